@@ -1,0 +1,725 @@
+/*
+ * Supervision: fork the workers and the keeper, respawn what crashes
+ * (with backoff when it crash-loops, never after a deliberate fatal
+ * exit), reload on SIGHUP as a new generation, stop gracefully on
+ * SIGTERM/SIGINT/SIGQUIT, reopen logs on SIGUSR1.
+ *
+ * The master does not use libevent: signals are blocked except inside
+ * ppoll(), whose handlers only set flags.  That avoids the two libevent
+ * fork traps (c-engineering.md section 3.6) entirely.
+ */
+#include <sys/queue.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "shared/config.h"
+#include "shared/ipc.h"
+#include "shared/log.h"
+#include "shared/store.h"
+#include "worker/worker.h"
+#include "master.h"
+
+#define RELOAD_READY_MS	15000	/* a new generation must be ready by then */
+#define KILL_GRACE_MS	2000	/* after the drain deadline, SIGKILL */
+#define HEALTHY_MS	10000	/* a worker up this long is not looping */
+
+enum child_kind {
+	CHILD_WORKER,
+	CHILD_KEEPER
+};
+
+enum child_state {
+	CHILD_STARTING,
+	CHILD_READY,
+	CHILD_DRAINING
+};
+
+struct child {
+	TAILQ_ENTRY(child)	 c_entry;
+	pid_t			 c_pid;
+	int			 c_fd;		/* channel; -1 after EOF */
+	enum child_kind		 c_kind;
+	enum child_state	 c_state;
+	int			 c_slot;	/* worker slot, -1 keeper */
+	unsigned int		 c_gen;
+	uint64_t		 c_started_ms;
+	uint64_t		 c_kill_ms;	/* SIGKILL then; 0 = never */
+};
+
+/* respawn bookkeeping of one slot of a generation */
+struct slot {
+	pid_t		 sl_pid;	/* 0 when not running */
+	int		 sl_crashes;	/* consecutive quick deaths */
+	uint64_t	 sl_respawn_ms;	/* 0 = nothing scheduled */
+	int		 sl_fatal;	/* exited deliberately: leave dead */
+};
+
+struct gen {
+	unsigned int	 g_num;
+	struct config	*g_conf;
+	int		 g_listen_fd;
+	uint16_t	 g_port;
+	int		 g_nworkers;
+	struct slot	*g_workers;
+	struct slot	 g_keeper;
+	uint64_t	 g_deadline_ms;	/* pending reload must be ready by */
+};
+
+pid_t master_pid;
+
+static TAILQ_HEAD(, child) children = TAILQ_HEAD_INITIALIZER(children);
+static struct gen	*cur, *next;
+static unsigned int	 gen_seq;
+static int		 debug_mode;
+static int		 stopping;
+static int		 exit_status;
+
+static volatile sig_atomic_t sig_chld, sig_hup, sig_term, sig_usr1;
+
+static void	 master_signal(int);
+static struct gen *gen_new(struct config *, int listen_fd, uint16_t port);
+static void	 gen_free(struct gen *, int close_listener);
+static int	 gen_spawn_all(struct gen *);
+static int	 master_spawn(struct gen *, enum child_kind, int slot);
+static void	 master_reap(void);
+static void	 master_reload(void);
+static void	 master_reload_commit(void);
+static void	 master_reload_abort(const char *why);
+static void	 master_stop(int);
+static void	 master_drain_gen(unsigned int gen, uint64_t drain_ms);
+static void	 master_read_channel(struct child *);
+static void	 master_tick(void);
+static int	 master_workers_alive(const struct gen *);
+static int	 master_write_port(const struct config *, uint16_t);
+static int	 master_check_store(const struct config *);
+
+uint64_t
+mono_ms(void)
+{
+	struct timespec ts;
+
+	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void
+master_signal(int sig)
+{
+	switch (sig) {
+	case SIGCHLD:
+		sig_chld = 1;
+		break;
+	case SIGHUP:
+		sig_hup = 1;
+		break;
+	case SIGUSR1:
+		sig_usr1 = 1;
+		break;
+	default:
+		sig_term = 1;
+		break;
+	}
+}
+
+static int
+master_nworkers(const struct config *conf)
+{
+	long n;
+
+	if (conf->cf_workers > 0)
+		return conf->cf_workers;
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 1 ? 1 : (n > 64 ? 64 : (int)n);
+}
+
+static struct gen *
+gen_new(struct config *conf, int listen_fd, uint16_t port)
+{
+	struct gen *g;
+
+	if ((g = calloc(1, sizeof(*g))) == NULL)
+		return NULL;
+	g->g_num = ++gen_seq;
+	g->g_conf = conf;
+	g->g_listen_fd = listen_fd;
+	g->g_port = port;
+	g->g_nworkers = master_nworkers(conf);
+	if ((g->g_workers = calloc(g->g_nworkers, sizeof(struct slot))) ==
+	    NULL) {
+		free(g);
+		return NULL;
+	}
+	return g;
+}
+
+static void
+gen_free(struct gen *g, int close_listener)
+{
+	if (g == NULL)
+		return;
+	if (close_listener && g->g_listen_fd != -1)
+		close(g->g_listen_fd);
+	config_free(g->g_conf);
+	free(g->g_workers);
+	free(g);
+}
+
+static int
+gen_spawn_all(struct gen *g)
+{
+	int i;
+
+	if (master_spawn(g, CHILD_KEEPER, -1) == -1)
+		return -1;
+	for (i = 0; i < g->g_nworkers; i++)
+		if (master_spawn(g, CHILD_WORKER, i) == -1)
+			return -1;
+	return 0;
+}
+
+static int
+master_spawn(struct gen *g, enum child_kind kind, int slot)
+{
+	struct child	*c, *o;
+	char		 name[64];
+	int		 fds[2];
+	pid_t		 pid;
+
+	if ((c = calloc(1, sizeof(*c))) == NULL) {
+		log_warn("%s", __func__);
+		return -1;
+	}
+	if (ipc_pair(fds) == -1) {
+		log_warn("%s: socketpair", __func__);
+		free(c);
+		return -1;
+	}
+	switch ((pid = fork())) {
+	case -1:
+		log_warn("%s: fork", __func__);
+		close(fds[0]);
+		close(fds[1]);
+		free(c);
+		return -1;
+	case 0:
+		close(fds[0]);
+		/* nothing of the master's other children leaks into this one */
+		TAILQ_FOREACH(o, &children, c_entry)
+			if (o->c_fd != -1)
+				close(o->c_fd);
+		if (cur != NULL && cur != g && cur->g_listen_fd != g->g_listen_fd)
+			close(cur->g_listen_fd);
+		if (next != NULL && next != g &&
+		    next->g_listen_fd != g->g_listen_fd)
+			close(next->g_listen_fd);
+		if (kind == CHILD_KEEPER) {
+			(void)snprintf(name, sizeof(name), "keeper g%u",
+			    g->g_num);
+			child_setup(name, fds[1]);
+			keeper_main(g->g_conf, g->g_num, fds[1]);
+		}
+		(void)snprintf(name, sizeof(name), "worker %d g%u", slot,
+		    g->g_num);
+		child_setup(name, fds[1]);
+		worker_main(g->g_conf, slot, g->g_num, g->g_listen_fd, fds[1]);
+	default:
+		break;
+	}
+	close(fds[1]);
+	c->c_pid = pid;
+	c->c_fd = fds[0];
+	c->c_kind = kind;
+	c->c_state = CHILD_STARTING;
+	c->c_slot = slot;
+	c->c_gen = g->g_num;
+	c->c_started_ms = mono_ms();
+	TAILQ_INSERT_TAIL(&children, c, c_entry);
+	if (kind == CHILD_KEEPER) {
+		g->g_keeper.sl_pid = pid;
+		g->g_keeper.sl_respawn_ms = 0;
+	} else {
+		g->g_workers[slot].sl_pid = pid;
+		g->g_workers[slot].sl_respawn_ms = 0;
+	}
+	log_debug("started %s %d of generation %u as pid %d",
+	    kind == CHILD_KEEPER ? "keeper" : "worker", slot, g->g_num,
+	    (int)pid);
+	return 0;
+}
+
+static struct slot *
+gen_slot(struct gen *g, const struct child *c)
+{
+	if (g == NULL || g->g_num != c->c_gen)
+		return NULL;
+	if (c->c_kind == CHILD_KEEPER)
+		return &g->g_keeper;
+	if (c->c_slot < 0 || c->c_slot >= g->g_nworkers)
+		return NULL;
+	return &g->g_workers[c->c_slot];
+}
+
+static int
+master_workers_alive(const struct gen *g)
+{
+	int i, n = 0;
+
+	for (i = 0; i < g->g_nworkers; i++)
+		if (g->g_workers[i].sl_pid != 0 ||
+		    g->g_workers[i].sl_respawn_ms != 0)
+			n++;
+	return n;
+}
+
+static void
+master_child_gone(struct child *c, int status)
+{
+	struct slot	*sl;
+	const char	*what = c->c_kind == CHILD_KEEPER ? "keeper" : "worker";
+	uint64_t	 now = mono_ms(), delay;
+	int		 fatal_exit, crashed;
+	static const uint64_t backoff[] = { 0, 100, 500, 2000, 10000 };
+
+	fatal_exit = WIFEXITED(status) && WEXITSTATUS(status) == EXIT_FATAL;
+	crashed = WIFSIGNALED(status) ||
+	    (WIFEXITED(status) && WEXITSTATUS(status) != 0);
+	if (WIFSIGNALED(status))
+		log_warnx("%s %d (pid %d, generation %u) killed by signal %d",
+		    what, c->c_slot, (int)c->c_pid, c->c_gen,
+		    WTERMSIG(status));
+	else if (crashed)
+		log_warnx("%s %d (pid %d, generation %u) exited with status %d",
+		    what, c->c_slot, (int)c->c_pid, c->c_gen,
+		    WEXITSTATUS(status));
+	else
+		log_debug("%s %d (pid %d, generation %u) exited", what,
+		    c->c_slot, (int)c->c_pid, c->c_gen);
+
+	if (next != NULL && c->c_gen == next->g_num) {
+		master_reload_abort("a child of the new generation died "
+		    "before it was ready");
+		return;
+	}
+	if ((sl = gen_slot(cur, c)) == NULL || sl->sl_pid != c->c_pid)
+		return;		/* an old generation's child: not respawned */
+	sl->sl_pid = 0;
+	if (stopping || c->c_state == CHILD_DRAINING)
+		return;
+	if (fatal_exit) {
+		log_warnx("%s %d exited deliberately (fatal error); not "
+		    "respawning it", what, c->c_slot);
+		sl->sl_fatal = 1;
+		if (c->c_kind == CHILD_WORKER && master_workers_alive(cur) == 0) {
+			log_warnx("no worker left; stopping");
+			exit_status = 1;
+			master_stop(0);
+		}
+		return;
+	}
+	if (now - c->c_started_ms < HEALTHY_MS)
+		sl->sl_crashes++;
+	else
+		sl->sl_crashes = 0;
+	delay = backoff[sl->sl_crashes < 4 ? sl->sl_crashes : 4];
+	if (delay > 0)
+		log_warnx("%s %d is crash-looping; respawning in %llu ms", what,
+		    c->c_slot, (unsigned long long)delay);
+	sl->sl_respawn_ms = now + delay;
+	if (sl->sl_respawn_ms == 0)
+		sl->sl_respawn_ms = 1;
+}
+
+static void
+master_reap(void)
+{
+	struct child	*c;
+	pid_t		 pid;
+	int		 status;
+
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		TAILQ_FOREACH(c, &children, c_entry)
+			if (c->c_pid == pid)
+				break;
+		if (c == NULL)
+			continue;
+		TAILQ_REMOVE(&children, c, c_entry);
+		if (c->c_fd != -1)
+			close(c->c_fd);
+		master_child_gone(c, status);
+		free(c);
+	}
+}
+
+static void
+master_drain_gen(unsigned int gen, uint64_t drain_ms)
+{
+	struct child	*c;
+	uint64_t	 now = mono_ms();
+
+	TAILQ_FOREACH(c, &children, c_entry) {
+		if (c->c_gen != gen || c->c_state == CHILD_DRAINING)
+			continue;
+		c->c_state = CHILD_DRAINING;
+		c->c_kill_ms = now + drain_ms + KILL_GRACE_MS;
+		if (c->c_fd == -1 || ipc_send(c->c_fd, IPC_DRAIN, NULL, 0) == -1)
+			(void)kill(c->c_pid, SIGTERM);
+	}
+}
+
+static void
+master_reload(void)
+{
+	struct config	*conf;
+	char		 err[CONFIG_ERR_MAX];
+	int		 fd;
+	uint16_t	 port;
+	const struct config *old = cur->g_conf;
+
+	if (stopping)
+		return;
+	if (next != NULL) {
+		log_warnx("reload: a reload is already in progress");
+		return;
+	}
+	log_info("reloading configuration from %s", old->cf_file);
+	if (strcmp(old->cf_file, CONFIG_EMBEDDED_NAME) == 0)
+		conf = config_load_buffer(CONFIG_EMBEDDED_NAME, config_embedded,
+		    config_embedded_len, err, sizeof(err));
+	else
+		conf = config_load_file(old->cf_file, err, sizeof(err));
+	if (conf == NULL) {
+		log_warnx("reload failed, still serving the previous "
+		    "configuration: %s", err);
+		return;
+	}
+	if ((conf->cf_user == NULL) != (old->cf_user == NULL) ||
+	    (conf->cf_user != NULL && strcmp(conf->cf_user, old->cf_user))) {
+		log_warnx("reload failed: daemon.user cannot change on reload; "
+		    "restart vmcpd");
+		config_free(conf);
+		return;
+	}
+	if (master_check_store(conf) == -1) {
+		log_warnx("reload failed, still serving the previous "
+		    "configuration");
+		config_free(conf);
+		return;
+	}
+	if (strcmp(conf->cf_listen_host, old->cf_listen_host) == 0 &&
+	    conf->cf_listen_port == old->cf_listen_port) {
+		fd = cur->g_listen_fd;
+		port = cur->g_port;
+	} else if ((fd = listen_open(conf->cf_listen_host,
+	    conf->cf_listen_port, &port)) == -1) {
+		log_warnx("reload failed, still serving the previous "
+		    "configuration");
+		config_free(conf);
+		return;
+	}
+	if ((next = gen_new(conf, fd, port)) == NULL) {
+		log_warn("reload");
+		if (fd != cur->g_listen_fd)
+			close(fd);
+		config_free(conf);
+		return;
+	}
+	next->g_deadline_ms = mono_ms() + RELOAD_READY_MS;
+	if (gen_spawn_all(next) == -1)
+		master_reload_abort("could not start the new generation");
+}
+
+static int
+gen_ready(const struct gen *g)
+{
+	const struct child *c;
+	int n = 0;
+
+	TAILQ_FOREACH(c, &children, c_entry) {
+		if (c->c_gen != g->g_num)
+			continue;
+		if (c->c_state != CHILD_READY)
+			return 0;
+		n++;
+	}
+	return n == g->g_nworkers + 1;
+}
+
+static void
+master_reload_commit(void)
+{
+	struct gen *old = cur;
+
+	log_info("generation %u ready (%d workers); draining generation %u",
+	    next->g_num, next->g_nworkers, old->g_num);
+	master_drain_gen(old->g_num, old->g_conf->cf_drain_timeout_ms);
+	cur = next;
+	next = NULL;
+	(void)master_write_port(cur->g_conf, cur->g_port);
+	gen_free(old, old->g_listen_fd != cur->g_listen_fd);
+}
+
+static void
+master_reload_abort(const char *why)
+{
+	struct child *c;
+
+	log_warnx("reload failed (%s); still serving generation %u", why,
+	    cur->g_num);
+	TAILQ_FOREACH(c, &children, c_entry)
+		if (c->c_gen == next->g_num) {
+			c->c_state = CHILD_DRAINING;
+			c->c_kill_ms = 0;
+			(void)kill(c->c_pid, SIGKILL);
+		}
+	gen_free(next, next->g_listen_fd != cur->g_listen_fd);
+	next = NULL;
+}
+
+static void
+master_stop(int hard)
+{
+	struct child *c;
+
+	if (hard) {
+		TAILQ_FOREACH(c, &children, c_entry)
+			(void)kill(c->c_pid, SIGKILL);
+		return;
+	}
+	if (stopping)
+		return;
+	stopping = 1;
+	log_info("stopping");
+	if (next != NULL)
+		master_reload_abort("stopping");
+	master_drain_gen(cur->g_num, cur->g_conf->cf_drain_timeout_ms);
+}
+
+static void
+master_read_channel(struct child *c)
+{
+	struct ipc_msg	m;
+	int		rc;
+
+	while ((rc = ipc_recv(c->c_fd, &m)) == 1) {
+		if (m.im_type == IPC_READY && c->c_state == CHILD_STARTING)
+			c->c_state = CHILD_READY;
+	}
+	if (rc == -1) {
+		close(c->c_fd);
+		c->c_fd = -1;
+	}
+	if (next != NULL && c->c_gen == next->g_num && gen_ready(next))
+		master_reload_commit();
+}
+
+/* timers: respawns, kill deadlines, a pending reload's deadline */
+static void
+master_tick(void)
+{
+	struct child	*c;
+	uint64_t	 now = mono_ms();
+	int		 i;
+
+	TAILQ_FOREACH(c, &children, c_entry)
+		if (c->c_kill_ms != 0 && now >= c->c_kill_ms) {
+			log_warnx("pid %d did not finish draining in time; "
+			    "killing it", (int)c->c_pid);
+			(void)kill(c->c_pid, SIGKILL);
+			c->c_kill_ms = 0;
+		}
+	if (next != NULL && now >= next->g_deadline_ms)
+		master_reload_abort("the new generation was not ready in time");
+	if (stopping)
+		return;
+	if (cur->g_keeper.sl_respawn_ms != 0 &&
+	    now >= cur->g_keeper.sl_respawn_ms)
+		(void)master_spawn(cur, CHILD_KEEPER, -1);
+	for (i = 0; i < cur->g_nworkers; i++)
+		if (cur->g_workers[i].sl_respawn_ms != 0 &&
+		    now >= cur->g_workers[i].sl_respawn_ms)
+			if (master_spawn(cur, CHILD_WORKER, i) == -1)
+				cur->g_workers[i].sl_respawn_ms = now + 1000;
+}
+
+static int
+master_timeout(void)
+{
+	const struct child	*c;
+	uint64_t		 now = mono_ms(), t = now + 1000;
+	int			 i;
+
+	TAILQ_FOREACH(c, &children, c_entry)
+		if (c->c_kill_ms != 0 && c->c_kill_ms < t)
+			t = c->c_kill_ms;
+	if (next != NULL && next->g_deadline_ms < t)
+		t = next->g_deadline_ms;
+	if (cur->g_keeper.sl_respawn_ms != 0 && cur->g_keeper.sl_respawn_ms < t)
+		t = cur->g_keeper.sl_respawn_ms;
+	for (i = 0; i < cur->g_nworkers; i++)
+		if (cur->g_workers[i].sl_respawn_ms != 0 &&
+		    cur->g_workers[i].sl_respawn_ms < t)
+			t = cur->g_workers[i].sl_respawn_ms;
+	return t <= now ? 0 : (int)(t - now);
+}
+
+static int
+master_write_port(const struct config *conf, uint16_t port)
+{
+	FILE *fp;
+
+	if (conf->cf_port_file == NULL)
+		return 0;
+	if ((fp = fopen(conf->cf_port_file, "w")) == NULL) {
+		log_warn("%s", conf->cf_port_file);
+		return -1;
+	}
+	fprintf(fp, "%u\n", port);
+	if (fclose(fp) == EOF) {
+		log_warn("%s", conf->cf_port_file);
+		return -1;
+	}
+	return 0;
+}
+
+/* open and close the store once so a bad state dir fails here, loudly */
+static int
+master_check_store(const struct config *conf)
+{
+	struct store	*st;
+	int		 cleared = 0;
+
+	if (store_open(&st, conf->cf_state_dir, conf->cf_map_size,
+	    conf->cf_max_readers, 0) == -1) {
+		log_warnx("cannot open the state in %s", conf->cf_state_dir);
+		return -1;
+	}
+	(void)store_reader_check(st, &cleared);
+	if (cleared > 0)
+		log_info("cleared %d stale LMDB reader slots", cleared);
+	store_close(st);
+	return 0;
+}
+
+int
+master_run(struct config *conf, int debug)
+{
+	struct sigaction sa;
+	sigset_t	 mask, waitmask;
+	struct pollfd	 pfd[512];
+	struct child	*cs[512], *c;
+	int		 fd, n, i, rc;
+	uint16_t	 port;
+
+	debug_mode = debug;
+	master_pid = getpid();
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGQUIT);
+	sigaddset(&mask, SIGUSR1);
+	if (sigprocmask(SIG_BLOCK, &mask, &waitmask) == -1)
+		fatal("sigprocmask");
+	sigdelset(&waitmask, SIGCHLD);
+	sigdelset(&waitmask, SIGHUP);
+	sigdelset(&waitmask, SIGTERM);
+	sigdelset(&waitmask, SIGINT);
+	sigdelset(&waitmask, SIGQUIT);
+	sigdelset(&waitmask, SIGUSR1);
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = master_signal;
+	(void)sigaction(SIGCHLD, &sa, NULL);
+	(void)sigaction(SIGHUP, &sa, NULL);
+	(void)sigaction(SIGTERM, &sa, NULL);
+	(void)sigaction(SIGINT, &sa, NULL);
+	(void)sigaction(SIGQUIT, &sa, NULL);
+	(void)sigaction(SIGUSR1, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	(void)sigaction(SIGPIPE, &sa, NULL);
+
+	if (master_check_store(conf) == -1)
+		exit(1);
+	if ((fd = listen_open(conf->cf_listen_host, conf->cf_listen_port,
+	    &port)) == -1)
+		exit(1);
+	if (master_write_port(conf, port) == -1)
+		exit(1);
+	if ((cur = gen_new(conf, fd, port)) == NULL)
+		fatal("%s", __func__);
+	log_info("vmcpd %s listening on %s:%u with %d workers, state in %s",
+	    VMCPD_VERSION, conf->cf_listen_host, port, cur->g_nworkers,
+	    conf->cf_state_dir);
+	if (gen_spawn_all(cur) == -1)
+		fatalx("cannot start the workers");
+
+	for (;;) {
+		if (sig_chld) {
+			sig_chld = 0;
+			master_reap();
+		}
+		if (sig_term) {
+			sig_term = 0;
+			if (stopping) {
+				log_info("second stop signal: killing children");
+				master_stop(1);
+			} else
+				master_stop(0);
+		}
+		if (sig_hup) {
+			sig_hup = 0;
+			master_reload();
+		}
+		if (sig_usr1) {
+			sig_usr1 = 0;
+			if (log_reopen() == -1)
+				log_warn("reopening the log file");
+			TAILQ_FOREACH(c, &children, c_entry)
+				if (c->c_fd != -1)
+					(void)ipc_send(c->c_fd, IPC_REOPEN,
+					    NULL, 0);
+		}
+		master_tick();
+		if (stopping && TAILQ_EMPTY(&children))
+			break;
+		n = 0;
+		TAILQ_FOREACH(c, &children, c_entry) {
+			if (c->c_fd == -1 || n == (int)(sizeof(pfd) /
+			    sizeof(pfd[0])))
+				continue;
+			pfd[n].fd = c->c_fd;
+			pfd[n].events = POLLIN;
+			pfd[n].revents = 0;
+			cs[n++] = c;
+		}
+		{
+			struct timespec ts;
+			int ms = master_timeout();
+
+			ts.tv_sec = ms / 1000;
+			ts.tv_nsec = (long)(ms % 1000) * 1000000;
+			rc = ppoll(pfd, n, &ts, &waitmask);
+		}
+		if (rc == -1 && errno != EINTR)
+			fatal("ppoll");
+		for (i = 0; rc > 0 && i < n; i++)
+			if (pfd[i].revents != 0)
+				master_read_channel(cs[i]);
+	}
+	log_info("stopped");
+	if (cur->g_conf->cf_port_file != NULL)
+		(void)unlink(cur->g_conf->cf_port_file);
+	gen_free(cur, 1);
+	exit(exit_status);
+}

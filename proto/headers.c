@@ -1,0 +1,283 @@
+/*
+ * HTTP header rules of the Streamable HTTP transport (mcp-wire.md
+ * section 2.1): Accept, Content-Type, session ids, protocol versions.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "proto.h"
+
+/* Legacy versions served, newest first: the first is the default pick */
+static const char *const proto_legacy_versions[] = {
+	MCP_VERSION_LEGACY,
+	"2025-06-18",
+	"2025-03-26",
+	"2024-11-05",
+};
+#define NLEGACY (sizeof(proto_legacy_versions) / \
+	sizeof(proto_legacy_versions[0]))
+
+/* how closely a media range matches: exact beats type/x beats x/x */
+enum proto_match {
+	MATCH_NONE = 0,
+	MATCH_ANY,		/* x/x (any type, any subtype) */
+	MATCH_TYPE,		/* type/x */
+	MATCH_EXACT
+};
+
+static int	 proto_is_ows(char);
+static int	 proto_is_tchar(char);
+static const char *proto_skip_ows(const char *);
+static const char *proto_token(const char *, size_t *);
+static int	 proto_qvalue_zero(const char *, size_t);
+static const char *proto_range_parse(const char *, const char *,
+		    size_t, const char *, size_t, enum proto_match *,
+		    int *);
+
+static int
+proto_is_ows(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+/* RFC 9110 tchar */
+static int
+proto_is_tchar(char c)
+{
+	if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	    (c >= '0' && c <= '9'))
+		return 1;
+	return c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL;
+}
+
+static const char *
+proto_skip_ows(const char *p)
+{
+	while (proto_is_ows(*p))
+		p++;
+	return p;
+}
+
+/* a token at p; its length in *len (0 if none) */
+static const char *
+proto_token(const char *p, size_t *len)
+{
+	const char *s = p;
+
+	while (proto_is_tchar(*p))
+		p++;
+	*len = (size_t)(p - s);
+	return s;
+}
+
+/*
+ * RFC 9110 qvalue: "0" [ "." 0*3DIGIT ] / "1" [ "." 0*3("0") ].
+ * 1 only for a well-formed zero.  A malformed q is ignored (the range
+ * stays acceptable): being lenient here avoids a needless 406.
+ */
+static int
+proto_qvalue_zero(const char *v, size_t n)
+{
+	size_t i;
+
+	if (n == 0 || v[0] != '0')
+		return 0;
+	if (n == 1)
+		return 1;
+	if (v[1] != '.' || n > 5)
+		return 0;
+	for (i = 2; i < n; i++)
+		if (v[i] != '0')
+			return 0;
+	return 1;
+}
+
+/*
+ * Parse one media range starting at p (after OWS) and match it against
+ * type/sub.  Returns where the next range starts (past the comma, or at
+ * the NUL); *match and *zero describe the range.  A malformed range
+ * matches nothing and is skipped up to the next comma outside quotes.
+ */
+static const char *
+proto_range_parse(const char *p, const char *type, size_t tlen,
+    const char *sub, size_t slen, enum proto_match *match, int *zero)
+{
+	const char	*t, *s, *name, *val;
+	size_t		 tl, sl, nl, vl;
+	int		 bad = 0;
+
+	*match = MATCH_NONE;
+	*zero = 0;
+	t = proto_token(p, &tl);
+	p = t + tl;
+	if (tl == 0 || *p != '/') {
+		bad = 1;
+		goto skip;
+	}
+	s = proto_token(p + 1, &sl);
+	p = s + sl;
+	if (sl == 0) {
+		bad = 1;
+		goto skip;
+	}
+	if (tl == 1 && t[0] == '*') {
+		if (sl == 1 && s[0] == '*')
+			*match = MATCH_ANY;
+		else
+			bad = 1;	/* "x/json" is not a media range */
+	} else if (tl == tlen && strncasecmp(t, type, tl) == 0) {
+		if (sl == 1 && s[0] == '*')
+			*match = MATCH_TYPE;
+		else if (sl == slen && strncasecmp(s, sub, sl) == 0)
+			*match = MATCH_EXACT;
+	}
+
+	/* parameters: OWS ";" OWS name "=" ( token / quoted-string ) */
+	for (;;) {
+		p = proto_skip_ows(p);
+		if (*p != ';')
+			break;
+		p = proto_skip_ows(p + 1);
+		name = proto_token(p, &nl);
+		p = proto_skip_ows(name + nl);
+		if (nl == 0) {
+			/* a stray ";" ("a/b;" or "a/b;;c=d") is tolerated */
+			continue;
+		}
+		if (*p != '=') {
+			bad = 1;
+			goto skip;
+		}
+		p = proto_skip_ows(p + 1);
+		if (*p == '"') {
+			for (p++; *p != '\0' && *p != '"'; p++)
+				if (*p == '\\' && p[1] != '\0')
+					p++;
+			if (*p != '"') {
+				bad = 1;
+				goto skip;
+			}
+			p++;
+			continue;
+		}
+		val = proto_token(p, &vl);
+		p = val + vl;
+		if (nl == 1 && (name[0] == 'q' || name[0] == 'Q') &&
+		    proto_qvalue_zero(val, vl))
+			*zero = 1;
+	}
+
+skip:
+	/* find the comma that ends this range, honouring quotes */
+	while (*p != '\0' && *p != ',') {
+		if (*p == '"') {
+			bad = 1;
+			for (p++; *p != '\0' && *p != '"'; p++)
+				if (*p == '\\' && p[1] != '\0')
+					p++;
+			if (*p == '\0')
+				break;
+		} else if (!bad && !proto_is_ows(*p))
+			bad = 1;	/* junk after the range */
+		p++;
+	}
+	if (bad)
+		*match = MATCH_NONE;
+	return *p == ',' ? p + 1 : p;
+}
+
+int
+proto_accept_has(const char *accept, const char *type)
+{
+	const char	*slash, *p;
+	enum proto_match best = MATCH_NONE, m;
+	int		 zero, best_ok = 0;
+	size_t		 tlen;
+
+	if (accept == NULL || type == NULL ||
+	    (slash = strchr(type, '/')) == NULL)
+		return 0;
+	tlen = (size_t)(slash - type);
+	/*
+	 * RFC 9110 12.5.1: the most specific matching range decides;
+	 * among equally specific ones any q > 0 makes it acceptable.
+	 */
+	for (p = accept; *p != '\0';) {
+		p = proto_skip_ows(p);
+		if (*p == ',') {
+			p++;
+			continue;
+		}
+		if (*p == '\0')
+			break;
+		p = proto_range_parse(p, type, tlen, slash + 1,
+		    strlen(slash + 1), &m, &zero);
+		if (m == MATCH_NONE || m < best)
+			continue;
+		if (m > best) {
+			best = m;
+			best_ok = 0;
+		}
+		if (!zero)
+			best_ok = 1;
+	}
+	return best != MATCH_NONE && best_ok;
+}
+
+int
+proto_content_type_is_json(const char *ctype)
+{
+	static const char	 json[] = "application/json";
+	const char		*p;
+
+	if (ctype == NULL)
+		return 0;
+	p = proto_skip_ows(ctype);
+	if (strncasecmp(p, json, sizeof(json) - 1) != 0)
+		return 0;
+	p = proto_skip_ows(p + sizeof(json) - 1);
+	return *p == '\0' || *p == ';';
+}
+
+int
+proto_session_id_valid(const char *sid)
+{
+	size_t n;
+
+	if (sid == NULL)
+		return 0;
+	for (n = 0; sid[n] != '\0'; n++) {
+		if (n == 128 || sid[n] < 0x21 || sid[n] > 0x7e)
+			return 0;
+	}
+	return n > 0;
+}
+
+/* always a static string: the requested version if served, else ours */
+const char *
+proto_legacy_version_pick(const char *requested)
+{
+	size_t i;
+
+	if (requested != NULL)
+		for (i = 0; i < NLEGACY; i++)
+			if (strcmp(requested, proto_legacy_versions[i]) == 0)
+				return proto_legacy_versions[i];
+	return proto_legacy_versions[0];
+}
+
+int
+proto_version_known(const char *version)
+{
+	size_t i;
+
+	if (version == NULL)
+		return 0;
+	if (strcmp(version, MCP_VERSION_MODERN) == 0)
+		return 1;
+	for (i = 0; i < NLEGACY; i++)
+		if (strcmp(version, proto_legacy_versions[i]) == 0)
+			return 1;
+	return 0;
+}

@@ -1,0 +1,1089 @@
+/*
+ * The LMDB store.  The only file that includes <lmdb.h>.
+ *
+ * One environment, one named db per record kind and an expiry index
+ * "expiry" keyed [u8 dbtag][be64 expires_ms][primary key].  Rules from
+ * c-engineering.md section 2: the env is opened after fork in each
+ * process, every txn is short and ends before we return, values are
+ * copied out before their read txn ends, and one read txn per env is
+ * reused (reset/renew) so a process holds about one reader slot.
+ */
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <lmdb.h>
+
+#include "log.h"
+#include "store.h"
+
+#define STORE_EXP_NAME	"expiry"
+#define STORE_EXP_BIT	(1U << STORE_NDB)
+#define STORE_IDX_HDR	9		/* dbtag + be64 expiry */
+#define STORE_LMDB_KEY	512		/* above LMDB's 511-byte key limit */
+#define STORE_VAL_MAX	((size_t)INT_MAX - STORE_HDR_LEN)
+#define STORE_RETRIES	3
+
+/* store_iter() copies this much out per read txn */
+#define STORE_ITER_VISIT	256
+#define STORE_ITER_BYTES	(1024 * 1024)
+
+struct store {
+	MDB_env		*s_env;
+	MDB_dbi		 s_dbi[STORE_NDB];
+	MDB_dbi		 s_exp;
+	unsigned int	 s_missing;	/* RDONLY: bit per absent db */
+	MDB_txn		*s_rtxn;	/* reusable read txn, reset when idle */
+	int		 s_flags;
+	pid_t		 s_pid;		/* the opener; the env is not fork-safe */
+};
+
+struct store_item {
+	void		*si_key;
+	size_t		 si_klen;
+	struct store_rec si_rec;
+};
+
+static const char *const store_db_names[STORE_NDB] = {
+	[STORE_SESSIONS] = "sessions",
+	[STORE_EVENTS] = "events",
+	[STORE_PENDING] = "pending",
+	[STORE_ERAS] = "eras",
+	[STORE_VIEWS] = "views",
+	[STORE_BSESSIONS] = "bsessions",
+	[STORE_HANDLES] = "handles",
+	[STORE_TOKENS] = "tokens",
+	[STORE_HEALTH] = "health",
+	[STORE_LIMITS] = "limits",
+	[STORE_BACKENDS] = "backends",
+};
+
+static void
+store_be16_put(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static void
+store_be32_put(uint8_t *p, uint32_t v)
+{
+	int i;
+
+	for (i = 3; i >= 0; i--, v >>= 8)
+		p[i] = (uint8_t)v;
+}
+
+static void
+store_be64_put(uint8_t *p, uint64_t v)
+{
+	int i;
+
+	for (i = 7; i >= 0; i--, v >>= 8)
+		p[i] = (uint8_t)v;
+}
+
+static uint16_t
+store_be16_get(const uint8_t *p)
+{
+	return (uint16_t)((p[0] << 8) | p[1]);
+}
+
+static uint32_t
+store_be32_get(const uint8_t *p)
+{
+	return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) |
+	    ((uint32_t)p[2] << 8) | p[3];
+}
+
+static uint64_t
+store_be64_get(const uint8_t *p)
+{
+	uint64_t	 v = 0;
+	int		 i;
+
+	for (i = 0; i < 8; i++)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+/* map an LMDB return code to errno for callers of a -1 */
+static void
+store_set_errno(int rc)
+{
+	if (rc > 0)
+		errno = rc;
+	else if (rc == MDB_MAP_FULL)
+		errno = ENOSPC;
+	else if (rc == MDB_READERS_FULL)
+		errno = EAGAIN;
+	else
+		errno = EIO;
+}
+
+/* --- codec --- */
+
+int
+store_rec_encode(void *buf, size_t buflen, uint8_t type, uint16_t flags,
+    uint64_t expires_ms, uint64_t updated_ms, const void *data, size_t len)
+{
+	uint8_t	*p = buf;
+
+	if (p == NULL || (data == NULL && len > 0) || len > STORE_VAL_MAX ||
+	    buflen < STORE_HDR_LEN + len)
+		return -1;
+	p[0] = STORE_REC_VERSION;
+	p[1] = type;
+	store_be16_put(p + 2, flags);
+	store_be32_put(p + 4, 0);
+	store_be64_put(p + 8, expires_ms);
+	store_be64_put(p + 16, updated_ms);
+	if (len > 0)
+		memcpy(p + STORE_HDR_LEN, data, len);
+	return (int)(STORE_HDR_LEN + len);
+}
+
+/* validate a header and read it without copying the payload */
+static int
+store_rec_peek(const void *buf, size_t buflen, struct store_rec *out)
+{
+	const uint8_t	*p = buf;
+
+	memset(out, 0, sizeof(*out));
+	if (p == NULL || buflen < STORE_HDR_LEN ||
+	    buflen - STORE_HDR_LEN > STORE_VAL_MAX)
+		return -1;
+	if (p[0] != STORE_REC_VERSION || store_be32_get(p + 4) != 0)
+		return -1;
+	out->sr_type = p[1];
+	out->sr_flags = store_be16_get(p + 2);
+	out->sr_expires_ms = store_be64_get(p + 8);
+	out->sr_updated_ms = store_be64_get(p + 16);
+	out->sr_len = buflen - STORE_HDR_LEN;
+	return 0;
+}
+
+int
+store_rec_decode(const void *buf, size_t buflen, struct store_rec *out)
+{
+	if (store_rec_peek(buf, buflen, out) == -1)
+		return -1;
+	if ((out->sr_data = malloc(out->sr_len + 1)) == NULL) {
+		memset(out, 0, sizeof(*out));
+		return -1;
+	}
+	if (out->sr_len > 0)
+		memcpy(out->sr_data, (const uint8_t *)buf + STORE_HDR_LEN,
+		    out->sr_len);
+	out->sr_data[out->sr_len] = '\0';
+	return 0;
+}
+
+int
+store_rec_expired(uint64_t expires_ms, uint64_t now_ms)
+{
+	return expires_ms != 0 && expires_ms <= now_ms;
+}
+
+void
+store_rec_clear(struct store_rec *rec)
+{
+	if (rec == NULL)
+		return;
+	free(rec->sr_data);
+	memset(rec, 0, sizeof(*rec));
+}
+
+uint64_t
+store_now_ms(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_REALTIME, &ts) == -1)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+const char *
+store_db_name(enum store_db db)
+{
+	if ((unsigned int)db >= STORE_NDB)
+		return NULL;
+	return store_db_names[db];
+}
+
+int
+store_db_lookup(const char *name, enum store_db *db)
+{
+	unsigned int i;
+
+	if (name == NULL)
+		return -1;
+	for (i = 0; i < STORE_NDB; i++) {
+		if (strcmp(name, store_db_names[i]) == 0) {
+			if (db != NULL)
+				*db = (enum store_db)i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* --- transactions --- */
+
+/*
+ * Begin a txn, adopting a map grown by another process and clearing
+ * dead readers when the table is full.
+ */
+static int
+store_txn_begin(struct store *s, unsigned int flags, MDB_txn **txn,
+    const char *fn)
+{
+	int	 rc, tries, checked = 0;
+
+	for (tries = 0;; tries++) {
+		rc = mdb_txn_begin(s->s_env, NULL, flags, txn);
+		if (rc == 0)
+			return 0;
+		if (tries >= STORE_RETRIES)
+			break;
+		if (rc == MDB_MAP_RESIZED) {
+			if ((rc = mdb_env_set_mapsize(s->s_env, 0)) != 0)
+				break;
+			continue;
+		}
+		if (rc == MDB_READERS_FULL && !checked) {
+			checked = 1;
+			(void)mdb_reader_check(s->s_env, NULL);
+			continue;
+		}
+		break;
+	}
+	log_warnx("%s: mdb_txn_begin: %s", fn, mdb_strerror(rc));
+	store_set_errno(rc);
+	*txn = NULL;
+	return -1;
+}
+
+/* the reusable read txn: renew it, or begin it the first time */
+static int
+store_rtxn_begin(struct store *s, MDB_txn **txn, const char *fn)
+{
+	int	 rc, tries, checked = 0;
+
+	for (tries = 0;; tries++) {
+		if (s->s_rtxn != NULL) {
+			rc = mdb_txn_renew(s->s_rtxn);
+			if (rc == MDB_BAD_RSLOT || rc == EINVAL) {
+				/* unusable handle: start afresh */
+				mdb_txn_abort(s->s_rtxn);
+				s->s_rtxn = NULL;
+				rc = mdb_txn_begin(s->s_env, NULL, MDB_RDONLY,
+				    &s->s_rtxn);
+			}
+		} else
+			rc = mdb_txn_begin(s->s_env, NULL, MDB_RDONLY,
+			    &s->s_rtxn);
+		if (rc == 0) {
+			*txn = s->s_rtxn;
+			return 0;
+		}
+		if (tries >= STORE_RETRIES)
+			break;
+		if (rc == MDB_MAP_RESIZED) {
+			if ((rc = mdb_env_set_mapsize(s->s_env, 0)) != 0)
+				break;
+			continue;
+		}
+		if (rc == MDB_READERS_FULL && !checked) {
+			checked = 1;
+			(void)mdb_reader_check(s->s_env, NULL);
+			continue;
+		}
+		break;
+	}
+	log_warnx("%s: mdb_txn_begin (read): %s", fn, mdb_strerror(rc));
+	store_set_errno(rc);
+	*txn = NULL;
+	return -1;
+}
+
+static void
+store_rtxn_end(struct store *s)
+{
+	if (s->s_rtxn != NULL)
+		mdb_txn_reset(s->s_rtxn);
+}
+
+static int
+store_commit(MDB_txn *txn, const char *fn)
+{
+	int rc;
+
+	if ((rc = mdb_txn_commit(txn)) != 0) {
+		log_warnx("%s: mdb_txn_commit: %s", fn, mdb_strerror(rc));
+		store_set_errno(rc);
+		return -1;
+	}
+	return 0;
+}
+
+/* argument checks shared by every record call */
+static int
+store_check(struct store *s, enum store_db db, const void *key, size_t klen,
+    int write)
+{
+	if (s == NULL || (unsigned int)db >= STORE_NDB || key == NULL ||
+	    klen == 0 || klen > STORE_KEY_MAX) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (write && (s->s_flags & STORE_RDONLY)) {
+		errno = EROFS;
+		return -1;
+	}
+	return 0;
+}
+
+static int
+store_missing(const struct store *s, unsigned int bit)
+{
+	return (s->s_missing & bit) != 0;
+}
+
+/* --- env --- */
+
+static int
+store_open_dbs(struct store *s)
+{
+	MDB_txn		*txn;
+	unsigned int	 i, dflags, tflags;
+	int		 rc, rdonly = s->s_flags & STORE_RDONLY;
+	const char	*name;
+	MDB_dbi		*dbi;
+
+	dflags = rdonly ? 0 : MDB_CREATE;
+	tflags = rdonly ? MDB_RDONLY : 0;
+	if (store_txn_begin(s, tflags, &txn, "store_open") == -1)
+		return -1;
+	/* all in one txn, committed: the handles become shared */
+	for (i = 0; i <= STORE_NDB; i++) {
+		if (i == STORE_NDB) {
+			name = STORE_EXP_NAME;
+			dbi = &s->s_exp;
+		} else {
+			name = store_db_names[i];
+			dbi = &s->s_dbi[i];
+		}
+		rc = mdb_dbi_open(txn, name, dflags, dbi);
+		if (rc == MDB_NOTFOUND && rdonly) {
+			s->s_missing |= 1U << i;
+			continue;
+		}
+		if (rc != 0) {
+			log_warnx("%s: mdb_dbi_open %s: %s", "store_open", name,
+			    mdb_strerror(rc));
+			mdb_txn_abort(txn);
+			store_set_errno(rc);
+			return -1;
+		}
+	}
+	return store_commit(txn, "store_open");
+}
+
+int
+store_open(struct store **sp, const char *dir, uint64_t map_size,
+    unsigned int max_readers, int flags)
+{
+	struct store	*s = NULL;
+	struct stat	 sb;
+	unsigned int	 eflags;
+	int		 rc, dead, saved;
+
+	if (sp == NULL || dir == NULL || *dir == '\0' ||
+	    map_size > SIZE_MAX) {
+		errno = EINVAL;
+		return -1;
+	}
+	*sp = NULL;
+	if (!(flags & STORE_RDONLY) && mkdir(dir, 0700) == -1 &&
+	    errno != EEXIST) {
+		log_warn("%s: mkdir %s", __func__, dir);
+		return -1;
+	}
+	if (stat(dir, &sb) == -1) {
+		log_warn("%s: %s", __func__, dir);
+		return -1;
+	}
+	if (!S_ISDIR(sb.st_mode)) {
+		errno = ENOTDIR;
+		log_warn("%s: %s", __func__, dir);
+		return -1;
+	}
+	if ((s = calloc(1, sizeof(*s))) == NULL) {
+		log_warn("%s: calloc", __func__);
+		return -1;
+	}
+	s->s_flags = flags;
+	s->s_pid = getpid();
+
+	if ((rc = mdb_env_create(&s->s_env)) != 0) {
+		log_warnx("%s: mdb_env_create: %s", __func__,
+		    mdb_strerror(rc));
+		store_set_errno(rc);
+		s->s_env = NULL;
+		goto fail;
+	}
+	/* 0: adopt the size recorded in an existing file */
+	if (map_size != 0 &&
+	    (rc = mdb_env_set_mapsize(s->s_env, (size_t)map_size)) != 0) {
+		log_warnx("%s: mdb_env_set_mapsize: %s", __func__,
+		    mdb_strerror(rc));
+		store_set_errno(rc);
+		goto fail;
+	}
+	/* only the creator of the lock file sets the table size */
+	if (max_readers != 0 &&
+	    (rc = mdb_env_set_maxreaders(s->s_env, max_readers)) != 0) {
+		log_warnx("%s: mdb_env_set_maxreaders: %s", __func__,
+		    mdb_strerror(rc));
+		store_set_errno(rc);
+		goto fail;
+	}
+	if ((rc = mdb_env_set_maxdbs(s->s_env, STORE_NDB + 2)) != 0) {
+		log_warnx("%s: mdb_env_set_maxdbs: %s", __func__,
+		    mdb_strerror(rc));
+		store_set_errno(rc);
+		goto fail;
+	}
+	eflags = MDB_NOTLS | MDB_NOSYNC;
+	if (flags & STORE_RDONLY)
+		eflags |= MDB_RDONLY;
+	if ((rc = mdb_env_open(s->s_env, dir, eflags, 0600)) != 0) {
+		log_warnx("%s: mdb_env_open %s: %s", __func__, dir,
+		    mdb_strerror(rc));
+		store_set_errno(rc);
+		goto fail;
+	}
+	/* readers left behind by a crashed process pin old pages */
+	if ((rc = mdb_reader_check(s->s_env, &dead)) != 0)
+		log_warnx("%s: mdb_reader_check: %s", __func__,
+		    mdb_strerror(rc));
+	else if (dead > 0)
+		log_info("%s: cleared %d stale reader slot%s", __func__, dead,
+		    dead == 1 ? "" : "s");
+	if (store_open_dbs(s) == -1)
+		goto fail;
+	*sp = s;
+	return 0;
+
+fail:
+	saved = errno;
+	if (s->s_env != NULL)
+		mdb_env_close(s->s_env);
+	free(s);
+	errno = saved;
+	return -1;
+}
+
+void
+store_close(struct store *s)
+{
+	if (s == NULL)
+		return;
+	if (getpid() != s->s_pid) {
+		/*
+		 * Closing an env inherited across fork would release the
+		 * opener's reader slots: leak it instead.
+		 */
+		log_warnx("%s: env opened by pid %d, not closed in pid %d",
+		    __func__, (int)s->s_pid, (int)getpid());
+		return;
+	}
+	if (s->s_rtxn != NULL)
+		mdb_txn_abort(s->s_rtxn);
+	mdb_env_close(s->s_env);
+	free(s);
+}
+
+int
+store_reader_check(struct store *s, int *cleared)
+{
+	int	 rc, dead = 0;
+
+	if (cleared != NULL)
+		*cleared = 0;
+	if (s == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	if ((rc = mdb_reader_check(s->s_env, &dead)) != 0) {
+		log_warnx("%s: mdb_reader_check: %s", __func__,
+		    mdb_strerror(rc));
+		store_set_errno(rc);
+		return -1;
+	}
+	if (cleared != NULL)
+		*cleared = dead;
+	return 0;
+}
+
+int
+store_sync(struct store *s)
+{
+	int rc;
+
+	if (s == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	/* a read-only env has nothing of its own to flush */
+	if (s->s_flags & STORE_RDONLY)
+		return 0;
+	if ((rc = mdb_env_sync(s->s_env, 1)) != 0) {
+		log_warnx("%s: mdb_env_sync: %s", __func__, mdb_strerror(rc));
+		store_set_errno(rc);
+		return -1;
+	}
+	return 0;
+}
+
+/* mdb_reader_list() callback: count the lines that start with a pid */
+static int
+store_count_reader(const char *msg, void *arg)
+{
+	unsigned int *n = arg;
+
+	while (*msg == ' ')
+		msg++;
+	if (*msg >= '0' && *msg <= '9')
+		(*n)++;
+	return 0;
+}
+
+int
+store_envstat(struct store *s, struct store_envstat *es)
+{
+	MDB_envinfo	 info;
+	MDB_stat	 ms;
+	MDB_txn		*txn;
+	unsigned int	 i, readers = 0;
+	int		 rc;
+
+	if (s == NULL || es == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	memset(es, 0, sizeof(*es));
+	for (i = 0; i < STORE_NDB; i++)
+		es->se_db[i].sd_name = store_db_names[i];
+	if ((rc = mdb_env_info(s->s_env, &info)) != 0) {
+		log_warnx("%s: mdb_env_info: %s", __func__, mdb_strerror(rc));
+		goto fail;
+	}
+	if ((rc = mdb_env_stat(s->s_env, &ms)) != 0) {
+		log_warnx("%s: mdb_env_stat: %s", __func__, mdb_strerror(rc));
+		goto fail;
+	}
+	es->se_map_size = info.me_mapsize;
+	es->se_page_size = ms.ms_psize;
+	es->se_used_bytes = ((uint64_t)info.me_last_pgno + 1) * ms.ms_psize;
+	es->se_max_readers = info.me_maxreaders;
+	/* live slots, not the table's high-water mark */
+	if (mdb_reader_list(s->s_env, store_count_reader, &readers) < 0)
+		readers = info.me_numreaders;
+	es->se_num_readers = readers;
+
+	if (store_rtxn_begin(s, &txn, __func__) == -1)
+		return -1;
+	for (i = 0; i <= STORE_NDB; i++) {
+		if (store_missing(s, 1U << i))
+			continue;
+		rc = mdb_stat(txn, i == STORE_NDB ? s->s_exp : s->s_dbi[i],
+		    &ms);
+		if (rc != 0) {
+			store_rtxn_end(s);
+			log_warnx("%s: mdb_stat: %s", __func__,
+			    mdb_strerror(rc));
+			goto fail;
+		}
+		if (i == STORE_NDB) {
+			es->se_expiry_entries = ms.ms_entries;
+			continue;
+		}
+		es->se_db[i].sd_entries = ms.ms_entries;
+		es->se_db[i].sd_pages = ms.ms_branch_pages + ms.ms_leaf_pages +
+		    ms.ms_overflow_pages;
+	}
+	store_rtxn_end(s);
+	return 0;
+
+fail:
+	store_set_errno(rc);
+	return -1;
+}
+
+/* --- records --- */
+
+static size_t
+store_idx_key(uint8_t *buf, enum store_db db, uint64_t expires_ms,
+    const void *key, size_t klen)
+{
+	buf[0] = (uint8_t)db;
+	store_be64_put(buf + 1, expires_ms);
+	memcpy(buf + STORE_IDX_HDR, key, klen);
+	return STORE_IDX_HDR + klen;
+}
+
+int
+store_get(struct store *s, enum store_db db, const void *key, size_t klen,
+    uint64_t now_ms, struct store_rec *out)
+{
+	MDB_txn		*txn;
+	MDB_val		 k, v;
+	int		 rc;
+
+	if (out != NULL)
+		memset(out, 0, sizeof(*out));
+	if (out == NULL || store_check(s, db, key, klen, 0) == -1) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (store_missing(s, 1U << db))
+		return STORE_NOTFOUND;
+	if (store_rtxn_begin(s, &txn, __func__) == -1)
+		return -1;
+	k.mv_size = klen;
+	k.mv_data = (void *)(uintptr_t)key;
+	rc = mdb_get(txn, s->s_dbi[db], &k, &v);
+	if (rc == MDB_NOTFOUND) {
+		store_rtxn_end(s);
+		return STORE_NOTFOUND;
+	}
+	if (rc != 0) {
+		store_rtxn_end(s);
+		log_warnx("%s: mdb_get: %s", __func__, mdb_strerror(rc));
+		store_set_errno(rc);
+		return -1;
+	}
+	/* look at the stamp before paying for a copy */
+	if (store_rec_peek(v.mv_data, v.mv_size, out) == -1) {
+		store_rtxn_end(s);
+		log_warnx("%s: %s: undecodable record", __func__,
+		    store_db_names[db]);
+		errno = EBADMSG;
+		return -1;
+	}
+	if (store_rec_expired(out->sr_expires_ms, now_ms)) {
+		store_rtxn_end(s);
+		memset(out, 0, sizeof(*out));
+		return STORE_NOTFOUND;
+	}
+	rc = store_rec_decode(v.mv_data, v.mv_size, out);
+	store_rtxn_end(s);
+	if (rc == -1) {
+		log_warn("%s: copy", __func__);
+		errno = ENOMEM;
+		return -1;
+	}
+	return 0;
+}
+
+/* write the record and its index entry in txn */
+static int
+store_put_txn(struct store *s, MDB_txn *txn, enum store_db db,
+    const void *key, size_t klen, const void *data, size_t len,
+    uint64_t expires_ms, uint64_t now_ms, const char *fn)
+{
+	uint8_t		 ibuf[STORE_IDX_HDR + STORE_KEY_MAX];
+	MDB_val		 k, v;
+	int		 rc;
+
+	k.mv_size = klen;
+	k.mv_data = (void *)(uintptr_t)key;
+	v.mv_size = STORE_HDR_LEN + len;
+	v.mv_data = NULL;
+	/* encode straight into the page */
+	if ((rc = mdb_put(txn, s->s_dbi[db], &k, &v, MDB_RESERVE)) != 0) {
+		log_warnx("%s: mdb_put %s: %s", fn, store_db_names[db],
+		    mdb_strerror(rc));
+		return rc;
+	}
+	if (store_rec_encode(v.mv_data, v.mv_size, (uint8_t)db, 0,
+	    expires_ms, now_ms, data, len) == -1) {
+		log_warnx("%s: encode failed", fn);
+		return EINVAL;
+	}
+	if (expires_ms == 0)
+		return 0;
+	k.mv_size = store_idx_key(ibuf, db, expires_ms, key, klen);
+	k.mv_data = ibuf;
+	v.mv_size = 0;
+	v.mv_data = NULL;
+	if ((rc = mdb_put(txn, s->s_exp, &k, &v, 0)) != 0) {
+		log_warnx("%s: mdb_put %s: %s", fn, STORE_EXP_NAME,
+		    mdb_strerror(rc));
+		return rc;
+	}
+	return 0;
+}
+
+int
+store_put(struct store *s, enum store_db db, const void *key, size_t klen,
+    const void *data, size_t len, uint64_t expires_ms, uint64_t now_ms)
+{
+	MDB_txn	*txn;
+	int	 rc;
+
+	if (store_check(s, db, key, klen, 1) == -1)
+		return -1;
+	if ((data == NULL && len > 0) || len > STORE_VAL_MAX) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (store_txn_begin(s, 0, &txn, __func__) == -1)
+		return -1;
+	rc = store_put_txn(s, txn, db, key, klen, data, len, expires_ms,
+	    now_ms, __func__);
+	if (rc != 0) {
+		mdb_txn_abort(txn);
+		store_set_errno(rc);
+		return -1;
+	}
+	return store_commit(txn, __func__);
+}
+
+int
+store_add(struct store *s, enum store_db db, const void *key, size_t klen,
+    const void *data, size_t len, uint64_t expires_ms, uint64_t now_ms)
+{
+	struct store_rec	 old;
+	MDB_txn			*txn;
+	MDB_val			 k, v;
+	int			 rc;
+
+	if (store_check(s, db, key, klen, 1) == -1)
+		return -1;
+	if ((data == NULL && len > 0) || len > STORE_VAL_MAX) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (store_txn_begin(s, 0, &txn, __func__) == -1)
+		return -1;
+	k.mv_size = klen;
+	k.mv_data = (void *)(uintptr_t)key;
+	rc = mdb_get(txn, s->s_dbi[db], &k, &v);
+	if (rc == 0) {
+		/* an undecodable record is not live: replace it */
+		if (store_rec_peek(v.mv_data, v.mv_size, &old) == 0 &&
+		    !store_rec_expired(old.sr_expires_ms, now_ms)) {
+			mdb_txn_abort(txn);
+			return STORE_EXISTS;
+		}
+	} else if (rc != MDB_NOTFOUND) {
+		log_warnx("%s: mdb_get: %s", __func__, mdb_strerror(rc));
+		goto fail;
+	}
+	rc = store_put_txn(s, txn, db, key, klen, data, len, expires_ms,
+	    now_ms, __func__);
+	if (rc != 0)
+		goto fail;
+	return store_commit(txn, __func__);
+
+fail:
+	mdb_txn_abort(txn);
+	store_set_errno(rc);
+	return -1;
+}
+
+int
+store_del(struct store *s, enum store_db db, const void *key, size_t klen)
+{
+	uint8_t			 ibuf[STORE_IDX_HDR + STORE_KEY_MAX];
+	struct store_rec	 old;
+	MDB_txn			*txn;
+	MDB_val			 k, v, ik;
+	int			 rc;
+
+	if (store_check(s, db, key, klen, 1) == -1)
+		return -1;
+	if (store_txn_begin(s, 0, &txn, __func__) == -1)
+		return -1;
+	k.mv_size = klen;
+	k.mv_data = (void *)(uintptr_t)key;
+	rc = mdb_get(txn, s->s_dbi[db], &k, &v);
+	if (rc == MDB_NOTFOUND) {
+		mdb_txn_abort(txn);
+		return STORE_NOTFOUND;
+	}
+	if (rc != 0) {
+		log_warnx("%s: mdb_get: %s", __func__, mdb_strerror(rc));
+		goto fail;
+	}
+	/* drop the newest index entry now; older ones the sweeper skips */
+	ik.mv_size = 0;
+	if (store_rec_peek(v.mv_data, v.mv_size, &old) == 0 &&
+	    old.sr_expires_ms != 0) {
+		ik.mv_size = store_idx_key(ibuf, db, old.sr_expires_ms, key,
+		    klen);
+		ik.mv_data = ibuf;
+	}
+	if ((rc = mdb_del(txn, s->s_dbi[db], &k, NULL)) != 0) {
+		log_warnx("%s: mdb_del: %s", __func__, mdb_strerror(rc));
+		goto fail;
+	}
+	if (ik.mv_size != 0 && (rc = mdb_del(txn, s->s_exp, &ik, NULL)) != 0 &&
+	    rc != MDB_NOTFOUND) {
+		log_warnx("%s: mdb_del %s: %s", __func__, STORE_EXP_NAME,
+		    mdb_strerror(rc));
+		goto fail;
+	}
+	return store_commit(txn, __func__);
+
+fail:
+	mdb_txn_abort(txn);
+	store_set_errno(rc);
+	return -1;
+}
+
+static void
+store_items_free(struct store_item *items, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(items[i].si_key);
+		store_rec_clear(&items[i].si_rec);
+	}
+}
+
+/*
+ * Copy out one batch of records after the key last (or from the start),
+ * then end the read txn: callbacks never run while it pins pages.
+ * Returns 0 and sets *done at the end of the db, -1 on error.
+ */
+static int
+store_iter_batch(struct store *s, enum store_db db, uint64_t now_ms,
+    int include_expired, uint8_t *last, size_t *lastlen,
+    struct store_item *items, size_t *nitems, int *done)
+{
+	struct store_rec	 hdr;
+	struct store_item	*it;
+	MDB_txn			*txn;
+	MDB_cursor		*cur;
+	MDB_val			 k, v;
+	size_t			 visited = 0, bytes = 0;
+	int			 rc;
+
+	*nitems = 0;
+	*done = 0;
+	if (store_rtxn_begin(s, &txn, "store_iter") == -1)
+		return -1;
+	if ((rc = mdb_cursor_open(txn, s->s_dbi[db], &cur)) != 0) {
+		store_rtxn_end(s);
+		log_warnx("%s: mdb_cursor_open: %s", "store_iter",
+		    mdb_strerror(rc));
+		store_set_errno(rc);
+		return -1;
+	}
+	if (*lastlen > 0) {
+		k.mv_size = *lastlen;
+		k.mv_data = last;
+		rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+		if (rc == 0 && k.mv_size == *lastlen &&
+		    memcmp(k.mv_data, last, *lastlen) == 0)
+			rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+	} else
+		rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
+
+	while (rc == 0 && visited < STORE_ITER_VISIT &&
+	    bytes < STORE_ITER_BYTES) {
+		visited++;
+		if (k.mv_size < STORE_LMDB_KEY) {
+			memcpy(last, k.mv_data, k.mv_size);
+			*lastlen = k.mv_size;
+		}
+		if (store_rec_peek(v.mv_data, v.mv_size, &hdr) == -1) {
+			log_warnx("%s: %s: skipping an undecodable record",
+			    "store_iter", store_db_names[db]);
+		} else if (include_expired ||
+		    !store_rec_expired(hdr.sr_expires_ms, now_ms)) {
+			it = &items[*nitems];
+			memset(it, 0, sizeof(*it));
+			if ((it->si_key = malloc(k.mv_size)) == NULL ||
+			    store_rec_decode(v.mv_data, v.mv_size,
+			    &it->si_rec) == -1) {
+				free(it->si_key);
+				rc = ENOMEM;
+				break;
+			}
+			memcpy(it->si_key, k.mv_data, k.mv_size);
+			it->si_klen = k.mv_size;
+			(*nitems)++;
+			bytes += k.mv_size + v.mv_size;
+		}
+		rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+	}
+	mdb_cursor_close(cur);
+	store_rtxn_end(s);
+	if (rc == MDB_NOTFOUND) {
+		*done = 1;
+		return 0;
+	}
+	if (rc != 0) {
+		log_warnx("%s: mdb_cursor_get: %s", "store_iter",
+		    mdb_strerror(rc));
+		store_items_free(items, *nitems);
+		*nitems = 0;
+		store_set_errno(rc);
+		return -1;
+	}
+	return 0;
+}
+
+int
+store_iter(struct store *s, enum store_db db, uint64_t now_ms,
+    int include_expired, store_iter_cb cb, void *arg)
+{
+	struct store_item	*items;
+	uint8_t			 last[STORE_LMDB_KEY];
+	size_t			 lastlen = 0, n, i;
+	int			 done = 0, stop = 0;
+
+	if (s == NULL || (unsigned int)db >= STORE_NDB || cb == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (store_missing(s, 1U << db))
+		return 0;
+	if ((items = calloc(STORE_ITER_VISIT, sizeof(*items))) == NULL) {
+		log_warn("%s: calloc", __func__);
+		return -1;
+	}
+	while (!done && !stop) {
+		if (store_iter_batch(s, db, now_ms, include_expired, last,
+		    &lastlen, items, &n, &done) == -1) {
+			free(items);
+			return -1;
+		}
+		for (i = 0; i < n && !stop; i++)
+			stop = cb(arg, items[i].si_key, items[i].si_klen,
+			    &items[i].si_rec) != 0;
+		store_items_free(items, n);
+	}
+	free(items);
+	return 0;
+}
+
+/*
+ * One write txn over at most max index entries that are due.  An entry
+ * may be stale (the record was rewritten with a later expiry): the
+ * record goes only if its own stamp is due; the entry goes in any case.
+ * Returns the number of records deleted.
+ */
+int
+store_sweep(struct store *s, uint64_t now_ms, size_t max)
+{
+	uint8_t		 ibuf[STORE_LMDB_KEY];
+	struct store_rec hdr;
+	MDB_txn		*txn;
+	MDB_cursor	*cur = NULL;
+	MDB_val		 k, v, pk;
+	size_t		 seen = 0, klen;
+	unsigned int	 tag;
+	int		 rc, deleted = 0;
+
+	if (s == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (s->s_flags & STORE_RDONLY) {
+		errno = EROFS;
+		return -1;
+	}
+	if (max == 0)
+		return 0;
+	if (max > INT_MAX)
+		max = INT_MAX;
+	if (store_txn_begin(s, 0, &txn, __func__) == -1)
+		return -1;
+	if ((rc = mdb_cursor_open(txn, s->s_exp, &cur)) != 0) {
+		log_warnx("%s: mdb_cursor_open: %s", __func__,
+		    mdb_strerror(rc));
+		goto fail;
+	}
+	/* the index sorts by tag, then time: one due range per tag */
+	for (tag = 0; tag <= UINT8_MAX && seen < max; tag++) {
+		ibuf[0] = (uint8_t)tag;
+		klen = 1;
+		while (seen < max) {
+			k.mv_size = klen;
+			k.mv_data = ibuf;
+			rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+			if (rc == MDB_NOTFOUND)
+				goto done;
+			if (rc != 0) {
+				log_warnx("%s: mdb_cursor_get: %s", __func__,
+				    mdb_strerror(rc));
+				goto fail;
+			}
+			if (((const uint8_t *)k.mv_data)[0] != tag) {
+				/* jump straight to the next tag present */
+				tag = ((const uint8_t *)k.mv_data)[0] - 1;
+				break;
+			}
+			if (k.mv_size >= STORE_IDX_HDR && store_be64_get(
+			    (const uint8_t *)k.mv_data + 1) > now_ms)
+				break;
+			/* k points into the page we are about to change */
+			klen = k.mv_size;
+			memcpy(ibuf, k.mv_data, klen);
+			seen++;
+			if (tag < STORE_NDB && klen > STORE_IDX_HDR) {
+				pk.mv_size = klen - STORE_IDX_HDR;
+				pk.mv_data = ibuf + STORE_IDX_HDR;
+				rc = mdb_get(txn, s->s_dbi[tag], &pk, &v);
+				if (rc == 0 && store_rec_peek(v.mv_data,
+				    v.mv_size, &hdr) == 0 &&
+				    store_rec_expired(hdr.sr_expires_ms,
+				    now_ms)) {
+					rc = mdb_del(txn, s->s_dbi[tag], &pk,
+					    NULL);
+					if (rc == 0)
+						deleted++;
+				}
+				if (rc != 0 && rc != MDB_NOTFOUND) {
+					log_warnx("%s: %s: %s", __func__,
+					    store_db_names[tag],
+					    mdb_strerror(rc));
+					goto fail;
+				}
+			}
+			k.mv_size = klen;
+			k.mv_data = ibuf;
+			if ((rc = mdb_del(txn, s->s_exp, &k, NULL)) != 0) {
+				log_warnx("%s: mdb_del %s: %s", __func__,
+				    STORE_EXP_NAME, mdb_strerror(rc));
+				goto fail;
+			}
+		}
+	}
+done:
+	mdb_cursor_close(cur);
+	if (store_commit(txn, __func__) == -1)
+		return -1;
+	return deleted;
+
+fail:
+	if (cur != NULL)
+		mdb_cursor_close(cur);
+	mdb_txn_abort(txn);
+	store_set_errno(rc);
+	return -1;
+}

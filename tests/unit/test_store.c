@@ -1,0 +1,807 @@
+/*
+ * store.c: the record codec, and the LMDB store in a mkdtemp(3)
+ * directory: get/put/del/add, expiry, the sweeper, iteration, stats,
+ * read-only opens and several processes on one environment.
+ */
+#include <sys/types.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "shared/log.h"
+#include "shared/store.h"
+
+#define MAP_SIZE	(8ULL * 1024 * 1024)
+#define NOW		1000000ULL
+
+struct fixture {
+	char		 f_dir[64];
+	struct store	*f_st;
+};
+
+static void
+env_remove(const char *dir)
+{
+	char path[128];
+
+	(void)snprintf(path, sizeof(path), "%s/data.mdb", dir);
+	(void)unlink(path);
+	(void)snprintf(path, sizeof(path), "%s/lock.mdb", dir);
+	(void)unlink(path);
+	(void)rmdir(dir);
+}
+
+static int
+setup_dir(void **state)
+{
+	struct fixture	*f;
+	const char	*tmp = getenv("TMPDIR");
+
+	if ((f = calloc(1, sizeof(*f))) == NULL)
+		return -1;
+	(void)snprintf(f->f_dir, sizeof(f->f_dir), "%s/test_store.XXXXXX",
+	    tmp != NULL && strlen(tmp) < 32 ? tmp : "/tmp");
+	if (mkdtemp(f->f_dir) == NULL) {
+		free(f);
+		return -1;
+	}
+	*state = f;
+	return 0;
+}
+
+static int
+setup_store(void **state)
+{
+	struct fixture *f;
+
+	if (setup_dir(state) == -1)
+		return -1;
+	f = *state;
+	if (store_open(&f->f_st, f->f_dir, MAP_SIZE, 64, 0) == -1)
+		return -1;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	if (f == NULL)
+		return 0;
+	store_close(f->f_st);
+	env_remove(f->f_dir);
+	free(f);
+	return 0;
+}
+
+static void
+put_str(struct store *st, enum store_db db, const char *key,
+    const char *val, uint64_t exp)
+{
+	assert_int_equal(store_put(st, db, key, strlen(key), val, strlen(val),
+	    exp, NOW), 0);
+}
+
+/* 0 and the value in buf, or STORE_NOTFOUND */
+static int
+get_str(struct store *st, enum store_db db, const char *key, uint64_t now,
+    char *buf, size_t buflen)
+{
+	struct store_rec	 rec;
+	int			 rc;
+
+	rc = store_get(st, db, key, strlen(key), now, &rec);
+	if (rc == 0) {
+		assert_non_null(rec.sr_data);
+		assert_int_equal(rec.sr_data[rec.sr_len], '\0');
+		assert_true(rec.sr_len < buflen);
+		memcpy(buf, rec.sr_data, rec.sr_len + 1);
+	} else
+		assert_null(rec.sr_data);
+	store_rec_clear(&rec);
+	return rc;
+}
+
+/* --- codec --- */
+
+static void
+test_codec_roundtrip(void **state)
+{
+	uint8_t			 buf[128];
+	const char		*payload = "{\"a\":1}";
+	struct store_rec	 rec;
+	int			 n;
+
+	(void)state;
+	n = store_rec_encode(buf, sizeof(buf), 7, 0x1234,
+	    0x0102030405060708ULL, 0x1112131415161718ULL, payload,
+	    strlen(payload));
+	assert_int_equal(n, STORE_HDR_LEN + (int)strlen(payload));
+	/* the layout is fixed: version, type, be16 flags, zero, be64s */
+	assert_int_equal(buf[0], STORE_REC_VERSION);
+	assert_int_equal(buf[1], 7);
+	assert_int_equal(buf[2], 0x12);
+	assert_int_equal(buf[3], 0x34);
+	assert_int_equal(buf[4] | buf[5] | buf[6] | buf[7], 0);
+	assert_int_equal(buf[8], 0x01);
+	assert_int_equal(buf[15], 0x08);
+	assert_int_equal(buf[16], 0x11);
+	assert_int_equal(buf[23], 0x18);
+	assert_memory_equal(buf + STORE_HDR_LEN, payload, strlen(payload));
+
+	assert_int_equal(store_rec_decode(buf, (size_t)n, &rec), 0);
+	assert_int_equal(rec.sr_type, 7);
+	assert_int_equal(rec.sr_flags, 0x1234);
+	assert_true(rec.sr_expires_ms == 0x0102030405060708ULL);
+	assert_true(rec.sr_updated_ms == 0x1112131415161718ULL);
+	assert_int_equal(rec.sr_len, strlen(payload));
+	assert_string_equal(rec.sr_data, payload);
+	store_rec_clear(&rec);
+	assert_null(rec.sr_data);
+	assert_int_equal(rec.sr_len, 0);
+
+	/* an empty payload still decodes to an empty string */
+	n = store_rec_encode(buf, STORE_HDR_LEN, 1, 0, 0, 5, NULL, 0);
+	assert_int_equal(n, STORE_HDR_LEN);
+	assert_int_equal(store_rec_decode(buf, (size_t)n, &rec), 0);
+	assert_non_null(rec.sr_data);
+	assert_string_equal(rec.sr_data, "");
+	assert_int_equal(rec.sr_len, 0);
+	store_rec_clear(&rec);
+}
+
+static void
+test_codec_reject(void **state)
+{
+	uint8_t			 buf[64];
+	struct store_rec	 rec;
+	size_t			 i;
+	int			 n;
+
+	(void)state;
+	/* encode: buffer one byte short, or data missing */
+	assert_int_equal(store_rec_encode(buf, STORE_HDR_LEN + 2, 1, 0, 0, 0,
+	    "abc", 3), -1);
+	assert_int_equal(store_rec_encode(buf, sizeof(buf), 1, 0, 0, 0, NULL,
+	    3), -1);
+	assert_int_equal(store_rec_encode(NULL, sizeof(buf), 1, 0, 0, 0, "a",
+	    1), -1);
+
+	n = store_rec_encode(buf, sizeof(buf), 1, 0, 0, 0, "abc", 3);
+	assert_int_equal(n, STORE_HDR_LEN + 3);
+	/* any buffer shorter than the header */
+	for (i = 0; i < STORE_HDR_LEN; i++) {
+		memset(&rec, 0xa5, sizeof(rec));
+		assert_int_equal(store_rec_decode(buf, i, &rec), -1);
+		assert_null(rec.sr_data);
+	}
+	assert_int_equal(store_rec_decode(NULL, 30, &rec), -1);
+	/* wrong version */
+	buf[0] = STORE_REC_VERSION + 1;
+	assert_int_equal(store_rec_decode(buf, (size_t)n, &rec), -1);
+	buf[0] = 0;
+	assert_int_equal(store_rec_decode(buf, (size_t)n, &rec), -1);
+	buf[0] = STORE_REC_VERSION;
+	/* reserved bytes must be zero */
+	buf[6] = 1;
+	assert_int_equal(store_rec_decode(buf, (size_t)n, &rec), -1);
+	buf[6] = 0;
+	/* and the fixed buffer decodes again */
+	assert_int_equal(store_rec_decode(buf, (size_t)n, &rec), 0);
+	assert_string_equal(rec.sr_data, "abc");
+	store_rec_clear(&rec);
+	/* a length that cuts the payload yields the shorter payload only */
+	assert_int_equal(store_rec_decode(buf, (size_t)n - 1, &rec), 0);
+	assert_int_equal(rec.sr_len, 2);
+	assert_string_equal(rec.sr_data, "ab");
+	store_rec_clear(&rec);
+}
+
+static void
+test_expired(void **state)
+{
+	(void)state;
+	assert_false(store_rec_expired(0, NOW));
+	assert_false(store_rec_expired(NOW + 1, NOW));
+	assert_true(store_rec_expired(NOW, NOW));
+	assert_true(store_rec_expired(NOW - 1, NOW));
+	assert_false(store_rec_expired(0, UINT64_MAX));
+	assert_true(store_now_ms() > 1600000000000ULL);
+}
+
+static void
+test_db_names(void **state)
+{
+	enum store_db	 db;
+	unsigned int	 i;
+
+	(void)state;
+	assert_string_equal(store_db_name(STORE_SESSIONS), "sessions");
+	assert_string_equal(store_db_name(STORE_BACKENDS), "backends");
+	assert_null(store_db_name(STORE_NDB));
+	for (i = 0; i < STORE_NDB; i++) {
+		assert_int_equal(store_db_lookup(store_db_name(i), &db), 0);
+		assert_int_equal(db, i);
+	}
+	assert_int_equal(store_db_lookup("expiry", &db), -1);
+	assert_int_equal(store_db_lookup("", &db), -1);
+	assert_int_equal(store_db_lookup(NULL, &db), -1);
+}
+
+/* --- records --- */
+
+static void
+test_put_get_del(void **state)
+{
+	struct fixture		*f = *state;
+	struct store		*st = f->f_st;
+	struct store_rec	 rec;
+	char			 buf[600], key[STORE_KEY_MAX + 2];
+
+	assert_int_equal(get_str(st, STORE_SESSIONS, "s1", NOW, buf,
+	    sizeof(buf)), STORE_NOTFOUND);
+	put_str(st, STORE_SESSIONS, "s1", "{\"v\":1}", 0);
+	assert_int_equal(get_str(st, STORE_SESSIONS, "s1", NOW, buf,
+	    sizeof(buf)), 0);
+	assert_string_equal(buf, "{\"v\":1}");
+
+	/* the stamps come back */
+	assert_int_equal(store_get(st, STORE_SESSIONS, "s1", 2, NOW, &rec), 0);
+	assert_true(rec.sr_updated_ms == NOW);
+	assert_true(rec.sr_expires_ms == 0);
+	assert_int_equal(rec.sr_type, STORE_SESSIONS);
+	store_rec_clear(&rec);
+
+	/* a db is its own namespace */
+	assert_int_equal(get_str(st, STORE_HANDLES, "s1", NOW, buf,
+	    sizeof(buf)), STORE_NOTFOUND);
+
+	/* overwrite */
+	put_str(st, STORE_SESSIONS, "s1", "{\"v\":2}", 0);
+	assert_int_equal(get_str(st, STORE_SESSIONS, "s1", NOW, buf,
+	    sizeof(buf)), 0);
+	assert_string_equal(buf, "{\"v\":2}");
+
+	/* delete, then a second delete finds nothing */
+	assert_int_equal(store_del(st, STORE_SESSIONS, "s1", 2), 0);
+	assert_int_equal(get_str(st, STORE_SESSIONS, "s1", NOW, buf,
+	    sizeof(buf)), STORE_NOTFOUND);
+	assert_int_equal(store_del(st, STORE_SESSIONS, "s1", 2),
+	    STORE_NOTFOUND);
+
+	/* an expired record is a miss; before its time it is a hit */
+	put_str(st, STORE_TOKENS, "t", "x", NOW + 10);
+	assert_int_equal(get_str(st, STORE_TOKENS, "t", NOW + 9, buf,
+	    sizeof(buf)), 0);
+	assert_int_equal(get_str(st, STORE_TOKENS, "t", NOW + 10, buf,
+	    sizeof(buf)), STORE_NOTFOUND);
+	assert_int_equal(get_str(st, STORE_TOKENS, "t", NOW + 99, buf,
+	    sizeof(buf)), STORE_NOTFOUND);
+
+	/* key length limits */
+	memset(key, 'k', sizeof(key));
+	assert_int_equal(store_put(st, STORE_VIEWS, key, STORE_KEY_MAX, "v",
+	    1, 0, NOW), 0);
+	assert_int_equal(store_get(st, STORE_VIEWS, key, STORE_KEY_MAX, NOW,
+	    &rec), 0);
+	assert_string_equal(rec.sr_data, "v");
+	store_rec_clear(&rec);
+	errno = 0;
+	assert_int_equal(store_put(st, STORE_VIEWS, key, STORE_KEY_MAX + 1,
+	    "v", 1, 0, NOW), -1);
+	assert_int_equal(errno, EINVAL);
+	errno = 0;
+	assert_int_equal(store_put(st, STORE_VIEWS, key, 0, "v", 1, 0, NOW),
+	    -1);
+	assert_int_equal(errno, EINVAL);
+	errno = 0;
+	assert_int_equal(store_get(st, STORE_VIEWS, key, STORE_KEY_MAX + 1,
+	    NOW, &rec), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(store_del(st, STORE_VIEWS, key, 0), -1);
+	assert_int_equal(store_put(st, STORE_NDB, "k", 1, "v", 1, 0, NOW), -1);
+
+	/* binary keys and an empty payload */
+	assert_int_equal(store_put(st, STORE_EVENTS, "\0\1\2", 3, NULL, 0, 0,
+	    NOW), 0);
+	assert_int_equal(store_get(st, STORE_EVENTS, "\0\1\2", 3, NOW, &rec),
+	    0);
+	assert_int_equal(rec.sr_len, 0);
+	assert_string_equal(rec.sr_data, "");
+	store_rec_clear(&rec);
+	assert_int_equal(store_get(st, STORE_EVENTS, "\0\1", 2, NOW, &rec),
+	    STORE_NOTFOUND);
+}
+
+static void
+test_add(void **state)
+{
+	struct fixture	*f = *state;
+	struct store	*st = f->f_st;
+	char		 buf[64];
+
+	assert_int_equal(store_add(st, STORE_HANDLES, "h", 1, "one", 3,
+	    NOW + 100, NOW), 0);
+	assert_int_equal(store_add(st, STORE_HANDLES, "h", 1, "two", 3,
+	    NOW + 100, NOW), STORE_EXISTS);
+	assert_int_equal(get_str(st, STORE_HANDLES, "h", NOW, buf,
+	    sizeof(buf)), 0);
+	assert_string_equal(buf, "one");
+	/* once the first has expired its id can be taken again */
+	assert_int_equal(store_add(st, STORE_HANDLES, "h", 1, "three", 5, 0,
+	    NOW + 100), 0);
+	assert_int_equal(get_str(st, STORE_HANDLES, "h", NOW + 1000, buf,
+	    sizeof(buf)), 0);
+	assert_string_equal(buf, "three");
+	/* a record without expiry stays taken */
+	assert_int_equal(store_add(st, STORE_HANDLES, "h", 1, "four", 4, 0,
+	    UINT64_MAX), STORE_EXISTS);
+}
+
+static size_t
+expiry_entries(struct store *st)
+{
+	struct store_envstat es;
+
+	assert_int_equal(store_envstat(st, &es), 0);
+	return es.se_expiry_entries;
+}
+
+static void
+test_sweep(void **state)
+{
+	struct fixture	*f = *state;
+	struct store	*st = f->f_st;
+	char		 buf[64];
+
+	put_str(st, STORE_SESSIONS, "a", "A", NOW + 100);
+	put_str(st, STORE_SESSIONS, "b", "B", NOW + 200);
+	put_str(st, STORE_SESSIONS, "c", "C", 0);
+	put_str(st, STORE_HEALTH, "e", "E", NOW + 100);
+	/* extended after its first index entry was written */
+	put_str(st, STORE_SESSIONS, "d", "D1", NOW + 100);
+	put_str(st, STORE_SESSIONS, "d", "D2", NOW + 1000);
+	assert_int_equal(expiry_entries(st), 5);
+
+	/* nothing due yet */
+	assert_int_equal(store_sweep(st, NOW + 99, 100), 0);
+	assert_int_equal(expiry_entries(st), 5);
+
+	assert_int_equal(store_sweep(st, NOW + 150, 100), 2);
+	/* gone for good: even a reader in the past misses them */
+	assert_int_equal(get_str(st, STORE_SESSIONS, "a", 0, buf,
+	    sizeof(buf)), STORE_NOTFOUND);
+	assert_int_equal(get_str(st, STORE_HEALTH, "e", 0, buf,
+	    sizeof(buf)), STORE_NOTFOUND);
+	/* the extended record survives its stale index entry */
+	assert_int_equal(get_str(st, STORE_SESSIONS, "d", NOW + 150, buf,
+	    sizeof(buf)), 0);
+	assert_string_equal(buf, "D2");
+	assert_int_equal(get_str(st, STORE_SESSIONS, "b", NOW + 150, buf,
+	    sizeof(buf)), 0);
+	/* a, e and d's old entry are out of the index */
+	assert_int_equal(expiry_entries(st), 2);
+
+	assert_int_equal(store_sweep(st, NOW + 5000, 100), 2);
+	assert_int_equal(get_str(st, STORE_SESSIONS, "d", 0, buf,
+	    sizeof(buf)), STORE_NOTFOUND);
+	assert_int_equal(get_str(st, STORE_SESSIONS, "b", 0, buf,
+	    sizeof(buf)), STORE_NOTFOUND);
+	assert_int_equal(get_str(st, STORE_SESSIONS, "c", UINT64_MAX, buf,
+	    sizeof(buf)), 0);
+	assert_string_equal(buf, "C");
+	assert_int_equal(expiry_entries(st), 0);
+	assert_int_equal(store_sweep(st, UINT64_MAX, 100), 0);
+	assert_int_equal(store_sweep(st, UINT64_MAX, 0), 0);
+
+	/* a delete takes its index entry along */
+	put_str(st, STORE_SESSIONS, "f", "F", NOW + 10);
+	assert_int_equal(expiry_entries(st), 1);
+	assert_int_equal(store_del(st, STORE_SESSIONS, "f", 1), 0);
+	assert_int_equal(expiry_entries(st), 0);
+}
+
+static void
+test_sweep_bound(void **state)
+{
+	struct fixture	*f = *state;
+	struct store	*st = f->f_st;
+	char		 key[16];
+	int		 i;
+
+	for (i = 0; i < 10; i++) {
+		(void)snprintf(key, sizeof(key), "k%02d", i);
+		put_str(st, i % 2 ? STORE_PENDING : STORE_LIMITS, key, "v",
+		    NOW + 100 + i);
+	}
+	put_str(st, STORE_PENDING, "live", "v", NOW + 10000);
+	assert_int_equal(store_sweep(st, NOW + 500, 3), 3);
+	assert_int_equal(expiry_entries(st), 8);
+	assert_int_equal(store_sweep(st, NOW + 500, 3), 3);
+	assert_int_equal(store_sweep(st, NOW + 500, 3), 3);
+	assert_int_equal(store_sweep(st, NOW + 500, 3), 1);
+	assert_int_equal(store_sweep(st, NOW + 500, 3), 0);
+	assert_int_equal(expiry_entries(st), 1);
+}
+
+struct iter_state {
+	int	 is_count;
+	int	 is_stop_after;
+	int	 is_expired_seen;
+	char	 is_last[32];
+};
+
+static int
+iter_cb(void *arg, const void *key, size_t klen, const struct store_rec *rec)
+{
+	struct iter_state	*is = arg;
+	char			 k[32];
+
+	assert_true(klen < sizeof(k));
+	memcpy(k, key, klen);
+	k[klen] = '\0';
+	/* keys come in order, each with its own value */
+	assert_true(strcmp(is->is_last, k) < 0);
+	(void)snprintf(is->is_last, sizeof(is->is_last), "%s", k);
+	assert_string_equal(rec->sr_data, k);
+	if (store_rec_expired(rec->sr_expires_ms, NOW))
+		is->is_expired_seen++;
+	is->is_count++;
+	return is->is_stop_after != 0 && is->is_count >= is->is_stop_after;
+}
+
+static void
+test_iter(void **state)
+{
+	struct fixture		*f = *state;
+	struct store		*st = f->f_st;
+	struct iter_state	 is;
+	char			 key[16];
+	int			 i;
+
+	/* more than one copy-out batch, every third one expired */
+	for (i = 0; i < 700; i++) {
+		(void)snprintf(key, sizeof(key), "key%04d", i);
+		put_str(st, STORE_VIEWS, key, key, i % 3 == 0 ? NOW - 1 : 0);
+	}
+	put_str(st, STORE_VIEWS, "zzz", "zzz", NOW);
+
+	memset(&is, 0, sizeof(is));
+	assert_int_equal(store_iter(st, STORE_VIEWS, NOW, 0, iter_cb, &is), 0);
+	assert_int_equal(is.is_count, 700 - 234);
+	assert_int_equal(is.is_expired_seen, 0);
+
+	memset(&is, 0, sizeof(is));
+	assert_int_equal(store_iter(st, STORE_VIEWS, NOW, 1, iter_cb, &is), 0);
+	assert_int_equal(is.is_count, 701);
+	assert_int_equal(is.is_expired_seen, 235);
+	assert_string_equal(is.is_last, "zzz");
+
+	memset(&is, 0, sizeof(is));
+	is.is_stop_after = 5;
+	assert_int_equal(store_iter(st, STORE_VIEWS, NOW, 1, iter_cb, &is), 0);
+	assert_int_equal(is.is_count, 5);
+
+	memset(&is, 0, sizeof(is));
+	assert_int_equal(store_iter(st, STORE_ERAS, NOW, 1, iter_cb, &is), 0);
+	assert_int_equal(is.is_count, 0);
+	assert_int_equal(store_iter(st, STORE_NDB, NOW, 1, iter_cb, &is), -1);
+}
+
+static void
+test_envstat(void **state)
+{
+	struct fixture		*f = *state;
+	struct store		*st = f->f_st;
+	struct store_envstat	 es;
+	char			 buf[8];
+	unsigned int		 i;
+
+	put_str(st, STORE_SESSIONS, "a", "1", 0);
+	put_str(st, STORE_SESSIONS, "b", "1", NOW + 1);
+	put_str(st, STORE_SESSIONS, "c", "1", 0);
+	put_str(st, STORE_BACKENDS, "x", "1", NOW + 1);
+	assert_int_equal(get_str(st, STORE_SESSIONS, "a", NOW, buf,
+	    sizeof(buf)), 0);
+
+	assert_int_equal(store_envstat(st, &es), 0);
+	for (i = 0; i < STORE_NDB; i++)
+		assert_string_equal(es.se_db[i].sd_name, store_db_name(i));
+	assert_int_equal(es.se_db[STORE_SESSIONS].sd_entries, 3);
+	assert_int_equal(es.se_db[STORE_SESSIONS].sd_pages, 1);
+	assert_int_equal(es.se_db[STORE_BACKENDS].sd_entries, 1);
+	assert_int_equal(es.se_db[STORE_HANDLES].sd_entries, 0);
+	assert_int_equal(es.se_db[STORE_HANDLES].sd_pages, 0);
+	assert_int_equal(es.se_expiry_entries, 2);
+	assert_true(es.se_map_size == MAP_SIZE);
+	assert_true(es.se_page_size >= 512);
+	assert_true(es.se_used_bytes >= 4ULL * es.se_page_size);
+	assert_true(es.se_used_bytes < es.se_map_size);
+	assert_int_equal(es.se_max_readers, 64);
+	/* our reusable read txn owns one slot */
+	assert_int_equal(es.se_num_readers, 1);
+
+	assert_int_equal(store_sync(st), 0);
+	assert_int_equal(store_reader_check(st, NULL), 0);
+}
+
+static void
+test_rdonly(void **state)
+{
+	struct fixture		*f = *state;
+	struct store		*ro = NULL;
+	struct store_envstat	 es;
+	char			 buf[32];
+
+	assert_int_equal(store_open(&f->f_st, f->f_dir, MAP_SIZE, 64, 0), 0);
+	put_str(f->f_st, STORE_EVENTS, "ev", "{\"n\":1}", 0);
+	put_str(f->f_st, STORE_EVENTS, "old", "x", NOW - 1);
+	store_close(f->f_st);
+	f->f_st = NULL;
+
+	/* map size 0: adopt the file's */
+	assert_int_equal(store_open(&ro, f->f_dir, 0, 0, STORE_RDONLY), 0);
+	assert_int_equal(get_str(ro, STORE_EVENTS, "ev", NOW, buf,
+	    sizeof(buf)), 0);
+	assert_string_equal(buf, "{\"n\":1}");
+	assert_int_equal(get_str(ro, STORE_EVENTS, "old", NOW, buf,
+	    sizeof(buf)), STORE_NOTFOUND);
+	assert_int_equal(store_envstat(ro, &es), 0);
+	assert_int_equal(es.se_db[STORE_EVENTS].sd_entries, 2);
+	assert_true(es.se_map_size == MAP_SIZE);
+	/* no writes through a read-only env */
+	errno = 0;
+	assert_int_equal(store_put(ro, STORE_EVENTS, "x", 1, "y", 1, 0, NOW),
+	    -1);
+	assert_int_equal(errno, EROFS);
+	assert_int_equal(store_add(ro, STORE_EVENTS, "x", 1, "y", 1, 0, NOW),
+	    -1);
+	assert_int_equal(store_del(ro, STORE_EVENTS, "ev", 2), -1);
+	assert_int_equal(store_sweep(ro, UINT64_MAX, 10), -1);
+	assert_int_equal(store_sync(ro), 0);
+	store_close(ro);
+
+	/* no environment, no directory: no open, and nothing created */
+	env_remove(f->f_dir);
+	ro = NULL;
+	assert_int_equal(store_open(&ro, f->f_dir, 0, 0, STORE_RDONLY), -1);
+	assert_null(ro);
+	assert_int_equal(access(f->f_dir, F_OK), -1);
+	assert_int_equal(mkdir(f->f_dir, 0700), 0);
+	assert_int_equal(store_open(&ro, f->f_dir, 0, 0, STORE_RDONLY), -1);
+	assert_int_equal(errno, ENOENT);
+	assert_null(ro);
+}
+
+/* --- processes --- */
+
+static int
+wait_child(pid_t pid)
+{
+	int status;
+
+	while (waitpid(pid, &status, 0) == -1)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+static void
+pipe_wait(int fd)
+{
+	char c;
+
+	if (read(fd, &c, 1) != 1)
+		_exit(99);
+}
+
+static void
+pipe_poke(int fd)
+{
+	if (write(fd, "x", 1) != 1)
+		_exit(98);
+}
+
+/*
+ * The child opens the env after fork (the rule), writes; the parent,
+ * which had no env open when it forked, opens its own and reads while
+ * the child is still attached; then the other way round.
+ */
+static void
+test_fork(void **state)
+{
+	struct fixture		*f = *state;
+	struct store		*st;
+	struct store_rec	 rec;
+	char			 buf[32];
+	int			 p2c[2], c2p[2], rc;
+	pid_t			 pid;
+
+	assert_int_equal(pipe(p2c), 0);
+	assert_int_equal(pipe(c2p), 0);
+	if ((pid = fork()) == 0) {
+		if (store_open(&st, f->f_dir, MAP_SIZE, 64, 0) == -1)
+			_exit(1);
+		if (store_put(st, STORE_SESSIONS, "child", 5, "c", 1, 0,
+		    NOW) != 0)
+			_exit(2);
+		pipe_poke(c2p[1]);
+		pipe_wait(p2c[0]);
+		rc = store_get(st, STORE_SESSIONS, "parent", 6, NOW, &rec);
+		if (rc != 0 || strcmp(rec.sr_data, "p") != 0)
+			_exit(3);
+		store_rec_clear(&rec);
+		store_close(st);
+		_exit(0);
+	}
+	assert_true(pid > 0);
+	pipe_wait(c2p[0]);
+	assert_int_equal(store_open(&f->f_st, f->f_dir, MAP_SIZE, 64, 0), 0);
+	assert_int_equal(get_str(f->f_st, STORE_SESSIONS, "child", NOW, buf,
+	    sizeof(buf)), 0);
+	assert_string_equal(buf, "c");
+	put_str(f->f_st, STORE_SESSIONS, "parent", "p", 0);
+	pipe_poke(p2c[1]);
+	assert_int_equal(wait_child(pid), 0);
+	(void)close(p2c[0]);
+	(void)close(p2c[1]);
+	(void)close(c2p[0]);
+	(void)close(c2p[1]);
+}
+
+/* child side of test_map_resized: grow the map to size with n records */
+static void
+grow_map(const char *dir, size_t size, int from, int to)
+{
+	struct store	*st;
+	char		 key[16], big[4000];
+	int		 i;
+
+	memset(big, 'b', sizeof(big));
+	if (store_open(&st, dir, size, 64, 0) == -1)
+		_exit(1);
+	for (i = from; i < to; i++) {
+		(void)snprintf(key, sizeof(key), "big%03d", i);
+		if (store_put(st, STORE_VIEWS, key, strlen(key), big,
+		    sizeof(big), 0, NOW) != 0)
+			_exit(2);
+	}
+	store_close(st);
+}
+
+/*
+ * A child grows the map beyond the parent's, twice: the parent's next
+ * write, then its next read, adopt the new size (MDB_MAP_RESIZED)
+ * instead of failing.
+ */
+static void
+test_map_resized(void **state)
+{
+	struct fixture		*f = *state;
+	struct store_envstat	 es;
+	char			 buf[16];
+	int			 p2c[2], c2p[2];
+	pid_t			 pid;
+
+	assert_int_equal(pipe(p2c), 0);
+	assert_int_equal(pipe(c2p), 0);
+	if ((pid = fork()) == 0) {
+		pipe_wait(p2c[0]);
+		grow_map(f->f_dir, 2 * 1024 * 1024, 0, 100);
+		pipe_poke(c2p[1]);
+		pipe_wait(p2c[0]);
+		grow_map(f->f_dir, 4 * 1024 * 1024, 100, 700);
+		pipe_poke(c2p[1]);
+		_exit(0);
+	}
+	assert_true(pid > 0);
+	assert_int_equal(store_open(&f->f_st, f->f_dir, 256 * 1024, 64, 0), 0);
+	put_str(f->f_st, STORE_VIEWS, "small", "s", 0);
+	assert_int_equal(get_str(f->f_st, STORE_VIEWS, "small", NOW, buf,
+	    sizeof(buf)), 0);
+
+	/* a write first */
+	pipe_poke(p2c[1]);
+	pipe_wait(c2p[0]);
+	put_str(f->f_st, STORE_VIEWS, "after1", "a", 0);
+	assert_int_equal(store_envstat(f->f_st, &es), 0);
+	assert_true(es.se_map_size == 2 * 1024 * 1024);
+	assert_int_equal(es.se_db[STORE_VIEWS].sd_entries, 102);
+
+	/* then a read first */
+	pipe_poke(p2c[1]);
+	pipe_wait(c2p[0]);
+	assert_int_equal(wait_child(pid), 0);
+	assert_int_equal(get_str(f->f_st, STORE_VIEWS, "after1", NOW, buf,
+	    sizeof(buf)), 0);
+	assert_string_equal(buf, "a");
+	assert_int_equal(store_envstat(f->f_st, &es), 0);
+	assert_true(es.se_map_size == 4 * 1024 * 1024);
+	assert_true(es.se_used_bytes > 2 * 1024 * 1024);
+	assert_int_equal(es.se_db[STORE_VIEWS].sd_entries, 702);
+	put_str(f->f_st, STORE_VIEWS, "after2", "a", 0);
+	(void)close(p2c[0]);
+	(void)close(p2c[1]);
+	(void)close(c2p[0]);
+	(void)close(c2p[1]);
+}
+
+static void
+test_map_full(void **state)
+{
+	struct fixture		*f = *state;
+	char			 key[16], big[2000], buf[16];
+	int			 i, rc = 0, saved = 0;
+
+	assert_int_equal(store_open(&f->f_st, f->f_dir, 64 * 1024, 64, 0), 0);
+	memset(big, 'x', sizeof(big));
+	put_str(f->f_st, STORE_SESSIONS, "first", "1", 0);
+	for (i = 0; i < 1000; i++) {
+		(void)snprintf(key, sizeof(key), "k%04d", i);
+		rc = store_put(f->f_st, STORE_VIEWS, key, strlen(key), big,
+		    sizeof(big), NOW + 1, NOW);
+		if (rc != 0) {
+			saved = errno;
+			break;
+		}
+	}
+	assert_int_equal(rc, -1);
+	assert_int_equal(saved, ENOSPC);
+	assert_true(i > 0 && i < 1000);
+	/* the env is still usable: what was stored reads back */
+	assert_int_equal(get_str(f->f_st, STORE_SESSIONS, "first", NOW, buf,
+	    sizeof(buf)), 0);
+	assert_string_equal(buf, "1");
+	(void)snprintf(key, sizeof(key), "k%04d", i);
+	assert_int_equal(store_get(f->f_st, STORE_VIEWS, key, strlen(key), NOW,
+	    &(struct store_rec){0}), STORE_NOTFOUND);
+	/* and a sweep makes room again */
+	assert_int_equal(store_sweep(f->f_st, NOW + 1, 1000), i);
+	put_str(f->f_st, STORE_VIEWS, "again", big, 0);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_codec_roundtrip),
+		cmocka_unit_test(test_codec_reject),
+		cmocka_unit_test(test_expired),
+		cmocka_unit_test(test_db_names),
+		cmocka_unit_test_setup_teardown(test_put_get_del,
+		    setup_store, teardown),
+		cmocka_unit_test_setup_teardown(test_add, setup_store,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_sweep, setup_store,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_sweep_bound, setup_store,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_iter, setup_store,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_envstat, setup_store,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_rdonly, setup_dir,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_fork, setup_dir,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_map_resized, setup_dir,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_map_full, setup_dir,
+		    teardown),
+	};
+
+	log_init(1, "test_store");
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,550 @@
+/*
+ * The backend client: MCP over Streamable HTTP to one backend, on the
+ * worker's libcurl multi.  A response may be JSON or an SSE stream; the
+ * stream is parsed as it arrives, notifications are handed up as they
+ * come, and the final response completes the call.  Request ids are
+ * ours ("vmcpd-<pid>-<seq>"), unique across workers sharing a backend
+ * session; the caller maps them back to the client's ids.
+ */
+#include <sys/types.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "shared/config.h"
+#include "shared/log.h"
+#include "shared/store.h"
+#include "http_client.h"
+#include "worker.h"
+
+#define BACKEND_BODY_MAX	(64 * 1024 * 1024)
+#define BACKEND_EVENT_MAX	(16 * 1024 * 1024)
+#define BACKEND_INFO_TTL_MS	(5 * 60 * 1000)
+#define BACKEND_SID_MAX		256
+
+struct backend_call;
+typedef void (*backend_idone_cb)(struct backend_call *, int rc,
+    json_t *response, int lost, const char *errmsg);
+
+struct backend_call {
+	struct worker			*bc_w;
+	const struct config_backend	*bc_be;
+	struct http_call		*bc_http;
+	struct sse_parser		*bc_sse;
+	char				 bc_id[64];
+	char				 bc_resp_sid[BACKEND_SID_MAX];
+	char				*bc_body;
+	size_t				 bc_len;
+	long				 bc_status;
+	int				 bc_is_sse;
+	int				 bc_sent_sid;
+	int				 bc_finished;	/* done delivered */
+	int				 bc_cancelled;
+	int				 bc_depth;	/* in a data callback */
+	const struct backend_call_cbs	*bc_cbs;
+	void				*bc_arg;
+	backend_idone_cb		 bc_idone;
+	void				*bc_iarg;	/* backend_open state */
+};
+
+struct backend_open_state {
+	struct worker			*bo_w;
+	const struct config_backend	*bo_be;
+	backend_open_cb			 bo_cb;
+	void				*bo_arg;
+};
+
+static void	backend_call_free(struct backend_call *);
+static void	backend_finish(struct backend_call *, int rc, json_t *response,
+		    int lost, const char *errmsg);
+
+static void
+backend_add_headers(struct http_call *hc, const char *bsid,
+    const char *version)
+{
+	(void)http_call_add_header(hc, "Content-Type", "application/json");
+	(void)http_call_add_header(hc, "Accept",
+	    "application/json, text/event-stream");
+	if (bsid != NULL)
+		(void)http_call_add_header(hc, "Mcp-Session-Id", bsid);
+	if (version != NULL)
+		(void)http_call_add_header(hc, "MCP-Protocol-Version", version);
+}
+
+/* fire and forget: a response to a backend's request, a notification */
+static void
+backend_post_nowait(struct worker *w, const struct config_backend *be,
+    const char *bsid, const char *version, json_t *msg)
+{
+	struct http_call	*hc;
+	char			*body;
+	size_t			 len;
+
+	if ((body = jsonrpc_dump(msg, &len)) == NULL)
+		return;
+	if ((hc = http_call_new(w->w_hc, "POST", be->cb_url)) == NULL) {
+		free(body);
+		return;
+	}
+	backend_add_headers(hc, bsid, version);
+	if (http_call_set_body(hc, body, len) == -1) {
+		free(body);
+		http_call_cancel(hc);
+		return;
+	}
+	free(body);
+	http_call_set_timeout(hc, be->cb_timeout_ms);
+	(void)http_call_start(hc, NULL, NULL);
+}
+
+/* a request the backend sent mid-call: not relayed yet, answer it */
+static void
+backend_answer_request(struct backend_call *bc, struct jsonrpc_msg *m)
+{
+	json_t		*reply;
+	const char	*sid = bc->bc_sent_sid ? bc->bc_resp_sid : NULL;
+
+	if (strcmp(m->jm_method, "ping") == 0)
+		reply = jsonrpc_result_new(m->jm_id, json_object());
+	else
+		reply = jsonrpc_error_new(m->jm_id, JSONRPC_METHOD_NOT_FOUND,
+		    "vmcpd does not relay server-to-client requests to this "
+		    "client", NULL);
+	if (reply == NULL)
+		return;
+	log_debug("backend %s sent %s mid-call; refused", bc->bc_be->cb_name,
+	    m->jm_method);
+	backend_post_nowait(bc->bc_w, bc->bc_be, sid[0] ? sid : NULL, NULL,
+	    reply);
+	json_decref(reply);
+}
+
+static int
+backend_id_matches(const struct backend_call *bc, json_t *id)
+{
+	return json_is_string(id) && strcmp(json_string_value(id),
+	    bc->bc_id) == 0;
+}
+
+/* one JSON-RPC message from the backend, from SSE or a JSON body */
+static int
+backend_on_message(struct backend_call *bc, const char *data, size_t len)
+{
+	struct jsonrpc_msg	m;
+	struct jsonrpc_err	err;
+
+	if (bc->bc_finished)
+		return 0;
+	if (len == 0)
+		return 0;	/* SEP-1699 priming event */
+	if (jsonrpc_parse(data, len, &m, &err) == -1) {
+		log_warnx("backend %s sent an invalid message: %s",
+		    bc->bc_be->cb_name, err.je_msg);
+		return 0;
+	}
+	switch (m.jm_kind) {
+	case JSONRPC_RESPONSE:
+	case JSONRPC_ERROR:
+		if (backend_id_matches(bc, m.jm_id))
+			backend_finish(bc, 0, m.jm_root, 0, NULL);
+		break;
+	case JSONRPC_NOTIFICATION:
+		if (bc->bc_cbs != NULL && bc->bc_cbs->bc_message != NULL)
+			bc->bc_cbs->bc_message(bc->bc_arg, m.jm_root);
+		break;
+	case JSONRPC_REQUEST:
+		backend_answer_request(bc, &m);
+		break;
+	}
+	jsonrpc_msg_clear(&m);
+	return 0;
+}
+
+static int
+backend_on_sse(void *arg, const struct sse_event *ev)
+{
+	struct backend_call *bc = arg;
+
+	if (ev->se_event[0] != '\0' && strcmp(ev->se_event, "message") != 0)
+		return 0;
+	return backend_on_message(bc, ev->se_data, ev->se_data_len);
+}
+
+static int
+backend_on_head(void *arg, struct http_call *hc, long status)
+{
+	struct backend_call	*bc = arg;
+	const char		*ct, *sid;
+
+	bc->bc_status = status;
+	if ((sid = http_call_header(hc, "Mcp-Session-Id")) != NULL &&
+	    strlen(sid) < sizeof(bc->bc_resp_sid))
+		(void)snprintf(bc->bc_resp_sid, sizeof(bc->bc_resp_sid), "%s",
+		    sid);
+	ct = http_call_header(hc, "Content-Type");
+	if (status >= 200 && status < 300 && ct != NULL &&
+	    strncasecmp(ct, "text/event-stream", 17) == 0) {
+		bc->bc_is_sse = 1;
+		bc->bc_sse = sse_parser_new(BACKEND_EVENT_MAX, backend_on_sse,
+		    bc);
+		if (bc->bc_sse == NULL)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+backend_on_data(void *arg, struct http_call *hc, const char *buf, size_t len)
+{
+	struct backend_call	*bc = arg;
+	char			*nb;
+
+	int			 rc;
+
+	(void)hc;
+	if (bc->bc_cancelled)
+		return -1;
+	if (bc->bc_is_sse) {
+		/* a callback may cancel this call: free it only after */
+		bc->bc_depth++;
+		rc = sse_parser_feed(bc->bc_sse, buf, len);
+		bc->bc_depth--;
+		return (rc == -1 || bc->bc_cancelled) ? -1 : 0;
+	}
+	if (bc->bc_finished)
+		return 0;
+	if (bc->bc_len + len > BACKEND_BODY_MAX)
+		return -1;
+	if ((nb = realloc(bc->bc_body, bc->bc_len + len + 1)) == NULL)
+		return -1;
+	bc->bc_body = nb;
+	memcpy(bc->bc_body + bc->bc_len, buf, len);
+	bc->bc_len += len;
+	bc->bc_body[bc->bc_len] = '\0';
+	return 0;
+}
+
+/* does an error body say the backend no longer knows our session? */
+static int
+backend_session_lost(struct backend_call *bc)
+{
+	json_t		*o, *msg;
+	json_error_t	 jerr;
+	int		 lost = 0;
+
+	if (!bc->bc_sent_sid)
+		return 0;
+	if (bc->bc_status == 404)
+		return 1;
+	if (bc->bc_status != 400 || bc->bc_body == NULL)
+		return 0;
+	/* some servers (the TypeScript SDK's) answer 400 for it */
+	if ((o = json_loadb(bc->bc_body, bc->bc_len, 0, &jerr)) == NULL)
+		return 0;
+	msg = json_object_get(json_object_get(o, "error"), "message");
+	if (json_is_string(msg) && strcasestr(json_string_value(msg),
+	    "session") != NULL)
+		lost = 1;
+	json_decref(o);
+	return lost;
+}
+
+static void
+backend_on_done(void *arg, struct http_call *hc, int result,
+    const char *errmsg)
+{
+	struct backend_call	*bc = arg;
+	char			 msg[512];
+
+	(void)hc;
+	bc->bc_http = NULL;	/* freed by the client after this */
+	if (bc->bc_finished) {
+		backend_call_free(bc);
+		return;
+	}
+	if (result == -1) {
+		(void)snprintf(msg, sizeof(msg), "backend %s: %s",
+		    bc->bc_be->cb_name, errmsg);
+		backend_finish(bc, -1, NULL, 0, msg);
+	} else if (bc->bc_status < 200 || bc->bc_status >= 300) {
+		(void)snprintf(msg, sizeof(msg), "backend %s answered HTTP %ld",
+		    bc->bc_be->cb_name, bc->bc_status);
+		backend_finish(bc, -1, NULL, backend_session_lost(bc), msg);
+	} else if (!bc->bc_is_sse && bc->bc_len > 0) {
+		(void)backend_on_message(bc, bc->bc_body, bc->bc_len);
+		if (!bc->bc_finished) {
+			(void)snprintf(msg, sizeof(msg), "backend %s sent no "
+			    "response to request %s", bc->bc_be->cb_name,
+			    bc->bc_id);
+			backend_finish(bc, -1, NULL, 0, msg);
+		}
+	} else {
+		(void)snprintf(msg, sizeof(msg), "backend %s ended the stream "
+		    "without a response", bc->bc_be->cb_name);
+		backend_finish(bc, -1, NULL, 0, msg);
+	}
+	backend_call_free(bc);
+}
+
+/*
+ * Deliver the outcome once.  A stream may go on after its response
+ * (it SHOULD end): the transfer then finishes quietly in the
+ * background, so its connection can be reused.
+ */
+static void
+backend_finish(struct backend_call *bc, int rc, json_t *response, int lost,
+    const char *errmsg)
+{
+	if (bc->bc_finished)
+		return;
+	bc->bc_finished = 1;
+	if (bc->bc_idone != NULL)
+		bc->bc_idone(bc, rc, response, lost, errmsg);
+	else if (bc->bc_cbs != NULL && bc->bc_cbs->bc_done != NULL)
+		bc->bc_cbs->bc_done(bc->bc_arg, rc, response, lost, errmsg);
+}
+
+static void
+backend_call_free(struct backend_call *bc)
+{
+	if (bc == NULL)
+		return;
+	if (bc->bc_http != NULL)
+		http_call_cancel(bc->bc_http);
+	if (bc->bc_sse != NULL)
+		sse_parser_free(bc->bc_sse);
+	free(bc->bc_body);
+	free(bc);
+}
+
+static struct backend_call *
+backend_call_start(struct worker *w, const struct config_backend *be,
+    const char *bsid, const char *version, const char *method,
+    json_t *params, const struct backend_call_cbs *cbs, void *arg,
+    backend_idone_cb idone, void *iarg)
+{
+	static const struct http_call_cbs hcbs = {
+		backend_on_head, backend_on_data, backend_on_done
+	};
+	struct backend_call	*bc;
+	json_t			*req = NULL, *id;
+	char			*body = NULL;
+	size_t			 len;
+
+	if ((bc = calloc(1, sizeof(*bc))) == NULL)
+		goto fail;
+	bc->bc_w = w;
+	bc->bc_be = be;
+	bc->bc_cbs = cbs;
+	bc->bc_arg = arg;
+	bc->bc_idone = idone;
+	bc->bc_iarg = iarg;
+	bc->bc_sent_sid = bsid != NULL;
+	if (bsid != NULL)
+		(void)snprintf(bc->bc_resp_sid, sizeof(bc->bc_resp_sid), "%s",
+		    bsid);
+	(void)snprintf(bc->bc_id, sizeof(bc->bc_id), "vmcpd-%d-%llu",
+	    (int)w->w_pid, (unsigned long long)++w->w_rpc_seq);
+	if ((id = json_string(bc->bc_id)) == NULL)
+		goto fail;
+	req = jsonrpc_request_new(id, method, json_incref(params));
+	json_decref(id);
+	if (req == NULL || (body = jsonrpc_dump(req, &len)) == NULL)
+		goto fail;
+	if ((bc->bc_http = http_call_new(w->w_hc, "POST", be->cb_url)) == NULL)
+		goto fail;
+	backend_add_headers(bc->bc_http, bsid, version);
+	if (http_call_set_body(bc->bc_http, body, len) == -1)
+		goto fail;
+	http_call_set_timeout(bc->bc_http, be->cb_timeout_ms);
+	if (http_call_start(bc->bc_http, &hcbs, bc) == -1) {
+		bc->bc_http = NULL;	/* freed by the client */
+		goto fail;
+	}
+	free(body);
+	json_decref(req);
+	return bc;
+fail:
+	log_warnx("%s: cannot send %s to backend %s", __func__, method,
+	    be->cb_name);
+	free(body);
+	json_decref(req);
+	backend_call_free(bc);
+	return NULL;
+}
+
+struct backend_call *
+backend_rpc(struct worker *w, const struct config_backend *be,
+    const char *bsid, const char *version, const char *method,
+    json_t *params, const struct backend_call_cbs *cbs, void *arg)
+{
+	return backend_call_start(w, be, bsid, version, method, params, cbs,
+	    arg, NULL, NULL);
+}
+
+int
+backend_notify(struct worker *w, const struct config_backend *be,
+    const char *bsid, const char *version, const char *method,
+    json_t *params)
+{
+	json_t *n;
+
+	if ((n = jsonrpc_notification_new(method, json_incref(params))) ==
+	    NULL)
+		return -1;
+	backend_post_nowait(w, be, bsid, version, n);
+	json_decref(n);
+	return 0;
+}
+
+/* the caller no longer wants the outcome: no callback after this */
+void
+backend_call_cancel(struct backend_call *bc)
+{
+	if (bc == NULL)
+		return;
+	if (bc->bc_finished)
+		return;		/* already delivered; freed at its end */
+	bc->bc_finished = 1;
+	bc->bc_cancelled = 1;
+	if (bc->bc_depth == 0)
+		backend_call_free(bc);
+}
+
+void
+backend_session_delete(struct worker *w, const struct config_backend *be,
+    const char *bsid, const char *version)
+{
+	struct http_call *hc;
+
+	if (bsid == NULL)
+		return;
+	if ((hc = http_call_new(w->w_hc, "DELETE", be->cb_url)) == NULL)
+		return;
+	(void)http_call_add_header(hc, "Mcp-Session-Id", bsid);
+	if (version != NULL)
+		(void)http_call_add_header(hc, "MCP-Protocol-Version", version);
+	http_call_set_timeout(hc, be->cb_timeout_ms);
+	(void)http_call_start(hc, NULL, NULL);
+}
+
+json_t *
+backend_info_get(struct worker *w, const struct config_backend *be)
+{
+	struct store_rec	rec;
+	json_t			*o;
+	json_error_t		 jerr;
+
+	memset(&rec, 0, sizeof(rec));
+	if (store_get(w->w_store, STORE_BACKENDS, be->cb_name,
+	    strlen(be->cb_name), store_now_ms(), &rec) != 0)
+		return NULL;
+	o = json_loadb(rec.sr_data, rec.sr_len, 0, &jerr);
+	store_rec_clear(&rec);
+	return o;
+}
+
+void
+backend_info_put(struct worker *w, const struct config_backend *be,
+    const char *version, json_t *init_result)
+{
+	json_t		*o;
+	char		*buf;
+	size_t		 len;
+	uint64_t	 now = store_now_ms();
+
+	o = json_pack("{s:s, s:O, s:I}", "pv", version, "result", init_result,
+	    "at", (json_int_t)now);
+	if (o == NULL)
+		return;
+	if ((buf = jsonrpc_dump(o, &len)) != NULL) {
+		if (store_put(w->w_store, STORE_BACKENDS, be->cb_name,
+		    strlen(be->cb_name), buf, len, now + BACKEND_INFO_TTL_MS,
+		    now) == -1)
+			log_warnx("cannot cache backend %s info", be->cb_name);
+		free(buf);
+	}
+	json_decref(o);
+}
+
+static void
+backend_open_done(struct backend_call *bc, int rc, json_t *response,
+    int lost, const char *errmsg)
+{
+	struct backend_open_state	*bo = bc->bc_iarg;
+	json_t				*result, *err;
+	const char			*version = NULL, *sid;
+	char				 msg[512];
+
+	(void)lost;
+	if (rc == -1) {
+		bo->bo_cb(bo->bo_arg, -1, NULL, NULL, NULL, errmsg);
+		goto done;
+	}
+	if ((err = json_object_get(response, "error")) != NULL) {
+		(void)snprintf(msg, sizeof(msg), "backend %s refused "
+		    "initialize: %s", bo->bo_be->cb_name,
+		    json_string_value(json_object_get(err, "message")) ?
+		    json_string_value(json_object_get(err, "message")) : "?");
+		bo->bo_cb(bo->bo_arg, -1, NULL, NULL, NULL, msg);
+		goto done;
+	}
+	result = json_object_get(response, "result");
+	version = json_string_value(json_object_get(result,
+	    "protocolVersion"));
+	if (!json_is_object(result) || version == NULL ||
+	    !proto_version_known(version)) {
+		(void)snprintf(msg, sizeof(msg), "backend %s sent an invalid "
+		    "initialize result", bo->bo_be->cb_name);
+		bo->bo_cb(bo->bo_arg, -1, NULL, NULL, NULL, msg);
+		goto done;
+	}
+	sid = bc->bc_resp_sid[0] != '\0' ? bc->bc_resp_sid : NULL;
+	if (sid != NULL && !proto_session_id_valid(sid)) {
+		(void)snprintf(msg, sizeof(msg), "backend %s sent an invalid "
+		    "session id", bo->bo_be->cb_name);
+		bo->bo_cb(bo->bo_arg, -1, NULL, NULL, NULL, msg);
+		goto done;
+	}
+	backend_info_put(bo->bo_w, bo->bo_be, version, result);
+	(void)backend_notify(bo->bo_w, bo->bo_be, sid, version,
+	    "notifications/initialized", NULL);
+	bo->bo_cb(bo->bo_arg, 0, sid, version, result, NULL);
+done:
+	free(bo);
+}
+
+int
+backend_open(struct worker *w, const struct config_backend *be,
+    backend_open_cb cb, void *arg)
+{
+	struct backend_open_state	*bo;
+	json_t				*params;
+
+	if ((bo = calloc(1, sizeof(*bo))) == NULL)
+		return -1;
+	bo->bo_w = w;
+	bo->bo_be = be;
+	bo->bo_cb = cb;
+	bo->bo_arg = arg;
+	/* no client capabilities: server-to-client requests are not relayed
+	 * yet, so a compliant backend sends none */
+	params = json_pack("{s:s, s:{}, s:{s:s, s:s}}", "protocolVersion",
+	    MCP_VERSION_LEGACY, "capabilities", "clientInfo", "name", "vmcpd",
+	    "version", VMCPD_VERSION);
+	if (params == NULL) {
+		free(bo);
+		return -1;
+	}
+	if (backend_call_start(w, be, NULL, NULL, "initialize", params, NULL,
+	    NULL, backend_open_done, bo) == NULL) {
+		json_decref(params);
+		free(bo);
+		return -1;
+	}
+	json_decref(params);
+	return 0;
+}

@@ -1,0 +1,914 @@
+/*
+ * Outbound HTTP on libcurl's multi_socket interface, driven by the
+ * worker's libevent loop: libcurl tells us which sockets to watch
+ * (one persistent event each) and when to wake it (one timer), we
+ * hand readiness back with curl_multi_socket_action().
+ *
+ * libcurl refuses curl_multi_add_handle/remove_handle while one of
+ * its callbacks runs (CURLM_RECURSIVE_API_CALL), and our hc_head and
+ * hc_data run inside its header and write callbacks.  So every call
+ * started or cancelled while curl_multi_socket_action() is on the
+ * stack is parked on a list and handled once it returns.  Completed
+ * transfers are first moved to a done queue and only then reported,
+ * so an hc_done that cancels or starts other calls is safe.
+ *
+ * http_client_free() must not be called from inside a callback.
+ */
+#include <sys/queue.h>
+
+#include <ctype.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <curl/curl.h>
+#include <event2/event.h>
+
+#include "shared/log.h"
+#include "worker/http_client.h"
+
+#define HTTP_MAXCONNECTS	64
+#define HTTP_CONNECT_TIMEOUT_MS	10000L
+/* below Node's default keepAliveTimeout (5 s): avoid the idle-close race */
+#define HTTP_MAXAGE_CONN_S	4L
+#define HTTP_RESP_HDRS_MAX	100
+#define HTTP_RESP_HEAD_MAX	(64 * 1024)
+
+enum http_call_state {
+	HC_NEW,		/* not started */
+	HC_PENDING,	/* started inside socket_action; not yet added */
+	HC_ACTIVE,	/* in the multi handle */
+	HC_ZOMBIE,	/* cancelled inside socket_action; still added */
+	HC_DONE,	/* transfer over, on the done queue */
+	HC_FINISHING	/* being reported */
+};
+
+struct http_hdr {
+	char	*h_name;
+	char	*h_value;
+};
+
+TAILQ_HEAD(http_call_list, http_call);
+
+struct http_call {
+	TAILQ_ENTRY(http_call)	 c_entry;
+	struct http_client	*c_client;
+	CURL			*c_easy;
+	enum http_call_state	 c_state;
+	char			*c_method;
+	char			*c_target;	/* host:port, for messages */
+	struct curl_slist	*c_reqhdrs;
+	int			 c_has_ctype;
+	char			*c_body;
+	size_t			 c_bodylen;
+	int			 c_has_body;
+	uint64_t		 c_timeout_ms;
+	struct http_call_cbs	 c_cbs;
+	void			*c_arg;
+	struct http_hdr		*c_hdrs;
+	size_t			 c_nhdrs;
+	size_t			 c_hdrcap;
+	size_t			 c_hdrbytes;
+	long			 c_status;
+	int			 c_head_done;
+	int			 c_incb;	/* inside a user callback */
+	int			 c_cancelled;
+	int			 c_aborted;	/* a callback said stop */
+	CURLcode		 c_result;
+	char			 c_errbuf[CURL_ERROR_SIZE];
+	char			 c_errmsg[CURL_ERROR_SIZE + 256];
+};
+
+struct http_sock {
+	LIST_ENTRY(http_sock)	 s_entry;
+	struct http_client	*s_client;
+	struct event		*s_ev;
+	curl_socket_t		 s_fd;
+};
+
+struct http_client {
+	struct event_base	*hc_base;
+	CURLM			*hc_multi;
+	struct event		*hc_timer;
+	struct http_call_list	 hc_active;
+	struct http_call_list	 hc_pending;
+	struct http_call_list	 hc_zombies;
+	struct http_call_list	 hc_done;
+	LIST_HEAD(, http_sock)	 hc_socks;
+	size_t			 hc_inflight;
+	int			 hc_in_action;
+};
+
+static int	http_curl_ready;
+
+static void	http_client_drive(struct http_client *, curl_socket_t, int);
+static void	http_call_free(struct http_call *);
+
+static int
+http_token_valid(const char *s)
+{
+	const char	*p;
+
+	if (*s == '\0')
+		return 0;
+	for (p = s; *p != '\0'; p++) {
+		if (!isalnum((unsigned char)*p) &&
+		    strchr("!#$%&'*+-.^_`|~", *p) == NULL)
+			return 0;
+	}
+	return 1;
+}
+
+static void
+http_call_clear_headers(struct http_call *call)
+{
+	size_t	i;
+
+	for (i = 0; i < call->c_nhdrs; i++) {
+		free(call->c_hdrs[i].h_name);
+		free(call->c_hdrs[i].h_value);
+	}
+	call->c_nhdrs = 0;
+	call->c_hdrbytes = 0;
+}
+
+static void
+http_call_free(struct http_call *call)
+{
+	if (call->c_easy != NULL)
+		curl_easy_cleanup(call->c_easy);
+	http_call_clear_headers(call);
+	free(call->c_hdrs);
+	curl_slist_free_all(call->c_reqhdrs);
+	free(call->c_body);
+	free(call->c_target);
+	free(call->c_method);
+	free(call);
+}
+
+static void
+http_call_detach(struct http_call *call)
+{
+	struct http_client	*c = call->c_client;
+
+	(void)curl_multi_remove_handle(c->hc_multi, call->c_easy);
+}
+
+/* Runs the user's hc_head once.  -1: stop the transfer. */
+static int
+http_call_head(struct http_call *call)
+{
+	int	r;
+
+	if (call->c_head_done)
+		return 0;
+	call->c_head_done = 1;
+	if (curl_easy_getinfo(call->c_easy, CURLINFO_RESPONSE_CODE,
+	    &call->c_status) != CURLE_OK)
+		call->c_status = 0;
+	if (call->c_cbs.hc_head == NULL)
+		return 0;
+	call->c_incb++;
+	r = call->c_cbs.hc_head(call->c_arg, call, call->c_status);
+	call->c_incb--;
+	if (call->c_cancelled)
+		return -1;
+	if (r != 0) {
+		call->c_aborted = 1;
+		return -1;
+	}
+	return 0;
+}
+
+static int
+http_call_store_header(struct http_call *call, const char *line, size_t len)
+{
+	struct http_hdr	*h;
+	const char	*colon, *v, *e;
+	char		*nv;
+	size_t		 nlen, vlen, olen;
+
+	if (call->c_hdrbytes + len > HTTP_RESP_HEAD_MAX)
+		return -1;
+	call->c_hdrbytes += len;
+
+	/* obs-fold: the line continues the previous value */
+	if (line[0] == ' ' || line[0] == '\t') {
+		if (call->c_nhdrs == 0)
+			return 0;
+		for (v = line; v < line + len && (*v == ' ' || *v == '\t');
+		    v++)
+			;
+		vlen = (size_t)(line + len - v);
+		if (vlen == 0)
+			return 0;
+		h = &call->c_hdrs[call->c_nhdrs - 1];
+		olen = strlen(h->h_value);
+		if ((nv = realloc(h->h_value, olen + vlen + 2)) == NULL)
+			return -1;
+		nv[olen] = ' ';
+		memcpy(nv + olen + 1, v, vlen);
+		nv[olen + 1 + vlen] = '\0';
+		h->h_value = nv;
+		return 0;
+	}
+
+	if ((colon = memchr(line, ':', len)) == NULL || colon == line)
+		return 0;	/* not a field; ignore it */
+	nlen = (size_t)(colon - line);
+	v = colon + 1;
+	e = line + len;
+	while (v < e && (*v == ' ' || *v == '\t'))
+		v++;
+	while (e > v && (e[-1] == ' ' || e[-1] == '\t'))
+		e--;
+	vlen = (size_t)(e - v);
+
+	if (call->c_nhdrs == HTTP_RESP_HDRS_MAX)
+		return -1;
+	if (call->c_nhdrs == call->c_hdrcap) {
+		size_t		 ncap = call->c_hdrcap ? call->c_hdrcap * 2 : 16;
+
+		if ((h = reallocarray(call->c_hdrs, ncap, sizeof(*h))) == NULL)
+			return -1;
+		call->c_hdrs = h;
+		call->c_hdrcap = ncap;
+	}
+	h = &call->c_hdrs[call->c_nhdrs];
+	if ((h->h_name = strndup(line, nlen)) == NULL)
+		return -1;
+	if ((h->h_value = strndup(v, vlen)) == NULL) {
+		free(h->h_name);
+		return -1;
+	}
+	call->c_nhdrs++;
+	return 0;
+}
+
+static size_t
+http_call_header_cb(char *buf, size_t size, size_t nitems, void *arg)
+{
+	struct http_call	*call = arg;
+	size_t			 len = size * nitems, l = len;
+	long			 code = 0;
+
+	if (call->c_cancelled)
+		return 0;
+	if (call->c_head_done)
+		return len;	/* trailers: not part of the head */
+	if (len >= 5 && memcmp(buf, "HTTP/", 5) == 0) {
+		/* a new response (after a 1xx): forget the previous head */
+		http_call_clear_headers(call);
+		return len;
+	}
+	while (l > 0 && (buf[l - 1] == '\n' || buf[l - 1] == '\r'))
+		l--;
+	if (l > 0) {
+		if (http_call_store_header(call, buf, l) == -1) {
+			(void)snprintf(call->c_errmsg, sizeof(call->c_errmsg),
+			    "response head from %s too large",
+			    call->c_target);
+			return 0;
+		}
+		return len;
+	}
+	/* end of a head: interim (1xx) heads are skipped */
+	(void)curl_easy_getinfo(call->c_easy, CURLINFO_RESPONSE_CODE, &code);
+	if (code >= 100 && code < 200)
+		return len;
+	if (http_call_head(call) == -1)
+		return 0;
+	return len;
+}
+
+static size_t
+http_call_write_cb(char *buf, size_t size, size_t nmemb, void *arg)
+{
+	struct http_call	*call = arg;
+	size_t			 len = size * nmemb;
+	int			 r;
+
+	if (call->c_cancelled)
+		return 0;
+	if (http_call_head(call) == -1)
+		return 0;
+	if (len == 0 || call->c_cbs.hc_data == NULL)
+		return len;
+	call->c_incb++;
+	r = call->c_cbs.hc_data(call->c_arg, call, buf, len);
+	call->c_incb--;
+	if (call->c_cancelled)
+		return 0;
+	if (r != 0) {
+		call->c_aborted = 1;
+		return 0;
+	}
+	return len;
+}
+
+static const char *
+http_call_errmsg(struct http_call *call)
+{
+	long		 oserr = 0;
+	curl_off_t	 ct = 0;
+	uint64_t	 ms;
+
+	if (call->c_errmsg[0] != '\0')
+		return call->c_errmsg;
+	if (call->c_aborted)
+		return "aborted";
+	switch (call->c_result) {
+	case CURLE_COULDNT_CONNECT:
+		(void)curl_easy_getinfo(call->c_easy, CURLINFO_OS_ERRNO,
+		    &oserr);
+		(void)snprintf(call->c_errmsg, sizeof(call->c_errmsg),
+		    "connect to %s failed: %s", call->c_target,
+		    oserr != 0 ? strerror((int)oserr) :
+		    call->c_errbuf[0] != '\0' ? call->c_errbuf :
+		    curl_easy_strerror(call->c_result));
+		return call->c_errmsg;
+	case CURLE_OPERATION_TIMEDOUT:
+		(void)curl_easy_getinfo(call->c_easy, CURLINFO_CONNECT_TIME_T,
+		    &ct);
+		if (ct == 0) {
+			ms = HTTP_CONNECT_TIMEOUT_MS;
+			if (call->c_timeout_ms != 0 && call->c_timeout_ms < ms)
+				ms = call->c_timeout_ms;
+			(void)snprintf(call->c_errmsg, sizeof(call->c_errmsg),
+			    "connect to %s timed out after %llu ms",
+			    call->c_target, (unsigned long long)ms);
+		} else if (call->c_timeout_ms != 0)
+			(void)snprintf(call->c_errmsg, sizeof(call->c_errmsg),
+			    "timed out after %llu ms",
+			    (unsigned long long)call->c_timeout_ms);
+		else
+			break;
+		return call->c_errmsg;
+	default:
+		break;
+	}
+	if (call->c_errbuf[0] != '\0')
+		return call->c_errbuf;
+	return curl_easy_strerror(call->c_result);
+}
+
+/* Reports a finished call (state HC_FINISHING, on no list) and frees it. */
+static void
+http_call_finish(struct http_call *call)
+{
+	struct http_client	*c = call->c_client;
+	int			 result;
+	const char		*msg = NULL;
+
+	c->hc_inflight--;
+	if (call->c_result == CURLE_OK && call->c_errmsg[0] == '\0') {
+		/* no body: the head was not reported yet */
+		(void)http_call_head(call);
+		if (call->c_cancelled) {
+			http_call_free(call);
+			return;
+		}
+	}
+	result = (call->c_result == CURLE_OK && !call->c_aborted &&
+	    call->c_errmsg[0] == '\0') ? 0 : -1;
+	if (result == -1)
+		msg = http_call_errmsg(call);
+	if (call->c_cbs.hc_done != NULL) {
+		call->c_incb++;
+		call->c_cbs.hc_done(call->c_arg, call, result, msg);
+		call->c_incb--;
+	}
+	http_call_free(call);
+}
+
+/*
+ * Work that had to wait until curl_multi_socket_action() returned:
+ * cancelled transfers, new ones, then completions.
+ */
+static void
+http_client_settle(struct http_client *c)
+{
+	struct http_call	*call;
+	CURLMsg			*m;
+	CURLMcode		 mc;
+	void			*priv;
+	int			 left;
+
+	while ((call = TAILQ_FIRST(&c->hc_zombies)) != NULL) {
+		TAILQ_REMOVE(&c->hc_zombies, call, c_entry);
+		http_call_detach(call);
+		http_call_free(call);
+	}
+	while ((call = TAILQ_FIRST(&c->hc_pending)) != NULL) {
+		TAILQ_REMOVE(&c->hc_pending, call, c_entry);
+		if ((mc = curl_multi_add_handle(c->hc_multi, call->c_easy)) !=
+		    CURLM_OK) {
+			(void)snprintf(call->c_errmsg, sizeof(call->c_errmsg),
+			    "cannot start request: %s",
+			    curl_multi_strerror(mc));
+			call->c_state = HC_DONE;
+			TAILQ_INSERT_TAIL(&c->hc_done, call, c_entry);
+			continue;
+		}
+		call->c_state = HC_ACTIVE;
+		TAILQ_INSERT_TAIL(&c->hc_active, call, c_entry);
+	}
+
+	while ((m = curl_multi_info_read(c->hc_multi, &left)) != NULL) {
+		if (m->msg != CURLMSG_DONE)
+			continue;
+		priv = NULL;
+		if (curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE,
+		    &priv) != CURLE_OK || priv == NULL)
+			continue;
+		call = priv;
+		call->c_result = m->data.result;
+		/* m is invalid once the handle is removed */
+		TAILQ_REMOVE(&c->hc_active, call, c_entry);
+		http_call_detach(call);
+		call->c_state = HC_DONE;
+		TAILQ_INSERT_TAIL(&c->hc_done, call, c_entry);
+	}
+
+	/* hc_done may cancel queued calls: they leave this queue then */
+	while ((call = TAILQ_FIRST(&c->hc_done)) != NULL) {
+		TAILQ_REMOVE(&c->hc_done, call, c_entry);
+		call->c_state = HC_FINISHING;
+		http_call_finish(call);
+	}
+}
+
+static void
+http_client_drive(struct http_client *c, curl_socket_t fd, int action)
+{
+	int	running;
+
+	c->hc_in_action = 1;
+	(void)curl_multi_socket_action(c->hc_multi, fd, action, &running);
+	c->hc_in_action = 0;
+	http_client_settle(c);
+}
+
+static void
+http_client_sock_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct http_sock	*s = arg;
+	int			 action = 0;
+
+	if (what & EV_READ)
+		action |= CURL_CSELECT_IN;
+	if (what & EV_WRITE)
+		action |= CURL_CSELECT_OUT;
+	http_client_drive(s->s_client, fd, action);
+}
+
+static void
+http_client_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	http_client_drive(arg, CURL_SOCKET_TIMEOUT, 0);
+}
+
+static void
+http_sock_free(struct http_sock *s)
+{
+	LIST_REMOVE(s, s_entry);
+	event_free(s->s_ev);
+	free(s);
+}
+
+static int
+http_client_socket_fn(CURL *easy, curl_socket_t fd, int what, void *arg,
+    void *sockp)
+{
+	struct http_client	*c = arg;
+	struct http_sock	*s = sockp;
+	short			 kind = EV_PERSIST;
+
+	(void)easy;
+	if (what == CURL_POLL_REMOVE) {
+		if (s != NULL)
+			http_sock_free(s);
+		return 0;
+	}
+	if (what & CURL_POLL_IN)
+		kind |= EV_READ;
+	if (what & CURL_POLL_OUT)
+		kind |= EV_WRITE;
+
+	if (s == NULL) {
+		if ((s = calloc(1, sizeof(*s))) == NULL)
+			goto fail;
+		s->s_client = c;
+		s->s_fd = fd;
+		if ((s->s_ev = event_new(c->hc_base, fd, kind,
+		    http_client_sock_cb, s)) == NULL) {
+			free(s);
+			goto fail;
+		}
+		LIST_INSERT_HEAD(&c->hc_socks, s, s_entry);
+		if (curl_multi_assign(c->hc_multi, fd, s) != CURLM_OK) {
+			http_sock_free(s);
+			goto fail;
+		}
+	} else {
+		(void)event_del(s->s_ev);
+		if (event_assign(s->s_ev, c->hc_base, fd, kind,
+		    http_client_sock_cb, s) == -1)
+			goto fail;
+	}
+	if (event_add(s->s_ev, NULL) == -1)
+		goto fail;
+	return 0;
+ fail:
+	log_warnx("http client: cannot watch socket %d", (int)fd);
+	return -1;
+}
+
+static int
+http_client_timer_fn(CURLM *multi, long timeout_ms, void *arg)
+{
+	struct http_client	*c = arg;
+	struct timeval		 tv;
+
+	(void)multi;
+	if (timeout_ms < 0) {
+		(void)evtimer_del(c->hc_timer);
+		return 0;
+	}
+	tv.tv_sec = timeout_ms / 1000;
+	tv.tv_usec = (timeout_ms % 1000) * 1000;
+	return evtimer_add(c->hc_timer, &tv) == -1 ? -1 : 0;
+}
+
+struct http_client *
+http_client_new(struct event_base *base)
+{
+	struct http_client	*c;
+
+	if (!http_curl_ready) {
+		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+			log_warnx("http client: curl_global_init failed");
+			return NULL;
+		}
+		http_curl_ready = 1;
+	}
+	if ((c = calloc(1, sizeof(*c))) == NULL)
+		return NULL;
+	c->hc_base = base;
+	TAILQ_INIT(&c->hc_active);
+	TAILQ_INIT(&c->hc_pending);
+	TAILQ_INIT(&c->hc_zombies);
+	TAILQ_INIT(&c->hc_done);
+	LIST_INIT(&c->hc_socks);
+	if ((c->hc_timer = evtimer_new(base, http_client_timer_cb, c)) == NULL)
+		goto fail;
+	if ((c->hc_multi = curl_multi_init()) == NULL)
+		goto fail;
+	if (curl_multi_setopt(c->hc_multi, CURLMOPT_SOCKETFUNCTION,
+	    http_client_socket_fn) != CURLM_OK ||
+	    curl_multi_setopt(c->hc_multi, CURLMOPT_SOCKETDATA, c) !=
+	    CURLM_OK ||
+	    curl_multi_setopt(c->hc_multi, CURLMOPT_TIMERFUNCTION,
+	    http_client_timer_fn) != CURLM_OK ||
+	    curl_multi_setopt(c->hc_multi, CURLMOPT_TIMERDATA, c) !=
+	    CURLM_OK ||
+	    curl_multi_setopt(c->hc_multi, CURLMOPT_MAXCONNECTS,
+	    (long)HTTP_MAXCONNECTS) != CURLM_OK)
+		goto fail;
+	return c;
+ fail:
+	if (c->hc_multi != NULL)
+		curl_multi_cleanup(c->hc_multi);
+	if (c->hc_timer != NULL)
+		event_free(c->hc_timer);
+	free(c);
+	return NULL;
+}
+
+void
+http_client_free(struct http_client *c)
+{
+	struct http_call	*call;
+	struct http_sock	*s;
+
+	if (c == NULL)
+		return;
+	while ((call = TAILQ_FIRST(&c->hc_active)) != NULL) {
+		TAILQ_REMOVE(&c->hc_active, call, c_entry);
+		http_call_detach(call);
+		http_call_free(call);
+	}
+	while ((call = TAILQ_FIRST(&c->hc_zombies)) != NULL) {
+		TAILQ_REMOVE(&c->hc_zombies, call, c_entry);
+		http_call_detach(call);
+		http_call_free(call);
+	}
+	while ((call = TAILQ_FIRST(&c->hc_pending)) != NULL) {
+		TAILQ_REMOVE(&c->hc_pending, call, c_entry);
+		http_call_free(call);
+	}
+	while ((call = TAILQ_FIRST(&c->hc_done)) != NULL) {
+		TAILQ_REMOVE(&c->hc_done, call, c_entry);
+		http_call_free(call);
+	}
+	/* closes the cached connections, which may call socket_fn */
+	curl_multi_cleanup(c->hc_multi);
+	while ((s = LIST_FIRST(&c->hc_socks)) != NULL)
+		http_sock_free(s);
+	event_free(c->hc_timer);
+	free(c);
+}
+
+struct http_call *
+http_call_new(struct http_client *c, const char *method, const char *url)
+{
+	struct http_call	*call;
+	CURLU			*u = NULL;
+	char			*scheme = NULL, *host = NULL, *port = NULL;
+
+	if (c == NULL || method == NULL || url == NULL ||
+	    !http_token_valid(method))
+		return NULL;
+	if ((call = calloc(1, sizeof(*call))) == NULL)
+		return NULL;
+	call->c_client = c;
+	call->c_state = HC_NEW;
+
+	/* parsed here so a bad URL fails now, not in the loop */
+	if ((u = curl_url()) == NULL ||
+	    curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
+	    (strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0) ||
+	    curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) !=
+	    CURLUE_OK)
+		goto fail;
+	if (asprintf(&call->c_target, "%s:%s", host, port) == -1) {
+		call->c_target = NULL;
+		goto fail;
+	}
+	if ((call->c_method = strdup(method)) == NULL)
+		goto fail;
+	if ((call->c_reqhdrs = curl_slist_append(NULL, "X-Foo: 1")) == NULL)
+		goto fail;
+
+	if ((call->c_easy = curl_easy_init()) == NULL)
+		goto fail;
+	if (curl_easy_setopt(call->c_easy, CURLOPT_URL, url) != CURLE_OK ||
+	    curl_easy_setopt(call->c_easy, CURLOPT_PRIVATE, call) !=
+	    CURLE_OK ||
+	    curl_easy_setopt(call->c_easy, CURLOPT_ERRORBUFFER,
+	    call->c_errbuf) != CURLE_OK ||
+	    curl_easy_setopt(call->c_easy, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
+	    curl_easy_setopt(call->c_easy, CURLOPT_HTTP_VERSION,
+	    (long)CURL_HTTP_VERSION_1_1) != CURLE_OK ||
+	    curl_easy_setopt(call->c_easy, CURLOPT_PROXY, "") != CURLE_OK ||
+	    curl_easy_setopt(call->c_easy, CURLOPT_PROTOCOLS_STR,
+	    "http,https") != CURLE_OK ||
+	    curl_easy_setopt(call->c_easy, CURLOPT_FOLLOWLOCATION, 0L) !=
+	    CURLE_OK ||
+	    curl_easy_setopt(call->c_easy, CURLOPT_TCP_KEEPALIVE, 1L) !=
+	    CURLE_OK ||
+	    curl_easy_setopt(call->c_easy, CURLOPT_MAXAGE_CONN,
+	    HTTP_MAXAGE_CONN_S) != CURLE_OK ||
+	    curl_easy_setopt(call->c_easy, CURLOPT_CONNECTTIMEOUT_MS,
+	    HTTP_CONNECT_TIMEOUT_MS) != CURLE_OK ||
+	    curl_easy_setopt(call->c_easy, CURLOPT_HEADERFUNCTION,
+	    http_call_header_cb) != CURLE_OK ||
+	    curl_easy_setopt(call->c_easy, CURLOPT_HEADERDATA, call) !=
+	    CURLE_OK ||
+	    curl_easy_setopt(call->c_easy, CURLOPT_WRITEFUNCTION,
+	    http_call_write_cb) != CURLE_OK ||
+	    curl_easy_setopt(call->c_easy, CURLOPT_WRITEDATA, call) !=
+	    CURLE_OK)
+		goto fail;
+
+	curl_free(scheme);
+	curl_free(host);
+	curl_free(port);
+	curl_url_cleanup(u);
+	return call;
+ fail:
+	curl_free(scheme);
+	curl_free(host);
+	curl_free(port);
+	curl_url_cleanup(u);
+	http_call_free(call);
+	return NULL;
+}
+
+int
+http_call_add_header(struct http_call *call, const char *name,
+    const char *value)
+{
+	struct curl_slist	*l;
+	char			*line;
+	int			 r;
+
+	if (call->c_state != HC_NEW || !http_token_valid(name) ||
+	    strpbrk(value, "\r\n") != NULL)
+		return -1;
+	/* "Name:" alone would tell libcurl to drop the header */
+	if (*value == '\0')
+		r = asprintf(&line, "%s;", name);
+	else
+		r = asprintf(&line, "%s: %s", name, value);
+	if (r == -1)
+		return -1;
+	l = curl_slist_append(call->c_reqhdrs, line);
+	free(line);
+	if (l == NULL)
+		return -1;
+	call->c_reqhdrs = l;
+	if (strcasecmp(name, "Content-Type") == 0)
+		call->c_has_ctype = 1;
+	return 0;
+}
+
+int
+http_call_set_body(struct http_call *call, const void *body, size_t len)
+{
+	char	*p;
+
+	if (call->c_state != HC_NEW || (body == NULL && len > 0))
+		return -1;
+	if ((p = malloc(len + 1)) == NULL)
+		return -1;
+	if (len > 0)
+		memcpy(p, body, len);
+	p[len] = '\0';
+	free(call->c_body);
+	call->c_body = p;
+	call->c_bodylen = len;
+	call->c_has_body = 1;
+	return 0;
+}
+
+void
+http_call_set_timeout(struct http_call *call, uint64_t ms)
+{
+	call->c_timeout_ms = ms;
+}
+
+int
+http_call_set_unix_socket(struct http_call *call, const char *path)
+{
+	char	*t;
+
+	if (call->c_state != HC_NEW || path == NULL || *path == '\0')
+		return -1;
+	if (asprintf(&t, "unix:%s", path) == -1)
+		return -1;
+	if (curl_easy_setopt(call->c_easy, CURLOPT_UNIX_SOCKET_PATH, path) !=
+	    CURLE_OK) {
+		free(t);
+		return -1;
+	}
+	free(call->c_target);
+	call->c_target = t;
+	return 0;
+}
+
+static int
+http_call_setup(struct http_call *call)
+{
+	CURL			*e = call->c_easy;
+	struct curl_slist	*l;
+	const char		*m = call->c_method;
+
+	/* libcurl would otherwise label the body a form */
+	if (call->c_has_body && !call->c_has_ctype) {
+		if ((l = curl_slist_append(call->c_reqhdrs, "Content-Type:")) ==
+		    NULL)
+			return -1;
+		call->c_reqhdrs = l;
+	}
+	if (curl_easy_setopt(e, CURLOPT_HTTPHEADER, call->c_reqhdrs) !=
+	    CURLE_OK)
+		return -1;
+	if (call->c_timeout_ms > 0 && curl_easy_setopt(e,
+	    CURLOPT_TIMEOUT_MS, call->c_timeout_ms > LONG_MAX ? LONG_MAX :
+	    (long)call->c_timeout_ms) != CURLE_OK)
+		return -1;
+
+	if (call->c_has_body || strcmp(m, "POST") == 0) {
+		if (curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE,
+		    (curl_off_t)call->c_bodylen) != CURLE_OK ||
+		    curl_easy_setopt(e, CURLOPT_POSTFIELDS,
+		    call->c_body != NULL ? call->c_body : "") != CURLE_OK)
+			return -1;
+		if (strcmp(m, "POST") != 0 &&
+		    curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, m) != CURLE_OK)
+			return -1;
+	} else if (strcmp(m, "GET") == 0) {
+		if (curl_easy_setopt(e, CURLOPT_HTTPGET, 1L) != CURLE_OK)
+			return -1;
+	} else if (strcmp(m, "HEAD") == 0) {
+		if (curl_easy_setopt(e, CURLOPT_NOBODY, 1L) != CURLE_OK)
+			return -1;
+	} else if (curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, m) != CURLE_OK)
+		return -1;
+	return 0;
+}
+
+int
+http_call_start(struct http_call *call, const struct http_call_cbs *cbs,
+    void *arg)
+{
+	struct http_client	*c = call->c_client;
+
+	if (call->c_state != HC_NEW)
+		return -1;
+	if (cbs != NULL)
+		call->c_cbs = *cbs;
+	call->c_arg = arg;
+	if (http_call_setup(call) == -1)
+		goto fail;
+	if (c->hc_in_action) {
+		call->c_state = HC_PENDING;
+		TAILQ_INSERT_TAIL(&c->hc_pending, call, c_entry);
+	} else {
+		if (curl_multi_add_handle(c->hc_multi, call->c_easy) !=
+		    CURLM_OK)
+			goto fail;
+		call->c_state = HC_ACTIVE;
+		TAILQ_INSERT_TAIL(&c->hc_active, call, c_entry);
+	}
+	c->hc_inflight++;
+	return 0;
+ fail:
+	http_call_free(call);
+	return -1;
+}
+
+const char *
+http_call_header(struct http_call *call, const char *name)
+{
+	size_t	i;
+
+	for (i = call->c_nhdrs; i > 0; i--) {
+		if (strcasecmp(call->c_hdrs[i - 1].h_name, name) == 0)
+			return call->c_hdrs[i - 1].h_value;
+	}
+	return NULL;
+}
+
+long
+http_call_status(struct http_call *call)
+{
+	return call->c_status;
+}
+
+void
+http_call_cancel(struct http_call *call)
+{
+	struct http_client	*c;
+
+	if (call == NULL || call->c_cancelled)
+		return;
+	c = call->c_client;
+	call->c_cancelled = 1;
+	switch (call->c_state) {
+	case HC_NEW:
+		http_call_free(call);
+		break;
+	case HC_PENDING:
+		TAILQ_REMOVE(&c->hc_pending, call, c_entry);
+		c->hc_inflight--;
+		http_call_free(call);
+		break;
+	case HC_ACTIVE:
+		TAILQ_REMOVE(&c->hc_active, call, c_entry);
+		c->hc_inflight--;
+		if (c->hc_in_action) {
+			/* libcurl is on the stack: remove it afterwards */
+			call->c_state = HC_ZOMBIE;
+			TAILQ_INSERT_TAIL(&c->hc_zombies, call, c_entry);
+			break;
+		}
+		http_call_detach(call);
+		http_call_free(call);
+		break;
+	case HC_DONE:
+		TAILQ_REMOVE(&c->hc_done, call, c_entry);
+		c->hc_inflight--;
+		http_call_free(call);
+		break;
+	case HC_FINISHING:
+		/* inside its own hc_head/hc_done: http_call_finish frees */
+		break;
+	case HC_ZOMBIE:
+		break;
+	}
+}
+
+size_t
+http_client_active(const struct http_client *c)
+{
+	return c->hc_inflight;
+}

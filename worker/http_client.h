@@ -1,0 +1,66 @@
+/*
+ * Outbound HTTP: libcurl's multi interface driven by the worker's
+ * libevent loop.  One client per worker; libcurl's connection cache
+ * reuses connections per backend.  Response bodies are delivered as
+ * they arrive (de-chunked), so SSE responses can be parsed live.
+ */
+#ifndef VMCPD_HTTP_CLIENT_H
+#define VMCPD_HTTP_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct event_base;
+struct http_client;
+struct http_call;
+
+struct http_call_cbs {
+	/*
+	 * Once, when the response head is complete (after any 1xx).
+	 * Return non-zero to abort the transfer (then hc_done reports
+	 * an error).  May be NULL.
+	 */
+	int	(*hc_head)(void *arg, struct http_call *, long status);
+	/* body bytes as they arrive; non-zero aborts.  May be NULL. */
+	int	(*hc_data)(void *arg, struct http_call *, const char *buf,
+		    size_t len);
+	/*
+	 * Exactly once, unless the call was cancelled: result 0 when the
+	 * transfer completed (any HTTP status), -1 on a transport error,
+	 * timeout or abort, with a human-readable reason in errmsg.  The
+	 * call is freed after this returns.
+	 */
+	void	(*hc_done)(void *arg, struct http_call *, int result,
+		    const char *errmsg);
+};
+
+struct http_client *http_client_new(struct event_base *);
+/* cancels every call in flight (no callbacks) and frees */
+void	 http_client_free(struct http_client *);
+
+struct http_call *http_call_new(struct http_client *, const char *method,
+	    const char *url);
+/* "Name: value"; both copied */
+int	 http_call_add_header(struct http_call *, const char *name,
+	    const char *value);
+/* body copied */
+int	 http_call_set_body(struct http_call *, const void *body, size_t len);
+/* total time allowed, 0 = none (streams) */
+void	 http_call_set_timeout(struct http_call *, uint64_t ms);
+/* connect through a Unix socket (stdio bridges) */
+int	 http_call_set_unix_socket(struct http_call *, const char *path);
+/* hand the call to the loop; 0 or -1 (then the call is freed, no cbs) */
+int	 http_call_start(struct http_call *, const struct http_call_cbs *,
+	    void *arg);
+/* a response header (case-insensitive, last one wins), or NULL;
+ * valid from hc_head until the call is freed */
+const char *http_call_header(struct http_call *, const char *name);
+long	 http_call_status(struct http_call *);
+/* stop and free; no callback runs after this returns.  Safe to call
+ * from inside this call's own hc_head/hc_data (then it is freed once
+ * the callback returns). */
+void	 http_call_cancel(struct http_call *);
+/* number of calls in flight (for graceful drain) */
+size_t	 http_client_active(const struct http_client *);
+
+#endif

@@ -1,0 +1,263 @@
+/*
+ * The HTTP front: libevent's evhttp on the inherited listener, with the
+ * limits set (evhttp defaults to none), request smuggling vectors
+ * refused, and stream timeouts that do not kill SSE responses
+ * (c-engineering.md section 3.2).
+ */
+#include <sys/queue.h>
+#include <sys/types.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+
+#include "shared/config.h"
+#include "shared/log.h"
+#include "worker.h"
+
+#define FRONT_SSE_HIGH_WATER	(8 * 1024 * 1024)
+
+static void	front_on_request(struct evhttp_request *, void *);
+
+const char *
+front_header(struct evhttp_request *req, const char *name)
+{
+	return evhttp_find_header(evhttp_request_get_input_headers(req), name);
+}
+
+static void
+front_common_headers(struct evhttp_request *req, const char *session_id)
+{
+	struct evkeyvalq	*h = evhttp_request_get_output_headers(req);
+	struct worker		*w;
+	char			 buf[64];
+
+	if (session_id != NULL)
+		evhttp_add_header(h, "Mcp-Session-Id", session_id);
+	w = worker_self();
+	if (w->w_conf->cf_worker_header) {
+		(void)snprintf(buf, sizeof(buf), "%d %d", w->w_slot,
+		    (int)w->w_pid);
+		evhttp_add_header(h, "Vmcpd-Worker", buf);
+	}
+}
+
+void
+front_reply_json(struct evhttp_request *req, int status, json_t *body,
+    const char *session_id)
+{
+	struct evbuffer	*buf;
+	char		*s = NULL;
+	size_t		 len = 0;
+
+	if (body != NULL)
+		s = jsonrpc_dump(body, &len);
+	front_common_headers(req, session_id);
+	if ((buf = evbuffer_new()) == NULL || s == NULL) {
+		free(s);
+		if (buf != NULL)
+			evbuffer_free(buf);
+		evhttp_send_error(req, 500, "Internal Server Error");
+		return;
+	}
+	evhttp_add_header(evhttp_request_get_output_headers(req),
+	    "Content-Type", "application/json");
+	evbuffer_add(buf, s, len);
+	free(s);
+	evhttp_send_reply(req, status, NULL, buf);
+	evbuffer_free(buf);
+}
+
+void
+front_reply_error(struct evhttp_request *req, int status, json_t *id,
+    int code, const char *message)
+{
+	json_t *e;
+
+	e = jsonrpc_error_new(id, code, message, NULL);
+	front_reply_json(req, status, e, NULL);
+	json_decref(e);
+}
+
+void
+front_reply_empty(struct evhttp_request *req, int status)
+{
+	front_common_headers(req, NULL);
+	evhttp_send_reply(req, status, NULL, NULL);
+}
+
+void
+front_sse_start(struct evhttp_request *req, const char *session_id)
+{
+	struct evkeyvalq		*h = evhttp_request_get_output_headers(req);
+	struct evhttp_connection	*evcon;
+	struct bufferevent		*bev;
+	struct worker			*w = worker_self();
+	struct timeval			 tv;
+
+	front_common_headers(req, session_id);
+	evhttp_add_header(h, "Content-Type", "text/event-stream");
+	evhttp_add_header(h, "Cache-Control", "no-cache");
+	evhttp_add_header(h, "X-Accel-Buffering", "no");
+	evhttp_send_reply_start(req, 200, "OK");
+	/* evhttp uses one timeout for read and write: a quiet stream must
+	 * not be cut, so keep only the write timeout (a stalled reader) */
+	if ((evcon = evhttp_request_get_connection(req)) != NULL &&
+	    (bev = evhttp_connection_get_bufferevent(evcon)) != NULL) {
+		tv.tv_sec = w->w_conf->cf_http_timeout_ms / 1000;
+		tv.tv_usec = (w->w_conf->cf_http_timeout_ms % 1000) * 1000;
+		bufferevent_set_timeouts(bev, NULL, &tv);
+	}
+}
+
+int
+front_sse_send(struct evhttp_request *req, const char *id, const json_t *msg)
+{
+	struct evhttp_connection	*evcon;
+	struct bufferevent		*bev;
+	struct evbuffer			*buf;
+	char				*data, *ev;
+	size_t				 dlen, elen;
+
+	if ((evcon = evhttp_request_get_connection(req)) == NULL)
+		return -1;
+	bev = evhttp_connection_get_bufferevent(evcon);
+	if (bev != NULL && evbuffer_get_length(bufferevent_get_output(bev)) >
+	    FRONT_SSE_HIGH_WATER) {
+		log_warnx("SSE client too slow; dropping an event");
+		return -1;
+	}
+	if ((data = jsonrpc_dump(msg, &dlen)) == NULL)
+		return -1;
+	ev = sse_format_event(id, "message", data, dlen, &elen);
+	free(data);
+	if (ev == NULL || (buf = evbuffer_new()) == NULL) {
+		free(ev);
+		return -1;
+	}
+	evbuffer_add(buf, ev, elen);
+	free(ev);
+	evhttp_send_reply_chunk(req, buf);
+	evbuffer_free(buf);
+	return 0;
+}
+
+void
+front_sse_end(struct evhttp_request *req)
+{
+	evhttp_send_reply_end(req);
+}
+
+/* refuse what evhttp lets through that a proxy must not (smuggling) */
+static int
+front_request_sane(struct evhttp_request *req)
+{
+	struct evkeyvalq	*h = evhttp_request_get_input_headers(req);
+	struct evkeyval		*kv;
+	int			 cl = 0, te = 0;
+
+	TAILQ_FOREACH(kv, h, next) {
+		if (strcasecmp(kv->key, "Content-Length") == 0)
+			cl++;
+		else if (strcasecmp(kv->key, "Transfer-Encoding") == 0)
+			te++;
+	}
+	return cl <= 1 && !(cl > 0 && te > 0);
+}
+
+static void
+front_healthz(struct worker *w, struct evhttp_request *req)
+{
+	json_t *body;
+
+	if (evhttp_request_get_command(req) != EVHTTP_REQ_GET &&
+	    evhttp_request_get_command(req) != EVHTTP_REQ_HEAD) {
+		evhttp_add_header(evhttp_request_get_output_headers(req),
+		    "Allow", "GET, HEAD");
+		front_reply_empty(req, 405);
+		return;
+	}
+	body = json_pack("{s:s, s:i, s:i, s:b}", "status", "ok", "worker",
+	    w->w_slot, "pid", (int)w->w_pid, "draining", w->w_draining);
+	front_reply_json(req, 200, body, NULL);
+	json_decref(body);
+}
+
+static void
+front_on_request(struct evhttp_request *req, void *arg)
+{
+	struct worker		*w = arg;
+	const struct evhttp_uri	*uri;
+	const char		*path;
+
+	uri = evhttp_request_get_evhttp_uri(req);
+	path = uri != NULL ? evhttp_uri_get_path(uri) : NULL;
+	if (path == NULL)
+		path = "";
+	if (!front_request_sane(req)) {
+		evhttp_add_header(evhttp_request_get_output_headers(req),
+		    "Connection", "close");
+		front_reply_error(req, 400, NULL, JSONRPC_INVALID_REQUEST,
+		    "Bad Request: conflicting Content-Length/Transfer-Encoding");
+		return;
+	}
+	if (strcmp(path, "/mcp") == 0) {
+		w->w_inflight++;
+		legacy_handle(w, req);
+		return;
+	}
+	if (strcmp(path, "/healthz") == 0) {
+		front_healthz(w, req);
+		return;
+	}
+	front_reply_error(req, 404, NULL, JSONRPC_INVALID_REQUEST,
+	    "Not Found: the MCP endpoint is /mcp");
+}
+
+int
+front_init(struct worker *w)
+{
+	const struct config	*conf = w->w_conf;
+	struct timeval		 tv;
+
+	if ((w->w_http = evhttp_new(w->w_base)) == NULL)
+		return -1;
+	evhttp_set_max_headers_size(w->w_http, conf->cf_max_header_size);
+	evhttp_set_max_body_size(w->w_http, conf->cf_max_body_size);
+	tv.tv_sec = conf->cf_http_timeout_ms / 1000;
+	tv.tv_usec = (conf->cf_http_timeout_ms % 1000) * 1000;
+	evhttp_set_timeout_tv(w->w_http, &tv);
+	evhttp_set_allowed_methods(w->w_http, EVHTTP_REQ_GET |
+	    EVHTTP_REQ_POST | EVHTTP_REQ_DELETE | EVHTTP_REQ_HEAD |
+	    EVHTTP_REQ_PUT | EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH);
+	evhttp_set_default_content_type(w->w_http, "application/json");
+	evhttp_set_gencb(w->w_http, front_on_request, w);
+	if ((w->w_bound = evhttp_accept_socket_with_handle(w->w_http,
+	    w->w_listen_fd)) == NULL)
+		return -1;
+	return 0;
+}
+
+/* stop accepting; the master keeps the listener open for the others */
+void
+front_drain(struct worker *w)
+{
+	if (w->w_bound != NULL) {
+		evhttp_del_accept_socket(w->w_http, w->w_bound);
+		w->w_bound = NULL;
+	}
+}
+
+void
+front_free(struct worker *w)
+{
+	if (w->w_http != NULL)
+		evhttp_free(w->w_http);
+	w->w_http = NULL;
+}

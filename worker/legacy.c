@@ -1,0 +1,841 @@
+/*
+ * The Legacy client edge: MCP 2025-11-25 Streamable HTTP with sessions
+ * (mcp-wire.md section 2).  vmcpd answers initialize itself, keeps the
+ * session in the store, and forwards requests to the backend over a
+ * Legacy backend session opened lazily and recorded in the session, so
+ * any worker can carry on where another left off.
+ */
+#include <sys/queue.h>
+#include <sys/types.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <event2/buffer.h>
+#include <event2/http.h>
+
+#include "shared/config.h"
+#include "shared/log.h"
+#include "shared/store.h"
+#include "worker.h"
+
+#define SESSION_TOUCH_MS	1000	/* write last-seen at most this often */
+
+/* a client POST being served asynchronously */
+struct mcp_req {
+	TAILQ_ENTRY(mcp_req)		 mr_entry;
+	struct worker			*mr_w;
+	struct evhttp_request		*mr_req;
+	struct jsonrpc_msg		 mr_msg;
+	char				 mr_sid[SESSION_ID_LEN + 1];
+	const struct config_backend	*mr_be;
+	struct backend_call		*mr_call;
+	int				 mr_streaming;
+	int				 mr_retried;
+	int				 mr_initialize;	/* answering initialize */
+	struct session			 mr_sess;	/* initialize only */
+};
+
+/* a backend session being opened for a client session: one per worker */
+struct bopen {
+	TAILQ_ENTRY(bopen)		 bo_entry;
+	char				 bo_sid[SESSION_ID_LEN + 1];
+	const struct config_backend	*bo_be;
+	TAILQ_HEAD(, mcp_req)		 bo_waiters;
+};
+
+static void	legacy_open_backend(struct mcp_req *);
+
+static const char *
+legacy_allowed_methods(void)
+{
+	return "GET, POST, DELETE";
+}
+
+static struct mcp_req *
+legacy_req_new(struct worker *w, struct evhttp_request *req)
+{
+	struct mcp_req *mr;
+
+	if ((mr = calloc(1, sizeof(*mr))) == NULL)
+		return NULL;
+	mr->mr_w = w;
+	mr->mr_req = req;
+	TAILQ_INSERT_TAIL(&w->w_reqs, mr, mr_entry);
+	return mr;
+}
+
+static void
+legacy_on_close(struct evhttp_connection *evcon, void *arg)
+{
+	struct mcp_req *mr = arg;
+
+	(void)evcon;
+	log_debug("client went away during %s", mr->mr_msg.jm_method);
+	backend_call_cancel(mr->mr_call);
+	mr->mr_call = NULL;
+	/* evhttp detached the request: ending it frees it */
+	evhttp_send_reply_end(mr->mr_req);
+	mr->mr_req = NULL;
+	TAILQ_REMOVE(&mr->mr_w->w_reqs, mr, mr_entry);
+	jsonrpc_msg_clear(&mr->mr_msg);
+	session_clear(&mr->mr_sess);
+	worker_request_done(mr->mr_w);
+	free(mr);
+}
+
+static void
+legacy_req_watch(struct mcp_req *mr)
+{
+	struct evhttp_connection *evcon;
+
+	if ((evcon = evhttp_request_get_connection(mr->mr_req)) != NULL)
+		evhttp_connection_set_closecb(evcon, legacy_on_close, mr);
+}
+
+/* the request is answered (or abandoned): forget it */
+static void
+legacy_req_free(struct mcp_req *mr)
+{
+	struct evhttp_connection *evcon;
+
+	if (mr->mr_req != NULL &&
+	    (evcon = evhttp_request_get_connection(mr->mr_req)) != NULL)
+		evhttp_connection_set_closecb(evcon, NULL, NULL);
+	backend_call_cancel(mr->mr_call);
+	TAILQ_REMOVE(&mr->mr_w->w_reqs, mr, mr_entry);
+	jsonrpc_msg_clear(&mr->mr_msg);
+	session_clear(&mr->mr_sess);
+	worker_request_done(mr->mr_w);
+	free(mr);
+}
+
+/* answer with a JSON-RPC message; on the SSE stream if one is open */
+static void
+legacy_req_reply(struct mcp_req *mr, json_t *msg)
+{
+	struct evhttp_connection *evcon;
+
+	if ((evcon = evhttp_request_get_connection(mr->mr_req)) != NULL)
+		evhttp_connection_set_closecb(evcon, NULL, NULL);
+	if (mr->mr_streaming) {
+		(void)front_sse_send(mr->mr_req, NULL, msg);
+		front_sse_end(mr->mr_req);
+	} else
+		front_reply_json(mr->mr_req, 200, msg,
+		    mr->mr_initialize ? mr->mr_sess.s_id : NULL);
+	mr->mr_req = NULL;
+}
+
+static void
+legacy_req_error(struct mcp_req *mr, int code, const char *message)
+{
+	json_t *e;
+
+	e = jsonrpc_error_new(mr->mr_msg.jm_id, code, message, NULL);
+	legacy_req_reply(mr, e);
+	json_decref(e);
+	legacy_req_free(mr);
+}
+
+/* a synchronous answer with no mcp_req: count the request as done */
+static void
+legacy_done_error(struct worker *w, struct evhttp_request *req, int status,
+    json_t *id, int code, const char *message)
+{
+	front_reply_error(req, status, id, code, message);
+	worker_request_done(w);
+}
+
+static void
+legacy_done_json(struct worker *w, struct evhttp_request *req, int status,
+    json_t *msg)
+{
+	front_reply_json(req, status, msg, NULL);
+	worker_request_done(w);
+}
+
+static void
+legacy_done_empty(struct worker *w, struct evhttp_request *req, int status)
+{
+	front_reply_empty(req, status);
+	worker_request_done(w);
+}
+
+/* Origin must be validated (DNS rebinding): same host or loopback */
+static int
+legacy_origin_ok(struct evhttp_request *req)
+{
+	const char	*origin = front_header(req, "Origin");
+	const char	*host = front_header(req, "Host");
+	struct evhttp_uri *u;
+	const char	*oh;
+	int		 ok = 0;
+	char		 hostonly[256], *p;
+
+	if (origin == NULL)
+		return 1;
+	if ((u = evhttp_uri_parse(origin)) == NULL)
+		return 0;
+	oh = evhttp_uri_get_host(u);
+	if (oh != NULL) {
+		if (strcmp(oh, "localhost") == 0 ||
+		    strcmp(oh, "127.0.0.1") == 0 || strcmp(oh, "[::1]") == 0 ||
+		    strcmp(oh, "::1") == 0)
+			ok = 1;
+		else if (host != NULL) {
+			(void)snprintf(hostonly, sizeof(hostonly), "%s", host);
+			if (hostonly[0] != '[' &&
+			    (p = strrchr(hostonly, ':')) != NULL)
+				*p = '\0';
+			ok = strcasecmp(hostonly, oh) == 0;
+		}
+	}
+	evhttp_uri_free(u);
+	return ok;
+}
+
+/* touch the session: sliding expiry, written at most once a second */
+static void
+legacy_session_touch(struct worker *w, struct session *s)
+{
+	uint64_t now = store_now_ms();
+
+	if (now - s->s_seen_ms < SESSION_TOUCH_MS)
+		return;
+	s->s_seen_ms = now;
+	if (session_save(w->w_store, s, w->w_conf->cf_session_ttl_ms,
+	    now) == -1)
+		log_warnx("cannot refresh session %.8s...", s->s_id);
+}
+
+/* the capabilities vmcpd offers, from what the backend offers */
+static json_t *
+legacy_capabilities(json_t *backend_caps)
+{
+	static const char *const kinds[] = {
+		"tools", "resources", "prompts", "completions", "logging"
+	};
+	json_t	*caps;
+	size_t	 i;
+
+	if ((caps = json_object()) == NULL)
+		return NULL;
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (json_is_object(json_object_get(backend_caps, kinds[i])))
+			(void)json_object_set_new(caps, kinds[i],
+			    json_object());
+	return caps;
+}
+
+/* which backend capability a forwarded method needs */
+static const char *
+legacy_method_capability(const char *method)
+{
+	static const struct {
+		const char	*m;
+		const char	*cap;
+	} map[] = {
+		{ "tools/list", "tools" },
+		{ "tools/call", "tools" },
+		{ "resources/list", "resources" },
+		{ "resources/templates/list", "resources" },
+		{ "resources/read", "resources" },
+		{ "prompts/list", "prompts" },
+		{ "prompts/get", "prompts" },
+		{ "completion/complete", "completions" },
+		{ "logging/setLevel", "logging" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (strcmp(map[i].m, method) == 0)
+			return map[i].cap;
+	return NULL;
+}
+
+static void
+legacy_initialize_reply(struct mcp_req *mr, json_t *init_result)
+{
+	struct worker	*w = mr->mr_w;
+	struct session	*s = &mr->mr_sess;
+	json_t		*caps, *result, *resp, *instr;
+	uint64_t	 now = store_now_ms();
+	int		 rc;
+
+	caps = legacy_capabilities(json_object_get(init_result,
+	    "capabilities"));
+	instr = json_object_get(init_result, "instructions");
+	result = json_pack("{s:s, s:o, s:{s:s, s:s}}", "protocolVersion",
+	    s->s_version, "capabilities", caps, "serverInfo", "name",
+	    w->w_conf->cf_name, "version", VMCPD_VERSION);
+	if (result == NULL) {
+		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: out of memory");
+		return;
+	}
+	if (json_is_string(instr))
+		(void)json_object_set(result, "instructions", instr);
+	s->s_created_ms = s->s_seen_ms = now;
+	s->s_max_ms = now + w->w_conf->cf_session_max_ms;
+	if (session_mint_id(s->s_id) == -1) {
+		json_decref(result);
+		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: cannot create a session");
+		return;
+	}
+	{
+		char	*buf;
+		size_t	 len;
+
+		if (session_encode(s, &buf, &len) == -1)
+			rc = -1;
+		else {
+			rc = store_add(w->w_store, STORE_SESSIONS, s->s_id,
+			    strlen(s->s_id), buf, len,
+			    session_expiry(s, w->w_conf->cf_session_ttl_ms),
+			    now);
+			free(buf);
+		}
+	}
+	if (rc != 0) {
+		json_decref(result);
+		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: cannot store the session");
+		return;
+	}
+	log_debug("session %.8s... created (%s)", s->s_id, s->s_version);
+	resp = jsonrpc_result_new(mr->mr_msg.jm_id, result);
+	legacy_req_reply(mr, resp);
+	json_decref(resp);
+	legacy_req_free(mr);
+}
+
+static void
+legacy_initialize_opened(void *arg, int rc, const char *bsid,
+    const char *version, json_t *init_result, const char *errmsg)
+{
+	struct mcp_req	*mr = arg;
+	char		 msg[600];
+
+	if (rc == -1) {
+		(void)snprintf(msg, sizeof(msg), "Internal error: %s", errmsg);
+		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR, msg);
+		return;
+	}
+	/* adopt the backend session opened to learn its capabilities */
+	if (session_backend_set(&mr->mr_sess, mr->mr_be->cb_name, bsid,
+	    version) == -1) {
+		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: out of memory");
+		return;
+	}
+	legacy_initialize_reply(mr, init_result);
+}
+
+static void
+legacy_initialize(struct worker *w, struct evhttp_request *req,
+    struct jsonrpc_msg *msg)
+{
+	struct mcp_req	*mr;
+	struct session	*s;
+	json_t		*pv, *info, *result;
+	const struct config_backend *be = &w->w_conf->cf_backends[0];
+
+	pv = json_object_get(msg->jm_params, "protocolVersion");
+	if (!json_is_string(pv)) {
+		front_reply_error(req, 200, msg->jm_id, JSONRPC_INVALID_PARAMS,
+		    "Invalid params: initialize needs params.protocolVersion "
+		    "(a string such as \"2025-11-25\")");
+		jsonrpc_msg_clear(msg);
+		worker_request_done(w);
+		return;
+	}
+	if ((mr = legacy_req_new(w, req)) == NULL) {
+		legacy_done_error(w, req, 500, msg->jm_id,
+		    JSONRPC_INTERNAL_ERROR, "Internal error: out of memory");
+		jsonrpc_msg_clear(msg);
+		return;
+	}
+	mr->mr_msg = *msg;
+	mr->mr_initialize = 1;
+	mr->mr_be = be;
+	s = &mr->mr_sess;
+	s->s_version = strdup(proto_legacy_version_pick(json_string_value(pv)));
+	s->s_owner = strdup("");
+	s->s_client_caps = json_incref(json_object_get(msg->jm_params,
+	    "capabilities"));
+	if (!json_is_object(s->s_client_caps)) {
+		json_decref(s->s_client_caps);
+		s->s_client_caps = json_object();
+	}
+	info = json_object_get(msg->jm_params, "clientInfo");
+	s->s_client_info = json_is_object(info) ? json_incref(info) : NULL;
+	if (s->s_version == NULL || s->s_owner == NULL ||
+	    s->s_client_caps == NULL) {
+		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: out of memory");
+		return;
+	}
+	if ((info = backend_info_get(w, be)) != NULL) {
+		result = json_object_get(info, "result");
+		legacy_initialize_reply(mr, result);
+		json_decref(info);
+		return;
+	}
+	legacy_req_watch(mr);
+	if (backend_open(w, be, legacy_initialize_opened, mr) == -1)
+		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: cannot reach the backend");
+}
+
+static void
+legacy_on_backend_message(void *arg, json_t *msg)
+{
+	struct mcp_req	*mr = arg;
+	const char	*method;
+
+	method = json_string_value(json_object_get(msg, "method"));
+	if (method == NULL || (strcmp(method, "notifications/progress") != 0 &&
+	    strcmp(method, "notifications/message") != 0))
+		return;
+	if (!mr->mr_streaming) {
+		front_sse_start(mr->mr_req, NULL);
+		mr->mr_streaming = 1;
+	}
+	(void)front_sse_send(mr->mr_req, NULL, msg);
+}
+
+static void
+legacy_on_backend_done(void *arg, int rc, json_t *response, int lost,
+    const char *errmsg)
+{
+	struct mcp_req	*mr = arg;
+	json_t		*out;
+	char		 msg[600];
+
+	mr->mr_call = NULL;
+	if (rc == -1 && lost && !mr->mr_retried) {
+		/* the backend forgot our session: nothing ran, open anew */
+		log_info("backend %s lost session of %.8s...; reopening",
+		    mr->mr_be->cb_name, mr->mr_sid);
+		mr->mr_retried = 1;
+		legacy_open_backend(mr);
+		return;
+	}
+	if (rc == -1) {
+		log_warnx("%s for session %.8s...: %s", mr->mr_msg.jm_method,
+		    mr->mr_sid, errmsg);
+		(void)snprintf(msg, sizeof(msg), "Internal error: %s", errmsg);
+		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR, msg);
+		return;
+	}
+	/* the backend's answer under the client's id */
+	if ((out = json_copy(response)) == NULL ||
+	    json_object_set(out, "id", mr->mr_msg.jm_id) == -1) {
+		json_decref(out);
+		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: out of memory");
+		return;
+	}
+	legacy_req_reply(mr, out);
+	json_decref(out);
+	legacy_req_free(mr);
+}
+
+static void
+legacy_send(struct mcp_req *mr, const char *bsid, const char *version)
+{
+	static const struct backend_call_cbs cbs = {
+		legacy_on_backend_message, legacy_on_backend_done
+	};
+
+	mr->mr_call = backend_rpc(mr->mr_w, mr->mr_be, bsid, version,
+	    mr->mr_msg.jm_method, mr->mr_msg.jm_params, &cbs, mr);
+	if (mr->mr_call == NULL)
+		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: cannot send the request to the backend");
+}
+
+static struct bopen *
+legacy_bopen_find(struct worker *w, const char *sid,
+    const struct config_backend *be)
+{
+	struct bopen *bo;
+
+	TAILQ_FOREACH(bo, &w->w_opens, bo_entry)
+		if (bo->bo_be == be && strcmp(bo->bo_sid, sid) == 0)
+			return bo;
+	return NULL;
+}
+
+static void
+legacy_backend_opened(void *arg, int rc, const char *bsid,
+    const char *version, json_t *init_result, const char *errmsg)
+{
+	struct bopen	*bo = arg;
+	struct worker	*w = worker_self();
+	struct mcp_req	*mr;
+	struct session	 s;
+	char		 msg[600];
+
+	(void)init_result;
+	TAILQ_REMOVE(&w->w_opens, bo, bo_entry);
+	if (rc == 0) {
+		/* record it; re-read first, another worker may have written */
+		if (session_load(w->w_store, bo->bo_sid, store_now_ms(),
+		    &s) == 0) {
+			if (session_backend_set(&s, bo->bo_be->cb_name, bsid,
+			    version) == -1 || session_save(w->w_store, &s,
+			    w->w_conf->cf_session_ttl_ms, store_now_ms()) == -1)
+				log_warnx("cannot record the backend session "
+				    "of %.8s...", bo->bo_sid);
+			session_clear(&s);
+		}
+	}
+	while ((mr = TAILQ_FIRST(&bo->bo_waiters)) != NULL) {
+		TAILQ_REMOVE(&bo->bo_waiters, mr, mr_entry);
+		TAILQ_INSERT_TAIL(&w->w_reqs, mr, mr_entry);
+		if (rc == 0)
+			legacy_send(mr, bsid, version);
+		else {
+			(void)snprintf(msg, sizeof(msg), "Internal error: %s",
+			    errmsg);
+			legacy_req_error(mr, JSONRPC_INTERNAL_ERROR, msg);
+		}
+	}
+	free(bo);
+}
+
+/* open the backend session once per (session, backend) in this worker */
+static void
+legacy_open_backend(struct mcp_req *mr)
+{
+	struct worker	*w = mr->mr_w;
+	struct bopen	*bo;
+
+	if ((bo = legacy_bopen_find(w, mr->mr_sid, mr->mr_be)) == NULL) {
+		if ((bo = calloc(1, sizeof(*bo))) == NULL) {
+			legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
+			    "Internal error: out of memory");
+			return;
+		}
+		(void)snprintf(bo->bo_sid, sizeof(bo->bo_sid), "%s",
+		    mr->mr_sid);
+		bo->bo_be = mr->mr_be;
+		TAILQ_INIT(&bo->bo_waiters);
+		TAILQ_INSERT_TAIL(&w->w_opens, bo, bo_entry);
+		if (backend_open(w, mr->mr_be, legacy_backend_opened,
+		    bo) == -1) {
+			TAILQ_REMOVE(&w->w_opens, bo, bo_entry);
+			free(bo);
+			legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
+			    "Internal error: cannot reach the backend");
+			return;
+		}
+	}
+	TAILQ_REMOVE(&w->w_reqs, mr, mr_entry);
+	TAILQ_INSERT_TAIL(&bo->bo_waiters, mr, mr_entry);
+}
+
+static void
+legacy_forward_session(struct mcp_req *mr, struct session *s)
+{
+	struct session_backend *sb;
+
+	sb = session_backend_get(s, mr->mr_be->cb_name);
+	if (sb != NULL && !mr->mr_retried)
+		legacy_send(mr, sb->sb_sid, sb->sb_version);
+	else
+		legacy_open_backend(mr);
+}
+
+static void
+legacy_request(struct worker *w, struct evhttp_request *req,
+    struct jsonrpc_msg *msg, struct session *s)
+{
+	struct mcp_req	*mr;
+	json_t		*info, *caps, *resp;
+	const char	*cap;
+	char		 emsg[300];
+	const struct config_backend *be = &w->w_conf->cf_backends[0];
+
+	if (strcmp(msg->jm_method, "ping") == 0) {
+		resp = jsonrpc_result_new(msg->jm_id, json_object());
+		legacy_done_json(w, req, 200, resp);
+		json_decref(resp);
+		jsonrpc_msg_clear(msg);
+		return;
+	}
+	if ((cap = legacy_method_capability(msg->jm_method)) == NULL) {
+		(void)snprintf(emsg, sizeof(emsg), "Method not found: %s",
+		    msg->jm_method);
+		legacy_done_error(w, req, 200, msg->jm_id,
+		    JSONRPC_METHOD_NOT_FOUND, emsg);
+		jsonrpc_msg_clear(msg);
+		return;
+	}
+	/* only what was advertised: the backend must offer it */
+	info = backend_info_get(w, be);
+	caps = json_object_get(json_object_get(info, "result"), "capabilities");
+	if (info != NULL && !json_is_object(json_object_get(caps, cap))) {
+		json_decref(info);
+		(void)snprintf(emsg, sizeof(emsg), "Method not found: %s (no "
+		    "backend offers %s)", msg->jm_method, cap);
+		legacy_done_error(w, req, 200, msg->jm_id,
+		    JSONRPC_METHOD_NOT_FOUND, emsg);
+		jsonrpc_msg_clear(msg);
+		return;
+	}
+	json_decref(info);
+	if ((mr = legacy_req_new(w, req)) == NULL) {
+		legacy_done_error(w, req, 500, msg->jm_id,
+		    JSONRPC_INTERNAL_ERROR, "Internal error: out of memory");
+		jsonrpc_msg_clear(msg);
+		return;
+	}
+	mr->mr_msg = *msg;
+	mr->mr_be = be;
+	(void)snprintf(mr->mr_sid, sizeof(mr->mr_sid), "%s", s->s_id);
+	legacy_req_watch(mr);
+	legacy_forward_session(mr, s);
+}
+
+static void
+legacy_notification(struct worker *w, struct evhttp_request *req,
+    struct jsonrpc_msg *msg, struct session *s)
+{
+	if (strcmp(msg->jm_method, "notifications/initialized") == 0 &&
+	    !s->s_initialized) {
+		s->s_initialized = 1;
+		s->s_seen_ms = store_now_ms();
+		if (session_save(w->w_store, s, w->w_conf->cf_session_ttl_ms,
+		    s->s_seen_ms) == -1)
+			log_warnx("cannot save session %.8s...", s->s_id);
+	}
+	legacy_done_empty(w, req, 202);
+	jsonrpc_msg_clear(msg);
+}
+
+/* the session named by the request, or an answer and -1 */
+static int
+legacy_session(struct worker *w, struct evhttp_request *req, json_t *id,
+    struct session *s)
+{
+	const char	*sid = front_header(req, "Mcp-Session-Id");
+	int		 rc;
+
+	if (sid == NULL) {
+		legacy_done_error(w, req, 400, id, MCP_ERR_TRANSPORT,
+		    "Bad Request: Mcp-Session-Id header is required "
+		    "(send initialize first to get one)");
+		return -1;
+	}
+	if (!proto_session_id_valid(sid) ||
+	    (rc = session_load(w->w_store, sid, store_now_ms(), s)) ==
+	    STORE_NOTFOUND) {
+		legacy_done_error(w, req, 404, id, MCP_ERR_SESSION_NOT_FOUND,
+		    "Session not found: it expired or was terminated; send "
+		    "initialize without Mcp-Session-Id to start a new one");
+		return -1;
+	}
+	if (rc == -1) {
+		legacy_done_error(w, req, 500, id, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: cannot read the session store");
+		return -1;
+	}
+	return 0;
+}
+
+/* MCP-Protocol-Version, when present, must be one vmcpd serves */
+static int
+legacy_version_header(struct worker *w, struct evhttp_request *req,
+    json_t *id)
+{
+	const char	*v = front_header(req, "MCP-Protocol-Version");
+	char		 msg[300];
+
+	if (v == NULL)
+		return 0;
+	if (strcmp(v, MCP_VERSION_MODERN) == 0) {
+		legacy_done_error(w, req, 400, id, JSONRPC_INVALID_PARAMS,
+		    "Bad Request: MCP-Protocol-Version 2026-07-28 needs "
+		    "params._meta[\"io.modelcontextprotocol/protocolVersion\"]"
+		    "; this vmcpd serves 2025-11-25 sessions only");
+		return -1;
+	}
+	if (proto_legacy_version_pick(v) == NULL ||
+	    strcmp(proto_legacy_version_pick(v), v) != 0) {
+		(void)snprintf(msg, sizeof(msg), "Bad Request: unsupported "
+		    "MCP-Protocol-Version: %.64s (supported: 2025-11-25, "
+		    "2025-06-18, 2025-03-26, 2024-11-05)", v);
+		legacy_done_error(w, req, 400, id, MCP_ERR_TRANSPORT, msg);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+legacy_post(struct worker *w, struct evhttp_request *req)
+{
+	struct evbuffer		*in = evhttp_request_get_input_buffer(req);
+	struct jsonrpc_msg	 msg;
+	struct jsonrpc_err	 err;
+	struct session		 s;
+	json_t			*claim;
+	const char		*accept = front_header(req, "Accept");
+	const char		*ctype = front_header(req, "Content-Type");
+	size_t			 len;
+	unsigned char		*body;
+
+	if (accept == NULL || !proto_accept_has(accept, "application/json") ||
+	    !proto_accept_has(accept, "text/event-stream")) {
+		legacy_done_error(w, req, 406, NULL, MCP_ERR_TRANSPORT,
+		    "Not Acceptable: Accept must list both application/json "
+		    "and text/event-stream");
+		return;
+	}
+	if (ctype == NULL || !proto_content_type_is_json(ctype)) {
+		legacy_done_error(w, req, 415, NULL, MCP_ERR_TRANSPORT,
+		    "Unsupported Media Type: Content-Type must be "
+		    "application/json");
+		return;
+	}
+	len = evbuffer_get_length(in);
+	body = evbuffer_pullup(in, -1);
+	if (jsonrpc_parse((const char *)body, len, &msg, &err) == -1) {
+		legacy_done_error(w, req, err.je_http, NULL, err.je_code,
+		    err.je_msg);
+		return;
+	}
+	/* a Modern claim: that era is not served yet (mcp-wire.md 1.2) */
+	claim = json_object_get(json_object_get(msg.jm_params, "_meta"),
+	    "io.modelcontextprotocol/protocolVersion");
+	if (claim != NULL) {
+		json_t *e = jsonrpc_error_new(msg.jm_id,
+		    MCP_ERR_UNSUPPORTED_VERSION, "Unsupported protocol "
+		    "version: this vmcpd serves 2025-11-25 sessions only; "
+		    "send initialize",
+		    json_pack("{s:[s,s,s,s], s:O}", "supported", "2025-11-25",
+		    "2025-06-18", "2025-03-26", "2024-11-05", "requested",
+		    claim));
+		legacy_done_json(w, req, 400, e);
+		json_decref(e);
+		jsonrpc_msg_clear(&msg);
+		return;
+	}
+	if (legacy_version_header(w, req, msg.jm_id) == -1) {
+		jsonrpc_msg_clear(&msg);
+		return;
+	}
+	if (msg.jm_kind == JSONRPC_REQUEST &&
+	    strcmp(msg.jm_method, "initialize") == 0) {
+		if (front_header(req, "Mcp-Session-Id") != NULL) {
+			legacy_done_error(w, req, 400, msg.jm_id,
+			    JSONRPC_INVALID_REQUEST, "Invalid Request: this "
+			    "session is already initialized; send initialize "
+			    "without Mcp-Session-Id to start a new session");
+			jsonrpc_msg_clear(&msg);
+			return;
+		}
+		legacy_initialize(w, req, &msg);
+		return;
+	}
+	memset(&s, 0, sizeof(s));
+	if (legacy_session(w, req, msg.jm_id, &s) == -1) {
+		jsonrpc_msg_clear(&msg);
+		return;
+	}
+	switch (msg.jm_kind) {
+	case JSONRPC_REQUEST:
+		legacy_session_touch(w, &s);
+		legacy_request(w, req, &msg, &s);
+		break;
+	case JSONRPC_NOTIFICATION:
+		legacy_notification(w, req, &msg, &s);
+		break;
+	default:
+		/* answers to server-to-client requests: none are sent yet */
+		legacy_done_empty(w, req, 202);
+		jsonrpc_msg_clear(&msg);
+		break;
+	}
+	session_clear(&s);
+}
+
+static void
+legacy_delete(struct worker *w, struct evhttp_request *req)
+{
+	struct session	s;
+	size_t		i;
+	const struct config_backend *be;
+
+	memset(&s, 0, sizeof(s));
+	if (legacy_session(w, req, NULL, &s) == -1)
+		return;
+	if (session_delete(w->w_store, s.s_id) == -1) {
+		session_clear(&s);
+		legacy_done_error(w, req, 500, NULL, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: cannot delete the session");
+		return;
+	}
+	for (i = 0; i < s.s_nbackends; i++)
+		if ((be = config_backend_find(w->w_conf,
+		    s.s_backends[i].sb_name)) != NULL)
+			backend_session_delete(w, be, s.s_backends[i].sb_sid,
+			    s.s_backends[i].sb_version);
+	log_debug("session %.8s... terminated by the client", s.s_id);
+	session_clear(&s);
+	legacy_done_empty(w, req, 200);
+}
+
+static void
+legacy_get(struct worker *w, struct evhttp_request *req)
+{
+	struct session	 s;
+	const char	*accept = front_header(req, "Accept");
+
+	if (accept == NULL || !proto_accept_has(accept, "text/event-stream")) {
+		legacy_done_error(w, req, 406, NULL, MCP_ERR_TRANSPORT,
+		    "Not Acceptable: Accept must list text/event-stream");
+		return;
+	}
+	memset(&s, 0, sizeof(s));
+	if (legacy_session(w, req, NULL, &s) == -1)
+		return;
+	session_clear(&s);
+	/* no standalone stream yet: the spec's answer for that is 405 */
+	evhttp_add_header(evhttp_request_get_output_headers(req), "Allow",
+	    "POST, DELETE");
+	legacy_done_error(w, req, 405, NULL, MCP_ERR_TRANSPORT,
+	    "Method Not Allowed: this vmcpd offers no standalone SSE stream");
+}
+
+void
+legacy_handle(struct worker *w, struct evhttp_request *req)
+{
+	if (!legacy_origin_ok(req)) {
+		legacy_done_error(w, req, 403, NULL, MCP_ERR_TRANSPORT,
+		    "Forbidden: Origin not allowed");
+		return;
+	}
+	switch (evhttp_request_get_command(req)) {
+	case EVHTTP_REQ_POST:
+		legacy_post(w, req);
+		break;
+	case EVHTTP_REQ_GET:
+		legacy_get(w, req);
+		break;
+	case EVHTTP_REQ_DELETE:
+		legacy_delete(w, req);
+		break;
+	default:
+		evhttp_add_header(evhttp_request_get_output_headers(req),
+		    "Allow", legacy_allowed_methods());
+		legacy_done_error(w, req, 405, NULL, MCP_ERR_TRANSPORT,
+		    "Method Not Allowed: use POST, GET or DELETE");
+		break;
+	}
+}

@@ -1,0 +1,251 @@
+/*
+ * Legacy client sessions.  The record lives in the store's "sessions"
+ * database, so whichever worker gets a request can serve it and a
+ * worker crash loses nothing.  Its expiry is sliding (ttl after the
+ * last use) under an absolute cap (created + maxLifetime).
+ */
+#include <sys/random.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shared/log.h"
+#include "shared/store.h"
+#include "worker.h"
+
+#define SESSION_RECORD_VERSION	1
+
+int
+session_mint_id(char out[SESSION_ID_LEN + 1])
+{
+	static const char	b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "abcdefghijklmnopqrstuvwxyz0123456789-_";
+	unsigned char		r[32];
+	size_t			i, got = 0, o = 0;
+	ssize_t			n;
+	uint32_t		v;
+
+	while (got < sizeof(r)) {
+		n = getrandom(r + got, sizeof(r) - got, 0);
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		got += (size_t)n;
+	}
+	/* 256 bits as base64url without padding: 43 characters */
+	for (i = 0; i + 3 <= sizeof(r); i += 3) {
+		v = (uint32_t)r[i] << 16 | (uint32_t)r[i + 1] << 8 | r[i + 2];
+		out[o++] = b64[(v >> 18) & 63];
+		out[o++] = b64[(v >> 12) & 63];
+		out[o++] = b64[(v >> 6) & 63];
+		out[o++] = b64[v & 63];
+	}
+	v = (uint32_t)r[30] << 16 | (uint32_t)r[31] << 8;
+	out[o++] = b64[(v >> 18) & 63];
+	out[o++] = b64[(v >> 12) & 63];
+	out[o++] = b64[(v >> 6) & 63];
+	out[o] = '\0';
+	explicit_bzero(r, sizeof(r));
+	return 0;
+}
+
+void
+session_clear(struct session *s)
+{
+	size_t i;
+
+	free(s->s_version);
+	json_decref(s->s_client_caps);
+	json_decref(s->s_client_info);
+	free(s->s_owner);
+	free(s->s_log_level);
+	for (i = 0; i < s->s_nbackends; i++) {
+		free(s->s_backends[i].sb_name);
+		free(s->s_backends[i].sb_sid);
+		free(s->s_backends[i].sb_version);
+	}
+	free(s->s_backends);
+	memset(s, 0, sizeof(*s));
+}
+
+int
+session_encode(const struct session *s, char **buf, size_t *len)
+{
+	json_t	*o = NULL, *b = NULL, *e;
+	size_t	 i;
+
+	if ((b = json_object()) == NULL)
+		goto fail;
+	for (i = 0; i < s->s_nbackends; i++) {
+		e = json_pack("{s:s*, s:s*}", "sid", s->s_backends[i].sb_sid,
+		    "pv", s->s_backends[i].sb_version);
+		if (e == NULL || json_object_set_new(b,
+		    s->s_backends[i].sb_name, e) == -1)
+			goto fail;
+	}
+	o = json_pack("{s:i, s:s, s:O*, s:O*, s:s, s:s*, s:b, s:I, s:I, s:I, "
+	    "s:O}",
+	    "v", SESSION_RECORD_VERSION,
+	    "pv", s->s_version != NULL ? s->s_version : "",
+	    "caps", s->s_client_caps,
+	    "info", s->s_client_info,
+	    "owner", s->s_owner != NULL ? s->s_owner : "",
+	    "lvl", s->s_log_level,
+	    "init", s->s_initialized,
+	    "created", (json_int_t)s->s_created_ms,
+	    "seen", (json_int_t)s->s_seen_ms,
+	    "max", (json_int_t)s->s_max_ms,
+	    "backends", b);
+	if (o == NULL)
+		goto fail;
+	json_decref(b);
+	*buf = jsonrpc_dump(o, len);
+	json_decref(o);
+	return *buf == NULL ? -1 : 0;
+fail:
+	json_decref(b);
+	json_decref(o);
+	return -1;
+}
+
+int
+session_decode(const char *buf, size_t len, struct session *s)
+{
+	json_t		*o, *caps = NULL, *info = NULL, *b = NULL, *e;
+	json_error_t	 jerr;
+	const char	*pv, *owner, *lvl = NULL, *name, *sid, *bpv;
+	json_int_t	 v, created, seen, max;
+	int		 init;
+
+	memset(s, 0, sizeof(*s));
+	if ((o = json_loadb(buf, len, 0, &jerr)) == NULL)
+		return -1;
+	if (json_unpack(o, "{s:I, s:s, s?o, s?o, s:s, s?s, s:b, s:I, s:I, "
+	    "s:I, s:o}", "v", &v, "pv", &pv, "caps", &caps, "info", &info,
+	    "owner", &owner, "lvl", &lvl, "init", &init, "created", &created,
+	    "seen", &seen, "max", &max, "backends", &b) == -1 ||
+	    v != SESSION_RECORD_VERSION || !json_is_object(b))
+		goto fail;
+	if ((s->s_version = strdup(pv)) == NULL ||
+	    (s->s_owner = strdup(owner)) == NULL ||
+	    (lvl != NULL && (s->s_log_level = strdup(lvl)) == NULL))
+		goto fail;
+	s->s_client_caps = json_incref(caps);
+	s->s_client_info = json_incref(info);
+	s->s_initialized = init;
+	s->s_created_ms = (uint64_t)created;
+	s->s_seen_ms = (uint64_t)seen;
+	s->s_max_ms = (uint64_t)max;
+	json_object_foreach(b, name, e) {
+		sid = bpv = NULL;
+		if (json_unpack(e, "{s?s, s?s}", "sid", &sid, "pv", &bpv) == -1)
+			goto fail;
+		if (session_backend_set(s, name, sid, bpv) == -1)
+			goto fail;
+	}
+	json_decref(o);
+	return 0;
+fail:
+	json_decref(o);
+	session_clear(s);
+	return -1;
+}
+
+uint64_t
+session_expiry(const struct session *s, uint64_t ttl_ms)
+{
+	uint64_t exp = s->s_seen_ms + ttl_ms;
+
+	return exp < s->s_max_ms ? exp : s->s_max_ms;
+}
+
+int
+session_load(struct store *st, const char *id, uint64_t now_ms,
+    struct session *s)
+{
+	struct store_rec	rec;
+	int			rc;
+
+	memset(&rec, 0, sizeof(rec));
+	rc = store_get(st, STORE_SESSIONS, id, strlen(id), now_ms, &rec);
+	if (rc != 0)
+		return rc;
+	rc = session_decode(rec.sr_data, rec.sr_len, s);
+	store_rec_clear(&rec);
+	if (rc == -1) {
+		log_warnx("session record %.8s... is corrupt; ignoring it", id);
+		return STORE_NOTFOUND;
+	}
+	(void)snprintf(s->s_id, sizeof(s->s_id), "%s", id);
+	return 0;
+}
+
+int
+session_save(struct store *st, const struct session *s, uint64_t ttl_ms,
+    uint64_t now_ms)
+{
+	char	*buf;
+	size_t	 len;
+	int	 rc;
+
+	if (session_encode(s, &buf, &len) == -1)
+		return -1;
+	rc = store_put(st, STORE_SESSIONS, s->s_id, strlen(s->s_id), buf, len,
+	    session_expiry(s, ttl_ms), now_ms);
+	free(buf);
+	return rc;
+}
+
+int
+session_delete(struct store *st, const char *id)
+{
+	return store_del(st, STORE_SESSIONS, id, strlen(id));
+}
+
+struct session_backend *
+session_backend_get(struct session *s, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < s->s_nbackends; i++)
+		if (strcmp(s->s_backends[i].sb_name, name) == 0)
+			return &s->s_backends[i];
+	return NULL;
+}
+
+int
+session_backend_set(struct session *s, const char *name, const char *sid,
+    const char *version)
+{
+	struct session_backend	*sb, *nb;
+	char			*nsid = NULL, *nver = NULL, *nname = NULL;
+
+	if ((sid != NULL && (nsid = strdup(sid)) == NULL) ||
+	    (version != NULL && (nver = strdup(version)) == NULL))
+		goto fail;
+	if ((sb = session_backend_get(s, name)) == NULL) {
+		if ((nname = strdup(name)) == NULL)
+			goto fail;
+		nb = reallocarray(s->s_backends, s->s_nbackends + 1,
+		    sizeof(*nb));
+		if (nb == NULL)
+			goto fail;
+		s->s_backends = nb;
+		sb = &s->s_backends[s->s_nbackends++];
+		memset(sb, 0, sizeof(*sb));
+		sb->sb_name = nname;
+	}
+	free(sb->sb_sid);
+	free(sb->sb_version);
+	sb->sb_sid = nsid;
+	sb->sb_version = nver;
+	return 0;
+fail:
+	free(nsid);
+	free(nver);
+	free(nname);
+	return -1;
+}

@@ -1,0 +1,179 @@
+/*
+ * A worker: a fresh event_base after fork, the store opened in this
+ * process, the HTTP front on the inherited listener, the backend
+ * client.  A drain (reload, stop, or the master gone) stops accepting,
+ * lets requests in flight finish, and exits by the drain deadline.
+ */
+#include <sys/types.h>
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "shared/config.h"
+#include "shared/ipc.h"
+#include "shared/log.h"
+#include "shared/store.h"
+#include "http_client.h"
+#include "worker.h"
+
+static struct worker	 the_worker;
+
+static void	 worker_drain(struct worker *);
+static void	 worker_exit_if_idle(struct worker *);
+
+static void
+worker_on_drain_deadline(evutil_socket_t fd, short ev, void *arg)
+{
+	struct worker *w = arg;
+
+	(void)fd;
+	(void)ev;
+	log_info("drain deadline reached with %zu requests in flight",
+	    w->w_inflight);
+	event_base_loopexit(w->w_base, NULL);
+}
+
+static void
+worker_drain(struct worker *w)
+{
+	struct timeval tv;
+
+	if (w->w_draining)
+		return;
+	w->w_draining = 1;
+	log_debug("draining");
+	front_drain(w);
+	tv.tv_sec = w->w_conf->cf_drain_timeout_ms / 1000;
+	tv.tv_usec = (w->w_conf->cf_drain_timeout_ms % 1000) * 1000;
+	w->w_drain_ev = evtimer_new(w->w_base, worker_on_drain_deadline, w);
+	if (w->w_drain_ev == NULL || evtimer_add(w->w_drain_ev, &tv) == -1)
+		event_base_loopexit(w->w_base, NULL);
+	worker_exit_if_idle(w);
+}
+
+static void
+worker_exit_if_idle(struct worker *w)
+{
+	if (w->w_draining && w->w_inflight == 0)
+		event_base_loopexit(w->w_base, NULL);
+}
+
+void
+worker_request_done(struct worker *w)
+{
+	if (w->w_inflight > 0)
+		w->w_inflight--;
+	worker_exit_if_idle(w);
+}
+
+static void
+worker_on_signal(evutil_socket_t sig, short ev, void *arg)
+{
+	(void)ev;
+	if (sig == SIGTERM || sig == SIGQUIT)
+		worker_drain(arg);
+}
+
+static void
+worker_on_channel(evutil_socket_t fd, short ev, void *arg)
+{
+	struct worker	*w = arg;
+	struct ipc_msg	 m;
+	int		 rc;
+
+	(void)ev;
+	while ((rc = ipc_recv(fd, &m)) == 1) {
+		switch (m.im_type) {
+		case IPC_DRAIN:
+			worker_drain(w);
+			break;
+		case IPC_STOP:
+			event_base_loopexit(w->w_base, NULL);
+			break;
+		case IPC_REOPEN:
+			if (log_reopen() == -1)
+				log_warn("reopening the log file");
+			break;
+		default:
+			break;
+		}
+	}
+	if (rc == -1) {
+		/* the master is gone: finish what we have, then go */
+		event_del(w->w_chan_ev);
+		worker_drain(w);
+	}
+}
+
+struct worker *
+worker_self(void)
+{
+	return &the_worker;
+}
+
+void
+worker_main(const struct config *conf, int slot, unsigned int gen,
+    int listen_fd, int chan_fd)
+{
+	struct worker	*w = &the_worker;
+	sigset_t	 mask;
+	int		 cleared = 0;
+
+	memset(w, 0, sizeof(*w));
+	w->w_conf = conf;
+	w->w_slot = slot;
+	w->w_gen = gen;
+	w->w_pid = getpid();
+	w->w_chan = chan_fd;
+	w->w_listen_fd = listen_fd;
+	TAILQ_INIT(&w->w_reqs);
+	TAILQ_INIT(&w->w_opens);
+
+	if ((w->w_base = event_base_new()) == NULL)
+		fatalx("event_base_new failed");
+	if ((w->w_sig_term = evsignal_new(w->w_base, SIGTERM,
+	    worker_on_signal, w)) == NULL ||
+	    evsignal_add(w->w_sig_term, NULL) == -1)
+		fatalx("cannot handle SIGTERM");
+	if ((w->w_sig_usr1 = evsignal_new(w->w_base, SIGQUIT,
+	    worker_on_signal, w)) == NULL ||
+	    evsignal_add(w->w_sig_usr1, NULL) == -1)
+		fatalx("cannot handle SIGQUIT");
+	sigemptyset(&mask);
+	(void)sigprocmask(SIG_SETMASK, &mask, NULL);
+
+	if (store_open(&w->w_store, conf->cf_state_dir, conf->cf_map_size,
+	    conf->cf_max_readers, 0) == -1)
+		fatalx("cannot open the state in %s", conf->cf_state_dir);
+	/* a respawn after a crash: free the slots the dead one held */
+	if (store_reader_check(w->w_store, &cleared) == 0 && cleared > 0)
+		log_info("cleared %d stale reader slots", cleared);
+	if ((w->w_hc = http_client_new(w->w_base)) == NULL)
+		fatalx("cannot create the backend HTTP client");
+	if (front_init(w) == -1)
+		fatalx("cannot serve HTTP");
+	if ((w->w_chan_ev = event_new(w->w_base, chan_fd, EV_READ | EV_PERSIST,
+	    worker_on_channel, w)) == NULL ||
+	    event_add(w->w_chan_ev, NULL) == -1)
+		fatalx("cannot watch the master channel");
+	(void)ipc_send(chan_fd, IPC_READY, NULL, 0);
+	log_debug("serving");
+
+	(void)event_base_dispatch(w->w_base);
+
+	log_debug("exiting");
+	front_free(w);
+	http_client_free(w->w_hc);
+	store_close(w->w_store);
+	event_free(w->w_chan_ev);
+	event_free(w->w_sig_term);
+	event_free(w->w_sig_usr1);
+	if (w->w_drain_ev != NULL)
+		event_free(w->w_drain_ev);
+	event_base_free(w->w_base);
+	exit(0);
+}

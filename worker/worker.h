@@ -1,0 +1,159 @@
+/*
+ * A worker process: one libevent loop serving /mcp on the inherited
+ * listener.  Nothing here is state another worker needs: sessions and
+ * backend session ids live in the store, so any worker can serve any
+ * request and a worker crash loses nothing.
+ */
+#ifndef VMCPD_WORKER_H
+#define VMCPD_WORKER_H
+
+#include <sys/queue.h>
+#include <sys/types.h>
+
+#include <stdint.h>
+#include <jansson.h>
+
+#include "proto/proto.h"
+
+struct config;
+struct config_backend;
+struct event;
+struct event_base;
+struct evhttp;
+struct evhttp_bound_socket;
+struct evhttp_request;
+struct http_call;
+struct http_client;
+struct store;
+struct backend_call;
+struct mcp_req;
+
+#define VMCPD_VERSION	"0.1.0"
+
+struct worker {
+	struct event_base		*w_base;
+	struct evhttp			*w_http;
+	struct evhttp_bound_socket	*w_bound;
+	struct http_client		*w_hc;
+	struct store			*w_store;
+	const struct config		*w_conf;
+	int				 w_slot;
+	unsigned int			 w_gen;
+	pid_t				 w_pid;
+	int				 w_chan;
+	int				 w_listen_fd;
+	struct event			*w_chan_ev;
+	struct event			*w_sig_term;
+	struct event			*w_sig_usr1;
+	struct event			*w_drain_ev;
+	int				 w_draining;
+	size_t				 w_inflight;	/* requests being served */
+	uint64_t			 w_rpc_seq;	/* backend request ids */
+	TAILQ_HEAD(, mcp_req)		 w_reqs;
+	TAILQ_HEAD(, bopen)		 w_opens;	/* backend opens in flight */
+};
+
+/* worker.c */
+void	 worker_main(const struct config *, int slot, unsigned int gen,
+	    int listen_fd, int chan_fd) __attribute__((noreturn));
+void	 worker_request_done(struct worker *);
+struct worker *worker_self(void);	/* one worker per process */
+
+/* http_front.c: the evhttp server, limits, routes, reply helpers */
+int	 front_init(struct worker *);
+void	 front_drain(struct worker *);
+void	 front_free(struct worker *);
+void	 front_reply_json(struct evhttp_request *, int status, json_t *body,
+	    const char *session_id);
+void	 front_reply_error(struct evhttp_request *, int status, json_t *id,
+	    int code, const char *message);
+void	 front_reply_empty(struct evhttp_request *, int status);
+/* start an SSE response (200, text/event-stream) with stream timeouts */
+void	 front_sse_start(struct evhttp_request *, const char *session_id);
+int	 front_sse_send(struct evhttp_request *, const char *id,
+	    const json_t *msg);
+void	 front_sse_end(struct evhttp_request *);
+const char *front_header(struct evhttp_request *, const char *name);
+
+/* legacy.c: the Legacy (2025-11-25) client edge */
+void	 legacy_handle(struct worker *, struct evhttp_request *);
+
+/* session.c: Legacy client session records in the store */
+#define SESSION_ID_LEN	43	/* 256 random bits, base64url */
+
+struct session_backend {
+	char	*sb_name;
+	char	*sb_sid;	/* backend's Mcp-Session-Id, NULL if none */
+	char	*sb_version;	/* negotiated with the backend */
+};
+
+struct session {
+	char			 s_id[SESSION_ID_LEN + 1];
+	char			*s_version;	/* negotiated with the client */
+	json_t			*s_client_caps;
+	json_t			*s_client_info;
+	char			*s_owner;	/* "iss\0sub" binding; "" anon */
+	char			*s_log_level;	/* logging/setLevel, or NULL */
+	int			 s_initialized;	/* notifications/initialized */
+	uint64_t		 s_created_ms;
+	uint64_t		 s_seen_ms;
+	uint64_t		 s_max_ms;	/* absolute expiry */
+	struct session_backend	*s_backends;
+	size_t			 s_nbackends;
+};
+
+int	 session_mint_id(char out[SESSION_ID_LEN + 1]);
+int	 session_encode(const struct session *, char **buf, size_t *len);
+int	 session_decode(const char *buf, size_t len, struct session *);
+void	 session_clear(struct session *);
+/* STORE_NOTFOUND (1) if absent or expired */
+int	 session_load(struct store *, const char *id, uint64_t now_ms,
+	    struct session *);
+int	 session_save(struct store *, const struct session *, uint64_t ttl_ms,
+	    uint64_t now_ms);
+int	 session_delete(struct store *, const char *id);
+uint64_t session_expiry(const struct session *, uint64_t ttl_ms);
+struct session_backend *session_backend_get(struct session *,
+	    const char *name);
+int	 session_backend_set(struct session *, const char *name,
+	    const char *sid, const char *version);
+
+/* backend.c: the backend client (Legacy Streamable HTTP for now) */
+struct backend_call_cbs {
+	/* a notification or request the backend sent mid-call (borrowed) */
+	void	(*bc_message)(void *arg, json_t *msg);
+	/*
+	 * Once: rc 0 with the backend's JSON-RPC response (borrowed;
+	 * result or error) or rc -1 with errmsg.  lost is set when the
+	 * backend no longer knows the session (404, or 400 naming it).
+	 */
+	void	(*bc_done)(void *arg, int rc, json_t *response, int lost,
+		    const char *errmsg);
+};
+
+struct backend_call *backend_rpc(struct worker *, const struct config_backend *,
+	    const char *bsid, const char *version, const char *method,
+	    json_t *params, const struct backend_call_cbs *, void *arg);
+int	 backend_notify(struct worker *, const struct config_backend *,
+	    const char *bsid, const char *version, const char *method,
+	    json_t *params);
+void	 backend_call_cancel(struct backend_call *);
+void	 backend_session_delete(struct worker *, const struct config_backend *,
+	    const char *bsid, const char *version);
+
+/*
+ * Open a Legacy backend session: initialize, then
+ * notifications/initialized.  done gets the backend session id (NULL
+ * if the backend is stateless), the negotiated version and the
+ * initialize result (borrowed), or rc -1 and errmsg.
+ */
+typedef void (*backend_open_cb)(void *arg, int rc, const char *bsid,
+    const char *version, json_t *init_result, const char *errmsg);
+int	 backend_open(struct worker *, const struct config_backend *,
+	    backend_open_cb, void *arg);
+/* the cached initialize result of a backend (caps etc.), or NULL */
+json_t	*backend_info_get(struct worker *, const struct config_backend *);
+void	 backend_info_put(struct worker *, const struct config_backend *,
+	    const char *version, json_t *init_result);
+
+#endif
