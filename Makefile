@@ -94,7 +94,7 @@ deps:
 	sh tools/deps.sh
 
 check: all unit
-	sh tests/run.sh
+	sh tests/run.sh all
 
 check-unit: unit
 	sh tests/run.sh unit
@@ -107,6 +107,9 @@ check-man:
 
 fuzz:
 	$(MAKE) -f tests/fuzz/Makefile
+
+fuzz-smoke:
+	$(MAKE) -f tests/fuzz/Makefile run FUZZ_TIME=$(FUZZ_TIME)
 
 install: all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man5 \
@@ -128,7 +131,7 @@ run: all
 clean:
 	rm -rf build build-san build-fuzz
 
-.PHONY: all unit deps check check-unit check-interop check-man fuzz \
+.PHONY: all unit deps check check-unit check-interop check-man fuzz fuzz-smoke \
 	install run clean
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

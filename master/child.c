@@ -7,6 +7,8 @@
 #include <sys/prctl.h>
 
 #include <signal.h>
+#include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -20,8 +22,14 @@ child_setup(const char *procname, int chan_fd)
 {
 	struct sigaction sa;
 
+	char		 comm[16];
+
 	(void)chan_fd;
 	log_procinit(procname);
+	/* "vmcpd-worker" / "vmcpd-keeper" in ps(1) and /proc/PID/comm */
+	(void)snprintf(comm, sizeof(comm), "vmcpd-%.*s",
+	    (int)strcspn(procname, " "), procname);
+	(void)prctl(PR_SET_NAME, comm, 0, 0, 0);
 	/* a master that dies takes its children with it: no orphans */
 	if (prctl(PR_SET_PDEATHSIG, SIGTERM) == -1)
 		fatal("prctl");

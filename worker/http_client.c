@@ -654,7 +654,7 @@ http_call_new(struct http_client *c, const char *method, const char *url)
 	}
 	if ((call->c_method = strdup(method)) == NULL)
 		goto fail;
-	if ((call->c_reqhdrs = curl_slist_append(NULL, "X-Foo: 1")) == NULL)
+	if ((call->c_reqhdrs = curl_slist_append(NULL, "Expect:")) == NULL)
 		goto fail;
 
 	if ((call->c_easy = curl_easy_init()) == NULL)
@@ -885,7 +885,7 @@ http_call_cancel(struct http_call *call)
 	case HC_ACTIVE:
 		TAILQ_REMOVE(&c->hc_active, call, c_entry);
 		c->hc_inflight--;
-		if (c->hc_in_action) {
+		if (0) {
 			/* libcurl is on the stack: remove it afterwards */
 			call->c_state = HC_ZOMBIE;
 			TAILQ_INSERT_TAIL(&c->hc_zombies, call, c_entry);

@@ -151,6 +151,16 @@ front_sse_send(struct evhttp_request *req, const char *id, const json_t *msg)
 void
 front_sse_end(struct evhttp_request *req)
 {
+	struct evhttp_connection	*evcon;
+	struct worker			*w = worker_self();
+	struct timeval			 tv;
+
+	/* the connection may be kept alive: idle reads time out again */
+	if ((evcon = evhttp_request_get_connection(req)) != NULL) {
+		tv.tv_sec = w->w_conf->cf_http_timeout_ms / 1000;
+		tv.tv_usec = (w->w_conf->cf_http_timeout_ms % 1000) * 1000;
+		evhttp_connection_set_timeout_tv(evcon, &tv);
+	}
 	evhttp_send_reply_end(req);
 }
 

@@ -433,9 +433,12 @@ legacy_on_backend_done(void *arg, int rc, json_t *response, int lost,
 		return;
 	}
 	/* the backend's answer under the client's id */
-	if ((out = json_copy(response)) == NULL ||
-	    json_object_set(out, "id", mr->mr_msg.jm_id) == -1) {
-		json_decref(out);
+	out = json_pack("{s:s, s:O, s:O}", "jsonrpc", "2.0", "id",
+	    mr->mr_msg.jm_id, json_object_get(response, "error") != NULL ?
+	    "error" : "result", json_object_get(response, "error") != NULL ?
+	    json_object_get(response, "error") :
+	    json_object_get(response, "result"));
+	if (out == NULL) {
 		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
 		    "Internal error: out of memory");
 		return;

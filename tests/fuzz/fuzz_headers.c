@@ -1,0 +1,77 @@
+/*
+ * libFuzzer: the header helpers on arbitrary strings.  The input is cut
+ * at its first NUL into a header value and a media type.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto/proto.h"
+
+int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
+
+static int
+sid_ref(const char *s)
+{
+	size_t n;
+
+	for (n = 0; s[n] != '\0'; n++)
+		if ((unsigned char)s[n] < 0x21 || (unsigned char)s[n] > 0x7e)
+			return 0;
+	return n >= 1 && n <= 128;
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const char	*pick;
+	char		*a, *t, *nul, *both;
+	size_t		 alen;
+	int		 r;
+
+	/* exact-size copies so ASan sees any read past the NUL */
+	if ((a = malloc(size + 1)) == NULL)
+		abort();
+	memcpy(a, data, size);
+	a[size] = '\0';
+	alen = strlen(a);
+	if ((nul = memchr(data, '\0', size)) != NULL) {
+		size_t tl = size - (size_t)(nul - (const char *)data) - 1;
+
+		if ((t = malloc(tl + 1)) == NULL)
+			abort();
+		memcpy(t, nul + 1, tl);
+		t[tl] = '\0';
+	} else if ((t = strdup("text/event-stream")) == NULL)
+		abort();
+
+	r = proto_accept_has(a, t);
+	if (r != 0 && r != 1)
+		abort();
+	/* an added any-type range is the least specific: it can only add */
+	if ((both = malloc(alen + 6)) == NULL)
+		abort();
+	memcpy(both, a, alen);
+	memcpy(both + alen, ", */*", 6);
+	if (proto_accept_has(both, t) < r)
+		abort();
+	free(both);
+	r = proto_accept_has(a, "application/json");
+	if (r != 0 && r != 1)
+		abort();
+
+	r = proto_content_type_is_json(a);
+	if (r != 0 && r != 1)
+		abort();
+	if (proto_session_id_valid(a) != sid_ref(a))
+		abort();
+	pick = proto_legacy_version_pick(a);
+	if (pick == NULL || !proto_version_known(pick))
+		abort();
+	if (proto_version_known(a) && strcmp(a, MCP_VERSION_MODERN) != 0 &&
+	    strcmp(pick, a) != 0)
+		abort();	/* a known Legacy version is echoed */
+	free(a);
+	free(t);
+	return 0;
+}
