@@ -151,6 +151,9 @@ vlog(int pri, const char *fmt, va_list ap)
 	errno = saved_errno;
 }
 
+/* the format is the caller's, checked at its call site */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
 static void
 log_with_errno(int pri, const char *emsg, va_list ap)
 {
@@ -166,6 +169,7 @@ log_with_errno(int pri, const char *emsg, va_list ap)
 		vlog(pri, fmt, ap);
 	errno = saved_errno;
 }
+#pragma GCC diagnostic pop
 
 void
 log_warn(const char *emsg, ...)
