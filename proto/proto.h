@@ -67,6 +67,7 @@ int	 jsonrpc_parse(const char *buf, size_t len, struct jsonrpc_msg *out,
 void	 jsonrpc_msg_clear(struct jsonrpc_msg *);
 
 /* Builders; each returns a new reference or NULL on allocation failure.
+ * id is borrowed; result, params and data are stolen, even on failure.
  * id may be NULL (rendered as JSON null for errors). */
 json_t	*jsonrpc_error_new(json_t *id, int code, const char *message,
 	    json_t *data);

@@ -24,7 +24,6 @@
 #include "store.h"
 
 #define STORE_EXP_NAME	"expiry"
-#define STORE_EXP_BIT	(1U << STORE_NDB)
 #define STORE_IDX_HDR	9		/* dbtag + be64 expiry */
 #define STORE_LMDB_KEY	512		/* above LMDB's 511-byte key limit */
 #define STORE_VAL_MAX	((size_t)INT_MAX - STORE_HDR_LEN)
@@ -41,7 +40,7 @@ struct store {
 	unsigned int	 s_missing;	/* RDONLY: bit per absent db */
 	MDB_txn		*s_rtxn;	/* reusable read txn, reset when idle */
 	int		 s_flags;
-	pid_t		 s_pid;		/* the opener; the env is not fork-safe */
+	pid_t		 s_pid;		/* the opener (no env survives fork) */
 };
 
 struct store_item {
@@ -695,7 +694,10 @@ store_get(struct store *s, enum store_db db, const void *key, size_t klen,
 	return 0;
 }
 
-/* write the record and its index entry in txn */
+/*
+ * Write the record and its index entry in txn.  Logs failures but
+ * MDB_MAP_FULL, which the caller may still cure.
+ */
 static int
 store_put_txn(struct store *s, MDB_txn *txn, enum store_db db,
     const void *key, size_t klen, const void *data, size_t len,
@@ -711,8 +713,9 @@ store_put_txn(struct store *s, MDB_txn *txn, enum store_db db,
 	v.mv_data = NULL;
 	/* encode straight into the page */
 	if ((rc = mdb_put(txn, s->s_dbi[db], &k, &v, MDB_RESERVE)) != 0) {
-		log_warnx("%s: mdb_put %s: %s", fn, store_db_names[db],
-		    mdb_strerror(rc));
+		if (rc != MDB_MAP_FULL)
+			log_warnx("%s: mdb_put %s: %s", fn, store_db_names[db],
+			    mdb_strerror(rc));
 		return rc;
 	}
 	if (store_rec_encode(v.mv_data, v.mv_size, (uint8_t)db, 0,
@@ -727,79 +730,114 @@ store_put_txn(struct store *s, MDB_txn *txn, enum store_db db,
 	v.mv_size = 0;
 	v.mv_data = NULL;
 	if ((rc = mdb_put(txn, s->s_exp, &k, &v, 0)) != 0) {
-		log_warnx("%s: mdb_put %s: %s", fn, STORE_EXP_NAME,
-		    mdb_strerror(rc));
+		if (rc != MDB_MAP_FULL)
+			log_warnx("%s: mdb_put %s: %s", fn, STORE_EXP_NAME,
+			    mdb_strerror(rc));
 		return rc;
 	}
 	return 0;
+}
+
+/*
+ * After MDB_MAP_FULL: another process may have opened the env with a
+ * larger map (a reload that raised mapSize) and recorded it in the file
+ * without our data outgrowing our map, so no MDB_MAP_RESIZED told us.
+ * Adopt that size; returns 1 if our map grew.  Never shrinks it.
+ */
+static int
+store_map_adopt(struct store *s)
+{
+	MDB_envinfo	 before, after;
+
+	if (mdb_env_info(s->s_env, &before) != 0 ||
+	    mdb_env_set_mapsize(s->s_env, 0) != 0 ||
+	    mdb_env_info(s->s_env, &after) != 0)
+		return 0;
+	if (after.me_mapsize > before.me_mapsize)
+		return 1;
+	if (after.me_mapsize < before.me_mapsize)
+		(void)mdb_env_set_mapsize(s->s_env, before.me_mapsize);
+	return 0;
+}
+
+/* store_put() and store_add(): one write txn, retried once on a full map */
+static int
+store_write(struct store *s, enum store_db db, const void *key,
+    size_t klen, const void *data, size_t len, uint64_t expires_ms,
+    uint64_t now_ms, int add, const char *fn)
+{
+	struct store_rec	 old;
+	MDB_txn			*txn;
+	MDB_val			 k, v;
+	int			 rc, retried = 0;
+
+	if (store_check(s, db, key, klen, 1) == -1)
+		return -1;
+	if ((data == NULL && len > 0) || len > STORE_VAL_MAX) {
+		errno = EINVAL;
+		return -1;
+	}
+again:
+	if (store_txn_begin(s, 0, &txn, fn) == -1)
+		return -1;
+	if (add) {
+		k.mv_size = klen;
+		k.mv_data = (void *)(uintptr_t)key;
+		rc = mdb_get(txn, s->s_dbi[db], &k, &v);
+		if (rc == 0) {
+			/* an undecodable record is not live: replace it */
+			if (store_rec_peek(v.mv_data, v.mv_size, &old) == 0 &&
+			    !store_rec_expired(old.sr_expires_ms, now_ms)) {
+				mdb_txn_abort(txn);
+				return STORE_EXISTS;
+			}
+		} else if (rc != MDB_NOTFOUND) {
+			log_warnx("%s: mdb_get: %s", fn, mdb_strerror(rc));
+			goto fail;
+		}
+	}
+	rc = store_put_txn(s, txn, db, key, klen, data, len, expires_ms,
+	    now_ms, fn);
+	if (rc == 0) {
+		rc = mdb_txn_commit(txn);
+		txn = NULL;
+		if (rc == 0)
+			return 0;
+	}
+	if (rc == MDB_MAP_FULL) {
+		if (txn != NULL)
+			mdb_txn_abort(txn);
+		txn = NULL;
+		if (!retried && store_map_adopt(s)) {
+			retried = 1;
+			goto again;
+		}
+		/* the caller decides: skip a cache write, fail a request */
+		log_warnx("%s: %s: %s", fn, store_db_names[db],
+		    mdb_strerror(rc));
+	} else if (txn == NULL)
+		log_warnx("%s: mdb_txn_commit: %s", fn, mdb_strerror(rc));
+fail:
+	if (txn != NULL)
+		mdb_txn_abort(txn);
+	store_set_errno(rc);
+	return -1;
 }
 
 int
 store_put(struct store *s, enum store_db db, const void *key, size_t klen,
     const void *data, size_t len, uint64_t expires_ms, uint64_t now_ms)
 {
-	MDB_txn	*txn;
-	int	 rc;
-
-	if (store_check(s, db, key, klen, 1) == -1)
-		return -1;
-	if ((data == NULL && len > 0) || len > STORE_VAL_MAX) {
-		errno = EINVAL;
-		return -1;
-	}
-	if (store_txn_begin(s, 0, &txn, __func__) == -1)
-		return -1;
-	rc = store_put_txn(s, txn, db, key, klen, data, len, expires_ms,
-	    now_ms, __func__);
-	if (rc != 0) {
-		mdb_txn_abort(txn);
-		store_set_errno(rc);
-		return -1;
-	}
-	return store_commit(txn, __func__);
+	return store_write(s, db, key, klen, data, len, expires_ms, now_ms, 0,
+	    __func__);
 }
 
 int
 store_add(struct store *s, enum store_db db, const void *key, size_t klen,
     const void *data, size_t len, uint64_t expires_ms, uint64_t now_ms)
 {
-	struct store_rec	 old;
-	MDB_txn			*txn;
-	MDB_val			 k, v;
-	int			 rc;
-
-	if (store_check(s, db, key, klen, 1) == -1)
-		return -1;
-	if ((data == NULL && len > 0) || len > STORE_VAL_MAX) {
-		errno = EINVAL;
-		return -1;
-	}
-	if (store_txn_begin(s, 0, &txn, __func__) == -1)
-		return -1;
-	k.mv_size = klen;
-	k.mv_data = (void *)(uintptr_t)key;
-	rc = mdb_get(txn, s->s_dbi[db], &k, &v);
-	if (rc == 0) {
-		/* an undecodable record is not live: replace it */
-		if (store_rec_peek(v.mv_data, v.mv_size, &old) == 0 &&
-		    !store_rec_expired(old.sr_expires_ms, now_ms)) {
-			mdb_txn_abort(txn);
-			return STORE_EXISTS;
-		}
-	} else if (rc != MDB_NOTFOUND) {
-		log_warnx("%s: mdb_get: %s", __func__, mdb_strerror(rc));
-		goto fail;
-	}
-	rc = store_put_txn(s, txn, db, key, klen, data, len, expires_ms,
-	    now_ms, __func__);
-	if (rc != 0)
-		goto fail;
-	return store_commit(txn, __func__);
-
-fail:
-	mdb_txn_abort(txn);
-	store_set_errno(rc);
-	return -1;
+	return store_write(s, db, key, klen, data, len, expires_ms, now_ms, 1,
+	    __func__);
 }
 
 int

@@ -74,7 +74,6 @@ struct http_call {
 	size_t			 c_hdrbytes;
 	long			 c_status;
 	int			 c_head_done;
-	int			 c_incb;	/* inside a user callback */
 	int			 c_cancelled;
 	int			 c_aborted;	/* a callback said stop */
 	CURLcode		 c_result;
@@ -103,9 +102,6 @@ struct http_client {
 };
 
 static int	http_curl_ready;
-
-static void	http_client_drive(struct http_client *, curl_socket_t, int);
-static void	http_call_free(struct http_call *);
 
 static int
 http_token_valid(const char *s)
@@ -171,9 +167,7 @@ http_call_head(struct http_call *call)
 		call->c_status = 0;
 	if (call->c_cbs.hc_head == NULL)
 		return 0;
-	call->c_incb++;
 	r = call->c_cbs.hc_head(call->c_arg, call, call->c_status);
-	call->c_incb--;
 	if (call->c_cancelled)
 		return -1;
 	if (r != 0) {
@@ -199,10 +193,13 @@ http_call_store_header(struct http_call *call, const char *line, size_t len)
 	if (line[0] == ' ' || line[0] == '\t') {
 		if (call->c_nhdrs == 0)
 			return 0;
-		for (v = line; v < line + len && (*v == ' ' || *v == '\t');
-		    v++)
-			;
-		vlen = (size_t)(line + len - v);
+		v = line;
+		e = line + len;
+		while (v < e && (*v == ' ' || *v == '\t'))
+			v++;
+		while (e > v && (e[-1] == ' ' || e[-1] == '\t'))
+			e--;
+		vlen = (size_t)(e - v);
 		if (vlen == 0)
 			return 0;
 		h = &call->c_hdrs[call->c_nhdrs - 1];
@@ -230,7 +227,7 @@ http_call_store_header(struct http_call *call, const char *line, size_t len)
 	if (call->c_nhdrs == HTTP_RESP_HDRS_MAX)
 		return -1;
 	if (call->c_nhdrs == call->c_hdrcap) {
-		size_t		 ncap = call->c_hdrcap ? call->c_hdrcap * 2 : 16;
+		size_t	ncap = call->c_hdrcap ? call->c_hdrcap * 2 : 16;
 
 		if ((h = reallocarray(call->c_hdrs, ncap, sizeof(*h))) == NULL)
 			return -1;
@@ -297,9 +294,7 @@ http_call_write_cb(char *buf, size_t size, size_t nmemb, void *arg)
 		return 0;
 	if (len == 0 || call->c_cbs.hc_data == NULL)
 		return len;
-	call->c_incb++;
 	r = call->c_cbs.hc_data(call->c_arg, call, buf, len);
-	call->c_incb--;
 	if (call->c_cancelled)
 		return 0;
 	if (r != 0) {
@@ -376,11 +371,8 @@ http_call_finish(struct http_call *call)
 	    call->c_errmsg[0] == '\0') ? 0 : -1;
 	if (result == -1)
 		msg = http_call_errmsg(call);
-	if (call->c_cbs.hc_done != NULL) {
-		call->c_incb++;
+	if (call->c_cbs.hc_done != NULL)
 		call->c_cbs.hc_done(call->c_arg, call, result, msg);
-		call->c_incb--;
-	}
 	http_call_free(call);
 }
 
@@ -780,9 +772,11 @@ http_call_setup(struct http_call *call)
 	CURL			*e = call->c_easy;
 	struct curl_slist	*l;
 	const char		*m = call->c_method;
+	int			 post;
 
+	post = call->c_has_body || strcmp(m, "POST") == 0;
 	/* libcurl would otherwise label the body a form */
-	if (call->c_has_body && !call->c_has_ctype) {
+	if (post && !call->c_has_ctype) {
 		if ((l = curl_slist_append(call->c_reqhdrs, "Content-Type:")) ==
 		    NULL)
 			return -1;
@@ -796,7 +790,7 @@ http_call_setup(struct http_call *call)
 	    (long)call->c_timeout_ms) != CURLE_OK)
 		return -1;
 
-	if (call->c_has_body || strcmp(m, "POST") == 0) {
+	if (post) {
 		if (curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE,
 		    (curl_off_t)call->c_bodylen) != CURLE_OK ||
 		    curl_easy_setopt(e, CURLOPT_POSTFIELDS,
@@ -885,7 +879,7 @@ http_call_cancel(struct http_call *call)
 	case HC_ACTIVE:
 		TAILQ_REMOVE(&c->hc_active, call, c_entry);
 		c->hc_inflight--;
-		if (0) {
+		if (c->hc_in_action) {
 			/* libcurl is on the stack: remove it afterwards */
 			call->c_state = HC_ZOMBIE;
 			TAILQ_INSERT_TAIL(&c->hc_zombies, call, c_entry);

@@ -59,7 +59,8 @@ struct fx {
 	struct event		*f_close_timer;
 
 	/* /hang */
-	struct evhttp_request	*f_hang_req;
+	struct evhttp_request	*f_hang_req[4];
+	int			 f_nhang;
 
 	/* /echo: what the server saw */
 	char			 f_method[16];
@@ -107,9 +108,11 @@ struct res {
 	int			 r_cancel_in_data;
 	int			 r_abort_in_head;
 	int			 r_abort_in_data;
-	struct http_call	*r_cancel_other;
-	struct res		*r_start_in_data;	/* start it from hc_data */
-	struct res		*r_start_in_done;	/* start it from hc_done */
+	int			 r_cancel_in_done;	/* a no-op */
+	struct http_call	*r_cancel_other;	/* from hc_data */
+	struct http_call	*r_cancel_other_done;	/* from hc_done */
+	struct res		*r_start_in_data;	/* by hc_data */
+	struct res		*r_start_in_done;	/* by hc_done */
 	int			*r_counter;	/* bumped in hc_done */
 };
 
@@ -217,8 +220,8 @@ srv_handle(struct evhttp_request *req, void *arg)
 		fx->f_close_req = req;
 		evtimer_add(fx->f_close_timer, &tv);
 	} else if (strcmp(path, "/hang") == 0) {
-		assert_null(fx->f_hang_req);
-		fx->f_hang_req = req;
+		assert_true(fx->f_nhang < 4);
+		fx->f_hang_req[fx->f_nhang++] = req;
 	} else if (strcmp(path, "/echo") == 0) {
 		snprintf(fx->f_method, sizeof(fx->f_method), "%s",
 		    srv_method(req));
@@ -344,13 +347,15 @@ setup(void **state)
 static int
 teardown(void **state)
 {
+	int	i;
+
 	(void)state;
 	http_client_free(fx->f_hc);
 	/* hand back requests the server still holds (attached or not) */
 	if (fx->f_sse_req != NULL)
 		evhttp_send_reply_end(fx->f_sse_req);
-	if (fx->f_hang_req != NULL)
-		evhttp_send_reply(fx->f_hang_req, 503, "Gone", NULL);
+	for (i = 0; i < fx->f_nhang; i++)
+		evhttp_send_reply(fx->f_hang_req[i], 503, "Gone", NULL);
 	if (fx->f_close_req != NULL)
 		evhttp_send_reply_end(fx->f_close_req);
 	event_free(fx->f_sse_timer);
@@ -499,6 +504,10 @@ on_done(void *arg, struct http_call *call, int result, const char *err)
 	snprintf(r->r_err, sizeof(r->r_err), "%s", err != NULL ? err : "");
 	if (r->r_counter != NULL)
 		(*r->r_counter)++;
+	if (r->r_cancel_in_done)
+		http_call_cancel(call);
+	if (r->r_cancel_other_done != NULL)
+		http_call_cancel(r->r_cancel_other_done);
 	if (r->r_start_in_done != NULL) {
 		(void)start(r->r_start_in_done, "GET", "/json");
 		r->r_start_in_done = NULL;
@@ -661,7 +670,7 @@ test_timeout(void **state)
 	assert_int_equal(r.r_result, -1);
 	assert_non_null(strstr(r.r_err, "timed out after 200 ms"));
 	assert_true(ms >= 190 && ms < 3000);
-	assert_non_null(fx->f_hang_req);
+	assert_int_equal(fx->f_nhang, 1);
 	assert_int_equal(r.r_heads, 0);
 	assert_int_equal(http_client_active(fx->f_hc), 0);
 }
@@ -747,7 +756,7 @@ test_cancel_in_head(void **state)
 	assert_int_equal(r.r_done, 0);
 	assert_int_equal(http_client_active(fx->f_hc), 0);
 
-	/* no body: hc_head runs at completion, outside libcurl */
+	/* a head with no body to follow */
 	memset(&r, 0, sizeof(r));
 	r.r_cancel_in_head = 1;
 	start(&r, "GET", "/empty");
@@ -755,6 +764,16 @@ test_cancel_in_head(void **state)
 	run_for(100);
 	assert_int_equal(r.r_heads, 1);
 	assert_int_equal(r.r_done, 0);
+	assert_int_equal(http_client_active(fx->f_hc), 0);
+
+	/* cancelling from hc_done is harmless: the call goes anyway */
+	memset(&r, 0, sizeof(r));
+	r.r_cancel_in_done = 1;
+	start(&r, "GET", "/json");
+	assert_int_equal(run_until(&r.r_done, 1, 5000), 0);
+	run_for(50);
+	assert_int_equal(r.r_done, 1);
+	assert_int_equal(r.r_result, 0);
 	assert_int_equal(http_client_active(fx->f_hc), 0);
 }
 
@@ -773,6 +792,36 @@ test_cancel_other_in_data(void **state)
 	assert_int_equal(a.r_ndata, SSE_CHUNKS);
 	run_for(50);
 	assert_int_equal(b.r_heads + b.r_ndata + b.r_done, 0);
+	assert_int_equal(http_client_active(fx->f_hc), 0);
+}
+
+static void
+test_cancel_other_in_done(void **state)
+{
+	struct res	 a = { 0 }, b = { 0 };
+	char		 url[128];
+	int		 ndone = 0;
+
+	(void)state;
+	/* same deadline: both usually finish in one pass of the loop */
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/hang", fx->f_port);
+	a.r_call = http_call_new(fx->f_hc, "GET", url);
+	b.r_call = http_call_new(fx->f_hc, "GET", url);
+	assert_non_null(a.r_call);
+	assert_non_null(b.r_call);
+	http_call_set_timeout(a.r_call, 100);
+	http_call_set_timeout(b.r_call, 100);
+	a.r_counter = b.r_counter = &ndone;
+	a.r_cancel_other_done = b.r_call;
+	b.r_cancel_other_done = a.r_call;
+	assert_int_equal(http_call_start(a.r_call, &cbs, &a), 0);
+	assert_int_equal(http_call_start(b.r_call, &cbs, &b), 0);
+	assert_int_equal(run_until(&ndone, 1, 5000), 0);
+	run_for(200);
+	/* whichever is reported first cancels the other */
+	assert_int_equal(ndone, 1);
+	assert_int_equal(a.r_done + b.r_done, 1);
+	assert_int_equal(a.r_done ? a.r_result : b.r_result, -1);
 	assert_int_equal(http_client_active(fx->f_hc), 0);
 }
 
@@ -1099,6 +1148,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_cancel_in_head, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_cancel_other_in_data,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cancel_other_in_done,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cancel_outside, setup,
 		    teardown),

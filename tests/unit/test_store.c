@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,9 @@
 struct fixture {
 	char		 f_dir[64];
 	struct store	*f_st;
+	pid_t		 f_pid;		/* a child still to reap */
+	int		 f_p2c[2];	/* parent to child */
+	int		 f_c2p[2];	/* child to parent */
 };
 
 static void
@@ -42,6 +46,16 @@ env_remove(const char *dir)
 	(void)rmdir(dir);
 }
 
+static void
+fds_close(int *fds)
+{
+	if (fds[0] != -1)
+		(void)close(fds[0]);
+	if (fds[1] != -1)
+		(void)close(fds[1]);
+	fds[0] = fds[1] = -1;
+}
+
 static int
 setup_dir(void **state)
 {
@@ -52,6 +66,7 @@ setup_dir(void **state)
 		return -1;
 	(void)snprintf(f->f_dir, sizeof(f->f_dir), "%s/test_store.XXXXXX",
 	    tmp != NULL && strlen(tmp) < 32 ? tmp : "/tmp");
+	f->f_p2c[0] = f->f_p2c[1] = f->f_c2p[0] = f->f_c2p[1] = -1;
 	if (mkdtemp(f->f_dir) == NULL) {
 		free(f);
 		return -1;
@@ -80,6 +95,13 @@ teardown(void **state)
 
 	if (f == NULL)
 		return 0;
+	/* a failed assertion in the parent must not leave a child behind */
+	if (f->f_pid > 0) {
+		(void)kill(f->f_pid, SIGKILL);
+		(void)waitpid(f->f_pid, NULL, 0);
+	}
+	fds_close(f->f_p2c);
+	fds_close(f->f_c2p);
 	store_close(f->f_st);
 	env_remove(f->f_dir);
 	free(f);
@@ -587,14 +609,38 @@ test_rdonly(void **state)
 
 /* --- processes --- */
 
+/* fork with two pipes; in the child each side keeps only its ends */
+static pid_t
+spawn(struct fixture *f)
+{
+	pid_t pid;
+
+	assert_int_equal(pipe(f->f_p2c), 0);
+	assert_int_equal(pipe(f->f_c2p), 0);
+	pid = fork();
+	assert_true(pid != -1);
+	if (pid == 0) {
+		(void)close(f->f_p2c[1]);
+		(void)close(f->f_c2p[0]);
+		f->f_p2c[1] = f->f_c2p[0] = -1;
+		return 0;
+	}
+	(void)close(f->f_p2c[0]);
+	(void)close(f->f_c2p[1]);
+	f->f_p2c[0] = f->f_c2p[1] = -1;
+	f->f_pid = pid;
+	return pid;
+}
+
 static int
-wait_child(pid_t pid)
+wait_child(struct fixture *f)
 {
 	int status;
 
-	while (waitpid(pid, &status, 0) == -1)
+	while (waitpid(f->f_pid, &status, 0) == -1)
 		if (errno != EINTR)
 			return -1;
+	f->f_pid = 0;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
 }
 
@@ -626,19 +672,16 @@ test_fork(void **state)
 	struct store		*st;
 	struct store_rec	 rec;
 	char			 buf[32];
-	int			 p2c[2], c2p[2], rc;
-	pid_t			 pid;
+	int			 rc;
 
-	assert_int_equal(pipe(p2c), 0);
-	assert_int_equal(pipe(c2p), 0);
-	if ((pid = fork()) == 0) {
+	if (spawn(f) == 0) {
 		if (store_open(&st, f->f_dir, MAP_SIZE, 64, 0) == -1)
 			_exit(1);
 		if (store_put(st, STORE_SESSIONS, "child", 5, "c", 1, 0,
 		    NOW) != 0)
 			_exit(2);
-		pipe_poke(c2p[1]);
-		pipe_wait(p2c[0]);
+		pipe_poke(f->f_c2p[1]);
+		pipe_wait(f->f_p2c[0]);
 		rc = store_get(st, STORE_SESSIONS, "parent", 6, NOW, &rec);
 		if (rc != 0 || strcmp(rec.sr_data, "p") != 0)
 			_exit(3);
@@ -646,19 +689,14 @@ test_fork(void **state)
 		store_close(st);
 		_exit(0);
 	}
-	assert_true(pid > 0);
-	pipe_wait(c2p[0]);
+	assert_int_equal(read(f->f_c2p[0], buf, 1), 1);
 	assert_int_equal(store_open(&f->f_st, f->f_dir, MAP_SIZE, 64, 0), 0);
 	assert_int_equal(get_str(f->f_st, STORE_SESSIONS, "child", NOW, buf,
 	    sizeof(buf)), 0);
 	assert_string_equal(buf, "c");
 	put_str(f->f_st, STORE_SESSIONS, "parent", "p", 0);
-	pipe_poke(p2c[1]);
-	assert_int_equal(wait_child(pid), 0);
-	(void)close(p2c[0]);
-	(void)close(p2c[1]);
-	(void)close(c2p[0]);
-	(void)close(c2p[1]);
+	assert_int_equal(write(f->f_p2c[1], "x", 1), 1);
+	assert_int_equal(wait_child(f), 0);
 }
 
 /* child side of test_map_resized: grow the map to size with n records */
@@ -692,38 +730,33 @@ test_map_resized(void **state)
 	struct fixture		*f = *state;
 	struct store_envstat	 es;
 	char			 buf[16];
-	int			 p2c[2], c2p[2];
-	pid_t			 pid;
 
-	assert_int_equal(pipe(p2c), 0);
-	assert_int_equal(pipe(c2p), 0);
-	if ((pid = fork()) == 0) {
-		pipe_wait(p2c[0]);
+	if (spawn(f) == 0) {
+		pipe_wait(f->f_p2c[0]);
 		grow_map(f->f_dir, 2 * 1024 * 1024, 0, 100);
-		pipe_poke(c2p[1]);
-		pipe_wait(p2c[0]);
+		pipe_poke(f->f_c2p[1]);
+		pipe_wait(f->f_p2c[0]);
 		grow_map(f->f_dir, 4 * 1024 * 1024, 100, 700);
-		pipe_poke(c2p[1]);
+		pipe_poke(f->f_c2p[1]);
 		_exit(0);
 	}
-	assert_true(pid > 0);
 	assert_int_equal(store_open(&f->f_st, f->f_dir, 256 * 1024, 64, 0), 0);
 	put_str(f->f_st, STORE_VIEWS, "small", "s", 0);
 	assert_int_equal(get_str(f->f_st, STORE_VIEWS, "small", NOW, buf,
 	    sizeof(buf)), 0);
 
 	/* a write first */
-	pipe_poke(p2c[1]);
-	pipe_wait(c2p[0]);
+	assert_int_equal(write(f->f_p2c[1], "x", 1), 1);
+	assert_int_equal(read(f->f_c2p[0], buf, 1), 1);
 	put_str(f->f_st, STORE_VIEWS, "after1", "a", 0);
 	assert_int_equal(store_envstat(f->f_st, &es), 0);
 	assert_true(es.se_map_size == 2 * 1024 * 1024);
 	assert_int_equal(es.se_db[STORE_VIEWS].sd_entries, 102);
 
 	/* then a read first */
-	pipe_poke(p2c[1]);
-	pipe_wait(c2p[0]);
-	assert_int_equal(wait_child(pid), 0);
+	assert_int_equal(write(f->f_p2c[1], "x", 1), 1);
+	assert_int_equal(read(f->f_c2p[0], buf, 1), 1);
+	assert_int_equal(wait_child(f), 0);
 	assert_int_equal(get_str(f->f_st, STORE_VIEWS, "after1", NOW, buf,
 	    sizeof(buf)), 0);
 	assert_string_equal(buf, "a");
@@ -732,10 +765,45 @@ test_map_resized(void **state)
 	assert_true(es.se_used_bytes > 2 * 1024 * 1024);
 	assert_int_equal(es.se_db[STORE_VIEWS].sd_entries, 702);
 	put_str(f->f_st, STORE_VIEWS, "after2", "a", 0);
-	(void)close(p2c[0]);
-	(void)close(p2c[1]);
-	(void)close(c2p[0]);
-	(void)close(c2p[1]);
+}
+
+/*
+ * A child opens the env with a larger map and writes a little: the file
+ * records the larger size, but our data never outgrew our map, so only
+ * MDB_MAP_FULL tells us.  The put adopts the size and goes through.
+ */
+static void
+test_map_grown(void **state)
+{
+	struct fixture		*f = *state;
+	struct store		*st;
+	struct store_envstat	 es;
+	char			 key[16], big[2000], buf[4];
+	int			 i;
+
+	memset(big, 'g', sizeof(big));
+	if (spawn(f) == 0) {
+		pipe_wait(f->f_p2c[0]);
+		if (store_open(&st, f->f_dir, 4 * 1024 * 1024, 64, 0) == -1 ||
+		    store_put(st, STORE_ERAS, "e", 1, "1", 1, 0, NOW) != 0)
+			_exit(1);
+		store_close(st);
+		pipe_poke(f->f_c2p[1]);
+		_exit(0);
+	}
+	assert_int_equal(store_open(&f->f_st, f->f_dir, 64 * 1024, 64, 0), 0);
+	assert_int_equal(write(f->f_p2c[1], "x", 1), 1);
+	assert_int_equal(read(f->f_c2p[0], buf, 1), 1);
+	assert_int_equal(wait_child(f), 0);
+	for (i = 0; i < 100; i++) {
+		(void)snprintf(key, sizeof(key), "k%04d", i);
+		assert_int_equal(store_put(f->f_st, STORE_VIEWS, key,
+		    strlen(key), big, sizeof(big), 0, NOW), 0);
+	}
+	assert_int_equal(store_envstat(f->f_st, &es), 0);
+	assert_true(es.se_map_size == 4 * 1024 * 1024);
+	assert_int_equal(es.se_db[STORE_VIEWS].sd_entries, 100);
+	assert_int_equal(es.se_db[STORE_ERAS].sd_entries, 1);
 }
 
 static void
@@ -769,7 +837,8 @@ test_map_full(void **state)
 	    &(struct store_rec){0}), STORE_NOTFOUND);
 	/* and a sweep makes room again */
 	assert_int_equal(store_sweep(f->f_st, NOW + 1, 1000), i);
-	put_str(f->f_st, STORE_VIEWS, "again", big, 0);
+	assert_int_equal(store_put(f->f_st, STORE_VIEWS, "again", 5, big,
+	    sizeof(big), 0, NOW), 0);
 }
 
 int
@@ -798,10 +867,14 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_map_resized, setup_dir,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_map_grown, setup_dir,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_map_full, setup_dir,
 		    teardown),
 	};
 
+	/* a dead child must fail a test, not kill the runner */
+	(void)signal(SIGPIPE, SIG_IGN);
 	log_init(1, "test_store");
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
