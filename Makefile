@@ -87,8 +87,16 @@ $(BUILD)/tests/test_sse: $(call o,$(wildcard proto/*.c) shared/log.c)
 $(BUILD)/tests/test_http_client: $(call o,worker/http_client.c shared/log.c)
 $(BUILD)/tests/test_session: $(call o,worker/session.c shared/store.c \
 	shared/log.c $(wildcard proto/*.c))
+# the stdio bridge standalone, for tests/interop/bridge.test.mjs
+$(BUILD)/bridge-test: $(call o,master/bridge.c master/child.c shared/log.c \
+	shared/ipc.c $(wildcard proto/*.c)) tests/unit/bridge_main.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.c %.o,$^) \
+	    $(LDLIBS)
+$(BUILD)/tests/test_view: $(call o,worker/view_build.c shared/log.c \
+	$(wildcard proto/*.c))
 
-unit: $(UNIT_BINS)
+unit: $(UNIT_BINS) $(BUILD)/bridge-test
 
 deps:
 	sh tools/deps.sh

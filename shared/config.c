@@ -25,13 +25,6 @@
 #define CONFIG_FILE_MAX		(1024 * 1024)
 #define CONFIG_DEPTH_MAX	32
 
-/*
- * How many backends this version accepts.  This is the only place the
- * limit lives: the loader, the name uniqueness check and perWorkload
- * already handle any number.
- */
-#define CONFIG_BACKENDS_MAX	1
-
 #define KIB	1024ULL
 #define MIB	(1024 * KIB)
 #define GIB	(1024 * MIB)
@@ -47,6 +40,7 @@
 #define PATH_MAX_LEN	256
 
 #define NOTYET	"is not supported yet by this version of vmcpd"
+#define K8SONLY	"is not supported (Kubernetes only)"
 
 #define nitems(a)	(sizeof(a) / sizeof((a)[0]))
 
@@ -75,8 +69,12 @@ struct loader {
 	char		*ld_err;
 	size_t		 ld_errlen;
 	struct config	*ld_cf;
-	struct cnode	*ld_perworkload;	/* resolved after backends */
 	int		 ld_have_backends;
+
+	/* backend names, resolved once the backends are known */
+	struct cnode	*ld_perworkload;
+	struct cnode	*ld_priority;	/* aggregation...priorityOrder */
+	struct cnode	*ld_tools;	/* aggregation.tools */
 };
 
 enum field_type {
@@ -87,7 +85,8 @@ enum field_type {
 	F_SIZE,		/* uint64_t *: size f_min..f_max */
 	F_SIZET,	/* size_t *: size f_min..f_max */
 	F_DURATION,	/* uint64_t * ms: duration >= f_min ms */
-	F_NOTYET	/* a reference vMCP key not implemented yet */
+	F_NOTYET,	/* a reference vMCP key not implemented yet */
+	F_K8SONLY	/* a reference vMCP key for Kubernetes only */
 };
 
 struct field {
@@ -160,38 +159,40 @@ config_error(struct loader *ld, const struct cnode *n, const char *fmt, ...)
 static char *
 config_escape(char *dst, size_t dlen, const char *s, size_t len, size_t max)
 {
-	size_t	 i, o = 0, shown = 0;
-	char	 tmp[8];
-	unsigned char c;
+	size_t		 i, o = 0, shown = 0, tlen;
+	char		 tmp[8];
+	unsigned char	 c;
 
 	if (dlen == 0)
 		return dst;
 	for (i = 0; i < len; i++) {
 		c = (unsigned char)s[i];
-		if (shown == max) {
-			(void)snprintf(tmp, sizeof(tmp), "...");
-		} else if (c == '"' || c == '\\') {
-			(void)snprintf(tmp, sizeof(tmp), "\\%c", c);
-		} else if (c == '\n') {
-			(void)snprintf(tmp, sizeof(tmp), "\\n");
-		} else if (c == '\t') {
-			(void)snprintf(tmp, sizeof(tmp), "\\t");
-		} else if (c < 0x20 || c == 0x7f) {
-			(void)snprintf(tmp, sizeof(tmp), "\\x%02x", c);
-		} else {
-			tmp[0] = (char)c;
-			tmp[1] = '\0';
+		/* a UTF-8 continuation byte belongs to the character before */
+		if ((c & 0xc0) == 0x80 && i > 0) {
+			if (o + 1 >= dlen)
+				break;
+			dst[o++] = (char)c;
+			continue;
 		}
-		if (o + strlen(tmp) >= dlen)
-			break;
-		memcpy(dst + o, tmp, strlen(tmp));
-		o += strlen(tmp);
 		if (shown++ == max)
+			(void)snprintf(tmp, sizeof(tmp), "...");
+		else if (c == '"' || c == '\\')
+			(void)snprintf(tmp, sizeof(tmp), "\\%c", c);
+		else if (c == '\n')
+			(void)snprintf(tmp, sizeof(tmp), "\\n");
+		else if (c == '\t')
+			(void)snprintf(tmp, sizeof(tmp), "\\t");
+		else if (c < 0x20 || c == 0x7f)
+			(void)snprintf(tmp, sizeof(tmp), "\\x%02x", c);
+		else
+			(void)snprintf(tmp, sizeof(tmp), "%c", c);
+		tlen = strlen(tmp);
+		if (o + tlen >= dlen)
 			break;
-		/* a UTF-8 sequence counts as one character */
-		while (i + 1 < len && ((unsigned char)s[i + 1] & 0xc0) == 0x80 &&
-		    c >= 0x80 && o + 1 < dlen)
-			dst[o++] = s[++i];
+		memcpy(dst + o, tmp, tlen);
+		o += tlen;
+		if (shown > max)
+			break;
 	}
 	dst[o] = '\0';
 	return dst;
@@ -296,6 +297,24 @@ cnode_new(enum cnode_type type, const yaml_mark_t *mark)
 	n->cn_type = type;
 	n->cn_line = mark->line + 1;
 	n->cn_col = mark->column + 1;
+	return n;
+}
+
+static struct cnode *
+cnode_new_scalar(const yaml_event_t *ev)
+{
+	struct cnode	*n;
+
+	if ((n = cnode_new(CN_SCALAR, &ev->start_mark)) == NULL)
+		return NULL;
+	if ((n->cn_str = malloc(ev->data.scalar.length + 1)) == NULL) {
+		free(n);
+		return NULL;
+	}
+	memcpy(n->cn_str, ev->data.scalar.value, ev->data.scalar.length);
+	n->cn_str[ev->data.scalar.length] = '\0';
+	n->cn_len = ev->data.scalar.length;
+	n->cn_plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
 	return n;
 }
 
@@ -413,19 +432,19 @@ config_tree_parse(struct loader *ld, const char *buf, size_t len,
 			tag = ev.data.scalar.tag;
 			if (tag != NULL)
 				break;
-			if ((n = cnode_new(CN_SCALAR, &ev.start_mark)) ==
-			    NULL || (n->cn_str =
-			    malloc(ev.data.scalar.length + 1)) == NULL) {
-				config_error(ld, NULL, "out of memory");
+			/* "\0" in a double-quoted scalar: no C string holds it */
+			if (memchr(ev.data.scalar.value, '\0',
+			    ev.data.scalar.length) != NULL) {
+				config_errorat(ld, ev.start_mark.line + 1,
+				    ev.start_mark.column + 1,
+				    "NUL characters are not allowed");
 				failed = 1;
 				break;
 			}
-			memcpy(n->cn_str, ev.data.scalar.value,
-			    ev.data.scalar.length);
-			n->cn_str[ev.data.scalar.length] = '\0';
-			n->cn_len = ev.data.scalar.length;
-			n->cn_plain =
-			    ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+			if ((n = cnode_new_scalar(&ev)) == NULL) {
+				config_error(ld, NULL, "out of memory");
+				failed = 1;
+			}
 			break;
 		case YAML_SEQUENCE_START_EVENT:
 		case YAML_MAPPING_START_EVENT:
@@ -540,7 +559,7 @@ config_parse_duration(const char *s, uint64_t *ms)
 		scale = 1;
 		nfrac = 0;
 		if (*p == '.') {
-			/* digits past nanosecond precision of hours are noise */
+			/* digits past the ns precision of an hour are noise */
 			for (p++; isdigit((unsigned char)*p); p++, nfrac++) {
 				if (scale >= 1000000000000000000ULL)
 					continue;
@@ -642,14 +661,57 @@ load_string(struct loader *ld, struct cnode *v, const char *path,
 
 	if (v->cn_type != CN_SCALAR || cnode_is_null(v) || v->cn_len == 0)
 		return config_expected(ld, v, path, "a non-empty string");
-	if (strlen(v->cn_str) != v->cn_len)
-		return config_error(ld, v, "%s: a string may not contain NUL",
-		    path);
 	if ((s = strdup(v->cn_str)) == NULL)
 		return config_error(ld, NULL, "out of memory");
 	free(*dst);
 	*dst = s;
 	return 0;
+}
+
+/* any scalar but null, empty allowed: an argument or environment value */
+static int
+load_text(struct loader *ld, struct cnode *v, const char *path)
+{
+	if (v->cn_type != CN_SCALAR || cnode_is_null(v))
+		return config_expected(ld, v, path, "a string");
+	return 0;
+}
+
+/*
+ * A sequence of non-empty strings into a NULL-terminated array and its
+ * count.  The array hangs off the config as soon as it exists, so that
+ * config_free() cleans up after an error half-way.
+ */
+static int
+load_string_seq(struct loader *ld, struct cnode *n, const char *path,
+    const char *what, char ***dst, size_t *count)
+{
+	char	 ipath[PATH_MAX_LEN];
+	size_t	 i;
+
+	if (n->cn_type != CN_SEQ)
+		return config_expected(ld, n, path, what);
+	if ((*dst = calloc(n->cn_nkids + 1, sizeof(**dst))) == NULL)
+		return config_error(ld, NULL, "out of memory");
+	for (i = 0; i < n->cn_nkids; i++) {
+		(void)snprintf(ipath, sizeof(ipath), "%s[%zu]", path, i);
+		if (load_string(ld, n->cn_kids[i], ipath, &(*dst)[i]) == -1)
+			return -1;
+		(*count)++;
+	}
+	return 0;
+}
+
+static void
+config_strv_free(char **v)
+{
+	size_t	 i;
+
+	if (v == NULL)
+		return;
+	for (i = 0; v[i] != NULL; i++)
+		free(v[i]);
+	free(v);
 }
 
 /* a scalar that libyaml marked plain, so 5 and "5" differ */
@@ -776,13 +838,41 @@ config_before(const struct cnode *a, const struct cnode *b)
 }
 
 /*
- * A mapping with scalar keys, none twice.  Sorting keeps this linear-ish
- * for the large free-form maps (metadata, perWorkload).
+ * Of scalars, the repetition that comes first in the file and the one
+ * it repeats.  Sorts the array; n log n, so that a large mapping or list
+ * costs no more than reading it.
  */
+static void
+config_find_dup(struct cnode **v, size_t n, struct cnode **dupp,
+    struct cnode **firstp)
+{
+	struct cnode	*dup = NULL, *first = NULL, *start;
+	size_t		 i;
+
+	*dupp = *firstp = NULL;
+	if (n < 2)
+		return;
+	qsort(v, n, sizeof(*v), config_cmp_keys);
+	start = v[0];
+	for (i = 1; i < n; i++) {
+		if (!config_same_key(v[i], start)) {
+			start = v[i];
+			continue;
+		}
+		if (dup == NULL || config_before(v[i], dup)) {
+			dup = v[i];
+			first = start;
+		}
+	}
+	*dupp = dup;
+	*firstp = first;
+}
+
+/* A mapping with scalar keys, none twice. */
 static int
 load_map_check(struct loader *ld, struct cnode *n, const char *path)
 {
-	struct cnode	**keys = NULL, *dup = NULL, *first = NULL, *start;
+	struct cnode	**keys = NULL, *dup, *first;
 	char		 kpath[PATH_MAX_LEN];
 	size_t		 i, nkeys = n->cn_nkids / 2;
 
@@ -799,19 +889,7 @@ load_map_check(struct loader *ld, struct cnode *n, const char *path)
 		return config_error(ld, NULL, "out of memory");
 	for (i = 0; i < nkeys; i++)
 		keys[i] = n->cn_kids[2 * i];
-	qsort(keys, nkeys, sizeof(*keys), config_cmp_keys);
-	start = keys[0];
-	for (i = 1; i < nkeys; i++) {
-		if (!config_same_key(keys[i], start)) {
-			start = keys[i];
-			continue;
-		}
-		/* report the earliest repetition in the file */
-		if (dup == NULL || config_before(keys[i], dup)) {
-			dup = keys[i];
-			first = start;
-		}
-	}
+	config_find_dup(keys, nkeys, &dup, &first);
 	free(keys);
 	if (dup != NULL) {
 		config_path(kpath, sizeof(kpath), path, dup);
@@ -823,7 +901,7 @@ load_map_check(struct loader *ld, struct cnode *n, const char *path)
 }
 
 static struct cnode *
-map_get(const struct cnode *n, const char *key)
+cnode_get(const struct cnode *n, const char *key)
 {
 	size_t	 i;
 
@@ -833,6 +911,21 @@ map_get(const struct cnode *n, const char *key)
 		if (strcmp(n->cn_kids[i]->cn_str, key) == 0 &&
 		    strlen(key) == n->cn_kids[i]->cn_len)
 			return n->cn_kids[i + 1];
+	return NULL;
+}
+
+/* the key node itself, for messages about the key */
+static struct cnode *
+cnode_get_key(const struct cnode *n, const char *key)
+{
+	size_t	 i;
+
+	if (n == NULL || n->cn_type != CN_MAP)
+		return NULL;
+	for (i = 0; i + 1 < n->cn_nkids; i += 2)
+		if (strcmp(n->cn_kids[i]->cn_str, key) == 0 &&
+		    strlen(key) == n->cn_kids[i]->cn_len)
+			return n->cn_kids[i];
 	return NULL;
 }
 
@@ -891,7 +984,8 @@ config_unknown_key(struct loader *ld, struct cnode *key, const char *kpath,
 		    "%s: unknown key, did you mean \"%s\"?", kpath, best);
 	list[0] = '\0';
 	for (i = 0; i < nfields; i++) {
-		if (fields[i].f_type == F_NOTYET)
+		if (fields[i].f_type == F_NOTYET ||
+		    fields[i].f_type == F_K8SONLY)
 			continue;
 		r = snprintf(list + o, sizeof(list) - o, "%s%s",
 		    o == 0 ? "" : ", ", fields[i].f_key);
@@ -951,6 +1045,9 @@ load_fields(struct loader *ld, struct cnode *n, const char *path,
 		case F_DURATION:
 			rv = load_duration(ld, v, kpath, f->f_min, f->f_ptr);
 			break;
+		case F_K8SONLY:
+			rv = config_error(ld, key, "%s " K8SONLY, kpath);
+			break;
 		case F_NOTYET:
 		default:
 			rv = config_error(ld, key, "%s " NOTYET, kpath);
@@ -966,7 +1063,7 @@ static int
 config_require(struct loader *ld, struct cnode *n, const char *path,
     const char *key)
 {
-	if (map_get(n, key) != NULL)
+	if (cnode_get(n, key) != NULL)
 		return 0;
 	if (*path == '\0')
 		return config_error(ld, n, "missing required key \"%s\"", key);
@@ -1106,14 +1203,18 @@ load_sessions(struct loader *ld, struct cnode *n, const char *path,
 		{ "ttl", F_DURATION, &cf->cf_session_ttl_ms, NULL, 1, 0 },
 		{ "maxLifetime", F_DURATION, &cf->cf_session_max_ms, NULL,
 		    1, 0 },
+		{ "eventBuffer", F_UINT, &cf->cf_event_buffer, NULL,
+		    16, 100000 },
+		{ "pendingTimeout", F_DURATION, &cf->cf_pending_timeout_ms,
+		    NULL, 1, 0 },
 	};
 
 	if (load_fields(ld, n, path, fields, nitems(fields)) == -1)
 		return -1;
 	if (cf->cf_session_max_ms >= cf->cf_session_ttl_ms)
 		return 0;
-	max = map_get(n, "maxLifetime");
-	if ((ttl = map_get(n, "ttl")) == NULL)
+	max = cnode_get(n, "maxLifetime");
+	if ((ttl = cnode_get(n, "ttl")) == NULL)
 		return config_error(ld, max, "%s.maxLifetime: expected a "
 		    "duration not shorter than %s.ttl (30m by default), found "
 		    "\"%s\"", path, path, config_escape(esc, sizeof(esc),
@@ -1190,12 +1291,170 @@ load_backend_transport(struct loader *ld, struct cnode *v, const char *path,
 			cb->cb_transport = TRANSPORT_STREAMABLE_HTTP;
 			return 0;
 		}
-		if (strcmp(v->cn_str, "sse") == 0 ||
-		    strcmp(v->cn_str, "stdio") == 0)
-			return config_error(ld, v, "transport %s " NOTYET,
-			    v->cn_str);
+		if (strcmp(v->cn_str, "sse") == 0) {
+			cb->cb_transport = TRANSPORT_SSE;
+			return 0;
+		}
+		if (strcmp(v->cn_str, "stdio") == 0) {
+			cb->cb_transport = TRANSPORT_STDIO;
+			return 0;
+		}
 	}
 	return config_expected(ld, v, path, "streamable-http, sse or stdio");
+}
+
+/* checked here, copied behind the command by config_backend_argv() */
+static int
+load_backend_args(struct loader *ld, struct cnode *n, const char *path,
+    void *arg)
+{
+	char	 ipath[PATH_MAX_LEN];
+	size_t	 i;
+
+	(void)arg;
+	if (n->cn_type != CN_SEQ)
+		return config_expected(ld, n, path, "a sequence of strings");
+	for (i = 0; i < n->cn_nkids; i++) {
+		(void)snprintf(ipath, sizeof(ipath), "%s[%zu]", path, i);
+		if (load_text(ld, n->cn_kids[i], ipath) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+config_env_name(const char *s)
+{
+	if (!isalpha((unsigned char)*s) && *s != '_')
+		return 0;
+	for (s++; *s != '\0'; s++)
+		if (!isalnum((unsigned char)*s) && *s != '_')
+			return 0;
+	return 1;
+}
+
+static int
+load_backend_env(struct loader *ld, struct cnode *n, const char *path,
+    void *arg)
+{
+	struct config_backend	*cb = arg;
+	struct cnode		*key, *v;
+	char			 kpath[PATH_MAX_LEN];
+	size_t			 i, nenv = 0;
+
+	if (load_map_check(ld, n, path) == -1)
+		return -1;
+	if (n->cn_nkids == 0)
+		return 0;
+	if ((cb->cb_env = calloc(n->cn_nkids / 2 + 1,
+	    sizeof(*cb->cb_env))) == NULL)
+		return config_error(ld, NULL, "out of memory");
+	for (i = 0; i + 1 < n->cn_nkids; i += 2) {
+		key = n->cn_kids[i];
+		v = n->cn_kids[i + 1];
+		config_path(kpath, sizeof(kpath), path, key);
+		if (!config_env_name(key->cn_str))
+			return config_expected(ld, key, kpath,
+			    "an environment variable name "
+			    "([A-Za-z_][A-Za-z0-9_]*)");
+		if (load_text(ld, v, kpath) == -1)
+			return -1;
+		if (asprintf(&cb->cb_env[nenv], "%s=%s", key->cn_str,
+		    v->cn_str) == -1) {
+			cb->cb_env[nenv] = NULL;
+			return config_error(ld, NULL, "out of memory");
+		}
+		nenv++;
+	}
+	return 0;
+}
+
+/* argv[0] is the command, then the args */
+static int
+config_backend_argv(struct loader *ld, struct config_backend *cb,
+    const struct cnode *args)
+{
+	size_t	 i, nargs = args != NULL ? args->cn_nkids : 0;
+
+	if ((cb->cb_argv = calloc(nargs + 2, sizeof(*cb->cb_argv))) == NULL ||
+	    (cb->cb_argv[0] = strdup(cb->cb_command)) == NULL)
+		return config_error(ld, NULL, "out of memory");
+	for (i = 0; i < nargs; i++)
+		if ((cb->cb_argv[i + 1] = strdup(args->cn_kids[i]->cn_str)) ==
+		    NULL)
+			return config_error(ld, NULL, "out of memory");
+	return 0;
+}
+
+/*
+ * Keys of one kind of transport given to the other, in file order so
+ * that the first one in the file is the one reported.
+ */
+static int
+config_backend_keys(struct loader *ld, struct cnode *n, const char *path,
+    const struct config_backend *cb)
+{
+	static const char *const stdio_keys[] = { "command", "args", "env",
+	    "cwd", NULL };
+	static const char *const http_keys[] = { "url", NULL };
+	const char *const	*bad;
+	const char		*tname, *why;
+	struct cnode		*key;
+	char			 kpath[PATH_MAX_LEN];
+	size_t			 i, j;
+
+	tname = config_transport_name(cb->cb_transport);
+	if (cb->cb_transport == TRANSPORT_STDIO) {
+		bad = http_keys;
+		why = "a stdio backend runs command";
+	} else {
+		bad = stdio_keys;
+		why = "only a stdio backend runs a command";
+	}
+	for (i = 0; i + 1 < n->cn_nkids; i += 2) {
+		key = n->cn_kids[i];
+		for (j = 0; bad[j] != NULL; j++)
+			if (strcmp(key->cn_str, bad[j]) == 0)
+				break;
+		if (bad[j] == NULL)
+			continue;
+		config_path(kpath, sizeof(kpath), path, key);
+		return config_error(ld, key, "%s: not allowed with transport "
+		    "%s (%s)", kpath, tname, why);
+	}
+	if (cb->cb_transport == TRANSPORT_STDIO ? cb->cb_command != NULL :
+	    cb->cb_url != NULL)
+		return 0;
+	return config_error(ld, n, "%s: missing required key \"%s\" for "
+	    "transport %s", path, cb->cb_transport == TRANSPORT_STDIO ?
+	    "command" : "url", tname);
+}
+
+static int
+load_backend(struct loader *ld, struct cnode *n, const char *path,
+    struct config_backend *cb)
+{
+	const struct field fields[] = {
+		{ "name", F_FN, cb, load_backend_name, 0, 0 },
+		{ "url", F_FN, cb, load_backend_url, 0, 0 },
+		{ "transport", F_FN, cb, load_backend_transport, 0, 0 },
+		{ "command", F_STRING, &cb->cb_command, NULL, 0, 0 },
+		{ "args", F_FN, NULL, load_backend_args, 0, 0 },
+		{ "env", F_FN, cb, load_backend_env, 0, 0 },
+		{ "cwd", F_STRING, &cb->cb_cwd, NULL, 0, 0 },
+		{ "type", F_NOTYET, NULL, NULL, 0, 0 },
+		{ "caBundlePath", F_NOTYET, NULL, NULL, 0, 0 },
+		{ "metadata", F_NOTYET, NULL, NULL, 0, 0 },
+	};
+
+	if (load_fields(ld, n, path, fields, nitems(fields)) == -1 ||
+	    config_require(ld, n, path, "name") == -1 ||
+	    config_require(ld, n, path, "transport") == -1 ||
+	    config_backend_keys(ld, n, path, cb) == -1)
+		return -1;
+	if (cb->cb_transport == TRANSPORT_STDIO)
+		return config_backend_argv(ld, cb, cnode_get(n, "args"));
+	return 0;
 }
 
 static int
@@ -1204,7 +1463,6 @@ load_backends(struct loader *ld, struct cnode *n, const char *path,
 {
 	struct config		*cf = arg;
 	struct config_backend	*cb;
-	struct cnode		*name;
 	char			 bpath[PATH_MAX_LEN];
 	size_t			 i, j;
 
@@ -1228,35 +1486,16 @@ load_backends(struct loader *ld, struct cnode *n, const char *path,
 		cb = &cf->cf_backends[i];
 		cf->cf_nbackends++;
 		(void)snprintf(bpath, sizeof(bpath), "%s[%zu]", path, i);
-		{
-			const struct field fields[] = {
-				{ "name", F_FN, cb, load_backend_name, 0, 0 },
-				{ "url", F_FN, cb, load_backend_url, 0, 0 },
-				{ "transport", F_FN, cb,
-				    load_backend_transport, 0, 0 },
-				{ "type", F_NOTYET, NULL, NULL, 0, 0 },
-				{ "caBundlePath", F_NOTYET, NULL, NULL, 0, 0 },
-				{ "metadata", F_NOTYET, NULL, NULL, 0, 0 },
-			};
-
-			if (load_fields(ld, n->cn_kids[i], bpath, fields,
-			    nitems(fields)) == -1)
-				return -1;
-		}
-		if (config_require(ld, n->cn_kids[i], bpath, "name") == -1 ||
-		    config_require(ld, n->cn_kids[i], bpath, "url") == -1 ||
-		    config_require(ld, n->cn_kids[i], bpath,
-		    "transport") == -1)
+		if (load_backend(ld, n->cn_kids[i], bpath, cb) == -1)
 			return -1;
-		for (j = 0; j < i; j++) {
+		for (j = 0; j < i; j++)
 			if (strcmp(cf->cf_backends[j].cb_name,
-			    cb->cb_name) != 0)
-				continue;
-			name = map_get(n->cn_kids[i], "name");
-			return config_error(ld, name, "%s.name: duplicate "
-			    "backend name \"%s\" (first in %s[%zu])", bpath,
-			    cb->cb_name, path, j);
-		}
+			    cb->cb_name) == 0)
+				return config_error(ld,
+				    cnode_get(n->cn_kids[i], "name"),
+				    "%s.name: duplicate backend name \"%s\" "
+				    "(first in %s[%zu])", bpath, cb->cb_name,
+				    path, j);
 	}
 	return 0;
 }
@@ -1333,6 +1572,39 @@ load_timeouts(struct loader *ld, struct cnode *n, const char *path,
 }
 
 static int
+load_partial_failure(struct loader *ld, struct cnode *v, const char *path,
+    void *arg)
+{
+	struct config	*cf = arg;
+
+	if (v->cn_type == CN_SCALAR && strcmp(v->cn_str, "fail") == 0)
+		cf->cf_partial_failure = CONFIG_PARTIAL_FAIL;
+	else if (v->cn_type == CN_SCALAR &&
+	    strcmp(v->cn_str, "best_effort") == 0)
+		cf->cf_partial_failure = CONFIG_PARTIAL_BEST_EFFORT;
+	else
+		return config_expected(ld, v, path, "fail or best_effort");
+	return 0;
+}
+
+static int
+load_failure_handling(struct loader *ld, struct cnode *n, const char *path,
+    void *arg)
+{
+	struct config	*cf = arg;
+	const struct field fields[] = {
+		{ "partialFailureMode", F_FN, cf, load_partial_failure, 0, 0 },
+		{ "healthCheckInterval", F_NOTYET, NULL, NULL, 0, 0 },
+		{ "healthCheckTimeout", F_NOTYET, NULL, NULL, 0, 0 },
+		{ "unhealthyThreshold", F_NOTYET, NULL, NULL, 0, 0 },
+		{ "statusReportingInterval", F_NOTYET, NULL, NULL, 0, 0 },
+		{ "circuitBreaker", F_NOTYET, NULL, NULL, 0, 0 },
+	};
+
+	return load_fields(ld, n, path, fields, nitems(fields));
+}
+
+static int
 load_operational(struct loader *ld, struct cnode *n, const char *path,
     void *arg)
 {
@@ -1340,7 +1612,7 @@ load_operational(struct loader *ld, struct cnode *n, const char *path,
 	const struct field fields[] = {
 		{ "logLevel", F_FN, cf, load_loglevel, 0, 0 },
 		{ "timeouts", F_FN, cf, load_timeouts, 0, 0 },
-		{ "failureHandling", F_NOTYET, NULL, NULL, 0, 0 },
+		{ "failureHandling", F_FN, cf, load_failure_handling, 0, 0 },
 	};
 
 	return load_fields(ld, n, path, fields, nitems(fields));
@@ -1448,6 +1720,414 @@ load_outgoing_auth(struct loader *ld, struct cnode *n, const char *path,
 	return load_fields(ld, n, path, fields, nitems(fields));
 }
 
+/*
+ * aggregation
+ */
+
+struct choice {
+	const char	*ch_name;
+	int		 ch_value;
+};
+
+static int
+load_enum(struct loader *ld, struct cnode *v, const char *path,
+    const struct choice *ch, size_t nch, const char *what, int *dst)
+{
+	size_t	 i;
+
+	if (v->cn_type == CN_SCALAR && !cnode_is_null(v))
+		for (i = 0; i < nch; i++)
+			if (strcmp(v->cn_str, ch[i].ch_name) == 0) {
+				*dst = ch[i].ch_value;
+				return 0;
+			}
+	return config_expected(ld, v, path, what);
+}
+
+static const char *
+config_conflict_name(enum config_conflict c)
+{
+	switch (c) {
+	case CONFIG_CONFLICT_PREFIX:
+		return "prefix";
+	case CONFIG_CONFLICT_PRIORITY:
+		return "priority";
+	case CONFIG_CONFLICT_MANUAL:
+		return "manual";
+	}
+	return "unknown";
+}
+
+static int
+load_conflict(struct loader *ld, struct cnode *v, const char *path,
+    void *arg)
+{
+	static const struct choice ch[] = {
+		{ "prefix", CONFIG_CONFLICT_PREFIX },
+		{ "priority", CONFIG_CONFLICT_PRIORITY },
+		{ "manual", CONFIG_CONFLICT_MANUAL },
+	};
+	struct config_aggregation	*ca = arg;
+	int				 c = 0;
+
+	if (load_enum(ld, v, path, ch, nitems(ch),
+	    "prefix, priority or manual", &c) == -1)
+		return -1;
+	ca->ca_conflict = (enum config_conflict)c;
+	return 0;
+}
+
+static int
+load_prefix_mode(struct loader *ld, struct cnode *v, const char *path,
+    void *arg)
+{
+	static const struct choice ch[] = {
+		{ "always", CONFIG_PREFIX_ALWAYS },
+		{ "onConflict", CONFIG_PREFIX_ON_CONFLICT },
+	};
+	struct config_aggregation	*ca = arg;
+	int				 m = 0;
+
+	if (load_enum(ld, v, path, ch, nitems(ch), "always or onConflict",
+	    &m) == -1)
+		return -1;
+	ca->ca_prefix_mode = (enum config_prefix_mode)m;
+	return 0;
+}
+
+/* "" is the reference's spelling of the default */
+static int
+load_visibility(struct loader *ld, struct cnode *v, const char *path,
+    void *arg)
+{
+	static const struct choice ch[] = {
+		{ "allow", 0 },
+		{ "deny", 1 },
+		{ "", 0 },
+	};
+	struct config_aggregation	*ca = arg;
+
+	return load_enum(ld, v, path, ch, nitems(ch), "allow, deny or \"\"",
+	    &ca->ca_default_deny);
+}
+
+/* names now, whether they are backends once the backends are known */
+static int
+load_priority(struct loader *ld, struct cnode *n, const char *path,
+    void *arg)
+{
+	struct config_aggregation	*ca = arg;
+
+	ld->ld_priority = n;
+	return load_string_seq(ld, n, path, "a sequence of backend names",
+	    &ca->ca_priority, &ca->ca_npriority);
+}
+
+static int
+load_conflict_config(struct loader *ld, struct cnode *n, const char *path,
+    void *arg)
+{
+	struct config_aggregation	*ca = arg;
+	const struct field fields[] = {
+		{ "prefixFormat", F_STRING, &ca->ca_prefix_format, NULL, 0, 0 },
+		{ "prefixMode", F_FN, ca, load_prefix_mode, 0, 0 },
+		{ "priorityOrder", F_FN, ca, load_priority, 0, 0 },
+	};
+
+	return load_fields(ld, n, path, fields, nitems(fields));
+}
+
+static int
+load_filter(struct loader *ld, struct cnode *n, const char *path,
+    void *arg)
+{
+	struct config_workload	*cw = arg;
+
+	return load_string_seq(ld, n, path, "a sequence of tool names",
+	    &cw->cw_filter, &cw->cw_nfilter);
+}
+
+/* only the hints given, so that the others stay the backend's */
+static int
+load_annotations(struct loader *ld, struct cnode *n, const char *path,
+    void *arg)
+{
+	static const char *const hints[] = { "readOnlyHint",
+	    "destructiveHint", "idempotentHint", "openWorldHint" };
+	struct config_override	*co = arg;
+	char			*title = NULL;
+	int			 val[nitems(hints)] = { 0 };
+	const struct field fields[] = {
+		{ "title", F_STRING, &title, NULL, 0, 0 },
+		{ hints[0], F_BOOL, &val[0], NULL, 0, 0 },
+		{ hints[1], F_BOOL, &val[1], NULL, 0, 0 },
+		{ hints[2], F_BOOL, &val[2], NULL, 0, 0 },
+		{ hints[3], F_BOOL, &val[3], NULL, 0, 0 },
+	};
+	size_t			 i;
+
+	if (load_fields(ld, n, path, fields, nitems(fields)) == -1)
+		goto fail;
+	if (n->cn_nkids == 0) {
+		config_error(ld, n, "%s: expected at least one of title, "
+		    "readOnlyHint, destructiveHint, idempotentHint or "
+		    "openWorldHint, found an empty mapping", path);
+		goto fail;
+	}
+	if ((co->co_annotations = json_object()) == NULL ||
+	    (title != NULL && json_object_set_new(co->co_annotations,
+	    "title", json_string(title)) == -1))
+		goto oom;
+	for (i = 0; i < nitems(hints); i++)
+		if (cnode_get(n, hints[i]) != NULL &&
+		    json_object_set_new(co->co_annotations, hints[i],
+		    json_boolean(val[i])) == -1)
+			goto oom;
+	free(title);
+	return 0;
+
+oom:
+	config_error(ld, NULL, "out of memory");
+fail:
+	free(title);
+	return -1;
+}
+
+static int
+load_override(struct loader *ld, struct cnode *n, const char *path,
+    struct config_override *co)
+{
+	const struct field fields[] = {
+		{ "name", F_STRING, &co->co_name, NULL, 0, 0 },
+		{ "description", F_STRING, &co->co_description, NULL, 0, 0 },
+		{ "annotations", F_FN, co, load_annotations, 0, 0 },
+	};
+
+	if (load_fields(ld, n, path, fields, nitems(fields)) == -1)
+		return -1;
+	/* unlike the reference, annotations alone are an override */
+	if (n->cn_nkids == 0)
+		return config_error(ld, n, "%s: expected name, description or "
+		    "annotations, found an empty mapping", path);
+	return 0;
+}
+
+/* two tools of one backend renamed alike would be advertised twice */
+static int
+config_override_names(struct loader *ld, struct cnode *n, const char *path)
+{
+	struct cnode	**names, *dup, *first, *v;
+	char		 kpath[PATH_MAX_LEN];
+	size_t		 i, nnames = 0;
+
+	if ((names = reallocarray(NULL, n->cn_nkids / 2 + 1,
+	    sizeof(*names))) == NULL)
+		return config_error(ld, NULL, "out of memory");
+	for (i = 0; i + 1 < n->cn_nkids; i += 2)
+		if ((v = cnode_get(n->cn_kids[i + 1], "name")) != NULL)
+			names[nnames++] = v;
+	config_find_dup(names, nnames, &dup, &first);
+	free(names);
+	if (dup == NULL)
+		return 0;
+	for (i = 0; i + 1 < n->cn_nkids; i += 2)
+		if (cnode_get(n->cn_kids[i + 1], "name") == dup)
+			break;
+	config_path(kpath, sizeof(kpath), path, n->cn_kids[i]);
+	return config_error(ld, dup, "%s.name: duplicate new name \"%s\" "
+	    "(first at line %zu, column %zu)", kpath, dup->cn_str,
+	    first->cn_line, first->cn_col);
+}
+
+static int
+load_overrides(struct loader *ld, struct cnode *n, const char *path,
+    void *arg)
+{
+	struct config_workload	*cw = arg;
+	struct config_override	*co;
+	struct cnode		*key;
+	char			 kpath[PATH_MAX_LEN];
+	size_t			 i;
+
+	if (load_map_check(ld, n, path) == -1)
+		return -1;
+	if ((cw->cw_overrides = calloc(n->cn_nkids / 2 + 1,
+	    sizeof(*cw->cw_overrides))) == NULL)
+		return config_error(ld, NULL, "out of memory");
+	for (i = 0; i + 1 < n->cn_nkids; i += 2) {
+		key = n->cn_kids[i];
+		config_path(kpath, sizeof(kpath), path, key);
+		if (key->cn_len == 0 || cnode_is_null(key))
+			return config_expected(ld, key, kpath, "a tool name");
+		co = &cw->cw_overrides[cw->cw_noverrides++];
+		if ((co->co_tool = strdup(key->cn_str)) == NULL)
+			return config_error(ld, NULL, "out of memory");
+		if (load_override(ld, n->cn_kids[i + 1], kpath, co) == -1)
+			return -1;
+	}
+	return config_override_names(ld, n, path);
+}
+
+static int
+config_cmp_tool(const void *a, const void *b)
+{
+	const struct config_override *oa = *(struct config_override *const *)a;
+	const struct config_override *ob = *(struct config_override *const *)b;
+
+	return strcmp(oa->co_tool, ob->co_tool);
+}
+
+static int
+config_cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * The filter takes names after the overrides: naming a tool that an
+ * override renames matches nothing (the reference's own example does
+ * this).  The name is still right if another tool is renamed to it.
+ */
+static int
+config_filter_renamed(struct loader *ld, struct cnode *n, const char *path,
+    const struct config_workload *cw)
+{
+	struct config_override	**tools = NULL, key, *kp, **found;
+	struct cnode		*fn;
+	char			**names = NULL;
+	const char		*f;
+	size_t			 i, nnames = 0;
+	int			 rv = -1;
+
+	fn = cnode_get(n, "filter");
+	if (cw->cw_nfilter == 0 || cw->cw_noverrides == 0)
+		return 0;
+	if ((tools = reallocarray(NULL, cw->cw_noverrides,
+	    sizeof(*tools))) == NULL ||
+	    (names = reallocarray(NULL, cw->cw_noverrides,
+	    sizeof(*names))) == NULL) {
+		config_error(ld, NULL, "out of memory");
+		goto done;
+	}
+	for (i = 0; i < cw->cw_noverrides; i++) {
+		tools[i] = &cw->cw_overrides[i];
+		if (cw->cw_overrides[i].co_name != NULL)
+			names[nnames++] = cw->cw_overrides[i].co_name;
+	}
+	qsort(tools, cw->cw_noverrides, sizeof(*tools), config_cmp_tool);
+	qsort(names, nnames, sizeof(*names), config_cmp_str);
+	for (i = 0; i < cw->cw_nfilter; i++) {
+		f = cw->cw_filter[i];
+		key.co_tool = (char *)f;
+		kp = &key;
+		found = bsearch(&kp, tools, cw->cw_noverrides, sizeof(*tools),
+		    config_cmp_tool);
+		if (found == NULL || (*found)->co_name == NULL ||
+		    strcmp((*found)->co_name, f) == 0 ||
+		    bsearch(&f, names, nnames, sizeof(*names),
+		    config_cmp_str) != NULL)
+			continue;
+		config_error(ld, fn->cn_kids[i], "%s.filter[%zu]: \"%s\" is "
+		    "renamed to \"%s\" by overrides, and the filter takes the "
+		    "new name", path, i, f, (*found)->co_name);
+		goto done;
+	}
+	rv = 0;
+
+done:
+	free(tools);
+	free(names);
+	return rv;
+}
+
+static int
+load_workload(struct loader *ld, struct cnode *n, const char *path,
+    struct config_workload *cw)
+{
+	const struct field fields[] = {
+		{ "workload", F_STRING, &cw->cw_name, NULL, 0, 0 },
+		{ "filter", F_FN, cw, load_filter, 0, 0 },
+		{ "excludeAll", F_BOOL, &cw->cw_exclude_all, NULL, 0, 0 },
+		{ "overrides", F_FN, cw, load_overrides, 0, 0 },
+		{ "toolConfigRef", F_K8SONLY, NULL, NULL, 0, 0 },
+	};
+
+	if (load_fields(ld, n, path, fields, nitems(fields)) == -1 ||
+	    config_require(ld, n, path, "workload") == -1)
+		return -1;
+	return config_filter_renamed(ld, n, path, cw);
+}
+
+static int
+load_tools(struct loader *ld, struct cnode *n, const char *path, void *arg)
+{
+	struct config_aggregation	*ca = arg;
+	char				 ipath[PATH_MAX_LEN];
+	size_t				 i;
+
+	if (n->cn_type != CN_SEQ)
+		return config_expected(ld, n, path,
+		    "a sequence of per-backend tool settings");
+	if ((ca->ca_workloads = calloc(n->cn_nkids + 1,
+	    sizeof(*ca->ca_workloads))) == NULL)
+		return config_error(ld, NULL, "out of memory");
+	ld->ld_tools = n;
+	for (i = 0; i < n->cn_nkids; i++) {
+		(void)snprintf(ipath, sizeof(ipath), "%s[%zu]", path, i);
+		if (load_workload(ld, n->cn_kids[i], ipath,
+		    &ca->ca_workloads[ca->ca_nworkloads++]) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+load_aggregation(struct loader *ld, struct cnode *n, const char *path,
+    void *arg)
+{
+	struct config_aggregation	*ca = arg;
+	struct cnode			*crc, *key;
+	const struct field fields[] = {
+		{ "conflictResolution", F_FN, ca, load_conflict, 0, 0 },
+		{ "conflictResolutionConfig", F_FN, ca, load_conflict_config,
+		    0, 0 },
+		{ "excludeAllTools", F_BOOL, &ca->ca_exclude_all_tools, NULL,
+		    0, 0 },
+		{ "defaultToolVisibility", F_FN, ca, load_visibility, 0, 0 },
+		{ "tools", F_FN, ca, load_tools, 0, 0 },
+		{ "cacheTtl", F_DURATION, &ca->ca_cache_ttl_ms, NULL, 1, 0 },
+		{ "pageSize", F_UINT, &ca->ca_page_size, NULL, 1, 10000 },
+		{ "maxBackendPages", F_UINT, &ca->ca_max_backend_pages, NULL,
+		    1, 10000 },
+	};
+
+	if (load_fields(ld, n, path, fields, nitems(fields)) == -1)
+		return -1;
+	crc = cnode_get(n, "conflictResolutionConfig");
+	if (ca->ca_conflict != CONFIG_CONFLICT_PRIORITY) {
+		if ((key = cnode_get_key(crc, "priorityOrder")) == NULL)
+			return 0;
+		return config_error(ld, key, "%s.conflictResolutionConfig."
+		    "priorityOrder: not allowed with conflictResolution %s "
+		    "(only priority uses it)", path,
+		    config_conflict_name(ca->ca_conflict));
+	}
+	if (crc == NULL)
+		return config_error(ld, n, "%s: missing required key "
+		    "\"conflictResolutionConfig\" for conflictResolution "
+		    "priority", path);
+	if (ld->ld_priority == NULL)
+		return config_error(ld, crc, "%s.conflictResolutionConfig: "
+		    "missing required key \"priorityOrder\" for "
+		    "conflictResolution priority", path);
+	if (ca->ca_npriority == 0)
+		return config_error(ld, ld->ld_priority, "%s."
+		    "conflictResolutionConfig.priorityOrder: expected at least "
+		    "one backend for conflictResolution priority, found an "
+		    "empty sequence", path);
+	return 0;
+}
+
 /* "a, b, c" for a message */
 static void
 config_backend_names(const struct config *cf, char *buf, size_t len)
@@ -1465,15 +2145,104 @@ config_backend_names(const struct config *cf, char *buf, size_t len)
 	}
 }
 
+/* every backend's timeout: its perWorkload entry, else the default */
+static int
+config_resolve_timeouts(struct loader *ld)
+{
+	struct config	*cf = ld->ld_cf;
+	struct cnode	*pw = ld->ld_perworkload, *key;
+	char		 kpath[PATH_MAX_LEN], names[CONFIG_ERR_MAX];
+	size_t		 i, j;
+	uint64_t	 ms;
+
+	for (j = 0; j < cf->cf_nbackends; j++)
+		cf->cf_backends[j].cb_timeout_ms = cf->cf_timeout_default_ms;
+	for (i = 0; pw != NULL && i + 1 < pw->cn_nkids; i += 2) {
+		key = pw->cn_kids[i];
+		for (j = 0; j < cf->cf_nbackends; j++)
+			if (strlen(cf->cf_backends[j].cb_name) == key->cn_len &&
+			    strcmp(cf->cf_backends[j].cb_name,
+			    key->cn_str) == 0)
+				break;
+		if (j == cf->cf_nbackends) {
+			config_path(kpath, sizeof(kpath),
+			    "operational.timeouts.perWorkload", key);
+			config_backend_names(cf, names, sizeof(names));
+			return config_error(ld, key, "%s: no such backend "
+			    "(configured backends: %s)", kpath, names);
+		}
+		/* checked by load_perworkload() */
+		(void)config_parse_duration(pw->cn_kids[i + 1]->cn_str, &ms);
+		cf->cf_backends[j].cb_timeout_ms = ms;
+	}
+	return 0;
+}
+
+#define PRIORITY_PATH	"aggregation.conflictResolutionConfig.priorityOrder"
+
+/* names in the aggregation block are configured backends, none twice */
+static int
+config_resolve_aggregation(struct loader *ld)
+{
+	struct config			*cf = ld->ld_cf;
+	const struct config_aggregation	*ca = &cf->cf_agg;
+	struct cnode			*v;
+	char				 names[CONFIG_ERR_MAX];
+	size_t				 i, j;
+
+	config_backend_names(cf, names, sizeof(names));
+	for (i = 0; i < ca->ca_npriority; i++) {
+		v = ld->ld_priority->cn_kids[i];
+		if (config_backend_find(cf, ca->ca_priority[i]) == NULL)
+			return config_error(ld, v, PRIORITY_PATH "[%zu]: no "
+			    "such backend \"%s\" (configured backends: %s)", i,
+			    ca->ca_priority[i], names);
+		for (j = 0; j < i; j++)
+			if (strcmp(ca->ca_priority[j],
+			    ca->ca_priority[i]) == 0)
+				return config_error(ld, v, PRIORITY_PATH
+				    "[%zu]: duplicate backend \"%s\" (first in "
+				    PRIORITY_PATH "[%zu])", i,
+				    ca->ca_priority[i], j);
+	}
+	for (i = 0; i < ca->ca_nworkloads; i++) {
+		v = cnode_get(ld->ld_tools->cn_kids[i], "workload");
+		if (config_backend_find(cf, ca->ca_workloads[i].cw_name) ==
+		    NULL)
+			return config_error(ld, v, "aggregation.tools[%zu]."
+			    "workload: no such backend \"%s\" (configured "
+			    "backends: %s)", i, ca->ca_workloads[i].cw_name,
+			    names);
+		for (j = 0; j < i; j++)
+			if (strcmp(ca->ca_workloads[j].cw_name,
+			    ca->ca_workloads[i].cw_name) == 0)
+				return config_error(ld, v, "aggregation."
+				    "tools[%zu].workload: duplicate workload "
+				    "\"%s\" (first in aggregation.tools[%zu])",
+				    i, ca->ca_workloads[i].cw_name, j);
+	}
+	/* the reference's rule: a backend with no tools cannot win */
+	if (!ca->ca_default_deny || ca->ca_conflict != CONFIG_CONFLICT_PRIORITY)
+		return 0;
+	for (i = 0; i < ca->ca_npriority; i++) {
+		for (j = 0; j < ca->ca_nworkloads; j++)
+			if (strcmp(ca->ca_workloads[j].cw_name,
+			    ca->ca_priority[i]) == 0)
+				break;
+		if (j == ca->ca_nworkloads)
+			return config_error(ld, ld->ld_priority->cn_kids[i],
+			    PRIORITY_PATH "[%zu]: backend \"%s\" has no "
+			    "aggregation.tools entry, so with "
+			    "defaultToolVisibility deny it has no tools to "
+			    "give priority to", i, ca->ca_priority[i]);
+	}
+	return 0;
+}
+
 static int
 load_root(struct loader *ld, struct cnode *root)
 {
-	struct config		*cf = ld->ld_cf;
-	struct config_backend	*cb;
-	struct cnode		*key;
-	char			 kpath[PATH_MAX_LEN], names[CONFIG_ERR_MAX];
-	size_t			 i;
-	uint64_t		 ms;
+	struct config	*cf = ld->ld_cf;
 	const struct field fields[] = {
 		{ "name", F_STRING, &cf->cf_name, NULL, 0, 0 },
 		{ "groupRef", F_STRING, &cf->cf_group_ref, NULL, 0, 0 },
@@ -1485,7 +2254,7 @@ load_root(struct loader *ld, struct cnode *root)
 		{ "operational", F_FN, cf, load_operational, 0, 0 },
 		{ "incomingAuth", F_FN, NULL, load_incoming_auth, 0, 0 },
 		{ "outgoingAuth", F_FN, NULL, load_outgoing_auth, 0, 0 },
-		{ "aggregation", F_NOTYET, NULL, NULL, 0, 0 },
+		{ "aggregation", F_FN, &cf->cf_agg, load_aggregation, 0, 0 },
 		{ "compositeTools", F_NOTYET, NULL, NULL, 0, 0 },
 		{ "compositeToolRefs", F_NOTYET, NULL, NULL, 0, 0 },
 		{ "rateLimiting", F_NOTYET, NULL, NULL, 0, 0 },
@@ -1505,26 +2274,9 @@ load_root(struct loader *ld, struct cnode *root)
 	if (!ld->ld_have_backends)
 		return config_require(ld, root, "", "backends");
 
-	for (i = 0; i < cf->cf_nbackends; i++)
-		cf->cf_backends[i].cb_timeout_ms = cf->cf_timeout_default_ms;
-	if (ld->ld_perworkload == NULL)
-		return 0;
-	for (i = 0; i + 1 < ld->ld_perworkload->cn_nkids; i += 2) {
-		key = ld->ld_perworkload->cn_kids[i];
-		config_path(kpath, sizeof(kpath),
-		    "operational.timeouts.perWorkload", key);
-		cb = (struct config_backend *)config_backend_find(cf,
-		    key->cn_str);
-		if (cb == NULL || strlen(cb->cb_name) != key->cn_len) {
-			config_backend_names(cf, names, sizeof(names));
-			return config_error(ld, key, "%s: no such backend "
-			    "(configured backends: %s)", kpath, names);
-		}
-		(void)config_parse_duration(ld->ld_perworkload->cn_kids[i +
-		    1]->cn_str, &ms);
-		cb->cb_timeout_ms = ms;
-	}
-	return 0;
+	if (config_resolve_timeouts(ld) == -1)
+		return -1;
+	return config_resolve_aggregation(ld);
 }
 
 /*
@@ -1541,7 +2293,8 @@ config_new(const char *file)
 	if ((cf->cf_file = strdup(file)) == NULL ||
 	    (cf->cf_name = strdup("vmcpd")) == NULL ||
 	    (cf->cf_listen_host = strdup("127.0.0.1")) == NULL ||
-	    (cf->cf_state_dir = strdup("./var")) == NULL) {
+	    (cf->cf_state_dir = strdup("./var")) == NULL ||
+	    (cf->cf_agg.ca_prefix_format = strdup("{workload}_")) == NULL) {
 		config_free(cf);
 		return NULL;
 	}
@@ -1556,7 +2309,15 @@ config_new(const char *file)
 	cf->cf_keepalive_ms = 15 * MS_SEC;
 	cf->cf_session_ttl_ms = 30 * MS_MIN;
 	cf->cf_session_max_ms = 24 * MS_HOUR;
+	cf->cf_event_buffer = 1000;
+	cf->cf_pending_timeout_ms = 5 * MS_MIN;
+	cf->cf_agg.ca_conflict = CONFIG_CONFLICT_PREFIX;
+	cf->cf_agg.ca_prefix_mode = CONFIG_PREFIX_ALWAYS;
+	cf->cf_agg.ca_cache_ttl_ms = 5 * MS_MIN;
+	cf->cf_agg.ca_page_size = 1000;
+	cf->cf_agg.ca_max_backend_pages = 100;
 	cf->cf_timeout_default_ms = 30 * MS_SEC;
+	cf->cf_partial_failure = CONFIG_PARTIAL_FAIL;
 	return cf;
 }
 
@@ -1670,18 +2431,50 @@ done:
 	return cf;
 }
 
+static void
+config_aggregation_free(struct config_aggregation *ca)
+{
+	struct config_workload	*cw;
+	struct config_override	*co;
+	size_t			 i, j;
+
+	for (i = 0; i < ca->ca_nworkloads; i++) {
+		cw = &ca->ca_workloads[i];
+		free(cw->cw_name);
+		config_strv_free(cw->cw_filter);
+		for (j = 0; j < cw->cw_noverrides; j++) {
+			co = &cw->cw_overrides[j];
+			free(co->co_tool);
+			free(co->co_name);
+			free(co->co_description);
+			json_decref(co->co_annotations);
+		}
+		free(cw->cw_overrides);
+	}
+	free(ca->ca_workloads);
+	config_strv_free(ca->ca_priority);
+	free(ca->ca_prefix_format);
+}
+
 void
 config_free(struct config *cf)
 {
-	size_t	 i;
+	struct config_backend	*cb;
+	size_t			 i;
 
 	if (cf == NULL)
 		return;
 	for (i = 0; i < cf->cf_nbackends; i++) {
-		free(cf->cf_backends[i].cb_name);
-		free(cf->cf_backends[i].cb_url);
+		cb = &cf->cf_backends[i];
+		free(cb->cb_name);
+		free(cb->cb_url);
+		free(cb->cb_command);
+		config_strv_free(cb->cb_argv);
+		config_strv_free(cb->cb_env);
+		free(cb->cb_cwd);
 	}
 	free(cf->cf_backends);
+	config_aggregation_free(&cf->cf_agg);
 	free(cf->cf_file);
 	free(cf->cf_name);
 	free(cf->cf_group_ref);

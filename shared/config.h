@@ -11,10 +11,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #define CONFIG_DEFAULT_PATH	"/etc/vmcpd/vmcpd.yaml"
 #define CONFIG_EMBEDDED_NAME	"<embedded>"
 #define CONFIG_ERR_MAX		512
 #define CONFIG_NAME_MAX		64
+
+/*
+ * How many backends this version accepts: the one switch.  Build with
+ * -DCONFIG_BACKENDS_MAX=1 for a single-backend daemon; the loader and
+ * its messages follow.
+ */
+#ifndef CONFIG_BACKENDS_MAX
+#define CONFIG_BACKENDS_MAX	64
+#endif
 
 enum config_transport {
 	TRANSPORT_STREAMABLE_HTTP = 0,
@@ -22,11 +33,86 @@ enum config_transport {
 	TRANSPORT_STDIO
 };
 
+/*
+ * A backend.  Streamable HTTP and SSE backends have cb_url and no
+ * command; stdio backends have no URL and run cb_argv (argv[0] is
+ * cb_command, looked up in PATH) in cb_cwd with cb_env, "K=V" strings
+ * added to the environment vmcpd inherited.  The arrays are
+ * NULL-terminated; cb_env is NULL when there are none.
+ */
 struct config_backend {
 	char			*cb_name;	/* [A-Za-z0-9_.-]{1,64} */
-	char			*cb_url;	/* http:// or https:// */
+	char			*cb_url;	/* http(s)://, or NULL */
 	enum config_transport	 cb_transport;
-	uint64_t		 cb_timeout_ms;	/* resolved from operational.timeouts */
+	uint64_t		 cb_timeout_ms;	/* from operational.timeouts */
+
+	/* stdio only, else NULL */
+	char			*cb_command;	/* non-empty */
+	char			**cb_argv;	/* command, then args */
+	char			**cb_env;	/* or NULL */
+	char			*cb_cwd;	/* NULL = vmcpd's own */
+};
+
+enum config_conflict {
+	CONFIG_CONFLICT_PREFIX = 0,	/* the reference's default */
+	CONFIG_CONFLICT_PRIORITY,
+	CONFIG_CONFLICT_MANUAL
+};
+
+enum config_prefix_mode {
+	CONFIG_PREFIX_ALWAYS = 0,	/* every name, as the reference */
+	CONFIG_PREFIX_ON_CONFLICT	/* only names claimed twice */
+};
+
+enum config_partial_failure {
+	CONFIG_PARTIAL_FAIL = 0,	/* one backend failing fails a list */
+	CONFIG_PARTIAL_BEST_EFFORT	/* leave the failing backend out */
+};
+
+/*
+ * aggregation.tools[].overrides.<co_tool>: at least one of the three is
+ * set.  co_annotations is an object holding only the hints to replace
+ * ("title" a string, the *Hint keys booleans), as view_override takes.
+ */
+struct config_override {
+	char			*co_tool;	/* the backend's own name */
+	char			*co_name;	/* or NULL */
+	char			*co_description; /* or NULL */
+	json_t			*co_annotations; /* or NULL */
+};
+
+/*
+ * aggregation.tools[]: at most one per backend.  cw_filter holds names
+ * after the overrides, before the prefix; NULL-terminated, NULL when
+ * absent, and cw_nfilter 0 (absent or []) means no filter.
+ */
+struct config_workload {
+	char			*cw_name;	/* a configured backend */
+	char			**cw_filter;
+	size_t			 cw_nfilter;
+	int			 cw_exclude_all;
+	struct config_override	*cw_overrides;	/* in file order */
+	size_t			 cw_noverrides;
+};
+
+/*
+ * aggregation: the view_policy of worker/view.h, plus how views are
+ * built and served.  ca_priority (backend names, the first wins,
+ * NULL-terminated) is set only with priority, and then not empty.
+ */
+struct config_aggregation {
+	enum config_conflict	 ca_conflict;		/* default prefix */
+	char			*ca_prefix_format;	/* "{workload}_" */
+	enum config_prefix_mode	 ca_prefix_mode;	/* default always */
+	char			**ca_priority;
+	size_t			 ca_npriority;
+	int			 ca_exclude_all_tools;
+	int			 ca_default_deny;	/* visibility deny */
+	struct config_workload	*ca_workloads;		/* in file order */
+	size_t			 ca_nworkloads;
+	uint64_t		 ca_cache_ttl_ms;	/* view kept, 5 min */
+	unsigned int		 ca_page_size;		/* Legacy lists, 1000 */
+	unsigned int		 ca_max_backend_pages;	/* followed, 100 */
 };
 
 struct config {
@@ -56,13 +142,21 @@ struct config {
 	/* sessions: */
 	uint64_t		 cf_session_ttl_ms;	/* sliding, 30 min */
 	uint64_t		 cf_session_max_ms;	/* absolute, 24 h */
+	unsigned int		 cf_event_buffer;	/* per session, 1000 */
+	uint64_t		 cf_pending_timeout_ms;	/* to client, 5 min */
 
 	/* backends: */
 	struct config_backend	*cf_backends;
 	size_t			 cf_nbackends;
 
+	/* aggregation: */
+	struct config_aggregation cf_agg;
+
 	/* operational.timeouts.default */
 	uint64_t		 cf_timeout_default_ms;	/* default 30 s */
+
+	/* operational.failureHandling.partialFailureMode */
+	enum config_partial_failure cf_partial_failure;	/* default fail */
 
 	/* operational.logLevel: debug */
 	int			 cf_verbose;

@@ -1019,6 +1019,172 @@ store_iter(struct store *s, enum store_db db, uint64_t now_ms,
 	return 0;
 }
 
+/* --- sequences: records keyed prefix || be64 seq --- */
+
+static int
+store_seq_key(uint8_t *buf, const void *prefix, size_t plen, uint64_t seq)
+{
+	if (plen + 8 > STORE_KEY_MAX)
+		return -1;
+	memcpy(buf, prefix, plen);
+	store_be64_put(buf + plen, seq);
+	return 0;
+}
+
+int
+store_append(struct store *s, enum store_db db, const void *prefix,
+    size_t plen, const void *data, size_t len, uint64_t expires_ms,
+    uint64_t now_ms, size_t keep, uint64_t *seqp)
+{
+	uint8_t		 key[STORE_KEY_MAX];
+	MDB_txn		*txn;
+	MDB_cursor	*cur = NULL;
+	MDB_val		 k, v;
+	uint64_t	 seq = 1, first;
+	int		 rc;
+
+	if (store_check(s, db, prefix, plen, 1) == -1 ||
+	    store_seq_key(key, prefix, plen, UINT64_MAX) == -1 || keep == 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (store_txn_begin(s, 0, &txn, __func__) == -1)
+		return -1;
+	if ((rc = mdb_cursor_open(txn, s->s_dbi[db], &cur)) != 0)
+		goto fail;
+	/* the last key under the prefix: just before prefix || ff..ff */
+	k.mv_size = plen + 8;
+	k.mv_data = key;
+	rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+	if (rc == 0)
+		rc = mdb_cursor_get(cur, &k, &v, MDB_PREV);
+	else if (rc == MDB_NOTFOUND)
+		rc = mdb_cursor_get(cur, &k, &v, MDB_LAST);
+	if (rc != 0 && rc != MDB_NOTFOUND)
+		goto fail;
+	if (rc == 0 && k.mv_size == plen + 8 &&
+	    memcmp(k.mv_data, prefix, plen) == 0)
+		seq = store_be64_get((const uint8_t *)k.mv_data + plen) + 1;
+	(void)store_seq_key(key, prefix, plen, seq);
+	if ((rc = store_put_txn(s, txn, db, key, plen + 8, data, len,
+	    expires_ms, now_ms, __func__)) != 0)
+		goto fail;
+	/* keep the newest: drop what fell out of the window (seq 0 stays) */
+	if (seq > keep) {
+		first = seq - keep;	/* the newest seq to drop */
+		(void)store_seq_key(key, prefix, plen, 1);
+		k.mv_size = plen + 8;
+		k.mv_data = key;
+		rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+		while (rc == 0 && k.mv_size == plen + 8 &&
+		    memcmp(k.mv_data, prefix, plen) == 0 &&
+		    store_be64_get((const uint8_t *)k.mv_data + plen) <= first) {
+			if ((rc = mdb_cursor_del(cur, 0)) != 0)
+				goto fail;
+			rc = mdb_cursor_get(cur, &k, &v, MDB_GET_CURRENT);
+			if (rc == MDB_NOTFOUND || rc == EINVAL)
+				rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+		}
+		if (rc != 0 && rc != MDB_NOTFOUND)
+			goto fail;
+	}
+	mdb_cursor_close(cur);
+	cur = NULL;
+	if (store_commit(txn, __func__) == -1)
+		return -1;
+	if (seqp != NULL)
+		*seqp = seq;
+	return 0;
+fail:
+	log_warnx("%s: %s: %s", __func__, store_db_names[db], mdb_strerror(rc));
+	if (cur != NULL)
+		mdb_cursor_close(cur);
+	mdb_txn_abort(txn);
+	store_set_errno(rc);
+	return -1;
+}
+
+int
+store_scan(struct store *s, enum store_db db, const void *prefix,
+    size_t plen, uint64_t after, uint64_t now_ms, store_iter_cb cb, void *arg)
+{
+	struct store_item	*items;
+	struct store_rec	 hdr;
+	uint8_t			 key[STORE_KEY_MAX];
+	MDB_txn			*txn;
+	MDB_cursor		*cur;
+	MDB_val			 k, v;
+	size_t			 n = 0, i, bytes = 0;
+	int			 rc, stop = 0, more = 1;
+
+	if (store_check(s, db, prefix, plen, 0) == -1 || cb == NULL ||
+	    after == UINT64_MAX ||
+	    store_seq_key(key, prefix, plen, after + 1) == -1) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (store_missing(s, 1U << db))
+		return 0;
+	if ((items = calloc(STORE_ITER_VISIT, sizeof(*items))) == NULL)
+		return -1;
+	while (more && !stop) {
+		n = 0;
+		bytes = 0;
+		if (store_rtxn_begin(s, &txn, __func__) == -1)
+			goto fail;
+		if ((rc = mdb_cursor_open(txn, s->s_dbi[db], &cur)) != 0) {
+			store_rtxn_end(s);
+			store_set_errno(rc);
+			goto fail;
+		}
+		k.mv_size = plen + 8;
+		k.mv_data = key;
+		rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+		while (rc == 0 && n < STORE_ITER_VISIT &&
+		    bytes < STORE_ITER_BYTES && k.mv_size == plen + 8 &&
+		    memcmp(k.mv_data, prefix, plen) == 0) {
+			memcpy(key, k.mv_data, k.mv_size);
+			if (store_rec_peek(v.mv_data, v.mv_size, &hdr) == 0 &&
+			    !store_rec_expired(hdr.sr_expires_ms, now_ms)) {
+				memset(&items[n], 0, sizeof(items[n]));
+				if ((items[n].si_key = malloc(k.mv_size)) ==
+				    NULL || store_rec_decode(v.mv_data,
+				    v.mv_size, &items[n].si_rec) == -1) {
+					free(items[n].si_key);
+					rc = ENOMEM;
+					break;
+				}
+				memcpy(items[n].si_key, k.mv_data, k.mv_size);
+				items[n].si_klen = k.mv_size;
+				bytes += v.mv_size;
+				n++;
+			}
+			rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+		}
+		/* a full batch: go on after the last key copied */
+		more = rc == 0 && k.mv_size == plen + 8 &&
+		    memcmp(k.mv_data, prefix, plen) == 0;
+		if (more)
+			memcpy(key, k.mv_data, k.mv_size);
+		mdb_cursor_close(cur);
+		store_rtxn_end(s);
+		if (rc != 0 && rc != MDB_NOTFOUND && !more) {
+			store_items_free(items, n);
+			store_set_errno(rc);
+			goto fail;
+		}
+		for (i = 0; i < n && !stop; i++)
+			stop = cb(arg, items[i].si_key, items[i].si_klen,
+			    &items[i].si_rec) != 0;
+		store_items_free(items, n);
+	}
+	free(items);
+	return 0;
+fail:
+	free(items);
+	return -1;
+}
+
 /*
  * One write txn over at most max index entries that are due.  An entry
  * may be stale (the record was rewritten with a later expiry): the

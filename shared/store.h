@@ -92,6 +92,19 @@ int	 store_add(struct store *, enum store_db, const void *key, size_t klen,
 	    const void *data, size_t len, uint64_t expires_ms, uint64_t now_ms);
 int	 store_iter(struct store *, enum store_db, uint64_t now_ms,
 	    int include_expired, store_iter_cb, void *arg);
+/*
+ * Sequences: records keyed prefix || be64 seq.  store_append() writes
+ * the next seq (from 1) in one write txn and drops the oldest beyond
+ * keep; a record at seq 0 is left alone (a header).  store_scan() hands
+ * the records with seq > after to cb in order, copied out.
+ */
+int	 store_append(struct store *, enum store_db, const void *prefix,
+	    size_t plen, const void *data, size_t len, uint64_t expires_ms,
+	    uint64_t now_ms, size_t keep, uint64_t *seq);
+int	 store_scan(struct store *, enum store_db, const void *prefix,
+	    size_t plen, uint64_t after, uint64_t now_ms, store_iter_cb,
+	    void *arg);
+
 /* delete up to max expired records; returns how many, or -1 */
 int	 store_sweep(struct store *, uint64_t now_ms, size_t max);
 

@@ -75,7 +75,7 @@ backend_add_headers(struct http_call *hc, const char *bsid,
 }
 
 /* fire and forget: a response to a backend's request, a notification */
-static void
+void
 backend_post_nowait(struct worker *w, const struct config_backend *be,
     const char *bsid, const char *version, json_t *msg)
 {
@@ -100,23 +100,33 @@ backend_post_nowait(struct worker *w, const struct config_backend *be,
 	(void)http_call_start(hc, NULL, NULL);
 }
 
-/* a request the backend sent mid-call: not relayed yet, answer it */
+/*
+ * A request the backend sent mid-call: the caller relays it to its
+ * client, or it is answered here (ping) or refused with a reason.
+ */
 static void
 backend_answer_request(struct backend_call *bc, struct jsonrpc_msg *m)
 {
 	json_t		*reply;
 	const char	*sid = bc->bc_sent_sid ? bc->bc_resp_sid : NULL;
+	char		 why[256] = "";
 
+	if (strcmp(m->jm_method, "ping") != 0 && bc->bc_cbs != NULL &&
+	    bc->bc_cbs->bc_request != NULL &&
+	    bc->bc_cbs->bc_request(bc->bc_arg, m->jm_root, bc->bc_resp_sid[0] ?
+	    bc->bc_resp_sid : NULL, why, sizeof(why)) == 0)
+		return;
 	if (strcmp(m->jm_method, "ping") == 0)
 		reply = jsonrpc_result_new(m->jm_id, json_object());
 	else
 		reply = jsonrpc_error_new(m->jm_id, JSONRPC_METHOD_NOT_FOUND,
-		    "vmcpd does not relay server-to-client requests to this "
-		    "client", NULL);
+		    why[0] != '\0' ? why : "vmcpd cannot relay this request "
+		    "to a client", NULL);
 	if (reply == NULL)
 		return;
-	log_debug("backend %s sent %s mid-call; refused", bc->bc_be->cb_name,
-	    m->jm_method);
+	if (strcmp(m->jm_method, "ping") != 0)
+		log_info("backend %s sent %s mid-call; refused: %s",
+		    bc->bc_be->cb_name, m->jm_method, why[0] ? why : "no relay");
 	backend_post_nowait(bc->bc_w, bc->bc_be, sid[0] ? sid : NULL, NULL,
 	    reply);
 	json_decref(reply);
@@ -400,6 +410,15 @@ backend_notify(struct worker *w, const struct config_backend *be,
 	return 0;
 }
 
+int
+backend_notify_request(struct worker *w, const struct config_backend *be,
+    const char *bsid, const char *version, const char *method,
+    json_t *params)
+{
+	return backend_call_start(w, be, bsid, version, method, params, NULL,
+	    NULL, NULL, NULL) == NULL ? -1 : 0;
+}
+
 /* the caller no longer wants the outcome: no callback after this */
 void
 backend_call_cancel(struct backend_call *bc)
@@ -519,7 +538,7 @@ done:
 
 int
 backend_open(struct worker *w, const struct config_backend *be,
-    backend_open_cb cb, void *arg)
+    json_t *caps, backend_open_cb cb, void *arg)
 {
 	struct backend_open_state	*bo;
 	json_t				*params;
@@ -530,11 +549,11 @@ backend_open(struct worker *w, const struct config_backend *be,
 	bo->bo_be = be;
 	bo->bo_cb = cb;
 	bo->bo_arg = arg;
-	/* no client capabilities: server-to-client requests are not relayed
-	 * yet, so a compliant backend sends none */
-	params = json_pack("{s:s, s:{}, s:{s:s, s:s}}", "protocolVersion",
-	    MCP_VERSION_LEGACY, "capabilities", "clientInfo", "name", "vmcpd",
-	    "version", VMCPD_VERSION);
+	/* the client's capabilities: what vmcpd can relay to it */
+	params = json_pack("{s:s, s:O, s:{s:s, s:s}}", "protocolVersion",
+	    MCP_VERSION_LEGACY, "capabilities", caps != NULL ? caps :
+	    json_object(), "clientInfo", "name", "vmcpd", "version",
+	    VMCPD_VERSION);
 	if (params == NULL) {
 		free(bo);
 		return -1;

@@ -6,6 +6,7 @@
  * any worker can carry on where another left off.
  */
 #include <sys/queue.h>
+#include <sys/random.h>
 #include <sys/types.h>
 
 #include <stdio.h>
@@ -31,6 +32,9 @@ struct mcp_req {
 	struct jsonrpc_msg		 mr_msg;
 	char				 mr_sid[SESSION_ID_LEN + 1];
 	const struct config_backend	*mr_be;
+	json_t				*mr_bparams;	/* as the backend names it */
+	json_t				*mr_client_caps; /* the session's */
+	char				*mr_bver;	/* backend session version */
 	struct backend_call		*mr_call;
 	int				 mr_streaming;
 	int				 mr_retried;
@@ -76,6 +80,10 @@ legacy_on_close(struct evhttp_connection *evcon, void *arg)
 	log_debug("client went away during %s", mr->mr_msg.jm_method);
 	backend_call_cancel(mr->mr_call);
 	mr->mr_call = NULL;
+	view_get_cancel(mr->mr_w, mr);
+	json_decref(mr->mr_bparams);
+	json_decref(mr->mr_client_caps);
+	free(mr->mr_bver);
 	/* evhttp detached the request: ending it frees it */
 	evhttp_send_reply_end(mr->mr_req);
 	mr->mr_req = NULL;
@@ -105,6 +113,10 @@ legacy_req_free(struct mcp_req *mr)
 	    (evcon = evhttp_request_get_connection(mr->mr_req)) != NULL)
 		evhttp_connection_set_closecb(evcon, NULL, NULL);
 	backend_call_cancel(mr->mr_call);
+	view_get_cancel(mr->mr_w, mr);
+	json_decref(mr->mr_bparams);
+	json_decref(mr->mr_client_caps);
+	free(mr->mr_bver);
 	TAILQ_REMOVE(&mr->mr_w->w_reqs, mr, mr_entry);
 	jsonrpc_msg_clear(&mr->mr_msg);
 	session_clear(&mr->mr_sess);
@@ -164,34 +176,64 @@ legacy_done_empty(struct worker *w, struct evhttp_request *req, int status)
 	worker_request_done(w);
 }
 
-/* Origin must be validated (DNS rebinding): same host or loopback */
+/* a host name (no port) that is this machine's loopback */
 static int
-legacy_origin_ok(struct evhttp_request *req)
+legacy_host_loopback(const char *h, size_t len)
 {
-	const char	*origin = front_header(req, "Origin");
-	const char	*host = front_header(req, "Host");
-	struct evhttp_uri *u;
-	const char	*oh;
-	int		 ok = 0;
-	char		 hostonly[256], *p;
+	static const char *const names[] = {
+		"localhost", "127.0.0.1", "[::1]", "::1"
+	};
+	size_t i;
 
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strlen(names[i]) == len && strncasecmp(h, names[i],
+		    len) == 0)
+			return 1;
+	return 0;
+}
+
+/* the host part of a Host header value: "[v6]:port", "name:port" */
+static size_t
+legacy_host_len(const char *host)
+{
+	const char *p;
+
+	if (host[0] == '[')
+		return (p = strchr(host, ']')) != NULL ?
+		    (size_t)(p - host) + 1 : strlen(host);
+	return (p = strrchr(host, ':')) != NULL ? (size_t)(p - host) :
+	    strlen(host);
+}
+
+/*
+ * DNS rebinding: a daemon listening on loopback answers only requests
+ * addressed to loopback names; an Origin, when present, must be a
+ * loopback origin or the Host itself.
+ */
+static int
+legacy_origin_ok(struct worker *w, struct evhttp_request *req)
+{
+	const char		*origin = front_header(req, "Origin");
+	const char		*host = front_header(req, "Host");
+	const char		*listen = w->w_conf->cf_listen_host;
+	struct evhttp_uri	*u;
+	const char		*oh;
+	int			 ok = 0;
+
+	if ((strncmp(listen, "127.", 4) == 0 || strcmp(listen, "::1") == 0 ||
+	    strcmp(listen, "localhost") == 0) && (host == NULL ||
+	    !legacy_host_loopback(host, legacy_host_len(host))))
+		return 0;
 	if (origin == NULL)
 		return 1;
 	if ((u = evhttp_uri_parse(origin)) == NULL)
 		return 0;
-	oh = evhttp_uri_get_host(u);
-	if (oh != NULL) {
-		if (strcmp(oh, "localhost") == 0 ||
-		    strcmp(oh, "127.0.0.1") == 0 || strcmp(oh, "[::1]") == 0 ||
-		    strcmp(oh, "::1") == 0)
+	if ((oh = evhttp_uri_get_host(u)) != NULL) {
+		if (legacy_host_loopback(oh, strlen(oh)))
 			ok = 1;
-		else if (host != NULL) {
-			(void)snprintf(hostonly, sizeof(hostonly), "%s", host);
-			if (hostonly[0] != '[' &&
-			    (p = strrchr(hostonly, ':')) != NULL)
-				*p = '\0';
-			ok = strcasecmp(hostonly, oh) == 0;
-		}
+		else if (host != NULL)
+			ok = strlen(oh) == legacy_host_len(host) &&
+			    strncasecmp(oh, host, strlen(oh)) == 0;
 	}
 	evhttp_uri_free(u);
 	return ok;
@@ -211,63 +253,16 @@ legacy_session_touch(struct worker *w, struct session *s)
 		log_warnx("cannot refresh session %.8s...", s->s_id);
 }
 
-/* the capabilities vmcpd offers, from what the backend offers */
-static json_t *
-legacy_capabilities(json_t *backend_caps)
-{
-	static const char *const kinds[] = {
-		"tools", "resources", "prompts", "completions", "logging"
-	};
-	json_t	*caps;
-	size_t	 i;
-
-	if ((caps = json_object()) == NULL)
-		return NULL;
-	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-		if (json_is_object(json_object_get(backend_caps, kinds[i])))
-			(void)json_object_set_new(caps, kinds[i],
-			    json_object());
-	return caps;
-}
-
-/* which backend capability a forwarded method needs */
-static const char *
-legacy_method_capability(const char *method)
-{
-	static const struct {
-		const char	*m;
-		const char	*cap;
-	} map[] = {
-		{ "tools/list", "tools" },
-		{ "tools/call", "tools" },
-		{ "resources/list", "resources" },
-		{ "resources/templates/list", "resources" },
-		{ "resources/read", "resources" },
-		{ "prompts/list", "prompts" },
-		{ "prompts/get", "prompts" },
-		{ "completion/complete", "completions" },
-		{ "logging/setLevel", "logging" },
-	};
-	size_t i;
-
-	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++)
-		if (strcmp(map[i].m, method) == 0)
-			return map[i].cap;
-	return NULL;
-}
-
 static void
-legacy_initialize_reply(struct mcp_req *mr, json_t *init_result)
+legacy_initialize_reply(struct mcp_req *mr, json_t *view)
 {
 	struct worker	*w = mr->mr_w;
 	struct session	*s = &mr->mr_sess;
-	json_t		*caps, *result, *resp, *instr;
+	json_t		*caps, *result, *resp;
 	uint64_t	 now = store_now_ms();
 	int		 rc;
 
-	caps = legacy_capabilities(json_object_get(init_result,
-	    "capabilities"));
-	instr = json_object_get(init_result, "instructions");
+	caps = core_capabilities(view);
 	result = json_pack("{s:s, s:o, s:{s:s, s:s}}", "protocolVersion",
 	    s->s_version, "capabilities", caps, "serverInfo", "name",
 	    w->w_conf->cf_name, "version", VMCPD_VERSION);
@@ -276,8 +271,6 @@ legacy_initialize_reply(struct mcp_req *mr, json_t *init_result)
 		    "Internal error: out of memory");
 		return;
 	}
-	if (json_is_string(instr))
-		(void)json_object_set(result, "instructions", instr);
 	s->s_created_ms = s->s_seen_ms = now;
 	s->s_max_ms = now + w->w_conf->cf_session_max_ms;
 	if (session_mint_id(s->s_id) == -1) {
@@ -314,25 +307,17 @@ legacy_initialize_reply(struct mcp_req *mr, json_t *init_result)
 }
 
 static void
-legacy_initialize_opened(void *arg, int rc, const char *bsid,
-    const char *version, json_t *init_result, const char *errmsg)
+legacy_initialize_view(void *arg, json_t *view, const char *err)
 {
 	struct mcp_req	*mr = arg;
 	char		 msg[600];
 
-	if (rc == -1) {
-		(void)snprintf(msg, sizeof(msg), "Internal error: %s", errmsg);
+	if (view == NULL) {
+		(void)snprintf(msg, sizeof(msg), "Internal error: %s", err);
 		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR, msg);
 		return;
 	}
-	/* adopt the backend session opened to learn its capabilities */
-	if (session_backend_set(&mr->mr_sess, mr->mr_be->cb_name, bsid,
-	    version) == -1) {
-		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
-		    "Internal error: out of memory");
-		return;
-	}
-	legacy_initialize_reply(mr, init_result);
+	legacy_initialize_reply(mr, view);
 }
 
 static void
@@ -341,8 +326,7 @@ legacy_initialize(struct worker *w, struct evhttp_request *req,
 {
 	struct mcp_req	*mr;
 	struct session	*s;
-	json_t		*pv, *info, *result;
-	const struct config_backend *be = &w->w_conf->cf_backends[0];
+	json_t		*pv, *info;
 
 	pv = json_object_get(msg->jm_params, "protocolVersion");
 	if (!json_is_string(pv)) {
@@ -361,7 +345,6 @@ legacy_initialize(struct worker *w, struct evhttp_request *req,
 	}
 	mr->mr_msg = *msg;
 	mr->mr_initialize = 1;
-	mr->mr_be = be;
 	s = &mr->mr_sess;
 	s->s_version = strdup(proto_legacy_version_pick(json_string_value(pv)));
 	s->s_owner = strdup("");
@@ -379,16 +362,10 @@ legacy_initialize(struct worker *w, struct evhttp_request *req,
 		    "Internal error: out of memory");
 		return;
 	}
-	if ((info = backend_info_get(w, be)) != NULL) {
-		result = json_object_get(info, "result");
-		legacy_initialize_reply(mr, result);
-		json_decref(info);
-		return;
-	}
 	legacy_req_watch(mr);
-	if (backend_open(w, be, legacy_initialize_opened, mr) == -1)
+	if (view_get(w, legacy_initialize_view, mr) == -1)
 		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
-		    "Internal error: cannot reach the backend");
+		    "Internal error: out of memory");
 }
 
 static void
@@ -448,15 +425,146 @@ legacy_on_backend_done(void *arg, int rc, json_t *response, int lost,
 	legacy_req_free(mr);
 }
 
+/* which client capability a server-to-client request needs */
+static const char *
+legacy_request_capability(const char *method)
+{
+	if (strcmp(method, "elicitation/create") == 0)
+		return "elicitation";
+	if (strcmp(method, "sampling/createMessage") == 0)
+		return "sampling";
+	if (strcmp(method, "roots/list") == 0)
+		return "roots";
+	return NULL;
+}
+
+/*
+ * The backend asks the client something mid-call: relay it on this
+ * request's SSE stream under an id of vmcpd's.  The answer may come
+ * to any worker: the pending record in the store tells that worker
+ * where it goes.
+ */
+static int
+legacy_on_backend_request(void *arg, json_t *msg, const char *bsid,
+    char *why, size_t whylen)
+{
+	struct mcp_req	*mr = arg;
+	struct worker	*w = mr->mr_w;
+	const char	*method, *cap;
+	json_t		*out = NULL, *rec = NULL;
+	char		 id[64], *buf = NULL;
+	unsigned char	 r[16];
+	size_t		 len, i;
+	uint64_t	 now = store_now_ms();
+	int		 rc = -1;
+
+	method = json_string_value(json_object_get(msg, "method"));
+	if (method == NULL || (cap = legacy_request_capability(method)) ==
+	    NULL) {
+		(void)snprintf(why, whylen, "vmcpd does not relay %s to "
+		    "clients", method != NULL ? method : "this request");
+		return -1;
+	}
+	if (!json_is_object(json_object_get(mr->mr_client_caps, cap))) {
+		(void)snprintf(why, whylen, "the client did not declare the "
+		    "%s capability", cap);
+		return -1;
+	}
+	if (mr->mr_req == NULL || getrandom(r, sizeof(r), 0) !=
+	    (ssize_t)sizeof(r)) {
+		(void)snprintf(why, whylen, "the client is gone");
+		return -1;
+	}
+	(void)snprintf(id, sizeof(id), "vmcpd-r-");
+	for (i = 0; i < sizeof(r); i++)
+		(void)snprintf(id + 8 + 2 * i, 3, "%02x", r[i]);
+	rec = json_pack("{s:s, s:s, s:s*, s:s*, s:O}", "sid", mr->mr_sid,
+	    "b", mr->mr_be->cb_name, "bsid", bsid, "pv", mr->mr_bver,
+	    "id", json_object_get(msg, "id"));
+	if (rec == NULL || (buf = jsonrpc_dump(rec, &len)) == NULL ||
+	    store_put(w->w_store, STORE_PENDING, id, strlen(id), buf, len,
+	    now + w->w_conf->cf_pending_timeout_ms, now) == -1) {
+		(void)snprintf(why, whylen, "vmcpd could not record the "
+		    "request");
+		goto done;
+	}
+	if ((out = json_copy(msg)) == NULL ||
+	    json_object_set_new(out, "id", json_string(id)) == -1) {
+		(void)snprintf(why, whylen, "out of memory");
+		goto done;
+	}
+	if (!mr->mr_streaming) {
+		front_sse_start(mr->mr_req, NULL);
+		mr->mr_streaming = 1;
+	}
+	(void)front_sse_send(mr->mr_req, NULL, out);
+	log_debug("relayed %s from %s to session %.8s... as %s", method,
+	    mr->mr_be->cb_name, mr->mr_sid, id);
+	rc = 0;
+done:
+	free(buf);
+	json_decref(rec);
+	json_decref(out);
+	return rc;
+}
+
+/* the client answers a relayed request: send it to the backend that
+ * asked, under the backend's own id, from whichever worker */
+static void
+legacy_client_answer(struct worker *w, struct jsonrpc_msg *msg,
+    struct session *s)
+{
+	struct store_rec		 rec;
+	json_t				*p = NULL, *out = NULL;
+	json_error_t			 jerr;
+	const char			*id, *sid, *b, *bsid = NULL, *pv = NULL;
+	json_t				*bid;
+	const struct config_backend	*be;
+
+	id = json_string_value(msg->jm_id);
+	memset(&rec, 0, sizeof(rec));
+	if (id == NULL || strncmp(id, "vmcpd-r-", 8) != 0 ||
+	    store_get(w->w_store, STORE_PENDING, id, strlen(id),
+	    store_now_ms(), &rec) != 0) {
+		log_debug("session %.8s... answered an unknown request",
+		    s->s_id);
+		return;
+	}
+	p = json_loadb(rec.sr_data, rec.sr_len, 0, &jerr);
+	store_rec_clear(&rec);
+	if (p == NULL || json_unpack(p, "{s:s, s:s, s?s, s?s, s:o}", "sid",
+	    &sid, "b", &b, "bsid", &bsid, "pv", &pv, "id", &bid) == -1 ||
+	    strcmp(sid, s->s_id) != 0 ||
+	    (be = config_backend_find(w->w_conf, b)) == NULL) {
+		/* another session's request: not this client's to answer */
+		log_warnx("session %.8s... answered a request that is not "
+		    "its own", s->s_id);
+		json_decref(p);
+		return;
+	}
+	(void)store_del(w->w_store, STORE_PENDING, id, strlen(id));
+	out = json_pack("{s:s, s:O, s:O}", "jsonrpc", "2.0", "id", bid,
+	    msg->jm_kind == JSONRPC_ERROR ? "error" : "result",
+	    msg->jm_kind == JSONRPC_ERROR ? msg->jm_error : msg->jm_result);
+	if (out != NULL)
+		backend_post_nowait(w, be, bsid, pv, out);
+	json_decref(out);
+	json_decref(p);
+}
+
 static void
 legacy_send(struct mcp_req *mr, const char *bsid, const char *version)
 {
 	static const struct backend_call_cbs cbs = {
-		legacy_on_backend_message, legacy_on_backend_done
+		legacy_on_backend_message, legacy_on_backend_request,
+		legacy_on_backend_done
 	};
 
+	free(mr->mr_bver);
+	mr->mr_bver = version != NULL ? strdup(version) : NULL;
+
 	mr->mr_call = backend_rpc(mr->mr_w, mr->mr_be, bsid, version,
-	    mr->mr_msg.jm_method, mr->mr_msg.jm_params, &cbs, mr);
+	    mr->mr_msg.jm_method, mr->mr_bparams, &cbs, mr);
 	if (mr->mr_call == NULL)
 		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
 		    "Internal error: cannot send the request to the backend");
@@ -495,6 +603,15 @@ legacy_backend_opened(void *arg, int rc, const char *bsid,
 			    w->w_conf->cf_session_ttl_ms, store_now_ms()) == -1)
 				log_warnx("cannot record the backend session "
 				    "of %.8s...", bo->bo_sid);
+			/* the level the client asked for, not the backend's */
+			if (s.s_log_level != NULL) {
+				json_t *p = json_pack("{s:s}", "level",
+				    s.s_log_level);
+
+				(void)backend_notify_request(w, bo->bo_be, bsid,
+				    version, "logging/setLevel", p);
+				json_decref(p);
+			}
 			session_clear(&s);
 		}
 	}
@@ -530,8 +647,8 @@ legacy_open_backend(struct mcp_req *mr)
 		bo->bo_be = mr->mr_be;
 		TAILQ_INIT(&bo->bo_waiters);
 		TAILQ_INSERT_TAIL(&w->w_opens, bo, bo_entry);
-		if (backend_open(w, mr->mr_be, legacy_backend_opened,
-		    bo) == -1) {
+		if (backend_open(w, mr->mr_be, mr->mr_client_caps,
+		    legacy_backend_opened, bo) == -1) {
 			TAILQ_REMOVE(&w->w_opens, bo, bo_entry);
 			free(bo);
 			legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
@@ -555,15 +672,105 @@ legacy_forward_session(struct mcp_req *mr, struct session *s)
 		legacy_open_backend(mr);
 }
 
+/* the view is here: answer a list, or route to a backend */
+static void
+legacy_on_view(void *arg, json_t *view, const char *err)
+{
+	struct mcp_req	*mr = arg;
+	struct worker	*w = mr->mr_w;
+	struct core_err	 cerr;
+	struct session	 s;
+	json_t		*result, *resp;
+	char		 msg[600];
+
+	if (view == NULL) {
+		(void)snprintf(msg, sizeof(msg), "Internal error: %s", err);
+		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR, msg);
+		return;
+	}
+	if (core_method_kind(mr->mr_msg.jm_method) == CORE_LIST) {
+		if (core_list(view, mr->mr_msg.jm_method, mr->mr_msg.jm_params,
+		    views_page_size(w), &result, &cerr) == -1) {
+			legacy_req_error(mr, cerr.ce_code, cerr.ce_msg);
+			return;
+		}
+		resp = jsonrpc_result_new(mr->mr_msg.jm_id, result);
+		legacy_req_reply(mr, resp);
+		json_decref(resp);
+		legacy_req_free(mr);
+		return;
+	}
+	if (core_route(view, w->w_conf, mr->mr_msg.jm_method,
+	    mr->mr_msg.jm_params, &mr->mr_be, &mr->mr_bparams, &cerr) == -1) {
+		legacy_req_error(mr, cerr.ce_code, cerr.ce_msg);
+		return;
+	}
+	/* the session as it is now: another worker may have opened the
+	 * backend session meanwhile */
+	if (session_load(w->w_store, mr->mr_sid, store_now_ms(), &s) != 0) {
+		legacy_req_error(mr, MCP_ERR_SESSION_NOT_FOUND,
+		    "Session not found: it expired or was terminated");
+		return;
+	}
+	mr->mr_client_caps = json_incref(s.s_client_caps);
+	legacy_forward_session(mr, &s);
+	session_clear(&s);
+}
+
+static const char *const legacy_log_levels[] = {
+	"debug", "info", "notice", "warning", "error", "critical", "alert",
+	"emergency"
+};
+
+/* logging/setLevel: the session's level, passed to its backends */
+static void
+legacy_set_level(struct worker *w, struct evhttp_request *req,
+    struct jsonrpc_msg *msg, struct session *s)
+{
+	const char	*level;
+	json_t		*resp;
+	size_t		 i, n = sizeof(legacy_log_levels) /
+			    sizeof(legacy_log_levels[0]);
+	const struct config_backend *be;
+
+	level = json_string_value(json_object_get(msg->jm_params, "level"));
+	for (i = 0; level != NULL && i < n; i++)
+		if (strcmp(level, legacy_log_levels[i]) == 0)
+			break;
+	if (level == NULL || i == n) {
+		legacy_done_error(w, req, 200, msg->jm_id,
+		    JSONRPC_INVALID_PARAMS, "Invalid params: \"level\" must be "
+		    "one of debug, info, notice, warning, error, critical, "
+		    "alert, emergency");
+		jsonrpc_msg_clear(msg);
+		return;
+	}
+	free(s->s_log_level);
+	s->s_log_level = strdup(level);
+	if (session_save(w->w_store, s, w->w_conf->cf_session_ttl_ms,
+	    store_now_ms()) == -1)
+		log_warnx("cannot save session %.8s...", s->s_id);
+	/* backend sessions open now get it; later ones when opened */
+	for (i = 0; i < s->s_nbackends; i++)
+		if ((be = config_backend_find(w->w_conf,
+		    s->s_backends[i].sb_name)) != NULL)
+			(void)backend_notify_request(w, be,
+			    s->s_backends[i].sb_sid,
+			    s->s_backends[i].sb_version, "logging/setLevel",
+			    msg->jm_params);
+	resp = jsonrpc_result_new(msg->jm_id, json_object());
+	legacy_done_json(w, req, 200, resp);
+	json_decref(resp);
+	jsonrpc_msg_clear(msg);
+}
+
 static void
 legacy_request(struct worker *w, struct evhttp_request *req,
     struct jsonrpc_msg *msg, struct session *s)
 {
 	struct mcp_req	*mr;
-	json_t		*info, *caps, *resp;
-	const char	*cap;
+	json_t		*resp;
 	char		 emsg[300];
-	const struct config_backend *be = &w->w_conf->cf_backends[0];
 
 	if (strcmp(msg->jm_method, "ping") == 0) {
 		resp = jsonrpc_result_new(msg->jm_id, json_object());
@@ -572,27 +779,18 @@ legacy_request(struct worker *w, struct evhttp_request *req,
 		jsonrpc_msg_clear(msg);
 		return;
 	}
-	if ((cap = legacy_method_capability(msg->jm_method)) == NULL) {
-		(void)snprintf(emsg, sizeof(emsg), "Method not found: %s",
+	if (strcmp(msg->jm_method, "logging/setLevel") == 0) {
+		legacy_set_level(w, req, msg, s);
+		return;
+	}
+	if (core_method_kind(msg->jm_method) == CORE_OTHER) {
+		(void)snprintf(emsg, sizeof(emsg), "Method not found: %.200s",
 		    msg->jm_method);
 		legacy_done_error(w, req, 200, msg->jm_id,
 		    JSONRPC_METHOD_NOT_FOUND, emsg);
 		jsonrpc_msg_clear(msg);
 		return;
 	}
-	/* only what was advertised: the backend must offer it */
-	info = backend_info_get(w, be);
-	caps = json_object_get(json_object_get(info, "result"), "capabilities");
-	if (info != NULL && !json_is_object(json_object_get(caps, cap))) {
-		json_decref(info);
-		(void)snprintf(emsg, sizeof(emsg), "Method not found: %s (no "
-		    "backend offers %s)", msg->jm_method, cap);
-		legacy_done_error(w, req, 200, msg->jm_id,
-		    JSONRPC_METHOD_NOT_FOUND, emsg);
-		jsonrpc_msg_clear(msg);
-		return;
-	}
-	json_decref(info);
 	if ((mr = legacy_req_new(w, req)) == NULL) {
 		legacy_done_error(w, req, 500, msg->jm_id,
 		    JSONRPC_INTERNAL_ERROR, "Internal error: out of memory");
@@ -600,16 +798,20 @@ legacy_request(struct worker *w, struct evhttp_request *req,
 		return;
 	}
 	mr->mr_msg = *msg;
-	mr->mr_be = be;
 	(void)snprintf(mr->mr_sid, sizeof(mr->mr_sid), "%s", s->s_id);
 	legacy_req_watch(mr);
-	legacy_forward_session(mr, s);
+	if (view_get(w, legacy_on_view, mr) == -1)
+		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: out of memory");
 }
 
 static void
 legacy_notification(struct worker *w, struct evhttp_request *req,
     struct jsonrpc_msg *msg, struct session *s)
 {
+	const struct config_backend	*be;
+	size_t				 i;
+
 	if (strcmp(msg->jm_method, "notifications/initialized") == 0 &&
 	    !s->s_initialized) {
 		s->s_initialized = 1;
@@ -618,6 +820,14 @@ legacy_notification(struct worker *w, struct evhttp_request *req,
 		    s->s_seen_ms) == -1)
 			log_warnx("cannot save session %.8s...", s->s_id);
 	}
+	if (strcmp(msg->jm_method, "notifications/roots/list_changed") == 0)
+		for (i = 0; i < s->s_nbackends; i++)
+			if ((be = config_backend_find(w->w_conf,
+			    s->s_backends[i].sb_name)) != NULL)
+				(void)backend_notify(w, be,
+				    s->s_backends[i].sb_sid,
+				    s->s_backends[i].sb_version, msg->jm_method,
+				    NULL);
 	legacy_done_empty(w, req, 202);
 	jsonrpc_msg_clear(msg);
 }
@@ -760,7 +970,8 @@ legacy_post(struct worker *w, struct evhttp_request *req)
 		legacy_notification(w, req, &msg, &s);
 		break;
 	default:
-		/* answers to server-to-client requests: none are sent yet */
+		/* an answer to a request vmcpd relayed to this client */
+		legacy_client_answer(w, &msg, &s);
 		legacy_done_empty(w, req, 202);
 		jsonrpc_msg_clear(&msg);
 		break;
@@ -808,20 +1019,17 @@ legacy_get(struct worker *w, struct evhttp_request *req)
 	memset(&s, 0, sizeof(s));
 	if (legacy_session(w, req, NULL, &s) == -1)
 		return;
+	stream_get(w, req, &s);
 	session_clear(&s);
-	/* no standalone stream yet: the spec's answer for that is 405 */
-	evhttp_add_header(evhttp_request_get_output_headers(req), "Allow",
-	    "POST, DELETE");
-	legacy_done_error(w, req, 405, NULL, MCP_ERR_TRANSPORT,
-	    "Method Not Allowed: this vmcpd offers no standalone SSE stream");
 }
 
 void
 legacy_handle(struct worker *w, struct evhttp_request *req)
 {
-	if (!legacy_origin_ok(req)) {
+	if (!legacy_origin_ok(w, req)) {
 		legacy_done_error(w, req, 403, NULL, MCP_ERR_TRANSPORT,
-		    "Forbidden: Origin not allowed");
+		    "Forbidden: Host or Origin not allowed (DNS rebinding "
+		    "protection)");
 		return;
 	}
 	switch (evhttp_request_get_command(req)) {

@@ -47,6 +47,7 @@ worker_drain(struct worker *w)
 	w->w_draining = 1;
 	log_debug("draining");
 	front_drain(w);
+	stream_drain(w);
 	tv.tv_sec = w->w_conf->cf_drain_timeout_ms / 1000;
 	tv.tv_usec = (w->w_conf->cf_drain_timeout_ms % 1000) * 1000;
 	w->w_drain_ev = evtimer_new(w->w_base, worker_on_drain_deadline, w);
@@ -154,6 +155,8 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 		log_info("cleared %d stale reader slots", cleared);
 	if ((w->w_hc = http_client_new(w->w_base)) == NULL)
 		fatalx("cannot create the backend HTTP client");
+	if (stream_init(w) == -1)
+		fatalx("cannot set up the wake socket");
 	if (front_init(w) == -1)
 		fatalx("cannot serve HTTP");
 	if ((w->w_chan_ev = event_new(w->w_base, chan_fd, EV_READ | EV_PERSIST,
@@ -166,6 +169,7 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 	(void)event_base_dispatch(w->w_base);
 
 	log_debug("exiting");
+	stream_free_all(w);
 	front_free(w);
 	http_client_free(w->w_hc);
 	store_close(w->w_store);

@@ -27,6 +27,7 @@ struct http_client;
 struct store;
 struct backend_call;
 struct mcp_req;
+struct session;
 
 #define VMCPD_VERSION	"0.1.0"
 
@@ -75,6 +76,41 @@ int	 front_sse_send(struct evhttp_request *, const char *id,
 void	 front_sse_end(struct evhttp_request *);
 const char *front_header(struct evhttp_request *, const char *name);
 
+/* core.c: the era-free core, pure functions on the view */
+enum core_kind {
+	CORE_OTHER = 0,
+	CORE_LIST,		/* answered from the view */
+	CORE_ROUTE		/* forwarded to one backend */
+};
+
+struct core_err {
+	int	ce_code;
+	char	ce_msg[512];
+};
+
+enum core_kind core_method_kind(const char *method);
+int	 core_list(json_t *view, const char *method, json_t *params,
+	    size_t pagesize, json_t **result, struct core_err *);
+int	 core_route(json_t *view, const struct config *, const char *method,
+	    json_t *params, const struct config_backend **be,
+	    json_t **bparams, struct core_err *);
+json_t	*core_capabilities(json_t *view);
+
+/* views.c: the shared aggregated view (store "views" db) */
+typedef void (*view_cb)(void *arg, json_t *view, const char *err);
+int	 view_get(struct worker *, view_cb, void *arg);
+void	 view_get_cancel(struct worker *, void *arg);
+void	 view_invalidate_backend(struct worker *, const char *backend);
+size_t	 views_page_size(struct worker *);
+
+/* stream.c: standalone GET streams and delivery to them */
+int	 stream_init(struct worker *);
+void	 stream_get(struct worker *, struct evhttp_request *,
+	    struct session *);
+int	 stream_publish(struct worker *, const char *sid, const json_t *msg);
+void	 stream_drain(struct worker *);
+void	 stream_free_all(struct worker *);
+
 /* legacy.c: the Legacy (2025-11-25) client edge */
 void	 legacy_handle(struct worker *, struct evhttp_request *);
 
@@ -120,8 +156,16 @@ int	 session_backend_set(struct session *, const char *name,
 
 /* backend.c: the backend client (Legacy Streamable HTTP for now) */
 struct backend_call_cbs {
-	/* a notification or request the backend sent mid-call (borrowed) */
+	/* a notification the backend sent mid-call (borrowed) */
 	void	(*bc_message)(void *arg, json_t *msg);
+	/*
+	 * A request the backend sent mid-call (elicitation, sampling,
+	 * roots), on backend session bsid: return 0 when relayed (the
+	 * answer goes back with backend_post_nowait()), or -1 with why
+	 * (the backend then gets that refusal).  May be NULL.
+	 */
+	int	(*bc_request)(void *arg, json_t *msg, const char *bsid,
+		    char *why, size_t whylen);
 	/*
 	 * Once: rc 0 with the backend's JSON-RPC response (borrowed;
 	 * result or error) or rc -1 with errmsg.  lost is set when the
@@ -137,6 +181,10 @@ struct backend_call *backend_rpc(struct worker *, const struct config_backend *,
 int	 backend_notify(struct worker *, const struct config_backend *,
 	    const char *bsid, const char *version, const char *method,
 	    json_t *params);
+/* a request whose answer nobody waits for (logging/setLevel) */
+int	 backend_notify_request(struct worker *, const struct config_backend *,
+	    const char *bsid, const char *version, const char *method,
+	    json_t *params);
 void	 backend_call_cancel(struct backend_call *);
 void	 backend_session_delete(struct worker *, const struct config_backend *,
 	    const char *bsid, const char *version);
@@ -150,7 +198,9 @@ void	 backend_session_delete(struct worker *, const struct config_backend *,
 typedef void (*backend_open_cb)(void *arg, int rc, const char *bsid,
     const char *version, json_t *init_result, const char *errmsg);
 int	 backend_open(struct worker *, const struct config_backend *,
-	    backend_open_cb, void *arg);
+	    json_t *caps, backend_open_cb, void *arg);
+void	 backend_post_nowait(struct worker *, const struct config_backend *,
+	    const char *bsid, const char *version, json_t *msg);
 /* the cached initialize result of a backend (caps etc.), or NULL */
 json_t	*backend_info_get(struct worker *, const struct config_backend *);
 void	 backend_info_put(struct worker *, const struct config_backend *,

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include <sys/stat.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +57,29 @@ load_bad(const char *yaml, const char *msg)
 	assert_string_equal(err, msg);
 }
 
+/* the multi-backend tests need the default limit */
+#define NEED_BACKENDS(n)	do {				\
+	if (CONFIG_BACKENDS_MAX < (n))				\
+		skip();						\
+} while (0)
+
+static void
+check_agg_defaults(const struct config_aggregation *ca)
+{
+	assert_int_equal(ca->ca_conflict, CONFIG_CONFLICT_PREFIX);
+	assert_string_equal(ca->ca_prefix_format, "{workload}_");
+	assert_int_equal(ca->ca_prefix_mode, CONFIG_PREFIX_ALWAYS);
+	assert_null(ca->ca_priority);
+	assert_int_equal(ca->ca_npriority, 0);
+	assert_int_equal(ca->ca_exclude_all_tools, 0);
+	assert_int_equal(ca->ca_default_deny, 0);
+	assert_null(ca->ca_workloads);
+	assert_int_equal(ca->ca_nworkloads, 0);
+	assert_int_equal(ca->ca_cache_ttl_ms, 5 * 60 * 1000);
+	assert_int_equal(ca->ca_page_size, 1000);
+	assert_int_equal(ca->ca_max_backend_pages, 100);
+}
+
 /* every default, as documented in vmcpd.yaml(5) */
 static void
 check_defaults(const struct config *cf)
@@ -79,10 +103,18 @@ check_defaults(const struct config *cf)
 	assert_int_equal(cf->cf_keepalive_ms, 15000);
 	assert_int_equal(cf->cf_session_ttl_ms, 30 * 60 * 1000);
 	assert_int_equal(cf->cf_session_max_ms, 24 * 3600 * 1000);
+	assert_int_equal(cf->cf_event_buffer, 1000);
+	assert_int_equal(cf->cf_pending_timeout_ms, 5 * 60 * 1000);
 	assert_int_equal(cf->cf_timeout_default_ms, 30000);
+	assert_int_equal(cf->cf_partial_failure, CONFIG_PARTIAL_FAIL);
 	assert_int_equal(cf->cf_verbose, 0);
 	assert_int_equal(cf->cf_nbackends, 1);
 	assert_int_equal(cf->cf_backends[0].cb_timeout_ms, 30000);
+	assert_null(cf->cf_backends[0].cb_command);
+	assert_null(cf->cf_backends[0].cb_argv);
+	assert_null(cf->cf_backends[0].cb_env);
+	assert_null(cf->cf_backends[0].cb_cwd);
+	check_agg_defaults(&cf->cf_agg);
 }
 
 /*
@@ -481,11 +513,11 @@ test_err_unknown_key(void **state)
 	load_bad(BACKEND "listen: 1.2.3.4:5\n",
 	    "t.yaml:5:1: listen: unknown key, expected one of: name, "
 	    "groupRef, metadata, daemon, http, sessions, backends, "
-	    "operational, incomingAuth, outgoingAuth");
+	    "operational, incomingAuth, outgoingAuth, aggregation");
 	load_bad("backends:\n  - name: a\n    url: http://x/\n"
 	    "    transport: streamable-http\n    headers: {}\n",
 	    "t.yaml:5:5: backends[0].headers: unknown key, expected one of: "
-	    "name, url, transport");
+	    "name, url, transport, command, args, env, cwd");
 	load_bad(BACKEND "incomingAuth:\n  type: anonymous\n  oidc: {}\n",
 	    "t.yaml:7:3: incomingAuth.oidc: unknown key, expected one of: "
 	    "type");
@@ -500,9 +532,6 @@ static void
 test_err_not_supported(void **state)
 {
 	(void)state;
-	load_bad(BACKEND "aggregation:\n  conflictResolution: prefix\n",
-	    "t.yaml:5:1: aggregation is not supported yet by this version "
-	    "of vmcpd");
 	load_bad("compositeTools: []\n" BACKEND,
 	    "t.yaml:1:1: compositeTools is not supported yet by this "
 	    "version of vmcpd");
@@ -511,8 +540,32 @@ test_err_not_supported(void **state)
 	    "version of vmcpd");
 	load_bad(BACKEND "operational:\n  failureHandling:\n"
 	    "    healthCheckInterval: 30s\n",
-	    "t.yaml:6:3: operational.failureHandling is not supported yet "
-	    "by this version of vmcpd");
+	    "t.yaml:7:5: operational.failureHandling.healthCheckInterval is "
+	    "not supported yet by this version of vmcpd");
+	load_bad(BACKEND "operational:\n  failureHandling:\n"
+	    "    circuitBreaker: {enabled: true}\n",
+	    "t.yaml:7:5: operational.failureHandling.circuitBreaker is not "
+	    "supported yet by this version of vmcpd");
+	load_bad(BACKEND "operational:\n  failureHandling:\n"
+	    "    unhealthyThreshold: 3\n",
+	    "t.yaml:7:5: operational.failureHandling.unhealthyThreshold is "
+	    "not supported yet by this version of vmcpd");
+	load_bad(BACKEND "operational:\n  failureHandling:\n"
+	    "    healthCheckTimeout: 10s\n",
+	    "t.yaml:7:5: operational.failureHandling.healthCheckTimeout is "
+	    "not supported yet by this version of vmcpd");
+	load_bad(BACKEND "operational:\n  failureHandling:\n"
+	    "    statusReportingInterval: 30s\n",
+	    "t.yaml:7:5: operational.failureHandling.statusReportingInterval "
+	    "is not supported yet by this version of vmcpd");
+	load_bad("backends:\n  - name: a\n    url: http://x/\n"
+	    "    transport: sse\n    type: entry\n",
+	    "t.yaml:5:5: backends[0].type is not supported yet by this "
+	    "version of vmcpd");
+	load_bad("backends:\n  - name: a\n    url: http://x/\n"
+	    "    transport: sse\n    metadata: {}\n",
+	    "t.yaml:5:5: backends[0].metadata is not supported yet by this "
+	    "version of vmcpd");
 	load_bad(BACKEND "outgoingAuth:\n  backends: {}\n",
 	    "t.yaml:6:3: outgoingAuth.backends is not supported yet by this "
 	    "version of vmcpd");
@@ -555,7 +608,9 @@ test_err_type(void **state)
 	    "t.yaml:2:9: daemon.user: expected a non-empty string, "
 	    "found null");
 	load_bad("name: \"a\\0b\"\n" BACKEND,
-	    "t.yaml:1:7: name: a string may not contain NUL");
+	    "t.yaml:1:7: NUL characters are not allowed");
+	load_bad(BACKEND "operational:\n  logLevel: \"debug\\0\"\n",
+	    "t.yaml:6:13: NUL characters are not allowed");
 	load_bad("metadata:\n  team: [a]\n" BACKEND,
 	    "t.yaml:2:9: metadata.team: expected a non-empty string, "
 	    "found a sequence");
@@ -579,12 +634,37 @@ test_err_type(void **state)
 	load_bad("backends: {name: a}\n",
 	    "t.yaml:1:11: backends: expected a sequence of backends, "
 	    "found a mapping");
+}
+
+static void
+test_err_escape(void **state)
+{
+	char	 yaml[256], want[512];
+	int	 i, o, w;
+
+	(void)state;
 	/* long and odd values are escaped and cut */
 	load_bad("daemon:\n  workers: \"\\t0123456789012345678901234567890"
 	    "123456789012345678901234567890\\\"\"\n" BACKEND,
 	    "t.yaml:2:12: daemon.workers: expected \"auto\" or an integer "
 	    "from 1 to 256, found the quoted string \"\\t012345678901234567"
 	    "89012345678901234567890123456...\"");
+	/* a UTF-8 character counts as one of the 48 shown */
+	o = snprintf(yaml, sizeof(yaml), "daemon:\n  workers: ");
+	w = snprintf(want, sizeof(want), "t.yaml:2:12: daemon.workers: "
+	    "expected \"auto\" or an integer from 1 to 256, found \"");
+	for (i = 0; i < 50; i++)
+		o += snprintf(yaml + o, sizeof(yaml) - o, "\xc3\xa9");
+	for (i = 0; i < 48; i++)
+		w += snprintf(want + w, sizeof(want) - w, "\xc3\xa9");
+	(void)snprintf(yaml + o, sizeof(yaml) - o, "\n" BACKEND);
+	(void)snprintf(want + w, sizeof(want) - w, "...\"");
+	load_bad(yaml, want);
+	/* an odd key in a path */
+	load_bad("daemon:\n  \"a\\tb\": 1\n" BACKEND,
+	    "t.yaml:2:3: daemon.a\\tb: unknown key, expected one of: "
+	    "listen, workers, stateDir, user, logFile, portFile, mapSize, "
+	    "maxReaders, drainTimeout, workerHeader");
 }
 
 static void
@@ -701,7 +781,15 @@ test_err_missing(void **state)
 	    "    transport: streamable-http\n",
 	    "t.yaml:2:5: backends[0]: missing required key \"name\"");
 	load_bad("backends:\n  - name: a\n    transport: streamable-http\n",
-	    "t.yaml:2:5: backends[0]: missing required key \"url\"");
+	    "t.yaml:2:5: backends[0]: missing required key \"url\" for "
+	    "transport streamable-http");
+	load_bad("backends:\n  - {name: a, transport: sse}\n",
+	    "t.yaml:2:5: backends[0]: missing required key \"url\" for "
+	    "transport sse");
+	load_bad("backends:\n  - name: a\n    transport: stdio\n"
+	    "    args: [x]\n",
+	    "t.yaml:2:5: backends[0]: missing required key \"command\" for "
+	    "transport stdio");
 	load_bad("backends:\n  - {name: a, url: http://x/}\n",
 	    "t.yaml:2:5: backends[0]: missing required key \"transport\"");
 	load_bad(BACKEND "incomingAuth: {}\n",
@@ -715,10 +803,9 @@ test_err_backends(void **state)
 	load_bad("backends: []\n",
 	    "t.yaml:1:11: backends: expected at least one backend, found an "
 	    "empty sequence");
-	load_bad(BACKEND "  - name: b\n    url: http://127.0.0.1:3002/mcp\n"
-	    "    transport: streamable-http\n",
-	    "t.yaml:5:5: only one backend is supported by this version of "
-	    "vmcpd");
+	load_bad("backends:\n",
+	    "t.yaml:1:10: backends: expected a sequence of backends, "
+	    "found null");
 	load_bad("backends:\n  - a\n",
 	    "t.yaml:2:5: backends[0]: expected a mapping, found \"a\"");
 	load_bad("backends:\n  - name: a b\n    url: http://x/\n"
@@ -748,13 +835,17 @@ test_err_backends(void **state)
 	    "t.yaml:4:16: backends[0].transport: expected streamable-http, "
 	    "sse or stdio, found \"grpc\"");
 	load_bad("backends:\n  - name: a\n    url: http://x/\n"
-	    "    transport: sse\n",
-	    "t.yaml:4:16: transport sse is not supported yet by this "
-	    "version of vmcpd");
+	    "    transport: STDIO\n",
+	    "t.yaml:4:16: backends[0].transport: expected streamable-http, "
+	    "sse or stdio, found \"STDIO\"");
 	load_bad("backends:\n  - name: a\n    url: http://x/\n"
-	    "    transport: stdio\n",
-	    "t.yaml:4:16: transport stdio is not supported yet by this "
-	    "version of vmcpd");
+	    "    transport: [sse]\n",
+	    "t.yaml:4:16: backends[0].transport: expected streamable-http, "
+	    "sse or stdio, found a sequence");
+	load_bad("backends:\n  - name: a\n    url: x\n"
+	    "    transport: sse\n",
+	    "t.yaml:3:10: backends[0].url: expected an http:// or https:// "
+	    "URL without whitespace, found \"x\"");
 }
 
 static void
@@ -864,6 +955,873 @@ test_err_loglevel(void **state)
 	load_bad(BACKEND "operational:\n  logLevel: trace\n",
 	    "t.yaml:6:13: operational.logLevel: expected info or debug, "
 	    "found \"trace\"");
+}
+
+/*
+ * Several backends and aggregation
+ */
+
+#define BACKENDS3 \
+	"backends:\n" \
+	"  - {name: a, url: http://x/a, transport: streamable-http}\n" \
+	"  - {name: b, url: http://x/b, transport: sse}\n" \
+	"  - {name: c, command: server, transport: stdio}\n"
+
+static const char multi_yaml[] =
+    "# three transports, every aggregation key\n"
+    "backends:\n"
+    "  - name: github\n"
+    "    url: https://mcp.example.org/github/mcp\n"
+    "    transport: streamable-http\n"
+    "  - name: slack\n"
+    "    transport: sse\n"
+    "    url: http://127.0.0.1:8103/sse\n"
+    "  - name: memory\n"
+    "    transport: stdio\n"
+    "    command: npx\n"
+    "    args: [-y, \"@modelcontextprotocol/server-memory\", \"\", 3001]\n"
+    "    env:\n"
+    "      MEMORY_FILE_PATH: /var/lib/vmcpd/memory.jsonl\n"
+    "      _EMPTY: \"\"\n"
+    "      PORT: 3001\n"
+    "    cwd: /var/lib/vmcpd\n"
+    "sessions:\n"
+    "  eventBuffer: 100000\n"
+    "  pendingTimeout: 90s\n"
+    "aggregation:\n"
+    "  conflictResolution: priority\n"
+    "  conflictResolutionConfig:\n"
+    "    prefixFormat: \"{workload}.\"\n"
+    "    prefixMode: onConflict\n"
+    "    priorityOrder: [memory, github]\n"
+    "  excludeAllTools: true\n"
+    "  defaultToolVisibility: deny\n"
+    "  tools:\n"
+    "    - workload: github\n"
+    "      filter: [get_issue, gh_create_issue, search]\n"
+    "      overrides:\n"
+    "        create_issue:\n"
+    "          name: gh_create_issue\n"
+    "          description: Create a GitHub issue\n"
+    "        search:\n"
+    "          annotations: {title: Search, readOnlyHint: true,\n"
+    "            destructiveHint: false, idempotentHint: true,\n"
+    "            openWorldHint: false}\n"
+    "    - workload: memory\n"
+    "      excludeAll: true\n"
+    "    - workload: slack\n"
+    "      filter: []\n"
+    "  cacheTtl: 30s\n"
+    "  pageSize: 10000\n"
+    "  maxBackendPages: 1\n"
+    "operational:\n"
+    "  failureHandling:\n"
+    "    partialFailureMode: best_effort\n"
+    "  timeouts:\n"
+    "    perWorkload:\n"
+    "      memory: 5s\n"
+    "      slack: 1m\n";
+
+/* the JSON text of annotations, keys sorted */
+static void
+check_json(json_t *j, const char *want)
+{
+	char	*s;
+
+	assert_non_null(j);
+	assert_non_null(s = json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT));
+	if (strcmp(s, want) != 0) {
+		fail_msg("json %s, want %s", s, want);
+	}
+	free(s);
+}
+
+static void
+test_multi(void **state)
+{
+	struct config			*cf;
+	const struct config_backend	*cb;
+	const struct config_aggregation	*ca;
+	const struct config_workload	*cw;
+	const struct config_override	*co;
+
+	(void)state;
+	NEED_BACKENDS(3);
+	cf = load_ok(multi_yaml);
+	assert_int_equal(cf->cf_nbackends, 3);
+
+	cb = &cf->cf_backends[0];
+	assert_string_equal(cb->cb_name, "github");
+	assert_string_equal(cb->cb_url, "https://mcp.example.org/github/mcp");
+	assert_int_equal(cb->cb_transport, TRANSPORT_STREAMABLE_HTTP);
+	assert_int_equal(cb->cb_timeout_ms, 30000);
+	assert_null(cb->cb_command);
+	assert_null(cb->cb_argv);
+	assert_null(cb->cb_env);
+	assert_null(cb->cb_cwd);
+
+	cb = &cf->cf_backends[1];
+	assert_string_equal(cb->cb_name, "slack");
+	assert_string_equal(cb->cb_url, "http://127.0.0.1:8103/sse");
+	assert_int_equal(cb->cb_transport, TRANSPORT_SSE);
+	assert_int_equal(cb->cb_timeout_ms, 60000);
+	assert_null(cb->cb_command);
+	assert_null(cb->cb_argv);
+	assert_null(cb->cb_env);
+	assert_null(cb->cb_cwd);
+
+	cb = &cf->cf_backends[2];
+	assert_string_equal(cb->cb_name, "memory");
+	assert_null(cb->cb_url);
+	assert_int_equal(cb->cb_transport, TRANSPORT_STDIO);
+	assert_int_equal(cb->cb_timeout_ms, 5000);
+	assert_string_equal(cb->cb_command, "npx");
+	assert_non_null(cb->cb_argv);
+	assert_string_equal(cb->cb_argv[0], "npx");
+	assert_string_equal(cb->cb_argv[1], "-y");
+	assert_string_equal(cb->cb_argv[2],
+	    "@modelcontextprotocol/server-memory");
+	assert_string_equal(cb->cb_argv[3], "");
+	assert_string_equal(cb->cb_argv[4], "3001");
+	assert_null(cb->cb_argv[5]);
+	assert_non_null(cb->cb_env);
+	assert_string_equal(cb->cb_env[0],
+	    "MEMORY_FILE_PATH=/var/lib/vmcpd/memory.jsonl");
+	assert_string_equal(cb->cb_env[1], "_EMPTY=");
+	assert_string_equal(cb->cb_env[2], "PORT=3001");
+	assert_null(cb->cb_env[3]);
+	assert_string_equal(cb->cb_cwd, "/var/lib/vmcpd");
+	assert_ptr_equal(config_backend_find(cf, "memory"), cb);
+
+	assert_int_equal(cf->cf_event_buffer, 100000);
+	assert_int_equal(cf->cf_pending_timeout_ms, 90000);
+	assert_int_equal(cf->cf_partial_failure, CONFIG_PARTIAL_BEST_EFFORT);
+
+	ca = &cf->cf_agg;
+	assert_int_equal(ca->ca_conflict, CONFIG_CONFLICT_PRIORITY);
+	assert_string_equal(ca->ca_prefix_format, "{workload}.");
+	assert_int_equal(ca->ca_prefix_mode, CONFIG_PREFIX_ON_CONFLICT);
+	assert_int_equal(ca->ca_npriority, 2);
+	assert_string_equal(ca->ca_priority[0], "memory");
+	assert_string_equal(ca->ca_priority[1], "github");
+	assert_null(ca->ca_priority[2]);
+	assert_int_equal(ca->ca_exclude_all_tools, 1);
+	assert_int_equal(ca->ca_default_deny, 1);
+	assert_int_equal(ca->ca_cache_ttl_ms, 30000);
+	assert_int_equal(ca->ca_page_size, 10000);
+	assert_int_equal(ca->ca_max_backend_pages, 1);
+	assert_int_equal(ca->ca_nworkloads, 3);
+
+	cw = &ca->ca_workloads[0];
+	assert_string_equal(cw->cw_name, "github");
+	assert_int_equal(cw->cw_exclude_all, 0);
+	assert_int_equal(cw->cw_nfilter, 3);
+	assert_string_equal(cw->cw_filter[0], "get_issue");
+	assert_string_equal(cw->cw_filter[1], "gh_create_issue");
+	assert_string_equal(cw->cw_filter[2], "search");
+	assert_null(cw->cw_filter[3]);
+	assert_int_equal(cw->cw_noverrides, 2);
+	co = &cw->cw_overrides[0];
+	assert_string_equal(co->co_tool, "create_issue");
+	assert_string_equal(co->co_name, "gh_create_issue");
+	assert_string_equal(co->co_description, "Create a GitHub issue");
+	assert_null(co->co_annotations);
+	co = &cw->cw_overrides[1];
+	assert_string_equal(co->co_tool, "search");
+	assert_null(co->co_name);
+	assert_null(co->co_description);
+	check_json(co->co_annotations, "{\"destructiveHint\":false,"
+	    "\"idempotentHint\":true,\"openWorldHint\":false,"
+	    "\"readOnlyHint\":true,\"title\":\"Search\"}");
+
+	cw = &ca->ca_workloads[1];
+	assert_string_equal(cw->cw_name, "memory");
+	assert_int_equal(cw->cw_exclude_all, 1);
+	assert_null(cw->cw_filter);
+	assert_int_equal(cw->cw_nfilter, 0);
+	assert_null(cw->cw_overrides);
+	assert_int_equal(cw->cw_noverrides, 0);
+
+	/* an empty filter is no filter */
+	cw = &ca->ca_workloads[2];
+	assert_string_equal(cw->cw_name, "slack");
+	assert_int_equal(cw->cw_nfilter, 0);
+	assert_int_equal(cw->cw_exclude_all, 0);
+	config_free(cf);
+}
+
+static void
+test_stdio(void **state)
+{
+	struct config			*cf;
+	const struct config_backend	*cb;
+
+	(void)state;
+	/* no args, no env, no cwd: argv is just the command */
+	cf = load_ok("backends:\n  - name: s\n    transport: stdio\n"
+	    "    command: /usr/bin/mcp server\n");
+	cb = &cf->cf_backends[0];
+	assert_int_equal(cb->cb_transport, TRANSPORT_STDIO);
+	assert_null(cb->cb_url);
+	assert_string_equal(cb->cb_command, "/usr/bin/mcp server");
+	assert_string_equal(cb->cb_argv[0], "/usr/bin/mcp server");
+	assert_null(cb->cb_argv[1]);
+	assert_null(cb->cb_env);
+	assert_null(cb->cb_cwd);
+	assert_int_equal(cb->cb_timeout_ms, 30000);
+	config_free(cf);
+
+	/* empty args and env; any scalar is an argument, "~" too */
+	cf = load_ok("backends:\n  - {name: s, transport: stdio, "
+	    "command: x, args: [], env: {}}\n");
+	cb = &cf->cf_backends[0];
+	assert_string_equal(cb->cb_argv[0], "x");
+	assert_null(cb->cb_argv[1]);
+	assert_null(cb->cb_env);
+	config_free(cf);
+	cf = load_ok("backends:\n  - name: s\n    args: [--port, 3001, true, "
+	    "\"~\", 'a b']\n    env: {a: 1, Z_9: \"x=y\"}\n"
+	    "    transport: stdio\n    command: x\n");
+	cb = &cf->cf_backends[0];
+	assert_string_equal(cb->cb_argv[0], "x");
+	assert_string_equal(cb->cb_argv[1], "--port");
+	assert_string_equal(cb->cb_argv[2], "3001");
+	assert_string_equal(cb->cb_argv[3], "true");
+	assert_string_equal(cb->cb_argv[4], "~");
+	assert_string_equal(cb->cb_argv[5], "a b");
+	assert_null(cb->cb_argv[6]);
+	assert_string_equal(cb->cb_env[0], "a=1");
+	assert_string_equal(cb->cb_env[1], "Z_9=x=y");
+	assert_null(cb->cb_env[2]);
+	config_free(cf);
+
+	/* an SSE backend alone */
+	cf = load_ok("backends:\n  - {name: s, transport: sse, "
+	    "url: \"https://[::1]:8443/sse\"}\n");
+	cb = &cf->cf_backends[0];
+	assert_int_equal(cb->cb_transport, TRANSPORT_SSE);
+	assert_string_equal(cb->cb_url, "https://[::1]:8443/sse");
+	assert_null(cb->cb_argv);
+	config_free(cf);
+}
+
+static void
+test_aggregation(void **state)
+{
+	struct config			*cf;
+	const struct config_aggregation	*ca;
+	const struct config_override	*co;
+
+	(void)state;
+	NEED_BACKENDS(3);
+	/* an empty block is the defaults; so is "" */
+	cf = load_ok(BACKENDS3 "aggregation: {}\n");
+	check_agg_defaults(&cf->cf_agg);
+	config_free(cf);
+	cf = load_ok(BACKENDS3 "aggregation:\n  conflictResolution: prefix\n"
+	    "  defaultToolVisibility: \"\"\n  excludeAllTools: false\n"
+	    "  conflictResolutionConfig: {prefixMode: always}\n");
+	check_agg_defaults(&cf->cf_agg);
+	config_free(cf);
+	cf = load_ok(BACKENDS3 "aggregation:\n  defaultToolVisibility: allow\n"
+	    "  conflictResolutionConfig: {prefixFormat: x}\n");
+	assert_int_equal(cf->cf_agg.ca_default_deny, 0);
+	assert_string_equal(cf->cf_agg.ca_prefix_format, "x");
+	config_free(cf);
+
+	/* manual needs no tools; prefixMode goes with any strategy */
+	cf = load_ok(BACKENDS3 "aggregation:\n  conflictResolution: manual\n"
+	    "  conflictResolutionConfig: {prefixMode: onConflict}\n"
+	    "  defaultToolVisibility: deny\n");
+	ca = &cf->cf_agg;
+	assert_int_equal(ca->ca_conflict, CONFIG_CONFLICT_MANUAL);
+	assert_int_equal(ca->ca_prefix_mode, CONFIG_PREFIX_ON_CONFLICT);
+	assert_int_equal(ca->ca_default_deny, 1);
+	assert_int_equal(ca->ca_nworkloads, 0);
+	config_free(cf);
+
+	/* priority with deny: every listed backend has a tools entry */
+	cf = load_ok(BACKENDS3 "aggregation:\n"
+	    "  conflictResolution: priority\n"
+	    "  defaultToolVisibility: deny\n"
+	    "  conflictResolutionConfig: {priorityOrder: [c, a]}\n"
+	    "  tools: [{workload: a}, {workload: c, excludeAll: true}]\n");
+	ca = &cf->cf_agg;
+	assert_int_equal(ca->ca_conflict, CONFIG_CONFLICT_PRIORITY);
+	assert_int_equal(ca->ca_npriority, 2);
+	assert_string_equal(ca->ca_priority[0], "c");
+	assert_string_equal(ca->ca_priority[1], "a");
+	assert_int_equal(ca->ca_nworkloads, 2);
+	assert_string_equal(ca->ca_workloads[1].cw_name, "c");
+	assert_int_equal(ca->ca_workloads[1].cw_exclude_all, 1);
+	config_free(cf);
+	/* priority with allow: no tools entry needed */
+	cf = load_ok(BACKENDS3 "aggregation:\n"
+	    "  conflictResolution: priority\n"
+	    "  conflictResolutionConfig: {priorityOrder: [b]}\n");
+	assert_int_equal(cf->cf_agg.ca_npriority, 1);
+	config_free(cf);
+
+	/* an override of annotations alone is one; bounds are inclusive */
+	cf = load_ok(BACKENDS3 "aggregation:\n  cacheTtl: 1ms\n"
+	    "  pageSize: 1\n  maxBackendPages: 10000\n"
+	    "  tools:\n    - workload: b\n      overrides:\n"
+	    "        echo: {annotations: {readOnlyHint: false}}\n"
+	    "        add: {description: Adds}\n");
+	ca = &cf->cf_agg;
+	assert_int_equal(ca->ca_cache_ttl_ms, 1);
+	assert_int_equal(ca->ca_page_size, 1);
+	assert_int_equal(ca->ca_max_backend_pages, 10000);
+	assert_int_equal(ca->ca_workloads[0].cw_noverrides, 2);
+	co = &ca->ca_workloads[0].cw_overrides[0];
+	assert_string_equal(co->co_tool, "echo");
+	assert_null(co->co_name);
+	assert_null(co->co_description);
+	check_json(co->co_annotations, "{\"readOnlyHint\":false}");
+	co = &ca->ca_workloads[0].cw_overrides[1];
+	assert_string_equal(co->co_tool, "add");
+	assert_string_equal(co->co_description, "Adds");
+	assert_null(co->co_annotations);
+	config_free(cf);
+
+	/*
+	 * A filter may name a tool that an override renames when another
+	 * tool takes the name, or when the override keeps the name.
+	 */
+	cf = load_ok(BACKENDS3 "aggregation:\n  tools:\n    - workload: a\n"
+	    "      filter: [echo, say, add, sum]\n      overrides:\n"
+	    "        echo: {name: say}\n        shout: {name: echo}\n"
+	    "        add: {name: add}\n        sum: {description: x}\n");
+	assert_int_equal(cf->cf_agg.ca_workloads[0].cw_nfilter, 4);
+	assert_int_equal(cf->cf_agg.ca_workloads[0].cw_noverrides, 4);
+	config_free(cf);
+	/* the priority example of vmcpd.yaml(5) */
+	cf = load_ok("backends:\n"
+	    "  - {name: github, url: http://x/g, transport: streamable-http}\n"
+	    "  - {name: jira, url: http://x/j, transport: streamable-http}\n"
+	    "  - {name: slack, url: http://x/s, transport: sse}\n"
+	    "aggregation:\n"
+	    "  conflictResolution: priority\n"
+	    "  conflictResolutionConfig:\n"
+	    "    priorityOrder: [github, jira]\n"
+	    "  defaultToolVisibility: deny\n"
+	    "  tools:\n"
+	    "    - workload: github\n"
+	    "      filter: [get_issue, search_issues]\n"
+	    "    - workload: jira\n"
+	    "      filter: [get_issue, create_issue]\n");
+	assert_int_equal(cf->cf_agg.ca_npriority, 2);
+	assert_int_equal(cf->cf_agg.ca_nworkloads, 2);
+	config_free(cf);
+	/* the same new name in two backends is for the strategy to settle */
+	cf = load_ok(BACKENDS3 "aggregation:\n  tools:\n"
+	    "    - {workload: a, overrides: {x: {name: y}}}\n"
+	    "    - {workload: b, overrides: {x: {name: y}}}\n");
+	assert_int_equal(cf->cf_agg.ca_nworkloads, 2);
+	config_free(cf);
+}
+
+static void
+test_limit(void **state)
+{
+	struct config	*cf;
+	char		*yaml, want[CONFIG_ERR_MAX], err[CONFIG_ERR_MAX];
+	char		 name[16];
+	size_t		 len = 0, cap = 128 * (CONFIG_BACKENDS_MAX + 2);
+	int		 i;
+
+	(void)state;
+	assert_non_null(yaml = malloc(cap));
+	len += (size_t)snprintf(yaml + len, cap - len, "backends:\n");
+	for (i = 0; i < CONFIG_BACKENDS_MAX; i++)
+		len += (size_t)snprintf(yaml + len, cap - len, "  - {name: b%d, "
+		    "url: http://x/, transport: sse}\n", i);
+	cf = load_ok(yaml);
+	assert_int_equal(cf->cf_nbackends, CONFIG_BACKENDS_MAX);
+	(void)snprintf(name, sizeof(name), "b%d", CONFIG_BACKENDS_MAX - 1);
+	assert_string_equal(cf->cf_backends[CONFIG_BACKENDS_MAX - 1].cb_name,
+	    name);
+	config_free(cf);
+
+	(void)snprintf(yaml + len, cap - len, "  - {name: x, url: http://x/, "
+	    "transport: sse}\n");
+	if (CONFIG_BACKENDS_MAX == 1)
+		(void)snprintf(want, sizeof(want), "t.yaml:3:5: only one "
+		    "backend is supported by this version of vmcpd");
+	else
+		(void)snprintf(want, sizeof(want), "t.yaml:%d:5: at most %d "
+		    "backends are supported by this version of vmcpd",
+		    CONFIG_BACKENDS_MAX + 2, CONFIG_BACKENDS_MAX);
+	assert_null(config_load_buffer("t.yaml", yaml, strlen(yaml), err,
+	    sizeof(err)));
+	assert_string_equal(err, want);
+	free(yaml);
+}
+
+static void
+test_err_stdio(void **state)
+{
+	(void)state;
+	/* keys of the other kind of transport, the first in the file */
+	load_bad("backends:\n  - name: a\n    transport: stdio\n"
+	    "    command: x\n    url: http://x/\n",
+	    "t.yaml:5:5: backends[0].url: not allowed with transport stdio "
+	    "(a stdio backend runs command)");
+	load_bad("backends:\n  - name: a\n    url: http://x/\n"
+	    "    transport: sse\n    cwd: /tmp\n    command: x\n",
+	    "t.yaml:5:5: backends[0].cwd: not allowed with transport sse "
+	    "(only a stdio backend runs a command)");
+	load_bad("backends:\n  - name: a\n    url: http://x/\n"
+	    "    args: [x]\n    transport: streamable-http\n",
+	    "t.yaml:4:5: backends[0].args: not allowed with transport "
+	    "streamable-http (only a stdio backend runs a command)");
+	load_bad("backends:\n  - {name: a, url: http://x/, transport: "
+	    "streamable-http, env: {A: b}}\n",
+	    "t.yaml:2:59: backends[0].env: not allowed with transport "
+	    "streamable-http (only a stdio backend runs a command)");
+	load_bad("backends:\n  - {command: x, name: a, url: http://x/, "
+	    "transport: sse}\n",
+	    "t.yaml:2:6: backends[0].command: not allowed with transport sse "
+	    "(only a stdio backend runs a command)");
+	/* values */
+	load_bad("backends:\n  - name: a\n    transport: stdio\n"
+	    "    command: \"\"\n",
+	    "t.yaml:4:14: backends[0].command: expected a non-empty string, "
+	    "found \"\"");
+	load_bad("backends:\n  - name: a\n    transport: stdio\n"
+	    "    command: [npx, x]\n",
+	    "t.yaml:4:14: backends[0].command: expected a non-empty string, "
+	    "found a sequence");
+	load_bad("backends:\n  - name: a\n    transport: stdio\n"
+	    "    command: x\n    args: -y\n",
+	    "t.yaml:5:11: backends[0].args: expected a sequence of strings, "
+	    "found \"-y\"");
+	load_bad("backends:\n  - name: a\n    transport: stdio\n"
+	    "    command: x\n    args: [a, ~]\n",
+	    "t.yaml:5:15: backends[0].args[1]: expected a string, found null");
+	load_bad("backends:\n  - name: a\n    transport: stdio\n"
+	    "    command: x\n    args: [{a: b}]\n",
+	    "t.yaml:5:12: backends[0].args[0]: expected a string, found a "
+	    "mapping");
+	load_bad("backends:\n  - name: a\n    transport: stdio\n"
+	    "    command: x\n    env: [A=b]\n",
+	    "t.yaml:5:10: backends[0].env: expected a mapping, found a "
+	    "sequence");
+	load_bad("backends:\n  - name: a\n    transport: stdio\n"
+	    "    command: x\n    env: {1A: x}\n",
+	    "t.yaml:5:11: backends[0].env.1A: expected an environment "
+	    "variable name ([A-Za-z_][A-Za-z0-9_]*), found \"1A\"");
+	load_bad("backends:\n  - name: a\n    transport: stdio\n"
+	    "    command: x\n    env: {B: x, \"A-B\": y}\n",
+	    "t.yaml:5:17: backends[0].env.A-B: expected an environment "
+	    "variable name ([A-Za-z_][A-Za-z0-9_]*), found \"A-B\"");
+	load_bad("backends:\n  - name: a\n    transport: stdio\n"
+	    "    command: x\n    env: {\"\": y}\n",
+	    "t.yaml:5:11: backends[0].env.: expected an environment "
+	    "variable name ([A-Za-z_][A-Za-z0-9_]*), found \"\"");
+	load_bad("backends:\n  - name: a\n    transport: stdio\n"
+	    "    command: x\n    env: {A: [x]}\n",
+	    "t.yaml:5:14: backends[0].env.A: expected a string, found a "
+	    "sequence");
+	load_bad("backends:\n  - name: a\n    transport: stdio\n"
+	    "    command: x\n    env: {A: ~}\n",
+	    "t.yaml:5:14: backends[0].env.A: expected a string, found null");
+	load_bad("backends:\n  - name: a\n    transport: stdio\n"
+	    "    command: x\n    env: {A: x, A: y}\n",
+	    "t.yaml:5:17: backends[0].env.A: duplicate key (first at line 5, "
+	    "column 11)");
+	load_bad("backends:\n  - name: a\n    transport: stdio\n"
+	    "    command: x\n    cwd: ~\n",
+	    "t.yaml:5:10: backends[0].cwd: expected a non-empty string, "
+	    "found null");
+}
+
+static void
+test_err_multi(void **state)
+{
+	(void)state;
+	NEED_BACKENDS(3);
+	load_bad(BACKENDS3 "  - {name: b, command: y, transport: stdio}\n",
+	    "t.yaml:5:12: backends[3].name: duplicate backend name \"b\" "
+	    "(first in backends[1])");
+	load_bad(BACKENDS3 "operational:\n  timeouts:\n    perWorkload:\n"
+	    "      a: 1s\n      d: 2s\n",
+	    "t.yaml:9:7: operational.timeouts.perWorkload.d: no such backend "
+	    "(configured backends: a, b, c)");
+	/* the error in the second backend names it */
+	load_bad(BACKENDS3 "  - {name: d, transport: stdio}\n",
+	    "t.yaml:5:5: backends[3]: missing required key \"command\" for "
+	    "transport stdio");
+}
+
+static void
+test_err_aggregation(void **state)
+{
+	(void)state;
+	NEED_BACKENDS(3);
+	load_bad(BACKENDS3 "aggregation: []\n",
+	    "t.yaml:5:14: aggregation: expected a mapping, found a sequence");
+	load_bad(BACKENDS3 "aggregation:\n  colour: red\n",
+	    "t.yaml:6:3: aggregation.colour: unknown key, expected one of: "
+	    "conflictResolution, conflictResolutionConfig, excludeAllTools, "
+	    "defaultToolVisibility, tools, cacheTtl, pageSize, "
+	    "maxBackendPages");
+	load_bad(BACKENDS3 "aggregation:\n  conflictResolution: first\n",
+	    "t.yaml:6:23: aggregation.conflictResolution: expected prefix, "
+	    "priority or manual, found \"first\"");
+	load_bad(BACKENDS3 "aggregation:\n  conflictResolutionConfig: x\n",
+	    "t.yaml:6:29: aggregation.conflictResolutionConfig: expected a "
+	    "mapping, found \"x\"");
+	load_bad(BACKENDS3 "aggregation:\n  conflictResolutionConfig:\n"
+	    "    prefixFormat: \"\"\n",
+	    "t.yaml:7:19: aggregation.conflictResolutionConfig.prefixFormat: "
+	    "expected a non-empty string, found \"\"");
+	load_bad(BACKENDS3 "aggregation:\n  conflictResolutionConfig:\n"
+	    "    prefixMode: on_conflict\n",
+	    "t.yaml:7:17: aggregation.conflictResolutionConfig.prefixMode: "
+	    "expected always or onConflict, found \"on_conflict\"");
+	load_bad(BACKENDS3 "aggregation:\n  excludeAllTools: yes\n",
+	    "t.yaml:6:20: aggregation.excludeAllTools: expected true or "
+	    "false, found \"yes\"");
+	load_bad(BACKENDS3 "aggregation:\n  defaultToolVisibility: hidden\n",
+	    "t.yaml:6:26: aggregation.defaultToolVisibility: expected allow, "
+	    "deny or \"\", found \"hidden\"");
+	load_bad(BACKENDS3 "aggregation:\n  defaultToolVisibility: ~\n",
+	    "t.yaml:6:26: aggregation.defaultToolVisibility: expected allow, "
+	    "deny or \"\", found null");
+	load_bad(BACKENDS3 "aggregation:\n  cacheTtl: 0s\n",
+	    "t.yaml:6:13: aggregation.cacheTtl: expected a duration greater "
+	    "than 0 (such as 30s, 5m or 1h30m), found \"0s\"");
+	load_bad(BACKENDS3 "aggregation:\n  pageSize: 0\n",
+	    "t.yaml:6:13: aggregation.pageSize: expected an integer from 1 to "
+	    "10000, found \"0\"");
+	load_bad(BACKENDS3 "aggregation:\n  pageSize: 10001\n",
+	    "t.yaml:6:13: aggregation.pageSize: expected an integer from 1 to "
+	    "10000, found \"10001\"");
+	load_bad(BACKENDS3 "aggregation:\n  maxBackendPages: 0\n",
+	    "t.yaml:6:20: aggregation.maxBackendPages: expected an integer "
+	    "from 1 to 10000, found \"0\"");
+	load_bad(BACKENDS3 "aggregation:\n  maxBackendPages: \"5\"\n",
+	    "t.yaml:6:20: aggregation.maxBackendPages: expected an integer "
+	    "from 1 to 10000, found the quoted string \"5\"");
+}
+
+static void
+test_err_priority(void **state)
+{
+	(void)state;
+	NEED_BACKENDS(3);
+	load_bad(BACKENDS3 "aggregation:\n  conflictResolution: priority\n",
+	    "t.yaml:6:3: aggregation: missing required key "
+	    "\"conflictResolutionConfig\" for conflictResolution priority");
+	load_bad(BACKENDS3 "aggregation:\n  conflictResolution: priority\n"
+	    "  conflictResolutionConfig:\n    prefixFormat: x_\n",
+	    "t.yaml:8:5: aggregation.conflictResolutionConfig: missing "
+	    "required key \"priorityOrder\" for conflictResolution priority");
+	load_bad(BACKENDS3 "aggregation:\n  conflictResolution: priority\n"
+	    "  conflictResolutionConfig:\n    priorityOrder: []\n",
+	    "t.yaml:8:20: aggregation.conflictResolutionConfig.priorityOrder: "
+	    "expected at least one backend for conflictResolution priority, "
+	    "found an empty sequence");
+	load_bad(BACKENDS3 "aggregation:\n  conflictResolution: priority\n"
+	    "  conflictResolutionConfig:\n    priorityOrder: a\n",
+	    "t.yaml:8:20: aggregation.conflictResolutionConfig.priorityOrder: "
+	    "expected a sequence of backend names, found \"a\"");
+	load_bad(BACKENDS3 "aggregation:\n  conflictResolution: priority\n"
+	    "  conflictResolutionConfig:\n    priorityOrder: [a, \"\"]\n",
+	    "t.yaml:8:24: aggregation.conflictResolutionConfig."
+	    "priorityOrder[1]: expected a non-empty string, found \"\"");
+	load_bad(BACKENDS3 "aggregation:\n  conflictResolution: priority\n"
+	    "  conflictResolutionConfig:\n    priorityOrder: [a, x]\n",
+	    "t.yaml:8:24: aggregation.conflictResolutionConfig."
+	    "priorityOrder[1]: no such backend \"x\" (configured backends: "
+	    "a, b, c)");
+	load_bad(BACKENDS3 "aggregation:\n  conflictResolution: priority\n"
+	    "  conflictResolutionConfig:\n    priorityOrder: [b, a, b]\n",
+	    "t.yaml:8:27: aggregation.conflictResolutionConfig."
+	    "priorityOrder[2]: duplicate backend \"b\" (first in "
+	    "aggregation.conflictResolutionConfig.priorityOrder[0])");
+	/* only priority uses the order */
+	load_bad(BACKENDS3 "aggregation:\n  conflictResolutionConfig:\n"
+	    "    priorityOrder: [a]\n",
+	    "t.yaml:7:5: aggregation.conflictResolutionConfig.priorityOrder: "
+	    "not allowed with conflictResolution prefix (only priority uses "
+	    "it)");
+	load_bad(BACKENDS3 "aggregation:\n  conflictResolutionConfig:\n"
+	    "    priorityOrder: [a]\n  conflictResolution: manual\n",
+	    "t.yaml:7:5: aggregation.conflictResolutionConfig.priorityOrder: "
+	    "not allowed with conflictResolution manual (only priority uses "
+	    "it)");
+	/* deny: a backend with no tools entry cannot win */
+	load_bad(BACKENDS3 "aggregation:\n  conflictResolution: priority\n"
+	    "  defaultToolVisibility: deny\n"
+	    "  conflictResolutionConfig:\n    priorityOrder: [a, b]\n"
+	    "  tools:\n    - workload: a\n",
+	    "t.yaml:9:24: aggregation.conflictResolutionConfig."
+	    "priorityOrder[1]: backend \"b\" has no aggregation.tools entry, "
+	    "so with defaultToolVisibility deny it has no tools to give "
+	    "priority to");
+}
+
+static void
+test_err_tools(void **state)
+{
+	(void)state;
+	NEED_BACKENDS(3);
+	load_bad(BACKENDS3 "aggregation:\n  tools: {}\n",
+	    "t.yaml:6:10: aggregation.tools: expected a sequence of "
+	    "per-backend tool settings, found a mapping");
+	load_bad(BACKENDS3 "aggregation:\n  tools: [a]\n",
+	    "t.yaml:6:11: aggregation.tools[0]: expected a mapping, found "
+	    "\"a\"");
+	load_bad(BACKENDS3 "aggregation:\n  tools:\n    - filter: [x]\n",
+	    "t.yaml:7:7: aggregation.tools[0]: missing required key "
+	    "\"workload\"");
+	load_bad(BACKENDS3 "aggregation:\n  tools:\n    - workload: \"\"\n",
+	    "t.yaml:7:17: aggregation.tools[0].workload: expected a non-empty "
+	    "string, found \"\"");
+	load_bad(BACKENDS3 "aggregation:\n  tools:\n    - workload: x\n",
+	    "t.yaml:7:17: aggregation.tools[0].workload: no such backend "
+	    "\"x\" (configured backends: a, b, c)");
+	load_bad(BACKENDS3 "aggregation:\n  tools:\n    - workload: a\n"
+	    "    - workload: b\n    - workload: a\n",
+	    "t.yaml:9:17: aggregation.tools[2].workload: duplicate workload "
+	    "\"a\" (first in aggregation.tools[0])");
+	load_bad(BACKENDS3 "aggregation:\n  tools:\n    - workload: a\n"
+	    "      toolConfigRef: {name: x}\n",
+	    "t.yaml:8:7: aggregation.tools[0].toolConfigRef is not supported "
+	    "(Kubernetes only)");
+	load_bad(BACKENDS3 "aggregation:\n  tools:\n    - workload: a\n"
+	    "      filters: [x]\n",
+	    "t.yaml:8:7: aggregation.tools[0].filters: unknown key, did you "
+	    "mean \"filter\"?");
+	load_bad(BACKENDS3 "aggregation:\n  tools:\n    - workload: a\n"
+	    "      colour: red\n",
+	    "t.yaml:8:7: aggregation.tools[0].colour: unknown key, expected "
+	    "one of: workload, filter, excludeAll, overrides");
+	load_bad(BACKENDS3 "aggregation:\n  tools:\n    - workload: a\n"
+	    "      filter: x\n",
+	    "t.yaml:8:15: aggregation.tools[0].filter: expected a sequence of "
+	    "tool names, found \"x\"");
+	load_bad(BACKENDS3 "aggregation:\n  tools:\n    - workload: a\n"
+	    "      filter: [a, ~]\n",
+	    "t.yaml:8:19: aggregation.tools[0].filter[1]: expected a "
+	    "non-empty string, found null");
+	load_bad(BACKENDS3 "aggregation:\n  tools:\n    - workload: a\n"
+	    "      excludeAll: \"true\"\n",
+	    "t.yaml:8:19: aggregation.tools[0].excludeAll: expected true or "
+	    "false, found the quoted string \"true\"");
+}
+
+static void
+test_err_overrides(void **state)
+{
+	(void)state;
+	NEED_BACKENDS(3);
+	load_bad(BACKENDS3 "aggregation:\n  tools:\n    - workload: a\n"
+	    "      overrides: [x]\n",
+	    "t.yaml:8:18: aggregation.tools[0].overrides: expected a mapping, "
+	    "found a sequence");
+	load_bad(BACKENDS3 "aggregation:\n  tools:\n    - workload: a\n"
+	    "      overrides:\n        echo: {}\n",
+	    "t.yaml:9:15: aggregation.tools[0].overrides.echo: expected name, "
+	    "description or annotations, found an empty mapping");
+	load_bad(BACKENDS3 "aggregation:\n  tools:\n    - workload: a\n"
+	    "      overrides:\n        echo: ~\n",
+	    "t.yaml:9:15: aggregation.tools[0].overrides.echo: expected a "
+	    "mapping, found null");
+	load_bad(BACKENDS3 "aggregation:\n  tools:\n    - workload: a\n"
+	    "      overrides:\n        \"\": {name: x}\n",
+	    "t.yaml:9:9: aggregation.tools[0].overrides.: expected a tool "
+	    "name, found \"\"");
+	load_bad(BACKENDS3 "aggregation:\n  tools:\n    - workload: a\n"
+	    "      overrides:\n        echo: {name: \"\"}\n",
+	    "t.yaml:9:22: aggregation.tools[0].overrides.echo.name: expected "
+	    "a non-empty string, found \"\"");
+	load_bad(BACKENDS3 "aggregation:\n  tools:\n    - workload: a\n"
+	    "      overrides:\n        echo: {description: [x]}\n",
+	    "t.yaml:9:29: aggregation.tools[0].overrides.echo.description: "
+	    "expected a non-empty string, found a sequence");
+	load_bad(BACKENDS3 "aggregation:\n  tools:\n    - workload: a\n"
+	    "      overrides:\n        echo: {title: x}\n",
+	    "t.yaml:9:16: aggregation.tools[0].overrides.echo.title: unknown "
+	    "key, expected one of: name, description, annotations");
+	load_bad(BACKENDS3 "aggregation:\n  tools:\n    - workload: a\n"
+	    "      overrides:\n        echo: {annotations: {}}\n",
+	    "t.yaml:9:29: aggregation.tools[0].overrides.echo.annotations: "
+	    "expected at least one of title, readOnlyHint, destructiveHint, "
+	    "idempotentHint or openWorldHint, found an empty mapping");
+	load_bad(BACKENDS3 "aggregation:\n  tools:\n    - workload: a\n"
+	    "      overrides:\n        echo: {annotations: {readOnlyHint: 1}}\n",
+	    "t.yaml:9:44: aggregation.tools[0].overrides.echo.annotations."
+	    "readOnlyHint: expected true or false, found \"1\"");
+	load_bad(BACKENDS3 "aggregation:\n  tools:\n    - workload: a\n"
+	    "      overrides:\n        echo:\n          annotations:\n"
+	    "            readonlyhint: true\n",
+	    "t.yaml:11:13: aggregation.tools[0].overrides.echo.annotations."
+	    "readonlyhint: unknown key, did you mean \"readOnlyHint\"?");
+	load_bad(BACKENDS3 "aggregation:\n  tools:\n    - workload: a\n"
+	    "      overrides:\n        echo:\n          annotations:\n"
+	    "            title: \"\"\n",
+	    "t.yaml:11:20: aggregation.tools[0].overrides.echo.annotations."
+	    "title: expected a non-empty string, found \"\"");
+	load_bad(BACKENDS3 "aggregation:\n  tools:\n    - workload: a\n"
+	    "      overrides:\n        echo:\n          annotations: x\n",
+	    "t.yaml:10:24: aggregation.tools[0].overrides.echo.annotations: "
+	    "expected a mapping, found \"x\"");
+	/* two tools of one backend renamed alike */
+	load_bad(BACKENDS3 "aggregation:\n  tools:\n    - workload: a\n"
+	    "      overrides:\n        x: {name: same}\n"
+	    "        y: {description: d}\n        z: {name: same}\n",
+	    "t.yaml:11:19: aggregation.tools[0].overrides.z.name: duplicate "
+	    "new name \"same\" (first at line 9, column 19)");
+	/* the filter takes the new names */
+	load_bad(BACKENDS3 "aggregation:\n  tools:\n    - workload: a\n"
+	    "      filter: [add, echo]\n      overrides:\n"
+	    "        get-sum: {name: add}\n        echo: {name: say}\n",
+	    "t.yaml:8:21: aggregation.tools[0].filter[1]: \"echo\" is renamed "
+	    "to \"say\" by overrides, and the filter takes the new name");
+	/* the override may come first */
+	load_bad(BACKENDS3 "aggregation:\n  tools:\n    - workload: b\n"
+	    "      overrides: {echo: {name: say}}\n      filter: [echo]\n",
+	    "t.yaml:9:16: aggregation.tools[0].filter[0]: \"echo\" is renamed "
+	    "to \"say\" by overrides, and the filter takes the new name");
+}
+
+static void
+test_err_new_sessions(void **state)
+{
+	(void)state;
+	load_bad("sessions:\n  eventBuffer: 15\n" BACKEND,
+	    "t.yaml:2:16: sessions.eventBuffer: expected an integer from 16 "
+	    "to 100000, found \"15\"");
+	load_bad("sessions:\n  eventBuffer: 100001\n" BACKEND,
+	    "t.yaml:2:16: sessions.eventBuffer: expected an integer from 16 "
+	    "to 100000, found \"100001\"");
+	load_bad("sessions:\n  pendingTimeout: 0s\n" BACKEND,
+	    "t.yaml:2:19: sessions.pendingTimeout: expected a duration "
+	    "greater than 0 (such as 30s, 5m or 1h30m), found \"0s\"");
+	load_bad(BACKEND "operational:\n  failureHandling:\n"
+	    "    partialFailureMode: besteffort\n",
+	    "t.yaml:7:25: operational.failureHandling.partialFailureMode: "
+	    "expected fail or best_effort, found \"besteffort\"");
+	load_bad(BACKEND "operational:\n  failureHandling:\n"
+	    "    partialFailure: fail\n",
+	    "t.yaml:7:5: operational.failureHandling.partialFailure: unknown "
+	    "key, expected one of: partialFailureMode");
+	load_bad(BACKEND "operational:\n  failureHandling: fail\n",
+	    "t.yaml:6:20: operational.failureHandling: expected a mapping, "
+	    "found \"fail\"");
+}
+
+static void
+test_new_values(void **state)
+{
+	struct config	*cf;
+
+	(void)state;
+	cf = load_ok(BACKEND "sessions: {eventBuffer: 16, "
+	    "pendingTimeout: 1ms}\n"
+	    "operational: {failureHandling: {partialFailureMode: fail}}\n");
+	assert_int_equal(cf->cf_event_buffer, 16);
+	assert_int_equal(cf->cf_pending_timeout_ms, 1);
+	assert_int_equal(cf->cf_partial_failure, CONFIG_PARTIAL_FAIL);
+	config_free(cf);
+	cf = load_ok(BACKEND "operational:\n  failureHandling: {}\n");
+	assert_int_equal(cf->cf_partial_failure, CONFIG_PARTIAL_FAIL);
+	config_free(cf);
+}
+
+/* etc/examples/aggregate.yaml, as documented in it */
+static void
+check_aggregate(const struct config *cf)
+{
+	const struct config_aggregation	*ca = &cf->cf_agg;
+	const struct config_backend	*cb;
+
+	assert_int_equal(cf->cf_nbackends, 3);
+	cb = config_backend_find(cf, "everything");
+	assert_non_null(cb);
+	assert_int_equal(cb->cb_transport, TRANSPORT_STDIO);
+	assert_string_equal(cb->cb_argv[0], "npx");
+	assert_string_equal(cb->cb_argv[2],
+	    "@modelcontextprotocol/server-everything");
+	cb = config_backend_find(cf, "memory");
+	assert_non_null(cb);
+	assert_int_equal(cb->cb_transport, TRANSPORT_STDIO);
+	assert_non_null(cb->cb_env);
+	assert_non_null(cb->cb_cwd);
+	cb = config_backend_find(cf, "remote");
+	assert_non_null(cb);
+	assert_int_equal(cb->cb_transport, TRANSPORT_STREAMABLE_HTTP);
+	assert_int_equal(cb->cb_timeout_ms, 10000);
+	assert_int_equal(ca->ca_conflict, CONFIG_CONFLICT_PREFIX);
+	assert_int_equal(ca->ca_prefix_mode, CONFIG_PREFIX_ON_CONFLICT);
+	assert_int_equal(ca->ca_nworkloads, 2);
+	assert_int_equal(ca->ca_workloads[0].cw_nfilter, 3);
+	assert_string_equal(ca->ca_workloads[0].cw_overrides[0].co_tool,
+	    "get-sum");
+	assert_string_equal(ca->ca_workloads[0].cw_overrides[0].co_name, "add");
+	check_json(ca->ca_workloads[1].cw_overrides[0].co_annotations,
+	    "{\"openWorldHint\":false,\"readOnlyHint\":true}");
+}
+
+/*
+ * The files in etc/: the default and every example load.  Found from the
+ * current directory or one above it, so that the test runs from the
+ * repository root (tests/run.sh) or from build/tests.
+ */
+static void
+test_examples(void **state)
+{
+	static const char *const roots[] = { ".", "..", "../.." };
+	struct config	*cf;
+	struct dirent	*de;
+	DIR		*d;
+	char		 path[1024], err[CONFIG_ERR_MAX];
+	const char	*root = NULL;
+	size_t		 i, len;
+	int		 n = 0, aggregate = 0;
+
+	(void)state;
+	for (i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
+		(void)snprintf(path, sizeof(path), "%s/shared/config.h",
+		    roots[i]);
+		if (access(path, R_OK) == 0) {
+			root = roots[i];
+			break;
+		}
+	}
+	if (root == NULL)
+		fail_msg("run from the repository root: no shared/config.h");
+
+	(void)snprintf(path, sizeof(path), "%s/etc/vmcpd.yaml", root);
+	if ((cf = config_load_file(path, err, sizeof(err))) == NULL)
+		fail_msg("%s", err);
+	check_defaults(cf);
+	config_free(cf);
+
+	NEED_BACKENDS(3);
+	(void)snprintf(path, sizeof(path), "%s/etc/examples", root);
+	assert_non_null(d = opendir(path));
+	while ((de = readdir(d)) != NULL) {
+		len = strlen(de->d_name);
+		if (len < 5 || strcmp(de->d_name + len - 5, ".yaml") != 0)
+			continue;
+		(void)snprintf(path, sizeof(path), "%s/etc/examples/%s", root,
+		    de->d_name);
+		if ((cf = config_load_file(path, err, sizeof(err))) == NULL)
+			fail_msg("%s", err);
+		if (strcmp(de->d_name, "aggregate.yaml") == 0) {
+			aggregate = 1;
+			check_aggregate(cf);
+		}
+		config_free(cf);
+		n++;
+	}
+	closedir(d);
+	assert_true(n >= 1);
+	assert_true(aggregate);
 }
 
 /*
@@ -1029,6 +1987,7 @@ main(void)
 		cmocka_unit_test(test_err_unknown_key),
 		cmocka_unit_test(test_err_not_supported),
 		cmocka_unit_test(test_err_type),
+		cmocka_unit_test(test_err_escape),
 		cmocka_unit_test(test_err_range),
 		cmocka_unit_test(test_err_size),
 		cmocka_unit_test(test_err_duration),
@@ -1040,6 +1999,19 @@ main(void)
 		cmocka_unit_test(test_err_perworkload),
 		cmocka_unit_test(test_err_auth),
 		cmocka_unit_test(test_err_loglevel),
+		cmocka_unit_test(test_multi),
+		cmocka_unit_test(test_stdio),
+		cmocka_unit_test(test_aggregation),
+		cmocka_unit_test(test_new_values),
+		cmocka_unit_test(test_limit),
+		cmocka_unit_test(test_examples),
+		cmocka_unit_test(test_err_stdio),
+		cmocka_unit_test(test_err_multi),
+		cmocka_unit_test(test_err_aggregation),
+		cmocka_unit_test(test_err_priority),
+		cmocka_unit_test(test_err_tools),
+		cmocka_unit_test(test_err_overrides),
+		cmocka_unit_test(test_err_new_sessions),
 		cmocka_unit_test(test_parse_duration),
 		cmocka_unit_test(test_parse_size),
 	};

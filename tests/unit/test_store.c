@@ -841,6 +841,113 @@ test_map_full(void **state)
 	    sizeof(big), 0, NOW), 0);
 }
 
+/* --- sequences --- */
+
+struct seq_state {
+	uint64_t	ss_seqs[2000];
+	char		ss_vals[2000][16];
+	size_t		ss_n;
+	size_t		ss_stop_after;
+};
+
+static int
+seq_cb(void *arg, const void *key, size_t klen, const struct store_rec *rec)
+{
+	struct seq_state	*ss = arg;
+	const uint8_t		*k = key;
+	uint64_t		 seq = 0;
+	size_t			 i;
+
+	assert_true(klen >= 8);
+	for (i = klen - 8; i < klen; i++)
+		seq = seq << 8 | k[i];
+	ss->ss_seqs[ss->ss_n] = seq;
+	(void)snprintf(ss->ss_vals[ss->ss_n], sizeof(ss->ss_vals[0]), "%s",
+	    rec->sr_data);
+	ss->ss_n++;
+	return ss->ss_stop_after != 0 && ss->ss_n == ss->ss_stop_after;
+}
+
+static void
+test_sequence(void **state)
+{
+	struct fixture		*f = *state;
+	struct store		*st = f->f_st;
+	struct seq_state	*ss;
+	uint64_t		 seq;
+	char			 val[16];
+	int			 i;
+
+	assert_non_null(ss = calloc(1, sizeof(*ss)));
+	/* a header at seq 0 is not a sequence member and is never trimmed */
+	assert_int_equal(store_put(st, STORE_EVENTS, "sessA\0\0\0\0\0\0\0\0",
+	    13, "hdr", 3, 0, NOW), 0);
+	for (i = 1; i <= 5; i++) {
+		(void)snprintf(val, sizeof(val), "a%d", i);
+		assert_int_equal(store_append(st, STORE_EVENTS, "sessA", 5, val,
+		    strlen(val), 0, NOW, 100, &seq), 0);
+		assert_int_equal(seq, (uint64_t)i);
+	}
+	/* a neighbouring prefix does not disturb the numbering */
+	assert_int_equal(store_append(st, STORE_EVENTS, "sessB", 5, "b1", 2, 0,
+	    NOW, 100, &seq), 0);
+	assert_int_equal(seq, 1);
+	assert_int_equal(store_append(st, STORE_EVENTS, "sess", 4, "s1", 2, 0,
+	    NOW, 100, &seq), 0);
+	assert_int_equal(seq, 1);
+
+	assert_int_equal(store_scan(st, STORE_EVENTS, "sessA", 5, 2, NOW,
+	    seq_cb, ss), 0);
+	assert_int_equal(ss->ss_n, 3);
+	assert_int_equal(ss->ss_seqs[0], 3);
+	assert_string_equal(ss->ss_vals[0], "a3");
+	assert_int_equal(ss->ss_seqs[2], 5);
+
+	/* after 0: everything but the header */
+	memset(ss, 0, sizeof(*ss));
+	assert_int_equal(store_scan(st, STORE_EVENTS, "sessA", 5, 0, NOW,
+	    seq_cb, ss), 0);
+	assert_int_equal(ss->ss_n, 5);
+
+	/* the window keeps the newest 3; the header survives */
+	assert_int_equal(store_append(st, STORE_EVENTS, "sessA", 5, "a6", 2, 0,
+	    NOW, 3, &seq), 0);
+	assert_int_equal(seq, 6);
+	memset(ss, 0, sizeof(*ss));
+	assert_int_equal(store_scan(st, STORE_EVENTS, "sessA", 5, 0, NOW,
+	    seq_cb, ss), 0);
+	assert_int_equal(ss->ss_n, 3);
+	assert_int_equal(ss->ss_seqs[0], 4);
+	assert_int_equal(ss->ss_seqs[2], 6);
+	{
+		struct store_rec rec;
+
+		assert_int_equal(store_get(st, STORE_EVENTS,
+		    "sessA\0\0\0\0\0\0\0\0", 13, NOW, &rec), 0);
+		assert_string_equal(rec.sr_data, "hdr");
+		store_rec_clear(&rec);
+	}
+
+	/* more than one copy-out batch, in order, and stopping early */
+	for (i = 0; i < 600; i++)
+		assert_int_equal(store_append(st, STORE_EVENTS, "big", 3, "x",
+		    1, i % 2 ? NOW - 1 : 0, NOW, 1000, NULL), 0);
+	memset(ss, 0, sizeof(*ss));
+	assert_int_equal(store_scan(st, STORE_EVENTS, "big", 3, 0, NOW,
+	    seq_cb, ss), 0);
+	assert_int_equal(ss->ss_n, 300);	/* the expired half is skipped */
+	for (i = 1; i < 300; i++)
+		assert_true(ss->ss_seqs[i] > ss->ss_seqs[i - 1]);
+	memset(ss, 0, sizeof(*ss));
+	ss->ss_stop_after = 7;
+	assert_int_equal(store_scan(st, STORE_EVENTS, "big", 3, 0, NOW,
+	    seq_cb, ss), 0);
+	assert_int_equal(ss->ss_n, 7);
+	assert_int_equal(store_append(st, STORE_EVENTS, "x", 1, "v", 1, 0, NOW,
+	    0, NULL), -1);
+	free(ss);
+}
+
 int
 main(void)
 {
@@ -858,6 +965,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_sweep_bound, setup_store,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_iter, setup_store,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_sequence, setup_store,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_envstat, setup_store,
 		    teardown),

@@ -2,10 +2,12 @@
 // talks to them over raw HTTP and through the official SDK v1 client, and
 // makes sure nothing it started outlives the test file.
 //
-// Every child is spawned in its own process group (detached) and tracked;
-// cleanupAll() (registered by useHarness() as an after() hook, and as a
-// process 'exit' backstop) SIGKILLs every group still alive.  Every wait
-// is bounded.
+// Every child is spawned in its own process group (detached), with a
+// parent-death SIGKILL (setpriv), and tracked; cleanupAll() (registered
+// by useHarness() as an after() hook; also run on 'exit' and on SIGTERM/
+// SIGINT) SIGKILLs every group still alive.  Every wait is bounded.
+// Daemon logs are dumped when a guarded() test fails, and a sanitizer
+// report in them fails the test.
 import { spawn, execFile } from 'node:child_process';
 import { after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -32,6 +34,8 @@ const BACKEND = path.join(ROOT, 'tests/interop/lib/backend.mjs');
 
 // What a sanitizer build prints when it finds something.
 const SANITIZER_RE = /ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:/;
+
+const SETPRIV = ['/usr/bin/setpriv', '/bin/setpriv'].find((p) => fs.existsSync(p));
 
 const children = new Set();	// live Proc objects
 const tmpdirs = new Set();
@@ -80,6 +84,12 @@ class Proc {
     this.exited = false;
     this.code = null;
     this.signal = null;
+    // setpriv(1) execs cmd with a parent-death signal: even if this test
+    // process is SIGKILLed, what it started dies with it
+    if (SETPRIV) {
+      args = ['--pdeathsig', 'KILL', '--', cmd, ...args];
+      cmd = SETPRIV;
+    }
     this.child = spawn(cmd, args, {
       cwd: opts.cwd || ROOT,
       env: { ...process.env, ...(opts.env || {}) },
@@ -107,9 +117,6 @@ class Proc {
     // stdio streams close after exit; wait for both to have all output
     this.closed = new Promise((resolve) => this.child.on('close', resolve));
     children.add(this);
-    this.exitPromise.then(() => {
-      // the leader is gone; its group may not be (checked by killGroup)
-    });
   }
 
   /* SIGKILL the whole process group, leader or not. */
@@ -143,6 +150,9 @@ export async function cleanupAll() {
 }
 
 process.on('exit', killAll);
+// the test runner stops a file's process with a signal: take ours along
+for (const [sig, code] of [['SIGTERM', 143], ['SIGINT', 130], ['SIGHUP', 129]])
+  process.once(sig, () => { killAll(); process.exit(code); });
 
 /* Register the after() cleanup of the calling test file. */
 export function useHarness() {
@@ -245,9 +255,22 @@ export async function startTestBackend({ timeout = 15000 } = {}) {
 // vmcpd
 
 /* A config file's text; overrides are merged into the defaults below. */
-export function configText({ name, portFile, stateDir, backendUrl, workers = 2,
+/*
+ * aggregation: the YAML lines of the aggregation block.  By default the
+ * one backend's names are kept as they are (prefix only on a conflict,
+ * and one backend has none), so results compare 1:1 with the backend's.
+ */
+export const KEEP_NAMES = [
+  'aggregation:',
+  '  conflictResolution: prefix',
+  '  conflictResolutionConfig:',
+  '    prefixMode: onConflict',
+];
+
+export function configText({ name, portFile, stateDir, backendUrl, backendName = 'everything',
+  workers = 2,
   workerHeader = true, logFile, drainTimeout = '2s', ttl, maxBodySize, timeout,
-  extra = '' } = {}) {
+  aggregation = KEEP_NAMES, extra = '' } = {}) {
   const lines = [];
   if (name !== undefined)
     lines.push(`name: ${name}`);
@@ -269,9 +292,11 @@ export function configText({ name, portFile, stateDir, backendUrl, workers = 2,
     lines.push(`  ttl: ${ttl}`);
   }
   lines.push('backends:');
-  lines.push('  - name: everything');
+  lines.push(`  - name: ${backendName}`);
   lines.push(`    url: ${backendUrl}`);
   lines.push('    transport: streamable-http');
+  if (aggregation)
+    lines.push(...aggregation);
   if (timeout) {
     lines.push('operational:');
     lines.push('  timeouts:');
@@ -349,6 +374,7 @@ export class Daemon {
     if (this.proc.exited)
       assert.fail(`vmcpd already exited (${this.proc.code ?? this.proc.signal})\n${this.stderr}`);
     process.kill(this.pid, 'SIGTERM');
+    this.stopped = true;
     let res;
     try {
       res = await this.proc.waitExit(ms);
@@ -364,11 +390,13 @@ export class Daemon {
     return res;
   }
 
+  /* Fail (once per daemon) if a sanitizer reported anything. */
   checkSanitizer() {
-    if (SANITIZER_RE.test(this.proc.output)) {
-      this.dump('sanitizer report');
-      assert.fail('sanitizer report in vmcpd stderr');
-    }
+    if (this.sanitizerReported || !SANITIZER_RE.test(this.proc.output))
+      return;
+    this.sanitizerReported = true;
+    this.dump('sanitizer report');
+    assert.fail(`sanitizer report in the stderr of vmcpd pid ${this.pid}`);
   }
 
   dump(why) {
@@ -397,11 +425,14 @@ export async function startDaemon(opts) {
  */
 export function guarded(fn) {
   return async (t) => {
+    const known = new Set(daemons);
+    const live = new Set([...daemons].filter((d) => d.proc && !d.stopped));
     try {
       await fn(t);
     } catch (e) {
+      // the daemons this test could have used: live at its start, or new
       for (const d of daemons)
-        if (d.proc)
+        if (d.proc && (live.has(d) || !known.has(d)))
           d.dump(`test "${t.name}" failed`);
       throw e;
     }
@@ -618,7 +649,9 @@ export async function connectClient(url, { sessionId, name = 'interop-sdk', time
 // ---------------------------------------------------------------------------
 // vmcpctl
 
-export function vmcpctl(args, { stateDir, timeout = 15000 } = {}) {
+export async function vmcpctl(args, { stateDir, timeout = 15000 } = {}) {
+  if (!fs.existsSync(VMCPCTL_BIN))
+    return { code: 'ENOENT', signal: null, stdout: '', stderr: `${VMCPCTL_BIN} is not built` };
   const a = stateDir ? ['-d', stateDir, ...args] : args;
   return run(VMCPCTL_BIN, a, {
     timeout,

@@ -1,0 +1,30 @@
+/*
+ * The stdio bridge: one supervised process per stdio backend.  It runs
+ * the MCP server command on pipes and serves it to every worker as a
+ * stateful Streamable HTTP endpoint (MCP 2025-11-25) on a Unix socket.
+ */
+#ifndef VMCPD_BRIDGE_H
+#define VMCPD_BRIDGE_H
+
+#include <stdint.h>
+
+struct bridge_spec {			/* one stdio backend */
+	const char	 *bs_name;	/* backend name, for logs */
+	const char	 *bs_command;	/* executable (PATH lookup) */
+	char *const	 *bs_argv;	/* NULL-terminated, argv[0] = command */
+	char *const	 *bs_env;	/* "K=V" added to the environment,
+					 * NULL-terminated, or NULL */
+	const char	 *bs_cwd;	/* or NULL */
+	const char	 *bs_socket;	/* Unix socket path to listen on */
+	uint64_t	  bs_timeout_ms;/* per-request timeout */
+};
+
+/*
+ * Runs after child_setup(): serves until IPC_DRAIN (finish what is in
+ * flight), IPC_STOP, SIGTERM/SIGQUIT or the channel's EOF, then stops
+ * the server process group and exits 0.
+ */
+void	bridge_main(const struct bridge_spec *, int chan_fd)
+	    __attribute__((noreturn));
+
+#endif

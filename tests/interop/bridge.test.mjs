@@ -1,0 +1,851 @@
+// The stdio bridge (master/bridge.c) run standalone by build/bridge-test,
+// driven through its Unix socket with raw HTTP and with the official SDK
+// v1 client, in front of real stdio servers from npm (server-everything,
+// server-memory) and of a small scripted server for the failure cases.
+//
+// Each bridge-test plays the master: it forks the bridge, prints
+// "ready <bridge pid>", turns SIGTERM into IPC_STOP and reaps orphans.
+// Every wait is bounded; after() stops every bridge and checks that no
+// server process it ever saw is left alive or a zombie.
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const BUILD_DIR = path.dirname(path.resolve(ROOT, process.env.VMCPD_BIN || 'build/vmcpd'));
+const BIN = path.resolve(ROOT, process.env.BRIDGE_TEST_BIN || path.join(BUILD_DIR, 'bridge-test'));
+const EVERYTHING = path.join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+const MEMORY = path.join(ROOT, 'node_modules/@modelcontextprotocol/server-memory/dist/index.js');
+const SETPRIV = ['/usr/bin/setpriv', '/bin/setpriv'].find((p) => fs.existsSync(p));
+const SANITIZER_RE = /ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:/;
+const BRIDGE_CAPS = { elicitation: {}, sampling: {}, roots: { listChanged: true } };
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function waitFor(what, fn, { timeout = 10000, interval = 50 } = {}) {
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    const v = await fn();
+    if (v)
+      return v;
+    if (Date.now() >= deadline)
+      throw new Error(`timed out after ${timeout} ms waiting for ${what}`);
+    await sleep(interval);
+  }
+}
+
+function withTimeout(p, ms, what) {
+  let timer;
+  return Promise.race([
+    p,
+    new Promise((_, rej) => {
+      timer = setTimeout(() => rej(new Error(`${what}: nothing within ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+// ---------------------------------------------------------------------------
+// /proc
+
+/* 'alive', 'zombie' or null (gone) */
+function procState(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0] === 'Z' ? 'zombie' : 'alive';
+  } catch {
+    return null;
+  }
+}
+
+function childrenOf(ppid) {
+  const out = [];
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d))
+      continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(f[1]) === ppid && f[0] !== 'Z')
+        out.push(Number(d));
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// bridges
+
+const bridges = new Set();
+const serverPids = new Set();	// every server process seen, checked at the end
+const tmpdirs = new Set();
+
+async function tmpDir() {
+  const d = await fsp.mkdtemp(path.join(os.tmpdir(), 'vmcpd-bridge-'));
+  tmpdirs.add(d);
+  return d;
+}
+
+class Bridge {
+  static async start(name, argv, { env = [], timeout } = {}) {
+    assert.ok(fs.existsSync(BIN), `${BIN} is missing: run make ${path.relative(ROOT, BIN)}`);
+    const dir = await tmpDir();
+    const b = new Bridge();
+    b.name = name;
+    b.sock = path.join(dir, `${name}.sock`);
+    const args = ['-v', '-n', name, '-s', b.sock];
+    if (timeout)
+      args.push('-t', String(timeout));
+    for (const e of env)
+      args.push('-e', e);
+    args.push('--', ...argv);
+    // setpriv: if this test process dies, bridge-test goes too (and
+    // takes the bridge and its server along)
+    const [cmd, cargs] = SETPRIV ? [SETPRIV, ['--pdeathsig', 'KILL', '--', BIN, ...args]] : [BIN, args];
+    b.output = '';
+    b.proc = spawn(cmd, cargs, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    b.proc.stdout.setEncoding('utf8');
+    b.proc.stderr.setEncoding('utf8');
+    b.proc.stdout.on('data', (d) => { b.output += d; });
+    b.proc.stderr.on('data', (d) => { b.output += d; });
+    b.exited = new Promise((resolve) => {
+      b.proc.on('exit', (code, signal) => { b.exit = { code, signal }; resolve(b.exit); });
+      b.proc.on('error', (e) => { b.exit = { error: e }; resolve(b.exit); });
+    });
+    bridges.add(b);
+    const m = await waitFor(`${name} ready`, () => b.exit ? 'exited' : /^ready (\d+)$/m.exec(b.output),
+      { timeout: 15000 }).catch((e) => { throw new Error(`${e.message}\n${b.output}`); });
+    assert.notEqual(m, 'exited', `bridge-test exited at start:\n${b.output}`);
+    b.pid = Number(m[1]);
+    return b;
+  }
+
+  /* the server process, once there is one */
+  async serverPid(not) {
+    const pid = await waitFor(`${this.name}: a server process`, () => {
+      const c = childrenOf(this.pid).filter((p) => p !== not);
+      return c.length === 1 ? c[0] : null;
+    });
+    serverPids.add(pid);
+    return pid;
+  }
+
+  /* SIGTERM to bridge-test: IPC_STOP to the bridge; a clean exit 0 */
+  async stop() {
+    if (!this.exit) {
+      try {
+        process.kill(this.proc.pid, 'SIGTERM');
+      } catch {
+        /* gone */
+      }
+    }
+    const r = await withTimeout(this.exited, 10000, `${this.name} stop`)
+      .catch((e) => { this.kill(); throw e; });
+    return r;
+  }
+
+  kill() {
+    try {
+      process.kill(-this.proc.pid, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
+  }
+
+  assertClean() {
+    assert.doesNotMatch(this.output, SANITIZER_RE, `sanitizer report:\n${this.output}`);
+  }
+}
+
+after(async () => {
+  for (const b of bridges) {
+    if (!b.exit)
+      await b.stop().catch(() => {});
+    b.kill();
+  }
+  for (const pid of serverPids) {
+    if (procState(pid) !== null) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
+    }
+  }
+  for (const d of tmpdirs)
+    await fsp.rm(d, { recursive: true, force: true }).catch(() => {});
+});
+
+// ---------------------------------------------------------------------------
+// HTTP over the Unix socket
+
+/* One HTTP exchange; the body read as it arrives, SSE events parsed live. */
+class Exchange {
+  constructor(res) {
+    this.res = res;
+    this.status = res.statusCode;
+    this.headers = res.headers;
+    this.raw = '';
+    this.buf = '';
+    this.events = [];
+    this.comments = 0;
+    this.ended = false;
+    this.waiters = [];
+    this.sse = /text\/event-stream/.test(res.headers['content-type'] || '');
+    res.setEncoding('utf8');
+    res.on('data', (d) => {
+      this.raw += d;
+      if (this.sse) {
+        this.buf += d;
+        this.parse();
+      }
+      this.wake();
+    });
+    const done = () => {
+      if (this.ended)
+        return;
+      this.ended = true;
+      if (!this.sse && this.raw.length > 0 && /json/.test(res.headers['content-type'] || ''))
+        this.events.push(JSON.parse(this.raw));
+      this.wake();
+    };
+    res.on('end', done);
+    res.on('close', done);
+    res.on('error', done);
+  }
+
+  parse() {
+    let i;
+    while ((i = this.buf.indexOf('\n\n')) !== -1) {
+      const block = this.buf.slice(0, i);
+      this.buf = this.buf.slice(i + 2);
+      const lines = block.split('\n');
+      const data = lines.filter((l) => l.startsWith('data:'))
+        .map((l) => l.slice(5).replace(/^ /, '')).join('\n');
+      if (data.length > 0)
+        this.events.push(JSON.parse(data));
+      else if (lines.every((l) => l.startsWith(':')))
+        this.comments++;
+    }
+  }
+
+  wake() {
+    for (const w of this.waiters.splice(0))
+      w();
+  }
+
+  async until(pred, ms = 10000, what = 'an event') {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const e = this.events.find(pred);
+      if (e)
+        return e;
+      const left = deadline - Date.now();
+      if (this.ended || left <= 0)
+        throw new Error(`${what}: ${this.ended ? 'the stream ended' : `not within ${ms} ms`}; ` +
+          `got ${JSON.stringify(this.events).slice(0, 2000)}`);
+      await new Promise((r) => {
+        const t = setTimeout(r, left);
+        this.waiters.push(() => { clearTimeout(t); r(); });
+      });
+    }
+  }
+
+  async done(ms = 10000) {
+    await withTimeout(new Promise((r) => {
+      if (this.ended)
+        return r();
+      this.waiters.push(function again() {
+        if (this.ended)
+          r();
+        else
+          this.waiters.push(again.bind(this));
+      }.bind(this));
+    }), ms, 'end of the response');
+    return this;
+  }
+
+  close() {
+    this.res.destroy();
+  }
+}
+
+function open(sock, { method = 'POST', sid, body, headers = {} } = {}) {
+  return new Promise((resolve, reject) => {
+    const h = { Accept: 'application/json, text/event-stream', ...headers };
+    let data;
+    if (body !== undefined) {
+      data = typeof body === 'string' ? body : JSON.stringify(body);
+      h['Content-Type'] = 'application/json';
+      h['Content-Length'] = Buffer.byteLength(data);
+    }
+    if (sid)
+      h['Mcp-Session-Id'] = sid;
+    const req = http.request({ socketPath: sock, path: '/mcp', method, headers: h, agent: false },
+      (res) => resolve(new Exchange(res)));
+    req.on('error', reject);
+    req.end(data);
+  });
+}
+
+async function post(sock, sid, body, ms = 15000) {
+  const x = await open(sock, { sid, body });
+  return x.done(ms);
+}
+
+async function initialize(sock) {
+  const x = await post(sock, null, {
+    jsonrpc: '2.0', id: 0, method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+  });
+  assert.equal(x.status, 200, x.raw);
+  const sid = x.headers['mcp-session-id'];
+  assert.match(sid, /^[A-Za-z0-9_-]{43}$/);
+  return { sid, result: x.events[0].result };
+}
+
+function callTool(id, name, args = {}, meta) {
+  const params = { name, arguments: args };
+  if (meta)
+    params._meta = meta;
+  return { jsonrpc: '2.0', id, method: 'tools/call', params };
+}
+
+/* the final response of a request's SSE answer */
+function final(x, id) {
+  const r = x.events.filter((e) => e.id === id && !e.method);
+  assert.equal(r.length, 1, `one response to ${id}: ${JSON.stringify(x.events)}`);
+  return r[0];
+}
+
+/* fetch() for the SDK transport, through the Unix socket */
+function unixFetch(sock) {
+  return (url, init = {}) => new Promise((resolve, reject) => {
+    const u = new URL(url);
+    const headers = {};
+    new Headers(init.headers || {}).forEach((v, k) => { headers[k] = v; });
+    const req = http.request({
+      socketPath: sock, path: u.pathname + u.search, method: init.method || 'GET', headers, agent: false,
+    }, (res) => {
+      const h = new Headers();
+      for (const [k, v] of Object.entries(res.headers))
+        for (const x of Array.isArray(v) ? v : [v])
+          h.append(k, x);
+      const empty = [101, 204, 205, 304].includes(res.statusCode);
+      resolve(new Response(empty ? null : Readable.toWeb(res), { status: res.statusCode, headers: h }));
+    });
+    req.on('error', reject);
+    if (init.signal) {
+      if (init.signal.aborted) {
+        req.destroy();
+        reject(new DOMException('aborted', 'AbortError'));
+        return;
+      }
+      init.signal.addEventListener('abort', () => req.destroy(new DOMException('aborted', 'AbortError')));
+    }
+    req.end(init.body ?? undefined);
+  });
+}
+
+const clients = new Set();
+
+async function sdkClient(sock, capabilities = {}) {
+  const client = new Client({ name: 'bridge-interop', version: '1.0.0' }, { capabilities });
+  const transport = new StreamableHTTPClientTransport(new URL('http://bridge/mcp'), { fetch: unixFetch(sock) });
+  await withTimeout(client.connect(transport), 15000, 'SDK connect');
+  clients.add(client);
+  return client;
+}
+
+after(async () => {
+  for (const c of clients)
+    await c.close().catch(() => {});
+});
+
+// ---------------------------------------------------------------------------
+
+describe('server-everything behind the bridge', () => {
+  let br;
+
+  before(async () => {
+    br = await Bridge.start('everything', [process.execPath, EVERYTHING, 'stdio']);
+  });
+
+  test('initialize: the server\'s InitializeResult, a fresh session each time', async () => {
+    const a = await initialize(br.sock);
+    const b = await initialize(br.sock);
+    assert.notEqual(a.sid, b.sid);
+    assert.equal(a.result.serverInfo.name, 'mcp-servers/everything');
+    assert.equal(a.result.protocolVersion, '2025-11-25');
+    assert.equal(typeof a.result.capabilities.tools, 'object');
+    assert.equal(typeof a.result.instructions, 'string');
+    assert.deepEqual(a.result, b.result);
+  });
+
+  test('a request needs a known session (400 without, 404 unknown)', async () => {
+    const msg = { jsonrpc: '2.0', id: 1, method: 'tools/list' };
+    const none = await post(br.sock, null, msg);
+    assert.equal(none.status, 400);
+    const unknown = await post(br.sock, 'A'.repeat(43), msg);
+    assert.equal(unknown.status, 404);
+    assert.equal(unknown.events[0].error.code, -32001);
+    const bad = await post(br.sock, 'x', '{"jsonrpc":"2.0","id":1,');
+    assert.equal(bad.status, 400);
+    assert.equal(bad.events[0].error.code, -32700);
+  });
+
+  test('ping is answered by the bridge', async () => {
+    const { sid } = await initialize(br.sock);
+    const x = await post(br.sock, sid, { jsonrpc: '2.0', id: 'p', method: 'ping' });
+    assert.equal(x.status, 200);
+    assert.deepEqual(x.events, [{ jsonrpc: '2.0', id: 'p', result: {} }]);
+  });
+
+  test('tools/list equals the server\'s own list (SDK client, same capabilities)', async () => {
+    const via = await sdkClient(br.sock);
+    const direct = new Client({ name: 'direct', version: '1.0.0' }, { capabilities: BRIDGE_CAPS });
+    await withTimeout(direct.connect(new StdioClientTransport({
+      command: process.execPath, args: [EVERYTHING, 'stdio'], stderr: 'ignore',
+    })), 15000, 'direct connect');
+    clients.add(direct);
+    try {
+      const [a, b] = await Promise.all([via.listTools(), direct.listTools()]);
+      assert.ok(a.tools.length >= 10, `only ${a.tools.length} tools`);
+      assert.ok(a.tools.some((t) => t.name === 'trigger-elicitation-request'),
+        'the elicitation tool (registered for clients that can elicit)');
+      assert.deepEqual(a.tools, b.tools);
+    } finally {
+      await direct.close();
+    }
+  });
+
+  test('tools/call echo: an SSE answer with the caller\'s id', async () => {
+    const { sid } = await initialize(br.sock);
+    const x = await post(br.sock, sid, callTool('e-1', 'echo', { message: 'hello bridge' }));
+    assert.equal(x.status, 200);
+    assert.match(x.headers['content-type'], /^text\/event-stream/);
+    const r = final(x, 'e-1');
+    assert.deepEqual(r.result.content, [{ type: 'text', text: 'Echo: hello bridge' }]);
+  });
+
+  test('two sessions, same ids, concurrently: each gets its own answers', async () => {
+    const [a, b] = await Promise.all([initialize(br.sock), initialize(br.sock)]);
+    const n = 20;
+    const calls = [];
+    for (let i = 0; i < n; i++) {
+      calls.push(post(br.sock, a.sid, callTool(i, 'echo', { message: `A${i}` })));
+      calls.push(post(br.sock, b.sid, callTool(i, 'echo', { message: `B${i}` })));
+    }
+    const xs = await Promise.all(calls);
+    for (let i = 0; i < n; i++) {
+      assert.equal(final(xs[2 * i], i).result.content[0].text, `Echo: A${i}`);
+      assert.equal(final(xs[2 * i + 1], i).result.content[0].text, `Echo: B${i}`);
+    }
+  });
+
+  test('progress reaches the right caller, with its own token', async () => {
+    const [a, b] = await Promise.all([initialize(br.sock), initialize(br.sock)]);
+    const meta = { progressToken: 'tok' };
+    const [xa, xb] = await Promise.all([
+      post(br.sock, a.sid, callTool(1, 'trigger-long-running-operation', { duration: 1.2, steps: 4 }, meta)),
+      post(br.sock, b.sid, callTool(1, 'trigger-long-running-operation', { duration: 0.6, steps: 3 }, meta)),
+    ]);
+    const progress = (x) => x.events.filter((e) => e.method === 'notifications/progress').map((e) => e.params);
+    assert.deepEqual(progress(xa).map((p) => [p.progressToken, p.progress, p.total]),
+      [['tok', 1, 4], ['tok', 2, 4], ['tok', 3, 4], ['tok', 4, 4]]);
+    assert.deepEqual(progress(xb).map((p) => [p.progressToken, p.progress, p.total]),
+      [['tok', 1, 3], ['tok', 2, 3], ['tok', 3, 3]]);
+    assert.match(final(xa, 1).result.content[0].text, /Duration: 1.2 seconds, Steps: 4/);
+    assert.match(final(xb, 1).result.content[0].text, /Duration: 0.6 seconds, Steps: 3/);
+    // the response comes last
+    assert.equal(xa.events.at(-1).id, 1);
+    assert.equal(xb.events.at(-1).id, 1);
+  });
+
+  test('progress with two SDK clients at once (same message ids and tokens)', async () => {
+    const [c1, c2] = await Promise.all([sdkClient(br.sock), sdkClient(br.sock)]);
+    const seen = [[], []];
+    const [r1, r2] = await Promise.all([
+      c1.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 0.8, steps: 2 } },
+        undefined, { onprogress: (p) => seen[0].push(p), timeout: 15000 }),
+      c2.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 0.6, steps: 3 } },
+        undefined, { onprogress: (p) => seen[1].push(p), timeout: 15000 }),
+    ]);
+    assert.deepEqual(seen[0].map((p) => [p.progress, p.total]), [[1, 2], [2, 2]]);
+    assert.deepEqual(seen[1].map((p) => [p.progress, p.total]), [[1, 3], [2, 3], [3, 3]]);
+    assert.match(r1.content[0].text, /Steps: 2/);
+    assert.match(r2.content[0].text, /Steps: 3/);
+  });
+
+  test('elicitation round trip: the request on the caller\'s stream, the answer POSTed', async () => {
+    const { sid } = await initialize(br.sock);
+    const x = await open(br.sock, { sid, body: callTool('el-1', 'trigger-elicitation-request') });
+    try {
+      const req = await x.until((e) => e.method === 'elicitation/create', 10000, 'elicitation/create');
+      assert.match(String(req.id), /^bridge-\d+$/);
+      assert.equal(req.params.requestedSchema.type, 'object');
+      const ans = await post(br.sock, sid, {
+        jsonrpc: '2.0', id: req.id, result: { action: 'accept', content: { name: 'Ada Lovelace', check: true } },
+      });
+      assert.equal(ans.status, 202);
+      const r = await x.until((e) => e.id === 'el-1', 10000, 'the tool result');
+      const text = r.result.content.map((c) => c.text).join('\n');
+      assert.match(text, /Name: Ada Lovelace/);
+      assert.match(text, /Agreed to terms: true/);
+      await x.done(5000);
+    } finally {
+      x.close();
+    }
+  });
+
+  test('elicitation through the SDK client', async () => {
+    const c = await sdkClient(br.sock, { elicitation: {} });
+    let asked = 0;
+    c.setRequestHandler(ElicitRequestSchema, async () => {
+      asked++;
+      return { action: 'accept', content: { name: 'Grace Hopper' } };
+    });
+    const r = await c.callTool({ name: 'trigger-elicitation-request', arguments: {} }, undefined, { timeout: 15000 });
+    assert.equal(asked, 1);
+    assert.match(r.content.map((x) => x.text).join('\n'), /Name: Grace Hopper/);
+  });
+
+  test('GET stream: unrelated log messages are broadcast; related ones ride the call', async () => {
+    const { sid } = await initialize(br.sock);
+    const get = await open(br.sock, { method: 'GET', sid, headers: { Accept: 'text/event-stream' } });
+    try {
+      assert.equal(get.status, 200);
+      assert.match(get.headers['content-type'], /^text\/event-stream/);
+      const on = await post(br.sock, sid, callTool('log-on', 'toggle-simulated-logging'));
+      final(on, 'log-on');
+      // the first message is sent while the call is the only one in flight
+      assert.ok(on.events.some((e) => e.method === 'notifications/message'),
+        `the call's own log message: ${JSON.stringify(on.events)}`);
+      const m = await get.until((e) => e.method === 'notifications/message', 9000, 'a broadcast log message');
+      assert.equal(typeof m.params.level, 'string');
+    } finally {
+      const off = await post(br.sock, sid, callTool('log-off', 'toggle-simulated-logging'));
+      final(off, 'log-off');
+      get.close();
+    }
+  });
+
+  test('DELETE ends a session; the id is then unknown', async () => {
+    const { sid } = await initialize(br.sock);
+    const get = await open(br.sock, { method: 'GET', sid });
+    const del = await open(br.sock, { method: 'DELETE', sid });
+    await del.done();
+    assert.equal(del.status, 200);
+    await get.done(5000);	// its GET stream ends with it
+    const x = await post(br.sock, sid, { jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    assert.equal(x.status, 404);
+  });
+
+  test('notifications and unknown answers get 202; other methods 405; other paths 404', async () => {
+    const { sid } = await initialize(br.sock);
+    const n = await post(br.sock, sid, { jsonrpc: '2.0', method: 'notifications/initialized' });
+    assert.equal(n.status, 202);
+    const r = await post(br.sock, sid, { jsonrpc: '2.0', id: 'bridge-999999', result: {} });
+    assert.equal(r.status, 202);
+    const put = await open(br.sock, { method: 'PUT', sid, body: {} });
+    await put.done();
+    assert.equal(put.status, 405);
+    const other = await new Promise((resolve, reject) => {
+      http.get({ socketPath: br.sock, path: '/other', agent: false }, (res) => {
+        res.resume();
+        resolve(res.statusCode);
+      }).on('error', reject);
+    });
+    assert.equal(other, 404);
+  });
+
+  test('the socket is mode 0600', async () => {
+    const st = await fsp.stat(br.sock);
+    assert.ok(st.isSocket());
+    assert.equal(st.mode & 0o777, 0o600);
+  });
+
+  test('SIGTERM stops the bridge and its server: exit 0, socket gone, no orphan', async () => {
+    const server = await br.serverPid();
+    const r = await br.stop();
+    assert.deepEqual(r, { code: 0, signal: null }, br.output);
+    await waitFor('the server to be gone', () => procState(server) === null, { timeout: 5000 });
+    assert.equal(procState(br.pid), null);
+    assert.equal(fs.existsSync(br.sock), false);
+    br.assertClean();
+  });
+});
+
+describe('server-memory behind the bridge', () => {
+  let br, file;
+
+  before(async () => {
+    file = path.join(await tmpDir(), 'memory.jsonl');
+    br = await Bridge.start('memory', [process.execPath, MEMORY], { env: [`MEMORY_FILE_PATH=${file}`] });
+  });
+
+  after(async () => {
+    await br?.stop();
+  });
+
+  test('create_entities then read_graph (SDK client), stored in MEMORY_FILE_PATH', async () => {
+    const c = await sdkClient(br.sock);
+    const names = (await c.listTools()).tools.map((t) => t.name);
+    assert.ok(names.includes('create_entities') && names.includes('read_graph'), names.join(','));
+    const created = await c.callTool({
+      name: 'create_entities',
+      arguments: { entities: [{ name: 'Ada', entityType: 'person', observations: ['wrote the first program'] }] },
+    });
+    assert.notEqual(created.isError, true, JSON.stringify(created));
+    const graph = await c.callTool({ name: 'read_graph', arguments: {} });
+    const text = graph.content.map((x) => x.text).join('\n');
+    assert.match(text, /"name":\s*"Ada"/);
+    assert.match(text, /wrote the first program/);
+    assert.match(await fsp.readFile(file, 'utf8'), /"name":"Ada"/);
+  });
+
+  test('a second session sees the same server state', async () => {
+    const { sid } = await initialize(br.sock);
+    const x = await post(br.sock, sid, callTool(5, 'search_nodes', { query: 'Ada' }));
+    assert.match(final(x, 5).result.content[0].text, /first program/);
+  });
+
+  test('stops cleanly', async () => {
+    const server = await br.serverPid();
+    const r = await br.stop();
+    assert.equal(r.code, 0, br.output);
+    await waitFor('the server to be gone', () => procState(server) === null, { timeout: 5000 });
+    br.assertClean();
+  });
+});
+
+describe('crashes: no orphans, no zombies', () => {
+  test('kill -9 of the server: the call fails, the bridge restarts it and serves again', async () => {
+    const br = await Bridge.start('crash', [process.execPath, EVERYTHING, 'stdio']);
+    try {
+      const { sid } = await initialize(br.sock);
+      const old = await br.serverPid();
+      const x = await open(br.sock, {
+        sid, body: callTool('long', 'trigger-long-running-operation', { duration: 10, steps: 10 }, { progressToken: 1 }),
+      });
+      await x.until((e) => e.method === 'notifications/progress', 5000, 'first progress');
+      process.kill(old, 'SIGKILL');
+      const err = await x.until((e) => e.id === 'long', 5000, 'the error');
+      assert.equal(err.error.code, -32603);
+      assert.equal(err.error.message, 'backend process exited: signal 9');
+      await x.done(5000);
+      const fresh = await br.serverPid(old);
+      assert.notEqual(fresh, old);
+      await waitFor('the old server reaped', () => procState(old) === null, { timeout: 5000 });
+      // the same session carries on (waiting for the new server if needed)
+      const e = await post(br.sock, sid, callTool('after', 'echo', { message: 'again' }));
+      assert.equal(final(e, 'after').result.content[0].text, 'Echo: again');
+      assert.match(br.output, /restarting the server in 100 ms/);
+    } finally {
+      const r = await br.stop();
+      assert.equal(r.code, 0, br.output);
+      br.assertClean();
+    }
+  });
+
+  test('kill -9 of the bridge: its server goes too', async () => {
+    const br = await Bridge.start('orphan', [process.execPath, EVERYTHING, 'stdio']);
+    const { sid } = await initialize(br.sock);
+    const x = await post(br.sock, sid, callTool(1, 'echo', { message: 'x' }));
+    final(x, 1);
+    const server = await br.serverPid();
+    assert.equal(procState(server), 'alive');
+    process.kill(br.pid, 'SIGKILL');
+    // PR_SET_PDEATHSIG: SIGKILL; bridge-test (a subreaper) reaps it
+    await waitFor('the server to die and be reaped', () => procState(server) === null, { timeout: 5000 });
+    const r = await withTimeout(br.exited, 10000, 'bridge-test exit');
+    assert.equal(r.code, 128 + 9, br.output);
+    assert.equal(procState(br.pid), null);
+  });
+});
+
+// A scripted stdio server for what the real ones cannot be made to do.
+const FAKE = String.raw`
+import readline from 'node:readline';
+const send = (m) => process.stdout.write(JSON.stringify(m) + '\n');
+const seen = { cancelled: [], answers: {} };
+let pending = null;
+process.stderr.write('fake server up\n');
+readline.createInterface({ input: process.stdin }).on('line', (line) => {
+  const m = JSON.parse(line);
+  if (!m.method) {			// an answer to one of our requests
+    seen.answers[m.id] = m.error ? { error: m.error.message } : m.result;
+    if (pending && pending.ask === m.id) {
+      send({ jsonrpc: '2.0', id: pending.id, result: { content: [{ type: 'text', text: JSON.stringify(m.result) }] } });
+      pending = null;
+    }
+    return;
+  }
+  if (m.method === 'notifications/cancelled')
+    seen.cancelled.push(m.params.requestId);
+  if (m.id === undefined)
+    return;
+  if (m.method === 'initialize')
+    return send({ jsonrpc: '2.0', id: m.id, result: { protocolVersion: '2025-11-25',
+      capabilities: { tools: {}, logging: {} }, serverInfo: { name: 'fake', version: '1' } } });
+  if (m.method !== 'tools/call')
+    return send({ jsonrpc: '2.0', id: m.id, result: {} });
+  const reply = (text) => send({ jsonrpc: '2.0', id: m.id, result: { content: [{ type: 'text', text }] } });
+  switch (m.params.name) {
+  case 'hang':
+    return;
+  case 'exit':
+    process.exit(3);
+  case 'flood':
+    process.stdout.write('x'.repeat(17 * 1024 * 1024));
+    return;
+  case 'log':
+    send({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'for the only caller' } });
+    return reply('logged');
+  case 'ask':				// a request of ours, answered by the caller
+    pending = { id: m.id, ask: 'srv-' + m.id };
+    return send({ jsonrpc: '2.0', id: pending.ask, method: 'elicitation/create',
+      params: { message: 'name?', requestedSchema: { type: 'object', properties: {} } } });
+  case 'later':				// a request when nobody is in flight
+    setTimeout(() => send({ jsonrpc: '2.0', id: 'lonely', method: 'roots/list' }), 200);
+    return reply('later');
+  case 'ping-me':
+    setTimeout(() => send({ jsonrpc: '2.0', id: 'sping', method: 'ping' }), 0);
+    return setTimeout(() => reply('pinged'), 300);
+  case 'report':
+    return reply(JSON.stringify(seen));
+  default:
+    return reply('ok');
+  }
+});
+`;
+
+describe('a scripted server: timeouts, exits, bounds, routing', () => {
+  let br, script;
+
+  before(async () => {
+    script = path.join(await tmpDir(), 'fake.mjs');
+    await fsp.writeFile(script, FAKE);
+    br = await Bridge.start('fake', [process.execPath, script], { timeout: 1500 });
+  });
+
+  after(async () => {
+    await br?.stop();
+  });
+
+  const report = async (sid) => {
+    const x = await post(br.sock, sid, callTool('rep', 'report'));
+    return JSON.parse(final(x, 'rep').result.content[0].text);
+  };
+
+  test('the server\'s stderr is logged line by line', async () => {
+    await waitFor('the stderr line in the log', () => /fake: fake server up/.test(br.output));
+  });
+
+  test('no response within the timeout: -32603, and the server is told to cancel', async () => {
+    const { sid } = await initialize(br.sock);
+    const t0 = Date.now();
+    const x = await post(br.sock, sid, callTool('h', 'hang'));
+    const took = Date.now() - t0;
+    const r = final(x, 'h');
+    assert.equal(r.error.code, -32603);
+    assert.match(r.error.message, /timeout/);
+    assert.ok(took >= 1400 && took < 5000, `took ${took} ms`);
+    const seen = await report(sid);
+    assert.equal(seen.cancelled.length, 1);
+    assert.equal(typeof seen.cancelled[0], 'number');	// the bridge's id, not 'h'
+  });
+
+  test('a log message goes to the only call in flight', async () => {
+    const { sid } = await initialize(br.sock);
+    const x = await post(br.sock, sid, callTool('l', 'log'));
+    assert.equal(x.events[0].method, 'notifications/message');
+    assert.equal(x.events[0].params.data, 'for the only caller');
+    assert.equal(final(x, 'l').result.content[0].text, 'logged');
+  });
+
+  test('a server request with nobody in flight gets -32601 "no client to ask"', async () => {
+    const { sid } = await initialize(br.sock);
+    final(await post(br.sock, sid, callTool('a', 'later')), 'a');
+    await sleep(600);
+    const seen = await report(sid);
+    assert.deepEqual(seen.answers.lonely, { error: 'no client to ask' });
+  });
+
+  test('the server\'s ping is answered by the bridge', async () => {
+    const { sid } = await initialize(br.sock);
+    const x = await post(br.sock, sid, callTool('p', 'ping-me'));
+    assert.equal(x.events.some((e) => e.method === 'ping'), false);
+    final(x, 'p');
+    assert.deepEqual((await report(sid)).answers.sping, {});
+  });
+
+  test('two calls in flight: a server request goes to the most recent tools/call; cancel ends the other', async () => {
+    const [a, b] = await Promise.all([initialize(br.sock), initialize(br.sock)]);
+    const xa = await open(br.sock, { sid: a.sid, body: callTool('wait', 'hang') });
+    await sleep(100);
+    const xb = await open(br.sock, { sid: b.sid, body: callTool('q', 'ask') });
+    const req = await xb.until((e) => e.method === 'elicitation/create', 3000, 'the request on the newest call');
+    assert.match(req.id, /^bridge-\d+$/);
+    assert.equal(xa.events.length, 0);
+    const ans = await post(br.sock, b.sid, { jsonrpc: '2.0', id: req.id, result: { action: 'accept', content: { n: 1 } } });
+    assert.equal(ans.status, 202);
+    const r = await xb.until((e) => e.id === 'q', 3000, 'the answer');
+    assert.deepEqual(JSON.parse(r.result.content[0].text), { action: 'accept', content: { n: 1 } });
+    // the caller cancels its hanging call: the stream ends with no response
+    const c = await post(br.sock, a.sid, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'wait' } });
+    assert.equal(c.status, 202);
+    await xa.done(3000);
+    assert.equal(xa.events.some((e) => e.id === 'wait'), false);
+    const seen = await report(a.sid);
+    assert.ok(seen.cancelled.length >= 2, JSON.stringify(seen));
+  });
+
+  test('the server exits: the call fails with its status, the next one is served by a new process', async () => {
+    const { sid } = await initialize(br.sock);
+    const old = await br.serverPid();
+    const x = await post(br.sock, sid, callTool('x', 'exit'));
+    assert.deepEqual(final(x, 'x').error, { code: -32603, message: 'backend process exited: status 3' });
+    const y = await post(br.sock, sid, callTool('y', 'echo'));
+    assert.equal(final(y, 'y').result.content[0].text, 'ok');
+    assert.notEqual(await br.serverPid(old), old);
+  });
+
+  test('a line over 16 MiB: the server is killed and restarted', async () => {
+    const { sid } = await initialize(br.sock);
+    const old = await br.serverPid();
+    const x = await post(br.sock, sid, callTool('f', 'flood'));
+    assert.equal(final(x, 'f').error.code, -32603);
+    assert.match(br.output, /a line of more than 16777216 bytes/);
+    const y = await post(br.sock, sid, callTool('y2', 'echo'));
+    assert.equal(final(y, 'y2').result.content[0].text, 'ok');
+    await waitFor('the old server reaped', () => procState(old) === null, { timeout: 5000 });
+  });
+
+  test('stops cleanly', async () => {
+    const r = await br.stop();
+    assert.equal(r.code, 0, br.output);
+    br.assertClean();
+  });
+});
+
+test('no server process outlives its bridge', async () => {
+  for (const b of bridges)
+    if (!b.exit)
+      await b.stop();
+  for (const pid of serverPids)
+    await waitFor(`server ${pid} to be gone`, () => procState(pid) === null, { timeout: 5000 });
+});

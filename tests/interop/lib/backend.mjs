@@ -1,0 +1,95 @@
+// A tiny MCP 2025-11-25 backend on the official SDK v1 (McpServer +
+// StreamableHTTPServerTransport with sessions) for tests that need exact
+// control.  Listens on 127.0.0.1 (PORT or any free port) at /mcp and
+// prints "listening <port>" once it accepts.
+//
+// Tools: echo {message} -> "Echo: <message>"; fail {message} -> isError
+// result; slow {ms, steps} -> sleeps, sending progress if asked;
+// whoami {} -> "session <backend session id>".
+import http from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+
+const transports = new Map();
+
+function newServer() {
+  const server = new McpServer({ name: 'interop-backend', version: '1.0.0' },
+    { capabilities: { logging: {} } });
+  server.registerTool('echo', {
+    description: 'Echoes back the input string',
+    inputSchema: { message: z.string() },
+  }, async ({ message }) => ({ content: [{ type: 'text', text: `Echo: ${message}` }] }));
+  server.registerTool('fail', {
+    description: 'Always fails with isError',
+    inputSchema: { message: z.string() },
+  }, async ({ message }) => ({ isError: true, content: [{ type: 'text', text: `failed: ${message}` }] }));
+  server.registerTool('slow', {
+    description: 'Sleeps ms milliseconds in steps, with progress',
+    inputSchema: { ms: z.number(), steps: z.number().default(1) },
+  }, async ({ ms, steps }, extra) => {
+    const token = extra._meta?.progressToken;
+    for (let i = 1; i <= steps; i++) {
+      await new Promise((r) => setTimeout(r, ms / steps));
+      if (token !== undefined)
+        await extra.sendNotification({
+          method: 'notifications/progress',
+          params: { progressToken: token, progress: i, total: steps },
+        });
+    }
+    return { content: [{ type: 'text', text: `slept ${ms}` }] };
+  });
+  server.registerTool('whoami', { description: 'The backend session id' },
+    async (extra) => ({ content: [{ type: 'text', text: `session ${extra.sessionId}` }] }));
+  return server;
+}
+
+async function readBody(req) {
+  const chunks = [];
+  for await (const c of req)
+    chunks.push(c);
+  const s = Buffer.concat(chunks).toString('utf8');
+  return s === '' ? undefined : JSON.parse(s);
+}
+
+const httpServer = http.createServer(async (req, res) => {
+  try {
+    if (new URL(req.url, 'http://x').pathname !== '/mcp') {
+      res.writeHead(404).end();
+      return;
+    }
+    const sid = req.headers['mcp-session-id'];
+    const body = req.method === 'POST' ? await readBody(req) : undefined;
+    let transport = sid ? transports.get(sid) : undefined;
+    if (sid && !transport) {
+      res.writeHead(404, { 'Content-Type': 'application/json' }).end(JSON.stringify({
+        jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' },
+      }));
+      return;
+    }
+    if (!transport) {
+      transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (id) => { transports.set(id, transport); },
+      });
+      transport.onclose = () => {
+        if (transport.sessionId)
+          transports.delete(transport.sessionId);
+      };
+      await newServer().connect(transport);
+    }
+    await transport.handleRequest(req, res, body);
+  } catch (e) {
+    if (!res.headersSent)
+      res.writeHead(400, { 'Content-Type': 'application/json' }).end(JSON.stringify({
+        jsonrpc: '2.0', id: null, error: { code: -32700, message: `Parse error: ${e.message}` },
+      }));
+  }
+});
+
+httpServer.listen(Number(process.env.PORT || 0), '127.0.0.1', () => {
+  process.stdout.write(`listening ${httpServer.address().port}\n`);
+});
+for (const sig of ['SIGTERM', 'SIGINT'])
+  process.on(sig, () => process.exit(0));

@@ -1,0 +1,20 @@
+#!/bin/sh
+# Run the interop suite (node --test) against build/vmcpd, or $VMCPD_BIN.
+# Usage: tests/interop/run.sh [test files...]   (default: every *.test.mjs)
+# Exits with node's status.
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+: "${ASAN_OPTIONS:=detect_leaks=1:abort_on_error=0}"
+export ASAN_OPTIONS
+if [ ! -x "${VMCPD_BIN:-build/vmcpd}" ]; then
+	echo "run.sh: ${VMCPD_BIN:-build/vmcpd} is not built (run make)" >&2
+	exit 2
+fi
+if [ ! -d node_modules/@modelcontextprotocol/sdk ]; then
+	echo "run.sh: node_modules missing (run npm ci)" >&2
+	exit 2
+fi
+if [ $# -eq 0 ]; then
+	set -- tests/interop/*.test.mjs
+fi
+exec node --test --test-concurrency=1 --test-timeout=120000 "$@"

@@ -1,0 +1,1451 @@
+/*
+ * worker/view_build.c: naming strategies, overrides, visibility,
+ * prompts, resources, determinism, malformed input, RFC 6570 matching.
+ *
+ * Every build frees its inputs before the view is inspected, so a view
+ * that borrowed from its input shows up under ASan.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "worker/view.h"
+
+/* realistic tools: a schema, a description, some annotations */
+#define TOOL(n) "{\"name\":\"" n "\",\"description\":\"Does " n "\"," \
+	"\"inputSchema\":{\"type\":\"object\",\"properties\":{\"q\":" \
+	"{\"type\":\"string\"}},\"required\":[\"q\"]}}"
+#define TOOLA(n) "{\"name\":\"" n "\",\"description\":\"Does " n "\"," \
+	"\"inputSchema\":{\"type\":\"object\"},\"annotations\":" \
+	"{\"title\":\"Old\",\"readOnlyHint\":true,\"openWorldHint\":false}}"
+#define PROMPT(n) "{\"name\":\"" n "\",\"description\":\"Prompt " n "\"," \
+	"\"arguments\":[{\"name\":\"topic\",\"required\":true}]}"
+#define RES(u) "{\"uri\":\"" u "\",\"name\":\"" u "\",\"mimeType\":" \
+	"\"text/plain\"}"
+#define TMPL(t) "{\"uriTemplate\":\"" t "\",\"name\":\"t\"}"
+
+struct tb {
+	const char	*b;
+	const char	*tools;
+	const char	*prompts;
+	const char	*resources;
+	const char	*templates;
+};
+
+static json_t *
+jparse(const char *s)
+{
+	json_error_t	 e;
+	json_t		*j;
+
+	if ((j = json_loads(s, JSON_DECODE_ANY, &e)) == NULL)
+		fail_msg("bad test JSON (%s): %s", e.text, s);
+	return j;
+}
+
+static json_t *
+jopt(const char *s)
+{
+	return s != NULL ? jparse(s) : NULL;
+}
+
+/* build from JSON text; the inputs are gone when the view is returned */
+static json_t *
+build(const struct view_policy *pol, const struct tb *tb, size_t n)
+{
+	struct view_input	in[16];
+	json_t			*v;
+	size_t			 i;
+
+	assert_true(n <= 16);
+	memset(in, 0, sizeof(in));
+	for (i = 0; i < n; i++) {
+		in[i].vi_backend = tb[i].b;
+		in[i].vi_tools = jopt(tb[i].tools);
+		in[i].vi_prompts = jopt(tb[i].prompts);
+		in[i].vi_resources = jopt(tb[i].resources);
+		in[i].vi_templates = jopt(tb[i].templates);
+	}
+	v = view_build(pol, in, n);
+	for (i = 0; i < n; i++) {
+		json_decref(in[i].vi_tools);
+		json_decref(in[i].vi_prompts);
+		json_decref(in[i].vi_resources);
+		json_decref(in[i].vi_templates);
+	}
+	assert_non_null(v);
+	return v;
+}
+
+static void
+expect_json(json_t *got, const char *want)
+{
+	json_t	*w = jparse(want);
+	char	*g;
+
+	if (!json_equal(got, w)) {
+		g = got != NULL ? json_dumps(got, JSON_COMPACT |
+		    JSON_SORT_KEYS | JSON_ENCODE_ANY) : NULL;
+		fail_msg("\n  got  %s\n  want %s", g != NULL ? g : "(null)",
+		    want);
+	}
+	json_decref(w);
+}
+
+static json_t *
+route(json_t *v, const char *kind)
+{
+	return json_object_get(json_object_get(v, "routes"), kind);
+}
+
+/* the "name" (or "uri"/"uriTemplate") of each advertised item, in order */
+static void
+expect_names(json_t *v, const char *list, const char *want)
+{
+	json_t	*names = json_array(), *e, *n;
+	size_t	 i;
+
+	json_array_foreach(json_object_get(v, list), i, e) {
+		n = json_object_get(e, "name");
+		if (strcmp(list, "resources") == 0)
+			n = json_object_get(e, "uri");
+		else if (strcmp(list, "resourceTemplates") == 0)
+			n = json_object_get(e, "uriTemplate");
+		json_array_append(names, n);
+	}
+	expect_json(names, want);
+	json_decref(names);
+}
+
+/* the error strings, exactly and in order; the list ends with NULL */
+static void
+expect_errors(json_t *v, ...)
+{
+	json_t		*want = json_array(), *got;
+	const char	*s;
+	char		*g, *w;
+	va_list		 ap;
+
+	va_start(ap, v);
+	while ((s = va_arg(ap, const char *)) != NULL)
+		json_array_append_new(want, json_string(s));
+	va_end(ap);
+	got = json_object_get(v, "errors");
+	if (!json_equal(got, want)) {
+		g = json_dumps(got, JSON_INDENT(1) | JSON_ENCODE_ANY);
+		w = json_dumps(want, JSON_INDENT(1));
+		fail_msg("errors\n  got  %s\n  want %s", g, w);
+	}
+	json_decref(want);
+}
+
+static struct view_policy
+policy(enum view_conflict c, enum view_prefix_mode m)
+{
+	struct view_policy	p;
+
+	memset(&p, 0, sizeof(p));
+	p.vp_conflict = c;
+	p.vp_prefix_mode = m;
+	p.vp_prefix_format = "{workload}_";
+	return p;
+}
+
+static const struct tb gh_jira[] = {
+	{ "github", "[" TOOL("create_pr") "," TOOL("list_issues") "]",
+	    NULL, NULL, NULL },
+	{ "jira", "[" TOOL("list_issues") "," TOOL("create_issue") "]",
+	    NULL, NULL, NULL },
+};
+
+/* ---- prefix ---- */
+
+static void
+test_prefix_always(void **state)
+{
+	struct view_policy	p = policy(VIEW_CONFLICT_PREFIX,
+				    VIEW_PREFIX_ALWAYS);
+	json_t			*v, *t;
+
+	(void)state;
+	v = build(&p, gh_jira, 2);
+	expect_names(v, "tools", "[\"github_create_pr\","
+	    "\"github_list_issues\",\"jira_create_issue\","
+	    "\"jira_list_issues\"]");
+	expect_json(route(v, "tools"), "{"
+	    "\"github_create_pr\":{\"b\":\"github\",\"n\":\"create_pr\","
+	    "\"hidden\":false},"
+	    "\"github_list_issues\":{\"b\":\"github\",\"n\":\"list_issues\","
+	    "\"hidden\":false},"
+	    "\"jira_create_issue\":{\"b\":\"jira\",\"n\":\"create_issue\","
+	    "\"hidden\":false},"
+	    "\"jira_list_issues\":{\"b\":\"jira\",\"n\":\"list_issues\","
+	    "\"hidden\":false}}");
+	/* the advertised object is the backend's with only the name changed */
+	t = json_array_get(json_object_get(v, "tools"), 0);
+	expect_json(t, "{\"name\":\"github_create_pr\",\"description\":"
+	    "\"Does create_pr\",\"inputSchema\":{\"type\":\"object\","
+	    "\"properties\":{\"q\":{\"type\":\"string\"}},\"required\":"
+	    "[\"q\"]}}");
+	expect_errors(v, NULL);
+	expect_json(json_object_get(v, "resources"), "[]");
+	expect_json(json_object_get(v, "prompts"), "[]");
+	expect_json(json_object_get(v, "resourceTemplates"), "[]");
+	expect_json(route(v, "templates"), "[]");
+	json_decref(v);
+}
+
+static void
+test_prefix_on_conflict(void **state)
+{
+	struct view_policy	p = policy(VIEW_CONFLICT_PREFIX,
+				    VIEW_PREFIX_ON_CONFLICT);
+	json_t			*v;
+
+	(void)state;
+	v = build(&p, gh_jira, 2);
+	expect_names(v, "tools", "[\"create_issue\",\"create_pr\","
+	    "\"github_list_issues\",\"jira_list_issues\"]");
+	expect_json(route(v, "tools"), "{"
+	    "\"create_pr\":{\"b\":\"github\",\"n\":\"create_pr\","
+	    "\"hidden\":false},"
+	    "\"github_list_issues\":{\"b\":\"github\",\"n\":\"list_issues\","
+	    "\"hidden\":false},"
+	    "\"create_issue\":{\"b\":\"jira\",\"n\":\"create_issue\","
+	    "\"hidden\":false},"
+	    "\"jira_list_issues\":{\"b\":\"jira\",\"n\":\"list_issues\","
+	    "\"hidden\":false}}");
+	expect_errors(v, NULL);
+	json_decref(v);
+}
+
+/* every {workload} is replaced; the rest of the format is literal */
+static void
+test_prefix_format(void **state)
+{
+	struct view_policy	p = policy(VIEW_CONFLICT_PREFIX,
+				    VIEW_PREFIX_ALWAYS);
+	json_t			*v;
+
+	(void)state;
+	p.vp_prefix_format = "{workload}.{workload}-";
+	v = build(&p, gh_jira, 1);
+	expect_names(v, "tools", "[\"github.github-create_pr\","
+	    "\"github.github-list_issues\"]");
+	json_decref(v);
+
+	/* NULL and "" mean the default */
+	p.vp_prefix_format = NULL;
+	v = build(&p, gh_jira, 1);
+	expect_names(v, "tools", "[\"github_create_pr\","
+	    "\"github_list_issues\"]");
+	json_decref(v);
+	p.vp_prefix_format = "";
+	v = build(&p, gh_jira, 1);
+	expect_names(v, "tools", "[\"github_create_pr\","
+	    "\"github_list_issues\"]");
+	json_decref(v);
+
+	/* the default policy (NULL) is prefix, always, "{workload}_" */
+	v = build(NULL, gh_jira, 2);
+	expect_names(v, "tools", "[\"github_create_pr\","
+	    "\"github_list_issues\",\"jira_create_issue\","
+	    "\"jira_list_issues\"]");
+	json_decref(v);
+}
+
+/* ---- priority ---- */
+
+static const struct tb search3[] = {
+	{ "alpha", "[" TOOL("search") "," TOOL("alpha_only") "]",
+	    NULL, NULL, NULL },
+	{ "beta", "[" TOOL("search") "," TOOL("beta_only") "]",
+	    NULL, NULL, NULL },
+	{ "gamma", "[" TOOL("search") "]", NULL, NULL, NULL },
+};
+
+static void
+test_priority_listed(void **state)
+{
+	static const char *const order[] = { "beta", "alpha" };
+	struct view_policy	p = policy(VIEW_CONFLICT_PRIORITY,
+				    VIEW_PREFIX_ALWAYS);
+	json_t			*v;
+
+	(void)state;
+	p.vp_priority = order;
+	p.vp_npriority = 2;
+	p.vp_prefix_format = "{workload}__";
+	v = build(&p, search3, 3);
+	/* beta wins the bare name, alpha is dropped, gamma is prefixed */
+	expect_names(v, "tools", "[\"alpha_only\",\"beta_only\","
+	    "\"gamma__search\",\"search\"]");
+	expect_json(route(v, "tools"), "{"
+	    "\"alpha_only\":{\"b\":\"alpha\",\"n\":\"alpha_only\","
+	    "\"hidden\":false},"
+	    "\"beta_only\":{\"b\":\"beta\",\"n\":\"beta_only\","
+	    "\"hidden\":false},"
+	    "\"search\":{\"b\":\"beta\",\"n\":\"search\",\"hidden\":false},"
+	    "\"gamma__search\":{\"b\":\"gamma\",\"n\":\"search\","
+	    "\"hidden\":false}}");
+	expect_errors(v,
+	    "tool \"search\" of backend \"alpha\" dropped: the name "
+	    "\"search\" goes to backend \"beta\", earlier in priorityOrder",
+	    NULL);
+	json_decref(v);
+}
+
+/* an unlisted backend is never annexed by a listed one (#6097) */
+static void
+test_priority_unlisted_kept(void **state)
+{
+	static const char *const order[] = { "gamma" };
+	struct view_policy	p = policy(VIEW_CONFLICT_PRIORITY,
+				    VIEW_PREFIX_ON_CONFLICT);
+	json_t			*v;
+
+	(void)state;
+	p.vp_priority = order;
+	p.vp_npriority = 1;
+	v = build(&p, search3, 3);
+	expect_names(v, "tools", "[\"alpha_only\",\"alpha_search\","
+	    "\"beta_only\",\"beta_search\",\"search\"]");
+	expect_json(json_object_get(route(v, "tools"), "search"),
+	    "{\"b\":\"gamma\",\"n\":\"search\",\"hidden\":false}");
+	expect_json(json_object_get(route(v, "tools"), "alpha_search"),
+	    "{\"b\":\"alpha\",\"n\":\"search\",\"hidden\":false}");
+	expect_errors(v, NULL);
+	json_decref(v);
+}
+
+/* none of the claimants listed: all prefixed with the configured format */
+static void
+test_priority_none_listed(void **state)
+{
+	static const char *const order[] = { "zeta", "gamma" };
+	struct view_policy	p = policy(VIEW_CONFLICT_PRIORITY,
+				    VIEW_PREFIX_ALWAYS);
+	json_t			*v;
+
+	(void)state;
+	p.vp_priority = order;
+	p.vp_npriority = 2;
+	p.vp_prefix_format = "{workload}-";
+	v = build(&p, search3, 2);
+	expect_names(v, "tools", "[\"alpha-search\",\"alpha_only\","
+	    "\"beta-search\",\"beta_only\"]");
+	expect_errors(v, NULL);
+	json_decref(v);
+}
+
+/* ---- manual ---- */
+
+static void
+test_manual_unresolved(void **state)
+{
+	struct view_policy	p = policy(VIEW_CONFLICT_MANUAL,
+				    VIEW_PREFIX_ALWAYS);
+	struct tb		tb[3];
+	json_t			*v;
+
+	(void)state;
+	memcpy(tb, search3, sizeof(tb));
+	tb[0].resources = "[" RES("file:///a.txt") "]";
+	tb[1].prompts = "[" PROMPT("summarize") "]";
+	v = build(&p, tb, 3);
+	/* only the conflicting tools fail; the rest of the view stands */
+	expect_names(v, "tools", "[\"alpha_only\",\"beta_only\"]");
+	expect_json(route(v, "tools"), "{"
+	    "\"alpha_only\":{\"b\":\"alpha\",\"n\":\"alpha_only\","
+	    "\"hidden\":false},"
+	    "\"beta_only\":{\"b\":\"beta\",\"n\":\"beta_only\","
+	    "\"hidden\":false}}");
+	expect_names(v, "resources", "[\"file:///a.txt\"]");
+	/* manual does not affect prompts: they follow the prefix rules */
+	expect_names(v, "prompts", "[\"beta_summarize\"]");
+	expect_errors(v,
+	    "tool \"search\" of backend \"alpha\" dropped: the name "
+	    "\"search\" is claimed by backends \"alpha\", \"beta\", \"gamma\" "
+	    "and conflictResolution is manual; add an override that renames it",
+	    "tool \"search\" of backend \"beta\" dropped: the name \"search\" "
+	    "is claimed by backends \"alpha\", \"beta\", \"gamma\" and "
+	    "conflictResolution is manual; add an override that renames it",
+	    "tool \"search\" of backend \"gamma\" dropped: the name "
+	    "\"search\" is claimed by backends \"alpha\", \"beta\", \"gamma\" "
+	    "and conflictResolution is manual; add an override that renames it",
+	    NULL);
+	json_decref(v);
+}
+
+static void
+test_manual_resolved(void **state)
+{
+	static const struct view_override ob[] = {
+		{ "search", "beta_search", NULL, NULL } };
+	static const struct view_override oc[] = {
+		{ "search", "web_search", "Search the web", NULL } };
+	struct view_workload	wl[2];
+	struct view_policy	p = policy(VIEW_CONFLICT_MANUAL,
+				    VIEW_PREFIX_ALWAYS);
+	json_t			*v;
+
+	(void)state;
+	memset(wl, 0, sizeof(wl));
+	wl[0].vw_name = "beta";
+	wl[0].vw_overrides = ob;
+	wl[0].vw_noverrides = 1;
+	wl[1].vw_name = "gamma";
+	wl[1].vw_overrides = oc;
+	wl[1].vw_noverrides = 1;
+	p.vp_workloads = wl;
+	p.vp_nworkloads = 2;
+	v = build(&p, search3, 3);
+	expect_names(v, "tools", "[\"alpha_only\",\"beta_only\","
+	    "\"beta_search\",\"search\",\"web_search\"]");
+	expect_json(route(v, "tools"), "{"
+	    "\"alpha_only\":{\"b\":\"alpha\",\"n\":\"alpha_only\","
+	    "\"hidden\":false},"
+	    "\"beta_only\":{\"b\":\"beta\",\"n\":\"beta_only\","
+	    "\"hidden\":false},"
+	    "\"search\":{\"b\":\"alpha\",\"n\":\"search\",\"hidden\":false},"
+	    "\"beta_search\":{\"b\":\"beta\",\"n\":\"search\","
+	    "\"hidden\":false},"
+	    "\"web_search\":{\"b\":\"gamma\",\"n\":\"search\","
+	    "\"hidden\":false}}");
+	expect_json(json_object_get(json_array_get(json_object_get(v,
+	    "tools"), 4), "description"), "\"Search the web\"");
+	expect_errors(v, NULL);
+	json_decref(v);
+
+	/* only one of the three resolved: the other two still fail */
+	p.vp_nworkloads = 1;
+	v = build(&p, search3, 3);
+	expect_names(v, "tools", "[\"alpha_only\",\"beta_only\","
+	    "\"beta_search\"]");
+	expect_errors(v,
+	    "tool \"search\" of backend \"alpha\" dropped: the name "
+	    "\"search\" is claimed by backends \"alpha\", \"gamma\" and "
+	    "conflictResolution is manual; add an override that renames it",
+	    "tool \"search\" of backend \"gamma\" dropped: the name "
+	    "\"search\" is claimed by backends \"alpha\", \"gamma\" and "
+	    "conflictResolution is manual; add an override that renames it",
+	    NULL);
+	json_decref(v);
+}
+
+/* ---- generated-name collisions ---- */
+
+static void
+test_collision_prefix(void **state)
+{
+	static const struct tb tb[] = {
+		{ "a", "[" TOOL("b_x") "," TOOL("y") "]", NULL, NULL, NULL },
+		{ "a_b", "[" TOOL("x") "]", NULL, NULL, NULL },
+	};
+	struct view_policy	p = policy(VIEW_CONFLICT_PREFIX,
+				    VIEW_PREFIX_ALWAYS);
+	json_t			*v;
+
+	(void)state;
+	v = build(&p, tb, 2);
+	expect_names(v, "tools", "[\"a_y\"]");
+	expect_json(route(v, "tools"), "{\"a_y\":{\"b\":\"a\",\"n\":\"y\","
+	    "\"hidden\":false}}");
+	expect_errors(v,
+	    "tool \"b_x\" of backend \"a\" dropped: its advertised name "
+	    "\"a_b_x\" is also generated for tool \"x\" of backend \"a_b\"",
+	    "tool \"x\" of backend \"a_b\" dropped: its advertised name "
+	    "\"a_b_x\" is also generated for tool \"b_x\" of backend \"a\"",
+	    NULL);
+	json_decref(v);
+}
+
+/* a prefixed name equal to another backend's bare name */
+#define E_AX1 "tool \"x\" of backend \"a\" dropped: its advertised name " \
+	"\"a_x\" is also generated for tool \"a_x\" of backend \"b\""
+#define E_AX2 "tool \"a_x\" of backend \"b\" dropped: its advertised name " \
+	"\"a_x\" is also generated for tool \"x\" of backend \"a\""
+
+static void
+test_collision_bare(void **state)
+{
+	static const struct tb tb[] = {
+		{ "a", "[" TOOL("x") "]", NULL, NULL, NULL },
+		{ "b", "[" TOOL("x") "," TOOL("a_x") "]", NULL, NULL, NULL },
+	};
+	static const char *const order[] = { "b" };
+	struct view_policy	p = policy(VIEW_CONFLICT_PREFIX,
+				    VIEW_PREFIX_ON_CONFLICT);
+	json_t			*v;
+
+	(void)state;
+	v = build(&p, tb, 2);
+	expect_names(v, "tools", "[\"b_x\"]");
+	expect_errors(v, E_AX1, E_AX2, NULL);
+	json_decref(v);
+
+	/* priority: unlisted a is prefixed onto b's bare a_x: same rule */
+	p = policy(VIEW_CONFLICT_PRIORITY, VIEW_PREFIX_ALWAYS);
+	p.vp_priority = order;
+	p.vp_npriority = 1;
+	v = build(&p, tb, 2);
+	expect_names(v, "tools", "[\"x\"]");
+	expect_json(json_object_get(route(v, "tools"), "x"),
+	    "{\"b\":\"b\",\"n\":\"x\",\"hidden\":false}");
+	expect_errors(v, E_AX1, E_AX2, NULL);
+	json_decref(v);
+}
+
+/* two tools of one backend renamed onto one name: both dropped */
+static void
+test_collision_same_backend(void **state)
+{
+	static const struct view_override ov[] = {
+		{ "fetch_url", "fetch", NULL, NULL } };
+	static const struct tb tb[] = {
+		{ "web", "[" TOOL("fetch") "," TOOL("fetch_url") ","
+		    TOOL("ping") "]", NULL, NULL, NULL },
+	};
+	struct view_workload	wl;
+	struct view_policy	p = policy(VIEW_CONFLICT_MANUAL,
+				    VIEW_PREFIX_ALWAYS);
+	json_t			*v;
+
+	(void)state;
+	memset(&wl, 0, sizeof(wl));
+	wl.vw_name = "web";
+	wl.vw_overrides = ov;
+	wl.vw_noverrides = 1;
+	p.vp_workloads = &wl;
+	p.vp_nworkloads = 1;
+	v = build(&p, tb, 1);
+	expect_names(v, "tools", "[\"ping\"]");
+	expect_errors(v,
+	    "tool \"fetch\" of backend \"web\" dropped: its advertised name "
+	    "\"fetch\" is also generated for tool \"fetch_url\" of backend "
+	    "\"web\"",
+	    "tool \"fetch_url\" of backend \"web\" dropped: its advertised "
+	    "name \"fetch\" is also generated for tool \"fetch\" of backend "
+	    "\"web\"",
+	    NULL);
+	json_decref(v);
+}
+
+/* many claimants of one name: each error names three, counts the rest */
+static void
+test_collision_many(void **state)
+{
+	static const struct tb tb[] = {
+		{ "s", "[" TOOL("dup") "," TOOL("dup") "," TOOL("dup") ","
+		    TOOL("dup") "," TOOL("dup") "," TOOL("dup") "]",
+		    NULL, NULL, NULL },
+		{ "t", "[" TOOL("dup") "," TOOL("dup") "]", NULL, NULL, NULL },
+	};
+	struct view_policy	p = policy(VIEW_CONFLICT_PREFIX,
+				    VIEW_PREFIX_ALWAYS);
+	json_t			*v;
+
+	(void)state;
+	v = build(&p, tb, 2);
+	expect_json(json_object_get(v, "tools"), "[]");
+	expect_json(route(v, "tools"), "{}");
+#define E_DUP(b, rest) "tool \"dup\" of backend \"" b "\" dropped: its " \
+	"advertised name \"" b "_dup\" is also generated for tool \"dup\" " \
+	"of backend \"" b "\", tool \"dup\" of backend \"" b "\", " \
+	"tool \"dup\" of backend \"" b "\"" rest
+	expect_errors(v,
+	    E_DUP("s", " and 2 more"), E_DUP("s", " and 2 more"),
+	    E_DUP("s", " and 2 more"), E_DUP("s", " and 2 more"),
+	    E_DUP("s", " and 2 more"), E_DUP("s", " and 2 more"),
+	    "tool \"dup\" of backend \"t\" dropped: its advertised name "
+	    "\"t_dup\" is also generated for tool \"dup\" of backend \"t\"",
+	    "tool \"dup\" of backend \"t\" dropped: its advertised name "
+	    "\"t_dup\" is also generated for tool \"dup\" of backend \"t\"",
+	    NULL);
+#undef E_DUP
+	json_decref(v);
+}
+
+/* ---- overrides ---- */
+
+static void
+test_overrides(void **state)
+{
+	static const struct tb tb[] = {
+		{ "github", "[" TOOLA("create_pr") "," TOOL("list_issues") ","
+		    TOOLA("merge") "]", NULL, NULL, NULL },
+	};
+	struct view_override	ov[3];
+	struct view_workload	wl;
+	struct view_policy	p = policy(VIEW_CONFLICT_PREFIX,
+				    VIEW_PREFIX_ALWAYS);
+	json_t			*v, *a1, *a2, *a3;
+
+	(void)state;
+	a1 = jparse("{\"readOnlyHint\":false,\"destructiveHint\":true}");
+	a2 = jparse("{\"title\":\"List issues\",\"idempotentHint\":true}");
+	a3 = jparse("{\"openWorldHint\":\"yes\",\"colour\":\"red\","
+	    "\"title\":\"Merge\"}");
+	memset(ov, 0, sizeof(ov));
+	ov[0].vo_tool = "create_pr";
+	ov[0].vo_name = "gh_create_pr";
+	ov[0].vo_description = "Open a pull request";
+	ov[0].vo_annotations = a1;
+	ov[1].vo_tool = "list_issues";		/* annotations only */
+	ov[1].vo_annotations = a2;
+	ov[2].vo_tool = "merge";
+	ov[2].vo_annotations = a3;
+	memset(&wl, 0, sizeof(wl));
+	wl.vw_name = "github";
+	wl.vw_overrides = ov;
+	wl.vw_noverrides = 3;
+	p.vp_workloads = &wl;
+	p.vp_nworkloads = 1;
+	v = build(&p, tb, 1);
+	json_decref(a1);
+	json_decref(a2);
+	json_decref(a3);
+	expect_json(json_object_get(v, "tools"), "["
+	    "{\"name\":\"github_gh_create_pr\",\"description\":"
+	    "\"Open a pull request\",\"inputSchema\":{\"type\":\"object\"},"
+	    "\"annotations\":{\"title\":\"Old\",\"readOnlyHint\":false,"
+	    "\"openWorldHint\":false,\"destructiveHint\":true}},"
+	    "{\"name\":\"github_list_issues\",\"description\":"
+	    "\"Does list_issues\",\"inputSchema\":{\"type\":\"object\","
+	    "\"properties\":{\"q\":{\"type\":\"string\"}},\"required\":"
+	    "[\"q\"]},\"annotations\":{\"title\":\"List issues\","
+	    "\"idempotentHint\":true}},"
+	    "{\"name\":\"github_merge\",\"description\":\"Does merge\","
+	    "\"inputSchema\":{\"type\":\"object\"},\"annotations\":"
+	    "{\"title\":\"Merge\",\"readOnlyHint\":true,"
+	    "\"openWorldHint\":false}}]");
+	expect_json(route(v, "tools"), "{"
+	    "\"github_gh_create_pr\":{\"b\":\"github\",\"n\":\"create_pr\","
+	    "\"hidden\":false},"
+	    "\"github_list_issues\":{\"b\":\"github\",\"n\":\"list_issues\","
+	    "\"hidden\":false},"
+	    "\"github_merge\":{\"b\":\"github\",\"n\":\"merge\","
+	    "\"hidden\":false}}");
+	/* JSON object key order is the override's insertion order */
+	expect_errors(v,
+	    "backend \"github\": override of tool \"merge\": annotation "
+	    "\"openWorldHint\" must be a boolean; ignored",
+	    "backend \"github\": override of tool \"merge\": unknown "
+	    "annotation \"colour\"; ignored",
+	    NULL);
+	json_decref(v);
+}
+
+/* an override's name is what the other rules see */
+static void
+test_override_conflicts(void **state)
+{
+	static const struct view_override ov[] = {
+		{ "list_issues", "create_issue", NULL, NULL } };
+	struct view_workload	wl;
+	struct view_policy	p = policy(VIEW_CONFLICT_PREFIX,
+				    VIEW_PREFIX_ON_CONFLICT);
+	json_t			*v;
+
+	(void)state;
+	memset(&wl, 0, sizeof(wl));
+	wl.vw_name = "github";
+	wl.vw_overrides = ov;
+	wl.vw_noverrides = 1;
+	p.vp_workloads = &wl;
+	p.vp_nworkloads = 1;
+	v = build(&p, gh_jira, 2);
+	/* github's list_issues now claims create_issue with jira */
+	expect_names(v, "tools", "[\"create_pr\",\"github_create_issue\","
+	    "\"jira_create_issue\",\"list_issues\"]");
+	expect_json(json_object_get(route(v, "tools"), "github_create_issue"),
+	    "{\"b\":\"github\",\"n\":\"list_issues\",\"hidden\":false}");
+	expect_json(json_object_get(route(v, "tools"), "list_issues"),
+	    "{\"b\":\"jira\",\"n\":\"list_issues\",\"hidden\":false}");
+	expect_errors(v, NULL);
+	json_decref(v);
+}
+
+static void
+test_override_invalid(void **state)
+{
+	static const struct tb tb[] = {
+		{ "s", "[" TOOL("t") "]", NULL, NULL, NULL },
+	};
+	struct view_override	ov;
+	struct view_workload	wl;
+	struct view_policy	p = policy(VIEW_CONFLICT_PREFIX,
+				    VIEW_PREFIX_ON_CONFLICT);
+	json_t			*v, *a;
+
+	(void)state;
+	a = jparse("[true]");
+	memset(&ov, 0, sizeof(ov));
+	ov.vo_tool = "t";
+	ov.vo_name = "";
+	ov.vo_description = "bad \xff utf-8";
+	ov.vo_annotations = a;
+	memset(&wl, 0, sizeof(wl));
+	wl.vw_name = "s";
+	wl.vw_overrides = &ov;
+	wl.vw_noverrides = 1;
+	p.vp_workloads = &wl;
+	p.vp_nworkloads = 1;
+	v = build(&p, tb, 1);
+	json_decref(a);
+	expect_json(json_object_get(v, "tools"), "[" TOOL("t") "]");
+	expect_errors(v,
+	    "backend \"s\": override of tool \"t\": the new name is empty or "
+	    "not UTF-8; ignored",
+	    "backend \"s\": override of tool \"t\": the description is not "
+	    "UTF-8; ignored",
+	    "backend \"s\": override of tool \"t\": annotations must be an "
+	    "object; ignored",
+	    NULL);
+	json_decref(v);
+
+	/* wrongly typed hints are ignored one by one; the rest applies */
+	a = jparse("{\"title\":5,\"readOnlyHint\":null,"
+	    "\"destructiveHint\":false}");
+	ov.vo_name = "t2";
+	ov.vo_description = NULL;
+	ov.vo_annotations = a;
+	v = build(&p, tb, 1);
+	json_decref(a);
+	expect_json(json_object_get(v, "tools"), "[{\"name\":\"t2\","
+	    "\"description\":\"Does t\",\"inputSchema\":{\"type\":"
+	    "\"object\",\"properties\":{\"q\":{\"type\":\"string\"}},"
+	    "\"required\":[\"q\"]},\"annotations\":"
+	    "{\"destructiveHint\":false}}]");
+	expect_errors(v,
+	    "backend \"s\": override of tool \"t\": annotation \"title\" must "
+	    "be a non-empty string; ignored",
+	    "backend \"s\": override of tool \"t\": annotation "
+	    "\"readOnlyHint\" must be a boolean; ignored",
+	    NULL);
+	json_decref(v);
+}
+
+/* ---- visibility ---- */
+
+/* the filter lists post-override, pre-prefix names */
+static void
+test_filter_post_override(void **state)
+{
+	static const struct view_override ov[] = {
+		{ "create_pr", "gh_create_pr", NULL, NULL } };
+	static const char *const filter[] = { "gh_create_pr", "create_issue" };
+	static const char *const f2[] = { "create_pr" };
+	struct view_workload	wl;
+	struct view_policy	p = policy(VIEW_CONFLICT_PREFIX,
+				    VIEW_PREFIX_ALWAYS);
+	json_t			*v;
+
+	(void)state;
+	memset(&wl, 0, sizeof(wl));
+	wl.vw_name = "github";
+	wl.vw_overrides = ov;
+	wl.vw_noverrides = 1;
+	wl.vw_filter = filter;
+	wl.vw_nfilter = 2;
+	p.vp_workloads = &wl;
+	p.vp_nworkloads = 1;
+	v = build(&p, gh_jira, 2);
+	/* jira has no filter; github keeps only gh_create_pr */
+	expect_names(v, "tools", "[\"github_gh_create_pr\","
+	    "\"jira_create_issue\",\"jira_list_issues\"]");
+	expect_json(json_object_get(route(v, "tools"), "github_list_issues"),
+	    "{\"b\":\"github\",\"n\":\"list_issues\",\"hidden\":true}");
+	expect_errors(v, NULL);
+	json_decref(v);
+
+	/* filtering on the original name does not advertise the renamed */
+	wl.vw_filter = f2;
+	wl.vw_nfilter = 1;
+	v = build(&p, gh_jira, 2);
+	expect_names(v, "tools", "[\"jira_create_issue\","
+	    "\"jira_list_issues\"]");
+	expect_json(json_object_get(route(v, "tools"), "github_gh_create_pr"),
+	    "{\"b\":\"github\",\"n\":\"create_pr\",\"hidden\":true}");
+	json_decref(v);
+}
+
+static void
+test_exclude_all(void **state)
+{
+	struct view_workload	wl;
+	struct view_policy	p = policy(VIEW_CONFLICT_PREFIX,
+				    VIEW_PREFIX_ON_CONFLICT);
+	json_t			*v;
+
+	(void)state;
+	memset(&wl, 0, sizeof(wl));
+	wl.vw_name = "jira";
+	wl.vw_exclude_all = 1;
+	p.vp_workloads = &wl;
+	p.vp_nworkloads = 1;
+	v = build(&p, gh_jira, 2);
+	/* jira's tools still claim list_issues: github's is prefixed */
+	expect_names(v, "tools", "[\"create_pr\",\"github_list_issues\"]");
+	expect_json(route(v, "tools"), "{"
+	    "\"create_pr\":{\"b\":\"github\",\"n\":\"create_pr\","
+	    "\"hidden\":false},"
+	    "\"github_list_issues\":{\"b\":\"github\",\"n\":\"list_issues\","
+	    "\"hidden\":false},"
+	    "\"create_issue\":{\"b\":\"jira\",\"n\":\"create_issue\","
+	    "\"hidden\":true},"
+	    "\"jira_list_issues\":{\"b\":\"jira\",\"n\":\"list_issues\","
+	    "\"hidden\":true}}");
+	json_decref(v);
+}
+
+static void
+test_exclude_all_tools(void **state)
+{
+	struct view_policy	p = policy(VIEW_CONFLICT_PREFIX,
+				    VIEW_PREFIX_ALWAYS);
+	struct tb		tb[2];
+	json_t			*v;
+
+	(void)state;
+	memcpy(tb, gh_jira, sizeof(tb));
+	tb[0].resources = "[" RES("gh://readme") "]";
+	tb[1].prompts = "[" PROMPT("triage") "]";
+	p.vp_exclude_all_tools = 1;
+	v = build(&p, tb, 2);
+	expect_json(json_object_get(v, "tools"), "[]");
+	expect_json(route(v, "tools"), "{"
+	    "\"github_create_pr\":{\"b\":\"github\",\"n\":\"create_pr\","
+	    "\"hidden\":true},"
+	    "\"github_list_issues\":{\"b\":\"github\",\"n\":\"list_issues\","
+	    "\"hidden\":true},"
+	    "\"jira_create_issue\":{\"b\":\"jira\",\"n\":\"create_issue\","
+	    "\"hidden\":true},"
+	    "\"jira_list_issues\":{\"b\":\"jira\",\"n\":\"list_issues\","
+	    "\"hidden\":true}}");
+	expect_names(v, "resources", "[\"gh://readme\"]");
+	expect_names(v, "prompts", "[\"jira_triage\"]");
+	json_decref(v);
+}
+
+static void
+test_default_deny(void **state)
+{
+	struct view_workload	wl;
+	struct view_policy	p = policy(VIEW_CONFLICT_PREFIX,
+				    VIEW_PREFIX_ALWAYS);
+	struct tb		tb[2];
+	json_t			*v;
+
+	(void)state;
+	memcpy(tb, gh_jira, sizeof(tb));
+	tb[1].resources = "[" RES("jira://board") "]";
+	memset(&wl, 0, sizeof(wl));
+	wl.vw_name = "github";			/* an entry, nothing else */
+	p.vp_workloads = &wl;
+	p.vp_nworkloads = 1;
+	p.vp_default_deny = 1;
+	v = build(&p, tb, 2);
+	expect_names(v, "tools", "[\"github_create_pr\","
+	    "\"github_list_issues\"]");
+	expect_json(json_object_get(route(v, "tools"), "jira_create_issue"),
+	    "{\"b\":\"jira\",\"n\":\"create_issue\",\"hidden\":true}");
+	expect_json(json_object_get(route(v, "tools"), "jira_list_issues"),
+	    "{\"b\":\"jira\",\"n\":\"list_issues\",\"hidden\":true}");
+	/* deny gates tools only */
+	expect_names(v, "resources", "[\"jira://board\"]");
+	expect_errors(v, NULL);
+	json_decref(v);
+}
+
+/* ---- prompts ---- */
+
+static const struct tb prompts3[] = {
+	{ "alpha", NULL, "[" PROMPT("review") "," PROMPT("alpha_p") "]",
+	    NULL, NULL },
+	{ "beta", NULL, "[" PROMPT("review") "]", NULL, NULL },
+	{ "gamma", NULL, "[" PROMPT("review") "," PROMPT("gamma_p") "]",
+	    NULL, NULL },
+};
+
+static void
+test_prompts_prefix(void **state)
+{
+	struct view_policy	p = policy(VIEW_CONFLICT_PREFIX,
+				    VIEW_PREFIX_ALWAYS);
+	json_t			*v;
+
+	(void)state;
+	p.vp_prefix_format = "{workload}/";
+	v = build(&p, prompts3, 3);
+	expect_names(v, "prompts", "[\"alpha/alpha_p\",\"alpha/review\","
+	    "\"beta/review\",\"gamma/gamma_p\",\"gamma/review\"]");
+	expect_json(route(v, "prompts"), "{"
+	    "\"alpha/alpha_p\":{\"b\":\"alpha\",\"n\":\"alpha_p\"},"
+	    "\"alpha/review\":{\"b\":\"alpha\",\"n\":\"review\"},"
+	    "\"beta/review\":{\"b\":\"beta\",\"n\":\"review\"},"
+	    "\"gamma/gamma_p\":{\"b\":\"gamma\",\"n\":\"gamma_p\"},"
+	    "\"gamma/review\":{\"b\":\"gamma\",\"n\":\"review\"}}");
+	expect_json(json_array_get(json_object_get(v, "prompts"), 1),
+	    "{\"name\":\"alpha/review\",\"description\":\"Prompt review\","
+	    "\"arguments\":[{\"name\":\"topic\",\"required\":true}]}");
+	json_decref(v);
+
+	p.vp_prefix_mode = VIEW_PREFIX_ON_CONFLICT;
+	v = build(&p, prompts3, 3);
+	expect_names(v, "prompts", "[\"alpha/review\",\"alpha_p\","
+	    "\"beta/review\",\"gamma/review\",\"gamma_p\"]");
+	expect_errors(v, NULL);
+	json_decref(v);
+
+	/* manual treats prompts like prefix */
+	p.vp_conflict = VIEW_CONFLICT_MANUAL;
+	v = build(&p, prompts3, 3);
+	expect_names(v, "prompts", "[\"alpha/review\",\"alpha_p\","
+	    "\"beta/review\",\"gamma/review\",\"gamma_p\"]");
+	expect_errors(v, NULL);
+	json_decref(v);
+}
+
+static void
+test_prompts_priority(void **state)
+{
+	static const char *const order[] = { "gamma", "alpha" };
+	struct view_policy	p = policy(VIEW_CONFLICT_PRIORITY,
+				    VIEW_PREFIX_ALWAYS);
+	json_t			*v;
+
+	(void)state;
+	p.vp_priority = order;
+	p.vp_npriority = 2;
+	v = build(&p, prompts3, 3);
+	/* listed keep bare names, gamma outranks alpha, beta is prefixed */
+	expect_names(v, "prompts", "[\"alpha_p\",\"beta_review\","
+	    "\"gamma_p\",\"review\"]");
+	expect_json(route(v, "prompts"), "{"
+	    "\"alpha_p\":{\"b\":\"alpha\",\"n\":\"alpha_p\"},"
+	    "\"beta_review\":{\"b\":\"beta\",\"n\":\"review\"},"
+	    "\"gamma_p\":{\"b\":\"gamma\",\"n\":\"gamma_p\"},"
+	    "\"review\":{\"b\":\"gamma\",\"n\":\"review\"}}");
+	expect_errors(v,
+	    "prompt \"review\" of backend \"alpha\" dropped: the name "
+	    "\"review\" goes to backend \"gamma\", earlier in priorityOrder",
+	    NULL);
+	json_decref(v);
+
+	/* onConflict: an unlisted prompt nobody else claims stays bare */
+	p.vp_prefix_mode = VIEW_PREFIX_ON_CONFLICT;
+	p.vp_npriority = 1;
+	v = build(&p, prompts3, 3);
+	expect_names(v, "prompts", "[\"alpha_p\",\"alpha_review\","
+	    "\"beta_review\",\"gamma_p\",\"review\"]");
+	expect_errors(v, NULL);
+	json_decref(v);
+}
+
+static void
+test_prompts_ambiguous(void **state)
+{
+	static const struct tb tb[] = {
+		{ "a", NULL, "[" PROMPT("b_x") "," PROMPT("ok") "]",
+		    NULL, NULL },
+		{ "a_b", NULL, "[" PROMPT("x") "]", NULL, NULL },
+	};
+	struct view_policy	p = policy(VIEW_CONFLICT_MANUAL,
+				    VIEW_PREFIX_ALWAYS);
+	json_t			*v;
+
+	(void)state;
+	v = build(&p, tb, 2);
+	expect_names(v, "prompts", "[\"a_ok\"]");
+	expect_json(route(v, "prompts"),
+	    "{\"a_ok\":{\"b\":\"a\",\"n\":\"ok\"}}");
+	expect_errors(v,
+	    "prompt \"b_x\" of backend \"a\" dropped: its advertised name "
+	    "\"a_b_x\" is also generated for prompt \"x\" of backend \"a_b\"",
+	    "prompt \"x\" of backend \"a_b\" dropped: its advertised name "
+	    "\"a_b_x\" is also generated for prompt \"b_x\" of backend \"a\"",
+	    NULL);
+	json_decref(v);
+}
+
+/* ---- resources and templates ---- */
+
+static void
+test_resources_duplicates(void **state)
+{
+	/* input order deliberately not sorted: "a" must still win */
+	static const struct tb tb[] = {
+		{ "b", NULL, NULL, "[" RES("file:///README.md") ","
+		    RES("file:///b.txt") "]", "[" TMPL("repo://{id}") ","
+		    TMPL("b://{x}") "]" },
+		{ "a", NULL, NULL, "[" RES("file:///README.md") ","
+		    RES("file:///README.md") "]", "[" TMPL("repo://{id}") "]" },
+	};
+	struct view_policy	p = policy(VIEW_CONFLICT_PREFIX,
+				    VIEW_PREFIX_ALWAYS);
+	json_t			*v;
+
+	(void)state;
+	v = build(&p, tb, 2);
+	expect_json(json_object_get(v, "resources"),
+	    "[" RES("file:///README.md") "," RES("file:///b.txt") "]");
+	expect_json(route(v, "resources"), "{\"file:///README.md\":\"a\","
+	    "\"file:///b.txt\":\"b\"}");
+	expect_json(json_object_get(v, "resourceTemplates"),
+	    "[" TMPL("b://{x}") "," TMPL("repo://{id}") "]");
+	expect_json(route(v, "templates"), "[{\"t\":\"b://{x}\",\"b\":\"b\"},"
+	    "{\"t\":\"repo://{id}\",\"b\":\"a\"}]");
+	expect_errors(v,
+	    "resource \"file:///README.md\" of backend \"a\" dropped: already "
+	    "offered by backend \"a\"",
+	    "resource \"file:///README.md\" of backend \"b\" dropped: already "
+	    "offered by backend \"a\"",
+	    "resource template \"repo://{id}\" of backend \"b\" dropped: "
+	    "already offered by backend \"a\"",
+	    NULL);
+	json_decref(v);
+}
+
+/* ---- hidden tools and naming ---- */
+
+/* documented choice: naming is computed among all tools, hidden too */
+static void
+test_hidden_tools_claim_names(void **state)
+{
+	static const char *const filter[] = { "create_issue" };
+	struct view_workload	wl;
+	struct view_policy	p = policy(VIEW_CONFLICT_PREFIX,
+				    VIEW_PREFIX_ON_CONFLICT);
+	json_t			*v;
+
+	(void)state;
+	memset(&wl, 0, sizeof(wl));
+	wl.vw_name = "jira";
+	wl.vw_filter = filter;
+	wl.vw_nfilter = 1;
+	p.vp_workloads = &wl;
+	p.vp_nworkloads = 1;
+	v = build(&p, gh_jira, 2);
+	/* jira's hidden list_issues still makes github's prefixed */
+	expect_names(v, "tools", "[\"create_issue\",\"create_pr\","
+	    "\"github_list_issues\"]");
+	expect_json(json_object_get(route(v, "tools"), "jira_list_issues"),
+	    "{\"b\":\"jira\",\"n\":\"list_issues\",\"hidden\":true}");
+	json_decref(v);
+}
+
+/* ---- determinism ---- */
+
+static const struct tb mix[] = {
+	{ "web", "[" TOOL("fetch") "," TOOL("search") "," TOOL("b_x") "]",
+	    "[" PROMPT("review") "]", "[" RES("file:///x") "]",
+	    "[" TMPL("web://{q}") "]" },
+	{ "docs", "[" TOOL("search") "," TOOL("read") "]",
+	    "[" PROMPT("review") "," PROMPT("docs_p") "]",
+	    "[" RES("file:///x") "," RES("file:///docs") "]",
+	    "[" TMPL("web://{q}") "," TMPL("docs://{+path}") "]" },
+	{ "web_b", "[" TOOL("x") "," TOOL("fetch") "]",
+	    "[" PROMPT("review") "]", "[" RES("file:///x") "]", NULL },
+	{ "alpha", "[" TOOL("search") "," TOOL("read") ", 7, {\"name\":1}]",
+	    NULL, "[" RES("file:///docs") "]", "[" TMPL("web://{q}") "]" },
+};
+
+static void
+check_permutations(const struct view_policy *p)
+{
+	static const int perms[][4] = {
+		{ 0, 1, 2, 3 }, { 3, 2, 1, 0 }, { 1, 3, 0, 2 },
+		{ 2, 0, 3, 1 }, { 1, 0, 2, 3 }, { 3, 0, 1, 2 },
+	};
+	struct tb	tb[4];
+	json_t		*v;
+	char		*ref = NULL, *ref2 = NULL, *s, *s2;
+	size_t		 i, j;
+
+	for (i = 0; i < sizeof(perms) / sizeof(perms[0]); i++) {
+		for (j = 0; j < 4; j++)
+			tb[j] = mix[perms[i][j]];
+		v = build(p, tb, 4);
+		s = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS);
+		/* insertion order too, not only sorted keys */
+		s2 = json_dumps(v, JSON_COMPACT);
+		assert_non_null(s);
+		assert_non_null(s2);
+		json_decref(v);
+		if (ref == NULL) {
+			ref = s;
+			ref2 = s2;
+			continue;
+		}
+		assert_string_equal(s, ref);
+		assert_string_equal(s2, ref2);
+		free(s);
+		free(s2);
+	}
+	/* the view is not trivial: something was kept, something dropped */
+	assert_non_null(strstr(ref, "\"tools\":[{"));
+	assert_non_null(strstr(ref, "dropped"));
+	free(ref);
+	free(ref2);
+}
+
+static void
+test_determinism(void **state)
+{
+	static const char *const order[] = { "web", "docs" };
+	static const struct view_override ov[] = {
+		{ "read", "read_docs", NULL, NULL } };
+	struct view_workload	wl;
+	struct view_policy	p;
+	int			c, m;
+
+	(void)state;
+	memset(&wl, 0, sizeof(wl));
+	wl.vw_name = "docs";
+	wl.vw_overrides = ov;
+	wl.vw_noverrides = 1;
+	for (c = VIEW_CONFLICT_PREFIX; c <= VIEW_CONFLICT_MANUAL; c++)
+		for (m = VIEW_PREFIX_ALWAYS; m <= VIEW_PREFIX_ON_CONFLICT;
+		    m++) {
+			p = policy((enum view_conflict)c,
+			    (enum view_prefix_mode)m);
+			p.vp_priority = order;
+			p.vp_npriority = 2;
+			p.vp_workloads = &wl;
+			p.vp_nworkloads = 1;
+			check_permutations(&p);
+		}
+}
+
+/* ---- malformed input ---- */
+
+static void
+test_malformed(void **state)
+{
+	static const struct tb tb[] = {
+		{ "a", "{\"name\":\"x\"}", "\"nope\"", "[1, {\"uri\":5},"
+		    RES("ok://1") ", {\"uri\":\"\"}]", "[null, {\"name\":"
+		    "\"t\"}]" },
+		{ "b", "[" TOOL("fine") ", [], {\"name\":null}, "
+		    "{\"name\":\"\"}, {\"description\":\"no name\"}]",
+		    "[]", NULL, NULL },
+		{ NULL, "[" TOOL("lost") "]", NULL, NULL, NULL },
+		{ "", "[" TOOL("lost") "]", NULL, NULL, NULL },
+		{ "bad\xc3\x28", "[" TOOL("lost") "]", NULL, NULL, NULL },
+		{ "dup", "[" TOOL("d1") "]", NULL, NULL, NULL },
+		{ "dup", "[" TOOL("d2") "]", NULL, NULL, NULL },
+	};
+	struct view_policy	p = policy(VIEW_CONFLICT_PREFIX,
+				    VIEW_PREFIX_ON_CONFLICT);
+	struct view_input	in[1];
+	json_error_t		e;
+	json_t			*v;
+
+	(void)state;
+	v = build(&p, tb, 7);
+	expect_names(v, "tools", "[\"fine\"]");
+	expect_names(v, "resources", "[\"ok://1\"]");
+	expect_json(json_object_get(v, "prompts"), "[]");
+	expect_json(json_object_get(v, "resourceTemplates"), "[]");
+	expect_errors(v,
+	    "a backend without a valid name was ignored",
+	    "a backend without a valid name was ignored",
+	    "a backend without a valid name was ignored",
+	    "backend \"dup\" is given 2 times; all its lists are ignored",
+	    "backend \"a\": \"tools\" is not an array; ignored",
+	    "backend \"b\": tools[1] is not an object; skipped",
+	    "backend \"b\": tools[2] has no valid string \"name\"; skipped",
+	    "backend \"b\": tools[3] has no valid string \"name\"; skipped",
+	    "backend \"b\": tools[4] has no valid string \"name\"; skipped",
+	    "backend \"a\": \"prompts\" is not an array; ignored",
+	    "backend \"a\": resources[0] is not an object; skipped",
+	    "backend \"a\": resources[1] has no valid string \"uri\"; skipped",
+	    "backend \"a\": resources[3] has no valid string \"uri\"; skipped",
+	    "backend \"a\": resourceTemplates[0] is not an object; skipped",
+	    "backend \"a\": resourceTemplates[1] has no valid string "
+	    "\"uriTemplate\"; skipped",
+	    NULL);
+	json_decref(v);
+
+	/* "\u0000" inside a name (only with JSON_ALLOW_NUL) is refused */
+	memset(in, 0, sizeof(in));
+	in[0].vi_backend = "n";
+	in[0].vi_tools = json_loads("[{\"name\":\"x\\u0000y\"}]",
+	    JSON_ALLOW_NUL, &e);
+	assert_non_null(in[0].vi_tools);
+	v = view_build(&p, in, 1);
+	json_decref(in[0].vi_tools);
+	assert_non_null(v);
+	expect_json(json_object_get(v, "tools"), "[]");
+	expect_errors(v,
+	    "backend \"n\": tools[0] has no valid string \"name\"; skipped",
+	    NULL);
+	json_decref(v);
+
+	/* nothing at all */
+	v = view_build(NULL, NULL, 0);
+	assert_non_null(v);
+	expect_json(v, "{\"tools\":[],\"prompts\":[],\"resources\":[],"
+	    "\"resourceTemplates\":[],\"errors\":[],\"routes\":{\"tools\":{},"
+	    "\"prompts\":{},\"resources\":{},\"templates\":[]}}");
+	json_decref(v);
+	v = view_build(&p, NULL, 3);
+	assert_non_null(v);
+	expect_errors(v, NULL);
+	json_decref(v);
+}
+
+/* NULL pointers with counts, invalid prefix format */
+static void
+test_policy_edges(void **state)
+{
+	struct view_workload	wl;
+	struct view_policy	p = policy(VIEW_CONFLICT_PRIORITY,
+				    VIEW_PREFIX_ALWAYS);
+	json_t			*v;
+
+	(void)state;
+	memset(&wl, 0, sizeof(wl));
+	wl.vw_name = NULL;
+	wl.vw_nfilter = 3;
+	wl.vw_noverrides = 2;
+	p.vp_priority = NULL;
+	p.vp_npriority = 4;
+	p.vp_workloads = &wl;
+	p.vp_nworkloads = 1;
+	p.vp_prefix_format = "\xff{workload}";
+	v = build(&p, gh_jira, 2);
+	expect_names(v, "tools", "[\"create_issue\",\"create_pr\","
+	    "\"github_list_issues\",\"jira_list_issues\"]");
+	expect_errors(v,
+	    "prefixFormat is not UTF-8; \"{workload}_\" used",
+	    NULL);
+	json_decref(v);
+
+	/* a filter array missing with a count: nothing passes the filter */
+	wl.vw_name = "github";
+	p.vp_prefix_format = "{workload}_";
+	v = build(&p, gh_jira, 2);
+	expect_names(v, "tools", "[\"create_issue\",\"jira_list_issues\"]");
+	json_decref(v);
+}
+
+/* ---- RFC 6570 matching ---- */
+
+struct tm_case {
+	const char	*t;
+	const char	*u;
+	int		 m;
+};
+
+static void
+test_template_match(void **state)
+{
+	static const struct tm_case c[] = {
+		/* literals */
+		{ "res://static", "res://static", 1 },
+		{ "res://static", "res://Static", 0 },
+		{ "res://static", "res://static/", 0 },
+		{ "", "", 1 },
+		{ "", "x", 0 },
+		/* simple: no / ? #, not empty */
+		{ "file:///{path}", "file:///notes", 1 },
+		{ "file:///{path}", "file:///a%2Fb", 1 },
+		{ "file:///{path}", "file:///a/b", 0 },
+		{ "file:///{path}", "file:///a?x=1", 0 },
+		{ "file:///{path}", "file:///a#top", 0 },
+		{ "file:///{path}", "file:///", 0 },
+		{ "repo://{owner}/{repo}/issues/{id}",
+		    "repo://octo/hello/issues/42", 1 },
+		{ "repo://{owner}/{repo}/issues/{id}",
+		    "repo://octo/hello/pulls/42", 0 },
+		{ "repo://{owner}/{repo}/issues/{id}",
+		    "repo://octo/hello/issues/42/x", 0 },
+		{ "res://{id}.json", "res://42.json", 1 },
+		{ "res://{id}.json", "res://4.2.json", 1 },
+		{ "res://{id}.json", "res://.json", 0 },
+		{ "{x,y}", "1,2", 1 },
+		{ "{list}", "red,green,blue", 1 },
+		{ "{keys*}", "a=1,b=2", 1 },
+		{ "{a}{b}", "x", 0 },
+		{ "{a}{b}", "xy", 1 },
+		/* reserved: anything, not empty */
+		{ "file:///{+path}", "file:///a/b/c.txt", 1 },
+		{ "file:///{+path}", "file:///a?b#c", 1 },
+		{ "file:///{+path}", "file:///", 0 },
+		{ "{+base}/x", "http://h/y/x", 1 },
+		/* fragment */
+		{ "page{#section}", "page#intro", 1 },
+		{ "page{#section}", "page", 1 },
+		{ "page{#section}", "page#a/b?c", 1 },
+		{ "page{#section}", "pagex", 0 },
+		/* label */
+		{ "doc{.fmt}", "doc.json", 1 },
+		{ "doc{.fmt}", "doc", 1 },
+		{ "doc{.fmt}", "doc.tar.gz", 1 },
+		{ "doc{.fmt}", "doc.a/b", 0 },
+		{ "doc{.fmt}", "docx", 0 },
+		/* path segments */
+		{ "/users{/id}", "/users", 1 },
+		{ "/users{/id}", "/users/42", 1 },
+		{ "/users{/id}", "/users/42/x", 0 },
+		{ "/users{/id}", "/users42", 0 },
+		{ "/a{/x,y}", "/a/1/2", 1 },
+		{ "/a{/x,y}", "/a/1/2/3", 0 },
+		{ "/a{/x,y}/end", "/a/1/end", 1 },
+		{ "/a{/path*}", "/a/1/2/3", 1 },
+		{ "/a{/path*}", "/a/1?x", 0 },
+		/* path-style parameters */
+		{ "m{;x,y}", "m;x=1;y=2", 1 },
+		{ "m{;x,y}", "m;x;y=2", 1 },
+		{ "m{;x,y}", "m;y=2", 1 },
+		{ "m{;x,y}", "m", 1 },
+		{ "m{;x,y}", "m;z=1", 0 },
+		{ "m{;x,y}", "m;y=1;x=2", 0 },
+		{ "m{;x,y}", "m;x=1/2", 0 },
+		{ "m{;p*}", "m;a=1;b;c=3", 1 },
+		/* query */
+		{ "weather://{city}{?units,lang}", "weather://paris", 1 },
+		{ "weather://{city}{?units,lang}",
+		    "weather://paris?units=metric", 1 },
+		{ "weather://{city}{?units,lang}",
+		    "weather://paris?units=metric&lang=fr", 1 },
+		{ "weather://{city}{?units,lang}", "weather://paris?lang=fr",
+		    1 },
+		{ "weather://{city}{?units,lang}", "weather://paris?units=",
+		    1 },
+		{ "weather://{city}{?units,lang}",
+		    "weather://paris?lang=fr&units=metric", 0 },
+		{ "weather://{city}{?units,lang}",
+		    "weather://paris?other=1", 0 },
+		/* {var} excludes only / ? #: '&' and '=' pass, as in SDKs */
+		{ "weather://{city}{?units,lang}",
+		    "weather://paris&units=metric", 1 },
+		{ "weather://{city}?units={u}", "weather://paris", 0 },
+		{ "weather://{city}{?units,lang}", "weather://paris?units",
+		    0 },
+		{ "weather://{city}{?units,lang}",
+		    "weather://paris?units=a&units=b", 0 },
+		{ "weather://{city}{?units,lang}",
+		    "weather://paris?units=1#f", 0 },
+		{ "s{?q*}", "s?a=1&b=2&c=3", 1 },
+		{ "s{?q*}", "s", 1 },
+		{ "s{?x,q*}", "s?x=1&a=2&b=3", 1 },
+		{ "s{?x,q*}", "s?a=2", 1 },
+		{ "s{?x}{&page}", "s?x=1&page=2", 1 },
+		{ "s{?x}{&page}", "s&page=2", 1 },
+		{ "s{&page}", "s?page=2", 0 },
+		{ "s{?a.b,c%41}", "s?a.b=1&c%41=2", 1 },
+		{ "s{?list:3}", "s?list=abc", 1 },
+		/* malformed templates never match */
+		{ "res://{id", "res://{id", 0 },
+		{ "res://id}", "res://id}", 0 },
+		{ "res://{}", "res://x", 0 },
+		{ "res://{=x}", "res://x", 0 },
+		{ "res://{!x}", "res://x", 0 },
+		{ "res://{a b}", "res://x", 0 },
+		{ "res://{x:0}", "res://x", 0 },
+		{ "res://{x:10000}", "res://x", 0 },
+		{ "res://{x..y}", "res://x", 0 },
+		{ "res://{.x.}", "res://.x", 0 },
+		{ "res://{%4}", "res://x", 0 },
+		{ "res://{x,}", "res://x", 0 },
+		{ "res://{x*y}", "res://x", 0 },
+		{ "res://{{x}}", "res://x", 0 },
+		{ "res://{x:9999}", "res://x", 1 },
+		{ "res://{x.y}", "res://x", 1 },
+		{ "res://{%41_b}", "res://x", 1 },
+	};
+	size_t	i;
+	char	*big;
+
+	(void)state;
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++)
+		if (view_template_match(c[i].t, c[i].u) != c[i].m)
+			fail_msg("template \"%s\" uri \"%s\": want %d", c[i].t,
+			    c[i].u, c[i].m);
+	assert_int_equal(view_template_match(NULL, "x"), 0);
+	assert_int_equal(view_template_match("x", NULL), 0);
+
+	/* over the limits: no match even when it would */
+	big = malloc(20000);
+	assert_non_null(big);
+	memset(big, 'a', 19999);
+	big[19999] = '\0';
+	assert_int_equal(view_template_match("{+x}", big), 0);
+	big[16384] = '\0';
+	assert_int_equal(view_template_match("{+x}", big), 1);
+	assert_int_equal(view_template_match(big, big), 0);
+	big[4096] = '\0';
+	assert_int_equal(view_template_match(big, big), 1);
+	free(big);
+}
+
+/* no backtracking blow-up: many adjacent expressions, a long miss */
+static void
+test_template_match_linear(void **state)
+{
+	char	 t[4000], u[16384];
+	clock_t	 start;
+	size_t	 i;
+
+	(void)state;
+	for (i = 0; i + 3 < sizeof(t) - 1; i += 3)
+		memcpy(t + i, "{a}", 3);
+	t[i] = '\0';
+	memset(u, 'a', sizeof(u) - 2);
+	u[sizeof(u) - 2] = '/';
+	u[sizeof(u) - 1] = '\0';
+	start = clock();
+	assert_int_equal(view_template_match(t, u), 0);
+	u[sizeof(u) - 2] = 'a';
+	assert_int_equal(view_template_match(t, u), 1);
+	/* seconds would mean backtracking; a linear scan takes well under */
+	assert_true((double)(clock() - start) / CLOCKS_PER_SEC < 20.0);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_prefix_always),
+		cmocka_unit_test(test_prefix_on_conflict),
+		cmocka_unit_test(test_prefix_format),
+		cmocka_unit_test(test_priority_listed),
+		cmocka_unit_test(test_priority_unlisted_kept),
+		cmocka_unit_test(test_priority_none_listed),
+		cmocka_unit_test(test_manual_unresolved),
+		cmocka_unit_test(test_manual_resolved),
+		cmocka_unit_test(test_collision_prefix),
+		cmocka_unit_test(test_collision_bare),
+		cmocka_unit_test(test_collision_same_backend),
+		cmocka_unit_test(test_collision_many),
+		cmocka_unit_test(test_overrides),
+		cmocka_unit_test(test_override_conflicts),
+		cmocka_unit_test(test_override_invalid),
+		cmocka_unit_test(test_filter_post_override),
+		cmocka_unit_test(test_exclude_all),
+		cmocka_unit_test(test_exclude_all_tools),
+		cmocka_unit_test(test_default_deny),
+		cmocka_unit_test(test_hidden_tools_claim_names),
+		cmocka_unit_test(test_prompts_prefix),
+		cmocka_unit_test(test_prompts_priority),
+		cmocka_unit_test(test_prompts_ambiguous),
+		cmocka_unit_test(test_resources_duplicates),
+		cmocka_unit_test(test_determinism),
+		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_policy_edges),
+		cmocka_unit_test(test_template_match),
+		cmocka_unit_test(test_template_match_linear),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

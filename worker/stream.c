@@ -1,0 +1,436 @@
+/*
+ * Standalone GET streams of Legacy sessions, and delivery to them from
+ * any worker.
+ *
+ * A session's events live in the store's "events" database under
+ * session id || be64 seq (seq from 1, the newest sessions.eventBuffer
+ * kept); seq 0 is the holder record naming the worker that holds the
+ * session's GET stream.  A producer on any worker appends an event and
+ * sends the holder a datagram on its wake socket; the holder reads the
+ * events it has not sent yet and writes them.  The datagram only says
+ * "look in the store": a lost one is made up for by the keep-alive
+ * tick, and a client that reconnects (to any worker) with
+ * Last-Event-ID gets every event after that id replayed.
+ */
+#include <sys/queue.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/un.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/http.h>
+
+#include "shared/config.h"
+#include "shared/log.h"
+#include "shared/store.h"
+#include "worker.h"
+
+#define STREAM_KEY_LEN	(SESSION_ID_LEN + 8)
+
+struct gstream {
+	TAILQ_ENTRY(gstream)	 gs_entry;
+	struct worker		*gs_w;
+	struct evhttp_request	*gs_req;
+	struct event		*gs_tick;
+	char			 gs_sid[SESSION_ID_LEN + 1];
+	uint64_t		 gs_last;	/* last seq written */
+};
+
+static TAILQ_HEAD(, gstream) gstreams = TAILQ_HEAD_INITIALIZER(gstreams);
+static int		 wake_fd = -1;
+static struct event	*wake_ev;
+static char		 wake_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+
+static void	stream_flush(struct gstream *);
+
+static void
+stream_holder_key(uint8_t *key, const char *sid)
+{
+	memset(key, 0, STREAM_KEY_LEN);
+	memcpy(key, sid, SESSION_ID_LEN);
+}
+
+/* the pid and wake socket of the worker holding sid's GET stream */
+static int
+stream_holder_get(struct worker *w, const char *sid, pid_t *pid,
+    char *sock, size_t socklen)
+{
+	struct store_rec	 rec;
+	uint8_t			 key[STREAM_KEY_LEN];
+	json_t			*o;
+	json_error_t		 jerr;
+	json_int_t		 p;
+	const char		*path;
+	int			 rc = -1;
+
+	stream_holder_key(key, sid);
+	memset(&rec, 0, sizeof(rec));
+	if (store_get(w->w_store, STORE_EVENTS, key, sizeof(key),
+	    store_now_ms(), &rec) != 0)
+		return -1;
+	if ((o = json_loadb(rec.sr_data, rec.sr_len, 0, &jerr)) != NULL &&
+	    json_unpack(o, "{s:I, s:s}", "pid", &p, "sock", &path) == 0) {
+		*pid = (pid_t)p;
+		(void)snprintf(sock, socklen, "%s", path);
+		rc = 0;
+	}
+	json_decref(o);
+	store_rec_clear(&rec);
+	return rc;
+}
+
+static void
+stream_holder_set(struct worker *w, const char *sid)
+{
+	uint8_t		 key[STREAM_KEY_LEN];
+	char		 buf[512];
+	int		 n;
+	uint64_t	 now = store_now_ms();
+
+	stream_holder_key(key, sid);
+	n = snprintf(buf, sizeof(buf), "{\"pid\":%d,\"sock\":\"%s\",\"at\":%llu}",
+	    (int)w->w_pid, wake_path, (unsigned long long)now);
+	if (n <= 0 || (size_t)n >= sizeof(buf) ||
+	    store_put(w->w_store, STORE_EVENTS, key, sizeof(key), buf, n,
+	    now + w->w_conf->cf_session_max_ms, now) == -1)
+		log_warnx("cannot record the GET stream of %.8s...", sid);
+}
+
+static void
+stream_holder_clear(struct worker *w, const char *sid)
+{
+	uint8_t	key[STREAM_KEY_LEN];
+	char	sock[128];
+	pid_t	pid;
+
+	if (stream_holder_get(w, sid, &pid, sock, sizeof(sock)) == 0 &&
+	    pid == w->w_pid) {
+		stream_holder_key(key, sid);
+		(void)store_del(w->w_store, STORE_EVENTS, key, sizeof(key));
+	}
+}
+
+static struct gstream *
+stream_find(const char *sid)
+{
+	struct gstream *gs;
+
+	TAILQ_FOREACH(gs, &gstreams, gs_entry)
+		if (strcmp(gs->gs_sid, sid) == 0)
+			return gs;
+	return NULL;
+}
+
+static void
+stream_free(struct gstream *gs)
+{
+	struct evhttp_connection *evcon;
+
+	TAILQ_REMOVE(&gstreams, gs, gs_entry);
+	if (gs->gs_tick != NULL)
+		event_free(gs->gs_tick);
+	if (gs->gs_req != NULL &&
+	    (evcon = evhttp_request_get_connection(gs->gs_req)) != NULL)
+		evhttp_connection_set_closecb(evcon, NULL, NULL);
+	stream_holder_clear(gs->gs_w, gs->gs_sid);
+	worker_request_done(gs->gs_w);
+	free(gs);
+}
+
+static void
+stream_on_close(struct evhttp_connection *evcon, void *arg)
+{
+	struct gstream *gs = arg;
+
+	(void)evcon;
+	log_debug("GET stream of %.8s... closed by the client", gs->gs_sid);
+	evhttp_send_reply_end(gs->gs_req);	/* frees the detached request */
+	gs->gs_req = NULL;
+	stream_free(gs);
+}
+
+struct stream_scan {
+	struct gstream	*ss_gs;
+	uint64_t	 ss_last;
+	int		 ss_write;	/* else only find the last seq */
+};
+
+static uint64_t
+stream_key_seq(const void *key, size_t klen)
+{
+	const uint8_t	*k = key;
+	uint64_t	 seq = 0;
+	size_t		 i;
+
+	for (i = klen - 8; i < klen; i++)
+		seq = seq << 8 | k[i];
+	return seq;
+}
+
+static int
+stream_scan_cb(void *arg, const void *key, size_t klen,
+    const struct store_rec *rec)
+{
+	struct stream_scan	*ss = arg;
+	struct evbuffer		*buf;
+	char			*ev, id[24];
+	size_t			 elen;
+
+	if (klen != STREAM_KEY_LEN)
+		return 0;
+	ss->ss_last = stream_key_seq(key, klen);
+	if (!ss->ss_write)
+		return 0;
+	(void)snprintf(id, sizeof(id), "%llu", (unsigned long long)ss->ss_last);
+	if ((ev = sse_format_event(id, "message", rec->sr_data, rec->sr_len,
+	    &elen)) == NULL || (buf = evbuffer_new()) == NULL) {
+		free(ev);
+		return 1;
+	}
+	evbuffer_add(buf, ev, elen);
+	free(ev);
+	evhttp_send_reply_chunk(ss->ss_gs->gs_req, buf);
+	evbuffer_free(buf);
+	ss->ss_gs->gs_last = ss->ss_last;
+	return 0;
+}
+
+/* write what the store has for this stream that it has not sent yet */
+static void
+stream_flush(struct gstream *gs)
+{
+	struct stream_scan ss;
+
+	if (gs->gs_req == NULL)
+		return;
+	ss.ss_gs = gs;
+	ss.ss_last = gs->gs_last;
+	ss.ss_write = 1;
+	(void)store_scan(gs->gs_w->w_store, STORE_EVENTS, gs->gs_sid,
+	    SESSION_ID_LEN, gs->gs_last, store_now_ms(), stream_scan_cb, &ss);
+}
+
+static void
+stream_on_tick(evutil_socket_t fd, short ev, void *arg)
+{
+	struct gstream	*gs = arg;
+	struct evbuffer	*buf;
+
+	(void)fd;
+	(void)ev;
+	stream_flush(gs);	/* in case a wake-up was lost */
+	if ((buf = evbuffer_new()) == NULL)
+		return;
+	evbuffer_add_printf(buf, ": keepalive\n\n");
+	evhttp_send_reply_chunk(gs->gs_req, buf);
+	evbuffer_free(buf);
+}
+
+void
+stream_get(struct worker *w, struct evhttp_request *req, struct session *s)
+{
+	struct gstream		*gs;
+	struct stream_scan	 ss;
+	struct timeval		 tv;
+	struct evbuffer		*buf;
+	const char		*lei = front_header(req, "Last-Event-ID");
+	char			 sock[128], *end, id[24];
+	unsigned long long	 after = 0;
+	pid_t			 pid;
+
+	/* one standalone stream per session, wherever it is held */
+	if (stream_find(s->s_id) != NULL ||
+	    (stream_holder_get(w, s->s_id, &pid, sock, sizeof(sock)) == 0 &&
+	    pid != w->w_pid && kill(pid, 0) == 0)) {
+		front_reply_error(req, 409, NULL, MCP_ERR_TRANSPORT,
+		    "Conflict: this session already has a GET stream open");
+		worker_request_done(w);
+		return;
+	}
+	if (lei != NULL) {
+		errno = 0;
+		after = strtoull(lei, &end, 10);
+		if (*lei == '\0' || *end != '\0' || errno != 0) {
+			front_reply_error(req, 400, NULL, MCP_ERR_TRANSPORT,
+			    "Bad Request: Last-Event-ID is not an event id of "
+			    "this session");
+			worker_request_done(w);
+			return;
+		}
+	}
+	if ((gs = calloc(1, sizeof(*gs))) == NULL) {
+		front_reply_error(req, 500, NULL, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: out of memory");
+		worker_request_done(w);
+		return;
+	}
+	gs->gs_w = w;
+	gs->gs_req = req;
+	(void)snprintf(gs->gs_sid, sizeof(gs->gs_sid), "%s", s->s_id);
+	TAILQ_INSERT_TAIL(&gstreams, gs, gs_entry);
+	stream_holder_set(w, s->s_id);
+	if (lei != NULL)
+		gs->gs_last = after;
+	else {
+		/* a fresh stream starts after what is already there */
+		ss.ss_gs = gs;
+		ss.ss_last = 0;
+		ss.ss_write = 0;
+		(void)store_scan(w->w_store, STORE_EVENTS, s->s_id,
+		    SESSION_ID_LEN, 0, store_now_ms(), stream_scan_cb, &ss);
+		gs->gs_last = ss.ss_last;
+	}
+	front_sse_start(req, NULL);
+	evhttp_connection_set_closecb(evhttp_request_get_connection(req),
+	    stream_on_close, gs);
+	/* SEP-1699 priming event: an id to resume from, no data */
+	if ((buf = evbuffer_new()) != NULL) {
+		(void)snprintf(id, sizeof(id), "%llu",
+		    (unsigned long long)gs->gs_last);
+		evbuffer_add_printf(buf, "id: %s\ndata: \n\n", id);
+		evhttp_send_reply_chunk(req, buf);
+		evbuffer_free(buf);
+	}
+	stream_flush(gs);
+	tv.tv_sec = w->w_conf->cf_keepalive_ms / 1000;
+	tv.tv_usec = (w->w_conf->cf_keepalive_ms % 1000) * 1000;
+	if ((gs->gs_tick = event_new(w->w_base, -1, EV_PERSIST, stream_on_tick,
+	    gs)) != NULL)
+		(void)event_add(gs->gs_tick, &tv);
+	log_debug("GET stream of %.8s... opened after event %llu", s->s_id,
+	    (unsigned long long)gs->gs_last);
+}
+
+/*
+ * Queue a message for a session's GET stream and wake its holder.
+ * Returns 0 once it is in the store, whether or not a stream is open.
+ */
+int
+stream_publish(struct worker *w, const char *sid, const json_t *msg)
+{
+	struct sockaddr_un	 sun;
+	struct gstream		*gs;
+	char			*data, sock[128];
+	size_t			 len;
+	uint64_t		 now = store_now_ms();
+	pid_t			 pid;
+	int			 rc;
+
+	if ((data = jsonrpc_dump(msg, &len)) == NULL)
+		return -1;
+	rc = store_append(w->w_store, STORE_EVENTS, sid, strlen(sid), data, len,
+	    now + w->w_conf->cf_session_max_ms, now, w->w_conf->cf_event_buffer,
+	    NULL);
+	free(data);
+	if (rc == -1)
+		return -1;
+	if ((gs = stream_find(sid)) != NULL) {
+		stream_flush(gs);
+		return 0;
+	}
+	if (stream_holder_get(w, sid, &pid, sock, sizeof(sock)) == -1 ||
+	    wake_fd == -1)
+		return 0;
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlen(sock) >= sizeof(sun.sun_path))
+		return 0;
+	memcpy(sun.sun_path, sock, strlen(sock));
+	/* best effort: the holder's tick or a resume makes up for a loss */
+	(void)sendto(wake_fd, sid, strlen(sid), MSG_DONTWAIT,
+	    (struct sockaddr *)&sun, sizeof(sun));
+	return 0;
+}
+
+static void
+stream_on_wake(evutil_socket_t fd, short ev, void *arg)
+{
+	struct gstream	*gs;
+	char		 sid[SESSION_ID_LEN + 2];
+	ssize_t		 n;
+
+	(void)ev;
+	(void)arg;
+	while ((n = recv(fd, sid, sizeof(sid) - 1, MSG_DONTWAIT)) > 0) {
+		sid[n] = '\0';
+		if ((gs = stream_find(sid)) != NULL)
+			stream_flush(gs);
+	}
+}
+
+int
+stream_init(struct worker *w)
+{
+	struct sockaddr_un sun;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (snprintf(wake_path, sizeof(wake_path), "%s/w-%d.sock",
+	    w->w_conf->cf_state_dir, (int)w->w_pid) >= (int)sizeof(wake_path)) {
+		/* too long a path: streams still get events on each tick */
+		log_warnx("state directory path too long for a wake socket; "
+		    "GET streams are served every keep-alive tick instead");
+		wake_path[0] = '\0';
+		return 0;
+	}
+	memcpy(sun.sun_path, wake_path, strlen(wake_path));
+	(void)unlink(wake_path);
+	if ((wake_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK |
+	    SOCK_CLOEXEC, 0)) == -1 ||
+	    bind(wake_fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+		log_warn("wake socket %s", wake_path);
+		if (wake_fd != -1)
+			close(wake_fd);
+		wake_fd = -1;
+		wake_path[0] = '\0';
+		return 0;
+	}
+	if ((wake_ev = event_new(w->w_base, wake_fd, EV_READ | EV_PERSIST,
+	    stream_on_wake, w)) == NULL || event_add(wake_ev, NULL) == -1)
+		return -1;
+	return 0;
+}
+
+/* drain: end every stream; clients resume elsewhere with Last-Event-ID */
+void
+stream_drain(struct worker *w)
+{
+	struct gstream *gs;
+
+	(void)w;
+	while ((gs = TAILQ_FIRST(&gstreams)) != NULL) {
+		if (gs->gs_req != NULL) {
+			struct evhttp_connection *evcon;
+
+			if ((evcon = evhttp_request_get_connection(
+			    gs->gs_req)) != NULL)
+				evhttp_connection_set_closecb(evcon, NULL,
+				    NULL);
+			front_sse_end(gs->gs_req);
+			gs->gs_req = NULL;
+		}
+		stream_free(gs);
+	}
+}
+
+void
+stream_free_all(struct worker *w)
+{
+	stream_drain(w);
+	if (wake_ev != NULL)
+		event_free(wake_ev);
+	wake_ev = NULL;
+	if (wake_fd != -1) {
+		close(wake_fd);
+		(void)unlink(wake_path);
+	}
+	wake_fd = -1;
+}

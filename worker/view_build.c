@@ -1,0 +1,1513 @@
+/*
+ * view_build(): the lists of every backend merged into one view, and
+ * view_template_match(), the RFC 6570 matcher that routes resources/read.
+ *
+ * Decisions beyond view.h (the reference's weaknesses are not repeated):
+ *  - Backends are handled in strcmp order of their names, whatever the
+ *    input order.  A backend name given twice is ambiguous: every input
+ *    with that name is ignored (one error).  So is an input without a
+ *    valid (non-empty UTF-8) name.
+ *  - Naming conflicts are computed among ALL tools, hidden included, so
+ *    a routing key does not change when visibility does.  A hidden tool
+ *    can therefore push a visible one to its prefixed name (or, under
+ *    manual, get both dropped).
+ *  - "Claimed by several backends" counts distinct backends.  Two tools
+ *    of one backend that end up with one name (an override renaming a
+ *    tool onto another) are a generated-name collision: both dropped.
+ *  - Any final name produced twice drops every claimant, in every
+ *    strategy; there is never a silent pick.
+ *  - Overrides: the first override for a tool applies.  An empty or
+ *    non-UTF-8 name or description, an annotations value that is not an
+ *    object, an unknown annotation key or a wrongly typed hint is
+ *    ignored with an error; the rest of the override still applies.
+ *  - A NULL or empty prefixFormat means "{workload}_".  A format without
+ *    "{workload}" is taken literally (prefixed names of different
+ *    backends then collide and are dropped).
+ *  - Under priority, vp_prefix_mode does not matter for tools (a name
+ *    that is not claimed twice is always bare).  For prompts of a
+ *    backend not in priorityOrder it does: ALWAYS prefixes them,
+ *    ON_CONFLICT only when the name is claimed by several backends.
+ *  - Errors come out in a deterministic order: per kind (tools,
+ *    prompts, resources, templates), malformed entries first (backend
+ *    order, then list order), then naming decisions by name.
+ */
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "worker/view.h"
+
+#define VIEW_DEFAULT_FORMAT	"{workload}_"
+#define VIEW_PLACEHOLDER	"{workload}"
+#define VIEW_UNLISTED		SIZE_MAX
+#define VIEW_MAX_NAMED		3	/* claimants named in one error */
+
+struct vb_backend {
+	const struct view_input		*bk_in;
+	const struct view_workload	*bk_wl;		/* NULL: no entry */
+	size_t				 bk_rank;	/* in priorityOrder */
+};
+
+/* one entry of one backend's list */
+struct vb_item {
+	size_t				 it_bk;		/* vb_bk index */
+	size_t				 it_seq;	/* creation order */
+	const char			*it_own;	/* backend's name/uri */
+	const char			*it_name;	/* post-override */
+	char				*it_final;	/* advertised */
+	json_t				*it_obj;	/* borrowed */
+	const struct view_override	*it_ov;
+	int				 it_hidden;
+	int				 it_dropped;
+};
+
+struct vb_vec {
+	struct vb_item	*vv_items;
+	size_t		 vv_n;
+	size_t		 vv_cap;
+};
+
+struct vb {
+	const struct view_policy	*vb_pol;
+	const char			*vb_format;
+	struct vb_backend		*vb_bk;
+	size_t				 vb_nbk;
+	json_t				*vb_errors;
+	int				 vb_oom;
+};
+
+/* the kinds an item can be, for collection and messages */
+struct vb_kind {
+	const char	*vk_list;	/* field name in the result */
+	const char	*vk_key;	/* the name field of an entry */
+	const char	*vk_what;	/* in messages */
+};
+
+static const struct vb_kind vb_tools = { "tools", "name", "tool" };
+static const struct vb_kind vb_prompts = { "prompts", "name", "prompt" };
+static const struct vb_kind vb_resources = { "resources", "uri",
+    "resource" };
+static const struct vb_kind vb_templates = { "resourceTemplates",
+    "uriTemplate", "resource template" };
+
+static const char *const vb_hints[] = { "readOnlyHint", "destructiveHint",
+    "idempotentHint", "openWorldHint" };
+
+static void	vb_err(struct vb *, const char *, ...)
+		    __attribute__((format(printf, 2, 3)));
+
+static int
+vb_utf8_valid(const char *s)
+{
+	const unsigned char	*p = (const unsigned char *)s;
+	uint32_t		 cp;
+	int			 n, i;
+
+	while (*p != '\0') {
+		if (*p < 0x80) {
+			p++;
+			continue;
+		}
+		if (*p >= 0xc2 && *p <= 0xdf) {
+			n = 1;
+			cp = *p & 0x1f;
+		} else if (*p >= 0xe0 && *p <= 0xef) {
+			n = 2;
+			cp = *p & 0x0f;
+		} else if (*p >= 0xf0 && *p <= 0xf4) {
+			n = 3;
+			cp = *p & 0x07;
+		} else
+			return 0;
+		for (i = 1; i <= n; i++) {
+			if ((p[i] & 0xc0) != 0x80)
+				return 0;
+			cp = cp << 6 | (p[i] & 0x3f);
+		}
+		/* overlong, surrogate or out of range */
+		if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
+		    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+			return 0;
+		p += n + 1;
+	}
+	return 1;
+}
+
+/* a usable name: non-empty, valid UTF-8 */
+static int
+vb_cstr_ok(const char *s)
+{
+	return s != NULL && s[0] != '\0' && vb_utf8_valid(s);
+}
+
+/* a JSON string usable as a name: no NUL inside, non-empty, UTF-8 */
+static const char *
+vb_jstr(json_t *v)
+{
+	const char	*s;
+
+	if (!json_is_string(v))
+		return NULL;
+	s = json_string_value(v);
+	if (strlen(s) != json_string_length(v) || !vb_cstr_ok(s))
+		return NULL;
+	return s;
+}
+
+static void
+vb_err(struct vb *vb, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*s;
+	int	 r;
+
+	if (vb->vb_oom)
+		return;
+	va_start(ap, fmt);
+	r = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (r == -1) {
+		vb->vb_oom = 1;
+		return;
+	}
+	/* every part was checked to be UTF-8, so only ENOMEM fails here */
+	if (json_array_append_new(vb->vb_errors, json_string(s)) == -1)
+		vb->vb_oom = 1;
+	free(s);
+}
+
+static const char *
+vb_bname(const struct vb *vb, size_t bi)
+{
+	return vb->vb_bk[bi].bk_in->vi_backend;
+}
+
+static int
+vb_cmp_input(const void *a, const void *b)
+{
+	const struct view_input *const	*x = a, *const *y = b;
+
+	return strcmp((*x)->vi_backend, (*y)->vi_backend);
+}
+
+/* by name, then backend (sorted), then position: a total order */
+static int
+vb_cmp_item(const void *a, const void *b)
+{
+	const struct vb_item *const	*x = a, *const *y = b;
+	int				 c;
+
+	if ((c = strcmp((*x)->it_name, (*y)->it_name)) != 0)
+		return c;
+	if ((*x)->it_bk != (*y)->it_bk)
+		return (*x)->it_bk < (*y)->it_bk ? -1 : 1;
+	if ((*x)->it_seq != (*y)->it_seq)
+		return (*x)->it_seq < (*y)->it_seq ? -1 : 1;
+	return 0;
+}
+
+static int
+vb_cmp_final(const void *a, const void *b)
+{
+	const struct vb_item *const	*x = a, *const *y = b;
+	int				 c;
+
+	if ((c = strcmp((*x)->it_final, (*y)->it_final)) != 0)
+		return c;
+	if ((*x)->it_bk != (*y)->it_bk)
+		return (*x)->it_bk < (*y)->it_bk ? -1 : 1;
+	if ((*x)->it_seq != (*y)->it_seq)
+		return (*x)->it_seq < (*y)->it_seq ? -1 : 1;
+	return 0;
+}
+
+static const struct view_workload *
+vb_workload(const struct view_policy *pol, const char *name)
+{
+	size_t	i;
+
+	if (pol->vp_workloads == NULL)
+		return NULL;
+	for (i = 0; i < pol->vp_nworkloads; i++)
+		if (pol->vp_workloads[i].vw_name != NULL &&
+		    strcmp(pol->vp_workloads[i].vw_name, name) == 0)
+			return &pol->vp_workloads[i];
+	return NULL;
+}
+
+static size_t
+vb_rank(const struct view_policy *pol, const char *name)
+{
+	size_t	i;
+
+	if (pol->vp_priority == NULL)
+		return VIEW_UNLISTED;
+	for (i = 0; i < pol->vp_npriority; i++)
+		if (pol->vp_priority[i] != NULL &&
+		    strcmp(pol->vp_priority[i], name) == 0)
+			return i;
+	return VIEW_UNLISTED;
+}
+
+/* sorted, named, unique backends; the rest ignored with an error */
+static int
+vb_backends(struct vb *vb, const struct view_input *in, size_t n)
+{
+	const struct view_input	**v = NULL;
+	size_t			  i, j, k, nv = 0;
+
+	if (n > 0 && in != NULL) {
+		if ((v = calloc(n, sizeof(*v))) == NULL ||
+		    (vb->vb_bk = calloc(n, sizeof(*vb->vb_bk))) == NULL)
+			goto fail;
+	}
+	for (i = 0; v != NULL && i < n; i++) {
+		if (!vb_cstr_ok(in[i].vi_backend)) {
+			vb_err(vb, "a backend without a valid name was "
+			    "ignored");
+			continue;
+		}
+		v[nv++] = &in[i];
+	}
+	if (nv > 0)
+		qsort(v, nv, sizeof(*v), vb_cmp_input);
+	for (i = 0; i < nv; i = j) {
+		for (j = i + 1; j < nv && strcmp(v[j]->vi_backend,
+		    v[i]->vi_backend) == 0; j++)
+			;
+		if (j - i > 1) {
+			vb_err(vb, "backend \"%s\" is given %zu times; all "
+			    "its lists are ignored", v[i]->vi_backend, j - i);
+			continue;
+		}
+		k = vb->vb_nbk++;
+		vb->vb_bk[k].bk_in = v[i];
+		vb->vb_bk[k].bk_wl = vb_workload(vb->vb_pol, v[i]->vi_backend);
+		vb->vb_bk[k].bk_rank = vb_rank(vb->vb_pol, v[i]->vi_backend);
+	}
+	free(v);
+	return 0;
+fail:
+	free(v);
+	vb->vb_oom = 1;
+	return -1;
+}
+
+static struct vb_item *
+vb_vec_add(struct vb *vb, struct vb_vec *vv)
+{
+	struct vb_item	*p;
+	size_t		 cap;
+
+	if (vv->vv_n == vv->vv_cap) {
+		cap = vv->vv_cap == 0 ? 16 : vv->vv_cap * 2;
+		if (cap > SIZE_MAX / sizeof(*p) ||
+		    (p = realloc(vv->vv_items, cap * sizeof(*p))) == NULL) {
+			vb->vb_oom = 1;
+			return NULL;
+		}
+		vv->vv_items = p;
+		vv->vv_cap = cap;
+	}
+	p = &vv->vv_items[vv->vv_n];
+	memset(p, 0, sizeof(*p));
+	p->it_seq = vv->vv_n++;
+	return p;
+}
+
+static void
+vb_vec_free(struct vb_vec *vv)
+{
+	size_t	i;
+
+	for (i = 0; i < vv->vv_n; i++)
+		free(vv->vv_items[i].it_final);
+	free(vv->vv_items);
+	memset(vv, 0, sizeof(*vv));
+}
+
+/* pointers to the items, sorted by cmp (NULL and n 0 when empty) */
+static struct vb_item **
+vb_vec_sorted(struct vb *vb, struct vb_vec *vv,
+    int (*cmp)(const void *, const void *))
+{
+	struct vb_item	**v;
+	size_t		  i;
+
+	if ((v = calloc(vv->vv_n + 1, sizeof(*v))) == NULL) {
+		vb->vb_oom = 1;
+		return NULL;
+	}
+	for (i = 0; i < vv->vv_n; i++)
+		v[i] = &vv->vv_items[i];
+	if (vv->vv_n > 0)
+		qsort(v, vv->vv_n, sizeof(*v), cmp);
+	return v;
+}
+
+static const struct view_override *
+vb_override(const struct view_workload *wl, const char *tool)
+{
+	size_t	i;
+
+	if (wl == NULL || wl->vw_overrides == NULL)
+		return NULL;
+	for (i = 0; i < wl->vw_noverrides; i++)
+		if (wl->vw_overrides[i].vo_tool != NULL &&
+		    strcmp(wl->vw_overrides[i].vo_tool, tool) == 0)
+			return &wl->vw_overrides[i];
+	return NULL;
+}
+
+static int
+vb_hint_key(const char *k)
+{
+	size_t	i;
+
+	for (i = 0; i < sizeof(vb_hints) / sizeof(vb_hints[0]); i++)
+		if (strcmp(k, vb_hints[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* an annotation an override may set, with the right type */
+static int
+vb_annotation_ok(const char *k, json_t *v)
+{
+	if (strcmp(k, "title") == 0)
+		return vb_jstr(v) != NULL;
+	return vb_hint_key(k) && json_is_boolean(v);
+}
+
+/* complain about the parts of an override that will be ignored */
+static void
+vb_override_check(struct vb *vb, const char *bname,
+    const struct view_override *ov)
+{
+	const char	*k;
+	json_t		*v;
+
+	if (ov->vo_name != NULL && !vb_cstr_ok(ov->vo_name))
+		vb_err(vb, "backend \"%s\": override of tool \"%s\": the new "
+		    "name is empty or not UTF-8; ignored", bname, ov->vo_tool);
+	if (ov->vo_description != NULL && !vb_utf8_valid(ov->vo_description))
+		vb_err(vb, "backend \"%s\": override of tool \"%s\": the "
+		    "description is not UTF-8; ignored", bname, ov->vo_tool);
+	if (ov->vo_annotations == NULL)
+		return;
+	if (!json_is_object(ov->vo_annotations)) {
+		vb_err(vb, "backend \"%s\": override of tool \"%s\": "
+		    "annotations must be an object; ignored", bname,
+		    ov->vo_tool);
+		return;
+	}
+	json_object_foreach(ov->vo_annotations, k, v) {
+		if (vb_annotation_ok(k, v))
+			continue;
+		if (!vb_utf8_valid(k))
+			vb_err(vb, "backend \"%s\": override of tool \"%s\": "
+			    "an annotation key is not UTF-8; ignored", bname,
+			    ov->vo_tool);
+		else if (strcmp(k, "title") == 0 || vb_hint_key(k))
+			vb_err(vb, "backend \"%s\": override of tool \"%s\": "
+			    "annotation \"%s\" must be a %s; ignored", bname,
+			    ov->vo_tool, k, strcmp(k, "title") == 0 ?
+			    "non-empty string" : "boolean");
+		else
+			vb_err(vb, "backend \"%s\": override of tool \"%s\": "
+			    "unknown annotation \"%s\"; ignored", bname,
+			    ov->vo_tool, k);
+	}
+}
+
+static int
+vb_filtered_in(const struct view_workload *wl, const char *name)
+{
+	size_t	i;
+
+	if (wl->vw_filter == NULL)
+		return 0;
+	for (i = 0; i < wl->vw_nfilter; i++)
+		if (wl->vw_filter[i] != NULL &&
+		    strcmp(wl->vw_filter[i], name) == 0)
+			return 1;
+	return 0;
+}
+
+static int
+vb_tool_hidden(const struct vb *vb, const struct vb_backend *bk,
+    const char *name)
+{
+	const struct view_workload	*wl = bk->bk_wl;
+
+	if (vb->vb_pol->vp_exclude_all_tools)
+		return 1;
+	if (wl == NULL)
+		return vb->vb_pol->vp_default_deny;
+	if (wl->vw_exclude_all)
+		return 1;
+	if (wl->vw_nfilter > 0 && !vb_filtered_in(wl, name))
+		return 1;
+	return 0;
+}
+
+/*
+ * Collect one kind from every backend: well-formed entries become
+ * items; tools get their override and visibility.
+ */
+static void
+vb_collect(struct vb *vb, const struct vb_kind *k, struct vb_vec *vv)
+{
+	const struct view_input		*in;
+	const struct view_override	*ov;
+	struct vb_item			*it;
+	json_t				*list, *e;
+	const char			*bname, *name;
+	size_t				 bi, i;
+	int				 tools = k == &vb_tools;
+
+	for (bi = 0; bi < vb->vb_nbk && !vb->vb_oom; bi++) {
+		in = vb->vb_bk[bi].bk_in;
+		bname = in->vi_backend;
+		if (k == &vb_tools)
+			list = in->vi_tools;
+		else if (k == &vb_prompts)
+			list = in->vi_prompts;
+		else if (k == &vb_resources)
+			list = in->vi_resources;
+		else
+			list = in->vi_templates;
+		if (list == NULL)
+			continue;
+		if (!json_is_array(list)) {
+			vb_err(vb, "backend \"%s\": \"%s\" is not an array; "
+			    "ignored", bname, k->vk_list);
+			continue;
+		}
+		json_array_foreach(list, i, e) {
+			if (!json_is_object(e)) {
+				vb_err(vb, "backend \"%s\": %s[%zu] is not an "
+				    "object; skipped", bname, k->vk_list, i);
+				continue;
+			}
+			name = vb_jstr(json_object_get(e, k->vk_key));
+			if (name == NULL) {
+				vb_err(vb, "backend \"%s\": %s[%zu] has no "
+				    "valid string \"%s\"; skipped", bname,
+				    k->vk_list, i, k->vk_key);
+				continue;
+			}
+			if ((it = vb_vec_add(vb, vv)) == NULL)
+				return;
+			it->it_bk = bi;
+			it->it_own = it->it_name = name;
+			it->it_obj = e;
+			if (!tools)
+				continue;
+			ov = vb_override(vb->vb_bk[bi].bk_wl, name);
+			if (ov != NULL) {
+				vb_override_check(vb, bname, ov);
+				if (vb_cstr_ok(ov->vo_name))
+					it->it_name = ov->vo_name;
+				it->it_ov = ov;
+			}
+			it->it_hidden = vb_tool_hidden(vb, &vb->vb_bk[bi],
+			    it->it_name);
+		}
+	}
+}
+
+/* fmt with every {workload} replaced by the backend, then the name */
+static char *
+vb_compose(const char *fmt, const char *backend, const char *name)
+{
+	const size_t	 plen = sizeof(VIEW_PLACEHOLDER) - 1;
+	const size_t	 blen = strlen(backend);
+	const char	*p, *q;
+	char		*s, *o;
+	size_t		 len = 0, add;
+
+	for (p = fmt; (q = strstr(p, VIEW_PLACEHOLDER)) != NULL; p = q + plen) {
+		add = (size_t)(q - p);
+		if (len > SIZE_MAX - add - blen)
+			return NULL;
+		len += add + blen;
+	}
+	add = strlen(p) + strlen(name);
+	if (len > SIZE_MAX - add - 1)
+		return NULL;
+	len += add;
+	if ((s = malloc(len + 1)) == NULL)
+		return NULL;
+	o = s;
+	for (p = fmt; (q = strstr(p, VIEW_PLACEHOLDER)) != NULL; p = q + plen) {
+		memcpy(o, p, (size_t)(q - p));
+		o += q - p;
+		memcpy(o, backend, blen);
+		o += blen;
+	}
+	add = strlen(p);
+	memcpy(o, p, add);
+	o += add;
+	add = strlen(name);
+	memcpy(o, name, add);
+	o[add] = '\0';
+	return s;
+}
+
+static void
+vb_set_final(struct vb *vb, struct vb_item *it, int prefixed)
+{
+	if (prefixed)
+		it->it_final = vb_compose(vb->vb_format,
+		    vb_bname(vb, it->it_bk), it->it_name);
+	else
+		it->it_final = strdup(it->it_name);
+	if (it->it_final == NULL)
+		vb->vb_oom = 1;
+}
+
+/* "\"a\", \"b\"": the distinct backends of a group (sorted by backend) */
+static char *
+vb_list_backends(const struct vb *vb, struct vb_item **g, size_t n)
+{
+	char	*s = NULL;
+	size_t	 len = 0, i;
+	FILE	*f;
+
+	if ((f = open_memstream(&s, &len)) == NULL)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		if (i > 0 && g[i]->it_bk == g[i - 1]->it_bk)
+			continue;
+		fprintf(f, "%s\"%s\"", i > 0 ? ", " : "",
+		    vb_bname(vb, g[i]->it_bk));
+	}
+	if (ferror(f)) {
+		fclose(f);
+		free(s);
+		return NULL;
+	}
+	if (fclose(f) == EOF) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+/*
+ * "tool \"x\" of backend \"a\", ...": the claimants of g but skip, at
+ * most VIEW_MAX_NAMED of them, so that k claimants of one name cost
+ * O(k) error text, not O(k^2).
+ */
+static char *
+vb_list_claimants(const struct vb *vb, const struct vb_kind *k,
+    struct vb_item **g, size_t n, const struct vb_item *skip)
+{
+	char	*s = NULL;
+	size_t	 len = 0, i, shown = 0;
+	FILE	*f;
+
+	if ((f = open_memstream(&s, &len)) == NULL)
+		return NULL;
+	for (i = 0; i < n && shown < VIEW_MAX_NAMED; i++) {
+		if (g[i] == skip)
+			continue;
+		fprintf(f, "%s%s \"%s\" of backend \"%s\"",
+		    shown > 0 ? ", " : "", k->vk_what, g[i]->it_own,
+		    vb_bname(vb, g[i]->it_bk));
+		shown++;
+	}
+	if (n - 1 > shown)
+		fprintf(f, " and %zu more", n - 1 - shown);
+	if (ferror(f)) {
+		fclose(f);
+		free(s);
+		return NULL;
+	}
+	if (fclose(f) == EOF) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+static void
+vb_drop_priority(struct vb *vb, const struct vb_kind *k, struct vb_item *it,
+    struct vb_item **g, size_t n, size_t best)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++)
+		if (vb->vb_bk[g[i]->it_bk].bk_rank == best)
+			break;
+	it->it_dropped = 1;
+	vb_err(vb, "%s \"%s\" of backend \"%s\" dropped: the name \"%s\" "
+	    "goes to backend \"%s\", earlier in priorityOrder", k->vk_what,
+	    it->it_own, vb_bname(vb, it->it_bk), it->it_name,
+	    vb_bname(vb, g[i < n ? i : 0]->it_bk));
+}
+
+/*
+ * Name one group of items claiming one (post-override) name: keep it
+ * bare, prefix it, or drop it, per strategy.
+ */
+static void
+vb_name_group(struct vb *vb, const struct vb_kind *k, struct vb_item **g,
+    size_t n)
+{
+	const struct view_policy	*pol = vb->vb_pol;
+	struct vb_item			*it;
+	size_t				 i, nb = 0, best = VIEW_UNLISTED, rank;
+	char				*list;
+	int				 always, conflict;
+
+	for (i = 0; i < n; i++) {
+		if (i == 0 || g[i]->it_bk != g[i - 1]->it_bk)
+			nb++;
+		if (vb->vb_bk[g[i]->it_bk].bk_rank < best)
+			best = vb->vb_bk[g[i]->it_bk].bk_rank;
+	}
+	conflict = nb > 1;
+	always = pol->vp_prefix_mode != VIEW_PREFIX_ON_CONFLICT;
+
+	for (i = 0; i < n && !vb->vb_oom; i++) {
+		it = g[i];
+		rank = vb->vb_bk[it->it_bk].bk_rank;
+		if (k == &vb_prompts) {
+			if (pol->vp_conflict != VIEW_CONFLICT_PRIORITY ||
+			    rank == VIEW_UNLISTED)
+				vb_set_final(vb, it, always || conflict);
+			else if (rank == best)
+				vb_set_final(vb, it, 0);
+			else
+				vb_drop_priority(vb, k, it, g, n, best);
+			continue;
+		}
+		switch (pol->vp_conflict) {
+		case VIEW_CONFLICT_PRIORITY:
+			if (!conflict ||
+			    (rank == best && rank != VIEW_UNLISTED))
+				vb_set_final(vb, it, 0);
+			else if (rank == VIEW_UNLISTED)
+				vb_set_final(vb, it, 1);
+			else
+				vb_drop_priority(vb, k, it, g, n, best);
+			break;
+		case VIEW_CONFLICT_MANUAL:
+			if (!conflict) {
+				vb_set_final(vb, it, 0);
+				break;
+			}
+			it->it_dropped = 1;
+			if ((list = vb_list_backends(vb, g, n)) == NULL) {
+				vb->vb_oom = 1;
+				break;
+			}
+			vb_err(vb, "tool \"%s\" of backend \"%s\" dropped: the "
+			    "name \"%s\" is claimed by backends %s and "
+			    "conflictResolution is manual; add an override "
+			    "that renames it", it->it_own,
+			    vb_bname(vb, it->it_bk), it->it_name, list);
+			free(list);
+			break;
+		default:
+			vb_set_final(vb, it, always || conflict);
+			break;
+		}
+	}
+}
+
+/* drop every claimant of a final name produced more than once */
+static void
+vb_collisions(struct vb *vb, const struct vb_kind *k, struct vb_item **v,
+    size_t n)
+{
+	size_t	 i, j, m;
+	char	*list;
+
+	for (i = 0; i < n && !vb->vb_oom; i = j) {
+		for (j = i + 1; j < n && strcmp(v[j]->it_final,
+		    v[i]->it_final) == 0; j++)
+			;
+		if (j - i < 2)
+			continue;
+		for (m = i; m < j && !vb->vb_oom; m++) {
+			v[m]->it_dropped = 1;
+			list = vb_list_claimants(vb, k, v + i, j - i, v[m]);
+			if (list == NULL) {
+				vb->vb_oom = 1;
+				break;
+			}
+			vb_err(vb, "%s \"%s\" of backend \"%s\" dropped: its "
+			    "advertised name \"%s\" is also generated for %s",
+			    k->vk_what, v[m]->it_own,
+			    vb_bname(vb, v[m]->it_bk), v[m]->it_final, list);
+			free(list);
+		}
+	}
+}
+
+/*
+ * Tools or prompts: name every item, then drop generated collisions.
+ * Returns the surviving items sorted by advertised name (NULL-ended).
+ */
+static struct vb_item **
+vb_resolve(struct vb *vb, const struct vb_kind *k, struct vb_vec *vv)
+{
+	struct vb_item	**v, **f = NULL;
+	size_t		  i, j, nf = 0;
+
+	if ((v = vb_vec_sorted(vb, vv, vb_cmp_item)) == NULL)
+		return NULL;
+	for (i = 0; i < vv->vv_n && !vb->vb_oom; i = j) {
+		for (j = i + 1; j < vv->vv_n && strcmp(v[j]->it_name,
+		    v[i]->it_name) == 0; j++)
+			;
+		vb_name_group(vb, k, v + i, j - i);
+	}
+	if (vb->vb_oom)
+		goto fail;
+	if ((f = calloc(vv->vv_n + 1, sizeof(*f))) == NULL)
+		goto fail;
+	for (i = 0; i < vv->vv_n; i++)
+		if (!v[i]->it_dropped)
+			f[nf++] = v[i];
+	if (nf > 0)
+		qsort(f, nf, sizeof(*f), vb_cmp_final);
+	vb_collisions(vb, k, f, nf);
+	for (i = j = 0; i < nf; i++)
+		if (!f[i]->it_dropped)
+			f[j++] = f[i];
+	f[j] = NULL;
+	free(v);
+	return f;
+fail:
+	vb->vb_oom = 1;
+	free(v);
+	free(f);
+	return NULL;
+}
+
+static int
+vb_set_str(json_t *o, const char *key, const char *val)
+{
+	return json_object_set_new(o, key, json_string(val));
+}
+
+/* the advertised copy of a tool: new name, overridden fields */
+static json_t *
+vb_tool_copy(const struct vb_item *it)
+{
+	const struct view_override	*ov = it->it_ov;
+	json_t				*o, *ann, *v, *c;
+	const char			*k;
+
+	if ((o = json_deep_copy(it->it_obj)) == NULL)
+		return NULL;
+	if (vb_set_str(o, "name", it->it_final) == -1)
+		goto fail;
+	if (ov == NULL)
+		return o;
+	if (ov->vo_description != NULL &&
+	    vb_utf8_valid(ov->vo_description) &&
+	    vb_set_str(o, "description", ov->vo_description) == -1)
+		goto fail;
+	if (!json_is_object(ov->vo_annotations))
+		return o;
+	ann = json_object_get(o, "annotations");
+	if (!json_is_object(ann)) {
+		if (json_object_set_new(o, "annotations", json_object()) == -1)
+			goto fail;
+		ann = json_object_get(o, "annotations");
+	}
+	json_object_foreach(ov->vo_annotations, k, v) {
+		if (!vb_annotation_ok(k, v))
+			continue;
+		if ((c = json_deep_copy(v)) == NULL ||
+		    json_object_set_new(ann, k, c) == -1)
+			goto fail;
+	}
+	return o;
+fail:
+	json_decref(o);
+	return NULL;
+}
+
+static json_t *
+vb_route(const struct vb *vb, const struct vb_item *it, int tool)
+{
+	json_t	*r;
+
+	if ((r = json_object()) == NULL)
+		return NULL;
+	if (vb_set_str(r, "b", vb_bname(vb, it->it_bk)) == -1 ||
+	    vb_set_str(r, "n", it->it_own) == -1 ||
+	    (tool && json_object_set_new(r, "hidden",
+	    json_boolean(it->it_hidden)) == -1)) {
+		json_decref(r);
+		return NULL;
+	}
+	return r;
+}
+
+static int
+vb_emit_named(struct vb *vb, const struct vb_kind *k, struct vb_vec *vv,
+    json_t *list, json_t *routes)
+{
+	struct vb_item	**f, *it;
+	json_t		 *o;
+	size_t		  i;
+	int		  tool = k == &vb_tools;
+
+	if ((f = vb_resolve(vb, k, vv)) == NULL)
+		return -1;
+	for (i = 0; (it = f[i]) != NULL; i++) {
+		if (json_object_set_new(routes, it->it_final,
+		    vb_route(vb, it, tool)) == -1)
+			goto fail;
+		if (it->it_hidden)
+			continue;
+		o = tool ? vb_tool_copy(it) : json_deep_copy(it->it_obj);
+		if (o == NULL || (!tool && vb_set_str(o, "name",
+		    it->it_final) == -1)) {
+			json_decref(o);
+			goto fail;
+		}
+		if (json_array_append_new(list, o) == -1)
+			goto fail;
+	}
+	free(f);
+	return 0;
+fail:
+	free(f);
+	vb->vb_oom = 1;
+	return -1;
+}
+
+/* resources and templates: never renamed, the first backend wins */
+static int
+vb_emit_uris(struct vb *vb, const struct vb_kind *k, struct vb_vec *vv,
+    json_t *list, json_t *routes)
+{
+	struct vb_item	**v, *it, *first = NULL;
+	json_t		 *o, *r;
+	size_t		  i;
+	int		  tmpl = k == &vb_templates;
+
+	if ((v = vb_vec_sorted(vb, vv, vb_cmp_item)) == NULL)
+		return -1;
+	for (i = 0; i < vv->vv_n; i++) {
+		it = v[i];
+		if (first != NULL && strcmp(first->it_name, it->it_name) == 0) {
+			vb_err(vb, "%s \"%s\" of backend \"%s\" dropped: "
+			    "already offered by backend \"%s\"", k->vk_what,
+			    it->it_name, vb_bname(vb, it->it_bk),
+			    vb_bname(vb, first->it_bk));
+			continue;
+		}
+		first = it;
+		if ((o = json_deep_copy(it->it_obj)) == NULL ||
+		    json_array_append_new(list, o) == -1)
+			goto fail;
+		if (!tmpl) {
+			if (vb_set_str(routes, it->it_name,
+			    vb_bname(vb, it->it_bk)) == -1)
+				goto fail;
+			continue;
+		}
+		if ((r = json_object()) == NULL ||
+		    json_array_append_new(routes, r) == -1 ||
+		    vb_set_str(r, "t", it->it_name) == -1 ||
+		    vb_set_str(r, "b", vb_bname(vb, it->it_bk)) == -1)
+			goto fail;
+	}
+	free(v);
+	return vb->vb_oom ? -1 : 0;
+fail:
+	free(v);
+	vb->vb_oom = 1;
+	return -1;
+}
+
+static int
+vb_kind_build(struct vb *vb, const struct vb_kind *k, json_t *view,
+    json_t *routes, const char *route_key)
+{
+	struct vb_vec	 vv;
+	json_t		*list, *r;
+	int		 rc = -1;
+
+	memset(&vv, 0, sizeof(vv));
+	list = json_array();
+	r = k == &vb_templates ? json_array() : json_object();
+	if (json_object_set_new(view, k->vk_list, list) == -1 ||
+	    json_object_set_new(routes, route_key, r) == -1)
+		goto done;
+	vb_collect(vb, k, &vv);
+	if (vb->vb_oom)
+		goto done;
+	if (k == &vb_tools || k == &vb_prompts)
+		rc = vb_emit_named(vb, k, &vv, list, r);
+	else
+		rc = vb_emit_uris(vb, k, &vv, list, r);
+done:
+	vb_vec_free(&vv);
+	if (rc == -1)
+		vb->vb_oom = 1;
+	return rc;
+}
+
+json_t *
+view_build(const struct view_policy *pol, const struct view_input *in,
+    size_t ninputs)
+{
+	static const struct view_policy	 dflt;
+	struct vb			 vb;
+	json_t				*view = NULL, *routes;
+
+	memset(&vb, 0, sizeof(vb));
+	vb.vb_pol = pol != NULL ? pol : &dflt;
+	vb.vb_format = VIEW_DEFAULT_FORMAT;
+	if ((view = json_object()) == NULL ||
+	    (vb.vb_errors = json_array()) == NULL)
+		goto fail;
+	if (json_object_set(view, "errors", vb.vb_errors) == -1 ||
+	    json_object_set_new(view, "routes", json_object()) == -1)
+		goto fail;
+	routes = json_object_get(view, "routes");
+	if (vb.vb_pol->vp_prefix_format != NULL &&
+	    vb.vb_pol->vp_prefix_format[0] != '\0') {
+		if (vb_utf8_valid(vb.vb_pol->vp_prefix_format))
+			vb.vb_format = vb.vb_pol->vp_prefix_format;
+		else
+			vb_err(&vb, "prefixFormat is not UTF-8; \"%s\" used",
+			    VIEW_DEFAULT_FORMAT);
+	}
+	if (vb_backends(&vb, in, ninputs) == -1 ||
+	    vb_kind_build(&vb, &vb_tools, view, routes, "tools") == -1 ||
+	    vb_kind_build(&vb, &vb_prompts, view, routes, "prompts") == -1 ||
+	    vb_kind_build(&vb, &vb_resources, view, routes,
+	    "resources") == -1 ||
+	    vb_kind_build(&vb, &vb_templates, view, routes,
+	    "templates") == -1 || vb.vb_oom)
+		goto fail;
+	free(vb.vb_bk);
+	json_decref(vb.vb_errors);
+	return view;
+fail:
+	free(vb.vb_bk);
+	json_decref(vb.vb_errors);
+	json_decref(view);
+	return NULL;
+}
+
+/*
+ * RFC 6570 matching.  The template is compiled into a small NFA
+ * (Thompson construction) and run over the URI in one pass, so the cost
+ * is O(len(uri) * len(program)) whatever the template; no backtracking.
+ *
+ * What an expression matches (a deliberately narrow reading of the
+ * expansions of sections 3.2.2-3.2.9; values are not decoded):
+ *   {var}      1+ chars, none of / ? #       (lists: commas inside)
+ *   {+var}     1+ chars, anything
+ *   {#var}     nothing, or "#" and anything
+ *   {.var}     nothing, or "." and chars other than / ? #
+ *   {/a,b}     up to one "/segment" per variable (any number if
+ *              exploded); segments have no ? #
+ *   {;a,b}     ";a" or ";a=value" per variable, in template order, each
+ *              optional; values have no / ? # ;
+ *   {?a,b}     "?a=v&b=w" in template order, each optional, "=" always
+ *              present; values have no # &.   {&a} the same after "&"
+ *   exploded named variables (";" "?" "&") accept any key names.
+ * Limits: a simple or reserved expression must not be empty (an
+ * undefined variable there is not matched); prefix modifiers (":3")
+ * are parsed but the length is not checked; literals compare byte for
+ * byte (no percent-decoding); a malformed template matches nothing;
+ * templates over VT_TMPL_MAX bytes and URIs over VT_URI_MAX bytes match
+ * nothing.
+ */
+#define VT_TMPL_MAX	4096
+#define VT_URI_MAX	16384
+
+enum vt_op {
+	VT_CHAR,
+	VT_CLASS,
+	VT_SPLIT,
+	VT_JMP,
+	VT_MATCH
+};
+
+enum vt_class {
+	VT_ANY,		/* anything */
+	VT_SEG,		/* not / ? # */
+	VT_PARAM,	/* not / ? # ; */
+	VT_QUERY,	/* not # & */
+	VT_KEY		/* not = / ? # ; & */
+};
+
+struct vt_insn {
+	unsigned char	in_op;
+	unsigned char	in_c;		/* a byte or a vt_class */
+	size_t		in_x;		/* next (JMP), first choice (SPLIT) */
+	size_t		in_y;		/* second choice (SPLIT) */
+};
+
+struct vt_prog {
+	struct vt_insn	*pg_insn;
+	size_t		 pg_n;
+	size_t		 pg_cap;
+	int		 pg_err;
+};
+
+struct vt_var {
+	const char	*va_name;
+	size_t		 va_len;
+	int		 va_explode;
+};
+
+static size_t
+vt_emit(struct vt_prog *pg, enum vt_op op, int c, size_t x, size_t y)
+{
+	struct vt_insn	*p;
+	size_t		 cap;
+
+	if (pg->pg_err)
+		return 0;
+	if (pg->pg_n == pg->pg_cap) {
+		cap = pg->pg_cap == 0 ? 64 : pg->pg_cap * 2;
+		if ((p = reallocarray(pg->pg_insn, cap, sizeof(*p))) == NULL) {
+			pg->pg_err = 1;
+			return 0;
+		}
+		pg->pg_insn = p;
+		pg->pg_cap = cap;
+	}
+	p = &pg->pg_insn[pg->pg_n];
+	p->in_op = (unsigned char)op;
+	p->in_c = (unsigned char)c;
+	p->in_x = x;
+	p->in_y = y;
+	return pg->pg_n++;
+}
+
+static void
+vt_patch_y(struct vt_prog *pg, size_t at, size_t y)
+{
+	if (!pg->pg_err)
+		pg->pg_insn[at].in_y = y;
+}
+
+static void
+vt_patch_x(struct vt_prog *pg, size_t at, size_t x)
+{
+	if (!pg->pg_err)
+		pg->pg_insn[at].in_x = x;
+}
+
+static void
+vt_lit(struct vt_prog *pg, const char *s, size_t len)
+{
+	size_t	i;
+
+	for (i = 0; i < len; i++)
+		vt_emit(pg, VT_CHAR, (unsigned char)s[i], 0, 0);
+}
+
+/* class+ */
+static void
+vt_plus(struct vt_prog *pg, enum vt_class c)
+{
+	size_t	at;
+
+	at = vt_emit(pg, VT_CLASS, c, 0, 0);
+	vt_emit(pg, VT_SPLIT, 0, at, at + 2);
+}
+
+/* class* */
+static void
+vt_star(struct vt_prog *pg, enum vt_class c)
+{
+	size_t	at;
+
+	at = vt_emit(pg, VT_SPLIT, 0, 0, 0);
+	vt_patch_x(pg, at, at + 1);
+	vt_emit(pg, VT_CLASS, c, 0, 0);
+	vt_emit(pg, VT_JMP, 0, at, 0);
+	vt_patch_y(pg, at, at + 3);
+}
+
+/* opening SPLIT of an optional or repeated block: patch with vt_close */
+static size_t
+vt_open(struct vt_prog *pg)
+{
+	size_t	at;
+
+	at = vt_emit(pg, VT_SPLIT, 0, 0, 0);
+	vt_patch_x(pg, at, at + 1);
+	return at;
+}
+
+static void
+vt_close(struct vt_prog *pg, size_t at, int repeat)
+{
+	if (repeat)
+		vt_emit(pg, VT_JMP, 0, at, 0);
+	vt_patch_y(pg, at, pg->pg_n);
+}
+
+/* one named parameter: "name" or "name=value" (';'), "name=value" */
+static void
+vt_param(struct vt_prog *pg, const struct vt_var *va, int op)
+{
+	size_t	at;
+
+	if (va->va_explode)
+		vt_plus(pg, VT_KEY);
+	else
+		vt_lit(pg, va->va_name, va->va_len);
+	if (op == ';') {
+		at = vt_open(pg);
+		vt_emit(pg, VT_CHAR, '=', 0, 0);
+		vt_star(pg, VT_PARAM);
+		vt_close(pg, at, 0);
+	} else {
+		vt_emit(pg, VT_CHAR, '=', 0, 0);
+		vt_star(pg, VT_QUERY);
+	}
+}
+
+/*
+ * "?" and "&": each variable optional, in order.  For "?" the first
+ * parameter present starts with '?' and the others with '&', so there
+ * are two chains: a[] (nothing yet) and b[] (something already).
+ */
+static void
+vt_query(struct vt_prog *pg, const struct vt_var *va, size_t n, int op)
+{
+	size_t	*a = NULL, *aj = NULL, *b = NULL, *bj = NULL, i, at, end;
+
+	if ((a = calloc(n + 1, sizeof(*a))) == NULL ||
+	    (aj = calloc(n + 1, sizeof(*aj))) == NULL ||
+	    (b = calloc(n + 1, sizeof(*b))) == NULL ||
+	    (bj = calloc(n + 1, sizeof(*bj))) == NULL) {
+		pg->pg_err = 1;
+		goto done;
+	}
+	for (i = 0; i < n; i++) {
+		if (op == '?') {
+			a[i] = vt_open(pg);
+			vt_emit(pg, VT_CHAR, '?', 0, 0);
+			vt_param(pg, &va[i], op);
+			if (va[i].va_explode) {
+				at = vt_open(pg);
+				vt_emit(pg, VT_CHAR, '&', 0, 0);
+				vt_param(pg, &va[i], op);
+				vt_close(pg, at, 1);
+			}
+			aj[i] = vt_emit(pg, VT_JMP, 0, 0, 0);
+		}
+		b[i] = vt_open(pg);
+		vt_emit(pg, VT_CHAR, '&', 0, 0);
+		vt_param(pg, &va[i], op);
+		if (va[i].va_explode) {
+			at = vt_open(pg);
+			vt_emit(pg, VT_CHAR, '&', 0, 0);
+			vt_param(pg, &va[i], op);
+			vt_close(pg, at, 1);
+		}
+		bj[i] = vt_emit(pg, VT_JMP, 0, 0, 0);
+	}
+	if (op == '?')
+		a[n] = vt_emit(pg, VT_JMP, 0, 0, 0);
+	end = b[n] = pg->pg_n;
+	if (op == '?')
+		vt_patch_x(pg, a[n], end);
+	for (i = 0; i < n; i++) {
+		if (op == '?') {
+			vt_patch_y(pg, a[i], a[i + 1]);
+			vt_patch_x(pg, aj[i], b[i + 1]);
+		}
+		vt_patch_y(pg, b[i], b[i + 1]);
+		vt_patch_x(pg, bj[i], b[i + 1]);
+	}
+done:
+	free(a);
+	free(aj);
+	free(b);
+	free(bj);
+}
+
+static void
+vt_expr(struct vt_prog *pg, int op, const struct vt_var *va, size_t n)
+{
+	size_t	i, at;
+	int	explode = 0;
+
+	for (i = 0; i < n; i++)
+		explode |= va[i].va_explode;
+	switch (op) {
+	case '\0':
+		vt_plus(pg, VT_SEG);
+		break;
+	case '+':
+		vt_plus(pg, VT_ANY);
+		break;
+	case '#':
+	case '.':
+		at = vt_open(pg);
+		vt_emit(pg, VT_CHAR, op, 0, 0);
+		vt_star(pg, op == '#' ? VT_ANY : VT_SEG);
+		vt_close(pg, at, 0);
+		break;
+	case '/':
+		/* one segment per variable, any number if exploded */
+		for (i = 0; i < (explode ? 1 : n); i++) {
+			at = vt_open(pg);
+			vt_emit(pg, VT_CHAR, '/', 0, 0);
+			vt_star(pg, VT_SEG);
+			vt_close(pg, at, explode);
+		}
+		break;
+	case ';':
+		for (i = 0; i < n; i++) {
+			at = vt_open(pg);
+			vt_emit(pg, VT_CHAR, ';', 0, 0);
+			vt_param(pg, &va[i], op);
+			vt_close(pg, at, va[i].va_explode);
+		}
+		break;
+	default:
+		vt_query(pg, va, n, op);
+		break;
+	}
+}
+
+static int
+vt_hex(int c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
+	    (c >= 'A' && c <= 'F');
+}
+
+static int
+vt_alnum(int c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+	    (c >= 'A' && c <= 'Z');
+}
+
+/*
+ * Parse one varspec at *pp (RFC 6570 2.3, 2.4): varname, then ":N"
+ * (1-9999) or "*".  Returns -1 on a malformed spec.
+ */
+static int
+vt_varspec(const char **pp, struct vt_var *va)
+{
+	const char	*p = *pp;
+	int		 digits = 0, dot_ok = 0;
+
+	va->va_name = p;
+	va->va_explode = 0;
+	for (;;) {
+		if (vt_alnum((unsigned char)*p) || *p == '_')
+			p++;
+		else if (*p == '%' && vt_hex((unsigned char)p[1]) &&
+		    vt_hex((unsigned char)p[2]))
+			p += 3;
+		else if (*p == '.' && dot_ok && (vt_alnum((unsigned char)p[1])
+		    || p[1] == '_' || p[1] == '%')) {
+			p++;
+			dot_ok = 0;
+			continue;
+		} else
+			break;
+		dot_ok = 1;
+	}
+	if (p == va->va_name)
+		return -1;
+	va->va_len = (size_t)(p - va->va_name);
+	if (*p == '*') {
+		va->va_explode = 1;
+		p++;
+	} else if (*p == ':') {
+		p++;
+		if (*p < '1' || *p > '9')
+			return -1;
+		while (*p >= '0' && *p <= '9' && digits < 5) {
+			p++;
+			digits++;
+		}
+		if (digits > 4)
+			return -1;
+	}
+	*pp = p;
+	return 0;
+}
+
+static int
+vt_compile(struct vt_prog *pg, const char *t)
+{
+	struct vt_var	*va = NULL;
+	const char	*p = t, *lit;
+	size_t		 n, cap = strlen(t) + 1;
+	int		 op;
+
+	/* a template of L bytes has fewer than L variables */
+	if ((va = calloc(cap, sizeof(*va))) == NULL)
+		return -1;
+	while (*p != '\0' && !pg->pg_err) {
+		if (*p == '}')
+			goto fail;
+		if (*p != '{') {
+			lit = p;
+			while (*p != '\0' && *p != '{' && *p != '}')
+				p++;
+			vt_lit(pg, lit, (size_t)(p - lit));
+			continue;
+		}
+		p++;
+		op = '\0';
+		if (strchr("+#./;?&", *p) != NULL && *p != '\0')
+			op = *p++;
+		else if (strchr("=,!@|", *p) != NULL && *p != '\0')
+			goto fail;	/* reserved for future extensions */
+		for (n = 0;; ) {
+			if (n >= cap || vt_varspec(&p, &va[n++]) == -1)
+				goto fail;
+			if (*p == '}')
+				break;
+			if (*p++ != ',')
+				goto fail;
+		}
+		p++;
+		vt_expr(pg, op, va, n);
+	}
+	vt_emit(pg, VT_MATCH, 0, 0, 0);
+	free(va);
+	return pg->pg_err ? -1 : 0;
+fail:
+	free(va);
+	return -1;
+}
+
+static int
+vt_class_has(int cls, unsigned char c)
+{
+	switch (cls) {
+	case VT_ANY:
+		return 1;
+	case VT_SEG:
+		return c != '/' && c != '?' && c != '#';
+	case VT_PARAM:
+		return c != '/' && c != '?' && c != '#' && c != ';';
+	case VT_QUERY:
+		return c != '#' && c != '&';
+	default:
+		return c != '=' && c != '/' && c != '?' && c != '#' &&
+		    c != ';' && c != '&';
+	}
+}
+
+struct vt_run {
+	const struct vt_prog	*ru_pg;
+	size_t			*ru_mark;	/* generation per insn */
+	size_t			*ru_stack;
+	size_t			 ru_gen;
+};
+
+/* add pc and everything reachable from it without input to list */
+static void
+vt_add(struct vt_run *ru, size_t *list, size_t *nlist, size_t pc)
+{
+	const struct vt_insn	*in;
+	size_t			 sp = 0;
+
+	ru->ru_stack[sp++] = pc;
+	while (sp > 0) {
+		pc = ru->ru_stack[--sp];
+		if (ru->ru_mark[pc] == ru->ru_gen)
+			continue;
+		ru->ru_mark[pc] = ru->ru_gen;
+		in = &ru->ru_pg->pg_insn[pc];
+		switch (in->in_op) {
+		case VT_JMP:
+			ru->ru_stack[sp++] = in->in_x;
+			break;
+		case VT_SPLIT:
+			ru->ru_stack[sp++] = in->in_y;
+			ru->ru_stack[sp++] = in->in_x;
+			break;
+		default:
+			list[(*nlist)++] = pc;
+			break;
+		}
+	}
+}
+
+static int
+vt_exec(const struct vt_prog *pg, const char *uri)
+{
+	struct vt_run	 ru;
+	size_t		*cl = NULL, *nl = NULL, *tmp, ncl = 0, nnl, i, n;
+	const struct vt_insn *in;
+	unsigned char	 c;
+	int		 matched = 0;
+
+	n = pg->pg_n;
+	memset(&ru, 0, sizeof(ru));
+	ru.ru_pg = pg;
+	/* each marked insn pushes at most 2: the stack needs 2n + 1 */
+	if ((ru.ru_mark = calloc(n, sizeof(*ru.ru_mark))) == NULL ||
+	    (ru.ru_stack = calloc(2 * n + 1, sizeof(*ru.ru_stack))) == NULL ||
+	    (cl = calloc(n, sizeof(*cl))) == NULL ||
+	    (nl = calloc(n, sizeof(*nl))) == NULL)
+		goto done;
+	ru.ru_gen = 1;
+	vt_add(&ru, cl, &ncl, 0);
+	for (; *uri != '\0' && ncl > 0; uri++) {
+		c = (unsigned char)*uri;
+		ru.ru_gen++;
+		nnl = 0;
+		for (i = 0; i < ncl; i++) {
+			in = &pg->pg_insn[cl[i]];
+			if ((in->in_op == VT_CHAR && in->in_c == c) ||
+			    (in->in_op == VT_CLASS &&
+			    vt_class_has(in->in_c, c)))
+				vt_add(&ru, nl, &nnl, cl[i] + 1);
+		}
+		tmp = cl;
+		cl = nl;
+		nl = tmp;
+		ncl = nnl;
+	}
+	if (*uri == '\0')
+		for (i = 0; i < ncl; i++)
+			if (pg->pg_insn[cl[i]].in_op == VT_MATCH)
+				matched = 1;
+done:
+	free(ru.ru_mark);
+	free(ru.ru_stack);
+	free(cl);
+	free(nl);
+	return matched;
+}
+
+int
+view_template_match(const char *tmpl, const char *uri)
+{
+	struct vt_prog	pg;
+	int		m = 0;
+
+	if (tmpl == NULL || uri == NULL ||
+	    strnlen(tmpl, VT_TMPL_MAX + 1) > VT_TMPL_MAX ||
+	    strnlen(uri, VT_URI_MAX + 1) > VT_URI_MAX)
+		return 0;
+	memset(&pg, 0, sizeof(pg));
+	if (vt_compile(&pg, tmpl) == 0)
+		m = vt_exec(&pg, uri);
+	free(pg.pg_insn);
+	return m;
+}

@@ -1,0 +1,667 @@
+/*
+ * Views: the aggregated capability view, fetched from every backend in
+ * parallel, built by view_build() and shared through the store's
+ * "views" database by every worker.  Each backend's raw lists are kept
+ * apart so that one backend's list_changed refetches only that
+ * backend.  Concurrent misses in a worker wait for one build.
+ *
+ * Listing uses a backend session per (scope, backend) kept in the
+ * "bsessions" database, not a client's: a view belongs to an identity
+ * scope, not to a session.
+ */
+#include <sys/queue.h>
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "shared/config.h"
+#include "shared/log.h"
+#include "shared/store.h"
+#include "view.h"
+#include "worker.h"
+
+#define VIEW_SCOPE_ANON		"anon"
+#define VIEW_BSESSION_TTL_MS	(60ULL * 60 * 1000)
+#define VIEW_FAILED_TTL_MS	5000	/* a partial view is kept briefly */
+
+enum vkind {
+	VK_TOOLS = 0,
+	VK_RESOURCES,
+	VK_TEMPLATES,
+	VK_PROMPTS,
+	VK_N
+};
+
+static const struct {
+	const char	*vk_method;
+	const char	*vk_field;
+	const char	*vk_cap;
+} vkinds[VK_N] = {
+	{ "tools/list", "tools", "tools" },
+	{ "resources/list", "resources", "resources" },
+	{ "resources/templates/list", "resourceTemplates", "resources" },
+	{ "prompts/list", "prompts", "prompts" },
+};
+
+struct view_wait {
+	TAILQ_ENTRY(view_wait)	 vw_entry;
+	view_cb			 vw_cb;
+	void			*vw_arg;
+};
+
+struct vbuild;
+
+/* fetching one backend's lists */
+struct vfetch {
+	struct vbuild			*vf_build;
+	const struct config_backend	*vf_be;
+	struct backend_call		*vf_call;
+	json_t				*vf_lists[VK_N];
+	json_t				*vf_caps;
+	json_t				*vf_cursors;	/* seen, for loops */
+	char				*vf_cursor;	/* next page, or NULL */
+	char				*vf_bsid;
+	char				*vf_bver;
+	enum vkind			 vf_kind;
+	unsigned int			 vf_pages;
+	int				 vf_reopened;
+	int				 vf_done;
+	int				 vf_ok;
+	char				 vf_err[512];
+};
+
+struct vbuild {
+	TAILQ_ENTRY(vbuild)	 vb_entry;
+	struct worker		*vb_w;
+	char			 vb_scope[64];
+	TAILQ_HEAD(, view_wait)	 vb_waiters;
+	struct vfetch		*vb_fetch;
+	size_t			 vb_nfetch;
+	size_t			 vb_pending;
+};
+
+static TAILQ_HEAD(, vbuild) vbuilds = TAILQ_HEAD_INITIALIZER(vbuilds);
+
+/* the aggregation policy: built once per worker from its config */
+static struct view_policy	 views_pol;
+static struct view_workload	*views_wl;
+static struct view_override	*views_ov;
+static int			 views_pol_ready;
+
+static void	vfetch_next(struct vfetch *);
+static void	vfetch_open(struct vfetch *);
+static void	vbuild_fetched(struct vfetch *);
+
+/* keys are scoped to the daemon run and generation: a reload rebuilds */
+static void
+view_key(struct worker *w, char *buf, size_t len, const char *what,
+    const char *scope, const char *backend)
+{
+	(void)snprintf(buf, len, "%s|%d.%u|%s|%s", what, (int)getppid(),
+	    w->w_gen, scope, backend != NULL ? backend : "");
+}
+
+static void
+bsession_key(char *buf, size_t len, const char *scope, const char *backend)
+{
+	(void)snprintf(buf, len, "%s|%s", scope, backend);
+}
+
+/* the listing backend session of (scope, backend), if one is recorded */
+static int
+bsession_load(struct worker *w, const char *scope,
+    const struct config_backend *be, char **sid, char **ver)
+{
+	struct store_rec	 rec;
+	json_t			*o;
+	json_error_t		 jerr;
+	const char		*s = NULL, *v = NULL;
+	char			 key[STORE_KEY_MAX];
+	int			 rc = -1;
+
+	*sid = *ver = NULL;
+	memset(&rec, 0, sizeof(rec));
+	bsession_key(key, sizeof(key), scope, be->cb_name);
+	if (store_get(w->w_store, STORE_BSESSIONS, key, strlen(key),
+	    store_now_ms(), &rec) != 0)
+		return -1;
+	if ((o = json_loadb(rec.sr_data, rec.sr_len, 0, &jerr)) != NULL &&
+	    json_unpack(o, "{s?s, s:s}", "sid", &s, "pv", &v) == 0) {
+		*sid = s != NULL ? strdup(s) : NULL;
+		*ver = strdup(v);
+		rc = 0;
+	}
+	json_decref(o);
+	store_rec_clear(&rec);
+	return rc;
+}
+
+static void
+bsession_save(struct worker *w, const char *scope,
+    const struct config_backend *be, const char *sid, const char *ver)
+{
+	json_t		*o;
+	char		*buf, key[STORE_KEY_MAX];
+	size_t		 len;
+	uint64_t	 now = store_now_ms();
+
+	bsession_key(key, sizeof(key), scope, be->cb_name);
+	if ((o = json_pack("{s:s*, s:s}", "sid", sid, "pv", ver)) == NULL)
+		return;
+	if ((buf = jsonrpc_dump(o, &len)) != NULL) {
+		if (store_put(w->w_store, STORE_BSESSIONS, key, strlen(key),
+		    buf, len, now + VIEW_BSESSION_TTL_MS, now) == -1)
+			log_warnx("cannot record the backend session of %s",
+			    be->cb_name);
+		free(buf);
+	}
+	json_decref(o);
+}
+
+static void
+bsession_forget(struct worker *w, const char *scope,
+    const struct config_backend *be)
+{
+	char key[STORE_KEY_MAX];
+
+	bsession_key(key, sizeof(key), scope, be->cb_name);
+	(void)store_del(w->w_store, STORE_BSESSIONS, key, strlen(key));
+}
+
+static json_t *
+view_load(struct worker *w, const char *what, const char *scope,
+    const char *backend)
+{
+	struct store_rec	 rec;
+	json_t			*o;
+	json_error_t		 jerr;
+	char			 key[STORE_KEY_MAX];
+
+	memset(&rec, 0, sizeof(rec));
+	view_key(w, key, sizeof(key), what, scope, backend);
+	if (store_get(w->w_store, STORE_VIEWS, key, strlen(key),
+	    store_now_ms(), &rec) != 0)
+		return NULL;
+	o = json_loadb(rec.sr_data, rec.sr_len, 0, &jerr);
+	store_rec_clear(&rec);
+	return o;
+}
+
+static void
+view_save(struct worker *w, const char *what, const char *scope,
+    const char *backend, json_t *o, uint64_t ttl_ms)
+{
+	char		*buf, key[STORE_KEY_MAX];
+	size_t		 len;
+	uint64_t	 now = store_now_ms();
+
+	view_key(w, key, sizeof(key), what, scope, backend);
+	if ((buf = jsonrpc_dump(o, &len)) == NULL)
+		return;
+	if (store_put(w->w_store, STORE_VIEWS, key, strlen(key), buf, len,
+	    now + ttl_ms, now) == -1)
+		log_warnx("cannot store the %s view (%zu bytes)", what, len);
+	free(buf);
+}
+
+void
+view_invalidate_backend(struct worker *w, const char *backend)
+{
+	char key[STORE_KEY_MAX];
+
+	view_key(w, key, sizeof(key), "raw", VIEW_SCOPE_ANON, backend);
+	(void)store_del(w->w_store, STORE_VIEWS, key, strlen(key));
+	view_key(w, key, sizeof(key), "view", VIEW_SCOPE_ANON, NULL);
+	(void)store_del(w->w_store, STORE_VIEWS, key, strlen(key));
+}
+
+static uint64_t
+views_ttl(struct worker *w)
+{
+	return w->w_conf->cf_agg.ca_cache_ttl_ms;
+}
+
+size_t
+views_page_size(struct worker *w)
+{
+	return w->w_conf->cf_agg.ca_page_size;
+}
+
+static const struct view_policy *
+views_policy(struct worker *w)
+{
+	const struct config_aggregation	*ca = &w->w_conf->cf_agg;
+	size_t				 i, j, nov = 0, k = 0;
+
+	if (views_pol_ready)
+		return &views_pol;
+	for (i = 0; i < ca->ca_nworkloads; i++)
+		nov += ca->ca_workloads[i].cw_noverrides;
+	views_wl = calloc(ca->ca_nworkloads + 1, sizeof(*views_wl));
+	views_ov = calloc(nov + 1, sizeof(*views_ov));
+	if (views_wl == NULL || views_ov == NULL)
+		fatal("%s", __func__);	/* once, at the first request */
+	for (i = 0; i < ca->ca_nworkloads; i++) {
+		const struct config_workload *cw = &ca->ca_workloads[i];
+
+		views_wl[i].vw_name = cw->cw_name;
+		views_wl[i].vw_filter = (const char *const *)cw->cw_filter;
+		views_wl[i].vw_nfilter = cw->cw_nfilter;
+		views_wl[i].vw_exclude_all = cw->cw_exclude_all;
+		views_wl[i].vw_overrides = &views_ov[k];
+		views_wl[i].vw_noverrides = cw->cw_noverrides;
+		for (j = 0; j < cw->cw_noverrides; j++, k++) {
+			views_ov[k].vo_tool = cw->cw_overrides[j].co_tool;
+			views_ov[k].vo_name = cw->cw_overrides[j].co_name;
+			views_ov[k].vo_description =
+			    cw->cw_overrides[j].co_description;
+			views_ov[k].vo_annotations =
+			    cw->cw_overrides[j].co_annotations;
+		}
+	}
+	views_pol.vp_conflict = ca->ca_conflict == CONFIG_CONFLICT_PRIORITY ?
+	    VIEW_CONFLICT_PRIORITY : ca->ca_conflict == CONFIG_CONFLICT_MANUAL ?
+	    VIEW_CONFLICT_MANUAL : VIEW_CONFLICT_PREFIX;
+	views_pol.vp_prefix_mode = ca->ca_prefix_mode ==
+	    CONFIG_PREFIX_ON_CONFLICT ? VIEW_PREFIX_ON_CONFLICT :
+	    VIEW_PREFIX_ALWAYS;
+	views_pol.vp_prefix_format = ca->ca_prefix_format;
+	views_pol.vp_priority = (const char *const *)ca->ca_priority;
+	views_pol.vp_npriority = ca->ca_npriority;
+	views_pol.vp_exclude_all_tools = ca->ca_exclude_all_tools;
+	views_pol.vp_default_deny = ca->ca_default_deny;
+	views_pol.vp_workloads = views_wl;
+	views_pol.vp_nworkloads = ca->ca_nworkloads;
+	views_pol_ready = 1;
+	return &views_pol;
+}
+
+/* the union of the backends' capabilities (sub-flags OR-ed) */
+static void
+views_caps_merge(json_t *into, json_t *caps)
+{
+	const char	*k, *k2;
+	json_t		*v, *v2, *have;
+
+	json_object_foreach(caps, k, v) {
+		if (!json_is_object(v))
+			continue;
+		if ((have = json_object_get(into, k)) == NULL) {
+			(void)json_object_set_new(into, k, json_object());
+			have = json_object_get(into, k);
+		}
+		json_object_foreach(v, k2, v2)
+			if (json_is_true(v2))
+				(void)json_object_set(have, k2, v2);
+	}
+}
+
+static void vfetch_fail(struct vfetch *, const char *, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* fmt's first conversion is the backend name */
+static void
+vfetch_fail(struct vfetch *f, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(f->vf_err, sizeof(f->vf_err), fmt, ap);
+	va_end(ap);
+	f->vf_ok = 0;
+	f->vf_done = 1;
+	vbuild_fetched(f);
+}
+
+static void
+vfetch_on_list(void *arg, int rc, json_t *response, int lost,
+    const char *errmsg)
+{
+	struct vfetch	*f = arg;
+	json_t		*result, *items, *next;
+	const char	*field = vkinds[f->vf_kind].vk_field;
+	size_t		 i;
+
+	f->vf_call = NULL;
+	if (rc == -1 && lost && !f->vf_reopened) {
+		/* the backend forgot the listing session: open anew */
+		f->vf_reopened = 1;
+		bsession_forget(f->vf_build->vb_w, f->vf_build->vb_scope,
+		    f->vf_be);
+		vfetch_open(f);
+		return;
+	}
+	if (rc == -1) {
+		vfetch_fail(f, "backend %s: %s", f->vf_be->cb_name, errmsg);
+		return;
+	}
+	if (json_object_get(response, "error") != NULL) {
+		const char *m = json_string_value(json_object_get(
+		    json_object_get(response, "error"), "message"));
+
+		vfetch_fail(f, "backend %s refused to list: %s",
+		    f->vf_be->cb_name, m != NULL ? m : "(no message)");
+		return;
+	}
+	result = json_object_get(response, "result");
+	items = json_object_get(result, field);
+	if (!json_is_array(items)) {
+		vfetch_fail(f, "backend %s sent a list without \"%s\"", f->vf_be->cb_name, field);
+		return;
+	}
+	for (i = 0; i < json_array_size(items); i++)
+		(void)json_array_append(f->vf_lists[f->vf_kind],
+		    json_array_get(items, i));
+	free(f->vf_cursor);
+	f->vf_cursor = NULL;
+	next = json_object_get(result, "nextCursor");
+	if (json_is_string(next)) {
+		/* bounded, and a repeated cursor is a loop */
+		if (json_object_get(f->vf_cursors, json_string_value(next))) {
+			vfetch_fail(f, "backend %s repeated a list cursor: "
+			    "%.64s", f->vf_be->cb_name, json_string_value(next));
+			return;
+		}
+		if (++f->vf_pages >= f->vf_build->vb_w->w_conf->cf_agg
+		    .ca_max_backend_pages) {
+			vfetch_fail(f, "backend %s: a list longer than "
+			    "aggregation.maxBackendPages", f->vf_be->cb_name);
+			return;
+		}
+		if ((f->vf_cursor = strdup(json_string_value(next))) == NULL ||
+		    json_object_set_new(f->vf_cursors, f->vf_cursor,
+		    json_true()) == -1) {
+			vfetch_fail(f, "backend %s: %s", f->vf_be->cb_name, "out of memory");
+			return;
+		}
+	} else {
+		f->vf_kind++;
+		f->vf_pages = 0;
+		json_object_clear(f->vf_cursors);
+	}
+	vfetch_next(f);
+}
+
+/* list the next kind the backend offers, or the next page of this one */
+static void
+vfetch_next(struct vfetch *f)
+{
+	static const struct backend_call_cbs cbs = { NULL, NULL,
+	    vfetch_on_list };
+	struct worker	*w = f->vf_build->vb_w;
+	json_t		*params = NULL;
+
+	while (f->vf_kind < VK_N && !json_is_object(json_object_get(f->vf_caps,
+	    vkinds[f->vf_kind].vk_cap)))
+		f->vf_kind++;
+	if (f->vf_kind == VK_N) {
+		f->vf_ok = 1;
+		f->vf_done = 1;
+		vbuild_fetched(f);
+		return;
+	}
+	if (f->vf_cursor != NULL &&
+	    (params = json_pack("{s:s}", "cursor", f->vf_cursor)) == NULL) {
+		vfetch_fail(f, "backend %s: %s", f->vf_be->cb_name, "out of memory");
+		return;
+	}
+	f->vf_call = backend_rpc(w, f->vf_be, f->vf_bsid, f->vf_bver,
+	    vkinds[f->vf_kind].vk_method, params, &cbs, f);
+	json_decref(params);
+	if (f->vf_call == NULL)
+		vfetch_fail(f, "backend %s: %s", f->vf_be->cb_name, "cannot send the list request");
+}
+
+static void
+vfetch_opened(void *arg, int rc, const char *bsid, const char *version,
+    json_t *init_result, const char *errmsg)
+{
+	struct vfetch	*f = arg;
+	struct vbuild	*b = f->vf_build;
+
+	if (rc == -1) {
+		vfetch_fail(f, "backend %s: %s", f->vf_be->cb_name, errmsg);
+		return;
+	}
+	free(f->vf_bsid);
+	free(f->vf_bver);
+	f->vf_bsid = bsid != NULL ? strdup(bsid) : NULL;
+	f->vf_bver = strdup(version);
+	json_decref(f->vf_caps);
+	f->vf_caps = json_incref(json_object_get(init_result, "capabilities"));
+	bsession_save(b->vb_w, b->vb_scope, f->vf_be, bsid, version);
+	vfetch_next(f);
+}
+
+static void
+vfetch_open(struct vfetch *f)
+{
+	if (backend_open(f->vf_build->vb_w, f->vf_be, NULL, vfetch_opened, f) == -1)
+		vfetch_fail(f, "backend %s: %s", f->vf_be->cb_name, "cannot open a session");
+}
+
+/* start one backend: its cached lists, else fetch them */
+static void
+vfetch_start(struct vfetch *f)
+{
+	struct vbuild	*b = f->vf_build;
+	json_t		*raw, *info;
+	int		 k;
+
+	if ((raw = view_load(b->vb_w, "raw", b->vb_scope,
+	    f->vf_be->cb_name)) != NULL) {
+		for (k = 0; k < VK_N; k++) {
+			json_decref(f->vf_lists[k]);
+			f->vf_lists[k] = json_incref(json_object_get(raw,
+			    vkinds[k].vk_field));
+			if (f->vf_lists[k] == NULL)
+				f->vf_lists[k] = json_array();
+		}
+		f->vf_caps = json_incref(json_object_get(raw,
+		    "capabilities"));
+		json_decref(raw);
+		f->vf_ok = 1;
+		f->vf_done = 1;
+		vbuild_fetched(f);
+		return;
+	}
+	info = backend_info_get(b->vb_w, f->vf_be);
+	if (info != NULL && bsession_load(b->vb_w, b->vb_scope, f->vf_be,
+	    &f->vf_bsid, &f->vf_bver) == 0) {
+		f->vf_caps = json_incref(json_object_get(json_object_get(info,
+		    "result"), "capabilities"));
+		json_decref(info);
+		vfetch_next(f);
+		return;
+	}
+	json_decref(info);
+	vfetch_open(f);
+}
+
+static void
+vfetch_clear(struct vfetch *f)
+{
+	int k;
+
+	backend_call_cancel(f->vf_call);
+	for (k = 0; k < VK_N; k++)
+		json_decref(f->vf_lists[k]);
+	json_decref(f->vf_caps);
+	json_decref(f->vf_cursors);
+	free(f->vf_cursor);
+	free(f->vf_bsid);
+	free(f->vf_bver);
+}
+
+static void
+vbuild_free(struct vbuild *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->vb_nfetch; i++)
+		vfetch_clear(&b->vb_fetch[i]);
+	free(b->vb_fetch);
+	free(b);
+}
+
+/* every backend fetched (or failed): build, store, answer the waiters */
+static void
+vbuild_finish(struct vbuild *b)
+{
+	struct worker		*w = b->vb_w;
+	struct view_input	*in = NULL;
+	struct view_wait	*vw;
+	json_t			*view = NULL, *raw, *errs, *caps;
+	char			 err[1024] = "";
+	size_t			 i, n = 0, nfailed = 0;
+	int			 fail_all;
+
+	TAILQ_REMOVE(&vbuilds, b, vb_entry);
+	fail_all = w->w_conf->cf_partial_failure == CONFIG_PARTIAL_FAIL;
+	caps = json_object();
+	if (caps == NULL ||
+	    (in = calloc(b->vb_nfetch, sizeof(*in))) == NULL) {
+		(void)snprintf(err, sizeof(err), "out of memory");
+		goto answer;
+	}
+	for (i = 0; i < b->vb_nfetch; i++) {
+		struct vfetch *f = &b->vb_fetch[i];
+
+		if (!f->vf_ok) {
+			log_warnx("view: %s", f->vf_err);
+			nfailed++;
+			if (err[0] == '\0')
+				(void)snprintf(err, sizeof(err), "%s",
+				    f->vf_err);
+			continue;
+		}
+		raw = json_pack("{s:O, s:O, s:O, s:O, s:O}",
+		    "capabilities", f->vf_caps,
+		    "tools", f->vf_lists[VK_TOOLS],
+		    "resources", f->vf_lists[VK_RESOURCES],
+		    "resourceTemplates", f->vf_lists[VK_TEMPLATES],
+		    "prompts", f->vf_lists[VK_PROMPTS]);
+		if (raw != NULL) {
+			view_save(w, "raw", b->vb_scope, f->vf_be->cb_name, raw,
+			    views_ttl(w));
+			json_decref(raw);
+		}
+		views_caps_merge(caps, f->vf_caps);
+		in[n].vi_backend = f->vf_be->cb_name;
+		in[n].vi_tools = f->vf_lists[VK_TOOLS];
+		in[n].vi_resources = f->vf_lists[VK_RESOURCES];
+		in[n].vi_templates = f->vf_lists[VK_TEMPLATES];
+		in[n].vi_prompts = f->vf_lists[VK_PROMPTS];
+		n++;
+	}
+	if (nfailed > 0 && (fail_all || n == 0))
+		goto answer;
+	if ((view = view_build(views_policy(w), in, n)) == NULL) {
+		(void)snprintf(err, sizeof(err), "out of memory");
+		goto answer;
+	}
+	(void)json_object_set_new(view, "capabilities", caps);
+	caps = NULL;
+	errs = json_object_get(view, "errors");
+	for (i = 0; i < json_array_size(errs); i++)
+		log_warnx("view: %s", json_string_value(json_array_get(errs,
+		    i)));
+	/* a view missing a backend is kept only briefly */
+	view_save(w, "view", b->vb_scope, NULL, view, nfailed > 0 ?
+	    VIEW_FAILED_TTL_MS : views_ttl(w));
+	err[0] = '\0';
+answer:
+	json_decref(caps);
+	free(in);
+	while ((vw = TAILQ_FIRST(&b->vb_waiters)) != NULL) {
+		TAILQ_REMOVE(&b->vb_waiters, vw, vw_entry);
+		vw->vw_cb(vw->vw_arg, view, view == NULL ? err : NULL);
+		free(vw);
+	}
+	json_decref(view);
+	vbuild_free(b);
+}
+
+static void
+vbuild_fetched(struct vfetch *f)
+{
+	struct vbuild *b = f->vf_build;
+
+	if (--b->vb_pending == 0)
+		vbuild_finish(b);
+}
+
+int
+view_get(struct worker *w, view_cb cb, void *arg)
+{
+	struct vbuild		*b;
+	struct view_wait	*vw;
+	json_t			*view;
+	size_t			 i;
+	const char		*scope = VIEW_SCOPE_ANON;
+
+	if ((view = view_load(w, "view", scope, NULL)) != NULL) {
+		cb(arg, view, NULL);
+		json_decref(view);
+		return 0;
+	}
+	if ((vw = calloc(1, sizeof(*vw))) == NULL)
+		return -1;
+	vw->vw_cb = cb;
+	vw->vw_arg = arg;
+	TAILQ_FOREACH(b, &vbuilds, vb_entry)
+		if (b->vb_w == w && strcmp(b->vb_scope, scope) == 0) {
+			TAILQ_INSERT_TAIL(&b->vb_waiters, vw, vw_entry);
+			return 0;
+		}
+	if ((b = calloc(1, sizeof(*b))) == NULL ||
+	    (b->vb_fetch = calloc(w->w_conf->cf_nbackends,
+	    sizeof(*b->vb_fetch))) == NULL) {
+		free(b);
+		free(vw);
+		return -1;
+	}
+	b->vb_w = w;
+	(void)snprintf(b->vb_scope, sizeof(b->vb_scope), "%s", scope);
+	TAILQ_INIT(&b->vb_waiters);
+	TAILQ_INSERT_TAIL(&b->vb_waiters, vw, vw_entry);
+	TAILQ_INSERT_TAIL(&vbuilds, b, vb_entry);
+	b->vb_nfetch = w->w_conf->cf_nbackends;
+	b->vb_pending = b->vb_nfetch + 1;	/* +1 until all started */
+	for (i = 0; i < b->vb_nfetch; i++) {
+		struct vfetch *f = &b->vb_fetch[i];
+		int k;
+
+		f->vf_build = b;
+		f->vf_be = &w->w_conf->cf_backends[i];
+		f->vf_cursors = json_object();
+		for (k = 0; k < VK_N; k++)
+			f->vf_lists[k] = json_array();
+	}
+	for (i = 0; i < b->vb_nfetch; i++)
+		vfetch_start(&b->vb_fetch[i]);
+	if (--b->vb_pending == 0)
+		vbuild_finish(b);
+	return 0;
+}
+
+/* a waiter that no longer wants the view (its client went away) */
+void
+view_get_cancel(struct worker *w, void *arg)
+{
+	struct vbuild		*b;
+	struct view_wait	*vw, *tmp;
+
+	(void)w;
+	TAILQ_FOREACH(b, &vbuilds, vb_entry)
+		for (vw = TAILQ_FIRST(&b->vb_waiters); vw != NULL; vw = tmp) {
+			tmp = TAILQ_NEXT(vw, vw_entry);
+			if (vw->vw_arg == arg) {
+				TAILQ_REMOVE(&b->vb_waiters, vw, vw_entry);
+				free(vw);
+			}
+		}
+}
