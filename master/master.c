@@ -211,6 +211,7 @@ master_spawn(struct gen *g, enum child_kind kind, int slot)
 		free(c);
 		return -1;
 	case 0:
+		free(c);	/* the master's bookkeeping, not the child's */
 		close(fds[0]);
 		/* nothing of the master's other children leaks into this one */
 		TAILQ_FOREACH(o, &children, c_entry)

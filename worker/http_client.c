@@ -309,6 +309,7 @@ http_call_errmsg(struct http_call *call)
 {
 	long		 oserr = 0;
 	curl_off_t	 ct = 0;
+	long		 reqsize = 0;
 	uint64_t	 ms;
 
 	if (call->c_errmsg[0] != '\0')
@@ -326,9 +327,13 @@ http_call_errmsg(struct http_call *call)
 		    curl_easy_strerror(call->c_result));
 		return call->c_errmsg;
 	case CURLE_OPERATION_TIMEDOUT:
+		/* a reused connection has no connect time: look at whether
+		 * the request went out instead */
+		(void)curl_easy_getinfo(call->c_easy, CURLINFO_REQUEST_SIZE,
+		    &reqsize);
 		(void)curl_easy_getinfo(call->c_easy, CURLINFO_CONNECT_TIME_T,
 		    &ct);
-		if (ct == 0) {
+		if (ct == 0 && reqsize <= 0) {
 			ms = HTTP_CONNECT_TIMEOUT_MS;
 			if (call->c_timeout_ms != 0 && call->c_timeout_ms < ms)
 				ms = call->c_timeout_ms;

@@ -199,6 +199,14 @@ front_healthz(struct worker *w, struct evhttp_request *req)
 	json_decref(body);
 }
 
+/* evhttp wrote the whole reply: a draining worker may now exit */
+static void
+front_on_complete(struct evhttp_request *req, void *arg)
+{
+	(void)req;
+	worker_reply_flushed(arg);
+}
+
 static void
 front_on_request(struct evhttp_request *req, void *arg)
 {
@@ -219,6 +227,8 @@ front_on_request(struct evhttp_request *req, void *arg)
 	}
 	if (strcmp(path, "/mcp") == 0) {
 		w->w_inflight++;
+		w->w_unflushed++;
+		evhttp_request_set_on_complete_cb(req, front_on_complete, w);
 		legacy_handle(w, req);
 		return;
 	}

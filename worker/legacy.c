@@ -90,6 +90,7 @@ legacy_on_close(struct evhttp_connection *evcon, void *arg)
 	TAILQ_REMOVE(&mr->mr_w->w_reqs, mr, mr_entry);
 	jsonrpc_msg_clear(&mr->mr_msg);
 	session_clear(&mr->mr_sess);
+	worker_reply_flushed(mr->mr_w);	/* no reply will be written */
 	worker_request_done(mr->mr_w);
 	free(mr);
 }

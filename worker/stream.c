@@ -154,6 +154,7 @@ stream_on_close(struct evhttp_connection *evcon, void *arg)
 	log_debug("GET stream of %.8s... closed by the client", gs->gs_sid);
 	evhttp_send_reply_end(gs->gs_req);	/* frees the detached request */
 	gs->gs_req = NULL;
+	worker_reply_flushed(gs->gs_w);	/* no more of it will be written */
 	stream_free(gs);
 }
 

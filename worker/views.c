@@ -224,6 +224,16 @@ views_ttl(struct worker *w)
 	return w->w_conf->cf_agg.ca_cache_ttl_ms;
 }
 
+void
+views_free(void)
+{
+	free(views_wl);
+	free(views_ov);
+	views_wl = NULL;
+	views_ov = NULL;
+	views_pol_ready = 0;
+}
+
 size_t
 views_page_size(struct worker *w)
 {

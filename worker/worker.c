@@ -59,8 +59,16 @@ worker_drain(struct worker *w)
 static void
 worker_exit_if_idle(struct worker *w)
 {
-	if (w->w_draining && w->w_inflight == 0)
+	if (w->w_draining && w->w_inflight == 0 && w->w_unflushed == 0)
 		event_base_loopexit(w->w_base, NULL);
+}
+
+void
+worker_reply_flushed(struct worker *w)
+{
+	if (w->w_unflushed > 0)
+		w->w_unflushed--;
+	worker_exit_if_idle(w);
 }
 
 void
@@ -171,6 +179,7 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 	log_debug("exiting");
 	stream_free_all(w);
 	front_free(w);
+	views_free();
 	http_client_free(w->w_hc);
 	store_close(w->w_store);
 	event_free(w->w_chan_ev);

@@ -49,6 +49,7 @@ struct worker {
 	struct event			*w_drain_ev;
 	int				 w_draining;
 	size_t				 w_inflight;	/* requests being served */
+	size_t				 w_unflushed;	/* replies not yet written */
 	uint64_t			 w_rpc_seq;	/* backend request ids */
 	TAILQ_HEAD(, mcp_req)		 w_reqs;
 	TAILQ_HEAD(, bopen)		 w_opens;	/* backend opens in flight */
@@ -58,6 +59,7 @@ struct worker {
 void	 worker_main(const struct config *, int slot, unsigned int gen,
 	    int listen_fd, int chan_fd) __attribute__((noreturn));
 void	 worker_request_done(struct worker *);
+void	 worker_reply_flushed(struct worker *);
 struct worker *worker_self(void);	/* one worker per process */
 
 /* http_front.c: the evhttp server, limits, routes, reply helpers */
@@ -102,6 +104,7 @@ int	 view_get(struct worker *, view_cb, void *arg);
 void	 view_get_cancel(struct worker *, void *arg);
 void	 view_invalidate_backend(struct worker *, const char *backend);
 size_t	 views_page_size(struct worker *);
+void	 views_free(void);
 
 /* stream.c: standalone GET streams and delivery to them */
 int	 stream_init(struct worker *);

@@ -725,6 +725,8 @@ readline.createInterface({ input: process.stdin }).on('line', (line) => {
   case 'ping-me':
     setTimeout(() => send({ jsonrpc: '2.0', id: 'sping', method: 'ping' }), 0);
     return setTimeout(() => reply('pinged'), 300);
+  case 'slow':
+    return setTimeout(() => reply('slow done'), 800);
   case 'report':
     return reply(JSON.stringify(seen));
   default:
@@ -839,6 +841,40 @@ describe('a scripted server: timeouts, exits, bounds, routing', () => {
     const r = await br.stop();
     assert.equal(r.code, 0, br.output);
     br.assertClean();
+  });
+});
+
+describe('the master\'s orders', () => {
+  let script;
+
+  before(async () => {
+    script = path.join(await tmpDir(), 'fake.mjs');
+    await fsp.writeFile(script, FAKE);
+  });
+
+  test('IPC_DRAIN: no new connections, the call in flight finishes, then exit 0', async () => {
+    const br = await Bridge.start('drain', [process.execPath, script]);
+    const { sid } = await initialize(br.sock);
+    const server = await br.serverPid();
+    const x = await open(br.sock, { sid, body: callTool('s', 'slow') });
+    await sleep(100);
+    process.kill(br.proc.pid, 'SIGHUP');	// bridge-test: IPC_DRAIN
+    await waitFor('the socket to go', () => !fs.existsSync(br.sock), { timeout: 3000 });
+    await x.done(5000);
+    assert.equal(final(x, 's').result.content[0].text, 'slow done');
+    const r = await withTimeout(br.exited, 10000, 'exit after the drain');
+    assert.equal(r.code, 0, br.output);
+    assert.equal(procState(server), null);
+    br.assertClean();
+  });
+
+  test('the master gone (channel EOF, death signal): the bridge stops its server', async () => {
+    const br = await Bridge.start('lost', [process.execPath, script]);
+    const server = await br.serverPid();
+    process.kill(br.proc.pid, 'SIGKILL');	// bridge-test, the "master"
+    await waitFor('the server to be gone', () => procState(server) === null, { timeout: 8000 });
+    await waitFor('the bridge to be gone', () => procState(br.pid) !== 'alive', { timeout: 8000 });
+    assert.equal(fs.existsSync(br.sock), false);
   });
 });
 

@@ -7,7 +7,7 @@
  * It plays the master: forks the bridge with a control channel (the
  * bridge runs child_setup() and bridge_main() as under vmcpd), prints
  * "ready <bridge pid>" once the bridge sends IPC_READY, turns SIGTERM
- * or SIGINT into IPC_STOP, and exits with the bridge's status once the
+ * or SIGINT into IPC_STOP and SIGHUP into IPC_DRAIN, and exits with the bridge's status once the
  * bridge is gone and every orphan it left has been reaped (it is a
  * child subreaper, so a SIGKILLed bridge's server is reparented here
  * and its death can be observed).
@@ -34,13 +34,15 @@
 
 pid_t master_pid;		/* child_setup() checks getppid() against it */
 
-static volatile sig_atomic_t got_term, got_chld;
+static volatile sig_atomic_t got_term, got_chld, got_hup;
 
 static void
 on_signal(int sig)
 {
 	if (sig == SIGCHLD)
 		got_chld = 1;
+	else if (sig == SIGHUP)
+		got_hup = 1;
 	else
 		got_term = 1;
 }
@@ -127,6 +129,7 @@ main(int argc, char *argv[])
 	(void)sigaction(SIGTERM, &sa, NULL);
 	(void)sigaction(SIGINT, &sa, NULL);
 	(void)sigaction(SIGCHLD, &sa, NULL);
+	(void)sigaction(SIGHUP, &sa, NULL);
 	sa.sa_handler = SIG_IGN;
 	(void)sigaction(SIGPIPE, &sa, NULL);
 	sigemptyset(&block);
@@ -179,6 +182,11 @@ main(int argc, char *argv[])
 			if (!chan_open ||
 			    ipc_send(fds[0], IPC_STOP, NULL, 0) == -1)
 				(void)kill(bridge, SIGTERM);
+		}
+		if (got_hup) {
+			got_hup = 0;
+			if (chan_open && bridge != 0)
+				(void)ipc_send(fds[0], IPC_DRAIN, NULL, 0);
 		}
 		pfd.fd = chan_open ? fds[0] : -1;
 		pfd.events = POLLIN;
