@@ -71,7 +71,7 @@
 #include "shared/log.h"
 #include "bridge.h"
 
-#define BRIDGE_LINE_MAX		(16 * 1024 * 1024) /* one stdout message */
+#define BRIDGE_LINE_MAX		(16 * 1024 * 1024) /* a stdout line */
 #define BRIDGE_STDIN_MAX	(32 * 1024 * 1024) /* unwritten input */
 #define BRIDGE_BODY_MAX		(16 * 1024 * 1024)
 #define BRIDGE_HEADERS_MAX	(64 * 1024)
@@ -79,13 +79,13 @@
 #define BRIDGE_SSE_HIGH_WATER	(8 * 1024 * 1024)
 #define BRIDGE_MAX_REQS		1024	/* waiting + in flight */
 #define BRIDGE_MAX_STREAMS	1024	/* GET streams */
-#define BRIDGE_MAX_SRVREQS	256	/* server requests awaiting answers */
-#define BRIDGE_ERRLINE_MAX	2048	/* logged bytes of a stderr line */
+#define BRIDGE_MAX_SRVREQS	256	/* server requests unanswered */
+#define BRIDGE_ERRLINE_MAX	2048	/* logged of a stderr line */
 #define BRIDGE_SESSION_IDLE_MS	(60 * 60 * 1000)
 #define BRIDGE_KEEPALIVE_MS	15000
 #define BRIDGE_TICK_MS		5000
 #define BRIDGE_KILL_GRACE_MS	2000
-#define BRIDGE_HEALTHY_MS	60000	/* up this long: backoff starts over */
+#define BRIDGE_HEALTHY_MS	60000	/* up this long: backoff reset */
 #define BRIDGE_TIMEOUT_DEFAULT	30000
 #define BRIDGE_EXIT_FLUSH_MS	100	/* let final answers leave */
 #define BRIDGE_BACKLOG		128
@@ -99,13 +99,13 @@ enum bridge_srv_state {
 	SRV_STARTING,		/* spawned, initialize sent */
 	SRV_READY,
 	SRV_KILLING,		/* SIGTERM sent, SIGKILL after the grace */
-	SRV_EXITED		/* reaped; reading what it left in the pipes */
+	SRV_EXITED		/* reaped; reading what it left */
 };
 
 struct bridge;
 
 struct bsession {
-	TAILQ_ENTRY(bsession)	 s_entry;	/* least recently used first */
+	TAILQ_ENTRY(bsession)	 s_entry;	/* least recent first */
 	char			 s_id[BRIDGE_SID_LEN + 1];
 	uint64_t		 s_seen_ms;
 	unsigned int		 s_streams;	/* open GET streams */
@@ -115,13 +115,13 @@ struct bsession {
 struct breq {
 	TAILQ_ENTRY(breq)	 r_entry;
 	struct bridge		*r_b;
-	struct evhttp_request	*r_req;		/* NULL once the caller is gone */
+	struct evhttp_request	*r_req;		/* NULL: caller gone */
 	struct event		*r_timer;
 	char			 r_sid[BRIDGE_SID_LEN + 1];
-	int			 r_init;	/* initialize before any server */
-	json_t			*r_msg;		/* the request as written */
-	json_t			*r_id;		/* the caller's id */
-	json_t			*r_token;	/* the caller's progressToken */
+	int			 r_init;	/* initialize, no server yet */
+	json_t			*r_msg;		/* as written */
+	json_t			*r_id;		/* the caller's */
+	json_t			*r_token;	/* the caller's */
 	char			*r_method;
 	uint64_t		 r_bid;		/* 0 until written */
 };
@@ -139,7 +139,7 @@ struct bsrvreq {
 	TAILQ_ENTRY(bsrvreq)	 sr_entry;
 	json_t			*sr_server_id;
 	char			 sr_id[32];
-	struct breq		*sr_owner;	/* NULL once it has ended */
+	struct breq		*sr_owner;	/* NULL once ended */
 	uint64_t		 sr_expiry_ms;
 };
 
@@ -152,7 +152,6 @@ struct bridge {
 	struct evhttp_bound_socket	*b_bound;
 	dev_t				 b_sock_dev;
 	ino_t				 b_sock_ino;
-	int				 b_chan;
 	struct event			*b_chan_ev;
 	struct event			*b_sig_term;
 	struct event			*b_sig_quit;
@@ -169,7 +168,7 @@ struct bridge {
 	struct bufferevent		*b_in;
 	struct bufferevent		*b_out;
 	struct bufferevent		*b_err;
-	size_t				 b_out_scanned;	/* no LF before */
+	size_t				 b_out_scanned;	/* LF-free */
 	uint64_t			 b_started_ms;
 	unsigned int			 b_restarts;
 	uint64_t			 b_init_bid;
@@ -184,7 +183,7 @@ struct bridge {
 	TAILQ_HEAD(, bsrvreq)		 b_srvreqs;
 	size_t				 b_nsrvreqs;
 	TAILQ_HEAD(, bsession)		 b_sessions;
-	void				*b_sess_root;	/* tsearch(3) tree */
+	void				*b_sess_root;	/* tsearch(3) */
 	size_t				 b_nsessions;
 	int				 b_draining;
 	int				 b_stopping;
@@ -252,7 +251,7 @@ static void
 bridge_reply_json(struct evhttp_request *req, int status, const json_t *msg,
     const char *sid)
 {
-	struct evkeyvalq	*h = evhttp_request_get_output_headers(req);
+	struct evkeyvalq	*h;
 	struct evbuffer		*buf = NULL;
 	char			*s;
 	size_t			 len;
@@ -267,6 +266,7 @@ bridge_reply_json(struct evhttp_request *req, int status, const json_t *msg,
 		return;
 	}
 	free(s);
+	h = evhttp_request_get_output_headers(req);
 	evhttp_add_header(h, "Content-Type", "application/json");
 	if (sid != NULL)
 		evhttp_add_header(h, "Mcp-Session-Id", sid);
@@ -302,11 +302,12 @@ static void
 bridge_sse_start(struct evhttp_request *req, const char *sid,
     void (*closecb)(struct evhttp_connection *, void *), void *arg)
 {
-	struct evkeyvalq		*h = evhttp_request_get_output_headers(req);
+	struct evkeyvalq		*h;
 	struct evhttp_connection	*evcon;
 	struct bufferevent		*bev;
 	struct timeval			 tv;
 
+	h = evhttp_request_get_output_headers(req);
 	evhttp_add_header(h, "Content-Type", "text/event-stream");
 	evhttp_add_header(h, "Cache-Control", "no-cache");
 	if (sid != NULL)
@@ -401,7 +402,8 @@ bridge_b64url(char *out, const unsigned char *in, size_t len)
 	size_t			 i;
 
 	for (i = 0; i + 2 < len; i += 3) {
-		v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
+		v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 |
+		    in[i + 2];
 		*out++ = tab[v >> 18 & 63];
 		*out++ = tab[v >> 12 & 63];
 		*out++ = tab[v >> 6 & 63];
@@ -1365,7 +1367,8 @@ bridge_server_spawn(struct bridge *b)
 	struct timeval			 tv;
 	sigset_t			 all, old;
 	json_t				*params = NULL, *req = NULL, *id;
-	int				 in[2] = { -1, -1 }, out[2] = { -1, -1 };
+	int				 in[2] = { -1, -1 };
+	int				 out[2] = { -1, -1 };
 	int				 err[2] = { -1, -1 };
 	pid_t				 pid, self = getpid();
 
@@ -1445,14 +1448,33 @@ fail:
 	return -1;
 }
 
+/* no server will come (draining): what waits for one fails now */
+static void
+bridge_breqs_fail_waiting(struct bridge *b)
+{
+	struct breq *r, *next;
+
+	for (r = TAILQ_FIRST(&b->b_reqs); r != NULL; r = next) {
+		next = TAILQ_NEXT(r, r_entry);
+		if (r->r_bid == 0)
+			bridge_breq_fail(r, JSONRPC_INTERNAL_ERROR,
+			    b->b_exit_msg[0] != '\0' ? b->b_exit_msg :
+			    "the bridge is stopping");
+	}
+}
+
 static void
 bridge_server_schedule(struct bridge *b)
 {
 	struct timeval	tv;
 	uint64_t	delay;
 
-	if (b->b_stopping || b->b_draining)
+	if (b->b_stopping)
 		return;
+	if (b->b_draining) {
+		bridge_breqs_fail_waiting(b);
+		return;
+	}
 	if (bridge_now_ms() - b->b_started_ms >= BRIDGE_HEALTHY_MS)
 		b->b_restarts = 0;
 	delay = bridge_backoff[b->b_restarts < 3 ? b->b_restarts : 3];
@@ -1712,13 +1734,15 @@ bridge_post_response(struct bridge *b, const struct jsonrpc_msg *m)
 static void
 bridge_post(struct bridge *b, struct evhttp_request *req)
 {
-	struct evbuffer		*body = evhttp_request_get_input_buffer(req);
+	struct evbuffer		*body;
 	struct jsonrpc_msg	 m;
 	struct jsonrpc_err	 err;
 	struct bsession		*s;
 	unsigned char		*data;
-	size_t			 len = evbuffer_get_length(body);
+	size_t			 len;
 
+	body = evhttp_request_get_input_buffer(req);
+	len = evbuffer_get_length(body);
 	if (len == 0 || (data = evbuffer_pullup(body, -1)) == NULL) {
 		bridge_reply_error(req, 400, NULL, JSONRPC_PARSE_ERROR,
 		    "Parse error: empty body");
@@ -1979,7 +2003,9 @@ bridge_drain(struct bridge *b)
 	evtimer_del(b->b_restart_ev);
 	while ((st = TAILQ_FIRST(&b->b_streams)) != NULL)
 		bridge_stream_free(st, 1);
-	if (b->b_nreqs == 0)
+	if (b->b_pid <= 0)
+		bridge_breqs_fail_waiting(b);
+	if (b->b_nreqs == 0 && !b->b_stopping)
 		bridge_stop(b, "drained");
 }
 
@@ -2132,7 +2158,6 @@ bridge_main(const struct bridge_spec *sp, int chan_fd)
 	b->b_name = sp->bs_name != NULL ? sp->bs_name : "bridge";
 	b->b_timeout_ms = sp->bs_timeout_ms > 0 ? sp->bs_timeout_ms :
 	    BRIDGE_TIMEOUT_DEFAULT;
-	b->b_chan = chan_fd;
 	TAILQ_INIT(&b->b_reqs);
 	TAILQ_INIT(&b->b_streams);
 	TAILQ_INIT(&b->b_srvreqs);

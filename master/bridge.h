@@ -11,11 +11,11 @@
 struct bridge_spec {			/* one stdio backend */
 	const char	 *bs_name;	/* backend name, for logs */
 	const char	 *bs_command;	/* executable (PATH lookup) */
-	char *const	 *bs_argv;	/* NULL-terminated, argv[0] = command */
+	char *const	 *bs_argv;	/* NULL-terminated; argv[0] */
 	char *const	 *bs_env;	/* "K=V" added to the environment,
 					 * NULL-terminated, or NULL */
 	const char	 *bs_cwd;	/* or NULL */
-	const char	 *bs_socket;	/* Unix socket path to listen on */
+	const char	 *bs_socket;	/* Unix socket to listen on */
 	uint64_t	  bs_timeout_ms;/* per-request timeout */
 };
 

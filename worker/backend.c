@@ -61,6 +61,56 @@ static void	backend_call_free(struct backend_call *);
 static void	backend_finish(struct backend_call *, int rc, json_t *response,
 		    int lost, const char *errmsg);
 
+int
+backend_bridge_socket(const struct config *conf, const char *name, char *buf,
+    size_t len)
+{
+	int n;
+
+	n = snprintf(buf, len, "%s/bridge-%s.sock", conf->cf_state_dir, name);
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+/* an HTTP call to the backend: its URL, or its bridge's Unix socket */
+static struct http_call *
+backend_http_new(struct worker *w, const struct config_backend *be,
+    const char *method)
+{
+	struct http_call	*hc;
+	char			 path[256];
+
+	if (be->cb_transport != TRANSPORT_STDIO)
+		return http_call_new(w->w_hc, method, be->cb_url);
+	if (backend_bridge_socket(w->w_conf, be->cb_name, path,
+	    sizeof(path)) == -1 ||
+	    (hc = http_call_new(w->w_hc, method, "http://bridge/mcp")) == NULL)
+		return NULL;
+	if (http_call_set_unix_socket(hc, path) == -1) {
+		http_call_cancel(hc);
+		return NULL;
+	}
+	return hc;
+}
+
+struct http_call *
+backend_get_stream(struct worker *w, const struct config_backend *be,
+    const char *bsid, const char *version, const char *last_event_id)
+{
+	struct http_call *hc;
+
+	if ((hc = backend_http_new(w, be, "GET")) == NULL)
+		return NULL;
+	(void)http_call_add_header(hc, "Accept", "text/event-stream");
+	if (bsid != NULL)
+		(void)http_call_add_header(hc, "Mcp-Session-Id", bsid);
+	if (version != NULL)
+		(void)http_call_add_header(hc, "MCP-Protocol-Version", version);
+	if (last_event_id != NULL)
+		(void)http_call_add_header(hc, "Last-Event-ID", last_event_id);
+	http_call_set_timeout(hc, 0);
+	return hc;
+}
+
 static void
 backend_add_headers(struct http_call *hc, const char *bsid,
     const char *version)
@@ -85,7 +135,7 @@ backend_post_nowait(struct worker *w, const struct config_backend *be,
 
 	if ((body = jsonrpc_dump(msg, &len)) == NULL)
 		return;
-	if ((hc = http_call_new(w->w_hc, "POST", be->cb_url)) == NULL) {
+	if ((hc = backend_http_new(w, be, "POST")) == NULL) {
 		free(body);
 		return;
 	}
@@ -364,7 +414,7 @@ backend_call_start(struct worker *w, const struct config_backend *be,
 	json_decref(id);
 	if (req == NULL || (body = jsonrpc_dump(req, &len)) == NULL)
 		goto fail;
-	if ((bc->bc_http = http_call_new(w->w_hc, "POST", be->cb_url)) == NULL)
+	if ((bc->bc_http = backend_http_new(w, be, "POST")) == NULL)
 		goto fail;
 	backend_add_headers(bc->bc_http, bsid, version);
 	if (http_call_set_body(bc->bc_http, body, len) == -1)
@@ -441,7 +491,7 @@ backend_session_delete(struct worker *w, const struct config_backend *be,
 
 	if (bsid == NULL)
 		return;
-	if ((hc = http_call_new(w->w_hc, "DELETE", be->cb_url)) == NULL)
+	if ((hc = backend_http_new(w, be, "DELETE")) == NULL)
 		return;
 	(void)http_call_add_header(hc, "Mcp-Session-Id", bsid);
 	if (version != NULL)

@@ -306,12 +306,17 @@ core_capabilities(json_t *view)
 
 	if ((caps = json_object()) == NULL)
 		return NULL;
-	(void)json_object_set_new(caps, "tools", json_object());
-	/* subscribe and listChanged wait for their delivery paths */
+	/* list changes reach sessions through worker 0's listeners */
+	(void)json_object_set_new(caps, "tools", json_pack("{s:b}",
+	    "listChanged", 1));
 	if (json_is_object(json_object_get(bc, "resources")))
-		(void)json_object_set_new(caps, "resources", json_object());
+		(void)json_object_set_new(caps, "resources", json_pack(
+		    "{s:b, s:b}", "listChanged", 1, "subscribe",
+		    json_is_true(json_object_get(json_object_get(bc,
+		    "resources"), "subscribe"))));
 	if (json_is_object(json_object_get(bc, "prompts")))
-		(void)json_object_set_new(caps, "prompts", json_object());
+		(void)json_object_set_new(caps, "prompts", json_pack("{s:b}",
+		    "listChanged", 1));
 	if (json_is_object(json_object_get(bc, "completions")))
 		(void)json_object_set_new(caps, "completions", json_object());
 	if (json_is_object(json_object_get(bc, "logging")))

@@ -673,6 +673,53 @@ legacy_forward_session(struct mcp_req *mr, struct session *s)
 		legacy_open_backend(mr);
 }
 
+/*
+ * resources/subscribe and unsubscribe: the session records what it is
+ * subscribed to, and the subscription is made on the backend's scope
+ * session, whose stream worker 0 listens to, so that updates reach
+ * every subscribed session whichever worker holds its stream.
+ */
+static void
+legacy_subscribe(struct mcp_req *mr, struct session *s)
+{
+	struct worker	*w = mr->mr_w;
+	const char	*uri;
+	char		*bsid = NULL, *bver = NULL;
+	size_t		 i;
+	int		 sub = strcmp(mr->mr_msg.jm_method, "resources/subscribe")
+			    == 0;
+
+	uri = json_string_value(json_object_get(mr->mr_bparams, "uri"));
+	if (s->s_subs == NULL && (s->s_subs = json_array()) == NULL) {
+		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: out of memory");
+		return;
+	}
+	for (i = 0; i < json_array_size(s->s_subs); i++)
+		if (strcmp(json_string_value(json_array_get(s->s_subs, i)),
+		    uri) == 0)
+			break;
+	if (sub && i == json_array_size(s->s_subs))
+		(void)json_array_append_new(s->s_subs, json_string(uri));
+	else if (!sub && i < json_array_size(s->s_subs))
+		(void)json_array_remove(s->s_subs, i);
+	if (session_save(w->w_store, s, w->w_conf->cf_session_ttl_ms,
+	    store_now_ms()) == -1) {
+		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: cannot save the session");
+		return;
+	}
+	if (bsession_load(w, BSESSION_SCOPE_ANON, mr->mr_be, &bsid,
+	    &bver) == -1) {
+		/* no scope session yet: the client's own, as a fallback */
+		legacy_forward_session(mr, s);
+		return;
+	}
+	legacy_send(mr, bsid, bver);
+	free(bsid);
+	free(bver);
+}
+
 /* the view is here: answer a list, or route to a backend */
 static void
 legacy_on_view(void *arg, json_t *view, const char *err)
@@ -714,6 +761,12 @@ legacy_on_view(void *arg, json_t *view, const char *err)
 		return;
 	}
 	mr->mr_client_caps = json_incref(s.s_client_caps);
+	if (strcmp(mr->mr_msg.jm_method, "resources/subscribe") == 0 ||
+	    strcmp(mr->mr_msg.jm_method, "resources/unsubscribe") == 0) {
+		legacy_subscribe(mr, &s);
+		session_clear(&s);
+		return;
+	}
 	legacy_forward_session(mr, &s);
 	session_clear(&s);
 }

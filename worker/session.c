@@ -62,6 +62,7 @@ session_clear(struct session *s)
 	json_decref(s->s_client_info);
 	free(s->s_owner);
 	free(s->s_log_level);
+	json_decref(s->s_subs);
 	for (i = 0; i < s->s_nbackends; i++) {
 		free(s->s_backends[i].sb_name);
 		free(s->s_backends[i].sb_sid);
@@ -87,7 +88,7 @@ session_encode(const struct session *s, char **buf, size_t *len)
 			goto fail;
 	}
 	o = json_pack("{s:i, s:s, s:O*, s:O*, s:s, s:s*, s:b, s:I, s:I, s:I, "
-	    "s:O}",
+	    "s:O, s:O*}",
 	    "v", SESSION_RECORD_VERSION,
 	    "pv", s->s_version != NULL ? s->s_version : "",
 	    "caps", s->s_client_caps,
@@ -98,7 +99,8 @@ session_encode(const struct session *s, char **buf, size_t *len)
 	    "created", (json_int_t)s->s_created_ms,
 	    "seen", (json_int_t)s->s_seen_ms,
 	    "max", (json_int_t)s->s_max_ms,
-	    "backends", b);
+	    "backends", b,
+	    "subs", s->s_subs);
 	if (o == NULL)
 		goto fail;
 	json_decref(b);
@@ -115,6 +117,7 @@ int
 session_decode(const char *buf, size_t len, struct session *s)
 {
 	json_t		*o, *caps = NULL, *info = NULL, *b = NULL, *e;
+	json_t		*subs = NULL;
 	json_error_t	 jerr;
 	const char	*pv, *owner, *lvl = NULL, *name, *sid, *bpv;
 	json_int_t	 v, created, seen, max;
@@ -124,10 +127,11 @@ session_decode(const char *buf, size_t len, struct session *s)
 	if ((o = json_loadb(buf, len, 0, &jerr)) == NULL)
 		return -1;
 	if (json_unpack(o, "{s:I, s:s, s?o, s?o, s:s, s?s, s:b, s:I, s:I, "
-	    "s:I, s:o}", "v", &v, "pv", &pv, "caps", &caps, "info", &info,
+	    "s:I, s:o, s?o}", "v", &v, "pv", &pv, "caps", &caps, "info", &info,
 	    "owner", &owner, "lvl", &lvl, "init", &init, "created", &created,
-	    "seen", &seen, "max", &max, "backends", &b) == -1 ||
-	    v != SESSION_RECORD_VERSION || !json_is_object(b))
+	    "seen", &seen, "max", &max, "backends", &b, "subs", &subs) == -1 ||
+	    v != SESSION_RECORD_VERSION || !json_is_object(b) ||
+	    (subs != NULL && !json_is_array(subs)))
 		goto fail;
 	if ((s->s_version = strdup(pv)) == NULL ||
 	    (s->s_owner = strdup(owner)) == NULL ||
@@ -135,6 +139,7 @@ session_decode(const char *buf, size_t len, struct session *s)
 		goto fail;
 	s->s_client_caps = json_incref(caps);
 	s->s_client_info = json_incref(info);
+	s->s_subs = json_incref(subs);
 	s->s_initialized = init;
 	s->s_created_ms = (uint64_t)created;
 	s->s_seen_ms = (uint64_t)seen;

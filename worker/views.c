@@ -23,8 +23,8 @@
 #include "view.h"
 #include "worker.h"
 
-#define VIEW_SCOPE_ANON		"anon"
-#define VIEW_BSESSION_TTL_MS	(60ULL * 60 * 1000)
+#define VIEW_SCOPE_ANON		BSESSION_SCOPE_ANON
+
 #define VIEW_FAILED_TTL_MS	5000	/* a partial view is kept briefly */
 
 enum vkind {
@@ -104,73 +104,6 @@ view_key(struct worker *w, char *buf, size_t len, const char *what,
 	    w->w_gen, scope, backend != NULL ? backend : "");
 }
 
-static void
-bsession_key(char *buf, size_t len, const char *scope, const char *backend)
-{
-	(void)snprintf(buf, len, "%s|%s", scope, backend);
-}
-
-/* the listing backend session of (scope, backend), if one is recorded */
-static int
-bsession_load(struct worker *w, const char *scope,
-    const struct config_backend *be, char **sid, char **ver)
-{
-	struct store_rec	 rec;
-	json_t			*o;
-	json_error_t		 jerr;
-	const char		*s = NULL, *v = NULL;
-	char			 key[STORE_KEY_MAX];
-	int			 rc = -1;
-
-	*sid = *ver = NULL;
-	memset(&rec, 0, sizeof(rec));
-	bsession_key(key, sizeof(key), scope, be->cb_name);
-	if (store_get(w->w_store, STORE_BSESSIONS, key, strlen(key),
-	    store_now_ms(), &rec) != 0)
-		return -1;
-	if ((o = json_loadb(rec.sr_data, rec.sr_len, 0, &jerr)) != NULL &&
-	    json_unpack(o, "{s?s, s:s}", "sid", &s, "pv", &v) == 0) {
-		*sid = s != NULL ? strdup(s) : NULL;
-		*ver = strdup(v);
-		rc = 0;
-	}
-	json_decref(o);
-	store_rec_clear(&rec);
-	return rc;
-}
-
-static void
-bsession_save(struct worker *w, const char *scope,
-    const struct config_backend *be, const char *sid, const char *ver)
-{
-	json_t		*o;
-	char		*buf, key[STORE_KEY_MAX];
-	size_t		 len;
-	uint64_t	 now = store_now_ms();
-
-	bsession_key(key, sizeof(key), scope, be->cb_name);
-	if ((o = json_pack("{s:s*, s:s}", "sid", sid, "pv", ver)) == NULL)
-		return;
-	if ((buf = jsonrpc_dump(o, &len)) != NULL) {
-		if (store_put(w->w_store, STORE_BSESSIONS, key, strlen(key),
-		    buf, len, now + VIEW_BSESSION_TTL_MS, now) == -1)
-			log_warnx("cannot record the backend session of %s",
-			    be->cb_name);
-		free(buf);
-	}
-	json_decref(o);
-}
-
-static void
-bsession_forget(struct worker *w, const char *scope,
-    const struct config_backend *be)
-{
-	char key[STORE_KEY_MAX];
-
-	bsession_key(key, sizeof(key), scope, be->cb_name);
-	(void)store_del(w->w_store, STORE_BSESSIONS, key, strlen(key));
-}
-
 static json_t *
 view_load(struct worker *w, const char *what, const char *scope,
     const char *backend)
@@ -205,6 +138,12 @@ view_save(struct worker *w, const char *what, const char *scope,
 	    now + ttl_ms, now) == -1)
 		log_warnx("cannot store the %s view (%zu bytes)", what, len);
 	free(buf);
+}
+
+json_t *
+view_peek(struct worker *w)
+{
+	return view_load(w, "view", VIEW_SCOPE_ANON, NULL);
 }
 
 void

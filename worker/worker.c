@@ -48,6 +48,7 @@ worker_drain(struct worker *w)
 	log_debug("draining");
 	front_drain(w);
 	stream_drain(w);
+	notify_stop(w);
 	tv.tv_sec = w->w_conf->cf_drain_timeout_ms / 1000;
 	tv.tv_usec = (w->w_conf->cf_drain_timeout_ms % 1000) * 1000;
 	w->w_drain_ev = evtimer_new(w->w_base, worker_on_drain_deadline, w);
@@ -171,12 +172,14 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 	    worker_on_channel, w)) == NULL ||
 	    event_add(w->w_chan_ev, NULL) == -1)
 		fatalx("cannot watch the master channel");
+	notify_init(w);
 	(void)ipc_send(chan_fd, IPC_READY, NULL, 0);
 	log_debug("serving");
 
 	(void)event_base_dispatch(w->w_base);
 
 	log_debug("exiting");
+	notify_free(w);
 	stream_free_all(w);
 	front_free(w);
 	views_free();

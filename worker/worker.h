@@ -98,11 +98,21 @@ int	 core_route(json_t *view, const struct config *, const char *method,
 	    json_t **bparams, struct core_err *);
 json_t	*core_capabilities(json_t *view);
 
+/* bsession.c: backend sessions of an identity scope (store "bsessions") */
+#define BSESSION_SCOPE_ANON	"anon"
+int	 bsession_load(struct worker *, const char *scope,
+	    const struct config_backend *, char **sid, char **ver);
+void	 bsession_save(struct worker *, const char *scope,
+	    const struct config_backend *, const char *sid, const char *ver);
+void	 bsession_forget(struct worker *, const char *scope,
+	    const struct config_backend *);
+
 /* views.c: the shared aggregated view (store "views" db) */
 typedef void (*view_cb)(void *arg, json_t *view, const char *err);
 int	 view_get(struct worker *, view_cb, void *arg);
 void	 view_get_cancel(struct worker *, void *arg);
 void	 view_invalidate_backend(struct worker *, const char *backend);
+json_t	*view_peek(struct worker *);	/* the stored view, or NULL */
 size_t	 views_page_size(struct worker *);
 void	 views_free(void);
 
@@ -113,6 +123,12 @@ void	 stream_get(struct worker *, struct evhttp_request *,
 int	 stream_publish(struct worker *, const char *sid, const json_t *msg);
 void	 stream_drain(struct worker *);
 void	 stream_free_all(struct worker *);
+
+/* notify.c: one notification listener per backend (worker 0) */
+void	 notify_init(struct worker *);
+void	 notify_stop(struct worker *);
+void	 notify_free(struct worker *);
+void	 notify_fanout(struct worker *, const json_t *msg, const char *uri);
 
 /* legacy.c: the Legacy (2025-11-25) client edge */
 void	 legacy_handle(struct worker *, struct evhttp_request *);
@@ -133,6 +149,7 @@ struct session {
 	json_t			*s_client_info;
 	char			*s_owner;	/* "iss\0sub" binding; "" anon */
 	char			*s_log_level;	/* logging/setLevel, or NULL */
+	json_t			*s_subs;	/* subscribed resource URIs */
 	int			 s_initialized;	/* notifications/initialized */
 	uint64_t		 s_created_ms;
 	uint64_t		 s_seen_ms;
@@ -204,6 +221,13 @@ int	 backend_open(struct worker *, const struct config_backend *,
 	    json_t *caps, backend_open_cb, void *arg);
 void	 backend_post_nowait(struct worker *, const struct config_backend *,
 	    const char *bsid, const char *version, json_t *msg);
+/* an unstarted GET of the backend's standalone SSE stream */
+struct http_call *backend_get_stream(struct worker *,
+	    const struct config_backend *, const char *bsid,
+	    const char *version, const char *last_event_id);
+/* the Unix socket of a stdio backend's bridge */
+int	 backend_bridge_socket(const struct config *, const char *name,
+	    char *buf, size_t len);
 /* the cached initialize result of a backend (caps etc.), or NULL */
 json_t	*backend_info_get(struct worker *, const struct config_backend *);
 void	 backend_info_put(struct worker *, const struct config_backend *,

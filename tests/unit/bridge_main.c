@@ -1,16 +1,16 @@
 /*
  * bridge-test: the stdio bridge standalone, for the interop tests.
  *
- *	bridge-test [-v] [-t timeout_ms] [-C dir] [-e K=V]... -n name
- *	    -s socket -- command [arg ...]
+ *	bridge-test [-v] [-t timeout_ms] [-C dir] [-e K=V]...
+ *	    -n name -s socket -- command [arg ...]
  *
  * It plays the master: forks the bridge with a control channel (the
  * bridge runs child_setup() and bridge_main() as under vmcpd), prints
  * "ready <bridge pid>" once the bridge sends IPC_READY, turns SIGTERM
- * or SIGINT into IPC_STOP and SIGHUP into IPC_DRAIN, and exits with the bridge's status once the
- * bridge is gone and every orphan it left has been reaped (it is a
- * child subreaper, so a SIGKILLed bridge's server is reparented here
- * and its death can be observed).
+ * or SIGINT into IPC_STOP and SIGHUP into IPC_DRAIN, and exits with
+ * the bridge's status once the bridge is gone and every orphan it left
+ * has been reaped (it is a child subreaper, so a SIGKILLed bridge's
+ * server is reparented here and its death can be observed).
  */
 #include <sys/prctl.h>
 #include <sys/types.h>

@@ -114,7 +114,27 @@ check_defaults(const struct config *cf)
 	assert_null(cf->cf_backends[0].cb_argv);
 	assert_null(cf->cf_backends[0].cb_env);
 	assert_null(cf->cf_backends[0].cb_cwd);
-	check_agg_defaults(&cf->cf_agg);
+}
+
+/*
+ * etc/vmcpd.yaml, compiled in: the defaults, but one backend keeps its
+ * own tool names (prefixMode onConflict)
+ */
+static void
+check_etc(const struct config *cf)
+{
+	struct config_aggregation	 ca;
+
+	check_defaults(cf);
+	assert_string_equal(cf->cf_backends[0].cb_name, "everything");
+	assert_string_equal(cf->cf_backends[0].cb_url,
+	    "http://127.0.0.1:3001/mcp");
+	assert_int_equal(cf->cf_backends[0].cb_transport,
+	    TRANSPORT_STREAMABLE_HTTP);
+	assert_int_equal(cf->cf_agg.ca_prefix_mode, CONFIG_PREFIX_ON_CONFLICT);
+	ca = cf->cf_agg;
+	ca.ca_prefix_mode = CONFIG_PREFIX_ALWAYS;
+	check_agg_defaults(&ca);
 }
 
 /*
@@ -134,12 +154,7 @@ test_embedded(void **state)
 	if (cf == NULL)
 		fail_msg("embedded config: %s", err);
 	assert_string_equal(cf->cf_file, "<embedded>");
-	check_defaults(cf);
-	assert_string_equal(cf->cf_backends[0].cb_name, "everything");
-	assert_string_equal(cf->cf_backends[0].cb_url,
-	    "http://127.0.0.1:3001/mcp");
-	assert_int_equal(cf->cf_backends[0].cb_transport,
-	    TRANSPORT_STREAMABLE_HTTP);
+	check_etc(cf);
 	config_free(cf);
 }
 
@@ -152,6 +167,7 @@ test_minimal(void **state)
 	cf = load_ok(BACKEND);
 	assert_string_equal(cf->cf_file, "t.yaml");
 	check_defaults(cf);
+	check_agg_defaults(&cf->cf_agg);
 	assert_string_equal(cf->cf_backends[0].cb_name, "a");
 	assert_string_equal(cf->cf_backends[0].cb_url,
 	    "http://127.0.0.1:3001/mcp");
@@ -317,6 +333,7 @@ test_two_configs(void **state)
 	check_defaults(b);
 	config_free(a);
 	check_defaults(b);
+	check_agg_defaults(&b->cf_agg);
 	config_free(b);
 }
 
@@ -1798,7 +1815,7 @@ test_examples(void **state)
 	(void)snprintf(path, sizeof(path), "%s/etc/vmcpd.yaml", root);
 	if ((cf = config_load_file(path, err, sizeof(err))) == NULL)
 		fail_msg("%s", err);
-	check_defaults(cf);
+	check_etc(cf);
 	config_free(cf);
 
 	NEED_BACKENDS(3);

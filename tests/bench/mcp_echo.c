@@ -1,0 +1,516 @@
+/*
+ * mcp_echo: a small, fast MCP server for benchmarks, so that the backend
+ * is not what a gateway benchmark measures.  Legacy Streamable HTTP
+ * (2025-11-25) on POST /mcp, JSON answers only, one libevent loop.
+ *
+ *	mcp_echo [-p port] [-n tools] [-x prefix]
+ *
+ * Tools: <prefix>echo and <prefix>tool_1 .. <prefix>tool_<n>; every one
+ * answers its "message" argument as text.  Binds 127.0.0.1 only and
+ * prints "PORT n" on stdout once it listens.  SIGINT/SIGTERM stop it.
+ */
+#include <sys/types.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+
+#include <netinet/in.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <event2/util.h>
+#include <jansson.h>
+
+#define ECHO_VERSION		"2025-11-25"
+#define ECHO_SID_BYTES		16
+#define ECHO_SESSIONS_MAX	65536
+#define ECHO_BODY_MAX		(4 * 1024 * 1024)
+#define ECHO_TOOLS_MAX		100000
+
+struct echo_server {
+	struct event_base	*es_base;
+	struct evhttp		*es_http;
+	json_t			*es_sessions;	/* id -> true */
+	char			*es_tools;	/* serialized tools array */
+	size_t			 es_tools_len;
+	const char		*es_prefix;
+	size_t			 es_prefix_len;
+	int			 es_ntools;
+};
+
+static void
+echo_usage(void)
+{
+	fprintf(stderr, "usage: mcp_echo [-p port] [-n tools] [-x prefix]\n");
+	exit(2);
+}
+
+static int
+echo_dump_cb(const char *buf, size_t len, void *arg)
+{
+	return evbuffer_add(arg, buf, len);
+}
+
+/* body NULL: no body (202, 200 to DELETE) */
+static void
+echo_reply(struct evhttp_request *req, int status, const char *reason,
+    json_t *body, const char *sid)
+{
+	struct evkeyvalq	*h = evhttp_request_get_output_headers(req);
+	struct evbuffer		*buf = NULL;
+
+	if (sid != NULL)
+		evhttp_add_header(h, "Mcp-Session-Id", sid);
+	if (body != NULL) {
+		if ((buf = evbuffer_new()) == NULL ||
+		    json_dump_callback(body, echo_dump_cb, buf,
+		    JSON_COMPACT) == -1) {
+			if (buf != NULL)
+				evbuffer_free(buf);
+			evhttp_send_error(req, 500, NULL);
+			return;
+		}
+		evhttp_add_header(h, "Content-Type", "application/json");
+	}
+	evhttp_send_reply(req, status, reason, buf);
+	if (buf != NULL)
+		evbuffer_free(buf);
+}
+
+static void
+echo_reply_error(struct evhttp_request *req, int status, json_t *id,
+    int code, const char *message)
+{
+	json_t	*msg;
+
+	msg = json_pack("{s:s, s:O?, s:{s:i, s:s}}", "jsonrpc", "2.0",
+	    "id", id, "error", "code", code, "message", message);
+	if (msg == NULL) {
+		evhttp_send_error(req, 500, NULL);
+		return;
+	}
+	echo_reply(req, status, NULL, msg, NULL);
+	json_decref(msg);
+}
+
+/* result is stolen */
+static void
+echo_reply_result(struct evhttp_request *req, json_t *id, json_t *result,
+    const char *sid)
+{
+	json_t	*msg;
+
+	msg = json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id,
+	    "result", result);
+	if (msg == NULL) {
+		evhttp_send_error(req, 500, NULL);
+		return;
+	}
+	echo_reply(req, 200, "OK", msg, sid);
+	json_decref(msg);
+}
+
+static int
+echo_mint_sid(char *out, size_t outlen)
+{
+	static const char	 hex[] = "0123456789abcdef";
+	unsigned char		 raw[ECHO_SID_BYTES];
+	size_t			 i;
+
+	if (outlen < sizeof(raw) * 2 + 1 ||
+	    getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
+		return -1;
+	for (i = 0; i < sizeof(raw); i++) {
+		out[2 * i] = hex[raw[i] >> 4];
+		out[2 * i + 1] = hex[raw[i] & 0xf];
+	}
+	out[2 * i] = '\0';
+	return 0;
+}
+
+static void
+echo_do_initialize(struct echo_server *es, struct evhttp_request *req,
+    json_t *id)
+{
+	json_t	*result;
+	char	 sid[ECHO_SID_BYTES * 2 + 1];
+
+	if (json_object_size(es->es_sessions) >= ECHO_SESSIONS_MAX) {
+		echo_reply_error(req, 503, id, -32000, "Too many sessions");
+		return;
+	}
+	if (echo_mint_sid(sid, sizeof(sid)) == -1 ||
+	    json_object_set_new(es->es_sessions, sid, json_true()) == -1) {
+		echo_reply_error(req, 500, id, -32603, "Internal error");
+		return;
+	}
+	result = json_pack("{s:s, s:{s:{}}, s:{s:s, s:s}}",
+	    "protocolVersion", ECHO_VERSION,
+	    "capabilities", "tools",
+	    "serverInfo", "name", "mcp_echo", "version", "1.0");
+	if (result == NULL) {
+		echo_reply_error(req, 500, id, -32603, "Internal error");
+		return;
+	}
+	echo_reply_result(req, id, result, sid);
+}
+
+/*
+ * The list never changes, so it is serialized once and the answer is
+ * spliced around it; only the id is encoded per request.
+ */
+static void
+echo_do_tools_list(struct echo_server *es, struct evhttp_request *req,
+    json_t *id)
+{
+	struct evbuffer	*buf;
+	char		*ids;
+
+	if ((ids = json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT)) == NULL) {
+		evhttp_send_error(req, 500, NULL);
+		return;
+	}
+	if ((buf = evbuffer_new()) == NULL ||
+	    evbuffer_add_printf(buf, "{\"jsonrpc\":\"2.0\",\"id\":%s,"
+	    "\"result\":{\"tools\":", ids) == -1 ||
+	    evbuffer_add_reference(buf, es->es_tools, es->es_tools_len,
+	    NULL, NULL) == -1 ||
+	    evbuffer_add(buf, "}}", 2) == -1) {
+		if (buf != NULL)
+			evbuffer_free(buf);
+		free(ids);
+		evhttp_send_error(req, 500, NULL);
+		return;
+	}
+	free(ids);
+	evhttp_add_header(evhttp_request_get_output_headers(req),
+	    "Content-Type", "application/json");
+	evhttp_send_reply(req, 200, "OK", buf);
+	evbuffer_free(buf);
+}
+
+static int
+echo_known_tool(struct echo_server *es, const char *name)
+{
+	const char	*p;
+	char		*end;
+	long		 n;
+
+	if (strncmp(name, es->es_prefix, es->es_prefix_len) != 0)
+		return 0;
+	name += es->es_prefix_len;
+	if (strcmp(name, "echo") == 0)
+		return 1;
+	if (strncmp(name, "tool_", 5) != 0)
+		return 0;
+	p = name + 5;
+	if (*p < '1' || *p > '9')
+		return 0;
+	errno = 0;
+	n = strtol(p, &end, 10);
+	return errno == 0 && *end == '\0' && n >= 1 && n <= es->es_ntools;
+}
+
+static void
+echo_do_tools_call(struct echo_server *es, struct evhttp_request *req,
+    json_t *id, json_t *params)
+{
+	json_t		*result;
+	const char	*name;
+	const char	*text = "";
+
+	name = json_string_value(json_object_get(params, "name"));
+	if (name == NULL) {
+		echo_reply_error(req, 200, id, -32602,
+		    "Invalid params: name is required");
+		return;
+	}
+	if (!echo_known_tool(es, name)) {
+		echo_reply_error(req, 200, id, -32602,
+		    "Invalid params: unknown tool");
+		return;
+	}
+	if (json_is_string(json_object_get(json_object_get(params,
+	    "arguments"), "message")))
+		text = json_string_value(json_object_get(json_object_get(
+		    params, "arguments"), "message"));
+	result = json_pack("{s:[{s:s, s:s}]}", "content", "type", "text",
+	    "text", text);
+	if (result == NULL) {
+		echo_reply_error(req, 500, id, -32603, "Internal error");
+		return;
+	}
+	echo_reply_result(req, id, result, NULL);
+}
+
+static void
+echo_handle_post(struct echo_server *es, struct evhttp_request *req)
+{
+	struct evbuffer	*in = evhttp_request_get_input_buffer(req);
+	json_t		*msg = NULL, *id;
+	json_error_t	 jerr;
+	const char	*method, *sid;
+	size_t		 len;
+
+	len = evbuffer_get_length(in);
+	msg = json_loadb((const char *)evbuffer_pullup(in, -1), len, 0, &jerr);
+	if (msg == NULL) {
+		echo_reply_error(req, 400, NULL, -32700, "Parse error");
+		return;
+	}
+	if (!json_is_object(msg)) {
+		echo_reply_error(req, 400, NULL, -32600, "Invalid Request");
+		goto done;
+	}
+	id = json_object_get(msg, "id");
+	method = json_string_value(json_object_get(msg, "method"));
+	if (method != NULL && strcmp(method, "initialize") == 0 && id != NULL) {
+		echo_do_initialize(es, req, id);
+		goto done;
+	}
+	sid = evhttp_find_header(evhttp_request_get_input_headers(req),
+	    "Mcp-Session-Id");
+	if (sid == NULL) {
+		echo_reply_error(req, 400, id, -32600,
+		    "Bad Request: Mcp-Session-Id header is required");
+		goto done;
+	}
+	if (json_object_get(es->es_sessions, sid) == NULL) {
+		echo_reply_error(req, 404, id, -32001, "Session not found");
+		goto done;
+	}
+	/* notifications and responses to us: nothing to answer */
+	if (id == NULL || method == NULL) {
+		echo_reply(req, 202, "Accepted", NULL, NULL);
+		goto done;
+	}
+	if (strcmp(method, "tools/call") == 0)
+		echo_do_tools_call(es, req, id, json_object_get(msg, "params"));
+	else if (strcmp(method, "tools/list") == 0)
+		echo_do_tools_list(es, req, id);
+	else if (strcmp(method, "ping") == 0)
+		echo_reply_result(req, id, json_object(), NULL);
+	else
+		echo_reply_error(req, 200, id, -32601, "Method not found");
+done:
+	json_decref(msg);
+}
+
+static void
+echo_handle_delete(struct echo_server *es, struct evhttp_request *req)
+{
+	const char	*sid;
+
+	sid = evhttp_find_header(evhttp_request_get_input_headers(req),
+	    "Mcp-Session-Id");
+	if (sid == NULL) {
+		echo_reply_error(req, 400, NULL, -32600,
+		    "Bad Request: Mcp-Session-Id header is required");
+		return;
+	}
+	if (json_object_del(es->es_sessions, sid) == -1) {
+		echo_reply_error(req, 404, NULL, -32001, "Session not found");
+		return;
+	}
+	evhttp_send_reply(req, 200, "OK", NULL);
+}
+
+static void
+echo_on_request(struct evhttp_request *req, void *arg)
+{
+	struct echo_server	*es = arg;
+	const char		*path;
+
+	path = evhttp_uri_get_path(evhttp_request_get_evhttp_uri(req));
+	if (path == NULL || strcmp(path, "/mcp") != 0) {
+		evhttp_send_error(req, 404, NULL);
+		return;
+	}
+	switch (evhttp_request_get_command(req)) {
+	case EVHTTP_REQ_POST:
+		echo_handle_post(es, req);
+		break;
+	case EVHTTP_REQ_DELETE:
+		echo_handle_delete(es, req);
+		break;
+	default:
+		/* no standalone GET stream: the spec's answer is 405 */
+		evhttp_add_header(evhttp_request_get_output_headers(req),
+		    "Allow", "POST, DELETE");
+		evhttp_send_error(req, 405, NULL);
+		break;
+	}
+}
+
+static int
+echo_build_tools(struct echo_server *es)
+{
+	json_t	*tools, *tool;
+	char	 name[256];
+	int	 i;
+
+	if ((tools = json_array()) == NULL)
+		return -1;
+	for (i = 0; i <= es->es_ntools; i++) {
+		if (i == 0)
+			(void)snprintf(name, sizeof(name), "%secho",
+			    es->es_prefix);
+		else
+			(void)snprintf(name, sizeof(name), "%stool_%d",
+			    es->es_prefix, i);
+		tool = json_pack("{s:s, s:s, s:{s:s, s:{s:{s:s}}, s:[s]}}",
+		    "name", name,
+		    "description", "Echoes its message back.",
+		    "inputSchema", "type", "object",
+		    "properties", "message", "type", "string",
+		    "required", "message");
+		if (tool == NULL || json_array_append_new(tools, tool) == -1)
+			goto fail;
+	}
+	if ((es->es_tools = json_dumps(tools, JSON_COMPACT)) == NULL)
+		goto fail;
+	es->es_tools_len = strlen(es->es_tools);
+	json_decref(tools);
+	return 0;
+fail:
+	json_decref(tools);
+	return -1;
+}
+
+static void
+echo_on_signal(evutil_socket_t sig, short what, void *arg)
+{
+	struct echo_server	*es = arg;
+
+	(void)sig;
+	(void)what;
+	event_base_loopbreak(es->es_base);
+}
+
+static int
+echo_listen(struct echo_server *es, int port)
+{
+	struct evhttp_bound_socket	*bs;
+	struct sockaddr_in		 sin;
+	socklen_t			 slen = sizeof(sin);
+
+	bs = evhttp_bind_socket_with_handle(es->es_http, "127.0.0.1", port);
+	if (bs == NULL) {
+		fprintf(stderr, "mcp_echo: cannot listen on 127.0.0.1:%d\n",
+		    port);
+		return -1;
+	}
+	if (getsockname(evhttp_bound_socket_get_fd(bs),
+	    (struct sockaddr *)&sin, &slen) == -1) {
+		perror("mcp_echo: getsockname");
+		return -1;
+	}
+	printf("PORT %d\n", ntohs(sin.sin_port));
+	fflush(stdout);
+	return 0;
+}
+
+static int
+echo_parse_int(const char *s, long min, long max, int *out)
+{
+	char	*end;
+	long	 v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || *s == '\0' || *end != '\0' || v < min || v > max)
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct echo_server	 es;
+	struct event		*sigint = NULL, *sigterm = NULL;
+	int			 ch, port = 0, rc = 1;
+
+	memset(&es, 0, sizeof(es));
+	es.es_prefix = "";
+	es.es_ntools = 20;
+	while ((ch = getopt(argc, argv, "n:p:x:")) != -1) {
+		switch (ch) {
+		case 'n':
+			if (echo_parse_int(optarg, 0, ECHO_TOOLS_MAX,
+			    &es.es_ntools) == -1)
+				echo_usage();
+			break;
+		case 'p':
+			if (echo_parse_int(optarg, 0, 65535, &port) == -1)
+				echo_usage();
+			break;
+		case 'x':
+			if (strlen(optarg) > 64)
+				echo_usage();
+			es.es_prefix = optarg;
+			break;
+		default:
+			echo_usage();
+		}
+	}
+	if (optind != argc)
+		echo_usage();
+	es.es_prefix_len = strlen(es.es_prefix);
+	(void)signal(SIGPIPE, SIG_IGN);
+
+	if ((es.es_sessions = json_object()) == NULL ||
+	    echo_build_tools(&es) == -1) {
+		fprintf(stderr, "mcp_echo: out of memory\n");
+		goto fail;
+	}
+	if ((es.es_base = event_base_new()) == NULL ||
+	    (es.es_http = evhttp_new(es.es_base)) == NULL) {
+		fprintf(stderr, "mcp_echo: cannot set up libevent\n");
+		goto fail;
+	}
+	evhttp_set_max_body_size(es.es_http, ECHO_BODY_MAX);
+	evhttp_set_max_headers_size(es.es_http, 64 * 1024);
+	evhttp_set_timeout(es.es_http, 60);
+	evhttp_set_allowed_methods(es.es_http, EVHTTP_REQ_GET |
+	    EVHTTP_REQ_POST | EVHTTP_REQ_DELETE);
+	evhttp_set_gencb(es.es_http, echo_on_request, &es);
+	if ((sigint = evsignal_new(es.es_base, SIGINT, echo_on_signal,
+	    &es)) == NULL ||
+	    (sigterm = evsignal_new(es.es_base, SIGTERM, echo_on_signal,
+	    &es)) == NULL ||
+	    evsignal_add(sigint, NULL) == -1 ||
+	    evsignal_add(sigterm, NULL) == -1) {
+		fprintf(stderr, "mcp_echo: cannot handle signals\n");
+		goto fail;
+	}
+	if (echo_listen(&es, port) == -1)
+		goto fail;
+	if (event_base_dispatch(es.es_base) == -1) {
+		fprintf(stderr, "mcp_echo: event loop failed\n");
+		goto fail;
+	}
+	rc = 0;
+fail:
+	if (sigint != NULL)
+		event_free(sigint);
+	if (sigterm != NULL)
+		event_free(sigterm);
+	if (es.es_http != NULL)
+		evhttp_free(es.es_http);
+	if (es.es_base != NULL)
+		event_base_free(es.es_base);
+	free(es.es_tools);
+	json_decref(es.es_sessions);
+	return rc;
+}

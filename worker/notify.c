@@ -1,0 +1,429 @@
+/*
+ * Notifications from backends: one listener per backend, not per
+ * session.  Worker 0 holds a GET stream on each backend's scope
+ * session (bsession.c; the session the view is listed on and resource
+ * subscriptions are made on) and turns what arrives into deliveries:
+ *
+ *  - list_changed: that backend's part of the view is invalidated and
+ *    rebuilt; if the kind changed, every session gets the
+ *    notification on its GET stream (stream_publish(), any worker);
+ *  - resources/updated: the sessions subscribed to the URI get it.
+ *
+ * A stream that ends is reopened with backoff; a session the backend
+ * forgot is opened anew.  If worker 0 dies its successor takes over.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <event2/event.h>
+
+#include "shared/config.h"
+#include "shared/log.h"
+#include "shared/store.h"
+#include "http_client.h"
+#include "worker.h"
+
+#define NOTIFY_EVENT_MAX	(1024 * 1024)
+
+static const int notify_backoff_ms[] = { 500, 1000, 2000, 5000, 10000, 30000 };
+
+struct listener {
+	struct worker			*l_w;
+	const struct config_backend	*l_be;
+	struct http_call		*l_call;
+	struct sse_parser		*l_sse;
+	struct event			*l_timer;
+	char				*l_bsid;
+	char				*l_bver;
+	long				 l_status;
+	int				 l_fails;
+	int				 l_opening;
+};
+
+static struct listener	*listeners;
+static size_t		 nlisteners;
+static int		 notify_stopped;
+
+static void	notify_connect(struct listener *);
+
+static void
+notify_retry(struct listener *l, int ms)
+{
+	struct timeval tv;
+
+	if (ms < 0) {
+		ms = notify_backoff_ms[l->l_fails < 5 ? l->l_fails : 5];
+		l->l_fails++;
+	}
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000;
+	(void)evtimer_add(l->l_timer, &tv);
+}
+
+/* sessions collected first: publishing writes, iteration only reads */
+struct notify_sessions {
+	char	**ns_ids;
+	size_t	  ns_n;
+	size_t	  ns_cap;
+	const char *ns_uri;	/* only sessions subscribed to it */
+};
+
+static int
+notify_collect(void *arg, const void *key, size_t klen,
+    const struct store_rec *rec)
+{
+	struct notify_sessions	*ns = arg;
+	struct session		 s;
+	char			**n;
+	size_t			 i;
+	int			 match;
+
+	if (klen != SESSION_ID_LEN)
+		return 0;
+	if (ns->ns_uri != NULL) {
+		if (session_decode(rec->sr_data, rec->sr_len, &s) == -1)
+			return 0;
+		match = 0;
+		for (i = 0; i < json_array_size(s.s_subs); i++)
+			if (json_is_string(json_array_get(s.s_subs, i)) &&
+			    strcmp(json_string_value(json_array_get(s.s_subs,
+			    i)), ns->ns_uri) == 0)
+				match = 1;
+		session_clear(&s);
+		if (!match)
+			return 0;
+	}
+	if (ns->ns_n == ns->ns_cap) {
+		if ((n = reallocarray(ns->ns_ids, ns->ns_cap * 2 + 16,
+		    sizeof(*n))) == NULL)
+			return 1;
+		ns->ns_ids = n;
+		ns->ns_cap = ns->ns_cap * 2 + 16;
+	}
+	if ((ns->ns_ids[ns->ns_n] = strndup(key, klen)) == NULL)
+		return 1;
+	ns->ns_n++;
+	return 0;
+}
+
+/* deliver msg to every live session (or those subscribed to uri) */
+void
+notify_fanout(struct worker *w, const json_t *msg, const char *uri)
+{
+	struct notify_sessions	ns;
+	size_t			i;
+
+	memset(&ns, 0, sizeof(ns));
+	ns.ns_uri = uri;
+	(void)store_iter(w->w_store, STORE_SESSIONS, store_now_ms(), 0,
+	    notify_collect, &ns);
+	for (i = 0; i < ns.ns_n; i++) {
+		if (stream_publish(w, ns.ns_ids[i], msg) == -1)
+			log_warnx("cannot queue a notification for %.8s...",
+			    ns.ns_ids[i]);
+		free(ns.ns_ids[i]);
+	}
+	free(ns.ns_ids);
+	log_debug("%s delivered to %zu sessions",
+	    json_string_value(json_object_get(msg, "method")), ns.ns_n);
+}
+
+struct notify_change {
+	json_t	*nc_old;	/* the view before, or NULL */
+	char	*nc_backend;
+};
+
+static void
+notify_on_view(void *arg, json_t *view, const char *err)
+{
+	static const struct {
+		const char	*f;
+		const char	*method;
+	} kinds[] = {
+		{ "tools", "notifications/tools/list_changed" },
+		{ "prompts", "notifications/prompts/list_changed" },
+		{ "resources", "notifications/resources/list_changed" },
+		{ "resourceTemplates", "notifications/resources/list_changed" },
+	};
+	struct notify_change	*nc = arg;
+	struct worker		*w = worker_self();
+	json_t			*n;
+	size_t			 i;
+	const char		*last = NULL;
+
+	if (view == NULL) {
+		log_warnx("view rebuild after %s changed: %s", nc->nc_backend,
+		    err);
+		goto done;
+	}
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		if (nc->nc_old != NULL && json_equal(json_object_get(nc->nc_old,
+		    kinds[i].f), json_object_get(view, kinds[i].f)))
+			continue;
+		if (last != NULL && strcmp(last, kinds[i].method) == 0)
+			continue;	/* resources and templates: one note */
+		last = kinds[i].method;
+		if ((n = jsonrpc_notification_new(kinds[i].method, NULL)) ==
+		    NULL)
+			continue;
+		log_info("%s changed the %s list; notifying sessions",
+		    nc->nc_backend, kinds[i].f);
+		notify_fanout(w, n, NULL);
+		json_decref(n);
+	}
+done:
+	json_decref(nc->nc_old);
+	free(nc->nc_backend);
+	free(nc);
+}
+
+static void
+notify_list_changed(struct listener *l)
+{
+	struct notify_change *nc;
+
+	if ((nc = calloc(1, sizeof(*nc))) == NULL ||
+	    (nc->nc_backend = strdup(l->l_be->cb_name)) == NULL) {
+		free(nc);
+		return;
+	}
+	nc->nc_old = view_peek(l->l_w);
+	view_invalidate_backend(l->l_w, l->l_be->cb_name);
+	if (view_get(l->l_w, notify_on_view, nc) == -1) {
+		json_decref(nc->nc_old);
+		free(nc->nc_backend);
+		free(nc);
+	}
+}
+
+static int
+notify_on_event(void *arg, const struct sse_event *ev)
+{
+	struct listener		*l = arg;
+	struct jsonrpc_msg	 m;
+	struct jsonrpc_err	 err;
+	json_t			*reply;
+	const char		*uri;
+
+	if (ev->se_data_len == 0 || (ev->se_event[0] != '\0' &&
+	    strcmp(ev->se_event, "message") != 0))
+		return 0;
+	if (jsonrpc_parse(ev->se_data, ev->se_data_len, &m, &err) == -1) {
+		log_warnx("backend %s sent an invalid notification: %s",
+		    l->l_be->cb_name, err.je_msg);
+		return 0;
+	}
+	if (m.jm_kind == JSONRPC_REQUEST) {
+		/* nobody to ask on this stream: only ping is answered */
+		reply = strcmp(m.jm_method, "ping") == 0 ?
+		    jsonrpc_result_new(m.jm_id, json_object()) :
+		    jsonrpc_error_new(m.jm_id, JSONRPC_METHOD_NOT_FOUND,
+		    "vmcpd has no client to ask outside a request", NULL);
+		if (reply != NULL)
+			backend_post_nowait(l->l_w, l->l_be, l->l_bsid,
+			    l->l_bver, reply);
+		json_decref(reply);
+	} else if (m.jm_kind == JSONRPC_NOTIFICATION) {
+		if (strcmp(m.jm_method, "notifications/tools/list_changed") ==
+		    0 || strcmp(m.jm_method,
+		    "notifications/prompts/list_changed") == 0 ||
+		    strcmp(m.jm_method,
+		    "notifications/resources/list_changed") == 0)
+			notify_list_changed(l);
+		else if (strcmp(m.jm_method, "notifications/resources/updated")
+		    == 0 && (uri = json_string_value(json_object_get(
+		    m.jm_params, "uri"))) != NULL)
+			notify_fanout(l->l_w, m.jm_root, uri);
+	}
+	jsonrpc_msg_clear(&m);
+	return 0;
+}
+
+static int
+notify_on_head(void *arg, struct http_call *hc, long status)
+{
+	struct listener	*l = arg;
+	const char	*ct = http_call_header(hc, "Content-Type");
+
+	l->l_status = status;
+	if (status != 200 || ct == NULL ||
+	    strncasecmp(ct, "text/event-stream", 17) != 0)
+		return -1;
+	l->l_fails = 0;
+	log_debug("listening to backend %s", l->l_be->cb_name);
+	if ((l->l_sse = sse_parser_new(NOTIFY_EVENT_MAX, notify_on_event,
+	    l)) == NULL)
+		return -1;
+	return 0;
+}
+
+static int
+notify_on_data(void *arg, struct http_call *hc, const char *buf, size_t len)
+{
+	struct listener *l = arg;
+
+	(void)hc;
+	return sse_parser_feed(l->l_sse, buf, len) == -1 ? -1 : 0;
+}
+
+static void
+notify_on_done(void *arg, struct http_call *hc, int result, const char *err)
+{
+	struct listener *l = arg;
+
+	(void)hc;
+	l->l_call = NULL;
+	if (l->l_sse != NULL)
+		sse_parser_free(l->l_sse);
+	l->l_sse = NULL;
+	if (l->l_status == 404 || l->l_status == 400) {
+		/* the backend forgot the session: a new one */
+		bsession_forget(l->l_w, BSESSION_SCOPE_ANON, l->l_be);
+		free(l->l_bsid);
+		free(l->l_bver);
+		l->l_bsid = l->l_bver = NULL;
+		notify_retry(l, -1);
+	} else if (l->l_status == 405) {
+		/* no standalone stream: nothing to listen to for a while */
+		log_info("backend %s offers no notification stream",
+		    l->l_be->cb_name);
+		notify_retry(l, 60000);
+	} else {
+		if (result == -1)
+			log_debug("notification stream of %s: %s",
+			    l->l_be->cb_name, err);
+		notify_retry(l, -1);
+	}
+	l->l_status = 0;
+}
+
+static void
+notify_stream(struct listener *l)
+{
+	static const struct http_call_cbs cbs = {
+		notify_on_head, notify_on_data, notify_on_done
+	};
+
+	if ((l->l_call = backend_get_stream(l->l_w, l->l_be, l->l_bsid,
+	    l->l_bver, NULL)) == NULL) {
+		notify_retry(l, -1);
+		return;
+	}
+	if (http_call_start(l->l_call, &cbs, l) == -1) {
+		l->l_call = NULL;
+		notify_retry(l, -1);
+	}
+}
+
+static void
+notify_opened(void *arg, int rc, const char *bsid, const char *version,
+    json_t *init_result, const char *errmsg)
+{
+	struct listener *l = arg;
+
+	(void)init_result;
+	l->l_opening = 0;
+	if (notify_stopped)
+		return;
+	if (rc == -1) {
+		log_debug("notification session of %s: %s", l->l_be->cb_name,
+		    errmsg);
+		notify_retry(l, -1);
+		return;
+	}
+	bsession_save(l->l_w, BSESSION_SCOPE_ANON, l->l_be, bsid, version);
+	l->l_bsid = bsid != NULL ? strdup(bsid) : NULL;
+	l->l_bver = strdup(version);
+	notify_stream(l);
+}
+
+static void
+notify_connect(struct listener *l)
+{
+	free(l->l_bsid);
+	free(l->l_bver);
+	l->l_bsid = l->l_bver = NULL;
+	if (bsession_load(l->l_w, BSESSION_SCOPE_ANON, l->l_be, &l->l_bsid,
+	    &l->l_bver) == 0) {
+		notify_stream(l);
+		return;
+	}
+	l->l_opening = 1;
+	if (backend_open(l->l_w, l->l_be, NULL, notify_opened, l) == -1) {
+		l->l_opening = 0;
+		notify_retry(l, -1);
+	}
+}
+
+static void
+notify_on_timer(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	notify_connect(arg);
+}
+
+void
+notify_init(struct worker *w)
+{
+	size_t i;
+
+	if (w->w_slot != 0 || w->w_conf->cf_nbackends == 0)
+		return;
+	if ((listeners = calloc(w->w_conf->cf_nbackends,
+	    sizeof(*listeners))) == NULL) {
+		log_warn("%s", __func__);
+		return;
+	}
+	nlisteners = w->w_conf->cf_nbackends;
+	for (i = 0; i < nlisteners; i++) {
+		listeners[i].l_w = w;
+		listeners[i].l_be = &w->w_conf->cf_backends[i];
+		if ((listeners[i].l_timer = evtimer_new(w->w_base,
+		    notify_on_timer, &listeners[i])) == NULL)
+			continue;
+		/* let the first client's view build open the sessions */
+		notify_retry(&listeners[i], 200);
+	}
+}
+
+/* stop listening (drain): no stream, no timer, no reconnection */
+void
+notify_stop(struct worker *w)
+{
+	size_t i;
+
+	(void)w;
+	notify_stopped = 1;
+	for (i = 0; i < nlisteners; i++) {
+		struct listener *l = &listeners[i];
+
+		if (l->l_call != NULL)
+			http_call_cancel(l->l_call);
+		l->l_call = NULL;
+		if (l->l_sse != NULL)
+			sse_parser_free(l->l_sse);
+		l->l_sse = NULL;
+		if (l->l_timer != NULL)
+			event_free(l->l_timer);
+		l->l_timer = NULL;
+	}
+}
+
+/* at exit, after the loop: nothing can call back any more */
+void
+notify_free(struct worker *w)
+{
+	size_t i;
+
+	notify_stop(w);
+	for (i = 0; i < nlisteners; i++) {
+		free(listeners[i].l_bsid);
+		free(listeners[i].l_bver);
+	}
+	free(listeners);
+	listeners = NULL;
+	nlisteners = 0;
+}
