@@ -26,6 +26,7 @@
 #include "shared/log.h"
 #include "shared/store.h"
 #include "worker/worker.h"
+#include "bridge.h"
 #include "master.h"
 
 #define RELOAD_READY_MS	15000	/* a new generation must be ready by then */
@@ -34,7 +35,8 @@
 
 enum child_kind {
 	CHILD_WORKER,
-	CHILD_KEEPER
+	CHILD_KEEPER,
+	CHILD_BRIDGE		/* slot: the backend's index */
 };
 
 enum child_state {
@@ -71,6 +73,7 @@ struct gen {
 	int		 g_nworkers;
 	struct slot	*g_workers;
 	struct slot	 g_keeper;
+	struct slot	*g_bridges;	/* one per backend; used: stdio, sse */
 	uint64_t	 g_deadline_ms;	/* pending reload must be ready by */
 };
 
@@ -86,6 +89,19 @@ static int		 exit_status;
 static volatile sig_atomic_t sig_chld, sig_hup, sig_term, sig_usr1;
 
 static void	 master_signal(int);
+
+static const char *
+master_kind_name(enum child_kind kind)
+{
+	switch (kind) {
+	case CHILD_KEEPER:
+		return "keeper";
+	case CHILD_BRIDGE:
+		return "bridge";
+	default:
+		return "worker";
+	}
+}
 static struct gen *gen_new(struct config *, int listen_fd, uint16_t port);
 static void	 gen_free(struct gen *, int close_listener);
 static int	 gen_spawn_all(struct gen *);
@@ -154,7 +170,9 @@ gen_new(struct config *conf, int listen_fd, uint16_t port)
 	g->g_port = port;
 	g->g_nworkers = master_nworkers(conf);
 	if ((g->g_workers = calloc(g->g_nworkers, sizeof(struct slot))) ==
-	    NULL) {
+	    NULL || (g->g_bridges = calloc(conf->cf_nbackends + 1,
+	    sizeof(struct slot))) == NULL) {
+		free(g->g_workers);
 		free(g);
 		return NULL;
 	}
@@ -170,16 +188,62 @@ gen_free(struct gen *g, int close_listener)
 		close(g->g_listen_fd);
 	config_free(g->g_conf);
 	free(g->g_workers);
+	free(g->g_bridges);
 	free(g);
+}
+
+/* the backends reached through a bridge process */
+static int
+gen_bridged(const struct gen *g, size_t i)
+{
+	return g->g_conf->cf_backends[i].cb_transport == TRANSPORT_STDIO;
+}
+
+static int
+gen_nbridges(const struct gen *g)
+{
+	size_t	i;
+	int	n = 0;
+
+	for (i = 0; i < g->g_conf->cf_nbackends; i++)
+		n += gen_bridged(g, i);
+	return n;
+}
+
+static void __attribute__((noreturn))
+master_bridge_main(struct gen *g, int slot, int chan_fd)
+{
+	const struct config_backend	*be = &g->g_conf->cf_backends[slot];
+	struct bridge_spec		 bs;
+	char				 path[256];
+
+	if (backend_bridge_socket(g->g_conf, be->cb_name, path,
+	    sizeof(path)) == -1)
+		fatalx("%s: the state directory path is too long for a "
+		    "socket", be->cb_name);
+	memset(&bs, 0, sizeof(bs));
+	bs.bs_name = be->cb_name;
+	bs.bs_command = be->cb_command;
+	bs.bs_argv = be->cb_argv;
+	bs.bs_env = be->cb_env;
+	bs.bs_cwd = be->cb_cwd;
+	bs.bs_socket = path;
+	bs.bs_timeout_ms = be->cb_timeout_ms;
+	bridge_main(&bs, chan_fd);
 }
 
 static int
 gen_spawn_all(struct gen *g)
 {
-	int i;
+	size_t	b;
+	int	i;
 
 	if (master_spawn(g, CHILD_KEEPER, -1) == -1)
 		return -1;
+	for (b = 0; b < g->g_conf->cf_nbackends; b++)
+		if (gen_bridged(g, b) &&
+		    master_spawn(g, CHILD_BRIDGE, (int)b) == -1)
+			return -1;
 	for (i = 0; i < g->g_nworkers; i++)
 		if (master_spawn(g, CHILD_WORKER, i) == -1)
 			return -1;
@@ -223,10 +287,18 @@ master_spawn(struct gen *g, enum child_kind kind, int slot)
 		    next->g_listen_fd != g->g_listen_fd)
 			close(next->g_listen_fd);
 		if (kind == CHILD_KEEPER) {
+			close(g->g_listen_fd);
 			(void)snprintf(name, sizeof(name), "keeper g%u",
 			    g->g_num);
 			child_setup(name, fds[1]);
 			keeper_main(g->g_conf, g->g_num, fds[1]);
+		}
+		if (kind == CHILD_BRIDGE) {
+			close(g->g_listen_fd);
+			(void)snprintf(name, sizeof(name), "bridge %s g%u",
+			    g->g_conf->cf_backends[slot].cb_name, g->g_num);
+			child_setup(name, fds[1]);
+			master_bridge_main(g, slot, fds[1]);
 		}
 		(void)snprintf(name, sizeof(name), "worker %d g%u", slot,
 		    g->g_num);
@@ -247,13 +319,15 @@ master_spawn(struct gen *g, enum child_kind kind, int slot)
 	if (kind == CHILD_KEEPER) {
 		g->g_keeper.sl_pid = pid;
 		g->g_keeper.sl_respawn_ms = 0;
+	} else if (kind == CHILD_BRIDGE) {
+		g->g_bridges[slot].sl_pid = pid;
+		g->g_bridges[slot].sl_respawn_ms = 0;
 	} else {
 		g->g_workers[slot].sl_pid = pid;
 		g->g_workers[slot].sl_respawn_ms = 0;
 	}
 	log_debug("started %s %d of generation %u as pid %d",
-	    kind == CHILD_KEEPER ? "keeper" : "worker", slot, g->g_num,
-	    (int)pid);
+	    master_kind_name(kind), slot, g->g_num, (int)pid);
 	return 0;
 }
 
@@ -264,6 +338,10 @@ gen_slot(struct gen *g, const struct child *c)
 		return NULL;
 	if (c->c_kind == CHILD_KEEPER)
 		return &g->g_keeper;
+	if (c->c_kind == CHILD_BRIDGE)
+		return c->c_slot >= 0 &&
+		    (size_t)c->c_slot < g->g_conf->cf_nbackends ?
+		    &g->g_bridges[c->c_slot] : NULL;
 	if (c->c_slot < 0 || c->c_slot >= g->g_nworkers)
 		return NULL;
 	return &g->g_workers[c->c_slot];
@@ -285,7 +363,7 @@ static void
 master_child_gone(struct child *c, int status)
 {
 	struct slot	*sl;
-	const char	*what = c->c_kind == CHILD_KEEPER ? "keeper" : "worker";
+	const char	*what = master_kind_name(c->c_kind);
 	uint64_t	 now = mono_ms(), delay;
 	int		 fatal_exit, crashed;
 	static const uint64_t backoff[] = { 0, 100, 500, 2000, 10000 };
@@ -326,10 +404,14 @@ master_child_gone(struct child *c, int status)
 		}
 		return;
 	}
-	if (now - c->c_started_ms < HEALTHY_MS)
+	/* a clean exit nobody asked for (a stray SIGTERM) is no crash */
+	if (crashed && now - c->c_started_ms < HEALTHY_MS)
 		sl->sl_crashes++;
 	else
 		sl->sl_crashes = 0;
+	if (!crashed)
+		log_info("%s %d (pid %d) exited unasked; respawning it", what,
+		    c->c_slot, (int)c->c_pid);
 	delay = backoff[sl->sl_crashes < 4 ? sl->sl_crashes : 4];
 	if (delay > 0)
 		log_warnx("%s %d is crash-looping; respawning in %llu ms", what,
@@ -451,7 +533,7 @@ gen_ready(const struct gen *g)
 			return 0;
 		n++;
 	}
-	return n == g->g_nworkers + 1;
+	return n == g->g_nworkers + 1 + gen_nbridges(g);
 }
 
 static void
@@ -549,6 +631,11 @@ master_tick(void)
 		    now >= cur->g_workers[i].sl_respawn_ms)
 			if (master_spawn(cur, CHILD_WORKER, i) == -1)
 				cur->g_workers[i].sl_respawn_ms = now + 1000;
+	for (i = 0; (size_t)i < cur->g_conf->cf_nbackends; i++)
+		if (cur->g_bridges[i].sl_respawn_ms != 0 &&
+		    now >= cur->g_bridges[i].sl_respawn_ms)
+			if (master_spawn(cur, CHILD_BRIDGE, i) == -1)
+				cur->g_bridges[i].sl_respawn_ms = now + 1000;
 }
 
 static int
@@ -569,6 +656,10 @@ master_timeout(void)
 		if (cur->g_workers[i].sl_respawn_ms != 0 &&
 		    cur->g_workers[i].sl_respawn_ms < t)
 			t = cur->g_workers[i].sl_respawn_ms;
+	for (i = 0; (size_t)i < cur->g_conf->cf_nbackends; i++)
+		if (cur->g_bridges[i].sl_respawn_ms != 0 &&
+		    cur->g_bridges[i].sl_respawn_ms < t)
+			t = cur->g_bridges[i].sl_respawn_ms;
 	return t <= now ? 0 : (int)(t - now);
 }
 
@@ -666,10 +757,8 @@ master_run(struct config *conf, int debug)
 		fatalx("cannot start the workers");
 
 	for (;;) {
-		if (sig_chld) {
-			sig_chld = 0;
-			master_reap();
-		}
+		/* a stop first: a group-wide SIGTERM also ends the children,
+		 * whose exits must not then look like crashes to respawn */
 		if (sig_term) {
 			sig_term = 0;
 			if (stopping) {
@@ -677,6 +766,10 @@ master_run(struct config *conf, int debug)
 				master_stop(1);
 			} else
 				master_stop(0);
+		}
+		if (sig_chld) {
+			sig_chld = 0;
+			master_reap();
 		}
 		if (sig_hup) {
 			sig_hup = 0;

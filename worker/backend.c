@@ -14,6 +14,8 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include <event2/event.h>
+
 #include "shared/config.h"
 #include "shared/log.h"
 #include "shared/store.h"
@@ -24,6 +26,8 @@
 #define BACKEND_EVENT_MAX	(16 * 1024 * 1024)
 #define BACKEND_INFO_TTL_MS	(5 * 60 * 1000)
 #define BACKEND_SID_MAX		256
+#define BACKEND_RESUMES		3	/* GET + Last-Event-ID after a cut */
+#define BACKEND_RETRY_MAX_MS	5000
 
 struct backend_call;
 typedef void (*backend_idone_cb)(struct backend_call *, int rc,
@@ -44,6 +48,11 @@ struct backend_call {
 	int				 bc_finished;	/* done delivered */
 	int				 bc_cancelled;
 	int				 bc_depth;	/* in a data callback */
+	int				 bc_resumes;	/* GETs after a cut */
+	long				 bc_retry_ms;	/* the stream's retry: */
+	char				 bc_last_id[128]; /* its last event id */
+	char				 bc_version[32];
+	struct event			*bc_timer;	/* resume after retry */
 	const struct backend_call_cbs	*bc_cbs;
 	void				*bc_arg;
 	backend_idone_cb		 bc_idone;
@@ -228,6 +237,13 @@ backend_on_sse(void *arg, const struct sse_event *ev)
 {
 	struct backend_call *bc = arg;
 
+	/* what a resume needs if the server cuts the stream short */
+	if (ev->se_id != NULL && strlen(ev->se_id) < sizeof(bc->bc_last_id))
+		(void)snprintf(bc->bc_last_id, sizeof(bc->bc_last_id), "%s",
+		    ev->se_id);
+	if (ev->se_retry >= 0)
+		bc->bc_retry_ms = ev->se_retry;
+
 	if (ev->se_event[0] != '\0' && strcmp(ev->se_event, "message") != 0)
 		return 0;
 	return backend_on_message(bc, ev->se_data, ev->se_data_len);
@@ -312,6 +328,38 @@ backend_session_lost(struct backend_call *bc)
 	return lost;
 }
 
+static void	backend_on_resume(evutil_socket_t, short, void *);
+
+/*
+ * The server closed the stream before its response (SEP-1699 polling):
+ * resume it with GET and Last-Event-ID after the retry it asked for.
+ */
+static int
+backend_resume(struct backend_call *bc)
+{
+	struct timeval	tv;
+	long		ms = bc->bc_retry_ms;
+
+	if (!bc->bc_is_sse || !bc->bc_sent_sid || bc->bc_last_id[0] == '\0' ||
+	    bc->bc_resumes >= BACKEND_RESUMES)
+		return -1;
+	if (ms < 0)
+		ms = 0;
+	if (ms > BACKEND_RETRY_MAX_MS)
+		ms = BACKEND_RETRY_MAX_MS;
+	if (bc->bc_timer == NULL && (bc->bc_timer = evtimer_new(
+	    bc->bc_w->w_base, backend_on_resume, bc)) == NULL)
+		return -1;
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000;
+	if (evtimer_add(bc->bc_timer, &tv) == -1)
+		return -1;
+	bc->bc_resumes++;
+	log_debug("backend %s cut the stream of %s; resuming after event %s",
+	    bc->bc_be->cb_name, bc->bc_id, bc->bc_last_id);
+	return 0;
+}
+
 static void
 backend_on_done(void *arg, struct http_call *hc, int result,
     const char *errmsg)
@@ -342,11 +390,43 @@ backend_on_done(void *arg, struct http_call *hc, int result,
 			backend_finish(bc, -1, NULL, 0, msg);
 		}
 	} else {
+		if (backend_resume(bc) == 0)
+			return;
 		(void)snprintf(msg, sizeof(msg), "backend %s ended the stream "
 		    "without a response", bc->bc_be->cb_name);
 		backend_finish(bc, -1, NULL, 0, msg);
 	}
 	backend_call_free(bc);
+}
+
+static void
+backend_on_resume(evutil_socket_t fd, short ev, void *arg)
+{
+	static const struct http_call_cbs hcbs = {
+		backend_on_head, backend_on_data, backend_on_done
+	};
+	struct backend_call	*bc = arg;
+	char			 msg[512];
+
+	(void)fd;
+	(void)ev;
+	if (bc->bc_sse != NULL)
+		sse_parser_free(bc->bc_sse);
+	bc->bc_sse = NULL;
+	bc->bc_is_sse = 0;
+	bc->bc_status = 0;
+	bc->bc_http = backend_get_stream(bc->bc_w, bc->bc_be, bc->bc_resp_sid,
+	    bc->bc_version[0] != '\0' ? bc->bc_version : NULL, bc->bc_last_id);
+	if (bc->bc_http != NULL)
+		http_call_set_timeout(bc->bc_http, bc->bc_be->cb_timeout_ms);
+	if (bc->bc_http == NULL ||
+	    http_call_start(bc->bc_http, &hcbs, bc) == -1) {
+		bc->bc_http = NULL;
+		(void)snprintf(msg, sizeof(msg), "backend %s: cannot resume the "
+		    "stream", bc->bc_be->cb_name);
+		backend_finish(bc, -1, NULL, 0, msg);
+		backend_call_free(bc);
+	}
 }
 
 /*
@@ -376,6 +456,8 @@ backend_call_free(struct backend_call *bc)
 		http_call_cancel(bc->bc_http);
 	if (bc->bc_sse != NULL)
 		sse_parser_free(bc->bc_sse);
+	if (bc->bc_timer != NULL)
+		event_free(bc->bc_timer);
 	free(bc->bc_body);
 	free(bc);
 }
@@ -403,6 +485,10 @@ backend_call_start(struct worker *w, const struct config_backend *be,
 	bc->bc_idone = idone;
 	bc->bc_iarg = iarg;
 	bc->bc_sent_sid = bsid != NULL;
+	bc->bc_retry_ms = -1;
+	if (version != NULL)
+		(void)snprintf(bc->bc_version, sizeof(bc->bc_version), "%s",
+		    version);
 	if (bsid != NULL)
 		(void)snprintf(bc->bc_resp_sid, sizeof(bc->bc_resp_sid), "%s",
 		    bsid);
