@@ -123,6 +123,7 @@ main(int argc, char *argv[])
 	const char	*file = NULL;
 	char		 err[CONFIG_ERR_MAX];
 	int		 ch, debug = 0, noaction = 0, verbose = 0;
+	size_t		 i;
 
 	while ((ch = getopt(argc, argv, "df:nv")) != -1) {
 		switch (ch) {
@@ -162,6 +163,22 @@ main(int argc, char *argv[])
 		fprintf(stderr, "vmcpd: state directory %s: %s\n",
 		    conf->cf_state_dir, strerror(errno));
 		exit(1);
+	}
+	/* stdio backends run where vmcpd was started, not in / */
+	for (i = 0; i < conf->cf_nbackends; i++) {
+		struct config_backend *be = &conf->cf_backends[i];
+
+		if (be->cb_transport != TRANSPORT_STDIO)
+			continue;
+		if (be->cb_cwd == NULL && (be->cb_cwd = strdup(".")) == NULL) {
+			fprintf(stderr, "vmcpd: %s\n", strerror(errno));
+			exit(1);
+		}
+		if (main_absolute(&be->cb_cwd) == -1) {
+			fprintf(stderr, "vmcpd: backend %s: cwd %s: %s\n",
+			    be->cb_name, be->cb_cwd, strerror(errno));
+			exit(1);
+		}
 	}
 	if (main_absolute(&conf->cf_state_dir) == -1 ||
 	    main_absolute(&conf->cf_file) == -1 ||
