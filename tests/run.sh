@@ -1,5 +1,5 @@
 #!/bin/sh
-# run.sh [unit|interop|man|fuzz|all]: run test suites and print one
+# run.sh [unit|interop|conformance|man|fuzz|all]: run test suites and print one
 # closing line "N passed, N failed".  "all" (make check) runs the unit
 # and interop suites on the plain build and again on the ASan+UBSan
 # build, lints the man pages, and gives each fuzzer a short run.
@@ -54,6 +54,30 @@ run_interop() {	# run_interop BUILDDIR
 	count "interop tests ($1)" "$p" "$f"
 }
 
+run_conformance() {	# run_conformance BUILDDIR
+	# the fixture alone must pass; through vmcpd, every scenario that
+	# passes directly must pass too (compare.mjs prints N passed/failed)
+	if [ "$1" = build ]; then
+		if sh tests/conformance/direct.sh >"$tmp/out" 2>&1; then
+			count "conformance fixture (direct)" 1 0
+		else
+			cat "$tmp/out"
+			count "conformance fixture (direct)" 0 1
+		fi
+	fi
+	sh tests/conformance/through.sh "$1/vmcpd" >"$tmp/out" 2>&1
+	rc=$?
+	cat "$tmp/out"
+	p=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$tmp/out" | tail -1)
+	f=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$tmp/out" | tail -1)
+	p=${p:-0}
+	f=${f:-0}
+	if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then
+		f=1
+	fi
+	count "conformance through vmcpd ($1)" "$p" "$f"
+}
+
 run_man() {
 	if mandoc -T lint -W warning man/vmcpd.8 man/vmcpd.yaml.5 \
 	    man/vmcpctl.8; then
@@ -79,6 +103,9 @@ unit)
 interop)
 	run_interop build
 	;;
+conformance)
+	run_conformance build
+	;;
 man)
 	run_man
 	;;
@@ -89,11 +116,14 @@ all)
 	run_unit build
 	run_man
 	run_interop build
+	run_conformance build
 	if make -s SAN=1 all unit >"$tmp/san" 2>&1; then
-		ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
-		UBSAN_OPTIONS=print_stacktrace=1 run_unit build-san
-		ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
-		UBSAN_OPTIONS=print_stacktrace=1 run_interop build-san
+		export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
+		export UBSAN_OPTIONS=print_stacktrace=1
+		run_unit build-san
+		run_interop build-san
+		run_conformance build-san
+		unset ASAN_OPTIONS UBSAN_OPTIONS
 	else
 		cat "$tmp/san"
 		count "sanitizer build" 0 1
@@ -101,7 +131,7 @@ all)
 	run_fuzz
 	;;
 *)
-	echo "usage: tests/run.sh [unit|interop|man|fuzz|all]" >&2
+	echo "usage: tests/run.sh [unit|interop|conformance|man|fuzz|all]" >&2
 	exit 2
 	;;
 esac
