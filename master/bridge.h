@@ -1,15 +1,19 @@
 /*
- * The stdio bridge: one supervised process per stdio backend.  It runs
- * the MCP server command on pipes and serves it to every worker as a
- * stateful Streamable HTTP endpoint (MCP 2025-11-25) on a Unix socket.
+ * The bridge: one supervised process per stdio or HTTP+SSE backend.
+ * It runs the MCP server command on pipes, or holds a 2024-11-05
+ * HTTP+SSE connection to the server's URL, and serves it to every
+ * worker as a stateful Streamable HTTP endpoint (MCP 2025-11-25) on a
+ * Unix socket.
  */
 #ifndef VMCPD_BRIDGE_H
 #define VMCPD_BRIDGE_H
 
 #include <stdint.h>
 
-struct bridge_spec {			/* one stdio backend */
+struct bridge_spec {			/* one stdio or SSE backend */
 	const char	 *bs_name;	/* backend name, for logs */
+	const char	 *bs_url;	/* SSE: the http(s) URL to GET
+					 * (command to cwd NULL); or NULL */
 	const char	 *bs_command;	/* executable (PATH lookup) */
 	char *const	 *bs_argv;	/* NULL-terminated; argv[0] */
 	char *const	 *bs_env;	/* "K=V" added to the environment,
@@ -22,7 +26,7 @@ struct bridge_spec {			/* one stdio backend */
 /*
  * Runs after child_setup(): serves until IPC_DRAIN (finish what is in
  * flight), IPC_STOP, SIGTERM/SIGQUIT or the channel's EOF, then stops
- * the server process group and exits 0.
+ * the server process group (or closes the connection) and exits 0.
  */
 void	bridge_main(const struct bridge_spec *, int chan_fd)
 	    __attribute__((noreturn));
