@@ -89,7 +89,8 @@ $(BUILD)/tests/test_session: $(call o,worker/session.c shared/store.c \
 	shared/log.c $(wildcard proto/*.c))
 # the stdio bridge standalone, for tests/interop/bridge.test.mjs
 $(BUILD)/bridge-test: $(call o,master/bridge.c master/child.c shared/log.c \
-	shared/ipc.c $(wildcard proto/*.c)) tests/unit/bridge_main.c
+	shared/ipc.c worker/http_client.c $(wildcard proto/*.c)) \
+	tests/unit/bridge_main.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.c %.o,$^) \
 	    $(LDLIBS)
@@ -119,6 +120,10 @@ fuzz:
 fuzz-smoke:
 	$(MAKE) -f tests/fuzz/Makefile run FUZZ_TIME=$(FUZZ_TIME)
 
+# throughput and latency against a direct backend and an nginx hop
+bench:
+	sh tests/bench/run.sh
+
 install: all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man5 \
 	    $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(EXAMPLEDIR) \
@@ -126,7 +131,7 @@ install: all
 	install -m 0755 $(BUILD)/vmcpd $(BUILD)/vmcpctl $(DESTDIR)$(SBINDIR)
 	install -m 0644 man/vmcpd.8 man/vmcpctl.8 $(DESTDIR)$(MANDIR)/man8
 	install -m 0644 man/vmcpd.yaml.5 $(DESTDIR)$(MANDIR)/man5
-	install -m 0644 etc/*.yaml $(DESTDIR)$(EXAMPLEDIR)
+	install -m 0644 etc/*.yaml etc/examples/*.yaml $(DESTDIR)$(EXAMPLEDIR)
 	sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
 	    etc/vmcpd.service > $(DESTDIR)$(UNITDIR)/vmcpd.service
 	test -e $(DESTDIR)$(SYSCONFDIR)/vmcpd/vmcpd.yaml || \
@@ -140,6 +145,6 @@ clean:
 	rm -rf build build-san build-fuzz
 
 .PHONY: all unit deps check check-unit check-interop check-man fuzz fuzz-smoke \
-	install run clean
+	bench install run clean
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,14 +1,18 @@
 /*
- * The stdio bridge: one process per stdio backend.  It runs the MCP
- * server command on pipes (newline-delimited JSON-RPC on stdin and
- * stdout, stderr logged line by line), initializes it once per server
- * process, and serves it on a Unix socket as a stateful Streamable HTTP
- * endpoint (MCP 2025-11-25, mcp-wire.md section 2.1) that every worker
- * reaches with libcurl.
+ * The bridge: one process per stdio or HTTP+SSE backend.  Its upstream
+ * is either the MCP server command run on pipes (newline-delimited
+ * JSON-RPC on stdin and stdout, stderr logged line by line) or a
+ * 2024-11-05 HTTP+SSE connection to the server's URL (a GET stream
+ * whose first event names the endpoint to POST messages to, every
+ * server message an event on that stream).  The bridge initializes the
+ * server once per process or connection, and serves it on a Unix socket
+ * as a stateful Streamable HTTP endpoint (MCP 2025-11-25, mcp-wire.md
+ * section 2.1) that every worker reaches with libcurl.  Both upstreams
+ * sit behind struct bridge_upstream; everything else is shared.
  *
  * Sessions are routing keys only: initialize is answered from the
  * server's cached InitializeResult with a fresh random session id; one
- * server process serves every session.
+ * server process (or connection) serves every session.
  *
  * Ids.  A request written to the server gets a bridge-unique integer
  * id, and when the caller asked for progress that same integer becomes
@@ -17,7 +21,7 @@
  * bridge-unique string id ("bridge-N"); the caller answers with that id
  * and the bridge writes the answer back under the server's own id.
  *
- * What the server writes is routed thus (the stdio wire carries no
+ * What the server sends is routed thus (neither upstream carries any
  * correlation for anything but responses):
  *  - a response: to the request with its id, the caller's id restored
  *    (a response after the request timed out is dropped);
@@ -34,8 +38,9 @@
  *
  * A caller's notifications/cancelled is forwarded under the bridge id
  * and ends that request's stream without a response.  The server is
- * restarted with backoff when it exits; requests in flight then fail,
- * and requests arriving while it is down wait for it up to the request
+ * restarted (reconnected to) with backoff when it exits (its stream
+ * ends, a GET or POST fails); requests in flight then fail, and
+ * requests arriving while it is down wait for it up to the request
  * timeout.  Subscriptions and log levels set by callers do not survive
  * a restart.
  */
@@ -52,6 +57,7 @@
 #include <fcntl.h>
 #include <search.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,9 +72,12 @@
 #include <event2/keyvalq_struct.h>
 #include <event2/listener.h>
 
+#include <curl/curl.h>
+
 #include "proto/proto.h"
 #include "shared/ipc.h"
 #include "shared/log.h"
+#include "worker/http_client.h"
 #include "bridge.h"
 
 #define BRIDGE_LINE_MAX		(16 * 1024 * 1024) /* a stdout line */
@@ -91,18 +100,63 @@
 #define BRIDGE_BACKLOG		128
 #define BRIDGE_SID_BYTES	32
 #define BRIDGE_SID_LEN		43	/* base64url of 32 bytes */
+#define BRIDGE_MSG_MAX		512	/* why the server is gone */
+#define BRIDGE_EVENT_MAX	BRIDGE_LINE_MAX	/* an SSE event's data */
+#define BRIDGE_ENDPOINT_MAX	8192	/* the endpoint event's URI */
+#define BRIDGE_POSTS_MAX	16	/* POSTs in flight at once */
+#define BRIDGE_POST_QUEUE_MAX	BRIDGE_STDIN_MAX /* bytes waiting */
+#define BRIDGE_POST_ERR_MAX	256	/* logged of a refusal's body */
 
 #define BRIDGE_PROTOCOL_VERSION	MCP_VERSION_LEGACY
 
 enum bridge_srv_state {
-	SRV_DOWN,		/* no process; a restart may be scheduled */
-	SRV_STARTING,		/* spawned, initialize sent */
+	SRV_DOWN,		/* no process or connection; a restart may
+				 * be scheduled */
+	SRV_STARTING,		/* spawned (connecting), initialize sent
+				 * (once the endpoint is known) */
 	SRV_READY,
-	SRV_KILLING,		/* SIGTERM sent, SIGKILL after the grace */
-	SRV_EXITED		/* reaped; reading what it left */
+	SRV_KILLING,		/* stdio: SIGTERM sent, SIGKILL after the
+				 * grace */
+	SRV_EXITED		/* stdio: reaped; reading what it left */
 };
 
 struct bridge;
+
+/* where the server is: a process on pipes, or an HTTP+SSE connection */
+struct bridge_upstream {
+	const char	*up_junk;	/* logged with what is not JSON-RPC */
+	/* 0, or -1: nothing started, try again after the backoff */
+	int		(*up_start)(struct bridge *);
+	/* one serialised message; 0 or -1.  Never ends the upstream: the
+	 * caller may still hold requests that ending it would free */
+	int		(*up_write)(struct bridge *, const char *, size_t);
+	/* end it; bridge_server_lost() follows, now or once reaped */
+	void		(*up_stop)(struct bridge *, const char *why);
+};
+
+/* a message for the SSE server: queued, then POSTed */
+struct bpost {
+	TAILQ_ENTRY(bpost)	 p_entry;
+	struct bsse		*p_ss;
+	struct http_call	*p_call;	/* NULL while queued */
+	char			*p_body;	/* NULL once handed to p_call */
+	size_t			 p_len;
+	char			 p_resp[BRIDGE_POST_ERR_MAX];
+	size_t			 p_resplen;
+};
+
+/* one HTTP+SSE connection: the GET stream and the POSTs it took */
+struct bsse {
+	struct bridge		*ss_b;
+	struct http_call	*ss_get;	/* NULL once over */
+	struct sse_parser	*ss_parser;
+	char			*ss_endpoint;	/* absolute; NULL until told */
+	TAILQ_HEAD(, bpost)	 ss_posts;	/* in flight, then queued */
+	size_t			 ss_nsent;	/* in flight */
+	size_t			 ss_queued;	/* bytes queued */
+	int			 ss_feeding;	/* in sse_parser_feed() */
+	int			 ss_dead;	/* closed while feeding */
+};
 
 struct bsession {
 	TAILQ_ENTRY(bsession)	 s_entry;	/* least recent first */
@@ -162,18 +216,27 @@ struct bridge {
 	struct event			*b_init_ev;
 	struct event			*b_kill_ev;
 
-	/* the server process */
-	pid_t				 b_pid;
+	const struct bridge_upstream	*b_up;
 	enum bridge_srv_state		 b_state;
-	struct bufferevent		*b_in;
-	struct bufferevent		*b_out;
-	struct bufferevent		*b_err;
-	size_t				 b_out_scanned;	/* LF-free */
 	uint64_t			 b_started_ms;
 	unsigned int			 b_restarts;
 	uint64_t			 b_init_bid;
 	json_t				*b_init_result;
-	char				 b_exit_msg[64];
+	char				 b_exit_msg[BRIDGE_MSG_MAX];
+
+	/* stdio: the server process */
+	pid_t				 b_pid;
+	struct bufferevent		*b_in;
+	struct bufferevent		*b_out;
+	struct bufferevent		*b_err;
+	size_t				 b_out_scanned;	/* LF-free */
+
+	/* SSE: the connection */
+	char				*b_url;		/* shown: no
+							 * userinfo, query */
+	struct http_client		*b_client;
+	struct bsse			*b_sse;		/* or NULL */
+	char				 b_version[32];	/* negotiated */
 
 	uint64_t			 b_seq;		/* bridge ids */
 	TAILQ_HEAD(, breq)		 b_reqs;
@@ -196,6 +259,7 @@ static const uint64_t	 bridge_backoff[] = { 100, 500, 2000, 10000 };
 static void	bridge_stop(struct bridge *, const char *why);
 static void	bridge_breq_free(struct breq *);
 static void	bridge_server_kill(struct bridge *, const char *why);
+static void	bridge_server_lost(struct bridge *);
 
 static uint64_t
 bridge_now_ms(void)
@@ -576,26 +640,15 @@ bridge_broadcast(struct bridge *b, const json_t *msg)
 static int
 bridge_server_write(struct bridge *b, const json_t *msg)
 {
-	struct evbuffer	*out;
-	char		*s;
-	size_t		 len;
-	int		 rc = -1;
+	char	*s;
+	size_t	 len;
+	int	 rc;
 
-	if (b->b_in == NULL ||
-	    (b->b_state != SRV_STARTING && b->b_state != SRV_READY))
+	if (b->b_state != SRV_STARTING && b->b_state != SRV_READY)
 		return -1;
-	out = bufferevent_get_output(b->b_in);
-	if (evbuffer_get_length(out) > BRIDGE_STDIN_MAX) {
-		log_warnx("%s: the server is not reading its input",
-		    b->b_name);
-		return -1;
-	}
 	if ((s = jsonrpc_dump(msg, &len)) == NULL)
 		return -1;
-	/* reserve first so the message and its newline go in together */
-	if (evbuffer_expand(out, len + 1) == 0 &&
-	    evbuffer_add(out, s, len) == 0 && evbuffer_add(out, "\n", 1) == 0)
-		rc = 0;
+	rc = b->b_up->up_write(b, s, len);
 	free(s);
 	return rc;
 }
@@ -756,7 +809,7 @@ bridge_breq_on_timeout(evutil_socket_t fd, short ev, void *arg)
 	struct breq	*r = arg;
 	struct bridge	*b = r->r_b;
 	json_t		*params, *m;
-	char		 msg[128];
+	char		 msg[BRIDGE_MSG_MAX];
 
 	(void)fd;
 	(void)ev;
@@ -936,7 +989,7 @@ bridge_server_initialized(struct bridge *b, const struct jsonrpc_msg *m)
 		v = json_object_get(m->jm_error, "message");
 		log_warnx("%s: the server refused initialize: %s", b->b_name,
 		    json_is_string(v) ? json_string_value(v) : "?");
-		bridge_server_kill(b, "initialize failed");
+		b->b_up->up_stop(b, "initialize failed");
 		return;
 	}
 	json_decref(b->b_init_result);
@@ -944,16 +997,25 @@ bridge_server_initialized(struct bridge *b, const struct jsonrpc_msg *m)
 	v = json_object_get(m->jm_result, "protocolVersion");
 	if (json_is_string(v))
 		version = json_string_value(v);
+	/* for the MCP-Protocol-Version header: a token, or nothing */
+	b->b_version[0] = '\0';
+	if (version != NULL && strlen(version) < sizeof(b->b_version) &&
+	    strspn(version, "0123456789-") == strlen(version))
+		memcpy(b->b_version, version, strlen(version) + 1);
 	if ((note = jsonrpc_notification_new("notifications/initialized",
 	    NULL)) == NULL || bridge_server_write(b, note) == -1) {
 		json_decref(note);
-		bridge_server_kill(b, "cannot write to it");
+		b->b_up->up_stop(b, "cannot write to it");
 		return;
 	}
 	json_decref(note);
 	b->b_state = SRV_READY;
-	log_info("%s: server ready (pid %d, protocol %s)", b->b_name,
-	    (int)b->b_pid, version != NULL ? version : "?");
+	if (b->b_url != NULL)
+		log_info("%s: server ready (%s, protocol %s)", b->b_name,
+		    b->b_url, version != NULL ? version : "?");
+	else
+		log_info("%s: server ready (pid %d, protocol %s)", b->b_name,
+		    (int)b->b_pid, version != NULL ? version : "?");
 	bridge_breqs_flush(b);
 }
 
@@ -1094,7 +1156,7 @@ bridge_server_line(struct bridge *b, const char *line, size_t len)
 	if (i == len)
 		return;
 	if (jsonrpc_parse(line, len, &m, &err) == -1) {
-		bridge_log_text(b, "not JSON-RPC on stdout", line, len);
+		bridge_log_text(b, b->b_up->up_junk, line, len);
 		return;
 	}
 	switch (m.jm_kind) {
@@ -1166,9 +1228,40 @@ bridge_on_init_timeout(evutil_socket_t fd, short ev, void *arg)
 
 	(void)fd;
 	(void)ev;
+	if (b->b_sse != NULL && b->b_sse->ss_endpoint == NULL) {
+		log_warnx("%s: no endpoint event within %llu ms", b->b_name,
+		    (unsigned long long)b->b_timeout_ms);
+		b->b_up->up_stop(b, "no endpoint event in time");
+		return;
+	}
 	log_warnx("%s: no answer to initialize within %llu ms", b->b_name,
 	    (unsigned long long)b->b_timeout_ms);
-	bridge_server_kill(b, "initialize timed out");
+	b->b_up->up_stop(b, "initialize timed out");
+}
+
+/* initialize, once per server process or connection */
+static int
+bridge_server_hello(struct bridge *b)
+{
+	json_t	*params, *req, *id;
+	int	 rc;
+
+	b->b_init_bid = ++b->b_seq;
+	if ((id = json_integer((json_int_t)b->b_init_bid)) == NULL)
+		return -1;
+	params = json_pack("{s:s, s:{s:{}, s:{}, s:{s:b}}, s:{s:s, s:s}}",
+	    "protocolVersion", BRIDGE_PROTOCOL_VERSION,
+	    "capabilities", "elicitation", "sampling", "roots", "listChanged",
+	    1, "clientInfo", "name", "vmcpd-bridge", "version", "1.0");
+	req = jsonrpc_request_new(id, "initialize", params);
+	json_decref(id);
+	if (params == NULL || req == NULL) {
+		json_decref(req);
+		return -1;
+	}
+	rc = bridge_server_write(b, req);
+	json_decref(req);
+	return rc;
 }
 
 /*
@@ -1361,12 +1454,31 @@ bridge_pipe_bev(struct bridge *b, int fd, bufferevent_data_cb readcb,
 }
 
 static int
+bridge_stdio_write(struct bridge *b, const char *s, size_t len)
+{
+	struct evbuffer *out;
+
+	if (b->b_in == NULL)
+		return -1;
+	out = bufferevent_get_output(b->b_in);
+	if (evbuffer_get_length(out) > BRIDGE_STDIN_MAX) {
+		log_warnx("%s: the server is not reading its input",
+		    b->b_name);
+		return -1;
+	}
+	/* reserve first so the message and its newline go in together */
+	if (evbuffer_expand(out, len + 1) == -1 ||
+	    evbuffer_add(out, s, len) == -1 || evbuffer_add(out, "\n", 1) == -1)
+		return -1;
+	return 0;
+}
+
+static int
 bridge_server_spawn(struct bridge *b)
 {
 	const struct bridge_spec	*sp = b->b_spec;
 	struct timeval			 tv;
 	sigset_t			 all, old;
-	json_t				*params = NULL, *req = NULL, *id;
 	int				 in[2] = { -1, -1 };
 	int				 out[2] = { -1, -1 };
 	int				 err[2] = { -1, -1 };
@@ -1410,24 +1522,10 @@ bridge_server_spawn(struct bridge *b)
 		return 0;
 	}
 
-	b->b_init_bid = ++b->b_seq;
-	if ((id = json_integer((json_int_t)b->b_init_bid)) == NULL) {
-		bridge_server_kill(b, "out of memory");
-		return 0;
-	}
-	params = json_pack("{s:s, s:{s:{}, s:{}, s:{s:b}}, s:{s:s, s:s}}",
-	    "protocolVersion", BRIDGE_PROTOCOL_VERSION,
-	    "capabilities", "elicitation", "sampling", "roots", "listChanged",
-	    1, "clientInfo", "name", "vmcpd-bridge", "version", "1.0");
-	req = jsonrpc_request_new(id, "initialize", params);
-	json_decref(id);
-	if (params == NULL || req == NULL ||
-	    bridge_server_write(b, req) == -1) {
-		json_decref(req);
+	if (bridge_server_hello(b) == -1) {
 		bridge_server_kill(b, "cannot send initialize");
 		return 0;
 	}
-	json_decref(req);
 	bridge_tv(&tv, b->b_timeout_ms);
 	(void)evtimer_add(b->b_init_ev, &tv);
 	return 0;
@@ -1479,8 +1577,12 @@ bridge_server_schedule(struct bridge *b)
 		b->b_restarts = 0;
 	delay = bridge_backoff[b->b_restarts < 3 ? b->b_restarts : 3];
 	b->b_restarts++;
-	log_info("%s: restarting the server in %llu ms", b->b_name,
-	    (unsigned long long)delay);
+	if (b->b_url != NULL)
+		log_info("%s: reconnecting to %s in %llu ms", b->b_name,
+		    b->b_url, (unsigned long long)delay);
+	else
+		log_info("%s: restarting the server in %llu ms", b->b_name,
+		    (unsigned long long)delay);
 	bridge_tv(&tv, delay);
 	(void)evtimer_add(b->b_restart_ev, &tv);
 }
@@ -1492,9 +1594,9 @@ bridge_on_restart(evutil_socket_t fd, short ev, void *arg)
 
 	(void)fd;
 	(void)ev;
-	if (b->b_stopping || b->b_pid > 0)
+	if (b->b_stopping || b->b_state != SRV_DOWN)
 		return;
-	if (bridge_server_spawn(b) == -1)
+	if (b->b_up->up_start(b) == -1)
 		bridge_server_schedule(b);
 }
 
@@ -1510,11 +1612,38 @@ bridge_pipe_drain(struct bufferevent *bev)
 		;
 }
 
+/* the server is gone, b_exit_msg says why: fail what it had, restart */
 static void
-bridge_server_gone(struct bridge *b, int status)
+bridge_server_lost(struct bridge *b)
 {
 	struct breq	*r, *next;
 	struct bsrvreq	*sr;
+	struct timeval	 tv;
+
+	evtimer_del(b->b_init_ev);
+	evtimer_del(b->b_kill_ev);
+	b->b_state = SRV_DOWN;
+	for (r = TAILQ_FIRST(&b->b_reqs); r != NULL; r = next) {
+		next = TAILQ_NEXT(r, r_entry);
+		if (r->r_bid != 0)
+			bridge_breq_fail(r, JSONRPC_INTERNAL_ERROR,
+			    b->b_exit_msg);
+	}
+	/* their ids meant something to the dead server only */
+	while ((sr = TAILQ_FIRST(&b->b_srvreqs)) != NULL)
+		bridge_srvreq_free(b, sr);
+
+	if (b->b_stopping) {
+		bridge_tv(&tv, BRIDGE_EXIT_FLUSH_MS);
+		(void)event_base_loopexit(b->b_base, &tv);
+		return;
+	}
+	bridge_server_schedule(b);
+}
+
+static void
+bridge_server_gone(struct bridge *b, int status)
+{
 	pid_t		 pid = b->b_pid;
 	int		 expected = b->b_state == SRV_KILLING;
 
@@ -1559,29 +1688,8 @@ bridge_server_gone(struct bridge *b, int status)
 	if (b->b_err != NULL)
 		bufferevent_free(b->b_err);
 	b->b_in = b->b_out = b->b_err = NULL;
-	evtimer_del(b->b_init_ev);
-	evtimer_del(b->b_kill_ev);
 	b->b_pid = 0;
-	b->b_state = SRV_DOWN;
-
-	for (r = TAILQ_FIRST(&b->b_reqs); r != NULL; r = next) {
-		next = TAILQ_NEXT(r, r_entry);
-		if (r->r_bid != 0)
-			bridge_breq_fail(r, JSONRPC_INTERNAL_ERROR,
-			    b->b_exit_msg);
-	}
-	/* their ids meant something to the dead process only */
-	while ((sr = TAILQ_FIRST(&b->b_srvreqs)) != NULL)
-		bridge_srvreq_free(b, sr);
-
-	if (b->b_stopping) {
-		struct timeval tv;
-
-		bridge_tv(&tv, BRIDGE_EXIT_FLUSH_MS);
-		(void)event_base_loopexit(b->b_base, &tv);
-		return;
-	}
-	bridge_server_schedule(b);
+	bridge_server_lost(b);
 }
 
 static void
@@ -1598,6 +1706,484 @@ bridge_on_sigchld(evutil_socket_t sig, short ev, void *arg)
 		if (b->b_pid > 0 && pid == b->b_pid)
 			bridge_server_gone(b, status);
 }
+
+/*
+ * The HTTP+SSE server (2024-11-05).  Nothing here may end the
+ * connection from inside bridge_sse_write(): a caller of
+ * bridge_server_write() may hold a request that bridge_server_lost()
+ * would free.  Everything else runs from libcurl's callbacks, where
+ * http_call_cancel() is safe, or from timers.
+ */
+
+static void	bridge_sse_lost(struct bridge *, int expected,
+		    const char *fmt, ...)
+		    __attribute__((format(printf, 3, 4)));
+
+/* "scheme://host[:port]/path" of a URL: for messages, no credentials */
+static char *
+bridge_url_shown(const char *url)
+{
+	CURLU	*u;
+	char	*scheme = NULL, *host = NULL, *port = NULL, *path = NULL;
+	char	*out = NULL;
+
+	if ((u = curl_url()) == NULL)
+		return NULL;
+	if (curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
+	    (strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0) ||
+	    curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_PATH, &path, 0) != CURLUE_OK)
+		goto done;
+	if (curl_url_get(u, CURLUPART_PORT, &port, 0) != CURLUE_OK)
+		port = NULL;
+	if (asprintf(&out, "%s://%s%s%s%s", scheme, host, port != NULL ?
+	    ":" : "", port != NULL ? port : "", path) == -1)
+		out = NULL;
+done:
+	curl_free(scheme);
+	curl_free(host);
+	curl_free(port);
+	curl_free(path);
+	curl_url_cleanup(u);
+	return out;
+}
+
+/* scheme, host and port of a parsed URL, compared case-insensitively */
+static int
+bridge_url_origin_eq(CURLU *a, CURLU *b)
+{
+	static const CURLUPart	 parts[] = {
+	    CURLUPART_SCHEME, CURLUPART_HOST, CURLUPART_PORT };
+	char			*x, *y;
+	size_t			 i;
+	int			 same = 1;
+
+	for (i = 0; same && i < sizeof(parts) / sizeof(parts[0]); i++) {
+		x = y = NULL;
+		if (curl_url_get(a, parts[i], &x, CURLU_DEFAULT_PORT) !=
+		    CURLUE_OK ||
+		    curl_url_get(b, parts[i], &y, CURLU_DEFAULT_PORT) !=
+		    CURLUE_OK || strcasecmp(x, y) != 0)
+			same = 0;
+		curl_free(x);
+		curl_free(y);
+	}
+	return same;
+}
+
+/*
+ * The endpoint event's URI resolved against the stream's URL, or NULL
+ * with why filled in.  Same origin only, as the SDK's client: a server
+ * must not send our POSTs (and any credentials) elsewhere.
+ */
+static char *
+bridge_sse_resolve(const char *base, const char *ref, size_t len, char *why,
+    size_t whylen)
+{
+	CURLU	*bu = NULL, *u = NULL;
+	char	*refz = NULL, *url = NULL, *out = NULL;
+
+	if (len == 0 || len > BRIDGE_ENDPOINT_MAX ||
+	    memchr(ref, '\0', len) != NULL) {
+		(void)snprintf(why, whylen, "empty or too long");
+		return NULL;
+	}
+	if ((refz = strndup(ref, len)) == NULL ||
+	    (bu = curl_url()) == NULL ||
+	    curl_url_set(bu, CURLUPART_URL, base, 0) != CURLUE_OK ||
+	    (u = curl_url_dup(bu)) == NULL) {
+		(void)snprintf(why, whylen, "out of memory");
+		goto done;
+	}
+	/* a relative reference is resolved against what u holds */
+	if (curl_url_set(u, CURLUPART_URL, refz, 0) != CURLUE_OK) {
+		(void)snprintf(why, whylen, "not a URI");
+		goto done;
+	}
+	if (!bridge_url_origin_eq(bu, u)) {
+		(void)snprintf(why, whylen, "another origin");
+		goto done;
+	}
+	if (curl_url_get(u, CURLUPART_URL, &url, 0) != CURLUE_OK ||
+	    (out = strdup(url)) == NULL)
+		(void)snprintf(why, whylen, "out of memory");
+done:
+	curl_free(url);
+	curl_url_cleanup(u);
+	curl_url_cleanup(bu);
+	free(refz);
+	return out;
+}
+
+static void
+bridge_post_free(struct bsse *ss, struct bpost *p)
+{
+	TAILQ_REMOVE(&ss->ss_posts, p, p_entry);
+	if (p->p_call != NULL) {
+		http_call_cancel(p->p_call);
+		ss->ss_nsent--;
+	} else
+		ss->ss_queued -= p->p_len;
+	free(p->p_body);
+	free(p);
+}
+
+/* end the connection: no callback of its calls runs after this */
+static void
+bridge_sse_close(struct bsse *ss)
+{
+	while (!TAILQ_EMPTY(&ss->ss_posts))
+		bridge_post_free(ss, TAILQ_FIRST(&ss->ss_posts));
+	http_call_cancel(ss->ss_get);
+	ss->ss_get = NULL;
+	if (ss->ss_feeding) {
+		ss->ss_dead = 1;	/* the parser is on the stack */
+		return;
+	}
+	sse_parser_free(ss->ss_parser);
+	free(ss->ss_endpoint);
+	free(ss);
+}
+
+/* the connection is over: say why, fail what it had, reconnect */
+static void
+bridge_sse_lost(struct bridge *b, int expected, const char *fmt, ...)
+{
+	struct bsse	*ss = b->b_sse;
+	va_list		 ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(b->b_exit_msg, sizeof(b->b_exit_msg), fmt, ap);
+	va_end(ap);
+	if (expected)
+		log_info("%s: %s", b->b_name, b->b_exit_msg);
+	else
+		log_warnx("%s: %s", b->b_name, b->b_exit_msg);
+	b->b_sse = NULL;
+	if (ss != NULL)
+		bridge_sse_close(ss);
+	bridge_server_lost(b);
+}
+
+static void
+bridge_sse_stop(struct bridge *b, const char *why)
+{
+	if (b->b_sse == NULL)
+		return;
+	bridge_sse_lost(b, 1, "backend connection to %s closed: %s", b->b_url,
+	    why);
+}
+
+static int
+bridge_post_on_data(void *arg, struct http_call *call, const char *buf,
+    size_t len)
+{
+	struct bpost	*p = arg;
+	size_t		 n;
+
+	(void)call;
+	/* the body says nothing, but a refusal's start is worth a log */
+	n = sizeof(p->p_resp) - p->p_resplen;
+	if (n > len)
+		n = len;
+	memcpy(p->p_resp + p->p_resplen, buf, n);
+	p->p_resplen += n;
+	return 0;
+}
+
+static int	bridge_sse_post(struct bridge *, struct bsse *, struct bpost *);
+
+/* start queued POSTs while there is room */
+static void
+bridge_sse_pump(struct bridge *b, struct bsse *ss)
+{
+	struct bpost *p;
+
+	TAILQ_FOREACH(p, &ss->ss_posts, p_entry) {
+		if (ss->ss_nsent >= BRIDGE_POSTS_MAX)
+			return;
+		if (p->p_call != NULL)
+			continue;
+		if (bridge_sse_post(b, ss, p) == -1) {
+			bridge_sse_lost(b, 0, "cannot POST to the endpoint of "
+			    "%s: out of resources", b->b_url);
+			return;
+		}
+		ss->ss_queued -= p->p_len;
+	}
+}
+
+static void
+bridge_post_on_done(void *arg, struct http_call *call, int result,
+    const char *errmsg)
+{
+	struct bpost	*p = arg;
+	struct bsse	*ss = p->p_ss;
+	struct bridge	*b = ss->ss_b;
+	long		 status = http_call_status(call);
+
+	/* the call is freed once this returns */
+	TAILQ_REMOVE(&ss->ss_posts, p, p_entry);
+	ss->ss_nsent--;
+	if (result == -1) {
+		free(p);
+		bridge_sse_lost(b, 0, "backend connection lost: POST to the "
+		    "endpoint of %s: %s", b->b_url,
+		    errmsg != NULL ? errmsg : "failed");
+		return;
+	}
+	if (status < 200 || status > 299) {
+		if (p->p_resplen > 0)
+			bridge_log_text(b, "the server refused a message",
+			    p->p_resp, p->p_resplen);
+		free(p);
+		bridge_sse_lost(b, 0, "backend refused a message: POST to the "
+		    "endpoint of %s: HTTP %ld", b->b_url, status);
+		return;
+	}
+	free(p);
+	bridge_sse_pump(b, ss);
+}
+
+/* hand one queued message to libcurl; p->p_call stays NULL on failure */
+static int
+bridge_sse_post(struct bridge *b, struct bsse *ss, struct bpost *p)
+{
+	static const struct http_call_cbs	 cbs = {
+		NULL, bridge_post_on_data, bridge_post_on_done
+	};
+	struct http_call			*call;
+
+	if ((call = http_call_new(b->b_client, "POST",
+	    ss->ss_endpoint)) == NULL)
+		return -1;
+	if (http_call_add_header(call, "Content-Type",
+	    "application/json") == -1 ||
+	    (b->b_version[0] != '\0' && http_call_add_header(call,
+	    "MCP-Protocol-Version", b->b_version) == -1) ||
+	    http_call_set_body(call, p->p_body, p->p_len) == -1) {
+		http_call_cancel(call);
+		return -1;
+	}
+	/* answered at once (202) by any server that is alive */
+	http_call_set_timeout(call, b->b_timeout_ms);
+	if (http_call_start(call, &cbs, p) == -1)
+		return -1;
+	p->p_call = call;
+	free(p->p_body);
+	p->p_body = NULL;
+	ss->ss_nsent++;
+	return 0;
+}
+
+/*
+ * Messages are POSTed concurrently, a few at a time, as the SDK's
+ * client does; the rest wait in order.
+ */
+static int
+bridge_sse_write(struct bridge *b, const char *s, size_t len)
+{
+	struct bsse	*ss = b->b_sse;
+	struct bpost	*p;
+
+	if (ss == NULL || ss->ss_endpoint == NULL || ss->ss_dead)
+		return -1;
+	if (ss->ss_queued + len > BRIDGE_POST_QUEUE_MAX) {
+		log_warnx("%s: the server is not taking messages", b->b_name);
+		return -1;
+	}
+	if ((p = calloc(1, sizeof(*p))) == NULL)
+		return -1;
+	if ((p->p_body = malloc(len > 0 ? len : 1)) == NULL) {
+		free(p);
+		return -1;
+	}
+	memcpy(p->p_body, s, len);
+	p->p_len = len;
+	p->p_ss = ss;
+	TAILQ_INSERT_TAIL(&ss->ss_posts, p, p_entry);
+	ss->ss_queued += len;
+	if (ss->ss_nsent < BRIDGE_POSTS_MAX) {
+		if (bridge_sse_post(b, ss, p) == -1) {
+			bridge_post_free(ss, p);
+			return -1;
+		}
+		ss->ss_queued -= len;
+	}
+	return 0;
+}
+
+static void
+bridge_sse_endpoint(struct bridge *b, struct bsse *ss, const char *data,
+    size_t len)
+{
+	char why[64];
+
+	if (ss->ss_endpoint != NULL) {
+		log_debug("%s: ignored another endpoint event", b->b_name);
+		return;
+	}
+	if ((ss->ss_endpoint = bridge_sse_resolve(b->b_spec->bs_url, data,
+	    len, why, sizeof(why))) == NULL) {
+		bridge_log_text(b, "a bad endpoint event", data, len);
+		bridge_sse_lost(b, 0, "backend sent a bad endpoint on %s: %s",
+		    b->b_url, why);
+		return;
+	}
+	log_debug("%s: the endpoint is known; initializing", b->b_name);
+	if (bridge_server_hello(b) == -1)
+		bridge_sse_lost(b, 0, "cannot send initialize to %s",
+		    b->b_url);
+}
+
+static int
+bridge_sse_on_event(void *arg, const struct sse_event *ev)
+{
+	struct bsse	*ss = arg;
+	struct bridge	*b = ss->ss_b;
+
+	if (ss->ss_dead)
+		return 1;
+	if (strcmp(ev->se_event, "endpoint") == 0)
+		bridge_sse_endpoint(b, ss, ev->se_data, ev->se_data_len);
+	else if (ev->se_event[0] == '\0' ||
+	    strcmp(ev->se_event, "message") == 0)
+		bridge_server_line(b, ev->se_data, ev->se_data_len);
+	else
+		log_debug("%s: ignored an SSE event of another type",
+		    b->b_name);
+	return ss->ss_dead ? 1 : 0;
+}
+
+static int
+bridge_sse_on_head(void *arg, struct http_call *call, long status)
+{
+	struct bsse	*ss = arg;
+	struct bridge	*b = ss->ss_b;
+	const char	*ct;
+	size_t		 n = sizeof("text/event-stream") - 1;
+
+	if (status < 200 || status > 299) {
+		bridge_sse_lost(b, 0, "backend refused the SSE stream: GET %s: "
+		    "HTTP %ld%s", b->b_url, status, status >= 300 &&
+		    status < 400 ? " (redirects are not followed)" : "");
+		return 1;
+	}
+	ct = http_call_header(call, "Content-Type");
+	if (ct == NULL || strncasecmp(ct, "text/event-stream", n) != 0 ||
+	    (ct[n] != '\0' && ct[n] != ';' && ct[n] != ' ')) {
+		bridge_sse_lost(b, 0, "backend answered GET %s with no SSE "
+		    "stream (Content-Type is not text/event-stream)", b->b_url);
+		return 1;
+	}
+	log_debug("%s: the SSE stream is open", b->b_name);
+	return 0;
+}
+
+static int
+bridge_sse_on_data(void *arg, struct http_call *call, const char *buf,
+    size_t len)
+{
+	struct bsse	*ss = arg;
+	struct bridge	*b = ss->ss_b;
+	int		 rc;
+
+	(void)call;
+	ss->ss_feeding = 1;
+	rc = sse_parser_feed(ss->ss_parser, buf, len);
+	ss->ss_feeding = 0;
+	if (ss->ss_dead) {
+		/* closed by what an event caused: its calls are cancelled */
+		bridge_sse_close(ss);
+		return 1;
+	}
+	if (rc == -1) {
+		bridge_sse_lost(b, 0, "backend sent an SSE event of more than "
+		    "%d bytes on %s", BRIDGE_EVENT_MAX, b->b_url);
+		return 1;
+	}
+	return 0;
+}
+
+static void
+bridge_sse_on_done(void *arg, struct http_call *call, int result,
+    const char *errmsg)
+{
+	struct bsse	*ss = arg;
+	struct bridge	*b = ss->ss_b;
+
+	ss->ss_get = NULL;	/* freed once this returns */
+	if (result == 0)
+		bridge_sse_lost(b, 0, "backend connection lost: the SSE stream "
+		    "from %s ended", b->b_url);
+	else if (http_call_status(call) == 0)
+		bridge_sse_lost(b, 0, "backend unreachable: GET %s: %s",
+		    b->b_url, errmsg != NULL ? errmsg : "failed");
+	else
+		bridge_sse_lost(b, 0, "backend connection lost: the SSE stream "
+		    "from %s broke: %s", b->b_url,
+		    errmsg != NULL ? errmsg : "failed");
+}
+
+static int
+bridge_sse_connect(struct bridge *b)
+{
+	static const struct http_call_cbs	 cbs = {
+		bridge_sse_on_head, bridge_sse_on_data, bridge_sse_on_done
+	};
+	struct bsse				*ss;
+	struct http_call			*call = NULL;
+	struct timeval				 tv;
+
+	b->b_started_ms = bridge_now_ms();
+	if ((ss = calloc(1, sizeof(*ss))) == NULL)
+		goto fail;
+	ss->ss_b = b;
+	TAILQ_INIT(&ss->ss_posts);
+	if ((ss->ss_parser = sse_parser_new(BRIDGE_EVENT_MAX,
+	    bridge_sse_on_event, ss)) == NULL ||
+	    (call = http_call_new(b->b_client, "GET",
+	    b->b_spec->bs_url)) == NULL ||
+	    http_call_add_header(call, "Accept", "text/event-stream") == -1 ||
+	    http_call_add_header(call, "Cache-Control", "no-cache") == -1)
+		goto fail;
+	/* a stream has no end in sight; b_init_ev bounds its start */
+	http_call_set_timeout(call, 0);
+	if (http_call_start(call, &cbs, ss) == -1) {
+		call = NULL;
+		goto fail;
+	}
+	ss->ss_get = call;
+	b->b_sse = ss;
+	b->b_state = SRV_STARTING;
+	b->b_exit_msg[0] = '\0';
+	b->b_version[0] = '\0';
+	log_info("%s: connecting to %s", b->b_name, b->b_url);
+	bridge_tv(&tv, b->b_timeout_ms);
+	(void)evtimer_add(b->b_init_ev, &tv);
+	return 0;
+
+fail:
+	log_warnx("%s: cannot connect to %s: out of resources", b->b_name,
+	    b->b_url);
+	http_call_cancel(call);
+	if (ss != NULL) {
+		sse_parser_free(ss->ss_parser);
+		free(ss);
+	}
+	return -1;
+}
+
+static const struct bridge_upstream bridge_stdio_upstream = {
+	"not JSON-RPC on stdout",
+	bridge_server_spawn, bridge_stdio_write, bridge_server_kill
+};
+
+static const struct bridge_upstream bridge_sse_upstream = {
+	"not JSON-RPC in an SSE event",
+	bridge_sse_connect, bridge_sse_write, bridge_sse_stop
+};
 
 /*
  * HTTP
@@ -1981,9 +2567,9 @@ bridge_stop(struct bridge *b, const char *why)
 		    "the bridge is stopping");
 	while ((st = TAILQ_FIRST(&b->b_streams)) != NULL)
 		bridge_stream_free(st, 1);
-	if (b->b_pid > 0) {
-		/* the loop ends once it is reaped */
-		bridge_server_kill(b, why);
+	if (b->b_state != SRV_DOWN) {
+		/* the loop ends once it is gone (reaped) */
+		b->b_up->up_stop(b, why);
 		return;
 	}
 	bridge_tv(&tv, BRIDGE_EXIT_FLUSH_MS);
@@ -2003,7 +2589,7 @@ bridge_drain(struct bridge *b)
 	evtimer_del(b->b_restart_ev);
 	while ((st = TAILQ_FIRST(&b->b_streams)) != NULL)
 		bridge_stream_free(st, 1);
-	if (b->b_pid <= 0)
+	if (b->b_state == SRV_DOWN)
 		bridge_breqs_fail_waiting(b);
 	if (b->b_nreqs == 0 && !b->b_stopping)
 		bridge_stop(b, "drained");
@@ -2114,6 +2700,11 @@ bridge_cleanup(struct bridge *b)
 		(void)waitpid(b->b_pid, NULL, 0);
 		b->b_pid = 0;
 	}
+	if (b->b_sse != NULL) {
+		bridge_sse_close(b->b_sse);
+		b->b_sse = NULL;
+		b->b_state = SRV_DOWN;	/* nothing more to write to */
+	}
 	while ((pid = waitpid(-1, NULL, WNOHANG)) > 0)
 		;
 	while (!TAILQ_EMPTY(&b->b_reqs))
@@ -2134,6 +2725,8 @@ bridge_cleanup(struct bridge *b)
 	if (b->b_err != NULL)
 		bufferevent_free(b->b_err);
 	evhttp_free(b->b_http);
+	http_client_free(b->b_client);
+	free(b->b_url);
 	event_free(b->b_chan_ev);
 	event_free(b->b_sig_term);
 	event_free(b->b_sig_quit);
@@ -2162,15 +2755,25 @@ bridge_main(const struct bridge_spec *sp, int chan_fd)
 	TAILQ_INIT(&b->b_streams);
 	TAILQ_INIT(&b->b_srvreqs);
 	TAILQ_INIT(&b->b_sessions);
-	if (sp->bs_command == NULL || sp->bs_argv == NULL ||
-	    sp->bs_argv[0] == NULL)
-		fatalx("%s: no command", b->b_name);
+	if (sp->bs_url != NULL) {
+		b->b_up = &bridge_sse_upstream;
+		if ((b->b_url = bridge_url_shown(sp->bs_url)) == NULL)
+			fatalx("%s: not an http(s) URL", b->b_name);
+	} else {
+		b->b_up = &bridge_stdio_upstream;
+		if (sp->bs_command == NULL || sp->bs_argv == NULL ||
+		    sp->bs_argv[0] == NULL)
+			fatalx("%s: no command", b->b_name);
+	}
 	bridge_fix_stdio();
 	/* what the server orphans is reparented to us and reaped */
 	(void)prctl(PR_SET_CHILD_SUBREAPER, 1);
 
 	if ((b->b_base = event_base_new()) == NULL)
 		fatalx("%s: event_base_new failed", b->b_name);
+	if (b->b_url != NULL &&
+	    (b->b_client = http_client_new(b->b_base)) == NULL)
+		fatalx("%s: cannot create an HTTP client", b->b_name);
 	if ((b->b_sig_term = evsignal_new(b->b_base, SIGTERM,
 	    bridge_on_signal, b)) == NULL ||
 	    evsignal_add(b->b_sig_term, NULL) == -1 ||
@@ -2218,7 +2821,7 @@ bridge_main(const struct bridge_spec *sp, int chan_fd)
 	    event_add(b->b_chan_ev, NULL) == -1)
 		fatalx("%s: cannot watch the master channel", b->b_name);
 
-	if (bridge_server_spawn(b) == -1)
+	if (b->b_up->up_start(b) == -1)
 		bridge_server_schedule(b);
 	(void)ipc_send(chan_fd, IPC_READY, NULL, 0);
 	log_debug("%s: serving on %s", b->b_name, sp->bs_socket);

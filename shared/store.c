@@ -644,6 +644,14 @@ int
 store_get(struct store *s, enum store_db db, const void *key, size_t klen,
     uint64_t now_ms, struct store_rec *out)
 {
+	return store_get_changed(s, db, key, klen, now_ms, NULL, out);
+}
+
+int
+store_get_changed(struct store *s, enum store_db db, const void *key,
+    size_t klen, uint64_t now_ms, const struct store_rec *have,
+    struct store_rec *out)
+{
 	MDB_txn		*txn;
 	MDB_val		 k, v;
 	int		 rc;
@@ -667,7 +675,7 @@ store_get(struct store *s, enum store_db db, const void *key, size_t klen,
 	}
 	if (rc != 0) {
 		store_rtxn_end(s);
-		log_warnx("%s: mdb_get: %s", __func__, mdb_strerror(rc));
+		log_warnx("%s: mdb_get: %s", "store_get", mdb_strerror(rc));
 		store_set_errno(rc);
 		return -1;
 	}
@@ -683,6 +691,12 @@ store_get(struct store *s, enum store_db db, const void *key, size_t klen,
 		store_rtxn_end(s);
 		memset(out, 0, sizeof(*out));
 		return STORE_NOTFOUND;
+	}
+	/* the caller's copy is current: no copy, no decode */
+	if (have != NULL && have->sr_updated_ms == out->sr_updated_ms &&
+	    have->sr_len == out->sr_len) {
+		store_rtxn_end(s);
+		return STORE_UNCHANGED;
 	}
 	rc = store_rec_decode(v.mv_data, v.mv_size, out);
 	store_rtxn_end(s);

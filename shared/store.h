@@ -83,6 +83,14 @@ int	 store_db_lookup(const char *name, enum store_db *);
 /* records; now_ms decides expiry (pass store_now_ms()) */
 int	 store_get(struct store *, enum store_db, const void *key, size_t klen,
 	    uint64_t now_ms, struct store_rec *out);
+/*
+ * store_get() unless have (a record read before: its updated stamp and
+ * length) is still current: then STORE_UNCHANGED and nothing copied.
+ */
+#define STORE_UNCHANGED	3
+int	 store_get_changed(struct store *, enum store_db, const void *key,
+	    size_t klen, uint64_t now_ms, const struct store_rec *have,
+	    struct store_rec *out);
 int	 store_put(struct store *, enum store_db, const void *key, size_t klen,
 	    const void *data, size_t len, uint64_t expires_ms, uint64_t now_ms);
 int	 store_del(struct store *, enum store_db, const void *key, size_t klen);

@@ -727,7 +727,6 @@ legacy_on_view(void *arg, json_t *view, const char *err)
 	struct mcp_req	*mr = arg;
 	struct worker	*w = mr->mr_w;
 	struct core_err	 cerr;
-	struct session	 s;
 	json_t		*result, *resp;
 	char		 msg[600];
 
@@ -753,22 +752,14 @@ legacy_on_view(void *arg, json_t *view, const char *err)
 		legacy_req_error(mr, cerr.ce_code, cerr.ce_msg);
 		return;
 	}
-	/* the session as it is now: another worker may have opened the
-	 * backend session meanwhile */
-	if (session_load(w->w_store, mr->mr_sid, store_now_ms(), &s) != 0) {
-		legacy_req_error(mr, MCP_ERR_SESSION_NOT_FOUND,
-		    "Session not found: it expired or was terminated");
-		return;
-	}
-	mr->mr_client_caps = json_incref(s.s_client_caps);
+	/* the session as the request found it (mr_sess) */
+	mr->mr_client_caps = json_incref(mr->mr_sess.s_client_caps);
 	if (strcmp(mr->mr_msg.jm_method, "resources/subscribe") == 0 ||
 	    strcmp(mr->mr_msg.jm_method, "resources/unsubscribe") == 0) {
-		legacy_subscribe(mr, &s);
-		session_clear(&s);
+		legacy_subscribe(mr, &mr->mr_sess);
 		return;
 	}
-	legacy_forward_session(mr, &s);
-	session_clear(&s);
+	legacy_forward_session(mr, &mr->mr_sess);
 }
 
 static const char *const legacy_log_levels[] = {
@@ -853,6 +844,9 @@ legacy_request(struct worker *w, struct evhttp_request *req,
 	}
 	mr->mr_msg = *msg;
 	(void)snprintf(mr->mr_sid, sizeof(mr->mr_sid), "%s", s->s_id);
+	/* the request keeps the session it was loaded with */
+	mr->mr_sess = *s;
+	memset(s, 0, sizeof(*s));
 	legacy_req_watch(mr);
 	if (view_get(w, legacy_on_view, mr) == -1)
 		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,

@@ -104,6 +104,17 @@ view_key(struct worker *w, char *buf, size_t len, const char *what,
 	    w->w_gen, scope, backend != NULL ? backend : "");
 }
 
+/*
+ * The decoded view, kept while the store's copy is the same one: a hot
+ * path that re-parsed the whole view on every request would cost more
+ * than the request.  One cheap read of the record's stamp decides.
+ */
+static struct {
+	char		 vc_key[STORE_KEY_MAX];
+	struct store_rec vc_stamp;
+	json_t		*vc_view;
+} view_cache;
+
 static json_t *
 view_load(struct worker *w, const char *what, const char *scope,
     const char *backend)
@@ -112,13 +123,27 @@ view_load(struct worker *w, const char *what, const char *scope,
 	json_t			*o;
 	json_error_t		 jerr;
 	char			 key[STORE_KEY_MAX];
+	int			 cached, rc;
 
 	memset(&rec, 0, sizeof(rec));
 	view_key(w, key, sizeof(key), what, scope, backend);
-	if (store_get(w->w_store, STORE_VIEWS, key, strlen(key),
-	    store_now_ms(), &rec) != 0)
+	cached = view_cache.vc_view != NULL &&
+	    strcmp(view_cache.vc_key, key) == 0;
+	rc = store_get_changed(w->w_store, STORE_VIEWS, key, strlen(key),
+	    store_now_ms(), cached ? &view_cache.vc_stamp : NULL, &rec);
+	if (rc == STORE_UNCHANGED)
+		return json_incref(view_cache.vc_view);
+	if (rc != 0)
 		return NULL;
 	o = json_loadb(rec.sr_data, rec.sr_len, 0, &jerr);
+	if (o != NULL && strcmp(what, "view") == 0) {
+		json_decref(view_cache.vc_view);
+		view_cache.vc_view = json_incref(o);
+		(void)snprintf(view_cache.vc_key, sizeof(view_cache.vc_key),
+		    "%s", key);
+		view_cache.vc_stamp = rec;
+		view_cache.vc_stamp.sr_data = NULL;
+	}
 	store_rec_clear(&rec);
 	return o;
 }
@@ -166,6 +191,8 @@ views_ttl(struct worker *w)
 void
 views_free(void)
 {
+	json_decref(view_cache.vc_view);
+	view_cache.vc_view = NULL;
 	free(views_wl);
 	free(views_ov);
 	views_wl = NULL;

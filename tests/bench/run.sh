@@ -21,8 +21,9 @@
 # Environment: BENCH_DURATION (s, default 5), BENCH_WARMUP (s, 1),
 # BENCH_ROUNDS (3), BENCH_TOOLS (tools per backend besides echo, 20),
 # BENCH_PERF=1 (also perf-profile vmcpd's workers during one more c=32
-# tools/call run; report in build/bench/perf-vmcpd.txt), KEEP=1 (keep
-# the temporary directory with every log).
+# tools/call run; flat and inclusive reports in build/bench/perf-vmcpd*.txt),
+# KEEP=1 (keep the temporary directory with every log and perf.data),
+# VMCPD_BIN (benchmark this vmcpd binary instead of building build/vmcpd).
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd) || exit 2
 cd "$root" || exit 2
@@ -73,11 +74,23 @@ if [ -n "$missing" ]; then
 fi
 
 echo "bench: building"
-make -s all >/dev/null && make -s -f tests/bench/Makefile >/dev/null || {
-	echo "bench: the build failed" >&2
+if [ -n "${VMCPD_BIN:-}" ]; then
+	vmcpd=$(cd "$(dirname "$VMCPD_BIN")" && pwd)/$(basename "$VMCPD_BIN")
+else
+	make -s all >/dev/null || {
+		echo "bench: the build failed" >&2
+		exit 2
+	}
+	vmcpd=$root/build/vmcpd
+fi
+make -s -f tests/bench/Makefile >/dev/null || {
+	echo "bench: mcp_echo does not build" >&2
 	exit 2
 }
-vmcpd=$root/build/vmcpd
+[ -x "$vmcpd" ] || {
+	echo "bench: $vmcpd is not an executable" >&2
+	exit 2
+}
 echo_bin=$out/mcp_echo
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/vmcpd-bench.XXXXXX") || exit 2
@@ -421,17 +434,18 @@ if [ "$perf_on" = 1 ]; then
 		    -s "$bench/call.lua" "$url_v" >"$tmp/wrk-perf.txt" 2>&1 &
 		wrk_pid=$!
 		sleep 1
-		perf record -q -F 997 -g -p "$pids" -o "$tmp/perf.data" \
+		perf record -q -F 499 --call-graph dwarf,16384 \
+		    -p "$pids" -o "$tmp/perf.data" \
 		    -- sleep "$duration" >"$tmp/perf.log" 2>&1
 		wait "$wrk_pid"
 		perf report -i "$tmp/perf.data" --stdio --no-children \
 		    --sort dso,symbol -g none --percent-limit 0.5 \
 		    >"$out/perf-vmcpd.txt" 2>/dev/null
 		perf report -i "$tmp/perf.data" --stdio --children \
-		    --sort symbol -g caller,0.5,callee --percent-limit 2 \
-		    >"$out/perf-vmcpd-callers.txt" 2>/dev/null
+		    --sort symbol -g none --percent-limit 1 \
+		    >"$out/perf-vmcpd-inclusive.txt" 2>/dev/null
 		echo "bench: profile in $out/perf-vmcpd.txt and" \
-		    "$out/perf-vmcpd-callers.txt"
+		    "$out/perf-vmcpd-inclusive.txt"
 	fi
 fi
 

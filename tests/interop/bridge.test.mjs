@@ -1,7 +1,8 @@
-// The stdio bridge (master/bridge.c) run standalone by build/bridge-test,
+// The bridge (master/bridge.c) run standalone by build/bridge-test,
 // driven through its Unix socket with raw HTTP and with the official SDK
 // v1 client, in front of real stdio servers from npm (server-everything,
-// server-memory) and of a small scripted server for the failure cases.
+// server-memory), of server-everything in HTTP+SSE (2024-11-05) mode on
+// 127.0.0.1, and of small scripted servers for the failure cases.
 //
 // Each bridge-test plays the master: it forks the bridge, prints
 // "ready <bridge pid>", turns SIGTERM into IPC_STOP and reaps orphans.
@@ -13,12 +14,14 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import http from 'node:http';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -28,6 +31,7 @@ const BUILD_DIR = path.dirname(path.resolve(ROOT, process.env.VMCPD_BIN || 'buil
 const BIN = path.resolve(ROOT, process.env.BRIDGE_TEST_BIN || path.join(BUILD_DIR, 'bridge-test'));
 const EVERYTHING = path.join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 const MEMORY = path.join(ROOT, 'node_modules/@modelcontextprotocol/server-memory/dist/index.js');
+const LOOPBACK = path.join(ROOT, 'tests/lib/loopback.cjs');
 const SETPRIV = ['/usr/bin/setpriv', '/bin/setpriv'].find((p) => fs.existsSync(p));
 const SANITIZER_RE = /ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:/;
 const BRIDGE_CAPS = { elicitation: {}, sampling: {}, roots: { listChanged: true } };
@@ -100,7 +104,8 @@ async function tmpDir() {
 }
 
 class Bridge {
-  static async start(name, argv, { env = [], timeout } = {}) {
+  /* argv: a stdio server's command; or url: an HTTP+SSE server's */
+  static async start(name, argv, { env = [], timeout, url } = {}) {
     assert.ok(fs.existsSync(BIN), `${BIN} is missing: run make ${path.relative(ROOT, BIN)}`);
     const dir = await tmpDir();
     const b = new Bridge();
@@ -111,7 +116,10 @@ class Bridge {
       args.push('-t', String(timeout));
     for (const e of env)
       args.push('-e', e);
-    args.push('--', ...argv);
+    if (url)
+      args.push('-u', url);
+    else
+      args.push('--', ...argv);
     // setpriv: if this test process dies, bridge-test goes too (and
     // takes the bridge and its server along)
     const [cmd, cargs] = SETPRIV ? [SETPRIV, ['--pdeathsig', 'KILL', '--', BIN, ...args]] : [BIN, args];

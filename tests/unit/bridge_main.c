@@ -1,9 +1,12 @@
 /*
- * bridge-test: the stdio bridge standalone, for the interop tests.
+ * bridge-test: the bridge standalone, for the interop tests.
  *
  *	bridge-test [-v] [-t timeout_ms] [-C dir] [-e K=V]...
  *	    -n name -s socket -- command [arg ...]
+ *	bridge-test [-v] [-t timeout_ms] -n name -s socket -u url
  *
+ * The first runs a stdio server; the second (-u) speaks HTTP+SSE
+ * (2024-11-05) to the server at url.
  * It plays the master: forks the bridge with a control channel (the
  * bridge runs child_setup() and bridge_main() as under vmcpd), prints
  * "ready <bridge pid>" once the bridge sends IPC_READY, turns SIGTERM
@@ -51,7 +54,9 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: bridge-test [-v] [-t timeout_ms] [-C dir] "
-	    "[-e K=V]... -n name -s socket -- command [arg ...]\n");
+	    "[-e K=V]... -n name -s socket -- command [arg ...]\n"
+	    "       bridge-test [-v] [-t timeout_ms] -n name -s socket "
+	    "-u url\n");
 	exit(2);
 }
 
@@ -81,7 +86,7 @@ main(int argc, char *argv[])
 	int			 chan_open = 1, stop_sent = 0, exit_code = 1;
 
 	memset(&spec, 0, sizeof(spec));
-	while ((ch = getopt(argc, argv, "+C:e:n:s:t:v")) != -1) {
+	while ((ch = getopt(argc, argv, "+C:e:n:s:t:u:v")) != -1) {
 		switch (ch) {
 		case 'C':
 			spec.bs_cwd = optarg;
@@ -102,6 +107,9 @@ main(int argc, char *argv[])
 		case 't':
 			spec.bs_timeout_ms = strtoull(optarg, NULL, 10);
 			break;
+		case 'u':
+			spec.bs_url = optarg;
+			break;
 		case 'v':
 			verbose = 1;
 			break;
@@ -111,11 +119,19 @@ main(int argc, char *argv[])
 	}
 	argc -= optind;
 	argv += optind;
-	if (argc < 1 || spec.bs_name == NULL || spec.bs_socket == NULL)
+	if (spec.bs_name == NULL || spec.bs_socket == NULL)
 		usage();
-	spec.bs_command = argv[0];
-	spec.bs_argv = argv;
-	spec.bs_env = env;
+	if (spec.bs_url != NULL) {
+		/* as the master will: no command with a URL */
+		if (argc > 0 || env != NULL || spec.bs_cwd != NULL)
+			usage();
+	} else {
+		if (argc < 1)
+			usage();
+		spec.bs_command = argv[0];
+		spec.bs_argv = argv;
+		spec.bs_env = env;
+	}
 
 	log_init(1, "bridge-test");
 	log_setverbose(verbose);

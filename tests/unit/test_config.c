@@ -108,6 +108,12 @@ check_defaults(const struct config *cf)
 	assert_int_equal(cf->cf_timeout_default_ms, 30000);
 	assert_int_equal(cf->cf_partial_failure, CONFIG_PARTIAL_FAIL);
 	assert_int_equal(cf->cf_verbose, 0);
+}
+
+/* the one Streamable HTTP backend of a minimal file */
+static void
+check_one_http_backend(const struct config *cf)
+{
 	assert_int_equal(cf->cf_nbackends, 1);
 	assert_int_equal(cf->cf_backends[0].cb_timeout_ms, 30000);
 	assert_null(cf->cf_backends[0].cb_command);
@@ -117,20 +123,35 @@ check_defaults(const struct config *cf)
 }
 
 /*
- * etc/vmcpd.yaml, compiled in: the defaults, but one backend keeps its
- * own tool names (prefixMode onConflict)
+ * etc/vmcpd.yaml, compiled in: the defaults, two demo backends run over
+ * stdio, and names prefixed only on conflict
  */
 static void
 check_etc(const struct config *cf)
 {
 	struct config_aggregation	 ca;
+	const struct config_backend	*be;
 
 	check_defaults(cf);
-	assert_string_equal(cf->cf_backends[0].cb_name, "everything");
-	assert_string_equal(cf->cf_backends[0].cb_url,
-	    "http://127.0.0.1:3001/mcp");
-	assert_int_equal(cf->cf_backends[0].cb_transport,
-	    TRANSPORT_STREAMABLE_HTTP);
+	assert_int_equal(cf->cf_nbackends, 2);
+	be = &cf->cf_backends[0];
+	assert_string_equal(be->cb_name, "everything");
+	assert_int_equal(be->cb_transport, TRANSPORT_STDIO);
+	assert_null(be->cb_url);
+	assert_string_equal(be->cb_command, "node");
+	assert_string_equal(be->cb_argv[0], "node");
+	assert_string_equal(be->cb_argv[1],
+	    "node_modules/@modelcontextprotocol/server-everything/dist/"
+	    "index.js");
+	assert_string_equal(be->cb_argv[2], "stdio");
+	assert_null(be->cb_argv[3]);
+	assert_null(be->cb_env);
+	be = &cf->cf_backends[1];
+	assert_string_equal(be->cb_name, "memory");
+	assert_int_equal(be->cb_transport, TRANSPORT_STDIO);
+	assert_string_equal(be->cb_env[0], "MEMORY_FILE_PATH=var/memory.jsonl");
+	assert_null(be->cb_env[1]);
+	assert_int_equal(be->cb_timeout_ms, 30000);
 	assert_int_equal(cf->cf_agg.ca_prefix_mode, CONFIG_PREFIX_ON_CONFLICT);
 	ca = cf->cf_agg;
 	ca.ca_prefix_mode = CONFIG_PREFIX_ALWAYS;
@@ -167,6 +188,7 @@ test_minimal(void **state)
 	cf = load_ok(BACKEND);
 	assert_string_equal(cf->cf_file, "t.yaml");
 	check_defaults(cf);
+	check_one_http_backend(cf);
 	check_agg_defaults(&cf->cf_agg);
 	assert_string_equal(cf->cf_backends[0].cb_name, "a");
 	assert_string_equal(cf->cf_backends[0].cb_url,

@@ -1,0 +1,38 @@
+import { test } from 'node:test';
+import { startMulti, startSpec, useMulti, openGet, openSessionCaps, postStream } from './lib/multi.mjs';
+import { sleep } from './lib/harness.mjs';
+import { rpc, workerOf } from './lib/harness.mjs';
+useMulti();
+test('x', async () => {
+  const dyn = await startSpec({ label: 'dyn', dynamic: true, tools: ['keep'], resources: [{ uri: 'test://dyn/doc', text: 'doc' }] });
+  const other = await startSpec({ label: 'other', tools: ['keep2'], prompts: ['p'] });
+  const d = await startMulti({ backends: [{ name: 'dyn', url: dyn.url }, { name: 'other', url: other.url }],
+    http: 'keepAlive: 1s', aggregation: 'conflictResolution: prefix\nconflictResolutionConfig:\n  prefixMode: onConflict' });
+  const { sid } = await openSessionCaps(d.port);
+  const g = await openGet(d.port, sid);
+  console.log('GET', g.status, g.headers, JSON.stringify(g.events));
+  const g2 = await openGet(d.port, sid).catch(e => e);
+  await sleep(300);
+  console.log('GET2', g2.status, g2.text);
+  let r = await rpc(d.port, sid, 'tools/list', {});
+  console.log(r.json.result.tools.map(t => t.name));
+  console.log(JSON.stringify(await dyn.stats()));
+  r = await rpc(d.port, sid, 'tools/call', { name: 'add_tool', arguments: { name: 'fresh' } });
+  console.log(r.text);
+  await sleep(1500);
+  console.log('events', JSON.stringify(g.events), g.comments);
+  r = await rpc(d.port, sid, 'tools/list', {});
+  console.log(r.json.result.tools.map(t => t.name));
+  r = await rpc(d.port, sid, 'resources/subscribe', { uri: 'test://dyn/doc' });
+  console.log('sub', r.text);
+  console.log(JSON.stringify(await dyn.stats()));
+  r = await rpc(d.port, sid, 'tools/call', { name: 'touch', arguments: { uri: 'test://dyn/doc' } });
+  console.log(r.text);
+  r = await rpc(d.port, sid, 'tools/call', { name: 'add_prompt', arguments: { name: 'pp' } });
+  await sleep(1000);
+  console.log('events', JSON.stringify(g.events.slice(2)));
+  r = await rpc(d.port, sid, 'prompts/list', {});
+  console.log(r.text);
+  await d.stop();
+  console.log(d.proc.output.slice(-3000));
+});

@@ -1,0 +1,417 @@
+// Helpers for the aggregation suites (several backends behind one vmcpd),
+// on top of harness.mjs: a config with any number of streamable-http and
+// stdio backends, the configurable SDK backend (spec-backend.mjs),
+// tracked helper processes, live SSE readers for GET and POST streams,
+// and /proc look-ups (the bridge's server process, a worker's children).
+//
+// Every process started here is in its own process group with a
+// parent-death SIGKILL, and is SIGKILLed by the after() hook that
+// useMulti() registers (and on exit).  Every wait is bounded.
+import { spawn } from 'node:child_process';
+import { after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import http from 'node:http';
+import path from 'node:path';
+
+import {
+  Daemon, HOST, ROOT, LEGACY_VERSION, MCP_ACCEPT, tmpDir, waitFor, withTimeout, useHarness,
+  parseSSE, mcpHeaders, httpRequest, nextId,
+} from './harness.mjs';
+
+export const NODE = process.execPath;
+export const EVERYTHING = path.join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+export const MEMORY = path.join(ROOT, 'node_modules/@modelcontextprotocol/server-memory/dist/index.js');
+export const FILESYSTEM = path.join(ROOT, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
+const LOOPBACK = path.join(ROOT, 'tests/lib/loopback.cjs');
+const SPEC_BACKEND = path.join(ROOT, 'tests/interop/lib/spec-backend.mjs');
+const SETPRIV = ['/usr/bin/setpriv', '/bin/setpriv'].find((p) => fs.existsSync(p));
+
+const procs = new Set();
+const streams = new Set();
+
+export class Child {
+  constructor(name, cmd, args, { env = {}, cwd = ROOT } = {}) {
+    this.name = name;
+    this.output = '';
+    this.exited = false;
+    if (SETPRIV) {
+      args = ['--pdeathsig', 'KILL', '--', cmd, ...args];
+      cmd = SETPRIV;
+    }
+    this.child = spawn(cmd, args, {
+      cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true,
+    });
+    this.pid = this.child.pid;
+    for (const s of [this.child.stdout, this.child.stderr]) {
+      s.setEncoding('utf8');
+      s.on('data', (d) => { this.output += d; });
+    }
+    this.exitPromise = new Promise((resolve) => {
+      this.child.on('exit', (code, signal) => {
+        this.exited = true;
+        resolve({ code, signal });
+      });
+      this.child.on('error', (e) => {
+        this.exited = true;
+        this.output += `\n[spawn error: ${e.message}]\n`;
+        resolve({ code: null, signal: null });
+      });
+    });
+    procs.add(this);
+  }
+
+  kill(sig = 'SIGKILL') {
+    try {
+      process.kill(-this.pid, sig);
+    } catch {
+      /* gone */
+    }
+  }
+
+  async waitExit(ms = 5000) {
+    return withTimeout(this.exitPromise, ms, `${this.name} exit`);
+  }
+}
+
+function killAllChildren() {
+  for (const p of procs)
+    p.kill();
+  for (const s of streams)
+    s.close();
+}
+
+process.on('exit', killAllChildren);
+
+/* Register the harness's and our after() cleanups. */
+export function useMulti() {
+  useHarness();
+  after(async () => {
+    killAllChildren();
+    await Promise.all([...procs].map((p) => p.waitExit(5000).catch(() => {})));
+    procs.clear();
+  });
+}
+
+/* The configurable SDK backend (spec-backend.mjs) on a free port. */
+export async function startSpec(spec, { timeout = 20000 } = {}) {
+  const p = new Child(`spec-${spec.label ?? ''}`, NODE, [SPEC_BACKEND],
+    { env: { SPEC: JSON.stringify(spec) } });
+  const port = await waitFor(`spec backend ${spec.label} to listen`, () => {
+    if (p.exited)
+      throw new Error(`exited: ${p.output.slice(-2000)}`);
+    const m = /^listening (\d+)$/m.exec(p.output);
+    return m ? Number(m[1]) : null;
+  }, { timeout });
+  p.port = port;
+  p.url = `http://${HOST}:${port}/mcp`;
+  p.stats = async () => (await httpRequest(port, { method: 'GET', path: '/stats', timeout: 5000 })).json;
+  return p;
+}
+
+/* server-everything over Streamable HTTP, on a free port. */
+export async function startEverythingHttp({ timeout = 30000 } = {}) {
+  for (let attempt = 0; ; attempt++) {
+    const port = await freeLoopbackPort();
+    const p = new Child('everything-http', NODE, ['--require', LOOPBACK, EVERYTHING, 'streamableHttp'],
+      { env: { PORT: String(port) } });
+    p.port = port;
+    p.url = `http://${HOST}:${port}/mcp`;
+    try {
+      await waitFor('server-everything to listen', async () => {
+        if (p.exited)
+          throw new Error(`exited: ${p.output.slice(-2000)}`);
+        return (await httpRequest(port, { method: 'GET', path: '/', timeout: 1000 })
+          .then(() => true, () => false));
+      }, { timeout, interval: 100 });
+      return p;
+    } catch (e) {
+      p.kill();
+      if (attempt === 2 || !/EADDRINUSE/.test(p.output))
+        throw e;
+    }
+  }
+}
+
+function freeLoopbackPort() {
+  return new Promise((resolve, reject) => {
+    const srv = http.createServer();
+    srv.on('error', reject);
+    srv.listen(0, HOST, () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------
+// config
+
+const q = (s) => JSON.stringify(String(s));	// a YAML double-quoted scalar
+
+/* The YAML lines of one backend entry. */
+export function backendYaml(b) {
+  const l = [`  - name: ${q(b.name)}`];
+  if (b.url) {
+    l.push(`    transport: ${b.transport ?? 'streamable-http'}`, `    url: ${q(b.url)}`);
+    return l;
+  }
+  l.push('    transport: stdio', `    command: ${q(b.command ?? NODE)}`);
+  l.push(`    args: [${(b.args ?? []).map(q).join(', ')}]`);
+  if (b.env && Object.keys(b.env).length) {
+    l.push('    env:');
+    for (const [k, v] of Object.entries(b.env))
+      l.push(`      ${k}: ${q(v)}`);
+  }
+  if (b.cwd)
+    l.push(`    cwd: ${q(b.cwd)}`);
+  return l;
+}
+
+/*
+ * A whole config.  backends: [{name, url} | {name, command, args, env,
+ * cwd}]; aggregation, operational, http, sessions: YAML text of those
+ * blocks (without the key line), indented by two.
+ */
+export function multiConfig({ portFile, stateDir, workers = 2, workerHeader = true,
+  drainTimeout = '2s', backends, aggregation, operational, http: h, sessions, extra = '' }) {
+  const l = ['daemon:', `  listen: ${HOST}:0`, `  portFile: ${q(portFile)}`,
+    `  workers: ${workers}`, `  stateDir: ${q(stateDir)}`, `  workerHeader: ${workerHeader}`,
+    `  drainTimeout: ${drainTimeout}`];
+  const block = (key, text) => {
+    if (text)
+      l.push(`${key}:`, ...text.trim().split('\n').map((s) => `  ${s}`));
+  };
+  block('http', h);
+  block('sessions', sessions);
+  l.push('backends:');
+  for (const b of backends)
+    l.push(...backendYaml(b));
+  block('aggregation', aggregation);
+  block('operational', operational);
+  return l.join('\n') + '\n' + extra;
+}
+
+/* Write the config under a fresh temp dir and start vmcpd on it. */
+export async function startMulti(opts, { timeout = 30000 } = {}) {
+  const dir = await tmpDir('vmcpd-multi-');
+  const d = new Daemon(dir, path.join(dir, 'vmcpd.yaml'), { workers: opts.workers ?? 2 });
+  d.multiOpts = opts;
+  await d.writeConfig(multiConfig({ portFile: d.portFile, stateDir: d.stateDir, ...opts }));
+  await d.start({ timeout });
+  return d;
+}
+
+/* The lines the daemon logged with priority error. */
+export function errorLines(daemon) {
+  return daemon.proc.output.split('\n').filter((s) => /\]: error: /.test(s));
+}
+
+// ---------------------------------------------------------------------------
+// live HTTP streams
+
+/*
+ * An HTTP request on a new connection whose answer is read as it
+ * arrives.  Resolves once the status line is in: {status, headers,
+ * events (parsed SSE events so far), comments (SSE comment lines),
+ * text, ended, next(pred, ms), close()}.
+ */
+export function openStream(port, { method = 'GET', path: p = '/mcp', headers = {}, body,
+  timeout = 15000 } = {}) {
+  return new Promise((resolve, reject) => {
+    const h = { ...headers };
+    let data = body;
+    if (data !== undefined && typeof data !== 'string')
+      data = JSON.stringify(data);
+    if (data !== undefined)
+      h['Content-Length'] = Buffer.byteLength(data);
+    const s = {
+      status: 0, headers: {}, events: [], comments: [], text: '', ended: false,
+      waiters: new Set(),
+    };
+    let pending = '';
+    const wake = () => { for (const w of s.waiters) w(); };
+    const req = http.request({ host: HOST, port, method, path: p, headers: h, agent: false },
+      (res) => {
+        clearTimeout(timer);
+        s.status = res.statusCode;
+        s.headers = res.headers;
+        s.res = res;
+        res.setEncoding('utf8');
+        res.on('data', (d) => {
+          s.text += d;
+          pending += d.replace(/\r\n?/g, '\n');
+          let i;
+          while ((i = pending.indexOf('\n\n')) !== -1) {
+            const block = pending.slice(0, i);
+            pending = pending.slice(i + 2);
+            for (const line of block.split('\n'))
+              if (line.startsWith(':'))
+                s.comments.push({ at: Date.now(), text: line });
+            for (const ev of parseSSE(block + '\n\n')) {
+              ev.at = Date.now();
+              if (ev.data !== '') {
+                try {
+                  ev.msg = JSON.parse(ev.data);
+                } catch {
+                  ev.msg = undefined;
+                }
+              }
+              s.events.push(ev);
+            }
+          }
+          wake();
+        });
+        const done = () => {
+          s.ended = true;
+          streams.delete(s);
+          wake();
+        };
+        res.on('end', done);
+        res.on('close', done);
+        res.on('error', done);
+        resolve(s);
+      });
+    const timer = setTimeout(() => req.destroy(new Error(`${method} ${p}: no status within ${timeout} ms`)),
+      timeout);
+    req.on('error', (e) => {
+      clearTimeout(timer);
+      s.ended = true;
+      streams.delete(s);
+      wake();
+      if (!s.status)
+        reject(e);
+    });
+    s.close = () => {
+      req.destroy();
+      s.ended = true;
+      streams.delete(s);
+    };
+    /* Wait until pred(s) is truthy (checked on every chunk). */
+    s.until = (what, pred, ms = 10000) => new Promise((res2, rej2) => {
+      const check = () => {
+        let v;
+        try {
+          v = pred(s);
+        } catch (e) {
+          fin();
+          rej2(e);
+          return;
+        }
+        if (v) {
+          fin();
+          res2(v);
+        } else if (s.ended) {
+          fin();
+          rej2(new Error(`${what}: stream ended first; got ${s.text.slice(-1500)}`));
+        }
+      };
+      const t = setTimeout(() => {
+        fin();
+        rej2(new Error(`${what}: not within ${ms} ms; got ${s.text.slice(-1500)}`));
+      }, ms);
+      const fin = () => {
+        clearTimeout(t);
+        s.waiters.delete(check);
+      };
+      s.waiters.add(check);
+      check();
+    });
+    /* the messages (parsed data) so far, optionally of one method */
+    s.messages = (method2) => s.events.filter((e) => e.msg !== undefined &&
+      (method2 === undefined || e.msg.method === method2)).map((e) => e.msg);
+    streams.add(s);
+    if (data !== undefined)
+      req.write(data);
+    req.end();
+  });
+}
+
+/* The session's standalone GET stream. */
+export function openGet(port, sid, { lastEventId, headers = {}, timeout } = {}) {
+  const h = { Accept: 'text/event-stream', 'Mcp-Session-Id': sid,
+    'MCP-Protocol-Version': LEGACY_VERSION, ...headers };
+  if (lastEventId !== undefined)
+    h['Last-Event-ID'] = String(lastEventId);
+  return openStream(port, { method: 'GET', headers: h, timeout });
+}
+
+/* A POST of one request read live (its answer may be an SSE stream). */
+export function postStream(port, sid, method, params, { id = nextId(), timeout } = {}) {
+  const msg = { jsonrpc: '2.0', id, method };
+  if (params !== undefined)
+    msg.params = params;
+  return openStream(port, { method: 'POST', headers: mcpHeaders({ session: sid }), body: msg, timeout });
+}
+
+/* initialize with capabilities + initialized, raw; the session id. */
+export async function openSessionCaps(port, capabilities = {}, { clientName = 'interop-multi' } = {}) {
+  const init = await httpRequest(port, {
+    headers: mcpHeaders({ version: null }),
+    body: {
+      jsonrpc: '2.0', id: nextId(), method: 'initialize',
+      params: { protocolVersion: LEGACY_VERSION, capabilities, clientInfo: { name: clientName, version: '1.0.0' } },
+    },
+    timeout: 30000,
+  });
+  assert.equal(init.status, 200, `initialize: ${init.text}`);
+  const sid = init.headers['mcp-session-id'];
+  assert.ok(sid, 'Mcp-Session-Id');
+  const n = await httpRequest(port, {
+    headers: mcpHeaders({ session: sid }),
+    body: { jsonrpc: '2.0', method: 'notifications/initialized' },
+  });
+  assert.equal(n.status, 202, n.text);
+  return { sid, init };
+}
+
+export { MCP_ACCEPT };
+
+// ---------------------------------------------------------------------------
+// /proc
+
+export function procChildren(ppid) {
+  const out = [];
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d))
+      continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
+      const r = stat.lastIndexOf(')');
+      const comm = stat.slice(stat.indexOf('(') + 1, r);
+      const f = stat.slice(r + 2).split(' ');
+      if (Number(f[1]) === ppid && f[0] !== 'Z')
+        out.push({ pid: Number(d), comm });
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return out;
+}
+
+export function cmdline(pid) {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+  } catch {
+    return [];
+  }
+}
+
+export function alive(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+/* {pid, comm} of the master's children other than workers */
+export function masterChildren(daemon) {
+  return procChildren(daemon.pid);
+}
+
+export async function fileText(p) {
+  return fsp.readFile(p, 'utf8').catch(() => '');
+}
