@@ -1048,6 +1048,7 @@ legacy_delete(struct worker *w, struct evhttp_request *req)
 		    s.s_backends[i].sb_name)) != NULL)
 			backend_session_delete(w, be, s.s_backends[i].sb_sid,
 			    s.s_backends[i].sb_version);
+	stream_terminate(w, s.s_id);
 	log_debug("session %.8s... terminated by the client", s.s_id);
 	session_clear(&s);
 	legacy_done_empty(w, req, 200);

@@ -219,14 +219,40 @@ stream_flush(struct gstream *gs)
 	    SESSION_ID_LEN, gs->gs_last, store_now_ms(), stream_scan_cb, &ss);
 }
 
+/* end a stream from our side: the client may come back elsewhere */
+static void
+stream_end(struct gstream *gs)
+{
+	struct evhttp_connection *evcon;
+
+	if (gs->gs_req != NULL) {
+		if ((evcon = evhttp_request_get_connection(gs->gs_req)) != NULL)
+			evhttp_connection_set_closecb(evcon, NULL, NULL);
+		front_sse_end(gs->gs_req);
+		gs->gs_req = NULL;
+	}
+	stream_free(gs);
+}
+
 static void
 stream_on_tick(evutil_socket_t fd, short ev, void *arg)
 {
-	struct gstream	*gs = arg;
-	struct evbuffer	*buf;
+	struct gstream		*gs = arg;
+	struct evbuffer		*buf;
+	struct store_rec	 rec;
 
 	(void)fd;
 	(void)ev;
+	/* a session terminated (DELETE, expiry) elsewhere ends its stream */
+	memset(&rec, 0, sizeof(rec));
+	if (store_get(gs->gs_w->w_store, STORE_SESSIONS, gs->gs_sid,
+	    strlen(gs->gs_sid), store_now_ms(), &rec) == STORE_NOTFOUND) {
+		log_debug("session %.8s... is gone; ending its GET stream",
+		    gs->gs_sid);
+		stream_end(gs);
+		return;
+	}
+	store_rec_clear(&rec);
 	stream_flush(gs);	/* in case a wake-up was lost */
 	if ((buf = evbuffer_new()) == NULL)
 		return;
@@ -308,6 +334,17 @@ stream_get(struct worker *w, struct evhttp_request *req, struct session *s)
 		(void)event_add(gs->gs_tick, &tv);
 	log_debug("GET stream of %.8s... opened after event %llu", s->s_id,
 	    (unsigned long long)gs->gs_last);
+}
+
+/* DELETE: the session's stream here ends now (elsewhere at its tick) */
+void
+stream_terminate(struct worker *w, const char *sid)
+{
+	struct gstream *gs;
+
+	(void)w;
+	if ((gs = stream_find(sid)) != NULL)
+		stream_end(gs);
 }
 
 /*
@@ -407,19 +444,8 @@ stream_drain(struct worker *w)
 	struct gstream *gs;
 
 	(void)w;
-	while ((gs = TAILQ_FIRST(&gstreams)) != NULL) {
-		if (gs->gs_req != NULL) {
-			struct evhttp_connection *evcon;
-
-			if ((evcon = evhttp_request_get_connection(
-			    gs->gs_req)) != NULL)
-				evhttp_connection_set_closecb(evcon, NULL,
-				    NULL);
-			front_sse_end(gs->gs_req);
-			gs->gs_req = NULL;
-		}
-		stream_free(gs);
-	}
+	while ((gs = TAILQ_FIRST(&gstreams)) != NULL)
+		stream_end(gs);
 }
 
 void

@@ -121,6 +121,7 @@ int	 stream_init(struct worker *);
 void	 stream_get(struct worker *, struct evhttp_request *,
 	    struct session *);
 int	 stream_publish(struct worker *, const char *sid, const json_t *msg);
+void	 stream_terminate(struct worker *, const char *sid);
 void	 stream_drain(struct worker *);
 void	 stream_free_all(struct worker *);
 

@@ -886,6 +886,524 @@ describe('the master\'s orders', () => {
   });
 });
 
+// ---------------------------------------------------------------------------
+// HTTP+SSE (2024-11-05) servers on 127.0.0.1: bridge-test -u URL
+
+const httpServers = new Set();	// every one killed in after()
+const esc = (s) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+
+/* a free loopback port (bind 0, read it, close) */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function tcpOpen(port) {
+  return new Promise((resolve) => {
+    const s = net.connect({ host: '127.0.0.1', port });
+    s.setTimeout(1000);
+    s.on('connect', () => { s.destroy(); resolve(true); });
+    s.on('error', () => resolve(false));
+    s.on('timeout', () => { s.destroy(); resolve(false); });
+  });
+}
+
+/* node running args with PORT=port, kept on 127.0.0.1; up once it accepts */
+class HttpServer {
+  static async start(name, args, port) {
+    const s = new HttpServer();
+    s.name = name;
+    s.port = port;
+    s.output = '';
+    const argv = ['--require', LOOPBACK, ...args];
+    const [cmd, cargs] = SETPRIV ? [SETPRIV, ['--pdeathsig', 'KILL', '--', process.execPath, ...argv]]
+      : [process.execPath, argv];
+    s.proc = spawn(cmd, cargs, {
+      cwd: ROOT, env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'], detached: true,
+    });
+    s.proc.stdout.setEncoding('utf8');
+    s.proc.stderr.setEncoding('utf8');
+    s.proc.stdout.on('data', (d) => { s.output += d; });
+    s.proc.stderr.on('data', (d) => { s.output += d; });
+    s.exited = new Promise((resolve) => {
+      s.proc.on('exit', (code, signal) => { s.exit = { code, signal }; resolve(s.exit); });
+      s.proc.on('error', (e) => { s.exit = { error: e }; resolve(s.exit); });
+    });
+    httpServers.add(s);
+    await waitFor(`${name} on port ${port}`, async () => {
+      if (s.exit)
+        throw new Error(`${name} exited: ${s.output.slice(-2000)}`);
+      return tcpOpen(port);
+    }, { timeout: 20000 });
+    return s;
+  }
+
+  kill() {
+    try {
+      process.kill(-this.proc.pid, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
+  }
+
+  async killed() {
+    this.kill();
+    await withTimeout(this.exited, 5000, `${this.name} exit`);
+  }
+}
+
+after(async () => {
+  for (const s of httpServers) {
+    s.kill();
+    await withTimeout(s.exited, 5000, s.name).catch(() => {});
+  }
+});
+
+const everythingSse = (port) => HttpServer.start('everything-sse', [EVERYTHING, 'sse'], port);
+
+describe('server-everything over HTTP+SSE (2024-11-05) behind the bridge', () => {
+  let srv, br, url;
+
+  before(async () => {
+    srv = await everythingSse(await freePort());
+    url = `http://127.0.0.1:${srv.port}/sse`;
+    br = await Bridge.start('everything-sse', null, { url });
+  });
+
+  after(async () => {
+    await br?.stop();
+    await srv?.killed();
+  });
+
+  test('initialize: the server\'s InitializeResult, initialized once per connection', async () => {
+    const a = await initialize(br.sock);
+    const b = await initialize(br.sock);
+    assert.notEqual(a.sid, b.sid);
+    assert.equal(a.result.serverInfo.name, 'mcp-servers/everything');
+    assert.equal(a.result.protocolVersion, '2025-11-25');
+    assert.equal(typeof a.result.capabilities.tools, 'object');
+    assert.deepEqual(a.result, b.result);
+    assert.match(br.output, new RegExp(`server ready \\(${esc(url)}, protocol 2025-11-25\\)`));
+    assert.equal((srv.output.match(/Client Connected/g) || []).length, 1, srv.output);
+  });
+
+  test('tools/list equals the server\'s own list over the SDK\'s SSEClientTransport', async () => {
+    const via = await sdkClient(br.sock);
+    const direct = new Client({ name: 'direct', version: '1.0.0' }, { capabilities: BRIDGE_CAPS });
+    await withTimeout(direct.connect(new SSEClientTransport(new URL(url))), 15000, 'direct connect');
+    clients.add(direct);
+    try {
+      const [a, b] = await Promise.all([via.listTools(), direct.listTools()]);
+      assert.ok(a.tools.length >= 10, `only ${a.tools.length} tools`);
+      assert.ok(a.tools.some((t) => t.name === 'trigger-elicitation-request'));
+      assert.deepEqual(a.tools, b.tools);
+    } finally {
+      await direct.close();
+    }
+  });
+
+  test('tools/call echo: an SSE answer with the caller\'s id', async () => {
+    const { sid } = await initialize(br.sock);
+    const x = await post(br.sock, sid, callTool('e-1', 'echo', { message: 'hello over SSE' }));
+    assert.equal(x.status, 200);
+    assert.match(x.headers['content-type'], /^text\/event-stream/);
+    assert.deepEqual(final(x, 'e-1').result.content, [{ type: 'text', text: 'Echo: hello over SSE' }]);
+  });
+
+  test('two callers, same ids, 40 calls at once: each gets its own answers', async () => {
+    const [a, b] = await Promise.all([initialize(br.sock), initialize(br.sock)]);
+    const n = 20;
+    const calls = [];
+    for (let i = 0; i < n; i++) {
+      calls.push(post(br.sock, a.sid, callTool(i, 'echo', { message: `A${i}` })));
+      calls.push(post(br.sock, b.sid, callTool(i, 'echo', { message: `B${i}` })));
+    }
+    const xs = await Promise.all(calls);
+    for (let i = 0; i < n; i++) {
+      assert.equal(final(xs[2 * i], i).result.content[0].text, `Echo: A${i}`);
+      assert.equal(final(xs[2 * i + 1], i).result.content[0].text, `Echo: B${i}`);
+    }
+  });
+
+  test('progress reaches the right caller, with its own token', async () => {
+    const [a, b] = await Promise.all([initialize(br.sock), initialize(br.sock)]);
+    const meta = { progressToken: 'tok' };
+    const [xa, xb] = await Promise.all([
+      post(br.sock, a.sid, callTool(1, 'trigger-long-running-operation', { duration: 1.2, steps: 4 }, meta)),
+      post(br.sock, b.sid, callTool(1, 'trigger-long-running-operation', { duration: 0.6, steps: 3 }, meta)),
+    ]);
+    const progress = (x) => x.events.filter((e) => e.method === 'notifications/progress').map((e) => e.params);
+    assert.deepEqual(progress(xa).map((p) => [p.progressToken, p.progress, p.total]),
+      [['tok', 1, 4], ['tok', 2, 4], ['tok', 3, 4], ['tok', 4, 4]]);
+    assert.deepEqual(progress(xb).map((p) => [p.progressToken, p.progress, p.total]),
+      [['tok', 1, 3], ['tok', 2, 3], ['tok', 3, 3]]);
+    assert.equal(xa.events.at(-1).id, 1);
+    assert.equal(xb.events.at(-1).id, 1);
+  });
+
+  test('two SDK clients at once: progress and answers kept apart', async () => {
+    const [c1, c2] = await Promise.all([sdkClient(br.sock), sdkClient(br.sock)]);
+    const seen = [[], []];
+    const [r1, r2, e1, e2] = await Promise.all([
+      c1.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 0.8, steps: 2 } },
+        undefined, { onprogress: (p) => seen[0].push(p), timeout: 15000 }),
+      c2.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 0.6, steps: 3 } },
+        undefined, { onprogress: (p) => seen[1].push(p), timeout: 15000 }),
+      c1.callTool({ name: 'echo', arguments: { message: 'one' } }),
+      c2.callTool({ name: 'echo', arguments: { message: 'two' } }),
+    ]);
+    assert.deepEqual(seen[0].map((p) => [p.progress, p.total]), [[1, 2], [2, 2]]);
+    assert.deepEqual(seen[1].map((p) => [p.progress, p.total]), [[1, 3], [2, 3], [3, 3]]);
+    assert.match(r1.content[0].text, /Steps: 2/);
+    assert.match(r2.content[0].text, /Steps: 3/);
+    assert.equal(e1.content[0].text, 'Echo: one');
+    assert.equal(e2.content[0].text, 'Echo: two');
+  });
+
+  test('elicitation round trip: the server\'s request on the caller\'s stream, the answer POSTed back', async () => {
+    const { sid } = await initialize(br.sock);
+    const x = await open(br.sock, { sid, body: callTool('el-1', 'trigger-elicitation-request') });
+    try {
+      const req = await x.until((e) => e.method === 'elicitation/create', 10000, 'elicitation/create');
+      assert.match(String(req.id), /^bridge-\d+$/);
+      assert.equal(req.params.requestedSchema.type, 'object');
+      const ans = await post(br.sock, sid, {
+        jsonrpc: '2.0', id: req.id, result: { action: 'accept', content: { name: 'Ada Lovelace', check: true } },
+      });
+      assert.equal(ans.status, 202);
+      const r = await x.until((e) => e.id === 'el-1', 10000, 'the tool result');
+      const text = r.result.content.map((c) => c.text).join('\n');
+      assert.match(text, /Name: Ada Lovelace/);
+      await x.done(5000);
+    } finally {
+      x.close();
+    }
+  });
+
+  test('elicitation through the SDK client', async () => {
+    const c = await sdkClient(br.sock, { elicitation: {} });
+    let asked = 0;
+    c.setRequestHandler(ElicitRequestSchema, async () => {
+      asked++;
+      return { action: 'accept', content: { name: 'Grace Hopper' } };
+    });
+    const r = await c.callTool({ name: 'trigger-elicitation-request', arguments: {} }, undefined, { timeout: 15000 });
+    assert.equal(asked, 1);
+    assert.match(r.content.map((x) => x.text).join('\n'), /Name: Grace Hopper/);
+  });
+
+  test('SIGTERM: exit 0, the socket gone, the server sees its client go', async () => {
+    const r = await br.stop();
+    assert.deepEqual(r, { code: 0, signal: null }, br.output);
+    assert.equal(fs.existsSync(br.sock), false);
+    await waitFor('the server to see the client go', () => /Client Disconnected/.test(srv.output), { timeout: 5000 });
+    br.assertClean();
+  });
+});
+
+describe('an HTTP+SSE server that dies and comes back', () => {
+  test('kill -9: the call in flight fails naming the URL; restarted on the same port, the bridge reconnects', async () => {
+    const port = await freePort();
+    let srv = await everythingSse(port);
+    const url = `http://127.0.0.1:${port}/sse`;
+    const br = await Bridge.start('sse-crash', null, { url });
+    try {
+      const { sid } = await initialize(br.sock);
+      const x = await open(br.sock, {
+        sid, body: callTool('long', 'trigger-long-running-operation', { duration: 10, steps: 10 }, { progressToken: 1 }),
+      });
+      await x.until((e) => e.method === 'notifications/progress', 5000, 'first progress');
+      await srv.killed();
+      const err = await x.until((e) => e.id === 'long', 5000, 'the error');
+      assert.equal(err.error.code, -32603);
+      assert.match(err.error.message, new RegExp(`^backend connection lost: the SSE stream from ${esc(url)} `));
+      await x.done(5000);
+      await waitFor('a refused reconnection', () => /backend unreachable: GET .*Connection refused/.test(br.output));
+      assert.match(br.output, new RegExp(`reconnecting to ${esc(url)} in 100 ms`));
+      srv = await everythingSse(port);
+      // the same session carries on; the call waits for the connection
+      const e = await post(br.sock, sid, callTool('after', 'echo', { message: 'again' }), 25000);
+      assert.equal(final(e, 'after').result.content[0].text, 'Echo: again');
+      assert.equal((br.output.match(/server ready/g) || []).length, 2, br.output);
+    } finally {
+      const r = await br.stop();
+      assert.equal(r.code, 0, br.output);
+      br.assertClean();
+      await srv.killed();
+    }
+  });
+});
+
+// A scripted HTTP+SSE server: GET /sse/<mode>, POST /message?s=<n>.
+const FAKE_SSE = String.raw`
+import http from 'node:http';
+const port = Number(process.env.PORT);
+const sessions = new Map();
+const seen = [];
+let n = 0;
+const send = (s, m) => s.res.write('event: message\ndata: ' + JSON.stringify(m) + '\n\n');
+function handle(s, m) {
+  if (m.method === 'initialize')
+    return send(s, { jsonrpc: '2.0', id: m.id, result: { protocolVersion: '2024-11-05',
+      capabilities: { tools: {} }, serverInfo: { name: 'fake-sse', version: '1' } } });
+  if (m.id === undefined || !m.method)
+    return;
+  if (m.method !== 'tools/call')
+    return send(s, { jsonrpc: '2.0', id: m.id, result: {} });
+  const reply = (text) => send(s, { jsonrpc: '2.0', id: m.id, result: { content: [{ type: 'text', text }] } });
+  switch (m.params.name) {
+  case 'hang':
+    return;
+  case 'end':
+    return s.res.end();
+  case 'big':
+    return s.res.write('event: message\ndata: ' + 'x'.repeat(17 * 1024 * 1024) + '\n\n');
+  case 'split': {		// two data: lines, CRLF, written in pieces
+    const t = JSON.stringify({ jsonrpc: '2.0', id: m.id, result: { content: [{ type: 'text', text: 'split' }] } });
+    const half = t.indexOf(',"result"');
+    s.res.write('event: message\r\ndata: ' + t.slice(0, half));
+    return setTimeout(() => s.res.write('\r\ndata: ' + t.slice(half) + '\r\n\r\n'), 50);
+  }
+  case 'report':
+    return reply(JSON.stringify(seen));
+  default:
+    return reply('ok');
+  }
+}
+http.createServer((req, res) => {
+  const u = new URL(req.url, 'http://fake');
+  if (req.method === 'GET' && u.pathname.startsWith('/sse/')) {
+    const mode = u.pathname.slice(5);
+    seen.push({ get: mode, accept: req.headers.accept ?? null, auth: req.headers.authorization ?? null });
+    if (mode === 'missing') {
+      res.writeHead(404);
+      return res.end('no such stream');
+    }
+    if (mode === 'html') {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      return res.end('<p>hello</p>');
+    }
+    if (mode === 'moved') {
+      res.writeHead(302, { location: '/sse/ok' });
+      return res.end();
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    const id = String(++n);
+    const s = { res, mode };
+    sessions.set(id, s);
+    res.on('close', () => sessions.delete(id));
+    if (mode === 'silent')
+      return res.write(': no endpoint for you\n\n');
+    const ep = mode === 'elsewhere' ? 'http://localhost:' + port + '/message?s=' + id
+      : mode === 'absolute' ? 'http://127.0.0.1:' + port + '/message?s=' + id
+      : '/message?s=' + id;
+    return res.write(': welcome\n\nevent: endpoint\ndata: ' + ep + '\n\n');
+  }
+  if (req.method === 'POST' && u.pathname === '/message') {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (d) => { body += d; });
+    req.on('end', () => {
+      const s = sessions.get(u.searchParams.get('s'));
+      let m;
+      try {
+        m = JSON.parse(body);
+      } catch {
+        res.writeHead(400);
+        return res.end('bad JSON');
+      }
+      seen.push({ post: m.method ?? 'answer', mode: s?.mode ?? null, type: req.headers['content-type'] ?? null,
+        version: req.headers['mcp-protocol-version'] ?? null });
+      if (!s) {
+        res.writeHead(404);
+        return res.end('no such session');
+      }
+      if (m.params?.name === 'refuse') {
+        res.writeHead(500);
+        return res.end('refused on purpose');
+      }
+      res.writeHead(202);
+      res.end('Accepted');
+      handle(s, m);
+    });
+    return;
+  }
+  res.writeHead(404);
+  res.end();
+}).listen(port, '127.0.0.1');
+`;
+
+describe('a scripted HTTP+SSE server: the wire, and every way to lose it', () => {
+  let srv, base;
+
+  before(async () => {
+    const script = path.join(await tmpDir(), 'fake-sse.mjs');
+    await fsp.writeFile(script, FAKE_SSE);
+    srv = await HttpServer.start('fake-sse', [script], await freePort());
+    base = `http://127.0.0.1:${srv.port}`;
+  });
+
+  after(async () => {
+    await srv?.killed();
+  });
+
+  /* a bridge on mode; fn(bridge) runs, then the bridge must stop cleanly */
+  async function withBridge(mode, fn, { timeout, url } = {}) {
+    const br = await Bridge.start(`sse-${mode}`, null, { url: url ?? `${base}/sse/${mode}`, timeout });
+    try {
+      await fn(br);
+    } finally {
+      const r = await br.stop();
+      assert.equal(r.code, 0, br.output);
+      br.assertClean();
+    }
+  }
+
+  const report = async (sock, sid) =>
+    JSON.parse(final(await post(sock, sid, callTool('rep', 'report')), 'rep').result.content[0].text);
+
+  test('the wire: Accept on the GET, JSON POSTs to a relative endpoint, the version header once negotiated', async () => {
+    await withBridge('ok', async (br) => {
+      const { sid, result } = await initialize(br.sock);
+      assert.equal(result.protocolVersion, '2024-11-05');
+      assert.equal(result.serverInfo.name, 'fake-sse');
+      // one message over two data: lines with CRLF, arriving in pieces
+      const x = await post(br.sock, sid, callTool('s', 'split'));
+      assert.equal(final(x, 's').result.content[0].text, 'split');
+      const seen = (await report(br.sock, sid)).filter((e) => e.get === 'ok' || e.mode === 'ok');
+      assert.deepEqual(seen[0], { get: 'ok', accept: 'text/event-stream', auth: null });
+      const posts = seen.filter((e) => e.post);
+      assert.deepEqual(posts.slice(0, 2).map((e) => [e.post, e.version]),
+        [['initialize', null], ['notifications/initialized', '2024-11-05']]);
+      assert.ok(posts.every((e) => e.type === 'application/json'), JSON.stringify(posts));
+      assert.ok(posts.slice(1).every((e) => e.version === '2024-11-05'), JSON.stringify(posts));
+    });
+  });
+
+  test('an absolute endpoint on the same origin is used', async () => {
+    await withBridge('absolute', async (br) => {
+      const { sid } = await initialize(br.sock);
+      assert.equal(final(await post(br.sock, sid, callTool(1, 'echo')), 1).result.content[0].text, 'ok');
+    });
+  });
+
+  test('an endpoint on another origin is refused: nothing is POSTed there', async () => {
+    await withBridge('elsewhere', async (br) => {
+      await waitFor('the refusal', () => /bad endpoint on .*\/sse\/elsewhere: another origin/.test(br.output));
+      await waitFor('a second try', () => /reconnecting to .* in 500 ms/.test(br.output));
+    });
+    await withBridge('ok', async (br) => {
+      const { sid } = await initialize(br.sock);
+      const seen = await report(br.sock, sid);
+      assert.ok(seen.some((e) => e.get === 'elsewhere'));
+      assert.equal(seen.some((e) => e.post && e.mode === 'elsewhere'), false, JSON.stringify(seen));
+    });
+  });
+
+  test('a GET refused (404), not an SSE stream, a redirect: the server is down, retried with backoff', async () => {
+    await withBridge('missing', async (br) => {
+      await waitFor('404', () => new RegExp(`refused the SSE stream: GET ${esc(base)}/sse/missing: HTTP 404`)
+        .test(br.output));
+      await waitFor('the backoff', () => /in 500 ms/.test(br.output));
+    });
+    await withBridge('html', async (br) => {
+      await waitFor('not SSE', () => /\/sse\/html with no SSE stream/.test(br.output));
+    });
+    await withBridge('moved', async (br) => {
+      await waitFor('302', () => /GET .*\/sse\/moved: HTTP 302 \(redirects are not followed\)/.test(br.output));
+    });
+  });
+
+  test('initialize while the server is down waits for it, then fails', async () => {
+    await withBridge('missing', async (br) => {
+      const t0 = Date.now();
+      const x = await post(br.sock, null, {
+        jsonrpc: '2.0', id: 0, method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+      });
+      const took = Date.now() - t0;
+      assert.ok(took >= 900 && took < 5000, `took ${took} ms`);
+      assert.equal(x.events[0].error.code, -32603);
+      assert.match(x.events[0].error.message, /HTTP 404|not ready within 1000 ms/);
+      assert.equal(x.headers['mcp-session-id'], undefined);
+    }, { timeout: 1000 });
+  });
+
+  test('the stream ends: the call in flight fails naming the URL; the bridge reconnects and serves again', async () => {
+    await withBridge('ok', async (br) => {
+      const { sid } = await initialize(br.sock);
+      const x = await post(br.sock, sid, callTool('e', 'end'));
+      assert.deepEqual(final(x, 'e').error, {
+        code: -32603, message: `backend connection lost: the SSE stream from ${base}/sse/ok ended`,
+      });
+      const y = await post(br.sock, sid, callTool('y', 'echo'));
+      assert.equal(final(y, 'y').result.content[0].text, 'ok');
+      assert.match(br.output, /reconnecting to .* in 100 ms/);
+    });
+  });
+
+  test('a POST refused (500): the call fails, the refusal is logged, the bridge reconnects', async () => {
+    await withBridge('ok', async (br) => {
+      const { sid } = await initialize(br.sock);
+      const x = await post(br.sock, sid, callTool('r', 'refuse'));
+      assert.deepEqual(final(x, 'r').error, {
+        code: -32603, message: `backend refused a message: POST to the endpoint of ${base}/sse/ok: HTTP 500`,
+      });
+      assert.match(br.output, /the server refused a message: refused on purpose/);
+      const y = await post(br.sock, sid, callTool('y', 'echo'));
+      assert.equal(final(y, 'y').result.content[0].text, 'ok');
+    });
+  });
+
+  test('an event over 16 MiB: the connection is dropped and made again', async () => {
+    await withBridge('ok', async (br) => {
+      const { sid } = await initialize(br.sock);
+      const x = await post(br.sock, sid, callTool('b', 'big'));
+      assert.equal(final(x, 'b').error.code, -32603);
+      assert.match(final(x, 'b').error.message, /an SSE event of more than 16777216 bytes/);
+      const y = await post(br.sock, sid, callTool('y', 'echo'));
+      assert.equal(final(y, 'y').result.content[0].text, 'ok');
+    });
+  });
+
+  test('no response in time: -32603, and notifications/cancelled is POSTed', async () => {
+    await withBridge('ok', async (br) => {
+      const { sid } = await initialize(br.sock);
+      const x = await post(br.sock, sid, callTool('h', 'hang'));
+      assert.match(final(x, 'h').error.message, /^backend timeout: no response within 1500 ms/);
+      const seen = await report(br.sock, sid);
+      assert.ok(seen.some((e) => e.post === 'notifications/cancelled'), JSON.stringify(seen));
+    }, { timeout: 1500 });
+  });
+
+  test('no endpoint event in time: the connection is closed and made again', async () => {
+    await withBridge('silent', async (br) => {
+      await waitFor('the deadline', () => /no endpoint event within 1000 ms/.test(br.output), { timeout: 5000 });
+      assert.match(br.output, /closed: no endpoint event in time/);
+      await waitFor('a new connection', () => (br.output.match(/connecting to /g) || []).length >= 2);
+    }, { timeout: 1000 });
+  });
+
+  test('credentials and the query in the URL are never shown', async () => {
+    const url = `http://user:s3cret@127.0.0.1:${srv.port}/sse/ok?token=hush`;
+    await withBridge('creds', async (br) => {
+      const { sid } = await initialize(br.sock);
+      const seen = await report(br.sock, sid);
+      const get = seen.filter((e) => e.get === 'ok').at(-1);
+      assert.equal(get.auth, `Basic ${Buffer.from('user:s3cret').toString('base64')}`);
+      const x = await post(br.sock, sid, callTool('e', 'end'));
+      assert.match(final(x, 'e').error.message, new RegExp(`${esc(base)}/sse/ok ended$`));
+      assert.doesNotMatch(br.output, /s3cret|hush/);
+    }, { url });
+  });
+});
+
 test('no server process outlives its bridge', async () => {
   for (const b of bridges)
     if (!b.exit)

@@ -23,6 +23,7 @@
 //              call's stream (whatever the client declared) and answers
 //              "answer <result as JSON>", or isError with the error
 //   slow       true: tool slow {ms} answers "slept <ms>" after ms
+//   hang       true: tool hang {} never answers
 //
 // GET /stats answers {sessions, getStreams, subscriptions}: sessions
 // alive, standalone GET streams open, subscriptions held.
@@ -174,6 +175,8 @@ function newServer() {
       await sleep(ms);
       return text(`slept ${ms}`);
     });
+  if (spec.hang)
+    mcp.registerTool('hang', { description: 'never answers' }, () => new Promise(() => {}));
   return inst;
 }
 
