@@ -192,11 +192,12 @@ gen_free(struct gen *g, int close_listener)
 	free(g);
 }
 
-/* the backends reached through a bridge process */
+/* the backends reached through a bridge process: stdio and legacy SSE */
 static int
 gen_bridged(const struct gen *g, size_t i)
 {
-	return g->g_conf->cf_backends[i].cb_transport == TRANSPORT_STDIO;
+	return g->g_conf->cf_backends[i].cb_transport == TRANSPORT_STDIO ||
+	    g->g_conf->cf_backends[i].cb_transport == TRANSPORT_SSE;
 }
 
 static int
@@ -223,10 +224,14 @@ master_bridge_main(struct gen *g, int slot, int chan_fd)
 		    "socket", be->cb_name);
 	memset(&bs, 0, sizeof(bs));
 	bs.bs_name = be->cb_name;
-	bs.bs_command = be->cb_command;
-	bs.bs_argv = be->cb_argv;
-	bs.bs_env = be->cb_env;
-	bs.bs_cwd = be->cb_cwd;
+	if (be->cb_transport == TRANSPORT_SSE)
+		bs.bs_url = be->cb_url;
+	else {
+		bs.bs_command = be->cb_command;
+		bs.bs_argv = be->cb_argv;
+		bs.bs_env = be->cb_env;
+		bs.bs_cwd = be->cb_cwd;
+	}
 	bs.bs_socket = path;
 	bs.bs_timeout_ms = be->cb_timeout_ms;
 	bridge_main(&bs, chan_fd);

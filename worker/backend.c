@@ -80,7 +80,8 @@ backend_bridge_socket(const struct config *conf, const char *name, char *buf,
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
-/* an HTTP call to the backend: its URL, or its bridge's Unix socket */
+/* an HTTP call to the backend: its URL, or (stdio, legacy SSE) its
+ * bridge's Unix socket */
 static struct http_call *
 backend_http_new(struct worker *w, const struct config_backend *be,
     const char *method)
@@ -88,7 +89,7 @@ backend_http_new(struct worker *w, const struct config_backend *be,
 	struct http_call	*hc;
 	char			 path[256];
 
-	if (be->cb_transport != TRANSPORT_STDIO)
+	if (be->cb_transport == TRANSPORT_STREAMABLE_HTTP)
 		return http_call_new(w->w_hc, method, be->cb_url);
 	if (backend_bridge_socket(w->w_conf, be->cb_name, path,
 	    sizeof(path)) == -1 ||

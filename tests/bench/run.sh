@@ -333,8 +333,10 @@ open_session() {
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 start_echo a
 port_a=$echo_port
+pid_a=$spawned
 start_echo b -x b_
 port_b=$echo_port
+pid_b=$spawned
 url_direct=http://127.0.0.1:$port_a/mcp
 start_vmcpd vmcpd "a=$url_direct"
 port_v=$vmcpd_port
@@ -365,20 +367,44 @@ echo "bench: ${rounds} rounds of ${warmup} s warm-up + ${duration} s per" \
 
 # --- wrk -----------------------------------------------------------------
 results=$tmp/results.tsv
+hz=$(getconf CLK_TCK 2>/dev/null || echo 100)
 : >"$results"
 
-# bench TEST CONC TARGET URL SID EXPECT ROUND
+# group_ticks PGID...: CPU ticks (user + system) used so far by the live
+# processes of these process groups.
+group_ticks() {
+	cat /proc/[0-9]*/stat 2>/dev/null | awk -v g=" $* " '{
+		sub(/^.*\) /, "")	# after "(comm) ": state ppid pgrp ...
+		if (index(g, " " $3 " "))
+			t += $12 + $13
+	} END { print t + 0 }'
+}
+
+# bench TEST CONC TARGET URL SID EXPECT ROUND: one warm-up and one
+# measured wrk run; appends a row to $results.  CPU per request is
+# measured on the gateway's processes and on the backends', which does
+# not depend on how busy the machine is the way req/s does.
 bench() {
 	t=1
 	[ "$2" -gt 1 ] && t=2
+	case $3 in
+	direct)		gw=""; be=$pid_a ;;
+	nginx)		gw=$nginx_pid; be=$pid_a ;;
+	vmcpd)		gw=$pid_v; be=$pid_a ;;
+	vmcpd-ab)	gw=$pid_vab; be="$pid_a $pid_b" ;;
+	esac
 	f=$tmp/wrk-$1-c$2-$3-r$7.txt
 	export MCP_SESSION_ID=$5 BENCH_EXPECT_TOOLS=$6
 	if [ "$warmup" -gt 0 ]; then
 		timeout $((warmup + 30)) wrk -t$t -c"$2" -d"${warmup}s" \
 		    --timeout 5s -s "$bench/$1.lua" "$4" >/dev/null 2>&1
 	fi
+	gw0=$(group_ticks $gw)
+	be0=$(group_ticks $be)
 	timeout $((duration + 30)) wrk -t$t -c"$2" -d"${duration}s" \
 	    --timeout 5s -s "$bench/$1.lua" "$4" >"$f" 2>&1
+	gw1=$(group_ticks $gw)
+	be1=$(group_ticks $be)
 	line=$(sed -n 's/^BENCH requests=/requests=/p' "$f")
 	if [ -z "$line" ]; then
 		cat "$f" >&2
@@ -389,11 +415,19 @@ bench() {
 	# requests duration_us rps p50 p90 p99 mean bad_status bad_body sock
 	set -- "$1" "$2" "$3" "$7" $(echo "$line" |
 	    sed 's/[a-z0-9_]*=//g')
-	echo "$1 $2 $3 $4 $7 $8 ${10} $5 ${12} ${13} ${14}" >>"$results"
+	# CPU microseconds per request; the direct target is the backend
+	[ -z "$gw" ] && gw1=$be1 && gw0=$be0
+	gwus=$(awk -v d=$((gw1 - gw0)) -v n="$5" -v hz="$hz" \
+	    'BEGIN { printf "%.1f", (n > 0 ? d * 1e6 / hz / n : 0) }')
+	beus=$(awk -v d=$((be1 - be0)) -v n="$5" -v hz="$hz" \
+	    'BEGIN { printf "%.1f", (n > 0 ? d * 1e6 / hz / n : 0) }')
+	echo "$1 $2 $3 $4 $7 $8 ${10} $5 ${12} ${13} ${14} $gwus $beus" \
+	    >>"$results"
 	bad=$((${12} + ${13} + ${14}))
 	printf '  %-5s c=%-3s %-9s round %s: %9.0f req/s  p50 %7.0f us' \
 	    "$1" "$2" "$3" "$4" "$7" "$8"
-	printf '  p99 %7.0f us  bad %s\n' "${10}" "$bad"
+	printf '  p99 %7.0f us  cpu %6.1f us/req  bad %s\n' "${10}" \
+	    "$gwus" "$bad"
 	if [ "$5" -eq 0 ] || [ $((bad * 1000)) -gt "$5" ]; then
 		failed=1
 		echo "bench: $1 c=$2 $3: $bad bad answers of $5 (> 0.1 %)" >&2
@@ -468,6 +502,8 @@ done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # --- summary -------------------------------------------------------------
+# Medians over the rounds of each (test, connections, target); the ratios
+# are taken between medians of this one run.
 mkdir -p "$out"
 awk -v json="$out/results.json" -v dur="$duration" -v warm="$warmup" \
     -v rounds="$rounds" -v ntools="$ntools" -v ncpu="$(nproc)" \
@@ -498,8 +534,12 @@ function ratio(a, b) {
 function jnum(x) {
 	return x < 0 ? "null" : sprintf("%.4g", x)
 }
+function jratio(name, x, last) {
+	printf "    \"%s\": %s%s\n", name, jnum(x), last ? "" : "," >json
+}
 {
-	# test conc target round rps p50 p99 requests bad_status bad_body sock
+	# test conc target round rps p50 p99 requests bad_status bad_body
+	# sock cpu_us becpu_us
 	k = $1 SUBSEP $2 SUBSEP $3
 	if (!(k in cnt)) {
 		order[++nk] = k
@@ -509,29 +549,35 @@ function jnum(x) {
 	val[k, n, "rps"] = $5
 	val[k, n, "p50"] = $6
 	val[k, n, "p99"] = $7
+	val[k, n, "cpu"] = $12
+	val[k, n, "becpu"] = $13
 	req[k] += $8
 	bad[k] += $9 + $10 + $11
 	row[++nrow] = sprintf("{\"test\":\"%s\",\"connections\":%d," \
 	    "\"target\":\"%s\",\"round\":%d,\"rps\":%.1f,\"p50_us\":%.1f," \
 	    "\"p99_us\":%.1f,\"requests\":%d,\"bad_status\":%d," \
-	    "\"bad_body\":%d,\"socket_errors\":%d}",
-	    $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+	    "\"bad_body\":%d,\"socket_errors\":%d,\"cpu_us_per_req\":%.1f," \
+	    "\"backend_cpu_us_per_req\":%.1f}",
+	    $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
 }
 END {
-	printf "\n%-6s %4s  %-9s %10s %10s %10s %8s\n", "test", "conn",
-	    "target", "req/s", "p50 us", "p99 us", "bad"
+	printf "\n%-5s %4s  %-9s %9s %9s %9s %9s %9s %6s\n", "test", "conn",
+	    "target", "req/s", "p50 us", "p99 us", "cpu us/r", "be us/r",
+	    "bad"
 	for (i = 1; i <= nk; i++) {
-		split(order[i], p, SUBSEP)
-		printf "%-6s %4s  %-9s %10.0f %10.0f %10.0f %8d\n", p[1],
-		    p[2], p[3], median(order[i], "rps"),
-		    median(order[i], "p50"), median(order[i], "p99"),
-		    bad[order[i]]
+		k = order[i]
+		split(k, p, SUBSEP)
+		printf "%-5s %4s  %-9s %9.0f %9.0f %9.0f %9.1f %9.1f %6d\n",
+		    p[1], p[2], p[3], median(k, "rps"), median(k, "p50"),
+		    median(k, "p99"), median(k, "cpu"), median(k, "becpu"),
+		    bad[k]
 	}
-	# throughput at 32 connections
+	printf "(cpu us/r: CPU time of the target per request, the" \
+	    " backend itself for direct; be us/r: of the backends)\n"
+
 	t_v = m("call", 32, "vmcpd", "rps")
 	t_n = m("call", 32, "nginx", "rps")
 	t_d = m("call", 32, "direct", "rps")
-	# added p50 latency at 1 connection
 	l_d = m("call", 1, "direct", "p50")
 	add_v = m("call", 1, "vmcpd", "p50") - l_d
 	add_n = m("call", 1, "nginx", "p50") - l_d
@@ -541,6 +587,10 @@ END {
 	r_lv_n = ratio(add_v, add_n)
 	r_p50_vd = ratio(m("call", 1, "vmcpd", "p50"), l_d)
 	r_p50_nd = ratio(m("call", 1, "nginx", "p50"), l_d)
+	r_cpu_vn = ratio(m("call", 32, "vmcpd", "cpu"),
+	    m("call", 32, "nginx", "cpu"))
+	r_cpu1_vn = ratio(m("call", 1, "vmcpd", "cpu"),
+	    m("call", 1, "nginx", "cpu"))
 	r_list_vab_d = ratio(m("list", 32, "vmcpd-ab", "rps"),
 	    m("list", 32, "direct", "rps"))
 	r_list_v_d = ratio(m("list", 32, "vmcpd", "rps"),
@@ -549,15 +599,18 @@ END {
 	    m("list", 32, "direct", "rps"))
 	ok_t = r_tv_n >= 1.0
 	ok_l = r_lv_n >= 0 && r_lv_n <= 1.2
-	printf "\ntools/call c=32 req/s:  vmcpd/nginx %.2f  vmcpd/direct %.2f" \
-	    "  nginx/direct %.2f   (target vmcpd/nginx >= 1.0: %s)\n",
+
+	printf "\ntools/call c=32 req/s: vmcpd/nginx %.2f, vmcpd/direct" \
+	    " %.2f, nginx/direct %.2f (target vmcpd/nginx >= 1.0: %s)\n",
 	    r_tv_n, r_tv_d, r_tn_d, ok_t ? "met" : "MISSED"
 	printf "tools/call c=1 added p50: vmcpd +%.0f us, nginx +%.0f us," \
-	    " vmcpd/nginx %.2f   (target <= 1.2: %s)\n", add_v, add_n,
+	    " vmcpd/nginx %.2f (target <= 1.2: %s)\n", add_v, add_n,
 	    r_lv_n, ok_l ? "met" : "MISSED"
-	printf "tools/call c=1 p50 vs direct: vmcpd %.2fx, nginx %.2fx\n",
+	printf "tools/call c=1 p50 over direct: vmcpd %.2fx, nginx %.2fx\n",
 	    r_p50_vd, r_p50_nd
-	printf "tools/list c=32 req/s vs direct A: vmcpd(A+B) %.2f," \
+	printf "tools/call CPU per request, vmcpd/nginx: %.2f at c=32," \
+	    " %.2f at c=1\n", r_cpu_vn, r_cpu1_vn
+	printf "tools/list c=32 req/s over direct A: vmcpd(A+B) %.2f," \
 	    " vmcpd(A) %.2f, nginx %.2f\n", r_list_vab_d, r_list_v_d,
 	    r_list_n_d
 	printf "load average before %s, after %s (%d CPUs)\n", lb, la, ncpu
@@ -572,34 +625,31 @@ END {
 	    la, failed ? "true" : "false" >json
 	printf "  \"medians\": [\n" >json
 	for (i = 1; i <= nk; i++) {
-		split(order[i], p, SUBSEP)
+		k = order[i]
+		split(k, p, SUBSEP)
 		printf "    {\"test\":\"%s\",\"connections\":%d," \
 		    "\"target\":\"%s\",\"rps\":%.1f,\"p50_us\":%.1f," \
-		    "\"p99_us\":%.1f,\"requests\":%d,\"bad\":%d}%s\n", p[1],
-		    p[2], p[3], median(order[i], "rps"),
-		    median(order[i], "p50"), median(order[i], "p99"),
-		    req[order[i]], bad[order[i]], i < nk ? "," : "" >json
+		    "\"p99_us\":%.1f,\"cpu_us_per_req\":%.1f," \
+		    "\"backend_cpu_us_per_req\":%.1f,\"requests\":%d," \
+		    "\"bad\":%d}%s\n", p[1], p[2], p[3], median(k, "rps"),
+		    median(k, "p50"), median(k, "p99"), median(k, "cpu"),
+		    median(k, "becpu"), req[k], bad[k],
+		    i < nk ? "," : "" >json
 	}
 	printf "  ],\n  \"ratios\": {\n" >json
-	printf "    \"call_c32_rps_vmcpd_over_nginx\": %s,\n", jnum(r_tv_n) >json
-	printf "    \"call_c32_rps_vmcpd_over_direct\": %s,\n",
-	    jnum(r_tv_d) >json
-	printf "    \"call_c32_rps_nginx_over_direct\": %s,\n",
-	    jnum(r_tn_d) >json
+	jratio("call_c32_rps_vmcpd_over_nginx", r_tv_n)
+	jratio("call_c32_rps_vmcpd_over_direct", r_tv_d)
+	jratio("call_c32_rps_nginx_over_direct", r_tn_d)
 	printf "    \"call_c1_added_p50_us_vmcpd\": %.1f,\n", add_v >json
 	printf "    \"call_c1_added_p50_us_nginx\": %.1f,\n", add_n >json
-	printf "    \"call_c1_added_p50_vmcpd_over_nginx\": %s,\n",
-	    jnum(r_lv_n) >json
-	printf "    \"call_c1_p50_vmcpd_over_direct\": %s,\n",
-	    jnum(r_p50_vd) >json
-	printf "    \"call_c1_p50_nginx_over_direct\": %s,\n",
-	    jnum(r_p50_nd) >json
-	printf "    \"list_c32_rps_vmcpd_ab_over_direct\": %s,\n",
-	    jnum(r_list_vab_d) >json
-	printf "    \"list_c32_rps_vmcpd_over_direct\": %s,\n",
-	    jnum(r_list_v_d) >json
-	printf "    \"list_c32_rps_nginx_over_direct\": %s\n",
-	    jnum(r_list_n_d) >json
+	jratio("call_c1_added_p50_vmcpd_over_nginx", r_lv_n)
+	jratio("call_c1_p50_vmcpd_over_direct", r_p50_vd)
+	jratio("call_c1_p50_nginx_over_direct", r_p50_nd)
+	jratio("call_c32_cpu_per_req_vmcpd_over_nginx", r_cpu_vn)
+	jratio("call_c1_cpu_per_req_vmcpd_over_nginx", r_cpu1_vn)
+	jratio("list_c32_rps_vmcpd_ab_over_direct", r_list_vab_d)
+	jratio("list_c32_rps_vmcpd_over_direct", r_list_v_d)
+	jratio("list_c32_rps_nginx_over_direct", r_list_n_d, 1)
 	printf "  },\n  \"targets\": {\n" >json
 	printf "    \"call_c32_rps_vmcpd_ge_nginx\": %s,\n",
 	    ok_t ? "true" : "false" >json

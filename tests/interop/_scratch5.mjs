@@ -15,7 +15,7 @@ test('x', async () => {
   const hport = await listen(hole);
   const d = await startMulti({ backends: [{ name: 'victim', url: victim.url }, { name: 'steady', url: steady.url },
       { name: 'mem', command: NODE, args: [MEMORY], env: { MEMORY_FILE_PATH: '/tmp/fsroot/m2.jsonl' } }],
-    operational: 'timeouts:\n  default: 10s\n  perWorkload:\n    steady: 2s\nfailureHandling:\n  partialFailureMode: best_effort' });
+    aggregation: 'conflictResolutionConfig:\n  prefixMode: onConflict', operational: 'timeouts:\n  default: 10s\n  perWorkload:\n    steady: 2s\nfailureHandling:\n  partialFailureMode: best_effort' });
   const A = (await openSessionCaps(d.port)).sid;
   let r = await rpc(d.port, A, 'tools/list', {}); console.log(r.json.result.tools.map(t => t.name));
   let t = Date.now();
@@ -41,7 +41,7 @@ test('x', async () => {
   console.log('kid now', procChildren(bridges[0].pid));
   r = await rpc(d.port, A, 'tools/call', { name: 'read_graph', arguments: {} }, {timeout: 30000}); console.log('graph after kill', Date.now() - t, r.text.slice(0, 200));
   await d.stop();
-  for (const mode of ['fail', 'best_effort']) {
+  for (const mode of []) {
     const d2 = await startMulti({ workers: 1, backends: [{ name: 'steady', url: steady.url }, { name: 'rubbish', url: `http://127.0.0.1:${rport}/mcp` }, { name: 'hole', url: `http://127.0.0.1:${hport}/mcp` }],
       operational: `timeouts:\n  default: 10s\n  perWorkload:\n    hole: 1500ms\nfailureHandling:\n  partialFailureMode: ${mode}` });
     t = Date.now();

@@ -1386,7 +1386,7 @@ describe('a scripted HTTP+SSE server: the wire, and every way to lose it', () =>
     await withBridge('silent', async (br) => {
       await waitFor('the deadline', () => /no endpoint event within 1000 ms/.test(br.output), { timeout: 5000 });
       assert.match(br.output, /closed: no endpoint event in time/);
-      await waitFor('a new connection', () => (br.output.match(/connecting to /g) || []).length >= 2);
+      await waitFor('a new connection', () => (br.output.match(/: connecting to /g) || []).length >= 2);
     }, { timeout: 1000 });
   });
 
