@@ -6,6 +6,7 @@
  * ours ("vmcpd-<pid>-<seq>"), unique across workers sharing a backend
  * session; the caller maps them back to the client's ids.
  */
+#include <sys/queue.h>
 #include <sys/types.h>
 
 #include <stdio.h>
@@ -34,6 +35,7 @@ typedef void (*backend_idone_cb)(struct backend_call *, int rc,
     json_t *response, int lost, const char *errmsg);
 
 struct backend_call {
+	TAILQ_ENTRY(backend_call)	 bc_entry;	/* every call alive */
 	struct worker			*bc_w;
 	const struct config_backend	*bc_be;
 	struct http_call		*bc_http;
@@ -59,6 +61,9 @@ struct backend_call {
 	void				*bc_iarg;	/* backend_open state */
 };
 
+static TAILQ_HEAD(, backend_call) backend_calls =
+    TAILQ_HEAD_INITIALIZER(backend_calls);
+
 struct backend_open_state {
 	struct worker			*bo_w;
 	const struct config_backend	*bo_be;
@@ -67,6 +72,8 @@ struct backend_open_state {
 };
 
 static void	backend_call_free(struct backend_call *);
+static void	backend_open_done(struct backend_call *, int, json_t *, int,
+		    const char *);
 static void	backend_finish(struct backend_call *, int rc, json_t *response,
 		    int lost, const char *errmsg);
 
@@ -453,6 +460,10 @@ backend_call_free(struct backend_call *bc)
 {
 	if (bc == NULL)
 		return;
+	TAILQ_REMOVE(&backend_calls, bc, bc_entry);
+	/* an open that never finished: its state is ours to free */
+	if (!bc->bc_finished && bc->bc_idone == backend_open_done)
+		free(bc->bc_iarg);
 	if (bc->bc_http != NULL)
 		http_call_cancel(bc->bc_http);
 	if (bc->bc_sse != NULL)
@@ -479,6 +490,7 @@ backend_call_start(struct worker *w, const struct config_backend *be,
 
 	if ((bc = calloc(1, sizeof(*bc))) == NULL)
 		goto fail;
+	TAILQ_INSERT_TAIL(&backend_calls, bc, bc_entry);
 	bc->bc_w = w;
 	bc->bc_be = be;
 	bc->bc_cbs = cbs;
@@ -519,6 +531,8 @@ fail:
 	    be->cb_name);
 	free(body);
 	json_decref(req);
+	if (bc != NULL)
+		bc->bc_iarg = NULL;	/* the caller still owns it */
 	backend_call_free(bc);
 	return NULL;
 }
@@ -545,6 +559,17 @@ backend_notify(struct worker *w, const struct config_backend *be,
 	backend_post_nowait(w, be, bsid, version, n);
 	json_decref(n);
 	return 0;
+}
+
+/* at exit: what is still in flight goes without a callback */
+void
+backend_free_all(struct worker *w)
+{
+	struct backend_call *bc;
+
+	(void)w;
+	while ((bc = TAILQ_FIRST(&backend_calls)) != NULL)
+		backend_call_free(bc);
 }
 
 int
@@ -687,10 +712,10 @@ backend_open(struct worker *w, const struct config_backend *be,
 	bo->bo_cb = cb;
 	bo->bo_arg = arg;
 	/* the client's capabilities: what vmcpd can relay to it */
-	params = json_pack("{s:s, s:O, s:{s:s, s:s}}", "protocolVersion",
-	    MCP_VERSION_LEGACY, "capabilities", caps != NULL ? caps :
-	    json_object(), "clientInfo", "name", "vmcpd", "version",
-	    VMCPD_VERSION);
+	params = json_pack("{s:s, s:o, s:{s:s, s:s}}", "protocolVersion",
+	    MCP_VERSION_LEGACY, "capabilities", caps != NULL ?
+	    json_incref(caps) : json_object(), "clientInfo", "name", "vmcpd",
+	    "version", VMCPD_VERSION);
 	if (params == NULL) {
 		free(bo);
 		return -1;

@@ -182,6 +182,7 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 	notify_free(w);
 	stream_free_all(w);
 	front_free(w);
+	backend_free_all(w);
 	views_free();
 	http_client_free(w->w_hc);
 	store_close(w->w_store);

@@ -207,6 +207,7 @@ int	 backend_notify_request(struct worker *, const struct config_backend *,
 	    const char *bsid, const char *version, const char *method,
 	    json_t *params);
 void	 backend_call_cancel(struct backend_call *);
+void	 backend_free_all(struct worker *);
 void	 backend_session_delete(struct worker *, const struct config_backend *,
 	    const char *bsid, const char *version);
 

@@ -111,11 +111,11 @@ export async function startSpec(spec, { timeout = 20000 } = {}) {
 }
 
 /* server-everything over Streamable HTTP, on a free port. */
-export async function startEverythingHttp({ timeout = 30000 } = {}) {
+export async function startEverythingHttp({ timeout = 30000, env = {} } = {}) {
   for (let attempt = 0; ; attempt++) {
     const port = await freeLoopbackPort();
     const p = new Child('everything-http', NODE, ['--require', LOOPBACK, EVERYTHING, 'streamableHttp'],
-      { env: { PORT: String(port) } });
+      { env: { ...env, PORT: String(port) } });
     p.port = port;
     p.url = `http://${HOST}:${port}/mcp`;
     try {
@@ -201,6 +201,40 @@ export async function startMulti(opts, { timeout = 30000 } = {}) {
   await d.writeConfig(multiConfig({ portFile: d.portFile, stateDir: d.stateDir, ...opts }));
   await d.start({ timeout });
   return d;
+}
+
+/* Every item of a paged SDK list: listAll(client, 'listTools', 'tools'). */
+export async function listAll(client, fn, field, { maxPages = 20 } = {}) {
+  const items = [];
+  let cursor;
+  for (let i = 0; i < maxPages; i++) {
+    const r = await client[fn](cursor === undefined ? undefined : { cursor });
+    items.push(...r[field]);
+    if (r.nextCursor === undefined)
+      return items;
+    assert.equal(typeof r.nextCursor, 'string', 'nextCursor is a string');
+    cursor = r.nextCursor;
+  }
+  assert.fail(`${fn}: more than ${maxPages} pages`);
+}
+
+/* The text of a tool result's first content item. */
+export function textOf(result) {
+  assert.ok(Array.isArray(result?.content), `a tool result: ${JSON.stringify(result)}`);
+  return result.content[0]?.text;
+}
+
+/* The McpError a promise rejects with (fails if it resolves). */
+export async function rpcError(p) {
+  try {
+    const r = await p;
+    assert.fail(`expected a JSON-RPC error, got ${JSON.stringify(r).slice(0, 500)}`);
+  } catch (e) {
+    if (e instanceof assert.AssertionError)
+      throw e;
+    assert.equal(typeof e.code, 'number', `expected a JSON-RPC error, got ${e}`);
+    return e;
+  }
 }
 
 /* The lines the daemon logged with priority error. */

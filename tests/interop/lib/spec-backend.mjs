@@ -9,7 +9,7 @@
 //   tools      [name | {name, description, annotations}]: each answers
 //              "<label>:<name>:<arguments as JSON>"
 //   manyTools  N: tools t00000..t(N-1), same answer
-//   prompts    [name]: each takes an optional "who" (completable:
+//   prompts    [name]: each takes a required "who" (completable:
 //              alice, albert, bob) and answers "<label>:<name>:<who>"
 //   resources  [{uri, text}]: readable, subscribable
 //   templates  [{name, uriTemplate}]: a read answers
@@ -25,8 +25,9 @@
 //   slow       true: tool slow {ms} answers "slept <ms>" after ms
 //   hang       true: tool hang {} never answers
 //
-// GET /stats answers {sessions, getStreams, subscriptions}: sessions
-// alive, standalone GET streams open, subscriptions held.
+// GET /stats answers {sessions, getStreams, getOpened, subscriptions}:
+// sessions alive, standalone GET streams open and ever opened,
+// subscriptions held.
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
@@ -44,6 +45,7 @@ const instances = new Set();	// {mcp, tools: Map, prompts: Map, subs: Set}
 const dynTools = new Set();
 const dynPrompts = new Set();
 let getStreams = 0;
+let getOpened = 0;
 
 const text = (t) => ({ content: [{ type: 'text', text: t }] });
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -66,10 +68,10 @@ function addPrompt(inst, name) {
     return;
   inst.prompts.set(name, inst.mcp.registerPrompt(name, {
     description: `prompt ${name}`,
-    argsSchema: { who: completable(z.string().optional(), (v) =>
+    argsSchema: { who: completable(z.string(), (v) =>
       ['alice', 'albert', 'bob'].filter((n) => n.startsWith(v ?? ''))) },
   }, ({ who }) => ({
-    messages: [{ role: 'user', content: { type: 'text', text: `${label}:${name}:${who ?? ''}` } }],
+    messages: [{ role: 'user', content: { type: 'text', text: `${label}:${name}:${who}` } }],
   })));
 }
 
@@ -92,7 +94,8 @@ function newServer() {
   }
   for (let i = 0; i < (spec.manyTools || 0); i++) {
     const name = `t${String(i).padStart(5, '0')}`;
-    mcp.registerTool(name, { description: `many ${i}` }, toolAnswer(name));
+    mcp.registerTool(name, { description: `many ${i}`, inputSchema: { x: z.string().optional() } },
+      toolAnswer(name));
   }
   for (const p of spec.prompts || [])
     addPrompt(inst, p);
@@ -196,7 +199,7 @@ const httpServer = http.createServer(async (req, res) => {
       for (const i of instances)
         subscriptions += i.subs.size;
       res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({
-        sessions: transports.size, getStreams, subscriptions,
+        sessions: transports.size, getStreams, getOpened, subscriptions,
       }));
       return;
     }
@@ -231,6 +234,7 @@ const httpServer = http.createServer(async (req, res) => {
     }
     if (req.method === 'GET') {
       getStreams++;
+      getOpened++;
       res.on('close', () => { getStreams--; });
     }
     await transport.handleRequest(req, res, body);
