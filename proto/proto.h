@@ -126,4 +126,132 @@ void	 sse_parser_free(struct sse_parser *);
 char	*sse_format_event(const char *id, const char *event, const char *data,
 	    size_t datalen, size_t *len);
 
+/*
+ * MCP 2026-07-28 ("Modern"): era classification, the request checks
+ * answered with 400 before dispatch, header values, list cursors and
+ * reserved _meta keys (mcp-wire.md sections 1, 3, 4 and 5).
+ */
+#define MCP_META_PROTOCOL_VERSION	"io.modelcontextprotocol/protocolVersion"
+#define MCP_META_CLIENT_CAPABILITIES	\
+	"io.modelcontextprotocol/clientCapabilities"
+#define MCP_META_CLIENT_INFO		"io.modelcontextprotocol/clientInfo"
+#define MCP_META_SERVER_INFO		"io.modelcontextprotocol/serverInfo"
+
+enum proto_era {
+	PROTO_ERA_LEGACY = 1,
+	PROTO_ERA_MODERN
+};
+
+/* request headers; NULL = absent; values as received */
+struct proto_reqhdrs {
+	const char	*rh_protocol_version;	/* MCP-Protocol-Version */
+	const char	*rh_method;		/* Mcp-Method */
+	const char	*rh_name;		/* Mcp-Name */
+	const char	*rh_session;		/* Mcp-Session-Id */
+	/* Mcp-Param-<name>, name matched case-insensitively; may be NULL */
+	const char	*(*rh_param)(void *arg, const char *name);
+	void		*rh_arg;
+};
+
+struct proto_verdict {
+	enum proto_era	 pv_era;
+	int		 pv_http;	/* 0 = accepted; else the status to answer */
+	int		 pv_code;	/* JSON-RPC code when refused */
+	char		 pv_msg[256];	/* a message that helps (ASCII) */
+	json_t		*pv_data;	/* error data (owned) or NULL */
+};
+
+/*
+ * Decide the era of one parsed POST body (mcp-wire.md 1.2, body first
+ * as in 1.3) and, for Modern, check in this order: the _meta envelope
+ * (400 -32602), MCP-Protocol-Version = claim, Mcp-Method = method and
+ * Mcp-Name = params.name/uri/taskId (400 -32020; on notifications only
+ * the headers that are present), then the version (400 -32022 with
+ * data {supported, requested}); a Modern initialize is 404 -32601.
+ * Other unknown methods are left to the dispatcher.  hdrs may be NULL.
+ * Returns 0 (pv_http 0, pv_era says which era serves it) or -1 when
+ * refused (pv_http, pv_code, pv_msg and maybe pv_data set; 500 -32603
+ * when out of memory).  Clear the verdict with proto_verdict_clear().
+ */
+int	 proto_classify(const struct jsonrpc_msg *,
+	    const struct proto_reqhdrs *, struct proto_verdict *);
+void	 proto_verdict_clear(struct proto_verdict *);
+
+/*
+ * An Mcp-Name or Mcp-Param-* value: OWS trimmed, "=?base64?...?="
+ * decoded (canonical base64 of UTF-8 without NUL), control characters,
+ * DEL and raw non-ASCII refused.  0 and a malloc'd *out, or -1 with
+ * *out NULL (errno ENOMEM when out of memory, else EINVAL).
+ */
+int	 proto_hdr_decode(const char *raw, char **out);
+/* the value to send: as-is when plain visible ASCII (SP and HTAB inside
+ * allowed), else the base64 form; malloc'd, NULL when out of memory */
+char	*proto_hdr_encode(const char *value);
+/*
+ * The x-mcp-header annotations of a tool's inputSchema: *map becomes
+ * {"<Name>": ["prop", "subprop", ...]} (possibly empty).  -1 with a
+ * reason in why when a rule of section 3.1 is broken (the tool must then
+ * be left out of a Modern tools/list) or out of memory; *map is NULL.
+ */
+int	 proto_x_mcp_headers(const json_t *input_schema, json_t **map,
+	    char *why, size_t whylen);
+/*
+ * Check the Mcp-Param-* headers of a tools/call against the map from
+ * proto_x_mcp_headers() and params.arguments: an argument present and
+ * not null needs its header with an equal value (integers compared
+ * numerically, booleans as true/false); a header for an absent or null
+ * argument is refused too.  0, or -1 with the verdict set to 400 -32020.
+ */
+int	 proto_param_headers_check(const json_t *map,
+	    const json_t *arguments, const struct proto_reqhdrs *,
+	    struct proto_verdict *);
+
+/* RFC 4648 base64, strict on decode (canonical padding, zero pad bits,
+ * no whitespace); url: the URL-safe alphabet without padding */
+char	*proto_b64_encode(const void *, size_t, int url);
+int	 proto_b64_decode(const char *, size_t, int url, unsigned char **out,
+	    size_t *outlen);
+
+/*
+ * Opaque cursors for vmcpd's own Modern lists: base64url of a small
+ * checksummed binary record naming the list kind ("tools", "prompts",
+ * "resources", "resourceTemplates"), the last key returned and how
+ * many items with that key were returned, so a list that changed
+ * resumes after that key.  At most PROTO_CURSOR_MAX characters; keys of
+ * up to PROTO_CURSOR_KEY_MAX bytes always fit (a page may simply end at
+ * an item whose key fits).  decode: -1 for a malformed, oversized or
+ * another kind's cursor (answer -32602); *last_key is malloc'd.
+ */
+#define PROTO_CURSOR_MAX	512
+#define PROTO_CURSOR_KEY_MAX	360
+char	*proto_cursor_encode(const char *kind, const char *last_key,
+	    size_t dup_index);
+int	 proto_cursor_decode(const char *cursor, const char *kind,
+	    char **last_key, size_t *dup_index);
+/* where to continue in an array sorted by key_field (bytewise): after
+ * the first dup_index items whose key is last_key, or at the first
+ * greater key; an item without a string key counts as "" */
+int	 proto_cursor_resume(const json_t *sorted_items, const char *key_field,
+	    const char *last_key, size_t dup_index, size_t *start);
+/* the cursor that resumes at sorted_items[end] (0 < end <= size), or
+ * NULL (out of memory, or that item's key does not fit) */
+char	*proto_cursor_next(const json_t *sorted_items, const char *key_field,
+	    const char *kind, size_t end);
+
+/* 1 if a _meta key has a prefix reserved for MCP: one whose second label
+ * is "modelcontextprotocol" or "mcp" (io.modelcontextprotocol/, dev.mcp/) */
+int	 proto_meta_reserved(const char *key);
+/* drop the MCP-reserved keys of a _meta object; progressToken, trace
+ * context (traceparent, tracestate, baggage) and vendor keys stay */
+void	 proto_meta_strip(json_t *meta);
+/*
+ * Dress a result for a Modern client: resultType (NULL: "complete"),
+ * _meta[io.modelcontextprotocol/serverInfo] (a copy; NULL: none), ttlMs
+ * when ttl_ms >= 0 and cacheScope when not NULL.  result is stolen (NULL:
+ * an empty result); returns it, or NULL when out of memory.
+ */
+json_t	*proto_modern_result(json_t *result, const char *result_type,
+	    const json_t *server_info, long long ttl_ms,
+	    const char *cache_scope);
+
 #endif

@@ -37,6 +37,9 @@
 #define HTTP_RESP_HDRS_MAX	100
 #define HTTP_RESP_HEAD_MAX	(64 * 1024)
 
+#define HTTP_POOL_MAX		32
+#define HTTP_TARGETS_MAX	8
+
 enum http_call_state {
 	HC_NEW,		/* not started */
 	HC_PENDING,	/* started inside socket_action; not yet added */
@@ -99,6 +102,18 @@ struct http_client {
 	LIST_HEAD(, http_sock)	 hc_socks;
 	size_t			 hc_inflight;
 	int			 hc_in_action;
+	int			 hc_closing;
+	/* easy handles of finished calls, reset for the next ones: an
+	 * easy handle is kilobytes to allocate and set up per call */
+	CURL			*hc_pool[HTTP_POOL_MAX];
+	int			 hc_npool;
+	/* "host:port" of recent URLs: parsing every call's URL again
+	 * costs more than the rest of setting it up */
+	struct {
+		char		*ut_url;
+		char		*ut_target;
+	}			 hc_targets[HTTP_TARGETS_MAX];
+	int			 hc_ntargets;
 };
 
 static int	http_curl_ready;
@@ -134,8 +149,19 @@ http_call_clear_headers(struct http_call *call)
 static void
 http_call_free(struct http_call *call)
 {
-	if (call->c_easy != NULL)
-		curl_easy_cleanup(call->c_easy);
+	struct http_client *c = call->c_client;
+
+	if (call->c_easy != NULL) {
+		if (c != NULL && !c->hc_closing && !c->hc_in_action &&
+		    c->hc_npool < HTTP_POOL_MAX) {
+			/* no-op unless still added */
+			(void)curl_multi_remove_handle(c->hc_multi,
+			    call->c_easy);
+			curl_easy_reset(call->c_easy);
+			c->hc_pool[c->hc_npool++] = call->c_easy;
+		} else
+			curl_easy_cleanup(call->c_easy);
+	}
 	http_call_clear_headers(call);
 	free(call->c_hdrs);
 	curl_slist_free_all(call->c_reqhdrs);
@@ -595,6 +621,7 @@ http_client_free(struct http_client *c)
 
 	if (c == NULL)
 		return;
+	c->hc_closing = 1;
 	while ((call = TAILQ_FIRST(&c->hc_active)) != NULL) {
 		TAILQ_REMOVE(&c->hc_active, call, c_entry);
 		http_call_detach(call);
@@ -613,6 +640,13 @@ http_client_free(struct http_client *c)
 		TAILQ_REMOVE(&c->hc_done, call, c_entry);
 		http_call_free(call);
 	}
+	while (c->hc_npool > 0)
+		curl_easy_cleanup(c->hc_pool[--c->hc_npool]);
+	while (c->hc_ntargets > 0) {
+		c->hc_ntargets--;
+		free(c->hc_targets[c->hc_ntargets].ut_url);
+		free(c->hc_targets[c->hc_ntargets].ut_target);
+	}
 	/* closes the cached connections, which may call socket_fn */
 	curl_multi_cleanup(c->hc_multi);
 	while ((s = LIST_FIRST(&c->hc_socks)) != NULL)
@@ -627,6 +661,7 @@ http_call_new(struct http_client *c, const char *method, const char *url)
 	struct http_call	*call;
 	CURLU			*u = NULL;
 	char			*scheme = NULL, *host = NULL, *port = NULL;
+	int			 i;
 
 	if (c == NULL || method == NULL || url == NULL ||
 	    !http_token_valid(method))
@@ -636,6 +671,15 @@ http_call_new(struct http_client *c, const char *method, const char *url)
 	call->c_client = c;
 	call->c_state = HC_NEW;
 
+	for (i = 0; i < c->hc_ntargets; i++)
+		if (strcmp(c->hc_targets[i].ut_url, url) == 0)
+			break;
+	if (i < c->hc_ntargets) {
+		if ((call->c_target = strdup(c->hc_targets[i].ut_target)) ==
+		    NULL)
+			goto fail;
+		goto parsed;
+	}
 	/* parsed here so a bad URL fails now, not in the loop */
 	if ((u = curl_url()) == NULL ||
 	    curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
@@ -649,12 +693,23 @@ http_call_new(struct http_client *c, const char *method, const char *url)
 		call->c_target = NULL;
 		goto fail;
 	}
+	if (c->hc_ntargets < HTTP_TARGETS_MAX &&
+	    (c->hc_targets[c->hc_ntargets].ut_url = strdup(url)) != NULL) {
+		if ((c->hc_targets[c->hc_ntargets].ut_target =
+		    strdup(call->c_target)) != NULL)
+			c->hc_ntargets++;
+		else
+			free(c->hc_targets[c->hc_ntargets].ut_url);
+	}
+parsed:
 	if ((call->c_method = strdup(method)) == NULL)
 		goto fail;
 	if ((call->c_reqhdrs = curl_slist_append(NULL, "Expect:")) == NULL)
 		goto fail;
 
-	if ((call->c_easy = curl_easy_init()) == NULL)
+	if (c->hc_npool > 0)
+		call->c_easy = c->hc_pool[--c->hc_npool];
+	else if ((call->c_easy = curl_easy_init()) == NULL)
 		goto fail;
 	if (curl_easy_setopt(call->c_easy, CURLOPT_URL, url) != CURLE_OK ||
 	    curl_easy_setopt(call->c_easy, CURLOPT_PRIVATE, call) !=

@@ -167,24 +167,115 @@ session_expiry(const struct session *s, uint64_t ttl_ms)
 	return exp < s->s_max_ms ? exp : s->s_max_ms;
 }
 
+/*
+ * A worker keeps decoded copies of the sessions it serves; one cheap
+ * read of the record's stamp (update time and length) says whether a
+ * copy is still the record, so a request decodes its session only
+ * when another worker (or this one) has changed it.
+ */
+#define SESSION_CACHE	256
+
+static struct session_cached {
+	struct session		sc_sess;
+	struct store_rec	sc_stamp;
+	int			sc_used;
+} session_cache[SESSION_CACHE];
+
+static struct session_cached *
+session_cache_slot(const char *id)
+{
+	uint32_t	h = 2166136261u;
+
+	for (; *id != '\0'; id++)
+		h = (h ^ (unsigned char)*id) * 16777619u;
+	return &session_cache[h % SESSION_CACHE];
+}
+
+/* a deep copy: the caller may change it (subscriptions, backends) */
+static int
+session_copy(struct session *dst, const struct session *src)
+{
+	size_t i;
+
+	memset(dst, 0, sizeof(*dst));
+	memcpy(dst->s_id, src->s_id, sizeof(dst->s_id));
+	dst->s_initialized = src->s_initialized;
+	dst->s_created_ms = src->s_created_ms;
+	dst->s_seen_ms = src->s_seen_ms;
+	dst->s_max_ms = src->s_max_ms;
+	/* capabilities and client info are never changed in place */
+	dst->s_client_caps = json_incref(src->s_client_caps);
+	dst->s_client_info = json_incref(src->s_client_info);
+	if ((src->s_version != NULL &&
+	    (dst->s_version = strdup(src->s_version)) == NULL) ||
+	    (src->s_owner != NULL &&
+	    (dst->s_owner = strdup(src->s_owner)) == NULL) ||
+	    (src->s_log_level != NULL &&
+	    (dst->s_log_level = strdup(src->s_log_level)) == NULL) ||
+	    (src->s_subs != NULL &&
+	    (dst->s_subs = json_deep_copy(src->s_subs)) == NULL))
+		goto fail;
+	for (i = 0; i < src->s_nbackends; i++)
+		if (session_backend_set(dst, src->s_backends[i].sb_name,
+		    src->s_backends[i].sb_sid,
+		    src->s_backends[i].sb_version) == -1)
+			goto fail;
+	return 0;
+fail:
+	session_clear(dst);
+	return -1;
+}
+
+static void
+session_cache_put(const struct session *s, uint64_t updated_ms, size_t len)
+{
+	struct session_cached *sc = session_cache_slot(s->s_id);
+
+	if (sc->sc_used)
+		session_clear(&sc->sc_sess);
+	sc->sc_used = session_copy(&sc->sc_sess, s) == 0;
+	memset(&sc->sc_stamp, 0, sizeof(sc->sc_stamp));
+	sc->sc_stamp.sr_updated_ms = updated_ms;
+	sc->sc_stamp.sr_len = len;
+}
+
+void
+session_cache_free(void)
+{
+	size_t i;
+
+	for (i = 0; i < SESSION_CACHE; i++)
+		if (session_cache[i].sc_used) {
+			session_clear(&session_cache[i].sc_sess);
+			session_cache[i].sc_used = 0;
+		}
+}
+
 int
 session_load(struct store *st, const char *id, uint64_t now_ms,
     struct session *s)
 {
-	struct store_rec	rec;
-	int			rc;
+	struct session_cached	*sc = session_cache_slot(id);
+	struct store_rec	 rec;
+	int			 rc, cached;
 
 	memset(&rec, 0, sizeof(rec));
-	rc = store_get(st, STORE_SESSIONS, id, strlen(id), now_ms, &rec);
+	cached = sc->sc_used && strcmp(sc->sc_sess.s_id, id) == 0;
+	rc = store_get_changed(st, STORE_SESSIONS, id, strlen(id), now_ms,
+	    cached ? &sc->sc_stamp : NULL, &rec);
+	if (rc == STORE_UNCHANGED)
+		return session_copy(s, &sc->sc_sess);
 	if (rc != 0)
 		return rc;
 	rc = session_decode(rec.sr_data, rec.sr_len, s);
-	store_rec_clear(&rec);
 	if (rc == -1) {
+		store_rec_clear(&rec);
 		log_warnx("session record %.8s... is corrupt; ignoring it", id);
 		return STORE_NOTFOUND;
 	}
 	(void)snprintf(s->s_id, sizeof(s->s_id), "%s", id);
+	session_cache_put(s, rec.sr_updated_ms, rec.sr_len);
+	store_rec_clear(&rec);
 	return 0;
 }
 
@@ -201,6 +292,9 @@ session_save(struct store *st, const struct session *s, uint64_t ttl_ms,
 	rc = store_put(st, STORE_SESSIONS, s->s_id, strlen(s->s_id), buf, len,
 	    session_expiry(s, ttl_ms), now_ms);
 	free(buf);
+	/* what we wrote is the record now: no need to decode it again */
+	if (rc == 0)
+		session_cache_put(s, now_ms, len);
 	return rc;
 }
 

@@ -169,6 +169,7 @@ int	 session_load(struct store *, const char *id, uint64_t now_ms,
 int	 session_save(struct store *, const struct session *, uint64_t ttl_ms,
 	    uint64_t now_ms);
 int	 session_delete(struct store *, const char *id);
+void	 session_cache_free(void);
 uint64_t session_expiry(const struct session *, uint64_t ttl_ms);
 struct session_backend *session_backend_get(struct session *,
 	    const char *name);

@@ -10,8 +10,10 @@
 # to A).  It opens one session per target with curl, then runs wrk with
 # call.lua (tools/call echo) at c=1 and c=32 and list.lua (tools/list)
 # against every target: a warm-up, then a measured run, the whole set
-# BENCH_ROUNDS times, interleaved.  It prints the medians and the
-# ratios and writes them to build/bench/results.json.
+# BENCH_ROUNDS times, interleaved.  It prints the medians (req/s, p50,
+# p99, and the CPU time per request of the target and of the backends,
+# read from /proc: unlike req/s it hardly depends on how busy the
+# machine is) and the ratios, and writes them to build/bench/results.json.
 #
 # It fails if any measured run has more than 0.1 % bad answers (non-200,
 # a JSON-RPC error, a wrong list, socket errors) or a vmcpd child died.

@@ -40,7 +40,7 @@ let be = {};
 const daemons = [];
 
 before(async () => {
-  const started = await Promise.all(Object.entries(SPECS).map(([k, s]) => startSpec(s)));
+  const started = await Promise.all(Object.values(SPECS).map((s) => startSpec(s)));
   be = Object.fromEntries(Object.keys(SPECS).map((k, i) => [k, started[i]]));
 });
 

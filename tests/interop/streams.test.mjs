@@ -191,8 +191,12 @@ describe('GET streams and notifications (2 workers, keepAlive 1s)', () => {
     const g = await openGet(daemon.port, sid);
     await listening(sid);
     // "clash" belongs to other (first in priorityOrder): dyn's is dropped
+    const dropped = /view: tool "clash" of backend "dyn" dropped/g;
+    const seen = () => (daemon.proc.output.match(dropped) ?? []).length;
+    const n0 = seen();
     await call(sid, 'add_tool', { name: 'clash' });
-    await sleep(1500);
+    await waitFor('the view rebuilt without dyn\'s clash', () => seen() > n0, { timeout: 15000 });
+    await sleep(500);
     assert.equal(await call(sid, 'clash', {}), 'other:clash:{}');
     await fenced(sid, [g]);
     assert.deepEqual(g.messages().map((m) => m.method), [TOOLS_CHANGED],

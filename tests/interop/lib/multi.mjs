@@ -11,12 +11,11 @@ import { spawn } from 'node:child_process';
 import { after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import fsp from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
 
 import {
-  Daemon, HOST, ROOT, LEGACY_VERSION, MCP_ACCEPT, tmpDir, waitFor, withTimeout, useHarness,
+  Daemon, HOST, ROOT, LEGACY_VERSION, tmpDir, waitFor, withTimeout, useHarness,
   parseSSE, mcpHeaders, httpRequest, nextId,
 } from './harness.mjs';
 
@@ -400,8 +399,6 @@ export async function openSessionCaps(port, capabilities = {}, { clientName = 'i
   return { sid, init };
 }
 
-export { MCP_ACCEPT };
-
 // ---------------------------------------------------------------------------
 // /proc
 
@@ -439,13 +436,4 @@ export function alive(pid) {
   } catch {
     return false;
   }
-}
-
-/* {pid, comm} of the master's children other than workers */
-export function masterChildren(daemon) {
-  return procChildren(daemon.pid);
-}
-
-export async function fileText(p) {
-  return fsp.readFile(p, 'utf8').catch(() => '');
 }
