@@ -89,6 +89,7 @@ struct http_sock {
 	struct http_client	*s_client;
 	struct event		*s_ev;
 	curl_socket_t		 s_fd;
+	short			 s_kind;	/* what s_ev watches */
 };
 
 struct http_client {
@@ -539,6 +540,9 @@ http_client_socket_fn(CURL *easy, curl_socket_t fd, int what, void *arg,
 			goto fail;
 		}
 	} else {
+		/* the same interest again: no epoll_ctl round trip */
+		if (s->s_kind == kind)
+			return 0;
 		(void)event_del(s->s_ev);
 		if (event_assign(s->s_ev, c->hc_base, fd, kind,
 		    http_client_sock_cb, s) == -1)
@@ -546,6 +550,7 @@ http_client_socket_fn(CURL *easy, curl_socket_t fd, int what, void *arg,
 	}
 	if (event_add(s->s_ev, NULL) == -1)
 		goto fail;
+	s->s_kind = kind;
 	return 0;
  fail:
 	log_warnx("http client: cannot watch socket %d", (int)fd);

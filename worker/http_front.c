@@ -48,19 +48,22 @@ front_common_headers(struct evhttp_request *req, const char *session_id)
 	}
 }
 
+static int
+front_dump_cb(const char *buf, size_t len, void *arg)
+{
+	return evbuffer_add(arg, buf, len);
+}
+
 void
 front_reply_json(struct evhttp_request *req, int status, json_t *body,
     const char *session_id)
 {
-	struct evbuffer	*buf;
-	char		*s = NULL;
-	size_t		 len = 0;
+	struct evbuffer *buf;
 
-	if (body != NULL)
-		s = jsonrpc_dump(body, &len);
 	front_common_headers(req, session_id);
-	if ((buf = evbuffer_new()) == NULL || s == NULL) {
-		free(s);
+	/* serialised straight into the reply: no intermediate copy */
+	if ((buf = evbuffer_new()) == NULL || (body != NULL &&
+	    json_dump_callback(body, front_dump_cb, buf, JSON_COMPACT) == -1)) {
 		if (buf != NULL)
 			evbuffer_free(buf);
 		evhttp_send_error(req, 500, "Internal Server Error");
@@ -68,9 +71,33 @@ front_reply_json(struct evhttp_request *req, int status, json_t *body,
 	}
 	evhttp_add_header(evhttp_request_get_output_headers(req),
 	    "Content-Type", "application/json");
-	evbuffer_add(buf, s, len);
-	free(s);
 	evhttp_send_reply(req, status, NULL, buf);
+	evbuffer_free(buf);
+}
+
+/* a JSON-RPC result whose serialised form the caller already has */
+void
+front_reply_result(struct evhttp_request *req, const json_t *id,
+    const char *result, size_t len)
+{
+	struct evbuffer *buf;
+
+	front_common_headers(req, NULL);
+	if ((buf = evbuffer_new()) == NULL ||
+	    evbuffer_add_printf(buf, "{\"jsonrpc\":\"2.0\",\"id\":") == -1 ||
+	    json_dump_callback(id, front_dump_cb, buf, JSON_COMPACT |
+	    JSON_ENCODE_ANY) == -1 ||
+	    evbuffer_add_printf(buf, ",\"result\":") == -1 ||
+	    evbuffer_add(buf, result, len) == -1 ||
+	    evbuffer_add(buf, "}", 1) == -1) {
+		if (buf != NULL)
+			evbuffer_free(buf);
+		evhttp_send_error(req, 500, "Internal Server Error");
+		return;
+	}
+	evhttp_add_header(evhttp_request_get_output_headers(req),
+	    "Content-Type", "application/json");
+	evhttp_send_reply(req, 200, NULL, buf);
 	evbuffer_free(buf);
 }
 

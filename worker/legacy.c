@@ -311,13 +311,11 @@ static void
 legacy_initialize_view(void *arg, json_t *view, const char *err)
 {
 	struct mcp_req	*mr = arg;
-	char		 msg[600];
 
-	if (view == NULL) {
-		(void)snprintf(msg, sizeof(msg), "Internal error: %s", err);
-		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR, msg);
-		return;
-	}
+	/* a backend down (partialFailureMode fail) fails the lists, not
+	 * the session: the client learns which backend from them */
+	if (view == NULL)
+		log_warnx("initialize without a view: %s", err);
 	legacy_initialize_reply(mr, view);
 }
 
@@ -709,6 +707,16 @@ legacy_subscribe(struct mcp_req *mr, struct session *s)
 		    "Internal error: cannot save the session");
 		return;
 	}
+	/* the backend subscription is shared: it goes with the last one */
+	if (!sub && notify_subscribers(w, uri) > 0) {
+		json_t *resp = jsonrpc_result_new(mr->mr_msg.jm_id,
+		    json_object());
+
+		legacy_req_reply(mr, resp);
+		json_decref(resp);
+		legacy_req_free(mr);
+		return;
+	}
 	if (bsession_load(w, BSESSION_SCOPE_ANON, mr->mr_be, &bsid,
 	    &bver) == -1) {
 		/* no scope session yet: the client's own, as a fallback */
@@ -720,6 +728,85 @@ legacy_subscribe(struct mcp_req *mr, struct session *s)
 	free(bver);
 }
 
+/*
+ * Serialised list pages of the current view: a page is the same for
+ * every request until the view changes, and serialising a list costs
+ * more than the rest of answering it.  An entry holds a reference to
+ * its view, so a new view can never be mistaken for an old one.
+ */
+#define LIST_PAGES	8
+
+struct list_page {
+	json_t	*lp_view;
+	char	*lp_method;
+	int	 lp_has_cursor;	/* absent and "" are two cursors */
+	char	*lp_cursor;
+	char	*lp_data;
+	size_t	 lp_len;
+};
+
+static struct list_page	list_pages[LIST_PAGES];
+static unsigned int	list_pages_next;
+
+static void
+legacy_list_page_clear(struct list_page *lp)
+{
+	json_decref(lp->lp_view);
+	free(lp->lp_method);
+	free(lp->lp_cursor);
+	free(lp->lp_data);
+	memset(lp, 0, sizeof(*lp));
+}
+
+void
+legacy_free(void)
+{
+	size_t i;
+
+	for (i = 0; i < LIST_PAGES; i++)
+		legacy_list_page_clear(&list_pages[i]);
+}
+
+static struct list_page *
+legacy_list_page(struct worker *w, json_t *view, struct jsonrpc_msg *msg,
+    struct core_err *cerr)
+{
+	struct list_page	*lp;
+	json_t			*result, *cur;
+	const char		*cursor = "";
+	size_t			 i;
+
+	cur = json_object_get(msg->jm_params, "cursor");
+	if (json_is_string(cur))
+		cursor = json_string_value(cur);
+	for (i = 0; i < LIST_PAGES && (cur == NULL || json_is_string(cur));
+	    i++) {
+		lp = &list_pages[i];
+		if (lp->lp_view == view && lp->lp_has_cursor == (cur != NULL) &&
+		    strcmp(lp->lp_method, msg->jm_method) == 0 &&
+		    strcmp(lp->lp_cursor, cursor) == 0)
+			return lp;
+	}
+	if (core_list(view, msg->jm_method, msg->jm_params, views_page_size(w),
+	    &result, cerr) == -1)
+		return NULL;
+	lp = &list_pages[list_pages_next++ % LIST_PAGES];
+	legacy_list_page_clear(lp);
+	lp->lp_data = jsonrpc_dump(result, &lp->lp_len);
+	json_decref(result);
+	lp->lp_has_cursor = cur != NULL;
+	if (lp->lp_data == NULL || (lp->lp_method = strdup(msg->jm_method)) ==
+	    NULL || (lp->lp_cursor = strdup(cursor)) == NULL) {
+		legacy_list_page_clear(lp);
+		cerr->ce_code = JSONRPC_INTERNAL_ERROR;
+		(void)snprintf(cerr->ce_msg, sizeof(cerr->ce_msg),
+		    "Internal error: out of memory");
+		return NULL;
+	}
+	lp->lp_view = json_incref(view);
+	return lp;
+}
+
 /* the view is here: answer a list, or route to a backend */
 static void
 legacy_on_view(void *arg, json_t *view, const char *err)
@@ -727,7 +814,6 @@ legacy_on_view(void *arg, json_t *view, const char *err)
 	struct mcp_req	*mr = arg;
 	struct worker	*w = mr->mr_w;
 	struct core_err	 cerr;
-	json_t		*result, *resp;
 	char		 msg[600];
 
 	if (view == NULL) {
@@ -736,14 +822,18 @@ legacy_on_view(void *arg, json_t *view, const char *err)
 		return;
 	}
 	if (core_method_kind(mr->mr_msg.jm_method) == CORE_LIST) {
-		if (core_list(view, mr->mr_msg.jm_method, mr->mr_msg.jm_params,
-		    views_page_size(w), &result, &cerr) == -1) {
+		struct list_page *lp;
+
+		if ((lp = legacy_list_page(w, view, &mr->mr_msg, &cerr)) ==
+		    NULL) {
 			legacy_req_error(mr, cerr.ce_code, cerr.ce_msg);
 			return;
 		}
-		resp = jsonrpc_result_new(mr->mr_msg.jm_id, result);
-		legacy_req_reply(mr, resp);
-		json_decref(resp);
+		front_reply_result(mr->mr_req, mr->mr_msg.jm_id, lp->lp_data,
+		    lp->lp_len);
+		evhttp_connection_set_closecb(evhttp_request_get_connection(
+		    mr->mr_req), NULL, NULL);
+		mr->mr_req = NULL;
 		legacy_req_free(mr);
 		return;
 	}

@@ -45,6 +45,7 @@ struct listener {
 static struct listener	*listeners;
 static size_t		 nlisteners;
 static int		 notify_stopped;
+static json_t		*notify_last;	/* the last view compared against */
 
 static void	notify_connect(struct listener *);
 
@@ -158,6 +159,8 @@ notify_on_view(void *arg, json_t *view, const char *err)
 		    err);
 		goto done;
 	}
+	json_decref(notify_last);
+	notify_last = json_incref(view);
 	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
 		if (nc->nc_old != NULL && json_equal(json_object_get(nc->nc_old,
 		    kinds[i].f), json_object_get(view, kinds[i].f)))
@@ -189,7 +192,10 @@ notify_list_changed(struct listener *l)
 		free(nc);
 		return;
 	}
-	nc->nc_old = view_peek(l->l_w);
+	/* what the lists were: the shared view, else the last one we saw
+	 * (a rebuild in progress leaves none in the store) */
+	if ((nc->nc_old = view_peek(l->l_w)) == NULL)
+		nc->nc_old = json_incref(notify_last);
 	view_invalidate_backend(l->l_w, l->l_be->cb_name);
 	if (view_get(l->l_w, notify_on_view, nc) == -1) {
 		json_decref(nc->nc_old);
@@ -426,4 +432,23 @@ notify_free(struct worker *w)
 	free(listeners);
 	listeners = NULL;
 	nlisteners = 0;
+	json_decref(notify_last);
+	notify_last = NULL;
+}
+
+/* how many live sessions are subscribed to uri */
+size_t
+notify_subscribers(struct worker *w, const char *uri)
+{
+	struct notify_sessions	ns;
+	size_t			i;
+
+	memset(&ns, 0, sizeof(ns));
+	ns.ns_uri = uri;
+	(void)store_iter(w->w_store, STORE_SESSIONS, store_now_ms(), 0,
+	    notify_collect, &ns);
+	for (i = 0; i < ns.ns_n; i++)
+		free(ns.ns_ids[i]);
+	free(ns.ns_ids);
+	return ns.ns_n;
 }

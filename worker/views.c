@@ -81,6 +81,8 @@ struct vbuild {
 	struct vfetch		*vb_fetch;
 	size_t			 vb_nfetch;
 	size_t			 vb_pending;
+	int			 vb_stale;	/* invalidated while building */
+	int			 vb_restarts;
 };
 
 static TAILQ_HEAD(, vbuild) vbuilds = TAILQ_HEAD_INITIALIZER(vbuilds);
@@ -94,13 +96,19 @@ static int			 views_pol_ready;
 static void	vfetch_next(struct vfetch *);
 static void	vfetch_open(struct vfetch *);
 static void	vbuild_fetched(struct vfetch *);
+static void	vbuild_start(struct vbuild *);
+static void	vbuild_finish(struct vbuild *);
 
 /* keys are scoped to the daemon run and generation: a reload rebuilds */
 static void
 view_key(struct worker *w, char *buf, size_t len, const char *what,
     const char *scope, const char *backend)
 {
-	(void)snprintf(buf, len, "%s|%d.%u|%s|%s", what, (int)getppid(),
+	static pid_t master;
+
+	if (master == 0)
+		master = getppid();	/* the daemon run: once per worker */
+	(void)snprintf(buf, len, "%s|%d.%u|%s|%s", what, (int)master,
 	    w->w_gen, scope, backend != NULL ? backend : "");
 }
 
@@ -174,7 +182,11 @@ view_peek(struct worker *w)
 void
 view_invalidate_backend(struct worker *w, const char *backend)
 {
-	char key[STORE_KEY_MAX];
+	struct vbuild	*b;
+	char		 key[STORE_KEY_MAX];
+
+	TAILQ_FOREACH(b, &vbuilds, vb_entry)
+		b->vb_stale = 1;
 
 	view_key(w, key, sizeof(key), "raw", VIEW_SCOPE_ANON, backend);
 	(void)store_del(w->w_store, STORE_VIEWS, key, strlen(key));
@@ -495,6 +507,15 @@ vbuild_finish(struct vbuild *b)
 	size_t			 i, n = 0, nfailed = 0;
 	int			 fail_all;
 
+	/*
+	 * A backend changed while we listed it: what we have may be from
+	 * before the change; list again rather than share a stale view.
+	 */
+	if (b->vb_stale && b->vb_restarts < 3) {
+		b->vb_restarts++;
+		vbuild_start(b);
+		return;
+	}
 	TAILQ_REMOVE(&vbuilds, b, vb_entry);
 	fail_all = w->w_conf->cf_partial_failure == CONFIG_PARTIAL_FAIL;
 	caps = json_object();
@@ -561,6 +582,32 @@ answer:
 	vbuild_free(b);
 }
 
+/* fetch every backend (its raw lists from the store when they are there) */
+static void
+vbuild_start(struct vbuild *b)
+{
+	size_t	i;
+	int	k;
+
+	b->vb_stale = 0;
+	b->vb_pending = b->vb_nfetch + 1;	/* +1 until all started */
+	for (i = 0; i < b->vb_nfetch; i++) {
+		struct vfetch *f = &b->vb_fetch[i];
+
+		vfetch_clear(f);
+		memset(f, 0, sizeof(*f));
+		f->vf_build = b;
+		f->vf_be = &b->vb_w->w_conf->cf_backends[i];
+		f->vf_cursors = json_object();
+		for (k = 0; k < VK_N; k++)
+			f->vf_lists[k] = json_array();
+	}
+	for (i = 0; i < b->vb_nfetch; i++)
+		vfetch_start(&b->vb_fetch[i]);
+	if (--b->vb_pending == 0)
+		vbuild_finish(b);
+}
+
 static void
 vbuild_fetched(struct vfetch *f)
 {
@@ -576,7 +623,6 @@ view_get(struct worker *w, view_cb cb, void *arg)
 	struct vbuild		*b;
 	struct view_wait	*vw;
 	json_t			*view;
-	size_t			 i;
 	const char		*scope = VIEW_SCOPE_ANON;
 
 	if ((view = view_load(w, "view", scope, NULL)) != NULL) {
@@ -606,21 +652,7 @@ view_get(struct worker *w, view_cb cb, void *arg)
 	TAILQ_INSERT_TAIL(&b->vb_waiters, vw, vw_entry);
 	TAILQ_INSERT_TAIL(&vbuilds, b, vb_entry);
 	b->vb_nfetch = w->w_conf->cf_nbackends;
-	b->vb_pending = b->vb_nfetch + 1;	/* +1 until all started */
-	for (i = 0; i < b->vb_nfetch; i++) {
-		struct vfetch *f = &b->vb_fetch[i];
-		int k;
-
-		f->vf_build = b;
-		f->vf_be = &w->w_conf->cf_backends[i];
-		f->vf_cursors = json_object();
-		for (k = 0; k < VK_N; k++)
-			f->vf_lists[k] = json_array();
-	}
-	for (i = 0; i < b->vb_nfetch; i++)
-		vfetch_start(&b->vb_fetch[i]);
-	if (--b->vb_pending == 0)
-		vbuild_finish(b);
+	vbuild_start(b);
 	return 0;
 }
 

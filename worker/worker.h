@@ -70,6 +70,8 @@ void	 front_reply_json(struct evhttp_request *, int status, json_t *body,
 	    const char *session_id);
 void	 front_reply_error(struct evhttp_request *, int status, json_t *id,
 	    int code, const char *message);
+void	 front_reply_result(struct evhttp_request *, const json_t *id,
+	    const char *result, size_t len);
 void	 front_reply_empty(struct evhttp_request *, int status);
 /* start an SSE response (200, text/event-stream) with stream timeouts */
 void	 front_sse_start(struct evhttp_request *, const char *session_id);
@@ -130,9 +132,11 @@ void	 notify_init(struct worker *);
 void	 notify_stop(struct worker *);
 void	 notify_free(struct worker *);
 void	 notify_fanout(struct worker *, const json_t *msg, const char *uri);
+size_t	 notify_subscribers(struct worker *, const char *uri);
 
 /* legacy.c: the Legacy (2025-11-25) client edge */
 void	 legacy_handle(struct worker *, struct evhttp_request *);
+void	 legacy_free(void);
 
 /* session.c: Legacy client session records in the store */
 #define SESSION_ID_LEN	43	/* 256 random bits, base64url */

@@ -347,7 +347,6 @@ describe('lists while a backend is down or silent', () => {
     }));
 
   test('fail: initialize succeeds, tools/list returns an error naming the backend',
-    { todo: 'daemon bug: with partialFailureMode fail, initialize itself fails (it needs the aggregated view)' },
     guarded(async () => {
       const d = await daemonWith('fail');
       try {

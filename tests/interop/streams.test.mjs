@@ -229,7 +229,6 @@ describe('GET streams and notifications (2 workers, keepAlive 1s)', () => {
     }));
 
   test('resources/subscribe: one session unsubscribing leaves the others subscribed',
-    { todo: 'daemon bug: resources/unsubscribe is forwarded to the backend scope session shared by all sessions' },
     guarded(async () => {
       const a = await openSessionCaps(daemon.port);
       const b = await openSessionCaps(daemon.port);
@@ -245,7 +244,6 @@ describe('GET streams and notifications (2 workers, keepAlive 1s)', () => {
     }));
 
   test('changes in quick succession: every one reaches the list, no spurious kinds',
-    { todo: 'daemon bug: a list_changed during a view rebuild joins that rebuild (lost update) and notifies every kind' },
     guarded(async () => {
       const { sid } = await openSessionCaps(daemon.port);
       const g = await openGet(daemon.port, sid);
