@@ -96,6 +96,7 @@ $(BUILD)/bridge-test: $(call o,master/bridge.c master/child.c shared/log.c \
 	    $(LDLIBS)
 $(BUILD)/tests/test_view: $(call o,worker/view_build.c shared/log.c \
 	$(wildcard proto/*.c))
+$(BUILD)/tests/test_modern: $(call o,$(wildcard proto/*.c) shared/log.c)
 
 unit: $(UNIT_BINS) $(BUILD)/bridge-test
 

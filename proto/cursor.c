@@ -16,8 +16,11 @@
 #include "proto.h"
 
 #define CUR_VERSION	1
-#define CUR_VARINT_MAX	10		/* LEB128 bytes of a 64-bit count */
+#define CUR_VARINT_MAX	10	/* LEB128 bytes of a 64-bit count */
 #define CUR_SUM		4
+#define CUR_RAW_MAX	(2 + CUR_VARINT_MAX + PROTO_CURSOR_KEY_MAX + CUR_SUM)
+_Static_assert((CUR_RAW_MAX + 2) / 3 * 4 <= PROTO_CURSOR_MAX,
+    "the longest key must encode within PROTO_CURSOR_MAX");
 
 static const char *const cur_kinds[] = {
 	"tools", "prompts", "resources", "resourceTemplates",
@@ -60,7 +63,7 @@ cur_fnv(const unsigned char *p, size_t n)
 char *
 proto_cursor_encode(const char *kind, const char *last_key, size_t dup_index)
 {
-	unsigned char	 buf[2 + CUR_VARINT_MAX + PROTO_CURSOR_KEY_MAX + CUR_SUM];
+	unsigned char	 buf[CUR_RAW_MAX];
 	size_t		 n = 0, klen;
 	uint64_t	 d = dup_index;
 	uint32_t	 sum;

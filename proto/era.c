@@ -29,8 +29,8 @@ static const struct era_name era_names[] = {
 };
 #define NNAMES (sizeof(era_names) / sizeof(era_names[0]))
 
-static int	 era_refuse(struct proto_verdict *, int, int, const char *, ...)
-		    __attribute__((format(printf, 4, 5)));
+static int	 era_refuse(struct proto_verdict *, int, int, const char *,
+		    ...) __attribute__((format(printf, 4, 5)));
 static const char *era_snip(char *, size_t, const char *, size_t);
 static const char *era_trim(const char *, size_t *);
 static int	 era_eq(const char *, size_t, const char *, size_t);

@@ -340,12 +340,12 @@ static int
 hdr_annotation(struct hdr_scan *hs, const json_t *node, const json_t *ann,
     int reachable)
 {
-	const char	*name, *type, *k;
+	const char	*name, *type, *k, *pn;
 	json_t		*p, *prior;
-	char		 pn[128];
+	char		 buf[128];
 	size_t		 i, n;
 
-	hdr_path_name(hs->hs_path, pn, sizeof(pn));
+	pn = hdr_path_name(hs->hs_path, buf, sizeof(buf));
 	if (!reachable || json_array_size(hs->hs_path) == 0)
 		return hdr_fail(hs, "%s: x-mcp-header is only allowed on a "
 		    "property reached from the root through \"properties\" "

@@ -231,12 +231,13 @@ int	 proto_cursor_decode(const char *cursor, const char *kind,
 /* where to continue in an array sorted by key_field (bytewise): after
  * the first dup_index items whose key is last_key, or at the first
  * greater key; an item without a string key counts as "" */
-int	 proto_cursor_resume(const json_t *sorted_items, const char *key_field,
-	    const char *last_key, size_t dup_index, size_t *start);
+int	 proto_cursor_resume(const json_t *sorted_items,
+	    const char *key_field, const char *last_key, size_t dup_index,
+	    size_t *start);
 /* the cursor that resumes at sorted_items[end] (0 < end <= size), or
  * NULL (out of memory, or that item's key does not fit) */
-char	*proto_cursor_next(const json_t *sorted_items, const char *key_field,
-	    const char *kind, size_t end);
+char	*proto_cursor_next(const json_t *sorted_items,
+	    const char *key_field, const char *kind, size_t end);
 
 /* 1 if a _meta key has a prefix reserved for MCP: one whose second label
  * is "modelcontextprotocol" or "mcp" (io.modelcontextprotocol/, dev.mcp/) */

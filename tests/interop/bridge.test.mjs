@@ -1355,7 +1355,9 @@ describe('a scripted HTTP+SSE server: the wire, and every way to lose it', () =>
       assert.deepEqual(final(x, 'r').error, {
         code: -32603, message: `backend refused a message: POST to the endpoint of ${base}/sse/ok: HTTP 500`,
       });
-      assert.match(br.output, /the server refused a message: refused on purpose/);
+      // the log line may trail the answer (a slow, sanitizer build)
+      await waitFor('the refusal logged',
+        () => /the server refused a message: refused on purpose/.test(br.output), { timeout: 5000 });
       const y = await post(br.sock, sid, callTool('y', 'echo'));
       assert.equal(final(y, 'y').result.content[0].text, 'ok');
     });
