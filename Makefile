@@ -84,6 +84,7 @@ $(BUILD)/tests/test_config: $(call o,shared/config.c shared/log.c) \
 $(BUILD)/tests/test_store: $(call o,shared/store.c shared/log.c)
 $(BUILD)/tests/test_jsonrpc: $(call o,$(wildcard proto/*.c) shared/log.c)
 $(BUILD)/tests/test_sse: $(call o,$(wildcard proto/*.c) shared/log.c)
+$(BUILD)/tests/test_jsonspan: $(call o,$(wildcard proto/*.c) shared/log.c)
 $(BUILD)/tests/test_http_client: $(call o,worker/http_client.c shared/log.c)
 $(BUILD)/tests/test_session: $(call o,worker/session.c shared/store.c \
 	shared/log.c $(wildcard proto/*.c))

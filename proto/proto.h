@@ -255,4 +255,23 @@ json_t	*proto_modern_result(json_t *result, const char *result_type,
 	    const json_t *server_info, long long ttl_ms,
 	    const char *cache_scope);
 
+
+/*
+ * A validating, allocation-free scan of a JSON object (jsonspan.c):
+ * 0 if buf is exactly one JSON object of valid UTF-8 with at most max
+ * top-level members, whose key (NULL if it holds an escape) and value
+ * spans are put in out; -1 otherwise.  Duplicate keys are not looked
+ * for: callers use it on what they will pass on, not to decide.
+ */
+struct proto_span {
+	const char	*ps_key;	/* inside the quotes */
+	size_t		 ps_keylen;
+	const char	*ps_val;	/* the value's text */
+	size_t		 ps_vallen;
+};
+int	 proto_json_members(const char *buf, size_t len,
+	    struct proto_span *out, size_t max, size_t *n);
+const struct proto_span *proto_json_member(const struct proto_span *,
+	    size_t n, const char *key);
+
 #endif

@@ -206,6 +206,39 @@ backend_id_matches(const struct backend_call *bc, json_t *id)
 	    bc->bc_id) == 0;
 }
 
+/*
+ * The common case, cheaply: the final answer to our request, passed on
+ * as text.  Only a well-formed answer to our id qualifies; anything
+ * else (notifications, requests, oddities) takes the parsing path.
+ */
+static int
+backend_on_answer_raw(struct backend_call *bc, const char *data, size_t len)
+{
+	struct proto_span	 m[8];
+	const struct proto_span	*id, *r, *e, *v;
+	size_t			 n, idlen = strlen(bc->bc_id);
+
+	if (bc->bc_cbs == NULL || bc->bc_cbs->bc_done_raw == NULL ||
+	    bc->bc_idone != NULL ||
+	    proto_json_members(data, len, m, 8, &n) == -1)
+		return -1;
+	id = proto_json_member(m, n, "id");
+	r = proto_json_member(m, n, "result");
+	e = proto_json_member(m, n, "error");
+	v = proto_json_member(m, n, "jsonrpc");
+	if (id == NULL || v == NULL || (r == NULL) == (e == NULL) ||
+	    proto_json_member(m, n, "method") != NULL ||
+	    v->ps_vallen != 5 || memcmp(v->ps_val, "\"2.0\"", 5) != 0 ||
+	    id->ps_vallen != idlen + 2 || id->ps_val[0] != '"' ||
+	    memcmp(id->ps_val + 1, bc->bc_id, idlen) != 0 ||
+	    (r != NULL ? r : e)->ps_val[0] != '{')
+		return -1;
+	bc->bc_finished = 1;
+	bc->bc_cbs->bc_done_raw(bc->bc_arg, r != NULL ? "result" : "error",
+	    (r != NULL ? r : e)->ps_val, (r != NULL ? r : e)->ps_vallen);
+	return 0;
+}
+
 /* one JSON-RPC message from the backend, from SSE or a JSON body */
 static int
 backend_on_message(struct backend_call *bc, const char *data, size_t len)
@@ -217,6 +250,8 @@ backend_on_message(struct backend_call *bc, const char *data, size_t len)
 		return 0;
 	if (len == 0)
 		return 0;	/* SEP-1699 priming event */
+	if (backend_on_answer_raw(bc, data, len) == 0)
+		return 0;
 	if (jsonrpc_parse(data, len, &m, &err) == -1) {
 		log_warnx("backend %s sent an invalid message: %s",
 		    bc->bc_be->cb_name, err.je_msg);

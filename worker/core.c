@@ -234,7 +234,11 @@ core_route(json_t *view, const struct config *conf, const char *method,
 		if (core_route_named(view, tools ? "tools" : "prompts", params,
 		    "name", &backend, &own, err, tools) == -1)
 			return -1;
-		if ((p = json_copy(params)) == NULL ||
+		/* the backend's own name: a copy only when it differs */
+		if (strcmp(own, json_string_value(json_object_get(params,
+		    "name"))) == 0)
+			p = json_incref(params);
+		else if ((p = json_copy(params)) == NULL ||
 		    json_object_set_new(p, "name", json_string(own)) == -1)
 			goto oom;
 	} else if (strcmp(method, "completion/complete") == 0) {

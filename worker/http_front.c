@@ -75,10 +75,10 @@ front_reply_json(struct evhttp_request *req, int status, json_t *body,
 	evbuffer_free(buf);
 }
 
-/* a JSON-RPC result whose serialised form the caller already has */
+/* a JSON-RPC answer whose member text the caller already has */
 void
-front_reply_result(struct evhttp_request *req, const json_t *id,
-    const char *result, size_t len)
+front_reply_member(struct evhttp_request *req, const json_t *id,
+    const char *kind, const char *json, size_t len)
 {
 	struct evbuffer *buf;
 
@@ -87,8 +87,8 @@ front_reply_result(struct evhttp_request *req, const json_t *id,
 	    evbuffer_add_printf(buf, "{\"jsonrpc\":\"2.0\",\"id\":") == -1 ||
 	    json_dump_callback(id, front_dump_cb, buf, JSON_COMPACT |
 	    JSON_ENCODE_ANY) == -1 ||
-	    evbuffer_add_printf(buf, ",\"result\":") == -1 ||
-	    evbuffer_add(buf, result, len) == -1 ||
+	    evbuffer_add_printf(buf, ",\"%s\":", kind) == -1 ||
+	    evbuffer_add(buf, json, len) == -1 ||
 	    evbuffer_add(buf, "}", 1) == -1) {
 		if (buf != NULL)
 			evbuffer_free(buf);
@@ -99,6 +99,38 @@ front_reply_result(struct evhttp_request *req, const json_t *id,
 	    "Content-Type", "application/json");
 	evhttp_send_reply(req, 200, NULL, buf);
 	evbuffer_free(buf);
+}
+
+void
+front_reply_result(struct evhttp_request *req, const json_t *id,
+    const char *result, size_t len)
+{
+	front_reply_member(req, id, "result", result, len);
+}
+
+char *
+front_compose(const json_t *id, const char *kind, const char *json,
+    size_t len, size_t *outlen)
+{
+	struct evbuffer	*buf;
+	char		*out = NULL;
+	size_t		 n;
+
+	if ((buf = evbuffer_new()) == NULL)
+		return NULL;
+	if (evbuffer_add_printf(buf, "{\"jsonrpc\":\"2.0\",\"id\":") != -1 &&
+	    json_dump_callback(id, front_dump_cb, buf, JSON_COMPACT |
+	    JSON_ENCODE_ANY) != -1 &&
+	    evbuffer_add_printf(buf, ",\"%s\":", kind) != -1 &&
+	    evbuffer_add(buf, json, len) != -1 &&
+	    evbuffer_add(buf, "}", 1) != -1 &&
+	    (out = malloc((n = evbuffer_get_length(buf)) + 1)) != NULL) {
+		evbuffer_remove(buf, out, n);
+		out[n] = '\0';
+		*outlen = n;
+	}
+	evbuffer_free(buf);
+	return out;
 }
 
 void
@@ -165,6 +197,28 @@ front_sse_send(struct evhttp_request *req, const char *id, const json_t *msg)
 	ev = sse_format_event(id, "message", data, dlen, &elen);
 	free(data);
 	if (ev == NULL || (buf = evbuffer_new()) == NULL) {
+		free(ev);
+		return -1;
+	}
+	evbuffer_add(buf, ev, elen);
+	free(ev);
+	evhttp_send_reply_chunk(req, buf);
+	evbuffer_free(buf);
+	return 0;
+}
+
+/* one SSE event of already serialised JSON-RPC text */
+int
+front_sse_send_text(struct evhttp_request *req, const char *data, size_t len)
+{
+	struct evbuffer	*buf;
+	char		*ev;
+	size_t		 elen;
+
+	if (evhttp_request_get_connection(req) == NULL)
+		return -1;
+	if ((ev = sse_format_event(NULL, "message", data, len, &elen)) ==
+	    NULL || (buf = evbuffer_new()) == NULL) {
 		free(ev);
 		return -1;
 	}

@@ -551,12 +551,39 @@ legacy_client_answer(struct worker *w, struct jsonrpc_msg *msg,
 	json_decref(p);
 }
 
+/* the backend's answer as text, under the client's id */
+static void
+legacy_on_backend_done_raw(void *arg, const char *kind, const char *json,
+    size_t len)
+{
+	struct mcp_req			*mr = arg;
+	struct evhttp_connection	*evcon;
+	char				*msg;
+	size_t				 mlen;
+
+	mr->mr_call = NULL;
+	if ((evcon = evhttp_request_get_connection(mr->mr_req)) != NULL)
+		evhttp_connection_set_closecb(evcon, NULL, NULL);
+	if (mr->mr_streaming) {
+		if ((msg = front_compose(mr->mr_msg.jm_id, kind, json, len,
+		    &mlen)) != NULL) {
+			(void)front_sse_send_text(mr->mr_req, msg, mlen);
+			free(msg);
+		}
+		front_sse_end(mr->mr_req);
+	} else
+		front_reply_member(mr->mr_req, mr->mr_msg.jm_id, kind, json,
+		    len);
+	mr->mr_req = NULL;
+	legacy_req_free(mr);
+}
+
 static void
 legacy_send(struct mcp_req *mr, const char *bsid, const char *version)
 {
 	static const struct backend_call_cbs cbs = {
 		legacy_on_backend_message, legacy_on_backend_request,
-		legacy_on_backend_done
+		legacy_on_backend_done, legacy_on_backend_done_raw
 	};
 
 	free(mr->mr_bver);

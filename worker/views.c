@@ -378,7 +378,7 @@ static void
 vfetch_next(struct vfetch *f)
 {
 	static const struct backend_call_cbs cbs = { NULL, NULL,
-	    vfetch_on_list };
+	    vfetch_on_list, NULL };
 	struct worker	*w = f->vf_build->vb_w;
 	json_t		*params = NULL;
 

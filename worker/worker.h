@@ -72,6 +72,13 @@ void	 front_reply_error(struct evhttp_request *, int status, json_t *id,
 	    int code, const char *message);
 void	 front_reply_result(struct evhttp_request *, const json_t *id,
 	    const char *result, size_t len);
+/* {"jsonrpc":"2.0","id":id,kind:json} from text the caller has */
+char	*front_compose(const json_t *id, const char *kind, const char *json,
+	    size_t len, size_t *outlen);
+void	 front_reply_member(struct evhttp_request *, const json_t *id,
+	    const char *kind, const char *json, size_t len);
+int	 front_sse_send_text(struct evhttp_request *, const char *data,
+	    size_t len);
 void	 front_reply_empty(struct evhttp_request *, int status);
 /* start an SSE response (200, text/event-stream) with stream timeouts */
 void	 front_sse_start(struct evhttp_request *, const char *session_id);
@@ -199,6 +206,13 @@ struct backend_call_cbs {
 	 */
 	void	(*bc_done)(void *arg, int rc, json_t *response, int lost,
 		    const char *errmsg);
+	/*
+	 * Optional, instead of bc_done for a well-formed final answer: the
+	 * text of its "result" or "error" (kind), valid JSON, to be passed
+	 * on as it is.
+	 */
+	void	(*bc_done_raw)(void *arg, const char *kind, const char *json,
+		    size_t len);
 };
 
 struct backend_call *backend_rpc(struct worker *, const struct config_backend *,

@@ -1,0 +1,32 @@
+/*
+ * Whatever proto_json_members() accepts must be a JSON object to
+ * jansson too (numbers out of jansson's range aside): the relay passes
+ * what it accepts on to clients as it is.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto/proto.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct proto_span	 m[32];
+	json_error_t		 err;
+	json_t			*o;
+	size_t			 n;
+
+	if (proto_json_members((const char *)data, size, m, 32, &n) != 0)
+		return 0;
+	o = json_loadb((const char *)data, size, 0, &err);
+	if (o == NULL && strstr(err.text, "overflow") == NULL &&
+	    strstr(err.text, "too big") == NULL)
+		abort();
+	if (o != NULL && !json_is_object(o))
+		abort();
+	json_decref(o);
+	return 0;
+}

@@ -1,0 +1,108 @@
+/*
+ * proto_json_members(): the allocation-free scan the relay trusts to
+ * pass a backend's answer on as text.  Whatever it accepts, jansson
+ * must parse as an object; whatever is not JSON, it must refuse.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "proto/proto.h"
+
+static void
+test_members(void **state)
+{
+	const char		*s = " {\"jsonrpc\":\"2.0\", \"id\" : \"v-1\","
+				    "\"result\":{\"content\":[{\"a\":1.5e3}],"
+				    "\"x\":null}, \"k\\u0041\":true } ";
+	struct proto_span	 m[8];
+	const struct proto_span	*r;
+	size_t			 n;
+
+	(void)state;
+	assert_int_equal(proto_json_members(s, strlen(s), m, 8, &n), 0);
+	assert_int_equal(n, 4);
+	r = proto_json_member(m, n, "result");
+	assert_non_null(r);
+	assert_int_equal(r->ps_vallen, strlen("{\"content\":[{\"a\":1.5e3}],"
+	    "\"x\":null}"));
+	assert_memory_equal(r->ps_val, "{\"content\"", 10);
+	r = proto_json_member(m, n, "id");
+	assert_non_null(r);
+	assert_int_equal(r->ps_vallen, 5);
+	assert_memory_equal(r->ps_val, "\"v-1\"", 5);
+	/* a key with an escape is there but cannot be looked up */
+	assert_null(proto_json_member(m, n, "kA"));
+	assert_null(m[3].ps_key);
+	/* more members than room: refused */
+	assert_int_equal(proto_json_members(s, strlen(s), m, 3, &n), -1);
+}
+
+static void
+test_agrees_with_jansson(void **state)
+{
+	static const char *const cases[] = {
+		"{}", "{\"a\":[]}", "{\"a\":[1,2,{\"b\":\"c\"}]}",
+		"{\"a\":-0.5E+2}", "{\"a\":\"\\ud83d\\ude00\"}",
+		"{\"a\":\"\xc3\xa9\"}", "{\"a\":true,\"b\":false,\"c\":null}",
+		/* not JSON, or not an object */
+		"", "[]", "1", "\"x\"", "{", "{\"a\"}", "{\"a\":}",
+		"{\"a\":1,}", "{,}", "{\"a\":01}", "{\"a\":1.}", "{\"a\":.5}",
+		"{\"a\":-}", "{\"a\":1e}", "{\"a\":tru}", "{\"a\":nul}",
+		"{\"a\":\"\\x\"}", "{\"a\":\"\\u12\"}", "{\"a\":\"\\ud800\"}",
+		"{\"a\":\"\\udc00\"}", "{\"a\":\"\\u0000\"}",
+		"{\"a\":\"\x01\"}", "{\"a\":\"\xc0\xaf\"}",
+		"{\"a\":\"\xed\xa0\x80\"}", "{\"a\":\"\xf5\x80\x80\x80\"}",
+		"{\"a\":\"\xe2\x82\"}", "{\"a\":1} {}", "{\"a\":1}x",
+		"{'a':1}", "{\"a\":[1 2]}", "{\"a\":{\"b\":1,}}",
+	};
+	struct proto_span	 m[16];
+	json_error_t		 err;
+	json_t			*o;
+	size_t			 i, n;
+	int			 ours, theirs;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ours = proto_json_members(cases[i], strlen(cases[i]), m, 16,
+		    &n) == 0;
+		o = json_loadb(cases[i], strlen(cases[i]), 0, &err);
+		theirs = o != NULL && json_is_object(o);
+		json_decref(o);
+		if (ours != theirs)
+			fail_msg("case %zu (%s): scan %d, jansson %d", i,
+			    cases[i], ours, theirs);
+	}
+}
+
+static void
+test_depth(void **state)
+{
+	char			 buf[4096];
+	struct proto_span	 m[2];
+	size_t			 n, i;
+
+	(void)state;
+	/* nesting is bounded: a hostile answer cannot exhaust the stack */
+	memcpy(buf, "{\"a\":", 5);
+	for (i = 5; i < 5 + 1000; i++)
+		buf[i] = '[';
+	buf[i] = '\0';
+	assert_int_equal(proto_json_members(buf, strlen(buf), m, 2, &n), -1);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_members),
+		cmocka_unit_test(test_agrees_with_jansson),
+		cmocka_unit_test(test_depth),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
