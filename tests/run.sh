@@ -65,17 +65,22 @@ run_conformance() {	# run_conformance BUILDDIR
 			count "conformance fixture (direct)" 0 1
 		fi
 	fi
-	sh tests/conformance/through.sh "$1/vmcpd" >"$tmp/out" 2>&1
-	rc=$?
-	cat "$tmp/out"
-	p=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$tmp/out" | tail -1)
-	f=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$tmp/out" | tail -1)
-	p=${p:-0}
-	f=${f:-0}
-	if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then
-		f=1
-	fi
-	count "conformance through vmcpd ($1)" "$p" "$f"
+	for rev in 2025-11-25 2026-07-28; do
+		CONFORMANCE_REQUIREMENTS=$rev sh tests/conformance/through.sh \
+		    "$1/vmcpd" >"$tmp/out" 2>&1
+		rc=$?
+		cat "$tmp/out"
+		p=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p' \
+		    "$tmp/out" | tail -1)
+		f=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\2/p' \
+		    "$tmp/out" | tail -1)
+		p=${p:-0}
+		f=${f:-0}
+		if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then
+			f=1
+		fi
+		count "conformance $rev through vmcpd ($1)" "$p" "$f"
+	done
 }
 
 run_man() {

@@ -1027,6 +1027,15 @@ legacy_session(struct worker *w, struct evhttp_request *req, json_t *id,
 	return 0;
 }
 
+static const char *
+legacy_header_param(void *arg, const char *name)
+{
+	char hdr[128];
+
+	(void)snprintf(hdr, sizeof(hdr), "Mcp-Param-%s", name);
+	return front_header(arg, hdr);
+}
+
 /* MCP-Protocol-Version, when present, must be one vmcpd serves */
 static int
 legacy_version_header(struct worker *w, struct evhttp_request *req,
@@ -1037,13 +1046,6 @@ legacy_version_header(struct worker *w, struct evhttp_request *req,
 
 	if (v == NULL)
 		return 0;
-	if (strcmp(v, MCP_VERSION_MODERN) == 0) {
-		legacy_done_error(w, req, 400, id, JSONRPC_INVALID_PARAMS,
-		    "Bad Request: MCP-Protocol-Version 2026-07-28 needs "
-		    "params._meta[\"io.modelcontextprotocol/protocolVersion\"]"
-		    "; this vmcpd serves 2025-11-25 sessions only");
-		return -1;
-	}
 	if (proto_legacy_version_pick(v) == NULL ||
 	    strcmp(proto_legacy_version_pick(v), v) != 0) {
 		(void)snprintf(msg, sizeof(msg), "Bad Request: unsupported "
@@ -1062,7 +1064,9 @@ legacy_post(struct worker *w, struct evhttp_request *req)
 	struct jsonrpc_msg	 msg;
 	struct jsonrpc_err	 err;
 	struct session		 s;
-	json_t			*claim;
+	struct proto_reqhdrs	 hdrs;
+	struct proto_verdict	 v;
+	enum proto_era		 era;
 	const char		*accept = front_header(req, "Accept");
 	const char		*ctype = front_header(req, "Content-Type");
 	size_t			 len;
@@ -1088,20 +1092,29 @@ legacy_post(struct worker *w, struct evhttp_request *req)
 		    err.je_msg);
 		return;
 	}
-	/* a Modern claim: that era is not served yet (mcp-wire.md 1.2) */
-	claim = json_object_get(json_object_get(msg.jm_params, "_meta"),
-	    "io.modelcontextprotocol/protocolVersion");
-	if (claim != NULL) {
-		json_t *e = jsonrpc_error_new(msg.jm_id,
-		    MCP_ERR_UNSUPPORTED_VERSION, "Unsupported protocol "
-		    "version: this vmcpd serves 2025-11-25 sessions only; "
-		    "send initialize",
-		    json_pack("{s:[s,s,s,s], s:O}", "supported", "2025-11-25",
-		    "2025-06-18", "2025-03-26", "2024-11-05", "requested",
-		    claim));
-		legacy_done_json(w, req, 400, e);
+	/* which era: per request, body first (mcp-wire.md 1.2, 1.3) */
+	memset(&hdrs, 0, sizeof(hdrs));
+	hdrs.rh_protocol_version = front_header(req, "MCP-Protocol-Version");
+	hdrs.rh_method = front_header(req, "Mcp-Method");
+	hdrs.rh_name = front_header(req, "Mcp-Name");
+	hdrs.rh_session = front_header(req, "Mcp-Session-Id");
+	hdrs.rh_param = legacy_header_param;
+	hdrs.rh_arg = req;
+	memset(&v, 0, sizeof(v));
+	if (proto_classify(&msg, &hdrs, &v) == -1) {
+		json_t *e = jsonrpc_error_new(msg.jm_id, v.pv_code, v.pv_msg,
+		    json_incref(v.pv_data));
+
+		legacy_done_json(w, req, v.pv_http, e);
 		json_decref(e);
+		proto_verdict_clear(&v);
 		jsonrpc_msg_clear(&msg);
+		return;
+	}
+	era = v.pv_era;
+	proto_verdict_clear(&v);
+	if (era == PROTO_ERA_MODERN) {
+		modern_handle(w, req, &msg);
 		return;
 	}
 	if (legacy_version_header(w, req, msg.jm_id) == -1) {

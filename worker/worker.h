@@ -141,6 +141,10 @@ void	 notify_free(struct worker *);
 void	 notify_fanout(struct worker *, const json_t *msg, const char *uri);
 size_t	 notify_subscribers(struct worker *, const char *uri);
 
+/* modern.c: the Modern (2026-07-28) client edge; takes msg */
+void	 modern_handle(struct worker *, struct evhttp_request *,
+	    struct jsonrpc_msg *msg);
+
 /* legacy.c: the Legacy (2025-11-25) client edge */
 void	 legacy_handle(struct worker *, struct evhttp_request *);
 void	 legacy_free(void);

@@ -1,0 +1,172 @@
+// MCP 2026-07-28 ("Modern") clients through vmcpd: the official v2 SDK
+// client, pinned to 2026-07-28 and in auto mode, in front of real
+// 2025-11-25 backends (server-everything and server-memory over stdio),
+// plus the status codes of the Modern edge on raw HTTP.  Both eras on
+// the same endpoint at once: a v1 (Legacy) client works beside them.
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { guarded, connectClient, httpRequest, tmpDir, MCP_ACCEPT } from './lib/harness.mjs';
+import { useMulti, startMulti, EVERYTHING, MEMORY, textOf } from './lib/multi.mjs';
+
+useMulti();
+
+const MODERN = '2026-07-28';
+const meta = (caps = {}) => ({
+  'io.modelcontextprotocol/protocolVersion': MODERN,
+  'io.modelcontextprotocol/clientCapabilities': caps,
+});
+
+async function modern(port, method, params = {}, headers = {}, id = 1) {
+  const r = await httpRequest(port, {
+    headers: {
+      'Content-Type': 'application/json', Accept: MCP_ACCEPT,
+      'MCP-Protocol-Version': MODERN, 'Mcp-Method': method, ...headers,
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id, method, params: { _meta: meta(), ...params } }),
+  });
+  let json = null;
+  try {
+    json = JSON.parse(r.text);
+  } catch {
+    // SSE or empty: the caller looks at r.text
+  }
+  return { ...r, json };
+}
+
+describe('Modern clients through vmcpd', () => {
+  let daemon;
+  const clients = [];
+
+  before(async () => {
+    const dir = await tmpDir('vmcpd-modern-');
+    daemon = await startMulti({
+      backends: [
+        { name: 'everything', args: [EVERYTHING, 'stdio'] },
+        { name: 'memory', args: [MEMORY], env: { MEMORY_FILE_PATH: `${dir}/memory.jsonl` } },
+      ],
+      aggregation: 'conflictResolution: prefix\nconflictResolutionConfig:\n  prefixMode: onConflict',
+    });
+  });
+
+  after(async () => {
+    for (const c of clients)
+      await c.close().catch(() => {});
+    if (daemon)
+      await daemon.stop();
+  });
+
+  async function v2(mode) {
+    const client = new Client({ name: 'modern-interop', version: '1.0.0' },
+      { versionNegotiation: { mode } });
+    await client.connect(new StreamableHTTPClientTransport(new URL(daemon.url)));
+    clients.push(client);
+    return client;
+  }
+
+  test('the v2 client pinned to 2026-07-28 lists and calls through vmcpd', guarded(async () => {
+    const client = await v2({ pin: MODERN });
+    const tools = (await client.listTools()).tools.map((t) => t.name);
+    for (const n of ['echo', 'get-sum', 'create_entities', 'read_graph'])
+      assert.ok(tools.includes(n), `${n} in ${tools}`);
+    assert.equal(textOf(await client.callTool({ name: 'echo', arguments: { message: 'modern ✓' } })),
+      'Echo: modern ✓');
+    const sum = await client.callTool({ name: 'get-sum', arguments: { a: 20, b: 22 } });
+    assert.match(textOf(sum), /42/);
+    const prompts = (await client.listPrompts()).prompts.map((p) => p.name);
+    assert.ok(prompts.includes('simple-prompt'), `${prompts}`);
+    const p = await client.getPrompt({ name: 'simple-prompt' });
+    assert.ok(p.messages.length >= 1);
+    const res = (await client.listResources()).resources;
+    assert.ok(res.length > 0);
+    const read = await client.readResource({ uri: res[0].uri });
+    assert.equal(read.contents[0].uri, res[0].uri);
+  }));
+
+  test('the v2 client in auto mode finds the Modern era; a v1 client beside it stays Legacy',
+    guarded(async () => {
+      const client = await v2('auto');
+      assert.equal(textOf(await client.callTool({ name: 'echo', arguments: { message: 'auto' } })),
+        'Echo: auto');
+      const legacy = await connectClient(daemon.url, { name: 'legacy-beside' });
+      clients.push(legacy.client);
+      assert.equal(textOf(await legacy.client.callTool({ name: 'echo', arguments: { message: 'v1' } })),
+        'Echo: v1');
+    }));
+
+  test('results carry resultType and serverInfo; lists carry ttlMs and cacheScope', guarded(async () => {
+    const d = await modern(daemon.port, 'server/discover');
+    assert.equal(d.status, 200, d.text);
+    assert.deepEqual(d.json.result.supportedVersions, [MODERN]);
+    assert.equal(d.json.result.resultType, 'complete');
+    assert.equal(d.json.result._meta['io.modelcontextprotocol/serverInfo'].name, 'vmcpd');
+    assert.ok(Number.isInteger(d.json.result.ttlMs) && d.json.result.ttlMs >= 0);
+    assert.ok(['public', 'private'].includes(d.json.result.cacheScope));
+    const l = await modern(daemon.port, 'tools/list');
+    assert.equal(l.json.result.resultType, 'complete');
+    assert.ok(Number.isInteger(l.json.result.ttlMs));
+    assert.equal(l.json.result.cacheScope, 'public');
+    // no session is minted or needed
+    assert.equal(l.headers['mcp-session-id'], undefined);
+  }));
+
+  test('the Modern status codes', guarded(async () => {
+    // a method 2026-07-28 does not have: 404 -32601
+    for (const m of ['ping', 'logging/setLevel', 'resources/subscribe', 'no/such']) {
+      const r = await modern(daemon.port, m);
+      assert.equal(r.status, 404, `${m}: ${r.text}`);
+      assert.equal(r.json.error.code, -32601, m);
+    }
+    // header and body disagree: 400 -32020, before the version check
+    const mism = await modern(daemon.port, 'tools/list', {}, { 'Mcp-Method': 'prompts/list' });
+    assert.equal(mism.status, 400);
+    assert.equal(mism.json.error.code, -32020);
+    // a version vmcpd does not serve: 400 -32022 with data
+    const r = await httpRequest(daemon.port, {
+      headers: { 'Content-Type': 'application/json', Accept: MCP_ACCEPT,
+        'MCP-Protocol-Version': '2099-01-01', 'Mcp-Method': 'tools/list' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list',
+        params: { _meta: { ...meta(), 'io.modelcontextprotocol/protocolVersion': '2099-01-01' } } }),
+    });
+    const e = JSON.parse(r.text);
+    assert.equal(r.status, 400, r.text);
+    assert.equal(e.error.code, -32022);
+    assert.deepEqual(e.error.data, { supported: [MODERN], requested: '2099-01-01' });
+    // a Modern header but no _meta: 400 -32602
+    const nometa = await httpRequest(daemon.port, {
+      headers: { 'Content-Type': 'application/json', Accept: MCP_ACCEPT,
+        'MCP-Protocol-Version': MODERN, 'Mcp-Method': 'tools/list' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 10, method: 'tools/list', params: {} }),
+    });
+    assert.equal(nometa.status, 400);
+    assert.equal(JSON.parse(nometa.text).error.code, -32602);
+    // a tools/call without Mcp-Name: -32020
+    const noname = await modern(daemon.port, 'tools/call', { name: 'echo', arguments: { message: 'x' } });
+    assert.equal(noname.status, 400);
+    assert.equal(noname.json.error.code, -32020);
+    // an unknown tool: in-band -32602
+    const unknown = await modern(daemon.port, 'tools/call', { name: 'nope', arguments: {} },
+      { 'Mcp-Name': 'nope' });
+    assert.equal(unknown.status, 200);
+    assert.equal(unknown.json.error.code, -32602);
+    // a bad cursor: -32602
+    const cur = await modern(daemon.port, 'tools/list', { cursor: 'not-a-cursor' });
+    assert.equal(cur.json.error.code, -32602);
+  }));
+
+  test('progress streams on the request when it asks for it', guarded(async () => {
+    const r = await modern(daemon.port, 'tools/call', {
+      name: 'trigger-long-running-operation', arguments: { duration: 1, steps: 2 },
+      _meta: { ...meta(), progressToken: 'p1' },
+    }, { 'Mcp-Name': 'trigger-long-running-operation' });
+    assert.equal(r.status, 200);
+    assert.match(r.headers['content-type'], /text\/event-stream/);
+    const events = r.text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)));
+    const progress = events.filter((e) => e.method === 'notifications/progress');
+    assert.ok(progress.length >= 1, r.text);
+    assert.equal(progress[0].params.progressToken, 'p1');
+    const final = events.at(-1);
+    assert.equal(final.result.resultType, 'complete');
+  }));
+});

@@ -1,0 +1,616 @@
+/*
+ * The Modern client edge: MCP 2026-07-28, stateless (mcp-wire.md
+ * section 3).  The request was classified and its envelope and headers
+ * checked by proto_classify(); here it is answered from the same
+ * era-free core as the Legacy edge: lists from the shared view with
+ * self-describing cursors, calls routed to a backend under its own
+ * name.  Backends are reached over the identity scope's backend
+ * session (bsession.c), so a Modern client needs no session of its own
+ * and any worker can serve any request.  Every result carries
+ * resultType and vmcpd's serverInfo; the cacheable ones ttlMs and
+ * cacheScope.
+ *
+ * Not yet: subscriptions/listen, Modern backends (probing, MRTR), and
+ * relaying a backend's mid-call request to a Modern client (the client
+ * gets -32021 when it lacks the capability, else a clear error).
+ */
+#include <sys/types.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <event2/http.h>
+
+#include "shared/config.h"
+#include "shared/log.h"
+#include "shared/store.h"
+#include "worker.h"
+
+struct mreq {
+	struct worker			*m_w;
+	struct evhttp_request		*m_req;
+	struct jsonrpc_msg		 m_msg;
+	json_t				*m_caps;	/* this request's */
+	const struct config_backend	*m_be;
+	json_t				*m_bparams;
+	struct backend_call		*m_call;
+	char				*m_bsid;
+	char				*m_bver;
+	int				 m_streaming;
+	int				 m_log;		/* logLevel was set */
+	int				 m_retried;
+	char				 m_needcap[32];	/* lacked by client */
+	char				 m_refused[64];	/* method refused */
+};
+
+static void	modern_send(struct mreq *);
+static void	modern_open(struct mreq *);
+
+static json_t *
+modern_server_info(struct worker *w)
+{
+	return json_pack("{s:s, s:s}", "name", w->w_conf->cf_name, "version",
+	    VMCPD_VERSION);
+}
+
+static void
+modern_free(struct mreq *m)
+{
+	struct evhttp_connection *evcon;
+
+	if (m->m_req != NULL &&
+	    (evcon = evhttp_request_get_connection(m->m_req)) != NULL)
+		evhttp_connection_set_closecb(evcon, NULL, NULL);
+	backend_call_cancel(m->m_call);
+	view_get_cancel(m->m_w, m);
+	jsonrpc_msg_clear(&m->m_msg);
+	json_decref(m->m_caps);
+	json_decref(m->m_bparams);
+	free(m->m_bsid);
+	free(m->m_bver);
+	worker_request_done(m->m_w);
+	free(m);
+}
+
+/* the answer: on the request's SSE stream if one was opened */
+static void
+modern_reply(struct mreq *m, int status, json_t *msg)
+{
+	struct evhttp_connection *evcon;
+
+	if ((evcon = evhttp_request_get_connection(m->m_req)) != NULL)
+		evhttp_connection_set_closecb(evcon, NULL, NULL);
+	if (m->m_streaming) {
+		(void)front_sse_send(m->m_req, NULL, msg);
+		front_sse_end(m->m_req);
+	} else
+		front_reply_json(m->m_req, status, msg, NULL);
+	m->m_req = NULL;
+	modern_free(m);
+}
+
+static void
+modern_error(struct mreq *m, int status, int code, const char *message,
+    json_t *data)
+{
+	json_t *e;
+
+	e = jsonrpc_error_new(m->m_msg.jm_id, code, message, data);
+	modern_reply(m, status, e);
+	json_decref(e);
+}
+
+static void
+modern_result(struct mreq *m, json_t *result, long long ttl_ms,
+    const char *scope)
+{
+	json_t *si, *r, *resp;
+
+	si = modern_server_info(m->m_w);
+	r = proto_modern_result(result, NULL, si, ttl_ms, scope);
+	json_decref(si);
+	if (r == NULL) {
+		modern_error(m, 200, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: out of memory", NULL);
+		return;
+	}
+	resp = jsonrpc_result_new(m->m_msg.jm_id, r);
+	modern_reply(m, 200, resp);
+	json_decref(resp);
+}
+
+static void
+modern_on_close(struct evhttp_connection *evcon, void *arg)
+{
+	struct mreq *m = arg;
+
+	(void)evcon;
+	/* closing the stream is cancelling the request (section 3.1) */
+	evhttp_send_reply_end(m->m_req);
+	m->m_req = NULL;
+	worker_reply_flushed(m->m_w);
+	modern_free(m);
+}
+
+/* the capabilities a Modern client is offered */
+static json_t *
+modern_capabilities(json_t *view)
+{
+	json_t	*caps, *bc = json_object_get(view, "capabilities");
+
+	/* no listChanged or subscribe: subscriptions/listen is not served */
+	if ((caps = json_pack("{s:{}}", "tools")) == NULL)
+		return NULL;
+	if (json_is_object(json_object_get(bc, "resources")))
+		(void)json_object_set_new(caps, "resources", json_object());
+	if (json_is_object(json_object_get(bc, "prompts")))
+		(void)json_object_set_new(caps, "prompts", json_object());
+	if (json_is_object(json_object_get(bc, "completions")))
+		(void)json_object_set_new(caps, "completions", json_object());
+	return caps;
+}
+
+/* the capability a method needs, or NULL for none */
+static const char *
+modern_method_capability(const char *method)
+{
+	if (strncmp(method, "prompts/", 8) == 0)
+		return "prompts";
+	if (strncmp(method, "resources/", 10) == 0)
+		return "resources";
+	if (strcmp(method, "completion/complete") == 0)
+		return "completions";
+	return NULL;
+}
+
+static void
+modern_discover(struct mreq *m, json_t *view)
+{
+	json_t *r;
+
+	r = json_pack("{s:[s], s:o}", "supportedVersions", MCP_VERSION_MODERN,
+	    "capabilities", modern_capabilities(view));
+	modern_result(m, r, 0, "public");
+}
+
+/*
+ * A page of a list.  Tools whose x-mcp-header annotations break the
+ * rules are left out, as HTTP clients would drop them anyway.
+ */
+static void
+modern_list(struct mreq *m, json_t *view)
+{
+	static const struct {
+		const char	*ml_method;
+		const char	*ml_field;
+		const char	*ml_key;
+	} lists[] = {
+		{ "tools/list", "tools", "name" },
+		{ "prompts/list", "prompts", "name" },
+		{ "resources/list", "resources", "uri" },
+		{ "resources/templates/list", "resourceTemplates",
+		    "uriTemplate" },
+	};
+	json_t		*all, *items = NULL, *page = NULL, *it, *map, *cur;
+	char		*last = NULL, *next = NULL, why[256];
+	size_t		 i, n, start = 0, dup = 0, end, l;
+	const char	*field = NULL, *key = NULL;
+
+	for (l = 0; l < sizeof(lists) / sizeof(lists[0]); l++)
+		if (strcmp(lists[l].ml_method, m->m_msg.jm_method) == 0) {
+			field = lists[l].ml_field;
+			key = lists[l].ml_key;
+		}
+	all = json_object_get(view, field);
+	if ((items = json_array()) == NULL)
+		goto oom;
+	json_array_foreach(all, i, it) {
+		if (strcmp(field, "tools") == 0) {
+			if (proto_x_mcp_headers(json_object_get(it,
+			    "inputSchema"), &map, why, sizeof(why)) == -1) {
+				log_info("tool %s left out of Modern lists: %s",
+				    json_string_value(json_object_get(it,
+				    "name")), why);
+				continue;
+			}
+			json_decref(map);
+		}
+		(void)json_array_append(items, it);
+	}
+	cur = json_object_get(m->m_msg.jm_params, "cursor");
+	if (cur != NULL) {
+		if (!json_is_string(cur) || proto_cursor_decode(
+		    json_string_value(cur), field, &last, &dup) == -1 ||
+		    proto_cursor_resume(items, key, last, dup, &start) == -1) {
+			free(last);
+			json_decref(items);
+			modern_error(m, 200, JSONRPC_INVALID_PARAMS,
+			    "Invalid params: not a cursor of this list", NULL);
+			return;
+		}
+		free(last);
+	}
+	n = json_array_size(items);
+	end = start + views_page_size(m->m_w);
+	if (end > n)
+		end = n;
+	if ((page = json_array()) == NULL)
+		goto oom;
+	for (i = start; i < end; i++)
+		(void)json_array_append(page, json_array_get(items, i));
+	if (end < n && (next = proto_cursor_next(items, key, field, end)) ==
+	    NULL)
+		goto oom;
+	json_decref(items);
+	items = json_pack("{s:o, s:s*}", field, page, "nextCursor", next);
+	page = NULL;
+	free(next);
+	if (items == NULL)
+		goto oom;
+	/* Legacy backends give no caching hints: 0, as mcp-wire.md 7.1 */
+	modern_result(m, items, 0, "public");
+	return;
+oom:
+	json_decref(items);
+	json_decref(page);
+	modern_error(m, 200, JSONRPC_INTERNAL_ERROR,
+	    "Internal error: out of memory", NULL);
+}
+
+/* the params as a Legacy backend takes them: no Modern envelope */
+static json_t *
+modern_backend_params(json_t *params)
+{
+	json_t *p, *meta;
+
+	if ((p = json_copy(params)) == NULL)
+		return NULL;
+	(void)json_object_del(p, "inputResponses");
+	(void)json_object_del(p, "requestState");
+	if ((meta = json_object_get(p, "_meta")) != NULL) {
+		if ((meta = json_copy(meta)) == NULL) {
+			json_decref(p);
+			return NULL;
+		}
+		proto_meta_strip(meta);
+		if (json_object_size(meta) == 0)
+			(void)json_object_del(p, "_meta");
+		else
+			(void)json_object_set(p, "_meta", meta);
+		json_decref(meta);
+	}
+	return p;
+}
+
+static const char *
+modern_header_param(void *arg, const char *name)
+{
+	char hdr[128];
+
+	(void)snprintf(hdr, sizeof(hdr), "Mcp-Param-%s", name);
+	return front_header(arg, hdr);
+}
+
+/* Mcp-Param-* of a tools/call against the tool's x-mcp-header args */
+static int
+modern_check_params(struct mreq *m, json_t *view)
+{
+	struct proto_reqhdrs	 hdrs;
+	struct proto_verdict	 v;
+	json_t			*tool = NULL, *it, *map = NULL;
+	const char		*name;
+	char			 why[256];
+	size_t			 i;
+	int			 rc = 0;
+
+	name = json_string_value(json_object_get(m->m_msg.jm_params, "name"));
+	json_array_foreach(json_object_get(view, "tools"), i, it)
+		if (name != NULL && json_is_string(json_object_get(it,
+		    "name")) && strcmp(json_string_value(json_object_get(it,
+		    "name")), name) == 0)
+			tool = it;
+	if (tool == NULL || proto_x_mcp_headers(json_object_get(tool,
+	    "inputSchema"), &map, why, sizeof(why)) == -1 ||
+	    json_object_size(map) == 0) {
+		json_decref(map);
+		return 0;
+	}
+	memset(&hdrs, 0, sizeof(hdrs));
+	hdrs.rh_param = modern_header_param;
+	hdrs.rh_arg = m->m_req;
+	memset(&v, 0, sizeof(v));
+	if (proto_param_headers_check(map, json_object_get(m->m_msg.jm_params,
+	    "arguments"), &hdrs, &v) == -1) {
+		modern_error(m, v.pv_http, v.pv_code, v.pv_msg,
+		    json_incref(v.pv_data));
+		rc = -1;
+	}
+	proto_verdict_clear(&v);
+	json_decref(map);
+	return rc;
+}
+
+static void
+modern_on_backend_message(void *arg, json_t *msg)
+{
+	struct mreq	*m = arg;
+	const char	*method;
+
+	method = json_string_value(json_object_get(msg, "method"));
+	if (method == NULL || m->m_req == NULL)
+		return;
+	/* progress on the request's stream; logs only if it asked */
+	if (strcmp(method, "notifications/progress") != 0 &&
+	    (strcmp(method, "notifications/message") != 0 || !m->m_log))
+		return;
+	if (!m->m_streaming) {
+		front_sse_start(m->m_req, NULL);
+		m->m_streaming = 1;
+	}
+	(void)front_sse_send(m->m_req, NULL, msg);
+}
+
+/* a Legacy backend asks something mid-call: no way to a Modern client
+ * yet; the backend is refused and the client told why afterwards */
+static int
+modern_on_backend_request(void *arg, json_t *msg, const char *bsid,
+    char *why, size_t whylen)
+{
+	struct mreq	*m = arg;
+	const char	*method, *cap = NULL;
+
+	(void)bsid;
+	method = json_string_value(json_object_get(msg, "method"));
+	if (method == NULL)
+		method = "?";
+	if (strcmp(method, "elicitation/create") == 0)
+		cap = "elicitation";
+	else if (strcmp(method, "sampling/createMessage") == 0)
+		cap = "sampling";
+	else if (strcmp(method, "roots/list") == 0)
+		cap = "roots";
+	(void)snprintf(m->m_refused, sizeof(m->m_refused), "%s", method);
+	if (cap != NULL && !json_is_object(json_object_get(m->m_caps, cap)))
+		(void)snprintf(m->m_needcap, sizeof(m->m_needcap), "%s", cap);
+	(void)snprintf(why, whylen, "vmcpd cannot relay %s to this "
+	    "2026-07-28 client", method);
+	return -1;
+}
+
+static void
+modern_on_backend_done(void *arg, int rc, json_t *response, int lost,
+    const char *errmsg)
+{
+	struct mreq	*m = arg;
+	json_t		*err, *result, *meta;
+	char		 msg[600];
+	int		 code;
+
+	m->m_call = NULL;
+	if (rc == -1 && lost && !m->m_retried) {
+		m->m_retried = 1;
+		bsession_forget(m->m_w, BSESSION_SCOPE_ANON, m->m_be);
+		modern_open(m);
+		return;
+	}
+	if (m->m_needcap[0] != '\0') {
+		modern_error(m, 400, MCP_ERR_MISSING_CAPABILITY,
+		    "Missing required client capability: the backend asked "
+		    "for it mid-call", json_pack("{s:{s:{}}}",
+		    "requiredCapabilities", m->m_needcap));
+		return;
+	}
+	if (rc == -1) {
+		(void)snprintf(msg, sizeof(msg), "Internal error: %s", errmsg);
+		modern_error(m, 200, JSONRPC_INTERNAL_ERROR, msg, NULL);
+		return;
+	}
+	if ((err = json_object_get(response, "error")) != NULL) {
+		code = (int)json_integer_value(json_object_get(err, "code"));
+		/* 2026-07-28 has no -32002: resource not found is -32602 */
+		if (code == MCP_ERR_RESOURCE_NOT_FOUND)
+			code = JSONRPC_INVALID_PARAMS;
+		if (m->m_refused[0] != '\0')
+			(void)snprintf(msg, sizeof(msg), "%s (the backend "
+			    "asked %s, which vmcpd cannot relay to a "
+			    "2026-07-28 client yet)", json_string_value(
+			    json_object_get(err, "message")) != NULL ?
+			    json_string_value(json_object_get(err, "message")) :
+			    "error", m->m_refused);
+		else
+			(void)snprintf(msg, sizeof(msg), "%s",
+			    json_string_value(json_object_get(err,
+			    "message")) != NULL ? json_string_value(
+			    json_object_get(err, "message")) : "error");
+		modern_error(m, 200, code, msg, json_incref(json_object_get(err,
+		    "data")));
+		return;
+	}
+	if ((result = json_copy(json_object_get(response, "result"))) ==
+	    NULL || !json_is_object(result)) {
+		json_decref(result);
+		modern_error(m, 200, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: the backend sent no result", NULL);
+		return;
+	}
+	/* the backend's reserved keys stay on its hop */
+	if ((meta = json_object_get(result, "_meta")) != NULL) {
+		meta = json_copy(meta);
+		proto_meta_strip(meta);
+		(void)json_object_set_new(result, "_meta", meta);
+	}
+	if (strcmp(m->m_msg.jm_method, "resources/read") == 0)
+		modern_result(m, result, 0, "public");
+	else
+		modern_result(m, result, -1, NULL);
+}
+
+static void
+modern_send(struct mreq *m)
+{
+	static const struct backend_call_cbs cbs = {
+		modern_on_backend_message, modern_on_backend_request,
+		modern_on_backend_done, NULL
+	};
+
+	m->m_call = backend_rpc(m->m_w, m->m_be, m->m_bsid, m->m_bver,
+	    m->m_msg.jm_method, m->m_bparams, &cbs, m);
+	if (m->m_call == NULL)
+		modern_error(m, 200, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: cannot send the request to the backend",
+		    NULL);
+}
+
+static void
+modern_opened(void *arg, int rc, const char *bsid, const char *version,
+    json_t *init_result, const char *errmsg)
+{
+	struct mreq	*m = arg;
+	char		 msg[600];
+
+	(void)init_result;
+	if (rc == -1) {
+		(void)snprintf(msg, sizeof(msg), "Internal error: %s", errmsg);
+		modern_error(m, 200, JSONRPC_INTERNAL_ERROR, msg, NULL);
+		return;
+	}
+	bsession_save(m->m_w, BSESSION_SCOPE_ANON, m->m_be, bsid, version);
+	free(m->m_bsid);
+	free(m->m_bver);
+	m->m_bsid = bsid != NULL ? strdup(bsid) : NULL;
+	m->m_bver = strdup(version);
+	modern_send(m);
+}
+
+/* a Legacy backend session of the scope, opened when there is none */
+static void
+modern_open(struct mreq *m)
+{
+	free(m->m_bsid);
+	free(m->m_bver);
+	m->m_bsid = m->m_bver = NULL;
+	if (bsession_load(m->m_w, BSESSION_SCOPE_ANON, m->m_be, &m->m_bsid,
+	    &m->m_bver) == 0) {
+		modern_send(m);
+		return;
+	}
+	if (backend_open(m->m_w, m->m_be, NULL, modern_opened, m) == -1)
+		modern_error(m, 200, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: cannot reach the backend", NULL);
+}
+
+static void
+modern_on_view(void *arg, json_t *view, const char *err)
+{
+	struct mreq	*m = arg;
+	struct core_err	 cerr;
+	json_t		*bparams;
+	const char	*cap;
+	char		 msg[600];
+
+	if (view == NULL) {
+		(void)snprintf(msg, sizeof(msg), "Internal error: %s", err);
+		modern_error(m, 200, JSONRPC_INTERNAL_ERROR, msg, NULL);
+		return;
+	}
+	if (strcmp(m->m_msg.jm_method, "server/discover") == 0) {
+		modern_discover(m, view);
+		return;
+	}
+	/* a method behind a capability not offered does not exist */
+	if ((cap = modern_method_capability(m->m_msg.jm_method)) != NULL &&
+	    !json_is_object(json_object_get(json_object_get(view,
+	    "capabilities"), cap))) {
+		(void)snprintf(msg, sizeof(msg), "Method not found: %s (no "
+		    "backend offers %s)", m->m_msg.jm_method, cap);
+		modern_error(m, 404, JSONRPC_METHOD_NOT_FOUND, msg, NULL);
+		return;
+	}
+	if (core_method_kind(m->m_msg.jm_method) == CORE_LIST) {
+		modern_list(m, view);
+		return;
+	}
+	if (strcmp(m->m_msg.jm_method, "tools/call") == 0 &&
+	    modern_check_params(m, view) == -1)
+		return;
+	if ((bparams = modern_backend_params(m->m_msg.jm_params)) == NULL) {
+		modern_error(m, 200, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: out of memory", NULL);
+		return;
+	}
+	if (core_route(view, m->m_w->w_conf, m->m_msg.jm_method, bparams,
+	    &m->m_be, &m->m_bparams, &cerr) == -1) {
+		json_decref(bparams);
+		/* no -32002 in 2026-07-28 */
+		modern_error(m, 200, cerr.ce_code == MCP_ERR_RESOURCE_NOT_FOUND ?
+		    JSONRPC_INVALID_PARAMS : cerr.ce_code, cerr.ce_msg, NULL);
+		return;
+	}
+	json_decref(bparams);
+	modern_open(m);
+}
+
+/* the methods of 2026-07-28 that vmcpd serves */
+static int
+modern_method_known(const char *method)
+{
+	static const char *const methods[] = {
+		"server/discover", "tools/list", "tools/call", "prompts/list",
+		"prompts/get", "resources/list", "resources/templates/list",
+		"resources/read", "completion/complete"
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)
+		if (strcmp(methods[i], method) == 0)
+			return 1;
+	return 0;
+}
+
+void
+modern_handle(struct worker *w, struct evhttp_request *req,
+    struct jsonrpc_msg *msg)
+{
+	struct mreq	*m;
+	json_t		*meta;
+	char		 emsg[300];
+
+	if (msg->jm_kind != JSONRPC_REQUEST) {
+		/* over HTTP a notification changes nothing (section 3.4) */
+		front_reply_empty(req, 202);
+		jsonrpc_msg_clear(msg);
+		worker_request_done(w);
+		return;
+	}
+	if (!modern_method_known(msg->jm_method)) {
+		(void)snprintf(emsg, sizeof(emsg), "Method not found: %.200s "
+		    "(not a 2026-07-28 method vmcpd serves)", msg->jm_method);
+		front_reply_error(req, 404, msg->jm_id,
+		    JSONRPC_METHOD_NOT_FOUND, emsg);
+		jsonrpc_msg_clear(msg);
+		worker_request_done(w);
+		return;
+	}
+	if ((m = calloc(1, sizeof(*m))) == NULL) {
+		front_reply_error(req, 500, msg->jm_id, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: out of memory");
+		jsonrpc_msg_clear(msg);
+		worker_request_done(w);
+		return;
+	}
+	m->m_w = w;
+	m->m_req = req;
+	m->m_msg = *msg;
+	meta = json_object_get(msg->jm_params, "_meta");
+	m->m_caps = json_incref(json_object_get(meta,
+	    MCP_META_CLIENT_CAPABILITIES));
+	m->m_log = json_object_get(meta, "io.modelcontextprotocol/logLevel") !=
+	    NULL;
+	evhttp_connection_set_closecb(evhttp_request_get_connection(req),
+	    modern_on_close, m);
+	if (view_get(w, modern_on_view, m) == -1)
+		modern_error(m, 500, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: out of memory", NULL);
+}
