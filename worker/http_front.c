@@ -31,6 +31,18 @@ front_header(struct evhttp_request *req, const char *name)
 	return evhttp_find_header(evhttp_request_get_input_headers(req), name);
 }
 
+/* Mcp-Param-<name> of a request (arg): for proto_reqhdrs.rh_param */
+const char *
+front_param_header(void *arg, const char *name)
+{
+	char hdr[128];
+
+	if (snprintf(hdr, sizeof(hdr), "Mcp-Param-%s", name) >=
+	    (int)sizeof(hdr))
+		return NULL;
+	return front_header(arg, hdr);
+}
+
 static void
 front_common_headers(struct evhttp_request *req, const char *session_id)
 {
@@ -75,6 +87,21 @@ front_reply_json(struct evhttp_request *req, int status, json_t *body,
 	evbuffer_free(buf);
 }
 
+/* {"jsonrpc":"2.0","id":<id>,"<kind>":<json>} appended to buf */
+static int
+front_compose_into(struct evbuffer *buf, const json_t *id, const char *kind,
+    const char *json, size_t len)
+{
+	if (evbuffer_add_printf(buf, "{\"jsonrpc\":\"2.0\",\"id\":") == -1 ||
+	    json_dump_callback(id, front_dump_cb, buf, JSON_COMPACT |
+	    JSON_ENCODE_ANY) == -1 ||
+	    evbuffer_add_printf(buf, ",\"%s\":", kind) == -1 ||
+	    evbuffer_add(buf, json, len) == -1 ||
+	    evbuffer_add(buf, "}", 1) == -1)
+		return -1;
+	return 0;
+}
+
 /* a JSON-RPC answer whose member text the caller already has */
 void
 front_reply_member(struct evhttp_request *req, const json_t *id,
@@ -84,12 +111,7 @@ front_reply_member(struct evhttp_request *req, const json_t *id,
 
 	front_common_headers(req, NULL);
 	if ((buf = evbuffer_new()) == NULL ||
-	    evbuffer_add_printf(buf, "{\"jsonrpc\":\"2.0\",\"id\":") == -1 ||
-	    json_dump_callback(id, front_dump_cb, buf, JSON_COMPACT |
-	    JSON_ENCODE_ANY) == -1 ||
-	    evbuffer_add_printf(buf, ",\"%s\":", kind) == -1 ||
-	    evbuffer_add(buf, json, len) == -1 ||
-	    evbuffer_add(buf, "}", 1) == -1) {
+	    front_compose_into(buf, id, kind, json, len) == -1) {
 		if (buf != NULL)
 			evbuffer_free(buf);
 		evhttp_send_error(req, 500, "Internal Server Error");
@@ -118,12 +140,7 @@ front_compose(const json_t *id, const char *kind, const char *json,
 
 	if ((buf = evbuffer_new()) == NULL)
 		return NULL;
-	if (evbuffer_add_printf(buf, "{\"jsonrpc\":\"2.0\",\"id\":") != -1 &&
-	    json_dump_callback(id, front_dump_cb, buf, JSON_COMPACT |
-	    JSON_ENCODE_ANY) != -1 &&
-	    evbuffer_add_printf(buf, ",\"%s\":", kind) != -1 &&
-	    evbuffer_add(buf, json, len) != -1 &&
-	    evbuffer_add(buf, "}", 1) != -1 &&
+	if (front_compose_into(buf, id, kind, json, len) == 0 &&
 	    (out = malloc((n = evbuffer_get_length(buf)) + 1)) != NULL) {
 		evbuffer_remove(buf, out, n);
 		out[n] = '\0';

@@ -1027,15 +1027,6 @@ legacy_session(struct worker *w, struct evhttp_request *req, json_t *id,
 	return 0;
 }
 
-static const char *
-legacy_header_param(void *arg, const char *name)
-{
-	char hdr[128];
-
-	(void)snprintf(hdr, sizeof(hdr), "Mcp-Param-%s", name);
-	return front_header(arg, hdr);
-}
-
 /* MCP-Protocol-Version, when present, must be one vmcpd serves */
 static int
 legacy_version_header(struct worker *w, struct evhttp_request *req,
@@ -1098,7 +1089,7 @@ legacy_post(struct worker *w, struct evhttp_request *req)
 	hdrs.rh_method = front_header(req, "Mcp-Method");
 	hdrs.rh_name = front_header(req, "Mcp-Name");
 	hdrs.rh_session = front_header(req, "Mcp-Session-Id");
-	hdrs.rh_param = legacy_header_param;
+	hdrs.rh_param = front_param_header;
 	hdrs.rh_arg = req;
 	memset(&v, 0, sizeof(v));
 	if (proto_classify(&msg, &hdrs, &v) == -1) {

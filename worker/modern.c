@@ -284,15 +284,6 @@ modern_backend_params(json_t *params)
 	return p;
 }
 
-static const char *
-modern_header_param(void *arg, const char *name)
-{
-	char hdr[128];
-
-	(void)snprintf(hdr, sizeof(hdr), "Mcp-Param-%s", name);
-	return front_header(arg, hdr);
-}
-
 /* Mcp-Param-* of a tools/call against the tool's x-mcp-header args */
 static int
 modern_check_params(struct mreq *m, json_t *view)
@@ -318,7 +309,7 @@ modern_check_params(struct mreq *m, json_t *view)
 		return 0;
 	}
 	memset(&hdrs, 0, sizeof(hdrs));
-	hdrs.rh_param = modern_header_param;
+	hdrs.rh_param = front_param_header;
 	hdrs.rh_arg = m->m_req;
 	memset(&v, 0, sizeof(v));
 	if (proto_param_headers_check(map, json_object_get(m->m_msg.jm_params,

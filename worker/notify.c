@@ -109,6 +109,16 @@ notify_collect(void *arg, const void *key, size_t klen,
 	return 0;
 }
 
+/* the live sessions (subscribed to uri, if not NULL), copied out */
+static void
+notify_sessions(struct worker *w, const char *uri, struct notify_sessions *ns)
+{
+	memset(ns, 0, sizeof(*ns));
+	ns->ns_uri = uri;
+	(void)store_iter(w->w_store, STORE_SESSIONS, store_now_ms(), 0,
+	    notify_collect, ns);
+}
+
 /* deliver msg to every live session (or those subscribed to uri) */
 void
 notify_fanout(struct worker *w, const json_t *msg, const char *uri)
@@ -116,10 +126,7 @@ notify_fanout(struct worker *w, const json_t *msg, const char *uri)
 	struct notify_sessions	ns;
 	size_t			i;
 
-	memset(&ns, 0, sizeof(ns));
-	ns.ns_uri = uri;
-	(void)store_iter(w->w_store, STORE_SESSIONS, store_now_ms(), 0,
-	    notify_collect, &ns);
+	notify_sessions(w, uri, &ns);
 	for (i = 0; i < ns.ns_n; i++) {
 		if (stream_publish(w, ns.ns_ids[i], msg) == -1)
 			log_warnx("cannot queue a notification for %.8s...",
@@ -443,10 +450,7 @@ notify_subscribers(struct worker *w, const char *uri)
 	struct notify_sessions	ns;
 	size_t			i;
 
-	memset(&ns, 0, sizeof(ns));
-	ns.ns_uri = uri;
-	(void)store_iter(w->w_store, STORE_SESSIONS, store_now_ms(), 0,
-	    notify_collect, &ns);
+	notify_sessions(w, uri, &ns);
 	for (i = 0; i < ns.ns_n; i++)
 		free(ns.ns_ids[i]);
 	free(ns.ns_ids);

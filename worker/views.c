@@ -290,7 +290,7 @@ views_caps_merge(json_t *into, json_t *caps)
 static void vfetch_fail(struct vfetch *, const char *, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* fmt's first conversion is the backend name */
+/* what went wrong with this backend: fmt names it */
 static void
 vfetch_fail(struct vfetch *f, const char *fmt, ...)
 {
@@ -323,7 +323,8 @@ vfetch_on_list(void *arg, int rc, json_t *response, int lost,
 		return;
 	}
 	if (rc == -1) {
-		vfetch_fail(f, "backend %s: %s", f->vf_be->cb_name, errmsg);
+		/* the backend client's message names the backend already */
+		vfetch_fail(f, "%s", errmsg);
 		return;
 	}
 	if (json_object_get(response, "error") != NULL) {
@@ -337,7 +338,8 @@ vfetch_on_list(void *arg, int rc, json_t *response, int lost,
 	result = json_object_get(response, "result");
 	items = json_object_get(result, field);
 	if (!json_is_array(items)) {
-		vfetch_fail(f, "backend %s sent a list without \"%s\"", f->vf_be->cb_name, field);
+		vfetch_fail(f, "backend %s sent a list without \"%s\"",
+		    f->vf_be->cb_name, field);
 		return;
 	}
 	for (i = 0; i < json_array_size(items); i++)
@@ -350,7 +352,8 @@ vfetch_on_list(void *arg, int rc, json_t *response, int lost,
 		/* bounded, and a repeated cursor is a loop */
 		if (json_object_get(f->vf_cursors, json_string_value(next))) {
 			vfetch_fail(f, "backend %s repeated a list cursor: "
-			    "%.64s", f->vf_be->cb_name, json_string_value(next));
+			    "%.64s", f->vf_be->cb_name,
+			    json_string_value(next));
 			return;
 		}
 		if (++f->vf_pages >= f->vf_build->vb_w->w_conf->cf_agg
@@ -362,7 +365,8 @@ vfetch_on_list(void *arg, int rc, json_t *response, int lost,
 		if ((f->vf_cursor = strdup(json_string_value(next))) == NULL ||
 		    json_object_set_new(f->vf_cursors, f->vf_cursor,
 		    json_true()) == -1) {
-			vfetch_fail(f, "backend %s: %s", f->vf_be->cb_name, "out of memory");
+			vfetch_fail(f, "backend %s: out of memory",
+			    f->vf_be->cb_name);
 			return;
 		}
 	} else {
@@ -393,14 +397,16 @@ vfetch_next(struct vfetch *f)
 	}
 	if (f->vf_cursor != NULL &&
 	    (params = json_pack("{s:s}", "cursor", f->vf_cursor)) == NULL) {
-		vfetch_fail(f, "backend %s: %s", f->vf_be->cb_name, "out of memory");
+		vfetch_fail(f, "backend %s: out of memory",
+		    f->vf_be->cb_name);
 		return;
 	}
 	f->vf_call = backend_rpc(w, f->vf_be, f->vf_bsid, f->vf_bver,
 	    vkinds[f->vf_kind].vk_method, params, &cbs, f);
 	json_decref(params);
 	if (f->vf_call == NULL)
-		vfetch_fail(f, "backend %s: %s", f->vf_be->cb_name, "cannot send the list request");
+		vfetch_fail(f, "backend %s: cannot send the list request",
+		    f->vf_be->cb_name);
 }
 
 static void
@@ -427,8 +433,10 @@ vfetch_opened(void *arg, int rc, const char *bsid, const char *version,
 static void
 vfetch_open(struct vfetch *f)
 {
-	if (backend_open(f->vf_build->vb_w, f->vf_be, NULL, vfetch_opened, f) == -1)
-		vfetch_fail(f, "backend %s: %s", f->vf_be->cb_name, "cannot open a session");
+	if (backend_open(f->vf_build->vb_w, f->vf_be, NULL, vfetch_opened,
+	    f) == -1)
+		vfetch_fail(f, "backend %s: cannot open a session",
+		    f->vf_be->cb_name);
 }
 
 /* start one backend: its cached lists, else fetch them */

@@ -86,6 +86,7 @@ int	 front_sse_send(struct evhttp_request *, const char *id,
 	    const json_t *msg);
 void	 front_sse_end(struct evhttp_request *);
 const char *front_header(struct evhttp_request *, const char *name);
+const char *front_param_header(void *req, const char *name);
 
 /* core.c: the era-free core, pure functions on the view */
 enum core_kind {
