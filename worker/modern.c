@@ -386,7 +386,10 @@ modern_on_backend_done(void *arg, int rc, json_t *response, int lost,
 		modern_open(m);
 		return;
 	}
-	if (m->m_needcap[0] != '\0') {
+	/* a refusal that made the call fail: the client learns what it
+	 * lacked (a backend that asks and carries on is no failure) */
+	if (m->m_needcap[0] != '\0' && rc == 0 &&
+	    json_object_get(response, "error") != NULL) {
 		modern_error(m, 400, MCP_ERR_MISSING_CAPABILITY,
 		    "Missing required client capability: the backend asked "
 		    "for it mid-call", json_pack("{s:{s:{}}}",
