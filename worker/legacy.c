@@ -26,7 +26,8 @@
 
 /* a client POST being served asynchronously */
 struct mcp_req {
-	TAILQ_ENTRY(mcp_req)		 mr_entry;
+	TAILQ_ENTRY(mcp_req)		 mr_entry;	/* w_reqs or bo_waiters */
+	struct bopen			*mr_bo;		/* waiting on it, or NULL */
 	struct worker			*mr_w;
 	struct evhttp_request		*mr_req;
 	struct jsonrpc_msg		 mr_msg;
@@ -71,6 +72,17 @@ legacy_req_new(struct worker *w, struct evhttp_request *req)
 	return mr;
 }
 
+/* off the list it is on: the worker's, or a backend open's waiters */
+static void
+legacy_req_unlink(struct mcp_req *mr)
+{
+	if (mr->mr_bo != NULL)
+		TAILQ_REMOVE(&mr->mr_bo->bo_waiters, mr, mr_entry);
+	else
+		TAILQ_REMOVE(&mr->mr_w->w_reqs, mr, mr_entry);
+	mr->mr_bo = NULL;
+}
+
 static void
 legacy_on_close(struct evhttp_connection *evcon, void *arg)
 {
@@ -87,7 +99,7 @@ legacy_on_close(struct evhttp_connection *evcon, void *arg)
 	/* evhttp detached the request: ending it frees it */
 	evhttp_send_reply_end(mr->mr_req);
 	mr->mr_req = NULL;
-	TAILQ_REMOVE(&mr->mr_w->w_reqs, mr, mr_entry);
+	legacy_req_unlink(mr);
 	jsonrpc_msg_clear(&mr->mr_msg);
 	session_clear(&mr->mr_sess);
 	worker_reply_flushed(mr->mr_w);	/* no reply will be written */
@@ -118,7 +130,7 @@ legacy_req_free(struct mcp_req *mr)
 	json_decref(mr->mr_bparams);
 	json_decref(mr->mr_client_caps);
 	free(mr->mr_bver);
-	TAILQ_REMOVE(&mr->mr_w->w_reqs, mr, mr_entry);
+	legacy_req_unlink(mr);
 	jsonrpc_msg_clear(&mr->mr_msg);
 	session_clear(&mr->mr_sess);
 	worker_request_done(mr->mr_w);
@@ -643,6 +655,7 @@ legacy_backend_opened(void *arg, int rc, const char *bsid,
 	}
 	while ((mr = TAILQ_FIRST(&bo->bo_waiters)) != NULL) {
 		TAILQ_REMOVE(&bo->bo_waiters, mr, mr_entry);
+		mr->mr_bo = NULL;
 		TAILQ_INSERT_TAIL(&w->w_reqs, mr, mr_entry);
 		if (rc == 0)
 			legacy_send(mr, bsid, version);
@@ -684,6 +697,7 @@ legacy_open_backend(struct mcp_req *mr)
 	}
 	TAILQ_REMOVE(&w->w_reqs, mr, mr_entry);
 	TAILQ_INSERT_TAIL(&bo->bo_waiters, mr, mr_entry);
+	mr->mr_bo = bo;
 }
 
 static void

@@ -41,6 +41,8 @@ struct mreq {
 	int				 m_streaming;
 	int				 m_log;		/* logLevel was set */
 	int				 m_retried;
+	int				 m_opening;	/* backend_open owns a ref */
+	int				 m_gone;	/* client left meanwhile */
 	char				 m_needcap[32];	/* lacked by client */
 	char				 m_refused[64];	/* method refused */
 };
@@ -131,6 +133,10 @@ modern_on_close(struct evhttp_connection *evcon, void *arg)
 	evhttp_send_reply_end(m->m_req);
 	m->m_req = NULL;
 	worker_reply_flushed(m->m_w);
+	if (m->m_opening) {
+		m->m_gone = 1;	/* modern_opened() frees it */
+		return;
+	}
 	modern_free(m);
 }
 
@@ -465,12 +471,19 @@ modern_opened(void *arg, int rc, const char *bsid, const char *version,
 	char		 msg[600];
 
 	(void)init_result;
+	m->m_opening = 0;
+	if (rc == 0)
+		bsession_save(m->m_w, BSESSION_SCOPE_ANON, m->m_be, bsid,
+		    version);
+	if (m->m_gone) {
+		modern_free(m);
+		return;
+	}
 	if (rc == -1) {
 		(void)snprintf(msg, sizeof(msg), "Internal error: %s", errmsg);
 		modern_error(m, 200, JSONRPC_INTERNAL_ERROR, msg, NULL);
 		return;
 	}
-	bsession_save(m->m_w, BSESSION_SCOPE_ANON, m->m_be, bsid, version);
 	free(m->m_bsid);
 	free(m->m_bver);
 	m->m_bsid = bsid != NULL ? strdup(bsid) : NULL;
@@ -490,9 +503,12 @@ modern_open(struct mreq *m)
 		modern_send(m);
 		return;
 	}
-	if (backend_open(m->m_w, m->m_be, NULL, modern_opened, m) == -1)
+	m->m_opening = 1;
+	if (backend_open(m->m_w, m->m_be, NULL, modern_opened, m) == -1) {
+		m->m_opening = 0;
 		modern_error(m, 200, JSONRPC_INTERNAL_ERROR,
 		    "Internal error: cannot reach the backend", NULL);
+	}
 }
 
 static void
