@@ -10,7 +10,7 @@
  * resultType and vmcpd's serverInfo; the cacheable ones ttlMs and
  * cacheScope.
  *
- * Not yet: subscriptions/listen, Modern backends (probing, MRTR), and
+ * Not yet: Modern backends (probing, MRTR), and
  * relaying a backend's mid-call request to a Modern client (the client
  * gets -32021 when it lacks the capability, else a clear error).
  */
@@ -146,13 +146,18 @@ modern_capabilities(json_t *view)
 {
 	json_t	*caps, *bc = json_object_get(view, "capabilities");
 
-	/* no listChanged or subscribe: subscriptions/listen is not served */
-	if ((caps = json_pack("{s:{}}", "tools")) == NULL)
+	/* changes are delivered on subscriptions/listen (listen.c) */
+	if ((caps = json_pack("{s:{s:b}}", "tools", "listChanged", 1)) ==
+	    NULL)
 		return NULL;
 	if (json_is_object(json_object_get(bc, "resources")))
-		(void)json_object_set_new(caps, "resources", json_object());
+		(void)json_object_set_new(caps, "resources", json_pack(
+		    "{s:b, s:b}", "listChanged", 1, "subscribe",
+		    json_is_true(json_object_get(json_object_get(bc,
+		    "resources"), "subscribe"))));
 	if (json_is_object(json_object_get(bc, "prompts")))
-		(void)json_object_set_new(caps, "prompts", json_object());
+		(void)json_object_set_new(caps, "prompts", json_pack("{s:b}",
+		    "listChanged", 1));
 	if (json_is_object(json_object_get(bc, "completions")))
 		(void)json_object_set_new(caps, "completions", json_object());
 	return caps;
@@ -569,7 +574,7 @@ modern_method_known(const char *method)
 	static const char *const methods[] = {
 		"server/discover", "tools/list", "tools/call", "prompts/list",
 		"prompts/get", "resources/list", "resources/templates/list",
-		"resources/read", "completion/complete"
+		"resources/read", "completion/complete", "subscriptions/listen"
 	};
 	size_t i;
 
@@ -601,6 +606,10 @@ modern_handle(struct worker *w, struct evhttp_request *req,
 		    JSONRPC_METHOD_NOT_FOUND, emsg);
 		jsonrpc_msg_clear(msg);
 		worker_request_done(w);
+		return;
+	}
+	if (strcmp(msg->jm_method, "subscriptions/listen") == 0) {
+		listen_start(w, req, msg);
 		return;
 	}
 	if ((m = calloc(1, sizeof(*m))) == NULL) {

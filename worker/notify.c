@@ -182,6 +182,9 @@ notify_on_view(void *arg, json_t *view, const char *err)
 		    nc->nc_backend, kinds[i].f);
 		notify_fanout(w, n, NULL);
 		json_decref(n);
+		/* and the Modern clients listening, on every worker */
+		listen_broadcast(w, strcmp(kinds[i].f, "resourceTemplates") ==
+		    0 ? "resources" : kinds[i].f, NULL);
 	}
 done:
 	json_decref(nc->nc_old);
@@ -247,8 +250,10 @@ notify_on_event(void *arg, const struct sse_event *ev)
 			notify_list_changed(l);
 		else if (strcmp(m.jm_method, "notifications/resources/updated")
 		    == 0 && (uri = json_string_value(json_object_get(
-		    m.jm_params, "uri"))) != NULL)
+		    m.jm_params, "uri"))) != NULL) {
 			notify_fanout(l->l_w, m.jm_root, uri);
+			listen_broadcast(l->l_w, "updated", uri);
+		}
 	}
 	jsonrpc_msg_clear(&m);
 	return 0;

@@ -392,14 +392,21 @@ static void
 stream_on_wake(evutil_socket_t fd, short ev, void *arg)
 {
 	struct gstream	*gs;
-	char		 sid[SESSION_ID_LEN + 2];
+	char		 msg[2048], *kind, *uri;
 	ssize_t		 n;
 
 	(void)ev;
-	(void)arg;
-	while ((n = recv(fd, sid, sizeof(sid) - 1, MSG_DONTWAIT)) > 0) {
-		sid[n] = '\0';
-		if ((gs = stream_find(sid)) != NULL)
+	while ((n = recv(fd, msg, sizeof(msg) - 1, MSG_DONTWAIT)) > 0) {
+		msg[n] = '\0';
+		/* "L <kind> [<uri>]": a change for the listen streams here */
+		if (strncmp(msg, "L ", 2) == 0) {
+			kind = msg + 2;
+			if ((uri = strchr(kind, ' ')) != NULL)
+				*uri++ = '\0';
+			listen_deliver(arg, kind, uri);
+			continue;
+		}
+		if ((gs = stream_find(msg)) != NULL)
 			stream_flush(gs);
 	}
 }

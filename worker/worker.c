@@ -48,6 +48,7 @@ worker_drain(struct worker *w)
 	log_debug("draining");
 	front_drain(w);
 	stream_drain(w);
+	listen_drain(w);
 	notify_stop(w);
 	tv.tv_sec = w->w_conf->cf_drain_timeout_ms / 1000;
 	tv.tv_usec = (w->w_conf->cf_drain_timeout_ms % 1000) * 1000;
@@ -180,6 +181,7 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 
 	log_debug("exiting");
 	notify_free(w);
+	listen_drain(w);
 	stream_free_all(w);
 	front_free(w);
 	backend_free_all(w);

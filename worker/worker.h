@@ -142,6 +142,13 @@ void	 notify_free(struct worker *);
 void	 notify_fanout(struct worker *, const json_t *msg, const char *uri);
 size_t	 notify_subscribers(struct worker *, const char *uri);
 
+/* listen.c: subscriptions/listen streams of Modern clients */
+void	 listen_start(struct worker *, struct evhttp_request *,
+	    struct jsonrpc_msg *msg);
+void	 listen_deliver(struct worker *, const char *kind, const char *uri);
+void	 listen_broadcast(struct worker *, const char *kind, const char *uri);
+void	 listen_drain(struct worker *);
+
 /* modern.c: the Modern (2026-07-28) client edge; takes msg */
 void	 modern_handle(struct worker *, struct evhttp_request *,
 	    struct jsonrpc_msg *msg);

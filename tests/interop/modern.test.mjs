@@ -7,8 +7,8 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { guarded, connectClient, httpRequest, tmpDir, MCP_ACCEPT } from './lib/harness.mjs';
-import { useMulti, startMulti, EVERYTHING, MEMORY, textOf } from './lib/multi.mjs';
+import { guarded, connectClient, httpRequest, tmpDir, waitFor, MCP_ACCEPT } from './lib/harness.mjs';
+import { useMulti, startMulti, startSpec, openStream, EVERYTHING, MEMORY, textOf } from './lib/multi.mjs';
 
 useMulti();
 
@@ -168,5 +168,95 @@ describe('Modern clients through vmcpd', () => {
     assert.equal(progress[0].params.progressToken, 'p1');
     const final = events.at(-1);
     assert.equal(final.result.resultType, 'complete');
+  }));
+});
+
+describe('subscriptions/listen through vmcpd (2 workers)', () => {
+  let dyn, daemon;
+  const DOC = 'test://dyn/doc';
+
+  before(async () => {
+    dyn = await startSpec({ label: 'dyn', dynamic: true, tools: ['keep'],
+      resources: [{ uri: DOC, text: 'doc' }] });
+    daemon = await startMulti({ backends: [{ name: 'dyn', url: dyn.url }], http: 'keepAlive: 1s',
+      aggregation: 'conflictResolutionConfig:\n  prefixMode: onConflict' });
+  });
+
+  after(async () => {
+    if (daemon)
+      await daemon.stop();
+  });
+
+  function listen(id, notifications) {
+    return openStream(daemon.port, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: MCP_ACCEPT,
+        'MCP-Protocol-Version': MODERN, 'Mcp-Method': 'subscriptions/listen' },
+      body: { jsonrpc: '2.0', id, method: 'subscriptions/listen',
+        params: { _meta: meta(), notifications } },
+      timeout: 30000,
+    });
+  }
+
+  const msgs = (g, method) => g.events.filter((e) => e.msg?.method === method);
+
+  test('acknowledged first, only what was asked, tagged, from whichever worker',
+    guarded(async () => {
+      // worker 0 listens to the backend once a view exists
+      const l = await modern(daemon.port, 'tools/list');
+      assert.equal(l.status, 200, l.text);
+      await waitFor('vmcpd listening to dyn', async () => (await dyn.stats()).getStreams >= 1,
+        { timeout: 20000, interval: 100 });
+      // one listen stream on each worker, if the accepts allow it
+      const streams = [];
+      const seen = new Set();
+      for (let i = 0; i < 40 && seen.size < 2; i++) {
+        const g = await listen(`L${i}`, { toolsListChanged: true, resourceSubscriptions: [DOC] });
+        await g.until('acknowledged', (s) => s.events.length >= 1, 10000);
+        const pid = Number(String(g.headers['vmcpd-worker']).split(' ')[1]);
+        if (seen.has(pid)) {
+          g.close();
+          continue;
+        }
+        seen.add(pid);
+        streams.push(g);
+      }
+      assert.ok(streams.length >= 1);
+      for (const g of streams) {
+        const ack = g.events[0].msg;
+        assert.equal(ack.method, 'notifications/subscriptions/acknowledged');
+        assert.deepEqual(ack.params.notifications, { toolsListChanged: true,
+          resourceSubscriptions: [DOC] });
+        assert.match(String(ack.params._meta['io.modelcontextprotocol/subscriptionId']), /^L\d+$/);
+      }
+      // a tool added at the backend reaches every listen stream, tagged
+      const add = await modern(daemon.port, 'tools/call', { name: 'add_tool', arguments: { name: 'fresh' } },
+        { 'Mcp-Name': 'add_tool' });
+      assert.equal(add.json.result.content[0].text, 'added tool fresh', add.text);
+      for (const g of streams) {
+        await g.until('tools/list_changed', () => msgs(g, 'notifications/tools/list_changed').length >= 1,
+          15000);
+        const n = msgs(g, 'notifications/tools/list_changed')[0].msg;
+        assert.equal(n.params._meta['io.modelcontextprotocol/subscriptionId'],
+          g.events[0].msg.params._meta['io.modelcontextprotocol/subscriptionId']);
+      }
+      // a resource update reaches the streams subscribed to it
+      const touch = await modern(daemon.port, 'tools/call', { name: 'touch', arguments: { uri: DOC } },
+        { 'Mcp-Name': 'touch' });
+      assert.equal(touch.status, 200, touch.text);
+      for (const g of streams)
+        await g.until('resources/updated', () =>
+          msgs(g, 'notifications/resources/updated').some((e) => e.msg.params.uri === DOC), 15000);
+      // nothing that was not asked for: no prompts or resources list changes
+      for (const g of streams) {
+        assert.equal(msgs(g, 'notifications/prompts/list_changed').length, 0);
+        assert.equal(msgs(g, 'notifications/resources/list_changed').length, 0);
+        g.close();
+      }
+    }));
+
+  test('a listen without params.notifications is refused', guarded(async () => {
+    const r = await modern(daemon.port, 'subscriptions/listen');
+    assert.equal(r.json.error.code, -32602, r.text);
   }));
 });

@@ -1,0 +1,330 @@
+/*
+ * subscriptions/listen: the Modern (2026-07-28) way to hear of list
+ * changes and resource updates (mcp-wire.md section 3.5).  A listen
+ * request holds an SSE stream on the worker that took it: first the
+ * acknowledgement naming what will be delivered, then only those
+ * notifications, each tagged with the subscription id, keep-alive
+ * comments in between, and on a drain a final result.
+ *
+ * The changes are seen by worker 0's backend listeners (notify.c),
+ * which deliver to their own streams and send every other worker a
+ * datagram on its wake socket ("L tools", "L updated <uri>", ...): the
+ * message carries all there is to deliver, nothing is stored.
+ */
+#include <sys/queue.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/http.h>
+
+#include "shared/config.h"
+#include "shared/log.h"
+#include "shared/store.h"
+#include "worker.h"
+
+#define MCP_META_SUBSCRIPTION_ID	"io.modelcontextprotocol/subscriptionId"
+
+struct listener_stream {
+	TAILQ_ENTRY(listener_stream)	 ls_entry;
+	struct worker			*ls_w;
+	struct evhttp_request		*ls_req;
+	struct event			*ls_tick;
+	struct jsonrpc_msg		 ls_msg;	/* the listen request */
+	int				 ls_tools;
+	int				 ls_prompts;
+	int				 ls_resources;
+	json_t				*ls_uris;	/* honoured URIs */
+	int				 ls_started;
+};
+
+static TAILQ_HEAD(, listener_stream) lstreams =
+    TAILQ_HEAD_INITIALIZER(lstreams);
+
+static void
+listen_free(struct listener_stream *ls)
+{
+	struct evhttp_connection *evcon;
+
+	TAILQ_REMOVE(&lstreams, ls, ls_entry);
+	if (ls->ls_tick != NULL)
+		event_free(ls->ls_tick);
+	if (ls->ls_req != NULL &&
+	    (evcon = evhttp_request_get_connection(ls->ls_req)) != NULL)
+		evhttp_connection_set_closecb(evcon, NULL, NULL);
+	view_get_cancel(ls->ls_w, ls);
+	jsonrpc_msg_clear(&ls->ls_msg);
+	json_decref(ls->ls_uris);
+	worker_request_done(ls->ls_w);
+	free(ls);
+}
+
+static void
+listen_on_close(struct evhttp_connection *evcon, void *arg)
+{
+	struct listener_stream *ls = arg;
+
+	(void)evcon;
+	evhttp_send_reply_end(ls->ls_req);	/* frees the detached request */
+	ls->ls_req = NULL;
+	worker_reply_flushed(ls->ls_w);
+	listen_free(ls);
+}
+
+/* a notification of this subscription, tagged with its id */
+static void
+listen_send(struct listener_stream *ls, const char *method, const char *uri)
+{
+	json_t *params, *n;
+
+	if (ls->ls_req == NULL || !ls->ls_started)
+		return;
+	params = json_pack("{s:{s:O}}", "_meta", MCP_META_SUBSCRIPTION_ID,
+	    ls->ls_msg.jm_id);
+	if (params != NULL && uri != NULL)
+		(void)json_object_set_new(params, "uri", json_string(uri));
+	if (params == NULL || (n = jsonrpc_notification_new(method,
+	    params)) == NULL)
+		return;
+	(void)front_sse_send(ls->ls_req, NULL, n);
+	json_decref(n);
+}
+
+static void
+listen_on_tick(evutil_socket_t fd, short ev, void *arg)
+{
+	struct listener_stream	*ls = arg;
+	struct evbuffer		*buf;
+
+	(void)fd;
+	(void)ev;
+	if (ls->ls_req == NULL || (buf = evbuffer_new()) == NULL)
+		return;
+	evbuffer_add_printf(buf, ": keepalive\n\n");
+	evhttp_send_reply_chunk(ls->ls_req, buf);
+	evbuffer_free(buf);
+}
+
+static int
+listen_uri_wanted(const struct listener_stream *ls, const char *uri)
+{
+	size_t i;
+
+	for (i = 0; i < json_array_size(ls->ls_uris); i++)
+		if (strcmp(json_string_value(json_array_get(ls->ls_uris, i)),
+		    uri) == 0)
+			return 1;
+	return 0;
+}
+
+/* a change, to this worker's listen streams that asked for it */
+void
+listen_deliver(struct worker *w, const char *kind, const char *uri)
+{
+	struct listener_stream *ls;
+
+	(void)w;
+	TAILQ_FOREACH(ls, &lstreams, ls_entry) {
+		if (strcmp(kind, "tools") == 0 && ls->ls_tools)
+			listen_send(ls, "notifications/tools/list_changed",
+			    NULL);
+		else if (strcmp(kind, "prompts") == 0 && ls->ls_prompts)
+			listen_send(ls, "notifications/prompts/list_changed",
+			    NULL);
+		else if (strcmp(kind, "resources") == 0 && ls->ls_resources)
+			listen_send(ls, "notifications/resources/list_changed",
+			    NULL);
+		else if (strcmp(kind, "updated") == 0 && uri != NULL &&
+		    listen_uri_wanted(ls, uri))
+			listen_send(ls, "notifications/resources/updated",
+			    uri);
+	}
+}
+
+/* a change, to every worker's listen streams (worker 0 calls this) */
+void
+listen_broadcast(struct worker *w, const char *kind, const char *uri)
+{
+	struct sockaddr_un	 sun;
+	struct dirent		*de;
+	DIR			*d;
+	char			 msg[2048], self[64];
+	int			 fd, n;
+
+	listen_deliver(w, kind, uri);
+	n = snprintf(msg, sizeof(msg), "L %s%s%s", kind, uri != NULL ?
+	    " " : "", uri != NULL ? uri : "");
+	if (n < 0 || (size_t)n >= sizeof(msg))
+		return;
+	if ((d = opendir(w->w_conf->cf_state_dir)) == NULL)
+		return;
+	if ((fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0)) == -1) {
+		closedir(d);
+		return;
+	}
+	(void)snprintf(self, sizeof(self), "w-%d.sock", (int)w->w_pid);
+	while ((de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, "w-", 2) != 0 ||
+		    strcmp(de->d_name, self) == 0)
+			continue;
+		memset(&sun, 0, sizeof(sun));
+		sun.sun_family = AF_UNIX;
+		if (snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/%s",
+		    w->w_conf->cf_state_dir, de->d_name) >=
+		    (int)sizeof(sun.sun_path))
+			continue;
+		/* a dead worker's socket refuses: nothing is lost */
+		(void)sendto(fd, msg, (size_t)n, MSG_DONTWAIT,
+		    (struct sockaddr *)&sun, sizeof(sun));
+	}
+	close(fd);
+	closedir(d);
+}
+
+static void
+listen_on_view(void *arg, json_t *view, const char *err)
+{
+	struct listener_stream	*ls = arg;
+	struct worker		*w = ls->ls_w;
+	const struct config_backend *be;
+	struct core_err		 cerr;
+	json_t			*want, *honoured, *uris, *p, *bp, *ack;
+	char			*bsid, *bver;
+	size_t			 i;
+	int			 subscribe;
+
+	(void)err;
+	want = json_object_get(ls->ls_msg.jm_params, "notifications");
+	subscribe = json_is_true(json_object_get(json_object_get(
+	    json_object_get(view, "capabilities"), "resources"), "subscribe"));
+	honoured = json_object();
+	uris = json_array();
+	if (honoured == NULL || uris == NULL)
+		goto done;
+	ls->ls_tools = json_is_true(json_object_get(want, "toolsListChanged"));
+	ls->ls_prompts = json_is_true(json_object_get(want,
+	    "promptsListChanged"));
+	ls->ls_resources = json_is_true(json_object_get(want,
+	    "resourcesListChanged"));
+	if (ls->ls_tools)
+		(void)json_object_set_new(honoured, "toolsListChanged",
+		    json_true());
+	if (ls->ls_prompts)
+		(void)json_object_set_new(honoured, "promptsListChanged",
+		    json_true());
+	if (ls->ls_resources)
+		(void)json_object_set_new(honoured, "resourcesListChanged",
+		    json_true());
+	/* resources: subscribed on the backend's scope session, whose
+	 * stream worker 0 listens to */
+	for (i = 0; view != NULL && subscribe && i < json_array_size(
+	    json_object_get(want, "resourceSubscriptions")); i++) {
+		json_t *u = json_array_get(json_object_get(want,
+		    "resourceSubscriptions"), i);
+
+		if (!json_is_string(u) || (p = json_pack("{s:O}", "uri", u)) ==
+		    NULL)
+			continue;
+		if (core_route(view, w->w_conf, "resources/subscribe", p, &be,
+		    &bp, &cerr) == 0 && bsession_load(w, BSESSION_SCOPE_ANON,
+		    be, &bsid, &bver) == 0) {
+			(void)backend_notify_request(w, be, bsid, bver,
+			    "resources/subscribe", bp);
+			(void)json_array_append(uris, u);
+			free(bsid);
+			free(bver);
+		}
+		json_decref(bp);
+		bp = NULL;
+		json_decref(p);
+	}
+	if (json_array_size(uris) > 0)
+		(void)json_object_set(honoured, "resourceSubscriptions", uris);
+	ls->ls_uris = json_incref(uris);
+	ack = jsonrpc_notification_new("notifications/subscriptions/acknowledged",
+	    json_pack("{s:O, s:{s:O}}", "notifications", honoured, "_meta",
+	    MCP_META_SUBSCRIPTION_ID, ls->ls_msg.jm_id));
+	if (ack != NULL && ls->ls_req != NULL) {
+		/* the acknowledgement is the first message, nothing before */
+		(void)front_sse_send(ls->ls_req, NULL, ack);
+		ls->ls_started = 1;
+	}
+	json_decref(ack);
+done:
+	json_decref(honoured);
+	json_decref(uris);
+}
+
+void
+listen_start(struct worker *w, struct evhttp_request *req,
+    struct jsonrpc_msg *msg)
+{
+	struct listener_stream	*ls;
+	struct timeval		 tv;
+
+	if (!json_is_object(json_object_get(msg->jm_params, "notifications"))) {
+		front_reply_error(req, 200, msg->jm_id, JSONRPC_INVALID_PARAMS,
+		    "Invalid params: subscriptions/listen needs "
+		    "params.notifications (an object)");
+		jsonrpc_msg_clear(msg);
+		worker_request_done(w);
+		return;
+	}
+	if ((ls = calloc(1, sizeof(*ls))) == NULL) {
+		front_reply_error(req, 500, msg->jm_id, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: out of memory");
+		jsonrpc_msg_clear(msg);
+		worker_request_done(w);
+		return;
+	}
+	ls->ls_w = w;
+	ls->ls_req = req;
+	ls->ls_msg = *msg;
+	TAILQ_INSERT_TAIL(&lstreams, ls, ls_entry);
+	front_sse_start(req, NULL);
+	evhttp_connection_set_closecb(evhttp_request_get_connection(req),
+	    listen_on_close, ls);
+	tv.tv_sec = w->w_conf->cf_keepalive_ms / 1000;
+	tv.tv_usec = (w->w_conf->cf_keepalive_ms % 1000) * 1000;
+	if ((ls->ls_tick = event_new(w->w_base, -1, EV_PERSIST,
+	    listen_on_tick, ls)) != NULL)
+		(void)event_add(ls->ls_tick, &tv);
+	if (view_get(w, listen_on_view, ls) == -1)
+		listen_on_view(ls, NULL, "out of memory");
+}
+
+/* drain: each subscription ends gracefully, with its final result */
+void
+listen_drain(struct worker *w)
+{
+	struct listener_stream	*ls;
+	struct evhttp_connection *evcon;
+	json_t			*r, *resp;
+
+	(void)w;
+	while ((ls = TAILQ_FIRST(&lstreams)) != NULL) {
+		if (ls->ls_req != NULL) {
+			r = json_pack("{s:s, s:{s:O}}", "resultType",
+			    "complete", "_meta", MCP_META_SUBSCRIPTION_ID,
+			    ls->ls_msg.jm_id);
+			resp = jsonrpc_result_new(ls->ls_msg.jm_id, r);
+			if (resp != NULL)
+				(void)front_sse_send(ls->ls_req, NULL, resp);
+			json_decref(resp);
+			if ((evcon = evhttp_request_get_connection(
+			    ls->ls_req)) != NULL)
+				evhttp_connection_set_closecb(evcon, NULL,
+				    NULL);
+			front_sse_end(ls->ls_req);
+			ls->ls_req = NULL;
+		}
+		listen_free(ls);
+	}
+}
