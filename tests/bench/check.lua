@@ -22,6 +22,23 @@ function check.setup_request(body)
 	wrk.headers["MCP-Protocol-Version"] = "2025-11-25"
 end
 
+-- MCP 2026-07-28: stateless, so no session; the method and name travel
+-- in headers as well as in the body, which carries its own _meta.
+function check.setup_modern(body, method, name)
+	wrk.method = "POST"
+	wrk.body = body
+	wrk.headers["Content-Type"] = "application/json"
+	wrk.headers["Accept"] = "application/json, text/event-stream"
+	wrk.headers["MCP-Protocol-Version"] = "2026-07-28"
+	wrk.headers["Mcp-Method"] = method
+	if name ~= nil then
+		wrk.headers["Mcp-Name"] = name
+	end
+end
+
+check.modern_meta = '"_meta":{"io.modelcontextprotocol/protocolVersion":' ..
+    '"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
+
 function setup(thread)
 	table.insert(threads, thread)
 end

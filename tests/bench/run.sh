@@ -9,7 +9,9 @@
 # (the aggregated tools/list) and nginx (2 workers, keepalive upstream
 # to A).  It opens one session per target with curl, then runs wrk with
 # call.lua (tools/call echo) at c=1 and c=32 and list.lua (tools/list)
-# against every target: a warm-up, then a measured run, the whole set
+# against every target, and mcall.lua and mlist.lua, the same as MCP
+# 2026-07-28 (stateless) clients, against vmcpd: a warm-up, then a
+# measured run, the whole set
 # BENCH_ROUNDS times, interleaved.  It prints the medians (req/s, p50,
 # p99, and the CPU time per request of the target and of the backends,
 # read from /proc: unlike req/s it hardly depends on how busy the
@@ -445,6 +447,10 @@ while [ $r -le "$rounds" ]; do
 		bench call "$c" nginx "$url_nginx" "$sid_nginx" "" $r
 		bench call "$c" vmcpd "$url_v" "$sid_v" "" $r
 	done
+	# MCP 2026-07-28 clients: stateless, so wrk drives them directly
+	for c in 1 32; do
+		bench mcall "$c" vmcpd "$url_v" - "" $r
+	done
 	for c in 1 32; do
 		bench list "$c" direct "$url_direct" "$sid_direct" \
 		    "$tools_a" $r
@@ -452,6 +458,8 @@ while [ $r -le "$rounds" ]; do
 		bench list "$c" vmcpd "$url_v" "$sid_v" "$tools_a" $r
 		bench list "$c" vmcpd-ab "$url_vab" "$sid_vab" \
 		    $((2 * tools_a)) $r
+		bench mlist "$c" vmcpd "$url_v" - "$tools_a" $r
+		bench mlist "$c" vmcpd-ab "$url_vab" - $((2 * tools_a)) $r
 	done
 	r=$((r + 1))
 done
@@ -615,6 +623,11 @@ END {
 	printf "tools/list c=32 req/s over direct A: vmcpd(A+B) %.2f," \
 	    " vmcpd(A) %.2f, nginx %.2f\n", r_list_vab_d, r_list_v_d,
 	    r_list_n_d
+	printf "2026-07-28 through vmcpd, c=32 req/s: tools/call %.0f" \
+	    " (2025-11-25: %.0f, nginx: %.0f), tools/list A+B %.0f" \
+	    " (2025-11-25: %.0f)\n", m("mcall", 32, "vmcpd", "rps"),
+	    m("call", 32, "vmcpd", "rps"), m("call", 32, "nginx", "rps"),
+	    m("mlist", 32, "vmcpd-ab", "rps"), m("list", 32, "vmcpd-ab", "rps")
 	printf "load average before %s, after %s (%d CPUs)\n", lb, la, ncpu
 
 	printf "{\n  \"when\": \"%s\",\n  \"revision\": \"%s\",\n", when,
