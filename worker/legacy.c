@@ -769,85 +769,6 @@ legacy_subscribe(struct mcp_req *mr, struct session *s)
 	free(bver);
 }
 
-/*
- * Serialised list pages of the current view: a page is the same for
- * every request until the view changes, and serialising a list costs
- * more than the rest of answering it.  An entry holds a reference to
- * its view, so a new view can never be mistaken for an old one.
- */
-#define LIST_PAGES	8
-
-struct list_page {
-	json_t	*lp_view;
-	char	*lp_method;
-	int	 lp_has_cursor;	/* absent and "" are two cursors */
-	char	*lp_cursor;
-	char	*lp_data;
-	size_t	 lp_len;
-};
-
-static struct list_page	list_pages[LIST_PAGES];
-static unsigned int	list_pages_next;
-
-static void
-legacy_list_page_clear(struct list_page *lp)
-{
-	json_decref(lp->lp_view);
-	free(lp->lp_method);
-	free(lp->lp_cursor);
-	free(lp->lp_data);
-	memset(lp, 0, sizeof(*lp));
-}
-
-void
-legacy_free(void)
-{
-	size_t i;
-
-	for (i = 0; i < LIST_PAGES; i++)
-		legacy_list_page_clear(&list_pages[i]);
-}
-
-static struct list_page *
-legacy_list_page(struct worker *w, json_t *view, struct jsonrpc_msg *msg,
-    struct core_err *cerr)
-{
-	struct list_page	*lp;
-	json_t			*result, *cur;
-	const char		*cursor = "";
-	size_t			 i;
-
-	cur = json_object_get(msg->jm_params, "cursor");
-	if (json_is_string(cur))
-		cursor = json_string_value(cur);
-	for (i = 0; i < LIST_PAGES && (cur == NULL || json_is_string(cur));
-	    i++) {
-		lp = &list_pages[i];
-		if (lp->lp_view == view && lp->lp_has_cursor == (cur != NULL) &&
-		    strcmp(lp->lp_method, msg->jm_method) == 0 &&
-		    strcmp(lp->lp_cursor, cursor) == 0)
-			return lp;
-	}
-	if (core_list(view, msg->jm_method, msg->jm_params, views_page_size(w),
-	    &result, cerr) == -1)
-		return NULL;
-	lp = &list_pages[list_pages_next++ % LIST_PAGES];
-	legacy_list_page_clear(lp);
-	lp->lp_data = jsonrpc_dump(result, &lp->lp_len);
-	json_decref(result);
-	lp->lp_has_cursor = cur != NULL;
-	if (lp->lp_data == NULL || (lp->lp_method = strdup(msg->jm_method)) ==
-	    NULL || (lp->lp_cursor = strdup(cursor)) == NULL) {
-		legacy_list_page_clear(lp);
-		cerr->ce_code = JSONRPC_INTERNAL_ERROR;
-		(void)snprintf(cerr->ce_msg, sizeof(cerr->ce_msg),
-		    "Internal error: out of memory");
-		return NULL;
-	}
-	lp->lp_view = json_incref(view);
-	return lp;
-}
-
 /* the view is here: answer a list, or route to a backend */
 static void
 legacy_on_view(void *arg, json_t *view, const char *err)
@@ -863,15 +784,33 @@ legacy_on_view(void *arg, json_t *view, const char *err)
 		return;
 	}
 	if (core_method_kind(mr->mr_msg.jm_method) == CORE_LIST) {
-		struct list_page *lp;
+		json_t		*cur = json_object_get(mr->mr_msg.jm_params,
+				    "cursor"), *result;
+		const char	*page;
+		size_t		 len;
 
-		if ((lp = legacy_list_page(w, view, &mr->mr_msg, &cerr)) ==
-		    NULL) {
-			legacy_req_error(mr, cerr.ce_code, cerr.ce_msg);
-			return;
+		/* the page as text, serialised once per view (pages.c) */
+		if ((page = pages_find(view, 0, mr->mr_msg.jm_method, cur,
+		    &len)) == NULL) {
+			if (core_list(view, mr->mr_msg.jm_method,
+			    mr->mr_msg.jm_params, views_page_size(w), &result,
+			    &cerr) == -1) {
+				legacy_req_error(mr, cerr.ce_code, cerr.ce_msg);
+				return;
+			}
+			if ((page = pages_put(view, 0, mr->mr_msg.jm_method,
+			    cur, json_incref(result), &len)) == NULL) {
+				json_t *resp = jsonrpc_result_new(
+				    mr->mr_msg.jm_id, result);
+
+				legacy_req_reply(mr, resp);
+				json_decref(resp);
+				legacy_req_free(mr);
+				return;
+			}
+			json_decref(result);
 		}
-		front_reply_result(mr->mr_req, mr->mr_msg.jm_id, lp->lp_data,
-		    lp->lp_len);
+		front_reply_result(mr->mr_req, mr->mr_msg.jm_id, page, len);
 		evhttp_connection_set_closecb(evhttp_request_get_connection(
 		    mr->mr_req), NULL, NULL);
 		mr->mr_req = NULL;

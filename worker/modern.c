@@ -104,6 +104,19 @@ modern_error(struct mreq *m, int status, int code, const char *message,
 	json_decref(e);
 }
 
+/* a result whose text the caller has (a cached list page) */
+static void
+modern_reply_text(struct mreq *m, const char *text, size_t len)
+{
+	struct evhttp_connection *evcon;
+
+	if ((evcon = evhttp_request_get_connection(m->m_req)) != NULL)
+		evhttp_connection_set_closecb(evcon, NULL, NULL);
+	front_reply_result(m->m_req, m->m_msg.jm_id, text, len);
+	m->m_req = NULL;
+	modern_free(m);
+}
+
 static void
 modern_result(struct mreq *m, json_t *result, long long ttl_ms,
     const char *scope)
@@ -205,8 +218,10 @@ modern_list(struct mreq *m, json_t *view)
 		    "uriTemplate" },
 	};
 	json_t		*all, *items = NULL, *page = NULL, *it, *map, *cur;
+	json_t		*si, *r;
 	char		*last = NULL, *next = NULL, why[256];
-	size_t		 i, n, start = 0, dup = 0, end, l;
+	const char	*text;
+	size_t		 i, n, start = 0, dup = 0, end, l, tlen;
 	const char	*field = NULL, *key = NULL;
 
 	for (l = 0; l < sizeof(lists) / sizeof(lists[0]); l++)
@@ -214,6 +229,13 @@ modern_list(struct mreq *m, json_t *view)
 			field = lists[l].ml_field;
 			key = lists[l].ml_key;
 		}
+	/* the page as text, made once per view (pages.c) */
+	cur = json_object_get(m->m_msg.jm_params, "cursor");
+	if ((text = pages_find(view, 1, m->m_msg.jm_method, cur, &tlen)) !=
+	    NULL) {
+		modern_reply_text(m, text, tlen);
+		return;
+	}
 	all = json_object_get(view, field);
 	if ((items = json_array()) == NULL)
 		goto oom;
@@ -230,7 +252,6 @@ modern_list(struct mreq *m, json_t *view)
 		}
 		(void)json_array_append(items, it);
 	}
-	cur = json_object_get(m->m_msg.jm_params, "cursor");
 	if (cur != NULL) {
 		if (!json_is_string(cur) || proto_cursor_decode(
 		    json_string_value(cur), field, &last, &dup) == -1 ||
@@ -261,7 +282,22 @@ modern_list(struct mreq *m, json_t *view)
 	if (items == NULL)
 		goto oom;
 	/* Legacy backends give no caching hints: 0, as mcp-wire.md 7.1 */
-	modern_result(m, items, 0, "public");
+	si = modern_server_info(m->m_w);
+	r = proto_modern_result(items, NULL, si, 0, "public");
+	items = NULL;
+	json_decref(si);
+	if (r == NULL)
+		goto oom;
+	if ((text = pages_put(view, 1, m->m_msg.jm_method, cur,
+	    json_incref(r), &tlen)) == NULL) {
+		json_t *resp = jsonrpc_result_new(m->m_msg.jm_id, r);
+
+		modern_reply(m, 200, resp);
+		json_decref(resp);
+		return;
+	}
+	json_decref(r);
+	modern_reply_text(m, text, tlen);
 	return;
 oom:
 	json_decref(items);

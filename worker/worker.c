@@ -187,7 +187,7 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 	backend_free_all(w);
 	views_free();
 	session_cache_free();
-	legacy_free();
+	pages_free();
 	http_client_free(w->w_hc);
 	store_close(w->w_store);
 	event_free(w->w_chan_ev);

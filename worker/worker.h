@@ -153,9 +153,17 @@ void	 listen_drain(struct worker *);
 void	 modern_handle(struct worker *, struct evhttp_request *,
 	    struct jsonrpc_msg *msg);
 
+/* pages.c: serialised list pages of the current view (era 0, 1) */
+const char *pages_find(json_t *view, int era, const char *method,
+	    const json_t *cursor, size_t *len);
+/* result is taken; NULL (nothing kept) for a non-string cursor */
+const char *pages_put(json_t *view, int era, const char *method,
+	    const json_t *cursor, json_t *result, size_t *len);
+void	 pages_free(void);
+
 /* legacy.c: the Legacy (2025-11-25) client edge */
 void	 legacy_handle(struct worker *, struct evhttp_request *);
-void	 legacy_free(void);
+
 
 /* session.c: Legacy client session records in the store */
 #define SESSION_ID_LEN	43	/* 256 random bits, base64url */
