@@ -302,15 +302,20 @@ oom:
 	return -1;
 }
 
-/* what vmcpd offers a client, from what the view's backends offer */
+/*
+ * What vmcpd offers a client, from what the view's backends offer.
+ * List changes reach Legacy sessions through worker 0's listeners and
+ * Modern clients through subscriptions/listen; logging is offered to
+ * Legacy clients only (2026-07-28 deprecates it and vmcpd does not
+ * map logLevel onto Legacy backends).
+ */
 json_t *
-core_capabilities(json_t *view)
+core_capabilities(json_t *view, int logging)
 {
 	json_t	*caps, *bc = json_object_get(view, "capabilities");
 
 	if ((caps = json_object()) == NULL)
 		return NULL;
-	/* list changes reach sessions through worker 0's listeners */
 	(void)json_object_set_new(caps, "tools", json_pack("{s:b}",
 	    "listChanged", 1));
 	if (json_is_object(json_object_get(bc, "resources")))
@@ -323,7 +328,7 @@ core_capabilities(json_t *view)
 		    "listChanged", 1));
 	if (json_is_object(json_object_get(bc, "completions")))
 		(void)json_object_set_new(caps, "completions", json_object());
-	if (json_is_object(json_object_get(bc, "logging")))
+	if (logging && json_is_object(json_object_get(bc, "logging")))
 		(void)json_object_set_new(caps, "logging", json_object());
 	return caps;
 }

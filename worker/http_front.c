@@ -192,14 +192,20 @@ front_sse_start(struct evhttp_request *req, const char *session_id)
 	}
 }
 
+/*
+ * One SSE event of serialised JSON-RPC text.  A client that does not
+ * read gets no more than the high-water mark queued: the event is
+ * refused (-1) rather than buffered without bound.
+ */
 int
-front_sse_send(struct evhttp_request *req, const char *id, const json_t *msg)
+front_sse_send_text(struct evhttp_request *req, const char *id,
+    const char *data, size_t len)
 {
 	struct evhttp_connection	*evcon;
 	struct bufferevent		*bev;
 	struct evbuffer			*buf;
-	char				*data, *ev;
-	size_t				 dlen, elen;
+	char				*ev;
+	size_t				 elen;
 
 	if ((evcon = evhttp_request_get_connection(req)) == NULL)
 		return -1;
@@ -209,11 +215,8 @@ front_sse_send(struct evhttp_request *req, const char *id, const json_t *msg)
 		log_warnx("SSE client too slow; dropping an event");
 		return -1;
 	}
-	if ((data = jsonrpc_dump(msg, &dlen)) == NULL)
-		return -1;
-	ev = sse_format_event(id, "message", data, dlen, &elen);
-	free(data);
-	if (ev == NULL || (buf = evbuffer_new()) == NULL) {
+	if ((ev = sse_format_event(id, "message", data, len, &elen)) ==
+	    NULL || (buf = evbuffer_new()) == NULL) {
 		free(ev);
 		return -1;
 	}
@@ -224,26 +227,31 @@ front_sse_send(struct evhttp_request *req, const char *id, const json_t *msg)
 	return 0;
 }
 
-/* one SSE event of already serialised JSON-RPC text */
 int
-front_sse_send_text(struct evhttp_request *req, const char *data, size_t len)
+front_sse_send(struct evhttp_request *req, const char *id, const json_t *msg)
 {
-	struct evbuffer	*buf;
-	char		*ev;
-	size_t		 elen;
+	char	*data;
+	size_t	 dlen;
+	int	 rc;
 
-	if (evhttp_request_get_connection(req) == NULL)
+	if ((data = jsonrpc_dump(msg, &dlen)) == NULL)
 		return -1;
-	if ((ev = sse_format_event(NULL, "message", data, len, &elen)) ==
-	    NULL || (buf = evbuffer_new()) == NULL) {
-		free(ev);
-		return -1;
-	}
-	evbuffer_add(buf, ev, elen);
-	free(ev);
+	rc = front_sse_send_text(req, id, data, dlen);
+	free(data);
+	return rc;
+}
+
+/* a comment line: keeps a quiet stream (and its proxies) alive */
+void
+front_sse_keepalive(struct evhttp_request *req)
+{
+	struct evbuffer *buf;
+
+	if (req == NULL || (buf = evbuffer_new()) == NULL)
+		return;
+	evbuffer_add_printf(buf, ": keepalive\n\n");
 	evhttp_send_reply_chunk(req, buf);
 	evbuffer_free(buf);
-	return 0;
 }
 
 void

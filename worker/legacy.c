@@ -275,7 +275,7 @@ legacy_initialize_reply(struct mcp_req *mr, json_t *view)
 	uint64_t	 now = store_now_ms();
 	int		 rc;
 
-	caps = core_capabilities(view);
+	caps = core_capabilities(view, 1);
 	result = json_pack("{s:s, s:o, s:{s:s, s:s}}", "protocolVersion",
 	    s->s_version, "capabilities", caps, "serverInfo", "name",
 	    w->w_conf->cf_name, "version", VMCPD_VERSION);
@@ -579,7 +579,8 @@ legacy_on_backend_done_raw(void *arg, const char *kind, const char *json,
 	if (mr->mr_streaming) {
 		if ((msg = front_compose(mr->mr_msg.jm_id, kind, json, len,
 		    &mlen)) != NULL) {
-			(void)front_sse_send_text(mr->mr_req, msg, mlen);
+			(void)front_sse_send_text(mr->mr_req, NULL, msg,
+			    mlen);
 			free(msg);
 		}
 		front_sse_end(mr->mr_req);

@@ -101,15 +101,10 @@ static void
 listen_on_tick(evutil_socket_t fd, short ev, void *arg)
 {
 	struct listener_stream	*ls = arg;
-	struct evbuffer		*buf;
 
 	(void)fd;
 	(void)ev;
-	if (ls->ls_req == NULL || (buf = evbuffer_new()) == NULL)
-		return;
-	evbuffer_add_printf(buf, ": keepalive\n\n");
-	evhttp_send_reply_chunk(ls->ls_req, buf);
-	evbuffer_free(buf);
+	front_sse_keepalive(ls->ls_req);
 }
 
 static int

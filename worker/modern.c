@@ -153,29 +153,6 @@ modern_on_close(struct evhttp_connection *evcon, void *arg)
 	modern_free(m);
 }
 
-/* the capabilities a Modern client is offered */
-static json_t *
-modern_capabilities(json_t *view)
-{
-	json_t	*caps, *bc = json_object_get(view, "capabilities");
-
-	/* changes are delivered on subscriptions/listen (listen.c) */
-	if ((caps = json_pack("{s:{s:b}}", "tools", "listChanged", 1)) ==
-	    NULL)
-		return NULL;
-	if (json_is_object(json_object_get(bc, "resources")))
-		(void)json_object_set_new(caps, "resources", json_pack(
-		    "{s:b, s:b}", "listChanged", 1, "subscribe",
-		    json_is_true(json_object_get(json_object_get(bc,
-		    "resources"), "subscribe"))));
-	if (json_is_object(json_object_get(bc, "prompts")))
-		(void)json_object_set_new(caps, "prompts", json_pack("{s:b}",
-		    "listChanged", 1));
-	if (json_is_object(json_object_get(bc, "completions")))
-		(void)json_object_set_new(caps, "completions", json_object());
-	return caps;
-}
-
 /* the capability a method needs, or NULL for none */
 static const char *
 modern_method_capability(const char *method)
@@ -195,7 +172,7 @@ modern_discover(struct mreq *m, json_t *view)
 	json_t *r;
 
 	r = json_pack("{s:[s], s:o}", "supportedVersions", MCP_VERSION_MODERN,
-	    "capabilities", modern_capabilities(view));
+	    "capabilities", core_capabilities(view, 0));
 	modern_result(m, r, 0, "public");
 }
 

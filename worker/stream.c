@@ -181,9 +181,7 @@ stream_scan_cb(void *arg, const void *key, size_t klen,
     const struct store_rec *rec)
 {
 	struct stream_scan	*ss = arg;
-	struct evbuffer		*buf;
-	char			*ev, id[24];
-	size_t			 elen;
+	char			 id[24];
 
 	if (klen != STREAM_KEY_LEN)
 		return 0;
@@ -191,15 +189,10 @@ stream_scan_cb(void *arg, const void *key, size_t klen,
 	if (!ss->ss_write)
 		return 0;
 	(void)snprintf(id, sizeof(id), "%llu", (unsigned long long)ss->ss_last);
-	if ((ev = sse_format_event(id, "message", rec->sr_data, rec->sr_len,
-	    &elen)) == NULL || (buf = evbuffer_new()) == NULL) {
-		free(ev);
+	/* not sent (a slow reader): stays in the store for the next flush */
+	if (front_sse_send_text(ss->ss_gs->gs_req, id, rec->sr_data,
+	    rec->sr_len) == -1)
 		return 1;
-	}
-	evbuffer_add(buf, ev, elen);
-	free(ev);
-	evhttp_send_reply_chunk(ss->ss_gs->gs_req, buf);
-	evbuffer_free(buf);
 	ss->ss_gs->gs_last = ss->ss_last;
 	return 0;
 }
@@ -238,7 +231,6 @@ static void
 stream_on_tick(evutil_socket_t fd, short ev, void *arg)
 {
 	struct gstream		*gs = arg;
-	struct evbuffer		*buf;
 	struct store_rec	 rec;
 
 	(void)fd;
@@ -254,11 +246,7 @@ stream_on_tick(evutil_socket_t fd, short ev, void *arg)
 	}
 	store_rec_clear(&rec);
 	stream_flush(gs);	/* in case a wake-up was lost */
-	if ((buf = evbuffer_new()) == NULL)
-		return;
-	evbuffer_add_printf(buf, ": keepalive\n\n");
-	evhttp_send_reply_chunk(gs->gs_req, buf);
-	evbuffer_free(buf);
+	front_sse_keepalive(gs->gs_req);
 }
 
 void

@@ -193,6 +193,17 @@ vb_cmp_input(const void *a, const void *b)
 }
 
 /* by name, then backend (sorted), then position: a total order */
+/* ties between equal names: backend order, then input order */
+static int
+vb_cmp_origin(const struct vb_item *x, const struct vb_item *y)
+{
+	if (x->it_bk != y->it_bk)
+		return x->it_bk < y->it_bk ? -1 : 1;
+	if (x->it_seq != y->it_seq)
+		return x->it_seq < y->it_seq ? -1 : 1;
+	return 0;
+}
+
 static int
 vb_cmp_item(const void *a, const void *b)
 {
@@ -201,11 +212,7 @@ vb_cmp_item(const void *a, const void *b)
 
 	if ((c = strcmp((*x)->it_name, (*y)->it_name)) != 0)
 		return c;
-	if ((*x)->it_bk != (*y)->it_bk)
-		return (*x)->it_bk < (*y)->it_bk ? -1 : 1;
-	if ((*x)->it_seq != (*y)->it_seq)
-		return (*x)->it_seq < (*y)->it_seq ? -1 : 1;
-	return 0;
+	return vb_cmp_origin(*x, *y);
 }
 
 static int
@@ -216,11 +223,7 @@ vb_cmp_final(const void *a, const void *b)
 
 	if ((c = strcmp((*x)->it_final, (*y)->it_final)) != 0)
 		return c;
-	if ((*x)->it_bk != (*y)->it_bk)
-		return (*x)->it_bk < (*y)->it_bk ? -1 : 1;
-	if ((*x)->it_seq != (*y)->it_seq)
-		return (*x)->it_seq < (*y)->it_seq ? -1 : 1;
-	return 0;
+	return vb_cmp_origin(*x, *y);
 }
 
 static const struct view_workload *

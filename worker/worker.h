@@ -77,8 +77,9 @@ char	*front_compose(const json_t *id, const char *kind, const char *json,
 	    size_t len, size_t *outlen);
 void	 front_reply_member(struct evhttp_request *, const json_t *id,
 	    const char *kind, const char *json, size_t len);
-int	 front_sse_send_text(struct evhttp_request *, const char *data,
-	    size_t len);
+int	 front_sse_send_text(struct evhttp_request *, const char *id,
+	    const char *data, size_t len);
+void	 front_sse_keepalive(struct evhttp_request *);
 void	 front_reply_empty(struct evhttp_request *, int status);
 /* start an SSE response (200, text/event-stream) with stream timeouts */
 void	 front_sse_start(struct evhttp_request *, const char *session_id);
@@ -106,7 +107,7 @@ int	 core_list(json_t *view, const char *method, json_t *params,
 int	 core_route(json_t *view, const struct config *, const char *method,
 	    json_t *params, const struct config_backend **be,
 	    json_t **bparams, struct core_err *);
-json_t	*core_capabilities(json_t *view);
+json_t	*core_capabilities(json_t *view, int logging);
 
 /* bsession.c: backend sessions of an identity scope (store "bsessions") */
 #define BSESSION_SCOPE_ANON	"anon"
