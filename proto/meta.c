@@ -27,7 +27,8 @@ proto_meta_reserved(const char *key)
 
 /*
  * Per-hop keys (protocolVersion, serverInfo, subscriptionId, ...) are
- * vmcpd's to set on each leg; trace context and vendor keys travel.
+ * vmcpd's to set on each leg; trace context, vendor keys and the two
+ * end-to-end task keys travel.
  */
 void
 proto_meta_strip(json_t *meta)
@@ -39,7 +40,10 @@ proto_meta_strip(json_t *meta)
 	if (!json_is_object(meta))
 		return;
 	json_object_foreach_safe(meta, tmp, k, v)
-		if (proto_meta_reserved(k))
+		if (proto_meta_reserved(k) &&
+		    strcmp(k, "io.modelcontextprotocol/related-task") != 0 &&
+		    strcmp(k, "io.modelcontextprotocol/"
+		    "model-immediate-response") != 0)
 			(void)json_object_del(meta, k);
 }
 

@@ -613,3 +613,64 @@ refuse:
 	v->pv_code = MCP_ERR_HEADER_MISMATCH;
 	return -1;
 }
+
+/*
+ * The Mcp-Param-* headers a client of ours would send for these
+ * arguments: what proto_param_headers_check() accepts.  Objects,
+ * arrays, null, absent and out-of-range integers get none.
+ */
+int
+proto_param_headers_build(const json_t *map, const json_t *arguments,
+    json_t **out)
+{
+	const json_t	*path, *bv, *seg;
+	const char	*name;
+	char		 num[64], *enc;
+	const char	*plain;
+	size_t		 i;
+	json_int_t	 iv;
+
+	if ((*out = json_object()) == NULL)
+		return -1;
+	json_object_foreach((json_t *)map, name, path) {
+		bv = arguments;
+		json_array_foreach(path, i, seg)
+			bv = json_is_object(bv) ?
+			    json_object_get(bv, json_string_value(seg)) : NULL;
+		switch (json_typeof(bv != NULL ? bv : json_null())) {
+		case JSON_STRING:
+			plain = json_string_value(bv);
+			break;
+		case JSON_INTEGER:
+			iv = json_integer_value(bv);
+			if (iv > SAFE_INT || iv < -SAFE_INT)
+				continue;
+			(void)snprintf(num, sizeof(num), "%lld",
+			    (long long)iv);
+			plain = num;
+			break;
+		case JSON_REAL:
+			(void)snprintf(num, sizeof(num), "%.17g",
+			    json_real_value(bv));
+			plain = num;
+			break;
+		case JSON_TRUE:
+			plain = "true";
+			break;
+		case JSON_FALSE:
+			plain = "false";
+			break;
+		default:
+			continue;
+		}
+		if ((enc = proto_hdr_encode(plain)) == NULL ||
+		    json_object_set_new(*out, name, json_string(enc)) == -1) {
+			free(enc);
+			json_decref(*out);
+			*out = NULL;
+			return -1;
+		}
+		free(enc);
+	}
+	return 0;
+}

@@ -205,6 +205,40 @@ int	 proto_x_mcp_headers(const json_t *input_schema, json_t **map,
 int	 proto_param_headers_check(const json_t *map,
 	    const json_t *arguments, const struct proto_reqhdrs *,
 	    struct proto_verdict *);
+/* the Mcp-Param-* values to send for arguments: {"<Name>": value},
+ * encoded; 0, or -1 (out of memory) with *out NULL */
+int	 proto_param_headers_build(const json_t *map,
+	    const json_t *arguments, json_t **out);
+
+/*
+ * Requests to a 2026-07-28 backend.  proto_modern_caps: a client's
+ * capabilities as 2026-07-28 ClientCapabilities (roots without
+ * listChanged, no tasks).  proto_modern_params: a copy of params whose
+ * _meta keeps what travels (proto_meta_strip) and gets this hop's
+ * protocolVersion, clientCapabilities (caps mirrored; NULL: {}),
+ * clientInfo and logLevel (each NULL: none).  proto_modern_name: the
+ * Mcp-Name value (params.name or params.uri), or NULL.
+ */
+json_t	*proto_modern_caps(const json_t *caps);
+json_t	*proto_modern_params(const json_t *params, const json_t *caps,
+	    const json_t *client_info, const char *log_level);
+const char *proto_modern_name(const char *method, const json_t *params);
+
+/*
+ * A backend's revision from its answer to a 2026-07-28 server/discover
+ * (reference-vmcp.md 1.4): answered 0 when no HTTP answer came (refused,
+ * reset, timeout); status the HTTP status; msg the JSON-RPC response in
+ * the body, or NULL.  Authentication refusals and transient failures
+ * are inconclusive (use Legacy, cache nothing).  A reason goes in why.
+ */
+#define PROTO_PROBE_LEGACY		1
+#define PROTO_PROBE_MODERN		2
+#define PROTO_PROBE_INCONCLUSIVE	3
+int	 proto_probe_outcome(int answered, long status, const json_t *msg,
+	    char *why, size_t whylen);
+/* 1 if a JSON-RPC response is one of 2026-07-28's own errors (-3202x):
+ * the backend speaks it and refused this request on its terms */
+int	 proto_modern_error(const json_t *msg);
 
 /* RFC 4648 base64, strict on decode (canonical padding, zero pad bits,
  * no whitespace); url: the URL-safe alphabet without padding */

@@ -1303,6 +1303,29 @@ load_backend_transport(struct loader *ld, struct cnode *v, const char *path,
 	return config_expected(ld, v, path, "streamable-http, sse or stdio");
 }
 
+static int
+load_backend_era(struct loader *ld, struct cnode *v, const char *path,
+    void *arg)
+{
+	struct config_backend	*cb = arg;
+
+	if (v->cn_type == CN_SCALAR) {
+		if (strcmp(v->cn_str, "auto") == 0) {
+			cb->cb_era = CONFIG_ERA_AUTO;
+			return 0;
+		}
+		if (strcmp(v->cn_str, "legacy") == 0) {
+			cb->cb_era = CONFIG_ERA_LEGACY;
+			return 0;
+		}
+		if (strcmp(v->cn_str, "modern") == 0) {
+			cb->cb_era = CONFIG_ERA_MODERN;
+			return 0;
+		}
+	}
+	return config_expected(ld, v, path, "auto, legacy or modern");
+}
+
 /* checked here, copied behind the command by config_backend_argv() */
 static int
 load_backend_args(struct loader *ld, struct cnode *n, const char *path,
@@ -1442,6 +1465,7 @@ load_backend(struct loader *ld, struct cnode *n, const char *path,
 		{ "args", F_FN, NULL, load_backend_args, 0, 0 },
 		{ "env", F_FN, cb, load_backend_env, 0, 0 },
 		{ "cwd", F_STRING, &cb->cb_cwd, NULL, 0, 0 },
+		{ "era", F_FN, cb, load_backend_era, 0, 0 },
 		{ "type", F_NOTYET, NULL, NULL, 0, 0 },
 		{ "caBundlePath", F_NOTYET, NULL, NULL, 0, 0 },
 		{ "metadata", F_NOTYET, NULL, NULL, 0, 0 },
@@ -1452,6 +1476,13 @@ load_backend(struct loader *ld, struct cnode *n, const char *path,
 	    config_require(ld, n, path, "transport") == -1 ||
 	    config_backend_keys(ld, n, path, cb) == -1)
 		return -1;
+	/* the bridges speak 2025-11-25 to the workers */
+	if (cb->cb_era == CONFIG_ERA_MODERN &&
+	    cb->cb_transport != TRANSPORT_STREAMABLE_HTTP)
+		return config_error(ld, cnode_get(n, "era"), "%s.era: modern "
+		    "needs transport streamable-http (%s backends speak "
+		    "2025-11-25 or older)", path,
+		    config_transport_name(cb->cb_transport));
 	if (cb->cb_transport == TRANSPORT_STDIO)
 		return config_backend_argv(ld, cb, cnode_get(n, "args"));
 	return 0;
@@ -2498,6 +2529,20 @@ config_backend_find(const struct config *cf, const char *name)
 		    strcmp(cf->cf_backends[i].cb_name, name) == 0)
 			return &cf->cf_backends[i];
 	return NULL;
+}
+
+const char *
+config_era_name(enum config_era e)
+{
+	switch (e) {
+	case CONFIG_ERA_AUTO:
+		return "auto";
+	case CONFIG_ERA_LEGACY:
+		return "legacy";
+	case CONFIG_ERA_MODERN:
+		return "modern";
+	}
+	return "unknown";
 }
 
 const char *

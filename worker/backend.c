@@ -32,7 +32,7 @@
 
 struct backend_call;
 typedef void (*backend_idone_cb)(struct backend_call *, int rc,
-    json_t *response, int lost, const char *errmsg);
+    json_t *response, int flags, const char *errmsg);
 
 struct backend_call {
 	TAILQ_ENTRY(backend_call)	 bc_entry;	/* every call alive */
@@ -75,7 +75,7 @@ static void	backend_call_free(struct backend_call *);
 static void	backend_open_done(struct backend_call *, int, json_t *, int,
 		    const char *);
 static void	backend_finish(struct backend_call *, int rc, json_t *response,
-		    int lost, const char *errmsg);
+		    int flags, const char *errmsg);
 
 int
 backend_bridge_socket(const struct config *conf, const char *name, char *buf,
@@ -371,6 +371,40 @@ backend_session_lost(struct backend_call *bc)
 	return lost;
 }
 
+/*
+ * A non-2xx answer: the JSON-RPC error in its body, if any, goes up
+ * with it (a 2026-07-28 backend's -3202x come at 400), and a 4xx says
+ * the backend turned the request away before running it.
+ */
+static void
+backend_refused(struct backend_call *bc)
+{
+	json_t		*body = NULL;
+	json_error_t	 jerr;
+	const char	*m;
+	char		 msg[512];
+	int		 flags = 0;
+
+	if (bc->bc_body != NULL && bc->bc_len > 0)
+		body = json_loadb(bc->bc_body, bc->bc_len, 0, &jerr);
+	if (!json_is_object(json_object_get(body, "error"))) {
+		json_decref(body);
+		body = NULL;
+	}
+	if (backend_session_lost(bc))
+		flags |= BACKEND_F_LOST;
+	if (bc->bc_status >= 400 && bc->bc_status < 500 &&
+	    bc->bc_status != 408 && bc->bc_status != 429)
+		flags |= BACKEND_F_REFUSED;
+	m = json_string_value(json_object_get(json_object_get(body, "error"),
+	    "message"));
+	(void)snprintf(msg, sizeof(msg), "backend %s answered HTTP %ld%s%.200s",
+	    bc->bc_be->cb_name, bc->bc_status, m != NULL ? ": " : "",
+	    m != NULL ? m : "");
+	backend_finish(bc, -1, body, flags, msg);
+	json_decref(body);
+}
+
 static void	backend_on_resume(evutil_socket_t, short, void *);
 
 /*
@@ -421,9 +455,7 @@ backend_on_done(void *arg, struct http_call *hc, int result,
 		    bc->bc_be->cb_name, errmsg);
 		backend_finish(bc, -1, NULL, 0, msg);
 	} else if (bc->bc_status < 200 || bc->bc_status >= 300) {
-		(void)snprintf(msg, sizeof(msg), "backend %s answered HTTP %ld",
-		    bc->bc_be->cb_name, bc->bc_status);
-		backend_finish(bc, -1, NULL, backend_session_lost(bc), msg);
+		backend_refused(bc);
 	} else if (!bc->bc_is_sse && bc->bc_len > 0) {
 		(void)backend_on_message(bc, bc->bc_body, bc->bc_len);
 		if (!bc->bc_finished) {
@@ -478,16 +510,16 @@ backend_on_resume(evutil_socket_t fd, short ev, void *arg)
  * background, so its connection can be reused.
  */
 static void
-backend_finish(struct backend_call *bc, int rc, json_t *response, int lost,
+backend_finish(struct backend_call *bc, int rc, json_t *response, int flags,
     const char *errmsg)
 {
 	if (bc->bc_finished)
 		return;
 	bc->bc_finished = 1;
 	if (bc->bc_idone != NULL)
-		bc->bc_idone(bc, rc, response, lost, errmsg);
+		bc->bc_idone(bc, rc, response, flags, errmsg);
 	else if (bc->bc_cbs != NULL && bc->bc_cbs->bc_done != NULL)
-		bc->bc_cbs->bc_done(bc->bc_arg, rc, response, lost, errmsg);
+		bc->bc_cbs->bc_done(bc->bc_arg, rc, response, flags, errmsg);
 }
 
 static void
@@ -512,14 +544,15 @@ backend_call_free(struct backend_call *bc)
 static struct backend_call *
 backend_call_start(struct worker *w, const struct config_backend *be,
     const char *bsid, const char *version, const char *method,
-    json_t *params, const struct backend_call_cbs *cbs, void *arg,
-    backend_idone_cb idone, void *iarg)
+    json_t *params, const json_t *hdrs, const struct backend_call_cbs *cbs,
+    void *arg, backend_idone_cb idone, void *iarg)
 {
 	static const struct http_call_cbs hcbs = {
 		backend_on_head, backend_on_data, backend_on_done
 	};
 	struct backend_call	*bc;
-	json_t			*req = NULL, *id;
+	json_t			*req = NULL, *id, *hv;
+	const char		*hn;
 	char			*body = NULL;
 	size_t			 len;
 
@@ -551,6 +584,10 @@ backend_call_start(struct worker *w, const struct config_backend *be,
 	if ((bc->bc_http = backend_http_new(w, be, "POST")) == NULL)
 		goto fail;
 	backend_add_headers(bc->bc_http, bsid, version);
+	json_object_foreach((json_t *)hdrs, hn, hv)
+		if (http_call_add_header(bc->bc_http, hn,
+		    json_string_value(hv)) == -1)
+			goto fail;
 	if (http_call_set_body(bc->bc_http, body, len) == -1)
 		goto fail;
 	http_call_set_timeout(bc->bc_http, be->cb_timeout_ms);
@@ -577,8 +614,54 @@ backend_rpc(struct worker *w, const struct config_backend *be,
     const char *bsid, const char *version, const char *method,
     json_t *params, const struct backend_call_cbs *cbs, void *arg)
 {
-	return backend_call_start(w, be, bsid, version, method, params, cbs,
-	    arg, NULL, NULL);
+	return backend_call_start(w, be, bsid, version, method, params, NULL,
+	    cbs, arg, NULL, NULL);
+}
+
+/*
+ * A 2026-07-28 request: no session; this hop's _meta (the client's
+ * capabilities mirrored, vmcpd's clientInfo) and headers that mirror
+ * the body (Mcp-Method, Mcp-Name, and the Mcp-Param-* the caller
+ * computed from the backend's own tool schema).
+ */
+struct backend_call *
+backend_rpc_modern(struct worker *w, const struct config_backend *be,
+    const char *method, const json_t *params, const json_t *caps,
+    const char *log_level, const json_t *param_hdrs,
+    const struct backend_call_cbs *cbs, void *arg)
+{
+	struct backend_call	*bc = NULL;
+	json_t			*hdrs, *v, *info, *p = NULL;
+	const char		*name, *k;
+	char			*enc = NULL, hn[128];
+
+	info = json_pack("{s:s, s:s}", "name", "vmcpd", "version",
+	    VMCPD_VERSION);
+	p = proto_modern_params(params, caps, info, log_level);
+	json_decref(info);
+	if (p == NULL)
+		return NULL;
+	params = p;
+	if ((hdrs = json_pack("{s:s}", "Mcp-Method", method)) == NULL) {
+		json_decref(p);
+		return NULL;
+	}
+	if ((name = proto_modern_name(method, params)) != NULL &&
+	    ((enc = proto_hdr_encode(name)) == NULL ||
+	    json_object_set_new(hdrs, "Mcp-Name", json_string(enc)) == -1))
+		goto done;
+	json_object_foreach((json_t *)param_hdrs, k, v) {
+		if ((size_t)snprintf(hn, sizeof(hn), "Mcp-Param-%s", k) >=
+		    sizeof(hn) || json_object_set(hdrs, hn, v) == -1)
+			goto done;
+	}
+	bc = backend_call_start(w, be, NULL, MCP_VERSION_MODERN, method,
+	    p, hdrs, cbs, arg, NULL, NULL);
+done:
+	free(enc);
+	json_decref(hdrs);
+	json_decref(p);
+	return bc;
 }
 
 int
@@ -613,7 +696,7 @@ backend_notify_request(struct worker *w, const struct config_backend *be,
     json_t *params)
 {
 	return backend_call_start(w, be, bsid, version, method, params, NULL,
-	    NULL, NULL, NULL) == NULL ? -1 : 0;
+	    NULL, NULL, NULL, NULL) == NULL ? -1 : 0;
 }
 
 /* the caller no longer wants the outcome: no callback after this */
@@ -688,14 +771,14 @@ backend_info_put(struct worker *w, const struct config_backend *be,
 
 static void
 backend_open_done(struct backend_call *bc, int rc, json_t *response,
-    int lost, const char *errmsg)
+    int flags, const char *errmsg)
 {
 	struct backend_open_state	*bo = bc->bc_iarg;
 	json_t				*result, *err;
 	const char			*version = NULL, *sid;
 	char				 msg[512];
 
-	(void)lost;
+	(void)flags;
 	if (rc == -1) {
 		bo->bo_cb(bo->bo_arg, -1, NULL, NULL, NULL, errmsg);
 		goto done;
@@ -725,6 +808,10 @@ backend_open_done(struct backend_call *bc, int rc, json_t *response,
 		bo->bo_cb(bo->bo_arg, -1, NULL, NULL, NULL, msg);
 		goto done;
 	}
+	/* a Legacy-cached backend that negotiates 2026-07-28 flips */
+	if (strcmp(version, MCP_VERSION_MODERN) == 0)
+		era_set(bo->bo_w, bo->bo_be, ERA_MODERN,
+		    "initialize negotiated " MCP_VERSION_MODERN);
 	backend_info_put(bo->bo_w, bo->bo_be, version, result);
 	(void)backend_notify(bo->bo_w, bo->bo_be, sid, version,
 	    "notifications/initialized", NULL);
@@ -756,7 +843,7 @@ backend_open(struct worker *w, const struct config_backend *be,
 		return -1;
 	}
 	if (backend_call_start(w, be, NULL, NULL, "initialize", params, NULL,
-	    NULL, backend_open_done, bo) == NULL) {
+	    NULL, NULL, backend_open_done, bo) == NULL) {
 		json_decref(params);
 		free(bo);
 		return -1;

@@ -397,7 +397,7 @@ legacy_on_backend_message(void *arg, json_t *msg)
 }
 
 static void
-legacy_on_backend_done(void *arg, int rc, json_t *response, int lost,
+legacy_on_backend_done(void *arg, int rc, json_t *response, int flags,
     const char *errmsg)
 {
 	struct mcp_req	*mr = arg;
@@ -405,7 +405,7 @@ legacy_on_backend_done(void *arg, int rc, json_t *response, int lost,
 	char		 msg[600];
 
 	mr->mr_call = NULL;
-	if (rc == -1 && lost && !mr->mr_retried) {
+	if (rc == -1 && (flags & BACKEND_F_LOST) && !mr->mr_retried) {
 		/* the backend forgot our session: nothing ran, open anew */
 		log_info("backend %s lost session of %.8s...; reopening",
 		    mr->mr_be->cb_name, mr->mr_sid);

@@ -38,6 +38,7 @@ struct mreq {
 	struct backend_call		*m_call;
 	char				*m_bsid;
 	char				*m_bver;
+	json_t				*m_phdrs;	/* Mcp-Param-* to send */
 	int				 m_streaming;
 	int				 m_log;		/* logLevel was set */
 	int				 m_retried;
@@ -49,6 +50,7 @@ struct mreq {
 
 static void	modern_send(struct mreq *);
 static void	modern_open(struct mreq *);
+static void	modern_dispatch(struct mreq *);
 
 static json_t *
 modern_server_info(struct worker *w)
@@ -70,6 +72,8 @@ modern_free(struct mreq *m)
 	jsonrpc_msg_clear(&m->m_msg);
 	json_decref(m->m_caps);
 	json_decref(m->m_bparams);
+	json_decref(m->m_phdrs);
+	era_resolve_cancel(m->m_w, m);
 	free(m->m_bsid);
 	free(m->m_bver);
 	worker_request_done(m->m_w);
@@ -118,13 +122,13 @@ modern_reply_text(struct mreq *m, const char *text, size_t len)
 }
 
 static void
-modern_result(struct mreq *m, json_t *result, long long ttl_ms,
-    const char *scope)
+modern_result_as(struct mreq *m, json_t *result, const char *type,
+    long long ttl_ms, const char *scope)
 {
 	json_t *si, *r, *resp;
 
 	si = modern_server_info(m->m_w);
-	r = proto_modern_result(result, NULL, si, ttl_ms, scope);
+	r = proto_modern_result(result, type, si, ttl_ms, scope);
 	json_decref(si);
 	if (r == NULL) {
 		modern_error(m, 200, JSONRPC_INTERNAL_ERROR,
@@ -134,6 +138,13 @@ modern_result(struct mreq *m, json_t *result, long long ttl_ms,
 	resp = jsonrpc_result_new(m->m_msg.jm_id, r);
 	modern_reply(m, 200, resp);
 	json_decref(resp);
+}
+
+static void
+modern_result(struct mreq *m, json_t *result, long long ttl_ms,
+    const char *scope)
+{
+	modern_result_as(m, result, NULL, ttl_ms, scope);
 }
 
 static void
@@ -308,19 +319,14 @@ modern_backend_params(json_t *params)
 	return p;
 }
 
-/* Mcp-Param-* of a tools/call against the tool's x-mcp-header args */
-static int
-modern_check_params(struct mreq *m, json_t *view)
+/* the x-mcp-header map of a tool in the view, or NULL if none */
+static json_t *
+modern_tool_headers(json_t *view, const char *name)
 {
-	struct proto_reqhdrs	 hdrs;
-	struct proto_verdict	 v;
-	json_t			*tool = NULL, *it, *map = NULL;
-	const char		*name;
-	char			 why[256];
-	size_t			 i;
-	int			 rc = 0;
+	json_t		*tool = NULL, *it, *map = NULL;
+	char		 why[256];
+	size_t		 i;
 
-	name = json_string_value(json_object_get(m->m_msg.jm_params, "name"));
 	json_array_foreach(json_object_get(view, "tools"), i, it)
 		if (name != NULL && json_is_string(json_object_get(it,
 		    "name")) && strcmp(json_string_value(json_object_get(it,
@@ -330,8 +336,23 @@ modern_check_params(struct mreq *m, json_t *view)
 	    "inputSchema"), &map, why, sizeof(why)) == -1 ||
 	    json_object_size(map) == 0) {
 		json_decref(map);
-		return 0;
+		return NULL;
 	}
+	return map;
+}
+
+/* Mcp-Param-* of a tools/call against the tool's x-mcp-header args */
+static int
+modern_check_params(struct mreq *m, json_t *view)
+{
+	struct proto_reqhdrs	 hdrs;
+	struct proto_verdict	 v;
+	json_t			*map;
+	int			 rc = 0;
+
+	if ((map = modern_tool_headers(view, json_string_value(
+	    json_object_get(m->m_msg.jm_params, "name")))) == NULL)
+		return 0;
 	memset(&hdrs, 0, sizeof(hdrs));
 	hdrs.rh_param = front_param_header;
 	hdrs.rh_arg = m->m_req;
@@ -395,7 +416,7 @@ modern_on_backend_request(void *arg, json_t *msg, const char *bsid,
 }
 
 static void
-modern_on_backend_done(void *arg, int rc, json_t *response, int lost,
+modern_on_backend_done(void *arg, int rc, json_t *response, int flags,
     const char *errmsg)
 {
 	struct mreq	*m = arg;
@@ -404,7 +425,7 @@ modern_on_backend_done(void *arg, int rc, json_t *response, int lost,
 	int		 code;
 
 	m->m_call = NULL;
-	if (rc == -1 && lost && !m->m_retried) {
+	if (rc == -1 && (flags & BACKEND_F_LOST) && !m->m_retried) {
 		m->m_retried = 1;
 		bsession_forget(m->m_w, BSESSION_SCOPE_ANON, m->m_be);
 		modern_open(m);
@@ -463,6 +484,152 @@ modern_on_backend_done(void *arg, int rc, json_t *response, int lost,
 		modern_result(m, result, 0, "public");
 	else
 		modern_result(m, result, -1, NULL);
+}
+
+/*
+ * The answer of a 2026-07-28 backend.  An input_required result goes
+ * to the client as it is (MRTR pass-through: the retry is routed by
+ * name again, and requestState travels byte for byte); the backend's
+ * reserved _meta keys stay on its hop.
+ */
+static void
+modern_on_mbackend_done(void *arg, int rc, json_t *response, int flags,
+    const char *errmsg)
+{
+	struct mreq	*m = arg;
+	json_t		*err, *result, *meta, *rt;
+	const char	*emsg, *type;
+	char		 msg[600];
+	json_int_t	 code;
+
+	m->m_call = NULL;
+	err = json_object_get(response, "error");
+	code = json_integer_value(json_object_get(err, "code"));
+	if (rc == -1 && (flags & BACKEND_F_REFUSED) && !m->m_retried &&
+	    (!proto_modern_error(response) ||
+	    code == MCP_ERR_UNSUPPORTED_VERSION)) {
+		/* turned away unrun, not in 2026-07-28 terms: probe again */
+		m->m_retried = 1;
+		era_forget(m->m_w, m->m_be, errmsg);
+		modern_dispatch(m);
+		return;
+	}
+	if (json_is_object(err)) {
+		emsg = json_string_value(json_object_get(err, "message"));
+		if (emsg == NULL)
+			emsg = "error";
+		if (code == MCP_ERR_MISSING_CAPABILITY) {
+			/* the capabilities are the client's, mirrored */
+			modern_error(m, 400, (int)code, emsg,
+			    json_incref(json_object_get(err, "data")));
+			return;
+		}
+		if (code == MCP_ERR_HEADER_MISMATCH ||
+		    code == MCP_ERR_UNSUPPORTED_VERSION) {
+			(void)snprintf(msg, sizeof(msg), "Internal error: "
+			    "backend %s refused vmcpd's request: %s",
+			    m->m_be->cb_name, emsg);
+			modern_error(m, 200, JSONRPC_INTERNAL_ERROR, msg, NULL);
+			return;
+		}
+		if (code == MCP_ERR_RESOURCE_NOT_FOUND)
+			code = JSONRPC_INVALID_PARAMS;
+		modern_error(m, 200, (int)code, emsg,
+		    json_incref(json_object_get(err, "data")));
+		return;
+	}
+	if (rc == -1) {
+		(void)snprintf(msg, sizeof(msg), "Internal error: %s", errmsg);
+		modern_error(m, 200, JSONRPC_INTERNAL_ERROR, msg, NULL);
+		return;
+	}
+	if ((result = json_copy(json_object_get(response, "result"))) ==
+	    NULL || !json_is_object(result)) {
+		json_decref(result);
+		modern_error(m, 200, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: the backend sent no result", NULL);
+		return;
+	}
+	rt = json_object_get(result, "resultType");
+	if (!json_is_string(rt))
+		/* it ran the call as 2025-11-25: correct, never re-run */
+		era_set(m->m_w, m->m_be, ERA_LEGACY, "answered a 2026-07-28 "
+		    "request without resultType");
+	type = json_is_string(rt) ? json_string_value(rt) : "complete";
+	if ((meta = json_object_get(result, "_meta")) != NULL) {
+		meta = json_copy(meta);
+		proto_meta_strip(meta);
+		(void)json_object_set_new(result, "_meta", meta);
+	}
+	(void)json_object_del(result, "ttlMs");
+	(void)json_object_del(result, "cacheScope");
+	if (strcmp(type, "complete") == 0 &&
+	    strcmp(m->m_msg.jm_method, "resources/read") == 0)
+		modern_result_as(m, result, type, 0, "public");
+	else
+		modern_result_as(m, result, type, -1, NULL);
+}
+
+/* Modern to Modern: the client's params under the backend's names,
+ * MRTR fields and all, with the client's capabilities mirrored */
+static void
+modern_send_modern(struct mreq *m)
+{
+	static const struct backend_call_cbs cbs = {
+		modern_on_backend_message, NULL, modern_on_mbackend_done, NULL
+	};
+	json_t		*p, *v;
+	const char	*level;
+
+	if ((p = json_copy(m->m_bparams)) == NULL)
+		goto fail;
+	if ((v = json_object_get(m->m_msg.jm_params, "inputResponses")) !=
+	    NULL && json_object_set(p, "inputResponses", v) == -1)
+		goto fail;
+	if ((v = json_object_get(m->m_msg.jm_params, "requestState")) !=
+	    NULL && json_object_set(p, "requestState", v) == -1)
+		goto fail;
+	level = json_string_value(json_object_get(json_object_get(
+	    m->m_msg.jm_params, "_meta"), "io.modelcontextprotocol/logLevel"));
+	m->m_call = backend_rpc_modern(m->m_w, m->m_be, m->m_msg.jm_method,
+	    p, m->m_caps, level, m->m_phdrs, &cbs, m);
+	json_decref(p);
+	if (m->m_call == NULL)
+		modern_error(m, 200, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: cannot send the request to the backend",
+		    NULL);
+	return;
+fail:
+	json_decref(p);
+	modern_error(m, 200, JSONRPC_INTERNAL_ERROR,
+	    "Internal error: out of memory", NULL);
+}
+
+static void
+modern_on_era(void *arg, enum backend_era era)
+{
+	struct mreq *m = arg;
+
+	if (era == ERA_MODERN)
+		modern_send_modern(m);
+	else
+		modern_open(m);
+}
+
+/* to the backend in the era it speaks, probing it first if need be */
+static void
+modern_dispatch(struct mreq *m)
+{
+	int era;
+
+	if ((era = era_resolve(m->m_w, m->m_be, modern_on_era, m)) == 0)
+		return;
+	if (era == -1) {
+		modern_error(m, 200, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: out of memory", NULL);
+		return;
+	}
+	modern_on_era(m, (enum backend_era)era);
 }
 
 static void
@@ -534,7 +701,7 @@ modern_on_view(void *arg, json_t *view, const char *err)
 {
 	struct mreq	*m = arg;
 	struct core_err	 cerr;
-	json_t		*bparams;
+	json_t		*bparams, *map;
 	const char	*cap;
 	char		 msg[600];
 
@@ -577,7 +744,15 @@ modern_on_view(void *arg, json_t *view, const char *err)
 		return;
 	}
 	json_decref(bparams);
-	modern_open(m);
+	/* the Mcp-Param-* a 2026-07-28 backend expects for this tool */
+	if (strcmp(m->m_msg.jm_method, "tools/call") == 0 &&
+	    (map = modern_tool_headers(view, json_string_value(
+	    json_object_get(m->m_msg.jm_params, "name")))) != NULL) {
+		(void)proto_param_headers_build(map, json_object_get(
+		    m->m_bparams, "arguments"), &m->m_phdrs);
+		json_decref(map);
+	}
+	modern_dispatch(m);
 }
 
 /* the methods of 2026-07-28 that vmcpd serves */

@@ -68,6 +68,8 @@ struct vfetch {
 	enum vkind			 vf_kind;
 	unsigned int			 vf_pages;
 	int				 vf_reopened;
+	int				 vf_modern;	/* a 2026-07-28 backend */
+	int				 vf_reprobed;
 	int				 vf_done;
 	int				 vf_ok;
 	char				 vf_err[512];
@@ -95,6 +97,7 @@ static int			 views_pol_ready;
 
 static void	vfetch_next(struct vfetch *);
 static void	vfetch_open(struct vfetch *);
+static void	vfetch_start(struct vfetch *);
 static void	vbuild_fetched(struct vfetch *);
 static void	vbuild_start(struct vbuild *);
 static void	vbuild_finish(struct vbuild *);
@@ -305,7 +308,7 @@ vfetch_fail(struct vfetch *f, const char *fmt, ...)
 }
 
 static void
-vfetch_on_list(void *arg, int rc, json_t *response, int lost,
+vfetch_on_list(void *arg, int rc, json_t *response, int flags,
     const char *errmsg)
 {
 	struct vfetch	*f = arg;
@@ -314,7 +317,22 @@ vfetch_on_list(void *arg, int rc, json_t *response, int lost,
 	size_t		 i;
 
 	f->vf_call = NULL;
-	if (rc == -1 && lost && !f->vf_reopened) {
+	if (rc == -1 && f->vf_modern && (flags & BACKEND_F_REFUSED) &&
+	    !proto_modern_error(response) && !f->vf_reprobed) {
+		/* it no longer takes 2026-07-28: a list is safe to redo */
+		f->vf_reprobed = 1;
+		era_forget(f->vf_build->vb_w, f->vf_be, errmsg);
+		for (i = 0; i < VK_N; i++)
+			json_array_clear(f->vf_lists[i]);
+		f->vf_kind = 0;
+		f->vf_pages = 0;
+		free(f->vf_cursor);
+		f->vf_cursor = NULL;
+		json_object_clear(f->vf_cursors);
+		vfetch_start(f);
+		return;
+	}
+	if (rc == -1 && (flags & BACKEND_F_LOST) && !f->vf_reopened) {
 		/* the backend forgot the listing session: open anew */
 		f->vf_reopened = 1;
 		bsession_forget(f->vf_build->vb_w, f->vf_build->vb_scope,
@@ -401,8 +419,13 @@ vfetch_next(struct vfetch *f)
 		    f->vf_be->cb_name);
 		return;
 	}
-	f->vf_call = backend_rpc(w, f->vf_be, f->vf_bsid, f->vf_bver,
-	    vkinds[f->vf_kind].vk_method, params, &cbs, f);
+	if (f->vf_modern)
+		f->vf_call = backend_rpc_modern(w, f->vf_be,
+		    vkinds[f->vf_kind].vk_method, params, NULL, NULL, NULL,
+		    &cbs, f);
+	else
+		f->vf_call = backend_rpc(w, f->vf_be, f->vf_bsid, f->vf_bver,
+		    vkinds[f->vf_kind].vk_method, params, &cbs, f);
 	json_decref(params);
 	if (f->vf_call == NULL)
 		vfetch_fail(f, "backend %s: cannot send the list request",
@@ -439,13 +462,74 @@ vfetch_open(struct vfetch *f)
 		    f->vf_be->cb_name);
 }
 
+/* a 2026-07-28 backend's capabilities, when its probe's are gone */
+static void
+vfetch_discovered(void *arg, int rc, json_t *response, int flags,
+    const char *errmsg)
+{
+	struct vfetch	*f = arg;
+	json_t		*result;
+
+	(void)flags;
+	f->vf_call = NULL;
+	result = json_object_get(response, "result");
+	if (rc == -1 || !json_is_object(result)) {
+		vfetch_fail(f, "backend %s: server/discover failed: %s",
+		    f->vf_be->cb_name, rc == -1 ? errmsg : "no result");
+		return;
+	}
+	backend_info_put(f->vf_build->vb_w, f->vf_be, MCP_VERSION_MODERN,
+	    result);
+	json_decref(f->vf_caps);
+	f->vf_caps = json_incref(json_object_get(result, "capabilities"));
+	vfetch_next(f);
+}
+
+static void
+vfetch_modern(struct vfetch *f)
+{
+	static const struct backend_call_cbs cbs = { NULL, NULL,
+	    vfetch_discovered, NULL };
+	json_t	*info, *pv;
+
+	f->vf_modern = 1;
+	info = backend_info_get(f->vf_build->vb_w, f->vf_be);
+	pv = json_object_get(info, "pv");
+	if (json_is_string(pv) && strcmp(json_string_value(pv),
+	    MCP_VERSION_MODERN) == 0) {
+		json_decref(f->vf_caps);
+		f->vf_caps = json_incref(json_object_get(json_object_get(info,
+		    "result"), "capabilities"));
+		json_decref(info);
+		vfetch_next(f);
+		return;
+	}
+	json_decref(info);
+	f->vf_call = backend_rpc_modern(f->vf_build->vb_w, f->vf_be,
+	    "server/discover", NULL, NULL, NULL, NULL, &cbs, f);
+	if (f->vf_call == NULL)
+		vfetch_fail(f, "backend %s: cannot send server/discover",
+		    f->vf_be->cb_name);
+}
+
+static void
+vfetch_on_era(void *arg, enum backend_era era)
+{
+	struct vfetch *f = arg;
+
+	if (era == ERA_MODERN)
+		vfetch_modern(f);
+	else
+		vfetch_start(f);
+}
+
 /* start one backend: its cached lists, else fetch them */
 static void
 vfetch_start(struct vfetch *f)
 {
 	struct vbuild	*b = f->vf_build;
 	json_t		*raw, *info;
-	int		 k;
+	int		 k, era;
 
 	if ((raw = view_load(b->vb_w, "raw", b->vb_scope,
 	    f->vf_be->cb_name)) != NULL) {
@@ -462,6 +546,13 @@ vfetch_start(struct vfetch *f)
 		f->vf_ok = 1;
 		f->vf_done = 1;
 		vbuild_fetched(f);
+		return;
+	}
+	f->vf_modern = 0;
+	if ((era = era_resolve(b->vb_w, f->vf_be, vfetch_on_era, f)) == 0)
+		return;		/* probing; vfetch_on_era goes on */
+	if (era == ERA_MODERN) {
+		vfetch_modern(f);
 		return;
 	}
 	info = backend_info_get(b->vb_w, f->vf_be);
@@ -483,6 +574,8 @@ vfetch_clear(struct vfetch *f)
 	int k;
 
 	backend_call_cancel(f->vf_call);
+	if (f->vf_build != NULL)
+		era_resolve_cancel(f->vf_build->vb_w, f);
 	for (k = 0; k < VK_N; k++)
 		json_decref(f->vf_lists[k]);
 	json_decref(f->vf_caps);

@@ -186,6 +186,7 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 	front_free(w);
 	backend_free_all(w);
 	views_free();
+	eras_free();
 	session_cache_free();
 	pages_free();
 	http_client_free(w->w_hc);

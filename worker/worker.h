@@ -118,6 +118,32 @@ void	 bsession_save(struct worker *, const char *scope,
 void	 bsession_forget(struct worker *, const char *scope,
 	    const struct config_backend *);
 
+/*
+ * eras.c: which revision each backend speaks (store "eras" db).  A
+ * pinned era (config era:) is used as it is; sse and stdio backends
+ * (whose bridges speak 2025-11-25) are Legacy; the others are probed
+ * once with server/discover and the outcome shared by all workers.
+ */
+enum backend_era {
+	ERA_UNKNOWN = 0,
+	ERA_LEGACY,
+	ERA_MODERN
+};
+typedef void (*era_cb)(void *arg, enum backend_era);
+/* the known era, or ERA_UNKNOWN */
+enum backend_era era_get(struct worker *, const struct config_backend *);
+/* the era now (> 0), or 0 with cb called later, or -1 (no memory) */
+int	 era_resolve(struct worker *, const struct config_backend *, era_cb,
+	    void *arg);
+void	 era_resolve_cancel(struct worker *, void *arg);
+/* self-healing: a backend that answers as the other era */
+void	 era_set(struct worker *, const struct config_backend *,
+	    enum backend_era, const char *why);
+void	 era_forget(struct worker *, const struct config_backend *,
+	    const char *why);
+const char *era_name(enum backend_era);
+void	 eras_free(void);
+
 /* views.c: the shared aggregated view (store "views" db) */
 typedef void (*view_cb)(void *arg, json_t *view, const char *err);
 int	 view_get(struct worker *, view_cb, void *arg);
@@ -222,10 +248,13 @@ struct backend_call_cbs {
 		    char *why, size_t whylen);
 	/*
 	 * Once: rc 0 with the backend's JSON-RPC response (borrowed;
-	 * result or error) or rc -1 with errmsg.  lost is set when the
-	 * backend no longer knows the session (404, or 400 naming it).
+	 * result or error) or rc -1 with errmsg, and then with the error
+	 * response of a non-2xx body if there was one (else NULL).  flags:
+	 * BACKEND_F_LOST when the backend no longer knows the session
+	 * (404, or 400 naming it), BACKEND_F_REFUSED for an HTTP 4xx that
+	 * turned the request away unrun (not 408 or 429).
 	 */
-	void	(*bc_done)(void *arg, int rc, json_t *response, int lost,
+	void	(*bc_done)(void *arg, int rc, json_t *response, int flags,
 		    const char *errmsg);
 	/*
 	 * Optional, instead of bc_done for a well-formed final answer: the
@@ -236,9 +265,22 @@ struct backend_call_cbs {
 		    size_t len);
 };
 
+#define BACKEND_F_LOST		0x01
+#define BACKEND_F_REFUSED	0x02
+
 struct backend_call *backend_rpc(struct worker *, const struct config_backend *,
 	    const char *bsid, const char *version, const char *method,
 	    json_t *params, const struct backend_call_cbs *, void *arg);
+/*
+ * To a 2026-07-28 backend: params as the client sent them (their _meta
+ * is made this hop's: caps mirrored, or {} if NULL; log_level or NULL),
+ * param_hdrs the Mcp-Param-* values (proto_param_headers_build) or NULL.
+ */
+struct backend_call *backend_rpc_modern(struct worker *,
+	    const struct config_backend *, const char *method,
+	    const json_t *params, const json_t *caps, const char *log_level,
+	    const json_t *param_hdrs, const struct backend_call_cbs *,
+	    void *arg);
 int	 backend_notify(struct worker *, const struct config_backend *,
 	    const char *bsid, const char *version, const char *method,
 	    json_t *params);

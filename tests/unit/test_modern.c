@@ -1264,7 +1264,9 @@ test_meta_strip(void **state)
 	    "\"baggage\":\"a=b\",\"com.example/x\":3,"
 	    "\"com.example.mcp/y\":4,\"plain\":5}");
 	proto_meta_strip(meta);
+	/* the end-to-end task key travels */
 	want = load("{\"progressToken\":7,\"traceparent\":\"00-abc-def-01\","
+	    "\"io.modelcontextprotocol/related-task\":{\"taskId\":\"t\"},"
 	    "\"tracestate\":\"k=v\",\"baggage\":\"a=b\",\"com.example/x\":3,"
 	    "\"com.example.mcp/y\":4,\"plain\":5}");
 	if (!json_equal(meta, want))

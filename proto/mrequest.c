@@ -1,0 +1,77 @@
+/*
+ * A request to a 2026-07-28 backend (mcp-wire.md 3.2 and 4): the
+ * per-request _meta of this hop, with the client's capabilities
+ * mirrored so that the backend only asks what the client can answer
+ * (MRTR rule 7), and the value of the Mcp-Name header.
+ */
+#include <string.h>
+
+#include "proto.h"
+
+json_t *
+proto_modern_caps(const json_t *caps)
+{
+	static const char *const keep[] = { "elicitation", "sampling",
+	    "experimental", "extensions" };
+	json_t	*out, *v;
+	size_t	 i;
+
+	if ((out = json_object()) == NULL)
+		return NULL;
+	for (i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
+		if (json_is_object(v = json_object_get(caps, keep[i])) &&
+		    json_object_set_new(out, keep[i], json_deep_copy(v)) == -1)
+			goto fail;
+	/* 2026-07-28 roots have no listChanged; tasks is no capability */
+	if (json_is_object(json_object_get(caps, "roots")) &&
+	    json_object_set_new(out, "roots", json_object()) == -1)
+		goto fail;
+	return out;
+fail:
+	json_decref(out);
+	return NULL;
+}
+
+json_t *
+proto_modern_params(const json_t *params, const json_t *caps,
+    const json_t *client_info, const char *log_level)
+{
+	json_t	*p, *meta;
+
+	p = json_is_object(params) ? json_deep_copy(params) : json_object();
+	if (p == NULL)
+		return NULL;
+	meta = json_object_get(p, "_meta");
+	if (!json_is_object(meta)) {
+		if ((meta = json_object()) == NULL ||
+		    json_object_set_new(p, "_meta", meta) == -1)
+			goto fail;
+	}
+	proto_meta_strip(meta);
+	if (json_object_set_new(meta, MCP_META_PROTOCOL_VERSION,
+	    json_string(MCP_VERSION_MODERN)) == -1 ||
+	    json_object_set_new(meta, MCP_META_CLIENT_CAPABILITIES,
+	    caps != NULL ? proto_modern_caps(caps) : json_object()) == -1)
+		goto fail;
+	if (client_info != NULL && json_object_set_new(meta,
+	    MCP_META_CLIENT_INFO, json_deep_copy(client_info)) == -1)
+		goto fail;
+	if (log_level != NULL && json_object_set_new(meta,
+	    "io.modelcontextprotocol/logLevel", json_string(log_level)) == -1)
+		goto fail;
+	return p;
+fail:
+	json_decref(p);
+	return NULL;
+}
+
+const char *
+proto_modern_name(const char *method, const json_t *params)
+{
+	if (strcmp(method, "tools/call") == 0 ||
+	    strcmp(method, "prompts/get") == 0)
+		return json_string_value(json_object_get(params, "name"));
+	if (strcmp(method, "resources/read") == 0)
+		return json_string_value(json_object_get(params, "uri"));
+	return NULL;
+}
