@@ -65,8 +65,14 @@ run_conformance() {	# run_conformance BUILDDIR
 			count "conformance fixture (direct)" 0 1
 		fi
 	fi
-	for rev in 2025-11-25 2026-07-28; do
-		CONFORMANCE_REQUIREMENTS=$rev sh tests/conformance/through.sh \
+	# each set in its own era, then across the bridge (the fixture
+	# pinned to the other era)
+	for run in 2025-11-25: 2026-07-28: 2025-11-25:modern \
+	    2026-07-28:legacy; do
+		rev=${run%%:*}
+		era=${run#*:}
+		CONFORMANCE_REQUIREMENTS=$rev CONFORMANCE_BACKEND_ERA=$era \
+		    sh tests/conformance/through.sh \
 		    "$1/vmcpd" >"$tmp/out" 2>&1
 		rc=$?
 		cat "$tmp/out"
@@ -79,7 +85,8 @@ run_conformance() {	# run_conformance BUILDDIR
 		if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then
 			f=1
 		fi
-		count "conformance $rev through vmcpd ($1)" "$p" "$f"
+		count "conformance $rev through vmcpd${era:+, fixture $era} ($1)" \
+		    "$p" "$f"
 	done
 }
 

@@ -332,3 +332,46 @@ core_capabilities(json_t *view, int logging)
 		(void)json_object_set_new(caps, "logging", json_object());
 	return caps;
 }
+
+/* the x-mcp-header map of a tool in the view, or NULL if it has none */
+json_t *
+core_tool_headers(json_t *view, const char *name)
+{
+	json_t		*tool = NULL, *it, *map = NULL;
+	char		 why[256];
+	size_t		 i;
+
+	json_array_foreach(json_object_get(view, "tools"), i, it)
+		if (name != NULL && json_is_string(json_object_get(it,
+		    "name")) && strcmp(json_string_value(json_object_get(it,
+		    "name")), name) == 0)
+			tool = it;
+	if (tool == NULL || proto_x_mcp_headers(json_object_get(tool,
+	    "inputSchema"), &map, why, sizeof(why)) == -1 ||
+	    json_object_size(map) == 0) {
+		json_decref(map);
+		return NULL;
+	}
+	return map;
+}
+
+/*
+ * The Mcp-Param-* values a 2026-07-28 backend expects with a tools/call
+ * routed to it (bparams: under its own name), or NULL.  The schema is
+ * the backend's: renaming a tool leaves its inputSchema alone.
+ */
+json_t *
+core_param_headers(json_t *view, const char *method, const json_t *params,
+    const json_t *bparams)
+{
+	json_t *map, *hdrs = NULL;
+
+	if (strcmp(method, "tools/call") != 0 ||
+	    (map = core_tool_headers(view, json_string_value(
+	    json_object_get(params, "name")))) == NULL)
+		return NULL;
+	(void)proto_param_headers_build(map, json_object_get(bparams,
+	    "arguments"), &hdrs);
+	json_decref(map);
+	return hdrs;
+}

@@ -41,7 +41,16 @@ struct mcp_req {
 	int				 mr_retried;
 	int				 mr_initialize;	/* answering initialize */
 	struct session			 mr_sess;	/* initialize only */
+	/* a 2026-07-28 backend */
+	json_t				*mr_phdrs;	/* Mcp-Param-* to send */
+	json_t				*mr_state;	/* its requestState */
+	struct mrtr_wait		*mr_wait;	/* input asked of client */
+	int				 mr_rounds;	/* input_required seen */
+	int				 mr_sheds;	/* ... with no inputs */
 };
+
+#define LEGACY_MRTR_ROUNDS	10	/* as go-sdk's client */
+#define LEGACY_MRTR_SHEDS	3
 
 /* a backend session being opened for a client session: one per worker */
 struct bopen {
@@ -52,6 +61,7 @@ struct bopen {
 };
 
 static void	legacy_open_backend(struct mcp_req *);
+static void	legacy_forward(struct mcp_req *);
 
 static const char *
 legacy_allowed_methods(void)
@@ -93,6 +103,10 @@ legacy_on_close(struct evhttp_connection *evcon, void *arg)
 	backend_call_cancel(mr->mr_call);
 	mr->mr_call = NULL;
 	view_get_cancel(mr->mr_w, mr);
+	era_resolve_cancel(mr->mr_w, mr);
+	mrtr_cancel(mr->mr_wait);
+	json_decref(mr->mr_phdrs);
+	json_decref(mr->mr_state);
 	json_decref(mr->mr_bparams);
 	json_decref(mr->mr_client_caps);
 	free(mr->mr_bver);
@@ -127,6 +141,10 @@ legacy_req_free(struct mcp_req *mr)
 		evhttp_connection_set_closecb(evcon, NULL, NULL);
 	backend_call_cancel(mr->mr_call);
 	view_get_cancel(mr->mr_w, mr);
+	era_resolve_cancel(mr->mr_w, mr);
+	mrtr_cancel(mr->mr_wait);
+	json_decref(mr->mr_phdrs);
+	json_decref(mr->mr_state);
 	json_decref(mr->mr_bparams);
 	json_decref(mr->mr_client_caps);
 	free(mr->mr_bver);
@@ -532,6 +550,8 @@ legacy_client_answer(struct worker *w, struct jsonrpc_msg *msg,
 	json_t				*bid;
 	const struct config_backend	*be;
 
+	if (mrtr_answer(w, s->s_id, msg) == 0)
+		return;		/* for a 2026-07-28 backend's input request */
 	id = json_string_value(msg->jm_id);
 	memset(&rec, 0, sizeof(rec));
 	if (id == NULL || strncmp(id, "vmcpd-r-", 8) != 0 ||
@@ -701,16 +721,226 @@ legacy_open_backend(struct mcp_req *mr)
 	mr->mr_bo = bo;
 }
 
-static void
-legacy_forward_session(struct mcp_req *mr, struct session *s)
-{
-	struct session_backend *sb;
+static void	legacy_send_modern(struct mcp_req *, json_t *);
+static void	legacy_mrtr_round(struct mcp_req *, json_t *);
 
-	sb = session_backend_get(s, mr->mr_be->cb_name);
+/* the answer of a 2026-07-28 backend, for a 2025-11-25 client */
+static void
+legacy_on_mbackend_done(void *arg, int rc, json_t *response, int flags,
+    const char *errmsg)
+{
+	struct mcp_req	*mr = arg;
+	json_t		*err, *result, *meta, *rt, *out;
+	char		 msg[600];
+
+	mr->mr_call = NULL;
+	err = json_object_get(response, "error");
+	if (rc == -1 && (flags & BACKEND_F_REFUSED) && !mr->mr_retried &&
+	    (!proto_modern_error(response) || json_integer_value(
+	    json_object_get(err, "code")) == MCP_ERR_UNSUPPORTED_VERSION)) {
+		/* turned away unrun, not in 2026-07-28 terms: probe again */
+		mr->mr_retried = 1;
+		era_forget(mr->mr_w, mr->mr_be, errmsg);
+		legacy_forward(mr);
+		return;
+	}
+	if (rc == -1 && !json_is_object(err)) {
+		log_warnx("%s for session %.8s...: %s", mr->mr_msg.jm_method,
+		    mr->mr_sid, errmsg);
+		(void)snprintf(msg, sizeof(msg), "Internal error: %s", errmsg);
+		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR, msg);
+		return;
+	}
+	if (json_is_object(err)) {
+		out = json_pack("{s:s, s:O, s:O}", "jsonrpc", "2.0", "id",
+		    mr->mr_msg.jm_id, "error", err);
+		goto reply;
+	}
+	result = json_object_get(response, "result");
+	rt = json_object_get(result, "resultType");
+	if (!json_is_object(result)) {
+		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: the backend sent no result");
+		return;
+	}
+	if (json_is_string(rt) && strcmp(json_string_value(rt),
+	    "input_required") == 0) {
+		legacy_mrtr_round(mr, result);
+		return;
+	}
+	if (!json_is_string(rt))
+		/* it ran the call as 2025-11-25: correct, never re-run */
+		era_set(mr->mr_w, mr->mr_be, ERA_LEGACY, "answered a "
+		    "2026-07-28 request without resultType");
+	/* 2026-07-28's envelope and reserved keys stay on its hop */
+	if ((result = json_deep_copy(result)) == NULL) {
+		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: out of memory");
+		return;
+	}
+	(void)json_object_del(result, "resultType");
+	(void)json_object_del(result, "ttlMs");
+	(void)json_object_del(result, "cacheScope");
+	if ((meta = json_object_get(result, "_meta")) != NULL) {
+		proto_meta_strip(meta);
+		if (json_object_size(meta) == 0)
+			(void)json_object_del(result, "_meta");
+	}
+	out = json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id",
+	    mr->mr_msg.jm_id, "result", result);
+reply:
+	if (out == NULL) {
+		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: out of memory");
+		return;
+	}
+	legacy_req_reply(mr, out);
+	json_decref(out);
+	legacy_req_free(mr);
+}
+
+/* an input request for the client, on this request's SSE stream */
+static int
+legacy_mrtr_send(void *arg, json_t *msg)
+{
+	struct mcp_req *mr = arg;
+
+	if (mr->mr_req == NULL)
+		return -1;
+	if (!mr->mr_streaming) {
+		front_sse_start(mr->mr_req, NULL);
+		mr->mr_streaming = 1;
+	}
+	return front_sse_send(mr->mr_req, NULL, msg);
+}
+
+static void
+legacy_mrtr_answered(void *arg, json_t *responses, const char *err)
+{
+	struct mcp_req	*mr = arg;
+	char		 msg[600];
+
+	mr->mr_wait = NULL;
+	if (responses == NULL) {
+		(void)snprintf(msg, sizeof(msg), "Internal error: %s", err);
+		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR, msg);
+		return;
+	}
+	legacy_send_modern(mr, responses);
+}
+
+/*
+ * input_required: vmcpd is the client of the backend here, so it
+ * fulfils the input requests over the Legacy session and retries, a
+ * bounded number of times.
+ */
+static void
+legacy_mrtr_round(struct mcp_req *mr, json_t *result)
+{
+	json_t	*ir, *state;
+	char	 why[300], msg[600];
+
+	ir = json_object_get(result, "inputRequests");
+	state = json_object_get(result, "requestState");
+	if (++mr->mr_rounds > LEGACY_MRTR_ROUNDS) {
+		(void)snprintf(msg, sizeof(msg), "Internal error: backend %s "
+		    "still asks for input after %d rounds", mr->mr_be->cb_name,
+		    LEGACY_MRTR_ROUNDS);
+		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR, msg);
+		return;
+	}
+	if ((ir != NULL && !json_is_object(ir)) || (state != NULL &&
+	    !json_is_string(state)) || (json_object_size(ir) == 0 &&
+	    state == NULL)) {
+		(void)snprintf(msg, sizeof(msg), "Internal error: backend %s "
+		    "sent an invalid input_required result", mr->mr_be->cb_name);
+		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR, msg);
+		return;
+	}
+	json_decref(mr->mr_state);
+	mr->mr_state = json_incref(state);
+	if (json_object_size(ir) == 0) {
+		/* load shedding: retry with the state alone, a few times */
+		if (++mr->mr_sheds > LEGACY_MRTR_SHEDS) {
+			(void)snprintf(msg, sizeof(msg), "Internal error: "
+			    "backend %s kept deferring the request (%d rounds "
+			    "without input requests)", mr->mr_be->cb_name,
+			    LEGACY_MRTR_SHEDS);
+			legacy_req_error(mr, JSONRPC_INTERNAL_ERROR, msg);
+			return;
+		}
+		legacy_send_modern(mr, NULL);
+		return;
+	}
+	if ((mr->mr_wait = mrtr_ask(mr->mr_w, mr->mr_sid, mr->mr_client_caps,
+	    ir, legacy_mrtr_send, legacy_mrtr_answered, mr, why,
+	    sizeof(why))) == NULL) {
+		(void)snprintf(msg, sizeof(msg), "Internal error: backend %s: "
+		    "%s", mr->mr_be->cb_name, why);
+		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR, msg);
+	}
+}
+
+/* to a 2026-07-28 backend: no backend session, the client's
+ * capabilities and log level in this request's _meta */
+static void
+legacy_send_modern(struct mcp_req *mr, json_t *responses)
+{
+	static const struct backend_call_cbs cbs = {
+		legacy_on_backend_message, NULL, legacy_on_mbackend_done, NULL
+	};
+	json_t *p;
+
+	if ((p = json_copy(mr->mr_bparams)) == NULL ||
+	    (responses != NULL && json_object_set(p, "inputResponses",
+	    responses) == -1) || (mr->mr_state != NULL &&
+	    json_object_set(p, "requestState", mr->mr_state) == -1)) {
+		json_decref(p);
+		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: out of memory");
+		return;
+	}
+	mr->mr_call = backend_rpc_modern(mr->mr_w, mr->mr_be,
+	    mr->mr_msg.jm_method, p, mr->mr_client_caps,
+	    mr->mr_sess.s_log_level, mr->mr_phdrs, &cbs, mr);
+	json_decref(p);
+	if (mr->mr_call == NULL)
+		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: cannot send the request to the backend");
+}
+
+static void
+legacy_on_era(void *arg, enum backend_era era)
+{
+	struct mcp_req		*mr = arg;
+	struct session_backend	*sb;
+
+	if (era == ERA_MODERN) {
+		legacy_send_modern(mr, NULL);
+		return;
+	}
+	sb = session_backend_get(&mr->mr_sess, mr->mr_be->cb_name);
 	if (sb != NULL && !mr->mr_retried)
 		legacy_send(mr, sb->sb_sid, sb->sb_version);
 	else
 		legacy_open_backend(mr);
+}
+
+/* to the backend in the era it speaks, probed if need be, on the
+ * session as the request found it */
+static void
+legacy_forward(struct mcp_req *mr)
+{
+	int era;
+
+	if ((era = era_resolve(mr->mr_w, mr->mr_be, legacy_on_era, mr)) == 0)
+		return;
+	if (era == -1) {
+		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: out of memory");
+		return;
+	}
+	legacy_on_era(mr, (enum backend_era)era);
 }
 
 /*
@@ -749,8 +979,10 @@ legacy_subscribe(struct mcp_req *mr, struct session *s)
 		    "Internal error: cannot save the session");
 		return;
 	}
-	/* the backend subscription is shared: it goes with the last one */
-	if (!sub && notify_subscribers(w, uri) > 0) {
+	/* the backend subscription is shared: it goes with the last one;
+	 * a 2026-07-28 backend has none (its listen stream asks) */
+	if ((!sub && notify_subscribers(w, uri) > 0) ||
+	    era_get(w, mr->mr_be) == ERA_MODERN) {
 		json_t *resp = jsonrpc_result_new(mr->mr_msg.jm_id,
 		    json_object());
 
@@ -762,7 +994,7 @@ legacy_subscribe(struct mcp_req *mr, struct session *s)
 	if (bsession_load(w, BSESSION_SCOPE_ANON, mr->mr_be, &bsid,
 	    &bver) == -1) {
 		/* no scope session yet: the client's own, as a fallback */
-		legacy_forward_session(mr, s);
+		legacy_forward(mr);
 		return;
 	}
 	legacy_send(mr, bsid, bver);
@@ -825,12 +1057,14 @@ legacy_on_view(void *arg, json_t *view, const char *err)
 	}
 	/* the session as the request found it (mr_sess) */
 	mr->mr_client_caps = json_incref(mr->mr_sess.s_client_caps);
+	mr->mr_phdrs = core_param_headers(view, mr->mr_msg.jm_method,
+	    mr->mr_msg.jm_params, mr->mr_bparams);
 	if (strcmp(mr->mr_msg.jm_method, "resources/subscribe") == 0 ||
 	    strcmp(mr->mr_msg.jm_method, "resources/unsubscribe") == 0) {
 		legacy_subscribe(mr, &mr->mr_sess);
 		return;
 	}
-	legacy_forward_session(mr, &mr->mr_sess);
+	legacy_forward(mr);
 }
 
 static const char *const legacy_log_levels[] = {

@@ -319,28 +319,6 @@ modern_backend_params(json_t *params)
 	return p;
 }
 
-/* the x-mcp-header map of a tool in the view, or NULL if none */
-static json_t *
-modern_tool_headers(json_t *view, const char *name)
-{
-	json_t		*tool = NULL, *it, *map = NULL;
-	char		 why[256];
-	size_t		 i;
-
-	json_array_foreach(json_object_get(view, "tools"), i, it)
-		if (name != NULL && json_is_string(json_object_get(it,
-		    "name")) && strcmp(json_string_value(json_object_get(it,
-		    "name")), name) == 0)
-			tool = it;
-	if (tool == NULL || proto_x_mcp_headers(json_object_get(tool,
-	    "inputSchema"), &map, why, sizeof(why)) == -1 ||
-	    json_object_size(map) == 0) {
-		json_decref(map);
-		return NULL;
-	}
-	return map;
-}
-
 /* Mcp-Param-* of a tools/call against the tool's x-mcp-header args */
 static int
 modern_check_params(struct mreq *m, json_t *view)
@@ -350,7 +328,7 @@ modern_check_params(struct mreq *m, json_t *view)
 	json_t			*map;
 	int			 rc = 0;
 
-	if ((map = modern_tool_headers(view, json_string_value(
+	if ((map = core_tool_headers(view, json_string_value(
 	    json_object_get(m->m_msg.jm_params, "name")))) == NULL)
 		return 0;
 	memset(&hdrs, 0, sizeof(hdrs));
@@ -701,7 +679,7 @@ modern_on_view(void *arg, json_t *view, const char *err)
 {
 	struct mreq	*m = arg;
 	struct core_err	 cerr;
-	json_t		*bparams, *map;
+	json_t		*bparams;
 	const char	*cap;
 	char		 msg[600];
 
@@ -744,14 +722,8 @@ modern_on_view(void *arg, json_t *view, const char *err)
 		return;
 	}
 	json_decref(bparams);
-	/* the Mcp-Param-* a 2026-07-28 backend expects for this tool */
-	if (strcmp(m->m_msg.jm_method, "tools/call") == 0 &&
-	    (map = modern_tool_headers(view, json_string_value(
-	    json_object_get(m->m_msg.jm_params, "name")))) != NULL) {
-		(void)proto_param_headers_build(map, json_object_get(
-		    m->m_bparams, "arguments"), &m->m_phdrs);
-		json_decref(map);
-	}
+	m->m_phdrs = core_param_headers(view, m->m_msg.jm_method,
+	    m->m_msg.jm_params, m->m_bparams);
 	modern_dispatch(m);
 }
 

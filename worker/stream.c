@@ -394,6 +394,11 @@ stream_on_wake(evutil_socket_t fd, short ev, void *arg)
 			listen_deliver(arg, kind, uri);
 			continue;
 		}
+		/* "M <id>": a client answered an input request we wait on */
+		if (strncmp(msg, "M ", 2) == 0) {
+			mrtr_wake(arg, msg + 2);
+			continue;
+		}
 		if ((gs = stream_find(msg)) != NULL)
 			stream_flush(gs);
 	}

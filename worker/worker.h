@@ -108,6 +108,9 @@ int	 core_route(json_t *view, const struct config *, const char *method,
 	    json_t *params, const struct config_backend **be,
 	    json_t **bparams, struct core_err *);
 json_t	*core_capabilities(json_t *view, int logging);
+json_t	*core_tool_headers(json_t *view, const char *name);
+json_t	*core_param_headers(json_t *view, const char *method,
+	    const json_t *params, const json_t *bparams);
 
 /* bsession.c: backend sessions of an identity scope (store "bsessions") */
 #define BSESSION_SCOPE_ANON	"anon"
@@ -143,6 +146,22 @@ void	 era_forget(struct worker *, const struct config_backend *,
 	    const char *why);
 const char *era_name(enum backend_era);
 void	 eras_free(void);
+
+/* mrtr.c: a 2026-07-28 backend's input requests put to a Legacy client */
+struct mrtr_wait;
+/* send one server-to-client request on the client's stream; 0 or -1 */
+typedef int (*mrtr_send_cb)(void *arg, json_t *msg);
+/* once: the inputResponses (borrowed), or NULL and why */
+typedef void (*mrtr_done_cb)(void *arg, json_t *responses, const char *err);
+struct mrtr_wait *mrtr_ask(struct worker *, const char *sid,
+	    const json_t *client_caps, const json_t *input_requests,
+	    mrtr_send_cb, mrtr_done_cb, void *arg, char *why, size_t whylen);
+void	 mrtr_cancel(struct mrtr_wait *);
+/* a client's answer: 0 if it was to an input request (taken), else 1 */
+int	 mrtr_answer(struct worker *, const char *sid,
+	    const struct jsonrpc_msg *);
+void	 mrtr_wake(struct worker *, const char *id);
+void	 mrtr_free_all(void);
 
 /* views.c: the shared aggregated view (store "views" db) */
 typedef void (*view_cb)(void *arg, json_t *view, const char *err);

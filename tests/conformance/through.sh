@@ -7,7 +7,13 @@
 # tests/conformance/expected-failures-<revision>.txt.
 #
 # $CONFORMANCE_REQUIREMENTS picks the requirements set (default
-# 2025-11-25).  Results go to OUTDIR/{direct,through}-<revision>, with
+# 2025-11-25).  $CONFORMANCE_BACKEND_ERA (auto, legacy or modern; default
+# the set's own era, auto for 2026-07-28 so that vmcpd's probe is what
+# picks it) is the era: setting vmcpd gets for the fixture.  Run with
+# the other era, the expected failures are those of
+# expected-failures-<revision>-via-<era>.txt: scenarios that cannot
+# cross that cell of the era bridge, each with why.  Results go to
+# OUTDIR/{direct,through}-<revision>, with
 # vmcpd.yaml, vmcpd.log and fixture.log beside them (default OUTDIR: a
 # temporary directory, removed afterwards unless KEEP=1 or something
 # failed).  Exits 0 only if every difference between the two runs is an
@@ -25,7 +31,19 @@ if [ ! -x "$vmcpd" ]; then
 	exit 2
 fi
 rev=${CONFORMANCE_REQUIREMENTS:-2025-11-25}
-expected=$conf/expected-failures-$rev.txt
+case $rev in
+2025-11-25)	own=legacy ;;
+*)		own=modern ;;
+esac
+era=${CONFORMANCE_BACKEND_ERA:-}
+[ -n "$era" ] || { [ $own = legacy ] && era=legacy || era=auto; }
+case $era in
+auto|$own)	expected=$conf/expected-failures-$rev.txt ;;
+legacy|modern)	expected=$conf/expected-failures-$rev-via-$era.txt ;;
+*)	echo "through.sh: CONFORMANCE_BACKEND_ERA is auto, legacy or" \
+	    "modern" >&2
+	exit 2 ;;
+esac
 if [ ! -f "$expected" ]; then
 	echo "through.sh: $expected is missing" >&2
 	exit 2
@@ -64,6 +82,7 @@ backends:
   - name: fixture
     url: $direct_url
     transport: streamable-http
+    era: $era
 aggregation:
   conflictResolution: priority
   conflictResolutionConfig:
@@ -85,7 +104,7 @@ vmcpd_port=$(cat "$out/port")
 wait_http "http://127.0.0.1:$vmcpd_port/healthz" ||
     fail "vmcpd does not answer /healthz"
 through_url=http://127.0.0.1:$vmcpd_port/mcp
-echo "vmcpd pid $vmcpd_pid at $through_url"
+echo "vmcpd pid $vmcpd_pid at $through_url (fixture era: $era)"
 
 rc=0
 run_suite "$direct_url" "$rev" "$out/direct-$rev"
