@@ -305,6 +305,47 @@ front_healthz(struct worker *w, struct evhttp_request *req)
 	json_decref(body);
 }
 
+/* /status: the backends and the era each is spoken to in */
+static void
+front_status(struct worker *w, struct evhttp_request *req)
+{
+	const struct config_backend	*be;
+	json_t				*body, *bes, *b;
+	size_t				 i;
+
+	if (evhttp_request_get_command(req) != EVHTTP_REQ_GET &&
+	    evhttp_request_get_command(req) != EVHTTP_REQ_HEAD) {
+		evhttp_add_header(evhttp_request_get_output_headers(req),
+		    "Allow", "GET, HEAD");
+		front_reply_empty(req, 405);
+		return;
+	}
+	if ((bes = json_array()) == NULL)
+		goto fail;
+	for (i = 0; i < w->w_conf->cf_nbackends; i++) {
+		be = &w->w_conf->cf_backends[i];
+		b = json_pack("{s:s, s:s, s:s, s:s}", "name", be->cb_name,
+		    "transport", config_transport_name(be->cb_transport),
+		    "eraSetting", config_era_name(be->cb_era),
+		    "mcpRevision", era_name(era_get(w, be)));
+		if (b == NULL || json_array_append_new(bes, b) == -1) {
+			json_decref(bes);
+			goto fail;
+		}
+	}
+	body = json_pack("{s:s, s:s, s:i, s:i, s:o}", "name", w->w_conf->cf_name,
+	    "version", VMCPD_VERSION, "worker", w->w_slot, "pid",
+	    (int)w->w_pid, "backends", bes);
+	if (body == NULL)
+		goto fail;
+	front_reply_json(req, 200, body, NULL);
+	json_decref(body);
+	return;
+fail:
+	front_reply_error(req, 500, NULL, JSONRPC_INTERNAL_ERROR,
+	    "Internal error: out of memory");
+}
+
 /* evhttp wrote the whole reply: a draining worker may now exit */
 static void
 front_on_complete(struct evhttp_request *req, void *arg)
@@ -340,6 +381,10 @@ front_on_request(struct evhttp_request *req, void *arg)
 	}
 	if (strcmp(path, "/healthz") == 0) {
 		front_healthz(w, req);
+		return;
+	}
+	if (strcmp(path, "/status") == 0) {
+		front_status(w, req);
 		return;
 	}
 	front_reply_error(req, 404, NULL, JSONRPC_INVALID_REQUEST,

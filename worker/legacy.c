@@ -981,6 +981,8 @@ legacy_subscribe(struct mcp_req *mr, struct session *s)
 	}
 	/* the backend subscription is shared: it goes with the last one;
 	 * a 2026-07-28 backend has none (its listen stream asks) */
+	if (era_get(w, mr->mr_be) == ERA_MODERN)
+		notify_resubscribe(w, mr->mr_be);
 	if ((!sub && notify_subscribers(w, uri) > 0) ||
 	    era_get(w, mr->mr_be) == ERA_MODERN) {
 		json_t *resp = jsonrpc_result_new(mr->mr_msg.jm_id,

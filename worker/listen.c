@@ -147,40 +147,14 @@ listen_deliver(struct worker *w, const char *kind, const char *uri)
 void
 listen_broadcast(struct worker *w, const char *kind, const char *uri)
 {
-	struct sockaddr_un	 sun;
-	struct dirent		*de;
-	DIR			*d;
-	char			 msg[2048], self[64];
-	int			 fd, n;
+	char	msg[2048];
+	int	n;
 
 	listen_deliver(w, kind, uri);
 	n = snprintf(msg, sizeof(msg), "L %s%s%s", kind, uri != NULL ?
 	    " " : "", uri != NULL ? uri : "");
-	if (n < 0 || (size_t)n >= sizeof(msg))
-		return;
-	if ((d = opendir(w->w_conf->cf_state_dir)) == NULL)
-		return;
-	if ((fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0)) == -1) {
-		closedir(d);
-		return;
-	}
-	(void)snprintf(self, sizeof(self), "w-%d.sock", (int)w->w_pid);
-	while ((de = readdir(d)) != NULL) {
-		if (strncmp(de->d_name, "w-", 2) != 0 ||
-		    strcmp(de->d_name, self) == 0)
-			continue;
-		memset(&sun, 0, sizeof(sun));
-		sun.sun_family = AF_UNIX;
-		if (snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/%s",
-		    w->w_conf->cf_state_dir, de->d_name) >=
-		    (int)sizeof(sun.sun_path))
-			continue;
-		/* a dead worker's socket refuses: nothing is lost */
-		(void)sendto(fd, msg, (size_t)n, MSG_DONTWAIT,
-		    (struct sockaddr *)&sun, sizeof(sun));
-	}
-	close(fd);
-	closedir(d);
+	if (n > 0 && (size_t)n < sizeof(msg))
+		stream_broadcast(w, msg);
 }
 
 static void

@@ -9,6 +9,11 @@
  *    notification on its GET stream (stream_publish(), any worker);
  *  - resources/updated: the sessions subscribed to the URI get it.
  *
+ * A 2026-07-28 backend has no session and no GET stream: worker 0 holds
+ * a subscriptions/listen stream on it instead, asking for the three
+ * list_changed kinds and the URIs sessions subscribed to (reopened when
+ * those change, notify_resubscribe()).
+ *
  * A stream that ends is reopened with backoff; a session the backend
  * forgot is opened anew.  If worker 0 dies its successor takes over.
  */
@@ -40,6 +45,8 @@ struct listener {
 	long				 l_status;
 	int				 l_fails;
 	int				 l_opening;
+	int				 l_modern;	/* a listen stream */
+	int				 l_probing;	/* era_resolve() owns */
 };
 
 static struct listener	*listeners;
@@ -231,7 +238,9 @@ notify_on_event(void *arg, const struct sse_event *ev)
 		    l->l_be->cb_name, err.je_msg);
 		return 0;
 	}
-	if (m.jm_kind == JSONRPC_REQUEST) {
+	if (m.jm_kind == JSONRPC_REQUEST && l->l_modern) {
+		/* 2026-07-28 servers send no requests: nothing to answer */
+	} else if (m.jm_kind == JSONRPC_REQUEST) {
 		/* nobody to ask on this stream: only ping is answered */
 		reply = strcmp(m.jm_method, "ping") == 0 ?
 		    jsonrpc_result_new(m.jm_id, json_object()) :
@@ -296,7 +305,16 @@ notify_on_done(void *arg, struct http_call *hc, int result, const char *err)
 	if (l->l_sse != NULL)
 		sse_parser_free(l->l_sse);
 	l->l_sse = NULL;
-	if (l->l_status == 404 || l->l_status == 400) {
+	if (l->l_modern) {
+		/* 4xx: perhaps no longer 2026-07-28; probed again on reconnect */
+		if (l->l_status >= 400 && l->l_status < 500)
+			era_forget(l->l_w, l->l_be, "subscriptions/listen "
+			    "refused");
+		else if (result == -1)
+			log_debug("listen stream of %s: %s", l->l_be->cb_name,
+			    err);
+		notify_retry(l, -1);
+	} else if (l->l_status == 404 || l->l_status == 400) {
 		/* the backend forgot the session: a new one */
 		bsession_forget(l->l_w, BSESSION_SCOPE_ANON, l->l_be);
 		free(l->l_bsid);
@@ -357,9 +375,140 @@ notify_opened(void *arg, int rc, const char *bsid, const char *version,
 	notify_stream(l);
 }
 
+/* the URIs sessions subscribed to that this backend serves */
+static int
+notify_collect_subs(void *arg, const void *key, size_t klen,
+    const struct store_rec *rec)
+{
+	json_t		*all = arg, *u;
+	struct session	 s;
+	size_t		 i;
+
+	(void)key;
+	if (klen != SESSION_ID_LEN || session_decode(rec->sr_data, rec->sr_len,
+	    &s) == -1)
+		return 0;
+	json_array_foreach(s.s_subs, i, u)
+		if (json_is_string(u))
+			(void)json_object_set(all, json_string_value(u),
+			    json_true());
+	session_clear(&s);
+	return 0;
+}
+
+static json_t *
+notify_backend_subs(struct listener *l)
+{
+	const struct config_backend	*be;
+	struct core_err			 cerr;
+	json_t				*all, *out, *view, *p, *bp;
+	const char			*uri;
+	void				*v;
+
+	if ((all = json_object()) == NULL || (out = json_array()) == NULL) {
+		json_decref(all);
+		return NULL;
+	}
+	(void)store_iter(l->l_w->w_store, STORE_SESSIONS, store_now_ms(), 0,
+	    notify_collect_subs, all);
+	view = view_peek(l->l_w);
+	json_object_foreach(all, uri, v) {
+		bp = NULL;
+		if (view == NULL || (p = json_pack("{s:s}", "uri", uri)) == NULL)
+			continue;
+		if (core_route(view, l->l_w->w_conf, "resources/read", p, &be,
+		    &bp, &cerr) == 0 && be == l->l_be)
+			(void)json_array_append(out, json_object_get(bp, "uri"));
+		json_decref(bp);
+		json_decref(p);
+	}
+	json_decref(view);
+	json_decref(all);
+	return out;
+}
+
+/* POST subscriptions/listen to a 2026-07-28 backend; the stream stays */
+static void
+notify_listen(struct listener *l)
+{
+	static const struct http_call_cbs cbs = {
+		notify_on_head, notify_on_data, notify_on_done
+	};
+	static unsigned long long seq;
+	json_t		*req = NULL, *params, *id = NULL;
+	char		*body = NULL, idbuf[64];
+	size_t		 len;
+
+	l->l_modern = 1;
+	(void)snprintf(idbuf, sizeof(idbuf), "vmcpd-listen-%d-%llu",
+	    (int)l->l_w->w_pid, ++seq);
+	params = json_pack("{s:{s:s, s:{}, s:{s:s, s:s}}, s:{s:b, s:b, s:b, "
+	    "s:o}}", "_meta", MCP_META_PROTOCOL_VERSION, MCP_VERSION_MODERN,
+	    MCP_META_CLIENT_CAPABILITIES, MCP_META_CLIENT_INFO, "name", "vmcpd",
+	    "version", VMCPD_VERSION, "notifications", "toolsListChanged", 1,
+	    "promptsListChanged", 1, "resourcesListChanged", 1,
+	    "resourceSubscriptions", notify_backend_subs(l));
+	if (params == NULL || (id = json_string(idbuf)) == NULL ||
+	    (req = jsonrpc_request_new(id, "subscriptions/listen",
+	    json_incref(params))) == NULL ||
+	    (body = jsonrpc_dump(req, &len)) == NULL ||
+	    (l->l_call = http_call_new(l->l_w->w_hc, "POST",
+	    l->l_be->cb_url)) == NULL)
+		goto fail;
+	if (http_call_add_header(l->l_call, "Content-Type",
+	    "application/json") == -1 || http_call_add_header(l->l_call,
+	    "Accept", "application/json, text/event-stream") == -1 ||
+	    http_call_add_header(l->l_call, "MCP-Protocol-Version",
+	    MCP_VERSION_MODERN) == -1 || http_call_add_header(l->l_call,
+	    "Mcp-Method", "subscriptions/listen") == -1 ||
+	    http_call_set_body(l->l_call, body, len) == -1)
+		goto fail;
+	http_call_set_timeout(l->l_call, 0);
+	if (http_call_start(l->l_call, &cbs, l) == -1) {
+		l->l_call = NULL;	/* freed by the client */
+		goto fail;
+	}
+	goto done;
+fail:
+	if (l->l_call != NULL)
+		http_call_cancel(l->l_call);
+	l->l_call = NULL;
+	notify_retry(l, -1);
+done:
+	free(body);
+	json_decref(req);
+	json_decref(id);
+	json_decref(params);
+}
+
+static void
+notify_on_era(void *arg, enum backend_era era)
+{
+	struct listener *l = arg;
+
+	l->l_probing = 0;
+	if (notify_stopped)
+		return;
+	if (era == ERA_MODERN)
+		notify_listen(l);
+	else
+		notify_connect(l);
+}
+
 static void
 notify_connect(struct listener *l)
 {
+	int era;
+
+	l->l_modern = 0;
+	if ((era = era_resolve(l->l_w, l->l_be, notify_on_era, l)) == 0) {
+		l->l_probing = 1;
+		return;
+	}
+	if (era == ERA_MODERN) {
+		notify_listen(l);
+		return;
+	}
 	free(l->l_bsid);
 	free(l->l_bver);
 	l->l_bsid = l->l_bver = NULL;
@@ -413,11 +562,13 @@ notify_stop(struct worker *w)
 {
 	size_t i;
 
-	(void)w;
 	notify_stopped = 1;
 	for (i = 0; i < nlisteners; i++) {
 		struct listener *l = &listeners[i];
 
+		if (l->l_probing)
+			era_resolve_cancel(w, l);
+		l->l_probing = 0;
 		if (l->l_call != NULL)
 			http_call_cancel(l->l_call);
 		l->l_call = NULL;
@@ -460,4 +611,41 @@ notify_subscribers(struct worker *w, const char *uri)
 		free(ns.ns_ids[i]);
 	free(ns.ns_ids);
 	return ns.ns_n;
+}
+
+/* worker 0: listen anew to a 2026-07-28 backend, with its URIs now */
+void
+notify_resubscribe_local(struct worker *w, const char *backend)
+{
+	struct listener	*l;
+	size_t		 i;
+
+	(void)w;
+	for (i = 0; i < nlisteners; i++) {
+		l = &listeners[i];
+		if (strcmp(l->l_be->cb_name, backend) != 0 || !l->l_modern ||
+		    notify_stopped)
+			continue;
+		if (l->l_call != NULL)
+			http_call_cancel(l->l_call);
+		l->l_call = NULL;
+		if (l->l_sse != NULL)
+			sse_parser_free(l->l_sse);
+		l->l_sse = NULL;
+		l->l_status = 0;
+		evtimer_del(l->l_timer);
+		notify_listen(l);
+	}
+}
+
+void
+notify_resubscribe(struct worker *w, const struct config_backend *be)
+{
+	char msg[128];
+
+	if (w->w_slot == 0)
+		notify_resubscribe_local(w, be->cb_name);
+	else if ((size_t)snprintf(msg, sizeof(msg), "N %s", be->cb_name) <
+	    sizeof(msg))
+		stream_broadcast(w, msg);
 }

@@ -17,6 +17,7 @@
 #include <sys/types.h>
 #include <sys/un.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -376,6 +377,41 @@ stream_publish(struct worker *w, const char *sid, const json_t *msg)
 	return 0;
 }
 
+/* a datagram to every other worker's wake socket, best effort */
+void
+stream_broadcast(struct worker *w, const char *msg)
+{
+	struct sockaddr_un	 sun;
+	struct dirent		*de;
+	DIR			*d;
+	char			 self[64];
+	int			 fd;
+
+	if ((d = opendir(w->w_conf->cf_state_dir)) == NULL)
+		return;
+	if ((fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0)) == -1) {
+		closedir(d);
+		return;
+	}
+	(void)snprintf(self, sizeof(self), "w-%d.sock", (int)w->w_pid);
+	while ((de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, "w-", 2) != 0 ||
+		    strcmp(de->d_name, self) == 0)
+			continue;
+		memset(&sun, 0, sizeof(sun));
+		sun.sun_family = AF_UNIX;
+		if (snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/%s",
+		    w->w_conf->cf_state_dir, de->d_name) >=
+		    (int)sizeof(sun.sun_path))
+			continue;
+		/* a dead worker's socket refuses: nothing is lost */
+		(void)sendto(fd, msg, strlen(msg), MSG_DONTWAIT,
+		    (struct sockaddr *)&sun, sizeof(sun));
+	}
+	close(fd);
+	closedir(d);
+}
+
 static void
 stream_on_wake(evutil_socket_t fd, short ev, void *arg)
 {
@@ -397,6 +433,11 @@ stream_on_wake(evutil_socket_t fd, short ev, void *arg)
 		/* "M <id>": a client answered an input request we wait on */
 		if (strncmp(msg, "M ", 2) == 0) {
 			mrtr_wake(arg, msg + 2);
+			continue;
+		}
+		/* "N <backend>": its subscriptions changed (worker 0 acts) */
+		if (strncmp(msg, "N ", 2) == 0) {
+			notify_resubscribe_local(arg, msg + 2);
 			continue;
 		}
 		if ((gs = stream_find(msg)) != NULL)

@@ -179,6 +179,7 @@ void	 stream_get(struct worker *, struct evhttp_request *,
 int	 stream_publish(struct worker *, const char *sid, const json_t *msg);
 void	 stream_terminate(struct worker *, const char *sid);
 void	 stream_drain(struct worker *);
+void	 stream_broadcast(struct worker *, const char *msg);
 void	 stream_free_all(struct worker *);
 
 /* notify.c: one notification listener per backend (worker 0) */
@@ -187,6 +188,9 @@ void	 notify_stop(struct worker *);
 void	 notify_free(struct worker *);
 void	 notify_fanout(struct worker *, const json_t *msg, const char *uri);
 size_t	 notify_subscribers(struct worker *, const char *uri);
+/* a 2026-07-28 backend's subscribed URIs changed: worker 0 listens anew */
+void	 notify_resubscribe(struct worker *, const struct config_backend *);
+void	 notify_resubscribe_local(struct worker *, const char *backend);
 
 /* listen.c: subscriptions/listen streams of Modern clients */
 void	 listen_start(struct worker *, struct evhttp_request *,
