@@ -625,10 +625,11 @@ proto_param_headers_build(const json_t *map, const json_t *arguments,
 {
 	const json_t	*path, *bv, *seg;
 	const char	*name;
-	char		 num[64], *enc;
+	char		 num[512], *enc;
 	const char	*plain;
 	size_t		 i;
 	json_int_t	 iv;
+	double		 rv;
 
 	if ((*out = json_object()) == NULL)
 		return -1;
@@ -650,8 +651,13 @@ proto_param_headers_build(const json_t *map, const json_t *arguments,
 			plain = num;
 			break;
 		case JSON_REAL:
-			(void)snprintf(num, sizeof(num), "%.17g",
-			    json_real_value(bv));
+			/* plain decimal, as the check reads it back: %.17g
+			 * round-trips but may use an exponent */
+			rv = json_real_value(bv);
+			(void)snprintf(num, sizeof(num), "%.17g", rv);
+			if (strchr(num, 'e') != NULL)
+				(void)snprintf(num, sizeof(num), (rv < 0 ? -rv :
+				    rv) >= 1 ? "%.0f" : "%.340f", rv);
 			plain = num;
 			break;
 		case JSON_TRUE:

@@ -1397,6 +1397,35 @@ test_limit(void **state)
 	free(yaml);
 }
 
+/* backends[].era: auto by default; modern only over streamable-http */
+static void
+test_backend_era(void **state)
+{
+	struct config *cf;
+
+	(void)state;
+	cf = load_ok("backends:\n  - {name: a, url: http://x/, transport: "
+	    "streamable-http}\n  - {name: b, url: http://x/, transport: "
+	    "streamable-http, era: modern}\n  - {name: c, url: http://x/, "
+	    "transport: sse, era: legacy}\n  - {name: d, url: http://x/, "
+	    "transport: streamable-http, era: auto}\n");
+	assert_int_equal(cf->cf_backends[0].cb_era, CONFIG_ERA_AUTO);
+	assert_int_equal(cf->cf_backends[1].cb_era, CONFIG_ERA_MODERN);
+	assert_int_equal(cf->cf_backends[2].cb_era, CONFIG_ERA_LEGACY);
+	assert_int_equal(cf->cf_backends[3].cb_era, CONFIG_ERA_AUTO);
+	assert_string_equal(config_era_name(cf->cf_backends[1].cb_era),
+	    "modern");
+	config_free(cf);
+	load_bad("backends:\n  - {name: a, url: http://x/, transport: "
+	    "streamable-http, era: 2026}\n",
+	    "t.yaml:2:64: backends[0].era: expected auto, legacy or modern, "
+	    "found \"2026\"");
+	load_bad("backends:\n  - name: a\n    transport: stdio\n"
+	    "    command: x\n    era: modern\n",
+	    "t.yaml:5:10: backends[0].era: modern needs transport "
+	    "streamable-http (stdio backends speak 2025-11-25 or older)");
+}
+
 static void
 test_err_stdio(void **state)
 {
@@ -2045,6 +2074,7 @@ main(void)
 		cmocka_unit_test(test_limit),
 		cmocka_unit_test(test_examples),
 		cmocka_unit_test(test_err_stdio),
+		cmocka_unit_test(test_backend_era),
 		cmocka_unit_test(test_err_multi),
 		cmocka_unit_test(test_err_aggregation),
 		cmocka_unit_test(test_err_priority),

@@ -1333,6 +1333,203 @@ test_modern_result(void **state)
 	json_decref(si);
 }
 
+
+/* the probe outcome table of reference-vmcp.md 1.4 */
+static void
+test_probe_outcome(void **state)
+{
+	static const struct {
+		int		 answered;
+		long		 status;
+		const char	*msg;
+		int		 want;
+	} t[] = {
+		/* no HTTP answer, auth, transient: inconclusive */
+		{ 0, 0, NULL, PROTO_PROBE_INCONCLUSIVE },
+		{ 1, 401, NULL, PROTO_PROBE_INCONCLUSIVE },
+		{ 1, 403, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":"
+		    "-32020,\"message\":\"x\"}}", PROTO_PROBE_INCONCLUSIVE },
+		{ 1, 407, NULL, PROTO_PROBE_INCONCLUSIVE },
+		{ 1, 408, NULL, PROTO_PROBE_INCONCLUSIVE },
+		{ 1, 429, NULL, PROTO_PROBE_INCONCLUSIVE },
+		{ 1, 500, NULL, PROTO_PROBE_INCONCLUSIVE },
+		{ 1, 503, NULL, PROTO_PROBE_INCONCLUSIVE },
+		/* discover lists 2026-07-28 */
+		{ 1, 200, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{"
+		    "\"supportedVersions\":[\"2025-11-25\",\"" M "\"]}}",
+		    PROTO_PROBE_MODERN },
+		/* a discover result without it: Legacy */
+		{ 1, 200, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{"
+		    "\"supportedVersions\":[\"2026-99-99\"]}}",
+		    PROTO_PROBE_LEGACY },
+		{ 1, 200, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}",
+		    PROTO_PROBE_LEGACY },
+		/* a Modern envelope that is not complete */
+		{ 1, 200, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{"
+		    "\"resultType\":\"input_required\"}}", PROTO_PROBE_MODERN },
+		{ 1, 200, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{"
+		    "\"resultType\":\"complete\"}}", PROTO_PROBE_LEGACY },
+		/* Modern errors */
+		{ 1, 400, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":"
+		    "-32020,\"message\":\"x\"}}", PROTO_PROBE_MODERN },
+		{ 1, 400, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":"
+		    "-32021,\"message\":\"x\"}}", PROTO_PROBE_MODERN },
+		{ 1, 400, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":"
+		    "-32022,\"message\":\"x\",\"data\":{\"supported\":[\"" M
+		    "\"],\"requested\":\"" M "\"}}}", PROTO_PROBE_MODERN },
+		{ 1, 400, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":"
+		    "-32022,\"message\":\"x\",\"data\":{\"supported\":"
+		    "[\"2027-01-01\"]}}}", PROTO_PROBE_LEGACY },
+		/* what Legacy servers answer */
+		{ 1, 400, "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":"
+		    "-32000,\"message\":\"Bad Request: Server not "
+		    "initialized\"}}", PROTO_PROBE_LEGACY },
+		{ 1, 200, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":"
+		    "-32601,\"message\":\"Method not found\"}}",
+		    PROTO_PROBE_LEGACY },
+		{ 1, 404, NULL, PROTO_PROBE_LEGACY },
+		{ 1, 405, NULL, PROTO_PROBE_LEGACY },
+		{ 1, 406, NULL, PROTO_PROBE_LEGACY },
+		/* garbage in a 200 */
+		{ 1, 200, "[1,2]", PROTO_PROBE_LEGACY },
+		{ 1, 200, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":"
+		    "\"x\"}}", PROTO_PROBE_LEGACY },
+	};
+	char	 why[160];
+	json_t	*msg;
+	size_t	 i;
+	int	 got;
+
+	(void)state;
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		msg = t[i].msg != NULL ? load(t[i].msg) : NULL;
+		why[0] = '\0';
+		got = proto_probe_outcome(t[i].answered, t[i].status, msg, why,
+		    sizeof(why));
+		if (got != t[i].want)
+			fail_msg("case %zu (HTTP %ld %s): got %d, want %d (%s)",
+			    i, t[i].status, t[i].msg ? t[i].msg : "-", got,
+			    t[i].want, why);
+		assert_true(why[0] != '\0');
+		json_decref(msg);
+	}
+	msg = load("{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32021,"
+	    "\"message\":\"x\"}}");
+	assert_int_equal(proto_modern_error(msg), 1);
+	json_decref(msg);
+	msg = load("{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32602,"
+	    "\"message\":\"x\"}}");
+	assert_int_equal(proto_modern_error(msg), 0);
+	json_decref(msg);
+	assert_int_equal(proto_modern_error(NULL), 0);
+}
+
+/* a request to a 2026-07-28 backend: this hop's _meta, the client's
+ * capabilities mirrored in 2026-07-28 terms */
+static void
+test_modern_params(void **state)
+{
+	json_t *p, *caps, *info, *want, *out;
+
+	(void)state;
+	p = load("{\"name\":\"t\",\"arguments\":{\"a\":1},\"requestState\":"
+	    "\"s\",\"inputResponses\":{\"k\":{\"action\":\"accept\"}},"
+	    "\"_meta\":{\"progressToken\":7,\"traceparent\":\"00-a-b-01\","
+	    "\"io.modelcontextprotocol/protocolVersion\":\"" L "\","
+	    "\"io.modelcontextprotocol/clientInfo\":{\"name\":\"c\"},"
+	    "\"com.example/k\":1}}");
+	caps = load("{\"roots\":{\"listChanged\":true},\"sampling\":{\"tools\":"
+	    "{}},\"elicitation\":{\"form\":{}},\"tasks\":{\"list\":{}},"
+	    "\"experimental\":{\"x\":{}}}");
+	info = load("{\"name\":\"vmcpd\",\"version\":\"1\"}");
+	out = proto_modern_params(p, caps, info, "info");
+	want = load("{\"name\":\"t\",\"arguments\":{\"a\":1},\"requestState\":"
+	    "\"s\",\"inputResponses\":{\"k\":{\"action\":\"accept\"}},"
+	    "\"_meta\":{\"progressToken\":7,\"traceparent\":\"00-a-b-01\","
+	    "\"com.example/k\":1,"
+	    "\"io.modelcontextprotocol/protocolVersion\":\"" M "\","
+	    "\"io.modelcontextprotocol/clientCapabilities\":{\"roots\":{},"
+	    "\"sampling\":{\"tools\":{}},\"elicitation\":{\"form\":{}},"
+	    "\"experimental\":{\"x\":{}}},"
+	    "\"io.modelcontextprotocol/clientInfo\":{\"name\":\"vmcpd\","
+	    "\"version\":\"1\"},"
+	    "\"io.modelcontextprotocol/logLevel\":\"info\"}}");
+	if (!json_equal(out, want))
+		fail_msg("got %s", json_dumps(out, JSON_SORT_KEYS));
+	/* the caller's params are left alone */
+	assert_string_equal(json_string_value(json_object_get(json_object_get(
+	    p, "_meta"), MCP_META_PROTOCOL_VERSION)), L);
+	json_decref(want);
+	json_decref(out);
+
+	/* no params, no caps: an envelope with {} */
+	out = proto_modern_params(NULL, NULL, NULL, NULL);
+	want = load("{\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":"
+	    "\"" M "\",\"io.modelcontextprotocol/clientCapabilities\":{}}}");
+	assert_true(json_equal(out, want));
+	json_decref(want);
+	json_decref(out);
+
+	assert_string_equal(proto_modern_name("tools/call", p), "t");
+	json_object_set_new(p, "uri", json_string("file:///x"));
+	assert_string_equal(proto_modern_name("resources/read", p),
+	    "file:///x");
+	assert_null(proto_modern_name("tools/list", p));
+	json_decref(p);
+	json_decref(caps);
+	json_decref(info);
+}
+
+/* a header lookup over a {"Name": value} object, names case-blind */
+static const char *
+hdr_lookup(void *arg, const char *name)
+{
+	const char	*k;
+	json_t		*v;
+
+	json_object_foreach((json_t *)arg, k, v)
+		if (strcasecmp(k, name) == 0)
+			return json_string_value(v);
+	return NULL;
+}
+
+/* the Mcp-Param-* vmcpd sends pass its own check */
+static void
+test_param_headers_build(void **state)
+{
+	struct proto_reqhdrs	 h;
+	struct proto_verdict	 v;
+	json_t			*schema, *map, *args, *out, *want;
+	char			 why[256];
+
+	(void)state;
+	schema = load("{\"type\":\"object\",\"properties\":{"
+	    "\"region\":{\"type\":\"string\",\"x-mcp-header\":\"Region\"},"
+	    "\"n\":{\"type\":\"integer\",\"x-mcp-header\":\"N\"},"
+	    "\"on\":{\"type\":\"boolean\",\"x-mcp-header\":\"On\"},"
+	    "\"q\":{\"type\":\"string\",\"x-mcp-header\":\"Q\"},"
+	    "\"z\":{\"type\":\"string\",\"x-mcp-header\":\"Z\"}}}");
+	assert_int_equal(proto_x_mcp_headers(schema, &map, why, sizeof(why)),
+	    0);
+	args = load("{\"region\":\"us-west\",\"n\":-42,\"on\":false,"
+	    "\"q\":\"caf\\u00e9\",\"z\":null}");
+	assert_int_equal(proto_param_headers_build(map, args, &out), 0);
+	want = load("{\"Region\":\"us-west\",\"N\":\"-42\",\"On\":\"false\","
+	    "\"Q\":\"=?base64?Y2Fmw6k=?=\"}");
+	if (!json_equal(out, want))
+		fail_msg("got %s", json_dumps(out, JSON_SORT_KEYS));
+	memset(&h, 0, sizeof(h));
+	h.rh_param = hdr_lookup;
+	h.rh_arg = out;
+	assert_int_equal(proto_param_headers_check(map, args, &h, &v), 0);
+	proto_verdict_clear(&v);
+	json_decref(want);
+	json_decref(out);
+	json_decref(args);
+	json_decref(map);
+	json_decref(schema);
+}
+
 int
 main(void)
 {
@@ -1354,6 +1551,9 @@ main(void)
 		cmocka_unit_test(test_meta_reserved),
 		cmocka_unit_test(test_meta_strip),
 		cmocka_unit_test(test_modern_result),
+		cmocka_unit_test(test_probe_outcome),
+		cmocka_unit_test(test_modern_params),
+		cmocka_unit_test(test_param_headers_build),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
