@@ -4,15 +4,14 @@
  * checked by proto_classify(); here it is answered from the same
  * era-free core as the Legacy edge: lists from the shared view with
  * self-describing cursors, calls routed to a backend under its own
- * name.  Backends are reached over the identity scope's backend
- * session (bsession.c), so a Modern client needs no session of its own
- * and any worker can serve any request.  Every result carries
- * resultType and vmcpd's serverInfo; the cacheable ones ttlMs and
- * cacheScope.
- *
- * Not yet: Modern backends (probing, MRTR), and
- * relaying a backend's mid-call request to a Modern client (the client
- * gets -32021 when it lacks the capability, else a clear error).
+ * name.  A 2026-07-28 backend gets the request as it came (its
+ * input_required, MRTR, relayed as it is); a 2025-11-25 one is reached
+ * over the identity scope's backend session (bsession.c), so a Modern
+ * client needs no session of its own and any worker can serve any
+ * request.  Every result carries resultType and vmcpd's serverInfo; the
+ * cacheable ones ttlMs and cacheScope.  A Legacy backend's mid-call
+ * request cannot reach a Modern client: the client gets -32021 when it
+ * lacks the capability, else a clear error.
  */
 #include <sys/types.h>
 
@@ -409,10 +408,13 @@ modern_on_backend_done(void *arg, int rc, json_t *response, int flags,
 		modern_open(m);
 		return;
 	}
-	/* a refusal that made the call fail: the client learns what it
-	 * lacked (a backend that asks and carries on is no failure) */
+	/* a refusal that made the call fail, as an error or as a tool
+	 * result with isError: the client learns what it lacked (a
+	 * backend that asks and carries on is no failure) */
 	if (m->m_needcap[0] != '\0' && rc == 0 &&
-	    json_object_get(response, "error") != NULL) {
+	    (json_object_get(response, "error") != NULL ||
+	    json_is_true(json_object_get(json_object_get(response, "result"),
+	    "isError")))) {
 		modern_error(m, 400, MCP_ERR_MISSING_CAPABILITY,
 		    "Missing required client capability: the backend asked "
 		    "for it mid-call", json_pack("{s:{s:{}}}",
