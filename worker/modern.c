@@ -724,8 +724,9 @@ modern_on_view(void *arg, json_t *view, const char *err)
 		return;
 	}
 	json_decref(bparams);
-	m->m_phdrs = core_param_headers(view, m->m_msg.jm_method,
-	    m->m_msg.jm_params, m->m_bparams);
+	if (era_get(m->m_w, m->m_be) != ERA_LEGACY)
+		m->m_phdrs = core_param_headers(view, m->m_msg.jm_method,
+		    m->m_msg.jm_params, m->m_bparams);
 	modern_dispatch(m);
 }
 

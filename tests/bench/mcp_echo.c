@@ -1,7 +1,9 @@
 /*
  * mcp_echo: a small, fast MCP server for benchmarks, so that the backend
- * is not what a gateway benchmark measures.  Legacy Streamable HTTP
- * (2025-11-25) on POST /mcp, JSON answers only, one libevent loop.
+ * is not what a gateway benchmark measures.  Streamable HTTP on POST
+ * /mcp, JSON answers only, one libevent loop, both revisions: 2025-11-25
+ * with sessions, and 2026-07-28 (a request whose _meta and
+ * MCP-Protocol-Version say so: stateless, server/discover, resultType).
  *
  *	mcp_echo [-p port] [-n tools] [-x prefix]
  *
@@ -32,6 +34,7 @@
 #include <jansson.h>
 
 #define ECHO_VERSION		"2025-11-25"
+#define ECHO_MODERN		"2026-07-28"
 #define ECHO_SID_BYTES		16
 #define ECHO_SESSIONS_MAX	65536
 #define ECHO_BODY_MAX		(4 * 1024 * 1024)
@@ -171,7 +174,7 @@ echo_do_initialize(struct echo_server *es, struct evhttp_request *req,
  */
 static void
 echo_do_tools_list(struct echo_server *es, struct evhttp_request *req,
-    json_t *id)
+    json_t *id, int modern)
 {
 	struct evbuffer	*buf;
 	char		*ids;
@@ -185,7 +188,9 @@ echo_do_tools_list(struct echo_server *es, struct evhttp_request *req,
 	    "\"result\":{\"tools\":", ids) == -1 ||
 	    evbuffer_add_reference(buf, es->es_tools, es->es_tools_len,
 	    NULL, NULL) == -1 ||
-	    evbuffer_add(buf, "}}", 2) == -1) {
+	    (modern ? evbuffer_add_printf(buf, ",\"resultType\":\"complete\","
+	    "\"ttlMs\":0,\"cacheScope\":\"public\"}}") :
+	    evbuffer_add(buf, "}}", 2)) == -1) {
 		if (buf != NULL)
 			evbuffer_free(buf);
 		free(ids);
@@ -223,7 +228,7 @@ echo_known_tool(struct echo_server *es, const char *name)
 
 static void
 echo_do_tools_call(struct echo_server *es, struct evhttp_request *req,
-    json_t *id, json_t *params)
+    json_t *id, json_t *params, int modern)
 {
 	json_t		*result;
 	const char	*name;
@@ -246,11 +251,60 @@ echo_do_tools_call(struct echo_server *es, struct evhttp_request *req,
 		    params, "arguments"), "message"));
 	result = json_pack("{s:[{s:s, s:s}]}", "content", "type", "text",
 	    "text", text);
+	if (result != NULL && modern && json_object_set_new(result,
+	    "resultType", json_string("complete")) == -1) {
+		json_decref(result);
+		result = NULL;
+	}
 	if (result == NULL) {
 		echo_reply_error(req, 500, id, -32603, "Internal error");
 		return;
 	}
 	echo_reply_result(req, id, result, NULL);
+}
+
+/*
+ * A 2026-07-28 request: no session; the version in _meta must match
+ * the header, and Mcp-Method the method (the minimum a benchmark needs).
+ */
+static void
+echo_handle_modern(struct echo_server *es, struct evhttp_request *req,
+    json_t *msg, json_t *id, const char *method)
+{
+	struct evkeyvalq	*h = evhttp_request_get_input_headers(req);
+	const char		*hv, *hm;
+	json_t			*r;
+
+	hv = evhttp_find_header(h, "MCP-Protocol-Version");
+	hm = evhttp_find_header(h, "Mcp-Method");
+	if (hv == NULL || strcmp(hv, ECHO_MODERN) != 0 || hm == NULL ||
+	    method == NULL || strcmp(hm, method) != 0) {
+		echo_reply_error(req, 400, id, -32020, "Header mismatch");
+		return;
+	}
+	if (id == NULL) {
+		echo_reply(req, 202, "Accepted", NULL, NULL);
+		return;
+	}
+	if (strcmp(method, "tools/call") == 0)
+		echo_do_tools_call(es, req, id, json_object_get(msg, "params"),
+		    1);
+	else if (strcmp(method, "tools/list") == 0)
+		echo_do_tools_list(es, req, id, 1);
+	else if (strcmp(method, "server/discover") == 0) {
+		r = json_pack("{s:s, s:[s, s], s:{s:{}}, s:i, s:s, s:{s:{s:s, "
+		    "s:s}}}", "resultType", "complete", "supportedVersions",
+		    ECHO_VERSION, ECHO_MODERN, "capabilities", "tools", "ttlMs",
+		    0, "cacheScope", "public", "_meta",
+		    "io.modelcontextprotocol/serverInfo", "name", "mcp_echo",
+		    "version", "1.0");
+		if (r == NULL)
+			echo_reply_error(req, 500, id, -32603,
+			    "Internal error");
+		else
+			echo_reply_result(req, id, r, NULL);
+	} else
+		echo_reply_error(req, 404, id, -32601, "Method not found");
 }
 
 static void
@@ -259,7 +313,7 @@ echo_handle_post(struct echo_server *es, struct evhttp_request *req)
 	struct evbuffer	*in = evhttp_request_get_input_buffer(req);
 	json_t		*msg = NULL, *id;
 	json_error_t	 jerr;
-	const char	*method, *sid;
+	const char	*method, *sid, *pv;
 	size_t		 len;
 
 	len = evbuffer_get_length(in);
@@ -276,6 +330,13 @@ echo_handle_post(struct echo_server *es, struct evhttp_request *req)
 	method = json_string_value(json_object_get(msg, "method"));
 	if (method != NULL && strcmp(method, "initialize") == 0 && id != NULL) {
 		echo_do_initialize(es, req, id);
+		goto done;
+	}
+	if ((pv = json_string_value(json_object_get(json_object_get(
+	    json_object_get(msg, "params"), "_meta"),
+	    "io.modelcontextprotocol/protocolVersion"))) != NULL &&
+	    strcmp(pv, ECHO_MODERN) == 0) {
+		echo_handle_modern(es, req, msg, id, method);
 		goto done;
 	}
 	sid = evhttp_find_header(evhttp_request_get_input_headers(req),
@@ -295,9 +356,10 @@ echo_handle_post(struct echo_server *es, struct evhttp_request *req)
 		goto done;
 	}
 	if (strcmp(method, "tools/call") == 0)
-		echo_do_tools_call(es, req, id, json_object_get(msg, "params"));
+		echo_do_tools_call(es, req, id, json_object_get(msg, "params"),
+		    0);
 	else if (strcmp(method, "tools/list") == 0)
-		echo_do_tools_list(es, req, id);
+		echo_do_tools_list(es, req, id, 0);
 	else if (strcmp(method, "ping") == 0)
 		echo_reply_result(req, id, json_object(), NULL);
 	else

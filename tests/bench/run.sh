@@ -5,12 +5,15 @@
 # noisy machine (harness.md: +-20-30 % from run to run).
 #
 # On 127.0.0.1 it starts two mcp_echo backends (A; B with tool prefix
-# "b_"), vmcpd in front of A (2 workers), a second vmcpd in front of A+B
-# (the aggregated tools/list) and nginx (2 workers, keepalive upstream
-# to A).  It opens one session per target with curl, then runs wrk with
+# "b_"; both speak both revisions), vmcpd in front of A (2 workers,
+# era: legacy), a second vmcpd in front of A+B (the aggregated
+# tools/list), a third in front of A with era: modern (vmcpd-m: 2026-07-28
+# end to end) and nginx (2 workers, keepalive upstream to A).  It opens one session per target with curl, then runs wrk with
 # call.lua (tools/call echo) at c=1 and c=32 and list.lua (tools/list)
 # against every target, and mcall.lua and mlist.lua, the same as MCP
-# 2026-07-28 (stateless) clients, against vmcpd: a warm-up, then a
+# 2026-07-28 (stateless) clients, against every target (vmcpd-m:
+# 2026-07-28 to the backend too; vmcpd: the bridge to 2025-11-25): a
+# warm-up, then a
 # measured run, the whole set
 # BENCH_ROUNDS times, interleaved.  It prints the medians (req/s, p50,
 # p99, and the CPU time per request of the target and of the backends,
@@ -179,11 +182,13 @@ start_echo() {
 	done
 }
 
-# start_vmcpd NAME BACKEND...: vmcpd (2 workers) in front of the named
-# backends ("name=url"); sets $vmcpd_port and $vmcpd_pid.
+# start_vmcpd NAME ERA BACKEND...: vmcpd (2 workers) in front of the named
+# backends ("name=url"), spoken to in ERA (the era: setting: mcp_echo
+# speaks both); sets $vmcpd_port and $vmcpd_pid.
 start_vmcpd() {
 	name=$1
-	shift
+	era=$2
+	shift 2
 	d=$tmp/$name
 	mkdir -p "$d" || die "mkdir $d"
 	{
@@ -198,6 +203,7 @@ start_vmcpd() {
 			echo "  - name: ${b%%=*}"
 			echo "    url: ${b#*=}"
 			echo "    transport: streamable-http"
+			echo "    era: $era"
 		done
 		echo "aggregation:"
 		echo "  conflictResolution: prefix"
@@ -342,17 +348,23 @@ start_echo b -x b_
 port_b=$echo_port
 pid_b=$spawned
 url_direct=http://127.0.0.1:$port_a/mcp
-start_vmcpd vmcpd "a=$url_direct"
+start_vmcpd vmcpd legacy "a=$url_direct"
 port_v=$vmcpd_port
 pid_v=$vmcpd_pid
-start_vmcpd vmcpd-ab "a=$url_direct" "b=http://127.0.0.1:$port_b/mcp"
+start_vmcpd vmcpd-ab legacy "a=$url_direct" "b=http://127.0.0.1:$port_b/mcp"
 port_vab=$vmcpd_port
 pid_vab=$vmcpd_pid
+# the same backend spoken to in 2026-07-28 (as vmcpd's probe would pick)
+start_vmcpd vmcpd-m modern "a=$url_direct"
+port_vm=$vmcpd_port
+pid_vm=$vmcpd_pid
 start_nginx "$port_a"
 url_nginx=http://127.0.0.1:$nginx_port/mcp
 url_v=http://127.0.0.1:$port_v/mcp
 url_vab=http://127.0.0.1:$port_vab/mcp
+url_vm=http://127.0.0.1:$port_vm/mcp
 wait_http "http://127.0.0.1:$port_v/healthz" || die "vmcpd: no /healthz"
+wait_http "http://127.0.0.1:$port_vm/healthz" || die "vmcpd-m: no /healthz"
 wait_http "http://127.0.0.1:$port_vab/healthz" ||
     die "vmcpd-ab: no /healthz"
 
@@ -396,6 +408,7 @@ bench() {
 	nginx)		gw=$nginx_pid; be=$pid_a ;;
 	vmcpd)		gw=$pid_v; be=$pid_a ;;
 	vmcpd-ab)	gw=$pid_vab; be="$pid_a $pid_b" ;;
+	vmcpd-m)	gw=$pid_vm; be=$pid_a ;;
 	esac
 	f=$tmp/wrk-$1-c$2-$3-r$7.txt
 	export MCP_SESSION_ID=$5 BENCH_EXPECT_TOOLS=$6
@@ -447,8 +460,12 @@ while [ $r -le "$rounds" ]; do
 		bench call "$c" nginx "$url_nginx" "$sid_nginx" "" $r
 		bench call "$c" vmcpd "$url_v" "$sid_v" "" $r
 	done
-	# MCP 2026-07-28 clients: stateless, so wrk drives them directly
+	# MCP 2026-07-28 clients: stateless, so wrk drives them directly;
+	# vmcpd-m speaks 2026-07-28 to the backend, vmcpd 2025-11-25
 	for c in 1 32; do
+		bench mcall "$c" direct "$url_direct" - "" $r
+		bench mcall "$c" nginx "$url_nginx" - "" $r
+		bench mcall "$c" vmcpd-m "$url_vm" - "" $r
 		bench mcall "$c" vmcpd "$url_v" - "" $r
 	done
 	for c in 1 32; do
@@ -458,6 +475,9 @@ while [ $r -le "$rounds" ]; do
 		bench list "$c" vmcpd "$url_v" "$sid_v" "$tools_a" $r
 		bench list "$c" vmcpd-ab "$url_vab" "$sid_vab" \
 		    $((2 * tools_a)) $r
+		bench mlist "$c" direct "$url_direct" - "$tools_a" $r
+		bench mlist "$c" nginx "$url_nginx" - "$tools_a" $r
+		bench mlist "$c" vmcpd-m "$url_vm" - "$tools_a" $r
 		bench mlist "$c" vmcpd "$url_v" - "$tools_a" $r
 		bench mlist "$c" vmcpd-ab "$url_vab" - $((2 * tools_a)) $r
 	done
@@ -623,11 +643,25 @@ END {
 	printf "tools/list c=32 req/s over direct A: vmcpd(A+B) %.2f," \
 	    " vmcpd(A) %.2f, nginx %.2f\n", r_list_vab_d, r_list_v_d,
 	    r_list_n_d
-	printf "2026-07-28 through vmcpd, c=32 req/s: tools/call %.0f" \
-	    " (2025-11-25: %.0f, nginx: %.0f), tools/list A+B %.0f" \
-	    " (2025-11-25: %.0f)\n", m("mcall", 32, "vmcpd", "rps"),
-	    m("call", 32, "vmcpd", "rps"), m("call", 32, "nginx", "rps"),
-	    m("mlist", 32, "vmcpd-ab", "rps"), m("list", 32, "vmcpd-ab", "rps")
+	mt_vn = ratio(m("mcall", 32, "vmcpd-m", "rps"),
+	    m("mcall", 32, "nginx", "rps"))
+	mt_vd = ratio(m("mcall", 32, "vmcpd-m", "rps"),
+	    m("mcall", 32, "direct", "rps"))
+	madd_v = m("mcall", 1, "vmcpd-m", "p50") - m("mcall", 1, "direct", "p50")
+	madd_n = m("mcall", 1, "nginx", "p50") - m("mcall", 1, "direct", "p50")
+	ml_vn = ratio(m("mlist", 32, "vmcpd-m", "rps"),
+	    m("mlist", 32, "nginx", "rps"))
+	ml_vd = ratio(m("mlist", 32, "vmcpd-m", "rps"),
+	    m("mlist", 32, "direct", "rps"))
+	printf "2026-07-28 tools/call c=32 req/s: vmcpd/nginx %.2f," \
+	    " vmcpd/direct %.2f; c=1 added p50: vmcpd +%.0f us, nginx" \
+	    " +%.0f us, ratio %.2f\n", mt_vn, mt_vd, madd_v, madd_n,
+	    ratio(madd_v, madd_n)
+	printf "2026-07-28 tools/list c=32 req/s: vmcpd/nginx %.2f," \
+	    " vmcpd/direct %.2f\n", ml_vn, ml_vd
+	printf "2026-07-28 client to a 2025-11-25 backend, c=32 req/s:" \
+	    " tools/call %.0f, tools/list A+B %.0f\n",
+	    m("mcall", 32, "vmcpd", "rps"), m("mlist", 32, "vmcpd-ab", "rps")
 	printf "load average before %s, after %s (%d CPUs)\n", lb, la, ncpu
 
 	printf "{\n  \"when\": \"%s\",\n  \"revision\": \"%s\",\n", when,
@@ -664,7 +698,12 @@ END {
 	jratio("call_c1_cpu_per_req_vmcpd_over_nginx", r_cpu1_vn)
 	jratio("list_c32_rps_vmcpd_ab_over_direct", r_list_vab_d)
 	jratio("list_c32_rps_vmcpd_over_direct", r_list_v_d)
-	jratio("list_c32_rps_nginx_over_direct", r_list_n_d, 1)
+	jratio("list_c32_rps_nginx_over_direct", r_list_n_d)
+	jratio("mcall_c32_rps_vmcpd_over_nginx", mt_vn)
+	jratio("mcall_c32_rps_vmcpd_over_direct", mt_vd)
+	jratio("mcall_c1_added_p50_vmcpd_over_nginx", ratio(madd_v, madd_n))
+	jratio("mlist_c32_rps_vmcpd_over_nginx", ml_vn)
+	jratio("mlist_c32_rps_vmcpd_over_direct", ml_vd, 1)
 	printf "  },\n  \"targets\": {\n" >json
 	printf "    \"call_c32_rps_vmcpd_ge_nginx\": %s,\n",
 	    ok_t ? "true" : "false" >json
