@@ -167,6 +167,13 @@ era_forget(struct worker *w, const struct config_backend *be,
 
 	if ((es = era_slot(w, be)) == NULL)
 		return;
+	/* a worker that probed it meanwhile found it Legacy: that verdict
+	 * is fresher than the Modern belief the caller acted on */
+	if (era_load(w, be) == ERA_LEGACY) {
+		es->es_era = ERA_LEGACY;
+		es->es_checked = store_now_ms();
+		return;
+	}
 	log_info("backend %s: era to be probed again: %s", be->cb_name, why);
 	(void)store_del(w->w_store, STORE_ERAS, be->cb_name,
 	    strlen(be->cb_name));

@@ -25,6 +25,7 @@ export const MEMORY = path.join(ROOT, 'node_modules/@modelcontextprotocol/server
 export const FILESYSTEM = path.join(ROOT, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
 const LOOPBACK = path.join(ROOT, 'tests/lib/loopback.cjs');
 const SPEC_BACKEND = path.join(ROOT, 'tests/interop/lib/spec-backend.mjs');
+const MODERN_BACKEND = path.join(ROOT, 'tests/interop/lib/modern-backend.mjs');
 const SETPRIV = ['/usr/bin/setpriv', '/bin/setpriv'].find((p) => fs.existsSync(p));
 
 const procs = new Set();
@@ -109,6 +110,22 @@ export async function startSpec(spec, { timeout = 20000 } = {}) {
   return p;
 }
 
+/* The Modern (2026-07-28, SDK v2) backend (modern-backend.mjs). */
+export async function startModern(spec, { timeout = 20000 } = {}) {
+  const p = new Child(`modern-${spec.label ?? ''}`, NODE, [MODERN_BACKEND],
+    { env: { SPEC: JSON.stringify(spec) } });
+  const port = await waitFor(`modern backend ${spec.label} to listen`, () => {
+    if (p.exited)
+      throw new Error(`exited: ${p.output.slice(-2000)}`);
+    const m = /^listening (\d+)$/m.exec(p.output);
+    return m ? Number(m[1]) : null;
+  }, { timeout });
+  p.port = port;
+  p.url = `http://${HOST}:${port}/mcp`;
+  p.stats = async () => (await httpRequest(port, { method: 'GET', path: '/stats', timeout: 5000 })).json;
+  return p;
+}
+
 /* server-everything over Streamable HTTP, on a free port. */
 export async function startEverythingHttp({ timeout = 30000, env = {} } = {}) {
   for (let attempt = 0; ; attempt++) {
@@ -152,6 +169,8 @@ const q = (s) => JSON.stringify(String(s));	// a YAML double-quoted scalar
 /* The YAML lines of one backend entry. */
 export function backendYaml(b) {
   const l = [`  - name: ${q(b.name)}`];
+  if (b.era)
+    l.push(`    era: ${b.era}`);
   if (b.url) {
     l.push(`    transport: ${b.transport ?? 'streamable-http'}`, `    url: ${q(b.url)}`);
     return l;
@@ -170,7 +189,7 @@ export function backendYaml(b) {
 
 /*
  * A whole config.  backends: [{name, url} | {name, command, args, env,
- * cwd}]; aggregation, operational, http, sessions: YAML text of those
+ * cwd}], each with an optional era (auto, legacy, modern); aggregation, operational, http, sessions: YAML text of those
  * blocks (without the key line), indented by two.
  */
 export function multiConfig({ portFile, stateDir, workers = 2, workerHeader = true,

@@ -24,10 +24,12 @@
 //              "answer <result as JSON>", or isError with the error
 //   slow       true: tool slow {ms} answers "slept <ms>" after ms
 //   hang       true: tool hang {} never answers
+//   port       the port to listen on (default 0: any free port)
 //
-// GET /stats answers {sessions, getStreams, getOpened, subscriptions}:
-// sessions alive, standalone GET streams open and ever opened,
-// subscriptions held.
+// GET /stats answers {sessions, getStreams, getOpened, subscriptions,
+// methods}: sessions alive, standalone GET streams open and ever opened,
+// subscriptions held, and the POSTs seen by "<MCP-Protocol-Version
+// header or none> <method, or response>".
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
@@ -46,6 +48,7 @@ const dynTools = new Set();
 const dynPrompts = new Set();
 let getStreams = 0;
 let getOpened = 0;
+const methods = {};
 
 const text = (t) => ({ content: [{ type: 'text', text: t }] });
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -199,7 +202,7 @@ const httpServer = http.createServer(async (req, res) => {
       for (const i of instances)
         subscriptions += i.subs.size;
       res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({
-        sessions: transports.size, getStreams, getOpened, subscriptions,
+        sessions: transports.size, getStreams, getOpened, subscriptions, methods,
       }));
       return;
     }
@@ -209,6 +212,10 @@ const httpServer = http.createServer(async (req, res) => {
     }
     const sid = req.headers['mcp-session-id'];
     const body = req.method === 'POST' ? await readBody(req) : undefined;
+    if (req.method === 'POST') {
+      const k = `${req.headers['mcp-protocol-version'] ?? 'none'} ${body?.method ?? 'response'}`;
+      methods[k] = (methods[k] ?? 0) + 1;
+    }
     let transport = sid ? transports.get(sid) : undefined;
     if (sid && !transport) {
       res.writeHead(404, { 'Content-Type': 'application/json' }).end(JSON.stringify({
@@ -246,7 +253,7 @@ const httpServer = http.createServer(async (req, res) => {
   }
 });
 
-httpServer.listen(0, '127.0.0.1', () => {
+httpServer.listen(Number(spec.port ?? 0), '127.0.0.1', () => {
   process.stdout.write(`listening ${httpServer.address().port}\n`);
 });
 for (const sig of ['SIGTERM', 'SIGINT'])
