@@ -556,7 +556,7 @@ test_err_unknown_key(void **state)
 	load_bad("backends:\n  - name: a\n    url: http://x/\n"
 	    "    transport: streamable-http\n    headers: {}\n",
 	    "t.yaml:5:5: backends[0].headers: unknown key, expected one of: "
-	    "name, url, transport, command, args, env, cwd");
+	    "name, url, transport, command, args, env, cwd, era");
 	load_bad(BACKEND "incomingAuth:\n  type: anonymous\n  oidc: {}\n",
 	    "t.yaml:7:3: incomingAuth.oidc: unknown key, expected one of: "
 	    "type");
