@@ -822,16 +822,19 @@ http_call_new(struct http_client *c, const char *method, const char *url)
 		return NULL;
 	call->c_client = c;
 	call->c_state = HC_NEW;
-	if ((call->c_method = strdup(method)) == NULL ||
-	    (call->c_url = strdup(url)) == NULL)
+	if ((call->c_method = strdup(method)) == NULL)
 		goto fail;
-
 	if ((r = http_call_h1_url(call, url)) == -2)
 		goto fail;
-	if (r >= 0) {
-		call->c_h1 = r;
+	/* an address: http_h1.c takes it whatever happens, libcurl never */
+	if (r == 1) {
+		call->c_h1 = 1;
 		return call;
 	}
+	if ((call->c_url = strdup(url)) == NULL)
+		goto fail;
+	if (r == 0)
+		return call;
 
 	for (i = 0; i < c->hc_ntargets; i++)
 		if (strcmp(c->hc_targets[i].ut_url, url) == 0)

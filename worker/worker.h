@@ -239,6 +239,13 @@ struct backend_call_cbs {
 struct backend_call *backend_rpc(struct worker *, const struct config_backend *,
 	    const char *bsid, const char *version, const char *method,
 	    json_t *params, const struct backend_call_cbs *, void *arg);
+/* the same, with the text of params (JSON jansson accepted) when the
+ * caller has it: it is sent as it is */
+struct backend_call *backend_rpc_text(struct worker *,
+	    const struct config_backend *, const char *bsid,
+	    const char *version, const char *method, json_t *params,
+	    const char *ptext, size_t plen, const struct backend_call_cbs *,
+	    void *arg);
 int	 backend_notify(struct worker *, const struct config_backend *,
 	    const char *bsid, const char *version, const char *method,
 	    json_t *params);
