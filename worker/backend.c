@@ -72,6 +72,46 @@ struct backend_open_state {
 };
 
 static void	backend_call_free(struct backend_call *);
+
+/* snprintf(buf, size, "%s", s) without printf, for the hot path */
+static void
+backend_copy(char *buf, size_t size, const char *s)
+{
+	size_t	n = strlen(s);
+
+	if (n >= size)
+		n = size - 1;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+}
+
+/* our request id "vmcpd-<pid>-<seq>" */
+static void
+backend_make_id(char *buf, size_t size, pid_t pid, unsigned long long seq)
+{
+	static char	prefix[32];
+	static size_t	plen;
+	static pid_t	ppid;
+	char		num[24];
+	size_t		n = sizeof(num);
+
+	if (ppid != pid || plen == 0) {
+		(void)snprintf(prefix, sizeof(prefix), "vmcpd-%d-", (int)pid);
+		plen = strlen(prefix);
+		ppid = pid;
+	}
+	do {
+		num[--n] = (char)('0' + seq % 10);
+		seq /= 10;
+	} while (seq > 0);
+	if (plen + sizeof(num) - n >= size) {
+		buf[0] = '\0';
+		return;
+	}
+	memcpy(buf, prefix, plen);
+	memcpy(buf + plen, num + n, sizeof(num) - n);
+	buf[plen + sizeof(num) - n] = '\0';
+}
 static void	backend_open_done(struct backend_call *, int, json_t *, int,
 		    const char *);
 static void	backend_finish(struct backend_call *, int rc, json_t *response,
@@ -301,8 +341,7 @@ backend_on_head(void *arg, struct http_call *hc, long status)
 	bc->bc_status = status;
 	if ((sid = http_call_header(hc, "Mcp-Session-Id")) != NULL &&
 	    strlen(sid) < sizeof(bc->bc_resp_sid))
-		(void)snprintf(bc->bc_resp_sid, sizeof(bc->bc_resp_sid), "%s",
-		    sid);
+		backend_copy(bc->bc_resp_sid, sizeof(bc->bc_resp_sid), sid);
 	ct = http_call_header(hc, "Content-Type");
 	if (status >= 200 && status < 300 && ct != NULL &&
 	    strncasecmp(ct, "text/event-stream", 17) == 0) {
@@ -541,11 +580,66 @@ backend_call_free(struct backend_call *bc)
 	free(bc);
 }
 
+/*
+ * The request's text, written around the text of its params instead of
+ * dumped whole: jansson's dump costs more than the rest of sending a
+ * call.  ptext is the params' text when the caller has it (JSON that
+ * jansson accepted); else params alone are dumped.  NULL: a method that
+ * needs escaping, or no memory; the caller dumps the request then.
+ */
+static char *
+backend_request_text(const char *id, const char *method, json_t *params,
+    const char *ptext, size_t plen, size_t *lenp)
+{
+	static const char	 h1[] = "{\"jsonrpc\":\"2.0\",\"id\":\"";
+	static const char	 h2[] = "\",\"method\":\"";
+	static const char	 h3[] = "\",\"params\":";
+	char			*dumped = NULL, *out, *o;
+	const char		*c;
+	size_t			 idlen = strlen(id), mlen = strlen(method);
+
+	for (c = method; *c != '\0'; c++)
+		if ((unsigned char)*c < 0x20 || *c == '"' || *c == '\\')
+			return NULL;
+	if (ptext == NULL && params != NULL) {
+		if ((dumped = jsonrpc_dump(params, &plen)) == NULL)
+			return NULL;
+		ptext = dumped;
+	}
+	if ((out = malloc(sizeof(h1) + idlen + sizeof(h2) + mlen +
+	    sizeof(h3) + plen + 2)) == NULL) {
+		free(dumped);
+		return NULL;
+	}
+	o = out;
+	memcpy(o, h1, sizeof(h1) - 1);
+	o += sizeof(h1) - 1;
+	memcpy(o, id, idlen);
+	o += idlen;
+	memcpy(o, h2, sizeof(h2) - 1);
+	o += sizeof(h2) - 1;
+	memcpy(o, method, mlen);
+	o += mlen;
+	if (ptext != NULL) {
+		memcpy(o, h3, sizeof(h3) - 1);
+		o += sizeof(h3) - 1;
+		memcpy(o, ptext, plen);
+		o += plen;
+	} else
+		*o++ = '"';
+	*o++ = '}';
+	*o = '\0';
+	*lenp = (size_t)(o - out);
+	free(dumped);
+	return out;
+}
+
 static struct backend_call *
 backend_call_start(struct worker *w, const struct config_backend *be,
     const char *bsid, const char *version, const char *method,
-    json_t *params, const json_t *hdrs, const struct backend_call_cbs *cbs,
-    void *arg, backend_idone_cb idone, void *iarg)
+    json_t *params, const char *ptext, size_t plen, const json_t *hdrs,
+    const struct backend_call_cbs *cbs, void *arg,
+    backend_idone_cb idone, void *iarg)
 {
 	static const struct http_call_cbs hcbs = {
 		backend_on_head, backend_on_data, backend_on_done
@@ -568,19 +662,20 @@ backend_call_start(struct worker *w, const struct config_backend *be,
 	bc->bc_sent_sid = bsid != NULL;
 	bc->bc_retry_ms = -1;
 	if (version != NULL)
-		(void)snprintf(bc->bc_version, sizeof(bc->bc_version), "%s",
-		    version);
+		backend_copy(bc->bc_version, sizeof(bc->bc_version), version);
 	if (bsid != NULL)
-		(void)snprintf(bc->bc_resp_sid, sizeof(bc->bc_resp_sid), "%s",
-		    bsid);
-	(void)snprintf(bc->bc_id, sizeof(bc->bc_id), "vmcpd-%d-%llu",
-	    (int)w->w_pid, (unsigned long long)++w->w_rpc_seq);
-	if ((id = json_string(bc->bc_id)) == NULL)
-		goto fail;
-	req = jsonrpc_request_new(id, method, json_incref(params));
-	json_decref(id);
-	if (req == NULL || (body = jsonrpc_dump(req, &len)) == NULL)
-		goto fail;
+		backend_copy(bc->bc_resp_sid, sizeof(bc->bc_resp_sid), bsid);
+	backend_make_id(bc->bc_id, sizeof(bc->bc_id), w->w_pid,
+	    (unsigned long long)++w->w_rpc_seq);
+	if ((body = backend_request_text(bc->bc_id, method, params, ptext,
+	    plen, &len)) == NULL) {
+		if ((id = json_string(bc->bc_id)) == NULL)
+			goto fail;
+		req = jsonrpc_request_new(id, method, json_incref(params));
+		json_decref(id);
+		if (req == NULL || (body = jsonrpc_dump(req, &len)) == NULL)
+			goto fail;
+	}
 	if ((bc->bc_http = backend_http_new(w, be, "POST")) == NULL)
 		goto fail;
 	backend_add_headers(bc->bc_http, bsid, version);
@@ -615,7 +710,7 @@ backend_rpc(struct worker *w, const struct config_backend *be,
     json_t *params, const struct backend_call_cbs *cbs, void *arg)
 {
 	return backend_call_start(w, be, bsid, version, method, params, NULL,
-	    cbs, arg, NULL, NULL);
+	    0, NULL, cbs, arg, NULL, NULL);
 }
 
 /*
@@ -656,12 +751,22 @@ backend_rpc_modern(struct worker *w, const struct config_backend *be,
 			goto done;
 	}
 	bc = backend_call_start(w, be, NULL, MCP_VERSION_MODERN, method,
-	    p, hdrs, cbs, arg, NULL, NULL);
+	    p, NULL, 0, hdrs, cbs, arg, NULL, NULL);
 done:
 	free(enc);
 	json_decref(hdrs);
 	json_decref(p);
 	return bc;
+}
+
+struct backend_call *
+backend_rpc_text(struct worker *w, const struct config_backend *be,
+    const char *bsid, const char *version, const char *method,
+    json_t *params, const char *ptext, size_t plen,
+    const struct backend_call_cbs *cbs, void *arg)
+{
+	return backend_call_start(w, be, bsid, version, method, params, ptext,
+	    plen, NULL, cbs, arg, NULL, NULL);
 }
 
 int
@@ -696,7 +801,7 @@ backend_notify_request(struct worker *w, const struct config_backend *be,
     json_t *params)
 {
 	return backend_call_start(w, be, bsid, version, method, params, NULL,
-	    NULL, NULL, NULL, NULL) == NULL ? -1 : 0;
+	    0, NULL, NULL, NULL, NULL, NULL) == NULL ? -1 : 0;
 }
 
 /* the caller no longer wants the outcome: no callback after this */
@@ -843,7 +948,7 @@ backend_open(struct worker *w, const struct config_backend *be,
 		return -1;
 	}
 	if (backend_call_start(w, be, NULL, NULL, "initialize", params, NULL,
-	    NULL, NULL, backend_open_done, bo) == NULL) {
+	    0, NULL, NULL, NULL, backend_open_done, bo) == NULL) {
 		json_decref(params);
 		free(bo);
 		return -1;

@@ -1,6 +1,8 @@
 /*
- * Outbound HTTP on libcurl's multi_socket interface, driven by the
- * worker's libevent loop: libcurl tells us which sockets to watch
+ * Outbound HTTP.  Plain http:// to an IP address and Unix-socket
+ * targets go through the lean HTTP/1.1 client in http_h1.c; the rest
+ * (https, host names) through libcurl's multi_socket interface, driven
+ * by the worker's libevent loop: libcurl tells us which sockets to watch
  * (one persistent event each) and when to wake it (one timer), we
  * hand readiness back with curl_multi_socket_action().
  *
@@ -15,6 +17,11 @@
  * http_client_free() must not be called from inside a callback.
  */
 #include <sys/queue.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
 #include <ctype.h>
 #include <limits.h>
@@ -29,6 +36,7 @@
 
 #include "shared/log.h"
 #include "worker/http_client.h"
+#include "worker/http_h1.h"
 
 #define HTTP_MAXCONNECTS	64
 #define HTTP_CONNECT_TIMEOUT_MS	10000L
@@ -62,9 +70,22 @@ struct http_call {
 	CURL			*c_easy;
 	enum http_call_state	 c_state;
 	char			*c_method;
+	char			*c_url;
 	char			*c_target;	/* host:port, for messages */
+	char			*c_unix;	/* Unix socket path */
+	/* the request head as sent by http_h1.c: the request line and
+	 * Host (when the URL suits it), then every added header */
+	char			*c_req;
+	size_t			 c_reqlen;
+	size_t			 c_reqcap;
+	size_t			 c_req_hdrs;	/* where added headers start */
+	int			 c_h1_url;	/* URL parsed for http_h1.c */
+	int			 c_h1;		/* going through http_h1.c */
+	int			 c_in_cb;	/* in an http_h1.c callback */
+	struct h1_exchange	 c_x;
 	struct curl_slist	*c_reqhdrs;
 	int			 c_has_ctype;
+	int			 c_has_accept;
 	char			*c_body;
 	size_t			 c_bodylen;
 	int			 c_has_body;
@@ -101,6 +122,7 @@ struct http_client {
 	struct http_call_list	 hc_zombies;
 	struct http_call_list	 hc_done;
 	LIST_HEAD(, http_sock)	 hc_socks;
+	struct h1_client	*hc_h1;
 	size_t			 hc_inflight;
 	int			 hc_in_action;
 	int			 hc_closing;
@@ -168,8 +190,38 @@ http_call_free(struct http_call *call)
 	curl_slist_free_all(call->c_reqhdrs);
 	free(call->c_body);
 	free(call->c_target);
+	free(call->c_unix);
+	free(call->c_req);
+	free(call->c_url);
 	free(call->c_method);
 	free(call);
+}
+
+/* appends to the request head; 0 or -1 */
+static int
+http_call_req_add(struct http_call *call, const char *s, size_t len)
+{
+	char	*n;
+	size_t	 cap;
+
+	if (call->c_reqlen + len > call->c_reqcap) {
+		cap = call->c_reqcap ? call->c_reqcap : 256;
+		while (cap < call->c_reqlen + len)
+			cap *= 2;
+		if ((n = realloc(call->c_req, cap)) == NULL)
+			return -1;
+		call->c_req = n;
+		call->c_reqcap = cap;
+	}
+	memcpy(call->c_req + call->c_reqlen, s, len);
+	call->c_reqlen += len;
+	return 0;
+}
+
+static int
+http_call_req_str(struct http_call *call, const char *s)
+{
+	return http_call_req_add(call, s, strlen(s));
 }
 
 static void
@@ -595,6 +647,8 @@ http_client_new(struct event_base *base)
 	LIST_INIT(&c->hc_socks);
 	if ((c->hc_timer = evtimer_new(base, http_client_timer_cb, c)) == NULL)
 		goto fail;
+	if ((c->hc_h1 = h1_client_new(base)) == NULL)
+		goto fail;
 	if ((c->hc_multi = curl_multi_init()) == NULL)
 		goto fail;
 	if (curl_multi_setopt(c->hc_multi, CURLMOPT_SOCKETFUNCTION,
@@ -610,6 +664,7 @@ http_client_new(struct event_base *base)
 		goto fail;
 	return c;
  fail:
+	h1_client_free(c->hc_h1);
 	if (c->hc_multi != NULL)
 		curl_multi_cleanup(c->hc_multi);
 	if (c->hc_timer != NULL)
@@ -629,7 +684,10 @@ http_client_free(struct http_client *c)
 	c->hc_closing = 1;
 	while ((call = TAILQ_FIRST(&c->hc_active)) != NULL) {
 		TAILQ_REMOVE(&c->hc_active, call, c_entry);
-		http_call_detach(call);
+		if (call->c_h1)
+			h1_exchange_cancel(c->hc_h1, &call->c_x);
+		else
+			http_call_detach(call);
 		http_call_free(call);
 	}
 	while ((call = TAILQ_FIRST(&c->hc_zombies)) != NULL) {
@@ -652,6 +710,7 @@ http_client_free(struct http_client *c)
 		free(c->hc_targets[c->hc_ntargets].ut_url);
 		free(c->hc_targets[c->hc_ntargets].ut_target);
 	}
+	h1_client_free(c->hc_h1);
 	/* closes the cached connections, which may call socket_fn */
 	curl_multi_cleanup(c->hc_multi);
 	while ((s = LIST_FIRST(&c->hc_socks)) != NULL)
@@ -660,13 +719,101 @@ http_client_free(struct http_client *c)
 	free(c);
 }
 
+/*
+ * A plain http:// URL split for http_h1.c: its request line and Host
+ * go into the request head, an IP address into the exchange.  1: done
+ * (the host is an address: http_h1.c can take it), 0: split, but the
+ * host is a name (libcurl resolves it, unless a Unix socket is set),
+ * -1: the URL is libcurl's to judge, -2: out of memory.
+ */
+static int
+http_call_h1_url(struct http_call *call, const char *url)
+{
+	struct sockaddr_in	*sin = (struct sockaddr_in *)&call->c_x.hx_addr;
+	struct sockaddr_in6	*sin6 =
+	    (struct sockaddr_in6 *)&call->c_x.hx_addr;
+	const char		*a, *ae, *he, *path, *q;
+	char			 host[INET6_ADDRSTRLEN + 2];
+	size_t			 hlen, plen;
+	unsigned long		 port = 80;
+	int			 is_ip = 0;
+
+	if (strncasecmp(url, "http://", 7) != 0)
+		return -1;
+	a = url + 7;
+	ae = a + strcspn(a, "/?#");
+	if (ae == a || memchr(a, '@', (size_t)(ae - a)) != NULL)
+		return -1;
+	if (*a == '[') {
+		if ((he = memchr(a, ']', (size_t)(ae - a))) == NULL)
+			return -1;
+		he++;
+	} else if ((he = memchr(a, ':', (size_t)(ae - a))) == NULL)
+		he = ae;
+	if (he < ae) {
+		if (*he != ':' || he + 1 == ae || ae - he > 6)
+			return -1;
+		port = 0;
+		for (q = he + 1; q < ae; q++) {
+			if (*q < '0' || *q > '9')
+				return -1;
+			port = port * 10 + (unsigned long)(*q - '0');
+		}
+		if (port == 0 || port > 65535)
+			return -1;
+	}
+	path = ae;
+	plen = strcspn(path, "#");
+	for (q = path; q < path + plen; q++)
+		if ((unsigned char)*q <= 0x20 || *q == 0x7f)
+			return -1;
+
+	hlen = (size_t)(he - a);
+	memset(&call->c_x.hx_addr, 0, sizeof(call->c_x.hx_addr));
+	if (hlen < sizeof(host)) {
+		memcpy(host, a, hlen);
+		host[hlen] = '\0';
+		if (inet_pton(AF_INET, host, &sin->sin_addr) == 1) {
+			sin->sin_family = AF_INET;
+			sin->sin_port = htons((uint16_t)port);
+			call->c_x.hx_addrlen = sizeof(*sin);
+			is_ip = 1;
+		} else if (host[0] == '[' && hlen > 2) {
+			host[hlen - 1] = '\0';
+			if (inet_pton(AF_INET6, host + 1, &sin6->sin6_addr) ==
+			    1) {
+				sin6->sin6_family = AF_INET6;
+				sin6->sin6_port = htons((uint16_t)port);
+				call->c_x.hx_addrlen = sizeof(*sin6);
+				is_ip = 1;
+			}
+		}
+	}
+	if (asprintf(&call->c_target, "%.*s:%lu", (int)hlen, a, port) == -1) {
+		call->c_target = NULL;
+		return -2;
+	}
+	if (http_call_req_str(call, call->c_method) == -1 ||
+	    http_call_req_add(call, " ", 1) == -1 ||
+	    (plen == 0 || *path == '?' ? http_call_req_add(call, "/", 1) :
+	    0) == -1 ||
+	    http_call_req_add(call, path, plen) == -1 ||
+	    http_call_req_str(call, " HTTP/1.1\r\nHost: ") == -1 ||
+	    http_call_req_add(call, a, (size_t)(ae - a)) == -1 ||
+	    http_call_req_add(call, "\r\n", 2) == -1)
+		return -2;
+	call->c_req_hdrs = call->c_reqlen;
+	call->c_h1_url = 1;
+	return is_ip;
+}
+
 struct http_call *
 http_call_new(struct http_client *c, const char *method, const char *url)
 {
 	struct http_call	*call;
 	CURLU			*u = NULL;
 	char			*scheme = NULL, *host = NULL, *port = NULL;
-	int			 i;
+	int			 i, r;
 
 	if (c == NULL || method == NULL || url == NULL ||
 	    !http_token_valid(method))
@@ -675,6 +822,19 @@ http_call_new(struct http_client *c, const char *method, const char *url)
 		return NULL;
 	call->c_client = c;
 	call->c_state = HC_NEW;
+	if ((call->c_method = strdup(method)) == NULL)
+		goto fail;
+	if ((r = http_call_h1_url(call, url)) == -2)
+		goto fail;
+	/* an address: http_h1.c takes it whatever happens, libcurl never */
+	if (r == 1) {
+		call->c_h1 = 1;
+		return call;
+	}
+	if ((call->c_url = strdup(url)) == NULL)
+		goto fail;
+	if (r == 0)
+		return call;
 
 	for (i = 0; i < c->hc_ntargets; i++)
 		if (strcmp(c->hc_targets[i].ut_url, url) == 0)
@@ -683,7 +843,7 @@ http_call_new(struct http_client *c, const char *method, const char *url)
 		if ((call->c_target = strdup(c->hc_targets[i].ut_target)) ==
 		    NULL)
 			goto fail;
-		goto parsed;
+		return call;
 	}
 	/* parsed here so a bad URL fails now, not in the loop */
 	if ((u = curl_url()) == NULL ||
@@ -706,17 +866,65 @@ http_call_new(struct http_client *c, const char *method, const char *url)
 		else
 			free(c->hc_targets[c->hc_ntargets].ut_url);
 	}
-parsed:
-	if ((call->c_method = strdup(method)) == NULL)
-		goto fail;
-	if ((call->c_reqhdrs = curl_slist_append(NULL, "Expect:")) == NULL)
-		goto fail;
+	curl_free(scheme);
+	curl_free(host);
+	curl_free(port);
+	curl_url_cleanup(u);
+	return call;
+ fail:
+	curl_free(scheme);
+	curl_free(host);
+	curl_free(port);
+	curl_url_cleanup(u);
+	http_call_free(call);
+	return NULL;
+}
 
+/* the request headers as libcurl wants them: "Name;" sends an empty one */
+static int
+http_call_curl_headers(struct http_call *call)
+{
+	struct curl_slist	*l;
+	const char		*p, *e, *end;
+	char			*line;
+	size_t			 len;
+
+	if ((call->c_reqhdrs = curl_slist_append(NULL, "Expect:")) == NULL)
+		return -1;
+	p = call->c_req + call->c_req_hdrs;
+	end = call->c_req + call->c_reqlen;
+	while (p < end) {
+		if ((e = memchr(p, '\r', (size_t)(end - p))) == NULL)
+			e = end;
+		len = (size_t)(e - p);
+		if ((line = strndup(p, len)) == NULL)
+			return -1;
+		if (len > 0 && line[len - 1] == ':')
+			line[len - 1] = ';';
+		l = curl_slist_append(call->c_reqhdrs, line);
+		free(line);
+		if (l == NULL)
+			return -1;
+		call->c_reqhdrs = l;
+		p = e + 2;
+	}
+	return 0;
+}
+
+/* the libcurl side of a call, set up when it starts */
+static int
+http_call_curl_prepare(struct http_call *call)
+{
+	struct http_client	*c = call->c_client;
+
+	if (http_call_curl_headers(call) == -1)
+		return -1;
 	if (c->hc_npool > 0)
 		call->c_easy = c->hc_pool[--c->hc_npool];
 	else if ((call->c_easy = curl_easy_init()) == NULL)
-		goto fail;
-	if (curl_easy_setopt(call->c_easy, CURLOPT_URL, url) != CURLE_OK ||
+		return -1;
+	if (curl_easy_setopt(call->c_easy, CURLOPT_URL, call->c_url) !=
+	    CURLE_OK ||
 	    curl_easy_setopt(call->c_easy, CURLOPT_PRIVATE, call) !=
 	    CURLE_OK ||
 	    curl_easy_setopt(call->c_easy, CURLOPT_ERRORBUFFER,
@@ -743,47 +951,30 @@ parsed:
 	    http_call_write_cb) != CURLE_OK ||
 	    curl_easy_setopt(call->c_easy, CURLOPT_WRITEDATA, call) !=
 	    CURLE_OK)
-		goto fail;
-
-	curl_free(scheme);
-	curl_free(host);
-	curl_free(port);
-	curl_url_cleanup(u);
-	return call;
- fail:
-	curl_free(scheme);
-	curl_free(host);
-	curl_free(port);
-	curl_url_cleanup(u);
-	http_call_free(call);
-	return NULL;
+		return -1;
+	if (call->c_unix != NULL && curl_easy_setopt(call->c_easy,
+	    CURLOPT_UNIX_SOCKET_PATH, call->c_unix) != CURLE_OK)
+		return -1;
+	return 0;
 }
 
 int
 http_call_add_header(struct http_call *call, const char *name,
     const char *value)
 {
-	struct curl_slist	*l;
-	char			*line;
-	int			 r;
-
 	if (call->c_state != HC_NEW || !http_token_valid(name) ||
 	    strpbrk(value, "\r\n") != NULL)
 		return -1;
-	/* "Name:" alone would tell libcurl to drop the header */
-	if (*value == '\0')
-		r = asprintf(&line, "%s;", name);
-	else
-		r = asprintf(&line, "%s: %s", name, value);
-	if (r == -1)
+	if (http_call_req_str(call, name) == -1 ||
+	    http_call_req_add(call, ":", 1) == -1 ||
+	    (*value != '\0' && (http_call_req_add(call, " ", 1) == -1 ||
+	    http_call_req_str(call, value) == -1)) ||
+	    http_call_req_add(call, "\r\n", 2) == -1)
 		return -1;
-	l = curl_slist_append(call->c_reqhdrs, line);
-	free(line);
-	if (l == NULL)
-		return -1;
-	call->c_reqhdrs = l;
 	if (strcasecmp(name, "Content-Type") == 0)
 		call->c_has_ctype = 1;
+	else if (strcasecmp(name, "Accept") == 0)
+		call->c_has_accept = 1;
 	return 0;
 }
 
@@ -815,19 +1006,20 @@ http_call_set_timeout(struct http_call *call, uint64_t ms)
 int
 http_call_set_unix_socket(struct http_call *call, const char *path)
 {
-	char	*t;
+	char	*t, *p;
 
 	if (call->c_state != HC_NEW || path == NULL || *path == '\0')
 		return -1;
 	if (asprintf(&t, "unix:%s", path) == -1)
 		return -1;
-	if (curl_easy_setopt(call->c_easy, CURLOPT_UNIX_SOCKET_PATH, path) !=
-	    CURLE_OK) {
+	if ((p = strdup(path)) == NULL) {
 		free(t);
 		return -1;
 	}
 	free(call->c_target);
 	call->c_target = t;
+	free(call->c_unix);
+	call->c_unix = p;
 	return 0;
 }
 
@@ -875,6 +1067,135 @@ http_call_setup(struct http_call *call)
 	return 0;
 }
 
+/* http_h1.c's callbacks, mapped onto the caller's */
+
+static int
+http_h1_line(void *arg, const char *line, size_t len)
+{
+	struct http_call	*call = arg;
+
+	if (line == NULL) {
+		http_call_clear_headers(call);
+		return 0;
+	}
+	return http_call_store_header(call, line, len);
+}
+
+/* after a caller's callback: did it cancel or abort the call? */
+static int
+http_h1_verdict(struct http_call *call, int r)
+{
+	call->c_in_cb = 0;
+	if (call->c_cancelled)
+		return H1_CANCELLED;
+	if (r != 0) {
+		call->c_aborted = 1;
+		return H1_ABORT;
+	}
+	return H1_GO;
+}
+
+static int
+http_h1_head(void *arg, long status)
+{
+	struct http_call	*call = arg;
+
+	call->c_status = status;
+	call->c_head_done = 1;
+	if (call->c_cbs.hc_head == NULL)
+		return H1_GO;
+	call->c_in_cb = 1;
+	return http_h1_verdict(call, call->c_cbs.hc_head(call->c_arg, call,
+	    status));
+}
+
+static int
+http_h1_data(void *arg, const char *buf, size_t len)
+{
+	struct http_call	*call = arg;
+
+	if (call->c_cbs.hc_data == NULL)
+		return H1_GO;
+	call->c_in_cb = 1;
+	return http_h1_verdict(call, call->c_cbs.hc_data(call->c_arg, call,
+	    buf, len));
+}
+
+static void
+http_h1_done(void *arg, int result, const char *errmsg)
+{
+	struct http_call	*call = arg;
+	struct http_client	*c = call->c_client;
+
+	TAILQ_REMOVE(&c->hc_active, call, c_entry);
+	c->hc_inflight--;
+	call->c_state = HC_FINISHING;
+	if (call->c_cbs.hc_done != NULL)
+		call->c_cbs.hc_done(call->c_arg, call, result,
+		    result == 0 ? NULL : errmsg);
+	http_call_free(call);
+}
+
+static void
+http_h1_dropped(void *arg)
+{
+	http_call_free(arg);
+}
+
+static const struct h1_cbs http_h1_cbs = {
+	http_h1_line, http_h1_head, http_h1_data, http_h1_done,
+	http_h1_dropped
+};
+
+/* the rest of the head, and the exchange for http_h1.c */
+static int
+http_call_h1_setup(struct http_call *call)
+{
+	struct h1_exchange	*x = &call->c_x;
+	struct sockaddr_un	*sun = (struct sockaddr_un *)&x->hx_addr;
+	char			 num[24];
+	size_t			 n, len;
+	int			 post;
+
+	if (call->c_unix != NULL) {
+		if ((len = strlen(call->c_unix)) >= sizeof(sun->sun_path))
+			return -1;
+		memset(&x->hx_addr, 0, sizeof(x->hx_addr));
+		sun->sun_family = AF_UNIX;
+		memcpy(sun->sun_path, call->c_unix, len + 1);
+		x->hx_addrlen = sizeof(*sun);
+	}
+	post = call->c_has_body || strcmp(call->c_method, "POST") == 0;
+	/* what libcurl would send */
+	if (!call->c_has_accept &&
+	    http_call_req_str(call, "Accept: */*\r\n") == -1)
+		return -1;
+	if (post) {
+		n = sizeof(num);
+		len = call->c_bodylen;
+		do {
+			num[--n] = (char)('0' + len % 10);
+			len /= 10;
+		} while (len > 0);
+		if (http_call_req_str(call, "Content-Length: ") == -1 ||
+		    http_call_req_add(call, num + n, sizeof(num) - n) == -1 ||
+		    http_call_req_add(call, "\r\n", 2) == -1)
+			return -1;
+	}
+	if (http_call_req_add(call, "\r\n", 2) == -1)
+		return -1;
+	x->hx_target = call->c_target;
+	x->hx_out[0].iov_base = call->c_req;
+	x->hx_out[0].iov_len = call->c_reqlen;
+	x->hx_out[1].iov_base = call->c_body;
+	x->hx_out[1].iov_len = post ? call->c_bodylen : 0;
+	x->hx_head_only = strcmp(call->c_method, "HEAD") == 0;
+	x->hx_timeout_ms = call->c_timeout_ms;
+	x->hx_cbs = &http_h1_cbs;
+	x->hx_arg = call;
+	return 0;
+}
+
 int
 http_call_start(struct http_call *call, const struct http_call_cbs *cbs,
     void *arg)
@@ -886,7 +1207,23 @@ http_call_start(struct http_call *call, const struct http_call_cbs *cbs,
 	if (cbs != NULL)
 		call->c_cbs = *cbs;
 	call->c_arg = arg;
-	if (http_call_setup(call) == -1)
+	/* a host name without a Unix socket needs libcurl's resolver */
+	if (call->c_h1_url && (call->c_h1 || call->c_unix != NULL)) {
+		call->c_h1 = 1;
+		if (http_call_h1_setup(call) == -1)
+			goto fail;
+		call->c_state = HC_ACTIVE;
+		TAILQ_INSERT_TAIL(&c->hc_active, call, c_entry);
+		c->hc_inflight++;
+		if (h1_exchange_start(c->hc_h1, &call->c_x) == -1) {
+			TAILQ_REMOVE(&c->hc_active, call, c_entry);
+			c->hc_inflight--;
+			goto fail;
+		}
+		return 0;
+	}
+	call->c_h1 = 0;
+	if (http_call_curl_prepare(call) == -1 || http_call_setup(call) == -1)
 		goto fail;
 	if (c->hc_in_action) {
 		call->c_state = HC_PENDING;
@@ -944,6 +1281,16 @@ http_call_cancel(struct http_call *call)
 	case HC_ACTIVE:
 		TAILQ_REMOVE(&c->hc_active, call, c_entry);
 		c->hc_inflight--;
+		if (call->c_h1) {
+			/* in its own callback: http_h1_dropped frees it */
+			if (call->c_in_cb) {
+				call->c_state = HC_ZOMBIE;
+				break;
+			}
+			h1_exchange_cancel(c->hc_h1, &call->c_x);
+			http_call_free(call);
+			break;
+		}
 		if (c->hc_in_action) {
 			/* libcurl is on the stack: remove it afterwards */
 			call->c_state = HC_ZOMBIE;

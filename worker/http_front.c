@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -25,10 +26,24 @@
 
 static void	front_on_request(struct evhttp_request *, void *);
 
+/*
+ * evhttp_find_header() compares names a character at a time through a
+ * function call each; a request looks up about ten names, so this is
+ * the same first-match walk with libc's strcasecmp.
+ */
 const char *
 front_header(struct evhttp_request *req, const char *name)
 {
-	return evhttp_find_header(evhttp_request_get_input_headers(req), name);
+	struct evkeyvalq	*h = evhttp_request_get_input_headers(req);
+	struct evkeyval		*kv;
+	int			 c = (unsigned char)name[0] | 0x20;
+
+	TAILQ_FOREACH(kv, h, next) {
+		if (((unsigned char)kv->key[0] | 0x20) == c &&
+		    strcasecmp(kv->key, name) == 0)
+			return kv->value;
+	}
+	return NULL;
 }
 
 /* Mcp-Param-<name> of a request (arg): for proto_reqhdrs.rh_param */
@@ -87,15 +102,42 @@ front_reply_json(struct evhttp_request *req, int status, json_t *body,
 	evbuffer_free(buf);
 }
 
+/* an integer id as jansson writes it, without its printf machinery */
+static int
+front_add_integer(struct evbuffer *buf, json_int_t v)
+{
+	char			 num[24];
+	size_t			 n = sizeof(num);
+	unsigned long long	 u;
+
+	u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+	do {
+		num[--n] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u > 0);
+	if (v < 0)
+		num[--n] = '-';
+	return evbuffer_add(buf, num + n, sizeof(num) - n);
+}
+
 /* {"jsonrpc":"2.0","id":<id>,"<kind>":<json>} appended to buf */
 static int
 front_compose_into(struct evbuffer *buf, const json_t *id, const char *kind,
     const char *json, size_t len)
 {
-	if (evbuffer_add_printf(buf, "{\"jsonrpc\":\"2.0\",\"id\":") == -1 ||
-	    json_dump_callback(id, front_dump_cb, buf, JSON_COMPACT |
-	    JSON_ENCODE_ANY) == -1 ||
-	    evbuffer_add_printf(buf, ",\"%s\":", kind) == -1 ||
+	static const char	head[] = "{\"jsonrpc\":\"2.0\",\"id\":";
+
+	if (evbuffer_add(buf, head, sizeof(head) - 1) == -1)
+		return -1;
+	if (json_is_integer(id)) {
+		if (front_add_integer(buf, json_integer_value(id)) == -1)
+			return -1;
+	} else if (json_dump_callback(id, front_dump_cb, buf, JSON_COMPACT |
+	    JSON_ENCODE_ANY) == -1)
+		return -1;
+	if (evbuffer_add(buf, ",\"", 2) == -1 ||
+	    evbuffer_add(buf, kind, strlen(kind)) == -1 ||
+	    evbuffer_add(buf, "\":", 2) == -1 ||
 	    evbuffer_add(buf, json, len) == -1 ||
 	    evbuffer_add(buf, "}", 1) == -1)
 		return -1;

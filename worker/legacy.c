@@ -611,6 +611,33 @@ legacy_on_backend_done_raw(void *arg, const char *kind, const char *json,
 	legacy_req_free(mr);
 }
 
+/*
+ * The client's own text of params, when routing passes them on
+ * unchanged: the body jansson accepted in legacy_post is still the
+ * request's input, and sending it as it is spares dumping it again.
+ */
+static const char *
+legacy_params_text(struct mcp_req *mr, size_t *len)
+{
+	struct proto_span	 m[8];
+	const struct proto_span	*p;
+	struct evbuffer		*in;
+	const char		*body;
+	size_t			 n, blen;
+
+	if (mr->mr_req == NULL || mr->mr_bparams == NULL ||
+	    mr->mr_bparams != mr->mr_msg.jm_params)
+		return NULL;
+	in = evhttp_request_get_input_buffer(mr->mr_req);
+	blen = evbuffer_get_length(in);
+	if ((body = (const char *)evbuffer_pullup(in, -1)) == NULL ||
+	    proto_json_members(body, blen, m, 8, &n) == -1 ||
+	    (p = proto_json_member(m, n, "params")) == NULL)
+		return NULL;
+	*len = p->ps_vallen;
+	return p->ps_val;
+}
+
 static void
 legacy_send(struct mcp_req *mr, const char *bsid, const char *version)
 {
@@ -618,12 +645,15 @@ legacy_send(struct mcp_req *mr, const char *bsid, const char *version)
 		legacy_on_backend_message, legacy_on_backend_request,
 		legacy_on_backend_done, legacy_on_backend_done_raw
 	};
+	const char	*ptext;
+	size_t		 plen = 0;
 
 	free(mr->mr_bver);
 	mr->mr_bver = version != NULL ? strdup(version) : NULL;
 
-	mr->mr_call = backend_rpc(mr->mr_w, mr->mr_be, bsid, version,
-	    mr->mr_msg.jm_method, mr->mr_bparams, &cbs, mr);
+	ptext = legacy_params_text(mr, &plen);
+	mr->mr_call = backend_rpc_text(mr->mr_w, mr->mr_be, bsid, version,
+	    mr->mr_msg.jm_method, mr->mr_bparams, ptext, plen, &cbs, mr);
 	if (mr->mr_call == NULL)
 		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
 		    "Internal error: cannot send the request to the backend");

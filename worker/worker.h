@@ -294,6 +294,13 @@ struct backend_call_cbs {
 struct backend_call *backend_rpc(struct worker *, const struct config_backend *,
 	    const char *bsid, const char *version, const char *method,
 	    json_t *params, const struct backend_call_cbs *, void *arg);
+/* the same, with the text of params (JSON jansson accepted) when the
+ * caller has it: it is sent as it is */
+struct backend_call *backend_rpc_text(struct worker *,
+	    const struct config_backend *, const char *bsid,
+	    const char *version, const char *method, json_t *params,
+	    const char *ptext, size_t plen, const struct backend_call_cbs *,
+	    void *arg);
 /*
  * To a 2026-07-28 backend: params as the client sent them (their _meta
  * is made this hop's: caps mirrored, or {} if NULL; log_level or NULL),

@@ -1083,6 +1083,43 @@ test_head_headers(void **state)
 	assert_int_equal(r.r_ndata, 0);
 }
 
+/* an idle connection the server closed under us: retried on a new one */
+static void
+test_stale_reuse(void **state)
+{
+	struct res	r = { 0 };
+	char		url[128];
+
+	(void)state;
+	raw_listen("HTTP/1.1 200 OK\r\n"
+	    "Content-Length: 2\r\n"
+	    "\r\n"
+	    "ok");
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/", fx->f_raw_port);
+	r.r_call = http_call_new(fx->f_hc, "GET", url);
+	assert_non_null(r.r_call);
+	assert_int_equal(http_call_start(r.r_call, &cbs_data, &r), 0);
+	assert_int_equal(run_until(&r.r_done, 1, 5000), 0);
+	assert_int_equal(r.r_result, 0);
+	assert_int_equal(fx->f_nconns, 1);
+
+	/* closed by the server; the client has not seen it yet */
+	assert_non_null(fx->f_raw_bev);
+	bufferevent_free(fx->f_raw_bev);
+	fx->f_raw_bev = NULL;
+	memset(&r, 0, sizeof(r));
+	r.r_call = http_call_new(fx->f_hc, "POST", url);
+	assert_non_null(r.r_call);
+	assert_int_equal(http_call_set_body(r.r_call, "{}", 2), 0);
+	assert_int_equal(http_call_start(r.r_call, &cbs_data, &r), 0);
+	assert_int_equal(run_until(&r.r_done, 1, 5000), 0);
+	assert_int_equal(r.r_result, 0);
+	assert_string_equal(r.r_buf, "ok");
+	assert_int_equal(fx->f_nconns, 2);
+	assert_int_equal(fx->f_nreqs, 2);
+	assert_int_equal(http_client_active(fx->f_hc), 0);
+}
+
 static void
 test_bad_input(void **state)
 {
@@ -1166,6 +1203,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_interim_and_trailers,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_head_headers, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_stale_reuse, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_bad_input, setup,
 		    teardown),
