@@ -130,9 +130,10 @@ void
 worker_main(const struct config *conf, int slot, unsigned int gen,
     int listen_fd, int chan_fd)
 {
-	struct worker	*w = &the_worker;
-	sigset_t	 mask;
-	int		 cleared = 0;
+	struct worker		*w = &the_worker;
+	struct event_config	*cfg;
+	sigset_t		 mask;
+	int			 cleared = 0;
 
 	memset(w, 0, sizeof(*w));
 	w->w_conf = conf;
@@ -144,8 +145,17 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 	TAILQ_INIT(&w->w_reqs);
 	TAILQ_INIT(&w->w_opens);
 
-	if ((w->w_base = event_base_new()) == NULL)
+	/*
+	 * evhttp turns a connection's read and write interest off and on
+	 * around every request; with the changelist those flips are folded
+	 * into one epoll_ctl per loop pass, or none.  Workers never dup()
+	 * a descriptor, the one thing the changelist cannot follow.
+	 */
+	if ((cfg = event_config_new()) == NULL ||
+	    event_config_set_flag(cfg, EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST) ==
+	    -1 || (w->w_base = event_base_new_with_config(cfg)) == NULL)
 		fatalx("event_base_new failed");
+	event_config_free(cfg);
 	if ((w->w_sig_term = evsignal_new(w->w_base, SIGTERM,
 	    worker_on_signal, w)) == NULL ||
 	    evsignal_add(w->w_sig_term, NULL) == -1)
