@@ -333,26 +333,61 @@ core_capabilities(json_t *view, int logging)
 	return caps;
 }
 
+/*
+ * The x-mcp-header map of each tool, worked out once per view: the
+ * view is immutable and a worker keeps one decoded copy, so a cache
+ * keyed by that copy (held, so its address cannot be reused) holds.
+ */
+static json_t	*core_hdr_view;
+static json_t	*core_hdr_maps;	/* tool name -> map, or null for none */
+
 /* the x-mcp-header map of a tool in the view, or NULL if it has none */
 json_t *
 core_tool_headers(json_t *view, const char *name)
 {
-	json_t		*tool = NULL, *it, *map = NULL;
+	json_t		*tools, *tool = NULL, *it, *map = NULL, *tn;
 	char		 why[256];
 	size_t		 i;
 
-	json_array_foreach(json_object_get(view, "tools"), i, it)
-		if (name != NULL && json_is_string(json_object_get(it,
-		    "name")) && strcmp(json_string_value(json_object_get(it,
-		    "name")), name) == 0)
+	if (name == NULL)
+		return NULL;
+	if (view != core_hdr_view) {
+		json_decref(core_hdr_view);
+		json_decref(core_hdr_maps);
+		core_hdr_view = json_incref(view);
+		core_hdr_maps = json_object();
+	}
+	if ((map = json_object_get(core_hdr_maps, name)) != NULL)
+		return json_is_null(map) ? NULL : json_incref(map);
+	map = NULL;
+	tools = json_object_get(view, "tools");
+	json_array_foreach(tools, i, it) {
+		tn = json_object_get(it, "name");
+		if (json_is_string(tn) && strcmp(json_string_value(tn),
+		    name) == 0) {
 			tool = it;
+			break;
+		}
+	}
 	if (tool == NULL || proto_x_mcp_headers(json_object_get(tool,
 	    "inputSchema"), &map, why, sizeof(why)) == -1 ||
 	    json_object_size(map) == 0) {
 		json_decref(map);
-		return NULL;
+		map = NULL;
 	}
+	/* unknown names are not kept: a client could grow the cache */
+	if (tool != NULL)
+		(void)json_object_set(core_hdr_maps, name, map != NULL ? map :
+		    json_null());
 	return map;
+}
+
+void
+core_free(void)
+{
+	json_decref(core_hdr_view);
+	json_decref(core_hdr_maps);
+	core_hdr_view = core_hdr_maps = NULL;
 }
 
 /*

@@ -81,16 +81,30 @@ front_dump_cb(const char *buf, size_t len, void *arg)
 	return evbuffer_add(arg, buf, len);
 }
 
+static void
+front_free_text(const void *data, size_t len, void *arg)
+{
+	(void)len;
+	(void)arg;
+	free((void *)data);
+}
+
 void
 front_reply_json(struct evhttp_request *req, int status, json_t *body,
     const char *session_id)
 {
-	struct evbuffer *buf;
+	struct evbuffer	*buf;
+	char		*text = NULL;
+	size_t		 len = 0;
 
 	front_common_headers(req, session_id);
-	/* serialised straight into the reply: no intermediate copy */
+	/* dumped whole, then handed over: a callback per token into an
+	 * evbuffer costs several times the dump itself */
 	if ((buf = evbuffer_new()) == NULL || (body != NULL &&
-	    json_dump_callback(body, front_dump_cb, buf, JSON_COMPACT) == -1)) {
+	    ((text = jsonrpc_dump(body, &len)) == NULL ||
+	    evbuffer_add_reference(buf, text, len, front_free_text, NULL) ==
+	    -1))) {
+		free(text);
 		if (buf != NULL)
 			evbuffer_free(buf);
 		evhttp_send_error(req, 500, "Internal Server Error");

@@ -550,13 +550,179 @@ modern_on_mbackend_done(void *arg, int rc, json_t *response, int flags,
 		modern_result_as(m, result, type, -1, NULL);
 }
 
+/* vmcpd's serverInfo as JSON text, made once */
+static const char *
+modern_server_info_text(struct worker *w, size_t *len)
+{
+	static char	*text;
+	static size_t	 tlen;
+	json_t		*si;
+
+	if (text == NULL && (si = modern_server_info(w)) != NULL) {
+		text = jsonrpc_dump(si, &tlen);
+		json_decref(si);
+	}
+	*len = tlen;
+	return text;
+}
+
+static int
+modern_buf_add(char **buf, size_t *len, size_t *cap, const char *s, size_t n)
+{
+	char	*nb;
+	size_t	 ncap;
+
+	if (*len + n + 1 > *cap) {
+		ncap = (*len + n + 1) * 2;
+		if ((nb = realloc(*buf, ncap)) == NULL)
+			return -1;
+		*buf = nb;
+		*cap = ncap;
+	}
+	memcpy(*buf + *len, s, n);
+	*len += n;
+	(*buf)[*len] = '\0';
+	return 0;
+}
+
+#define MODERN_BUF_LIT(b, l, c, lit) \
+	modern_buf_add((b), (l), (c), (lit), sizeof(lit) - 1)
+
+/*
+ * The common case of a 2026-07-28 backend's answer, as text: the
+ * members of its result pass through as they are, but for its cache
+ * hints (vmcpd sets its own) and its _meta, which alone is parsed, to
+ * drop the backend's reserved keys and stamp vmcpd's serverInfo.  -1:
+ * not the common case (an error, an escaped key, too many members),
+ * take the parsing path.
+ */
+static int
+modern_mbackend_text(struct mreq *m, const char *json, size_t len)
+{
+	struct evhttp_connection *evcon;
+	struct proto_span	 mem[32];
+	const struct proto_span	*rt, *mt;
+	json_t			*meta = NULL;
+	json_error_t		 jerr;
+	const char		*si;
+	char			*out = NULL, *mtext = NULL, *msg;
+	size_t			 n, i, olen = 0, ocap = 0, silen, mlen, msglen;
+	int			 first = 1, cacheable;
+
+	if (proto_json_members(json, len, mem, 32, &n) == -1)
+		return -1;
+	for (i = 0; i < n; i++)
+		if (mem[i].ps_key == NULL)
+			return -1;
+	rt = proto_json_member(mem, n, "resultType");
+	mt = proto_json_member(mem, n, "_meta");
+	if (rt != NULL && rt->ps_val[0] != '"')
+		return -1;
+	if ((si = modern_server_info_text(m->m_w, &silen)) == NULL)
+		return -1;
+	if (mt != NULL) {
+		if ((meta = json_loadb(mt->ps_val, mt->ps_vallen, 0, &jerr)) ==
+		    NULL || !json_is_object(meta)) {
+			json_decref(meta);
+			return -1;
+		}
+		proto_meta_strip(meta);
+		(void)json_object_del(meta, MCP_META_SERVER_INFO);
+		if (json_object_size(meta) > 0 &&
+		    (mtext = jsonrpc_dump(meta, &mlen)) == NULL) {
+			json_decref(meta);
+			return -1;
+		}
+		json_decref(meta);
+	}
+	if (rt == NULL)
+		/* it ran the call as 2025-11-25: correct, never re-run */
+		era_set(m->m_w, m->m_be, ERA_LEGACY, "answered a 2026-07-28 "
+		    "request without resultType");
+	cacheable = (rt == NULL || (rt->ps_vallen == 10 &&
+	    memcmp(rt->ps_val, "\"complete\"", 10) == 0)) &&
+	    strcmp(m->m_msg.jm_method, "resources/read") == 0;
+	if (modern_buf_add(&out, &olen, &ocap, "{", 1) == -1)
+		goto fail;
+	for (i = 0; i < n; i++) {
+		if ((mem[i].ps_keylen == 5 && memcmp(mem[i].ps_key, "ttlMs",
+		    5) == 0) || (mem[i].ps_keylen == 10 && memcmp(
+		    mem[i].ps_key, "cacheScope", 10) == 0) ||
+		    &mem[i] == mt)
+			continue;
+		if ((!first && modern_buf_add(&out, &olen, &ocap, ",", 1) ==
+		    -1) || modern_buf_add(&out, &olen, &ocap, "\"", 1) == -1 ||
+		    modern_buf_add(&out, &olen, &ocap, mem[i].ps_key,
+		    mem[i].ps_keylen) == -1 ||
+		    modern_buf_add(&out, &olen, &ocap, "\":", 2) == -1 ||
+		    modern_buf_add(&out, &olen, &ocap, mem[i].ps_val,
+		    mem[i].ps_vallen) == -1)
+			goto fail;
+		first = 0;
+	}
+	if ((!first && modern_buf_add(&out, &olen, &ocap, ",", 1) == -1) ||
+	    (rt == NULL && MODERN_BUF_LIT(&out, &olen, &ocap,
+	    "\"resultType\":\"complete\",") == -1) ||
+	    (cacheable && MODERN_BUF_LIT(&out, &olen, &ocap,
+	    "\"ttlMs\":0,\"cacheScope\":\"public\",") == -1) ||
+	    MODERN_BUF_LIT(&out, &olen, &ocap, "\"_meta\":{\""
+	    MCP_META_SERVER_INFO "\":") == -1 ||
+	    modern_buf_add(&out, &olen, &ocap, si, silen) == -1 ||
+	    (mtext != NULL && (modern_buf_add(&out, &olen, &ocap, ",", 1) ==
+	    -1 || modern_buf_add(&out, &olen, &ocap, mtext + 1,
+	    mlen - 2) == -1)) ||
+	    modern_buf_add(&out, &olen, &ocap, "}}", 2) == -1)
+		goto fail;
+	free(mtext);
+	if ((evcon = evhttp_request_get_connection(m->m_req)) != NULL)
+		evhttp_connection_set_closecb(evcon, NULL, NULL);
+	if (m->m_streaming) {
+		if ((msg = front_compose(m->m_msg.jm_id, "result", out, olen,
+		    &msglen)) != NULL) {
+			(void)front_sse_send_text(m->m_req, NULL, msg, msglen);
+			free(msg);
+		}
+		front_sse_end(m->m_req);
+	} else
+		front_reply_member(m->m_req, m->m_msg.jm_id, "result", out,
+		    olen);
+	m->m_req = NULL;
+	modern_free(m);
+	free(out);
+	return 0;
+fail:
+	free(mtext);
+	free(out);
+	return -1;
+}
+
+static void
+modern_on_mbackend_raw(void *arg, const char *kind, const char *json,
+    size_t len)
+{
+	struct mreq	*m = arg;
+	json_t		*v, *resp;
+	json_error_t	 jerr;
+
+	m->m_call = NULL;
+	if (strcmp(kind, "result") == 0 &&
+	    modern_mbackend_text(m, json, len) == 0)
+		return;
+	v = json_loadb(json, len, 0, &jerr);
+	resp = v != NULL ? json_pack("{s:o}", kind, v) : NULL;
+	modern_on_mbackend_done(m, resp != NULL ? 0 : -1, resp, 0,
+	    "the backend's answer could not be read");
+	json_decref(resp);
+}
+
 /* Modern to Modern: the client's params under the backend's names,
  * MRTR fields and all, with the client's capabilities mirrored */
 static void
 modern_send_modern(struct mreq *m)
 {
 	static const struct backend_call_cbs cbs = {
-		modern_on_backend_message, NULL, modern_on_mbackend_done, NULL
+		modern_on_backend_message, NULL, modern_on_mbackend_done,
+		modern_on_mbackend_raw
 	};
 	json_t		*p, *v;
 	const char	*level;

@@ -197,6 +197,7 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 	backend_free_all(w);
 	views_free();
 	eras_free();
+	core_free();
 	mrtr_free_all();
 	session_cache_free();
 	pages_free();

@@ -109,6 +109,7 @@ int	 core_route(json_t *view, const struct config *, const char *method,
 	    json_t **bparams, struct core_err *);
 json_t	*core_capabilities(json_t *view, int logging);
 json_t	*core_tool_headers(json_t *view, const char *name);
+void	 core_free(void);
 json_t	*core_param_headers(json_t *view, const char *method,
 	    const json_t *params, const json_t *bparams);
 
