@@ -173,7 +173,16 @@ notify_on_view(void *arg, json_t *view, const char *err)
 		    err);
 		goto done;
 	}
-	json_decref(notify_last);
+	/*
+	 * Against what the sessions were last told of, when there is such
+	 * a view: two list_changed in a row both snapshot the view before
+	 * either rebuild ends, and only the first change is news.
+	 */
+	if (notify_last != NULL) {
+		json_decref(nc->nc_old);
+		nc->nc_old = notify_last;
+	} else
+		json_decref(notify_last);
 	notify_last = json_incref(view);
 	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
 		if (nc->nc_old != NULL && json_equal(json_object_get(nc->nc_old,
