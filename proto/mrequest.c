@@ -75,3 +75,17 @@ proto_modern_name(const char *method, const json_t *params)
 		return json_string_value(json_object_get(params, "uri"));
 	return NULL;
 }
+
+const char *
+proto_request_capability(const char *method)
+{
+	if (method == NULL)
+		return NULL;
+	if (strcmp(method, "elicitation/create") == 0)
+		return "elicitation";
+	if (strcmp(method, "sampling/createMessage") == 0)
+		return "sampling";
+	if (strcmp(method, "roots/list") == 0)
+		return "roots";
+	return NULL;
+}

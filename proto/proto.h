@@ -223,6 +223,9 @@ json_t	*proto_modern_caps(const json_t *caps);
 json_t	*proto_modern_params(const json_t *params, const json_t *caps,
 	    const json_t *client_info, const char *log_level);
 const char *proto_modern_name(const char *method, const json_t *params);
+/* the client capability a server-to-client request (or input request)
+ * needs: "elicitation", "sampling", "roots", or NULL for another method */
+const char *proto_request_capability(const char *method);
 
 /*
  * A backend's revision from its answer to a 2026-07-28 server/discover

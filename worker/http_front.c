@@ -343,18 +343,26 @@ front_request_sane(struct evhttp_request *req)
 	return cl <= 1 && !(cl > 0 && te > 0);
 }
 
+/* 0 for GET or HEAD; else a 405 is sent and -1 */
+static int
+front_get_only(struct evhttp_request *req)
+{
+	if (evhttp_request_get_command(req) == EVHTTP_REQ_GET ||
+	    evhttp_request_get_command(req) == EVHTTP_REQ_HEAD)
+		return 0;
+	evhttp_add_header(evhttp_request_get_output_headers(req), "Allow",
+	    "GET, HEAD");
+	front_reply_empty(req, 405);
+	return -1;
+}
+
 static void
 front_healthz(struct worker *w, struct evhttp_request *req)
 {
 	json_t *body;
 
-	if (evhttp_request_get_command(req) != EVHTTP_REQ_GET &&
-	    evhttp_request_get_command(req) != EVHTTP_REQ_HEAD) {
-		evhttp_add_header(evhttp_request_get_output_headers(req),
-		    "Allow", "GET, HEAD");
-		front_reply_empty(req, 405);
+	if (front_get_only(req) == -1)
 		return;
-	}
 	body = json_pack("{s:s, s:i, s:i, s:b}", "status", "ok", "worker",
 	    w->w_slot, "pid", (int)w->w_pid, "draining", w->w_draining);
 	front_reply_json(req, 200, body, NULL);
@@ -369,13 +377,8 @@ front_status(struct worker *w, struct evhttp_request *req)
 	json_t				*body, *bes, *b;
 	size_t				 i;
 
-	if (evhttp_request_get_command(req) != EVHTTP_REQ_GET &&
-	    evhttp_request_get_command(req) != EVHTTP_REQ_HEAD) {
-		evhttp_add_header(evhttp_request_get_output_headers(req),
-		    "Allow", "GET, HEAD");
-		front_reply_empty(req, 405);
+	if (front_get_only(req) == -1)
 		return;
-	}
 	if ((bes = json_array()) == NULL)
 		goto fail;
 	for (i = 0; i < w->w_conf->cf_nbackends; i++) {

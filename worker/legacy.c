@@ -183,6 +183,20 @@ legacy_req_error(struct mcp_req *mr, int code, const char *message)
 	legacy_req_free(mr);
 }
 
+/* answer with msg (taken; NULL: out of memory) and forget the request */
+static void
+legacy_req_answer(struct mcp_req *mr, json_t *msg)
+{
+	if (msg == NULL) {
+		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: out of memory");
+		return;
+	}
+	legacy_req_reply(mr, msg);
+	json_decref(msg);
+	legacy_req_free(mr);
+}
+
 /* a synchronous answer with no mcp_req: count the request as done */
 static void
 legacy_done_error(struct worker *w, struct evhttp_request *req, int status,
@@ -419,7 +433,6 @@ legacy_on_backend_done(void *arg, int rc, json_t *response, int flags,
     const char *errmsg)
 {
 	struct mcp_req	*mr = arg;
-	json_t		*out;
 	char		 msg[600];
 
 	mr->mr_call = NULL;
@@ -439,32 +452,11 @@ legacy_on_backend_done(void *arg, int rc, json_t *response, int flags,
 		return;
 	}
 	/* the backend's answer under the client's id */
-	out = json_pack("{s:s, s:O, s:O}", "jsonrpc", "2.0", "id",
-	    mr->mr_msg.jm_id, json_object_get(response, "error") != NULL ?
-	    "error" : "result", json_object_get(response, "error") != NULL ?
-	    json_object_get(response, "error") :
-	    json_object_get(response, "result"));
-	if (out == NULL) {
-		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
-		    "Internal error: out of memory");
-		return;
-	}
-	legacy_req_reply(mr, out);
-	json_decref(out);
-	legacy_req_free(mr);
-}
-
-/* which client capability a server-to-client request needs */
-static const char *
-legacy_request_capability(const char *method)
-{
-	if (strcmp(method, "elicitation/create") == 0)
-		return "elicitation";
-	if (strcmp(method, "sampling/createMessage") == 0)
-		return "sampling";
-	if (strcmp(method, "roots/list") == 0)
-		return "roots";
-	return NULL;
+	legacy_req_answer(mr, json_pack("{s:s, s:O, s:O}", "jsonrpc", "2.0",
+	    "id", mr->mr_msg.jm_id, json_object_get(response, "error") !=
+	    NULL ? "error" : "result", json_object_get(response, "error") !=
+	    NULL ? json_object_get(response, "error") :
+	    json_object_get(response, "result")));
 }
 
 /*
@@ -488,7 +480,7 @@ legacy_on_backend_request(void *arg, json_t *msg, const char *bsid,
 	int		 rc = -1;
 
 	method = json_string_value(json_object_get(msg, "method"));
-	if (method == NULL || (cap = legacy_request_capability(method)) ==
+	if (method == NULL || (cap = proto_request_capability(method)) ==
 	    NULL) {
 		(void)snprintf(why, whylen, "vmcpd does not relay %s to "
 		    "clients", method != NULL ? method : "this request");
@@ -760,7 +752,7 @@ legacy_on_mbackend_done(void *arg, int rc, json_t *response, int flags,
     const char *errmsg)
 {
 	struct mcp_req	*mr = arg;
-	json_t		*err, *result, *meta, *rt, *out;
+	json_t		*err, *result, *meta, *rt;
 	char		 msg[600];
 
 	mr->mr_call = NULL;
@@ -782,9 +774,9 @@ legacy_on_mbackend_done(void *arg, int rc, json_t *response, int flags,
 		return;
 	}
 	if (json_is_object(err)) {
-		out = json_pack("{s:s, s:O, s:O}", "jsonrpc", "2.0", "id",
-		    mr->mr_msg.jm_id, "error", err);
-		goto reply;
+		legacy_req_answer(mr, json_pack("{s:s, s:O, s:O}", "jsonrpc",
+		    "2.0", "id", mr->mr_msg.jm_id, "error", err));
+		return;
 	}
 	result = json_object_get(response, "result");
 	rt = json_object_get(result, "resultType");
@@ -816,17 +808,8 @@ legacy_on_mbackend_done(void *arg, int rc, json_t *response, int flags,
 		if (json_object_size(meta) == 0)
 			(void)json_object_del(result, "_meta");
 	}
-	out = json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id",
-	    mr->mr_msg.jm_id, "result", result);
-reply:
-	if (out == NULL) {
-		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
-		    "Internal error: out of memory");
-		return;
-	}
-	legacy_req_reply(mr, out);
-	json_decref(out);
-	legacy_req_free(mr);
+	legacy_req_answer(mr, json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0",
+	    "id", mr->mr_msg.jm_id, "result", result));
 }
 
 /* an input request for the client, on this request's SSE stream */

@@ -372,18 +372,13 @@ modern_on_backend_request(void *arg, json_t *msg, const char *bsid,
     char *why, size_t whylen)
 {
 	struct mreq	*m = arg;
-	const char	*method, *cap = NULL;
+	const char	*method, *cap;
 
 	(void)bsid;
 	method = json_string_value(json_object_get(msg, "method"));
 	if (method == NULL)
 		method = "?";
-	if (strcmp(method, "elicitation/create") == 0)
-		cap = "elicitation";
-	else if (strcmp(method, "sampling/createMessage") == 0)
-		cap = "sampling";
-	else if (strcmp(method, "roots/list") == 0)
-		cap = "roots";
+	cap = proto_request_capability(method);
 	(void)snprintf(m->m_refused, sizeof(m->m_refused), "%s", method);
 	if (cap != NULL && !json_is_object(json_object_get(m->m_caps, cap)))
 		(void)snprintf(m->m_needcap, sizeof(m->m_needcap), "%s", cap);

@@ -121,22 +121,6 @@ mrtr_on_tick(evutil_socket_t fd, short ev, void *arg)
 	free(ids);
 }
 
-/* which client capability an input request needs, or NULL if none of
- * the three kinds 2026-07-28 allows */
-static const char *
-mrtr_capability(const char *method)
-{
-	if (method == NULL)
-		return NULL;
-	if (strcmp(method, "elicitation/create") == 0)
-		return "elicitation";
-	if (strcmp(method, "sampling/createMessage") == 0)
-		return "sampling";
-	if (strcmp(method, "roots/list") == 0)
-		return "roots";
-	return NULL;
-}
-
 struct mrtr_wait *
 mrtr_ask(struct worker *w, const char *sid, const json_t *client_caps,
     const json_t *input_requests, mrtr_send_cb send, mrtr_done_cb cb,
@@ -169,7 +153,7 @@ mrtr_ask(struct worker *w, const char *sid, const json_t *client_caps,
 	TAILQ_INSERT_TAIL(&mrtr_waits, mw, mw_entry);
 	json_object_foreach((json_t *)input_requests, key, ir) {
 		method = json_string_value(json_object_get(ir, "method"));
-		if ((cap = mrtr_capability(method)) == NULL) {
+		if ((cap = proto_request_capability(method)) == NULL) {
 			(void)snprintf(why, whylen, "the backend sent an input "
 			    "request that is not elicitation, sampling or "
 			    "roots (%.64s)", method != NULL ? method : "none");

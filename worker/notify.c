@@ -565,6 +565,18 @@ notify_init(struct worker *w)
 	}
 }
 
+/* the listener's stream, if any, closed */
+static void
+notify_hangup(struct listener *l)
+{
+	if (l->l_call != NULL)
+		http_call_cancel(l->l_call);
+	l->l_call = NULL;
+	if (l->l_sse != NULL)
+		sse_parser_free(l->l_sse);
+	l->l_sse = NULL;
+}
+
 /* stop listening (drain): no stream, no timer, no reconnection */
 void
 notify_stop(struct worker *w)
@@ -578,12 +590,7 @@ notify_stop(struct worker *w)
 		if (l->l_probing)
 			era_resolve_cancel(w, l);
 		l->l_probing = 0;
-		if (l->l_call != NULL)
-			http_call_cancel(l->l_call);
-		l->l_call = NULL;
-		if (l->l_sse != NULL)
-			sse_parser_free(l->l_sse);
-		l->l_sse = NULL;
+		notify_hangup(l);
 		if (l->l_timer != NULL)
 			event_free(l->l_timer);
 		l->l_timer = NULL;
@@ -635,12 +642,7 @@ notify_resubscribe_local(struct worker *w, const char *backend)
 		if (strcmp(l->l_be->cb_name, backend) != 0 || !l->l_modern ||
 		    notify_stopped)
 			continue;
-		if (l->l_call != NULL)
-			http_call_cancel(l->l_call);
-		l->l_call = NULL;
-		if (l->l_sse != NULL)
-			sse_parser_free(l->l_sse);
-		l->l_sse = NULL;
+		notify_hangup(l);
 		l->l_status = 0;
 		evtimer_del(l->l_timer);
 		notify_listen(l);
