@@ -1822,6 +1822,7 @@ check_aggregate(const struct config *cf)
 	cb = config_backend_find(cf, "remote");
 	assert_non_null(cb);
 	assert_int_equal(cb->cb_transport, TRANSPORT_STREAMABLE_HTTP);
+	assert_int_equal(cb->cb_era, CONFIG_ERA_AUTO);
 	assert_int_equal(cb->cb_timeout_ms, 10000);
 	assert_int_equal(ca->ca_conflict, CONFIG_CONFLICT_PREFIX);
 	assert_int_equal(ca->ca_prefix_mode, CONFIG_PREFIX_ON_CONFLICT);
