@@ -75,6 +75,7 @@
 #include <curl/curl.h>
 
 #include "proto/proto.h"
+#include "shared/httpcheck.h"
 #include "shared/ipc.h"
 #include "shared/log.h"
 #include "worker/http_client.h"
@@ -2403,23 +2404,6 @@ bridge_delete(struct bridge *b, struct evhttp_request *req)
 	evhttp_send_reply(req, 200, "OK", NULL);
 }
 
-/* refuse what a proxy must not let through (smuggling) */
-static int
-bridge_request_sane(struct evhttp_request *req)
-{
-	struct evkeyvalq	*h = evhttp_request_get_input_headers(req);
-	struct evkeyval		*kv;
-	int			 cl = 0, te = 0;
-
-	TAILQ_FOREACH(kv, h, next) {
-		if (strcasecmp(kv->key, "Content-Length") == 0)
-			cl++;
-		else if (strcasecmp(kv->key, "Transfer-Encoding") == 0)
-			te++;
-	}
-	return cl <= 1 && !(cl > 0 && te > 0);
-}
-
 static void
 bridge_on_request(struct evhttp_request *req, void *arg)
 {
@@ -2429,7 +2413,7 @@ bridge_on_request(struct evhttp_request *req, void *arg)
 
 	if ((uri = evhttp_request_get_evhttp_uri(req)) != NULL)
 		path = evhttp_uri_get_path(uri);
-	if (!bridge_request_sane(req)) {
+	if (!httpcheck_framing(req)) {
 		evhttp_add_header(evhttp_request_get_output_headers(req),
 		    "Connection", "close");
 		bridge_reply_error(req, 400, NULL, JSONRPC_INVALID_REQUEST,

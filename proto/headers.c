@@ -281,3 +281,25 @@ proto_version_known(const char *version)
 			return 1;
 	return 0;
 }
+
+/* a field value's span without its leading and trailing OWS */
+void
+proto_ows_trim(const char **v, const char **e)
+{
+	while (*v < *e && proto_is_ows(**v))
+		(*v)++;
+	while (*e > *v && proto_is_ows((*e)[-1]))
+		(*e)--;
+}
+
+int
+proto_hex_digit(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}

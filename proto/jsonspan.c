@@ -62,19 +62,14 @@ scan_utf8(struct scan *sc)
 static int
 scan_hex4(const unsigned char *p, unsigned int *v)
 {
-	unsigned int	i, d;
+	int		d;
+	unsigned int	i;
 
 	*v = 0;
 	for (i = 0; i < 4; i++) {
-		if (p[i] >= '0' && p[i] <= '9')
-			d = p[i] - '0';
-		else if (p[i] >= 'a' && p[i] <= 'f')
-			d = p[i] - 'a' + 10;
-		else if (p[i] >= 'A' && p[i] <= 'F')
-			d = p[i] - 'A' + 10;
-		else
+		if ((d = proto_hex_digit(p[i])) == -1)
 			return -1;
-		*v = *v << 4 | d;
+		*v = *v << 4 | (unsigned int)d;
 	}
 	return 0;
 }

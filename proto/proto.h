@@ -82,6 +82,10 @@ char	*jsonrpc_dump(const json_t *, size_t *len);
 /* 1 if an Accept header value lists the media type (or a wildcard that
  * covers it, with q > 0), else 0 */
 int	 proto_accept_has(const char *accept, const char *type);
+/* narrow [*v, *e) to the field value without leading/trailing OWS */
+void	 proto_ows_trim(const char **v, const char **e);
+/* the value of a hexadecimal digit, or -1 */
+int	 proto_hex_digit(int c);
 /* 1 if a Content-Type header value is application/json (params ok) */
 int	 proto_content_type_is_json(const char *ctype);
 /* 1 if the value is a syntactically valid session id: 1..128 chars of

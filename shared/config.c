@@ -1280,50 +1280,62 @@ bad:
 	    "an http:// or https:// URL without whitespace");
 }
 
+struct choice {
+	const char	*ch_name;
+	int		 ch_value;
+};
+
+static int
+load_enum(struct loader *ld, struct cnode *v, const char *path,
+    const struct choice *ch, size_t nch, const char *what, int *dst)
+{
+	size_t	 i;
+
+	if (v->cn_type == CN_SCALAR && !cnode_is_null(v))
+		for (i = 0; i < nch; i++)
+			if (strcmp(v->cn_str, ch[i].ch_name) == 0) {
+				*dst = ch[i].ch_value;
+				return 0;
+			}
+	return config_expected(ld, v, path, what);
+}
+
 static int
 load_backend_transport(struct loader *ld, struct cnode *v, const char *path,
     void *arg)
 {
+	static const struct choice ch[] = {
+		{ "streamable-http", TRANSPORT_STREAMABLE_HTTP },
+		{ "sse", TRANSPORT_SSE },
+		{ "stdio", TRANSPORT_STDIO },
+	};
 	struct config_backend	*cb = arg;
+	int			 t = 0;
 
-	if (v->cn_type == CN_SCALAR) {
-		if (strcmp(v->cn_str, "streamable-http") == 0) {
-			cb->cb_transport = TRANSPORT_STREAMABLE_HTTP;
-			return 0;
-		}
-		if (strcmp(v->cn_str, "sse") == 0) {
-			cb->cb_transport = TRANSPORT_SSE;
-			return 0;
-		}
-		if (strcmp(v->cn_str, "stdio") == 0) {
-			cb->cb_transport = TRANSPORT_STDIO;
-			return 0;
-		}
-	}
-	return config_expected(ld, v, path, "streamable-http, sse or stdio");
+	if (load_enum(ld, v, path, ch, nitems(ch),
+	    "streamable-http, sse or stdio", &t) == -1)
+		return -1;
+	cb->cb_transport = (enum config_transport)t;
+	return 0;
 }
 
 static int
 load_backend_era(struct loader *ld, struct cnode *v, const char *path,
     void *arg)
 {
+	static const struct choice ch[] = {
+		{ "auto", CONFIG_ERA_AUTO },
+		{ "legacy", CONFIG_ERA_LEGACY },
+		{ "modern", CONFIG_ERA_MODERN },
+	};
 	struct config_backend	*cb = arg;
+	int			 e = 0;
 
-	if (v->cn_type == CN_SCALAR) {
-		if (strcmp(v->cn_str, "auto") == 0) {
-			cb->cb_era = CONFIG_ERA_AUTO;
-			return 0;
-		}
-		if (strcmp(v->cn_str, "legacy") == 0) {
-			cb->cb_era = CONFIG_ERA_LEGACY;
-			return 0;
-		}
-		if (strcmp(v->cn_str, "modern") == 0) {
-			cb->cb_era = CONFIG_ERA_MODERN;
-			return 0;
-		}
-	}
-	return config_expected(ld, v, path, "auto, legacy or modern");
+	if (load_enum(ld, v, path, ch, nitems(ch), "auto, legacy or modern",
+	    &e) == -1)
+		return -1;
+	cb->cb_era = (enum config_era)e;
+	return 0;
 }
 
 /* checked here, copied behind the command by config_backend_argv() */
@@ -1556,15 +1568,14 @@ static int
 load_loglevel(struct loader *ld, struct cnode *v, const char *path,
     void *arg)
 {
+	static const struct choice ch[] = {
+		{ "info", 0 },
+		{ "debug", 1 },
+	};
 	struct config	*cf = arg;
 
-	if (v->cn_type == CN_SCALAR && strcmp(v->cn_str, "info") == 0)
-		cf->cf_verbose = 0;
-	else if (v->cn_type == CN_SCALAR && strcmp(v->cn_str, "debug") == 0)
-		cf->cf_verbose = 1;
-	else
-		return config_expected(ld, v, path, "info or debug");
-	return 0;
+	return load_enum(ld, v, path, ch, nitems(ch), "info or debug",
+	    &cf->cf_verbose);
 }
 
 /* values now, names once the backends are known */
@@ -1606,15 +1617,17 @@ static int
 load_partial_failure(struct loader *ld, struct cnode *v, const char *path,
     void *arg)
 {
+	static const struct choice ch[] = {
+		{ "fail", CONFIG_PARTIAL_FAIL },
+		{ "best_effort", CONFIG_PARTIAL_BEST_EFFORT },
+	};
 	struct config	*cf = arg;
+	int		 m = 0;
 
-	if (v->cn_type == CN_SCALAR && strcmp(v->cn_str, "fail") == 0)
-		cf->cf_partial_failure = CONFIG_PARTIAL_FAIL;
-	else if (v->cn_type == CN_SCALAR &&
-	    strcmp(v->cn_str, "best_effort") == 0)
-		cf->cf_partial_failure = CONFIG_PARTIAL_BEST_EFFORT;
-	else
-		return config_expected(ld, v, path, "fail or best_effort");
+	if (load_enum(ld, v, path, ch, nitems(ch), "fail or best_effort",
+	    &m) == -1)
+		return -1;
+	cf->cf_partial_failure = (enum config_partial_failure)m;
 	return 0;
 }
 
@@ -1754,26 +1767,6 @@ load_outgoing_auth(struct loader *ld, struct cnode *n, const char *path,
 /*
  * aggregation
  */
-
-struct choice {
-	const char	*ch_name;
-	int		 ch_value;
-};
-
-static int
-load_enum(struct loader *ld, struct cnode *v, const char *path,
-    const struct choice *ch, size_t nch, const char *what, int *dst)
-{
-	size_t	 i;
-
-	if (v->cn_type == CN_SCALAR && !cnode_is_null(v))
-		for (i = 0; i < nch; i++)
-			if (strcmp(v->cn_str, ch[i].ch_name) == 0) {
-				*dst = ch[i].ch_value;
-				return 0;
-			}
-	return config_expected(ld, v, path, what);
-}
 
 static const char *
 config_conflict_name(enum config_conflict c)

@@ -34,6 +34,7 @@
 #include <curl/curl.h>
 #include <event2/event.h>
 
+#include "proto/proto.h"
 #include "shared/log.h"
 #include "worker/http_client.h"
 #include "worker/http_h1.h"
@@ -274,10 +275,7 @@ http_call_store_header(struct http_call *call, const char *line, size_t len)
 			return 0;
 		v = line;
 		e = line + len;
-		while (v < e && (*v == ' ' || *v == '\t'))
-			v++;
-		while (e > v && (e[-1] == ' ' || e[-1] == '\t'))
-			e--;
+		proto_ows_trim(&v, &e);
 		vlen = (size_t)(e - v);
 		if (vlen == 0)
 			return 0;
@@ -297,10 +295,7 @@ http_call_store_header(struct http_call *call, const char *line, size_t len)
 	nlen = (size_t)(colon - line);
 	v = colon + 1;
 	e = line + len;
-	while (v < e && (*v == ' ' || *v == '\t'))
-		v++;
-	while (e > v && (e[-1] == ' ' || e[-1] == '\t'))
-		e--;
+	proto_ows_trim(&v, &e);
 	vlen = (size_t)(e - v);
 
 	if (call->c_nhdrs == HTTP_RESP_HDRS_MAX)

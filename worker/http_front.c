@@ -19,6 +19,7 @@
 #include <event2/keyvalq_struct.h>
 
 #include "shared/config.h"
+#include "shared/httpcheck.h"
 #include "shared/log.h"
 #include "worker.h"
 
@@ -89,6 +90,23 @@ front_free_text(const void *data, size_t len, void *arg)
 	free((void *)data);
 }
 
+/* send buf (taken) as a JSON reply, or a 500 if it could not be made */
+static void
+front_send_json(struct evhttp_request *req, int status, struct evbuffer *buf,
+    int ok)
+{
+	if (!ok) {
+		if (buf != NULL)
+			evbuffer_free(buf);
+		evhttp_send_error(req, 500, "Internal Server Error");
+		return;
+	}
+	evhttp_add_header(evhttp_request_get_output_headers(req),
+	    "Content-Type", "application/json");
+	evhttp_send_reply(req, status, NULL, buf);
+	evbuffer_free(buf);
+}
+
 void
 front_reply_json(struct evhttp_request *req, int status, json_t *body,
     const char *session_id)
@@ -105,15 +123,10 @@ front_reply_json(struct evhttp_request *req, int status, json_t *body,
 	    evbuffer_add_reference(buf, text, len, front_free_text, NULL) ==
 	    -1))) {
 		free(text);
-		if (buf != NULL)
-			evbuffer_free(buf);
-		evhttp_send_error(req, 500, "Internal Server Error");
+		front_send_json(req, status, buf, 0);
 		return;
 	}
-	evhttp_add_header(evhttp_request_get_output_headers(req),
-	    "Content-Type", "application/json");
-	evhttp_send_reply(req, status, NULL, buf);
-	evbuffer_free(buf);
+	front_send_json(req, status, buf, 1);
 }
 
 /* an integer id as jansson writes it, without its printf machinery */
@@ -166,17 +179,9 @@ front_reply_member(struct evhttp_request *req, const json_t *id,
 	struct evbuffer *buf;
 
 	front_common_headers(req, NULL);
-	if ((buf = evbuffer_new()) == NULL ||
-	    front_compose_into(buf, id, kind, json, len) == -1) {
-		if (buf != NULL)
-			evbuffer_free(buf);
-		evhttp_send_error(req, 500, "Internal Server Error");
-		return;
-	}
-	evhttp_add_header(evhttp_request_get_output_headers(req),
-	    "Content-Type", "application/json");
-	evhttp_send_reply(req, 200, NULL, buf);
-	evbuffer_free(buf);
+	buf = evbuffer_new();
+	front_send_json(req, 200, buf, buf != NULL &&
+	    front_compose_into(buf, id, kind, json, len) == 0);
 }
 
 void
@@ -326,23 +331,6 @@ front_sse_end(struct evhttp_request *req)
 	evhttp_send_reply_end(req);
 }
 
-/* refuse what evhttp lets through that a proxy must not (smuggling) */
-static int
-front_request_sane(struct evhttp_request *req)
-{
-	struct evkeyvalq	*h = evhttp_request_get_input_headers(req);
-	struct evkeyval		*kv;
-	int			 cl = 0, te = 0;
-
-	TAILQ_FOREACH(kv, h, next) {
-		if (strcasecmp(kv->key, "Content-Length") == 0)
-			cl++;
-		else if (strcasecmp(kv->key, "Transfer-Encoding") == 0)
-			te++;
-	}
-	return cl <= 1 && !(cl > 0 && te > 0);
-}
-
 /* 0 for GET or HEAD; else a 405 is sent and -1 */
 static int
 front_get_only(struct evhttp_request *req)
@@ -424,7 +412,7 @@ front_on_request(struct evhttp_request *req, void *arg)
 	path = uri != NULL ? evhttp_uri_get_path(uri) : NULL;
 	if (path == NULL)
 		path = "";
-	if (!front_request_sane(req)) {
+	if (!httpcheck_framing(req)) {
 		evhttp_add_header(evhttp_request_get_output_headers(req),
 		    "Connection", "close");
 		front_reply_error(req, 400, NULL, JSONRPC_INVALID_REQUEST,

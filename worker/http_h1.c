@@ -32,6 +32,7 @@
 
 #include <event2/event.h>
 
+#include "proto/proto.h"
 #include "worker/http_h1.h"
 
 #define H1_BUF_INIT	(16 * 1024)
@@ -396,10 +397,7 @@ h1_frame_header(struct h1_conn *hn, const char *line, size_t len)
 	nlen = (size_t)(colon - line);
 	v = colon + 1;
 	e = line + len;
-	while (v < e && (*v == ' ' || *v == '\t'))
-		v++;
-	while (e > v && (e[-1] == ' ' || e[-1] == '\t'))
-		e--;
+	proto_ows_trim(&v, &e);
 	vlen = (size_t)(e - v);
 	if (nlen == 14 && strncasecmp(line, "Content-Length", 14) == 0) {
 		if (vlen == 0 || vlen > 18)
@@ -510,13 +508,7 @@ h1_chunk_size(struct h1_conn *hn, const char *p, size_t len)
 	int		d;
 
 	for (i = 0; i < len; i++) {
-		if (p[i] >= '0' && p[i] <= '9')
-			d = p[i] - '0';
-		else if (p[i] >= 'a' && p[i] <= 'f')
-			d = p[i] - 'a' + 10;
-		else if (p[i] >= 'A' && p[i] <= 'F')
-			d = p[i] - 'A' + 10;
-		else
+		if ((d = proto_hex_digit(p[i])) == -1)
 			break;
 		if (n > (UINT64_MAX >> 4))
 			return -1;

@@ -93,6 +93,8 @@ legacy_req_unlink(struct mcp_req *mr)
 	mr->mr_bo = NULL;
 }
 
+static void	legacy_req_free(struct mcp_req *);
+
 static void
 legacy_on_close(struct evhttp_connection *evcon, void *arg)
 {
@@ -100,25 +102,11 @@ legacy_on_close(struct evhttp_connection *evcon, void *arg)
 
 	(void)evcon;
 	log_debug("client went away during %s", mr->mr_msg.jm_method);
-	backend_call_cancel(mr->mr_call);
-	mr->mr_call = NULL;
-	view_get_cancel(mr->mr_w, mr);
-	era_resolve_cancel(mr->mr_w, mr);
-	mrtr_cancel(mr->mr_wait);
-	json_decref(mr->mr_phdrs);
-	json_decref(mr->mr_state);
-	json_decref(mr->mr_bparams);
-	json_decref(mr->mr_client_caps);
-	free(mr->mr_bver);
 	/* evhttp detached the request: ending it frees it */
 	evhttp_send_reply_end(mr->mr_req);
 	mr->mr_req = NULL;
-	legacy_req_unlink(mr);
-	jsonrpc_msg_clear(&mr->mr_msg);
-	session_clear(&mr->mr_sess);
 	worker_reply_flushed(mr->mr_w);	/* no reply will be written */
-	worker_request_done(mr->mr_w);
-	free(mr);
+	legacy_req_free(mr);
 }
 
 static void

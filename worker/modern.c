@@ -345,6 +345,41 @@ modern_check_params(struct mreq *m, json_t *view)
 	return rc;
 }
 
+/*
+ * A backend's result, copied, with the backend's reserved _meta keys
+ * left on its hop; NULL when there is none (the client got an error).
+ */
+static json_t *
+modern_backend_result(struct mreq *m, json_t *response)
+{
+	json_t *result, *meta;
+
+	if ((result = json_copy(json_object_get(response, "result"))) ==
+	    NULL || !json_is_object(result)) {
+		json_decref(result);
+		modern_error(m, 200, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: the backend sent no result", NULL);
+		return NULL;
+	}
+	if ((meta = json_object_get(result, "_meta")) != NULL) {
+		meta = json_copy(meta);
+		proto_meta_strip(meta);
+		(void)json_object_set_new(result, "_meta", meta);
+	}
+	return result;
+}
+
+/* a routed request's result (taken): only a complete read is cacheable */
+static void
+modern_result_out(struct mreq *m, json_t *result, const char *type)
+{
+	if (strcmp(type, "complete") == 0 &&
+	    strcmp(m->m_msg.jm_method, "resources/read") == 0)
+		modern_result_as(m, result, type, 0, "public");
+	else
+		modern_result_as(m, result, type, -1, NULL);
+}
+
 static void
 modern_on_backend_message(void *arg, json_t *msg)
 {
@@ -392,7 +427,7 @@ modern_on_backend_done(void *arg, int rc, json_t *response, int flags,
     const char *errmsg)
 {
 	struct mreq	*m = arg;
-	json_t		*err, *result, *meta;
+	json_t		*err, *result;
 	char		 msg[600];
 	int		 code;
 
@@ -442,23 +477,8 @@ modern_on_backend_done(void *arg, int rc, json_t *response, int flags,
 		    "data")));
 		return;
 	}
-	if ((result = json_copy(json_object_get(response, "result"))) ==
-	    NULL || !json_is_object(result)) {
-		json_decref(result);
-		modern_error(m, 200, JSONRPC_INTERNAL_ERROR,
-		    "Internal error: the backend sent no result", NULL);
-		return;
-	}
-	/* the backend's reserved keys stay on its hop */
-	if ((meta = json_object_get(result, "_meta")) != NULL) {
-		meta = json_copy(meta);
-		proto_meta_strip(meta);
-		(void)json_object_set_new(result, "_meta", meta);
-	}
-	if (strcmp(m->m_msg.jm_method, "resources/read") == 0)
-		modern_result(m, result, 0, "public");
-	else
-		modern_result(m, result, -1, NULL);
+	if ((result = modern_backend_result(m, response)) != NULL)
+		modern_result_out(m, result, "complete");
 }
 
 /*
@@ -472,7 +492,7 @@ modern_on_mbackend_done(void *arg, int rc, json_t *response, int flags,
     const char *errmsg)
 {
 	struct mreq	*m = arg;
-	json_t		*err, *result, *meta, *rt;
+	json_t		*err, *result, *rt;
 	const char	*emsg, *type;
 	char		 msg[600];
 	json_int_t	 code;
@@ -518,31 +538,17 @@ modern_on_mbackend_done(void *arg, int rc, json_t *response, int flags,
 		modern_error(m, 200, JSONRPC_INTERNAL_ERROR, msg, NULL);
 		return;
 	}
-	if ((result = json_copy(json_object_get(response, "result"))) ==
-	    NULL || !json_is_object(result)) {
-		json_decref(result);
-		modern_error(m, 200, JSONRPC_INTERNAL_ERROR,
-		    "Internal error: the backend sent no result", NULL);
+	if ((result = modern_backend_result(m, response)) == NULL)
 		return;
-	}
 	rt = json_object_get(result, "resultType");
 	if (!json_is_string(rt))
 		/* it ran the call as 2025-11-25: correct, never re-run */
 		era_set(m->m_w, m->m_be, ERA_LEGACY, "answered a 2026-07-28 "
 		    "request without resultType");
 	type = json_is_string(rt) ? json_string_value(rt) : "complete";
-	if ((meta = json_object_get(result, "_meta")) != NULL) {
-		meta = json_copy(meta);
-		proto_meta_strip(meta);
-		(void)json_object_set_new(result, "_meta", meta);
-	}
 	(void)json_object_del(result, "ttlMs");
 	(void)json_object_del(result, "cacheScope");
-	if (strcmp(type, "complete") == 0 &&
-	    strcmp(m->m_msg.jm_method, "resources/read") == 0)
-		modern_result_as(m, result, type, 0, "public");
-	else
-		modern_result_as(m, result, type, -1, NULL);
+	modern_result_out(m, result, type);
 }
 
 /* vmcpd's serverInfo as JSON text, made once */

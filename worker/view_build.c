@@ -572,6 +572,19 @@ vb_set_final(struct vb *vb, struct vb_item *it, int prefixed)
 		vb->vb_oom = 1;
 }
 
+/* the text written to a memstream, or NULL (freed) if writing failed */
+static char *
+vb_memstream_end(FILE *f, char **s)
+{
+	int bad = ferror(f);
+
+	if (fclose(f) == EOF || bad) {
+		free(*s);
+		*s = NULL;
+	}
+	return *s;
+}
+
 /* "\"a\", \"b\"": the distinct backends of a group (sorted by backend) */
 static char *
 vb_list_backends(const struct vb *vb, struct vb_item **g, size_t n)
@@ -588,16 +601,7 @@ vb_list_backends(const struct vb *vb, struct vb_item **g, size_t n)
 		fprintf(f, "%s\"%s\"", i > 0 ? ", " : "",
 		    vb_bname(vb, g[i]->it_bk));
 	}
-	if (ferror(f)) {
-		fclose(f);
-		free(s);
-		return NULL;
-	}
-	if (fclose(f) == EOF) {
-		free(s);
-		return NULL;
-	}
-	return s;
+	return vb_memstream_end(f, &s);
 }
 
 /*
@@ -625,16 +629,7 @@ vb_list_claimants(const struct vb *vb, const struct vb_kind *k,
 	}
 	if (n - 1 > shown)
 		fprintf(f, " and %zu more", n - 1 - shown);
-	if (ferror(f)) {
-		fclose(f);
-		free(s);
-		return NULL;
-	}
-	if (fclose(f) == EOF) {
-		free(s);
-		return NULL;
-	}
-	return s;
+	return vb_memstream_end(f, &s);
 }
 
 static void

@@ -432,6 +432,15 @@ vfetch_next(struct vfetch *f)
 		    f->vf_be->cb_name);
 }
 
+/* list what a backend's initialize or discover result says it offers */
+static void
+vfetch_list(struct vfetch *f, json_t *result)
+{
+	json_decref(f->vf_caps);
+	f->vf_caps = json_incref(json_object_get(result, "capabilities"));
+	vfetch_next(f);
+}
+
 static void
 vfetch_opened(void *arg, int rc, const char *bsid, const char *version,
     json_t *init_result, const char *errmsg)
@@ -447,10 +456,8 @@ vfetch_opened(void *arg, int rc, const char *bsid, const char *version,
 	free(f->vf_bver);
 	f->vf_bsid = bsid != NULL ? strdup(bsid) : NULL;
 	f->vf_bver = strdup(version);
-	json_decref(f->vf_caps);
-	f->vf_caps = json_incref(json_object_get(init_result, "capabilities"));
 	bsession_save(b->vb_w, b->vb_scope, f->vf_be, bsid, version);
-	vfetch_next(f);
+	vfetch_list(f, init_result);
 }
 
 static void
@@ -480,9 +487,7 @@ vfetch_discovered(void *arg, int rc, json_t *response, int flags,
 	}
 	backend_info_put(f->vf_build->vb_w, f->vf_be, MCP_VERSION_MODERN,
 	    result);
-	json_decref(f->vf_caps);
-	f->vf_caps = json_incref(json_object_get(result, "capabilities"));
-	vfetch_next(f);
+	vfetch_list(f, result);
 }
 
 static void
@@ -497,11 +502,8 @@ vfetch_modern(struct vfetch *f)
 	pv = json_object_get(info, "pv");
 	if (json_is_string(pv) && strcmp(json_string_value(pv),
 	    MCP_VERSION_MODERN) == 0) {
-		json_decref(f->vf_caps);
-		f->vf_caps = json_incref(json_object_get(json_object_get(info,
-		    "result"), "capabilities"));
+		vfetch_list(f, json_object_get(info, "result"));
 		json_decref(info);
-		vfetch_next(f);
 		return;
 	}
 	json_decref(info);
@@ -558,10 +560,8 @@ vfetch_start(struct vfetch *f)
 	info = backend_info_get(b->vb_w, f->vf_be);
 	if (info != NULL && bsession_load(b->vb_w, b->vb_scope, f->vf_be,
 	    &f->vf_bsid, &f->vf_bver) == 0) {
-		f->vf_caps = json_incref(json_object_get(json_object_get(info,
-		    "result"), "capabilities"));
+		vfetch_list(f, json_object_get(info, "result"));
 		json_decref(info);
-		vfetch_next(f);
 		return;
 	}
 	json_decref(info);

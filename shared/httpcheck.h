@@ -1,0 +1,15 @@
+/*
+ * Checks on HTTP requests that evhttp lets through but a server in
+ * front of others must refuse: the front of the workers and the
+ * bridges' endpoints share them.
+ */
+#ifndef VMCPD_HTTPCHECK_H
+#define VMCPD_HTTPCHECK_H
+
+struct evhttp_request;
+
+/* 0 when the body's framing is ambiguous (request smuggling): several
+ * Content-Length headers, or Content-Length with Transfer-Encoding */
+int	 httpcheck_framing(struct evhttp_request *);
+
+#endif
