@@ -27,6 +27,7 @@
 #
 # Environment: BENCH_DURATION (s, default 5), BENCH_WARMUP (s, 1),
 # BENCH_ROUNDS (3), BENCH_TOOLS (tools per backend besides echo, 20),
+# BENCH_TESTS (the wrk scripts to run, default "call mcall list mlist"),
 # BENCH_PERF=1 (also perf-profile vmcpd's workers during one more c=32
 # tools/call run; flat and inclusive reports in build/bench/perf-vmcpd*.txt),
 # KEEP=1 (keep the temporary directory with every log and perf.data),
@@ -41,6 +42,7 @@ warmup=${BENCH_WARMUP:-1}
 rounds=${BENCH_ROUNDS:-3}
 ntools=${BENCH_TOOLS:-20}
 perf_on=${BENCH_PERF:-0}
+tests=${BENCH_TESTS:-call mcall list mlist}
 keep=${KEEP:-0}
 groups=""
 
@@ -401,6 +403,10 @@ group_ticks() {
 # measured on the gateway's processes and on the backends', which does
 # not depend on how busy the machine is the way req/s does.
 bench() {
+	case " $tests " in
+	*" $1 "*) ;;
+	*) return ;;
+	esac
 	t=1
 	[ "$2" -gt 1 ] && t=2
 	case $3 in
