@@ -86,6 +86,8 @@ int	 proto_accept_has(const char *accept, const char *type);
 void	 proto_ows_trim(const char **v, const char **e);
 /* the value of a hexadecimal digit, or -1 */
 int	 proto_hex_digit(int c);
+/* 1 if c is an RFC 9110 tchar (a token's character) */
+int	 proto_is_tchar(char c);
 /* 1 if a Content-Type header value is application/json (params ok) */
 int	 proto_content_type_is_json(const char *ctype);
 /* 1 if the value is a syntactically valid session id: 1..128 chars of
@@ -95,6 +97,65 @@ int	 proto_session_id_valid(const char *sid);
 const char *proto_legacy_version_pick(const char *requested);
 /* 1 if the version string is one vmcpd knows at all (either era) */
 int	 proto_version_known(const char *version);
+
+/*
+ * HTTP/1.1 requests as the front reads them (http_req.c).  The head is
+ * parsed in place once it is whole: names and values are NUL-terminated
+ * where they lie and kept as offsets into the buffer.
+ */
+enum http_method {
+	HTTP_M_OTHER = 0,
+	HTTP_M_GET,
+	HTTP_M_HEAD,
+	HTTP_M_POST,
+	HTTP_M_PUT,
+	HTTP_M_DELETE,
+	HTTP_M_OPTIONS,
+	HTTP_M_PATCH
+};
+#define HTTP_HDRS_MAX	64
+struct http_field {
+	size_t		 hf_name;
+	size_t		 hf_value;
+};
+struct http_head {
+	int			 hh_method;	/* enum http_method */
+	int			 hh_minor;	/* HTTP/1.x */
+	size_t			 hh_path;	/* the target's path */
+	struct http_field	 hh_hdrs[HTTP_HDRS_MAX];
+	size_t			 hh_nhdrs;
+	size_t			 hh_len;	/* the head's bytes */
+	uint64_t		 hh_clen;	/* Content-Length, or 0 */
+	int			 hh_chunked;
+	int			 hh_close;	/* no other request follows */
+	int			 hh_continue;	/* Expect: 100-continue */
+	int			 hh_status;	/* on -1: the answer, */
+	const char		*hh_why;	/* and why */
+};
+/* 1 with *h filled, 0 if the head is not all in yet, -1 with
+ * hh_status and hh_why saying why it is refused */
+int	 http_head_parse(char *buf, size_t len, size_t max_head,
+	    uint64_t max_body, struct http_head *h);
+/* the first value of a header, or NULL */
+const char *http_head_header(const char *buf, const struct http_head *h,
+	    const char *name);
+enum http_chunk_state {
+	HTTP_CHUNK_SIZE = 0,
+	HTTP_CHUNK_DATA,
+	HTTP_CHUNK_CRLF,
+	HTTP_CHUNK_TRAILER
+};
+struct http_chunked {
+	int		 hc_state;	/* enum http_chunk_state */
+	uint64_t	 hc_left;	/* of the current chunk */
+	size_t		 hc_in;		/* bytes of body read */
+	size_t		 hc_out;	/* bytes of body decoded */
+	size_t		 hc_trailer;
+};
+/* decodes body[hc_in, len) in place: 1 when whole, 0 for more, -1 as
+ * http_head_parse (the struct starts zeroed) */
+int	 http_chunked_decode(struct http_chunked *, char *body, size_t len,
+	    uint64_t max_body, struct http_head *h);
 
 /*
  * An incremental text/event-stream parser (WHATWG rules): CR, LF and

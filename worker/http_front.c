@@ -1,8 +1,8 @@
 /*
- * The HTTP front: libevent's evhttp on the inherited listener, with the
- * limits set (evhttp defaults to none), request smuggling vectors
- * refused, and stream timeouts that do not kill SSE responses
- * (c-engineering.md section 3.2).
+ * The HTTP front: vmcpd's HTTP/1.1 server (httpd.c) on the inherited
+ * listener, with the limits set, the routes (/mcp, /healthz, /status)
+ * and the reply helpers the edges share: JSON bodies, JSON-RPC answers
+ * composed around text the caller already has, and SSE streams.
  */
 #include <sys/queue.h>
 #include <sys/types.h>
@@ -13,38 +13,21 @@
 #include <strings.h>
 
 #include <event2/buffer.h>
-#include <event2/bufferevent.h>
 #include <event2/event.h>
-#include <event2/http.h>
-#include <event2/keyvalq_struct.h>
 
 #include "shared/config.h"
-#include "shared/httpcheck.h"
 #include "shared/log.h"
+#include "httpd.h"
 #include "worker.h"
 
 #define FRONT_SSE_HIGH_WATER	(8 * 1024 * 1024)
 
-static void	front_on_request(struct evhttp_request *, void *);
+static void	front_on_request(struct httpd_req *, void *);
 
-/*
- * evhttp_find_header() compares names a character at a time through a
- * function call each; a request looks up about ten names, so this is
- * the same first-match walk with libc's strcasecmp.
- */
 const char *
-front_header(struct evhttp_request *req, const char *name)
+front_header(struct httpd_req *req, const char *name)
 {
-	struct evkeyvalq	*h = evhttp_request_get_input_headers(req);
-	struct evkeyval		*kv;
-	int			 c = (unsigned char)name[0] | 0x20;
-
-	TAILQ_FOREACH(kv, h, next) {
-		if (((unsigned char)kv->key[0] | 0x20) == c &&
-		    strcasecmp(kv->key, name) == 0)
-			return kv->value;
-	}
-	return NULL;
+	return httpd_req_header(req, name);
 }
 
 /* Mcp-Param-<name> of a request (arg): for proto_reqhdrs.rh_param */
@@ -60,19 +43,18 @@ front_param_header(void *arg, const char *name)
 }
 
 static void
-front_common_headers(struct evhttp_request *req, const char *session_id)
+front_common_headers(struct httpd_req *req, const char *session_id)
 {
-	struct evkeyvalq	*h = evhttp_request_get_output_headers(req);
-	struct worker		*w;
-	char			 buf[64];
+	struct worker	*w;
+	char		 buf[64];
 
 	if (session_id != NULL)
-		evhttp_add_header(h, "Mcp-Session-Id", session_id);
+		(void)httpd_add_header(req, "Mcp-Session-Id", session_id);
 	w = worker_self();
 	if (w->w_conf->cf_worker_header) {
 		(void)snprintf(buf, sizeof(buf), "%d %d", w->w_slot,
 		    (int)w->w_pid);
-		evhttp_add_header(h, "Vmcpd-Worker", buf);
+		(void)httpd_add_header(req, "Vmcpd-Worker", buf);
 	}
 }
 
@@ -92,23 +74,22 @@ front_free_text(const void *data, size_t len, void *arg)
 
 /* send buf (taken) as a JSON reply, or a 500 if it could not be made */
 static void
-front_send_json(struct evhttp_request *req, int status, struct evbuffer *buf,
+front_send_json(struct httpd_req *req, int status, struct evbuffer *buf,
     int ok)
 {
 	if (!ok) {
 		if (buf != NULL)
 			evbuffer_free(buf);
-		evhttp_send_error(req, 500, "Internal Server Error");
+		httpd_send_reply(req, 500, NULL);
 		return;
 	}
-	evhttp_add_header(evhttp_request_get_output_headers(req),
-	    "Content-Type", "application/json");
-	evhttp_send_reply(req, status, NULL, buf);
+	(void)httpd_add_header(req, "Content-Type", "application/json");
+	httpd_send_reply(req, status, buf);
 	evbuffer_free(buf);
 }
 
 void
-front_reply_json(struct evhttp_request *req, int status, json_t *body,
+front_reply_json(struct httpd_req *req, int status, json_t *body,
     const char *session_id)
 {
 	struct evbuffer	*buf;
@@ -173,7 +154,7 @@ front_compose_into(struct evbuffer *buf, const json_t *id, const char *kind,
 
 /* a JSON-RPC answer whose member text the caller already has */
 void
-front_reply_member(struct evhttp_request *req, const json_t *id,
+front_reply_member(struct httpd_req *req, const json_t *id,
     const char *kind, const char *json, size_t len)
 {
 	struct evbuffer *buf;
@@ -185,7 +166,7 @@ front_reply_member(struct evhttp_request *req, const json_t *id,
 }
 
 void
-front_reply_result(struct evhttp_request *req, const json_t *id,
+front_reply_result(struct httpd_req *req, const json_t *id,
     const char *result, size_t len)
 {
 	front_reply_member(req, id, "result", result, len);
@@ -212,7 +193,7 @@ front_compose(const json_t *id, const char *kind, const char *json,
 }
 
 void
-front_reply_error(struct evhttp_request *req, int status, json_t *id,
+front_reply_error(struct httpd_req *req, int status, json_t *id,
     int code, const char *message)
 {
 	json_t *e;
@@ -223,34 +204,21 @@ front_reply_error(struct evhttp_request *req, int status, json_t *id,
 }
 
 void
-front_reply_empty(struct evhttp_request *req, int status)
+front_reply_empty(struct httpd_req *req, int status)
 {
 	front_common_headers(req, NULL);
-	evhttp_send_reply(req, status, NULL, NULL);
+	httpd_send_reply(req, status, NULL);
 }
 
+/* a stream has no read timeout: only a stalled reader is cut */
 void
-front_sse_start(struct evhttp_request *req, const char *session_id)
+front_sse_start(struct httpd_req *req, const char *session_id)
 {
-	struct evkeyvalq		*h = evhttp_request_get_output_headers(req);
-	struct evhttp_connection	*evcon;
-	struct bufferevent		*bev;
-	struct worker			*w = worker_self();
-	struct timeval			 tv;
-
 	front_common_headers(req, session_id);
-	evhttp_add_header(h, "Content-Type", "text/event-stream");
-	evhttp_add_header(h, "Cache-Control", "no-cache");
-	evhttp_add_header(h, "X-Accel-Buffering", "no");
-	evhttp_send_reply_start(req, 200, "OK");
-	/* evhttp uses one timeout for read and write: a quiet stream must
-	 * not be cut, so keep only the write timeout (a stalled reader) */
-	if ((evcon = evhttp_request_get_connection(req)) != NULL &&
-	    (bev = evhttp_connection_get_bufferevent(evcon)) != NULL) {
-		tv.tv_sec = w->w_conf->cf_http_timeout_ms / 1000;
-		tv.tv_usec = (w->w_conf->cf_http_timeout_ms % 1000) * 1000;
-		bufferevent_set_timeouts(bev, NULL, &tv);
-	}
+	(void)httpd_add_header(req, "Content-Type", "text/event-stream");
+	(void)httpd_add_header(req, "Cache-Control", "no-cache");
+	(void)httpd_add_header(req, "X-Accel-Buffering", "no");
+	httpd_send_start(req, 200);
 }
 
 /*
@@ -259,37 +227,28 @@ front_sse_start(struct evhttp_request *req, const char *session_id)
  * refused (-1) rather than buffered without bound.
  */
 int
-front_sse_send_text(struct evhttp_request *req, const char *id,
+front_sse_send_text(struct httpd_req *req, const char *id,
     const char *data, size_t len)
 {
-	struct evhttp_connection	*evcon;
-	struct bufferevent		*bev;
-	struct evbuffer			*buf;
-	char				*ev;
-	size_t				 elen;
+	char	*ev;
+	size_t	 elen;
+	int	 rc;
 
-	if ((evcon = evhttp_request_get_connection(req)) == NULL)
+	if (httpd_req_gone(req))
 		return -1;
-	bev = evhttp_connection_get_bufferevent(evcon);
-	if (bev != NULL && evbuffer_get_length(bufferevent_get_output(bev)) >
-	    FRONT_SSE_HIGH_WATER) {
+	if (httpd_req_unsent(req) > FRONT_SSE_HIGH_WATER) {
 		log_warnx("SSE client too slow; dropping an event");
 		return -1;
 	}
-	if ((ev = sse_format_event(id, "message", data, len, &elen)) ==
-	    NULL || (buf = evbuffer_new()) == NULL) {
-		free(ev);
+	if ((ev = sse_format_event(id, "message", data, len, &elen)) == NULL)
 		return -1;
-	}
-	evbuffer_add(buf, ev, elen);
+	rc = httpd_send_chunk(req, ev, elen);
 	free(ev);
-	evhttp_send_reply_chunk(req, buf);
-	evbuffer_free(buf);
-	return 0;
+	return rc;
 }
 
 int
-front_sse_send(struct evhttp_request *req, const char *id, const json_t *msg)
+front_sse_send(struct httpd_req *req, const char *id, const json_t *msg)
 {
 	char	*data;
 	size_t	 dlen;
@@ -304,48 +263,34 @@ front_sse_send(struct evhttp_request *req, const char *id, const json_t *msg)
 
 /* a comment line: keeps a quiet stream (and its proxies) alive */
 void
-front_sse_keepalive(struct evhttp_request *req)
+front_sse_keepalive(struct httpd_req *req)
 {
-	struct evbuffer *buf;
+	static const char	ka[] = ": keepalive\n\n";
 
-	if (req == NULL || (buf = evbuffer_new()) == NULL)
-		return;
-	evbuffer_add_printf(buf, ": keepalive\n\n");
-	evhttp_send_reply_chunk(req, buf);
-	evbuffer_free(buf);
+	if (req != NULL)
+		(void)httpd_send_chunk(req, ka, sizeof(ka) - 1);
 }
 
 void
-front_sse_end(struct evhttp_request *req)
+front_sse_end(struct httpd_req *req)
 {
-	struct evhttp_connection	*evcon;
-	struct worker			*w = worker_self();
-	struct timeval			 tv;
-
-	/* the connection may be kept alive: idle reads time out again */
-	if ((evcon = evhttp_request_get_connection(req)) != NULL) {
-		tv.tv_sec = w->w_conf->cf_http_timeout_ms / 1000;
-		tv.tv_usec = (w->w_conf->cf_http_timeout_ms % 1000) * 1000;
-		evhttp_connection_set_timeout_tv(evcon, &tv);
-	}
-	evhttp_send_reply_end(req);
+	httpd_send_end(req);
 }
 
 /* 0 for GET or HEAD; else a 405 is sent and -1 */
 static int
-front_get_only(struct evhttp_request *req)
+front_get_only(struct httpd_req *req)
 {
-	if (evhttp_request_get_command(req) == EVHTTP_REQ_GET ||
-	    evhttp_request_get_command(req) == EVHTTP_REQ_HEAD)
+	if (httpd_req_method(req) == HTTP_M_GET ||
+	    httpd_req_method(req) == HTTP_M_HEAD)
 		return 0;
-	evhttp_add_header(evhttp_request_get_output_headers(req), "Allow",
-	    "GET, HEAD");
+	(void)httpd_add_header(req, "Allow", "GET, HEAD");
 	front_reply_empty(req, 405);
 	return -1;
 }
 
 static void
-front_healthz(struct worker *w, struct evhttp_request *req)
+front_healthz(struct worker *w, struct httpd_req *req)
 {
 	json_t *body;
 
@@ -359,7 +304,7 @@ front_healthz(struct worker *w, struct evhttp_request *req)
 
 /* /status: the backends and the era each is spoken to in */
 static void
-front_status(struct worker *w, struct evhttp_request *req)
+front_status(struct worker *w, struct httpd_req *req)
 {
 	const struct config_backend	*be;
 	json_t				*body, *bes, *b;
@@ -393,36 +338,24 @@ fail:
 	    "Internal error: out of memory");
 }
 
-/* evhttp wrote the whole reply: a draining worker may now exit */
+/* the reply is written (or cannot be): a draining worker may exit */
 static void
-front_on_complete(struct evhttp_request *req, void *arg)
+front_on_complete(struct httpd_req *req, void *arg)
 {
 	(void)req;
 	worker_reply_flushed(arg);
 }
 
 static void
-front_on_request(struct evhttp_request *req, void *arg)
+front_on_request(struct httpd_req *req, void *arg)
 {
-	struct worker		*w = arg;
-	const struct evhttp_uri	*uri;
-	const char		*path;
+	struct worker	*w = arg;
+	const char	*path = httpd_req_path(req);
 
-	uri = evhttp_request_get_evhttp_uri(req);
-	path = uri != NULL ? evhttp_uri_get_path(uri) : NULL;
-	if (path == NULL)
-		path = "";
-	if (!httpcheck_framing(req)) {
-		evhttp_add_header(evhttp_request_get_output_headers(req),
-		    "Connection", "close");
-		front_reply_error(req, 400, NULL, JSONRPC_INVALID_REQUEST,
-		    "Bad Request: conflicting Content-Length/Transfer-Encoding");
-		return;
-	}
 	if (strcmp(path, "/mcp") == 0) {
 		w->w_inflight++;
 		w->w_unflushed++;
-		evhttp_request_set_on_complete_cb(req, front_on_complete, w);
+		httpd_req_set_done_cb(req, front_on_complete, w);
 		legacy_handle(w, req);
 		return;
 	}
@@ -442,22 +375,13 @@ int
 front_init(struct worker *w)
 {
 	const struct config	*conf = w->w_conf;
-	struct timeval		 tv;
+	struct httpd_limits	 lim;
 
-	if ((w->w_http = evhttp_new(w->w_base)) == NULL)
-		return -1;
-	evhttp_set_max_headers_size(w->w_http, conf->cf_max_header_size);
-	evhttp_set_max_body_size(w->w_http, conf->cf_max_body_size);
-	tv.tv_sec = conf->cf_http_timeout_ms / 1000;
-	tv.tv_usec = (conf->cf_http_timeout_ms % 1000) * 1000;
-	evhttp_set_timeout_tv(w->w_http, &tv);
-	evhttp_set_allowed_methods(w->w_http, EVHTTP_REQ_GET |
-	    EVHTTP_REQ_POST | EVHTTP_REQ_DELETE | EVHTTP_REQ_HEAD |
-	    EVHTTP_REQ_PUT | EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH);
-	evhttp_set_default_content_type(w->w_http, "application/json");
-	evhttp_set_gencb(w->w_http, front_on_request, w);
-	if ((w->w_bound = evhttp_accept_socket_with_handle(w->w_http,
-	    w->w_listen_fd)) == NULL)
+	lim.hl_max_head = conf->cf_max_header_size;
+	lim.hl_max_body = conf->cf_max_body_size;
+	lim.hl_timeout_ms = conf->cf_http_timeout_ms;
+	if ((w->w_httpd = httpd_new(w->w_base, w->w_listen_fd, &lim,
+	    front_on_request, w)) == NULL)
 		return -1;
 	return 0;
 }
@@ -466,16 +390,13 @@ front_init(struct worker *w)
 void
 front_drain(struct worker *w)
 {
-	if (w->w_bound != NULL) {
-		evhttp_del_accept_socket(w->w_http, w->w_bound);
-		w->w_bound = NULL;
-	}
+	if (w->w_httpd != NULL)
+		httpd_stop_accepting(w->w_httpd);
 }
 
 void
 front_free(struct worker *w)
 {
-	if (w->w_http != NULL)
-		evhttp_free(w->w_http);
-	w->w_http = NULL;
+	httpd_free(w->w_httpd);
+	w->w_httpd = NULL;
 }

@@ -20,6 +20,7 @@
 #include "shared/config.h"
 #include "shared/log.h"
 #include "shared/store.h"
+#include "httpd.h"
 #include "worker.h"
 
 #define SESSION_TOUCH_MS	1000	/* write last-seen at most this often */
@@ -29,7 +30,7 @@ struct mcp_req {
 	TAILQ_ENTRY(mcp_req)		 mr_entry;	/* w_reqs or bo_waiters */
 	struct bopen			*mr_bo;		/* waiting on it, or NULL */
 	struct worker			*mr_w;
-	struct evhttp_request		*mr_req;
+	struct httpd_req		*mr_req;
 	struct jsonrpc_msg		 mr_msg;
 	char				 mr_sid[SESSION_ID_LEN + 1];
 	const struct config_backend	*mr_be;
@@ -70,7 +71,7 @@ legacy_allowed_methods(void)
 }
 
 static struct mcp_req *
-legacy_req_new(struct worker *w, struct evhttp_request *req)
+legacy_req_new(struct worker *w, struct httpd_req *req)
 {
 	struct mcp_req *mr;
 
@@ -96,37 +97,28 @@ legacy_req_unlink(struct mcp_req *mr)
 static void	legacy_req_free(struct mcp_req *);
 
 static void
-legacy_on_close(struct evhttp_connection *evcon, void *arg)
+legacy_on_close(struct httpd_req *req, void *arg)
 {
 	struct mcp_req *mr = arg;
 
-	(void)evcon;
 	log_debug("client went away during %s", mr->mr_msg.jm_method);
-	/* evhttp detached the request: ending it frees it */
-	evhttp_send_reply_end(mr->mr_req);
 	mr->mr_req = NULL;
-	worker_reply_flushed(mr->mr_w);	/* no reply will be written */
+	httpd_send_end(req);	/* frees it */
 	legacy_req_free(mr);
 }
 
 static void
 legacy_req_watch(struct mcp_req *mr)
 {
-	struct evhttp_connection *evcon;
-
-	if ((evcon = evhttp_request_get_connection(mr->mr_req)) != NULL)
-		evhttp_connection_set_closecb(evcon, legacy_on_close, mr);
+	httpd_req_set_close_cb(mr->mr_req, legacy_on_close, mr);
 }
 
 /* the request is answered (or abandoned): forget it */
 static void
 legacy_req_free(struct mcp_req *mr)
 {
-	struct evhttp_connection *evcon;
-
-	if (mr->mr_req != NULL &&
-	    (evcon = evhttp_request_get_connection(mr->mr_req)) != NULL)
-		evhttp_connection_set_closecb(evcon, NULL, NULL);
+	if (mr->mr_req != NULL)
+		httpd_req_set_close_cb(mr->mr_req, NULL, NULL);
 	backend_call_cancel(mr->mr_call);
 	view_get_cancel(mr->mr_w, mr);
 	era_resolve_cancel(mr->mr_w, mr);
@@ -147,10 +139,7 @@ legacy_req_free(struct mcp_req *mr)
 static void
 legacy_req_reply(struct mcp_req *mr, json_t *msg)
 {
-	struct evhttp_connection *evcon;
-
-	if ((evcon = evhttp_request_get_connection(mr->mr_req)) != NULL)
-		evhttp_connection_set_closecb(evcon, NULL, NULL);
+	httpd_req_set_close_cb(mr->mr_req, NULL, NULL);
 	if (mr->mr_streaming) {
 		(void)front_sse_send(mr->mr_req, NULL, msg);
 		front_sse_end(mr->mr_req);
@@ -187,7 +176,7 @@ legacy_req_answer(struct mcp_req *mr, json_t *msg)
 
 /* a synchronous answer with no mcp_req: count the request as done */
 static void
-legacy_done_error(struct worker *w, struct evhttp_request *req, int status,
+legacy_done_error(struct worker *w, struct httpd_req *req, int status,
     json_t *id, int code, const char *message)
 {
 	front_reply_error(req, status, id, code, message);
@@ -195,7 +184,7 @@ legacy_done_error(struct worker *w, struct evhttp_request *req, int status,
 }
 
 static void
-legacy_done_json(struct worker *w, struct evhttp_request *req, int status,
+legacy_done_json(struct worker *w, struct httpd_req *req, int status,
     json_t *msg)
 {
 	front_reply_json(req, status, msg, NULL);
@@ -203,7 +192,7 @@ legacy_done_json(struct worker *w, struct evhttp_request *req, int status,
 }
 
 static void
-legacy_done_empty(struct worker *w, struct evhttp_request *req, int status)
+legacy_done_empty(struct worker *w, struct httpd_req *req, int status)
 {
 	front_reply_empty(req, status);
 	worker_request_done(w);
@@ -244,7 +233,7 @@ legacy_host_len(const char *host)
  * loopback origin or the Host itself.
  */
 static int
-legacy_origin_ok(struct worker *w, struct evhttp_request *req)
+legacy_origin_ok(struct worker *w, struct httpd_req *req)
 {
 	const char		*origin = front_header(req, "Origin");
 	const char		*host = front_header(req, "Host");
@@ -352,7 +341,7 @@ legacy_initialize_view(void *arg, json_t *view, const char *err)
 }
 
 static void
-legacy_initialize(struct worker *w, struct evhttp_request *req,
+legacy_initialize(struct worker *w, struct httpd_req *req,
     struct jsonrpc_msg *msg)
 {
 	struct mcp_req	*mr;
@@ -569,13 +558,11 @@ legacy_on_backend_done_raw(void *arg, const char *kind, const char *json,
     size_t len)
 {
 	struct mcp_req			*mr = arg;
-	struct evhttp_connection	*evcon;
 	char				*msg;
 	size_t				 mlen;
 
 	mr->mr_call = NULL;
-	if ((evcon = evhttp_request_get_connection(mr->mr_req)) != NULL)
-		evhttp_connection_set_closecb(evcon, NULL, NULL);
+	httpd_req_set_close_cb(mr->mr_req, NULL, NULL);
 	if (mr->mr_streaming) {
 		if ((msg = front_compose(mr->mr_msg.jm_id, kind, json, len,
 		    &mlen)) != NULL) {
@@ -601,17 +588,14 @@ legacy_params_text(struct mcp_req *mr, size_t *len)
 {
 	struct proto_span	 m[8];
 	const struct proto_span	*p;
-	struct evbuffer		*in;
 	const char		*body;
 	size_t			 n, blen;
 
 	if (mr->mr_req == NULL || mr->mr_bparams == NULL ||
 	    mr->mr_bparams != mr->mr_msg.jm_params)
 		return NULL;
-	in = evhttp_request_get_input_buffer(mr->mr_req);
-	blen = evbuffer_get_length(in);
-	if ((body = (const char *)evbuffer_pullup(in, -1)) == NULL ||
-	    proto_json_members(body, blen, m, 8, &n) == -1 ||
+	body = httpd_req_body(mr->mr_req, &blen);
+	if (proto_json_members(body, blen, m, 8, &n) == -1 ||
 	    (p = proto_json_member(m, n, "params")) == NULL)
 		return NULL;
 	*len = p->ps_vallen;
@@ -1046,9 +1030,8 @@ legacy_on_view(void *arg, json_t *view, const char *err)
 			}
 			json_decref(result);
 		}
+		httpd_req_set_close_cb(mr->mr_req, NULL, NULL);
 		front_reply_result(mr->mr_req, mr->mr_msg.jm_id, page, len);
-		evhttp_connection_set_closecb(evhttp_request_get_connection(
-		    mr->mr_req), NULL, NULL);
 		mr->mr_req = NULL;
 		legacy_req_free(mr);
 		return;
@@ -1079,7 +1062,7 @@ static const char *const legacy_log_levels[] = {
 
 /* logging/setLevel: the session's level, passed to its backends */
 static void
-legacy_set_level(struct worker *w, struct evhttp_request *req,
+legacy_set_level(struct worker *w, struct httpd_req *req,
     struct jsonrpc_msg *msg, struct session *s)
 {
 	const char	*level;
@@ -1120,7 +1103,7 @@ legacy_set_level(struct worker *w, struct evhttp_request *req,
 }
 
 static void
-legacy_request(struct worker *w, struct evhttp_request *req,
+legacy_request(struct worker *w, struct httpd_req *req,
     struct jsonrpc_msg *msg, struct session *s)
 {
 	struct mcp_req	*mr;
@@ -1164,7 +1147,7 @@ legacy_request(struct worker *w, struct evhttp_request *req,
 }
 
 static void
-legacy_notification(struct worker *w, struct evhttp_request *req,
+legacy_notification(struct worker *w, struct httpd_req *req,
     struct jsonrpc_msg *msg, struct session *s)
 {
 	const struct config_backend	*be;
@@ -1192,7 +1175,7 @@ legacy_notification(struct worker *w, struct evhttp_request *req,
 
 /* the session named by the request, or an answer and -1 */
 static int
-legacy_session(struct worker *w, struct evhttp_request *req, json_t *id,
+legacy_session(struct worker *w, struct httpd_req *req, json_t *id,
     struct session *s)
 {
 	const char	*sid = front_header(req, "Mcp-Session-Id");
@@ -1222,7 +1205,7 @@ legacy_session(struct worker *w, struct evhttp_request *req, json_t *id,
 
 /* MCP-Protocol-Version, when present, must be one vmcpd serves */
 static int
-legacy_version_header(struct worker *w, struct evhttp_request *req,
+legacy_version_header(struct worker *w, struct httpd_req *req,
     json_t *id)
 {
 	const char	*v = front_header(req, "MCP-Protocol-Version");
@@ -1242,9 +1225,8 @@ legacy_version_header(struct worker *w, struct evhttp_request *req,
 }
 
 static void
-legacy_post(struct worker *w, struct evhttp_request *req)
+legacy_post(struct worker *w, struct httpd_req *req)
 {
-	struct evbuffer		*in = evhttp_request_get_input_buffer(req);
 	struct jsonrpc_msg	 msg;
 	struct jsonrpc_err	 err;
 	struct session		 s;
@@ -1254,7 +1236,7 @@ legacy_post(struct worker *w, struct evhttp_request *req)
 	const char		*accept = front_header(req, "Accept");
 	const char		*ctype = front_header(req, "Content-Type");
 	size_t			 len;
-	unsigned char		*body;
+	const char		*body;
 
 	if (accept == NULL || !proto_accept_has(accept, "application/json") ||
 	    !proto_accept_has(accept, "text/event-stream")) {
@@ -1269,9 +1251,8 @@ legacy_post(struct worker *w, struct evhttp_request *req)
 		    "application/json");
 		return;
 	}
-	len = evbuffer_get_length(in);
-	body = evbuffer_pullup(in, -1);
-	if (jsonrpc_parse((const char *)body, len, &msg, &err) == -1) {
+	body = httpd_req_body(req, &len);
+	if (jsonrpc_parse(body, len, &msg, &err) == -1) {
 		legacy_done_error(w, req, err.je_http, NULL, err.je_code,
 		    err.je_msg);
 		return;
@@ -1342,7 +1323,7 @@ legacy_post(struct worker *w, struct evhttp_request *req)
 }
 
 static void
-legacy_delete(struct worker *w, struct evhttp_request *req)
+legacy_delete(struct worker *w, struct httpd_req *req)
 {
 	struct session	s;
 	size_t		i;
@@ -1369,7 +1350,7 @@ legacy_delete(struct worker *w, struct evhttp_request *req)
 }
 
 static void
-legacy_get(struct worker *w, struct evhttp_request *req)
+legacy_get(struct worker *w, struct httpd_req *req)
 {
 	struct session	 s;
 	const char	*accept = front_header(req, "Accept");
@@ -1387,7 +1368,7 @@ legacy_get(struct worker *w, struct evhttp_request *req)
 }
 
 void
-legacy_handle(struct worker *w, struct evhttp_request *req)
+legacy_handle(struct worker *w, struct httpd_req *req)
 {
 	if (!legacy_origin_ok(w, req)) {
 		legacy_done_error(w, req, 403, NULL, MCP_ERR_TRANSPORT,
@@ -1395,19 +1376,18 @@ legacy_handle(struct worker *w, struct evhttp_request *req)
 		    "protection)");
 		return;
 	}
-	switch (evhttp_request_get_command(req)) {
-	case EVHTTP_REQ_POST:
+	switch (httpd_req_method(req)) {
+	case HTTP_M_POST:
 		legacy_post(w, req);
 		break;
-	case EVHTTP_REQ_GET:
+	case HTTP_M_GET:
 		legacy_get(w, req);
 		break;
-	case EVHTTP_REQ_DELETE:
+	case HTTP_M_DELETE:
 		legacy_delete(w, req);
 		break;
 	default:
-		evhttp_add_header(evhttp_request_get_output_headers(req),
-		    "Allow", legacy_allowed_methods());
+		(void)httpd_add_header(req, "Allow", legacy_allowed_methods());
 		legacy_done_error(w, req, 405, NULL, MCP_ERR_TRANSPORT,
 		    "Method Not Allowed: use POST, GET or DELETE");
 		break;

@@ -23,7 +23,7 @@
 
 #include <event2/buffer.h>
 #include <event2/event.h>
-#include <event2/http.h>
+#include "httpd.h"
 
 #include "shared/config.h"
 #include "shared/log.h"
@@ -35,7 +35,7 @@
 struct listener_stream {
 	TAILQ_ENTRY(listener_stream)	 ls_entry;
 	struct worker			*ls_w;
-	struct evhttp_request		*ls_req;
+	struct httpd_req		*ls_req;
 	struct event			*ls_tick;
 	struct jsonrpc_msg		 ls_msg;	/* the listen request */
 	int				 ls_tools;
@@ -51,14 +51,11 @@ static TAILQ_HEAD(, listener_stream) lstreams =
 static void
 listen_free(struct listener_stream *ls)
 {
-	struct evhttp_connection *evcon;
-
 	TAILQ_REMOVE(&lstreams, ls, ls_entry);
 	if (ls->ls_tick != NULL)
 		event_free(ls->ls_tick);
-	if (ls->ls_req != NULL &&
-	    (evcon = evhttp_request_get_connection(ls->ls_req)) != NULL)
-		evhttp_connection_set_closecb(evcon, NULL, NULL);
+	if (ls->ls_req != NULL)
+		httpd_req_set_close_cb(ls->ls_req, NULL, NULL);
 	view_get_cancel(ls->ls_w, ls);
 	jsonrpc_msg_clear(&ls->ls_msg);
 	json_decref(ls->ls_uris);
@@ -67,14 +64,12 @@ listen_free(struct listener_stream *ls)
 }
 
 static void
-listen_on_close(struct evhttp_connection *evcon, void *arg)
+listen_on_close(struct httpd_req *hr, void *arg)
 {
 	struct listener_stream *ls = arg;
 
-	(void)evcon;
-	evhttp_send_reply_end(ls->ls_req);	/* frees the detached request */
 	ls->ls_req = NULL;
-	worker_reply_flushed(ls->ls_w);
+	httpd_send_end(hr);	/* frees it */
 	listen_free(ls);
 }
 
@@ -232,7 +227,7 @@ done:
 }
 
 void
-listen_start(struct worker *w, struct evhttp_request *req,
+listen_start(struct worker *w, struct httpd_req *req,
     struct jsonrpc_msg *msg)
 {
 	struct listener_stream	*ls;
@@ -258,8 +253,7 @@ listen_start(struct worker *w, struct evhttp_request *req,
 	ls->ls_msg = *msg;
 	TAILQ_INSERT_TAIL(&lstreams, ls, ls_entry);
 	front_sse_start(req, NULL);
-	evhttp_connection_set_closecb(evhttp_request_get_connection(req),
-	    listen_on_close, ls);
+	httpd_req_set_close_cb(req, listen_on_close, ls);
 	tv.tv_sec = w->w_conf->cf_keepalive_ms / 1000;
 	tv.tv_usec = (w->w_conf->cf_keepalive_ms % 1000) * 1000;
 	if ((ls->ls_tick = event_new(w->w_base, -1, EV_PERSIST,
@@ -274,7 +268,6 @@ void
 listen_drain(struct worker *w)
 {
 	struct listener_stream	*ls;
-	struct evhttp_connection *evcon;
 	json_t			*r, *resp;
 
 	(void)w;
@@ -287,10 +280,7 @@ listen_drain(struct worker *w)
 			if (resp != NULL)
 				(void)front_sse_send(ls->ls_req, NULL, resp);
 			json_decref(resp);
-			if ((evcon = evhttp_request_get_connection(
-			    ls->ls_req)) != NULL)
-				evhttp_connection_set_closecb(evcon, NULL,
-				    NULL);
+			httpd_req_set_close_cb(ls->ls_req, NULL, NULL);
 			front_sse_end(ls->ls_req);
 			ls->ls_req = NULL;
 		}

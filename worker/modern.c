@@ -20,7 +20,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include <event2/http.h>
+#include "httpd.h"
 
 #include "shared/config.h"
 #include "shared/log.h"
@@ -29,7 +29,7 @@
 
 struct mreq {
 	struct worker			*m_w;
-	struct evhttp_request		*m_req;
+	struct httpd_req		*m_req;
 	struct jsonrpc_msg		 m_msg;
 	json_t				*m_caps;	/* this request's */
 	const struct config_backend	*m_be;
@@ -61,11 +61,8 @@ modern_server_info(struct worker *w)
 static void
 modern_free(struct mreq *m)
 {
-	struct evhttp_connection *evcon;
-
-	if (m->m_req != NULL &&
-	    (evcon = evhttp_request_get_connection(m->m_req)) != NULL)
-		evhttp_connection_set_closecb(evcon, NULL, NULL);
+	if (m->m_req != NULL)
+		httpd_req_set_close_cb(m->m_req, NULL, NULL);
 	backend_call_cancel(m->m_call);
 	view_get_cancel(m->m_w, m);
 	jsonrpc_msg_clear(&m->m_msg);
@@ -83,10 +80,7 @@ modern_free(struct mreq *m)
 static void
 modern_reply(struct mreq *m, int status, json_t *msg)
 {
-	struct evhttp_connection *evcon;
-
-	if ((evcon = evhttp_request_get_connection(m->m_req)) != NULL)
-		evhttp_connection_set_closecb(evcon, NULL, NULL);
+	httpd_req_set_close_cb(m->m_req, NULL, NULL);
 	if (m->m_streaming) {
 		(void)front_sse_send(m->m_req, NULL, msg);
 		front_sse_end(m->m_req);
@@ -111,10 +105,7 @@ modern_error(struct mreq *m, int status, int code, const char *message,
 static void
 modern_reply_text(struct mreq *m, const char *text, size_t len)
 {
-	struct evhttp_connection *evcon;
-
-	if ((evcon = evhttp_request_get_connection(m->m_req)) != NULL)
-		evhttp_connection_set_closecb(evcon, NULL, NULL);
+	httpd_req_set_close_cb(m->m_req, NULL, NULL);
 	front_reply_result(m->m_req, m->m_msg.jm_id, text, len);
 	m->m_req = NULL;
 	modern_free(m);
@@ -147,15 +138,13 @@ modern_result(struct mreq *m, json_t *result, long long ttl_ms,
 }
 
 static void
-modern_on_close(struct evhttp_connection *evcon, void *arg)
+modern_on_close(struct httpd_req *hr, void *arg)
 {
 	struct mreq *m = arg;
 
-	(void)evcon;
 	/* closing the stream is cancelling the request (section 3.1) */
-	evhttp_send_reply_end(m->m_req);
 	m->m_req = NULL;
-	worker_reply_flushed(m->m_w);
+	httpd_send_end(hr);	/* frees it */
 	if (m->m_opening) {
 		m->m_gone = 1;	/* modern_opened() frees it */
 		return;
@@ -600,7 +589,6 @@ modern_buf_add(char **buf, size_t *len, size_t *cap, const char *s, size_t n)
 static int
 modern_mbackend_text(struct mreq *m, const char *json, size_t len)
 {
-	struct evhttp_connection *evcon;
 	struct proto_span	 mem[32];
 	const struct proto_span	*rt, *mt;
 	json_t			*meta = NULL;
@@ -675,8 +663,7 @@ modern_mbackend_text(struct mreq *m, const char *json, size_t len)
 	    modern_buf_add(&out, &olen, &ocap, "}}", 2) == -1)
 		goto fail;
 	free(mtext);
-	if ((evcon = evhttp_request_get_connection(m->m_req)) != NULL)
-		evhttp_connection_set_closecb(evcon, NULL, NULL);
+	httpd_req_set_close_cb(m->m_req, NULL, NULL);
 	if (m->m_streaming) {
 		if ((msg = front_compose(m->m_msg.jm_id, "result", out, olen,
 		    &msglen)) != NULL) {
@@ -915,7 +902,7 @@ modern_method_known(const char *method)
 }
 
 void
-modern_handle(struct worker *w, struct evhttp_request *req,
+modern_handle(struct worker *w, struct httpd_req *req,
     struct jsonrpc_msg *msg)
 {
 	struct mreq	*m;
@@ -957,8 +944,7 @@ modern_handle(struct worker *w, struct evhttp_request *req,
 	    MCP_META_CLIENT_CAPABILITIES));
 	m->m_log = json_object_get(meta, "io.modelcontextprotocol/logLevel") !=
 	    NULL;
-	evhttp_connection_set_closecb(evhttp_request_get_connection(req),
-	    modern_on_close, m);
+	httpd_req_set_close_cb(req, modern_on_close, m);
 	if (view_get(w, modern_on_view, m) == -1)
 		modern_error(m, 500, JSONRPC_INTERNAL_ERROR,
 		    "Internal error: out of memory", NULL);

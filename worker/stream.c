@@ -27,7 +27,7 @@
 
 #include <event2/buffer.h>
 #include <event2/event.h>
-#include <event2/http.h>
+#include "httpd.h"
 
 #include "shared/config.h"
 #include "shared/log.h"
@@ -39,7 +39,7 @@
 struct gstream {
 	TAILQ_ENTRY(gstream)	 gs_entry;
 	struct worker		*gs_w;
-	struct evhttp_request	*gs_req;
+	struct httpd_req	*gs_req;
 	struct event		*gs_tick;
 	char			 gs_sid[SESSION_ID_LEN + 1];
 	uint64_t		 gs_last;	/* last seq written */
@@ -133,29 +133,24 @@ stream_find(const char *sid)
 static void
 stream_free(struct gstream *gs)
 {
-	struct evhttp_connection *evcon;
-
 	TAILQ_REMOVE(&gstreams, gs, gs_entry);
 	if (gs->gs_tick != NULL)
 		event_free(gs->gs_tick);
-	if (gs->gs_req != NULL &&
-	    (evcon = evhttp_request_get_connection(gs->gs_req)) != NULL)
-		evhttp_connection_set_closecb(evcon, NULL, NULL);
+	if (gs->gs_req != NULL)
+		httpd_req_set_close_cb(gs->gs_req, NULL, NULL);
 	stream_holder_clear(gs->gs_w, gs->gs_sid);
 	worker_request_done(gs->gs_w);
 	free(gs);
 }
 
 static void
-stream_on_close(struct evhttp_connection *evcon, void *arg)
+stream_on_close(struct httpd_req *hr, void *arg)
 {
 	struct gstream *gs = arg;
 
-	(void)evcon;
 	log_debug("GET stream of %.8s... closed by the client", gs->gs_sid);
-	evhttp_send_reply_end(gs->gs_req);	/* frees the detached request */
 	gs->gs_req = NULL;
-	worker_reply_flushed(gs->gs_w);	/* no more of it will be written */
+	httpd_send_end(hr);	/* frees it */
 	stream_free(gs);
 }
 
@@ -217,11 +212,8 @@ stream_flush(struct gstream *gs)
 static void
 stream_end(struct gstream *gs)
 {
-	struct evhttp_connection *evcon;
-
 	if (gs->gs_req != NULL) {
-		if ((evcon = evhttp_request_get_connection(gs->gs_req)) != NULL)
-			evhttp_connection_set_closecb(evcon, NULL, NULL);
+		httpd_req_set_close_cb(gs->gs_req, NULL, NULL);
 		front_sse_end(gs->gs_req);
 		gs->gs_req = NULL;
 	}
@@ -251,15 +243,15 @@ stream_on_tick(evutil_socket_t fd, short ev, void *arg)
 }
 
 void
-stream_get(struct worker *w, struct evhttp_request *req, struct session *s)
+stream_get(struct worker *w, struct httpd_req *req, struct session *s)
 {
 	struct gstream		*gs;
 	struct stream_scan	 ss;
 	struct timeval		 tv;
-	struct evbuffer		*buf;
 	const char		*lei = front_header(req, "Last-Event-ID");
-	char			 sock[128], *end, id[24];
+	char			 sock[128], *end, prime[48];
 	unsigned long long	 after = 0;
+	int			 n;
 	pid_t			 pid;
 
 	/* one standalone stream per session, wherever it is held */
@@ -305,16 +297,12 @@ stream_get(struct worker *w, struct evhttp_request *req, struct session *s)
 		gs->gs_last = ss.ss_last;
 	}
 	front_sse_start(req, NULL);
-	evhttp_connection_set_closecb(evhttp_request_get_connection(req),
-	    stream_on_close, gs);
+	httpd_req_set_close_cb(req, stream_on_close, gs);
 	/* SEP-1699 priming event: an id to resume from, no data */
-	if ((buf = evbuffer_new()) != NULL) {
-		(void)snprintf(id, sizeof(id), "%llu",
-		    (unsigned long long)gs->gs_last);
-		evbuffer_add_printf(buf, "id: %s\ndata: \n\n", id);
-		evhttp_send_reply_chunk(req, buf);
-		evbuffer_free(buf);
-	}
+	n = snprintf(prime, sizeof(prime), "id: %llu\ndata: \n\n",
+	    (unsigned long long)gs->gs_last);
+	if (n > 0 && (size_t)n < sizeof(prime))
+		(void)httpd_send_chunk(req, prime, (size_t)n);
 	stream_flush(gs);
 	tv.tv_sec = w->w_conf->cf_keepalive_ms / 1000;
 	tv.tv_usec = (w->w_conf->cf_keepalive_ms % 1000) * 1000;

@@ -19,9 +19,8 @@ struct config;
 struct config_backend;
 struct event;
 struct event_base;
-struct evhttp;
-struct evhttp_bound_socket;
-struct evhttp_request;
+struct httpd;
+struct httpd_req;
 struct http_call;
 struct http_client;
 struct store;
@@ -33,8 +32,7 @@ struct session;
 
 struct worker {
 	struct event_base		*w_base;
-	struct evhttp			*w_http;
-	struct evhttp_bound_socket	*w_bound;
+	struct httpd			*w_httpd;
 	struct http_client		*w_hc;
 	struct store			*w_store;
 	const struct config		*w_conf;
@@ -62,31 +60,31 @@ void	 worker_request_done(struct worker *);
 void	 worker_reply_flushed(struct worker *);
 struct worker *worker_self(void);	/* one worker per process */
 
-/* http_front.c: the evhttp server, limits, routes, reply helpers */
+/* http_front.c: the HTTP server (httpd.c) set up, routes, reply helpers */
 int	 front_init(struct worker *);
 void	 front_drain(struct worker *);
 void	 front_free(struct worker *);
-void	 front_reply_json(struct evhttp_request *, int status, json_t *body,
+void	 front_reply_json(struct httpd_req *, int status, json_t *body,
 	    const char *session_id);
-void	 front_reply_error(struct evhttp_request *, int status, json_t *id,
+void	 front_reply_error(struct httpd_req *, int status, json_t *id,
 	    int code, const char *message);
-void	 front_reply_result(struct evhttp_request *, const json_t *id,
+void	 front_reply_result(struct httpd_req *, const json_t *id,
 	    const char *result, size_t len);
 /* {"jsonrpc":"2.0","id":id,kind:json} from text the caller has */
 char	*front_compose(const json_t *id, const char *kind, const char *json,
 	    size_t len, size_t *outlen);
-void	 front_reply_member(struct evhttp_request *, const json_t *id,
+void	 front_reply_member(struct httpd_req *, const json_t *id,
 	    const char *kind, const char *json, size_t len);
-int	 front_sse_send_text(struct evhttp_request *, const char *id,
+int	 front_sse_send_text(struct httpd_req *, const char *id,
 	    const char *data, size_t len);
-void	 front_sse_keepalive(struct evhttp_request *);
-void	 front_reply_empty(struct evhttp_request *, int status);
+void	 front_sse_keepalive(struct httpd_req *);
+void	 front_reply_empty(struct httpd_req *, int status);
 /* start an SSE response (200, text/event-stream) with stream timeouts */
-void	 front_sse_start(struct evhttp_request *, const char *session_id);
-int	 front_sse_send(struct evhttp_request *, const char *id,
+void	 front_sse_start(struct httpd_req *, const char *session_id);
+int	 front_sse_send(struct httpd_req *, const char *id,
 	    const json_t *msg);
-void	 front_sse_end(struct evhttp_request *);
-const char *front_header(struct evhttp_request *, const char *name);
+void	 front_sse_end(struct httpd_req *);
+const char *front_header(struct httpd_req *, const char *name);
 const char *front_param_header(void *req, const char *name);
 
 /* core.c: the era-free core, pure functions on the view */
@@ -175,7 +173,7 @@ void	 views_free(void);
 
 /* stream.c: standalone GET streams and delivery to them */
 int	 stream_init(struct worker *);
-void	 stream_get(struct worker *, struct evhttp_request *,
+void	 stream_get(struct worker *, struct httpd_req *,
 	    struct session *);
 int	 stream_publish(struct worker *, const char *sid, const json_t *msg);
 void	 stream_terminate(struct worker *, const char *sid);
@@ -194,14 +192,14 @@ void	 notify_resubscribe(struct worker *, const struct config_backend *);
 void	 notify_resubscribe_local(struct worker *, const char *backend);
 
 /* listen.c: subscriptions/listen streams of Modern clients */
-void	 listen_start(struct worker *, struct evhttp_request *,
+void	 listen_start(struct worker *, struct httpd_req *,
 	    struct jsonrpc_msg *msg);
 void	 listen_deliver(struct worker *, const char *kind, const char *uri);
 void	 listen_broadcast(struct worker *, const char *kind, const char *uri);
 void	 listen_drain(struct worker *);
 
 /* modern.c: the Modern (2026-07-28) client edge; takes msg */
-void	 modern_handle(struct worker *, struct evhttp_request *,
+void	 modern_handle(struct worker *, struct httpd_req *,
 	    struct jsonrpc_msg *msg);
 
 /* pages.c: serialised list pages of the current view (era 0, 1) */
@@ -213,7 +211,7 @@ const char *pages_put(json_t *view, int era, const char *method,
 void	 pages_free(void);
 
 /* legacy.c: the Legacy (2025-11-25) client edge */
-void	 legacy_handle(struct worker *, struct evhttp_request *);
+void	 legacy_handle(struct worker *, struct httpd_req *);
 
 
 /* session.c: Legacy client session records in the store */

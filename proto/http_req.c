@@ -1,0 +1,459 @@
+/*
+ * HTTP/1.1 requests as the front receives them (RFC 9112): the head is
+ * parsed in place, names and values NUL-terminated where they lie and
+ * reported as offsets (the buffer may move while the body arrives), and
+ * a chunked body is decoded in place as it comes.  Framing is decided
+ * here once, strictly: whatever two parsers could read differently
+ * (both Content-Length and Transfer-Encoding, differing lengths, a
+ * space before a colon, a folded line, a bare CR) is refused.  Pure:
+ * no I/O.
+ */
+#include <stdint.h>
+#include <string.h>
+#include <strings.h>
+
+#include "proto.h"
+
+#define CHUNK_LINE_MAX	1024	/* a chunk-size line, extensions included */
+
+static void	 http_refuse(struct http_head *, int, const char *);
+static int	 http_line(const char *, size_t, size_t, size_t *, size_t *);
+static int	 http_request_line(char *, size_t, size_t, struct http_head *);
+static int	 http_header_line(char *, size_t, size_t, struct http_head *);
+static int	 http_method(const char *, size_t);
+static int	 http_framing(char *, struct http_head *, uint64_t);
+static int	 http_has_token(const char *, const char *);
+
+static void
+http_refuse(struct http_head *h, int status, const char *why)
+{
+	h->hh_status = status;
+	h->hh_why = why;
+}
+
+/*
+ * The line starting at off: its end (the LF) in *lf and the end of its
+ * content (a CR before the LF dropped) in *end.  0 if no LF yet, -1 if
+ * a CR stands anywhere but before the LF.
+ */
+static int
+http_line(const char *buf, size_t len, size_t off, size_t *end, size_t *lf)
+{
+	const char	*nl, *cr;
+
+	if ((nl = memchr(buf + off, '\n', len - off)) == NULL)
+		return 0;
+	*lf = (size_t)(nl - buf);
+	*end = *lf;
+	if (*end > off && buf[*end - 1] == '\r')
+		(*end)--;
+	if ((cr = memchr(buf + off, '\r', *end - off)) != NULL)
+		return -1;
+	return 1;
+}
+
+static int
+http_method(const char *m, size_t n)
+{
+	static const struct {
+		const char	*name;
+		size_t		 len;
+		int		 method;
+	} methods[] = {
+		{ "GET", 3, HTTP_M_GET },
+		{ "POST", 4, HTTP_M_POST },
+		{ "DELETE", 6, HTTP_M_DELETE },
+		{ "HEAD", 4, HTTP_M_HEAD },
+		{ "PUT", 3, HTTP_M_PUT },
+		{ "OPTIONS", 7, HTTP_M_OPTIONS },
+		{ "PATCH", 5, HTTP_M_PATCH },
+	};
+	size_t	i;
+
+	for (i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)
+		if (methods[i].len == n && memcmp(methods[i].name, m, n) == 0)
+			return methods[i].method;
+	return HTTP_M_OTHER;
+}
+
+/* method SP request-target SP HTTP-version, in buf[off, end) */
+static int
+http_request_line(char *buf, size_t off, size_t end, struct http_head *h)
+{
+	size_t	 p = off, m, t, tend, q;
+
+	while (p < end && proto_is_tchar(buf[p]))
+		p++;
+	if (p == off || p >= end || buf[p] != ' ') {
+		http_refuse(h, 400, "Bad Request: malformed request line");
+		return -1;
+	}
+	m = p - off;
+	h->hh_method = http_method(buf + off, m);
+	t = ++p;
+	while (p < end && (unsigned char)buf[p] > ' ' && buf[p] != 0x7f)
+		p++;
+	if (p == t || p >= end || buf[p] != ' ') {
+		http_refuse(h, 400, "Bad Request: malformed request target");
+		return -1;
+	}
+	tend = p++;
+	if (end - p != 8 || memcmp(buf + p, "HTTP/1.", 7) != 0 ||
+	    (buf[p + 7] != '0' && buf[p + 7] != '1')) {
+		if (end - p >= 5 && memcmp(buf + p, "HTTP/", 5) == 0)
+			http_refuse(h, 505, "HTTP Version Not Supported: "
+			    "HTTP/1.1 only");
+		else
+			http_refuse(h, 400, "Bad Request: malformed request "
+			    "line");
+		return -1;
+	}
+	h->hh_minor = buf[p + 7] - '0';
+
+	/* the path alone: the query is not used, the authority of an
+	 * absolute-form target is not trusted over Host */
+	buf[tend] = '\0';
+	if (buf[t] != '/' && buf[t] != '*') {
+		q = t;
+		while (q < tend && buf[q] != ':')
+			q++;
+		if (q + 2 < tend && buf[q + 1] == '/' && buf[q + 2] == '/') {
+			q += 3;
+			while (q < tend && buf[q] != '/' && buf[q] != '?')
+				q++;
+			if (q == tend || buf[q] != '/') {
+				/* no path: it is "/", written over the target */
+				buf[t] = '/';
+				buf[t + 1] = '\0';
+				q = t;
+			}
+			t = q;
+		}
+	}
+	h->hh_path = t;
+	for (q = t; buf[q] != '\0'; q++)
+		if (buf[q] == '?' || buf[q] == '#') {
+			buf[q] = '\0';
+			break;
+		}
+	return 0;
+}
+
+/* field-name ":" OWS field-value OWS, in buf[off, end) */
+static int
+http_header_line(char *buf, size_t off, size_t end, struct http_head *h)
+{
+	size_t		 p = off, v, e;
+	unsigned char	 c;
+
+	if (buf[off] == ' ' || buf[off] == '\t') {
+		http_refuse(h, 400, "Bad Request: folded header line");
+		return -1;
+	}
+	while (p < end && proto_is_tchar(buf[p]))
+		p++;
+	if (p == off || p >= end || buf[p] != ':') {
+		http_refuse(h, 400, p < end && (buf[p] == ' ' ||
+		    buf[p] == '\t') ? "Bad Request: space before a header "
+		    "colon" : "Bad Request: malformed header line");
+		return -1;
+	}
+	if (h->hh_nhdrs == HTTP_HDRS_MAX) {
+		http_refuse(h, 431, "Request Header Fields Too Large: too "
+		    "many header lines");
+		return -1;
+	}
+	buf[p] = '\0';
+	v = p + 1;
+	while (v < end && (buf[v] == ' ' || buf[v] == '\t'))
+		v++;
+	for (e = v; e < end; e++) {
+		c = (unsigned char)buf[e];
+		if ((c < ' ' && c != '\t') || c == 0x7f) {
+			http_refuse(h, 400, "Bad Request: control character "
+			    "in a header value");
+			return -1;
+		}
+	}
+	while (e > v && (buf[e - 1] == ' ' || buf[e - 1] == '\t'))
+		e--;
+	buf[e] = '\0';
+	h->hh_hdrs[h->hh_nhdrs].hf_name = off;
+	h->hh_hdrs[h->hh_nhdrs].hf_value = v;
+	h->hh_nhdrs++;
+	return 0;
+}
+
+/* a comma-separated list holds token t (ASCII case-insensitively) */
+static int
+http_has_token(const char *list, const char *t)
+{
+	size_t		 n = strlen(t);
+	const char	*p = list, *s, *e;
+
+	for (;;) {
+		while (*p == ' ' || *p == '\t' || *p == ',')
+			p++;
+		if (*p == '\0')
+			return 0;
+		s = p;
+		while (*p != '\0' && *p != ',')
+			p++;
+		e = p;
+		while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
+			e--;
+		if ((size_t)(e - s) == n && strncasecmp(s, t, n) == 0)
+			return 1;
+	}
+}
+
+static int
+http_framing(char *buf, struct http_head *h, uint64_t max_body)
+{
+	const char	*name, *val, *clen = NULL, *te = NULL, *p;
+	uint64_t	 n;
+	size_t		 i, nte = 0;
+	int		 keepalive = 0;
+
+	for (i = 0; i < h->hh_nhdrs; i++) {
+		name = buf + h->hh_hdrs[i].hf_name;
+		val = buf + h->hh_hdrs[i].hf_value;
+		switch (name[0] | 0x20) {
+		case 'c':
+			if (strcasecmp(name, "Content-Length") == 0) {
+				if (clen != NULL && strcmp(clen, val) != 0) {
+					http_refuse(h, 400, "Bad Request: "
+					    "differing Content-Length values");
+					return -1;
+				}
+				clen = val;
+			} else if (strcasecmp(name, "Connection") == 0) {
+				if (http_has_token(val, "close"))
+					h->hh_close = 1;
+				if (http_has_token(val, "keep-alive"))
+					keepalive = 1;
+			}
+			break;
+		case 't':
+			if (strcasecmp(name, "Transfer-Encoding") == 0) {
+				te = val;
+				nte++;
+			}
+			break;
+		case 'e':
+			if (strcasecmp(name, "Expect") == 0) {
+				if (strcasecmp(val, "100-continue") != 0) {
+					http_refuse(h, 417, "Expectation "
+					    "Failed: only 100-continue");
+					return -1;
+				}
+				h->hh_continue = h->hh_minor >= 1;
+			}
+			break;
+		}
+	}
+	if (h->hh_minor == 0 && !keepalive)
+		h->hh_close = 1;
+	if (te != NULL) {
+		if (clen != NULL || nte > 1 || h->hh_minor == 0) {
+			http_refuse(h, 400, "Bad Request: conflicting "
+			    "Content-Length/Transfer-Encoding");
+			return -1;
+		}
+		if (strcasecmp(te, "chunked") != 0) {
+			http_refuse(h, 501, "Not Implemented: the only "
+			    "transfer coding taken is chunked");
+			return -1;
+		}
+		h->hh_chunked = 1;
+		return 0;
+	}
+	if (clen == NULL)
+		return 0;
+	n = 0;
+	for (p = clen; *p != '\0'; p++) {
+		if (*p < '0' || *p > '9') {
+			http_refuse(h, 400, "Bad Request: malformed "
+			    "Content-Length");
+			return -1;
+		}
+		if (n > (UINT64_MAX - 9) / 10) {
+			n = UINT64_MAX;
+			break;
+		}
+		n = n * 10 + (uint64_t)(*p - '0');
+	}
+	if (p == clen) {
+		http_refuse(h, 400, "Bad Request: malformed Content-Length");
+		return -1;
+	}
+	if (n > max_body) {
+		http_refuse(h, 413, "Payload Too Large: the body is over "
+		    "http.maxBodySize");
+		return -1;
+	}
+	h->hh_clen = n;
+	return 0;
+}
+
+int
+http_head_parse(char *buf, size_t len, size_t max_head, uint64_t max_body,
+    struct http_head *h)
+{
+	size_t	start = 0, off, end, lf;
+	int	r;
+
+	memset(h, 0, sizeof(*h));
+	/* RFC 9112 2.2: empty lines before a request line are ignored */
+	while (start < len && start < 8 && (buf[start] == '\r' ||
+	    buf[start] == '\n'))
+		start++;
+	/* find the blank line first: parsing writes into the buffer, so it
+	 * runs once, on a whole head */
+	for (off = start;; off = lf + 1) {
+		if ((r = http_line(buf, len, off, &end, &lf)) == -1) {
+			http_refuse(h, 400, "Bad Request: a CR not ending a "
+			    "line");
+			return -1;
+		}
+		if (r == 0 || lf >= max_head) {
+			if (r == 0 && len < max_head)
+				return 0;
+			http_refuse(h, 431, "Request Header Fields Too Large: "
+			    "the head is over http.maxHeaderSize");
+			return -1;
+		}
+		if (end == off && off > start)
+			break;
+		if (end == off) {
+			http_refuse(h, 400, "Bad Request: no request line");
+			return -1;
+		}
+	}
+	h->hh_len = lf + 1;
+	(void)http_line(buf, len, start, &end, &lf);
+	if (http_request_line(buf, start, end, h) == -1)
+		return -1;
+	for (off = lf + 1; off < h->hh_len; off = lf + 1) {
+		(void)http_line(buf, len, off, &end, &lf);
+		if (end == off)
+			break;
+		if (http_header_line(buf, off, end, h) == -1)
+			return -1;
+	}
+	if (http_framing(buf, h, max_body) == -1)
+		return -1;
+	return 1;
+}
+
+const char *
+http_head_header(const char *buf, const struct http_head *h,
+    const char *name)
+{
+	const char	*n;
+	size_t		 i;
+	int		 c = (unsigned char)name[0] | 0x20;
+
+	for (i = 0; i < h->hh_nhdrs; i++) {
+		n = buf + h->hh_hdrs[i].hf_name;
+		if (((unsigned char)n[0] | 0x20) == c && strcasecmp(n, name) ==
+		    0)
+			return buf + h->hh_hdrs[i].hf_value;
+	}
+	return NULL;
+}
+
+/*
+ * Decodes in place what body[c->hc_in, len) holds: chunk data moves
+ * down to body[c->hc_out], which never passes hc_in.  1 when the last
+ * chunk and the trailer are in (hc_out is the body's length, hc_in the
+ * bytes it took), 0 for more, -1 with the status and why in *h.
+ */
+int
+http_chunked_decode(struct http_chunked *c, char *body, size_t len,
+    uint64_t max_body, struct http_head *h)
+{
+	size_t		 end, lf, p, n;
+	uint64_t	 size;
+	int		 r, d;
+
+	for (;;) {
+		switch (c->hc_state) {
+		case HTTP_CHUNK_SIZE:
+		case HTTP_CHUNK_TRAILER:
+			r = http_line(body, len, c->hc_in, &end, &lf);
+			if (r == 0) {
+				if (len - c->hc_in > CHUNK_LINE_MAX)
+					goto toolong;
+				return 0;
+			}
+			/* chunked framing is CRLF, strictly */
+			if (r == -1 || end == lf)
+				goto bad;
+			if (lf - c->hc_in > CHUNK_LINE_MAX)
+				goto toolong;
+			if (c->hc_state == HTTP_CHUNK_TRAILER) {
+				/* trailer fields are read past, not kept */
+				n = end - c->hc_in;
+				c->hc_trailer += lf + 1 - c->hc_in;
+				c->hc_in = lf + 1;
+				if (n == 0)
+					return 1;
+				if (c->hc_trailer > CHUNK_LINE_MAX * 8)
+					goto toolong;
+				break;
+			}
+			size = 0;
+			for (p = c->hc_in; p < end; p++) {
+				if ((d = proto_hex_digit(body[p])) == -1)
+					break;
+				if (p - c->hc_in >= 15)
+					goto bad;
+				size = size * 16 + (uint64_t)d;
+			}
+			if (p == c->hc_in || (p < end && body[p] != ';' &&
+			    body[p] != ' ' && body[p] != '\t'))
+				goto bad;
+			if (size > max_body || c->hc_out + size > max_body) {
+				http_refuse(h, 413, "Payload Too Large: the "
+				    "body is over http.maxBodySize");
+				return -1;
+			}
+			c->hc_in = lf + 1;
+			c->hc_left = size;
+			c->hc_state = size == 0 ? HTTP_CHUNK_TRAILER :
+			    HTTP_CHUNK_DATA;
+			break;
+		case HTTP_CHUNK_DATA:
+			n = len - c->hc_in;
+			if (n > c->hc_left)
+				n = (size_t)c->hc_left;
+			if (n == 0)
+				return 0;
+			if (c->hc_out != c->hc_in)
+				memmove(body + c->hc_out, body + c->hc_in, n);
+			c->hc_out += n;
+			c->hc_in += n;
+			c->hc_left -= n;
+			if (c->hc_left == 0)
+				c->hc_state = HTTP_CHUNK_CRLF;
+			break;
+		case HTTP_CHUNK_CRLF:
+			if (len - c->hc_in < 2)
+				return 0;
+			if (body[c->hc_in] != '\r' || body[c->hc_in + 1] != '\n')
+				goto bad;
+			c->hc_in += 2;
+			c->hc_state = HTTP_CHUNK_SIZE;
+			break;
+		default:
+			goto bad;
+		}
+	}
+bad:
+	http_refuse(h, 400, "Bad Request: malformed chunked body");
+	return -1;
+toolong:
+	http_refuse(h, 400, "Bad Request: chunk framing line too long");
+	return -1;
+}

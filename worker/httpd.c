@@ -1,0 +1,989 @@
+/*
+ * The front's HTTP/1.1 server, on the listener the master shares.
+ *
+ * Written for the hot path of a gateway: a request is read with one
+ * read(2) into the connection's buffer and parsed there in place
+ * (proto/http_req.c); its reply is written with one writev(2) from the
+ * handler's own call, not a loop pass later; the read interest stays
+ * registered for the life of the connection, so a keep-alive request
+ * costs no epoll_ctl.  Only a reply the socket cannot take at once
+ * waits for EV_WRITE.  (evhttp, used before, spent a malloc per header,
+ * printf'd every header, asked FIONREAD before each read and turned
+ * the interest set over three times per request.)
+ *
+ * One request per connection is served at a time; bytes a client
+ * pipelines behind it wait in the buffer.  While a request is out, the
+ * connection is still read, so a client that goes away is noticed and
+ * the request's owner told (the close callback).
+ */
+#include <sys/queue.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+
+#include "proto/proto.h"
+#include "shared/log.h"
+#include "httpd.h"
+
+#define HTTPD_IN_MIN		8192		/* first buffer of a connection */
+#define HTTPD_IN_KEEP		(64 * 1024)	/* kept between requests */
+#define HTTPD_FRAMING_SLACK	(16 * 1024)	/* chunk lines not yet decoded */
+#define HTTPD_ACCEPT_BURST	32
+#define HTTPD_LINGER_MS		2000		/* reading past a closing reply */
+
+enum conn_state {
+	CONN_READING,		/* no request out: reading the next one */
+	CONN_ACTIVE,		/* the owner has the request */
+	CONN_STREAMING,		/* the reply is started, chunk by chunk */
+	CONN_SENDING,		/* the reply is whole; writing it out */
+	CONN_LINGER		/* replied and closing: input is dropped */
+};
+
+struct httpd_req {
+	struct httpd_conn	*r_conn;
+	struct http_head	 r_head;
+	int			 r_headed;	/* r_head is parsed */
+	struct http_chunked	 r_chunk;
+	size_t			 r_body;	/* offset of the body */
+	size_t			 r_bodylen;
+	size_t			 r_len;		/* the request's bytes */
+	int			 r_dispatched;	/* the owner got it */
+	int			 r_close;	/* close after the reply */
+	int			 r_ctype;	/* a Content-Type was given */
+	int			 r_nobody;	/* HEAD: no body bytes */
+	char			*r_oh;		/* the owner's headers */
+	size_t			 r_ohlen;
+	size_t			 r_ohcap;
+	httpd_req_cb		 r_close_cb;
+	void			*r_close_arg;
+	httpd_req_cb		 r_done_cb;
+	void			*r_done_arg;
+};
+
+struct httpd_conn {
+	TAILQ_ENTRY(httpd_conn)	 c_entry;
+	struct httpd		*c_httpd;
+	int			 c_fd;		/* -1 once gone */
+	struct event		*c_rev;
+	struct event		*c_wev;
+	struct event		*c_tev;
+	char			*c_in;
+	size_t			 c_inlen;
+	size_t			 c_incap;
+	struct evbuffer		*c_out;
+	enum conn_state		 c_state;
+	int			 c_rpaused;	/* c_rev is off */
+	int			 c_wpending;	/* c_wev is on */
+	int			 c_busy;	/* httpd frames on the stack */
+	int			 c_freeme;
+	int			 c_inproc;	/* in conn_process */
+	struct httpd_req	 c_req;
+};
+
+struct httpd {
+	struct event_base	*h_base;
+	struct event		*h_lev;
+	struct httpd_limits	 h_lim;
+	size_t			 h_incap_max;
+	httpd_req_cb		 h_cb;
+	void			*h_arg;
+	time_t			 h_acceptlog;
+	struct event		*h_reapev;
+	TAILQ_HEAD(, httpd_conn) h_conns;
+	TAILQ_HEAD(, httpd_conn) h_reap;	/* freed on the next pass */
+};
+
+static void	 httpd_on_accept(evutil_socket_t, short, void *);
+static void	 httpd_on_reap(evutil_socket_t, short, void *);
+static void	 conn_new(struct httpd *, int);
+static void	 conn_free(struct httpd_conn *);
+static void	 conn_hold(struct httpd_conn *);
+static void	 conn_unhold(struct httpd_conn *);
+static void	 conn_timer(struct httpd_conn *, int);
+static void	 conn_on_read(evutil_socket_t, short, void *);
+static void	 conn_on_write(evutil_socket_t, short, void *);
+static void	 conn_on_timeout(evutil_socket_t, short, void *);
+static int	 conn_read(struct httpd_conn *);
+static void	 conn_process(struct httpd_conn *);
+static int	 conn_take(struct httpd_conn *);
+static void	 conn_refuse(struct httpd_conn *, int, const char *);
+static void	 conn_flush(struct httpd_conn *);
+static void	 conn_finish(struct httpd_conn *);
+static void	 conn_gone(struct httpd_conn *);
+static void	 conn_linger(struct httpd_conn *);
+static void	 conn_head(struct httpd_conn *, int, size_t, int);
+static const char *httpd_reason(int);
+static const char *httpd_date(struct httpd *);
+static char	*httpd_utoa(char *, uint64_t, int);
+
+struct httpd *
+httpd_new(struct event_base *base, int listen_fd,
+    const struct httpd_limits *lim, httpd_req_cb cb, void *arg)
+{
+	struct httpd	*h;
+
+	if ((h = calloc(1, sizeof(*h))) == NULL)
+		return NULL;
+	h->h_base = base;
+	h->h_lim = *lim;
+	h->h_incap_max = lim->hl_max_head + lim->hl_max_body +
+	    HTTPD_FRAMING_SLACK;
+	h->h_cb = cb;
+	h->h_arg = arg;
+	TAILQ_INIT(&h->h_conns);
+	TAILQ_INIT(&h->h_reap);
+	if ((h->h_reapev = event_new(base, -1, 0, httpd_on_reap, h)) == NULL ||
+	    (h->h_lev = event_new(base, listen_fd, EV_READ | EV_PERSIST,
+	    httpd_on_accept, h)) == NULL || event_add(h->h_lev, NULL) == -1) {
+		httpd_free(h);
+		return NULL;
+	}
+	return h;
+}
+
+void
+httpd_stop_accepting(struct httpd *h)
+{
+	if (h->h_lev != NULL) {
+		event_free(h->h_lev);
+		h->h_lev = NULL;
+	}
+}
+
+void
+httpd_free(struct httpd *h)
+{
+	struct httpd_conn	*c;
+
+	if (h == NULL)
+		return;
+	httpd_stop_accepting(h);
+	while ((c = TAILQ_FIRST(&h->h_conns)) != NULL)
+		conn_free(c);
+	while ((c = TAILQ_FIRST(&h->h_reap)) != NULL)
+		conn_free(c);
+	if (h->h_reapev != NULL)
+		event_free(h->h_reapev);
+	free(h);
+}
+
+/*
+ * Every worker watches the listener; the one whose accept4() wins takes
+ * the connection, the others see EAGAIN.
+ */
+static void
+httpd_on_accept(evutil_socket_t lfd, short ev, void *arg)
+{
+	struct httpd	*h = arg;
+	int		 fd, i;
+	time_t		 now;
+
+	(void)ev;
+	for (i = 0; i < HTTPD_ACCEPT_BURST; i++) {
+		fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd == -1) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			if (errno != EAGAIN && errno != EWOULDBLOCK &&
+			    (now = time(NULL)) != h->h_acceptlog) {
+				h->h_acceptlog = now;
+				log_warn("accept");
+			}
+			return;
+		}
+		conn_new(h, fd);
+	}
+}
+
+/*
+ * Connections are freed here, after the callback that ended them has
+ * returned: an owner may still look at a request it has just answered.
+ */
+static void
+httpd_on_reap(evutil_socket_t fd, short ev, void *arg)
+{
+	struct httpd		*h = arg;
+	struct httpd_conn	*c;
+
+	(void)fd;
+	(void)ev;
+	while ((c = TAILQ_FIRST(&h->h_reap)) != NULL)
+		conn_free(c);
+}
+
+static void
+conn_new(struct httpd *h, int fd)
+{
+	struct httpd_conn	*c;
+	int			 one = 1;
+
+	/* replies go out whole; SSE events must not wait for an ACK */
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if ((c = calloc(1, sizeof(*c))) == NULL)
+		goto fail;
+	c->c_httpd = h;
+	c->c_fd = fd;
+	c->c_req.r_conn = c;
+	if ((c->c_out = evbuffer_new()) == NULL ||
+	    (c->c_rev = event_new(h->h_base, fd, EV_READ | EV_PERSIST,
+	    conn_on_read, c)) == NULL ||
+	    (c->c_wev = event_new(h->h_base, fd, EV_WRITE | EV_PERSIST,
+	    conn_on_write, c)) == NULL ||
+	    (c->c_tev = evtimer_new(h->h_base, conn_on_timeout, c)) == NULL ||
+	    event_add(c->c_rev, NULL) == -1)
+		goto fail;
+	TAILQ_INSERT_TAIL(&h->h_conns, c, c_entry);
+	conn_timer(c, 1);
+	return;
+fail:
+	log_warnx("out of memory for a connection");
+	if (c != NULL) {
+		if (c->c_rev != NULL)
+			event_free(c->c_rev);
+		if (c->c_wev != NULL)
+			event_free(c->c_wev);
+		if (c->c_tev != NULL)
+			event_free(c->c_tev);
+		if (c->c_out != NULL)
+			evbuffer_free(c->c_out);
+		free(c);
+	}
+	close(fd);
+}
+
+static void
+conn_free(struct httpd_conn *c)
+{
+	if (c->c_freeme == 2)
+		TAILQ_REMOVE(&c->c_httpd->h_reap, c, c_entry);
+	else
+		TAILQ_REMOVE(&c->c_httpd->h_conns, c, c_entry);
+	event_free(c->c_rev);
+	event_free(c->c_wev);
+	event_free(c->c_tev);
+	if (c->c_fd != -1)
+		close(c->c_fd);
+	evbuffer_free(c->c_out);
+	free(c->c_in);
+	free(c->c_req.r_oh);
+	free(c);
+}
+
+/* a connection is freed only once no httpd frame is using it */
+static void
+conn_hold(struct httpd_conn *c)
+{
+	c->c_busy++;
+}
+
+static void
+conn_unhold(struct httpd_conn *c)
+{
+	struct httpd *h = c->c_httpd;
+
+	if (--c->c_busy > 0 || c->c_freeme != 1)
+		return;
+	event_del(c->c_rev);
+	event_del(c->c_wev);
+	event_del(c->c_tev);
+	c->c_freeme = 2;
+	TAILQ_REMOVE(&h->h_conns, c, c_entry);
+	TAILQ_INSERT_TAIL(&h->h_reap, c, c_entry);
+	event_active(h->h_reapev, 0, 0);
+}
+
+static void
+conn_timer(struct httpd_conn *c, int on)
+{
+	struct timeval	tv;
+	int		ms = c->c_httpd->h_lim.hl_timeout_ms;
+
+	if (c->c_state == CONN_LINGER && on && (ms <= 0 ||
+	    ms > HTTPD_LINGER_MS))
+		ms = HTTPD_LINGER_MS;
+	if (!on || ms <= 0) {
+		event_del(c->c_tev);
+		return;
+	}
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000;
+	(void)event_add(c->c_tev, &tv);
+}
+
+static void
+conn_on_read(evutil_socket_t fd, short ev, void *arg)
+{
+	struct httpd_conn *c = arg;
+
+	(void)fd;
+	(void)ev;
+	conn_hold(c);
+	if (c->c_state == CONN_LINGER)
+		conn_linger(c);
+	else if (conn_read(c) == 0 && c->c_state == CONN_READING)
+		conn_process(c);
+	conn_unhold(c);
+}
+
+static void
+conn_on_write(evutil_socket_t fd, short ev, void *arg)
+{
+	struct httpd_conn *c = arg;
+
+	(void)fd;
+	(void)ev;
+	conn_hold(c);
+	conn_flush(c);
+	conn_unhold(c);
+}
+
+/* an idle or slow client, or one that stopped reading its reply */
+static void
+conn_on_timeout(evutil_socket_t fd, short ev, void *arg)
+{
+	struct httpd_conn *c = arg;
+
+	(void)fd;
+	(void)ev;
+	conn_hold(c);
+	conn_gone(c);
+	conn_unhold(c);
+}
+
+/* drop what a closing client still sends, so that our close does not
+ * reset the connection before it has read the reply */
+static void
+conn_linger(struct httpd_conn *c)
+{
+	char	buf[4096];
+	ssize_t	n;
+	int	i;
+
+	for (i = 0; i < 4; i++) {
+		n = read(c->c_fd, buf, sizeof(buf));
+		if (n == -1 && (errno == EAGAIN || errno == EINTR))
+			return;
+		if (n <= 0) {
+			conn_gone(c);
+			return;
+		}
+	}
+}
+
+/* 0 if bytes came in (or none yet), -1 if the connection is gone */
+static int
+conn_read(struct httpd_conn *c)
+{
+	struct httpd	*h = c->c_httpd;
+	size_t		 cap;
+	ssize_t		 n;
+	char		*p, peek;
+
+	/* a big request's buffer is not kept for the idle time after it */
+	if (c->c_state == CONN_READING && c->c_inlen == 0 &&
+	    c->c_incap > HTTPD_IN_KEEP) {
+		free(c->c_in);
+		c->c_in = NULL;
+		c->c_incap = 0;
+	}
+	if (c->c_inlen == c->c_incap) {
+		if (c->c_state != CONN_READING) {
+			/*
+			 * The request out lives in this buffer, which must
+			 * not move: look whether the client is still there,
+			 * and read no more until the reply is out.
+			 */
+			n = recv(c->c_fd, &peek, 1, MSG_PEEK);
+			if (n > 0 || (n == -1 && (errno == EAGAIN ||
+			    errno == EINTR))) {
+				if (n > 0) {
+					event_del(c->c_rev);
+					c->c_rpaused = 1;
+				}
+				return 0;
+			}
+			conn_gone(c);
+			return -1;
+		}
+		if (c->c_incap >= h->h_incap_max) {
+			conn_refuse(c, 413, "Payload Too Large: the request "
+			    "is over http.maxBodySize");
+			return -1;
+		}
+		cap = c->c_incap == 0 ? HTTPD_IN_MIN : c->c_incap * 2;
+		if (cap > h->h_incap_max)
+			cap = h->h_incap_max;
+		if ((p = realloc(c->c_in, cap)) == NULL) {
+			conn_refuse(c, 500, "Internal error: out of memory");
+			return -1;
+		}
+		c->c_in = p;
+		c->c_incap = cap;
+	}
+	n = read(c->c_fd, c->c_in + c->c_inlen, c->c_incap - c->c_inlen);
+	if (n == -1 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	if (n <= 0) {
+		conn_gone(c);
+		return -1;
+	}
+	c->c_inlen += (size_t)n;
+	if (c->c_state == CONN_READING)
+		conn_timer(c, 1);
+	return 0;
+}
+
+/* serve what the buffer holds, one request after another */
+static void
+conn_process(struct httpd_conn *c)
+{
+	struct httpd		*h = c->c_httpd;
+	struct httpd_req	*req = &c->c_req;
+
+	if (c->c_inproc)
+		return;
+	c->c_inproc = 1;
+	while (c->c_state == CONN_READING && c->c_fd != -1 &&
+	    c->c_inlen > 0 && conn_take(c) == 1) {
+		c->c_state = CONN_ACTIVE;
+		req->r_dispatched = 1;
+		conn_timer(c, 0);
+		h->h_cb(req, h->h_arg);
+	}
+	c->c_inproc = 0;
+}
+
+/* 1 when a whole request is in, 0 for more bytes, -1 if refused */
+static int
+conn_take(struct httpd_conn *c)
+{
+	struct httpd		*h = c->c_httpd;
+	struct httpd_req	*req = &c->c_req;
+	struct http_head	*hh = &req->r_head;
+	struct http_chunked	*ch = &req->r_chunk;
+	size_t			 need, gap;
+	char			*p;
+	int			 r;
+
+	if (!req->r_headed) {
+		r = http_head_parse(c->c_in, c->c_inlen, h->h_lim.hl_max_head,
+		    h->h_lim.hl_max_body, hh);
+		if (r == 0)
+			return 0;
+		if (r == -1) {
+			conn_refuse(c, hh->hh_status, hh->hh_why);
+			return -1;
+		}
+		req->r_headed = 1;
+		req->r_body = hh->hh_len;
+		req->r_close = hh->hh_close;
+		req->r_nobody = hh->hh_method == HTTP_M_HEAD;
+		memset(ch, 0, sizeof(*ch));
+		need = req->r_body + (size_t)hh->hh_clen;
+		if (!hh->hh_chunked && need > c->c_incap) {
+			/* the body's size is known: one allocation */
+			if ((p = realloc(c->c_in, need)) == NULL) {
+				conn_refuse(c, 500, "Internal error: out of "
+				    "memory");
+				return -1;
+			}
+			c->c_in = p;
+			c->c_incap = need;
+		}
+		if (hh->hh_continue && (hh->hh_chunked ||
+		    c->c_inlen < need)) {
+			evbuffer_add(c->c_out, "HTTP/1.1 100 Continue\r\n\r\n",
+			    25);
+			conn_flush(c);
+		}
+	}
+	if (hh->hh_chunked) {
+		r = http_chunked_decode(ch, c->c_in + req->r_body,
+		    c->c_inlen - req->r_body, h->h_lim.hl_max_body, hh);
+		if (r == -1) {
+			conn_refuse(c, hh->hh_status, hh->hh_why);
+			return -1;
+		}
+		/* drop the framing read past, so it never fills the buffer */
+		if ((gap = ch->hc_in - ch->hc_out) > 0) {
+			memmove(c->c_in + req->r_body + ch->hc_out,
+			    c->c_in + req->r_body + ch->hc_in,
+			    c->c_inlen - req->r_body - ch->hc_in);
+			c->c_inlen -= gap;
+			ch->hc_in = ch->hc_out;
+		}
+		if (r == 0)
+			return 0;
+		req->r_bodylen = ch->hc_out;
+	} else {
+		if (c->c_inlen - req->r_body < hh->hh_clen)
+			return 0;
+		req->r_bodylen = (size_t)hh->hh_clen;
+	}
+	req->r_len = req->r_body + req->r_bodylen;
+	return 1;
+}
+
+/* a request refused before its owner saw it: answer and close */
+static void
+conn_refuse(struct httpd_conn *c, int status, const char *why)
+{
+	struct httpd_req	*req = &c->c_req;
+	const char		*pre = "{\"jsonrpc\":\"2.0\",\"id\":null,"
+				    "\"error\":{\"code\":-32600,\"message\":\"";
+	size_t			 len = strlen(pre) + strlen(why) + 3;
+
+	log_debug("HTTP request refused: %d %s", status, why);
+	req->r_close = 1;
+	req->r_nobody = 0;
+	req->r_ohlen = 0;
+	req->r_ctype = 1;
+	event_del(c->c_rev);
+	c->c_rpaused = 1;
+	conn_timer(c, 0);
+	conn_head(c, status, len, 0);
+	/* why is one of http_req.c's fixed texts: nothing to escape */
+	evbuffer_add(c->c_out, "Content-Type: application/json\r\n\r\n", 34);
+	evbuffer_add(c->c_out, pre, strlen(pre));
+	evbuffer_add(c->c_out, why, strlen(why));
+	evbuffer_add(c->c_out, "\"}}", 3);
+	c->c_state = CONN_SENDING;
+	conn_flush(c);
+}
+
+static void
+conn_flush(struct httpd_conn *c)
+{
+	size_t	left;
+	int	n = 0;
+
+	if (c->c_fd == -1)
+		return;
+	if ((left = evbuffer_get_length(c->c_out)) > 0) {
+		n = evbuffer_write(c->c_out, c->c_fd);
+		if (n == -1 && errno != EAGAIN && errno != EINTR) {
+			conn_gone(c);
+			return;
+		}
+		left = evbuffer_get_length(c->c_out);
+	}
+	if (left > 0) {
+		/* the timeout is for a reader that stalls, not a slow one */
+		if (!c->c_wpending || n > 0)
+			conn_timer(c, 1);
+		if (!c->c_wpending) {
+			(void)event_add(c->c_wev, NULL);
+			c->c_wpending = 1;
+		}
+		return;
+	}
+	if (c->c_wpending) {
+		event_del(c->c_wev);
+		c->c_wpending = 0;
+		conn_timer(c, c->c_state == CONN_READING);
+	}
+	if (c->c_state == CONN_SENDING)
+		conn_finish(c);
+}
+
+/* the reply is out, or cannot be: the request ends here */
+static void
+conn_finish(struct httpd_conn *c)
+{
+	struct httpd_req	*req = &c->c_req;
+	httpd_req_cb		 done = req->r_dispatched ? req->r_done_cb :
+				    NULL;
+	void			*done_arg = req->r_done_arg;
+	int			 keep = c->c_fd != -1 && !req->r_close;
+	size_t			 used = req->r_len;
+
+	conn_hold(c);
+	req->r_headed = 0;
+	req->r_dispatched = 0;
+	req->r_close = req->r_ctype = req->r_nobody = 0;
+	req->r_ohlen = 0;
+	req->r_close_cb = req->r_done_cb = NULL;
+	req->r_close_arg = req->r_done_arg = NULL;
+	req->r_len = req->r_body = req->r_bodylen = 0;
+	c->c_state = CONN_READING;
+	if (done != NULL)
+		done(req, done_arg);
+	if (c->c_rpaused && c->c_fd != -1) {
+		(void)event_add(c->c_rev, NULL);
+		c->c_rpaused = 0;
+	}
+	if (!keep) {
+		if (c->c_fd == -1)
+			c->c_freeme = 1;
+		else {
+			/* a FIN after the reply, then input is dropped a while */
+			(void)shutdown(c->c_fd, SHUT_WR);
+			c->c_state = CONN_LINGER;
+			c->c_inlen = 0;
+			conn_timer(c, 1);
+		}
+		conn_unhold(c);
+		return;
+	}
+	if (used < c->c_inlen)
+		memmove(c->c_in, c->c_in + used, c->c_inlen - used);
+	c->c_inlen -= used;
+	conn_timer(c, 1);
+	/* a pipelined request: served from the loop, not from inside the
+	 * owner's call that ended this one */
+	if (c->c_inlen > 0 && !c->c_inproc)
+		event_active(c->c_rev, EV_READ, 0);
+	conn_unhold(c);
+}
+
+/* the client went away, failed or timed out */
+static void
+conn_gone(struct httpd_conn *c)
+{
+	struct httpd_req	*req = &c->c_req;
+
+	if (c->c_fd == -1)
+		return;
+	conn_hold(c);
+	event_del(c->c_rev);
+	event_del(c->c_wev);
+	event_del(c->c_tev);
+	close(c->c_fd);
+	c->c_fd = -1;
+	(void)evbuffer_drain(c->c_out, evbuffer_get_length(c->c_out));
+	switch (c->c_state) {
+	case CONN_READING:
+	case CONN_LINGER:
+		c->c_freeme = 1;
+		break;
+	case CONN_SENDING:
+		conn_finish(c);
+		break;
+	case CONN_ACTIVE:
+	case CONN_STREAMING:
+		/* the owner still holds the request and ends it */
+		if (req->r_close_cb != NULL)
+			req->r_close_cb(req, req->r_close_arg);
+		break;
+	}
+	conn_unhold(c);
+}
+
+static const char *
+httpd_reason(int status)
+{
+	switch (status) {
+	case 100: return "Continue";
+	case 200: return "OK";
+	case 201: return "Created";
+	case 202: return "Accepted";
+	case 204: return "No Content";
+	case 304: return "Not Modified";
+	case 400: return "Bad Request";
+	case 401: return "Unauthorized";
+	case 403: return "Forbidden";
+	case 404: return "Not Found";
+	case 405: return "Method Not Allowed";
+	case 406: return "Not Acceptable";
+	case 408: return "Request Timeout";
+	case 409: return "Conflict";
+	case 413: return "Content Too Large";
+	case 415: return "Unsupported Media Type";
+	case 417: return "Expectation Failed";
+	case 422: return "Unprocessable Content";
+	case 429: return "Too Many Requests";
+	case 431: return "Request Header Fields Too Large";
+	case 500: return "Internal Server Error";
+	case 501: return "Not Implemented";
+	case 502: return "Bad Gateway";
+	case 503: return "Service Unavailable";
+	case 504: return "Gateway Timeout";
+	case 505: return "HTTP Version Not Supported";
+	}
+	return "Unknown";
+}
+
+/* the Date header's value, formatted once a second */
+static const char *
+httpd_date(struct httpd *h)
+{
+	static char	 date[40];
+	static time_t	 when = -1;
+	struct timeval	 tv;
+	struct tm	 tm;
+
+	(void)h;
+	if (event_base_gettimeofday_cached(h->h_base, &tv) == -1)
+		tv.tv_sec = time(NULL);
+	if (tv.tv_sec != when && gmtime_r(&tv.tv_sec, &tm) != NULL &&
+	    strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S GMT",
+	    &tm) > 0)
+		when = tv.tv_sec;
+	return date;
+}
+
+/* v in base 10 or 16, ending at end (exclusive); returns its start */
+static char *
+httpd_utoa(char *end, uint64_t v, int base)
+{
+	do {
+		*--end = "0123456789abcdef"[v % (unsigned)base];
+		v /= (unsigned)base;
+	} while (v != 0);
+	return end;
+}
+
+/*
+ * The status line and the server's own headers; the owner's headers
+ * follow, then the blank line (the caller's).  clen is used unless
+ * chunked or the status has no body.
+ */
+static void
+conn_head(struct httpd_conn *c, int status, size_t clen, int chunked)
+{
+	struct httpd_req	*req = &c->c_req;
+	char			 buf[256], num[24], *p = buf, *s;
+	const char		*reason = httpd_reason(status), *date;
+	size_t			 n;
+
+	if (status < 100 || status > 999)
+		status = 500;
+	memcpy(p, "HTTP/1.1 ", 9);
+	p += 9;
+	*p++ = (char)('0' + status / 100);
+	*p++ = (char)('0' + status / 10 % 10);
+	*p++ = (char)('0' + status % 10);
+	*p++ = ' ';
+	n = strlen(reason);
+	memcpy(p, reason, n);
+	p += n;
+	memcpy(p, "\r\nDate: ", 8);
+	p += 8;
+	date = httpd_date(c->c_httpd);
+	n = strlen(date);
+	memcpy(p, date, n);
+	p += n;
+	memcpy(p, "\r\n", 2);
+	p += 2;
+	if (chunked) {
+		memcpy(p, "Transfer-Encoding: chunked\r\n", 28);
+		p += 28;
+	} else if (status >= 200 && status != 204 && status != 304) {
+		memcpy(p, "Content-Length: ", 16);
+		p += 16;
+		s = httpd_utoa(num + sizeof(num), clen, 10);
+		n = (size_t)(num + sizeof(num) - s);
+		memcpy(p, s, n);
+		p += n;
+		memcpy(p, "\r\n", 2);
+		p += 2;
+	}
+	if (req->r_close) {
+		memcpy(p, "Connection: close\r\n", 19);
+		p += 19;
+	} else if (req->r_head.hh_minor == 0) {
+		memcpy(p, "Connection: keep-alive\r\n", 24);
+		p += 24;
+	}
+	evbuffer_add(c->c_out, buf, (size_t)(p - buf));
+	if (req->r_ohlen > 0)
+		evbuffer_add(c->c_out, req->r_oh, req->r_ohlen);
+}
+
+int
+httpd_req_method(const struct httpd_req *req)
+{
+	return req->r_head.hh_method;
+}
+
+const char *
+httpd_req_path(const struct httpd_req *req)
+{
+	return req->r_conn->c_in + req->r_head.hh_path;
+}
+
+const char *
+httpd_req_header(const struct httpd_req *req, const char *name)
+{
+	return http_head_header(req->r_conn->c_in, &req->r_head, name);
+}
+
+const char *
+httpd_req_body(const struct httpd_req *req, size_t *len)
+{
+	*len = req->r_bodylen;
+	return req->r_conn->c_in + req->r_body;
+}
+
+int
+httpd_req_gone(const struct httpd_req *req)
+{
+	return req->r_conn->c_fd == -1;
+}
+
+void
+httpd_req_set_close_cb(struct httpd_req *req, httpd_req_cb cb, void *arg)
+{
+	req->r_close_cb = cb;
+	req->r_close_arg = arg;
+}
+
+void
+httpd_req_set_done_cb(struct httpd_req *req, httpd_req_cb cb, void *arg)
+{
+	req->r_done_cb = cb;
+	req->r_done_arg = arg;
+}
+
+size_t
+httpd_req_unsent(const struct httpd_req *req)
+{
+	return evbuffer_get_length(req->r_conn->c_out);
+}
+
+int
+httpd_add_header(struct httpd_req *req, const char *name, const char *value)
+{
+	size_t	 nl = strlen(name), vl = strlen(value), need;
+	char	*p;
+
+	if (strpbrk(name, "\r\n:") != NULL || strpbrk(value, "\r\n") != NULL)
+		return -1;
+	/* framing is the server's to say */
+	if (strcasecmp(name, "Connection") == 0) {
+		if (strcasecmp(value, "close") == 0)
+			req->r_close = 1;
+		return 0;
+	}
+	if (strcasecmp(name, "Content-Length") == 0 ||
+	    strcasecmp(name, "Transfer-Encoding") == 0)
+		return -1;
+	if (strcasecmp(name, "Content-Type") == 0)
+		req->r_ctype = 1;
+	need = req->r_ohlen + nl + vl + 4;
+	if (need > req->r_ohcap) {
+		if ((p = realloc(req->r_oh, need + 256)) == NULL)
+			return -1;
+		req->r_oh = p;
+		req->r_ohcap = need + 256;
+	}
+	p = req->r_oh + req->r_ohlen;
+	memcpy(p, name, nl);
+	p[nl] = ':';
+	p[nl + 1] = ' ';
+	memcpy(p + nl + 2, value, vl);
+	memcpy(p + nl + 2 + vl, "\r\n", 2);
+	req->r_ohlen = need;
+	return 0;
+}
+
+void
+httpd_send_reply(struct httpd_req *req, int status, struct evbuffer *body)
+{
+	struct httpd_conn	*c = req->r_conn;
+	size_t			 len = body != NULL ?
+				    evbuffer_get_length(body) : 0;
+
+	if (c->c_state != CONN_ACTIVE) {
+		log_warnx("httpd: a reply to a request already answered");
+		return;
+	}
+	conn_hold(c);
+	if (c->c_fd == -1) {
+		conn_finish(c);
+		goto done;
+	}
+	if (len > 0 && !req->r_ctype)
+		(void)httpd_add_header(req, "Content-Type",
+		    "application/json");
+	conn_head(c, status, len, 0);
+	evbuffer_add(c->c_out, "\r\n", 2);
+	if (len > 0 && !req->r_nobody && status >= 200 && status != 204 &&
+	    status != 304)
+		evbuffer_add_buffer(c->c_out, body);
+	c->c_state = CONN_SENDING;
+	conn_flush(c);
+done:
+	if (body != NULL)
+		(void)evbuffer_drain(body, evbuffer_get_length(body));
+	conn_unhold(c);
+}
+
+void
+httpd_send_start(struct httpd_req *req, int status)
+{
+	struct httpd_conn *c = req->r_conn;
+
+	if (c->c_state != CONN_ACTIVE || c->c_fd == -1)
+		return;
+	conn_hold(c);
+	/* HTTP/1.0 has no chunks: the stream ends with the connection */
+	if (req->r_head.hh_minor == 0)
+		req->r_close = 1;
+	conn_head(c, status, 0, req->r_head.hh_minor >= 1);
+	evbuffer_add(c->c_out, "\r\n", 2);
+	c->c_state = CONN_STREAMING;
+	conn_flush(c);
+	conn_unhold(c);
+}
+
+int
+httpd_send_chunk(struct httpd_req *req, const void *data, size_t len)
+{
+	struct httpd_conn	*c = req->r_conn;
+	char			 num[24], *s;
+
+	if (c->c_state != CONN_STREAMING || c->c_fd == -1)
+		return -1;
+	if (len == 0 || req->r_nobody)
+		return 0;
+	conn_hold(c);
+	if (req->r_head.hh_minor >= 1) {
+		num[sizeof(num) - 2] = '\r';
+		num[sizeof(num) - 1] = '\n';
+		s = httpd_utoa(num + sizeof(num) - 2, len, 16);
+		evbuffer_add(c->c_out, s, (size_t)(num + sizeof(num) - s));
+		evbuffer_add(c->c_out, data, len);
+		evbuffer_add(c->c_out, "\r\n", 2);
+	} else
+		evbuffer_add(c->c_out, data, len);
+	conn_flush(c);
+	conn_unhold(c);
+	return 0;
+}
+
+void
+httpd_send_end(struct httpd_req *req)
+{
+	struct httpd_conn *c = req->r_conn;
+
+	if (c->c_state == CONN_ACTIVE && c->c_fd != -1) {
+		/* ended without a reply: the client must not hang */
+		httpd_send_reply(req, 500, NULL);
+		return;
+	}
+	if (c->c_state != CONN_ACTIVE && c->c_state != CONN_STREAMING)
+		return;
+	conn_hold(c);
+	if (c->c_fd == -1)
+		conn_finish(c);
+	else {
+		if (req->r_head.hh_minor >= 1 && !req->r_nobody)
+			evbuffer_add(c->c_out, "0\r\n\r\n", 5);
+		c->c_state = CONN_SENDING;
+		conn_flush(c);
+	}
+	conn_unhold(c);
+}

@@ -1,0 +1,54 @@
+/*
+ * httpd: the front's HTTP/1.1 server on the inherited listener.
+ *
+ * A request stays valid from the request callback until the owner ends
+ * it: httpd_send_reply(), or httpd_send_end() after httpd_send_start().
+ * If the client goes away first, the close callback (if set) says so;
+ * the owner still ends the request, which then only frees it.
+ */
+#ifndef VMCPD_HTTPD_H
+#define VMCPD_HTTPD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct event_base;
+struct evbuffer;
+struct httpd;
+struct httpd_req;
+
+struct httpd_limits {
+	size_t		 hl_max_head;	/* request line and headers */
+	uint64_t	 hl_max_body;
+	int		 hl_timeout_ms;	/* idle, slow request, stalled reader */
+};
+
+typedef void	(*httpd_req_cb)(struct httpd_req *, void *);
+
+struct httpd	*httpd_new(struct event_base *, int listen_fd,
+		    const struct httpd_limits *, httpd_req_cb, void *);
+void		 httpd_stop_accepting(struct httpd *);
+void		 httpd_free(struct httpd *);
+
+/* the request */
+int		 httpd_req_method(const struct httpd_req *);	/* http_method */
+const char	*httpd_req_path(const struct httpd_req *);
+const char	*httpd_req_header(const struct httpd_req *, const char *);
+const char	*httpd_req_body(const struct httpd_req *, size_t *);
+int		 httpd_req_gone(const struct httpd_req *);
+void		 httpd_req_set_close_cb(struct httpd_req *, httpd_req_cb,
+		    void *);
+void		 httpd_req_set_done_cb(struct httpd_req *, httpd_req_cb,
+		    void *);
+
+/* the reply; a header with CR, LF or NUL is refused (-1) */
+int		 httpd_add_header(struct httpd_req *, const char *,
+		    const char *);
+void		 httpd_send_reply(struct httpd_req *, int status,
+		    struct evbuffer *body);	/* body drained; may be NULL */
+void		 httpd_send_start(struct httpd_req *, int status);
+int		 httpd_send_chunk(struct httpd_req *, const void *, size_t);
+void		 httpd_send_end(struct httpd_req *);
+size_t		 httpd_req_unsent(const struct httpd_req *);
+
+#endif
