@@ -87,7 +87,12 @@ void	 proto_ows_trim(const char **v, const char **e);
 /* the value of a hexadecimal digit, or -1 */
 int	 proto_hex_digit(int c);
 /* 1 if c is an RFC 9110 tchar (a token's character) */
-int	 proto_is_tchar(char c);
+extern const unsigned char proto_tchar[256];
+static inline int
+proto_is_tchar(char c)
+{
+	return proto_tchar[(unsigned char)c];
+}
 /* 1 if a Content-Type header value is application/json (params ok) */
 int	 proto_content_type_is_json(const char *ctype);
 /* 1 if the value is a syntactically valid session id: 1..128 chars of

@@ -1,7 +1,7 @@
 /*
  * Checks on HTTP requests that evhttp lets through but a server in
- * front of others must refuse: the front of the workers and the
- * bridges' endpoints share them.
+ * front of others must refuse, for the bridges' evhttp endpoints (the
+ * workers' own server decides framing in proto/http_req.c).
  */
 #ifndef VMCPD_HTTPCHECK_H
 #define VMCPD_HTTPCHECK_H

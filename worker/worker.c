@@ -146,10 +146,10 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 	TAILQ_INIT(&w->w_opens);
 
 	/*
-	 * evhttp turns a connection's read and write interest off and on
-	 * around every request; with the changelist those flips are folded
-	 * into one epoll_ctl per loop pass, or none.  Workers never dup()
-	 * a descriptor, the one thing the changelist cannot follow.
+	 * With the changelist, interest turned on and off within one loop
+	 * pass (a socket's write interest when a write falls short, say)
+	 * costs no epoll_ctl.  Workers never dup() a descriptor, the one
+	 * thing the changelist cannot follow.
 	 */
 	if ((cfg = event_config_new()) == NULL ||
 	    event_config_set_flag(cfg, EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST) ==
