@@ -4,30 +4,82 @@
  * top-level member's key and value lie in it.  The relay uses it to
  * pass a backend's result on byte for byte, under the client's id,
  * instead of parsing it into a tree and serialising it again.
+ *
+ * Its strict mode answers another question, for fast paths that then
+ * skip jansson: would json_loadb() with JSON_REJECT_DUPLICATES surely
+ * load this text?  It also says no to what it cannot decide cheaply
+ * (escaped keys, many keys, numbers near the limits of jansson's types),
+ * so a "no" means "ask jansson", never "jansson refuses".
  */
 #include <stddef.h>
 #include <string.h>
 
 #include "proto.h"
 
-#define SPAN_DEPTH_MAX	512
+#define SPAN_DEPTH_MAX		512	/* jansson's own limit is 2048 */
+#define SPAN_KEYS_MAX		64	/* keys of all open objects, strict */
+#define SPAN_REAL_DIGITS_MAX	300	/* reals below 1e300 fit a double */
+#define SPAN_INT_DIGITS		19	/* as many as INT64_MAX has */
+
+/* jansson 2.14 on this platform: json_int_t is long long */
+_Static_assert(sizeof(json_int_t) == 8, "json_int_t is not 64 bits");
+
+struct scan_key {
+	const unsigned char	*sk_p;
+	size_t			 sk_len;
+};
 
 struct scan {
 	const unsigned char	*s_p;
 	const unsigned char	*s_end;
 	int			 s_depth;
+	int			 s_strict;
+	size_t			 s_nkeys;
+	struct scan_key		 s_keys[SPAN_KEYS_MAX];	/* strict only */
 };
+
+/*
+ * Byte classes, so the loops that run over most of a text test one bit
+ * per byte: W is JSON whitespace; S ends a run of plain string bytes
+ * (control characters, quote, backslash and non-ASCII).
+ */
+#define W	1
+#define S	2
+static const unsigned char scan_class[256] = {
+	S, S, S, S, S, S, S, S, S, S|W, S|W, S, S, S|W, S, S,	/* 0x00 */
+	S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S,
+	W, 0, S, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,	/* 0x20 */
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,	/* 0x40 */
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, S, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,	/* 0x60 */
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S,	/* 0x80 */
+	S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S,
+	S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S,
+	S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S,
+	S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S,	/* 0xc0 */
+	S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S,
+	S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S,
+	S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S,
+};
+#undef W
+#undef S
+#define SCAN_WS		1
+#define SCAN_STOP	2
 
 static void
 scan_ws(struct scan *sc)
 {
-	while (sc->s_p < sc->s_end && (*sc->s_p == ' ' || *sc->s_p == '\t' ||
-	    *sc->s_p == '\n' || *sc->s_p == '\r'))
-		sc->s_p++;
+	const unsigned char *p = sc->s_p;
+
+	while (p < sc->s_end && (scan_class[*p] & SCAN_WS))
+		p++;
+	sc->s_p = p;
 }
 
 /* one UTF-8 sequence at s_p (s_p < s_end, *s_p >= 0x80) */
-static int
+static int __attribute__((noinline))
 scan_utf8(struct scan *sc)
 {
 	const unsigned char	*p = sc->s_p;
@@ -74,67 +126,77 @@ scan_hex4(const unsigned char *p, unsigned int *v)
 	return 0;
 }
 
-/* a string; *escaped tells whether it held an escape */
+/* one escape sequence at s_p (s_p < s_end, *s_p == '\\') */
+static int __attribute__((noinline))
+scan_escape(struct scan *sc)
+{
+	unsigned int u, lo;
+
+	if (sc->s_end - sc->s_p < 2)
+		return -1;
+	switch (sc->s_p[1]) {
+	case '"': case '\\': case '/': case 'b': case 'f':
+	case 'n': case 'r': case 't':
+		sc->s_p += 2;
+		return 0;
+	case 'u':
+		break;
+	default:
+		return -1;
+	}
+	if (sc->s_end - sc->s_p < 6 || scan_hex4(sc->s_p + 2, &u) == -1)
+		return -1;
+	sc->s_p += 6;
+	/* a lone surrogate is not text */
+	if (u >= 0xdc00 && u <= 0xdfff)
+		return -1;
+	if (u >= 0xd800 && u <= 0xdbff) {
+		if (sc->s_end - sc->s_p < 6 || sc->s_p[0] != '\\' ||
+		    sc->s_p[1] != 'u' || scan_hex4(sc->s_p + 2, &lo) == -1 ||
+		    lo < 0xdc00 || lo > 0xdfff)
+			return -1;
+		sc->s_p += 6;
+	}
+	return u == 0 ? -1 : 0;		/* jansson refuses NUL */
+}
+
+/*
+ * A string; *escaped tells whether it held an escape.  Escapes and
+ * UTF-8 are rare: they are checked out of line, which keeps this loop
+ * cheap for the plain ASCII of keys, methods and ids.
+ */
 static int
 scan_string(struct scan *sc, int *escaped)
 {
-	unsigned int u, lo;
+	const unsigned char	*p;
+	int			 rc;
 
 	if (escaped != NULL)
 		*escaped = 0;
 	if (sc->s_p >= sc->s_end || *sc->s_p != '"')
 		return -1;
 	sc->s_p++;
-	while (sc->s_p < sc->s_end) {
-		if (*sc->s_p == '"') {
+	for (;;) {
+		/* most bytes are plain ASCII: skip a run of them at once */
+		p = sc->s_p;
+		while (p < sc->s_end && !(scan_class[*p] & SCAN_STOP))
+			p++;
+		sc->s_p = p;
+		if (p >= sc->s_end || *p < 0x20)
+			return -1;
+		if (*p == '"') {
 			sc->s_p++;
 			return 0;
 		}
-		if (*sc->s_p < 0x20)
-			return -1;
-		if (*sc->s_p == '\\') {
+		if (*p == '\\') {
 			if (escaped != NULL)
 				*escaped = 1;
-			if (sc->s_end - sc->s_p < 2)
-				return -1;
-			switch (sc->s_p[1]) {
-			case '"': case '\\': case '/': case 'b': case 'f':
-			case 'n': case 'r': case 't':
-				sc->s_p += 2;
-				break;
-			case 'u':
-				if (sc->s_end - sc->s_p < 6 ||
-				    scan_hex4(sc->s_p + 2, &u) == -1)
-					return -1;
-				sc->s_p += 6;
-				/* a lone surrogate is not text */
-				if (u >= 0xdc00 && u <= 0xdfff)
-					return -1;
-				if (u >= 0xd800 && u <= 0xdbff) {
-					if (sc->s_end - sc->s_p < 6 ||
-					    sc->s_p[0] != '\\' ||
-					    sc->s_p[1] != 'u' ||
-					    scan_hex4(sc->s_p + 2, &lo) == -1 ||
-					    lo < 0xdc00 || lo > 0xdfff)
-						return -1;
-					sc->s_p += 6;
-				}
-				if (u == 0)
-					return -1;	/* jansson refuses NUL */
-				break;
-			default:
-				return -1;
-			}
-			continue;
-		}
-		if (*sc->s_p >= 0x80) {
-			if (scan_utf8(sc) == -1)
-				return -1;
-			continue;
-		}
-		sc->s_p++;
+			rc = scan_escape(sc);
+		} else
+			rc = scan_utf8(sc);
+		if (rc == -1)
+			return -1;
 	}
-	return -1;
 }
 
 static int
@@ -147,30 +209,60 @@ scan_digits(struct scan *sc)
 	return sc->s_p > start ? 0 : -1;
 }
 
+/*
+ * Strict mode also refuses what jansson would overflow on: integers
+ * beyond long long (strtoll's ERANGE) and reals that strtod() could
+ * round to HUGE_VAL; underflow to zero jansson accepts.
+ */
 static int
 scan_number(struct scan *sc)
 {
-	if (sc->s_p < sc->s_end && *sc->s_p == '-')
+	const unsigned char	*d, *e;
+	size_t			 ndig, exp = 0;
+	int			 neg = 0, real = 0, expneg = 0;
+
+	if (sc->s_p < sc->s_end && *sc->s_p == '-') {
+		neg = 1;
 		sc->s_p++;
+	}
 	if (sc->s_p >= sc->s_end)
 		return -1;
+	d = sc->s_p;
 	if (*sc->s_p == '0')
 		sc->s_p++;
 	else if (scan_digits(sc) == -1)
 		return -1;
+	ndig = (size_t)(sc->s_p - d);
 	if (sc->s_p < sc->s_end && *sc->s_p == '.') {
+		real = 1;
 		sc->s_p++;
 		if (scan_digits(sc) == -1)
 			return -1;
 	}
 	if (sc->s_p < sc->s_end && (*sc->s_p == 'e' || *sc->s_p == 'E')) {
+		real = 1;
 		sc->s_p++;
-		if (sc->s_p < sc->s_end && (*sc->s_p == '+' || *sc->s_p == '-'))
-			sc->s_p++;
+		if (sc->s_p < sc->s_end && (*sc->s_p == '+' ||
+		    *sc->s_p == '-'))
+			expneg = *sc->s_p++ == '-';
+		e = sc->s_p;
 		if (scan_digits(sc) == -1)
 			return -1;
+		/* saturates above the limit: only "too big" matters */
+		for (; e < sc->s_p; e++)
+			if (exp <= SPAN_REAL_DIGITS_MAX)
+				exp = exp * 10 + (size_t)(*e - '0');
 	}
-	return 0;
+	if (!sc->s_strict)
+		return 0;
+	if (real)
+		return ndig + (expneg ? 0 : exp) <= SPAN_REAL_DIGITS_MAX ?
+		    0 : -1;
+	if (ndig != SPAN_INT_DIGITS)
+		return ndig < SPAN_INT_DIGITS ? 0 : -1;
+	/* digits and limits are the same length: memcmp orders them */
+	return memcmp(d, neg ? "9223372036854775808" : "9223372036854775807",
+	    SPAN_INT_DIGITS) <= 0 ? 0 : -1;
 }
 
 static int
@@ -186,59 +278,118 @@ scan_word(struct scan *sc, const char *w)
 
 static int	scan_value(struct scan *);
 
+/*
+ * Strict mode: remember a key of the object whose keys start at base.
+ * A key with an escape could equal another one once decoded, and the
+ * key stack is bounded, so both are "not sure"; a duplicate jansson
+ * refuses at any depth.
+ */
 static int
-scan_container(struct scan *sc, unsigned char close)
+scan_key_add(struct scan *sc, size_t base, const unsigned char *k,
+    size_t len, int escaped)
 {
-	int first = 1;
+	size_t i;
+
+	if (escaped || sc->s_nkeys == SPAN_KEYS_MAX)
+		return -1;
+	for (i = base; i < sc->s_nkeys; i++)
+		if (sc->s_keys[i].sk_len == len &&
+		    memcmp(sc->s_keys[i].sk_p, k, len) == 0)
+			return -1;
+	sc->s_keys[sc->s_nkeys].sk_p = k;
+	sc->s_keys[sc->s_nkeys].sk_len = len;
+	sc->s_nkeys++;
+	return 0;
+}
+
+/* 1 if an object member's key is m's pm_subkey and its value an object */
+static int
+scan_is_sub(const struct scan *sc, const struct proto_members *m,
+    const unsigned char *k, size_t len, int escaped)
+{
+	return m != NULL && m->pm_sub != NULL && !escaped &&
+	    sc->s_p < sc->s_end && *sc->s_p == '{' &&
+	    strlen(m->pm_subkey) == len && memcmp(m->pm_subkey, k, len) == 0;
+}
+
+/* an object or array at s_p; an object's members go in m if not NULL */
+static int
+scan_container(struct scan *sc, unsigned char close, struct proto_members *m)
+{
+	const unsigned char	*k = NULL, *v;
+	size_t			 base = sc->s_nkeys, klen = 0;
+	int			 escaped = 0, rc;
 
 	if (++sc->s_depth > SPAN_DEPTH_MAX)
 		return -1;
 	sc->s_p++;
+	scan_ws(sc);
+	if (sc->s_p < sc->s_end && *sc->s_p == close)
+		goto end;
 	for (;;) {
-		scan_ws(sc);
-		if (sc->s_p >= sc->s_end)
-			return -1;
-		if (*sc->s_p == close && first) {
-			sc->s_p++;
-			break;
-		}
 		if (close == '}') {
-			if (scan_string(sc, NULL) == -1)
+			k = sc->s_p + 1;
+			if (scan_string(sc, &escaped) == -1)
+				return -1;
+			klen = (size_t)(sc->s_p - k) - 1;
+			if (sc->s_strict &&
+			    scan_key_add(sc, base, k, klen, escaped) == -1)
 				return -1;
 			scan_ws(sc);
 			if (sc->s_p >= sc->s_end || *sc->s_p != ':')
 				return -1;
 			sc->s_p++;
+			scan_ws(sc);
 		}
-		if (scan_value(sc) == -1)
+		v = sc->s_p;
+		if (scan_is_sub(sc, m, k, klen, escaped)) {
+			m->pm_sub->pm_n = 0;
+			rc = scan_container(sc, '}', m->pm_sub);
+		} else
+			rc = scan_value(sc);
+		if (rc == -1)
 			return -1;
+		if (m != NULL) {
+			if (m->pm_n < m->pm_max) {
+				/* keys with escapes are reported as unusable */
+				m->pm_span[m->pm_n].ps_key = escaped ? NULL :
+				    (const char *)k;
+				m->pm_span[m->pm_n].ps_keylen = escaped ? 0 :
+				    klen;
+				m->pm_span[m->pm_n].ps_val = (const char *)v;
+				m->pm_span[m->pm_n].ps_vallen =
+				    (size_t)(sc->s_p - v);
+			}
+			m->pm_n++;
+		}
 		scan_ws(sc);
 		if (sc->s_p >= sc->s_end)
 			return -1;
-		if (*sc->s_p == close) {
-			sc->s_p++;
+		if (*sc->s_p == close)
 			break;
-		}
 		if (*sc->s_p != ',')
 			return -1;
 		sc->s_p++;
-		first = 0;
+		scan_ws(sc);
 	}
+end:
+	sc->s_p++;
+	sc->s_nkeys = base;
 	sc->s_depth--;
 	return 0;
 }
 
+/* a value at s_p, whitespace before it skipped */
 static int
 scan_value(struct scan *sc)
 {
-	scan_ws(sc);
 	if (sc->s_p >= sc->s_end)
 		return -1;
 	switch (*sc->s_p) {
 	case '{':
-		return scan_container(sc, '}');
+		return scan_container(sc, '}', NULL);
 	case '[':
-		return scan_container(sc, ']');
+		return scan_container(sc, ']', NULL);
 	case '"':
 		return scan_string(sc, NULL);
 	case 't':
@@ -252,65 +403,51 @@ scan_value(struct scan *sc)
 	}
 }
 
+/* buf is exactly one object, with at most m->pm_max members */
+static int
+scan_object_text(struct scan *sc, const char *buf, size_t len,
+    struct proto_members *m)
+{
+	sc->s_p = (const unsigned char *)buf;
+	sc->s_end = sc->s_p + len;
+	sc->s_depth = 0;
+	sc->s_nkeys = 0;
+	m->pm_n = 0;
+	if (m->pm_sub != NULL)
+		m->pm_sub->pm_n = 0;
+	scan_ws(sc);
+	if (sc->s_p >= sc->s_end || *sc->s_p != '{' ||
+	    scan_container(sc, '}', m) == -1)
+		return -1;
+	scan_ws(sc);
+	return sc->s_p == sc->s_end && m->pm_n <= m->pm_max ? 0 : -1;
+}
+
 int
 proto_json_members(const char *buf, size_t len, struct proto_span *out,
     size_t max, size_t *n)
 {
-	struct scan		 sc;
-	const unsigned char	*k, *v;
-	int			 escaped;
+	struct scan		sc;
+	struct proto_members	m = { out, max, 0, NULL, NULL };
+	int			rc;
 
-	*n = 0;
-	sc.s_p = (const unsigned char *)buf;
-	sc.s_end = sc.s_p + len;
-	sc.s_depth = 1;
-	scan_ws(&sc);
-	if (sc.s_p >= sc.s_end || *sc.s_p != '{')
+	sc.s_strict = 0;
+	rc = scan_object_text(&sc, buf, len, &m);
+	*n = m.pm_n;
+	return rc;
+}
+
+int
+proto_json_check(const char *buf, size_t len, struct proto_members *m)
+{
+	struct scan sc;
+
+	sc.s_strict = 1;
+	if (buf == NULL || scan_object_text(&sc, buf, len, m) == -1)
 		return -1;
-	sc.s_p++;
-	scan_ws(&sc);
-	if (sc.s_p < sc.s_end && *sc.s_p == '}') {
-		sc.s_p++;
-		goto end;
-	}
-	for (;;) {
-		scan_ws(&sc);
-		k = sc.s_p;
-		if (scan_string(&sc, &escaped) == -1)
-			return -1;
-		if (*n < max) {
-			/* keys with escapes are reported as unusable */
-			out[*n].ps_key = escaped ? NULL : (const char *)k + 1;
-			out[*n].ps_keylen = escaped ? 0 :
-			    (size_t)(sc.s_p - k) - 2;
-		}
-		scan_ws(&sc);
-		if (sc.s_p >= sc.s_end || *sc.s_p != ':')
-			return -1;
-		sc.s_p++;
-		scan_ws(&sc);
-		v = sc.s_p;
-		if (scan_value(&sc) == -1)
-			return -1;
-		if (*n < max) {
-			out[*n].ps_val = (const char *)v;
-			out[*n].ps_vallen = (size_t)(sc.s_p - v);
-		}
-		(*n)++;
-		scan_ws(&sc);
-		if (sc.s_p >= sc.s_end)
-			return -1;
-		if (*sc.s_p == '}') {
-			sc.s_p++;
-			break;
-		}
-		if (*sc.s_p != ',')
-			return -1;
-		sc.s_p++;
-	}
-end:
-	scan_ws(&sc);
-	return sc.s_p == sc.s_end && *n <= max ? 0 : -1;
+	if (m->pm_sub != NULL && m->pm_sub->pm_n > m->pm_sub->pm_max)
+		return -1;
+	return 0;
 }
 
 const struct proto_span *

@@ -381,4 +381,28 @@ int	 proto_json_members(const char *buf, size_t len,
 const struct proto_span *proto_json_member(const struct proto_span *,
 	    size_t n, const char *key);
 
+/*
+ * The members of an object for proto_json_check(): up to pm_max spans
+ * in pm_span and their count in pm_n.  If pm_sub is set, the members of
+ * the top-level member named pm_subkey go there too (pm_sub->pm_n stays
+ * 0 unless that member is an object).
+ */
+struct proto_members {
+	struct proto_span	*pm_span;
+	size_t			 pm_max;
+	size_t			 pm_n;
+	const char		*pm_subkey;
+	struct proto_members	*pm_sub;
+};
+/*
+ * The strict scan (jsonspan.c): 0 only if json_loadb() with
+ * JSON_REJECT_DUPLICATES (with or without JSON_DECODE_ANY) would surely
+ * load buf as an object, and every key of it is free of escapes (so
+ * ps_key is never NULL).  -1 when not, or not sure: a key with an
+ * escape anywhere, more than 64 keys in the open objects at once,
+ * nesting deeper than 512, more members than pm_max, an integer beyond
+ * int64 or a real that might overflow a double.
+ */
+int	 proto_json_check(const char *buf, size_t len, struct proto_members *m);
+
 #endif

@@ -95,6 +95,83 @@ test_depth(void **state)
 	assert_int_equal(proto_json_members(buf, strlen(buf), m, 2, &n), -1);
 }
 
+/*
+ * proto_json_check(): 0 only where jansson, refusing duplicates, loads
+ * an object; the lax scan above stays as it was (duplicates pass).
+ */
+static void
+test_check(void **state)
+{
+	static const struct {
+		const char	*c_text;
+		int		 c_ok;	/* the strict scan's answer */
+	} cases[] = {
+		{ "{}", 1 }, { " {\"a\" : [ 1 , {\"a\":2} ] } ", 1 },
+		{ "{\"a\":{\"k\":1},\"b\":{\"k\":1}}", 1 },
+		{ "{\"a\":[{\"k\":1},{\"k\":1}]}", 1 },
+		{ "{\"a\":\"\\ud83d\\ude00\\n\"}", 1 },
+		{ "{\"a\":[9223372036854775807,-9223372036854775808]}", 1 },
+		{ "{\"a\":[1e299,-1.5e-999999999999,0.0000001e299]}", 1 },
+		/* duplicates, at any depth */
+		{ "{\"a\":1,\"a\":1}", 0 }, { "{\"a\":{\"b\":1,\"b\":2}}", 0 },
+		{ "{\"a\":[[{\"\":1,\"\":1}]]}", 0 },
+		{ "{\"a\":{\"k\":{\"k\":1},\"k\":2}}", 0 },
+		/* not sure: escaped keys, numbers near the limits */
+		{ "{\"\\u0061\":1}", 0 }, { "{\"a\":{\"\\n\":1}}", 0 },
+		{ "{\"a\":1e301}", 0 }, { "{\"a\":10000000000000000000}", 0 },
+		{ "{\"a\":1.0e400}", 0 },
+		/* not JSON, or not an object, to jansson */
+		{ "[]", 0 }, { "1", 0 }, { "{\"a\":9223372036854775808}", 0 },
+		{ "{\"a\":-9223372036854775809}", 0 }, { "{\"a\":1e400}", 0 },
+		{ "{\"a\":\"\\u0000\"}", 0 }, { "{\"a\\u0000\":1}", 0 },
+		{ "{\"a\":1} x", 0 }, { "{\"a\":\"\xff\"}", 0 },
+	};
+	struct proto_span	 top[4], sub[4], m[4];
+	struct proto_members	 ps = { sub, 4, 0, NULL, NULL };
+	struct proto_members	 pm = { top, 4, 0, NULL, NULL };
+	json_error_t		 err;
+	json_t			*o;
+	const char		*t;
+	size_t			 i, n;
+	int			 ours;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		t = cases[i].c_text;
+		ours = proto_json_check(t, strlen(t), &pm) == 0;
+		if (ours != cases[i].c_ok)
+			fail_msg("case %zu (%s): %d", i, t, ours);
+		o = json_loadb(t, strlen(t), JSON_REJECT_DUPLICATES, &err);
+		if (ours && !json_is_object(o))
+			fail_msg("case %zu (%s): jansson: %s", i, t, err.text);
+		json_decref(o);
+	}
+
+	/* the lax scan lets duplicates and escaped keys through */
+	t = "{\"a\":{\"b\":1,\"b\":2},\"\\u0061\":1}";
+	assert_int_equal(proto_json_members(t, strlen(t), m, 4, &n), 0);
+	assert_int_equal(n, 2);
+
+	/* the members of one member's object value */
+	t = "{\"id\":1,\"params\":{\"name\":\"x\",\"o\":{\"p\":1}},\"z\":{}}";
+	pm.pm_subkey = "params";
+	pm.pm_sub = &ps;
+	assert_int_equal(proto_json_check(t, strlen(t), &pm), 0);
+	assert_int_equal(pm.pm_n, 3);
+	assert_int_equal(ps.pm_n, 2);
+	assert_int_equal(sub[0].ps_keylen, 4);
+	assert_memory_equal(sub[0].ps_key, "name", 4);
+	assert_int_equal(sub[1].ps_vallen, 7);
+	assert_memory_equal(sub[1].ps_val, "{\"p\":1}", 7);
+	/* too many members: not sure */
+	t = "{\"params\":{\"a\":1,\"b\":2,\"c\":3,\"d\":4,\"e\":5}}";
+	assert_int_equal(proto_json_check(t, strlen(t), &pm), -1);
+	/* not an object: nothing there */
+	t = "{\"params\":[{\"name\":1}]}";
+	assert_int_equal(proto_json_check(t, strlen(t), &pm), 0);
+	assert_int_equal(ps.pm_n, 0);
+}
+
 int
 main(void)
 {
@@ -102,6 +179,7 @@ main(void)
 		cmocka_unit_test(test_members),
 		cmocka_unit_test(test_agrees_with_jansson),
 		cmocka_unit_test(test_depth),
+		cmocka_unit_test(test_check),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
