@@ -66,6 +66,48 @@ int	 jsonrpc_parse(const char *buf, size_t len, struct jsonrpc_msg *out,
 	    struct jsonrpc_err *err);
 void	 jsonrpc_msg_clear(struct jsonrpc_msg *);
 
+/*
+ * A fast, allocation-free look at a request or notification
+ * (jsonrpc_scan.c).  All spans point into the scanned buffer and live
+ * as long as it does; none is NUL-terminated.
+ */
+#define JSONRPC_SCAN_ID_NONE	0	/* a notification */
+#define JSONRPC_SCAN_ID_INT	1
+#define JSONRPC_SCAN_ID_STRING	2
+
+struct jsonrpc_scan {
+	const char	*js_method;	/* inside the quotes, no escapes */
+	size_t		 js_methodlen;	/* > 0 */
+	int		 js_idkind;	/* JSONRPC_SCAN_ID_* */
+	/* INT: the integer's text, as json_dumps() writes it (-?[0-9]+,
+	 * no "-0", fits int64); STRING: inside the quotes, no escapes */
+	const char	*js_id;
+	size_t		 js_idlen;
+	const char	*js_params;	/* the params object's text, or NULL */
+	size_t		 js_paramslen;
+	/* params' top-level "name" inside the quotes, no escapes; NULL
+	 * when params is absent or has no "name" */
+	const char	*js_name;
+	size_t		 js_namelen;
+	/* params' top-level "_meta" value's text (any type), or NULL: the
+	 * era (proto_classify) turns on it */
+	const char	*js_meta;
+	size_t		 js_metalen;
+};
+/*
+ * 1 only if jsonrpc_parse() would surely accept buf as a request (id
+ * present) or notification with this method, id, params, params.name
+ * and params._meta; 0, with *out zeroed, whenever not sure: then call
+ * jsonrpc_parse(), which also words the errors.  Besides anything not
+ * JSON or refused by jsonrpc_parse(), 0 for: escaped keys anywhere,
+ * escapes in "jsonrpc", the method, a string id or params.name, a
+ * "name" that is not a string, a "result" or "error" member, more
+ * than 16 members at the top or in params, and the limits of
+ * proto_json_check().  Unknown members are allowed, as jsonrpc_parse()
+ * allows them.
+ */
+int	 jsonrpc_scan(const char *buf, size_t len, struct jsonrpc_scan *out);
+
 /* Builders; each returns a new reference or NULL on allocation failure.
  * id is borrowed; result, params and data are stolen, even on failure.
  * id may be NULL (rendered as JSON null for errors). */
