@@ -130,6 +130,12 @@ http_request_line(char *buf, size_t off, size_t end, struct http_head *h)
 			t = q;
 		}
 	}
+	/* origin-form, absolute-form or "*": nothing else is served */
+	if (buf[t] != '/' && strcmp(buf + t, "*") != 0) {
+		http_refuse(h, 400, "Bad Request: malformed request "
+		    "target");
+		return -1;
+	}
 	h->hh_path = t;
 	for (q = t; buf[q] != '\0'; q++)
 		if (buf[q] == '?' || buf[q] == '#') {

@@ -51,6 +51,12 @@ enum conn_state {
 	CONN_LINGER		/* replied and closing: input is dropped */
 };
 
+enum reply_framing {
+	FRAME_LENGTH,		/* Content-Length */
+	FRAME_CHUNKED,		/* Transfer-Encoding: chunked */
+	FRAME_CLOSE		/* HTTP/1.0: the body ends at the close */
+};
+
 struct httpd_req {
 	struct httpd_conn	*r_conn;
 	struct http_head	 r_head;
@@ -123,7 +129,8 @@ static void	 conn_flush(struct httpd_conn *);
 static void	 conn_finish(struct httpd_conn *);
 static void	 conn_gone(struct httpd_conn *);
 static void	 conn_linger(struct httpd_conn *);
-static void	 conn_head(struct httpd_conn *, int, size_t, int);
+static void	 conn_head(struct httpd_conn *, int, size_t,
+		    enum reply_framing);
 static const char *httpd_reason(int);
 static const char *httpd_date(struct httpd *);
 static char	*httpd_utoa(char *, uint64_t, int);
@@ -553,7 +560,7 @@ conn_refuse(struct httpd_conn *c, int status, const char *why)
 	event_del(c->c_rev);
 	c->c_rpaused = 1;
 	conn_timer(c, 0);
-	conn_head(c, status, len, 0);
+	conn_head(c, status, len, FRAME_LENGTH);
 	/* why is one of http_req.c's fixed texts: nothing to escape */
 	evbuffer_add(c->c_out, "Content-Type: application/json\r\n\r\n", 34);
 	evbuffer_add(c->c_out, pre, strlen(pre));
@@ -747,11 +754,12 @@ httpd_utoa(char *end, uint64_t v, int base)
 
 /*
  * The status line and the server's own headers; the owner's headers
- * follow, then the blank line (the caller's).  clen is used unless
- * chunked or the status has no body.
+ * follow, then the blank line (the caller's).  clen is used for
+ * FRAME_LENGTH unless the status has no body.
  */
 static void
-conn_head(struct httpd_conn *c, int status, size_t clen, int chunked)
+conn_head(struct httpd_conn *c, int status, size_t clen,
+    enum reply_framing framing)
 {
 	struct httpd_req	*req = &c->c_req;
 	char			 buf[256], num[24], *p = buf, *s;
@@ -777,10 +785,11 @@ conn_head(struct httpd_conn *c, int status, size_t clen, int chunked)
 	p += n;
 	memcpy(p, "\r\n", 2);
 	p += 2;
-	if (chunked) {
+	if (framing == FRAME_CHUNKED) {
 		memcpy(p, "Transfer-Encoding: chunked\r\n", 28);
 		p += 28;
-	} else if (status >= 200 && status != 204 && status != 304) {
+	} else if (framing == FRAME_LENGTH && status >= 200 &&
+	    status != 204 && status != 304) {
 		memcpy(p, "Content-Length: ", 16);
 		p += 16;
 		s = httpd_utoa(num + sizeof(num), clen, 10);
@@ -908,7 +917,7 @@ httpd_send_reply(struct httpd_req *req, int status, struct evbuffer *body)
 	if (len > 0 && !req->r_ctype)
 		(void)httpd_add_header(req, "Content-Type",
 		    "application/json");
-	conn_head(c, status, len, 0);
+	conn_head(c, status, len, FRAME_LENGTH);
 	evbuffer_add(c->c_out, "\r\n", 2);
 	if (len > 0 && !req->r_nobody && status >= 200 && status != 204 &&
 	    status != 304)
@@ -932,7 +941,8 @@ httpd_send_start(struct httpd_req *req, int status)
 	/* HTTP/1.0 has no chunks: the stream ends with the connection */
 	if (req->r_head.hh_minor == 0)
 		req->r_close = 1;
-	conn_head(c, status, 0, req->r_head.hh_minor >= 1);
+	conn_head(c, status, 0, req->r_head.hh_minor >= 1 ? FRAME_CHUNKED :
+	    FRAME_CLOSE);
 	evbuffer_add(c->c_out, "\r\n", 2);
 	c->c_state = CONN_STREAMING;
 	conn_flush(c);
