@@ -54,6 +54,8 @@ core_list_field(const char *method)
 	return NULL;
 }
 
+static int core_route_name(json_t *, const char *, const char *, size_t,
+    const char **, const char **, struct core_err *, int);
 static void core_error(struct core_err *, int, const char *, ...)
     __attribute__((format(printf, 3, 4)));
 
@@ -181,32 +183,60 @@ core_route_named(json_t *view, const char *kind, json_t *params,
     const char *key, const char **backend, const char **own,
     struct core_err *err, int tools)
 {
-	json_t		*r;
-	const char	*name = json_string_value(json_object_get(params, key));
+	json_t *name = json_object_get(params, key);
 
-	if (name == NULL) {
+	if (!json_is_string(name)) {
 		core_error(err, JSONRPC_INVALID_PARAMS,
 		    "Invalid params: \"%s\" must be a string", key);
 		return -1;
 	}
-	r = json_object_get(json_object_get(json_object_get(view, "routes"),
-	    kind), name);
+	return core_route_name(view, kind, json_string_value(name),
+	    json_string_length(name), backend, own, err, tools);
+}
+
+/* name need not be NUL-terminated: the fast path has it in the body */
+static int
+core_route_name(json_t *view, const char *kind, const char *name,
+    size_t namelen, const char **backend, const char **own,
+    struct core_err *err, int tools)
+{
+	json_t *r;
+
+	r = json_object_getn(json_object_get(json_object_get(view, "routes"),
+	    kind), name, namelen);
 	/* a hidden tool is routable for composites, not for clients */
 	if (r == NULL || (tools && json_is_true(json_object_get(r,
 	    "hidden")))) {
-		if (tools)
-			core_error(err, JSONRPC_INVALID_PARAMS,
-			    "Unknown tool: %s", name);
-		else
-			core_error(err, JSONRPC_INVALID_PARAMS,
-			    "Unknown prompt: %s", name);
+		core_error(err, JSONRPC_INVALID_PARAMS, "Unknown %s: %.*s",
+		    tools ? "tool" : "prompt", namelen > 200 ? 200 :
+		    (int)namelen, name);
 		return -1;
 	}
 	*backend = json_string_value(json_object_get(r, "b"));
 	*own = json_string_value(json_object_get(r, "n"));
 	if (*backend == NULL || *own == NULL) {
 		core_error(err, JSONRPC_INTERNAL_ERROR,
-		    "Internal error: bad route for %s", name);
+		    "Internal error: bad route for %.*s", namelen > 200 ? 200 :
+		    (int)namelen, name);
+		return -1;
+	}
+	return 0;
+}
+
+int
+core_route_tool(json_t *view, const struct config *conf, const char *name,
+    size_t namelen, const struct config_backend **be, const char **own,
+    struct core_err *err)
+{
+	const char *backend;
+
+	*be = NULL;
+	if (core_route_name(view, "tools", name, namelen, &backend, own, err,
+	    1) == -1)
+		return -1;
+	if ((*be = config_backend_find(conf, backend)) == NULL) {
+		core_error(err, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: backend %s is not configured", backend);
 		return -1;
 	}
 	return 0;

@@ -25,13 +25,26 @@
 
 #define SESSION_TOUCH_MS	1000	/* write last-seen at most this often */
 
+/*
+ * The hot path's call, taken from a scan of the body (jsonrpc_scan)
+ * instead of a tree: params and their name as the client sent them,
+ * inside the request's body, which lives as long as the request.
+ */
+struct legacy_fast {
+	const char	*lf_params;	/* NULL: not the fast path */
+	size_t		 lf_plen;
+	const char	*lf_name;
+	size_t		 lf_namelen;
+};
+
 /* a client POST being served asynchronously */
 struct mcp_req {
 	TAILQ_ENTRY(mcp_req)		 mr_entry;	/* w_reqs or bo_waiters */
 	struct bopen			*mr_bo;		/* waiting on it, or NULL */
 	struct worker			*mr_w;
 	struct httpd_req		*mr_req;
-	struct jsonrpc_msg		 mr_msg;
+	struct jsonrpc_msg		 mr_msg;	/* no params if mr_fast */
+	struct legacy_fast		 mr_fast;
 	char				 mr_sid[SESSION_ID_LEN + 1];
 	const struct config_backend	*mr_be;
 	json_t				*mr_bparams;	/* as the backend names it */
@@ -63,6 +76,7 @@ struct bopen {
 
 static void	legacy_open_backend(struct mcp_req *);
 static void	legacy_forward(struct mcp_req *);
+static int	legacy_params_load(struct mcp_req *);
 
 static const char *
 legacy_allowed_methods(void)
@@ -591,6 +605,10 @@ legacy_params_text(struct mcp_req *mr, size_t *len)
 	const char		*body;
 	size_t			 n, blen;
 
+	if (mr->mr_fast.lf_params != NULL && mr->mr_req != NULL) {
+		*len = mr->mr_fast.lf_plen;
+		return mr->mr_fast.lf_params;
+	}
 	if (mr->mr_req == NULL || mr->mr_bparams == NULL ||
 	    mr->mr_bparams != mr->mr_msg.jm_params)
 		return NULL;
@@ -615,7 +633,12 @@ legacy_send(struct mcp_req *mr, const char *bsid, const char *version)
 	free(mr->mr_bver);
 	mr->mr_bver = version != NULL ? strdup(version) : NULL;
 
-	ptext = legacy_params_text(mr, &plen);
+	if ((ptext = legacy_params_text(mr, &plen)) == NULL &&
+	    mr->mr_fast.lf_params != NULL) {
+		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: the request's body is gone");
+		return;
+	}
 	mr->mr_call = backend_rpc_text(mr->mr_w, mr->mr_be, bsid, version,
 	    mr->mr_msg.jm_method, mr->mr_bparams, ptext, plen, &cbs, mr);
 	if (mr->mr_call == NULL)
@@ -876,6 +899,11 @@ legacy_send_modern(struct mcp_req *mr, json_t *responses)
 	};
 	json_t *p;
 
+	if (legacy_params_load(mr) == -1) {
+		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: cannot parse the request again");
+		return;
+	}
 	if ((p = json_copy(mr->mr_bparams)) == NULL ||
 	    (responses != NULL && json_object_set(p, "inputResponses",
 	    responses) == -1) || (mr->mr_state != NULL &&
@@ -989,6 +1017,40 @@ legacy_subscribe(struct mcp_req *mr, struct session *s)
 	free(bver);
 }
 
+/*
+ * The fast path's tools/call, routed by its name alone.  0 when it is
+ * on its way (or answered with an error); -1 when the call needs its
+ * params as a tree after all, now loaded: a renamed tool, or a backend
+ * that may speak 2026-07-28.
+ */
+static int
+legacy_route_fast(struct mcp_req *mr, json_t *view)
+{
+	struct worker	*w = mr->mr_w;
+	struct core_err	 cerr;
+	const char	*own;
+
+	if (core_route_tool(view, w->w_conf, mr->mr_fast.lf_name,
+	    mr->mr_fast.lf_namelen, &mr->mr_be, &own, &cerr) == -1) {
+		legacy_req_error(mr, cerr.ce_code, cerr.ce_msg);
+		return 0;
+	}
+	if (era_get(w, mr->mr_be) == ERA_LEGACY &&
+	    strlen(own) == mr->mr_fast.lf_namelen &&
+	    memcmp(own, mr->mr_fast.lf_name, mr->mr_fast.lf_namelen) == 0) {
+		mr->mr_client_caps = json_incref(mr->mr_sess.s_client_caps);
+		legacy_forward(mr);
+		return 0;
+	}
+	mr->mr_be = NULL;
+	if (legacy_params_load(mr) == -1) {
+		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: cannot parse the request again");
+		return 0;
+	}
+	return -1;
+}
+
 /* the view is here: answer a list, or route to a backend */
 static void
 legacy_on_view(void *arg, json_t *view, const char *err)
@@ -1003,6 +1065,8 @@ legacy_on_view(void *arg, json_t *view, const char *err)
 		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR, msg);
 		return;
 	}
+	if (mr->mr_fast.lf_params != NULL && legacy_route_fast(mr, view) == 0)
+		return;
 	if (core_method_kind(mr->mr_msg.jm_method) == CORE_LIST) {
 		json_t		*cur = json_object_get(mr->mr_msg.jm_params,
 				    "cursor"), *result;
@@ -1104,7 +1168,8 @@ legacy_set_level(struct worker *w, struct httpd_req *req,
 
 static void
 legacy_request(struct worker *w, struct httpd_req *req,
-    struct jsonrpc_msg *msg, struct session *s)
+    struct jsonrpc_msg *msg, const struct legacy_fast *fast,
+    struct session *s)
 {
 	struct mcp_req	*mr;
 	json_t		*resp;
@@ -1136,6 +1201,7 @@ legacy_request(struct worker *w, struct httpd_req *req,
 		return;
 	}
 	mr->mr_msg = *msg;
+	mr->mr_fast = *fast;
 	(void)snprintf(mr->mr_sid, sizeof(mr->mr_sid), "%s", s->s_id);
 	/* the request keeps the session it was loaded with */
 	mr->mr_sess = *s;
@@ -1224,11 +1290,84 @@ legacy_version_header(struct worker *w, struct httpd_req *req,
 	return 0;
 }
 
+/* an id as the scan saw it: -?[0-9]+ that fits int64, or a plain string */
+static json_t *
+legacy_scan_id(const struct jsonrpc_scan *sc)
+{
+	unsigned long long	 u = 0;
+	size_t			 i = 0;
+	int			 neg;
+
+	if (sc->js_idkind == JSONRPC_SCAN_ID_STRING)
+		return json_stringn(sc->js_id, sc->js_idlen);
+	neg = sc->js_idlen > 0 && sc->js_id[0] == '-';
+	for (i = neg; i < sc->js_idlen; i++)
+		u = u * 10 + (unsigned long long)(sc->js_id[i] - '0');
+	return json_integer(neg ? (json_int_t)(0ULL - u) : (json_int_t)u);
+}
+
+/*
+ * The hot path: a tools/call with a plain name and no _meta is read off
+ * a scan of the body (no tree, no allocation but the id); its params
+ * go on to the backend as the client's text and are parsed only if
+ * the call needs them (legacy_params_load).  -1: not that case, parse.
+ */
+static int
+legacy_scan_call(const char *body, size_t len, struct jsonrpc_msg *msg,
+    struct legacy_fast *fast)
+{
+	struct jsonrpc_scan	 sc;
+	json_t			*id;
+
+	memset(fast, 0, sizeof(*fast));
+	if (jsonrpc_scan(body, len, &sc) != 1 ||
+	    sc.js_idkind == JSONRPC_SCAN_ID_NONE || sc.js_methodlen != 10 ||
+	    memcmp(sc.js_method, "tools/call", 10) != 0 ||
+	    sc.js_params == NULL || sc.js_name == NULL || sc.js_meta != NULL ||
+	    (id = legacy_scan_id(&sc)) == NULL)
+		return -1;
+	memset(msg, 0, sizeof(*msg));
+	msg->jm_kind = JSONRPC_REQUEST;
+	msg->jm_root = id;	/* the only tree: cleared with the message */
+	msg->jm_id = id;
+	msg->jm_method = "tools/call";
+	fast->lf_params = sc.js_params;
+	fast->lf_plen = sc.js_paramslen;
+	fast->lf_name = sc.js_name;
+	fast->lf_namelen = sc.js_namelen;
+	return 0;
+}
+
+/* a fast-path call's params as a tree, from the body parsed again */
+static int
+legacy_params_load(struct mcp_req *mr)
+{
+	struct jsonrpc_msg	 m;
+	const char		*body;
+	size_t			 len;
+
+	if (mr->mr_fast.lf_params == NULL)
+		return 0;
+	if (mr->mr_req == NULL)
+		return -1;
+	body = httpd_req_body(mr->mr_req, &len);
+	if (jsonrpc_parse(body, len, &m, NULL) == -1)
+		return -1;
+	jsonrpc_msg_clear(&mr->mr_msg);
+	mr->mr_msg = m;
+	memset(&mr->mr_fast, 0, sizeof(mr->mr_fast));
+	/* routed already: under the backend's own name, which it has */
+	if (mr->mr_be != NULL && mr->mr_bparams == NULL)
+		mr->mr_bparams = json_incref(m.jm_params);
+	return 0;
+}
+
 static void
 legacy_post(struct worker *w, struct httpd_req *req)
 {
 	struct jsonrpc_msg	 msg;
 	struct jsonrpc_err	 err;
+	struct legacy_fast	 fast;
 	struct session		 s;
 	struct proto_reqhdrs	 hdrs;
 	struct proto_verdict	 v;
@@ -1252,7 +1391,8 @@ legacy_post(struct worker *w, struct httpd_req *req)
 		return;
 	}
 	body = httpd_req_body(req, &len);
-	if (jsonrpc_parse(body, len, &msg, &err) == -1) {
+	if (legacy_scan_call(body, len, &msg, &fast) == -1 &&
+	    jsonrpc_parse(body, len, &msg, &err) == -1) {
 		legacy_done_error(w, req, err.je_http, NULL, err.je_code,
 		    err.je_msg);
 		return;
@@ -1307,7 +1447,7 @@ legacy_post(struct worker *w, struct httpd_req *req)
 	switch (msg.jm_kind) {
 	case JSONRPC_REQUEST:
 		legacy_session_touch(w, &s);
-		legacy_request(w, req, &msg, &s);
+		legacy_request(w, req, &msg, &fast, &s);
 		break;
 	case JSONRPC_NOTIFICATION:
 		legacy_notification(w, req, &msg, &s);

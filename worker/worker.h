@@ -105,6 +105,11 @@ int	 core_list(json_t *view, const char *method, json_t *params,
 int	 core_route(json_t *view, const struct config *, const char *method,
 	    json_t *params, const struct config_backend **be,
 	    json_t **bparams, struct core_err *);
+/* tools/call by the name alone (name need not be NUL-terminated) */
+int	 core_route_tool(json_t *view, const struct config *,
+	    const char *name, size_t namelen,
+	    const struct config_backend **be, const char **own,
+	    struct core_err *);
 json_t	*core_capabilities(json_t *view, int logging);
 json_t	*core_tool_headers(json_t *view, const char *name);
 void	 core_free(void);
