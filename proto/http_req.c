@@ -417,8 +417,12 @@ http_chunked_decode(struct http_chunked *c, char *body, size_t len,
 					goto bad;
 				size = size * 16 + (uint64_t)d;
 			}
-			if (p == c->hc_in || (p < end && body[p] != ';' &&
-			    body[p] != ' ' && body[p] != '\t'))
+			if (p == c->hc_in)
+				goto bad;
+			/* BWS, then nothing or ";" chunk-ext */
+			while (p < end && (body[p] == ' ' || body[p] == '\t'))
+				p++;
+			if (p < end && body[p] != ';')
 				goto bad;
 			if (size > max_body || c->hc_out + size > max_body) {
 				http_refuse(h, 413, "Payload Too Large: the "

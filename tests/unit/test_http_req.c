@@ -468,6 +468,7 @@ test_chunked_refused(void **state)
 		{ "0x5\r\nhello\r\n0\r\n\r\n", 400 },
 		{ ";x\r\n\r\n", 400 },
 		{ "5x\r\nhello\r\n0\r\n\r\n", 400 },
+		{ "5 xyz\r\nhello\r\n0\r\n\r\n", 400 },	/* no ";" */
 		{ "1000000000000000005\r\nhello\r\n0\r\n\r\n", 400 },
 		/* the body's size */
 		{ "3e9\r\n", 413 },
