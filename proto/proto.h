@@ -334,6 +334,12 @@ int	 proto_param_headers_build(const json_t *map,
 json_t	*proto_modern_caps(const json_t *caps);
 json_t	*proto_modern_params(const json_t *params, const json_t *caps,
 	    const json_t *client_info, const char *log_level);
+/* the same as text, from params' own text (ptext, whose tree params
+ * is): only the _meta is built and dumped, the rest is copied as it
+ * is.  NULL if ptext cannot be taken apart so (then use the tree). */
+char	*proto_modern_params_text(const char *ptext, size_t plen,
+	    const json_t *params, const json_t *caps,
+	    const json_t *client_info, const char *log_level, size_t *outlen);
 const char *proto_modern_name(const char *method, const json_t *params);
 /* the client capability a server-to-client request (or input request)
  * needs: "elicitation", "sampling", "roots", or NULL for another method */

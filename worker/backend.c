@@ -725,22 +725,37 @@ backend_rpc_modern(struct worker *w, const struct config_backend *be,
     const char *log_level, const json_t *param_hdrs,
     const struct backend_call_cbs *cbs, void *arg)
 {
-	struct backend_call	*bc = NULL;
-	json_t			*hdrs, *v, *info, *p = NULL;
-	const char		*name, *k;
-	char			*enc = NULL, hn[128];
+	return backend_rpc_modern_text(w, be, method, params, NULL, 0, caps,
+	    log_level, param_hdrs, cbs, arg);
+}
 
-	info = json_pack("{s:s, s:s}", "name", "vmcpd", "version",
-	    VMCPD_VERSION);
-	p = proto_modern_params(params, caps, info, log_level);
+/* the same, from params' own text when the caller has it (ptext) */
+struct backend_call *
+backend_rpc_modern_text(struct worker *w, const struct config_backend *be,
+    const char *method, const json_t *params, const char *ptext,
+    size_t plen, const json_t *caps, const char *log_level,
+    const json_t *param_hdrs, const struct backend_call_cbs *cbs, void *arg)
+{
+	struct backend_call	*bc = NULL;
+	json_t			*hdrs = NULL, *v, *info, *p = NULL;
+	const char		*name, *k;
+	char			*enc = NULL, *text = NULL, hn[128];
+	size_t			 tlen = 0;
+
+	if ((info = json_pack("{s:s, s:s}", "name", "vmcpd", "version",
+	    VMCPD_VERSION)) == NULL)
+		return NULL;
+	if (ptext != NULL)
+		text = proto_modern_params_text(ptext, plen, params, caps,
+		    info, log_level, &tlen);
+	if (text == NULL)
+		p = proto_modern_params(params, caps, info, log_level);
 	json_decref(info);
-	if (p == NULL)
+	if (text == NULL && p == NULL)
 		return NULL;
-	params = p;
-	if ((hdrs = json_pack("{s:s}", "Mcp-Method", method)) == NULL) {
-		json_decref(p);
-		return NULL;
-	}
+	if ((hdrs = json_pack("{s:s}", "Mcp-Method", method)) == NULL)
+		goto done;
+	/* the name is the same in the tree and in the text */
 	if ((name = proto_modern_name(method, params)) != NULL &&
 	    ((enc = proto_hdr_encode(name)) == NULL ||
 	    json_object_set_new(hdrs, "Mcp-Name", json_string(enc)) == -1))
@@ -751,9 +766,10 @@ backend_rpc_modern(struct worker *w, const struct config_backend *be,
 			goto done;
 	}
 	bc = backend_call_start(w, be, NULL, MCP_VERSION_MODERN, method,
-	    p, NULL, 0, hdrs, cbs, arg, NULL, NULL);
+	    p, text, tlen, hdrs, cbs, arg, NULL, NULL);
 done:
 	free(enc);
+	free(text);
 	json_decref(hdrs);
 	json_decref(p);
 	return bc;

@@ -600,11 +600,6 @@ legacy_on_backend_done_raw(void *arg, const char *kind, const char *json,
 static const char *
 legacy_params_text(struct mcp_req *mr, size_t *len)
 {
-	struct proto_span	 m[8];
-	const struct proto_span	*p;
-	const char		*body;
-	size_t			 n, blen;
-
 	if (mr->mr_fast.lf_params != NULL && mr->mr_req != NULL) {
 		*len = mr->mr_fast.lf_plen;
 		return mr->mr_fast.lf_params;
@@ -612,12 +607,7 @@ legacy_params_text(struct mcp_req *mr, size_t *len)
 	if (mr->mr_req == NULL || mr->mr_bparams == NULL ||
 	    mr->mr_bparams != mr->mr_msg.jm_params)
 		return NULL;
-	body = httpd_req_body(mr->mr_req, &blen);
-	if (proto_json_members(body, blen, m, 8, &n) == -1 ||
-	    (p = proto_json_member(m, n, "params")) == NULL)
-		return NULL;
-	*len = p->ps_vallen;
-	return p->ps_val;
+	return front_params_text(mr->mr_req, len);
 }
 
 static void

@@ -713,7 +713,8 @@ modern_send_modern(struct mreq *m)
 		modern_on_mbackend_raw
 	};
 	json_t		*p, *v;
-	const char	*level;
+	const char	*level, *ptext = NULL;
+	size_t		 plen = 0;
 
 	if ((p = json_copy(m->m_bparams)) == NULL)
 		goto fail;
@@ -725,8 +726,12 @@ modern_send_modern(struct mreq *m)
 		goto fail;
 	level = json_string_value(json_object_get(json_object_get(
 	    m->m_msg.jm_params, "_meta"), "io.modelcontextprotocol/logLevel"));
-	m->m_call = backend_rpc_modern(m->m_w, m->m_be, m->m_msg.jm_method,
-	    p, m->m_caps, level, m->m_phdrs, &cbs, m);
+	/* not renamed: the client's own text goes on, its _meta replaced */
+	if (m->m_bparams == m->m_msg.jm_params && m->m_req != NULL)
+		ptext = front_params_text(m->m_req, &plen);
+	m->m_call = backend_rpc_modern_text(m->m_w, m->m_be,
+	    m->m_msg.jm_method, p, ptext, plen, m->m_caps, level, m->m_phdrs,
+	    &cbs, m);
 	json_decref(p);
 	if (m->m_call == NULL)
 		modern_error(m, 200, JSONRPC_INTERNAL_ERROR,

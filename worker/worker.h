@@ -86,6 +86,7 @@ int	 front_sse_send(struct httpd_req *, const char *id,
 void	 front_sse_end(struct httpd_req *);
 const char *front_header(struct httpd_req *, const char *name);
 const char *front_param_header(void *req, const char *name);
+const char *front_params_text(struct httpd_req *, size_t *len);
 
 /* core.c: the era-free core, pure functions on the view */
 enum core_kind {
@@ -313,6 +314,14 @@ struct backend_call *backend_rpc_text(struct worker *,
 struct backend_call *backend_rpc_modern(struct worker *,
 	    const struct config_backend *, const char *method,
 	    const json_t *params, const json_t *caps, const char *log_level,
+	    const json_t *param_hdrs, const struct backend_call_cbs *,
+	    void *arg);
+/* the same, params also as their text (ptext, NULL: none), which goes
+ * on with only its _meta replaced */
+struct backend_call *backend_rpc_modern_text(struct worker *,
+	    const struct config_backend *, const char *method,
+	    const json_t *params, const char *ptext, size_t plen,
+	    const json_t *caps, const char *log_level,
 	    const json_t *param_hdrs, const struct backend_call_cbs *,
 	    void *arg);
 int	 backend_notify(struct worker *, const struct config_backend *,

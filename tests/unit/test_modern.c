@@ -1470,6 +1470,40 @@ test_modern_params(void **state)
 	json_decref(want);
 	json_decref(out);
 
+	/* the same from the text: only _meta is rebuilt, the rest copied
+	 * byte for byte (the spacing shows it) */
+	{
+		static const char text[] = "{ \"name\" : \"t\", "
+		    "\"arguments\":{\"a\": 1},\"requestState\":\"s\","
+		    "\"inputResponses\":{\"k\":{\"action\":\"accept\"}},"
+		    "\"_meta\" : {\"progressToken\":7,\"traceparent\":"
+		    "\"00-a-b-01\",\"io.modelcontextprotocol/protocolVersion\":"
+		    "\"" L "\",\"io.modelcontextprotocol/clientInfo\":"
+		    "{\"name\":\"c\"},\"com.example/k\":1} }";
+		char	*t;
+		size_t	 tlen;
+		json_t	*back, *again = proto_modern_params(p, caps, info,
+			    "info");
+
+		t = proto_modern_params_text(text, sizeof(text) - 1, p, caps,
+		    info, "info", &tlen);
+		assert_non_null(t);
+		assert_int_equal(strlen(t), tlen);
+		assert_true(strncmp(t, "{ \"name\" : \"t\", \"arguments\":"
+		    "{\"a\": 1}", 28) == 0);
+		back = load(t);
+		if (!json_equal(back, again))
+			fail_msg("text gave %s", t);
+		json_decref(back);
+		json_decref(again);
+		free(t);
+		/* no _meta in the text: the tree must be used */
+		assert_null(proto_modern_params_text("{\"name\":\"t\"}", 12,
+		    p, caps, info, NULL, &tlen));
+		assert_null(proto_modern_params_text("{\"name\":", 8, p,
+		    caps, info, NULL, &tlen));
+	}
+
 	assert_string_equal(proto_modern_name("tools/call", p), "t");
 	json_object_set_new(p, "uri", json_string("file:///x"));
 	assert_string_equal(proto_modern_name("resources/read", p),
