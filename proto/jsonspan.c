@@ -12,6 +12,7 @@
  * so a "no" means "ask jansson", never "jansson refuses".
  */
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "proto.h"
@@ -460,4 +461,35 @@ proto_json_member(const struct proto_span *m, size_t n, const char *key)
 		    memcmp(m[i].ps_key, key, kl) == 0)
 			return &m[i];
 	return NULL;
+}
+
+const char *
+proto_json_value(const char *buf, size_t len, const char *key, size_t *vlen)
+{
+	struct proto_span	 m[32];
+	const struct proto_span	*p;
+	size_t			 n;
+
+	if (proto_json_members(buf, len, m, 32, &n) == -1 ||
+	    (p = proto_json_member(m, n, key)) == NULL)
+		return NULL;
+	*vlen = p->ps_vallen;
+	return p->ps_val;
+}
+
+char *
+proto_text_replace(const char *text, size_t len, const char *at,
+    size_t atlen, const char *with, size_t wlen, size_t *outlen)
+{
+	size_t	 head = (size_t)(at - text), tail = len - head - atlen;
+	char	*out;
+
+	if ((out = malloc(head + wlen + tail + 1)) == NULL)
+		return NULL;
+	memcpy(out, text, head);
+	memcpy(out + head, with, wlen);
+	memcpy(out + head + wlen, at + atlen, tail);
+	out[head + wlen + tail] = '\0';
+	*outlen = head + wlen + tail;
+	return out;
 }

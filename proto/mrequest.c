@@ -66,46 +66,26 @@ fail:
 	return NULL;
 }
 
-/*
- * A client's params pass on as their text with only the _meta value
- * replaced: dumping a whole tree costs several times the request.
- */
+/* this hop's _meta alone, as text: what proto_modern_params sets */
 char *
-proto_modern_params_text(const char *ptext, size_t plen,
-    const json_t *params, const json_t *caps, const json_t *client_info,
-    const char *log_level, size_t *outlen)
+proto_modern_meta_text(const json_t *params, const json_t *caps,
+    const json_t *client_info, const char *log_level, size_t *len)
 {
-	struct proto_span	 m[32];
-	const struct proto_span	*meta;
-	json_t			*only = NULL, *hop = NULL;
-	char			*mtext = NULL, *out = NULL;
-	size_t			 n, mlen, head, tail;
+	json_t	*only, *hop = NULL;
+	char	*text = NULL;
 
-	if (!json_is_object(params) ||
-	    proto_json_members(ptext, plen, m, 32, &n) == -1 ||
-	    (meta = proto_json_member(m, n, "_meta")) == NULL)
-		return NULL;
-	if ((only = json_object()) == NULL || json_object_set(only, "_meta",
-	    json_object_get(params, "_meta")) == -1 ||
+	/* params may have lost an emptied _meta: then this hop's alone */
+	if ((only = json_object()) == NULL ||
+	    (json_object_get(params, "_meta") != NULL && json_object_set(only,
+	    "_meta", json_object_get(params, "_meta")) == -1) ||
 	    (hop = proto_modern_params(only, caps, client_info,
-	    log_level)) == NULL ||
-	    (mtext = jsonrpc_dump(json_object_get(hop, "_meta"), &mlen)) ==
-	    NULL)
+	    log_level)) == NULL)
 		goto done;
-	head = (size_t)(meta->ps_val - ptext);
-	tail = plen - head - meta->ps_vallen;
-	if ((out = malloc(head + mlen + tail + 1)) == NULL)
-		goto done;
-	memcpy(out, ptext, head);
-	memcpy(out + head, mtext, mlen);
-	memcpy(out + head + mlen, meta->ps_val + meta->ps_vallen, tail);
-	out[head + mlen + tail] = '\0';
-	*outlen = head + mlen + tail;
+	text = jsonrpc_dump(json_object_get(hop, "_meta"), len);
 done:
-	free(mtext);
 	json_decref(hop);
 	json_decref(only);
-	return out;
+	return text;
 }
 
 const char *

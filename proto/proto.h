@@ -334,12 +334,9 @@ int	 proto_param_headers_build(const json_t *map,
 json_t	*proto_modern_caps(const json_t *caps);
 json_t	*proto_modern_params(const json_t *params, const json_t *caps,
 	    const json_t *client_info, const char *log_level);
-/* the same as text, from params' own text (ptext, whose tree params
- * is): only the _meta is built and dumped, the rest is copied as it
- * is.  NULL if ptext cannot be taken apart so (then use the tree). */
-char	*proto_modern_params_text(const char *ptext, size_t plen,
-	    const json_t *params, const json_t *caps,
-	    const json_t *client_info, const char *log_level, size_t *outlen);
+/* this hop's _meta alone, as proto_modern_params would set it, dumped */
+char	*proto_modern_meta_text(const json_t *params, const json_t *caps,
+	    const json_t *client_info, const char *log_level, size_t *len);
 const char *proto_modern_name(const char *method, const json_t *params);
 /* the client capability a server-to-client request (or input request)
  * needs: "elicitation", "sampling", "roots", or NULL for another method */
@@ -428,6 +425,12 @@ int	 proto_json_members(const char *buf, size_t len,
 	    struct proto_span *out, size_t max, size_t *n);
 const struct proto_span *proto_json_member(const struct proto_span *,
 	    size_t n, const char *key);
+/* the text of an object's member (no more than 32 members), or NULL */
+const char *proto_json_value(const char *buf, size_t len, const char *key,
+	    size_t *vlen);
+/* text with [at, at + atlen) replaced by with; NUL-terminated */
+char	*proto_text_replace(const char *text, size_t len, const char *at,
+	    size_t atlen, const char *with, size_t wlen, size_t *outlen);
 
 /*
  * The members of an object for proto_json_check(): up to pm_max spans

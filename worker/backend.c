@@ -719,6 +719,14 @@ backend_rpc(struct worker *w, const struct config_backend *be,
  * the body (Mcp-Method, Mcp-Name, and the Mcp-Param-* the caller
  * computed from the backend's own tool schema).
  */
+/* vmcpd as the client of a 2026-07-28 hop */
+json_t *
+backend_client_info(void)
+{
+	return json_pack("{s:s, s:s}", "name", "vmcpd", "version",
+	    VMCPD_VERSION);
+}
+
 struct backend_call *
 backend_rpc_modern(struct worker *w, const struct config_backend *be,
     const char *method, const json_t *params, const json_t *caps,
@@ -729,7 +737,8 @@ backend_rpc_modern(struct worker *w, const struct config_backend *be,
 	    log_level, param_hdrs, cbs, arg);
 }
 
-/* the same, from params' own text when the caller has it (ptext) */
+/* the same, params also as the text to send (ptext: this hop's _meta
+ * in it already), when the caller has it */
 struct backend_call *
 backend_rpc_modern_text(struct worker *w, const struct config_backend *be,
     const char *method, const json_t *params, const char *ptext,
@@ -739,20 +748,16 @@ backend_rpc_modern_text(struct worker *w, const struct config_backend *be,
 	struct backend_call	*bc = NULL;
 	json_t			*hdrs = NULL, *v, *info, *p = NULL;
 	const char		*name, *k;
-	char			*enc = NULL, *text = NULL, hn[128];
-	size_t			 tlen = 0;
+	char			*enc = NULL, hn[128];
 
-	if ((info = json_pack("{s:s, s:s}", "name", "vmcpd", "version",
-	    VMCPD_VERSION)) == NULL)
-		return NULL;
-	if (ptext != NULL)
-		text = proto_modern_params_text(ptext, plen, params, caps,
-		    info, log_level, &tlen);
-	if (text == NULL)
+	if (ptext == NULL) {
+		if ((info = backend_client_info()) == NULL)
+			return NULL;
 		p = proto_modern_params(params, caps, info, log_level);
-	json_decref(info);
-	if (text == NULL && p == NULL)
-		return NULL;
+		json_decref(info);
+		if (p == NULL)
+			return NULL;
+	}
 	if ((hdrs = json_pack("{s:s}", "Mcp-Method", method)) == NULL)
 		goto done;
 	/* the name is the same in the tree and in the text */
@@ -766,10 +771,9 @@ backend_rpc_modern_text(struct worker *w, const struct config_backend *be,
 			goto done;
 	}
 	bc = backend_call_start(w, be, NULL, MCP_VERSION_MODERN, method,
-	    p, text, tlen, hdrs, cbs, arg, NULL, NULL);
+	    p, ptext, plen, hdrs, cbs, arg, NULL, NULL);
 done:
 	free(enc);
-	free(text);
 	json_decref(hdrs);
 	json_decref(p);
 	return bc;

@@ -34,17 +34,11 @@ front_header(struct httpd_req *req, const char *name)
 const char *
 front_params_text(struct httpd_req *req, size_t *len)
 {
-	struct proto_span	 m[8];
-	const struct proto_span	*p;
-	const char		*body;
-	size_t			 n, blen;
+	const char	*body;
+	size_t		 blen;
 
 	body = httpd_req_body(req, &blen);
-	if (proto_json_members(body, blen, m, 8, &n) == -1 ||
-	    (p = proto_json_member(m, n, "params")) == NULL)
-		return NULL;
-	*len = p->ps_vallen;
-	return p->ps_val;
+	return proto_json_value(body, blen, "params", len);
 }
 
 /* Mcp-Param-<name> of a request (arg): for proto_reqhdrs.rh_param */

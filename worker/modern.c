@@ -703,6 +703,109 @@ modern_on_mbackend_raw(void *arg, const char *kind, const char *json,
 	json_decref(resp);
 }
 
+/*
+ * The backend's params are the client's but for the envelope: a tool or
+ * prompt under its own name, a resource read (URIs are not renamed).
+ */
+static int
+modern_same_target(struct mreq *m)
+{
+	const char	*method = m->m_msg.jm_method, *k;
+	json_t		*own;
+
+	if (strcmp(method, "resources/read") == 0)
+		k = "uri";
+	else if (strcmp(method, "tools/call") == 0 ||
+	    strcmp(method, "prompts/get") == 0)
+		k = "name";
+	else
+		return 0;
+	own = json_object_get(m->m_bparams, k);
+	return own != NULL && json_equal(own,
+	    json_object_get(m->m_msg.jm_params, k));
+}
+
+/*
+ * This hop's _meta by the client's _meta text, which alone decides it
+ * (its capabilities, log level and the keys that travel): a client
+ * sends the same _meta call after call, and building and dumping it
+ * costs more than the rest of the request.
+ */
+#define MODERN_META_CACHE	8
+#define MODERN_META_KEY_MAX	4096	/* a bigger _meta takes the tree path */
+static struct {
+	char	*mc_in;
+	size_t	 mc_inlen;
+	char	*mc_out;
+	size_t	 mc_outlen;
+} modern_meta_cache[MODERN_META_CACHE];
+static size_t modern_meta_next;
+
+static const char *
+modern_meta_text(const char *in, size_t inlen, const json_t *params,
+    const json_t *caps, const char *level, size_t *outlen)
+{
+	json_t	*info;
+	char	*out, *key;
+	size_t	 i, olen;
+
+	if (inlen > MODERN_META_KEY_MAX)
+		return NULL;
+	for (i = 0; i < MODERN_META_CACHE; i++)
+		if (modern_meta_cache[i].mc_in != NULL &&
+		    modern_meta_cache[i].mc_inlen == inlen &&
+		    memcmp(modern_meta_cache[i].mc_in, in, inlen) == 0) {
+			*outlen = modern_meta_cache[i].mc_outlen;
+			return modern_meta_cache[i].mc_out;
+		}
+	if ((info = backend_client_info()) == NULL)
+		return NULL;
+	out = proto_modern_meta_text(params, caps, info, level, &olen);
+	json_decref(info);
+	if (out == NULL || (key = malloc(inlen)) == NULL) {
+		free(out);
+		return NULL;
+	}
+	memcpy(key, in, inlen);
+	i = modern_meta_next++ % MODERN_META_CACHE;
+	free(modern_meta_cache[i].mc_in);
+	free(modern_meta_cache[i].mc_out);
+	modern_meta_cache[i].mc_in = key;
+	modern_meta_cache[i].mc_inlen = inlen;
+	modern_meta_cache[i].mc_out = out;
+	modern_meta_cache[i].mc_outlen = olen;
+	*outlen = olen;
+	return out;
+}
+
+void
+modern_free_all(void)
+{
+	size_t i;
+
+	for (i = 0; i < MODERN_META_CACHE; i++) {
+		free(modern_meta_cache[i].mc_in);
+		free(modern_meta_cache[i].mc_out);
+		modern_meta_cache[i].mc_in = modern_meta_cache[i].mc_out = NULL;
+	}
+}
+
+/* the client's params text with this hop's _meta in it, or NULL */
+static char *
+modern_params_text(struct mreq *m, const json_t *p, const char *level,
+    size_t *len)
+{
+	const char	*ptext, *cmeta, *hop;
+	size_t		 plen, cmlen, hoplen;
+
+	if ((ptext = front_params_text(m->m_req, &plen)) == NULL ||
+	    (cmeta = proto_json_value(ptext, plen, "_meta", &cmlen)) == NULL ||
+	    (hop = modern_meta_text(cmeta, cmlen, p, m->m_caps, level,
+	    &hoplen)) == NULL)
+		return NULL;
+	return proto_text_replace(ptext, plen, cmeta, cmlen, hop, hoplen, len);
+}
+
 /* Modern to Modern: the client's params under the backend's names,
  * MRTR fields and all, with the client's capabilities mirrored */
 static void
@@ -713,8 +816,9 @@ modern_send_modern(struct mreq *m)
 		modern_on_mbackend_raw
 	};
 	json_t		*p, *v;
-	const char	*level, *ptext = NULL;
-	size_t		 plen = 0;
+	const char	*level;
+	char		*text = NULL;
+	size_t		 tlen = 0;
 
 	if ((p = json_copy(m->m_bparams)) == NULL)
 		goto fail;
@@ -727,11 +831,12 @@ modern_send_modern(struct mreq *m)
 	level = json_string_value(json_object_get(json_object_get(
 	    m->m_msg.jm_params, "_meta"), "io.modelcontextprotocol/logLevel"));
 	/* not renamed: the client's own text goes on, its _meta replaced */
-	if (m->m_bparams == m->m_msg.jm_params && m->m_req != NULL)
-		ptext = front_params_text(m->m_req, &plen);
+	if (modern_same_target(m) && m->m_req != NULL)
+		text = modern_params_text(m, p, level, &tlen);
 	m->m_call = backend_rpc_modern_text(m->m_w, m->m_be,
-	    m->m_msg.jm_method, p, ptext, plen, m->m_caps, level, m->m_phdrs,
+	    m->m_msg.jm_method, p, text, tlen, m->m_caps, level, m->m_phdrs,
 	    &cbs, m);
+	free(text);
 	json_decref(p);
 	if (m->m_call == NULL)
 		modern_error(m, 200, JSONRPC_INTERNAL_ERROR,

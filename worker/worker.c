@@ -199,6 +199,7 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 	eras_free();
 	core_free();
 	mrtr_free_all();
+	modern_free_all();
 	session_cache_free();
 	pages_free();
 	http_client_free(w->w_hc);

@@ -205,6 +205,7 @@ void	 listen_broadcast(struct worker *, const char *kind, const char *uri);
 void	 listen_drain(struct worker *);
 
 /* modern.c: the Modern (2026-07-28) client edge; takes msg */
+void	 modern_free_all(void);
 void	 modern_handle(struct worker *, struct httpd_req *,
 	    struct jsonrpc_msg *msg);
 
@@ -311,13 +312,14 @@ struct backend_call *backend_rpc_text(struct worker *,
  * is made this hop's: caps mirrored, or {} if NULL; log_level or NULL),
  * param_hdrs the Mcp-Param-* values (proto_param_headers_build) or NULL.
  */
+json_t	*backend_client_info(void);
 struct backend_call *backend_rpc_modern(struct worker *,
 	    const struct config_backend *, const char *method,
 	    const json_t *params, const json_t *caps, const char *log_level,
 	    const json_t *param_hdrs, const struct backend_call_cbs *,
 	    void *arg);
-/* the same, params also as their text (ptext, NULL: none), which goes
- * on with only its _meta replaced */
+/* the same, params also as the text to send (ptext, NULL: none), this
+ * hop's _meta in it already (proto_modern_meta_text) */
 struct backend_call *backend_rpc_modern_text(struct worker *,
 	    const struct config_backend *, const char *method,
 	    const json_t *params, const char *ptext, size_t plen,

@@ -1424,6 +1424,24 @@ test_probe_outcome(void **state)
 	assert_int_equal(proto_modern_error(NULL), 0);
 }
 
+/* the text path of a request to a 2026-07-28 backend, as modern.c
+ * composes it: the client's _meta value replaced by this hop's */
+static char *
+params_text(const char *text, size_t len, const json_t *p, const json_t *caps,
+    const json_t *info, const char *level, size_t *outlen)
+{
+	const char	*cmeta;
+	char		*mt, *out;
+	size_t		 cmlen, mlen;
+
+	if ((cmeta = proto_json_value(text, len, "_meta", &cmlen)) == NULL ||
+	    (mt = proto_modern_meta_text(p, caps, info, level, &mlen)) == NULL)
+		return NULL;
+	out = proto_text_replace(text, len, cmeta, cmlen, mt, mlen, outlen);
+	free(mt);
+	return out;
+}
+
 /* a request to a 2026-07-28 backend: this hop's _meta, the client's
  * capabilities mirrored in 2026-07-28 terms */
 static void
@@ -1485,7 +1503,7 @@ test_modern_params(void **state)
 		json_t	*back, *again = proto_modern_params(p, caps, info,
 			    "info");
 
-		t = proto_modern_params_text(text, sizeof(text) - 1, p, caps,
+		t = params_text(text, sizeof(text) - 1, p, caps,
 		    info, "info", &tlen);
 		assert_non_null(t);
 		assert_int_equal(strlen(t), tlen);
@@ -1497,10 +1515,30 @@ test_modern_params(void **state)
 		json_decref(back);
 		json_decref(again);
 		free(t);
+		/* a _meta left empty by the strip is gone from the tree:
+		 * this hop's alone replaces the text's */
+		{
+			static const char t2[] = "{\"name\":\"t\",\"_meta\":"
+			    "{\"io.modelcontextprotocol/protocolVersion\":\""
+			    M "\"}}";
+			json_t *p2 = load("{\"name\":\"t\"}");
+
+			again = proto_modern_params(p2, NULL, info, NULL);
+			t = params_text(t2, sizeof(t2) - 1, p2,
+			    NULL, info, NULL, &tlen);
+			assert_non_null(t);
+			back = load(t);
+			if (!json_equal(back, again))
+				fail_msg("text gave %s", t);
+			json_decref(back);
+			json_decref(again);
+			json_decref(p2);
+			free(t);
+		}
 		/* no _meta in the text: the tree must be used */
-		assert_null(proto_modern_params_text("{\"name\":\"t\"}", 12,
+		assert_null(params_text("{\"name\":\"t\"}", 12,
 		    p, caps, info, NULL, &tlen));
-		assert_null(proto_modern_params_text("{\"name\":", 8, p,
+		assert_null(params_text("{\"name\":", 8, p,
 		    caps, info, NULL, &tlen));
 	}
 
