@@ -714,6 +714,27 @@ http_client_free(struct http_client *c)
 	free(c);
 }
 
+/* "host:port" for messages, without printf on the hot path */
+static char *
+http_target_make(const char *host, size_t hlen, unsigned long port)
+{
+	char	 num[24], *p = num + sizeof(num), *t;
+	size_t	 n;
+
+	do {
+		*--p = (char)('0' + port % 10);
+		port /= 10;
+	} while (port > 0);
+	n = (size_t)(num + sizeof(num) - p);
+	if ((t = malloc(hlen + n + 2)) == NULL)
+		return NULL;
+	memcpy(t, host, hlen);
+	t[hlen] = ':';
+	memcpy(t + hlen + 1, p, n);
+	t[hlen + 1 + n] = '\0';
+	return t;
+}
+
 /*
  * A plain http:// URL split for http_h1.c: its request line and Host
  * go into the request head, an IP address into the exchange.  1: done
@@ -784,10 +805,8 @@ http_call_h1_url(struct http_call *call, const char *url)
 			}
 		}
 	}
-	if (asprintf(&call->c_target, "%.*s:%lu", (int)hlen, a, port) == -1) {
-		call->c_target = NULL;
+	if ((call->c_target = http_target_make(a, hlen, port)) == NULL)
 		return -2;
-	}
 	if (http_call_req_str(call, call->c_method) == -1 ||
 	    http_call_req_add(call, " ", 1) == -1 ||
 	    (plen == 0 || *path == '?' ? http_call_req_add(call, "/", 1) :

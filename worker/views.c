@@ -107,12 +107,43 @@ static void
 view_key(struct worker *w, char *buf, size_t len, const char *what,
     const char *scope, const char *backend)
 {
-	static pid_t master;
+	static pid_t	 master;
+	/* the hot path asks for the same key request after request */
+	static struct {
+		char		 k_what[16], k_scope[64], k_backend[64];
+		unsigned int	 k_gen;
+		char		 k_key[STORE_KEY_MAX];
+		size_t		 k_keylen;	/* 0: none */
+	} last;
+	size_t	 wl, sl, bl;
+	int	 n;
 
+	if (backend == NULL)
+		backend = "";
+	if (last.k_keylen > 0 && last.k_keylen < len &&
+	    last.k_gen == w->w_gen && strcmp(last.k_what, what) == 0 &&
+	    strcmp(last.k_scope, scope) == 0 &&
+	    strcmp(last.k_backend, backend) == 0) {
+		memcpy(buf, last.k_key, last.k_keylen + 1);
+		return;
+	}
 	if (master == 0)
 		master = getppid();	/* the daemon run: once per worker */
-	(void)snprintf(buf, len, "%s|%d.%u|%s|%s", what, (int)master,
-	    w->w_gen, scope, backend != NULL ? backend : "");
+	n = snprintf(buf, len, "%s|%d.%u|%s|%s", what, (int)master,
+	    w->w_gen, scope, backend);
+	wl = strlen(what);
+	sl = strlen(scope);
+	bl = strlen(backend);
+	if (n > 0 && (size_t)n < len && (size_t)n < sizeof(last.k_key) &&
+	    wl < sizeof(last.k_what) && sl < sizeof(last.k_scope) &&
+	    bl < sizeof(last.k_backend)) {
+		memcpy(last.k_what, what, wl + 1);
+		memcpy(last.k_scope, scope, sl + 1);
+		memcpy(last.k_backend, backend, bl + 1);
+		memcpy(last.k_key, buf, (size_t)n + 1);
+		last.k_keylen = (size_t)n;
+		last.k_gen = w->w_gen;
+	}
 }
 
 /*
