@@ -42,6 +42,7 @@
 #define HTTPD_FRAMING_SLACK	(16 * 1024)	/* chunk lines not yet decoded */
 #define HTTPD_ACCEPT_BURST	32
 #define HTTPD_LINGER_MS		2000		/* reading past a closing reply */
+#define HTTPD_ACCEPT_PAUSE_MS	100		/* out of descriptors: wait */
 
 enum conn_state {
 	CONN_READING,		/* no request out: reading the next one */
@@ -101,6 +102,7 @@ struct httpd_conn {
 struct httpd {
 	struct event_base	*h_base;
 	struct event		*h_lev;
+	struct event		*h_pauseev;	/* accepting again after EMFILE */
 	struct httpd_limits	 h_lim;
 	size_t			 h_incap_max;
 	httpd_req_cb		 h_cb;
@@ -113,6 +115,8 @@ struct httpd {
 
 static void	 httpd_on_accept(evutil_socket_t, short, void *);
 static void	 httpd_on_reap(evutil_socket_t, short, void *);
+static void	 httpd_on_resume(evutil_socket_t, short, void *);
+static void	 httpd_pause(struct httpd *);
 static void	 conn_new(struct httpd *, int);
 static void	 conn_free(struct httpd_conn *);
 static void	 conn_hold(struct httpd_conn *);
@@ -152,6 +156,7 @@ httpd_new(struct event_base *base, int listen_fd,
 	TAILQ_INIT(&h->h_conns);
 	TAILQ_INIT(&h->h_reap);
 	if ((h->h_reapev = event_new(base, -1, 0, httpd_on_reap, h)) == NULL ||
+	    (h->h_pauseev = evtimer_new(base, httpd_on_resume, h)) == NULL ||
 	    (h->h_lev = event_new(base, listen_fd, EV_READ | EV_PERSIST,
 	    httpd_on_accept, h)) == NULL || event_add(h->h_lev, NULL) == -1) {
 		httpd_free(h);
@@ -163,6 +168,8 @@ httpd_new(struct event_base *base, int listen_fd,
 void
 httpd_stop_accepting(struct httpd *h)
 {
+	if (h->h_pauseev != NULL)
+		event_del(h->h_pauseev);
 	if (h->h_lev != NULL) {
 		event_free(h->h_lev);
 		h->h_lev = NULL;
@@ -183,6 +190,8 @@ httpd_free(struct httpd *h)
 		conn_free(c);
 	if (h->h_reapev != NULL)
 		event_free(h->h_reapev);
+	if (h->h_pauseev != NULL)
+		event_free(h->h_pauseev);
 	free(h);
 }
 
@@ -203,11 +212,18 @@ httpd_on_accept(evutil_socket_t lfd, short ev, void *arg)
 		if (fd == -1) {
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
-			if (errno != EAGAIN && errno != EWOULDBLOCK &&
-			    (now = time(NULL)) != h->h_acceptlog) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return;
+			if ((now = time(NULL)) != h->h_acceptlog) {
 				h->h_acceptlog = now;
 				log_warn("accept");
 			}
+			/*
+			 * Out of descriptors or memory: the connection stays
+			 * queued and the listener readable, so watching it
+			 * now would spin.  Try again a little later.
+			 */
+			httpd_pause(h);
 			return;
 		}
 		conn_new(h, fd);
@@ -228,6 +244,28 @@ httpd_on_reap(evutil_socket_t fd, short ev, void *arg)
 	(void)ev;
 	while ((c = TAILQ_FIRST(&h->h_reap)) != NULL)
 		conn_free(c);
+}
+
+static void
+httpd_pause(struct httpd *h)
+{
+	struct timeval tv = { 0, HTTPD_ACCEPT_PAUSE_MS * 1000 };
+
+	if (h->h_lev == NULL)
+		return;
+	event_del(h->h_lev);
+	(void)evtimer_add(h->h_pauseev, &tv);
+}
+
+static void
+httpd_on_resume(evutil_socket_t fd, short ev, void *arg)
+{
+	struct httpd *h = arg;
+
+	(void)fd;
+	(void)ev;
+	if (h->h_lev != NULL)
+		(void)event_add(h->h_lev, NULL);
 }
 
 static void

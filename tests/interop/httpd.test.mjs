@@ -6,6 +6,7 @@
 // out; and no worker died on the way.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import fsp from 'node:fs/promises';
 import net from 'node:net';
 import {
   useHarness, guarded, startEverything, startDaemon, openSession, httpRequest, parseSSE,
@@ -339,3 +340,44 @@ function c2head(c) {
   const end = c.data.indexOf('\r\n\r\n');
   return end === -1 ? '' : c.data.subarray(0, end + 4).toString('latin1');
 }
+
+/* CPU ticks (user + system) a process has used so far */
+async function cpuTicks(pid) {
+  const st = await fsp.readFile(`/proc/${pid}/stat`, 'utf8');
+  const f = st.slice(st.lastIndexOf(') ') + 2).split(' ');
+  return Number(f[11]) + Number(f[12]);
+}
+
+describe('httpd: out of file descriptors', () => {
+  let everything, daemon;
+
+  before(async () => {
+    everything = await startEverything();
+    // one worker with few descriptors: a handful of clients exhaust them
+    daemon = await startDaemon({ backendUrl: everything.url, workers: 1,
+      wrap: ['prlimit', '--nofile=64', '--'] });
+  });
+
+  after(async () => {
+    if (daemon)
+      await daemon.stop();
+  });
+
+  test('accepting pauses instead of spinning, and resumes', guarded(async () => {
+    const [worker] = await daemon.workerPids();
+    const conns = [];
+    for (let i = 0; i < 100; i++)
+      conns.push(await connect(daemon.port));
+    await waitFor('accept failing', () => /accept: Too many open files/.test(daemon.stderr));
+    const t0 = await cpuTicks(worker);
+    await sleep(1000);
+    const used = await cpuTicks(worker) - t0;
+    // a listener watched while accept(2) fails would burn the whole second
+    assert.ok(used < 30, `worker used ${used} ticks in 1 s with no descriptors`);
+    conns.forEach((c) => c.s.destroy());
+    await waitFor('serving again', async () =>
+      (await httpRequest(daemon.port, { method: 'GET', path: '/healthz', timeout: 2000 })
+        .catch(() => ({ status: 0 }))).status === 200);
+    assert.deepEqual(await daemon.workerPids(), [worker]);
+  }));
+});

@@ -325,9 +325,12 @@ export class Daemon {
     await fsp.writeFile(this.cfg, text);
   }
 
+  /* opts.wrap: a command vmcpd runs under, e.g. ['prlimit', '--nofile=64', '--'] */
   async start({ timeout = 15000, args = ['-d'] } = {}) {
     await fsp.rm(this.portFile, { force: true });
-    this.proc = new Proc('vmcpd', VMCPD_BIN, [...args, '-f', this.cfg], {
+    const wrap = this.opts.wrap || [];
+    const [cmd, ...pre] = [...wrap, VMCPD_BIN];
+    this.proc = new Proc('vmcpd', cmd, [...pre, ...args, '-f', this.cfg], {
       env: { ASAN_OPTIONS: process.env.ASAN_OPTIONS || 'detect_leaks=1:abort_on_error=0' },
     });
     daemons.add(this);
