@@ -301,6 +301,16 @@ proto_ows_trim(const char **v, const char **e)
 		(*e)--;
 }
 
+char *
+proto_utoa(char *end, uint64_t v, int base)
+{
+	do {
+		*--end = "0123456789abcdef"[v % (unsigned int)base];
+		v /= (unsigned int)base;
+	} while (v != 0);
+	return end;
+}
+
 int
 proto_hex_digit(int c)
 {

@@ -149,7 +149,8 @@ http_request_line(char *buf, size_t off, size_t end, struct http_head *h)
 static int
 http_header_line(char *buf, size_t off, size_t end, struct http_head *h)
 {
-	size_t		 p = off, v, e;
+	size_t		 p = off;
+	const char	*vs, *ve, *q;
 	unsigned char	 c;
 
 	if (buf[off] == ' ' || buf[off] == '\t') {
@@ -170,22 +171,20 @@ http_header_line(char *buf, size_t off, size_t end, struct http_head *h)
 		return -1;
 	}
 	buf[p] = '\0';
-	v = p + 1;
-	while (v < end && (buf[v] == ' ' || buf[v] == '\t'))
-		v++;
-	for (e = v; e < end; e++) {
-		c = (unsigned char)buf[e];
+	vs = buf + p + 1;
+	ve = buf + end;
+	proto_ows_trim(&vs, &ve);
+	for (q = vs; q < ve; q++) {
+		c = (unsigned char)*q;
 		if ((c < ' ' && c != '\t') || c == 0x7f) {
 			http_refuse(h, 400, "Bad Request: control character "
 			    "in a header value");
 			return -1;
 		}
 	}
-	while (e > v && (buf[e - 1] == ' ' || buf[e - 1] == '\t'))
-		e--;
-	buf[e] = '\0';
+	buf[ve - buf] = '\0';
 	h->hh_hdrs[h->hh_nhdrs].hf_name = off;
-	h->hh_hdrs[h->hh_nhdrs].hf_value = v;
+	h->hh_hdrs[h->hh_nhdrs].hf_value = (size_t)(vs - buf);
 	h->hh_nhdrs++;
 	return 0;
 }
@@ -197,19 +196,16 @@ http_has_token(const char *list, const char *t)
 	size_t		 n = strlen(t);
 	const char	*p = list, *s, *e;
 
-	for (;;) {
-		while (*p == ' ' || *p == '\t' || *p == ',')
-			p++;
-		if (*p == '\0')
-			return 0;
+	for (;; p++) {
 		s = p;
 		while (*p != '\0' && *p != ',')
 			p++;
 		e = p;
-		while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
-			e--;
+		proto_ows_trim(&s, &e);
 		if ((size_t)(e - s) == n && strncasecmp(s, t, n) == 0)
 			return 1;
+		if (*p == '\0')
+			return 0;
 	}
 }
 

@@ -128,6 +128,9 @@ int	 proto_accept_has(const char *accept, const char *type);
 void	 proto_ows_trim(const char **v, const char **e);
 /* the value of a hexadecimal digit, or -1 */
 int	 proto_hex_digit(int c);
+/* v in base 10 or 16 (lower case) written backwards from end, which is
+ * not written; returns where the digits start.  No printf on hot paths. */
+char	*proto_utoa(char *end, uint64_t v, int base);
 /* 1 if c is an RFC 9110 tchar (a token's character) */
 extern const unsigned char proto_tchar[256];
 static inline int

@@ -92,25 +92,23 @@ backend_make_id(char *buf, size_t size, pid_t pid, unsigned long long seq)
 	static char	prefix[32];
 	static size_t	plen;
 	static pid_t	ppid;
-	char		num[24];
-	size_t		n = sizeof(num);
+	char		num[24], *s;
+	size_t		n;
 
 	if (ppid != pid || plen == 0) {
 		(void)snprintf(prefix, sizeof(prefix), "vmcpd-%d-", (int)pid);
 		plen = strlen(prefix);
 		ppid = pid;
 	}
-	do {
-		num[--n] = (char)('0' + seq % 10);
-		seq /= 10;
-	} while (seq > 0);
-	if (plen + sizeof(num) - n >= size) {
+	s = proto_utoa(num + sizeof(num), seq, 10);
+	n = (size_t)(num + sizeof(num) - s);
+	if (plen + n >= size) {
 		buf[0] = '\0';
 		return;
 	}
 	memcpy(buf, prefix, plen);
-	memcpy(buf + plen, num + n, sizeof(num) - n);
-	buf[plen + sizeof(num) - n] = '\0';
+	memcpy(buf + plen, s, n);
+	buf[plen + n] = '\0';
 }
 static void	backend_open_done(struct backend_call *, int, json_t *, int,
 		    const char *);

@@ -718,13 +718,10 @@ http_client_free(struct http_client *c)
 static char *
 http_target_make(const char *host, size_t hlen, unsigned long port)
 {
-	char	 num[24], *p = num + sizeof(num), *t;
+	char	 num[24], *p, *t;
 	size_t	 n;
 
-	do {
-		*--p = (char)('0' + port % 10);
-		port /= 10;
-	} while (port > 0);
+	p = proto_utoa(num + sizeof(num), port, 10);
 	n = (size_t)(num + sizeof(num) - p);
 	if ((t = malloc(hlen + n + 2)) == NULL)
 		return NULL;
@@ -1167,8 +1164,8 @@ http_call_h1_setup(struct http_call *call)
 {
 	struct h1_exchange	*x = &call->c_x;
 	struct sockaddr_un	*sun = (struct sockaddr_un *)&x->hx_addr;
-	char			 num[24];
-	size_t			 n, len;
+	char			 num[24], *s;
+	size_t			 len;
 	int			 post;
 
 	if (call->c_unix != NULL) {
@@ -1185,14 +1182,10 @@ http_call_h1_setup(struct http_call *call)
 	    http_call_req_str(call, "Accept: */*\r\n") == -1)
 		return -1;
 	if (post) {
-		n = sizeof(num);
-		len = call->c_bodylen;
-		do {
-			num[--n] = (char)('0' + len % 10);
-			len /= 10;
-		} while (len > 0);
+		s = proto_utoa(num + sizeof(num), call->c_bodylen, 10);
 		if (http_call_req_str(call, "Content-Length: ") == -1 ||
-		    http_call_req_add(call, num + n, sizeof(num) - n) == -1 ||
+		    http_call_req_add(call, s, (size_t)(num + sizeof(num) - s))
+		    == -1 ||
 		    http_call_req_add(call, "\r\n", 2) == -1)
 			return -1;
 	}

@@ -125,18 +125,13 @@ front_reply_json(struct httpd_req *req, int status, json_t *body,
 static int
 front_add_integer(struct evbuffer *buf, json_int_t v)
 {
-	char			 num[24];
-	size_t			 n = sizeof(num);
-	unsigned long long	 u;
+	char	 num[24], *s;
 
-	u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
-	do {
-		num[--n] = (char)('0' + u % 10);
-		u /= 10;
-	} while (u > 0);
+	s = proto_utoa(num + sizeof(num), v < 0 ? 0ULL - (uint64_t)v :
+	    (uint64_t)v, 10);
 	if (v < 0)
-		num[--n] = '-';
-	return evbuffer_add(buf, num + n, sizeof(num) - n);
+		*--s = '-';
+	return evbuffer_add(buf, s, (size_t)(num + sizeof(num) - s));
 }
 
 /* {"jsonrpc":"2.0","id":<id>,"<kind>":<json>} appended to buf */

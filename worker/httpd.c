@@ -137,7 +137,6 @@ static void	 conn_head(struct httpd_conn *, int, size_t,
 		    enum reply_framing);
 static const char *httpd_reason(int);
 static const char *httpd_date(struct httpd *);
-static char	*httpd_utoa(char *, uint64_t, int);
 
 struct httpd *
 httpd_new(struct event_base *base, int listen_fd,
@@ -769,7 +768,6 @@ httpd_date(struct httpd *h)
 	struct timeval	 tv;
 	struct tm	 tm;
 
-	(void)h;
 	if (event_base_gettimeofday_cached(h->h_base, &tv) == -1)
 		tv.tv_sec = time(NULL);
 	if (tv.tv_sec != when && gmtime_r(&tv.tv_sec, &tm) != NULL &&
@@ -777,17 +775,6 @@ httpd_date(struct httpd *h)
 	    &tm) > 0)
 		when = tv.tv_sec;
 	return date;
-}
-
-/* v in base 10 or 16, ending at end (exclusive); returns its start */
-static char *
-httpd_utoa(char *end, uint64_t v, int base)
-{
-	do {
-		*--end = "0123456789abcdef"[v % (unsigned)base];
-		v /= (unsigned)base;
-	} while (v != 0);
-	return end;
 }
 
 /*
@@ -830,7 +817,7 @@ conn_head(struct httpd_conn *c, int status, size_t clen,
 	    status != 204 && status != 304) {
 		memcpy(p, "Content-Length: ", 16);
 		p += 16;
-		s = httpd_utoa(num + sizeof(num), clen, 10);
+		s = proto_utoa(num + sizeof(num), clen, 10);
 		n = (size_t)(num + sizeof(num) - s);
 		memcpy(p, s, n);
 		p += n;
@@ -1001,7 +988,7 @@ httpd_send_chunk(struct httpd_req *req, const void *data, size_t len)
 	if (req->r_head.hh_minor >= 1) {
 		num[sizeof(num) - 2] = '\r';
 		num[sizeof(num) - 1] = '\n';
-		s = httpd_utoa(num + sizeof(num) - 2, len, 16);
+		s = proto_utoa(num + sizeof(num) - 2, len, 16);
 		evbuffer_add(c->c_out, s, (size_t)(num + sizeof(num) - s));
 		evbuffer_add(c->c_out, data, len);
 		evbuffer_add(c->c_out, "\r\n", 2);

@@ -1019,6 +1019,18 @@ test_unix_socket(void **state)
 	assert_non_null(strstr(r.r_err, "/nonexistent/sock"));
 }
 
+/* a GET of the raw server's answer (url gets its URL), done and fine */
+static void
+raw_get(struct res *r, char *url, size_t len)
+{
+	snprintf(url, len, "http://127.0.0.1:%d/", fx->f_raw_port);
+	r->r_call = http_call_new(fx->f_hc, "GET", url);
+	assert_non_null(r->r_call);
+	assert_int_equal(http_call_start(r->r_call, &cbs_data, r), 0);
+	assert_int_equal(run_until(&r->r_done, 1, 5000), 0);
+	assert_int_equal(r->r_result, 0);
+}
+
 static void
 test_interim_and_trailers(void **state)
 {
@@ -1041,12 +1053,7 @@ test_interim_and_trailers(void **state)
 	    "0\r\n"
 	    "X-Reply: trailer\r\n"
 	    "\r\n");
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d/", fx->f_raw_port);
-	r.r_call = http_call_new(fx->f_hc, "GET", url);
-	assert_non_null(r.r_call);
-	assert_int_equal(http_call_start(r.r_call, &cbs_data, &r), 0);
-	assert_int_equal(run_until(&r.r_done, 1, 5000), 0);
-	assert_int_equal(r.r_result, 0);
+	raw_get(&r, url, sizeof(url));
 	assert_int_equal(r.r_heads, 1);		/* not for the 103 */
 	assert_int_equal(r.r_status, 200);
 	assert_string_equal(r.r_hdr, "final");
@@ -1071,12 +1078,7 @@ test_head_headers(void **state)
 	    "x-reply: one\r\n"
 	    "X-Reply:  two  \r\n"
 	    "\r\n");
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d/", fx->f_raw_port);
-	r.r_call = http_call_new(fx->f_hc, "GET", url);
-	assert_non_null(r.r_call);
-	assert_int_equal(http_call_start(r.r_call, &cbs_data, &r), 0);
-	assert_int_equal(run_until(&r.r_done, 1, 5000), 0);
-	assert_int_equal(r.r_result, 0);
+	raw_get(&r, url, sizeof(url));
 	assert_string_equal(r.r_hdr, "two");
 	assert_string_equal(r.r_fold, "a b");
 	assert_true(r.r_has_empty);
@@ -1095,12 +1097,7 @@ test_stale_reuse(void **state)
 	    "Content-Length: 2\r\n"
 	    "\r\n"
 	    "ok");
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d/", fx->f_raw_port);
-	r.r_call = http_call_new(fx->f_hc, "GET", url);
-	assert_non_null(r.r_call);
-	assert_int_equal(http_call_start(r.r_call, &cbs_data, &r), 0);
-	assert_int_equal(run_until(&r.r_done, 1, 5000), 0);
-	assert_int_equal(r.r_result, 0);
+	raw_get(&r, url, sizeof(url));
 	assert_int_equal(fx->f_nconns, 1);
 
 	/* closed by the server; the client has not seen it yet */

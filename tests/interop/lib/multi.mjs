@@ -94,11 +94,11 @@ export function useMulti() {
   });
 }
 
-/* The configurable SDK backend (spec-backend.mjs) on a free port. */
-export async function startSpec(spec, { timeout = 20000 } = {}) {
-  const p = new Child(`spec-${spec.label ?? ''}`, NODE, [SPEC_BACKEND],
+/* An SDK backend script configured by SPEC, on the port it prints. */
+async function startSpecScript(kind, script, spec, timeout) {
+  const p = new Child(`${kind}-${spec.label ?? ''}`, NODE, [script],
     { env: { SPEC: JSON.stringify(spec) } });
-  const port = await waitFor(`spec backend ${spec.label} to listen`, () => {
+  const port = await waitFor(`${kind} backend ${spec.label} to listen`, () => {
     if (p.exited)
       throw new Error(`exited: ${p.output.slice(-2000)}`);
     const m = /^listening (\d+)$/m.exec(p.output);
@@ -110,20 +110,14 @@ export async function startSpec(spec, { timeout = 20000 } = {}) {
   return p;
 }
 
+/* The configurable SDK backend (spec-backend.mjs) on a free port. */
+export function startSpec(spec, { timeout = 20000 } = {}) {
+  return startSpecScript('spec', SPEC_BACKEND, spec, timeout);
+}
+
 /* The Modern (2026-07-28, SDK v2) backend (modern-backend.mjs). */
-export async function startModern(spec, { timeout = 20000 } = {}) {
-  const p = new Child(`modern-${spec.label ?? ''}`, NODE, [MODERN_BACKEND],
-    { env: { SPEC: JSON.stringify(spec) } });
-  const port = await waitFor(`modern backend ${spec.label} to listen`, () => {
-    if (p.exited)
-      throw new Error(`exited: ${p.output.slice(-2000)}`);
-    const m = /^listening (\d+)$/m.exec(p.output);
-    return m ? Number(m[1]) : null;
-  }, { timeout });
-  p.port = port;
-  p.url = `http://${HOST}:${port}/mcp`;
-  p.stats = async () => (await httpRequest(port, { method: 'GET', path: '/stats', timeout: 5000 })).json;
-  return p;
+export function startModern(spec, { timeout = 20000 } = {}) {
+  return startSpecScript('modern', MODERN_BACKEND, spec, timeout);
 }
 
 /* server-everything over Streamable HTTP, on a free port. */
