@@ -65,6 +65,14 @@ struct jsonrpc_err {
 int	 jsonrpc_parse(const char *buf, size_t len, struct jsonrpc_msg *out,
 	    struct jsonrpc_err *err);
 void	 jsonrpc_msg_clear(struct jsonrpc_msg *);
+/*
+ * A request's params past the envelope: 0, or -1 with err set to
+ * -32602 (HTTP 200) for a _meta.progressToken that is not a string or
+ * an integer, or "\u0000" in a string that vmcpd reads (a member of
+ * params or params.ref, progressToken or a reserved _meta key).
+ */
+int	 jsonrpc_params_check(const struct jsonrpc_msg *,
+	    struct jsonrpc_err *);
 
 /*
  * A fast, allocation-free look at a request or notification

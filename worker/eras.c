@@ -88,7 +88,7 @@ era_load(struct worker *w, const struct config_backend *be)
 	if (store_get(w->w_store, STORE_ERAS, be->cb_name, strlen(be->cb_name),
 	    store_now_ms(), &rec) != 0)
 		return ERA_UNKNOWN;
-	o = json_loadb(rec.sr_data, rec.sr_len, 0, &jerr);
+	o = json_loadb(rec.sr_data, rec.sr_len, JSON_ALLOW_NUL, &jerr);
 	store_rec_clear(&rec);
 	era = json_string_value(json_object_get(o, "era"));
 	url = json_string_value(json_object_get(o, "url"));
@@ -207,7 +207,8 @@ era_on_sse(void *arg, const struct sse_event *ev)
 	if (*msg != NULL || (ev->se_event[0] != '\0' &&
 	    strcmp(ev->se_event, "message") != 0))
 		return 0;
-	if ((o = json_loadb(ev->se_data, ev->se_data_len, 0, &jerr)) == NULL)
+	if ((o = json_loadb(ev->se_data, ev->se_data_len, JSON_ALLOW_NUL,
+	    &jerr)) == NULL)
 		return 0;
 	/* the answer, not a notification sent before it */
 	if (json_object_get(o, "result") != NULL ||
@@ -229,7 +230,8 @@ era_answer(struct era_probe *ep)
 	if (ep->ep_body == NULL)
 		return NULL;
 	if (!ep->ep_sse)
-		return json_loadb(ep->ep_body, ep->ep_len, 0, &jerr);
+		return json_loadb(ep->ep_body, ep->ep_len, JSON_ALLOW_NUL,
+		    &jerr);
 	if ((p = sse_parser_new(ERAS_BODY_MAX, era_on_sse, &msg)) == NULL)
 		return NULL;
 	(void)sse_parser_feed(p, ep->ep_body, ep->ep_len);
