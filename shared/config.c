@@ -536,6 +536,7 @@ config_parse_duration(const char *s, uint64_t *ms)
 	const char	*p = s, *u;
 	uint64_t	 total = 0, whole, frac, scale, unit, v, fv;
 	size_t		 i, ulen, ndig, nfrac;
+	int		 big = 0;
 
 	if (s == NULL || *s == '\0')
 		return -1;
@@ -550,10 +551,12 @@ config_parse_duration(const char *s, uint64_t *ms)
 	p = s;
 	while (*p != '\0') {
 		whole = 0;
+		/* too large is told apart from malformed: read on */
 		for (ndig = 0; isdigit((unsigned char)*p); p++, ndig++) {
 			if (whole > (UINT64_MAX - (uint64_t)(*p - '0')) / 10)
-				return -1;
-			whole = whole * 10 + (uint64_t)(*p - '0');
+				big = 1;
+			else
+				whole = whole * 10 + (uint64_t)(*p - '0');
 		}
 		frac = 0;
 		scale = 1;
@@ -584,14 +587,20 @@ config_parse_duration(const char *s, uint64_t *ms)
 			p = u;
 		} else
 			v = unit;
-		if (whole > UINT64_MAX / v)
-			return -1;
+		if (big || whole > UINT64_MAX / v) {
+			big = 1;
+			continue;
+		}
 		whole *= v;
 		fv = (uint64_t)((double)frac * ((double)v / (double)scale));
-		if (whole > UINT64_MAX - fv || total > UINT64_MAX - whole - fv)
-			return -1;
+		if (whole > UINT64_MAX - fv || total > UINT64_MAX - whole - fv) {
+			big = 1;
+			continue;
+		}
 		total += whole + fv;
 	}
+	if (big)
+		return -2;
 	/* round up so that a tiny duration does not become 0 */
 	*ms = total / NS_MS + (total % NS_MS != 0);
 	return 0;
@@ -783,6 +792,7 @@ load_size(struct loader *ld, struct cnode *v, const char *path,
 }
 
 #define DURATION_EXAMPLES	"such as 30s, 5m or 1h30m"
+#define DURATION_MAX		"5124095h34m33s"
 
 static int
 load_duration(struct loader *ld, struct cnode *v, const char *path,
@@ -790,11 +800,14 @@ load_duration(struct loader *ld, struct cnode *v, const char *path,
 {
 	uint64_t	 ms;
 	const char	*what;
+	int		 rc = -1;
 
 	what = min > 0 ? "a duration greater than 0 (" DURATION_EXAMPLES ")" :
 	    "a duration (" DURATION_EXAMPLES ")";
-	if (v->cn_type != CN_SCALAR ||
-	    config_parse_duration(v->cn_str, &ms) == -1 || ms < min)
+	if (v->cn_type == CN_SCALAR &&
+	    (rc = config_parse_duration(v->cn_str, &ms)) == -2)
+		what = "a duration of at most " DURATION_MAX " (2^64 - 1 ns)";
+	if (rc != 0 || ms < min)
 		return config_expected(ld, v, path, what);
 	*dst = ms;
 	return 0;

@@ -183,7 +183,8 @@ const struct config_backend *
 const char	*config_transport_name(enum config_transport);
 const char	*config_era_name(enum config_era);
 
-/* value parsers, exposed for unit tests: 0 ok, -1 bad */
+/* value parsers, exposed for unit tests: 0 ok, -1 bad; a duration
+ * over 2^64 - 1 ns is -2 */
 int		 config_parse_duration(const char *, uint64_t *ms);
 int		 config_parse_size(const char *, uint64_t *bytes);
 

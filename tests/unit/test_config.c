@@ -787,6 +787,22 @@ test_err_duration(void **state)
 	    "t.yaml:8:10: operational.timeouts.perWorkload.a: expected a "
 	    "duration greater than 0 (such as 30s, 5m or 1h30m), found "
 	    "\"soon\"");
+	/* too large to represent: said so, not "greater than 0" */
+	load_bad("http:\n  timeout: 99999999999999999999s\n" BACKEND,
+	    "t.yaml:2:12: http.timeout: expected a duration of at most "
+	    "5124095h34m33s (2^64 - 1 ns), found \"99999999999999999999s\"");
+	load_bad("daemon:\n  drainTimeout: 5124096h\n" BACKEND,
+	    "t.yaml:2:17: daemon.drainTimeout: expected a duration of at "
+	    "most 5124095h34m33s (2^64 - 1 ns), found \"5124096h\"");
+	load_bad(BACKEND "operational:\n  timeouts:\n    perWorkload:\n"
+	    "      a: 5124095h35m\n",
+	    "t.yaml:8:10: operational.timeouts.perWorkload.a: expected a "
+	    "duration of at most 5124095h34m33s (2^64 - 1 ns), found "
+	    "\"5124095h35m\"");
+	/* malformed past a large number: still malformed */
+	load_bad("http:\n  timeout: 99999999999999999999x\n" BACKEND,
+	    "t.yaml:2:12: http.timeout: expected a duration greater than 0 "
+	    "(such as 30s, 5m or 1h30m), found \"99999999999999999999x\"");
 }
 
 static void
@@ -1910,13 +1926,19 @@ check_duration(const char *s, uint64_t want)
 }
 
 static void
-check_duration_bad(const char *s)
+check_duration_rc(const char *s, int rc)
 {
 	uint64_t	 ms = 12345;
 
-	if (config_parse_duration(s, &ms) != -1)
-		fail_msg("duration \"%s\" accepted", s);
+	if (config_parse_duration(s, &ms) != rc)
+		fail_msg("duration \"%s\": not %d", s, rc);
 	assert_int_equal(ms, 12345);
+}
+
+static void
+check_duration_bad(const char *s)
+{
+	check_duration_rc(s, -1);
 }
 
 static void
@@ -1969,11 +1991,16 @@ test_parse_duration(void **state)
 	check_duration_bad("1d");
 	check_duration_bad("1..5s");
 	check_duration_bad("inf");
-	/* overflow: digits, one term, the sum, bare seconds */
-	check_duration_bad("18446744073709551616s");
-	check_duration_bad("5124096h");
-	check_duration_bad("5124095h35m");
-	check_duration_bad("18446744074");
+	/* too large: digits, one term, the sum, bare seconds */
+	check_duration_rc("18446744073709551616s", -2);
+	check_duration_rc("5124096h", -2);
+	check_duration_rc("5124095h35m", -2);
+	check_duration_rc("18446744074", -2);
+	check_duration_rc("5124095h34m34s", -2);
+	check_duration("5124095h34m33s", 18446744073000);
+	/* too large, then malformed: malformed */
+	check_duration_bad("18446744073709551616x");
+	check_duration_bad("5124096h1");
 }
 
 static void
