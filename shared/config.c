@@ -1527,6 +1527,7 @@ load_backends(struct loader *ld, struct cnode *n, const char *path,
 	if (n->cn_nkids == 0)
 		return config_error(ld, n, "%s: expected at least one backend, "
 		    "found an empty sequence", path);
+#ifdef CONFIG_BACKENDS_MAX
 	if (n->cn_nkids > CONFIG_BACKENDS_MAX) {
 		if (CONFIG_BACKENDS_MAX == 1)
 			return config_error(ld, n->cn_kids[1], "only one "
@@ -1535,6 +1536,7 @@ load_backends(struct loader *ld, struct cnode *n, const char *path,
 		    "at most %d backends are supported by this version of "
 		    "vmcpd", CONFIG_BACKENDS_MAX);
 	}
+#endif
 	if ((cf->cf_backends = calloc(n->cn_nkids, sizeof(*cb))) == NULL)
 		return config_error(ld, NULL, "out of memory");
 	ld->ld_have_backends = 1;

@@ -19,13 +19,11 @@
 #define CONFIG_NAME_MAX		64
 
 /*
- * How many backends this version accepts: the one switch.  Build with
- * -DCONFIG_BACKENDS_MAX=1 for a single-backend daemon; the loader and
- * its messages follow.
+ * Any number of backends by default: everything sized by them is
+ * allocated per configuration.  Build with -DCONFIG_BACKENDS_MAX=N for
+ * a daemon that accepts at most N (1: a single-backend daemon); the
+ * loader and its messages follow.
  */
-#ifndef CONFIG_BACKENDS_MAX
-#define CONFIG_BACKENDS_MAX	64
-#endif
 
 enum config_transport {
 	TRANSPORT_STREAMABLE_HTTP = 0,

@@ -50,15 +50,25 @@ struct era_slot {
 	struct era_probe	*es_probe;
 };
 
-static struct era_slot	 slots[CONFIG_BACKENDS_MAX];
+/* one per configured backend, made on first use (a worker's
+ * configuration is fixed for its life: a reload forks new workers) */
+static struct era_slot	*slots;
+static size_t		 nslots;
 
 static struct era_slot *
 era_slot(struct worker *w, const struct config_backend *be)
 {
 	size_t i = (size_t)(be - w->w_conf->cf_backends);
 
-	return i < w->w_conf->cf_nbackends && i < CONFIG_BACKENDS_MAX ?
-	    &slots[i] : NULL;
+	if (i >= w->w_conf->cf_nbackends)
+		return NULL;
+	if (slots == NULL) {
+		if ((slots = calloc(w->w_conf->cf_nbackends,
+		    sizeof(*slots))) == NULL)
+			return NULL;
+		nslots = w->w_conf->cf_nbackends;
+	}
+	return i < nslots ? &slots[i] : NULL;
 }
 
 const char *
@@ -412,7 +422,7 @@ era_resolve_cancel(struct worker *w, void *arg)
 	size_t			 i;
 
 	(void)w;
-	for (i = 0; i < CONFIG_BACKENDS_MAX; i++) {
+	for (i = 0; i < nslots; i++) {
 		if (slots[i].es_probe == NULL)
 			continue;
 		for (ew = TAILQ_FIRST(&slots[i].es_probe->ep_waiters);
@@ -432,9 +442,10 @@ eras_free(void)
 {
 	size_t i;
 
-	for (i = 0; i < CONFIG_BACKENDS_MAX; i++) {
+	for (i = 0; i < nslots; i++)
 		if (slots[i].es_probe != NULL)
 			era_probe_free(slots[i].es_probe);
-		slots[i].es_probe = NULL;
-	}
+	free(slots);
+	slots = NULL;
+	nslots = 0;
 }
