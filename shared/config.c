@@ -1088,10 +1088,11 @@ config_require(struct loader *ld, struct cnode *n, const char *path,
  * Sections
  */
 
+/* "host:port" or "[ipv6]:port" into *hostp (replaced) and *portp */
 static int
-load_listen(struct loader *ld, struct cnode *v, const char *path, void *arg)
+load_hostport(struct loader *ld, struct cnode *v, const char *path,
+    char **hostp, uint16_t *portp)
 {
-	struct config	*cf = arg;
 	char		 host[64], esc[SHOW_MAX * 4 + 8], *dup;
 	const char	*s, *end, *port;
 	struct in6_addr	 a6;
@@ -1143,10 +1144,29 @@ load_listen(struct loader *ld, struct cnode *v, const char *path, void *arg)
 		    port, strlen(port), SHOW_MAX));
 	if ((dup = strdup(host)) == NULL)
 		return config_error(ld, NULL, "out of memory");
-	free(cf->cf_listen_host);
-	cf->cf_listen_host = dup;
-	cf->cf_listen_port = (uint16_t)n;
+	free(*hostp);
+	*hostp = dup;
+	*portp = (uint16_t)n;
 	return 0;
+}
+
+static int
+load_listen(struct loader *ld, struct cnode *v, const char *path, void *arg)
+{
+	struct config *cf = arg;
+
+	return load_hostport(ld, v, path, &cf->cf_listen_host,
+	    &cf->cf_listen_port);
+}
+
+static int
+load_diagnostics(struct loader *ld, struct cnode *v, const char *path,
+    void *arg)
+{
+	struct config *cf = arg;
+
+	return load_hostport(ld, v, path, &cf->cf_diag_host,
+	    &cf->cf_diag_port);
 }
 
 static int
@@ -1184,9 +1204,23 @@ load_daemon(struct loader *ld, struct cnode *n, const char *path, void *arg)
 		{ "drainTimeout", F_DURATION, &cf->cf_drain_timeout_ms, NULL,
 		    0, 0 },
 		{ "workerHeader", F_BOOL, &cf->cf_worker_header, NULL, 0, 0 },
+		{ "diagnostics", F_FN, cf, load_diagnostics, 0, 0 },
 	};
+	const struct cnode	*d;
+	size_t			 i;
 
-	return load_fields(ld, n, path, fields, nitems(fields));
+	if (load_fields(ld, n, path, fields, nitems(fields)) == -1)
+		return -1;
+	if (cf->cf_diag_host != NULL && cf->cf_diag_port != 0 &&
+	    cf->cf_diag_port == cf->cf_listen_port &&
+	    strcmp(cf->cf_diag_host, cf->cf_listen_host) == 0) {
+		for (i = 0, d = NULL; i + 1 < n->cn_nkids; i += 2)
+			if (strcmp(n->cn_kids[i]->cn_str, "diagnostics") == 0)
+				d = n->cn_kids[i + 1];
+		return config_error(ld, d, "%s.diagnostics: expected an "
+		    "address other than daemon.listen's", path);
+	}
+	return 0;
 }
 
 static int
@@ -2518,6 +2552,7 @@ config_free(struct config *cf)
 	free(cf->cf_name);
 	free(cf->cf_group_ref);
 	free(cf->cf_listen_host);
+	free(cf->cf_diag_host);
 	free(cf->cf_port_file);
 	free(cf->cf_state_dir);
 	free(cf->cf_user);

@@ -130,6 +130,8 @@ struct config {
 	char			*cf_listen_host;	/* default 127.0.0.1 */
 	uint16_t		 cf_listen_port;	/* default 4483; 0 = any */
 	char			*cf_port_file;		/* write bound port here */
+	char			*cf_diag_host;		/* diagnostics; NULL = off */
+	uint16_t		 cf_diag_port;		/* 0 = any */
 	int			 cf_workers;		/* 0 = one per core */
 	char			*cf_state_dir;		/* default ./var */
 	char			*cf_user;		/* drop to this user */

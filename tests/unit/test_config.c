@@ -93,6 +93,7 @@ check_defaults(const struct config *cf)
 	assert_string_equal(cf->cf_listen_host, "127.0.0.1");
 	assert_int_equal(cf->cf_listen_port, 4483);
 	assert_null(cf->cf_port_file);
+	assert_null(cf->cf_diag_host);		/* off */
 	assert_int_equal(cf->cf_workers, 0);
 	assert_string_equal(cf->cf_state_dir, "./var");
 	assert_null(cf->cf_user);
@@ -306,6 +307,7 @@ test_values(void **state)
 	    BACKEND);
 	assert_string_equal(cf->cf_listen_host, "localhost");
 	assert_int_equal(cf->cf_listen_port, 65535);
+	assert_null(cf->cf_diag_host);
 	assert_int_equal(cf->cf_workers, 0);
 	assert_int_equal(cf->cf_worker_header, 0);
 	assert_int_equal(cf->cf_http_timeout_ms, 10000);
@@ -336,6 +338,17 @@ test_values(void **state)
 	assert_int_equal(cf->cf_drain_timeout_ms, 0);
 	assert_int_equal(cf->cf_max_header_size, 1024 * 1024);
 	assert_int_equal(cf->cf_max_body_size, 1024);
+	config_free(cf);
+
+	/* the diagnostics listener, as daemon.listen is written */
+	cf = load_ok("daemon:\n  diagnostics: 127.0.0.1:9100\n" BACKEND);
+	assert_string_equal(cf->cf_diag_host, "127.0.0.1");
+	assert_int_equal(cf->cf_diag_port, 9100);
+	config_free(cf);
+	cf = load_ok("daemon:\n  diagnostics: \"[::1]:0\"\n"
+	    "  listen: 127.0.0.1:0\n" BACKEND);
+	assert_string_equal(cf->cf_diag_host, "::1");
+	assert_int_equal(cf->cf_diag_port, 0);
 	config_free(cf);
 
 	cf = load_ok("daemon:\n  workers: \"auto\"\n" BACKEND);
@@ -552,7 +565,7 @@ test_err_unknown_key(void **state)
 	load_bad("daemon:\n  colour: red\n" BACKEND,
 	    "t.yaml:2:3: daemon.colour: unknown key, expected one of: "
 	    "listen, workers, stateDir, user, logFile, portFile, mapSize, "
-	    "maxReaders, drainTimeout, workerHeader");
+	    "maxReaders, drainTimeout, workerHeader, diagnostics");
 	load_bad(BACKEND "listen: 1.2.3.4:5\n",
 	    "t.yaml:5:1: listen: unknown key, expected one of: name, "
 	    "groupRef, metadata, daemon, http, sessions, backends, "
@@ -707,7 +720,7 @@ test_err_escape(void **state)
 	load_bad("daemon:\n  \"a\\tb\": 1\n" BACKEND,
 	    "t.yaml:2:3: daemon.a\\tb: unknown key, expected one of: "
 	    "listen, workers, stateDir, user, logFile, portFile, mapSize, "
-	    "maxReaders, drainTimeout, workerHeader");
+	    "maxReaders, drainTimeout, workerHeader, diagnostics");
 }
 
 static void
@@ -762,6 +775,30 @@ test_err_size(void **state)
 	    "t.yaml:2:16: http.maxBodySize: expected a size from 1KiB to "
 	    "256MiB (bytes, or a number with a K, M, G or T suffix), found "
 	    "\"99999999999999999999\"");
+}
+
+static void
+test_err_diagnostics(void **state)
+{
+	(void)state;
+	load_bad("daemon:\n  diagnostics: 9100\n" BACKEND,
+	    "t.yaml:2:16: daemon.diagnostics: expected \"host:port\" or "
+	    "\"[ipv6-address]:port\", found \"9100\"");
+	load_bad("daemon:\n  diagnostics: example.org:9100\n" BACKEND,
+	    "t.yaml:2:16: daemon.diagnostics: expected a numeric IPv4 "
+	    "address, a bracketed IPv6 address or localhost as the host, "
+	    "found \"example.org\"");
+	load_bad("daemon:\n  diagnostics: 127.0.0.1:65536\n" BACKEND,
+	    "t.yaml:2:16: daemon.diagnostics: expected a port from 0 to "
+	    "65535, found \"65536\"");
+	/* not the main port (the default one, here) */
+	load_bad("daemon:\n  diagnostics: 127.0.0.1:4483\n" BACKEND,
+	    "t.yaml:2:16: daemon.diagnostics: expected an address other "
+	    "than daemon.listen's");
+	load_bad("daemon:\n  diagnostics: 127.0.0.1:80\n"
+	    "  listen: 127.0.0.1:80\n" BACKEND,
+	    "t.yaml:2:16: daemon.diagnostics: expected an address other "
+	    "than daemon.listen's");
 }
 
 static void
@@ -2103,6 +2140,7 @@ main(void)
 		cmocka_unit_test(test_err_range),
 		cmocka_unit_test(test_err_size),
 		cmocka_unit_test(test_err_duration),
+		cmocka_unit_test(test_err_diagnostics),
 		cmocka_unit_test(test_err_duplicate),
 		cmocka_unit_test(test_err_missing),
 		cmocka_unit_test(test_err_backends),
