@@ -6,11 +6,12 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 
 import {
-  useHarness, guarded, startTestBackend, startDaemon, openSession, rpc, mcpPost,
+  guarded, startTestBackend, startDaemon, openSession, rpc, mcpPost,
   httpRequest, nextId, MCP_ACCEPT,
 } from './lib/harness.mjs';
+import { useMulti, startSpec } from './lib/multi.mjs';
 
-useHarness();
+useMulti();
 
 const MODERN = '2026-07-28';
 const NUL = 'a\u0000b\u0000';
@@ -115,5 +116,36 @@ describe('JSON strings and progress tokens through vmcpd', () => {
         { name: 'echo', arguments: { message: 'ok' }, _meta: { progressToken: tok } });
       assert.equal(answer(r).result?.content?.[0]?.text, 'Echo: ok', r.text);
     }
+  }));
+});
+
+describe('a refused progressToken never reaches the backend', () => {
+  let spec, daemon, sid;
+
+  before(async () => {
+    spec = await startSpec({ label: 's', tools: ['t'] });
+    daemon = await startDaemon({ backendUrl: spec.url, backendName: 's' });
+    ({ sid } = await openSession(daemon.port));
+  });
+
+  after(async () => {
+    if (daemon)
+      await daemon.stop();
+  });
+
+  const calls = async () => Object.entries((await spec.stats()).methods)
+    .filter(([k]) => k.endsWith(' tools/call')).reduce((a, [, n]) => a + n, 0);
+
+  test('in either revision', guarded(async () => {
+    const params = { name: 't', arguments: {}, _meta: { progressToken: { a: 1 } } };
+    let r = await rpc(daemon.port, sid, 'tools/call', params);
+    assert.equal(r.json?.error?.code, -32602, r.text);
+    r = await modern(daemon.port, 'tools/call', params, { 'Mcp-Name': 't' });
+    assert.equal(r.json?.error?.code, -32602, r.text);
+    assert.equal(await calls(), 0);
+    // the same call with a good token does reach it
+    r = await rpc(daemon.port, sid, 'tools/call', { ...params, _meta: { progressToken: 'ok' } });
+    assert.equal(r.json?.result?.content?.[0]?.text, 's:t:{}', r.text);
+    assert.equal(await calls(), 1);
   }));
 });
