@@ -210,6 +210,7 @@ describe('the diagnostics listener', () => {
       assert.equal(value(m, 'vmcpd_backends'), 1);
       assert.equal(sum(m, 'vmcpd_worker_restarts_total'), 0);
     }
+    // promtool (Debian's prometheus, from tools/deps.sh) lints it too
     const tool = promtool();
     if (tool) {
       const text = (await get(diag, '/metrics')).text;
