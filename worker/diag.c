@@ -13,7 +13,7 @@
 #include <sys/queue.h>
 #include <sys/types.h>
 
-#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
