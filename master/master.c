@@ -8,6 +8,7 @@
  * ppoll(), whose handlers only set flags.  That avoids the two libevent
  * fork traps (c-engineering.md section 3.6) entirely.
  */
+#include <sys/mman.h>
 #include <sys/queue.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -70,6 +71,8 @@ struct gen {
 	struct config	*g_conf;
 	int		 g_listen_fd;
 	uint16_t	 g_port;
+	int		 g_diag_fd;	/* diagnostics listener; -1: none */
+	struct diag_slot *g_stats;	/* shared with the workers */
 	int		 g_nworkers;
 	struct slot	*g_workers;
 	struct slot	 g_keeper;
@@ -103,7 +106,7 @@ master_kind_name(enum child_kind kind)
 	}
 }
 static struct gen *gen_new(struct config *, int listen_fd, uint16_t port);
-static void	 gen_free(struct gen *, int close_listener);
+static void	 gen_free(struct gen *, const struct gen *keep);
 static int	 gen_spawn_all(struct gen *);
 static int	 master_spawn(struct gen *, enum child_kind, int slot);
 static void	 master_reap(void);
@@ -168,10 +171,18 @@ gen_new(struct config *conf, int listen_fd, uint16_t port)
 	g->g_conf = conf;
 	g->g_listen_fd = listen_fd;
 	g->g_port = port;
+	g->g_diag_fd = -1;
 	g->g_nworkers = master_nworkers(conf);
-	if ((g->g_workers = calloc(g->g_nworkers, sizeof(struct slot))) ==
+	/* before any fork of this generation, so its workers share it */
+	g->g_stats = mmap(NULL, g->g_nworkers * sizeof(struct diag_slot),
+	    PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (g->g_stats == MAP_FAILED ||
+	    (g->g_workers = calloc(g->g_nworkers, sizeof(struct slot))) ==
 	    NULL || (g->g_bridges = calloc(conf->cf_nbackends + 1,
 	    sizeof(struct slot))) == NULL) {
+		if (g->g_stats != MAP_FAILED)
+			(void)munmap(g->g_stats, g->g_nworkers *
+			    sizeof(struct diag_slot));
 		free(g->g_workers);
 		free(g);
 		return NULL;
@@ -179,13 +190,19 @@ gen_new(struct config *conf, int listen_fd, uint16_t port)
 	return g;
 }
 
+/* g's config and listeners, but those keep (NULL: none) goes on with */
 static void
-gen_free(struct gen *g, int close_listener)
+gen_free(struct gen *g, const struct gen *keep)
 {
 	if (g == NULL)
 		return;
-	if (close_listener && g->g_listen_fd != -1)
+	if (g->g_listen_fd != -1 &&
+	    (keep == NULL || keep->g_listen_fd != g->g_listen_fd))
 		close(g->g_listen_fd);
+	if (g->g_diag_fd != -1 &&
+	    (keep == NULL || keep->g_diag_fd != g->g_diag_fd))
+		close(g->g_diag_fd);
+	(void)munmap(g->g_stats, g->g_nworkers * sizeof(struct diag_slot));
 	config_free(g->g_conf);
 	free(g->g_workers);
 	free(g->g_bridges);
@@ -255,6 +272,26 @@ gen_spawn_all(struct gen *g)
 	return 0;
 }
 
+/*
+ * In a new child of g: the listeners of the other generation closed, and
+ * g's own too unless it is a worker, which accepts on them.
+ */
+static void
+master_child_listeners(const struct gen *g, enum child_kind kind)
+{
+	const struct gen	*o = cur == g ? next : cur;
+
+	if (o != NULL && o->g_listen_fd != g->g_listen_fd)
+		close(o->g_listen_fd);
+	if (o != NULL && o->g_diag_fd != -1 && o->g_diag_fd != g->g_diag_fd)
+		close(o->g_diag_fd);
+	if (kind == CHILD_WORKER)
+		return;
+	close(g->g_listen_fd);
+	if (g->g_diag_fd != -1)
+		close(g->g_diag_fd);
+}
+
 static int
 master_spawn(struct gen *g, enum child_kind kind, int slot)
 {
@@ -286,20 +323,14 @@ master_spawn(struct gen *g, enum child_kind kind, int slot)
 		TAILQ_FOREACH(o, &children, c_entry)
 			if (o->c_fd != -1)
 				close(o->c_fd);
-		if (cur != NULL && cur != g && cur->g_listen_fd != g->g_listen_fd)
-			close(cur->g_listen_fd);
-		if (next != NULL && next != g &&
-		    next->g_listen_fd != g->g_listen_fd)
-			close(next->g_listen_fd);
+		master_child_listeners(g, kind);
 		if (kind == CHILD_KEEPER) {
-			close(g->g_listen_fd);
 			(void)snprintf(name, sizeof(name), "keeper g%u",
 			    g->g_num);
 			child_setup(name, fds[1]);
 			keeper_main(g->g_conf, g->g_num, fds[1]);
 		}
 		if (kind == CHILD_BRIDGE) {
-			close(g->g_listen_fd);
 			(void)snprintf(name, sizeof(name), "bridge %s g%u",
 			    g->g_conf->cf_backends[slot].cb_name, g->g_num);
 			child_setup(name, fds[1]);
@@ -308,7 +339,8 @@ master_spawn(struct gen *g, enum child_kind kind, int slot)
 		(void)snprintf(name, sizeof(name), "worker %d g%u", slot,
 		    g->g_num);
 		child_setup(name, fds[1]);
-		worker_main(g->g_conf, slot, g->g_num, g->g_listen_fd, fds[1]);
+		worker_main(g->g_conf, slot, g->g_num, g->g_listen_fd,
+		    g->g_diag_fd, g->g_stats, g->g_nworkers, fds[1]);
 	default:
 		break;
 	}
@@ -330,6 +362,12 @@ master_spawn(struct gen *g, enum child_kind kind, int slot)
 	} else {
 		g->g_workers[slot].sl_pid = pid;
 		g->g_workers[slot].sl_respawn_ms = 0;
+		if (__atomic_load_n(&g->g_stats[slot].ds_pid,
+		    __ATOMIC_RELAXED) != 0)
+			__atomic_fetch_add(&g->g_stats[slot].ds_restarts, 1,
+			    __ATOMIC_RELAXED);
+		__atomic_store_n(&g->g_stats[slot].ds_pid, (uint64_t)pid,
+		    __ATOMIC_RELAXED);
 	}
 	log_debug("started %s %d of generation %u as pid %d",
 	    master_kind_name(kind), slot, g->g_num, (int)pid);
@@ -463,12 +501,39 @@ master_drain_gen(unsigned int gen, uint64_t drain_ms)
 	}
 }
 
+/* conf's diagnostics listener: its fd, -1 for none, -2 on failure */
+static int
+master_diag_open(const struct config *conf)
+{
+	uint16_t	port;
+	int		fd;
+
+	if (conf->cf_diag_host == NULL)
+		return -1;
+	if ((fd = listen_open(conf->cf_diag_host, conf->cf_diag_port,
+	    &port)) == -1)
+		return -2;
+	log_info("diagnostics (/status, /metrics) on %s:%u",
+	    conf->cf_diag_host, port);
+	return fd;
+}
+
+/* a reload keeps the diagnostics listener when its address is the same */
+static int
+master_diag_same(const struct config *a, const struct config *b)
+{
+	if (a->cf_diag_host == NULL || b->cf_diag_host == NULL)
+		return a->cf_diag_host == b->cf_diag_host;
+	return strcmp(a->cf_diag_host, b->cf_diag_host) == 0 &&
+	    a->cf_diag_port == b->cf_diag_port;
+}
+
 static void
 master_reload(void)
 {
 	struct config	*conf;
 	char		 err[CONFIG_ERR_MAX];
-	int		 fd;
+	int		 fd, dfd;
 	uint16_t	 port;
 	const struct config *old = cur->g_conf;
 
@@ -513,13 +578,26 @@ master_reload(void)
 		config_free(conf);
 		return;
 	}
-	if ((next = gen_new(conf, fd, port)) == NULL) {
-		log_warn("reload");
+	if (master_diag_same(conf, old))
+		dfd = cur->g_diag_fd;
+	else if ((dfd = master_diag_open(conf)) == -2) {
+		log_warnx("reload failed, still serving the previous "
+		    "configuration");
 		if (fd != cur->g_listen_fd)
 			close(fd);
 		config_free(conf);
 		return;
 	}
+	if ((next = gen_new(conf, fd, port)) == NULL) {
+		log_warn("reload");
+		if (fd != cur->g_listen_fd)
+			close(fd);
+		if (dfd != -1 && dfd != cur->g_diag_fd)
+			close(dfd);
+		config_free(conf);
+		return;
+	}
+	next->g_diag_fd = dfd;
 	next->g_deadline_ms = mono_ms() + RELOAD_READY_MS;
 	if (gen_spawn_all(next) == -1)
 		master_reload_abort("could not start the new generation");
@@ -552,7 +630,7 @@ master_reload_commit(void)
 	cur = next;
 	next = NULL;
 	(void)master_write_port(cur->g_conf, cur->g_port);
-	gen_free(old, old->g_listen_fd != cur->g_listen_fd);
+	gen_free(old, cur);
 }
 
 static void
@@ -568,7 +646,7 @@ master_reload_abort(const char *why)
 			c->c_kill_ms = 0;
 			(void)kill(c->c_pid, SIGKILL);
 		}
-	gen_free(next, next->g_listen_fd != cur->g_listen_fd);
+	gen_free(next, cur);
 	next = NULL;
 }
 
@@ -711,9 +789,10 @@ master_run(struct config *conf, int debug)
 {
 	struct sigaction sa;
 	sigset_t	 mask, waitmask;
-	struct pollfd	 pfd[512];
-	struct child	*cs[512], *c;
-	int		 fd, n, i, rc;
+	struct pollfd	*pfd = NULL;
+	struct child	**cs = NULL, *c;
+	size_t		 cap = 0, nc;
+	int		 fd, dfd, n, i, rc;
 	uint16_t	 port;
 
 	debug_mode = debug;
@@ -749,12 +828,13 @@ master_run(struct config *conf, int debug)
 	if (master_check_store(conf) == -1)
 		exit(1);
 	if ((fd = listen_open(conf->cf_listen_host, conf->cf_listen_port,
-	    &port)) == -1)
+	    &port)) == -1 || (dfd = master_diag_open(conf)) == -2)
 		exit(1);
 	if (master_write_port(conf, port) == -1)
 		exit(1);
 	if ((cur = gen_new(conf, fd, port)) == NULL)
 		fatal("%s", __func__);
+	cur->g_diag_fd = dfd;
 	log_info("vmcpd %s listening on %s:%u with %d workers, state in %s",
 	    VMCPD_VERSION, conf->cf_listen_host, port, cur->g_nworkers,
 	    conf->cf_state_dir);
@@ -792,10 +872,20 @@ master_run(struct config *conf, int debug)
 		master_tick();
 		if (stopping && TAILQ_EMPTY(&children))
 			break;
+		/* one bridge per stdio or SSE backend: as many as they are */
+		nc = 0;
+		TAILQ_FOREACH(c, &children, c_entry)
+			nc++;
+		if (nc > cap) {
+			cap = nc + 16;
+			if ((pfd = reallocarray(pfd, cap, sizeof(*pfd))) ==
+			    NULL || (cs = reallocarray(cs, cap,
+			    sizeof(*cs))) == NULL)
+				fatal("%s", __func__);
+		}
 		n = 0;
 		TAILQ_FOREACH(c, &children, c_entry) {
-			if (c->c_fd == -1 || n == (int)(sizeof(pfd) /
-			    sizeof(pfd[0])))
+			if (c->c_fd == -1)
 				continue;
 			pfd[n].fd = c->c_fd;
 			pfd[n].events = POLLIN;
@@ -816,9 +906,11 @@ master_run(struct config *conf, int debug)
 			if (pfd[i].revents != 0)
 				master_read_channel(cs[i]);
 	}
+	free(pfd);
+	free(cs);
 	log_info("stopped");
 	if (cur->g_conf->cf_port_file != NULL)
 		(void)unlink(cur->g_conf->cf_port_file);
-	gen_free(cur, 1);
+	gen_free(cur, NULL);
 	exit(exit_status);
 }

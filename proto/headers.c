@@ -301,6 +301,27 @@ proto_ows_trim(const char **v, const char **e)
 		(*e)--;
 }
 
+/* RFC 9112 section 5 (obs-fold: 5.2), RFC 9110 section 5.5 */
+const char *
+proto_field_line_problem(const char *line, size_t len)
+{
+	size_t	i, n = 0;
+
+	/* obs-fold continues the value before: taken as one SP */
+	if (len == 0 || !proto_is_ows(line[0])) {
+		while (n < len && line[n] != ':')
+			if (!proto_is_tchar(line[n++]))
+				return "a header name that is not a token";
+		if (n == len || n == 0)
+			return "a header line without a name and a colon";
+	}
+	for (i = n; i < len; i++)
+		if (((unsigned char)line[i] < 0x20 && line[i] != '\t') ||
+		    line[i] == 0x7f)
+			return "a control character in a header value";
+	return NULL;
+}
+
 char *
 proto_utoa(char *end, uint64_t v, int base)
 {

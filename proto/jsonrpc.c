@@ -58,9 +58,23 @@ jsonrpc_type_name(const json_t *v)
 }
 
 /* null_ok: an error response may carry "id": null (id not known) */
+/* a string that a C string would cut short */
+static int
+jsonrpc_has_nul(const json_t *s)
+{
+	return json_is_string(s) &&
+	    strlen(json_string_value(s)) != json_string_length(s);
+}
+
 static int
 jsonrpc_id_check(json_t *id, int null_ok, struct jsonrpc_err *err)
 {
+	if (jsonrpc_has_nul(id)) {
+		/* ids are matched as C strings (relays, pending records) */
+		jsonrpc_err_set(err, JSONRPC_INVALID_REQUEST, 400,
+		    "a string \"id\" must not contain \"\\u0000\"");
+		return -1;
+	}
 	if (json_is_string(id) || json_is_integer(id))
 		return 0;
 	if (null_ok && json_is_null(id))
@@ -102,12 +116,14 @@ jsonrpc_parse(const char *buf, size_t len, struct jsonrpc_msg *out,
 	if (buf == NULL)
 		len = 0;
 	/*
-	 * No JSON_ALLOW_NUL ("\u0000" in strings is refused, so every
-	 * string is a C string) and no JSON_DISABLE_EOF_CHECK (trailing
+	 * JSON_ALLOW_NUL: "\u0000" in a string is valid JSON (RFC 8259
+	 * section 7) and passes through intact; the strings vmcpd itself
+	 * reads as C strings are checked for it (here and in
+	 * jsonrpc_params_check()).  No JSON_DISABLE_EOF_CHECK (trailing
 	 * garbage is refused).  JSON_DECODE_ANY so "1" is reported as
 	 * "not an object" rather than as a parse error.
 	 */
-	root = json_loadb(buf != NULL ? buf : "", len,
+	root = json_loadb(buf != NULL ? buf : "", len, JSON_ALLOW_NUL |
 	    JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
 	if (root == NULL) {
 		if (json_error_code(&jerr) == json_error_out_of_memory) {
@@ -133,7 +149,8 @@ jsonrpc_parse(const char *buf, size_t len, struct jsonrpc_msg *out,
 	}
 
 	v = json_object_get(root, "jsonrpc");
-	if (!json_is_string(v) || strcmp(json_string_value(v), "2.0") != 0) {
+	if (!json_is_string(v) || json_string_length(v) != 3 ||
+	    strcmp(json_string_value(v), "2.0") != 0) {
 		jsonrpc_err_set(err, JSONRPC_INVALID_REQUEST, 400,
 		    "\"jsonrpc\" must be \"2.0\"");
 		goto fail;
@@ -149,6 +166,11 @@ jsonrpc_parse(const char *buf, size_t len, struct jsonrpc_msg *out,
 		    json_string_length(method) == 0) {
 			jsonrpc_err_set(err, JSONRPC_INVALID_REQUEST, 400,
 			    "\"method\" must be a non-empty string");
+			goto fail;
+		}
+		if (jsonrpc_has_nul(method)) {
+			jsonrpc_err_set(err, JSONRPC_INVALID_REQUEST, 400,
+			    "\"method\" must not contain \"\\u0000\"");
 			goto fail;
 		}
 		if (result != NULL || error != NULL) {
@@ -222,6 +244,62 @@ fail:
 	json_decref(root);
 	memset(out, 0, sizeof(*out));
 	return -1;
+}
+
+/*
+ * The first member of o (an object, or not) that vmcpd reads as a C
+ * string and that holds "\u0000": one of keys, or with meta, the
+ * progressToken and the reserved _meta keys.
+ */
+static const char *
+jsonrpc_nul_member(const json_t *o, const char *const *keys, int meta)
+{
+	const char	*k;
+	json_t		*v;
+	size_t		 i;
+
+	json_object_foreach((json_t *)o, k, v) {
+		if (!jsonrpc_has_nul(v))
+			continue;
+		if (meta && (strcmp(k, "progressToken") == 0 ||
+		    proto_meta_reserved(k)))
+			return k;
+		for (i = 0; keys != NULL && keys[i] != NULL; i++)
+			if (strcmp(k, keys[i]) == 0)
+				return k;
+	}
+	return NULL;
+}
+
+int
+jsonrpc_params_check(const struct jsonrpc_msg *m, struct jsonrpc_err *err)
+{
+	static const char *const read[] = { "name", "uri", "type",
+	    "cursor", "level", "protocolVersion", NULL };
+	const json_t	*meta, *tok;
+	const char	*k;
+
+	memset(err, 0, sizeof(*err));
+	if (m->jm_params == NULL)
+		return 0;
+	meta = json_object_get(m->jm_params, "_meta");
+	tok = json_object_get(meta, "progressToken");
+	if (tok != NULL && !json_is_string(tok) && !json_is_integer(tok)) {
+		jsonrpc_err_set(err, JSONRPC_INVALID_PARAMS, 200,
+		    "Invalid params: _meta.progressToken must be a string "
+		    "or an integer, not %s", jsonrpc_type_name(tok));
+		return -1;
+	}
+	/* arguments and everything else pass through as they are */
+	if ((k = jsonrpc_nul_member(m->jm_params, read, 0)) != NULL ||
+	    (k = jsonrpc_nul_member(json_object_get(m->jm_params, "ref"),
+	    read, 0)) != NULL ||
+	    (k = jsonrpc_nul_member(meta, NULL, 1)) != NULL) {
+		jsonrpc_err_set(err, JSONRPC_INVALID_PARAMS, 200,
+		    "Invalid params: \"%s\" must not contain \"\\u0000\"", k);
+		return -1;
+	}
+	return 0;
 }
 
 void

@@ -6,10 +6,11 @@
  * instead of parsing it into a tree and serialising it again.
  *
  * Its strict mode answers another question, for fast paths that then
- * skip jansson: would json_loadb() with JSON_REJECT_DUPLICATES surely
- * load this text?  It also says no to what it cannot decide cheaply
- * (escaped keys, many keys, numbers near the limits of jansson's types),
- * so a "no" means "ask jansson", never "jansson refuses".
+ * skip jansson: would json_loadb() with JSON_REJECT_DUPLICATES and
+ * JSON_ALLOW_NUL (as jsonrpc_parse() loads) surely load this text?
+ * It also says no to what it cannot decide cheaply (escaped keys, many
+ * keys, numbers near the limits of jansson's types), so a "no" means
+ * "ask jansson", never "jansson refuses".
  */
 #include <stddef.h>
 #include <stdlib.h>
@@ -158,7 +159,7 @@ scan_escape(struct scan *sc)
 			return -1;
 		sc->s_p += 6;
 	}
-	return u == 0 ? -1 : 0;		/* jansson refuses NUL */
+	return 0;	/* "\u0000" too: loaded with JSON_ALLOW_NUL */
 }
 
 /*

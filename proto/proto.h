@@ -65,6 +65,14 @@ struct jsonrpc_err {
 int	 jsonrpc_parse(const char *buf, size_t len, struct jsonrpc_msg *out,
 	    struct jsonrpc_err *err);
 void	 jsonrpc_msg_clear(struct jsonrpc_msg *);
+/*
+ * A request's params past the envelope: 0, or -1 with err set to
+ * -32602 (HTTP 200) for a _meta.progressToken that is not a string or
+ * an integer, or "\u0000" in a string that vmcpd reads (a member of
+ * params or params.ref, progressToken or a reserved _meta key).
+ */
+int	 jsonrpc_params_check(const struct jsonrpc_msg *,
+	    struct jsonrpc_err *);
 
 /*
  * A fast, allocation-free look at a request or notification
@@ -126,6 +134,13 @@ char	*jsonrpc_dump(const json_t *, size_t *len);
 int	 proto_accept_has(const char *accept, const char *type);
 /* narrow [*v, *e) to the field value without leading/trailing OWS */
 void	 proto_ows_trim(const char **v, const char **e);
+/*
+ * One header line of a backend's response, without its line end: NULL
+ * if it is a field line (or an obs-fold continuation) vmcpd may use,
+ * or why not: no field name, a name that is no token, a NUL or other
+ * control character but HTAB (what the front refuses in a request).
+ */
+const char *proto_field_line_problem(const char *line, size_t len);
 /* the value of a hexadecimal digit, or -1 */
 int	 proto_hex_digit(int c);
 /* v in base 10 or 16 (lower case) written backwards from end, which is

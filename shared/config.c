@@ -536,6 +536,7 @@ config_parse_duration(const char *s, uint64_t *ms)
 	const char	*p = s, *u;
 	uint64_t	 total = 0, whole, frac, scale, unit, v, fv;
 	size_t		 i, ulen, ndig, nfrac;
+	int		 big = 0;
 
 	if (s == NULL || *s == '\0')
 		return -1;
@@ -550,10 +551,12 @@ config_parse_duration(const char *s, uint64_t *ms)
 	p = s;
 	while (*p != '\0') {
 		whole = 0;
+		/* too large is told apart from malformed: read on */
 		for (ndig = 0; isdigit((unsigned char)*p); p++, ndig++) {
 			if (whole > (UINT64_MAX - (uint64_t)(*p - '0')) / 10)
-				return -1;
-			whole = whole * 10 + (uint64_t)(*p - '0');
+				big = 1;
+			else
+				whole = whole * 10 + (uint64_t)(*p - '0');
 		}
 		frac = 0;
 		scale = 1;
@@ -584,14 +587,20 @@ config_parse_duration(const char *s, uint64_t *ms)
 			p = u;
 		} else
 			v = unit;
-		if (whole > UINT64_MAX / v)
-			return -1;
+		if (big || whole > UINT64_MAX / v) {
+			big = 1;
+			continue;
+		}
 		whole *= v;
 		fv = (uint64_t)((double)frac * ((double)v / (double)scale));
-		if (whole > UINT64_MAX - fv || total > UINT64_MAX - whole - fv)
-			return -1;
+		if (whole > UINT64_MAX - fv || total > UINT64_MAX - whole - fv) {
+			big = 1;
+			continue;
+		}
 		total += whole + fv;
 	}
+	if (big)
+		return -2;
 	/* round up so that a tiny duration does not become 0 */
 	*ms = total / NS_MS + (total % NS_MS != 0);
 	return 0;
@@ -783,6 +792,7 @@ load_size(struct loader *ld, struct cnode *v, const char *path,
 }
 
 #define DURATION_EXAMPLES	"such as 30s, 5m or 1h30m"
+#define DURATION_MAX		"5124095h34m33s"
 
 static int
 load_duration(struct loader *ld, struct cnode *v, const char *path,
@@ -790,11 +800,14 @@ load_duration(struct loader *ld, struct cnode *v, const char *path,
 {
 	uint64_t	 ms;
 	const char	*what;
+	int		 rc = -1;
 
 	what = min > 0 ? "a duration greater than 0 (" DURATION_EXAMPLES ")" :
 	    "a duration (" DURATION_EXAMPLES ")";
-	if (v->cn_type != CN_SCALAR ||
-	    config_parse_duration(v->cn_str, &ms) == -1 || ms < min)
+	if (v->cn_type == CN_SCALAR &&
+	    (rc = config_parse_duration(v->cn_str, &ms)) == -2)
+		what = "a duration of at most " DURATION_MAX " (2^64 - 1 ns)";
+	if (rc != 0 || ms < min)
 		return config_expected(ld, v, path, what);
 	*dst = ms;
 	return 0;
@@ -1075,10 +1088,11 @@ config_require(struct loader *ld, struct cnode *n, const char *path,
  * Sections
  */
 
+/* "host:port" or "[ipv6]:port" into *hostp (replaced) and *portp */
 static int
-load_listen(struct loader *ld, struct cnode *v, const char *path, void *arg)
+load_hostport(struct loader *ld, struct cnode *v, const char *path,
+    char **hostp, uint16_t *portp)
 {
-	struct config	*cf = arg;
 	char		 host[64], esc[SHOW_MAX * 4 + 8], *dup;
 	const char	*s, *end, *port;
 	struct in6_addr	 a6;
@@ -1130,10 +1144,29 @@ load_listen(struct loader *ld, struct cnode *v, const char *path, void *arg)
 		    port, strlen(port), SHOW_MAX));
 	if ((dup = strdup(host)) == NULL)
 		return config_error(ld, NULL, "out of memory");
-	free(cf->cf_listen_host);
-	cf->cf_listen_host = dup;
-	cf->cf_listen_port = (uint16_t)n;
+	free(*hostp);
+	*hostp = dup;
+	*portp = (uint16_t)n;
 	return 0;
+}
+
+static int
+load_listen(struct loader *ld, struct cnode *v, const char *path, void *arg)
+{
+	struct config *cf = arg;
+
+	return load_hostport(ld, v, path, &cf->cf_listen_host,
+	    &cf->cf_listen_port);
+}
+
+static int
+load_diagnostics(struct loader *ld, struct cnode *v, const char *path,
+    void *arg)
+{
+	struct config *cf = arg;
+
+	return load_hostport(ld, v, path, &cf->cf_diag_host,
+	    &cf->cf_diag_port);
 }
 
 static int
@@ -1171,9 +1204,23 @@ load_daemon(struct loader *ld, struct cnode *n, const char *path, void *arg)
 		{ "drainTimeout", F_DURATION, &cf->cf_drain_timeout_ms, NULL,
 		    0, 0 },
 		{ "workerHeader", F_BOOL, &cf->cf_worker_header, NULL, 0, 0 },
+		{ "diagnostics", F_FN, cf, load_diagnostics, 0, 0 },
 	};
+	const struct cnode	*d;
+	size_t			 i;
 
-	return load_fields(ld, n, path, fields, nitems(fields));
+	if (load_fields(ld, n, path, fields, nitems(fields)) == -1)
+		return -1;
+	if (cf->cf_diag_host != NULL && cf->cf_diag_port != 0 &&
+	    cf->cf_diag_port == cf->cf_listen_port &&
+	    strcmp(cf->cf_diag_host, cf->cf_listen_host) == 0) {
+		for (i = 0, d = NULL; i + 1 < n->cn_nkids; i += 2)
+			if (strcmp(n->cn_kids[i]->cn_str, "diagnostics") == 0)
+				d = n->cn_kids[i + 1];
+		return config_error(ld, d, "%s.diagnostics: expected an "
+		    "address other than daemon.listen's", path);
+	}
+	return 0;
 }
 
 static int
@@ -1514,6 +1561,7 @@ load_backends(struct loader *ld, struct cnode *n, const char *path,
 	if (n->cn_nkids == 0)
 		return config_error(ld, n, "%s: expected at least one backend, "
 		    "found an empty sequence", path);
+#ifdef CONFIG_BACKENDS_MAX
 	if (n->cn_nkids > CONFIG_BACKENDS_MAX) {
 		if (CONFIG_BACKENDS_MAX == 1)
 			return config_error(ld, n->cn_kids[1], "only one "
@@ -1522,6 +1570,7 @@ load_backends(struct loader *ld, struct cnode *n, const char *path,
 		    "at most %d backends are supported by this version of "
 		    "vmcpd", CONFIG_BACKENDS_MAX);
 	}
+#endif
 	if ((cf->cf_backends = calloc(n->cn_nkids, sizeof(*cb))) == NULL)
 		return config_error(ld, NULL, "out of memory");
 	ld->ld_have_backends = 1;
@@ -2503,6 +2552,7 @@ config_free(struct config *cf)
 	free(cf->cf_name);
 	free(cf->cf_group_ref);
 	free(cf->cf_listen_host);
+	free(cf->cf_diag_host);
 	free(cf->cf_port_file);
 	free(cf->cf_state_dir);
 	free(cf->cf_user);

@@ -19,13 +19,11 @@
 #define CONFIG_NAME_MAX		64
 
 /*
- * How many backends this version accepts: the one switch.  Build with
- * -DCONFIG_BACKENDS_MAX=1 for a single-backend daemon; the loader and
- * its messages follow.
+ * Any number of backends by default: everything sized by them is
+ * allocated per configuration.  Build with -DCONFIG_BACKENDS_MAX=N for
+ * a daemon that accepts at most N (1: a single-backend daemon); the
+ * loader and its messages follow.
  */
-#ifndef CONFIG_BACKENDS_MAX
-#define CONFIG_BACKENDS_MAX	64
-#endif
 
 enum config_transport {
 	TRANSPORT_STREAMABLE_HTTP = 0,
@@ -132,6 +130,8 @@ struct config {
 	char			*cf_listen_host;	/* default 127.0.0.1 */
 	uint16_t		 cf_listen_port;	/* default 4483; 0 = any */
 	char			*cf_port_file;		/* write bound port here */
+	char			*cf_diag_host;		/* diagnostics; NULL = off */
+	uint16_t		 cf_diag_port;		/* 0 = any */
 	int			 cf_workers;		/* 0 = one per core */
 	char			*cf_state_dir;		/* default ./var */
 	char			*cf_user;		/* drop to this user */
@@ -183,7 +183,8 @@ const struct config_backend *
 const char	*config_transport_name(enum config_transport);
 const char	*config_era_name(enum config_era);
 
-/* value parsers, exposed for unit tests: 0 ok, -1 bad */
+/* value parsers, exposed for unit tests: 0 ok, -1 bad; a duration
+ * over 2^64 - 1 ns is -2 */
 int		 config_parse_duration(const char *, uint64_t *ms);
 int		 config_parse_size(const char *, uint64_t *bytes);
 

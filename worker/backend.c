@@ -398,7 +398,8 @@ backend_session_lost(struct backend_call *bc)
 	if (bc->bc_status != 400 || bc->bc_body == NULL)
 		return 0;
 	/* some servers (the TypeScript SDK's) answer 400 for it */
-	if ((o = json_loadb(bc->bc_body, bc->bc_len, 0, &jerr)) == NULL)
+	if ((o = json_loadb(bc->bc_body, bc->bc_len, JSON_ALLOW_NUL,
+	    &jerr)) == NULL)
 		return 0;
 	msg = json_object_get(json_object_get(o, "error"), "message");
 	if (json_is_string(msg) && strcasestr(json_string_value(msg),
@@ -423,7 +424,8 @@ backend_refused(struct backend_call *bc)
 	int		 flags = 0;
 
 	if (bc->bc_body != NULL && bc->bc_len > 0)
-		body = json_loadb(bc->bc_body, bc->bc_len, 0, &jerr);
+		body = json_loadb(bc->bc_body, bc->bc_len, JSON_ALLOW_NUL,
+		    &jerr);
 	if (!json_is_object(json_object_get(body, "error"))) {
 		json_decref(body);
 		body = NULL;
@@ -864,7 +866,7 @@ backend_info_get(struct worker *w, const struct config_backend *be)
 	if (store_get(w->w_store, STORE_BACKENDS, be->cb_name,
 	    strlen(be->cb_name), store_now_ms(), &rec) != 0)
 		return NULL;
-	o = json_loadb(rec.sr_data, rec.sr_len, 0, &jerr);
+	o = json_loadb(rec.sr_data, rec.sr_len, JSON_ALLOW_NUL, &jerr);
 	store_rec_clear(&rec);
 	return o;
 }

@@ -50,15 +50,25 @@ struct era_slot {
 	struct era_probe	*es_probe;
 };
 
-static struct era_slot	 slots[CONFIG_BACKENDS_MAX];
+/* one per configured backend, made on first use (a worker's
+ * configuration is fixed for its life: a reload forks new workers) */
+static struct era_slot	*slots;
+static size_t		 nslots;
 
 static struct era_slot *
 era_slot(struct worker *w, const struct config_backend *be)
 {
 	size_t i = (size_t)(be - w->w_conf->cf_backends);
 
-	return i < w->w_conf->cf_nbackends && i < CONFIG_BACKENDS_MAX ?
-	    &slots[i] : NULL;
+	if (i >= w->w_conf->cf_nbackends)
+		return NULL;
+	if (slots == NULL) {
+		if ((slots = calloc(w->w_conf->cf_nbackends,
+		    sizeof(*slots))) == NULL)
+			return NULL;
+		nslots = w->w_conf->cf_nbackends;
+	}
+	return i < nslots ? &slots[i] : NULL;
 }
 
 const char *
@@ -88,7 +98,7 @@ era_load(struct worker *w, const struct config_backend *be)
 	if (store_get(w->w_store, STORE_ERAS, be->cb_name, strlen(be->cb_name),
 	    store_now_ms(), &rec) != 0)
 		return ERA_UNKNOWN;
-	o = json_loadb(rec.sr_data, rec.sr_len, 0, &jerr);
+	o = json_loadb(rec.sr_data, rec.sr_len, JSON_ALLOW_NUL, &jerr);
 	store_rec_clear(&rec);
 	era = json_string_value(json_object_get(o, "era"));
 	url = json_string_value(json_object_get(o, "url"));
@@ -207,7 +217,8 @@ era_on_sse(void *arg, const struct sse_event *ev)
 	if (*msg != NULL || (ev->se_event[0] != '\0' &&
 	    strcmp(ev->se_event, "message") != 0))
 		return 0;
-	if ((o = json_loadb(ev->se_data, ev->se_data_len, 0, &jerr)) == NULL)
+	if ((o = json_loadb(ev->se_data, ev->se_data_len, JSON_ALLOW_NUL,
+	    &jerr)) == NULL)
 		return 0;
 	/* the answer, not a notification sent before it */
 	if (json_object_get(o, "result") != NULL ||
@@ -229,7 +240,8 @@ era_answer(struct era_probe *ep)
 	if (ep->ep_body == NULL)
 		return NULL;
 	if (!ep->ep_sse)
-		return json_loadb(ep->ep_body, ep->ep_len, 0, &jerr);
+		return json_loadb(ep->ep_body, ep->ep_len, JSON_ALLOW_NUL,
+		    &jerr);
 	if ((p = sse_parser_new(ERAS_BODY_MAX, era_on_sse, &msg)) == NULL)
 		return NULL;
 	(void)sse_parser_feed(p, ep->ep_body, ep->ep_len);
@@ -410,7 +422,7 @@ era_resolve_cancel(struct worker *w, void *arg)
 	size_t			 i;
 
 	(void)w;
-	for (i = 0; i < CONFIG_BACKENDS_MAX; i++) {
+	for (i = 0; i < nslots; i++) {
 		if (slots[i].es_probe == NULL)
 			continue;
 		for (ew = TAILQ_FIRST(&slots[i].es_probe->ep_waiters);
@@ -430,9 +442,10 @@ eras_free(void)
 {
 	size_t i;
 
-	for (i = 0; i < CONFIG_BACKENDS_MAX; i++) {
+	for (i = 0; i < nslots; i++)
 		if (slots[i].es_probe != NULL)
 			era_probe_free(slots[i].es_probe);
-		slots[i].es_probe = NULL;
-	}
+	free(slots);
+	slots = NULL;
+	nslots = 0;
 }

@@ -319,12 +319,42 @@ http_call_store_header(struct http_call *call, const char *line, size_t len)
 	return 0;
 }
 
+/*
+ * libcurl frames a body by Transfer-Encoding over Content-Length and
+ * takes the first of several: a head that makes that a choice is refused,
+ * as http_h1.c and the front refuse it.
+ */
+static const char *
+http_call_framing_problem(const struct http_call *call)
+{
+	const char	*len = NULL;
+	size_t		 i;
+	int		 te = 0;
+
+	for (i = 0; i < call->c_nhdrs; i++) {
+		if (strcasecmp(call->c_hdrs[i].h_name,
+		    "Transfer-Encoding") == 0)
+			te = 1;
+		else if (strcasecmp(call->c_hdrs[i].h_name,
+		    "Content-Length") != 0)
+			continue;
+		else if (len == NULL)
+			len = call->c_hdrs[i].h_value;
+		else if (strcmp(len, call->c_hdrs[i].h_value) != 0)
+			return "differing Content-Lengths";
+	}
+	if (te && len != NULL)
+		return "both Content-Length and Transfer-Encoding";
+	return NULL;
+}
+
 static size_t
 http_call_header_cb(char *buf, size_t size, size_t nitems, void *arg)
 {
 	struct http_call	*call = arg;
 	size_t			 len = size * nitems, l = len;
 	long			 code = 0;
+	const char		*why;
 
 	if (call->c_cancelled)
 		return 0;
@@ -338,6 +368,12 @@ http_call_header_cb(char *buf, size_t size, size_t nitems, void *arg)
 	while (l > 0 && (buf[l - 1] == '\n' || buf[l - 1] == '\r'))
 		l--;
 	if (l > 0) {
+		if ((why = proto_field_line_problem(buf, l)) != NULL) {
+			(void)snprintf(call->c_errmsg, sizeof(call->c_errmsg),
+			    "invalid response head from %s: %s",
+			    call->c_target, why);
+			return 0;
+		}
 		if (http_call_store_header(call, buf, l) == -1) {
 			(void)snprintf(call->c_errmsg, sizeof(call->c_errmsg),
 			    "response head from %s too large",
@@ -350,6 +386,11 @@ http_call_header_cb(char *buf, size_t size, size_t nitems, void *arg)
 	(void)curl_easy_getinfo(call->c_easy, CURLINFO_RESPONSE_CODE, &code);
 	if (code >= 100 && code < 200)
 		return len;
+	if ((why = http_call_framing_problem(call)) != NULL) {
+		(void)snprintf(call->c_errmsg, sizeof(call->c_errmsg),
+		    "invalid response head from %s: %s", call->c_target, why);
+		return 0;
+	}
 	if (http_call_head(call) == -1)
 		return 0;
 	return len;

@@ -1,6 +1,7 @@
 /*
  * The HTTP front: vmcpd's HTTP/1.1 server (httpd.c) on the inherited
- * listener, with the limits set, the routes (/mcp, /healthz, /status)
+ * listener, with the limits set, the routes (/mcp, /healthz; /status
+ * and /metrics are on the diagnostics listener, diag.c)
  * and the reply helpers the edges share: JSON bodies, JSON-RPC answers
  * composed around text the caller already has, and SSE streams.
  */
@@ -283,8 +284,7 @@ front_sse_end(struct httpd_req *req)
 	httpd_send_end(req);
 }
 
-/* 0 for GET or HEAD; else a 405 is sent and -1 */
-static int
+int
 front_get_only(struct httpd_req *req)
 {
 	if (httpd_req_method(req) == HTTP_M_GET ||
@@ -308,42 +308,6 @@ front_healthz(struct worker *w, struct httpd_req *req)
 	json_decref(body);
 }
 
-/* /status: the backends and the era each is spoken to in */
-static void
-front_status(struct worker *w, struct httpd_req *req)
-{
-	const struct config_backend	*be;
-	json_t				*body, *bes, *b;
-	size_t				 i;
-
-	if (front_get_only(req) == -1)
-		return;
-	if ((bes = json_array()) == NULL)
-		goto fail;
-	for (i = 0; i < w->w_conf->cf_nbackends; i++) {
-		be = &w->w_conf->cf_backends[i];
-		b = json_pack("{s:s, s:s, s:s, s:s}", "name", be->cb_name,
-		    "transport", config_transport_name(be->cb_transport),
-		    "eraSetting", config_era_name(be->cb_era),
-		    "mcpRevision", era_name(era_get(w, be)));
-		if (b == NULL || json_array_append_new(bes, b) == -1) {
-			json_decref(bes);
-			goto fail;
-		}
-	}
-	body = json_pack("{s:s, s:s, s:i, s:i, s:o}", "name", w->w_conf->cf_name,
-	    "version", VMCPD_VERSION, "worker", w->w_slot, "pid",
-	    (int)w->w_pid, "backends", bes);
-	if (body == NULL)
-		goto fail;
-	front_reply_json(req, 200, body, NULL);
-	json_decref(body);
-	return;
-fail:
-	front_reply_error(req, 500, NULL, JSONRPC_INTERNAL_ERROR,
-	    "Internal error: out of memory");
-}
-
 /* the reply is written (or cannot be): a draining worker may exit */
 static void
 front_on_complete(struct httpd_req *req, void *arg)
@@ -357,8 +321,10 @@ front_on_request(struct httpd_req *req, void *arg)
 {
 	struct worker	*w = arg;
 	const char	*path = httpd_req_path(req);
+	int		 mcp = strcmp(path, "/mcp") == 0;
 
-	if (strcmp(path, "/mcp") == 0) {
+	diag_count_request(w, mcp);
+	if (mcp) {
 		w->w_inflight++;
 		w->w_unflushed++;
 		httpd_req_set_done_cb(req, front_on_complete, w);
@@ -367,10 +333,6 @@ front_on_request(struct httpd_req *req, void *arg)
 	}
 	if (strcmp(path, "/healthz") == 0) {
 		front_healthz(w, req);
-		return;
-	}
-	if (strcmp(path, "/status") == 0) {
-		front_status(w, req);
 		return;
 	}
 	front_reply_error(req, 404, NULL, JSONRPC_INVALID_REQUEST,

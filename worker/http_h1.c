@@ -90,6 +90,7 @@ struct h1_conn {
 	int			 hn_keep;
 	int			 hn_chunked;
 	int			 hn_has_len;
+	int			 hn_has_te;
 	uint64_t		 hn_remain;
 	size_t			 hn_headbytes;
 	char			*hn_buf;
@@ -413,6 +414,7 @@ h1_frame_header(struct h1_conn *hn, const char *line, size_t len)
 		hn->hn_remain = n;
 	} else if (nlen == 17 &&
 	    strncasecmp(line, "Transfer-Encoding", 17) == 0) {
+		hn->hn_has_te = 1;
 		/* anything but chunked: the body runs to the close */
 		if (h1_token_has(v, vlen, "chunked"))
 			hn->hn_chunked = 1;
@@ -438,6 +440,7 @@ h1_status_line(struct h1_conn *hn, const char *p, size_t len)
 	hn->hn_keep = p[7] == '1';
 	hn->hn_chunked = 0;
 	hn->hn_has_len = 0;
+	hn->hn_has_te = 0;
 	hn->hn_remain = 0;
 	hn->hn_interim = hn->hn_status < 200;
 	return hn->hn_status == 101 ? -1 : 0;
@@ -478,6 +481,13 @@ h1_head_end(struct h1_conn *hn)
 	if (hn->hn_interim) {
 		hn->hn_ps = HP_STATUS;
 		return HP_MORE;
+	}
+	/* which one frames the body is the smuggler's question: neither */
+	if (hn->hn_has_len && hn->hn_has_te) {
+		(void)snprintf(x->hx_err, sizeof(x->hx_err),
+		    "both Content-Length and Transfer-Encoding from %s",
+		    x->hx_target);
+		return HP_ERROR;
 	}
 	nobody = x->hx_head_only || hn->hn_status == 204 ||
 	    hn->hn_status == 304;
@@ -527,7 +537,7 @@ static int
 h1_parse(struct h1_conn *hn)
 {
 	struct h1_exchange	*x = hn->hn_x;
-	const char		*p, *nl;
+	const char		*p, *nl, *why;
 	size_t			 avail, llen, n;
 	int			 r;
 
@@ -596,8 +606,14 @@ h1_parse(struct h1_conn *hn)
 			}
 			if (hn->hn_interim)
 				break;
-			if (p[0] != ' ' && p[0] != '\t' &&
-			    h1_frame_header(hn, p, llen) == -1) {
+			if ((why = proto_field_line_problem(p, llen)) !=
+			    NULL) {
+				(void)snprintf(x->hx_err, sizeof(x->hx_err),
+				    "invalid response head from %s: %s",
+				    x->hx_target, why);
+				return HP_ERROR;
+			}
+			if (h1_frame_header(hn, p, llen) == -1) {
 				(void)snprintf(x->hx_err, sizeof(x->hx_err),
 				    "invalid Content-Length from %s",
 				    x->hx_target);

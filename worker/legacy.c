@@ -544,7 +544,7 @@ legacy_client_answer(struct worker *w, struct jsonrpc_msg *msg,
 		    s->s_id);
 		return;
 	}
-	p = json_loadb(rec.sr_data, rec.sr_len, 0, &jerr);
+	p = json_loadb(rec.sr_data, rec.sr_len, JSON_ALLOW_NUL, &jerr);
 	store_rec_clear(&rec);
 	if (p == NULL || json_unpack(p, "{s:s, s:s, s?s, s?s, s:o}", "sid",
 	    &sid, "b", &b, "bsid", &bsid, "pv", &pv, "id", &bid) == -1 ||
@@ -1408,6 +1408,13 @@ legacy_post(struct worker *w, struct httpd_req *req)
 	}
 	era = v.pv_era;
 	proto_verdict_clear(&v);
+	if (msg.jm_kind == JSONRPC_REQUEST &&
+	    jsonrpc_params_check(&msg, &err) == -1) {
+		legacy_done_error(w, req, err.je_http, msg.jm_id, err.je_code,
+		    err.je_msg);
+		jsonrpc_msg_clear(&msg);
+		return;
+	}
 	if (era == PROTO_ERA_MODERN) {
 		modern_handle(w, req, &msg);
 		return;

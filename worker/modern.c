@@ -610,8 +610,8 @@ modern_mbackend_text(struct mreq *m, const char *json, size_t len)
 	if ((si = modern_server_info_text(m->m_w, &silen)) == NULL)
 		return -1;
 	if (mt != NULL) {
-		if ((meta = json_loadb(mt->ps_val, mt->ps_vallen, 0, &jerr)) ==
-		    NULL || !json_is_object(meta)) {
+		if ((meta = json_loadb(mt->ps_val, mt->ps_vallen,
+		    JSON_ALLOW_NUL, &jerr)) == NULL || !json_is_object(meta)) {
 			json_decref(meta);
 			return -1;
 		}
@@ -696,7 +696,7 @@ modern_on_mbackend_raw(void *arg, const char *kind, const char *json,
 	if (strcmp(kind, "result") == 0 &&
 	    modern_mbackend_text(m, json, len) == 0)
 		return;
-	v = json_loadb(json, len, 0, &jerr);
+	v = json_loadb(json, len, JSON_ALLOW_NUL, &jerr);
 	resp = v != NULL ? json_pack("{s:o}", kind, v) : NULL;
 	modern_on_mbackend_done(m, resp != NULL ? 0 : -1, resp, 0,
 	    "the backend's answer could not be read");

@@ -256,7 +256,7 @@ mrtr_take(struct worker *w, const char *id)
 	if (store_get(w->w_store, STORE_PENDING, id, strlen(id),
 	    store_now_ms(), &rec) != 0)
 		return;
-	p = json_loadb(rec.sr_data, rec.sr_len, 0, &jerr);
+	p = json_loadb(rec.sr_data, rec.sr_len, JSON_ALLOW_NUL, &jerr);
 	store_rec_clear(&rec);
 	result = json_object_get(p, "result");
 	error = json_object_get(p, "error");
@@ -313,7 +313,7 @@ mrtr_answer(struct worker *w, const char *sid, const struct jsonrpc_msg *msg)
 		    sid);
 		return 0;
 	}
-	p = json_loadb(rec.sr_data, rec.sr_len, 0, &jerr);
+	p = json_loadb(rec.sr_data, rec.sr_len, JSON_ALLOW_NUL, &jerr);
 	store_rec_clear(&rec);
 	psid = json_string_value(json_object_get(p, "sid"));
 	pid = (int)json_integer_value(json_object_get(p, "pid"));

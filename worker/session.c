@@ -124,7 +124,7 @@ session_decode(const char *buf, size_t len, struct session *s)
 	int		 init;
 
 	memset(s, 0, sizeof(*s));
-	if ((o = json_loadb(buf, len, 0, &jerr)) == NULL)
+	if ((o = json_loadb(buf, len, JSON_ALLOW_NUL, &jerr)) == NULL)
 		return -1;
 	if (json_unpack(o, "{s:I, s:s, s?o, s?o, s:s, s?s, s:b, s:I, s:I, "
 	    "s:I, s:o, s?o}", "v", &v, "pv", &pv, "caps", &caps, "info", &info,

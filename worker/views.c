@@ -177,7 +177,7 @@ view_load(struct worker *w, const char *what, const char *scope,
 		return json_incref(view_cache.vc_view);
 	if (rc != 0)
 		return NULL;
-	o = json_loadb(rec.sr_data, rec.sr_len, 0, &jerr);
+	o = json_loadb(rec.sr_data, rec.sr_len, JSON_ALLOW_NUL, &jerr);
 	if (o != NULL && strcmp(what, "view") == 0) {
 		json_decref(view_cache.vc_view);
 		view_cache.vc_view = json_incref(o);

@@ -47,6 +47,7 @@ worker_drain(struct worker *w)
 	w->w_draining = 1;
 	log_debug("draining");
 	front_drain(w);
+	diag_drain(w);
 	stream_drain(w);
 	listen_drain(w);
 	notify_stop(w);
@@ -128,7 +129,8 @@ worker_self(void)
 
 void
 worker_main(const struct config *conf, int slot, unsigned int gen,
-    int listen_fd, int chan_fd)
+    int listen_fd, int diag_fd, struct diag_slot *stats, int nstats,
+    int chan_fd)
 {
 	struct worker		*w = &the_worker;
 	struct event_config	*cfg;
@@ -142,6 +144,9 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 	w->w_pid = getpid();
 	w->w_chan = chan_fd;
 	w->w_listen_fd = listen_fd;
+	w->w_diag_fd = diag_fd;
+	w->w_stats = stats;
+	w->w_nstats = nstats;
 	TAILQ_INIT(&w->w_reqs);
 	TAILQ_INIT(&w->w_opens);
 
@@ -179,6 +184,8 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 		fatalx("cannot set up the wake socket");
 	if (front_init(w) == -1)
 		fatalx("cannot serve HTTP");
+	if (diag_init(w) == -1)
+		fatalx("cannot serve the diagnostics");
 	if ((w->w_chan_ev = event_new(w->w_base, chan_fd, EV_READ | EV_PERSIST,
 	    worker_on_channel, w)) == NULL ||
 	    event_add(w->w_chan_ev, NULL) == -1)
@@ -194,6 +201,7 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 	listen_drain(w);
 	stream_free_all(w);
 	front_free(w);
+	diag_free(w);
 	backend_free_all(w);
 	views_free();
 	eras_free();

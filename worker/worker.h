@@ -30,6 +30,18 @@ struct session;
 
 #define VMCPD_VERSION	"0.1.0"
 
+/*
+ * One worker slot's figures, in memory the master maps shared before
+ * forking a generation: the worker counts, the master sets the pid and
+ * the restarts, any worker reads them all (relaxed atomics).
+ */
+struct diag_slot {
+	uint64_t	 ds_pid;
+	uint64_t	 ds_restarts;		/* respawns after a death */
+	uint64_t	 ds_requests;		/* HTTP requests, main port */
+	uint64_t	 ds_mcp_requests;	/* of them, to /mcp */
+};
+
 struct worker {
 	struct event_base		*w_base;
 	struct httpd			*w_httpd;
@@ -41,6 +53,9 @@ struct worker {
 	pid_t				 w_pid;
 	int				 w_chan;
 	int				 w_listen_fd;
+	int				 w_diag_fd;	/* -1: none */
+	struct diag_slot		*w_stats;	/* shared, per slot */
+	int				 w_nstats;
 	struct event			*w_chan_ev;
 	struct event			*w_sig_term;
 	struct event			*w_sig_usr1;
@@ -55,7 +70,8 @@ struct worker {
 
 /* worker.c */
 void	 worker_main(const struct config *, int slot, unsigned int gen,
-	    int listen_fd, int chan_fd) __attribute__((noreturn));
+	    int listen_fd, int diag_fd, struct diag_slot *stats, int nstats,
+	    int chan_fd) __attribute__((noreturn));
 void	 worker_request_done(struct worker *);
 void	 worker_reply_flushed(struct worker *);
 struct worker *worker_self(void);	/* one worker per process */
@@ -85,6 +101,14 @@ int	 front_sse_send(struct httpd_req *, const char *id,
 	    const json_t *msg);
 void	 front_sse_end(struct httpd_req *);
 const char *front_header(struct httpd_req *, const char *name);
+/* 0 for GET or HEAD; else a 405 is sent and -1 */
+int	 front_get_only(struct httpd_req *);
+
+/* diag.c: the diagnostics listener, /status and /metrics */
+int	 diag_init(struct worker *);
+void	 diag_drain(struct worker *);
+void	 diag_free(struct worker *);
+void	 diag_count_request(struct worker *, int mcp);
 const char *front_param_header(void *req, const char *name);
 const char *front_params_text(struct httpd_req *, size_t *len);
 

@@ -118,7 +118,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	if (err[0] != '\0' || cf->cf_nbackends < 1 ||
+#ifdef CONFIG_BACKENDS_MAX
 	    cf->cf_nbackends > CONFIG_BACKENDS_MAX ||
+#endif
 	    cf->cf_nbackends != again->cf_nbackends ||
 	    strcmp(cf->cf_file, NAME) != 0)
 		abort();

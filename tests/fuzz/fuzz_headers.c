@@ -21,6 +21,19 @@ sid_ref(const char *s)
 	return n >= 1 && n <= 128;
 }
 
+static int
+field_ref(const char *p, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++)
+		if (((unsigned char)p[i] < 0x20 && p[i] != '\t') ||
+		    p[i] == 0x7f)
+			return 0;
+	return n > 0 && (p[0] == ' ' || p[0] == '\t' ||
+	    (memchr(p, ':', n) != NULL && p[0] != ':'));
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -71,6 +84,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (proto_version_known(a) && strcmp(a, MCP_VERSION_MODERN) != 0 &&
 	    strcmp(pick, a) != 0)
 		abort();	/* a known Legacy version is echoed */
+	/* a response's field line, NULs and all: accepted only when the
+	 * name is a token and no byte but HTAB is a control character */
+	if (proto_field_line_problem((const char *)data, size) == NULL &&
+	    !field_ref((const char *)data, size))
+		abort();
 	free(a);
 	free(t);
 	return 0;

@@ -1,7 +1,8 @@
 /*
  * libFuzzer: jsonrpc_parse() on arbitrary bytes.  A message that parses
  * must classify consistently, dump, and parse back into the same kind;
- * a refusal must carry a known code and a message.
+ * a refusal must carry a known code and a message.  A request's params
+ * go through jsonrpc_params_check() too.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -44,6 +45,45 @@ check_msg(const struct jsonrpc_msg *m)
 		abort();
 }
 
+static int
+has_nul(const json_t *v)
+{
+	return json_is_string(v) &&
+	    strlen(json_string_value(v)) != json_string_length(v);
+}
+
+/*
+ * What the edges read as C strings holds no "\u0000"; a request's params
+ * pass jsonrpc_params_check() only with a string or integer
+ * progressToken and a name without NUL, and fail it only with -32602.
+ */
+static void
+check_strings(const struct jsonrpc_msg *m)
+{
+	struct jsonrpc_err	 e;
+	const json_t		*tok;
+	int			 rc;
+
+	if (has_nul(json_object_get(m->jm_root, "method")) ||
+	    has_nul(m->jm_id))
+		abort();
+	if (m->jm_kind != JSONRPC_REQUEST)
+		return;
+	rc = jsonrpc_params_check(m, &e);
+	if (rc == -1) {
+		if (e.je_code != JSONRPC_INVALID_PARAMS || e.je_http != 200 ||
+		    e.je_msg[0] == '\0')
+			abort();
+		return;
+	}
+	tok = json_object_get(json_object_get(m->jm_params, "_meta"),
+	    "progressToken");
+	if (rc != 0 || (tok != NULL && !json_is_string(tok) &&
+	    !json_is_integer(tok)) || has_nul(tok) ||
+	    has_nul(json_object_get(m->jm_params, "name")))
+		abort();
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -71,6 +111,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	check_msg(&m);
+	check_strings(&m);
 
 	s = jsonrpc_dump(m.jm_root, &len);
 	if (s == NULL)

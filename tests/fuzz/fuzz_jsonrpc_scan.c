@@ -55,7 +55,8 @@ check_strict(const char *buf, size_t size)
 
 	if (proto_json_check(buf, size, &pm) == -1)
 		return;
-	o = json_loadb(buf, size, JSON_REJECT_DUPLICATES, &jerr);
+	o = json_loadb(buf, size, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL,
+	    &jerr);
 	if (!json_is_object(o) || json_object_size(o) != pm.pm_n)
 		abort();
 	for (i = 0; i < pm.pm_n; i++)
@@ -122,7 +123,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 	} else {
 		params = json_loadb(s.js_params, s.js_paramslen,
-		    JSON_REJECT_DUPLICATES, &jerr);
+		    JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
 		if (params == NULL || !json_equal(params, m.jm_params))
 			abort();
 		json_decref(params);
@@ -146,7 +147,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 	} else {
 		v = json_loadb(s.js_meta, s.js_metalen,
-		    JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
+		    JSON_REJECT_DUPLICATES | JSON_DECODE_ANY | JSON_ALLOW_NUL,
+		    &jerr);
 		if (v == NULL || !json_equal(v, meta))
 			abort();
 		json_decref(v);

@@ -21,7 +21,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (proto_json_members((const char *)data, size, m, 32, &n) != 0)
 		return 0;
-	o = json_loadb((const char *)data, size, 0, &err);
+	o = json_loadb((const char *)data, size, JSON_ALLOW_NUL, &err);
 	if (o == NULL && strstr(err.text, "overflow") == NULL &&
 	    strstr(err.text, "too big") == NULL)
 		abort();

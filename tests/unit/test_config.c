@@ -57,11 +57,15 @@ load_bad(const char *yaml, const char *msg)
 	assert_string_equal(err, msg);
 }
 
-/* the multi-backend tests need the default limit */
+/* the multi-backend tests need a build without a limit, or a high one */
+#ifdef CONFIG_BACKENDS_MAX
 #define NEED_BACKENDS(n)	do {				\
 	if (CONFIG_BACKENDS_MAX < (n))				\
 		skip();						\
 } while (0)
+#else
+#define NEED_BACKENDS(n)	do { } while (0)
+#endif
 
 static void
 check_agg_defaults(const struct config_aggregation *ca)
@@ -89,6 +93,7 @@ check_defaults(const struct config *cf)
 	assert_string_equal(cf->cf_listen_host, "127.0.0.1");
 	assert_int_equal(cf->cf_listen_port, 4483);
 	assert_null(cf->cf_port_file);
+	assert_null(cf->cf_diag_host);		/* off */
 	assert_int_equal(cf->cf_workers, 0);
 	assert_string_equal(cf->cf_state_dir, "./var");
 	assert_null(cf->cf_user);
@@ -302,6 +307,7 @@ test_values(void **state)
 	    BACKEND);
 	assert_string_equal(cf->cf_listen_host, "localhost");
 	assert_int_equal(cf->cf_listen_port, 65535);
+	assert_null(cf->cf_diag_host);
 	assert_int_equal(cf->cf_workers, 0);
 	assert_int_equal(cf->cf_worker_header, 0);
 	assert_int_equal(cf->cf_http_timeout_ms, 10000);
@@ -332,6 +338,17 @@ test_values(void **state)
 	assert_int_equal(cf->cf_drain_timeout_ms, 0);
 	assert_int_equal(cf->cf_max_header_size, 1024 * 1024);
 	assert_int_equal(cf->cf_max_body_size, 1024);
+	config_free(cf);
+
+	/* the diagnostics listener, as daemon.listen is written */
+	cf = load_ok("daemon:\n  diagnostics: 127.0.0.1:9100\n" BACKEND);
+	assert_string_equal(cf->cf_diag_host, "127.0.0.1");
+	assert_int_equal(cf->cf_diag_port, 9100);
+	config_free(cf);
+	cf = load_ok("daemon:\n  diagnostics: \"[::1]:0\"\n"
+	    "  listen: 127.0.0.1:0\n" BACKEND);
+	assert_string_equal(cf->cf_diag_host, "::1");
+	assert_int_equal(cf->cf_diag_port, 0);
 	config_free(cf);
 
 	cf = load_ok("daemon:\n  workers: \"auto\"\n" BACKEND);
@@ -548,7 +565,7 @@ test_err_unknown_key(void **state)
 	load_bad("daemon:\n  colour: red\n" BACKEND,
 	    "t.yaml:2:3: daemon.colour: unknown key, expected one of: "
 	    "listen, workers, stateDir, user, logFile, portFile, mapSize, "
-	    "maxReaders, drainTimeout, workerHeader");
+	    "maxReaders, drainTimeout, workerHeader, diagnostics");
 	load_bad(BACKEND "listen: 1.2.3.4:5\n",
 	    "t.yaml:5:1: listen: unknown key, expected one of: name, "
 	    "groupRef, metadata, daemon, http, sessions, backends, "
@@ -703,7 +720,7 @@ test_err_escape(void **state)
 	load_bad("daemon:\n  \"a\\tb\": 1\n" BACKEND,
 	    "t.yaml:2:3: daemon.a\\tb: unknown key, expected one of: "
 	    "listen, workers, stateDir, user, logFile, portFile, mapSize, "
-	    "maxReaders, drainTimeout, workerHeader");
+	    "maxReaders, drainTimeout, workerHeader, diagnostics");
 }
 
 static void
@@ -761,6 +778,30 @@ test_err_size(void **state)
 }
 
 static void
+test_err_diagnostics(void **state)
+{
+	(void)state;
+	load_bad("daemon:\n  diagnostics: 9100\n" BACKEND,
+	    "t.yaml:2:16: daemon.diagnostics: expected \"host:port\" or "
+	    "\"[ipv6-address]:port\", found \"9100\"");
+	load_bad("daemon:\n  diagnostics: example.org:9100\n" BACKEND,
+	    "t.yaml:2:16: daemon.diagnostics: expected a numeric IPv4 "
+	    "address, a bracketed IPv6 address or localhost as the host, "
+	    "found \"example.org\"");
+	load_bad("daemon:\n  diagnostics: 127.0.0.1:65536\n" BACKEND,
+	    "t.yaml:2:16: daemon.diagnostics: expected a port from 0 to "
+	    "65535, found \"65536\"");
+	/* not the main port (the default one, here) */
+	load_bad("daemon:\n  diagnostics: 127.0.0.1:4483\n" BACKEND,
+	    "t.yaml:2:16: daemon.diagnostics: expected an address other "
+	    "than daemon.listen's");
+	load_bad("daemon:\n  diagnostics: 127.0.0.1:80\n"
+	    "  listen: 127.0.0.1:80\n" BACKEND,
+	    "t.yaml:2:16: daemon.diagnostics: expected an address other "
+	    "than daemon.listen's");
+}
+
+static void
 test_err_duration(void **state)
 {
 	(void)state;
@@ -787,6 +828,22 @@ test_err_duration(void **state)
 	    "t.yaml:8:10: operational.timeouts.perWorkload.a: expected a "
 	    "duration greater than 0 (such as 30s, 5m or 1h30m), found "
 	    "\"soon\"");
+	/* too large to represent: said so, not "greater than 0" */
+	load_bad("http:\n  timeout: 99999999999999999999s\n" BACKEND,
+	    "t.yaml:2:12: http.timeout: expected a duration of at most "
+	    "5124095h34m33s (2^64 - 1 ns), found \"99999999999999999999s\"");
+	load_bad("daemon:\n  drainTimeout: 5124096h\n" BACKEND,
+	    "t.yaml:2:17: daemon.drainTimeout: expected a duration of at "
+	    "most 5124095h34m33s (2^64 - 1 ns), found \"5124096h\"");
+	load_bad(BACKEND "operational:\n  timeouts:\n    perWorkload:\n"
+	    "      a: 5124095h35m\n",
+	    "t.yaml:8:10: operational.timeouts.perWorkload.a: expected a "
+	    "duration of at most 5124095h34m33s (2^64 - 1 ns), found "
+	    "\"5124095h35m\"");
+	/* malformed past a large number: still malformed */
+	load_bad("http:\n  timeout: 99999999999999999999x\n" BACKEND,
+	    "t.yaml:2:12: http.timeout: expected a duration greater than 0 "
+	    "(such as 30s, 5m or 1h30m), found \"99999999999999999999x\"");
 }
 
 static void
@@ -1360,28 +1417,39 @@ test_aggregation(void **state)
 	config_free(cf);
 }
 
+/* a config of 200 backends loads: nothing caps their number */
+#ifdef CONFIG_BACKENDS_MAX
+#define LIMIT_BACKENDS	CONFIG_BACKENDS_MAX
+#else
+#define LIMIT_BACKENDS	200
+#endif
+
 static void
 test_limit(void **state)
 {
 	struct config	*cf;
-	char		*yaml, want[CONFIG_ERR_MAX], err[CONFIG_ERR_MAX];
-	char		 name[16];
-	size_t		 len = 0, cap = 128 * (CONFIG_BACKENDS_MAX + 2);
+	char		*yaml, name[16];
+	size_t		 len = 0, cap = 128 * (LIMIT_BACKENDS + 2);
 	int		 i;
+#ifdef CONFIG_BACKENDS_MAX
+	char		 want[CONFIG_ERR_MAX], err[CONFIG_ERR_MAX];
+#endif
 
 	(void)state;
 	assert_non_null(yaml = malloc(cap));
 	len += (size_t)snprintf(yaml + len, cap - len, "backends:\n");
-	for (i = 0; i < CONFIG_BACKENDS_MAX; i++)
+	for (i = 0; i < LIMIT_BACKENDS; i++)
 		len += (size_t)snprintf(yaml + len, cap - len, "  - {name: b%d, "
 		    "url: http://x/, transport: sse}\n", i);
 	cf = load_ok(yaml);
-	assert_int_equal(cf->cf_nbackends, CONFIG_BACKENDS_MAX);
-	(void)snprintf(name, sizeof(name), "b%d", CONFIG_BACKENDS_MAX - 1);
-	assert_string_equal(cf->cf_backends[CONFIG_BACKENDS_MAX - 1].cb_name,
+	assert_int_equal(cf->cf_nbackends, LIMIT_BACKENDS);
+	(void)snprintf(name, sizeof(name), "b%d", LIMIT_BACKENDS - 1);
+	assert_string_equal(cf->cf_backends[LIMIT_BACKENDS - 1].cb_name,
 	    name);
+	assert_non_null(config_backend_find(cf, name));
 	config_free(cf);
 
+#ifdef CONFIG_BACKENDS_MAX
 	(void)snprintf(yaml + len, cap - len, "  - {name: x, url: http://x/, "
 	    "transport: sse}\n");
 	if (CONFIG_BACKENDS_MAX == 1)
@@ -1394,6 +1462,7 @@ test_limit(void **state)
 	assert_null(config_load_buffer("t.yaml", yaml, strlen(yaml), err,
 	    sizeof(err)));
 	assert_string_equal(err, want);
+#endif
 	free(yaml);
 }
 
@@ -1910,13 +1979,19 @@ check_duration(const char *s, uint64_t want)
 }
 
 static void
-check_duration_bad(const char *s)
+check_duration_rc(const char *s, int rc)
 {
 	uint64_t	 ms = 12345;
 
-	if (config_parse_duration(s, &ms) != -1)
-		fail_msg("duration \"%s\" accepted", s);
+	if (config_parse_duration(s, &ms) != rc)
+		fail_msg("duration \"%s\": not %d", s, rc);
 	assert_int_equal(ms, 12345);
+}
+
+static void
+check_duration_bad(const char *s)
+{
+	check_duration_rc(s, -1);
 }
 
 static void
@@ -1969,11 +2044,16 @@ test_parse_duration(void **state)
 	check_duration_bad("1d");
 	check_duration_bad("1..5s");
 	check_duration_bad("inf");
-	/* overflow: digits, one term, the sum, bare seconds */
-	check_duration_bad("18446744073709551616s");
-	check_duration_bad("5124096h");
-	check_duration_bad("5124095h35m");
-	check_duration_bad("18446744074");
+	/* too large: digits, one term, the sum, bare seconds */
+	check_duration_rc("18446744073709551616s", -2);
+	check_duration_rc("5124096h", -2);
+	check_duration_rc("5124095h35m", -2);
+	check_duration_rc("18446744074", -2);
+	check_duration_rc("5124095h34m34s", -2);
+	check_duration("5124095h34m33s", 18446744073000);
+	/* too large, then malformed: malformed */
+	check_duration_bad("18446744073709551616x");
+	check_duration_bad("5124096h1");
 }
 
 static void
@@ -2060,6 +2140,7 @@ main(void)
 		cmocka_unit_test(test_err_range),
 		cmocka_unit_test(test_err_size),
 		cmocka_unit_test(test_err_duration),
+		cmocka_unit_test(test_err_diagnostics),
 		cmocka_unit_test(test_err_duplicate),
 		cmocka_unit_test(test_err_missing),
 		cmocka_unit_test(test_err_backends),

@@ -75,6 +75,7 @@ struct fx {
 	struct evconnlistener	*f_raw;
 	int			 f_raw_port;
 	const char		*f_raw_resp;
+	size_t			 f_raw_len;	/* 0: strlen(f_raw_resp) */
 	struct bufferevent	*f_raw_bev;
 
 	char			 f_dir[64];
@@ -272,7 +273,8 @@ raw_read_cb(struct bufferevent *bev, void *arg)
 		return;
 	evbuffer_drain(in, evbuffer_get_length(in));
 	fx->f_nreqs++;
-	bufferevent_write(bev, fx->f_raw_resp, strlen(fx->f_raw_resp));
+	bufferevent_write(bev, fx->f_raw_resp, fx->f_raw_len != 0 ?
+	    fx->f_raw_len : strlen(fx->f_raw_resp));
 }
 
 static void
@@ -1117,6 +1119,85 @@ test_stale_reuse(void **state)
 	assert_int_equal(http_client_active(fx->f_hc), 0);
 }
 
+/*
+ * What the front refuses in a request, the client refuses in an answer,
+ * by the lean client (an IP address) and by libcurl (a host name).
+ */
+static void
+test_refused_heads(void **state)
+{
+#define H(s)	s, sizeof(s) - 1
+	static const struct {
+		const char	*h_resp;
+		size_t		 h_len;
+		const char	*h_why;
+		const char	*h_curl_why;	/* NULL: h_why */
+	} heads[] = {
+		{ H("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n"
+		    "Transfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n"),
+		    "both Content-Length and Transfer-Encoding", NULL },
+		{ H("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n"
+		    "Content-Length: 2\r\n\r\n2\r\nok\r\n0\r\n\r\n"),
+		    "both Content-Length and Transfer-Encoding", NULL },
+		{ H("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n"
+		    "Content-Length: 3\r\n\r\nok!"), "Content-Length", NULL },
+		/* libcurl refuses a NUL itself ("Nul byte in header") */
+		{ H("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n"
+		    "X-Reply: a\0b\r\n\r\nok"),
+		    "a control character in a header value", "Nul byte" },
+		{ H("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n"
+		    "X-Reply: a\x01b\r\n\r\nok"),
+		    "a control character in a header value", NULL },
+		{ H("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n"
+		    "X-Reply: a\rb\r\n\r\nok"),
+		    "a control character in a header value", NULL },
+		{ H("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n"
+		    "X-Reply: a\x7f\r\n\r\nok"),
+		    "a control character in a header value", NULL },
+		{ H("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n"
+		    "X-Fold: a\r\n b\x01\r\n\r\nok"),
+		    "a control character in a header value", NULL },
+		{ H("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n"
+		    "X-Reply : a\r\n\r\nok"), "not a token", NULL },
+	};
+#undef H
+	struct res	 r;
+	char		 url[128];
+	const char	*why;
+	size_t		 i, u;
+
+	(void)state;
+	raw_listen("");
+	for (i = 0; i < sizeof(heads) / sizeof(heads[0]); i++) {
+		fx->f_raw_resp = heads[i].h_resp;
+		fx->f_raw_len = heads[i].h_len;
+		for (u = 0; u < 2; u++) {
+			memset(&r, 0, sizeof(r));
+			snprintf(url, sizeof(url), "http://%s:%d/",
+			    u == 0 ? "127.0.0.1" : "localhost",
+			    fx->f_raw_port);
+			r.r_call = http_call_new(fx->f_hc, "GET", url);
+			assert_non_null(r.r_call);
+			assert_int_equal(http_call_start(r.r_call, &cbs_data,
+			    &r), 0);
+			assert_int_equal(run_until(&r.r_done, 1, 5000), 0);
+			why = u == 1 && heads[i].h_curl_why != NULL ?
+			    heads[i].h_curl_why : heads[i].h_why;
+			if (r.r_result != -1 || strstr(r.r_err, why) == NULL)
+				fail_msg("case %zu via %s: %d \"%s\"", i, url,
+				    r.r_result, r.r_err);
+			assert_int_equal(r.r_heads, 0);
+		}
+	}
+	/* a tab in a value is no control character to refuse */
+	fx->f_raw_resp = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n"
+	    "X-Reply: a\tb\r\n\r\nok";
+	fx->f_raw_len = 0;
+	memset(&r, 0, sizeof(r));
+	raw_get(&r, url, sizeof(url));
+	assert_string_equal(r.r_hdr, "a\tb");
+}
+
 static void
 test_bad_input(void **state)
 {
@@ -1167,6 +1248,8 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_json, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refused_heads, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_no_body, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_status_404, setup,
 		    teardown),

@@ -291,6 +291,17 @@ static void
 test_envelope_rejects(void **state)
 {
 	(void)state;
+	/* "\u0000" is valid JSON, but not in what is read as a C string */
+	expect_reject("{\"jsonrpc\":\"2.0\",\"method\":\"a\\u0000b\"}",
+	    JSONRPC_INVALID_REQUEST, "\"method\" must not contain \"\\u0000\"");
+	expect_reject("{\"jsonrpc\":\"2.0\\u0000\",\"method\":\"a\"}",
+	    JSONRPC_INVALID_REQUEST, "\"jsonrpc\" must be \"2.0\"");
+	expect_reject("{\"jsonrpc\":\"2.0\",\"id\":\"1\\u0000\",\"method\":"
+	    "\"a\"}", JSONRPC_INVALID_REQUEST,
+	    "a string \"id\" must not contain \"\\u0000\"");
+	expect_reject("{\"jsonrpc\":\"2.0\",\"id\":\"\\u0000\",\"result\":{}}",
+	    JSONRPC_INVALID_REQUEST,
+	    "a string \"id\" must not contain \"\\u0000\"");
 	expect_reject("{\"id\":1,\"method\":\"m\"}", JSONRPC_INVALID_REQUEST,
 	    "\"jsonrpc\" must be \"2.0\"");
 	expect_reject("{\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"m\"}",
@@ -362,6 +373,81 @@ test_envelope_rejects(void **state)
 	    "a JSON-RPC message must be a JSON object, not a boolean");
 }
 
+/* jsonrpc_params_check() on text s: 0, or -1 with this message */
+static void
+expect_params(const char *s, const char *msg)
+{
+	struct jsonrpc_msg	m;
+	struct jsonrpc_err	e;
+	int			rc;
+
+	if (parse_str(s, &m, &e) != 0)
+		fail_msg("not parsed: %s: %s", s, e.je_msg);
+	rc = jsonrpc_params_check(&m, &e);
+	jsonrpc_msg_clear(&m);
+	if (msg == NULL) {
+		if (rc != 0)
+			fail_msg("refused: %s: %s", s, e.je_msg);
+		return;
+	}
+	if (rc != -1)
+		fail_msg("accepted: %s", s);
+	assert_int_equal(e.je_code, JSONRPC_INVALID_PARAMS);
+	assert_int_equal(e.je_http, 200);
+	if (strcmp(e.je_msg, msg) != 0)
+		fail_msg("input %s\n  got  \"%s\"\n  want \"%s\"", s, e.je_msg,
+		    msg);
+}
+
+#define REQ(params) "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\"," \
+	"\"params\":" params "}"
+
+static void
+test_params_check(void **state)
+{
+	(void)state;
+	expect_params("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}",
+	    NULL);
+	expect_params(REQ("{\"name\":\"a\",\"_meta\":{\"progressToken\":\"t\"}}"),
+	    NULL);
+	expect_params(REQ("{\"name\":\"a\",\"_meta\":{\"progressToken\":-7}}"),
+	    NULL);
+	expect_params(REQ("{\"name\":\"a\",\"_meta\":7}"), NULL);
+	/* a progressToken is a string or an integer (MCP progress) */
+	expect_params(REQ("{\"name\":\"a\",\"_meta\":{\"progressToken\":1.5}}"),
+	    "Invalid params: _meta.progressToken must be a string or an "
+	    "integer, not a float");
+	expect_params(REQ("{\"_meta\":{\"progressToken\":null}}"),
+	    "Invalid params: _meta.progressToken must be a string or an "
+	    "integer, not null");
+	expect_params(REQ("{\"_meta\":{\"progressToken\":{\"a\":1}}}"),
+	    "Invalid params: _meta.progressToken must be a string or an "
+	    "integer, not an object");
+	expect_params(REQ("{\"_meta\":{\"progressToken\":[1]}}"),
+	    "Invalid params: _meta.progressToken must be a string or an "
+	    "integer, not an array");
+	expect_params(REQ("{\"_meta\":{\"progressToken\":true}}"),
+	    "Invalid params: _meta.progressToken must be a string or an "
+	    "integer, not a boolean");
+	/* "\u0000" passes through in arguments and unknown members ... */
+	expect_params(REQ("{\"name\":\"a\",\"arguments\":{\"m\":\"x\\u0000y\","
+	    "\"name\":\"\\u0000\"},\"x\":\"\\u0000\",\"_meta\":{\"k\":\"\\u0000\"}}"),
+	    NULL);
+	/* ... but not where vmcpd reads a C string */
+	expect_params(REQ("{\"name\":\"echo\\u0000x\"}"),
+	    "Invalid params: \"name\" must not contain \"\\u0000\"");
+	expect_params(REQ("{\"uri\":\"a:b\\u0000\"}"),
+	    "Invalid params: \"uri\" must not contain \"\\u0000\"");
+	expect_params(REQ("{\"ref\":{\"type\":\"ref/prompt\",\"name\":"
+	    "\"p\\u0000\"}}"),
+	    "Invalid params: \"name\" must not contain \"\\u0000\"");
+	expect_params(REQ("{\"_meta\":{\"progressToken\":\"t\\u0000\"}}"),
+	    "Invalid params: \"progressToken\" must not contain \"\\u0000\"");
+	expect_params(REQ("{\"_meta\":{\"io.modelcontextprotocol/logLevel\":"
+	    "\"debug\\u0000\"}}"), "Invalid params: "
+	    "\"io.modelcontextprotocol/logLevel\" must not contain \"\\u0000\"");
+}
+
 static void
 test_parse_errors(void **state)
 {
@@ -399,9 +485,7 @@ test_parse_errors(void **state)
 	expect_parse_error("{\"jsonrpc\":\"2.0\",\"method\":\"a\","
 	    "\"params\":{\"x\":1,\"x\":2}}", SZ, "duplicate object key");
 
-	/* NUL: escaped in a string, raw in a string, raw after the object */
-	expect_parse_error("{\"jsonrpc\":\"2.0\",\"method\":\"a\\u0000b\"}",
-	    SZ, "\\u0000 is not allowed");
+	/* NUL: raw in a string, raw after the object (escaped: valid) */
 	expect_parse_error(nulbyte, sizeof(nulbyte) - 1, NULL);
 	expect_parse_error(nulafter, sizeof(nulafter) - 1, NULL);
 
@@ -799,6 +883,7 @@ main(void)
 		cmocka_unit_test(test_error_response),
 		cmocka_unit_test(test_envelope_rejects),
 		cmocka_unit_test(test_parse_errors),
+		cmocka_unit_test(test_params_check),
 		cmocka_unit_test(test_builders),
 		cmocka_unit_test(test_roundtrip),
 		cmocka_unit_test(test_accept),

@@ -55,6 +55,7 @@ test_agrees_with_jansson(void **state)
 		"{\"a\":-}", "{\"a\":1e}", "{\"a\":tru}", "{\"a\":nul}",
 		"{\"a\":\"\\x\"}", "{\"a\":\"\\u12\"}", "{\"a\":\"\\ud800\"}",
 		"{\"a\":\"\\udc00\"}", "{\"a\":\"\\u0000\"}",
+		"{\"a\":[\"x\\u0000y\",{\"b\":\"\\u0000\"}]}",
 		"{\"a\":\"\x01\"}", "{\"a\":\"\xc0\xaf\"}",
 		"{\"a\":\"\xed\xa0\x80\"}", "{\"a\":\"\xf5\x80\x80\x80\"}",
 		"{\"a\":\"\xe2\x82\"}", "{\"a\":1} {}", "{\"a\":1}x",
@@ -70,7 +71,8 @@ test_agrees_with_jansson(void **state)
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		ours = proto_json_members(cases[i], strlen(cases[i]), m, 16,
 		    &n) == 0;
-		o = json_loadb(cases[i], strlen(cases[i]), 0, &err);
+		o = json_loadb(cases[i], strlen(cases[i]), JSON_ALLOW_NUL,
+		    &err);
 		theirs = o != NULL && json_is_object(o);
 		json_decref(o);
 		if (ours != theirs)
@@ -123,7 +125,10 @@ test_check(void **state)
 		/* not JSON, or not an object, to jansson */
 		{ "[]", 0 }, { "1", 0 }, { "{\"a\":9223372036854775808}", 0 },
 		{ "{\"a\":-9223372036854775809}", 0 }, { "{\"a\":1e400}", 0 },
-		{ "{\"a\":\"\\u0000\"}", 0 }, { "{\"a\\u0000\":1}", 0 },
+		/* "\u0000" in a value is valid JSON; in a key, jansson
+		 * refuses it (and the scan is not sure of escaped keys) */
+		{ "{\"a\":\"\\u0000\"}", 1 }, { "{\"a\":[\"x\\u0000\"]}", 1 },
+		{ "{\"a\\u0000\":1}", 0 },
 		{ "{\"a\":1} x", 0 }, { "{\"a\":\"\xff\"}", 0 },
 	};
 	struct proto_span	 top[4], sub[4], m[4];
@@ -141,7 +146,8 @@ test_check(void **state)
 		ours = proto_json_check(t, strlen(t), &pm) == 0;
 		if (ours != cases[i].c_ok)
 			fail_msg("case %zu (%s): %d", i, t, ours);
-		o = json_loadb(t, strlen(t), JSON_REJECT_DUPLICATES, &err);
+		o = json_loadb(t, strlen(t), JSON_REJECT_DUPLICATES |
+		    JSON_ALLOW_NUL, &err);
 		if (ours && !json_is_object(o))
 			fail_msg("case %zu (%s): jansson: %s", i, t, err.text);
 		json_decref(o);

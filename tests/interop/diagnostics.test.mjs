@@ -1,0 +1,258 @@
+// The diagnostics listener (daemon.diagnostics): /status and /metrics on
+// an address of their own, answered by any worker with the figures of
+// all; the main port keeps only /mcp and /healthz.  /metrics is checked
+// against the Prometheus text format by a parser here, and by
+// `promtool check metrics` too when it is installed.
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+
+import {
+  useHarness, guarded, startTestBackend, configText, Daemon, tmpDir, freePort,
+  httpRequest, openSession, rpc, workerOf, HOST,
+} from './lib/harness.mjs';
+
+useHarness();
+
+const NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
+const TYPES = new Set(['counter', 'gauge', 'histogram', 'summary', 'untyped']);
+
+/* label pairs k="v" (with \\, \" and \n escapes) of a sample, as a map */
+function parseLabels(s, where) {
+  const labels = new Map();
+  let i = 0;
+  while (i < s.length) {
+    const m = /^([a-zA-Z_][a-zA-Z0-9_]*)="/.exec(s.slice(i));
+    assert.ok(m, `${where}: a label name at "${s.slice(i)}"`);
+    i += m[0].length;
+    let v = '';
+    for (;;) {
+      assert.ok(i < s.length, `${where}: an unterminated label value`);
+      if (s[i] === '\\') {
+        assert.ok('\\"n'.includes(s[i + 1]), `${where}: a bad escape`);
+        v += s[i + 1] === 'n' ? '\n' : s[i + 1];
+        i += 2;
+      } else if (s[i] === '"') {
+        i++;
+        break;
+      } else
+        v += s[i++];
+    }
+    assert.ok(!labels.has(m[1]), `${where}: label ${m[1]} twice`);
+    labels.set(m[1], v);
+    if (s[i] === ',')
+      i++;
+    else
+      assert.equal(i, s.length, `${where}: "," or "}" after a label`);
+  }
+  return labels;
+}
+
+/*
+ * The Prometheus text exposition format 0.0.4: HELP and TYPE before a
+ * family's samples, each family once and its samples together, names
+ * and labels well formed, values numbers, no series twice.  Returns
+ * {types: Map(name -> type), samples: [{name, labels, value}]}.
+ */
+function parseMetrics(text) {
+  assert.ok(text.endsWith('\n'), 'the text ends with a newline');
+  const types = new Map();
+  const helps = new Set();
+  const seen = new Set();
+  const samples = [];
+  let family = null;
+  const done = new Set();
+  const lines = text.slice(0, -1).split('\n');
+  lines.forEach((line, n) => {
+    const where = `line ${n + 1} "${line}"`;
+    let m;
+    if ((m = /^# (HELP|TYPE) (\S+) (.*)$/.exec(line))) {
+      assert.match(m[2], NAME, where);
+      if (m[2] !== family) {
+        assert.ok(!done.has(m[2]), `${where}: family ${m[2]} split`);
+        if (family)
+          done.add(family);
+        family = m[2];
+      }
+      if (m[1] === 'TYPE') {
+        assert.ok(TYPES.has(m[3]), `${where}: a type`);
+        assert.ok(!types.has(m[2]), `${where}: a second TYPE`);
+        assert.ok(!samples.some((s) => s.name === m[2]), `${where}: TYPE after samples`);
+        types.set(m[2], m[3]);
+      } else {
+        assert.ok(!helps.has(m[2]), `${where}: a second HELP`);
+        helps.add(m[2]);
+      }
+      return;
+    }
+    assert.ok(!line.startsWith('#') || /^#( |$)/.test(line), `${where}: a comment`);
+    if (line.startsWith('#') || line === '')
+      return;
+    m = /^([^{\s]+)(?:\{(.*)\})? (\S+)(?: (-?\d+))?$/.exec(line);
+    assert.ok(m, `${where}: a sample`);
+    assert.match(m[1], NAME, where);
+    assert.equal(m[1], family, `${where}: a sample of the family of its TYPE`);
+    const labels = parseLabels(m[2] ?? '', where);
+    assert.ok(/^(NaN|[+-]Inf|[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?)$/.test(m[3]),
+      `${where}: a value`);
+    const key = `${m[1]}{${[...labels].sort().map(([k, v]) => `${k}=${v}`).join(',')}}`;
+    assert.ok(!seen.has(key), `${where}: series twice`);
+    seen.add(key);
+    samples.push({ name: m[1], labels, value: Number(m[3]) });
+  });
+  for (const name of types.keys())
+    assert.ok(helps.has(name), `HELP for ${name}`);
+  return { types, samples };
+}
+
+const value = (parsed, name, labels = {}) => {
+  const s = parsed.samples.find((x) => x.name === name &&
+    Object.entries(labels).every(([k, v]) => x.labels.get(k) === v));
+  return s?.value;
+};
+const sum = (parsed, name) => parsed.samples.filter((x) => x.name === name)
+  .reduce((a, x) => a + x.value, 0);
+
+function promtool() {
+  for (const dir of (process.env.PATH || '').split(':')) {
+    const p = path.join(dir, 'promtool');
+    if (dir && fs.existsSync(p))
+      return p;
+  }
+  return null;
+}
+
+describe('the diagnostics listener', () => {
+  let backend, daemon, diag;
+
+  before(async () => {
+    backend = await startTestBackend();
+    diag = await freePort();
+    const dir = await tmpDir('vmcpd-diag-');
+    daemon = new Daemon(dir, path.join(dir, 'vmcpd.yaml'), { workers: 2 });
+    const text = configText({
+      portFile: daemon.portFile, stateDir: daemon.stateDir,
+      backendUrl: backend.url, backendName: 'b',
+    }).replace('daemon:\n', `daemon:\n  diagnostics: ${HOST}:${diag}\n`);
+    assert.ok(text.includes('diagnostics:'));
+    await daemon.writeConfig(text);
+    await daemon.start();
+  });
+
+  after(async () => {
+    if (daemon)
+      await daemon.stop();
+  });
+
+  const get = (port, p, method = 'GET') => httpRequest(port, { method, path: p, timeout: 10000 });
+
+  test('the main port has /mcp and /healthz only', guarded(async () => {
+    assert.equal((await get(daemon.port, '/healthz')).status, 200);
+    for (const p of ['/status', '/metrics']) {
+      const r = await get(daemon.port, p);
+      assert.equal(r.status, 404, `${p} on the main port: ${r.text}`);
+    }
+  }));
+
+  test('/status answers on the diagnostics port', guarded(async () => {
+    const r = await get(diag, '/status');
+    assert.equal(r.status, 200, r.text);
+    assert.match(r.headers['content-type'], /^application\/json/);
+    const s = r.json;
+    assert.equal(s.backends.length, 1);
+    assert.equal(s.backends[0].name, 'b');
+    assert.equal(s.backends[0].transport, 'streamable-http');
+    assert.equal(s.workers.length, 2);
+    const pids = await daemon.workerPids();
+    assert.deepEqual(s.workers.map((x) => x.pid).sort((a, b) => a - b), pids);
+    assert.equal(typeof s.sessions, 'number');
+    assert.equal(s.generation, 1);
+    // only GET and HEAD, and nothing else on this port
+    assert.equal((await get(diag, '/status', 'POST')).status, 405);
+    assert.equal((await get(diag, '/status', 'HEAD')).status, 200);
+    assert.equal((await get(diag, '/mcp')).status, 404);
+    assert.equal((await get(diag, '/healthz')).status, 404);
+  }));
+
+  test('/metrics is Prometheus text with the whole daemon\'s figures', guarded(async () => {
+    const before = parseMetrics((await get(diag, '/metrics')).text);
+    const { sid } = await openSession(daemon.port);
+    const N = 8;
+    const workers = new Set();
+    for (let i = 0; i < N; i++) {
+      const r = await rpc(daemon.port, sid, 'ping', {});
+      assert.equal(r.status, 200, r.text);
+      workers.add(workerOf(r)?.slot);
+    }
+    // several scrapes on new connections: whichever worker answers, the
+    // per-worker counters of both are there
+    for (let i = 0; i < 4; i++) {
+      const r = await get(diag, '/metrics');
+      assert.equal(r.status, 200, r.text);
+      assert.match(r.headers['content-type'], /^text\/plain; version=0\.0\.4/);
+      const m = parseMetrics(r.text);
+      assert.equal(m.types.get('vmcpd_http_requests_total'), 'counter');
+      assert.equal(m.samples.filter((x) => x.name === 'vmcpd_http_requests_total').length, 2);
+      assert.ok(sum(m, 'vmcpd_http_requests_total') >=
+        sum(before, 'vmcpd_http_requests_total') + N + 2, r.text);
+      assert.ok(sum(m, 'vmcpd_mcp_requests_total') >=
+        sum(before, 'vmcpd_mcp_requests_total') + N + 2, r.text);
+      assert.ok(value(m, 'vmcpd_sessions') >= 1, r.text);
+      assert.ok(value(m, 'vmcpd_lmdb_map_size_bytes') > 0);
+      assert.ok(value(m, 'vmcpd_lmdb_map_used_bytes') > 0);
+      assert.ok(value(m, 'vmcpd_lmdb_map_used_bytes') <= value(m, 'vmcpd_lmdb_map_size_bytes'));
+      assert.ok(value(m, 'vmcpd_lmdb_readers_max') >= value(m, 'vmcpd_lmdb_readers'));
+      assert.ok(value(m, 'vmcpd_lmdb_entries', { db: 'sessions' }) >= 1);
+      assert.equal(value(m, 'vmcpd_build_info') , 1);
+      assert.equal(value(m, 'vmcpd_workers'), 2);
+      assert.equal(value(m, 'vmcpd_backends'), 1);
+      assert.equal(sum(m, 'vmcpd_worker_restarts_total'), 0);
+    }
+    // promtool (Debian's prometheus, from tools/deps.sh) lints it too
+    const tool = promtool();
+    if (tool) {
+      const text = (await get(diag, '/metrics')).text;
+      execFileSync(tool, ['check', 'metrics'], { input: text, timeout: 20000 });
+    }
+  }));
+
+  test('a reload keeps the diagnostics listener; the new workers answer', guarded(async () => {
+    const old = await daemon.workerPids();
+    process.kill(daemon.pid, 'SIGHUP');
+    let m;
+    for (let i = 0; i < 150; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      const r = await get(diag, '/metrics').catch(() => null);
+      if (r?.status === 200 && value(m = parseMetrics(r.text), 'vmcpd_config_generation') === 2)
+        break;
+    }
+    assert.equal(value(m, 'vmcpd_config_generation'), 2);
+    // the old generation gone, every scrape is the new one's
+    await new Promise((r) => setTimeout(r, 3000));
+    const now = await daemon.workerPids();
+    assert.ok(now.every((p) => !old.includes(p)), `${old} -> ${now}`);
+    for (let i = 0; i < 4; i++) {
+      const s = (await get(diag, '/status')).json;
+      assert.equal(s.generation, 2);
+      assert.ok(now.includes(s.pid));
+    }
+  }));
+
+  test('a killed worker is counted as a restart', guarded(async () => {
+    const [pid] = await daemon.workerPids();
+    process.kill(pid, 'SIGKILL');
+    let m;
+    for (let i = 0; i < 100; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      const r = await get(diag, '/metrics').catch(() => null);
+      if (r?.status !== 200)
+        continue;
+      m = parseMetrics(r.text);
+      if (sum(m, 'vmcpd_worker_restarts_total') === 1)
+        break;
+    }
+    assert.equal(sum(m, 'vmcpd_worker_restarts_total'), 1);
+  }));
+});
