@@ -92,8 +92,9 @@ $(BUILD)/tests/test_http_client: $(call o,worker/http_client.c \
 $(BUILD)/tests/test_session: $(call o,worker/session.c shared/store.c \
 	shared/log.c $(wildcard proto/*.c))
 # the stdio bridge standalone, for tests/interop/bridge.test.mjs
-$(BUILD)/bridge-test: $(call o,master/bridge.c master/child.c shared/log.c \
-	shared/ipc.c shared/httpcheck.c worker/http_client.c worker/http_h1.c \
+$(BUILD)/bridge-test: $(call o,$(wildcard master/bridge*.c) master/child.c \
+	shared/log.c shared/ipc.c shared/httpcheck.c worker/http_client.c \
+	worker/http_h1.c \
 	$(wildcard proto/*.c)) \
 	tests/unit/bridge_main.c
 	@mkdir -p $(@D)
