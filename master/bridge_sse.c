@@ -18,7 +18,7 @@
 
 #include "proto/proto.h"
 #include "shared/log.h"
-#include "worker/http_client.h"
+#include "shared/http_client.h"
 #include "bridge.h"
 
 static void	bridge_sse_lost(struct bridge *, int expected,

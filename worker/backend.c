@@ -20,7 +20,7 @@
 #include "shared/config.h"
 #include "shared/log.h"
 #include "shared/store.h"
-#include "http_client.h"
+#include "shared/http_client.h"
 #include "worker.h"
 
 #define BACKEND_BODY_MAX	(64 * 1024 * 1024)

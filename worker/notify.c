@@ -27,7 +27,7 @@
 #include "shared/config.h"
 #include "shared/log.h"
 #include "shared/store.h"
-#include "http_client.h"
+#include "shared/http_client.h"
 #include "worker.h"
 
 #define NOTIFY_EVENT_MAX	(1024 * 1024)

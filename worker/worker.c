@@ -17,7 +17,7 @@
 #include "shared/ipc.h"
 #include "shared/log.h"
 #include "shared/store.h"
-#include "http_client.h"
+#include "shared/http_client.h"
 #include "worker.h"
 
 static struct worker	 the_worker;
