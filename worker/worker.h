@@ -14,6 +14,8 @@
 #include <jansson.h>
 
 #include "proto/proto.h"
+#include "shared/version.h"
+#include "worker_main.h"
 
 struct config;
 struct config_backend;
@@ -27,8 +29,6 @@ struct store;
 struct backend_call;
 struct mcp_req;
 struct session;
-
-#define VMCPD_VERSION	"0.1.0"
 
 struct worker {
 	struct event_base		*w_base;
@@ -53,9 +53,7 @@ struct worker {
 	TAILQ_HEAD(, bopen)		 w_opens;	/* backend opens in flight */
 };
 
-/* worker.c */
-void	 worker_main(const struct config *, int slot, unsigned int gen,
-	    int listen_fd, int chan_fd) __attribute__((noreturn));
+/* worker.c; worker_main() is in worker_main.h */
 void	 worker_request_done(struct worker *);
 void	 worker_reply_flushed(struct worker *);
 struct worker *worker_self(void);	/* one worker per process */
@@ -354,9 +352,6 @@ void	 backend_post_nowait(struct worker *, const struct config_backend *,
 struct http_call *backend_get_stream(struct worker *,
 	    const struct config_backend *, const char *bsid,
 	    const char *version, const char *last_event_id);
-/* the Unix socket of a stdio backend's bridge */
-int	 backend_bridge_socket(const struct config *, const char *name,
-	    char *buf, size_t len);
 /* the cached initialize result of a backend (caps etc.), or NULL */
 json_t	*backend_info_get(struct worker *, const struct config_backend *);
 void	 backend_info_put(struct worker *, const struct config_backend *,
