@@ -88,6 +88,7 @@ $(BUILD)/tests/test_jsonspan: $(call o,$(wildcard proto/*.c) shared/log.c)
 $(BUILD)/tests/test_jsonrpc_scan: $(call o,$(wildcard proto/*.c) shared/log.c)
 $(BUILD)/tests/test_http_req: $(call o,proto/http_req.c proto/headers.c)
 $(BUILD)/tests/test_uritemplate: $(call o,proto/uritemplate.c)
+$(BUILD)/tests/test_wake: $(call o,worker/wake.c shared/paths.c shared/log.c)
 $(BUILD)/tests/test_http_client: $(call o,shared/http_client.c \
 	shared/http_h1.c shared/log.c proto/headers.c)
 $(BUILD)/tests/test_session: $(call o,worker/session.c shared/store.c \

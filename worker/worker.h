@@ -176,13 +176,12 @@ size_t	 views_page_size(struct worker *);
 void	 views_free(void);
 
 /* stream.c: standalone GET streams and delivery to them */
-int	 stream_init(struct worker *);
 void	 stream_get(struct worker *, struct httpd_req *,
 	    struct session *);
 int	 stream_publish(struct worker *, const char *sid, const json_t *msg);
 void	 stream_terminate(struct worker *, const char *sid);
 void	 stream_drain(struct worker *);
-void	 stream_broadcast(struct worker *, const char *msg);
+void	 stream_wake(struct worker *, const char *sid);
 void	 stream_free_all(struct worker *);
 
 /* notify.c: one notification listener per backend (worker 0) */
