@@ -383,7 +383,7 @@ bridge_answer_initialize(struct bridge *b, struct evhttp_request *req,
 }
 
 /*
- * HTTP
+ * POST, GET and DELETE on /mcp
  */
 
 static struct bsession *
