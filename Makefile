@@ -87,14 +87,16 @@ $(BUILD)/tests/test_sse: $(call o,$(wildcard proto/*.c) shared/log.c)
 $(BUILD)/tests/test_jsonspan: $(call o,$(wildcard proto/*.c) shared/log.c)
 $(BUILD)/tests/test_jsonrpc_scan: $(call o,$(wildcard proto/*.c) shared/log.c)
 $(BUILD)/tests/test_http_req: $(call o,proto/http_req.c proto/headers.c)
-$(BUILD)/tests/test_http_client: $(call o,worker/http_client.c \
-	worker/http_h1.c shared/log.c proto/headers.c)
+$(BUILD)/tests/test_uritemplate: $(call o,proto/uritemplate.c)
+$(BUILD)/tests/test_wake: $(call o,worker/wake.c shared/paths.c shared/log.c)
+$(BUILD)/tests/test_http_client: $(call o,shared/http_client.c \
+	shared/http_h1.c shared/log.c proto/headers.c)
 $(BUILD)/tests/test_session: $(call o,worker/session.c shared/store.c \
 	shared/log.c $(wildcard proto/*.c))
 # the stdio bridge standalone, for tests/interop/bridge.test.mjs
-$(BUILD)/bridge-test: $(call o,master/bridge.c master/child.c shared/log.c \
-	shared/ipc.c shared/httpcheck.c worker/http_client.c worker/http_h1.c \
-	$(wildcard proto/*.c)) \
+$(BUILD)/bridge-test: $(call o,$(wildcard master/bridge*.c) master/child.c \
+	shared/log.c shared/ipc.c shared/httpcheck.c shared/http_client.c \
+	shared/http_h1.c $(wildcard proto/*.c)) \
 	tests/unit/bridge_main.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.c %.o,$^) \

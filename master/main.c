@@ -16,7 +16,6 @@
 
 #include "shared/config.h"
 #include "shared/log.h"
-#include "worker/worker.h"
 #include "master.h"
 
 static void __attribute__((noreturn))

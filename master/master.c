@@ -25,8 +25,10 @@
 #include "shared/config.h"
 #include "shared/ipc.h"
 #include "shared/log.h"
+#include "shared/paths.h"
 #include "shared/store.h"
-#include "worker/worker.h"
+#include "shared/version.h"
+#include "worker/worker_main.h"
 #include "bridge.h"
 #include "master.h"
 
@@ -235,7 +237,7 @@ master_bridge_main(struct gen *g, int slot, int chan_fd)
 	struct bridge_spec		 bs;
 	char				 path[256];
 
-	if (backend_bridge_socket(g->g_conf, be->cb_name, path,
+	if (paths_bridge_socket(g->g_conf, be->cb_name, path,
 	    sizeof(path)) == -1)
 		fatalx("%s: the state directory path is too long for a "
 		    "socket", be->cb_name);

@@ -12,8 +12,7 @@ enum ipc_type {
 	IPC_READY = 1,	/* child -> master: initialised, serving */
 	IPC_DRAIN,	/* master -> child: stop accepting, finish, exit */
 	IPC_STOP,	/* master -> child: exit now */
-	IPC_REOPEN,	/* master -> child: reopen log files */
-	IPC_WAKE	/* any -> worker: look in the store (payload: key) */
+	IPC_REOPEN	/* master -> child: reopen log files */
 };
 
 #define IPC_PAYLOAD_MAX	480

@@ -19,8 +19,9 @@
 
 #include "shared/config.h"
 #include "shared/log.h"
+#include "shared/paths.h"
 #include "shared/store.h"
-#include "http_client.h"
+#include "shared/http_client.h"
 #include "worker.h"
 
 #define BACKEND_BODY_MAX	(64 * 1024 * 1024)
@@ -115,16 +116,6 @@ static void	backend_open_done(struct backend_call *, int, json_t *, int,
 static void	backend_finish(struct backend_call *, int rc, json_t *response,
 		    int flags, const char *errmsg);
 
-int
-backend_bridge_socket(const struct config *conf, const char *name, char *buf,
-    size_t len)
-{
-	int n;
-
-	n = snprintf(buf, len, "%s/bridge-%s.sock", conf->cf_state_dir, name);
-	return n < 0 || (size_t)n >= len ? -1 : 0;
-}
-
 /* an HTTP call to the backend: its URL, or (stdio, legacy SSE) its
  * bridge's Unix socket */
 static struct http_call *
@@ -136,7 +127,7 @@ backend_http_new(struct worker *w, const struct config_backend *be,
 
 	if (be->cb_transport == TRANSPORT_STREAMABLE_HTTP)
 		return http_call_new(w->w_hc, method, be->cb_url);
-	if (backend_bridge_socket(w->w_conf, be->cb_name, path,
+	if (paths_bridge_socket(w->w_conf, be->cb_name, path,
 	    sizeof(path)) == -1 ||
 	    (hc = http_call_new(w->w_hc, method, "http://bridge/mcp")) == NULL)
 		return NULL;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proto/uritemplate.h"
 #include "shared/config.h"
 #include "view.h"
 #include "worker.h"
@@ -156,7 +157,7 @@ core_route_uri(json_t *view, const char *uri)
 	json_array_foreach(tmpls, i, t) {
 		const char *tmpl = json_string_value(json_object_get(t, "t"));
 
-		if (tmpl != NULL && view_template_match(tmpl, uri))
+		if (tmpl != NULL && uritemplate_match(tmpl, uri))
 			return json_string_value(json_object_get(t, "b"));
 	}
 	return NULL;

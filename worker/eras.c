@@ -18,7 +18,7 @@
 #include "shared/config.h"
 #include "shared/log.h"
 #include "shared/store.h"
-#include "http_client.h"
+#include "shared/http_client.h"
 #include "worker.h"
 
 #define ERAS_TTL_MS		(60 * 60 * 1000)	/* re-probe hourly */

@@ -8,14 +8,11 @@
  *
  * The changes are seen by worker 0's backend listeners (notify.c),
  * which deliver to their own streams and send every other worker a
- * datagram on its wake socket ("L tools", "L updated <uri>", ...): the
+ * WAKE_LISTEN wake-up (wake.h: the kind, and the URI of an update): the
  * message carries all there is to deliver, nothing is stored.
  */
 #include <sys/queue.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +25,7 @@
 #include "shared/config.h"
 #include "shared/log.h"
 #include "shared/store.h"
+#include "wake.h"
 #include "worker.h"
 
 #define MCP_META_SUBSCRIPTION_ID	"io.modelcontextprotocol/subscriptionId"
@@ -142,14 +140,8 @@ listen_deliver(struct worker *w, const char *kind, const char *uri)
 void
 listen_broadcast(struct worker *w, const char *kind, const char *uri)
 {
-	char	msg[2048];
-	int	n;
-
 	listen_deliver(w, kind, uri);
-	n = snprintf(msg, sizeof(msg), "L %s%s%s", kind, uri != NULL ?
-	    " " : "", uri != NULL ? uri : "");
-	if (n > 0 && (size_t)n < sizeof(msg))
-		stream_broadcast(w, msg);
+	wake_broadcast(WAKE_LISTEN, kind, uri);
 }
 
 static void

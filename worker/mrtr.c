@@ -4,15 +4,13 @@
  * itself, as ordinary server-to-client requests on the POST's SSE
  * stream.  The client may answer on any worker: the pending record in
  * the store names the worker waiting for it, which the answering
- * worker wakes with a datagram ("M <id>") after writing the answer
- * into the record.  Once every input request is answered the caller
- * retries the backend with inputResponses.
+ * worker wakes (WAKE_MRTR, wake.h) after writing the answer into the
+ * record.  Once every input request is answered the caller retries the
+ * backend with inputResponses.
  */
 #include <sys/queue.h>
 #include <sys/random.h>
-#include <sys/socket.h>
 #include <sys/types.h>
-#include <sys/un.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +22,7 @@
 #include "shared/config.h"
 #include "shared/log.h"
 #include "shared/store.h"
+#include "wake.h"
 #include "worker.h"
 
 #define MRTR_PREFIX	"vmcpd-m-"
@@ -293,14 +292,13 @@ mrtr_take(struct worker *w, const char *id)
 int
 mrtr_answer(struct worker *w, const char *sid, const struct jsonrpc_msg *msg)
 {
-	struct sockaddr_un	 sun;
 	struct store_rec	 rec;
 	json_t			*p;
 	json_error_t		 jerr;
 	const char		*id, *psid;
 	char			*buf;
 	size_t			 len;
-	int			 pid, fd;
+	int			 pid;
 	uint64_t		 now = store_now_ms();
 
 	id = json_string_value(msg->jm_id);
@@ -340,23 +338,11 @@ mrtr_answer(struct worker *w, const char *sid, const struct jsonrpc_msg *msg)
 		mrtr_take(w, id);
 		return 0;
 	}
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	if (snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/w-%d.sock",
-	    w->w_conf->cf_state_dir, pid) >= (int)sizeof(sun.sun_path))
-		return 0;
-	if ((fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0)) == -1)
-		return 0;
-	buf = NULL;
-	if (asprintf(&buf, "M %s", id) != -1)
-		(void)sendto(fd, buf, strlen(buf), MSG_DONTWAIT,
-		    (struct sockaddr *)&sun, sizeof(sun));
-	free(buf);
-	close(fd);
+	wake_send((pid_t)pid, WAKE_MRTR, id, NULL);
 	return 0;
 }
 
-/* stream.c: a datagram "M <id>" from the worker that took the answer */
+/* WAKE_MRTR from the worker that took the answer */
 void
 mrtr_wake(struct worker *w, const char *id)
 {

@@ -27,7 +27,8 @@
 #include "shared/config.h"
 #include "shared/log.h"
 #include "shared/store.h"
-#include "http_client.h"
+#include "shared/http_client.h"
+#include "wake.h"
 #include "worker.h"
 
 #define NOTIFY_EVENT_MAX	(1024 * 1024)
@@ -652,11 +653,8 @@ notify_resubscribe_local(struct worker *w, const char *backend)
 void
 notify_resubscribe(struct worker *w, const struct config_backend *be)
 {
-	char msg[128];
-
 	if (w->w_slot == 0)
 		notify_resubscribe_local(w, be->cb_name);
-	else if ((size_t)snprintf(msg, sizeof(msg), "N %s", be->cb_name) <
-	    sizeof(msg))
-		stream_broadcast(w, msg);
+	else
+		wake_broadcast(WAKE_RESUBSCRIBE, be->cb_name, NULL);
 }

@@ -32,6 +32,7 @@
 #include "shared/config.h"
 #include "shared/log.h"
 #include "shared/store.h"
+#include "wake.h"
 #include "worker.h"
 
 #define STREAM_KEY_LEN	(SESSION_ID_LEN + 8)
@@ -46,9 +47,6 @@ struct gstream {
 };
 
 static TAILQ_HEAD(, gstream) gstreams = TAILQ_HEAD_INITIALIZER(gstreams);
-static int		 wake_fd = -1;
-static struct event	*wake_ev;
-static char		 wake_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 
 static void	stream_flush(struct gstream *);
 
@@ -98,7 +96,7 @@ stream_holder_set(struct worker *w, const char *sid)
 
 	stream_holder_key(key, sid);
 	n = snprintf(buf, sizeof(buf), "{\"pid\":%d,\"sock\":\"%s\",\"at\":%llu}",
-	    (int)w->w_pid, wake_path, (unsigned long long)now);
+	    (int)w->w_pid, wake_self_path(), (unsigned long long)now);
 	if (n <= 0 || (size_t)n >= sizeof(buf) ||
 	    store_put(w->w_store, STORE_EVENTS, key, sizeof(key), buf, n,
 	    now + w->w_conf->cf_session_max_ms, now) == -1)
@@ -331,7 +329,6 @@ stream_terminate(struct worker *w, const char *sid)
 int
 stream_publish(struct worker *w, const char *sid, const json_t *msg)
 {
-	struct sockaddr_un	 sun;
 	struct gstream		*gs;
 	char			*data, sock[128];
 	size_t			 len;
@@ -351,119 +348,21 @@ stream_publish(struct worker *w, const char *sid, const json_t *msg)
 		stream_flush(gs);
 		return 0;
 	}
-	if (stream_holder_get(w, sid, &pid, sock, sizeof(sock)) == -1 ||
-	    wake_fd == -1)
-		return 0;
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	if (strlen(sock) >= sizeof(sun.sun_path))
-		return 0;
-	memcpy(sun.sun_path, sock, strlen(sock));
 	/* best effort: the holder's tick or a resume makes up for a loss */
-	(void)sendto(wake_fd, sid, strlen(sid), MSG_DONTWAIT,
-	    (struct sockaddr *)&sun, sizeof(sun));
+	if (stream_holder_get(w, sid, &pid, sock, sizeof(sock)) == 0)
+		wake_send(pid, WAKE_STREAM, sid, NULL);
 	return 0;
 }
 
-/* a datagram to every other worker's wake socket, best effort */
+/* WAKE_STREAM: sid's stream, if here, has events in the store */
 void
-stream_broadcast(struct worker *w, const char *msg)
+stream_wake(struct worker *w, const char *sid)
 {
-	struct sockaddr_un	 sun;
-	struct dirent		*de;
-	DIR			*d;
-	char			 self[64];
-	int			 fd;
+	struct gstream *gs;
 
-	if ((d = opendir(w->w_conf->cf_state_dir)) == NULL)
-		return;
-	if ((fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0)) == -1) {
-		closedir(d);
-		return;
-	}
-	(void)snprintf(self, sizeof(self), "w-%d.sock", (int)w->w_pid);
-	while ((de = readdir(d)) != NULL) {
-		if (strncmp(de->d_name, "w-", 2) != 0 ||
-		    strcmp(de->d_name, self) == 0)
-			continue;
-		memset(&sun, 0, sizeof(sun));
-		sun.sun_family = AF_UNIX;
-		if (snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/%s",
-		    w->w_conf->cf_state_dir, de->d_name) >=
-		    (int)sizeof(sun.sun_path))
-			continue;
-		/* a dead worker's socket refuses: nothing is lost */
-		(void)sendto(fd, msg, strlen(msg), MSG_DONTWAIT,
-		    (struct sockaddr *)&sun, sizeof(sun));
-	}
-	close(fd);
-	closedir(d);
-}
-
-static void
-stream_on_wake(evutil_socket_t fd, short ev, void *arg)
-{
-	struct gstream	*gs;
-	char		 msg[2048], *kind, *uri;
-	ssize_t		 n;
-
-	(void)ev;
-	while ((n = recv(fd, msg, sizeof(msg) - 1, MSG_DONTWAIT)) > 0) {
-		msg[n] = '\0';
-		/* "L <kind> [<uri>]": a change for the listen streams here */
-		if (strncmp(msg, "L ", 2) == 0) {
-			kind = msg + 2;
-			if ((uri = strchr(kind, ' ')) != NULL)
-				*uri++ = '\0';
-			listen_deliver(arg, kind, uri);
-			continue;
-		}
-		/* "M <id>": a client answered an input request we wait on */
-		if (strncmp(msg, "M ", 2) == 0) {
-			mrtr_wake(arg, msg + 2);
-			continue;
-		}
-		/* "N <backend>": its subscriptions changed (worker 0 acts) */
-		if (strncmp(msg, "N ", 2) == 0) {
-			notify_resubscribe_local(arg, msg + 2);
-			continue;
-		}
-		if ((gs = stream_find(msg)) != NULL)
-			stream_flush(gs);
-	}
-}
-
-int
-stream_init(struct worker *w)
-{
-	struct sockaddr_un sun;
-
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	if (snprintf(wake_path, sizeof(wake_path), "%s/w-%d.sock",
-	    w->w_conf->cf_state_dir, (int)w->w_pid) >= (int)sizeof(wake_path)) {
-		/* too long a path: streams still get events on each tick */
-		log_warnx("state directory path too long for a wake socket; "
-		    "GET streams are served every keep-alive tick instead");
-		wake_path[0] = '\0';
-		return 0;
-	}
-	memcpy(sun.sun_path, wake_path, strlen(wake_path));
-	(void)unlink(wake_path);
-	if ((wake_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK |
-	    SOCK_CLOEXEC, 0)) == -1 ||
-	    bind(wake_fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
-		log_warn("wake socket %s", wake_path);
-		if (wake_fd != -1)
-			close(wake_fd);
-		wake_fd = -1;
-		wake_path[0] = '\0';
-		return 0;
-	}
-	if ((wake_ev = event_new(w->w_base, wake_fd, EV_READ | EV_PERSIST,
-	    stream_on_wake, w)) == NULL || event_add(wake_ev, NULL) == -1)
-		return -1;
-	return 0;
+	(void)w;
+	if ((gs = stream_find(sid)) != NULL)
+		stream_flush(gs);
 }
 
 /* drain: end every stream; clients resume elsewhere with Last-Event-ID */
@@ -481,12 +380,4 @@ void
 stream_free_all(struct worker *w)
 {
 	stream_drain(w);
-	if (wake_ev != NULL)
-		event_free(wake_ev);
-	wake_ev = NULL;
-	if (wake_fd != -1) {
-		close(wake_fd);
-		(void)unlink(wake_path);
-	}
-	wake_fd = -1;
 }

@@ -81,8 +81,4 @@ struct view_input {
 json_t	*view_build(const struct view_policy *, const struct view_input *,
 	    size_t ninputs);
 
-/* RFC 6570 template match (levels 1-4 expression forms): 1 if uri is an
- * expansion of tmpl, else 0 */
-int	 view_template_match(const char *tmpl, const char *uri);
-
 #endif

@@ -17,7 +17,8 @@
 #include "shared/ipc.h"
 #include "shared/log.h"
 #include "shared/store.h"
-#include "http_client.h"
+#include "shared/http_client.h"
+#include "wake.h"
 #include "worker.h"
 
 static struct worker	 the_worker;
@@ -121,6 +122,29 @@ worker_on_channel(evutil_socket_t fd, short ev, void *arg)
 	}
 }
 
+/* a wake-up from another worker (wake.h) */
+static void
+worker_on_wake(void *arg, const struct wake_msg *m)
+{
+	struct worker *w = arg;
+
+	switch (m->wm_type) {
+	case WAKE_STREAM:
+		stream_wake(w, m->wm_a);
+		break;
+	case WAKE_LISTEN:
+		listen_deliver(w, m->wm_a, m->wm_b[0] != '\0' ? m->wm_b :
+		    NULL);
+		break;
+	case WAKE_MRTR:
+		mrtr_wake(w, m->wm_a);
+		break;
+	case WAKE_RESUBSCRIBE:
+		notify_resubscribe_local(w, m->wm_a);
+		break;
+	}
+}
+
 struct worker *
 worker_self(void)
 {
@@ -180,7 +204,7 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 		log_info("cleared %d stale reader slots", cleared);
 	if ((w->w_hc = http_client_new(w->w_base)) == NULL)
 		fatalx("cannot create the backend HTTP client");
-	if (stream_init(w) == -1)
+	if (wake_init(w->w_base, conf, w->w_pid, worker_on_wake, w) == -1)
 		fatalx("cannot set up the wake socket");
 	if (front_init(w) == -1)
 		fatalx("cannot serve HTTP");
@@ -200,6 +224,7 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 	notify_free(w);
 	listen_drain(w);
 	stream_free_all(w);
+	wake_free();
 	front_free(w);
 	diag_free(w);
 	backend_free_all(w);

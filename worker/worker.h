@@ -14,6 +14,8 @@
 #include <jansson.h>
 
 #include "proto/proto.h"
+#include "shared/version.h"
+#include "worker_main.h"
 
 struct config;
 struct config_backend;
@@ -27,20 +29,6 @@ struct store;
 struct backend_call;
 struct mcp_req;
 struct session;
-
-#define VMCPD_VERSION	"0.1.0"
-
-/*
- * One worker slot's figures, in memory the master maps shared before
- * forking a generation: the worker counts, the master sets the pid and
- * the restarts, any worker reads them all (relaxed atomics).
- */
-struct diag_slot {
-	uint64_t	 ds_pid;
-	uint64_t	 ds_restarts;		/* respawns after a death */
-	uint64_t	 ds_requests;		/* HTTP requests, main port */
-	uint64_t	 ds_mcp_requests;	/* of them, to /mcp */
-};
 
 struct worker {
 	struct event_base		*w_base;
@@ -68,10 +56,7 @@ struct worker {
 	TAILQ_HEAD(, bopen)		 w_opens;	/* backend opens in flight */
 };
 
-/* worker.c */
-void	 worker_main(const struct config *, int slot, unsigned int gen,
-	    int listen_fd, int diag_fd, struct diag_slot *stats, int nstats,
-	    int chan_fd) __attribute__((noreturn));
+/* worker.c; worker_main() is in worker_main.h */
 void	 worker_request_done(struct worker *);
 void	 worker_reply_flushed(struct worker *);
 struct worker *worker_self(void);	/* one worker per process */
@@ -202,13 +187,12 @@ size_t	 views_page_size(struct worker *);
 void	 views_free(void);
 
 /* stream.c: standalone GET streams and delivery to them */
-int	 stream_init(struct worker *);
 void	 stream_get(struct worker *, struct httpd_req *,
 	    struct session *);
 int	 stream_publish(struct worker *, const char *sid, const json_t *msg);
 void	 stream_terminate(struct worker *, const char *sid);
 void	 stream_drain(struct worker *);
-void	 stream_broadcast(struct worker *, const char *msg);
+void	 stream_wake(struct worker *, const char *sid);
 void	 stream_free_all(struct worker *);
 
 /* notify.c: one notification listener per backend (worker 0) */
@@ -378,9 +362,6 @@ void	 backend_post_nowait(struct worker *, const struct config_backend *,
 struct http_call *backend_get_stream(struct worker *,
 	    const struct config_backend *, const char *bsid,
 	    const char *version, const char *last_event_id);
-/* the Unix socket of a stdio backend's bridge */
-int	 backend_bridge_socket(const struct config *, const char *name,
-	    char *buf, size_t len);
 /* the cached initialize result of a backend (caps etc.), or NULL */
 json_t	*backend_info_get(struct worker *, const struct config_backend *);
 void	 backend_info_put(struct worker *, const struct config_backend *,

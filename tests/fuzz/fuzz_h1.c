@@ -1,5 +1,5 @@
 /*
- * libFuzzer: worker/http_h1.c's response parser, through the real
+ * libFuzzer: shared/http_h1.c's response parser, through the real
  * client on a libevent loop against an in-process Unix-socket server.
  *
  * Input: byte 0 picks where the response is cut into two writes (the
@@ -30,7 +30,7 @@
 
 #include <event2/event.h>
 
-#include "worker/http_h1.h"
+#include "shared/http_h1.h"
 
 int	LLVMFuzzerInitialize(int *, char ***);
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);

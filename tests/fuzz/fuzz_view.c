@@ -1,5 +1,5 @@
 /*
- * libFuzzer: view_build() and view_template_match() on arbitrary bytes.
+ * libFuzzer: view_build() and uritemplate_match() on arbitrary bytes.
  *
  * Input: one flags byte, then NUL-separated segments: a URI template, a
  * URI, and up to four JSON documents, one per backend.  A document that
@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proto/uritemplate.h"
 #include "worker/view.h"
 
 #define NSEG	6
@@ -93,7 +94,7 @@ check_view(json_t *v, const char *uri)
 		if (strcmp(t, json_string_value(json_object_get(
 		    json_array_get(tr, i), "t"))) != 0)
 			abort();
-		(void)view_template_match(t, uri);
+		(void)uritemplate_match(t, uri);
 	}
 }
 
@@ -134,11 +135,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		seg[nseg] = buf + size - 1;
 
 	/* templates */
-	i = (size_t)view_template_match(seg[0], seg[1]);
+	i = (size_t)uritemplate_match(seg[0], seg[1]);
 	if (strpbrk(seg[0], "{}") == NULL &&
 	    i != (strcmp(seg[0], seg[1]) == 0))
 		abort();
-	if (strpbrk(seg[0], "{}") == NULL && !view_template_match(seg[0],
+	if (strpbrk(seg[0], "{}") == NULL && !uritemplate_match(seg[0],
 	    seg[0]))
 		abort();
 

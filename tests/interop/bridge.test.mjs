@@ -1,4 +1,4 @@
-// The bridge (master/bridge.c) run standalone by build/bridge-test,
+// The bridge (master/bridge*.c) run standalone by build/bridge-test,
 // driven through its Unix socket with raw HTTP and with the official SDK
 // v1 client, in front of real stdio servers from npm (server-everything,
 // server-memory), of server-everything in HTTP+SSE (2024-11-05) mode on

@@ -29,7 +29,7 @@
 #include <event2/keyvalq_struct.h>
 #include <event2/listener.h>
 
-#include "worker/http_client.h"
+#include "shared/http_client.h"
 
 #define SSE_CHUNKS	3
 #define N_CONCURRENT	50

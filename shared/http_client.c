@@ -36,8 +36,8 @@
 
 #include "proto/proto.h"
 #include "shared/log.h"
-#include "worker/http_client.h"
-#include "worker/http_h1.h"
+#include "shared/http_client.h"
+#include "shared/http_h1.h"
 
 #define HTTP_MAXCONNECTS	64
 #define HTTP_CONNECT_TIMEOUT_MS	10000L

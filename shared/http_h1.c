@@ -33,7 +33,7 @@
 #include <event2/event.h>
 
 #include "proto/proto.h"
-#include "worker/http_h1.h"
+#include "shared/http_h1.h"
 
 #define H1_BUF_INIT	(16 * 1024)
 #define H1_HEAD_MAX	(64 * 1024)

@@ -1,0 +1,36 @@
+/*
+ * The worker's entry point: the only worker/ header master/ includes.
+ * The master forks a worker and calls worker_main() in the child after
+ * child_setup(); everything else about a worker is in worker.h.
+ */
+#ifndef VMCPD_WORKER_MAIN_H
+#define VMCPD_WORKER_MAIN_H
+
+#include <stdint.h>
+
+struct config;
+
+/*
+ * One worker slot's figures, in memory the master maps shared before
+ * forking a generation: the worker counts, the master sets the pid and
+ * the restarts, any worker reads them all (relaxed atomics).
+ */
+struct diag_slot {
+	uint64_t	 ds_pid;
+	uint64_t	 ds_restarts;		/* respawns after a death */
+	uint64_t	 ds_requests;		/* HTTP requests, main port */
+	uint64_t	 ds_mcp_requests;	/* of them, to /mcp */
+};
+
+/*
+ * Serves /mcp on listen_fd (shared by every worker), and /status and
+ * /metrics on diag_fd (-1: none), with one libevent loop until told to
+ * drain or stop on chan_fd (shared/ipc.h); slot and gen name the worker
+ * in the master's table and its config generation; stats is the
+ * generation's nstats shared slots.
+ */
+void	 worker_main(const struct config *, int slot, unsigned int gen,
+	    int listen_fd, int diag_fd, struct diag_slot *stats, int nstats,
+	    int chan_fd) __attribute__((noreturn));
+
+#endif
