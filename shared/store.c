@@ -56,7 +56,8 @@ struct store_item {
 	struct store_rec si_rec;
 };
 
-static int	store_free_pages(MDB_txn *, uint64_t *);
+static int	store_free_pages(MDB_txn *, uint64_t, uint64_t *);
+static uint64_t	store_headroom(uint64_t);
 
 static const char *const store_db_names[STORE_NDB] = {
 	[STORE_SESSIONS] = "sessions",
@@ -637,11 +638,12 @@ store_envstat(struct store *s, struct store_envstat *es)
 		readers = info.me_numreaders;
 	es->se_num_readers = readers;
 
-	es->se_headroom_bytes = info.me_mapsize / 16;
+	es->se_headroom_bytes = store_headroom(info.me_mapsize);
 
 	if (store_rtxn_begin(s, &txn, __func__) == -1)
 		return -1;
-	if ((rc = store_free_pages(txn, &es->se_free_bytes)) != 0) {
+	if ((rc = store_free_pages(txn, info.me_last_txnid,
+	    &es->se_free_bytes)) != 0) {
 		store_rtxn_end(s);
 		log_warnx("%s: free list: %s", __func__, mdb_strerror(rc));
 		goto fail;
@@ -811,33 +813,56 @@ store_cnt_add(struct store *s, MDB_txn *txn, unsigned int tag,
 	return mdb_put(txn, s->s_cnt, &k, &v, 0);
 }
 
-/* pages on LMDB's free list (as mdb_stat -f): reused before the file grows */
+/*
+ * Pages on LMDB's free list that the next write txn may reuse: those
+ * freed by txns before the last one (mdb_page_alloc() leaves the last
+ * txn's to readers that may still see them).
+ */
 static int
-store_free_pages(MDB_txn *txn, uint64_t *pages)
+store_free_pages(MDB_txn *txn, uint64_t last_txnid, uint64_t *pages)
 {
 	MDB_cursor	*cur;
 	MDB_val		 k, v;
-	size_t		 n;
+	size_t		 n, id;
 	int		 rc;
 
 	*pages = 0;
-	/* the free list is db 0; only a read txn may walk it */
+	/* the free list is db 0, keyed by txn id; only a read txn walks it */
 	if ((rc = mdb_cursor_open(txn, 0, &cur)) != 0)
 		return rc;
-	while ((rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) == 0)
-		if (v.mv_size >= sizeof(n)) {
-			memcpy(&n, v.mv_data, sizeof(n));
-			*pages += n;
-		}
+	while ((rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) == 0) {
+		if (k.mv_size != sizeof(id) || v.mv_size < sizeof(n))
+			continue;
+		memcpy(&id, k.mv_data, sizeof(id));
+		if (id >= last_txnid)
+			break;
+		memcpy(&n, v.mv_data, sizeof(n));
+		*pages += n;
+	}
 	mdb_cursor_close(cur);
-	return rc == MDB_NOTFOUND ? 0 : rc;
+	return rc == MDB_NOTFOUND || rc == 0 ? 0 : rc;
 }
 
 /*
- * May a new record be written?  Not once the pages in use (the file's
- * high-water mark less the free list) reach the map less its headroom:
- * that last sixteenth is for the deletes and sweeps that make room.
- * The free list is walked only above the mark, so cheap until then.
+ * The map's headroom: what a delete or a sweep may need when new
+ * records have taken the rest.  A txn of one delete copies a page per
+ * level of three or four trees, and the last txn's freed pages are not
+ * reusable yet, so never under 32 pages (a 1 MiB map keeps 1/8).
+ */
+static uint64_t
+store_headroom(uint64_t map_size)
+{
+	uint64_t h = map_size / 16;
+
+	if (h < 128 * 1024)
+		h = 128 * 1024;
+	return h < map_size / 4 ? h : map_size / 4;
+}
+
+/*
+ * May a new record be written?  Not once the pages beyond the file's
+ * high-water mark and the reusable free ones are down to the headroom.
+ * The free list is walked only near the mark, so cheap until then.
  */
 static int
 store_room(struct store *s)
@@ -849,18 +874,22 @@ store_room(struct store *s)
 
 	if (mdb_env_info(s->s_env, &info) != 0)
 		return 1;
-	limit = info.me_mapsize - info.me_mapsize / 16;
+	limit = info.me_mapsize - store_headroom(info.me_mapsize);
 	used = ((uint64_t)info.me_last_pgno + 1) * s->s_psize;
 	if (used <= limit)
 		return 1;
 	/* the read txn may adopt a map another process grew: look again */
 	if (store_rtxn_begin(s, &txn, "store_room") == -1)
 		return 1;
-	rc = store_free_pages(txn, &freep);
-	store_rtxn_end(s);
-	if (rc != 0 || mdb_env_info(s->s_env, &info) != 0)
+	if (mdb_env_info(s->s_env, &info) != 0) {
+		store_rtxn_end(s);
 		return 1;
-	limit = info.me_mapsize - info.me_mapsize / 16;
+	}
+	rc = store_free_pages(txn, info.me_last_txnid, &freep);
+	store_rtxn_end(s);
+	if (rc != 0)
+		return 1;
+	limit = info.me_mapsize - store_headroom(info.me_mapsize);
 	used = ((uint64_t)info.me_last_pgno + 1) * s->s_psize;
 	freep *= s->s_psize;
 	return freep >= used || used - freep <= limit;

@@ -66,7 +66,7 @@ struct store_dbstat {
 struct store_envstat {
 	uint64_t	 se_map_size;
 	uint64_t	 se_used_bytes;	/* (last page + 1) * page size */
-	uint64_t	 se_free_bytes;	/* of that, on LMDB's free list */
+	uint64_t	 se_free_bytes;	/* of that, free and reusable */
 	uint64_t	 se_headroom_bytes; /* kept for deletes: no new record */
 	unsigned int	 se_page_size;
 	unsigned int	 se_max_readers;
@@ -102,9 +102,10 @@ int	 store_get_changed(struct store *, enum store_db, const void *key,
 	    struct store_rec *out);
 /*
  * A write that adds a record fails with ENOSPC (as on a full map) once
- * the map is within its headroom (a sixteenth) of full: deletes and
- * sweeps always find pages to commit in.  Rewrites of a record may.
- * A rewrite drops the record's old index entry and keeps its group.
+ * the map is within its headroom (a sixteenth, at least 128 KiB) of
+ * full: deletes and sweeps always find pages to commit in.  Rewrites
+ * of a record may go on.  A rewrite drops the record's old index entry
+ * and keeps its group.
  */
 int	 store_put(struct store *, enum store_db, const void *key, size_t klen,
 	    const void *data, size_t len, uint64_t expires_ms, uint64_t now_ms);
