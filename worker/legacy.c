@@ -537,14 +537,14 @@ legacy_initialize(struct worker *w, struct httpd_req *req,
 	s->s_client_info = json_is_object(info) ? json_incref(info) : NULL;
 	if (s->s_version == NULL || s->s_owner == NULL ||
 	    s->s_client_caps == NULL) {
-		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
-		    "Internal error: out of memory");
+		legacy_req_refuse(mr, 500, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: out of memory", NULL);
 		return;
 	}
 	legacy_req_watch(mr);
 	if (view_get(w, legacy_initialize_view, mr) == -1)
-		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
-		    "Internal error: out of memory");
+		legacy_req_refuse(mr, 500, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: out of memory", NULL);
 }
 
 static void
