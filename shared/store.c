@@ -45,6 +45,7 @@ struct store {
 	MDB_dbi		 s_cnt;
 	unsigned int	 s_missing;	/* RDONLY: bit per absent db */
 	unsigned int	 s_psize;
+	uint64_t	 s_map_open;	/* the map's size once opened */
 	MDB_txn		*s_rtxn;	/* reusable read txn, reset when idle */
 	int		 s_flags;
 	pid_t		 s_pid;		/* the opener (no env survives fork) */
@@ -435,6 +436,7 @@ store_open(struct store **sp, const char *dir, uint64_t map_size,
 	struct store	*s = NULL;
 	struct stat	 sb;
 	MDB_stat	 ms;
+	MDB_envinfo	 info;
 	unsigned int	 eflags;
 	int		 rc, dead, saved;
 
@@ -518,6 +520,12 @@ store_open(struct store **sp, const char *dir, uint64_t map_size,
 		goto fail;
 	}
 	s->s_psize = ms.ms_psize;
+	if ((rc = mdb_env_info(s->s_env, &info)) != 0) {
+		log_warnx("%s: mdb_env_info: %s", __func__, mdb_strerror(rc));
+		store_set_errno(rc);
+		goto fail;
+	}
+	s->s_map_open = info.me_mapsize;
 	*sp = s;
 	return 0;
 
@@ -893,6 +901,35 @@ store_room(struct store *s)
 	used = ((uint64_t)info.me_last_pgno + 1) * s->s_psize;
 	freep *= s->s_psize;
 	return freep >= used || used - freep <= limit;
+}
+
+/*
+ * The last resort of a delete that cannot commit even alone: a map
+ * full to its last page (an older vmcpd kept no headroom).  Grow it by
+ * its headroom, up to twice its size at open; the other processes
+ * adopt the size at their next txn (MDB_MAP_RESIZED, store_map_adopt()).
+ * No txn of ours may be active.  Returns 1 if it grew.
+ */
+static int
+store_map_grow(struct store *s)
+{
+	MDB_envinfo	 info;
+	uint64_t	 size;
+	int		 rc;
+
+	if (mdb_env_info(s->s_env, &info) != 0)
+		return 0;
+	size = info.me_mapsize + store_headroom(info.me_mapsize);
+	if (size > 2 * s->s_map_open || size > SIZE_MAX)
+		return 0;
+	if ((rc = mdb_env_set_mapsize(s->s_env, (size_t)size)) != 0) {
+		log_warnx("%s: mdb_env_set_mapsize: %s", __func__,
+		    mdb_strerror(rc));
+		return 0;
+	}
+	log_warnx("the state map was full to its last page: grown to %llu "
+	    "bytes so that expired records can go", (unsigned long long)size);
+	return 1;
 }
 
 /* map-full failures come in floods: one line a second per process */
@@ -1314,10 +1351,11 @@ store_del(struct store *s, enum store_db db, const void *key, size_t klen)
 	struct store_rec	 old;
 	MDB_txn			*txn;
 	MDB_val			 k, v;
-	int			 rc;
+	int			 rc, grown = 0;
 
 	if (store_check(s, db, key, klen, 1) == -1)
 		return -1;
+again:
 	if (store_txn_begin(s, 0, &txn, __func__) == -1)
 		return -1;
 	k.mv_size = klen;
@@ -1336,12 +1374,20 @@ store_del(struct store *s, enum store_db db, const void *key, size_t klen)
 		rc = store_reap_txn(s, txn, db, key, klen, &v, &old);
 	else
 		rc = mdb_del(txn, s->s_dbi[db], &k, NULL);
-	if (rc != 0) {
-		log_warnx("%s: %s: %s", __func__, store_db_names[db],
-		    mdb_strerror(rc));
-		goto fail;
+	if (rc == 0)
+		rc = mdb_txn_commit(txn);
+	else
+		mdb_txn_abort(txn);
+	if (rc == 0)
+		return 0;
+	if (rc == MDB_MAP_FULL && !grown && store_map_grow(s)) {
+		grown = 1;
+		goto again;
 	}
-	return store_commit(txn, __func__);
+	log_warnx("%s: %s: %s", __func__, store_db_names[db],
+	    mdb_strerror(rc));
+	store_set_errno(rc);
+	return -1;
 
 fail:
 	mdb_txn_abort(txn);
@@ -1660,7 +1706,8 @@ fail:
 /*
  * A batch too large to commit on a full map (a delete dirties pages
  * too) is retried smaller, down to one entry: the headroom that new
- * records may not take is there for this.
+ * records may not take is there for this.  If even that cannot commit,
+ * the map grows (store_map_grow()).
  */
 int
 store_sweep(struct store *s, uint64_t now_ms, size_t max,
@@ -1669,7 +1716,7 @@ store_sweep(struct store *s, uint64_t now_ms, size_t max,
 	struct store_sweep	 local;
 	struct store_sweep	*ss = ssp != NULL ? ssp : &local;
 	MDB_txn			*txn;
-	int			 rc;
+	int			 rc, grown = 0;
 
 	memset(ss, 0, sizeof(*ss));
 	if (s == NULL) {
@@ -1695,8 +1742,13 @@ store_sweep(struct store *s, uint64_t now_ms, size_t max,
 			mdb_txn_abort(txn);
 		if (rc == 0)
 			return (int)ss->ss_deleted;
-		if (rc != MDB_MAP_FULL || max == 1)
+		if (rc != MDB_MAP_FULL)
 			break;
+		if (max == 1) {
+			if (grown || !store_map_grow(s))
+				break;
+			grown = 1;
+		}
 		max /= 4;
 		if (max == 0)
 			max = 1;

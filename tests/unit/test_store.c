@@ -969,6 +969,84 @@ test_sweep_stale(void **state)
 	assert_int_equal(expiry_entries(f->f_st), live - 1);
 }
 
+/*
+ * A map filled to its last page by an older vmcpd (no headroom kept):
+ * a batch too large to commit is retried smaller, down to one entry;
+ * when even that cannot commit the map grows by its headroom (the other
+ * processes follow, test_map_resized), the expired records go, and new
+ * ones fit again.
+ */
+static void
+test_map_full_old(void **state)
+{
+	struct fixture		*f = *state;
+	struct store_envstat	 es;
+	MDB_env			*env;
+	MDB_txn			*txn;
+	MDB_dbi			 sdb, xdb;
+	MDB_val			 k, v;
+	uint8_t			 ibuf[64], rbuf[700];
+	char			 key[16], buf[8];
+	struct store_sweep	 ss;
+	size_t			 klen, len;
+	int			 i, n, stored = 0, swept = 0, rc = 0;
+
+	assert_int_equal(mdb_env_create(&env), 0);
+	assert_int_equal(mdb_env_set_maxdbs(env, 16), 0);
+	assert_int_equal(mdb_env_set_mapsize(env, 1024 * 1024), 0);
+	assert_int_equal(mdb_env_open(env, f->f_dir, MDB_NOTLS, 0600), 0);
+	/* one record a txn, the smaller the fuller, until nothing fits */
+	for (len = 600; len >= 1; len /= 4) {
+		for (i = 0; i < 100000; i++) {
+			assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
+			assert_int_equal(mdb_dbi_open(txn, "sessions",
+			    MDB_CREATE, &sdb), 0);
+			assert_int_equal(mdb_dbi_open(txn, "expiry",
+			    MDB_CREATE, &xdb), 0);
+			(void)snprintf(key, sizeof(key), "o%03zu.%05d", len, i);
+			n = store_rec_encode(rbuf, sizeof(rbuf),
+			    STORE_SESSIONS, 0, NOW + 1, NOW, rbuf, len);
+			k.mv_size = strlen(key);
+			k.mv_data = key;
+			v.mv_size = (size_t)n;
+			v.mv_data = rbuf;
+			rc = mdb_put(txn, sdb, &k, &v, 0);
+			if (rc == 0) {
+				stale_index_key(ibuf, &klen, NOW + 1, key);
+				k.mv_size = klen;
+				k.mv_data = ibuf;
+				v.mv_size = 0;
+				rc = mdb_put(txn, xdb, &k, &v, 0);
+			}
+			if (rc == 0)
+				rc = mdb_txn_commit(txn);
+			else
+				mdb_txn_abort(txn);
+			if (rc != 0)
+				break;
+			stored++;
+		}
+		assert_int_equal(rc, MDB_MAP_FULL);
+	}
+	mdb_env_close(env);
+
+	assert_int_equal(store_open(&f->f_st, f->f_dir, 1024 * 1024, 64, 0),
+	    0);
+	do {
+		assert_true((n = store_sweep(f->f_st, NOW + 1, 1000, &ss)) >= 0);
+		swept += n;
+	} while (ss.ss_more);
+	assert_int_equal(swept, stored);
+	assert_int_equal(store_envstat(f->f_st, &es), 0);
+	assert_int_equal(es.se_db[STORE_SESSIONS].sd_entries, 0);
+	/* not even one delete fitted: the map grew by its headroom */
+	assert_true(es.se_map_size > 1024 * 1024);
+	assert_true(es.se_map_size <= 2 * 1024 * 1024);
+	put_str(f->f_st, STORE_SESSIONS, "new", "N", NOW + 100);
+	assert_int_equal(get_str(f->f_st, STORE_SESSIONS, "new", NOW + 1, buf,
+	    sizeof(buf)), 0);
+}
+
 /* a batch bound says more may be due; the next batch goes on */
 static void
 test_sweep_more(void **state)
@@ -1264,6 +1342,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_map_full, setup_dir,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_sweep_stale, setup_dir,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_map_full_old, setup_dir,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_sweep_more, setup_store,
 		    teardown),
