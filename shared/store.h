@@ -67,7 +67,7 @@ struct store_envstat {
 	uint64_t	 se_map_size;
 	uint64_t	 se_used_bytes;	/* (last page + 1) * page size */
 	uint64_t	 se_free_bytes;	/* of that, free and reusable */
-	uint64_t	 se_headroom_bytes; /* kept for deletes: no new record */
+	uint64_t	 se_headroom_bytes; /* kept for deletes */
 	unsigned int	 se_page_size;
 	unsigned int	 se_max_readers;
 	unsigned int	 se_num_readers;

@@ -1033,7 +1033,8 @@ test_map_full_old(void **state)
 	assert_int_equal(store_open(&f->f_st, f->f_dir, 1024 * 1024, 64, 0),
 	    0);
 	do {
-		assert_true((n = store_sweep(f->f_st, NOW + 1, 1000, &ss)) >= 0);
+		n = store_sweep(f->f_st, NOW + 1, 1000, &ss);
+		assert_true(n >= 0);
 		swept += n;
 	} while (ss.ss_more);
 	assert_int_equal(swept, stored);
