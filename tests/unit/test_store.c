@@ -986,7 +986,7 @@ test_map_full_old(void **state)
 	MDB_dbi			 sdb, xdb;
 	MDB_val			 k, v;
 	uint8_t			 ibuf[64], rbuf[700];
-	char			 key[16], buf[8];
+	char			 key[48], buf[8];
 	struct store_sweep	 ss;
 	size_t			 klen, len;
 	int			 i, n, stored = 0, swept = 0, rc = 0;
