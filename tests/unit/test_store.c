@@ -985,7 +985,7 @@ test_map_full_old(void **state)
 	MDB_txn			*txn;
 	MDB_dbi			 sdb, xdb;
 	MDB_val			 k, v;
-	uint8_t			 ibuf[64], rbuf[700];
+	uint8_t			 ibuf[64], rbuf[700], pay[600];
 	char			 key[48], buf[8];
 	struct store_sweep	 ss;
 	size_t			 klen, len;
@@ -995,6 +995,7 @@ test_map_full_old(void **state)
 	assert_int_equal(mdb_env_set_maxdbs(env, 16), 0);
 	assert_int_equal(mdb_env_set_mapsize(env, 1024 * 1024), 0);
 	assert_int_equal(mdb_env_open(env, f->f_dir, MDB_NOTLS, 0600), 0);
+	memset(pay, 'o', sizeof(pay));
 	/* one record a txn, the smaller the fuller, until nothing fits */
 	for (len = 600; len >= 1; len /= 4) {
 		for (i = 0; i < 100000; i++) {
@@ -1005,7 +1006,7 @@ test_map_full_old(void **state)
 			    MDB_CREATE, &xdb), 0);
 			(void)snprintf(key, sizeof(key), "o%03zu.%05d", len, i);
 			n = store_rec_encode(rbuf, sizeof(rbuf),
-			    STORE_SESSIONS, 0, NOW + 1, NOW, rbuf, len);
+			    STORE_SESSIONS, 0, NOW + 1, NOW, pay, len);
 			k.mv_size = strlen(key);
 			k.mv_data = key;
 			v.mv_size = (size_t)n;
