@@ -62,7 +62,7 @@ describe('a full map', () => {
     backend = await startTestBackend();
     daemon = await startWith(backend.url, {
       daemonLines: ['mapSize: 1MiB'],
-      sessionLines: ['ttl: 6s', 'maxSessions: 100000', 'maxPerAddress: 100000'],
+      sessionLines: ['ttl: 10s', 'maxSessions: 100000', 'maxPerAddress: 100000'],
     });
   });
 
@@ -106,11 +106,11 @@ describe('a full map', () => {
       assert.equal(st.sessions.max, 100000);
       assert.ok(st.inUseBytes > st.mapSize * 0.8, JSON.stringify(st));
 
-      // the sessions expire (6 s), the keeper sweeps them: new ones fit
+      // the sessions expire (10 s), the keeper sweeps them: new ones fit
       const fresh = await waitFor('an initialize that is stored again', async () => {
         const r = await initialize(daemon.port);
         return r.status === 200 ? r : null;
-      }, { timeout: 40000, interval: 500 });
+      }, { timeout: 60000, interval: 500 });
       const sid = fresh.headers['mcp-session-id'];
       const ok = await rpc(daemon.port, sid, 'ping');
       assert.equal(ok.status, 200, ok.text);
