@@ -984,8 +984,9 @@ store_reap_txn(struct store *s, MDB_txn *txn, unsigned int tag,
 /*
  * Write the record and its index entry in txn, dropping the index
  * entry of the record it replaces.  group NULL keeps the old record's
- * group.  A new record is refused (MDB_MAP_FULL) without room.  Logs
- * failures but MDB_MAP_FULL, which the caller may still cure.
+ * group.  Without room a new record, or a rewrite that grows, is
+ * refused (MDB_MAP_FULL).  Logs failures but MDB_MAP_FULL, which the
+ * caller may still cure.
  */
 static int
 store_put_txn(struct store *s, MDB_txn *txn, enum store_db db,
@@ -997,20 +998,20 @@ store_put_txn(struct store *s, MDB_txn *txn, enum store_db db,
 	uint8_t			 gbuf[STORE_GROUP_MAX];
 	struct store_rec	 old;
 	MDB_val			 k, v;
-	size_t			 oglen = 0;
+	size_t			 oglen = 0, osize = 0;
 	int			 rc;
 
 	k.mv_size = klen;
 	k.mv_data = (void *)(uintptr_t)key;
 	rc = mdb_get(txn, s->s_dbi[db], &k, &v);
-	if (rc == MDB_NOTFOUND) {
-		if (!room)
-			return MDB_MAP_FULL;
-	} else if (rc != 0) {
+	if (rc != 0 && rc != MDB_NOTFOUND) {
 		log_warnx("%s: mdb_get %s: %s", fn, store_db_names[db],
 		    mdb_strerror(rc));
 		return rc;
-	} else if (store_rec_peek(v.mv_data, v.mv_size, &old) == 0) {
+	}
+	if (rc == 0)
+		osize = v.mv_size;
+	if (rc == 0 && store_rec_peek(v.mv_data, v.mv_size, &old) == 0) {
 		oglen = old.sr_glen;
 		if (oglen > 0)
 			memcpy(gbuf, (const uint8_t *)v.mv_data +
@@ -1028,7 +1029,12 @@ store_put_txn(struct store *s, MDB_txn *txn, enum store_db db,
 	if (group == NULL) {
 		group = gbuf;
 		glen = oglen;
-	} else if (glen != oglen || memcmp(group, gbuf, glen) != 0) {
+	}
+	/* without room only a rewrite that does not grow goes through */
+	if (!room && STORE_HDR_LEN + glen + len > osize)
+		return MDB_MAP_FULL;
+	if (group != gbuf && (glen != oglen ||
+	    memcmp(group, gbuf, glen) != 0)) {
 		if (oglen > 0 &&
 		    (rc = store_cnt_add(s, txn, db, gbuf, oglen, -1)) != 0)
 			return rc;

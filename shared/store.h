@@ -101,11 +101,11 @@ int	 store_get_changed(struct store *, enum store_db, const void *key,
 	    size_t klen, uint64_t now_ms, const struct store_rec *have,
 	    struct store_rec *out);
 /*
- * A write that adds a record fails with ENOSPC (as on a full map) once
- * the map is within its headroom (a sixteenth, at least 128 KiB) of
- * full: deletes and sweeps always find pages to commit in.  Rewrites
- * of a record may go on.  A rewrite drops the record's old index entry
- * and keeps its group.
+ * A write that adds a record, or makes one longer, fails with ENOSPC
+ * (as on a full map) once the map is within its headroom (a sixteenth,
+ * at least 128 KiB) of full: deletes and sweeps always find pages to
+ * commit in.  Rewrites no longer than the record go on.  A rewrite
+ * drops the record's old index entry and keeps its group.
  */
 int	 store_put(struct store *, enum store_db, const void *key, size_t klen,
 	    const void *data, size_t len, uint64_t expires_ms, uint64_t now_ms);

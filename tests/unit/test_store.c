@@ -1155,21 +1155,22 @@ test_limits(void **state)
 }
 
 /*
- * A map filled with new records: the last sixteenth stays free, so a
- * delete and a sweep commit, rewrites go on, and once the sweep has run
- * new records fit again.
+ * A map filled with new records: the headroom stays free, so a delete
+ * and a sweep commit, rewrites that do not grow go on, and once the
+ * sweep has run new records fit again.
  */
 static void
 test_map_headroom(void **state)
 {
 	struct fixture		*f = *state;
 	struct store_sweep	 ss;
-	char			 key[16], val[600];
+	char			 key[16], val[600], big[700];
 	int			 i, n, rc = 0, saved = 0;
 
 	assert_int_equal(store_open(&f->f_st, f->f_dir, 1024 * 1024, 64, 0),
 	    0);
 	memset(val, 's', sizeof(val));
+	memset(big, 'b', sizeof(big));
 	for (i = 0; i < 100000; i++) {
 		(void)snprintf(key, sizeof(key), "s%06d", i);
 		rc = store_put(f->f_st, STORE_SESSIONS, key, strlen(key), val,
@@ -1186,6 +1187,10 @@ test_map_headroom(void **state)
 	/* full for new records: a rewrite and a delete still commit */
 	assert_int_equal(store_put(f->f_st, STORE_SESSIONS, "s000001", 7, val,
 	    sizeof(val), NOW + 20, NOW), 0);
+	/* but not a rewrite that grows the record */
+	assert_int_equal(store_put(f->f_st, STORE_SESSIONS, "s000001", 7, big,
+	    sizeof(big), NOW + 20, NOW), -1);
+	assert_int_equal(errno, ENOSPC);
 	assert_int_equal(store_del(f->f_st, STORE_SESSIONS, "s000002", 7), 0);
 	for (i = 3; i < 100; i++) {
 		(void)snprintf(key, sizeof(key), "s%06d", i);
