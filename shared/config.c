@@ -1254,6 +1254,10 @@ load_sessions(struct loader *ld, struct cnode *n, const char *path,
 		    16, 100000 },
 		{ "pendingTimeout", F_DURATION, &cf->cf_pending_timeout_ms,
 		    NULL, 1, 0 },
+		{ "maxSessions", F_UINT, &cf->cf_session_cap, NULL,
+		    1, CONFIG_SESSIONS_MAX },
+		{ "maxPerAddress", F_UINT, &cf->cf_session_cap_addr, NULL,
+		    1, CONFIG_SESSIONS_MAX },
 	};
 
 	if (load_fields(ld, n, path, fields, nitems(fields)) == -1)
@@ -1276,6 +1280,27 @@ load_sessions(struct loader *ld, struct cnode *n, const char *path,
 	    "than %s.maxLifetime (24h by default), found \"%s\"", path, path,
 	    config_escape(esc, sizeof(esc), ttl->cn_str, ttl->cn_len,
 	    SHOW_MAX));
+}
+
+/*
+ * The session caps by default: one session per 2 KiB of map (a record
+ * of ~600 bytes, its index entry and B-tree slack, with room to spare
+ * for the rest), and a quarter of that per client address.
+ */
+static void
+config_resolve_sessions(struct config *cf)
+{
+	uint64_t n;
+
+	if (cf->cf_session_cap == 0) {
+		n = cf->cf_map_size / (2 * KIB);
+		if (n > CONFIG_SESSIONS_MAX)
+			n = CONFIG_SESSIONS_MAX;
+		cf->cf_session_cap = n < 16 ? 16 : (unsigned int)n;
+	}
+	if (cf->cf_session_cap_addr == 0)
+		cf->cf_session_cap_addr = cf->cf_session_cap / 4 > 0 ?
+		    cf->cf_session_cap / 4 : 1;
 }
 
 static int
@@ -2349,6 +2374,7 @@ load_root(struct loader *ld, struct cnode *root)
 
 	if (config_resolve_timeouts(ld) == -1)
 		return -1;
+	config_resolve_sessions(ld->ld_cf);
 	return config_resolve_aggregation(ld);
 }
 

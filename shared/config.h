@@ -24,6 +24,7 @@
  * a daemon that accepts at most N (1: a single-backend daemon); the
  * loader and its messages follow.
  */
+#define CONFIG_SESSIONS_MAX	100000000	/* sessions.maxSessions */
 
 enum config_transport {
 	TRANSPORT_STREAMABLE_HTTP = 0,
@@ -152,6 +153,8 @@ struct config {
 	uint64_t		 cf_session_max_ms;	/* absolute, 24 h */
 	unsigned int		 cf_event_buffer;	/* per session, 1000 */
 	uint64_t		 cf_pending_timeout_ms;	/* to client, 5 min */
+	unsigned int		 cf_session_cap;	/* live; mapSize/2KiB */
+	unsigned int		 cf_session_cap_addr;	/* per address; 1/4 */
 
 	/* backends: */
 	struct config_backend	*cf_backends;

@@ -867,6 +867,16 @@ httpd_req_gone(const struct httpd_req *req)
 	return req->r_conn->c_fd == -1;
 }
 
+int
+httpd_req_peer(const struct httpd_req *req, struct sockaddr_storage *ss,
+    socklen_t *len)
+{
+	*len = sizeof(*ss);
+	if (req->r_conn->c_fd == -1)
+		return -1;
+	return getpeername(req->r_conn->c_fd, (struct sockaddr *)ss, len);
+}
+
 void
 httpd_req_set_close_cb(struct httpd_req *req, httpd_req_cb cb, void *arg)
 {

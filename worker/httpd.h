@@ -9,6 +9,8 @@
 #ifndef VMCPD_HTTPD_H
 #define VMCPD_HTTPD_H
 
+#include <sys/socket.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -36,6 +38,8 @@ const char	*httpd_req_path(const struct httpd_req *);
 const char	*httpd_req_header(const struct httpd_req *, const char *);
 const char	*httpd_req_body(const struct httpd_req *, size_t *);
 int		 httpd_req_gone(const struct httpd_req *);
+int		 httpd_req_peer(const struct httpd_req *,
+		    struct sockaddr_storage *, socklen_t *);
 void		 httpd_req_set_close_cb(struct httpd_req *, httpd_req_cb,
 		    void *);
 void		 httpd_req_set_done_cb(struct httpd_req *, httpd_req_cb,

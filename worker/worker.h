@@ -8,6 +8,7 @@
 #define VMCPD_WORKER_H
 
 #include <sys/queue.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #include <stdint.h>
@@ -263,6 +264,12 @@ int	 session_load(struct store *, const char *id, uint64_t now_ms,
 	    struct session *);
 int	 session_save(struct store *, const struct session *, uint64_t ttl_ms,
 	    uint64_t now_ms);
+struct store_limit;
+int	 session_create(struct store *, const struct session *,
+	    uint64_t ttl_ms, uint64_t now_ms, const struct store_limit *);
+#define SESSION_GROUP_MAX	64	/* "v6 prefix/64" and a NUL */
+int	 session_client_group(const struct sockaddr *, socklen_t, char *,
+	    size_t);
 int	 session_delete(struct store *, const char *id);
 void	 session_cache_free(void);
 uint64_t session_expiry(const struct session *, uint64_t ttl_ms);

@@ -1838,6 +1838,15 @@ test_err_new_sessions(void **state)
 	load_bad("sessions:\n  pendingTimeout: 0s\n" BACKEND,
 	    "t.yaml:2:19: sessions.pendingTimeout: expected a duration "
 	    "greater than 0 (such as 30s, 5m or 1h30m), found \"0s\"");
+	load_bad("sessions:\n  maxSessions: 0\n" BACKEND,
+	    "t.yaml:2:16: sessions.maxSessions: expected an integer from 1 "
+	    "to 100000000, found \"0\"");
+	load_bad("sessions:\n  maxPerAddress: 100000001\n" BACKEND,
+	    "t.yaml:2:18: sessions.maxPerAddress: expected an integer from 1 "
+	    "to 100000000, found \"100000001\"");
+	load_bad("sessions:\n  maxPerAddress: [1]\n" BACKEND,
+	    "t.yaml:2:18: sessions.maxPerAddress: expected an integer from 1 "
+	    "to 100000000, found a sequence");
 	load_bad(BACKEND "operational:\n  failureHandling:\n"
 	    "    partialFailureMode: besteffort\n",
 	    "t.yaml:7:25: operational.failureHandling.partialFailureMode: "
@@ -1863,6 +1872,23 @@ test_new_values(void **state)
 	assert_int_equal(cf->cf_event_buffer, 16);
 	assert_int_equal(cf->cf_pending_timeout_ms, 1);
 	assert_int_equal(cf->cf_partial_failure, CONFIG_PARTIAL_FAIL);
+	/* the session caps follow the map by default */
+	assert_int_equal(cf->cf_session_cap, 524288);
+	assert_int_equal(cf->cf_session_cap_addr, 131072);
+	config_free(cf);
+	cf = load_ok(BACKEND "daemon: {mapSize: 1MiB}\n");
+	assert_int_equal(cf->cf_session_cap, 512);
+	assert_int_equal(cf->cf_session_cap_addr, 128);
+	config_free(cf);
+	cf = load_ok(BACKEND "sessions: {maxSessions: 7}\n"
+	    "daemon: {mapSize: 1MiB}\n");
+	assert_int_equal(cf->cf_session_cap, 7);
+	assert_int_equal(cf->cf_session_cap_addr, 1);
+	config_free(cf);
+	cf = load_ok(BACKEND "sessions: {maxSessions: 100000000, "
+	    "maxPerAddress: 3}\n");
+	assert_int_equal(cf->cf_session_cap, 100000000);
+	assert_int_equal(cf->cf_session_cap_addr, 3);
 	config_free(cf);
 	cf = load_ok(BACKEND "operational:\n  failureHandling: {}\n");
 	assert_int_equal(cf->cf_partial_failure, CONFIG_PARTIAL_FAIL);
