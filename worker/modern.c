@@ -968,6 +968,12 @@ modern_on_view(void *arg, json_t *view, const char *err)
 		return;
 	}
 	if (core_method_kind(m->m_msg.jm_method) == CORE_LIST) {
+		if ((err = view_incomplete(m->m_w, view)) != NULL) {
+			(void)snprintf(msg, sizeof(msg), "Internal error: %s",
+			    err);
+			modern_error(m, 200, JSONRPC_INTERNAL_ERROR, msg, NULL);
+			return;
+		}
 		modern_list(m, view);
 		return;
 	}

@@ -218,12 +218,12 @@ notify_list_changed(struct listener *l)
 		free(nc);
 		return;
 	}
-	/* what the lists were: the shared view, else the last one we saw
-	 * (a rebuild in progress leaves none in the store) */
+	/* what the lists were: the shared view, else the last one we saw;
+	 * the rebuild lists this backend again, the others' lists kept */
 	if ((nc->nc_old = view_peek(l->l_w)) == NULL)
 		nc->nc_old = json_incref(notify_last);
-	view_invalidate_backend(l->l_w, l->l_be->cb_name);
-	if (view_get(l->l_w, notify_on_view, nc) == -1) {
+	if (view_refresh(l->l_w, l->l_be->cb_name, notify_on_view, nc) ==
+	    -1) {
 		json_decref(nc->nc_old);
 		free(nc->nc_backend);
 		free(nc);
