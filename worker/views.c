@@ -126,6 +126,7 @@ static void	vfetch_start(struct vfetch *);
 static void	vbuild_fetched(struct vfetch *);
 static void	vbuild_finish(struct vbuild *);
 static void	vbuild_free(struct vbuild *);
+static int	views_lock(struct worker *, const char *);
 
 /* keys are scoped to the daemon run and generation: a reload rebuilds */
 static void
@@ -1004,37 +1005,55 @@ vbuild_begin(struct worker *w, const char *scope, const char *force,
 		vbuild_free(b);
 		return -1;
 	}
+	/* built anyway; the lock keeps other workers from building too
+	 * once the view it publishes is past its freshness */
+	b->vb_locked = views_lock(w, scope) == 0;
 	vbuild_start(b, force);
 	return 0;
 }
 
 /*
- * A view past its freshness: one worker builds the next (the "lock"
- * record says which, for as long as its listings may take), in the
- * background.  Losers ask again at most once a second.
+ * The "lock" record names the worker building the view, for as long as
+ * its listings may take (a probe, an open and a list: three timeouts).
+ * 0 if this worker took it.
+ */
+static int
+views_lock(struct worker *w, const char *scope)
+{
+	char		 key[STORE_KEY_MAX], pid[24];
+	uint64_t	 now = store_now_ms(), hold = 0;
+	size_t		 i;
+
+	for (i = 0; i < w->w_conf->cf_nbackends; i++)
+		if (w->w_conf->cf_backends[i].cb_timeout_ms > hold)
+			hold = w->w_conf->cf_backends[i].cb_timeout_ms;
+	hold = 3 * hold + VIEW_RETRY_MS;
+	view_key(w, key, sizeof(key), "lock", scope, NULL);
+	(void)snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	return store_add(w->w_store, STORE_VIEWS, key, strlen(key), pid,
+	    strlen(pid), now + hold, now) == 0 ? 0 : -1;
+}
+
+/*
+ * A view past its freshness: the worker that takes the lock builds the
+ * next one, in the background.  The others ask again at most once a
+ * second.
  */
 static void
 views_revalidate(struct worker *w, const char *scope)
 {
 	static uint64_t	 next_try;
 	struct vbuild	*b;
-	char		 key[STORE_KEY_MAX], pid[24];
-	uint64_t	 now = store_now_ms(), hold = 0;
-	size_t		 i;
+	char		 key[STORE_KEY_MAX];
+	uint64_t	 now = store_now_ms();
 
 	if (vbuild_find(w, scope) != NULL || now < next_try)
 		return;
 	next_try = now + VIEW_LOCK_RETRY_MS;
-	for (i = 0; i < w->w_conf->cf_nbackends; i++)
-		if (w->w_conf->cf_backends[i].cb_timeout_ms > hold)
-			hold = w->w_conf->cf_backends[i].cb_timeout_ms;
-	hold = 3 * hold + VIEW_RETRY_MS;	/* probe, open, list */
-	view_key(w, key, sizeof(key), "lock", scope, NULL);
-	(void)snprintf(pid, sizeof(pid), "%d", (int)getpid());
-	if (store_add(w->w_store, STORE_VIEWS, key, strlen(key), pid,
-	    strlen(pid), now + hold, now) != 0)
+	if (views_lock(w, scope) == -1)
 		return;		/* another worker's, or no store */
 	if ((b = vbuild_new(w, scope)) == NULL) {
+		view_key(w, key, sizeof(key), "lock", scope, NULL);
 		(void)store_del(w->w_store, STORE_VIEWS, key, strlen(key));
 		return;
 	}

@@ -21,7 +21,9 @@ import net from 'node:net';
 import {
   guarded, rpc, waitFor, sleep, httpRequest, mcpHeaders, nextId, startTestBackend, HOST, LEGACY_VERSION,
 } from './lib/harness.mjs';
-import { useMulti, startMulti, openSessionCaps, serve, jsonBody } from './lib/multi.mjs';
+import {
+  useMulti, startMulti, openSessionCaps, serve, jsonBody, modern,
+} from './lib/multi.mjs';
 
 useMulti();
 
@@ -152,6 +154,18 @@ for (const mode of ['fail', 'best_effort']) {
           assert.deepEqual(names(l), ['echo', 'fail', 'slow', 'whoami']);
         }
         assert.match(d.proc.output, /view: backend hole did not list within \d+ s; published without it/);
+        // the same for a 2026-07-28 client
+        const mc = await modern(d.port, 'tools/call', { name: 'echo', arguments: { message: 'm' } },
+          { 'Mcp-Name': 'echo' });
+        assert.equal(mc.json?.result?.content?.[0]?.text, 'Echo: m', mc.text);
+        const ml = await modern(d.port, 'tools/list');
+        if (mode === 'fail') {
+          assert.equal(ml.json?.error?.code, -32603, ml.text);
+          assert.match(ml.json.error.message, /backend hole/);
+        } else {
+          assert.deepEqual((ml.json?.result?.tools ?? []).map((t) => t.name).sort(),
+            ['echo', 'fail', 'slow', 'whoami'], ml.text);
+        }
       }));
   });
 }

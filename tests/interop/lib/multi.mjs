@@ -16,7 +16,7 @@ import path from 'node:path';
 
 import {
   Daemon, HOST, ROOT, LEGACY_VERSION, tmpDir, waitFor, withTimeout, useHarness,
-  parseSSE, mcpHeaders, httpRequest, nextId,
+  parseSSE, mcpHeaders, httpRequest, nextId, MCP_ACCEPT,
 } from './harness.mjs';
 
 export const NODE = process.execPath;
@@ -100,6 +100,31 @@ export function useMulti() {
     }
     servers.clear();
   });
+}
+
+export const MODERN = '2026-07-28';
+/* the _meta of a 2026-07-28 request */
+export const modernMeta = (caps = {}) => ({
+  'io.modelcontextprotocol/protocolVersion': MODERN,
+  'io.modelcontextprotocol/clientCapabilities': caps,
+});
+
+/* A 2026-07-28 request over raw HTTP: {status, headers, text, json}. */
+export async function modern(port, method, params = {}, headers = {}, id = 1) {
+  const r = await httpRequest(port, {
+    headers: {
+      'Content-Type': 'application/json', Accept: MCP_ACCEPT,
+      'MCP-Protocol-Version': MODERN, 'Mcp-Method': method, ...headers,
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id, method, params: { _meta: modernMeta(), ...params } }),
+  });
+  let json = null;
+  try {
+    json = JSON.parse(r.text);
+  } catch {
+    // SSE or empty: the caller looks at r.text
+  }
+  return { ...r, json };
 }
 
 /* A request's JSON body, or undefined once answered 400 (not JSON). */
