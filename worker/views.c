@@ -109,6 +109,7 @@ struct vbuild {
 	size_t			 vb_nfetch;
 	size_t			 vb_pending;
 	struct event		*vb_timer;	/* VIEW_WAIT_MS for waiters */
+	json_t			*vb_early;	/* published at the timer */
 	int			 vb_locked;	/* holds the "lock" record */
 };
 
@@ -730,6 +731,7 @@ vbuild_free(struct vbuild *b)
 	free(b->vb_fetch);
 	if (b->vb_timer != NULL)
 		event_free(b->vb_timer);
+	json_decref(b->vb_early);
 	free(b);
 }
 
@@ -884,6 +886,10 @@ vbuild_finish(struct vbuild *b)
 		view_key(w, key, sizeof(key), "lock", b->vb_scope, NULL);
 		(void)store_del(w->w_store, STORE_VIEWS, key, strlen(key));
 	}
+	/* who was answered before the late backends listed learns now */
+	if (b->vb_early != NULL && view != NULL)
+		notify_lists_changed(w, b->vb_early, view,
+		    "a backend listing late");
 	vbuild_answer(b, 1, view, err);
 	json_decref(view);
 	vbuild_free(b);
@@ -900,6 +906,8 @@ vbuild_on_deadline(evutil_socket_t fd, short ev, void *arg)
 	(void)fd;
 	(void)ev;
 	view = vbuild_publish(b, 0, err, sizeof(err));
+	if (b->vb_early == NULL)
+		b->vb_early = json_incref(view);
 	vbuild_answer(b, 0, view, err);		/* b may be gone now */
 	json_decref(view);
 }

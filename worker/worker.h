@@ -201,6 +201,9 @@ void	 notify_init(struct worker *);
 void	 notify_stop(struct worker *);
 void	 notify_free(struct worker *);
 void	 notify_fanout(struct worker *, const json_t *msg, const char *uri);
+/* sessions and listeners told of each list of view that differs from old */
+void	 notify_lists_changed(struct worker *, json_t *old, json_t *view,
+	    const char *who);
 size_t	 notify_subscribers(struct worker *, const char *uri);
 /* a 2026-07-28 backend's subscribed URIs changed: worker 0 listens anew */
 void	 notify_resubscribe(struct worker *, const struct config_backend *);

@@ -22,7 +22,7 @@ import {
   guarded, rpc, waitFor, sleep, httpRequest, mcpHeaders, nextId, startTestBackend, HOST, LEGACY_VERSION,
 } from './lib/harness.mjs';
 import {
-  useMulti, startMulti, openSessionCaps, serve, jsonBody, modern,
+  useMulti, startMulti, openSessionCaps, openGet, serve, jsonBody, modern,
 } from './lib/multi.mjs';
 
 useMulti();
@@ -209,23 +209,28 @@ describe('a backend that stops answering keeps its last good lists', () => {
   }));
 });
 
-/* toys a (a1) and b (b1) behind a vmcpd of 2 workers, and a session */
-function toyPair(aggregation) {
+/*
+ * toys a (a1) and b (b1) behind a vmcpd of 2 workers, and a session;
+ * early(ctx): before the session is opened
+ */
+function toyPair(aggregation, { operational = '', early } = {}) {
   const ctx = {};
 
   before(async () => {
     [ctx.a, ctx.b] = await Promise.all([startToy('a', ['a1']), startToy('b', ['b1'])]);
+    early?.(ctx);
     ctx.d = await startMulti({
       workers: 2,
       backends: [{ name: 'a', url: ctx.a.url }, { name: 'b', url: ctx.b.url }],
       aggregation: `conflictResolutionConfig:\n  prefixMode: onConflict${aggregation}`,
-      operational: 'timeouts:\n  default: 30s',
+      operational: `timeouts:\n  default: 30s\n${operational}`,
     });
     ({ sid: ctx.sid } = await openSessionCaps(ctx.d.port));
   });
 
   after(async () => {
     ctx.a?.release();
+    ctx.b?.release();
     if (ctx.d)
       await ctx.d.stop();
   });
@@ -283,5 +288,25 @@ describe('list_changed from one backend', () => {
     a.release();
     await waitFor('a2 in the view', async () => names(await list()).includes('a2'), { timeout: 10000 });
     assert.equal(b.lists(), bBefore, 'b was not listed again');
+  }));
+});
+
+describe('a backend listing late at a cold start', () => {
+  // b's first listing is held: the session opens without it
+  const ctx = toyPair('', { operational: 'failureHandling:\n  partialFailureMode: best_effort',
+    early: (c) => { c.b.holdLists = true; } });
+
+  test('the first view comes without it, and sessions hear when its lists come', guarded(async () => {
+    const { b, d, sid, list } = ctx;
+
+    assert.ok(b.held.length >= 1, 'b\'s listing is held');
+    assert.deepEqual(names(await list()), ['a1']);
+    assert.match(d.proc.output, /view: backend b did not list within \d+ s; published without it/);
+    const g = await openGet(d.port, sid);
+    b.release();
+    await g.until('tools/list_changed', (x) => x.messages('notifications/tools/list_changed').length >= 1,
+      15000);
+    assert.deepEqual(names(await list()), ['a1', 'b1']);
+    g.close();
   }));
 });
