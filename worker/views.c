@@ -81,6 +81,7 @@ struct vfetch {
 	json_t				*vf_caps;
 	json_t				*vf_cursors;	/* seen, for loops */
 	json_t				*vf_old;	/* last good lists */
+	struct store_rec		 vf_rec;	/* stored lists' stamp */
 	uint64_t			 vf_started;	/* this listing, ms */
 	uint64_t			 vf_listed;	/* vf_lists', ms */
 	char				*vf_cursor;	/* next page, or NULL */
@@ -94,6 +95,7 @@ struct vfetch {
 	int				 vf_done;
 	int				 vf_ok;
 	int				 vf_stale;	/* vf_lists: vf_old's */
+	int				 vf_tried;	/* listed, not stored */
 	int				 vf_force;	/* list, fresh or not */
 	int				 vf_again;	/* changed: list again */
 	unsigned int			 vf_redos;
@@ -108,6 +110,7 @@ struct vbuild {
 	struct vfetch		*vb_fetch;
 	size_t			 vb_nfetch;
 	size_t			 vb_pending;
+	const char		*vb_only;	/* list only this backend */
 	struct event		*vb_timer;	/* VIEW_WAIT_MS for waiters */
 	json_t			*vb_early;	/* published at the timer */
 	int			 vb_locked;	/* holds the "lock" record */
@@ -184,11 +187,16 @@ static struct {
 	json_t		*vc_view;
 } view_cache;
 
+/*
+ * stamp (a "raw" record's, or NULL): in, the record the caller has (0:
+ * none); out, the one returned.  NULL: none, or still the stamped one.
+ */
 static json_t *
 view_load(struct worker *w, const char *what, const char *scope,
-    const char *backend)
+    const char *backend, struct store_rec *stamp)
 {
 	struct store_rec	 rec;
+	const struct store_rec	*have = NULL;
 	json_t			*o;
 	json_error_t		 jerr;
 	char			 key[STORE_KEY_MAX];
@@ -198,10 +206,14 @@ view_load(struct worker *w, const char *what, const char *scope,
 	view_key(w, key, sizeof(key), what, scope, backend);
 	cached = view_cache.vc_view != NULL &&
 	    strcmp(view_cache.vc_key, key) == 0;
+	if (cached)
+		have = &view_cache.vc_stamp;
+	else if (stamp != NULL && stamp->sr_updated_ms != 0)
+		have = stamp;
 	rc = store_get_changed(w->w_store, STORE_VIEWS, key, strlen(key),
-	    store_now_ms(), cached ? &view_cache.vc_stamp : NULL, &rec);
+	    store_now_ms(), have, &rec);
 	if (rc == STORE_UNCHANGED)
-		return json_incref(view_cache.vc_view);
+		return cached ? json_incref(view_cache.vc_view) : NULL;
 	if (rc != 0)
 		return NULL;
 	o = json_loadb(rec.sr_data, rec.sr_len, 0, &jerr);
@@ -213,13 +225,18 @@ view_load(struct worker *w, const char *what, const char *scope,
 		view_cache.vc_stamp = rec;
 		view_cache.vc_stamp.sr_data = NULL;
 	}
+	if (o != NULL && stamp != NULL) {
+		*stamp = rec;
+		stamp->sr_data = NULL;
+	}
 	store_rec_clear(&rec);
 	return o;
 }
 
+/* stamp: the stored record's, when wanted */
 static void
 view_save(struct worker *w, const char *what, const char *scope,
-    const char *backend, json_t *o, uint64_t ttl_ms)
+    const char *backend, json_t *o, uint64_t ttl_ms, struct store_rec *stamp)
 {
 	char		*buf, key[STORE_KEY_MAX];
 	size_t		 len;
@@ -231,13 +248,19 @@ view_save(struct worker *w, const char *what, const char *scope,
 	if (store_put(w->w_store, STORE_VIEWS, key, strlen(key), buf, len,
 	    now + ttl_ms, now) == -1)
 		log_warnx("cannot store the %s view (%zu bytes)", what, len);
+	else if (stamp != NULL) {
+		memset(stamp, 0, sizeof(*stamp));
+		stamp->sr_updated_ms = now;
+		stamp->sr_expires_ms = now + ttl_ms;
+		stamp->sr_len = len;
+	}
 	free(buf);
 }
 
 json_t *
 view_peek(struct worker *w)
 {
-	return view_load(w, "view", VIEW_SCOPE_ANON, NULL);
+	return view_load(w, "view", VIEW_SCOPE_ANON, NULL, NULL);
 }
 
 static uint64_t
@@ -399,7 +422,8 @@ vfetch_save(struct vfetch *f)
 	json_t		*raw;
 
 	f->vf_listed = f->vf_started;
-	raw = view_load(b->vb_w, "raw", b->vb_scope, f->vf_be->cb_name);
+	raw = view_load(b->vb_w, "raw", b->vb_scope, f->vf_be->cb_name,
+	    &f->vf_rec);
 	if (raw != NULL && views_stamp(raw, "listed") > f->vf_started) {
 		vfetch_take(f, raw);
 		json_decref(raw);
@@ -415,7 +439,7 @@ vfetch_save(struct vfetch *f)
 	    "listed", (json_int_t)f->vf_listed);
 	if (raw != NULL)
 		view_save(b->vb_w, "raw", b->vb_scope, f->vf_be->cb_name, raw,
-		    views_ttl(b->vb_w) + VIEW_STALE_MS);
+		    views_ttl(b->vb_w) + VIEW_STALE_MS, &f->vf_rec);
 	json_decref(raw);
 }
 
@@ -669,11 +693,19 @@ vfetch_start(struct vfetch *f)
 	views_clock(b->vb_w, &c);
 	f->vf_started = c.vl_now;
 	if ((raw = view_load(b->vb_w, "raw", b->vb_scope,
-	    f->vf_be->cb_name)) != NULL) {
+	    f->vf_be->cb_name, &f->vf_rec)) != NULL) {
 		age = view_part_age(&c, views_stamp(raw, "listed"));
-		if (age == VIEW_PART_FRESH && !f->vf_force) {
+		/* a build for one backend's change takes the others as
+		 * they are: past cacheTtl, they are rebuilt soon after */
+		if ((age == VIEW_PART_FRESH && !f->vf_force) ||
+		    (age == VIEW_PART_STALE && b->vb_only != NULL &&
+		    !f->vf_force)) {
 			vfetch_take(f, raw);
 			json_decref(raw);
+			if ((f->vf_stale = age == VIEW_PART_STALE))
+				(void)snprintf(f->vf_err, sizeof(f->vf_err),
+				    "backend %s: not listed again yet",
+				    f->vf_be->cb_name);
 			f->vf_ok = 1;
 			f->vf_done = 1;
 			vbuild_fetched(f);
@@ -685,6 +717,7 @@ vfetch_start(struct vfetch *f)
 		if (f->vf_old == NULL)
 			json_decref(raw);
 	}
+	f->vf_tried = 1;
 	f->vf_modern = 0;
 	if ((era = era_resolve(b->vb_w, f->vf_be, vfetch_on_era, f)) == 0)
 		return;		/* probing; vfetch_on_era goes on */
@@ -755,6 +788,34 @@ vfetch_reset(struct vfetch *f, struct vbuild *b,
 }
 
 /*
+ * Lists of the backend stored since f got its own and listed later (by
+ * another build, in this worker or another): those are the ones to use.
+ */
+static void
+vfetch_newer(struct vfetch *f, const struct view_clock *c)
+{
+	struct vbuild	*b = f->vf_build;
+	json_t		*raw;
+
+	if ((raw = view_load(b->vb_w, "raw", b->vb_scope, f->vf_be->cb_name,
+	    &f->vf_rec)) == NULL)
+		return;
+	if (!f->vf_ok || views_stamp(raw, "listed") > f->vf_listed) {
+		vfetch_take(f, raw);
+		f->vf_ok = 1;
+		f->vf_tried = 0;
+		if (!(f->vf_stale = view_part_age(c, f->vf_listed) !=
+		    VIEW_PART_FRESH))
+			f->vf_err[0] = '\0';
+		else
+			(void)snprintf(f->vf_err, sizeof(f->vf_err),
+			    "backend %s: not listed again yet",
+			    f->vf_be->cb_name);
+	}
+	json_decref(raw);
+}
+
+/*
  * The view of what the build has now, stored for every worker: every
  * backend fetched (fresh, or stale when listing failed), or still
  * listing (its last good lists, or nothing).  A new reference, or NULL
@@ -782,6 +843,8 @@ vbuild_publish(struct vbuild *b, int final, char *err, size_t errlen)
 
 		vi->vi_backend = f->vf_be->cb_name;
 		src = NULL;
+		if (f->vf_done)
+			vfetch_newer(f, &c);
 		if (f->vf_done && f->vf_ok) {
 			vi->vi_part = f->vf_stale ? VIEW_PART_STALE :
 			    VIEW_PART_FRESH;
@@ -791,7 +854,7 @@ vbuild_publish(struct vbuild *b, int final, char *err, size_t errlen)
 			vi->vi_templates = f->vf_lists[VK_TEMPLATES];
 			vi->vi_prompts = f->vf_lists[VK_PROMPTS];
 			views_caps_merge(caps, f->vf_caps);
-			if (f->vf_stale && final)
+			if (f->vf_stale && f->vf_tried && final)
 				log_warnx("view: %s; its lists of %llu s ago "
 				    "stand in", f->vf_err, (unsigned long long)
 				    ((c.vl_now - f->vf_listed) / 1000));
@@ -836,7 +899,7 @@ vbuild_publish(struct vbuild *b, int final, char *err, size_t errlen)
 	/* kept past its freshness: served while the next one builds */
 	fresh = views_stamp(view, "fresh");
 	view_save(w, "view", b->vb_scope, NULL, view, (fresh > c.vl_now ?
-	    fresh - c.vl_now : 0) + VIEW_STALE_MS);
+	    fresh - c.vl_now : 0) + VIEW_STALE_MS, NULL);
 	goto done;
 oom:
 	json_decref(view);
@@ -912,13 +975,16 @@ vbuild_on_deadline(evutil_socket_t fd, short ev, void *arg)
 	json_decref(view);
 }
 
+/* a build of the whole view (only NULL), or for one backend's change */
 static struct vbuild *
-vbuild_find(struct worker *w, const char *scope)
+vbuild_find(struct worker *w, const char *scope, const char *only)
 {
 	struct vbuild *b;
 
 	TAILQ_FOREACH(b, &vbuilds, vb_entry)
-		if (b->vb_w == w && strcmp(b->vb_scope, scope) == 0)
+		if (b->vb_w == w && strcmp(b->vb_scope, scope) == 0 &&
+		    (b->vb_only == NULL ? only == NULL : only != NULL &&
+		    strcmp(b->vb_only, only) == 0))
 			return b;
 	return NULL;
 }
@@ -999,9 +1065,9 @@ vbuild_wait(struct vbuild *b, view_cb cb, void *arg, int final)
 	return 0;
 }
 
-/* a new build with its first waiter */
+/* a new build with its first waiter; only: for that backend's change */
 static int
-vbuild_begin(struct worker *w, const char *scope, const char *force,
+vbuild_begin(struct worker *w, const char *scope, const char *only,
     view_cb cb, void *arg, int final)
 {
 	struct vbuild *b;
@@ -1013,10 +1079,12 @@ vbuild_begin(struct worker *w, const char *scope, const char *force,
 		vbuild_free(b);
 		return -1;
 	}
-	/* built anyway; the lock keeps other workers from building too
-	 * once the view it publishes is past its freshness */
-	b->vb_locked = views_lock(w, scope) == 0;
-	vbuild_start(b, force);
+	/* a whole view is built anyway; the lock keeps other workers from
+	 * building too once the view it publishes is past its freshness */
+	b->vb_only = only;
+	if (only == NULL)
+		b->vb_locked = views_lock(w, scope) == 0;
+	vbuild_start(b, only);
 	return 0;
 }
 
@@ -1055,7 +1123,7 @@ views_revalidate(struct worker *w, const char *scope)
 	char		 key[STORE_KEY_MAX];
 	uint64_t	 now = store_now_ms();
 
-	if (vbuild_find(w, scope) != NULL || now < next_try)
+	if (vbuild_find(w, scope, NULL) != NULL || now < next_try)
 		return;
 	next_try = now + VIEW_LOCK_RETRY_MS;
 	if (views_lock(w, scope) == -1)
@@ -1078,7 +1146,7 @@ view_get(struct worker *w, view_cb cb, void *arg)
 	const char	*scope = VIEW_SCOPE_ANON;
 	int		 fresh;
 
-	if ((view = view_load(w, "view", scope, NULL)) != NULL) {
+	if ((view = view_load(w, "view", scope, NULL, NULL)) != NULL) {
 		fresh = store_now_ms() < views_stamp(view, "fresh");
 		cb(arg, view, NULL);
 		json_decref(view);
@@ -1087,22 +1155,33 @@ view_get(struct worker *w, view_cb cb, void *arg)
 		return 0;
 	}
 	/* none yet (a new generation): the one wait, VIEW_WAIT_MS at most */
-	if ((b = vbuild_find(w, scope)) != NULL)
+	if ((b = vbuild_find(w, scope, NULL)) != NULL)
 		return vbuild_wait(b, cb, arg, 0);
 	return vbuild_begin(w, scope, NULL, cb, arg, 0);
 }
 
+/*
+ * Only that backend is listed, the others' stored lists taken as they
+ * are, in a build of its own: a whole view's build under way may be
+ * waiting on a hung backend.  What it publishes at its end takes these
+ * lists (vfetch_newer()).
+ */
 int
 view_refresh(struct worker *w, const char *backend, view_cb cb, void *arg)
 {
 	struct vbuild	*b;
 	struct vfetch	*f = NULL;
-	const char	*scope = VIEW_SCOPE_ANON;
+	const char	*scope = VIEW_SCOPE_ANON, *only = NULL;
 	size_t		 i;
 
-	if ((b = vbuild_find(w, scope)) == NULL)
+	for (i = 0; i < w->w_conf->cf_nbackends; i++)
+		if (strcmp(w->w_conf->cf_backends[i].cb_name, backend) == 0)
+			only = w->w_conf->cf_backends[i].cb_name;
+	if ((backend = only) == NULL)
+		return -1;	/* not one of ours */
+	if ((b = vbuild_find(w, scope, backend)) == NULL)
 		return vbuild_begin(w, scope, backend, cb, arg, 1);
-	/* a build under way: the backend is listed (again) in it */
+	/* one under way for it: the backend is listed (again) in it */
 	if (vbuild_wait(b, cb, arg, 1) == -1)
 		return -1;
 	for (i = 0; i < b->vb_nfetch; i++)

@@ -310,3 +310,41 @@ describe('a backend listing late at a cold start', () => {
     g.close();
   }));
 });
+
+describe('list_changed while a rebuild waits on a hung backend', () => {
+  let a, h, d, sid;
+
+  before(async () => {
+    [a, h] = await Promise.all([startToy('a', ['a1']), startToy('h', ['h1'])]);
+    // one worker: the rebuild and the list_changed meet in it
+    d = await startMulti({
+      workers: 1,
+      backends: [{ name: 'a', url: a.url }, { name: 'h', url: h.url }],
+      aggregation: 'conflictResolutionConfig:\n  prefixMode: onConflict\ncacheTtl: 2s',
+      operational: 'timeouts:\n  default: 30s\n  perWorkload:\n    h: 30s',
+    });
+    ({ sid } = await openSessionCaps(d.port));
+  });
+
+  after(async () => {
+    if (d)
+      await d.stop();
+  });
+
+  const list = () => rpc(d.port, sid, 'tools/list', {}, { timeout: 10000 });
+
+  test('the changed backend\'s lists come at once, the hung one\'s stale', guarded(async () => {
+    assert.deepEqual(names(await list()), ['a1', 'h1']);
+    await waitFor('worker 0 listening to a', () => a.streams.size >= 1, { timeout: 15000 });
+    h.hang = true;
+    const hLists = h.lists();
+    await sleep(2500);	// past cacheTtl (2s)
+    await list();		// the rebuild starts, and waits on h (30 s)
+    await waitFor('the rebuild listing h', () => h.lists() > hLists, { timeout: 10000 });
+    a.tools.push('a2');
+    a.changed();
+    // before: the change waited for the rebuild, so for h's timeout
+    await waitFor('a2 in the view', async () => names(await list()).includes('a2'), { timeout: 10000 });
+    assert.deepEqual(names(await list()), ['a1', 'a2', 'h1']);
+  }));
+});
