@@ -796,16 +796,19 @@ vfetch_newer(struct vfetch *f, const struct view_clock *c)
 {
 	struct vbuild	*b = f->vf_build;
 	json_t		*raw;
+	enum view_part	 age;
+	uint64_t	 listed;
 
 	if ((raw = view_load(b->vb_w, "raw", b->vb_scope, f->vf_be->cb_name,
 	    &f->vf_rec)) == NULL)
 		return;
-	if (!f->vf_ok || views_stamp(raw, "listed") > f->vf_listed) {
+	listed = views_stamp(raw, "listed");
+	age = view_part_age(c, listed);
+	if (age != VIEW_PART_MISSING && (!f->vf_ok || listed > f->vf_listed)) {
 		vfetch_take(f, raw);
 		f->vf_ok = 1;
 		f->vf_tried = 0;
-		if (!(f->vf_stale = view_part_age(c, f->vf_listed) !=
-		    VIEW_PART_FRESH))
+		if (!(f->vf_stale = age != VIEW_PART_FRESH))
 			f->vf_err[0] = '\0';
 		else
 			(void)snprintf(f->vf_err, sizeof(f->vf_err),
