@@ -8,13 +8,13 @@
  * worker (the holder of the "lock" record) builds the next one in the
  * background.  Each backend's last good lists are kept apart ("raw"
  * records, with the time they were listed): a build lists again only
- * the backends whose lists are past aggregation.cacheTtl (or one that
- * sent list_changed, view_refresh()), and a backend that fails to list
- * is represented by its last good lists, marked stale, for up to
- * VIEW_STALE_MS.  Only the first view of a generation is waited for,
- * and for VIEW_WAIT_MS at most: then it is published without the
- * backends still listing (their parts missing or stale, revalidated
- * after VIEW_RETRY_MS), while their listing goes on.
+ * the backends whose lists are past aggregation.cacheTtl, and a backend
+ * that fails to list is represented by its last good lists, marked
+ * stale, for up to VIEW_STALE_MS.  A backend's list_changed has a build
+ * of its own list it alone (view_refresh()).  Only the first view of a
+ * generation is waited for, and for VIEW_WAIT_MS at most: then it is
+ * published without the backends still listing (their parts missing or
+ * stale, revalidated after VIEW_RETRY_MS), while their listing goes on.
  *
  * Listing uses a backend session per (scope, backend) kept in the
  * "bsessions" database, not a client's: a view belongs to an identity
