@@ -1208,6 +1208,13 @@ legacy_on_view(void *arg, json_t *view, const char *err)
 		const char	*page;
 		size_t		 len;
 
+		if ((err = view_incomplete(w, view)) != NULL) {
+			(void)snprintf(msg, sizeof(msg), "Internal error: %s",
+			    err);
+			legacy_req_error(mr, JSONRPC_INTERNAL_ERROR, msg);
+			return;
+		}
+
 		/* the page as text, serialised once per view (pages.c) */
 		if ((page = pages_find(view, 0, mr->mr_msg.jm_method, cur,
 		    &len)) == NULL) {

@@ -178,11 +178,20 @@ int	 mrtr_answer(struct worker *, const char *sid,
 void	 mrtr_wake(struct worker *, const char *id);
 void	 mrtr_free_all(void);
 
-/* views.c: the shared aggregated view (store "views" db) */
+/*
+ * views.c: the shared aggregated view (store "views" db).  view_get()
+ * answers at once from the stored view (one past its freshness starts
+ * a rebuild in the background); only the first view of a generation is
+ * waited for.  view_refresh(): a backend changed; cb gets the view
+ * built with its lists listed anew.
+ */
 typedef void (*view_cb)(void *arg, json_t *view, const char *err);
 int	 view_get(struct worker *, view_cb, void *arg);
+int	 view_refresh(struct worker *, const char *backend, view_cb,
+	    void *arg);
 void	 view_get_cancel(struct worker *, void *arg);
-void	 view_invalidate_backend(struct worker *, const char *backend);
+/* a list can't be answered from view (a backend missing): why, or NULL */
+const char *view_incomplete(struct worker *, json_t *view);
 json_t	*view_peek(struct worker *);	/* the stored view, or NULL */
 size_t	 views_page_size(struct worker *);
 void	 views_free(void);
@@ -201,6 +210,9 @@ void	 notify_init(struct worker *);
 void	 notify_stop(struct worker *);
 void	 notify_free(struct worker *);
 void	 notify_fanout(struct worker *, const json_t *msg, const char *uri);
+/* sessions and listeners told of each list of view that differs from old */
+void	 notify_lists_changed(struct worker *, json_t *old, json_t *view,
+	    const char *who);
 size_t	 notify_subscribers(struct worker *, const char *uri);
 /* a 2026-07-28 backend's subscribed URIs changed: worker 0 listens anew */
 void	 notify_resubscribe(struct worker *, const struct config_backend *);
