@@ -2,7 +2,8 @@
  * A worker: a fresh event_base after fork, the store opened in this
  * process, the HTTP front on the inherited listener, the backend
  * client.  A drain (reload, stop, or the master gone) stops accepting,
- * lets requests in flight finish, and exits by the drain deadline.
+ * serves the connections it has until each closes (httpd.c), and exits
+ * then, or at the drain deadline.
  */
 #include <sys/types.h>
 
@@ -23,7 +24,6 @@
 static struct worker	 the_worker;
 
 static void	 worker_drain(struct worker *);
-static void	 worker_exit_if_idle(struct worker *);
 
 static void
 worker_on_drain_deadline(evutil_socket_t fd, short ev, void *arg)
@@ -58,10 +58,12 @@ worker_drain(struct worker *w)
 	worker_exit_if_idle(w);
 }
 
-static void
+/* draining: gone once no request is out and no client connection open */
+void
 worker_exit_if_idle(struct worker *w)
 {
-	if (w->w_draining && w->w_inflight == 0 && w->w_unflushed == 0)
+	if (w->w_draining && w->w_inflight == 0 && w->w_unflushed == 0 &&
+	    front_nconns(w) == 0)
 		event_base_loopexit(w->w_base, NULL);
 }
 
