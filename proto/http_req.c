@@ -135,7 +135,7 @@ http_request_line(char *buf, size_t off, size_t end, struct http_head *h)
 			buf[q - 1] = '\0';
 			h->hh_host = a - 1;
 			if (q == tend || buf[q] != '/') {
-				/* no path: it is "/", written over the scheme */
+				/* no path: "/", written over the scheme */
 				buf[t] = '/';
 				buf[t + 1] = '\0';
 				q = t;

@@ -1208,9 +1208,9 @@ load_allowed(struct loader *ld, struct cnode *n, const char *path,
     char ***dst, size_t *count, int origins)
 {
 	const char	*what = origins ? "a list of origins such as "
-			    "https://app.example.com:8443 (scheme://host[:port]) "
-			    "or \"*\"" : "a list of host names or addresses "
-			    "without a port, or \"*\"";
+			    "https://app.example.com:8443 "
+			    "(scheme://host[:port]) or \"*\"" : "a list of host "
+			    "names or addresses without a port, or \"*\"";
 	struct in6_addr	 a6;
 	char		 buf[64], ipath[PATH_MAX_LEN];
 	const char	*s, *p;

@@ -406,7 +406,8 @@ test_http_front(void **state)
 	    "  requestTimeout: 1m\n"
 	    "  maxConnections: 100\n"
 	    "  maxConnectionsPerClient: 7\n"
-	    "  allowedHosts: [mcp.example.com, \"[fe80::1]\", \"::1\", 10.0.0.1]\n"
+	    "  allowedHosts: [mcp.example.com, \"[fe80::1]\", \"::1\",\n"
+	    "    10.0.0.1]\n"
 	    "  allowedOrigins: [\"https://app.example.com:8443\", \"*\"]\n"
 	    BACKEND);
 	assert_int_equal(cf->cf_header_timeout_ms, 2000);
