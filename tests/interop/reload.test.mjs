@@ -1,16 +1,19 @@
 // Reloads lose no request (issue 10, item 2): keep-alive clients (a
 // node:http Agent with keepAlive, the official SDK client on its default
 // fetch) call tools in loops while vmcpd is sent SIGHUP every second for
-// 10 s.  A draining worker serves the connections it has, says
-// "Connection: close" on each reply and closes after it; an idle one is
-// closed only at its idle time.  Zero socket errors, zero failed calls.
+// 10 s: zero socket errors, zero failed calls.  And on one raw
+// connection: a draining worker serves a request sent after the drain
+// began, says "Connection: close" and closes after it; an idle one is
+// closed only at its idle time (http.timeout), then the worker exits.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import net from 'node:net';
 import {
   useHarness, guarded, startEverything, startDaemon, connectClient, openSession, mcpHeaders,
-  sleep, HOST, nextId,
+  sleep, waitFor, HOST, nextId,
 } from './lib/harness.mjs';
+import { alive } from './lib/multi.mjs';
 
 useHarness();
 
@@ -117,4 +120,73 @@ describe('SIGHUP every second under keep-alive load', () => {
       `the first workers are gone: ${first} -> ${now}`);
     assert.doesNotMatch(daemon.stderr, /killed by signal|exited with status [^0]/);
   }));
+});
+
+/* a raw keep-alive connection: what it read, whether it closed */
+function rawConnect(port) {
+  return new Promise((resolve, reject) => {
+    const s = net.connect({ host: HOST, port });
+    const c = { s, data: '', closed: false, error: null };
+    s.on('data', (d) => { c.data += d.toString('latin1'); });
+    s.on('error', (e) => { c.error = e; });
+    s.on('close', () => { c.closed = true; });
+    s.once('connect', () => resolve(c));
+    s.once('error', reject);
+  });
+}
+
+describe('a draining worker and one keep-alive connection', () => {
+  const IDLE_MS = 3000;
+  let everything, daemon;
+
+  before(async () => {
+    everything = await startEverything();
+    daemon = await startDaemon({ backendUrl: everything.url, workers: 1, drainTimeout: '20s',
+      extra: `http:\n  timeout: ${IDLE_MS}ms\n` });
+  });
+
+  /* a keep-alive connection answered once by the only worker; its pid */
+  async function served() {
+    const c = await rawConnect(daemon.port);
+    c.s.write(`GET /healthz HTTP/1.1\r\nHost: ${HOST}\r\n\r\n`);
+    await waitFor('healthz', () => /\r\n\r\n\{.*\}$/s.test(c.data));
+    assert.match(c.data, /^HTTP\/1\.1 200 /);
+    assert.match(c.data, new RegExp(`\r\nKeep-Alive: timeout=${IDLE_MS / 1000}\r\n`, 'i'));
+    const pid = JSON.parse(c.data.slice(c.data.indexOf('\r\n\r\n') + 4)).pid;
+    c.data = '';
+    return { c, pid };
+  }
+
+  async function reload(pid) {
+    process.kill(daemon.pid, 'SIGHUP');
+    await waitFor('a new generation', async () =>
+      (await daemon.workerPids()).some((p) => p !== pid), { timeout: 15000 });
+  }
+
+  test('a request sent after the drain began is served, with Connection: close', guarded(async () => {
+    const { c, pid } = await served();
+    await reload(pid);
+    await sleep(500);
+    assert.equal(c.closed, false, 'the idle connection is not closed at the drain');
+    c.s.write(`GET /healthz HTTP/1.1\r\nHost: ${HOST}\r\n\r\n`);
+    await waitFor('the answer and the close', () => c.closed);
+    assert.equal(c.error, null, `${c.error?.code}`);
+    assert.match(c.data, /^HTTP\/1\.1 200 /);
+    assert.match(c.data, /\r\nConnection: close\r\n/i);
+    assert.equal(JSON.parse(c.data.slice(c.data.indexOf('\r\n\r\n') + 4)).pid, pid,
+      'answered by the draining worker');
+    await waitFor('the draining worker gone', () => !alive(pid), { timeout: 5000 });
+  }));
+
+  test('an idle connection is closed at its idle time, not before; then the worker exits',
+    guarded(async () => {
+      const { c, pid } = await served();
+      const t0 = Date.now();
+      await reload(pid);
+      await waitFor('the idle connection closed', () => c.closed, { timeout: IDLE_MS + 5000 });
+      const took = Date.now() - t0;
+      assert.ok(took >= IDLE_MS - 300, `closed after ${took} ms idle, not before ${IDLE_MS}`);
+      assert.equal(c.data, '', 'nothing sent on the idle connection');
+      await waitFor('the draining worker gone', () => !alive(pid), { timeout: 5000 });
+    }));
 });
