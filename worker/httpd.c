@@ -127,6 +127,7 @@ struct httpd {
 	httpd_req_cb		 h_cb;
 	void			*h_arg;
 	time_t			 h_acceptlog;
+	time_t			 h_caplog;	/* a refusal last logged */
 	struct event		*h_reapev;
 	unsigned int		 h_nconns;	/* counted in the caps */
 	size_t			 h_nall;
@@ -360,6 +361,7 @@ conn_new(struct httpd *h, int fd, const struct sockaddr_storage *ss)
 {
 	struct httpd_conn	*c;
 	int			 one = 1, over;
+	time_t			 now;
 
 	/* replies go out whole; SSE events must not wait for an ACK */
 	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -389,6 +391,12 @@ conn_new(struct httpd *h, int fd, const struct sockaddr_storage *ss)
 	TAILQ_INSERT_TAIL(&h->h_conns, c, c_entry);
 	h->h_nall++;
 	if (over) {
+		if ((now = time(NULL)) != h->h_caplog) {
+			h->h_caplog = now;
+			log_warnx("refusing connections: %s reached",
+			    over == 1 ? "http.maxConnections" :
+			    "http.maxConnectionsPerClient");
+		}
 		conn_refuse(c, 503, over == 1 ? "Service Unavailable: too "
 		    "many connections (http.maxConnections)" : "Service "
 		    "Unavailable: too many connections from this address "
@@ -657,7 +665,7 @@ conn_take(struct httpd_conn *c)
 	struct http_chunked	*ch = &req->r_chunk;
 	size_t			 need, gap;
 	char			*p;
-	int			 r;
+	int			 r, fresh = 0;
 
 	if (!req->r_headed) {
 		r = http_head_parse(c->c_in, c->c_inlen, h->h_lim.hl_max_head,
@@ -668,9 +676,7 @@ conn_take(struct httpd_conn *c)
 			conn_refuse(c, hh->hh_status, hh->hh_why);
 			return -1;
 		}
-		req->r_headed = 1;
-		/* from here the whole request's deadline */
-		conn_timer(c, 1);
+		req->r_headed = fresh = 1;
 		req->r_body = hh->hh_len;
 		req->r_close = hh->hh_close;
 		req->r_nobody = hh->hh_method == HTTP_M_HEAD;
@@ -709,15 +715,20 @@ conn_take(struct httpd_conn *c)
 			ch->hc_in = ch->hc_out;
 		}
 		if (r == 0)
-			return 0;
+			goto more;
 		req->r_bodylen = ch->hc_out;
 	} else {
 		if (c->c_inlen - req->r_body < hh->hh_clen)
-			return 0;
+			goto more;
 		req->r_bodylen = (size_t)hh->hh_clen;
 	}
 	req->r_len = req->r_body + req->r_bodylen;
 	return 1;
+more:
+	/* the head is in: from here the whole request's deadline */
+	if (fresh)
+		conn_timer(c, 1);
+	return 0;
 }
 
 /* a request refused before its owner saw it: answer and close */
