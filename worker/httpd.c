@@ -24,10 +24,10 @@
  * 503 and closed.
  *
  * Draining (a reload) loses no request: the connections open are still
- * served, every reply says "Connection: close" and closes its
- * connection after it, and an idle one is closed only when its idle
- * time (announced in Keep-Alive) is up, never while a request may be on
- * its way.
+ * served, a reply says "Connection: close" and closes its connection
+ * after it (unless requests pipelined behind it are in: the last one's
+ * does), and an idle one is closed only when its idle time (announced
+ * in Keep-Alive) is up, never while a request may be on its way.
  */
 #include <sys/queue.h>
 #include <sys/socket.h>
@@ -976,7 +976,8 @@ conn_head(struct httpd_conn *c, int status, size_t clen,
 		memcpy(p, "\r\n", 2);
 		p += 2;
 	}
-	if (c->c_httpd->h_draining)
+	/* draining: a reply closes, unless a request is in behind it */
+	if (c->c_httpd->h_draining && c->c_inlen <= req->r_len)
 		req->r_close = 1;
 	if (req->r_close) {
 		memcpy(p, "Connection: close\r\n", 19);

@@ -178,6 +178,23 @@ describe('a draining worker and one keep-alive connection', () => {
     await waitFor('the draining worker gone', () => !alive(pid), { timeout: 5000 });
   }));
 
+  test('requests pipelined after the drain began: all served, the last reply closes',
+    guarded(async () => {
+      const { c, pid } = await served();
+      await reload(pid);
+      const get = `GET /healthz HTTP/1.1\r\nHost: ${HOST}\r\n\r\n`;
+      c.s.write(get + get + get);
+      await waitFor('the answers and the close', () => c.closed);
+      assert.equal(c.error, null, `${c.error?.code}`);
+      const heads = c.data.split(/(?=HTTP\/1\.1 \d{3} )/).map((r) => r.slice(0, r.indexOf('\r\n\r\n')));
+      assert.equal(heads.length, 3, c.data);
+      heads.forEach((h, i) => {
+        assert.match(h, /^HTTP\/1\.1 200 /);
+        assert.equal(/\r\nConnection: close/i.test(h), i === 2, `reply ${i}: ${h}`);
+      });
+      await waitFor('the draining worker gone', () => !alive(pid), { timeout: 5000 });
+    }));
+
   test('an idle connection is closed at its idle time, not before; then the worker exits',
     guarded(async () => {
       const { c, pid } = await served();
