@@ -32,8 +32,8 @@ worker_on_drain_deadline(evutil_socket_t fd, short ev, void *arg)
 
 	(void)fd;
 	(void)ev;
-	log_info("drain deadline reached with %zu requests in flight",
-	    w->w_inflight);
+	log_info("drain deadline reached with %zu requests in flight and %zu "
+	    "connections open", w->w_inflight, front_nconns(w));
 	event_base_loopexit(w->w_base, NULL);
 }
 
