@@ -458,7 +458,9 @@ master_drain_gen(unsigned int gen, uint64_t drain_ms)
 			continue;
 		c->c_state = CHILD_DRAINING;
 		c->c_kill_ms = now + drain_ms + KILL_GRACE_MS;
-		if (c->c_fd == -1 || ipc_send(c->c_fd, IPC_DRAIN, NULL, 0) == -1)
+		if (c->c_fd == -1 || ipc_send(c->c_fd, IPC_DRAIN,
+		    stopping ? IPC_DRAIN_STOP : NULL, stopping ?
+		    strlen(IPC_DRAIN_STOP) : 0) == -1)
 			(void)kill(c->c_pid, SIGTERM);
 	}
 }

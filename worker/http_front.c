@@ -482,13 +482,17 @@ front_on_idle(void *arg)
 
 /*
  * Stop accepting (the master keeps the listener open for the others);
- * the connections open are served until they close.
+ * the connections open are served until they close, the idle ones
+ * closed now on a stop.
  */
 void
-front_drain(struct worker *w)
+front_drain(struct worker *w, int stop)
 {
-	if (w->w_httpd != NULL)
-		httpd_drain(w->w_httpd, front_on_idle, w);
+	if (w->w_httpd == NULL)
+		return;
+	httpd_drain(w->w_httpd, front_on_idle, w);
+	if (stop)
+		httpd_close_idle(w->w_httpd);
 }
 
 size_t

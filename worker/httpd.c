@@ -220,6 +220,18 @@ httpd_drain(struct httpd *h, httpd_idle_cb cb, void *arg)
 		event_active(h->h_reapev, 0, 0);
 }
 
+void
+httpd_close_idle(struct httpd *h)
+{
+	struct httpd_conn	*c, *next;
+
+	for (c = TAILQ_FIRST(&h->h_conns); c != NULL; c = next) {
+		next = TAILQ_NEXT(c, c_entry);
+		if (c->c_state == CONN_READING && c->c_inlen == 0)
+			conn_gone(c);
+	}
+}
+
 size_t
 httpd_nconns(const struct httpd *h)
 {

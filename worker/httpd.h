@@ -35,6 +35,8 @@ struct httpd	*httpd_new(struct event_base *, int listen_fd,
 void		 httpd_stop_accepting(struct httpd *);
 /* stop accepting; every reply closes its connection; cb once none is left */
 void		 httpd_drain(struct httpd *, httpd_idle_cb, void *);
+/* close the connections with no request out or coming in */
+void		 httpd_close_idle(struct httpd *);
 size_t		 httpd_nconns(const struct httpd *);
 void		 httpd_free(struct httpd *);
 

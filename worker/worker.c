@@ -23,7 +23,7 @@
 
 static struct worker	 the_worker;
 
-static void	 worker_drain(struct worker *);
+static void	 worker_drain(struct worker *, int);
 
 static void
 worker_on_drain_deadline(evutil_socket_t fd, short ev, void *arg)
@@ -37,16 +37,24 @@ worker_on_drain_deadline(evutil_socket_t fd, short ev, void *arg)
 	event_base_loopexit(w->w_base, NULL);
 }
 
+/*
+ * stop: no new generation takes the clients over (a stop, not a
+ * reload), so idle connections are closed now rather than kept for
+ * requests that may be on their way.
+ */
 static void
-worker_drain(struct worker *w)
+worker_drain(struct worker *w, int stop)
 {
 	struct timeval tv;
 
-	if (w->w_draining)
+	if (w->w_draining) {
+		if (stop)
+			front_drain(w, 1);
 		return;
+	}
 	w->w_draining = 1;
-	log_debug("draining");
-	front_drain(w);
+	log_debug("draining%s", stop ? " to stop" : "");
+	front_drain(w, stop);
 	stream_drain(w);
 	listen_drain(w);
 	notify_stop(w);
@@ -88,7 +96,7 @@ worker_on_signal(evutil_socket_t sig, short ev, void *arg)
 {
 	(void)ev;
 	if (sig == SIGTERM || sig == SIGQUIT)
-		worker_drain(arg);
+		worker_drain(arg, 1);
 }
 
 static void
@@ -102,7 +110,8 @@ worker_on_channel(evutil_socket_t fd, short ev, void *arg)
 	while ((rc = ipc_recv(fd, &m)) == 1) {
 		switch (m.im_type) {
 		case IPC_DRAIN:
-			worker_drain(w);
+			worker_drain(w, m.im_len == strlen(IPC_DRAIN_STOP) &&
+			    memcmp(m.im_data, IPC_DRAIN_STOP, m.im_len) == 0);
 			break;
 		case IPC_STOP:
 			event_base_loopexit(w->w_base, NULL);
@@ -118,7 +127,7 @@ worker_on_channel(evutil_socket_t fd, short ev, void *arg)
 	if (rc == -1) {
 		/* the master is gone: finish what we have, then go */
 		event_del(w->w_chan_ev);
-		worker_drain(w);
+		worker_drain(w, 1);
 	}
 }
 

@@ -63,7 +63,7 @@ struct worker *worker_self(void);	/* one worker per process */
 
 /* http_front.c: the HTTP server (httpd.c) set up, routes, reply helpers */
 int	 front_init(struct worker *);
-void	 front_drain(struct worker *);
+void	 front_drain(struct worker *, int stop);
 size_t	 front_nconns(struct worker *);
 int	 front_host_ok(struct worker *, struct httpd_req *);
 void	 front_free(struct worker *);

@@ -207,3 +207,23 @@ describe('a draining worker and one keep-alive connection', () => {
       await waitFor('the draining worker gone', () => !alive(pid), { timeout: 5000 });
     }));
 });
+
+describe('a stop does not wait on idle keep-alive connections', () => {
+  test('SIGTERM with an idle keep-alive connection: exit at once, not at http.timeout',
+    guarded(async () => {
+      const everything = await startEverything();
+      const daemon = await startDaemon({ backendUrl: everything.url, workers: 2,
+        drainTimeout: '20s', extra: 'http:\n  timeout: 20s\n' });
+      const idle = [];
+      for (let i = 0; i < 4; i++) {
+        const c = await rawConnect(daemon.port);
+        c.s.write(`GET /healthz HTTP/1.1\r\nHost: ${HOST}\r\n\r\n`);
+        await waitFor('healthz', () => /\r\n\r\n\{.*\}$/s.test(c.data));
+        idle.push(c);
+      }
+      const t0 = Date.now();
+      await daemon.stop(8000);
+      assert.ok(Date.now() - t0 < 8000);
+      assert.ok(idle.every((c) => c.closed), 'the idle connections closed');
+    }));
+});
