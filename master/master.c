@@ -590,6 +590,12 @@ master_stop(int hard)
 	log_info("stopping");
 	if (next != NULL)
 		master_reload_abort("stopping");
+	/* workers of a generation already draining: it is a stop now */
+	TAILQ_FOREACH(c, &children, c_entry)
+		if (c->c_kind == CHILD_WORKER && c->c_state ==
+		    CHILD_DRAINING && c->c_fd != -1)
+			(void)ipc_send(c->c_fd, IPC_DRAIN, IPC_DRAIN_STOP,
+			    strlen(IPC_DRAIN_STOP));
 	master_drain_gen(cur->g_num, cur->g_conf->cf_drain_timeout_ms);
 }
 

@@ -209,18 +209,29 @@ describe('a draining worker and one keep-alive connection', () => {
 });
 
 describe('a stop does not wait on idle keep-alive connections', () => {
-  test('SIGTERM with an idle keep-alive connection: exit at once, not at http.timeout',
-    guarded(async () => {
+  test('SIGTERM with idle keep-alive connections, on a draining generation too: ' +
+    'exit at once, not at http.timeout', guarded(async () => {
       const everything = await startEverything();
       const daemon = await startDaemon({ backendUrl: everything.url, workers: 2,
         drainTimeout: '20s', extra: 'http:\n  timeout: 20s\n' });
       const idle = [];
-      for (let i = 0; i < 4; i++) {
-        const c = await rawConnect(daemon.port);
-        c.s.write(`GET /healthz HTTP/1.1\r\nHost: ${HOST}\r\n\r\n`);
-        await waitFor('healthz', () => /\r\n\r\n\{.*\}$/s.test(c.data));
-        idle.push(c);
-      }
+      const open = async () => {
+        for (let i = 0; i < 4; i++) {
+          const c = await rawConnect(daemon.port);
+          c.s.write(`GET /healthz HTTP/1.1\r\nHost: ${HOST}\r\n\r\n`);
+          await waitFor('healthz', () => /\r\n\r\n\{.*\}$/s.test(c.data));
+          idle.push(c);
+        }
+      };
+      await open();
+      // a reload: the first generation drains, keeping these (idle) ones
+      const first = await daemon.workerPids();
+      process.kill(daemon.pid, 'SIGHUP');
+      await waitFor('a new generation', async () =>
+        (await daemon.workerPids()).filter((p) => !first.includes(p)).length === 2,
+      { timeout: 15000 });
+      assert.ok(idle.every((c) => !c.closed), 'kept by the draining generation');
+      await open();
       const t0 = Date.now();
       await daemon.stop(8000);
       assert.ok(Date.now() - t0 < 8000);
