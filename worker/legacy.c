@@ -17,7 +17,6 @@
 #include <time.h>
 
 #include <event2/buffer.h>
-#include <event2/http.h>
 
 #include "shared/config.h"
 #include "shared/log.h"
@@ -228,69 +227,6 @@ legacy_done_empty(struct worker *w, struct httpd_req *req, int status)
 {
 	front_reply_empty(req, status);
 	worker_request_done(w);
-}
-
-/* a host name (no port) that is this machine's loopback */
-static int
-legacy_host_loopback(const char *h, size_t len)
-{
-	static const char *const names[] = {
-		"localhost", "127.0.0.1", "[::1]", "::1"
-	};
-	size_t i;
-
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (strlen(names[i]) == len && strncasecmp(h, names[i],
-		    len) == 0)
-			return 1;
-	return 0;
-}
-
-/* the host part of a Host header value: "[v6]:port", "name:port" */
-static size_t
-legacy_host_len(const char *host)
-{
-	const char *p;
-
-	if (host[0] == '[')
-		return (p = strchr(host, ']')) != NULL ?
-		    (size_t)(p - host) + 1 : strlen(host);
-	return (p = strrchr(host, ':')) != NULL ? (size_t)(p - host) :
-	    strlen(host);
-}
-
-/*
- * DNS rebinding: a daemon listening on loopback answers only requests
- * addressed to loopback names; an Origin, when present, must be a
- * loopback origin or the Host itself.
- */
-static int
-legacy_origin_ok(struct worker *w, struct httpd_req *req)
-{
-	const char		*origin = front_header(req, "Origin");
-	const char		*host = front_header(req, "Host");
-	const char		*listen = w->w_conf->cf_listen_host;
-	struct evhttp_uri	*u;
-	const char		*oh;
-	int			 ok = 0;
-
-	if ((strncmp(listen, "127.", 4) == 0 || strcmp(listen, "::1") == 0 ||
-	    strcmp(listen, "localhost") == 0) && (host == NULL ||
-	    !legacy_host_loopback(host, legacy_host_len(host))))
-		return 0;
-	if (origin == NULL)
-		return 1;
-	if ((u = evhttp_uri_parse(origin)) == NULL)
-		return 0;
-	if ((oh = evhttp_uri_get_host(u)) != NULL) {
-		if (legacy_host_loopback(oh, strlen(oh)))
-			ok = 1;
-		else if (host != NULL)
-			ok = strlen(oh) == legacy_host_len(host) &&
-			    strncasecmp(oh, host, strlen(oh)) == 0;
-	}
-	evhttp_uri_free(u);
-	return ok;
 }
 
 /*
@@ -1659,7 +1595,7 @@ legacy_get(struct worker *w, struct httpd_req *req)
 void
 legacy_handle(struct worker *w, struct httpd_req *req)
 {
-	if (!legacy_origin_ok(w, req)) {
+	if (!front_host_ok(w, req)) {
 		legacy_done_error(w, req, 403, NULL, MCP_ERR_TRANSPORT,
 		    "Forbidden: Host or Origin not allowed (DNS rebinding "
 		    "protection)");

@@ -60,11 +60,14 @@ struct worker {
 /* worker.c; worker_main() is in worker_main.h */
 void	 worker_request_done(struct worker *);
 void	 worker_reply_flushed(struct worker *);
+void	 worker_exit_if_idle(struct worker *);
 struct worker *worker_self(void);	/* one worker per process */
 
 /* http_front.c: the HTTP server (httpd.c) set up, routes, reply helpers */
 int	 front_init(struct worker *);
-void	 front_drain(struct worker *);
+void	 front_drain(struct worker *, int stop);
+size_t	 front_nconns(struct worker *);
+int	 front_host_ok(struct worker *, struct httpd_req *);
 void	 front_free(struct worker *);
 void	 front_reply_json(struct httpd_req *, int status, json_t *body,
 	    const char *session_id);
