@@ -6,6 +6,10 @@
 // Tools: echo {message} -> "Echo: <message>"; fail {message} -> isError
 // result; slow {ms, steps} -> sleeps, sending progress if asked;
 // whoami {} -> "session <backend session id>".
+//
+// MAX_SESSIONS=N (env): past N live sessions an initialize is answered
+// 503 "Too many sessions", as real servers that cap their sessions do.
+// GET /sessions answers {"live", "peak", "refused", "closed"}.
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
@@ -13,6 +17,8 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 
 const transports = new Map();
+const maxSessions = Number(process.env.MAX_SESSIONS || 0);
+const counts = { peak: 0, refused: 0, closed: 0 };
 
 function newServer() {
   const server = new McpServer({ name: 'interop-backend', version: '1.0.0' },
@@ -55,6 +61,11 @@ async function readBody(req) {
 
 const httpServer = http.createServer(async (req, res) => {
   try {
+    if (new URL(req.url, 'http://x').pathname === '/sessions') {
+      res.writeHead(200, { 'Content-Type': 'application/json' })
+        .end(JSON.stringify({ live: transports.size, ...counts }));
+      return;
+    }
     if (new URL(req.url, 'http://x').pathname !== '/mcp') {
       res.writeHead(404).end();
       return;
@@ -68,14 +79,24 @@ const httpServer = http.createServer(async (req, res) => {
       }));
       return;
     }
+    if (!transport && maxSessions > 0 && transports.size >= maxSessions) {
+      counts.refused++;
+      res.writeHead(503, { 'Content-Type': 'application/json' }).end(JSON.stringify({
+        jsonrpc: '2.0', id: body?.id ?? null, error: { code: -32000, message: 'Too many sessions' },
+      }));
+      return;
+    }
     if (!transport) {
       transport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
-        onsessioninitialized: (id) => { transports.set(id, transport); },
+        onsessioninitialized: (id) => {
+          transports.set(id, transport);
+          counts.peak = Math.max(counts.peak, transports.size);
+        },
       });
       transport.onclose = () => {
-        if (transport.sessionId)
-          transports.delete(transport.sessionId);
+        if (transport.sessionId && transports.delete(transport.sessionId))
+          counts.closed++;
       };
       await newServer().connect(transport);
     }

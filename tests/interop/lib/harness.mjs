@@ -238,8 +238,8 @@ export async function startEverything({ timeout = 20000 } = {}) {
 }
 
 /* The SDK v1 test backend (lib/backend.mjs) on a free loopback port. */
-export async function startTestBackend({ timeout = 15000 } = {}) {
-  const p = new Proc('test-backend', process.execPath, [BACKEND]);
+export async function startTestBackend({ timeout = 15000, env } = {}) {
+  const p = new Proc('test-backend', process.execPath, [BACKEND], { env });
   const port = await waitFor('test backend to print its port', () => {
     if (p.exited)
       throw new Error(`exited: ${p.output.slice(-2000)}`);
