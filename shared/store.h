@@ -132,7 +132,8 @@ int	 store_del(struct store *, enum store_db, const void *key, size_t klen);
  * Take (delete) up to max records from the start of db in one write
  * txn, then hand the live ones to cb, copied out, after the commit: a
  * record is taken by one caller only.  Returns the records handed out,
- * or -1; an empty db costs a read txn, not the write lock.
+ * or -1; an empty db costs a read txn, not the write lock.  A non-zero
+ * return of cb stops the handing out: the rest are dropped, taken.
  */
 int	 store_take(struct store *, enum store_db, size_t max,
 	    uint64_t now_ms, store_iter_cb, void *arg);

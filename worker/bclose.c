@@ -31,8 +31,8 @@
 #include "worker.h"
 
 #define BCLOSE_INFLIGHT		16	/* DELETEs in flight per worker */
-#define BCLOSE_TICK_MS		1000	/* how often the queue is looked at */
-#define BCLOSE_TIMEOUT_MS	5000	/* the most one DELETE may take */
+#define BCLOSE_TICK_MS		1000	/* a look at the queue */
+#define BCLOSE_TIMEOUT_MS	5000	/* the most one DELETE takes */
 
 struct bclose_later {
 	TAILQ_ENTRY(bclose_later) bl_entry;

@@ -184,11 +184,12 @@ diag_backend_sessions(struct worker *w, struct evbuffer *b)
 		    store_group_count(w->w_store, STORE_BSESSIONS, be->cb_name,
 		    strlen(be->cb_name), &scope) == -1)
 			continue;
-		if (evbuffer_add_printf(b, "vmcpd_backend_sessions{backend=\"%s\","
-		    "holder=\"client\"} %llu\n", be->cb_name,
+		if (evbuffer_add_printf(b, "vmcpd_backend_sessions"
+		    "{backend=\"%s\",holder=\"client\"} %llu\n", be->cb_name,
 		    (unsigned long long)client) < 0 ||
-		    evbuffer_add_printf(b, "vmcpd_backend_sessions{backend=\"%s\","
-		    "holder=\"scope\"} %zu\n", be->cb_name, scope) < 0)
+		    evbuffer_add_printf(b, "vmcpd_backend_sessions"
+		    "{backend=\"%s\",holder=\"scope\"} %zu\n", be->cb_name,
+		    scope) < 0)
 			return -1;
 	}
 	return 0;

@@ -756,9 +756,13 @@ legacy_backend_opened(void *arg, int rc, const char *bsid,
 				    sb->sb_version);
 			if (session_backend_set(&s, bo->bo_be->cb_name, bsid,
 			    version) == -1 || session_save(w->w_store, &s,
-			    w->w_conf->cf_session_ttl_ms, store_now_ms()) == -1)
+			    w->w_conf->cf_session_ttl_ms,
+			    store_now_ms()) == -1) {
 				log_warnx("cannot record the backend session "
 				    "of %.8s...", bo->bo_sid);
+				/* unrecorded: closed once its calls are done */
+				bclose_replaced(w, bo->bo_be, bsid, version);
+			}
 			/* the level the client asked for, not the backend's */
 			if (s.s_log_level != NULL) {
 				json_t *p = json_pack("{s:s}", "level",

@@ -135,6 +135,8 @@ describe('backend sessions close with their client sessions', () => {
     const s = await stat(d);
     assert.equal(s.backendSessions.capped.client, 0, JSON.stringify(s.backendSessions));
   }));
+
+  test('stops cleanly', guarded(async () => { await d.stop(); }));
 });
 
 describe('a stdio backend\'s bridge releases an expired session\'s backend session', () => {
@@ -185,5 +187,6 @@ describe('a stdio backend\'s bridge releases an expired session\'s backend sessi
       await waitFor('the bridge to release the expired session\'s backend session',
         async () => (await bridgePing(bsid)) === 404 || null,
         { timeout: 30000, interval: 1000 });
+      await d.stop();
     }));
 });

@@ -1321,7 +1321,7 @@ test_sequence(void **state)
 struct taken {
 	char	t_keys[16][16];
 	size_t	t_n;
-	int	t_stop_after;	/* non-zero: stop once this many are in */
+	int	t_stop_after;	/* > 0: stop once this many are in */
 };
 
 static int
@@ -1360,7 +1360,7 @@ test_close_queue(void **state)
 	struct store_limit	 lim;
 	struct taken		 t;
 	size_t			 n;
-	char			 buf[64], key[8];
+	char			 buf[64], key[16];
 	int			 i;
 
 	assert_int_equal(store_put_ext(st, STORE_SESSIONS, "s1", 2, "P1", 2,
@@ -1409,7 +1409,7 @@ test_close_queue(void **state)
 	    sizeof(buf)), 0);
 	assert_string_equal(buf, "P3");
 
-	/* bounded batches; a callback may stop early, the rest are taken */
+	/* bounded batches */
 	for (i = 0; i < 5; i++) {
 		(void)snprintf(key, sizeof(key), "q%d", i);
 		put_str(st, STORE_CLOSING, key, "Q", NOW + 100000);
@@ -1423,6 +1423,16 @@ test_close_queue(void **state)
 	    taken_cb, &t), 2);
 	assert_int_equal(t.t_n, 6);
 	assert_int_equal(db_entries(st, STORE_CLOSING), 0);
+
+	/* a callback that stops drops the rest of its batch: taken all */
+	put_str(st, STORE_CLOSING, "r1", "R", NOW + 100000);
+	put_str(st, STORE_CLOSING, "r2", "R", NOW + 100000);
+	memset(&t, 0, sizeof(t));
+	t.t_stop_after = 1;
+	assert_int_equal(store_take(st, STORE_CLOSING, 10, NOW + 10001,
+	    taken_cb, &t), 1);
+	assert_int_equal(db_entries(st, STORE_CLOSING), 0);
+	t.t_stop_after = 0;
 
 	/* what expired in the queue is dropped, not handed out */
 	put_str(st, STORE_CLOSING, "old", "O", NOW + 10);
