@@ -1,6 +1,8 @@
 /*
- * Which era a POST body speaks (mcp-wire.md section 1.2, body first as
- * in 1.3), and the Modern checks answered with 400 before dispatch: the
+ * Which era a POST body speaks (MCP 2026-07-28, Versioning, section
+ * Backward Compatibility; body first: a session id does not outweigh the
+ * _meta), and the Modern checks answered with 400 before dispatch
+ * (Streamable HTTP, section Server Validation): the
  * _meta envelope, the standard headers, then the protocol version.
  */
 #include <errno.h>

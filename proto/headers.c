@@ -1,6 +1,7 @@
 /*
- * HTTP header rules of the Streamable HTTP transport (mcp-wire.md
- * section 2.1): Accept, Content-Type, session ids, protocol versions.
+ * HTTP header rules of the Streamable HTTP transport (MCP 2025-11-25,
+ * Transports, Streamable HTTP): Accept, Content-Type, session ids,
+ * protocol versions.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,8 @@
 /*
  * Which revision a backend speaks, from its answer to a 2026-07-28
- * server/discover (reference-vmcp.md section 1.4, with one change: a
+ * server/discover (MCP 2026-07-28, Streamable HTTP, section Backward
+ * Compatibility: a recognised 2026-07-28 error means Modern; the table
+ * is in docs/ARCHITECTURE.md, Backend eras), with one change: a
  * -32022 that does not list 2026-07-28 means the backend cannot be
  * spoken to in it, so it is Legacy to us).
  */

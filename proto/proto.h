@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <jansson.h>
 
-/* JSON-RPC 2.0 and MCP error codes (mcp-wire.md section 5) */
+/* JSON-RPC 2.0 and MCP error codes (MCP 2026-07-28, Overview, Error Codes) */
 #define JSONRPC_PARSE_ERROR		-32700
 #define JSONRPC_INVALID_REQUEST		-32600
 #define JSONRPC_METHOD_NOT_FOUND	-32601
@@ -128,7 +128,7 @@ json_t	*jsonrpc_notification_new(const char *method, json_t *params);
 /* compact serialisation; *len set; caller frees */
 char	*jsonrpc_dump(const json_t *, size_t *len);
 
-/* HTTP header rules (mcp-wire.md section 2.1) */
+/* HTTP header rules (MCP 2025-11-25, Transports, Streamable HTTP) */
 /* 1 if an Accept header value lists the media type (or a wildcard that
  * covers it, with q > 0), else 0 */
 int	 proto_accept_has(const char *accept, const char *type);
@@ -259,7 +259,8 @@ char	*sse_format_event(const char *id, const char *event, const char *data,
 /*
  * MCP 2026-07-28 ("Modern"): era classification, the request checks
  * answered with 400 before dispatch, header values, list cursors and
- * reserved _meta keys (mcp-wire.md sections 1, 3, 4 and 5).
+ * reserved _meta keys (MCP 2026-07-28: Versioning, Streamable HTTP,
+ * Overview's sections _meta and Error Codes).
  */
 #define MCP_META_PROTOCOL_VERSION	"io.modelcontextprotocol/protocolVersion"
 #define MCP_META_CLIENT_CAPABILITIES	\
@@ -292,8 +293,9 @@ struct proto_verdict {
 };
 
 /*
- * Decide the era of one parsed POST body (mcp-wire.md 1.2, body first
- * as in 1.3) and, for Modern, check in this order: the _meta envelope
+ * Decide the era of one parsed POST body (MCP 2026-07-28, Versioning;
+ * body first) and, for Modern (Streamable HTTP, section Server
+ * Validation), check in this order: the _meta envelope
  * (400 -32602), MCP-Protocol-Version = claim, Mcp-Method = method and
  * Mcp-Name = params.name/uri/taskId (400 -32020; on notifications only
  * the headers that are present), then the version (400 -32022 with
@@ -362,7 +364,8 @@ const char *proto_request_capability(const char *method);
 
 /*
  * A backend's revision from its answer to a 2026-07-28 server/discover
- * (reference-vmcp.md 1.4): answered 0 when no HTTP answer came (refused,
+ * (Streamable HTTP, section Backward Compatibility): answered 0 when no
+ * HTTP answer came (refused,
  * reset, timeout); status the HTTP status; msg the JSON-RPC response in
  * the body, or NULL.  Authentication refusals and transient failures
  * are inconclusive (use Legacy, cache nothing).  A reason goes in why.

@@ -1,6 +1,7 @@
 /*
  * The Legacy client edge: MCP 2025-11-25 Streamable HTTP with sessions
- * (mcp-wire.md section 2).  vmcpd answers initialize itself, keeps the
+ * (MCP 2025-11-25, Transports, Streamable HTTP).  vmcpd answers
+ * initialize itself, keeps the
  * session in the store, and forwards requests to the backend over a
  * Legacy backend session opened lazily and recorded in the session, so
  * any worker can carry on where another left off.
@@ -1387,7 +1388,7 @@ legacy_post(struct worker *w, struct httpd_req *req)
 		    err.je_msg);
 		return;
 	}
-	/* which era: per request, body first (mcp-wire.md 1.2, 1.3) */
+	/* which era: per request, body first (MCP 2026-07-28, Versioning) */
 	memset(&hdrs, 0, sizeof(hdrs));
 	hdrs.rh_protocol_version = front_header(req, "MCP-Protocol-Version");
 	hdrs.rh_method = front_header(req, "Mcp-Method");

@@ -1,6 +1,6 @@
 /*
  * subscriptions/listen: the Modern (2026-07-28) way to hear of list
- * changes and resource updates (mcp-wire.md section 3.5).  A listen
+ * changes and resource updates (MCP 2026-07-28, Subscriptions).  A listen
  * request holds an SSE stream on the worker that took it: first the
  * acknowledgement naming what will be delivered, then only those
  * notifications, each tagged with the subscription id, keep-alive

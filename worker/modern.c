@@ -1,6 +1,6 @@
 /*
- * The Modern client edge: MCP 2026-07-28, stateless (mcp-wire.md
- * section 3).  The request was classified and its envelope and headers
+ * The Modern client edge: MCP 2026-07-28, stateless (Overview, section
+ * Statelessness).  The request was classified and its envelope and headers
  * checked by proto_classify(); here it is answered from the same
  * era-free core as the Legacy edge: lists from the shared view with
  * self-describing cursors, calls routed to a backend under its own
@@ -257,7 +257,7 @@ modern_list(struct mreq *m, json_t *view)
 	free(next);
 	if (items == NULL)
 		goto oom;
-	/* Legacy backends give no caching hints: 0, as mcp-wire.md 7.1 */
+	/* Legacy backends give no caching hints: 0 (MCP 2026-07-28, Caching) */
 	si = modern_server_info(m->m_w);
 	r = proto_modern_result(items, NULL, si, 0, "public");
 	items = NULL;

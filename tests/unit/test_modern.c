@@ -1334,7 +1334,7 @@ test_modern_result(void **state)
 }
 
 
-/* the probe outcome table of reference-vmcp.md 1.4 */
+/* the probe outcome table (docs/ARCHITECTURE.md, Backend eras) */
 static void
 test_probe_outcome(void **state)
 {
