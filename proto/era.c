@@ -15,7 +15,8 @@
 
 #define SNIP	56	/* room for a peer's string quoted in a message */
 
-/* the body field Mcp-Name mirrors, per method (section 3.1, tasks 6) */
+/* the body field Mcp-Name mirrors, per method (Streamable HTTP, section
+ * Standard Request Headers; taskId: the tasks extension) */
 struct era_name {
 	const char	*en_method;
 	const char	*en_field;

@@ -322,8 +322,9 @@ char	*proto_hdr_encode(const char *value);
 /*
  * The x-mcp-header annotations of a tool's inputSchema: *map becomes
  * {"<Name>": ["prop", "subprop", ...]} (possibly empty).  -1 with a
- * reason in why when a rule of section 3.1 is broken (the tool must then
- * be left out of a Modern tools/list) or out of memory; *map is NULL.
+ * reason in why when a rule of Streamable HTTP, section Schema Extension,
+ * is broken (the tool must then be left out of a Modern tools/list) or
+ * out of memory; *map is NULL.
  */
 int	 proto_x_mcp_headers(const json_t *input_schema, json_t **map,
 	    char *why, size_t whylen);
@@ -365,8 +366,8 @@ const char *proto_request_capability(const char *method);
 /*
  * A backend's revision from its answer to a 2026-07-28 server/discover
  * (Streamable HTTP, section Backward Compatibility): answered 0 when no
- * HTTP answer came (refused,
- * reset, timeout); status the HTTP status; msg the JSON-RPC response in
+ * HTTP answer came (refused, reset, timeout); status the HTTP status;
+ * msg the JSON-RPC response in
  * the body, or NULL.  Authentication refusals and transient failures
  * are inconclusive (use Legacy, cache nothing).  A reason goes in why.
  */

@@ -142,7 +142,8 @@ modern_on_close(struct httpd_req *hr, void *arg)
 {
 	struct mreq *m = arg;
 
-	/* closing the stream is cancelling the request (section 3.1) */
+	/* closing the stream is cancelling the request (Streamable HTTP,
+	 * section Cancellation) */
 	m->m_req = NULL;
 	httpd_send_end(hr);	/* frees it */
 	if (m->m_opening) {
@@ -1020,7 +1021,8 @@ modern_handle(struct worker *w, struct httpd_req *req,
 	char		 emsg[300];
 
 	if (msg->jm_kind != JSONRPC_REQUEST) {
-		/* over HTTP a notification changes nothing (section 3.4) */
+		/* over HTTP a notification changes nothing (Streamable HTTP,
+		 * section Sending Messages) */
 		front_reply_empty(req, 202);
 		jsonrpc_msg_clear(msg);
 		worker_request_done(w);

@@ -169,7 +169,8 @@ static const struct row rows[] = {
 	{ "Modern header and session, no claim", REQ("tools/list", ""),
 	    M, "tools/list", NULL, "sid-1", NO, MOD, 400, -32602 },
 
-	/* section 3.1 status table: headers before the version */
+	/* Streamable HTTP, section Server Validation: headers before the
+	 * version */
 	{ "header 2026-07-28, claim v999.0.0 is -32020 not -32022",
 	    REQ("server/discover", ENV("v999.0.0")),
 	    M, "server/discover", NULL, NULL, NO, MOD, 400, -32020 },
