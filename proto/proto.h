@@ -26,6 +26,23 @@
 #define MCP_VERSION_LEGACY	"2025-11-25"
 #define MCP_VERSION_MODERN	"2026-07-28"
 
+/*
+ * The era of a request, a client or a backend: the one name for a
+ * revision everywhere (classification, backend records, configuration,
+ * page caches).  PROTO_ERA_UNKNOWN is a backend not known yet, a probe
+ * that decided nothing, or a backend's "era: auto" in the configuration.
+ */
+enum proto_era {
+	PROTO_ERA_UNKNOWN = 0,
+	PROTO_ERA_LEGACY,	/* 2025-11-25: initialize, sessions */
+	PROTO_ERA_MODERN	/* 2026-07-28: stateless, per-request _meta */
+};
+/* the revision vmcpd speaks in an era, "unknown" for PROTO_ERA_UNKNOWN */
+const char	*proto_era_version(enum proto_era);
+/* the era of a protocol version vmcpd knows, else PROTO_ERA_UNKNOWN
+ * (also for NULL) */
+enum proto_era	 proto_era_of_version(const char *version);
+
 enum jsonrpc_kind {
 	JSONRPC_REQUEST = 1,
 	JSONRPC_NOTIFICATION,
@@ -160,7 +177,8 @@ int	 proto_content_type_is_json(const char *ctype);
 int	 proto_session_id_valid(const char *sid);
 /* a Legacy version vmcpd serves, or NULL: used to echo or pick */
 const char *proto_legacy_version_pick(const char *requested);
-/* 1 if the version string is one vmcpd knows at all (either era) */
+/* 1 if the version string is one vmcpd knows at all (either era):
+ * proto_era_of_version() is not PROTO_ERA_UNKNOWN */
 int	 proto_version_known(const char *version);
 
 /*
@@ -268,11 +286,6 @@ char	*sse_format_event(const char *id, const char *event, const char *data,
 #define MCP_META_CLIENT_INFO		"io.modelcontextprotocol/clientInfo"
 #define MCP_META_SERVER_INFO		"io.modelcontextprotocol/serverInfo"
 
-enum proto_era {
-	PROTO_ERA_LEGACY = 1,
-	PROTO_ERA_MODERN
-};
-
 /* request headers; NULL = absent; values as received */
 struct proto_reqhdrs {
 	const char	*rh_protocol_version;	/* MCP-Protocol-Version */
@@ -369,13 +382,11 @@ const char *proto_request_capability(const char *method);
  * HTTP answer came (refused, reset, timeout); status the HTTP status;
  * msg the JSON-RPC response in
  * the body, or NULL.  Authentication refusals and transient failures
- * are inconclusive (use Legacy, cache nothing).  A reason goes in why.
+ * are inconclusive: PROTO_ERA_UNKNOWN (use Legacy, cache nothing).  A
+ * reason goes in why.
  */
-#define PROTO_PROBE_LEGACY		1
-#define PROTO_PROBE_MODERN		2
-#define PROTO_PROBE_INCONCLUSIVE	3
-int	 proto_probe_outcome(int answered, long status, const json_t *msg,
-	    char *why, size_t whylen);
+enum proto_era proto_probe_outcome(int answered, long status,
+	    const json_t *msg, char *why, size_t whylen);
 /* 1 if a JSON-RPC response is one of 2026-07-28's own errors (-3202x):
  * the backend speaks it and refused this request on its terms */
 int	 proto_modern_error(const json_t *msg);

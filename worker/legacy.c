@@ -778,7 +778,7 @@ legacy_on_mbackend_done(void *arg, int rc, json_t *response, int flags,
 	}
 	if (!json_is_string(rt))
 		/* it ran the call as 2025-11-25: correct, never re-run */
-		era_set(mr->mr_w, mr->mr_be, ERA_LEGACY, "answered a "
+		era_set(mr->mr_w, mr->mr_be, PROTO_ERA_LEGACY, "answered a "
 		    "2026-07-28 request without resultType");
 	/* 2026-07-28's envelope and reserved keys stay on its hop */
 	if ((result = json_deep_copy(result)) == NULL) {
@@ -914,12 +914,12 @@ legacy_send_modern(struct mcp_req *mr, json_t *responses)
 }
 
 static void
-legacy_on_era(void *arg, enum backend_era era)
+legacy_on_era(void *arg, enum proto_era era)
 {
 	struct mcp_req		*mr = arg;
 	struct session_backend	*sb;
 
-	if (era == ERA_MODERN) {
+	if (era == PROTO_ERA_MODERN) {
 		legacy_send_modern(mr, NULL);
 		return;
 	}
@@ -944,7 +944,7 @@ legacy_forward(struct mcp_req *mr)
 		    "Internal error: out of memory");
 		return;
 	}
-	legacy_on_era(mr, (enum backend_era)era);
+	legacy_on_era(mr, (enum proto_era)era);
 }
 
 /*
@@ -985,10 +985,10 @@ legacy_subscribe(struct mcp_req *mr, struct session *s)
 	}
 	/* the backend subscription is shared: it goes with the last one;
 	 * a 2026-07-28 backend has none (its listen stream asks) */
-	if (era_get(w, mr->mr_be) == ERA_MODERN)
+	if (era_get(w, mr->mr_be) == PROTO_ERA_MODERN)
 		notify_resubscribe(w, mr->mr_be);
 	if ((!sub && notify_subscribers(w, uri) > 0) ||
-	    era_get(w, mr->mr_be) == ERA_MODERN) {
+	    era_get(w, mr->mr_be) == PROTO_ERA_MODERN) {
 		json_t *resp = jsonrpc_result_new(mr->mr_msg.jm_id,
 		    json_object());
 
@@ -1026,7 +1026,7 @@ legacy_route_fast(struct mcp_req *mr, json_t *view)
 		legacy_req_error(mr, cerr.ce_code, cerr.ce_msg);
 		return 0;
 	}
-	if (era_get(w, mr->mr_be) == ERA_LEGACY &&
+	if (era_get(w, mr->mr_be) == PROTO_ERA_LEGACY &&
 	    strlen(own) == mr->mr_fast.lf_namelen &&
 	    memcmp(own, mr->mr_fast.lf_name, mr->mr_fast.lf_namelen) == 0) {
 		mr->mr_client_caps = json_incref(mr->mr_sess.s_client_caps);
@@ -1065,16 +1065,17 @@ legacy_on_view(void *arg, json_t *view, const char *err)
 		size_t		 len;
 
 		/* the page as text, serialised once per view (pages.c) */
-		if ((page = pages_find(view, 0, mr->mr_msg.jm_method, cur,
-		    &len)) == NULL) {
+		if ((page = pages_find(view, PROTO_ERA_LEGACY,
+		    mr->mr_msg.jm_method, cur, &len)) == NULL) {
 			if (core_list(view, mr->mr_msg.jm_method,
 			    mr->mr_msg.jm_params, views_page_size(w), &result,
 			    &cerr) == -1) {
 				legacy_req_error(mr, cerr.ce_code, cerr.ce_msg);
 				return;
 			}
-			if ((page = pages_put(view, 0, mr->mr_msg.jm_method,
-			    cur, json_incref(result), &len)) == NULL) {
+			if ((page = pages_put(view, PROTO_ERA_LEGACY,
+			    mr->mr_msg.jm_method, cur, json_incref(result),
+			    &len)) == NULL) {
 				json_t *resp = jsonrpc_result_new(
 				    mr->mr_msg.jm_id, result);
 
@@ -1099,7 +1100,7 @@ legacy_on_view(void *arg, json_t *view, const char *err)
 	/* the session as the request found it (mr_sess) */
 	mr->mr_client_caps = json_incref(mr->mr_sess.s_client_caps);
 	/* what a 2026-07-28 backend needs: not worked out for others */
-	if (era_get(w, mr->mr_be) != ERA_LEGACY)
+	if (era_get(w, mr->mr_be) != PROTO_ERA_LEGACY)
 		mr->mr_phdrs = core_param_headers(view, mr->mr_msg.jm_method,
 		    mr->mr_msg.jm_params, mr->mr_bparams);
 	if (strcmp(mr->mr_msg.jm_method, "resources/subscribe") == 0 ||

@@ -208,8 +208,8 @@ modern_list(struct mreq *m, json_t *view)
 		}
 	/* the page as text, made once per view (pages.c) */
 	cur = json_object_get(m->m_msg.jm_params, "cursor");
-	if ((text = pages_find(view, 1, m->m_msg.jm_method, cur, &tlen)) !=
-	    NULL) {
+	if ((text = pages_find(view, PROTO_ERA_MODERN, m->m_msg.jm_method,
+	    cur, &tlen)) != NULL) {
 		modern_reply_text(m, text, tlen);
 		return;
 	}
@@ -265,8 +265,8 @@ modern_list(struct mreq *m, json_t *view)
 	json_decref(si);
 	if (r == NULL)
 		goto oom;
-	if ((text = pages_put(view, 1, m->m_msg.jm_method, cur,
-	    json_incref(r), &tlen)) == NULL) {
+	if ((text = pages_put(view, PROTO_ERA_MODERN, m->m_msg.jm_method,
+	    cur, json_incref(r), &tlen)) == NULL) {
 		json_t *resp = jsonrpc_result_new(m->m_msg.jm_id, r);
 
 		modern_reply(m, 200, resp);
@@ -533,8 +533,8 @@ modern_on_mbackend_done(void *arg, int rc, json_t *response, int flags,
 	rt = json_object_get(result, "resultType");
 	if (!json_is_string(rt))
 		/* it ran the call as 2025-11-25: correct, never re-run */
-		era_set(m->m_w, m->m_be, ERA_LEGACY, "answered a 2026-07-28 "
-		    "request without resultType");
+		era_set(m->m_w, m->m_be, PROTO_ERA_LEGACY, "answered a "
+		    "2026-07-28 request without resultType");
 	type = json_is_string(rt) ? json_string_value(rt) : "complete";
 	(void)json_object_del(result, "ttlMs");
 	(void)json_object_del(result, "cacheScope");
@@ -627,8 +627,8 @@ modern_mbackend_text(struct mreq *m, const char *json, size_t len)
 	}
 	if (rt == NULL)
 		/* it ran the call as 2025-11-25: correct, never re-run */
-		era_set(m->m_w, m->m_be, ERA_LEGACY, "answered a 2026-07-28 "
-		    "request without resultType");
+		era_set(m->m_w, m->m_be, PROTO_ERA_LEGACY, "answered a "
+		    "2026-07-28 request without resultType");
 	cacheable = (rt == NULL || (rt->ps_vallen == 10 &&
 	    memcmp(rt->ps_val, "\"complete\"", 10) == 0)) &&
 	    strcmp(m->m_msg.jm_method, "resources/read") == 0;
@@ -851,11 +851,11 @@ fail:
 }
 
 static void
-modern_on_era(void *arg, enum backend_era era)
+modern_on_era(void *arg, enum proto_era era)
 {
 	struct mreq *m = arg;
 
-	if (era == ERA_MODERN)
+	if (era == PROTO_ERA_MODERN)
 		modern_send_modern(m);
 	else
 		modern_open(m);
@@ -874,7 +874,7 @@ modern_dispatch(struct mreq *m)
 		    "Internal error: out of memory", NULL);
 		return;
 	}
-	modern_on_era(m, (enum backend_era)era);
+	modern_on_era(m, (enum proto_era)era);
 }
 
 static void
@@ -989,7 +989,7 @@ modern_on_view(void *arg, json_t *view, const char *err)
 		return;
 	}
 	json_decref(bparams);
-	if (era_get(m->m_w, m->m_be) != ERA_LEGACY)
+	if (era_get(m->m_w, m->m_be) != PROTO_ERA_LEGACY)
 		m->m_phdrs = core_param_headers(view, m->m_msg.jm_method,
 		    m->m_msg.jm_params, m->m_bparams);
 	modern_dispatch(m);
