@@ -95,6 +95,7 @@ legacy_req_new(struct worker *w, struct httpd_req *req)
 	mr->mr_w = w;
 	mr->mr_req = req;
 	TAILQ_INSERT_TAIL(&w->w_reqs, mr, mr_entry);
+	worker_request_hold(w);
 	return mr;
 }
 
@@ -146,7 +147,7 @@ legacy_req_free(struct mcp_req *mr)
 	legacy_req_unlink(mr);
 	jsonrpc_msg_clear(&mr->mr_msg);
 	session_clear(&mr->mr_sess);
-	worker_request_done(mr->mr_w);
+	worker_request_release(mr->mr_w, __func__);
 	free(mr);
 }
 
@@ -189,28 +190,28 @@ legacy_req_answer(struct mcp_req *mr, json_t *msg)
 	legacy_req_free(mr);
 }
 
-/* a synchronous answer with no mcp_req: count the request as done */
+/* a synchronous answer with no mcp_req (the front releases the request) */
 static void
 legacy_done_error(struct worker *w, struct httpd_req *req, int status,
     json_t *id, int code, const char *message)
 {
+	(void)w;
 	front_reply_error(req, status, id, code, message);
-	worker_request_done(w);
 }
 
 static void
 legacy_done_json(struct worker *w, struct httpd_req *req, int status,
     json_t *msg)
 {
+	(void)w;
 	front_reply_json(req, status, msg, NULL);
-	worker_request_done(w);
 }
 
 static void
 legacy_done_empty(struct worker *w, struct httpd_req *req, int status)
 {
+	(void)w;
 	front_reply_empty(req, status);
-	worker_request_done(w);
 }
 
 /* a host name (no port) that is this machine's loopback */
@@ -369,7 +370,6 @@ legacy_initialize(struct worker *w, struct httpd_req *req,
 		    "Invalid params: initialize needs params.protocolVersion "
 		    "(a string such as \"2025-11-25\")");
 		jsonrpc_msg_clear(msg);
-		worker_request_done(w);
 		return;
 	}
 	if ((mr = legacy_req_new(w, req)) == NULL) {

@@ -72,7 +72,7 @@ modern_free(struct mreq *m)
 	era_resolve_cancel(m->m_w, m);
 	free(m->m_bsid);
 	free(m->m_bver);
-	worker_request_done(m->m_w);
+	worker_request_release(m->m_w, __func__);
 	free(m);
 }
 
@@ -1025,7 +1025,6 @@ modern_handle(struct worker *w, struct httpd_req *req,
 		 * section Sending Messages) */
 		front_reply_empty(req, 202);
 		jsonrpc_msg_clear(msg);
-		worker_request_done(w);
 		return;
 	}
 	if (!modern_method_known(msg->jm_method)) {
@@ -1034,7 +1033,6 @@ modern_handle(struct worker *w, struct httpd_req *req,
 		front_reply_error(req, 404, msg->jm_id,
 		    JSONRPC_METHOD_NOT_FOUND, emsg);
 		jsonrpc_msg_clear(msg);
-		worker_request_done(w);
 		return;
 	}
 	if (strcmp(msg->jm_method, "subscriptions/listen") == 0) {
@@ -1045,9 +1043,9 @@ modern_handle(struct worker *w, struct httpd_req *req,
 		front_reply_error(req, 500, msg->jm_id, JSONRPC_INTERNAL_ERROR,
 		    "Internal error: out of memory");
 		jsonrpc_msg_clear(msg);
-		worker_request_done(w);
 		return;
 	}
+	worker_request_hold(w);
 	m->m_w = w;
 	m->m_req = req;
 	m->m_msg = *msg;

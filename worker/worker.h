@@ -49,7 +49,7 @@ struct worker {
 	struct event			*w_sig_usr1;
 	struct event			*w_drain_ev;
 	int				 w_draining;
-	size_t				 w_inflight;	/* requests being served */
+	size_t				 w_inflight;	/* requests held */
 	size_t				 w_unflushed;	/* replies not yet written */
 	uint64_t			 w_rpc_seq;	/* backend request ids */
 	TAILQ_HEAD(, mcp_req)		 w_reqs;
@@ -57,7 +57,18 @@ struct worker {
 };
 
 /* worker.c; worker_main() is in worker_main.h */
-void	 worker_request_done(struct worker *);
+/*
+ * Requests in flight, counted as nginx counts r->main->count: the front
+ * holds each /mcp request while its handler runs and releases it when
+ * the handler returns; whatever carries the request on past that call
+ * (an mcp_req, an mreq, a GET or listen stream) takes its own hold when
+ * it is made and releases it when it is freed.  So a synchronous answer
+ * releases nothing itself.  A release with nothing held is a bug: it is
+ * logged with the place (where), not clamped away.  A draining worker
+ * exits when nothing is held and every reply is written.
+ */
+void	 worker_request_hold(struct worker *);
+void	 worker_request_release(struct worker *, const char *where);
 void	 worker_reply_flushed(struct worker *);
 struct worker *worker_self(void);	/* one worker per process */
 
