@@ -2,13 +2,15 @@
  * The keeper: LMDB upkeep for every process.  It syncs the environment
  * about once a second (workers write with MDB_NOSYNC, so a process
  * crash loses nothing and a power loss at most ~1 s), sweeps expired
- * records in small batches, and clears stale reader slots.
+ * records in small batches bounded by time, and clears stale reader
+ * slots.
  */
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "shared/config.h"
@@ -19,8 +21,14 @@
 
 #define KEEPER_TICK_MS		1000
 #define KEEPER_READERS_MS	15000
-#define KEEPER_SWEEP_BATCH	1000
-#define KEEPER_SWEEP_ROUNDS	20	/* per tick: bounded work */
+/*
+ * A sweep is small write txns (a worker's write waits for one at most)
+ * for up to half a tick: stale index entries count in a batch, so only
+ * the clock, not what a batch deleted, says when to stop.
+ */
+#define KEEPER_SWEEP_BATCH	256
+#define KEEPER_SWEEP_PAUSE_NS	1000000	/* between batches: 1 ms */
+#define KEEPER_SWEEP_BUDGET_MS	500
 
 static volatile sig_atomic_t keeper_term;
 
@@ -34,18 +42,31 @@ keeper_signal(int sig)
 static void
 keeper_upkeep(struct store *st, int readers)
 {
-	int	n, i, total = 0, cleared = 0;
+	const struct timespec	 pause = { 0, KEEPER_SWEEP_PAUSE_NS };
+	struct store_sweep	 ss;
+	uint64_t		 start = mono_ms();
+	size_t			 total = 0, entries = 0;
+	int			 cleared = 0, more;
 
-	for (i = 0; i < KEEPER_SWEEP_ROUNDS; i++) {
-		if ((n = store_sweep(st, store_now_ms(),
-		    KEEPER_SWEEP_BATCH)) <= 0)
+	do {
+		if (store_sweep(st, store_now_ms(), KEEPER_SWEEP_BATCH,
+		    &ss) == -1)
 			break;
-		total += n;
-		if (n < KEEPER_SWEEP_BATCH)
-			break;
-	}
-	if (total > 0)
-		log_debug("swept %d expired records", total);
+		total += ss.ss_deleted;
+		entries += ss.ss_entries;
+		more = ss.ss_more;
+		/*
+		 * Let a waiting worker's write in between two batches: an
+		 * unlocked mutex is not handed over, and a yield lets the
+		 * sweep take it again before the woken worker runs.
+		 */
+		if (more)
+			(void)nanosleep(&pause, NULL);
+	} while (more && mono_ms() - start < KEEPER_SWEEP_BUDGET_MS);
+	if (total > 0 || entries > 0)
+		log_debug("swept %zu expired records, %zu index entries in "
+		    "%llu ms", total, entries,
+		    (unsigned long long)(mono_ms() - start));
 	if (store_sync(st) == -1)
 		log_warnx("store sync failed");
 	if (readers) {

@@ -151,6 +151,13 @@ main(int argc, char *argv[])
 		fprintf(stderr, "%s\n", err);
 		exit(1);
 	}
+	/* DNS rebinding: off loopback, only loopback names are served */
+	if (!config_host_loopback(conf->cf_listen_host,
+	    strlen(conf->cf_listen_host)) && conf->cf_nallowed_hosts == 0)
+		fprintf(stderr, "%s: warning: listening on %s with no "
+		    "http.allowedHosts: only requests addressed to localhost, "
+		    "127.0.0.0/8 or [::1] are served\n", conf->cf_file,
+		    conf->cf_listen_host);
 	if (noaction) {
 		fprintf(stderr, "%s: configuration OK\n", conf->cf_file);
 		config_free(conf);

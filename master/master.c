@@ -499,7 +499,9 @@ master_drain_gen(unsigned int gen, uint64_t drain_ms)
 			continue;
 		c->c_state = CHILD_DRAINING;
 		c->c_kill_ms = now + drain_ms + KILL_GRACE_MS;
-		if (c->c_fd == -1 || ipc_send(c->c_fd, IPC_DRAIN, NULL, 0) == -1)
+		if (c->c_fd == -1 || ipc_send(c->c_fd, IPC_DRAIN,
+		    stopping ? IPC_DRAIN_STOP : NULL, stopping ?
+		    strlen(IPC_DRAIN_STOP) : 0) == -1)
 			(void)kill(c->c_pid, SIGTERM);
 	}
 }
@@ -669,6 +671,12 @@ master_stop(int hard)
 	log_info("stopping");
 	if (next != NULL)
 		master_reload_abort("stopping");
+	/* workers of a generation already draining: it is a stop now */
+	TAILQ_FOREACH(c, &children, c_entry)
+		if (c->c_kind == CHILD_WORKER && c->c_state ==
+		    CHILD_DRAINING && c->c_fd != -1)
+			(void)ipc_send(c->c_fd, IPC_DRAIN, IPC_DRAIN_STOP,
+			    strlen(IPC_DRAIN_STOP));
 	master_drain_gen(cur->g_num, cur->g_conf->cf_drain_timeout_ms);
 }
 

@@ -80,7 +80,7 @@ http_method(const char *m, size_t n)
 static int
 http_request_line(char *buf, size_t off, size_t end, struct http_head *h)
 {
-	size_t	 p = off, m, t, tend, q;
+	size_t	 p = off, m, t, tend, q, a;
 
 	while (p < end && proto_is_tchar(buf[p]))
 		p++;
@@ -110,19 +110,32 @@ http_request_line(char *buf, size_t off, size_t end, struct http_head *h)
 	}
 	h->hh_minor = buf[p + 7] - '0';
 
-	/* the path alone: the query is not used, the authority of an
-	 * absolute-form target is not trusted over Host */
+	/*
+	 * The path alone: the query is not used.  An absolute-form target's
+	 * authority is the one the request is for, not Host's (RFC 9112
+	 * 3.2.2): it is kept, moved one byte down over the scheme's last
+	 * "/" to end in a NUL of its own.
+	 */
 	buf[tend] = '\0';
 	if (buf[t] != '/' && buf[t] != '*') {
 		q = t;
 		while (q < tend && buf[q] != ':')
 			q++;
 		if (q + 2 < tend && buf[q + 1] == '/' && buf[q + 2] == '/') {
-			q += 3;
+			a = q += 3;
 			while (q < tend && buf[q] != '/' && buf[q] != '?')
 				q++;
+			/* RFC 9110 4.2.1: no empty host; no userinfo */
+			if (q == a || memchr(buf + a, '@', q - a) != NULL) {
+				http_refuse(h, 400, "Bad Request: malformed "
+				    "authority in the request target");
+				return -1;
+			}
+			memmove(buf + a - 1, buf + a, q - a);
+			buf[q - 1] = '\0';
+			h->hh_host = a - 1;
 			if (q == tend || buf[q] != '/') {
-				/* no path: it is "/", written over the target */
+				/* no path: "/", written over the scheme */
 				buf[t] = '/';
 				buf[t + 1] = '\0';
 				q = t;
@@ -214,7 +227,7 @@ http_framing(char *buf, struct http_head *h, uint64_t max_body)
 {
 	const char	*name, *val, *clen = NULL, *te = NULL, *p;
 	uint64_t	 n;
-	size_t		 i, nte = 0;
+	size_t		 i, nte = 0, nhost = 0, host = 0;
 	int		 keepalive = 0;
 
 	for (i = 0; i < h->hh_nhdrs; i++) {
@@ -242,6 +255,16 @@ http_framing(char *buf, struct http_head *h, uint64_t max_body)
 				nte++;
 			}
 			break;
+		case 'h':
+			if (strcasecmp(name, "Host") == 0) {
+				if (nhost++ > 0) {
+					http_refuse(h, 400, "Bad Request: more "
+					    "than one Host header");
+					return -1;
+				}
+				host = h->hh_hdrs[i].hf_value;
+			}
+			break;
 		case 'e':
 			if (strcasecmp(name, "Expect") == 0) {
 				if (strcasecmp(val, "100-continue") != 0) {
@@ -256,6 +279,8 @@ http_framing(char *buf, struct http_head *h, uint64_t max_body)
 	}
 	if (h->hh_minor == 0 && !keepalive)
 		h->hh_close = 1;
+	if (h->hh_host == 0)
+		h->hh_host = host;
 	if (te != NULL) {
 		if (clen != NULL || nte > 1 || h->hh_minor == 0) {
 			http_refuse(h, 400, "Bad Request: conflicting "
@@ -345,6 +370,11 @@ http_head_parse(char *buf, size_t len, size_t max_head, uint64_t max_body,
 	}
 	if (http_framing(buf, h, max_body) == -1)
 		return -1;
+	/* RFC 9112 3.2: an HTTP/1.1 request without Host is refused */
+	if (h->hh_minor >= 1 && http_head_header(buf, h, "Host") == NULL) {
+		http_refuse(h, 400, "Bad Request: no Host header");
+		return -1;
+	}
 	return 1;
 }
 

@@ -1223,6 +1223,102 @@ load_daemon(struct loader *ld, struct cnode *n, const char *path, void *arg)
 	return 0;
 }
 
+int
+config_host_loopback(const char *host, size_t len)
+{
+	struct in_addr	 a4;
+	struct in6_addr	 a6;
+	char		 buf[64];
+
+	if (len >= 2 && host[0] == '[' && host[len - 1] == ']') {
+		host++;
+		len -= 2;
+	}
+	if (len == 0 || len >= sizeof(buf))
+		return 0;
+	memcpy(buf, host, len);
+	buf[len] = '\0';
+	if (strcasecmp(buf, "localhost") == 0)
+		return 1;
+	if (inet_pton(AF_INET, buf, &a4) == 1)
+		return (ntohl(a4.s_addr) >> 24) == 127;
+	return inet_pton(AF_INET6, buf, &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6);
+}
+
+/*
+ * http.allowedHosts: host names or addresses without a port (an IPv6
+ * address bare or in brackets), or "*"; http.allowedOrigins: origins
+ * "scheme://host[:port]", or "*".
+ */
+static int
+load_allowed(struct loader *ld, struct cnode *n, const char *path,
+    char ***dst, size_t *count, int origins)
+{
+	const char	*what = origins ? "a list of origins such as "
+			    "https://app.example.com:8443 "
+			    "(scheme://host[:port]) or \"*\"" : "a list of host "
+			    "names or addresses without a port, or \"*\"";
+	struct in6_addr	 a6;
+	char		 buf[64], ipath[PATH_MAX_LEN];
+	const char	*s, *p;
+	size_t		 i, len;
+
+	if (load_string_seq(ld, n, path, what, dst, count) == -1)
+		return -1;
+	for (i = 0; i < *count; i++) {
+		s = (*dst)[i];
+		(void)snprintf(ipath, sizeof(ipath), "%s[%zu]", path, i);
+		if (strcmp(s, "*") == 0)
+			continue;
+		if (strpbrk(s, " \t/?#@*") != NULL && !origins)
+			goto bad;
+		if (origins) {
+			if ((p = strstr(s, "://")) == NULL || p == s ||
+			    p[3] == '\0' || strpbrk(p + 3, " \t/?#@*") !=
+			    NULL || strpbrk(s, " \t") != NULL)
+				goto bad;
+			continue;
+		}
+		/* a colon only in an IPv6 address: no port */
+		if (strchr(s, ':') == NULL)
+			continue;
+		len = strlen(s);
+		if (s[0] == '[' && s[len - 1] == ']') {
+			s++;
+			len -= 2;
+		}
+		if (len >= sizeof(buf))
+			goto bad;
+		memcpy(buf, s, len);
+		buf[len] = '\0';
+		if (inet_pton(AF_INET6, buf, &a6) != 1)
+			goto bad;
+	}
+	return 0;
+bad:
+	return config_expected(ld, n->cn_kids[i], ipath, what);
+}
+
+static int
+load_allowed_hosts(struct loader *ld, struct cnode *n, const char *path,
+    void *arg)
+{
+	struct config	*cf = arg;
+
+	return load_allowed(ld, n, path, &cf->cf_allowed_hosts,
+	    &cf->cf_nallowed_hosts, 0);
+}
+
+static int
+load_allowed_origins(struct loader *ld, struct cnode *n, const char *path,
+    void *arg)
+{
+	struct config	*cf = arg;
+
+	return load_allowed(ld, n, path, &cf->cf_allowed_origins,
+	    &cf->cf_nallowed_origins, 1);
+}
+
 static int
 load_http(struct loader *ld, struct cnode *n, const char *path, void *arg)
 {
@@ -1234,6 +1330,16 @@ load_http(struct loader *ld, struct cnode *n, const char *path, void *arg)
 		    KIB, 256 * MIB },
 		{ "timeout", F_DURATION, &cf->cf_http_timeout_ms, NULL, 1, 0 },
 		{ "keepAlive", F_DURATION, &cf->cf_keepalive_ms, NULL, 1, 0 },
+		{ "headerTimeout", F_DURATION, &cf->cf_header_timeout_ms, NULL,
+		    1, 0 },
+		{ "requestTimeout", F_DURATION, &cf->cf_request_timeout_ms,
+		    NULL, 1, 0 },
+		{ "maxConnections", F_UINT, &cf->cf_max_conns, NULL, 1,
+		    1000000 },
+		{ "maxConnectionsPerClient", F_UINT, &cf->cf_max_conns_client,
+		    NULL, 1, 1000000 },
+		{ "allowedHosts", F_FN, cf, load_allowed_hosts, 0, 0 },
+		{ "allowedOrigins", F_FN, cf, load_allowed_origins, 0, 0 },
 	};
 
 	return load_fields(ld, n, path, fields, nitems(fields));
@@ -1254,6 +1360,10 @@ load_sessions(struct loader *ld, struct cnode *n, const char *path,
 		    16, 100000 },
 		{ "pendingTimeout", F_DURATION, &cf->cf_pending_timeout_ms,
 		    NULL, 1, 0 },
+		{ "maxSessions", F_UINT, &cf->cf_session_cap, NULL,
+		    1, CONFIG_SESSIONS_MAX },
+		{ "maxPerAddress", F_UINT, &cf->cf_session_cap_addr, NULL,
+		    1, CONFIG_SESSIONS_MAX },
 	};
 
 	if (load_fields(ld, n, path, fields, nitems(fields)) == -1)
@@ -1276,6 +1386,27 @@ load_sessions(struct loader *ld, struct cnode *n, const char *path,
 	    "than %s.maxLifetime (24h by default), found \"%s\"", path, path,
 	    config_escape(esc, sizeof(esc), ttl->cn_str, ttl->cn_len,
 	    SHOW_MAX));
+}
+
+/*
+ * The session caps by default: one session per 2 KiB of map (a record
+ * of ~600 bytes, its index entry and B-tree slack, with room to spare
+ * for the rest), and a quarter of that per client address.
+ */
+static void
+config_resolve_sessions(struct config *cf)
+{
+	uint64_t n;
+
+	if (cf->cf_session_cap == 0) {
+		n = cf->cf_map_size / (2 * KIB);
+		if (n > CONFIG_SESSIONS_MAX)
+			n = CONFIG_SESSIONS_MAX;
+		cf->cf_session_cap = n < 16 ? 16 : (unsigned int)n;
+	}
+	if (cf->cf_session_cap_addr == 0)
+		cf->cf_session_cap_addr = cf->cf_session_cap / 4 > 0 ?
+		    cf->cf_session_cap / 4 : 1;
 }
 
 static int
@@ -2349,6 +2480,7 @@ load_root(struct loader *ld, struct cnode *root)
 
 	if (config_resolve_timeouts(ld) == -1)
 		return -1;
+	config_resolve_sessions(ld->ld_cf);
 	return config_resolve_aggregation(ld);
 }
 
@@ -2380,6 +2512,10 @@ config_new(const char *file)
 	cf->cf_max_body_size = 4 * MIB;
 	cf->cf_http_timeout_ms = 30 * MS_SEC;
 	cf->cf_keepalive_ms = 15 * MS_SEC;
+	cf->cf_header_timeout_ms = 10 * MS_SEC;
+	cf->cf_request_timeout_ms = 60 * MS_SEC;
+	cf->cf_max_conns = 2048;
+	cf->cf_max_conns_client = 256;
 	cf->cf_session_ttl_ms = 30 * MS_MIN;
 	cf->cf_session_max_ms = 24 * MS_HOUR;
 	cf->cf_event_buffer = 1000;
@@ -2557,6 +2693,8 @@ config_free(struct config *cf)
 	free(cf->cf_state_dir);
 	free(cf->cf_user);
 	free(cf->cf_log_file);
+	config_strv_free(cf->cf_allowed_hosts);
+	config_strv_free(cf->cf_allowed_origins);
 	free(cf);
 }
 

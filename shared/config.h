@@ -26,6 +26,7 @@
  * a daemon that accepts at most N (1: a single-backend daemon); the
  * loader and its messages follow.
  */
+#define CONFIG_SESSIONS_MAX	100000000	/* sessions.maxSessions */
 
 enum config_transport {
 	TRANSPORT_STREAMABLE_HTTP = 0,
@@ -144,12 +145,22 @@ struct config {
 	size_t			 cf_max_body_size;	/* default 4 MiB */
 	uint64_t		 cf_http_timeout_ms;	/* default 30 s */
 	uint64_t		 cf_keepalive_ms;	/* SSE comment, 15 s */
+	uint64_t		 cf_header_timeout_ms;	/* whole head, 10 s */
+	uint64_t		 cf_request_timeout_ms;	/* whole request, 60 s */
+	unsigned int		 cf_max_conns;		/* per worker, 2048 */
+	unsigned int		 cf_max_conns_client;	/* and address, 256 */
+	char			**cf_allowed_hosts;	/* besides loopback */
+	size_t			 cf_nallowed_hosts;
+	char			**cf_allowed_origins;	/* besides loopback */
+	size_t			 cf_nallowed_origins;
 
 	/* sessions: */
 	uint64_t		 cf_session_ttl_ms;	/* sliding, 30 min */
 	uint64_t		 cf_session_max_ms;	/* absolute, 24 h */
 	unsigned int		 cf_event_buffer;	/* per session, 1000 */
 	uint64_t		 cf_pending_timeout_ms;	/* to client, 5 min */
+	unsigned int		 cf_session_cap;	/* live; mapSize/2KiB */
+	unsigned int		 cf_session_cap_addr;	/* per address; 1/4 */
 
 	/* backends: */
 	struct config_backend	*cf_backends;
@@ -180,6 +191,10 @@ const struct config_backend *
 		 config_backend_find(const struct config *, const char *name);
 const char	*config_transport_name(enum config_transport);
 const char	*config_era_name(enum proto_era);
+
+/* 1 if host[0, len) is a loopback name: localhost, 127.0.0.0/8, ::1
+ * (bare or in brackets) */
+int		 config_host_loopback(const char *host, size_t len);
 
 /* value parsers, exposed for unit tests: 0 ok, -1 bad; a duration
  * over 2^64 - 1 ns is -2 */

@@ -16,6 +16,8 @@ enum ipc_type {
 };
 
 #define IPC_PAYLOAD_MAX	480
+/* IPC_DRAIN's payload on a stop: no generation follows to serve clients */
+#define IPC_DRAIN_STOP	"stop"
 
 struct ipc_msg {
 	uint32_t	im_type;

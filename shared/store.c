@@ -1,8 +1,10 @@
 /*
  * The LMDB store.  The only file that includes <lmdb.h>.
  *
- * One environment, one named db per record kind and an expiry index
- * "expiry" keyed [u8 dbtag][be64 expires_ms][primary key].  Rules from
+ * One environment, one named db per record kind, an expiry index
+ * "expiry" keyed [u8 dbtag][be64 expires_ms][primary key] (one entry
+ * per record: a rewrite drops the old one) and "counts" keyed
+ * [u8 dbtag][group] -> be64 records of that group.  Rules from
  * lmdb.h's Caveats (docs/ARCHITECTURE.md, The store): the env is
  * opened after fork in each
  * process, every txn is short and ends before we return, values are
@@ -25,6 +27,9 @@
 #include "store.h"
 
 #define STORE_EXP_NAME	"expiry"
+#define STORE_CNT_NAME	"counts"
+#define STORE_CNT_BIT	(1U << (STORE_NDB + 1))
+#define STORE_RECLAIM	256	/* due entries reclaimed at a cap */
 #define STORE_IDX_HDR	9		/* dbtag + be64 expiry */
 #define STORE_LMDB_KEY	512		/* above LMDB's 511-byte key limit */
 #define STORE_VAL_MAX	((size_t)INT_MAX - STORE_HDR_LEN)
@@ -38,7 +43,10 @@ struct store {
 	MDB_env		*s_env;
 	MDB_dbi		 s_dbi[STORE_NDB];
 	MDB_dbi		 s_exp;
+	MDB_dbi		 s_cnt;
 	unsigned int	 s_missing;	/* RDONLY: bit per absent db */
+	unsigned int	 s_psize;
+	uint64_t	 s_map_open;	/* the map's size once opened */
 	MDB_txn		*s_rtxn;	/* reusable read txn, reset when idle */
 	int		 s_flags;
 	pid_t		 s_pid;		/* the opener (no env survives fork) */
@@ -49,6 +57,9 @@ struct store_item {
 	size_t		 si_klen;
 	struct store_rec si_rec;
 };
+
+static int	store_free_pages(MDB_txn *, uint64_t, uint64_t *);
+static uint64_t	store_headroom(uint64_t);
 
 static const char *const store_db_names[STORE_NDB] = {
 	[STORE_SESSIONS] = "sessions",
@@ -129,24 +140,41 @@ store_set_errno(int rc)
 
 /* --- codec --- */
 
-int
-store_rec_encode(void *buf, size_t buflen, uint8_t type, uint16_t flags,
-    uint64_t expires_ms, uint64_t updated_ms, const void *data, size_t len)
+/*
+ * [u8 version][u8 type][be16 flags][u8 group length][3 zero bytes]
+ * [be64 expires][be64 updated][group][payload]
+ */
+static int
+store_rec_encode_group(void *buf, size_t buflen, uint8_t type,
+    uint16_t flags, uint64_t expires_ms, uint64_t updated_ms,
+    const void *group, size_t glen, const void *data, size_t len)
 {
 	uint8_t	*p = buf;
 
 	if (p == NULL || (data == NULL && len > 0) || len > STORE_VAL_MAX ||
-	    buflen < STORE_HDR_LEN + len)
+	    glen > STORE_GROUP_MAX || (group == NULL && glen > 0) ||
+	    buflen < STORE_HDR_LEN + glen + len)
 		return -1;
 	p[0] = STORE_REC_VERSION;
 	p[1] = type;
 	store_be16_put(p + 2, flags);
 	store_be32_put(p + 4, 0);
+	p[4] = (uint8_t)glen;
 	store_be64_put(p + 8, expires_ms);
 	store_be64_put(p + 16, updated_ms);
+	if (glen > 0)
+		memcpy(p + STORE_HDR_LEN, group, glen);
 	if (len > 0)
-		memcpy(p + STORE_HDR_LEN, data, len);
-	return (int)(STORE_HDR_LEN + len);
+		memcpy(p + STORE_HDR_LEN + glen, data, len);
+	return (int)(STORE_HDR_LEN + glen + len);
+}
+
+int
+store_rec_encode(void *buf, size_t buflen, uint8_t type, uint16_t flags,
+    uint64_t expires_ms, uint64_t updated_ms, const void *data, size_t len)
+{
+	return store_rec_encode_group(buf, buflen, type, flags, expires_ms,
+	    updated_ms, NULL, 0, data, len);
 }
 
 /* validate a header and read it without copying the payload */
@@ -159,13 +187,15 @@ store_rec_peek(const void *buf, size_t buflen, struct store_rec *out)
 	if (p == NULL || buflen < STORE_HDR_LEN ||
 	    buflen - STORE_HDR_LEN > STORE_VAL_MAX)
 		return -1;
-	if (p[0] != STORE_REC_VERSION || store_be32_get(p + 4) != 0)
+	if (p[0] != STORE_REC_VERSION || (store_be32_get(p + 4) & 0xffffff) ||
+	    p[4] > STORE_GROUP_MAX || buflen - STORE_HDR_LEN < p[4])
 		return -1;
 	out->sr_type = p[1];
 	out->sr_flags = store_be16_get(p + 2);
+	out->sr_glen = p[4];
 	out->sr_expires_ms = store_be64_get(p + 8);
 	out->sr_updated_ms = store_be64_get(p + 16);
-	out->sr_len = buflen - STORE_HDR_LEN;
+	out->sr_len = buflen - STORE_HDR_LEN - out->sr_glen;
 	return 0;
 }
 
@@ -179,8 +209,8 @@ store_rec_decode(const void *buf, size_t buflen, struct store_rec *out)
 		return -1;
 	}
 	if (out->sr_len > 0)
-		memcpy(out->sr_data, (const uint8_t *)buf + STORE_HDR_LEN,
-		    out->sr_len);
+		memcpy(out->sr_data, (const uint8_t *)buf + STORE_HDR_LEN +
+		    out->sr_glen, out->sr_len);
 	out->sr_data[out->sr_len] = '\0';
 	return 0;
 }
@@ -373,10 +403,13 @@ store_open_dbs(struct store *s)
 	if (store_txn_begin(s, tflags, &txn, "store_open") == -1)
 		return -1;
 	/* all in one txn, committed: the handles become shared */
-	for (i = 0; i <= STORE_NDB; i++) {
+	for (i = 0; i <= STORE_NDB + 1; i++) {
 		if (i == STORE_NDB) {
 			name = STORE_EXP_NAME;
 			dbi = &s->s_exp;
+		} else if (i == STORE_NDB + 1) {
+			name = STORE_CNT_NAME;
+			dbi = &s->s_cnt;
 		} else {
 			name = store_db_names[i];
 			dbi = &s->s_dbi[i];
@@ -403,6 +436,8 @@ store_open(struct store **sp, const char *dir, uint64_t map_size,
 {
 	struct store	*s = NULL;
 	struct stat	 sb;
+	MDB_stat	 ms;
+	MDB_envinfo	 info;
 	unsigned int	 eflags;
 	int		 rc, dead, saved;
 
@@ -456,7 +491,7 @@ store_open(struct store **sp, const char *dir, uint64_t map_size,
 		store_set_errno(rc);
 		goto fail;
 	}
-	if ((rc = mdb_env_set_maxdbs(s->s_env, STORE_NDB + 2)) != 0) {
+	if ((rc = mdb_env_set_maxdbs(s->s_env, STORE_NDB + 3)) != 0) {
 		log_warnx("%s: mdb_env_set_maxdbs: %s", __func__,
 		    mdb_strerror(rc));
 		store_set_errno(rc);
@@ -480,6 +515,18 @@ store_open(struct store **sp, const char *dir, uint64_t map_size,
 		    dead == 1 ? "" : "s");
 	if (store_open_dbs(s) == -1)
 		goto fail;
+	if ((rc = mdb_env_stat(s->s_env, &ms)) != 0) {
+		log_warnx("%s: mdb_env_stat: %s", __func__, mdb_strerror(rc));
+		store_set_errno(rc);
+		goto fail;
+	}
+	s->s_psize = ms.ms_psize;
+	if ((rc = mdb_env_info(s->s_env, &info)) != 0) {
+		log_warnx("%s: mdb_env_info: %s", __func__, mdb_strerror(rc));
+		store_set_errno(rc);
+		goto fail;
+	}
+	s->s_map_open = info.me_mapsize;
 	*sp = s;
 	return 0;
 
@@ -600,8 +647,17 @@ store_envstat(struct store *s, struct store_envstat *es)
 		readers = info.me_numreaders;
 	es->se_num_readers = readers;
 
+	es->se_headroom_bytes = store_headroom(info.me_mapsize);
+
 	if (store_rtxn_begin(s, &txn, __func__) == -1)
 		return -1;
+	if ((rc = store_free_pages(txn, info.me_last_txnid,
+	    &es->se_free_bytes)) != 0) {
+		store_rtxn_end(s);
+		log_warnx("%s: free list: %s", __func__, mdb_strerror(rc));
+		goto fail;
+	}
+	es->se_free_bytes *= ms.ms_psize;
 	for (i = 0; i <= STORE_NDB; i++) {
 		if (store_missing(s, 1U << i))
 			continue;
@@ -709,22 +765,287 @@ store_get_changed(struct store *s, enum store_db db, const void *key,
 	return 0;
 }
 
+/* --- counts of groups, room for new records --- */
+
+static size_t
+store_cnt_key(uint8_t *buf, unsigned int tag, const void *group, size_t glen)
+{
+	buf[0] = (uint8_t)tag;
+	memcpy(buf + 1, group, glen);
+	return 1 + glen;
+}
+
+static int
+store_cnt_get(struct store *s, MDB_txn *txn, unsigned int tag,
+    const void *group, size_t glen, uint64_t *n)
+{
+	uint8_t	 kb[1 + STORE_GROUP_MAX];
+	MDB_val	 k, v;
+	int	 rc;
+
+	*n = 0;
+	k.mv_size = store_cnt_key(kb, tag, group, glen);
+	k.mv_data = kb;
+	rc = mdb_get(txn, s->s_cnt, &k, &v);
+	if (rc == MDB_NOTFOUND)
+		return 0;
+	if (rc == 0 && v.mv_size == 8)
+		*n = store_be64_get(v.mv_data);
+	return rc;
+}
+
+/* add delta to a group's count; a count of 0 is no entry at all */
+static int
+store_cnt_add(struct store *s, MDB_txn *txn, unsigned int tag,
+    const void *group, size_t glen, int delta)
+{
+	uint8_t		 kb[1 + STORE_GROUP_MAX], vb[8];
+	MDB_val		 k, v;
+	uint64_t	 n;
+	int		 rc;
+
+	if ((rc = store_cnt_get(s, txn, tag, group, glen, &n)) != 0)
+		return rc;
+	if (delta < 0 && n < (uint64_t)-delta)
+		n = 0;
+	else
+		n += (uint64_t)(int64_t)delta;
+	k.mv_size = store_cnt_key(kb, tag, group, glen);
+	k.mv_data = kb;
+	if (n == 0) {
+		rc = mdb_del(txn, s->s_cnt, &k, NULL);
+		return rc == MDB_NOTFOUND ? 0 : rc;
+	}
+	store_be64_put(vb, n);
+	v.mv_size = sizeof(vb);
+	v.mv_data = vb;
+	return mdb_put(txn, s->s_cnt, &k, &v, 0);
+}
+
 /*
- * Write the record and its index entry in txn.  Logs failures but
- * MDB_MAP_FULL, which the caller may still cure.
+ * Pages on LMDB's free list that the next write txn may reuse: those
+ * freed by txns before the last one (mdb_page_alloc() leaves the last
+ * txn's to readers that may still see them).
+ */
+static int
+store_free_pages(MDB_txn *txn, uint64_t last_txnid, uint64_t *pages)
+{
+	MDB_cursor	*cur;
+	MDB_val		 k, v;
+	size_t		 n, id;
+	int		 rc;
+
+	*pages = 0;
+	/* the free list is db 0, keyed by txn id; only a read txn walks it */
+	if ((rc = mdb_cursor_open(txn, 0, &cur)) != 0)
+		return rc;
+	while ((rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) == 0) {
+		if (k.mv_size != sizeof(id) || v.mv_size < sizeof(n))
+			continue;
+		memcpy(&id, k.mv_data, sizeof(id));
+		if (id >= last_txnid)
+			break;
+		memcpy(&n, v.mv_data, sizeof(n));
+		*pages += n;
+	}
+	mdb_cursor_close(cur);
+	return rc == MDB_NOTFOUND || rc == 0 ? 0 : rc;
+}
+
+/*
+ * The map's headroom: what a delete or a sweep may need when new
+ * records have taken the rest.  A txn of one delete copies a page per
+ * level of three or four trees, and the last txn's freed pages are not
+ * reusable yet, so never under 32 pages (a 1 MiB map keeps 1/8).
+ */
+static uint64_t
+store_headroom(uint64_t map_size)
+{
+	uint64_t h = map_size / 16;
+
+	if (h < 128 * 1024)
+		h = 128 * 1024;
+	return h < map_size / 4 ? h : map_size / 4;
+}
+
+/*
+ * May a new record be written?  Not once the pages beyond the file's
+ * high-water mark and the reusable free ones are down to the headroom.
+ * The free list is walked only near the mark, so cheap until then.
+ */
+static int
+store_room(struct store *s)
+{
+	MDB_envinfo	 info;
+	MDB_txn		*txn;
+	uint64_t	 used, limit, freep;
+	int		 rc;
+
+	if (mdb_env_info(s->s_env, &info) != 0)
+		return 1;
+	limit = info.me_mapsize - store_headroom(info.me_mapsize);
+	used = ((uint64_t)info.me_last_pgno + 1) * s->s_psize;
+	if (used <= limit)
+		return 1;
+	/* the read txn may adopt a map another process grew: look again */
+	if (store_rtxn_begin(s, &txn, "store_room") == -1)
+		return 1;
+	if (mdb_env_info(s->s_env, &info) != 0) {
+		store_rtxn_end(s);
+		return 1;
+	}
+	rc = store_free_pages(txn, info.me_last_txnid, &freep);
+	store_rtxn_end(s);
+	if (rc != 0)
+		return 1;
+	limit = info.me_mapsize - store_headroom(info.me_mapsize);
+	used = ((uint64_t)info.me_last_pgno + 1) * s->s_psize;
+	freep *= s->s_psize;
+	return freep >= used || used - freep <= limit;
+}
+
+/*
+ * The last resort of a delete that cannot commit even alone: a map
+ * full to its last page (an older vmcpd kept no headroom).  Grow it by
+ * its headroom, up to twice its size at open; the other processes
+ * adopt the size at their next txn (MDB_MAP_RESIZED, store_map_adopt()).
+ * No txn of ours may be active.  Returns 1 if it grew.
+ */
+static int
+store_map_grow(struct store *s)
+{
+	MDB_envinfo	 info;
+	uint64_t	 size;
+	int		 rc;
+
+	if (mdb_env_info(s->s_env, &info) != 0)
+		return 0;
+	size = info.me_mapsize + store_headroom(info.me_mapsize);
+	if (size > 2 * s->s_map_open || size > SIZE_MAX)
+		return 0;
+	if ((rc = mdb_env_set_mapsize(s->s_env, (size_t)size)) != 0) {
+		log_warnx("%s: mdb_env_set_mapsize: %s", __func__,
+		    mdb_strerror(rc));
+		return 0;
+	}
+	log_warnx("the state map was full to its last page: grown to %llu "
+	    "bytes so that expired records can go", (unsigned long long)size);
+	return 1;
+}
+
+/* map-full failures come in floods: one line a second per process */
+static void
+store_log_full(const char *fn, enum store_db db)
+{
+	static time_t	 last;
+	time_t		 now = time(NULL);
+
+	if (now == last)
+		return;
+	last = now;
+	log_warnx("%s: %s: the state map is full (daemon.mapSize)", fn,
+	    store_db_names[db]);
+}
+
+/*
+ * Delete the record pk (its value v, header hdr) in txn, with its
+ * index entry and its place in its group's count.
+ */
+static int
+store_reap_txn(struct store *s, MDB_txn *txn, unsigned int tag,
+    const void *pk, size_t pklen, const MDB_val *v,
+    const struct store_rec *hdr)
+{
+	uint8_t		 ibuf[STORE_IDX_HDR + STORE_KEY_MAX];
+	uint8_t		 gbuf[STORE_GROUP_MAX];
+	size_t		 glen = hdr->sr_glen;
+	MDB_val		 k;
+	int		 rc;
+
+	/* v points into a page the deletes change: copy the group now */
+	if (glen > 0)
+		memcpy(gbuf, (const uint8_t *)v->mv_data + STORE_HDR_LEN, glen);
+	k.mv_size = pklen;
+	k.mv_data = (void *)(uintptr_t)pk;
+	if ((rc = mdb_del(txn, s->s_dbi[tag], &k, NULL)) != 0)
+		return rc;
+	if (hdr->sr_expires_ms != 0 && pklen <= STORE_KEY_MAX) {
+		k.mv_size = store_idx_key(ibuf, (enum store_db)tag,
+		    hdr->sr_expires_ms, pk, pklen);
+		k.mv_data = ibuf;
+		rc = mdb_del(txn, s->s_exp, &k, NULL);
+		if (rc != 0 && rc != MDB_NOTFOUND)
+			return rc;
+	}
+	if (glen > 0)
+		return store_cnt_add(s, txn, tag, gbuf, glen, -1);
+	return 0;
+}
+
+/*
+ * Write the record and its index entry in txn, dropping the index
+ * entry of the record it replaces.  group NULL keeps the old record's
+ * group.  Without room a new record, or a rewrite that grows, is
+ * refused (MDB_MAP_FULL).  Logs failures but MDB_MAP_FULL, which the
+ * caller may still cure.
  */
 static int
 store_put_txn(struct store *s, MDB_txn *txn, enum store_db db,
     const void *key, size_t klen, const void *data, size_t len,
-    uint64_t expires_ms, uint64_t now_ms, const char *fn)
+    uint64_t expires_ms, uint64_t now_ms, const void *group, size_t glen,
+    int room, const char *fn)
 {
-	uint8_t		 ibuf[STORE_IDX_HDR + STORE_KEY_MAX];
-	MDB_val		 k, v;
-	int		 rc;
+	uint8_t			 ibuf[STORE_IDX_HDR + STORE_KEY_MAX];
+	uint8_t			 gbuf[STORE_GROUP_MAX];
+	struct store_rec	 old;
+	MDB_val			 k, v;
+	size_t			 oglen = 0, osize = 0;
+	int			 rc;
 
 	k.mv_size = klen;
 	k.mv_data = (void *)(uintptr_t)key;
-	v.mv_size = STORE_HDR_LEN + len;
+	rc = mdb_get(txn, s->s_dbi[db], &k, &v);
+	if (rc != 0 && rc != MDB_NOTFOUND) {
+		log_warnx("%s: mdb_get %s: %s", fn, store_db_names[db],
+		    mdb_strerror(rc));
+		return rc;
+	}
+	if (rc == 0)
+		osize = v.mv_size;
+	if (rc == 0 && store_rec_peek(v.mv_data, v.mv_size, &old) == 0) {
+		oglen = old.sr_glen;
+		if (oglen > 0)
+			memcpy(gbuf, (const uint8_t *)v.mv_data +
+			    STORE_HDR_LEN, oglen);
+		/* one index entry per record: the old one goes now */
+		if (old.sr_expires_ms != 0 && old.sr_expires_ms != expires_ms) {
+			k.mv_size = store_idx_key(ibuf, db, old.sr_expires_ms,
+			    key, klen);
+			k.mv_data = ibuf;
+			rc = mdb_del(txn, s->s_exp, &k, NULL);
+			if (rc != 0 && rc != MDB_NOTFOUND)
+				return rc;
+		}
+	}
+	if (group == NULL) {
+		group = gbuf;
+		glen = oglen;
+	}
+	/* without room only a rewrite that does not grow goes through */
+	if (!room && STORE_HDR_LEN + glen + len > osize)
+		return MDB_MAP_FULL;
+	if (group != gbuf && (glen != oglen ||
+	    memcmp(group, gbuf, glen) != 0)) {
+		if (oglen > 0 &&
+		    (rc = store_cnt_add(s, txn, db, gbuf, oglen, -1)) != 0)
+			return rc;
+		if ((rc = store_cnt_add(s, txn, db, group, glen, 1)) != 0)
+			return rc;
+	}
+
+	k.mv_size = klen;
+	k.mv_data = (void *)(uintptr_t)key;
+	v.mv_size = STORE_HDR_LEN + glen + len;
 	v.mv_data = NULL;
 	/* encode straight into the page */
 	if ((rc = mdb_put(txn, s->s_dbi[db], &k, &v, MDB_RESERVE)) != 0) {
@@ -733,8 +1054,8 @@ store_put_txn(struct store *s, MDB_txn *txn, enum store_db db,
 			    mdb_strerror(rc));
 		return rc;
 	}
-	if (store_rec_encode(v.mv_data, v.mv_size, (uint8_t)db, 0,
-	    expires_ms, now_ms, data, len) == -1) {
+	if (store_rec_encode_group(v.mv_data, v.mv_size, (uint8_t)db, 0,
+	    expires_ms, now_ms, group, glen, data, len) == -1) {
 		log_warnx("%s: encode failed", fn);
 		return EINVAL;
 	}
@@ -751,6 +1072,131 @@ store_put_txn(struct store *s, MDB_txn *txn, enum store_db db,
 		return rc;
 	}
 	return 0;
+}
+
+/*
+ * Due index entries of the tags lo..hi, at most max, in txn: each
+ * entry goes, and the record it names too if the record's own stamp is
+ * due (else the entry was stale: its record was rewritten, or is gone).
+ * ss_more says max stopped it.
+ */
+static int
+store_sweep_txn(struct store *s, MDB_txn *txn, unsigned int lo,
+    unsigned int hi, uint64_t now_ms, size_t max, struct store_sweep *ss)
+{
+	uint8_t		 ibuf[STORE_LMDB_KEY];
+	struct store_rec hdr;
+	MDB_cursor	*cur;
+	MDB_val		 k, v, pk;
+	size_t		 klen;
+	unsigned int	 tag, first;
+	int		 rc;
+
+	if ((rc = mdb_cursor_open(txn, s->s_exp, &cur)) != 0)
+		return rc;
+	/* the index sorts by tag, then time: one due range per tag */
+	for (tag = lo; tag <= hi; tag++) {
+		ibuf[0] = (uint8_t)tag;
+		klen = 1;
+		for (;;) {
+			if (ss->ss_entries >= max) {
+				ss->ss_more = 1;
+				rc = 0;
+				goto done;
+			}
+			k.mv_size = klen;
+			k.mv_data = ibuf;
+			rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+			if (rc != 0) {
+				if (rc == MDB_NOTFOUND)
+					rc = 0;
+				goto done;
+			}
+			first = ((const uint8_t *)k.mv_data)[0];
+			if (first != tag) {
+				/* jump straight to the next tag present */
+				if (first > hi)
+					goto done;
+				tag = first - 1;
+				break;
+			}
+			if (k.mv_size >= STORE_IDX_HDR && store_be64_get(
+			    (const uint8_t *)k.mv_data + 1) > now_ms)
+				break;
+			/* k points into a page we are about to change */
+			klen = k.mv_size;
+			memcpy(ibuf, k.mv_data, klen);
+			ss->ss_entries++;
+			if (tag < STORE_NDB && klen > STORE_IDX_HDR) {
+				pk.mv_size = klen - STORE_IDX_HDR;
+				pk.mv_data = ibuf + STORE_IDX_HDR;
+				rc = mdb_get(txn, s->s_dbi[tag], &pk, &v);
+				if (rc == 0 && store_rec_peek(v.mv_data,
+				    v.mv_size, &hdr) == 0 &&
+				    store_rec_expired(hdr.sr_expires_ms,
+				    now_ms)) {
+					rc = store_reap_txn(s, txn, tag,
+					    pk.mv_data, pk.mv_size, &v, &hdr);
+					if (rc == 0)
+						ss->ss_deleted++;
+				}
+				if (rc != 0 && rc != MDB_NOTFOUND)
+					goto done;
+			}
+			/* gone already if it was the record's own entry */
+			k.mv_size = klen;
+			k.mv_data = ibuf;
+			rc = mdb_del(txn, s->s_exp, &k, NULL);
+			if (rc != 0 && rc != MDB_NOTFOUND)
+				goto done;
+		}
+	}
+	rc = 0;
+done:
+	mdb_cursor_close(cur);
+	return rc;
+}
+
+/*
+ * A cap of store_add_limited() in txn: *hit is STORE_LIMIT_* if one is
+ * reached even after the db's due records were reclaimed.
+ */
+static int
+store_limit_txn(struct store *s, MDB_txn *txn, enum store_db db,
+    const struct store_limit *lim, uint64_t now_ms, int *hit)
+{
+	struct store_sweep	 ss;
+	MDB_stat		 ms;
+	uint64_t		 n;
+	int			 rc, reclaimed = 0;
+
+	for (;;) {
+		*hit = 0;
+		if (lim->sl_max > 0) {
+			if ((rc = mdb_stat(txn, s->s_dbi[db], &ms)) != 0)
+				return rc;
+			if (ms.ms_entries >= lim->sl_max)
+				*hit = STORE_LIMIT_DB;
+		}
+		if (*hit == 0 && lim->sl_group != NULL &&
+		    lim->sl_group_max > 0) {
+			if ((rc = store_cnt_get(s, txn, db, lim->sl_group,
+			    lim->sl_glen, &n)) != 0)
+				return rc;
+			if (n >= lim->sl_group_max)
+				*hit = STORE_LIMIT_GROUP;
+		}
+		if (*hit == 0 || reclaimed)
+			return 0;
+		/* expired records count until swept: sweep some now */
+		reclaimed = 1;
+		memset(&ss, 0, sizeof(ss));
+		if ((rc = store_sweep_txn(s, txn, db, db, now_ms,
+		    STORE_RECLAIM, &ss)) != 0)
+			return rc;
+		if (ss.ss_deleted == 0)
+			return 0;
+	}
 }
 
 /*
@@ -775,24 +1221,27 @@ store_map_adopt(struct store *s)
 	return 0;
 }
 
-/* store_put() and store_add(): one write txn, retried once on a full map */
+/* store_put() and store_add*(): one write txn, retried once on a full map */
 static int
 store_write(struct store *s, enum store_db db, const void *key,
     size_t klen, const void *data, size_t len, uint64_t expires_ms,
-    uint64_t now_ms, int add, const char *fn)
+    uint64_t now_ms, int add, const struct store_limit *lim, const char *fn)
 {
 	struct store_rec	 old;
 	MDB_txn			*txn;
 	MDB_val			 k, v;
-	int			 rc, retried = 0;
+	int			 rc, retried = 0, room, hit = 0;
 
 	if (store_check(s, db, key, klen, 1) == -1)
 		return -1;
-	if ((data == NULL && len > 0) || len > STORE_VAL_MAX) {
+	if ((data == NULL && len > 0) || len > STORE_VAL_MAX ||
+	    (lim != NULL && lim->sl_group != NULL &&
+	    (lim->sl_glen == 0 || lim->sl_glen > STORE_GROUP_MAX))) {
 		errno = EINVAL;
 		return -1;
 	}
 again:
+	room = store_room(s);
 	if (store_txn_begin(s, 0, &txn, fn) == -1)
 		return -1;
 	if (add) {
@@ -811,8 +1260,20 @@ again:
 			goto fail;
 		}
 	}
+	if (lim != NULL) {
+		if ((rc = store_limit_txn(s, txn, db, lim, now_ms,
+		    &hit)) != 0)
+			goto fail;
+		if (hit != 0) {
+			/* what was reclaimed stays reclaimed */
+			if (store_commit(txn, fn) == -1)
+				return -1;
+			return hit;
+		}
+	}
 	rc = store_put_txn(s, txn, db, key, klen, data, len, expires_ms,
-	    now_ms, fn);
+	    now_ms, lim != NULL ? lim->sl_group : NULL,
+	    lim != NULL ? lim->sl_glen : 0, room, fn);
 	if (rc == 0) {
 		rc = mdb_txn_commit(txn);
 		txn = NULL;
@@ -828,8 +1289,7 @@ again:
 			goto again;
 		}
 		/* the caller decides: skip a cache write, fail a request */
-		log_warnx("%s: %s: %s", fn, store_db_names[db],
-		    mdb_strerror(rc));
+		store_log_full(fn, db);
 	} else if (txn == NULL)
 		log_warnx("%s: mdb_txn_commit: %s", fn, mdb_strerror(rc));
 fail:
@@ -844,7 +1304,7 @@ store_put(struct store *s, enum store_db db, const void *key, size_t klen,
     const void *data, size_t len, uint64_t expires_ms, uint64_t now_ms)
 {
 	return store_write(s, db, key, klen, data, len, expires_ms, now_ms, 0,
-	    __func__);
+	    NULL, __func__);
 }
 
 int
@@ -852,20 +1312,57 @@ store_add(struct store *s, enum store_db db, const void *key, size_t klen,
     const void *data, size_t len, uint64_t expires_ms, uint64_t now_ms)
 {
 	return store_write(s, db, key, klen, data, len, expires_ms, now_ms, 1,
-	    __func__);
+	    NULL, __func__);
+}
+
+int
+store_add_limited(struct store *s, enum store_db db, const void *key,
+    size_t klen, const void *data, size_t len, uint64_t expires_ms,
+    uint64_t now_ms, const struct store_limit *lim)
+{
+	return store_write(s, db, key, klen, data, len, expires_ms, now_ms, 1,
+	    lim, __func__);
+}
+
+int
+store_group_count(struct store *s, enum store_db db, const void *group,
+    size_t glen, size_t *count)
+{
+	MDB_txn		*txn;
+	uint64_t	 n = 0;
+	int		 rc;
+
+	*count = 0;
+	if (s == NULL || (unsigned int)db >= STORE_NDB || group == NULL ||
+	    glen == 0 || glen > STORE_GROUP_MAX) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (store_missing(s, STORE_CNT_BIT))
+		return 0;
+	if (store_rtxn_begin(s, &txn, __func__) == -1)
+		return -1;
+	rc = store_cnt_get(s, txn, db, group, glen, &n);
+	store_rtxn_end(s);
+	if (rc != 0) {
+		store_set_errno(rc);
+		return -1;
+	}
+	*count = (size_t)n;
+	return 0;
 }
 
 int
 store_del(struct store *s, enum store_db db, const void *key, size_t klen)
 {
-	uint8_t			 ibuf[STORE_IDX_HDR + STORE_KEY_MAX];
 	struct store_rec	 old;
 	MDB_txn			*txn;
-	MDB_val			 k, v, ik;
-	int			 rc;
+	MDB_val			 k, v;
+	int			 rc, grown = 0;
 
 	if (store_check(s, db, key, klen, 1) == -1)
 		return -1;
+again:
 	if (store_txn_begin(s, 0, &txn, __func__) == -1)
 		return -1;
 	k.mv_size = klen;
@@ -879,25 +1376,25 @@ store_del(struct store *s, enum store_db db, const void *key, size_t klen)
 		log_warnx("%s: mdb_get: %s", __func__, mdb_strerror(rc));
 		goto fail;
 	}
-	/* drop the newest index entry now; older ones the sweeper skips */
-	ik.mv_size = 0;
-	if (store_rec_peek(v.mv_data, v.mv_size, &old) == 0 &&
-	    old.sr_expires_ms != 0) {
-		ik.mv_size = store_idx_key(ibuf, db, old.sr_expires_ms, key,
-		    klen);
-		ik.mv_data = ibuf;
+	/* the map's headroom is there so that this commits on a full map */
+	if (store_rec_peek(v.mv_data, v.mv_size, &old) == 0)
+		rc = store_reap_txn(s, txn, db, key, klen, &v, &old);
+	else
+		rc = mdb_del(txn, s->s_dbi[db], &k, NULL);
+	if (rc == 0)
+		rc = mdb_txn_commit(txn);
+	else
+		mdb_txn_abort(txn);
+	if (rc == 0)
+		return 0;
+	if (rc == MDB_MAP_FULL && !grown && store_map_grow(s)) {
+		grown = 1;
+		goto again;
 	}
-	if ((rc = mdb_del(txn, s->s_dbi[db], &k, NULL)) != 0) {
-		log_warnx("%s: mdb_del: %s", __func__, mdb_strerror(rc));
-		goto fail;
-	}
-	if (ik.mv_size != 0 && (rc = mdb_del(txn, s->s_exp, &ik, NULL)) != 0 &&
-	    rc != MDB_NOTFOUND) {
-		log_warnx("%s: mdb_del %s: %s", __func__, STORE_EXP_NAME,
-		    mdb_strerror(rc));
-		goto fail;
-	}
-	return store_commit(txn, __func__);
+	log_warnx("%s: %s: %s", __func__, store_db_names[db],
+	    mdb_strerror(rc));
+	store_set_errno(rc);
+	return -1;
 
 fail:
 	mdb_txn_abort(txn);
@@ -1052,17 +1549,20 @@ store_append(struct store *s, enum store_db db, const void *prefix,
     uint64_t now_ms, size_t keep, uint64_t *seqp)
 {
 	uint8_t		 key[STORE_KEY_MAX];
+	uint8_t		 ibuf[STORE_IDX_HDR + STORE_KEY_MAX];
+	struct store_rec hdr;
 	MDB_txn		*txn;
 	MDB_cursor	*cur = NULL;
-	MDB_val		 k, v;
+	MDB_val		 k, v, ik;
 	uint64_t	 seq = 1, first;
-	int		 rc;
+	int		 rc, room;
 
 	if (store_check(s, db, prefix, plen, 1) == -1 ||
 	    store_seq_key(key, prefix, plen, UINT64_MAX) == -1 || keep == 0) {
 		errno = EINVAL;
 		return -1;
 	}
+	room = store_room(s);
 	if (store_txn_begin(s, 0, &txn, __func__) == -1)
 		return -1;
 	if ((rc = mdb_cursor_open(txn, s->s_dbi[db], &cur)) != 0)
@@ -1082,7 +1582,7 @@ store_append(struct store *s, enum store_db db, const void *prefix,
 		seq = store_be64_get((const uint8_t *)k.mv_data + plen) + 1;
 	(void)store_seq_key(key, prefix, plen, seq);
 	if ((rc = store_put_txn(s, txn, db, key, plen + 8, data, len,
-	    expires_ms, now_ms, __func__)) != 0)
+	    expires_ms, now_ms, NULL, 0, room, __func__)) != 0)
 		goto fail;
 	/* keep the newest: drop what fell out of the window (seq 0 stays) */
 	if (seq > keep) {
@@ -1094,6 +1594,16 @@ store_append(struct store *s, enum store_db db, const void *prefix,
 		while (rc == 0 && k.mv_size == plen + 8 &&
 		    memcmp(k.mv_data, prefix, plen) == 0 &&
 		    store_be64_get((const uint8_t *)k.mv_data + plen) <= first) {
+			/* its index entry too: one per record */
+			if (store_rec_peek(v.mv_data, v.mv_size, &hdr) == 0 &&
+			    hdr.sr_expires_ms != 0) {
+				ik.mv_size = store_idx_key(ibuf, db,
+				    hdr.sr_expires_ms, k.mv_data, k.mv_size);
+				ik.mv_data = ibuf;
+				rc = mdb_del(txn, s->s_exp, &ik, NULL);
+				if (rc != 0 && rc != MDB_NOTFOUND)
+					goto fail;
+			}
 			if ((rc = mdb_cursor_del(cur, 0)) != 0)
 				goto fail;
 			rc = mdb_cursor_get(cur, &k, &v, MDB_GET_CURRENT);
@@ -1201,23 +1711,21 @@ fail:
 }
 
 /*
- * One write txn over at most max index entries that are due.  An entry
- * may be stale (the record was rewritten with a later expiry): the
- * record goes only if its own stamp is due; the entry goes in any case.
- * Returns the number of records deleted.
+ * A batch too large to commit on a full map (a delete dirties pages
+ * too) is retried smaller, down to one entry: the headroom that new
+ * records may not take is there for this.  If even that cannot commit,
+ * the map grows (store_map_grow()).
  */
 int
-store_sweep(struct store *s, uint64_t now_ms, size_t max)
+store_sweep(struct store *s, uint64_t now_ms, size_t max,
+    struct store_sweep *ssp)
 {
-	uint8_t		 ibuf[STORE_LMDB_KEY];
-	struct store_rec hdr;
-	MDB_txn		*txn;
-	MDB_cursor	*cur = NULL;
-	MDB_val		 k, v, pk;
-	size_t		 seen = 0, klen;
-	unsigned int	 tag;
-	int		 rc, deleted = 0;
+	struct store_sweep	 local;
+	struct store_sweep	*ss = ssp != NULL ? ssp : &local;
+	MDB_txn			*txn;
+	int			 rc, grown = 0;
 
+	memset(ss, 0, sizeof(*ss));
 	if (s == NULL) {
 		errno = EINVAL;
 		return -1;
@@ -1230,79 +1738,30 @@ store_sweep(struct store *s, uint64_t now_ms, size_t max)
 		return 0;
 	if (max > INT_MAX)
 		max = INT_MAX;
-	if (store_txn_begin(s, 0, &txn, __func__) == -1)
-		return -1;
-	if ((rc = mdb_cursor_open(txn, s->s_exp, &cur)) != 0) {
-		log_warnx("%s: mdb_cursor_open: %s", __func__,
-		    mdb_strerror(rc));
-		goto fail;
-	}
-	/* the index sorts by tag, then time: one due range per tag */
-	for (tag = 0; tag <= UINT8_MAX && seen < max; tag++) {
-		ibuf[0] = (uint8_t)tag;
-		klen = 1;
-		while (seen < max) {
-			k.mv_size = klen;
-			k.mv_data = ibuf;
-			rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
-			if (rc == MDB_NOTFOUND)
-				goto done;
-			if (rc != 0) {
-				log_warnx("%s: mdb_cursor_get: %s", __func__,
-				    mdb_strerror(rc));
-				goto fail;
-			}
-			if (((const uint8_t *)k.mv_data)[0] != tag) {
-				/* jump straight to the next tag present */
-				tag = ((const uint8_t *)k.mv_data)[0] - 1;
+	for (;;) {
+		if (store_txn_begin(s, 0, &txn, __func__) == -1)
+			return -1;
+		memset(ss, 0, sizeof(*ss));
+		rc = store_sweep_txn(s, txn, 0, UINT8_MAX, now_ms, max, ss);
+		if (rc == 0)
+			rc = mdb_txn_commit(txn);
+		else
+			mdb_txn_abort(txn);
+		if (rc == 0)
+			return (int)ss->ss_deleted;
+		if (rc != MDB_MAP_FULL)
+			break;
+		if (max == 1) {
+			if (grown || !store_map_grow(s))
 				break;
-			}
-			if (k.mv_size >= STORE_IDX_HDR && store_be64_get(
-			    (const uint8_t *)k.mv_data + 1) > now_ms)
-				break;
-			/* k points into the page we are about to change */
-			klen = k.mv_size;
-			memcpy(ibuf, k.mv_data, klen);
-			seen++;
-			if (tag < STORE_NDB && klen > STORE_IDX_HDR) {
-				pk.mv_size = klen - STORE_IDX_HDR;
-				pk.mv_data = ibuf + STORE_IDX_HDR;
-				rc = mdb_get(txn, s->s_dbi[tag], &pk, &v);
-				if (rc == 0 && store_rec_peek(v.mv_data,
-				    v.mv_size, &hdr) == 0 &&
-				    store_rec_expired(hdr.sr_expires_ms,
-				    now_ms)) {
-					rc = mdb_del(txn, s->s_dbi[tag], &pk,
-					    NULL);
-					if (rc == 0)
-						deleted++;
-				}
-				if (rc != 0 && rc != MDB_NOTFOUND) {
-					log_warnx("%s: %s: %s", __func__,
-					    store_db_names[tag],
-					    mdb_strerror(rc));
-					goto fail;
-				}
-			}
-			k.mv_size = klen;
-			k.mv_data = ibuf;
-			if ((rc = mdb_del(txn, s->s_exp, &k, NULL)) != 0) {
-				log_warnx("%s: mdb_del %s: %s", __func__,
-				    STORE_EXP_NAME, mdb_strerror(rc));
-				goto fail;
-			}
+			grown = 1;
 		}
+		max /= 4;
+		if (max == 0)
+			max = 1;
 	}
-done:
-	mdb_cursor_close(cur);
-	if (store_commit(txn, __func__) == -1)
-		return -1;
-	return deleted;
-
-fail:
-	if (cur != NULL)
-		mdb_cursor_close(cur);
-	mdb_txn_abort(txn);
+	log_warnx("%s: %s", __func__, mdb_strerror(rc));
+	memset(ss, 0, sizeof(*ss));
 	store_set_errno(rc);
 	return -1;
 }

@@ -39,6 +39,12 @@ enum store_db {
 /* return values besides 0 and -1 */
 #define STORE_NOTFOUND	1	/* absent or expired */
 
+/*
+ * A record may name a group (a client address): the store counts the
+ * records of each group, so a cap per group costs one read.
+ */
+#define STORE_GROUP_MAX	64
+
 struct store;
 
 /* A record as read: the payload is a NUL-terminated malloc'd copy. */
@@ -47,6 +53,7 @@ struct store_rec {
 	uint64_t	 sr_updated_ms;
 	uint16_t	 sr_flags;
 	uint8_t		 sr_type;
+	uint8_t		 sr_glen;	/* group bytes before the payload */
 	char		*sr_data;	/* payload copy, NUL-terminated */
 	size_t		 sr_len;	/* payload length, without the NUL */
 };
@@ -60,6 +67,8 @@ struct store_dbstat {
 struct store_envstat {
 	uint64_t	 se_map_size;
 	uint64_t	 se_used_bytes;	/* (last page + 1) * page size */
+	uint64_t	 se_free_bytes;	/* of that, free and reusable */
+	uint64_t	 se_headroom_bytes; /* kept for deletes */
 	unsigned int	 se_page_size;
 	unsigned int	 se_max_readers;
 	unsigned int	 se_num_readers;
@@ -92,6 +101,13 @@ int	 store_get(struct store *, enum store_db, const void *key, size_t klen,
 int	 store_get_changed(struct store *, enum store_db, const void *key,
 	    size_t klen, uint64_t now_ms, const struct store_rec *have,
 	    struct store_rec *out);
+/*
+ * A write that adds a record, or makes one longer, fails with ENOSPC
+ * (as on a full map) once the map is within its headroom (a sixteenth,
+ * at least 128 KiB) of full: deletes and sweeps always find pages to
+ * commit in.  Rewrites no longer than the record go on.  A rewrite
+ * drops the record's old index entry and keeps its group.
+ */
 int	 store_put(struct store *, enum store_db, const void *key, size_t klen,
 	    const void *data, size_t len, uint64_t expires_ms, uint64_t now_ms);
 int	 store_del(struct store *, enum store_db, const void *key, size_t klen);
@@ -99,6 +115,26 @@ int	 store_del(struct store *, enum store_db, const void *key, size_t klen);
 #define STORE_EXISTS	2
 int	 store_add(struct store *, enum store_db, const void *key, size_t klen,
 	    const void *data, size_t len, uint64_t expires_ms, uint64_t now_ms);
+/*
+ * store_add() under caps checked in its write txn: at most sl_max
+ * records in the db and sl_group_max in the record's group (0: no cap).
+ * Records count until swept; at a cap, due records of the db are
+ * reclaimed first.  STORE_LIMIT_DB or STORE_LIMIT_GROUP at a cap.
+ */
+#define STORE_LIMIT_DB		4
+#define STORE_LIMIT_GROUP	5
+struct store_limit {
+	size_t		 sl_max;
+	const void	*sl_group;	/* NULL: none */
+	size_t		 sl_glen;	/* 1..STORE_GROUP_MAX */
+	size_t		 sl_group_max;
+};
+int	 store_add_limited(struct store *, enum store_db, const void *key,
+	    size_t klen, const void *data, size_t len, uint64_t expires_ms,
+	    uint64_t now_ms, const struct store_limit *);
+/* records in group (expired ones until swept), or -1 */
+int	 store_group_count(struct store *, enum store_db, const void *group,
+	    size_t glen, size_t *count);
 int	 store_iter(struct store *, enum store_db, uint64_t now_ms,
 	    int include_expired, store_iter_cb, void *arg);
 /*
@@ -114,8 +150,18 @@ int	 store_scan(struct store *, enum store_db, const void *prefix,
 	    size_t plen, uint64_t after, uint64_t now_ms, store_iter_cb,
 	    void *arg);
 
-/* delete up to max expired records; returns how many, or -1 */
-int	 store_sweep(struct store *, uint64_t now_ms, size_t max);
+/*
+ * One write txn over at most max due index entries: expired records
+ * go, stale entries (of a record rewritten or gone) too.  Returns the
+ * records deleted, or -1; *more says due entries may be left.
+ */
+struct store_sweep {
+	size_t		 ss_deleted;	/* records */
+	size_t		 ss_entries;	/* index entries, stale ones too */
+	int		 ss_more;
+};
+int	 store_sweep(struct store *, uint64_t now_ms, size_t max,
+	    struct store_sweep *);
 
 void	 store_rec_clear(struct store_rec *);
 uint64_t store_now_ms(void);	/* CLOCK_REALTIME in ms (stamps persist) */

@@ -29,6 +29,9 @@ struct ctl_env {
 	unsigned int	 ce_max_readers;
 };
 
+/* the session caps of the configuration, when there is one (not -d) */
+static unsigned int	 ctl_session_cap, ctl_session_cap_addr;
+
 struct ctl_dump {
 	const char	*cd_db;
 	uint64_t	 cd_now;
@@ -82,6 +85,8 @@ ctl_env_resolve(struct ctl_env *ce, const char *dir, const char *file)
 	if (cf != NULL) {
 		ce->ce_map_size = cf->cf_map_size;
 		ce->ce_max_readers = cf->cf_max_readers;
+		ctl_session_cap = cf->cf_session_cap;
+		ctl_session_cap_addr = cf->cf_session_cap_addr;
 	}
 	ce->ce_dir = strdup(dir != NULL ? dir : cf->cf_state_dir);
 	config_free(cf);
@@ -402,10 +407,18 @@ ctl_human(char *buf, size_t len, uint64_t n)
 		(void)snprintf(buf, len, "%.1f %s", v, units[u]);
 }
 
+/* bytes in use: the file's high-water mark less LMDB's free list */
+static uint64_t
+ctl_in_use(const struct store_envstat *es)
+{
+	return es->se_used_bytes > es->se_free_bytes ?
+	    es->se_used_bytes - es->se_free_bytes : 0;
+}
+
 static int
 ctl_stat_json(const struct store_envstat *es, unsigned int permille)
 {
-	json_t		*o, *dbs, *d, *r;
+	json_t		*o, *dbs, *d, *r, *sess;
 	char		*s;
 	unsigned int	 i;
 	int		 rc = 1;
@@ -413,7 +426,21 @@ ctl_stat_json(const struct store_envstat *es, unsigned int permille)
 	o = json_object();
 	dbs = json_object();
 	r = json_object();
-	if (o == NULL || dbs == NULL || r == NULL)
+	sess = json_object();
+	if (o == NULL || dbs == NULL || r == NULL || sess == NULL)
+		goto fail;
+	if (ctl_set(sess, "count", json_integer((json_int_t)
+	    es->se_db[STORE_SESSIONS].sd_entries)) == -1 ||
+	    (ctl_session_cap > 0 && (ctl_set(sess, "max",
+	    json_integer(ctl_session_cap)) == -1 || ctl_set(sess,
+	    "maxPerAddress", json_integer(ctl_session_cap_addr)) == -1)) ||
+	    json_object_set(o, "sessions", sess) == -1 ||
+	    ctl_set(o, "freeBytes",
+	    json_integer((json_int_t)es->se_free_bytes)) == -1 ||
+	    ctl_set(o, "inUseBytes",
+	    json_integer((json_int_t)ctl_in_use(es))) == -1 ||
+	    ctl_set(o, "headroomBytes",
+	    json_integer((json_int_t)es->se_headroom_bytes)) == -1)
 		goto fail;
 	for (i = 0; i < STORE_NDB; i++) {
 		if ((d = json_object()) == NULL ||
@@ -449,6 +476,7 @@ ctl_stat_json(const struct store_envstat *es, unsigned int permille)
 	json_decref(o);
 	json_decref(dbs);
 	json_decref(r);
+	json_decref(sess);
 	return rc;
 
 fail:
@@ -456,6 +484,7 @@ fail:
 	json_decref(o);
 	json_decref(dbs);
 	json_decref(r);
+	json_decref(sess);
 	return 1;
 }
 
@@ -463,8 +492,8 @@ static int
 ctl_stat(struct store *st, int argc, char *argv[])
 {
 	struct store_envstat	 es;
-	char			 h1[32], h2[32];
-	unsigned int		 i, permille = 0;
+	char			 h1[32], h2[32], h3[32];
+	unsigned int		 i, permille = 0, inuse = 0, stop;
 	int			 ch, json = 0;
 
 	optind = 0;
@@ -488,9 +517,12 @@ ctl_stat(struct store *st, int argc, char *argv[])
 		warnx("cannot read the environment's statistics");
 		return 1;
 	}
-	if (es.se_map_size > 0)
+	if (es.se_map_size > 0) {
 		permille = (unsigned int)(es.se_used_bytes * 1000 /
 		    es.se_map_size);
+		inuse = (unsigned int)(ctl_in_use(&es) * 1000 /
+		    es.se_map_size);
+	}
 	if (json)
 		return ctl_stat_json(&es, permille);
 
@@ -505,6 +537,19 @@ ctl_stat(struct store *st, int argc, char *argv[])
 	printf("used         %llu bytes (%s, %u.%u%%)\n",
 	    (unsigned long long)es.se_used_bytes, h2, permille / 10,
 	    permille % 10);
+	ctl_human(h3, sizeof(h3), ctl_in_use(&es));
+	stop = es.se_map_size > 0 ? (unsigned int)((es.se_map_size -
+	    es.se_headroom_bytes) * 1000 / es.se_map_size) : 0;
+	printf("in use       %llu bytes (%s, %u.%u%%; new records stop at "
+	    "%u.%u%%)\n", (unsigned long long)ctl_in_use(&es), h3,
+	    inuse / 10, inuse % 10, stop / 10, stop % 10);
+	if (ctl_session_cap > 0)
+		printf("sessions     %zu of %u (%u per address)\n",
+		    es.se_db[STORE_SESSIONS].sd_entries, ctl_session_cap,
+		    ctl_session_cap_addr);
+	else
+		printf("sessions     %zu\n",
+		    es.se_db[STORE_SESSIONS].sd_entries);
 	printf("page size    %u bytes\n", es.se_page_size);
 	printf("readers      %u/%u\n", es.se_num_readers, es.se_max_readers);
 	printf("expiry index %zu entries\n", es.se_expiry_entries);

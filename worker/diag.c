@@ -208,6 +208,18 @@ diag_metrics_text(struct worker *w, struct evbuffer *b)
 	    -1 || diag_metric(b, "vmcpd_sessions", "gauge",
 	    "Legacy client sessions stored (expired ones until swept).",
 	    es.se_db[STORE_SESSIONS].sd_entries) == -1 ||
+	    diag_metric(b, "vmcpd_sessions_max", "gauge",
+	    "The cap on live sessions (sessions.maxSessions).",
+	    w->w_conf->cf_session_cap) == -1 ||
+	    diag_metric(b, "vmcpd_sessions_per_address_max", "gauge",
+	    "The cap on one client address's sessions "
+	    "(sessions.maxPerAddress).", w->w_conf->cf_session_cap_addr) ==
+	    -1 || diag_metric(b, "vmcpd_lmdb_map_free_bytes", "gauge",
+	    "Bytes of freed LMDB pages that new writes may reuse.",
+	    es.se_free_bytes) == -1 ||
+	    diag_metric(b, "vmcpd_lmdb_headroom_bytes", "gauge",
+	    "Bytes kept free for deletes: no new record may take them.",
+	    es.se_headroom_bytes) == -1 ||
 	    diag_family(b, "vmcpd_lmdb_entries", "gauge",
 	    "Records in each LMDB database.") == -1)
 		return -1;

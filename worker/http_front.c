@@ -8,6 +8,7 @@
 #include <sys/queue.h>
 #include <sys/types.h>
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -284,6 +285,82 @@ front_sse_end(struct httpd_req *req)
 	httpd_send_end(req);
 }
 
+/*
+ * The host of an authority, "name[:port]" or "[v6][:port]", without
+ * the port or brackets.
+ */
+static void
+front_host_part(const char *a, const char **h, size_t *hlen)
+{
+	const char	*p;
+
+	*h = a;
+	if (a[0] == '[' && (p = strchr(a, ']')) != NULL) {
+		*h = a + 1;
+		*hlen = (size_t)(p - a) - 1;
+	} else if ((p = strchr(a, ':')) != NULL && strchr(p + 1, ':') == NULL)
+		*hlen = (size_t)(p - a);
+	else
+		*hlen = strlen(a);
+}
+
+/* s[0, len) is in list (hosts without brackets), or list has "*" */
+static int
+front_listed(char *const *list, const char *s, size_t len, int hosts)
+{
+	const char	*e;
+	size_t		 elen;
+
+	for (; list != NULL && *list != NULL; list++) {
+		e = *list;
+		elen = strlen(e);
+		if (strcmp(e, "*") == 0)
+			return 1;
+		if (hosts && elen >= 2 && e[0] == '[' && e[elen - 1] == ']') {
+			e++;
+			elen -= 2;
+		}
+		if (elen == len && strncasecmp(e, s, len) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * DNS rebinding (MCP transports, "Security Warning"): the authority a
+ * request is for (an absolute-form target's, else Host: RFC 9112 3.2.2)
+ * must be a loopback name or in http.allowedHosts; an Origin, when
+ * present, must be a loopback origin, in http.allowedOrigins, or the
+ * request's own authority.  A rebinding page's Host is its own name.
+ */
+int
+front_host_ok(struct worker *w, struct httpd_req *req)
+{
+	const struct config	*cf = w->w_conf;
+	const char		*host = httpd_req_host(req), *h, *oa;
+	const char		*origin = front_header(req, "Origin");
+	size_t			 hlen;
+
+	if (host != NULL) {
+		front_host_part(host, &h, &hlen);
+		if (!config_host_loopback(h, hlen) &&
+		    !front_listed(cf->cf_allowed_hosts, h, hlen, 1))
+			return 0;
+	}
+	if (origin == NULL || front_listed(cf->cf_allowed_origins, origin,
+	    strlen(origin), 0))
+		return 1;
+	/* "scheme://authority", nothing after it ("null" is refused) */
+	if ((oa = strstr(origin, "://")) == NULL || oa == origin ||
+	    strpbrk(oa + 3, "/?#@") != NULL)
+		return 0;
+	oa += 3;
+	front_host_part(oa, &h, &hlen);
+	return config_host_loopback(h, hlen) || (host != NULL &&
+	    strcasecmp(oa, host) == 0);
+}
+
+/* 0 for GET or HEAD; else a 405 is sent and -1 */
 int
 front_get_only(struct httpd_req *req)
 {
@@ -350,18 +427,43 @@ front_init(struct worker *w)
 	lim.hl_max_head = conf->cf_max_header_size;
 	lim.hl_max_body = conf->cf_max_body_size;
 	lim.hl_timeout_ms = conf->cf_http_timeout_ms;
+	lim.hl_head_ms = conf->cf_header_timeout_ms > INT_MAX ? INT_MAX :
+	    (int)conf->cf_header_timeout_ms;
+	lim.hl_request_ms = conf->cf_request_timeout_ms > INT_MAX ? INT_MAX :
+	    (int)conf->cf_request_timeout_ms;
+	lim.hl_max_conns = conf->cf_max_conns;
+	lim.hl_max_conns_client = conf->cf_max_conns_client;
 	if ((w->w_httpd = httpd_new(w->w_base, w->w_listen_fd, &lim,
 	    front_on_request, w)) == NULL)
 		return -1;
 	return 0;
 }
 
-/* stop accepting; the master keeps the listener open for the others */
-void
-front_drain(struct worker *w)
+static void
+front_on_idle(void *arg)
 {
-	if (w->w_httpd != NULL)
-		httpd_stop_accepting(w->w_httpd);
+	worker_exit_if_idle(arg);
+}
+
+/*
+ * Stop accepting (the master keeps the listener open for the others);
+ * the connections open are served until they close, the idle ones
+ * closed now on a stop.
+ */
+void
+front_drain(struct worker *w, int stop)
+{
+	if (w->w_httpd == NULL)
+		return;
+	httpd_drain(w->w_httpd, front_on_idle, w);
+	if (stop)
+		httpd_close_idle(w->w_httpd);
+}
+
+size_t
+front_nconns(struct worker *w)
+{
+	return w->w_httpd != NULL ? httpd_nconns(w->w_httpd) : 0;
 }
 
 void

@@ -15,15 +15,30 @@
  * pipelines behind it wait in the buffer.  While a request is out, the
  * connection is still read, so a client that goes away is noticed and
  * the request's owner told (the close callback).
+ *
+ * A slow client is bounded three ways: http.timeout between reads, a
+ * deadline for the whole head (http.headerTimeout) and one for the
+ * whole request (http.requestTimeout), both from its first byte; a
+ * reply being streamed is not a request being read, so SSE streams
+ * have none of these.  Past the connection caps a client is answered
+ * 503 and closed.
+ *
+ * Draining (a reload) loses no request: the connections open are still
+ * served, a reply says "Connection: close" and closes its connection
+ * after it (unless requests pipelined behind it are in: the last one's
+ * does), and an idle one is closed only when its idle time (announced
+ * in Keep-Alive) is up, never while a request may be on its way.
  */
 #include <sys/queue.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -83,6 +98,10 @@ struct httpd_conn {
 	TAILQ_ENTRY(httpd_conn)	 c_entry;
 	struct httpd		*c_httpd;
 	int			 c_fd;		/* -1 once gone */
+	int			 c_family;	/* the client's address */
+	unsigned char		 c_addr[16];
+	int			 c_counted;	/* within the caps */
+	uint64_t		 c_start;	/* ms: a request's first byte */
 	struct event		*c_rev;
 	struct event		*c_wev;
 	struct event		*c_tev;
@@ -108,7 +127,15 @@ struct httpd {
 	httpd_req_cb		 h_cb;
 	void			*h_arg;
 	time_t			 h_acceptlog;
+	time_t			 h_caplog;	/* a refusal last logged */
 	struct event		*h_reapev;
+	unsigned int		 h_nconns;	/* counted in the caps */
+	size_t			 h_nall;
+	int			 h_draining;
+	httpd_idle_cb		 h_idle_cb;
+	void			*h_idle_arg;
+	char			 h_keepalive[48];	/* Keep-Alive: ... */
+	size_t			 h_kalen;
 	TAILQ_HEAD(, httpd_conn) h_conns;
 	TAILQ_HEAD(, httpd_conn) h_reap;	/* freed on the next pass */
 };
@@ -117,7 +144,9 @@ static void	 httpd_on_accept(evutil_socket_t, short, void *);
 static void	 httpd_on_reap(evutil_socket_t, short, void *);
 static void	 httpd_on_resume(evutil_socket_t, short, void *);
 static void	 httpd_pause(struct httpd *);
-static void	 conn_new(struct httpd *, int);
+static void	 conn_new(struct httpd *, int, const struct sockaddr_storage *);
+static int	 conn_over_cap(struct httpd *, struct httpd_conn *);
+static uint64_t	 httpd_now_ms(void);
 static void	 conn_free(struct httpd_conn *);
 static void	 conn_hold(struct httpd_conn *);
 static void	 conn_unhold(struct httpd_conn *);
@@ -152,6 +181,10 @@ httpd_new(struct event_base *base, int listen_fd,
 	    HTTPD_FRAMING_SLACK;
 	h->h_cb = cb;
 	h->h_arg = arg;
+	if (lim->hl_timeout_ms >= 1000)
+		h->h_kalen = (size_t)snprintf(h->h_keepalive,
+		    sizeof(h->h_keepalive), "Keep-Alive: timeout=%d\r\n",
+		    lim->hl_timeout_ms / 1000);
 	TAILQ_INIT(&h->h_conns);
 	TAILQ_INIT(&h->h_reap);
 	if ((h->h_reapev = event_new(base, -1, 0, httpd_on_reap, h)) == NULL ||
@@ -173,6 +206,36 @@ httpd_stop_accepting(struct httpd *h)
 		event_free(h->h_lev);
 		h->h_lev = NULL;
 	}
+}
+
+void
+httpd_drain(struct httpd *h, httpd_idle_cb cb, void *arg)
+{
+	httpd_stop_accepting(h);
+	h->h_draining = 1;
+	h->h_idle_cb = cb;
+	h->h_idle_arg = arg;
+	/* no connection left to wait for: say so from the loop */
+	if (h->h_nall == 0)
+		event_active(h->h_reapev, 0, 0);
+}
+
+void
+httpd_close_idle(struct httpd *h)
+{
+	struct httpd_conn	*c, *next;
+
+	for (c = TAILQ_FIRST(&h->h_conns); c != NULL; c = next) {
+		next = TAILQ_NEXT(c, c_entry);
+		if (c->c_state == CONN_READING && c->c_inlen == 0)
+			conn_gone(c);
+	}
+}
+
+size_t
+httpd_nconns(const struct httpd *h)
+{
+	return h->h_nall;
 }
 
 void
@@ -201,13 +264,18 @@ httpd_free(struct httpd *h)
 static void
 httpd_on_accept(evutil_socket_t lfd, short ev, void *arg)
 {
-	struct httpd	*h = arg;
-	int		 fd, i;
-	time_t		 now;
+	struct httpd		*h = arg;
+	struct sockaddr_storage	 ss;
+	socklen_t		 sslen;
+	int			 fd, i;
+	time_t			 now;
 
 	(void)ev;
 	for (i = 0; i < HTTPD_ACCEPT_BURST; i++) {
-		fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		sslen = sizeof(ss);
+		memset(&ss, 0, sizeof(ss));
+		fd = accept4(lfd, (struct sockaddr *)&ss, &sslen,
+		    SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd == -1) {
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
@@ -225,7 +293,7 @@ httpd_on_accept(evutil_socket_t lfd, short ev, void *arg)
 			httpd_pause(h);
 			return;
 		}
-		conn_new(h, fd);
+		conn_new(h, fd, &ss);
 	}
 }
 
@@ -243,6 +311,8 @@ httpd_on_reap(evutil_socket_t fd, short ev, void *arg)
 	(void)ev;
 	while ((c = TAILQ_FIRST(&h->h_reap)) != NULL)
 		conn_free(c);
+	if (h->h_draining && h->h_nall == 0 && h->h_idle_cb != NULL)
+		h->h_idle_cb(h->h_idle_arg);
 }
 
 static void
@@ -267,11 +337,43 @@ httpd_on_resume(evutil_socket_t fd, short ev, void *arg)
 		(void)event_add(h->h_lev, NULL);
 }
 
+static uint64_t
+httpd_now_ms(void)
+{
+	struct timespec	ts;
+
+	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* 1 past http.maxConnections, 2 past the cap per address; else 0, and c
+ * is counted */
+static int
+conn_over_cap(struct httpd *h, struct httpd_conn *c)
+{
+	struct httpd_conn	*o;
+	unsigned int		 n = 0, cap = h->h_lim.hl_max_conns_client;
+
+	if (h->h_lim.hl_max_conns > 0 && h->h_nconns >= h->h_lim.hl_max_conns)
+		return 1;
+	if (cap > 0 && h->h_nconns >= cap && c->c_family != AF_UNSPEC)
+		TAILQ_FOREACH(o, &h->h_conns, c_entry)
+			if (o->c_counted && o->c_fd != -1 &&
+			    o->c_family == c->c_family &&
+			    memcmp(o->c_addr, c->c_addr, 16) == 0 &&
+			    ++n >= cap)
+				return 2;
+	c->c_counted = 1;
+	h->h_nconns++;
+	return 0;
+}
+
 static void
-conn_new(struct httpd *h, int fd)
+conn_new(struct httpd *h, int fd, const struct sockaddr_storage *ss)
 {
 	struct httpd_conn	*c;
-	int			 one = 1;
+	int			 one = 1, over;
+	time_t			 now;
 
 	/* replies go out whole; SSE events must not wait for an ACK */
 	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -280,6 +382,15 @@ conn_new(struct httpd *h, int fd)
 	c->c_httpd = h;
 	c->c_fd = fd;
 	c->c_req.r_conn = c;
+	c->c_family = ss->ss_family;
+	if (ss->ss_family == AF_INET)
+		memcpy(c->c_addr, &((const struct sockaddr_in *)ss)->sin_addr,
+		    4);
+	else if (ss->ss_family == AF_INET6)
+		memcpy(c->c_addr,
+		    &((const struct sockaddr_in6 *)ss)->sin6_addr, 16);
+	else
+		c->c_family = AF_UNSPEC;
 	if ((c->c_out = evbuffer_new()) == NULL ||
 	    (c->c_rev = event_new(h->h_base, fd, EV_READ | EV_PERSIST,
 	    conn_on_read, c)) == NULL ||
@@ -288,7 +399,22 @@ conn_new(struct httpd *h, int fd)
 	    (c->c_tev = evtimer_new(h->h_base, conn_on_timeout, c)) == NULL ||
 	    event_add(c->c_rev, NULL) == -1)
 		goto fail;
+	over = conn_over_cap(h, c);
 	TAILQ_INSERT_TAIL(&h->h_conns, c, c_entry);
+	h->h_nall++;
+	if (over) {
+		if ((now = time(NULL)) != h->h_caplog) {
+			h->h_caplog = now;
+			log_warnx("refusing connections: %s reached",
+			    over == 1 ? "http.maxConnections" :
+			    "http.maxConnectionsPerClient");
+		}
+		conn_refuse(c, 503, over == 1 ? "Service Unavailable: too "
+		    "many connections (http.maxConnections)" : "Service "
+		    "Unavailable: too many connections from this address "
+		    "(http.maxConnectionsPerClient)");
+		return;
+	}
 	conn_timer(c, 1);
 	return;
 fail:
@@ -314,6 +440,9 @@ conn_free(struct httpd_conn *c)
 		TAILQ_REMOVE(&c->c_httpd->h_reap, c, c_entry);
 	else
 		TAILQ_REMOVE(&c->c_httpd->h_conns, c, c_entry);
+	if (c->c_counted)
+		c->c_httpd->h_nconns--;
+	c->c_httpd->h_nall--;
 	event_free(c->c_rev);
 	event_free(c->c_wev);
 	event_free(c->c_tev);
@@ -348,15 +477,35 @@ conn_unhold(struct httpd_conn *c)
 	event_active(h->h_reapev, 0, 0);
 }
 
+/*
+ * Idle time, or the time left for a stalled reader, or, while a request
+ * is coming in, the lesser of the idle time and its deadline's.
+ */
 static void
 conn_timer(struct httpd_conn *c, int on)
 {
-	struct timeval	tv;
-	int		ms = c->c_httpd->h_lim.hl_timeout_ms;
+	const struct httpd_limits *lim = &c->c_httpd->h_lim;
+	struct timeval	 tv;
+	int		 ms = lim->hl_timeout_ms, limit;
+	uint64_t	 used;
 
 	if (c->c_state == CONN_LINGER && on && (ms <= 0 ||
 	    ms > HTTPD_LINGER_MS))
 		ms = HTTPD_LINGER_MS;
+	if (on && c->c_state == CONN_READING && c->c_start != 0) {
+		limit = c->c_req.r_headed ? lim->hl_request_ms :
+		    lim->hl_head_ms;
+		used = httpd_now_ms() - c->c_start;
+		if (limit > 0 && (ms <= 0 || (uint64_t)limit < used +
+		    (uint64_t)ms))
+			ms = used >= (uint64_t)limit ? 0 :
+			    limit - (int)used;
+		if (ms == 0) {
+			tv.tv_sec = tv.tv_usec = 0;
+			(void)event_add(c->c_tev, &tv);
+			return;
+		}
+	}
 	if (!on || ms <= 0) {
 		event_del(c->c_tev);
 		return;
@@ -402,7 +551,14 @@ conn_on_timeout(evutil_socket_t fd, short ev, void *arg)
 	(void)fd;
 	(void)ev;
 	conn_hold(c);
-	conn_gone(c);
+	if (c->c_state == CONN_READING && c->c_start != 0)
+		conn_refuse(c, 408, c->c_req.r_headed ? "Request Timeout: the "
+		    "request was not in within http.requestTimeout, or "
+		    "stalled for http.timeout" : "Request Timeout: the head "
+		    "was not in within http.headerTimeout, or stalled for "
+		    "http.timeout");
+	else
+		conn_gone(c);
 	conn_unhold(c);
 }
 
@@ -483,6 +639,8 @@ conn_read(struct httpd_conn *c)
 		conn_gone(c);
 		return -1;
 	}
+	if (c->c_inlen == 0 && c->c_state == CONN_READING)
+		c->c_start = httpd_now_ms();
 	c->c_inlen += (size_t)n;
 	if (c->c_state == CONN_READING)
 		conn_timer(c, 1);
@@ -519,7 +677,7 @@ conn_take(struct httpd_conn *c)
 	struct http_chunked	*ch = &req->r_chunk;
 	size_t			 need, gap;
 	char			*p;
-	int			 r;
+	int			 r, fresh = 0;
 
 	if (!req->r_headed) {
 		r = http_head_parse(c->c_in, c->c_inlen, h->h_lim.hl_max_head,
@@ -530,7 +688,7 @@ conn_take(struct httpd_conn *c)
 			conn_refuse(c, hh->hh_status, hh->hh_why);
 			return -1;
 		}
-		req->r_headed = 1;
+		req->r_headed = fresh = 1;
 		req->r_body = hh->hh_len;
 		req->r_close = hh->hh_close;
 		req->r_nobody = hh->hh_method == HTTP_M_HEAD;
@@ -569,15 +727,20 @@ conn_take(struct httpd_conn *c)
 			ch->hc_in = ch->hc_out;
 		}
 		if (r == 0)
-			return 0;
+			goto more;
 		req->r_bodylen = ch->hc_out;
 	} else {
 		if (c->c_inlen - req->r_body < hh->hh_clen)
-			return 0;
+			goto more;
 		req->r_bodylen = (size_t)hh->hh_clen;
 	}
 	req->r_len = req->r_body + req->r_bodylen;
 	return 1;
+more:
+	/* the head is in: from here the whole request's deadline */
+	if (fresh)
+		conn_timer(c, 1);
+	return 0;
 }
 
 /* a request refused before its owner saw it: answer and close */
@@ -684,6 +847,7 @@ conn_finish(struct httpd_conn *c)
 	if (used < c->c_inlen)
 		memmove(c->c_in, c->c_in + used, c->c_inlen - used);
 	c->c_inlen -= used;
+	c->c_start = c->c_inlen > 0 ? httpd_now_ms() : 0;
 	conn_timer(c, 1);
 	/* a pipelined request: served from the loop, not from inside the
 	 * owner's call that ended this one */
@@ -824,12 +988,20 @@ conn_head(struct httpd_conn *c, int status, size_t clen,
 		memcpy(p, "\r\n", 2);
 		p += 2;
 	}
+	/* draining: a reply closes, unless a request is in behind it */
+	if (c->c_httpd->h_draining && c->c_inlen <= req->r_len)
+		req->r_close = 1;
 	if (req->r_close) {
 		memcpy(p, "Connection: close\r\n", 19);
 		p += 19;
-	} else if (req->r_head.hh_minor == 0) {
-		memcpy(p, "Connection: keep-alive\r\n", 24);
-		p += 24;
+	} else {
+		if (req->r_head.hh_minor == 0) {
+			memcpy(p, "Connection: keep-alive\r\n", 24);
+			p += 24;
+		}
+		/* clients drop an idle connection before we do */
+		memcpy(p, c->c_httpd->h_keepalive, c->c_httpd->h_kalen);
+		p += c->c_httpd->h_kalen;
 	}
 	evbuffer_add(c->c_out, buf, (size_t)(p - buf));
 	if (req->r_ohlen > 0)
@@ -849,6 +1021,13 @@ httpd_req_path(const struct httpd_req *req)
 }
 
 const char *
+httpd_req_host(const struct httpd_req *req)
+{
+	return req->r_head.hh_host != 0 ? req->r_conn->c_in +
+	    req->r_head.hh_host : NULL;
+}
+
+const char *
 httpd_req_header(const struct httpd_req *req, const char *name)
 {
 	return http_head_header(req->r_conn->c_in, &req->r_head, name);
@@ -865,6 +1044,33 @@ int
 httpd_req_gone(const struct httpd_req *req)
 {
 	return req->r_conn->c_fd == -1;
+}
+
+/* the client's address as accepted (no port): no syscall per request */
+int
+httpd_req_peer(const struct httpd_req *req, struct sockaddr_storage *ss,
+    socklen_t *len)
+{
+	const struct httpd_conn	*c = req->r_conn;
+	struct sockaddr_in	*sin = (struct sockaddr_in *)ss;
+	struct sockaddr_in6	*sin6 = (struct sockaddr_in6 *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	switch (c->c_family) {
+	case AF_INET:
+		sin->sin_family = AF_INET;
+		memcpy(&sin->sin_addr, c->c_addr, 4);
+		*len = sizeof(*sin);
+		return 0;
+	case AF_INET6:
+		sin6->sin6_family = AF_INET6;
+		memcpy(&sin6->sin6_addr, c->c_addr, 16);
+		*len = sizeof(*sin6);
+		return 0;
+	default:
+		*len = 0;
+		return -1;
+	}
 }
 
 void

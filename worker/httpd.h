@@ -9,6 +9,8 @@
 #ifndef VMCPD_HTTPD_H
 #define VMCPD_HTTPD_H
 
+#include <sys/socket.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -21,21 +23,35 @@ struct httpd_limits {
 	size_t		 hl_max_head;	/* request line and headers */
 	uint64_t	 hl_max_body;
 	int		 hl_timeout_ms;	/* idle, slow request, stalled reader */
+	int		 hl_head_ms;	/* a whole head, from its first byte */
+	int		 hl_request_ms;	/* a whole request, head and body */
+	unsigned int	 hl_max_conns;	/* open at once */
+	unsigned int	 hl_max_conns_client;	/* from one address */
 };
 
 typedef void	(*httpd_req_cb)(struct httpd_req *, void *);
+typedef void	(*httpd_idle_cb)(void *);
 
 struct httpd	*httpd_new(struct event_base *, int listen_fd,
 		    const struct httpd_limits *, httpd_req_cb, void *);
 void		 httpd_stop_accepting(struct httpd *);
+/* stop accepting; every reply closes its connection; cb once none is left */
+void		 httpd_drain(struct httpd *, httpd_idle_cb, void *);
+/* close the connections with no request out or coming in */
+void		 httpd_close_idle(struct httpd *);
+size_t		 httpd_nconns(const struct httpd *);
 void		 httpd_free(struct httpd *);
 
 /* the request */
 int		 httpd_req_method(const struct httpd_req *);	/* http_method */
 const char	*httpd_req_path(const struct httpd_req *);
+/* the authority asked for: an absolute-form target's, else Host; or NULL */
+const char	*httpd_req_host(const struct httpd_req *);
 const char	*httpd_req_header(const struct httpd_req *, const char *);
 const char	*httpd_req_body(const struct httpd_req *, size_t *);
 int		 httpd_req_gone(const struct httpd_req *);
+int		 httpd_req_peer(const struct httpd_req *,
+		    struct sockaddr_storage *, socklen_t *);
 void		 httpd_req_set_close_cb(struct httpd_req *, httpd_req_cb,
 		    void *);
 void		 httpd_req_set_done_cb(struct httpd_req *, httpd_req_cb,

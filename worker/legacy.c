@@ -10,13 +10,14 @@
 #include <sys/random.h>
 #include <sys/types.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include <event2/buffer.h>
-#include <event2/http.h>
 
 #include "shared/config.h"
 #include "shared/log.h"
@@ -161,8 +162,24 @@ legacy_req_reply(struct mcp_req *mr, json_t *msg)
 		front_sse_end(mr->mr_req);
 	} else
 		front_reply_json(mr->mr_req, 200, msg,
-		    mr->mr_initialize ? mr->mr_sess.s_id : NULL);
+		    mr->mr_initialize && mr->mr_sess.s_id[0] != '\0' ?
+		    mr->mr_sess.s_id : NULL);
 	mr->mr_req = NULL;
+}
+
+/* an error with its own HTTP status, never a session id, and forget it */
+static void
+legacy_req_refuse(struct mcp_req *mr, int status, int code,
+    const char *message, json_t *data)
+{
+	json_t *e;
+
+	e = jsonrpc_error_new(mr->mr_msg.jm_id, code, message, data);
+	httpd_req_set_close_cb(mr->mr_req, NULL, NULL);
+	front_reply_json(mr->mr_req, status, e, NULL);
+	mr->mr_req = NULL;
+	json_decref(e);
+	legacy_req_free(mr);
 }
 
 static void
@@ -214,127 +231,191 @@ legacy_done_empty(struct worker *w, struct httpd_req *req, int status)
 	front_reply_empty(req, status);
 }
 
-/* a host name (no port) that is this machine's loopback */
-static int
-legacy_host_loopback(const char *h, size_t len)
-{
-	static const char *const names[] = {
-		"localhost", "127.0.0.1", "[::1]", "::1"
-	};
-	size_t i;
-
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (strlen(names[i]) == len && strncasecmp(h, names[i],
-		    len) == 0)
-			return 1;
-	return 0;
-}
-
-/* the host part of a Host header value: "[v6]:port", "name:port" */
-static size_t
-legacy_host_len(const char *host)
-{
-	const char *p;
-
-	if (host[0] == '[')
-		return (p = strchr(host, ']')) != NULL ?
-		    (size_t)(p - host) + 1 : strlen(host);
-	return (p = strrchr(host, ':')) != NULL ? (size_t)(p - host) :
-	    strlen(host);
-}
-
 /*
- * DNS rebinding: a daemon listening on loopback answers only requests
- * addressed to loopback names; an Origin, when present, must be a
- * loopback origin or the Host itself.
+ * Sessions whose sliding expiry could not be written: retried on the
+ * worker's next requests (the session's own next request retries it
+ * anyway), so a store that fails for a moment does not end a busy
+ * session early.
  */
-static int
-legacy_origin_ok(struct worker *w, struct httpd_req *req)
-{
-	const char		*origin = front_header(req, "Origin");
-	const char		*host = front_header(req, "Host");
-	const char		*listen = w->w_conf->cf_listen_host;
-	struct evhttp_uri	*u;
-	const char		*oh;
-	int			 ok = 0;
+#define LEGACY_TOUCH_RETRIES	32
 
-	if ((strncmp(listen, "127.", 4) == 0 || strcmp(listen, "::1") == 0 ||
-	    strcmp(listen, "localhost") == 0) && (host == NULL ||
-	    !legacy_host_loopback(host, legacy_host_len(host))))
-		return 0;
-	if (origin == NULL)
-		return 1;
-	if ((u = evhttp_uri_parse(origin)) == NULL)
-		return 0;
-	if ((oh = evhttp_uri_get_host(u)) != NULL) {
-		if (legacy_host_loopback(oh, strlen(oh)))
-			ok = 1;
-		else if (host != NULL)
-			ok = strlen(oh) == legacy_host_len(host) &&
-			    strncasecmp(oh, host, strlen(oh)) == 0;
+static struct legacy_touch {
+	char		lt_sid[SESSION_ID_LEN + 1];
+	uint64_t	lt_seen_ms;
+	uint64_t	lt_next_ms;
+} legacy_touches[LEGACY_TOUCH_RETRIES];
+
+static int
+legacy_session_refresh(struct worker *w, const char *sid, uint64_t seen_ms)
+{
+	struct session	 s;
+	int		 rc;
+
+	memset(&s, 0, sizeof(s));
+	if ((rc = session_load(w->w_store, sid, store_now_ms(), &s)) != 0)
+		return rc == STORE_NOTFOUND ? 0 : -1;	/* gone: done */
+	if (s.s_seen_ms < seen_ms) {
+		s.s_seen_ms = seen_ms;
+		rc = session_save(w->w_store, &s, w->w_conf->cf_session_ttl_ms,
+		    store_now_ms());
 	}
-	evhttp_uri_free(u);
-	return ok;
+	session_clear(&s);
+	return rc;
+}
+
+static void
+legacy_touch_retry(struct worker *w, uint64_t now)
+{
+	struct legacy_touch	*lt;
+	size_t			 i;
+
+	for (i = 0; i < LEGACY_TOUCH_RETRIES; i++) {
+		lt = &legacy_touches[i];
+		if (lt->lt_sid[0] == '\0' || now < lt->lt_next_ms)
+			continue;
+		if (legacy_session_refresh(w, lt->lt_sid,
+		    lt->lt_seen_ms) == 0) {
+			log_info("session %.8s...: expiry refreshed on retry",
+			    lt->lt_sid);
+			lt->lt_sid[0] = '\0';
+		} else
+			lt->lt_next_ms = now + SESSION_TOUCH_MS;
+	}
+}
+
+static void
+legacy_touch_later(struct session *s, uint64_t seen_ms, uint64_t now)
+{
+	struct legacy_touch	*lt, *slot = NULL;
+	size_t			 i;
+
+	for (i = 0; i < LEGACY_TOUCH_RETRIES; i++) {
+		lt = &legacy_touches[i];
+		if (strcmp(lt->lt_sid, s->s_id) == 0) {
+			slot = lt;
+			break;
+		}
+		if (slot == NULL && lt->lt_sid[0] == '\0')
+			slot = lt;
+	}
+	if (slot == NULL) {
+		log_warnx("session %.8s...: expiry not refreshed, and too many "
+		    "retries pending", s->s_id);
+		return;
+	}
+	memcpy(slot->lt_sid, s->s_id, sizeof(slot->lt_sid));
+	slot->lt_seen_ms = seen_ms;
+	slot->lt_next_ms = now + SESSION_TOUCH_MS / 4;
 }
 
 /* touch the session: sliding expiry, written at most once a second */
 static void
 legacy_session_touch(struct worker *w, struct session *s)
 {
-	uint64_t now = store_now_ms();
+	uint64_t now = store_now_ms(), seen = s->s_seen_ms;
 
+	legacy_touch_retry(w, now);
 	if (now - s->s_seen_ms < SESSION_TOUCH_MS)
 		return;
 	s->s_seen_ms = now;
 	if (session_save(w->w_store, s, w->w_conf->cf_session_ttl_ms,
-	    now) == -1)
-		log_warnx("cannot refresh session %.8s...", s->s_id);
+	    now) == -1) {
+		log_warnx("session %.8s...: cannot refresh its expiry (%s); "
+		    "retrying", s->s_id, strerror(errno));
+		legacy_touch_later(s, now, now);
+		/* what the store holds: the next request tries again */
+		s->s_seen_ms = seen;
+	}
+}
+
+/* the store refused a new session: say which limit, 503 */
+static void
+legacy_initialize_refused(struct mcp_req *mr, int rc, int err)
+{
+	static time_t		 logged;
+	const struct config	*cf = mr->mr_w->w_conf;
+	char			 msg[256];
+	const char		*limit;
+	unsigned int		 max = 0;
+
+	if (rc == STORE_LIMIT_DB) {
+		limit = "sessions.maxSessions";
+		max = cf->cf_session_cap;
+		(void)snprintf(msg, sizeof(msg), "Service Unavailable: too "
+		    "many sessions (%s is %u); try again later", limit, max);
+	} else if (rc == STORE_LIMIT_GROUP) {
+		limit = "sessions.maxPerAddress";
+		max = cf->cf_session_cap_addr;
+		(void)snprintf(msg, sizeof(msg), "Service Unavailable: too "
+		    "many sessions from this client address (%s is %u); end "
+		    "some (DELETE) or try again later", limit, max);
+	} else if (rc == -1 && err == ENOSPC) {
+		limit = "daemon.mapSize";
+		(void)snprintf(msg, sizeof(msg), "Service Unavailable: the "
+		    "session store is full (%s); try again later", limit);
+	} else {
+		legacy_req_refuse(mr, 500, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: cannot store the session", NULL);
+		return;
+	}
+	/* refusals come in floods: a line a second per worker */
+	if (time(NULL) != logged) {
+		logged = time(NULL);
+		log_warnx("initialize refused: %s", msg);
+	}
+	legacy_req_refuse(mr, 503, MCP_ERR_TRANSPORT, msg, max > 0 ?
+	    json_pack("{s:s, s:I}", "limit", limit, "max", (json_int_t)max) :
+	    json_pack("{s:s}", "limit", limit));
 }
 
 static void
 legacy_initialize_reply(struct mcp_req *mr, json_t *view)
 {
-	struct worker	*w = mr->mr_w;
-	struct session	*s = &mr->mr_sess;
-	json_t		*caps, *result, *resp;
-	uint64_t	 now = store_now_ms();
-	int		 rc;
+	struct worker		*w = mr->mr_w;
+	struct session		*s = &mr->mr_sess;
+	struct store_limit	 lim;
+	struct sockaddr_storage	 ss;
+	socklen_t		 sslen;
+	json_t			*caps, *result, *resp;
+	char			 group[SESSION_GROUP_MAX];
+	uint64_t		 now = store_now_ms();
+	int			 rc, err;
 
 	caps = core_capabilities(view, 1);
 	result = json_pack("{s:s, s:o, s:{s:s, s:s}}", "protocolVersion",
 	    s->s_version, "capabilities", caps, "serverInfo", "name",
 	    w->w_conf->cf_name, "version", VMCPD_VERSION);
 	if (result == NULL) {
-		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
-		    "Internal error: out of memory");
+		legacy_req_refuse(mr, 500, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: out of memory", NULL);
 		return;
 	}
 	s->s_created_ms = s->s_seen_ms = now;
 	s->s_max_ms = now + w->w_conf->cf_session_max_ms;
 	if (session_mint_id(s->s_id) == -1) {
 		json_decref(result);
-		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
-		    "Internal error: cannot create a session");
+		s->s_id[0] = '\0';
+		legacy_req_refuse(mr, 500, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: cannot create a session", NULL);
 		return;
 	}
-	{
-		char	*buf;
-		size_t	 len;
-
-		if (session_encode(s, &buf, &len) == -1)
-			rc = -1;
-		else {
-			rc = store_add(w->w_store, STORE_SESSIONS, s->s_id,
-			    strlen(s->s_id), buf, len,
-			    session_expiry(s, w->w_conf->cf_session_ttl_ms),
-			    now);
-			free(buf);
-		}
+	memset(&lim, 0, sizeof(lim));
+	lim.sl_max = w->w_conf->cf_session_cap;
+	lim.sl_group_max = w->w_conf->cf_session_cap_addr;
+	if (httpd_req_peer(mr->mr_req, &ss, &sslen) == 0 &&
+	    session_client_group((struct sockaddr *)&ss, sslen, group,
+	    sizeof(group)) == 0) {
+		lim.sl_group = group;
+		lim.sl_glen = strlen(group);
 	}
+	rc = session_create(w->w_store, s, w->w_conf->cf_session_ttl_ms, now,
+	    &lim);
+	err = errno;
 	if (rc != 0) {
+		/* no session: no id goes out */
 		json_decref(result);
-		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
-		    "Internal error: cannot store the session");
+		s->s_id[0] = '\0';
+		legacy_initialize_refused(mr, rc, err);
 		return;
 	}
 	log_debug("session %.8s... created (%s)", s->s_id, s->s_version);
@@ -393,14 +474,14 @@ legacy_initialize(struct worker *w, struct httpd_req *req,
 	s->s_client_info = json_is_object(info) ? json_incref(info) : NULL;
 	if (s->s_version == NULL || s->s_owner == NULL ||
 	    s->s_client_caps == NULL) {
-		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
-		    "Internal error: out of memory");
+		legacy_req_refuse(mr, 500, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: out of memory", NULL);
 		return;
 	}
 	legacy_req_watch(mr);
 	if (view_get(w, legacy_initialize_view, mr) == -1)
-		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
-		    "Internal error: out of memory");
+		legacy_req_refuse(mr, 500, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: out of memory", NULL);
 }
 
 static void
@@ -1064,6 +1145,13 @@ legacy_on_view(void *arg, json_t *view, const char *err)
 		const char	*page;
 		size_t		 len;
 
+		if ((err = view_incomplete(w, view)) != NULL) {
+			(void)snprintf(msg, sizeof(msg), "Internal error: %s",
+			    err);
+			legacy_req_error(mr, JSONRPC_INTERNAL_ERROR, msg);
+			return;
+		}
+
 		/* the page as text, serialised once per view (pages.c) */
 		if ((page = pages_find(view, PROTO_ERA_LEGACY,
 		    mr->mr_msg.jm_method, cur, &len)) == NULL) {
@@ -1509,7 +1597,7 @@ legacy_get(struct worker *w, struct httpd_req *req)
 void
 legacy_handle(struct worker *w, struct httpd_req *req)
 {
-	if (!legacy_origin_ok(w, req)) {
+	if (!front_host_ok(w, req)) {
 		legacy_done_error(w, req, 403, NULL, MCP_ERR_TRANSPORT,
 		    "Forbidden: Host or Origin not allowed (DNS rebinding "
 		    "protection)");

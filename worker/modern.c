@@ -959,6 +959,13 @@ modern_on_view(void *arg, json_t *view, const char *err)
 		modern_discover(m, view);
 		return;
 	}
+	/* a list needs every backend; the missing one's capabilities too */
+	if (core_method_kind(m->m_msg.jm_method) == CORE_LIST &&
+	    (err = view_incomplete(m->m_w, view)) != NULL) {
+		(void)snprintf(msg, sizeof(msg), "Internal error: %s", err);
+		modern_error(m, 200, JSONRPC_INTERNAL_ERROR, msg, NULL);
+		return;
+	}
 	/* a method behind a capability not offered does not exist */
 	if ((cap = modern_method_capability(m->m_msg.jm_method)) != NULL &&
 	    !json_is_object(json_object_get(json_object_get(view,

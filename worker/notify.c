@@ -151,8 +151,10 @@ struct notify_change {
 	char	*nc_backend;
 };
 
-static void
-notify_on_view(void *arg, json_t *view, const char *err)
+/* the lists of view that differ from old's (all if no old): announced */
+void
+notify_lists_changed(struct worker *w, json_t *old, json_t *view,
+    const char *who)
 {
 	static const struct {
 		const char	*f;
@@ -163,11 +165,34 @@ notify_on_view(void *arg, json_t *view, const char *err)
 		{ "resources", "notifications/resources/list_changed" },
 		{ "resourceTemplates", "notifications/resources/list_changed" },
 	};
+	json_t		*n;
+	size_t		 i;
+	const char	*last = NULL;
+
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		if (old != NULL && json_equal(json_object_get(old, kinds[i].f),
+		    json_object_get(view, kinds[i].f)))
+			continue;
+		if (last != NULL && strcmp(last, kinds[i].method) == 0)
+			continue;	/* resources and templates: one note */
+		last = kinds[i].method;
+		if ((n = jsonrpc_notification_new(kinds[i].method, NULL)) ==
+		    NULL)
+			continue;
+		log_info("%s changed the %s list; notifying sessions", who,
+		    kinds[i].f);
+		notify_fanout(w, n, NULL);
+		json_decref(n);
+		/* and the Modern clients listening, on every worker */
+		listen_broadcast(w, strcmp(kinds[i].f, "resourceTemplates") ==
+		    0 ? "resources" : kinds[i].f, NULL);
+	}
+}
+
+static void
+notify_on_view(void *arg, json_t *view, const char *err)
+{
 	struct notify_change	*nc = arg;
-	struct worker		*w = worker_self();
-	json_t			*n;
-	size_t			 i;
-	const char		*last = NULL;
 
 	if (view == NULL) {
 		log_warnx("view rebuild after %s changed: %s", nc->nc_backend,
@@ -185,24 +210,7 @@ notify_on_view(void *arg, json_t *view, const char *err)
 	} else
 		json_decref(notify_last);
 	notify_last = json_incref(view);
-	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-		if (nc->nc_old != NULL && json_equal(json_object_get(nc->nc_old,
-		    kinds[i].f), json_object_get(view, kinds[i].f)))
-			continue;
-		if (last != NULL && strcmp(last, kinds[i].method) == 0)
-			continue;	/* resources and templates: one note */
-		last = kinds[i].method;
-		if ((n = jsonrpc_notification_new(kinds[i].method, NULL)) ==
-		    NULL)
-			continue;
-		log_info("%s changed the %s list; notifying sessions",
-		    nc->nc_backend, kinds[i].f);
-		notify_fanout(w, n, NULL);
-		json_decref(n);
-		/* and the Modern clients listening, on every worker */
-		listen_broadcast(w, strcmp(kinds[i].f, "resourceTemplates") ==
-		    0 ? "resources" : kinds[i].f, NULL);
-	}
+	notify_lists_changed(worker_self(), nc->nc_old, view, nc->nc_backend);
 done:
 	json_decref(nc->nc_old);
 	free(nc->nc_backend);
@@ -219,12 +227,12 @@ notify_list_changed(struct listener *l)
 		free(nc);
 		return;
 	}
-	/* what the lists were: the shared view, else the last one we saw
-	 * (a rebuild in progress leaves none in the store) */
+	/* what the lists were: the shared view, else the last one we saw;
+	 * the rebuild lists this backend again, the others' lists kept */
 	if ((nc->nc_old = view_peek(l->l_w)) == NULL)
 		nc->nc_old = json_incref(notify_last);
-	view_invalidate_backend(l->l_w, l->l_be->cb_name);
-	if (view_get(l->l_w, notify_on_view, nc) == -1) {
+	if (view_refresh(l->l_w, l->l_be->cb_name, notify_on_view, nc) ==
+	    -1) {
 		json_decref(nc->nc_old);
 		free(nc->nc_backend);
 		free(nc);

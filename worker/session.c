@@ -5,6 +5,10 @@
  * last use) under an absolute cap (created + maxLifetime).
  */
 #include <sys/random.h>
+#include <sys/socket.h>
+
+#include <netinet/in.h>
+#include <arpa/inet.h>
 
 #include <errno.h>
 #include <stdlib.h>
@@ -296,6 +300,63 @@ session_save(struct store *st, const struct session *s, uint64_t ttl_ms,
 	if (rc == 0)
 		session_cache_put(s, now_ms, len);
 	return rc;
+}
+
+/* a new session under the caps: store_add_limited()'s answers */
+int
+session_create(struct store *st, const struct session *s, uint64_t ttl_ms,
+    uint64_t now_ms, const struct store_limit *lim)
+{
+	char	*buf;
+	size_t	 len;
+	int	 rc;
+
+	if (session_encode(s, &buf, &len) == -1)
+		return -1;
+	rc = store_add_limited(st, STORE_SESSIONS, s->s_id, strlen(s->s_id),
+	    buf, len, session_expiry(s, ttl_ms), now_ms, lim);
+	free(buf);
+	if (rc == 0)
+		session_cache_put(s, now_ms, len);
+	return rc;
+}
+
+/*
+ * The group a client's sessions count in (sessions.maxPerAddress): its
+ * IPv4 address, or the /64 of an IPv6 one (one host commonly holds a
+ * whole /64).  -1 for another family.
+ */
+int
+session_client_group(const struct sockaddr *sa, socklen_t salen, char *buf,
+    size_t buflen)
+{
+	const struct sockaddr_in	*sin;
+	const struct sockaddr_in6	*sin6;
+	struct in6_addr			 a6;
+	struct in_addr			 a4;
+	char				 text[INET6_ADDRSTRLEN];
+
+	if (sa->sa_family == AF_INET && salen >= sizeof(*sin)) {
+		sin = (const struct sockaddr_in *)sa;
+		a4 = sin->sin_addr;
+	} else if (sa->sa_family == AF_INET6 && salen >= sizeof(*sin6)) {
+		sin6 = (const struct sockaddr_in6 *)sa;
+		if (IN6_IS_ADDR_V4MAPPED(&sin6->sin6_addr))
+			memcpy(&a4, sin6->sin6_addr.s6_addr + 12, sizeof(a4));
+		else {
+			a6 = sin6->sin6_addr;
+			memset(a6.s6_addr + 8, 0, 8);
+			if (inet_ntop(AF_INET6, &a6, text, sizeof(text)) ==
+			    NULL)
+				return -1;
+			return snprintf(buf, buflen, "%s/64", text) <
+			    (int)buflen ? 0 : -1;
+		}
+	} else
+		return -1;
+	if (inet_ntop(AF_INET, &a4, text, sizeof(text)) == NULL)
+		return -1;
+	return snprintf(buf, buflen, "%s", text) < (int)buflen ? 0 : -1;
 }
 
 int

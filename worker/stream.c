@@ -261,9 +261,11 @@ stream_get(struct worker *w, struct httpd_req *req, struct session *s)
 		return;
 	}
 	if (lei != NULL) {
+		/* the ids issued: decimal, no sign, space or leading zero */
 		errno = 0;
 		after = strtoull(lei, &end, 10);
-		if (*lei == '\0' || *end != '\0' || errno != 0) {
+		if (*lei < '0' || *lei > '9' || (*lei == '0' && lei[1] !=
+		    '\0') || *end != '\0' || errno != 0) {
 			front_reply_error(req, 400, NULL, MCP_ERR_TRANSPORT,
 			    "Bad Request: Last-Event-ID is not an event id of "
 			    "this session");

@@ -13,6 +13,7 @@
 #define VMCPD_VIEW_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <jansson.h>
 
 enum view_conflict {
@@ -54,6 +55,13 @@ struct view_policy {
 	size_t			 vp_nworkloads;
 };
 
+/* a backend's part of a view */
+enum view_part {
+	VIEW_PART_FRESH = 0,	/* listed within aggregation.cacheTtl */
+	VIEW_PART_STALE,	/* older lists: listing it again failed */
+	VIEW_PART_MISSING	/* nothing usable: left out */
+};
+
 /* what one backend listed (borrowed arrays; NULL = kind not offered) */
 struct view_input {
 	const char	*vi_backend;
@@ -61,6 +69,17 @@ struct view_input {
 	json_t		*vi_resources;
 	json_t		*vi_templates;
 	json_t		*vi_prompts;
+	enum view_part	 vi_part;	/* for view_mark() */
+	uint64_t	 vi_listed_ms;	/* when the lists were listed */
+	const char	*vi_why;	/* a stale or missing part: why */
+};
+
+/* the times a view's freshness is reckoned with (all ms) */
+struct view_clock {
+	uint64_t	vl_now;
+	uint64_t	vl_ttl;		/* aggregation.cacheTtl */
+	uint64_t	vl_stale;	/* past vl_ttl, lists still stand in */
+	uint64_t	vl_retry;	/* a view lacking a fresh part */
 };
 
 /*
@@ -80,5 +99,24 @@ struct view_input {
  */
 json_t	*view_build(const struct view_policy *, const struct view_input *,
 	    size_t ninputs);
+
+/*
+ * What lists listed at listed_ms are now: FRESH within vl_ttl, STALE
+ * for vl_stale after that (stand-ins when a new listing fails), then
+ * MISSING (too old to serve).
+ */
+enum view_part view_part_age(const struct view_clock *, uint64_t listed_ms);
+
+/*
+ * Mark a built view with its freshness, from every backend's input
+ * (missing ones too, which view_build() need not see):
+ *   "fresh": ms until which it is served without a rebuild: the oldest
+ *            fresh part's listing + vl_ttl, and no later than vl_now +
+ *            vl_retry when a part is stale or missing;
+ *   "stale", "missing": { backend: why } (absent when empty).
+ * 0, or -1 on allocation failure.
+ */
+int	 view_mark(json_t *view, const struct view_input *, size_t ninputs,
+	    const struct view_clock *);
 
 #endif

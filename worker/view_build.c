@@ -1001,3 +1001,57 @@ fail:
 	json_decref(view);
 	return NULL;
 }
+
+enum view_part
+view_part_age(const struct view_clock *c, uint64_t listed_ms)
+{
+	if (listed_ms + c->vl_ttl > c->vl_now)
+		return VIEW_PART_FRESH;
+	if (listed_ms + c->vl_ttl + c->vl_stale > c->vl_now)
+		return VIEW_PART_STALE;
+	return VIEW_PART_MISSING;
+}
+
+int
+view_mark(json_t *view, const struct view_input *in, size_t n,
+    const struct view_clock *c)
+{
+	json_t		*parts[2] = { NULL, NULL }, *o;
+	uint64_t	 until = UINT64_MAX;
+	size_t		 i;
+	int		 k, rc = -1;
+
+	for (i = 0; i < n; i++) {
+		if (in[i].vi_part == VIEW_PART_FRESH) {
+			if (in[i].vi_listed_ms + c->vl_ttl < until)
+				until = in[i].vi_listed_ms + c->vl_ttl;
+			continue;
+		}
+		if (c->vl_now + c->vl_retry < until)
+			until = c->vl_now + c->vl_retry;
+		k = in[i].vi_part == VIEW_PART_STALE ? 0 : 1;
+		/* a message cut inside a UTF-8 sequence is not a string */
+		if ((o = json_string(in[i].vi_why != NULL ? in[i].vi_why :
+		    "no reason given")) == NULL)
+			o = json_string("(a message that is not UTF-8)");
+		if ((parts[k] == NULL && (parts[k] = json_object()) == NULL) ||
+		    json_object_set_new(parts[k], in[i].vi_backend, o) == -1) {
+			if (parts[k] == NULL)
+				json_decref(o);
+			goto done;
+		}
+	}
+	if (until == UINT64_MAX)	/* no backend at all */
+		until = c->vl_now + c->vl_ttl;
+	if ((o = json_integer((json_int_t)until)) == NULL ||
+	    json_object_set_new(view, "fresh", o) == -1 ||
+	    (parts[0] != NULL && json_object_set(view, "stale", parts[0]) ==
+	    -1) || (parts[1] != NULL && json_object_set(view, "missing",
+	    parts[1]) == -1))
+		goto done;
+	rc = 0;
+done:
+	json_decref(parts[0]);
+	json_decref(parts[1]);
+	return rc;
+}

@@ -1,9 +1,20 @@
 /*
  * Views: the aggregated capability view, fetched from every backend in
  * parallel, built by view_build() and shared through the store's
- * "views" database by every worker.  Each backend's raw lists are kept
- * apart so that one backend's list_changed refetches only that
- * backend.  Concurrent misses in a worker wait for one build.
+ * "views" database by every worker.
+ *
+ * No request waits for a listing while there is a view to serve: a view
+ * past its freshness ("fresh", view_mark()) is served as it is while one
+ * worker (the holder of the "lock" record) builds the next one in the
+ * background.  Each backend's last good lists are kept apart ("raw"
+ * records, with the time they were listed): a build lists again only
+ * the backends whose lists are past aggregation.cacheTtl, and a backend
+ * that fails to list is represented by its last good lists, marked
+ * stale, for up to VIEW_STALE_MS.  A backend's list_changed has a build
+ * of its own list it alone (view_refresh()).  Only the first view of a
+ * generation is waited for, and for VIEW_WAIT_MS at most: then it is
+ * published without the backends still listing (their parts missing or
+ * stale, revalidated after VIEW_RETRY_MS), while their listing goes on.
  *
  * Listing uses a backend session per (scope, backend) kept in the
  * "bsessions" database, not a client's: a view belongs to an identity
@@ -12,10 +23,13 @@
 #include <sys/queue.h>
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <event2/event.h>
 
 #include "shared/config.h"
 #include "shared/log.h"
@@ -25,7 +39,10 @@
 
 #define VIEW_SCOPE_ANON		BSESSION_SCOPE_ANON
 
-#define VIEW_FAILED_TTL_MS	5000	/* a partial view is kept briefly */
+#define VIEW_RETRY_MS	5000	/* a view lacking a fresh part: rebuilt after */
+#define VIEW_STALE_MS	(10 * 60 * 1000)	/* last good lists stand in */
+#define VIEW_WAIT_MS	5000	/* a request waits for a first view at most */
+#define VIEW_LOCK_RETRY_MS 1000	/* another worker's rebuild: ask again after */
 
 enum vkind {
 	VK_TOOLS = 0,
@@ -50,6 +67,7 @@ struct view_wait {
 	TAILQ_ENTRY(view_wait)	 vw_entry;
 	view_cb			 vw_cb;
 	void			*vw_arg;
+	int			 vw_final;	/* the build's own view */
 };
 
 struct vbuild;
@@ -62,6 +80,10 @@ struct vfetch {
 	json_t				*vf_lists[VK_N];
 	json_t				*vf_caps;
 	json_t				*vf_cursors;	/* seen, for loops */
+	json_t				*vf_old;	/* last good lists */
+	struct store_rec		 vf_rec;	/* stored lists' stamp */
+	uint64_t			 vf_started;	/* this listing, ms */
+	uint64_t			 vf_listed;	/* vf_lists', ms */
 	char				*vf_cursor;	/* next page, or NULL */
 	char				*vf_bsid;
 	char				*vf_bver;
@@ -72,6 +94,11 @@ struct vfetch {
 	int				 vf_reprobed;
 	int				 vf_done;
 	int				 vf_ok;
+	int				 vf_stale;	/* vf_lists: vf_old's */
+	int				 vf_tried;	/* listed, not stored */
+	int				 vf_force;	/* list, fresh or not */
+	int				 vf_again;	/* changed: list again */
+	unsigned int			 vf_redos;
 	char				 vf_err[512];
 };
 
@@ -83,8 +110,10 @@ struct vbuild {
 	struct vfetch		*vb_fetch;
 	size_t			 vb_nfetch;
 	size_t			 vb_pending;
-	int			 vb_stale;	/* invalidated while building */
-	int			 vb_restarts;
+	const char		*vb_only;	/* list only this backend */
+	struct event		*vb_timer;	/* VIEW_WAIT_MS for waiters */
+	json_t			*vb_early;	/* published at the timer */
+	int			 vb_locked;	/* holds the "lock" record */
 };
 
 static TAILQ_HEAD(, vbuild) vbuilds = TAILQ_HEAD_INITIALIZER(vbuilds);
@@ -99,8 +128,9 @@ static void	vfetch_next(struct vfetch *);
 static void	vfetch_open(struct vfetch *);
 static void	vfetch_start(struct vfetch *);
 static void	vbuild_fetched(struct vfetch *);
-static void	vbuild_start(struct vbuild *);
 static void	vbuild_finish(struct vbuild *);
+static void	vbuild_free(struct vbuild *);
+static int	views_lock(struct worker *, const char *);
 
 /* keys are scoped to the daemon run and generation: a reload rebuilds */
 static void
@@ -157,11 +187,16 @@ static struct {
 	json_t		*vc_view;
 } view_cache;
 
+/*
+ * stamp (a "raw" record's, or NULL): in, the record the caller has (0:
+ * none); out, the one returned.  NULL: none, or still the stamped one.
+ */
 static json_t *
 view_load(struct worker *w, const char *what, const char *scope,
-    const char *backend)
+    const char *backend, struct store_rec *stamp)
 {
 	struct store_rec	 rec;
+	const struct store_rec	*have = NULL;
 	json_t			*o;
 	json_error_t		 jerr;
 	char			 key[STORE_KEY_MAX];
@@ -171,10 +206,14 @@ view_load(struct worker *w, const char *what, const char *scope,
 	view_key(w, key, sizeof(key), what, scope, backend);
 	cached = view_cache.vc_view != NULL &&
 	    strcmp(view_cache.vc_key, key) == 0;
+	if (cached)
+		have = &view_cache.vc_stamp;
+	else if (stamp != NULL && stamp->sr_updated_ms != 0)
+		have = stamp;
 	rc = store_get_changed(w->w_store, STORE_VIEWS, key, strlen(key),
-	    store_now_ms(), cached ? &view_cache.vc_stamp : NULL, &rec);
+	    store_now_ms(), have, &rec);
 	if (rc == STORE_UNCHANGED)
-		return json_incref(view_cache.vc_view);
+		return cached ? json_incref(view_cache.vc_view) : NULL;
 	if (rc != 0)
 		return NULL;
 	o = json_loadb(rec.sr_data, rec.sr_len, JSON_ALLOW_NUL, &jerr);
@@ -186,13 +225,18 @@ view_load(struct worker *w, const char *what, const char *scope,
 		view_cache.vc_stamp = rec;
 		view_cache.vc_stamp.sr_data = NULL;
 	}
+	if (o != NULL && stamp != NULL) {
+		*stamp = rec;
+		stamp->sr_data = NULL;
+	}
 	store_rec_clear(&rec);
 	return o;
 }
 
+/* stamp: the stored record's, when wanted */
 static void
 view_save(struct worker *w, const char *what, const char *scope,
-    const char *backend, json_t *o, uint64_t ttl_ms)
+    const char *backend, json_t *o, uint64_t ttl_ms, struct store_rec *stamp)
 {
 	char		*buf, key[STORE_KEY_MAX];
 	size_t		 len;
@@ -204,28 +248,19 @@ view_save(struct worker *w, const char *what, const char *scope,
 	if (store_put(w->w_store, STORE_VIEWS, key, strlen(key), buf, len,
 	    now + ttl_ms, now) == -1)
 		log_warnx("cannot store the %s view (%zu bytes)", what, len);
+	else if (stamp != NULL) {
+		memset(stamp, 0, sizeof(*stamp));
+		stamp->sr_updated_ms = now;
+		stamp->sr_expires_ms = now + ttl_ms;
+		stamp->sr_len = len;
+	}
 	free(buf);
 }
 
 json_t *
 view_peek(struct worker *w)
 {
-	return view_load(w, "view", VIEW_SCOPE_ANON, NULL);
-}
-
-void
-view_invalidate_backend(struct worker *w, const char *backend)
-{
-	struct vbuild	*b;
-	char		 key[STORE_KEY_MAX];
-
-	TAILQ_FOREACH(b, &vbuilds, vb_entry)
-		b->vb_stale = 1;
-
-	view_key(w, key, sizeof(key), "raw", VIEW_SCOPE_ANON, backend);
-	(void)store_del(w->w_store, STORE_VIEWS, key, strlen(key));
-	view_key(w, key, sizeof(key), "view", VIEW_SCOPE_ANON, NULL);
-	(void)store_del(w->w_store, STORE_VIEWS, key, strlen(key));
+	return view_load(w, "view", VIEW_SCOPE_ANON, NULL, NULL);
 }
 
 static uint64_t
@@ -234,9 +269,42 @@ views_ttl(struct worker *w)
 	return w->w_conf->cf_agg.ca_cache_ttl_ms;
 }
 
+static void
+views_clock(struct worker *w, struct view_clock *c)
+{
+	c->vl_now = store_now_ms();
+	c->vl_ttl = views_ttl(w);
+	c->vl_stale = VIEW_STALE_MS;
+	c->vl_retry = VIEW_RETRY_MS;
+}
+
+/* when a view or a backend's lists were made: their "fresh" or "listed" */
+static uint64_t
+views_stamp(json_t *o, const char *field)
+{
+	json_int_t v = json_integer_value(json_object_get(o, field));
+
+	return v > 0 ? (uint64_t)v : 0;
+}
+
 void
 views_free(void)
 {
+	struct vbuild		*b;
+	struct view_wait	*vw;
+	size_t			 i;
+
+	/* at exit, after backend_free_all(): no call is left to cancel */
+	while ((b = TAILQ_FIRST(&vbuilds)) != NULL) {
+		TAILQ_REMOVE(&vbuilds, b, vb_entry);
+		while ((vw = TAILQ_FIRST(&b->vb_waiters)) != NULL) {
+			TAILQ_REMOVE(&b->vb_waiters, vw, vw_entry);
+			free(vw);
+		}
+		for (i = 0; i < b->vb_nfetch; i++)
+			b->vb_fetch[i].vf_call = NULL;
+		vbuild_free(b);
+	}
 	json_decref(view_cache.vc_view);
 	view_cache.vc_view = NULL;
 	free(views_wl);
@@ -324,6 +392,57 @@ views_caps_merge(json_t *into, json_t *caps)
 static void vfetch_fail(struct vfetch *, const char *, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* use a "raw" record's lists (borrowed from it: f keeps references) */
+static void
+vfetch_take(struct vfetch *f, json_t *raw)
+{
+	int k;
+
+	for (k = 0; k < VK_N; k++) {
+		json_decref(f->vf_lists[k]);
+		f->vf_lists[k] = json_incref(json_object_get(raw,
+		    vkinds[k].vk_field));
+		if (f->vf_lists[k] == NULL)
+			f->vf_lists[k] = json_array();
+	}
+	json_decref(f->vf_caps);
+	f->vf_caps = json_incref(json_object_get(raw, "capabilities"));
+	f->vf_listed = views_stamp(raw, "listed");
+}
+
+/*
+ * Fresh lists: stored for every worker's builds, unless the store has
+ * some listed after this listing began (another build saw a change we
+ * may have missed): then those are used.
+ */
+static void
+vfetch_save(struct vfetch *f)
+{
+	struct vbuild	*b = f->vf_build;
+	json_t		*raw;
+
+	f->vf_listed = f->vf_started;
+	raw = view_load(b->vb_w, "raw", b->vb_scope, f->vf_be->cb_name,
+	    &f->vf_rec);
+	if (raw != NULL && views_stamp(raw, "listed") > f->vf_started) {
+		vfetch_take(f, raw);
+		json_decref(raw);
+		return;
+	}
+	json_decref(raw);
+	raw = json_pack("{s:O*, s:O, s:O, s:O, s:O, s:I}",
+	    "capabilities", f->vf_caps,
+	    "tools", f->vf_lists[VK_TOOLS],
+	    "resources", f->vf_lists[VK_RESOURCES],
+	    "resourceTemplates", f->vf_lists[VK_TEMPLATES],
+	    "prompts", f->vf_lists[VK_PROMPTS],
+	    "listed", (json_int_t)f->vf_listed);
+	if (raw != NULL)
+		view_save(b->vb_w, "raw", b->vb_scope, f->vf_be->cb_name, raw,
+		    views_ttl(b->vb_w) + VIEW_STALE_MS, &f->vf_rec);
+	json_decref(raw);
+}
+
 /* what went wrong with this backend: fmt names it */
 static void
 vfetch_fail(struct vfetch *f, const char *fmt, ...)
@@ -334,6 +453,10 @@ vfetch_fail(struct vfetch *f, const char *fmt, ...)
 	(void)vsnprintf(f->vf_err, sizeof(f->vf_err), fmt, ap);
 	va_end(ap);
 	f->vf_ok = 0;
+	if (f->vf_old != NULL) {
+		vfetch_take(f, f->vf_old);
+		f->vf_ok = f->vf_stale = 1;
+	}
 	f->vf_done = 1;
 	vbuild_fetched(f);
 }
@@ -439,6 +562,7 @@ vfetch_next(struct vfetch *f)
 	    vkinds[f->vf_kind].vk_cap)))
 		f->vf_kind++;
 	if (f->vf_kind == VK_N) {
+		vfetch_save(f);
 		f->vf_ok = 1;
 		f->vf_done = 1;
 		vbuild_fetched(f);
@@ -559,27 +683,40 @@ vfetch_on_era(void *arg, enum proto_era era)
 static void
 vfetch_start(struct vfetch *f)
 {
-	struct vbuild	*b = f->vf_build;
-	json_t		*raw, *info;
-	int		 k, era;
+	struct vbuild		*b = f->vf_build;
+	struct view_clock	 c;
+	json_t			*raw, *info;
+	enum view_part		 age;
+	int			 era;
 
+	views_clock(b->vb_w, &c);
+	f->vf_started = c.vl_now;
 	if ((raw = view_load(b->vb_w, "raw", b->vb_scope,
-	    f->vf_be->cb_name)) != NULL) {
-		for (k = 0; k < VK_N; k++) {
-			json_decref(f->vf_lists[k]);
-			f->vf_lists[k] = json_incref(json_object_get(raw,
-			    vkinds[k].vk_field));
-			if (f->vf_lists[k] == NULL)
-				f->vf_lists[k] = json_array();
+	    f->vf_be->cb_name, &f->vf_rec)) != NULL) {
+		age = view_part_age(&c, views_stamp(raw, "listed"));
+		/* a build for one backend's change takes the others as
+		 * they are: past cacheTtl, they are rebuilt soon after */
+		if ((age == VIEW_PART_FRESH && !f->vf_force) ||
+		    (age == VIEW_PART_STALE && b->vb_only != NULL &&
+		    !f->vf_force)) {
+			vfetch_take(f, raw);
+			json_decref(raw);
+			if ((f->vf_stale = age == VIEW_PART_STALE))
+				(void)snprintf(f->vf_err, sizeof(f->vf_err),
+				    "backend %s: not listed again yet",
+				    f->vf_be->cb_name);
+			f->vf_ok = 1;
+			f->vf_done = 1;
+			vbuild_fetched(f);
+			return;
 		}
-		f->vf_caps = json_incref(json_object_get(raw,
-		    "capabilities"));
-		json_decref(raw);
-		f->vf_ok = 1;
-		f->vf_done = 1;
-		vbuild_fetched(f);
-		return;
+		/* listed anew; these stand in if that fails */
+		json_decref(f->vf_old);
+		f->vf_old = age != VIEW_PART_MISSING ? raw : NULL;
+		if (f->vf_old == NULL)
+			json_decref(raw);
 	}
+	f->vf_tried = 1;
 	f->vf_modern = 0;
 	if ((era = era_resolve(b->vb_w, f->vf_be, vfetch_on_era, f)) == 0)
 		return;		/* probing; vfetch_on_era goes on */
@@ -610,6 +747,7 @@ vfetch_clear(struct vfetch *f)
 		json_decref(f->vf_lists[k]);
 	json_decref(f->vf_caps);
 	json_decref(f->vf_cursors);
+	json_decref(f->vf_old);
 	free(f->vf_cursor);
 	free(f->vf_bsid);
 	free(f->vf_bver);
@@ -623,115 +761,271 @@ vbuild_free(struct vbuild *b)
 	for (i = 0; i < b->vb_nfetch; i++)
 		vfetch_clear(&b->vb_fetch[i]);
 	free(b->vb_fetch);
+	if (b->vb_timer != NULL)
+		event_free(b->vb_timer);
+	json_decref(b->vb_early);
 	free(b);
+}
+
+/* a fetch set to list its backend afresh, keeping what says how */
+static void
+vfetch_reset(struct vfetch *f, struct vbuild *b,
+    const struct config_backend *be, int force)
+{
+	unsigned int	redos = f->vf_redos;
+	int		k;
+
+	vfetch_clear(f);
+	memset(f, 0, sizeof(*f));
+	f->vf_build = b;
+	f->vf_be = be;
+	f->vf_force = force;
+	f->vf_redos = redos;
+	f->vf_cursors = json_object();
+	for (k = 0; k < VK_N; k++)
+		f->vf_lists[k] = json_array();
+}
+
+/*
+ * Lists of the backend stored since f got its own and listed later (by
+ * another build, in this worker or another): those are the ones to use.
+ */
+static void
+vfetch_newer(struct vfetch *f, const struct view_clock *c)
+{
+	struct vbuild	*b = f->vf_build;
+	json_t		*raw;
+	enum view_part	 age;
+	uint64_t	 listed;
+
+	if ((raw = view_load(b->vb_w, "raw", b->vb_scope, f->vf_be->cb_name,
+	    &f->vf_rec)) == NULL)
+		return;
+	listed = views_stamp(raw, "listed");
+	age = view_part_age(c, listed);
+	if (age != VIEW_PART_MISSING && (!f->vf_ok || listed > f->vf_listed)) {
+		vfetch_take(f, raw);
+		f->vf_ok = 1;
+		f->vf_tried = 0;
+		if (!(f->vf_stale = age != VIEW_PART_FRESH))
+			f->vf_err[0] = '\0';
+		else
+			(void)snprintf(f->vf_err, sizeof(f->vf_err),
+			    "backend %s: not listed again yet",
+			    f->vf_be->cb_name);
+	}
+	json_decref(raw);
+}
+
+/*
+ * The view of what the build has now, stored for every worker: every
+ * backend fetched (fresh, or stale when listing failed), or still
+ * listing (its last good lists, or nothing).  A new reference, or NULL
+ * and err.  final: the build is over (its failures are logged).
+ */
+static json_t *
+vbuild_publish(struct vbuild *b, int final, char *err, size_t errlen)
+{
+	struct worker		*w = b->vb_w;
+	struct view_input	*in = NULL, *use = NULL;
+	struct view_clock	 c;
+	json_t			*view = NULL, *errs, *caps, *src;
+	size_t			 i, nuse = 0;
+	uint64_t		 fresh;
+	int			 k;
+
+	views_clock(w, &c);
+	caps = json_object();
+	if (caps == NULL || (in = calloc(b->vb_nfetch + 1, sizeof(*in))) ==
+	    NULL || (use = calloc(b->vb_nfetch + 1, sizeof(*use))) == NULL)
+		goto oom;
+	for (i = 0; i < b->vb_nfetch; i++) {
+		struct vfetch		*f = &b->vb_fetch[i];
+		struct view_input	*vi = &in[i];
+
+		vi->vi_backend = f->vf_be->cb_name;
+		src = NULL;
+		if (f->vf_done)
+			vfetch_newer(f, &c);
+		if (f->vf_done && f->vf_ok) {
+			vi->vi_part = f->vf_stale ? VIEW_PART_STALE :
+			    VIEW_PART_FRESH;
+			vi->vi_listed_ms = f->vf_listed;
+			vi->vi_tools = f->vf_lists[VK_TOOLS];
+			vi->vi_resources = f->vf_lists[VK_RESOURCES];
+			vi->vi_templates = f->vf_lists[VK_TEMPLATES];
+			vi->vi_prompts = f->vf_lists[VK_PROMPTS];
+			views_caps_merge(caps, f->vf_caps);
+			if (f->vf_stale && f->vf_tried && final)
+				log_warnx("view: %s; its lists of %llu s ago "
+				    "stand in", f->vf_err, (unsigned long long)
+				    ((c.vl_now - f->vf_listed) / 1000));
+		} else if (f->vf_done) {
+			vi->vi_part = VIEW_PART_MISSING;
+			if (final)
+				log_warnx("view: %s", f->vf_err);
+		} else {
+			/* still listing: a first view does not wait */
+			(void)snprintf(f->vf_err, sizeof(f->vf_err),
+			    "backend %s did not list within %d s",
+			    f->vf_be->cb_name, VIEW_WAIT_MS / 1000);
+			vi->vi_part = VIEW_PART_MISSING;
+			if ((src = f->vf_old) != NULL) {
+				vi->vi_part = VIEW_PART_STALE;
+				vi->vi_listed_ms = views_stamp(src, "listed");
+				views_caps_merge(caps, json_object_get(src,
+				    "capabilities"));
+			}
+			log_warnx("view: %s; published without %s", f->vf_err,
+			    src != NULL ? "its fresh lists" : "it");
+		}
+		vi->vi_why = vi->vi_part != VIEW_PART_FRESH ? f->vf_err :
+		    NULL;
+		for (k = 0; src != NULL && k < VK_N; k++) {
+			json_t **l[VK_N] = { &vi->vi_tools, &vi->vi_resources,
+			    &vi->vi_templates, &vi->vi_prompts };
+
+			*l[k] = json_object_get(src, vkinds[k].vk_field);
+		}
+		if (vi->vi_part != VIEW_PART_MISSING)
+			use[nuse++] = *vi;
+	}
+	if ((view = view_build(views_policy(w), use, nuse)) == NULL ||
+	    view_mark(view, in, b->vb_nfetch, &c) == -1 ||
+	    json_object_set(view, "capabilities", caps) == -1)
+		goto oom;
+	errs = json_object_get(view, "errors");
+	for (i = 0; final && i < json_array_size(errs); i++)
+		log_warnx("view: %s", json_string_value(json_array_get(errs,
+		    i)));
+	/* kept past its freshness: served while the next one builds */
+	fresh = views_stamp(view, "fresh");
+	view_save(w, "view", b->vb_scope, NULL, view, (fresh > c.vl_now ?
+	    fresh - c.vl_now : 0) + VIEW_STALE_MS, NULL);
+	goto done;
+oom:
+	json_decref(view);
+	view = NULL;
+	(void)snprintf(err, errlen, "out of memory");
+done:
+	json_decref(caps);
+	free(in);
+	free(use);
+	return view;
+}
+
+/* answer the waiters of a view (all, or those not waiting for the end) */
+static void
+vbuild_answer(struct vbuild *b, int all, json_t *view, const char *err)
+{
+	TAILQ_HEAD(, view_wait)	 now;
+	struct view_wait	*vw, *next;
+
+	/* taken off first: an answer may start or join a build */
+	TAILQ_INIT(&now);
+	for (vw = TAILQ_FIRST(&b->vb_waiters); vw != NULL; vw = next) {
+		next = TAILQ_NEXT(vw, vw_entry);
+		if (all || !vw->vw_final) {
+			TAILQ_REMOVE(&b->vb_waiters, vw, vw_entry);
+			TAILQ_INSERT_TAIL(&now, vw, vw_entry);
+		}
+	}
+	while ((vw = TAILQ_FIRST(&now)) != NULL) {
+		TAILQ_REMOVE(&now, vw, vw_entry);
+		vw->vw_cb(vw->vw_arg, view, view == NULL ? err : NULL);
+		free(vw);
+	}
 }
 
 /* every backend fetched (or failed): build, store, answer the waiters */
 static void
 vbuild_finish(struct vbuild *b)
 {
-	struct worker		*w = b->vb_w;
-	struct view_input	*in = NULL;
-	struct view_wait	*vw;
-	json_t			*view = NULL, *raw, *errs, *caps;
-	char			 err[1024] = "";
-	size_t			 i, n = 0, nfailed = 0;
-	int			 fail_all;
+	struct worker	*w = b->vb_w;
+	json_t		*view;
+	char		 err[64] = "", key[STORE_KEY_MAX];
 
-	/*
-	 * A backend changed while we listed it: what we have may be from
-	 * before the change; list again rather than share a stale view.
-	 */
-	if (b->vb_stale && b->vb_restarts < 3) {
-		b->vb_restarts++;
-		vbuild_start(b);
-		return;
-	}
 	TAILQ_REMOVE(&vbuilds, b, vb_entry);
-	fail_all = w->w_conf->cf_partial_failure == CONFIG_PARTIAL_FAIL;
-	caps = json_object();
-	if (caps == NULL ||
-	    (in = calloc(b->vb_nfetch, sizeof(*in))) == NULL) {
-		(void)snprintf(err, sizeof(err), "out of memory");
-		goto answer;
+	view = vbuild_publish(b, 1, err, sizeof(err));
+	if (b->vb_locked) {
+		view_key(w, key, sizeof(key), "lock", b->vb_scope, NULL);
+		(void)store_del(w->w_store, STORE_VIEWS, key, strlen(key));
 	}
-	for (i = 0; i < b->vb_nfetch; i++) {
-		struct vfetch *f = &b->vb_fetch[i];
-
-		if (!f->vf_ok) {
-			log_warnx("view: %s", f->vf_err);
-			nfailed++;
-			if (err[0] == '\0')
-				(void)snprintf(err, sizeof(err), "%s",
-				    f->vf_err);
-			continue;
-		}
-		raw = json_pack("{s:O, s:O, s:O, s:O, s:O}",
-		    "capabilities", f->vf_caps,
-		    "tools", f->vf_lists[VK_TOOLS],
-		    "resources", f->vf_lists[VK_RESOURCES],
-		    "resourceTemplates", f->vf_lists[VK_TEMPLATES],
-		    "prompts", f->vf_lists[VK_PROMPTS]);
-		if (raw != NULL) {
-			view_save(w, "raw", b->vb_scope, f->vf_be->cb_name, raw,
-			    views_ttl(w));
-			json_decref(raw);
-		}
-		views_caps_merge(caps, f->vf_caps);
-		in[n].vi_backend = f->vf_be->cb_name;
-		in[n].vi_tools = f->vf_lists[VK_TOOLS];
-		in[n].vi_resources = f->vf_lists[VK_RESOURCES];
-		in[n].vi_templates = f->vf_lists[VK_TEMPLATES];
-		in[n].vi_prompts = f->vf_lists[VK_PROMPTS];
-		n++;
-	}
-	if (nfailed > 0 && (fail_all || n == 0))
-		goto answer;
-	if ((view = view_build(views_policy(w), in, n)) == NULL) {
-		(void)snprintf(err, sizeof(err), "out of memory");
-		goto answer;
-	}
-	(void)json_object_set_new(view, "capabilities", caps);
-	caps = NULL;
-	errs = json_object_get(view, "errors");
-	for (i = 0; i < json_array_size(errs); i++)
-		log_warnx("view: %s", json_string_value(json_array_get(errs,
-		    i)));
-	/* a view missing a backend is kept only briefly */
-	view_save(w, "view", b->vb_scope, NULL, view, nfailed > 0 ?
-	    VIEW_FAILED_TTL_MS : views_ttl(w));
-	err[0] = '\0';
-answer:
-	json_decref(caps);
-	free(in);
-	while ((vw = TAILQ_FIRST(&b->vb_waiters)) != NULL) {
-		TAILQ_REMOVE(&b->vb_waiters, vw, vw_entry);
-		vw->vw_cb(vw->vw_arg, view, view == NULL ? err : NULL);
-		free(vw);
-	}
+	/* who was answered before the late backends listed learns now */
+	if (b->vb_early != NULL && view != NULL)
+		notify_lists_changed(w, b->vb_early, view,
+		    "a backend listing late");
+	vbuild_answer(b, 1, view, err);
 	json_decref(view);
 	vbuild_free(b);
 }
 
-/* fetch every backend (its raw lists from the store when they are there) */
+/* VIEW_WAIT_MS: the waiters get what there is; the listing goes on */
 static void
-vbuild_start(struct vbuild *b)
+vbuild_on_deadline(evutil_socket_t fd, short ev, void *arg)
 {
-	size_t	i;
-	int	k;
+	struct vbuild	*b = arg;
+	json_t		*view;
+	char		 err[64] = "";
 
-	b->vb_stale = 0;
+	(void)fd;
+	(void)ev;
+	view = vbuild_publish(b, 0, err, sizeof(err));
+	if (b->vb_early == NULL)
+		b->vb_early = json_incref(view);
+	vbuild_answer(b, 0, view, err);		/* b may be gone now */
+	json_decref(view);
+}
+
+/* a build of the whole view (only NULL), or for one backend's change */
+static struct vbuild *
+vbuild_find(struct worker *w, const char *scope, const char *only)
+{
+	struct vbuild *b;
+
+	TAILQ_FOREACH(b, &vbuilds, vb_entry)
+		if (b->vb_w == w && strcmp(b->vb_scope, scope) == 0 &&
+		    (b->vb_only == NULL ? only == NULL : only != NULL &&
+		    strcmp(b->vb_only, only) == 0))
+			return b;
+	return NULL;
+}
+
+static struct vbuild *
+vbuild_new(struct worker *w, const char *scope)
+{
+	struct vbuild *b;
+
+	if ((b = calloc(1, sizeof(*b))) == NULL)
+		return NULL;
+	if ((b->vb_fetch = calloc(w->w_conf->cf_nbackends + 1,
+	    sizeof(*b->vb_fetch))) == NULL ||
+	    (b->vb_timer = evtimer_new(w->w_base, vbuild_on_deadline,
+	    b)) == NULL) {
+		free(b->vb_fetch);
+		free(b);
+		return NULL;
+	}
+	b->vb_w = w;
+	(void)snprintf(b->vb_scope, sizeof(b->vb_scope), "%s", scope);
+	TAILQ_INIT(&b->vb_waiters);
+	b->vb_nfetch = w->w_conf->cf_nbackends;
+	TAILQ_INSERT_TAIL(&vbuilds, b, vb_entry);
+	return b;
+}
+
+/* fetch every backend: its stored lists while fresh, else list it */
+static void
+vbuild_start(struct vbuild *b, const char *force)
+{
+	const struct config_backend	*be;
+	size_t				 i;
+
 	b->vb_pending = b->vb_nfetch + 1;	/* +1 until all started */
 	for (i = 0; i < b->vb_nfetch; i++) {
-		struct vfetch *f = &b->vb_fetch[i];
-
-		vfetch_clear(f);
-		memset(f, 0, sizeof(*f));
-		f->vf_build = b;
-		f->vf_be = &b->vb_w->w_conf->cf_backends[i];
-		f->vf_cursors = json_object();
-		for (k = 0; k < VK_N; k++)
-			f->vf_lists[k] = json_array();
+		be = &b->vb_w->w_conf->cf_backends[i];
+		vfetch_reset(&b->vb_fetch[i], b, be, force != NULL &&
+		    strcmp(force, be->cb_name) == 0);
 	}
 	for (i = 0; i < b->vb_nfetch; i++)
 		vfetch_start(&b->vb_fetch[i]);
@@ -744,46 +1038,167 @@ vbuild_fetched(struct vfetch *f)
 {
 	struct vbuild *b = f->vf_build;
 
+	/* its lists changed while we listed: what we have may be older */
+	if (f->vf_again && f->vf_redos < 3) {
+		f->vf_redos++;
+		vfetch_reset(f, b, f->vf_be, 1);
+		vfetch_start(f);
+		return;
+	}
 	if (--b->vb_pending == 0)
 		vbuild_finish(b);
+}
+
+static int
+vbuild_wait(struct vbuild *b, view_cb cb, void *arg, int final)
+{
+	struct view_wait	*vw;
+	struct timeval		 tv = { VIEW_WAIT_MS / 1000,
+				    (VIEW_WAIT_MS % 1000) * 1000 };
+
+	if ((vw = calloc(1, sizeof(*vw))) == NULL)
+		return -1;
+	vw->vw_cb = cb;
+	vw->vw_arg = arg;
+	vw->vw_final = final;
+	TAILQ_INSERT_TAIL(&b->vb_waiters, vw, vw_entry);
+	if (!final && !evtimer_pending(b->vb_timer, NULL))
+		(void)evtimer_add(b->vb_timer, &tv);
+	return 0;
+}
+
+/* a new build with its first waiter; only: for that backend's change */
+static int
+vbuild_begin(struct worker *w, const char *scope, const char *only,
+    view_cb cb, void *arg, int final)
+{
+	struct vbuild *b;
+
+	if ((b = vbuild_new(w, scope)) == NULL)
+		return -1;
+	if (vbuild_wait(b, cb, arg, final) == -1) {
+		TAILQ_REMOVE(&vbuilds, b, vb_entry);
+		vbuild_free(b);
+		return -1;
+	}
+	/* a whole view is built anyway; the lock keeps other workers from
+	 * building too once the view it publishes is past its freshness */
+	b->vb_only = only;
+	if (only == NULL)
+		b->vb_locked = views_lock(w, scope) == 0;
+	vbuild_start(b, only);
+	return 0;
+}
+
+/*
+ * The "lock" record names the worker building the view, for as long as
+ * its listings may take (a probe, an open and a list: three timeouts).
+ * 0 if this worker took it.
+ */
+static int
+views_lock(struct worker *w, const char *scope)
+{
+	char		 key[STORE_KEY_MAX], pid[24];
+	uint64_t	 now = store_now_ms(), hold = 0;
+	size_t		 i;
+
+	for (i = 0; i < w->w_conf->cf_nbackends; i++)
+		if (w->w_conf->cf_backends[i].cb_timeout_ms > hold)
+			hold = w->w_conf->cf_backends[i].cb_timeout_ms;
+	hold = 3 * hold + VIEW_RETRY_MS;
+	view_key(w, key, sizeof(key), "lock", scope, NULL);
+	(void)snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	return store_add(w->w_store, STORE_VIEWS, key, strlen(key), pid,
+	    strlen(pid), now + hold, now) == 0 ? 0 : -1;
+}
+
+/*
+ * A view past its freshness: the worker that takes the lock builds the
+ * next one, in the background.  The others ask again at most once a
+ * second.
+ */
+static void
+views_revalidate(struct worker *w, const char *scope)
+{
+	static uint64_t	 next_try;
+	struct vbuild	*b;
+	char		 key[STORE_KEY_MAX];
+	uint64_t	 now = store_now_ms();
+
+	if (vbuild_find(w, scope, NULL) != NULL || now < next_try)
+		return;
+	next_try = now + VIEW_LOCK_RETRY_MS;
+	if (views_lock(w, scope) == -1)
+		return;		/* another worker's, or no store */
+	if ((b = vbuild_new(w, scope)) == NULL) {
+		view_key(w, key, sizeof(key), "lock", scope, NULL);
+		(void)store_del(w->w_store, STORE_VIEWS, key, strlen(key));
+		return;
+	}
+	b->vb_locked = 1;
+	log_debug("view: rebuilding in the background");
+	vbuild_start(b, NULL);
 }
 
 int
 view_get(struct worker *w, view_cb cb, void *arg)
 {
-	struct vbuild		*b;
-	struct view_wait	*vw;
-	json_t			*view;
-	const char		*scope = VIEW_SCOPE_ANON;
+	struct vbuild	*b;
+	json_t		*view;
+	const char	*scope = VIEW_SCOPE_ANON;
+	int		 fresh;
 
-	if ((view = view_load(w, "view", scope, NULL)) != NULL) {
+	if ((view = view_load(w, "view", scope, NULL, NULL)) != NULL) {
+		fresh = store_now_ms() < views_stamp(view, "fresh");
 		cb(arg, view, NULL);
 		json_decref(view);
+		if (!fresh)
+			views_revalidate(w, scope);
 		return 0;
 	}
-	if ((vw = calloc(1, sizeof(*vw))) == NULL)
+	/* none yet (a new generation): the one wait, VIEW_WAIT_MS at most */
+	if ((b = vbuild_find(w, scope, NULL)) != NULL)
+		return vbuild_wait(b, cb, arg, 0);
+	return vbuild_begin(w, scope, NULL, cb, arg, 0);
+}
+
+/*
+ * Only that backend is listed, the others' stored lists taken as they
+ * are, in a build of its own: a whole view's build under way may be
+ * waiting on a hung backend.  What it publishes at its end takes these
+ * lists (vfetch_newer()).
+ */
+int
+view_refresh(struct worker *w, const char *backend, view_cb cb, void *arg)
+{
+	struct vbuild	*b;
+	struct vfetch	*f = NULL;
+	const char	*scope = VIEW_SCOPE_ANON, *only = NULL;
+	size_t		 i;
+
+	for (i = 0; i < w->w_conf->cf_nbackends; i++)
+		if (strcmp(w->w_conf->cf_backends[i].cb_name, backend) == 0)
+			only = w->w_conf->cf_backends[i].cb_name;
+	if ((backend = only) == NULL)
+		return -1;	/* not one of ours */
+	if ((b = vbuild_find(w, scope, backend)) == NULL)
+		return vbuild_begin(w, scope, backend, cb, arg, 1);
+	/* one under way for it: the backend is listed (again) in it */
+	if (vbuild_wait(b, cb, arg, 1) == -1)
 		return -1;
-	vw->vw_cb = cb;
-	vw->vw_arg = arg;
-	TAILQ_FOREACH(b, &vbuilds, vb_entry)
-		if (b->vb_w == w && strcmp(b->vb_scope, scope) == 0) {
-			TAILQ_INSERT_TAIL(&b->vb_waiters, vw, vw_entry);
-			return 0;
-		}
-	if ((b = calloc(1, sizeof(*b))) == NULL ||
-	    (b->vb_fetch = calloc(w->w_conf->cf_nbackends,
-	    sizeof(*b->vb_fetch))) == NULL) {
-		free(b);
-		free(vw);
-		return -1;
+	for (i = 0; i < b->vb_nfetch; i++)
+		if (strcmp(b->vb_fetch[i].vf_be->cb_name, backend) == 0)
+			f = &b->vb_fetch[i];
+	if (f == NULL)
+		return 0;
+	if (!f->vf_done) {
+		f->vf_again = 1;
+		f->vf_redos = 0;
+		return 0;
 	}
-	b->vb_w = w;
-	(void)snprintf(b->vb_scope, sizeof(b->vb_scope), "%s", scope);
-	TAILQ_INIT(&b->vb_waiters);
-	TAILQ_INSERT_TAIL(&b->vb_waiters, vw, vw_entry);
-	TAILQ_INSERT_TAIL(&vbuilds, b, vb_entry);
-	b->vb_nfetch = w->w_conf->cf_nbackends;
-	vbuild_start(b);
+	b->vb_pending++;
+	vfetch_reset(f, b, f->vf_be, 1);
+	vfetch_start(f);	/* b may be gone when this returns */
 	return 0;
 }
 
@@ -803,4 +1218,24 @@ view_get_cancel(struct worker *w, void *arg)
 				free(vw);
 			}
 		}
+}
+
+/*
+ * Why a request that needs every backend (a list) cannot be answered
+ * from view: a backend's part is missing (no lists, not even stale
+ * ones) under partialFailureMode fail, or every part is.  NULL: it can.
+ */
+const char *
+view_incomplete(struct worker *w, json_t *view)
+{
+	json_t		*missing = json_object_get(view, "missing"), *why;
+	const char	*name;
+
+	if (json_object_size(missing) == 0 || (w->w_conf->cf_partial_failure
+	    != CONFIG_PARTIAL_FAIL && json_object_size(missing) <
+	    w->w_conf->cf_nbackends))
+		return NULL;
+	json_object_foreach(missing, name, why)
+		return json_string_value(why);
+	return NULL;
 }

@@ -2,7 +2,8 @@
  * A worker: a fresh event_base after fork, the store opened in this
  * process, the HTTP front on the inherited listener, the backend
  * client.  A drain (reload, stop, or the master gone) stops accepting,
- * lets requests in flight finish, and exits by the drain deadline.
+ * serves the connections it has until each closes (httpd.c), and exits
+ * then, or at the drain deadline.
  */
 #include <sys/types.h>
 
@@ -23,8 +24,7 @@
 
 static struct worker	 the_worker;
 
-static void	 worker_drain(struct worker *);
-static void	 worker_exit_if_idle(struct worker *);
+static void	 worker_drain(struct worker *, int);
 
 static void
 worker_on_drain_deadline(evutil_socket_t fd, short ev, void *arg)
@@ -33,21 +33,29 @@ worker_on_drain_deadline(evutil_socket_t fd, short ev, void *arg)
 
 	(void)fd;
 	(void)ev;
-	log_info("drain deadline reached with %zu requests in flight",
-	    w->w_inflight);
+	log_info("drain deadline reached with %zu requests in flight and %zu "
+	    "connections open", w->w_inflight, front_nconns(w));
 	event_base_loopexit(w->w_base, NULL);
 }
 
+/*
+ * stop: no new generation takes the clients over (a stop, not a
+ * reload), so idle connections are closed now rather than kept for
+ * requests that may be on their way.
+ */
 static void
-worker_drain(struct worker *w)
+worker_drain(struct worker *w, int stop)
 {
 	struct timeval tv;
 
-	if (w->w_draining)
+	if (w->w_draining) {
+		if (stop)
+			front_drain(w, 1);
 		return;
+	}
 	w->w_draining = 1;
-	log_debug("draining");
-	front_drain(w);
+	log_debug("draining%s", stop ? " to stop" : "");
+	front_drain(w, stop);
 	diag_drain(w);
 	stream_drain(w);
 	listen_drain(w);
@@ -60,10 +68,12 @@ worker_drain(struct worker *w)
 	worker_exit_if_idle(w);
 }
 
-static void
+/* draining: gone once no request is out and no client connection open */
+void
 worker_exit_if_idle(struct worker *w)
 {
-	if (w->w_draining && w->w_inflight == 0 && w->w_unflushed == 0)
+	if (w->w_draining && w->w_inflight == 0 && w->w_unflushed == 0 &&
+	    front_nconns(w) == 0)
 		event_base_loopexit(w->w_base, NULL);
 }
 
@@ -98,7 +108,7 @@ worker_on_signal(evutil_socket_t sig, short ev, void *arg)
 {
 	(void)ev;
 	if (sig == SIGTERM || sig == SIGQUIT)
-		worker_drain(arg);
+		worker_drain(arg, 1);
 }
 
 static void
@@ -112,7 +122,8 @@ worker_on_channel(evutil_socket_t fd, short ev, void *arg)
 	while ((rc = ipc_recv(fd, &m)) == 1) {
 		switch (m.im_type) {
 		case IPC_DRAIN:
-			worker_drain(w);
+			worker_drain(w, m.im_len == strlen(IPC_DRAIN_STOP) &&
+			    memcmp(m.im_data, IPC_DRAIN_STOP, m.im_len) == 0);
 			break;
 		case IPC_STOP:
 			event_base_loopexit(w->w_base, NULL);
@@ -128,7 +139,7 @@ worker_on_channel(evutil_socket_t fd, short ev, void *arg)
 	if (rc == -1) {
 		/* the master is gone: finish what we have, then go */
 		event_del(w->w_chan_ev);
-		worker_drain(w);
+		worker_drain(w, 1);
 	}
 }
 

@@ -8,6 +8,7 @@
 #define VMCPD_WORKER_H
 
 #include <sys/queue.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #include <stdint.h>
@@ -70,11 +71,14 @@ struct worker {
 void	 worker_request_hold(struct worker *);
 void	 worker_request_release(struct worker *, const char *where);
 void	 worker_reply_flushed(struct worker *);
+void	 worker_exit_if_idle(struct worker *);
 struct worker *worker_self(void);	/* one worker per process */
 
 /* http_front.c: the HTTP server (httpd.c) set up, routes, reply helpers */
 int	 front_init(struct worker *);
-void	 front_drain(struct worker *);
+void	 front_drain(struct worker *, int stop);
+size_t	 front_nconns(struct worker *);
+int	 front_host_ok(struct worker *, struct httpd_req *);
 void	 front_free(struct worker *);
 void	 front_reply_json(struct httpd_req *, int status, json_t *body,
 	    const char *session_id);
@@ -182,11 +186,20 @@ int	 mrtr_answer(struct worker *, const char *sid,
 void	 mrtr_wake(struct worker *, const char *id);
 void	 mrtr_free_all(void);
 
-/* views.c: the shared aggregated view (store "views" db) */
+/*
+ * views.c: the shared aggregated view (store "views" db).  view_get()
+ * answers at once from the stored view (one past its freshness starts
+ * a rebuild in the background); only the first view of a generation is
+ * waited for.  view_refresh(): a backend changed; cb gets the view
+ * built with its lists listed anew.
+ */
 typedef void (*view_cb)(void *arg, json_t *view, const char *err);
 int	 view_get(struct worker *, view_cb, void *arg);
+int	 view_refresh(struct worker *, const char *backend, view_cb,
+	    void *arg);
 void	 view_get_cancel(struct worker *, void *arg);
-void	 view_invalidate_backend(struct worker *, const char *backend);
+/* a list can't be answered from view (a backend missing): why, or NULL */
+const char *view_incomplete(struct worker *, json_t *view);
 json_t	*view_peek(struct worker *);	/* the stored view, or NULL */
 size_t	 views_page_size(struct worker *);
 void	 views_free(void);
@@ -205,6 +218,9 @@ void	 notify_init(struct worker *);
 void	 notify_stop(struct worker *);
 void	 notify_free(struct worker *);
 void	 notify_fanout(struct worker *, const json_t *msg, const char *uri);
+/* sessions and listeners told of each list of view that differs from old */
+void	 notify_lists_changed(struct worker *, json_t *old, json_t *view,
+	    const char *who);
 size_t	 notify_subscribers(struct worker *, const char *uri);
 /* a 2026-07-28 backend's subscribed URIs changed: worker 0 listens anew */
 void	 notify_resubscribe(struct worker *, const struct config_backend *);
@@ -268,6 +284,12 @@ int	 session_load(struct store *, const char *id, uint64_t now_ms,
 	    struct session *);
 int	 session_save(struct store *, const struct session *, uint64_t ttl_ms,
 	    uint64_t now_ms);
+struct store_limit;
+int	 session_create(struct store *, const struct session *,
+	    uint64_t ttl_ms, uint64_t now_ms, const struct store_limit *);
+#define SESSION_GROUP_MAX	64	/* "v6 prefix/64" and a NUL */
+int	 session_client_group(const struct sockaddr *, socklen_t, char *,
+	    size_t);
 int	 session_delete(struct store *, const char *id);
 void	 session_cache_free(void);
 uint64_t session_expiry(const struct session *, uint64_t ttl_ms);

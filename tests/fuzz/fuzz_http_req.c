@@ -54,6 +54,11 @@ check_head(const char *buf, size_t len, const struct http_head *h)
 	check_str(buf, h, h->hh_path);
 	if (buf[h->hh_path] != '/' && strcmp(buf + h->hh_path, "*") != 0)
 		abort();
+	/* HTTP/1.1 has an authority to check, NUL-terminated in the head */
+	if (h->hh_host != 0)
+		check_str(buf, h, h->hh_host);
+	else if (h->hh_minor == 1)
+		abort();
 	for (i = 0; i < h->hh_nhdrs; i++) {
 		check_str(buf, h, h->hh_hdrs[i].hf_name);
 		check_str(buf, h, h->hh_hdrs[i].hf_value);

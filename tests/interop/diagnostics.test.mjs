@@ -135,7 +135,8 @@ describe('the diagnostics listener', () => {
     const text = configText({
       portFile: daemon.portFile, stateDir: daemon.stateDir,
       backendUrl: backend.url, backendName: 'b',
-    }).replace('daemon:\n', `daemon:\n  diagnostics: ${HOST}:${diag}\n`);
+    }).replace('daemon:\n', `daemon:\n  diagnostics: ${HOST}:${diag}\n`)
+      .replace('backends:\n', 'sessions:\n  maxSessions: 777\n  maxPerAddress: 333\nbackends:\n');
     assert.ok(text.includes('diagnostics:'));
     await daemon.writeConfig(text);
     await daemon.start();
@@ -205,6 +206,10 @@ describe('the diagnostics listener', () => {
       assert.ok(value(m, 'vmcpd_lmdb_map_used_bytes') <= value(m, 'vmcpd_lmdb_map_size_bytes'));
       assert.ok(value(m, 'vmcpd_lmdb_readers_max') >= value(m, 'vmcpd_lmdb_readers'));
       assert.ok(value(m, 'vmcpd_lmdb_entries', { db: 'sessions' }) >= 1);
+      assert.equal(value(m, 'vmcpd_sessions_max'), 777);
+      assert.equal(value(m, 'vmcpd_sessions_per_address_max'), 333);
+      assert.ok(value(m, 'vmcpd_lmdb_headroom_bytes') > 0);
+      assert.ok(value(m, 'vmcpd_lmdb_map_free_bytes') >= 0);
       assert.equal(value(m, 'vmcpd_build_info') , 1);
       assert.equal(value(m, 'vmcpd_workers'), 2);
       assert.equal(value(m, 'vmcpd_backends'), 1);

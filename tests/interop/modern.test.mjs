@@ -8,32 +8,13 @@ import assert from 'node:assert/strict';
 
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { guarded, connectClient, httpRequest, tmpDir, waitFor, MCP_ACCEPT } from './lib/harness.mjs';
-import { useMulti, startMulti, startSpec, openStream, EVERYTHING, MEMORY, textOf } from './lib/multi.mjs';
+import {
+  useMulti, startMulti, startSpec, openStream, modern, modernMeta, MODERN, EVERYTHING, MEMORY, textOf,
+} from './lib/multi.mjs';
 
 useMulti();
 
-const MODERN = '2026-07-28';
-const meta = (caps = {}) => ({
-  'io.modelcontextprotocol/protocolVersion': MODERN,
-  'io.modelcontextprotocol/clientCapabilities': caps,
-});
-
-async function modern(port, method, params = {}, headers = {}, id = 1) {
-  const r = await httpRequest(port, {
-    headers: {
-      'Content-Type': 'application/json', Accept: MCP_ACCEPT,
-      'MCP-Protocol-Version': MODERN, 'Mcp-Method': method, ...headers,
-    },
-    body: JSON.stringify({ jsonrpc: '2.0', id, method, params: { _meta: meta(), ...params } }),
-  });
-  let json = null;
-  try {
-    json = JSON.parse(r.text);
-  } catch {
-    // SSE or empty: the caller looks at r.text
-  }
-  return { ...r, json };
-}
+const meta = modernMeta;
 
 describe('Modern clients through vmcpd', () => {
   let daemon;

@@ -106,6 +106,14 @@ check_defaults(const struct config *cf)
 	assert_int_equal(cf->cf_max_body_size, 4 * 1024 * 1024);
 	assert_int_equal(cf->cf_http_timeout_ms, 30000);
 	assert_int_equal(cf->cf_keepalive_ms, 15000);
+	assert_int_equal(cf->cf_header_timeout_ms, 10000);
+	assert_int_equal(cf->cf_request_timeout_ms, 60000);
+	assert_int_equal(cf->cf_max_conns, 2048);
+	assert_int_equal(cf->cf_max_conns_client, 256);
+	assert_null(cf->cf_allowed_hosts);
+	assert_int_equal(cf->cf_nallowed_hosts, 0);
+	assert_null(cf->cf_allowed_origins);
+	assert_int_equal(cf->cf_nallowed_origins, 0);
 	assert_int_equal(cf->cf_session_ttl_ms, 30 * 60 * 1000);
 	assert_int_equal(cf->cf_session_max_ms, 24 * 3600 * 1000);
 	assert_int_equal(cf->cf_event_buffer, 1000);
@@ -401,6 +409,69 @@ test_lookup(void **state)
 	assert_string_equal(config_transport_name(TRANSPORT_STDIO), "stdio");
 	assert_string_equal(config_transport_name((enum config_transport)42),
 	    "unknown");
+}
+
+/* http: the slow-client deadlines, connection caps and rebinding lists */
+static void
+test_http_front(void **state)
+{
+	struct config	*cf;
+
+	(void)state;
+	cf = load_ok("http:\n"
+	    "  headerTimeout: 2s\n"
+	    "  requestTimeout: 1m\n"
+	    "  maxConnections: 100\n"
+	    "  maxConnectionsPerClient: 7\n"
+	    "  allowedHosts: [mcp.example.com, \"[fe80::1]\", \"::1\",\n"
+	    "    10.0.0.1]\n"
+	    "  allowedOrigins: [\"https://app.example.com:8443\", \"*\"]\n"
+	    BACKEND);
+	assert_int_equal(cf->cf_header_timeout_ms, 2000);
+	assert_int_equal(cf->cf_request_timeout_ms, 60000);
+	assert_int_equal(cf->cf_max_conns, 100);
+	assert_int_equal(cf->cf_max_conns_client, 7);
+	assert_int_equal(cf->cf_nallowed_hosts, 4);
+	assert_string_equal(cf->cf_allowed_hosts[0], "mcp.example.com");
+	assert_string_equal(cf->cf_allowed_hosts[1], "[fe80::1]");
+	assert_null(cf->cf_allowed_hosts[4]);
+	assert_int_equal(cf->cf_nallowed_origins, 2);
+	assert_string_equal(cf->cf_allowed_origins[1], "*");
+	config_free(cf);
+
+	load_bad("http:\n  maxConnectionsPerClient: 0\n" BACKEND,
+	    "t.yaml:2:28: http.maxConnectionsPerClient: expected an integer "
+	    "from 1 to 1000000, found \"0\"");
+	load_bad("http:\n  allowedHosts: mcp.example.com\n" BACKEND,
+	    "t.yaml:2:17: http.allowedHosts: expected a list of host names "
+	    "or addresses without a port, or \"*\", found \"mcp.example.com\"");
+	load_bad("http:\n  allowedHosts: [a.example, \"b.example:8080\"]\n"
+	    BACKEND,
+	    "t.yaml:2:29: http.allowedHosts[1]: expected a list of host names "
+	    "or addresses without a port, or \"*\", found \"b.example:8080\"");
+	load_bad("http:\n  allowedOrigins: [\"https://a.example/\"]\n"
+	    BACKEND,
+	    "t.yaml:2:20: http.allowedOrigins[0]: expected a list of origins "
+	    "such as https://app.example.com:8443 (scheme://host[:port]) or "
+	    "\"*\", found \"https://a.example/\"");
+	load_bad("http:\n  allowedOrigins: [a.example]\n" BACKEND,
+	    "t.yaml:2:20: http.allowedOrigins[0]: expected a list of origins "
+	    "such as https://app.example.com:8443 (scheme://host[:port]) or "
+	    "\"*\", found \"a.example\"");
+
+	assert_true(config_host_loopback("localhost", 9));
+	assert_true(config_host_loopback("LocalHost", 9));
+	assert_true(config_host_loopback("127.0.0.1", 9));
+	assert_true(config_host_loopback("127.9.8.7", 9));
+	assert_true(config_host_loopback("[::1]", 5));
+	assert_true(config_host_loopback("::1", 3));
+	assert_false(config_host_loopback("localhost.", 10));
+	assert_false(config_host_loopback("127.1", 5));
+	assert_false(config_host_loopback("128.0.0.1", 9));
+	assert_false(config_host_loopback("127.0.0.1.evil.example", 22));
+	assert_false(config_host_loopback("[::ffff:127.0.0.1]", 18));
+	assert_false(config_host_loopback("0.0.0.0", 7));
+	assert_false(config_host_loopback("", 0));
 }
 
 static void
@@ -1838,6 +1909,15 @@ test_err_new_sessions(void **state)
 	load_bad("sessions:\n  pendingTimeout: 0s\n" BACKEND,
 	    "t.yaml:2:19: sessions.pendingTimeout: expected a duration "
 	    "greater than 0 (such as 30s, 5m or 1h30m), found \"0s\"");
+	load_bad("sessions:\n  maxSessions: 0\n" BACKEND,
+	    "t.yaml:2:16: sessions.maxSessions: expected an integer from 1 "
+	    "to 100000000, found \"0\"");
+	load_bad("sessions:\n  maxPerAddress: 100000001\n" BACKEND,
+	    "t.yaml:2:18: sessions.maxPerAddress: expected an integer from 1 "
+	    "to 100000000, found \"100000001\"");
+	load_bad("sessions:\n  maxPerAddress: [1]\n" BACKEND,
+	    "t.yaml:2:18: sessions.maxPerAddress: expected an integer from 1 "
+	    "to 100000000, found a sequence");
 	load_bad(BACKEND "operational:\n  failureHandling:\n"
 	    "    partialFailureMode: besteffort\n",
 	    "t.yaml:7:25: operational.failureHandling.partialFailureMode: "
@@ -1863,6 +1943,23 @@ test_new_values(void **state)
 	assert_int_equal(cf->cf_event_buffer, 16);
 	assert_int_equal(cf->cf_pending_timeout_ms, 1);
 	assert_int_equal(cf->cf_partial_failure, CONFIG_PARTIAL_FAIL);
+	/* the session caps follow the map by default */
+	assert_int_equal(cf->cf_session_cap, 524288);
+	assert_int_equal(cf->cf_session_cap_addr, 131072);
+	config_free(cf);
+	cf = load_ok(BACKEND "daemon: {mapSize: 1MiB}\n");
+	assert_int_equal(cf->cf_session_cap, 512);
+	assert_int_equal(cf->cf_session_cap_addr, 128);
+	config_free(cf);
+	cf = load_ok(BACKEND "sessions: {maxSessions: 7}\n"
+	    "daemon: {mapSize: 1MiB}\n");
+	assert_int_equal(cf->cf_session_cap, 7);
+	assert_int_equal(cf->cf_session_cap_addr, 1);
+	config_free(cf);
+	cf = load_ok(BACKEND "sessions: {maxSessions: 100000000, "
+	    "maxPerAddress: 3}\n");
+	assert_int_equal(cf->cf_session_cap, 100000000);
+	assert_int_equal(cf->cf_session_cap_addr, 3);
 	config_free(cf);
 	cf = load_ok(BACKEND "operational:\n  failureHandling: {}\n");
 	assert_int_equal(cf->cf_partial_failure, CONFIG_PARTIAL_FAIL);
@@ -2126,6 +2223,7 @@ main(void)
 		cmocka_unit_test(test_full),
 		cmocka_unit_test(test_values),
 		cmocka_unit_test(test_two_configs),
+		cmocka_unit_test(test_http_front),
 		cmocka_unit_test(test_lookup),
 		cmocka_unit_test(test_file),
 		cmocka_unit_test(test_err_syntax),

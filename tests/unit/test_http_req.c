@@ -154,7 +154,7 @@ test_nul(void **state)
 	assert_int_equal(h.hh_status, 400);
 }
 
-/* "GET / HTTP/1.1" and n headers "X-<i>: v" */
+/* "GET / HTTP/1.1" and n headers: Host, then "X-<i>: v" */
 static char *
 many_headers(size_t n, size_t *len)
 {
@@ -165,8 +165,8 @@ many_headers(size_t n, size_t *len)
 	assert_non_null(buf);
 	off = (size_t)snprintf(buf, cap, "GET / HTTP/1.1\r\n");
 	for (i = 0; i < n; i++)
-		off += (size_t)snprintf(buf + off, cap - off, "X-%zu: v\r\n",
-		    i);
+		off += (size_t)snprintf(buf + off, cap - off, i == 0 ?
+		    "Host: h\r\n" : "X-%zu: v\r\n", i);
 	off += (size_t)snprintf(buf + off, cap - off, "\r\n");
 	*len = off;
 	return buf;
@@ -192,7 +192,7 @@ test_limits(void **state)
 	/* a whole head one byte over, and one not all in but over */
 	big = malloc(MAX_HEAD + 64);
 	assert_non_null(big);
-	memcpy(big, "GET / HTTP/1.1\r\nX-Big: ", 23);
+	memcpy(big, "GET / HTTP/1.0\r\nX-Big: ", 23);
 	memset(big + 23, 'z', MAX_HEAD + 64 - 23);
 	memcpy(big + MAX_HEAD - 4, "\r\n\r\n", 4);
 	assert_int_equal(parse_n(big, MAX_HEAD, &h, NULL), 1);
@@ -223,32 +223,36 @@ test_accepted(void **state)
 	} cases[] = {
 		{ "GET /mcp HTTP/1.1\r\nHost: x\r\n\r\n",
 		    HTTP_M_GET, 1, "/mcp", 0, 0, 0, 0 },
-		{ "GET http://example.com/mcp?x=1 HTTP/1.1\r\n\r\n",
+		{ "GET http://example.com/mcp?x=1 HTTP/1.1\r\n"
+		    "Host: x\r\n\r\n",
 		    HTTP_M_GET, 1, "/mcp", 0, 0, 0, 0 },
-		{ "GET http://example.com HTTP/1.1\r\n\r\n",
+		{ "GET http://example.com HTTP/1.1\r\nHost: x\r\n\r\n",
 		    HTTP_M_GET, 1, "/", 0, 0, 0, 0 },
-		{ "GET https://example.com:8080?q HTTP/1.1\r\n\r\n",
+		{ "GET https://example.com:8080?q HTTP/1.1\r\n"
+		    "Host: x\r\n\r\n",
 		    HTTP_M_GET, 1, "/", 0, 0, 0, 0 },
-		{ "OPTIONS * HTTP/1.1\r\n\r\n",
+		{ "OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n",
 		    HTTP_M_OPTIONS, 1, "*", 0, 0, 0, 0 },
-		{ "DELETE /mcp?a=b&c=d HTTP/1.1\r\n\r\n",
+		{ "DELETE /mcp?a=b&c=d HTTP/1.1\r\nHost: x\r\n\r\n",
 		    HTTP_M_DELETE, 1, "/mcp", 0, 0, 0, 0 },
-		{ "HEAD /a#frag HTTP/1.1\r\n\r\n",
+		{ "HEAD /a#frag HTTP/1.1\r\nHost: x\r\n\r\n",
 		    HTTP_M_HEAD, 1, "/a", 0, 0, 0, 0 },
-		{ "\r\n\r\nPUT / HTTP/1.1\r\n\r\n",
+		{ "\r\n\r\nPUT / HTTP/1.1\r\nHost: x\r\n\r\n",
 		    HTTP_M_PUT, 1, "/", 0, 0, 0, 0 },
-		{ "\n\nPATCH / HTTP/1.1\n\n",
+		{ "\n\nPATCH / HTTP/1.1\nHost: x\n\n",
 		    HTTP_M_PATCH, 1, "/", 0, 0, 0, 0 },
-		{ "BREW /pot HTTP/1.1\r\n\r\n",
+		{ "BREW /pot HTTP/1.1\r\nHost: x\r\n\r\n",
 		    HTTP_M_OTHER, 1, "/pot", 0, 0, 0, 0 },
-		{ "POST / HTTP/1.1\r\nContent-Length: 5\r\n"
+		{ "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n"
 		    "content-length: 5\r\n\r\n",
 		    HTTP_M_POST, 1, "/", 5, 0, 0, 0 },
-		{ "POST / HTTP/1.1\r\nContent-Length:  1000 \r\n\r\n",
+		{ "POST / HTTP/1.1\r\nHost: x\r\n"
+		    "Content-Length:  1000 \r\n\r\n",
 		    HTTP_M_POST, 1, "/", 1000, 0, 0, 0 },
-		{ "POST / HTTP/1.1\r\nTransfer-Encoding: Chunked\r\n\r\n",
+		{ "POST / HTTP/1.1\r\nHost: x\r\n"
+		    "Transfer-Encoding: Chunked\r\n\r\n",
 		    HTTP_M_POST, 1, "/", 0, 1, 0, 0 },
-		{ "POST / HTTP/1.1\r\nExpect: 100-Continue\r\n"
+		{ "POST / HTTP/1.1\r\nHost: x\r\nExpect: 100-Continue\r\n"
 		    "Content-Length: 3\r\n\r\n",
 		    HTTP_M_POST, 1, "/", 3, 0, 0, 1 },
 		{ "POST / HTTP/1.0\r\nExpect: 100-continue\r\n"
@@ -258,9 +262,11 @@ test_accepted(void **state)
 		    HTTP_M_GET, 0, "/", 0, 0, 1, 0 },
 		{ "GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n",
 		    HTTP_M_GET, 0, "/", 0, 0, 0, 0 },
-		{ "GET / HTTP/1.1\r\nConnection: upgrade, close\r\n\r\n",
+		{ "GET / HTTP/1.1\r\nHost: x\r\n"
+		    "Connection: upgrade, close\r\n\r\n",
 		    HTTP_M_GET, 1, "/", 0, 0, 1, 0 },
-		{ "GET / HTTP/1.1\r\nConnection: keep-alive\r\n\r\n",
+		{ "GET / HTTP/1.1\r\nHost: x\r\n"
+		    "Connection: keep-alive\r\n\r\n",
 		    HTTP_M_GET, 1, "/", 0, 0, 0, 0 },
 	};
 	struct http_head	 h;
@@ -281,6 +287,64 @@ test_accepted(void **state)
 		assert_int_equal(h.hh_chunked, cases[i].chunked);
 		assert_int_equal(h.hh_close, cases[i].close);
 		assert_int_equal(h.hh_continue, cases[i].cont);
+		free(buf);
+	}
+}
+
+/*
+ * RFC 9112 3.2: one Host in HTTP/1.1; the authority checked is an
+ * absolute-form target's, else Host's
+ */
+static void
+test_host(void **state)
+{
+	static const char *const refused[] = {
+		"GET / HTTP/1.1\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: a\r\nHost: a\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: a\r\nhost: b\r\n\r\n",
+		"GET / HTTP/1.0\r\nHost: a\r\nHost: b\r\n\r\n",
+		"GET http://h/ HTTP/1.1\r\n\r\n",
+		"GET http:///x HTTP/1.1\r\nHost: a\r\n\r\n",
+		"GET http://?q HTTP/1.1\r\nHost: a\r\n\r\n",
+		"GET http://u@h/ HTTP/1.1\r\nHost: a\r\n\r\n",
+	};
+	static const struct {
+		const char	*req;
+		const char	*host;
+		const char	*path;
+	} cases[] = {
+		{ "GET / HTTP/1.1\r\nHost: a.example:80\r\n\r\n",
+		    "a.example:80", "/" },
+		{ "GET / HTTP/1.1\r\nHost:\r\n\r\n", "", "/" },
+		{ "GET http://evil.example:8080/mcp HTTP/1.1\r\n"
+		    "Host: 127.0.0.1\r\n\r\n", "evil.example:8080", "/mcp" },
+		{ "GET http://[::1]:9?q HTTP/1.1\r\nHost: x\r\n\r\n",
+		    "[::1]:9", "/" },
+		{ "GET http://h HTTP/1.1\r\nHost: x\r\n\r\n", "h", "/" },
+		{ "GET x://h/a HTTP/1.1\r\nHost: x\r\n\r\n", "h", "/a" },
+		{ "GET / HTTP/1.0\r\nHost: y\r\n\r\n", "y", "/" },
+		{ "GET / HTTP/1.0\r\n\r\n", NULL, "/" },
+	};
+	struct http_head	 h;
+	char			*buf;
+	size_t			 i;
+
+	(void)state;
+	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		if (parse_n(refused[i], strlen(refused[i]), &h, NULL) != -1 ||
+		    h.hh_status != 400)
+			fail_msg("refused %zu (%s): not a 400", i, refused[i]);
+	}
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (parse_n(cases[i].req, strlen(cases[i].req), &h,
+		    &buf) != 1)
+			fail_msg("case %zu (%s): refused %d %s", i,
+			    cases[i].req, h.hh_status, h.hh_why);
+		if (cases[i].host == NULL)
+			assert_int_equal(h.hh_host, 0);
+		else
+			assert_string_equal(buf + h.hh_host, cases[i].host);
+		assert_string_equal(buf + h.hh_path, cases[i].path);
 		free(buf);
 	}
 }
@@ -559,6 +623,7 @@ main(void)
 		cmocka_unit_test(test_nul),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_accepted),
+		cmocka_unit_test(test_host),
 		cmocka_unit_test(test_headers),
 		cmocka_unit_test(test_incomplete),
 		cmocka_unit_test(test_chunked),

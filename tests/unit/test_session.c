@@ -8,6 +8,12 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,6 +177,57 @@ test_store_round_trip(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+static void
+group_of(int family, const char *addr, char *buf, size_t len, int want)
+{
+	struct sockaddr_storage	 ss;
+	struct sockaddr_in	*sin = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6	*sin6 = (struct sockaddr_in6 *)&ss;
+	socklen_t		 sl;
+
+	memset(&ss, 0, sizeof(ss));
+	ss.ss_family = (sa_family_t)family;
+	if (family == AF_INET) {
+		assert_int_equal(inet_pton(AF_INET, addr, &sin->sin_addr), 1);
+		sl = sizeof(*sin);
+	} else if (family == AF_INET6) {
+		assert_int_equal(inet_pton(AF_INET6, addr, &sin6->sin6_addr),
+		    1);
+		sl = sizeof(*sin6);
+	} else
+		sl = sizeof(ss);
+	assert_int_equal(session_client_group((struct sockaddr *)&ss, sl, buf,
+	    len), want);
+}
+
+/* what sessions.maxPerAddress counts by */
+static void
+test_client_group(void **state)
+{
+	char buf[SESSION_GROUP_MAX];
+
+	(void)state;
+	group_of(AF_INET, "127.0.0.2", buf, sizeof(buf), 0);
+	assert_string_equal(buf, "127.0.0.2");
+	/* a v4 client on a v6 socket is that v4 address */
+	group_of(AF_INET6, "::ffff:192.0.2.7", buf, sizeof(buf), 0);
+	assert_string_equal(buf, "192.0.2.7");
+	/* an IPv6 client by its /64 */
+	group_of(AF_INET6, "2001:db8:1:2:aaaa:bbbb:cccc:dddd", buf,
+	    sizeof(buf), 0);
+	assert_string_equal(buf, "2001:db8:1:2::/64");
+	group_of(AF_INET6, "2001:db8:1:2::1", buf, sizeof(buf), 0);
+	assert_string_equal(buf, "2001:db8:1:2::/64");
+	group_of(AF_INET6, "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", buf,
+	    sizeof(buf), 0);
+	assert_true(strlen(buf) < SESSION_GROUP_MAX);
+	group_of(AF_INET6, "::1", buf, sizeof(buf), 0);
+	assert_string_equal(buf, "::/64");
+	/* too small a buffer, or another family */
+	group_of(AF_INET, "127.0.0.1", buf, 5, -1);
+	group_of(AF_UNIX, NULL, buf, sizeof(buf), -1);
+}
+
 int
 main(void)
 {
@@ -181,6 +238,7 @@ main(void)
 		cmocka_unit_test(test_decode_rejects),
 		cmocka_unit_test(test_expiry),
 		cmocka_unit_test(test_store_round_trip),
+		cmocka_unit_test(test_client_group),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

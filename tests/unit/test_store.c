@@ -20,6 +20,9 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+/* only to write an index as an older vmcpd left it (test_sweep_stale) */
+#include <lmdb.h>
+
 #include "shared/log.h"
 #include "shared/store.h"
 
@@ -392,31 +395,31 @@ test_sweep(void **state)
 	put_str(st, STORE_SESSIONS, "b", "B", NOW + 200);
 	put_str(st, STORE_SESSIONS, "c", "C", 0);
 	put_str(st, STORE_HEALTH, "e", "E", NOW + 100);
-	/* extended after its first index entry was written */
+	/* extended: the rewrite drops its first index entry */
 	put_str(st, STORE_SESSIONS, "d", "D1", NOW + 100);
 	put_str(st, STORE_SESSIONS, "d", "D2", NOW + 1000);
-	assert_int_equal(expiry_entries(st), 5);
+	assert_int_equal(expiry_entries(st), 4);
 
 	/* nothing due yet */
-	assert_int_equal(store_sweep(st, NOW + 99, 100), 0);
-	assert_int_equal(expiry_entries(st), 5);
+	assert_int_equal(store_sweep(st, NOW + 99, 100, NULL), 0);
+	assert_int_equal(expiry_entries(st), 4);
 
-	assert_int_equal(store_sweep(st, NOW + 150, 100), 2);
+	assert_int_equal(store_sweep(st, NOW + 150, 100, NULL), 2);
 	/* gone for good: even a reader in the past misses them */
 	assert_int_equal(get_str(st, STORE_SESSIONS, "a", 0, buf,
 	    sizeof(buf)), STORE_NOTFOUND);
 	assert_int_equal(get_str(st, STORE_HEALTH, "e", 0, buf,
 	    sizeof(buf)), STORE_NOTFOUND);
-	/* the extended record survives its stale index entry */
+	/* the extended record survives */
 	assert_int_equal(get_str(st, STORE_SESSIONS, "d", NOW + 150, buf,
 	    sizeof(buf)), 0);
 	assert_string_equal(buf, "D2");
 	assert_int_equal(get_str(st, STORE_SESSIONS, "b", NOW + 150, buf,
 	    sizeof(buf)), 0);
-	/* a, e and d's old entry are out of the index */
+	/* a and e are out of the index */
 	assert_int_equal(expiry_entries(st), 2);
 
-	assert_int_equal(store_sweep(st, NOW + 5000, 100), 2);
+	assert_int_equal(store_sweep(st, NOW + 5000, 100, NULL), 2);
 	assert_int_equal(get_str(st, STORE_SESSIONS, "d", 0, buf,
 	    sizeof(buf)), STORE_NOTFOUND);
 	assert_int_equal(get_str(st, STORE_SESSIONS, "b", 0, buf,
@@ -425,8 +428,8 @@ test_sweep(void **state)
 	    sizeof(buf)), 0);
 	assert_string_equal(buf, "C");
 	assert_int_equal(expiry_entries(st), 0);
-	assert_int_equal(store_sweep(st, UINT64_MAX, 100), 0);
-	assert_int_equal(store_sweep(st, UINT64_MAX, 0), 0);
+	assert_int_equal(store_sweep(st, UINT64_MAX, 100, NULL), 0);
+	assert_int_equal(store_sweep(st, UINT64_MAX, 0, NULL), 0);
 
 	/* a delete takes its index entry along */
 	put_str(st, STORE_SESSIONS, "f", "F", NOW + 10);
@@ -449,12 +452,12 @@ test_sweep_bound(void **state)
 		    NOW + 100 + i);
 	}
 	put_str(st, STORE_PENDING, "live", "v", NOW + 10000);
-	assert_int_equal(store_sweep(st, NOW + 500, 3), 3);
+	assert_int_equal(store_sweep(st, NOW + 500, 3, NULL), 3);
 	assert_int_equal(expiry_entries(st), 8);
-	assert_int_equal(store_sweep(st, NOW + 500, 3), 3);
-	assert_int_equal(store_sweep(st, NOW + 500, 3), 3);
-	assert_int_equal(store_sweep(st, NOW + 500, 3), 1);
-	assert_int_equal(store_sweep(st, NOW + 500, 3), 0);
+	assert_int_equal(store_sweep(st, NOW + 500, 3, NULL), 3);
+	assert_int_equal(store_sweep(st, NOW + 500, 3, NULL), 3);
+	assert_int_equal(store_sweep(st, NOW + 500, 3, NULL), 1);
+	assert_int_equal(store_sweep(st, NOW + 500, 3, NULL), 0);
 	assert_int_equal(expiry_entries(st), 1);
 }
 
@@ -591,7 +594,7 @@ test_rdonly(void **state)
 	assert_int_equal(store_add(ro, STORE_EVENTS, "x", 1, "y", 1, 0, NOW),
 	    -1);
 	assert_int_equal(store_del(ro, STORE_EVENTS, "ev", 2), -1);
-	assert_int_equal(store_sweep(ro, UINT64_MAX, 10), -1);
+	assert_int_equal(store_sweep(ro, UINT64_MAX, 10, NULL), -1);
 	assert_int_equal(store_sync(ro), 0);
 	store_close(ro);
 
@@ -836,9 +839,374 @@ test_map_full(void **state)
 	assert_int_equal(store_get(f->f_st, STORE_VIEWS, key, strlen(key), NOW,
 	    &(struct store_rec){0}), STORE_NOTFOUND);
 	/* and a sweep makes room again */
-	assert_int_equal(store_sweep(f->f_st, NOW + 1, 1000), i);
+	assert_int_equal(store_sweep(f->f_st, NOW + 1, 1000, NULL), i);
 	assert_int_equal(store_put(f->f_st, STORE_VIEWS, "again", 5, big,
 	    sizeof(big), 0, NOW), 0);
+}
+
+/*
+ * An index as an older vmcpd left it, written with LMDB itself: each
+ * rewrite of a record added an entry and left the old one behind.
+ * Records r0..: even ones rewritten (a stale entry under an earlier
+ * stamp), every fourth still live after a rewrite; plus entries of
+ * records gone.  One sweep pass clears every due entry.
+ */
+#define STALE_N		5000
+
+static void
+stale_index_key(uint8_t *buf, size_t *len, uint64_t exp, const char *key)
+{
+	int i;
+
+	buf[0] = STORE_SESSIONS;
+	for (i = 0; i < 8; i++)
+		buf[1 + i] = (uint8_t)(exp >> (56 - 8 * i));
+	memcpy(buf + 9, key, strlen(key));
+	*len = 9 + strlen(key);
+}
+
+static void
+stale_write(const char *dir, size_t *due, size_t *expired, size_t *live)
+{
+	MDB_env		*env;
+	MDB_txn		*txn;
+	MDB_dbi		 sdb, xdb;
+	MDB_val		 k, v;
+	uint8_t		 ibuf[64], rbuf[64];
+	char		 key[16];
+	uint64_t	 exp;
+	size_t		 klen;
+	int		 i, n;
+
+	*due = *expired = *live = 0;
+	assert_int_equal(mdb_env_create(&env), 0);
+	assert_int_equal(mdb_env_set_maxdbs(env, 16), 0);
+	assert_int_equal(mdb_env_set_mapsize(env, MAP_SIZE), 0);
+	assert_int_equal(mdb_env_open(env, dir, MDB_NOTLS, 0600), 0);
+	assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
+	assert_int_equal(mdb_dbi_open(txn, "sessions", MDB_CREATE, &sdb), 0);
+	assert_int_equal(mdb_dbi_open(txn, "expiry", MDB_CREATE, &xdb), 0);
+	for (i = 0; i < STALE_N; i++) {
+		(void)snprintf(key, sizeof(key), "r%05d", i);
+		/* live if refreshed past the sweep's now */
+		exp = i % 4 == 0 ? NOW + 100000 : NOW + 10 + i % 100;
+		n = store_rec_encode(rbuf, sizeof(rbuf), STORE_SESSIONS, 0,
+		    exp, NOW, "{}", 2);
+		assert_true(n > 0);
+		k.mv_size = strlen(key);
+		k.mv_data = key;
+		v.mv_size = (size_t)n;
+		v.mv_data = rbuf;
+		assert_int_equal(mdb_put(txn, sdb, &k, &v, 0), 0);
+		stale_index_key(ibuf, &klen, exp, key);
+		k.mv_size = klen;
+		k.mv_data = ibuf;
+		v.mv_size = 0;
+		v.mv_data = NULL;
+		assert_int_equal(mdb_put(txn, xdb, &k, &v, 0), 0);
+		if (exp > NOW + 1000)
+			(*live)++;
+		else {
+			(*expired)++;
+			(*due)++;
+		}
+		if (i % 2 == 0) {
+			/* the entry of its first stamp, before a rewrite */
+			stale_index_key(ibuf, &klen, NOW + 5, key);
+			k.mv_size = klen;
+			assert_int_equal(mdb_put(txn, xdb, &k, &v, 0), 0);
+			(*due)++;
+		}
+		if (i % 10 == 0) {
+			/* and a record deleted without its entry */
+			(void)snprintf(key, sizeof(key), "gone%05d", i);
+			stale_index_key(ibuf, &klen, NOW + 7, key);
+			k.mv_size = klen;
+			assert_int_equal(mdb_put(txn, xdb, &k, &v, 0), 0);
+			(*due)++;
+		}
+	}
+	assert_int_equal(mdb_txn_commit(txn), 0);
+	mdb_env_close(env);
+}
+
+static void
+test_sweep_stale(void **state)
+{
+	struct fixture		*f = *state;
+	struct store_sweep	 ss;
+	struct store_envstat	 es;
+	size_t			 due, expired, live;
+	char			 buf[16];
+
+	stale_write(f->f_dir, &due, &expired, &live);
+	assert_int_equal(store_open(&f->f_st, f->f_dir, MAP_SIZE, 64, 0), 0);
+	assert_int_equal(expiry_entries(f->f_st), due + live);
+	assert_int_equal(due - expired, STALE_N / 2 + STALE_N / 10);
+
+	/* one pass, however many of the due entries are stale */
+	assert_int_equal(store_sweep(f->f_st, NOW + 1000, 3 * STALE_N, &ss),
+	    (int)expired);
+	assert_int_equal(ss.ss_deleted, expired);
+	/* an entry met takes its record's own entry along */
+	assert_true(ss.ss_entries >= due - expired && ss.ss_entries <= due);
+	assert_int_equal(ss.ss_more, 0);
+	assert_int_equal(store_envstat(f->f_st, &es), 0);
+	assert_int_equal(es.se_expiry_entries, live);
+	assert_int_equal(es.se_db[STORE_SESSIONS].sd_entries, live);
+	assert_int_equal(get_str(f->f_st, STORE_SESSIONS, "r00000", NOW + 1000,
+	    buf, sizeof(buf)), 0);
+	assert_int_equal(get_str(f->f_st, STORE_SESSIONS, "r00001", 0,
+	    buf, sizeof(buf)), STORE_NOTFOUND);
+	assert_int_equal(store_sweep(f->f_st, NOW + 1000, 10, &ss), 0);
+	assert_int_equal(ss.ss_entries, 0);
+
+	/* rewrites through the store leave one entry per record */
+	put_str(f->f_st, STORE_SESSIONS, "r00000", "x", NOW + 200000);
+	put_str(f->f_st, STORE_SESSIONS, "r00000", "y", NOW + 300000);
+	assert_int_equal(expiry_entries(f->f_st), live);
+	assert_int_equal(store_del(f->f_st, STORE_SESSIONS, "r00000", 6), 0);
+	assert_int_equal(expiry_entries(f->f_st), live - 1);
+}
+
+/*
+ * A map filled to its last page by an older vmcpd (no headroom kept):
+ * a batch too large to commit is retried smaller, down to one entry;
+ * when even that cannot commit the map grows by its headroom (the other
+ * processes follow, test_map_resized), the expired records go, and new
+ * ones fit again.
+ */
+static void
+test_map_full_old(void **state)
+{
+	struct fixture		*f = *state;
+	struct store_envstat	 es;
+	MDB_env			*env;
+	MDB_txn			*txn;
+	MDB_dbi			 sdb, xdb;
+	MDB_val			 k, v;
+	uint8_t			 ibuf[64], rbuf[700], pay[600];
+	char			 key[48], buf[8];
+	struct store_sweep	 ss;
+	size_t			 klen, len;
+	int			 i, n, stored = 0, swept = 0, rc = 0;
+
+	assert_int_equal(mdb_env_create(&env), 0);
+	assert_int_equal(mdb_env_set_maxdbs(env, 16), 0);
+	assert_int_equal(mdb_env_set_mapsize(env, 1024 * 1024), 0);
+	assert_int_equal(mdb_env_open(env, f->f_dir, MDB_NOTLS, 0600), 0);
+	memset(pay, 'o', sizeof(pay));
+	/* one record a txn, the smaller the fuller, until nothing fits */
+	for (len = 600; len >= 1; len /= 4) {
+		for (i = 0; i < 100000; i++) {
+			assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
+			assert_int_equal(mdb_dbi_open(txn, "sessions",
+			    MDB_CREATE, &sdb), 0);
+			assert_int_equal(mdb_dbi_open(txn, "expiry",
+			    MDB_CREATE, &xdb), 0);
+			(void)snprintf(key, sizeof(key), "o%03zu.%05d", len, i);
+			n = store_rec_encode(rbuf, sizeof(rbuf),
+			    STORE_SESSIONS, 0, NOW + 1, NOW, pay, len);
+			k.mv_size = strlen(key);
+			k.mv_data = key;
+			v.mv_size = (size_t)n;
+			v.mv_data = rbuf;
+			rc = mdb_put(txn, sdb, &k, &v, 0);
+			if (rc == 0) {
+				stale_index_key(ibuf, &klen, NOW + 1, key);
+				k.mv_size = klen;
+				k.mv_data = ibuf;
+				v.mv_size = 0;
+				rc = mdb_put(txn, xdb, &k, &v, 0);
+			}
+			if (rc == 0)
+				rc = mdb_txn_commit(txn);
+			else
+				mdb_txn_abort(txn);
+			if (rc != 0)
+				break;
+			stored++;
+		}
+		assert_int_equal(rc, MDB_MAP_FULL);
+	}
+	mdb_env_close(env);
+
+	assert_int_equal(store_open(&f->f_st, f->f_dir, 1024 * 1024, 64, 0),
+	    0);
+	do {
+		n = store_sweep(f->f_st, NOW + 1, 1000, &ss);
+		assert_true(n >= 0);
+		swept += n;
+	} while (ss.ss_more);
+	assert_int_equal(swept, stored);
+	assert_int_equal(store_envstat(f->f_st, &es), 0);
+	assert_int_equal(es.se_db[STORE_SESSIONS].sd_entries, 0);
+	/* not even one delete fitted: the map grew by its headroom */
+	assert_true(es.se_map_size > 1024 * 1024);
+	assert_true(es.se_map_size <= 2 * 1024 * 1024);
+	put_str(f->f_st, STORE_SESSIONS, "new", "N", NOW + 100);
+	assert_int_equal(get_str(f->f_st, STORE_SESSIONS, "new", NOW + 1, buf,
+	    sizeof(buf)), 0);
+}
+
+/* a batch bound says more may be due; the next batch goes on */
+static void
+test_sweep_more(void **state)
+{
+	struct fixture		*f = *state;
+	struct store_sweep	 ss;
+	char			 key[16];
+	int			 i;
+
+	for (i = 0; i < 10; i++) {
+		(void)snprintf(key, sizeof(key), "m%02d", i);
+		put_str(f->f_st, STORE_EVENTS, key, "v", NOW + 1);
+	}
+	assert_int_equal(store_sweep(f->f_st, NOW + 5, 4, &ss), 4);
+	assert_int_equal(ss.ss_entries, 4);
+	assert_int_equal(ss.ss_more, 1);
+	assert_int_equal(store_sweep(f->f_st, NOW + 5, 6, &ss), 6);
+	assert_int_equal(ss.ss_more, 1);
+	assert_int_equal(store_sweep(f->f_st, NOW + 5, 6, &ss), 0);
+	assert_int_equal(ss.ss_more, 0);
+}
+
+static int
+add_limited(struct store *st, const char *key, const char *group,
+    size_t max, size_t group_max, uint64_t exp, uint64_t now)
+{
+	struct store_limit lim = {
+		.sl_max = max,
+		.sl_group = group,
+		.sl_glen = group != NULL ? strlen(group) : 0,
+		.sl_group_max = group_max,
+	};
+
+	return store_add_limited(st, STORE_SESSIONS, key, strlen(key), "{}",
+	    2, exp, now, &lim);
+}
+
+static size_t
+group_count(struct store *st, const char *group)
+{
+	size_t n;
+
+	assert_int_equal(store_group_count(st, STORE_SESSIONS, group,
+	    strlen(group), &n), 0);
+	return n;
+}
+
+/* caps on records in a db and per group, counts kept by every path */
+static void
+test_limits(void **state)
+{
+	struct fixture		*f = *state;
+	struct store		*st = f->f_st;
+	struct store_rec	 rec;
+
+	assert_int_equal(add_limited(st, "a1", "A", 4, 2, NOW + 10, NOW), 0);
+	assert_int_equal(add_limited(st, "a2", "A", 4, 2, NOW + 20, NOW), 0);
+	assert_int_equal(add_limited(st, "a3", "A", 4, 2, NOW + 10, NOW),
+	    STORE_LIMIT_GROUP);
+	assert_int_equal(add_limited(st, "b1", "B", 4, 2, NOW + 10, NOW), 0);
+	assert_int_equal(add_limited(st, "c1", NULL, 4, 0, 0, NOW), 0);
+	assert_int_equal(add_limited(st, "b2", "B", 4, 2, NOW + 10, NOW),
+	    STORE_LIMIT_DB);
+	assert_int_equal(group_count(st, "A"), 2);
+	assert_int_equal(group_count(st, "B"), 1);
+	assert_int_equal(group_count(st, "C"), 0);
+	/* the group is not part of the payload */
+	assert_int_equal(store_get(st, STORE_SESSIONS, "a1", 2, NOW, &rec), 0);
+	assert_string_equal(rec.sr_data, "{}");
+	assert_int_equal(rec.sr_glen, 1);
+	store_rec_clear(&rec);
+
+	/* a rewrite keeps the group, a delete leaves it */
+	assert_int_equal(store_put(st, STORE_SESSIONS, "a1", 2, "{\"x\":1}",
+	    7, NOW + 30, NOW), 0);
+	assert_int_equal(group_count(st, "A"), 2);
+	assert_int_equal(store_del(st, STORE_SESSIONS, "a1", 2), 0);
+	assert_int_equal(group_count(st, "A"), 1);
+	assert_int_equal(add_limited(st, "a3", "A", 4, 2, NOW + 10, NOW), 0);
+	assert_int_equal(group_count(st, "A"), 2);
+
+	/* at a cap, the expired records are reclaimed on the spot */
+	assert_int_equal(add_limited(st, "a4", "A", 10, 2, NOW + 50, NOW + 25),
+	    0);
+	assert_int_equal(group_count(st, "A"), 1);
+	assert_int_equal(group_count(st, "B"), 0);
+	assert_int_equal(add_limited(st, "d1", "D", 2, 0, NOW + 50, NOW + 25),
+	    STORE_LIMIT_DB);
+	assert_int_equal(add_limited(st, "d1", "D", 3, 0, NOW + 50, NOW + 25),
+	    0);
+	assert_int_equal(group_count(st, "D"), 1);
+
+	/* and the sweep keeps the counts */
+	assert_int_equal(store_sweep(st, NOW + 100, 100, NULL), 2);
+	assert_int_equal(group_count(st, "A"), 0);
+	assert_int_equal(group_count(st, "D"), 0);
+	assert_int_equal(add_limited(st, "a5", "A", 9, 1, NOW + 200, NOW + 100),
+	    0);
+	assert_int_equal(add_limited(st, "a6", "A", 9, 1, NOW + 200, NOW + 100),
+	    STORE_LIMIT_GROUP);
+	/* a live key is taken whatever the caps */
+	assert_int_equal(add_limited(st, "a5", "A", 9, 1, NOW + 200, NOW + 100),
+	    STORE_EXISTS);
+}
+
+/*
+ * A map filled with new records: the headroom stays free, so a delete
+ * and a sweep commit, rewrites that do not grow go on, and once the
+ * sweep has run new records fit again.
+ */
+static void
+test_map_headroom(void **state)
+{
+	struct fixture		*f = *state;
+	struct store_sweep	 ss;
+	char			 key[16], val[600], big[700];
+	int			 i, n, rc = 0, saved = 0;
+
+	assert_int_equal(store_open(&f->f_st, f->f_dir, 1024 * 1024, 64, 0),
+	    0);
+	memset(val, 's', sizeof(val));
+	memset(big, 'b', sizeof(big));
+	for (i = 0; i < 100000; i++) {
+		(void)snprintf(key, sizeof(key), "s%06d", i);
+		rc = store_put(f->f_st, STORE_SESSIONS, key, strlen(key), val,
+		    sizeof(val), NOW + 10, NOW);
+		if (rc != 0) {
+			saved = errno;
+			break;
+		}
+	}
+	assert_int_equal(rc, -1);
+	assert_int_equal(saved, ENOSPC);
+	n = i;
+	assert_true(n > 500);
+	/* full for new records: a rewrite and a delete still commit */
+	assert_int_equal(store_put(f->f_st, STORE_SESSIONS, "s000001", 7, val,
+	    sizeof(val), NOW + 20, NOW), 0);
+	/* but not a rewrite that grows the record */
+	assert_int_equal(store_put(f->f_st, STORE_SESSIONS, "s000001", 7, big,
+	    sizeof(big), NOW + 20, NOW), -1);
+	assert_int_equal(errno, ENOSPC);
+	assert_int_equal(store_del(f->f_st, STORE_SESSIONS, "s000002", 7), 0);
+	for (i = 3; i < 100; i++) {
+		(void)snprintf(key, sizeof(key), "s%06d", i);
+		assert_int_equal(store_del(f->f_st, STORE_SESSIONS, key,
+		    strlen(key)), 0);
+	}
+	/* the sweep of the rest commits in batches */
+	do {
+		assert_true(store_sweep(f->f_st, NOW + 10, 256, &ss) >= 0);
+	} while (ss.ss_more);
+	assert_int_equal(store_envstat(f->f_st, &(struct store_envstat){0}), 0);
+	for (i = 0; i < n / 2; i++) {
+		(void)snprintf(key, sizeof(key), "t%06d", i);
+		assert_int_equal(store_put(f->f_st, STORE_SESSIONS, key,
+		    strlen(key), val, sizeof(val), NOW + 100, NOW + 10), 0);
+	}
 }
 
 /* --- sequences --- */
@@ -979,6 +1347,16 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_map_grown, setup_dir,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_map_full, setup_dir,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_sweep_stale, setup_dir,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_map_full_old, setup_dir,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_sweep_more, setup_store,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_limits, setup_store,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_map_headroom, setup_dir,
 		    teardown),
 	};
 

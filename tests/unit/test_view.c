@@ -1228,6 +1228,81 @@ test_policy_edges(void **state)
 	json_decref(v);
 }
 
+
+/* how old lists count: fresh within ttl, stale for a while, then gone */
+static void
+test_part_age(void **state)
+{
+	struct view_clock c = { 100000, 5000, 60000, 2000 };
+
+	(void)state;
+	assert_int_equal(view_part_age(&c, 100000), VIEW_PART_FRESH);
+	assert_int_equal(view_part_age(&c, 95001), VIEW_PART_FRESH);
+	assert_int_equal(view_part_age(&c, 95000), VIEW_PART_STALE);
+	assert_int_equal(view_part_age(&c, 35001), VIEW_PART_STALE);
+	assert_int_equal(view_part_age(&c, 35000), VIEW_PART_MISSING);
+	assert_int_equal(view_part_age(&c, 0), VIEW_PART_MISSING);
+	/* a clock that stepped back: the lists are fresh, not negative */
+	assert_int_equal(view_part_age(&c, 200000), VIEW_PART_FRESH);
+}
+
+/* a view's freshness and its stale and missing parts */
+static void
+test_mark(void **state)
+{
+	struct view_clock	 c = { 100000, 5000, 60000, 2000 };
+	struct view_input	 in[3];
+	json_t			*v;
+
+	(void)state;
+	memset(in, 0, sizeof(in));
+	in[0].vi_backend = "a";
+	in[0].vi_listed_ms = 99000;
+	in[1].vi_backend = "b";
+	in[1].vi_listed_ms = 97000;
+
+	/* all fresh: until the oldest listing's ttl ends */
+	v = json_object();
+	assert_int_equal(view_mark(v, in, 2, &c), 0);
+	expect_json(v, "{\"fresh\": 102000}");
+	json_decref(v);
+
+	/* a stale part: revalidated after vl_retry, and named */
+	in[1].vi_part = VIEW_PART_STALE;
+	in[1].vi_listed_ms = 90000;
+	in[1].vi_why = "backend b timed out";
+	in[2].vi_backend = "c";
+	in[2].vi_part = VIEW_PART_MISSING;
+	v = json_object();
+	assert_int_equal(view_mark(v, in, 3, &c), 0);
+	expect_json(v, "{\"fresh\": 102000, "
+	    "\"stale\": {\"b\": \"backend b timed out\"}, "
+	    "\"missing\": {\"c\": \"no reason given\"}}");
+	json_decref(v);
+
+	/* a fresh part older than the retry: its own end comes first */
+	in[0].vi_listed_ms = 96000;
+	v = json_object();
+	assert_int_equal(view_mark(v, in, 3, &c), 0);
+	assert_int_equal(json_integer_value(json_object_get(v, "fresh")),
+	    101000);
+	json_decref(v);
+
+	/* a message cut inside a UTF-8 sequence still marks the part */
+	in[2].vi_why = "cut \xc3";
+	v = json_object();
+	assert_int_equal(view_mark(v, in, 3, &c), 0);
+	expect_json(json_object_get(v, "missing"),
+	    "{\"c\": \"(a message that is not UTF-8)\"}");
+	json_decref(v);
+
+	/* no backend: a whole ttl */
+	v = json_object();
+	assert_int_equal(view_mark(v, NULL, 0, &c), 0);
+	expect_json(v, "{\"fresh\": 105000}");
+	json_decref(v);
+}
+
 int
 main(void)
 {
@@ -1259,6 +1334,8 @@ main(void)
 		cmocka_unit_test(test_determinism),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_policy_edges),
+		cmocka_unit_test(test_part_age),
+		cmocka_unit_test(test_mark),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

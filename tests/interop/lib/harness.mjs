@@ -458,7 +458,7 @@ export const MCP_ACCEPT = 'application/json, text/event-stream';
  * {status, headers, text, json, messages}.
  */
 export function httpRequest(port, { method = 'POST', path: p = '/mcp', headers = {}, body,
-  timeout = 15000, keepAlive = false } = {}) {
+  timeout = 15000, keepAlive = false, localAddress } = {}) {
   return new Promise((resolve, reject) => {
     const h = { ...headers };
     let data = body;
@@ -467,7 +467,7 @@ export function httpRequest(port, { method = 'POST', path: p = '/mcp', headers =
     if (data !== undefined)
       h['Content-Length'] = Buffer.byteLength(data);
     const req = http.request({
-      host: HOST, port, method, path: p, headers: h,
+      host: HOST, port, method, path: p, headers: h, localAddress,
       agent: keepAlive ? undefined : false,
     }, (res) => {
       const chunks = [];
@@ -548,9 +548,9 @@ let rpcId = 1;
 export const nextId = () => rpcId++;
 
 /* POST one JSON-RPC message to /mcp. */
-export function mcpPost(port, msg, { session, version, headers, timeout } = {}) {
+export function mcpPost(port, msg, { session, version, headers, timeout, localAddress } = {}) {
   return httpRequest(port, {
-    body: msg, timeout,
+    body: msg, timeout, localAddress,
     headers: mcpHeaders({ session, version, extra: headers }),
   });
 }

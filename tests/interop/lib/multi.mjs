@@ -16,7 +16,7 @@ import path from 'node:path';
 
 import {
   Daemon, HOST, ROOT, LEGACY_VERSION, tmpDir, waitFor, withTimeout, useHarness,
-  parseSSE, mcpHeaders, httpRequest, nextId,
+  parseSSE, mcpHeaders, httpRequest, nextId, MCP_ACCEPT,
 } from './harness.mjs';
 
 export const NODE = process.execPath;
@@ -30,6 +30,7 @@ const SETPRIV = ['/usr/bin/setpriv', '/bin/setpriv'].find((p) => fs.existsSync(p
 
 const procs = new Set();
 const streams = new Set();
+const servers = new Set();	// in-process test servers (serve())
 
 export class Child {
   constructor(name, cmd, args, { env = {}, cwd = ROOT } = {}) {
@@ -91,7 +92,72 @@ export function useMulti() {
     killAllChildren();
     await Promise.all([...procs].map((p) => p.waitExit(5000).catch(() => {})));
     procs.clear();
+    for (const s of servers) {
+      s.closeAllConnections?.();
+      for (const c of s.sockets ?? [])
+        c.destroy();
+      await new Promise((r) => s.close(r));
+    }
+    servers.clear();
   });
+}
+
+export const MODERN = '2026-07-28';
+/* the _meta of a 2026-07-28 request */
+export const modernMeta = (caps = {}) => ({
+  'io.modelcontextprotocol/protocolVersion': MODERN,
+  'io.modelcontextprotocol/clientCapabilities': caps,
+});
+
+/* A 2026-07-28 request over raw HTTP: {status, headers, text, json}. */
+export async function modern(port, method, params = {}, headers = {}, id = 1) {
+  const r = await httpRequest(port, {
+    headers: {
+      'Content-Type': 'application/json', Accept: MCP_ACCEPT,
+      'MCP-Protocol-Version': MODERN, 'Mcp-Method': method, ...headers,
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id, method, params: { _meta: modernMeta(), ...params } }),
+  });
+  let json = null;
+  try {
+    json = JSON.parse(r.text);
+  } catch {
+    // SSE or empty: the caller looks at r.text
+  }
+  return { ...r, json };
+}
+
+/* A request's JSON body, or undefined once answered 400 (not JSON). */
+export function jsonBody(req, res) {
+  return new Promise((resolve) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      try {
+        resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+      } catch {
+        res.writeHead(400).end();
+        resolve(undefined);
+      }
+    });
+  });
+}
+
+/*
+ * An in-process test server (http or net) on a free loopback port,
+ * closed with its connections by useMulti()'s cleanup; the port.  A
+ * net server's connections are tracked in srv.sockets.
+ */
+export function serve(srv) {
+  servers.add(srv);
+  if (!srv.closeAllConnections && !srv.sockets) {
+    srv.sockets = new Set();
+    srv.on('connection', (c) => {
+      srv.sockets.add(c);
+      c.on('close', () => srv.sockets.delete(c));
+    });
+  }
+  return new Promise((resolve) => srv.listen(0, HOST, () => resolve(srv.address().port)));
 }
 
 /* An SDK backend script configured by SPEC, on the port it prints. */
