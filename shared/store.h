@@ -5,7 +5,8 @@
  * has done.  Every read copies the value out before its transaction
  * ends: no pointer into the map ever leaves store.c.
  *
- * Rules (c-engineering.md section 2): open after fork in each process;
+ * Rules (lmdb.h, Caveats; docs/ARCHITECTURE.md, The store): open after
+ * fork in each process;
  * never hold a transaction across an event loop iteration or any I/O.
  */
 #ifndef VMCPD_STORE_H

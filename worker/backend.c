@@ -927,8 +927,8 @@ backend_open_done(struct backend_call *bc, int rc, json_t *response,
 		goto done;
 	}
 	/* a Legacy-cached backend that negotiates 2026-07-28 flips */
-	if (strcmp(version, MCP_VERSION_MODERN) == 0)
-		era_set(bo->bo_w, bo->bo_be, ERA_MODERN,
+	if (proto_era_of_version(version) == PROTO_ERA_MODERN)
+		era_set(bo->bo_w, bo->bo_be, PROTO_ERA_MODERN,
 		    "initialize negotiated " MCP_VERSION_MODERN);
 	backend_info_put(bo->bo_w, bo->bo_be, version, result);
 	(void)backend_notify(bo->bo_w, bo->bo_be, sid, version,

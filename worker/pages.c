@@ -13,13 +13,13 @@
 #define PAGES_MAX	16
 
 struct page {
-	json_t	*pg_view;
-	int	 pg_era;
-	char	*pg_method;
-	int	 pg_has_cursor;	/* absent and "" are two cursors */
-	char	*pg_cursor;
-	char	*pg_data;
-	size_t	 pg_len;
+	json_t		*pg_view;
+	enum proto_era	 pg_era;
+	char		*pg_method;
+	int		 pg_has_cursor;	/* absent and "" are two cursors */
+	char		*pg_cursor;
+	char		*pg_data;
+	size_t		 pg_len;
 };
 
 static struct page	pages[PAGES_MAX];
@@ -45,8 +45,8 @@ pages_free(void)
 }
 
 const char *
-pages_find(json_t *view, int era, const char *method, const json_t *cursor,
-    size_t *len)
+pages_find(json_t *view, enum proto_era era, const char *method,
+    const json_t *cursor, size_t *len)
 {
 	const char	*c = json_is_string(cursor) ? json_string_value(cursor) :
 			    "";
@@ -69,8 +69,8 @@ pages_find(json_t *view, int era, const char *method, const json_t *cursor,
 }
 
 const char *
-pages_put(json_t *view, int era, const char *method, const json_t *cursor,
-    json_t *result, size_t *len)
+pages_put(json_t *view, enum proto_era era, const char *method,
+    const json_t *cursor, json_t *result, size_t *len)
 {
 	struct page	*pg;
 	const char	*c = json_is_string(cursor) ? json_string_value(cursor) :

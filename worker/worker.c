@@ -86,10 +86,20 @@ worker_reply_flushed(struct worker *w)
 }
 
 void
-worker_request_done(struct worker *w)
+worker_request_hold(struct worker *w)
 {
-	if (w->w_inflight > 0)
-		w->w_inflight--;
+	w->w_inflight++;
+}
+
+/* the one place a request is let go of (ngx_http_close_request()) */
+void
+worker_request_release(struct worker *w, const char *where)
+{
+	if (w->w_inflight == 0) {
+		log_warnx("%s: request released with none in flight", where);
+		return;
+	}
+	w->w_inflight--;
 	worker_exit_if_idle(w);
 }
 

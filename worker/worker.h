@@ -50,7 +50,7 @@ struct worker {
 	struct event			*w_sig_usr1;
 	struct event			*w_drain_ev;
 	int				 w_draining;
-	size_t				 w_inflight;	/* requests being served */
+	size_t				 w_inflight;	/* requests held */
 	size_t				 w_unflushed;	/* replies not yet written */
 	uint64_t			 w_rpc_seq;	/* backend request ids */
 	TAILQ_HEAD(, mcp_req)		 w_reqs;
@@ -58,7 +58,18 @@ struct worker {
 };
 
 /* worker.c; worker_main() is in worker_main.h */
-void	 worker_request_done(struct worker *);
+/*
+ * Requests in flight, counted as nginx counts r->main->count: the front
+ * holds each /mcp request while its handler runs and releases it when
+ * the handler returns; whatever carries the request on past that call
+ * (an mcp_req, an mreq, a GET or listen stream) takes its own hold when
+ * it is made and releases it when it is freed.  So a synchronous answer
+ * releases nothing itself.  A release with nothing held is a bug: it is
+ * logged with the place (where), not clamped away.  A draining worker
+ * exits when nothing is held and every reply is written.
+ */
+void	 worker_request_hold(struct worker *);
+void	 worker_request_release(struct worker *, const char *where);
 void	 worker_reply_flushed(struct worker *);
 void	 worker_exit_if_idle(struct worker *);
 struct worker *worker_self(void);	/* one worker per process */
@@ -154,24 +165,18 @@ void	 bsession_forget(struct worker *, const char *scope,
  * (whose bridges speak 2025-11-25) are Legacy; the others are probed
  * once with server/discover and the outcome shared by all workers.
  */
-enum backend_era {
-	ERA_UNKNOWN = 0,
-	ERA_LEGACY,
-	ERA_MODERN
-};
-typedef void (*era_cb)(void *arg, enum backend_era);
-/* the known era, or ERA_UNKNOWN */
-enum backend_era era_get(struct worker *, const struct config_backend *);
+typedef void (*era_cb)(void *arg, enum proto_era);
+/* the known era, or PROTO_ERA_UNKNOWN */
+enum proto_era era_get(struct worker *, const struct config_backend *);
 /* the era now (> 0), or 0 with cb called later, or -1 (no memory) */
 int	 era_resolve(struct worker *, const struct config_backend *, era_cb,
 	    void *arg);
 void	 era_resolve_cancel(struct worker *, void *arg);
 /* self-healing: a backend that answers as the other era */
 void	 era_set(struct worker *, const struct config_backend *,
-	    enum backend_era, const char *why);
+	    enum proto_era, const char *why);
 void	 era_forget(struct worker *, const struct config_backend *,
 	    const char *why);
-const char *era_name(enum backend_era);
 void	 eras_free(void);
 
 /* mrtr.c: a 2026-07-28 backend's input requests put to a Legacy client */
@@ -242,11 +247,11 @@ void	 modern_free_all(void);
 void	 modern_handle(struct worker *, struct httpd_req *,
 	    struct jsonrpc_msg *msg);
 
-/* pages.c: serialised list pages of the current view (era 0, 1) */
-const char *pages_find(json_t *view, int era, const char *method,
+/* pages.c: serialised list pages of the current view, per era */
+const char *pages_find(json_t *view, enum proto_era, const char *method,
 	    const json_t *cursor, size_t *len);
 /* result is taken; NULL (nothing kept) for a non-string cursor */
-const char *pages_put(json_t *view, int era, const char *method,
+const char *pages_put(json_t *view, enum proto_era, const char *method,
 	    const json_t *cursor, json_t *result, size_t *len);
 void	 pages_free(void);
 
