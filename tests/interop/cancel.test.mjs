@@ -113,7 +113,7 @@ describe('notifications/cancelled reaches the backend call, from either worker',
 
   for (const b of BACKENDS) {
     test(`${b.label}: cancelled on the worker holding the call and on the other`,
-      guarded(async () => {
+      guarded(async (t) => {
         let local = 0, remote = 0, i = 0;
         for (; i < MAX_ROUNDS && (local === 0 || remote === 0); i++) {
           const { holder, canceller } = await round(b, i);
@@ -122,8 +122,9 @@ describe('notifications/cancelled reaches the backend call, from either worker',
           else
             remote++;
         }
-        assert.ok(local > 0 && remote > 0,
-          `both paths in ${i} rounds: ${local} on the holder, ${remote} from the other worker`);
+        const tally = `${i} rounds: ${local} on the holder, ${remote} from the other worker`;
+        assert.ok(local > 0 && remote > 0, `both paths in ${tally}`);
+        t.diagnostic(tally);
         // nothing else was cancelled, and the session goes on
         const c = await cancels(daemon.port, sid, b.prefix);
         assert.equal(c.cancelled.length, i, JSON.stringify(c));
