@@ -23,11 +23,9 @@
 #include "shared/log.h"
 #include "shared/store.h"
 #include "httpd.h"
-#include "wake.h"
 #include "worker.h"
 
 #define SESSION_TOUCH_MS	1000	/* write last-seen at most this often */
-#define LEGACY_REASON_MAX	512	/* a cancellation's reason passed on */
 
 /*
  * The hot path's call, taken from a scan of the body (jsonrpc_scan)
@@ -1313,26 +1311,23 @@ legacy_req_find(struct worker *w, const char *sid, const json_t *id)
 }
 
 /*
- * A request the client cancelled: its backend call is cancelled too,
- * and the client gets no response (MCP 2025-11-25, Cancellation); an
- * SSE stream, opened if need be, ends without one (MCP 2025-11-25,
- * Transports: the stream SHOULD, not MUST, carry the response).
+ * A request the client cancelled, if this worker holds it: its backend
+ * call is cancelled too, and the client gets no response (MCP
+ * 2025-11-25, Cancellation); an SSE stream, opened if need be, ends
+ * without one (MCP 2025-11-25, Transports: the stream SHOULD, not MUST,
+ * carry the response).  1 if it was here.
  */
-static int
-legacy_cancel_local(struct worker *w, const char *sid, const json_t *params)
+int
+legacy_cancel(struct worker *w, const char *sid, const json_t *id,
+    const char *reason)
 {
 	struct mcp_req	*mr;
-	json_t		*reason = json_object_get(params, "reason");
 
-	if ((mr = legacy_req_find(w, sid, json_object_get(params,
-	    "requestId"))) == NULL)
+	if ((mr = legacy_req_find(w, sid, id)) == NULL)
 		return 0;
 	log_debug("session %.8s... cancelled its %s", sid,
 	    mr->mr_msg.jm_method);
-	if (!json_is_string(reason) ||
-	    json_string_length(reason) > LEGACY_REASON_MAX)
-		reason = NULL;
-	backend_call_abort(mr->mr_call, json_string_value(reason));
+	backend_call_abort(mr->mr_call, reason);
 	mr->mr_call = NULL;
 	if (mr->mr_req != NULL) {
 		httpd_req_set_close_cb(mr->mr_req, NULL, NULL);
@@ -1343,55 +1338,6 @@ legacy_cancel_local(struct worker *w, const char *sid, const json_t *params)
 	}
 	legacy_req_free(mr);
 	return 1;
-}
-
-/*
- * notifications/cancelled: any worker may hold the request it names.
- * Held here, it is cancelled here; else every other worker is told
- * (WAKE_CANCEL) and the one holding it, if any, cancels it.  Nothing
- * is recorded per call for this: a cancellation costs one datagram
- * per worker instead.
- */
-static void
-legacy_cancelled(struct worker *w, const char *sid, const json_t *params)
-{
-	const json_t	*id = json_object_get(params, "requestId");
-	json_t		*reason = json_object_get(params, "reason"), *p;
-	char		*text = NULL;
-	size_t		 len = 0;
-
-	if (!json_is_string(id) && !json_is_integer(id)) {
-		log_debug("session %.8s... cancelled no request", sid);
-		return;
-	}
-	if (legacy_cancel_local(w, sid, params))
-		return;
-	if ((p = json_pack("{s:O}", "requestId", id)) == NULL)
-		return;
-	if (json_is_string(reason) &&
-	    json_string_length(reason) <= LEGACY_REASON_MAX)
-		(void)json_object_set(p, "reason", reason);
-	if ((text = jsonrpc_dump(p, &len)) != NULL &&
-	    len + strlen(sid) <= WAKE_ARG_MAX)
-		wake_broadcast(WAKE_CANCEL, sid, text);
-	else
-		log_warnx("session %.8s...: cannot pass on a cancellation",
-		    sid);
-	free(text);
-	json_decref(p);
-}
-
-/* WAKE_CANCEL: the request may be this worker's */
-void
-legacy_cancel_wake(struct worker *w, const char *sid, const char *params)
-{
-	json_t		*p;
-	json_error_t	 jerr;
-
-	if ((p = json_loads(params, 0, &jerr)) == NULL)
-		return;
-	(void)legacy_cancel_local(w, sid, p);
-	json_decref(p);
 }
 
 static void
@@ -1410,7 +1356,7 @@ legacy_notification(struct worker *w, struct httpd_req *req,
 			log_warnx("cannot save session %.8s...", s->s_id);
 	}
 	if (strcmp(msg->jm_method, "notifications/cancelled") == 0)
-		legacy_cancelled(w, s->s_id, msg->jm_params);
+		cancel_request(w, s->s_id, msg->jm_params);
 	if (strcmp(msg->jm_method, "notifications/roots/list_changed") == 0)
 		for (i = 0; i < s->s_nbackends; i++)
 			if ((be = config_backend_find(w->w_conf,

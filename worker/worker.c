@@ -164,7 +164,7 @@ worker_on_wake(void *arg, const struct wake_msg *m)
 		notify_resubscribe_local(w, m->wm_a);
 		break;
 	case WAKE_CANCEL:
-		legacy_cancel_wake(w, m->wm_a, m->wm_b);
+		cancel_wake(w, m->wm_a, m->wm_b);
 		break;
 	}
 }

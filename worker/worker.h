@@ -248,9 +248,15 @@ void	 pages_free(void);
 
 /* legacy.c: the Legacy (2025-11-25) client edge */
 void	 legacy_handle(struct worker *, struct httpd_req *);
-/* WAKE_CANCEL: params is the client's notifications/cancelled params */
-void	 legacy_cancel_wake(struct worker *, const char *sid,
-	    const char *params);
+/* cancel the request id of session sid if held here: 1, else 0 */
+int	 legacy_cancel(struct worker *, const char *sid, const json_t *id,
+	    const char *reason);
+
+/* cancel.c: a client's notifications/cancelled, on whichever worker */
+void	 cancel_request(struct worker *, const char *sid,
+	    const json_t *params);
+/* WAKE_CANCEL: params as cancel_request() sent them */
+void	 cancel_wake(struct worker *, const char *sid, const char *params);
 
 
 /* session.c: Legacy client session records in the store */
