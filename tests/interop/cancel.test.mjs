@@ -15,7 +15,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import {
   guarded, startTestBackend, TEST_BACKEND, openSession, rpc, mcpPost, workerOf, waitFor,
-  withTimeout, HOST, MCP_ACCEPT,
+  withTimeout, connectClient, HOST, MCP_ACCEPT,
 } from './lib/harness.mjs';
 import { useMulti, startMulti, postStream, NODE, MODERN, modernMeta } from './lib/multi.mjs';
 
@@ -133,6 +133,28 @@ describe('notifications/cancelled reaches the backend call, from either worker',
         assert.equal(r.json?.result?.content?.[0]?.text, 'Echo: still here', r.text);
       }));
   }
+
+  test('the SDK client: an aborted callTool is cancelled at the backend, the session goes on',
+    guarded(async () => {
+      const { port } = daemon;
+      const { client, transport } = await connectClient(daemon.url, { fresh: true });
+      try {
+        const before = (await cancels(port, sid, 'h_')).started.length;
+        const ac = new AbortController();
+        const call = client.callTool({ name: 'h_slow', arguments: { ms: SLOW_MS } }, undefined,
+          { signal: ac.signal, timeout: 60000 });
+        call.catch(() => {});
+        const bid = await started(port, sid, 'h_', before);
+        ac.abort('the user gave up');
+        await assert.rejects(call);
+        const seen = await observed(port, sid, 'h_', 'the user gave up');
+        assert.deepEqual(seen, { id: bid, reason: 'the user gave up' });
+        const r = await client.callTool({ name: 'h_echo', arguments: { message: 'after' } });
+        assert.equal(r.content[0].text, 'Echo: after');
+      } finally {
+        await transport.close().catch(() => {});
+      }
+    }));
 
   test('a cancel for no request in flight is accepted and changes nothing', guarded(async () => {
     for (const requestId of ['no-such-request', 424242]) {
