@@ -1292,6 +1292,54 @@ legacy_request(struct worker *w, struct httpd_req *req,
 		    "Internal error: out of memory");
 }
 
+static struct mcp_req *
+legacy_req_find(struct worker *w, const char *sid, const json_t *id)
+{
+	struct mcp_req	*mr;
+	struct bopen	*bo;
+
+	TAILQ_FOREACH(mr, &w->w_reqs, mr_entry)
+		if (!mr->mr_initialize && strcmp(mr->mr_sid, sid) == 0 &&
+		    json_equal(mr->mr_msg.jm_id, id))
+			return mr;
+	TAILQ_FOREACH(bo, &w->w_opens, bo_entry)
+		TAILQ_FOREACH(mr, &bo->bo_waiters, mr_entry)
+			if (strcmp(mr->mr_sid, sid) == 0 &&
+			    json_equal(mr->mr_msg.jm_id, id))
+				return mr;
+	return NULL;
+}
+
+/*
+ * A request the client cancelled, if this worker holds it: its backend
+ * call is cancelled too, and the client gets no response (MCP
+ * 2025-11-25, Cancellation); an SSE stream, opened if need be, ends
+ * without one (MCP 2025-11-25, Transports: the stream SHOULD, not MUST,
+ * carry the response).  1 if it was here.
+ */
+int
+legacy_cancel(struct worker *w, const char *sid, const json_t *id,
+    const char *reason)
+{
+	struct mcp_req	*mr;
+
+	if ((mr = legacy_req_find(w, sid, id)) == NULL)
+		return 0;
+	log_debug("session %.8s... cancelled its %s", sid,
+	    mr->mr_msg.jm_method);
+	backend_call_abort(mr->mr_call, reason);
+	mr->mr_call = NULL;
+	if (mr->mr_req != NULL) {
+		httpd_req_set_close_cb(mr->mr_req, NULL, NULL);
+		if (!mr->mr_streaming)
+			front_sse_start(mr->mr_req, NULL);
+		front_sse_end(mr->mr_req);
+		mr->mr_req = NULL;
+	}
+	legacy_req_free(mr);
+	return 1;
+}
+
 static void
 legacy_notification(struct worker *w, struct httpd_req *req,
     struct jsonrpc_msg *msg, struct session *s)
@@ -1307,6 +1355,8 @@ legacy_notification(struct worker *w, struct httpd_req *req,
 		    s->s_seen_ms) == -1)
 			log_warnx("cannot save session %.8s...", s->s_id);
 	}
+	if (strcmp(msg->jm_method, "notifications/cancelled") == 0)
+		cancel_request(w, s->s_id, msg->jm_params);
 	if (strcmp(msg->jm_method, "notifications/roots/list_changed") == 0)
 		for (i = 0; i < s->s_nbackends; i++)
 			if ((be = config_backend_find(w->w_conf,

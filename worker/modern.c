@@ -146,6 +146,9 @@ modern_on_close(struct httpd_req *hr, void *arg)
 	 * section Cancellation) */
 	m->m_req = NULL;
 	httpd_send_end(hr);	/* frees it */
+	/* and a 2025-11-25 backend is told so (MCP 2025-11-25, Cancellation) */
+	backend_call_abort(m->m_call, "the client closed the connection");
+	m->m_call = NULL;
 	if (m->m_opening) {
 		m->m_gone = 1;	/* modern_opened() frees it */
 		return;

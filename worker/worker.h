@@ -248,6 +248,15 @@ void	 pages_free(void);
 
 /* legacy.c: the Legacy (2025-11-25) client edge */
 void	 legacy_handle(struct worker *, struct httpd_req *);
+/* cancel the request id of session sid if held here: 1, else 0 */
+int	 legacy_cancel(struct worker *, const char *sid, const json_t *id,
+	    const char *reason);
+
+/* cancel.c: a client's notifications/cancelled, on whichever worker */
+void	 cancel_request(struct worker *, const char *sid,
+	    const json_t *params);
+/* WAKE_CANCEL: params as cancel_request() sent them */
+void	 cancel_wake(struct worker *, const char *sid, const char *params);
 
 
 /* session.c: Legacy client session records in the store */
@@ -369,6 +378,8 @@ int	 backend_notify_request(struct worker *, const struct config_backend *,
 	    const char *bsid, const char *version, const char *method,
 	    json_t *params);
 void	 backend_call_cancel(struct backend_call *);
+/* cancel, and tell the backend (reason may be NULL) */
+void	 backend_call_abort(struct backend_call *, const char *reason);
 void	 backend_free_all(struct worker *);
 void	 backend_session_delete(struct worker *, const struct config_backend *,
 	    const char *bsid, const char *version);
