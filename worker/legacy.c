@@ -1018,7 +1018,8 @@ legacy_forward(struct mcp_req *mr)
 {
 	int era;
 
-	if ((era = era_resolve(mr->mr_w, mr->mr_be, legacy_on_era, mr)) == 0)
+	if ((era = era_resolve(mr->mr_w, mr->mr_be, PROTO_ERA_LEGACY,
+	    legacy_on_era, mr)) == 0)
 		return;
 	if (era == -1) {
 		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
@@ -1066,10 +1067,10 @@ legacy_subscribe(struct mcp_req *mr, struct session *s)
 	}
 	/* the backend subscription is shared: it goes with the last one;
 	 * a 2026-07-28 backend has none (its listen stream asks) */
-	if (era_get(w, mr->mr_be) == PROTO_ERA_MODERN)
+	if (era_for(w, mr->mr_be, ERA_LISTING) == PROTO_ERA_MODERN)
 		notify_resubscribe(w, mr->mr_be);
 	if ((!sub && notify_subscribers(w, uri) > 0) ||
-	    era_get(w, mr->mr_be) == PROTO_ERA_MODERN) {
+	    era_for(w, mr->mr_be, ERA_LISTING) == PROTO_ERA_MODERN) {
 		json_t *resp = jsonrpc_result_new(mr->mr_msg.jm_id,
 		    json_object());
 
@@ -1107,7 +1108,7 @@ legacy_route_fast(struct mcp_req *mr, json_t *view)
 		legacy_req_error(mr, cerr.ce_code, cerr.ce_msg);
 		return 0;
 	}
-	if (era_get(w, mr->mr_be) == PROTO_ERA_LEGACY &&
+	if (era_for(w, mr->mr_be, PROTO_ERA_LEGACY) == PROTO_ERA_LEGACY &&
 	    strlen(own) == mr->mr_fast.lf_namelen &&
 	    memcmp(own, mr->mr_fast.lf_name, mr->mr_fast.lf_namelen) == 0) {
 		mr->mr_client_caps = json_incref(mr->mr_sess.s_client_caps);
@@ -1188,7 +1189,7 @@ legacy_on_view(void *arg, json_t *view, const char *err)
 	/* the session as the request found it (mr_sess) */
 	mr->mr_client_caps = json_incref(mr->mr_sess.s_client_caps);
 	/* what a 2026-07-28 backend needs: not worked out for others */
-	if (era_get(w, mr->mr_be) != PROTO_ERA_LEGACY)
+	if (era_for(w, mr->mr_be, PROTO_ERA_LEGACY) != PROTO_ERA_LEGACY)
 		mr->mr_phdrs = core_param_headers(view, mr->mr_msg.jm_method,
 		    mr->mr_msg.jm_params, mr->mr_bparams);
 	if (strcmp(mr->mr_msg.jm_method, "resources/subscribe") == 0 ||
