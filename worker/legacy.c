@@ -1038,7 +1038,8 @@ legacy_forward(struct mcp_req *mr)
 {
 	int era;
 
-	if ((era = era_resolve(mr->mr_w, mr->mr_be, legacy_on_era, mr)) == 0)
+	if ((era = era_resolve(mr->mr_w, mr->mr_be, PROTO_ERA_LEGACY,
+	    legacy_on_era, mr)) == 0)
 		return;
 	if (era == -1) {
 		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
@@ -1086,10 +1087,10 @@ legacy_subscribe(struct mcp_req *mr, struct session *s)
 	}
 	/* the backend subscription is shared: it goes with the last one;
 	 * a 2026-07-28 backend has none (its listen stream asks) */
-	if (era_get(w, mr->mr_be) == PROTO_ERA_MODERN)
+	if (era_for(w, mr->mr_be, ERA_LISTING) == PROTO_ERA_MODERN)
 		notify_resubscribe(w, mr->mr_be);
 	if ((!sub && notify_subscribers(w, uri) > 0) ||
-	    era_get(w, mr->mr_be) == PROTO_ERA_MODERN) {
+	    era_for(w, mr->mr_be, ERA_LISTING) == PROTO_ERA_MODERN) {
 		json_t *resp = jsonrpc_result_new(mr->mr_msg.jm_id,
 		    json_object());
 
@@ -1127,7 +1128,7 @@ legacy_route_fast(struct mcp_req *mr, json_t *view)
 		legacy_req_error(mr, cerr.ce_code, cerr.ce_msg);
 		return 0;
 	}
-	if (era_get(w, mr->mr_be) == PROTO_ERA_LEGACY &&
+	if (era_for(w, mr->mr_be, PROTO_ERA_LEGACY) == PROTO_ERA_LEGACY &&
 	    strlen(own) == mr->mr_fast.lf_namelen &&
 	    memcmp(own, mr->mr_fast.lf_name, mr->mr_fast.lf_namelen) == 0) {
 		mr->mr_client_caps = json_incref(mr->mr_sess.s_client_caps);
@@ -1208,7 +1209,7 @@ legacy_on_view(void *arg, json_t *view, const char *err)
 	/* the session as the request found it (mr_sess) */
 	mr->mr_client_caps = json_incref(mr->mr_sess.s_client_caps);
 	/* what a 2026-07-28 backend needs: not worked out for others */
-	if (era_get(w, mr->mr_be) != PROTO_ERA_LEGACY)
+	if (era_for(w, mr->mr_be, PROTO_ERA_LEGACY) != PROTO_ERA_LEGACY)
 		mr->mr_phdrs = core_param_headers(view, mr->mr_msg.jm_method,
 		    mr->mr_msg.jm_params, mr->mr_bparams);
 	if (strcmp(mr->mr_msg.jm_method, "resources/subscribe") == 0 ||
@@ -1312,6 +1313,54 @@ legacy_request(struct worker *w, struct httpd_req *req,
 		    "Internal error: out of memory");
 }
 
+static struct mcp_req *
+legacy_req_find(struct worker *w, const char *sid, const json_t *id)
+{
+	struct mcp_req	*mr;
+	struct bopen	*bo;
+
+	TAILQ_FOREACH(mr, &w->w_reqs, mr_entry)
+		if (!mr->mr_initialize && strcmp(mr->mr_sid, sid) == 0 &&
+		    json_equal(mr->mr_msg.jm_id, id))
+			return mr;
+	TAILQ_FOREACH(bo, &w->w_opens, bo_entry)
+		TAILQ_FOREACH(mr, &bo->bo_waiters, mr_entry)
+			if (strcmp(mr->mr_sid, sid) == 0 &&
+			    json_equal(mr->mr_msg.jm_id, id))
+				return mr;
+	return NULL;
+}
+
+/*
+ * A request the client cancelled, if this worker holds it: its backend
+ * call is cancelled too, and the client gets no response (MCP
+ * 2025-11-25, Cancellation); an SSE stream, opened if need be, ends
+ * without one (MCP 2025-11-25, Transports: the stream SHOULD, not MUST,
+ * carry the response).  1 if it was here.
+ */
+int
+legacy_cancel(struct worker *w, const char *sid, const json_t *id,
+    const char *reason)
+{
+	struct mcp_req	*mr;
+
+	if ((mr = legacy_req_find(w, sid, id)) == NULL)
+		return 0;
+	log_debug("session %.8s... cancelled its %s", sid,
+	    mr->mr_msg.jm_method);
+	backend_call_abort(mr->mr_call, reason);
+	mr->mr_call = NULL;
+	if (mr->mr_req != NULL) {
+		httpd_req_set_close_cb(mr->mr_req, NULL, NULL);
+		if (!mr->mr_streaming)
+			front_sse_start(mr->mr_req, NULL);
+		front_sse_end(mr->mr_req);
+		mr->mr_req = NULL;
+	}
+	legacy_req_free(mr);
+	return 1;
+}
+
 static void
 legacy_notification(struct worker *w, struct httpd_req *req,
     struct jsonrpc_msg *msg, struct session *s)
@@ -1327,6 +1376,8 @@ legacy_notification(struct worker *w, struct httpd_req *req,
 		    s->s_seen_ms) == -1)
 			log_warnx("cannot save session %.8s...", s->s_id);
 	}
+	if (strcmp(msg->jm_method, "notifications/cancelled") == 0)
+		cancel_request(w, s->s_id, msg->jm_params);
 	if (strcmp(msg->jm_method, "notifications/roots/list_changed") == 0)
 		for (i = 0; i < s->s_nbackends; i++)
 			if ((be = config_backend_find(w->w_conf,

@@ -163,6 +163,9 @@ worker_on_wake(void *arg, const struct wake_msg *m)
 	case WAKE_RESUBSCRIBE:
 		notify_resubscribe_local(w, m->wm_a);
 		break;
+	case WAKE_CANCEL:
+		cancel_wake(w, m->wm_a, m->wm_b);
+		break;
 	}
 }
 

@@ -166,11 +166,20 @@ void	 bsession_forget(struct worker *, const char *scope,
  * once with server/discover and the outcome shared by all workers.
  */
 typedef void (*era_cb)(void *arg, enum proto_era);
-/* the known era, or PROTO_ERA_UNKNOWN */
+/* the backend's record (PROTO_ERA_BOTH: it speaks both), or
+ * PROTO_ERA_UNKNOWN */
 enum proto_era era_get(struct worker *, const struct config_backend *);
-/* the era now (> 0), or 0 with cb called later, or -1 (no memory) */
-int	 era_resolve(struct worker *, const struct config_backend *, era_cb,
-	    void *arg);
+/* the revision a request for a client of era client goes in now
+ * (proto_era_pick()), or PROTO_ERA_UNKNOWN: not probed yet */
+enum proto_era era_for(struct worker *, const struct config_backend *,
+	    enum proto_era client);
+/* the revision to use for a client of era client, as era_for(), now
+ * (> 0), or 0 with cb called later with it, or -1 (no memory) */
+int	 era_resolve(struct worker *, const struct config_backend *,
+	    enum proto_era client, era_cb, void *arg);
+/* the client era lists and notifications go for: none, so a backend
+ * that speaks both is listed and listened to in 2026-07-28 */
+#define ERA_LISTING	PROTO_ERA_UNKNOWN
 void	 era_resolve_cancel(struct worker *, void *arg);
 /* self-healing: a backend that answers as the other era */
 void	 era_set(struct worker *, const struct config_backend *,
@@ -257,6 +266,15 @@ void	 pages_free(void);
 
 /* legacy.c: the Legacy (2025-11-25) client edge */
 void	 legacy_handle(struct worker *, struct httpd_req *);
+/* cancel the request id of session sid if held here: 1, else 0 */
+int	 legacy_cancel(struct worker *, const char *sid, const json_t *id,
+	    const char *reason);
+
+/* cancel.c: a client's notifications/cancelled, on whichever worker */
+void	 cancel_request(struct worker *, const char *sid,
+	    const json_t *params);
+/* WAKE_CANCEL: params as cancel_request() sent them */
+void	 cancel_wake(struct worker *, const char *sid, const char *params);
 
 
 /* session.c: Legacy client session records in the store */
@@ -379,6 +397,8 @@ int	 backend_notify_request(struct worker *, const struct config_backend *,
 	    const char *bsid, const char *version, const char *method,
 	    json_t *params);
 void	 backend_call_cancel(struct backend_call *);
+/* cancel, and tell the backend (reason may be NULL) */
+void	 backend_call_abort(struct backend_call *, const char *reason);
 void	 backend_free_all(struct worker *);
 struct http_call_cbs;
 int	 backend_session_delete(struct worker *, const struct config_backend *,

@@ -239,9 +239,11 @@ export async function startEverything({ timeout = 20000 } = {}) {
   }
 }
 
-/* The SDK v1 test backend (lib/backend.mjs) on a free loopback port. */
-export async function startTestBackend({ timeout = 15000, env } = {}) {
-  const p = new Proc('test-backend', process.execPath, [BACKEND], { env });
+/* The SDK v1 test backend (lib/backend.mjs) on a free loopback port;
+ * args: its mode ([] or ['sse']), env: e.g. TOOL_PREFIX */
+export const TEST_BACKEND = BACKEND;
+export async function startTestBackend({ timeout = 15000, args = [], env } = {}) {
+  const p = new Proc('test-backend', process.execPath, [BACKEND, ...args], { env });
   const port = await waitFor('test backend to print its port', () => {
     if (p.exited)
       throw new Error(`exited: ${p.output.slice(-2000)}`);
