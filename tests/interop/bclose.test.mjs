@@ -93,7 +93,15 @@ describe('backend sessions close with their client sessions', () => {
     const { sid } = await openSession(d.port);
     const r = await rpc(d.port, sid, 'tools/list');
     assert.equal(r.status, 200, r.text);
-    scope = (await backendCounts(backend)).live;
+    // once settled: an era probe's own session goes away by itself
+    let same = 0, last = -1;
+    await waitFor('the backend\'s session count to settle', async () => {
+      const live = (await backendCounts(backend)).live;
+      same = live === last ? same + 1 : 0;
+      last = live;
+      return same >= 4 || null;
+    }, { timeout: 20000, interval: 500 });
+    scope = last;
     assert.ok(scope >= 1 && scope < CAP, `scope sessions: ${scope}`);
   });
 
