@@ -210,8 +210,8 @@ era_probe_free(struct era_probe *ep)
 		http_call_cancel(ep->ep_http);
 	/* the initialize's session: not wanted, whatever came of it */
 	if (ep->ep_sid != NULL)
-		backend_session_delete(ep->ep_w, ep->ep_be, ep->ep_sid,
-		    MCP_VERSION_LEGACY);
+		(void)backend_session_delete(ep->ep_w, ep->ep_be, ep->ep_sid,
+		    MCP_VERSION_LEGACY, ep->ep_be->cb_timeout_ms, NULL, NULL);
 	free(ep->ep_sid);
 	free(ep->ep_body);
 	free(ep);
