@@ -15,8 +15,9 @@
 # p99 during the sweep.
 #
 # Views: for each size in SCALE_VIEWS (a number of backends of 1,000
-# tools each: mcp_echo -n 999 -x bNNN_), one vmcpd (2 workers,
-# aggregation.cacheTtl SCALE_CACHE_TTL) in front of them.  Rows: the
+# tools each: mcp_echo -n 999 -x bNNN_), one vmcpd (2 workers) in front
+# of them, with aggregation.cacheTtl 10m for the first rows, then
+# reloaded with SCALE_CACHE_TTL (default 5 s) for the rest.  Rows: the
 # time from the start to the first tools/list answer (the cold build:
 # listing every backend, building and storing); the rebuild time (from
 # the first request past cacheTtl, which starts it, to the new view's
@@ -332,6 +333,20 @@ call() {
 	}
 }
 
+# complete NBACKENDS: until the view has every backend (a call to the
+# last backend's last tool routes)
+complete() {
+	n=0
+	until post "$sid" '{"jsonrpc":"2.0","id":3,"method":"tools/call",
+	    "params":{"name":"'"$(printf 'b%03d' "$1")"'_tool_999",
+	    "arguments":{"message":"scale-1"}}}' | grep -q '^200' &&
+	    grep -q scale-1 "$tmp/a"; do
+		n=$((n + 1))
+		[ $n -le 120 ] || die "the view of $1 backends never completes"
+		sleep 0.5
+	done
+}
+
 # row KEY VALUE UNIT LABEL
 row() {
 	[ -n "$2" ] || die "no figure for $1"
@@ -511,7 +526,8 @@ vflag=-v	# "rebuilding in the background" is a debug line
 for nb in $views; do
 	tools=$((nb * per))
 	echo "scale: view of $nb backends, $tools tools"
-	start "v$nb" "$nb" "" "${cttl}s"
+	# cacheTtl 10m first: memory is measured with no rebuild under way
+	start "v$nb" "$nb" "" 10m
 	base=""
 	for w in $(child vmcpd-worker); do
 		base="$base $w:$(rss_anon "$w")"
@@ -522,16 +538,7 @@ for nb in $views; do
 	t_first=$(now_ms)
 	row "v${tools}_cold_first_list_ms" $((t_first - t_start)) ms \
 	    "$tools tools: start to the first tools/list answer"
-	# the complete view: a call to the last backend's tool routes
-	n=0
-	until post "$sid" '{"jsonrpc":"2.0","id":3,"method":"tools/call",
-	    "params":{"name":"'"$(printf 'b%03d' "$nb")"'_tool_999",
-	    "arguments":{"message":"scale-1"}}}' | grep -q '^200' &&
-	    grep -q scale-1 "$tmp/a"; do
-		n=$((n + 1))
-		[ $n -le 60 ] || die "the view of $nb backends never completes"
-		sleep 0.5
-	done
+	complete "$nb"
 	# warm lists until both workers served some (each a new connection)
 	: >"$tmp/warm"
 	n=0
@@ -553,6 +560,20 @@ for nb in $views; do
 	    "$tools tools: a worker's memory growth per tool (largest)"
 	row "v${tools}_heap_per_tool_min_b" "$1" B \
 	    "$tools tools: a worker's memory growth per tool (smallest)"
+
+	# then cacheTtl SCALE_CACHE_TTL, by a reload (a new generation)
+	sed "s/^  cacheTtl: .*/  cacheTtl: ${cttl}s/" "$dir/vmcpd.yaml" \
+	    >"$dir/new.yaml" && mv "$dir/new.yaml" "$dir/vmcpd.yaml" ||
+	    die "cannot rewrite $dir/vmcpd.yaml"
+	kill -HUP "$vpid"
+	n=0
+	until [ "$(metric vmcpd_config_generation)" = 2 ]; do
+		n=$((n + 1))
+		[ $n -le 300 ] || die "vmcpd in $dir did not reload"
+		sleep 0.2
+	done
+	session
+	complete "$nb"
 
 	# a worker's first list after a rebuild: lists on new connections
 	# from the first one past cacheTtl until the stored view is newer
