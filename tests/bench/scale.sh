@@ -18,26 +18,26 @@
 # tools each: mcp_echo -n 999 -x bNNN_), one vmcpd (2 workers) in front
 # of them, with aggregation.cacheTtl 10m for the first rows, reloaded
 # with 20 s (small: 5 s) for the rebuild rows and with SCALE_CACHE_TTL
-# (default 5 s) for the call stream.  Rows: the
-# time from the start to the first tools/list answer (the cold build:
-# listing every backend, building and storing); the rebuild time (from
-# the first request past cacheTtl, which starts it, to the new view's
-# update stamp in vmcpctl dump views) and the build time within it (the
-# view's stamp less the newest backend list's: the stamps are taken as
-# a write begins, so the view's own serialisation and write are left
-# out, the last list's are in); each worker's anonymous memory growth per
+# (default 5 s) for the call stream.  Rows: the time from the start to
+# the first tools/list answer (the cold build: listing every backend,
+# building and storing); each worker's anonymous memory growth per
 # tool once it has served the view (RssAnon in /proc, before any
-# request and after); a worker's first tools/list page after a rebuild
+# request and after); the rebuild time (from the first request past
+# cacheTtl, which starts it, to the new view's update stamp in vmcpctl
+# dump views) and the build time within it (the view's stamp less the
+# newest backend list's: the stamps are taken as a write begins, so
+# the view's own serialisation and write are left out, the last
+# list's are in); a worker's first tools/list page after a rebuild
 # (the stored view's stamp) against its warm ones; and the p99 of a
 # steady tools/call stream (wrk call.lua) for SCALE_CALL_SECONDS while
 # cacheTtl runs out again and again (the rebuilds are counted from the
-# "rebuilding in the background" lines of vmcpd -v).  Target: p99 under
-# 10 ms.
+# "rebuilding in the background" lines of vmcpd -v).
 #
-# It prints a table and writes build/bench/scale.json.  A figure is a
-# measurement on a shared machine, not a test: only a broken step (a
-# process that does not start or dies, bad answers, a missing figure)
-# fails the run (exit 1, with a message).
+# It prints a table, the issue's targets (met or missed) and writes
+# build/bench/scale.json.  A figure is a measurement on a shared
+# machine, not a test: only a broken step (a process that does not
+# start or dies, bad answers, a missing figure) fails the run (exit 1,
+# with a message); a missed target does not.
 #
 # Environment: SCALE_SIZE=full (default: 100,000 sessions; views of 10
 # and 100 backends, 10k and 100k tools; a few minutes) or small (10,000
@@ -684,7 +684,7 @@ for nb in $views; do
 done
 t=$((maxb * per))
 [ "$t" -ge 100000 ] && target "v${t}_build_1s" "$(val "v${t}_build_ms")" \
-    lt 1000 "$t tools: view built and stored in < 1 s"
+    lt 1000 "$t tools: view built in < 1 s (its own write untimed)"
 
 # --- summary --------------------------------------------------------------
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
