@@ -5,6 +5,7 @@
 #   make check      unit + interop tests, plain and sanitizer builds
 #   make deps       install missing Debian packages, npm ci the test tools
 #   make install    FHS install (PREFIX, DESTDIR)
+#   make bench      benchmarks (not tests); make bench-scale: the scale part
 
 PREFIX		?= /usr/local
 SBINDIR		?= $(PREFIX)/sbin
@@ -118,9 +119,15 @@ fuzz:
 fuzz-smoke:
 	$(MAKE) -f tests/fuzz/Makefile run FUZZ_TIME=$(FUZZ_TIME)
 
-# throughput and latency against a direct backend and an nginx hop
+# throughput and latency against a direct backend and an nginx hop, then
+# scale: 100k sessions and their sweep, views of 10k and 100k tools
+# (bench-scale alone; SCALE_SIZE=small for a one-minute run)
 bench:
 	sh tests/bench/run.sh
+	sh tests/bench/scale.sh
+
+bench-scale:
+	sh tests/bench/scale.sh
 
 install: all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man5 \
@@ -143,6 +150,6 @@ clean:
 	rm -rf build build-san build-fuzz
 
 .PHONY: all unit deps check check-unit check-interop check-man fuzz fuzz-smoke \
-	bench install run clean
+	bench bench-scale install run clean
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
