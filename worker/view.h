@@ -119,4 +119,81 @@ enum view_part view_part_age(const struct view_clock *, uint64_t listed_ms);
 int	 view_mark(json_t *view, const struct view_input *, size_t ninputs,
 	    const struct view_clock *);
 
+/*
+ * The view as workers read it in place (view_layout.c): one block of
+ * bytes per view in the store, answered from where it lies in the map.
+ */
+enum view_kind {
+	VIEW_KIND_TOOLS = 0,
+	VIEW_KIND_RESOURCES,
+	VIEW_KIND_TEMPLATES,
+	VIEW_KIND_PROMPTS,
+	VIEW_KIND_N
+};
+
+const char *view_kind_field(enum view_kind);	/* "tools", ... */
+
+/*
+ * The layout of view (view_build()'s, marked) into *out (malloc'd),
+ * stamped with id.  digests (an object, or NULL) gets a digest of each
+ * list by field, to tell which lists a new view changed; errs (an
+ * array, or NULL) what was left out of 2026-07-28 lists and why.
+ */
+int	 view_layout(json_t *view, uint64_t id, json_t *errs, char **out,
+	    size_t *outlen, json_t *digests);
+int	 view_layout_id(const void *, size_t, uint64_t *);
+
+/* a page asked for: Legacy by offset, 2026-07-28 by its cursor's key */
+struct view_page_req {
+	enum view_kind	 vq_kind;
+	int		 vq_modern;	/* the 2026-07-28 list */
+	size_t		 vq_pagesize;
+	size_t		 vq_offset;	/* Legacy */
+	const char	*vq_last;	/* 2026-07-28: after this key... */
+	size_t		 vq_dup;	/* ...and this many items with it */
+};
+
+/* a page as copied out */
+struct view_page {
+	char	*vp_items;	/* "[item,...]", the items' JSON */
+	size_t	 vp_len;
+	size_t	 vp_count;
+	size_t	 vp_next;	/* where the next page starts; 0: last */
+	char	*vp_next_key;	/* 2026-07-28: the cursor's key, dup */
+	size_t	 vp_next_dup;
+	int	 vp_past_end;	/* a Legacy offset past the list */
+};
+
+/*
+ * The page's items copied out of the layout.  A seam for a filter per
+ * principal: the items are copied one by one here.  0, or -1 (a bad
+ * layout, no memory).
+ */
+int	 view_layout_page(const void *, size_t, const struct view_page_req *,
+	    struct view_page *);
+void	 view_page_clear(struct view_page *);
+
+enum view_route_kind {
+	VIEW_ROUTE_TOOL = 0,
+	VIEW_ROUTE_PROMPT,
+	VIEW_ROUTE_RESOURCE
+};
+
+/* a route as copied out */
+struct view_route {
+	char	*vr_backend;
+	char	*vr_own;	/* the backend's own name (tools, prompts) */
+	char	*vr_map;	/* a tool's x-mcp-header map as JSON, or NULL */
+	int	 vr_hidden;
+};
+
+#define VIEW_NO_ROUTE	1
+/* the route of an advertised name or a resource URI: 0, VIEW_NO_ROUTE, -1 */
+int	 view_layout_route(const void *, size_t, enum view_route_kind,
+	    const char *name, size_t namelen, struct view_route *);
+/* the first template matching uri (exact: equal to it) */
+int	 view_layout_template(const void *, size_t, const char *uri,
+	    int exact, struct view_route *);
+void	 view_route_clear(struct view_route *);
+
 #endif

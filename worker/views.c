@@ -257,6 +257,177 @@ view_save(struct worker *w, const char *what, const char *scope,
 	free(buf);
 }
 
+/*
+ * Store a built view as workers read it: its layout (view_layout.c)
+ * under a key of its own, then the small header every worker decodes
+ * (capabilities, freshness, the layout's key, digests of the lists),
+ * then the previous layout goes: a worker still holding the old header
+ * finds its layout gone and takes the new header (views_read()).  The
+ * header, a new reference, or NULL.
+ */
+static json_t *
+views_store(struct worker *w, const char *scope, json_t *full, json_t *caps,
+    uint64_t ttl_ms)
+{
+	static uint32_t	 seq;
+	json_t		*hdr = NULL, *digests = NULL, *errs = NULL, *old;
+	char		 key[STORE_KEY_MAX], okey[STORE_KEY_MAX] = "", id[40];
+	char		*buf = NULL;
+	size_t		 len, i;
+	uint64_t	 now = store_now_ms(), vid;
+
+	/* unique across workers and restarts of one: pid, time, count */
+	vid = (uint64_t)getpid() << 40 ^ now << 8 ^ seq++;
+	(void)snprintf(id, sizeof(id), "%016llx", (unsigned long long)vid);
+	if ((digests = json_object()) == NULL || (errs = json_array()) ==
+	    NULL || view_layout(full, vid, errs, &buf, &len, digests) == -1)
+		goto fail;
+	for (i = 0; i < json_array_size(errs); i++)
+		log_info("view: %s", json_string_value(json_array_get(errs,
+		    i)));
+	view_key(w, key, sizeof(key), "vdata", scope, id);
+	if (store_put(w->w_store, STORE_VIEWS, key, strlen(key), buf, len,
+	    now + ttl_ms, now) == -1) {
+		log_warnx("cannot store the view's layout (%zu bytes)", len);
+		goto fail;
+	}
+	if ((old = view_load(w, "view", scope, NULL, NULL)) != NULL) {
+		(void)snprintf(okey, sizeof(okey), "%s", json_string_value(
+		    json_object_get(old, "layout")) != NULL ?
+		    json_string_value(json_object_get(old, "layout")) : "");
+		json_decref(old);
+	}
+	if ((hdr = json_pack("{s:O, s:O*, s:O*, s:O*, s:s, s:O}",
+	    "capabilities", caps, "fresh", json_object_get(full, "fresh"),
+	    "stale", json_object_get(full, "stale"), "missing",
+	    json_object_get(full, "missing"), "layout", key, "digests",
+	    digests)) == NULL)
+		goto fail;
+	view_save(w, "view", scope, NULL, hdr, ttl_ms, NULL);
+	if (okey[0] != '\0' && strcmp(okey, key) != 0)
+		(void)store_del(w->w_store, STORE_VIEWS, okey, strlen(okey));
+fail:
+	free(buf);
+	json_decref(digests);
+	json_decref(errs);
+	return hdr;
+}
+
+/* what a read in place of the layout asks and answers */
+struct views_read {
+	int			 vr_what;	/* VIEWS_READ_* */
+	const struct view_page_req *vr_req;
+	struct view_page	*vr_page;
+	enum view_route_kind	 vr_kind;
+	const char		*vr_name;
+	size_t			 vr_namelen;
+	int			 vr_exact;
+	struct view_route	*vr_route;
+	int			 vr_rc;
+};
+
+#define VIEWS_READ_PAGE		0
+#define VIEWS_READ_ROUTE	1
+#define VIEWS_READ_TEMPLATE	2
+
+/* inside store_read()'s txn: pure, copies out the slice asked for */
+static int
+views_read_cb(void *arg, const void *data, size_t len)
+{
+	struct views_read *r = arg;
+
+	switch (r->vr_what) {
+	case VIEWS_READ_PAGE:
+		r->vr_rc = view_layout_page(data, len, r->vr_req, r->vr_page);
+		break;
+	case VIEWS_READ_ROUTE:
+		r->vr_rc = view_layout_route(data, len, r->vr_kind, r->vr_name,
+		    r->vr_namelen, r->vr_route);
+		break;
+	default:
+		r->vr_rc = view_layout_template(data, len, r->vr_name,
+		    r->vr_exact, r->vr_route);
+		break;
+	}
+	return 0;
+}
+
+/*
+ * The layout of view, read in place.  A layout gone (a newer view
+ * replaced it since this header was read) is read from the newer view.
+ */
+static int
+views_read(struct worker *w, json_t *view, struct views_read *r)
+{
+	json_t		*now = NULL;
+	const char	*key = json_string_value(json_object_get(view,
+			    "layout"));
+	int		 rc, tries;
+
+	for (tries = 0; tries < 2; tries++) {
+		if (key == NULL)
+			break;
+		rc = store_read(w->w_store, STORE_VIEWS, key, strlen(key),
+		    store_now_ms(), views_read_cb, r);
+		if (rc == 0) {
+			json_decref(now);
+			return r->vr_rc;
+		}
+		if (rc != STORE_NOTFOUND || now != NULL)
+			break;
+		if ((now = view_peek(w)) == NULL)
+			break;
+		key = json_string_value(json_object_get(now, "layout"));
+	}
+	json_decref(now);
+	return -1;
+}
+
+int
+view_page_get(struct worker *w, json_t *view, const struct view_page_req *q,
+    struct view_page *pg)
+{
+	struct views_read r;
+
+	memset(&r, 0, sizeof(r));
+	memset(pg, 0, sizeof(*pg));
+	r.vr_what = VIEWS_READ_PAGE;
+	r.vr_req = q;
+	r.vr_page = pg;
+	return views_read(w, view, &r);
+}
+
+int
+view_route_get(struct worker *w, json_t *view, enum view_route_kind kind,
+    const char *name, size_t namelen, struct view_route *route)
+{
+	struct views_read r;
+
+	memset(&r, 0, sizeof(r));
+	memset(route, 0, sizeof(*route));
+	r.vr_what = VIEWS_READ_ROUTE;
+	r.vr_kind = kind;
+	r.vr_name = name;
+	r.vr_namelen = namelen;
+	r.vr_route = route;
+	return views_read(w, view, &r);
+}
+
+int
+view_template_get(struct worker *w, json_t *view, const char *uri, int exact,
+    struct view_route *route)
+{
+	struct views_read r;
+
+	memset(&r, 0, sizeof(r));
+	memset(route, 0, sizeof(*route));
+	r.vr_what = VIEWS_READ_TEMPLATE;
+	r.vr_name = uri;
+	r.vr_exact = exact;
+	r.vr_route = route;
+	return views_read(w, view, &r);
+}
+
 json_t *
 view_peek(struct worker *w)
 {
@@ -830,7 +1001,7 @@ vbuild_publish(struct vbuild *b, int final, char *err, size_t errlen)
 	struct worker		*w = b->vb_w;
 	struct view_input	*in = NULL, *use = NULL;
 	struct view_clock	 c;
-	json_t			*view = NULL, *errs, *caps, *src;
+	json_t			*view = NULL, *full = NULL, *errs, *caps, *src;
 	size_t			 i, nuse = 0;
 	uint64_t		 fresh;
 	int			 k;
@@ -891,24 +1062,23 @@ vbuild_publish(struct vbuild *b, int final, char *err, size_t errlen)
 		if (vi->vi_part != VIEW_PART_MISSING)
 			use[nuse++] = *vi;
 	}
-	if ((view = view_build(views_policy(w), use, nuse)) == NULL ||
-	    view_mark(view, in, b->vb_nfetch, &c) == -1 ||
-	    json_object_set(view, "capabilities", caps) == -1)
+	if ((full = view_build(views_policy(w), use, nuse)) == NULL ||
+	    view_mark(full, in, b->vb_nfetch, &c) == -1)
 		goto oom;
-	errs = json_object_get(view, "errors");
+	/* kept past its freshness: served while the next one builds */
+	fresh = views_stamp(full, "fresh");
+	if ((view = views_store(w, b->vb_scope, full, caps, (fresh > c.vl_now ?
+	    fresh - c.vl_now : 0) + VIEW_STALE_MS)) == NULL)
+		goto oom;
+	errs = json_object_get(full, "errors");
 	for (i = 0; final && i < json_array_size(errs); i++)
 		log_warnx("view: %s", json_string_value(json_array_get(errs,
 		    i)));
-	/* kept past its freshness: served while the next one builds */
-	fresh = views_stamp(view, "fresh");
-	view_save(w, "view", b->vb_scope, NULL, view, (fresh > c.vl_now ?
-	    fresh - c.vl_now : 0) + VIEW_STALE_MS, NULL);
 	goto done;
 oom:
-	json_decref(view);
-	view = NULL;
 	(void)snprintf(err, errlen, "out of memory");
 done:
+	json_decref(full);
 	json_decref(caps);
 	free(in);
 	free(use);
