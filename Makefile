@@ -101,7 +101,8 @@ $(BUILD)/bridge-test: $(call o,$(wildcard master/bridge*.c) master/child.c \
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.c %.o,$^) \
 	    $(LDLIBS)
-$(BUILD)/tests/test_view: $(call o,worker/view_build.c shared/log.c \
+$(BUILD)/tests/test_view: $(call o,worker/view_build.c \
+	worker/view_layout.c shared/log.c \
 	$(wildcard proto/*.c))
 $(BUILD)/tests/test_modern: $(call o,$(wildcard proto/*.c) shared/log.c)
 

@@ -82,6 +82,44 @@ struct view_clock {
 	uint64_t	vl_retry;	/* a view lacking a fresh part */
 };
 
+enum view_kind {
+	VIEW_KIND_TOOLS = 0,
+	VIEW_KIND_RESOURCES,
+	VIEW_KIND_TEMPLATES,
+	VIEW_KIND_PROMPTS,
+	VIEW_KIND_N
+};
+
+/* one entry of a resolved view: what the backend listed, as advertised */
+struct view_entry {
+	const char			*ve_name;	/* advertised, or uri */
+	const char			*ve_backend;
+	const char			*ve_own;	/* the backend's name/uri */
+	json_t				*ve_obj;	/* its entry, borrowed */
+	const struct view_override	*ve_ov;		/* tools */
+	int				 ve_hidden;	/* tools */
+};
+
+/*
+ * The view resolved: per kind, the entries that stand, in list order
+ * (by advertised name, uri or uriTemplate); hidden tools included.
+ * Borrows from the inputs, which must outlive it.  errors: as
+ * view_build()'s.  view_build() renders it as JSON, view_layout() as
+ * the layout workers read in place.
+ */
+struct view_resolved {
+	struct view_entry	*vs_e[VIEW_KIND_N];
+	size_t			 vs_n[VIEW_KIND_N];
+	json_t			*vs_errors;
+	struct vb_kept		*vs_kept;	/* what the names live in */
+};
+
+int	 view_resolve(const struct view_policy *, const struct view_input *,
+	    size_t ninputs, struct view_resolved *);
+void	 view_resolved_free(struct view_resolved *);
+/* an entry as advertised: new name, overrides (a new reference) */
+json_t	*view_entry_json(const struct view_entry *, enum view_kind);
+
 /*
  * Build the view.  The result (a new reference) is:
  *   { "tools": [Tool...], "resources": [...], "resourceTemplates": [...],
@@ -94,7 +132,9 @@ struct view_clock {
  *       "templates": [ {"t": uriTemplate, "b": backend} ] },
  *     "errors": [ "what was dropped and why", ... ] }
  * Lists are sorted by advertised name, uri or uriTemplate.  Hidden
- * tools are in routes (for composite steps) but not in "tools".
+ * tools are in routes (for composite steps) but not in "tools".  The
+ * entries share what they do not change with the inputs (held, so the
+ * inputs must not be changed while the view is in use).
  * Returns NULL only on allocation failure.
  */
 json_t	*view_build(const struct view_policy *, const struct view_input *,
@@ -123,24 +163,16 @@ int	 view_mark(json_t *view, const struct view_input *, size_t ninputs,
  * The view as workers read it in place (view_layout.c): one block of
  * bytes per view in the store, answered from where it lies in the map.
  */
-enum view_kind {
-	VIEW_KIND_TOOLS = 0,
-	VIEW_KIND_RESOURCES,
-	VIEW_KIND_TEMPLATES,
-	VIEW_KIND_PROMPTS,
-	VIEW_KIND_N
-};
-
 const char *view_kind_field(enum view_kind);	/* "tools", ... */
 
 /*
- * The layout of view (view_build()'s, marked) into *out (malloc'd),
+ * The layout of a resolved view into *out (malloc'd),
  * stamped with id.  digests (an object, or NULL) gets a digest of each
  * list by field, to tell which lists a new view changed; errs (an
  * array, or NULL) what was left out of 2026-07-28 lists and why.
  */
-int	 view_layout(json_t *view, uint64_t id, json_t *errs, char **out,
-	    size_t *outlen, json_t *digests);
+int	 view_layout(const struct view_resolved *, uint64_t id, json_t *errs,
+	    char **out, size_t *outlen, json_t *digests);
 int	 view_layout_id(const void *, size_t, uint64_t *);
 
 /* a page asked for: Legacy by offset, 2026-07-28 by its cursor's key */
@@ -155,7 +187,7 @@ struct view_page_req {
 
 /* a page as copied out */
 struct view_page {
-	char	*vp_items;	/* "[item,...]", the items' JSON */
+	char	*vp_items;	/* "[item,...]", the items' JSON, NUL-ended */
 	size_t	 vp_len;
 	size_t	 vp_count;
 	size_t	 vp_next;	/* where the next page starts; 0: last */

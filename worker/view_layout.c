@@ -120,10 +120,134 @@ vl_dump_cb(const char *p, size_t n, void *arg)
 static void
 vl_dump(struct vl_buf *b, const json_t *v)
 {
-	/* as jsonrpc_dump(): the bytes a page was always made of */
 	if (json_dump_callback(v, vl_dump_cb, b, JSON_COMPACT |
 	    JSON_PRESERVE_ORDER | JSON_ENCODE_ANY) == -1)
 		b->vb_oom = 1;
+}
+
+/*
+ * A string as jansson dumps it (no flags): '"', '\\' and control
+ * characters escaped, the rest (valid UTF-8) as is.  Dumping through
+ * jansson's callbacks was most of a layout's time.
+ */
+static void
+vl_str(struct vl_buf *b, const char *s, size_t len)
+{
+	static const char	 hex[] = "0123456789ABCDEF";
+	const unsigned char	*p = (const unsigned char *)s;
+	size_t			 i, run = 0;
+	char			 esc[6];
+
+	if (vl_reserve(b, len + 2) == -1)
+		return;
+	b->vb_data[b->vb_len++] = '"';
+	for (i = 0; i < len; i++) {
+		if (p[i] >= 0x20 && p[i] != '"' && p[i] != '\\')
+			continue;
+		vl_put(b, s + run, i - run);
+		run = i + 1;
+		esc[0] = '\\';
+		switch (p[i]) {
+		case '"': case '\\':
+			esc[1] = (char)p[i];
+			break;
+		case '\b': esc[1] = 'b'; break;
+		case '\f': esc[1] = 'f'; break;
+		case '\n': esc[1] = 'n'; break;
+		case '\r': esc[1] = 'r'; break;
+		case '\t': esc[1] = 't'; break;
+		default:
+			memcpy(esc + 1, "u00", 3);
+			esc[4] = hex[p[i] >> 4];
+			esc[5] = hex[p[i] & 0xf];
+			vl_put(b, esc, 6);
+			continue;
+		}
+		vl_put(b, esc, 2);
+	}
+	vl_put(b, s + run, len - run);
+	vl_put(b, "\"", 1);
+}
+
+/* compact JSON, byte for byte as jsonrpc_dump(); name: "name" as that */
+static void
+vl_json(struct vl_buf *b, json_t *v, const char *name)
+{
+	void	*it;
+	json_t	*x;
+	char	 num[32];
+	size_t	 i, klen;
+	int	 n;
+
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		vl_put(b, "{", 1);
+		for (it = json_object_iter(v), i = 0; it != NULL;
+		    it = json_object_iter_next(v, it), i++) {
+			const char *k = json_object_iter_key(it);
+
+			klen = json_object_iter_key_len(it);
+			if (i > 0)
+				vl_put(b, ",", 1);
+			vl_str(b, k, klen);
+			vl_put(b, ":", 1);
+			x = json_object_iter_value(it);
+			if (name != NULL && klen == 4 && memcmp(k, "name", 4) ==
+			    0)
+				vl_str(b, name, strlen(name));
+			else
+				vl_json(b, x, NULL);
+		}
+		vl_put(b, "}", 1);
+		break;
+	case JSON_ARRAY:
+		vl_put(b, "[", 1);
+		json_array_foreach(v, i, x) {
+			if (i > 0)
+				vl_put(b, ",", 1);
+			vl_json(b, x, NULL);
+		}
+		vl_put(b, "]", 1);
+		break;
+	case JSON_STRING:
+		vl_str(b, json_string_value(v), json_string_length(v));
+		break;
+	case JSON_INTEGER:
+		n = snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT,
+		    json_integer_value(v));
+		vl_put(b, num, (size_t)n);
+		break;
+	case JSON_TRUE:
+		vl_put(b, "true", 4);
+		break;
+	case JSON_FALSE:
+		vl_put(b, "false", 5);
+		break;
+	case JSON_NULL:
+		vl_put(b, "null", 4);
+		break;
+	default:
+		vl_dump(b, v);	/* reals: jansson's own formatting */
+		break;
+	}
+}
+
+/* an entry's text as advertised (view_entry_json(), dumped) */
+static void
+vl_entry_text(struct vl_buf *b, const struct view_entry *e, enum view_kind k)
+{
+	json_t *o;
+
+	if (k == VIEW_KIND_TOOLS && e->ve_ov != NULL) {
+		if ((o = view_entry_json(e, k)) == NULL) {
+			b->vb_oom = 1;
+			return;
+		}
+		vl_json(b, o, NULL);
+		json_decref(o);
+	} else
+		vl_json(b, e->ve_obj, k == VIEW_KIND_TOOLS ||
+		    k == VIEW_KIND_PROMPTS ? e->ve_name : NULL);
 }
 
 static void
@@ -167,56 +291,70 @@ vl_table_mark(struct vl_buf *b, struct vl_table *t)
 	vl_u32_set(b, t->vt_at + 4 * (1 + t->vt_i++), b->vb_len - t->vt_data);
 }
 
-static int
-vl_strp_cmp(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
+/* FNV-1a over 8 bytes at a time: tells a changed list, no more */
 static uint64_t
 vl_fnv(uint64_t h, const char *p, size_t n)
 {
-	while (n-- > 0) {
-		h ^= (unsigned char)*p++;
-		h *= 1099511628211ULL;
+	uint64_t w;
+
+	for (; n >= 8; p += 8, n -= 8) {
+		memcpy(&w, p, 8);
+		h = (h ^ w) * 1099511628211ULL;
 	}
+	while (n-- > 0)
+		h = (h ^ (unsigned char)*p++) * 1099511628211ULL;
 	return h;
 }
 
-/* the sorted keys of an object (NULL-ended; NULL on allocation failure) */
-static const char **
-vl_keys(json_t *o, size_t *n)
+/* the tools' x-mcp-header maps; who is left out of Modern lists (0) */
+static int
+vl_tool_maps(const struct view_resolved *vs, json_t *errs, char **maps,
+    unsigned char *modern)
 {
-	const char	**v;
-	const char	 *k;
-	json_t		 *x;
-	size_t		  i = 0;
+	const struct view_entry	*e;
+	json_t			*map;
+	char			*msg, why[256];
+	size_t			 i;
 
-	*n = json_object_size(o);
-	if ((v = calloc(*n + 1, sizeof(*v))) == NULL)
-		return NULL;
-	json_object_foreach(o, k, x)
-		v[i++] = k;
-	*n = i;
-	qsort(v, i, sizeof(*v), vl_strp_cmp);
-	return v;
+	for (i = 0; i < vs->vs_n[VIEW_KIND_TOOLS]; i++) {
+		e = &vs->vs_e[VIEW_KIND_TOOLS][i];
+		if (e->ve_hidden)
+			continue;
+		map = NULL;
+		if (proto_x_mcp_headers(json_object_get(e->ve_obj,
+		    "inputSchema"), &map, why, sizeof(why)) == -1) {
+			if (errs != NULL && asprintf(&msg, "tool %s left out "
+			    "of Modern lists: %s", e->ve_name, why) != -1) {
+				(void)json_array_append_new(errs,
+				    json_string(msg));
+				free(msg);
+			}
+			continue;
+		}
+		modern[i] = 1;
+		if (json_object_size(map) > 0 && (maps[i] = json_dumps(map,
+		    JSON_COMPACT | JSON_PRESERVE_ORDER)) == NULL) {
+			json_decref(map);
+			return -1;
+		}
+		json_decref(map);
+	}
+	return 0;
 }
 
 int
-view_layout(json_t *view, uint64_t id, json_t *errs, char **out,
-    size_t *outlen, json_t *digests)
+view_layout(const struct view_resolved *vs, uint64_t id, json_t *errs,
+    char **out, size_t *outlen, json_t *digests)
 {
-	struct vl_buf	 b;
-	struct vl_table	 t;
-	json_t		*routes = json_object_get(view, "routes"), *list, *it;
-	json_t		*r, *map;
-	const char	**names = NULL, *key;
-	char		**maps = NULL, *msg, why[256], hex[24];
-	unsigned char	*modern = NULL;
-	uint32_t	 u, ntables = VL_NTABLES;
-	uint64_t	 h;
-	size_t		 i, j, n, nm, start;
-	int		 k;
+	const struct view_entry	*e;
+	struct vl_buf		 b;
+	struct vl_table		 t;
+	char			**maps = NULL, hex[24];
+	unsigned char		*modern = NULL;
+	uint32_t		 u, ntables = VL_NTABLES;
+	uint64_t		 h;
+	size_t			 i, n, nt = vs->vs_n[VIEW_KIND_TOOLS], start;
+	int			 k;
 
 	*out = NULL;
 	*outlen = 0;
@@ -227,44 +365,24 @@ view_layout(json_t *view, uint64_t id, json_t *errs, char **out,
 	memcpy(b.vb_data + 4, &ntables, 4);
 	memcpy(b.vb_data + 8, &id, 8);
 	b.vb_len = VL_HDR + 4 * VL_NTABLES;
-
-	/* the tools' x-mcp-header maps: who is left out of Modern lists */
-	list = json_object_get(view, "tools");
-	n = json_array_size(list);
-	if ((maps = calloc(n + 1, sizeof(*maps))) == NULL ||
-	    (modern = calloc(n + 1, 1)) == NULL)
+	if ((maps = calloc(nt + 1, sizeof(*maps))) == NULL ||
+	    (modern = calloc(nt + 1, 1)) == NULL ||
+	    vl_tool_maps(vs, errs, maps, modern) == -1)
 		goto fail;
-	json_array_foreach(list, i, it) {
-		map = NULL;
-		if (proto_x_mcp_headers(json_object_get(it, "inputSchema"),
-		    &map, why, sizeof(why)) == -1) {
-			if (errs != NULL && asprintf(&msg, "tool %s left out "
-			    "of Modern lists: %s", json_string_value(
-			    json_object_get(it, "name")), why) != -1) {
-				(void)json_array_append_new(errs,
-				    json_string(msg));
-				free(msg);
-			}
-			continue;
-		}
-		modern[i] = 1;
-		if (json_object_size(map) > 0)
-			maps[i] = json_dumps(map, JSON_COMPACT |
-			    JSON_PRESERVE_ORDER);
-		json_decref(map);
-	}
 
+	/* the lists' items; hidden tools are routed, not listed */
 	for (k = 0; k < VIEW_KIND_N; k++) {
-		list = json_object_get(view, vl_kinds[k].vk_field);
-		n = json_array_size(list);
+		for (i = n = 0; i < vs->vs_n[k]; i++)
+			n += !vs->vs_e[k][i].ve_hidden;
 		vl_table_begin(&b, &t, VL_ITEMS + k, n);
 		start = b.vb_len;
-		json_array_foreach(list, i, it) {
+		for (i = 0; i < vs->vs_n[k]; i++) {
+			e = &vs->vs_e[k][i];
+			if (e->ve_hidden)
+				continue;
 			vl_table_mark(&b, &t);
-			key = json_string_value(json_object_get(it,
-			    vl_kinds[k].vk_key));
-			vl_puts(&b, key != NULL ? key : "");
-			vl_dump(&b, it);
+			vl_puts(&b, e->ve_name);
+			vl_entry_text(&b, e, k);
 		}
 		vl_table_mark(&b, &t);
 		if (b.vb_oom)
@@ -278,89 +396,58 @@ view_layout(json_t *view, uint64_t id, json_t *errs, char **out,
 			goto fail;
 	}
 	for (k = 0; k < VIEW_KIND_N; k++) {
-		n = json_array_size(json_object_get(view,
-		    vl_kinds[k].vk_field));
-		for (i = nm = 0; i < n; i++)
-			nm += k != VIEW_KIND_TOOLS || modern[i];
-		vl_table_begin(&b, &t, VL_MODERN + k, nm);
-		for (i = 0; i < n; i++) {
-			if (k == VIEW_KIND_TOOLS && !modern[i])
+		for (i = n = 0; i < vs->vs_n[k]; i++)
+			n += !vs->vs_e[k][i].ve_hidden &&
+			    (k != VIEW_KIND_TOOLS || modern[i]);
+		vl_table_begin(&b, &t, VL_MODERN + k, n);
+		for (i = 0, u = 0; i < vs->vs_n[k]; i++) {
+			if (vs->vs_e[k][i].ve_hidden)
 				continue;
-			vl_table_mark(&b, &t);
-			u = (uint32_t)i;
-			vl_put(&b, &u, sizeof(u));
+			if (k != VIEW_KIND_TOOLS || modern[i]) {
+				vl_table_mark(&b, &t);
+				vl_put(&b, &u, sizeof(u));
+			}
+			u++;	/* its place among the listed items */
 		}
 		vl_table_mark(&b, &t);
 	}
 
-	/* tool routes: the visible tools' list is sorted as the routes */
-	list = json_object_get(view, "tools");
-	if ((names = vl_keys(json_object_get(routes, "tools"), &n)) == NULL)
-		goto fail;
-	vl_table_begin(&b, &t, VL_TOOLS, n);
-	for (i = j = 0; i < n; i++) {
-		r = json_object_get(json_object_get(routes, "tools"),
-		    names[i]);
+	/* routes, sorted by name as the lists are */
+	vl_table_begin(&b, &t, VL_TOOLS, nt);
+	for (i = 0; i < nt; i++) {
+		e = &vs->vs_e[VIEW_KIND_TOOLS][i];
 		vl_table_mark(&b, &t);
-		vl_puts(&b, names[i]);
-		vl_puts(&b, json_string_value(json_object_get(r, "b")));
-		vl_puts(&b, json_string_value(json_object_get(r, "n")));
-		vl_put(&b, json_is_true(json_object_get(r, "hidden")) ? "1" :
-		    "0", 1);
-		while (j < json_array_size(list) && strcmp(json_string_value(
-		    json_object_get(json_array_get(list, j), "name")),
-		    names[i]) < 0)
-			j++;
-		if (j < json_array_size(list) && maps[j] != NULL &&
-		    strcmp(json_string_value(json_object_get(json_array_get(
-		    list, j), "name")), names[i]) == 0)
-			vl_put(&b, maps[j], strlen(maps[j]));
+		vl_puts(&b, e->ve_name);
+		vl_puts(&b, e->ve_backend);
+		vl_puts(&b, e->ve_own);
+		vl_put(&b, e->ve_hidden ? "1" : "0", 1);
+		if (maps[i] != NULL)
+			vl_put(&b, maps[i], strlen(maps[i]));
 	}
 	vl_table_mark(&b, &t);
-	free(names);
-
-	if ((names = vl_keys(json_object_get(routes, "prompts"), &n)) == NULL)
-		goto fail;
-	vl_table_begin(&b, &t, VL_PROMPTS, n);
-	for (i = 0; i < n; i++) {
-		r = json_object_get(json_object_get(routes, "prompts"),
-		    names[i]);
+	vl_table_begin(&b, &t, VL_PROMPTS, vs->vs_n[VIEW_KIND_PROMPTS]);
+	for (i = 0; i < vs->vs_n[VIEW_KIND_PROMPTS]; i++) {
+		e = &vs->vs_e[VIEW_KIND_PROMPTS][i];
 		vl_table_mark(&b, &t);
-		vl_puts(&b, names[i]);
-		vl_puts(&b, json_string_value(json_object_get(r, "b")));
-		vl_put(&b, json_string_value(json_object_get(r, "n")),
-		    strlen(json_string_value(json_object_get(r, "n"))));
+		vl_puts(&b, e->ve_name);
+		vl_puts(&b, e->ve_backend);
+		vl_put(&b, e->ve_own, strlen(e->ve_own));
 	}
 	vl_table_mark(&b, &t);
-	free(names);
-
-	if ((names = vl_keys(json_object_get(routes, "resources"), &n)) ==
-	    NULL)
-		goto fail;
-	vl_table_begin(&b, &t, VL_RESOURCES, n);
-	for (i = 0; i < n; i++) {
-		key = json_string_value(json_object_get(json_object_get(routes,
-		    "resources"), names[i]));
+	for (k = VIEW_KIND_RESOURCES; k <= VIEW_KIND_TEMPLATES; k++) {
+		vl_table_begin(&b, &t, k == VIEW_KIND_RESOURCES ?
+		    VL_RESOURCES : VL_TEMPLATES, vs->vs_n[k]);
+		for (i = 0; i < vs->vs_n[k]; i++) {
+			e = &vs->vs_e[k][i];
+			vl_table_mark(&b, &t);
+			vl_puts(&b, e->ve_name);
+			vl_put(&b, e->ve_backend, strlen(e->ve_backend));
+		}
 		vl_table_mark(&b, &t);
-		vl_puts(&b, names[i]);
-		vl_put(&b, key, strlen(key));
 	}
-	vl_table_mark(&b, &t);
-	free(names);
-	names = NULL;
-
-	list = json_object_get(routes, "templates");
-	vl_table_begin(&b, &t, VL_TEMPLATES, json_array_size(list));
-	json_array_foreach(list, i, r) {
-		key = json_string_value(json_object_get(r, "b"));
-		vl_table_mark(&b, &t);
-		vl_puts(&b, json_string_value(json_object_get(r, "t")));
-		vl_put(&b, key, strlen(key));
-	}
-	vl_table_mark(&b, &t);
 	if (b.vb_oom || b.vb_len > UINT32_MAX)
 		goto fail;
-	for (i = 0; i < json_array_size(json_object_get(view, "tools")); i++)
+	for (i = 0; i < nt; i++)
 		free(maps[i]);
 	free(maps);
 	free(modern);
@@ -368,9 +455,7 @@ view_layout(json_t *view, uint64_t id, json_t *errs, char **out,
 	*outlen = b.vb_len;
 	return 0;
 fail:
-	free(names);
-	for (i = 0; maps != NULL && i < json_array_size(json_object_get(view,
-	    "tools")); i++)
+	for (i = 0; maps != NULL && i < nt; i++)
 		free(maps[i]);
 	free(maps);
 	free(modern);
@@ -565,11 +650,11 @@ view_layout_page(const void *p, size_t len, const struct view_page_req *q,
 			vl_put(&b, ",", 1);
 		vl_put(&b, text, tlen);
 	}
-	vl_put(&b, "]", 1);
+	vl_put(&b, "]", 2);	/* and a NUL, not counted */
 	if (b.vb_oom)
 		goto fail;
 	pg->vp_items = b.vb_data;
-	pg->vp_len = b.vb_len;
+	pg->vp_len = b.vb_len - 1;
 	pg->vp_count = end - start;
 	if (end < n) {
 		pg->vp_next = end;

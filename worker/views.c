@@ -266,22 +266,24 @@ view_save(struct worker *w, const char *what, const char *scope,
  * header, a new reference, or NULL.
  */
 static json_t *
-views_store(struct worker *w, const char *scope, json_t *full, json_t *caps,
-    uint64_t ttl_ms)
+views_store(struct worker *w, const char *scope,
+    const struct view_resolved *vs, json_t *hdr, uint64_t ttl_ms)
 {
 	static uint32_t	 seq;
-	json_t		*hdr = NULL, *digests = NULL, *errs = NULL, *old;
+	json_t		*digests = NULL, *errs = NULL, *old;
 	char		 key[STORE_KEY_MAX], okey[STORE_KEY_MAX] = "", id[40];
 	char		*buf = NULL;
+	const char	*ok;
 	size_t		 len, i;
 	uint64_t	 now = store_now_ms(), vid;
+	int		 rc = -1;
 
 	/* unique across workers and restarts of one: pid, time, count */
 	vid = (uint64_t)getpid() << 40 ^ now << 8 ^ seq++;
 	(void)snprintf(id, sizeof(id), "%016llx", (unsigned long long)vid);
 	if ((digests = json_object()) == NULL || (errs = json_array()) ==
-	    NULL || view_layout(full, vid, errs, &buf, &len, digests) == -1)
-		goto fail;
+	    NULL || view_layout(vs, vid, errs, &buf, &len, digests) == -1)
+		goto done;
 	for (i = 0; i < json_array_size(errs); i++)
 		log_info("view: %s", json_string_value(json_array_get(errs,
 		    i)));
@@ -289,28 +291,26 @@ views_store(struct worker *w, const char *scope, json_t *full, json_t *caps,
 	if (store_put(w->w_store, STORE_VIEWS, key, strlen(key), buf, len,
 	    now + ttl_ms, now) == -1) {
 		log_warnx("cannot store the view's layout (%zu bytes)", len);
-		goto fail;
+		goto done;
 	}
 	if ((old = view_load(w, "view", scope, NULL, NULL)) != NULL) {
-		(void)snprintf(okey, sizeof(okey), "%s", json_string_value(
-		    json_object_get(old, "layout")) != NULL ?
-		    json_string_value(json_object_get(old, "layout")) : "");
+		if ((ok = json_string_value(json_object_get(old, "layout"))) !=
+		    NULL)
+			(void)snprintf(okey, sizeof(okey), "%s", ok);
 		json_decref(old);
 	}
-	if ((hdr = json_pack("{s:O, s:O*, s:O*, s:O*, s:s, s:O}",
-	    "capabilities", caps, "fresh", json_object_get(full, "fresh"),
-	    "stale", json_object_get(full, "stale"), "missing",
-	    json_object_get(full, "missing"), "layout", key, "digests",
-	    digests)) == NULL)
-		goto fail;
+	if (json_object_set_new(hdr, "layout", json_string(key)) == -1 ||
+	    json_object_set(hdr, "digests", digests) == -1)
+		goto done;
 	view_save(w, "view", scope, NULL, hdr, ttl_ms, NULL);
 	if (okey[0] != '\0' && strcmp(okey, key) != 0)
 		(void)store_del(w->w_store, STORE_VIEWS, okey, strlen(okey));
-fail:
+	rc = 0;
+done:
 	free(buf);
 	json_decref(digests);
 	json_decref(errs);
-	return hdr;
+	return rc == 0 ? json_incref(hdr) : NULL;
 }
 
 /* what a read in place of the layout asks and answers */
@@ -1001,11 +1001,13 @@ vbuild_publish(struct vbuild *b, int final, char *err, size_t errlen)
 	struct worker		*w = b->vb_w;
 	struct view_input	*in = NULL, *use = NULL;
 	struct view_clock	 c;
-	json_t			*view = NULL, *full = NULL, *errs, *caps, *src;
+	struct view_resolved	 vs;
+	json_t			*view = NULL, *hdr = NULL, *caps, *src;
 	size_t			 i, nuse = 0;
 	uint64_t		 fresh;
 	int			 k;
 
+	memset(&vs, 0, sizeof(vs));
 	views_clock(w, &c);
 	caps = json_object();
 	if (caps == NULL || (in = calloc(b->vb_nfetch + 1, sizeof(*in))) ==
@@ -1062,23 +1064,25 @@ vbuild_publish(struct vbuild *b, int final, char *err, size_t errlen)
 		if (vi->vi_part != VIEW_PART_MISSING)
 			use[nuse++] = *vi;
 	}
-	if ((full = view_build(views_policy(w), use, nuse)) == NULL ||
-	    view_mark(full, in, b->vb_nfetch, &c) == -1)
+	/* the header: capabilities, freshness marks; the layout's key */
+	if ((hdr = json_pack("{s:O}", "capabilities", caps)) == NULL ||
+	    view_mark(hdr, in, b->vb_nfetch, &c) == -1 ||
+	    view_resolve(views_policy(w), use, nuse, &vs) == -1)
 		goto oom;
 	/* kept past its freshness: served while the next one builds */
-	fresh = views_stamp(full, "fresh");
-	if ((view = views_store(w, b->vb_scope, full, caps, (fresh > c.vl_now ?
+	fresh = views_stamp(hdr, "fresh");
+	if ((view = views_store(w, b->vb_scope, &vs, hdr, (fresh > c.vl_now ?
 	    fresh - c.vl_now : 0) + VIEW_STALE_MS)) == NULL)
 		goto oom;
-	errs = json_object_get(full, "errors");
-	for (i = 0; final && i < json_array_size(errs); i++)
-		log_warnx("view: %s", json_string_value(json_array_get(errs,
-		    i)));
+	for (i = 0; final && i < json_array_size(vs.vs_errors); i++)
+		log_warnx("view: %s", json_string_value(json_array_get(
+		    vs.vs_errors, i)));
 	goto done;
 oom:
 	(void)snprintf(err, errlen, "out of memory");
 done:
-	json_decref(full);
+	view_resolved_free(&vs);
+	json_decref(hdr);
 	json_decref(caps);
 	free(in);
 	free(use);
