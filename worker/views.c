@@ -22,6 +22,7 @@
  */
 #include <sys/queue.h>
 
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -1133,6 +1134,9 @@ vbuild_finish(struct vbuild *b)
 	vbuild_answer(b, 1, view, err);
 	json_decref(view);
 	vbuild_free(b);
+	/* a build's lists and layout (tens of MB at 100k tools) go back to
+	 * the system, not kept as this worker's heap until the next one */
+	(void)malloc_trim(0);
 }
 
 /* VIEW_WAIT_MS: the waiters get what there is; the listing goes on */
