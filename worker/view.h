@@ -5,9 +5,11 @@
  * re-described, and a routing table from each advertised name back to
  * its backend and the backend's own name.
  *
- * view_build() is pure (no I/O, no store): lists in, one JSON document
- * out, deterministic (backends in sorted name order, never hash order),
- * so it can be stored in LMDB as is and shared by every worker.
+ * view_resolve() is pure (no I/O, no store) and deterministic (backends
+ * in sorted name order, never hash order): lists in, the entries that
+ * stand out.  view_layout() renders them as the block every worker reads
+ * in place from the store; view_build() as one JSON document (what the
+ * unit tests pin the naming rules on).
  */
 #ifndef VMCPD_VIEW_H
 #define VMCPD_VIEW_H

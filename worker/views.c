@@ -1,7 +1,8 @@
 /*
  * Views: the aggregated capability view, fetched from every backend in
- * parallel, built by view_build() and shared through the store's
- * "views" database by every worker.
+ * parallel, resolved by view_resolve(), laid out by view_layout() and
+ * shared through the store's "views" database by every worker, which
+ * reads it in place (views_read()).
  *
  * No request waits for a listing while there is a view to serve: a view
  * past its freshness ("fresh", view_mark()) is served as it is while one
@@ -178,9 +179,9 @@ view_key(struct worker *w, char *buf, size_t len, const char *what,
 }
 
 /*
- * The decoded view, kept while the store's copy is the same one: a hot
- * path that re-parsed the whole view on every request would cost more
- * than the request.  One cheap read of the record's stamp decides.
+ * The decoded view header, kept while the store's copy is the same one:
+ * one cheap read of the record's stamp decides.  Lists and routes are
+ * not decoded: they are read in place from the layout it names.
  */
 static struct {
 	char		 vc_key[STORE_KEY_MAX];
