@@ -232,6 +232,22 @@ vl_json(struct vl_buf *b, json_t *v, const char *name)
 	}
 }
 
+char *
+view_json_dump(json_t *v, size_t *len)
+{
+	struct vl_buf b;
+
+	memset(&b, 0, sizeof(b));
+	vl_json(&b, v, NULL);
+	vl_put(&b, "", 1);
+	if (b.vb_oom) {
+		free(b.vb_data);
+		return NULL;
+	}
+	*len = b.vb_len - 1;
+	return b.vb_data;
+}
+
 /* an entry's text as advertised (view_entry_json(), dumped) */
 static void
 vl_entry_text(struct vl_buf *b, const struct view_entry *e, enum view_kind k)

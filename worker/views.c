@@ -245,7 +245,8 @@ view_save(struct worker *w, const char *what, const char *scope,
 	uint64_t	 now = store_now_ms();
 
 	view_key(w, key, sizeof(key), what, scope, backend);
-	if ((buf = jsonrpc_dump(o, &len)) == NULL)
+	/* the raw lists of a backend are big: not through jansson's dump */
+	if ((buf = view_json_dump(o, &len)) == NULL)
 		return;
 	if (store_put(w->w_store, STORE_VIEWS, key, strlen(key), buf, len,
 	    now + ttl_ms, now) == -1)

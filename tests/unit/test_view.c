@@ -1616,6 +1616,38 @@ test_layout_damaged(void **state)
 	lay_free(&l);
 }
 
+/* view_json_dump() makes jsonrpc_dump()'s bytes */
+static void
+test_json_dump(void **state)
+{
+	static const char *const docs[] = {
+		"{\"a\":[1,-2,3.5,1e300,true,false,null,\"\"],\"b\":{}}",
+		"[\"\\\"q\\\\ \\/ \\b\\f\\n\\r\\t\\u0001\\u001f\\u007f\"]",
+		"{\"\\u00e9t\\u00e9\":\"\\ud83d\\ude00\",\"k\":[[],{}]}",
+		"\"x\\u0000y\"",
+		"-9223372036854775808",
+	};
+	json_t	*v;
+	char	*want, *got;
+	size_t	 i, len;
+
+	(void)state;
+	for (i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
+		v = json_loads(docs[i], JSON_DECODE_ANY | JSON_ALLOW_NUL,
+		    NULL);
+		assert_non_null(v);
+		want = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER |
+		    JSON_ENCODE_ANY);
+		got = view_json_dump(v, &len);
+		assert_non_null(got);
+		assert_int_equal(len, strlen(want));
+		assert_string_equal(got, want);
+		free(want);
+		free(got);
+		json_decref(v);
+	}
+}
+
 /* a list that changes changes its digest; the others keep theirs */
 static void
 test_layout_digests(void **state)
@@ -1677,6 +1709,7 @@ main(void)
 		cmocka_unit_test(test_layout_modern),
 		cmocka_unit_test(test_layout_damaged),
 		cmocka_unit_test(test_layout_digests),
+		cmocka_unit_test(test_json_dump),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
