@@ -45,6 +45,7 @@
 #define VIEW_STALE_MS	(10 * 60 * 1000)	/* last good lists stand in */
 #define VIEW_WAIT_MS	5000	/* a request waits for a first view at most */
 #define VIEW_LOCK_RETRY_MS 1000	/* another worker's rebuild: ask again after */
+#define VIEW_LAYOUT_SPARE_MS 60000	/* a layout outlives its header by */
 
 enum vkind {
 	VK_TOOLS = 0,
@@ -291,8 +292,10 @@ views_store(struct worker *w, const char *scope,
 		log_info("view: %s", json_string_value(json_array_get(errs,
 		    i)));
 	view_key(w, key, sizeof(key), "vdata", scope, id);
+	/* outlives its header a little: a header never names a layout
+	 * that expired first */
 	if (store_put(w->w_store, STORE_VIEWS, key, strlen(key), buf, len,
-	    now + ttl_ms, now) == -1) {
+	    now + ttl_ms + VIEW_LAYOUT_SPARE_MS, now) == -1) {
 		log_warnx("cannot store the view's layout (%zu bytes)", len);
 		goto done;
 	}
