@@ -73,26 +73,19 @@ $(BUILD)/obj/config_embedded.c: etc/vmcpd.yaml tools/embed.sh
 $(BUILD)/obj/config_embedded.o: $(BUILD)/obj/config_embedded.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
-# unit tests: each links its test file with the objects it exercises
+# unit tests: each links its test file with the objects it exercises,
+# taken from one archive of the shared, proto and worker objects: the
+# linker pulls in only the members a test needs, so a new test_*.c needs
+# no rule of its own
 o = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
-$(BUILD)/tests/%: tests/unit/%.c
+UNIT_LIB	= $(BUILD)/unit.a
+$(UNIT_LIB): $(COMMON_OBJS) $(WORKER_OBJS)
+	rm -f $@
+	$(AR) rcs $@ $^
+$(BUILD)/tests/%: tests/unit/%.c $(UNIT_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.c %.o,$^) \
-	    $(LDLIBS) -lcmocka
-$(BUILD)/tests/test_config: $(call o,shared/config.c shared/log.c) \
-	$(BUILD)/obj/config_embedded.o
-$(BUILD)/tests/test_store: $(call o,shared/store.c shared/log.c)
-$(BUILD)/tests/test_jsonrpc: $(call o,$(wildcard proto/*.c) shared/log.c)
-$(BUILD)/tests/test_sse: $(call o,$(wildcard proto/*.c) shared/log.c)
-$(BUILD)/tests/test_jsonspan: $(call o,$(wildcard proto/*.c) shared/log.c)
-$(BUILD)/tests/test_jsonrpc_scan: $(call o,$(wildcard proto/*.c) shared/log.c)
-$(BUILD)/tests/test_http_req: $(call o,proto/http_req.c proto/headers.c)
-$(BUILD)/tests/test_uritemplate: $(call o,proto/uritemplate.c)
-$(BUILD)/tests/test_wake: $(call o,worker/wake.c shared/paths.c shared/log.c)
-$(BUILD)/tests/test_http_client: $(call o,shared/http_client.c \
-	shared/http_h1.c shared/log.c proto/headers.c)
-$(BUILD)/tests/test_session: $(call o,worker/session.c shared/store.c \
-	shared/log.c $(wildcard proto/*.c))
+	    $(UNIT_LIB) $(LDLIBS) -lcmocka
 # the stdio bridge standalone, for tests/interop/bridge.test.mjs
 $(BUILD)/bridge-test: $(call o,$(wildcard master/bridge*.c) master/child.c \
 	shared/log.c shared/ipc.c shared/httpcheck.c shared/http_client.c \
@@ -101,10 +94,6 @@ $(BUILD)/bridge-test: $(call o,$(wildcard master/bridge*.c) master/child.c \
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.c %.o,$^) \
 	    $(LDLIBS)
-$(BUILD)/tests/test_view: $(call o,worker/view_build.c \
-	worker/view_layout.c shared/log.c \
-	$(wildcard proto/*.c))
-$(BUILD)/tests/test_modern: $(call o,$(wildcard proto/*.c) shared/log.c)
 
 unit: $(UNIT_BINS) $(BUILD)/bridge-test
 

@@ -6,8 +6,8 @@
  * whose first event names the endpoint to POST messages to, every
  * server message an event on that stream).  The bridge initializes the
  * server once per process or connection, and serves it on a Unix socket
- * as a stateful Streamable HTTP endpoint (MCP 2025-11-25, mcp-wire.md
- * section 2.1) that every worker reaches with libcurl.  Both upstreams
+ * as a stateful Streamable HTTP endpoint (MCP 2025-11-25, Transports,
+ * Streamable HTTP) that every worker reaches with libcurl.  Both upstreams
  * sit behind struct bridge_upstream; everything else is shared.
  *
  * Sessions are routing keys only: initialize is answered from the

@@ -6,7 +6,8 @@
  *
  * The master does not use libevent: signals are blocked except inside
  * ppoll(), whose handlers only set flags.  That avoids the two libevent
- * fork traps (c-engineering.md section 3.6) entirely.
+ * fork traps (an inherited epoll fd, see event_reinit(3); a signal fd
+ * shared with the children) entirely.
  */
 #include <sys/mman.h>
 #include <sys/queue.h>

@@ -1,5 +1,5 @@
 /*
- * Opaque cursors for vmcpd's Modern lists (mcp-wire.md section 3.3).
+ * Opaque cursors for vmcpd's Modern lists (MCP 2026-07-28, Pagination).
  * A cursor names the list kind and the last key returned, with how
  * many items of that key were returned, so that a list which changed
  * between pages resumes after that key instead of at a stale index.

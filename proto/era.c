@@ -1,6 +1,8 @@
 /*
- * Which era a POST body speaks (mcp-wire.md section 1.2, body first as
- * in 1.3), and the Modern checks answered with 400 before dispatch: the
+ * Which era a POST body speaks (MCP 2026-07-28, Versioning, section
+ * Backward Compatibility; body first: a session id does not outweigh the
+ * _meta), and the Modern checks answered with 400 before dispatch
+ * (Streamable HTTP, section Server Validation): the
  * _meta envelope, the standard headers, then the protocol version.
  */
 #include <errno.h>
@@ -13,7 +15,8 @@
 
 #define SNIP	56	/* room for a peer's string quoted in a message */
 
-/* the body field Mcp-Name mirrors, per method (section 3.1, tasks 6) */
+/* the body field Mcp-Name mirrors, per method (Streamable HTTP, section
+ * Standard Request Headers; taskId: the tasks extension) */
 struct era_name {
 	const char	*en_method;
 	const char	*en_field;

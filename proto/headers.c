@@ -1,6 +1,7 @@
 /*
- * HTTP header rules of the Streamable HTTP transport (mcp-wire.md
- * section 2.1): Accept, Content-Type, session ids, protocol versions.
+ * HTTP header rules of the Streamable HTTP transport (MCP 2025-11-25,
+ * Transports, Streamable HTTP): Accept, Content-Type, session ids,
+ * protocol versions.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -279,16 +280,36 @@ proto_legacy_version_pick(const char *requested)
 int
 proto_version_known(const char *version)
 {
+	return proto_era_of_version(version) != PROTO_ERA_UNKNOWN;
+}
+
+const char *
+proto_era_version(enum proto_era era)
+{
+	switch (era) {
+	case PROTO_ERA_LEGACY:
+		return MCP_VERSION_LEGACY;
+	case PROTO_ERA_MODERN:
+		return MCP_VERSION_MODERN;
+	case PROTO_ERA_UNKNOWN:
+		break;
+	}
+	return "unknown";
+}
+
+enum proto_era
+proto_era_of_version(const char *version)
+{
 	size_t i;
 
 	if (version == NULL)
-		return 0;
+		return PROTO_ERA_UNKNOWN;
 	if (strcmp(version, MCP_VERSION_MODERN) == 0)
-		return 1;
+		return PROTO_ERA_MODERN;
 	for (i = 0; i < NLEGACY; i++)
 		if (strcmp(version, proto_legacy_versions[i]) == 0)
-			return 1;
-	return 0;
+			return PROTO_ERA_LEGACY;
+	return PROTO_ERA_UNKNOWN;
 }
 
 /* a field value's span without its leading and trailing OWS */

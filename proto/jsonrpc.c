@@ -1,6 +1,6 @@
 /*
- * JSON-RPC 2.0 envelope parsing and building (mcp-wire.md sections 2
- * and 5).  Pure: no I/O, no global state.
+ * JSON-RPC 2.0 envelope parsing and building (JSON-RPC 2.0; MCP
+ * 2025-11-25, Overview, section Messages).  Pure: no I/O, no global state.
  */
 #include <stdarg.h>
 #include <stdio.h>

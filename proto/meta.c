@@ -1,6 +1,7 @@
 /*
- * Reserved _meta keys (mcp-wire.md section 4) and the Modern result
- * envelope (section 3.3): resultType, serverInfo, cache hints.
+ * Reserved _meta keys (MCP 2026-07-28, Overview, section _meta) and the
+ * Modern result envelope (Overview, section ResultType; Caching):
+ * resultType, serverInfo, cache hints.
  */
 #include <string.h>
 

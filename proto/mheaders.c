@@ -1,5 +1,6 @@
 /*
- * Header values of the Modern transport (mcp-wire.md section 3.1): the
+ * Header values of the Modern transport (MCP 2026-07-28, Streamable
+ * HTTP, section Request Metadata): the
  * "=?base64?...?=" value encoding, the x-mcp-header annotations of a
  * tool's inputSchema, and the Mcp-Param-* checks of a tools/call.
  */

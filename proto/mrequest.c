@@ -1,8 +1,10 @@
 /*
- * A request to a 2026-07-28 backend (mcp-wire.md 3.2 and 4): the
+ * A request to a 2026-07-28 backend (MCP 2026-07-28, Overview, section
+ * _meta): the
  * per-request _meta of this hop, with the client's capabilities
  * mirrored so that the backend only asks what the client can answer
- * (MRTR rule 7), and the value of the Mcp-Name header.
+ * (Multi Round-Trip Requests, server requirement 7), and the value of
+ * the Mcp-Name header.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <jansson.h>
 
-/* JSON-RPC 2.0 and MCP error codes (mcp-wire.md section 5) */
+/* JSON-RPC 2.0 and MCP error codes (MCP 2026-07-28, Overview, Error Codes) */
 #define JSONRPC_PARSE_ERROR		-32700
 #define JSONRPC_INVALID_REQUEST		-32600
 #define JSONRPC_METHOD_NOT_FOUND	-32601
@@ -25,6 +25,23 @@
 
 #define MCP_VERSION_LEGACY	"2025-11-25"
 #define MCP_VERSION_MODERN	"2026-07-28"
+
+/*
+ * The era of a request, a client or a backend: the one name for a
+ * revision everywhere (classification, backend records, configuration,
+ * page caches).  PROTO_ERA_UNKNOWN is a backend not known yet, a probe
+ * that decided nothing, or a backend's "era: auto" in the configuration.
+ */
+enum proto_era {
+	PROTO_ERA_UNKNOWN = 0,
+	PROTO_ERA_LEGACY,	/* 2025-11-25: initialize, sessions */
+	PROTO_ERA_MODERN	/* 2026-07-28: stateless, per-request _meta */
+};
+/* the revision vmcpd speaks in an era, "unknown" for PROTO_ERA_UNKNOWN */
+const char	*proto_era_version(enum proto_era);
+/* the era of a protocol version vmcpd knows, else PROTO_ERA_UNKNOWN
+ * (also for NULL) */
+enum proto_era	 proto_era_of_version(const char *version);
 
 enum jsonrpc_kind {
 	JSONRPC_REQUEST = 1,
@@ -128,7 +145,7 @@ json_t	*jsonrpc_notification_new(const char *method, json_t *params);
 /* compact serialisation; *len set; caller frees */
 char	*jsonrpc_dump(const json_t *, size_t *len);
 
-/* HTTP header rules (mcp-wire.md section 2.1) */
+/* HTTP header rules (MCP 2025-11-25, Transports, Streamable HTTP) */
 /* 1 if an Accept header value lists the media type (or a wildcard that
  * covers it, with q > 0), else 0 */
 int	 proto_accept_has(const char *accept, const char *type);
@@ -160,7 +177,8 @@ int	 proto_content_type_is_json(const char *ctype);
 int	 proto_session_id_valid(const char *sid);
 /* a Legacy version vmcpd serves, or NULL: used to echo or pick */
 const char *proto_legacy_version_pick(const char *requested);
-/* 1 if the version string is one vmcpd knows at all (either era) */
+/* 1 if the version string is one vmcpd knows at all (either era):
+ * proto_era_of_version() is not PROTO_ERA_UNKNOWN */
 int	 proto_version_known(const char *version);
 
 /*
@@ -260,18 +278,14 @@ char	*sse_format_event(const char *id, const char *event, const char *data,
 /*
  * MCP 2026-07-28 ("Modern"): era classification, the request checks
  * answered with 400 before dispatch, header values, list cursors and
- * reserved _meta keys (mcp-wire.md sections 1, 3, 4 and 5).
+ * reserved _meta keys (MCP 2026-07-28: Versioning, Streamable HTTP,
+ * Overview's sections _meta and Error Codes).
  */
 #define MCP_META_PROTOCOL_VERSION	"io.modelcontextprotocol/protocolVersion"
 #define MCP_META_CLIENT_CAPABILITIES	\
 	"io.modelcontextprotocol/clientCapabilities"
 #define MCP_META_CLIENT_INFO		"io.modelcontextprotocol/clientInfo"
 #define MCP_META_SERVER_INFO		"io.modelcontextprotocol/serverInfo"
-
-enum proto_era {
-	PROTO_ERA_LEGACY = 1,
-	PROTO_ERA_MODERN
-};
 
 /* request headers; NULL = absent; values as received */
 struct proto_reqhdrs {
@@ -293,8 +307,9 @@ struct proto_verdict {
 };
 
 /*
- * Decide the era of one parsed POST body (mcp-wire.md 1.2, body first
- * as in 1.3) and, for Modern, check in this order: the _meta envelope
+ * Decide the era of one parsed POST body (MCP 2026-07-28, Versioning;
+ * body first) and, for Modern (Streamable HTTP, section Server
+ * Validation), check in this order: the _meta envelope
  * (400 -32602), MCP-Protocol-Version = claim, Mcp-Method = method and
  * Mcp-Name = params.name/uri/taskId (400 -32020; on notifications only
  * the headers that are present), then the version (400 -32022 with
@@ -321,8 +336,9 @@ char	*proto_hdr_encode(const char *value);
 /*
  * The x-mcp-header annotations of a tool's inputSchema: *map becomes
  * {"<Name>": ["prop", "subprop", ...]} (possibly empty).  -1 with a
- * reason in why when a rule of section 3.1 is broken (the tool must then
- * be left out of a Modern tools/list) or out of memory; *map is NULL.
+ * reason in why when a rule of Streamable HTTP, section Schema Extension,
+ * is broken (the tool must then be left out of a Modern tools/list) or
+ * out of memory; *map is NULL.
  */
 int	 proto_x_mcp_headers(const json_t *input_schema, json_t **map,
 	    char *why, size_t whylen);
@@ -363,16 +379,15 @@ const char *proto_request_capability(const char *method);
 
 /*
  * A backend's revision from its answer to a 2026-07-28 server/discover
- * (reference-vmcp.md 1.4): answered 0 when no HTTP answer came (refused,
- * reset, timeout); status the HTTP status; msg the JSON-RPC response in
+ * (Streamable HTTP, section Backward Compatibility): answered 0 when no
+ * HTTP answer came (refused, reset, timeout); status the HTTP status;
+ * msg the JSON-RPC response in
  * the body, or NULL.  Authentication refusals and transient failures
- * are inconclusive (use Legacy, cache nothing).  A reason goes in why.
+ * are inconclusive: PROTO_ERA_UNKNOWN (use Legacy, cache nothing).  A
+ * reason goes in why.
  */
-#define PROTO_PROBE_LEGACY		1
-#define PROTO_PROBE_MODERN		2
-#define PROTO_PROBE_INCONCLUSIVE	3
-int	 proto_probe_outcome(int answered, long status, const json_t *msg,
-	    char *why, size_t whylen);
+enum proto_era proto_probe_outcome(int answered, long status,
+	    const json_t *msg, char *why, size_t whylen);
 /* 1 if a JSON-RPC response is one of 2026-07-28's own errors (-3202x):
  * the backend speaks it and refused this request on its terms */
 int	 proto_modern_error(const json_t *msg);

@@ -1502,9 +1502,9 @@ load_backend_era(struct loader *ld, struct cnode *v, const char *path,
     void *arg)
 {
 	static const struct choice ch[] = {
-		{ "auto", CONFIG_ERA_AUTO },
-		{ "legacy", CONFIG_ERA_LEGACY },
-		{ "modern", CONFIG_ERA_MODERN },
+		{ "auto", PROTO_ERA_UNKNOWN },
+		{ "legacy", PROTO_ERA_LEGACY },
+		{ "modern", PROTO_ERA_MODERN },
 	};
 	struct config_backend	*cb = arg;
 	int			 e = 0;
@@ -1512,7 +1512,7 @@ load_backend_era(struct loader *ld, struct cnode *v, const char *path,
 	if (load_enum(ld, v, path, ch, nitems(ch), "auto, legacy or modern",
 	    &e) == -1)
 		return -1;
-	cb->cb_era = (enum config_era)e;
+	cb->cb_era = (enum proto_era)e;
 	return 0;
 }
 
@@ -1667,7 +1667,7 @@ load_backend(struct loader *ld, struct cnode *n, const char *path,
 	    config_backend_keys(ld, n, path, cb) == -1)
 		return -1;
 	/* the bridges speak 2025-11-25 to the workers */
-	if (cb->cb_era == CONFIG_ERA_MODERN &&
+	if (cb->cb_era == PROTO_ERA_MODERN &&
 	    cb->cb_transport != TRANSPORT_STREAMABLE_HTTP)
 		return config_error(ld, cnode_get(n, "era"), "%s.era: modern "
 		    "needs transport streamable-http (%s backends speak "
@@ -2713,14 +2713,14 @@ config_backend_find(const struct config *cf, const char *name)
 }
 
 const char *
-config_era_name(enum config_era e)
+config_era_name(enum proto_era e)
 {
 	switch (e) {
-	case CONFIG_ERA_AUTO:
+	case PROTO_ERA_UNKNOWN:
 		return "auto";
-	case CONFIG_ERA_LEGACY:
+	case PROTO_ERA_LEGACY:
 		return "legacy";
-	case CONFIG_ERA_MODERN:
+	case PROTO_ERA_MODERN:
 		return "modern";
 	}
 	return "unknown";

@@ -13,6 +13,8 @@
 
 #include <jansson.h>
 
+#include "proto/proto.h"
+
 #define CONFIG_DEFAULT_PATH	"/etc/vmcpd/vmcpd.yaml"
 #define CONFIG_EMBEDDED_NAME	"<embedded>"
 #define CONFIG_ERR_MAX		512
@@ -32,13 +34,6 @@ enum config_transport {
 	TRANSPORT_STDIO
 };
 
-/* backends[].era: which MCP revision vmcpd speaks to the backend */
-enum config_era {
-	CONFIG_ERA_AUTO = 0,	/* probed with server/discover, cached */
-	CONFIG_ERA_LEGACY,	/* 2025-11-25 sessions, never probed */
-	CONFIG_ERA_MODERN	/* 2026-07-28 per-request, never probed */
-};
-
 /*
  * A backend.  Streamable HTTP and SSE backends have cb_url and no
  * command; stdio backends have no URL and run cb_argv (argv[0] is
@@ -51,7 +46,10 @@ struct config_backend {
 	char			*cb_url;	/* http(s)://, or NULL */
 	enum config_transport	 cb_transport;
 	uint64_t		 cb_timeout_ms;	/* from operational.timeouts */
-	enum config_era		 cb_era;
+	/* era: which MCP revision vmcpd speaks to the backend, pinned
+	 * (never probed), or PROTO_ERA_UNKNOWN for "auto": probed with
+	 * server/discover, recorded in the store */
+	enum proto_era		 cb_era;
 
 	/* stdio only, else NULL */
 	char			*cb_command;	/* non-empty */
@@ -192,7 +190,7 @@ void		 config_free(struct config *);
 const struct config_backend *
 		 config_backend_find(const struct config *, const char *name);
 const char	*config_transport_name(enum config_transport);
-const char	*config_era_name(enum config_era);
+const char	*config_era_name(enum proto_era);
 
 /* 1 if host[0, len) is a loopback name: localhost, 127.0.0.0/8, ::1
  * (bare or in brackets) */

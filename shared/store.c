@@ -5,7 +5,8 @@
  * "expiry" keyed [u8 dbtag][be64 expires_ms][primary key] (one entry
  * per record: a rewrite drops the old one) and "counts" keyed
  * [u8 dbtag][group] -> be64 records of that group.  Rules from
- * c-engineering.md section 2: the env is opened after fork in each
+ * lmdb.h's Caveats (docs/ARCHITECTURE.md, The store): the env is
+ * opened after fork in each
  * process, every txn is short and ends before we return, values are
  * copied out before their read txn ends, and one read txn per env is
  * reused (reset/renew) so a process holds about one reader slot.

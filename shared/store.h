@@ -7,7 +7,8 @@
  * narrow exception of store_read(), whose callback sees the mapped
  * bytes for the length of a read transaction and nothing more.
  *
- * Rules (c-engineering.md section 2): open after fork in each process;
+ * Rules (lmdb.h, Caveats; docs/ARCHITECTURE.md, The store): open after
+ * fork in each process;
  * never hold a transaction across an event loop iteration or any I/O.
  */
 #ifndef VMCPD_STORE_H

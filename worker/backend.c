@@ -56,6 +56,7 @@ struct backend_call {
 	char				 bc_last_id[128]; /* its last event id */
 	char				 bc_version[32];
 	struct event			*bc_timer;	/* resume after retry */
+	struct http_call		*bc_abort;	/* its cancellation */
 	const struct backend_call_cbs	*bc_cbs;
 	void				*bc_arg;
 	backend_idone_cb		 bc_idone;
@@ -170,30 +171,41 @@ backend_add_headers(struct http_call *hc, const char *bsid,
 		(void)http_call_add_header(hc, "MCP-Protocol-Version", version);
 }
 
-/* fire and forget: a response to a backend's request, a notification */
-void
-backend_post_nowait(struct worker *w, const struct config_backend *be,
-    const char *bsid, const char *version, json_t *msg)
+/* a POST of one message whose answer carries nothing for us */
+static struct http_call *
+backend_post_start(struct worker *w, const struct config_backend *be,
+    const char *bsid, const char *version, json_t *msg,
+    const struct http_call_cbs *cbs, void *arg)
 {
 	struct http_call	*hc;
 	char			*body;
 	size_t			 len;
 
 	if ((body = jsonrpc_dump(msg, &len)) == NULL)
-		return;
+		return NULL;
 	if ((hc = backend_http_new(w, be, "POST")) == NULL) {
 		free(body);
-		return;
+		return NULL;
 	}
 	backend_add_headers(hc, bsid, version);
 	if (http_call_set_body(hc, body, len) == -1) {
 		free(body);
 		http_call_cancel(hc);
-		return;
+		return NULL;
 	}
 	free(body);
 	http_call_set_timeout(hc, be->cb_timeout_ms);
-	(void)http_call_start(hc, NULL, NULL);
+	if (http_call_start(hc, cbs, arg) == -1)
+		return NULL;	/* freed by the client */
+	return hc;
+}
+
+/* fire and forget: a response to a backend's request, a notification */
+void
+backend_post_nowait(struct worker *w, const struct config_backend *be,
+    const char *bsid, const char *version, json_t *msg)
+{
+	(void)backend_post_start(w, be, bsid, version, msg, NULL, NULL);
 }
 
 /*
@@ -476,6 +488,8 @@ backend_on_done(void *arg, struct http_call *hc, int result,
 
 	(void)hc;
 	bc->bc_http = NULL;	/* freed by the client after this */
+	if (bc->bc_abort != NULL)
+		return;		/* freed once its cancellation is through */
 	if (bc->bc_finished) {
 		backend_call_free(bc);
 		return;
@@ -563,6 +577,8 @@ backend_call_free(struct backend_call *bc)
 		free(bc->bc_iarg);
 	if (bc->bc_http != NULL)
 		http_call_cancel(bc->bc_http);
+	if (bc->bc_abort != NULL)
+		http_call_cancel(bc->bc_abort);
 	if (bc->bc_sse != NULL)
 		sse_parser_free(bc->bc_sse);
 	if (bc->bc_timer != NULL)
@@ -829,6 +845,63 @@ backend_call_cancel(struct backend_call *bc)
 		backend_call_free(bc);
 }
 
+static void
+backend_on_aborted(void *arg, struct http_call *hc, int result,
+    const char *errmsg)
+{
+	struct backend_call *bc = arg;
+
+	(void)hc;
+	if (result == -1)
+		log_debug("backend %s: cancelling %s: %s", bc->bc_be->cb_name,
+		    bc->bc_id, errmsg);
+	bc->bc_abort = NULL;	/* freed by the client after this */
+	backend_call_free(bc);
+}
+
+/*
+ * The caller gives up on the call and the backend should too (MCP
+ * 2025-11-25, Cancellation): notifications/cancelled under our id, on
+ * the call's backend session.  The call's own stream stays open until
+ * the notification is through, so that a bridge still finds the
+ * request it names; whatever it brings is dropped.  A 2026-07-28 call
+ * has no session: closing its stream is what cancels it (MCP
+ * 2026-07-28, Transports).
+ */
+void
+backend_call_abort(struct backend_call *bc, const char *reason)
+{
+	static const struct http_call_cbs hcbs = {
+		NULL, NULL, backend_on_aborted
+	};
+	json_t	*p, *n;
+
+	if (bc == NULL || bc->bc_finished || bc->bc_idone != NULL ||
+	    strcmp(bc->bc_version, MCP_VERSION_MODERN) == 0) {
+		backend_call_cancel(bc);
+		return;
+	}
+	p = json_pack("{s:s}", "requestId", bc->bc_id);
+	if (p != NULL && reason != NULL)
+		(void)json_object_set_new(p, "reason", json_string(reason));
+	n = p != NULL ? jsonrpc_notification_new("notifications/cancelled",
+	    p) : NULL;
+	if (n != NULL)
+		bc->bc_abort = backend_post_start(bc->bc_w, bc->bc_be,
+		    bc->bc_resp_sid[0] != '\0' ? bc->bc_resp_sid : NULL,
+		    bc->bc_version[0] != '\0' ? bc->bc_version : NULL, n,
+		    &hcbs, bc);
+	json_decref(n);
+	if (bc->bc_abort == NULL) {
+		backend_call_cancel(bc);
+		return;
+	}
+	log_debug("backend %s: cancelled %s", bc->bc_be->cb_name, bc->bc_id);
+	bc->bc_finished = 1;	/* no callback: the caller is gone */
+	if (bc->bc_timer != NULL)
+		(void)evtimer_del(bc->bc_timer);
+}
+
 void
 backend_session_delete(struct worker *w, const struct config_backend *be,
     const char *bsid, const char *version)
@@ -925,8 +998,8 @@ backend_open_done(struct backend_call *bc, int rc, json_t *response,
 		goto done;
 	}
 	/* a Legacy-cached backend that negotiates 2026-07-28 flips */
-	if (strcmp(version, MCP_VERSION_MODERN) == 0)
-		era_set(bo->bo_w, bo->bo_be, ERA_MODERN,
+	if (proto_era_of_version(version) == PROTO_ERA_MODERN)
+		era_set(bo->bo_w, bo->bo_be, PROTO_ERA_MODERN,
 		    "initialize negotiated " MCP_VERSION_MODERN);
 	backend_info_put(bo->bo_w, bo->bo_be, version, result);
 	(void)backend_notify(bo->bo_w, bo->bo_be, sid, version,

@@ -88,7 +88,7 @@ diag_status(struct worker *w, struct httpd_req *req)
 		b = json_pack("{s:s, s:s, s:s, s:s}", "name", be->cb_name,
 		    "transport", config_transport_name(be->cb_transport),
 		    "eraSetting", config_era_name(be->cb_era),
-		    "mcpRevision", era_name(era_get(w, be)));
+		    "mcpRevision", proto_era_version(era_get(w, be)));
 		if (b == NULL || json_array_append_new(bes, b) == -1) {
 			json_decref(bes);
 			goto fail;

@@ -44,7 +44,7 @@ struct era_probe {
 };
 
 struct era_slot {
-	enum backend_era	 es_era;
+	enum proto_era		 es_era;
 	uint64_t		 es_checked;	/* store read at */
 	uint64_t		 es_hold;	/* Legacy until, unprobed */
 	struct era_probe	*es_probe;
@@ -71,75 +71,58 @@ era_slot(struct worker *w, const struct config_backend *be)
 	return i < nslots ? &slots[i] : NULL;
 }
 
-const char *
-era_name(enum backend_era era)
-{
-	switch (era) {
-	case ERA_LEGACY:
-		return MCP_VERSION_LEGACY;
-	case ERA_MODERN:
-		return MCP_VERSION_MODERN;
-	default:
-		return "unknown";
-	}
-}
-
 /* what the store says, if it is about this URL */
-static enum backend_era
+static enum proto_era
 era_load(struct worker *w, const struct config_backend *be)
 {
 	struct store_rec	 rec;
 	json_t			*o;
 	json_error_t		 jerr;
 	const char		*era, *url;
-	enum backend_era	 e = ERA_UNKNOWN;
+	enum proto_era		 e = PROTO_ERA_UNKNOWN;
 
 	memset(&rec, 0, sizeof(rec));
 	if (store_get(w->w_store, STORE_ERAS, be->cb_name, strlen(be->cb_name),
 	    store_now_ms(), &rec) != 0)
-		return ERA_UNKNOWN;
+		return PROTO_ERA_UNKNOWN;
 	o = json_loadb(rec.sr_data, rec.sr_len, JSON_ALLOW_NUL, &jerr);
 	store_rec_clear(&rec);
 	era = json_string_value(json_object_get(o, "era"));
 	url = json_string_value(json_object_get(o, "url"));
 	if (era != NULL && url != NULL && be->cb_url != NULL &&
-	    strcmp(url, be->cb_url) == 0) {
-		if (strcmp(era, MCP_VERSION_MODERN) == 0)
-			e = ERA_MODERN;
-		else if (strcmp(era, MCP_VERSION_LEGACY) == 0)
-			e = ERA_LEGACY;
-	}
+	    strcmp(url, be->cb_url) == 0)
+		e = proto_era_of_version(era);
 	json_decref(o);
 	return e;
 }
 
-enum backend_era
+enum proto_era
 era_get(struct worker *w, const struct config_backend *be)
 {
 	struct era_slot	*es;
 	uint64_t	 now;
 
-	if (be->cb_era == CONFIG_ERA_LEGACY ||
+	if (be->cb_era == PROTO_ERA_LEGACY ||
 	    be->cb_transport != TRANSPORT_STREAMABLE_HTTP)
-		return ERA_LEGACY;
-	if (be->cb_era == CONFIG_ERA_MODERN)
-		return ERA_MODERN;
+		return PROTO_ERA_LEGACY;
+	if (be->cb_era == PROTO_ERA_MODERN)
+		return PROTO_ERA_MODERN;
 	if ((es = era_slot(w, be)) == NULL)
-		return ERA_LEGACY;
+		return PROTO_ERA_LEGACY;
 	now = store_now_ms();
-	if (es->es_era == ERA_UNKNOWN || now - es->es_checked >=
+	if (es->es_era == PROTO_ERA_UNKNOWN || now - es->es_checked >=
 	    ERAS_RECHECK_MS) {
 		es->es_era = era_load(w, be);
 		es->es_checked = now;
 	}
-	if (es->es_era == ERA_UNKNOWN && now < es->es_hold)
-		return ERA_LEGACY;
+	if (es->es_era == PROTO_ERA_UNKNOWN && now < es->es_hold)
+		return PROTO_ERA_LEGACY;
 	return es->es_era;
 }
 
 void
 era_set(struct worker *w, const struct config_backend *be,
-    enum backend_era era, const char *why)
+    enum proto_era era, const char *why)
 {
 	struct era_slot	*es;
 	json_t		*o;
@@ -147,17 +130,17 @@ era_set(struct worker *w, const struct config_backend *be,
 	size_t		 len;
 	uint64_t	 now = store_now_ms();
 
-	if (be->cb_era != CONFIG_ERA_AUTO ||
+	if (be->cb_era != PROTO_ERA_UNKNOWN ||
 	    be->cb_transport != TRANSPORT_STREAMABLE_HTTP ||
 	    (es = era_slot(w, be)) == NULL)
 		return;
 	if (era_load(w, be) != era)
-		log_info("backend %s speaks %s: %s", be->cb_name, era_name(era),
-		    why);
+		log_info("backend %s speaks %s: %s", be->cb_name,
+		    proto_era_version(era), why);
 	es->es_era = era;
 	es->es_checked = now;
-	o = json_pack("{s:s, s:s, s:s, s:I}", "era", era_name(era), "url",
-	    be->cb_url, "why", why, "at", (json_int_t)now);
+	o = json_pack("{s:s, s:s, s:s, s:I}", "era", proto_era_version(era),
+	    "url", be->cb_url, "why", why, "at", (json_int_t)now);
 	if (o != NULL && (buf = jsonrpc_dump(o, &len)) != NULL) {
 		if (store_put(w->w_store, STORE_ERAS, be->cb_name,
 		    strlen(be->cb_name), buf, len, now + ERAS_TTL_MS,
@@ -179,15 +162,15 @@ era_forget(struct worker *w, const struct config_backend *be,
 		return;
 	/* a worker that probed it meanwhile found it Legacy: that verdict
 	 * is fresher than the Modern belief the caller acted on */
-	if (era_load(w, be) == ERA_LEGACY) {
-		es->es_era = ERA_LEGACY;
+	if (era_load(w, be) == PROTO_ERA_LEGACY) {
+		es->es_era = PROTO_ERA_LEGACY;
 		es->es_checked = store_now_ms();
 		return;
 	}
 	log_info("backend %s: era to be probed again: %s", be->cb_name, why);
 	(void)store_del(w->w_store, STORE_ERAS, be->cb_name,
 	    strlen(be->cb_name));
-	es->es_era = ERA_UNKNOWN;
+	es->es_era = PROTO_ERA_UNKNOWN;
 	es->es_checked = store_now_ms();
 	es->es_hold = 0;
 }
@@ -287,35 +270,32 @@ era_on_done(void *arg, struct http_call *hc, int result, const char *errmsg)
 	struct era_probe	*ep = arg;
 	struct era_slot		*es;
 	struct era_waiter	*ew;
-	enum backend_era	 era;
+	enum proto_era		 era;
 	json_t			*msg;
 	char			 why[160];
-	int			 outcome;
 
 	(void)hc;
 	ep->ep_http = NULL;
 	msg = result == 0 ? era_answer(ep) : NULL;
-	outcome = proto_probe_outcome(result == 0, ep->ep_status, msg, why,
+	era = proto_probe_outcome(result == 0, ep->ep_status, msg, why,
 	    sizeof(why));
 	/* the discover result says what the backend offers: keep it */
-	if (outcome == PROTO_PROBE_MODERN && json_is_object(json_object_get(
+	if (era == PROTO_ERA_MODERN && json_is_object(json_object_get(
 	    msg, "result")))
 		backend_info_put(ep->ep_w, ep->ep_be, MCP_VERSION_MODERN,
 		    json_object_get(msg, "result"));
 	json_decref(msg);
 	es = era_slot(ep->ep_w, ep->ep_be);
-	if (outcome == PROTO_PROBE_INCONCLUSIVE) {
+	if (era == PROTO_ERA_UNKNOWN) {
 		log_warnx("backend %s: era probe inconclusive (%s%s%s); "
 		    "using %s for now", ep->ep_be->cb_name, why,
 		    result == -1 ? ": " : "", result == -1 ? errmsg : "",
 		    MCP_VERSION_LEGACY);
-		era = ERA_LEGACY;
+		era = PROTO_ERA_LEGACY;
 		if (es != NULL)
 			es->es_hold = store_now_ms() + ERAS_HOLD_MS;
-	} else {
-		era = outcome == PROTO_PROBE_MODERN ? ERA_MODERN : ERA_LEGACY;
+	} else
 		era_set(ep->ep_w, ep->ep_be, era, why);
-	}
 	/* a waiter may cancel others: take them one at a time, with the
 	 * probe still findable by era_resolve_cancel() */
 	while ((ew = TAILQ_FIRST(&ep->ep_waiters)) != NULL) {
@@ -393,12 +373,12 @@ era_resolve(struct worker *w, const struct config_backend *be, era_cb cb,
 {
 	struct era_slot		*es;
 	struct era_waiter	*ew;
-	enum backend_era	 era;
+	enum proto_era		 era;
 
-	if ((era = era_get(w, be)) != ERA_UNKNOWN)
+	if ((era = era_get(w, be)) != PROTO_ERA_UNKNOWN)
 		return (int)era;
 	if ((es = era_slot(w, be)) == NULL)
-		return ERA_LEGACY;
+		return PROTO_ERA_LEGACY;
 	if ((ew = calloc(1, sizeof(*ew))) == NULL)
 		return -1;
 	ew->ew_cb = cb;
@@ -409,7 +389,7 @@ era_resolve(struct worker *w, const struct config_backend *be, era_cb cb,
 		free(ew);
 		log_warnx("backend %s: cannot probe its era; using %s",
 		    be->cb_name, MCP_VERSION_LEGACY);
-		return ERA_LEGACY;
+		return PROTO_ERA_LEGACY;
 	}
 	TAILQ_INSERT_TAIL(&es->es_probe->ep_waiters, ew, ew_entry);
 	return 0;

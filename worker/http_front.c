@@ -402,10 +402,12 @@ front_on_request(struct httpd_req *req, void *arg)
 
 	diag_count_request(w, mcp);
 	if (mcp) {
-		w->w_inflight++;
+		worker_request_hold(w);
 		w->w_unflushed++;
 		httpd_req_set_done_cb(req, front_on_complete, w);
 		legacy_handle(w, req);
+		/* what carries the request on holds it itself */
+		worker_request_release(w, __func__);
 		return;
 	}
 	if (strcmp(path, "/healthz") == 0) {

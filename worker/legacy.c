@@ -1,6 +1,7 @@
 /*
  * The Legacy client edge: MCP 2025-11-25 Streamable HTTP with sessions
- * (mcp-wire.md section 2).  vmcpd answers initialize itself, keeps the
+ * (MCP 2025-11-25, Transports, Streamable HTTP).  vmcpd answers
+ * initialize itself, keeps the
  * session in the store, and forwards requests to the backend over a
  * Legacy backend session opened lazily and recorded in the session, so
  * any worker can carry on where another left off.
@@ -95,6 +96,7 @@ legacy_req_new(struct worker *w, struct httpd_req *req)
 	mr->mr_w = w;
 	mr->mr_req = req;
 	TAILQ_INSERT_TAIL(&w->w_reqs, mr, mr_entry);
+	worker_request_hold(w);
 	return mr;
 }
 
@@ -146,7 +148,7 @@ legacy_req_free(struct mcp_req *mr)
 	legacy_req_unlink(mr);
 	jsonrpc_msg_clear(&mr->mr_msg);
 	session_clear(&mr->mr_sess);
-	worker_request_done(mr->mr_w);
+	worker_request_release(mr->mr_w, __func__);
 	free(mr);
 }
 
@@ -205,28 +207,28 @@ legacy_req_answer(struct mcp_req *mr, json_t *msg)
 	legacy_req_free(mr);
 }
 
-/* a synchronous answer with no mcp_req: count the request as done */
+/* a synchronous answer with no mcp_req (the front releases the request) */
 static void
 legacy_done_error(struct worker *w, struct httpd_req *req, int status,
     json_t *id, int code, const char *message)
 {
+	(void)w;
 	front_reply_error(req, status, id, code, message);
-	worker_request_done(w);
 }
 
 static void
 legacy_done_json(struct worker *w, struct httpd_req *req, int status,
     json_t *msg)
 {
+	(void)w;
 	front_reply_json(req, status, msg, NULL);
-	worker_request_done(w);
 }
 
 static void
 legacy_done_empty(struct worker *w, struct httpd_req *req, int status)
 {
+	(void)w;
 	front_reply_empty(req, status);
-	worker_request_done(w);
 }
 
 /*
@@ -449,7 +451,6 @@ legacy_initialize(struct worker *w, struct httpd_req *req,
 		    "Invalid params: initialize needs params.protocolVersion "
 		    "(a string such as \"2025-11-25\")");
 		jsonrpc_msg_clear(msg);
-		worker_request_done(w);
 		return;
 	}
 	if ((mr = legacy_req_new(w, req)) == NULL) {
@@ -858,7 +859,7 @@ legacy_on_mbackend_done(void *arg, int rc, json_t *response, int flags,
 	}
 	if (!json_is_string(rt))
 		/* it ran the call as 2025-11-25: correct, never re-run */
-		era_set(mr->mr_w, mr->mr_be, ERA_LEGACY, "answered a "
+		era_set(mr->mr_w, mr->mr_be, PROTO_ERA_LEGACY, "answered a "
 		    "2026-07-28 request without resultType");
 	/* 2026-07-28's envelope and reserved keys stay on its hop */
 	if ((result = json_deep_copy(result)) == NULL) {
@@ -994,12 +995,12 @@ legacy_send_modern(struct mcp_req *mr, json_t *responses)
 }
 
 static void
-legacy_on_era(void *arg, enum backend_era era)
+legacy_on_era(void *arg, enum proto_era era)
 {
 	struct mcp_req		*mr = arg;
 	struct session_backend	*sb;
 
-	if (era == ERA_MODERN) {
+	if (era == PROTO_ERA_MODERN) {
 		legacy_send_modern(mr, NULL);
 		return;
 	}
@@ -1024,7 +1025,7 @@ legacy_forward(struct mcp_req *mr)
 		    "Internal error: out of memory");
 		return;
 	}
-	legacy_on_era(mr, (enum backend_era)era);
+	legacy_on_era(mr, (enum proto_era)era);
 }
 
 /*
@@ -1065,10 +1066,10 @@ legacy_subscribe(struct mcp_req *mr, struct session *s)
 	}
 	/* the backend subscription is shared: it goes with the last one;
 	 * a 2026-07-28 backend has none (its listen stream asks) */
-	if (era_get(w, mr->mr_be) == ERA_MODERN)
+	if (era_get(w, mr->mr_be) == PROTO_ERA_MODERN)
 		notify_resubscribe(w, mr->mr_be);
 	if ((!sub && notify_subscribers(w, uri) > 0) ||
-	    era_get(w, mr->mr_be) == ERA_MODERN) {
+	    era_get(w, mr->mr_be) == PROTO_ERA_MODERN) {
 		json_t *resp = jsonrpc_result_new(mr->mr_msg.jm_id,
 		    json_object());
 
@@ -1106,7 +1107,7 @@ legacy_route_fast(struct mcp_req *mr, json_t *view)
 		legacy_req_error(mr, cerr.ce_code, cerr.ce_msg);
 		return 0;
 	}
-	if (era_get(w, mr->mr_be) == ERA_LEGACY &&
+	if (era_get(w, mr->mr_be) == PROTO_ERA_LEGACY &&
 	    strlen(own) == mr->mr_fast.lf_namelen &&
 	    memcmp(own, mr->mr_fast.lf_name, mr->mr_fast.lf_namelen) == 0) {
 		mr->mr_client_caps = json_incref(mr->mr_sess.s_client_caps);
@@ -1169,7 +1170,7 @@ legacy_on_view(void *arg, json_t *view, const char *err)
 	/* the session as the request found it (mr_sess) */
 	mr->mr_client_caps = json_incref(mr->mr_sess.s_client_caps);
 	/* what a 2026-07-28 backend needs: not worked out for others */
-	if (era_get(w, mr->mr_be) != ERA_LEGACY)
+	if (era_get(w, mr->mr_be) != PROTO_ERA_LEGACY)
 		mr->mr_phdrs = core_param_headers(view, mr->mr_msg.jm_method,
 		    mr->mr_msg.jm_params, mr->mr_bparams);
 	if (strcmp(mr->mr_msg.jm_method, "resources/subscribe") == 0 ||
@@ -1273,6 +1274,54 @@ legacy_request(struct worker *w, struct httpd_req *req,
 		    "Internal error: out of memory");
 }
 
+static struct mcp_req *
+legacy_req_find(struct worker *w, const char *sid, const json_t *id)
+{
+	struct mcp_req	*mr;
+	struct bopen	*bo;
+
+	TAILQ_FOREACH(mr, &w->w_reqs, mr_entry)
+		if (!mr->mr_initialize && strcmp(mr->mr_sid, sid) == 0 &&
+		    json_equal(mr->mr_msg.jm_id, id))
+			return mr;
+	TAILQ_FOREACH(bo, &w->w_opens, bo_entry)
+		TAILQ_FOREACH(mr, &bo->bo_waiters, mr_entry)
+			if (strcmp(mr->mr_sid, sid) == 0 &&
+			    json_equal(mr->mr_msg.jm_id, id))
+				return mr;
+	return NULL;
+}
+
+/*
+ * A request the client cancelled, if this worker holds it: its backend
+ * call is cancelled too, and the client gets no response (MCP
+ * 2025-11-25, Cancellation); an SSE stream, opened if need be, ends
+ * without one (MCP 2025-11-25, Transports: the stream SHOULD, not MUST,
+ * carry the response).  1 if it was here.
+ */
+int
+legacy_cancel(struct worker *w, const char *sid, const json_t *id,
+    const char *reason)
+{
+	struct mcp_req	*mr;
+
+	if ((mr = legacy_req_find(w, sid, id)) == NULL)
+		return 0;
+	log_debug("session %.8s... cancelled its %s", sid,
+	    mr->mr_msg.jm_method);
+	backend_call_abort(mr->mr_call, reason);
+	mr->mr_call = NULL;
+	if (mr->mr_req != NULL) {
+		httpd_req_set_close_cb(mr->mr_req, NULL, NULL);
+		if (!mr->mr_streaming)
+			front_sse_start(mr->mr_req, NULL);
+		front_sse_end(mr->mr_req);
+		mr->mr_req = NULL;
+	}
+	legacy_req_free(mr);
+	return 1;
+}
+
 static void
 legacy_notification(struct worker *w, struct httpd_req *req,
     struct jsonrpc_msg *msg, struct session *s)
@@ -1288,6 +1337,8 @@ legacy_notification(struct worker *w, struct httpd_req *req,
 		    s->s_seen_ms) == -1)
 			log_warnx("cannot save session %.8s...", s->s_id);
 	}
+	if (strcmp(msg->jm_method, "notifications/cancelled") == 0)
+		cancel_request(w, s->s_id, msg->jm_params);
 	if (strcmp(msg->jm_method, "notifications/roots/list_changed") == 0)
 		for (i = 0; i < s->s_nbackends; i++)
 			if ((be = config_backend_find(w->w_conf,
@@ -1458,7 +1509,7 @@ legacy_post(struct worker *w, struct httpd_req *req)
 		    err.je_msg);
 		return;
 	}
-	/* which era: per request, body first (mcp-wire.md 1.2, 1.3) */
+	/* which era: per request, body first (MCP 2026-07-28, Versioning) */
 	memset(&hdrs, 0, sizeof(hdrs));
 	hdrs.rh_protocol_version = front_header(req, "MCP-Protocol-Version");
 	hdrs.rh_method = front_header(req, "Mcp-Method");

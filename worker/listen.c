@@ -1,6 +1,6 @@
 /*
  * subscriptions/listen: the Modern (2026-07-28) way to hear of list
- * changes and resource updates (mcp-wire.md section 3.5).  A listen
+ * changes and resource updates (MCP 2026-07-28, Subscriptions).  A listen
  * request holds an SSE stream on the worker that took it: first the
  * acknowledgement naming what will be delivered, then only those
  * notifications, each tagged with the subscription id, keep-alive
@@ -57,7 +57,7 @@ listen_free(struct listener_stream *ls)
 	view_get_cancel(ls->ls_w, ls);
 	jsonrpc_msg_clear(&ls->ls_msg);
 	json_decref(ls->ls_uris);
-	worker_request_done(ls->ls_w);
+	worker_request_release(ls->ls_w, __func__);
 	free(ls);
 }
 
@@ -230,16 +230,15 @@ listen_start(struct worker *w, struct httpd_req *req,
 		    "Invalid params: subscriptions/listen needs "
 		    "params.notifications (an object)");
 		jsonrpc_msg_clear(msg);
-		worker_request_done(w);
 		return;
 	}
 	if ((ls = calloc(1, sizeof(*ls))) == NULL) {
 		front_reply_error(req, 500, msg->jm_id, JSONRPC_INTERNAL_ERROR,
 		    "Internal error: out of memory");
 		jsonrpc_msg_clear(msg);
-		worker_request_done(w);
 		return;
 	}
+	worker_request_hold(w);
 	ls->ls_w = w;
 	ls->ls_req = req;
 	ls->ls_msg = *msg;

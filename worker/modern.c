@@ -1,6 +1,6 @@
 /*
- * The Modern client edge: MCP 2026-07-28, stateless (mcp-wire.md
- * section 3).  The request was classified and its envelope and headers
+ * The Modern client edge: MCP 2026-07-28, stateless (Overview, section
+ * Statelessness).  The request was classified and its envelope and headers
  * checked by proto_classify(); here it is answered from the same
  * era-free core as the Legacy edge: lists from the shared view with
  * self-describing cursors, calls routed to a backend under its own
@@ -72,7 +72,7 @@ modern_free(struct mreq *m)
 	era_resolve_cancel(m->m_w, m);
 	free(m->m_bsid);
 	free(m->m_bver);
-	worker_request_done(m->m_w);
+	worker_request_release(m->m_w, __func__);
 	free(m);
 }
 
@@ -142,9 +142,13 @@ modern_on_close(struct httpd_req *hr, void *arg)
 {
 	struct mreq *m = arg;
 
-	/* closing the stream is cancelling the request (section 3.1) */
+	/* closing the stream is cancelling the request (Streamable HTTP,
+	 * section Cancellation) */
 	m->m_req = NULL;
 	httpd_send_end(hr);	/* frees it */
+	/* and a 2025-11-25 backend is told so (MCP 2025-11-25, Cancellation) */
+	backend_call_abort(m->m_call, "the client closed the connection");
+	m->m_call = NULL;
 	if (m->m_opening) {
 		m->m_gone = 1;	/* modern_opened() frees it */
 		return;
@@ -189,7 +193,7 @@ modern_list(struct mreq *m, json_t *view)
 	size_t		 len;
 	int		 rc;
 
-	/* Legacy backends give no caching hints: 0, as mcp-wire.md 7.1 */
+	/* Legacy backends give no caching hints: 0 (MCP 2026-07-28, Caching) */
 	si = modern_server_info(m->m_w);
 	rc = core_list(view, m->m_msg.jm_method, m->m_msg.jm_params,
 	    views_page_size(m->m_w), si, &text, &len, &cerr);
@@ -452,8 +456,8 @@ modern_on_mbackend_done(void *arg, int rc, json_t *response, int flags,
 	rt = json_object_get(result, "resultType");
 	if (!json_is_string(rt))
 		/* it ran the call as 2025-11-25: correct, never re-run */
-		era_set(m->m_w, m->m_be, ERA_LEGACY, "answered a 2026-07-28 "
-		    "request without resultType");
+		era_set(m->m_w, m->m_be, PROTO_ERA_LEGACY, "answered a "
+		    "2026-07-28 request without resultType");
 	type = json_is_string(rt) ? json_string_value(rt) : "complete";
 	(void)json_object_del(result, "ttlMs");
 	(void)json_object_del(result, "cacheScope");
@@ -546,8 +550,8 @@ modern_mbackend_text(struct mreq *m, const char *json, size_t len)
 	}
 	if (rt == NULL)
 		/* it ran the call as 2025-11-25: correct, never re-run */
-		era_set(m->m_w, m->m_be, ERA_LEGACY, "answered a 2026-07-28 "
-		    "request without resultType");
+		era_set(m->m_w, m->m_be, PROTO_ERA_LEGACY, "answered a "
+		    "2026-07-28 request without resultType");
 	cacheable = (rt == NULL || (rt->ps_vallen == 10 &&
 	    memcmp(rt->ps_val, "\"complete\"", 10) == 0)) &&
 	    strcmp(m->m_msg.jm_method, "resources/read") == 0;
@@ -770,11 +774,11 @@ fail:
 }
 
 static void
-modern_on_era(void *arg, enum backend_era era)
+modern_on_era(void *arg, enum proto_era era)
 {
 	struct mreq *m = arg;
 
-	if (era == ERA_MODERN)
+	if (era == PROTO_ERA_MODERN)
 		modern_send_modern(m);
 	else
 		modern_open(m);
@@ -793,7 +797,7 @@ modern_dispatch(struct mreq *m)
 		    "Internal error: out of memory", NULL);
 		return;
 	}
-	modern_on_era(m, (enum backend_era)era);
+	modern_on_era(m, (enum proto_era)era);
 }
 
 static void
@@ -915,7 +919,7 @@ modern_on_view(void *arg, json_t *view, const char *err)
 		return;
 	}
 	json_decref(bparams);
-	if (era_get(m->m_w, m->m_be) != ERA_LEGACY)
+	if (era_get(m->m_w, m->m_be) != PROTO_ERA_LEGACY)
 		m->m_phdrs = core_param_headers(view, m->m_msg.jm_method,
 		    m->m_msg.jm_params, m->m_bparams);
 	modern_dispatch(m);
@@ -947,10 +951,10 @@ modern_handle(struct worker *w, struct httpd_req *req,
 	char		 emsg[300];
 
 	if (msg->jm_kind != JSONRPC_REQUEST) {
-		/* over HTTP a notification changes nothing (section 3.4) */
+		/* over HTTP a notification changes nothing (Streamable HTTP,
+		 * section Sending Messages) */
 		front_reply_empty(req, 202);
 		jsonrpc_msg_clear(msg);
-		worker_request_done(w);
 		return;
 	}
 	if (!modern_method_known(msg->jm_method)) {
@@ -959,7 +963,6 @@ modern_handle(struct worker *w, struct httpd_req *req,
 		front_reply_error(req, 404, msg->jm_id,
 		    JSONRPC_METHOD_NOT_FOUND, emsg);
 		jsonrpc_msg_clear(msg);
-		worker_request_done(w);
 		return;
 	}
 	if (strcmp(msg->jm_method, "subscriptions/listen") == 0) {
@@ -970,9 +973,9 @@ modern_handle(struct worker *w, struct httpd_req *req,
 		front_reply_error(req, 500, msg->jm_id, JSONRPC_INTERNAL_ERROR,
 		    "Internal error: out of memory");
 		jsonrpc_msg_clear(msg);
-		worker_request_done(w);
 		return;
 	}
+	worker_request_hold(w);
 	m->m_w = w;
 	m->m_req = req;
 	m->m_msg = *msg;

@@ -1,5 +1,6 @@
 /*
- * MRTR for Legacy clients (mcp-wire.md 3.6 and 7.4): a 2026-07-28
+ * MRTR for Legacy clients (MCP 2026-07-28, Multi Round-Trip Requests;
+ * docs/ARCHITECTURE.md, MRTR): a 2026-07-28
  * backend answers input_required, and vmcpd asks the 2025-11-25 client
  * itself, as ordinary server-to-client requests on the POST's SSE
  * stream.  The client may answer on any worker: the pending record in

@@ -501,14 +501,14 @@ done:
 }
 
 static void
-notify_on_era(void *arg, enum backend_era era)
+notify_on_era(void *arg, enum proto_era era)
 {
 	struct listener *l = arg;
 
 	l->l_probing = 0;
 	if (notify_stopped)
 		return;
-	if (era == ERA_MODERN)
+	if (era == PROTO_ERA_MODERN)
 		notify_listen(l);
 	else
 		notify_connect(l);
@@ -524,7 +524,7 @@ notify_connect(struct listener *l)
 		l->l_probing = 1;
 		return;
 	}
-	if (era == ERA_MODERN) {
+	if (era == PROTO_ERA_MODERN) {
 		notify_listen(l);
 		return;
 	}

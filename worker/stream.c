@@ -137,7 +137,7 @@ stream_free(struct gstream *gs)
 	if (gs->gs_req != NULL)
 		httpd_req_set_close_cb(gs->gs_req, NULL, NULL);
 	stream_holder_clear(gs->gs_w, gs->gs_sid);
-	worker_request_done(gs->gs_w);
+	worker_request_release(gs->gs_w, __func__);
 	free(gs);
 }
 
@@ -258,7 +258,6 @@ stream_get(struct worker *w, struct httpd_req *req, struct session *s)
 	    pid != w->w_pid && kill(pid, 0) == 0)) {
 		front_reply_error(req, 409, NULL, MCP_ERR_TRANSPORT,
 		    "Conflict: this session already has a GET stream open");
-		worker_request_done(w);
 		return;
 	}
 	if (lei != NULL) {
@@ -270,16 +269,15 @@ stream_get(struct worker *w, struct httpd_req *req, struct session *s)
 			front_reply_error(req, 400, NULL, MCP_ERR_TRANSPORT,
 			    "Bad Request: Last-Event-ID is not an event id of "
 			    "this session");
-			worker_request_done(w);
 			return;
 		}
 	}
 	if ((gs = calloc(1, sizeof(*gs))) == NULL) {
 		front_reply_error(req, 500, NULL, JSONRPC_INTERNAL_ERROR,
 		    "Internal error: out of memory");
-		worker_request_done(w);
 		return;
 	}
+	worker_request_hold(w);
 	gs->gs_w = w;
 	gs->gs_req = req;
 	(void)snprintf(gs->gs_sid, sizeof(gs->gs_sid), "%s", s->s_id);

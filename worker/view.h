@@ -176,6 +176,9 @@ const char *view_kind_field(enum view_kind);	/* "tools", ... */
 int	 view_layout(const struct view_resolved *, uint64_t id, json_t *errs,
 	    char **out, size_t *outlen, json_t *digests);
 int	 view_layout_id(const void *, size_t, uint64_t *);
+/* the layout of a view in view_build()'s JSON shape (for tests) */
+int	 view_layout_json(json_t *view, uint64_t id, char **out,
+	    size_t *outlen, json_t *digests);
 /* compact JSON text, the bytes jsonrpc_dump() makes, several times faster */
 char	*view_json_dump(json_t *, size_t *len);
 

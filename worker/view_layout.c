@@ -322,6 +322,13 @@ vl_fnv(uint64_t h, const char *p, size_t n)
 	return h;
 }
 
+/* an entry in its list: hidden tools and bare routes are not */
+static int
+vl_listed(const struct view_entry *e)
+{
+	return !e->ve_hidden && e->ve_obj != NULL;
+}
+
 /* the tools' x-mcp-header maps; who is left out of Modern lists (0) */
 static int
 vl_tool_maps(const struct view_resolved *vs, json_t *errs, char **maps,
@@ -334,7 +341,7 @@ vl_tool_maps(const struct view_resolved *vs, json_t *errs, char **maps,
 
 	for (i = 0; i < vs->vs_n[VIEW_KIND_TOOLS]; i++) {
 		e = &vs->vs_e[VIEW_KIND_TOOLS][i];
-		if (e->ve_hidden)
+		if (!vl_listed(e))
 			continue;
 		map = NULL;
 		if (proto_x_mcp_headers(json_object_get(e->ve_obj,
@@ -389,12 +396,12 @@ view_layout(const struct view_resolved *vs, uint64_t id, json_t *errs,
 	/* the lists' items; hidden tools are routed, not listed */
 	for (k = 0; k < VIEW_KIND_N; k++) {
 		for (i = n = 0; i < vs->vs_n[k]; i++)
-			n += !vs->vs_e[k][i].ve_hidden;
+			n += vl_listed(&vs->vs_e[k][i]);
 		vl_table_begin(&b, &t, VL_ITEMS + k, n);
 		start = b.vb_len;
 		for (i = 0; i < vs->vs_n[k]; i++) {
 			e = &vs->vs_e[k][i];
-			if (e->ve_hidden)
+			if (!vl_listed(e))
 				continue;
 			vl_table_mark(&b, &t);
 			vl_puts(&b, e->ve_name);
@@ -413,11 +420,11 @@ view_layout(const struct view_resolved *vs, uint64_t id, json_t *errs,
 	}
 	for (k = 0; k < VIEW_KIND_N; k++) {
 		for (i = n = 0; i < vs->vs_n[k]; i++)
-			n += !vs->vs_e[k][i].ve_hidden &&
+			n += vl_listed(&vs->vs_e[k][i]) &&
 			    (k != VIEW_KIND_TOOLS || modern[i]);
 		vl_table_begin(&b, &t, VL_MODERN + k, n);
 		for (i = 0, u = 0; i < vs->vs_n[k]; i++) {
-			if (vs->vs_e[k][i].ve_hidden)
+			if (!vl_listed(&vs->vs_e[k][i]))
 				continue;
 			if (k != VIEW_KIND_TOOLS || modern[i]) {
 				vl_table_mark(&b, &t);
@@ -477,6 +484,97 @@ fail:
 	free(modern);
 	free(b.vb_data);
 	return -1;
+}
+
+static int
+vl_entry_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct view_entry *)a)->ve_name,
+	    ((const struct view_entry *)b)->ve_name);
+}
+
+/* the item of list whose key is name, or NULL */
+static json_t *
+vl_item(json_t *list, const char *key, const char *name)
+{
+	json_t	*it;
+	size_t	 i;
+
+	json_array_foreach(list, i, it)
+		if (json_is_string(json_object_get(it, key)) && strcmp(
+		    json_string_value(json_object_get(it, key)), name) == 0)
+			return it;
+	return NULL;
+}
+
+/* one kind's entries from a JSON view's routes and list */
+static int
+vl_from_json(json_t *view, enum view_kind k, struct view_resolved *vs)
+{
+	static const char *const rkey[VIEW_KIND_N] = { "tools", "resources",
+	    "templates", "prompts" };
+	json_t			*routes = json_object_get(json_object_get(view,
+				    "routes"), rkey[k]), *r, *list;
+	struct view_entry	*e;
+	const char		*name;
+	size_t			 n, i = 0;
+
+	list = json_object_get(view, vl_kinds[k].vk_field);
+	n = json_is_array(routes) ? json_array_size(routes) :
+	    json_object_size(routes);
+	if ((vs->vs_e[k] = calloc(n + 1, sizeof(*e))) == NULL)
+		return -1;
+	if (k == VIEW_KIND_TEMPLATES) {
+		json_array_foreach(routes, i, r) {
+			e = &vs->vs_e[k][vs->vs_n[k]];
+			e->ve_name = json_string_value(json_object_get(r, "t"));
+			e->ve_backend = json_string_value(json_object_get(r,
+			    "b"));
+			if (e->ve_name == NULL || e->ve_backend == NULL)
+				continue;
+			e->ve_own = e->ve_name;
+			e->ve_obj = vl_item(list, vl_kinds[k].vk_key,
+			    e->ve_name);
+			vs->vs_n[k]++;
+		}
+		return 0;
+	}
+	json_object_foreach(routes, name, r) {
+		e = &vs->vs_e[k][vs->vs_n[k]];
+		e->ve_name = e->ve_own = name;
+		if (k == VIEW_KIND_RESOURCES)
+			e->ve_backend = json_string_value(r);
+		else {
+			e->ve_backend = json_string_value(json_object_get(r,
+			    "b"));
+			e->ve_own = json_string_value(json_object_get(r, "n"));
+			e->ve_hidden = json_is_true(json_object_get(r,
+			    "hidden"));
+		}
+		if (e->ve_backend == NULL || e->ve_own == NULL)
+			continue;
+		e->ve_obj = vl_item(list, vl_kinds[k].vk_key, name);
+		vs->vs_n[k]++;
+	}
+	qsort(vs->vs_e[k], vs->vs_n[k], sizeof(*e), vl_entry_cmp);
+	return 0;
+}
+
+int
+view_layout_json(json_t *view, uint64_t id, char **out, size_t *outlen,
+    json_t *digests)
+{
+	struct view_resolved	vs;
+	int			k, rc = -1;
+
+	memset(&vs, 0, sizeof(vs));
+	for (k = 0; k < VIEW_KIND_N; k++)
+		if (vl_from_json(view, k, &vs) == -1)
+			goto done;
+	rc = view_layout(&vs, id, NULL, out, outlen, digests);
+done:
+	view_resolved_free(&vs);
+	return rc;
 }
 
 /* the layout as read: every access bounds-checked */

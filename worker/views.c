@@ -832,8 +832,7 @@ vfetch_modern(struct vfetch *f)
 	f->vf_modern = 1;
 	info = backend_info_get(f->vf_build->vb_w, f->vf_be);
 	pv = json_object_get(info, "pv");
-	if (json_is_string(pv) && strcmp(json_string_value(pv),
-	    MCP_VERSION_MODERN) == 0) {
+	if (proto_era_of_version(json_string_value(pv)) == PROTO_ERA_MODERN) {
 		vfetch_list(f, json_object_get(info, "result"));
 		json_decref(info);
 		return;
@@ -847,11 +846,11 @@ vfetch_modern(struct vfetch *f)
 }
 
 static void
-vfetch_on_era(void *arg, enum backend_era era)
+vfetch_on_era(void *arg, enum proto_era era)
 {
 	struct vfetch *f = arg;
 
-	if (era == ERA_MODERN)
+	if (era == PROTO_ERA_MODERN)
 		vfetch_modern(f);
 	else
 		vfetch_start(f);
@@ -898,7 +897,7 @@ vfetch_start(struct vfetch *f)
 	f->vf_modern = 0;
 	if ((era = era_resolve(b->vb_w, f->vf_be, vfetch_on_era, f)) == 0)
 		return;		/* probing; vfetch_on_era goes on */
-	if (era == ERA_MODERN) {
+	if (era == PROTO_ERA_MODERN) {
 		vfetch_modern(f);
 		return;
 	}

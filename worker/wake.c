@@ -46,6 +46,9 @@ wake_arity(int type, int *b)
 	case WAKE_LISTEN:
 		*b = 2;
 		return 0;
+	case WAKE_CANCEL:
+		*b = 1;
+		return 0;
 	default:
 		return -1;
 	}

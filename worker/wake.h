@@ -25,8 +25,11 @@ enum wake_type {
 				 * "updated", b = the URI ("updated" only) */
 	WAKE_MRTR,		/* a client answered an input request this
 				 * worker waits on; a = the request id */
-	WAKE_RESUBSCRIBE	/* a backend's subscribed URIs changed (worker
+	WAKE_RESUBSCRIBE,	/* a backend's subscribed URIs changed (worker
 				 * 0 listens anew); a = the backend name */
+	WAKE_CANCEL		/* a client cancelled a request that some
+				 * worker may hold; a = session id, b = the
+				 * notification's params as JSON */
 };
 
 /*

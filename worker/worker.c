@@ -86,10 +86,20 @@ worker_reply_flushed(struct worker *w)
 }
 
 void
-worker_request_done(struct worker *w)
+worker_request_hold(struct worker *w)
 {
-	if (w->w_inflight > 0)
-		w->w_inflight--;
+	w->w_inflight++;
+}
+
+/* the one place a request is let go of (ngx_http_close_request()) */
+void
+worker_request_release(struct worker *w, const char *where)
+{
+	if (w->w_inflight == 0) {
+		log_warnx("%s: request released with none in flight", where);
+		return;
+	}
+	w->w_inflight--;
 	worker_exit_if_idle(w);
 }
 
@@ -152,6 +162,9 @@ worker_on_wake(void *arg, const struct wake_msg *m)
 		break;
 	case WAKE_RESUBSCRIBE:
 		notify_resubscribe_local(w, m->wm_a);
+		break;
+	case WAKE_CANCEL:
+		cancel_wake(w, m->wm_a, m->wm_b);
 		break;
 	}
 }

@@ -51,7 +51,7 @@ struct worker {
 	struct event			*w_sig_usr1;
 	struct event			*w_drain_ev;
 	int				 w_draining;
-	size_t				 w_inflight;	/* requests being served */
+	size_t				 w_inflight;	/* requests held */
 	size_t				 w_unflushed;	/* replies not yet written */
 	uint64_t			 w_rpc_seq;	/* backend request ids */
 	TAILQ_HEAD(, mcp_req)		 w_reqs;
@@ -59,7 +59,18 @@ struct worker {
 };
 
 /* worker.c; worker_main() is in worker_main.h */
-void	 worker_request_done(struct worker *);
+/*
+ * Requests in flight, counted as nginx counts r->main->count: the front
+ * holds each /mcp request while its handler runs and releases it when
+ * the handler returns; whatever carries the request on past that call
+ * (an mcp_req, an mreq, a GET or listen stream) takes its own hold when
+ * it is made and releases it when it is freed.  So a synchronous answer
+ * releases nothing itself.  A release with nothing held is a bug: it is
+ * logged with the place (where), not clamped away.  A draining worker
+ * exits when nothing is held and every reply is written.
+ */
+void	 worker_request_hold(struct worker *);
+void	 worker_request_release(struct worker *, const char *where);
 void	 worker_reply_flushed(struct worker *);
 void	 worker_exit_if_idle(struct worker *);
 struct worker *worker_self(void);	/* one worker per process */
@@ -148,24 +159,18 @@ void	 bsession_forget(struct worker *, const char *scope,
  * (whose bridges speak 2025-11-25) are Legacy; the others are probed
  * once with server/discover and the outcome shared by all workers.
  */
-enum backend_era {
-	ERA_UNKNOWN = 0,
-	ERA_LEGACY,
-	ERA_MODERN
-};
-typedef void (*era_cb)(void *arg, enum backend_era);
-/* the known era, or ERA_UNKNOWN */
-enum backend_era era_get(struct worker *, const struct config_backend *);
+typedef void (*era_cb)(void *arg, enum proto_era);
+/* the known era, or PROTO_ERA_UNKNOWN */
+enum proto_era era_get(struct worker *, const struct config_backend *);
 /* the era now (> 0), or 0 with cb called later, or -1 (no memory) */
 int	 era_resolve(struct worker *, const struct config_backend *, era_cb,
 	    void *arg);
 void	 era_resolve_cancel(struct worker *, void *arg);
 /* self-healing: a backend that answers as the other era */
 void	 era_set(struct worker *, const struct config_backend *,
-	    enum backend_era, const char *why);
+	    enum proto_era, const char *why);
 void	 era_forget(struct worker *, const struct config_backend *,
 	    const char *why);
-const char *era_name(enum backend_era);
 void	 eras_free(void);
 
 /* mrtr.c: a 2026-07-28 backend's input requests put to a Legacy client */
@@ -245,6 +250,15 @@ void	 modern_handle(struct worker *, struct httpd_req *,
 
 /* legacy.c: the Legacy (2025-11-25) client edge */
 void	 legacy_handle(struct worker *, struct httpd_req *);
+/* cancel the request id of session sid if held here: 1, else 0 */
+int	 legacy_cancel(struct worker *, const char *sid, const json_t *id,
+	    const char *reason);
+
+/* cancel.c: a client's notifications/cancelled, on whichever worker */
+void	 cancel_request(struct worker *, const char *sid,
+	    const json_t *params);
+/* WAKE_CANCEL: params as cancel_request() sent them */
+void	 cancel_wake(struct worker *, const char *sid, const char *params);
 
 
 /* session.c: Legacy client session records in the store */
@@ -366,6 +380,8 @@ int	 backend_notify_request(struct worker *, const struct config_backend *,
 	    const char *bsid, const char *version, const char *method,
 	    json_t *params);
 void	 backend_call_cancel(struct backend_call *);
+/* cancel, and tell the backend (reason may be NULL) */
+void	 backend_call_abort(struct backend_call *, const char *reason);
 void	 backend_free_all(struct worker *);
 void	 backend_session_delete(struct worker *, const struct config_backend *,
 	    const char *bsid, const char *version);

@@ -2,7 +2,7 @@
 # run.sh (make bench): throughput and latency of vmcpd against the same
 # backend reached directly and through a plain nginx proxy hop, all
 # measured in one run so that the ratios mean something on a shared,
-# noisy machine (harness.md: +-20-30 % from run to run).
+# noisy machine (+-20-30 % from run to run).
 #
 # On 127.0.0.1 it starts two mcp_echo backends (A; B with tool prefix
 # "b_"; both speak both revisions), vmcpd in front of A (2 workers,

@@ -59,7 +59,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const uint8_t		*nul;
 	char			 why[256];
 	size_t			 alen, i;
-	int			 o;
+	enum proto_era		 o;
 
 	if ((nul = memchr(data, '\0', size)) == NULL)
 		return 0;
@@ -70,8 +70,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	for (i = 0; i < sizeof(statuses) / sizeof(statuses[0]); i++) {
 		o = proto_probe_outcome(1, statuses[i], a, why, sizeof(why));
-		if (o != PROTO_PROBE_LEGACY && o != PROTO_PROBE_MODERN &&
-		    o != PROTO_PROBE_INCONCLUSIVE)
+		if (o != PROTO_ERA_LEGACY && o != PROTO_ERA_MODERN &&
+		    o != PROTO_ERA_UNKNOWN)
 			abort();
 	}
 	(void)proto_modern_error(a);

@@ -1,5 +1,6 @@
 // Raw HTTP against vmcpd's Legacy endpoint: the status codes and JSON-RPC
-// errors of mcp-wire.md section 2.1 for every kind of bad request, and a
+// errors of MCP 2025-11-25, Transports, Streamable HTTP (the SDK's where
+// it names none) for every kind of bad request, and a
 // daemon that keeps serving (no worker died) after all of them.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';

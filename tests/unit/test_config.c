@@ -1549,10 +1549,10 @@ test_backend_era(void **state)
 	    "streamable-http, era: modern}\n  - {name: c, url: http://x/, "
 	    "transport: sse, era: legacy}\n  - {name: d, url: http://x/, "
 	    "transport: streamable-http, era: auto}\n");
-	assert_int_equal(cf->cf_backends[0].cb_era, CONFIG_ERA_AUTO);
-	assert_int_equal(cf->cf_backends[1].cb_era, CONFIG_ERA_MODERN);
-	assert_int_equal(cf->cf_backends[2].cb_era, CONFIG_ERA_LEGACY);
-	assert_int_equal(cf->cf_backends[3].cb_era, CONFIG_ERA_AUTO);
+	assert_int_equal(cf->cf_backends[0].cb_era, PROTO_ERA_UNKNOWN);
+	assert_int_equal(cf->cf_backends[1].cb_era, PROTO_ERA_MODERN);
+	assert_int_equal(cf->cf_backends[2].cb_era, PROTO_ERA_LEGACY);
+	assert_int_equal(cf->cf_backends[3].cb_era, PROTO_ERA_UNKNOWN);
 	assert_string_equal(config_era_name(cf->cf_backends[1].cb_era),
 	    "modern");
 	config_free(cf);
@@ -1988,7 +1988,7 @@ check_aggregate(const struct config *cf)
 	cb = config_backend_find(cf, "remote");
 	assert_non_null(cb);
 	assert_int_equal(cb->cb_transport, TRANSPORT_STREAMABLE_HTTP);
-	assert_int_equal(cb->cb_era, CONFIG_ERA_AUTO);
+	assert_int_equal(cb->cb_era, PROTO_ERA_UNKNOWN);
 	assert_int_equal(cb->cb_timeout_ms, 10000);
 	assert_int_equal(ca->ca_conflict, CONFIG_CONFLICT_PREFIX);
 	assert_int_equal(ca->ca_prefix_mode, CONFIG_PREFIX_ON_CONFLICT);

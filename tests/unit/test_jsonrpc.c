@@ -872,6 +872,52 @@ test_versions(void **state)
 	assert_int_equal(proto_version_known(NULL), 0);
 }
 
+/* the one era enum, to and from the protocol version string */
+static void
+test_era_versions(void **state)
+{
+	static const struct {
+		const char	*version;
+		enum proto_era	 era;
+	} t[] = {
+		{ "2026-07-28", PROTO_ERA_MODERN },
+		{ "2025-11-25", PROTO_ERA_LEGACY },
+		{ "2025-06-18", PROTO_ERA_LEGACY },
+		{ "2025-03-26", PROTO_ERA_LEGACY },
+		{ "2024-11-05", PROTO_ERA_LEGACY },
+		{ "2024-10-07", PROTO_ERA_UNKNOWN },
+		{ "2026-07-28 ", PROTO_ERA_UNKNOWN },
+		{ "2099-01-01", PROTO_ERA_UNKNOWN },
+		{ "unknown", PROTO_ERA_UNKNOWN },
+		{ "", PROTO_ERA_UNKNOWN },
+		{ NULL, PROTO_ERA_UNKNOWN },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		if (proto_era_of_version(t[i].version) != t[i].era)
+			fail_msg("case %zu (%s): got %d, want %d", i,
+			    t[i].version != NULL ? t[i].version : "NULL",
+			    (int)proto_era_of_version(t[i].version),
+			    (int)t[i].era);
+		assert_int_equal(proto_version_known(t[i].version),
+		    t[i].era != PROTO_ERA_UNKNOWN);
+	}
+	/* what vmcpd speaks in each era, and back */
+	assert_string_equal(proto_era_version(PROTO_ERA_LEGACY),
+	    MCP_VERSION_LEGACY);
+	assert_string_equal(proto_era_version(PROTO_ERA_MODERN),
+	    MCP_VERSION_MODERN);
+	assert_string_equal(proto_era_version(PROTO_ERA_UNKNOWN), "unknown");
+	assert_int_equal(proto_era_of_version(proto_era_version(
+	    PROTO_ERA_LEGACY)), PROTO_ERA_LEGACY);
+	assert_int_equal(proto_era_of_version(proto_era_version(
+	    PROTO_ERA_MODERN)), PROTO_ERA_MODERN);
+	assert_int_equal(proto_era_of_version(proto_era_version(
+	    PROTO_ERA_UNKNOWN)), PROTO_ERA_UNKNOWN);
+}
+
 int
 main(void)
 {
@@ -890,6 +936,7 @@ main(void)
 		cmocka_unit_test(test_content_type),
 		cmocka_unit_test(test_session_id),
 		cmocka_unit_test(test_versions),
+		cmocka_unit_test(test_era_versions),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -169,7 +169,8 @@ static const struct row rows[] = {
 	{ "Modern header and session, no claim", REQ("tools/list", ""),
 	    M, "tools/list", NULL, "sid-1", NO, MOD, 400, -32602 },
 
-	/* section 3.1 status table: headers before the version */
+	/* Streamable HTTP, section Server Validation: headers before the
+	 * version */
 	{ "header 2026-07-28, claim v999.0.0 is -32020 not -32022",
 	    REQ("server/discover", ENV("v999.0.0")),
 	    M, "server/discover", NULL, NULL, NO, MOD, 400, -32020 },
@@ -1334,7 +1335,7 @@ test_modern_result(void **state)
 }
 
 
-/* the probe outcome table of reference-vmcp.md 1.4 */
+/* the probe outcome table (docs/ARCHITECTURE.md, Backend eras) */
 static void
 test_probe_outcome(void **state)
 {
@@ -1342,63 +1343,63 @@ test_probe_outcome(void **state)
 		int		 answered;
 		long		 status;
 		const char	*msg;
-		int		 want;
+		enum proto_era	 want;
 	} t[] = {
 		/* no HTTP answer, auth, transient: inconclusive */
-		{ 0, 0, NULL, PROTO_PROBE_INCONCLUSIVE },
-		{ 1, 401, NULL, PROTO_PROBE_INCONCLUSIVE },
+		{ 0, 0, NULL, PROTO_ERA_UNKNOWN },
+		{ 1, 401, NULL, PROTO_ERA_UNKNOWN },
 		{ 1, 403, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":"
-		    "-32020,\"message\":\"x\"}}", PROTO_PROBE_INCONCLUSIVE },
-		{ 1, 407, NULL, PROTO_PROBE_INCONCLUSIVE },
-		{ 1, 408, NULL, PROTO_PROBE_INCONCLUSIVE },
-		{ 1, 429, NULL, PROTO_PROBE_INCONCLUSIVE },
-		{ 1, 500, NULL, PROTO_PROBE_INCONCLUSIVE },
-		{ 1, 503, NULL, PROTO_PROBE_INCONCLUSIVE },
+		    "-32020,\"message\":\"x\"}}", PROTO_ERA_UNKNOWN },
+		{ 1, 407, NULL, PROTO_ERA_UNKNOWN },
+		{ 1, 408, NULL, PROTO_ERA_UNKNOWN },
+		{ 1, 429, NULL, PROTO_ERA_UNKNOWN },
+		{ 1, 500, NULL, PROTO_ERA_UNKNOWN },
+		{ 1, 503, NULL, PROTO_ERA_UNKNOWN },
 		/* discover lists 2026-07-28 */
 		{ 1, 200, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{"
 		    "\"supportedVersions\":[\"2025-11-25\",\"" M "\"]}}",
-		    PROTO_PROBE_MODERN },
+		    PROTO_ERA_MODERN },
 		/* a discover result without it: Legacy */
 		{ 1, 200, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{"
 		    "\"supportedVersions\":[\"2026-99-99\"]}}",
-		    PROTO_PROBE_LEGACY },
+		    PROTO_ERA_LEGACY },
 		{ 1, 200, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}",
-		    PROTO_PROBE_LEGACY },
+		    PROTO_ERA_LEGACY },
 		/* a Modern envelope that is not complete */
 		{ 1, 200, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{"
-		    "\"resultType\":\"input_required\"}}", PROTO_PROBE_MODERN },
+		    "\"resultType\":\"input_required\"}}", PROTO_ERA_MODERN },
 		{ 1, 200, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{"
-		    "\"resultType\":\"complete\"}}", PROTO_PROBE_LEGACY },
+		    "\"resultType\":\"complete\"}}", PROTO_ERA_LEGACY },
 		/* Modern errors */
 		{ 1, 400, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":"
-		    "-32020,\"message\":\"x\"}}", PROTO_PROBE_MODERN },
+		    "-32020,\"message\":\"x\"}}", PROTO_ERA_MODERN },
 		{ 1, 400, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":"
-		    "-32021,\"message\":\"x\"}}", PROTO_PROBE_MODERN },
+		    "-32021,\"message\":\"x\"}}", PROTO_ERA_MODERN },
 		{ 1, 400, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":"
 		    "-32022,\"message\":\"x\",\"data\":{\"supported\":[\"" M
-		    "\"],\"requested\":\"" M "\"}}}", PROTO_PROBE_MODERN },
+		    "\"],\"requested\":\"" M "\"}}}", PROTO_ERA_MODERN },
 		{ 1, 400, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":"
 		    "-32022,\"message\":\"x\",\"data\":{\"supported\":"
-		    "[\"2027-01-01\"]}}}", PROTO_PROBE_LEGACY },
+		    "[\"2027-01-01\"]}}}", PROTO_ERA_LEGACY },
 		/* what Legacy servers answer */
 		{ 1, 400, "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":"
 		    "-32000,\"message\":\"Bad Request: Server not "
-		    "initialized\"}}", PROTO_PROBE_LEGACY },
+		    "initialized\"}}", PROTO_ERA_LEGACY },
 		{ 1, 200, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":"
 		    "-32601,\"message\":\"Method not found\"}}",
-		    PROTO_PROBE_LEGACY },
-		{ 1, 404, NULL, PROTO_PROBE_LEGACY },
-		{ 1, 405, NULL, PROTO_PROBE_LEGACY },
-		{ 1, 406, NULL, PROTO_PROBE_LEGACY },
+		    PROTO_ERA_LEGACY },
+		{ 1, 404, NULL, PROTO_ERA_LEGACY },
+		{ 1, 405, NULL, PROTO_ERA_LEGACY },
+		{ 1, 406, NULL, PROTO_ERA_LEGACY },
 		/* garbage in a 200 */
-		{ 1, 200, "[1,2]", PROTO_PROBE_LEGACY },
+		{ 1, 200, "[1,2]", PROTO_ERA_LEGACY },
 		{ 1, 200, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":"
-		    "\"x\"}}", PROTO_PROBE_LEGACY },
+		    "\"x\"}}", PROTO_ERA_LEGACY },
 	};
-	char	 why[160];
-	json_t	*msg;
-	size_t	 i;
-	int	 got;
+	char		 why[160];
+	json_t		*msg;
+	size_t		 i;
+	enum proto_era	 got;
 
 	(void)state;
 	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
@@ -1408,8 +1409,8 @@ test_probe_outcome(void **state)
 		    sizeof(why));
 		if (got != t[i].want)
 			fail_msg("case %zu (HTTP %ld %s): got %d, want %d (%s)",
-			    i, t[i].status, t[i].msg ? t[i].msg : "-", got,
-			    t[i].want, why);
+			    i, t[i].status, t[i].msg ? t[i].msg : "-", (int)got,
+			    (int)t[i].want, why);
 		assert_true(why[0] != '\0');
 		json_decref(msg);
 	}

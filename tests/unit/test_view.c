@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "worker/view.h"
+#include "unit.h"
 
 /* realistic tools: a schema, a description, some annotations */
 #define TOOL(n) "{\"name\":\"" n "\",\"description\":\"Does " n "\"," \
@@ -38,17 +39,6 @@ struct tb {
 	const char	*resources;
 	const char	*templates;
 };
-
-static json_t *
-jparse(const char *s)
-{
-	json_error_t	 e;
-	json_t		*j;
-
-	if ((j = json_loads(s, JSON_DECODE_ANY, &e)) == NULL)
-		fail_msg("bad test JSON (%s): %s", e.text, s);
-	return j;
-}
 
 static json_t *
 jopt(const char *s)

@@ -30,6 +30,7 @@ test_roundtrip(void **state)
 		{ WAKE_LISTEN, "updated", "file:///a b?c", 1 },
 		{ WAKE_MRTR, "vmcpd-mrtr-42", NULL, 1 },
 		{ WAKE_RESUBSCRIBE, "weather", NULL, 1 },
+		{ WAKE_CANCEL, "sid", "{\"requestId\":7}", 1 },
 		/* an empty b is no b */
 		{ WAKE_LISTEN, "tools", "", 1 },
 		{ WAKE_STREAM, "sid", "", 1 },
@@ -39,6 +40,9 @@ test_roundtrip(void **state)
 		{ WAKE_STREAM, "sid", "extra", 0 },
 		{ WAKE_MRTR, "id", "extra", 0 },
 		{ WAKE_RESUBSCRIBE, "be", "extra", 0 },
+		/* WAKE_CANCEL always names the request */
+		{ WAKE_CANCEL, "sid", NULL, 0 },
+		{ WAKE_CANCEL, "sid", "", 0 },
 		{ (enum wake_type)0, "x", NULL, 0 },
 		{ (enum wake_type)99, "x", NULL, 0 },
 	};
@@ -123,7 +127,7 @@ test_malformed(void **state)
 } while (0)
 	BREAK(wh_version, WAKE_VERSION + 1);
 	BREAK(wh_type, 0);
-	BREAK(wh_type, WAKE_RESUBSCRIBE + 1);
+	BREAK(wh_type, WAKE_CANCEL + 1);
 	BREAK(wh_type, WAKE_STREAM);	/* takes no b */
 	BREAK(wh_pad, 1);
 	BREAK(wh_alen, 0);

@@ -1,37 +1,58 @@
 // A tiny MCP 2025-11-25 backend on the official SDK v1 (McpServer +
 // StreamableHTTPServerTransport with sessions) for tests that need exact
 // control.  Listens on 127.0.0.1 (PORT or any free port) at /mcp and
-// prints "listening <port>" once it accepts.
+// prints "listening <port>" once it accepts.  With the argument "stdio"
+// it serves stdin/stdout instead; with "sse" the 2024-11-05 HTTP+SSE
+// transport (GET /sse, POST /messages) and prints "listening <port>".
 //
 // Tools: echo {message} -> "Echo: <message>"; fail {message} -> isError
-// result; slow {ms, steps} -> sleeps, sending progress if asked;
-// whoami {} -> "session <backend session id>".
+// result; slow {ms, steps} -> sleeps, sending progress if asked, and
+// stops early when cancelled; whoami {} -> "session <backend session
+// id>"; cancels {} -> JSON text {started: [request id of each slow call],
+// cancelled: [{id, reason} of each slow call cancelled]}, in this
+// process, only if CANCELS_TOOL is set in the environment.  TOOL_PREFIX
+// (environment) is put before every tool name.
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 
 const transports = new Map();
+const P = process.env.TOOL_PREFIX || '';
+const MODE = process.argv[2] || 'http';
+const seen = { started: [], cancelled: [] };
 
 function newServer() {
   const server = new McpServer({ name: 'interop-backend', version: '1.0.0' },
     { capabilities: { logging: {} } });
-  server.registerTool('echo', {
+  server.registerTool(`${P}echo`, {
     description: 'Echoes back the input string',
     inputSchema: { message: z.string() },
   }, async ({ message }) => ({ content: [{ type: 'text', text: `Echo: ${message}` }] }));
-  server.registerTool('fail', {
+  server.registerTool(`${P}fail`, {
     description: 'Always fails with isError',
     inputSchema: { message: z.string() },
   }, async ({ message }) => ({ isError: true, content: [{ type: 'text', text: `failed: ${message}` }] }));
-  server.registerTool('slow', {
+  server.registerTool(`${P}slow`, {
     description: 'Sleeps ms milliseconds in steps, with progress',
     inputSchema: { ms: z.number(), steps: z.number().default(1) },
   }, async ({ ms, steps }, extra) => {
     const token = extra._meta?.progressToken;
-    for (let i = 1; i <= steps; i++) {
-      await new Promise((r) => setTimeout(r, ms / steps));
+    const id = extra.requestId;
+    seen.started.push(id);
+    const aborted = new Promise((r) => extra.signal.addEventListener('abort', () => {
+      seen.cancelled.push({ id, reason: extra.signal.reason });
+      r();
+    }, { once: true }));
+    for (let i = 1; i <= steps && !extra.signal.aborted; i++) {
+      let timer;
+      await Promise.race([aborted, new Promise((r) => { timer = setTimeout(r, ms / steps); })]);
+      clearTimeout(timer);
+      if (extra.signal.aborted)
+        break;
       if (token !== undefined)
         await extra.sendNotification({
           method: 'notifications/progress',
@@ -40,8 +61,11 @@ function newServer() {
     }
     return { content: [{ type: 'text', text: `slept ${ms}` }] };
   });
-  server.registerTool('whoami', { description: 'The backend session id' },
+  server.registerTool(`${P}whoami`, { description: 'The backend session id' },
     async (extra) => ({ content: [{ type: 'text', text: `session ${extra.sessionId}` }] }));
+  if (process.env.CANCELS_TOOL)
+    server.registerTool(`${P}cancels`, { description: 'The slow calls seen and cancelled' },
+      async () => ({ content: [{ type: 'text', text: JSON.stringify(seen) }] }));
   return server;
 }
 
@@ -53,7 +77,34 @@ async function readBody(req) {
   return s === '' ? undefined : JSON.parse(s);
 }
 
+/* the 2024-11-05 HTTP+SSE transport: one server per GET stream */
+const sseTransports = new Map();
+
+async function handleSse(req, res) {
+  const u = new URL(req.url, 'http://x');
+  if (req.method === 'GET' && u.pathname === '/sse') {
+    const t = new SSEServerTransport('/messages', res);
+    sseTransports.set(t.sessionId, t);
+    res.on('close', () => sseTransports.delete(t.sessionId));
+    await newServer().connect(t);
+    return;
+  }
+  const t = sseTransports.get(u.searchParams.get('sessionId'));
+  if (req.method === 'POST' && u.pathname === '/messages' && t) {
+    await t.handlePostMessage(req, res);
+    return;
+  }
+  res.writeHead(404).end();
+}
+
 const httpServer = http.createServer(async (req, res) => {
+  if (MODE === 'sse') {
+    await handleSse(req, res).catch(() => {
+      if (!res.headersSent)
+        res.writeHead(500).end();
+    });
+    return;
+  }
   try {
     if (new URL(req.url, 'http://x').pathname !== '/mcp') {
       res.writeHead(404).end();
@@ -88,8 +139,13 @@ const httpServer = http.createServer(async (req, res) => {
   }
 });
 
-httpServer.listen(Number(process.env.PORT || 0), '127.0.0.1', () => {
-  process.stdout.write(`listening ${httpServer.address().port}\n`);
-});
+if (MODE === 'stdio') {
+  await newServer().connect(new StdioServerTransport());
+  process.stdin.on('end', () => process.exit(0));
+} else {
+  httpServer.listen(Number(process.env.PORT || 0), '127.0.0.1', () => {
+    process.stdout.write(`listening ${httpServer.address().port}\n`);
+  });
+}
 for (const sig of ['SIGTERM', 'SIGINT'])
   process.on(sig, () => process.exit(0));

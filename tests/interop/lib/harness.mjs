@@ -32,8 +32,10 @@ const EVERYTHING = path.join(ROOT, 'node_modules/@modelcontextprotocol/server-ev
 const LOOPBACK = path.join(ROOT, 'tests/lib/loopback.cjs');
 const BACKEND = path.join(ROOT, 'tests/interop/lib/backend.mjs');
 
-// What a sanitizer build prints when it finds something.
-const SANITIZER_RE = /ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:/;
+// What a sanitizer build prints when it finds something, and vmcpd's own
+// alert of a broken invariant (a request released twice:
+// worker_request_release() in worker/worker.c).
+const SANITIZER_RE = /ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:|request released with none in flight/;
 
 const SETPRIV = ['/usr/bin/setpriv', '/bin/setpriv'].find((p) => fs.existsSync(p));
 
@@ -237,9 +239,11 @@ export async function startEverything({ timeout = 20000 } = {}) {
   }
 }
 
-/* The SDK v1 test backend (lib/backend.mjs) on a free loopback port. */
-export async function startTestBackend({ timeout = 15000 } = {}) {
-  const p = new Proc('test-backend', process.execPath, [BACKEND]);
+/* The SDK v1 test backend (lib/backend.mjs) on a free loopback port;
+ * args: its mode ([] or ['sse']), env: e.g. TOOL_PREFIX */
+export const TEST_BACKEND = BACKEND;
+export async function startTestBackend({ timeout = 15000, args = [], env } = {}) {
+  const p = new Proc('test-backend', process.execPath, [BACKEND, ...args], { env });
   const port = await waitFor('test backend to print its port', () => {
     if (p.exited)
       throw new Error(`exited: ${p.output.slice(-2000)}`);

@@ -1,0 +1,707 @@
+/*
+ * worker/core.c: the era-free core on a fixed view, table-driven: which
+ * methods it serves, list paging with cursors that name their list,
+ * routing of advertised names to a backend and its own name (tools,
+ * prompts, completion refs), resources by exact URI then by template,
+ * hidden tools not callable, routes to a backend no longer configured,
+ * the capabilities offered, and the Mcp-Param-* headers of a call.
+ *
+ * The view is written out in the shape worker/view.h documents, so these
+ * tests do not depend on how view_build() names things; it is laid out
+ * (view_layout_json()) and stored, as the core reads it in place.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <unistd.h>
+
+#include "shared/config.h"
+#include "shared/store.h"
+#include "worker/worker.h"
+#include "unit.h"
+
+/*
+ * Backends alpha and beta; "ghost" routes to a backend the configuration
+ * no longer has.  a_echo and b_echo are both "echo" to their backends;
+ * "secret" is hidden (routable for composites, not for clients).
+ */
+static const char VIEW[] =
+	"{\"tools\":["
+	"{\"name\":\"a_echo\",\"inputSchema\":{\"type\":\"object\"}},"
+	"{\"name\":\"b_echo\",\"inputSchema\":{\"type\":\"object\"}},"
+	"{\"name\":\"ghost\",\"inputSchema\":{\"type\":\"object\"}},"
+	"{\"name\":\"lookup\",\"inputSchema\":{\"type\":\"object\","
+	"\"properties\":{\"region\":{\"type\":\"string\","
+	"\"x-mcp-header\":\"Region\"},\"q\":{\"type\":\"string\"}}}},"
+	"{\"name\":\"sum\",\"inputSchema\":{\"type\":\"object\"}}],"
+	"\"resources\":["
+	"{\"uri\":\"file:///a.txt\",\"name\":\"a\"},"
+	"{\"uri\":\"file:///b.txt\",\"name\":\"b\"},"
+	"{\"uri\":\"file:///c.txt\",\"name\":\"c\"}],"
+	"\"resourceTemplates\":["
+	"{\"uriTemplate\":\"db://{+path}\",\"name\":\"db\"},"
+	"{\"uriTemplate\":\"file:///logs/{day}\",\"name\":\"logs\"}],"
+	"\"prompts\":[{\"name\":\"greet\"}],"
+	"\"routes\":{"
+	"\"tools\":{"
+	"\"a_echo\":{\"b\":\"alpha\",\"n\":\"echo\",\"hidden\":false},"
+	"\"b_echo\":{\"b\":\"beta\",\"n\":\"echo\",\"hidden\":false},"
+	"\"ghost\":{\"b\":\"gone\",\"n\":\"ghost\",\"hidden\":false},"
+	"\"lookup\":{\"b\":\"beta\",\"n\":\"find\",\"hidden\":false},"
+	"\"sum\":{\"b\":\"beta\",\"n\":\"sum\",\"hidden\":false},"
+	"\"secret\":{\"b\":\"alpha\",\"n\":\"secret\",\"hidden\":true}},"
+	"\"prompts\":{\"greet\":{\"b\":\"alpha\",\"n\":\"hello\"}},"
+	"\"resources\":{\"file:///a.txt\":\"alpha\","
+	"\"file:///b.txt\":\"beta\",\"file:///c.txt\":\"beta\","
+	"\"db://exact\":\"beta\"},"
+	"\"templates\":["
+	"{\"t\":\"db://{+path}\",\"b\":\"alpha\"},"
+	"{\"t\":\"file:///logs/{day}\",\"b\":\"beta\"}]},"
+	"\"capabilities\":{\"resources\":{\"subscribe\":true},"
+	"\"prompts\":{},\"logging\":{}}}";
+
+static struct config_backend	backends[2];
+static struct config		conf;
+static char			statedir[] = "/tmp/test_core.XXXXXX";
+
+/*
+ * The core reads lists and routes in place from the view's layout in
+ * the store (worker/views.c): the fixture is laid out and stored, and
+ * the view the tests pass is its header, naming the layout.
+ */
+static int
+setup(void **state)
+{
+	struct store	*st;
+	json_t		*view;
+	char		*lay;
+	size_t		 len;
+
+	backends[0].cb_name = "alpha";
+	backends[1].cb_name = "beta";
+	conf.cf_backends = backends;
+	conf.cf_nbackends = 2;
+	view = jparse(VIEW);
+	if (mkdtemp(statedir) == NULL || store_open(&st, statedir, 1 << 24,
+	    16, 0) == -1)
+		fail_msg("cannot open a store in %s", statedir);
+	assert_int_equal(view_layout_json(view, 1, &lay, &len, NULL), 0);
+	assert_int_equal(store_put(st, STORE_VIEWS, "vdata|test", 10, lay, len,
+	    0, store_now_ms()), 0);
+	free(lay);
+	worker_self()->w_store = st;
+	(void)json_object_set_new(view, "layout", json_string("vdata|test"));
+	*state = view;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	char path[sizeof(statedir) + 16];
+
+	json_decref(*state);
+	core_free();
+	store_close(worker_self()->w_store);
+	worker_self()->w_store = NULL;
+	(void)snprintf(path, sizeof(path), "%s/data.mdb", statedir);
+	(void)unlink(path);
+	(void)snprintf(path, sizeof(path), "%s/lock.mdb", statedir);
+	(void)unlink(path);
+	(void)rmdir(statedir);
+	memcpy(statedir + sizeof(statedir) - 7, "XXXXXX", 6);
+	return 0;
+}
+
+/* core_list()'s Legacy page, parsed: result NULL on an error */
+static int
+list_json(json_t *view, const char *method, json_t *params, size_t pagesize,
+    json_t **result, struct core_err *err)
+{
+	char	*text;
+	size_t	 len;
+
+	*result = NULL;
+	if (core_list(view, method, params, pagesize, NULL, &text, &len,
+	    err) == -1)
+		return -1;
+	*result = json_loadb(text, len, 0, NULL);
+	free(text);
+	assert_non_null(*result);
+	return 0;
+}
+
+static void
+test_method_kind(void **state)
+{
+	static const struct {
+		const char	*method;
+		enum core_kind	 kind;
+	} t[] = {
+		{ "tools/list", CORE_LIST },
+		{ "resources/list", CORE_LIST },
+		{ "resources/templates/list", CORE_LIST },
+		{ "prompts/list", CORE_LIST },
+		{ "tools/call", CORE_ROUTE },
+		{ "prompts/get", CORE_ROUTE },
+		{ "resources/read", CORE_ROUTE },
+		{ "resources/subscribe", CORE_ROUTE },
+		{ "resources/unsubscribe", CORE_ROUTE },
+		{ "completion/complete", CORE_ROUTE },
+		/* answered by the edges, or nobody's */
+		{ "initialize", CORE_OTHER },
+		{ "ping", CORE_OTHER },
+		{ "logging/setLevel", CORE_OTHER },
+		{ "server/discover", CORE_OTHER },
+		{ "subscriptions/listen", CORE_OTHER },
+		{ "tools/List", CORE_OTHER },
+		{ "tools/list ", CORE_OTHER },
+		{ "", CORE_OTHER },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (core_method_kind(t[i].method) != t[i].kind)
+			fail_msg("\"%s\": kind %d, want %d", t[i].method,
+			    (int)core_method_kind(t[i].method), (int)t[i].kind);
+}
+
+/* one page: the names (or URIs) it lists, "|"-joined, and its cursor */
+static int
+list_page(json_t *view, const char *method, const char *field,
+    json_t *cursor, size_t pagesize, char *names, size_t nameslen,
+    char *next, size_t nextlen, struct core_err *err)
+{
+	json_t		*params, *result, *it, *key;
+	size_t		 i, o = 0;
+	int		 rc;
+
+	params = json_object();
+	if (cursor != NULL)
+		(void)json_object_set(params, "cursor", cursor);
+	memset(err, 0, sizeof(*err));
+	rc = list_json(view, method, params, pagesize, &result, err);
+	json_decref(params);
+	names[0] = next[0] = '\0';
+	if (rc == -1) {
+		assert_null(result);
+		return -1;
+	}
+	assert_int_equal(json_object_size(result),
+	    json_object_get(result, "nextCursor") != NULL ? 2 : 1);
+	json_array_foreach(json_object_get(result, field), i, it) {
+		key = json_object_get(it, "name");
+		if (json_object_get(it, "uri") != NULL)
+			key = json_object_get(it, "uri");
+		if (json_object_get(it, "uriTemplate") != NULL)
+			key = json_object_get(it, "uriTemplate");
+		o += (size_t)snprintf(names + o, nameslen - o, "%s%s",
+		    i > 0 ? "|" : "", json_string_value(key));
+		assert_true(o < nameslen);
+	}
+	if (json_object_get(result, "nextCursor") != NULL) {
+		assert_true(json_is_string(json_object_get(result,
+		    "nextCursor")));
+		(void)snprintf(next, nextlen, "%s", json_string_value(
+		    json_object_get(result, "nextCursor")));
+	}
+	json_decref(result);
+	return 0;
+}
+
+static void
+test_list_pages(void **state)
+{
+	static const struct {
+		const char	*method;
+		const char	*field;
+		const char	*cursor;	/* NULL: none */
+		size_t		 pagesize;
+		const char	*names;
+		const char	*next;		/* "": the last page */
+	} t[] = {
+		{ "tools/list", "tools", NULL, 2, "a_echo|b_echo",
+		    "tools:2" },
+		{ "tools/list", "tools", "tools:2", 2, "ghost|lookup",
+		    "tools:4" },
+		{ "tools/list", "tools", "tools:4", 2, "sum", "" },
+		{ "tools/list", "tools", NULL, 5,
+		    "a_echo|b_echo|ghost|lookup|sum", "" },
+		{ "tools/list", "tools", NULL, 100,
+		    "a_echo|b_echo|ghost|lookup|sum", "" },
+		{ "tools/list", "tools", "tools:1", 3,
+		    "b_echo|ghost|lookup", "tools:4" },
+		/* a cursor at the end: an empty last page */
+		{ "tools/list", "tools", "tools:5", 2, "", "" },
+		{ "resources/list", "resources", NULL, 2,
+		    "file:///a.txt|file:///b.txt", "resources:2" },
+		{ "resources/list", "resources", "resources:2", 2,
+		    "file:///c.txt", "" },
+		{ "resources/templates/list", "resourceTemplates", NULL, 1,
+		    "db://{+path}", "resourceTemplates:1" },
+		{ "resources/templates/list", "resourceTemplates",
+		    "resourceTemplates:1", 1, "file:///logs/{day}", "" },
+		{ "prompts/list", "prompts", NULL, 1, "greet", "" },
+	};
+	json_t		*view = *state, *cur;
+	struct core_err	 err;
+	char		 names[512], next[128];
+	size_t		 i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		cur = t[i].cursor != NULL ? json_string(t[i].cursor) : NULL;
+		if (list_page(view, t[i].method, t[i].field, cur,
+		    t[i].pagesize, names, sizeof(names), next, sizeof(next),
+		    &err) == -1)
+			fail_msg("case %zu (%s %s): %s", i, t[i].method,
+			    t[i].cursor != NULL ? t[i].cursor : "-",
+			    err.ce_msg);
+		json_decref(cur);
+		if (strcmp(names, t[i].names) != 0 ||
+		    strcmp(next, t[i].next) != 0)
+			fail_msg("case %zu (%s %s): [%s] next \"%s\", want "
+			    "[%s] next \"%s\"", i, t[i].method,
+			    t[i].cursor != NULL ? t[i].cursor : "-", names,
+			    next, t[i].names, t[i].next);
+	}
+}
+
+/* following nextCursor gives every item once, in order, for any size */
+static void
+test_list_walk(void **state)
+{
+	static const char *const methods[][3] = {
+		{ "tools/list", "tools", "a_echo|b_echo|ghost|lookup|sum" },
+		{ "resources/list", "resources",
+		    "file:///a.txt|file:///b.txt|file:///c.txt" },
+		{ "resources/templates/list", "resourceTemplates",
+		    "db://{+path}|file:///logs/{day}" },
+		{ "prompts/list", "prompts", "greet" },
+	};
+	json_t		*view = *state, *cur;
+	struct core_err	 err;
+	char		 all[1024], names[512], next[128];
+	size_t		 m, size, pages, o;
+
+	for (m = 0; m < 4; m++) {
+		for (size = 1; size <= 6; size++) {
+			all[0] = '\0';
+			o = 0;
+			cur = NULL;
+			for (pages = 0; pages < 10; pages++) {
+				assert_int_equal(list_page(view,
+				    methods[m][0], methods[m][1], cur, size,
+				    names, sizeof(names), next, sizeof(next),
+				    &err), 0);
+				json_decref(cur);
+				cur = NULL;
+				o += (size_t)snprintf(all + o, sizeof(all) - o,
+				    "%s%s", o > 0 && names[0] != '\0' ? "|" :
+				    "", names);
+				if (next[0] == '\0')
+					break;
+				cur = json_string(next);
+			}
+			json_decref(cur);
+			if (strcmp(all, methods[m][2]) != 0)
+				fail_msg("%s by %zu: [%s], want [%s]",
+				    methods[m][0], size, all, methods[m][2]);
+		}
+	}
+}
+
+static void
+test_list_bad_cursors(void **state)
+{
+	static const struct {
+		const char	*method;
+		const char	*cursor;	/* JSON */
+		const char	*msg;
+	} t[] = {
+		/* a cursor names its list: no other list takes it */
+		{ "tools/list", "\"prompts:1\"", "unknown cursor" },
+		{ "tools/list", "\"resources:2\"", "unknown cursor" },
+		{ "resources/list", "\"tools:2\"", "unknown cursor" },
+		{ "resources/list", "\"resourceTemplates:1\"",
+		    "unknown cursor" },
+		{ "resources/templates/list", "\"resources:1\"",
+		    "unknown cursor" },
+		{ "prompts/list", "\"tools:1\"", "unknown cursor" },
+		/* not one of vmcpd's */
+		{ "tools/list", "\"tools:0\"", "unknown cursor" },
+		{ "tools/list", "\"tools:\"", "unknown cursor" },
+		{ "tools/list", "\"tools\"", "unknown cursor" },
+		{ "tools/list", "\"tools:x\"", "unknown cursor" },
+		{ "tools/list", "\"tools:2x\"", "unknown cursor" },
+		{ "tools/list", "\"tools:-1\"", "unknown cursor" },
+		{ "tools/list", "\"tools: 2\"", "unknown cursor" },
+		{ "tools/list", "\"Tools:2\"", "unknown cursor" },
+		{ "tools/list", "\"tools:2:2\"", "unknown cursor" },
+		{ "tools/list", "\"\"", "unknown cursor" },
+		{ "tools/list", "\"tools:0000000000000000000000000000000000000"
+		    "000000000000000000000000000002\"", "unknown cursor" },
+		{ "tools/list", "2", "unknown cursor" },
+		{ "tools/list", "null", "unknown cursor" },
+		{ "tools/list", "{\"tools\":2}", "unknown cursor" },
+		/* past the end of the list */
+		{ "tools/list", "\"tools:6\"", "past the end" },
+		{ "prompts/list", "\"prompts:99\"", "past the end" },
+	};
+	json_t		*view = *state, *params, *result;
+	struct core_err	 err;
+	size_t		 i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		params = json_object();
+		(void)json_object_set_new(params, "cursor",
+		    jparse(t[i].cursor));
+		memset(&err, 0, sizeof(err));
+		result = (json_t *)1;
+		if (list_json(view, t[i].method, params, 2, &result, &err) !=
+		    -1)
+			fail_msg("case %zu (%s %s): accepted", i,
+			    t[i].method, t[i].cursor);
+		json_decref(params);
+		assert_null(result);
+		assert_int_equal(err.ce_code, JSONRPC_INVALID_PARAMS);
+		if (strstr(err.ce_msg, t[i].msg) == NULL ||
+		    strstr(err.ce_msg, t[i].method) == NULL)
+			fail_msg("case %zu: \"%s\"", i, err.ce_msg);
+	}
+}
+
+/*
+ * Routing: the backend and the params it gets.  bparams NULL: the
+ * client's params go as they are (the same object, not a copy).
+ */
+struct route_case {
+	const char	*method;
+	const char	*params;
+	const char	*backend;	/* NULL: refused */
+	const char	*bparams;	/* NULL: the client's own */
+	int		 code;		/* when refused */
+	const char	*msg;		/* when refused: a part of it */
+};
+
+static void
+test_route(void **state)
+{
+	static const struct route_case t[] = {
+		/* advertised names go out under the backend's own */
+		{ "tools/call", "{\"name\":\"a_echo\",\"arguments\":"
+		    "{\"m\":\"hi\"}}", "alpha", "{\"name\":\"echo\","
+		    "\"arguments\":{\"m\":\"hi\"}}", 0, NULL },
+		{ "tools/call", "{\"name\":\"b_echo\",\"arguments\":{},"
+		    "\"_meta\":{\"progressToken\":7}}", "beta",
+		    "{\"name\":\"echo\",\"arguments\":{},\"_meta\":"
+		    "{\"progressToken\":7}}", 0, NULL },
+		{ "tools/call", "{\"name\":\"lookup\"}", "beta",
+		    "{\"name\":\"find\"}", 0, NULL },
+		{ "tools/call", "{\"name\":\"sum\",\"arguments\":{\"a\":1}}",
+		    "beta", NULL, 0, NULL },
+		{ "prompts/get", "{\"name\":\"greet\",\"arguments\":"
+		    "{\"who\":\"x\"}}", "alpha", "{\"name\":\"hello\","
+		    "\"arguments\":{\"who\":\"x\"}}", 0, NULL },
+		/* hidden tools are not callable; unknown names neither */
+		{ "tools/call", "{\"name\":\"secret\"}", NULL, NULL,
+		    JSONRPC_INVALID_PARAMS, "Unknown tool: secret" },
+		{ "tools/call", "{\"name\":\"echo\"}", NULL, NULL,
+		    JSONRPC_INVALID_PARAMS, "Unknown tool: echo" },
+		{ "tools/call", "{\"name\":\"hello\"}", NULL, NULL,
+		    JSONRPC_INVALID_PARAMS, "Unknown tool: hello" },
+		{ "prompts/get", "{\"name\":\"a_echo\"}", NULL, NULL,
+		    JSONRPC_INVALID_PARAMS, "Unknown prompt: a_echo" },
+		{ "prompts/get", "{\"name\":\"hello\"}", NULL, NULL,
+		    JSONRPC_INVALID_PARAMS, "Unknown prompt: hello" },
+		{ "tools/call", "{\"name\":7}", NULL, NULL,
+		    JSONRPC_INVALID_PARAMS, "\"name\" must be a string" },
+		{ "tools/call", "{}", NULL, NULL,
+		    JSONRPC_INVALID_PARAMS, "\"name\" must be a string" },
+		{ "tools/call", "[\"a_echo\"]", NULL, NULL,
+		    JSONRPC_INVALID_PARAMS, "needs an object" },
+		/* routed to a backend the configuration no longer has */
+		{ "tools/call", "{\"name\":\"ghost\"}", NULL, NULL,
+		    JSONRPC_INTERNAL_ERROR, "backend gone is not configured" },
+		/* resources: the exact URI first, then the templates */
+		{ "resources/read", "{\"uri\":\"file:///a.txt\"}", "alpha",
+		    NULL, 0, NULL },
+		{ "resources/read", "{\"uri\":\"file:///b.txt\"}", "beta",
+		    NULL, 0, NULL },
+		{ "resources/read", "{\"uri\":\"db://exact\"}", "beta",
+		    NULL, 0, NULL },
+		{ "resources/read", "{\"uri\":\"db://rows/7\"}", "alpha",
+		    NULL, 0, NULL },
+		{ "resources/read", "{\"uri\":\"file:///logs/2026-12-01\"}",
+		    "beta", NULL, 0, NULL },
+		{ "resources/subscribe", "{\"uri\":\"file:///logs/today\"}",
+		    "beta", NULL, 0, NULL },
+		{ "resources/unsubscribe", "{\"uri\":\"db://a/b\"}", "alpha",
+		    NULL, 0, NULL },
+		/* {day} takes no "/", and nothing else matches */
+		{ "resources/read", "{\"uri\":\"file:///logs/a/b\"}", NULL,
+		    NULL, MCP_ERR_RESOURCE_NOT_FOUND,
+		    "Resource not found: file:///logs/a/b" },
+		{ "resources/read", "{\"uri\":\"file:///logs/\"}", NULL,
+		    NULL, MCP_ERR_RESOURCE_NOT_FOUND, "Resource not found" },
+		{ "resources/read", "{\"uri\":\"file:///d.txt\"}", NULL, NULL,
+		    MCP_ERR_RESOURCE_NOT_FOUND, "Resource not found" },
+		{ "resources/read", "{\"uri\":3}", NULL, NULL,
+		    JSONRPC_INVALID_PARAMS, "\"uri\" must be a string" },
+		{ "resources/read", "{}", NULL, NULL,
+		    JSONRPC_INVALID_PARAMS, "\"uri\" must be a string" },
+		/* completion: a prompt ref by its advertised name */
+		{ "completion/complete", "{\"ref\":{\"type\":\"ref/prompt\","
+		    "\"name\":\"greet\"},\"argument\":{\"name\":\"who\","
+		    "\"value\":\"a\"}}", "alpha", "{\"ref\":{\"type\":"
+		    "\"ref/prompt\",\"name\":\"hello\"},\"argument\":{"
+		    "\"name\":\"who\",\"value\":\"a\"}}", 0, NULL },
+		/* a resource ref: a template as it is, or a URI */
+		{ "completion/complete", "{\"ref\":{\"type\":"
+		    "\"ref/resource\",\"uri\":\"file:///logs/{day}\"}}",
+		    "beta", NULL, 0, NULL },
+		{ "completion/complete", "{\"ref\":{\"type\":"
+		    "\"ref/resource\",\"uri\":\"file:///a.txt\"}}", "alpha",
+		    NULL, 0, NULL },
+		{ "completion/complete", "{\"ref\":{\"type\":"
+		    "\"ref/resource\",\"uri\":\"db://x\"}}", "alpha", NULL, 0,
+		    NULL },
+		{ "completion/complete", "{\"ref\":{\"type\":"
+		    "\"ref/resource\",\"uri\":\"file:///nope\"}}", NULL, NULL,
+		    JSONRPC_INVALID_PARAMS, "Unknown resource: file:///nope" },
+		{ "completion/complete", "{\"ref\":{\"type\":"
+		    "\"ref/resource\"}}", NULL, NULL, JSONRPC_INVALID_PARAMS,
+		    "ref.uri must be a string" },
+		{ "completion/complete", "{\"ref\":{\"type\":\"ref/prompt\","
+		    "\"name\":\"nope\"}}", NULL, NULL, JSONRPC_INVALID_PARAMS,
+		    "Unknown prompt: nope" },
+		{ "completion/complete", "{\"ref\":{\"type\":\"ref/tool\","
+		    "\"name\":\"a_echo\"}}", NULL, NULL,
+		    JSONRPC_INVALID_PARAMS, "ref.type must be" },
+		{ "completion/complete", "{}", NULL, NULL,
+		    JSONRPC_INVALID_PARAMS, "ref.type must be" },
+	};
+	json_t				*view = *state, *params, *before;
+	json_t				*bparams, *want;
+	const struct config_backend	*be;
+	struct core_err			 err;
+	size_t				 i;
+	int				 rc;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		params = jparse(t[i].params);
+		before = json_deep_copy(params);
+		memset(&err, 0, sizeof(err));
+		be = (const struct config_backend *)1;
+		bparams = (json_t *)1;
+		rc = core_route(view, &conf, t[i].method, params, &be,
+		    &bparams, &err);
+		if (t[i].backend == NULL) {
+			if (rc != -1)
+				fail_msg("case %zu (%s %s): routed to %s", i,
+				    t[i].method, t[i].params, be->cb_name);
+			assert_null(be);
+			assert_null(bparams);
+			if (err.ce_code != t[i].code ||
+			    strstr(err.ce_msg, t[i].msg) == NULL)
+				fail_msg("case %zu (%s %s): %d \"%s\", want "
+				    "%d \"%s\"", i, t[i].method, t[i].params,
+				    err.ce_code, err.ce_msg, t[i].code,
+				    t[i].msg);
+		} else {
+			if (rc != 0)
+				fail_msg("case %zu (%s %s): %s", i,
+				    t[i].method, t[i].params, err.ce_msg);
+			assert_non_null(be);
+			assert_string_equal(be->cb_name, t[i].backend);
+			if (t[i].bparams == NULL)
+				assert_ptr_equal(bparams, params);
+			else {
+				want = jparse(t[i].bparams);
+				if (!json_equal(bparams, want))
+					fail_msg("case %zu: %s", i,
+					    json_dumps(bparams, JSON_SORT_KEYS));
+				json_decref(want);
+			}
+			json_decref(bparams);
+		}
+		/* the client's params are never changed */
+		assert_true(json_equal(params, before));
+		json_decref(before);
+		json_decref(params);
+	}
+}
+
+/* the fast path: a tools/call by the name's text, not NUL-terminated */
+static void
+test_route_tool(void **state)
+{
+	static const struct {
+		const char	*body;	/* the name is its first namelen */
+		size_t		 namelen;
+		const char	*backend;	/* NULL: refused */
+		const char	*own;
+		int		 code;
+	} t[] = {
+		{ "a_echo\",\"arguments\":{}}", 6, "alpha", "echo", 0 },
+		{ "b_echo\"}", 6, "beta", "echo", 0 },
+		{ "lookup", 6, "beta", "find", 0 },
+		{ "sum", 3, "beta", "sum", 0 },
+		{ "a_echo", 5, NULL, NULL, JSONRPC_INVALID_PARAMS },
+		{ "a_echoes", 8, NULL, NULL, JSONRPC_INVALID_PARAMS },
+		{ "secret\"}", 6, NULL, NULL, JSONRPC_INVALID_PARAMS },
+		{ "greet", 5, NULL, NULL, JSONRPC_INVALID_PARAMS },
+		{ "", 0, NULL, NULL, JSONRPC_INVALID_PARAMS },
+		{ "ghost", 5, NULL, NULL, JSONRPC_INTERNAL_ERROR },
+	};
+	json_t				*view = *state;
+	const struct config_backend	*be;
+	const char			*own;
+	struct core_err			 err;
+	size_t				 i;
+	int				 rc;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		memset(&err, 0, sizeof(err));
+		own = NULL;
+		rc = core_route_tool(view, &conf, t[i].body, t[i].namelen, &be,
+		    &own, &err);
+		if (t[i].backend == NULL) {
+			if (rc != -1)
+				fail_msg("case %zu (%.*s): routed", i,
+				    (int)t[i].namelen, t[i].body);
+			assert_null(be);
+			assert_int_equal(err.ce_code, t[i].code);
+			continue;
+		}
+		if (rc != 0)
+			fail_msg("case %zu (%.*s): %s", i, (int)t[i].namelen,
+			    t[i].body, err.ce_msg);
+		assert_string_equal(be->cb_name, t[i].backend);
+		assert_string_equal(own, t[i].own);
+	}
+	/* the message names the tool as it was asked, and only that */
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(core_route_tool(view, &conf, "secret\"}", 6, &be,
+	    &own, &err), -1);
+	assert_string_equal(err.ce_msg, "Unknown tool: secret");
+}
+
+/* hidden tools: routed for nobody, listed to nobody */
+static void
+test_hidden(void **state)
+{
+	json_t		*view = *state, *result, *it;
+	struct core_err	 err;
+	size_t		 i;
+
+	assert_int_equal(list_json(view, "tools/list", NULL, 100, &result,
+	    &err), 0);
+	json_array_foreach(json_object_get(result, "tools"), i, it)
+		assert_string_not_equal(json_string_value(json_object_get(it,
+		    "name")), "secret");
+	json_decref(result);
+	assert_null(core_tool_headers(view, "secret"));
+}
+
+static void
+test_capabilities(void **state)
+{
+	static const struct {
+		const char	*bcaps;		/* the view's backends' */
+		int		 logging;
+		const char	*want;
+	} t[] = {
+		{ "{}", 1, "{\"tools\":{\"listChanged\":true}}" },
+		{ "{\"resources\":{\"subscribe\":true},\"prompts\":{},"
+		    "\"logging\":{},\"completions\":{}}", 1,
+		    "{\"tools\":{\"listChanged\":true},\"resources\":"
+		    "{\"listChanged\":true,\"subscribe\":true},\"prompts\":"
+		    "{\"listChanged\":true},\"completions\":{},\"logging\":"
+		    "{}}" },
+		/* no logging for a 2026-07-28 client */
+		{ "{\"resources\":{},\"logging\":{}}", 0,
+		    "{\"tools\":{\"listChanged\":true},\"resources\":"
+		    "{\"listChanged\":true,\"subscribe\":false}}" },
+		/* not objects: not offered */
+		{ "{\"resources\":true,\"prompts\":null,\"logging\":1}", 1,
+		    "{\"tools\":{\"listChanged\":true}}" },
+	};
+	json_t	*view, *caps, *want;
+	size_t	 i;
+
+	(void)state;
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		view = json_pack("{s:o}", "capabilities", jparse(t[i].bcaps));
+		caps = core_capabilities(view, t[i].logging);
+		want = jparse(t[i].want);
+		if (!json_equal(caps, want))
+			fail_msg("case %zu: %s", i, json_dumps(caps,
+			    JSON_SORT_KEYS));
+		json_decref(want);
+		json_decref(caps);
+		json_decref(view);
+	}
+}
+
+/* the Mcp-Param-* headers of a tools/call, from the advertised tool */
+static void
+test_param_headers(void **state)
+{
+	json_t	*view = *state, *params, *bparams, *h;
+
+	params = jparse("{\"name\":\"lookup\",\"arguments\":{\"region\":"
+	    "\"eu-west\",\"q\":\"x\"}}");
+	bparams = jparse("{\"name\":\"find\",\"arguments\":{\"region\":"
+	    "\"eu-west\",\"q\":\"x\"}}");
+	h = core_param_headers(view, "tools/call", params, bparams);
+	assert_non_null(h);
+	assert_string_equal(json_string_value(json_object_get(h, "Region")),
+	    "eu-west");
+	assert_int_equal(json_object_size(h), 1);
+	json_decref(h);
+	/* twice: from the per-view cache */
+	h = core_param_headers(view, "tools/call", params, bparams);
+	assert_non_null(h);
+	json_decref(h);
+	/* only tools/call; a tool with no annotations has none */
+	assert_null(core_param_headers(view, "prompts/get", params,
+	    bparams));
+	json_decref(params);
+	params = jparse("{\"name\":\"sum\",\"arguments\":{\"a\":1}}");
+	assert_null(core_param_headers(view, "tools/call", params, params));
+	json_decref(params);
+	json_decref(bparams);
+	assert_null(core_tool_headers(view, "nope"));
+	assert_null(core_tool_headers(view, NULL));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_method_kind),
+		cmocka_unit_test_setup_teardown(test_list_pages, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_list_walk, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_list_bad_cursors, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_route, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_route_tool, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_hidden, setup, teardown),
+		cmocka_unit_test(test_capabilities),
+		cmocka_unit_test_setup_teardown(test_param_headers, setup,
+		    teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
