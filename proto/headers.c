@@ -291,6 +291,8 @@ proto_era_version(enum proto_era era)
 		return MCP_VERSION_LEGACY;
 	case PROTO_ERA_MODERN:
 		return MCP_VERSION_MODERN;
+	case PROTO_ERA_BOTH:
+		return "both";
 	case PROTO_ERA_UNKNOWN:
 		break;
 	}

@@ -31,14 +31,29 @@
  * revision everywhere (classification, backend records, configuration,
  * page caches).  PROTO_ERA_UNKNOWN is a backend not known yet, a probe
  * that decided nothing, or a backend's "era: auto" in the configuration.
+ * PROTO_ERA_BOTH is only ever a backend's record: it speaks both, and
+ * each client is met in its own (proto_era_pick()).
  */
 enum proto_era {
 	PROTO_ERA_UNKNOWN = 0,
 	PROTO_ERA_LEGACY,	/* 2025-11-25: initialize, sessions */
-	PROTO_ERA_MODERN	/* 2026-07-28: stateless, per-request _meta */
+	PROTO_ERA_MODERN,	/* 2026-07-28: stateless, per-request _meta */
+	PROTO_ERA_BOTH		/* a backend that speaks both */
 };
-/* the revision vmcpd speaks in an era, "unknown" for PROTO_ERA_UNKNOWN */
+/* the revision vmcpd speaks in an era, "unknown" for PROTO_ERA_UNKNOWN,
+ * "both" for PROTO_ERA_BOTH */
 const char	*proto_era_version(enum proto_era);
+/*
+ * The era policy: the revision a request goes to a backend in.  pin is
+ * the backend's configured era (PROTO_ERA_UNKNOWN for "auto"), record
+ * what is known of it (PROTO_ERA_UNKNOWN: not yet), client the era of
+ * the client the request comes for, or PROTO_ERA_UNKNOWN when none
+ * (lists, notifications).  A pin wins; a backend that speaks both gets
+ * the client's era, and 2026-07-28 when there is no client; otherwise
+ * the record (PROTO_ERA_UNKNOWN: probe it first).
+ */
+enum proto_era	 proto_era_pick(enum proto_era pin, enum proto_era record,
+	    enum proto_era client);
 /* the era of a protocol version vmcpd knows, else PROTO_ERA_UNKNOWN
  * (also for NULL) */
 enum proto_era	 proto_era_of_version(const char *version);
@@ -387,6 +402,16 @@ const char *proto_request_capability(const char *method);
  * reason goes in why.
  */
 enum proto_era proto_probe_outcome(int answered, long status,
+	    const json_t *msg, char *why, size_t whylen);
+/*
+ * A backend found 2026-07-28 by server/discover (which lists only that
+ * revision when its 2025-11-25 side is served apart, as the SDK's
+ * servers do) is then sent a 2025-11-25 initialize: PROTO_ERA_BOTH when
+ * it negotiates a 2025 revision, PROTO_ERA_MODERN when it answers
+ * anything else, PROTO_ERA_UNKNOWN when that is inconclusive (as
+ * above).  A reason goes in why.
+ */
+enum proto_era proto_probe_initialize(int answered, long status,
 	    const json_t *msg, char *why, size_t whylen);
 /* 1 if a JSON-RPC response is one of 2026-07-28's own errors (-3202x):
  * the backend speaks it and refused this request on its terms */

@@ -2722,6 +2722,8 @@ config_era_name(enum proto_era e)
 		return "legacy";
 	case PROTO_ERA_MODERN:
 		return "modern";
+	case PROTO_ERA_BOTH:
+		break;	/* a record, never a setting */
 	}
 	return "unknown";
 }

@@ -29,6 +29,7 @@
 #define STORE_EXP_NAME	"expiry"
 #define STORE_CNT_NAME	"counts"
 #define STORE_CNT_BIT	(1U << (STORE_NDB + 1))
+#define STORE_GAUGE_TAG	0xff	/* counts keyed [tag][name]: gauges */
 #define STORE_RECLAIM	256	/* due entries reclaimed at a cap */
 #define STORE_IDX_HDR	9		/* dbtag + be64 expiry */
 #define STORE_LMDB_KEY	512		/* above LMDB's 511-byte key limit */
@@ -73,6 +74,7 @@ static const char *const store_db_names[STORE_NDB] = {
 	[STORE_HEALTH] = "health",
 	[STORE_LIMITS] = "limits",
 	[STORE_BACKENDS] = "backends",
+	[STORE_CLOSING] = "closing",
 };
 
 static void
@@ -375,6 +377,21 @@ store_check(struct store *s, enum store_db db, const void *key, size_t klen,
 		return -1;
 	}
 	if (write && (s->s_flags & STORE_RDONLY)) {
+		errno = EROFS;
+		return -1;
+	}
+	return 0;
+}
+
+/* -1 and errno for no store or a read-only one */
+static int
+store_writable(const struct store *s)
+{
+	if (s == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (s->s_flags & STORE_RDONLY) {
 		errno = EROFS;
 		return -1;
 	}
@@ -1024,6 +1041,42 @@ store_reap_txn(struct store *s, MDB_txn *txn, unsigned int tag,
 	return 0;
 }
 
+static int	store_put_txn(struct store *, MDB_txn *, enum store_db,
+		    const void *, size_t, const void *, size_t, uint64_t,
+		    uint64_t, uint16_t, const void *, size_t, int,
+		    const char *);
+
+/*
+ * An expired record's reaping by a sweep: one flagged STORE_F_CLOSE
+ * leaves its payload in STORE_CLOSING under its key (and expiring, so
+ * a queue nobody takes from is swept too).
+ */
+static int
+store_reap_close_txn(struct store *s, MDB_txn *txn, unsigned int tag,
+    const void *pk, size_t pklen, const MDB_val *v,
+    const struct store_rec *hdr, uint64_t now_ms)
+{
+	void	*copy;
+	size_t	 len = hdr->sr_len;
+	int	 rc;
+
+	if (!(hdr->sr_flags & STORE_F_CLOSE) || tag == STORE_CLOSING)
+		return store_reap_txn(s, txn, tag, pk, pklen, v, hdr);
+	/* v and pk point into pages the deletes change: copy them now */
+	if ((copy = malloc(pklen + len + 1)) == NULL)
+		return ENOMEM;
+	memcpy(copy, pk, pklen);
+	memcpy((uint8_t *)copy + pklen, (const uint8_t *)v->mv_data +
+	    STORE_HDR_LEN + hdr->sr_glen, len);
+	rc = store_reap_txn(s, txn, tag, copy, pklen, v, hdr);
+	if (rc == 0)
+		rc = store_put_txn(s, txn, STORE_CLOSING, copy, pklen,
+		    (uint8_t *)copy + pklen, len, now_ms + STORE_CLOSING_TTL_MS,
+		    now_ms, 0, NULL, 0, 1, "store_sweep");
+	free(copy);
+	return rc;
+}
+
 /*
  * Write the record and its index entry in txn, dropping the index
  * entry of the record it replaces.  group NULL keeps the old record's
@@ -1034,8 +1087,8 @@ store_reap_txn(struct store *s, MDB_txn *txn, unsigned int tag,
 static int
 store_put_txn(struct store *s, MDB_txn *txn, enum store_db db,
     const void *key, size_t klen, const void *data, size_t len,
-    uint64_t expires_ms, uint64_t now_ms, const void *group, size_t glen,
-    int room, const char *fn)
+    uint64_t expires_ms, uint64_t now_ms, uint16_t flags, const void *group,
+    size_t glen, int room, const char *fn)
 {
 	uint8_t			 ibuf[STORE_IDX_HDR + STORE_KEY_MAX];
 	uint8_t			 gbuf[STORE_GROUP_MAX];
@@ -1096,7 +1149,7 @@ store_put_txn(struct store *s, MDB_txn *txn, enum store_db db,
 			    mdb_strerror(rc));
 		return rc;
 	}
-	if (store_rec_encode_group(v.mv_data, v.mv_size, (uint8_t)db, 0,
+	if (store_rec_encode_group(v.mv_data, v.mv_size, (uint8_t)db, flags,
 	    expires_ms, now_ms, group, glen, data, len) == -1) {
 		log_warnx("%s: encode failed", fn);
 		return EINVAL;
@@ -1177,8 +1230,9 @@ store_sweep_txn(struct store *s, MDB_txn *txn, unsigned int lo,
 				    v.mv_size, &hdr) == 0 &&
 				    store_rec_expired(hdr.sr_expires_ms,
 				    now_ms)) {
-					rc = store_reap_txn(s, txn, tag,
-					    pk.mv_data, pk.mv_size, &v, &hdr);
+					rc = store_reap_close_txn(s, txn, tag,
+					    pk.mv_data, pk.mv_size, &v, &hdr,
+					    now_ms);
 					if (rc == 0)
 						ss->ss_deleted++;
 				}
@@ -1267,7 +1321,8 @@ store_map_adopt(struct store *s)
 static int
 store_write(struct store *s, enum store_db db, const void *key,
     size_t klen, const void *data, size_t len, uint64_t expires_ms,
-    uint64_t now_ms, int add, const struct store_limit *lim, const char *fn)
+    uint64_t now_ms, int add, uint16_t flags, const struct store_limit *lim,
+    const char *fn)
 {
 	struct store_rec	 old;
 	MDB_txn			*txn;
@@ -1314,7 +1369,7 @@ again:
 		}
 	}
 	rc = store_put_txn(s, txn, db, key, klen, data, len, expires_ms,
-	    now_ms, lim != NULL ? lim->sl_group : NULL,
+	    now_ms, flags, lim != NULL ? lim->sl_group : NULL,
 	    lim != NULL ? lim->sl_glen : 0, room, fn);
 	if (rc == 0) {
 		rc = mdb_txn_commit(txn);
@@ -1346,7 +1401,22 @@ store_put(struct store *s, enum store_db db, const void *key, size_t klen,
     const void *data, size_t len, uint64_t expires_ms, uint64_t now_ms)
 {
 	return store_write(s, db, key, klen, data, len, expires_ms, now_ms, 0,
-	    NULL, __func__);
+	    0, NULL, __func__);
+}
+
+int
+store_put_ext(struct store *s, enum store_db db, const void *key,
+    size_t klen, const void *data, size_t len, uint64_t expires_ms,
+    uint64_t now_ms, uint16_t flags, const void *group, size_t glen)
+{
+	struct store_limit lim;
+
+	/* no cap: only the group */
+	memset(&lim, 0, sizeof(lim));
+	lim.sl_group = group;
+	lim.sl_glen = glen;
+	return store_write(s, db, key, klen, data, len, expires_ms, now_ms, 0,
+	    flags, &lim, __func__);
 }
 
 int
@@ -1354,7 +1424,7 @@ store_add(struct store *s, enum store_db db, const void *key, size_t klen,
     const void *data, size_t len, uint64_t expires_ms, uint64_t now_ms)
 {
 	return store_write(s, db, key, klen, data, len, expires_ms, now_ms, 1,
-	    NULL, __func__);
+	    0, NULL, __func__);
 }
 
 int
@@ -1363,33 +1433,48 @@ store_add_limited(struct store *s, enum store_db db, const void *key,
     uint64_t now_ms, const struct store_limit *lim)
 {
 	return store_write(s, db, key, klen, data, len, expires_ms, now_ms, 1,
-	    lim, __func__);
+	    0, lim, __func__);
+}
+
+/* a group's count, or a gauge (tag STORE_GAUGE_TAG), in a read txn */
+static int
+store_cnt_read(struct store *s, unsigned int tag, const void *name,
+    size_t len, uint64_t *n)
+{
+	MDB_txn	*txn;
+	int	 rc;
+
+	*n = 0;
+	if (s == NULL || name == NULL || len == 0 || len > STORE_GROUP_MAX) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (store_missing(s, STORE_CNT_BIT))
+		return 0;
+	if (store_rtxn_begin(s, &txn, "store_cnt_read") == -1)
+		return -1;
+	rc = store_cnt_get(s, txn, tag, name, len, n);
+	store_rtxn_end(s);
+	if (rc != 0) {
+		store_set_errno(rc);
+		return -1;
+	}
+	return 0;
 }
 
 int
 store_group_count(struct store *s, enum store_db db, const void *group,
     size_t glen, size_t *count)
 {
-	MDB_txn		*txn;
-	uint64_t	 n = 0;
-	int		 rc;
+	uint64_t n;
 
 	*count = 0;
-	if (s == NULL || (unsigned int)db >= STORE_NDB || group == NULL ||
-	    glen == 0 || glen > STORE_GROUP_MAX) {
+	if ((unsigned int)db >= STORE_NDB) {
 		errno = EINVAL;
 		return -1;
 	}
-	if (store_missing(s, STORE_CNT_BIT))
-		return 0;
-	if (store_rtxn_begin(s, &txn, __func__) == -1)
+	if (store_cnt_read(s, db, group, glen, &n) == -1)
 		return -1;
-	rc = store_cnt_get(s, txn, db, group, glen, &n);
-	store_rtxn_end(s);
-	if (rc != 0) {
-		store_set_errno(rc);
-		return -1;
-	}
 	*count = (size_t)n;
 	return 0;
 }
@@ -1624,7 +1709,7 @@ store_append(struct store *s, enum store_db db, const void *prefix,
 		seq = store_be64_get((const uint8_t *)k.mv_data + plen) + 1;
 	(void)store_seq_key(key, prefix, plen, seq);
 	if ((rc = store_put_txn(s, txn, db, key, plen + 8, data, len,
-	    expires_ms, now_ms, NULL, 0, room, __func__)) != 0)
+	    expires_ms, now_ms, 0, NULL, 0, room, __func__)) != 0)
 		goto fail;
 	/* keep the newest: drop what fell out of the window (seq 0 stays) */
 	if (seq > keep) {
@@ -1768,14 +1853,8 @@ store_sweep(struct store *s, uint64_t now_ms, size_t max,
 	int			 rc, grown = 0;
 
 	memset(ss, 0, sizeof(*ss));
-	if (s == NULL) {
-		errno = EINVAL;
+	if (store_writable(s) == -1)
 		return -1;
-	}
-	if (s->s_flags & STORE_RDONLY) {
-		errno = EROFS;
-		return -1;
-	}
 	if (max == 0)
 		return 0;
 	if (max > INT_MAX)
@@ -1806,4 +1885,231 @@ store_sweep(struct store *s, uint64_t now_ms, size_t max,
 	memset(ss, 0, sizeof(*ss));
 	store_set_errno(rc);
 	return -1;
+}
+
+/* --- queues: records taken by one caller --- */
+
+int
+store_take(struct store *s, enum store_db db, size_t max, uint64_t now_ms,
+    store_iter_cb cb, void *arg)
+{
+	struct store_item	*items = NULL;
+	struct store_rec	 hdr;
+	MDB_txn			*txn;
+	MDB_cursor		*cur = NULL;
+	MDB_stat		 ms;
+	MDB_val			 k, v;
+	size_t			 n = 0, i, visited = 0;
+	int			 rc, handed = 0;
+
+	if ((unsigned int)db >= STORE_NDB || cb == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (store_writable(s) == -1)
+		return -1;
+	if (max == 0)
+		return 0;
+	if (max > STORE_ITER_VISIT)
+		max = STORE_ITER_VISIT;
+	/* the common case, nothing queued: no write lock */
+	if (store_rtxn_begin(s, &txn, __func__) == -1)
+		return -1;
+	rc = mdb_stat(txn, s->s_dbi[db], &ms);
+	store_rtxn_end(s);
+	if (rc != 0 || ms.ms_entries == 0)
+		return rc != 0 ? -1 : 0;
+	if ((items = calloc(max, sizeof(*items))) == NULL)
+		return -1;
+	if (store_txn_begin(s, 0, &txn, __func__) == -1) {
+		free(items);
+		return -1;
+	}
+	if ((rc = mdb_cursor_open(txn, s->s_dbi[db], &cur)) != 0)
+		goto fail;
+	/* expired ones are dropped on the way, a bounded number of them */
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0 && n < max &&
+	    visited++ < 4 * max; rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST)) {
+		if (store_rec_peek(v.mv_data, v.mv_size, &hdr) == -1) {
+			rc = mdb_cursor_del(cur, 0);
+			if (rc != 0)
+				goto fail;
+			continue;
+		}
+		/* the key copy outlives the delete; an expired one goes */
+		if ((items[n].si_key = malloc(k.mv_size)) == NULL) {
+			rc = ENOMEM;
+			goto fail;
+		}
+		memcpy(items[n].si_key, k.mv_data, k.mv_size);
+		items[n].si_klen = k.mv_size;
+		if (!store_rec_expired(hdr.sr_expires_ms, now_ms) &&
+		    store_rec_decode(v.mv_data, v.mv_size,
+		    &items[n].si_rec) == -1) {
+			free(items[n].si_key);
+			items[n].si_key = NULL;
+			rc = ENOMEM;
+			goto fail;
+		}
+		rc = store_reap_txn(s, txn, db, items[n].si_key,
+		    items[n].si_klen, &v, &hdr);
+		if (items[n].si_rec.sr_data != NULL)
+			n++;
+		else {
+			free(items[n].si_key);
+			items[n].si_key = NULL;
+		}
+		if (rc != 0)
+			goto fail;
+	}
+	if (rc != 0 && rc != MDB_NOTFOUND)
+		goto fail;
+	mdb_cursor_close(cur);
+	cur = NULL;
+	if ((rc = mdb_txn_commit(txn)) != 0) {
+		txn = NULL;
+		goto fail;
+	}
+	for (i = 0; i < n; i++) {
+		handed++;
+		if (cb(arg, items[i].si_key, items[i].si_klen,
+		    &items[i].si_rec) != 0)
+			break;
+	}
+	store_items_free(items, n);
+	free(items);
+	return handed;
+fail:
+	if (cur != NULL)
+		mdb_cursor_close(cur);
+	if (txn != NULL)
+		mdb_txn_abort(txn);
+	log_warnx("%s: %s: %s", __func__, store_db_names[db],
+	    mdb_strerror(rc));
+	store_items_free(items, n);
+	free(items);
+	store_set_errno(rc);
+	return -1;
+}
+
+/* --- gauges and groups' counts --- */
+
+int
+store_gauge_add(struct store *s, const char *name, int delta)
+{
+	MDB_txn	*txn;
+	size_t	 len;
+	int	 rc;
+
+	if (store_writable(s) == -1)
+		return -1;
+	if (name == NULL || (len = strlen(name)) == 0 ||
+	    len > STORE_GROUP_MAX) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (store_txn_begin(s, 0, &txn, __func__) == -1)
+		return -1;
+	if ((rc = store_cnt_add(s, txn, STORE_GAUGE_TAG, name, len,
+	    delta)) == 0)
+		rc = mdb_txn_commit(txn);
+	else
+		mdb_txn_abort(txn);
+	if (rc == 0)
+		return 0;
+	log_warnx("%s: %s", __func__, mdb_strerror(rc));
+	store_set_errno(rc);
+	return -1;
+}
+
+int
+store_gauge_get(struct store *s, const char *name, uint64_t *n)
+{
+	return store_cnt_read(s, STORE_GAUGE_TAG, name,
+	    name != NULL ? strlen(name) : 0, n);
+}
+
+/* the counts under tag, copied out (their number is small) */
+static int
+store_counts(struct store *s, unsigned int tag, store_count_cb cb, void *arg)
+{
+	struct cnt {
+		char		 c_name[STORE_GROUP_MAX + 1];
+		size_t		 c_len;
+		uint64_t	 c_n;
+	}		*c = NULL, *nc;
+	MDB_txn		*txn;
+	MDB_cursor	*cur;
+	MDB_val		 k, v;
+	uint8_t		 t = (uint8_t)tag;
+	size_t		 n = 0, cap = 0, i;
+	int		 rc;
+
+	if (store_missing(s, STORE_CNT_BIT))
+		return 0;
+	if (store_rtxn_begin(s, &txn, "store_counts") == -1)
+		return -1;
+	if ((rc = mdb_cursor_open(txn, s->s_cnt, &cur)) != 0) {
+		store_rtxn_end(s);
+		store_set_errno(rc);
+		return -1;
+	}
+	k.mv_size = 1;
+	k.mv_data = &t;
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
+	    rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		if (k.mv_size < 2 || k.mv_size > 1 + STORE_GROUP_MAX ||
+		    ((const uint8_t *)k.mv_data)[0] != t)
+			break;
+		if (v.mv_size != 8)
+			continue;
+		if (n == cap) {
+			cap = cap == 0 ? 16 : cap * 2;
+			if ((nc = reallocarray(c, cap, sizeof(*c))) == NULL) {
+				rc = ENOMEM;
+				break;
+			}
+			c = nc;
+		}
+		c[n].c_len = k.mv_size - 1;
+		memcpy(c[n].c_name, (const uint8_t *)k.mv_data + 1,
+		    c[n].c_len);
+		c[n].c_name[c[n].c_len] = '\0';
+		c[n].c_n = store_be64_get(v.mv_data);
+		n++;
+	}
+	mdb_cursor_close(cur);
+	store_rtxn_end(s);
+	if (rc != 0 && rc != MDB_NOTFOUND) {
+		free(c);
+		store_set_errno(rc);
+		return -1;
+	}
+	/* callbacks run with no txn open */
+	for (i = 0; i < n; i++)
+		if (cb(arg, c[i].c_name, c[i].c_len, c[i].c_n) != 0)
+			break;
+	free(c);
+	return 0;
+}
+
+int
+store_gauges(struct store *s, store_count_cb cb, void *arg)
+{
+	if (s == NULL || cb == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	return store_counts(s, STORE_GAUGE_TAG, cb, arg);
+}
+
+int
+store_groups(struct store *s, enum store_db db, store_count_cb cb,
+    void *arg)
+{
+	if (s == NULL || (unsigned int)db >= STORE_NDB || cb == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	return store_counts(s, db, cb, arg);
 }

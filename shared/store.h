@@ -29,6 +29,7 @@ enum store_db {
 	STORE_HEALTH,		/* backend name -> health */
 	STORE_LIMITS,		/* bucket key -> token bucket */
 	STORE_BACKENDS,		/* backend name -> initialize result cache */
+	STORE_CLOSING,		/* ended record's key -> its payload, to close */
 	STORE_NDB
 };
 
@@ -37,6 +38,16 @@ enum store_db {
 #define STORE_KEY_MAX	480	/* below LMDB's 511-byte key limit */
 #define STORE_REC_VERSION 1
 #define STORE_HDR_LEN	24
+
+/*
+ * Record flags.  STORE_F_CLOSE: when the record expires and is swept
+ * (by the keeper, or reclaimed at a cap), its payload is moved into
+ * STORE_CLOSING under the same key instead of dropped, so that what it
+ * holds open elsewhere (a session's backend sessions) can be closed by
+ * a process that may do I/O (store_take()).
+ */
+#define STORE_F_CLOSE	0x0001
+#define STORE_CLOSING_TTL_MS	(60ULL * 60 * 1000)
 
 /* return values besides 0 and -1 */
 #define STORE_NOTFOUND	1	/* absent or expired */
@@ -123,7 +134,23 @@ int	 store_read(struct store *, enum store_db, const void *key,
  */
 int	 store_put(struct store *, enum store_db, const void *key, size_t klen,
 	    const void *data, size_t len, uint64_t expires_ms, uint64_t now_ms);
+/*
+ * store_put() with the record's flags (STORE_F_*) and its group (NULL:
+ * keep the old record's group, if any).
+ */
+int	 store_put_ext(struct store *, enum store_db, const void *key,
+	    size_t klen, const void *data, size_t len, uint64_t expires_ms,
+	    uint64_t now_ms, uint16_t flags, const void *group, size_t glen);
 int	 store_del(struct store *, enum store_db, const void *key, size_t klen);
+/*
+ * Take (delete) up to max records from the start of db in one write
+ * txn, then hand the live ones to cb, copied out, after the commit: a
+ * record is taken by one caller only.  Returns the records handed out,
+ * or -1; an empty db costs a read txn, not the write lock.  A non-zero
+ * return of cb stops the handing out: the rest are dropped, taken.
+ */
+int	 store_take(struct store *, enum store_db, size_t max,
+	    uint64_t now_ms, store_iter_cb, void *arg);
 /* put only if absent or expired: 0 stored, STORE_EXISTS if a live one is */
 #define STORE_EXISTS	2
 int	 store_add(struct store *, enum store_db, const void *key, size_t klen,
@@ -145,6 +172,18 @@ struct store_limit {
 int	 store_add_limited(struct store *, enum store_db, const void *key,
 	    size_t klen, const void *data, size_t len, uint64_t expires_ms,
 	    uint64_t now_ms, const struct store_limit *);
+/*
+ * Gauges: named counters (1..STORE_GROUP_MAX bytes) kept beside the
+ * groups' counts, one write txn per change; never below 0.
+ */
+int	 store_gauge_add(struct store *, const char *name, int delta);
+int	 store_gauge_get(struct store *, const char *name, uint64_t *);
+/* each gauge, or each group of db with its count, in key order */
+typedef int (*store_count_cb)(void *arg, const char *name, size_t nlen,
+    uint64_t n);
+int	 store_gauges(struct store *, store_count_cb, void *arg);
+int	 store_groups(struct store *, enum store_db, store_count_cb,
+	    void *arg);
 /* records in group (expired ones until swept), or -1 */
 int	 store_group_count(struct store *, enum store_db, const void *group,
 	    size_t glen, size_t *count);

@@ -65,8 +65,9 @@ run_conformance() {	# run_conformance BUILDDIR
 			count "conformance fixture (direct)" 0 1
 		fi
 	fi
-	# each set in its own era, then across the bridge (the fixture
-	# pinned to the other era)
+	# each set at the default era: auto (the fixture speaks both, so
+	# each client is met in its own), then across the bridge (the
+	# fixture pinned to the other era)
 	for run in 2025-11-25: 2026-07-28: 2025-11-25:modern \
 	    2026-07-28:legacy; do
 		rev=${run%%:*}

@@ -415,8 +415,55 @@ ctl_in_use(const struct store_envstat *es)
 	    es->se_used_bytes - es->se_free_bytes : 0;
 }
 
+/* one count of ctl_bsessions(): arg is the member, "client" or "scope" */
+struct ctl_bcount {
+	json_t		*cb_all;
+	const char	*cb_member;
+};
+
 static int
-ctl_stat_json(const struct store_envstat *es, unsigned int permille)
+ctl_bsessions_add(void *arg, const char *name, size_t nlen, uint64_t n)
+{
+	struct ctl_bcount	*bc = arg;
+	json_t			*b;
+
+	(void)nlen;
+	if ((b = json_object_get(bc->cb_all, name)) == NULL) {
+		if ((b = json_pack("{s:i, s:i}", "client", 0, "scope", 0)) ==
+		    NULL || json_object_set_new(bc->cb_all, name, b) == -1)
+			return 1;
+	}
+	return json_object_set_new(b, bc->cb_member,
+	    json_integer((json_int_t)n)) == -1;
+}
+
+/*
+ * The backend sessions vmcpd holds open, per backend: those of client
+ * sessions (the store's gauges) and those of identity scopes (the
+ * bsessions records, grouped by backend).
+ */
+static json_t *
+ctl_bsessions(struct store *st)
+{
+	struct ctl_bcount bc;
+
+	if ((bc.cb_all = json_object()) == NULL)
+		return NULL;
+	bc.cb_member = "client";
+	if (store_gauges(st, ctl_bsessions_add, &bc) == -1)
+		goto fail;
+	bc.cb_member = "scope";
+	if (store_groups(st, STORE_BSESSIONS, ctl_bsessions_add, &bc) == -1)
+		goto fail;
+	return bc.cb_all;
+fail:
+	json_decref(bc.cb_all);
+	return NULL;
+}
+
+static int
+ctl_stat_json(const struct store_envstat *es, unsigned int permille,
+    json_t *bsess)
 {
 	json_t		*o, *dbs, *d, *r, *sess;
 	char		*s;
@@ -463,7 +510,8 @@ ctl_stat_json(const struct store_envstat *es, unsigned int permille)
 	    ctl_set(o, "pageSize", json_integer(es->se_page_size)) == -1 ||
 	    json_object_set(o, "readers", r) == -1 ||
 	    ctl_set(o, "expiryEntries",
-	    json_integer((json_int_t)es->se_expiry_entries)) == -1)
+	    json_integer((json_int_t)es->se_expiry_entries)) == -1 ||
+	    json_object_set(o, "backendSessions", bsess) == -1)
 		goto fail;
 	if ((s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(6))) ==
 	    NULL)
@@ -494,7 +542,9 @@ ctl_stat(struct store *st, int argc, char *argv[])
 	struct store_envstat	 es;
 	char			 h1[32], h2[32], h3[32];
 	unsigned int		 i, permille = 0, inuse = 0, stop;
-	int			 ch, json = 0;
+	int			 ch, json = 0, rc;
+	json_t			*bsess, *b;
+	const char		*name;
 
 	optind = 0;
 	while ((ch = getopt(argc, argv, "+j")) != -1) {
@@ -523,8 +573,15 @@ ctl_stat(struct store *st, int argc, char *argv[])
 		inuse = (unsigned int)(ctl_in_use(&es) * 1000 /
 		    es.se_map_size);
 	}
-	if (json)
-		return ctl_stat_json(&es, permille);
+	if ((bsess = ctl_bsessions(st)) == NULL) {
+		warnx("cannot read the backend sessions' counts");
+		return 1;
+	}
+	if (json) {
+		rc = ctl_stat_json(&es, permille, bsess);
+		json_decref(bsess);
+		return rc;
+	}
 
 	printf("%-12s %12s %12s\n", "db", "entries", "pages");
 	for (i = 0; i < STORE_NDB; i++)
@@ -553,6 +610,15 @@ ctl_stat(struct store *st, int argc, char *argv[])
 	printf("page size    %u bytes\n", es.se_page_size);
 	printf("readers      %u/%u\n", es.se_num_readers, es.se_max_readers);
 	printf("expiry index %zu entries\n", es.se_expiry_entries);
+	/* what each backend has open for vmcpd (closing: queued to close) */
+	printf("backend sessions (%zu ended sessions' to close)\n",
+	    es.se_db[STORE_CLOSING].sd_entries);
+	json_object_foreach(bsess, name, b)
+		printf("  %-24s %8lld client %8lld scope\n", name,
+		    (long long)json_integer_value(json_object_get(b,
+		    "client")), (long long)json_integer_value(
+		    json_object_get(b, "scope")));
+	json_decref(bsess);
 	return 0;
 }
 

@@ -902,21 +902,23 @@ backend_call_abort(struct backend_call *bc, const char *reason)
 		(void)evtimer_del(bc->bc_timer);
 }
 
-void
+/* 0 once started: then cbs->hc_done (if any) runs exactly once */
+int
 backend_session_delete(struct worker *w, const struct config_backend *be,
-    const char *bsid, const char *version)
+    const char *bsid, const char *version, uint64_t timeout_ms,
+    const struct http_call_cbs *cbs, void *arg)
 {
 	struct http_call *hc;
 
 	if (bsid == NULL)
-		return;
+		return -1;
 	if ((hc = backend_http_new(w, be, "DELETE")) == NULL)
-		return;
+		return -1;
 	(void)http_call_add_header(hc, "Mcp-Session-Id", bsid);
 	if (version != NULL)
 		(void)http_call_add_header(hc, "MCP-Protocol-Version", version);
-	http_call_set_timeout(hc, be->cb_timeout_ms);
-	(void)http_call_start(hc, NULL, NULL);
+	http_call_set_timeout(hc, timeout_ms);
+	return http_call_start(hc, cbs, arg);
 }
 
 json_t *

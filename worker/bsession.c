@@ -64,8 +64,10 @@ bsession_save(struct worker *w, const char *scope,
 	if ((o = json_pack("{s:s*, s:s}", "sid", sid, "pv", ver)) == NULL)
 		return;
 	if ((buf = jsonrpc_dump(o, &len)) != NULL) {
-		if (store_put(w->w_store, STORE_BSESSIONS, key, strlen(key),
-		    buf, len, now + BSESSION_TTL_MS, now) == -1)
+		/* grouped by backend: the store counts them per backend */
+		if (store_put_ext(w->w_store, STORE_BSESSIONS, key,
+		    strlen(key), buf, len, now + BSESSION_TTL_MS, now, 0,
+		    be->cb_name, strlen(be->cb_name)) == -1)
 			log_warnx("cannot record the backend session of %s",
 			    be->cb_name);
 		free(buf);

@@ -163,6 +163,39 @@ diag_worker_counter(struct evbuffer *b, const struct worker *w,
 }
 
 /*
+ * The backend sessions vmcpd holds open at each backend: the client
+ * sessions' (a gauge in the store, bclose.c) and the identity scopes'
+ * (bsessions records, counted per backend by the store).
+ */
+static int
+diag_backend_sessions(struct worker *w, struct evbuffer *b)
+{
+	const struct config_backend	*be;
+	uint64_t			 client;
+	size_t				 scope, i;
+
+	if (diag_family(b, "vmcpd_backend_sessions", "gauge",
+	    "Backend sessions open, by backend and holder: client sessions' "
+	    "or identity scopes'.") == -1)
+		return -1;
+	for (i = 0; i < w->w_conf->cf_nbackends; i++) {
+		be = &w->w_conf->cf_backends[i];
+		if (store_gauge_get(w->w_store, be->cb_name, &client) == -1 ||
+		    store_group_count(w->w_store, STORE_BSESSIONS, be->cb_name,
+		    strlen(be->cb_name), &scope) == -1)
+			continue;
+		if (evbuffer_add_printf(b, "vmcpd_backend_sessions"
+		    "{backend=\"%s\",holder=\"client\"} %llu\n", be->cb_name,
+		    (unsigned long long)client) < 0 ||
+		    evbuffer_add_printf(b, "vmcpd_backend_sessions"
+		    "{backend=\"%s\",holder=\"scope\"} %zu\n", be->cb_name,
+		    scope) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
  * /metrics: the Prometheus text exposition format (version 0.0.4):
  * what is cheap to read now; store figures only when it can be read.
  */
@@ -228,9 +261,14 @@ diag_metrics_text(struct worker *w, struct evbuffer *b)
 		    "vmcpd_lmdb_entries{db=\"%s\"} %zu\n", es.se_db[i].sd_name,
 		    es.se_db[i].sd_entries) < 0)
 			return -1;
-	return diag_metric(b, "vmcpd_lmdb_expiry_index_entries", "gauge",
+	if (diag_metric(b, "vmcpd_lmdb_expiry_index_entries", "gauge",
 	    "Entries of the expiry index the keeper sweeps by.",
-	    es.se_expiry_entries);
+	    es.se_expiry_entries) == -1 ||
+	    diag_metric(b, "vmcpd_backend_sessions_closing", "gauge",
+	    "Ended client sessions whose backend sessions are queued to "
+	    "close.", es.se_db[STORE_CLOSING].sd_entries) == -1)
+		return -1;
+	return diag_backend_sessions(w, b);
 }
 
 static void

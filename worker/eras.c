@@ -6,6 +6,13 @@
  * (era_set, era_forget).  Inconclusive probes (authentication, transient
  * failures) are not recorded: the request goes Legacy and the next one
  * after a short hold-off probes again.
+ *
+ * A backend found 2026-07-28 is then sent a 2025-11-25 initialize (whose
+ * session is deleted at once): if it negotiates a 2025 revision, it is
+ * recorded as speaking both, and each request goes in its client's era
+ * (proto_era_pick()).  Every request waits for the probe, bounded by the
+ * backend's timeout, before it is routed: the revision it goes in never
+ * depends on how fast the probe is.
  */
 #include <sys/queue.h>
 #include <sys/types.h>
@@ -30,6 +37,7 @@ struct era_waiter {
 	TAILQ_ENTRY(era_waiter)	 ew_entry;
 	era_cb			 ew_cb;
 	void			*ew_arg;
+	enum proto_era		 ew_client;
 };
 
 struct era_probe {
@@ -40,15 +48,21 @@ struct era_probe {
 	size_t				 ep_len;
 	long				 ep_status;
 	int				 ep_sse;
+	int				 ep_init;	/* the initialize */
+	char				*ep_sid;	/* its session */
 	TAILQ_HEAD(, era_waiter)	 ep_waiters;
 };
 
 struct era_slot {
 	enum proto_era		 es_era;
 	uint64_t		 es_checked;	/* store read at */
-	uint64_t		 es_hold;	/* Legacy until, unprobed */
+	uint64_t		 es_hold;	/* es_hold_era until, unprobed */
+	enum proto_era		 es_hold_era;
 	struct era_probe	*es_probe;
 };
+
+static int	 era_probe_post(struct era_probe *, const char *method,
+		    json_t *params);
 
 /* one per configured backend, made on first use (a worker's
  * configuration is fixed for its life: a reload forks new workers) */
@@ -91,7 +105,8 @@ era_load(struct worker *w, const struct config_backend *be)
 	url = json_string_value(json_object_get(o, "url"));
 	if (era != NULL && url != NULL && be->cb_url != NULL &&
 	    strcmp(url, be->cb_url) == 0)
-		e = proto_era_of_version(era);
+		e = strcmp(era, proto_era_version(PROTO_ERA_BOTH)) == 0 ?
+		    PROTO_ERA_BOTH : proto_era_of_version(era);
 	json_decref(o);
 	return e;
 }
@@ -116,8 +131,15 @@ era_get(struct worker *w, const struct config_backend *be)
 		es->es_checked = now;
 	}
 	if (es->es_era == PROTO_ERA_UNKNOWN && now < es->es_hold)
-		return PROTO_ERA_LEGACY;
+		return es->es_hold_era;
 	return es->es_era;
+}
+
+enum proto_era
+era_for(struct worker *w, const struct config_backend *be,
+    enum proto_era client)
+{
+	return proto_era_pick(be->cb_era, era_get(w, be), client);
 }
 
 void
@@ -186,6 +208,11 @@ era_probe_free(struct era_probe *ep)
 	}
 	if (ep->ep_http != NULL)
 		http_call_cancel(ep->ep_http);
+	/* the initialize's session: not wanted, whatever came of it */
+	if (ep->ep_sid != NULL)
+		(void)backend_session_delete(ep->ep_w, ep->ep_be, ep->ep_sid,
+		    MCP_VERSION_LEGACY, ep->ep_be->cb_timeout_ms, NULL, NULL);
+	free(ep->ep_sid);
 	free(ep->ep_body);
 	free(ep);
 }
@@ -237,12 +264,16 @@ static int
 era_on_head(void *arg, struct http_call *hc, long status)
 {
 	struct era_probe	*ep = arg;
-	const char		*ct;
+	const char		*ct, *sid;
 
 	ep->ep_status = status;
 	ct = http_call_header(hc, "Content-Type");
 	ep->ep_sse = ct != NULL && strncasecmp(ct, "text/event-stream",
 	    17) == 0;
+	if (ep->ep_init && (sid = http_call_header(hc, "Mcp-Session-Id")) !=
+	    NULL && proto_session_id_valid(sid) && ep->ep_sid == NULL &&
+	    (ep->ep_sid = strdup(sid)) == NULL)
+		return -1;
 	return 0;
 }
 
@@ -277,30 +308,51 @@ era_on_done(void *arg, struct http_call *hc, int result, const char *errmsg)
 	(void)hc;
 	ep->ep_http = NULL;
 	msg = result == 0 ? era_answer(ep) : NULL;
-	era = proto_probe_outcome(result == 0, ep->ep_status, msg, why,
-	    sizeof(why));
+	era = ep->ep_init ? proto_probe_initialize(result == 0, ep->ep_status,
+	    msg, why, sizeof(why)) : proto_probe_outcome(result == 0,
+	    ep->ep_status, msg, why, sizeof(why));
 	/* the discover result says what the backend offers: keep it */
-	if (era == PROTO_ERA_MODERN && json_is_object(json_object_get(
-	    msg, "result")))
+	if (!ep->ep_init && era != PROTO_ERA_UNKNOWN &&
+	    era != PROTO_ERA_LEGACY && json_is_object(json_object_get(msg,
+	    "result")))
 		backend_info_put(ep->ep_w, ep->ep_be, MCP_VERSION_MODERN,
 		    json_object_get(msg, "result"));
 	json_decref(msg);
+	/* Modern: does it speak 2025-11-25 too?  The waiters wait on */
+	if (!ep->ep_init && era == PROTO_ERA_MODERN) {
+		ep->ep_init = 1;
+		free(ep->ep_body);
+		ep->ep_body = NULL;
+		ep->ep_len = 0;
+		ep->ep_status = 0;
+		if (era_probe_post(ep, "initialize", json_pack("{s:s, s:{}, "
+		    "s:{s:s, s:s}}", "protocolVersion", MCP_VERSION_LEGACY,
+		    "capabilities", "clientInfo", "name", "vmcpd", "version",
+		    VMCPD_VERSION)) == 0)
+			return;
+		(void)snprintf(why, sizeof(why), "server/discover lists "
+		    MCP_VERSION_MODERN "; cannot send initialize");
+	}
 	es = era_slot(ep->ep_w, ep->ep_be);
 	if (era == PROTO_ERA_UNKNOWN) {
+		/* what the discover showed stands for now, unrecorded */
+		era = ep->ep_init ? PROTO_ERA_MODERN : PROTO_ERA_LEGACY;
 		log_warnx("backend %s: era probe inconclusive (%s%s%s); "
 		    "using %s for now", ep->ep_be->cb_name, why,
 		    result == -1 ? ": " : "", result == -1 ? errmsg : "",
-		    MCP_VERSION_LEGACY);
-		era = PROTO_ERA_LEGACY;
-		if (es != NULL)
+		    proto_era_version(era));
+		if (es != NULL) {
 			es->es_hold = store_now_ms() + ERAS_HOLD_MS;
+			es->es_hold_era = era;
+		}
 	} else
 		era_set(ep->ep_w, ep->ep_be, era, why);
 	/* a waiter may cancel others: take them one at a time, with the
 	 * probe still findable by era_resolve_cancel() */
 	while ((ew = TAILQ_FIRST(&ep->ep_waiters)) != NULL) {
 		TAILQ_REMOVE(&ep->ep_waiters, ew, ew_entry);
-		ew->ew_cb(ew->ew_arg, era);
+		ew->ew_cb(ew->ew_arg, proto_era_pick(ep->ep_be->cb_era, era,
+		    ew->ew_client));
 		free(ew);
 	}
 	if (es != NULL)
@@ -308,47 +360,43 @@ era_on_done(void *arg, struct http_call *hc, int result, const char *errmsg)
 	era_probe_free(ep);
 }
 
-static struct era_probe *
-era_probe_start(struct worker *w, const struct config_backend *be)
+/* one probe request: 2026-07-28 server/discover, or the 2025-11-25
+ * initialize after it (params taken); 0, or -1 and nothing sent */
+static int
+era_probe_post(struct era_probe *ep, const char *method, json_t *params)
 {
 	static const struct http_call_cbs hcbs = {
 		era_on_head, era_on_data, era_on_done
 	};
 	static unsigned long long seq;
-	struct era_probe	*ep;
-	json_t			*req = NULL, *params, *id;
-	char			*body = NULL, idbuf[64];
-	size_t			 len;
+	const struct config_backend *be = ep->ep_be;
+	struct worker	*w = ep->ep_w;
+	json_t		*req = NULL, *id;
+	char		*body = NULL, idbuf[64];
+	size_t		 len;
+	int		 modern = !ep->ep_init;
 
-	if ((ep = calloc(1, sizeof(*ep))) == NULL)
-		return NULL;
-	TAILQ_INIT(&ep->ep_waiters);
-	ep->ep_w = w;
-	ep->ep_be = be;
 	(void)snprintf(idbuf, sizeof(idbuf), "vmcpd-probe-%d-%llu",
 	    (int)w->w_pid, ++seq);
-	params = json_pack("{s:{s:s, s:{}, s:{s:s, s:s}}}", "_meta",
-	    MCP_META_PROTOCOL_VERSION, MCP_VERSION_MODERN,
-	    MCP_META_CLIENT_CAPABILITIES, MCP_META_CLIENT_INFO, "name",
-	    "vmcpd", "version", VMCPD_VERSION);
 	if (params == NULL || (id = json_string(idbuf)) == NULL) {
 		json_decref(params);
-		goto fail;
+		return -1;
 	}
-	req = jsonrpc_request_new(id, "server/discover", params);
+	req = jsonrpc_request_new(id, method, params);	/* steals params */
 	json_decref(id);
 	if (req == NULL || (body = jsonrpc_dump(req, &len)) == NULL ||
 	    (ep->ep_http = http_call_new(w->w_hc, "POST", be->cb_url)) ==
 	    NULL)
 		goto fail;
+	/* initialize goes without MCP-Protocol-Version (2025-11-25) */
 	if (http_call_add_header(ep->ep_http, "Content-Type",
 	    "application/json") == -1 ||
 	    http_call_add_header(ep->ep_http, "Accept",
 	    "application/json, text/event-stream") == -1 ||
-	    http_call_add_header(ep->ep_http, "MCP-Protocol-Version",
-	    MCP_VERSION_MODERN) == -1 ||
-	    http_call_add_header(ep->ep_http, "Mcp-Method",
-	    "server/discover") == -1 ||
+	    (modern && http_call_add_header(ep->ep_http,
+	    "MCP-Protocol-Version", MCP_VERSION_MODERN) == -1) ||
+	    (modern && http_call_add_header(ep->ep_http, "Mcp-Method",
+	    method) == -1) ||
 	    http_call_set_body(ep->ep_http, body, len) == -1)
 		goto fail;
 	http_call_set_timeout(ep->ep_http, be->cb_timeout_ms);
@@ -356,26 +404,49 @@ era_probe_start(struct worker *w, const struct config_backend *be)
 		ep->ep_http = NULL;	/* freed by the client */
 		goto fail;
 	}
-	log_debug("backend %s: probing its era", be->cb_name);
+	log_debug("backend %s: probing its era (%s)", be->cb_name, method);
 	free(body);
 	json_decref(req);
-	return ep;
+	return 0;
 fail:
+	if (ep->ep_http != NULL)
+		http_call_cancel(ep->ep_http);
+	ep->ep_http = NULL;
 	free(body);
 	json_decref(req);
-	era_probe_free(ep);
-	return NULL;
+	return -1;
+}
+
+static struct era_probe *
+era_probe_start(struct worker *w, const struct config_backend *be)
+{
+	struct era_probe	*ep;
+
+	if ((ep = calloc(1, sizeof(*ep))) == NULL)
+		return NULL;
+	TAILQ_INIT(&ep->ep_waiters);
+	ep->ep_w = w;
+	ep->ep_be = be;
+	if (era_probe_post(ep, "server/discover", json_pack("{s:{s:s, s:{}, "
+	    "s:{s:s, s:s}}}", "_meta", MCP_META_PROTOCOL_VERSION,
+	    MCP_VERSION_MODERN, MCP_META_CLIENT_CAPABILITIES,
+	    MCP_META_CLIENT_INFO, "name", "vmcpd", "version",
+	    VMCPD_VERSION)) == -1) {
+		era_probe_free(ep);
+		return NULL;
+	}
+	return ep;
 }
 
 int
-era_resolve(struct worker *w, const struct config_backend *be, era_cb cb,
-    void *arg)
+era_resolve(struct worker *w, const struct config_backend *be,
+    enum proto_era client, era_cb cb, void *arg)
 {
 	struct era_slot		*es;
 	struct era_waiter	*ew;
 	enum proto_era		 era;
 
-	if ((era = era_get(w, be)) != PROTO_ERA_UNKNOWN)
+	if ((era = era_for(w, be, client)) != PROTO_ERA_UNKNOWN)
 		return (int)era;
 	if ((es = era_slot(w, be)) == NULL)
 		return PROTO_ERA_LEGACY;
@@ -383,6 +454,7 @@ era_resolve(struct worker *w, const struct config_backend *be, era_cb cb,
 		return -1;
 	ew->ew_cb = cb;
 	ew->ew_arg = arg;
+	ew->ew_client = client;
 	/* one probe per backend in this worker, however many wait */
 	if (es->es_probe == NULL &&
 	    (es->es_probe = era_probe_start(w, be)) == NULL) {

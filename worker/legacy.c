@@ -734,23 +734,36 @@ static void
 legacy_backend_opened(void *arg, int rc, const char *bsid,
     const char *version, json_t *init_result, const char *errmsg)
 {
-	struct bopen	*bo = arg;
-	struct worker	*w = worker_self();
-	struct mcp_req	*mr;
-	struct session	 s;
+	struct bopen		*bo = arg;
+	struct worker		*w = worker_self();
+	struct mcp_req		*mr;
+	struct session		 s;
+	struct session_backend	*sb;
 	char		 msg[600];
 
 	(void)init_result;
 	TAILQ_REMOVE(&w->w_opens, bo, bo_entry);
+	if (rc == 0 && bsid != NULL)
+		bclose_opened(w, bo->bo_be);
 	if (rc == 0) {
 		/* record it; re-read first, another worker may have written */
 		if (session_load(w->w_store, bo->bo_sid, store_now_ms(),
 		    &s) == 0) {
+			if ((sb = session_backend_get(&s,
+			    bo->bo_be->cb_name)) != NULL && sb->sb_sid !=
+			    NULL && (bsid == NULL || strcmp(sb->sb_sid,
+			    bsid) != 0))
+				bclose_replaced(w, bo->bo_be, sb->sb_sid,
+				    sb->sb_version);
 			if (session_backend_set(&s, bo->bo_be->cb_name, bsid,
 			    version) == -1 || session_save(w->w_store, &s,
-			    w->w_conf->cf_session_ttl_ms, store_now_ms()) == -1)
+			    w->w_conf->cf_session_ttl_ms,
+			    store_now_ms()) == -1) {
 				log_warnx("cannot record the backend session "
 				    "of %.8s...", bo->bo_sid);
+				/* unrecorded: closed once its calls are done */
+				bclose_replaced(w, bo->bo_be, bsid, version);
+			}
 			/* the level the client asked for, not the backend's */
 			if (s.s_log_level != NULL) {
 				json_t *p = json_pack("{s:s}", "level",
@@ -760,6 +773,13 @@ legacy_backend_opened(void *arg, int rc, const char *bsid,
 				    version, "logging/setLevel", p);
 				json_decref(p);
 			}
+			session_clear(&s);
+		} else if (bsid != NULL) {
+			/* it ended while this opened: nothing else will close it */
+			memset(&s, 0, sizeof(s));
+			(void)session_backend_set(&s, bo->bo_be->cb_name, bsid,
+			    version);
+			bclose_session(w, &s);
 			session_clear(&s);
 		}
 	}
@@ -1018,7 +1038,8 @@ legacy_forward(struct mcp_req *mr)
 {
 	int era;
 
-	if ((era = era_resolve(mr->mr_w, mr->mr_be, legacy_on_era, mr)) == 0)
+	if ((era = era_resolve(mr->mr_w, mr->mr_be, PROTO_ERA_LEGACY,
+	    legacy_on_era, mr)) == 0)
 		return;
 	if (era == -1) {
 		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
@@ -1066,10 +1087,10 @@ legacy_subscribe(struct mcp_req *mr, struct session *s)
 	}
 	/* the backend subscription is shared: it goes with the last one;
 	 * a 2026-07-28 backend has none (its listen stream asks) */
-	if (era_get(w, mr->mr_be) == PROTO_ERA_MODERN)
+	if (era_for(w, mr->mr_be, ERA_LISTING) == PROTO_ERA_MODERN)
 		notify_resubscribe(w, mr->mr_be);
 	if ((!sub && notify_subscribers(w, uri) > 0) ||
-	    era_get(w, mr->mr_be) == PROTO_ERA_MODERN) {
+	    era_for(w, mr->mr_be, ERA_LISTING) == PROTO_ERA_MODERN) {
 		json_t *resp = jsonrpc_result_new(mr->mr_msg.jm_id,
 		    json_object());
 
@@ -1107,7 +1128,7 @@ legacy_route_fast(struct mcp_req *mr, json_t *view)
 		legacy_req_error(mr, cerr.ce_code, cerr.ce_msg);
 		return 0;
 	}
-	if (era_get(w, mr->mr_be) == PROTO_ERA_LEGACY &&
+	if (era_for(w, mr->mr_be, PROTO_ERA_LEGACY) == PROTO_ERA_LEGACY &&
 	    strlen(own) == mr->mr_fast.lf_namelen &&
 	    memcmp(own, mr->mr_fast.lf_name, mr->mr_fast.lf_namelen) == 0) {
 		mr->mr_client_caps = json_incref(mr->mr_sess.s_client_caps);
@@ -1170,7 +1191,7 @@ legacy_on_view(void *arg, json_t *view, const char *err)
 	/* the session as the request found it (mr_sess) */
 	mr->mr_client_caps = json_incref(mr->mr_sess.s_client_caps);
 	/* what a 2026-07-28 backend needs: not worked out for others */
-	if (era_get(w, mr->mr_be) != PROTO_ERA_LEGACY)
+	if (era_for(w, mr->mr_be, PROTO_ERA_LEGACY) != PROTO_ERA_LEGACY)
 		mr->mr_phdrs = core_param_headers(view, mr->mr_msg.jm_method,
 		    mr->mr_msg.jm_params, mr->mr_bparams);
 	if (strcmp(mr->mr_msg.jm_method, "resources/subscribe") == 0 ||
@@ -1585,8 +1606,6 @@ static void
 legacy_delete(struct worker *w, struct httpd_req *req)
 {
 	struct session	s;
-	size_t		i;
-	const struct config_backend *be;
 
 	memset(&s, 0, sizeof(s));
 	if (legacy_session(w, req, NULL, &s) == -1)
@@ -1597,11 +1616,7 @@ legacy_delete(struct worker *w, struct httpd_req *req)
 		    "Internal error: cannot delete the session");
 		return;
 	}
-	for (i = 0; i < s.s_nbackends; i++)
-		if ((be = config_backend_find(w->w_conf,
-		    s.s_backends[i].sb_name)) != NULL)
-			backend_session_delete(w, be, s.s_backends[i].sb_sid,
-			    s.s_backends[i].sb_version);
+	bclose_session(w, &s);
 	stream_terminate(w, s.s_id);
 	log_debug("session %.8s... terminated by the client", s.s_id);
 	session_clear(&s);

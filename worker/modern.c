@@ -790,7 +790,8 @@ modern_dispatch(struct mreq *m)
 {
 	int era;
 
-	if ((era = era_resolve(m->m_w, m->m_be, modern_on_era, m)) == 0)
+	if ((era = era_resolve(m->m_w, m->m_be, PROTO_ERA_MODERN,
+	    modern_on_era, m)) == 0)
 		return;
 	if (era == -1) {
 		modern_error(m, 200, JSONRPC_INTERNAL_ERROR,
@@ -919,7 +920,7 @@ modern_on_view(void *arg, json_t *view, const char *err)
 		return;
 	}
 	json_decref(bparams);
-	if (era_get(m->m_w, m->m_be) != PROTO_ERA_LEGACY)
+	if (era_for(m->m_w, m->m_be, PROTO_ERA_MODERN) != PROTO_ERA_LEGACY)
 		m->m_phdrs = core_param_headers(view, m->m_msg.jm_method,
 		    m->m_msg.jm_params, m->m_bparams);
 	modern_dispatch(m);

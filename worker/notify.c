@@ -520,7 +520,8 @@ notify_connect(struct listener *l)
 	int era;
 
 	l->l_modern = 0;
-	if ((era = era_resolve(l->l_w, l->l_be, notify_on_era, l)) == 0) {
+	if ((era = era_resolve(l->l_w, l->l_be, ERA_LISTING, notify_on_era,
+	    l)) == 0) {
 		l->l_probing = 1;
 		return;
 	}

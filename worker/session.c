@@ -163,6 +163,17 @@ fail:
 	return -1;
 }
 
+int
+session_holds_backends(const struct session *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->s_nbackends; i++)
+		if (s->s_backends[i].sb_sid != NULL)
+			return 1;
+	return 0;
+}
+
 uint64_t
 session_expiry(const struct session *s, uint64_t ttl_ms)
 {
@@ -293,8 +304,10 @@ session_save(struct store *st, const struct session *s, uint64_t ttl_ms,
 
 	if (session_encode(s, &buf, &len) == -1)
 		return -1;
-	rc = store_put(st, STORE_SESSIONS, s->s_id, strlen(s->s_id), buf, len,
-	    session_expiry(s, ttl_ms), now_ms);
+	/* once it names a backend session, its end closes that (bclose.c) */
+	rc = store_put_ext(st, STORE_SESSIONS, s->s_id, strlen(s->s_id), buf,
+	    len, session_expiry(s, ttl_ms), now_ms,
+	    session_holds_backends(s) ? STORE_F_CLOSE : 0, NULL, 0);
 	free(buf);
 	/* what we wrote is the record now: no need to decode it again */
 	if (rc == 0)

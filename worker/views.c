@@ -895,7 +895,8 @@ vfetch_start(struct vfetch *f)
 	}
 	f->vf_tried = 1;
 	f->vf_modern = 0;
-	if ((era = era_resolve(b->vb_w, f->vf_be, vfetch_on_era, f)) == 0)
+	if ((era = era_resolve(b->vb_w, f->vf_be, ERA_LISTING,
+	    vfetch_on_era, f)) == 0)
 		return;		/* probing; vfetch_on_era goes on */
 	if (era == PROTO_ERA_MODERN) {
 		vfetch_modern(f);

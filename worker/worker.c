@@ -239,6 +239,8 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 	    event_add(w->w_chan_ev, NULL) == -1)
 		fatalx("cannot watch the master channel");
 	notify_init(w);
+	if (bclose_init(w) == -1)
+		fatalx("cannot set up the backend session closer");
 	(void)ipc_send(chan_fd, IPC_READY, NULL, 0);
 	log_debug("serving");
 
@@ -246,6 +248,7 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 
 	log_debug("exiting");
 	notify_free(w);
+	bclose_free();
 	listen_drain(w);
 	stream_free_all(w);
 	wake_free();

@@ -144,6 +144,15 @@ void	 core_free(void);
 json_t	*core_param_headers(json_t *view, const char *method,
 	    const json_t *params, const json_t *bparams);
 
+/* bclose.c: closing the backend sessions of ended client sessions */
+int	 bclose_init(struct worker *);
+void	 bclose_free(void);
+void	 bclose_opened(struct worker *, const struct config_backend *);
+void	 bclose_forget(struct worker *, const struct config_backend *);
+void	 bclose_session(struct worker *, const struct session *);
+void	 bclose_replaced(struct worker *, const struct config_backend *,
+	    const char *sid, const char *version);
+
 /* bsession.c: backend sessions of an identity scope (store "bsessions") */
 #define BSESSION_SCOPE_ANON	"anon"
 int	 bsession_load(struct worker *, const char *scope,
@@ -160,11 +169,20 @@ void	 bsession_forget(struct worker *, const char *scope,
  * once with server/discover and the outcome shared by all workers.
  */
 typedef void (*era_cb)(void *arg, enum proto_era);
-/* the known era, or PROTO_ERA_UNKNOWN */
+/* the backend's record (PROTO_ERA_BOTH: it speaks both), or
+ * PROTO_ERA_UNKNOWN */
 enum proto_era era_get(struct worker *, const struct config_backend *);
-/* the era now (> 0), or 0 with cb called later, or -1 (no memory) */
-int	 era_resolve(struct worker *, const struct config_backend *, era_cb,
-	    void *arg);
+/* the revision a request for a client of era client goes in now
+ * (proto_era_pick()), or PROTO_ERA_UNKNOWN: not probed yet */
+enum proto_era era_for(struct worker *, const struct config_backend *,
+	    enum proto_era client);
+/* the revision to use for a client of era client, as era_for(), now
+ * (> 0), or 0 with cb called later with it, or -1 (no memory) */
+int	 era_resolve(struct worker *, const struct config_backend *,
+	    enum proto_era client, era_cb, void *arg);
+/* the client era lists and notifications go for: none, so a backend
+ * that speaks both is listed and listened to in 2026-07-28 */
+#define ERA_LISTING	PROTO_ERA_UNKNOWN
 void	 era_resolve_cancel(struct worker *, void *arg);
 /* self-healing: a backend that answers as the other era */
 void	 era_set(struct worker *, const struct config_backend *,
@@ -290,6 +308,7 @@ int	 session_mint_id(char out[SESSION_ID_LEN + 1]);
 int	 session_encode(const struct session *, char **buf, size_t *len);
 int	 session_decode(const char *buf, size_t len, struct session *);
 void	 session_clear(struct session *);
+int	 session_holds_backends(const struct session *);
 /* STORE_NOTFOUND (1) if absent or expired */
 int	 session_load(struct store *, const char *id, uint64_t now_ms,
 	    struct session *);
@@ -383,8 +402,10 @@ void	 backend_call_cancel(struct backend_call *);
 /* cancel, and tell the backend (reason may be NULL) */
 void	 backend_call_abort(struct backend_call *, const char *reason);
 void	 backend_free_all(struct worker *);
-void	 backend_session_delete(struct worker *, const struct config_backend *,
-	    const char *bsid, const char *version);
+struct http_call_cbs;
+int	 backend_session_delete(struct worker *, const struct config_backend *,
+	    const char *bsid, const char *version, uint64_t timeout_ms,
+	    const struct http_call_cbs *, void *arg);
 
 /*
  * Open a Legacy backend session: initialize, then

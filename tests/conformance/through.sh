@@ -8,11 +8,12 @@
 #
 # $CONFORMANCE_REQUIREMENTS picks the requirements set (default
 # 2025-11-25).  $CONFORMANCE_BACKEND_ERA (auto, legacy or modern; default
-# the set's own era, auto for 2026-07-28 so that vmcpd's probe is what
-# picks it) is the era: setting vmcpd gets for the fixture.  Run with
-# the other era, the expected failures are those of
-# expected-failures-<revision>-via-<era>.txt: scenarios that cannot
-# cross that cell of the era bridge, each with why.  Results go to
+# auto, so that vmcpd's probe finds the fixture speaks both revisions
+# and meets the suite's client in its own) is the era: setting vmcpd
+# gets for the fixture.  Pinned to the other era, the expected failures
+# are those of expected-failures-<revision>-via-<era>.txt: scenarios
+# that cannot cross that cell of the era bridge, each with why.  Results
+# go to
 # OUTDIR/{direct,through}-<revision>, with
 # vmcpd.yaml, vmcpd.log and fixture.log beside them (default OUTDIR: a
 # temporary directory, removed afterwards unless KEEP=1 or something
@@ -35,8 +36,7 @@ case $rev in
 2025-11-25)	own=legacy ;;
 *)		own=modern ;;
 esac
-era=${CONFORMANCE_BACKEND_ERA:-}
-[ -n "$era" ] || { [ $own = legacy ] && era=legacy || era=auto; }
+era=${CONFORMANCE_BACKEND_ERA:-auto}
 case $era in
 auto|$own)	expected=$conf/expected-failures-$rev.txt ;;
 legacy|modern)	expected=$conf/expected-failures-$rev-via-$era.txt ;;

@@ -2,7 +2,7 @@
  * libFuzzer: what vmcpd builds for and reads from a 2026-07-28 backend.
  * Input: a JSON value (a tool's inputSchema, or a backend's answer),
  * NUL, a JSON value (the call's arguments, or request params).  Checks
- * the probe table is total, the request envelope always carries this
+ * the probe tables are total, the request envelope always carries this
  * hop's version, and every Mcp-Param-* set vmcpd builds is accepted by
  * its own check (what it sends, a 2026-07-28 server must accept).
  */
@@ -71,7 +71,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (i = 0; i < sizeof(statuses) / sizeof(statuses[0]); i++) {
 		o = proto_probe_outcome(1, statuses[i], a, why, sizeof(why));
 		if (o != PROTO_ERA_LEGACY && o != PROTO_ERA_MODERN &&
-		    o != PROTO_ERA_UNKNOWN)
+		    o != PROTO_ERA_UNKNOWN && o != PROTO_ERA_BOTH)
+			abort();
+		/* the initialize after a Modern verdict never says Legacy */
+		o = proto_probe_initialize(1, statuses[i], a, why,
+		    sizeof(why));
+		if (o != PROTO_ERA_MODERN && o != PROTO_ERA_UNKNOWN &&
+		    o != PROTO_ERA_BOTH)
 			abort();
 	}
 	(void)proto_modern_error(a);

@@ -6,10 +6,12 @@
 // synthesized backend session of Modern clients shared by the workers,
 // -32021 for a mid-call request a Modern client cannot take, the era
 // cache healing itself when a backend changes era behind its URL, and
-// era: legacy|modern pinning.  What each backend saw comes from its
+// era: legacy|modern pinning, and a backend that speaks both revisions
+// meeting each client in its own.  What each backend saw comes from its
 // /stats; what vmcpd recorded from `vmcpctl dump eras`.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import path from 'node:path';
 
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -20,9 +22,10 @@ import { Client as V2Client, StreamableHTTPClientTransport as V2Transport } from
 
 import {
   guarded, httpRequest, MCP_ACCEPT, vmcpctl, freshFetch, workerOf, withTimeout, waitFor, rpc,
+  Daemon, HOST, tmpDir, freePort,
 } from './lib/harness.mjs';
 import {
-  useMulti, startMulti, startSpec, startModern, openSessionCaps, textOf, rpcError,
+  useMulti, startMulti, startSpec, startModern, startFixture, multiConfig, openSessionCaps, textOf, rpcError,
 } from './lib/multi.mjs';
 
 useMulti();
@@ -118,6 +121,9 @@ async function v2(url, { capabilities = {}, handlers = {}, name = 'eras-v2' } = 
 
 const legacyPosts = (st) => Object.entries(st.methods).filter(([k]) => k.startsWith('legacy '))
   .reduce((n, [, v]) => n + v, 0);
+/* the same, without the initialize each worker's era probe sends after a
+ * Modern server/discover, to learn whether it speaks 2025-11-25 too */
+const legacyPostsBeyondProbe = (st) => legacyPosts(st) - (st.methods['legacy initialize'] ?? 0);
 
 // ---------------------------------------------------------------------------
 
@@ -190,9 +196,11 @@ describe('the four cells: Legacy and Modern clients, Legacy and Modern backends'
     clients.push(c2);
     await cell(c2, 'v2');
 
-    // the Modern backend: only 2026-07-28, never a Legacy session
+    // the Modern backend: only 2026-07-28, never a Legacy session (but
+    // for the era probe's initialize, one per worker, refused)
     const ms = await mod.stats();
-    assert.equal(legacyPosts(ms), 0, `Legacy POSTs at the Modern backend: ${JSON.stringify(ms.methods)}`);
+    assert.equal(legacyPostsBeyondProbe(ms), 0, `Legacy POSTs at the Modern backend: ${JSON.stringify(ms.methods)}`);
+    assert.ok((ms.methods['legacy initialize'] ?? 0) <= 2, JSON.stringify(ms.methods));
     assert.equal(ms.sessionsInitialized, 0);
     assert.ok(ms.discover >= 1, 'probed with server/discover');
     // the Legacy backend: at most the era probes in 2026-07-28
@@ -588,5 +596,74 @@ describe('era pinning', () => {
       assert.equal(m.legacy, 0, `2025-11-25 requests at the modern-pinned backend: ${JSON.stringify(m.methods)}`);
       assert.equal(m.sessionsInitialized, 0);
       assert.ok(m.methods['modern tools/call'] >= 4, JSON.stringify(m.methods));
+    }));
+});
+
+// ---------------------------------------------------------------------------
+
+describe('a dual-revision backend: each client met in its own revision', () => {
+  let fx, daemon, diag;
+
+  before(async () => {
+    // the conformance fixture: server/discover lists only 2026-07-28,
+    // and 2025-11-25 is served beside it with sessions
+    fx = await startFixture();
+    diag = await freePort();
+    const dir = await tmpDir('vmcpd-dual-');
+    daemon = new Daemon(dir, path.join(dir, 'vmcpd.yaml'), { workers: 2 });
+    await daemon.writeConfig(multiConfig({
+      portFile: daemon.portFile, stateDir: daemon.stateDir,
+      backends: [{ name: 'fx', url: fx.url }], aggregation: PREFIX_ALWAYS,
+    }).replace('daemon:\n', `daemon:\n  diagnostics: ${HOST}:${diag}\n`));
+    await daemon.start({ timeout: 30000 });
+  });
+
+  after(async () => {
+    if (daemon)
+      await daemon.stop();
+  });
+
+  test('a 2025-11-25 client gets the push elicitation over its session, a 2026-07-28 client input_required',
+    guarded(async () => {
+      const asked = [];
+      const c1 = await v1(daemon.url, {
+        capabilities: { elicitation: {} },
+        handlers: {
+          elicit: async (req) => {
+            asked.push(req.params.message);
+            return { action: 'accept', content: { response: 'from v1' } };
+          },
+        },
+      });
+      try {
+        const r = await withTimeout(c1.callTool({ name: 'fx_test_elicitation', arguments: { message: 'Dual?' } }),
+          20000, 'the push elicitation');
+        assert.equal(textOf(r), 'User response: action=accept, content={"response":"from v1"}');
+        assert.deepEqual(asked, ['Dual?']);
+      } finally {
+        await c1.close().catch(() => {});
+      }
+      // 2026-07-28: the push-only tool cannot ask, and says so
+      const p = await modern(daemon.port, 'tools/call', { name: 'fx_test_elicitation', arguments: { message: 'Dual?' } },
+        { caps: { elicitation: {} } });
+      assert.equal(p.status, 200, p.text);
+      assert.equal(p.json.result.isError, true, p.text);
+      assert.match(p.json.result.content[0].text, /^elicitation failed: /, p.text);
+      // while another tool asks by input_required, relayed as it is
+      const m = await modern(daemon.port, 'tools/call', { name: 'fx_test_input_required_result_elicitation', arguments: {} },
+        { caps: { elicitation: {} } });
+      assert.equal(m.status, 200, m.text);
+      assert.equal(m.json.result.resultType, 'input_required', m.text);
+      assert.equal(m.json.result.inputRequests.user_name.method, 'elicitation/create', m.text);
+
+      // recorded as speaking both, in the store and on /status
+      const eras = await erasOf(daemon);
+      assert.equal(eras.fx?.era, 'both', JSON.stringify(eras));
+      assert.equal(eras.fx.url, fx.url);
+      const st = await httpRequest(diag, { method: 'GET', path: '/status', timeout: 5000 });
+      assert.equal(st.status, 200, st.text);
+      const be = st.json.backends.find((b) => b.name === 'fx');
+      assert.equal(be?.mcpRevision, 'both', st.text);
+      assert.equal(be.eraSetting, 'auto');
     }));
 });

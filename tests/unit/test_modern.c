@@ -1355,10 +1355,15 @@ test_probe_outcome(void **state)
 		{ 1, 429, NULL, PROTO_ERA_UNKNOWN },
 		{ 1, 500, NULL, PROTO_ERA_UNKNOWN },
 		{ 1, 503, NULL, PROTO_ERA_UNKNOWN },
-		/* discover lists 2026-07-28 */
+		/* discover lists 2026-07-28; and a 2025 one: both */
+		{ 1, 200, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{"
+		    "\"supportedVersions\":[\"" M "\"]}}", PROTO_ERA_MODERN },
 		{ 1, 200, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{"
 		    "\"supportedVersions\":[\"2025-11-25\",\"" M "\"]}}",
-		    PROTO_ERA_MODERN },
+		    PROTO_ERA_BOTH },
+		{ 1, 200, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{"
+		    "\"supportedVersions\":[\"2025-06-18\"]}}",
+		    PROTO_ERA_LEGACY },
 		/* a discover result without it: Legacy */
 		{ 1, 200, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{"
 		    "\"supportedVersions\":[\"2026-99-99\"]}}",
@@ -1378,6 +1383,9 @@ test_probe_outcome(void **state)
 		{ 1, 400, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":"
 		    "-32022,\"message\":\"x\",\"data\":{\"supported\":[\"" M
 		    "\"],\"requested\":\"" M "\"}}}", PROTO_ERA_MODERN },
+		{ 1, 400, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":"
+		    "-32022,\"message\":\"x\",\"data\":{\"supported\":[\"" M
+		    "\",\"2025-11-25\"]}}}", PROTO_ERA_BOTH },
 		{ 1, 400, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":"
 		    "-32022,\"message\":\"x\",\"data\":{\"supported\":"
 		    "[\"2027-01-01\"]}}}", PROTO_ERA_LEGACY },

@@ -1362,6 +1362,277 @@ test_sequence(void **state)
 	free(ss);
 }
 
+/* --- the close queue, gauges, groups --- */
+
+struct taken {
+	char	t_keys[16][16];
+	size_t	t_n;
+	int	t_stop_after;	/* > 0: stop once this many are in */
+};
+
+static int
+taken_cb(void *arg, const void *key, size_t klen, const struct store_rec *rec)
+{
+	struct taken *t = arg;
+
+	assert_non_null(rec->sr_data);
+	assert_true(klen < sizeof(t->t_keys[0]) && t->t_n < 16);
+	memcpy(t->t_keys[t->t_n], key, klen);
+	t->t_keys[t->t_n][klen] = '\0';
+	t->t_n++;
+	return t->t_stop_after > 0 && (int)t->t_n >= t->t_stop_after;
+}
+
+static size_t
+db_entries(struct store *st, enum store_db db)
+{
+	struct store_envstat es;
+
+	assert_int_equal(store_envstat(st, &es), 0);
+	return es.se_db[db].sd_entries;
+}
+
+/*
+ * A record flagged STORE_F_CLOSE that the sweep deletes (or a cap
+ * reclaims) leaves its payload in STORE_CLOSING; unflagged ones go.
+ * store_take() hands each queued record out once, in bounded batches,
+ * and drops what expired in the queue.
+ */
+static void
+test_close_queue(void **state)
+{
+	struct fixture		*f = *state;
+	struct store		*st = f->f_st;
+	struct store_limit	 lim;
+	struct taken		 t;
+	size_t			 n;
+	char			 buf[64], key[16];
+	int			 i;
+
+	assert_int_equal(store_put_ext(st, STORE_SESSIONS, "s1", 2, "P1", 2,
+	    NOW + 100, NOW, STORE_F_CLOSE, "g", 1), 0);
+	put_str(st, STORE_SESSIONS, "s2", "P2", NOW + 100);
+	assert_int_equal(store_put_ext(st, STORE_SESSIONS, "s3", 2, "P3", 2,
+	    NOW + 10000, NOW, STORE_F_CLOSE, NULL, 0), 0);
+	/* a rewrite without the flag clears it */
+	assert_int_equal(store_put_ext(st, STORE_SESSIONS, "s4", 2, "P4", 2,
+	    NOW + 100, NOW, STORE_F_CLOSE, NULL, 0), 0);
+	put_str(st, STORE_SESSIONS, "s4", "P4", NOW + 100);
+	assert_int_equal(store_group_count(st, STORE_SESSIONS, "g", 1, &n), 0);
+	assert_int_equal(n, 1);
+
+	/* an empty queue hands nothing out */
+	memset(&t, 0, sizeof(t));
+	assert_int_equal(store_take(st, STORE_CLOSING, 10, NOW + 150,
+	    taken_cb, &t), 0);
+
+	assert_int_equal(store_sweep(st, NOW + 150, 100, NULL), 3);
+	assert_int_equal(get_str(st, STORE_SESSIONS, "s1", 0, buf,
+	    sizeof(buf)), STORE_NOTFOUND);
+	assert_int_equal(store_group_count(st, STORE_SESSIONS, "g", 1, &n), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(get_str(st, STORE_CLOSING, "s1", NOW + 150, buf,
+	    sizeof(buf)), 0);
+	assert_string_equal(buf, "P1");
+	assert_int_equal(db_entries(st, STORE_CLOSING), 1);
+
+	assert_int_equal(store_take(st, STORE_CLOSING, 10, NOW + 150,
+	    taken_cb, &t), 1);
+	assert_int_equal(t.t_n, 1);
+	assert_string_equal(t.t_keys[0], "s1");
+	/* taken once: gone from the queue and its index */
+	assert_int_equal(store_take(st, STORE_CLOSING, 10, NOW + 150,
+	    taken_cb, &t), 0);
+	assert_int_equal(db_entries(st, STORE_CLOSING), 0);
+	assert_int_equal(expiry_entries(st), 1);	/* s3's */
+
+	/* a cap's reclaim moves it too */
+	memset(&lim, 0, sizeof(lim));
+	lim.sl_max = 1;
+	assert_int_equal(store_add_limited(st, STORE_SESSIONS, "s5", 2, "P5",
+	    2, NOW + 20000, NOW + 10001, &lim), 0);
+	assert_int_equal(get_str(st, STORE_CLOSING, "s3", NOW + 10001, buf,
+	    sizeof(buf)), 0);
+	assert_string_equal(buf, "P3");
+
+	/* bounded batches */
+	for (i = 0; i < 5; i++) {
+		(void)snprintf(key, sizeof(key), "q%d", i);
+		put_str(st, STORE_CLOSING, key, "Q", NOW + 100000);
+	}
+	memset(&t, 0, sizeof(t));
+	assert_int_equal(store_take(st, STORE_CLOSING, 2, NOW + 10001,
+	    taken_cb, &t), 2);
+	assert_int_equal(store_take(st, STORE_CLOSING, 2, NOW + 10001,
+	    taken_cb, &t), 2);
+	assert_int_equal(store_take(st, STORE_CLOSING, 2, NOW + 10001,
+	    taken_cb, &t), 2);
+	assert_int_equal(t.t_n, 6);
+	assert_int_equal(db_entries(st, STORE_CLOSING), 0);
+
+	/* a callback that stops drops the rest of its batch: taken all */
+	put_str(st, STORE_CLOSING, "r1", "R", NOW + 100000);
+	put_str(st, STORE_CLOSING, "r2", "R", NOW + 100000);
+	memset(&t, 0, sizeof(t));
+	t.t_stop_after = 1;
+	assert_int_equal(store_take(st, STORE_CLOSING, 10, NOW + 10001,
+	    taken_cb, &t), 1);
+	assert_int_equal(db_entries(st, STORE_CLOSING), 0);
+	t.t_stop_after = 0;
+
+	/* what expired in the queue is dropped, not handed out */
+	put_str(st, STORE_CLOSING, "old", "O", NOW + 10);
+	put_str(st, STORE_CLOSING, "new", "N", NOW + 100000);
+	memset(&t, 0, sizeof(t));
+	assert_int_equal(store_take(st, STORE_CLOSING, 10, NOW + 20,
+	    taken_cb, &t), 1);
+	assert_string_equal(t.t_keys[0], "new");
+	assert_int_equal(db_entries(st, STORE_CLOSING), 0);
+
+	assert_int_equal(store_take(st, STORE_NDB, 1, NOW, taken_cb, &t), -1);
+	assert_int_equal(store_take(NULL, STORE_CLOSING, 1, NOW, taken_cb,
+	    &t), -1);
+}
+
+struct counted {
+	char		c_names[8][STORE_GROUP_MAX + 1];
+	uint64_t	c_n[8];
+	size_t		c_len;
+};
+
+static int
+counted_cb(void *arg, const char *name, size_t nlen, uint64_t n)
+{
+	struct counted *c = arg;
+
+	assert_true(c->c_len < 8 && nlen == strlen(name));
+	(void)snprintf(c->c_names[c->c_len], sizeof(c->c_names[0]), "%s",
+	    name);
+	c->c_n[c->c_len++] = n;
+	return 0;
+}
+
+static void
+test_gauges(void **state)
+{
+	struct fixture	*f = *state;
+	struct store	*st = f->f_st;
+	struct counted	 c;
+	uint64_t	 n;
+	char		 longname[STORE_GROUP_MAX + 2];
+
+	assert_int_equal(store_gauge_get(st, "a", &n), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(store_gauge_add(st, "a", 1), 0);
+	assert_int_equal(store_gauge_add(st, "a", 1), 0);
+	assert_int_equal(store_gauge_add(st, "b", 1), 0);
+	assert_int_equal(store_gauge_add(st, "a", -1), 0);
+	assert_int_equal(store_gauge_get(st, "a", &n), 0);
+	assert_int_equal(n, 1);
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(store_gauges(st, counted_cb, &c), 0);
+	assert_int_equal(c.c_len, 2);
+	assert_string_equal(c.c_names[0], "a");
+	assert_int_equal(c.c_n[0], 1);
+	assert_string_equal(c.c_names[1], "b");
+	/* never below 0; a gauge at 0 is not listed */
+	assert_int_equal(store_gauge_add(st, "b", -5), 0);
+	assert_int_equal(store_gauge_get(st, "b", &n), 0);
+	assert_int_equal(n, 0);
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(store_gauges(st, counted_cb, &c), 0);
+	assert_int_equal(c.c_len, 1);
+
+	/* gauges and groups do not mix */
+	assert_int_equal(store_put_ext(st, STORE_BSESSIONS, "x|be1", 5, "{}",
+	    2, NOW + 100, NOW, 0, "be1", 3), 0);
+	assert_int_equal(store_put_ext(st, STORE_BSESSIONS, "y|be1", 5, "{}",
+	    2, NOW + 100, NOW, 0, "be1", 3), 0);
+	assert_int_equal(store_put_ext(st, STORE_BSESSIONS, "x|be2", 5, "{}",
+	    2, NOW + 100, NOW, 0, "be2", 3), 0);
+	put_str(st, STORE_SESSIONS, "s", "S", NOW + 100);
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(store_groups(st, STORE_BSESSIONS, counted_cb, &c), 0);
+	assert_int_equal(c.c_len, 2);
+	assert_string_equal(c.c_names[0], "be1");
+	assert_int_equal(c.c_n[0], 2);
+	assert_string_equal(c.c_names[1], "be2");
+	assert_int_equal(c.c_n[1], 1);
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(store_gauges(st, counted_cb, &c), 0);
+	assert_int_equal(c.c_len, 1);
+	/* a swept record leaves its group's count */
+	assert_int_equal(store_sweep(st, NOW + 200, 100, NULL), 4);
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(store_groups(st, STORE_BSESSIONS, counted_cb, &c), 0);
+	assert_int_equal(c.c_len, 0);
+
+	memset(longname, 'n', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	assert_int_equal(store_gauge_add(st, longname, 1), -1);
+	assert_int_equal(store_gauge_add(st, "", 1), -1);
+	assert_int_equal(store_gauges(NULL, counted_cb, &c), -1);
+}
+
+/* record in STORE_HEALTH each key taken; a key taken twice fails */
+static int
+take_mark_cb(void *arg, const void *key, size_t klen,
+    const struct store_rec *rec)
+{
+	struct store *st = arg;
+
+	(void)rec;
+	if (store_add(st, STORE_HEALTH, key, klen, "t", 1, 0, NOW) != 0)
+		_exit(5);
+	return 0;
+}
+
+static int
+take_all(struct store *st)
+{
+	int n, idle = 0;
+
+	while (idle < 3) {
+		if ((n = store_take(st, STORE_CLOSING, 7, NOW, take_mark_cb,
+		    st)) == -1)
+			return -1;
+		idle = n == 0 ? idle + 1 : 0;
+	}
+	return 0;
+}
+
+/* two processes taking from one queue: every record taken exactly once */
+static void
+test_take_shared(void **state)
+{
+	struct fixture	*f = *state;
+	struct store	*st;
+	char		 key[16];
+	int		 i;
+
+	assert_int_equal(store_open(&st, f->f_dir, MAP_SIZE, 64, 0), 0);
+	for (i = 0; i < 300; i++) {
+		(void)snprintf(key, sizeof(key), "k%03d", i);
+		put_str(st, STORE_CLOSING, key, "v", NOW + 100000);
+	}
+	store_close(st);
+	if (spawn(f) == 0) {
+		if (store_open(&st, f->f_dir, MAP_SIZE, 64, 0) == -1)
+			_exit(1);
+		pipe_wait(f->f_p2c[0]);
+		if (take_all(st) == -1)
+			_exit(2);
+		store_close(st);
+		_exit(0);
+	}
+	assert_int_equal(store_open(&f->f_st, f->f_dir, MAP_SIZE, 64, 0), 0);
+	assert_int_equal(write(f->f_p2c[1], "x", 1), 1);
+	assert_int_equal(take_all(f->f_st), 0);
+	assert_int_equal(wait_child(f), 0);
+	assert_int_equal(db_entries(f->f_st, STORE_CLOSING), 0);
+	assert_int_equal(db_entries(f->f_st, STORE_HEALTH), 300);
+}
+
 int
 main(void)
 {
@@ -1405,6 +1676,12 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_limits, setup_store,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_map_headroom, setup_dir,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_close_queue, setup_store,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_gauges, setup_store,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_take_shared, setup_dir,
 		    teardown),
 	};
 

@@ -12,6 +12,11 @@
 // cancelled: [{id, reason} of each slow call cancelled]}, in this
 // process, only if CANCELS_TOOL is set in the environment.  TOOL_PREFIX
 // (environment) is put before every tool name.
+//
+// MAX_SESSIONS=N (env, HTTP mode): past N live sessions an initialize is
+// answered 503 "Too many sessions", as real servers that cap their
+// sessions do.  GET /sessions answers {"live", "peak", "refused",
+// "closed"}.
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
@@ -21,6 +26,8 @@ import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 
 const transports = new Map();
+const maxSessions = Number(process.env.MAX_SESSIONS || 0);
+const counts = { peak: 0, refused: 0, closed: 0 };
 const P = process.env.TOOL_PREFIX || '';
 const MODE = process.argv[2] || 'http';
 const seen = { started: [], cancelled: [] };
@@ -106,6 +113,11 @@ const httpServer = http.createServer(async (req, res) => {
     return;
   }
   try {
+    if (new URL(req.url, 'http://x').pathname === '/sessions') {
+      res.writeHead(200, { 'Content-Type': 'application/json' })
+        .end(JSON.stringify({ live: transports.size, ...counts }));
+      return;
+    }
     if (new URL(req.url, 'http://x').pathname !== '/mcp') {
       res.writeHead(404).end();
       return;
@@ -119,14 +131,24 @@ const httpServer = http.createServer(async (req, res) => {
       }));
       return;
     }
+    if (!transport && maxSessions > 0 && transports.size >= maxSessions) {
+      counts.refused++;
+      res.writeHead(503, { 'Content-Type': 'application/json' }).end(JSON.stringify({
+        jsonrpc: '2.0', id: body?.id ?? null, error: { code: -32000, message: 'Too many sessions' },
+      }));
+      return;
+    }
     if (!transport) {
       transport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
-        onsessioninitialized: (id) => { transports.set(id, transport); },
+        onsessioninitialized: (id) => {
+          transports.set(id, transport);
+          counts.peak = Math.max(counts.peak, transports.size);
+        },
       });
       transport.onclose = () => {
-        if (transport.sessionId)
-          transports.delete(transport.sessionId);
+        if (transport.sessionId && transports.delete(transport.sessionId))
+          counts.closed++;
       };
       await newServer().connect(transport);
     }

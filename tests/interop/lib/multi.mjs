@@ -26,6 +26,7 @@ export const FILESYSTEM = path.join(ROOT, 'node_modules/@modelcontextprotocol/se
 const LOOPBACK = path.join(ROOT, 'tests/lib/loopback.cjs');
 const SPEC_BACKEND = path.join(ROOT, 'tests/interop/lib/spec-backend.mjs');
 const MODERN_BACKEND = path.join(ROOT, 'tests/interop/lib/modern-backend.mjs');
+const FIXTURE = path.join(ROOT, 'tests/conformance/fixture.mjs');
 const SETPRIV = ['/usr/bin/setpriv', '/bin/setpriv'].find((p) => fs.existsSync(p));
 
 const procs = new Set();
@@ -184,6 +185,20 @@ export function startSpec(spec, { timeout = 20000 } = {}) {
 /* The Modern (2026-07-28, SDK v2) backend (modern-backend.mjs). */
 export function startModern(spec, { timeout = 20000 } = {}) {
   return startSpecScript('modern', MODERN_BACKEND, spec, timeout);
+}
+
+/* The conformance fixture (tests/conformance/fixture.mjs), which serves
+ * both revisions as the SDK's servers do, on a free port. */
+export async function startFixture({ timeout = 20000 } = {}) {
+  const p = new Child('fixture', NODE, [FIXTURE, '0']);
+  p.port = await waitFor('the conformance fixture to listen', () => {
+    if (p.exited)
+      throw new Error(`exited: ${p.output.slice(-2000)}`);
+    const m = /^PORT (\d+)$/m.exec(p.output);
+    return m ? Number(m[1]) : null;
+  }, { timeout });
+  p.url = `http://${HOST}:${p.port}/mcp`;
+  return p;
 }
 
 /* server-everything over Streamable HTTP, on a free port. */
