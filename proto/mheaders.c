@@ -440,6 +440,33 @@ hdr_visit_branches(struct hdr_scan *hs, const char *kw, const json_t *sub,
 	return 0;
 }
 
+/*
+ * 1 if no "x-mcp-header" key is anywhere in v and v is no deeper than
+ * a schema may be: most schemas, whose map is empty for sure.  Any
+ * nesting counts, so this depth is never below hdr_visit()'s.
+ */
+static int
+hdr_none(const json_t *v, int depth)
+{
+	const json_t	*x;
+	const char	*k;
+	size_t		 i;
+
+	if (depth > SCHEMA_DEPTH)
+		return 0;
+	if (json_is_object(v)) {
+		json_object_foreach((json_t *)v, k, x)
+			if (strcmp(k, "x-mcp-header") == 0 ||
+			    !hdr_none(x, depth + 1))
+				return 0;
+	} else if (json_is_array(v)) {
+		json_array_foreach(v, i, x)
+			if (!hdr_none(x, depth + 1))
+				return 0;
+	}
+	return 1;
+}
+
 int
 proto_x_mcp_headers(const json_t *input_schema, json_t **map, char *why,
     size_t whylen)
@@ -449,6 +476,10 @@ proto_x_mcp_headers(const json_t *input_schema, json_t **map, char *why,
 	*map = NULL;
 	if (why != NULL && whylen > 0)
 		why[0] = '\0';
+	/* no allocation for a schema without annotations: a view's build
+	 * asks this of every tool */
+	if (hdr_none(input_schema, 0))
+		return (*map = json_object()) != NULL ? 0 : -1;
 	memset(&hs, 0, sizeof(hs));
 	hs.hs_why = why;
 	hs.hs_whylen = whylen;

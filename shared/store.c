@@ -721,13 +721,82 @@ store_get(struct store *s, enum store_db db, const void *key, size_t klen,
 	return store_get_changed(s, db, key, klen, now_ms, NULL, out);
 }
 
+/*
+ * A live record's value and stamp, in a read txn left open on 0 (the
+ * caller ends it); STORE_NOTFOUND or -1 with none open.
+ */
+static int
+store_lookup(struct store *s, enum store_db db, const void *key, size_t klen,
+    uint64_t now_ms, MDB_val *v, struct store_rec *rec, const char *fn)
+{
+	MDB_txn		*txn;
+	MDB_val		 k;
+	int		 rc;
+
+	if (store_missing(s, 1U << db))
+		return STORE_NOTFOUND;
+	if (store_rtxn_begin(s, &txn, fn) == -1)
+		return -1;
+	k.mv_size = klen;
+	k.mv_data = (void *)(uintptr_t)key;
+	rc = mdb_get(txn, s->s_dbi[db], &k, v);
+	if (rc == MDB_NOTFOUND) {
+		store_rtxn_end(s);
+		return STORE_NOTFOUND;
+	}
+	if (rc != 0) {
+		store_rtxn_end(s);
+		log_warnx("%s: mdb_get: %s", fn, mdb_strerror(rc));
+		store_set_errno(rc);
+		return -1;
+	}
+	/* look at the stamp before paying for a copy */
+	if (store_rec_peek(v->mv_data, v->mv_size, rec) == -1) {
+		store_rtxn_end(s);
+		log_warnx("%s: %s: undecodable record", fn,
+		    store_db_names[db]);
+		errno = EBADMSG;
+		return -1;
+	}
+	if (store_rec_expired(rec->sr_expires_ms, now_ms)) {
+		store_rtxn_end(s);
+		memset(rec, 0, sizeof(*rec));
+		return STORE_NOTFOUND;
+	}
+	return 0;
+}
+
+/*
+ * The one read in place (store.h): cb sees the payload where it lies in
+ * the map, inside this read txn, which ends when cb returns.
+ */
+int
+store_read(struct store *s, enum store_db db, const void *key, size_t klen,
+    uint64_t now_ms, store_read_cb cb, void *arg)
+{
+	struct store_rec	 rec;
+	MDB_val			 v;
+	int			 rc;
+
+	if (cb == NULL || store_check(s, db, key, klen, 0) == -1) {
+		errno = EINVAL;
+		return -1;
+	}
+	if ((rc = store_lookup(s, db, key, klen, now_ms, &v, &rec,
+	    __func__)) != 0)
+		return rc;
+	rc = cb(arg, (const uint8_t *)v.mv_data + STORE_HDR_LEN + rec.sr_glen,
+	    rec.sr_len);
+	store_rtxn_end(s);
+	return rc;
+}
+
 int
 store_get_changed(struct store *s, enum store_db db, const void *key,
     size_t klen, uint64_t now_ms, const struct store_rec *have,
     struct store_rec *out)
 {
-	MDB_txn		*txn;
-	MDB_val		 k, v;
+	MDB_val		 v;
 	int		 rc;
 
 	if (out != NULL)
@@ -736,36 +805,9 @@ store_get_changed(struct store *s, enum store_db db, const void *key,
 		errno = EINVAL;
 		return -1;
 	}
-	if (store_missing(s, 1U << db))
-		return STORE_NOTFOUND;
-	if (store_rtxn_begin(s, &txn, __func__) == -1)
-		return -1;
-	k.mv_size = klen;
-	k.mv_data = (void *)(uintptr_t)key;
-	rc = mdb_get(txn, s->s_dbi[db], &k, &v);
-	if (rc == MDB_NOTFOUND) {
-		store_rtxn_end(s);
-		return STORE_NOTFOUND;
-	}
-	if (rc != 0) {
-		store_rtxn_end(s);
-		log_warnx("%s: mdb_get: %s", "store_get", mdb_strerror(rc));
-		store_set_errno(rc);
-		return -1;
-	}
-	/* look at the stamp before paying for a copy */
-	if (store_rec_peek(v.mv_data, v.mv_size, out) == -1) {
-		store_rtxn_end(s);
-		log_warnx("%s: %s: undecodable record", __func__,
-		    store_db_names[db]);
-		errno = EBADMSG;
-		return -1;
-	}
-	if (store_rec_expired(out->sr_expires_ms, now_ms)) {
-		store_rtxn_end(s);
-		memset(out, 0, sizeof(*out));
-		return STORE_NOTFOUND;
-	}
+	if ((rc = store_lookup(s, db, key, klen, now_ms, &v, out,
+	    "store_get")) != 0)
+		return rc;
 	/* the caller's copy is current: no copy, no decode */
 	if (have != NULL && have->sr_updated_ms == out->sr_updated_ms &&
 	    have->sr_len == out->sr_len) {

@@ -3,7 +3,9 @@
  * store.c is the only file that includes <lmdb.h>.  Values carry an
  * expiry stamp; an expired record reads as a miss whatever the sweeper
  * has done.  Every read copies the value out before its transaction
- * ends: no pointer into the map ever leaves store.c.
+ * ends: no pointer into the map ever leaves store.c, but for the one
+ * narrow exception of store_read(), whose callback sees the mapped
+ * bytes for the length of a read transaction and nothing more.
  *
  * Rules (lmdb.h, Caveats; docs/ARCHITECTURE.md, The store): open after
  * fork in each process;
@@ -112,6 +114,17 @@ int	 store_get(struct store *, enum store_db, const void *key, size_t klen,
 int	 store_get_changed(struct store *, enum store_db, const void *key,
 	    size_t klen, uint64_t now_ms, const struct store_rec *have,
 	    struct store_rec *out);
+/*
+ * Read in place: cb gets a live record's payload where it lies in the
+ * map, inside a read txn that ends when cb returns.  cb must be pure
+ * (no I/O, no store call, no wait: the txn pins the map's pages) and
+ * keep no pointer into data; it copies out the slice it needs (a list
+ * page, a route).  Returns cb's value (keep it apart from
+ * STORE_NOTFOUND), STORE_NOTFOUND, or -1.
+ */
+typedef int (*store_read_cb)(void *arg, const void *data, size_t len);
+int	 store_read(struct store *, enum store_db, const void *key,
+	    size_t klen, uint64_t now_ms, store_read_cb, void *arg);
 /*
  * A write that adds a record, or makes one longer, fails with ENOSPC
  * (as on a full map) once the map is within its headroom (a sixteenth,

@@ -2,7 +2,9 @@
  * The era-free core: what a request means against the aggregated view,
  * whichever edge it came through.  Lists are paged out of the view;
  * calls, gets and reads are routed to a backend under the backend's own
- * name.  Pure functions on JSON: no I/O, unit-tested.
+ * name.  No I/O: lists and routes are read in place from the view's
+ * layout in the map (views.c, view_layout.c), the rest is on the
+ * view's small header.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -93,73 +95,151 @@ core_cursor_decode(const char *field, const char *cursor, size_t *offset)
 	return 0;
 }
 
+/* "<field>:" items "," nextCursor "}": what jsonrpc_dump() made of it */
+static int
+core_list_legacy(const char *field, struct view_page *pg, char **text,
+    size_t *len)
+{
+	char	*s = NULL;
+	size_t	 n = 0;
+	FILE	*f;
+	int	 bad;
+
+	if ((f = open_memstream(&s, &n)) == NULL)
+		return -1;
+	fprintf(f, "{\"%s\":", field);
+	fwrite(pg->vp_items, 1, pg->vp_len, f);
+	if (pg->vp_next > 0)
+		fprintf(f, ",\"nextCursor\":\"%s:%zu\"", field, pg->vp_next);
+	fputc('}', f);
+	bad = ferror(f);
+	if (fclose(f) == EOF || bad) {
+		free(s);
+		return -1;
+	}
+	*text = s;
+	*len = n;
+	return 0;
+}
+
+/*
+ * The 2026-07-28 result around the items: the envelope made as ever
+ * with a mark where the items go, the mark then replaced by them.  The
+ * mark, "<field>":"\u0001", cannot occur inside a string of the
+ * envelope (a quote in a string is escaped), so its first find is it.
+ */
+static int
+core_list_modern(const char *field, struct view_page *pg,
+    const json_t *server_info, char **text, size_t *len)
+{
+	json_t		*r;
+	char		*env = NULL, *next = NULL, *mark = NULL, *at, *s;
+	size_t		 elen, mlen;
+	int		 rc = -1;
+
+	if (pg->vp_next_key != NULL && (next = proto_cursor_encode(field,
+	    pg->vp_next_key, pg->vp_next_dup)) == NULL)
+		return -1;
+	r = json_pack("{s:s, s:s*}", field, "\001", "nextCursor", next);
+	if ((r = proto_modern_result(r, NULL, server_info, 0, "public")) ==
+	    NULL || (env = jsonrpc_dump(r, &elen)) == NULL ||
+	    asprintf(&mark, "\"%s\":\"\\u0001\"", field) == -1)
+		goto done;
+	mlen = strlen(mark);
+	if ((at = strstr(env, mark)) == NULL ||
+	    (s = malloc(elen - mlen + strlen(field) + 3 + pg->vp_len + 1)) ==
+	    NULL)
+		goto done;
+	*len = 0;
+	memcpy(s, env, (size_t)(at - env));
+	*len += (size_t)(at - env);
+	*len += (size_t)sprintf(s + *len, "\"%s\":", field);
+	memcpy(s + *len, pg->vp_items, pg->vp_len);
+	*len += pg->vp_len;
+	memcpy(s + *len, at + mlen, elen - (size_t)(at - env) - mlen + 1);
+	*len += elen - (size_t)(at - env) - mlen;
+	*text = s;
+	rc = 0;
+done:
+	json_decref(r);
+	free(env);
+	free(next);
+	free(mark);
+	return rc;
+}
+
 int
 core_list(json_t *view, const char *method, json_t *params, size_t pagesize,
-    json_t **result, struct core_err *err)
+    const json_t *server_info, char **text, size_t *len,
+    struct core_err *err)
 {
-	const char	*field = core_list_field(method);
-	json_t		*all, *page, *res, *cur;
-	size_t		 offset = 0, i, n;
-	char		 next[CORE_CURSOR_MAX + 1];
+	struct view_page_req	 q;
+	struct view_page	 pg;
+	const char		*field = core_list_field(method);
+	char			*last = NULL;
+	json_t			*cur;
+	int			 k, rc;
 
-	*result = NULL;
+	*text = NULL;
+	memset(&q, 0, sizeof(q));
+	for (k = 0; k < VIEW_KIND_N; k++)
+		if (strcmp(view_kind_field(k), field) == 0)
+			q.vq_kind = k;
+	q.vq_modern = server_info != NULL;
+	q.vq_pagesize = pagesize;
 	cur = json_object_get(params, "cursor");
-	if (cur != NULL) {
-		if (!json_is_string(cur) || core_cursor_decode(field,
-		    json_string_value(cur), &offset) == -1) {
+	if (cur != NULL && server_info == NULL && (!json_is_string(cur) ||
+	    core_cursor_decode(field, json_string_value(cur),
+	    &q.vq_offset) == -1)) {
+		core_error(err, JSONRPC_INVALID_PARAMS,
+		    "Invalid params: unknown cursor for %s", method);
+		return -1;
+	}
+	if (cur != NULL && server_info != NULL) {
+		if (!json_is_string(cur) || proto_cursor_decode(
+		    json_string_value(cur), field, &last, &q.vq_dup) == -1) {
+			free(last);
 			core_error(err, JSONRPC_INVALID_PARAMS,
-			    "Invalid params: unknown cursor for %s", method);
+			    "Invalid params: not a cursor of this list");
 			return -1;
 		}
+		q.vq_last = last;
 	}
-	all = json_object_get(view, field);
-	n = json_array_size(all);
-	if (offset > n) {
+	rc = view_page_get(worker_self(), view, &q, &pg);
+	free(last);
+	if (rc == 0 && pg.vp_past_end) {
 		core_error(err, JSONRPC_INVALID_PARAMS,
 		    "Invalid params: cursor past the end of %s", method);
 		return -1;
 	}
-	if ((page = json_array()) == NULL)
-		goto oom;
-	for (i = offset; i < n && i - offset < pagesize; i++)
-		(void)json_array_append(page, json_array_get(all, i));
-	if ((res = json_object()) == NULL) {
-		json_decref(page);
-		goto oom;
+	if (rc == 0)
+		rc = server_info == NULL ? core_list_legacy(field, &pg, text,
+		    len) : core_list_modern(field, &pg, server_info, text,
+		    len);
+	view_page_clear(&pg);
+	if (rc == -1) {
+		core_error(err, JSONRPC_INTERNAL_ERROR, "Internal error: %s",
+		    "cannot read the view");
+		return -1;
 	}
-	(void)json_object_set_new(res, field, page);
-	if (i < n) {
-		(void)snprintf(next, sizeof(next), "%s:%zu", field, i);
-		(void)json_object_set_new(res, "nextCursor", json_string(next));
-	}
-	*result = res;
 	return 0;
-oom:
-	core_error(err, JSONRPC_INTERNAL_ERROR, "Internal error: %s",
-	    "out of memory");
-	return -1;
 }
+
+/*
+ * Routes are copied out of the view's layout (views.c); the last one
+ * stays here so that the names handed back live until the next route.
+ */
+static struct view_route	core_rt;
 
 /* the backend serving a resource URI: exact, else a template match */
 static const char *
 core_route_uri(json_t *view, const char *uri)
 {
-	json_t		*routes = json_object_get(view, "routes");
-	json_t		*tmpls, *t;
-	const char	*b;
-	size_t		 i;
-
-	b = json_string_value(json_object_get(json_object_get(routes,
-	    "resources"), uri));
-	if (b != NULL)
-		return b;
-	tmpls = json_object_get(routes, "templates");
-	json_array_foreach(tmpls, i, t) {
-		const char *tmpl = json_string_value(json_object_get(t, "t"));
-
-		if (tmpl != NULL && uritemplate_match(tmpl, uri))
-			return json_string_value(json_object_get(t, "b"));
-	}
+	view_route_clear(&core_rt);
+	if (view_route_get(worker_self(), view, VIEW_ROUTE_RESOURCE, uri,
+	    strlen(uri), &core_rt) == 0 || view_template_get(worker_self(),
+	    view, uri, 0, &core_rt) == 0)
+		return core_rt.vr_backend;
 	return NULL;
 }
 
@@ -167,15 +247,9 @@ core_route_uri(json_t *view, const char *uri)
 static const char *
 core_route_ref_uri(json_t *view, const char *uri)
 {
-	json_t		*tmpls = json_object_get(json_object_get(view,
-			    "routes"), "templates");
-	json_t		*t;
-	size_t		 i;
-
-	json_array_foreach(tmpls, i, t)
-		if (json_is_string(json_object_get(t, "t")) &&
-		    strcmp(json_string_value(json_object_get(t, "t")), uri) == 0)
-			return json_string_value(json_object_get(t, "b"));
+	view_route_clear(&core_rt);
+	if (view_template_get(worker_self(), view, uri, 1, &core_rt) == 0)
+		return core_rt.vr_backend;
 	return core_route_uri(view, uri);
 }
 
@@ -201,20 +275,26 @@ core_route_name(json_t *view, const char *kind, const char *name,
     size_t namelen, const char **backend, const char **own,
     struct core_err *err, int tools)
 {
-	json_t *r;
+	int rc;
 
-	r = json_object_getn(json_object_get(json_object_get(view, "routes"),
-	    kind), name, namelen);
+	(void)kind;	/* tools says which */
+	view_route_clear(&core_rt);
+	rc = view_route_get(worker_self(), view, tools ? VIEW_ROUTE_TOOL :
+	    VIEW_ROUTE_PROMPT, name, namelen, &core_rt);
+	if (rc == -1) {
+		core_error(err, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: cannot read the view");
+		return -1;
+	}
 	/* a hidden tool is routable for composites, not for clients */
-	if (r == NULL || (tools && json_is_true(json_object_get(r,
-	    "hidden")))) {
+	if (rc != 0 || (tools && core_rt.vr_hidden)) {
 		core_error(err, JSONRPC_INVALID_PARAMS, "Unknown %s: %.*s",
 		    tools ? "tool" : "prompt", namelen > 200 ? 200 :
 		    (int)namelen, name);
 		return -1;
 	}
-	*backend = json_string_value(json_object_get(r, "b"));
-	*own = json_string_value(json_object_get(r, "n"));
+	*backend = core_rt.vr_backend;
+	*own = core_rt.vr_own;
 	if (*backend == NULL || *own == NULL) {
 		core_error(err, JSONRPC_INTERNAL_ERROR,
 		    "Internal error: bad route for %.*s", namelen > 200 ? 200 :
@@ -365,60 +445,28 @@ core_capabilities(json_t *view, int logging)
 }
 
 /*
- * The x-mcp-header map of each tool, worked out once per view: the
- * view is immutable and a worker keeps one decoded copy, so a cache
- * keyed by that copy (held, so its address cannot be reused) holds.
+ * The x-mcp-header map of a visible tool in the view, or NULL if it
+ * has none: worked out at build, kept with the tool's route.
  */
-static json_t	*core_hdr_view;
-static json_t	*core_hdr_maps;	/* tool name -> map, or null for none */
-
-/* the x-mcp-header map of a tool in the view, or NULL if it has none */
 json_t *
 core_tool_headers(json_t *view, const char *name)
 {
-	json_t		*tools, *tool = NULL, *it, *map = NULL, *tn;
-	char		 why[256];
-	size_t		 i;
+	struct view_route	 r;
+	json_t			*map = NULL;
 
-	if (name == NULL)
+	if (name == NULL || view_route_get(worker_self(), view,
+	    VIEW_ROUTE_TOOL, name, strlen(name), &r) != 0)
 		return NULL;
-	if (view != core_hdr_view) {
-		json_decref(core_hdr_view);
-		json_decref(core_hdr_maps);
-		core_hdr_view = json_incref(view);
-		core_hdr_maps = json_object();
-	}
-	if ((map = json_object_get(core_hdr_maps, name)) != NULL)
-		return json_is_null(map) ? NULL : json_incref(map);
-	map = NULL;
-	tools = json_object_get(view, "tools");
-	json_array_foreach(tools, i, it) {
-		tn = json_object_get(it, "name");
-		if (json_is_string(tn) && strcmp(json_string_value(tn),
-		    name) == 0) {
-			tool = it;
-			break;
-		}
-	}
-	if (tool == NULL || proto_x_mcp_headers(json_object_get(tool,
-	    "inputSchema"), &map, why, sizeof(why)) == -1 ||
-	    json_object_size(map) == 0) {
-		json_decref(map);
-		map = NULL;
-	}
-	/* unknown names are not kept: a client could grow the cache */
-	if (tool != NULL)
-		(void)json_object_set(core_hdr_maps, name, map != NULL ? map :
-		    json_null());
+	if (!r.vr_hidden && r.vr_map != NULL)
+		map = json_loads(r.vr_map, 0, NULL);
+	view_route_clear(&r);
 	return map;
 }
 
 void
 core_free(void)
 {
-	json_decref(core_hdr_view);
-	json_decref(core_hdr_maps);
-	core_hdr_view = core_hdr_maps = NULL;
+	view_route_clear(&core_rt);
 }
 
 /*

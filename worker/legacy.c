@@ -1161,10 +1161,8 @@ legacy_on_view(void *arg, json_t *view, const char *err)
 	if (mr->mr_fast.lf_params != NULL && legacy_route_fast(mr, view) == 0)
 		return;
 	if (core_method_kind(mr->mr_msg.jm_method) == CORE_LIST) {
-		json_t		*cur = json_object_get(mr->mr_msg.jm_params,
-				    "cursor"), *result;
-		const char	*page;
-		size_t		 len;
+		char	*page;
+		size_t	 len;
 
 		if ((err = view_incomplete(w, view)) != NULL) {
 			(void)snprintf(msg, sizeof(msg), "Internal error: %s",
@@ -1172,31 +1170,15 @@ legacy_on_view(void *arg, json_t *view, const char *err)
 			legacy_req_error(mr, JSONRPC_INTERNAL_ERROR, msg);
 			return;
 		}
-
-		/* the page as text, serialised once per view (pages.c) */
-		if ((page = pages_find(view, PROTO_ERA_LEGACY,
-		    mr->mr_msg.jm_method, cur, &len)) == NULL) {
-			if (core_list(view, mr->mr_msg.jm_method,
-			    mr->mr_msg.jm_params, views_page_size(w), &result,
-			    &cerr) == -1) {
-				legacy_req_error(mr, cerr.ce_code, cerr.ce_msg);
-				return;
-			}
-			if ((page = pages_put(view, PROTO_ERA_LEGACY,
-			    mr->mr_msg.jm_method, cur, json_incref(result),
-			    &len)) == NULL) {
-				json_t *resp = jsonrpc_result_new(
-				    mr->mr_msg.jm_id, result);
-
-				legacy_req_reply(mr, resp);
-				json_decref(resp);
-				legacy_req_free(mr);
-				return;
-			}
-			json_decref(result);
+		/* the page's items copied out of the shared view */
+		if (core_list(view, mr->mr_msg.jm_method, mr->mr_msg.jm_params,
+		    views_page_size(w), NULL, &page, &len, &cerr) == -1) {
+			legacy_req_error(mr, cerr.ce_code, cerr.ce_msg);
+			return;
 		}
 		httpd_req_set_close_cb(mr->mr_req, NULL, NULL);
 		front_reply_result(mr->mr_req, mr->mr_msg.jm_id, page, len);
+		free(page);
 		mr->mr_req = NULL;
 		legacy_req_free(mr);
 		return;

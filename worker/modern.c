@@ -180,110 +180,30 @@ modern_discover(struct mreq *m, json_t *view)
 }
 
 /*
- * A page of a list.  Tools whose x-mcp-header annotations break the
- * rules are left out, as HTTP clients would drop them anyway.
+ * A page of a list, copied out of the shared view.  Tools whose
+ * x-mcp-header annotations break the rules are left out (at build), as
+ * HTTP clients would drop them anyway.
  */
 static void
 modern_list(struct mreq *m, json_t *view)
 {
-	static const struct {
-		const char	*ml_method;
-		const char	*ml_field;
-		const char	*ml_key;
-	} lists[] = {
-		{ "tools/list", "tools", "name" },
-		{ "prompts/list", "prompts", "name" },
-		{ "resources/list", "resources", "uri" },
-		{ "resources/templates/list", "resourceTemplates",
-		    "uriTemplate" },
-	};
-	json_t		*all, *items = NULL, *page = NULL, *it, *map, *cur;
-	json_t		*si, *r;
-	char		*last = NULL, *next = NULL, why[256];
-	const char	*text;
-	size_t		 i, n, start = 0, dup = 0, end, l, tlen;
-	const char	*field = NULL, *key = NULL;
+	struct core_err	 cerr;
+	json_t		*si;
+	char		*text;
+	size_t		 len;
+	int		 rc;
 
-	for (l = 0; l < sizeof(lists) / sizeof(lists[0]); l++)
-		if (strcmp(lists[l].ml_method, m->m_msg.jm_method) == 0) {
-			field = lists[l].ml_field;
-			key = lists[l].ml_key;
-		}
-	/* the page as text, made once per view (pages.c) */
-	cur = json_object_get(m->m_msg.jm_params, "cursor");
-	if ((text = pages_find(view, PROTO_ERA_MODERN, m->m_msg.jm_method,
-	    cur, &tlen)) != NULL) {
-		modern_reply_text(m, text, tlen);
-		return;
-	}
-	all = json_object_get(view, field);
-	if ((items = json_array()) == NULL)
-		goto oom;
-	json_array_foreach(all, i, it) {
-		if (strcmp(field, "tools") == 0) {
-			if (proto_x_mcp_headers(json_object_get(it,
-			    "inputSchema"), &map, why, sizeof(why)) == -1) {
-				log_info("tool %s left out of Modern lists: %s",
-				    json_string_value(json_object_get(it,
-				    "name")), why);
-				continue;
-			}
-			json_decref(map);
-		}
-		(void)json_array_append(items, it);
-	}
-	if (cur != NULL) {
-		if (!json_is_string(cur) || proto_cursor_decode(
-		    json_string_value(cur), field, &last, &dup) == -1 ||
-		    proto_cursor_resume(items, key, last, dup, &start) == -1) {
-			free(last);
-			json_decref(items);
-			modern_error(m, 200, JSONRPC_INVALID_PARAMS,
-			    "Invalid params: not a cursor of this list", NULL);
-			return;
-		}
-		free(last);
-	}
-	n = json_array_size(items);
-	end = start + views_page_size(m->m_w);
-	if (end > n)
-		end = n;
-	if ((page = json_array()) == NULL)
-		goto oom;
-	for (i = start; i < end; i++)
-		(void)json_array_append(page, json_array_get(items, i));
-	if (end < n && (next = proto_cursor_next(items, key, field, end)) ==
-	    NULL)
-		goto oom;
-	json_decref(items);
-	items = json_pack("{s:o, s:s*}", field, page, "nextCursor", next);
-	page = NULL;
-	free(next);
-	if (items == NULL)
-		goto oom;
 	/* Legacy backends give no caching hints: 0 (MCP 2026-07-28, Caching) */
 	si = modern_server_info(m->m_w);
-	r = proto_modern_result(items, NULL, si, 0, "public");
-	items = NULL;
+	rc = core_list(view, m->m_msg.jm_method, m->m_msg.jm_params,
+	    views_page_size(m->m_w), si, &text, &len, &cerr);
 	json_decref(si);
-	if (r == NULL)
-		goto oom;
-	if ((text = pages_put(view, PROTO_ERA_MODERN, m->m_msg.jm_method,
-	    cur, json_incref(r), &tlen)) == NULL) {
-		json_t *resp = jsonrpc_result_new(m->m_msg.jm_id, r);
-
-		modern_reply(m, 200, resp);
-		json_decref(resp);
+	if (rc == -1) {
+		modern_error(m, 200, cerr.ce_code, cerr.ce_msg, NULL);
 		return;
 	}
-	json_decref(r);
-	modern_reply_text(m, text, tlen);
-	return;
-oom:
-	json_decref(items);
-	json_decref(page);
-	modern_error(m, 200, JSONRPC_INTERNAL_ERROR,
-	    "Internal error: out of memory", NULL);
+	modern_reply_text(m, text, len);
+	free(text);
 }
 
 /* the params as a Legacy backend takes them: no Modern envelope */

@@ -170,8 +170,9 @@ notify_lists_changed(struct worker *w, json_t *old, json_t *view,
 	const char	*last = NULL;
 
 	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-		if (old != NULL && json_equal(json_object_get(old, kinds[i].f),
-		    json_object_get(view, kinds[i].f)))
+		if (old != NULL && json_equal(json_object_get(json_object_get(
+		    old, "digests"), kinds[i].f), json_object_get(
+		    json_object_get(view, "digests"), kinds[i].f)))
 			continue;
 		if (last != NULL && strcmp(last, kinds[i].method) == 0)
 			continue;	/* resources and templates: one note */

@@ -5,9 +5,11 @@
  * re-described, and a routing table from each advertised name back to
  * its backend and the backend's own name.
  *
- * view_build() is pure (no I/O, no store): lists in, one JSON document
- * out, deterministic (backends in sorted name order, never hash order),
- * so it can be stored in LMDB as is and shared by every worker.
+ * view_resolve() is pure (no I/O, no store) and deterministic (backends
+ * in sorted name order, never hash order): lists in, the entries that
+ * stand out.  view_layout() renders them as the block every worker reads
+ * in place from the store; view_build() as one JSON document (what the
+ * unit tests pin the naming rules on).
  */
 #ifndef VMCPD_VIEW_H
 #define VMCPD_VIEW_H
@@ -82,6 +84,44 @@ struct view_clock {
 	uint64_t	vl_retry;	/* a view lacking a fresh part */
 };
 
+enum view_kind {
+	VIEW_KIND_TOOLS = 0,
+	VIEW_KIND_RESOURCES,
+	VIEW_KIND_TEMPLATES,
+	VIEW_KIND_PROMPTS,
+	VIEW_KIND_N
+};
+
+/* one entry of a resolved view: what the backend listed, as advertised */
+struct view_entry {
+	const char			*ve_name;	/* advertised, or uri */
+	const char			*ve_backend;
+	const char			*ve_own;	/* the backend's name/uri */
+	json_t				*ve_obj;	/* its entry, borrowed */
+	const struct view_override	*ve_ov;		/* tools */
+	int				 ve_hidden;	/* tools */
+};
+
+/*
+ * The view resolved: per kind, the entries that stand, in list order
+ * (by advertised name, uri or uriTemplate); hidden tools included.
+ * Borrows from the inputs, which must outlive it.  errors: as
+ * view_build()'s.  view_build() renders it as JSON, view_layout() as
+ * the layout workers read in place.
+ */
+struct view_resolved {
+	struct view_entry	*vs_e[VIEW_KIND_N];
+	size_t			 vs_n[VIEW_KIND_N];
+	json_t			*vs_errors;
+	struct vb_kept		*vs_kept;	/* what the names live in */
+};
+
+int	 view_resolve(const struct view_policy *, const struct view_input *,
+	    size_t ninputs, struct view_resolved *);
+void	 view_resolved_free(struct view_resolved *);
+/* an entry as advertised: new name, overrides (a new reference) */
+json_t	*view_entry_json(const struct view_entry *, enum view_kind);
+
 /*
  * Build the view.  The result (a new reference) is:
  *   { "tools": [Tool...], "resources": [...], "resourceTemplates": [...],
@@ -94,7 +134,9 @@ struct view_clock {
  *       "templates": [ {"t": uriTemplate, "b": backend} ] },
  *     "errors": [ "what was dropped and why", ... ] }
  * Lists are sorted by advertised name, uri or uriTemplate.  Hidden
- * tools are in routes (for composite steps) but not in "tools".
+ * tools are in routes (for composite steps) but not in "tools".  The
+ * entries share what they do not change with the inputs (held, so the
+ * inputs must not be changed while the view is in use).
  * Returns NULL only on allocation failure.
  */
 json_t	*view_build(const struct view_policy *, const struct view_input *,
@@ -118,5 +160,79 @@ enum view_part view_part_age(const struct view_clock *, uint64_t listed_ms);
  */
 int	 view_mark(json_t *view, const struct view_input *, size_t ninputs,
 	    const struct view_clock *);
+
+/*
+ * The view as workers read it in place (view_layout.c): one block of
+ * bytes per view in the store, answered from where it lies in the map.
+ */
+const char *view_kind_field(enum view_kind);	/* "tools", ... */
+
+/*
+ * The layout of a resolved view into *out (malloc'd),
+ * stamped with id.  digests (an object, or NULL) gets a digest of each
+ * list by field, to tell which lists a new view changed; errs (an
+ * array, or NULL) what was left out of 2026-07-28 lists and why.
+ */
+int	 view_layout(const struct view_resolved *, uint64_t id, json_t *errs,
+	    char **out, size_t *outlen, json_t *digests);
+int	 view_layout_id(const void *, size_t, uint64_t *);
+/* the layout of a view in view_build()'s JSON shape (for tests) */
+int	 view_layout_json(json_t *view, uint64_t id, char **out,
+	    size_t *outlen, json_t *digests);
+/* compact JSON text, the bytes jsonrpc_dump() makes, several times faster */
+char	*view_json_dump(json_t *, size_t *len);
+
+/* a page asked for: Legacy by offset, 2026-07-28 by its cursor's key */
+struct view_page_req {
+	enum view_kind	 vq_kind;
+	int		 vq_modern;	/* the 2026-07-28 list */
+	size_t		 vq_pagesize;
+	size_t		 vq_offset;	/* Legacy */
+	const char	*vq_last;	/* 2026-07-28: after this key... */
+	size_t		 vq_dup;	/* ...and this many items with it */
+};
+
+/* a page as copied out */
+struct view_page {
+	char	*vp_items;	/* "[item,...]", the items' JSON, NUL-ended */
+	size_t	 vp_len;
+	size_t	 vp_count;
+	size_t	 vp_next;	/* where the next page starts; 0: last */
+	char	*vp_next_key;	/* 2026-07-28: the cursor's key, dup */
+	size_t	 vp_next_dup;
+	int	 vp_past_end;	/* a Legacy offset past the list */
+};
+
+/*
+ * The page's items copied out of the layout.  A seam for a filter per
+ * principal: the items are copied one by one here.  0, or -1 (a bad
+ * layout, no memory).
+ */
+int	 view_layout_page(const void *, size_t, const struct view_page_req *,
+	    struct view_page *);
+void	 view_page_clear(struct view_page *);
+
+enum view_route_kind {
+	VIEW_ROUTE_TOOL = 0,
+	VIEW_ROUTE_PROMPT,
+	VIEW_ROUTE_RESOURCE
+};
+
+/* a route as copied out */
+struct view_route {
+	char	*vr_backend;
+	char	*vr_own;	/* the backend's own name (tools, prompts) */
+	char	*vr_map;	/* a tool's x-mcp-header map as JSON, or NULL */
+	int	 vr_hidden;
+};
+
+#define VIEW_NO_ROUTE	1
+/* the route of an advertised name or a resource URI: 0, VIEW_NO_ROUTE, -1 */
+int	 view_layout_route(const void *, size_t, enum view_route_kind,
+	    const char *name, size_t namelen, struct view_route *);
+/* the first template matching uri (exact: equal to it) */
+int	 view_layout_template(const void *, size_t, const char *uri,
+	    int exact, struct view_route *);
+void	 view_route_clear(struct view_route *);
 
 #endif

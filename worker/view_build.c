@@ -795,7 +795,12 @@ vb_set_str(json_t *o, const char *key, const char *val)
 	return json_object_set_new(o, key, json_string(val));
 }
 
-/* the advertised copy of a tool: new name, overridden fields */
+/*
+ * The advertised copy of a tool: new name, overridden fields.  A
+ * shallow copy: what is not changed is shared with the input (held),
+ * and what an override changes is copied first.  A deep copy of every
+ * tool was most of a build's time.
+ */
 static json_t *
 vb_tool_copy(const struct vb_item *it)
 {
@@ -803,7 +808,7 @@ vb_tool_copy(const struct vb_item *it)
 	json_t				*o, *ann, *v, *c;
 	const char			*k;
 
-	if ((o = json_deep_copy(it->it_obj)) == NULL)
+	if ((o = json_copy(it->it_obj)) == NULL)
 		return NULL;
 	if (vb_set_str(o, "name", it->it_final) == -1)
 		goto fail;
@@ -816,11 +821,10 @@ vb_tool_copy(const struct vb_item *it)
 	if (!json_is_object(ov->vo_annotations))
 		return o;
 	ann = json_object_get(o, "annotations");
-	if (!json_is_object(ann)) {
-		if (json_object_set_new(o, "annotations", json_object()) == -1)
-			goto fail;
-		ann = json_object_get(o, "annotations");
-	}
+	if (json_object_set_new(o, "annotations", json_is_object(ann) ?
+	    json_copy(ann) : json_object()) == -1)
+		goto fail;
+	ann = json_object_get(o, "annotations");
 	json_object_foreach(ov->vo_annotations, k, v) {
 		if (!vb_annotation_ok(k, v))
 			continue;
@@ -834,66 +838,62 @@ fail:
 	return NULL;
 }
 
-static json_t *
-vb_route(const struct vb *vb, const struct vb_item *it, int tool)
-{
-	json_t	*r;
-
-	if ((r = json_object()) == NULL)
-		return NULL;
-	if (vb_set_str(r, "b", vb_bname(vb, it->it_bk)) == -1 ||
-	    vb_set_str(r, "n", it->it_own) == -1 ||
-	    (tool && json_object_set_new(r, "hidden",
-	    json_boolean(it->it_hidden)) == -1)) {
-		json_decref(r);
-		return NULL;
-	}
-	return r;
-}
+/* what view_resolve() keeps alive for its entries */
+struct vb_kept {
+	struct vb_vec	kp_vv[VIEW_KIND_N];
+};
 
 static int
-vb_emit_named(struct vb *vb, const struct vb_kind *k, struct vb_vec *vv,
-    json_t *list, json_t *routes)
+vb_entry_add(struct vb *vb, struct view_resolved *vs, enum view_kind k,
+    const struct vb_item *it, size_t *cap)
 {
-	struct vb_item	**f, *it;
-	json_t		 *o;
-	size_t		  i;
-	int		  tool = k == &vb_tools;
+	struct view_entry	*e, *p;
+	size_t			 ncap;
+
+	if (vs->vs_n[k] == *cap) {
+		ncap = *cap == 0 ? 16 : *cap * 2;
+		if (ncap > SIZE_MAX / sizeof(*e) || (p = realloc(vs->vs_e[k],
+		    ncap * sizeof(*p))) == NULL) {
+			vb->vb_oom = 1;
+			return -1;
+		}
+		vs->vs_e[k] = p;
+		*cap = ncap;
+	}
+	e = &vs->vs_e[k][vs->vs_n[k]++];
+	e->ve_name = it->it_final != NULL ? it->it_final : it->it_name;
+	e->ve_backend = vb_bname(vb, it->it_bk);
+	e->ve_own = it->it_own;
+	e->ve_obj = it->it_obj;
+	e->ve_ov = it->it_ov;
+	e->ve_hidden = it->it_hidden;
+	return 0;
+}
+
+/* tools and prompts: the survivors of naming, by advertised name */
+static int
+vb_resolve_named(struct vb *vb, const struct vb_kind *k, struct vb_vec *vv,
+    struct view_resolved *vs, enum view_kind kind)
+{
+	struct vb_item	**f;
+	size_t		  i, cap = 0;
 
 	if ((f = vb_resolve(vb, k, vv)) == NULL)
 		return -1;
-	for (i = 0; (it = f[i]) != NULL; i++) {
-		if (json_object_set_new(routes, it->it_final,
-		    vb_route(vb, it, tool)) == -1)
-			goto fail;
-		if (it->it_hidden)
-			continue;
-		o = tool ? vb_tool_copy(it) : json_deep_copy(it->it_obj);
-		if (o == NULL || (!tool && vb_set_str(o, "name",
-		    it->it_final) == -1)) {
-			json_decref(o);
-			goto fail;
-		}
-		if (json_array_append_new(list, o) == -1)
-			goto fail;
-	}
+	for (i = 0; f[i] != NULL; i++)
+		if (vb_entry_add(vb, vs, kind, f[i], &cap) == -1)
+			break;
 	free(f);
-	return 0;
-fail:
-	free(f);
-	vb->vb_oom = 1;
-	return -1;
+	return vb->vb_oom ? -1 : 0;
 }
 
 /* resources and templates: never renamed, the first backend wins */
 static int
-vb_emit_uris(struct vb *vb, const struct vb_kind *k, struct vb_vec *vv,
-    json_t *list, json_t *routes)
+vb_resolve_uris(struct vb *vb, const struct vb_kind *k, struct vb_vec *vv,
+    struct view_resolved *vs, enum view_kind kind)
 {
 	struct vb_item	**v, *it, *first = NULL;
-	json_t		 *o, *r;
-	size_t		  i;
-	int		  tmpl = k == &vb_templates;
+	size_t		  i, cap = 0;
 
 	if ((v = vb_vec_sorted(vb, vv, vb_cmp_item)) == NULL)
 		return -1;
@@ -907,75 +907,43 @@ vb_emit_uris(struct vb *vb, const struct vb_kind *k, struct vb_vec *vv,
 			continue;
 		}
 		first = it;
-		if ((o = json_deep_copy(it->it_obj)) == NULL ||
-		    json_array_append_new(list, o) == -1)
-			goto fail;
-		if (!tmpl) {
-			if (vb_set_str(routes, it->it_name,
-			    vb_bname(vb, it->it_bk)) == -1)
-				goto fail;
-			continue;
-		}
-		if ((r = json_object()) == NULL ||
-		    json_array_append_new(routes, r) == -1 ||
-		    vb_set_str(r, "t", it->it_name) == -1 ||
-		    vb_set_str(r, "b", vb_bname(vb, it->it_bk)) == -1)
-			goto fail;
+		if (vb_entry_add(vb, vs, kind, it, &cap) == -1)
+			break;
 	}
 	free(v);
 	return vb->vb_oom ? -1 : 0;
-fail:
-	free(v);
-	vb->vb_oom = 1;
-	return -1;
 }
 
-static int
-vb_kind_build(struct vb *vb, const struct vb_kind *k, json_t *view,
-    json_t *routes, const char *route_key)
-{
-	struct vb_vec	 vv;
-	json_t		*list, *r;
-	int		 rc = -1;
-
-	memset(&vv, 0, sizeof(vv));
-	list = json_array();
-	r = k == &vb_templates ? json_array() : json_object();
-	if (json_object_set_new(view, k->vk_list, list) == -1 ||
-	    json_object_set_new(routes, route_key, r) == -1)
-		goto done;
-	vb_collect(vb, k, &vv);
-	if (vb->vb_oom)
-		goto done;
-	if (k == &vb_tools || k == &vb_prompts)
-		rc = vb_emit_named(vb, k, &vv, list, r);
-	else
-		rc = vb_emit_uris(vb, k, &vv, list, r);
-done:
-	vb_vec_free(&vv);
-	if (rc == -1)
-		vb->vb_oom = 1;
-	return rc;
-}
-
-json_t *
-view_build(const struct view_policy *pol, const struct view_input *in,
-    size_t ninputs)
+int
+view_resolve(const struct view_policy *pol, const struct view_input *in,
+    size_t ninputs, struct view_resolved *vs)
 {
 	static const struct view_policy	 dflt;
+	static const struct {
+		const struct vb_kind	*k;
+		enum view_kind		 kind;
+	} order[] = {	/* the order errors come out in */
+		{ &vb_tools, VIEW_KIND_TOOLS },
+		{ &vb_prompts, VIEW_KIND_PROMPTS },
+		{ &vb_resources, VIEW_KIND_RESOURCES },
+		{ &vb_templates, VIEW_KIND_TEMPLATES },
+	};
 	struct vb			 vb;
-	json_t				*view = NULL, *routes;
+	struct vb_kept			*kp;
+	size_t				 i;
+	int				 rc;
 
+	memset(vs, 0, sizeof(*vs));
 	memset(&vb, 0, sizeof(vb));
 	vb.vb_pol = pol != NULL ? pol : &dflt;
 	vb.vb_format = VIEW_DEFAULT_FORMAT;
-	if ((view = json_object()) == NULL ||
-	    (vb.vb_errors = json_array()) == NULL)
-		goto fail;
-	if (json_object_set(view, "errors", vb.vb_errors) == -1 ||
-	    json_object_set_new(view, "routes", json_object()) == -1)
-		goto fail;
-	routes = json_object_get(view, "routes");
+	if ((kp = calloc(1, sizeof(*kp))) == NULL ||
+	    (vb.vb_errors = json_array()) == NULL) {
+		free(kp);
+		return -1;
+	}
+	vs->vs_kept = kp;
+	vs->vs_errors = vb.vb_errors;
 	if (vb.vb_pol->vp_prefix_format != NULL &&
 	    vb.vb_pol->vp_prefix_format[0] != '\0') {
 		if (vb_utf8_valid(vb.vb_pol->vp_prefix_format))
@@ -984,20 +952,167 @@ view_build(const struct view_policy *pol, const struct view_input *in,
 			vb_err(&vb, "prefixFormat is not UTF-8; \"%s\" used",
 			    VIEW_DEFAULT_FORMAT);
 	}
-	if (vb_backends(&vb, in, ninputs) == -1 ||
-	    vb_kind_build(&vb, &vb_tools, view, routes, "tools") == -1 ||
-	    vb_kind_build(&vb, &vb_prompts, view, routes, "prompts") == -1 ||
-	    vb_kind_build(&vb, &vb_resources, view, routes,
-	    "resources") == -1 ||
-	    vb_kind_build(&vb, &vb_templates, view, routes,
-	    "templates") == -1 || vb.vb_oom)
+	if (vb_backends(&vb, in, ninputs) == -1)
 		goto fail;
+	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		struct vb_vec *vv = &kp->kp_vv[order[i].kind];
+
+		vb_collect(&vb, order[i].k, vv);
+		if (vb.vb_oom)
+			goto fail;
+		if (order[i].k == &vb_tools || order[i].k == &vb_prompts)
+			rc = vb_resolve_named(&vb, order[i].k, vv, vs,
+			    order[i].kind);
+		else
+			rc = vb_resolve_uris(&vb, order[i].k, vv, vs,
+			    order[i].kind);
+		if (rc == -1 || vb.vb_oom)
+			goto fail;
+	}
 	free(vb.vb_bk);
-	json_decref(vb.vb_errors);
-	return view;
+	return 0;
 fail:
 	free(vb.vb_bk);
-	json_decref(vb.vb_errors);
+	view_resolved_free(vs);
+	return -1;
+}
+
+void
+view_resolved_free(struct view_resolved *vs)
+{
+	struct vb_kept	*kp = vs->vs_kept;
+	int		 k;
+
+	for (k = 0; k < VIEW_KIND_N; k++) {
+		free(vs->vs_e[k]);
+		if (kp != NULL)
+			vb_vec_free(&kp->kp_vv[k]);
+	}
+	free(kp);
+	json_decref(vs->vs_errors);
+	memset(vs, 0, sizeof(*vs));
+}
+
+json_t *
+view_entry_json(const struct view_entry *e, enum view_kind k)
+{
+	struct vb_item	it;
+	json_t		*o;
+
+	switch (k) {
+	case VIEW_KIND_TOOLS:
+		memset(&it, 0, sizeof(it));
+		it.it_obj = e->ve_obj;
+		it.it_final = (char *)(uintptr_t)e->ve_name;
+		it.it_ov = e->ve_ov;
+		return vb_tool_copy(&it);
+	case VIEW_KIND_PROMPTS:
+		if ((o = json_copy(e->ve_obj)) == NULL ||
+		    vb_set_str(o, "name", e->ve_name) == -1) {
+			json_decref(o);
+			return NULL;
+		}
+		return o;
+	default:
+		/* never changed: shared with the input */
+		return json_incref(e->ve_obj);
+	}
+}
+
+static json_t *
+vb_route(const struct view_entry *e, int tool)
+{
+	json_t	*r;
+
+	if ((r = json_object()) == NULL)
+		return NULL;
+	if (vb_set_str(r, "b", e->ve_backend) == -1 ||
+	    vb_set_str(r, "n", e->ve_own) == -1 ||
+	    (tool && json_object_set_new(r, "hidden",
+	    json_boolean(e->ve_hidden)) == -1)) {
+		json_decref(r);
+		return NULL;
+	}
+	return r;
+}
+
+/* one kind of the resolved view as JSON: its list and its routes */
+static int
+vb_kind_json(const struct view_resolved *vs, enum view_kind k, json_t *list,
+    json_t *routes)
+{
+	const struct view_entry	*e;
+	json_t			*o, *r;
+	size_t			 i;
+
+	for (i = 0; i < vs->vs_n[k]; i++) {
+		e = &vs->vs_e[k][i];
+		switch (k) {
+		case VIEW_KIND_RESOURCES:
+			if (vb_set_str(routes, e->ve_name, e->ve_backend) ==
+			    -1)
+				return -1;
+			break;
+		case VIEW_KIND_TEMPLATES:
+			if ((r = json_object()) == NULL ||
+			    json_array_append_new(routes, r) == -1 ||
+			    vb_set_str(r, "t", e->ve_name) == -1 ||
+			    vb_set_str(r, "b", e->ve_backend) == -1)
+				return -1;
+			break;
+		default:
+			if (json_object_set_new(routes, e->ve_name, vb_route(e,
+			    k == VIEW_KIND_TOOLS)) == -1)
+				return -1;
+			if (e->ve_hidden)
+				continue;
+			break;
+		}
+		if ((o = view_entry_json(e, k)) == NULL ||
+		    json_array_append_new(list, o) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+json_t *
+view_build(const struct view_policy *pol, const struct view_input *in,
+    size_t ninputs)
+{
+	static const struct {
+		enum view_kind	 kind;
+		const char	*list;
+		const char	*route;
+	} order[] = {
+		{ VIEW_KIND_TOOLS, "tools", "tools" },
+		{ VIEW_KIND_PROMPTS, "prompts", "prompts" },
+		{ VIEW_KIND_RESOURCES, "resources", "resources" },
+		{ VIEW_KIND_TEMPLATES, "resourceTemplates", "templates" },
+	};
+	struct view_resolved	 vs;
+	json_t			*view = NULL, *routes, *list, *r;
+	size_t			 i;
+
+	if (view_resolve(pol, in, ninputs, &vs) == -1)
+		return NULL;
+	if ((view = json_object()) == NULL ||
+	    json_object_set(view, "errors", vs.vs_errors) == -1 ||
+	    json_object_set_new(view, "routes", json_object()) == -1)
+		goto fail;
+	routes = json_object_get(view, "routes");
+	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		list = json_array();
+		r = order[i].kind == VIEW_KIND_TEMPLATES ? json_array() :
+		    json_object();
+		if (json_object_set_new(view, order[i].list, list) == -1 ||
+		    json_object_set_new(routes, order[i].route, r) == -1 ||
+		    vb_kind_json(&vs, order[i].kind, list, r) == -1)
+			goto fail;
+	}
+	view_resolved_free(&vs);
+	return view;
+fail:
+	view_resolved_free(&vs);
 	json_decref(view);
 	return NULL;
 }

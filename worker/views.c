@@ -1,7 +1,8 @@
 /*
  * Views: the aggregated capability view, fetched from every backend in
- * parallel, built by view_build() and shared through the store's
- * "views" database by every worker.
+ * parallel, resolved by view_resolve(), laid out by view_layout() and
+ * shared through the store's "views" database by every worker, which
+ * reads it in place (views_read()).
  *
  * No request waits for a listing while there is a view to serve: a view
  * past its freshness ("fresh", view_mark()) is served as it is while one
@@ -22,6 +23,7 @@
  */
 #include <sys/queue.h>
 
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -43,6 +45,7 @@
 #define VIEW_STALE_MS	(10 * 60 * 1000)	/* last good lists stand in */
 #define VIEW_WAIT_MS	5000	/* a request waits for a first view at most */
 #define VIEW_LOCK_RETRY_MS 1000	/* another worker's rebuild: ask again after */
+#define VIEW_LAYOUT_SPARE_MS 60000	/* a layout outlives its header by */
 
 enum vkind {
 	VK_TOOLS = 0,
@@ -177,9 +180,9 @@ view_key(struct worker *w, char *buf, size_t len, const char *what,
 }
 
 /*
- * The decoded view, kept while the store's copy is the same one: a hot
- * path that re-parsed the whole view on every request would cost more
- * than the request.  One cheap read of the record's stamp decides.
+ * The decoded view header, kept while the store's copy is the same one:
+ * one cheap read of the record's stamp decides.  Lists and routes are
+ * not decoded: they are read in place from the layout it names.
  */
 static struct {
 	char		 vc_key[STORE_KEY_MAX];
@@ -243,7 +246,8 @@ view_save(struct worker *w, const char *what, const char *scope,
 	uint64_t	 now = store_now_ms();
 
 	view_key(w, key, sizeof(key), what, scope, backend);
-	if ((buf = jsonrpc_dump(o, &len)) == NULL)
+	/* the raw lists of a backend are big: not through jansson's dump */
+	if ((buf = view_json_dump(o, &len)) == NULL)
 		return;
 	if (store_put(w->w_store, STORE_VIEWS, key, strlen(key), buf, len,
 	    now + ttl_ms, now) == -1)
@@ -255,6 +259,179 @@ view_save(struct worker *w, const char *what, const char *scope,
 		stamp->sr_len = len;
 	}
 	free(buf);
+}
+
+/*
+ * Store a built view as workers read it: its layout (view_layout.c)
+ * under a key of its own, then the small header every worker decodes
+ * (capabilities, freshness, the layout's key, digests of the lists),
+ * then the previous layout goes: a worker still holding the old header
+ * finds its layout gone and takes the new header (views_read()).  The
+ * header, a new reference, or NULL.
+ */
+static json_t *
+views_store(struct worker *w, const char *scope,
+    const struct view_resolved *vs, json_t *hdr, uint64_t ttl_ms)
+{
+	static uint32_t	 seq;
+	json_t		*digests = NULL, *errs = NULL, *old;
+	char		 key[STORE_KEY_MAX], okey[STORE_KEY_MAX] = "", id[40];
+	char		*buf = NULL;
+	const char	*ok;
+	size_t		 len, i;
+	uint64_t	 now = store_now_ms(), vid;
+	int		 rc = -1;
+
+	/* unique across workers and restarts of one: pid, time, count */
+	vid = (uint64_t)getpid() << 40 ^ now << 8 ^ seq++;
+	(void)snprintf(id, sizeof(id), "%016llx", (unsigned long long)vid);
+	if ((digests = json_object()) == NULL || (errs = json_array()) ==
+	    NULL || view_layout(vs, vid, errs, &buf, &len, digests) == -1)
+		goto done;
+	for (i = 0; i < json_array_size(errs); i++)
+		log_info("view: %s", json_string_value(json_array_get(errs,
+		    i)));
+	view_key(w, key, sizeof(key), "vdata", scope, id);
+	/* outlives its header a little: a header never names a layout
+	 * that expired first */
+	if (store_put(w->w_store, STORE_VIEWS, key, strlen(key), buf, len,
+	    now + ttl_ms + VIEW_LAYOUT_SPARE_MS, now) == -1) {
+		log_warnx("cannot store the view's layout (%zu bytes)", len);
+		goto done;
+	}
+	if ((old = view_load(w, "view", scope, NULL, NULL)) != NULL) {
+		if ((ok = json_string_value(json_object_get(old, "layout"))) !=
+		    NULL)
+			(void)snprintf(okey, sizeof(okey), "%s", ok);
+		json_decref(old);
+	}
+	if (json_object_set_new(hdr, "layout", json_string(key)) == -1 ||
+	    json_object_set(hdr, "digests", digests) == -1)
+		goto done;
+	view_save(w, "view", scope, NULL, hdr, ttl_ms, NULL);
+	if (okey[0] != '\0' && strcmp(okey, key) != 0)
+		(void)store_del(w->w_store, STORE_VIEWS, okey, strlen(okey));
+	rc = 0;
+done:
+	free(buf);
+	json_decref(digests);
+	json_decref(errs);
+	return rc == 0 ? json_incref(hdr) : NULL;
+}
+
+/* what a read in place of the layout asks and answers */
+struct views_read {
+	int			 vr_what;	/* VIEWS_READ_* */
+	const struct view_page_req *vr_req;
+	struct view_page	*vr_page;
+	enum view_route_kind	 vr_kind;
+	const char		*vr_name;
+	size_t			 vr_namelen;
+	int			 vr_exact;
+	struct view_route	*vr_route;
+	int			 vr_rc;
+};
+
+#define VIEWS_READ_PAGE		0
+#define VIEWS_READ_ROUTE	1
+#define VIEWS_READ_TEMPLATE	2
+
+/* inside store_read()'s txn: pure, copies out the slice asked for */
+static int
+views_read_cb(void *arg, const void *data, size_t len)
+{
+	struct views_read *r = arg;
+
+	switch (r->vr_what) {
+	case VIEWS_READ_PAGE:
+		r->vr_rc = view_layout_page(data, len, r->vr_req, r->vr_page);
+		break;
+	case VIEWS_READ_ROUTE:
+		r->vr_rc = view_layout_route(data, len, r->vr_kind, r->vr_name,
+		    r->vr_namelen, r->vr_route);
+		break;
+	default:
+		r->vr_rc = view_layout_template(data, len, r->vr_name,
+		    r->vr_exact, r->vr_route);
+		break;
+	}
+	return 0;
+}
+
+/*
+ * The layout of view, read in place.  A layout gone (a newer view
+ * replaced it since this header was read) is read from the newer view.
+ */
+static int
+views_read(struct worker *w, json_t *view, struct views_read *r)
+{
+	json_t		*now = NULL;
+	const char	*key = json_string_value(json_object_get(view,
+			    "layout"));
+	int		 rc, tries;
+
+	for (tries = 0; tries < 2; tries++) {
+		if (key == NULL)
+			break;
+		rc = store_read(w->w_store, STORE_VIEWS, key, strlen(key),
+		    store_now_ms(), views_read_cb, r);
+		if (rc == 0) {
+			json_decref(now);
+			return r->vr_rc;
+		}
+		if (rc != STORE_NOTFOUND || now != NULL)
+			break;
+		if ((now = view_peek(w)) == NULL)
+			break;
+		key = json_string_value(json_object_get(now, "layout"));
+	}
+	json_decref(now);
+	return -1;
+}
+
+int
+view_page_get(struct worker *w, json_t *view, const struct view_page_req *q,
+    struct view_page *pg)
+{
+	struct views_read r;
+
+	memset(&r, 0, sizeof(r));
+	memset(pg, 0, sizeof(*pg));
+	r.vr_what = VIEWS_READ_PAGE;
+	r.vr_req = q;
+	r.vr_page = pg;
+	return views_read(w, view, &r);
+}
+
+int
+view_route_get(struct worker *w, json_t *view, enum view_route_kind kind,
+    const char *name, size_t namelen, struct view_route *route)
+{
+	struct views_read r;
+
+	memset(&r, 0, sizeof(r));
+	memset(route, 0, sizeof(*route));
+	r.vr_what = VIEWS_READ_ROUTE;
+	r.vr_kind = kind;
+	r.vr_name = name;
+	r.vr_namelen = namelen;
+	r.vr_route = route;
+	return views_read(w, view, &r);
+}
+
+int
+view_template_get(struct worker *w, json_t *view, const char *uri, int exact,
+    struct view_route *route)
+{
+	struct views_read r;
+
+	memset(&r, 0, sizeof(r));
+	memset(route, 0, sizeof(*route));
+	r.vr_what = VIEWS_READ_TEMPLATE;
+	r.vr_name = uri;
+	r.vr_exact = exact;
+	r.vr_route = route;
+	return views_read(w, view, &r);
 }
 
 json_t *
@@ -830,11 +1007,13 @@ vbuild_publish(struct vbuild *b, int final, char *err, size_t errlen)
 	struct worker		*w = b->vb_w;
 	struct view_input	*in = NULL, *use = NULL;
 	struct view_clock	 c;
-	json_t			*view = NULL, *errs, *caps, *src;
+	struct view_resolved	 vs;
+	json_t			*view = NULL, *hdr = NULL, *caps, *src;
 	size_t			 i, nuse = 0;
 	uint64_t		 fresh;
 	int			 k;
 
+	memset(&vs, 0, sizeof(vs));
 	views_clock(w, &c);
 	caps = json_object();
 	if (caps == NULL || (in = calloc(b->vb_nfetch + 1, sizeof(*in))) ==
@@ -891,24 +1070,25 @@ vbuild_publish(struct vbuild *b, int final, char *err, size_t errlen)
 		if (vi->vi_part != VIEW_PART_MISSING)
 			use[nuse++] = *vi;
 	}
-	if ((view = view_build(views_policy(w), use, nuse)) == NULL ||
-	    view_mark(view, in, b->vb_nfetch, &c) == -1 ||
-	    json_object_set(view, "capabilities", caps) == -1)
+	/* the header: capabilities, freshness marks; the layout's key */
+	if ((hdr = json_pack("{s:O}", "capabilities", caps)) == NULL ||
+	    view_mark(hdr, in, b->vb_nfetch, &c) == -1 ||
+	    view_resolve(views_policy(w), use, nuse, &vs) == -1)
 		goto oom;
-	errs = json_object_get(view, "errors");
-	for (i = 0; final && i < json_array_size(errs); i++)
-		log_warnx("view: %s", json_string_value(json_array_get(errs,
-		    i)));
 	/* kept past its freshness: served while the next one builds */
-	fresh = views_stamp(view, "fresh");
-	view_save(w, "view", b->vb_scope, NULL, view, (fresh > c.vl_now ?
-	    fresh - c.vl_now : 0) + VIEW_STALE_MS, NULL);
+	fresh = views_stamp(hdr, "fresh");
+	if ((view = views_store(w, b->vb_scope, &vs, hdr, (fresh > c.vl_now ?
+	    fresh - c.vl_now : 0) + VIEW_STALE_MS)) == NULL)
+		goto oom;
+	for (i = 0; final && i < json_array_size(vs.vs_errors); i++)
+		log_warnx("view: %s", json_string_value(json_array_get(
+		    vs.vs_errors, i)));
 	goto done;
 oom:
-	json_decref(view);
-	view = NULL;
 	(void)snprintf(err, errlen, "out of memory");
 done:
+	view_resolved_free(&vs);
+	json_decref(hdr);
 	json_decref(caps);
 	free(in);
 	free(use);
@@ -959,6 +1139,9 @@ vbuild_finish(struct vbuild *b)
 	vbuild_answer(b, 1, view, err);
 	json_decref(view);
 	vbuild_free(b);
+	/* a build's lists and layout (tens of MB at 100k tools) go back to
+	 * the system, not kept as this worker's heap until the next one */
+	(void)malloc_trim(0);
 }
 
 /* VIEW_WAIT_MS: the waiters get what there is; the listing goes on */

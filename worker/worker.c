@@ -261,7 +261,6 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 	mrtr_free_all();
 	modern_free_all();
 	session_cache_free();
-	pages_free();
 	http_client_free(w->w_hc);
 	store_close(w->w_store);
 	event_free(w->w_chan_ev);

@@ -16,6 +16,7 @@
 
 #include "proto/proto.h"
 #include "shared/version.h"
+#include "view.h"
 #include "worker_main.h"
 
 struct config;
@@ -125,8 +126,10 @@ struct core_err {
 };
 
 enum core_kind core_method_kind(const char *method);
+/* a list page as result text: Legacy, or 2026-07-28 with server_info */
 int	 core_list(json_t *view, const char *method, json_t *params,
-	    size_t pagesize, json_t **result, struct core_err *);
+	    size_t pagesize, const json_t *server_info, char **text,
+	    size_t *len, struct core_err *);
 int	 core_route(json_t *view, const struct config *, const char *method,
 	    json_t *params, const struct config_backend **be,
 	    json_t **bparams, struct core_err *);
@@ -219,6 +222,13 @@ void	 view_get_cancel(struct worker *, void *arg);
 /* a list can't be answered from view (a backend missing): why, or NULL */
 const char *view_incomplete(struct worker *, json_t *view);
 json_t	*view_peek(struct worker *);	/* the stored view, or NULL */
+/* read in place from view's layout (view.h): 0, VIEW_NO_ROUTE, -1 */
+int	 view_page_get(struct worker *, json_t *view,
+	    const struct view_page_req *, struct view_page *);
+int	 view_route_get(struct worker *, json_t *view, enum view_route_kind,
+	    const char *name, size_t namelen, struct view_route *);
+int	 view_template_get(struct worker *, json_t *view, const char *uri,
+	    int exact, struct view_route *);
 size_t	 views_page_size(struct worker *);
 void	 views_free(void);
 
@@ -255,14 +265,6 @@ void	 listen_drain(struct worker *);
 void	 modern_free_all(void);
 void	 modern_handle(struct worker *, struct httpd_req *,
 	    struct jsonrpc_msg *msg);
-
-/* pages.c: serialised list pages of the current view, per era */
-const char *pages_find(json_t *view, enum proto_era, const char *method,
-	    const json_t *cursor, size_t *len);
-/* result is taken; NULL (nothing kept) for a non-string cursor */
-const char *pages_put(json_t *view, enum proto_era, const char *method,
-	    const json_t *cursor, json_t *result, size_t *len);
-void	 pages_free(void);
 
 /* legacy.c: the Legacy (2025-11-25) client edge */
 void	 legacy_handle(struct worker *, struct httpd_req *);

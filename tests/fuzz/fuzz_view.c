@@ -11,7 +11,8 @@
  * has its route, visible tools are not hidden; the template routes
  * follow the advertised templates; the same inputs in reverse order
  * give the same bytes; a template without braces matches exactly its
- * own text.
+ * own text; the layout (view_layout.c) of the same resolution holds the
+ * same lists, byte for byte, and the same tool routes.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -106,6 +107,53 @@ pick(json_t *doc, const char *key)
 	return doc;
 }
 
+/* the layout says what the JSON view says: the lists' bytes, the routes */
+static void
+check_layout(const struct view_policy *pol, const struct view_input *in,
+    size_t n, json_t *v)
+{
+	struct view_resolved	 vs;
+	struct view_page_req	 q;
+	struct view_page	 pg;
+	struct view_route	 r;
+	json_t			*rt;
+	const char		*name;
+	char			*lay, *want;
+	size_t			 len;
+	int			 k;
+
+	if (view_resolve(pol, in, n, &vs) == -1)
+		abort();
+	if (view_layout(&vs, 1, NULL, &lay, &len, NULL) == -1)
+		abort();
+	view_resolved_free(&vs);
+	memset(&q, 0, sizeof(q));
+	q.vq_pagesize = SIZE_MAX;
+	for (k = 0; k < VIEW_KIND_N; k++) {
+		q.vq_kind = (enum view_kind)k;
+		if (view_layout_page(lay, len, &q, &pg) == -1)
+			abort();
+		want = json_dumps(json_object_get(v, view_kind_field(k)),
+		    JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
+		if (want == NULL || strcmp(want, pg.vp_items) != 0)
+			abort();
+		free(want);
+		view_page_clear(&pg);
+	}
+	json_object_foreach(json_object_get(json_object_get(v, "routes"),
+	    "tools"), name, rt) {
+		if (view_layout_route(lay, len, VIEW_ROUTE_TOOL, name,
+		    strlen(name), &r) != 0 || strcmp(r.vr_backend,
+		    json_string_value(json_object_get(rt, "b"))) != 0 ||
+		    strcmp(r.vr_own, json_string_value(json_object_get(rt,
+		    "n"))) != 0 || r.vr_hidden != json_is_true(
+		    json_object_get(rt, "hidden")))
+			abort();
+		view_route_clear(&r);
+	}
+	free(lay);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -192,6 +240,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	v1 = view_build(&pol, in, n);
 	check_view(v1, seg[1]);
+	check_layout(&pol, in, n, v1);
 	v2 = view_build(&pol, rev, n);
 	check_view(v2, seg[1]);
 	s1 = json_dumps(v1, JSON_COMPACT | JSON_SORT_KEYS);

@@ -20,6 +20,7 @@ import net from 'node:net';
 
 import {
   guarded, rpc, waitFor, sleep, httpRequest, mcpHeaders, nextId, startTestBackend, HOST, LEGACY_VERSION,
+  vmcpctl,
 } from './lib/harness.mjs';
 import {
   useMulti, startMulti, openSessionCaps, openGet, serve, jsonBody, modern,
@@ -288,6 +289,15 @@ describe('list_changed from one backend', () => {
     a.release();
     await waitFor('a2 in the view', async () => names(await list()).includes('a2'), { timeout: 10000 });
     assert.equal(b.lists(), bBefore, 'b was not listed again');
+    // the view is read in place from its layout: the store keeps the
+    // layout the header names, and the one it replaced is gone
+    const r = await vmcpctl(['dump', 'views'], { stateDir: ctx.d.stateDir });
+    assert.equal(r.code, 0, `vmcpctl dump views: ${r.stderr}`);
+    const recs = r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    const header = recs.find((o) => o.key.startsWith('view|'));
+    assert.ok(header?.value?.layout, 'the header names its layout');
+    assert.deepEqual(recs.filter((o) => o.key.startsWith('vdata|')).map((o) => o.key),
+      [header.value.layout]);
   }));
 });
 

@@ -267,6 +267,52 @@ test_db_names(void **state)
 
 /* --- records --- */
 
+/* store_read(): the payload in place, the callback's answer passed on */
+struct read_seen {
+	char	rs_data[64];
+	size_t	rs_len;
+	int	rs_calls;
+};
+
+static int
+read_cb(void *arg, const void *data, size_t len)
+{
+	struct read_seen *rs = arg;
+
+	rs->rs_calls++;
+	rs->rs_len = len;
+	if (len < sizeof(rs->rs_data))
+		memcpy(rs->rs_data, data, len);
+	return 7;
+}
+
+static void
+test_read_in_place(void **state)
+{
+	struct fixture		*f = *state;
+	struct store		*st = f->f_st;
+	struct read_seen	 rs;
+
+	memset(&rs, 0, sizeof(rs));
+	assert_int_equal(store_read(st, STORE_VIEWS, "v", 1, NOW, read_cb,
+	    &rs), STORE_NOTFOUND);
+	assert_int_equal(rs.rs_calls, 0);
+	put_str(st, STORE_VIEWS, "v", "layout bytes", NOW + 10);
+	assert_int_equal(store_read(st, STORE_VIEWS, "v", 1, NOW, read_cb,
+	    &rs), 7);
+	assert_int_equal(rs.rs_calls, 1);
+	assert_int_equal(rs.rs_len, 12);
+	assert_memory_equal(rs.rs_data, "layout bytes", 12);
+	/* expired: not handed to the callback */
+	assert_int_equal(store_read(st, STORE_VIEWS, "v", 1, NOW + 10,
+	    read_cb, &rs), STORE_NOTFOUND);
+	assert_int_equal(rs.rs_calls, 1);
+	assert_int_equal(store_read(st, STORE_VIEWS, "v", 1, NOW, NULL, &rs),
+	    -1);
+	assert_int_equal(store_read(st, STORE_VIEWS, "", 0, NOW, read_cb,
+	    &rs), -1);
+}
+
 static void
 test_put_get_del(void **state)
 {
@@ -1595,6 +1641,8 @@ main(void)
 		cmocka_unit_test(test_codec_reject),
 		cmocka_unit_test(test_expired),
 		cmocka_unit_test(test_db_names),
+		cmocka_unit_test_setup_teardown(test_read_in_place, setup_store,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_put_get_del,
 		    setup_store, teardown),
 		cmocka_unit_test_setup_teardown(test_add, setup_store,

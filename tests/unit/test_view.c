@@ -1,7 +1,7 @@
 /*
  * worker/view_build.c: naming strategies, overrides, visibility,
  * prompts, resources, determinism, malformed input (RFC 6570 matching:
- * test_uritemplate.c).
+ * test_uritemplate.c); worker/view_layout.c: the layout read in place.
  *
  * Every build frees its inputs before the view is inspected, so a view
  * that borrowed from its input shows up under ASan.
@@ -46,16 +46,13 @@ jopt(const char *s)
 	return s != NULL ? jparse(s) : NULL;
 }
 
-/* build from JSON text; the inputs are gone when the view is returned */
-static json_t *
-build(const struct view_policy *pol, const struct tb *tb, size_t n)
+static struct view_input *
+inputs_make(struct view_input *in, const struct tb *tb, size_t n)
 {
-	struct view_input	in[16];
-	json_t			*v;
-	size_t			 i;
+	size_t i;
 
 	assert_true(n <= 16);
-	memset(in, 0, sizeof(in));
+	memset(in, 0, 16 * sizeof(*in));
 	for (i = 0; i < n; i++) {
 		in[i].vi_backend = tb[i].b;
 		in[i].vi_tools = jopt(tb[i].tools);
@@ -63,13 +60,31 @@ build(const struct view_policy *pol, const struct tb *tb, size_t n)
 		in[i].vi_resources = jopt(tb[i].resources);
 		in[i].vi_templates = jopt(tb[i].templates);
 	}
-	v = view_build(pol, in, n);
+	return in;
+}
+
+static void
+inputs_free(struct view_input *in, size_t n)
+{
+	size_t i;
+
 	for (i = 0; i < n; i++) {
 		json_decref(in[i].vi_tools);
 		json_decref(in[i].vi_prompts);
 		json_decref(in[i].vi_resources);
 		json_decref(in[i].vi_templates);
 	}
+}
+
+/* build from JSON text; the inputs are gone when the view is returned */
+static json_t *
+build(const struct view_policy *pol, const struct tb *tb, size_t n)
+{
+	struct view_input	in[16];
+	json_t			*v;
+
+	v = view_build(pol, inputs_make(in, tb, n), n);
+	inputs_free(in, n);
 	assert_non_null(v);
 	return v;
 }
@@ -1303,6 +1318,350 @@ test_mark(void **state)
 	json_decref(v);
 }
 
+/*
+ * view_layout.c: the layout read in place answers what the JSON view
+ * says: each list page is the bytes jsonrpc_dump() made of the page,
+ * each route the same backend and own name; a tool whose x-mcp-header
+ * breaks the rules is left out of the 2026-07-28 list only.
+ */
+struct lay {
+	char	*l_buf;
+	size_t	 l_len;
+	json_t	*l_view;
+	json_t	*l_digests;
+	json_t	*l_errs;
+};
+
+static void
+lay_make(struct lay *l, const struct view_policy *pol, const struct tb *tb,
+    size_t n)
+{
+	struct view_input	in[16];
+	struct view_resolved	vs;
+
+	memset(l, 0, sizeof(*l));
+	l->l_view = view_build(pol, inputs_make(in, tb, n), n);
+	l->l_digests = json_object();
+	l->l_errs = json_array();
+	assert_int_equal(view_resolve(pol, in, n, &vs), 0);
+	assert_int_equal(view_layout(&vs, 42, l->l_errs, &l->l_buf,
+	    &l->l_len, l->l_digests), 0);
+	view_resolved_free(&vs);
+	inputs_free(in, n);
+}
+
+static void
+lay_free(struct lay *l)
+{
+	free(l->l_buf);
+	json_decref(l->l_view);
+	json_decref(l->l_digests);
+	json_decref(l->l_errs);
+}
+
+/* every Legacy page of a list is the dump of that slice of the view's */
+static void
+lay_expect_pages(struct lay *l, enum view_kind k, size_t ps)
+{
+	struct view_page_req	 q;
+	struct view_page	 pg;
+	json_t			*all = json_object_get(l->l_view,
+				    view_kind_field(k)), *slice;
+	char			*want;
+	size_t			 off = 0, i;
+
+	memset(&q, 0, sizeof(q));
+	q.vq_kind = k;
+	q.vq_pagesize = ps;
+	do {
+		q.vq_offset = off;
+		assert_int_equal(view_layout_page(l->l_buf, l->l_len, &q, &pg),
+		    0);
+		slice = json_array();
+		for (i = off; i < off + ps && i < json_array_size(all); i++)
+			json_array_append(slice, json_array_get(all, i));
+		want = json_dumps(slice, JSON_COMPACT | JSON_PRESERVE_ORDER);
+		assert_int_equal(pg.vp_len, strlen(want));
+		assert_memory_equal(pg.vp_items, want, pg.vp_len);
+		free(want);
+		json_decref(slice);
+		off = pg.vp_next;
+		view_page_clear(&pg);
+	} while (off != 0);
+}
+
+static void
+test_layout_matches_view(void **state)
+{
+	static const struct view_override ov[] = {
+		{ "b1", "renamed", "New \"quoted\"\ttext\001", NULL },
+	};
+	static const struct view_workload wl[] = {
+		{ "alpha", NULL, 0, 0, ov, 1 },
+	};
+	static const char *const filt[] = { "beta_c1" };
+	static const struct view_workload wl2[] = {
+		{ "alpha", NULL, 0, 0, ov, 1 },
+		{ "beta", filt, 1, 0, NULL, 0 },
+	};
+	static const struct tb tb[] = {
+		{ "alpha", "[" TOOL("b1") "," TOOLA("a2") "," TOOL("z\u00e9")
+		    "]", "[" PROMPT("p") "]", "[" RES("file:///a") ","
+		    RES("file:///b") "]", "[" TMPL("file:///{x}") "]" },
+		{ "beta", "[" TOOL("c1") "," TOOL("c2") "," TOOL("c3") "]",
+		    "[" PROMPT("p") "]", "[" RES("file:///a") "]",
+		    "[" TMPL("note://{id}") "]" },
+	};
+	struct view_policy	 pol;
+	struct view_route	 r;
+	struct lay		 l;
+	json_t			*routes, *rt;
+	const char		*name;
+	int			 k;
+
+	(void)state;
+	memset(&pol, 0, sizeof(pol));
+	pol.vp_workloads = wl;
+	pol.vp_nworkloads = 1;
+	lay_make(&l, &pol, tb, 2);
+	for (k = 0; k < VIEW_KIND_N; k++) {
+		lay_expect_pages(&l, k, 1);
+		lay_expect_pages(&l, k, 2);
+		lay_expect_pages(&l, k, 100);
+	}
+	routes = json_object_get(json_object_get(l.l_view, "routes"), "tools");
+	assert_true(json_object_size(routes) == 6);
+	json_object_foreach(routes, name, rt) {
+		assert_int_equal(view_layout_route(l.l_buf, l.l_len,
+		    VIEW_ROUTE_TOOL, name, strlen(name), &r), 0);
+		assert_string_equal(r.vr_backend, json_string_value(
+		    json_object_get(rt, "b")));
+		assert_string_equal(r.vr_own, json_string_value(
+		    json_object_get(rt, "n")));
+		assert_int_equal(r.vr_hidden, 0);
+		view_route_clear(&r);
+	}
+	/* a name asked with its length: a longer or shorter one is not it */
+	assert_int_equal(view_layout_route(l.l_buf, l.l_len, VIEW_ROUTE_TOOL,
+	    "alpha_renamedX", 13, &r), 0);
+	assert_string_equal(r.vr_own, "b1");
+	view_route_clear(&r);
+	assert_int_equal(view_layout_route(l.l_buf, l.l_len, VIEW_ROUTE_TOOL,
+	    "alpha_renamed", 12, &r), VIEW_NO_ROUTE);
+	assert_int_equal(view_layout_route(l.l_buf, l.l_len, VIEW_ROUTE_TOOL,
+	    "zzz", 3, &r), VIEW_NO_ROUTE);
+	assert_int_equal(view_layout_route(l.l_buf, l.l_len,
+	    VIEW_ROUTE_PROMPT, "beta_p", 6, &r), 0);
+	assert_string_equal(r.vr_backend, "beta");
+	assert_string_equal(r.vr_own, "p");
+	view_route_clear(&r);
+	assert_int_equal(view_layout_route(l.l_buf, l.l_len,
+	    VIEW_ROUTE_RESOURCE, "file:///a", 9, &r), 0);
+	assert_string_equal(r.vr_backend, "alpha");	/* the first wins */
+	view_route_clear(&r);
+	assert_int_equal(view_layout_template(l.l_buf, l.l_len,
+	    "note://7", 0, &r), 0);
+	assert_string_equal(r.vr_backend, "beta");
+	view_route_clear(&r);
+	assert_int_equal(view_layout_template(l.l_buf, l.l_len,
+	    "file:///{x}", 1, &r), 0);
+	assert_string_equal(r.vr_backend, "alpha");
+	view_route_clear(&r);
+	assert_int_equal(view_layout_template(l.l_buf, l.l_len,
+	    "other://x", 0, &r), VIEW_NO_ROUTE);
+	lay_free(&l);
+
+	/* hidden tools: routed, marked, not listed */
+	pol.vp_workloads = wl2;
+	pol.vp_nworkloads = 2;
+	lay_make(&l, &pol, tb, 2);
+	lay_expect_pages(&l, VIEW_KIND_TOOLS, 2);
+	assert_int_equal(view_layout_route(l.l_buf, l.l_len, VIEW_ROUTE_TOOL,
+	    "beta_c2", 7, &r), 0);
+	assert_int_equal(r.vr_hidden, 1);
+	view_route_clear(&r);
+	lay_free(&l);
+}
+
+static void
+test_layout_modern(void **state)
+{
+	static const struct tb tb[] = {
+		{ "a", "[" TOOL("t1") ",{\"name\":\"t2\",\"inputSchema\":"
+		    "{\"type\":\"object\",\"properties\":{\"r\":{\"type\":"
+		    "\"string\",\"x-mcp-header\":\"Region\"}}}},"
+		    "{\"name\":\"t3\",\"inputSchema\":{\"type\":\"object\","
+		    "\"properties\":{\"r\":{\"type\":\"object\","
+		    "\"x-mcp-header\":\"Bad\"}}}}," TOOL("t4") "]",
+		    NULL, NULL, NULL },
+	};
+	struct view_page_req	 q;
+	struct view_page	 pg;
+	struct view_route	 r;
+	struct lay		 l;
+	json_t			*items;
+
+	(void)state;
+	lay_make(&l, NULL, tb, 1);
+	/* t3's annotation is on an object: left out, and said why */
+	assert_int_equal(json_array_size(l.l_errs), 1);
+	memset(&q, 0, sizeof(q));
+	q.vq_kind = VIEW_KIND_TOOLS;
+	q.vq_modern = 1;
+	q.vq_pagesize = 2;
+	assert_int_equal(view_layout_page(l.l_buf, l.l_len, &q, &pg), 0);
+	items = jparse(pg.vp_items);
+	assert_int_equal(json_array_size(items), 2);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(
+	    items, 1), "name")), "a_t2");
+	assert_string_equal(pg.vp_next_key, "a_t2");
+	assert_int_equal(pg.vp_next_dup, 1);
+	json_decref(items);
+	/* resumed after a_t2: a_t3 is not in this list */
+	q.vq_last = "a_t2";
+	q.vq_dup = 1;
+	view_page_clear(&pg);
+	assert_int_equal(view_layout_page(l.l_buf, l.l_len, &q, &pg), 0);
+	items = jparse(pg.vp_items);
+	assert_int_equal(json_array_size(items), 1);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(
+	    items, 0), "name")), "a_t4");
+	assert_null(pg.vp_next_key);
+	json_decref(items);
+	view_page_clear(&pg);
+	/* the Legacy list keeps it */
+	q.vq_modern = 0;
+	q.vq_last = NULL;
+	q.vq_pagesize = 10;
+	assert_int_equal(view_layout_page(l.l_buf, l.l_len, &q, &pg), 0);
+	assert_int_equal(pg.vp_count, 4);
+	view_page_clear(&pg);
+	/* the map goes with the route */
+	assert_int_equal(view_layout_route(l.l_buf, l.l_len, VIEW_ROUTE_TOOL,
+	    "a_t2", 4, &r), 0);
+	assert_non_null(r.vr_map);
+	assert_non_null(strstr(r.vr_map, "Region"));
+	view_route_clear(&r);
+	assert_int_equal(view_layout_route(l.l_buf, l.l_len, VIEW_ROUTE_TOOL,
+	    "a_t1", 4, &r), 0);
+	assert_null(r.vr_map);
+	view_route_clear(&r);
+	/* past the end */
+	q.vq_offset = 5;
+	assert_int_equal(view_layout_page(l.l_buf, l.l_len, &q, &pg), 0);
+	assert_true(pg.vp_past_end);
+	lay_free(&l);
+}
+
+/* a layout cut short or scribbled on reads as bad, never out of bounds */
+static void
+test_layout_damaged(void **state)
+{
+	static const struct tb tb[] = {
+		{ "a", "[" TOOL("t1") "," TOOL("t2") "]", "[" PROMPT("p") "]",
+		    "[" RES("file:///a") "]", "[" TMPL("x://{y}") "]" },
+	};
+	struct view_page_req	 q;
+	struct view_page	 pg;
+	struct view_route	 r;
+	struct lay		 l;
+	uint64_t		 id;
+	size_t			 cut, i;
+	char			*copy;
+
+	(void)state;
+	lay_make(&l, NULL, tb, 1);
+	assert_int_equal(view_layout_id(l.l_buf, l.l_len, &id), 0);
+	assert_true(id == 42);
+	memset(&q, 0, sizeof(q));
+	q.vq_pagesize = 10;
+	for (cut = 0; cut < l.l_len; cut++) {
+		/* a copy of exactly cut bytes: ASan sees any overread */
+		copy = malloc(cut + 1);
+		memcpy(copy, l.l_buf, cut);
+		for (i = 0; i < VIEW_KIND_N; i++) {
+			q.vq_kind = i;
+			if (view_layout_page(copy, cut, &q, &pg) == 0)
+				view_page_clear(&pg);
+		}
+		if (view_layout_route(copy, cut, VIEW_ROUTE_TOOL, "a_t2", 4,
+		    &r) == 0)
+			view_route_clear(&r);
+		if (view_layout_template(copy, cut, "x://1", 0, &r) == 0)
+			view_route_clear(&r);
+		free(copy);
+	}
+	/* offsets scribbled on */
+	for (i = 16; i + 4 <= l.l_len && i < 400; i += 4) {
+		copy = malloc(l.l_len);
+		memcpy(copy, l.l_buf, l.l_len);
+		memset(copy + i, 0xff, 4);
+		if (view_layout_page(copy, l.l_len, &q, &pg) == 0)
+			view_page_clear(&pg);
+		if (view_layout_route(copy, l.l_len, VIEW_ROUTE_TOOL, "a_t1", 4,
+		    &r) == 0)
+			view_route_clear(&r);
+		free(copy);
+	}
+	lay_free(&l);
+}
+
+/* view_json_dump() makes jsonrpc_dump()'s bytes */
+static void
+test_json_dump(void **state)
+{
+	static const char *const docs[] = {
+		"{\"a\":[1,-2,3.5,1e300,true,false,null,\"\"],\"b\":{}}",
+		"[\"\\\"q\\\\ \\/ \\b\\f\\n\\r\\t\\u0001\\u001f\\u007f\"]",
+		"{\"\\u00e9t\\u00e9\":\"\\ud83d\\ude00\",\"k\":[[],{}]}",
+		"\"x\\u0000y\"",
+		"-9223372036854775808",
+	};
+	json_t	*v;
+	char	*want, *got;
+	size_t	 i, len;
+
+	(void)state;
+	for (i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
+		v = json_loads(docs[i], JSON_DECODE_ANY | JSON_ALLOW_NUL,
+		    NULL);
+		assert_non_null(v);
+		want = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER |
+		    JSON_ENCODE_ANY);
+		got = view_json_dump(v, &len);
+		assert_non_null(got);
+		assert_int_equal(len, strlen(want));
+		assert_string_equal(got, want);
+		free(want);
+		free(got);
+		json_decref(v);
+	}
+}
+
+/* a list that changes changes its digest; the others keep theirs */
+static void
+test_layout_digests(void **state)
+{
+	static const struct tb one[] = {
+		{ "a", "[" TOOL("t1") "]", "[" PROMPT("p") "]", NULL, NULL },
+	};
+	static const struct tb two[] = {
+		{ "a", "[" TOOL("t1") "," TOOL("t2") "]", "[" PROMPT("p") "]",
+		    NULL, NULL },
+	};
+	struct lay	x, y;
+
+	(void)state;
+	lay_make(&x, NULL, one, 1);
+	lay_make(&y, NULL, two, 1);
+	assert_false(json_equal(json_object_get(x.l_digests, "tools"),
+	    json_object_get(y.l_digests, "tools")));
+	assert_true(json_equal(json_object_get(x.l_digests, "prompts"),
+	    json_object_get(y.l_digests, "prompts")));
+	lay_free(&x);
+	lay_free(&y);
+}
+
 int
 main(void)
 {
@@ -1336,6 +1695,11 @@ main(void)
 		cmocka_unit_test(test_policy_edges),
 		cmocka_unit_test(test_part_age),
 		cmocka_unit_test(test_mark),
+		cmocka_unit_test(test_layout_matches_view),
+		cmocka_unit_test(test_layout_modern),
+		cmocka_unit_test(test_layout_damaged),
+		cmocka_unit_test(test_layout_digests),
+		cmocka_unit_test(test_json_dump),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
