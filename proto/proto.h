@@ -132,6 +132,8 @@ struct jsonrpc_scan {
  * allows them.
  */
 int	 jsonrpc_scan(const char *buf, size_t len, struct jsonrpc_scan *out);
+/* the scanned id as a tree (an INT's value fits json_int_t), or NULL */
+json_t	*jsonrpc_scan_id(const struct jsonrpc_scan *);
 
 /* Builders; each returns a new reference or NULL on allocation failure.
  * id is borrowed; result, params and data are stolen, even on failure.
@@ -322,6 +324,26 @@ struct proto_verdict {
 int	 proto_classify(const struct jsonrpc_msg *,
 	    const struct proto_reqhdrs *, struct proto_verdict *);
 void	 proto_verdict_clear(struct proto_verdict *);
+
+/*
+ * The Modern hot path's look at a POST (jsonrpc_scan.c): 1 only if
+ * jsonrpc_parse(), proto_classify() with these headers and
+ * jsonrpc_params_check() would surely accept buf as a 2026-07-28
+ * tools/call request with an id, params.name and a params._meta whose
+ * claim is 2026-07-28, and the request has nothing the hot path does
+ * not carry: no logLevel, inputResponses or requestState, none of
+ * params' uri, type, cursor, level, protocolVersion or ref.  0, with
+ * *out zeroed, whenever not sure: then parse, which words the errors.
+ * mc_caps is the clientCapabilities object's text.  Mcp-Param-* is
+ * not looked at: it depends on the tool (proto_param_headers_check).
+ */
+struct proto_mcall {
+	struct jsonrpc_scan	 mc_scan;
+	const char		*mc_caps;
+	size_t			 mc_capslen;
+};
+int	 proto_modern_scan_call(const char *buf, size_t len,
+	    const struct proto_reqhdrs *, struct proto_mcall *);
 
 /*
  * An Mcp-Name or Mcp-Param-* value: OWS trimmed, "=?base64?...?="

@@ -27,10 +27,26 @@
 #include "shared/store.h"
 #include "worker.h"
 
+/*
+ * The hot path's call, read off a scan of the body (proto_modern_scan_
+ * call) instead of a tree: spans into the request's body, which lives
+ * as long as the request.  modern_fast_load() parses the body when the
+ * call turns out to need the tree.
+ */
+struct modern_fast {
+	const char	*mf_params;	/* NULL: not the hot path */
+	size_t		 mf_plen;
+	const char	*mf_meta;	/* params._meta */
+	size_t		 mf_metalen;
+	char		*mf_name;	/* params.name, a copy */
+	size_t		 mf_namelen;
+};
+
 struct mreq {
 	struct worker			*m_w;
 	struct httpd_req		*m_req;
-	struct jsonrpc_msg		 m_msg;
+	struct jsonrpc_msg		 m_msg;	/* no params if m_fast */
+	struct modern_fast		 m_fast;
 	json_t				*m_caps;	/* this request's */
 	const struct config_backend	*m_be;
 	json_t				*m_bparams;
@@ -66,6 +82,7 @@ modern_free(struct mreq *m)
 	backend_call_cancel(m->m_call);
 	view_get_cancel(m->m_w, m);
 	jsonrpc_msg_clear(&m->m_msg);
+	free(m->m_fast.mf_name);
 	json_decref(m->m_caps);
 	json_decref(m->m_bparams);
 	json_decref(m->m_phdrs);
@@ -306,6 +323,39 @@ modern_backend_params(json_t *params)
 		json_decref(meta);
 	}
 	return p;
+}
+
+/*
+ * The hot path's call as a tree, from the body parsed again (the scan
+ * made sure it parses and passes every check), for the code that needs
+ * one; a call routed already gets its backend params, which are the
+ * client's (the hot path takes no renamed tool).
+ */
+static int
+modern_fast_load(struct mreq *m)
+{
+	struct jsonrpc_msg	 msg;
+	const char		*body;
+	size_t			 len;
+
+	if (m->m_fast.mf_params == NULL)
+		return 0;
+	if (m->m_req == NULL)
+		return -1;
+	body = httpd_req_body(m->m_req, &len);
+	if (jsonrpc_parse(body, len, &msg, NULL) == -1)
+		return -1;
+	jsonrpc_msg_clear(&m->m_msg);
+	m->m_msg = msg;
+	free(m->m_fast.mf_name);
+	memset(&m->m_fast, 0, sizeof(m->m_fast));
+	json_decref(m->m_caps);
+	m->m_caps = json_incref(json_object_get(json_object_get(msg.jm_params,
+	    "_meta"), MCP_META_CLIENT_CAPABILITIES));
+	if (m->m_be != NULL && m->m_bparams == NULL &&
+	    (m->m_bparams = modern_backend_params(msg.jm_params)) == NULL)
+		return -1;
+	return 0;
 }
 
 /* Mcp-Param-* of a tools/call against the tool's x-mcp-header args */
@@ -704,6 +754,22 @@ modern_on_mbackend_raw(void *arg, const char *kind, const char *json,
 	json_decref(resp);
 }
 
+/* the callbacks of a call to a 2026-07-28 backend */
+static const struct backend_call_cbs modern_mcbs = {
+	modern_on_backend_message, NULL, modern_on_mbackend_done,
+	modern_on_mbackend_raw
+};
+
+/* a call that could not be sent is answered at once */
+static void
+modern_sent(struct mreq *m)
+{
+	if (m->m_call == NULL)
+		modern_error(m, 200, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: cannot send the request to the backend",
+		    NULL);
+}
+
 /*
  * The backend's params are the client's but for the envelope: a tool or
  * prompt under its own name, a resource read (URIs are not renamed).
@@ -743,15 +809,10 @@ static struct {
 static size_t modern_meta_next;
 
 static const char *
-modern_meta_text(const char *in, size_t inlen, const json_t *params,
-    const json_t *caps, const char *level, size_t *outlen)
+modern_meta_find(const char *in, size_t inlen, size_t *outlen)
 {
-	json_t	*info;
-	char	*out, *key;
-	size_t	 i, olen;
+	size_t i;
 
-	if (inlen > MODERN_META_KEY_MAX)
-		return NULL;
 	for (i = 0; i < MODERN_META_CACHE; i++)
 		if (modern_meta_cache[i].mc_in != NULL &&
 		    modern_meta_cache[i].mc_inlen == inlen &&
@@ -759,6 +820,22 @@ modern_meta_text(const char *in, size_t inlen, const json_t *params,
 			*outlen = modern_meta_cache[i].mc_outlen;
 			return modern_meta_cache[i].mc_out;
 		}
+	return NULL;
+}
+
+static const char *
+modern_meta_text(const char *in, size_t inlen, const json_t *params,
+    const json_t *caps, const char *level, size_t *outlen)
+{
+	json_t		*info;
+	const char	*hit;
+	char		*out, *key;
+	size_t		 i, olen;
+
+	if (inlen > MODERN_META_KEY_MAX)
+		return NULL;
+	if ((hit = modern_meta_find(in, inlen, outlen)) != NULL)
+		return hit;
 	if ((info = backend_client_info()) == NULL)
 		return NULL;
 	out = proto_modern_meta_text(params, caps, info, level, &olen);
@@ -807,20 +884,54 @@ modern_params_text(struct mreq *m, const json_t *p, const char *level,
 	return proto_text_replace(ptext, plen, cmeta, cmlen, hop, hoplen, len);
 }
 
+/*
+ * The hot path to a 2026-07-28 backend: the client's params text with
+ * this hop's _meta in it, when the cache has it (else -1: the tree path
+ * makes it, for the next call).
+ */
+static int
+modern_send_fast(struct mreq *m)
+{
+	struct modern_fast	*f = &m->m_fast;
+	json_t			*p;
+	const char		*hop;
+	char			*text;
+	size_t			 hoplen, tlen;
+
+	if ((hop = modern_meta_find(f->mf_meta, f->mf_metalen, &hoplen)) ==
+	    NULL || (text = proto_text_replace(f->mf_params, f->mf_plen,
+	    f->mf_meta, f->mf_metalen, hop, hoplen, &tlen)) == NULL)
+		return -1;
+	/* the tree only names the call, for Mcp-Name */
+	if ((p = json_pack("{s:s%}", "name", f->mf_name, f->mf_namelen)) ==
+	    NULL) {
+		free(text);
+		return -1;
+	}
+	m->m_call = backend_rpc_modern_text(m->m_w, m->m_be, "tools/call", p,
+	    text, tlen, NULL, NULL, NULL, &modern_mcbs, m);
+	free(text);
+	json_decref(p);
+	modern_sent(m);
+	return 0;
+}
+
 /* Modern to Modern: the client's params under the backend's names,
  * MRTR fields and all, with the client's capabilities mirrored */
 static void
 modern_send_modern(struct mreq *m)
 {
-	static const struct backend_call_cbs cbs = {
-		modern_on_backend_message, NULL, modern_on_mbackend_done,
-		modern_on_mbackend_raw
-	};
 	json_t		*p, *v;
 	const char	*level;
 	char		*text = NULL;
 	size_t		 tlen = 0;
 
+	if (m->m_fast.mf_params != NULL) {
+		if (modern_send_fast(m) == 0)
+			return;
+		if (modern_fast_load(m) == -1)
+			goto oom;
+	}
 	if ((p = json_copy(m->m_bparams)) == NULL)
 		goto fail;
 	if ((v = json_object_get(m->m_msg.jm_params, "inputResponses")) !=
@@ -836,16 +947,14 @@ modern_send_modern(struct mreq *m)
 		text = modern_params_text(m, p, level, &tlen);
 	m->m_call = backend_rpc_modern_text(m->m_w, m->m_be,
 	    m->m_msg.jm_method, p, text, tlen, m->m_caps, level, m->m_phdrs,
-	    &cbs, m);
+	    &modern_mcbs, m);
 	free(text);
 	json_decref(p);
-	if (m->m_call == NULL)
-		modern_error(m, 200, JSONRPC_INTERNAL_ERROR,
-		    "Internal error: cannot send the request to the backend",
-		    NULL);
+	modern_sent(m);
 	return;
 fail:
 	json_decref(p);
+oom:
 	modern_error(m, 200, JSONRPC_INTERNAL_ERROR,
 	    "Internal error: out of memory", NULL);
 }
@@ -857,6 +966,9 @@ modern_on_era(void *arg, enum proto_era era)
 
 	if (era == PROTO_ERA_MODERN)
 		modern_send_modern(m);
+	else if (modern_fast_load(m) == -1)
+		modern_error(m, 200, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: out of memory", NULL);
 	else
 		modern_open(m);
 }
@@ -941,6 +1053,35 @@ modern_open(struct mreq *m)
 	}
 }
 
+/*
+ * The hot path's route: a tool without x-mcp-header arguments (so no
+ * Mcp-Param-* to check or send), under its own name, on a backend known
+ * to speak 2026-07-28.  -1: anything else, for the tree path, which
+ * also words every error.
+ */
+static int
+modern_fast_route(struct mreq *m, json_t *view)
+{
+	const struct config_backend	*be;
+	struct core_err			 cerr;
+	json_t				*map;
+	const char			*own;
+	size_t				 n = m->m_fast.mf_namelen;
+
+	if ((map = core_tool_headers(view, m->m_fast.mf_name)) != NULL) {
+		json_decref(map);
+		return -1;
+	}
+	if (core_route_tool(view, m->m_w->w_conf, m->m_fast.mf_name, n, &be,
+	    &own, &cerr) == -1 || strlen(own) != n ||
+	    memcmp(own, m->m_fast.mf_name, n) != 0 ||
+	    era_get(m->m_w, be) != PROTO_ERA_MODERN)
+		return -1;
+	m->m_be = be;
+	modern_dispatch(m);
+	return 0;
+}
+
 static void
 modern_on_view(void *arg, json_t *view, const char *err)
 {
@@ -954,6 +1095,15 @@ modern_on_view(void *arg, json_t *view, const char *err)
 		(void)snprintf(msg, sizeof(msg), "Internal error: %s", err);
 		modern_error(m, 200, JSONRPC_INTERNAL_ERROR, msg, NULL);
 		return;
+	}
+	if (m->m_fast.mf_params != NULL) {
+		if (modern_fast_route(m, view) == 0)
+			return;
+		if (modern_fast_load(m) == -1) {
+			modern_error(m, 200, JSONRPC_INTERNAL_ERROR,
+			    "Internal error: out of memory", NULL);
+			return;
+		}
 	}
 	if (strcmp(m->m_msg.jm_method, "server/discover") == 0) {
 		modern_discover(m, view);
@@ -1065,4 +1215,53 @@ modern_handle(struct worker *w, struct httpd_req *req,
 	if (view_get(w, modern_on_view, m) == -1)
 		modern_error(m, 500, JSONRPC_INTERNAL_ERROR,
 		    "Internal error: out of memory", NULL);
+}
+
+int
+modern_scan_post(struct worker *w, struct httpd_req *req, const char *body,
+    size_t len)
+{
+	struct proto_reqhdrs	 hdrs;
+	struct proto_mcall	 mc;
+	struct mreq		*m;
+	json_t			*id;
+	char			*name;
+
+	/* a Legacy client is not held up: the hot path needs this header */
+	memset(&hdrs, 0, sizeof(hdrs));
+	if ((hdrs.rh_protocol_version = front_header(req,
+	    "MCP-Protocol-Version")) == NULL ||
+	    strstr(hdrs.rh_protocol_version, MCP_VERSION_MODERN) == NULL)
+		return -1;
+	hdrs.rh_method = front_header(req, "Mcp-Method");
+	hdrs.rh_name = front_header(req, "Mcp-Name");
+	if (proto_modern_scan_call(body, len, &hdrs, &mc) != 1)
+		return -1;
+	if ((id = jsonrpc_scan_id(&mc.mc_scan)) == NULL)
+		return -1;
+	if ((m = calloc(1, sizeof(*m))) == NULL ||
+	    (name = strndup(mc.mc_scan.js_name, mc.mc_scan.js_namelen)) ==
+	    NULL) {
+		free(m);
+		json_decref(id);
+		return -1;
+	}
+	worker_request_hold(w);
+	m->m_w = w;
+	m->m_req = req;
+	m->m_msg.jm_kind = JSONRPC_REQUEST;
+	m->m_msg.jm_root = id;	/* the only tree: cleared with the message */
+	m->m_msg.jm_id = id;
+	m->m_msg.jm_method = "tools/call";
+	m->m_fast.mf_params = mc.mc_scan.js_params;
+	m->m_fast.mf_plen = mc.mc_scan.js_paramslen;
+	m->m_fast.mf_meta = mc.mc_scan.js_meta;
+	m->m_fast.mf_metalen = mc.mc_scan.js_metalen;
+	m->m_fast.mf_name = name;
+	m->m_fast.mf_namelen = mc.mc_scan.js_namelen;
+	httpd_req_set_close_cb(req, modern_on_close, m);
+	if (view_get(w, modern_on_view, m) == -1)
+		modern_error(m, 500, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: out of memory", NULL);
+	return 0;
 }
