@@ -49,10 +49,12 @@ jsonrpc_scan_int(const struct proto_span *m)
 	return 0;
 }
 
-int
-jsonrpc_scan(const char *buf, size_t len, struct jsonrpc_scan *out)
+/* jsonrpc_scan(), params' members also in sub (*nsub, 0 if none) */
+static int
+jsonrpc_scan_sub(const char *buf, size_t len, struct jsonrpc_scan *out,
+    struct proto_span *sub, size_t *nsub)
 {
-	struct proto_span	 top[SCAN_MEMBERS], sub[SCAN_MEMBERS];
+	struct proto_span	 top[SCAN_MEMBERS];
 	struct proto_members	 ps = { sub, SCAN_MEMBERS, 0, NULL, NULL };
 	struct proto_members	 pm = { top, SCAN_MEMBERS, 0, "params", &ps };
 	const struct proto_span	*m, *id = NULL, *method = NULL;
@@ -61,6 +63,7 @@ jsonrpc_scan(const char *buf, size_t len, struct jsonrpc_scan *out)
 	int			 version = 0;
 
 	memset(out, 0, sizeof(*out));
+	*nsub = 0;
 	if (proto_json_check(buf, len, &pm) == -1)
 		goto fail;
 	for (i = 0; i < pm.pm_n; i++) {
@@ -114,12 +117,23 @@ jsonrpc_scan(const char *buf, size_t len, struct jsonrpc_scan *out)
 				out->js_metalen = m->ps_vallen;
 			}
 		}
+		*nsub = ps.pm_n;
 	}
 	return 1;
 
 fail:
 	memset(out, 0, sizeof(*out));
+	*nsub = 0;
 	return 0;
+}
+
+int
+jsonrpc_scan(const char *buf, size_t len, struct jsonrpc_scan *out)
+{
+	struct proto_span	sub[SCAN_MEMBERS];
+	size_t			nsub;
+
+	return jsonrpc_scan_sub(buf, len, out, sub, &nsub);
 }
 
 /* a header value without its RFC 9110 OWS, as proto_classify() reads it */
@@ -203,17 +217,15 @@ proto_modern_scan_call(const char *buf, size_t len,
 	size_t			 np, nm, i;
 
 	memset(out, 0, sizeof(*out));
-	if (h == NULL || jsonrpc_scan(buf, len, s) != 1 ||
+	if (h == NULL || jsonrpc_scan_sub(buf, len, s, p, &np) != 1 ||
 	    s->js_idkind == JSONRPC_SCAN_ID_NONE || s->js_methodlen != 10 ||
 	    memcmp(s->js_method, "tools/call", 10) != 0 ||
 	    s->js_name == NULL || s->js_meta == NULL ||
 	    s->js_meta[0] != '{' ||
 	    memchr(s->js_meta, '\\', s->js_metalen) != NULL)
 		goto fail;
-	/* the scan checked params strictly: no escaped or repeated keys */
-	if (proto_json_members(s->js_params, s->js_paramslen, p,
-	    SCAN_MEMBERS, &np) == -1 ||
-	    proto_json_members(s->js_meta, s->js_metalen, m, SCAN_MEMBERS,
+	/* the scan checked it strictly: no escaped or repeated keys */
+	if (proto_json_members(s->js_meta, s->js_metalen, m, SCAN_MEMBERS,
 	    &nm) == -1)
 		goto fail;
 	for (i = 0; i < sizeof(unsure) / sizeof(unsure[0]); i++)

@@ -453,6 +453,9 @@ int	 proto_meta_reserved(const char *key);
 /* drop the MCP-reserved keys of a _meta object; progressToken, trace
  * context (traceparent, tracestate, baggage) and vendor keys stay */
 void	 proto_meta_strip(json_t *meta);
+/* params' _meta stripped, and deleted when nothing is left or it is no
+ * object: as a 2025-11-25 hop gets it; -1 out of memory */
+int	 proto_params_strip_meta(json_t *params);
 /*
  * Dress a result for a Modern client: resultType (NULL: "complete"),
  * _meta[io.modelcontextprotocol/serverInfo] (a copy; NULL: none), ttlMs
@@ -487,6 +490,36 @@ const char *proto_json_value(const char *buf, size_t len, const char *key,
 /* text with [at, at + atlen) replaced by with; NUL-terminated */
 char	*proto_text_replace(const char *text, size_t len, const char *at,
 	    size_t atlen, const char *with, size_t wlen, size_t *outlen);
+/* the same with up to PROTO_EDITS_MAX spans of text, in any order but
+ * not overlapping (else NULL), each replaced */
+#define PROTO_EDITS_MAX	4
+struct proto_edit {
+	const char	*pe_at;
+	size_t		 pe_atlen;
+	const char	*pe_with;
+	size_t		 pe_wlen;
+};
+char	*proto_text_edit(const char *text, size_t len,
+	    const struct proto_edit *, size_t n, size_t *outlen);
+/*
+ * proto_meta_strip() on text (meta.c): params (an object that jansson
+ * loads) with its _meta stripped, and left out when nothing is left
+ * (or when it is no object, as json_object_size() has it 0), as the
+ * text of an equal object (the members' text kept, whitespace between
+ * them not); NULL when not sure (a key with an escape or of 256 bytes
+ * or more, more than 16 members in params or _meta) or out of memory.
+ * name, when not NULL, is the JSON text that replaces params.name's.
+ */
+char	*proto_params_strip_meta_text(const char *params, size_t plen,
+	    const char *name, size_t namelen, size_t *outlen);
+/* *out (of *len bytes, room for *cap) += s[0..n), NUL-terminated,
+ * grown as needed: 0, or -1 out of memory (*out left as it was) */
+int	 proto_text_add(char **out, size_t *len, size_t *cap, const char *s,
+	    size_t n);
+/* the same with a member, "key":value (key without escapes), after a
+ * comma unless *first, which is then cleared */
+int	 proto_text_add_member(char **out, size_t *len, size_t *cap,
+	    int *first, const struct proto_span *m);
 
 /*
  * The members of an object for proto_json_check(): up to pm_max spans

@@ -10,7 +10,9 @@
  *
  * The Modern hot path's proto_modern_scan_call() is held to the full
  * path (jsonrpc_parse, proto_classify, jsonrpc_params_check) the same
- * way, with the headers a client would send, plain and encoded.
+ * way, with the headers a client would send, plain and encoded; and
+ * proto_params_strip_meta_text(), the params a 2025-11-25 backend gets
+ * on that path, to proto_meta_strip() on the tree.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -91,6 +93,42 @@ span_json_is(const char *s, size_t len, const json_t *v)
 	eq = t != NULL && json_equal(t, v);
 	json_decref(t);
 	return eq;
+}
+
+/* params text stripped of its _meta is the tree stripped, renamed too */
+static void
+check_strip(const char *ptext, size_t plen, const json_t *params,
+    const char *own)
+{
+	json_error_t	 jerr;
+	json_t		*p, *got;
+	char		*out, *ownj = NULL;
+	size_t		 len;
+
+	if (own != NULL) {
+		got = json_string(own);
+		if ((ownj = json_dumps(got, JSON_ENCODE_ANY)) == NULL)
+			abort();
+		json_decref(got);
+	}
+	out = proto_params_strip_meta_text(ptext, plen, ownj, ownj != NULL ?
+	    strlen(ownj) : 0, &len);
+	free(ownj);
+	if (out == NULL)
+		return;
+	if ((p = json_copy((json_t *)params)) == NULL)
+		abort();
+	if (own != NULL && json_object_get(p, "name") != NULL)
+		(void)json_object_set_new(p, "name", json_string(own));
+	if (proto_params_strip_meta(p) == -1)
+		abort();
+	got = json_loadb(out, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL,
+	    &jerr);
+	if (got == NULL || !json_equal(got, p))
+		abort();
+	json_decref(got);
+	json_decref(p);
+	free(out);
 }
 
 /* what the Modern hot path is sure of, the full path takes the same */
@@ -227,6 +265,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (params == NULL || !json_equal(params, m.jm_params))
 			abort();
 		json_decref(params);
+		check_strip(s.js_params, s.js_paramslen, m.jm_params, NULL);
+		check_strip(s.js_params, s.js_paramslen, m.jm_params,
+		    "b_\"x\"");
 	}
 
 	name = m.jm_params != NULL ? json_object_get(m.jm_params, "name") :
