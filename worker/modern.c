@@ -886,10 +886,14 @@ modern_free_all(void)
 	}
 }
 
-/* the client's params text with this hop's _meta in it, or NULL */
+/*
+ * The client's params text with this hop's _meta in it, or NULL; the
+ * text only if same (not renamed), else the cache alone is filled, for
+ * the hot path's next call with this _meta.
+ */
 static char *
 modern_params_text(struct mreq *m, const json_t *p, const char *level,
-    size_t *len)
+    int same, size_t *len)
 {
 	const char	*ptext, *cmeta, *hop;
 	size_t		 plen, cmlen, hoplen;
@@ -897,7 +901,7 @@ modern_params_text(struct mreq *m, const json_t *p, const char *level,
 	if ((ptext = front_params_text(m->m_req, &plen)) == NULL ||
 	    (cmeta = proto_json_value(ptext, plen, "_meta", &cmlen)) == NULL ||
 	    (hop = modern_meta_text(cmeta, cmlen, p, m->m_caps, level,
-	    &hoplen)) == NULL)
+	    &hoplen)) == NULL || !same)
 		return NULL;
 	return proto_text_replace(ptext, plen, cmeta, cmlen, hop, hoplen, len);
 }
@@ -971,9 +975,11 @@ modern_send_modern(struct mreq *m)
 		goto fail;
 	level = json_string_value(json_object_get(json_object_get(
 	    m->m_msg.jm_params, "_meta"), "io.modelcontextprotocol/logLevel"));
-	/* not renamed: the client's own text goes on, its _meta replaced */
-	if (modern_same_target(m) && m->m_req != NULL)
-		text = modern_params_text(m, p, level, &tlen);
+	/* not renamed: the client's own text goes on, its _meta replaced;
+	 * renamed: this hop's _meta is cached for the hot path */
+	if (m->m_req != NULL)
+		text = modern_params_text(m, p, level, modern_same_target(m),
+		    &tlen);
 	m->m_call = backend_rpc_modern_text(m->m_w, m->m_be,
 	    m->m_msg.jm_method, p, text, tlen, m->m_caps, level, m->m_phdrs,
 	    &modern_mcbs, m);
