@@ -204,17 +204,47 @@ jsonrpc_scan_name_ok(const char *hdr, const char *name, size_t len)
  * MRTR retry's members, the members jsonrpc_params_check() reads for
  * "\u0000"), is "not sure".
  */
+/* keys and their lengths: a member is matched by its length first */
+struct scan_key {
+	const char	*sk_key;
+	size_t		 sk_len;
+};
+#define SCAN_KEY(k)	{ k, sizeof(k) - 1 }
+
+/* the index in keys[n] of a member's key, or -1 */
+static int
+jsonrpc_scan_which(const struct proto_span *m, const struct scan_key *keys,
+    size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (m->ps_keylen == keys[i].sk_len &&
+		    memcmp(m->ps_key, keys[i].sk_key, m->ps_keylen) == 0)
+			return (int)i;
+	return -1;
+}
+
 int
 proto_modern_scan_call(const char *buf, size_t len,
     const struct proto_reqhdrs *h, struct proto_mcall *out)
 {
-	static const char *const unsure[] = { "uri", "type", "cursor",
-	    "level", "protocolVersion", "ref", "inputResponses",
-	    "requestState" };
+	static const struct scan_key unsure[] = { SCAN_KEY("uri"),
+	    SCAN_KEY("type"), SCAN_KEY("cursor"), SCAN_KEY("level"),
+	    SCAN_KEY("protocolVersion"), SCAN_KEY("ref"),
+	    SCAN_KEY("inputResponses"), SCAN_KEY("requestState") };
+	enum { K_CLAIM, K_CAPS, K_INFO, K_LOG, K_TOKEN, K_N };
+	static const struct scan_key metakeys[K_N] = {
+	    SCAN_KEY(MCP_META_PROTOCOL_VERSION),
+	    SCAN_KEY(MCP_META_CLIENT_CAPABILITIES),
+	    SCAN_KEY(MCP_META_CLIENT_INFO),
+	    SCAN_KEY("io.modelcontextprotocol/logLevel"),
+	    SCAN_KEY("progressToken") };
 	struct jsonrpc_scan	*s = &out->mc_scan;
 	struct proto_span	 p[SCAN_MEMBERS], m[SCAN_MEMBERS];
-	const struct proto_span	*v;
+	const struct proto_span	*k[K_N] = { NULL }, *v;
 	size_t			 np, nm, i;
+	int			 w;
 
 	memset(out, 0, sizeof(*out));
 	if (h == NULL || jsonrpc_scan_sub(buf, len, s, p, &np) != 1 ||
@@ -224,34 +254,35 @@ proto_modern_scan_call(const char *buf, size_t len,
 	    s->js_meta[0] != '{' ||
 	    memchr(s->js_meta, '\\', s->js_metalen) != NULL)
 		goto fail;
+	for (i = 0; i < np; i++)
+		if (jsonrpc_scan_which(&p[i], unsure, sizeof(unsure) /
+		    sizeof(unsure[0])) != -1)
+			goto fail;
 	/* the scan checked it strictly: no escaped or repeated keys */
 	if (proto_json_members(s->js_meta, s->js_metalen, m, SCAN_MEMBERS,
 	    &nm) == -1)
 		goto fail;
-	for (i = 0; i < sizeof(unsure) / sizeof(unsure[0]); i++)
-		if (proto_json_member(p, np, unsure[i]) != NULL)
-			goto fail;
+	for (i = 0; i < nm; i++)
+		if ((w = jsonrpc_scan_which(&m[i], metakeys, K_N)) != -1)
+			k[w] = &m[i];
 
 	/* the envelope (era_envelope_problem), then the version */
-	if ((v = proto_json_member(m, nm, MCP_META_PROTOCOL_VERSION)) ==
-	    NULL || v->ps_vallen != sizeof(MCP_VERSION_MODERN) + 1 ||
+	if ((v = k[K_CLAIM]) == NULL ||
+	    v->ps_vallen != sizeof(MCP_VERSION_MODERN) + 1 ||
 	    memcmp(v->ps_val + 1, MCP_VERSION_MODERN,
 	    sizeof(MCP_VERSION_MODERN) - 1) != 0 || v->ps_val[0] != '"')
 		goto fail;
-	if ((v = proto_json_member(m, nm, MCP_META_CLIENT_CAPABILITIES)) ==
-	    NULL || v->ps_val[0] != '{')
+	if ((v = k[K_CAPS]) == NULL || v->ps_val[0] != '{')
 		goto fail;
 	out->mc_caps = v->ps_val;
 	out->mc_capslen = v->ps_vallen;
-	if ((v = proto_json_member(m, nm, MCP_META_CLIENT_INFO)) != NULL &&
-	    !jsonrpc_scan_info_ok(v))
+	if (k[K_INFO] != NULL && !jsonrpc_scan_info_ok(k[K_INFO]))
 		goto fail;
-	if (proto_json_member(m, nm, "io.modelcontextprotocol/logLevel") !=
-	    NULL)
+	if (k[K_LOG] != NULL)
 		goto fail;
 	/* jsonrpc_params_check(): a string or an integer */
-	if ((v = proto_json_member(m, nm, "progressToken")) != NULL &&
-	    v->ps_val[0] != '"' && !jsonrpc_scan_is_int(v))
+	if ((v = k[K_TOKEN]) != NULL && v->ps_val[0] != '"' &&
+	    !jsonrpc_scan_is_int(v))
 		goto fail;
 
 	/* the headers, each equal to what it mirrors */

@@ -687,7 +687,10 @@ modern_backend_text(struct mreq *m, const char *json, size_t len,
 	cacheable = (rt == NULL || (rt->ps_vallen == 10 &&
 	    memcmp(rt->ps_val, "\"complete\"", 10) == 0)) &&
 	    strcmp(m->m_msg.jm_method, "resources/read") == 0;
-	if (proto_text_add(&out, &olen, &ocap, "{", 1) == -1)
+	/* room for all but a big _meta: one allocation, as a rule */
+	ocap = len + silen + 128;
+	if ((out = malloc(ocap)) == NULL ||
+	    proto_text_add(&out, &olen, &ocap, "{", 1) == -1)
 		goto fail;
 	for (i = 0; i < n; i++) {
 		if ((((mem[i].ps_keylen == 5 && memcmp(mem[i].ps_key,
