@@ -938,9 +938,12 @@ modern_send_fast(struct mreq *m)
 	free(own);
 	if (text == NULL)
 		return -1;
-	/* the tree only names the call, for Mcp-Name */
-	if ((p = f->mf_own != NULL ? json_pack("{s:s}", "name", f->mf_own) :
-	    json_pack("{s:s%}", "name", f->mf_name, f->mf_namelen)) == NULL) {
+	/* the tree only names the call, for Mcp-Name (no json_pack: this
+	 * is the hot path) */
+	if ((p = json_object()) == NULL || json_object_set_new_nocheck(p,
+	    "name", f->mf_own != NULL ? json_string(f->mf_own) :
+	    json_stringn(f->mf_name, f->mf_namelen)) == -1) {
+		json_decref(p);
 		free(text);
 		return -1;
 	}
