@@ -5,6 +5,7 @@
  * "refused": every doubt goes to jsonrpc_parse(), which knows the
  * exact error to answer with.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "proto.h"
@@ -48,10 +49,12 @@ jsonrpc_scan_int(const struct proto_span *m)
 	return 0;
 }
 
-int
-jsonrpc_scan(const char *buf, size_t len, struct jsonrpc_scan *out)
+/* jsonrpc_scan(), params' members also in sub (*nsub, 0 if none) */
+static int
+jsonrpc_scan_sub(const char *buf, size_t len, struct jsonrpc_scan *out,
+    struct proto_span *sub, size_t *nsub)
 {
-	struct proto_span	 top[SCAN_MEMBERS], sub[SCAN_MEMBERS];
+	struct proto_span	 top[SCAN_MEMBERS];
 	struct proto_members	 ps = { sub, SCAN_MEMBERS, 0, NULL, NULL };
 	struct proto_members	 pm = { top, SCAN_MEMBERS, 0, "params", &ps };
 	const struct proto_span	*m, *id = NULL, *method = NULL;
@@ -60,6 +63,7 @@ jsonrpc_scan(const char *buf, size_t len, struct jsonrpc_scan *out)
 	int			 version = 0;
 
 	memset(out, 0, sizeof(*out));
+	*nsub = 0;
 	if (proto_json_check(buf, len, &pm) == -1)
 		goto fail;
 	for (i = 0; i < pm.pm_n; i++) {
@@ -113,10 +117,200 @@ jsonrpc_scan(const char *buf, size_t len, struct jsonrpc_scan *out)
 				out->js_metalen = m->ps_vallen;
 			}
 		}
+		*nsub = ps.pm_n;
 	}
 	return 1;
 
 fail:
 	memset(out, 0, sizeof(*out));
+	*nsub = 0;
 	return 0;
+}
+
+int
+jsonrpc_scan(const char *buf, size_t len, struct jsonrpc_scan *out)
+{
+	struct proto_span	sub[SCAN_MEMBERS];
+	size_t			nsub;
+
+	return jsonrpc_scan_sub(buf, len, out, sub, &nsub);
+}
+
+/* a header value without its RFC 9110 OWS, as proto_classify() reads it */
+static int
+jsonrpc_scan_hdr_is(const char *h, const char *want, size_t wlen)
+{
+	size_t n;
+
+	if (h == NULL)
+		return 0;
+	while (*h == ' ' || *h == '\t')
+		h++;
+	n = strlen(h);
+	while (n > 0 && (h[n - 1] == ' ' || h[n - 1] == '\t'))
+		n--;
+	return n == wlen && memcmp(h, want, wlen) == 0;
+}
+
+/* an integer: the strict scan checked the syntax and range already */
+static int
+jsonrpc_scan_is_int(const struct proto_span *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->ps_vallen; i++)
+		if (m->ps_val[i] == '.' || m->ps_val[i] == 'e' ||
+		    m->ps_val[i] == 'E')
+			return 0;
+	return m->ps_val[0] == '-' || (m->ps_val[0] >= '0' &&
+	    m->ps_val[0] <= '9');
+}
+
+/* clientInfo as era_envelope_problem() wants it: string name, version */
+static int
+jsonrpc_scan_info_ok(const struct proto_span *info)
+{
+	struct proto_span	 m[SCAN_MEMBERS];
+	const struct proto_span	*name, *version;
+	size_t			 n;
+
+	if (info->ps_val[0] != '{' || proto_json_members(info->ps_val,
+	    info->ps_vallen, m, SCAN_MEMBERS, &n) == -1)
+		return 0;
+	name = proto_json_member(m, n, "name");
+	version = proto_json_member(m, n, "version");
+	return name != NULL && name->ps_val[0] == '"' &&
+	    version != NULL && version->ps_val[0] == '"';
+}
+
+/* Mcp-Name decoded (proto_hdr_decode) equal to params.name */
+static int
+jsonrpc_scan_name_ok(const char *hdr, const char *name, size_t len)
+{
+	char	*dec;
+	int	 ok;
+
+	if (hdr == NULL || proto_hdr_decode(hdr, &dec) == -1)
+		return 0;
+	ok = strlen(dec) == len && memcmp(dec, name, len) == 0;
+	free(dec);
+	return ok;
+}
+
+/*
+ * The checks of proto_classify() and jsonrpc_params_check() on the
+ * spans, for the one request the Modern hot path takes.  Anything that
+ * could be refused, or that the hot path does not carry (logLevel, the
+ * MRTR retry's members, the members jsonrpc_params_check() reads for
+ * "\u0000"), is "not sure".
+ */
+/* keys and their lengths: a member is matched by its length first */
+struct scan_key {
+	const char	*sk_key;
+	size_t		 sk_len;
+};
+#define SCAN_KEY(k)	{ k, sizeof(k) - 1 }
+
+/* the index in keys[n] of a member's key, or -1 */
+static int
+jsonrpc_scan_which(const struct proto_span *m, const struct scan_key *keys,
+    size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (m->ps_keylen == keys[i].sk_len &&
+		    memcmp(m->ps_key, keys[i].sk_key, m->ps_keylen) == 0)
+			return (int)i;
+	return -1;
+}
+
+int
+proto_modern_scan_call(const char *buf, size_t len,
+    const struct proto_reqhdrs *h, struct proto_mcall *out)
+{
+	static const struct scan_key unsure[] = { SCAN_KEY("uri"),
+	    SCAN_KEY("type"), SCAN_KEY("cursor"), SCAN_KEY("level"),
+	    SCAN_KEY("protocolVersion"), SCAN_KEY("ref"),
+	    SCAN_KEY("inputResponses"), SCAN_KEY("requestState") };
+	enum { K_CLAIM, K_CAPS, K_INFO, K_LOG, K_TOKEN, K_N };
+	static const struct scan_key metakeys[K_N] = {
+	    SCAN_KEY(MCP_META_PROTOCOL_VERSION),
+	    SCAN_KEY(MCP_META_CLIENT_CAPABILITIES),
+	    SCAN_KEY(MCP_META_CLIENT_INFO),
+	    SCAN_KEY("io.modelcontextprotocol/logLevel"),
+	    SCAN_KEY("progressToken") };
+	struct jsonrpc_scan	*s = &out->mc_scan;
+	struct proto_span	 p[SCAN_MEMBERS], m[SCAN_MEMBERS];
+	const struct proto_span	*k[K_N] = { NULL }, *v;
+	size_t			 np, nm, i;
+	int			 w;
+
+	memset(out, 0, sizeof(*out));
+	if (h == NULL || jsonrpc_scan_sub(buf, len, s, p, &np) != 1 ||
+	    s->js_idkind == JSONRPC_SCAN_ID_NONE || s->js_methodlen != 10 ||
+	    memcmp(s->js_method, "tools/call", 10) != 0 ||
+	    s->js_name == NULL || s->js_meta == NULL ||
+	    s->js_meta[0] != '{' ||
+	    memchr(s->js_meta, '\\', s->js_metalen) != NULL)
+		goto fail;
+	for (i = 0; i < np; i++)
+		if (jsonrpc_scan_which(&p[i], unsure, sizeof(unsure) /
+		    sizeof(unsure[0])) != -1)
+			goto fail;
+	/* the scan checked it strictly: no escaped or repeated keys */
+	if (proto_json_members(s->js_meta, s->js_metalen, m, SCAN_MEMBERS,
+	    &nm) == -1)
+		goto fail;
+	for (i = 0; i < nm; i++)
+		if ((w = jsonrpc_scan_which(&m[i], metakeys, K_N)) != -1)
+			k[w] = &m[i];
+
+	/* the envelope (era_envelope_problem), then the version */
+	if ((v = k[K_CLAIM]) == NULL ||
+	    v->ps_vallen != sizeof(MCP_VERSION_MODERN) + 1 ||
+	    memcmp(v->ps_val + 1, MCP_VERSION_MODERN,
+	    sizeof(MCP_VERSION_MODERN) - 1) != 0 || v->ps_val[0] != '"')
+		goto fail;
+	if ((v = k[K_CAPS]) == NULL || v->ps_val[0] != '{')
+		goto fail;
+	out->mc_caps = v->ps_val;
+	out->mc_capslen = v->ps_vallen;
+	if (k[K_INFO] != NULL && !jsonrpc_scan_info_ok(k[K_INFO]))
+		goto fail;
+	if (k[K_LOG] != NULL)
+		goto fail;
+	/* jsonrpc_params_check(): a string or an integer */
+	if ((v = k[K_TOKEN]) != NULL && v->ps_val[0] != '"' &&
+	    !jsonrpc_scan_is_int(v))
+		goto fail;
+
+	/* the headers, each equal to what it mirrors */
+	if (!jsonrpc_scan_hdr_is(h->rh_protocol_version, MCP_VERSION_MODERN,
+	    sizeof(MCP_VERSION_MODERN) - 1) ||
+	    !jsonrpc_scan_hdr_is(h->rh_method, "tools/call", 10) ||
+	    !jsonrpc_scan_name_ok(h->rh_name, s->js_name, s->js_namelen))
+		goto fail;
+	return 1;
+
+fail:
+	memset(out, 0, sizeof(*out));
+	return 0;
+}
+
+json_t *
+jsonrpc_scan_id(const struct jsonrpc_scan *sc)
+{
+	unsigned long long	 u = 0;
+	size_t			 i = 0;
+	int			 neg;
+
+	if (sc->js_idkind == JSONRPC_SCAN_ID_STRING)
+		return json_stringn(sc->js_id, sc->js_idlen);
+	if (sc->js_idkind != JSONRPC_SCAN_ID_INT)
+		return NULL;
+	neg = sc->js_idlen > 0 && sc->js_id[0] == '-';
+	for (i = neg; i < sc->js_idlen; i++)
+		u = u * 10 + (unsigned long long)(sc->js_id[i] - '0');
+	return json_integer(neg ? (json_int_t)(0ULL - u) : (json_int_t)u);
 }

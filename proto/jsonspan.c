@@ -479,18 +479,49 @@ proto_json_value(const char *buf, size_t len, const char *key, size_t *vlen)
 }
 
 char *
+proto_text_edit(const char *text, size_t len, const struct proto_edit *e,
+    size_t n, size_t *outlen)
+{
+	const struct proto_edit	*order[PROTO_EDITS_MAX], *t;
+	const char		*at = text;
+	char			*out;
+	size_t			 i, j, olen = len;
+
+	if (n > PROTO_EDITS_MAX)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		/* in text order, for one pass */
+		for (j = i; j > 0 && order[j - 1]->pe_at > e[i].pe_at; j--)
+			order[j] = order[j - 1];
+		order[j] = &e[i];
+		olen = olen - e[i].pe_atlen + e[i].pe_wlen;
+	}
+	for (i = 1; i < n; i++)
+		if (order[i - 1]->pe_at + order[i - 1]->pe_atlen >
+		    order[i]->pe_at)
+			return NULL;	/* overlapping */
+	if ((out = malloc(olen + 1)) == NULL)
+		return NULL;
+	*outlen = 0;
+	for (i = 0; i < n; i++) {
+		t = order[i];
+		memcpy(out + *outlen, at, (size_t)(t->pe_at - at));
+		*outlen += (size_t)(t->pe_at - at);
+		memcpy(out + *outlen, t->pe_with, t->pe_wlen);
+		*outlen += t->pe_wlen;
+		at = t->pe_at + t->pe_atlen;
+	}
+	memcpy(out + *outlen, at, (size_t)(text + len - at));
+	*outlen += (size_t)(text + len - at);
+	out[*outlen] = '\0';
+	return out;
+}
+
+char *
 proto_text_replace(const char *text, size_t len, const char *at,
     size_t atlen, const char *with, size_t wlen, size_t *outlen)
 {
-	size_t	 head = (size_t)(at - text), tail = len - head - atlen;
-	char	*out;
+	struct proto_edit e = { at, atlen, with, wlen };
 
-	if ((out = malloc(head + wlen + tail + 1)) == NULL)
-		return NULL;
-	memcpy(out, text, head);
-	memcpy(out + head, with, wlen);
-	memcpy(out + head + wlen, at + atlen, tail);
-	out[head + wlen + tail] = '\0';
-	*outlen = head + wlen + tail;
-	return out;
+	return proto_text_edit(text, len, &e, 1, outlen);
 }

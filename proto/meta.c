@@ -3,6 +3,7 @@
  * Modern result envelope (Overview, section ResultType; Caching):
  * resultType, serverInfo, cache hints.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "proto.h"
@@ -82,5 +83,139 @@ proto_modern_result(json_t *result, const char *result_type,
 
 fail:
 	json_decref(result);
+	return NULL;
+}
+
+int
+proto_params_strip_meta(json_t *params)
+{
+	json_t *meta;
+
+	if ((meta = json_object_get(params, "_meta")) == NULL)
+		return 0;
+	/* a copy: the caller's params may share it with the client's */
+	if ((meta = json_copy(meta)) == NULL)
+		return -1;
+	proto_meta_strip(meta);
+	if (json_object_size(meta) == 0)
+		(void)json_object_del(params, "_meta");
+	else
+		(void)json_object_set(params, "_meta", meta);
+	json_decref(meta);
+	return 0;
+}
+
+int
+proto_text_add(char **out, size_t *len, size_t *cap, const char *s, size_t n)
+{
+	char	*nb;
+	size_t	 ncap;
+
+	if (*len + n + 1 > *cap) {
+		ncap = (*len + n + 1) * 2;
+		if ((nb = realloc(*out, ncap)) == NULL)
+			return -1;
+		*out = nb;
+		*cap = ncap;
+	}
+	memcpy(*out + *len, s, n);
+	*len += n;
+	(*out)[*len] = '\0';
+	return 0;
+}
+
+int
+proto_text_add_member(char **out, size_t *len, size_t *cap, int *first,
+    const struct proto_span *m)
+{
+	if ((!*first && proto_text_add(out, len, cap, ",", 1) == -1) ||
+	    proto_text_add(out, len, cap, "\"", 1) == -1 ||
+	    proto_text_add(out, len, cap, m->ps_key, m->ps_keylen) == -1 ||
+	    proto_text_add(out, len, cap, "\":", 2) == -1 ||
+	    proto_text_add(out, len, cap, m->ps_val, m->ps_vallen) == -1)
+		return -1;
+	*first = 0;
+	return 0;
+}
+
+/* a _meta key kept by proto_meta_strip() (key: plain, len < 256) */
+static int
+meta_key_kept(const struct proto_span *m)
+{
+	char key[256];
+
+	memcpy(key, m->ps_key, m->ps_keylen);
+	key[m->ps_keylen] = '\0';
+	return !proto_meta_reserved(key) ||
+	    strcmp(key, "io.modelcontextprotocol/related-task") == 0 ||
+	    strcmp(key, "io.modelcontextprotocol/model-immediate-response") ==
+	    0;
+}
+
+#define META_MEMBERS	16
+
+char *
+proto_params_strip_meta_text(const char *params, size_t plen,
+    const char *name, size_t namelen, size_t *outlen)
+{
+	struct proto_span	 named;
+	struct proto_span	 p[META_MEMBERS], m[META_MEMBERS];
+	const struct proto_span	*meta = NULL;
+	char			*out = NULL, *mt = NULL;
+	size_t			 np, nm = 0, i, len = 0, cap = 0, mlen = 0;
+	size_t			 mcap = 0;
+	int			 first = 1, mfirst = 1;
+
+	if (proto_json_members(params, plen, p, META_MEMBERS, &np) == -1)
+		return NULL;
+	for (i = 0; i < np; i++) {
+		if (p[i].ps_key == NULL)
+			return NULL;
+		if (p[i].ps_keylen == 5 && memcmp(p[i].ps_key, "_meta", 5) == 0)
+			meta = &p[i];
+	}
+	if (meta != NULL && meta->ps_val[0] == '{') {
+		if (proto_json_members(meta->ps_val, meta->ps_vallen, m,
+		    META_MEMBERS, &nm) == -1)
+			return NULL;
+		for (i = 0; i < nm; i++)
+			if (m[i].ps_key == NULL || m[i].ps_keylen >= 256)
+				return NULL;
+		if (proto_text_add(&mt, &mlen, &mcap, "{", 1) == -1)
+			goto fail;
+		for (i = 0; i < nm; i++)
+			if (meta_key_kept(&m[i]) && proto_text_add_member(&mt, &mlen,
+			    &mcap, &mfirst, &m[i]) == -1)
+				goto fail;
+		if (proto_text_add(&mt, &mlen, &mcap, "}", 1) == -1)
+			goto fail;
+	}
+	if (proto_text_add(&out, &len, &cap, "{", 1) == -1)
+		goto fail;
+	for (i = 0; i < np; i++) {
+		named = p[i];
+		if (&p[i] == meta) {
+			/* nothing left (or no object): no _meta at all */
+			if (mt == NULL || mfirst)
+				continue;
+			named.ps_val = mt;
+			named.ps_vallen = mlen;
+		} else if (name != NULL && named.ps_keylen == 4 &&
+		    memcmp(named.ps_key, "name", 4) == 0) {
+			named.ps_val = name;
+			named.ps_vallen = namelen;
+		}
+		if (proto_text_add_member(&out, &len, &cap, &first, &named) ==
+		    -1)
+			goto fail;
+	}
+	if (proto_text_add(&out, &len, &cap, "}", 1) == -1)
+		goto fail;
+	free(mt);
+	*outlen = len;
+	return out;
+fail:
+	free(mt);
+	free(out);
 	return NULL;
 }

@@ -147,6 +147,8 @@ struct jsonrpc_scan {
  * allows them.
  */
 int	 jsonrpc_scan(const char *buf, size_t len, struct jsonrpc_scan *out);
+/* the scanned id as a tree (an INT's value fits json_int_t), or NULL */
+json_t	*jsonrpc_scan_id(const struct jsonrpc_scan *);
 
 /* Builders; each returns a new reference or NULL on allocation failure.
  * id is borrowed; result, params and data are stolen, even on failure.
@@ -339,6 +341,26 @@ int	 proto_classify(const struct jsonrpc_msg *,
 void	 proto_verdict_clear(struct proto_verdict *);
 
 /*
+ * The Modern hot path's look at a POST (jsonrpc_scan.c): 1 only if
+ * jsonrpc_parse(), proto_classify() with these headers and
+ * jsonrpc_params_check() would surely accept buf as a 2026-07-28
+ * tools/call request with an id, params.name and a params._meta whose
+ * claim is 2026-07-28, and the request has nothing the hot path does
+ * not carry: no logLevel, inputResponses or requestState, none of
+ * params' uri, type, cursor, level, protocolVersion or ref.  0, with
+ * *out zeroed, whenever not sure: then parse, which words the errors.
+ * mc_caps is the clientCapabilities object's text.  Mcp-Param-* is
+ * not looked at: it depends on the tool (proto_param_headers_check).
+ */
+struct proto_mcall {
+	struct jsonrpc_scan	 mc_scan;
+	const char		*mc_caps;
+	size_t			 mc_capslen;
+};
+int	 proto_modern_scan_call(const char *buf, size_t len,
+	    const struct proto_reqhdrs *, struct proto_mcall *);
+
+/*
  * An Mcp-Name or Mcp-Param-* value: OWS trimmed, "=?base64?...?="
  * decoded (canonical base64 of UTF-8 without NUL), control characters,
  * DEL and raw non-ASCII refused.  0 and a malloc'd *out, or -1 with
@@ -456,6 +478,9 @@ int	 proto_meta_reserved(const char *key);
 /* drop the MCP-reserved keys of a _meta object; progressToken, trace
  * context (traceparent, tracestate, baggage) and vendor keys stay */
 void	 proto_meta_strip(json_t *meta);
+/* params' _meta stripped, and deleted when nothing is left or it is no
+ * object: as a 2025-11-25 hop gets it; -1 out of memory */
+int	 proto_params_strip_meta(json_t *params);
 /*
  * Dress a result for a Modern client: resultType (NULL: "complete"),
  * _meta[io.modelcontextprotocol/serverInfo] (a copy; NULL: none), ttlMs
@@ -490,6 +515,36 @@ const char *proto_json_value(const char *buf, size_t len, const char *key,
 /* text with [at, at + atlen) replaced by with; NUL-terminated */
 char	*proto_text_replace(const char *text, size_t len, const char *at,
 	    size_t atlen, const char *with, size_t wlen, size_t *outlen);
+/* the same with up to PROTO_EDITS_MAX spans of text, in any order but
+ * not overlapping (else NULL), each replaced */
+#define PROTO_EDITS_MAX	4
+struct proto_edit {
+	const char	*pe_at;
+	size_t		 pe_atlen;
+	const char	*pe_with;
+	size_t		 pe_wlen;
+};
+char	*proto_text_edit(const char *text, size_t len,
+	    const struct proto_edit *, size_t n, size_t *outlen);
+/*
+ * proto_meta_strip() on text (meta.c): params (an object that jansson
+ * loads) with its _meta stripped, and left out when nothing is left
+ * (or when it is no object, as json_object_size() has it 0), as the
+ * text of an equal object (the members' text kept, whitespace between
+ * them not); NULL when not sure (a key with an escape or of 256 bytes
+ * or more, more than 16 members in params or _meta) or out of memory.
+ * name, when not NULL, is the JSON text that replaces params.name's.
+ */
+char	*proto_params_strip_meta_text(const char *params, size_t plen,
+	    const char *name, size_t namelen, size_t *outlen);
+/* *out (of *len bytes, room for *cap) += s[0..n), NUL-terminated,
+ * grown as needed: 0, or -1 out of memory (*out left as it was) */
+int	 proto_text_add(char **out, size_t *len, size_t *cap, const char *s,
+	    size_t n);
+/* the same with a member, "key":value (key without escapes), after a
+ * comma unless *first, which is then cleared */
+int	 proto_text_add_member(char **out, size_t *len, size_t *cap,
+	    int *first, const struct proto_span *m);
 
 /*
  * The members of an object for proto_json_check(): up to pm_max spans

@@ -1423,22 +1423,6 @@ legacy_version_header(struct worker *w, struct httpd_req *req,
 	return 0;
 }
 
-/* an id as the scan saw it: -?[0-9]+ that fits int64, or a plain string */
-static json_t *
-legacy_scan_id(const struct jsonrpc_scan *sc)
-{
-	unsigned long long	 u = 0;
-	size_t			 i = 0;
-	int			 neg;
-
-	if (sc->js_idkind == JSONRPC_SCAN_ID_STRING)
-		return json_stringn(sc->js_id, sc->js_idlen);
-	neg = sc->js_idlen > 0 && sc->js_id[0] == '-';
-	for (i = neg; i < sc->js_idlen; i++)
-		u = u * 10 + (unsigned long long)(sc->js_id[i] - '0');
-	return json_integer(neg ? (json_int_t)(0ULL - u) : (json_int_t)u);
-}
-
 /*
  * The hot path: a tools/call with a plain name and no _meta is read off
  * a scan of the body (no tree, no allocation but the id); its params
@@ -1457,7 +1441,7 @@ legacy_scan_call(const char *body, size_t len, struct jsonrpc_msg *msg,
 	    sc.js_idkind == JSONRPC_SCAN_ID_NONE || sc.js_methodlen != 10 ||
 	    memcmp(sc.js_method, "tools/call", 10) != 0 ||
 	    sc.js_params == NULL || sc.js_name == NULL || sc.js_meta != NULL ||
-	    (id = legacy_scan_id(&sc)) == NULL)
+	    (id = jsonrpc_scan_id(&sc)) == NULL)
 		return -1;
 	memset(msg, 0, sizeof(*msg));
 	msg->jm_kind = JSONRPC_REQUEST;
@@ -1524,6 +1508,8 @@ legacy_post(struct worker *w, struct httpd_req *req)
 		return;
 	}
 	body = httpd_req_body(req, &len);
+	if (modern_scan_post(w, req, body, len) == 0)
+		return;
 	if (legacy_scan_call(body, len, &msg, &fast) == -1 &&
 	    jsonrpc_parse(body, len, &msg, &err) == -1) {
 		legacy_done_error(w, req, err.je_http, NULL, err.je_code,

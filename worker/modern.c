@@ -27,10 +27,30 @@
 #include "shared/store.h"
 #include "worker.h"
 
+/*
+ * The hot path's call, read off a scan of the body (proto_modern_scan_
+ * call) instead of a tree: spans into the request's body, which lives
+ * as long as the request.  modern_fast_load() parses the body when the
+ * call turns out to need the tree.
+ */
+struct modern_fast {
+	const char	*mf_params;	/* NULL: not the hot path */
+	size_t		 mf_plen;
+	const char	*mf_meta;	/* params._meta */
+	size_t		 mf_metalen;
+	char		*mf_name;	/* params.name, a copy */
+	size_t		 mf_namelen;
+	const char	*mf_nameval;	/* its value's text, quotes and all */
+	const char	*mf_caps;	/* _meta's clientCapabilities */
+	size_t		 mf_capslen;
+	char		*mf_own;	/* the backend's name if renamed */
+};
+
 struct mreq {
 	struct worker			*m_w;
 	struct httpd_req		*m_req;
-	struct jsonrpc_msg		 m_msg;
+	struct jsonrpc_msg		 m_msg;	/* no params if m_fast */
+	struct modern_fast		 m_fast;
 	json_t				*m_caps;	/* this request's */
 	const struct config_backend	*m_be;
 	json_t				*m_bparams;
@@ -66,6 +86,8 @@ modern_free(struct mreq *m)
 	backend_call_cancel(m->m_call);
 	view_get_cancel(m->m_w, m);
 	jsonrpc_msg_clear(&m->m_msg);
+	free(m->m_fast.mf_name);
+	free(m->m_fast.mf_own);
 	json_decref(m->m_caps);
 	json_decref(m->m_bparams);
 	json_decref(m->m_phdrs);
@@ -210,25 +232,68 @@ modern_list(struct mreq *m, json_t *view)
 static json_t *
 modern_backend_params(json_t *params)
 {
-	json_t *p, *meta;
+	json_t *p;
 
 	if ((p = json_copy(params)) == NULL)
 		return NULL;
 	(void)json_object_del(p, "inputResponses");
 	(void)json_object_del(p, "requestState");
-	if ((meta = json_object_get(p, "_meta")) != NULL) {
-		if ((meta = json_copy(meta)) == NULL) {
-			json_decref(p);
-			return NULL;
-		}
-		proto_meta_strip(meta);
-		if (json_object_size(meta) == 0)
-			(void)json_object_del(p, "_meta");
-		else
-			(void)json_object_set(p, "_meta", meta);
-		json_decref(meta);
+	if (proto_params_strip_meta(p) == -1) {
+		json_decref(p);
+		return NULL;
 	}
 	return p;
+}
+
+/*
+ * The hot path's call as a tree, from the body parsed again (the scan
+ * made sure it parses and passes every check), for the code that needs
+ * one; a call routed already gets its backend params.
+ */
+static int
+modern_fast_load(struct mreq *m)
+{
+	struct jsonrpc_msg	 msg;
+	const char		*body;
+	size_t			 len;
+	int			 rc = 0;
+
+	if (m->m_fast.mf_params == NULL)
+		return 0;
+	if (m->m_req == NULL)
+		return -1;
+	body = httpd_req_body(m->m_req, &len);
+	if (jsonrpc_parse(body, len, &msg, NULL) == -1)
+		return -1;
+	jsonrpc_msg_clear(&m->m_msg);
+	m->m_msg = msg;
+	json_decref(m->m_caps);
+	m->m_caps = json_incref(json_object_get(json_object_get(msg.jm_params,
+	    "_meta"), MCP_META_CLIENT_CAPABILITIES));
+	/* routed already: under the backend's name (core_route) */
+	if (m->m_be != NULL && m->m_bparams == NULL &&
+	    ((m->m_bparams = modern_backend_params(msg.jm_params)) == NULL ||
+	    (m->m_fast.mf_own != NULL && json_object_set_new(m->m_bparams,
+	    "name", json_string(m->m_fast.mf_own)) == -1)))
+		rc = -1;
+	free(m->m_fast.mf_name);
+	free(m->m_fast.mf_own);
+	memset(&m->m_fast, 0, sizeof(m->m_fast));
+	return rc;
+}
+
+/* s as a JSON string's text, or NULL */
+static char *
+modern_json_string(const char *s, size_t *len)
+{
+	json_t	*j;
+	char	*t;
+
+	if ((j = json_string(s)) == NULL)
+		return NULL;
+	t = jsonrpc_dump(j, len);
+	json_decref(j);
+	return t;
 }
 
 /* Mcp-Param-* of a tools/call against the tool's x-mcp-header args */
@@ -321,8 +386,13 @@ modern_on_backend_request(void *arg, json_t *msg, const char *bsid,
 {
 	struct mreq	*m = arg;
 	const char	*method, *cap;
+	json_error_t	 jerr;
 
 	(void)bsid;
+	/* the hot path kept the client's capabilities as text */
+	if (m->m_caps == NULL && m->m_fast.mf_caps != NULL)
+		m->m_caps = json_loadb(m->m_fast.mf_caps, m->m_fast.mf_capslen,
+		    JSON_ALLOW_NUL, &jerr);
 	method = json_string_value(json_object_get(msg, "method"));
 	if (method == NULL)
 		method = "?";
@@ -480,38 +550,21 @@ modern_server_info_text(struct worker *w, size_t *len)
 	return text;
 }
 
-static int
-modern_buf_add(char **buf, size_t *len, size_t *cap, const char *s, size_t n)
-{
-	char	*nb;
-	size_t	 ncap;
-
-	if (*len + n + 1 > *cap) {
-		ncap = (*len + n + 1) * 2;
-		if ((nb = realloc(*buf, ncap)) == NULL)
-			return -1;
-		*buf = nb;
-		*cap = ncap;
-	}
-	memcpy(*buf + *len, s, n);
-	*len += n;
-	(*buf)[*len] = '\0';
-	return 0;
-}
-
 #define MODERN_BUF_LIT(b, l, c, lit) \
-	modern_buf_add((b), (l), (c), (lit), sizeof(lit) - 1)
+	proto_text_add((b), (l), (c), (lit), sizeof(lit) - 1)
 
 /*
- * The common case of a 2026-07-28 backend's answer, as text: the
- * members of its result pass through as they are, but for its cache
- * hints (vmcpd sets its own) and its _meta, which alone is parsed, to
- * drop the backend's reserved keys and stamp vmcpd's serverInfo.  -1:
- * not the common case (an error, an escaped key, too many members),
- * take the parsing path.
+ * The common case of a backend's answer, as text: the members of its
+ * result pass through as they are, but for its _meta, which alone is
+ * parsed, to drop the backend's reserved keys and stamp vmcpd's
+ * serverInfo.  A 2026-07-28 backend's cache hints go (vmcpd sets its
+ * own); a 2025-11-25 backend's result is "complete", whatever it says,
+ * as modern_result_out() makes it.  -1: not the common case (an
+ * error, an escaped key, too many members), take the parsing path.
  */
 static int
-modern_mbackend_text(struct mreq *m, const char *json, size_t len)
+modern_backend_text(struct mreq *m, const char *json, size_t len,
+    int legacy)
 {
 	struct proto_span	 mem[32];
 	const struct proto_span	*rt, *mt;
@@ -548,43 +601,44 @@ modern_mbackend_text(struct mreq *m, const char *json, size_t len)
 		}
 		json_decref(meta);
 	}
-	if (rt == NULL)
+	if (rt == NULL && !legacy)
 		/* it ran the call as 2025-11-25: correct, never re-run */
 		era_set(m->m_w, m->m_be, PROTO_ERA_LEGACY, "answered a "
 		    "2026-07-28 request without resultType");
+	if (legacy)
+		rt = NULL;	/* dropped, then set to "complete" */
 	cacheable = (rt == NULL || (rt->ps_vallen == 10 &&
 	    memcmp(rt->ps_val, "\"complete\"", 10) == 0)) &&
 	    strcmp(m->m_msg.jm_method, "resources/read") == 0;
-	if (modern_buf_add(&out, &olen, &ocap, "{", 1) == -1)
+	/* room for all but a big _meta: one allocation, as a rule */
+	ocap = len + silen + 128;
+	if ((out = malloc(ocap)) == NULL ||
+	    proto_text_add(&out, &olen, &ocap, "{", 1) == -1)
 		goto fail;
 	for (i = 0; i < n; i++) {
-		if ((mem[i].ps_keylen == 5 && memcmp(mem[i].ps_key, "ttlMs",
-		    5) == 0) || (mem[i].ps_keylen == 10 && memcmp(
-		    mem[i].ps_key, "cacheScope", 10) == 0) ||
-		    &mem[i] == mt)
+		if ((((mem[i].ps_keylen == 5 && memcmp(mem[i].ps_key,
+		    "ttlMs", 5) == 0) || (mem[i].ps_keylen == 10 && memcmp(
+		    mem[i].ps_key, "cacheScope", 10) == 0)) &&
+		    (!legacy || cacheable)) || &mem[i] == mt ||
+		    (legacy && mem[i].ps_keylen == 10 &&
+		    memcmp(mem[i].ps_key, "resultType", 10) == 0))
 			continue;
-		if ((!first && modern_buf_add(&out, &olen, &ocap, ",", 1) ==
-		    -1) || modern_buf_add(&out, &olen, &ocap, "\"", 1) == -1 ||
-		    modern_buf_add(&out, &olen, &ocap, mem[i].ps_key,
-		    mem[i].ps_keylen) == -1 ||
-		    modern_buf_add(&out, &olen, &ocap, "\":", 2) == -1 ||
-		    modern_buf_add(&out, &olen, &ocap, mem[i].ps_val,
-		    mem[i].ps_vallen) == -1)
+		if (proto_text_add_member(&out, &olen, &ocap, &first,
+		    &mem[i]) == -1)
 			goto fail;
-		first = 0;
 	}
-	if ((!first && modern_buf_add(&out, &olen, &ocap, ",", 1) == -1) ||
+	if ((!first && proto_text_add(&out, &olen, &ocap, ",", 1) == -1) ||
 	    (rt == NULL && MODERN_BUF_LIT(&out, &olen, &ocap,
 	    "\"resultType\":\"complete\",") == -1) ||
 	    (cacheable && MODERN_BUF_LIT(&out, &olen, &ocap,
 	    "\"ttlMs\":0,\"cacheScope\":\"public\",") == -1) ||
 	    MODERN_BUF_LIT(&out, &olen, &ocap, "\"_meta\":{\""
 	    MCP_META_SERVER_INFO "\":") == -1 ||
-	    modern_buf_add(&out, &olen, &ocap, si, silen) == -1 ||
-	    (mtext != NULL && (modern_buf_add(&out, &olen, &ocap, ",", 1) ==
-	    -1 || modern_buf_add(&out, &olen, &ocap, mtext + 1,
+	    proto_text_add(&out, &olen, &ocap, si, silen) == -1 ||
+	    (mtext != NULL && (proto_text_add(&out, &olen, &ocap, ",", 1) ==
+	    -1 || proto_text_add(&out, &olen, &ocap, mtext + 1,
 	    mlen - 2) == -1)) ||
-	    modern_buf_add(&out, &olen, &ocap, "}}", 2) == -1)
+	    proto_text_add(&out, &olen, &ocap, "}}", 2) == -1)
 		goto fail;
 	free(mtext);
 	httpd_req_set_close_cb(m->m_req, NULL, NULL);
@@ -608,23 +662,56 @@ fail:
 	return -1;
 }
 
+/* a final answer as text: passed on as text, or parsed for done */
 static void
-modern_on_mbackend_raw(void *arg, const char *kind, const char *json,
-    size_t len)
+modern_on_raw(struct mreq *m, const char *kind, const char *json,
+    size_t len, int legacy, void (*done)(void *, int, json_t *, int,
+    const char *))
 {
-	struct mreq	*m = arg;
 	json_t		*v, *resp;
 	json_error_t	 jerr;
 
 	m->m_call = NULL;
-	if (strcmp(kind, "result") == 0 &&
-	    modern_mbackend_text(m, json, len) == 0)
+	/* a backend refused mid-call: the tree path tells the client */
+	if (strcmp(kind, "result") == 0 && m->m_refused[0] == '\0' &&
+	    modern_backend_text(m, json, len, legacy) == 0)
 		return;
 	v = json_loadb(json, len, JSON_ALLOW_NUL, &jerr);
 	resp = v != NULL ? json_pack("{s:o}", kind, v) : NULL;
-	modern_on_mbackend_done(m, resp != NULL ? 0 : -1, resp, 0,
+	done(m, resp != NULL ? 0 : -1, resp, 0,
 	    "the backend's answer could not be read");
 	json_decref(resp);
+}
+
+static void
+modern_on_mbackend_raw(void *arg, const char *kind, const char *json,
+    size_t len)
+{
+	modern_on_raw(arg, kind, json, len, 0, modern_on_mbackend_done);
+}
+
+/* a 2025-11-25 backend's answer to a call of the hot path */
+static void
+modern_on_backend_raw(void *arg, const char *kind, const char *json,
+    size_t len)
+{
+	modern_on_raw(arg, kind, json, len, 1, modern_on_backend_done);
+}
+
+/* the callbacks of a call to a 2026-07-28 backend */
+static const struct backend_call_cbs modern_mcbs = {
+	modern_on_backend_message, NULL, modern_on_mbackend_done,
+	modern_on_mbackend_raw
+};
+
+/* a call that could not be sent is answered at once */
+static void
+modern_sent(struct mreq *m)
+{
+	if (m->m_call == NULL)
+		modern_error(m, 200, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: cannot send the request to the backend",
+		    NULL);
 }
 
 /*
@@ -666,15 +753,10 @@ static struct {
 static size_t modern_meta_next;
 
 static const char *
-modern_meta_text(const char *in, size_t inlen, const json_t *params,
-    const json_t *caps, const char *level, size_t *outlen)
+modern_meta_find(const char *in, size_t inlen, size_t *outlen)
 {
-	json_t	*info;
-	char	*out, *key;
-	size_t	 i, olen;
+	size_t i;
 
-	if (inlen > MODERN_META_KEY_MAX)
-		return NULL;
 	for (i = 0; i < MODERN_META_CACHE; i++)
 		if (modern_meta_cache[i].mc_in != NULL &&
 		    modern_meta_cache[i].mc_inlen == inlen &&
@@ -682,6 +764,22 @@ modern_meta_text(const char *in, size_t inlen, const json_t *params,
 			*outlen = modern_meta_cache[i].mc_outlen;
 			return modern_meta_cache[i].mc_out;
 		}
+	return NULL;
+}
+
+static const char *
+modern_meta_text(const char *in, size_t inlen, const json_t *params,
+    const json_t *caps, const char *level, size_t *outlen)
+{
+	json_t		*info;
+	const char	*hit;
+	char		*out, *key;
+	size_t		 i, olen;
+
+	if (inlen > MODERN_META_KEY_MAX)
+		return NULL;
+	if ((hit = modern_meta_find(in, inlen, outlen)) != NULL)
+		return hit;
 	if ((info = backend_client_info()) == NULL)
 		return NULL;
 	out = proto_modern_meta_text(params, caps, info, level, &olen);
@@ -714,10 +812,14 @@ modern_free_all(void)
 	}
 }
 
-/* the client's params text with this hop's _meta in it, or NULL */
+/*
+ * The client's params text with this hop's _meta in it, or NULL; the
+ * text only if same (not renamed), else the cache alone is filled, for
+ * the hot path's next call with this _meta.
+ */
 static char *
 modern_params_text(struct mreq *m, const json_t *p, const char *level,
-    size_t *len)
+    int same, size_t *len)
 {
 	const char	*ptext, *cmeta, *hop;
 	size_t		 plen, cmlen, hoplen;
@@ -725,9 +827,55 @@ modern_params_text(struct mreq *m, const json_t *p, const char *level,
 	if ((ptext = front_params_text(m->m_req, &plen)) == NULL ||
 	    (cmeta = proto_json_value(ptext, plen, "_meta", &cmlen)) == NULL ||
 	    (hop = modern_meta_text(cmeta, cmlen, p, m->m_caps, level,
-	    &hoplen)) == NULL)
+	    &hoplen)) == NULL || !same)
 		return NULL;
 	return proto_text_replace(ptext, plen, cmeta, cmlen, hop, hoplen, len);
+}
+
+/*
+ * The hot path to a 2026-07-28 backend: the client's params text with
+ * this hop's _meta in it, when the cache has it (else -1: the tree path
+ * makes it, for the next call), and the backend's name if renamed.
+ */
+static int
+modern_send_fast(struct mreq *m)
+{
+	struct modern_fast	*f = &m->m_fast;
+	struct proto_edit	 e[2];
+	json_t			*p;
+	const char		*hop;
+	char			*text, *own = NULL;
+	size_t			 hoplen, tlen, ownlen = 0;
+
+	if ((hop = modern_meta_find(f->mf_meta, f->mf_metalen, &hoplen)) ==
+	    NULL)
+		return -1;
+	if (f->mf_own != NULL &&
+	    (own = modern_json_string(f->mf_own, &ownlen)) == NULL)
+		return -1;
+	e[0] = (struct proto_edit){ f->mf_meta, f->mf_metalen, hop, hoplen };
+	e[1] = (struct proto_edit){ f->mf_nameval, f->mf_namelen + 2, own,
+	    ownlen };
+	text = proto_text_edit(f->mf_params, f->mf_plen, e, own != NULL ?
+	    2 : 1, &tlen);
+	free(own);
+	if (text == NULL)
+		return -1;
+	/* the tree only names the call, for Mcp-Name (no json_pack: this
+	 * is the hot path) */
+	if ((p = json_object()) == NULL || json_object_set_new_nocheck(p,
+	    "name", f->mf_own != NULL ? json_string(f->mf_own) :
+	    json_stringn(f->mf_name, f->mf_namelen)) == -1) {
+		json_decref(p);
+		free(text);
+		return -1;
+	}
+	m->m_call = backend_rpc_modern_text(m->m_w, m->m_be, "tools/call", p,
+	    text, tlen, NULL, NULL, NULL, &modern_mcbs, m);
+	free(text);
+	json_decref(p);
+	modern_sent(m);
+	return 0;
 }
 
 /* Modern to Modern: the client's params under the backend's names,
@@ -735,15 +883,17 @@ modern_params_text(struct mreq *m, const json_t *p, const char *level,
 static void
 modern_send_modern(struct mreq *m)
 {
-	static const struct backend_call_cbs cbs = {
-		modern_on_backend_message, NULL, modern_on_mbackend_done,
-		modern_on_mbackend_raw
-	};
 	json_t		*p, *v;
 	const char	*level;
 	char		*text = NULL;
 	size_t		 tlen = 0;
 
+	if (m->m_fast.mf_params != NULL) {
+		if (modern_send_fast(m) == 0)
+			return;
+		if (modern_fast_load(m) == -1)
+			goto oom;
+	}
 	if ((p = json_copy(m->m_bparams)) == NULL)
 		goto fail;
 	if ((v = json_object_get(m->m_msg.jm_params, "inputResponses")) !=
@@ -754,21 +904,21 @@ modern_send_modern(struct mreq *m)
 		goto fail;
 	level = json_string_value(json_object_get(json_object_get(
 	    m->m_msg.jm_params, "_meta"), "io.modelcontextprotocol/logLevel"));
-	/* not renamed: the client's own text goes on, its _meta replaced */
-	if (modern_same_target(m) && m->m_req != NULL)
-		text = modern_params_text(m, p, level, &tlen);
+	/* not renamed: the client's own text goes on, its _meta replaced;
+	 * renamed: this hop's _meta is cached for the hot path */
+	if (m->m_req != NULL)
+		text = modern_params_text(m, p, level, modern_same_target(m),
+		    &tlen);
 	m->m_call = backend_rpc_modern_text(m->m_w, m->m_be,
 	    m->m_msg.jm_method, p, text, tlen, m->m_caps, level, m->m_phdrs,
-	    &cbs, m);
+	    &modern_mcbs, m);
 	free(text);
 	json_decref(p);
-	if (m->m_call == NULL)
-		modern_error(m, 200, JSONRPC_INTERNAL_ERROR,
-		    "Internal error: cannot send the request to the backend",
-		    NULL);
+	modern_sent(m);
 	return;
 fail:
 	json_decref(p);
+oom:
 	modern_error(m, 200, JSONRPC_INTERNAL_ERROR,
 	    "Internal error: out of memory", NULL);
 }
@@ -801,6 +951,23 @@ modern_dispatch(struct mreq *m)
 	modern_on_era(m, (enum proto_era)era);
 }
 
+/* the hot path's params for a 2025-11-25 backend: _meta stripped,
+ * under the backend's name */
+static char *
+modern_fast_legacy_text(struct mreq *m, size_t *len)
+{
+	char	*own = NULL, *text;
+	size_t	 ownlen = 0;
+
+	if (m->m_fast.mf_own != NULL && (own = modern_json_string(
+	    m->m_fast.mf_own, &ownlen)) == NULL)
+		return NULL;
+	text = proto_params_strip_meta_text(m->m_fast.mf_params,
+	    m->m_fast.mf_plen, own, ownlen, len);
+	free(own);
+	return text;
+}
+
 static void
 modern_send(struct mreq *m)
 {
@@ -808,13 +975,32 @@ modern_send(struct mreq *m)
 		modern_on_backend_message, modern_on_backend_request,
 		modern_on_backend_done, NULL
 	};
+	static const struct backend_call_cbs fcbs = {
+		modern_on_backend_message, modern_on_backend_request,
+		modern_on_backend_done, modern_on_backend_raw
+	};
+	char	*text;
+	size_t	 tlen;
 
+	/* the hot path: the client's params text, its _meta stripped */
+	if (m->m_fast.mf_params != NULL) {
+		if ((text = modern_fast_legacy_text(m, &tlen)) != NULL) {
+			m->m_call = backend_rpc_text(m->m_w, m->m_be,
+			    m->m_bsid, m->m_bver, "tools/call", NULL, text,
+			    tlen, &fcbs, m);
+			free(text);
+			modern_sent(m);
+			return;
+		}
+		if (modern_fast_load(m) == -1) {
+			modern_error(m, 200, JSONRPC_INTERNAL_ERROR,
+			    "Internal error: out of memory", NULL);
+			return;
+		}
+	}
 	m->m_call = backend_rpc(m->m_w, m->m_be, m->m_bsid, m->m_bver,
 	    m->m_msg.jm_method, m->m_bparams, &cbs, m);
-	if (m->m_call == NULL)
-		modern_error(m, 200, JSONRPC_INTERNAL_ERROR,
-		    "Internal error: cannot send the request to the backend",
-		    NULL);
+	modern_sent(m);
 }
 
 static void
@@ -865,6 +1051,36 @@ modern_open(struct mreq *m)
 	}
 }
 
+/*
+ * The hot path's route: a tool without x-mcp-header arguments (so no
+ * Mcp-Param-* to check or send).  -1: anything else, for the tree
+ * path, which also words every error.
+ */
+static int
+modern_fast_route(struct mreq *m, json_t *view)
+{
+	const struct config_backend	*be;
+	struct core_err			 cerr;
+	json_t				*map;
+	const char			*own;
+	size_t				 n = m->m_fast.mf_namelen;
+
+	if ((map = core_tool_headers(view, m->m_fast.mf_name)) != NULL) {
+		json_decref(map);
+		return -1;
+	}
+	if (core_route_tool(view, m->m_w->w_conf, m->m_fast.mf_name, n, &be,
+	    &own, &cerr) == -1)
+		return -1;
+	/* renamed: the backend's name goes in place of the client's */
+	if ((strlen(own) != n || memcmp(own, m->m_fast.mf_name, n) != 0) &&
+	    (m->m_fast.mf_own = strdup(own)) == NULL)
+		return -1;
+	m->m_be = be;
+	modern_dispatch(m);
+	return 0;
+}
+
 static void
 modern_on_view(void *arg, json_t *view, const char *err)
 {
@@ -878,6 +1094,15 @@ modern_on_view(void *arg, json_t *view, const char *err)
 		(void)snprintf(msg, sizeof(msg), "Internal error: %s", err);
 		modern_error(m, 200, JSONRPC_INTERNAL_ERROR, msg, NULL);
 		return;
+	}
+	if (m->m_fast.mf_params != NULL) {
+		if (modern_fast_route(m, view) == 0)
+			return;
+		if (modern_fast_load(m) == -1) {
+			modern_error(m, 200, JSONRPC_INTERNAL_ERROR,
+			    "Internal error: out of memory", NULL);
+			return;
+		}
 	}
 	if (strcmp(m->m_msg.jm_method, "server/discover") == 0) {
 		modern_discover(m, view);
@@ -989,4 +1214,56 @@ modern_handle(struct worker *w, struct httpd_req *req,
 	if (view_get(w, modern_on_view, m) == -1)
 		modern_error(m, 500, JSONRPC_INTERNAL_ERROR,
 		    "Internal error: out of memory", NULL);
+}
+
+int
+modern_scan_post(struct worker *w, struct httpd_req *req, const char *body,
+    size_t len)
+{
+	struct proto_reqhdrs	 hdrs;
+	struct proto_mcall	 mc;
+	struct mreq		*m;
+	json_t			*id;
+	char			*name;
+
+	/* a Legacy client is not held up: the hot path needs this header */
+	memset(&hdrs, 0, sizeof(hdrs));
+	if ((hdrs.rh_protocol_version = front_header(req,
+	    "MCP-Protocol-Version")) == NULL ||
+	    strstr(hdrs.rh_protocol_version, MCP_VERSION_MODERN) == NULL)
+		return -1;
+	hdrs.rh_method = front_header(req, "Mcp-Method");
+	hdrs.rh_name = front_header(req, "Mcp-Name");
+	if (proto_modern_scan_call(body, len, &hdrs, &mc) != 1)
+		return -1;
+	if ((id = jsonrpc_scan_id(&mc.mc_scan)) == NULL)
+		return -1;
+	if ((m = calloc(1, sizeof(*m))) == NULL ||
+	    (name = strndup(mc.mc_scan.js_name, mc.mc_scan.js_namelen)) ==
+	    NULL) {
+		free(m);
+		json_decref(id);
+		return -1;
+	}
+	worker_request_hold(w);
+	m->m_w = w;
+	m->m_req = req;
+	m->m_msg.jm_kind = JSONRPC_REQUEST;
+	m->m_msg.jm_root = id;	/* the only tree: cleared with the message */
+	m->m_msg.jm_id = id;
+	m->m_msg.jm_method = "tools/call";
+	m->m_fast.mf_params = mc.mc_scan.js_params;
+	m->m_fast.mf_plen = mc.mc_scan.js_paramslen;
+	m->m_fast.mf_meta = mc.mc_scan.js_meta;
+	m->m_fast.mf_metalen = mc.mc_scan.js_metalen;
+	m->m_fast.mf_name = name;
+	m->m_fast.mf_namelen = mc.mc_scan.js_namelen;
+	m->m_fast.mf_nameval = mc.mc_scan.js_name - 1;
+	m->m_fast.mf_caps = mc.mc_caps;
+	m->m_fast.mf_capslen = mc.mc_capslen;
+	httpd_req_set_close_cb(req, modern_on_close, m);
+	if (view_get(w, modern_on_view, m) == -1)
+		modern_error(m, 500, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: out of memory", NULL);
+	return 0;
 }

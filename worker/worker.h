@@ -265,6 +265,10 @@ void	 listen_drain(struct worker *);
 void	 modern_free_all(void);
 void	 modern_handle(struct worker *, struct httpd_req *,
 	    struct jsonrpc_msg *msg);
+/* the hot path of a 2026-07-28 tools/call, off a scan of the body: 0 if
+ * it took the request, -1 if not sure (then parse and classify) */
+int	 modern_scan_post(struct worker *, struct httpd_req *, const char *,
+	    size_t);
 
 /* legacy.c: the Legacy (2025-11-25) client edge */
 void	 legacy_handle(struct worker *, struct httpd_req *);

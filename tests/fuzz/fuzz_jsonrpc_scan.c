@@ -7,6 +7,12 @@
  * another.  The strict JSON scan under it is held to jansson on its own
  * too: most mutations break the envelope long before they reach a
  * duplicate key or a big number.
+ *
+ * The Modern hot path's proto_modern_scan_call() is held to the full
+ * path (jsonrpc_parse, proto_classify, jsonrpc_params_check) the same
+ * way, with the headers a client would send, plain and encoded; and
+ * proto_params_strip_meta_text(), the params a 2025-11-25 backend gets
+ * on that path, to proto_meta_strip() on the tree.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -74,6 +80,137 @@ span_is(const char *s, size_t len, const char *want)
 	return want != NULL && strlen(want) == len && memcmp(s, want, len) == 0;
 }
 
+/* a span's text loaded as jansson would, equal to v */
+static int
+span_json_is(const char *s, size_t len, const json_t *v)
+{
+	json_error_t	 jerr;
+	json_t		*t;
+	int		 eq;
+
+	t = json_loadb(s, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY |
+	    JSON_ALLOW_NUL, &jerr);
+	eq = t != NULL && json_equal(t, v);
+	json_decref(t);
+	return eq;
+}
+
+/* params text stripped of its _meta is the tree stripped, renamed too */
+static void
+check_strip(const char *ptext, size_t plen, const json_t *params,
+    const char *own)
+{
+	json_error_t	 jerr;
+	json_t		*p, *got;
+	char		*out, *ownj = NULL;
+	size_t		 len;
+
+	if (own != NULL) {
+		got = json_string(own);
+		if ((ownj = json_dumps(got, JSON_ENCODE_ANY)) == NULL)
+			abort();
+		json_decref(got);
+	}
+	out = proto_params_strip_meta_text(ptext, plen, ownj, ownj != NULL ?
+	    strlen(ownj) : 0, &len);
+	free(ownj);
+	if (out == NULL)
+		return;
+	if ((p = json_copy((json_t *)params)) == NULL)
+		abort();
+	if (own != NULL && json_object_get(p, "name") != NULL)
+		(void)json_object_set_new(p, "name", json_string(own));
+	if (proto_params_strip_meta(p) == -1)
+		abort();
+	got = json_loadb(out, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL,
+	    &jerr);
+	if (got == NULL || !json_equal(got, p))
+		abort();
+	json_decref(got);
+	json_decref(p);
+	free(out);
+}
+
+/* what the Modern hot path is sure of, the full path takes the same */
+static void
+check_modern(const char *buf, size_t size, const struct proto_reqhdrs *h)
+{
+	static const struct proto_mcall zero;
+	struct proto_mcall	 mc;
+	struct jsonrpc_msg	 m;
+	struct jsonrpc_err	 err;
+	struct proto_verdict	 v;
+	const json_t		*meta;
+	json_t			*id;
+
+	if (proto_modern_scan_call(buf, size, h, &mc) == 0) {
+		if (memcmp(&mc, &zero, sizeof(mc)) != 0)
+			abort();
+		return;
+	}
+	if (jsonrpc_parse(buf, size, &m, NULL) == -1 ||
+	    m.jm_kind != JSONRPC_REQUEST ||
+	    strcmp(m.jm_method, "tools/call") != 0)
+		abort();
+	if (proto_classify(&m, h, &v) == -1 || v.pv_era != PROTO_ERA_MODERN)
+		abort();
+	proto_verdict_clear(&v);
+	if (jsonrpc_params_check(&m, &err) == -1)
+		abort();
+	if ((id = jsonrpc_scan_id(&mc.mc_scan)) == NULL ||
+	    !json_equal(id, m.jm_id))
+		abort();
+	json_decref(id);
+	if (!span_json_is(mc.mc_scan.js_params, mc.mc_scan.js_paramslen,
+	    m.jm_params))
+		abort();
+	meta = json_object_get(m.jm_params, "_meta");
+	if (!span_json_is(mc.mc_scan.js_meta, mc.mc_scan.js_metalen, meta) ||
+	    !span_json_is(mc.mc_caps, mc.mc_capslen, json_object_get(meta,
+	    MCP_META_CLIENT_CAPABILITIES)))
+		abort();
+	/* what the hot path does not carry is never there */
+	if (json_object_get(meta, "io.modelcontextprotocol/logLevel") !=
+	    NULL || json_object_get(m.jm_params, "inputResponses") != NULL ||
+	    json_object_get(m.jm_params, "requestState") != NULL)
+		abort();
+	jsonrpc_msg_clear(&m);
+}
+
+/* the Mcp-Name a client sends for params.name, plain, then encoded */
+static void
+check_modern_headers(const char *buf, size_t size)
+{
+	struct jsonrpc_scan	 s;
+	struct proto_reqhdrs	 h;
+	char			*name = NULL, *b64 = NULL, *enc = NULL;
+	size_t			 n;
+
+	memset(&h, 0, sizeof(h));
+	h.rh_protocol_version = "2026-07-28";
+	h.rh_method = "tools/call";
+	check_modern(buf, size, &h);
+	if (jsonrpc_scan(buf, size, &s) == 0 || s.js_name == NULL ||
+	    (name = strndup(s.js_name, s.js_namelen)) == NULL)
+		return;
+	h.rh_name = name;
+	check_modern(buf, size, &h);
+	h.rh_protocol_version = " 2026-07-28\t";
+	h.rh_method = "tools/call ";
+	if ((b64 = proto_b64_encode(name, strlen(name), 0)) != NULL &&
+	    (enc = malloc(strlen(b64) + 12)) != NULL) {
+		n = strlen(b64);
+		memcpy(enc, "=?base64?", 9);
+		memcpy(enc + 9, b64, n);
+		memcpy(enc + 9 + n, "?=", 3);
+		h.rh_name = enc;
+		check_modern(buf, size, &h);
+	}
+	free(enc);
+	free(b64);
+	free(name);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -86,6 +223,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char		*buf = (const char *)data;
 
 	check_strict(buf, size);
+	check_modern_headers(buf, size);
 	if (jsonrpc_scan(buf, size, &s) == 0) {
 		if (memcmp(&s, &zero, sizeof(s)) != 0)
 			abort();
@@ -127,6 +265,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (params == NULL || !json_equal(params, m.jm_params))
 			abort();
 		json_decref(params);
+		check_strip(s.js_params, s.js_paramslen, m.jm_params, NULL);
+		check_strip(s.js_params, s.js_paramslen, m.jm_params,
+		    "b_\"x\"");
 	}
 
 	name = m.jm_params != NULL ? json_object_get(m.jm_params, "name") :

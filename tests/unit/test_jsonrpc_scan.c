@@ -420,6 +420,202 @@ test_envelope(void **state)
 	    NULL, NULL);
 }
 
+/*
+ * proto_modern_scan_call(): the Modern hot path.  Whatever it is sure
+ * of, jsonrpc_parse(), proto_classify() and jsonrpc_params_check()
+ * accept as the same 2026-07-28 tools/call; whatever any of them
+ * refuses, it is not sure of.
+ */
+#define MMETA "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":" \
+	"\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{}}"
+#define MCALL(meta, rest) "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":" \
+	"\"tools/call\",\"params\":{" meta ",\"name\":\"echo\"" rest "}}"
+#define MBENCH MCALL(MMETA, ",\"arguments\":{\"message\":\"m\"}")
+/* a _meta with these members besides the claim */
+#define MWITH(members) "\"_meta\":{\"io.modelcontextprotocol/" \
+	"protocolVersion\":\"2026-07-28\"," members "}"
+#define MCAPS "\"io.modelcontextprotocol/clientCapabilities\":{}"
+
+/* -1 if the full path refuses body with these headers, else the era */
+static int
+mfull(const char *body, const struct proto_reqhdrs *h)
+{
+	struct jsonrpc_msg	 m;
+	struct jsonrpc_err	 err;
+	struct proto_verdict	 v;
+	int			 rc;
+
+	if (jsonrpc_parse(body, strlen(body), &m, &err) == -1)
+		return -1;
+	rc = proto_classify(&m, h, &v) == -1 ? -1 : (int)v.pv_era;
+	proto_verdict_clear(&v);
+	if (rc != -1 && m.jm_kind == JSONRPC_REQUEST &&
+	    jsonrpc_params_check(&m, &err) == -1)
+		rc = -1;
+	jsonrpc_msg_clear(&m);
+	return rc;
+}
+
+static void
+mexpect(const char *body, const char *pv, const char *method,
+    const char *name, int sure, int full)
+{
+	static const struct proto_mcall zero;
+	struct proto_reqhdrs	 h = { pv, method, name, NULL, NULL, NULL };
+	struct proto_mcall	 mc;
+	int			 got;
+
+	memset(&mc, 0xa5, sizeof(mc));
+	got = proto_modern_scan_call(body, strlen(body), &h, &mc);
+	if (got != sure)
+		fail_msg("%s: %s (pv %s, method %s, name %s)", sure ? "not "
+		    "sure" : "sure", body, pv, method, name);
+	if (!sure)
+		assert_memory_equal(&mc, &zero, sizeof(mc));
+	else if (!span_eq(mc.mc_scan.js_name, mc.mc_scan.js_namelen,
+	    "echo") || !span_eq(mc.mc_caps, mc.mc_capslen, "{}"))
+		fail_msg("wrong spans for %s", body);
+	if (mfull(body, &h) != full)
+		fail_msg("the full path %s %s", full == -1 ? "accepts" :
+		    "refuses", body);
+}
+
+/* sure, and the full path takes it as Modern */
+static void
+msure(const char *body, const char *pv, const char *method,
+    const char *name)
+{
+	mexpect(body, pv, method, name, 1, PROTO_ERA_MODERN);
+}
+
+/* not sure: the full path refuses it */
+static void
+mrefused(const char *body, const char *pv, const char *method,
+    const char *name)
+{
+	mexpect(body, pv, method, name, 0, -1);
+}
+
+/* not sure, though the full path takes it (as era) */
+static void
+munsure(const char *body, const char *pv, const char *method,
+    const char *name, int era)
+{
+	mexpect(body, pv, method, name, 0, era);
+}
+
+static void
+test_modern_sure(void **state)
+{
+	(void)state;
+	msure(MBENCH, "2026-07-28", "tools/call", "echo");
+	/* headers are read without their OWS; Mcp-Name may be encoded */
+	msure(MBENCH, " 2026-07-28\t", "\ttools/call ", " echo ");
+	msure(MBENCH, "2026-07-28", "tools/call", "=?base64?ZWNobw==?=");
+	msure("{\"id\":\"r-1\",\"params\":{\"name\":\"echo\"," MMETA "},"
+	    "\"method\":\"tools/call\",\"jsonrpc\":\"2.0\",\"x\":1}",
+	    "2026-07-28", "tools/call", "echo");
+	msure(MCALL(MWITH(MCAPS ",\"io.modelcontextprotocol/clientInfo\":"
+	    "{\"name\":\"c\",\"version\":\"1\",\"title\":\"T\"},"
+	    "\"progressToken\":\"p\",\"traceparent\":\"00-ab\""), ""),
+	    "2026-07-28", "tools/call", "echo");
+	msure(MCALL(MWITH(MCAPS ",\"progressToken\":-7"), ",\"task\":{}"),
+	    "2026-07-28", "tools/call", "echo");
+}
+
+static void
+test_modern_refused(void **state)
+{
+	(void)state;
+	/* the headers: missing, different, malformed */
+	mrefused(MBENCH, NULL, "tools/call", "echo");
+	mrefused(MBENCH, "2025-11-25", "tools/call", "echo");
+	mrefused(MBENCH, "2026-07-28x", "tools/call", "echo");
+	mrefused(MBENCH, "2026-07-28", NULL, "echo");
+	mrefused(MBENCH, "2026-07-28", "tools/list", "echo");
+	mrefused(MBENCH, "2026-07-28", "Tools/call", "echo");
+	mrefused(MBENCH, "2026-07-28", "tools/call", NULL);
+	mrefused(MBENCH, "2026-07-28", "tools/call", "ECHO");
+	mrefused(MBENCH, "2026-07-28", "tools/call", "ech\xc3\xb6");
+	mrefused(MBENCH, "2026-07-28", "tools/call", "=?base64?!!?=");
+	mrefused(MBENCH, "2026-07-28", "tools/call", "=?base64?ZWNobw?=");
+	/* the envelope */
+	mrefused(MCALL("\"_meta\":{\"io.modelcontextprotocol/protocolVersion\""
+	    ":\"2026-07-28\"}", ""), "2026-07-28", "tools/call", "echo");
+	mrefused(MCALL(MWITH("\"io.modelcontextprotocol/clientCapabilities\":"
+	    "[]"), ""), "2026-07-28", "tools/call", "echo");
+	mrefused(MCALL(MWITH("\"io.modelcontextprotocol/clientCapabilities\":"
+	    "null"), ""), "2026-07-28", "tools/call", "echo");
+	mrefused(MCALL(MWITH(MCAPS ",\"io.modelcontextprotocol/clientInfo\":"
+	    "\"c\""), ""), "2026-07-28", "tools/call", "echo");
+	mrefused(MCALL(MWITH(MCAPS ",\"io.modelcontextprotocol/clientInfo\":"
+	    "{\"name\":\"c\"}"), ""), "2026-07-28", "tools/call", "echo");
+	mrefused(MCALL(MWITH(MCAPS ",\"io.modelcontextprotocol/clientInfo\":"
+	    "{\"name\":1,\"version\":\"1\"}"), ""), "2026-07-28", "tools/call",
+	    "echo");
+	mrefused(MCALL("\"_meta\":{\"io.modelcontextprotocol/protocolVersion\""
+	    ":1," MCAPS "}", ""), "2026-07-28", "tools/call", "echo");
+	/* a version other than 2026-07-28, the headers agreeing */
+	mrefused(MCALL("\"_meta\":{\"io.modelcontextprotocol/protocolVersion\""
+	    ":\"2026-07-29\"," MCAPS "}", ""), "2026-07-29", "tools/call",
+	    "echo");
+	/* jsonrpc_params_check() */
+	mrefused(MCALL(MWITH(MCAPS ",\"progressToken\":1.5"), ""),
+	    "2026-07-28", "tools/call", "echo");
+	mrefused(MCALL(MWITH(MCAPS ",\"progressToken\":null"), ""),
+	    "2026-07-28", "tools/call", "echo");
+	mrefused(MCALL(MWITH(MCAPS ",\"progressToken\":\"a\\u0000\""), ""),
+	    "2026-07-28", "tools/call", "echo");
+	mrefused(MCALL(MWITH(MCAPS ",\"io.modelcontextprotocol/x\":"
+	    "\"a\\u0000\""), ""), "2026-07-28", "tools/call", "echo");
+	mrefused(MCALL(MMETA, ",\"uri\":\"a\\u0000\""), "2026-07-28",
+	    "tools/call", "echo");
+	/* the envelope itself */
+	mrefused("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+	    "\"params\":{" MMETA ",\"name\":\"echo\",\"name\":\"echo\"}}",
+	    "2026-07-28", "tools/call", "echo");
+	mrefused("{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"tools/call\","
+	    "\"params\":{" MMETA ",\"name\":\"echo\"}}", "2026-07-28",
+	    "tools/call", "echo");
+}
+
+static void
+test_modern_unsure(void **state)
+{
+	(void)state;
+	/* what the hot path does not carry */
+	munsure(MCALL(MWITH(MCAPS ",\"io.modelcontextprotocol/logLevel\":"
+	    "\"info\""), ""), "2026-07-28", "tools/call", "echo",
+	    PROTO_ERA_MODERN);
+	munsure(MCALL(MMETA, ",\"inputResponses\":{}"), "2026-07-28",
+	    "tools/call", "echo", PROTO_ERA_MODERN);
+	munsure(MCALL(MMETA, ",\"requestState\":\"s\""), "2026-07-28",
+	    "tools/call", "echo", PROTO_ERA_MODERN);
+	munsure(MCALL(MMETA, ",\"uri\":\"u\""), "2026-07-28", "tools/call",
+	    "echo", PROTO_ERA_MODERN);
+	munsure(MCALL(MMETA, ",\"ref\":{}"), "2026-07-28", "tools/call",
+	    "echo", PROTO_ERA_MODERN);
+	/* escapes in _meta, which could hide "\u0000" */
+	munsure(MCALL(MWITH(MCAPS ",\"v\":\"a\\nb\""), ""), "2026-07-28",
+	    "tools/call", "echo", PROTO_ERA_MODERN);
+	munsure(MCALL("\"_meta\":{\"io.modelcontextprotocol/protocolVersion\""
+	    ":\"2026\\u002d07-28\"," MCAPS "}", ""), "2026-07-28",
+	    "tools/call", "echo", PROTO_ERA_MODERN);
+	/* not a tools/call request, or no _meta: not this path */
+	munsure("{\"jsonrpc\":\"2.0\",\"method\":\"tools/call\",\"params\":"
+	    "{" MMETA ",\"name\":\"echo\"}}", "2026-07-28", "tools/call",
+	    "echo", PROTO_ERA_MODERN);
+	munsure("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"prompts/get\","
+	    "\"params\":{" MMETA ",\"name\":\"echo\"}}", "2026-07-28",
+	    "prompts/get", "echo", PROTO_ERA_MODERN);
+	munsure(BENCH, NULL, NULL, NULL, PROTO_ERA_LEGACY);
+	munsure(BENCH, "2025-11-25", NULL, NULL, PROTO_ERA_LEGACY);
+	/* a name with an escape: the scan of the envelope is not sure */
+	munsure("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+	    "\"params\":{" MMETA ",\"name\":\"ech\\u006f\"}}", "2026-07-28",
+	    "tools/call", "echo", PROTO_ERA_MODERN);
+}
+
 int
 main(void)
 {
@@ -432,6 +628,9 @@ main(void)
 		cmocka_unit_test(test_depth),
 		cmocka_unit_test(test_duplicates),
 		cmocka_unit_test(test_envelope),
+		cmocka_unit_test(test_modern_sure),
+		cmocka_unit_test(test_modern_refused),
+		cmocka_unit_test(test_modern_unsure),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

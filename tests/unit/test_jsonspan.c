@@ -9,6 +9,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "proto/proto.h"
@@ -178,6 +179,47 @@ test_check(void **state)
 	assert_int_equal(ps.pm_n, 0);
 }
 
+/* proto_text_edit(): spans replaced in one pass, in any order given */
+static void
+test_text_edit(void **state)
+{
+	static const char	 t[] = "{\"name\":\"echo\",\"_meta\":{\"a\":1}}";
+	struct proto_edit	 e[PROTO_EDITS_MAX + 1];
+	char			*out;
+	size_t			 len;
+
+	(void)state;
+	/* the _meta after the name, given first */
+	e[0] = (struct proto_edit){ strstr(t, "{\"a\""), 7, "{}", 2 };
+	e[1] = (struct proto_edit){ strstr(t, "\"echo\""), 6, "\"b_echo\"",
+	    8 };
+	assert_non_null(out = proto_text_edit(t, sizeof(t) - 1, e, 2, &len));
+	assert_string_equal(out, "{\"name\":\"b_echo\",\"_meta\":{}}");
+	assert_int_equal(len, strlen(out));
+	free(out);
+	/* none, and one at the very start and end */
+	assert_non_null(out = proto_text_edit(t, sizeof(t) - 1, e, 0, &len));
+	assert_string_equal(out, t);
+	free(out);
+	e[0] = (struct proto_edit){ t, 1, "[", 1 };
+	e[1] = (struct proto_edit){ t + sizeof(t) - 2, 1, "]", 1 };
+	assert_non_null(out = proto_text_edit(t, sizeof(t) - 1, e, 2, &len));
+	assert_int_equal(out[0], '[');
+	assert_int_equal(out[len - 1], ']');
+	free(out);
+	assert_non_null(out = proto_text_replace(t, sizeof(t) - 1, t + 1, 6,
+	    "\"x\"", 3, &len));
+	assert_string_equal(out, "{\"x\":\"echo\",\"_meta\":{\"a\":1}}");
+	free(out);
+	/* overlapping spans, or too many, are refused */
+	e[0] = (struct proto_edit){ t + 1, 6, "", 0 };
+	e[1] = (struct proto_edit){ t + 5, 4, "", 0 };
+	assert_null(proto_text_edit(t, sizeof(t) - 1, e, 2, &len));
+	memset(e, 0, sizeof(e));
+	assert_null(proto_text_edit(t, sizeof(t) - 1, e,
+	    PROTO_EDITS_MAX + 1, &len));
+}
+
 int
 main(void)
 {
@@ -186,6 +228,7 @@ main(void)
 		cmocka_unit_test(test_agrees_with_jansson),
 		cmocka_unit_test(test_depth),
 		cmocka_unit_test(test_check),
+		cmocka_unit_test(test_text_edit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1280,6 +1280,90 @@ test_meta_strip(void **state)
 	json_decref(meta);
 }
 
+/* the text path against the tree: params with _meta stripped as a
+ * 2025-11-25 backend gets them (the tree path's modern_backend_params),
+ * under its own name if not NULL (core_route) */
+static void
+expect_strip_text_as(const char *params, const char *own)
+{
+	json_t	*p, *got;
+	char	*out, *ownj = NULL;
+	size_t	 len;
+
+	p = load(params);
+	if (own != NULL) {
+		got = json_string(own);
+		assert_non_null(ownj = json_dumps(got, JSON_ENCODE_ANY));
+		json_decref(got);
+		if (json_object_get(p, "name") != NULL)
+			json_object_set_new(p, "name", json_string(own));
+	}
+	assert_int_equal(proto_params_strip_meta(p), 0);
+	if ((out = proto_params_strip_meta_text(params, strlen(params),
+	    ownj, ownj != NULL ? strlen(ownj) : 0, &len)) == NULL)
+		fail_msg("not sure of %s", params);
+	free(ownj);
+	assert_int_equal(strlen(out), len);
+	got = load(out);
+	if (!json_equal(got, p))
+		fail_msg("%s stripped to %s", params, out);
+	json_decref(got);
+	json_decref(p);
+	free(out);
+}
+
+static void
+expect_strip_text(const char *params)
+{
+	expect_strip_text_as(params, NULL);
+}
+
+static void
+test_meta_strip_text(void **state)
+{
+	char	 big[2048];
+	size_t	 i, n, len;
+
+	(void)state;
+	/* the bench's call: nothing travels, no _meta at all */
+	expect_strip_text("{\"_meta\":{\"io.modelcontextprotocol/"
+	    "protocolVersion\":\"" M "\",\"io.modelcontextprotocol/"
+	    "clientCapabilities\":{}},\"name\":\"echo\",\"arguments\":"
+	    "{\"message\":\"m\"}}");
+	/* what travels stays, with the text it came in */
+	expect_strip_text("{ \"name\" : \"echo\" , \"_meta\" : { \"progressToken"
+	    "\" : 7 , \"io.modelcontextprotocol/clientInfo\":{\"name\":\"c\","
+	    "\"version\":\"1\"}, \"traceparent\":\"00-a\\u0041\", "
+	    "\"io.modelcontextprotocol/related-task\":{\"taskId\":\"t\"}, "
+	    "\"io.modelcontextprotocol/model-immediate-response\":true, "
+	    "\"dev.mcp/x\":1 } , \"arguments\" : [ 1 , 2 ] }");
+	expect_strip_text("{\"name\":\"echo\"}");
+	expect_strip_text("{}");
+	expect_strip_text("{\"_meta\":{}}");
+	/* a _meta that is no object goes, as the tree has it */
+	expect_strip_text("{\"_meta\":\"x\",\"name\":\"echo\"}");
+	/* renamed, with what the new name's JSON text needs */
+	expect_strip_text_as("{\"_meta\":{\"a\":1},\"name\":\"echo\","
+	    "\"arguments\":{\"name\":\"inner\"}}", "a_echo");
+	expect_strip_text_as("{\"name\":\"echo\"}", "q\"uo\\te\u00e9");
+	/* not sure: escaped keys, a long key, too many members */
+	assert_null(proto_params_strip_meta_text("{\"n\\u0061me\":1}", 15,
+	    NULL, 0, &len));
+	assert_null(proto_params_strip_meta_text("{\"_meta\":{\"\\u0061\":1}}",
+	    22, NULL, 0, &len));
+	n = (size_t)snprintf(big, sizeof(big), "{\"_meta\":{\"");
+	for (i = 0; i < 256; i++)
+		big[n++] = 'k';
+	n += (size_t)snprintf(big + n, sizeof(big) - n, "\":1}}");
+	assert_null(proto_params_strip_meta_text(big, n, NULL, 0, &len));
+	n = (size_t)snprintf(big, sizeof(big), "{");
+	for (i = 0; i < 17; i++)
+		n += (size_t)snprintf(big + n, sizeof(big) - n, "%s\"k%zu\":%zu",
+		    i > 0 ? "," : "", i, i);
+	n += (size_t)snprintf(big + n, sizeof(big) - n, "}");
+	assert_null(proto_params_strip_meta_text(big, n, NULL, 0, &len));
+}
+
 static void
 test_modern_result(void **state)
 {
@@ -1631,6 +1715,7 @@ main(void)
 		cmocka_unit_test(test_cursor_paging),
 		cmocka_unit_test(test_meta_reserved),
 		cmocka_unit_test(test_meta_strip),
+		cmocka_unit_test(test_meta_strip_text),
 		cmocka_unit_test(test_modern_result),
 		cmocka_unit_test(test_probe_outcome),
 		cmocka_unit_test(test_modern_params),
