@@ -658,8 +658,9 @@ test_eol_scan(void **state)
 	assert_int_equal(sse_parser_feed(p, in, sizeof(in) - 1), 0);
 	assert_int_equal(r.r_count, 3);
 	assert_string_equal(sse_parser_last_id(p), "");
-	assert_int_equal(sse_parser_feed(p, "id: 5\ndata: x\n\n", 17), 0);
-	assert_int_equal(sse_parser_feed(p, "data: y\n\n", 10), 0);
+	assert_int_equal(sse_parser_feed(p, "id: 5\ndata: x\n\n", 15), 0);
+	assert_int_equal(sse_parser_feed(p, "data: y\n\n", 9), 0);
+	assert_int_equal(r.r_count, 5);
 	assert_string_equal(sse_parser_last_id(p), "5");
 	sse_parser_free(p);
 	rec_free(&r);
