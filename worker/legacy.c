@@ -1021,34 +1021,21 @@ legacy_subscribe(struct mcp_req *mr, struct session *s)
 static int
 legacy_fast_rename(struct legacy_fast *f, const char *own)
 {
-	const char	*c;
-	size_t		 olen = strlen(own), head, tail;
-	char		*t;
+	char	*t;
+	size_t	 len;
 
-	for (c = own; *c != '\0'; c++)
-		if ((unsigned char)*c < 0x20 || *c == '"' || *c == '\\')
-			return -1;
-	/* the name's text lies between quotes inside the params' text */
-	if (f->lf_name <= f->lf_params || f->lf_name[-1] != '"' ||
-	    f->lf_name[f->lf_namelen] != '"')
-		return -1;
-	head = (size_t)(f->lf_name - f->lf_params);
-	tail = f->lf_plen - head - f->lf_namelen;
-	if ((t = malloc(head + olen + tail + 1)) == NULL)
+	if ((t = jsonrpc_scan_rename(f->lf_params, f->lf_plen, f->lf_name,
+	    f->lf_namelen, own, &len)) == NULL)
 		return -1;
 	if ((f->lf_own = strdup(own)) == NULL) {
 		free(t);
 		return -1;
 	}
-	memcpy(t, f->lf_params, head);
-	memcpy(t + head, own, olen);
-	memcpy(t + head + olen, f->lf_name + f->lf_namelen, tail);
-	t[head + olen + tail] = '\0';
+	f->lf_name = t + (f->lf_name - f->lf_params);
+	f->lf_namelen = strlen(own);
 	f->lf_text = t;
 	f->lf_params = t;
-	f->lf_plen = head + olen + tail;
-	f->lf_name = t + head;
-	f->lf_namelen = olen;
+	f->lf_plen = len;
 	return 0;
 }
 
