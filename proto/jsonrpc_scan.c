@@ -5,7 +5,6 @@
  * "refused": every doubt goes to jsonrpc_parse(), which knows the
  * exact error to answer with.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "proto.h"
@@ -127,8 +126,6 @@ jsonrpc_scan_rename(const char *params, size_t plen, const char *name,
     size_t namelen, const char *to, size_t *lenp)
 {
 	const char	*c;
-	size_t		 tlen = strlen(to), head, tail;
-	char		*t;
 
 	for (c = to; *c != '\0'; c++)
 		if ((unsigned char)*c < 0x20 || *c == '"' || *c == '\\')
@@ -136,14 +133,6 @@ jsonrpc_scan_rename(const char *params, size_t plen, const char *name,
 	if (name <= params || name + namelen >= params + plen ||
 	    name[-1] != '"' || name[namelen] != '"')
 		return NULL;
-	head = (size_t)(name - params);
-	tail = plen - head - namelen;
-	if ((t = malloc(head + tlen + tail + 1)) == NULL)
-		return NULL;
-	memcpy(t, params, head);
-	memcpy(t + head, to, tlen);
-	memcpy(t + head + tlen, name + namelen, tail);
-	t[head + tlen + tail] = '\0';
-	*lenp = head + tlen + tail;
-	return t;
+	return proto_text_replace(params, plen, name, namelen, to,
+	    strlen(to), lenp);
 }
