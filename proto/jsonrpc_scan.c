@@ -314,3 +314,19 @@ jsonrpc_scan_id(const struct jsonrpc_scan *sc)
 		u = u * 10 + (unsigned long long)(sc->js_id[i] - '0');
 	return json_integer(neg ? (json_int_t)(0ULL - u) : (json_int_t)u);
 }
+
+char *
+jsonrpc_scan_rename(const char *params, size_t plen, const char *name,
+    size_t namelen, const char *to, size_t *lenp)
+{
+	const char	*c;
+
+	for (c = to; *c != '\0'; c++)
+		if ((unsigned char)*c < 0x20 || *c == '"' || *c == '\\')
+			return NULL;
+	if (name <= params || name + namelen >= params + plen ||
+	    name[-1] != '"' || name[namelen] != '"')
+		return NULL;
+	return proto_text_replace(params, plen, name, namelen, to,
+	    strlen(to), lenp);
+}

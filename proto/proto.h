@@ -149,6 +149,16 @@ struct jsonrpc_scan {
 int	 jsonrpc_scan(const char *buf, size_t len, struct jsonrpc_scan *out);
 /* the scanned id as a tree (an INT's value fits json_int_t), or NULL */
 json_t	*jsonrpc_scan_id(const struct jsonrpc_scan *);
+/*
+ * The params' text (js_params) with its name's text (js_name, inside
+ * it) replaced by to: what the params are under another name, built
+ * without a tree.  malloc'd, NUL-terminated, its length in *lenp.
+ * NULL when to would need escaping (a quote, a backslash, a control
+ * character), the name does not lie between quotes inside the params,
+ * or out of memory.
+ */
+char	*jsonrpc_scan_rename(const char *params, size_t plen,
+	    const char *name, size_t namelen, const char *to, size_t *lenp);
 
 /* Builders; each returns a new reference or NULL on allocation failure.
  * id is borrowed; result, params and data are stolen, even on failure.

@@ -45,6 +45,7 @@ static int	 sse_dispatch(struct sse_parser *);
 static int	 sse_line(struct sse_parser *, const char *, size_t);
 static int	 sse_bytes(struct sse_parser *, const char *, size_t);
 static size_t	 sse_eol_len(const char *, size_t, size_t);
+static size_t	 sse_eol_find(const char *, size_t, size_t);
 
 static int
 sse_buf_append(struct sse_buf *b, const char *s, size_t n)
@@ -135,10 +136,13 @@ sse_dispatch(struct sse_parser *p)
 	struct sse_event	ev;
 	int			rc;
 
-	p->sp_lastid.b_len = 0;
-	if (sse_buf_append(&p->sp_lastid, p->sp_idbuf.b_data,
-	    p->sp_idbuf.b_len) == -1)
-		return -1;
+	/* no id so far (the SDK's default stream): nothing to allocate */
+	if (p->sp_idbuf.b_len > 0 || p->sp_lastid.b_len > 0) {
+		p->sp_lastid.b_len = 0;
+		if (sse_buf_append(&p->sp_lastid, p->sp_idbuf.b_data,
+		    p->sp_idbuf.b_len) == -1)
+			return -1;
+	}
 	if (p->sp_data.b_len == 0) {
 		/* WHATWG: no data, no event; a retry waits for the next */
 		p->sp_event.b_len = 0;
@@ -231,6 +235,21 @@ sse_eol_len(const char *buf, size_t len, size_t i)
 	return 0;
 }
 
+/* the first CR or LF at or after buf[i], or len: memchr scans a data
+ * line many bytes at a time, a byte loop one */
+static size_t
+sse_eol_find(const char *buf, size_t len, size_t i)
+{
+	const char	*lf, *cr;
+	size_t		 end;
+
+	lf = memchr(buf + i, '\n', len - i);
+	end = lf != NULL ? (size_t)(lf - buf) : len;
+	if ((cr = memchr(buf + i, '\r', end - i)) != NULL)
+		return (size_t)(cr - buf);
+	return end;
+}
+
 static int
 sse_bytes(struct sse_parser *p, const char *buf, size_t len)
 {
@@ -244,8 +263,7 @@ sse_bytes(struct sse_parser *p, const char *buf, size_t len)
 		p->sp_cr = 0;
 	}
 	while (i < len) {
-		for (j = i; j < len && buf[j] != '\r' && buf[j] != '\n'; j++)
-			;
+		j = sse_eol_find(buf, len, i);
 		if (j == len) {
 			if (sse_over_cap(p, p->sp_line.b_len + (j - i)) ||
 			    sse_buf_append(&p->sp_line, buf + i, j - i) == -1)

@@ -58,9 +58,10 @@ enum http_call_state {
 	HC_FINISHING	/* being reported */
 };
 
+/* a response header: offsets of its name and value in c_hbuf */
 struct http_hdr {
-	char	*h_name;
-	char	*h_value;
+	size_t	h_name;
+	size_t	h_value;
 };
 
 TAILQ_HEAD(http_call_list, http_call);
@@ -97,6 +98,11 @@ struct http_call {
 	size_t			 c_nhdrs;
 	size_t			 c_hdrcap;
 	size_t			 c_hdrbytes;
+	/* every name and value, NUL-terminated, in one buffer: two
+	 * allocations a header cost more than the rest of keeping it */
+	char			*c_hbuf;
+	size_t			 c_hlen;
+	size_t			 c_hcap;
 	long			 c_status;
 	int			 c_head_done;
 	int			 c_cancelled;
@@ -160,14 +166,51 @@ http_token_valid(const char *s)
 static void
 http_call_clear_headers(struct http_call *call)
 {
-	size_t	i;
-
-	for (i = 0; i < call->c_nhdrs; i++) {
-		free(call->c_hdrs[i].h_name);
-		free(call->c_hdrs[i].h_value);
-	}
 	call->c_nhdrs = 0;
 	call->c_hdrbytes = 0;
+	call->c_hlen = 0;
+}
+
+static const char *
+http_hdr_name(const struct http_call *call, size_t i)
+{
+	return call->c_hbuf + call->c_hdrs[i].h_name;
+}
+
+static const char *
+http_hdr_value(const struct http_call *call, size_t i)
+{
+	return call->c_hbuf + call->c_hdrs[i].h_value;
+}
+
+/* room for n more bytes in c_hbuf (the head is capped, so is this) */
+static int
+http_call_hbuf_grow(struct http_call *call, size_t n)
+{
+	size_t	 cap = call->c_hcap != 0 ? call->c_hcap : 1024;
+	char	*nb;
+
+	while (cap < call->c_hlen + n)
+		cap *= 2;
+	if (cap == call->c_hcap)
+		return 0;
+	if ((nb = realloc(call->c_hbuf, cap)) == NULL)
+		return -1;
+	call->c_hbuf = nb;
+	call->c_hcap = cap;
+	return 0;
+}
+
+/* s[0..n) and a NUL at the end of c_hbuf; its offset */
+static size_t
+http_call_hbuf_put(struct http_call *call, const char *s, size_t n)
+{
+	size_t	off = call->c_hlen;
+
+	memcpy(call->c_hbuf + off, s, n);
+	call->c_hbuf[off + n] = '\0';
+	call->c_hlen += n + 1;
+	return off;
 }
 
 static void
@@ -186,7 +229,7 @@ http_call_free(struct http_call *call)
 		} else
 			curl_easy_cleanup(call->c_easy);
 	}
-	http_call_clear_headers(call);
+	free(call->c_hbuf);
 	free(call->c_hdrs);
 	curl_slist_free_all(call->c_reqhdrs);
 	free(call->c_body);
@@ -262,8 +305,7 @@ http_call_store_header(struct http_call *call, const char *line, size_t len)
 {
 	struct http_hdr	*h;
 	const char	*colon, *v, *e;
-	char		*nv;
-	size_t		 nlen, vlen, olen;
+	size_t		 nlen, vlen;
 
 	if (call->c_hdrbytes + len > HTTP_RESP_HEAD_MAX)
 		return -1;
@@ -279,14 +321,11 @@ http_call_store_header(struct http_call *call, const char *line, size_t len)
 		vlen = (size_t)(e - v);
 		if (vlen == 0)
 			return 0;
-		h = &call->c_hdrs[call->c_nhdrs - 1];
-		olen = strlen(h->h_value);
-		if ((nv = realloc(h->h_value, olen + vlen + 2)) == NULL)
+		/* the last value ends c_hbuf: its NUL becomes the space */
+		if (http_call_hbuf_grow(call, vlen + 1) == -1)
 			return -1;
-		nv[olen] = ' ';
-		memcpy(nv + olen + 1, v, vlen);
-		nv[olen + 1 + vlen] = '\0';
-		h->h_value = nv;
+		call->c_hbuf[call->c_hlen - 1] = ' ';
+		(void)http_call_hbuf_put(call, v, vlen);
 		return 0;
 	}
 
@@ -308,13 +347,11 @@ http_call_store_header(struct http_call *call, const char *line, size_t len)
 		call->c_hdrs = h;
 		call->c_hdrcap = ncap;
 	}
+	if (http_call_hbuf_grow(call, nlen + vlen + 2) == -1)
+		return -1;
 	h = &call->c_hdrs[call->c_nhdrs];
-	if ((h->h_name = strndup(line, nlen)) == NULL)
-		return -1;
-	if ((h->h_value = strndup(v, vlen)) == NULL) {
-		free(h->h_name);
-		return -1;
-	}
+	h->h_name = http_call_hbuf_put(call, line, nlen);
+	h->h_value = http_call_hbuf_put(call, v, vlen);
 	call->c_nhdrs++;
 	return 0;
 }
@@ -332,15 +369,15 @@ http_call_framing_problem(const struct http_call *call)
 	int		 te = 0;
 
 	for (i = 0; i < call->c_nhdrs; i++) {
-		if (strcasecmp(call->c_hdrs[i].h_name,
+		if (strcasecmp(http_hdr_name(call, i),
 		    "Transfer-Encoding") == 0)
 			te = 1;
-		else if (strcasecmp(call->c_hdrs[i].h_name,
+		else if (strcasecmp(http_hdr_name(call, i),
 		    "Content-Length") != 0)
 			continue;
 		else if (len == NULL)
-			len = call->c_hdrs[i].h_value;
-		else if (strcmp(len, call->c_hdrs[i].h_value) != 0)
+			len = http_hdr_value(call, i);
+		else if (strcmp(len, http_hdr_value(call, i)) != 0)
 			return "differing Content-Lengths";
 	}
 	if (te && len != NULL)
@@ -1296,8 +1333,8 @@ http_call_header(struct http_call *call, const char *name)
 	size_t	i;
 
 	for (i = call->c_nhdrs; i > 0; i--) {
-		if (strcasecmp(call->c_hdrs[i - 1].h_name, name) == 0)
-			return call->c_hdrs[i - 1].h_value;
+		if (strcasecmp(http_hdr_name(call, i - 1), name) == 0)
+			return http_hdr_value(call, i - 1);
 	}
 	return NULL;
 }

@@ -323,8 +323,7 @@ backend_on_sse(void *arg, const struct sse_event *ev)
 
 	/* what a resume needs if the server cuts the stream short */
 	if (ev->se_id != NULL && strlen(ev->se_id) < sizeof(bc->bc_last_id))
-		(void)snprintf(bc->bc_last_id, sizeof(bc->bc_last_id), "%s",
-		    ev->se_id);
+		backend_copy(bc->bc_last_id, sizeof(bc->bc_last_id), ev->se_id);
 	if (ev->se_retry >= 0)
 		bc->bc_retry_ms = ev->se_retry;
 

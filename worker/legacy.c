@@ -37,6 +37,9 @@ struct legacy_fast {
 	size_t		 lf_plen;
 	const char	*lf_name;
 	size_t		 lf_namelen;
+	/* a renamed tool: the params text under the backend's name */
+	char		*lf_text;
+	char		*lf_own;	/* that name */
 };
 
 /* a client POST being served asynchronously */
@@ -144,6 +147,8 @@ legacy_req_free(struct mcp_req *mr)
 	json_decref(mr->mr_state);
 	json_decref(mr->mr_bparams);
 	json_decref(mr->mr_client_caps);
+	free(mr->mr_fast.lf_text);
+	free(mr->mr_fast.lf_own);
 	free(mr->mr_bver);
 	legacy_req_unlink(mr);
 	jsonrpc_msg_clear(&mr->mr_msg);
@@ -1111,10 +1116,37 @@ legacy_subscribe(struct mcp_req *mr, struct session *s)
 }
 
 /*
+ * A fast-path call to a tool its backend names differently (a prefixed
+ * one): the client's params text with the name replaced, so that the
+ * params are neither parsed nor dumped.  -1: a name that would need
+ * escaping (then the call takes the parsing path).
+ */
+static int
+legacy_fast_rename(struct legacy_fast *f, const char *own)
+{
+	char	*t;
+	size_t	 len;
+
+	if ((t = jsonrpc_scan_rename(f->lf_params, f->lf_plen, f->lf_name,
+	    f->lf_namelen, own, &len)) == NULL)
+		return -1;
+	if ((f->lf_own = strdup(own)) == NULL) {
+		free(t);
+		return -1;
+	}
+	f->lf_name = t + (f->lf_name - f->lf_params);
+	f->lf_namelen = strlen(own);
+	f->lf_text = t;
+	f->lf_params = t;
+	f->lf_plen = len;
+	return 0;
+}
+
+/*
  * The fast path's tools/call, routed by its name alone.  0 when it is
  * on its way (or answered with an error); -1 when the call needs its
- * params as a tree after all, now loaded: a renamed tool, or a backend
- * that may speak 2026-07-28.
+ * params as a tree after all, now loaded: a backend that may speak
+ * 2026-07-28, or a renamed tool whose name needs escaping.
  */
 static int
 legacy_route_fast(struct mcp_req *mr, json_t *view)
@@ -1129,8 +1161,9 @@ legacy_route_fast(struct mcp_req *mr, json_t *view)
 		return 0;
 	}
 	if (era_for(w, mr->mr_be, PROTO_ERA_LEGACY) == PROTO_ERA_LEGACY &&
-	    strlen(own) == mr->mr_fast.lf_namelen &&
-	    memcmp(own, mr->mr_fast.lf_name, mr->mr_fast.lf_namelen) == 0) {
+	    ((strlen(own) == mr->mr_fast.lf_namelen &&
+	    memcmp(own, mr->mr_fast.lf_name, mr->mr_fast.lf_namelen) == 0) ||
+	    legacy_fast_rename(&mr->mr_fast, own) == 0)) {
 		mr->mr_client_caps = json_incref(mr->mr_sess.s_client_caps);
 		legacy_forward(mr);
 		return 0;
@@ -1461,7 +1494,9 @@ legacy_params_load(struct mcp_req *mr)
 {
 	struct jsonrpc_msg	 m;
 	const char		*body;
+	char			*own = mr->mr_fast.lf_own;
 	size_t			 len;
+	int			 rc = 0;
 
 	if (mr->mr_fast.lf_params == NULL)
 		return 0;
@@ -1472,11 +1507,19 @@ legacy_params_load(struct mcp_req *mr)
 		return -1;
 	jsonrpc_msg_clear(&mr->mr_msg);
 	mr->mr_msg = m;
+	free(mr->mr_fast.lf_text);
 	memset(&mr->mr_fast, 0, sizeof(mr->mr_fast));
-	/* routed already: under the backend's own name, which it has */
-	if (mr->mr_be != NULL && mr->mr_bparams == NULL)
-		mr->mr_bparams = json_incref(m.jm_params);
-	return 0;
+	/* routed already: under the backend's own name */
+	if (mr->mr_be != NULL && mr->mr_bparams == NULL) {
+		if (own == NULL)
+			mr->mr_bparams = json_incref(m.jm_params);
+		else if ((mr->mr_bparams = json_copy(m.jm_params)) == NULL ||
+		    json_object_set_new(mr->mr_bparams, "name",
+		    json_string(own)) == -1)
+			rc = -1;
+	}
+	free(own);
+	return rc;
 }
 
 static void

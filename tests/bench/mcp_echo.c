@@ -1,11 +1,26 @@
 /*
  * mcp_echo: a small, fast MCP server for benchmarks, so that the backend
  * is not what a gateway benchmark measures.  Streamable HTTP on POST
- * /mcp, JSON answers only, one libevent loop, both revisions: 2025-11-25
- * with sessions, and 2026-07-28 (a request whose _meta and
- * MCP-Protocol-Version say so: stateless, server/discover, resultType).
+ * /mcp, one libevent loop, both revisions: 2025-11-25 with sessions, and
+ * 2026-07-28 (a request whose _meta and MCP-Protocol-Version say so:
+ * stateless, server/discover, resultType).
  *
- *	mcp_echo [-p port] [-n tools] [-x prefix]
+ *	mcp_echo [-s mode] [-p port] [-n tools] [-x prefix]
+ *
+ * Answers are JSON, or with -s (or MCP_ECHO_SSE=mode in the environment)
+ * every 200 answer with a body is an event stream: "Content-Type:
+ * text/event-stream", chunked, the JSON-RPC message in one "event:
+ * message" event of its own chunk, then the terminating chunk.  The mode
+ * says how, after what servers do:
+ *
+ *	sdk	the TypeScript SDK's StreamableHTTPServerTransport as it is by
+ *		default (no event store: no id line, no priming event):
+ *		head, event chunk and end in one write, as Node corks them
+ *	split	the same, but the end in a write of its own once the event
+ *		is out, as servers that flush each event write it
+ *	store	the SDK with an event store (server-everything): first a
+ *		priming event ("id: ...", empty data), then the message with
+ *		an id line; one write
  *
  * Tools: <prefix>echo and <prefix>tool_1 .. <prefix>tool_<n>; every one
  * answers its "message" argument as text.  Binds 127.0.0.1 only and
@@ -16,6 +31,7 @@
 #include <sys/socket.h>
 
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 
 #include <errno.h>
 #include <limits.h>
@@ -27,6 +43,7 @@
 #include <unistd.h>
 
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
@@ -51,11 +68,108 @@ struct echo_server {
 	int			 es_ntools;
 };
 
+/* -s: answers as an event stream */
+enum echo_sse_mode {
+	ECHO_JSON,
+	ECHO_SSE_SDK,
+	ECHO_SSE_SPLIT,
+	ECHO_SSE_STORE
+};
+static enum echo_sse_mode	echo_sse;
+static unsigned long long	echo_event_id;
+
 static void
 echo_usage(void)
 {
-	fprintf(stderr, "usage: mcp_echo [-p port] [-n tools] [-x prefix]\n");
+	fprintf(stderr, "usage: mcp_echo [-s sdk|split|store] [-p port] "
+	    "[-n tools] [-x prefix]\n");
 	exit(2);
+}
+
+static int
+echo_sse_parse(const char *s, enum echo_sse_mode *out)
+{
+	if (strcmp(s, "sdk") == 0)
+		*out = ECHO_SSE_SDK;
+	else if (strcmp(s, "split") == 0)
+		*out = ECHO_SSE_SPLIT;
+	else if (strcmp(s, "store") == 0)
+		*out = ECHO_SSE_STORE;
+	else
+		return -1;
+	return 0;
+}
+
+/* split: the head and the event are out, the end goes in a write of
+ * its own */
+static void
+echo_sse_sent(struct evhttp_connection *evcon, void *arg)
+{
+	(void)evcon;
+	evhttp_send_reply_end(arg);
+}
+
+/*
+ * A JSON-RPC message (buf: drained; the caller frees it) as the answer:
+ * JSON, or one SSE event framed as the SDK's writeSSEEvent() frames it.
+ */
+static void
+echo_send(struct evhttp_request *req, int status, const char *reason,
+    struct evbuffer *buf)
+{
+	struct evkeyvalq	*h = evhttp_request_get_output_headers(req);
+	struct evbuffer		*prime = NULL;
+	evutil_socket_t		 fd;
+	char			 pre[80];
+	int			 n, one = 1;
+
+	if (echo_sse == ECHO_JSON || status != 200) {
+		evhttp_add_header(h, "Content-Type", "application/json");
+		evhttp_send_reply(req, status, reason, buf);
+		return;
+	}
+	if (echo_sse == ECHO_SSE_STORE) {
+		/* ids as long as the SDK's UUIDs */
+		n = snprintf(pre, sizeof(pre), "event: message\nid: %036llu\n"
+		    "data: ", echo_event_id + 2);
+		if ((prime = evbuffer_new()) == NULL ||
+		    evbuffer_add_printf(prime, "id: %036llu\ndata: \n\n",
+		    echo_event_id + 1) == -1 ||
+		    evbuffer_prepend(buf, pre, (size_t)n) == -1 ||
+		    evbuffer_add(buf, "\n\n", 2) == -1) {
+			if (prime != NULL)
+				evbuffer_free(prime);
+			evhttp_send_error(req, 500, NULL);
+			return;
+		}
+		echo_event_id += 2;
+	} else if (evbuffer_prepend(buf, "event: message\ndata: ", 21) ==
+	    -1 || evbuffer_add(buf, "\n\n", 2) == -1) {
+		evhttp_send_error(req, 500, NULL);
+		return;
+	}
+	/* Node's http servers set noDelay: the last chunk is not held
+	 * back for our ACK */
+	fd = bufferevent_getfd(evhttp_connection_get_bufferevent(
+	    evhttp_request_get_connection(req)));
+	if (fd != -1)
+		(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one,
+		    sizeof(one));
+	evhttp_add_header(h, "Content-Type", "text/event-stream");
+	evhttp_add_header(h, "Cache-Control", "no-cache, no-transform");
+	evhttp_add_header(h, "X-Accel-Buffering", "no");
+	evhttp_send_reply_start(req, status, reason);
+	if (prime != NULL) {
+		evhttp_send_reply_chunk(req, prime);
+		evbuffer_free(prime);
+	}
+	if (echo_sse == ECHO_SSE_SPLIT) {
+		evhttp_send_reply_chunk_with_cb(req, buf, echo_sse_sent, req);
+		return;
+	}
+	/* all in one write, as the loop writes what piled up */
+	evhttp_send_reply_chunk(req, buf);
+	evhttp_send_reply_end(req);
 }
 
 static int
@@ -83,11 +197,11 @@ echo_reply(struct evhttp_request *req, int status, const char *reason,
 			evhttp_send_error(req, 500, NULL);
 			return;
 		}
-		evhttp_add_header(h, "Content-Type", "application/json");
-	}
-	evhttp_send_reply(req, status, reason, buf);
-	if (buf != NULL)
+		echo_send(req, status, reason, buf);
 		evbuffer_free(buf);
+		return;
+	}
+	evhttp_send_reply(req, status, reason, NULL);
 }
 
 static void
@@ -198,9 +312,7 @@ echo_do_tools_list(struct echo_server *es, struct evhttp_request *req,
 		return;
 	}
 	free(ids);
-	evhttp_add_header(evhttp_request_get_output_headers(req),
-	    "Content-Type", "application/json");
-	evhttp_send_reply(req, 200, "OK", buf);
+	echo_send(req, 200, "OK", buf);
 	evbuffer_free(buf);
 }
 
@@ -506,8 +618,15 @@ main(int argc, char *argv[])
 	memset(&es, 0, sizeof(es));
 	es.es_prefix = "";
 	es.es_ntools = 20;
-	while ((ch = getopt(argc, argv, "n:p:x:")) != -1) {
+	if (getenv("MCP_ECHO_SSE") != NULL &&
+	    echo_sse_parse(getenv("MCP_ECHO_SSE"), &echo_sse) == -1)
+		echo_usage();
+	while ((ch = getopt(argc, argv, "n:p:s:x:")) != -1) {
 		switch (ch) {
+		case 's':
+			if (echo_sse_parse(optarg, &echo_sse) == -1)
+				echo_usage();
+			break;
 		case 'n':
 			if (echo_parse_int(optarg, 0, ECHO_TOOLS_MAX,
 			    &es.es_ntools) == -1)

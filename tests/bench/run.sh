@@ -8,7 +8,10 @@
 # "b_"; both speak both revisions), vmcpd in front of A (2 workers,
 # era: legacy), a second vmcpd in front of A+B (the aggregated
 # tools/list), a third in front of A with era: modern (vmcpd-m: 2026-07-28
-# end to end) and nginx (2 workers, keepalive upstream to A).  It opens one session per target with curl, then runs wrk with
+# end to end) and nginx (2 workers, keepalive upstream to A), and a
+# fourth vmcpd (vmcpd-sse) in front of backend S, an mcp_echo that answers
+# as an event stream the way the TypeScript SDK does by default (-s sdk).
+# It opens one session per target with curl, then runs wrk with
 # call.lua (tools/call echo) at c=1 and c=32 and list.lua (tools/list)
 # against every target, and mcall.lua and mlist.lua, the same as MCP
 # 2026-07-28 (stateless) clients, against every target (vmcpd-m:
@@ -19,6 +22,10 @@
 # p99, and the CPU time per request of the target and of the backends,
 # read from /proc: unlike req/s it hardly depends on how busy the
 # machine is) and the ratios, and writes them to build/bench/results.json.
+#
+# The vmcpd-sse rows are tools/call through vmcpd to S (be us/r: S's
+# CPU); the summary gives their CPU per call over vmcpd's JSON rows
+# (issue: within 1.5x).
 #
 # It fails if any measured run has more than 0.1 % bad answers (non-200,
 # a JSON-RPC error, a wrong list, socket errors) or a vmcpd child died.
@@ -349,6 +356,9 @@ pid_a=$spawned
 start_echo b -x b_
 port_b=$echo_port
 pid_b=$spawned
+start_echo s -s sdk
+port_s=$echo_port
+pid_s=$spawned
 url_direct=http://127.0.0.1:$port_a/mcp
 start_vmcpd vmcpd legacy "a=$url_direct"
 port_v=$vmcpd_port
@@ -360,15 +370,22 @@ pid_vab=$vmcpd_pid
 start_vmcpd vmcpd-m modern "a=$url_direct"
 port_vm=$vmcpd_port
 pid_vm=$vmcpd_pid
+# A's twin that answers as an event stream: the same tools
+start_vmcpd vmcpd-sse legacy "a=http://127.0.0.1:$port_s/mcp"
+port_vs=$vmcpd_port
+pid_vs=$vmcpd_pid
 start_nginx "$port_a"
 url_nginx=http://127.0.0.1:$nginx_port/mcp
 url_v=http://127.0.0.1:$port_v/mcp
 url_vab=http://127.0.0.1:$port_vab/mcp
 url_vm=http://127.0.0.1:$port_vm/mcp
+url_vs=http://127.0.0.1:$port_vs/mcp
 wait_http "http://127.0.0.1:$port_v/healthz" || die "vmcpd: no /healthz"
 wait_http "http://127.0.0.1:$port_vm/healthz" || die "vmcpd-m: no /healthz"
 wait_http "http://127.0.0.1:$port_vab/healthz" ||
     die "vmcpd-ab: no /healthz"
+wait_http "http://127.0.0.1:$port_vs/healthz" ||
+    die "vmcpd-sse: no /healthz"
 
 open_session "$url_direct"
 sid_direct=$sid
@@ -378,6 +395,8 @@ open_session "$url_v"
 sid_v=$sid
 open_session "$url_vab"
 sid_vab=$sid
+open_session "$url_vs"
+sid_vs=$sid
 echo "bench: A $url_direct, B port $port_b, nginx $url_nginx," \
     "vmcpd $url_v, vmcpd A+B $url_vab"
 echo "bench: ${rounds} rounds of ${warmup} s warm-up + ${duration} s per" \
@@ -415,6 +434,7 @@ bench() {
 	vmcpd)		gw=$pid_v; be=$pid_a ;;
 	vmcpd-ab)	gw=$pid_vab; be="$pid_a $pid_b" ;;
 	vmcpd-m)	gw=$pid_vm; be=$pid_a ;;
+	vmcpd-sse)	gw=$pid_vs; be=$pid_s ;;
 	esac
 	f=$tmp/wrk-$1-c$2-$3-r$7.txt
 	export MCP_SESSION_ID=$5 BENCH_EXPECT_TOOLS=$6
@@ -465,6 +485,7 @@ while [ $r -le "$rounds" ]; do
 		bench call "$c" direct "$url_direct" "$sid_direct" "" $r
 		bench call "$c" nginx "$url_nginx" "$sid_nginx" "" $r
 		bench call "$c" vmcpd "$url_v" "$sid_v" "" $r
+		bench call "$c" vmcpd-sse "$url_vs" "$sid_vs" "" $r
 	done
 	# MCP 2026-07-28 clients: stateless, so wrk drives them directly;
 	# vmcpd-m speaks 2026-07-28 to the backend, vmcpd 2025-11-25
@@ -526,7 +547,7 @@ for p in $groups; do
 		echo "bench: process $p died during the run" >&2
 	}
 done
-for n in vmcpd vmcpd-ab; do
+for n in vmcpd vmcpd-ab vmcpd-sse; do
 	if grep -q 'killed by signal\|exited with status' \
 	    "$tmp/$n/vmcpd.log"; then
 		failed=1
@@ -646,6 +667,15 @@ END {
 	    r_p50_vd, r_p50_nd
 	printf "tools/call CPU per request, vmcpd/nginx: %.2f at c=32," \
 	    " %.2f at c=1\n", r_cpu_vn, r_cpu1_vn
+	r_sse32 = ratio(m("call", 32, "vmcpd-sse", "cpu"),
+	    m("call", 32, "vmcpd", "cpu"))
+	r_sse1 = ratio(m("call", 1, "vmcpd-sse", "cpu"),
+	    m("call", 1, "vmcpd", "cpu"))
+	printf "tools/call CPU per request, event-stream backend over JSON" \
+	    " (vmcpd-sse/vmcpd): %.2f at c=32, %.2f at c=1 (target <= 1.5:" \
+	    " %s)\n", r_sse32, r_sse1,
+	    (r_sse32 >= 0 && r_sse32 <= 1.5 && r_sse1 >= 0 &&
+	    r_sse1 <= 1.5) ? "met" : "MISSED"
 	printf "tools/list c=32 req/s over direct A: vmcpd(A+B) %.2f," \
 	    " vmcpd(A) %.2f, nginx %.2f\n", r_list_vab_d, r_list_v_d,
 	    r_list_n_d
@@ -702,6 +732,8 @@ END {
 	jratio("call_c1_p50_nginx_over_direct", r_p50_nd)
 	jratio("call_c32_cpu_per_req_vmcpd_over_nginx", r_cpu_vn)
 	jratio("call_c1_cpu_per_req_vmcpd_over_nginx", r_cpu1_vn)
+	jratio("call_c32_cpu_per_req_sse_over_json", r_sse32)
+	jratio("call_c1_cpu_per_req_sse_over_json", r_sse1)
 	jratio("list_c32_rps_vmcpd_ab_over_direct", r_list_vab_d)
 	jratio("list_c32_rps_vmcpd_over_direct", r_list_v_d)
 	jratio("list_c32_rps_nginx_over_direct", r_list_n_d)

@@ -211,6 +211,39 @@ check_modern_headers(const char *buf, size_t size)
 	free(name);
 }
 
+/*
+ * The Legacy edge sends a prefixed tool's call as the params' text with
+ * only the name's text replaced: jansson must read it as the same
+ * params under the new name.
+ */
+static void
+check_rename(const struct jsonrpc_scan *s, json_t *params)
+{
+	static const char	 to[] = "b_\xc3\xa9" "cho tool";
+	json_t			*got, *want;
+	json_error_t		 jerr;
+	char			*t;
+	size_t			 len;
+
+	if ((t = jsonrpc_scan_rename(s->js_params, s->js_paramslen,
+	    s->js_name, s->js_namelen, to, &len)) == NULL)
+		abort();
+	got = json_loadb(t, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL,
+	    &jerr);
+	if ((want = json_copy(params)) == NULL ||
+	    json_object_set_new(want, "name",
+	    json_string(to)) == -1 || got == NULL ||
+	    !json_equal(got, want))
+		abort();
+	json_decref(got);
+	json_decref(want);
+	free(t);
+	/* a name the splice cannot write as it is */
+	if (jsonrpc_scan_rename(s->js_params, s->js_paramslen, s->js_name,
+	    s->js_namelen, "a\"b", &len) != NULL)
+		abort();
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -279,6 +312,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    json_string_length(name) != s.js_namelen ||
 	    memcmp(json_string_value(name), s.js_name, s.js_namelen) != 0)
 		abort();
+	else
+		check_rename(&s, m.jm_params);
 
 
 	meta = m.jm_params != NULL ? json_object_get(m.jm_params, "_meta") :

@@ -362,3 +362,26 @@ describe('determinism', () => {
       assert.match(a['resources/list'], /test:\/\/shared\/doc/);
     }));
 });
+
+// A renamed call on the hot path goes on as the client's params text with
+// only the name's text replaced: what sits around it must arrive intact.
+describe('a prefixed tools/call passed on as text', () => {
+  test('the backend gets its own name and the arguments around it as sent',
+    guarded(async () => {
+      const s = await scenario([['beta', 'beta'], ['alpha', 'alpha']],
+        'conflictResolution: prefix\nconflictResolutionConfig:\n  prefixMode: always');
+      // the name last, after arguments that spell another tool's name
+      const x = '"name":"beta_shared" \u00e9\u2603';
+      let r = await s.ok('tools/call', { arguments: { x }, name: 'alpha_shared' });
+      assert.equal(r.content[0].text, `alpha:shared:${JSON.stringify({ x })}`);
+      r = await s.ok('tools/call', { name: 'beta_dup2', arguments: { x: 'b' } });
+      assert.equal(r.content[0].text, 'beta:dup2:{"x":"b"}');
+      // an escaped name is not the hot path's, and still routed
+      const e = await mcpPost(s.d.port, '{"jsonrpc":"2.0","id":77,"method":"tools/call",' +
+        '"params":{"name":"alpha\\u005fonlyA","arguments":{"x":"c"}}}',
+      { session: s.sid, version: '2025-11-25' });
+      assert.equal(e.status, 200, e.text);
+      assert.equal(e.json.result.content[0].text, 'alpha:onlyA:{"x":"c"}');
+      await s.stop();
+    }));
+});

@@ -1033,6 +1033,37 @@ raw_get(struct res *r, char *url, size_t len)
 	assert_int_equal(r->r_result, 0);
 }
 
+/*
+ * A head past the first 1024 bytes and 16 fields of the header store:
+ * what was stored before it grew is still found, and a fold at the end
+ * extends the last value.
+ */
+static void
+test_many_headers(void **state)
+{
+	static char	 resp[8192];
+	struct res	 r = { 0 };
+	char		 url[128];
+	size_t		 n;
+	int		 i;
+
+	(void)state;
+	n = (size_t)snprintf(resp, sizeof(resp), "HTTP/1.1 200 OK\r\n"
+	    "Content-Length: 0\r\nX-Reply: first\r\nX-Empty:\r\n");
+	for (i = 0; i < 60; i++)
+		n += (size_t)snprintf(resp + n, sizeof(resp) - n,
+		    "X-Filler-%02d: %060d\r\n", i, i);
+	(void)snprintf(resp + n, sizeof(resp) - n, "X-Fold: a\r\n b\r\n"
+	    "\t c\r\n\r\n");
+	raw_listen(resp);
+	raw_get(&r, url, sizeof(url));
+	assert_int_equal(r.r_status, 200);
+	assert_string_equal(r.r_hdr, "first");
+	assert_string_equal(r.r_hdr_done, "first");
+	assert_true(r.r_has_empty);
+	assert_string_equal(r.r_fold, "a b c");
+}
+
 static void
 test_interim_and_trailers(void **state)
 {
@@ -1248,6 +1279,8 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_json, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_many_headers, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_refused_heads, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_no_body, setup, teardown),

@@ -616,6 +616,45 @@ test_modern_unsure(void **state)
 	    "tools/call", "echo", PROTO_ERA_MODERN);
 }
 
+/* the params' text under another name, and what is refused */
+static void
+test_rename(void **state)
+{
+	static const char	 body[] = "{\"jsonrpc\":\"2.0\",\"id\":1,"
+	    "\"method\":\"tools/call\",\"params\":{\"arguments\":"
+	    "{\"name\":\"x\"},\"name\":\"a_echo\",\"z\":[1]}}";
+	struct jsonrpc_scan	 sc;
+	char			*t;
+	size_t			 len = 0;
+
+	(void)state;
+	assert_int_equal(jsonrpc_scan(body, sizeof(body) - 1, &sc), 1);
+	t = jsonrpc_scan_rename(sc.js_params, sc.js_paramslen, sc.js_name,
+	    sc.js_namelen, "echo \u00e9", &len);
+	assert_non_null(t);
+	assert_string_equal(t, "{\"arguments\":{\"name\":\"x\"},"
+	    "\"name\":\"echo \u00e9\",\"z\":[1]}");
+	assert_int_equal(len, strlen(t));
+	free(t);
+	t = jsonrpc_scan_rename(sc.js_params, sc.js_paramslen, sc.js_name,
+	    sc.js_namelen, "", &len);
+	assert_string_equal(t, "{\"arguments\":{\"name\":\"x\"},"
+	    "\"name\":\"\",\"z\":[1]}");
+	free(t);
+	/* what would need escaping */
+	assert_null(jsonrpc_scan_rename(sc.js_params, sc.js_paramslen,
+	    sc.js_name, sc.js_namelen, "a\"b", &len));
+	assert_null(jsonrpc_scan_rename(sc.js_params, sc.js_paramslen,
+	    sc.js_name, sc.js_namelen, "a\\b", &len));
+	assert_null(jsonrpc_scan_rename(sc.js_params, sc.js_paramslen,
+	    sc.js_name, sc.js_namelen, "a\nb", &len));
+	/* a span that is not a quoted string inside the params */
+	assert_null(jsonrpc_scan_rename(sc.js_params, sc.js_paramslen,
+	    sc.js_params, 3, "x", &len));
+	assert_null(jsonrpc_scan_rename(sc.js_params, sc.js_paramslen,
+	    sc.js_name + 1, sc.js_namelen - 1, "x", &len));
+}
+
 int
 main(void)
 {
@@ -631,6 +670,7 @@ main(void)
 		cmocka_unit_test(test_modern_sure),
 		cmocka_unit_test(test_modern_refused),
 		cmocka_unit_test(test_modern_unsure),
+		cmocka_unit_test(test_rename),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -627,11 +627,51 @@ test_format_roundtrip(void **state)
 	}
 }
 
+/*
+ * Line ends found by scanning for LF, then for a CR before it: a CR
+ * well before a later LF, an LF before a later CR, long lines, and no
+ * id at all (the last id stays "").
+ */
+static void
+test_eol_scan(void **state)
+{
+	static const char	 in[] =
+	    "data: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r"
+	    "data: bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb\n\n"
+	    "data: c\n\r"
+	    "event: message\ndata: {\"jsonrpc\":\"2.0\"}\r\n\r\n";
+	static const char	 want[] =
+	    "E|D115:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n"
+	    "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb|I~|R-1;"
+	    "E|D1:c|I~|R-1;"
+	    "Emessage|D17:{\"jsonrpc\":\"2.0\"}|I~|R-1;";
+	struct sse_parser	*p;
+	struct rec		 r;
+
+	(void)state;
+	assert_int_equal(parse_once(in, sizeof(in) - 1, 0, &r), 0);
+	assert_string_equal(rec_str(&r), want);
+	rec_free(&r);
+	memset(&r, 0, sizeof(r));
+	p = sse_parser_new(0, rec_cb, &r);
+	assert_non_null(p);
+	assert_int_equal(sse_parser_feed(p, in, sizeof(in) - 1), 0);
+	assert_int_equal(r.r_count, 3);
+	assert_string_equal(sse_parser_last_id(p), "");
+	assert_int_equal(sse_parser_feed(p, "id: 5\ndata: x\n\n", 15), 0);
+	assert_int_equal(sse_parser_feed(p, "data: y\n\n", 9), 0);
+	assert_int_equal(r.r_count, 5);
+	assert_string_equal(sse_parser_last_id(p), "5");
+	sse_parser_free(p);
+	rec_free(&r);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_line_ends),
+		cmocka_unit_test(test_eol_scan),
 		cmocka_unit_test(test_cr_lf_split),
 		cmocka_unit_test(test_full_stream),
 		cmocka_unit_test(test_every_split),
