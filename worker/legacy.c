@@ -27,21 +27,6 @@
 
 #define SESSION_TOUCH_MS	1000	/* write last-seen at most this often */
 
-/*
- * The hot path's call, taken from a scan of the body (jsonrpc_scan)
- * instead of a tree: params and their name as the client sent them,
- * inside the request's body, which lives as long as the request.
- */
-struct legacy_fast {
-	const char	*lf_params;	/* NULL: not the fast path */
-	size_t		 lf_plen;
-	const char	*lf_name;
-	size_t		 lf_namelen;
-	/* a renamed tool: the params text under the backend's name */
-	char		*lf_text;
-	char		*lf_own;	/* that name */
-};
-
 /* a client POST being served asynchronously */
 struct mcp_req {
 	TAILQ_ENTRY(mcp_req)		 mr_entry;	/* w_reqs or bo_waiters */
@@ -82,12 +67,6 @@ struct bopen {
 static void	legacy_open_backend(struct mcp_req *);
 static void	legacy_forward(struct mcp_req *);
 static int	legacy_params_load(struct mcp_req *);
-
-static const char *
-legacy_allowed_methods(void)
-{
-	return "GET, POST, DELETE";
-}
 
 static struct mcp_req *
 legacy_req_new(struct worker *w, struct httpd_req *req)
@@ -681,7 +660,7 @@ legacy_on_backend_done_raw(void *arg, const char *kind, const char *json,
 
 /*
  * The client's own text of params, when routing passes them on
- * unchanged: the body jansson accepted in legacy_post is still the
+ * unchanged: the body the front accepted (front_mcp_post) is still the
  * request's input, and sending it as it is spares dumping it again.
  */
 static const char *
@@ -1456,38 +1435,6 @@ legacy_version_header(struct worker *w, struct httpd_req *req,
 	return 0;
 }
 
-/*
- * The hot path: a tools/call with a plain name and no _meta is read off
- * a scan of the body (no tree, no allocation but the id); its params
- * go on to the backend as the client's text and are parsed only if
- * the call needs them (legacy_params_load).  -1: not that case, parse.
- */
-static int
-legacy_scan_call(const char *body, size_t len, struct jsonrpc_msg *msg,
-    struct legacy_fast *fast)
-{
-	struct jsonrpc_scan	 sc;
-	json_t			*id;
-
-	memset(fast, 0, sizeof(*fast));
-	if (jsonrpc_scan(body, len, &sc) != 1 ||
-	    sc.js_idkind == JSONRPC_SCAN_ID_NONE || sc.js_methodlen != 10 ||
-	    memcmp(sc.js_method, "tools/call", 10) != 0 ||
-	    sc.js_params == NULL || sc.js_name == NULL || sc.js_meta != NULL ||
-	    (id = jsonrpc_scan_id(&sc)) == NULL)
-		return -1;
-	memset(msg, 0, sizeof(*msg));
-	msg->jm_kind = JSONRPC_REQUEST;
-	msg->jm_root = id;	/* the only tree: cleared with the message */
-	msg->jm_id = id;
-	msg->jm_method = "tools/call";
-	fast->lf_params = sc.js_params;
-	fast->lf_plen = sc.js_paramslen;
-	fast->lf_name = sc.js_name;
-	fast->lf_namelen = sc.js_namelen;
-	return 0;
-}
-
 /* a fast-path call's params as a tree, from the body parsed again */
 static int
 legacy_params_load(struct mcp_req *mr)
@@ -1522,116 +1469,58 @@ legacy_params_load(struct mcp_req *mr)
 	return rc;
 }
 
-static void
-legacy_post(struct worker *w, struct httpd_req *req)
+/*
+ * A POST the front classified as Legacy (or any era's response or
+ * notification): msg and fast are the front's, taken over here.
+ */
+void
+legacy_post(struct worker *w, struct httpd_req *req, struct jsonrpc_msg *msg,
+    const struct legacy_fast *fast)
 {
-	struct jsonrpc_msg	 msg;
-	struct jsonrpc_err	 err;
-	struct legacy_fast	 fast;
-	struct session		 s;
-	struct proto_reqhdrs	 hdrs;
-	struct proto_verdict	 v;
-	enum proto_era		 era;
-	const char		*accept = front_header(req, "Accept");
-	const char		*ctype = front_header(req, "Content-Type");
-	size_t			 len;
-	const char		*body;
+	struct session	 s;
 
-	if (accept == NULL || !proto_accept_has(accept, "application/json") ||
-	    !proto_accept_has(accept, "text/event-stream")) {
-		legacy_done_error(w, req, 406, NULL, MCP_ERR_TRANSPORT,
-		    "Not Acceptable: Accept must list both application/json "
-		    "and text/event-stream");
+	if (legacy_version_header(w, req, msg->jm_id) == -1) {
+		jsonrpc_msg_clear(msg);
 		return;
 	}
-	if (ctype == NULL || !proto_content_type_is_json(ctype)) {
-		legacy_done_error(w, req, 415, NULL, MCP_ERR_TRANSPORT,
-		    "Unsupported Media Type: Content-Type must be "
-		    "application/json");
-		return;
-	}
-	body = httpd_req_body(req, &len);
-	if (modern_scan_post(w, req, body, len) == 0)
-		return;
-	if (legacy_scan_call(body, len, &msg, &fast) == -1 &&
-	    jsonrpc_parse(body, len, &msg, &err) == -1) {
-		legacy_done_error(w, req, err.je_http, NULL, err.je_code,
-		    err.je_msg);
-		return;
-	}
-	/* which era: per request, body first (MCP 2026-07-28, Versioning) */
-	memset(&hdrs, 0, sizeof(hdrs));
-	hdrs.rh_protocol_version = front_header(req, "MCP-Protocol-Version");
-	hdrs.rh_method = front_header(req, "Mcp-Method");
-	hdrs.rh_name = front_header(req, "Mcp-Name");
-	hdrs.rh_session = front_header(req, "Mcp-Session-Id");
-	hdrs.rh_param = front_param_header;
-	hdrs.rh_arg = req;
-	memset(&v, 0, sizeof(v));
-	if (proto_classify(&msg, &hdrs, &v) == -1) {
-		json_t *e = jsonrpc_error_new(msg.jm_id, v.pv_code, v.pv_msg,
-		    json_incref(v.pv_data));
-
-		legacy_done_json(w, req, v.pv_http, e);
-		json_decref(e);
-		proto_verdict_clear(&v);
-		jsonrpc_msg_clear(&msg);
-		return;
-	}
-	era = v.pv_era;
-	proto_verdict_clear(&v);
-	if (msg.jm_kind == JSONRPC_REQUEST &&
-	    jsonrpc_params_check(&msg, &err) == -1) {
-		legacy_done_error(w, req, err.je_http, msg.jm_id, err.je_code,
-		    err.je_msg);
-		jsonrpc_msg_clear(&msg);
-		return;
-	}
-	if (era == PROTO_ERA_MODERN) {
-		modern_handle(w, req, &msg);
-		return;
-	}
-	if (legacy_version_header(w, req, msg.jm_id) == -1) {
-		jsonrpc_msg_clear(&msg);
-		return;
-	}
-	if (msg.jm_kind == JSONRPC_REQUEST &&
-	    strcmp(msg.jm_method, "initialize") == 0) {
+	if (msg->jm_kind == JSONRPC_REQUEST &&
+	    strcmp(msg->jm_method, "initialize") == 0) {
 		if (front_header(req, "Mcp-Session-Id") != NULL) {
-			legacy_done_error(w, req, 400, msg.jm_id,
+			legacy_done_error(w, req, 400, msg->jm_id,
 			    JSONRPC_INVALID_REQUEST, "Invalid Request: this "
 			    "session is already initialized; send initialize "
 			    "without Mcp-Session-Id to start a new session");
-			jsonrpc_msg_clear(&msg);
+			jsonrpc_msg_clear(msg);
 			return;
 		}
-		legacy_initialize(w, req, &msg);
+		legacy_initialize(w, req, msg);
 		return;
 	}
 	memset(&s, 0, sizeof(s));
-	if (legacy_session(w, req, msg.jm_id, &s) == -1) {
-		jsonrpc_msg_clear(&msg);
+	if (legacy_session(w, req, msg->jm_id, &s) == -1) {
+		jsonrpc_msg_clear(msg);
 		return;
 	}
-	switch (msg.jm_kind) {
+	switch (msg->jm_kind) {
 	case JSONRPC_REQUEST:
 		legacy_session_touch(w, &s);
-		legacy_request(w, req, &msg, &fast, &s);
+		legacy_request(w, req, msg, fast, &s);
 		break;
 	case JSONRPC_NOTIFICATION:
-		legacy_notification(w, req, &msg, &s);
+		legacy_notification(w, req, msg, &s);
 		break;
 	default:
 		/* an answer to a request vmcpd relayed to this client */
-		legacy_client_answer(w, &msg, &s);
+		legacy_client_answer(w, msg, &s);
 		legacy_done_empty(w, req, 202);
-		jsonrpc_msg_clear(&msg);
+		jsonrpc_msg_clear(msg);
 		break;
 	}
 	session_clear(&s);
 }
 
-static void
+/* a DELETE: the client ends its session */
+void
 legacy_delete(struct worker *w, struct httpd_req *req)
 {
 	struct session	s;
@@ -1652,47 +1541,15 @@ legacy_delete(struct worker *w, struct httpd_req *req)
 	legacy_done_empty(w, req, 200);
 }
 
-static void
+/* a GET the front let through: the session's standalone stream */
+void
 legacy_get(struct worker *w, struct httpd_req *req)
 {
 	struct session	 s;
-	const char	*accept = front_header(req, "Accept");
 
-	if (accept == NULL || !proto_accept_has(accept, "text/event-stream")) {
-		legacy_done_error(w, req, 406, NULL, MCP_ERR_TRANSPORT,
-		    "Not Acceptable: Accept must list text/event-stream");
-		return;
-	}
 	memset(&s, 0, sizeof(s));
 	if (legacy_session(w, req, NULL, &s) == -1)
 		return;
 	stream_get(w, req, &s);
 	session_clear(&s);
-}
-
-void
-legacy_handle(struct worker *w, struct httpd_req *req)
-{
-	if (!front_host_ok(w, req)) {
-		legacy_done_error(w, req, 403, NULL, MCP_ERR_TRANSPORT,
-		    "Forbidden: Host or Origin not allowed (DNS rebinding "
-		    "protection)");
-		return;
-	}
-	switch (httpd_req_method(req)) {
-	case HTTP_M_POST:
-		legacy_post(w, req);
-		break;
-	case HTTP_M_GET:
-		legacy_get(w, req);
-		break;
-	case HTTP_M_DELETE:
-		legacy_delete(w, req);
-		break;
-	default:
-		(void)httpd_add_header(req, "Allow", legacy_allowed_methods());
-		legacy_done_error(w, req, 405, NULL, MCP_ERR_TRANSPORT,
-		    "Method Not Allowed: use POST, GET or DELETE");
-		break;
-	}
 }
