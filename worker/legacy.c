@@ -4,7 +4,9 @@
  * initialize itself, keeps the
  * session in the store, and forwards requests to the backend over a
  * Legacy backend session opened lazily and recorded in the session, so
- * any worker can carry on where another left off.
+ * any worker can carry on where another left off.  This file dispatches,
+ * forwards and relays; initialize, the session's lookup and expiry, GET
+ * and DELETE are in legacy_session.c.
  */
 #include <sys/queue.h>
 #include <sys/random.h>
@@ -24,34 +26,7 @@
 #include "shared/store.h"
 #include "httpd.h"
 #include "worker.h"
-
-#define SESSION_TOUCH_MS	1000	/* write last-seen at most this often */
-
-/* a client POST being served asynchronously */
-struct mcp_req {
-	TAILQ_ENTRY(mcp_req)		 mr_entry;	/* w_reqs or bo_waiters */
-	struct bopen			*mr_bo;		/* waiting on it, or NULL */
-	struct worker			*mr_w;
-	struct httpd_req		*mr_req;
-	struct jsonrpc_msg		 mr_msg;	/* no params if mr_fast */
-	struct legacy_fast		 mr_fast;
-	char				 mr_sid[SESSION_ID_LEN + 1];
-	const struct config_backend	*mr_be;
-	json_t				*mr_bparams;	/* as the backend names it */
-	json_t				*mr_client_caps; /* the session's */
-	char				*mr_bver;	/* backend session version */
-	struct backend_call		*mr_call;
-	int				 mr_streaming;
-	int				 mr_retried;
-	int				 mr_initialize;	/* answering initialize */
-	struct session			 mr_sess;	/* initialize only */
-	/* a 2026-07-28 backend */
-	json_t				*mr_phdrs;	/* Mcp-Param-* to send */
-	json_t				*mr_state;	/* its requestState */
-	struct mrtr_wait		*mr_wait;	/* input asked of client */
-	int				 mr_rounds;	/* input_required seen */
-	int				 mr_sheds;	/* ... with no inputs */
-};
+#include "legacy_req.h"
 
 #define LEGACY_MRTR_ROUNDS	10	/* as go-sdk's client */
 #define LEGACY_MRTR_SHEDS	3
@@ -68,7 +43,7 @@ static void	legacy_open_backend(struct mcp_req *);
 static void	legacy_forward(struct mcp_req *);
 static int	legacy_params_load(struct mcp_req *);
 
-static struct mcp_req *
+struct mcp_req *
 legacy_req_new(struct worker *w, struct httpd_req *req)
 {
 	struct mcp_req *mr;
@@ -93,8 +68,6 @@ legacy_req_unlink(struct mcp_req *mr)
 	mr->mr_bo = NULL;
 }
 
-static void	legacy_req_free(struct mcp_req *);
-
 static void
 legacy_on_close(struct httpd_req *req, void *arg)
 {
@@ -106,14 +79,14 @@ legacy_on_close(struct httpd_req *req, void *arg)
 	legacy_req_free(mr);
 }
 
-static void
+void
 legacy_req_watch(struct mcp_req *mr)
 {
 	httpd_req_set_close_cb(mr->mr_req, legacy_on_close, mr);
 }
 
 /* the request is answered (or abandoned): forget it */
-static void
+void
 legacy_req_free(struct mcp_req *mr)
 {
 	if (mr->mr_req != NULL)
@@ -137,7 +110,7 @@ legacy_req_free(struct mcp_req *mr)
 }
 
 /* answer with a JSON-RPC message; on the SSE stream if one is open */
-static void
+void
 legacy_req_reply(struct mcp_req *mr, json_t *msg)
 {
 	httpd_req_set_close_cb(mr->mr_req, NULL, NULL);
@@ -152,7 +125,7 @@ legacy_req_reply(struct mcp_req *mr, json_t *msg)
 }
 
 /* an error with its own HTTP status, never a session id, and forget it */
-static void
+void
 legacy_req_refuse(struct mcp_req *mr, int status, int code,
     const char *message, json_t *data)
 {
@@ -192,7 +165,7 @@ legacy_req_answer(struct mcp_req *mr, json_t *msg)
 }
 
 /* a synchronous answer with no mcp_req (the front releases the request) */
-static void
+void
 legacy_done_error(struct worker *w, struct httpd_req *req, int status,
     json_t *id, int code, const char *message)
 {
@@ -208,264 +181,11 @@ legacy_done_json(struct worker *w, struct httpd_req *req, int status,
 	front_reply_json(req, status, msg, NULL);
 }
 
-static void
+void
 legacy_done_empty(struct worker *w, struct httpd_req *req, int status)
 {
 	(void)w;
 	front_reply_empty(req, status);
-}
-
-/*
- * Sessions whose sliding expiry could not be written: retried on the
- * worker's next requests (the session's own next request retries it
- * anyway), so a store that fails for a moment does not end a busy
- * session early.
- */
-#define LEGACY_TOUCH_RETRIES	32
-
-static struct legacy_touch {
-	char		lt_sid[SESSION_ID_LEN + 1];
-	uint64_t	lt_seen_ms;
-	uint64_t	lt_next_ms;
-} legacy_touches[LEGACY_TOUCH_RETRIES];
-
-static int
-legacy_session_refresh(struct worker *w, const char *sid, uint64_t seen_ms)
-{
-	struct session	 s;
-	int		 rc;
-
-	memset(&s, 0, sizeof(s));
-	if ((rc = session_load(w->w_store, sid, store_now_ms(), &s)) != 0)
-		return rc == STORE_NOTFOUND ? 0 : -1;	/* gone: done */
-	if (s.s_seen_ms < seen_ms) {
-		s.s_seen_ms = seen_ms;
-		rc = session_save(w->w_store, &s, w->w_conf->cf_session_ttl_ms,
-		    store_now_ms());
-	}
-	session_clear(&s);
-	return rc;
-}
-
-static void
-legacy_touch_retry(struct worker *w, uint64_t now)
-{
-	struct legacy_touch	*lt;
-	size_t			 i;
-
-	for (i = 0; i < LEGACY_TOUCH_RETRIES; i++) {
-		lt = &legacy_touches[i];
-		if (lt->lt_sid[0] == '\0' || now < lt->lt_next_ms)
-			continue;
-		if (legacy_session_refresh(w, lt->lt_sid,
-		    lt->lt_seen_ms) == 0) {
-			log_info("session %.8s...: expiry refreshed on retry",
-			    lt->lt_sid);
-			lt->lt_sid[0] = '\0';
-		} else
-			lt->lt_next_ms = now + SESSION_TOUCH_MS;
-	}
-}
-
-static void
-legacy_touch_later(struct session *s, uint64_t seen_ms, uint64_t now)
-{
-	struct legacy_touch	*lt, *slot = NULL;
-	size_t			 i;
-
-	for (i = 0; i < LEGACY_TOUCH_RETRIES; i++) {
-		lt = &legacy_touches[i];
-		if (strcmp(lt->lt_sid, s->s_id) == 0) {
-			slot = lt;
-			break;
-		}
-		if (slot == NULL && lt->lt_sid[0] == '\0')
-			slot = lt;
-	}
-	if (slot == NULL) {
-		log_warnx("session %.8s...: expiry not refreshed, and too many "
-		    "retries pending", s->s_id);
-		return;
-	}
-	memcpy(slot->lt_sid, s->s_id, sizeof(slot->lt_sid));
-	slot->lt_seen_ms = seen_ms;
-	slot->lt_next_ms = now + SESSION_TOUCH_MS / 4;
-}
-
-/* touch the session: sliding expiry, written at most once a second */
-static void
-legacy_session_touch(struct worker *w, struct session *s)
-{
-	uint64_t now = store_now_ms(), seen = s->s_seen_ms;
-
-	legacy_touch_retry(w, now);
-	if (now - s->s_seen_ms < SESSION_TOUCH_MS)
-		return;
-	s->s_seen_ms = now;
-	if (session_save(w->w_store, s, w->w_conf->cf_session_ttl_ms,
-	    now) == -1) {
-		log_warnx("session %.8s...: cannot refresh its expiry (%s); "
-		    "retrying", s->s_id, strerror(errno));
-		legacy_touch_later(s, now, now);
-		/* what the store holds: the next request tries again */
-		s->s_seen_ms = seen;
-	}
-}
-
-/* the store refused a new session: say which limit, 503 */
-static void
-legacy_initialize_refused(struct mcp_req *mr, int rc, int err)
-{
-	static time_t		 logged;
-	const struct config	*cf = mr->mr_w->w_conf;
-	char			 msg[256];
-	const char		*limit;
-	unsigned int		 max = 0;
-
-	if (rc == STORE_LIMIT_DB) {
-		limit = "sessions.maxSessions";
-		max = cf->cf_session_cap;
-		(void)snprintf(msg, sizeof(msg), "Service Unavailable: too "
-		    "many sessions (%s is %u); try again later", limit, max);
-	} else if (rc == STORE_LIMIT_GROUP) {
-		limit = "sessions.maxPerAddress";
-		max = cf->cf_session_cap_addr;
-		(void)snprintf(msg, sizeof(msg), "Service Unavailable: too "
-		    "many sessions from this client address (%s is %u); end "
-		    "some (DELETE) or try again later", limit, max);
-	} else if (rc == -1 && err == ENOSPC) {
-		limit = "daemon.mapSize";
-		(void)snprintf(msg, sizeof(msg), "Service Unavailable: the "
-		    "session store is full (%s); try again later", limit);
-	} else {
-		legacy_req_refuse(mr, 500, JSONRPC_INTERNAL_ERROR,
-		    "Internal error: cannot store the session", NULL);
-		return;
-	}
-	/* refusals come in floods: a line a second per worker */
-	if (time(NULL) != logged) {
-		logged = time(NULL);
-		log_warnx("initialize refused: %s", msg);
-	}
-	legacy_req_refuse(mr, 503, MCP_ERR_TRANSPORT, msg, max > 0 ?
-	    json_pack("{s:s, s:I}", "limit", limit, "max", (json_int_t)max) :
-	    json_pack("{s:s}", "limit", limit));
-}
-
-static void
-legacy_initialize_reply(struct mcp_req *mr, json_t *view)
-{
-	struct worker		*w = mr->mr_w;
-	struct session		*s = &mr->mr_sess;
-	struct store_limit	 lim;
-	struct sockaddr_storage	 ss;
-	socklen_t		 sslen;
-	json_t			*caps, *result, *resp;
-	char			 group[SESSION_GROUP_MAX];
-	uint64_t		 now = store_now_ms();
-	int			 rc, err;
-
-	caps = core_capabilities(view, 1);
-	result = json_pack("{s:s, s:o, s:{s:s, s:s}}", "protocolVersion",
-	    s->s_version, "capabilities", caps, "serverInfo", "name",
-	    w->w_conf->cf_name, "version", VMCPD_VERSION);
-	if (result == NULL) {
-		legacy_req_refuse(mr, 500, JSONRPC_INTERNAL_ERROR,
-		    "Internal error: out of memory", NULL);
-		return;
-	}
-	s->s_created_ms = s->s_seen_ms = now;
-	s->s_max_ms = now + w->w_conf->cf_session_max_ms;
-	if (session_mint_id(s->s_id) == -1) {
-		json_decref(result);
-		s->s_id[0] = '\0';
-		legacy_req_refuse(mr, 500, JSONRPC_INTERNAL_ERROR,
-		    "Internal error: cannot create a session", NULL);
-		return;
-	}
-	memset(&lim, 0, sizeof(lim));
-	lim.sl_max = w->w_conf->cf_session_cap;
-	lim.sl_group_max = w->w_conf->cf_session_cap_addr;
-	if (httpd_req_peer(mr->mr_req, &ss, &sslen) == 0 &&
-	    session_client_group((struct sockaddr *)&ss, sslen, group,
-	    sizeof(group)) == 0) {
-		lim.sl_group = group;
-		lim.sl_glen = strlen(group);
-	}
-	rc = session_create(w->w_store, s, w->w_conf->cf_session_ttl_ms, now,
-	    &lim);
-	err = errno;
-	if (rc != 0) {
-		/* no session: no id goes out */
-		json_decref(result);
-		s->s_id[0] = '\0';
-		legacy_initialize_refused(mr, rc, err);
-		return;
-	}
-	log_debug("session %.8s... created (%s)", s->s_id, s->s_version);
-	resp = jsonrpc_result_new(mr->mr_msg.jm_id, result);
-	legacy_req_reply(mr, resp);
-	json_decref(resp);
-	legacy_req_free(mr);
-}
-
-static void
-legacy_initialize_view(void *arg, json_t *view, const char *err)
-{
-	struct mcp_req	*mr = arg;
-
-	/* a backend down (partialFailureMode fail) fails the lists, not
-	 * the session: the client learns which backend from them */
-	if (view == NULL)
-		log_warnx("initialize without a view: %s", err);
-	legacy_initialize_reply(mr, view);
-}
-
-static void
-legacy_initialize(struct worker *w, struct httpd_req *req,
-    struct jsonrpc_msg *msg)
-{
-	struct mcp_req	*mr;
-	struct session	*s;
-	json_t		*pv, *info;
-
-	pv = json_object_get(msg->jm_params, "protocolVersion");
-	if (!json_is_string(pv)) {
-		front_reply_error(req, 200, msg->jm_id, JSONRPC_INVALID_PARAMS,
-		    "Invalid params: initialize needs params.protocolVersion "
-		    "(a string such as \"2025-11-25\")");
-		jsonrpc_msg_clear(msg);
-		return;
-	}
-	if ((mr = legacy_req_new(w, req)) == NULL) {
-		legacy_done_error(w, req, 500, msg->jm_id,
-		    JSONRPC_INTERNAL_ERROR, "Internal error: out of memory");
-		jsonrpc_msg_clear(msg);
-		return;
-	}
-	mr->mr_msg = *msg;
-	mr->mr_initialize = 1;
-	s = &mr->mr_sess;
-	s->s_version = strdup(proto_legacy_version_pick(json_string_value(pv)));
-	s->s_owner = strdup("");
-	s->s_client_caps = json_incref(json_object_get(msg->jm_params,
-	    "capabilities"));
-	if (!json_is_object(s->s_client_caps)) {
-		json_decref(s->s_client_caps);
-		s->s_client_caps = json_object();
-	}
-	info = json_object_get(msg->jm_params, "clientInfo");
-	s->s_client_info = json_is_object(info) ? json_incref(info) : NULL;
-	if (s->s_version == NULL || s->s_owner == NULL ||
-	    s->s_client_caps == NULL) {
-		legacy_req_refuse(mr, 500, JSONRPC_INTERNAL_ERROR,
-		    "Internal error: out of memory", NULL);
-		return;
-	}
-	legacy_req_watch(mr);
-	if (view_get(w, legacy_initialize_view, mr) == -1)
-		legacy_req_refuse(mr, 500, JSONRPC_INTERNAL_ERROR,
-		    "Internal error: out of memory", NULL);
 }
 
 static void
@@ -1384,57 +1104,6 @@ legacy_notification(struct worker *w, struct httpd_req *req,
 	jsonrpc_msg_clear(msg);
 }
 
-/* the session named by the request, or an answer and -1 */
-static int
-legacy_session(struct worker *w, struct httpd_req *req, json_t *id,
-    struct session *s)
-{
-	const char	*sid = front_header(req, "Mcp-Session-Id");
-	int		 rc;
-
-	if (sid == NULL) {
-		legacy_done_error(w, req, 400, id, MCP_ERR_TRANSPORT,
-		    "Bad Request: Mcp-Session-Id header is required "
-		    "(send initialize first to get one)");
-		return -1;
-	}
-	if (!proto_session_id_valid(sid) ||
-	    (rc = session_load(w->w_store, sid, store_now_ms(), s)) ==
-	    STORE_NOTFOUND) {
-		legacy_done_error(w, req, 404, id, MCP_ERR_SESSION_NOT_FOUND,
-		    "Session not found: it expired or was terminated; send "
-		    "initialize without Mcp-Session-Id to start a new one");
-		return -1;
-	}
-	if (rc == -1) {
-		legacy_done_error(w, req, 500, id, JSONRPC_INTERNAL_ERROR,
-		    "Internal error: cannot read the session store");
-		return -1;
-	}
-	return 0;
-}
-
-/* MCP-Protocol-Version, when present, must be one vmcpd serves */
-static int
-legacy_version_header(struct worker *w, struct httpd_req *req,
-    json_t *id)
-{
-	const char	*v = front_header(req, "MCP-Protocol-Version");
-	char		 msg[300];
-
-	if (v == NULL)
-		return 0;
-	if (proto_legacy_version_pick(v) == NULL ||
-	    strcmp(proto_legacy_version_pick(v), v) != 0) {
-		(void)snprintf(msg, sizeof(msg), "Bad Request: unsupported "
-		    "MCP-Protocol-Version: %.64s (supported: 2025-11-25, "
-		    "2025-06-18, 2025-03-26, 2024-11-05)", v);
-		legacy_done_error(w, req, 400, id, MCP_ERR_TRANSPORT, msg);
-		return -1;
-	}
-	return 0;
-}
-
 /* a fast-path call's params as a tree, from the body parsed again */
 static int
 legacy_params_load(struct mcp_req *mr)
@@ -1516,40 +1185,5 @@ legacy_post(struct worker *w, struct httpd_req *req, struct jsonrpc_msg *msg,
 		jsonrpc_msg_clear(msg);
 		break;
 	}
-	session_clear(&s);
-}
-
-/* a DELETE: the client ends its session */
-void
-legacy_delete(struct worker *w, struct httpd_req *req)
-{
-	struct session	s;
-
-	memset(&s, 0, sizeof(s));
-	if (legacy_session(w, req, NULL, &s) == -1)
-		return;
-	if (session_delete(w->w_store, s.s_id) == -1) {
-		session_clear(&s);
-		legacy_done_error(w, req, 500, NULL, JSONRPC_INTERNAL_ERROR,
-		    "Internal error: cannot delete the session");
-		return;
-	}
-	bclose_session(w, &s);
-	stream_terminate(w, s.s_id);
-	log_debug("session %.8s... terminated by the client", s.s_id);
-	session_clear(&s);
-	legacy_done_empty(w, req, 200);
-}
-
-/* a GET the front let through: the session's standalone stream */
-void
-legacy_get(struct worker *w, struct httpd_req *req)
-{
-	struct session	 s;
-
-	memset(&s, 0, sizeof(s));
-	if (legacy_session(w, req, NULL, &s) == -1)
-		return;
-	stream_get(w, req, &s);
 	session_clear(&s);
 }
