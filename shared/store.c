@@ -1,5 +1,6 @@
 /*
- * The LMDB store.  The only file that includes <lmdb.h>.
+ * The LMDB store.  The only file that includes <lmdb.h>; its pure
+ * parts (the record codec, the keys) are in store_rec.c.
  *
  * One environment, one named db per record kind, an expiry index
  * "expiry" keyed [u8 dbtag][be64 expires_ms][primary key] (one entry
@@ -25,15 +26,14 @@
 
 #include "log.h"
 #include "store.h"
+#include "store_rec.h"
 
 #define STORE_EXP_NAME	"expiry"
 #define STORE_CNT_NAME	"counts"
 #define STORE_CNT_BIT	(1U << (STORE_NDB + 1))
 #define STORE_GAUGE_TAG	0xff	/* counts keyed [tag][name]: gauges */
 #define STORE_RECLAIM	256	/* due entries reclaimed at a cap */
-#define STORE_IDX_HDR	9		/* dbtag + be64 expiry */
 #define STORE_LMDB_KEY	512		/* above LMDB's 511-byte key limit */
-#define STORE_VAL_MAX	((size_t)INT_MAX - STORE_HDR_LEN)
 #define STORE_RETRIES	3
 
 /* store_iter() copies this much out per read txn */
@@ -62,70 +62,6 @@ struct store_item {
 static int	store_free_pages(MDB_txn *, uint64_t, uint64_t *);
 static uint64_t	store_headroom(uint64_t);
 
-static const char *const store_db_names[STORE_NDB] = {
-	[STORE_SESSIONS] = "sessions",
-	[STORE_EVENTS] = "events",
-	[STORE_PENDING] = "pending",
-	[STORE_ERAS] = "eras",
-	[STORE_VIEWS] = "views",
-	[STORE_BSESSIONS] = "bsessions",
-	[STORE_HANDLES] = "handles",
-	[STORE_TOKENS] = "tokens",
-	[STORE_HEALTH] = "health",
-	[STORE_LIMITS] = "limits",
-	[STORE_BACKENDS] = "backends",
-	[STORE_CLOSING] = "closing",
-};
-
-static void
-store_be16_put(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void
-store_be32_put(uint8_t *p, uint32_t v)
-{
-	int i;
-
-	for (i = 3; i >= 0; i--, v >>= 8)
-		p[i] = (uint8_t)v;
-}
-
-static void
-store_be64_put(uint8_t *p, uint64_t v)
-{
-	int i;
-
-	for (i = 7; i >= 0; i--, v >>= 8)
-		p[i] = (uint8_t)v;
-}
-
-static uint16_t
-store_be16_get(const uint8_t *p)
-{
-	return (uint16_t)((p[0] << 8) | p[1]);
-}
-
-static uint32_t
-store_be32_get(const uint8_t *p)
-{
-	return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) |
-	    ((uint32_t)p[2] << 8) | p[3];
-}
-
-static uint64_t
-store_be64_get(const uint8_t *p)
-{
-	uint64_t	 v = 0;
-	int		 i;
-
-	for (i = 0; i < 8; i++)
-		v = (v << 8) | p[i];
-	return v;
-}
-
 /* map an LMDB return code to errno for callers of a -1 */
 static void
 store_set_errno(int rc)
@@ -138,133 +74,6 @@ store_set_errno(int rc)
 		errno = EAGAIN;
 	else
 		errno = EIO;
-}
-
-/* --- codec --- */
-
-/*
- * [u8 version][u8 type][be16 flags][u8 group length][3 zero bytes]
- * [be64 expires][be64 updated][group][payload]
- */
-static int
-store_rec_encode_group(void *buf, size_t buflen, uint8_t type,
-    uint16_t flags, uint64_t expires_ms, uint64_t updated_ms,
-    const void *group, size_t glen, const void *data, size_t len)
-{
-	uint8_t	*p = buf;
-
-	if (p == NULL || (data == NULL && len > 0) || len > STORE_VAL_MAX ||
-	    glen > STORE_GROUP_MAX || (group == NULL && glen > 0) ||
-	    buflen < STORE_HDR_LEN + glen + len)
-		return -1;
-	p[0] = STORE_REC_VERSION;
-	p[1] = type;
-	store_be16_put(p + 2, flags);
-	store_be32_put(p + 4, 0);
-	p[4] = (uint8_t)glen;
-	store_be64_put(p + 8, expires_ms);
-	store_be64_put(p + 16, updated_ms);
-	if (glen > 0)
-		memcpy(p + STORE_HDR_LEN, group, glen);
-	if (len > 0)
-		memcpy(p + STORE_HDR_LEN + glen, data, len);
-	return (int)(STORE_HDR_LEN + glen + len);
-}
-
-int
-store_rec_encode(void *buf, size_t buflen, uint8_t type, uint16_t flags,
-    uint64_t expires_ms, uint64_t updated_ms, const void *data, size_t len)
-{
-	return store_rec_encode_group(buf, buflen, type, flags, expires_ms,
-	    updated_ms, NULL, 0, data, len);
-}
-
-/* validate a header and read it without copying the payload */
-static int
-store_rec_peek(const void *buf, size_t buflen, struct store_rec *out)
-{
-	const uint8_t	*p = buf;
-
-	memset(out, 0, sizeof(*out));
-	if (p == NULL || buflen < STORE_HDR_LEN ||
-	    buflen - STORE_HDR_LEN > STORE_VAL_MAX)
-		return -1;
-	if (p[0] != STORE_REC_VERSION || (store_be32_get(p + 4) & 0xffffff) ||
-	    p[4] > STORE_GROUP_MAX || buflen - STORE_HDR_LEN < p[4])
-		return -1;
-	out->sr_type = p[1];
-	out->sr_flags = store_be16_get(p + 2);
-	out->sr_glen = p[4];
-	out->sr_expires_ms = store_be64_get(p + 8);
-	out->sr_updated_ms = store_be64_get(p + 16);
-	out->sr_len = buflen - STORE_HDR_LEN - out->sr_glen;
-	return 0;
-}
-
-int
-store_rec_decode(const void *buf, size_t buflen, struct store_rec *out)
-{
-	if (store_rec_peek(buf, buflen, out) == -1)
-		return -1;
-	if ((out->sr_data = malloc(out->sr_len + 1)) == NULL) {
-		memset(out, 0, sizeof(*out));
-		return -1;
-	}
-	if (out->sr_len > 0)
-		memcpy(out->sr_data, (const uint8_t *)buf + STORE_HDR_LEN +
-		    out->sr_glen, out->sr_len);
-	out->sr_data[out->sr_len] = '\0';
-	return 0;
-}
-
-int
-store_rec_expired(uint64_t expires_ms, uint64_t now_ms)
-{
-	return expires_ms != 0 && expires_ms <= now_ms;
-}
-
-void
-store_rec_clear(struct store_rec *rec)
-{
-	if (rec == NULL)
-		return;
-	free(rec->sr_data);
-	memset(rec, 0, sizeof(*rec));
-}
-
-uint64_t
-store_now_ms(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_REALTIME, &ts) == -1)
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-const char *
-store_db_name(enum store_db db)
-{
-	if ((unsigned int)db >= STORE_NDB)
-		return NULL;
-	return store_db_names[db];
-}
-
-int
-store_db_lookup(const char *name, enum store_db *db)
-{
-	unsigned int i;
-
-	if (name == NULL)
-		return -1;
-	for (i = 0; i < STORE_NDB; i++) {
-		if (strcmp(name, store_db_names[i]) == 0) {
-			if (db != NULL)
-				*db = (enum store_db)i;
-			return 0;
-		}
-	}
-	return -1;
 }
 
 /* --- transactions --- */
@@ -704,16 +513,6 @@ fail:
 
 /* --- records --- */
 
-static size_t
-store_idx_key(uint8_t *buf, enum store_db db, uint64_t expires_ms,
-    const void *key, size_t klen)
-{
-	buf[0] = (uint8_t)db;
-	store_be64_put(buf + 1, expires_ms);
-	memcpy(buf + STORE_IDX_HDR, key, klen);
-	return STORE_IDX_HDR + klen;
-}
-
 int
 store_get(struct store *s, enum store_db db, const void *key, size_t klen,
     uint64_t now_ms, struct store_rec *out)
@@ -825,14 +624,6 @@ store_get_changed(struct store *s, enum store_db db, const void *key,
 }
 
 /* --- counts of groups, room for new records --- */
-
-static size_t
-store_cnt_key(uint8_t *buf, unsigned int tag, const void *group, size_t glen)
-{
-	buf[0] = (uint8_t)tag;
-	memcpy(buf + 1, group, glen);
-	return 1 + glen;
-}
 
 static int
 store_cnt_get(struct store *s, MDB_txn *txn, unsigned int tag,
@@ -1659,16 +1450,6 @@ store_iter(struct store *s, enum store_db db, uint64_t now_ms,
 }
 
 /* --- sequences: records keyed prefix || be64 seq --- */
-
-static int
-store_seq_key(uint8_t *buf, const void *prefix, size_t plen, uint64_t seq)
-{
-	if (plen + 8 > STORE_KEY_MAX)
-		return -1;
-	memcpy(buf, prefix, plen);
-	store_be64_put(buf + plen, seq);
-	return 0;
-}
 
 int
 store_append(struct store *s, enum store_db db, const void *prefix,

@@ -1,9 +1,12 @@
 /*
  * The HTTP front: vmcpd's HTTP/1.1 server (httpd.c) on the inherited
  * listener, with the limits set, the routes (/mcp, /healthz; /status
- * and /metrics are on the diagnostics listener, diag.c)
- * and the reply helpers the edges share: JSON bodies, JSON-RPC answers
- * composed around text the caller already has, and SSE streams.
+ * and /metrics are on the diagnostics listener, diag.c), /mcp's
+ * transport checks, body scan and era classification, done once before
+ * the request goes to the Legacy edge (legacy.c) or the Modern edge
+ * (modern.c), and the reply helpers the edges share: JSON bodies,
+ * JSON-RPC answers composed around text the caller already has, and SSE
+ * streams.
  */
 #include <sys/queue.h>
 #include <sys/types.h>
@@ -385,6 +388,152 @@ front_healthz(struct worker *w, struct httpd_req *req)
 	json_decref(body);
 }
 
+/*
+ * The Legacy hot path: a tools/call with a plain name and no _meta is
+ * read off a scan of the body (no tree, no allocation but the id); its
+ * params go on to the backend as the client's text and are parsed only
+ * if the call needs them (legacy_params_load()).  -1: not that case,
+ * parse.
+ */
+static int
+front_scan_call(const char *body, size_t len, struct jsonrpc_msg *msg,
+    struct legacy_fast *fast)
+{
+	struct jsonrpc_scan	 sc;
+	json_t			*id;
+
+	memset(fast, 0, sizeof(*fast));
+	if (jsonrpc_scan(body, len, &sc) != 1 ||
+	    sc.js_idkind == JSONRPC_SCAN_ID_NONE || sc.js_methodlen != 10 ||
+	    memcmp(sc.js_method, "tools/call", 10) != 0 ||
+	    sc.js_params == NULL || sc.js_name == NULL || sc.js_meta != NULL ||
+	    (id = jsonrpc_scan_id(&sc)) == NULL)
+		return -1;
+	memset(msg, 0, sizeof(*msg));
+	msg->jm_kind = JSONRPC_REQUEST;
+	msg->jm_root = id;	/* the only tree: cleared with the message */
+	msg->jm_id = id;
+	msg->jm_method = "tools/call";
+	fast->lf_params = sc.js_params;
+	fast->lf_plen = sc.js_paramslen;
+	fast->lf_name = sc.js_name;
+	fast->lf_namelen = sc.js_namelen;
+	return 0;
+}
+
+/*
+ * A POST to /mcp: the transport checks, the body scanned (the Modern hot
+ * path, then the Legacy one) or parsed, and its era classified, once
+ * for both edges; the request then goes to the edge of its era.
+ */
+static void
+front_mcp_post(struct worker *w, struct httpd_req *req)
+{
+	struct jsonrpc_msg	 msg;
+	struct jsonrpc_err	 err;
+	struct legacy_fast	 fast;
+	struct proto_reqhdrs	 hdrs;
+	struct proto_verdict	 v;
+	enum proto_era		 era;
+	const char		*accept = front_header(req, "Accept");
+	const char		*ctype = front_header(req, "Content-Type");
+	size_t			 len;
+	const char		*body;
+
+	if (accept == NULL || !proto_accept_has(accept, "application/json") ||
+	    !proto_accept_has(accept, "text/event-stream")) {
+		front_reply_error(req, 406, NULL, MCP_ERR_TRANSPORT,
+		    "Not Acceptable: Accept must list both application/json "
+		    "and text/event-stream");
+		return;
+	}
+	if (ctype == NULL || !proto_content_type_is_json(ctype)) {
+		front_reply_error(req, 415, NULL, MCP_ERR_TRANSPORT,
+		    "Unsupported Media Type: Content-Type must be "
+		    "application/json");
+		return;
+	}
+	body = httpd_req_body(req, &len);
+	if (modern_scan_post(w, req, body, len) == 0)
+		return;
+	if (front_scan_call(body, len, &msg, &fast) == -1 &&
+	    jsonrpc_parse(body, len, &msg, &err) == -1) {
+		front_reply_error(req, err.je_http, NULL, err.je_code,
+		    err.je_msg);
+		return;
+	}
+	/* which era: per request, body first (MCP 2026-07-28, Versioning) */
+	memset(&hdrs, 0, sizeof(hdrs));
+	hdrs.rh_protocol_version = front_header(req, "MCP-Protocol-Version");
+	hdrs.rh_method = front_header(req, "Mcp-Method");
+	hdrs.rh_name = front_header(req, "Mcp-Name");
+	hdrs.rh_session = front_header(req, "Mcp-Session-Id");
+	hdrs.rh_param = front_param_header;
+	hdrs.rh_arg = req;
+	memset(&v, 0, sizeof(v));
+	if (proto_classify(&msg, &hdrs, &v) == -1) {
+		json_t *e = jsonrpc_error_new(msg.jm_id, v.pv_code, v.pv_msg,
+		    json_incref(v.pv_data));
+
+		front_reply_json(req, v.pv_http, e, NULL);
+		json_decref(e);
+		proto_verdict_clear(&v);
+		jsonrpc_msg_clear(&msg);
+		return;
+	}
+	era = v.pv_era;
+	proto_verdict_clear(&v);
+	if (msg.jm_kind == JSONRPC_REQUEST &&
+	    jsonrpc_params_check(&msg, &err) == -1) {
+		front_reply_error(req, err.je_http, msg.jm_id, err.je_code,
+		    err.je_msg);
+		jsonrpc_msg_clear(&msg);
+		return;
+	}
+	if (era == PROTO_ERA_MODERN)
+		modern_handle(w, req, &msg);
+	else
+		legacy_post(w, req, &msg, &fast);
+}
+
+/* /mcp: Host/Origin first (DNS rebinding), then by HTTP method */
+static void
+front_mcp(struct worker *w, struct httpd_req *req)
+{
+	const char	*accept;
+
+	if (!front_host_ok(w, req)) {
+		front_reply_error(req, 403, NULL, MCP_ERR_TRANSPORT,
+		    "Forbidden: Host or Origin not allowed (DNS rebinding "
+		    "protection)");
+		return;
+	}
+	switch (httpd_req_method(req)) {
+	case HTTP_M_POST:
+		front_mcp_post(w, req);
+		break;
+	case HTTP_M_GET:
+		accept = front_header(req, "Accept");
+		if (accept == NULL ||
+		    !proto_accept_has(accept, "text/event-stream")) {
+			front_reply_error(req, 406, NULL, MCP_ERR_TRANSPORT,
+			    "Not Acceptable: Accept must list "
+			    "text/event-stream");
+			break;
+		}
+		legacy_get(w, req);
+		break;
+	case HTTP_M_DELETE:
+		legacy_delete(w, req);
+		break;
+	default:
+		(void)httpd_add_header(req, "Allow", "GET, POST, DELETE");
+		front_reply_error(req, 405, NULL, MCP_ERR_TRANSPORT,
+		    "Method Not Allowed: use POST, GET or DELETE");
+		break;
+	}
+}
+
 /* the reply is written (or cannot be): a draining worker may exit */
 static void
 front_on_complete(struct httpd_req *req, void *arg)
@@ -405,7 +554,7 @@ front_on_request(struct httpd_req *req, void *arg)
 		worker_request_hold(w);
 		w->w_unflushed++;
 		httpd_req_set_done_cb(req, front_on_complete, w);
-		legacy_handle(w, req);
+		front_mcp(w, req);
 		/* what carries the request on holds it itself */
 		worker_request_release(w, __func__);
 		return;

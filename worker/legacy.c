@@ -4,7 +4,9 @@
  * initialize itself, keeps the
  * session in the store, and forwards requests to the backend over a
  * Legacy backend session opened lazily and recorded in the session, so
- * any worker can carry on where another left off.
+ * any worker can carry on where another left off.  This file dispatches,
+ * forwards and relays; initialize, the session's lookup and expiry, GET
+ * and DELETE are in legacy_session.c.
  */
 #include <sys/queue.h>
 #include <sys/random.h>
@@ -24,49 +26,7 @@
 #include "shared/store.h"
 #include "httpd.h"
 #include "worker.h"
-
-#define SESSION_TOUCH_MS	1000	/* write last-seen at most this often */
-
-/*
- * The hot path's call, taken from a scan of the body (jsonrpc_scan)
- * instead of a tree: params and their name as the client sent them,
- * inside the request's body, which lives as long as the request.
- */
-struct legacy_fast {
-	const char	*lf_params;	/* NULL: not the fast path */
-	size_t		 lf_plen;
-	const char	*lf_name;
-	size_t		 lf_namelen;
-	/* a renamed tool: the params text under the backend's name */
-	char		*lf_text;
-	char		*lf_own;	/* that name */
-};
-
-/* a client POST being served asynchronously */
-struct mcp_req {
-	TAILQ_ENTRY(mcp_req)		 mr_entry;	/* w_reqs or bo_waiters */
-	struct bopen			*mr_bo;		/* waiting on it, or NULL */
-	struct worker			*mr_w;
-	struct httpd_req		*mr_req;
-	struct jsonrpc_msg		 mr_msg;	/* no params if mr_fast */
-	struct legacy_fast		 mr_fast;
-	char				 mr_sid[SESSION_ID_LEN + 1];
-	const struct config_backend	*mr_be;
-	json_t				*mr_bparams;	/* as the backend names it */
-	json_t				*mr_client_caps; /* the session's */
-	char				*mr_bver;	/* backend session version */
-	struct backend_call		*mr_call;
-	int				 mr_streaming;
-	int				 mr_retried;
-	int				 mr_initialize;	/* answering initialize */
-	struct session			 mr_sess;	/* initialize only */
-	/* a 2026-07-28 backend */
-	json_t				*mr_phdrs;	/* Mcp-Param-* to send */
-	json_t				*mr_state;	/* its requestState */
-	struct mrtr_wait		*mr_wait;	/* input asked of client */
-	int				 mr_rounds;	/* input_required seen */
-	int				 mr_sheds;	/* ... with no inputs */
-};
+#include "legacy_req.h"
 
 #define LEGACY_MRTR_ROUNDS	10	/* as go-sdk's client */
 #define LEGACY_MRTR_SHEDS	3
@@ -83,13 +43,7 @@ static void	legacy_open_backend(struct mcp_req *);
 static void	legacy_forward(struct mcp_req *);
 static int	legacy_params_load(struct mcp_req *);
 
-static const char *
-legacy_allowed_methods(void)
-{
-	return "GET, POST, DELETE";
-}
-
-static struct mcp_req *
+struct mcp_req *
 legacy_req_new(struct worker *w, struct httpd_req *req)
 {
 	struct mcp_req *mr;
@@ -114,8 +68,6 @@ legacy_req_unlink(struct mcp_req *mr)
 	mr->mr_bo = NULL;
 }
 
-static void	legacy_req_free(struct mcp_req *);
-
 static void
 legacy_on_close(struct httpd_req *req, void *arg)
 {
@@ -127,14 +79,14 @@ legacy_on_close(struct httpd_req *req, void *arg)
 	legacy_req_free(mr);
 }
 
-static void
+void
 legacy_req_watch(struct mcp_req *mr)
 {
 	httpd_req_set_close_cb(mr->mr_req, legacy_on_close, mr);
 }
 
 /* the request is answered (or abandoned): forget it */
-static void
+void
 legacy_req_free(struct mcp_req *mr)
 {
 	if (mr->mr_req != NULL)
@@ -158,7 +110,7 @@ legacy_req_free(struct mcp_req *mr)
 }
 
 /* answer with a JSON-RPC message; on the SSE stream if one is open */
-static void
+void
 legacy_req_reply(struct mcp_req *mr, json_t *msg)
 {
 	httpd_req_set_close_cb(mr->mr_req, NULL, NULL);
@@ -173,7 +125,7 @@ legacy_req_reply(struct mcp_req *mr, json_t *msg)
 }
 
 /* an error with its own HTTP status, never a session id, and forget it */
-static void
+void
 legacy_req_refuse(struct mcp_req *mr, int status, int code,
     const char *message, json_t *data)
 {
@@ -213,7 +165,7 @@ legacy_req_answer(struct mcp_req *mr, json_t *msg)
 }
 
 /* a synchronous answer with no mcp_req (the front releases the request) */
-static void
+void
 legacy_done_error(struct worker *w, struct httpd_req *req, int status,
     json_t *id, int code, const char *message)
 {
@@ -229,264 +181,11 @@ legacy_done_json(struct worker *w, struct httpd_req *req, int status,
 	front_reply_json(req, status, msg, NULL);
 }
 
-static void
+void
 legacy_done_empty(struct worker *w, struct httpd_req *req, int status)
 {
 	(void)w;
 	front_reply_empty(req, status);
-}
-
-/*
- * Sessions whose sliding expiry could not be written: retried on the
- * worker's next requests (the session's own next request retries it
- * anyway), so a store that fails for a moment does not end a busy
- * session early.
- */
-#define LEGACY_TOUCH_RETRIES	32
-
-static struct legacy_touch {
-	char		lt_sid[SESSION_ID_LEN + 1];
-	uint64_t	lt_seen_ms;
-	uint64_t	lt_next_ms;
-} legacy_touches[LEGACY_TOUCH_RETRIES];
-
-static int
-legacy_session_refresh(struct worker *w, const char *sid, uint64_t seen_ms)
-{
-	struct session	 s;
-	int		 rc;
-
-	memset(&s, 0, sizeof(s));
-	if ((rc = session_load(w->w_store, sid, store_now_ms(), &s)) != 0)
-		return rc == STORE_NOTFOUND ? 0 : -1;	/* gone: done */
-	if (s.s_seen_ms < seen_ms) {
-		s.s_seen_ms = seen_ms;
-		rc = session_save(w->w_store, &s, w->w_conf->cf_session_ttl_ms,
-		    store_now_ms());
-	}
-	session_clear(&s);
-	return rc;
-}
-
-static void
-legacy_touch_retry(struct worker *w, uint64_t now)
-{
-	struct legacy_touch	*lt;
-	size_t			 i;
-
-	for (i = 0; i < LEGACY_TOUCH_RETRIES; i++) {
-		lt = &legacy_touches[i];
-		if (lt->lt_sid[0] == '\0' || now < lt->lt_next_ms)
-			continue;
-		if (legacy_session_refresh(w, lt->lt_sid,
-		    lt->lt_seen_ms) == 0) {
-			log_info("session %.8s...: expiry refreshed on retry",
-			    lt->lt_sid);
-			lt->lt_sid[0] = '\0';
-		} else
-			lt->lt_next_ms = now + SESSION_TOUCH_MS;
-	}
-}
-
-static void
-legacy_touch_later(struct session *s, uint64_t seen_ms, uint64_t now)
-{
-	struct legacy_touch	*lt, *slot = NULL;
-	size_t			 i;
-
-	for (i = 0; i < LEGACY_TOUCH_RETRIES; i++) {
-		lt = &legacy_touches[i];
-		if (strcmp(lt->lt_sid, s->s_id) == 0) {
-			slot = lt;
-			break;
-		}
-		if (slot == NULL && lt->lt_sid[0] == '\0')
-			slot = lt;
-	}
-	if (slot == NULL) {
-		log_warnx("session %.8s...: expiry not refreshed, and too many "
-		    "retries pending", s->s_id);
-		return;
-	}
-	memcpy(slot->lt_sid, s->s_id, sizeof(slot->lt_sid));
-	slot->lt_seen_ms = seen_ms;
-	slot->lt_next_ms = now + SESSION_TOUCH_MS / 4;
-}
-
-/* touch the session: sliding expiry, written at most once a second */
-static void
-legacy_session_touch(struct worker *w, struct session *s)
-{
-	uint64_t now = store_now_ms(), seen = s->s_seen_ms;
-
-	legacy_touch_retry(w, now);
-	if (now - s->s_seen_ms < SESSION_TOUCH_MS)
-		return;
-	s->s_seen_ms = now;
-	if (session_save(w->w_store, s, w->w_conf->cf_session_ttl_ms,
-	    now) == -1) {
-		log_warnx("session %.8s...: cannot refresh its expiry (%s); "
-		    "retrying", s->s_id, strerror(errno));
-		legacy_touch_later(s, now, now);
-		/* what the store holds: the next request tries again */
-		s->s_seen_ms = seen;
-	}
-}
-
-/* the store refused a new session: say which limit, 503 */
-static void
-legacy_initialize_refused(struct mcp_req *mr, int rc, int err)
-{
-	static time_t		 logged;
-	const struct config	*cf = mr->mr_w->w_conf;
-	char			 msg[256];
-	const char		*limit;
-	unsigned int		 max = 0;
-
-	if (rc == STORE_LIMIT_DB) {
-		limit = "sessions.maxSessions";
-		max = cf->cf_session_cap;
-		(void)snprintf(msg, sizeof(msg), "Service Unavailable: too "
-		    "many sessions (%s is %u); try again later", limit, max);
-	} else if (rc == STORE_LIMIT_GROUP) {
-		limit = "sessions.maxPerAddress";
-		max = cf->cf_session_cap_addr;
-		(void)snprintf(msg, sizeof(msg), "Service Unavailable: too "
-		    "many sessions from this client address (%s is %u); end "
-		    "some (DELETE) or try again later", limit, max);
-	} else if (rc == -1 && err == ENOSPC) {
-		limit = "daemon.mapSize";
-		(void)snprintf(msg, sizeof(msg), "Service Unavailable: the "
-		    "session store is full (%s); try again later", limit);
-	} else {
-		legacy_req_refuse(mr, 500, JSONRPC_INTERNAL_ERROR,
-		    "Internal error: cannot store the session", NULL);
-		return;
-	}
-	/* refusals come in floods: a line a second per worker */
-	if (time(NULL) != logged) {
-		logged = time(NULL);
-		log_warnx("initialize refused: %s", msg);
-	}
-	legacy_req_refuse(mr, 503, MCP_ERR_TRANSPORT, msg, max > 0 ?
-	    json_pack("{s:s, s:I}", "limit", limit, "max", (json_int_t)max) :
-	    json_pack("{s:s}", "limit", limit));
-}
-
-static void
-legacy_initialize_reply(struct mcp_req *mr, json_t *view)
-{
-	struct worker		*w = mr->mr_w;
-	struct session		*s = &mr->mr_sess;
-	struct store_limit	 lim;
-	struct sockaddr_storage	 ss;
-	socklen_t		 sslen;
-	json_t			*caps, *result, *resp;
-	char			 group[SESSION_GROUP_MAX];
-	uint64_t		 now = store_now_ms();
-	int			 rc, err;
-
-	caps = core_capabilities(view, 1);
-	result = json_pack("{s:s, s:o, s:{s:s, s:s}}", "protocolVersion",
-	    s->s_version, "capabilities", caps, "serverInfo", "name",
-	    w->w_conf->cf_name, "version", VMCPD_VERSION);
-	if (result == NULL) {
-		legacy_req_refuse(mr, 500, JSONRPC_INTERNAL_ERROR,
-		    "Internal error: out of memory", NULL);
-		return;
-	}
-	s->s_created_ms = s->s_seen_ms = now;
-	s->s_max_ms = now + w->w_conf->cf_session_max_ms;
-	if (session_mint_id(s->s_id) == -1) {
-		json_decref(result);
-		s->s_id[0] = '\0';
-		legacy_req_refuse(mr, 500, JSONRPC_INTERNAL_ERROR,
-		    "Internal error: cannot create a session", NULL);
-		return;
-	}
-	memset(&lim, 0, sizeof(lim));
-	lim.sl_max = w->w_conf->cf_session_cap;
-	lim.sl_group_max = w->w_conf->cf_session_cap_addr;
-	if (httpd_req_peer(mr->mr_req, &ss, &sslen) == 0 &&
-	    session_client_group((struct sockaddr *)&ss, sslen, group,
-	    sizeof(group)) == 0) {
-		lim.sl_group = group;
-		lim.sl_glen = strlen(group);
-	}
-	rc = session_create(w->w_store, s, w->w_conf->cf_session_ttl_ms, now,
-	    &lim);
-	err = errno;
-	if (rc != 0) {
-		/* no session: no id goes out */
-		json_decref(result);
-		s->s_id[0] = '\0';
-		legacy_initialize_refused(mr, rc, err);
-		return;
-	}
-	log_debug("session %.8s... created (%s)", s->s_id, s->s_version);
-	resp = jsonrpc_result_new(mr->mr_msg.jm_id, result);
-	legacy_req_reply(mr, resp);
-	json_decref(resp);
-	legacy_req_free(mr);
-}
-
-static void
-legacy_initialize_view(void *arg, json_t *view, const char *err)
-{
-	struct mcp_req	*mr = arg;
-
-	/* a backend down (partialFailureMode fail) fails the lists, not
-	 * the session: the client learns which backend from them */
-	if (view == NULL)
-		log_warnx("initialize without a view: %s", err);
-	legacy_initialize_reply(mr, view);
-}
-
-static void
-legacy_initialize(struct worker *w, struct httpd_req *req,
-    struct jsonrpc_msg *msg)
-{
-	struct mcp_req	*mr;
-	struct session	*s;
-	json_t		*pv, *info;
-
-	pv = json_object_get(msg->jm_params, "protocolVersion");
-	if (!json_is_string(pv)) {
-		front_reply_error(req, 200, msg->jm_id, JSONRPC_INVALID_PARAMS,
-		    "Invalid params: initialize needs params.protocolVersion "
-		    "(a string such as \"2025-11-25\")");
-		jsonrpc_msg_clear(msg);
-		return;
-	}
-	if ((mr = legacy_req_new(w, req)) == NULL) {
-		legacy_done_error(w, req, 500, msg->jm_id,
-		    JSONRPC_INTERNAL_ERROR, "Internal error: out of memory");
-		jsonrpc_msg_clear(msg);
-		return;
-	}
-	mr->mr_msg = *msg;
-	mr->mr_initialize = 1;
-	s = &mr->mr_sess;
-	s->s_version = strdup(proto_legacy_version_pick(json_string_value(pv)));
-	s->s_owner = strdup("");
-	s->s_client_caps = json_incref(json_object_get(msg->jm_params,
-	    "capabilities"));
-	if (!json_is_object(s->s_client_caps)) {
-		json_decref(s->s_client_caps);
-		s->s_client_caps = json_object();
-	}
-	info = json_object_get(msg->jm_params, "clientInfo");
-	s->s_client_info = json_is_object(info) ? json_incref(info) : NULL;
-	if (s->s_version == NULL || s->s_owner == NULL ||
-	    s->s_client_caps == NULL) {
-		legacy_req_refuse(mr, 500, JSONRPC_INTERNAL_ERROR,
-		    "Internal error: out of memory", NULL);
-		return;
-	}
-	legacy_req_watch(mr);
-	if (view_get(w, legacy_initialize_view, mr) == -1)
-		legacy_req_refuse(mr, 500, JSONRPC_INTERNAL_ERROR,
-		    "Internal error: out of memory", NULL);
 }
 
 static void
@@ -681,7 +380,7 @@ legacy_on_backend_done_raw(void *arg, const char *kind, const char *json,
 
 /*
  * The client's own text of params, when routing passes them on
- * unchanged: the body jansson accepted in legacy_post is still the
+ * unchanged: the body the front accepted (front_mcp_post) is still the
  * request's input, and sending it as it is spares dumping it again.
  */
 static const char *
@@ -1405,89 +1104,6 @@ legacy_notification(struct worker *w, struct httpd_req *req,
 	jsonrpc_msg_clear(msg);
 }
 
-/* the session named by the request, or an answer and -1 */
-static int
-legacy_session(struct worker *w, struct httpd_req *req, json_t *id,
-    struct session *s)
-{
-	const char	*sid = front_header(req, "Mcp-Session-Id");
-	int		 rc;
-
-	if (sid == NULL) {
-		legacy_done_error(w, req, 400, id, MCP_ERR_TRANSPORT,
-		    "Bad Request: Mcp-Session-Id header is required "
-		    "(send initialize first to get one)");
-		return -1;
-	}
-	if (!proto_session_id_valid(sid) ||
-	    (rc = session_load(w->w_store, sid, store_now_ms(), s)) ==
-	    STORE_NOTFOUND) {
-		legacy_done_error(w, req, 404, id, MCP_ERR_SESSION_NOT_FOUND,
-		    "Session not found: it expired or was terminated; send "
-		    "initialize without Mcp-Session-Id to start a new one");
-		return -1;
-	}
-	if (rc == -1) {
-		legacy_done_error(w, req, 500, id, JSONRPC_INTERNAL_ERROR,
-		    "Internal error: cannot read the session store");
-		return -1;
-	}
-	return 0;
-}
-
-/* MCP-Protocol-Version, when present, must be one vmcpd serves */
-static int
-legacy_version_header(struct worker *w, struct httpd_req *req,
-    json_t *id)
-{
-	const char	*v = front_header(req, "MCP-Protocol-Version");
-	char		 msg[300];
-
-	if (v == NULL)
-		return 0;
-	if (proto_legacy_version_pick(v) == NULL ||
-	    strcmp(proto_legacy_version_pick(v), v) != 0) {
-		(void)snprintf(msg, sizeof(msg), "Bad Request: unsupported "
-		    "MCP-Protocol-Version: %.64s (supported: 2025-11-25, "
-		    "2025-06-18, 2025-03-26, 2024-11-05)", v);
-		legacy_done_error(w, req, 400, id, MCP_ERR_TRANSPORT, msg);
-		return -1;
-	}
-	return 0;
-}
-
-/*
- * The hot path: a tools/call with a plain name and no _meta is read off
- * a scan of the body (no tree, no allocation but the id); its params
- * go on to the backend as the client's text and are parsed only if
- * the call needs them (legacy_params_load).  -1: not that case, parse.
- */
-static int
-legacy_scan_call(const char *body, size_t len, struct jsonrpc_msg *msg,
-    struct legacy_fast *fast)
-{
-	struct jsonrpc_scan	 sc;
-	json_t			*id;
-
-	memset(fast, 0, sizeof(*fast));
-	if (jsonrpc_scan(body, len, &sc) != 1 ||
-	    sc.js_idkind == JSONRPC_SCAN_ID_NONE || sc.js_methodlen != 10 ||
-	    memcmp(sc.js_method, "tools/call", 10) != 0 ||
-	    sc.js_params == NULL || sc.js_name == NULL || sc.js_meta != NULL ||
-	    (id = jsonrpc_scan_id(&sc)) == NULL)
-		return -1;
-	memset(msg, 0, sizeof(*msg));
-	msg->jm_kind = JSONRPC_REQUEST;
-	msg->jm_root = id;	/* the only tree: cleared with the message */
-	msg->jm_id = id;
-	msg->jm_method = "tools/call";
-	fast->lf_params = sc.js_params;
-	fast->lf_plen = sc.js_paramslen;
-	fast->lf_name = sc.js_name;
-	fast->lf_namelen = sc.js_namelen;
-	return 0;
-}
-
 /* a fast-path call's params as a tree, from the body parsed again */
 static int
 legacy_params_load(struct mcp_req *mr)
@@ -1522,177 +1138,52 @@ legacy_params_load(struct mcp_req *mr)
 	return rc;
 }
 
-static void
-legacy_post(struct worker *w, struct httpd_req *req)
+/*
+ * A POST the front classified as Legacy (or any era's response or
+ * notification): msg and fast are the front's, taken over here.
+ */
+void
+legacy_post(struct worker *w, struct httpd_req *req, struct jsonrpc_msg *msg,
+    const struct legacy_fast *fast)
 {
-	struct jsonrpc_msg	 msg;
-	struct jsonrpc_err	 err;
-	struct legacy_fast	 fast;
-	struct session		 s;
-	struct proto_reqhdrs	 hdrs;
-	struct proto_verdict	 v;
-	enum proto_era		 era;
-	const char		*accept = front_header(req, "Accept");
-	const char		*ctype = front_header(req, "Content-Type");
-	size_t			 len;
-	const char		*body;
+	struct session	 s;
 
-	if (accept == NULL || !proto_accept_has(accept, "application/json") ||
-	    !proto_accept_has(accept, "text/event-stream")) {
-		legacy_done_error(w, req, 406, NULL, MCP_ERR_TRANSPORT,
-		    "Not Acceptable: Accept must list both application/json "
-		    "and text/event-stream");
+	if (legacy_version_header(w, req, msg->jm_id) == -1) {
+		jsonrpc_msg_clear(msg);
 		return;
 	}
-	if (ctype == NULL || !proto_content_type_is_json(ctype)) {
-		legacy_done_error(w, req, 415, NULL, MCP_ERR_TRANSPORT,
-		    "Unsupported Media Type: Content-Type must be "
-		    "application/json");
-		return;
-	}
-	body = httpd_req_body(req, &len);
-	if (modern_scan_post(w, req, body, len) == 0)
-		return;
-	if (legacy_scan_call(body, len, &msg, &fast) == -1 &&
-	    jsonrpc_parse(body, len, &msg, &err) == -1) {
-		legacy_done_error(w, req, err.je_http, NULL, err.je_code,
-		    err.je_msg);
-		return;
-	}
-	/* which era: per request, body first (MCP 2026-07-28, Versioning) */
-	memset(&hdrs, 0, sizeof(hdrs));
-	hdrs.rh_protocol_version = front_header(req, "MCP-Protocol-Version");
-	hdrs.rh_method = front_header(req, "Mcp-Method");
-	hdrs.rh_name = front_header(req, "Mcp-Name");
-	hdrs.rh_session = front_header(req, "Mcp-Session-Id");
-	hdrs.rh_param = front_param_header;
-	hdrs.rh_arg = req;
-	memset(&v, 0, sizeof(v));
-	if (proto_classify(&msg, &hdrs, &v) == -1) {
-		json_t *e = jsonrpc_error_new(msg.jm_id, v.pv_code, v.pv_msg,
-		    json_incref(v.pv_data));
-
-		legacy_done_json(w, req, v.pv_http, e);
-		json_decref(e);
-		proto_verdict_clear(&v);
-		jsonrpc_msg_clear(&msg);
-		return;
-	}
-	era = v.pv_era;
-	proto_verdict_clear(&v);
-	if (msg.jm_kind == JSONRPC_REQUEST &&
-	    jsonrpc_params_check(&msg, &err) == -1) {
-		legacy_done_error(w, req, err.je_http, msg.jm_id, err.je_code,
-		    err.je_msg);
-		jsonrpc_msg_clear(&msg);
-		return;
-	}
-	if (era == PROTO_ERA_MODERN) {
-		modern_handle(w, req, &msg);
-		return;
-	}
-	if (legacy_version_header(w, req, msg.jm_id) == -1) {
-		jsonrpc_msg_clear(&msg);
-		return;
-	}
-	if (msg.jm_kind == JSONRPC_REQUEST &&
-	    strcmp(msg.jm_method, "initialize") == 0) {
+	if (msg->jm_kind == JSONRPC_REQUEST &&
+	    strcmp(msg->jm_method, "initialize") == 0) {
 		if (front_header(req, "Mcp-Session-Id") != NULL) {
-			legacy_done_error(w, req, 400, msg.jm_id,
+			legacy_done_error(w, req, 400, msg->jm_id,
 			    JSONRPC_INVALID_REQUEST, "Invalid Request: this "
 			    "session is already initialized; send initialize "
 			    "without Mcp-Session-Id to start a new session");
-			jsonrpc_msg_clear(&msg);
+			jsonrpc_msg_clear(msg);
 			return;
 		}
-		legacy_initialize(w, req, &msg);
+		legacy_initialize(w, req, msg);
 		return;
 	}
 	memset(&s, 0, sizeof(s));
-	if (legacy_session(w, req, msg.jm_id, &s) == -1) {
-		jsonrpc_msg_clear(&msg);
+	if (legacy_session(w, req, msg->jm_id, &s) == -1) {
+		jsonrpc_msg_clear(msg);
 		return;
 	}
-	switch (msg.jm_kind) {
+	switch (msg->jm_kind) {
 	case JSONRPC_REQUEST:
 		legacy_session_touch(w, &s);
-		legacy_request(w, req, &msg, &fast, &s);
+		legacy_request(w, req, msg, fast, &s);
 		break;
 	case JSONRPC_NOTIFICATION:
-		legacy_notification(w, req, &msg, &s);
+		legacy_notification(w, req, msg, &s);
 		break;
 	default:
 		/* an answer to a request vmcpd relayed to this client */
-		legacy_client_answer(w, &msg, &s);
+		legacy_client_answer(w, msg, &s);
 		legacy_done_empty(w, req, 202);
-		jsonrpc_msg_clear(&msg);
+		jsonrpc_msg_clear(msg);
 		break;
 	}
 	session_clear(&s);
-}
-
-static void
-legacy_delete(struct worker *w, struct httpd_req *req)
-{
-	struct session	s;
-
-	memset(&s, 0, sizeof(s));
-	if (legacy_session(w, req, NULL, &s) == -1)
-		return;
-	if (session_delete(w->w_store, s.s_id) == -1) {
-		session_clear(&s);
-		legacy_done_error(w, req, 500, NULL, JSONRPC_INTERNAL_ERROR,
-		    "Internal error: cannot delete the session");
-		return;
-	}
-	bclose_session(w, &s);
-	stream_terminate(w, s.s_id);
-	log_debug("session %.8s... terminated by the client", s.s_id);
-	session_clear(&s);
-	legacy_done_empty(w, req, 200);
-}
-
-static void
-legacy_get(struct worker *w, struct httpd_req *req)
-{
-	struct session	 s;
-	const char	*accept = front_header(req, "Accept");
-
-	if (accept == NULL || !proto_accept_has(accept, "text/event-stream")) {
-		legacy_done_error(w, req, 406, NULL, MCP_ERR_TRANSPORT,
-		    "Not Acceptable: Accept must list text/event-stream");
-		return;
-	}
-	memset(&s, 0, sizeof(s));
-	if (legacy_session(w, req, NULL, &s) == -1)
-		return;
-	stream_get(w, req, &s);
-	session_clear(&s);
-}
-
-void
-legacy_handle(struct worker *w, struct httpd_req *req)
-{
-	if (!front_host_ok(w, req)) {
-		legacy_done_error(w, req, 403, NULL, MCP_ERR_TRANSPORT,
-		    "Forbidden: Host or Origin not allowed (DNS rebinding "
-		    "protection)");
-		return;
-	}
-	switch (httpd_req_method(req)) {
-	case HTTP_M_POST:
-		legacy_post(w, req);
-		break;
-	case HTTP_M_GET:
-		legacy_get(w, req);
-		break;
-	case HTTP_M_DELETE:
-		legacy_delete(w, req);
-		break;
-	default:
-		(void)httpd_add_header(req, "Allow", legacy_allowed_methods());
-		legacy_done_error(w, req, 405, NULL, MCP_ERR_TRANSPORT,
-		    "Method Not Allowed: use POST, GET or DELETE");
-		break;
-	}
 }

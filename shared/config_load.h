@@ -1,0 +1,130 @@
+/*
+ * The vmcpd.yaml loader's internals, shared by the loader (config.c: the
+ * YAML tree, messages, value parsers, the generic field walk) and the
+ * section loaders (config_sections.c); config.h is the API.
+ */
+#ifndef VMCPD_CONFIG_LOAD_H
+#define VMCPD_CONFIG_LOAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+
+#define KIB	1024ULL
+#define MIB	(1024 * KIB)
+#define GIB	(1024 * MIB)
+#define TIB	(1024 * GIB)
+
+#define SHOW_MAX	48	/* characters of a value quoted in a message */
+#define PATH_MAX_LEN	256
+
+#define NOTYET	"is not supported yet by this version of vmcpd"
+#define K8SONLY	"is not supported (Kubernetes only)"
+
+#define nitems(a)	(sizeof(a) / sizeof((a)[0]))
+
+enum cnode_type {
+	CN_SCALAR,
+	CN_MAP,
+	CN_SEQ
+};
+
+/* a YAML node; a mapping keeps key, value, key, value, ... in cn_kids */
+struct cnode {
+	enum cnode_type	 cn_type;
+	int		 cn_plain;	/* plain scalar: may be a number */
+	char		*cn_str;	/* scalar text, NUL-terminated */
+	size_t		 cn_len;
+	size_t		 cn_line;	/* 1-based */
+	size_t		 cn_col;	/* 1-based */
+	struct cnode	*cn_up;
+	struct cnode	**cn_kids;
+	size_t		 cn_nkids;
+	size_t		 cn_cap;
+};
+
+struct loader {
+	const char	*ld_name;
+	char		*ld_err;
+	size_t		 ld_errlen;
+	struct config	*ld_cf;
+	int		 ld_have_backends;
+
+	/* backend names, resolved once the backends are known */
+	struct cnode	*ld_perworkload;
+	struct cnode	*ld_priority;	/* aggregation...priorityOrder */
+	struct cnode	*ld_tools;	/* aggregation.tools */
+};
+
+enum field_type {
+	F_FN,		/* f_fn(ld, value, path, f_ptr) */
+	F_STRING,	/* char **: non-empty string */
+	F_BOOL,		/* int *: true or false */
+	F_UINT,		/* unsigned int *: plain integer f_min..f_max */
+	F_SIZE,		/* uint64_t *: size f_min..f_max */
+	F_SIZET,	/* size_t *: size f_min..f_max */
+	F_DURATION,	/* uint64_t * ms: duration >= f_min ms */
+	F_NOTYET,	/* a reference vMCP key not implemented yet */
+	F_K8SONLY	/* a reference vMCP key for Kubernetes only */
+};
+
+struct field {
+	const char	*f_key;
+	enum field_type	 f_type;
+	void		*f_ptr;
+	int		(*f_fn)(struct loader *, struct cnode *, const char *,
+			    void *);
+	uint64_t	 f_min;
+	uint64_t	 f_max;
+};
+
+/* config.c: messages, nodes, values, the field walk */
+int	 config_error(struct loader *, const struct cnode *, const char *,
+	    ...) __attribute__((format(printf, 3, 4)));
+char	*config_escape(char *, size_t, const char *, size_t, size_t);
+int	 config_expected(struct loader *, const struct cnode *,
+	    const char *path, const char *what);
+void	 config_path(char *, size_t, const char *path,
+	    const struct cnode *key);
+int	 config_parse_uint(const char *, uint64_t *);
+void	 config_find_dup(struct cnode **, size_t, struct cnode **dupp,
+	    struct cnode **firstp);
+int	 config_require(struct loader *, struct cnode *, const char *path,
+	    const char *key);
+int	 cnode_is_null(const struct cnode *);
+struct cnode *cnode_get(const struct cnode *, const char *key);
+struct cnode *cnode_get_key(const struct cnode *, const char *key);
+int	 load_string(struct loader *, struct cnode *, const char *path,
+	    char **);
+int	 load_text(struct loader *, struct cnode *, const char *path);
+int	 load_string_seq(struct loader *, struct cnode *, const char *path,
+	    const char *what, char ***, size_t *);
+int	 load_plain(struct loader *, struct cnode *, const char *path,
+	    const char *what);
+int	 load_duration(struct loader *, struct cnode *, const char *path,
+	    uint64_t min, uint64_t *);
+int	 load_map_check(struct loader *, struct cnode *, const char *path);
+int	 load_fields(struct loader *, struct cnode *, const char *path,
+	    const struct field *, size_t);
+
+/* config_sections.c: the sections (struct field f_fn) and the checks
+ * across them, once every section is loaded */
+int	 load_metadata(struct loader *, struct cnode *, const char *, void *);
+int	 load_daemon(struct loader *, struct cnode *, const char *, void *);
+int	 load_http(struct loader *, struct cnode *, const char *, void *);
+int	 load_sessions(struct loader *, struct cnode *, const char *, void *);
+int	 load_backends(struct loader *, struct cnode *, const char *, void *);
+int	 load_operational(struct loader *, struct cnode *, const char *,
+	    void *);
+int	 load_incoming_auth(struct loader *, struct cnode *, const char *,
+	    void *);
+int	 load_outgoing_auth(struct loader *, struct cnode *, const char *,
+	    void *);
+int	 load_aggregation(struct loader *, struct cnode *, const char *,
+	    void *);
+int	 config_resolve_timeouts(struct loader *);
+void	 config_resolve_sessions(struct config *);
+int	 config_resolve_aggregation(struct loader *);
+
+#endif /* VMCPD_CONFIG_LOAD_H */

@@ -1,0 +1,62 @@
+/*
+ * The Legacy edge's request in flight, shared by legacy.c (dispatch,
+ * forwarding and relaying) and legacy_session.c (initialize, the
+ * session's lookup and sliding expiry, GET and DELETE).
+ */
+#ifndef VMCPD_LEGACY_REQ_H
+#define VMCPD_LEGACY_REQ_H
+
+#include <sys/queue.h>
+
+#include <jansson.h>
+
+#include "worker.h"
+
+/* a client POST being served asynchronously */
+struct mcp_req {
+	TAILQ_ENTRY(mcp_req)		 mr_entry;	/* w_reqs or bo_waiters */
+	struct bopen			*mr_bo;		/* waiting on it, or NULL */
+	struct worker			*mr_w;
+	struct httpd_req		*mr_req;
+	struct jsonrpc_msg		 mr_msg;	/* no params if mr_fast */
+	struct legacy_fast		 mr_fast;
+	char				 mr_sid[SESSION_ID_LEN + 1];
+	const struct config_backend	*mr_be;
+	json_t				*mr_bparams;	/* as the backend names it */
+	json_t				*mr_client_caps; /* the session's */
+	char				*mr_bver;	/* backend session version */
+	struct backend_call		*mr_call;
+	int				 mr_streaming;
+	int				 mr_retried;
+	int				 mr_initialize;	/* answering initialize */
+	struct session			 mr_sess;	/* initialize only */
+	/* a 2026-07-28 backend */
+	json_t				*mr_phdrs;	/* Mcp-Param-* to send */
+	json_t				*mr_state;	/* its requestState */
+	struct mrtr_wait		*mr_wait;	/* input asked of client */
+	int				 mr_rounds;	/* input_required seen */
+	int				 mr_sheds;	/* ... with no inputs */
+};
+
+
+/* legacy.c */
+struct mcp_req *legacy_req_new(struct worker *, struct httpd_req *);
+void	 legacy_req_free(struct mcp_req *);
+void	 legacy_req_watch(struct mcp_req *);
+void	 legacy_req_reply(struct mcp_req *, json_t *msg);
+void	 legacy_req_refuse(struct mcp_req *, int status, int code,
+	    const char *message, json_t *data);
+void	 legacy_done_error(struct worker *, struct httpd_req *, int status,
+	    json_t *id, int code, const char *message);
+void	 legacy_done_empty(struct worker *, struct httpd_req *, int status);
+
+/* legacy_session.c */
+void	 legacy_initialize(struct worker *, struct httpd_req *,
+	    struct jsonrpc_msg *);
+int	 legacy_session(struct worker *, struct httpd_req *, json_t *id,
+	    struct session *);
+void	 legacy_session_touch(struct worker *, struct session *);
+int	 legacy_version_header(struct worker *, struct httpd_req *,
+	    json_t *id);
+
+#endif /* VMCPD_LEGACY_REQ_H */
