@@ -767,7 +767,8 @@ view_layout_page(const void *p, size_t len, const struct view_page_req *q,
 	vl_put(&b, "]", 2);	/* and a NUL, not counted */
 	if (b.vb_oom)
 		goto fail;
-	pg->vp_items = b.vb_data;
+	pg->vp_items = b.vb_data;	/* the page owns it now */
+	b.vb_data = NULL;
 	pg->vp_len = b.vb_len - 1;
 	pg->vp_count = end - start;
 	if (end < n) {
