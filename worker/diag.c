@@ -312,14 +312,12 @@ diag_on_request(struct httpd_req *req, void *arg)
 int
 diag_init(struct worker *w)
 {
-	const struct config	*conf = w->w_conf;
 	struct httpd_limits	 lim;
 
 	if (w->w_diag_fd == -1)
 		return 0;
-	lim.hl_max_head = conf->cf_max_header_size;
+	front_limits(w->w_conf, &lim);
 	lim.hl_max_body = 1024;	/* GET and HEAD only */
-	lim.hl_timeout_ms = conf->cf_http_timeout_ms;
 	if ((diag_httpd = httpd_new(w->w_base, w->w_diag_fd, &lim,
 	    diag_on_request, w)) == NULL)
 		return -1;

@@ -22,6 +22,7 @@
 struct config;
 struct config_backend;
 struct event;
+struct httpd_limits;
 struct event_base;
 struct httpd;
 struct httpd_req;
@@ -77,6 +78,7 @@ struct worker *worker_self(void);	/* one worker per process */
 
 /* http_front.c: the HTTP server (httpd.c) set up, routes, reply helpers */
 int	 front_init(struct worker *);
+void	 front_limits(const struct config *, struct httpd_limits *);
 void	 front_drain(struct worker *, int stop);
 size_t	 front_nconns(struct worker *);
 int	 front_host_ok(struct worker *, struct httpd_req *);
