@@ -1,9 +1,9 @@
 /*
  * The shared state: one LMDB environment mapped by every process.
- * store.c is the only file that includes <lmdb.h>.  Values carry an
- * expiry stamp; an expired record reads as a miss whatever the sweeper
- * has done.  Every read copies the value out before its transaction
- * ends: no pointer into the map ever leaves store.c, but for the one
+ * Only the store's files include <lmdb.h> (through store_lmdb.h).
+ * Values carry an expiry stamp; an expired record reads as a miss
+ * whatever the sweeper has done.  Every read copies the value out before its transaction
+ * ends: no pointer into the map ever leaves the store, but for the one
  * narrow exception of store_read(), whose callback sees the mapped
  * bytes for the length of a read transaction and nothing more.
  *

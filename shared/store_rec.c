@@ -1,6 +1,7 @@
 /*
- * The store's pure parts, apart from the LMDB code in store.c (the only
- * file that includes <lmdb.h>): the record codec (store_rec_*), the
+ * The store's pure parts, apart from the LMDB code (store.c and the
+ * files of store_lmdb.h, the only header that includes <lmdb.h>): the
+ * record codec (store_rec_*), the
  * big-endian fields, the db names, and the keys of the expiry index, the
  * group counts and sequences.  No LMDB type passes here.
  */

@@ -1,7 +1,8 @@
 /*
- * The store's internals without LMDB types, shared by store.c (the only
- * file that includes <lmdb.h>) and store_rec.c (the record codec and
- * key building); store.h is the API.
+ * The store's internals without LMDB types, shared by the LMDB code
+ * (store.c and the files of store_lmdb.h, the only header that includes
+ * <lmdb.h>) and store_rec.c (the record codec and key building);
+ * store.h is the API.
  */
 #ifndef VMCPD_STORE_REC_H
 #define VMCPD_STORE_REC_H

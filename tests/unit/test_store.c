@@ -1,5 +1,5 @@
 /*
- * store.c: the record codec, and the LMDB store in a mkdtemp(3)
+ * store*.c: the record codec, and the LMDB store in a mkdtemp(3)
  * directory: get/put/del/add, expiry, the sweeper, iteration, stats,
  * read-only opens and several processes on one environment.
  */
@@ -20,11 +20,10 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-/* only to write an index as an older vmcpd left it (test_sweep_stale) */
-#include <lmdb.h>
-
 #include "shared/log.h"
 #include "shared/store.h"
+/* LMDB only to write an index as an older vmcpd left it (test_sweep_stale) */
+#include "shared/store_lmdb.h"
 
 #define MAP_SIZE	(8ULL * 1024 * 1024)
 #define NOW		1000000ULL
