@@ -15,23 +15,6 @@
 
 #define SNIP	56	/* room for a peer's string quoted in a message */
 
-/* the body field Mcp-Name mirrors, per method (Streamable HTTP, section
- * Standard Request Headers; taskId: the tasks extension) */
-struct era_name {
-	const char	*en_method;
-	const char	*en_field;
-};
-
-static const struct era_name era_names[] = {
-	{ "tools/call", "name" },
-	{ "prompts/get", "name" },
-	{ "resources/read", "uri" },
-	{ "tasks/get", "taskId" },
-	{ "tasks/update", "taskId" },
-	{ "tasks/cancel", "taskId" },
-};
-#define NNAMES (sizeof(era_names) / sizeof(era_names[0]))
-
 static int	 era_refuse(struct proto_verdict *, int, int, const char *,
 		    ...) __attribute__((format(printf, 4, 5)));
 static const char *era_snip(char *, size_t, const char *, size_t);
@@ -162,18 +145,16 @@ static int
 era_name_check(const struct jsonrpc_msg *m, const struct proto_reqhdrs *h,
     struct proto_verdict *v)
 {
-	const struct era_name	*en = NULL;
 	const json_t		*body;
-	const char		*bv = NULL;
+	const char		*bv = NULL, *field;
 	char			*dec = NULL, s1[SNIP], s2[SNIP];
-	size_t			 i, bvlen = 0;
+	size_t			 bvlen = 0;
 
-	for (i = 0; i < NNAMES; i++)
-		if (strcmp(m->jm_method, era_names[i].en_method) == 0)
-			en = &era_names[i];
-	if (en == NULL)
+	/* the body field Mcp-Name mirrors (Streamable HTTP, section
+	 * Standard Request Headers; taskId: the tasks extension) */
+	if (m->jm_mm == NULL || (field = m->jm_mm->mm_hname) == NULL)
 		return 0;
-	body = json_object_get(m->jm_params, en->en_field);
+	body = json_object_get(m->jm_params, field);
 	if (json_is_string(body)) {
 		bv = json_string_value(body);
 		bvlen = json_string_length(body);
@@ -184,7 +165,7 @@ era_name_check(const struct jsonrpc_msg *m, const struct proto_reqhdrs *h,
 			return 0;
 		return era_refuse(v, 400, MCP_ERR_HEADER_MISMATCH,
 		    "the Mcp-Name header is missing: %s needs it to equal "
-		    "params.%s (\"%s\")", m->jm_method, en->en_field,
+		    "params.%s (\"%s\")", m->jm_method, field,
 		    era_snip(s1, sizeof(s1), bv, bvlen));
 	}
 	if (proto_hdr_decode(h->rh_name, &dec) == -1) {
@@ -199,7 +180,7 @@ era_name_check(const struct jsonrpc_msg *m, const struct proto_reqhdrs *h,
 		(void)era_refuse(v, 400, MCP_ERR_HEADER_MISMATCH,
 		    "the Mcp-Name header \"%s\" does not match params.%s "
 		    "\"%s\"", era_snip(s1, sizeof(s1), dec, strlen(dec)),
-		    en->en_field, era_snip(s2, sizeof(s2), bv, bvlen));
+		    field, era_snip(s2, sizeof(s2), bv, bvlen));
 		free(dec);
 		return -1;
 	}
@@ -273,7 +254,7 @@ era_modern(const struct jsonrpc_msg *m, const json_t *meta,
 		    "through initialize, without the _meta envelope)",
 		    era_snip(s1, sizeof(s1), cv, cvlen));
 	}
-	if (strcmp(m->jm_method, "initialize") == 0)
+	if (m->jm_mm != NULL && m->jm_mm->mm_id == MCP_M_INITIALIZE)
 		return era_refuse(v, 404, JSONRPC_METHOD_NOT_FOUND,
 		    "Method not found: initialize does not exist in protocol "
 		    MCP_VERSION_MODERN " (call server/discover, or send "
@@ -320,7 +301,7 @@ proto_classify(const struct jsonrpc_msg *m, const struct proto_reqhdrs *h,
 	hv = era_trim(h->rh_protocol_version, &hvlen);
 	modern_hdr = hv != NULL && era_version_modern(hv, hvlen);
 
-	if (strcmp(m->jm_method, "initialize") == 0 &&
+	if (m->jm_mm != NULL && m->jm_mm->mm_id == MCP_M_INITIALIZE &&
 	    !era_claim_modern(meta, claim)) {
 		if (!modern_hdr)
 			return 0;

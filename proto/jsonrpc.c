@@ -191,6 +191,8 @@ jsonrpc_parse(const char *buf, size_t len, struct jsonrpc_msg *out,
 		out->jm_kind = id != NULL ? JSONRPC_REQUEST :
 		    JSONRPC_NOTIFICATION;
 		out->jm_method = json_string_value(method);
+		out->jm_mm = mcp_method_lookup(out->jm_method,
+		    json_string_length(method));
 		out->jm_params = params;
 		out->jm_id = id;
 	} else if (result != NULL || error != NULL) {

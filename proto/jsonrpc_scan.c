@@ -88,6 +88,8 @@ jsonrpc_scan_sub(const char *buf, size_t len, struct jsonrpc_scan *out,
 	    &out->js_method, &out->js_methodlen) == -1 ||
 	    out->js_methodlen == 0)
 		goto fail;
+	/* the method's entry, once: the edges switch on it */
+	out->js_mm = mcp_method_lookup(out->js_method, out->js_methodlen);
 
 	if (id != NULL) {
 		if (jsonrpc_scan_plain(id, &out->js_id, &out->js_idlen) == 0)
@@ -248,8 +250,8 @@ proto_modern_scan_call(const char *buf, size_t len,
 
 	memset(out, 0, sizeof(*out));
 	if (h == NULL || jsonrpc_scan_sub(buf, len, s, p, &np) != 1 ||
-	    s->js_idkind == JSONRPC_SCAN_ID_NONE || s->js_methodlen != 10 ||
-	    memcmp(s->js_method, "tools/call", 10) != 0 ||
+	    s->js_idkind == JSONRPC_SCAN_ID_NONE || s->js_mm == NULL ||
+	    s->js_mm->mm_id != MCP_M_TOOLS_CALL ||
 	    s->js_name == NULL || s->js_meta == NULL ||
 	    s->js_meta[0] != '{' ||
 	    memchr(s->js_meta, '\\', s->js_metalen) != NULL)
@@ -288,7 +290,8 @@ proto_modern_scan_call(const char *buf, size_t len,
 	/* the headers, each equal to what it mirrors */
 	if (!jsonrpc_scan_hdr_is(h->rh_protocol_version, MCP_VERSION_MODERN,
 	    sizeof(MCP_VERSION_MODERN) - 1) ||
-	    !jsonrpc_scan_hdr_is(h->rh_method, "tools/call", 10) ||
+	    !jsonrpc_scan_hdr_is(h->rh_method, s->js_mm->mm_name,
+	    s->js_mm->mm_len) ||
 	    !jsonrpc_scan_name_ok(h->rh_name, s->js_name, s->js_namelen))
 		goto fail;
 	return 1;

@@ -93,24 +93,23 @@ done:
 const char *
 proto_modern_name(const char *method, const json_t *params)
 {
-	if (strcmp(method, "tools/call") == 0 ||
-	    strcmp(method, "prompts/get") == 0)
-		return json_string_value(json_object_get(params, "name"));
-	if (strcmp(method, "resources/read") == 0)
-		return json_string_value(json_object_get(params, "uri"));
-	return NULL;
+	const struct mcp_method *mm = mcp_method_find(method);
+
+	/* a routed call's name or URI; completion/complete has none */
+	if (mm == NULL || mm->mm_route == MCP_ROUTE_NONE ||
+	    mm->mm_route == MCP_ROUTE_REF || mm->mm_hname == NULL)
+		return NULL;
+	return json_string_value(json_object_get(params, mm->mm_hname));
 }
 
 const char *
 proto_request_capability(const char *method)
 {
-	if (method == NULL)
+	const struct mcp_method *mm = mcp_method_find(method);
+
+	/* a server's request: the client capability it needs */
+	if (mm == NULL || mm->mm_kind != MCP_KIND_REQUEST ||
+	    mm->mm_dir != MCP_DIR_S2C)
 		return NULL;
-	if (strcmp(method, "elicitation/create") == 0)
-		return "elicitation";
-	if (strcmp(method, "sampling/createMessage") == 0)
-		return "sampling";
-	if (strcmp(method, "roots/list") == 0)
-		return "roots";
-	return NULL;
+	return mcp_cap_name(mm->mm_cap);
 }

@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <jansson.h>
 
+#include "method.h"
+
 /* JSON-RPC 2.0 and MCP error codes (MCP 2026-07-28, Overview, Error Codes) */
 #define JSONRPC_PARSE_ERROR		-32700
 #define JSONRPC_INVALID_REQUEST		-32600
@@ -74,6 +76,8 @@ struct jsonrpc_msg {
 	json_t			*jm_root;
 	json_t			*jm_id;		/* string or integer */
 	const char		*jm_method;
+	const struct mcp_method	*jm_mm;		/* jm_method's entry, or NULL
+						   for one vmcpd does not know */
 	json_t			*jm_params;	/* object, if present */
 	json_t			*jm_result;
 	json_t			*jm_error;
@@ -118,6 +122,7 @@ int	 jsonrpc_params_check(const struct jsonrpc_msg *,
 struct jsonrpc_scan {
 	const char	*js_method;	/* inside the quotes, no escapes */
 	size_t		 js_methodlen;	/* > 0 */
+	const struct mcp_method *js_mm;	/* its entry, or NULL */
 	int		 js_idkind;	/* JSONRPC_SCAN_ID_* */
 	/* INT: the integer's text, as json_dumps() writes it (-?[0-9]+,
 	 * no "-0", fits int64); STRING: inside the quotes, no escapes */

@@ -18,43 +18,28 @@
 
 #define CORE_CURSOR_MAX	64
 
-static const struct {
-	const char	*cm_method;
-	enum core_kind	 cm_kind;
-	const char	*cm_field;	/* list field, or the routed param */
-} core_methods[] = {
-	{ "tools/list", CORE_LIST, "tools" },
-	{ "resources/list", CORE_LIST, "resources" },
-	{ "resources/templates/list", CORE_LIST, "resourceTemplates" },
-	{ "prompts/list", CORE_LIST, "prompts" },
-	{ "tools/call", CORE_ROUTE, "name" },
-	{ "prompts/get", CORE_ROUTE, "name" },
-	{ "resources/read", CORE_ROUTE, "uri" },
-	{ "resources/subscribe", CORE_ROUTE, "uri" },
-	{ "resources/unsubscribe", CORE_ROUTE, "uri" },
-	{ "completion/complete", CORE_ROUTE, "ref" },
-};
-
+/* what the core does with a method vmcpd serves (method.c's table) */
 enum core_kind
 core_method_kind(const char *method)
 {
-	size_t i;
+	const struct mcp_method *mm = mcp_method_find(method);
 
-	for (i = 0; i < sizeof(core_methods) / sizeof(core_methods[0]); i++)
-		if (strcmp(core_methods[i].cm_method, method) == 0)
-			return core_methods[i].cm_kind;
+	if (mm == NULL || mm->mm_served == 0)
+		return CORE_OTHER;
+	if (mm->mm_lists != NULL)
+		return CORE_LIST;
+	if (mm->mm_route != MCP_ROUTE_NONE)
+		return CORE_ROUTE;
 	return CORE_OTHER;
 }
 
+/* the result member of a list vmcpd serves, or NULL */
 static const char *
 core_list_field(const char *method)
 {
-	size_t i;
+	const struct mcp_method *mm = mcp_method_find(method);
 
-	for (i = 0; i < sizeof(core_methods) / sizeof(core_methods[0]); i++)
-		if (strcmp(core_methods[i].cm_method, method) == 0)
-			return core_methods[i].cm_field;
-	return NULL;
+	return mm != NULL && mm->mm_served != 0 ? mm->mm_lists : NULL;
 }
 
 static int core_route_name(json_t *, const char *, const char *, size_t,
@@ -328,8 +313,11 @@ core_route(json_t *view, const struct config *conf, const char *method,
     json_t *params, const struct config_backend **be, json_t **bparams,
     struct core_err *err)
 {
-	const char	*backend = NULL, *own = NULL, *uri, *type;
-	json_t		*p = NULL, *ref;
+	const struct mcp_method	*mm = mcp_method_find(method);
+	enum mcp_route		 route = mm != NULL ? mm->mm_route :
+				    MCP_ROUTE_URI;
+	const char		*backend = NULL, *own = NULL, *uri, *type;
+	json_t			*p = NULL, *ref;
 
 	*be = NULL;
 	*bparams = NULL;
@@ -338,9 +326,8 @@ core_route(json_t *view, const struct config *conf, const char *method,
 		    "Invalid params: %s needs an object", method);
 		return -1;
 	}
-	if (strcmp(method, "tools/call") == 0 ||
-	    strcmp(method, "prompts/get") == 0) {
-		int tools = method[0] == 't';
+	if (route == MCP_ROUTE_TOOL || route == MCP_ROUTE_PROMPT) {
+		int tools = route == MCP_ROUTE_TOOL;
 
 		if (core_route_named(view, tools ? "tools" : "prompts", params,
 		    "name", &backend, &own, err, tools) == -1)
@@ -352,7 +339,7 @@ core_route(json_t *view, const struct config *conf, const char *method,
 		else if ((p = json_copy(params)) == NULL ||
 		    json_object_set_new(p, "name", json_string(own)) == -1)
 			goto oom;
-	} else if (strcmp(method, "completion/complete") == 0) {
+	} else if (route == MCP_ROUTE_REF) {
 		ref = json_object_get(params, "ref");
 		type = json_string_value(json_object_get(ref, "type"));
 		if (type != NULL && strcmp(type, "ref/prompt") == 0) {
@@ -478,9 +465,10 @@ json_t *
 core_param_headers(json_t *view, const char *method, const json_t *params,
     const json_t *bparams)
 {
-	json_t *map, *hdrs = NULL;
+	const struct mcp_method	*mm = mcp_method_find(method);
+	json_t			*map, *hdrs = NULL;
 
-	if (strcmp(method, "tools/call") != 0 ||
+	if (mm == NULL || mm->mm_id != MCP_M_TOOLS_CALL ||
 	    (map = core_tool_headers(view, json_string_value(
 	    json_object_get(params, "name")))) == NULL)
 		return NULL;

@@ -404,8 +404,8 @@ front_scan_call(const char *body, size_t len, struct jsonrpc_msg *msg,
 
 	memset(fast, 0, sizeof(*fast));
 	if (jsonrpc_scan(body, len, &sc) != 1 ||
-	    sc.js_idkind == JSONRPC_SCAN_ID_NONE || sc.js_methodlen != 10 ||
-	    memcmp(sc.js_method, "tools/call", 10) != 0 ||
+	    sc.js_idkind == JSONRPC_SCAN_ID_NONE || sc.js_mm == NULL ||
+	    sc.js_mm->mm_id != MCP_M_TOOLS_CALL ||
 	    sc.js_params == NULL || sc.js_name == NULL || sc.js_meta != NULL ||
 	    (id = jsonrpc_scan_id(&sc)) == NULL)
 		return -1;
@@ -413,7 +413,8 @@ front_scan_call(const char *body, size_t len, struct jsonrpc_msg *msg,
 	msg->jm_kind = JSONRPC_REQUEST;
 	msg->jm_root = id;	/* the only tree: cleared with the message */
 	msg->jm_id = id;
-	msg->jm_method = "tools/call";
+	msg->jm_method = sc.js_mm->mm_name;
+	msg->jm_mm = sc.js_mm;
 	fast->lf_params = sc.js_params;
 	fast->lf_plen = sc.js_paramslen;
 	fast->lf_name = sc.js_name;

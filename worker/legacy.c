@@ -766,8 +766,8 @@ legacy_subscribe(struct mcp_req *mr, struct session *s)
 	const char	*uri;
 	char		*bsid = NULL, *bver = NULL;
 	size_t		 i;
-	int		 sub = strcmp(mr->mr_msg.jm_method, "resources/subscribe")
-			    == 0;
+	int		 sub = mr->mr_msg.jm_mm->mm_id ==
+			    MCP_M_RESOURCES_SUBSCRIBE;
 
 	uri = json_string_value(json_object_get(mr->mr_bparams, "uri"));
 	if (s->s_subs == NULL && (s->s_subs = json_array()) == NULL) {
@@ -892,7 +892,7 @@ legacy_on_view(void *arg, json_t *view, const char *err)
 	}
 	if (mr->mr_fast.lf_params != NULL && legacy_route_fast(mr, view) == 0)
 		return;
-	if (core_method_kind(mr->mr_msg.jm_method) == CORE_LIST) {
+	if (mr->mr_msg.jm_mm->mm_lists != NULL) {
 		char	*page;
 		size_t	 len;
 
@@ -926,8 +926,8 @@ legacy_on_view(void *arg, json_t *view, const char *err)
 	if (era_for(w, mr->mr_be, PROTO_ERA_LEGACY) != PROTO_ERA_LEGACY)
 		mr->mr_phdrs = core_param_headers(view, mr->mr_msg.jm_method,
 		    mr->mr_msg.jm_params, mr->mr_bparams);
-	if (strcmp(mr->mr_msg.jm_method, "resources/subscribe") == 0 ||
-	    strcmp(mr->mr_msg.jm_method, "resources/unsubscribe") == 0) {
+	if (mr->mr_msg.jm_mm->mm_id == MCP_M_RESOURCES_SUBSCRIBE ||
+	    mr->mr_msg.jm_mm->mm_id == MCP_M_RESOURCES_UNSUBSCRIBE) {
 		legacy_subscribe(mr, &mr->mr_sess);
 		return;
 	}
@@ -986,28 +986,34 @@ legacy_request(struct worker *w, struct httpd_req *req,
     struct jsonrpc_msg *msg, const struct legacy_fast *fast,
     struct session *s)
 {
-	struct mcp_req	*mr;
-	json_t		*resp;
-	char		 emsg[300];
+	const struct mcp_method	*mm = msg->jm_mm;
+	struct mcp_req		*mr;
+	json_t			*resp;
+	char			 emsg[300];
 
-	if (strcmp(msg->jm_method, "ping") == 0) {
-		resp = jsonrpc_result_new(msg->jm_id, json_object());
-		legacy_done_json(w, req, 200, resp);
-		json_decref(resp);
-		jsonrpc_msg_clear(msg);
-		return;
-	}
-	if (strcmp(msg->jm_method, "logging/setLevel") == 0) {
-		legacy_set_level(w, req, msg, s);
-		return;
-	}
-	if (core_method_kind(msg->jm_method) == CORE_OTHER) {
+	/* the requests of 2025-11-25 that vmcpd serves (method.c) */
+	if (!MCP_METHOD_SERVED(mm, MCP_REV_LEGACY) ||
+	    mm->mm_kind != MCP_KIND_REQUEST) {
 		(void)snprintf(emsg, sizeof(emsg), "Method not found: %.200s",
 		    msg->jm_method);
 		legacy_done_error(w, req, 200, msg->jm_id,
 		    JSONRPC_METHOD_NOT_FOUND, emsg);
 		jsonrpc_msg_clear(msg);
 		return;
+	}
+	switch (mm->mm_id) {
+	case MCP_M_PING:
+		resp = jsonrpc_result_new(msg->jm_id, json_object());
+		legacy_done_json(w, req, 200, resp);
+		json_decref(resp);
+		jsonrpc_msg_clear(msg);
+		return;
+	case MCP_M_LOGGING_SET_LEVEL:
+		legacy_set_level(w, req, msg, s);
+		return;
+	default:
+		/* the lists and the routed calls: on the view */
+		break;
 	}
 	if ((mr = legacy_req_new(w, req)) == NULL) {
 		legacy_done_error(w, req, 500, msg->jm_id,
@@ -1082,17 +1088,20 @@ legacy_notification(struct worker *w, struct httpd_req *req,
 	const struct config_backend	*be;
 	size_t				 i;
 
-	if (strcmp(msg->jm_method, "notifications/initialized") == 0 &&
-	    !s->s_initialized) {
+	switch (msg->jm_mm != NULL ? msg->jm_mm->mm_id : MCP_M_COUNT) {
+	case MCP_M_N_INITIALIZED:
+		if (s->s_initialized)
+			break;
 		s->s_initialized = 1;
 		s->s_seen_ms = store_now_ms();
 		if (session_save(w->w_store, s, w->w_conf->cf_session_ttl_ms,
 		    s->s_seen_ms) == -1)
 			log_warnx("cannot save session %.8s...", s->s_id);
-	}
-	if (strcmp(msg->jm_method, "notifications/cancelled") == 0)
+		break;
+	case MCP_M_N_CANCELLED:
 		cancel_request(w, s->s_id, msg->jm_params);
-	if (strcmp(msg->jm_method, "notifications/roots/list_changed") == 0)
+		break;
+	case MCP_M_N_ROOTS_LIST_CHANGED:
 		for (i = 0; i < s->s_nbackends; i++)
 			if ((be = config_backend_find(w->w_conf,
 			    s->s_backends[i].sb_name)) != NULL)
@@ -1100,6 +1109,11 @@ legacy_notification(struct worker *w, struct httpd_req *req,
 				    s->s_backends[i].sb_sid,
 				    s->s_backends[i].sb_version, msg->jm_method,
 				    NULL);
+		break;
+	default:
+		/* any other notification changes nothing here */
+		break;
+	}
 	legacy_done_empty(w, req, 202);
 	jsonrpc_msg_clear(msg);
 }
@@ -1152,8 +1166,8 @@ legacy_post(struct worker *w, struct httpd_req *req, struct jsonrpc_msg *msg,
 		jsonrpc_msg_clear(msg);
 		return;
 	}
-	if (msg->jm_kind == JSONRPC_REQUEST &&
-	    strcmp(msg->jm_method, "initialize") == 0) {
+	if (msg->jm_kind == JSONRPC_REQUEST && msg->jm_mm != NULL &&
+	    msg->jm_mm->mm_id == MCP_M_INITIALIZE) {
 		if (front_header(req, "Mcp-Session-Id") != NULL) {
 			legacy_done_error(w, req, 400, msg->jm_id,
 			    JSONRPC_INVALID_REQUEST, "Invalid Request: this "

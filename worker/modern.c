@@ -178,19 +178,6 @@ modern_on_close(struct httpd_req *hr, void *arg)
 	modern_free(m);
 }
 
-/* the capability a method needs, or NULL for none */
-static const char *
-modern_method_capability(const char *method)
-{
-	if (strncmp(method, "prompts/", 8) == 0)
-		return "prompts";
-	if (strncmp(method, "resources/", 10) == 0)
-		return "resources";
-	if (strcmp(method, "completion/complete") == 0)
-		return "completions";
-	return NULL;
-}
-
 static void
 modern_discover(struct mreq *m, json_t *view)
 {
@@ -352,7 +339,7 @@ static void
 modern_result_out(struct mreq *m, json_t *result, const char *type)
 {
 	if (strcmp(type, "complete") == 0 &&
-	    strcmp(m->m_msg.jm_method, "resources/read") == 0)
+	    (m->m_msg.jm_mm->mm_flags & MCP_MF_CACHEABLE))
 		modern_result_as(m, result, type, 0, "public");
 	else
 		modern_result_as(m, result, type, -1, NULL);
@@ -609,7 +596,7 @@ modern_backend_text(struct mreq *m, const char *json, size_t len,
 		rt = NULL;	/* dropped, then set to "complete" */
 	cacheable = (rt == NULL || (rt->ps_vallen == 10 &&
 	    memcmp(rt->ps_val, "\"complete\"", 10) == 0)) &&
-	    strcmp(m->m_msg.jm_method, "resources/read") == 0;
+	    (m->m_msg.jm_mm->mm_flags & MCP_MF_CACHEABLE);
 	/* room for all but a big _meta: one allocation, as a rule */
 	ocap = len + silen + 128;
 	if ((out = malloc(ocap)) == NULL ||
@@ -721,15 +708,12 @@ modern_sent(struct mreq *m)
 static int
 modern_same_target(struct mreq *m)
 {
-	const char	*method = m->m_msg.jm_method, *k;
-	json_t		*own;
+	const struct mcp_method	*mm = m->m_msg.jm_mm;
+	json_t			*own;
+	const char		*k = mm->mm_route_key;
 
-	if (strcmp(method, "resources/read") == 0)
-		k = "uri";
-	else if (strcmp(method, "tools/call") == 0 ||
-	    strcmp(method, "prompts/get") == 0)
-		k = "name";
-	else
+	/* completion/complete's ref may be renamed inside */
+	if (mm->mm_route == MCP_ROUTE_NONE || mm->mm_route == MCP_ROUTE_REF)
 		return 0;
 	own = json_object_get(m->m_bparams, k);
 	return own != NULL && json_equal(own,
@@ -1084,11 +1068,12 @@ modern_fast_route(struct mreq *m, json_t *view)
 static void
 modern_on_view(void *arg, json_t *view, const char *err)
 {
-	struct mreq	*m = arg;
-	struct core_err	 cerr;
-	json_t		*bparams;
-	const char	*cap;
-	char		 msg[600];
+	struct mreq		*m = arg;
+	const struct mcp_method	*mm;
+	struct core_err		 cerr;
+	json_t			*bparams;
+	const char		*cap;
+	char			 msg[600];
 
 	if (view == NULL) {
 		(void)snprintf(msg, sizeof(msg), "Internal error: %s", err);
@@ -1104,19 +1089,24 @@ modern_on_view(void *arg, json_t *view, const char *err)
 			return;
 		}
 	}
-	if (strcmp(m->m_msg.jm_method, "server/discover") == 0) {
+	mm = m->m_msg.jm_mm;
+	if (mm->mm_id == MCP_M_SERVER_DISCOVER) {
 		modern_discover(m, view);
 		return;
 	}
 	/* a list needs every backend; the missing one's capabilities too */
-	if (core_method_kind(m->m_msg.jm_method) == CORE_LIST &&
+	if (mm->mm_lists != NULL &&
 	    (err = view_incomplete(m->m_w, view)) != NULL) {
 		(void)snprintf(msg, sizeof(msg), "Internal error: %s", err);
 		modern_error(m, 200, JSONRPC_INTERNAL_ERROR, msg, NULL);
 		return;
 	}
-	/* a method behind a capability not offered does not exist */
-	if ((cap = modern_method_capability(m->m_msg.jm_method)) != NULL &&
+	/*
+	 * A method behind a capability not offered does not exist; tools
+	 * are always offered (core_capabilities()).
+	 */
+	if (mm->mm_cap != MCP_CAP_TOOLS &&
+	    (cap = mcp_cap_name(mm->mm_cap)) != NULL &&
 	    !json_is_object(json_object_get(json_object_get(view,
 	    "capabilities"), cap))) {
 		(void)snprintf(msg, sizeof(msg), "Method not found: %s (no "
@@ -1124,11 +1114,11 @@ modern_on_view(void *arg, json_t *view, const char *err)
 		modern_error(m, 404, JSONRPC_METHOD_NOT_FOUND, msg, NULL);
 		return;
 	}
-	if (core_method_kind(m->m_msg.jm_method) == CORE_LIST) {
+	if (mm->mm_lists != NULL) {
 		modern_list(m, view);
 		return;
 	}
-	if (strcmp(m->m_msg.jm_method, "tools/call") == 0 &&
+	if (mm->mm_id == MCP_M_TOOLS_CALL &&
 	    modern_check_params(m, view) == -1)
 		return;
 	if ((bparams = modern_backend_params(m->m_msg.jm_params)) == NULL) {
@@ -1151,23 +1141,6 @@ modern_on_view(void *arg, json_t *view, const char *err)
 	modern_dispatch(m);
 }
 
-/* the methods of 2026-07-28 that vmcpd serves */
-static int
-modern_method_known(const char *method)
-{
-	static const char *const methods[] = {
-		"server/discover", "tools/list", "tools/call", "prompts/list",
-		"prompts/get", "resources/list", "resources/templates/list",
-		"resources/read", "completion/complete", "subscriptions/listen"
-	};
-	size_t i;
-
-	for (i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)
-		if (strcmp(methods[i], method) == 0)
-			return 1;
-	return 0;
-}
-
 void
 modern_handle(struct worker *w, struct httpd_req *req,
     struct jsonrpc_msg *msg)
@@ -1183,7 +1156,9 @@ modern_handle(struct worker *w, struct httpd_req *req,
 		jsonrpc_msg_clear(msg);
 		return;
 	}
-	if (!modern_method_known(msg->jm_method)) {
+	/* the requests of 2026-07-28 that vmcpd serves (method.c) */
+	if (!MCP_METHOD_SERVED(msg->jm_mm, MCP_REV_MODERN) ||
+	    msg->jm_mm->mm_kind != MCP_KIND_REQUEST) {
 		(void)snprintf(emsg, sizeof(emsg), "Method not found: %.200s "
 		    "(not a 2026-07-28 method vmcpd serves)", msg->jm_method);
 		front_reply_error(req, 404, msg->jm_id,
@@ -1191,7 +1166,7 @@ modern_handle(struct worker *w, struct httpd_req *req,
 		jsonrpc_msg_clear(msg);
 		return;
 	}
-	if (strcmp(msg->jm_method, "subscriptions/listen") == 0) {
+	if (msg->jm_mm->mm_id == MCP_M_SUBSCRIPTIONS_LISTEN) {
 		listen_start(w, req, msg);
 		return;
 	}
@@ -1251,7 +1226,8 @@ modern_scan_post(struct worker *w, struct httpd_req *req, const char *body,
 	m->m_msg.jm_kind = JSONRPC_REQUEST;
 	m->m_msg.jm_root = id;	/* the only tree: cleared with the message */
 	m->m_msg.jm_id = id;
-	m->m_msg.jm_method = "tools/call";
+	m->m_msg.jm_method = mc.mc_scan.js_mm->mm_name;
+	m->m_msg.jm_mm = mc.mc_scan.js_mm;
 	m->m_fast.mf_params = mc.mc_scan.js_params;
 	m->m_fast.mf_plen = mc.mc_scan.js_paramslen;
 	m->m_fast.mf_meta = mc.mc_scan.js_meta;

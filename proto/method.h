@@ -1,0 +1,148 @@
+/*
+ * The MCP method table: one entry per method of 2025-11-25 and
+ * 2026-07-28 (MCP 2025-11-25 and 2026-07-28, Schema; the tasks
+ * extension for tasks/update and notifications/tasks), looked up once
+ * per request by the front and carried in the message (jm_mm) to the
+ * Legacy and the Modern edge, which switch on its id and read its
+ * flags instead of comparing names.  Pure: no I/O.
+ */
+#ifndef VMCPD_METHOD_H
+#define VMCPD_METHOD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum mcp_method_id {
+	/* client -> server requests */
+	MCP_M_INITIALIZE,
+	MCP_M_PING,
+	MCP_M_SERVER_DISCOVER,
+	MCP_M_TOOLS_LIST,
+	MCP_M_TOOLS_CALL,
+	MCP_M_PROMPTS_LIST,
+	MCP_M_PROMPTS_GET,
+	MCP_M_RESOURCES_LIST,
+	MCP_M_RESOURCES_TEMPLATES_LIST,
+	MCP_M_RESOURCES_READ,
+	MCP_M_RESOURCES_SUBSCRIBE,
+	MCP_M_RESOURCES_UNSUBSCRIBE,
+	MCP_M_COMPLETION_COMPLETE,
+	MCP_M_LOGGING_SET_LEVEL,
+	MCP_M_SUBSCRIPTIONS_LISTEN,
+	MCP_M_TASKS_GET,
+	MCP_M_TASKS_RESULT,
+	MCP_M_TASKS_LIST,
+	MCP_M_TASKS_CANCEL,
+	MCP_M_TASKS_UPDATE,
+	/* server -> client requests (2026-07-28: MRTR inputRequests) */
+	MCP_M_SAMPLING_CREATE_MESSAGE,
+	MCP_M_ELICITATION_CREATE,
+	MCP_M_ROOTS_LIST,
+	/* notifications */
+	MCP_M_N_INITIALIZED,
+	MCP_M_N_CANCELLED,
+	MCP_M_N_PROGRESS,
+	MCP_M_N_ROOTS_LIST_CHANGED,
+	MCP_M_N_MESSAGE,
+	MCP_M_N_TOOLS_LIST_CHANGED,
+	MCP_M_N_PROMPTS_LIST_CHANGED,
+	MCP_M_N_RESOURCES_LIST_CHANGED,
+	MCP_M_N_RESOURCES_UPDATED,
+	MCP_M_N_ELICITATION_COMPLETE,
+	MCP_M_N_TASKS_STATUS,
+	MCP_M_N_SUBSCRIPTIONS_ACKNOWLEDGED,
+	MCP_M_N_TASKS,
+	MCP_M_COUNT
+};
+
+enum mcp_method_kind {
+	MCP_KIND_REQUEST = 1,
+	MCP_KIND_NOTIFICATION
+};
+
+/* who sends it */
+#define MCP_DIR_C2S	0x1	/* client to server */
+#define MCP_DIR_S2C	0x2	/* server to client */
+
+/* revisions, as a set */
+#define MCP_REV_LEGACY	0x1	/* 2025-11-25 */
+#define MCP_REV_MODERN	0x2	/* 2026-07-28 */
+
+/*
+ * The capability a method needs: the server's for what a client sends
+ * (a method behind one not offered does not exist), the client's for
+ * what a server sends.
+ */
+enum mcp_cap {
+	MCP_CAP_NONE = 0,
+	MCP_CAP_TOOLS,
+	MCP_CAP_PROMPTS,
+	MCP_CAP_RESOURCES,
+	MCP_CAP_COMPLETIONS,
+	MCP_CAP_LOGGING,
+	MCP_CAP_TASKS,
+	MCP_CAP_SAMPLING,
+	MCP_CAP_ELICITATION,
+	MCP_CAP_ROOTS
+};
+
+/* what a request is routed to one backend by */
+enum mcp_route {
+	MCP_ROUTE_NONE = 0,
+	MCP_ROUTE_TOOL,		/* params.name, a tool's */
+	MCP_ROUTE_PROMPT,	/* params.name, a prompt's */
+	MCP_ROUTE_URI,		/* params.uri */
+	MCP_ROUTE_REF		/* params.ref: a prompt's name or a URI */
+};
+
+/* the Cedar action a request is authorized as */
+enum mcp_action {
+	MCP_ACTION_NONE = 0,
+	MCP_ACTION_CALL_TOOL,
+	MCP_ACTION_GET_PROMPT,
+	MCP_ACTION_READ_RESOURCE
+};
+
+/* mm_flags */
+#define MCP_MF_SESSION	0x01	/* needs a Legacy session */
+#define MCP_MF_METERED	0x02	/* counted by rate limits */
+#define MCP_MF_MRTR	0x04	/* may answer input_required (2026-07-28) */
+#define MCP_MF_CACHEABLE 0x08	/* a complete result is cacheable
+				   (2026-07-28, Caching) */
+
+struct mcp_method {
+	const char		*mm_name;
+	uint8_t			 mm_len;	/* strlen(mm_name) */
+	enum mcp_method_id	 mm_id;
+	enum mcp_method_kind	 mm_kind;
+	uint8_t			 mm_dir;	/* MCP_DIR_* */
+	uint8_t			 mm_revs;	/* MCP_REV_*: defined in */
+	uint8_t			 mm_served;	/* MCP_REV_*: vmcpd serves
+						   it to clients in */
+	enum mcp_cap		 mm_cap;
+	enum mcp_route		 mm_route;
+	const char		*mm_route_key;	/* the params member routed
+						   by: "name", "uri", "ref" */
+	const char		*mm_lists;	/* a list's result member:
+						   "tools", ...; else NULL */
+	const char		*mm_hname;	/* the params member Mcp-Name
+						   mirrors (2026-07-28) */
+	enum mcp_action		 mm_action;
+	const char		*mm_audit;	/* the audit event type */
+	unsigned int		 mm_flags;	/* MCP_MF_* */
+};
+
+/* the method named by len bytes at name (no NUL needed), or NULL */
+const struct mcp_method	*mcp_method_lookup(const char *name, size_t len);
+/* the same for a C string (NULL: NULL) */
+const struct mcp_method	*mcp_method_find(const char *name);
+/* the entry of an id (a valid one) */
+const struct mcp_method	*mcp_method_get(enum mcp_method_id);
+/* a capability's name in capabilities objects ("tools", ...), or NULL */
+const char		*mcp_cap_name(enum mcp_cap);
+
+/* served to clients in this revision set */
+#define MCP_METHOD_SERVED(mm, rev)	((mm) != NULL && \
+	((mm)->mm_served & (rev)) != 0)
+
+#endif /* VMCPD_METHOD_H */
