@@ -197,6 +197,7 @@ http_header_line(char *buf, size_t off, size_t end, struct http_head *h)
 	}
 	buf[ve - buf] = '\0';
 	h->hh_hdrs[h->hh_nhdrs].hf_name = off;
+	h->hh_hdrs[h->hh_nhdrs].hf_namelen = p - off;
 	h->hh_hdrs[h->hh_nhdrs].hf_value = (size_t)(vs - buf);
 	h->hh_nhdrs++;
 	return 0;
@@ -383,13 +384,15 @@ http_head_header(const char *buf, const struct http_head *h,
     const char *name)
 {
 	const char	*n;
-	size_t		 i;
+	size_t		 i, len = strlen(name);
 	int		 c = (unsigned char)name[0] | 0x20;
 
+	/* the MCP headers share their first letters: the length first */
 	for (i = 0; i < h->hh_nhdrs; i++) {
 		n = buf + h->hh_hdrs[i].hf_name;
-		if (((unsigned char)n[0] | 0x20) == c && strcasecmp(n, name) ==
-		    0)
+		if (h->hh_hdrs[i].hf_namelen == len &&
+		    ((unsigned char)n[0] | 0x20) == c &&
+		    strcasecmp(n, name) == 0)
 			return buf + h->hh_hdrs[i].hf_value;
 	}
 	return NULL;

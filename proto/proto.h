@@ -231,6 +231,7 @@ enum http_method {
 #define HTTP_HDRS_MAX	64
 struct http_field {
 	size_t		 hf_name;
+	size_t		 hf_namelen;	/* a look-up compares it first */
 	size_t		 hf_value;
 };
 struct http_head {

@@ -309,6 +309,12 @@ core_route_tool(json_t *view, const struct config *conf, const char *name,
 }
 
 int
+core_route_has_headers(void)
+{
+	return core_rt.vr_map != NULL;
+}
+
+int
 core_route(json_t *view, const struct config *conf, const char *method,
     json_t *params, const struct config_backend **be, json_t **bparams,
     struct core_err *err)

@@ -99,7 +99,10 @@ front_send_json(struct httpd_req *req, int status, struct evbuffer *buf,
 		httpd_send_reply(req, 500, NULL);
 		return;
 	}
-	(void)httpd_add_header(req, "Content-Type", "application/json");
+	/* a body goes as application/json by default (conn_head()) */
+	if (evbuffer_get_length(buf) == 0)
+		(void)httpd_add_header(req, "Content-Type",
+		    "application/json");
 	httpd_send_reply(req, status, buf);
 	evbuffer_free(buf);
 }
@@ -126,17 +129,58 @@ front_reply_json(struct httpd_req *req, int status, json_t *body,
 	front_send_json(req, status, buf, 1);
 }
 
-/* an integer id as jansson writes it, without its printf machinery */
-static int
-front_add_integer(struct evbuffer *buf, json_int_t v)
-{
-	char	 num[24], *s;
+#define FRONT_HEAD_MAX	128	/* an envelope's head, id written in place */
 
-	s = proto_utoa(num + sizeof(num), v < 0 ? 0ULL - (uint64_t)v :
-	    (uint64_t)v, 10);
-	if (v < 0)
-		*--s = '-';
-	return evbuffer_add(buf, s, (size_t)(num + sizeof(num) - s));
+/*
+ * {"jsonrpc":"2.0","id":<id>,"<kind>": as jansson would write it, into
+ * head: an integer id, or a short string one with nothing to escape.
+ * 0, or -1 for an id to dump.
+ */
+static int
+front_head(char *head, const json_t *id, const char *kind, size_t *len)
+{
+	static const char	 pre[] = "{\"jsonrpc\":\"2.0\",\"id\":";
+	char			 num[24], *s, *p = head;
+	const char		*v;
+	size_t			 n, klen = strlen(kind), i;
+	json_int_t		 iv;
+
+	memcpy(p, pre, sizeof(pre) - 1);
+	p += sizeof(pre) - 1;
+	if (json_is_integer(id)) {
+		iv = json_integer_value(id);
+		s = proto_utoa(num + sizeof(num), iv < 0 ?
+		    0ULL - (uint64_t)iv : (uint64_t)iv, 10);
+		if (iv < 0)
+			*--s = '-';
+		n = (size_t)(num + sizeof(num) - s);
+		memcpy(p, s, n);
+		p += n;
+	} else if (json_is_string(id)) {
+		v = json_string_value(id);
+		n = json_string_length(id);
+		if (n > 48)
+			return -1;
+		for (i = 0; i < n; i++)
+			if ((unsigned char)v[i] < 0x20 || v[i] == '"' ||
+			    v[i] == '\\' || (unsigned char)v[i] >= 0x7f)
+				return -1;
+		*p++ = '"';
+		memcpy(p, v, n);
+		p += n;
+		*p++ = '"';
+	} else
+		return -1;
+	if (klen > 16)
+		return -1;
+	*p++ = ',';
+	*p++ = '"';
+	memcpy(p, kind, klen);
+	p += klen;
+	*p++ = '"';
+	*p++ = ':';
+	*len = (size_t)(p - head);
+	return 0;
 }
 
 /* {"jsonrpc":"2.0","id":<id>,"<kind>":<json>} appended to buf */
@@ -144,33 +188,51 @@ static int
 front_compose_into(struct evbuffer *buf, const json_t *id, const char *kind,
     const char *json, size_t len)
 {
-	static const char	head[] = "{\"jsonrpc\":\"2.0\",\"id\":";
+	static const char	pre[] = "{\"jsonrpc\":\"2.0\",\"id\":";
+	char			head[FRONT_HEAD_MAX];
+	size_t			hlen;
 
-	if (evbuffer_add(buf, head, sizeof(head) - 1) == -1)
-		return -1;
-	if (json_is_integer(id)) {
-		if (front_add_integer(buf, json_integer_value(id)) == -1)
+	if (front_head(head, id, kind, &hlen) == 0) {
+		if (evbuffer_add(buf, head, hlen) == -1)
 			return -1;
-	} else if (json_dump_callback(id, front_dump_cb, buf, JSON_COMPACT |
-	    JSON_ENCODE_ANY) == -1)
-		return -1;
-	if (evbuffer_add(buf, ",\"", 2) == -1 ||
+	} else if (evbuffer_add(buf, pre, sizeof(pre) - 1) == -1 ||
+	    json_dump_callback(id, front_dump_cb, buf, JSON_COMPACT |
+	    JSON_ENCODE_ANY) == -1 ||
+	    evbuffer_add(buf, ",\"", 2) == -1 ||
 	    evbuffer_add(buf, kind, strlen(kind)) == -1 ||
-	    evbuffer_add(buf, "\":", 2) == -1 ||
-	    evbuffer_add(buf, json, len) == -1 ||
+	    evbuffer_add(buf, "\":", 2) == -1)
+		return -1;
+	if (evbuffer_add(buf, json, len) == -1 ||
 	    evbuffer_add(buf, "}", 1) == -1)
 		return -1;
 	return 0;
 }
 
-/* a JSON-RPC answer whose member text the caller already has */
+/*
+ * A JSON-RPC answer whose member text the caller already has: the
+ * common ids' envelope written in place, the text copied once, into
+ * the connection's output.
+ */
 void
 front_reply_member(struct httpd_req *req, const json_t *id,
     const char *kind, const char *json, size_t len)
 {
-	struct evbuffer *buf;
+	struct evbuffer	*buf;
+	struct iovec	 iov[3];
+	char		 head[FRONT_HEAD_MAX];
+	size_t		 hlen;
 
 	front_common_headers(req, NULL);
+	if (front_head(head, id, kind, &hlen) == 0) {
+		iov[0].iov_base = head;
+		iov[0].iov_len = hlen;
+		iov[1].iov_base = (void *)(uintptr_t)json;
+		iov[1].iov_len = len;
+		iov[2].iov_base = (void *)(uintptr_t)"}";
+		iov[2].iov_len = 1;
+		httpd_send_reply_iov(req, 200, iov, 3);
+		return;
+	}
 	buf = evbuffer_new();
 	front_send_json(req, 200, buf, buf != NULL &&
 	    front_compose_into(buf, id, kind, json, len) == 0);
@@ -389,6 +451,24 @@ front_healthz(struct worker *w, struct httpd_req *req)
 }
 
 /*
+ * Does a POST's Accept list both types (MCP transports, Sending
+ * Messages)?  The value the SDKs send is known at a glance; any other
+ * goes through RFC 9110's rules.
+ */
+static int
+front_accept_ok(const char *accept)
+{
+	static const char	sdk[] = "application/json, text/event-stream";
+
+	if (accept == NULL)
+		return 0;
+	if (strcmp(accept, sdk) == 0)
+		return 1;
+	return proto_accept_has(accept, "application/json") &&
+	    proto_accept_has(accept, "text/event-stream");
+}
+
+/*
  * The Legacy hot path: a tools/call with a plain name and no _meta is
  * read off a scan of the body (no tree, no allocation but the id); its
  * params go on to the backend as the client's text and are parsed only
@@ -441,8 +521,7 @@ front_mcp_post(struct worker *w, struct httpd_req *req)
 	size_t			 len;
 	const char		*body;
 
-	if (accept == NULL || !proto_accept_has(accept, "application/json") ||
-	    !proto_accept_has(accept, "text/event-stream")) {
+	if (!front_accept_ok(accept)) {
 		front_reply_error(req, 406, NULL, MCP_ERR_TRANSPORT,
 		    "Not Acceptable: Accept must list both application/json "
 		    "and text/event-stream");

@@ -951,7 +951,7 @@ conn_head(struct httpd_conn *c, int status, size_t clen,
     enum reply_framing framing)
 {
 	struct httpd_req	*req = &c->c_req;
-	char			 buf[256], num[24], *p = buf, *s;
+	char			 buf[320], num[24], *p = buf, *s;
 	const char		*reason = httpd_reason(status), *date;
 	size_t			 n;
 
@@ -987,6 +987,11 @@ conn_head(struct httpd_conn *c, int status, size_t clen,
 		p += n;
 		memcpy(p, "\r\n", 2);
 		p += 2;
+		/* a body of no stated type is JSON: no header list walk */
+		if (clen > 0 && !req->r_ctype) {
+			memcpy(p, "Content-Type: application/json\r\n", 32);
+			p += 32;
+		}
 	}
 	/* draining: a reply closes, unless a request is in behind it */
 	if (c->c_httpd->h_draining && c->c_inlen <= req->r_len)
@@ -1129,36 +1134,60 @@ httpd_add_header(struct httpd_req *req, const char *name, const char *value)
 	return 0;
 }
 
-void
-httpd_send_reply(struct httpd_req *req, int status, struct evbuffer *body)
+/*
+ * The one reply of a request, its body either an evbuffer (moved) or
+ * n pieces (copied straight into the connection's output).
+ */
+static void
+conn_reply(struct httpd_req *req, int status, struct evbuffer *body,
+    const struct iovec *iov, int n)
 {
 	struct httpd_conn	*c = req->r_conn;
-	size_t			 len = body != NULL ?
-				    evbuffer_get_length(body) : 0;
+	size_t			 len = 0;
+	int			 i;
 
 	if (c->c_state != CONN_ACTIVE) {
 		log_warnx("httpd: a reply to a request already answered");
 		return;
 	}
+	if (body != NULL)
+		len = evbuffer_get_length(body);
+	for (i = 0; i < n; i++)
+		len += iov[i].iov_len;
 	conn_hold(c);
 	if (c->c_fd == -1) {
 		conn_finish(c);
 		goto done;
 	}
-	if (len > 0 && !req->r_ctype)
-		(void)httpd_add_header(req, "Content-Type",
-		    "application/json");
 	conn_head(c, status, len, FRAME_LENGTH);
 	evbuffer_add(c->c_out, "\r\n", 2);
 	if (len > 0 && !req->r_nobody && status >= 200 && status != 204 &&
-	    status != 304)
-		evbuffer_add_buffer(c->c_out, body);
+	    status != 304) {
+		if (body != NULL)
+			evbuffer_add_buffer(c->c_out, body);
+		for (i = 0; i < n; i++)
+			evbuffer_add(c->c_out, iov[i].iov_base,
+			    iov[i].iov_len);
+	}
 	c->c_state = CONN_SENDING;
 	conn_flush(c);
 done:
 	if (body != NULL)
 		(void)evbuffer_drain(body, evbuffer_get_length(body));
 	conn_unhold(c);
+}
+
+void
+httpd_send_reply(struct httpd_req *req, int status, struct evbuffer *body)
+{
+	conn_reply(req, status, body, NULL, 0);
+}
+
+void
+httpd_send_reply_iov(struct httpd_req *req, int status,
+    const struct iovec *iov, int n)
+{
+	conn_reply(req, status, NULL, iov, n);
 }
 
 void

@@ -10,6 +10,7 @@
 #define VMCPD_HTTPD_H
 
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #include <stddef.h>
 #include <stdint.h>
@@ -62,6 +63,10 @@ int		 httpd_add_header(struct httpd_req *, const char *,
 		    const char *);
 void		 httpd_send_reply(struct httpd_req *, int status,
 		    struct evbuffer *body);	/* body drained; may be NULL */
+/* the same with a body of n pieces, copied: no evbuffer of its own
+ * (a body of no Content-Type given is sent as application/json) */
+void		 httpd_send_reply_iov(struct httpd_req *, int status,
+		    const struct iovec *, int n);
 void		 httpd_send_start(struct httpd_req *, int status);
 int		 httpd_send_chunk(struct httpd_req *, const void *, size_t);
 void		 httpd_send_end(struct httpd_req *);

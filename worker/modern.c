@@ -1045,16 +1045,12 @@ modern_fast_route(struct mreq *m, json_t *view)
 {
 	const struct config_backend	*be;
 	struct core_err			 cerr;
-	json_t				*map;
 	const char			*own;
 	size_t				 n = m->m_fast.mf_namelen;
 
-	if ((map = core_tool_headers(view, m->m_fast.mf_name)) != NULL) {
-		json_decref(map);
-		return -1;
-	}
+	/* an unknown tool, or one with x-mcp-header args: the tree path */
 	if (core_route_tool(view, m->m_w->w_conf, m->m_fast.mf_name, n, &be,
-	    &own, &cerr) == -1)
+	    &own, &cerr) == -1 || core_route_has_headers())
 		return -1;
 	/* renamed: the backend's name goes in place of the client's */
 	if ((strlen(own) != n || memcmp(own, m->m_fast.mf_name, n) != 0) &&

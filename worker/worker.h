@@ -141,6 +141,9 @@ int	 core_route_tool(json_t *view, const struct config *,
 	    const struct config_backend **be, const char **own,
 	    struct core_err *);
 json_t	*core_capabilities(json_t *view, int logging);
+/* 1 if the tool core_route_tool() routed last declares x-mcp-header
+ * arguments: read with its route, no second look-up */
+int	 core_route_has_headers(void);
 json_t	*core_tool_headers(json_t *view, const char *name);
 void	 core_free(void);
 json_t	*core_param_headers(json_t *view, const char *method,

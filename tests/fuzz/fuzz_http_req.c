@@ -63,6 +63,8 @@ check_head(const char *buf, size_t len, const struct http_head *h)
 		check_str(buf, h, h->hh_hdrs[i].hf_name);
 		check_str(buf, h, h->hh_hdrs[i].hf_value);
 		name = buf + h->hh_hdrs[i].hf_name;
+		if (strlen(name) != h->hh_hdrs[i].hf_namelen)
+			abort();
 		if (name[0] == '\0' || (v = http_head_header(buf, h,
 		    name)) == NULL || v < buf || v >= buf + h->hh_len)
 			abort();
