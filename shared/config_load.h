@@ -124,6 +124,11 @@ int	 load_outgoing_auth(struct loader *, struct cnode *, const char *,
 int	 load_aggregation(struct loader *, struct cnode *, const char *,
 	    void *);
 int	 config_resolve_timeouts(struct loader *);
+/* config_auth.c: incomingAuth, and its checks against daemon.listen */
+int	 config_auth_load(struct loader *, struct cnode *, const char *,
+	    void *);
+int	 config_auth_resolve(struct loader *);
+void	 config_auth_free(struct config_inauth *);
 void	 config_resolve_sessions(struct config *);
 int	 config_resolve_aggregation(struct loader *);
 

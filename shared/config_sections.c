@@ -795,29 +795,11 @@ load_choice(struct loader *ld, struct cnode *v, const char *path,
 	return config_expected(ld, v, path, what);
 }
 
-static int
-load_inauth_type(struct loader *ld, struct cnode *v, const char *path,
-    void *arg)
-{
-	static const char *const later[] = { "oidc", "local", NULL };
-
-	(void)arg;
-	return load_choice(ld, v, path, "anonymous", later, "anonymous",
-	    "incomingAuth type");
-}
-
 int
 load_incoming_auth(struct loader *ld, struct cnode *n, const char *path,
     void *arg)
 {
-	const struct field fields[] = {
-		{ "type", F_FN, NULL, load_inauth_type, 0, 0 },
-	};
-
-	(void)arg;
-	if (load_fields(ld, n, path, fields, nitems(fields)) == -1)
-		return -1;
-	return config_require(ld, n, path, "type");
+	return config_auth_load(ld, n, path, arg);
 }
 
 static int
