@@ -75,6 +75,7 @@ struct http_call {
 	char			*c_url;
 	char			*c_target;	/* host:port, for messages */
 	char			*c_unix;	/* Unix socket path */
+	char			*c_cafile;	/* CA bundle, or NULL */
 	/* the request head as sent by http_h1.c: the request line and
 	 * Host (when the URL suits it), then every added header */
 	char			*c_req;
@@ -235,6 +236,7 @@ http_call_free(struct http_call *call)
 	free(call->c_body);
 	free(call->c_target);
 	free(call->c_unix);
+	free(call->c_cafile);
 	free(call->c_req);
 	free(call->c_url);
 	free(call->c_method);
@@ -1044,6 +1046,9 @@ http_call_curl_prepare(struct http_call *call)
 	if (call->c_unix != NULL && curl_easy_setopt(call->c_easy,
 	    CURLOPT_UNIX_SOCKET_PATH, call->c_unix) != CURLE_OK)
 		return -1;
+	if (call->c_cafile != NULL && curl_easy_setopt(call->c_easy,
+	    CURLOPT_CAINFO, call->c_cafile) != CURLE_OK)
+		return -1;
 	return 0;
 }
 
@@ -1402,4 +1407,17 @@ size_t
 http_client_active(const struct http_client *c)
 {
 	return c->hc_inflight;
+}
+
+int
+http_call_set_ca_file(struct http_call *call, const char *path)
+{
+	char	*p;
+
+	if (call->c_state != HC_NEW || path == NULL || *path == '\0' ||
+	    (p = strdup(path)) == NULL)
+		return -1;
+	free(call->c_cafile);
+	call->c_cafile = p;
+	return 0;
 }
