@@ -2018,7 +2018,7 @@ test_examples(void **state)
 	char		 path[1024], err[CONFIG_ERR_MAX];
 	const char	*root = NULL;
 	size_t		 i, len;
-	int		 n = 0, aggregate = 0;
+	int		 n = 0, aggregate = 0, oidc = 0;
 
 	(void)state;
 	for (i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
@@ -2053,12 +2053,20 @@ test_examples(void **state)
 			aggregate = 1;
 			check_aggregate(cf);
 		}
+		if (strcmp(de->d_name, "oidc.yaml") == 0) {
+			oidc = 1;
+			assert_int_equal(cf->cf_inauth.ci_type,
+			    CONFIG_INAUTH_OIDC);
+			assert_string_equal(cf->cf_inauth.ci_oidc.oi_audience,
+			    "https://mcp.example.com/mcp");
+		}
 		config_free(cf);
 		n++;
 	}
 	closedir(d);
 	assert_true(n >= 1);
 	assert_true(aggregate);
+	assert_true(oidc);
 }
 
 /*
