@@ -20,10 +20,7 @@
  */
 #include <sys/queue.h>
 #include <sys/types.h>
-#include <sys/socket.h>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -365,67 +362,12 @@ auth_well_known(struct worker *w, struct httpd_req *req, const char *path)
  * Keys
  */
 
-static int
-auth_ip_private(const char *host, size_t len)
-{
-	char		 h[INET6_ADDRSTRLEN + 1];
-	unsigned char	 a[16];
-	uint32_t	 v4;
-
-	if (len >= sizeof(h))
-		return 0;
-	memcpy(h, host, len);
-	h[len] = '\0';
-	if (strcasecmp(h, "localhost") == 0)
-		return 1;
-	if (inet_pton(AF_INET, h, a) == 1) {
-		v4 = (uint32_t)a[0] << 24 | (uint32_t)a[1] << 16 |
-		    (uint32_t)a[2] << 8 | a[3];
-		goto v4;
-	}
-	if (inet_pton(AF_INET6, h, a) != 1)
-		return 0;	/* a name: resolved by libcurl */
-	/* ::, ::1, fc00::/7, fe80::/10, and v4-mapped below */
-	if ((a[0] & 0xfe) == 0xfc || (a[0] == 0xfe && (a[1] & 0xc0) == 0x80))
-		return 1;
-	if (memcmp(a, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12) == 0) {
-		v4 = (uint32_t)a[12] << 24 | (uint32_t)a[13] << 16 |
-		    (uint32_t)a[14] << 8 | a[15];
-		goto v4;
-	}
-	return memcmp(a, "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 15) == 0 &&
-	    a[15] <= 1;
-v4:
-	return (v4 >> 24) == 0 || (v4 >> 24) == 10 || (v4 >> 24) == 127 ||
-	    (v4 >> 16) == 0xa9fe || (v4 >> 20) == 0xac1 ||
-	    (v4 >> 16) == 0xc0a8 || (v4 >> 22) == (0x64400000 >> 22);
-}
-
-/* an endpoint we may call: the scheme policy, and no private address
- * unless jwksAllowPrivateIp */
+/* an endpoint we may call: https, or http with insecureAllowHttp */
 static int
 auth_url_ok(const char *url)
 {
-	const char	*a, *h;
-	size_t		 alen, hlen;
-
-	if (strncasecmp(url, "https://", 8) == 0)
-		a = url + 8;
-	else if (strncasecmp(url, "http://", 7) == 0 &&
-	    A.a_oi->oi_insecure_http)
-		a = url + 7;
-	else
-		return 0;
-	alen = strcspn(a, "/?#");
-	if (alen == 0 || memchr(a, '@', alen) != NULL)
-		return 0;
-	h = a;
-	if (*a == '[') {
-		h = a + 1;
-		hlen = strcspn(h, "]");
-	} else
-		hlen = strcspn(a, ":/?#");
-	return A.a_oi->oi_jwks_private_ip || !auth_ip_private(h, hlen);
+	return strncasecmp(url, "https://", 8) == 0 ||
+	    (strncasecmp(url, "http://", 7) == 0 && A.a_oi->oi_insecure_http);
 }
 
 static struct http_call *
@@ -434,12 +376,19 @@ auth_call_new(struct worker *w, const char *method, const char *url)
 	struct http_call *c;
 
 	if (!auth_url_ok(url)) {
-		log_warnx("auth: %s refused (scheme, or a private address "
-		    "without jwksAllowPrivateIp)", url);
+		log_warnx("auth: %s refused: http:// without "
+		    "insecureAllowHttp", url);
 		return NULL;
 	}
 	if ((c = http_call_new(w->w_hc, method, url)) == NULL)
 		return NULL;
+	if (!A.a_oi->oi_jwks_private_ip &&
+	    http_call_set_public_only(c) == -1) {
+		log_warnx("auth: %s refused: a private address (see "
+		    "jwksAllowPrivateIp)", url);
+		http_call_cancel(c);
+		return NULL;
+	}
 	http_call_set_timeout(c, AUTH_FETCH_MS);
 	if ((A.a_oi->oi_ca_bundle != NULL &&
 	    http_call_set_ca_file(c, A.a_oi->oi_ca_bundle) == -1) ||

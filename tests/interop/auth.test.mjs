@@ -289,6 +289,36 @@ describe('incomingAuth oidc with the issuer unreachable', () => {
   }));
 });
 
+describe('incomingAuth oidc: the issuer\'s endpoints on private addresses', () => {
+  let backend, idp;
+  const daemons = [];
+
+  before(async () => {
+    idp = await startIdp();
+    backend = await startTestBackend();
+  });
+
+  after(async () => {
+    for (const d of daemons)
+      await d.stop();
+    await idp?.stop();
+  });
+
+  test('attack: a JWKS on a loopback address or a name that resolves to one, without jwksAllowPrivateIp',
+    guarded(async () => {
+      const token = await idp.token('alice');
+      for (const host of [HOST, 'localhost']) {
+        const cfg = oidcConfig(idp, { jwksUrl: `http://${host}:${idp.port}/jwks` })
+          .replace('    jwksAllowPrivateIp: true\n', '');
+        const before = idp.count('/jwks');
+        const d = await startDaemon({ backendUrl: backend.url, backendName: 'b', extra: cfg });
+        daemons.push(d);
+        assertRefused(await post(d, token), /keys are unavailable/);
+        assert.equal(idp.count('/jwks'), before, `${host}: the JWKS was fetched`);
+      }
+    }));
+});
+
 describe('incomingAuth anonymous', () => {
   let backend, daemon;
 
