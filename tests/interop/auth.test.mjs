@@ -319,6 +319,57 @@ describe('incomingAuth oidc: the issuer\'s endpoints on private addresses', () =
     }));
 });
 
+describe('incomingAuth oidc: key rotation and a hostile JWKS', () => {
+  let backend, idp;
+  const daemons = [];
+
+  before(async () => {
+    idp = await startIdp();
+    backend = await startTestBackend();
+  });
+
+  after(async () => {
+    for (const d of daemons)
+      await d.stop();
+    await idp?.stop();
+  });
+
+  test('a token signed with a key the issuer published after vmcpd fetched its keys: one refetch, then accepted',
+    guarded(async () => {
+      const d = await startDaemon({ backendUrl: backend.url, backendName: 'b', extra: oidcConfig(idp) });
+      daemons.push(d);
+      // vmcpd has the keys (a good token passes)
+      assert.equal((await post(d, await idp.token('alice'))).status, 200);
+      const { privateKey, publicKey } = crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' });
+      const jwk2 = { ...publicKey.export({ format: 'jwk' }), kid: 'k2', use: 'sig', alg: 'ES256' };
+      const forgeEs = (claims) => {
+        const h = Buffer.from(JSON.stringify({ alg: 'ES256', kid: 'k2', typ: 'at+jwt' })).toString('base64url');
+        const p = Buffer.from(JSON.stringify(claims)).toString('base64url');
+        const sig = crypto.sign('sha256', Buffer.from(`${h}.${p}`), { key: privateKey, dsaEncoding: 'ieee-p1363' });
+        return `${h}.${p}.${sig.toString('base64url')}`;
+      };
+      idp.jwksOverride = { keys: [idp.publicJwk(), jwk2] };
+      const before = idp.count('/jwks');
+      const r = await post(d, forgeEs(idp.claims({ sub: 'rotated' })));
+      assert.equal(r.status, 200, r.text);
+      assert.equal(idp.count('/jwks') - before, 1, 'one refetch');
+      // the new key verifies only its own algorithm
+      assertRefused(await post(d, idp.forge(idp.claims(), { header: { kid: 'k2' } })), /does not match/);
+      idp.jwksOverride = null;
+    }));
+
+  test('attack: a JWKS too large to be one: refused, 401', guarded(async () => {
+    idp.jwksOverride = JSON.stringify({ keys: [idp.publicJwk()], pad: 'x'.repeat(300 * 1024) });
+    try {
+      const d = await startDaemon({ backendUrl: backend.url, backendName: 'b', extra: oidcConfig(idp) });
+      daemons.push(d);
+      assertRefused(await post(d, await idp.token('alice')), /keys are unavailable/);
+    } finally {
+      idp.jwksOverride = null;
+    }
+  }));
+});
+
 describe('incomingAuth anonymous', () => {
   let backend, daemon;
 

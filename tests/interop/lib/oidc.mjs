@@ -28,6 +28,7 @@ export class Idp {
     this.kid = 'k1';
     this.requests = [];	// paths asked for, in order
     this.server = null;
+    this.jwksOverride = null;	// an object or a string served at /jwks
   }
 
   get jwksPath() { return '/jwks'; }
@@ -38,7 +39,15 @@ export class Idp {
   async start() {
     let handler = null;
     this.server = http.createServer((req, res) => {
-      this.requests.push(req.url.split('?')[0]);
+      const p = req.url.split('?')[0];
+      this.requests.push(p);
+      // a JWKS the test decides (rotation, a huge one), else the provider's
+      if (p === this.jwksPath && this.jwksOverride) {
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        res.end(typeof this.jwksOverride === 'string' ? this.jwksOverride
+          : JSON.stringify(this.jwksOverride));
+        return;
+      }
       handler(req, res);
     });
     await new Promise((resolve) => this.server.listen(0, HOST, resolve));
