@@ -289,7 +289,7 @@ describe('incomingAuth oidc with the issuer unreachable', () => {
   }));
 });
 
-describe('incomingAuth oidc: the issuer\'s endpoints on private addresses', () => {
+describe('incomingAuth oidc: daemons of their own (private addresses, key rotation, a hostile JWKS)', () => {
   let backend, idp;
   const daemons = [];
 
@@ -317,22 +317,6 @@ describe('incomingAuth oidc: the issuer\'s endpoints on private addresses', () =
         assert.equal(idp.count('/jwks'), before, `${host}: the JWKS was fetched`);
       }
     }));
-});
-
-describe('incomingAuth oidc: key rotation and a hostile JWKS', () => {
-  let backend, idp;
-  const daemons = [];
-
-  before(async () => {
-    idp = await startIdp();
-    backend = await startTestBackend();
-  });
-
-  after(async () => {
-    for (const d of daemons)
-      await d.stop();
-    await idp?.stop();
-  });
 
   test('a token signed with a key the issuer published after vmcpd fetched its keys: one refetch, then accepted',
     guarded(async () => {
