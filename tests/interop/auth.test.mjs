@@ -19,6 +19,8 @@ import {
 import { startIdp, oidcConfig, OPAQUE_RESOURCE, CLIENTS } from './lib/oidc.mjs';
 
 useHarness();
+// vmcpd's introspection secret (clientSecretEnv), for every daemon here
+process.env.VMCPD_TEST_INTROSPECTION_SECRET = CLIENTS.vmcpd;
 
 const bearer = (t) => ({ Authorization: `Bearer ${t}` });
 const initMsg = () => ({
@@ -55,7 +57,6 @@ describe('incomingAuth oidc with a real OpenID provider', () => {
   let idp, backend, daemon;
 
   before(async () => {
-    process.env.VMCPD_TEST_INTROSPECTION_SECRET = CLIENTS.vmcpd;
     idp = await startIdp();
     backend = await startTestBackend();
     daemon = await startDaemon({
@@ -255,6 +256,26 @@ describe('incomingAuth oidc with a real OpenID provider', () => {
     assert.ok(idp.count('/token/introspection') >= 1);
     assertRefused(await post(daemon, 'not-a-token-the-provider-knows'), /not active/);
   }));
+
+  test('attack: opaque token whose introspection says another audience, or no exp', guarded(async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const base = { active: true, iss: idp.issuer, client_id: 'eve', scope: 'mcp', iat: now };
+    try {
+      idp.introspectionOverride = { ...base, aud: 'urn:other', exp: now + 600 };
+      assertRefused(await post(daemon, crypto.randomUUID()), /audience/);
+      idp.introspectionOverride = { ...base, aud: daemon.url };
+      assertRefused(await post(daemon, crypto.randomUUID()), /audience/);
+      idp.introspectionOverride = { ...base, aud: 'urn:vmcpd:test' };
+      assertRefused(await post(daemon, crypto.randomUUID()), /no valid exp/);
+      idp.introspectionOverride = { ...base, aud: 'urn:vmcpd:test', exp: now + 600, iss: 'http://evil' };
+      assertRefused(await post(daemon, crypto.randomUUID()), /issuer/);
+      // and the same answer, well-formed, passes: the checks above are what refused
+      idp.introspectionOverride = { ...base, aud: 'urn:vmcpd:test', exp: now + 600 };
+      assert.equal((await post(daemon, crypto.randomUUID())).status, 200);
+    } finally {
+      idp.introspectionOverride = null;
+    }
+  }));
 });
 
 describe('incomingAuth oidc with the issuer unreachable', () => {
@@ -280,6 +301,18 @@ describe('incomingAuth oidc with the issuer unreachable', () => {
     const token = await idp.token('alice');
     for (let i = 0; i < 3; i++)
       assertRefused(await post(daemon, token), /keys are unavailable/);
+  }));
+
+  test('attack: introspection endpoint down: an opaque token gets 401, never allowed', guarded(async () => {
+    const dead = await freePort();
+    const cfg = oidcConfig(idp, { introspection: true, jwksUrl: `http://${HOST}:${dead}/jwks` })
+      .replace(`${idp.issuer}/token/introspection`, `http://${HOST}:${dead}/introspect`);
+    const d = await startDaemon({ backendUrl: backend.url, backendName: 'b', extra: cfg });
+    try {
+      assertRefused(await post(d, crypto.randomUUID()), /could not be checked/);
+    } finally {
+      await d.stop();
+    }
   }));
 
   test('the metadata is still served', guarded(async () => {

@@ -29,6 +29,7 @@ export class Idp {
     this.requests = [];	// paths asked for, in order
     this.server = null;
     this.jwksOverride = null;	// an object or a string served at /jwks
+    this.introspectionOverride = null;	// an introspection answer
   }
 
   get jwksPath() { return '/jwks'; }
@@ -42,6 +43,12 @@ export class Idp {
       const p = req.url.split('?')[0];
       this.requests.push(p);
       // a JWKS the test decides (rotation, a huge one), else the provider's
+      if (p === '/token/introspection' && this.introspectionOverride) {
+        req.resume();
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify(this.introspectionOverride));
+        return;
+      }
       if (p === this.jwksPath && this.jwksOverride) {
         res.writeHead(200, { 'Content-Type': 'application/json' });
         res.end(typeof this.jwksOverride === 'string' ? this.jwksOverride
