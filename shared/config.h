@@ -152,6 +152,8 @@ struct config_oidc {
 struct config_inauth {
 	enum config_inauth_type	 ci_type;
 	int			 ci_anon_remote;	/* allowAnonymousRemote */
+	/* local: daemon.listen is "unix:/path"; the principal is the
+	 * peer's uid (SO_PEERCRED), issuer "local" */
 	struct config_oidc	 ci_oidc;
 };
 
@@ -161,7 +163,8 @@ struct config {
 	char			*cf_group_ref;	/* groupRef: (accepted, informational) */
 
 	/* daemon: */
-	char			*cf_listen_host;	/* default 127.0.0.1 */
+	char			*cf_listen_host;	/* default 127.0.0.1, or
+							 * "unix:/path" */
 	uint16_t		 cf_listen_port;	/* default 4483; 0 = any */
 	char			*cf_port_file;		/* write bound port here */
 	char			*cf_diag_host;		/* diagnostics; NULL = off */
@@ -229,6 +232,9 @@ const struct config_backend *
 		 config_backend_find(const struct config *, const char *name);
 const char	*config_transport_name(enum config_transport);
 const char	*config_era_name(enum proto_era);
+
+/* daemon.listen "unix:/path": the path, else NULL */
+const char	*config_listen_unix_path(const struct config *);
 
 /* 1 if host[0, len) is a loopback name: localhost, 127.0.0.0/8, ::1
  * (bare or in brackets) */

@@ -1,7 +1,8 @@
 /*
  * vmcpd.yaml's incomingAuth: the type (anonymous, oidc, local), the
- * oidc keys of the reference vMCP (issuer, audience, jwksUrl, ...), and
- * the check against daemon.listen once every section is loaded: an
+ * oidc keys of the reference vMCP (issuer, audience, jwksUrl, ...),
+ * daemon.listen's "unix:/path" form (local's listener), and the check
+ * against daemon.listen once every section is loaded: an
  * anonymous daemon on an address other than loopback must be asked for
  * (allowAnonymousRemote), never a default.  incomingAuth.authz goes in
  * config_auth_load()'s table.
@@ -44,9 +45,9 @@ load_inauth_type(struct loader *ld, struct cnode *v, const char *path,
 	else if (v->cn_type == CN_SCALAR && strcmp(v->cn_str, "oidc") == 0)
 		ci->ci_type = CONFIG_INAUTH_OIDC;
 	else if (v->cn_type == CN_SCALAR && strcmp(v->cn_str, "local") == 0)
-		return config_error(ld, v, "incomingAuth type local " NOTYET);
+		ci->ci_type = CONFIG_INAUTH_LOCAL;
 	else
-		return config_expected(ld, v, path, "anonymous or oidc");
+		return config_expected(ld, v, path, "anonymous, oidc or local");
 	return 0;
 }
 
@@ -247,7 +248,14 @@ config_auth_resolve(struct loader *ld)
 	struct config	*cf = ld->ld_cf;
 	const char	*h = cf->cf_listen_host;
 
+	if (cf->cf_inauth.ci_type == CONFIG_INAUTH_LOCAL &&
+	    config_listen_unix_path(cf) == NULL)
+		return config_error(ld, NULL, "incomingAuth: type local needs "
+		    "daemon.listen: unix:/path (a peer's user is known only on "
+		    "a Unix socket)");
+	/* a Unix socket is as local as loopback: its file's mode decides */
 	if (cf->cf_inauth.ci_type != CONFIG_INAUTH_ANONYMOUS ||
+	    config_listen_unix_path(cf) != NULL ||
 	    cf->cf_inauth.ci_anon_remote || config_host_loopback(h,
 	    strlen(h)))
 		return 0;
@@ -256,6 +264,31 @@ config_auth_resolve(struct loader *ld)
 	    "it could use every backend; configure incomingAuth.type: oidc, "
 	    "or set incomingAuth.allowAnonymousRemote: true to accept this",
 	    h);
+}
+
+const char *
+config_listen_unix_path(const struct config *cf)
+{
+	return strncmp(cf->cf_listen_host, "unix:", 5) == 0 ?
+	    cf->cf_listen_host + 5 : NULL;
+}
+
+/* "unix:/absolute/path", short enough for sun_path */
+int
+config_listen_unix(struct loader *ld, struct cnode *v, const char *path,
+    struct config *cf)
+{
+	char	*dup;
+
+	if (v->cn_str[5] != '/' || v->cn_len - 5 >= 108)
+		return config_expected(ld, v, path, "unix: and an absolute "
+		    "path of at most 107 bytes");
+	if ((dup = strdup(v->cn_str)) == NULL)
+		return config_error(ld, NULL, "out of memory");
+	free(cf->cf_listen_host);
+	cf->cf_listen_host = dup;
+	cf->cf_listen_port = 0;
+	return 0;
 }
 
 void

@@ -128,6 +128,8 @@ int	 config_resolve_timeouts(struct loader *);
 int	 config_auth_load(struct loader *, struct cnode *, const char *,
 	    void *);
 int	 config_auth_resolve(struct loader *);
+int	 config_listen_unix(struct loader *, struct cnode *, const char *,
+	    struct config *);
 void	 config_auth_free(struct config_inauth *);
 void	 config_resolve_sessions(struct config *);
 int	 config_resolve_aggregation(struct loader *);

@@ -87,6 +87,9 @@ load_listen(struct loader *ld, struct cnode *v, const char *path, void *arg)
 {
 	struct config *cf = arg;
 
+	/* "unix:/path": a Unix socket (incomingAuth local's peers) */
+	if (v->cn_type == CN_SCALAR && strncmp(v->cn_str, "unix:", 5) == 0)
+		return config_listen_unix(ld, v, path, cf);
 	return load_hostport(ld, v, path, &cf->cf_listen_host,
 	    &cf->cf_listen_port);
 }

@@ -21,6 +21,7 @@
 #include <sys/queue.h>
 #include <sys/types.h>
 
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,7 +78,8 @@ struct auth_slot {
 static struct {
 	struct worker		*a_w;
 	const struct config_oidc *a_oi;
-	int			 a_on;
+	int			 a_on;		/* oidc */
+	int			 a_local;	/* local: SO_PEERCRED */
 	char			 a_jwks_key[48];
 	char			 a_lock_key[48];
 	char			 a_refetch_key[48];
@@ -175,7 +177,7 @@ principal_new(json_t *claims, int64_t exp)
 const struct principal *
 auth_principal(const struct httpd_req *req)
 {
-	return A.a_on ? httpd_req_data(req) : NULL;
+	return A.a_on || A.a_local ? httpd_req_data(req) : NULL;
 }
 
 const char *
@@ -1016,12 +1018,55 @@ auth_check(struct worker *w, struct httpd_req *req, auth_cont_fn cont,
 	*verdict = AUTH_GO;
 }
 
+/*
+ * local: the peer's user on the Unix socket (SO_PEERCRED), issuer
+ * "local"; the name looked up once per uid and worker (the cache).
+ */
+static int
+auth_local(struct httpd_req *req)
+{
+	unsigned char		 hash[SHA256_DIGEST_LENGTH];
+	struct passwd		 pw, *pwp = NULL;
+	struct principal	*p;
+	char			 key[32], buf[1024], name[32];
+	json_t			*claims;
+	uid_t			 uid;
+
+	if (httpd_req_peer_uid(req, &uid) == -1) {
+		front_reply_error(req, 403, NULL, MCP_ERR_TRANSPORT,
+		    "Forbidden: the peer's user is unknown");
+		return AUTH_ANSWERED;
+	}
+	(void)snprintf(key, sizeof(key), "uid:%lu", (unsigned long)uid);
+	SHA256((const unsigned char *)key, strlen(key), hash);
+	if ((p = auth_cache_get(hash)) == NULL) {
+		(void)snprintf(name, sizeof(name), "%lu", (unsigned long)uid);
+		if (getpwuid_r(uid, &pw, buf, sizeof(buf), &pwp) != 0 ||
+		    pwp == NULL)
+			pwp = NULL;
+		claims = json_pack("{s:s, s:s, s:I}", "iss", "local", "sub",
+		    pwp != NULL ? pwp->pw_name : name, "uid", (json_int_t)uid);
+		if (claims == NULL || (p = principal_new(claims, INT64_MAX)) ==
+		    NULL) {
+			front_reply_error(req, 500, NULL, JSONRPC_INTERNAL_ERROR,
+			    "Internal error: out of memory");
+			return AUTH_ANSWERED;
+		}
+		auth_cache_put(hash, p);
+		principal_unref(p);
+	}
+	auth_attach(req, p);
+	return AUTH_GO;
+}
+
 int
 auth_request(struct worker *w, struct httpd_req *req, auth_cont_fn cont)
 {
 	const char	*q;
 	int		 v;
 
+	if (A.a_local)
+		return auth_local(req);
 	if (!A.a_on)
 		return AUTH_GO;
 	if ((q = httpd_req_query(req)) != NULL && auth_query_has_token(q)) {
@@ -1048,6 +1093,13 @@ auth_init(struct worker *w)
 	memset(&A, 0, sizeof(A));
 	TAILQ_INIT(&A.a_waits);
 	A.a_w = w;
+	if (cf->cf_inauth.ci_type == CONFIG_INAUTH_LOCAL) {
+		A.a_local = 1;
+		if ((A.a_cache = calloc(AUTH_CACHE_SLOTS,
+		    sizeof(*A.a_cache))) == NULL)
+			return -1;
+		return 0;
+	}
 	if (cf->cf_inauth.ci_type != CONFIG_INAUTH_OIDC)
 		return 0;
 	A.a_on = 1;

@@ -3,7 +3,8 @@
  * With type oidc every request carries a bearer access token (RFC 6750
  * 2.1; never in the query string), verified against the issuer's JWKS
  * (shared/jwt.c; keys shared by the workers through the store's keys
- * db) or, for an opaque token, by RFC 7662 introspection.  The verified
+ * db) or, for an opaque token, by RFC 7662 introspection.  With type
+ * local (a Unix socket listen) it is the peer's user.  The verified
  * identity, a struct principal, hangs on the request until it ends:
  * auth_principal() for the policy gate, auth_scope() for what is bound
  * to a principal (Legacy sessions).

@@ -1257,3 +1257,16 @@ httpd_req_data(const struct httpd_req *req)
 {
 	return req->r_data;
 }
+
+int
+httpd_req_peer_uid(const struct httpd_req *req, uid_t *uid)
+{
+	struct ucred	 cred;
+	socklen_t	 len = sizeof(cred);
+
+	if (req->r_conn->c_fd == -1 || getsockopt(req->r_conn->c_fd,
+	    SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1 || len != sizeof(cred))
+		return -1;
+	*uid = cred.uid;
+	return 0;
+}

@@ -63,6 +63,8 @@ const char	*httpd_req_query(const struct httpd_req *);
 void		 httpd_req_set_data(struct httpd_req *, void *,
 		    void (*free_fn)(void *));
 void		*httpd_req_data(const struct httpd_req *);
+/* the peer's uid on a Unix socket (SO_PEERCRED): 0, or -1 */
+int		 httpd_req_peer_uid(const struct httpd_req *, uid_t *);
 
 /* the reply; a header with CR, LF or NUL is refused (-1) */
 int		 httpd_add_header(struct httpd_req *, const char *,

@@ -1093,11 +1093,14 @@ test_err_auth(void **state)
 	    "t.yaml:6:9: incomingAuth: type oidc needs an oidc section "
 	    "(issuer, audience)");
 	load_bad(BACKEND "incomingAuth:\n  type: local\n",
-	    "t.yaml:6:9: incomingAuth type local is not supported yet by "
-	    "this version of vmcpd");
+	    "t.yaml: incomingAuth: type local needs daemon.listen: "
+	    "unix:/path (a peer's user is known only on a Unix socket)");
 	load_bad(BACKEND "incomingAuth:\n  type: none\n",
-	    "t.yaml:6:9: incomingAuth.type: expected anonymous or oidc, "
-	    "found \"none\"");
+	    "t.yaml:6:9: incomingAuth.type: expected anonymous, oidc or "
+	    "local, found \"none\"");
+	load_bad(BACKEND "daemon: {listen: \"unix:run/vmcpd.sock\"}\n",
+	    "t.yaml:5:18: daemon.listen: expected unix: and an absolute path "
+	    "of at most 107 bytes, found \"unix:run/vmcpd.sock\"");
 	load_bad(BACKEND "outgoingAuth:\n  source: discovered\n",
 	    "t.yaml:6:11: outgoingAuth source discovered is not supported "
 	    "yet by this version of vmcpd");
@@ -2288,6 +2291,20 @@ test_auth_oidc(void **state)
 	assert_int_equal(cf->cf_inauth.ci_anon_remote, 1);
 	config_free(cf);
 	cf = load_ok(BACKEND "daemon: {listen: \"localhost:1\"}\n");
+	config_free(cf);
+
+	/* local: on a Unix socket; anonymous there needs no flag */
+	cf = load_ok(BACKEND "daemon: {listen: \"unix:/run/vmcpd.sock\"}\n"
+	    "incomingAuth: {type: local}\n");
+	assert_int_equal(cf->cf_inauth.ci_type, CONFIG_INAUTH_LOCAL);
+	assert_string_equal(config_listen_unix_path(cf), "/run/vmcpd.sock");
+	assert_int_equal(cf->cf_listen_port, 0);
+	config_free(cf);
+	cf = load_ok(BACKEND "daemon: {listen: \"unix:/run/vmcpd.sock\"}\n");
+	assert_int_equal(cf->cf_inauth.ci_type, CONFIG_INAUTH_ANONYMOUS);
+	config_free(cf);
+	cf = load_ok(BACKEND);
+	assert_null(config_listen_unix_path(cf));
 	config_free(cf);
 }
 
