@@ -375,6 +375,33 @@ describe('incomingAuth oidc: daemons of their own (private addresses, key rotati
       idp.jwksOverride = null;
     }));
 
+  test('attack: a JWKS that redirects (to a private address) is not followed: 401', guarded(async () => {
+    const token = await idp.token('alice');
+    idp.jwksRedirect = `http://169.254.169.254/latest/meta-data/`;
+    try {
+      const d = await startDaemon({ backendUrl: backend.url, backendName: 'b', extra: oidcConfig(idp) });
+      daemons.push(d);
+      assertRefused(await post(d, token), /keys are unavailable/);
+    } finally {
+      idp.jwksRedirect = null;
+    }
+  }));
+
+  test('attack: a JWKS that never answers: 401 within the fetch timeout, never a hang', guarded(async () => {
+    const token = await idp.token('alice');
+    idp.jwksHang = true;
+    try {
+      const d = await startDaemon({ backendUrl: backend.url, backendName: 'b', extra: oidcConfig(idp) });
+      daemons.push(d);
+      const t0 = Date.now();
+      assertRefused(await post(d, token), /keys are unavailable/);
+      // the fetch is bounded (5 s) and a request waits at most 5 s
+      assert.ok(Date.now() - t0 < 12000, `${Date.now() - t0} ms`);
+    } finally {
+      idp.jwksHang = false;
+    }
+  }));
+
   test('attack: a JWKS too large to be one: refused, 401', guarded(async () => {
     idp.jwksOverride = JSON.stringify({ keys: [idp.publicJwk()], pad: 'x'.repeat(300 * 1024) });
     try {

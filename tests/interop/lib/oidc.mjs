@@ -30,6 +30,9 @@ export class Idp {
     this.server = null;
     this.jwksOverride = null;	// an object or a string served at /jwks
     this.introspectionOverride = null;	// an introspection answer
+    this.jwksRedirect = null;	// /jwks answers 302 to this
+    this.jwksHang = false;	// /jwks never answers
+    this.hung = [];
   }
 
   get jwksPath() { return '/jwks'; }
@@ -47,6 +50,15 @@ export class Idp {
         req.resume();
         res.writeHead(200, { 'Content-Type': 'application/json' });
         res.end(JSON.stringify(this.introspectionOverride));
+        return;
+      }
+      if (p === this.jwksPath && this.jwksRedirect) {
+        res.writeHead(302, { Location: this.jwksRedirect });
+        res.end();
+        return;
+      }
+      if (p === this.jwksPath && this.jwksHang) {
+        this.hung.push(res);	// never answered; closed at stop
         return;
       }
       if (p === this.jwksPath && this.jwksOverride) {
@@ -121,6 +133,8 @@ export class Idp {
   async stop() {
     if (!this.server)
       return;
+    for (const r of this.hung)
+      r.destroy();
     this.server.closeAllConnections?.();
     await new Promise((resolve) => this.server.close(resolve));
     this.server = null;
