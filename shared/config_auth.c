@@ -250,20 +250,20 @@ config_auth_resolve(struct loader *ld)
 
 	if (cf->cf_inauth.ci_type == CONFIG_INAUTH_LOCAL &&
 	    config_listen_unix_path(cf) == NULL)
-		return config_error(ld, NULL, "incomingAuth: type local needs "
-		    "daemon.listen: unix:/path (a peer's user is known only on "
-		    "a Unix socket)");
+		return config_error(ld, ld->ld_listen, "incomingAuth: type "
+		    "local needs daemon.listen: unix:/path (a peer's user is "
+		    "known only on a Unix socket)");
 	/* a Unix socket is as local as loopback: its file's mode decides */
 	if (cf->cf_inauth.ci_type != CONFIG_INAUTH_ANONYMOUS ||
 	    config_listen_unix_path(cf) != NULL ||
 	    cf->cf_inauth.ci_anon_remote || config_host_loopback(h,
 	    strlen(h)))
 		return 0;
-	return config_error(ld, NULL, "daemon.listen: %s is not a loopback "
-	    "address and incomingAuth is anonymous, so anyone who reaches "
-	    "it could use every backend; configure incomingAuth.type: oidc, "
-	    "or set incomingAuth.allowAnonymousRemote: true to accept this",
-	    h);
+	return config_error(ld, ld->ld_listen, "daemon.listen: %s is not a "
+	    "loopback address and incomingAuth is anonymous, so anyone who "
+	    "reaches it could use every backend; configure "
+	    "incomingAuth.type: oidc, or set "
+	    "incomingAuth.allowAnonymousRemote: true to accept this", h);
 }
 
 const char *

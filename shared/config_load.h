@@ -55,6 +55,7 @@ struct loader {
 	struct cnode	*ld_perworkload;
 	struct cnode	*ld_priority;	/* aggregation...priorityOrder */
 	struct cnode	*ld_tools;	/* aggregation.tools */
+	struct cnode	*ld_listen;	/* daemon.listen, for later checks */
 };
 
 enum field_type {

@@ -87,6 +87,7 @@ load_listen(struct loader *ld, struct cnode *v, const char *path, void *arg)
 {
 	struct config *cf = arg;
 
+	ld->ld_listen = v;
 	/* "unix:/path": a Unix socket (incomingAuth local's peers) */
 	if (v->cn_type == CN_SCALAR && strncmp(v->cn_str, "unix:", 5) == 0)
 		return config_listen_unix(ld, v, path, cf);

@@ -2313,13 +2313,14 @@ test_err_oidc(void **state)
 {
 	(void)state;
 	load_bad(BACKEND "daemon: {listen: \"0.0.0.0:1\"}\n",
-	    "t.yaml: daemon.listen: 0.0.0.0 is not a loopback address and "
+	    "t.yaml:5:18: daemon.listen: 0.0.0.0 is not a loopback address and "
 	    "incomingAuth is anonymous, so anyone who reaches it could use "
 	    "every backend; configure incomingAuth.type: oidc, or set "
 	    "incomingAuth.allowAnonymousRemote: true to accept this");
 	load_bad(BACKEND "daemon: {listen: \"10.1.2.3:1\"}\n"
 	    "incomingAuth: {type: anonymous, allowAnonymousRemote: false}\n",
-	    "t.yaml: daemon.listen: 10.1.2.3 is not a loopback address and "
+	    "t.yaml:5:18: daemon.listen: 10.1.2.3 is not a loopback address "
+	    "and "
 	    "incomingAuth is anonymous, so anyone who reaches it could use "
 	    "every backend; configure incomingAuth.type: oidc, or set "
 	    "incomingAuth.allowAnonymousRemote: true to accept this");
