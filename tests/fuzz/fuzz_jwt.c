@@ -1,6 +1,7 @@
 /*
  * libFuzzer: shared/jwt.c.  Input starting with a NUL byte is a JWKS
- * document (what an issuer's endpoint could send); anything else is a
+ * document (what an issuer's endpoint could send), with 0x01 a claims
+ * set (an introspection answer's) for the claim checks; anything else is a
  * bearer token checked against a fixed JWKS (an RSA and a P-256 key;
  * the seeds hold tokens they signed).  A token that passes must have
  * been split at its last dot, with claims the policy accepts.
@@ -33,6 +34,18 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    -1)
 			abort();
 		loaded = 1;
+	}
+	/* 0x01: a claims set as an introspection endpoint answers one */
+	if (size > 0 && data[0] == 1) {
+		json_t	*c = json_loadb((const char *)data + 1, size - 1,
+		    JSON_REJECT_DUPLICATES, NULL);
+
+		if (c != NULL && jwt_check_claims(c, &p, &exp, &why) == 0 &&
+		    (exp + 30 <= 1800000000 ||
+		    !json_is_string(json_object_get(c, "sub"))))
+			abort();
+		json_decref(c);
+		return 0;
 	}
 	if (size > 0 && data[0] == '\0') {
 		if (jwks_parse((const char *)data + 1, size - 1, &doc,
