@@ -51,7 +51,8 @@
 #define AUTH_WAIT_MS		5000			/* a parked request */
 #define AUTH_POLL_MS		100
 #define AUTH_CACHE_SLOTS	4096			/* power of two */
-#define AUTH_INTRO_MAX		(64 * 1024)
+#define AUTH_INTRO_MAX		(64 * 1024)		/* an answer */
+#define AUTH_INTRO_INFLIGHT	32	/* per worker: no amplifier */
 
 struct auth_wait {
 	TAILQ_ENTRY(auth_wait)	 aw_entry;
@@ -68,6 +69,7 @@ struct auth_wait {
 	int			 aw_done;	/* answered: resume */
 	struct principal	*aw_p;		/* its verdict, or NULL */
 	const char		*aw_why;
+	int			 aw_intro;	/* counted in a_nintro */
 };
 
 struct auth_slot {
@@ -91,6 +93,7 @@ static struct {
 	char			*a_buf;
 	size_t			 a_len;
 	TAILQ_HEAD(, auth_wait)	 a_waits;
+	size_t			 a_nintro;	/* introspections in flight */
 	struct auth_slot	*a_cache;
 } A;
 
@@ -627,6 +630,8 @@ static void
 auth_wait_free(struct auth_wait *aw)
 {
 	TAILQ_REMOVE(&A.a_waits, aw, aw_entry);
+	if (aw->aw_intro)
+		A.a_nintro--;
 	if (aw->aw_call != NULL)
 		http_call_cancel(aw->aw_call);
 	principal_unref(aw->aw_p);
@@ -865,6 +870,8 @@ auth_introspect(struct worker *w, struct httpd_req *req, auth_cont_fn cont,
 	memcpy(aw->aw_hash, hash, sizeof(aw->aw_hash));
 	aw->aw_call = c;
 	aw->aw_deadline = UINT64_MAX;
+	aw->aw_intro = 1;
+	A.a_nintro++;
 	if (http_call_start(c, &cbs, aw) == -1) {
 		aw->aw_call = NULL;
 		aw->aw_done = 1;
@@ -969,6 +976,15 @@ auth_check(struct worker *w, struct httpd_req *req, auth_cont_fn cont,
 	}
 	rc = jwt_parse(tok, len, &t, &why);
 	if (rc == -1 && A.a_oi->oi_introspection_url != NULL) {
+		/* random opaque tokens must not become a flood of calls to
+		 * the authorization server */
+		if (A.a_nintro >= AUTH_INTRO_INFLIGHT) {
+			(void)httpd_add_header(req, "Retry-After", "1");
+			front_reply_error(req, 503, NULL, MCP_ERR_TRANSPORT,
+			    "Service Unavailable: too many tokens being "
+			    "checked; retry");
+			return;
+		}
 		if ((copy = strndup(tok, len)) != NULL &&
 		    auth_introspect(w, req, cont, copy, hash) == 0)
 			*verdict = AUTH_LATER;

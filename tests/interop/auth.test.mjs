@@ -402,6 +402,26 @@ describe('incomingAuth oidc: daemons of their own (private addresses, key rotati
     }
   }));
 
+  test('attack: a flood of random opaque tokens: introspections in flight are bounded (503), none allowed',
+    guarded(async () => {
+      idp.introspectionHang = true;
+      try {
+        const d = await startDaemon({ backendUrl: backend.url, backendName: 'b', workers: 1,
+          extra: oidcConfig(idp, { introspection: true }) });
+        daemons.push(d);
+        const before = idp.count('/token/introspection');
+        const res = await Promise.all(Array.from({ length: 40 }, () => post(d, crypto.randomUUID())));
+        const by = (s) => res.filter((r) => r.status === s).length;
+        assert.equal(by(503) + by(401), 40, res.map((r) => r.status).join(' '));
+        assert.ok(by(503) >= 8, `${by(503)} answered 503`);
+        for (const r of res.filter((x) => x.status === 503))
+          assert.equal(r.headers['retry-after'], '1');
+        assert.ok(idp.count('/token/introspection') - before <= 32);
+      } finally {
+        idp.introspectionHang = false;
+      }
+    }));
+
   test('attack: a JWKS too large to be one: refused, 401', guarded(async () => {
     idp.jwksOverride = JSON.stringify({ keys: [idp.publicJwk()], pad: 'x'.repeat(300 * 1024) });
     try {

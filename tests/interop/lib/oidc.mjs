@@ -32,6 +32,7 @@ export class Idp {
     this.introspectionOverride = null;	// an introspection answer
     this.jwksRedirect = null;	// /jwks answers 302 to this
     this.jwksHang = false;	// /jwks never answers
+    this.introspectionHang = false;	// introspection never answers
     this.hung = [];
   }
 
@@ -46,6 +47,10 @@ export class Idp {
       const p = req.url.split('?')[0];
       this.requests.push(p);
       // a JWKS the test decides (rotation, a huge one), else the provider's
+      if (p === '/token/introspection' && this.introspectionHang) {
+        this.hung.push(res);	// never answered; closed at stop
+        return;
+      }
       if (p === '/token/introspection' && this.introspectionOverride) {
         req.resume();
         res.writeHead(200, { 'Content-Type': 'application/json' });
