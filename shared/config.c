@@ -1029,7 +1029,7 @@ load_root(struct loader *ld, struct cnode *root)
 		{ "sessions", F_FN, cf, load_sessions, 0, 0 },
 		{ "backends", F_FN, cf, load_backends, 0, 0 },
 		{ "operational", F_FN, cf, load_operational, 0, 0 },
-		{ "incomingAuth", F_FN, NULL, load_incoming_auth, 0, 0 },
+		{ "incomingAuth", F_FN, cf, load_incoming_auth, 0, 0 },
 		{ "outgoingAuth", F_FN, NULL, load_outgoing_auth, 0, 0 },
 		{ "aggregation", F_FN, &cf->cf_agg, load_aggregation, 0, 0 },
 		{ "compositeTools", F_NOTYET, NULL, NULL, 0, 0 },
@@ -1054,6 +1054,8 @@ load_root(struct loader *ld, struct cnode *root)
 	if (config_resolve_timeouts(ld) == -1)
 		return -1;
 	config_resolve_sessions(ld->ld_cf);
+	if (config_auth_resolve(ld) == -1)
+		return -1;
 	return config_resolve_aggregation(ld);
 }
 
@@ -1257,6 +1259,7 @@ config_free(struct config *cf)
 	}
 	free(cf->cf_backends);
 	config_aggregation_free(&cf->cf_agg);
+	config_auth_free(&cf->cf_inauth);
 	free(cf->cf_file);
 	free(cf->cf_name);
 	free(cf->cf_group_ref);

@@ -55,6 +55,7 @@ struct loader {
 	struct cnode	*ld_perworkload;
 	struct cnode	*ld_priority;	/* aggregation...priorityOrder */
 	struct cnode	*ld_tools;	/* aggregation.tools */
+	struct cnode	*ld_listen;	/* daemon.listen, for later checks */
 };
 
 enum field_type {
@@ -124,6 +125,13 @@ int	 load_outgoing_auth(struct loader *, struct cnode *, const char *,
 int	 load_aggregation(struct loader *, struct cnode *, const char *,
 	    void *);
 int	 config_resolve_timeouts(struct loader *);
+/* config_auth.c: incomingAuth, and its checks against daemon.listen */
+int	 config_auth_load(struct loader *, struct cnode *, const char *,
+	    void *);
+int	 config_auth_resolve(struct loader *);
+int	 config_listen_unix(struct loader *, struct cnode *, const char *,
+	    struct config *);
+void	 config_auth_free(struct config_inauth *);
 void	 config_resolve_sessions(struct config *);
 int	 config_resolve_aggregation(struct loader *);
 

@@ -30,6 +30,7 @@ enum store_db {
 	STORE_LIMITS,		/* bucket key -> token bucket */
 	STORE_BACKENDS,		/* backend name -> initialize result cache */
 	STORE_CLOSING,		/* ended record's key -> its payload, to close */
+	STORE_KEYS,		/* issuer -> its JWKS; fetch locks, refetch guard */
 	STORE_NDB
 };
 

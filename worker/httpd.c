@@ -92,6 +92,8 @@ struct httpd_req {
 	void			*r_close_arg;
 	httpd_req_cb		 r_done_cb;
 	void			*r_done_arg;
+	void			*r_data;	/* httpd_req_set_data() */
+	void			(*r_data_free)(void *);
 };
 
 struct httpd_conn {
@@ -451,6 +453,7 @@ conn_free(struct httpd_conn *c)
 	evbuffer_free(c->c_out);
 	free(c->c_in);
 	free(c->c_req.r_oh);
+	httpd_req_set_data(&c->c_req, NULL, NULL);
 	free(c);
 }
 
@@ -827,6 +830,7 @@ conn_finish(struct httpd_conn *c)
 	c->c_state = CONN_READING;
 	if (done != NULL)
 		done(req, done_arg);
+	httpd_req_set_data(req, NULL, NULL);
 	if (c->c_rpaused && c->c_fd != -1) {
 		(void)event_add(c->c_rev, NULL);
 		c->c_rpaused = 0;
@@ -1256,4 +1260,42 @@ httpd_send_end(struct httpd_req *req)
 		conn_flush(c);
 	}
 	conn_unhold(c);
+}
+
+const char *
+httpd_req_query(const struct httpd_req *req)
+{
+	return req->r_head.hh_query != 0 ? req->r_conn->c_in +
+	    req->r_head.hh_query : NULL;
+}
+
+void
+httpd_req_set_data(struct httpd_req *req, void *data, void (*fn)(void *))
+{
+	void	*old = req->r_data;
+	void	(*oldfn)(void *) = req->r_data_free;
+
+	req->r_data = data;
+	req->r_data_free = fn;
+	if (old != NULL && oldfn != NULL)
+		oldfn(old);
+}
+
+void *
+httpd_req_data(const struct httpd_req *req)
+{
+	return req->r_data;
+}
+
+int
+httpd_req_peer_uid(const struct httpd_req *req, uid_t *uid)
+{
+	struct ucred	 cred;
+	socklen_t	 len = sizeof(cred);
+
+	if (req->r_conn->c_fd == -1 || getsockopt(req->r_conn->c_fd,
+	    SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1 || len != sizeof(cred))
+		return -1;
+	*uid = cred.uid;
+	return 0;
 }

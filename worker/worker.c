@@ -20,6 +20,7 @@
 #include "shared/store.h"
 #include "shared/http_client.h"
 #include "wake.h"
+#include "auth.h"
 #include "worker.h"
 
 static struct worker	 the_worker;
@@ -230,6 +231,8 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 		fatalx("cannot create the backend HTTP client");
 	if (wake_init(w->w_base, conf, w->w_pid, worker_on_wake, w) == -1)
 		fatalx("cannot set up the wake socket");
+	if (auth_init(w) == -1)
+		fatalx("cannot set up incoming authentication");
 	if (front_init(w) == -1)
 		fatalx("cannot serve HTTP");
 	if (diag_init(w) == -1)
@@ -253,6 +256,7 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 	stream_free_all(w);
 	wake_free();
 	front_free(w);
+	auth_free();
 	diag_free(w);
 	backend_free_all(w);
 	views_free();
