@@ -28,7 +28,12 @@
 #include "wake.h"
 #include "worker.h"
 
-#define BUILDER_NICE	10	/* below the workers, not starved by them */
+/*
+ * Below the workers, but not far: a worker's own store write waits on
+ * LMDB's one writer lock while the builder stores a layout, so a builder
+ * starved of CPU inside that write would stall the worker with it.
+ */
+#define BUILDER_NICE	5
 
 static void
 builder_on_signal(evutil_socket_t sig, short ev, void *arg)
