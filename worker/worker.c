@@ -167,6 +167,11 @@ worker_on_wake(void *arg, const struct wake_msg *m)
 	case WAKE_CANCEL:
 		cancel_wake(w, m->wm_a, m->wm_b);
 		break;
+	case WAKE_VIEW_READY:
+		views_wake(w, m->wm_a);
+		break;
+	case WAKE_VIEW_BUILD:	/* the builder's */
+		break;
 	}
 }
 
