@@ -187,7 +187,6 @@ struct config_audit {
 	char			**ca_exclude;	/* excludeEventTypes */
 	size_t			 ca_nexclude;
 	int			 ca_request_data;
-	int			 ca_response_data;
 	size_t			 ca_max_data;	/* maxDataSize, 1024 */
 };
 

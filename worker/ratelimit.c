@@ -15,6 +15,7 @@
 #include "shared/log.h"
 #include "shared/store.h"
 #include "proto/method.h"
+#include "audit.h"
 #include "auth.h"
 #include "httpd.h"
 #include "ratelimit.h"
@@ -168,5 +169,10 @@ ratelimit_call(struct worker *w, struct httpd_req *req,
 		name = "";
 		len = 0;
 	}
-	return ratelimit_check(w, auth_principal(req), name, len, retry_s);
+	if (ratelimit_check(w, auth_principal(req), name, len, retry_s) ==
+	    RATELIMIT_OK)
+		return RATELIMIT_OK;
+	/* audited as a denial, whatever the answer's status */
+	audit_set_outcome(w, req, AUDIT_DENIED);
+	return RATELIMIT_LIMITED;
 }

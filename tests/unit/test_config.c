@@ -2457,7 +2457,6 @@ test_audit(void **state)
 	    "  eventTypes: [mcp_tool_call, http_request]\n"
 	    "  excludeEventTypes: [mcp_ping]\n"
 	    "  includeRequestData: true\n"
-	    "  includeResponseData: true\n"
 	    "  maxDataSize: 4096\n");
 	assert_true(cf->cf_audit.ca_enabled);
 	assert_string_equal(cf->cf_audit.ca_log_file,
@@ -2467,7 +2466,6 @@ test_audit(void **state)
 	assert_string_equal(cf->cf_audit.ca_types[1], "http_request");
 	assert_int_equal(cf->cf_audit.ca_nexclude, 1);
 	assert_true(cf->cf_audit.ca_request_data);
-	assert_true(cf->cf_audit.ca_response_data);
 	assert_int_equal(cf->cf_audit.ca_max_data, 4096);
 	config_free(cf);
 
@@ -2477,6 +2475,9 @@ test_audit(void **state)
 	    "...; see vmcpd.yaml(5)), found \"mcp_tool_calls\"");
 	load_bad(BACKEND "audit:\n  logFile: audit.log\n",
 	    "t.yaml:6:12: audit.logFile: an absolute path expected");
+	load_bad(BACKEND "audit:\n  includeResponseData: true\n",
+	    "t.yaml:6:3: audit.includeResponseData is not supported yet by "
+	    "this version of vmcpd");
 	load_bad(BACKEND "audit:\n  maxDataSize: 0\n",
 	    "t.yaml:6:16: audit.maxDataSize: expected a size from 1 to 1MiB "
 	    "(bytes, or a number with a K, M, G or T suffix), found \"0\"");
