@@ -193,8 +193,9 @@ int	 store_iter(struct store *, enum store_db, uint64_t now_ms,
 /*
  * Token buckets (store_bucket.c): one write txn refills each bucket
  * (sb_max tokens per sb_period_ms, full when new), and takes one token
- * from every one if each has one, else from none: STORE_LIMITED with
- * *retry_ms, when the emptiest has its token back.
+ * (or a lease of several) from every one if each has one, else from
+ * none: STORE_LIMITED with *retry_ms, when the emptiest has its token
+ * back.
  */
 #define STORE_LIMITED		6
 #define STORE_BUCKETS_MAX	8
@@ -203,8 +204,13 @@ struct store_bucket {
 	size_t		 sb_klen;
 	uint64_t	 sb_max;
 	uint64_t	 sb_period_ms;
+	/* a lease: 0 takes 1 token; n takes floor(tokens / n) of those
+	   left, at least 1 and at most STORE_LEASE_MAX */
+	unsigned int	 sb_lease;
+	uint64_t	 sb_taken;	/* out: tokens taken */
 };
-int	 store_buckets_take(struct store *, const struct store_bucket *,
+#define STORE_LEASE_MAX		1024
+int	 store_buckets_take(struct store *, struct store_bucket *,
 	    size_t n, uint64_t now_ms, uint64_t *retry_ms);
 /*
  * Sequences: records keyed prefix || be64 seq.  store_append() writes

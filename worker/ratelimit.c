@@ -44,6 +44,69 @@ ratelimit_key(uint8_t *buf, size_t buflen, char kind, const char *scope,
 	return n;
 }
 
+/*
+ * Leases: a shared bucket (the server's, a tool's: no principal in the
+ * key) is the one every call of every worker writes, so a worker takes
+ * its tokens in batches, a 64th of what the bucket holds (1 when it
+ * holds less than 128), and spends them without a store txn.  Tokens
+ * are only ever taken from the shared bucket, so no more calls go
+ * through than it admits; a lease unused for a second is dropped (those
+ * tokens are lost, at most a 64th of the bucket per worker), and near
+ * empty the batch is 1, so a small limit is exact.  Per-user buckets
+ * are not leased: each is exact.
+ */
+#define RATELIMIT_LEASE_DIV	64
+#define RATELIMIT_LEASE_MS	1000
+#define RATELIMIT_LEASES	64
+
+struct ratelimit_lease {
+	uint8_t		 rl_key[RATELIMIT_KEY_MAX];
+	size_t		 rl_klen;
+	uint64_t	 rl_tokens;
+	uint64_t	 rl_until_ms;
+};
+
+static struct ratelimit_lease	 leases[RATELIMIT_LEASES];
+
+static struct ratelimit_lease *
+ratelimit_lease_find(const struct store_bucket *b, uint64_t now_ms,
+    int create)
+{
+	struct ratelimit_lease	*l, *free_l = NULL;
+	size_t			 i;
+
+	for (i = 0; i < RATELIMIT_LEASES; i++) {
+		l = &leases[i];
+		if (l->rl_klen == b->sb_klen &&
+		    memcmp(l->rl_key, b->sb_key, b->sb_klen) == 0)
+			return l;
+		if (free_l == NULL && (l->rl_klen == 0 ||
+		    l->rl_until_ms <= now_ms))
+			free_l = l;
+	}
+	if (!create || free_l == NULL)
+		return NULL;
+	memcpy(free_l->rl_key, b->sb_key, b->sb_klen);
+	free_l->rl_klen = b->sb_klen;
+	free_l->rl_tokens = 0;
+	free_l->rl_until_ms = 0;
+	return free_l;
+}
+
+/* a leased token of b, if this worker holds one (not spent yet) */
+static struct ratelimit_lease *
+ratelimit_lease_has(const struct store_bucket *b, uint64_t now_ms)
+{
+	struct ratelimit_lease *l;
+
+	if (b->sb_lease == 0 ||
+	    (l = ratelimit_lease_find(b, now_ms, 0)) == NULL)
+		return NULL;
+	if (l->rl_until_ms <= now_ms)
+		l->rl_tokens = 0;
+	return l->rl_tokens > 0 ? l : NULL;
+}
+
 static size_t
 ratelimit_add(struct store_bucket *b, size_t nb,
     uint8_t keys[][RATELIMIT_KEY_MAX], const struct config_bucket *cb,
@@ -62,6 +125,7 @@ ratelimit_add(struct store_bucket *b, size_t nb,
 	b[nb].sb_klen = klen;
 	b[nb].sb_max = cb->cb_max;
 	b[nb].sb_period_ms = cb->cb_period_ms;
+	b[nb].sb_lease = kind == 'S' || kind == 'T' ? RATELIMIT_LEASE_DIV : 0;
 	return nb + 1;
 }
 
@@ -72,8 +136,11 @@ ratelimit_check(struct worker *w, const struct principal *p,
 	static time_t			 warned;
 	const struct config_ratelimit	*rl = &w->w_conf->cf_ratelimit;
 	const struct config_tool_limit	*t;
-	struct store_bucket		 b[4];
+	struct store_bucket		 b[4], take[4];
+	struct ratelimit_lease		*held[4], *l;
 	uint8_t				 keys[4][RATELIMIT_KEY_MAX];
+	uint64_t			 now_ms;
+	size_t				 nt;
 	const char			*scope = p != NULL ? p->p_scope : NULL;
 	uint64_t			 retry_ms;
 	size_t				 i, nb = 0;
@@ -97,7 +164,28 @@ ratelimit_check(struct worker *w, const struct principal *p,
 		    tool, len);
 		break;
 	}
-	rc = store_buckets_take(w->w_store, b, nb, store_now_ms(), &retry_ms);
+	/* the buckets this worker holds a token of stay out of the txn */
+	now_ms = store_now_ms();
+	for (i = 0, nt = 0; i < nb; i++) {
+		held[i] = ratelimit_lease_has(&b[i], now_ms);
+		if (held[i] == NULL)
+			take[nt++] = b[i];
+	}
+	rc = store_buckets_take(w->w_store, take, nt, now_ms, &retry_ms);
+	if (rc == 0) {
+		/* all or none: the held tokens are spent only now */
+		for (i = 0; i < nb; i++)
+			if (held[i] != NULL)
+				held[i]->rl_tokens--;
+		for (i = 0; i < nt; i++) {
+			if (take[i].sb_taken <= 1 || (l =
+			    ratelimit_lease_find(&take[i], now_ms, 1)) == NULL)
+				continue;
+			l->rl_tokens = take[i].sb_taken - 1;
+			l->rl_until_ms = now_ms + RATELIMIT_LEASE_MS;
+		}
+		return RATELIMIT_OK;
+	}
 	if (rc == STORE_LIMITED) {
 		/* the reference's figure is whole seconds, at least 1 */
 		*retry_s = (unsigned int)((retry_ms + 999) / 1000);

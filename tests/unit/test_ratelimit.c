@@ -53,8 +53,12 @@ test_buckets_all_or_none(void **state)
 {
 	struct store		*st = *state;
 	struct store_bucket	 b[2] = {
-		{ "big", 3, 10, 10000 },	/* 1 token a second */
-		{ "small", 5, 2, 60000 },	/* 1 token per 30 s */
+		/* 1 token a second */
+		{ .sb_key = "big", .sb_klen = 3, .sb_max = 10,
+		    .sb_period_ms = 10000 },
+		/* 1 token per 30 s */
+		{ .sb_key = "small", .sb_klen = 5, .sb_max = 2,
+		    .sb_period_ms = 60000 },
 	};
 	uint64_t		 retry, now = 1000000;
 
@@ -86,6 +90,30 @@ test_buckets_all_or_none(void **state)
 	    &retry), STORE_LIMITED);
 	/* no bucket: nothing to take */
 	assert_int_equal(store_buckets_take(st, b, 0, now, &retry), 0);
+}
+
+/* a lease takes a share of what is left, at least 1, never more */
+static void
+test_buckets_lease(void **state)
+{
+	struct store		*st = *state;
+	struct store_bucket	 b = { .sb_key = "lease", .sb_klen = 5,
+	    .sb_max = 1000, .sb_period_ms = 1000000, .sb_lease = 64 };
+	uint64_t		 retry, now = 5000000, total = 0;
+	int			 calls = 0;
+
+	assert_int_equal(store_buckets_take(st, &b, 1, now, &retry), 0);
+	assert_int_equal(b.sb_taken, 15);	/* 1000 / 64 */
+	total += b.sb_taken;
+	/* the share shrinks to 1 as the bucket empties: all 1000 go */
+	while (store_buckets_take(st, &b, 1, now, &retry) == 0) {
+		assert_true(b.sb_taken >= 1);
+		total += b.sb_taken;
+		calls++;
+	}
+	assert_int_equal(total, 1000);
+	assert_true(calls < 400);
+	assert_int_equal(b.sb_taken, 0);
 }
 
 static void
@@ -124,6 +152,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_buckets_all_or_none,
 		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_buckets_lease, setup,
+		    teardown),
 		cmocka_unit_test(test_keys_unforgeable),
 	};
 
