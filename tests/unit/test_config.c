@@ -2018,7 +2018,7 @@ test_examples(void **state)
 	char		 path[1024], err[CONFIG_ERR_MAX];
 	const char	*root = NULL;
 	size_t		 i, len;
-	int		 n = 0, aggregate = 0, oidc = 0;
+	int		 n = 0, aggregate = 0, oidc = 0, limits = 0;
 
 	(void)state;
 	for (i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
@@ -2053,6 +2053,13 @@ test_examples(void **state)
 			aggregate = 1;
 			check_aggregate(cf);
 		}
+		if (strcmp(de->d_name, "limits.yaml") == 0) {
+			limits = 1;
+			assert_int_equal(cf->cf_ratelimit.crl_per_user.cb_max,
+			    100);
+			assert_int_equal(cf->cf_ratelimit.crl_ntools, 1);
+			assert_true(cf->cf_audit.ca_enabled);
+		}
 		if (strcmp(de->d_name, "oidc.yaml") == 0) {
 			oidc = 1;
 			assert_int_equal(cf->cf_inauth.ci_type,
@@ -2067,6 +2074,7 @@ test_examples(void **state)
 	assert_true(n >= 1);
 	assert_true(aggregate);
 	assert_true(oidc);
+	assert_true(limits);
 }
 
 /*
