@@ -108,6 +108,9 @@ describe('rateLimiting perUser keys on the principal', () => {
       extra: oidcConfig(idp) + [
         'rateLimiting:',
         '  perUser: {maxTokens: 3, refillPeriod: 1h}',
+        '  tools:',
+        '    - name: echo',
+        '      perUser: {maxTokens: 3, refillPeriod: 1h}',
         '',
       ].join('\n'),
     });
@@ -134,5 +137,26 @@ describe('rateLimiting perUser keys on the principal', () => {
       assert.equal(r.json.error, undefined, r.text);
     }
     assertModernLimited(await call(bob, 3));
+  }));
+
+  // security.md 6.4 #56: were keys the parts joined by ':', the per-user
+  // bucket of sub "bob:tool:echo" would be bob's bucket of tool echo
+  test('bucket keys cannot be forged by a subject with separators', guarded(async () => {
+    const mallory = { Authorization: `Bearer ${idp.forge(idp.claims({ sub: 'carol:tool:echo' }))}` };
+    const carol = { Authorization: `Bearer ${idp.forge(idp.claims({ sub: 'carol' }))}` };
+    const call = (h, name, i) => modern(daemon.port, 'tools/call',
+      { name, arguments: name === 'echo' ? { message: `f${i}` } : {} }, { 'Mcp-Name': name, ...h });
+    for (let i = 0; i < 3; i++) {
+      const r = await call(mallory, 'fail', i);
+      assert.equal(r.json.error, undefined, r.text);
+    }
+    assertModernLimited(await call(mallory, 'fail', 3));
+    // carol's own buckets are untouched
+    for (let i = 0; i < 3; i++) {
+      const r = await call(carol, 'echo', i);
+      assert.equal(r.json.error, undefined, r.text);
+      assert.deepEqual(r.json.result.content, [{ type: 'text', text: `Echo: f${i}` }]);
+    }
+    assertModernLimited(await call(carol, 'echo', 3));
   }));
 });
