@@ -145,7 +145,9 @@ audit_note_body(struct audit_ev *ae, struct httpd_req *req)
 	const char		*body, *method;
 	size_t			 len;
 
-	ae->ae_type = "http_request";
+	/* a GET opens a session's stream (the reference's sse_connection) */
+	ae->ae_type = httpd_req_method(req) == HTTP_M_GET ? "sse_connection" :
+	    "http_request";
 	if (httpd_req_method(req) != HTTP_M_POST ||
 	    (body = httpd_req_body(req, &len)) == NULL || len == 0 ||
 	    (root = json_loadb(body, len, JSON_REJECT_DUPLICATES, NULL)) ==
