@@ -140,3 +140,48 @@ describe('audit log', () => {
     assert.equal((await lines(old)).length, before, 'no worker kept the old file');
   }));
 });
+
+describe('audit with includeRequestData and eventTypes', () => {
+  let backend, daemon, file;
+
+  before(async () => {
+    backend = await startTestBackend();
+    const dir = await fsp.mkdtemp(path.join((await import('node:os')).tmpdir(), 'vmcpd-audit-'));
+    file = path.join(dir, 'audit.jsonl');
+    daemon = await startDaemon({
+      backendUrl: backend.url, workers: 2,
+      extra: [
+        'audit:',
+        '  enabled: true',
+        `  logFile: ${file}`,
+        '  eventTypes: [mcp_tool_call]',
+        '  includeRequestData: true',
+        '  maxDataSize: 40',
+        '',
+      ].join('\n'),
+    });
+  });
+
+  after(async () => {
+    if (daemon)
+      await daemon.stop();
+  });
+
+  test('the params, cut at maxDataSize; other types left out', guarded(async () => {
+    const { sid } = await (await import('./lib/harness.mjs')).openSession(daemon.port);
+    const message = 'm'.repeat(100);
+    const r = await mcpPost(daemon.port, { jsonrpc: '2.0', id: nextId(), method: 'tools/call',
+      params: { name: 'echo', arguments: { message } } }, { session: sid });
+    assert.equal(r.status, 200, r.text);
+    const ev = await waitFor('the call line', async () => {
+      const l = await lines(file);
+      return l.length >= 1 ? l : null;
+    });
+    assert.ok(ev.every((e) => e.type === 'mcp_tool_call'), JSON.stringify(ev));
+    assert.equal(ev.length, 1);
+    assert.equal(ev[0].component, 'vmcpd');
+    assert.equal(ev[0].subjects.user, 'anonymous');
+    const full = JSON.stringify({ name: 'echo', arguments: { message } });
+    assert.equal(ev[0].data.request, full.slice(0, 40));
+  }));
+});
