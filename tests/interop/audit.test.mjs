@@ -73,6 +73,11 @@ describe('audit log', () => {
       { jsonrpc: '2.0', id: nextId(), method: 'tools/call', params: { name: 'echo', arguments: {} } },
       { session: sid });
     assert.equal(denied.status, 401);
+    // a disallowed Origin: 403
+    const bad = await mcpPost(daemon.port,
+      { jsonrpc: '2.0', id: nextId(), method: 'tools/list', params: {} },
+      { session: sid, headers: { ...auth(), Origin: 'http://evil.example' } });
+    assert.equal(bad.status, 403, bad.text);
     // fail's per-user bucket holds 1: the second is rate limited
     await call('tools/call', { name: 'fail', arguments: {} });
     const limited = await call('tools/call', { name: 'fail', arguments: {} });
@@ -83,7 +88,7 @@ describe('audit log', () => {
 
     const ev = await waitFor('audit lines', async () => {
       const l = await lines(file);
-      return l.length >= 8 ? l : null;
+      return l.length >= 9 ? l : null;
     });
     const text = await fsp.readFile(file, 'utf8');
     assert.ok(!text.includes(token), 'no token in the audit log');
@@ -115,6 +120,9 @@ describe('audit log', () => {
     const unauth = calls.find((e) => e.metadata.extra.status_code === 401);
     assert.equal(unauth?.outcome, 'denied', JSON.stringify(calls));
     assert.equal(unauth.subjects.user, 'anonymous');
+    const forbidden = ev.find((e) => e.metadata.extra.status_code === 403);
+    assert.equal(forbidden?.outcome, 'denied', JSON.stringify(ev));
+    assert.equal(forbidden.type, 'mcp_tools_list');
     const fails = calls.filter((e) => e.target.name === 'fail');
     assert.deepEqual(fails.map((e) => e.outcome), ['success', 'denied']);
     assert.ok(calls.some((e) => e.target.name === forged), 'the forged name, escaped in its own line');
