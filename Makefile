@@ -122,11 +122,13 @@ fuzz-smoke:
 # throughput and latency against a direct backend and an nginx hop, then
 # scale: 100k sessions and their sweep, views of 10k and 100k tools
 # (bench-scale alone; SCALE_SIZE=small for a one-minute run), then a
-# bearer token on every tools/call against none (tests/bench/auth.sh)
+# bearer token on every tools/call against none (tests/bench/auth.sh),
+# then a shared rate limit against none (tests/bench/ratelimit.sh)
 bench:
 	sh tests/bench/run.sh
 	sh tests/bench/scale.sh
 	sh tests/bench/auth.sh
+	sh tests/bench/ratelimit.sh
 
 bench-scale:
 	sh tests/bench/scale.sh
