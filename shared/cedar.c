@@ -1217,6 +1217,7 @@ struct policy {
 
 struct cedar_policyset {
 	struct arena		 ps_arena;
+	const char		*ps_file;
 	struct policy		*ps_pol;
 	size_t			 ps_n;
 };
@@ -1477,7 +1478,9 @@ parse_member(struct parser *p, struct expr *x)
 		} else if (t->t_t == T_DOT) {
 			lex_next(p);
 			if (t->t_t != T_IDENT || tok_reserved(t))
-				return perr_unexpected(p, "an attribute name");
+				return perr_tok(p, "expected an attribute "
+				    "name, found '%.*s'", (int)t->t_len,
+				    t->t_p);
 			if (lex_peek(p)->t_t != T_LPAREN) {
 				if ((e = node(p, E_ATTR, line, col)) == NULL ||
 				    arena_str(p->p_ar, t->t_p, t->t_len,
@@ -1966,6 +1969,15 @@ cedar_parse(const char *file, const char *text, size_t len, char *err,
 	p.p_ar = &ps->ps_arena;
 	p.p_err = err;
 	p.p_errsz = errsz;
+	{
+		struct cedar_str	 f;
+
+		if (arena_str(&ps->ps_arena, file, strlen(file), &f) == -1) {
+			perr(&p, 1, 1, "out of memory");
+			goto fail;
+		}
+		ps->ps_file = f.cs_ptr;
+	}
 	if (len > CEDAR_TEXT_MAX) {
 		perr(&p, 1, 1, "policies longer than %d bytes",
 		    CEDAR_TEXT_MAX);
@@ -2025,21 +2037,105 @@ cedar_policyset_len(const struct cedar_policyset *ps)
 	return ps->ps_n;
 }
 
-int
-cedar_policyset_actions(const struct cedar_policyset *ps,
-    int (*fn)(void *, const struct cedar_uid *, unsigned, unsigned),
-    void *arg)
+struct check {
+	const struct cedar_policyset	 *ck_ps;
+	const char *const		 *ck_actions;
+	char				 *ck_err;
+	size_t				  ck_errsz;
+};
+
+static int
+check_err(struct check *ck, unsigned line, unsigned col, const char *fmt,
+    ...)
 {
+	va_list	ap;
+	int	n;
+
+	n = snprintf(ck->ck_err, ck->ck_errsz, "%s:%u:%u: ",
+	    ck->ck_ps->ps_file, line, col);
+	if (n >= 0 && (size_t)n < ck->ck_errsz) {
+		va_start(ap, fmt);
+		vsnprintf(ck->ck_err + n, ck->ck_errsz - n, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+static int
+check_action(struct check *ck, const struct cedar_uid *u, unsigned line,
+    unsigned col)
+{
+	size_t	i;
+
+	if (!action_type_ok(u))
+		return 0;
+	for (i = 0; ck->ck_actions[i] != NULL; i++)
+		if (strlen(ck->ck_actions[i]) == u->cu_id.cs_len &&
+		    memcmp(ck->ck_actions[i], u->cu_id.cs_ptr,
+		    u->cu_id.cs_len) == 0)
+			return 0;
+	return check_err(ck, line, col, "unknown action %.*s::\"%.*s\"",
+	    (int)u->cu_type.cs_len, u->cu_type.cs_ptr, (int)u->cu_id.cs_len,
+	    u->cu_id.cs_ptr);
+}
+
+/* a literal that can never be an entity */
+static int
+check_not_entity(const struct expr *x)
+{
+	return x->x_op == E_LIT && x->x_lit->cv_t != CV_ENTITY;
+}
+
+/* recursion as deep as the tree: CEDAR_DEPTH_MAX */
+static int
+check_expr(struct check *ck, const struct expr *x)
+{
+	size_t	i;
+
+	if (x->x_op == E_LIT && x->x_lit->cv_t == CV_ENTITY &&
+	    check_action(ck, &x->x_lit->cv_u.e, x->x_line, x->x_col) == -1)
+		return -1;
+	if (x->x_op == E_IN) {
+		if (check_not_entity(x->x_b))
+			return check_err(ck, x->x_line, x->x_col, "'in' "
+			    "wants entities on its right");
+		if (x->x_b->x_op == E_SET)
+			for (i = 0; i < x->x_b->x_n; i++)
+				if (check_not_entity(x->x_b->x_v[i]))
+					return check_err(ck, x->x_line,
+					    x->x_col, "'in' wants entities "
+					    "on its right");
+	}
+	if ((x->x_a != NULL && check_expr(ck, x->x_a) == -1) ||
+	    (x->x_b != NULL && check_expr(ck, x->x_b) == -1))
+		return -1;
+	for (i = 0; i < x->x_n; i++)
+		if (check_expr(ck, x->x_v[i]) == -1)
+			return -1;
+	return 0;
+}
+
+int
+cedar_policyset_check(const struct cedar_policyset *ps,
+    const char *const *actions, char *err, size_t errsz)
+{
+	struct check		 ck;
 	const struct policy	*po;
 	size_t			 i, k;
-	int			 rc;
 
+	ck.ck_ps = ps;
+	ck.ck_actions = actions;
+	ck.ck_err = err;
+	ck.ck_errsz = errsz;
 	for (i = 0; i < ps->ps_n; i++) {
 		po = &ps->ps_pol[i];
 		for (k = 0; k < po->po_scope[1].sc_n; k++)
-			if ((rc = fn(arg, &po->po_scope[1].sc_uids[k],
-			    po->po_line, po->po_col)) != 0)
-				return rc;
+			if (check_action(&ck, &po->po_scope[1].sc_uids[k],
+			    po->po_line, po->po_col) == -1)
+				return -1;
+		for (k = 0; k < po->po_ncond; k++)
+			if (check_expr(&ck, po->po_cond[k].co_x) == -1)
+				return -1;
 	}
 	return 0;
 }

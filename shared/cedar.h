@@ -53,13 +53,15 @@ void		 cedar_policyset_free(struct cedar_policyset *);
 size_t		 cedar_policyset_len(const struct cedar_policyset *);
 
 /*
- * Calls fn for every entity named in an action scope (== or in), with
- * the line and column of the policy; stops at and returns fn's first
- * non-zero answer.  For the load-time check of action names.
+ * What Cedar accepts but vmcpd refuses at load, because the policy could
+ * never do what its author meant: an Action entity, in a scope or an
+ * expression, whose id is not one of actions (NULL-terminated), and an
+ * `in` whose right side is a literal that is no entity (a string, a
+ * number, a set literal with such an element: an error on every
+ * request).  0, or -1 with "file:line:col: message" in err.
  */
-int		 cedar_policyset_actions(const struct cedar_policyset *,
-		    int (*fn)(void *, const struct cedar_uid *, unsigned,
-		    unsigned), void *arg);
+int		 cedar_policyset_check(const struct cedar_policyset *,
+		    const char *const *actions, char *err, size_t errsz);
 
 /*
  * An entity store.  A store with a base is a layer over it: a UID found
