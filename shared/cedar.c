@@ -25,6 +25,22 @@
 #include "proto/proto.h"
 #include "shared/cedar.h"
 
+/* printf-like error builders */
+static int	json_errf(char *, size_t, const char *, ...)
+		    __attribute__((format(printf, 3, 4)));
+struct parser;
+struct check;
+struct eval;
+struct expr;
+static void	*perr(struct parser *, unsigned, unsigned, const char *, ...)
+		    __attribute__((format(printf, 4, 5)));
+static void	*perr_tok(struct parser *, const char *, ...)
+		    __attribute__((format(printf, 2, 3)));
+static int	 check_err(struct check *, unsigned, unsigned, const char *,
+		    ...) __attribute__((format(printf, 4, 5)));
+static const struct cv *ev_err(struct eval *, const struct expr *,
+		    const char *, ...) __attribute__((format(printf, 3, 4)));
+
 /* arenas */
 
 #define ARENA_CHUNK	(16 * 1024)
