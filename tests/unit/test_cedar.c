@@ -892,6 +892,260 @@ test_cedar_entities(void **state)
 	(void)nerr;
 }
 
+/* each condition against one access: S, N or E as in cond() */
+static void
+access_conds(const struct cedar_access *ca, const struct cond_case *c,
+    size_t n)
+{
+	struct cedar_policyset	*ps;
+	struct cedar_response	 resp;
+	enum cedar_result	 res[1];
+	char			 text[1024], err[CEDAR_ERRLEN], got;
+	size_t			 i;
+
+	for (i = 0; i < n; i++) {
+		snprintf(text, sizeof(text),
+		    "permit(principal, action, resource) when { %s };",
+		    c[i].cc_expr);
+		if ((ps = cedar_parse("p", text, strlen(text), err,
+		    sizeof(err))) == NULL)
+			fail_msg("%s", err);
+		memset(&resp, 0, sizeof(resp));
+		resp.cr_results = res;
+		assert_int_equal(cedar_access_authorize(ps, ca, &resp), 0);
+		got = res[0] == CEDAR_SATISFIED ? 'S' :
+		    res[0] == CEDAR_ERROR ? 'E' : 'N';
+		if (got != c[i].cc_want)
+			fail_msg("%s: %c, want %c (%s)", c[i].cc_expr, got,
+			    c[i].cc_want, resp.cr_error);
+		cedar_policyset_free(ps);
+	}
+}
+
+/*
+ * The principal of claims (over store) calling name with the view's
+ * annotations and arguments (JSON text or NULL): each condition as
+ * access_conds() says
+ */
+static void
+check_access(const struct cedar_authz_conf *conf,
+    const struct cedar_entities *store, const char *claims,
+    enum cedar_kind kind, const char *name, const char *annotations,
+    const char *arguments, const struct cond_case *c, size_t n)
+{
+	struct cedar_principal	*cp;
+	struct cedar_access	*ca;
+	struct cedar_call	 call;
+	char			 err[CEDAR_ERRLEN];
+	json_t			*cj, *aj, *gj;
+
+	cj = jparse(claims);
+	aj = annotations != NULL ? jparse(annotations) : NULL;
+	gj = arguments != NULL ? jparse(arguments) : NULL;
+	if ((cp = cedar_principal_new(conf, store, cj, err, sizeof(err))) ==
+	    NULL)
+		fail_msg("%s", err);
+	memset(&call, 0, sizeof(call));
+	call.cc_kind = kind;
+	call.cc_name = name;
+	call.cc_annotations = aj;
+	call.cc_arguments = gj;
+	if ((ca = cedar_access_new(conf, cp, &call, err, sizeof(err))) ==
+	    NULL)
+		fail_msg("%s", err);
+	access_conds(ca, c, n);
+	cedar_access_free(ca);
+	cedar_principal_free(cp);
+	json_decref(cj);
+	json_decref(aj);
+	json_decref(gj);
+}
+
+#define CHECK_ACCESS(conf, store, claims, kind, name, ann, args, c) \
+	check_access(conf, store, claims, kind, name, ann, args, c, \
+	    sizeof(c) / sizeof(c[0]))
+
+/* claims become claim_* on principal and context; groups become parents */
+static void
+test_cedar_principal(void **state)
+{
+	static const struct cond_case c[] = {
+		{ "principal == Client::\"alice\"", 'S' },
+		{ "principal.claim_sub == \"alice\"", 'S' },
+		{ "context.claim_sub == \"alice\"", 'S' },
+		{ "principal in THVGroup::\"eng\"", 'S' },
+		/* groups came first: roles is no fallback then */
+		{ "principal in THVGroup::\"admin\"", 'N' },
+		{ "principal in THVGroup::\"7\"", 'N' },
+		{ "principal.claim_roles.contains(\"admin\")", 'S' },
+		/* JSON integers are Longs, integral reals too (6.4 A9) */
+		{ "principal.claim_level == 5", 'S' },
+		{ "context.claim_level < 6", 'S' },
+		{ "principal.claim_five == 5", 'S' },
+		/* a decimal compares only by == */
+		{ "principal.claim_ratio == context.claim_ratio", 'S' },
+		{ "principal.claim_ratio == 0", 'N' },
+		{ "principal.claim_ratio < 1", 'E' },
+		/* what Cedar can't hold is left out */
+		{ "principal has claim_big", 'N' },
+		{ "principal has claim_n", 'N' },
+		{ "principal.claim_mixed == [1, \"a\"]", 'S' },
+		/* the session-internal claim never reaches policies */
+		{ "principal has claim_tsid", 'N' },
+		{ "context has claim_tsid", 'N' },
+		/* claims are not Cedar JSON: no entity from a claim */
+		{ "principal.claim_obj == Client::\"admin\"", 'N' },
+		{ "principal.claim_obj has __entity", 'S' },
+		{ "principal.claim_act.sub == \"bob\"", 'S' },
+		/* nesting is cut at 10 levels (6.4 A11) */
+		{ "principal.claim_deep.a.a.a.a.a.a.a.a has a", 'S' },
+		{ "principal.claim_deep.a.a.a.a.a.a.a.a.a has a", 'N' },
+		/* a claim named like a reserved prefix stays a claim (6.4 A10) */
+		{ "context has claim_arg_x && context.claim_arg_x == 1", 'S' },
+		{ "context has arg_x", 'N' },
+		{ "principal has claimset_scp", 'N' },
+	};
+	static const struct cedar_authz_conf conf = { .ca_server = "vmcp" };
+	char			 err[CEDAR_ERRLEN];
+	json_t			*claims;
+
+	(void)state;
+	CHECK_ACCESS(&conf, NULL, "{\"sub\": \"alice\", \"groups\": [\"eng\", 7],"
+	    " \"roles\": [\"admin\"], \"level\": 5, \"five\": 5.0,"
+	    " \"ratio\": 0.5, \"big\": 0.123456, \"n\": null,"
+	    " \"mixed\": [1, \"a\", null, 0.123456], \"tsid\": \"s1\","
+	    " \"obj\": {\"__entity\": {\"type\": \"Client\", \"id\": \"admin\"}},"
+	    " \"act\": {\"sub\": \"bob\"}, \"arg_x\": 1,"
+	    " \"deep\": {\"a\": {\"a\": {\"a\": {\"a\": {\"a\": {\"a\": {\"a\":"
+	    " {\"a\": {\"a\": {\"a\": {\"a\": 1}}}}}}}}}}}}", CEDAR_TOOL,
+	    "weather", NULL, NULL, c);
+	/* no usable subject: no principal (the gate denies) */
+	claims = jparse("[{}, {\"sub\": \"\"}, {\"sub\": 1}, {\"iss\": \"x\"}]");
+	for (size_t i = 0; i < json_array_size(claims); i++)
+		assert_null(cedar_principal_new(&conf, NULL,
+		    json_array_get(claims, i), err, sizeof(err)));
+	json_decref(claims);
+}
+
+/* the group claim by dotted path, the role claim, the entity type */
+static void
+test_cedar_principal_groups(void **state)
+{
+	static const struct cond_case c[] = {
+		{ "principal in Team::\"ops\"", 'S' },
+		{ "principal in Team::\"lead\"", 'S' },
+		{ "principal in Team::\"eng\"", 'N' },	/* groups unused */
+		{ "principal in THVGroup::\"ops\"", 'N' },
+	};
+	static const struct cedar_authz_conf conf = {
+		.ca_group_claim = "realm_access.roles",
+		.ca_role_claim = "role_list",
+		.ca_group_type = "Team",
+	};
+	static const struct cond_case fb[] = {
+		{ "principal in THVGroup::\"c\"", 'S' },
+	};
+	static const struct cedar_authz_conf dflt = {
+		.ca_group_claim = "nope"
+	};
+	(void)state;
+	CHECK_ACCESS(&conf, NULL, "{\"sub\": \"a\", \"groups\": [\"eng\"],"
+	    " \"realm_access\": {\"roles\": [\"ops\"]},"
+	    " \"role_list\": [\"lead\"]}", CEDAR_PROMPT, "greeting", NULL,
+	    NULL, c);
+	/* a group claim that isn't there: the usual names, in order */
+	CHECK_ACCESS(&dflt, NULL, "{\"sub\": \"a\", \"groups\": "
+	    "\"not an array\", \"cognito:groups\": [\"c\"]}", CEDAR_PROMPT,
+	    "greeting", NULL, NULL, fb);
+}
+
+/* the resource: hints from the view, reserved names, arguments (6.4 A10) */
+static void
+test_cedar_access(void **state)
+{
+	static const struct cond_case tool[] = {
+		{ "resource == Tool::\"weather\"", 'S' },
+		{ "action == Action::\"call_tool\"", 'S' },
+		{ "action.operation == \"call\"", 'S' },
+		{ "resource.readOnlyHint == true", 'S' },
+		{ "resource has destructiveHint", 'N' },	/* not a Bool */
+		{ "resource has title", 'N' },
+		/* annotations and arguments can't override these */
+		{ "resource.name == \"weather\"", 'S' },
+		{ "resource.operation == \"call\"", 'S' },
+		{ "resource.feature == \"tool\"", 'S' },
+		{ "resource has uri", 'N' },
+		{ "resource.arg_mode == \"safe\" && context.arg_mode == \"safe\"",
+		    'S' },
+		{ "context.arg_n == 3 && resource.arg_n <= 3", 'S' },
+		{ "context.arg_name == \"spoof\"", 'S' },
+		/* an object argument is only present, and that can't be faked */
+		{ "resource has arg_obj", 'N' },
+		{ "context.arg_obj_present == true", 'S' },
+		{ "resource.arg_list_present == true", 'S' },
+		{ "context.arg_ok_present == false", 'S' },
+		{ "resource in MCP::\"vmcp\"", 'S' },
+		{ "context has claim_sub", 'S' },
+	};
+	static const struct cond_case res[] = {
+		{ "resource == Resource::\"file:///data/config.json\"", 'S' },
+		{ "resource == Resource::\"file:///data_config.json\"", 'N' },
+		{ "resource.uri == \"file:///data/config.json\"", 'S' },
+		{ "resource.name == resource.uri", 'S' },
+		{ "resource.operation == \"read\" && resource.feature == "
+		    "\"resource\"", 'S' },
+		{ "action == Action::\"read_resource\"", 'S' },
+		{ "context has arg_mode", 'N' },
+	};
+	static const struct cedar_authz_conf conf = { .ca_server = "vmcp" };
+
+	(void)state;
+	CHECK_ACCESS(&conf, NULL, "{\"sub\": \"alice\"}", CEDAR_TOOL,
+	    "weather", "{\"readOnlyHint\": true, \"destructiveHint\": \"yes\","
+	    " \"title\": \"T\", \"name\": \"evil\", \"operation\": \"x\"}",
+	    "{\"mode\": \"safe\", \"n\": 3, \"name\": \"spoof\","
+	    " \"obj\": {}, \"obj_present\": false, \"list\": [1],"
+	    " \"ok_present\": false, \"nul\": null}", tool);
+	CHECK_ACCESS(&conf, NULL, "{\"sub\": \"alice\"}", CEDAR_RESOURCE,
+	    "file:///data/config.json", NULL, NULL, res);
+}
+
+/* entitiesJson lends attributes and parents to request entities (T4) */
+static void
+test_cedar_access_store(void **state)
+{
+	static const struct cond_case c[] = {
+		{ "resource.owner == principal.claim_sub", 'S' },
+		{ "resource.name == \"weather\"", 'S' },	/* request wins */
+		{ "resource in MCP::\"team\" && resource in MCP::\"vmcp\"", 'S' },
+		{ "principal.tenant == \"t1\"", 'S' },
+		{ "principal.claim_sub == \"alice\"", 'S' },
+		{ "principal in THVGroup::\"static\"", 'S' },
+		{ "principal in THVRole::\"developer\"", 'S' },
+		{ "action in Action::\"any\"", 'S' },
+		{ "action.operation == \"call\"", 'S' },
+	};
+	static const struct cedar_authz_conf conf = { .ca_server = "vmcp" };
+	struct cedar_entities	*store;
+
+	(void)state;
+	store = load_entities("["
+	    "{\"uid\": {\"type\": \"Tool\", \"id\": \"weather\"},"
+	    " \"attrs\": {\"owner\": \"alice\", \"name\": \"static\"},"
+	    " \"parents\": [{\"type\": \"MCP\", \"id\": \"team\"}]},"
+	    "{\"uid\": {\"type\": \"Client\", \"id\": \"alice\"},"
+	    " \"attrs\": {\"tenant\": \"t1\", \"claim_sub\": \"mallory\"},"
+	    " \"parents\": [{\"type\": \"THVGroup\", \"id\": \"static\"}]},"
+	    "{\"uid\": {\"type\": \"THVGroup\", \"id\": \"eng\"}, \"attrs\": {},"
+	    " \"parents\": [{\"type\": \"THVRole\", \"id\": \"developer\"}]},"
+	    "{\"uid\": {\"type\": \"Action\", \"id\": \"call_tool\"},"
+	    " \"attrs\": {\"operation\": \"static\"},"
+	    " \"parents\": [{\"type\": \"Action\", \"id\": \"any\"}]}]");
+	CHECK_ACCESS(&conf, store, "{\"sub\": \"alice\", \"groups\": [\"eng\"]}",
+	    CEDAR_TOOL, "weather", NULL, NULL, c);
+	cedar_entities_free(store);
+}
+
 int
 main(void)
 {
@@ -914,6 +1168,10 @@ main(void)
 		cmocka_unit_test(test_cedar_limits),
 		cmocka_unit_test(test_cedar_fuel),
 		cmocka_unit_test(test_cedar_entities),
+		cmocka_unit_test(test_cedar_principal),
+		cmocka_unit_test(test_cedar_principal_groups),
+		cmocka_unit_test(test_cedar_access),
+		cmocka_unit_test(test_cedar_access_store),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
