@@ -110,7 +110,7 @@ check: all unit
 check-unit: unit
 	sh tests/run.sh unit
 
-check-interop: all
+check-interop: all $(UNIT_DRIVERS)
 	sh tests/run.sh interop
 
 check-man:

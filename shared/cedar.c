@@ -284,6 +284,18 @@ json_errf(char *err, size_t errsz, const char *fmt, ...)
 	return -1;
 }
 
+static int
+is_ident0(int c)
+{
+	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+static int
+is_digit(int c)
+{
+	return c >= '0' && c <= '9';
+}
+
 /* ANYIDENT { '::' ANYIDENT }: a name Cedar would accept as a type */
 static int
 path_valid(const char *s, size_t len)
@@ -293,9 +305,8 @@ path_valid(const char *s, size_t len)
 	i = 0;
 	for (;;) {
 		start = i;
-		while (i < len && (s[i] == '_' ||
-		    (s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
-		    (i > start && s[i] >= '0' && s[i] <= '9')))
+		while (i < len && (is_ident0((unsigned char)s[i]) ||
+		    (i > start && is_digit(s[i]))))
 			i++;
 		if (i == start)
 			return 0;
@@ -380,7 +391,7 @@ rec_key_cmp(const void *a, const void *b)
 }
 
 struct rec_entry {
-	struct cedar_str	 re_k;	/* first: sorted with rec_key_cmp */
+	struct cedar_str	 re_k;	/* first: rec_key_cmp sorts */
 	const struct cv		*re_v;
 };
 
@@ -486,8 +497,9 @@ cv_from_json(struct arena *ar, const json_t *j, int depth, char *err,
 			    !json_is_string(arg = json_object_get(x, "arg")) ||
 			    decimal_parse(json_string_value(arg),
 			    json_string_length(arg), &v->cv_u.l) == -1) {
-				json_errf(err, errsz, "only decimal(\"d.dddd\") "
-				    "extension values are supported");
+				json_errf(err, errsz, "only decimal("
+				    "\"d.dddd\") extension values are "
+				    "supported");
 				return NULL;
 			}
 			v->cv_t = CV_DECIMAL;
@@ -818,18 +830,6 @@ lex_adv(struct parser *p, size_t n)
 	}
 }
 
-static int
-is_ident0(int c)
-{
-	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-
-static int
-is_digit(int c)
-{
-	return c >= '0' && c <= '9';
-}
-
 static void
 lex_raw(struct parser *p, struct token *t)
 {
@@ -838,9 +838,9 @@ lex_raw(struct parser *p, struct token *t)
 	int		 c;
 
 	for (;;) {
-		while (p->p_pos < p->p_len && (p->p_text[p->p_pos] == ' ' ||
-		    p->p_text[p->p_pos] == '\t' || p->p_text[p->p_pos] == '\n' ||
-		    p->p_text[p->p_pos] == '\r'))
+		while (p->p_pos < p->p_len &&
+		    strchr(" \t\n\r", p->p_text[p->p_pos]) != NULL &&
+		    p->p_text[p->p_pos] != '\0')
 			lex_adv(p, 1);
 		if (p->p_len - p->p_pos >= 2 && p->p_text[p->p_pos] == '/' &&
 		    p->p_text[p->p_pos + 1] == '/') {
@@ -873,7 +873,8 @@ lex_raw(struct parser *p, struct token *t)
 			if (t->t_int > (UINT64_MAX - 9) / 10)
 				t->t_big = 1;
 			else
-				t->t_int = t->t_int * 10 + (uint64_t)(s[n] - '0');
+				t->t_int = t->t_int * 10 +
+				    (uint64_t)(s[n] - '0');
 		}
 	} else if (c == '"') {
 		t->t_t = T_STR;
@@ -1136,17 +1137,19 @@ str_decode(struct parser *p, int pattern, struct cedar_str **segs,
 			*o++ = '*';
 			break;
 		case 'x':
-			if (i + 2 >= len + 0 || proto_hex_digit(s[i + 1]) < 0 ||
-			    proto_hex_digit(s[i + 2]) < 0 || proto_hex_digit(s[i + 1]) > 7)
+			/* ASCII only: \x00 to \x7f */
+			if (i + 2 >= len || (h = proto_hex_digit(s[i + 1])) <
+			    0 || h > 7 || proto_hex_digit(s[i + 2]) < 0)
 				goto bad;
-			*o++ = (char)(proto_hex_digit(s[i + 1]) * 16 + proto_hex_digit(s[i + 2]));
+			*o++ = (char)(h * 16 + proto_hex_digit(s[i + 2]));
 			i += 2;
 			break;
 		case 'u':
 			if (i + 1 >= len || s[i + 1] != '{')
 				goto bad;
 			c = 0;
-			for (nd = 0, i += 2; i < len && s[i] != '}'; i++, nd++) {
+			for (nd = 0, i += 2; i < len && s[i] != '}';
+			    i++, nd++) {
 				if ((h = proto_hex_digit(s[i])) < 0 || nd >= 6)
 					goto bad;
 				c = c * 16 + (uint32_t)h;
@@ -1208,7 +1211,7 @@ struct expr {
 	const struct expr	**x_v;		/* E_AND, E_OR, E_SET */
 	size_t			 x_n;
 	struct cedar_str	 x_key;		/* E_ATTR, E_HAS */
-	struct cedar_str	*x_seg;		/* E_LIKE: split at stars */
+	struct cedar_str	*x_seg;		/* E_LIKE: between stars */
 	size_t			 x_nseg;
 };
 
@@ -1233,7 +1236,7 @@ struct policy {
 	int			 po_forbid;
 	unsigned		 po_line;
 	unsigned		 po_col;
-	struct scope		 po_scope[3];	/* principal, action, resource */
+	struct scope		 po_scope[3];	/* principal, action, res. */
 	struct cond		*po_cond;
 	size_t			 po_ncond;
 };
@@ -2845,9 +2848,9 @@ cv_from_plain(struct arena *ar, const json_t *j, int depth)
 }
 
 struct cedar_principal {
-	struct cedar_entities	*cp_ents;	/* the principal over the store */
+	struct cedar_entities	*cp_ents;	/* principal over the store */
 	struct cedar_uid	 cp_uid;
-	const struct cv		*cp_claims;	/* claim_*, for the context */
+	const struct cv		*cp_claims;	/* claim_*, for contexts */
 };
 
 /* a claim by flat name, else by dotted path through objects */
@@ -2922,15 +2925,16 @@ layer_put(struct cedar_entities *layer, const struct cedar_uid *uid,
 	struct arena		*ar = &layer->ce_arena;
 	struct rec_build	 all;
 	const struct ent	*old;
+	const struct cv		*r;
 	struct ent		*e;
 	size_t			 i;
 
 	memset(&all, 0, sizeof(all));
 	if ((old = ents_find(layer->ce_base, uid)) != NULL) {
-		for (i = 0; i < old->en_attrs->cv_u.rec.n; i++)
-			if (rb_add(ar, &all, "", old->en_attrs->cv_u.rec.k[i].cs_ptr,
-			    old->en_attrs->cv_u.rec.k[i].cs_len,
-			    old->en_attrs->cv_u.rec.v[i]) == -1)
+		r = old->en_attrs;
+		for (i = 0; i < r->cv_u.rec.n; i++)
+			if (rb_add(ar, &all, "", r->cv_u.rec.k[i].cs_ptr,
+			    r->cv_u.rec.k[i].cs_len, r->cv_u.rec.v[i]) == -1)
 				return -1;
 		for (i = 0; i < old->en_nparents; i++)
 			if (uids_add(ar, &parents, &nparents, &cap,

@@ -20,11 +20,11 @@
 
 #include <jansson.h>
 
-/* limits: a policy file can't make the parser or evaluator recurse or work unboundedly */
-#define CEDAR_TEXT_MAX		(1024 * 1024)	/* bytes of policy text */
+/* limits: no policy file makes the parser or evaluator recurse or work unbounded */
+#define CEDAR_TEXT_MAX		(1024 * 1024)	/* bytes of text */
 #define CEDAR_DEPTH_MAX		64		/* expression nesting */
-#define CEDAR_VALUE_DEPTH_MAX	32		/* nesting of a JSON value */
-#define CEDAR_FUEL		(16L * 1024 * 1024) /* steps per request */
+#define CEDAR_VALUE_DEPTH_MAX	32		/* a JSON value's nesting */
+#define CEDAR_FUEL		(16L * 1024 * 1024) /* steps a request */
 #define CEDAR_ERRLEN		256
 
 struct cedar_policyset;
@@ -96,7 +96,7 @@ struct cedar_request {
 	struct cedar_uid	 cr_principal;
 	struct cedar_uid	 cr_action;
 	struct cedar_uid	 cr_resource;
-	const json_t		*cr_context;	/* Cedar JSON object; NULL: {} */
+	const json_t		*cr_context;	/* Cedar JSON; NULL: {} */
 };
 
 struct cedar_response {
@@ -104,8 +104,8 @@ struct cedar_response {
 	enum cedar_decision	 cr_decision;
 	/* policies that errored (Cedar skips them; vmcpd fails closed) */
 	size_t			 cr_nerrors;
-	size_t			 cr_error_policy;	/* the first of them */
-	char			 cr_error[CEDAR_ERRLEN]; /* line:col: message */
+	size_t			 cr_error_policy;	/* the first */
+	char			 cr_error[CEDAR_ERRLEN]; /* line:col: msg */
 	/* if not NULL, cedar_policyset_len() results, one per policy */
 	enum cedar_result	*cr_results;
 };
