@@ -3,7 +3,8 @@
  *
  * Input: Cedar policy text, then optionally a NUL and a JSON context.
  * What parses is checked (cedar_policyset_check) and evaluated for a few
- * requests against a fixed store; checked: the parser answers NULL with
+ * requests against a fixed store, and for a request built from the JSON
+ * as claims, annotations and arguments; checked: the parser answers NULL with
  * a "fuzz:line:col: " message or a set, evaluation answers the same twice
  * and a decision consistent with the per-policy results.  The parser is
  * handed an exact-size copy, not NUL-terminated, so ASan sees any read
@@ -100,6 +101,39 @@ evaluate(const struct cedar_policyset *ps, const struct cedar_entities *ce,
 	free(res2);
 }
 
+/* the JSON as claims and as arguments, through the request builder */
+static void
+build(const struct cedar_policyset *ps, const struct cedar_entities *ce,
+    const json_t *j)
+{
+	static const struct cedar_authz_conf conf = {
+		.ca_group_claim = "realm.roles", .ca_role_claim = "role",
+		.ca_server = "vmcp"
+	};
+	struct cedar_principal	*cp;
+	struct cedar_access	*ca;
+	struct cedar_call	 call;
+	struct cedar_response	 resp;
+	char			 err[CEDAR_ERRLEN];
+
+	if ((cp = cedar_principal_new(&conf, ce, j, err, sizeof(err))) ==
+	    NULL)
+		return;
+	memset(&call, 0, sizeof(call));
+	call.cc_kind = CEDAR_TOOL;
+	call.cc_name = "weather";
+	call.cc_annotations = j;
+	call.cc_arguments = j;
+	if ((ca = cedar_access_new(&conf, cp, &call, err, sizeof(err))) ==
+	    NULL)
+		abort();
+	memset(&resp, 0, sizeof(resp));
+	if (cedar_access_authorize(ps, ca, &resp) == -1)
+		abort();
+	cedar_access_free(ca);
+	cedar_principal_free(cp);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -135,6 +169,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else {
 		(void)cedar_policyset_check(ps, actions, err, sizeof(err));
 		evaluate(ps, ce, ctx);
+		build(ps, ce, ctx);
 		cedar_policyset_free(ps);
 	}
 	free(text);

@@ -11,9 +11,14 @@
 // the policy texts is mutated token-wise, and whatever vmcpd then still
 // accepts Cedar must accept and evaluate the same way.
 //
+// A second test builds requests with vmcpd's builder (claims, group and
+// role claims, the view's annotations, arguments, static entities) and
+// compares them, through both evaluators, with the entity model written
+// out again in JavaScript below.
+//
 // The seed is printed; CEDAR_SEED=<n> replays a run, CEDAR_CASES=<n>
-// changes its size.  A mismatch is shrunk (policies, conditions,
-// entities, context keys dropped while it persists) and printed.
+// changes its size.  A mismatch is shrunk (policies, entities and
+// context keys dropped while it persists) and printed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -63,9 +68,13 @@ const LONGS = [0, 1, -1, 2, 3, 10, 42, -7, 100, 9007199254740991, -9007199254740
 const LIT_LONGS = ['0', '1', '-1', '2', '3', '10', '42', '-7', '100', '9223372036854775807',
   '-9223372036854775808', '007'];
 const CLAIM_ATTRS = ['claim_sub', 'claim_roles', 'claim_level', 'claim_email', 'claim_act',
-  'claim_dept', 'claim_dec', 'claim_flag', 'claimset_scp'];
+  'claim_dept', 'claim_dec', 'claim_flag', 'claimset_scp', 'claim_tsid', 'claim_scp'];
 const RES_ATTRS = ['name', 'operation', 'feature', 'uri', 'readOnlyHint', 'destructiveHint',
   'openWorldHint', 'arg_mode', 'arg_n', 'arg_flag', 'arg_obj_present', 'owner'];
+/* what the request builder makes, or must not */
+const BUILT_ATTRS = ['claim_tsid', 'claim_sub', 'claim_level', 'claim_dec', 'claim_scp', 'claim_dept',
+  'claim_arg_mode', 'arg_mode', 'arg_obj_present', 'arg_obj', 'arg_n', 'arg_name', 'arg_nul', 'name',
+  'operation', 'feature', 'uri', 'readOnlyHint', 'destructiveHint', 'title', 'tenant', 'owner', 'claim_act'];
 const CTX_ATTRS = ['claim_sub', 'claim_roles', 'claim_level', 'claim_act', 'claimset_scp',
   'arg_mode', 'arg_n', 'arg_flag', 'arg_location', 'claim_dec'];
 
@@ -153,11 +162,17 @@ function genWorld(r) {
 
 /* expressions: mostly well-typed, some deliberately not */
 function genExpr(r, d) {
-  const anyOf = () => r.pick([genBool, genLong, genStr, genSet, genEnt, genRecordish])(r, d - 1);
+  /* an operand: a relation in parentheses, since relations don't chain */
+  const anyOf = () => {
+    const g = r.pick([genBool, genLong, genStr, genSet, genEnt, genRecordish]);
+    return g === genBool ? `(${g(r, d - 1)})` : g(r, d - 1);
+  };
   function genBool(r, d) {
     if (d <= 0) return r.pick(['true', 'false', 'resource.readOnlyHint', 'context.arg_flag', 'principal.claim_flag']);
-    const k = r.int(20);
+    const k = r.int(22);
     switch (k) {
+      case 20: return `${r.pick(['principal', 'context', 'resource', 'action'])} has ${r.pick(BUILT_ATTRS)}`;
+      case 21: return `${r.pick(['principal', 'context', 'resource', 'action'])}.${r.pick(BUILT_ATTRS)} == ${anyOf()}`;
       case 16: case 17: return `${genLong(r, d - 1)} ${r.pick(['<', '<=', '>', '>=', '==', '!='])} ${genLong(r, d - 1)}`;
       case 18: return `${r.pick(['principal', 'resource', 'action', genEnt(r, d - 1)])} in [${Array.from({ length: 1 + r.int(3) }, () => r.chance(0.7) ? genEnt(r, d - 1) : anyOf()).join(', ')}]`;
       case 19: { const [subj, pat] = genLikePair(r); return `${subj} like ${pat}`; }
@@ -444,4 +459,242 @@ test(`vmcpd's Cedar evaluator decides as the official one (seed ${SEED})`, { tim
   assert.ok(requests >= 4000, 'enough requests compared');
   assert.ok(errored > requests / 20, 'errors are exercised');
   assert.ok(allowed > requests / 20, 'allows are exercised');
+});
+
+// The request builder (cedar_principal_new, cedar_access_new) against
+// the entity model written out again here from its description
+// (docs/ARCHITECTURE.md, "Authorization"), evaluated by the official
+// Cedar: random claims, group claims, annotations, arguments and static
+// entities, the same policy generator.
+
+const DROP = Symbol('drop');
+
+/* plain JSON as Cedar JSON: integers Long, exact reals decimal, nulls out */
+function modelValue(v, depth) {
+  if (depth > 10 || v === null) return DROP;
+  if (typeof v === 'number') {
+    if (Number.isInteger(v)) return Math.abs(v) < 9.2e18 ? v : DROP;
+    const s = String(v);
+    return /^-?\d+\.\d{1,4}$/.test(s) ? { __extn: { fn: 'decimal', arg: s } } : DROP;
+  }
+  if (Array.isArray(v)) return v.map((x) => modelValue(x, depth + 1)).filter((x) => x !== DROP);
+  if (typeof v === 'object') {
+    const o = {};
+    for (const [k, x] of Object.entries(v)) {
+      const y = modelValue(x, depth + 1);
+      if (y !== DROP) o[k] = y;
+    }
+    return o;
+  }
+  return v;
+}
+
+function claimAt(claims, name) {
+  if (name in claims) return claims[name];
+  if (!name.includes('.')) return undefined;
+  let o = claims;
+  const parts = name.split('.');
+  for (const p of parts.slice(0, -1)) {
+    o = o[p];
+    if (o === null || typeof o !== 'object' || Array.isArray(o)) return undefined;
+  }
+  return o[parts[parts.length - 1]];
+}
+
+function modelRequest(b, call) {
+  const { conf, claims } = b;
+  const store = b.store || [];
+  const key = (u) => `${u.type}\u0000${u.id}`;
+  const staticOf = (u) => store.find((e) => key(e.uid) === key(u));
+  const merge = (u, attrs, parents) => {
+    const old = staticOf(u);
+    const ps = [...parents];
+    for (const p of old ? old.parents : []) if (!ps.some((q) => key(q) === key(p))) ps.push(p);
+    return { uid: u, attrs: { ...(old ? old.attrs : {}), ...attrs }, parents: ps };
+  };
+  const claimAttrs = {};
+  for (const [k, v] of Object.entries(claims)) {
+    if (k === 'tsid') continue;
+    const x = modelValue(v, 1);
+    if (x !== DROP) claimAttrs[`claim_${k}`] = x;
+  }
+  const type = conf.groupEntityType || 'THVGroup';
+  const parents = [];
+  const addGroups = (a) => {
+    for (const g of a) if (typeof g === 'string' && !parents.some((p) => p.id === g)) parents.push({ type, id: g });
+  };
+  let g = conf.groupClaimName ? claimAt(claims, conf.groupClaimName) : undefined;
+  for (const n of ['groups', 'roles', 'cognito:groups']) if (!Array.isArray(g)) g = claims[n];
+  if (Array.isArray(g)) addGroups(g);
+  if (conf.roleClaimName && Array.isArray(claimAt(claims, conf.roleClaimName))) addGroups(claimAt(claims, conf.roleClaimName));
+  const principal = { type: 'Client', id: claims.sub };
+  const k = { tool: ['Tool', 'call_tool', 'call'], prompt: ['Prompt', 'get_prompt', 'get'], resource: ['Resource', 'read_resource', 'read'] }[call.kind];
+  const rattrs = {};
+  for (const h of ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'])
+    if (typeof (call.annotations || {})[h] === 'boolean') rattrs[h] = call.annotations[h];
+  Object.assign(rattrs, { name: call.name, operation: k[2], feature: call.kind });
+  if (call.kind === 'resource') rattrs.uri = call.name;
+  const args = {};
+  const a = call.arguments || {};
+  for (const [n, v] of Object.entries(a)) {
+    if (v !== null && typeof v === 'object') continue;
+    const x = modelValue(v, 10);
+    if (x !== DROP) args[`arg_${n}`] = x;
+  }
+  for (const [n, v] of Object.entries(a)) if (v !== null && typeof v === 'object') args[`arg_${n}_present`] = true;
+  Object.assign(rattrs, args);
+  const resource = { type: k[0], id: call.name };
+  const action = { type: 'Action', id: k[1] };
+  const built = [
+    merge(principal, claimAttrs, parents),
+    merge(resource, rattrs, conf.server ? [{ type: 'MCP', id: conf.server }] : []),
+    merge(action, { operation: k[2] }, []),
+  ];
+  const entities = [...store.filter((e) => !built.some((x) => key(x.uid) === key(e.uid))), ...built];
+  return { principal, action, resource, context: { ...args, ...claimAttrs }, entities };
+}
+
+/* conditions aimed at what the builder makes */
+const BUILT_VALUES = {
+  name: [...TOOLS, ...PROMPTS, ...URIS].map((x) => JSON.stringify(x)), operation: ['"call"', '"get"', '"read"'],
+  feature: ['"tool"', '"prompt"', '"resource"'], uri: URIS.map((x) => JSON.stringify(x)),
+  arg_mode: ['"safe"', '"unsafe"'], arg_name: ['"spoof"'], claim_tsid: ['"session"'], tenant: ['"t1"'],
+  arg_obj_present: ['true', 'false'], readOnlyHint: ['true', 'false'], destructiveHint: ['true', 'false'],
+  claim_arg_mode: ['"spoof"'], claim_sub: SUBS.map((x) => JSON.stringify(x)), claim_dept: ['"contractor"'],
+};
+
+/* conditions aimed at what the builder made of claims and calls (hints) */
+function genBuiltCond(r, d, hints) {
+  const v = () => r.pick(['principal', 'context', 'resource', 'action']);
+  const attr = () => r.pick(r.chance(0.5) ? BUILT_ATTRS
+    : ['name', 'operation', 'feature', 'uri', 'arg_obj_present', 'claim_tsid', 'tenant', 'owner']);
+  const lit = (a) => (a === 'name' || a === 'uri' ? strLit(r, r.pick(hints.names))
+    : r.pick(BUILT_VALUES[a] || ['true', 'false', '0', '1', '5', '3', '"safe"']));
+  const one = () => {
+    switch (r.int(7)) {
+      case 6:
+      case 0: return `${v()} has ${attr()}`;
+      case 1: { const a = attr(); return `${v()}.${a} == ${lit(a)}`; }
+      case 2: return `${v()}.${attr()}`;
+      case 5:
+      case 3: return `principal in ${r.pick([...hints.types, 'THVRole'])}::${strLit(r, r.pick([...hints.groups, 'static', 'admins']))}`;
+      case 4: return `${v()}.${r.pick(['claim_level', 'arg_n', 'claim_dec'])} ${r.pick(['<', '>=', '=='])} ${r.pick(LIT_LONGS)}`;
+      default: return d > 1 ? genExpr(r, d) : 'true';
+    }
+  };
+  const n = 1 + r.int(2);
+  return Array.from({ length: n }, one).join(r.pick([' && ', ' || ']));
+}
+
+function genBuildPolicy(r, hints) {
+  let s = `${r.chance(0.6) ? 'permit' : 'forbid'}(${genScope(r, 'principal')}, ${genScope(r, 'action')}, ${genScope(r, 'resource')})`;
+  const nc = r.int(3);
+  for (let i = 0; i < nc; i++)
+    s += `\n  ${r.chance(0.7) ? 'when' : 'unless'} { ${genBuiltCond(r, r.int(3), hints)} }`;
+  return s + ';';
+}
+
+function genBuild(r) {
+  const sub = r.pick(SUBS.filter((s) => !s.includes('\u0000')));
+  const claims = { sub };
+  const groups = GROUPS.filter(() => r.chance(0.4));
+  const where = r.int(5);
+  const conf = {};
+  if (where === 0) claims.groups = groups;
+  else if (where === 1) claims.roles = groups;
+  else if (where === 2) claims['cognito:groups'] = groups;
+  else if (where === 3) { claims.realm_access = { roles: groups }; conf.groupClaimName = 'realm_access.roles'; }
+  else { claims.team = groups; conf.groupClaimName = r.chance(0.8) ? 'team' : 'nope'; if (r.chance(0.5)) claims.roles = ['admins']; }
+  if (r.chance(0.3)) { conf.roleClaimName = 'role_list'; claims.role_list = [r.pick(ROLES), 5]; }
+  if (r.chance(0.2)) conf.groupEntityType = r.pick(['THVGroup', 'Team']);
+  if (r.chance(0.9)) conf.server = r.pick(SERVERS);
+  if (r.chance(0.6)) claims.roles = claims.roles || [r.pick(['admin', 'dev', 'data_analyst'])];
+  if (r.chance(0.6)) claims.level = r.pick([...LONGS, 5.0, 0.5, 1.25, -2.5, 0.123456, 1e21]);
+  if (r.chance(0.4)) claims.email = r.pick(['a@example.com', 'b@evil.com']);
+  if (r.chance(0.3)) claims.act = { sub: r.pick(SUBS), depth: { x: r.pick([1, null, 'y']) } };
+  if (r.chance(0.3)) claims.dept = r.chance(0.5) ? 'contractor' : null;
+  if (r.chance(0.3)) claims.flag = r.chance(0.5);
+  if (r.chance(0.2)) claims.dec = r.pick([0.5, 1.5, 2.0001, 0.1 + 0.2]);
+  if (r.chance(0.4)) claims.tsid = 'session';
+  if (r.chance(0.2)) claims.arg_mode = 'spoof';
+  if (r.chance(0.2)) claims.scp = ['Mail.Read', 1, null, [2]];
+  const store = [];
+  if (r.chance(0.4)) store.push({ uid: { type: 'Client', id: sub }, attrs: { tenant: 't1', claim_sub: 'static' }, parents: [{ type: 'THVGroup', id: 'static' }] });
+  if (r.chance(0.5)) store.push({ uid: { type: 'THVGroup', id: r.pick(GROUPS) }, attrs: {}, parents: [{ type: 'THVRole', id: r.pick(ROLES) }] });
+  if (r.chance(0.3)) store.push({ uid: { type: 'Action', id: r.pick(ACTIONS) }, attrs: { operation: 'static' }, parents: [{ type: 'Action', id: 'any' }] });
+  const calls = Array.from({ length: 3 }, () => {
+    const kind = r.pick(['tool', 'prompt', 'resource']);
+    const name = kind === 'tool' ? r.pick(TOOLS) : kind === 'prompt' ? r.pick(PROMPTS) : r.pick(URIS);
+    const call = { kind, name };
+    if (kind === 'tool' && r.chance(0.7)) {
+      call.annotations = {};
+      for (const h of ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint', 'title', 'name'])
+        if (r.chance(0.5)) call.annotations[h] = r.pick([true, false, 'yes', 1]);
+    }
+    if (r.chance(0.7)) {
+      call.arguments = {};
+      if (r.chance(0.5)) call.arguments.mode = r.pick(['safe', 'unsafe', 'add']);
+      if (r.chance(0.5)) call.arguments.n = r.pick([...LONGS, 2.5, 0.123456]);
+      if (r.chance(0.3)) call.arguments.flag = r.chance(0.5);
+      if (r.chance(0.3)) call.arguments.obj = r.chance(0.5) ? { a: 1 } : [1];
+      if (r.chance(0.2)) call.arguments.obj_present = false;
+      if (r.chance(0.2)) call.arguments.location = r.pick(['New York', 'London']);
+      if (r.chance(0.2)) call.arguments.name = 'spoof';
+      if (r.chance(0.1)) call.arguments.nul = null;
+    }
+    if (r.chance(0.3) && !store.some((e) => e.uid.type === 'Tool') && kind === 'tool')
+      store.push({ uid: { type: 'Tool', id: name }, attrs: { owner: r.pick(SUBS), name: 'static' }, parents: [{ type: 'MCP', id: 'team' }] });
+    return call;
+  });
+  const np = 1 + r.int(4);
+  const hints = {
+    types: [conf.groupEntityType || 'THVGroup', 'Team'],
+    names: calls.map((c) => c.name),
+    groups: [...GROUPS, ...ROLES].filter((g) => JSON.stringify(claims).includes(JSON.stringify(g))),
+  };
+  if (hints.groups.length === 0) hints.groups.push('eng');
+  return { policies: Array.from({ length: np }, () => genBuildPolicy(r, hints)).join('\n'), build: { conf, store, claims, calls } };
+}
+
+test(`vmcpd's request builder matches the entity model (seed ${SEED})`, { timeout: 600000 }, () => {
+  assert.ok(fs.existsSync(DRIVER), `${DRIVER} is not built (make unit)`);
+  const r = prng(SEED ^ 0x5eed);
+  const cases = Array.from({ length: Math.ceil(CASES / 2) }, () => genBuild(r));
+  const input = cases.map((c) => JSON.stringify(c)).join('\n') + '\n';
+  const p = spawnSync(DRIVER, [], { input, maxBuffer: 1 << 28, encoding: 'utf8' });
+  assert.equal(p.status, 0, `${DRIVER} failed: ${p.stderr}`);
+  const mine = p.stdout.split('\n').filter((l) => l.length > 0).map((l) => JSON.parse(l));
+  assert.equal(mine.length, cases.length);
+  let requests = 0, errored = 0, allowed = 0;
+  for (let i = 0; i < cases.length; i++) {
+    const c = cases[i];
+    const reqs = c.build.calls.map((call) => modelRequest(c.build, call));
+    // as a plain case: the model's entities, one store per request
+    const theirs = { results: [] };
+    if (cedar.preparsePolicySet('b', { staticPolicies: c.policies }).type !== 'success') {
+      assert.equal(mine[i].parse, 'error', `case ${i}: vmcpd accepts a policy set Cedar refuses`);
+      continue;
+    }
+    const effects = cedar.policySetTextToParts(c.policies).policies.map((x) => cedar.policyToJson(x).json.effect);
+    for (const q of reqs) {
+      const a = cedar.statefulIsAuthorized({ principal: q.principal, action: q.action, resource: q.resource,
+        context: q.context, preparsedPolicySetId: 'b', entities: q.entities });
+      assert.equal(a.type, 'success', `case ${i}: Cedar refuses the model's request: ${JSON.stringify(a.errors)}\n${JSON.stringify(q)}`);
+      theirs.results.push({ decision: a.response.decision, errs: new Set(a.response.diagnostics.errors.map((e) => e.policyId)),
+        reason: new Set(a.response.diagnostics.reason), n: effects.length, effects });
+    }
+    assert.ok(mine[i].results, `case ${i}: ${JSON.stringify(mine[i])}`);
+    const diff = compare({ requests: reqs }, mine[i], theirs);
+    if (diff) {
+      assert.fail(`case ${i} (seed ${SEED}): ${diff}\n${JSON.stringify(c, null, 1)}\nmodel: ` +
+        JSON.stringify(reqs, null, 1));
+    }
+    for (const m of mine[i].results) {
+      requests++;
+      if (m.decision === 'allow') allowed++;
+      if (m.policies.includes('E')) errored++;
+    }
+  }
+  console.log(`# builder: ${cases.length} principals, ${requests} calls equal: ${allowed} allowed, ${errored} with an erroring policy`);
+  assert.ok(allowed > requests / 20 && errored > requests / 20, 'allows and errors are exercised');
 });

@@ -11,6 +11,12 @@
  * "allow"|"deny", "policies": "SNE..." (per policy: Satisfied, Not
  * satisfied, Error), "error": first message}]} (a malformed request is
  * {"request": "error", ...} in results).
+ *
+ * A line with "build": {"conf": {groupClaimName, roleClaimName,
+ * groupEntityType, server}, "store": [entities], "claims": {},
+ * "calls": [{"kind": "tool"|"prompt"|"resource", "name", "annotations",
+ * "arguments"}]} instead of entities and requests builds each request
+ * with cedar_principal_new() and cedar_access_new().
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,6 +82,88 @@ run_request(const struct cedar_policyset *ps,
 	return out;
 }
 
+static const char *
+conf_str(const json_t *conf, const char *key)
+{
+	return json_string_value(json_object_get(conf, key));
+}
+
+/* {"build": {"conf", "store", "claims", "calls": [call]}}: the builder */
+static json_t *
+run_build(const struct cedar_policyset *ps, const json_t *b)
+{
+	static const char *const kinds[] = { "tool", "prompt", "resource" };
+	struct cedar_authz_conf	 conf;
+	struct cedar_entities	*store;
+	struct cedar_principal	*cp;
+	struct cedar_access	*ca;
+	struct cedar_call	 call;
+	struct cedar_response	 resp;
+	enum cedar_result	*res;
+	const json_t		*c, *calls;
+	json_t			*out, *results;
+	char			 err[CEDAR_ERRLEN], *letters;
+	size_t			 i, k, n;
+
+	memset(&conf, 0, sizeof(conf));
+	c = json_object_get(b, "conf");
+	conf.ca_group_claim = conf_str(c, "groupClaimName");
+	conf.ca_role_claim = conf_str(c, "roleClaimName");
+	conf.ca_group_type = conf_str(c, "groupEntityType");
+	conf.ca_server = conf_str(c, "server");
+	if ((store = cedar_entities_new(NULL)) == NULL)
+		abort();
+	if (json_object_get(b, "store") != NULL &&
+	    cedar_entities_add_json(store, json_object_get(b, "store"), err,
+	    sizeof(err)) == -1) {
+		cedar_entities_free(store);
+		return json_pack("{ss ss}", "entities", "error", "message",
+		    err);
+	}
+	if ((cp = cedar_principal_new(&conf, store, json_object_get(b,
+	    "claims"), err, sizeof(err))) == NULL) {
+		cedar_entities_free(store);
+		return json_pack("{ss ss}", "principal", "error", "message",
+		    err);
+	}
+	n = cedar_policyset_len(ps);
+	if ((res = calloc(n + 1, sizeof(*res))) == NULL ||
+	    (letters = calloc(n + 1, 1)) == NULL)
+		abort();
+	results = json_array();
+	calls = json_object_get(b, "calls");
+	for (i = 0; i < json_array_size(calls); i++) {
+		c = json_array_get(calls, i);
+		memset(&call, 0, sizeof(call));
+		for (k = 0; k < 3; k++)
+			if (strcmp(conf_str(c, "kind"), kinds[k]) == 0)
+				call.cc_kind = (enum cedar_kind)k;
+		call.cc_name = conf_str(c, "name");
+		call.cc_annotations = json_object_get(c, "annotations");
+		call.cc_arguments = json_object_get(c, "arguments");
+		if ((ca = cedar_access_new(&conf, cp, &call, err,
+		    sizeof(err))) == NULL)
+			abort();
+		memset(&resp, 0, sizeof(resp));
+		resp.cr_results = res;
+		if (cedar_access_authorize(ps, ca, &resp) == -1)
+			abort();
+		for (k = 0; k < n; k++)
+			letters[k] = res[k] == CEDAR_SATISFIED ? 'S' :
+			    res[k] == CEDAR_ERROR ? 'E' : 'N';
+		json_array_append_new(results, json_pack("{ss ss ss}",
+		    "decision", resp.cr_decision == CEDAR_ALLOW ? "allow" :
+		    "deny", "policies", letters, "error", resp.cr_error));
+		cedar_access_free(ca);
+	}
+	free(res);
+	free(letters);
+	cedar_principal_free(cp);
+	cedar_entities_free(store);
+	out = json_pack("{so}", "results", results);
+	return out;
+}
+
 static json_t *
 run_case(const json_t *c)
 {
@@ -93,6 +181,11 @@ run_case(const json_t *c)
 	if ((ps = cedar_parse("policies", json_string_value(pol),
 	    json_string_length(pol), err, sizeof(err))) == NULL)
 		return json_pack("{ss ss}", "parse", "error", "message", err);
+	if (json_object_get(c, "build") != NULL) {
+		out = run_build(ps, json_object_get(c, "build"));
+		cedar_policyset_free(ps);
+		return out;
+	}
 	if ((ents = cedar_entities_new(NULL)) == NULL)
 		abort();
 	if (json_object_get(c, "entities") != NULL &&
