@@ -640,6 +640,96 @@ backend_request_text(const char *id, const char *method, json_t *params,
 	return out;
 }
 
+/* our request id, "vmcpd-<pid>-<seq>" */
+void
+backend_next_id(struct worker *w, char *buf, size_t size)
+{
+	backend_make_id(buf, size, w->w_pid,
+	    (unsigned long long)++w->w_rpc_seq);
+}
+
+/* a POST with its headers; the credentials of later issues go here */
+static struct http_call *
+backend_post_new(struct worker *w, const struct config_backend *be,
+    const struct backend_req *br)
+{
+	struct http_call	*hc;
+	size_t			 i;
+
+	if ((hc = backend_http_new(w, be, "POST")) == NULL)
+		return NULL;
+	backend_add_headers(hc, br->br_bsid, br->br_version);
+	for (i = 0; i < br->br_nhdrs; i++)
+		if (http_call_add_header(hc, br->br_hdrs[i].bh_name,
+		    br->br_hdrs[i].bh_value) == -1)
+			goto fail;
+	if (http_call_set_body(hc, br->br_body, br->br_len) == -1)
+		goto fail;
+	return hc;
+fail:
+	http_call_cancel(hc);
+	return NULL;
+}
+
+struct http_call *
+backend_post_stream(struct worker *w, const struct config_backend *be,
+    const struct backend_req *br)
+{
+	struct http_call *hc;
+
+	if ((hc = backend_post_new(w, be, br)) != NULL)
+		http_call_set_timeout(hc, 0);
+	return hc;
+}
+
+const char *
+backend_call_session(const struct backend_call *bc)
+{
+	return bc->bc_resp_sid[0] != '\0' ? bc->bc_resp_sid : NULL;
+}
+
+/* POST br to the backend; cbs get what comes back */
+struct backend_call *
+backend_post(struct worker *w, const struct config_backend *be,
+    const struct backend_req *br, const struct backend_call_cbs *cbs,
+    void *arg)
+{
+	static const struct http_call_cbs hcbs = {
+		backend_on_head, backend_on_data, backend_on_done
+	};
+	struct backend_call	*bc;
+
+	if ((bc = calloc(1, sizeof(*bc))) == NULL)
+		goto fail;
+	TAILQ_INSERT_TAIL(&backend_calls, bc, bc_entry);
+	bc->bc_w = w;
+	bc->bc_be = be;
+	bc->bc_cbs = cbs;
+	bc->bc_arg = arg;
+	bc->bc_sent_sid = br->br_bsid != NULL;
+	bc->bc_retry_ms = -1;
+	if (br->br_version != NULL)
+		backend_copy(bc->bc_version, sizeof(bc->bc_version),
+		    br->br_version);
+	if (br->br_bsid != NULL)
+		backend_copy(bc->bc_resp_sid, sizeof(bc->bc_resp_sid),
+		    br->br_bsid);
+	backend_copy(bc->bc_id, sizeof(bc->bc_id), br->br_id);
+	if ((bc->bc_http = backend_post_new(w, be, br)) == NULL)
+		goto fail;
+	http_call_set_timeout(bc->bc_http, be->cb_timeout_ms);
+	if (http_call_start(bc->bc_http, &hcbs, bc) == -1) {
+		bc->bc_http = NULL;	/* freed by the client */
+		goto fail;
+	}
+	return bc;
+fail:
+	log_warnx("%s: cannot send %s to backend %s", __func__, br->br_id,
+	    be->cb_name);
+	backend_call_free(bc);
+	return NULL;
+}
+
 static struct backend_call *
 backend_call_start(struct worker *w, const struct config_backend *be,
     const char *bsid, const char *version, const char *method,

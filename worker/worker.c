@@ -254,6 +254,7 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 	wake_free();
 	front_free(w);
 	diag_free(w);
+	upstream_free_all(w);
 	backend_free_all(w);
 	views_free();
 	eras_free();
