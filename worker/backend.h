@@ -52,63 +52,24 @@ struct backend_call_cbs {
 #define BACKEND_F_LOST		0x01
 #define BACKEND_F_REFUSED	0x02
 
-struct backend_call *backend_rpc(struct worker *, const struct config_backend *,
-	    const char *bsid, const char *version, const char *method,
-	    json_t *params, const struct backend_call_cbs *, void *arg);
-/* the same, with the text of params (JSON jansson accepted) when the
- * caller has it: it is sent as it is */
-struct backend_call *backend_rpc_text(struct worker *,
+/* a message whose answer nobody waits for: a response, a notification */
+void	 backend_post_nowait(struct worker *, const struct config_backend *,
+	    const char *bsid, const char *version, json_t *msg);
+/* the same, started, with cbs told when it is through; NULL: not sent */
+struct http_call *backend_post_start(struct worker *,
 	    const struct config_backend *, const char *bsid,
-	    const char *version, const char *method, json_t *params,
-	    const char *ptext, size_t plen, const struct backend_call_cbs *,
-	    void *arg);
-/*
- * To a 2026-07-28 backend: params as the client sent them (their _meta
- * is made this hop's: caps mirrored, or {} if NULL; log_level or NULL),
- * param_hdrs the Mcp-Param-* values (proto_param_headers_build) or NULL.
- */
-json_t	*backend_client_info(void);
-struct backend_call *backend_rpc_modern(struct worker *,
-	    const struct config_backend *, const char *method,
-	    const json_t *params, const json_t *caps, const char *log_level,
-	    const json_t *param_hdrs, const struct backend_call_cbs *,
-	    void *arg);
-/* the same, params also as the text to send (ptext, NULL: none), this
- * hop's _meta in it already (proto_modern_meta_text) */
-struct backend_call *backend_rpc_modern_text(struct worker *,
-	    const struct config_backend *, const char *method,
-	    const json_t *params, const char *ptext, size_t plen,
-	    const json_t *caps, const char *log_level,
-	    const json_t *param_hdrs, const struct backend_call_cbs *,
+	    const char *version, json_t *msg, const struct http_call_cbs *,
 	    void *arg);
 int	 backend_notify(struct worker *, const struct config_backend *,
-	    const char *bsid, const char *version, const char *method,
-	    json_t *params);
-/* a request whose answer nobody waits for (logging/setLevel) */
-int	 backend_notify_request(struct worker *, const struct config_backend *,
 	    const char *bsid, const char *version, const char *method,
 	    json_t *params);
 void	 backend_call_cancel(struct backend_call *);
 /* cancel, and tell the backend (reason may be NULL) */
 void	 backend_call_abort(struct backend_call *, const char *reason);
 void	 backend_free_all(struct worker *);
-struct http_call_cbs;
 int	 backend_session_delete(struct worker *, const struct config_backend *,
 	    const char *bsid, const char *version, uint64_t timeout_ms,
 	    const struct http_call_cbs *, void *arg);
-
-/*
- * Open a Legacy backend session: initialize, then
- * notifications/initialized.  done gets the backend session id (NULL
- * if the backend is stateless), the negotiated version and the
- * initialize result (borrowed), or rc -1 and errmsg.
- */
-typedef void (*backend_open_cb)(void *arg, int rc, const char *bsid,
-    const char *version, json_t *init_result, const char *errmsg);
-int	 backend_open(struct worker *, const struct config_backend *,
-	    json_t *caps, backend_open_cb, void *arg);
-void	 backend_post_nowait(struct worker *, const struct config_backend *,
-	    const char *bsid, const char *version, json_t *msg);
 /* an unstarted GET of the backend's standalone SSE stream */
 struct http_call *backend_get_stream(struct worker *,
 	    const struct config_backend *, const char *bsid,
@@ -117,8 +78,6 @@ struct http_call *backend_get_stream(struct worker *,
 json_t	*backend_info_get(struct worker *, const struct config_backend *);
 void	 backend_info_put(struct worker *, const struct config_backend *,
 	    const char *version, json_t *init_result);
-
-
 
 /* one POST: our request id (in the body too), the body, and headers */
 struct backend_hdr {

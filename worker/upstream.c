@@ -88,7 +88,12 @@ struct uopen {
 	const struct config_backend	*uo_be;
 	char				 uo_sid[SESSION_ID_LEN + 1]; /* or "" */
 	char				*uo_scope;	/* else the scope's */
-	struct backend_call		*uo_call;
+	struct backend_call		*uo_call;	/* the initialize */
+	struct http_call		*uo_note;	/* then initialized */
+	char				*uo_bsid;	/* what it opened */
+	char				*uo_ver;
+	json_t				*uo_result;
+	int				 uo_off;	/* off uopens */
 	TAILQ_HEAD(, upstream)		 uo_waiters;
 };
 
@@ -113,6 +118,8 @@ static void	upstream_acquire(struct upstream *);
 static void	upstream_ready(struct upstream *);
 static void	upstream_fail(struct upstream *, const char *fmt, ...)
 		    __attribute__((__format__(__printf__, 2, 3)));
+static int	upstream_session_set(struct upstream *, const char *,
+		    const char *);
 
 static void
 upstream_free(struct upstream *u)
@@ -718,19 +725,72 @@ uopen_record(struct uopen *uo, const char *bsid, const char *version)
 static void
 uopen_free(struct uopen *uo)
 {
-	TAILQ_REMOVE(&uopens, uo, uo_entry);
+	if (!uo->uo_off)
+		TAILQ_REMOVE(&uopens, uo, uo_entry);
 	backend_call_cancel(uo->uo_call);
+	if (uo->uo_note != NULL)
+		http_call_cancel(uo->uo_note);
 	free(uo->uo_scope);
+	free(uo->uo_bsid);
+	free(uo->uo_ver);
+	json_decref(uo->uo_result);
 	free(uo);
+}
+
+/* the session is open (or failed: msg): on with those who wait */
+static void
+uopen_dispatch(struct uopen *uo, const char *msg)
+{
+	struct upstream	*u;
+
+	/* off the list first: a waiter's failure may start another open */
+	TAILQ_REMOVE(&uopens, uo, uo_entry);
+	uo->uo_off = 1;
+	while ((u = TAILQ_FIRST(&uo->uo_waiters)) != NULL) {
+		TAILQ_REMOVE(&uo->uo_waiters, u, u_wentry);
+		u->u_open = NULL;
+		if (msg != NULL) {
+			upstream_fail(u, "%s", msg);
+			continue;
+		}
+		if (upstream_session_set(u, uo->uo_bsid, uo->uo_ver) == -1) {
+			upstream_fail(u, "out of memory");
+			continue;
+		}
+		if (u->u_flags & UPSTREAM_F_DESCRIBE) {
+			json_decref(u->u_info);
+			u->u_info = json_pack("{s:O}", "result", uo->uo_result);
+		}
+		upstream_ready(u);
+	}
+	uopen_free(uo);
+}
+
+/* notifications/initialized is through: the session is the client's
+ * to use (a server may set up per-session state on it) */
+static void
+uopen_on_noted(void *arg, struct http_call *hc, int result,
+    const char *errmsg)
+{
+	struct uopen *uo = arg;
+
+	(void)hc;
+	uo->uo_note = NULL;	/* freed by the client after this */
+	if (result == -1)
+		log_debug("backend %s: notifications/initialized: %s",
+		    uo->uo_be->cb_name, errmsg);
+	uopen_dispatch(uo, NULL);
 }
 
 static void
 uopen_on_done(void *arg, int rc, json_t *response, int flags,
     const char *errmsg)
 {
+	static const struct http_call_cbs ncbs = {
+		NULL, NULL, uopen_on_noted
+	};
 	struct uopen	*uo = arg;
-	struct upstream	*u;
-	json_t		*result, *err;
+	json_t		*result, *err, *note;
 	const char	*version = NULL, *sid = NULL;
 	char		 msg[512];
 
@@ -756,40 +816,36 @@ uopen_on_done(void *arg, int rc, json_t *response, int flags,
 	else if (sid != NULL && !proto_session_id_valid(sid))
 		(void)snprintf(msg, sizeof(msg), "backend %s sent an invalid "
 		    "session id", uo->uo_be->cb_name);
-	if (msg[0] == '\0') {
-		/* a Legacy-cached backend that negotiates 2026-07-28 flips */
-		if (proto_era_of_version(version) == PROTO_ERA_MODERN)
-			era_set(uo->uo_w, uo->uo_be, PROTO_ERA_MODERN,
-			    "initialize negotiated " MCP_VERSION_MODERN);
-		backend_info_put(uo->uo_w, uo->uo_be, version, result);
-		(void)upstream_notify(uo->uo_w, uo->uo_be, sid, version,
-		    "notifications/initialized", NULL);
-		uopen_record(uo, sid, version);
+	if (msg[0] != '\0') {
+		uopen_dispatch(uo, msg);
+		return;
 	}
-	/* off the list first: a waiter's failure may start another open */
-	TAILQ_REMOVE(&uopens, uo, uo_entry);
-	while ((u = TAILQ_FIRST(&uo->uo_waiters)) != NULL) {
-		TAILQ_REMOVE(&uo->uo_waiters, u, u_wentry);
-		u->u_open = NULL;
-		if (msg[0] != '\0') {
-			upstream_fail(u, "%s", msg);
-			continue;
-		}
-		free(u->u_bsid);
-		free(u->u_bver);
-		u->u_bsid = sid != NULL ? strdup(sid) : NULL;
-		if ((u->u_bver = strdup(version)) == NULL) {
-			upstream_fail(u, "out of memory");
-			continue;
-		}
-		if (u->u_flags & UPSTREAM_F_DESCRIBE) {
-			json_decref(u->u_info);
-			u->u_info = json_pack("{s:O}", "result", result);
-		}
-		upstream_ready(u);
+	/* a Legacy-cached backend that negotiates 2026-07-28 flips */
+	if (proto_era_of_version(version) == PROTO_ERA_MODERN)
+		era_set(uo->uo_w, uo->uo_be, PROTO_ERA_MODERN,
+		    "initialize negotiated " MCP_VERSION_MODERN);
+	backend_info_put(uo->uo_w, uo->uo_be, version, result);
+	uopen_record(uo, sid, version);
+	if ((sid != NULL && (uo->uo_bsid = strdup(sid)) == NULL) ||
+	    (uo->uo_ver = strdup(version)) == NULL) {
+		uopen_dispatch(uo, "out of memory");
+		return;
 	}
-	free(uo->uo_scope);
-	free(uo);
+	uo->uo_result = json_incref(result);
+	/*
+	 * A scope's lists wait for it: a server may register per-session
+	 * state (tools among it) when notifications/initialized arrives.
+	 * A client's call goes at once, as it would from the client.
+	 */
+	note = jsonrpc_notification_new("notifications/initialized", NULL);
+	if (note != NULL && uo->uo_scope != NULL)
+		uo->uo_note = backend_post_start(uo->uo_w, uo->uo_be, sid,
+		    version, note, &ncbs, uo);
+	else if (note != NULL)
+		backend_post_nowait(uo->uo_w, uo->uo_be, sid, version, note);
+	json_decref(note);
+	if (uo->uo_note == NULL)
+		uopen_dispatch(uo, NULL);
 }
 
 /* u waits for the session of (its client session or scope, backend):
@@ -1156,14 +1212,7 @@ upstream_notify(struct worker *w, const struct config_backend *be,
     const char *bsid, const char *version, const char *method,
     json_t *params)
 {
-	json_t *n;
-
-	if ((n = jsonrpc_notification_new(method, json_incref(params))) ==
-	    NULL)
-		return -1;
-	backend_post_nowait(w, be, bsid, version, n);
-	json_decref(n);
-	return 0;
+	return backend_notify(w, be, bsid, version, method, params);
 }
 
 int

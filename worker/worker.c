@@ -196,7 +196,6 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 	w->w_stats = stats;
 	w->w_nstats = nstats;
 	TAILQ_INIT(&w->w_reqs);
-	TAILQ_INIT(&w->w_opens);
 
 	/*
 	 * With the changelist, interest turned on and off within one loop

@@ -56,7 +56,6 @@ struct worker {
 	size_t				 w_unflushed;	/* replies not yet written */
 	uint64_t			 w_rpc_seq;	/* backend request ids */
 	TAILQ_HEAD(, mcp_req)		 w_reqs;
-	TAILQ_HEAD(, bopen)		 w_opens;	/* backend opens in flight */
 };
 
 /* worker.c; worker_main() is in worker_main.h */
