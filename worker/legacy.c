@@ -583,7 +583,8 @@ legacy_forward(struct mcp_req *mr, int flags)
 	uq.uq_method = mr->mr_msg.jm_method;
 	uq.uq_scope = BSESSION_SCOPE_ANON;
 	uq.uq_sess = &mr->mr_sess;
-	uq.uq_client = PROTO_ERA_LEGACY;
+	uq.uq_client = (flags & UPSTREAM_F_SUBSCRIPTION) ? ERA_LISTING :
+	    PROTO_ERA_LEGACY;
 	uq.uq_caps = mr->mr_client_caps;
 	uq.uq_flags = UPSTREAM_F_TEXT | flags;
 	if ((mr->mr_up = upstream_call(mr->mr_w, mr->mr_be, &uq, &cbs,
@@ -627,22 +628,14 @@ legacy_subscribe(struct mcp_req *mr, struct session *s)
 		    "Internal error: cannot save the session");
 		return;
 	}
-	/* the backend subscription is shared: it goes with the last one;
-	 * a 2026-07-28 backend has none (its listen stream asks) */
-	if (era_for(w, mr->mr_be, ERA_LISTING) == PROTO_ERA_MODERN)
-		notify_resubscribe(w, mr->mr_be);
-	if ((!sub && notify_subscribers(w, uri) > 0) ||
-	    era_for(w, mr->mr_be, ERA_LISTING) == PROTO_ERA_MODERN) {
-		json_t *resp = jsonrpc_result_new(mr->mr_msg.jm_id,
-		    json_object());
-
-		legacy_req_reply(mr, resp);
-		json_decref(resp);
-		legacy_req_free(mr);
+	/* the backend subscription is shared: it goes with the last one */
+	if (!sub && notify_subscribers(w, uri) > 0) {
+		legacy_req_answer(mr, jsonrpc_result_new(mr->mr_msg.jm_id,
+		    json_object()));
 		return;
 	}
-	/* no scope session yet: the client's own, as a fallback */
-	legacy_forward(mr, UPSTREAM_F_SCOPE_FIRST);
+	/* made where the listener listens (upstream.c) */
+	legacy_forward(mr, UPSTREAM_F_SUBSCRIPTION);
 }
 
 /*

@@ -107,6 +107,7 @@ struct upstream_ops {
 	int	(*uo_stream)(struct upstream *);
 	enum upstream_stream_end (*uo_stream_end)(struct upstream *, long);
 	void	(*uo_abort)(struct backend_call *, const char *reason);
+	void	(*uo_subscribe)(struct upstream *);	/* NULL: a request */
 };
 
 static TAILQ_HEAD(, upstream) upstreams = TAILQ_HEAD_INITIALIZER(upstreams);
@@ -651,17 +652,28 @@ modern_ops_stream_end(struct upstream *u, long status)
 	return UPSTREAM_END_RETRY;
 }
 
+/* no resources/subscribe in 2026-07-28: the listen stream asks anew */
+static void
+modern_ops_subscribe(struct upstream *u)
+{
+	notify_resubscribe(u->u_w, u->u_be);
+	if ((u->u_info = json_pack("{s:{}}", "result")) == NULL) {
+		upstream_fail(u, "out of memory");
+		return;
+	}
+	upstream_defer(u);
+}
+
 static const struct upstream_ops upstream_legacy_ops = {
 	MCP_VERSION_LEGACY, 1, 1, legacy_ops_send, legacy_ops_describe,
-	legacy_ops_stream, legacy_ops_stream_end, backend_call_abort
+	legacy_ops_stream, legacy_ops_stream_end, backend_call_abort, NULL
 };
 
 /* closing a 2026-07-28 request's stream is what cancels it (MCP
  * 2026-07-28, Transports) */
 static const struct upstream_ops upstream_modern_ops = {
 	MCP_VERSION_MODERN, 0, 0, modern_ops_send, modern_ops_describe,
-	modern_ops_stream, modern_ops_stream_end,
-	(void (*)(struct backend_call *, const char *))NULL
+	modern_ops_stream, modern_ops_stream_end, NULL, modern_ops_subscribe
 };
 
 static const struct upstream_ops *
@@ -931,6 +943,11 @@ upstream_ready(struct upstream *u)
 			    u->u_be->cb_name);
 		return;
 	}
+	if ((u->u_flags & UPSTREAM_F_SUBSCRIPTION) &&
+	    ops->uo_subscribe != NULL) {
+		ops->uo_subscribe(u);
+		return;
+	}
 	memset(&p, 0, sizeof(p));
 	u->u_state = US_SENDING;
 	if (u->u_cbs->uc_params(u->u_arg, u->u_era, &p) == -1) {
@@ -973,7 +990,7 @@ upstream_acquire(struct upstream *u)
 	char			*sid, *ver;
 
 	u->u_onscope = 0;
-	if ((u->u_sess == NULL || (u->u_flags & UPSTREAM_F_SCOPE_FIRST)) &&
+	if ((u->u_sess == NULL || (u->u_flags & UPSTREAM_F_SUBSCRIPTION)) &&
 	    !u->u_reopen && bsession_load(u->u_w, u->u_scope, u->u_be, &sid,
 	    &ver) == 0) {
 		info = (u->u_flags & UPSTREAM_F_DESCRIBE) ?

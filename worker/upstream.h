@@ -103,8 +103,14 @@ struct upstream_req {
 };
 
 #define UPSTREAM_F_TEXT		0x01	/* the answer as text if it can */
-/* the scope's session if one is open, else the client session's */
-#define UPSTREAM_F_SCOPE_FIRST	0x02
+/*
+ * resources/(un)subscribe, made where the notification listener listens
+ * (uq_client ERA_LISTING): 2025-11-25, on the scope's session if one is
+ * open (else the client session's); 2026-07-28 has no such request, its
+ * listen stream asks for the URIs anew (notify_resubscribe()) and the
+ * call completes with {}
+ */
+#define UPSTREAM_F_SUBSCRIPTION	0x02
 /* not a request: the backend's description (its initialize or
  * server/discover result), cached when there is one */
 #define UPSTREAM_F_DESCRIBE	0x04
