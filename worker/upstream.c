@@ -57,7 +57,7 @@ struct upstream {
 	const struct http_call_cbs	*u_hcbs;	/* a stream's */
 	void				*u_arg;
 	const char			*u_method;
-	char				*u_scope;
+	const char			*u_scope;	/* the caller's */
 	struct session			*u_sess;
 	const json_t			*u_caps;
 	json_t				*u_sparams;	/* a stream's params */
@@ -73,8 +73,11 @@ struct upstream {
 	int				 u_starting;	/* in upstream_call() */
 	int				 u_failed;	/* ... and failed there */
 	int				 u_delivering;
-	char				*u_bsid;
-	char				*u_bver;
+	/* the backend session: the client session's strings (borrowed:
+	 * it outlives the call), or u_own's */
+	const char			*u_bsid;
+	const char			*u_bver;
+	char				*u_own[2];
 	struct backend_call		*u_call;
 	struct http_call		*u_http;
 	struct event			*u_defer;
@@ -119,8 +122,7 @@ static void	upstream_acquire(struct upstream *);
 static void	upstream_ready(struct upstream *);
 static void	upstream_fail(struct upstream *, const char *fmt, ...)
 		    __attribute__((__format__(__printf__, 2, 3)));
-static int	upstream_session_set(struct upstream *, const char *,
-		    const char *);
+static void	upstream_session_take(struct upstream *, char *, char *);
 
 static void
 upstream_free(struct upstream *u)
@@ -130,9 +132,8 @@ upstream_free(struct upstream *u)
 		event_free(u->u_defer);
 	json_decref(u->u_sparams);
 	json_decref(u->u_info);
-	free(u->u_scope);
-	free(u->u_bsid);
-	free(u->u_bver);
+	free(u->u_own[0]);
+	free(u->u_own[1]);
 	free(u);
 }
 
@@ -754,6 +755,7 @@ static void
 uopen_dispatch(struct uopen *uo, const char *msg)
 {
 	struct upstream	*u;
+	char		*sid, *ver;
 
 	/* off the list first: a waiter's failure may start another open */
 	TAILQ_REMOVE(&uopens, uo, uo_entry);
@@ -765,10 +767,15 @@ uopen_dispatch(struct uopen *uo, const char *msg)
 			upstream_fail(u, "%s", msg);
 			continue;
 		}
-		if (upstream_session_set(u, uo->uo_bsid, uo->uo_ver) == -1) {
+		sid = uo->uo_bsid != NULL ? strdup(uo->uo_bsid) : NULL;
+		if ((ver = strdup(uo->uo_ver)) == NULL ||
+		    (uo->uo_bsid != NULL && sid == NULL)) {
+			free(sid);
+			free(ver);
 			upstream_fail(u, "out of memory");
 			continue;
 		}
+		upstream_session_take(u, sid, ver);
 		if (u->u_flags & UPSTREAM_F_DESCRIBE) {
 			json_decref(u->u_info);
 			u->u_info = json_pack("{s:O}", "result", uo->uo_result);
@@ -964,16 +971,14 @@ upstream_ready(struct upstream *u)
 	free(p.up_owned);
 }
 
-/* copies of a recorded session; -1: out of memory */
-static int
-upstream_session_set(struct upstream *u, const char *sid, const char *ver)
+/* the session the call goes over, its strings taken */
+static void
+upstream_session_take(struct upstream *u, char *sid, char *ver)
 {
-	free(u->u_bsid);
-	free(u->u_bver);
-	u->u_bsid = sid != NULL ? strdup(sid) : NULL;
-	u->u_bver = ver != NULL ? strdup(ver) : NULL;
-	return (sid != NULL && u->u_bsid == NULL) || (ver != NULL &&
-	    u->u_bver == NULL) ? -1 : 0;
+	free(u->u_own[0]);
+	free(u->u_own[1]);
+	u->u_bsid = u->u_own[0] = sid;
+	u->u_bver = u->u_own[1] = ver;
 }
 
 /*
@@ -1001,9 +1006,7 @@ upstream_acquire(struct upstream *u)
 				u->u_info = json_pack("{s:O}", "result",
 				    json_object_get(info, "result"));
 			json_decref(info);
-			(void)upstream_session_set(u, sid, ver);
-			free(sid);
-			free(ver);
+			upstream_session_take(u, sid, ver);
 			upstream_ready(u);
 			return;
 		}
@@ -1016,10 +1019,10 @@ upstream_acquire(struct upstream *u)
 	}
 	sb = session_backend_get(u->u_sess, u->u_be->cb_name);
 	if (sb != NULL && !u->u_reopen) {
-		if (upstream_session_set(u, sb->sb_sid, sb->sb_version) == -1)
-			upstream_fail(u, "out of memory");
-		else
-			upstream_ready(u);
+		upstream_session_take(u, NULL, NULL);
+		u->u_bsid = sb->sb_sid;
+		u->u_bver = sb->sb_version;
+		upstream_ready(u);
 		return;
 	}
 	upstream_open(u, u->u_sess->s_id, NULL);
@@ -1062,11 +1065,7 @@ upstream_new(struct worker *w, const struct config_backend *be,
 
 	if ((u = calloc(1, sizeof(*u))) == NULL)
 		return NULL;
-	if ((u->u_scope = strdup(scope != NULL ? scope :
-	    BSESSION_SCOPE_ANON)) == NULL) {
-		free(u);
-		return NULL;
-	}
+	u->u_scope = scope != NULL ? scope : BSESSION_SCOPE_ANON;
 	TAILQ_INSERT_TAIL(&upstreams, u, u_entry);
 	u->u_w = w;
 	u->u_be = be;

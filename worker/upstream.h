@@ -90,7 +90,7 @@ struct upstream_cbs {
 
 struct upstream_req {
 	const char		*uq_method;
-	const char		*uq_scope;	/* identity scope */
+	const char		*uq_scope;	/* identity scope, kept */
 	/* the Legacy client's session, whose own backend sessions its
 	 * requests go over (NULL: the scope's, as a Modern client's,
 	 * lists and notifications) */
