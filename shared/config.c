@@ -732,10 +732,18 @@ load_duration(struct loader *ld, struct cnode *v, const char *path,
 {
 	uint64_t	 ms;
 	const char	*what;
+	char		 least[128];
 	int		 rc = -1;
 
 	what = min > 0 ? "a duration greater than 0 (" DURATION_EXAMPLES ")" :
 	    "a duration (" DURATION_EXAMPLES ")";
+	if (min > 1) {
+		(void)snprintf(least, sizeof(least), "a duration of at least "
+		    "%llu%s (" DURATION_EXAMPLES ")", (unsigned long long)
+		    (min % 1000 == 0 ? min / 1000 : min),
+		    min % 1000 == 0 ? "s" : "ms");
+		what = least;
+	}
 	if (v->cn_type == CN_SCALAR &&
 	    (rc = config_parse_duration(v->cn_str, &ms)) == -2)
 		what = "a duration of at most " DURATION_MAX " (2^64 - 1 ns)";
@@ -1103,6 +1111,12 @@ config_new(const char *file)
 	cf->cf_agg.ca_max_backend_pages = 100;
 	cf->cf_timeout_default_ms = 30 * MS_SEC;
 	cf->cf_partial_failure = CONFIG_PARTIAL_FAIL;
+	cf->cf_health.ch_interval_ms = 30 * MS_SEC;
+	cf->cf_health.ch_timeout_ms = 10 * MS_SEC;
+	cf->cf_health.ch_unhealthy = 3;
+	cf->cf_health.ch_report_ms = 30 * MS_SEC;
+	cf->cf_health.ch_cb_threshold = 5;
+	cf->cf_health.ch_cb_timeout_ms = 60 * MS_SEC;
 	return cf;
 }
 

@@ -253,6 +253,17 @@ struct config {
 	/* operational.failureHandling.partialFailureMode */
 	enum config_partial_failure cf_partial_failure;	/* default fail */
 
+	/* operational.failureHandling: health and the circuit breaker */
+	struct config_health {
+		uint64_t	 ch_interval_ms;	/* probes, 30 s */
+		uint64_t	 ch_timeout_ms;		/* a probe's, 10 s */
+		unsigned int	 ch_unhealthy;		/* failed probes, 3 */
+		uint64_t	 ch_report_ms;		/* status log, 30 s */
+		int		 ch_cb_enabled;		/* false */
+		unsigned int	 ch_cb_threshold;	/* failures, 5 */
+		uint64_t	 ch_cb_timeout_ms;	/* open, 60 s */
+	}			 cf_health;
+
 	/* operational.logLevel: debug */
 	int			 cf_verbose;
 };

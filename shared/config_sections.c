@@ -748,20 +748,53 @@ load_partial_failure(struct loader *ld, struct cnode *v, const char *path,
 }
 
 static int
-load_failure_handling(struct loader *ld, struct cnode *n, const char *path,
+load_circuit_breaker(struct loader *ld, struct cnode *n, const char *path,
     void *arg)
 {
-	struct config	*cf = arg;
+	struct config_health	*ch = arg;
 	const struct field fields[] = {
-		{ "partialFailureMode", F_FN, cf, load_partial_failure, 0, 0 },
-		{ "healthCheckInterval", F_NOTYET, NULL, NULL, 0, 0 },
-		{ "healthCheckTimeout", F_NOTYET, NULL, NULL, 0, 0 },
-		{ "unhealthyThreshold", F_NOTYET, NULL, NULL, 0, 0 },
-		{ "statusReportingInterval", F_NOTYET, NULL, NULL, 0, 0 },
-		{ "circuitBreaker", F_NOTYET, NULL, NULL, 0, 0 },
+		{ "enabled", F_BOOL, &ch->ch_cb_enabled, NULL, 0, 0 },
+		{ "failureThreshold", F_UINT, &ch->ch_cb_threshold, NULL, 1,
+		    1000000 },
+		{ "timeout", F_DURATION, &ch->ch_cb_timeout_ms, NULL, 1000,
+		    0 },
 	};
 
 	return load_fields(ld, n, path, fields, nitems(fields));
+}
+
+static int
+load_failure_handling(struct loader *ld, struct cnode *n, const char *path,
+    void *arg)
+{
+	struct config		*cf = arg;
+	struct config_health	*ch = &cf->cf_health;
+	struct cnode		*v;
+	const struct field fields[] = {
+		{ "partialFailureMode", F_FN, cf, load_partial_failure, 0, 0 },
+		{ "healthCheckInterval", F_DURATION, &ch->ch_interval_ms, NULL,
+		    100, 0 },
+		{ "healthCheckTimeout", F_DURATION, &ch->ch_timeout_ms, NULL,
+		    1, 0 },
+		{ "unhealthyThreshold", F_UINT, &ch->ch_unhealthy, NULL, 1,
+		    1000000 },
+		{ "statusReportingInterval", F_DURATION, &ch->ch_report_ms,
+		    NULL, 1000, 0 },
+		{ "circuitBreaker", F_FN, ch, load_circuit_breaker, 0, 0 },
+	};
+
+	if (load_fields(ld, n, path, fields, nitems(fields)) == -1)
+		return -1;
+	/* a probe must end before the next one is due */
+	if (ch->ch_timeout_ms >= ch->ch_interval_ms) {
+		if ((v = cnode_get(n, "healthCheckTimeout")) == NULL)
+			v = cnode_get(n, "healthCheckInterval");
+		return config_error(ld, v, "%s.healthCheckTimeout (%llu ms) "
+		    "must be shorter than healthCheckInterval (%llu ms)", path,
+		    (unsigned long long)ch->ch_timeout_ms,
+		    (unsigned long long)ch->ch_interval_ms);
+	}
+	return 0;
 }
 
 int

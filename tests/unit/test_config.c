@@ -120,6 +120,13 @@ check_defaults(const struct config *cf)
 	assert_int_equal(cf->cf_pending_timeout_ms, 5 * 60 * 1000);
 	assert_int_equal(cf->cf_timeout_default_ms, 30000);
 	assert_int_equal(cf->cf_partial_failure, CONFIG_PARTIAL_FAIL);
+	assert_int_equal(cf->cf_health.ch_interval_ms, 30000);
+	assert_int_equal(cf->cf_health.ch_timeout_ms, 10000);
+	assert_int_equal(cf->cf_health.ch_unhealthy, 3);
+	assert_int_equal(cf->cf_health.ch_report_ms, 30000);
+	assert_int_equal(cf->cf_health.ch_cb_enabled, 0);
+	assert_int_equal(cf->cf_health.ch_cb_threshold, 5);
+	assert_int_equal(cf->cf_health.ch_cb_timeout_ms, 60000);
 	assert_int_equal(cf->cf_verbose, 0);
 }
 
@@ -659,6 +666,46 @@ test_err_unknown_key(void **state)
 }
 
 static void
+test_failure_handling(void **state)
+{
+	struct config	*cf;
+
+	(void)state;
+	cf = load_ok(BACKEND "operational:\n  failureHandling:\n"
+	    "    healthCheckInterval: 5s\n    healthCheckTimeout: 2s\n"
+	    "    unhealthyThreshold: 2\n    statusReportingInterval: 1m\n"
+	    "    circuitBreaker: {enabled: true, failureThreshold: 3, "
+	    "timeout: 2s}\n");
+	assert_int_equal(cf->cf_health.ch_interval_ms, 5000);
+	assert_int_equal(cf->cf_health.ch_timeout_ms, 2000);
+	assert_int_equal(cf->cf_health.ch_unhealthy, 2);
+	assert_int_equal(cf->cf_health.ch_report_ms, 60000);
+	assert_int_equal(cf->cf_health.ch_cb_enabled, 1);
+	assert_int_equal(cf->cf_health.ch_cb_threshold, 3);
+	assert_int_equal(cf->cf_health.ch_cb_timeout_ms, 2000);
+	config_free(cf);
+	load_bad(BACKEND "operational:\n  failureHandling:\n"
+	    "    healthCheckTimeout: 30s\n",
+	    "t.yaml:7:25: operational.failureHandling.healthCheckTimeout "
+	    "(30000 ms) must be shorter than healthCheckInterval (30000 ms)");
+	load_bad(BACKEND "operational:\n  failureHandling:\n"
+	    "    unhealthyThreshold: 0\n",
+	    "t.yaml:7:25: operational.failureHandling.unhealthyThreshold: expected an integer from 1 to 1000000, found \"0\"");
+	load_bad(BACKEND "operational:\n  failureHandling:\n"
+	    "    circuitBreaker: {enabled: yes}\n",
+	    "t.yaml:7:31: operational.failureHandling.circuitBreaker.enabled: expected true or false, found \"yes\"");
+	load_bad(BACKEND "operational:\n  failureHandling:\n"
+	    "    circuitBreaker: {timeout: 10ms}\n",
+	    "t.yaml:7:31: operational.failureHandling.circuitBreaker.timeout: expected a duration of at least 1s (such as 30s, 5m or 1h30m), found \"10ms\"");
+	load_bad(BACKEND "operational:\n  failureHandling:\n"
+	    "    circuitBreaker: {failureThreshold: 0}\n",
+	    "t.yaml:7:40: operational.failureHandling.circuitBreaker.failureThreshold: expected an integer from 1 to 1000000, found \"0\"");
+	load_bad(BACKEND "operational:\n  failureHandling:\n"
+	    "    circuitBreaker: {tripAfter: 3}\n",
+	    "t.yaml:7:22: operational.failureHandling.circuitBreaker.tripAfter: unknown key, expected one of: enabled, failureThreshold, timeout");
+}
+
+static void
 test_err_not_supported(void **state)
 {
 	(void)state;
@@ -668,26 +715,6 @@ test_err_not_supported(void **state)
 	load_bad("passthroughHeaders: [X-Trace]\n" BACKEND,
 	    "t.yaml:1:1: passthroughHeaders is not supported yet by this "
 	    "version of vmcpd");
-	load_bad(BACKEND "operational:\n  failureHandling:\n"
-	    "    healthCheckInterval: 30s\n",
-	    "t.yaml:7:5: operational.failureHandling.healthCheckInterval is "
-	    "not supported yet by this version of vmcpd");
-	load_bad(BACKEND "operational:\n  failureHandling:\n"
-	    "    circuitBreaker: {enabled: true}\n",
-	    "t.yaml:7:5: operational.failureHandling.circuitBreaker is not "
-	    "supported yet by this version of vmcpd");
-	load_bad(BACKEND "operational:\n  failureHandling:\n"
-	    "    unhealthyThreshold: 3\n",
-	    "t.yaml:7:5: operational.failureHandling.unhealthyThreshold is "
-	    "not supported yet by this version of vmcpd");
-	load_bad(BACKEND "operational:\n  failureHandling:\n"
-	    "    healthCheckTimeout: 10s\n",
-	    "t.yaml:7:5: operational.failureHandling.healthCheckTimeout is "
-	    "not supported yet by this version of vmcpd");
-	load_bad(BACKEND "operational:\n  failureHandling:\n"
-	    "    statusReportingInterval: 30s\n",
-	    "t.yaml:7:5: operational.failureHandling.statusReportingInterval "
-	    "is not supported yet by this version of vmcpd");
 	load_bad("backends:\n  - name: a\n    url: http://x/\n"
 	    "    transport: sse\n    type: entry\n",
 	    "t.yaml:5:5: backends[0].type is not supported yet by this "
@@ -1927,7 +1954,9 @@ test_err_new_sessions(void **state)
 	load_bad(BACKEND "operational:\n  failureHandling:\n"
 	    "    partialFailure: fail\n",
 	    "t.yaml:7:5: operational.failureHandling.partialFailure: unknown "
-	    "key, expected one of: partialFailureMode");
+	    "key, expected one of: partialFailureMode, healthCheckInterval, "
+	    "healthCheckTimeout, unhealthyThreshold, statusReportingInterval, "
+	    "circuitBreaker");
 	load_bad(BACKEND "operational:\n  failureHandling: fail\n",
 	    "t.yaml:6:20: operational.failureHandling: expected a mapping, "
 	    "found \"fail\"");
@@ -2512,6 +2541,7 @@ main(void)
 		cmocka_unit_test(test_err_documents),
 		cmocka_unit_test(test_err_depth),
 		cmocka_unit_test(test_err_unknown_key),
+		cmocka_unit_test(test_failure_handling),
 		cmocka_unit_test(test_err_not_supported),
 		cmocka_unit_test(test_err_type),
 		cmocka_unit_test(test_err_escape),
