@@ -238,6 +238,22 @@ struct store_sweep {
 int	 store_sweep(struct store *, uint64_t now_ms, size_t max,
 	    struct store_sweep *);
 
+/*
+ * Read-modify-write of one small record in one write txn: cb gets the
+ * live record's payload where it lies in the map (NULL, 0 if absent or
+ * expired) and returns STORE_UPD_KEEP (no write), STORE_UPD_PUT (out,
+ * *outlen <= outmax bytes, never expiring) or STORE_UPD_DEL.  cb must
+ * be pure, as store_read()'s.  Returns 1 written, 0 kept, -1.
+ */
+#define STORE_UPDATE_MAX	512
+#define STORE_UPD_KEEP		0
+#define STORE_UPD_PUT		1
+#define STORE_UPD_DEL		2
+typedef int (*store_update_cb)(void *arg, const void *data, size_t len,
+    void *out, size_t outmax, size_t *outlen);
+int	 store_update(struct store *, enum store_db, const void *key,
+	    size_t klen, uint64_t now_ms, store_update_cb, void *arg);
+
 void	 store_rec_clear(struct store_rec *);
 uint64_t store_now_ms(void);	/* CLOCK_REALTIME in ms (stamps persist) */
 

@@ -335,10 +335,44 @@ store_add_limited(struct store *s, enum store_db db, const void *key,
 	    0, lim, __func__);
 }
 
+/* delete the record k found as v, with its index entry */
+static int
+store_drop_txn(struct store *s, MDB_txn *txn, enum store_db db,
+    const void *key, size_t klen, MDB_val *k, MDB_val *v)
+{
+	struct store_rec old;
+
+	if (store_rec_peek(v->mv_data, v->mv_size, &old) == 0)
+		return store_reap_txn(s, txn, db, key, klen, v, &old);
+	return mdb_del(txn, s->s_dbi[db], k, NULL);
+}
+
+/*
+ * Commit a write txn whose work returned rc, else abort it: 0 done, 1
+ * the map was grown (do it again, once), -1 failed (logged, errno).
+ */
+static int
+store_end_write(struct store *s, MDB_txn *txn, int rc, int *grown,
+    enum store_db db, const char *fn)
+{
+	if (rc == 0)
+		rc = mdb_txn_commit(txn);
+	else
+		mdb_txn_abort(txn);
+	if (rc == 0)
+		return 0;
+	if (rc == MDB_MAP_FULL && !*grown && store_map_grow(s)) {
+		*grown = 1;
+		return 1;
+	}
+	log_warnx("%s: %s: %s", fn, store_db_names[db], mdb_strerror(rc));
+	store_set_errno(rc);
+	return -1;
+}
+
 int
 store_del(struct store *s, enum store_db db, const void *key, size_t klen)
 {
-	struct store_rec	 old;
 	MDB_txn			*txn;
 	MDB_val			 k, v;
 	int			 rc, grown = 0;
@@ -360,24 +394,10 @@ again:
 		goto fail;
 	}
 	/* the map's headroom is there so that this commits on a full map */
-	if (store_rec_peek(v.mv_data, v.mv_size, &old) == 0)
-		rc = store_reap_txn(s, txn, db, key, klen, &v, &old);
-	else
-		rc = mdb_del(txn, s->s_dbi[db], &k, NULL);
-	if (rc == 0)
-		rc = mdb_txn_commit(txn);
-	else
-		mdb_txn_abort(txn);
-	if (rc == 0)
-		return 0;
-	if (rc == MDB_MAP_FULL && !grown && store_map_grow(s)) {
-		grown = 1;
+	rc = store_drop_txn(s, txn, db, key, klen, &k, &v);
+	if ((rc = store_end_write(s, txn, rc, &grown, db, __func__)) == 1)
 		goto again;
-	}
-	log_warnx("%s: %s: %s", __func__, store_db_names[db],
-	    mdb_strerror(rc));
-	store_set_errno(rc);
-	return -1;
+	return rc;
 
 fail:
 	mdb_txn_abort(txn);
@@ -468,6 +488,64 @@ fail:
 	log_warnx("%s: %s: %s", __func__, store_db_names[db], mdb_strerror(rc));
 	if (cur != NULL)
 		mdb_cursor_close(cur);
+	mdb_txn_abort(txn);
+	store_set_errno(rc);
+	return -1;
+}
+
+/* --- read-modify-write of one small record (health, breakers) --- */
+
+int
+store_update(struct store *s, enum store_db db, const void *key, size_t klen,
+    uint64_t now_ms, store_update_cb cb, void *arg)
+{
+	uint8_t			 out[STORE_UPDATE_MAX];
+	struct store_rec	 old;
+	MDB_txn			*txn;
+	MDB_val			 k, v;
+	const void		*data;
+	size_t			 len, outlen;
+	int			 rc, act, live, room, grown = 0;
+
+	if (store_check(s, db, key, klen, 1) == -1 || cb == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+again:
+	room = store_room(s);
+	if (store_txn_begin(s, 0, &txn, __func__) == -1)
+		return -1;
+	k.mv_size = klen;
+	k.mv_data = (void *)(uintptr_t)key;
+	data = NULL;
+	len = outlen = 0;
+	rc = mdb_get(txn, s->s_dbi[db], &k, &v);
+	if (rc != 0 && rc != MDB_NOTFOUND)
+		goto fail;
+	live = rc == 0 && store_rec_peek(v.mv_data, v.mv_size, &old) == 0 &&
+	    !store_rec_expired(old.sr_expires_ms, now_ms);
+	if (live) {
+		data = (const uint8_t *)v.mv_data + STORE_HDR_LEN + old.sr_glen;
+		len = v.mv_size - STORE_HDR_LEN - old.sr_glen;
+	}
+	/* cb reads the map's bytes before anything is written */
+	act = cb(arg, data, len, out, sizeof(out), &outlen);
+	if (act == STORE_UPD_KEEP || (act == STORE_UPD_DEL && rc != 0)) {
+		mdb_txn_abort(txn);
+		return 0;
+	}
+	if (act == STORE_UPD_DEL)
+		rc = store_drop_txn(s, txn, db, key, klen, &k, &v);
+	else if (outlen > sizeof(out))
+		rc = EINVAL;
+	else
+		rc = store_put_txn(s, txn, db, key, klen, out, outlen, 0,
+		    now_ms, 0, NULL, 0, room, __func__);
+	if ((rc = store_end_write(s, txn, rc, &grown, db, __func__)) == 1)
+		goto again;
+	return rc == 0 ? 1 : -1;
+fail:
+	log_warnx("%s: %s: %s", __func__, store_db_names[db], mdb_strerror(rc));
 	mdb_txn_abort(txn);
 	store_set_errno(rc);
 	return -1;

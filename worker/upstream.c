@@ -30,6 +30,7 @@
 #include <event2/event.h>
 
 #include "shared/config.h"
+#include "shared/health.h"
 #include "shared/log.h"
 #include "shared/store.h"
 #include "shared/http_client.h"
@@ -73,6 +74,8 @@ struct upstream {
 	int				 u_starting;	/* in upstream_call() */
 	int				 u_failed;	/* ... and failed there */
 	int				 u_delivering;
+	int				 u_trial;	/* half-open's one */
+	char				*u_refused;	/* by an open breaker */
 	/* the backend session: the client session's strings (borrowed:
 	 * it outlives the call), or u_own's */
 	const char			*u_bsid;
@@ -132,18 +135,29 @@ upstream_free(struct upstream *u)
 		event_free(u->u_defer);
 	json_decref(u->u_sparams);
 	json_decref(u->u_info);
+	free(u->u_refused);
 	free(u->u_own[0]);
 	free(u->u_own[1]);
 	free(u);
 }
 
 /*
- * Every outcome passes here, once.  (Later, health and circuit
- * breaking: the place that sees each backend's outcomes.)
+ * Every outcome passes here, once: the place that sees each backend's
+ * outcomes, so the circuit breaker counts them.  No answer (no
+ * connection, a reset, a timeout, an HTTP error, garbage) is a failure;
+ * a JSON-RPC error is a live backend's answer.  A cached description,
+ * a call the breaker refused and a stream send nothing to count.
  */
 static void
 upstream_deliver(struct upstream *u, const struct upstream_result *r)
 {
+	const struct config_health *ch = &u->u_w->w_conf->cf_health;
+
+	if (ch->ch_cb_enabled && !u->u_stream && u->u_refused == NULL &&
+	    u->u_state != US_DEFERRED)
+		health_breaker_record(u->u_w->w_store, u->u_be->cb_name, ch,
+		    r->ur_status == UPSTREAM_FAILED, u->u_trial,
+		    store_now_ms());
 	u->u_state = US_DONE;
 	u->u_delivering = 1;
 	if (u->u_stream) {
@@ -186,9 +200,11 @@ upstream_on_defer(evutil_socket_t fd, short ev, void *arg)
 	(void)fd;
 	(void)ev;
 	memset(&r, 0, sizeof(r));
-	r.ur_status = UPSTREAM_COMPLETE;
+	r.ur_status = u->u_refused != NULL ? UPSTREAM_FAILED :
+	    UPSTREAM_COMPLETE;
 	r.ur_era = u->u_era;
 	r.ur_response = u->u_info;
+	r.ur_errmsg = u->u_refused;
 	upstream_deliver(u, &r);
 }
 
@@ -1086,6 +1102,50 @@ upstream_started(struct upstream *u)
 	return u;
 }
 
+/*
+ * The circuit breaker's word on a call: 0 go on (u_trial if it is the
+ * half-open trial), -1 refused, failed next turn with why.  The trial's
+ * lease lasts the call's timeout and a little.
+ */
+static int
+upstream_admit(struct upstream *u)
+{
+	const struct config_health	*ch = &u->u_w->w_conf->cf_health;
+	const char			*name = u->u_be->cb_name;
+	struct breaker			 b;
+	uint64_t			 now = store_now_ms(), left;
+	int				 n;
+
+	if (!ch->ch_cb_enabled)
+		return 0;
+	switch (health_breaker_admit(u->u_w->w_store, name, ch,
+	    u->u_be->cb_timeout_ms + 1000, now, &b)) {
+	case BREAKER_PASS:
+		return 0;
+	case BREAKER_TRIAL:
+		u->u_trial = 1;
+		return 0;
+	case BREAKER_REJECT:
+		break;
+	}
+	if (b.bk_state == BREAKER_OPEN) {
+		left = b.bk_opened_ms + ch->ch_cb_timeout_ms > now ?
+		    b.bk_opened_ms + ch->ch_cb_timeout_ms - now : 0;
+		n = asprintf(&u->u_refused, "backend %s is unavailable "
+		    "(circuit open after %u failures; retry in %llu s)", name,
+		    b.bk_fails, (unsigned long long)((left + 999) / 1000));
+	} else
+		n = asprintf(&u->u_refused, "backend %s is unavailable "
+		    "(circuit half-open: a trial request is in flight)", name);
+	if (n == -1) {
+		u->u_refused = NULL;
+		upstream_fail(u, "backend %s: out of memory", name);
+		return -1;
+	}
+	upstream_defer(u);
+	return -1;
+}
+
 struct upstream *
 upstream_call(struct worker *w, const struct config_backend *be,
     const struct upstream_req *uq, const struct upstream_cbs *cbs,
@@ -1101,7 +1161,8 @@ upstream_call(struct worker *w, const struct config_backend *be,
 	u->u_caps = uq->uq_caps;
 	u->u_client = uq->uq_client;
 	u->u_flags = uq->uq_flags;
-	upstream_resolve(u);
+	if (upstream_admit(u) == 0)
+		upstream_resolve(u);
 	return upstream_started(u);
 }
 

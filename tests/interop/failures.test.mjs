@@ -17,7 +17,7 @@ import {
 } from './lib/harness.mjs';
 import {
   useMulti, startMulti, startSpec, openSessionCaps, procChildren, cmdline, serve as listen, jsonBody, NODE,
-  MEMORY,
+  MEMORY, rawBackend,
 } from './lib/multi.mjs';
 
 useMulti();
@@ -27,47 +27,22 @@ useMulti();
  * tools/call with garbage of another kind.
  */
 function junkServer() {
-  const tools = ['junk_json', 'junk_sse', 'junk_500', 'junk_empty', 'junk_wrongid']
-    .map((name) => ({ name, inputSchema: { type: 'object' } }));
-  return http.createServer((req, res) => {
-    if (req.method !== 'POST') {
-      res.writeHead(405).end();
-      return;
-    }
-    jsonBody(req, res).then((m) => {
-      if (m === undefined)
-        return;
-      const json = (o) => res.writeHead(200, { 'Content-Type': 'application/json',
-        'Mcp-Session-Id': 'junk-session-1' }).end(JSON.stringify(o));
-      if (m.id === undefined) {
-        res.writeHead(202).end();
-        return;
-      }
-      switch (m.method) {
-      case 'initialize':
-        return json({ jsonrpc: '2.0', id: m.id, result: { protocolVersion: LEGACY_VERSION,
-          capabilities: { tools: {} }, serverInfo: { name: 'junk', version: '1' } } });
-      case 'tools/list':
-        return json({ jsonrpc: '2.0', id: m.id, result: { tools } });
-      case 'tools/call':
-        switch (m.params?.name) {
-        case 'junk_json':
-          return res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"jsonrpc": "2.0", "id": [oops');
-        case 'junk_sse':
-          return res.writeHead(200, { 'Content-Type': 'text/event-stream' })
-            .end('event: message\ndata: <html>this is not JSON</html>\n\n');
-        case 'junk_500':
-          return res.writeHead(500, { 'Content-Type': 'text/html' }).end('<h1>Internal Server Error</h1>');
-        case 'junk_empty':
-          return res.writeHead(200, { 'Content-Type': 'application/json' }).end();
-        default:
-          return json({ jsonrpc: '2.0', id: 'not-yours', result: { content: [] } });
-        }
+  return rawBackend('junk', ['junk_json', 'junk_sse', 'junk_500', 'junk_empty', 'junk_wrongid'],
+    (m, res, json) => {
+      switch (m.params?.name) {
+      case 'junk_json':
+        return res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"jsonrpc": "2.0", "id": [oops');
+      case 'junk_sse':
+        return res.writeHead(200, { 'Content-Type': 'text/event-stream' })
+          .end('event: message\ndata: <html>this is not JSON</html>\n\n');
+      case 'junk_500':
+        return res.writeHead(500, { 'Content-Type': 'text/html' }).end('<h1>Internal Server Error</h1>');
+      case 'junk_empty':
+        return res.writeHead(200, { 'Content-Type': 'application/json' }).end();
       default:
-        return json({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'no' } });
+        return json({ jsonrpc: '2.0', id: 'not-yours', result: { content: [] } });
       }
     });
-  });
 }
 
 describe('failing backends behind one vmcpd (best_effort)', () => {

@@ -145,6 +145,41 @@ export function jsonBody(req, res) {
 }
 
 /*
+ * A bare 2025-11-25 backend (an http server, not listening yet) named
+ * name with these tools ([name]): it initializes and lists properly
+ * and hands each tools/call to onCall(m, res, json), where json(o)
+ * answers o with its session header; other requests get -32601.
+ */
+export function rawBackend(name, toolNames, onCall) {
+  const tools = toolNames.map((t) => ({ name: t, inputSchema: { type: 'object' } }));
+  return http.createServer((req, res) => {
+    if (req.method !== 'POST') {
+      res.writeHead(405).end();
+      return;
+    }
+    jsonBody(req, res).then((m) => {
+      if (m === undefined)
+        return undefined;
+      const json = (o) => res.writeHead(200, { 'Content-Type': 'application/json',
+        'Mcp-Session-Id': `${name}-session-1` }).end(JSON.stringify(o));
+      if (m.id === undefined)
+        return res.writeHead(202).end();
+      switch (m.method) {
+      case 'initialize':
+        return json({ jsonrpc: '2.0', id: m.id, result: { protocolVersion: LEGACY_VERSION,
+          capabilities: { tools: {} }, serverInfo: { name, version: '1' } } });
+      case 'tools/list':
+        return json({ jsonrpc: '2.0', id: m.id, result: { tools } });
+      case 'tools/call':
+        return onCall(m, res, json);
+      default:
+        return json({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'no' } });
+      }
+    });
+  });
+}
+
+/*
  * An in-process test server (http or net) on a free loopback port,
  * closed with its connections by useMulti()'s cleanup; the port.  A
  * net server's connections are tracked in srv.sockets.

@@ -1,0 +1,256 @@
+/*
+ * Backend health (health.h): the circuit breaker of each backend,
+ * shared through the store by every worker and the builder.  The hot
+ * path reads; it writes when a request fails, when the breaker changes
+ * state, and once on the first success after failures.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "config.h"
+#include "health.h"
+#include "log.h"
+#include "store.h"
+
+#define BREAKER_PREFIX	"breaker/"
+
+const char *
+breaker_state_name(enum breaker_state st)
+{
+	switch (st) {
+	case BREAKER_CLOSED:
+		return "closed";
+	case BREAKER_OPEN:
+		return "open";
+	case BREAKER_HALF_OPEN:
+		return "half-open";
+	}
+	return "unknown";
+}
+
+int
+breaker_admit_step(struct breaker *b, uint64_t open_ms, uint64_t lease_ms,
+    uint64_t now_ms, enum breaker_verdict *v)
+{
+	switch (b->bk_state) {
+	case BREAKER_OPEN:
+		if (now_ms < b->bk_opened_ms + open_ms)
+			break;
+		b->bk_state = BREAKER_HALF_OPEN;
+		/* FALLTHROUGH */
+	case BREAKER_HALF_OPEN:
+		/* one trial at a time; a lost trial's lease runs out */
+		if (b->bk_state == BREAKER_HALF_OPEN &&
+		    now_ms >= b->bk_lease_ms) {
+			b->bk_lease_ms = now_ms + lease_ms;
+			*v = BREAKER_TRIAL;
+			return 1;
+		}
+		break;
+	default:
+		*v = BREAKER_PASS;
+		return 0;
+	}
+	*v = BREAKER_REJECT;
+	return 0;
+}
+
+int
+breaker_outcome_step(struct breaker *b, unsigned int threshold, int failed,
+    int trial, uint64_t now_ms)
+{
+	if (!failed) {
+		if (b->bk_state == BREAKER_CLOSED && b->bk_fails == 0)
+			return 0;
+		memset(b, 0, sizeof(*b));
+		return 1;
+	}
+	if (b->bk_fails < UINT32_MAX)
+		b->bk_fails++;
+	switch (b->bk_state) {
+	case BREAKER_CLOSED:
+		if (b->bk_fails >= threshold) {
+			b->bk_state = BREAKER_OPEN;
+			b->bk_opened_ms = now_ms;
+		}
+		break;
+	case BREAKER_HALF_OPEN:
+		/* the trial failed: open again; a call let through before
+		 * the breaker opened changes nothing */
+		if (trial) {
+			b->bk_state = BREAKER_OPEN;
+			b->bk_opened_ms = now_ms;
+			b->bk_lease_ms = 0;
+		}
+		break;
+	default:
+		break;
+	}
+	return 1;
+}
+
+static size_t
+health_key(char *key, size_t len, const char *backend)
+{
+	int n;
+
+	n = snprintf(key, len, BREAKER_PREFIX "%s", backend);
+	if (n < 0 || (size_t)n >= len)
+		return 0;
+	return (size_t)n;
+}
+
+/* a record of another layout reads as none */
+static void
+breaker_decode(struct breaker *b, const void *data, size_t len)
+{
+	memset(b, 0, sizeof(*b));
+	if (data != NULL && len == sizeof(*b))
+		memcpy(b, data, sizeof(*b));
+	if (b->bk_state > BREAKER_HALF_OPEN)
+		memset(b, 0, sizeof(*b));
+}
+
+static int
+health_on_read(void *arg, const void *data, size_t len)
+{
+	breaker_decode(arg, data, len);
+	return 0;
+}
+
+int
+health_breaker_get(struct store *s, const char *backend, uint64_t now_ms,
+    struct breaker *b)
+{
+	char	 key[STORE_KEY_MAX];
+	size_t	 klen;
+	int	 rc;
+
+	memset(b, 0, sizeof(*b));
+	if ((klen = health_key(key, sizeof(key), backend)) == 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	rc = store_read(s, STORE_HEALTH, key, klen, now_ms, health_on_read, b);
+	return rc == -1 ? -1 : 0;
+}
+
+struct health_upd {
+	const struct config_health	*hu_ch;
+	uint64_t			 hu_now;
+	uint64_t			 hu_lease;
+	int				 hu_admit;	/* else an outcome */
+	int				 hu_failed;
+	int				 hu_trial;
+	enum breaker_verdict		 hu_verdict;
+	struct breaker			 hu_old;
+	struct breaker			 hu_new;
+};
+
+static int
+health_on_update(void *arg, const void *data, size_t len, void *out,
+    size_t outmax, size_t *outlen)
+{
+	struct health_upd	*hu = arg;
+	struct breaker		*b = &hu->hu_new;
+	int			 changed;
+
+	breaker_decode(&hu->hu_old, data, len);
+	*b = hu->hu_old;
+	if (hu->hu_admit)
+		changed = breaker_admit_step(b, hu->hu_ch->ch_cb_timeout_ms,
+		    hu->hu_lease, hu->hu_now, &hu->hu_verdict);
+	else
+		changed = breaker_outcome_step(b, hu->hu_ch->ch_cb_threshold,
+		    hu->hu_failed, hu->hu_trial, hu->hu_now);
+	if (!changed)
+		return STORE_UPD_KEEP;
+	if (b->bk_state == BREAKER_CLOSED && b->bk_fails == 0)
+		return data != NULL ? STORE_UPD_DEL : STORE_UPD_KEEP;
+	if (outmax < sizeof(*b))
+		return STORE_UPD_KEEP;
+	memcpy(out, b, sizeof(*b));
+	*outlen = sizeof(*b);
+	return STORE_UPD_PUT;
+}
+
+static int
+health_update(struct store *s, const char *backend, struct health_upd *hu)
+{
+	char	 key[STORE_KEY_MAX];
+	size_t	 klen;
+
+	if ((klen = health_key(key, sizeof(key), backend)) == 0)
+		return -1;
+	if (store_update(s, STORE_HEALTH, key, klen, hu->hu_now,
+	    health_on_update, hu) == -1) {
+		log_warnx("backend %s: circuit breaker: %s", backend,
+		    strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+enum breaker_verdict
+health_breaker_admit(struct store *s, const char *backend,
+    const struct config_health *ch, uint64_t lease_ms, uint64_t now_ms,
+    struct breaker *b)
+{
+	struct health_upd	hu;
+	enum breaker_verdict	v;
+	struct breaker		probe;
+
+	if (health_breaker_get(s, backend, now_ms, b) == -1)
+		return BREAKER_PASS;
+	probe = *b;
+	/* closed, or open and not due: decided on the read alone */
+	if (!breaker_admit_step(&probe, ch->ch_cb_timeout_ms, lease_ms,
+	    now_ms, &v))
+		return v;
+	memset(&hu, 0, sizeof(hu));
+	hu.hu_ch = ch;
+	hu.hu_now = now_ms;
+	hu.hu_lease = lease_ms;
+	hu.hu_admit = 1;
+	hu.hu_verdict = BREAKER_PASS;
+	if (health_update(s, backend, &hu) == -1)
+		return BREAKER_PASS;
+	*b = hu.hu_new;
+	if (hu.hu_verdict == BREAKER_TRIAL &&
+	    hu.hu_old.bk_state == BREAKER_OPEN)
+		log_info("backend %s: circuit half-open, one trial request "
+		    "let through", backend);
+	return hu.hu_verdict;
+}
+
+void
+health_breaker_record(struct store *s, const char *backend,
+    const struct config_health *ch, int failed, int trial, uint64_t now_ms)
+{
+	struct health_upd	hu;
+	struct breaker		b;
+
+	/* the common case, a success with nothing to reset: a read */
+	if (!failed && !trial) {
+		if (health_breaker_get(s, backend, now_ms, &b) == -1 ||
+		    (b.bk_state == BREAKER_CLOSED && b.bk_fails == 0))
+			return;
+	}
+	memset(&hu, 0, sizeof(hu));
+	hu.hu_ch = ch;
+	hu.hu_now = now_ms;
+	hu.hu_failed = failed;
+	hu.hu_trial = trial;
+	if (health_update(s, backend, &hu) == -1 ||
+	    hu.hu_old.bk_state == hu.hu_new.bk_state)
+		return;
+	if (hu.hu_new.bk_state == BREAKER_OPEN)
+		log_warnx("backend %s: circuit open after %u failures; "
+		    "requests fail at once for %llu s", backend,
+		    hu.hu_new.bk_fails,
+		    (unsigned long long)(ch->ch_cb_timeout_ms / 1000));
+	else
+		log_info("backend %s: circuit %s", backend,
+		    breaker_state_name((enum breaker_state)hu.hu_new.bk_state));
+}

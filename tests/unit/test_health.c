@@ -1,0 +1,157 @@
+/*
+ * shared/health.c: the circuit breaker's decisions, and the breaker as
+ * every process shares it through a store in a mkdtemp(3) directory.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "shared/config.h"
+#include "shared/health.h"
+#include "shared/store.h"
+
+#define NOW	1000000ULL
+
+static void
+test_steps(void **state)
+{
+	struct breaker		b;
+	enum breaker_verdict	v;
+
+	(void)state;
+	memset(&b, 0, sizeof(b));
+	/* closed: no write on a pass or on a success */
+	assert_int_equal(breaker_admit_step(&b, 5000, 100, NOW, &v), 0);
+	assert_int_equal(v, BREAKER_PASS);
+	assert_int_equal(breaker_outcome_step(&b, 3, 0, 0, NOW), 0);
+	/* two failures count, the third opens */
+	assert_int_equal(breaker_outcome_step(&b, 3, 1, 0, NOW), 1);
+	assert_int_equal(breaker_outcome_step(&b, 3, 1, 0, NOW), 1);
+	assert_int_equal(b.bk_state, BREAKER_CLOSED);
+	assert_int_equal(breaker_outcome_step(&b, 3, 1, 0, NOW + 1), 1);
+	assert_int_equal(b.bk_state, BREAKER_OPEN);
+	assert_int_equal(b.bk_fails, 3);
+	assert_int_equal(b.bk_opened_ms, NOW + 1);
+	/* open: refused until the timeout, then one trial */
+	assert_int_equal(breaker_admit_step(&b, 5000, 100, NOW + 4000, &v),
+	    0);
+	assert_int_equal(v, BREAKER_REJECT);
+	assert_int_equal(breaker_admit_step(&b, 5000, 100, NOW + 5001, &v),
+	    1);
+	assert_int_equal(v, BREAKER_TRIAL);
+	assert_int_equal(b.bk_state, BREAKER_HALF_OPEN);
+	assert_int_equal(breaker_admit_step(&b, 5000, 100, NOW + 5002, &v),
+	    0);
+	assert_int_equal(v, BREAKER_REJECT);
+	/* a call from before the opening fails: nothing changes state */
+	(void)breaker_outcome_step(&b, 3, 1, 0, NOW + 5003);
+	assert_int_equal(b.bk_state, BREAKER_HALF_OPEN);
+	/* a lost trial's lease runs out: another trial */
+	assert_int_equal(breaker_admit_step(&b, 5000, 100, NOW + 5101, &v),
+	    1);
+	assert_int_equal(v, BREAKER_TRIAL);
+	/* the trial fails: open again, from now */
+	assert_int_equal(breaker_outcome_step(&b, 3, 1, 1, NOW + 5200), 1);
+	assert_int_equal(b.bk_state, BREAKER_OPEN);
+	assert_int_equal(b.bk_opened_ms, NOW + 5200);
+	/* the next trial succeeds: closed, nothing counted */
+	assert_int_equal(breaker_admit_step(&b, 5000, 100, NOW + 10200, &v),
+	    1);
+	assert_int_equal(v, BREAKER_TRIAL);
+	assert_int_equal(breaker_outcome_step(&b, 3, 0, 1, NOW + 10201), 1);
+	assert_int_equal(b.bk_state, BREAKER_CLOSED);
+	assert_int_equal(b.bk_fails, 0);
+	/* a success after failures below the threshold resets them */
+	(void)breaker_outcome_step(&b, 3, 1, 0, NOW);
+	assert_int_equal(breaker_outcome_step(&b, 3, 0, 0, NOW), 1);
+	assert_int_equal(b.bk_fails, 0);
+}
+
+static void
+rm_env(const char *dir)
+{
+	char	 p[512];
+	DIR	*d;
+	struct dirent *e;
+
+	if ((d = opendir(dir)) != NULL) {
+		while ((e = readdir(d)) != NULL) {
+			if (e->d_name[0] == '.')
+				continue;
+			(void)snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+			(void)unlink(p);
+		}
+		(void)closedir(d);
+	}
+	(void)rmdir(dir);
+}
+
+/* through the store: what one caller writes the next decides on (one
+ * handle: LMDB forbids opening an environment twice in a process) */
+static void
+test_shared(void **state)
+{
+	struct config_health	 ch;
+	struct store		*a, *b;
+	struct breaker		 br;
+	char			 dir[64];
+	const char		*tmp = getenv("TMPDIR");
+
+	(void)state;
+	(void)snprintf(dir, sizeof(dir), "%s/test_health.XXXXXX",
+	    tmp != NULL && strlen(tmp) < 32 ? tmp : "/tmp");
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(store_open(&a, dir, 4 << 20, 64, 0), 0);
+	b = a;
+	memset(&ch, 0, sizeof(ch));
+	ch.ch_cb_enabled = 1;
+	ch.ch_cb_threshold = 2;
+	ch.ch_cb_timeout_ms = 1000;
+
+	assert_int_equal(health_breaker_admit(a, "x", &ch, 100, NOW, &br),
+	    BREAKER_PASS);
+	health_breaker_record(a, "x", &ch, 1, 0, NOW);
+	health_breaker_record(b, "x", &ch, 1, 0, NOW);
+	/* open for both; another backend is not touched */
+	assert_int_equal(health_breaker_admit(a, "x", &ch, 100, NOW + 10,
+	    &br), BREAKER_REJECT);
+	assert_int_equal(br.bk_fails, 2);
+	assert_int_equal(health_breaker_admit(b, "x", &ch, 100, NOW + 10,
+	    &br), BREAKER_REJECT);
+	assert_int_equal(health_breaker_admit(b, "y", &ch, 100, NOW + 10,
+	    &br), BREAKER_PASS);
+	/* past the timeout one handle gets the trial, the other not */
+	assert_int_equal(health_breaker_admit(a, "x", &ch, 100, NOW + 1000,
+	    &br), BREAKER_TRIAL);
+	assert_int_equal(health_breaker_admit(b, "x", &ch, 100, NOW + 1001,
+	    &br), BREAKER_REJECT);
+	assert_int_equal(br.bk_state, BREAKER_HALF_OPEN);
+	/* its success closes the breaker for both: the record is gone */
+	health_breaker_record(a, "x", &ch, 0, 1, NOW + 1002);
+	assert_int_equal(health_breaker_get(b, "x", NOW + 1003, &br), 0);
+	assert_int_equal(br.bk_state, BREAKER_CLOSED);
+	assert_int_equal(br.bk_fails, 0);
+	assert_int_equal(health_breaker_admit(b, "x", &ch, 100, NOW + 1003,
+	    &br), BREAKER_PASS);
+	store_close(a);
+	rm_env(dir);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_steps),
+		cmocka_unit_test(test_shared),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
