@@ -141,6 +141,7 @@ struct health_upd {
 	uint64_t			 hu_now;
 	uint64_t			 hu_lease;
 	int				 hu_admit;	/* else an outcome */
+	int				 hu_release;	/* or a lease back */
 	int				 hu_failed;
 	int				 hu_trial;
 	enum breaker_verdict		 hu_verdict;
@@ -158,7 +159,11 @@ health_on_update(void *arg, const void *data, size_t len, void *out,
 
 	breaker_decode(&hu->hu_old, data, len);
 	*b = hu->hu_old;
-	if (hu->hu_admit)
+	if (hu->hu_release) {
+		/* the trial sent nothing: the next caller may try */
+		changed = b->bk_state == BREAKER_HALF_OPEN && b->bk_lease_ms;
+		b->bk_lease_ms = 0;
+	} else if (hu->hu_admit)
 		changed = breaker_admit_step(b, hu->hu_ch->ch_cb_timeout_ms,
 		    hu->hu_lease, hu->hu_now, &hu->hu_verdict);
 	else
@@ -224,7 +229,7 @@ health_breaker_admit(struct store *s, const char *backend,
 	return hu.hu_verdict;
 }
 
-void
+int
 health_breaker_record(struct store *s, const char *backend,
     const struct config_health *ch, int failed, int trial, uint64_t now_ms)
 {
@@ -235,7 +240,7 @@ health_breaker_record(struct store *s, const char *backend,
 	if (!failed && !trial) {
 		if (health_breaker_get(s, backend, now_ms, &b) == -1 ||
 		    (b.bk_state == BREAKER_CLOSED && b.bk_fails == 0))
-			return;
+			return -1;
 	}
 	memset(&hu, 0, sizeof(hu));
 	hu.hu_ch = ch;
@@ -244,7 +249,7 @@ health_breaker_record(struct store *s, const char *backend,
 	hu.hu_trial = trial;
 	if (health_update(s, backend, &hu) == -1 ||
 	    hu.hu_old.bk_state == hu.hu_new.bk_state)
-		return;
+		return -1;
 	if (hu.hu_new.bk_state == BREAKER_OPEN)
 		log_warnx("backend %s: circuit open after %u failures; "
 		    "requests fail at once for %llu s", backend,
@@ -253,4 +258,18 @@ health_breaker_record(struct store *s, const char *backend,
 	else
 		log_info("backend %s: circuit %s", backend,
 		    breaker_state_name((enum breaker_state)hu.hu_new.bk_state));
+	return (int)hu.hu_new.bk_state;
+}
+
+void
+health_breaker_release(struct store *s, const char *backend,
+    const struct config_health *ch, uint64_t now_ms)
+{
+	struct health_upd hu;
+
+	memset(&hu, 0, sizeof(hu));
+	hu.hu_ch = ch;
+	hu.hu_now = now_ms;
+	hu.hu_release = 1;
+	(void)health_update(s, backend, &hu);
 }

@@ -52,9 +52,13 @@ enum breaker_verdict health_breaker_admit(struct store *,
 	    const char *backend, const struct config_health *,
 	    uint64_t lease_ms, uint64_t now_ms, struct breaker *b);
 /* a request's outcome; a success writes only after failures.  Logs a
- * change of state. */
-void	 health_breaker_record(struct store *, const char *backend,
+ * change of state and returns the new state, else -1. */
+int	 health_breaker_record(struct store *, const char *backend,
 	    const struct config_health *, int failed, int trial,
 	    uint64_t now_ms);
+/* the half-open trial sent nothing (answered from a cache): its lease
+ * goes back */
+void	 health_breaker_release(struct store *, const char *backend,
+	    const struct config_health *, uint64_t now_ms);
 
 #endif /* VMCPD_HEALTH_H */

@@ -38,6 +38,7 @@
 #include <event2/event.h>
 
 #include "shared/config.h"
+#include "shared/health.h"
 #include "shared/log.h"
 #include "shared/store.h"
 #include "view.h"
@@ -938,6 +939,30 @@ vfetch_newer(struct vfetch *f, const struct view_clock *c)
 }
 
 /*
+ * A backend whose circuit breaker is not closed is left out of the
+ * view, whatever lists it had: out, with the time its part stays
+ * "fresh" so that the view is rebuilt when the breaker lets a trial
+ * through (the rebuild's listing is that trial, or waits for it).
+ */
+static int
+views_breaker_out(struct worker *w, const struct config_backend *be,
+    const struct view_clock *c, uint64_t *listed)
+{
+	const struct config_health	*ch = &w->w_conf->cf_health;
+	struct breaker			 bk;
+	uint64_t			 until;
+
+	if (!ch->ch_cb_enabled || health_breaker_get(w->w_store, be->cb_name,
+	    c->vl_now, &bk) == -1 || bk.bk_state == BREAKER_CLOSED)
+		return 0;
+	until = bk.bk_opened_ms + ch->ch_cb_timeout_ms;
+	if (until < c->vl_now + 1000)
+		until = c->vl_now + 1000;
+	*listed = until > c->vl_ttl ? until - c->vl_ttl : 0;
+	return 1;
+}
+
+/*
  * The view of what the build has now, stored for every worker: every
  * backend fetched (fresh, or stale when listing failed), or still
  * listing (its last good lists, or nothing).  A new reference, or NULL
@@ -969,6 +994,10 @@ vbuild_publish(struct vbuild *b, int final, char *err, size_t errlen)
 		src = NULL;
 		if (f->vf_done)
 			vfetch_newer(f, &c);
+		if (views_breaker_out(w, f->vf_be, &c, &vi->vi_listed_ms)) {
+			vi->vi_part = VIEW_PART_FRESH;
+			continue;	/* not in use[] */
+		}
 		if (f->vf_done && f->vf_ok) {
 			vi->vi_part = f->vf_stale ? VIEW_PART_STALE :
 			    VIEW_PART_FRESH;

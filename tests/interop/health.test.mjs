@@ -6,8 +6,10 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { guarded, rpc, sleep, waitFor, HOST } from './lib/harness.mjs';
-import { useMulti, startMulti, startSpec, openSessionCaps, serve as listen, rawBackend } from './lib/multi.mjs';
+import { guarded, rpc, waitFor, HOST } from './lib/harness.mjs';
+import {
+  useMulti, startMulti, startSpec, openSessionCaps, openGet, serve as listen, rawBackend,
+} from './lib/multi.mjs';
 
 useMulti();
 
@@ -37,7 +39,7 @@ describe('circuit breaker on real requests', () => {
         { name: 'steady', url: steady.url },
         { name: 'errs', url: `http://${HOST}:${errPort}/mcp` },
       ],
-      aggregation: 'conflictResolutionConfig:\n  prefixMode: onConflict',
+      aggregation: 'conflictResolutionConfig:\n  prefixMode: onConflict\ncacheTtl: 2s',
       operational: 'timeouts:\n  default: 20s\n  perWorkload:\n    errs: 2s\n' +
         'failureHandling:\n  partialFailureMode: best_effort\n' +
         `  circuitBreaker: {enabled: true, failureThreshold: ${THRESHOLD}, timeout: ${OPEN_S}s}`,
@@ -66,52 +68,84 @@ describe('circuit breaker on real requests', () => {
     assert.doesNotMatch(daemon.proc.output, /backend errs: circuit open/);
   }));
 
-  test('a hung backend: timeouts count, then calls fail at once; a live answer closes it',
+  const toolNames = async () => {
+    const r = await rpc(daemon.port, sid, 'tools/list', {});
+    assert.equal(r.json.error, undefined, r.text);
+    return r.json.result.tools.map((t) => t.name);
+  };
+  const changes = (g) => g.messages('notifications/tools/list_changed').length;
+  /*
+   * Once the breaker is open a call fails at once: refused by the
+   * breaker, naming the backend, or (once the view is rebuilt without
+   * the backend) as a tool that is not listed.
+   */
+  async function failsFast(tool, backend, limitMs) {
+    const t = Date.now();
+    const r = await call(tool);
+    const took = Date.now() - t;
+    assert.ok(took < limitMs, `refused after ${took} ms`);
+    assert.ok(r.json.error || r.json.result?.isError, r.text);
+    const msg = r.json.error?.message ?? r.json.result.content[0].text;
+    if (!unavailable(backend).test(msg))
+      assert.match(msg, new RegExp(tool), r.text);
+    return msg;
+  }
+
+  test('a hung backend: timeouts count, calls fail at once, its tools leave; back when it answers',
     guarded(async () => {
+      const g = await openGet(daemon.port, sid);
+      after(() => g.close());
+      assert.equal(g.status, 200, g.text);
       const hung = await Promise.all(Array.from({ length: THRESHOLD }, () => call('e_hang')));
       for (const r of hung)
         assert.match(r.json.error?.message ?? '', /errs/, r.text);
       await waitFor('the breaker to open', () => /backend errs: circuit open after/.test(daemon.proc.output),
         { timeout: 10000 });
-      const t = Date.now();
-      const r = await call('e_err');
-      assert.ok(Date.now() - t < 1500, `refused after ${Date.now() - t} ms (timeout 2s)`);
-      assert.match(r.json.error?.message ?? '', unavailable('errs'), r.text);
+      await failsFast('e_err', 'errs', 1500);
       await works();
-      // past the open time one trial goes through: the backend's own
-      // error is an answer, so the breaker closes
-      await sleep(OPEN_S * 1000 + 500);
-      const trial = await call('e_err');
-      assert.equal(trial.json.error?.message, 'errs says no', trial.text);
+      await waitFor('errs to leave tools/list', async () => !(await toolNames()).includes('e_err'),
+        { timeout: 15000, interval: 200 });
+      await g.until('tools/list_changed', () => changes(g) >= 1, 15000);
+      const names = await toolNames();
+      assert.ok(names.includes('ok') && names.includes('v'), names.join());
+      // past the open time the view's next listing of errs is the trial:
+      // it answers, the breaker closes, its tools come back
+      await waitFor('errs back in tools/list', async () => (await toolNames()).includes('e_err'),
+        { timeout: (OPEN_S + 20) * 1000, interval: 500 });
+      await g.until('tools/list_changed again', () => changes(g) >= 2, 15000);
       const again = await call('e_err');
       assert.equal(again.json.error?.message, 'errs says no', again.text);
       assert.match(daemon.proc.output, /backend errs: circuit closed/);
+      g.close();
     }));
 
-  test('a backend killed: fail fast once open; restarted on its port: closes again',
+  test('a backend killed: fail fast once open, its tools leave; restarted on its port: back',
     guarded(async () => {
+      const g = await openGet(daemon.port, sid);
+      after(() => g.close());
+      assert.equal(g.status, 200, g.text);
       assert.equal((await call('v')).json.result?.content[0].text, 'victim:v:{}');
       victim.kill();
       await victim.waitExit();
-      let r, took = 0;
-      for (let i = 0; i < THRESHOLD * 4; i++) {
-        const t = Date.now();
-        r = await call('v');
-        took = Date.now() - t;
+      for (let i = 0; i < THRESHOLD * 4 && !/backend victim: circuit open after/.test(daemon.proc.output); i++) {
+        const r = await call('v');
         assert.ok(r.json.error, r.text);
         assert.match(r.json.error.message, /victim/, r.text);
-        if (unavailable('victim').test(r.json.error.message))
-          break;
       }
-      assert.match(r.json.error.message, unavailable('victim'), r.text);
-      assert.ok(took < 5000, `refused after ${took} ms (timeout 20s)`);
+      assert.match(daemon.proc.output, /backend victim: circuit open after/);
+      await failsFast('v', 'victim', 5000);	// the backend timeout is 20s
       await works();
+      await waitFor('victim to leave tools/list', async () => !(await toolNames()).includes('v'),
+        { timeout: 15000, interval: 200 });
+      await g.until('tools/list_changed', () => changes(g) >= 1, 15000);
+      const n = changes(g);
+      assert.ok((await toolNames()).includes('ok'));
       victim = await startSpec({ label: 'victim', tools: ['v'], port: victimPort });
-      await waitFor('victim back through the breaker', async () => {
-        const a = await call('v');
-        return a.json.result?.content[0].text === 'victim:v:{}';
-      }, { timeout: (OPEN_S + 15) * 1000, interval: 500 });
+      await waitFor('victim back in tools/list', async () => (await toolNames()).includes('v'),
+        { timeout: (OPEN_S + 20) * 1000, interval: 500 });
+      await g.until('tools/list_changed again', () => changes(g) > n, 15000);
       assert.equal((await call('v')).json.result?.content[0].text, 'victim:v:{}');
       await works();
+      g.close();
     }));
 });

@@ -134,6 +134,10 @@ test_shared(void **state)
 	assert_int_equal(health_breaker_admit(b, "x", &ch, 100, NOW + 1001,
 	    &br), BREAKER_REJECT);
 	assert_int_equal(br.bk_state, BREAKER_HALF_OPEN);
+	/* a trial that sent nothing (a cached answer) hands its lease back */
+	health_breaker_release(a, "x", &ch, NOW + 1001);
+	assert_int_equal(health_breaker_admit(b, "x", &ch, 100, NOW + 1001,
+	    &br), BREAKER_TRIAL);
 	/* its success closes the breaker for both: the record is gone */
 	health_breaker_record(a, "x", &ch, 0, 1, NOW + 1002);
 	assert_int_equal(health_breaker_get(b, "x", NOW + 1003, &br), 0);
