@@ -13,6 +13,7 @@
 #include <sys/queue.h>
 #include <sys/types.h>
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 #include <event2/buffer.h>
 
 #include "shared/config.h"
+#include "shared/health.h"
 #include "shared/log.h"
 #include "shared/store.h"
 #include "httpd.h"
@@ -72,6 +74,23 @@ diag_workers_json(const struct worker *w)
 	return a;
 }
 
+/* a backend's circuit breaker: its state's name ("disabled" when off)
+ * and its consecutive failures */
+static const char *
+diag_breaker(struct worker *w, const struct config_backend *be, int *fails)
+{
+	struct breaker bk;
+
+	*fails = 0;
+	if (!w->w_conf->cf_health.ch_cb_enabled)
+		return "disabled";
+	if (health_breaker_get(w->w_store, be->cb_name, store_now_ms(),
+	    &bk) == -1)
+		return "unknown";
+	*fails = bk.bk_fails > INT_MAX ? INT_MAX : (int)bk.bk_fails;
+	return breaker_state_name((enum breaker_state)bk.bk_state);
+}
+
 /* /status: the backends and their eras, the workers, the sessions */
 static void
 diag_status(struct worker *w, struct httpd_req *req)
@@ -79,16 +98,22 @@ diag_status(struct worker *w, struct httpd_req *req)
 	const struct config_backend	*be;
 	struct store_envstat		 es;
 	json_t				*body, *bes, *b, *wks;
+	const char			*cb;
 	size_t				 i;
+	int				 fails;
 
 	if ((bes = json_array()) == NULL)
 		goto fail;
 	for (i = 0; i < w->w_conf->cf_nbackends; i++) {
 		be = &w->w_conf->cf_backends[i];
-		b = json_pack("{s:s, s:s, s:s, s:s}", "name", be->cb_name,
-		    "transport", config_transport_name(be->cb_transport),
+		cb = diag_breaker(w, be, &fails);
+		b = json_pack("{s:s, s:s, s:s, s:s, s:s, s:i}", "name",
+		    be->cb_name, "transport",
+		    config_transport_name(be->cb_transport),
 		    "eraSetting", config_era_name(be->cb_era),
-		    "mcpRevision", proto_era_version(era_get(w, be)));
+		    "mcpRevision", proto_era_version(era_get(w, be)),
+		    "circuitBreaker", cb,
+		    "consecutiveFailures", fails);
 		if (b == NULL || json_array_append_new(bes, b) == -1) {
 			json_decref(bes);
 			goto fail;
@@ -162,6 +187,43 @@ diag_worker_counter(struct evbuffer *b, const struct worker *w,
 	return 0;
 }
 
+/* vmcpd_backend_circuit_open and _failures, by backend */
+static int
+diag_breakers(struct worker *w, struct evbuffer *b)
+{
+	const struct config_backend	*be;
+	const char			*st;
+	size_t				 i;
+	int				 fails;
+
+	if (!w->w_conf->cf_health.ch_cb_enabled)
+		return 0;
+	if (diag_family(b, "vmcpd_backend_circuit_open", "gauge",
+	    "1 while the backend's circuit breaker is open or half-open: "
+	    "its requests fail at once and it is out of the lists.") == -1)
+		return -1;
+	for (i = 0; i < w->w_conf->cf_nbackends; i++) {
+		be = &w->w_conf->cf_backends[i];
+		st = diag_breaker(w, be, &fails);
+		if (evbuffer_add_printf(b, "vmcpd_backend_circuit_open"
+		    "{backend=\"%s\"} %d\n", be->cb_name,
+		    strcmp(st, "closed") != 0) < 0)
+			return -1;
+	}
+	if (diag_family(b, "vmcpd_backend_consecutive_failures", "gauge",
+	    "Requests to the backend that failed in a row (no answer).") ==
+	    -1)
+		return -1;
+	for (i = 0; i < w->w_conf->cf_nbackends; i++) {
+		be = &w->w_conf->cf_backends[i];
+		(void)diag_breaker(w, be, &fails);
+		if (evbuffer_add_printf(b, "vmcpd_backend_consecutive_failures"
+		    "{backend=\"%s\"} %d\n", be->cb_name, fails) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /*
  * The backend sessions vmcpd holds open at each backend: the client
  * sessions' (a gauge in the store, bclose.c) and the identity scopes'
@@ -225,7 +287,8 @@ diag_metrics_text(struct worker *w, struct evbuffer *b)
 	    offsetof(struct diag_slot, ds_mcp_requests)) == -1 ||
 	    diag_worker_counter(b, w, "vmcpd_worker_restarts_total",
 	    "Workers respawned after they died, by worker slot.",
-	    offsetof(struct diag_slot, ds_restarts)) == -1)
+	    offsetof(struct diag_slot, ds_restarts)) == -1 ||
+	    diag_breakers(w, b) == -1)
 		return -1;
 	if (store_envstat(w->w_store, &es) == -1)
 		return 0;

@@ -6,13 +6,20 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { guarded, rpc, waitFor, HOST } from './lib/harness.mjs';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+
 import {
-  useMulti, startMulti, startSpec, openSessionCaps, openGet, serve as listen, rawBackend,
+  guarded, rpc, waitFor, httpRequest, freePort, tmpDir, Daemon, HOST,
+} from './lib/harness.mjs';
+import {
+  useMulti, multiConfig, startSpec, openSessionCaps, openGet, serve as listen, rawBackend,
 } from './lib/multi.mjs';
 
 useMulti();
 
+const PROMTOOL = ['/usr/bin/promtool', '/usr/local/bin/promtool'].find((p) => fs.existsSync(p));
 const THRESHOLD = 3;
 const OPEN_S = 3;
 
@@ -24,7 +31,7 @@ const errServer = () => rawBackend('errs', ['e_err', 'e_hang'], (m, res, json) =
 });
 
 describe('circuit breaker on real requests', () => {
-  let victim, steady, daemon, sid, victimPort, errPort;
+  let victim, steady, daemon, sid, victimPort, errPort, diag;
 
   before(async () => {
     [victim, steady] = await Promise.all([
@@ -33,7 +40,11 @@ describe('circuit breaker on real requests', () => {
     ]);
     victimPort = victim.port;
     errPort = await listen(errServer());
-    daemon = await startMulti({
+    const dir = await tmpDir('vmcpd-health-');
+    daemon = new Daemon(dir, path.join(dir, 'vmcpd.yaml'), { workers: 2 });
+    diag = await freePort();
+    await daemon.writeConfig(multiConfig({
+      portFile: daemon.portFile, stateDir: daemon.stateDir,
       backends: [
         { name: 'victim', url: victim.url },
         { name: 'steady', url: steady.url },
@@ -43,7 +54,8 @@ describe('circuit breaker on real requests', () => {
       operational: 'timeouts:\n  default: 20s\n  perWorkload:\n    errs: 2s\n' +
         'failureHandling:\n  partialFailureMode: best_effort\n' +
         `  circuitBreaker: {enabled: true, failureThreshold: ${THRESHOLD}, timeout: ${OPEN_S}s}`,
-    });
+    }).replace('daemon:\n', `daemon:\n  diagnostics: ${HOST}:${diag}\n`));
+    await daemon.start({ timeout: 30000 });
     ({ sid } = await openSessionCaps(daemon.port));
   });
 
@@ -73,6 +85,19 @@ describe('circuit breaker on real requests', () => {
     assert.equal(r.json.error, undefined, r.text);
     return r.json.result.tools.map((t) => t.name);
   };
+  /* the backend's breaker as /status and /metrics tell it */
+  async function breakerSeen(backend) {
+    const st = await httpRequest(diag, { method: 'GET', path: '/status', timeout: 5000 });
+    assert.equal(st.status, 200, st.text);
+    const b = JSON.parse(st.text).backends.find((x) => x.name === backend);
+    const m = await httpRequest(diag, { method: 'GET', path: '/metrics', timeout: 5000 });
+    assert.equal(m.status, 200, m.text);
+    const line = m.text.split('\n').find((l) => l.startsWith(`vmcpd_backend_circuit_open{backend="${backend}"} `));
+    assert.ok(line, m.text);
+    if (PROMTOOL)
+      execFileSync(PROMTOOL, ['check', 'metrics'], { input: m.text, timeout: 20000 });
+    return { state: b.circuitBreaker, failures: b.consecutiveFailures, open: Number(line.split(' ')[1]) };
+  }
   const changes = (g) => g.messages('notifications/tools/list_changed').length;
   /*
    * Once the breaker is open a call fails at once: refused by the
@@ -127,13 +152,22 @@ describe('circuit breaker on real requests', () => {
       assert.equal((await call('v')).json.result?.content[0].text, 'victim:v:{}');
       victim.kill();
       await victim.waitExit();
-      for (let i = 0; i < THRESHOLD * 4 && !/backend victim: circuit open after/.test(daemon.proc.output); i++) {
+      // refused by the backend until the breaker opens (the log may lag)
+      for (let i = 0; i < THRESHOLD * 4; i++) {
         const r = await call('v');
         assert.ok(r.json.error, r.text);
+        if (unavailable('victim').test(r.json.error.message) || /Unknown tool: v$/.test(r.json.error.message))
+          break;
         assert.match(r.json.error.message, /victim/, r.text);
       }
-      assert.match(daemon.proc.output, /backend victim: circuit open after/);
+      await waitFor('the breaker to open', () => /backend victim: circuit open after/.test(daemon.proc.output),
+        { timeout: 10000 });
       await failsFast('v', 'victim', 5000);	// the backend timeout is 20s
+      let seen = await breakerSeen('victim');
+      assert.ok(['open', 'half-open'].includes(seen.state), JSON.stringify(seen));
+      assert.ok(seen.failures >= THRESHOLD, JSON.stringify(seen));
+      assert.equal(seen.open, 1);
+      assert.deepEqual(await breakerSeen('steady'), { state: 'closed', failures: 0, open: 0 });
       await works();
       await waitFor('victim to leave tools/list', async () => !(await toolNames()).includes('v'),
         { timeout: 15000, interval: 200 });
@@ -146,6 +180,8 @@ describe('circuit breaker on real requests', () => {
       await g.until('tools/list_changed again', () => changes(g) > n, 15000);
       assert.equal((await call('v')).json.result?.content[0].text, 'victim:v:{}');
       await works();
+      seen = await breakerSeen('victim');
+      assert.deepEqual(seen, { state: 'closed', failures: 0, open: 0 });
       g.close();
     }));
 });
