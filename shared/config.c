@@ -35,8 +35,6 @@
 
 static int	 config_verror(struct loader *, size_t, size_t, const char *,
 		    va_list) __attribute__((format(printf, 4, 0)));
-static int	 config_errorat(struct loader *, size_t, size_t,
-		    const char *, ...) __attribute__((format(printf, 4, 5)));
 
 /*
  * Messages
@@ -60,7 +58,7 @@ config_verror(struct loader *ld, size_t line, size_t col, const char *fmt,
 	return -1;
 }
 
-static int
+int
 config_errorat(struct loader *ld, size_t line, size_t col, const char *fmt,
     ...)
 {
@@ -1138,6 +1136,35 @@ fail:
 	cnode_free(root);
 	config_free(ld.ld_cf);
 	return NULL;
+}
+
+/*
+ * One top-level section of buf alone, through fn (a struct field f_fn):
+ * for a section's unit tests before it is wired to the loader.
+ */
+int
+config_load_section(const char *name, const char *buf, size_t len,
+    const char *key, int (*fn)(struct loader *, struct cnode *,
+    const char *, void *), void *arg, char *err, size_t errlen)
+{
+	struct loader	 ld;
+	struct cnode	*root = NULL, *v;
+	int		 rc = -1;
+
+	memset(&ld, 0, sizeof(ld));
+	ld.ld_name = name;
+	ld.ld_err = err;
+	ld.ld_errlen = errlen;
+	if (config_tree_parse(&ld, buf, len, &root) == -1 ||
+	    load_map_check(&ld, root, "") == -1)
+		goto done;
+	if ((v = cnode_get(root, key)) == NULL)
+		config_error(&ld, root, "missing key \"%s\"", key);
+	else
+		rc = fn(&ld, v, key, arg);
+done:
+	cnode_free(root);
+	return rc;
 }
 
 struct config *

@@ -467,7 +467,7 @@ load_backend_args(struct loader *ld, struct cnode *n, const char *path,
 	return 0;
 }
 
-static int
+int
 config_env_name(const char *s)
 {
 	if (!isalpha((unsigned char)*s) && *s != '_')
@@ -984,7 +984,7 @@ load_filter(struct loader *ld, struct cnode *n, const char *path,
 }
 
 /* only the hints given, so that the others stay the backend's */
-static int
+int
 load_annotations(struct loader *ld, struct cnode *n, const char *path,
     void *arg)
 {
