@@ -164,6 +164,8 @@ void		 wf_run_call_done(struct wf_run *, uint64_t call,
 void		 wf_run_elicit_done(struct wf_run *, uint64_t call,
 		    const char *action, json_t *content);
 void		 wf_run_timer(struct wf_run *, uint64_t token);
+/* the workflow's own timeout, or its caller gone */
+void		 wf_run_abort(struct wf_run *, const char *why);
 enum wf_state	 wf_run_step_state(const struct wf_run *, size_t step);
 int		 wf_run_finished(const struct wf_run *);
 

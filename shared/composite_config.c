@@ -742,8 +742,7 @@ refcheck_foreach(const struct refcheck *rc)
 static int
 refcheck_path(const char *const *segs, size_t n, void *arg)
 {
-	static const char *const wf[] = { "id", "duration_ms", "step_count",
-	    "status", "start_time" };
+	static const char *const wf[] = { "id", "step_count", "status" };
 	static const char *const sfields[] = { "status", "output", "content",
 	    "error" };
 	struct refcheck			*rc = arg;
@@ -767,8 +766,7 @@ refcheck_path(const char *const *segs, size_t n, void *arg)
 			if (strcmp(segs[1], wf[i]) == 0)
 				return 0;
 		return n < 2 ? 0 : refcheck_fail(rc, ".workflow.%s: expected "
-		    "one of id, duration_ms, step_count, status, start_time",
-		    segs[1]);
+		    "one of id, step_count, status", segs[1]);
 	}
 	if (strcmp(segs[0], "forEach") == 0) {
 		fe = refcheck_foreach(rc);

@@ -321,6 +321,462 @@ test_errors(void **state)
 	    "for an elicitation step");
 }
 
+
+/* the scheduler, driven by a fake driver that logs what it is asked */
+struct fake {
+	const struct composite	*f_co;
+	struct wf_run		*f_run;
+	char			 f_log[2048];
+	uint64_t		 f_calls[64];
+	size_t			 f_ncalls;
+	uint64_t		 f_timers[16];
+	size_t			 f_ntimers;
+	json_t			*f_ctx;
+	char			*f_err;
+	int			 f_done;
+};
+
+static void
+fake_log(struct fake *f, const char *what, uint64_t id, const char *more)
+{
+	char	 buf[128];
+	size_t	 i = (size_t)(id >> 32), k = (size_t)(id & 0xffffffff);
+
+	if (k == 0)
+		(void)snprintf(buf, sizeof(buf), "%s:%s%s ", what,
+		    f->f_co->co_steps[i].cs_id, more);
+	else
+		(void)snprintf(buf, sizeof(buf), "%s:%s.%zu%s ", what,
+		    f->f_co->co_steps[i].cs_id, k - 1, more);
+	strncat(f->f_log, buf, sizeof(f->f_log) - strlen(f->f_log) - 1);
+}
+
+static void
+fake_call(void *arg, uint64_t id, const struct composite_step *cs,
+    json_t *args)
+{
+	struct fake	*f = arg;
+	char		 more[96], *a;
+
+	(void)cs;
+	a = json_dumps(args, JSON_COMPACT | JSON_SORT_KEYS);
+	(void)snprintf(more, sizeof(more), "%s", json_object_size(args) ?
+	    a : "");
+	free(a);
+	json_decref(args);
+	f->f_calls[f->f_ncalls++] = id;
+	fake_log(f, "call", id, more);
+}
+
+static void
+fake_elicit(void *arg, uint64_t id, const struct composite_step *cs,
+    const char *message)
+{
+	struct fake	*f = arg;
+	char		 more[96];
+
+	(void)cs;
+	(void)snprintf(more, sizeof(more), "(%s)", message);
+	f->f_calls[f->f_ncalls++] = id;
+	fake_log(f, "ask", id, more);
+}
+
+static void
+fake_timer(void *arg, uint64_t id, uint64_t ms)
+{
+	struct fake	*f = arg;
+	char		 more[32];
+
+	(void)snprintf(more, sizeof(more), "=%llu", (unsigned long long)ms);
+	f->f_timers[f->f_ntimers++] = id;
+	fake_log(f, "timer", id, more);
+}
+
+static void
+fake_step(void *arg, size_t step, enum wf_state st)
+{
+	struct fake	*f = arg;
+
+	if (st == WF_SKIPPED)
+		fake_log(f, "skip", (uint64_t)step << 32, "");
+}
+
+static void
+fake_done(void *arg, json_t *ctx, const char *error)
+{
+	struct fake	*f = arg;
+
+	f->f_done++;
+	f->f_ctx = json_incref(ctx);
+	f->f_err = error != NULL ? strdup(error) : NULL;
+	strncat(f->f_log, "done", sizeof(f->f_log) - strlen(f->f_log) - 1);
+}
+
+static const struct wf_driver fake_driver = {
+	fake_call, fake_elicit, fake_timer, fake_step, fake_done
+};
+
+static struct composite_list	 fake_cl;
+
+static void
+fake_start(struct fake *f, const char *yaml, const char *params,
+    unsigned int maxpar)
+{
+	json_t	*p = jparse(params);
+
+	memset(f, 0, sizeof(*f));
+	load_ok(yaml, &fake_cl);
+	f->f_co = fake_cl.cl_items[0];
+	f->f_run = wf_run_new(f->f_co, p, "wf-1", maxpar, &fake_driver, f);
+	json_decref(p);
+	assert_non_null(f->f_run);
+	wf_run_start(f->f_run);
+}
+
+static void
+fake_end(struct fake *f)
+{
+	wf_run_free(f->f_run);
+	json_decref(f->f_ctx);
+	free(f->f_err);
+	composite_list_free(&fake_cl);
+}
+
+/* the log since the last call, then forgotten */
+static void
+expect(struct fake *f, const char *want)
+{
+	char	 got[sizeof(f->f_log)];
+	size_t	 n;
+
+	(void)snprintf(got, sizeof(got), "%s", f->f_log);
+	n = strlen(got);
+	if (n > 0 && got[n - 1] == ' ')
+		got[n - 1] = '\0';
+	f->f_log[0] = '\0';
+	assert_string_equal(got, want);
+}
+
+/* the reply to the n-th call started: a result, or an error */
+static void
+reply(struct fake *f, size_t n, const char *result, const char *error)
+{
+	json_t	*r = result != NULL ? jparse(result) : NULL;
+
+	wf_run_call_done(f->f_run, f->f_calls[n], r, error);
+	json_decref(r);
+}
+
+#define OK(x)	"{\"content\": [], \"structuredContent\": " x "}"
+#define BAD	"{\"content\": [{\"type\": \"text\", \"text\": \"boom\"}], " \
+		"\"isError\": true}"
+
+static const char DIAMOND[] =
+"compositeTools:\n"
+"  - name: diamond\n"
+"    description: a, then b and c, then d after c and e after b\n"
+"    steps:\n"
+"      - {id: a, tool: x.a}\n"
+"      - {id: b, tool: x.b, dependsOn: [a], arguments: {v: \"{{.steps.a.output.n}}\"}}\n"
+"      - {id: c, tool: x.c, dependsOn: [a]}\n"
+"      - {id: d, tool: x.d, dependsOn: [c, b]}\n"
+"      - {id: e, tool: x.e, dependsOn: [b]}\n";
+
+static void
+test_sched_diamond(void **state)
+{
+	struct fake	 f;
+
+	(void)state;
+	fake_start(&f, DIAMOND, "{}", 10);
+	expect(&f, "call:a");
+	reply(&f, 0, OK("{\"n\": 5}"), NULL);
+	expect(&f, "call:b{\"v\":5} call:c");
+	/* e waits for b only: no barrier behind c */
+	reply(&f, 1, OK("{}"), NULL);
+	expect(&f, "call:e");
+	reply(&f, 3, OK("{}"), NULL);
+	expect(&f, "");
+	reply(&f, 2, OK("{}"), NULL);
+	expect(&f, "call:d");
+	assert_int_equal(wf_run_finished(f.f_run), 0);
+	reply(&f, 4, OK("{\"last\": true}"), NULL);
+	expect(&f, "done");
+	assert_null(f.f_err);
+	assert_int_equal(f.f_done, 1);
+	/* the steps in declaration order, not in the order they ended */
+	{
+		const char	*k;
+		json_t		*v;
+		char		 order[32] = "";
+
+		json_object_foreach(json_object_get(f.f_ctx, "steps"), k, v)
+			strcat(order, k);
+		assert_string_equal(order, "abcde");
+	}
+	assert_string_equal(json_string_value(json_object_get(json_object_get(
+	    f.f_ctx, "workflow"), "status")), "completed");
+	fake_end(&f);
+}
+
+static void
+test_sched_bound(void **state)
+{
+	struct fake	 f;
+
+	(void)state;
+	fake_start(&f, "compositeTools:\n  - name: w\n    description: d\n"
+	    "    steps:\n      - {id: a, tool: x.a}\n"
+	    "      - {id: b, tool: x.b}\n      - {id: c, tool: x.c}\n",
+	    "{}", 2);
+	expect(&f, "call:a call:b");
+	reply(&f, 1, OK("{}"), NULL);
+	expect(&f, "call:c");
+	reply(&f, 0, OK("{}"), NULL);
+	reply(&f, 2, OK("{}"), NULL);
+	expect(&f, "done");
+	fake_end(&f);
+}
+
+static const char FOREACH[] =
+"compositeTools:\n"
+"  - name: fe\n"
+"    description: label each item, some fail\n"
+"    steps:\n"
+"      - {id: list, tool: x.list}\n"
+"      - id: each\n"
+"        dependsOn: [list]\n"
+"        collection: \"{{.steps.list.output.items}}\"\n"
+"        itemVar: it\n"
+"        maxParallel: 2\n"
+"        onError: {action: continue}\n"
+"        defaultResults: {completed: 0}\n"
+"        step: {tool: x.label, arguments: {n: \"{{.forEach.it.n}}\", i: \"{{.forEach.index}}\"}}\n"
+"      - {id: after, tool: x.after, dependsOn: [each], arguments: {done: \"{{.steps.each.output.completed}}\"}}\n";
+
+static void
+test_sched_foreach_partial(void **state)
+{
+	struct fake	 f;
+	json_t		*out;
+
+	(void)state;
+	fake_start(&f, FOREACH, "{}", 10);
+	expect(&f, "call:list");
+	reply(&f, 0, OK("{\"items\": [{\"n\": 7}, {\"n\": 8}, {\"n\": 9}]}"),
+	    NULL);
+	expect(&f, "call:each.0{\"i\":0,\"n\":7} call:each.1{\"i\":1,\"n\":8}");
+	reply(&f, 1, BAD, NULL);		/* iteration 0 fails */
+	expect(&f, "call:each.2{\"i\":2,\"n\":9}");
+	reply(&f, 3, OK("{\"ok\": 9}"), NULL);
+	expect(&f, "");
+	reply(&f, 2, OK("{\"ok\": 8}"), NULL);
+	expect(&f, "call:after{\"done\":2}");
+	reply(&f, 4, OK("{}"), NULL);
+	expect(&f, "done");
+	assert_null(f.f_err);
+	out = json_object_get(json_object_get(json_object_get(f.f_ctx,
+	    "steps"), "each"), "output");
+	assert_int_equal(json_integer_value(json_object_get(out, "count")), 3);
+	assert_int_equal(json_integer_value(json_object_get(out, "failed")),
+	    1);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(
+	    json_object_get(out, "iterations"), 0), "error")), "boom");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(
+	    json_object_get(out, "iterations"), 0), "status")), "failed");
+	fake_end(&f);
+}
+
+static void
+test_sched_foreach_abort(void **state)
+{
+	struct fake	 f;
+
+	(void)state;
+	fake_start(&f, "compositeTools:\n  - name: w\n    description: d\n"
+	    "    steps:\n      - id: each\n        collection: '[1, 2, 3]'\n"
+	    "        maxParallel: 2\n        step: {tool: x.y}\n", "{}", 10);
+	expect(&f, "call:each.0 call:each.1");
+	reply(&f, 0, NULL, "connection refused");
+	expect(&f, "");			/* no new iteration; 1 still runs */
+	reply(&f, 1, OK("{}"), NULL);
+	expect(&f, "done");
+	assert_string_equal(f.f_err, "step each: iteration 0: connection "
+	    "refused");
+	fake_end(&f);
+}
+
+static void
+test_sched_retry(void **state)
+{
+	struct fake	 f;
+
+	(void)state;
+	fake_start(&f, "compositeTools:\n  - name: w\n    description: d\n"
+	    "    steps:\n      - id: a\n        tool: x.flaky\n"
+	    "        onError: {action: retry, retryCount: 2, retryDelay: 100ms}\n",
+	    "{}", 10);
+	expect(&f, "call:a");
+	reply(&f, 0, BAD, NULL);
+	expect(&f, "timer:a=100");
+	wf_run_timer(f.f_run, f.f_timers[0]);
+	expect(&f, "call:a");
+	reply(&f, 1, NULL, "timed out");
+	expect(&f, "timer:a=200");
+	wf_run_timer(f.f_run, f.f_timers[1]);
+	reply(&f, 2, BAD, NULL);
+	expect(&f, "call:a done");
+	assert_string_equal(f.f_err, "step a: boom");
+	fake_end(&f);
+
+	/* success on the second attempt; the backoff is capped at 60x */
+	fake_start(&f, "compositeTools:\n  - name: w\n    description: d\n"
+	    "    steps:\n      - id: a\n        tool: x.flaky\n"
+	    "        onError: {action: retry, retryCount: 10, retryDelay: 1s}\n",
+	    "{}", 10);
+	reply(&f, 0, BAD, NULL);
+	wf_run_timer(f.f_run, f.f_timers[0]);
+	reply(&f, 1, OK("{\"x\": 1}"), NULL);
+	expect(&f, "call:a timer:a=1000 call:a done");
+	assert_null(f.f_err);
+	fake_end(&f);
+	fake_start(&f, "compositeTools:\n  - name: w\n    description: d\n"
+	    "    steps:\n      - id: a\n        tool: x.flaky\n"
+	    "        onError: {action: retry, retryCount: 8, retryDelay: 1s}\n",
+	    "{}", 10);
+	{
+		size_t	 n;
+
+		for (n = 0; n < 8; n++) {
+			reply(&f, n, BAD, NULL);
+			wf_run_timer(f.f_run, f.f_timers[n]);
+		}
+	}
+	expect(&f, "call:a timer:a=1000 call:a timer:a=2000 call:a "
+	    "timer:a=4000 call:a timer:a=8000 call:a timer:a=16000 call:a "
+	    "timer:a=32000 call:a timer:a=60000 call:a timer:a=60000 call:a");
+	fake_end(&f);
+}
+
+static const char COND[] =
+"compositeTools:\n"
+"  - name: w\n"
+"    description: d\n"
+"    parameters:\n"
+"      type: object\n"
+"      properties: {go: {type: boolean}}\n"
+"    steps:\n"
+"      - id: maybe\n"
+"        tool: x.maybe\n"
+"        condition: \"{{.params.go}}\"\n"
+"        defaultResults: {v: none}\n"
+"      - {id: next, tool: x.next, dependsOn: [maybe], arguments: {v: \"{{.steps.maybe.output.v}}\"}}\n";
+
+static void
+test_sched_condition(void **state)
+{
+	struct fake	 f;
+
+	(void)state;
+	fake_start(&f, COND, "{\"go\": false}", 10);
+	expect(&f, "skip:maybe call:next{\"v\":\"none\"}");
+	reply(&f, 0, OK("{}"), NULL);
+	expect(&f, "done");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(
+	    json_object_get(f.f_ctx, "steps"), "maybe"), "status")),
+	    "skipped");
+	fake_end(&f);
+	fake_start(&f, COND, "{\"go\": true}", 10);
+	expect(&f, "call:maybe");
+	reply(&f, 0, OK("{\"v\": \"real\"}"), NULL);
+	expect(&f, "call:next{\"v\":\"real\"}");
+	reply(&f, 1, OK("{}"), NULL);
+	fake_end(&f);
+	/* a condition that is no boolean fails its step */
+	fake_start(&f, COND, "{\"go\": 3}", 10);
+	expect(&f, "done");
+	assert_string_equal(f.f_err, "step maybe: condition is an integer, "
+	    "not true or false");
+	fake_end(&f);
+}
+
+static void
+test_sched_abort_continue(void **state)
+{
+	struct fake	 f;
+
+	(void)state;
+	fake_start(&f, "compositeTools:\n  - name: w\n    description: d\n"
+	    "    steps:\n      - {id: a, tool: x.a, onError: {action: continue}}\n"
+	    "      - {id: b, tool: x.b}\n"
+	    "      - {id: c, tool: x.c, dependsOn: [a, b]}\n", "{}", 10);
+	expect(&f, "call:a call:b");
+	reply(&f, 0, BAD, NULL);
+	expect(&f, "");
+	reply(&f, 1, BAD, NULL);		/* b aborts the workflow */
+	expect(&f, "done");
+	assert_string_equal(f.f_err, "step b: boom");
+	assert_int_equal(wf_run_step_state(f.f_run, 0), WF_FAILED);
+	assert_int_equal(wf_run_step_state(f.f_run, 2), WF_WAITING);
+	reply(&f, 1, OK("{}"), NULL);		/* late: ignored */
+	assert_int_equal(f.f_done, 1);
+	fake_end(&f);
+}
+
+static void
+test_sched_elicit(void **state)
+{
+	static const char yaml[] =
+	    "compositeTools:\n  - name: w\n    description: d\n"
+	    "    steps:\n      - id: ask\n        message: \"go {{.workflow.id}}?\"\n"
+	    "        schema: {type: object}\n"
+	    "        onDecline: {action: skip_remaining}\n"
+	    "        onCancel: {action: abort}\n"
+	    "      - {id: b, tool: x.b, dependsOn: [ask]}\n"
+	    "      - {id: c, tool: x.c}\n";
+	struct fake	 f;
+	json_t		*content = jparse("{\"channel\": \"#eng\"}");
+
+	(void)state;
+	fake_start(&f, yaml, "{}", 10);
+	expect(&f, "ask:ask(go wf-1?) call:c");
+	wf_run_elicit_done(f.f_run, f.f_calls[0], "decline", NULL);
+	expect(&f, "skip:b");
+	reply(&f, 1, OK("{}"), NULL);
+	expect(&f, "done");
+	assert_null(f.f_err);
+	fake_end(&f);
+	fake_start(&f, yaml, "{}", 10);
+	wf_run_elicit_done(f.f_run, f.f_calls[0], "accept", content);
+	expect(&f, "ask:ask(go wf-1?) call:c call:b");
+	fake_end(&f);
+	fake_start(&f, yaml, "{}", 10);
+	wf_run_elicit_done(f.f_run, f.f_calls[0], "cancel", NULL);
+	expect(&f, "ask:ask(go wf-1?) call:c done");
+	assert_string_equal(f.f_err, "step ask: the user cancelled");
+	fake_end(&f);
+	json_decref(content);
+}
+
+static void
+test_output_of(void **state)
+{
+	json_t	*r, *o, *w;
+
+	(void)state;
+	r = jparse("{\"content\": [{\"type\": \"text\", \"text\": \"a\"}, "
+	    "{\"type\": \"image\", \"data\": \"AA==\", \"mimeType\": "
+	    "\"image/png\"}, {\"type\": \"text\", \"text\": \"b\"}]}");
+	o = wf_output_of(r);
+	w = jparse("{\"text\": \"a\", \"image_0\": {\"type\": \"image\", "
+	    "\"data\": \"AA==\", \"mimeType\": \"image/png\"}, "
+	    "\"text_1\": \"b\"}");
+	assert_true(json_equal(o, w));
+	json_decref(r);
+	json_decref(o);
+	json_decref(w);
+}
+
 int
 main(void)
 {
@@ -328,6 +784,15 @@ main(void)
 		cmocka_unit_test(test_triage),
 		cmocka_unit_test(test_expand),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_sched_diamond),
+		cmocka_unit_test(test_sched_bound),
+		cmocka_unit_test(test_sched_foreach_partial),
+		cmocka_unit_test(test_sched_foreach_abort),
+		cmocka_unit_test(test_sched_retry),
+		cmocka_unit_test(test_sched_condition),
+		cmocka_unit_test(test_sched_abort_continue),
+		cmocka_unit_test(test_sched_elicit),
+		cmocka_unit_test(test_output_of),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
