@@ -173,4 +173,28 @@ int		 wf_run_finished(const struct wf_run *);
  * its content items (text, text_1, image_0, resource, ...) */
 json_t		*wf_output_of(json_t *result);
 
+/*
+ * composite_io.c.  composite_params(): the client's arguments checked
+ * against parameters with defaults applied (a new object), or NULL and
+ * err naming the argument (the caller's -32602).
+ */
+json_t		*composite_params(const struct composite *, json_t *args,
+		    char *err, size_t errlen);
+/* the CallToolResult of a finished run's context: structuredContent
+ * plus the same as one JSON text item; NULL and err if a required
+ * output has no value */
+json_t		*composite_result(const struct composite *, json_t *ctx,
+		    char *err, size_t errlen);
+json_t		*composite_input_schema(const struct composite *);
+json_t		*composite_output_schema(const struct composite *);	/* or NULL */
+/*
+ * The advertised annotations: the safety floor over the tool steps
+ * (forEach inner steps included; lookup gives a step tool's annotations
+ * as a new reference, NULL when unknown), the explicit ones merged over
+ * it; NULL and err when an explicit hint claims safer than the floor.
+ */
+json_t		*composite_annotations(const struct composite *,
+		    json_t *(*lookup)(void *, const char *tool), void *,
+		    char *err, size_t errlen);
+
 #endif /* VMCPD_COMPOSITE_H */

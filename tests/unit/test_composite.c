@@ -777,6 +777,178 @@ test_output_of(void **state)
 	json_decref(w);
 }
 
+
+static void
+check_params(const struct composite *co, const char *args, const char *want)
+{
+	char	 err[256];
+	json_t	*a = jparse(args), *v, *w;
+
+	v = composite_params(co, a, err, sizeof(err));
+	json_decref(a);
+	if (want[0] != '{') {
+		if (v != NULL)
+			fail_msg("%s accepted, expected %s", args, want);
+		assert_string_equal(err, want);
+		return;
+	}
+	if (v == NULL)
+		fail_msg("%s: %s", args, err);
+	w = jparse(want);
+	assert_true(json_equal(v, w));
+	json_decref(v);
+	json_decref(w);
+}
+
+static void
+test_params(void **state)
+{
+	struct composite_list	 cl;
+	const struct composite	*co;
+
+	(void)state;
+	load_ok(TRIAGE, &cl);
+	co = cl.cl_items[0];
+	check_params(co, "{\"repo\": \"o/r\", \"issue_number\": 3}",
+	    "{\"repo\": \"o/r\", \"issue_number\": 3, \"notify\": true}");
+	check_params(co, "{\"repo\": \"o/r\", \"issue_number\": 3, \"notify\": "
+	    "false}", "{\"repo\": \"o/r\", \"issue_number\": 3, \"notify\": "
+	    "false}");
+	check_params(co, "{\"repo\": \"o/r\"}", "issue_number: missing "
+	    "(required)");
+	check_params(co, "{\"repo\": 5, \"issue_number\": 3}",
+	    "repo: expected type string, found an integer");
+	check_params(co, "{\"repo\": \"o/r\", \"issue_number\": \"3\"}",
+	    "issue_number: expected type integer, found a string");
+	check_params(co, "[]", "arguments: expected an object, found an "
+	    "array");
+	composite_list_free(&cl);
+}
+
+static json_t *
+lookup(void *arg, const char *tool)
+{
+	(void)arg;
+	if (strcmp(tool, "x.read") == 0)
+		return jparse("{\"readOnlyHint\": true, \"destructiveHint\": "
+		    "false, \"openWorldHint\": false}");
+	if (strcmp(tool, "x.write") == 0)
+		return jparse("{\"destructiveHint\": false, "
+		    "\"openWorldHint\": false}");
+	return NULL;
+}
+
+static void
+check_annot(const char *yaml, const char *want)
+{
+	struct composite_list	 cl;
+	char			 err[256];
+	json_t			*a, *w;
+
+	load_ok(yaml, &cl);
+	a = composite_annotations(cl.cl_items[0], lookup, NULL, err,
+	    sizeof(err));
+	if (want[0] != '{') {
+		assert_null(a);
+		assert_string_equal(err, want);
+	} else {
+		assert_non_null(a);
+		w = jparse(want);
+		if (!json_equal(a, w))
+			fail_msg("got %s", json_dumps(a, 0));
+		json_decref(w);
+	}
+	json_decref(a);
+	composite_list_free(&cl);
+}
+
+#define ANN(steps, ann) \
+	"compositeTools:\n  - name: w\n    description: d\n" ann \
+	"    steps:\n" steps
+
+static void
+test_annotations(void **state)
+{
+	(void)state;
+	check_annot(ANN("      - {id: a, tool: x.read}\n", ""),
+	    "{\"readOnlyHint\": true, \"destructiveHint\": false, "
+	    "\"openWorldHint\": false}");
+	check_annot(ANN("      - {id: a, tool: x.read}\n"
+	    "      - {id: b, collection: '[]', step: {tool: x.write}}\n",
+	    "    annotations: {title: T, idempotentHint: true}\n"),
+	    "{\"readOnlyHint\": false, \"destructiveHint\": false, "
+	    "\"openWorldHint\": false, \"title\": \"T\", "
+	    "\"idempotentHint\": true}");
+	/* an unknown tool is the least safe */
+	check_annot(ANN("      - {id: a, tool: x.read}\n"
+	    "      - {id: b, tool: y.unknown}\n", ""),
+	    "{\"readOnlyHint\": false, \"destructiveHint\": true, "
+	    "\"openWorldHint\": true}");
+	/* the reference drops such a composite silently */
+	check_annot(ANN("      - {id: a, tool: x.write}\n",
+	    "    annotations: {readOnlyHint: true}\n"),
+	    "composite w claims readOnlyHint: true, but its step tool "
+	    "x.write is not read-only");
+	check_annot(ANN("      - {id: a, tool: x.read}\n      - {id: b, tool: z.z}\n",
+	    "    annotations: {destructiveHint: false}\n"),
+	    "composite w claims destructiveHint: false, but its step tool "
+	    "z.z may be destructive");
+	/* elicitation only: no floor */
+	check_annot(ANN("      - {id: a, message: m, schema: {type: object}}\n",
+	    ""), "{}");
+}
+
+static void
+test_result(void **state)
+{
+	struct composite_list	 cl;
+	char			 err[256];
+	json_t			*ctx, *r, *w;
+
+	(void)state;
+	load_ok(TRIAGE, &cl);
+	ctx = jparse("{\"steps\": {\"fetch_issue\": {\"output\": {\"title\": "
+	    "\"T\"}}, \"label_each\": {\"output\": {\"completed\": \"4\"}}, "
+	    "\"confirm\": {\"output\": {\"action\": \"decline\"}}}}");
+	r = composite_result(cl.cl_items[0], ctx, err, sizeof(err));
+	assert_non_null(r);
+	w = jparse("{\"title\": \"T\", \"related_labelled\": 4, "
+	    "\"notified\": false}");
+	assert_true(json_equal(json_object_get(r, "structuredContent"), w));
+	assert_string_equal(json_string_value(json_object_get(json_array_get(
+	    json_object_get(r, "content"), 0), "text")),
+	    "{\"title\":\"T\",\"related_labelled\":4,\"notified\":false}");
+	json_decref(r);
+	json_decref(w);
+	json_decref(ctx);
+	/* a required output without a value fails; others take default */
+	ctx = jparse("{\"steps\": {\"fetch_issue\": {\"output\": {}}, "
+	    "\"label_each\": {\"output\": {}}, \"confirm\": {\"output\": {}}}}");
+	assert_null(composite_result(cl.cl_items[0], ctx, err, sizeof(err)));
+	assert_string_equal(err, "output title: .steps.fetch_issue.output."
+	    "title: no such key");
+	json_decref(ctx);
+	w = composite_output_schema(cl.cl_items[0]);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(
+	    json_object_get(w, "properties"), "related_labelled"), "type")),
+	    "integer");
+	assert_null(json_object_get(json_object_get(json_object_get(w,
+	    "properties"), "title"), "value"));
+	json_decref(w);
+	composite_list_free(&cl);
+	/* without output: the leaves, in declaration order */
+	load_ok(DIAMOND, &cl);
+	ctx = jparse("{\"steps\": {\"a\": {\"output\": 1}, \"b\": {\"output\": "
+	    "2}, \"c\": {\"output\": 3}, \"e\": {\"output\": 5}, \"d\": "
+	    "{\"output\": 4}}}");
+	r = composite_result(cl.cl_items[0], ctx, err, sizeof(err));
+	assert_string_equal(json_string_value(json_object_get(json_array_get(
+	    json_object_get(r, "content"), 0), "text")), "{\"d\":4,\"e\":5}");
+	json_decref(r);
+	json_decref(ctx);
+	composite_list_free(&cl);
+}
+
 int
 main(void)
 {
@@ -793,6 +965,9 @@ main(void)
 		cmocka_unit_test(test_sched_abort_continue),
 		cmocka_unit_test(test_sched_elicit),
 		cmocka_unit_test(test_output_of),
+		cmocka_unit_test(test_params),
+		cmocka_unit_test(test_annotations),
+		cmocka_unit_test(test_result),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
