@@ -185,6 +185,7 @@ json_t		*composite_params(const struct composite *, json_t *args,
  * output has no value */
 json_t		*composite_result(const struct composite *, json_t *ctx,
 		    char *err, size_t errlen);
+int		 composite_type_ok(const char *type, const json_t *);
 json_t		*composite_input_schema(const struct composite *);
 json_t		*composite_output_schema(const struct composite *);	/* or NULL */
 /*

@@ -851,22 +851,6 @@ static int	load_output_props(struct cload *, struct cnode *, const char *,
 		    struct composite_prop *, int);
 
 static int
-json_has_type(const json_t *v, const char *type)
-{
-	if (strcmp(type, "string") == 0)
-		return json_is_string(v);
-	if (strcmp(type, "integer") == 0)
-		return json_is_integer(v);
-	if (strcmp(type, "number") == 0)
-		return json_is_number(v);
-	if (strcmp(type, "boolean") == 0)
-		return json_is_boolean(v);
-	if (strcmp(type, "object") == 0)
-		return json_is_object(v);
-	return json_is_array(v);
-}
-
-static int
 load_output_prop(struct cload *cl, struct cnode *n, const char *path,
     struct composite_prop *cp, int depth)
 {
@@ -910,7 +894,7 @@ load_output_prop(struct cload *cl, struct cnode *n, const char *path,
 	if (dflt != NULL) {
 		if (load_json(ld, dflt, kpath, &cp->cp_default, 0) == -1)
 			return -1;
-		if (!json_has_type(cp->cp_default, cp->cp_type))
+		if (!composite_type_ok(cp->cp_type, cp->cp_default))
 			return config_expected(ld, dflt, kpath, t == 1 ?
 			    "an integer" : t == 4 ? "an object" : t == 5 ?
 			    "an array" : t == 3 ? "true or false" : t == 2 ?

@@ -15,8 +15,9 @@
 
 #define PARAMS_DEPTH_MAX	10
 
-static int
-schema_type_ok(const char *type, json_t *v)
+/* v is of JSON Schema type type */
+int
+composite_type_ok(const char *type, const json_t *v)
 {
 	if (strcmp(type, "string") == 0)
 		return json_is_string(v);
@@ -52,12 +53,12 @@ params_check(json_t *schema, json_t *v, const char *path, int depth,
 	type = json_object_get(schema, "type");
 	if (json_is_string(type)) {
 		want = json_string_value(type);
-		ok = schema_type_ok(want, v);
+		ok = composite_type_ok(want, v);
 	} else if (json_is_array(type)) {
 		ok = json_array_size(type) == 0;
 		json_array_foreach(type, i, t)
 			if (json_is_string(t) &&
-			    schema_type_ok(json_string_value(t), v))
+			    composite_type_ok(json_string_value(t), v))
 				ok = 1;
 		want = "one of its types";
 	} else
@@ -158,7 +159,7 @@ output_coerce(const char *type, json_t *v)
 	long long	 ll;
 	double		 d;
 
-	if (schema_type_ok(type, v))
+	if (composite_type_ok(type, v))
 		return v;
 	if (!json_is_string(v))
 		goto no;
@@ -176,7 +177,7 @@ output_coerce(const char *type, json_t *v)
 		if (strcmp(s, "true") == 0 || strcmp(s, "false") == 0)
 			p = json_boolean(strcmp(s, "true") == 0);
 	} else if ((p = json_loads(s, JSON_DECODE_ANY, NULL)) != NULL &&
-	    !schema_type_ok(type, p)) {
+	    !composite_type_ok(type, p)) {
 		json_decref(p);
 		p = NULL;
 	}
