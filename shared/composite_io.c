@@ -272,7 +272,7 @@ json_t *
 composite_result(const struct composite *co, json_t *ctx, char *err,
     size_t errlen)
 {
-	json_t	*out;
+	json_t	*out, *r;
 	char	*text;
 
 	if (co->co_output != NULL)
@@ -286,8 +286,12 @@ composite_result(const struct composite *co, json_t *ctx, char *err,
 		(void)snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	return json_pack("{s:[{s:s, s:s%}], s:o}", "content", "type", "text",
+	r = json_pack("{s:[{s:s, s:s%}], s:o}", "content", "type", "text",
 	    "text", text, strlen(text), "structuredContent", out);
+	free(text);
+	if (r == NULL)
+		(void)snprintf(err, errlen, "out of memory");
+	return r;
 }
 
 static json_t *

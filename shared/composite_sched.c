@@ -617,8 +617,8 @@ wf_run_elicit_done(struct wf_run *wr, uint64_t call, const char *action,
 	if (cs->cs_kind != COMPOSITE_ELICITATION)
 		return;
 	if (strcmp(action, "accept") == 0) {
-		out = json_pack("{s:s, s:O}", "action", "accept", "content",
-		    content != NULL ? content : json_object());
+		out = json_pack("{s:s, s:o}", "action", "accept", "content",
+		    content != NULL ? json_incref(content) : json_object());
 		wf_step_end(wr, i, WF_COMPLETED, out, NULL);
 		wf_run_pump(wr);
 		return;

@@ -1156,7 +1156,7 @@ config_load_section(const char *name, const char *buf, size_t len,
 	ld.ld_err = err;
 	ld.ld_errlen = errlen;
 	if (config_tree_parse(&ld, buf, len, &root) == -1 ||
-	    load_map_check(&ld, root, "") == -1)
+	    (root != NULL && load_map_check(&ld, root, "") == -1))
 		goto done;
 	if ((v = cnode_get(root, key)) == NULL)
 		config_error(&ld, root, "missing key \"%s\"", key);
