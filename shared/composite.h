@@ -186,6 +186,11 @@ json_t		*composite_params(const struct composite *, json_t *args,
 json_t		*composite_result(const struct composite *, json_t *ctx,
 		    char *err, size_t errlen);
 int		 composite_type_ok(const char *type, const json_t *);
+/* a step's expanded arguments coerced in place to its tool's
+ * inputSchema (a string where it wants an integer, number, boolean,
+ * object or array is parsed if it can be), hidden tools included (the
+ * reference coerces advertised tools only) */
+void		 composite_coerce_args(json_t *args, const json_t *schema);
 json_t		*composite_input_schema(const struct composite *);
 json_t		*composite_output_schema(const struct composite *);	/* or NULL */
 /*

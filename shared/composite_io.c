@@ -149,7 +149,8 @@ composite_params(const struct composite *co, json_t *args, char *err,
 	return v;
 }
 
-/* a rendered value as the declared type: strings are parsed */
+/* a rendered value as the declared type: strings are parsed; v is
+ * taken, NULL when it does not fit */
 static json_t *
 output_coerce(const char *type, json_t *v)
 {
@@ -188,6 +189,49 @@ output_coerce(const char *type, json_t *v)
 no:
 	json_decref(v);
 	return NULL;
+}
+
+static void	coerce_in(json_t *, const json_t *, int);
+
+/* x as its schema p wants: a replacement, or NULL (x kept, coerced
+ * within) */
+static json_t *
+coerce_one(json_t *x, const json_t *p, int depth)
+{
+	const char	*type = json_string_value(json_object_get(p, "type"));
+
+	if (json_is_string(x) && type != NULL && strcmp(type, "string") != 0)
+		return output_coerce(type, json_incref(x));
+	coerce_in(x, p, depth + 1);
+	return NULL;
+}
+
+static void
+coerce_in(json_t *v, const json_t *schema, int depth)
+{
+	const char	*key;
+	json_t		*x, *c;
+	size_t		 i;
+
+	if (!json_is_object(schema) || depth > PARAMS_DEPTH_MAX)
+		return;
+	if (json_is_object(v)) {
+		json_object_foreach(v, key, x)
+			if ((c = coerce_one(x, json_object_get(json_object_get(
+			    schema, "properties"), key), depth)) != NULL)
+				(void)json_object_set_new(v, key, c);
+	} else if (json_is_array(v)) {
+		json_array_foreach(v, i, x)
+			if ((c = coerce_one(x, json_object_get(schema,
+			    "items"), depth)) != NULL)
+				(void)json_array_set_new(v, i, c);
+	}
+}
+
+void
+composite_coerce_args(json_t *args, const json_t *schema)
+{
+	coerce_in(args, schema, 0);
 }
 
 static json_t *

@@ -3,7 +3,7 @@
  * YAML, then each composite that loads is run by the scheduler with a
  * driver that answers every call at once (alternately a result and an
  * isError result, elicitations declined, timers fired), its result
- * built and its annotations derived.
+ * built and its annotations derived; the step arguments are coerced.
  *
  * Checked: a failed load says why; a run ends exactly once and only
  * after every started call was answered or the run failed; no step is
@@ -39,9 +39,17 @@ push(struct drive *d, uint64_t id, int kind)
 static void
 d_call(void *arg, uint64_t id, const struct composite_step *cs, json_t *a)
 {
+	json_t	*schema;
+
 	(void)cs;
 	if (!json_is_object(a))
 		abort();
+	/* the arguments are the caller's to change: coerce them */
+	schema = json_pack("{s:s, s:{s:{s:s}, s:{s:s}, s:{s:s}}}", "type",
+	    "object", "properties", "v", "type", "integer", "n", "type",
+	    "object", "repo", "type", "array");
+	composite_coerce_args(a, schema);
+	json_decref(schema);
 	json_decref(a);
 	push(arg, id, 0);
 }

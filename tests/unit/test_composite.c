@@ -949,6 +949,74 @@ test_result(void **state)
 	composite_list_free(&cl);
 }
 
+static void
+test_coerce(void **state)
+{
+	json_t	*args, *schema, *want;
+
+	(void)state;
+	args = jparse("{\"n\": \"42\", \"r\": \"0.5\", \"b\": \"true\", "
+	    "\"s\": \"7\", \"o\": \"{\\\"k\\\": 1}\", \"bad\": \"x\", "
+	    "\"nest\": {\"m\": \"3\"}, \"l\": [\"1\", \"2\"], \"free\": \"9\"}");
+	schema = jparse("{\"type\": \"object\", \"properties\": {"
+	    "\"n\": {\"type\": \"integer\"}, \"r\": {\"type\": \"number\"}, "
+	    "\"b\": {\"type\": \"boolean\"}, \"s\": {\"type\": \"string\"}, "
+	    "\"o\": {\"type\": \"object\"}, \"bad\": {\"type\": \"integer\"}, "
+	    "\"nest\": {\"type\": \"object\", \"properties\": {\"m\": "
+	    "{\"type\": \"integer\"}}}, \"l\": {\"type\": \"array\", "
+	    "\"items\": {\"type\": \"integer\"}}}}");
+	want = jparse("{\"n\": 42, \"r\": 0.5, \"b\": true, \"s\": \"7\", "
+	    "\"o\": {\"k\": 1}, \"bad\": \"x\", \"nest\": {\"m\": 3}, "
+	    "\"l\": [1, 2], \"free\": \"9\"}");
+	composite_coerce_args(args, schema);
+	if (!json_equal(args, want))
+		fail_msg("got %s", json_dumps(args, JSON_COMPACT));
+	json_decref(args);
+	json_decref(schema);
+	json_decref(want);
+}
+
+/* progress: every step's start and end reach the driver */
+static char	 progress_log[256];
+
+static void
+progress_step(void *arg, size_t step, enum wf_state st)
+{
+	struct fake	*f = arg;
+	char		 buf[32];
+
+	(void)snprintf(buf, sizeof(buf), "%s=%d ",
+	    f->f_co->co_steps[step].cs_id, (int)st);
+	strcat(progress_log, buf);
+}
+
+static void
+test_sched_progress_abort(void **state)
+{
+	struct wf_driver	 drv = fake_driver;
+	struct fake		 f;
+	json_t			*p = jparse("{}");
+
+	(void)state;
+	drv.wd_step = progress_step;
+	memset(&f, 0, sizeof(f));
+	progress_log[0] = '\0';
+	load_ok(DIAMOND, &fake_cl);
+	f.f_co = fake_cl.cl_items[0];
+	f.f_run = wf_run_new(f.f_co, p, "wf-1", 10, &drv, &f);
+	json_decref(p);
+	wf_run_start(f.f_run);
+	reply(&f, 0, OK("{\"n\": 1}"), NULL);
+	assert_string_equal(progress_log, "a=1 a=3 b=1 c=1 ");
+	/* the workflow's own timeout ends it; late replies are ignored */
+	wf_run_abort(f.f_run, "the workflow timed out after 10m");
+	reply(&f, 1, OK("{}"), NULL);
+	expect(&f, "call:a call:b{\"v\":1} call:c done");
+	assert_string_equal(f.f_err, "the workflow timed out after 10m");
+	assert_int_equal(f.f_done, 1);
+	fake_end(&f);
+}
+
 int
 main(void)
 {
@@ -968,6 +1036,8 @@ main(void)
 		cmocka_unit_test(test_params),
 		cmocka_unit_test(test_annotations),
 		cmocka_unit_test(test_result),
+		cmocka_unit_test(test_coerce),
+		cmocka_unit_test(test_sched_progress_abort),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
