@@ -124,7 +124,9 @@ json_t	*composite_tvalue_expand(const struct composite_tvalue *, json_t *ctx,
  * composite_sched.c: one run.  The driver starts calls and timers and
  * hears about the end; the run hears about finished calls and timers.
  * Calls are named by a call id the run picks; a driver that cannot
- * start a call reports it finished with an error.
+ * start a call reports it finished with an error.  The run keeps each
+ * step's timeout itself (a timer per call) and cancels what is in
+ * flight when it fails.
  */
 struct wf_run;
 
@@ -144,8 +146,12 @@ struct wf_driver {
 	/* ask the user (an elicitation step); message is expanded */
 	void	(*wd_elicit)(void *, uint64_t call,
 		    const struct composite_step *, const char *message);
-	/* call wf_run_timer(run, token) after ms */
+	/* call wf_run_timer(run, token) after ms (retry delays and each
+	 * call's timeout; wf_run_free() is the driver's cue to drop them) */
 	void	(*wd_timer)(void *, uint64_t token, uint64_t ms);
+	/* forget a call (timed out, or the run failed): no report is
+	 * wanted after this; may be NULL */
+	void	(*wd_cancel)(void *, uint64_t call);
 	/* a step started or ended (progress), or NULL */
 	void	(*wd_step)(void *, size_t step, enum wf_state);
 	/* the end: the context (params, steps, workflow) or an error */

@@ -20,6 +20,10 @@
 #include "composite.h"
 
 #define WF_ITER_NONE	0	/* call ids: step << 32 | (iteration + 1) */
+/* a timeout's timer token: the flag, the attempt it is for, the call */
+#define WF_TIMEOUT	(1ULL << 63)
+#define WF_ATTEMPT_SHIFT 48
+#define WF_CALL_MASK	((1ULL << WF_ATTEMPT_SHIFT) - 1)
 
 struct wf_iter {
 	enum wf_state	 wi_state;
@@ -66,6 +70,41 @@ wf_call_id(size_t step, size_t iter)
 	return (uint64_t)step << 32 | (uint64_t)iter;
 }
 
+/* the step's timeout for this attempt of a call */
+static void
+wf_arm_timeout(struct wf_run *wr, uint64_t call, unsigned int attempt,
+    uint64_t ms)
+{
+	wr->wr_drv->wd_timer(wr->wr_arg, WF_TIMEOUT |
+	    (uint64_t)attempt << WF_ATTEMPT_SHIFT | call, ms);
+}
+
+static void
+wf_cancel(struct wf_run *wr, uint64_t call)
+{
+	if (wr->wr_drv->wd_cancel != NULL)
+		wr->wr_drv->wd_cancel(wr->wr_arg, call);
+}
+
+/* the workflow ended early: what is in flight is of no more use */
+static void
+wf_cancel_all(struct wf_run *wr)
+{
+	struct wf_stepst	*ss;
+	size_t			 i, k;
+
+	for (i = 0; i < wr->wr_co->co_nsteps; i++) {
+		ss = &wr->wr_st[i];
+		if (ss->ss_state != WF_RUNNING)
+			continue;
+		if (wr->wr_co->co_steps[i].cs_kind != COMPOSITE_FOREACH)
+			wf_cancel(wr, wf_call_id(i, WF_ITER_NONE));
+		for (k = 0; k < ss->ss_niters; k++)
+			if (ss->ss_iters[k].wi_state == WF_RUNNING)
+				wf_cancel(wr, wf_call_id(i, k + 1));
+	}
+}
+
 static int
 wf_state_ended(enum wf_state s)
 {
@@ -105,6 +144,7 @@ wf_run_fail(struct wf_run *wr, const char *id, const char *why)
 		(void)snprintf(buf, sizeof(buf), "%s", why);
 	wr->wr_error = strdup(buf);
 	wr->wr_finished = 1;
+	wf_cancel_all(wr);
 	(void)json_object_set_new(json_object_get(wr->wr_ctx, "workflow"),
 	    "status", json_string("failed"));
 }
@@ -202,6 +242,8 @@ wf_iter_start(struct wf_run *wr, size_t i, size_t k)
 	}
 	wr->wr_drv->wd_call(wr->wr_arg, wf_call_id(i, k + 1), cs->cs_inner,
 	    json_incref(wi->wi_args));
+	wf_arm_timeout(wr, wf_call_id(i, k + 1), wi->wi_attempt,
+	    cs->cs_inner->cs_timeout_ms);
 }
 
 /* the forEach step's output once every iteration has ended */
@@ -308,6 +350,8 @@ wf_step_start(struct wf_run *wr, size_t i)
 		wr->wr_running++;
 		wr->wr_drv->wd_call(wr->wr_arg, wf_call_id(i, WF_ITER_NONE),
 		    cs, json_incref(ss->ss_args));
+		wf_arm_timeout(wr, wf_call_id(i, WF_ITER_NONE), 0,
+		    cs->cs_timeout_ms);
 		return 1;
 	case COMPOSITE_ELICITATION:
 		if ((msg = tmpl_eval(cs->cs_message, wr->wr_ctx, err,
@@ -318,6 +362,8 @@ wf_step_start(struct wf_run *wr, size_t i)
 		wr->wr_drv->wd_elicit(wr->wr_arg, wf_call_id(i, WF_ITER_NONE),
 		    cs, json_is_string(msg) ? json_string_value(msg) : "");
 		json_decref(msg);
+		wf_arm_timeout(wr, wf_call_id(i, WF_ITER_NONE), 0,
+		    cs->cs_timeout_ms);
 		return 1;
 	default:
 		if ((ss->ss_coll = wf_collection(wr, i, err, sizeof(err))) ==
@@ -562,6 +608,47 @@ wf_run_call_done(struct wf_run *wr, uint64_t call, json_t *result,
 	wf_run_pump(wr);
 }
 
+/* a step's timeout fired: if that attempt still runs, it failed (an
+ * elicitation is cancelled, as the reference treats a timeout) */
+static void
+wf_timeout(struct wf_run *wr, uint64_t token)
+{
+	uint64_t			 call = token & WF_CALL_MASK;
+	unsigned int			 attempt;
+	size_t				 i = (size_t)(call >> 32);
+	size_t				 k = (size_t)(call & 0xffffffff);
+	const struct composite_step	*cs;
+	struct wf_stepst		*ss;
+	char				 why[64];
+
+	attempt = (unsigned int)((token & ~WF_TIMEOUT) >> WF_ATTEMPT_SHIFT);
+	if (wr->wr_finished || i >= wr->wr_co->co_nsteps)
+		return;
+	cs = &wr->wr_co->co_steps[i];
+	ss = &wr->wr_st[i];
+	if (ss->ss_state != WF_RUNNING)
+		return;
+	if (k != WF_ITER_NONE) {
+		if (k - 1 >= ss->ss_niters || ss->ss_iters[k - 1].wi_state !=
+		    WF_RUNNING || ss->ss_iters[k - 1].wi_attempt != attempt)
+			return;
+		cs = cs->cs_inner;
+	} else if (ss->ss_attempt != attempt)
+		return;
+	wf_cancel(wr, call);
+	if (cs->cs_kind == COMPOSITE_ELICITATION) {
+		wf_run_elicit_done(wr, call, "cancel", NULL);
+		return;
+	}
+	if (cs->cs_timeout_ms % 1000 == 0)
+		(void)snprintf(why, sizeof(why), "timed out after %llus",
+		    (unsigned long long)(cs->cs_timeout_ms / 1000));
+	else
+		(void)snprintf(why, sizeof(why), "timed out after %llums",
+		    (unsigned long long)cs->cs_timeout_ms);
+	wf_run_call_done(wr, call, NULL, why);
+}
+
 void
 wf_run_timer(struct wf_run *wr, uint64_t token)
 {
@@ -570,6 +657,10 @@ wf_run_timer(struct wf_run *wr, uint64_t token)
 	const struct composite_step	*cs;
 	struct wf_stepst		*ss;
 
+	if (token & WF_TIMEOUT) {
+		wf_timeout(wr, token);
+		return;
+	}
 	if (wr->wr_finished || i >= wr->wr_co->co_nsteps)
 		return;
 	cs = &wr->wr_co->co_steps[i];
@@ -587,6 +678,7 @@ wf_run_timer(struct wf_run *wr, uint64_t token)
 	ss->ss_state = WF_RUNNING;
 	wr->wr_running++;
 	wr->wr_drv->wd_call(wr->wr_arg, token, cs, json_incref(ss->ss_args));
+	wf_arm_timeout(wr, token, ss->ss_attempt, cs->cs_timeout_ms);
 	wf_run_pump(wr);
 }
 

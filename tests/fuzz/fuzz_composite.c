@@ -19,8 +19,8 @@ int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
 struct drive {
 	struct wf_run	*d_run;
-	uint64_t	 d_pending[256];
-	int		 d_kind[256];	/* 0 call, 1 elicit, 2 timer */
+	uint64_t	 d_pending[4096];
+	int		 d_kind[4096];	/* 0 call, 1 elicit, 2 timer */
 	size_t		 d_n;
 	size_t		 d_calls;
 	int		 d_done;
@@ -82,8 +82,12 @@ d_done(void *arg, json_t *ctx, const char *error)
 	d->d_failed = error != NULL;
 }
 
-static const struct wf_driver drv = { d_call, d_elicit, d_timer, NULL,
-	d_done };
+static const struct wf_driver drv = {
+	.wd_call = d_call,
+	.wd_elicit = d_elicit,
+	.wd_timer = d_timer,
+	.wd_done = d_done
+};
 
 static json_t *
 lookup(void *arg, const char *tool)

@@ -331,6 +331,9 @@ struct fake {
 	size_t			 f_ncalls;
 	uint64_t		 f_timers[16];
 	size_t			 f_ntimers;
+	uint64_t		 f_tmo[64];	/* timeouts: not logged */
+	uint64_t		 f_tmo_ms[64];
+	size_t			 f_ntmo;
 	json_t			*f_ctx;
 	char			*f_err;
 	int			 f_done;
@@ -387,6 +390,11 @@ fake_timer(void *arg, uint64_t id, uint64_t ms)
 	struct fake	*f = arg;
 	char		 more[32];
 
+	if (id >> 63) {
+		f->f_tmo_ms[f->f_ntmo] = ms;
+		f->f_tmo[f->f_ntmo++] = id;
+		return;
+	}
 	(void)snprintf(more, sizeof(more), "=%llu", (unsigned long long)ms);
 	f->f_timers[f->f_ntimers++] = id;
 	fake_log(f, "timer", id, more);
@@ -412,8 +420,19 @@ fake_done(void *arg, json_t *ctx, const char *error)
 	strncat(f->f_log, "done", sizeof(f->f_log) - strlen(f->f_log) - 1);
 }
 
+static void
+fake_cancel(void *arg, uint64_t id)
+{
+	fake_log(arg, "cancel", id, "");
+}
+
 static const struct wf_driver fake_driver = {
-	fake_call, fake_elicit, fake_timer, fake_step, fake_done
+	.wd_call = fake_call,
+	.wd_elicit = fake_elicit,
+	.wd_timer = fake_timer,
+	.wd_cancel = fake_cancel,
+	.wd_step = fake_step,
+	.wd_done = fake_done
 };
 
 static struct composite_list	 fake_cl;
@@ -752,7 +771,7 @@ test_sched_elicit(void **state)
 	fake_end(&f);
 	fake_start(&f, yaml, "{}", 10);
 	wf_run_elicit_done(f.f_run, f.f_calls[0], "cancel", NULL);
-	expect(&f, "ask:ask(go wf-1?) call:c done");
+	expect(&f, "ask:ask(go wf-1?) call:c cancel:c done");
 	assert_string_equal(f.f_err, "step ask: the user cancelled");
 	fake_end(&f);
 	json_decref(content);
@@ -1011,9 +1030,56 @@ test_sched_progress_abort(void **state)
 	/* the workflow's own timeout ends it; late replies are ignored */
 	wf_run_abort(f.f_run, "the workflow timed out after 10m");
 	reply(&f, 1, OK("{}"), NULL);
-	expect(&f, "call:a call:b{\"v\":1} call:c done");
+	expect(&f, "call:a call:b{\"v\":1} call:c cancel:b cancel:c done");
 	assert_string_equal(f.f_err, "the workflow timed out after 10m");
 	assert_int_equal(f.f_done, 1);
+	fake_end(&f);
+}
+
+/* each call's timeout: a failure the onError policy handles; a stale
+ * one (the call ended, or another attempt runs) does nothing */
+static void
+test_sched_timeout(void **state)
+{
+	struct fake	 f;
+
+	(void)state;
+	fake_start(&f, "compositeTools:\n  - name: w\n    description: d\n"
+	    "    steps:\n      - id: a\n        tool: x.slow\n"
+	    "        timeout: 1500ms\n"
+	    "        onError: {action: retry, retryCount: 1, retryDelay: 1s}\n"
+	    "      - {id: b, tool: x.fast, timeout: 2s}\n", "{}", 10);
+	expect(&f, "call:a call:b");
+	assert_int_equal(f.f_ntmo, 2);
+	assert_int_equal(f.f_tmo_ms[0], 1500);
+	assert_int_equal(f.f_tmo_ms[1], 2000);
+	reply(&f, 1, OK("{}"), NULL);
+	wf_run_timer(f.f_run, f.f_tmo[1]);	/* b ended: stale */
+	wf_run_timer(f.f_run, f.f_tmo[0]);	/* a times out: retried */
+	expect(&f, "cancel:a timer:a=1000");
+	wf_run_timer(f.f_run, f.f_tmo[0]);	/* the same, again: stale */
+	wf_run_timer(f.f_run, f.f_timers[0]);
+	expect(&f, "call:a");
+	assert_int_equal(f.f_ntmo, 3);
+	wf_run_timer(f.f_run, f.f_tmo[0]);	/* attempt 0's: stale */
+	expect(&f, "");
+	wf_run_timer(f.f_run, f.f_tmo[2]);
+	expect(&f, "cancel:a done");
+	assert_string_equal(f.f_err, "step a: timed out after 1500ms");
+	fake_end(&f);
+
+	/* an elicitation that times out is cancelled */
+	fake_start(&f, "compositeTools:\n  - name: w\n    description: d\n"
+	    "    steps:\n      - id: ask\n        message: m\n"
+	    "        schema: {type: object}\n        timeout: 1m\n"
+	    "        onCancel: {action: continue}\n", "{}", 10);
+	assert_int_equal(f.f_tmo_ms[0], 60000);
+	wf_run_timer(f.f_run, f.f_tmo[0]);
+	expect(&f, "ask:ask(m) cancel:ask done");
+	assert_null(f.f_err);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(
+	    json_object_get(json_object_get(f.f_ctx, "steps"), "ask"),
+	    "output"), "action")), "cancel");
 	fake_end(&f);
 }
 
@@ -1038,6 +1104,7 @@ main(void)
 		cmocka_unit_test(test_result),
 		cmocka_unit_test(test_coerce),
 		cmocka_unit_test(test_sched_progress_abort),
+		cmocka_unit_test(test_sched_timeout),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
