@@ -26,6 +26,10 @@
 #define COMPOSITE_ELICIT_TIMEOUT_MAX_MS	(10 * 60 * 1000ULL)
 #define COMPOSITE_RETRY_DELAY_MS	1000ULL
 #define COMPOSITE_BACKOFF_CAP		60	/* x retryDelay */
+#define COMPOSITE_SCHEMA_MAX		(100 * 1024)	/* elicitation */
+#define COMPOSITE_SCHEMA_DEPTH		10
+#define COMPOSITE_ANSWER_MAX		(1024 * 1024)
+#define COMPOSITE_ANSWER_DEPTH		10
 
 enum composite_kind {
 	COMPOSITE_TOOL,
@@ -192,6 +196,12 @@ json_t		*composite_params(const struct composite *, json_t *args,
 json_t		*composite_result(const struct composite *, json_t *ctx,
 		    char *err, size_t errlen);
 int		 composite_type_ok(const char *type, const json_t *);
+/* v against a JSON Schema (the subset composite_params() checks),
+ * defaults filled in; 0, or -1 and err */
+int		 composite_schema_check(const json_t *schema, json_t *v,
+		    char *err, size_t errlen);
+size_t		 composite_json_depth(const json_t *);
+size_t		 composite_json_size(const json_t *);	/* compact text */
 /* a step's expanded arguments coerced in place to its tool's
  * inputSchema (a string where it wants an integer, number, boolean,
  * object or array is parsed if it can be), hidden tools included (the

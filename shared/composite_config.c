@@ -453,6 +453,11 @@ load_step_elicit(struct cload *cl, struct cnode *n, const char *path,
 	subpath(kpath, sizeof(kpath), path, "schema");
 	if (load_json(ld, sn->sn_schema, kpath, &cs->cs_schema, 1) == -1)
 		return -1;
+	if (composite_json_depth(cs->cs_schema) > COMPOSITE_SCHEMA_DEPTH ||
+	    composite_json_size(cs->cs_schema) > COMPOSITE_SCHEMA_MAX)
+		return config_error(ld, sn->sn_schema, "%s: a schema nested "
+		    "deeper than %d or larger than %d KiB", kpath,
+		    COMPOSITE_SCHEMA_DEPTH, COMPOSITE_SCHEMA_MAX / 1024);
 	if (!json_is_string(json_object_get(cs->cs_schema, "type")) ||
 	    strcmp(json_string_value(json_object_get(cs->cs_schema, "type")),
 	    "object") != 0)
@@ -531,8 +536,9 @@ load_step(struct cload *cl, struct cnode *n, const char *path,
 {
 	static const char *const kinds[] = { "tool", "elicitation",
 	    "forEach" };
+	/* the forEach step's own onError and condition apply, not these */
 	static const char *const inner_bad[] = { "id", "dependsOn",
-	    "defaultResults" };
+	    "defaultResults", "condition", "onError" };
 	struct loader		*ld = cl->cl_ld;
 	struct step_nodes	 sn;
 	char			 kpath[PATH_MAX_LEN];

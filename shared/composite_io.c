@@ -126,6 +126,46 @@ params_check(json_t *schema, json_t *v, const char *path, int depth,
 	return 0;
 }
 
+int
+composite_schema_check(const json_t *schema, json_t *v, char *err,
+    size_t errlen)
+{
+	return params_check((json_t *)schema, v, "", 0, err, errlen);
+}
+
+size_t
+composite_json_depth(const json_t *v)
+{
+	const char	*key;
+	json_t		*x;
+	size_t		 i, d, max = 0;
+
+	if (json_is_object(v)) {
+		json_object_foreach((json_t *)v, key, x)
+			if ((d = composite_json_depth(x)) > max)
+				max = d;
+	} else if (json_is_array(v)) {
+		json_array_foreach(v, i, x)
+			if ((d = composite_json_depth(x)) > max)
+				max = d;
+	} else
+		return 0;
+	return max + 1;
+}
+
+size_t
+composite_json_size(const json_t *v)
+{
+	char	*s;
+	size_t	 n;
+
+	if ((s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY)) == NULL)
+		return SIZE_MAX;
+	n = strlen(s);
+	free(s);
+	return n;
+}
+
 json_t *
 composite_params(const struct composite *co, json_t *args, char *err,
     size_t errlen)

@@ -701,6 +701,7 @@ wf_run_elicit_done(struct wf_run *wr, uint64_t call, const char *action,
 	const struct composite_step	*cs;
 	enum composite_onerror		 policy;
 	json_t				*out;
+	char				 why[256], msg[320];
 
 	if (wr->wr_finished || i >= wr->wr_co->co_nsteps ||
 	    wr->wr_st[i].ss_state != WF_RUNNING)
@@ -709,8 +710,30 @@ wf_run_elicit_done(struct wf_run *wr, uint64_t call, const char *action,
 	if (cs->cs_kind != COMPOSITE_ELICITATION)
 		return;
 	if (strcmp(action, "accept") == 0) {
+		/* the user's answer is input like the client's arguments */
+		content = content != NULL ? json_deep_copy(content) :
+		    json_object();
+		if (content == NULL ||
+		    composite_json_depth(content) > COMPOSITE_ANSWER_DEPTH ||
+		    composite_json_size(content) > COMPOSITE_ANSWER_MAX) {
+			json_decref(content);
+			wf_step_failed(wr, i, "the answer is too large or "
+			    "nested too deep");
+			wf_run_pump(wr);
+			return;
+		}
+		if (composite_schema_check(cs->cs_schema, content, why,
+		    sizeof(why)) == -1) {
+			json_decref(content);
+			if (snprintf(msg, sizeof(msg), "the answer does not "
+			    "match the schema: %s", why) < 0)
+				msg[0] = '\0';
+			wf_step_failed(wr, i, msg);
+			wf_run_pump(wr);
+			return;
+		}
 		out = json_pack("{s:s, s:o}", "action", "accept", "content",
-		    content != NULL ? json_incref(content) : json_object());
+		    content);
 		wf_step_end(wr, i, WF_COMPLETED, out, NULL);
 		wf_run_pump(wr);
 		return;

@@ -289,6 +289,15 @@ test_errors(void **state)
 	    "        step: {id: x, tool: x.y}\n",
 	    "t.yaml:7:16: compositeTools[0].steps[0].step.id: not a key of "
 	    "forEach inner steps");
+	load_bad(HEAD "    steps:\n      - id: a\n        collection: \"[]\"\n"
+	    "        step: {tool: x.y, onError: {action: continue}}\n",
+	    "t.yaml:7:27: compositeTools[0].steps[0].step.onError: not a key "
+	    "of forEach inner steps");
+	load_bad(HEAD "    steps:\n      - id: a\n        type: elicitation\n"
+	    "        message: m\n        schema: {type: object, properties: "
+	    "{a: {b: {c: {d: {e: {f: {g: {h: {i: {j: {}}}}}}}}}}}}\n",
+	    "t.yaml:8:17: compositeTools[0].steps[0].schema: a schema nested "
+	    "deeper than 10 or larger than 100 KiB");
 	load_bad(HEAD "    parameters: {type: array}\n"
 	    "    steps:\n      - {id: a, tool: x.y}\n",
 	    "t.yaml:4:17: compositeTools[0].parameters: expected a JSON "
@@ -748,13 +757,14 @@ test_sched_elicit(void **state)
 	static const char yaml[] =
 	    "compositeTools:\n  - name: w\n    description: d\n"
 	    "    steps:\n      - id: ask\n        message: \"go {{.workflow.id}}?\"\n"
-	    "        schema: {type: object}\n"
+	    "        schema: {type: object, properties: {channel: {type: string}}}\n"
 	    "        onDecline: {action: skip_remaining}\n"
 	    "        onCancel: {action: abort}\n"
 	    "      - {id: b, tool: x.b, dependsOn: [ask]}\n"
 	    "      - {id: c, tool: x.c}\n";
 	struct fake	 f;
 	json_t		*content = jparse("{\"channel\": \"#eng\"}");
+	json_t		*wrong = jparse("{\"channel\": 5}");
 
 	(void)state;
 	fake_start(&f, yaml, "{}", 10);
@@ -774,7 +784,15 @@ test_sched_elicit(void **state)
 	expect(&f, "ask:ask(go wf-1?) call:c cancel:c done");
 	assert_string_equal(f.f_err, "step ask: the user cancelled");
 	fake_end(&f);
+	/* an answer that does not fit the schema fails the step */
+	fake_start(&f, yaml, "{}", 10);
+	wf_run_elicit_done(f.f_run, f.f_calls[0], "accept", wrong);
+	expect(&f, "ask:ask(go wf-1?) call:c cancel:c done");
+	assert_string_equal(f.f_err, "step ask: the answer does not match "
+	    "the schema: channel: expected type string, found an integer");
+	fake_end(&f);
 	json_decref(content);
+	json_decref(wrong);
 }
 
 static void
