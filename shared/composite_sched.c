@@ -665,20 +665,22 @@ wf_run_timer(struct wf_run *wr, uint64_t token)
 		return;
 	cs = &wr->wr_co->co_steps[i];
 	ss = &wr->wr_st[i];
+	/* a driver may answer within wd_call(): the pump below, not a
+	 * nested one, ends the run, so nothing runs after wd_done() */
+	wr->wr_in_pump = 1;
 	if (k != WF_ITER_NONE) {
 		/* a retry takes its slot again, past maxParallel if full */
 		if (ss->ss_state == WF_RUNNING && k - 1 < ss->ss_niters &&
 		    ss->ss_iters[k - 1].wi_state == WF_RETRY_WAIT)
 			wf_iter_start(wr, i, k - 1);
-		wf_run_pump(wr);
-		return;
+	} else if (ss->ss_state == WF_RETRY_WAIT) {
+		ss->ss_state = WF_RUNNING;
+		wr->wr_running++;
+		wf_arm_timeout(wr, token, ss->ss_attempt, cs->cs_timeout_ms);
+		wr->wr_drv->wd_call(wr->wr_arg, token, cs,
+		    json_incref(ss->ss_args));
 	}
-	if (ss->ss_state != WF_RETRY_WAIT)
-		return;
-	ss->ss_state = WF_RUNNING;
-	wr->wr_running++;
-	wr->wr_drv->wd_call(wr->wr_arg, token, cs, json_incref(ss->ss_args));
-	wf_arm_timeout(wr, token, ss->ss_attempt, cs->cs_timeout_ms);
+	wr->wr_in_pump = 0;
 	wf_run_pump(wr);
 }
 

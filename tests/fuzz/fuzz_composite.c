@@ -23,6 +23,7 @@ struct drive {
 	int		 d_kind[4096];	/* 0 call, 1 elicit, 2 timer */
 	size_t		 d_n;
 	size_t		 d_calls;
+	size_t		 d_sync;
 	int		 d_done;
 	int		 d_failed;
 };
@@ -39,7 +40,8 @@ push(struct drive *d, uint64_t id, int kind)
 static void
 d_call(void *arg, uint64_t id, const struct composite_step *cs, json_t *a)
 {
-	json_t	*schema;
+	struct drive	*d = arg;
+	json_t		*schema;
 
 	(void)cs;
 	if (!json_is_object(a))
@@ -51,6 +53,11 @@ d_call(void *arg, uint64_t id, const struct composite_step *cs, json_t *a)
 	composite_coerce_args(a, schema);
 	json_decref(schema);
 	json_decref(a);
+	/* now and then a call fails at once, inside wd_call() */
+	if (++d->d_sync % 5 == 0) {
+		wf_run_call_done(d->d_run, id, NULL, "refused");
+		return;
+	}
 	push(arg, id, 0);
 }
 

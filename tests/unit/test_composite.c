@@ -1101,6 +1101,65 @@ test_sched_timeout(void **state)
 	fake_end(&f);
 }
 
+/* a driver that fails a call inside wd_call() and frees the run in
+ * wd_done(): nothing of the run may be touched after wd_done() */
+static int	sync_calls;
+
+static void
+sync_call(void *arg, uint64_t id, const struct composite_step *cs,
+    json_t *args)
+{
+	struct fake	*f = arg;
+
+	if (++sync_calls == 1) {
+		fake_call(arg, id, cs, args);
+		return;
+	}
+	json_decref(args);
+	wf_run_call_done(f->f_run, id, NULL, "refused");
+}
+
+static void
+sync_done(void *arg, json_t *ctx, const char *error)
+{
+	struct fake	*f = arg;
+
+	fake_done(arg, ctx, error);
+	json_decref(f->f_ctx);
+	f->f_ctx = NULL;
+	wf_run_free(f->f_run);
+	f->f_run = NULL;
+}
+
+static void
+test_sched_sync_free(void **state)
+{
+	struct wf_driver	 drv = fake_driver;
+	struct fake		 f;
+	json_t			*p = jparse("{}");
+
+	(void)state;
+	drv.wd_call = sync_call;
+	drv.wd_done = sync_done;
+	sync_calls = 0;
+	memset(&f, 0, sizeof(f));
+	load_ok("compositeTools:\n  - name: w\n    description: d\n"
+	    "    steps:\n      - id: a\n        tool: x.flaky\n"
+	    "        onError: {action: retry, retryCount: 1, retryDelay: 1s}\n",
+	    &fake_cl);
+	f.f_co = fake_cl.cl_items[0];
+	f.f_run = wf_run_new(f.f_co, p, "wf-1", 10, &drv, &f);
+	json_decref(p);
+	wf_run_start(f.f_run);
+	reply(&f, 0, BAD, NULL);
+	wf_run_timer(f.f_run, f.f_timers[0]);	/* refused at once: done */
+	assert_null(f.f_run);
+	expect(&f, "call:a timer:a=1000 done");
+	assert_string_equal(f.f_err, "step a: refused");
+	free(f.f_err);
+	composite_list_free(&fake_cl);
+}
+
 int
 main(void)
 {
@@ -1123,6 +1182,7 @@ main(void)
 		cmocka_unit_test(test_coerce),
 		cmocka_unit_test(test_sched_progress_abort),
 		cmocka_unit_test(test_sched_timeout),
+		cmocka_unit_test(test_sched_sync_free),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
