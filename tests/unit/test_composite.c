@@ -447,18 +447,25 @@ static const struct wf_driver fake_driver = {
 static struct composite_list	 fake_cl;
 
 static void
-fake_start(struct fake *f, const char *yaml, const char *params,
-    unsigned int maxpar)
+fake_start_with(struct fake *f, const char *yaml, const char *params,
+    unsigned int maxpar, const struct wf_driver *drv)
 {
 	json_t	*p = jparse(params);
 
 	memset(f, 0, sizeof(*f));
 	load_ok(yaml, &fake_cl);
 	f->f_co = fake_cl.cl_items[0];
-	f->f_run = wf_run_new(f->f_co, p, "wf-1", maxpar, &fake_driver, f);
+	f->f_run = wf_run_new(f->f_co, p, "wf-1", maxpar, drv, f);
 	json_decref(p);
 	assert_non_null(f->f_run);
 	wf_run_start(f->f_run);
+}
+
+static void
+fake_start(struct fake *f, const char *yaml, const char *params,
+    unsigned int maxpar)
+{
+	fake_start_with(f, yaml, params, maxpar, &fake_driver);
 }
 
 static void
@@ -1032,17 +1039,11 @@ test_sched_progress_abort(void **state)
 {
 	struct wf_driver	 drv = fake_driver;
 	struct fake		 f;
-	json_t			*p = jparse("{}");
 
 	(void)state;
 	drv.wd_step = progress_step;
-	memset(&f, 0, sizeof(f));
 	progress_log[0] = '\0';
-	load_ok(DIAMOND, &fake_cl);
-	f.f_co = fake_cl.cl_items[0];
-	f.f_run = wf_run_new(f.f_co, p, "wf-1", 10, &drv, &f);
-	json_decref(p);
-	wf_run_start(f.f_run);
+	fake_start_with(&f, DIAMOND, "{}", 10, &drv);
 	reply(&f, 0, OK("{\"n\": 1}"), NULL);
 	assert_string_equal(progress_log, "a=1 a=3 b=1 c=1 ");
 	/* the workflow's own timeout ends it; late replies are ignored */
@@ -1136,21 +1137,15 @@ test_sched_sync_free(void **state)
 {
 	struct wf_driver	 drv = fake_driver;
 	struct fake		 f;
-	json_t			*p = jparse("{}");
 
 	(void)state;
 	drv.wd_call = sync_call;
 	drv.wd_done = sync_done;
 	sync_calls = 0;
-	memset(&f, 0, sizeof(f));
-	load_ok("compositeTools:\n  - name: w\n    description: d\n"
+	fake_start_with(&f, "compositeTools:\n  - name: w\n    description: d\n"
 	    "    steps:\n      - id: a\n        tool: x.flaky\n"
 	    "        onError: {action: retry, retryCount: 1, retryDelay: 1s}\n",
-	    &fake_cl);
-	f.f_co = fake_cl.cl_items[0];
-	f.f_run = wf_run_new(f.f_co, p, "wf-1", 10, &drv, &f);
-	json_decref(p);
-	wf_run_start(f.f_run);
+	    "{}", 10, &drv);
 	reply(&f, 0, BAD, NULL);
 	wf_run_timer(f.f_run, f.f_timers[0]);	/* refused at once: done */
 	assert_null(f.f_run);
