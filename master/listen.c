@@ -5,6 +5,8 @@
  * during a binary upgrade.
  */
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
 
@@ -17,6 +19,38 @@
 #include "shared/log.h"
 #include "master.h"
 
+/* "unix:/path": a stale socket file is replaced, anything else kept */
+static int
+listen_open_unix(const char *path, uint16_t *bound)
+{
+	struct sockaddr_un	 sun;
+	struct stat		 st;
+	int			 fd;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		log_warnx("listen unix:%s: path too long", path);
+		return -1;
+	}
+	memcpy(sun.sun_path, path, strlen(path));
+	if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode))
+		(void)unlink(path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd == -1) {
+		log_warn("listen unix:%s: socket", path);
+		return -1;
+	}
+	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1 ||
+	    listen(fd, SOMAXCONN) == -1) {
+		log_warn("listen unix:%s", path);
+		close(fd);
+		return -1;
+	}
+	*bound = 0;
+	return fd;
+}
+
 int
 listen_open(const char *host, uint16_t port, uint16_t *bound)
 {
@@ -26,6 +60,8 @@ listen_open(const char *host, uint16_t port, uint16_t *bound)
 	char			 portstr[8];
 	int			 fd = -1, on = 1, rc;
 
+	if (strncmp(host, "unix:", 5) == 0)
+		return listen_open_unix(host + 5, bound);
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;

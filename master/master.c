@@ -40,7 +40,8 @@
 enum child_kind {
 	CHILD_WORKER,
 	CHILD_KEEPER,
-	CHILD_BRIDGE		/* slot: the backend's index */
+	CHILD_BRIDGE,		/* slot: the backend's index */
+	CHILD_BUILDER		/* the view builder */
 };
 
 enum child_state {
@@ -79,6 +80,7 @@ struct gen {
 	int		 g_nworkers;
 	struct slot	*g_workers;
 	struct slot	 g_keeper;
+	struct slot	 g_builder;
 	struct slot	*g_bridges;	/* one per backend; used: stdio, sse */
 	uint64_t	 g_deadline_ms;	/* pending reload must be ready by */
 };
@@ -104,6 +106,8 @@ master_kind_name(enum child_kind kind)
 		return "keeper";
 	case CHILD_BRIDGE:
 		return "bridge";
+	case CHILD_BUILDER:
+		return "builder";
 	default:
 		return "worker";
 	}
@@ -263,7 +267,8 @@ gen_spawn_all(struct gen *g)
 	size_t	b;
 	int	i;
 
-	if (master_spawn(g, CHILD_KEEPER, -1) == -1)
+	if (master_spawn(g, CHILD_KEEPER, -1) == -1 ||
+	    master_spawn(g, CHILD_BUILDER, -1) == -1)
 		return -1;
 	for (b = 0; b < g->g_conf->cf_nbackends; b++)
 		if (gen_bridged(g, b) &&
@@ -299,6 +304,7 @@ static int
 master_spawn(struct gen *g, enum child_kind kind, int slot)
 {
 	struct child	*c, *o;
+	struct slot	*sl;
 	char		 name[64];
 	int		 fds[2];
 	pid_t		 pid;
@@ -333,6 +339,12 @@ master_spawn(struct gen *g, enum child_kind kind, int slot)
 			child_setup(name, fds[1]);
 			keeper_main(g->g_conf, g->g_num, fds[1]);
 		}
+		if (kind == CHILD_BUILDER) {
+			(void)snprintf(name, sizeof(name), "builder g%u",
+			    g->g_num);
+			child_setup(name, fds[1]);
+			builder_main(g->g_conf, g->g_num, fds[1]);
+		}
 		if (kind == CHILD_BRIDGE) {
 			(void)snprintf(name, sizeof(name), "bridge %s g%u",
 			    g->g_conf->cf_backends[slot].cb_name, g->g_num);
@@ -356,9 +368,10 @@ master_spawn(struct gen *g, enum child_kind kind, int slot)
 	c->c_gen = g->g_num;
 	c->c_started_ms = mono_ms();
 	TAILQ_INSERT_TAIL(&children, c, c_entry);
-	if (kind == CHILD_KEEPER) {
-		g->g_keeper.sl_pid = pid;
-		g->g_keeper.sl_respawn_ms = 0;
+	if (kind == CHILD_KEEPER || kind == CHILD_BUILDER) {
+		sl = kind == CHILD_KEEPER ? &g->g_keeper : &g->g_builder;
+		sl->sl_pid = pid;
+		sl->sl_respawn_ms = 0;
 	} else if (kind == CHILD_BRIDGE) {
 		g->g_bridges[slot].sl_pid = pid;
 		g->g_bridges[slot].sl_respawn_ms = 0;
@@ -384,6 +397,8 @@ gen_slot(struct gen *g, const struct child *c)
 		return NULL;
 	if (c->c_kind == CHILD_KEEPER)
 		return &g->g_keeper;
+	if (c->c_kind == CHILD_BUILDER)
+		return &g->g_builder;
 	if (c->c_kind == CHILD_BRIDGE)
 		return c->c_slot >= 0 &&
 		    (size_t)c->c_slot < g->g_conf->cf_nbackends ?
@@ -621,7 +636,7 @@ gen_ready(const struct gen *g)
 			return 0;
 		n++;
 	}
-	return n == g->g_nworkers + 1 + gen_nbridges(g);
+	return n == g->g_nworkers + 2 + gen_nbridges(g);
 }
 
 static void
@@ -720,6 +735,10 @@ master_tick(void)
 	if (cur->g_keeper.sl_respawn_ms != 0 &&
 	    now >= cur->g_keeper.sl_respawn_ms)
 		(void)master_spawn(cur, CHILD_KEEPER, -1);
+	if (cur->g_builder.sl_respawn_ms != 0 &&
+	    now >= cur->g_builder.sl_respawn_ms)
+		if (master_spawn(cur, CHILD_BUILDER, -1) == -1)
+			cur->g_builder.sl_respawn_ms = now + 1000;
 	for (i = 0; i < cur->g_nworkers; i++)
 		if (cur->g_workers[i].sl_respawn_ms != 0 &&
 		    now >= cur->g_workers[i].sl_respawn_ms)
@@ -746,6 +765,9 @@ master_timeout(void)
 		t = next->g_deadline_ms;
 	if (cur->g_keeper.sl_respawn_ms != 0 && cur->g_keeper.sl_respawn_ms < t)
 		t = cur->g_keeper.sl_respawn_ms;
+	if (cur->g_builder.sl_respawn_ms != 0 &&
+	    cur->g_builder.sl_respawn_ms < t)
+		t = cur->g_builder.sl_respawn_ms;
 	for (i = 0; i < cur->g_nworkers; i++)
 		if (cur->g_workers[i].sl_respawn_ms != 0 &&
 		    cur->g_workers[i].sl_respawn_ms < t)

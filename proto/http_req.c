@@ -150,8 +150,11 @@ http_request_line(char *buf, size_t off, size_t end, struct http_head *h)
 		return -1;
 	}
 	h->hh_path = t;
+	h->hh_query = 0;
 	for (q = t; buf[q] != '\0'; q++)
 		if (buf[q] == '?' || buf[q] == '#') {
+			if (buf[q] == '?')
+				h->hh_query = q + 1;
 			buf[q] = '\0';
 			break;
 		}

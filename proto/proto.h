@@ -240,6 +240,7 @@ struct http_head {
 	int			 hh_method;	/* enum http_method */
 	int			 hh_minor;	/* HTTP/1.x */
 	size_t			 hh_path;	/* the target's path */
+	size_t			 hh_query;	/* its query, or 0 */
 	size_t			 hh_host;	/* authority to check, or 0 */
 	struct http_field	 hh_hdrs[HTTP_HDRS_MAX];
 	size_t			 hh_nhdrs;

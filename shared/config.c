@@ -1027,13 +1027,13 @@ load_root(struct loader *ld, struct cnode *root)
 		{ "sessions", F_FN, cf, load_sessions, 0, 0 },
 		{ "backends", F_FN, cf, load_backends, 0, 0 },
 		{ "operational", F_FN, cf, load_operational, 0, 0 },
-		{ "incomingAuth", F_FN, NULL, load_incoming_auth, 0, 0 },
+		{ "incomingAuth", F_FN, cf, load_incoming_auth, 0, 0 },
 		{ "outgoingAuth", F_FN, NULL, load_outgoing_auth, 0, 0 },
 		{ "aggregation", F_FN, &cf->cf_agg, load_aggregation, 0, 0 },
 		{ "compositeTools", F_NOTYET, NULL, NULL, 0, 0 },
 		{ "compositeToolRefs", F_NOTYET, NULL, NULL, 0, 0 },
-		{ "rateLimiting", F_NOTYET, NULL, NULL, 0, 0 },
-		{ "audit", F_NOTYET, NULL, NULL, 0, 0 },
+		{ "rateLimiting", F_FN, cf, load_rate_limiting, 0, 0 },
+		{ "audit", F_FN, cf, load_audit, 0, 0 },
 		{ "telemetry", F_NOTYET, NULL, NULL, 0, 0 },
 		{ "optimizer", F_NOTYET, NULL, NULL, 0, 0 },
 		{ "codeMode", F_NOTYET, NULL, NULL, 0, 0 },
@@ -1052,6 +1052,8 @@ load_root(struct loader *ld, struct cnode *root)
 	if (config_resolve_timeouts(ld) == -1)
 		return -1;
 	config_resolve_sessions(ld->ld_cf);
+	if (config_auth_resolve(ld) == -1)
+		return -1;
 	return config_resolve_aggregation(ld);
 }
 
@@ -1070,7 +1072,8 @@ config_new(const char *file)
 	    (cf->cf_name = strdup("vmcpd")) == NULL ||
 	    (cf->cf_listen_host = strdup("127.0.0.1")) == NULL ||
 	    (cf->cf_state_dir = strdup("./var")) == NULL ||
-	    (cf->cf_agg.ca_prefix_format = strdup("{workload}_")) == NULL) {
+	    (cf->cf_agg.ca_prefix_format = strdup("{workload}_")) == NULL ||
+	    config_policy_defaults(cf) == -1) {
 		config_free(cf);
 		return NULL;
 	}
@@ -1284,6 +1287,8 @@ config_free(struct config *cf)
 	}
 	free(cf->cf_backends);
 	config_aggregation_free(&cf->cf_agg);
+	config_auth_free(&cf->cf_inauth);
+	config_policy_free(cf);
 	free(cf->cf_file);
 	free(cf->cf_name);
 	free(cf->cf_group_ref);

@@ -120,13 +120,84 @@ struct config_aggregation {
 	unsigned int		 ca_max_backend_pages;	/* followed, 100 */
 };
 
+/*
+ * incomingAuth (docs: vmcpd.yaml(5)): who a client is.  anonymous is
+ * the default; on an address other than loopback it needs
+ * ci_anon_remote.  oidc: bearer JWTs (RFC 9068) of one issuer, checked
+ * against its JWKS, or opaque tokens through RFC 7662 introspection.
+ */
+enum config_inauth_type {
+	CONFIG_INAUTH_ANONYMOUS = 0,
+	CONFIG_INAUTH_OIDC,
+	CONFIG_INAUTH_LOCAL
+};
+
+struct config_oidc {
+	char			*oi_issuer;		/* exact "iss" */
+	char			*oi_audience;		/* in "aud" */
+	char			*oi_jwks_url;		/* or NULL: discovery */
+	char			*oi_client_id;		/* introspection */
+	char			*oi_client_secret_env;
+	char			*oi_client_secret;	/* from the env */
+	char			*oi_resource;		/* RFC 9728; or NULL */
+	char			*oi_introspection_url;	/* or NULL */
+	char			*oi_ca_bundle;		/* or NULL: system */
+	char			**oi_scopes;		/* NULL-terminated */
+	size_t			 oi_nscopes;
+	int			 oi_insecure_http;
+	int			 oi_jwks_private_ip;
+	uint64_t		 oi_skew_ms;		/* clockSkew, 30 s */
+};
+
+struct config_inauth {
+	enum config_inauth_type	 ci_type;
+	int			 ci_anon_remote;	/* allowAnonymousRemote */
+	/* local: daemon.listen is "unix:/path"; the principal is the
+	 * peer's uid (SO_PEERCRED), issuer "local" */
+	struct config_oidc	 ci_oidc;
+};
+
+/* rateLimiting: a token bucket; sb_max 0 = none */
+struct config_bucket {
+	unsigned int		 cb_max;	/* maxTokens */
+	uint64_t		 cb_period_ms;	/* refillPeriod */
+};
+
+struct config_tool_limit {
+	char			*ctl_name;	/* advertised tool name */
+	struct config_bucket	 ctl_shared;
+	struct config_bucket	 ctl_per_user;
+};
+
+struct config_ratelimit {
+	int			 crl_enabled;	/* any bucket set */
+	struct config_bucket	 crl_shared;
+	struct config_bucket	 crl_per_user;
+	struct config_tool_limit *crl_tools;
+	size_t			 crl_ntools;
+};
+
+/* audit: */
+struct config_audit {
+	int			 ca_enabled;
+	char			*ca_log_file;	/* NULL: stderr */
+	char			*ca_component;	/* default "vmcpd" */
+	char			**ca_types;	/* eventTypes; none = all */
+	size_t			 ca_ntypes;
+	char			**ca_exclude;	/* excludeEventTypes */
+	size_t			 ca_nexclude;
+	int			 ca_request_data;
+	size_t			 ca_max_data;	/* maxDataSize, 1024 */
+};
+
 struct config {
 	char			*cf_file;	/* path, or CONFIG_EMBEDDED_NAME */
 	char			*cf_name;	/* name: (default "vmcpd") */
 	char			*cf_group_ref;	/* groupRef: (accepted, informational) */
 
 	/* daemon: */
-	char			*cf_listen_host;	/* default 127.0.0.1 */
+	char			*cf_listen_host;	/* default 127.0.0.1, or
+							 * "unix:/path" */
 	uint16_t		 cf_listen_port;	/* default 4483; 0 = any */
 	char			*cf_port_file;		/* write bound port here */
 	char			*cf_diag_host;		/* diagnostics; NULL = off */
@@ -169,6 +240,13 @@ struct config {
 	/* aggregation: */
 	struct config_aggregation cf_agg;
 
+	/* incomingAuth: */
+	struct config_inauth	 cf_inauth;
+
+	/* rateLimiting:, audit: (config_policy.c) */
+	struct config_ratelimit	 cf_ratelimit;
+	struct config_audit	 cf_audit;
+
 	/* operational.timeouts.default */
 	uint64_t		 cf_timeout_default_ms;	/* default 30 s */
 
@@ -192,9 +270,15 @@ const struct config_backend *
 const char	*config_transport_name(enum config_transport);
 const char	*config_era_name(enum proto_era);
 
+/* daemon.listen "unix:/path": the path, else NULL */
+const char	*config_listen_unix_path(const struct config *);
+
 /* 1 if host[0, len) is a loopback name: localhost, 127.0.0.0/8, ::1
  * (bare or in brackets) */
 int		 config_host_loopback(const char *host, size_t len);
+
+/* the incomingAuth type's name, for messages */
+const char	*config_inauth_name(enum config_inauth_type);
 
 /* value parsers, exposed for unit tests: 0 ok, -1 bad; a duration
  * over 2^64 - 1 ns is -2 */

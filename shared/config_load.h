@@ -55,6 +55,7 @@ struct loader {
 	struct cnode	*ld_perworkload;
 	struct cnode	*ld_priority;	/* aggregation...priorityOrder */
 	struct cnode	*ld_tools;	/* aggregation.tools */
+	struct cnode	*ld_listen;	/* daemon.listen, for later checks */
 };
 
 enum field_type {
@@ -133,7 +134,20 @@ int	 config_env_name(const char *);
 int	 load_annotations(struct loader *, struct cnode *, const char *,
 	    void *);	/* arg: struct config_override */
 int	 config_resolve_timeouts(struct loader *);
+/* config_auth.c: incomingAuth, and its checks against daemon.listen */
+int	 config_auth_load(struct loader *, struct cnode *, const char *,
+	    void *);
+int	 config_auth_resolve(struct loader *);
+int	 config_listen_unix(struct loader *, struct cnode *, const char *,
+	    struct config *);
+void	 config_auth_free(struct config_inauth *);
 void	 config_resolve_sessions(struct config *);
+/* config_policy.c: rateLimiting and audit */
+int	 load_rate_limiting(struct loader *, struct cnode *, const char *,
+	    void *);
+int	 load_audit(struct loader *, struct cnode *, const char *, void *);
+int	 config_policy_defaults(struct config *);
+void	 config_policy_free(struct config *);
 int	 config_resolve_aggregation(struct loader *);
 
 /* composite_config.c: compositeTools (arg: struct composite_list) */

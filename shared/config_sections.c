@@ -87,6 +87,10 @@ load_listen(struct loader *ld, struct cnode *v, const char *path, void *arg)
 {
 	struct config *cf = arg;
 
+	ld->ld_listen = v;
+	/* "unix:/path": a Unix socket (incomingAuth local's peers) */
+	if (v->cn_type == CN_SCALAR && strncmp(v->cn_str, "unix:", 5) == 0)
+		return config_listen_unix(ld, v, path, cf);
 	return load_hostport(ld, v, path, &cf->cf_listen_host,
 	    &cf->cf_listen_port);
 }
@@ -795,29 +799,11 @@ load_choice(struct loader *ld, struct cnode *v, const char *path,
 	return config_expected(ld, v, path, what);
 }
 
-static int
-load_inauth_type(struct loader *ld, struct cnode *v, const char *path,
-    void *arg)
-{
-	static const char *const later[] = { "oidc", "local", NULL };
-
-	(void)arg;
-	return load_choice(ld, v, path, "anonymous", later, "anonymous",
-	    "incomingAuth type");
-}
-
 int
 load_incoming_auth(struct loader *ld, struct cnode *n, const char *path,
     void *arg)
 {
-	const struct field fields[] = {
-		{ "type", F_FN, NULL, load_inauth_type, 0, 0 },
-	};
-
-	(void)arg;
-	if (load_fields(ld, n, path, fields, nitems(fields)) == -1)
-		return -1;
-	return config_require(ld, n, path, "type");
+	return config_auth_load(ld, n, path, arg);
 }
 
 static int

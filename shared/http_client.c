@@ -75,6 +75,8 @@ struct http_call {
 	char			*c_url;
 	char			*c_target;	/* host:port, for messages */
 	char			*c_unix;	/* Unix socket path */
+	char			*c_cafile;	/* CA bundle, or NULL */
+	int			 c_public_only;	/* no private addresses */
 	/* the request head as sent by http_h1.c: the request line and
 	 * Host (when the URL suits it), then every added header */
 	char			*c_req;
@@ -235,6 +237,7 @@ http_call_free(struct http_call *call)
 	free(call->c_body);
 	free(call->c_target);
 	free(call->c_unix);
+	free(call->c_cafile);
 	free(call->c_req);
 	free(call->c_url);
 	free(call->c_method);
@@ -1000,6 +1003,9 @@ http_call_curl_headers(struct http_call *call)
 	return 0;
 }
 
+static curl_socket_t http_call_opensocket(void *, curlsocktype,
+		    struct curl_sockaddr *);
+
 /* the libcurl side of a call, set up when it starts */
 static int
 http_call_curl_prepare(struct http_call *call)
@@ -1043,6 +1049,18 @@ http_call_curl_prepare(struct http_call *call)
 		return -1;
 	if (call->c_unix != NULL && curl_easy_setopt(call->c_easy,
 	    CURLOPT_UNIX_SOCKET_PATH, call->c_unix) != CURLE_OK)
+		return -1;
+	if (call->c_cafile != NULL && curl_easy_setopt(call->c_easy,
+	    CURLOPT_CAINFO, call->c_cafile) != CURLE_OK)
+		return -1;
+	if (call->c_public_only && (curl_easy_setopt(call->c_easy,
+	    CURLOPT_OPENSOCKETFUNCTION, http_call_opensocket) != CURLE_OK ||
+	    curl_easy_setopt(call->c_easy, CURLOPT_OPENSOCKETDATA, call) !=
+	    CURLE_OK ||
+	    curl_easy_setopt(call->c_easy, CURLOPT_FRESH_CONNECT, 1L) !=
+	    CURLE_OK ||
+	    curl_easy_setopt(call->c_easy, CURLOPT_FORBID_REUSE, 1L) !=
+	    CURLE_OK))
 		return -1;
 	return 0;
 }
@@ -1402,4 +1420,77 @@ size_t
 http_client_active(const struct http_client *c)
 {
 	return c->hc_inflight;
+}
+
+int
+http_call_set_ca_file(struct http_call *call, const char *path)
+{
+	char	*p;
+
+	if (call->c_state != HC_NEW || path == NULL || *path == '\0' ||
+	    (p = strdup(path)) == NULL)
+		return -1;
+	free(call->c_cafile);
+	call->c_cafile = p;
+	return 0;
+}
+
+int
+http_addr_private(const struct sockaddr *sa)
+{
+	const unsigned char	*a;
+	uint32_t		 v4;
+
+	if (sa->sa_family == AF_INET) {
+		a = (const unsigned char *)
+		    &((const struct sockaddr_in *)(const void *)sa)->sin_addr;
+		goto v4;
+	}
+	if (sa->sa_family != AF_INET6)
+		return 1;
+	a = ((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr.s6_addr;
+	/* fc00::/7, fe80::/10 */
+	if ((a[0] & 0xfe) == 0xfc || (a[0] == 0xfe && (a[1] & 0xc0) == 0x80))
+		return 1;
+	if (memcmp(a, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12) == 0) {
+		a += 12;
+		goto v4;
+	}
+	/* :: and ::1 */
+	return memcmp(a, "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 15) == 0 &&
+	    a[15] <= 1;
+v4:
+	v4 = (uint32_t)a[0] << 24 | (uint32_t)a[1] << 16 |
+	    (uint32_t)a[2] << 8 | a[3];
+	return (v4 >> 24) == 0 || (v4 >> 24) == 10 || (v4 >> 24) == 127 ||
+	    (v4 >> 16) == 0xa9fe || (v4 >> 20) == 0xac1 ||
+	    (v4 >> 16) == 0xc0a8 || (v4 >> 22) == (0x64400000U >> 22);
+}
+
+static curl_socket_t
+http_call_opensocket(void *arg, curlsocktype purpose,
+    struct curl_sockaddr *addr)
+{
+	struct http_call	*call = arg;
+
+	if (purpose != CURLSOCKTYPE_IPCXN ||
+	    http_addr_private(&addr->addr)) {
+		log_warnx("%s: refused: a private address", call->c_target !=
+		    NULL ? call->c_target : "?");
+		return CURL_SOCKET_BAD;
+	}
+	return socket(addr->family, addr->socktype, addr->protocol);
+}
+
+int
+http_call_set_public_only(struct http_call *call)
+{
+	if (call->c_state != HC_NEW)
+		return -1;
+	/* an address in the URL goes through http_h1.c: checked here */
+	if (call->c_h1 &&
+	    http_addr_private((struct sockaddr *)&call->c_x.hx_addr))
+		return -1;
+	call->c_public_only = 1;
+	return 0;
 }

@@ -49,6 +49,18 @@ int	 http_call_set_body(struct http_call *, const void *body, size_t len);
 void	 http_call_set_timeout(struct http_call *, uint64_t ms);
 /* connect through a Unix socket (stdio bridges) */
 int	 http_call_set_unix_socket(struct http_call *, const char *path);
+/* verify an https:// server against the CAs in this PEM file instead
+ * of the system's (the call goes through libcurl) */
+int	 http_call_set_ca_file(struct http_call *, const char *path);
+/* refuse to connect to an address http_addr_private() names, checked
+ * on each address the name resolves to, at connect time (so a name
+ * that resolves elsewhere the second time is caught too); the call
+ * gets a connection of its own */
+int	 http_call_set_public_only(struct http_call *);
+struct sockaddr;
+/* loopback, private (RFC 1918, fc00::/7), link-local, CGNAT, "this
+ * network", unspecified, and their IPv4-mapped forms */
+int	 http_addr_private(const struct sockaddr *);
 /* hand the call to the loop; 0 or -1 (then the call is freed, no cbs) */
 int	 http_call_start(struct http_call *, const struct http_call_cbs *,
 	    void *arg);

@@ -28,6 +28,7 @@ const char *const store_db_names[STORE_NDB] = {
 	[STORE_LIMITS] = "limits",
 	[STORE_BACKENDS] = "backends",
 	[STORE_CLOSING] = "closing",
+	[STORE_KEYS] = "keys",
 };
 
 /* --- codec --- */

@@ -22,6 +22,8 @@
 
 #include "shared/config.h"
 #include "shared/log.h"
+#include "auth.h"
+#include "audit.h"
 #include "httpd.h"
 #include "worker.h"
 
@@ -576,18 +578,28 @@ front_mcp_post(struct worker *w, struct httpd_req *req)
 		legacy_post(w, req, &msg, &fast);
 }
 
-/* /mcp: Host/Origin first (DNS rebinding), then by HTTP method */
+static void	front_mcp_method(struct worker *, struct httpd_req *);
+
+/* /mcp: Host/Origin first (DNS rebinding), then who is asking
+ * (incomingAuth, worker/auth.c), then by HTTP method */
 static void
 front_mcp(struct worker *w, struct httpd_req *req)
 {
-	const char	*accept;
-
 	if (!front_host_ok(w, req)) {
 		front_reply_error(req, 403, NULL, MCP_ERR_TRANSPORT,
 		    "Forbidden: Host or Origin not allowed (DNS rebinding "
 		    "protection)");
 		return;
 	}
+	if (auth_request(w, req, front_mcp_method) == AUTH_GO)
+		front_mcp_method(w, req);
+}
+
+static void
+front_mcp_method(struct worker *w, struct httpd_req *req)
+{
+	const char	*accept;
+
 	switch (httpd_req_method(req)) {
 	case HTTP_M_POST:
 		front_mcp_post(w, req);
@@ -633,7 +645,8 @@ front_on_request(struct httpd_req *req, void *arg)
 	if (mcp) {
 		worker_request_hold(w);
 		w->w_unflushed++;
-		httpd_req_set_done_cb(req, front_on_complete, w);
+		/* front_on_complete(), with audit on after its line */
+		audit_begin(w, req, front_on_complete);
 		front_mcp(w, req);
 		/* what carries the request on holds it itself */
 		worker_request_release(w, __func__);
@@ -643,6 +656,8 @@ front_on_request(struct httpd_req *req, void *arg)
 		front_healthz(w, req);
 		return;
 	}
+	if (auth_well_known(w, req, path))
+		return;
 	front_reply_error(req, 404, NULL, JSONRPC_INVALID_REQUEST,
 	    "Not Found: the MCP endpoint is /mcp");
 }

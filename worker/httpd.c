@@ -92,6 +92,9 @@ struct httpd_req {
 	void			*r_close_arg;
 	httpd_req_cb		 r_done_cb;
 	void			*r_done_arg;
+	void			*r_data;	/* httpd_req_set_data() */
+	int			 r_status;	/* the reply's, for the audit */
+	void			(*r_data_free)(void *);
 };
 
 struct httpd_conn {
@@ -451,6 +454,7 @@ conn_free(struct httpd_conn *c)
 	evbuffer_free(c->c_out);
 	free(c->c_in);
 	free(c->c_req.r_oh);
+	httpd_req_set_data(&c->c_req, NULL, NULL);
 	free(c);
 }
 
@@ -827,6 +831,8 @@ conn_finish(struct httpd_conn *c)
 	c->c_state = CONN_READING;
 	if (done != NULL)
 		done(req, done_arg);
+	req->r_status = 0;
+	httpd_req_set_data(req, NULL, NULL);
 	if (c->c_rpaused && c->c_fd != -1) {
 		(void)event_add(c->c_rev, NULL);
 		c->c_rpaused = 0;
@@ -955,6 +961,7 @@ conn_head(struct httpd_conn *c, int status, size_t clen,
 	const char		*reason = httpd_reason(status), *date;
 	size_t			 n;
 
+	req->r_status = status;
 	if (status < 100 || status > 999)
 		status = 500;
 	memcpy(p, "HTTP/1.1 ", 9);
@@ -1090,6 +1097,18 @@ httpd_req_set_done_cb(struct httpd_req *req, httpd_req_cb cb, void *arg)
 {
 	req->r_done_cb = cb;
 	req->r_done_arg = arg;
+}
+
+void *
+httpd_req_done_arg(const struct httpd_req *req)
+{
+	return req->r_done_arg;
+}
+
+int
+httpd_req_status(const struct httpd_req *req)
+{
+	return req->r_status;
 }
 
 size_t
@@ -1256,4 +1275,42 @@ httpd_send_end(struct httpd_req *req)
 		conn_flush(c);
 	}
 	conn_unhold(c);
+}
+
+const char *
+httpd_req_query(const struct httpd_req *req)
+{
+	return req->r_head.hh_query != 0 ? req->r_conn->c_in +
+	    req->r_head.hh_query : NULL;
+}
+
+void
+httpd_req_set_data(struct httpd_req *req, void *data, void (*fn)(void *))
+{
+	void	*old = req->r_data;
+	void	(*oldfn)(void *) = req->r_data_free;
+
+	req->r_data = data;
+	req->r_data_free = fn;
+	if (old != NULL && oldfn != NULL)
+		oldfn(old);
+}
+
+void *
+httpd_req_data(const struct httpd_req *req)
+{
+	return req->r_data;
+}
+
+int
+httpd_req_peer_uid(const struct httpd_req *req, uid_t *uid)
+{
+	struct ucred	 cred;
+	socklen_t	 len = sizeof(cred);
+
+	if (req->r_conn->c_fd == -1 || getsockopt(req->r_conn->c_fd,
+	    SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1 || len != sizeof(cred))
+		return -1;
+	*uid = cred.uid;
+	return 0;
 }

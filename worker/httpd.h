@@ -57,6 +57,18 @@ void		 httpd_req_set_close_cb(struct httpd_req *, httpd_req_cb,
 		    void *);
 void		 httpd_req_set_done_cb(struct httpd_req *, httpd_req_cb,
 		    void *);
+/* the done callback's argument; the status of the reply (0: none yet) */
+void		*httpd_req_done_arg(const struct httpd_req *);
+int		 httpd_req_status(const struct httpd_req *);
+/* the target's query (after '?', up to a '#'), or NULL */
+const char	*httpd_req_query(const struct httpd_req *);
+/* what the owner hangs on the request (the caller's identity): freed
+ * with free_fn when the request ends, or replaced */
+void		 httpd_req_set_data(struct httpd_req *, void *,
+		    void (*free_fn)(void *));
+void		*httpd_req_data(const struct httpd_req *);
+/* the peer's uid on a Unix socket (SO_PEERCRED): 0, or -1 */
+int		 httpd_req_peer_uid(const struct httpd_req *, uid_t *);
 
 /* the reply; a header with CR, LF or NUL is refused (-1) */
 int		 httpd_add_header(struct httpd_req *, const char *,

@@ -27,6 +27,7 @@
 #include "httpd.h"
 #include "worker.h"
 #include "legacy_req.h"
+#include "ratelimit.h"
 
 #define LEGACY_MRTR_ROUNDS	10	/* as go-sdk's client */
 #define LEGACY_MRTR_SHEDS	3
@@ -884,10 +885,23 @@ legacy_on_view(void *arg, json_t *view, const char *err)
 	struct worker	*w = mr->mr_w;
 	struct core_err	 cerr;
 	char		 msg[600];
+	unsigned int	 retry;
 
 	if (view == NULL) {
 		(void)snprintf(msg, sizeof(msg), "Internal error: %s", err);
 		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR, msg);
+		return;
+	}
+	/*
+	 * The authorization gate goes before the rate limit: a call it
+	 * denies takes no token.
+	 */
+	if (ratelimit_call(w, mr->mr_req, mr->mr_msg.jm_mm,
+	    mr->mr_fast.lf_params != NULL ? mr->mr_fast.lf_name : NULL,
+	    mr->mr_fast.lf_namelen, mr->mr_msg.jm_params, &retry) ==
+	    RATELIMIT_LIMITED) {
+		legacy_req_answer(mr, jsonrpc_result_new(mr->mr_msg.jm_id,
+		    ratelimit_result(retry)));
 		return;
 	}
 	if (mr->mr_fast.lf_params != NULL && legacy_route_fast(mr, view) == 0)

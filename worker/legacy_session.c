@@ -18,6 +18,7 @@
 #include "shared/config.h"
 #include "shared/log.h"
 #include "shared/store.h"
+#include "auth.h"
 #include "httpd.h"
 #include "worker.h"
 #include "legacy_req.h"
@@ -256,7 +257,7 @@ legacy_initialize(struct worker *w, struct httpd_req *req,
 	mr->mr_initialize = 1;
 	s = &mr->mr_sess;
 	s->s_version = strdup(proto_legacy_version_pick(json_string_value(pv)));
-	s->s_owner = strdup("");
+	s->s_owner = strdup(auth_scope(req));	/* bound to the principal */
 	s->s_client_caps = json_incref(json_object_get(msg->jm_params,
 	    "capabilities"));
 	if (!json_is_object(s->s_client_caps)) {
@@ -302,6 +303,17 @@ legacy_session(struct worker *w, struct httpd_req *req, json_t *id,
 	if (rc == -1) {
 		legacy_done_error(w, req, 500, id, JSONRPC_INTERNAL_ERROR,
 		    "Internal error: cannot read the session store");
+		return -1;
+	}
+	/* another principal's session is answered as one that does not
+	 * exist: no oracle for session ids (MCP 2025-11-25, security best
+	 * practices, session hijacking) */
+	if (!auth_scope_eq(s->s_owner != NULL ? s->s_owner : "",
+	    auth_scope(req))) {
+		session_clear(s);
+		legacy_done_error(w, req, 404, id, MCP_ERR_SESSION_NOT_FOUND,
+		    "Session not found: it expired or was terminated; send "
+		    "initialize without Mcp-Session-Id to start a new one");
 		return -1;
 	}
 	return 0;

@@ -26,6 +26,7 @@
 #include "shared/log.h"
 #include "shared/store.h"
 #include "worker.h"
+#include "ratelimit.h"
 
 /*
  * The hot path's call, read off a scan of the body (proto_modern_scan_
@@ -1070,10 +1071,24 @@ modern_on_view(void *arg, json_t *view, const char *err)
 	json_t			*bparams;
 	const char		*cap;
 	char			 msg[600];
+	unsigned int		 retry;
 
 	if (view == NULL) {
 		(void)snprintf(msg, sizeof(msg), "Internal error: %s", err);
 		modern_error(m, 200, JSONRPC_INTERNAL_ERROR, msg, NULL);
+		return;
+	}
+	/*
+	 * The authorization gate goes before the rate limit: a call it
+	 * denies takes no token.  A rejection is a JSON-RPC error at HTTP
+	 * 200, as the reference vMCP sends it.
+	 */
+	if (ratelimit_call(m->m_w, m->m_req, m->m_msg.jm_mm,
+	    m->m_fast.mf_params != NULL ? m->m_fast.mf_name : NULL,
+	    m->m_fast.mf_namelen, m->m_msg.jm_params, &retry) ==
+	    RATELIMIT_LIMITED) {
+		modern_error(m, 200, RATELIMIT_CODE, RATELIMIT_MESSAGE,
+		    ratelimit_data(retry));
 		return;
 	}
 	if (m->m_fast.mf_params != NULL) {

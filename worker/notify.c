@@ -218,26 +218,32 @@ done:
 	free(nc);
 }
 
-static void
-notify_list_changed(struct listener *l)
+/* in the view builder: backend's lists changed (view_changed()) */
+void
+notify_refresh(struct worker *w, const char *backend)
 {
 	struct notify_change *nc;
 
 	if ((nc = calloc(1, sizeof(*nc))) == NULL ||
-	    (nc->nc_backend = strdup(l->l_be->cb_name)) == NULL) {
+	    (nc->nc_backend = strdup(backend)) == NULL) {
 		free(nc);
 		return;
 	}
 	/* what the lists were: the shared view, else the last one we saw;
 	 * the rebuild lists this backend again, the others' lists kept */
-	if ((nc->nc_old = view_peek(l->l_w)) == NULL)
+	if ((nc->nc_old = view_peek(w)) == NULL)
 		nc->nc_old = json_incref(notify_last);
-	if (view_refresh(l->l_w, l->l_be->cb_name, notify_on_view, nc) ==
-	    -1) {
+	if (view_refresh(w, backend, notify_on_view, nc) == -1) {
 		json_decref(nc->nc_old);
 		free(nc->nc_backend);
 		free(nc);
 	}
+}
+
+static void
+notify_list_changed(struct listener *l)
+{
+	view_changed(l->l_w, l->l_be->cb_name);
 }
 
 static int

@@ -4,11 +4,15 @@
  * shared through the store's "views" database by every worker, which
  * reads it in place (views_read()).
  *
- * No request waits for a listing while there is a view to serve: a view
- * past its freshness ("fresh", view_mark()) is served as it is while one
- * worker (the holder of the "lock" record) builds the next one in the
- * background.  Each backend's last good lists are kept apart ("raw"
- * records, with the time they were listed): a build lists again only
+ * Views are built in the builder process alone (builder.c, which sets
+ * views_builder): a worker asks it with WAKE_VIEW_BUILD and reads what
+ * it stores in place, so no listing, parsing or layout runs on a loop
+ * that serves calls.  No request waits for a listing while there is a
+ * view to serve: a view past its freshness ("fresh", view_mark()) is
+ * served as it is while the builder (the holder of the "lock" record)
+ * builds the next one in the background.  Each backend's last good
+ * lists are kept apart ("raw" records, with the time they were listed):
+ * a build lists again only
  * the backends whose lists are past aggregation.cacheTtl, and a backend
  * that fails to list is represented by its last good lists, marked
  * stale, for up to VIEW_STALE_MS.  A backend's list_changed has a build
@@ -37,6 +41,7 @@
 #include "shared/log.h"
 #include "shared/store.h"
 #include "view.h"
+#include "wake.h"
 #include "worker.h"
 
 #define VIEW_SCOPE_ANON		BSESSION_SCOPE_ANON
@@ -44,8 +49,10 @@
 #define VIEW_RETRY_MS	5000	/* a view lacking a fresh part: rebuilt after */
 #define VIEW_STALE_MS	(10 * 60 * 1000)	/* last good lists stand in */
 #define VIEW_WAIT_MS	5000	/* a request waits for a first view at most */
-#define VIEW_LOCK_RETRY_MS 1000	/* another worker's rebuild: ask again after */
+#define VIEW_LOCK_RETRY_MS 1000	/* a stale view: ask again after */
 #define VIEW_LAYOUT_SPARE_MS 60000	/* a layout outlives its header by */
+#define VIEW_ASK_MS	250	/* a first view awaited: look, ask again */
+#define VIEW_ASK_SPARE_MS 5000	/* ...past VIEW_WAIT_MS (a builder respawned) */
 
 enum vkind {
 	VK_TOOLS = 0,
@@ -72,6 +79,7 @@ struct view_wait {
 	void			*vw_arg;
 	int			 vw_final;	/* the build's own view */
 };
+TAILQ_HEAD(vwaits, view_wait);
 
 struct vbuild;
 
@@ -109,7 +117,7 @@ struct vbuild {
 	TAILQ_ENTRY(vbuild)	 vb_entry;
 	struct worker		*vb_w;
 	char			 vb_scope[64];
-	TAILQ_HEAD(, view_wait)	 vb_waiters;
+	struct vwaits		 vb_waiters;
 	struct vfetch		*vb_fetch;
 	size_t			 vb_nfetch;
 	size_t			 vb_pending;
@@ -120,6 +128,26 @@ struct vbuild {
 };
 
 static TAILQ_HEAD(, vbuild) vbuilds = TAILQ_HEAD_INITIALIZER(vbuilds);
+
+/*
+ * In a worker, the requests waiting for the first view of a scope: the
+ * builder is asked, and asked again every VIEW_ASK_MS (a wake-up lost,
+ * a builder being respawned) until the view is stored; its
+ * WAKE_VIEW_READY answers them at once.
+ */
+struct vask {
+	TAILQ_ENTRY(vask)	 va_entry;
+	struct worker		*va_w;
+	char			 va_scope[64];
+	struct vwaits		 va_waiters;
+	struct event		*va_timer;
+	uint64_t		 va_deadline;	/* ms: answered without */
+};
+
+static TAILQ_HEAD(, vask) vasks = TAILQ_HEAD_INITIALIZER(vasks);
+
+/* this process is the view builder (builder.c): it alone builds */
+static int			 views_builder;
 
 /* the aggregation policy: built once per worker from its config */
 static struct view_policy	 views_pol;
@@ -134,6 +162,7 @@ static void	vbuild_fetched(struct vfetch *);
 static void	vbuild_finish(struct vbuild *);
 static void	vbuild_free(struct vbuild *);
 static int	views_lock(struct worker *, const char *);
+static void	vask_free(struct vask *);
 
 /* keys are scoped to the daemon run and generation: a reload rebuilds */
 static void
@@ -311,6 +340,9 @@ views_store(struct worker *w, const char *scope,
 	view_save(w, "view", scope, NULL, hdr, ttl_ms, NULL);
 	if (okey[0] != '\0' && strcmp(okey, key) != 0)
 		(void)store_del(w->w_store, STORE_VIEWS, okey, strlen(okey));
+	/* the workers waiting for a first view take it now */
+	view_key(w, key, sizeof(key), "view", scope, NULL);
+	wake_broadcast(WAKE_VIEW_READY, key, NULL);
 	rc = 0;
 done:
 	free(buf);
@@ -468,6 +500,7 @@ void
 views_free(void)
 {
 	struct vbuild		*b;
+	struct vask		*a;
 	struct view_wait	*vw;
 	size_t			 i;
 
@@ -482,6 +515,8 @@ views_free(void)
 			b->vb_fetch[i].vf_call = NULL;
 		vbuild_free(b);
 	}
+	while ((a = TAILQ_FIRST(&vasks)) != NULL)
+		vask_free(a);
 	json_decref(view_cache.vc_view);
 	view_cache.vc_view = NULL;
 	free(views_wl);
@@ -1097,17 +1132,17 @@ done:
 
 /* answer the waiters of a view (all, or those not waiting for the end) */
 static void
-vbuild_answer(struct vbuild *b, int all, json_t *view, const char *err)
+views_answer(struct vwaits *waiters, int all, json_t *view, const char *err)
 {
-	TAILQ_HEAD(, view_wait)	 now;
+	struct vwaits		 now;
 	struct view_wait	*vw, *next;
 
 	/* taken off first: an answer may start or join a build */
 	TAILQ_INIT(&now);
-	for (vw = TAILQ_FIRST(&b->vb_waiters); vw != NULL; vw = next) {
+	for (vw = TAILQ_FIRST(waiters); vw != NULL; vw = next) {
 		next = TAILQ_NEXT(vw, vw_entry);
 		if (all || !vw->vw_final) {
-			TAILQ_REMOVE(&b->vb_waiters, vw, vw_entry);
+			TAILQ_REMOVE(waiters, vw, vw_entry);
 			TAILQ_INSERT_TAIL(&now, vw, vw_entry);
 		}
 	}
@@ -1136,7 +1171,7 @@ vbuild_finish(struct vbuild *b)
 	if (b->vb_early != NULL && view != NULL)
 		notify_lists_changed(w, b->vb_early, view,
 		    "a backend listing late");
-	vbuild_answer(b, 1, view, err);
+	views_answer(&b->vb_waiters, 1, view, err);
 	json_decref(view);
 	vbuild_free(b);
 	/* a build's lists and layout (tens of MB at 100k tools) go back to
@@ -1157,7 +1192,7 @@ vbuild_on_deadline(evutil_socket_t fd, short ev, void *arg)
 	view = vbuild_publish(b, 0, err, sizeof(err));
 	if (b->vb_early == NULL)
 		b->vb_early = json_incref(view);
-	vbuild_answer(b, 0, view, err);		/* b may be gone now */
+	views_answer(&b->vb_waiters, 0, view, err);	/* b may be gone now */
 	json_decref(view);
 }
 
@@ -1297,9 +1332,8 @@ views_lock(struct worker *w, const char *scope)
 }
 
 /*
- * A view past its freshness: the worker that takes the lock builds the
- * next one, in the background.  The others ask again at most once a
- * second.
+ * A view past its freshness: the builder, holding the lock, builds the
+ * next one in the background.  It asks again at most once a second.
  */
 static void
 views_revalidate(struct worker *w, const char *scope)
@@ -1324,26 +1358,244 @@ views_revalidate(struct worker *w, const char *scope)
 	vbuild_start(b, NULL);
 }
 
+/*
+ * A worker asks the builder (every process gets the broadcast; only
+ * the builder of this run and generation takes it): for the whole view
+ * (backend NULL), or for a backend whose lists changed.
+ */
+static void
+views_ask(struct worker *w, const char *scope, const char *backend)
+{
+	char key[STORE_KEY_MAX];
+
+	view_key(w, key, sizeof(key), "view", scope, NULL);
+	wake_broadcast(WAKE_VIEW_BUILD, key, backend);
+}
+
+/* the scope of a view key of this run and generation: 0, or -1 */
+static int
+views_key_scope(struct worker *w, const char *key, char *scope, size_t len)
+{
+	const char	*p, *q;
+	char		 mine[STORE_KEY_MAX];
+
+	if (strncmp(key, "view|", 5) != 0 || (p = strchr(key + 5, '|')) ==
+	    NULL || (q = strchr(p + 1, '|')) == NULL || q[1] != '\0' ||
+	    (size_t)(q - p - 1) >= len)
+		return -1;
+	memcpy(scope, p + 1, (size_t)(q - p - 1));
+	scope[q - p - 1] = '\0';
+	view_key(w, mine, sizeof(mine), "view", scope, NULL);
+	return strcmp(mine, key) == 0 ? 0 : -1;
+}
+
+static void
+vask_free(struct vask *a)
+{
+	struct view_wait *vw;
+
+	TAILQ_REMOVE(&vasks, a, va_entry);
+	while ((vw = TAILQ_FIRST(&a->va_waiters)) != NULL) {
+		TAILQ_REMOVE(&a->va_waiters, vw, vw_entry);
+		free(vw);
+	}
+	if (a->va_timer != NULL)
+		event_free(a->va_timer);
+	free(a);
+}
+
+/*
+ * The waiters get the stored view, or at their deadline an error; else
+ * (ask) the builder is asked again.
+ */
+static void
+vask_check(struct vask *a, int ask)
+{
+	struct timeval	 tv = { 0, VIEW_ASK_MS * 1000 };
+	struct worker	*w = a->va_w;
+	struct vwaits	 now;
+	json_t		*view;
+	char		 err[128];
+
+	view = view_load(w, "view", a->va_scope, NULL, NULL);
+	if (view == NULL && store_now_ms() < a->va_deadline) {
+		if (ask) {
+			views_ask(w, a->va_scope, NULL);
+			(void)evtimer_add(a->va_timer, &tv);
+		}
+		return;
+	}
+	(void)snprintf(err, sizeof(err), "no view of the backends within "
+	    "%d s: the view builder did not store one", (VIEW_WAIT_MS +
+	    VIEW_ASK_SPARE_MS) / 1000);
+	/* taken off first: an answer may wait for a view anew */
+	TAILQ_INIT(&now);
+	TAILQ_CONCAT(&now, &a->va_waiters, vw_entry);
+	vask_free(a);
+	views_answer(&now, 1, view, err);
+	json_decref(view);
+}
+
+static void
+vask_on_timer(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	vask_check(arg, 1);
+}
+
+/* a worker's request waits for the builder's first view of scope */
+static int
+vask_wait(struct worker *w, const char *scope, view_cb cb, void *arg)
+{
+	struct timeval	 tv = { 0, VIEW_ASK_MS * 1000 };
+	struct view_wait *vw;
+	struct vask	*a;
+
+	TAILQ_FOREACH(a, &vasks, va_entry)
+		if (strcmp(a->va_scope, scope) == 0)
+			break;
+	if (a == NULL) {
+		if ((a = calloc(1, sizeof(*a))) == NULL)
+			return -1;
+		if ((a->va_timer = evtimer_new(w->w_base, vask_on_timer,
+		    a)) == NULL) {
+			free(a);
+			return -1;
+		}
+		a->va_w = w;
+		(void)snprintf(a->va_scope, sizeof(a->va_scope), "%s", scope);
+		TAILQ_INIT(&a->va_waiters);
+		a->va_deadline = store_now_ms() + VIEW_WAIT_MS +
+		    VIEW_ASK_SPARE_MS;
+		TAILQ_INSERT_TAIL(&vasks, a, va_entry);
+		views_ask(w, scope, NULL);
+		(void)evtimer_add(a->va_timer, &tv);
+	}
+	if ((vw = calloc(1, sizeof(*vw))) == NULL) {
+		if (TAILQ_EMPTY(&a->va_waiters))
+			vask_free(a);
+		return -1;
+	}
+	vw->vw_cb = cb;
+	vw->vw_arg = arg;
+	TAILQ_INSERT_TAIL(&a->va_waiters, vw, vw_entry);
+	return 0;
+}
+
+/* WAKE_VIEW_READY, in a worker: a view was stored */
+void
+views_wake(struct worker *w, const char *key)
+{
+	struct vask	*a;
+	char		 scope[64];
+
+	if (views_builder || views_key_scope(w, key, scope,
+	    sizeof(scope)) == -1)
+		return;
+	TAILQ_FOREACH(a, &vasks, va_entry)
+		if (strcmp(a->va_scope, scope) == 0) {
+			vask_check(a, 0);
+			return;
+		}
+}
+
+static void
+views_on_first(void *arg, json_t *view, const char *err)
+{
+	(void)arg;
+	if (view == NULL)
+		log_warnx("view: no first view: %s", err);
+}
+
+/*
+ * WAKE_VIEW_BUILD, in the builder: a worker has no view yet, or a
+ * stale one, or a backend's lists changed.  Asked again and again by
+ * the workers, so once under way, or fresh, it is nothing.
+ */
+void
+views_build_request(struct worker *w, const char *key, const char *backend)
+{
+	json_t	*view;
+	char	 scope[64];
+	int	 fresh;
+
+	if (!views_builder || views_key_scope(w, key, scope,
+	    sizeof(scope)) == -1)
+		return;		/* another generation's */
+	if (backend != NULL && backend[0] != '\0') {
+		notify_refresh(w, backend);
+		return;
+	}
+	if (vbuild_find(w, scope, NULL) != NULL)
+		return;
+	if ((view = view_load(w, "view", scope, NULL, NULL)) == NULL) {
+		/* published at VIEW_WAIT_MS whatever is still listing */
+		if (vbuild_begin(w, scope, NULL, views_on_first, NULL, 0) ==
+		    -1)
+			log_warnx("view: cannot start a build");
+		return;
+	}
+	fresh = store_now_ms() < views_stamp(view, "fresh");
+	json_decref(view);
+	if (!fresh)
+		views_revalidate(w, scope);
+}
+
+/*
+ * This process builds the views (builder.c).  A lock left by a builder
+ * of this generation that died goes: there is no other.
+ */
+void
+views_builder_init(struct worker *w)
+{
+	char key[STORE_KEY_MAX];
+
+	views_builder = 1;
+	view_key(w, key, sizeof(key), "lock", VIEW_SCOPE_ANON, NULL);
+	(void)store_del(w->w_store, STORE_VIEWS, key, strlen(key));
+}
+
 int
 view_get(struct worker *w, view_cb cb, void *arg)
 {
+	static uint64_t	 next_ask;
 	struct vbuild	*b;
 	json_t		*view;
 	const char	*scope = VIEW_SCOPE_ANON;
+	uint64_t	 now;
 	int		 fresh;
 
 	if ((view = view_load(w, "view", scope, NULL, NULL)) != NULL) {
-		fresh = store_now_ms() < views_stamp(view, "fresh");
+		now = store_now_ms();
+		fresh = now < views_stamp(view, "fresh");
 		cb(arg, view, NULL);
 		json_decref(view);
-		if (!fresh)
+		/* the builder builds the next one; asked once a second */
+		if (!fresh && views_builder)
 			views_revalidate(w, scope);
+		else if (!fresh && now >= next_ask) {
+			next_ask = now + VIEW_LOCK_RETRY_MS;
+			views_ask(w, scope, NULL);
+		}
 		return 0;
 	}
 	/* none yet (a new generation): the one wait, VIEW_WAIT_MS at most */
+	if (!views_builder)
+		return vask_wait(w, scope, cb, arg);
 	if ((b = vbuild_find(w, scope, NULL)) != NULL)
 		return vbuild_wait(b, cb, arg, 0);
 	return vbuild_begin(w, scope, NULL, cb, arg, 0);
+}
+
+/* a backend's lists changed (worker 0's listener): listed anew */
+void
+view_changed(struct worker *w, const char *backend)
+{
+	if (views_builder)
+		notify_refresh(w, backend);
+	else
+		views_ask(w, VIEW_SCOPE_ANON, backend);
 }
 
 /*
@@ -1387,21 +1639,31 @@ view_refresh(struct worker *w, const char *backend, view_cb cb, void *arg)
 }
 
 /* a waiter that no longer wants the view (its client went away) */
+static void
+views_cancel(struct vwaits *waiters, void *arg)
+{
+	struct view_wait *vw, *tmp;
+
+	for (vw = TAILQ_FIRST(waiters); vw != NULL; vw = tmp) {
+		tmp = TAILQ_NEXT(vw, vw_entry);
+		if (vw->vw_arg == arg) {
+			TAILQ_REMOVE(waiters, vw, vw_entry);
+			free(vw);
+		}
+	}
+}
+
 void
 view_get_cancel(struct worker *w, void *arg)
 {
-	struct vbuild		*b;
-	struct view_wait	*vw, *tmp;
+	struct vbuild	*b;
+	struct vask	*a;
 
 	(void)w;
 	TAILQ_FOREACH(b, &vbuilds, vb_entry)
-		for (vw = TAILQ_FIRST(&b->vb_waiters); vw != NULL; vw = tmp) {
-			tmp = TAILQ_NEXT(vw, vw_entry);
-			if (vw->vw_arg == arg) {
-				TAILQ_REMOVE(&b->vb_waiters, vw, vw_entry);
-				free(vw);
-			}
-		}
+		views_cancel(&b->vb_waiters, arg);
+	TAILQ_FOREACH(a, &vasks, va_entry)
+		views_cancel(&a->va_waiters, arg);
 }
 
 /*

@@ -41,9 +41,11 @@ wake_arity(int type, int *b)
 	case WAKE_STREAM:
 	case WAKE_MRTR:
 	case WAKE_RESUBSCRIBE:
+	case WAKE_VIEW_READY:
 		*b = 0;
 		return 0;
 	case WAKE_LISTEN:
+	case WAKE_VIEW_BUILD:
 		*b = 2;
 		return 0;
 	case WAKE_CANCEL:

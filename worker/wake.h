@@ -27,9 +27,14 @@ enum wake_type {
 				 * worker waits on; a = the request id */
 	WAKE_RESUBSCRIBE,	/* a backend's subscribed URIs changed (worker
 				 * 0 listens anew); a = the backend name */
-	WAKE_CANCEL		/* a client cancelled a request that some
+	WAKE_CANCEL,		/* a client cancelled a request that some
 				 * worker may hold; a = session id, b = the
 				 * notification's params as JSON */
+	WAKE_VIEW_BUILD,	/* to the builder: build the view; a = its
+				 * key, b = the backend whose lists changed
+				 * (absent: the whole view, if not fresh) */
+	WAKE_VIEW_READY		/* from the builder: a view was stored;
+				 * a = its key */
 };
 
 /*

@@ -20,6 +20,8 @@
 #include "shared/store.h"
 #include "shared/http_client.h"
 #include "wake.h"
+#include "auth.h"
+#include "audit.h"
 #include "worker.h"
 
 static struct worker	 the_worker;
@@ -131,6 +133,7 @@ worker_on_channel(evutil_socket_t fd, short ev, void *arg)
 		case IPC_REOPEN:
 			if (log_reopen() == -1)
 				log_warn("reopening the log file");
+			audit_reopen(w);
 			break;
 		default:
 			break;
@@ -165,6 +168,11 @@ worker_on_wake(void *arg, const struct wake_msg *m)
 		break;
 	case WAKE_CANCEL:
 		cancel_wake(w, m->wm_a, m->wm_b);
+		break;
+	case WAKE_VIEW_READY:
+		views_wake(w, m->wm_a);
+		break;
+	case WAKE_VIEW_BUILD:	/* the builder's */
 		break;
 	}
 }
@@ -230,6 +238,10 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 		fatalx("cannot create the backend HTTP client");
 	if (wake_init(w->w_base, conf, w->w_pid, worker_on_wake, w) == -1)
 		fatalx("cannot set up the wake socket");
+	if (auth_init(w) == -1)
+		fatalx("cannot set up incoming authentication");
+	if (audit_init(w) == -1)
+		fatalx("cannot open the audit log");
 	if (front_init(w) == -1)
 		fatalx("cannot serve HTTP");
 	if (diag_init(w) == -1)
@@ -253,6 +265,8 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 	stream_free_all(w);
 	wake_free();
 	front_free(w);
+	auth_free();
+	audit_free();
 	diag_free(w);
 	backend_free_all(w);
 	views_free();

@@ -216,14 +216,24 @@ void	 mrtr_free_all(void);
  * views.c: the shared aggregated view (store "views" db).  view_get()
  * answers at once from the stored view (one past its freshness starts
  * a rebuild in the background); only the first view of a generation is
- * waited for.  view_refresh(): a backend changed; cb gets the view
- * built with its lists listed anew.
+ * waited for.  Views are built by the builder process alone
+ * (builder.c), which workers ask by wake-ups.  view_refresh() (the
+ * builder): a backend changed; cb gets the view built with its lists
+ * listed anew.
  */
 typedef void (*view_cb)(void *arg, json_t *view, const char *err);
 int	 view_get(struct worker *, view_cb, void *arg);
 int	 view_refresh(struct worker *, const char *backend, view_cb,
 	    void *arg);
 void	 view_get_cancel(struct worker *, void *arg);
+/* a backend's lists changed: the builder lists it anew (view_refresh()) */
+void	 view_changed(struct worker *, const char *backend);
+/* the view builder (builder.c): this process builds; a worker's asks */
+void	 views_builder_init(struct worker *);
+void	 views_build_request(struct worker *, const char *key,
+	    const char *backend);
+/* a worker: the builder stored the view named by key */
+void	 views_wake(struct worker *, const char *key);
 /* a list can't be answered from view (a backend missing): why, or NULL */
 const char *view_incomplete(struct worker *, json_t *view);
 json_t	*view_peek(struct worker *);	/* the stored view, or NULL */
@@ -258,6 +268,8 @@ size_t	 notify_subscribers(struct worker *, const char *uri);
 /* a 2026-07-28 backend's subscribed URIs changed: worker 0 listens anew */
 void	 notify_resubscribe(struct worker *, const struct config_backend *);
 void	 notify_resubscribe_local(struct worker *, const char *backend);
+/* the builder: backend's lists changed; sessions told if the view did */
+void	 notify_refresh(struct worker *, const char *backend);
 
 /* listen.c: subscriptions/listen streams of Modern clients */
 void	 listen_start(struct worker *, struct httpd_req *,

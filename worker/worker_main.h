@@ -1,7 +1,8 @@
 /*
- * The worker's entry point: the only worker/ header master/ includes.
- * The master forks a worker and calls worker_main() in the child after
- * child_setup(); everything else about a worker is in worker.h.
+ * The worker's entry points: the only worker/ header master/ includes.
+ * The master forks a worker (or the view builder) and calls
+ * worker_main() (builder_main()) in the child after child_setup();
+ * everything else about a worker is in worker.h.
  */
 #ifndef VMCPD_WORKER_MAIN_H
 #define VMCPD_WORKER_MAIN_H
@@ -32,5 +33,13 @@ struct diag_slot {
 void	 worker_main(const struct config *, int slot, unsigned int gen,
 	    int listen_fd, int diag_fd, struct diag_slot *stats, int nstats,
 	    int chan_fd) __attribute__((noreturn));
+
+/*
+ * The view builder of generation gen (worker/builder.c): builds and
+ * stores the views the workers serve, with its own loop and backend
+ * client, no listener, until told to drain or stop on chan_fd.
+ */
+void	 builder_main(const struct config *, unsigned int gen, int chan_fd)
+	    __attribute__((noreturn));
 
 #endif

@@ -20,6 +20,11 @@ function check.setup_request(body)
 	wrk.headers["Accept"] = "application/json, text/event-stream"
 	wrk.headers["Mcp-Session-Id"] = sid
 	wrk.headers["MCP-Protocol-Version"] = "2025-11-25"
+	-- a bearer token on every request (incomingAuth oidc), if given
+	local authz = os.getenv("BENCH_AUTHORIZATION")
+	if authz ~= nil and authz ~= "" then
+		wrk.headers["Authorization"] = authz
+	end
 end
 
 -- MCP 2026-07-28: stateless, so no session; the method and name travel

@@ -198,6 +198,9 @@ describe('connection caps: http.maxConnections, http.maxConnectionsPerClient', (
   }));
 });
 
+/* an anonymous daemon beyond loopback must be asked for (incomingAuth) */
+const ANON_REMOTE = 'incomingAuth: {type: anonymous, allowAnonymousRemote: true}\n';
+
 describe('DNS rebinding on a non-loopback listen (0.0.0.0; traffic to 127.0.0.1 only)', () => {
   let everything, daemon, port, dir;
 
@@ -207,7 +210,7 @@ describe('DNS rebinding on a non-loopback listen (0.0.0.0; traffic to 127.0.0.1 
     const cfg = path.join(dir, 'vmcpd.yaml');
     const d = new Daemon(dir, cfg, { workers: 1 });
     const text = configText({ portFile: d.portFile, stateDir: d.stateDir,
-      backendUrl: everything.url, workers: 1, extra: http });
+      backendUrl: everything.url, workers: 1, extra: ANON_REMOTE + http });
     assert.match(text, /listen: 127\.0\.0\.1:0/);
     await d.writeConfig(text.replace('listen: 127.0.0.1:0', 'listen: 0.0.0.0:0'));
     await d.start();
@@ -303,10 +306,24 @@ describe('DNS rebinding on a non-loopback listen (0.0.0.0; traffic to 127.0.0.1 
     await daemon.stop();
   }));
 
+  test('vmcpd -n refuses an anonymous non-loopback listen unless allowAnonymousRemote',
+    guarded(async () => {
+      const d = await tmpDir();
+      const base = configText({ portFile: path.join(d, 'port'), stateDir: path.join(d, 'state'),
+        backendUrl: everything.url });
+      const cfg = path.join(d, 'vmcpd.yaml');
+      const fsp = await import('node:fs/promises');
+      await fsp.writeFile(cfg, base.replace('listen: 127.0.0.1:0', 'listen: 0.0.0.0:0'));
+      const r = await run(VMCPD_BIN, ['-n', '-f', cfg]);
+      assert.notEqual(r.code, 0);
+      assert.match(r.stderr, /daemon\.listen: 0\.0\.0\.0 is not a loopback address and incomingAuth is anonymous/);
+      assert.match(r.stderr, /incomingAuth\.allowAnonymousRemote: true/);
+    }));
+
   test('vmcpd -n warns about a non-loopback listen with no http.allowedHosts', guarded(async () => {
     const d = await tmpDir();
     const base = configText({ portFile: path.join(d, 'port'), stateDir: path.join(d, 'state'),
-      backendUrl: everything.url });
+      backendUrl: everything.url, extra: ANON_REMOTE });
     const cfg = path.join(d, 'vmcpd.yaml');
     const fsp = await import('node:fs/promises');
     await fsp.writeFile(cfg, base.replace('listen: 127.0.0.1:0', 'listen: 0.0.0.0:0'));

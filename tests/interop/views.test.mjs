@@ -45,6 +45,7 @@ async function startHole() {
 async function startToy(label, tools) {
   const toy = {
     label, tools: [...tools], counts: {}, held: [], streams: new Set(), holdLists: false, hang: false,
+    listIds: [],
   };
   const srv = http.createServer((req, res) => {
     if (req.method === 'GET') {
@@ -75,6 +76,7 @@ async function startToy(label, tools) {
         return json({ result: { protocolVersion: LEGACY_VERSION,
           capabilities: { tools: { listChanged: true } }, serverInfo: { name: `toy-${label}`, version: '1' } } });
       case 'tools/list': {
+        toy.listIds.push(m.id);
         const answer = () => json({ result: { tools: toy.tools.map((name) =>
           ({ name, description: `${label} ${name}`, inputSchema: { type: 'object' } })) } });
         if (toy.holdLists)
@@ -262,6 +264,45 @@ describe('rebuilds in the background', () => {
     a.tools.push('a2');
     a.release();
     await waitFor('the rebuilt view', async () => names(await list()).includes('a2'), { timeout: 15000 });
+  }));
+});
+
+describe('the view builder', () => {
+  const ctx = toyPair('\ncacheTtl: 2s');
+  // vmcpd's backend request ids are vmcpd-<pid>-<seq>: who listed
+  const listers = (...toys) => new Set(toys.flatMap((t) => t.listIds)
+    .map((id) => Number(/^vmcpd-(\d+)-/.exec(String(id))?.[1])));
+
+  test('lists and builds every view in its own process, not in a worker', guarded(async () => {
+    const { a, b, d, call, list } = ctx;
+
+    assert.deepEqual(names(await list()), ['a1', 'b1']);
+    a.holdLists = true;
+    await sleep(2500);	// past cacheTtl (2s)
+    const c = await call('b1');	// starts the rebuild
+    assert.equal(c.json.result?.content?.[0]?.text, 'b:b1', c.text);
+    await waitFor('the rebuild listing a', () => a.held.length >= 1, { timeout: 15000 });
+    const procs = await d.childProcs();
+    const builders = procs.filter((p) => p.comm === 'vmcpd-builder').map((p) => p.pid);
+    const workers = procs.filter((p) => p.comm === 'vmcpd-worker').map((p) => p.pid);
+    assert.equal(builders.length, 1, `one builder: ${JSON.stringify(procs)}`);
+    assert.equal(workers.length, 2);
+    // before: the worker that took the lock listed on its own loop
+    assert.deepEqual([...listers(a, b)], builders, `listed by ${[...listers(a, b)]}, ` +
+      `workers ${workers}, builder ${builders}`);
+
+    // a builder killed mid-build is respawned; the next request past
+    // freshness has the new one build
+    process.kill(builders[0], 'SIGKILL');
+    a.tools.push('a2');
+    a.release();
+    await waitFor('a new builder', async () => (await d.childProcs()).some((p) =>
+      p.comm === 'vmcpd-builder' && p.pid !== builders[0]), { timeout: 15000 });
+    await waitFor('the rebuilt view', async () => names(await list()).includes('a2'), { timeout: 20000 });
+    const now = (await d.childProcs()).filter((p) => p.comm === 'vmcpd-builder').map((p) => p.pid);
+    for (const pid of listers(a, b))
+      assert.ok(builders.includes(pid) || now.includes(pid), `listed by ${pid}, not a builder`);
+    assert.match(d.proc.output, /builder -?\d+ \(pid \d+, generation \d+\) killed by signal 9/);
   }));
 });
 

@@ -328,7 +328,9 @@ test_values(void **state)
 	config_free(cf);
 
 	/* bounds are inclusive; a quoted "auto" is still auto */
-	cf = load_ok("daemon:\n"
+	cf = load_ok("incomingAuth: {type: anonymous, "
+	    "allowAnonymousRemote: true}\n"
+	    "daemon:\n"
 	    "  listen: 0.0.0.0:1\n"
 	    "  workers: 256\n"
 	    "  mapSize: 1TiB\n"
@@ -640,14 +642,15 @@ test_err_unknown_key(void **state)
 	load_bad(BACKEND "listen: 1.2.3.4:5\n",
 	    "t.yaml:5:1: listen: unknown key, expected one of: name, "
 	    "groupRef, metadata, daemon, http, sessions, backends, "
-	    "operational, incomingAuth, outgoingAuth, aggregation");
+	    "operational, incomingAuth, outgoingAuth, aggregation, "
+	    "rateLimiting, audit");
 	load_bad("backends:\n  - name: a\n    url: http://x/\n"
 	    "    transport: streamable-http\n    headers: {}\n",
 	    "t.yaml:5:5: backends[0].headers: unknown key, expected one of: "
 	    "name, url, transport, command, args, env, cwd, era");
-	load_bad(BACKEND "incomingAuth:\n  type: anonymous\n  oidc: {}\n",
-	    "t.yaml:7:3: incomingAuth.oidc: unknown key, expected one of: "
-	    "type");
+	load_bad(BACKEND "incomingAuth:\n  type: anonymous\n  odic: {}\n",
+	    "t.yaml:7:3: incomingAuth.odic: unknown key, expected one of: "
+	    "type, oidc, allowAnonymousRemote");
 	load_bad(BACKEND "sessions:\n  TTL: 1h\n",
 	    "t.yaml:6:3: sessions.TTL: unknown key, did you mean \"ttl\"?");
 	/* a key that is not a scalar */
@@ -703,10 +706,6 @@ test_err_not_supported(void **state)
 	/* every other reference key */
 	load_bad("compositeToolRefs: []\n" BACKEND, "t.yaml:1:1: "
 	    "compositeToolRefs is not supported yet by this version of vmcpd");
-	load_bad("rateLimiting: {}\n" BACKEND, "t.yaml:1:1: "
-	    "rateLimiting is not supported yet by this version of vmcpd");
-	load_bad("audit: {}\n" BACKEND, "t.yaml:1:1: "
-	    "audit is not supported yet by this version of vmcpd");
 	load_bad("telemetry: {}\n" BACKEND, "t.yaml:1:1: "
 	    "telemetry is not supported yet by this version of vmcpd");
 	load_bad("optimizer: {}\n" BACKEND, "t.yaml:1:1: "
@@ -1088,14 +1087,17 @@ test_err_auth(void **state)
 {
 	(void)state;
 	load_bad(BACKEND "incomingAuth:\n  type: oidc\n",
-	    "t.yaml:6:9: incomingAuth type oidc is not supported yet by this "
-	    "version of vmcpd");
+	    "t.yaml:6:9: incomingAuth: type oidc needs an oidc section "
+	    "(issuer, audience)");
 	load_bad(BACKEND "incomingAuth:\n  type: local\n",
-	    "t.yaml:6:9: incomingAuth type local is not supported yet by "
-	    "this version of vmcpd");
+	    "t.yaml: incomingAuth: type local needs daemon.listen: "
+	    "unix:/path (a peer's user is known only on a Unix socket)");
 	load_bad(BACKEND "incomingAuth:\n  type: none\n",
-	    "t.yaml:6:9: incomingAuth.type: expected anonymous, found "
-	    "\"none\"");
+	    "t.yaml:6:9: incomingAuth.type: expected anonymous, oidc or "
+	    "local, found \"none\"");
+	load_bad(BACKEND "daemon: {listen: \"unix:run/vmcpd.sock\"}\n",
+	    "t.yaml:5:18: daemon.listen: expected unix: and an absolute path "
+	    "of at most 107 bytes, found \"unix:run/vmcpd.sock\"");
 	load_bad(BACKEND "outgoingAuth:\n  source: discovered\n",
 	    "t.yaml:6:11: outgoingAuth source discovered is not supported "
 	    "yet by this version of vmcpd");
@@ -2016,7 +2018,7 @@ test_examples(void **state)
 	char		 path[1024], err[CONFIG_ERR_MAX];
 	const char	*root = NULL;
 	size_t		 i, len;
-	int		 n = 0, aggregate = 0;
+	int		 n = 0, aggregate = 0, oidc = 0, limits = 0;
 
 	(void)state;
 	for (i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
@@ -2051,12 +2053,28 @@ test_examples(void **state)
 			aggregate = 1;
 			check_aggregate(cf);
 		}
+		if (strcmp(de->d_name, "limits.yaml") == 0) {
+			limits = 1;
+			assert_int_equal(cf->cf_ratelimit.crl_per_user.cb_max,
+			    100);
+			assert_int_equal(cf->cf_ratelimit.crl_ntools, 1);
+			assert_true(cf->cf_audit.ca_enabled);
+		}
+		if (strcmp(de->d_name, "oidc.yaml") == 0) {
+			oidc = 1;
+			assert_int_equal(cf->cf_inauth.ci_type,
+			    CONFIG_INAUTH_OIDC);
+			assert_string_equal(cf->cf_inauth.ci_oidc.oi_audience,
+			    "https://mcp.example.com/mcp");
+		}
 		config_free(cf);
 		n++;
 	}
 	closedir(d);
 	assert_true(n >= 1);
 	assert_true(aggregate);
+	assert_true(oidc);
+	assert_true(limits);
 }
 
 /*
@@ -2214,6 +2232,268 @@ test_parse_size(void **state)
 	check_size_bad("16777216TiB");
 }
 
+#define OIDC_HEAD	BACKEND "incomingAuth:\n  type: oidc\n  oidc:\n"
+
+static void
+test_auth_oidc(void **state)
+{
+	struct config		*cf;
+	const struct config_oidc *oi;
+
+	(void)state;
+	/* the default: anonymous, loopback only */
+	cf = load_ok(BACKEND);
+	assert_int_equal(cf->cf_inauth.ci_type, CONFIG_INAUTH_ANONYMOUS);
+	assert_int_equal(cf->cf_inauth.ci_anon_remote, 0);
+	config_free(cf);
+
+	setenv("VMCPD_TEST_SECRET", "s3cret", 1);
+	cf = load_ok(OIDC_HEAD
+	    "    issuer: https://idp.example.com/realms/eng\n"
+	    "    audience: vmcp\n"
+	    "    clientId: vmcpd\n"
+	    "    clientSecretEnv: VMCPD_TEST_SECRET\n"
+	    "    resource: https://vmcp.example.com/mcp\n"
+	    "    jwksUrl: https://idp.example.com/jwks\n"
+	    "    introspectionUrl: https://idp.example.com/introspect\n"
+	    "    scopes: [openid, profile]\n"
+	    "    caBundlePath: /etc/hostname\n"
+	    "    jwksAllowPrivateIp: true\n"
+	    "    clockSkew: 10s\n"
+	    "daemon: {listen: \"0.0.0.0:4483\"}\n");
+	oi = &cf->cf_inauth.ci_oidc;
+	assert_int_equal(cf->cf_inauth.ci_type, CONFIG_INAUTH_OIDC);
+	assert_string_equal(oi->oi_issuer, "https://idp.example.com/realms/eng");
+	assert_string_equal(oi->oi_audience, "vmcp");
+	assert_string_equal(oi->oi_client_id, "vmcpd");
+	assert_string_equal(oi->oi_client_secret, "s3cret");
+	assert_string_equal(oi->oi_resource, "https://vmcp.example.com/mcp");
+	assert_string_equal(oi->oi_jwks_url, "https://idp.example.com/jwks");
+	assert_string_equal(oi->oi_introspection_url,
+	    "https://idp.example.com/introspect");
+	assert_int_equal(oi->oi_nscopes, 2);
+	assert_string_equal(oi->oi_scopes[1], "profile");
+	assert_null(oi->oi_scopes[2]);
+	assert_string_equal(oi->oi_ca_bundle, "/etc/hostname");
+	assert_int_equal(oi->oi_jwks_private_ip, 1);
+	assert_int_equal(oi->oi_insecure_http, 0);
+	assert_int_equal(oi->oi_skew_ms, 10000);
+	config_free(cf);
+
+	/* the defaults; http with insecureAllowHttp */
+	cf = load_ok(OIDC_HEAD "    issuer: http://127.0.0.1:9/\n"
+	    "    audience: a\n    insecureAllowHttp: true\n");
+	oi = &cf->cf_inauth.ci_oidc;
+	assert_int_equal(oi->oi_skew_ms, 30000);
+	assert_null(oi->oi_jwks_url);
+	assert_null(oi->oi_scopes);
+	assert_null(oi->oi_client_secret);
+	config_free(cf);
+
+	/* anonymous beyond loopback only when asked for */
+	cf = load_ok(BACKEND "daemon: {listen: \"[::]:1\"}\n"
+	    "incomingAuth: {type: anonymous, allowAnonymousRemote: true}\n");
+	assert_int_equal(cf->cf_inauth.ci_anon_remote, 1);
+	config_free(cf);
+	cf = load_ok(BACKEND "daemon: {listen: \"localhost:1\"}\n");
+	config_free(cf);
+
+	/* local: on a Unix socket; anonymous there needs no flag */
+	cf = load_ok(BACKEND "daemon: {listen: \"unix:/run/vmcpd.sock\"}\n"
+	    "incomingAuth: {type: local}\n");
+	assert_int_equal(cf->cf_inauth.ci_type, CONFIG_INAUTH_LOCAL);
+	assert_string_equal(config_listen_unix_path(cf), "/run/vmcpd.sock");
+	assert_int_equal(cf->cf_listen_port, 0);
+	config_free(cf);
+	cf = load_ok(BACKEND "daemon: {listen: \"unix:/run/vmcpd.sock\"}\n");
+	assert_int_equal(cf->cf_inauth.ci_type, CONFIG_INAUTH_ANONYMOUS);
+	config_free(cf);
+	cf = load_ok(BACKEND);
+	assert_null(config_listen_unix_path(cf));
+	config_free(cf);
+}
+
+static void
+test_err_oidc(void **state)
+{
+	(void)state;
+	load_bad(BACKEND "daemon: {listen: \"0.0.0.0:1\"}\n",
+	    "t.yaml:5:18: daemon.listen: 0.0.0.0 is not a loopback address and "
+	    "incomingAuth is anonymous, so anyone who reaches it could use "
+	    "every backend; configure incomingAuth.type: oidc, or set "
+	    "incomingAuth.allowAnonymousRemote: true to accept this");
+	load_bad(BACKEND "daemon: {listen: \"10.1.2.3:1\"}\n"
+	    "incomingAuth: {type: anonymous, allowAnonymousRemote: false}\n",
+	    "t.yaml:5:18: daemon.listen: 10.1.2.3 is not a loopback address "
+	    "and "
+	    "incomingAuth is anonymous, so anyone who reaches it could use "
+	    "every backend; configure incomingAuth.type: oidc, or set "
+	    "incomingAuth.allowAnonymousRemote: true to accept this");
+	load_bad(OIDC_HEAD "    audience: a\n",
+	    "t.yaml:8:5: incomingAuth.oidc: missing required key \"issuer\"");
+	load_bad(OIDC_HEAD "    issuer: https://i/\n",
+	    "t.yaml:8:5: incomingAuth.oidc: missing required key "
+	    "\"audience\"");
+	load_bad(OIDC_HEAD "    issuer: http://i/\n    audience: a\n",
+	    "t.yaml:8:13: incomingAuth.oidc.issuer: an http:// URL needs "
+	    "insecureAllowHttp: true (tokens and keys would travel "
+	    "unprotected); use https://");
+	load_bad(OIDC_HEAD "    issuer: https://i/\n    audience: a\n"
+	    "    jwksUrl: http://i/k\n",
+	    "t.yaml:10:14: incomingAuth.oidc.jwksUrl: an http:// URL needs "
+	    "insecureAllowHttp: true (tokens and keys would travel "
+	    "unprotected); use https://");
+	load_bad(OIDC_HEAD "    issuer: ftp://i/\n    audience: a\n",
+	    "t.yaml:8:13: incomingAuth.oidc.issuer: expected an http:// or "
+	    "https:// URL, found \"ftp://i/\"");
+	load_bad(OIDC_HEAD "    issuer: https://u@i/\n    audience: a\n",
+	    "t.yaml:8:13: incomingAuth.oidc.issuer: expected an http:// or "
+	    "https:// URL with a host, no user info, fragment or spaces, "
+	    "found \"https://u@i/\"");
+	load_bad(OIDC_HEAD "    issuer: https://i/\n    audience: \"\"\n",
+	    "t.yaml:9:15: incomingAuth.oidc.audience: expected a non-empty "
+	    "string, found \"\"");
+	load_bad(OIDC_HEAD "    issuer: https://i/\n    audience: a\n"
+	    "    clockSkew: 6m\n",
+	    "t.yaml:10:16: incomingAuth.oidc.clockSkew: expected at most 5m");
+	load_bad(OIDC_HEAD "    issuer: https://i/\n    audience: a\n"
+	    "    scopes: [\"a b\"]\n",
+	    "t.yaml:10:14: incomingAuth.oidc.scopes: expected a scope name "
+	    "without spaces, quotes or backslashes, found \"a b\"");
+	unsetenv("VMCPD_TEST_NOSECRET");
+	load_bad(OIDC_HEAD "    issuer: https://i/\n    audience: a\n"
+	    "    clientId: c\n    clientSecretEnv: VMCPD_TEST_NOSECRET\n",
+	    "t.yaml:11:22: incomingAuth.oidc.clientSecretEnv: the environment "
+	    "variable VMCPD_TEST_NOSECRET is not set or empty");
+	load_bad(OIDC_HEAD "    issuer: https://i/\n    audience: a\n"
+	    "    caBundlePath: etc/ca.pem\n",
+	    "t.yaml:10:19: incomingAuth.oidc.caBundlePath: expected an "
+	    "absolute path, found \"etc/ca.pem\"");
+	load_bad(OIDC_HEAD "    issuer: https://i/\n    audience: a\n"
+	    "    caBundlePath: /nonexistent/ca.pem\n",
+	    "t.yaml:10:19: incomingAuth.oidc.caBundlePath: cannot read "
+	    "/nonexistent/ca.pem");
+	load_bad(OIDC_HEAD "    issuer: https://i/\n    audience: a\n"
+	    "    insecureAllowHttp: yes\n",
+	    "t.yaml:10:24: incomingAuth.oidc.insecureAllowHttp: expected true "
+	    "or false, found \"yes\"");
+	load_bad(BACKEND "incomingAuth:\n  type: anonymous\n"
+	    "  oidc: {issuer: \"https://i/\", audience: a}\n",
+	    "t.yaml:7:3: incomingAuth.oidc: only with type oidc");
+	load_bad(BACKEND "incomingAuth:\n  type: anonymous\n  authz: {}\n",
+	    "t.yaml:7:3: incomingAuth.authz is not supported yet by this "
+	    "version of vmcpd");
+}
+
+static void
+test_rate_limiting(void **state)
+{
+	struct config	*cf;
+
+	(void)state;
+	cf = load_ok(BACKEND "rateLimiting:\n"
+	    "  shared: {maxTokens: 1000, refillPeriod: 1m}\n"
+	    "  perUser: {maxTokens: 100, refillPeriod: 1m30s}\n"
+	    "  tools:\n"
+	    "    - name: expensive_search\n"
+	    "      perUser: {maxTokens: 10, refillPeriod: 1h}\n");
+	assert_true(cf->cf_ratelimit.crl_enabled);
+	assert_int_equal(cf->cf_ratelimit.crl_shared.cb_max, 1000);
+	assert_int_equal(cf->cf_ratelimit.crl_shared.cb_period_ms, 60000);
+	assert_int_equal(cf->cf_ratelimit.crl_per_user.cb_max, 100);
+	assert_int_equal(cf->cf_ratelimit.crl_per_user.cb_period_ms, 90000);
+	assert_int_equal(cf->cf_ratelimit.crl_ntools, 1);
+	assert_string_equal(cf->cf_ratelimit.crl_tools[0].ctl_name,
+	    "expensive_search");
+	assert_int_equal(cf->cf_ratelimit.crl_tools[0].ctl_shared.cb_max, 0);
+	assert_int_equal(cf->cf_ratelimit.crl_tools[0].ctl_per_user.cb_max,
+	    10);
+	config_free(cf);
+
+	cf = load_ok(BACKEND);
+	assert_false(cf->cf_ratelimit.crl_enabled);
+	config_free(cf);
+
+	load_bad(BACKEND "rateLimiting: {}\n",
+	    "t.yaml:5:15: rateLimiting: expected at least one of \"shared\", "
+	    "\"perUser\" or \"tools\"");
+	load_bad(BACKEND "rateLimiting:\n  shared: {maxTokens: 0, "
+	    "refillPeriod: 1m}\n",
+	    "t.yaml:6:23: rateLimiting.shared.maxTokens: expected an integer "
+	    "from 1 to 1000000000, found \"0\"");
+	load_bad(BACKEND "rateLimiting:\n  shared: {maxTokens: 5}\n",
+	    "t.yaml:6:11: rateLimiting.shared: missing required key "
+	    "\"refillPeriod\"");
+	load_bad(BACKEND "rateLimiting:\n  shared: {maxTokens: 5, "
+	    "refillPeriod: 0s}\n",
+	    "t.yaml:6:40: rateLimiting.shared.refillPeriod: expected a "
+	    "duration greater than 0 (such as 30s, 5m or 1h30m), found "
+	    "\"0s\"");
+	load_bad(BACKEND "rateLimiting:\n  perUser: {maxTokens: 5, "
+	    "refill: 1m}\n",
+	    "t.yaml:6:27: rateLimiting.perUser.refill: unknown key, expected "
+	    "one of: maxTokens, refillPeriod");
+	load_bad(BACKEND "rateLimiting:\n  tools:\n    - name: x\n",
+	    "t.yaml:7:7: rateLimiting.tools[0]: expected \"shared\" or "
+	    "\"perUser\" (or both)");
+	load_bad(BACKEND "rateLimiting:\n  tools:\n"
+	    "    - {name: x, shared: {maxTokens: 1, refillPeriod: 1s}}\n"
+	    "    - {name: x, shared: {maxTokens: 1, refillPeriod: 1s}}\n",
+	    "t.yaml:8:14: rateLimiting.tools[1].name: duplicate tool \"x\" "
+	    "(first in rateLimiting.tools[0])");
+	load_bad(BACKEND "rateLimiting:\n  tools:\n"
+	    "    - {shared: {maxTokens: 1, refillPeriod: 1s}}\n",
+	    "t.yaml:7:7: rateLimiting.tools[0]: missing required key "
+	    "\"name\"");
+}
+
+static void
+test_audit(void **state)
+{
+	struct config	*cf;
+
+	(void)state;
+	cf = load_ok(BACKEND);
+	assert_false(cf->cf_audit.ca_enabled);
+	assert_string_equal(cf->cf_audit.ca_component, "vmcpd");
+	assert_int_equal(cf->cf_audit.ca_max_data, 1024);
+	config_free(cf);
+
+	cf = load_ok(BACKEND "audit:\n  enabled: true\n"
+	    "  logFile: /var/log/vmcpd/audit.jsonl\n"
+	    "  component: eng-vmcp\n"
+	    "  eventTypes: [mcp_tool_call, http_request]\n"
+	    "  excludeEventTypes: [mcp_ping]\n"
+	    "  includeRequestData: true\n"
+	    "  maxDataSize: 4096\n");
+	assert_true(cf->cf_audit.ca_enabled);
+	assert_string_equal(cf->cf_audit.ca_log_file,
+	    "/var/log/vmcpd/audit.jsonl");
+	assert_string_equal(cf->cf_audit.ca_component, "eng-vmcp");
+	assert_int_equal(cf->cf_audit.ca_ntypes, 2);
+	assert_string_equal(cf->cf_audit.ca_types[1], "http_request");
+	assert_int_equal(cf->cf_audit.ca_nexclude, 1);
+	assert_true(cf->cf_audit.ca_request_data);
+	assert_int_equal(cf->cf_audit.ca_max_data, 4096);
+	config_free(cf);
+
+	load_bad(BACKEND "audit:\n  eventTypes: [mcp_tool_calls]\n",
+	    "t.yaml:6:16: audit.eventTypes: expected an audit event type "
+	    "(mcp_initialize, mcp_tool_call, mcp_resource_read, http_request, "
+	    "...; see vmcpd.yaml(5)), found \"mcp_tool_calls\"");
+	load_bad(BACKEND "audit:\n  logFile: audit.log\n",
+	    "t.yaml:6:12: audit.logFile: an absolute path expected");
+	load_bad(BACKEND "audit:\n  includeResponseData: true\n",
+	    "t.yaml:6:3: audit.includeResponseData is not supported yet by "
+	    "this version of vmcpd");
+	load_bad(BACKEND "audit:\n  maxDataSize: 0\n",
+	    "t.yaml:6:16: audit.maxDataSize: expected a size from 1 to 1MiB "
+	    "(bytes, or a number with a K, M, G or T suffix), found \"0\"");
+	load_bad(BACKEND "audit:\n  enable: true\n",
+	    "t.yaml:6:3: audit.enable: unknown key, did you mean "
+	    "\"enabled\"?");
+}
+
 int
 main(void)
 {
@@ -2246,6 +2526,8 @@ main(void)
 		cmocka_unit_test(test_err_sessions),
 		cmocka_unit_test(test_err_perworkload),
 		cmocka_unit_test(test_err_auth),
+		cmocka_unit_test(test_auth_oidc),
+		cmocka_unit_test(test_err_oidc),
 		cmocka_unit_test(test_err_loglevel),
 		cmocka_unit_test(test_multi),
 		cmocka_unit_test(test_stdio),
@@ -2263,6 +2545,8 @@ main(void)
 		cmocka_unit_test(test_err_new_sessions),
 		cmocka_unit_test(test_parse_duration),
 		cmocka_unit_test(test_parse_size),
+		cmocka_unit_test(test_rate_limiting),
+		cmocka_unit_test(test_audit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

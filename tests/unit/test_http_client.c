@@ -1274,10 +1274,51 @@ test_free_in_flight(void **state)
 	assert_int_equal(c.r_heads + c.r_done, 0);
 }
 
+/* http_addr_private(): what public_only calls may not connect to */
+static int
+addr_private(const char *a)
+{
+	struct sockaddr_storage	 ss;
+	struct sockaddr_in	*sin = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6	*sin6 = (struct sockaddr_in6 *)&ss;
+
+	memset(&ss, 0, sizeof(ss));
+	if (inet_pton(AF_INET, a, &sin->sin_addr) == 1)
+		sin->sin_family = AF_INET;
+	else if (inet_pton(AF_INET6, a, &sin6->sin6_addr) == 1)
+		sin6->sin6_family = AF_INET6;
+	else
+		fail_msg("bad address %s", a);
+	return http_addr_private((struct sockaddr *)&ss);
+}
+
+static void
+test_addr_private(void **state)
+{
+	static const char *const priv[] = { "127.0.0.1", "127.9.9.9",
+	    "10.0.0.1", "172.16.0.1", "172.31.255.255", "192.168.1.1",
+	    "169.254.169.254", "100.64.0.1", "0.0.0.0", "::", "::1",
+	    "fc00::1", "fd12::1", "fe80::1", "::ffff:127.0.0.1",
+	    "::ffff:169.254.169.254", "::ffff:10.1.2.3" };
+	static const char *const pub[] = { "8.8.8.8", "172.32.0.1",
+	    "192.169.0.1", "100.128.0.1", "2001:db8::1", "2606:4700::1",
+	    "::ffff:8.8.8.8" };
+	size_t	 i;
+
+	(void)state;
+	for (i = 0; i < sizeof(priv) / sizeof(priv[0]); i++)
+		if (!addr_private(priv[i]))
+			fail_msg("%s is private", priv[i]);
+	for (i = 0; i < sizeof(pub) / sizeof(pub[0]); i++)
+		if (addr_private(pub[i]))
+			fail_msg("%s is public", pub[i]);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_addr_private),
 		cmocka_unit_test_setup_teardown(test_json, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_many_headers, setup,
 		    teardown),

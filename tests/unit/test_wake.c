@@ -31,6 +31,9 @@ test_roundtrip(void **state)
 		{ WAKE_MRTR, "vmcpd-mrtr-42", NULL, 1 },
 		{ WAKE_RESUBSCRIBE, "weather", NULL, 1 },
 		{ WAKE_CANCEL, "sid", "{\"requestId\":7}", 1 },
+		{ WAKE_VIEW_BUILD, "view|1.2|anon|", NULL, 1 },
+		{ WAKE_VIEW_BUILD, "view|1.2|anon|", "weather", 1 },
+		{ WAKE_VIEW_READY, "view|1.2|anon|", NULL, 1 },
 		/* an empty b is no b */
 		{ WAKE_LISTEN, "tools", "", 1 },
 		{ WAKE_STREAM, "sid", "", 1 },
@@ -40,6 +43,7 @@ test_roundtrip(void **state)
 		{ WAKE_STREAM, "sid", "extra", 0 },
 		{ WAKE_MRTR, "id", "extra", 0 },
 		{ WAKE_RESUBSCRIBE, "be", "extra", 0 },
+		{ WAKE_VIEW_READY, "view|1.2|anon|", "extra", 0 },
 		/* WAKE_CANCEL always names the request */
 		{ WAKE_CANCEL, "sid", NULL, 0 },
 		{ WAKE_CANCEL, "sid", "", 0 },
@@ -127,7 +131,7 @@ test_malformed(void **state)
 } while (0)
 	BREAK(wh_version, WAKE_VERSION + 1);
 	BREAK(wh_type, 0);
-	BREAK(wh_type, WAKE_CANCEL + 1);
+	BREAK(wh_type, WAKE_VIEW_READY + 1);
 	BREAK(wh_type, WAKE_STREAM);	/* takes no b */
 	BREAK(wh_pad, 1);
 	BREAK(wh_alen, 0);

@@ -342,12 +342,13 @@ export class Daemon {
       if (this.proc.exited)
         throw new Error(`vmcpd exited (${this.proc.code ?? this.proc.signal}) before listening`);
       const t = await fsp.readFile(this.portFile, 'utf8').catch(() => '');
-      return /^\d+\n$/.test(t) ? Number(t) : null;
+      // a string: port 0 (a Unix socket listen) is an answer too
+      return /^\d+\n$/.test(t) ? t.trim() : null;
     }, { timeout }).catch((e) => {
       this.dump('start failed');
       throw e;
     });
-    this.port = port;
+    this.port = Number(port);
     // every worker up (portFile is written before the workers fork)
     await waitFor('vmcpd workers', async () =>
       (await this.workerPids()).length === this.workers(), { timeout });

@@ -1,0 +1,317 @@
+/*
+ * vmcpd.yaml's incomingAuth: the type (anonymous, oidc, local), the
+ * oidc keys of the reference vMCP (issuer, audience, jwksUrl, ...),
+ * daemon.listen's "unix:/path" form (local's listener), and the check
+ * against daemon.listen once every section is loaded: an
+ * anonymous daemon on an address other than loopback must be asked for
+ * (allowAnonymousRemote), never a default.  incomingAuth.authz goes in
+ * config_auth_load()'s table.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "config_load.h"
+
+#define AUTH_SKEW_DEFAULT_MS	(30ULL * 1000)
+#define AUTH_SKEW_MAX_MS	(5ULL * 60 * 1000)
+
+const char *
+config_inauth_name(enum config_inauth_type t)
+{
+	switch (t) {
+	case CONFIG_INAUTH_OIDC:
+		return "oidc";
+	case CONFIG_INAUTH_LOCAL:
+		return "local";
+	case CONFIG_INAUTH_ANONYMOUS:
+	default:
+		return "anonymous";
+	}
+}
+
+static int
+load_inauth_type(struct loader *ld, struct cnode *v, const char *path,
+    void *arg)
+{
+	struct config_inauth	*ci = arg;
+
+	if (v->cn_type == CN_SCALAR && strcmp(v->cn_str, "anonymous") == 0)
+		ci->ci_type = CONFIG_INAUTH_ANONYMOUS;
+	else if (v->cn_type == CN_SCALAR && strcmp(v->cn_str, "oidc") == 0)
+		ci->ci_type = CONFIG_INAUTH_OIDC;
+	else if (v->cn_type == CN_SCALAR && strcmp(v->cn_str, "local") == 0)
+		ci->ci_type = CONFIG_INAUTH_LOCAL;
+	else
+		return config_expected(ld, v, path, "anonymous, oidc or local");
+	return 0;
+}
+
+/*
+ * An absolute http(s) URL without a fragment or user info; http only
+ * with insecureAllowHttp (checked once the section is loaded, since
+ * the flag may come after the URL).
+ */
+static int
+load_url(struct loader *ld, struct cnode *v, const char *path, char **dst)
+{
+	const char	*s, *a;
+	size_t		 alen;
+
+	if (load_string(ld, v, path, dst) == -1)
+		return -1;
+	s = *dst;
+	if (strncasecmp(s, "https://", 8) == 0)
+		a = s + 8;
+	else if (strncasecmp(s, "http://", 7) == 0)
+		a = s + 7;
+	else
+		return config_expected(ld, v, path, "an http:// or https:// "
+		    "URL");
+	alen = strcspn(a, "/?#");
+	if (alen == 0 || memchr(a, '@', alen) != NULL ||
+	    strchr(s, '#') != NULL || strpbrk(s, " \t\r\n\"\\") != NULL)
+		return config_expected(ld, v, path, "an http:// or https:// "
+		    "URL with a host, no user info, fragment or spaces");
+	return 0;
+}
+
+#define URL_FN(name, member)						\
+static int								\
+name(struct loader *ld, struct cnode *v, const char *path, void *arg)	\
+{									\
+	struct config_oidc *oi = arg;					\
+									\
+	return load_url(ld, v, path, &oi->member);			\
+}
+URL_FN(load_oidc_issuer, oi_issuer)
+URL_FN(load_oidc_jwks, oi_jwks_url)
+URL_FN(load_oidc_introspection, oi_introspection_url)
+URL_FN(load_oidc_resource, oi_resource)
+
+static int
+load_oidc_scopes(struct loader *ld, struct cnode *v, const char *path,
+    void *arg)
+{
+	struct config_oidc	*oi = arg;
+	size_t			 i;
+
+	if (load_string_seq(ld, v, path, "a sequence of scope names",
+	    &oi->oi_scopes, &oi->oi_nscopes) == -1)
+		return -1;
+	/* RFC 6749 3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ) */
+	for (i = 0; i < oi->oi_nscopes; i++)
+		if (strpbrk(oi->oi_scopes[i], " \"\\") != NULL)
+			return config_expected(ld, v->cn_kids[i], path,
+			    "a scope name without spaces, quotes or "
+			    "backslashes");
+	return 0;
+}
+
+static int
+load_oidc_secret_env(struct loader *ld, struct cnode *v, const char *path,
+    void *arg)
+{
+	struct config_oidc	*oi = arg;
+	const char		*val;
+	size_t			 i;
+
+	if (load_string(ld, v, path, &oi->oi_client_secret_env) == -1)
+		return -1;
+	for (i = 0; oi->oi_client_secret_env[i] != '\0'; i++)
+		if (!isalnum((unsigned char)oi->oi_client_secret_env[i]) &&
+		    oi->oi_client_secret_env[i] != '_')
+			return config_expected(ld, v, path, "an environment "
+			    "variable name");
+	/* the secret itself is never in a message */
+	if ((val = getenv(oi->oi_client_secret_env)) == NULL || *val == '\0')
+		return config_error(ld, v, "%s: the environment variable %s "
+		    "is not set or empty", path, oi->oi_client_secret_env);
+	free(oi->oi_client_secret);
+	if ((oi->oi_client_secret = strdup(val)) == NULL)
+		return config_error(ld, NULL, "out of memory");
+	return 0;
+}
+
+static int
+load_oidc_ca(struct loader *ld, struct cnode *v, const char *path, void *arg)
+{
+	struct config_oidc	*oi = arg;
+
+	if (load_string(ld, v, path, &oi->oi_ca_bundle) == -1)
+		return -1;
+	if (oi->oi_ca_bundle[0] != '/')
+		return config_expected(ld, v, path, "an absolute path");
+	if (access(oi->oi_ca_bundle, R_OK) == -1)
+		return config_error(ld, v, "%s: cannot read %s", path,
+		    oi->oi_ca_bundle);
+	return 0;
+}
+
+/* http:// only where asked for */
+static int
+oidc_check_http(struct loader *ld, struct cnode *n, const char *path,
+    const char *key, const char *url, int insecure)
+{
+	if (url == NULL || insecure || strncasecmp(url, "http://", 7) != 0)
+		return 0;
+	return config_error(ld, cnode_get(n, key), "%s.%s: an http:// URL "
+	    "needs insecureAllowHttp: true (tokens and keys would travel "
+	    "unprotected); use https://", path, key);
+}
+
+static int
+load_oidc(struct loader *ld, struct cnode *n, const char *path, void *arg)
+{
+	struct config_oidc	*oi = arg;
+	const struct field fields[] = {
+		{ "issuer", F_FN, oi, load_oidc_issuer, 0, 0 },
+		{ "audience", F_STRING, &oi->oi_audience, NULL, 0, 0 },
+		{ "clientId", F_STRING, &oi->oi_client_id, NULL, 0, 0 },
+		{ "clientSecretEnv", F_FN, oi, load_oidc_secret_env, 0, 0 },
+		{ "resource", F_FN, oi, load_oidc_resource, 0, 0 },
+		{ "jwksUrl", F_FN, oi, load_oidc_jwks, 0, 0 },
+		{ "introspectionUrl", F_FN, oi, load_oidc_introspection,
+		    0, 0 },
+		{ "scopes", F_FN, oi, load_oidc_scopes, 0, 0 },
+		{ "caBundlePath", F_FN, oi, load_oidc_ca, 0, 0 },
+		{ "insecureAllowHttp", F_BOOL, &oi->oi_insecure_http, NULL,
+		    0, 0 },
+		{ "jwksAllowPrivateIp", F_BOOL, &oi->oi_jwks_private_ip,
+		    NULL, 0, 0 },
+		{ "protectedResourceAllowPrivateIp", F_NOTYET, NULL, NULL,
+		    0, 0 },
+		{ "clockSkew", F_DURATION, &oi->oi_skew_ms, NULL, 0, 0 },
+	};
+
+	oi->oi_skew_ms = AUTH_SKEW_DEFAULT_MS;
+	if (load_fields(ld, n, path, fields, nitems(fields)) == -1 ||
+	    config_require(ld, n, path, "issuer") == -1 ||
+	    config_require(ld, n, path, "audience") == -1)
+		return -1;
+	if (oi->oi_skew_ms > AUTH_SKEW_MAX_MS)
+		return config_error(ld, cnode_get(n, "clockSkew"),
+		    "%s.clockSkew: expected at most 5m", path);
+	if (oidc_check_http(ld, n, path, "issuer", oi->oi_issuer,
+	    oi->oi_insecure_http) == -1 ||
+	    oidc_check_http(ld, n, path, "jwksUrl", oi->oi_jwks_url,
+	    oi->oi_insecure_http) == -1 ||
+	    oidc_check_http(ld, n, path, "introspectionUrl",
+	    oi->oi_introspection_url, oi->oi_insecure_http) == -1)
+		return -1;
+	if (oi->oi_client_secret != NULL && oi->oi_client_id == NULL)
+		return config_error(ld, cnode_get_key(n, "clientSecretEnv"),
+		    "%s.clientSecretEnv: needs clientId", path);
+	return 0;
+}
+
+int
+config_auth_load(struct loader *ld, struct cnode *n, const char *path,
+    void *arg)
+{
+	struct config		*cf = arg;
+	struct config_inauth	*ci = &cf->cf_inauth;
+	struct cnode		*o;
+	const struct field fields[] = {
+		{ "type", F_FN, ci, load_inauth_type, 0, 0 },
+		{ "oidc", F_FN, &ci->ci_oidc, load_oidc, 0, 0 },
+		{ "allowAnonymousRemote", F_BOOL, &ci->ci_anon_remote, NULL,
+		    0, 0 },
+		{ "authz", F_NOTYET, NULL, NULL, 0, 0 },
+	};
+
+	if (load_fields(ld, n, path, fields, nitems(fields)) == -1 ||
+	    config_require(ld, n, path, "type") == -1)
+		return -1;
+	o = cnode_get_key(n, "oidc");
+	if (ci->ci_type == CONFIG_INAUTH_OIDC && o == NULL)
+		return config_error(ld, cnode_get(n, "type"), "%s: type oidc "
+		    "needs an oidc section (issuer, audience)", path);
+	if (ci->ci_type != CONFIG_INAUTH_OIDC && o != NULL)
+		return config_error(ld, o, "%s.oidc: only with type oidc",
+		    path);
+	return 0;
+}
+
+/*
+ * Anyone who can reach an anonymous daemon uses every backend as it:
+ * beyond loopback that must be the operator's explicit choice
+ * (ToolHive GHSA-hfrv-94x5-85p2 was this default gone wrong).
+ */
+int
+config_auth_resolve(struct loader *ld)
+{
+	struct config	*cf = ld->ld_cf;
+	const char	*h = cf->cf_listen_host;
+
+	if (cf->cf_inauth.ci_type == CONFIG_INAUTH_LOCAL &&
+	    config_listen_unix_path(cf) == NULL)
+		return config_error(ld, ld->ld_listen, "incomingAuth: type "
+		    "local needs daemon.listen: unix:/path (a peer's user is "
+		    "known only on a Unix socket)");
+	/* a Unix socket is as local as loopback: its file's mode decides */
+	if (cf->cf_inauth.ci_type != CONFIG_INAUTH_ANONYMOUS ||
+	    config_listen_unix_path(cf) != NULL ||
+	    cf->cf_inauth.ci_anon_remote || config_host_loopback(h,
+	    strlen(h)))
+		return 0;
+	return config_error(ld, ld->ld_listen, "daemon.listen: %s is not a "
+	    "loopback address and incomingAuth is anonymous, so anyone who "
+	    "reaches it could use every backend; configure "
+	    "incomingAuth.type: oidc, or set "
+	    "incomingAuth.allowAnonymousRemote: true to accept this", h);
+}
+
+const char *
+config_listen_unix_path(const struct config *cf)
+{
+	return strncmp(cf->cf_listen_host, "unix:", 5) == 0 ?
+	    cf->cf_listen_host + 5 : NULL;
+}
+
+/* "unix:/absolute/path", short enough for sun_path */
+int
+config_listen_unix(struct loader *ld, struct cnode *v, const char *path,
+    struct config *cf)
+{
+	char	*dup;
+
+	if (v->cn_str[5] != '/' || v->cn_len - 5 >= 108)
+		return config_expected(ld, v, path, "unix: and an absolute "
+		    "path of at most 107 bytes");
+	if ((dup = strdup(v->cn_str)) == NULL)
+		return config_error(ld, NULL, "out of memory");
+	free(cf->cf_listen_host);
+	cf->cf_listen_host = dup;
+	cf->cf_listen_port = 0;
+	return 0;
+}
+
+void
+config_auth_free(struct config_inauth *ci)
+{
+	struct config_oidc	*oi = &ci->ci_oidc;
+	size_t			 i;
+
+	free(oi->oi_issuer);
+	free(oi->oi_audience);
+	free(oi->oi_jwks_url);
+	free(oi->oi_client_id);
+	free(oi->oi_client_secret_env);
+	if (oi->oi_client_secret != NULL) {
+		explicit_bzero(oi->oi_client_secret,
+		    strlen(oi->oi_client_secret));
+		free(oi->oi_client_secret);
+	}
+	free(oi->oi_resource);
+	free(oi->oi_introspection_url);
+	free(oi->oi_ca_bundle);
+	for (i = 0; oi->oi_scopes != NULL && oi->oi_scopes[i] != NULL; i++)
+		free(oi->oi_scopes[i]);
+	free(oi->oi_scopes);
+	memset(ci, 0, sizeof(*ci));
+}

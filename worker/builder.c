@@ -1,0 +1,149 @@
+/*
+ * The view builder: one process per generation, forked and respawned by
+ * the master like a worker (nginx's cache manager is the model).  It
+ * lists the backends, parses their lists, resolves, lays out and stores
+ * every view (views.c), so that no worker's loop ever does: a worker
+ * asks for a build with a WAKE_VIEW_BUILD wake-up, goes on serving the
+ * stored view meanwhile, and reads the new one in place when it is
+ * stored (WAKE_VIEW_READY wakes the requests that wait for a first
+ * one).  It has its own libevent loop, backend client and store
+ * handle, no listening socket, and runs at a lower priority than the
+ * workers: the calls they serve come first.
+ */
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "shared/config.h"
+#include "shared/http_client.h"
+#include "shared/ipc.h"
+#include "shared/log.h"
+#include "shared/store.h"
+#include "wake.h"
+#include "worker.h"
+
+/*
+ * Below the workers, but not far: a worker's own store write waits on
+ * LMDB's one writer lock while the builder stores a layout, so a builder
+ * starved of CPU inside that write would stall the worker with it.
+ */
+#define BUILDER_NICE	5
+
+static void
+builder_on_signal(evutil_socket_t sig, short ev, void *arg)
+{
+	struct worker *w = arg;
+
+	(void)sig;
+	(void)ev;
+	event_base_loopexit(w->w_base, NULL);
+}
+
+/* a drain or a stop: a build under way is left (the next one redoes it) */
+static void
+builder_on_channel(evutil_socket_t fd, short ev, void *arg)
+{
+	struct worker	*w = arg;
+	struct ipc_msg	 m;
+	int		 rc;
+
+	(void)ev;
+	while ((rc = ipc_recv(fd, &m)) == 1) {
+		switch (m.im_type) {
+		case IPC_DRAIN:
+		case IPC_STOP:
+			event_base_loopexit(w->w_base, NULL);
+			break;
+		case IPC_REOPEN:
+			if (log_reopen() == -1)
+				log_warn("reopening the log file");
+			break;
+		default:
+			break;
+		}
+	}
+	if (rc == -1)
+		event_base_loopexit(w->w_base, NULL);	/* the master is gone */
+}
+
+static void
+builder_on_wake(void *arg, const struct wake_msg *m)
+{
+	struct worker *w = arg;
+
+	if (m->wm_type == WAKE_VIEW_BUILD)
+		views_build_request(w, m->wm_a, m->wm_b[0] != '\0' ? m->wm_b :
+		    NULL);
+}
+
+void
+builder_main(const struct config *conf, unsigned int gen, int chan_fd)
+{
+	struct worker	*w = worker_self();
+	struct event	*chan_ev, *sig_term, *sig_quit;
+	sigset_t	 mask;
+	int		 cleared = 0;
+
+	memset(w, 0, sizeof(*w));
+	w->w_conf = conf;
+	w->w_slot = -1;		/* no worker slot: not worker 0 */
+	w->w_gen = gen;
+	w->w_pid = getpid();
+	w->w_chan = chan_fd;
+	w->w_listen_fd = -1;
+	w->w_diag_fd = -1;
+	TAILQ_INIT(&w->w_reqs);
+	TAILQ_INIT(&w->w_opens);
+
+	if (setpriority(PRIO_PROCESS, 0, BUILDER_NICE) == -1)
+		log_warn("setpriority");
+	if ((w->w_base = event_base_new()) == NULL)
+		fatalx("event_base_new failed");
+	if ((sig_term = evsignal_new(w->w_base, SIGTERM, builder_on_signal,
+	    w)) == NULL || evsignal_add(sig_term, NULL) == -1 ||
+	    (sig_quit = evsignal_new(w->w_base, SIGQUIT, builder_on_signal,
+	    w)) == NULL || evsignal_add(sig_quit, NULL) == -1)
+		fatalx("cannot handle SIGTERM");
+	sigemptyset(&mask);
+	(void)sigprocmask(SIG_SETMASK, &mask, NULL);
+
+	if (store_open(&w->w_store, conf->cf_state_dir, conf->cf_map_size,
+	    conf->cf_max_readers, 0) == -1)
+		fatalx("cannot open the state in %s", conf->cf_state_dir);
+	if (store_reader_check(w->w_store, &cleared) == 0 && cleared > 0)
+		log_info("cleared %d stale reader slots", cleared);
+	if ((w->w_hc = http_client_new(w->w_base)) == NULL)
+		fatalx("cannot create the backend HTTP client");
+	if (wake_init(w->w_base, conf, w->w_pid, builder_on_wake, w) == -1)
+		fatalx("cannot set up the wake socket");
+	if ((chan_ev = event_new(w->w_base, chan_fd, EV_READ | EV_PERSIST,
+	    builder_on_channel, w)) == NULL || event_add(chan_ev, NULL) == -1)
+		fatalx("cannot watch the master channel");
+	views_builder_init(w);
+	(void)ipc_send(chan_fd, IPC_READY, NULL, 0);
+	log_debug("building views (nice %d)", BUILDER_NICE);
+
+	(void)event_base_dispatch(w->w_base);
+
+	log_debug("exiting");
+	wake_free();
+	backend_free_all(w);
+	views_free();
+	notify_free(w);
+	eras_free();
+	core_free();
+	session_cache_free();
+	http_client_free(w->w_hc);
+	store_close(w->w_store);
+	event_free(chan_ev);
+	event_free(sig_term);
+	event_free(sig_quit);
+	event_base_free(w->w_base);
+	exit(0);
+}
