@@ -6,6 +6,7 @@
  * declare) with file:line:col messages.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,8 +66,9 @@ cnode_json(const struct cnode *n)
 		if (n->cn_len > 0 && (isdigit((unsigned char)n->cn_str[0]) ||
 		    ((n->cn_str[0] == '-' || n->cn_str[0] == '+') &&
 		    n->cn_len > 1))) {
+			errno = 0;
 			ll = strtoll(n->cn_str, &end, 10);
-			if (*end == '\0')
+			if (*end == '\0' && errno == 0)
 				return json_integer(ll);
 			d = strtod(n->cn_str, &end);
 			if (*end == '\0')

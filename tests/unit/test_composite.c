@@ -38,6 +38,10 @@ static const char TRIAGE[] =
 "          repo: \"{{.params.repo}}\"\n"
 "          issue_number: \"{{.params.issue_number}}\"\n"
 "          fixed: 3\n"
+"          big: 100000000000000000000\n"
+"          quoted: \"5\"\n"
+"          t: true\n"
+"          nil: ~\n"
 "        timeout: 30s\n"
 "        onError: {action: retry, retryCount: 3, retryDelay: 2s}\n"
 "      - id: related\n"
@@ -141,7 +145,7 @@ test_triage(void **state)
 	assert_int_equal(cs->cs_retry_count, 3);
 	assert_int_equal(cs->cs_retry_delay_ms, 2000);
 	assert_int_equal(cs->cs_timeout_ms, 30000);
-	assert_int_equal(cs->cs_args.ct_ntmpl, 2);
+	assert_int_equal(cs->cs_args.ct_ntmpl, 3);
 	cs = &co->co_steps[2];
 	assert_int_equal(cs->cs_kind, COMPOSITE_FOREACH);
 	assert_string_equal(cs->cs_itemvar, "issue");
@@ -184,7 +188,8 @@ test_expand(void **state)
 	args = composite_tvalue_expand(&cl.cl_items[0]->co_steps[0].cs_args,
 	    ctx, err, sizeof(err));
 	assert_non_null(args);
-	want = jparse("{\"repo\": \"o/r\", \"issue_number\": 7, \"fixed\": 3}");
+	want = jparse("{\"repo\": \"o/r\", \"issue_number\": 7, \"fixed\": 3, "
+	    "\"big\": 1e20, \"quoted\": \"5\", \"t\": true, \"nil\": null}");
 	assert_true(json_equal(args, want));
 	json_decref(args);
 	json_decref(want);
