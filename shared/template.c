@@ -540,16 +540,23 @@ fail:
 	return NULL;
 }
 
+/* each stage nests the one before: their number counts as depth */
 static struct texpr *
 tparse_pipeline(struct tparse *tp)
 {
 	struct texpr	*ex = NULL;
+	int		 stages = 0;
 
 	for (;;) {
 		if ((ex = tparse_command(tp, ex)) == NULL)
 			return NULL;
 		if (tp->tp_tok != TK_PIPE)
 			return ex;
+		if (tp->tp_depth + ++stages > TMPL_DEPTH_MAX) {
+			texpr_free(ex);
+			(void)tparse_fail(tp, tp->tp_toff, "nested too deep");
+			return NULL;
+		}
 		if (tparse_next(tp) == -1) {
 			texpr_free(ex);
 			return NULL;

@@ -190,6 +190,17 @@ test_compile_errors(void **state)
 	check_compile_error("{{1x}}", 2, "bad number");
 	check_compile_error("{{ # }}", 3, "unexpected character '#'");
 	check_compile_error("{{(json .x}}", 10, "expected \")\"");
+	{
+		/* stages nest: a long pipeline is as deep as many () */
+		char	 src[1024] = "{{.x";
+		int	 i;
+
+		for (i = 0; i <= TMPL_DEPTH_MAX; i++)
+			strcat(src, " | len");
+		strcat(src, "}}");
+		check_compile_error(src, 4 + TMPL_DEPTH_MAX * 6 + 1,
+		    "nested too deep");
+	}
 }
 
 static int
