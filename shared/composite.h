@@ -182,6 +182,8 @@ int		 wf_run_finished(const struct wf_run *);
 /* a tool result as a step's output: structuredContent, else a map of
  * its content items (text, text_1, image_0, resource, ...) */
 json_t		*wf_output_of(json_t *result);
+/* the content map alone: .steps.<id>.content, as the reference has it */
+json_t		*wf_content_map(json_t *result);
 
 /*
  * composite_io.c.  composite_params(): the client's arguments checked

@@ -591,8 +591,8 @@ wf_run_call_done(struct wf_run *wr, uint64_t call, json_t *result,
 	if (error == NULL && !json_is_true(json_object_get(result,
 	    "isError"))) {
 		wf_step_end(wr, i, WF_COMPLETED, wf_output_of(result), NULL);
-		(void)json_object_set(json_object_get(wr->wr_steps,
-		    cs->cs_id), "content", json_object_get(result, "content"));
+		(void)json_object_set_new(json_object_get(wr->wr_steps,
+		    cs->cs_id), "content", wf_content_map(result));
 	} else if (cs->cs_onerror == COMPOSITE_RETRY &&
 	    ss->ss_attempt < cs->cs_retry_count) {
 		ss->ss_state = WF_RETRY_WAIT;
@@ -776,16 +776,13 @@ wf_run_finished(const struct wf_run *wr)
 
 /* content items by kind and count: text, text_1, image_0, resource, ... */
 json_t *
-wf_output_of(json_t *result)
+wf_content_map(json_t *result)
 {
-	json_t		*sc, *out, *item, *v;
+	json_t		*out, *item, *v;
 	const char	*type;
 	char		 key[64];
 	size_t		 i, j, ntext = 0, nres = 0, nimage = 0, nother = 0;
 
-	sc = json_object_get(result, "structuredContent");
-	if (json_is_object(sc))
-		return json_incref(sc);
 	if ((out = json_object()) == NULL)
 		return NULL;
 	json_array_foreach(json_object_get(result, "content"), i, item) {
@@ -816,4 +813,12 @@ wf_output_of(json_t *result)
 			(void)json_object_set_new(out, key, v);
 	}
 	return out;
+}
+
+json_t *
+wf_output_of(json_t *result)
+{
+	json_t	*sc = json_object_get(result, "structuredContent");
+
+	return json_is_object(sc) ? json_incref(sc) : wf_content_map(result);
 }

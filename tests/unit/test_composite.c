@@ -535,7 +535,8 @@ test_sched_diamond(void **state)
 	/* e waits for b only: no barrier behind c */
 	reply(&f, 1, OK("{}"), NULL);
 	expect(&f, "call:e");
-	reply(&f, 3, OK("{}"), NULL);
+	reply(&f, 3, "{\"content\": [{\"type\": \"text\", \"text\": \"hi\"}]}",
+	    NULL);
 	expect(&f, "");
 	reply(&f, 2, OK("{}"), NULL);
 	expect(&f, "call:d");
@@ -556,6 +557,13 @@ test_sched_diamond(void **state)
 	}
 	assert_string_equal(json_string_value(json_object_get(json_object_get(
 	    f.f_ctx, "workflow"), "status")), "completed");
+	/* without structuredContent, output and content are the map */
+	assert_string_equal(json_string_value(json_object_get(json_object_get(
+	    json_object_get(json_object_get(f.f_ctx, "steps"), "e"),
+	    "content"), "text")), "hi");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(
+	    json_object_get(json_object_get(f.f_ctx, "steps"), "e"),
+	    "output"), "text")), "hi");
 	fake_end(&f);
 }
 
