@@ -204,7 +204,6 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 	w->w_stats = stats;
 	w->w_nstats = nstats;
 	TAILQ_INIT(&w->w_reqs);
-	TAILQ_INIT(&w->w_opens);
 
 	/*
 	 * With the changelist, interest turned on and off within one loop
@@ -268,6 +267,7 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 	auth_free();
 	audit_free();
 	diag_free(w);
+	upstream_free_all(w);
 	backend_free_all(w);
 	views_free();
 	eras_free();
