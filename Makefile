@@ -51,6 +51,9 @@ VMCPCTL_OBJS	= $(BUILD)/obj/tools/vmcpctl.o
 
 UNIT_SRCS	= $(wildcard tests/unit/test_*.c)
 UNIT_BINS	= $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+# drivers an interop test runs (tests/unit/drive_*.c), linked like a unit test
+UNIT_DRIVERS	= $(patsubst tests/unit/%.c,$(BUILD)/tests/%,\
+		  $(wildcard tests/unit/drive_*.c))
 
 MANPAGES	= man/vmcpd.8 man/vmcpd.yaml.5 man/vmcpctl.8
 
@@ -96,7 +99,7 @@ $(BUILD)/bridge-test: $(call o,$(wildcard master/bridge*.c) master/child.c \
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.c %.o,$^) \
 	    $(LDLIBS)
 
-unit: $(UNIT_BINS) $(BUILD)/bridge-test
+unit: $(UNIT_BINS) $(UNIT_DRIVERS) $(BUILD)/bridge-test
 
 deps:
 	sh tools/deps.sh
@@ -107,7 +110,7 @@ check: all unit
 check-unit: unit
 	sh tests/run.sh unit
 
-check-interop: all
+check-interop: all $(UNIT_DRIVERS)
 	sh tests/run.sh interop
 
 check-man:
@@ -122,11 +125,13 @@ fuzz-smoke:
 # throughput and latency against a direct backend and an nginx hop, then
 # scale: 100k sessions and their sweep, views of 10k and 100k tools
 # (bench-scale alone; SCALE_SIZE=small for a one-minute run), then a
-# bearer token on every tools/call against none (tests/bench/auth.sh)
+# bearer token on every tools/call against none (tests/bench/auth.sh),
+# then a shared rate limit against none (tests/bench/ratelimit.sh)
 bench:
 	sh tests/bench/run.sh
 	sh tests/bench/scale.sh
 	sh tests/bench/auth.sh
+	sh tests/bench/ratelimit.sh
 
 bench-scale:
 	sh tests/bench/scale.sh

@@ -1034,8 +1034,8 @@ load_root(struct loader *ld, struct cnode *root)
 		{ "aggregation", F_FN, &cf->cf_agg, load_aggregation, 0, 0 },
 		{ "compositeTools", F_NOTYET, NULL, NULL, 0, 0 },
 		{ "compositeToolRefs", F_NOTYET, NULL, NULL, 0, 0 },
-		{ "rateLimiting", F_NOTYET, NULL, NULL, 0, 0 },
-		{ "audit", F_NOTYET, NULL, NULL, 0, 0 },
+		{ "rateLimiting", F_FN, cf, load_rate_limiting, 0, 0 },
+		{ "audit", F_FN, cf, load_audit, 0, 0 },
 		{ "telemetry", F_NOTYET, NULL, NULL, 0, 0 },
 		{ "optimizer", F_NOTYET, NULL, NULL, 0, 0 },
 		{ "codeMode", F_NOTYET, NULL, NULL, 0, 0 },
@@ -1074,7 +1074,8 @@ config_new(const char *file)
 	    (cf->cf_name = strdup("vmcpd")) == NULL ||
 	    (cf->cf_listen_host = strdup("127.0.0.1")) == NULL ||
 	    (cf->cf_state_dir = strdup("./var")) == NULL ||
-	    (cf->cf_agg.ca_prefix_format = strdup("{workload}_")) == NULL) {
+	    (cf->cf_agg.ca_prefix_format = strdup("{workload}_")) == NULL ||
+	    config_policy_defaults(cf) == -1) {
 		config_free(cf);
 		return NULL;
 	}
@@ -1260,6 +1261,7 @@ config_free(struct config *cf)
 	free(cf->cf_backends);
 	config_aggregation_free(&cf->cf_agg);
 	config_auth_free(&cf->cf_inauth);
+	config_policy_free(cf);
 	free(cf->cf_file);
 	free(cf->cf_name);
 	free(cf->cf_group_ref);

@@ -157,6 +157,39 @@ struct config_inauth {
 	struct config_oidc	 ci_oidc;
 };
 
+/* rateLimiting: a token bucket; sb_max 0 = none */
+struct config_bucket {
+	unsigned int		 cb_max;	/* maxTokens */
+	uint64_t		 cb_period_ms;	/* refillPeriod */
+};
+
+struct config_tool_limit {
+	char			*ctl_name;	/* advertised tool name */
+	struct config_bucket	 ctl_shared;
+	struct config_bucket	 ctl_per_user;
+};
+
+struct config_ratelimit {
+	int			 crl_enabled;	/* any bucket set */
+	struct config_bucket	 crl_shared;
+	struct config_bucket	 crl_per_user;
+	struct config_tool_limit *crl_tools;
+	size_t			 crl_ntools;
+};
+
+/* audit: */
+struct config_audit {
+	int			 ca_enabled;
+	char			*ca_log_file;	/* NULL: stderr */
+	char			*ca_component;	/* default "vmcpd" */
+	char			**ca_types;	/* eventTypes; none = all */
+	size_t			 ca_ntypes;
+	char			**ca_exclude;	/* excludeEventTypes */
+	size_t			 ca_nexclude;
+	int			 ca_request_data;
+	size_t			 ca_max_data;	/* maxDataSize, 1024 */
+};
+
 struct config {
 	char			*cf_file;	/* path, or CONFIG_EMBEDDED_NAME */
 	char			*cf_name;	/* name: (default "vmcpd") */
@@ -209,6 +242,10 @@ struct config {
 
 	/* incomingAuth: */
 	struct config_inauth	 cf_inauth;
+
+	/* rateLimiting:, audit: (config_policy.c) */
+	struct config_ratelimit	 cf_ratelimit;
+	struct config_audit	 cf_audit;
 
 	/* operational.timeouts.default */
 	uint64_t		 cf_timeout_default_ms;	/* default 30 s */

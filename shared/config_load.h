@@ -133,6 +133,12 @@ int	 config_listen_unix(struct loader *, struct cnode *, const char *,
 	    struct config *);
 void	 config_auth_free(struct config_inauth *);
 void	 config_resolve_sessions(struct config *);
+/* config_policy.c: rateLimiting and audit */
+int	 load_rate_limiting(struct loader *, struct cnode *, const char *,
+	    void *);
+int	 load_audit(struct loader *, struct cnode *, const char *, void *);
+int	 config_policy_defaults(struct config *);
+void	 config_policy_free(struct config *);
 int	 config_resolve_aggregation(struct loader *);
 
 #endif /* VMCPD_CONFIG_LOAD_H */

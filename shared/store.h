@@ -191,6 +191,28 @@ int	 store_group_count(struct store *, enum store_db, const void *group,
 int	 store_iter(struct store *, enum store_db, uint64_t now_ms,
 	    int include_expired, store_iter_cb, void *arg);
 /*
+ * Token buckets (store_bucket.c): one write txn refills each bucket
+ * (sb_max tokens per sb_period_ms, full when new), and takes one token
+ * (or a lease of several) from every one if each has one, else from
+ * none: STORE_LIMITED with *retry_ms, when the emptiest has its token
+ * back.
+ */
+#define STORE_LIMITED		6
+#define STORE_BUCKETS_MAX	8
+struct store_bucket {
+	const void	*sb_key;
+	size_t		 sb_klen;
+	uint64_t	 sb_max;
+	uint64_t	 sb_period_ms;
+	/* a lease: 0 takes 1 token; n takes floor(tokens / n) of those
+	   left, at least 1 and at most STORE_LEASE_MAX */
+	unsigned int	 sb_lease;
+	uint64_t	 sb_taken;	/* out: tokens taken */
+};
+#define STORE_LEASE_MAX		1024
+int	 store_buckets_take(struct store *, struct store_bucket *,
+	    size_t n, uint64_t now_ms, uint64_t *retry_ms);
+/*
  * Sequences: records keyed prefix || be64 seq.  store_append() writes
  * the next seq (from 1) in one write txn and drops the oldest beyond
  * keep; a record at seq 0 is left alone (a header).  store_scan() hands

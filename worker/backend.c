@@ -1,10 +1,12 @@
 /*
- * The backend client: MCP over Streamable HTTP to one backend, on the
+ * The transport to backends: a JSON-RPC body POSTed over Streamable
+ * HTTP to one backend (its URL, or its bridge's Unix socket), on the
  * worker's libcurl multi.  A response may be JSON or an SSE stream; the
- * stream is parsed as it arrives, notifications are handed up as they
- * come, and the final response completes the call.  Request ids are
- * ours ("vmcpd-<pid>-<seq>"), unique across workers sharing a backend
- * session; the caller maps them back to the client's ids.
+ * stream is parsed as it arrives (and resumed after a cut), messages
+ * are handed up as they come, and the final response completes the
+ * call.  Request ids are ours ("vmcpd-<pid>-<seq>"), unique across
+ * workers sharing a backend session.  Which revision, which session,
+ * what to resend: upstream.c.
  */
 #include <sys/queue.h>
 #include <sys/types.h>
@@ -31,10 +33,6 @@
 #define BACKEND_RESUMES		3	/* GET + Last-Event-ID after a cut */
 #define BACKEND_RETRY_MAX_MS	5000
 
-struct backend_call;
-typedef void (*backend_idone_cb)(struct backend_call *, int rc,
-    json_t *response, int flags, const char *errmsg);
-
 struct backend_call {
 	TAILQ_ENTRY(backend_call)	 bc_entry;	/* every call alive */
 	struct worker			*bc_w;
@@ -59,19 +57,10 @@ struct backend_call {
 	struct http_call		*bc_abort;	/* its cancellation */
 	const struct backend_call_cbs	*bc_cbs;
 	void				*bc_arg;
-	backend_idone_cb		 bc_idone;
-	void				*bc_iarg;	/* backend_open state */
 };
 
 static TAILQ_HEAD(, backend_call) backend_calls =
     TAILQ_HEAD_INITIALIZER(backend_calls);
-
-struct backend_open_state {
-	struct worker			*bo_w;
-	const struct config_backend	*bo_be;
-	backend_open_cb			 bo_cb;
-	void				*bo_arg;
-};
 
 static void	backend_call_free(struct backend_call *);
 
@@ -112,8 +101,6 @@ backend_make_id(char *buf, size_t size, pid_t pid, unsigned long long seq)
 	memcpy(buf + plen, s, n);
 	buf[plen + n] = '\0';
 }
-static void	backend_open_done(struct backend_call *, int, json_t *, int,
-		    const char *);
 static void	backend_finish(struct backend_call *, int rc, json_t *response,
 		    int flags, const char *errmsg);
 
@@ -171,8 +158,9 @@ backend_add_headers(struct http_call *hc, const char *bsid,
 		(void)http_call_add_header(hc, "MCP-Protocol-Version", version);
 }
 
-/* a POST of one message whose answer carries nothing for us */
-static struct http_call *
+/* a POST of one message whose answer carries nothing for us; cbs
+ * (if any) learn when it is through */
+struct http_call *
 backend_post_start(struct worker *w, const struct config_backend *be,
     const char *bsid, const char *version, json_t *msg,
     const struct http_call_cbs *cbs, void *arg)
@@ -260,7 +248,6 @@ backend_on_answer_raw(struct backend_call *bc, const char *data, size_t len)
 	size_t			 n, idlen = strlen(bc->bc_id);
 
 	if (bc->bc_cbs == NULL || bc->bc_cbs->bc_done_raw == NULL ||
-	    bc->bc_idone != NULL ||
 	    proto_json_members(data, len, m, 8, &n) == -1)
 		return -1;
 	id = proto_json_member(m, n, "id");
@@ -559,9 +546,7 @@ backend_finish(struct backend_call *bc, int rc, json_t *response, int flags,
 	if (bc->bc_finished)
 		return;
 	bc->bc_finished = 1;
-	if (bc->bc_idone != NULL)
-		bc->bc_idone(bc, rc, response, flags, errmsg);
-	else if (bc->bc_cbs != NULL && bc->bc_cbs->bc_done != NULL)
+	if (bc->bc_cbs != NULL && bc->bc_cbs->bc_done != NULL)
 		bc->bc_cbs->bc_done(bc->bc_arg, rc, response, flags, errmsg);
 }
 
@@ -571,9 +556,6 @@ backend_call_free(struct backend_call *bc)
 	if (bc == NULL)
 		return;
 	TAILQ_REMOVE(&backend_calls, bc, bc_entry);
-	/* an open that never finished: its state is ours to free */
-	if (!bc->bc_finished && bc->bc_idone == backend_open_done)
-		free(bc->bc_iarg);
 	if (bc->bc_http != NULL)
 		http_call_cancel(bc->bc_http);
 	if (bc->bc_abort != NULL)
@@ -586,75 +568,64 @@ backend_call_free(struct backend_call *bc)
 	free(bc);
 }
 
-/*
- * The request's text, written around the text of its params instead of
- * dumped whole: jansson's dump costs more than the rest of sending a
- * call.  ptext is the params' text when the caller has it (JSON that
- * jansson accepted); else params alone are dumped.  NULL: a method that
- * needs escaping, or no memory; the caller dumps the request then.
- */
-static char *
-backend_request_text(const char *id, const char *method, json_t *params,
-    const char *ptext, size_t plen, size_t *lenp)
+/* our request id, "vmcpd-<pid>-<seq>" */
+void
+backend_next_id(struct worker *w, char *buf, size_t size)
 {
-	static const char	 h1[] = "{\"jsonrpc\":\"2.0\",\"id\":\"";
-	static const char	 h2[] = "\",\"method\":\"";
-	static const char	 h3[] = "\",\"params\":";
-	char			*dumped = NULL, *out, *o;
-	const char		*c;
-	size_t			 idlen = strlen(id), mlen = strlen(method);
-
-	for (c = method; *c != '\0'; c++)
-		if ((unsigned char)*c < 0x20 || *c == '"' || *c == '\\')
-			return NULL;
-	if (ptext == NULL && params != NULL) {
-		if ((dumped = jsonrpc_dump(params, &plen)) == NULL)
-			return NULL;
-		ptext = dumped;
-	}
-	if ((out = malloc(sizeof(h1) + idlen + sizeof(h2) + mlen +
-	    sizeof(h3) + plen + 2)) == NULL) {
-		free(dumped);
-		return NULL;
-	}
-	o = out;
-	memcpy(o, h1, sizeof(h1) - 1);
-	o += sizeof(h1) - 1;
-	memcpy(o, id, idlen);
-	o += idlen;
-	memcpy(o, h2, sizeof(h2) - 1);
-	o += sizeof(h2) - 1;
-	memcpy(o, method, mlen);
-	o += mlen;
-	if (ptext != NULL) {
-		memcpy(o, h3, sizeof(h3) - 1);
-		o += sizeof(h3) - 1;
-		memcpy(o, ptext, plen);
-		o += plen;
-	} else
-		*o++ = '"';
-	*o++ = '}';
-	*o = '\0';
-	*lenp = (size_t)(o - out);
-	free(dumped);
-	return out;
+	backend_make_id(buf, size, w->w_pid,
+	    (unsigned long long)++w->w_rpc_seq);
 }
 
-static struct backend_call *
-backend_call_start(struct worker *w, const struct config_backend *be,
-    const char *bsid, const char *version, const char *method,
-    json_t *params, const char *ptext, size_t plen, const json_t *hdrs,
-    const struct backend_call_cbs *cbs, void *arg,
-    backend_idone_cb idone, void *iarg)
+/* a POST with its headers; the credentials of later issues go here */
+static struct http_call *
+backend_post_new(struct worker *w, const struct config_backend *be,
+    const struct backend_req *br)
+{
+	struct http_call	*hc;
+	size_t			 i;
+
+	if ((hc = backend_http_new(w, be, "POST")) == NULL)
+		return NULL;
+	backend_add_headers(hc, br->br_bsid, br->br_version);
+	for (i = 0; i < br->br_nhdrs; i++)
+		if (http_call_add_header(hc, br->br_hdrs[i].bh_name,
+		    br->br_hdrs[i].bh_value) == -1)
+			goto fail;
+	if (http_call_set_body(hc, br->br_body, br->br_len) == -1)
+		goto fail;
+	return hc;
+fail:
+	http_call_cancel(hc);
+	return NULL;
+}
+
+struct http_call *
+backend_post_stream(struct worker *w, const struct config_backend *be,
+    const struct backend_req *br)
+{
+	struct http_call *hc;
+
+	if ((hc = backend_post_new(w, be, br)) != NULL)
+		http_call_set_timeout(hc, 0);
+	return hc;
+}
+
+const char *
+backend_call_session(const struct backend_call *bc)
+{
+	return bc->bc_resp_sid[0] != '\0' ? bc->bc_resp_sid : NULL;
+}
+
+/* POST br to the backend; cbs get what comes back */
+struct backend_call *
+backend_post(struct worker *w, const struct config_backend *be,
+    const struct backend_req *br, const struct backend_call_cbs *cbs,
+    void *arg)
 {
 	static const struct http_call_cbs hcbs = {
 		backend_on_head, backend_on_data, backend_on_done
 	};
 	struct backend_call	*bc;
-	json_t			*req = NULL, *id, *hv;
-	const char		*hn;
-	char			*body = NULL;
-	size_t			 len;
 
 	if ((bc = calloc(1, sizeof(*bc))) == NULL)
 		goto fail;
@@ -663,136 +634,28 @@ backend_call_start(struct worker *w, const struct config_backend *be,
 	bc->bc_be = be;
 	bc->bc_cbs = cbs;
 	bc->bc_arg = arg;
-	bc->bc_idone = idone;
-	bc->bc_iarg = iarg;
-	bc->bc_sent_sid = bsid != NULL;
+	bc->bc_sent_sid = br->br_bsid != NULL;
 	bc->bc_retry_ms = -1;
-	if (version != NULL)
-		backend_copy(bc->bc_version, sizeof(bc->bc_version), version);
-	if (bsid != NULL)
-		backend_copy(bc->bc_resp_sid, sizeof(bc->bc_resp_sid), bsid);
-	backend_make_id(bc->bc_id, sizeof(bc->bc_id), w->w_pid,
-	    (unsigned long long)++w->w_rpc_seq);
-	if ((body = backend_request_text(bc->bc_id, method, params, ptext,
-	    plen, &len)) == NULL) {
-		if ((id = json_string(bc->bc_id)) == NULL)
-			goto fail;
-		req = jsonrpc_request_new(id, method, json_incref(params));
-		json_decref(id);
-		if (req == NULL || (body = jsonrpc_dump(req, &len)) == NULL)
-			goto fail;
-	}
-	if ((bc->bc_http = backend_http_new(w, be, "POST")) == NULL)
-		goto fail;
-	backend_add_headers(bc->bc_http, bsid, version);
-	json_object_foreach((json_t *)hdrs, hn, hv)
-		if (http_call_add_header(bc->bc_http, hn,
-		    json_string_value(hv)) == -1)
-			goto fail;
-	if (http_call_set_body(bc->bc_http, body, len) == -1)
+	if (br->br_version != NULL)
+		backend_copy(bc->bc_version, sizeof(bc->bc_version),
+		    br->br_version);
+	if (br->br_bsid != NULL)
+		backend_copy(bc->bc_resp_sid, sizeof(bc->bc_resp_sid),
+		    br->br_bsid);
+	backend_copy(bc->bc_id, sizeof(bc->bc_id), br->br_id);
+	if ((bc->bc_http = backend_post_new(w, be, br)) == NULL)
 		goto fail;
 	http_call_set_timeout(bc->bc_http, be->cb_timeout_ms);
 	if (http_call_start(bc->bc_http, &hcbs, bc) == -1) {
 		bc->bc_http = NULL;	/* freed by the client */
 		goto fail;
 	}
-	free(body);
-	json_decref(req);
 	return bc;
 fail:
-	log_warnx("%s: cannot send %s to backend %s", __func__, method,
+	log_warnx("%s: cannot send %s to backend %s", __func__, br->br_id,
 	    be->cb_name);
-	free(body);
-	json_decref(req);
-	if (bc != NULL)
-		bc->bc_iarg = NULL;	/* the caller still owns it */
 	backend_call_free(bc);
 	return NULL;
-}
-
-struct backend_call *
-backend_rpc(struct worker *w, const struct config_backend *be,
-    const char *bsid, const char *version, const char *method,
-    json_t *params, const struct backend_call_cbs *cbs, void *arg)
-{
-	return backend_call_start(w, be, bsid, version, method, params, NULL,
-	    0, NULL, cbs, arg, NULL, NULL);
-}
-
-/*
- * A 2026-07-28 request: no session; this hop's _meta (the client's
- * capabilities mirrored, vmcpd's clientInfo) and headers that mirror
- * the body (Mcp-Method, Mcp-Name, and the Mcp-Param-* the caller
- * computed from the backend's own tool schema).
- */
-/* vmcpd as the client of a 2026-07-28 hop */
-json_t *
-backend_client_info(void)
-{
-	return json_pack("{s:s, s:s}", "name", "vmcpd", "version",
-	    VMCPD_VERSION);
-}
-
-struct backend_call *
-backend_rpc_modern(struct worker *w, const struct config_backend *be,
-    const char *method, const json_t *params, const json_t *caps,
-    const char *log_level, const json_t *param_hdrs,
-    const struct backend_call_cbs *cbs, void *arg)
-{
-	return backend_rpc_modern_text(w, be, method, params, NULL, 0, caps,
-	    log_level, param_hdrs, cbs, arg);
-}
-
-/* the same, params also as the text to send (ptext: this hop's _meta
- * in it already), when the caller has it */
-struct backend_call *
-backend_rpc_modern_text(struct worker *w, const struct config_backend *be,
-    const char *method, const json_t *params, const char *ptext,
-    size_t plen, const json_t *caps, const char *log_level,
-    const json_t *param_hdrs, const struct backend_call_cbs *cbs, void *arg)
-{
-	struct backend_call	*bc = NULL;
-	json_t			*hdrs = NULL, *v, *info, *p = NULL;
-	const char		*name, *k;
-	char			*enc = NULL, hn[128];
-
-	if (ptext == NULL) {
-		if ((info = backend_client_info()) == NULL)
-			return NULL;
-		p = proto_modern_params(params, caps, info, log_level);
-		json_decref(info);
-		if (p == NULL)
-			return NULL;
-	}
-	if ((hdrs = json_pack("{s:s}", "Mcp-Method", method)) == NULL)
-		goto done;
-	/* the name is the same in the tree and in the text */
-	if ((name = proto_modern_name(method, params)) != NULL &&
-	    ((enc = proto_hdr_encode(name)) == NULL ||
-	    json_object_set_new(hdrs, "Mcp-Name", json_string(enc)) == -1))
-		goto done;
-	json_object_foreach((json_t *)param_hdrs, k, v) {
-		if ((size_t)snprintf(hn, sizeof(hn), "Mcp-Param-%s", k) >=
-		    sizeof(hn) || json_object_set(hdrs, hn, v) == -1)
-			goto done;
-	}
-	bc = backend_call_start(w, be, NULL, MCP_VERSION_MODERN, method,
-	    p, ptext, plen, hdrs, cbs, arg, NULL, NULL);
-done:
-	free(enc);
-	json_decref(hdrs);
-	json_decref(p);
-	return bc;
-}
-
-struct backend_call *
-backend_rpc_text(struct worker *w, const struct config_backend *be,
-    const char *bsid, const char *version, const char *method,
-    json_t *params, const char *ptext, size_t plen,
-    const struct backend_call_cbs *cbs, void *arg)
-{
-	return backend_call_start(w, be, bsid, version, method, params, ptext,
-	    plen, NULL, cbs, arg, NULL, NULL);
 }
 
 int
@@ -819,15 +682,6 @@ backend_free_all(struct worker *w)
 	(void)w;
 	while ((bc = TAILQ_FIRST(&backend_calls)) != NULL)
 		backend_call_free(bc);
-}
-
-int
-backend_notify_request(struct worker *w, const struct config_backend *be,
-    const char *bsid, const char *version, const char *method,
-    json_t *params)
-{
-	return backend_call_start(w, be, bsid, version, method, params, NULL,
-	    0, NULL, NULL, NULL, NULL, NULL) == NULL ? -1 : 0;
 }
 
 /* the caller no longer wants the outcome: no callback after this */
@@ -863,9 +717,8 @@ backend_on_aborted(void *arg, struct http_call *hc, int result,
  * 2025-11-25, Cancellation): notifications/cancelled under our id, on
  * the call's backend session.  The call's own stream stays open until
  * the notification is through, so that a bridge still finds the
- * request it names; whatever it brings is dropped.  A 2026-07-28 call
- * has no session: closing its stream is what cancels it (MCP
- * 2026-07-28, Transports).
+ * request it names; whatever it brings is dropped.  (A 2026-07-28 call
+ * is cancelled by closing its stream: upstream.c cancels it instead.)
  */
 void
 backend_call_abort(struct backend_call *bc, const char *reason)
@@ -875,8 +728,7 @@ backend_call_abort(struct backend_call *bc, const char *reason)
 	};
 	json_t	*p, *n;
 
-	if (bc == NULL || bc->bc_finished || bc->bc_idone != NULL ||
-	    strcmp(bc->bc_version, MCP_VERSION_MODERN) == 0) {
+	if (bc == NULL || bc->bc_finished) {
 		backend_call_cancel(bc);
 		return;
 	}
@@ -957,87 +809,4 @@ backend_info_put(struct worker *w, const struct config_backend *be,
 		free(buf);
 	}
 	json_decref(o);
-}
-
-static void
-backend_open_done(struct backend_call *bc, int rc, json_t *response,
-    int flags, const char *errmsg)
-{
-	struct backend_open_state	*bo = bc->bc_iarg;
-	json_t				*result, *err;
-	const char			*version = NULL, *sid;
-	char				 msg[512];
-
-	(void)flags;
-	if (rc == -1) {
-		bo->bo_cb(bo->bo_arg, -1, NULL, NULL, NULL, errmsg);
-		goto done;
-	}
-	if ((err = json_object_get(response, "error")) != NULL) {
-		(void)snprintf(msg, sizeof(msg), "backend %s refused "
-		    "initialize: %s", bo->bo_be->cb_name,
-		    json_string_value(json_object_get(err, "message")) ?
-		    json_string_value(json_object_get(err, "message")) : "?");
-		bo->bo_cb(bo->bo_arg, -1, NULL, NULL, NULL, msg);
-		goto done;
-	}
-	result = json_object_get(response, "result");
-	version = json_string_value(json_object_get(result,
-	    "protocolVersion"));
-	if (!json_is_object(result) || version == NULL ||
-	    !proto_version_known(version)) {
-		(void)snprintf(msg, sizeof(msg), "backend %s sent an invalid "
-		    "initialize result", bo->bo_be->cb_name);
-		bo->bo_cb(bo->bo_arg, -1, NULL, NULL, NULL, msg);
-		goto done;
-	}
-	sid = bc->bc_resp_sid[0] != '\0' ? bc->bc_resp_sid : NULL;
-	if (sid != NULL && !proto_session_id_valid(sid)) {
-		(void)snprintf(msg, sizeof(msg), "backend %s sent an invalid "
-		    "session id", bo->bo_be->cb_name);
-		bo->bo_cb(bo->bo_arg, -1, NULL, NULL, NULL, msg);
-		goto done;
-	}
-	/* a Legacy-cached backend that negotiates 2026-07-28 flips */
-	if (proto_era_of_version(version) == PROTO_ERA_MODERN)
-		era_set(bo->bo_w, bo->bo_be, PROTO_ERA_MODERN,
-		    "initialize negotiated " MCP_VERSION_MODERN);
-	backend_info_put(bo->bo_w, bo->bo_be, version, result);
-	(void)backend_notify(bo->bo_w, bo->bo_be, sid, version,
-	    "notifications/initialized", NULL);
-	bo->bo_cb(bo->bo_arg, 0, sid, version, result, NULL);
-done:
-	free(bo);
-}
-
-int
-backend_open(struct worker *w, const struct config_backend *be,
-    json_t *caps, backend_open_cb cb, void *arg)
-{
-	struct backend_open_state	*bo;
-	json_t				*params;
-
-	if ((bo = calloc(1, sizeof(*bo))) == NULL)
-		return -1;
-	bo->bo_w = w;
-	bo->bo_be = be;
-	bo->bo_cb = cb;
-	bo->bo_arg = arg;
-	/* the client's capabilities: what vmcpd can relay to it */
-	params = json_pack("{s:s, s:o, s:{s:s, s:s}}", "protocolVersion",
-	    MCP_VERSION_LEGACY, "capabilities", caps != NULL ?
-	    json_incref(caps) : json_object(), "clientInfo", "name", "vmcpd",
-	    "version", VMCPD_VERSION);
-	if (params == NULL) {
-		free(bo);
-		return -1;
-	}
-	if (backend_call_start(w, be, NULL, NULL, "initialize", params, NULL,
-	    0, NULL, NULL, NULL, backend_open_done, bo) == NULL) {
-		json_decref(params);
-		free(bo);
-		return -1;
-	}
-	json_decref(params);
-	return 0;
 }

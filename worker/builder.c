@@ -99,7 +99,6 @@ builder_main(const struct config *conf, unsigned int gen, int chan_fd)
 	w->w_listen_fd = -1;
 	w->w_diag_fd = -1;
 	TAILQ_INIT(&w->w_reqs);
-	TAILQ_INIT(&w->w_opens);
 
 	if (setpriority(PRIO_PROCESS, 0, BUILDER_NICE) == -1)
 		log_warn("setpriority");
@@ -133,6 +132,7 @@ builder_main(const struct config *conf, unsigned int gen, int chan_fd)
 
 	log_debug("exiting");
 	wake_free();
+	upstream_free_all(w);
 	backend_free_all(w);
 	views_free();
 	notify_free(w);

@@ -23,6 +23,7 @@
 #include "shared/config.h"
 #include "shared/log.h"
 #include "auth.h"
+#include "audit.h"
 #include "httpd.h"
 #include "worker.h"
 
@@ -644,7 +645,8 @@ front_on_request(struct httpd_req *req, void *arg)
 	if (mcp) {
 		worker_request_hold(w);
 		w->w_unflushed++;
-		httpd_req_set_done_cb(req, front_on_complete, w);
+		/* front_on_complete(), with audit on after its line */
+		audit_begin(w, req, front_on_complete);
 		front_mcp(w, req);
 		/* what carries the request on holds it itself */
 		worker_request_release(w, __func__);

@@ -93,6 +93,7 @@ struct httpd_req {
 	httpd_req_cb		 r_done_cb;
 	void			*r_done_arg;
 	void			*r_data;	/* httpd_req_set_data() */
+	int			 r_status;	/* the reply's, for the audit */
 	void			(*r_data_free)(void *);
 };
 
@@ -830,6 +831,7 @@ conn_finish(struct httpd_conn *c)
 	c->c_state = CONN_READING;
 	if (done != NULL)
 		done(req, done_arg);
+	req->r_status = 0;
 	httpd_req_set_data(req, NULL, NULL);
 	if (c->c_rpaused && c->c_fd != -1) {
 		(void)event_add(c->c_rev, NULL);
@@ -959,6 +961,7 @@ conn_head(struct httpd_conn *c, int status, size_t clen,
 	const char		*reason = httpd_reason(status), *date;
 	size_t			 n;
 
+	req->r_status = status;
 	if (status < 100 || status > 999)
 		status = 500;
 	memcpy(p, "HTTP/1.1 ", 9);
@@ -1094,6 +1097,18 @@ httpd_req_set_done_cb(struct httpd_req *req, httpd_req_cb cb, void *arg)
 {
 	req->r_done_cb = cb;
 	req->r_done_arg = arg;
+}
+
+void *
+httpd_req_done_arg(const struct httpd_req *req)
+{
+	return req->r_done_arg;
+}
+
+int
+httpd_req_status(const struct httpd_req *req)
+{
+	return req->r_status;
 }
 
 size_t

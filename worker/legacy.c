@@ -27,45 +27,32 @@
 #include "httpd.h"
 #include "worker.h"
 #include "legacy_req.h"
+#include "ratelimit.h"
 
 #define LEGACY_MRTR_ROUNDS	10	/* as go-sdk's client */
 #define LEGACY_MRTR_SHEDS	3
 
-/* a backend session being opened for a client session: one per worker */
-struct bopen {
-	TAILQ_ENTRY(bopen)		 bo_entry;
-	char				 bo_sid[SESSION_ID_LEN + 1];
-	const struct config_backend	*bo_be;
-	TAILQ_HEAD(, mcp_req)		 bo_waiters;
-};
-
-static void	legacy_open_backend(struct mcp_req *);
-static void	legacy_forward(struct mcp_req *);
+static void	legacy_forward(struct mcp_req *, int flags);
 static int	legacy_params_load(struct mcp_req *);
 
 struct mcp_req *
-legacy_req_new(struct worker *w, struct httpd_req *req)
+legacy_req_new(struct worker *w, struct httpd_req *req,
+    struct jsonrpc_msg *msg)
 {
 	struct mcp_req *mr;
 
-	if ((mr = calloc(1, sizeof(*mr))) == NULL)
+	if ((mr = calloc(1, sizeof(*mr))) == NULL) {
+		front_reply_error(req, 500, msg->jm_id, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: out of memory");
+		jsonrpc_msg_clear(msg);
 		return NULL;
+	}
 	mr->mr_w = w;
 	mr->mr_req = req;
+	mr->mr_msg = *msg;
 	TAILQ_INSERT_TAIL(&w->w_reqs, mr, mr_entry);
 	worker_request_hold(w);
 	return mr;
-}
-
-/* off the list it is on: the worker's, or a backend open's waiters */
-static void
-legacy_req_unlink(struct mcp_req *mr)
-{
-	if (mr->mr_bo != NULL)
-		TAILQ_REMOVE(&mr->mr_bo->bo_waiters, mr, mr_entry);
-	else
-		TAILQ_REMOVE(&mr->mr_w->w_reqs, mr, mr_entry);
-	mr->mr_bo = NULL;
 }
 
 static void
@@ -91,18 +78,17 @@ legacy_req_free(struct mcp_req *mr)
 {
 	if (mr->mr_req != NULL)
 		httpd_req_set_close_cb(mr->mr_req, NULL, NULL);
-	backend_call_cancel(mr->mr_call);
+	upstream_cancel(mr->mr_up);
 	view_get_cancel(mr->mr_w, mr);
-	era_resolve_cancel(mr->mr_w, mr);
 	mrtr_cancel(mr->mr_wait);
 	json_decref(mr->mr_phdrs);
 	json_decref(mr->mr_state);
+	json_decref(mr->mr_responses);
 	json_decref(mr->mr_bparams);
 	json_decref(mr->mr_client_caps);
 	free(mr->mr_fast.lf_text);
 	free(mr->mr_fast.lf_own);
-	free(mr->mr_bver);
-	legacy_req_unlink(mr);
+	TAILQ_REMOVE(&mr->mr_w->w_reqs, mr, mr_entry);
 	jsonrpc_msg_clear(&mr->mr_msg);
 	session_clear(&mr->mr_sess);
 	worker_request_release(mr->mr_w, __func__);
@@ -164,34 +150,9 @@ legacy_req_answer(struct mcp_req *mr, json_t *msg)
 	legacy_req_free(mr);
 }
 
-/* a synchronous answer with no mcp_req (the front releases the request) */
-void
-legacy_done_error(struct worker *w, struct httpd_req *req, int status,
-    json_t *id, int code, const char *message)
-{
-	(void)w;
-	front_reply_error(req, status, id, code, message);
-}
-
 static void
-legacy_done_json(struct worker *w, struct httpd_req *req, int status,
-    json_t *msg)
+legacy_on_backend_message(struct mcp_req *mr, json_t *msg)
 {
-	(void)w;
-	front_reply_json(req, status, msg, NULL);
-}
-
-void
-legacy_done_empty(struct worker *w, struct httpd_req *req, int status)
-{
-	(void)w;
-	front_reply_empty(req, status);
-}
-
-static void
-legacy_on_backend_message(void *arg, json_t *msg)
-{
-	struct mcp_req	*mr = arg;
 	const char	*method;
 
 	method = json_string_value(json_object_get(msg, "method"));
@@ -205,35 +166,26 @@ legacy_on_backend_message(void *arg, json_t *msg)
 	(void)front_sse_send(mr->mr_req, NULL, msg);
 }
 
+/* a 2025-11-25 backend's answer, as a tree */
 static void
-legacy_on_backend_done(void *arg, int rc, json_t *response, int flags,
-    const char *errmsg)
+legacy_legacy_done(struct mcp_req *mr, const struct upstream_result *r)
 {
-	struct mcp_req	*mr = arg;
-	char		 msg[600];
+	json_t	*response = r->ur_response, *err;
+	char	 msg[600];
 
-	mr->mr_call = NULL;
-	if (rc == -1 && (flags & BACKEND_F_LOST) && !mr->mr_retried) {
-		/* the backend forgot our session: nothing ran, open anew */
-		log_info("backend %s lost session of %.8s...; reopening",
-		    mr->mr_be->cb_name, mr->mr_sid);
-		mr->mr_retried = 1;
-		legacy_open_backend(mr);
-		return;
-	}
-	if (rc == -1) {
+	if (r->ur_status == UPSTREAM_FAILED) {
 		log_warnx("%s for session %.8s...: %s", mr->mr_msg.jm_method,
-		    mr->mr_sid, errmsg);
-		(void)snprintf(msg, sizeof(msg), "Internal error: %s", errmsg);
+		    mr->mr_sid, r->ur_errmsg);
+		(void)snprintf(msg, sizeof(msg), "Internal error: %s",
+		    r->ur_errmsg);
 		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR, msg);
 		return;
 	}
 	/* the backend's answer under the client's id */
+	err = json_object_get(response, "error");
 	legacy_req_answer(mr, json_pack("{s:s, s:O, s:O}", "jsonrpc", "2.0",
-	    "id", mr->mr_msg.jm_id, json_object_get(response, "error") !=
-	    NULL ? "error" : "result", json_object_get(response, "error") !=
-	    NULL ? json_object_get(response, "error") :
-	    json_object_get(response, "result")));
+	    "id", mr->mr_msg.jm_id, err != NULL ? "error" : "result",
+	    err != NULL ? err : json_object_get(response, "result")));
 }
 
 /*
@@ -243,10 +195,9 @@ legacy_on_backend_done(void *arg, int rc, json_t *response, int flags,
  * where it goes.
  */
 static int
-legacy_on_backend_request(void *arg, json_t *msg, const char *bsid,
-    char *why, size_t whylen)
+legacy_on_backend_request(struct mcp_req *mr, json_t *msg, const char *bsid,
+    const char *version, char *why, size_t whylen)
 {
-	struct mcp_req	*mr = arg;
 	struct worker	*w = mr->mr_w;
 	const char	*method, *cap;
 	json_t		*out = NULL, *rec = NULL;
@@ -277,7 +228,7 @@ legacy_on_backend_request(void *arg, json_t *msg, const char *bsid,
 	for (i = 0; i < sizeof(r); i++)
 		(void)snprintf(id + 8 + 2 * i, 3, "%02x", r[i]);
 	rec = json_pack("{s:s, s:s, s:s*, s:s*, s:O}", "sid", mr->mr_sid,
-	    "b", mr->mr_be->cb_name, "bsid", bsid, "pv", mr->mr_bver,
+	    "b", mr->mr_be->cb_name, "bsid", bsid, "pv", version,
 	    "id", json_object_get(msg, "id"));
 	if (rec == NULL || (buf = jsonrpc_dump(rec, &len)) == NULL ||
 	    store_put(w->w_store, STORE_PENDING, id, strlen(id), buf, len,
@@ -304,6 +255,18 @@ done:
 	json_decref(rec);
 	json_decref(out);
 	return rc;
+}
+
+/* what the backend sends mid-call: relayed on this request's stream */
+static int
+legacy_on_push(void *arg, json_t *msg, const char *bsid, const char *version,
+    char *why, size_t whylen)
+{
+	if (json_object_get(msg, "id") != NULL)
+		return legacy_on_backend_request(arg, msg, bsid, version, why,
+		    whylen);
+	legacy_on_backend_message(arg, msg);
+	return 0;
 }
 
 /* the client answers a relayed request: send it to the backend that
@@ -347,21 +310,19 @@ legacy_client_answer(struct worker *w, struct jsonrpc_msg *msg,
 	    msg->jm_kind == JSONRPC_ERROR ? "error" : "result",
 	    msg->jm_kind == JSONRPC_ERROR ? msg->jm_error : msg->jm_result);
 	if (out != NULL)
-		backend_post_nowait(w, be, bsid, pv, out);
+		upstream_post(w, be, bsid, pv, out);
 	json_decref(out);
 	json_decref(p);
 }
 
 /* the backend's answer as text, under the client's id */
 static void
-legacy_on_backend_done_raw(void *arg, const char *kind, const char *json,
-    size_t len)
+legacy_on_backend_done_raw(struct mcp_req *mr, const char *kind,
+    const char *json, size_t len)
 {
-	struct mcp_req			*mr = arg;
-	char				*msg;
-	size_t				 mlen;
+	char	*msg;
+	size_t	 mlen;
 
-	mr->mr_call = NULL;
 	httpd_req_set_close_cb(mr->mr_req, NULL, NULL);
 	if (mr->mr_streaming) {
 		if ((msg = front_compose(mr->mr_msg.jm_id, kind, json, len,
@@ -396,195 +357,90 @@ legacy_params_text(struct mcp_req *mr, size_t *len)
 	return front_params_text(mr->mr_req, len);
 }
 
-static void
-legacy_send(struct mcp_req *mr, const char *bsid, const char *version)
-{
-	static const struct backend_call_cbs cbs = {
-		legacy_on_backend_message, legacy_on_backend_request,
-		legacy_on_backend_done, legacy_on_backend_done_raw
-	};
-	const char	*ptext;
-	size_t		 plen = 0;
-
-	free(mr->mr_bver);
-	mr->mr_bver = version != NULL ? strdup(version) : NULL;
-
-	if ((ptext = legacy_params_text(mr, &plen)) == NULL &&
-	    mr->mr_fast.lf_params != NULL) {
-		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
-		    "Internal error: the request's body is gone");
-		return;
-	}
-	mr->mr_call = backend_rpc_text(mr->mr_w, mr->mr_be, bsid, version,
-	    mr->mr_msg.jm_method, mr->mr_bparams, ptext, plen, &cbs, mr);
-	if (mr->mr_call == NULL)
-		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
-		    "Internal error: cannot send the request to the backend");
-}
-
-static struct bopen *
-legacy_bopen_find(struct worker *w, const char *sid,
-    const struct config_backend *be)
-{
-	struct bopen *bo;
-
-	TAILQ_FOREACH(bo, &w->w_opens, bo_entry)
-		if (bo->bo_be == be && strcmp(bo->bo_sid, sid) == 0)
-			return bo;
-	return NULL;
-}
-
-static void
-legacy_backend_opened(void *arg, int rc, const char *bsid,
-    const char *version, json_t *init_result, const char *errmsg)
-{
-	struct bopen		*bo = arg;
-	struct worker		*w = worker_self();
-	struct mcp_req		*mr;
-	struct session		 s;
-	struct session_backend	*sb;
-	char		 msg[600];
-
-	(void)init_result;
-	TAILQ_REMOVE(&w->w_opens, bo, bo_entry);
-	if (rc == 0 && bsid != NULL)
-		bclose_opened(w, bo->bo_be);
-	if (rc == 0) {
-		/* record it; re-read first, another worker may have written */
-		if (session_load(w->w_store, bo->bo_sid, store_now_ms(),
-		    &s) == 0) {
-			if ((sb = session_backend_get(&s,
-			    bo->bo_be->cb_name)) != NULL && sb->sb_sid !=
-			    NULL && (bsid == NULL || strcmp(sb->sb_sid,
-			    bsid) != 0))
-				bclose_replaced(w, bo->bo_be, sb->sb_sid,
-				    sb->sb_version);
-			if (session_backend_set(&s, bo->bo_be->cb_name, bsid,
-			    version) == -1 || session_save(w->w_store, &s,
-			    w->w_conf->cf_session_ttl_ms,
-			    store_now_ms()) == -1) {
-				log_warnx("cannot record the backend session "
-				    "of %.8s...", bo->bo_sid);
-				/* unrecorded: closed once its calls are done */
-				bclose_replaced(w, bo->bo_be, bsid, version);
-			}
-			/* the level the client asked for, not the backend's */
-			if (s.s_log_level != NULL) {
-				json_t *p = json_pack("{s:s}", "level",
-				    s.s_log_level);
-
-				(void)backend_notify_request(w, bo->bo_be, bsid,
-				    version, "logging/setLevel", p);
-				json_decref(p);
-			}
-			session_clear(&s);
-		} else if (bsid != NULL) {
-			/* it ended while this opened: nothing else will close it */
-			memset(&s, 0, sizeof(s));
-			(void)session_backend_set(&s, bo->bo_be->cb_name, bsid,
-			    version);
-			bclose_session(w, &s);
-			session_clear(&s);
-		}
-	}
-	while ((mr = TAILQ_FIRST(&bo->bo_waiters)) != NULL) {
-		TAILQ_REMOVE(&bo->bo_waiters, mr, mr_entry);
-		mr->mr_bo = NULL;
-		TAILQ_INSERT_TAIL(&w->w_reqs, mr, mr_entry);
-		if (rc == 0)
-			legacy_send(mr, bsid, version);
-		else {
-			(void)snprintf(msg, sizeof(msg), "Internal error: %s",
-			    errmsg);
-			legacy_req_error(mr, JSONRPC_INTERNAL_ERROR, msg);
-		}
-	}
-	free(bo);
-}
-
-/* open the backend session once per (session, backend) in this worker */
-static void
-legacy_open_backend(struct mcp_req *mr)
-{
-	struct worker	*w = mr->mr_w;
-	struct bopen	*bo;
-
-	if ((bo = legacy_bopen_find(w, mr->mr_sid, mr->mr_be)) == NULL) {
-		if ((bo = calloc(1, sizeof(*bo))) == NULL) {
-			legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
-			    "Internal error: out of memory");
-			return;
-		}
-		(void)snprintf(bo->bo_sid, sizeof(bo->bo_sid), "%s",
-		    mr->mr_sid);
-		bo->bo_be = mr->mr_be;
-		TAILQ_INIT(&bo->bo_waiters);
-		TAILQ_INSERT_TAIL(&w->w_opens, bo, bo_entry);
-		if (backend_open(w, mr->mr_be, mr->mr_client_caps,
-		    legacy_backend_opened, bo) == -1) {
-			TAILQ_REMOVE(&w->w_opens, bo, bo_entry);
-			free(bo);
-			legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
-			    "Internal error: cannot reach the backend");
-			return;
-		}
-	}
-	TAILQ_REMOVE(&w->w_reqs, mr, mr_entry);
-	TAILQ_INSERT_TAIL(&bo->bo_waiters, mr, mr_entry);
-	mr->mr_bo = bo;
-}
-
-static void	legacy_send_modern(struct mcp_req *, json_t *);
 static void	legacy_mrtr_round(struct mcp_req *, json_t *);
+
+/* the request for a 2025-11-25 backend: the client's text if it has it */
+static int
+legacy_params_legacy(struct mcp_req *mr, struct upstream_params *up)
+{
+	if ((up->up_text = legacy_params_text(mr, &up->up_len)) == NULL &&
+	    mr->mr_fast.lf_params != NULL)
+		return -1;	/* the request's body is gone */
+	up->up_tree = json_incref(mr->mr_bparams);
+	return 0;
+}
+
+/* to a 2026-07-28 backend: no backend session, the client's
+ * capabilities and log level in this request's _meta, and the input
+ * the client gave in the last round */
+static int
+legacy_params_modern(struct mcp_req *mr, struct upstream_params *up)
+{
+	json_t	*p, *view;
+	int	 fast = mr->mr_fast.lf_params != NULL;
+
+	if (legacy_params_load(mr) == -1)
+		return -1;
+	/* routed by name alone: the tool's Mcp-Param-* worked out now */
+	if (fast && mr->mr_phdrs == NULL &&
+	    (view = view_peek(mr->mr_w)) != NULL) {
+		mr->mr_phdrs = core_param_headers(view, mr->mr_msg.jm_method,
+		    mr->mr_msg.jm_params, mr->mr_bparams);
+		json_decref(view);
+	}
+	if ((p = json_copy(mr->mr_bparams)) == NULL)
+		return -1;
+	up->up_tree = p;
+	if ((mr->mr_responses != NULL && json_object_set(p, "inputResponses",
+	    mr->mr_responses) == -1) || (mr->mr_state != NULL &&
+	    json_object_set(p, "requestState", mr->mr_state) == -1))
+		return -1;
+	up->up_caps = mr->mr_client_caps;
+	up->up_level = mr->mr_sess.s_log_level;
+	up->up_phdrs = mr->mr_phdrs;
+	return 0;
+}
+
+/* the request in the revision the backend is met in (create_request) */
+static int
+legacy_params(void *arg, enum proto_era era, struct upstream_params *up)
+{
+	return era == PROTO_ERA_MODERN ? legacy_params_modern(arg, up) :
+	    legacy_params_legacy(arg, up);
+}
 
 /* the answer of a 2026-07-28 backend, for a 2025-11-25 client */
 static void
-legacy_on_mbackend_done(void *arg, int rc, json_t *response, int flags,
-    const char *errmsg)
+legacy_modern_done(struct mcp_req *mr, enum upstream_status status,
+    json_t *response, const char *errmsg)
 {
-	struct mcp_req	*mr = arg;
-	json_t		*err, *result, *meta, *rt;
+	json_t		*err, *result, *meta;
 	char		 msg[600];
 
-	mr->mr_call = NULL;
 	err = json_object_get(response, "error");
-	if (rc == -1 && (flags & BACKEND_F_REFUSED) && !mr->mr_retried &&
-	    (!proto_modern_error(response) || json_integer_value(
-	    json_object_get(err, "code")) == MCP_ERR_UNSUPPORTED_VERSION)) {
-		/* turned away unrun, not in 2026-07-28 terms: probe again */
-		mr->mr_retried = 1;
-		era_forget(mr->mr_w, mr->mr_be, errmsg);
-		legacy_forward(mr);
-		return;
-	}
-	if (rc == -1 && !json_is_object(err)) {
+	if (status == UPSTREAM_FAILED || (status == UPSTREAM_ERROR &&
+	    !json_is_object(err))) {
 		log_warnx("%s for session %.8s...: %s", mr->mr_msg.jm_method,
 		    mr->mr_sid, errmsg);
 		(void)snprintf(msg, sizeof(msg), "Internal error: %s", errmsg);
 		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR, msg);
 		return;
 	}
-	if (json_is_object(err)) {
+	if (status == UPSTREAM_ERROR) {
 		legacy_req_answer(mr, json_pack("{s:s, s:O, s:O}", "jsonrpc",
 		    "2.0", "id", mr->mr_msg.jm_id, "error", err));
 		return;
 	}
 	result = json_object_get(response, "result");
-	rt = json_object_get(result, "resultType");
 	if (!json_is_object(result)) {
 		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
 		    "Internal error: the backend sent no result");
 		return;
 	}
-	if (json_is_string(rt) && strcmp(json_string_value(rt),
-	    "input_required") == 0) {
+	if (status == UPSTREAM_INPUT_REQUIRED) {
 		legacy_mrtr_round(mr, result);
 		return;
 	}
-	if (!json_is_string(rt))
-		/* it ran the call as 2025-11-25: correct, never re-run */
-		era_set(mr->mr_w, mr->mr_be, PROTO_ERA_LEGACY, "answered a "
-		    "2026-07-28 request without resultType");
 	/* 2026-07-28's envelope and reserved keys stay on its hop */
 	if ((result = json_deep_copy(result)) == NULL) {
 		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
@@ -601,6 +457,31 @@ legacy_on_mbackend_done(void *arg, int rc, json_t *response, int flags,
 	}
 	legacy_req_answer(mr, json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0",
 	    "id", mr->mr_msg.jm_id, "result", result));
+}
+
+/* the backend's answer, in the revision it came in */
+static void
+legacy_on_done(void *arg, const struct upstream_result *r)
+{
+	struct mcp_req	*mr = arg;
+	json_t		*resp;
+
+	mr->mr_up = NULL;
+	if (r->ur_era != PROTO_ERA_MODERN) {
+		if (r->ur_text != NULL)
+			legacy_on_backend_done_raw(mr, r->ur_kind, r->ur_text,
+			    r->ur_len);
+		else
+			legacy_legacy_done(mr, r);
+		return;
+	}
+	resp = upstream_response(r);
+	if (resp == NULL && r->ur_status != UPSTREAM_FAILED)
+		legacy_modern_done(mr, UPSTREAM_FAILED, NULL,
+		    "the backend's answer could not be read");
+	else
+		legacy_modern_done(mr, r->ur_status, resp, r->ur_errmsg);
+	json_decref(resp);
 }
 
 /* an input request for the client, on this request's SSE stream */
@@ -630,7 +511,9 @@ legacy_mrtr_answered(void *arg, json_t *responses, const char *err)
 		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR, msg);
 		return;
 	}
-	legacy_send_modern(mr, responses);
+	json_decref(mr->mr_responses);
+	mr->mr_responses = json_incref(responses);
+	legacy_forward(mr, 0);
 }
 
 /*
@@ -673,7 +556,9 @@ legacy_mrtr_round(struct mcp_req *mr, json_t *result)
 			legacy_req_error(mr, JSONRPC_INTERNAL_ERROR, msg);
 			return;
 		}
-		legacy_send_modern(mr, NULL);
+		json_decref(mr->mr_responses);
+		mr->mr_responses = NULL;
+		legacy_forward(mr, 0);
 		return;
 	}
 	if ((mr->mr_wait = mrtr_ask(mr->mr_w, mr->mr_sid, mr->mr_client_caps,
@@ -685,72 +570,28 @@ legacy_mrtr_round(struct mcp_req *mr, json_t *result)
 	}
 }
 
-/* to a 2026-07-28 backend: no backend session, the client's
- * capabilities and log level in this request's _meta */
+/* to the backend, in the revision the upstream edge picks for it, on
+ * the client session's backend session (as the request found it) */
 static void
-legacy_send_modern(struct mcp_req *mr, json_t *responses)
+legacy_forward(struct mcp_req *mr, int flags)
 {
-	static const struct backend_call_cbs cbs = {
-		legacy_on_backend_message, NULL, legacy_on_mbackend_done, NULL
+	static const struct upstream_cbs cbs = {
+		legacy_params, legacy_on_push, legacy_on_done
 	};
-	json_t *p;
+	struct upstream_req uq;
 
-	if (legacy_params_load(mr) == -1) {
-		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
-		    "Internal error: cannot parse the request again");
-		return;
-	}
-	if ((p = json_copy(mr->mr_bparams)) == NULL ||
-	    (responses != NULL && json_object_set(p, "inputResponses",
-	    responses) == -1) || (mr->mr_state != NULL &&
-	    json_object_set(p, "requestState", mr->mr_state) == -1)) {
-		json_decref(p);
-		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
-		    "Internal error: out of memory");
-		return;
-	}
-	mr->mr_call = backend_rpc_modern(mr->mr_w, mr->mr_be,
-	    mr->mr_msg.jm_method, p, mr->mr_client_caps,
-	    mr->mr_sess.s_log_level, mr->mr_phdrs, &cbs, mr);
-	json_decref(p);
-	if (mr->mr_call == NULL)
+	memset(&uq, 0, sizeof(uq));
+	uq.uq_method = mr->mr_msg.jm_method;
+	uq.uq_scope = BSESSION_SCOPE_ANON;
+	uq.uq_sess = &mr->mr_sess;
+	uq.uq_client = (flags & UPSTREAM_F_SUBSCRIPTION) ? ERA_LISTING :
+	    PROTO_ERA_LEGACY;
+	uq.uq_caps = mr->mr_client_caps;
+	uq.uq_flags = UPSTREAM_F_TEXT | flags;
+	if ((mr->mr_up = upstream_call(mr->mr_w, mr->mr_be, &uq, &cbs,
+	    mr)) == NULL)
 		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
 		    "Internal error: cannot send the request to the backend");
-}
-
-static void
-legacy_on_era(void *arg, enum proto_era era)
-{
-	struct mcp_req		*mr = arg;
-	struct session_backend	*sb;
-
-	if (era == PROTO_ERA_MODERN) {
-		legacy_send_modern(mr, NULL);
-		return;
-	}
-	sb = session_backend_get(&mr->mr_sess, mr->mr_be->cb_name);
-	if (sb != NULL && !mr->mr_retried)
-		legacy_send(mr, sb->sb_sid, sb->sb_version);
-	else
-		legacy_open_backend(mr);
-}
-
-/* to the backend in the era it speaks, probed if need be, on the
- * session as the request found it */
-static void
-legacy_forward(struct mcp_req *mr)
-{
-	int era;
-
-	if ((era = era_resolve(mr->mr_w, mr->mr_be, PROTO_ERA_LEGACY,
-	    legacy_on_era, mr)) == 0)
-		return;
-	if (era == -1) {
-		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
-		    "Internal error: out of memory");
-		return;
-	}
-	legacy_on_era(mr, (enum proto_era)era);
 }
 
 /*
@@ -764,7 +605,6 @@ legacy_subscribe(struct mcp_req *mr, struct session *s)
 {
 	struct worker	*w = mr->mr_w;
 	const char	*uri;
-	char		*bsid = NULL, *bver = NULL;
 	size_t		 i;
 	int		 sub = mr->mr_msg.jm_mm->mm_id ==
 			    MCP_M_RESOURCES_SUBSCRIBE;
@@ -789,29 +629,14 @@ legacy_subscribe(struct mcp_req *mr, struct session *s)
 		    "Internal error: cannot save the session");
 		return;
 	}
-	/* the backend subscription is shared: it goes with the last one;
-	 * a 2026-07-28 backend has none (its listen stream asks) */
-	if (era_for(w, mr->mr_be, ERA_LISTING) == PROTO_ERA_MODERN)
-		notify_resubscribe(w, mr->mr_be);
-	if ((!sub && notify_subscribers(w, uri) > 0) ||
-	    era_for(w, mr->mr_be, ERA_LISTING) == PROTO_ERA_MODERN) {
-		json_t *resp = jsonrpc_result_new(mr->mr_msg.jm_id,
-		    json_object());
-
-		legacy_req_reply(mr, resp);
-		json_decref(resp);
-		legacy_req_free(mr);
+	/* the backend subscription is shared: it goes with the last one */
+	if (!sub && notify_subscribers(w, uri) > 0) {
+		legacy_req_answer(mr, jsonrpc_result_new(mr->mr_msg.jm_id,
+		    json_object()));
 		return;
 	}
-	if (bsession_load(w, BSESSION_SCOPE_ANON, mr->mr_be, &bsid,
-	    &bver) == -1) {
-		/* no scope session yet: the client's own, as a fallback */
-		legacy_forward(mr);
-		return;
-	}
-	legacy_send(mr, bsid, bver);
-	free(bsid);
-	free(bver);
+	/* made where the listener listens (upstream.c) */
+	legacy_forward(mr, UPSTREAM_F_SUBSCRIPTION);
 }
 
 /*
@@ -859,12 +684,11 @@ legacy_route_fast(struct mcp_req *mr, json_t *view)
 		legacy_req_error(mr, cerr.ce_code, cerr.ce_msg);
 		return 0;
 	}
-	if (era_for(w, mr->mr_be, PROTO_ERA_LEGACY) == PROTO_ERA_LEGACY &&
-	    ((strlen(own) == mr->mr_fast.lf_namelen &&
+	if ((strlen(own) == mr->mr_fast.lf_namelen &&
 	    memcmp(own, mr->mr_fast.lf_name, mr->mr_fast.lf_namelen) == 0) ||
-	    legacy_fast_rename(&mr->mr_fast, own) == 0)) {
+	    legacy_fast_rename(&mr->mr_fast, own) == 0) {
 		mr->mr_client_caps = json_incref(mr->mr_sess.s_client_caps);
-		legacy_forward(mr);
+		legacy_forward(mr, 0);
 		return 0;
 	}
 	mr->mr_be = NULL;
@@ -884,10 +708,23 @@ legacy_on_view(void *arg, json_t *view, const char *err)
 	struct worker	*w = mr->mr_w;
 	struct core_err	 cerr;
 	char		 msg[600];
+	unsigned int	 retry;
 
 	if (view == NULL) {
 		(void)snprintf(msg, sizeof(msg), "Internal error: %s", err);
 		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR, msg);
+		return;
+	}
+	/*
+	 * The authorization gate goes before the rate limit: a call it
+	 * denies takes no token.
+	 */
+	if (ratelimit_call(w, mr->mr_req, mr->mr_msg.jm_mm,
+	    mr->mr_fast.lf_params != NULL ? mr->mr_fast.lf_name : NULL,
+	    mr->mr_fast.lf_namelen, mr->mr_msg.jm_params, &retry) ==
+	    RATELIMIT_LIMITED) {
+		legacy_req_answer(mr, jsonrpc_result_new(mr->mr_msg.jm_id,
+		    ratelimit_result(retry)));
 		return;
 	}
 	if (mr->mr_fast.lf_params != NULL && legacy_route_fast(mr, view) == 0)
@@ -922,16 +759,15 @@ legacy_on_view(void *arg, json_t *view, const char *err)
 	}
 	/* the session as the request found it (mr_sess) */
 	mr->mr_client_caps = json_incref(mr->mr_sess.s_client_caps);
-	/* what a 2026-07-28 backend needs: not worked out for others */
-	if (era_for(w, mr->mr_be, PROTO_ERA_LEGACY) != PROTO_ERA_LEGACY)
-		mr->mr_phdrs = core_param_headers(view, mr->mr_msg.jm_method,
-		    mr->mr_msg.jm_params, mr->mr_bparams);
+	/* what a 2026-07-28 backend needs (the view is here, not later) */
+	mr->mr_phdrs = core_param_headers(view, mr->mr_msg.jm_method,
+	    mr->mr_msg.jm_params, mr->mr_bparams);
 	if (mr->mr_msg.jm_mm->mm_id == MCP_M_RESOURCES_SUBSCRIBE ||
 	    mr->mr_msg.jm_mm->mm_id == MCP_M_RESOURCES_UNSUBSCRIBE) {
 		legacy_subscribe(mr, &mr->mr_sess);
 		return;
 	}
-	legacy_forward(mr);
+	legacy_forward(mr, 0);
 }
 
 static const char *const legacy_log_levels[] = {
@@ -955,7 +791,7 @@ legacy_set_level(struct worker *w, struct httpd_req *req,
 		if (strcmp(level, legacy_log_levels[i]) == 0)
 			break;
 	if (level == NULL || i == n) {
-		legacy_done_error(w, req, 200, msg->jm_id,
+		front_reply_error(req, 200, msg->jm_id,
 		    JSONRPC_INVALID_PARAMS, "Invalid params: \"level\" must be "
 		    "one of debug, info, notice, warning, error, critical, "
 		    "alert, emergency");
@@ -971,12 +807,12 @@ legacy_set_level(struct worker *w, struct httpd_req *req,
 	for (i = 0; i < s->s_nbackends; i++)
 		if ((be = config_backend_find(w->w_conf,
 		    s->s_backends[i].sb_name)) != NULL)
-			(void)backend_notify_request(w, be,
+			(void)upstream_request_nowait(w, be,
 			    s->s_backends[i].sb_sid,
 			    s->s_backends[i].sb_version, "logging/setLevel",
 			    msg->jm_params);
 	resp = jsonrpc_result_new(msg->jm_id, json_object());
-	legacy_done_json(w, req, 200, resp);
+	front_reply_json(req, 200, resp, NULL);
 	json_decref(resp);
 	jsonrpc_msg_clear(msg);
 }
@@ -996,7 +832,7 @@ legacy_request(struct worker *w, struct httpd_req *req,
 	    mm->mm_kind != MCP_KIND_REQUEST) {
 		(void)snprintf(emsg, sizeof(emsg), "Method not found: %.200s",
 		    msg->jm_method);
-		legacy_done_error(w, req, 200, msg->jm_id,
+		front_reply_error(req, 200, msg->jm_id,
 		    JSONRPC_METHOD_NOT_FOUND, emsg);
 		jsonrpc_msg_clear(msg);
 		return;
@@ -1004,7 +840,7 @@ legacy_request(struct worker *w, struct httpd_req *req,
 	switch (mm->mm_id) {
 	case MCP_M_PING:
 		resp = jsonrpc_result_new(msg->jm_id, json_object());
-		legacy_done_json(w, req, 200, resp);
+		front_reply_json(req, 200, resp, NULL);
 		json_decref(resp);
 		jsonrpc_msg_clear(msg);
 		return;
@@ -1015,13 +851,8 @@ legacy_request(struct worker *w, struct httpd_req *req,
 		/* the lists and the routed calls: on the view */
 		break;
 	}
-	if ((mr = legacy_req_new(w, req)) == NULL) {
-		legacy_done_error(w, req, 500, msg->jm_id,
-		    JSONRPC_INTERNAL_ERROR, "Internal error: out of memory");
-		jsonrpc_msg_clear(msg);
+	if ((mr = legacy_req_new(w, req, msg)) == NULL)
 		return;
-	}
-	mr->mr_msg = *msg;
 	mr->mr_fast = *fast;
 	(void)snprintf(mr->mr_sid, sizeof(mr->mr_sid), "%s", s->s_id);
 	/* the request keeps the session it was loaded with */
@@ -1037,17 +868,11 @@ static struct mcp_req *
 legacy_req_find(struct worker *w, const char *sid, const json_t *id)
 {
 	struct mcp_req	*mr;
-	struct bopen	*bo;
 
 	TAILQ_FOREACH(mr, &w->w_reqs, mr_entry)
 		if (!mr->mr_initialize && strcmp(mr->mr_sid, sid) == 0 &&
 		    json_equal(mr->mr_msg.jm_id, id))
 			return mr;
-	TAILQ_FOREACH(bo, &w->w_opens, bo_entry)
-		TAILQ_FOREACH(mr, &bo->bo_waiters, mr_entry)
-			if (strcmp(mr->mr_sid, sid) == 0 &&
-			    json_equal(mr->mr_msg.jm_id, id))
-				return mr;
 	return NULL;
 }
 
@@ -1068,8 +893,8 @@ legacy_cancel(struct worker *w, const char *sid, const json_t *id,
 		return 0;
 	log_debug("session %.8s... cancelled its %s", sid,
 	    mr->mr_msg.jm_method);
-	backend_call_abort(mr->mr_call, reason);
-	mr->mr_call = NULL;
+	upstream_abort(mr->mr_up, reason);
+	mr->mr_up = NULL;
 	if (mr->mr_req != NULL) {
 		httpd_req_set_close_cb(mr->mr_req, NULL, NULL);
 		if (!mr->mr_streaming)
@@ -1105,7 +930,7 @@ legacy_notification(struct worker *w, struct httpd_req *req,
 		for (i = 0; i < s->s_nbackends; i++)
 			if ((be = config_backend_find(w->w_conf,
 			    s->s_backends[i].sb_name)) != NULL)
-				(void)backend_notify(w, be,
+				(void)upstream_notify(w, be,
 				    s->s_backends[i].sb_sid,
 				    s->s_backends[i].sb_version, msg->jm_method,
 				    NULL);
@@ -1114,7 +939,7 @@ legacy_notification(struct worker *w, struct httpd_req *req,
 		/* any other notification changes nothing here */
 		break;
 	}
-	legacy_done_empty(w, req, 202);
+	front_reply_empty(req, 202);
 	jsonrpc_msg_clear(msg);
 }
 
@@ -1169,7 +994,7 @@ legacy_post(struct worker *w, struct httpd_req *req, struct jsonrpc_msg *msg,
 	if (msg->jm_kind == JSONRPC_REQUEST && msg->jm_mm != NULL &&
 	    msg->jm_mm->mm_id == MCP_M_INITIALIZE) {
 		if (front_header(req, "Mcp-Session-Id") != NULL) {
-			legacy_done_error(w, req, 400, msg->jm_id,
+			front_reply_error(req, 400, msg->jm_id,
 			    JSONRPC_INVALID_REQUEST, "Invalid Request: this "
 			    "session is already initialized; send initialize "
 			    "without Mcp-Session-Id to start a new session");
@@ -1195,7 +1020,7 @@ legacy_post(struct worker *w, struct httpd_req *req, struct jsonrpc_msg *msg,
 	default:
 		/* an answer to a request vmcpd relayed to this client */
 		legacy_client_answer(w, msg, &s);
-		legacy_done_empty(w, req, 202);
+		front_reply_empty(req, 202);
 		jsonrpc_msg_clear(msg);
 		break;
 	}

@@ -14,8 +14,7 @@
 
 /* a client POST being served asynchronously */
 struct mcp_req {
-	TAILQ_ENTRY(mcp_req)		 mr_entry;	/* w_reqs or bo_waiters */
-	struct bopen			*mr_bo;		/* waiting on it, or NULL */
+	TAILQ_ENTRY(mcp_req)		 mr_entry;	/* w_reqs */
 	struct worker			*mr_w;
 	struct httpd_req		*mr_req;
 	struct jsonrpc_msg		 mr_msg;	/* no params if mr_fast */
@@ -24,15 +23,14 @@ struct mcp_req {
 	const struct config_backend	*mr_be;
 	json_t				*mr_bparams;	/* as the backend names it */
 	json_t				*mr_client_caps; /* the session's */
-	char				*mr_bver;	/* backend session version */
-	struct backend_call		*mr_call;
+	struct upstream			*mr_up;		/* the backend call */
 	int				 mr_streaming;
-	int				 mr_retried;
 	int				 mr_initialize;	/* answering initialize */
 	struct session			 mr_sess;	/* initialize only */
 	/* a 2026-07-28 backend */
 	json_t				*mr_phdrs;	/* Mcp-Param-* to send */
 	json_t				*mr_state;	/* its requestState */
+	json_t				*mr_responses;	/* inputResponses */
 	struct mrtr_wait		*mr_wait;	/* input asked of client */
 	int				 mr_rounds;	/* input_required seen */
 	int				 mr_sheds;	/* ... with no inputs */
@@ -40,15 +38,14 @@ struct mcp_req {
 
 
 /* legacy.c */
-struct mcp_req *legacy_req_new(struct worker *, struct httpd_req *);
+/* takes msg; NULL: answered 500 (out of memory), msg cleared */
+struct mcp_req *legacy_req_new(struct worker *, struct httpd_req *,
+	    struct jsonrpc_msg *);
 void	 legacy_req_free(struct mcp_req *);
 void	 legacy_req_watch(struct mcp_req *);
 void	 legacy_req_reply(struct mcp_req *, json_t *msg);
 void	 legacy_req_refuse(struct mcp_req *, int status, int code,
 	    const char *message, json_t *data);
-void	 legacy_done_error(struct worker *, struct httpd_req *, int status,
-	    json_t *id, int code, const char *message);
-void	 legacy_done_empty(struct worker *, struct httpd_req *, int status);
 
 /* legacy_session.c */
 void	 legacy_initialize(struct worker *, struct httpd_req *,

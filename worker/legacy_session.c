@@ -247,13 +247,8 @@ legacy_initialize(struct worker *w, struct httpd_req *req,
 		jsonrpc_msg_clear(msg);
 		return;
 	}
-	if ((mr = legacy_req_new(w, req)) == NULL) {
-		legacy_done_error(w, req, 500, msg->jm_id,
-		    JSONRPC_INTERNAL_ERROR, "Internal error: out of memory");
-		jsonrpc_msg_clear(msg);
+	if ((mr = legacy_req_new(w, req, msg)) == NULL)
 		return;
-	}
-	mr->mr_msg = *msg;
 	mr->mr_initialize = 1;
 	s = &mr->mr_sess;
 	s->s_version = strdup(proto_legacy_version_pick(json_string_value(pv)));
@@ -287,7 +282,7 @@ legacy_session(struct worker *w, struct httpd_req *req, json_t *id,
 	int		 rc;
 
 	if (sid == NULL) {
-		legacy_done_error(w, req, 400, id, MCP_ERR_TRANSPORT,
+		front_reply_error(req, 400, id, MCP_ERR_TRANSPORT,
 		    "Bad Request: Mcp-Session-Id header is required "
 		    "(send initialize first to get one)");
 		return -1;
@@ -295,13 +290,13 @@ legacy_session(struct worker *w, struct httpd_req *req, json_t *id,
 	if (!proto_session_id_valid(sid) ||
 	    (rc = session_load(w->w_store, sid, store_now_ms(), s)) ==
 	    STORE_NOTFOUND) {
-		legacy_done_error(w, req, 404, id, MCP_ERR_SESSION_NOT_FOUND,
+		front_reply_error(req, 404, id, MCP_ERR_SESSION_NOT_FOUND,
 		    "Session not found: it expired or was terminated; send "
 		    "initialize without Mcp-Session-Id to start a new one");
 		return -1;
 	}
 	if (rc == -1) {
-		legacy_done_error(w, req, 500, id, JSONRPC_INTERNAL_ERROR,
+		front_reply_error(req, 500, id, JSONRPC_INTERNAL_ERROR,
 		    "Internal error: cannot read the session store");
 		return -1;
 	}
@@ -311,7 +306,7 @@ legacy_session(struct worker *w, struct httpd_req *req, json_t *id,
 	if (!auth_scope_eq(s->s_owner != NULL ? s->s_owner : "",
 	    auth_scope(req))) {
 		session_clear(s);
-		legacy_done_error(w, req, 404, id, MCP_ERR_SESSION_NOT_FOUND,
+		front_reply_error(req, 404, id, MCP_ERR_SESSION_NOT_FOUND,
 		    "Session not found: it expired or was terminated; send "
 		    "initialize without Mcp-Session-Id to start a new one");
 		return -1;
@@ -327,6 +322,7 @@ legacy_version_header(struct worker *w, struct httpd_req *req,
 	const char	*v = front_header(req, "MCP-Protocol-Version");
 	char		 msg[300];
 
+	(void)w;
 	if (v == NULL)
 		return 0;
 	if (proto_legacy_version_pick(v) == NULL ||
@@ -334,7 +330,7 @@ legacy_version_header(struct worker *w, struct httpd_req *req,
 		(void)snprintf(msg, sizeof(msg), "Bad Request: unsupported "
 		    "MCP-Protocol-Version: %.64s (supported: 2025-11-25, "
 		    "2025-06-18, 2025-03-26, 2024-11-05)", v);
-		legacy_done_error(w, req, 400, id, MCP_ERR_TRANSPORT, msg);
+		front_reply_error(req, 400, id, MCP_ERR_TRANSPORT, msg);
 		return -1;
 	}
 	return 0;
@@ -351,7 +347,7 @@ legacy_delete(struct worker *w, struct httpd_req *req)
 		return;
 	if (session_delete(w->w_store, s.s_id) == -1) {
 		session_clear(&s);
-		legacy_done_error(w, req, 500, NULL, JSONRPC_INTERNAL_ERROR,
+		front_reply_error(req, 500, NULL, JSONRPC_INTERNAL_ERROR,
 		    "Internal error: cannot delete the session");
 		return;
 	}
@@ -359,7 +355,7 @@ legacy_delete(struct worker *w, struct httpd_req *req)
 	stream_terminate(w, s.s_id);
 	log_debug("session %.8s... terminated by the client", s.s_id);
 	session_clear(&s);
-	legacy_done_empty(w, req, 200);
+	front_reply_empty(req, 200);
 }
 
 /* a GET the front let through: the session's standalone stream */

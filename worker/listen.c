@@ -191,7 +191,7 @@ listen_on_view(void *arg, json_t *view, const char *err)
 		if (core_route(view, w->w_conf, "resources/subscribe", p, &be,
 		    &bp, &cerr) == 0 && bsession_load(w, BSESSION_SCOPE_ANON,
 		    be, &bsid, &bver) == 0) {
-			(void)backend_notify_request(w, be, bsid, bver,
+			(void)upstream_request_nowait(w, be, bsid, bver,
 			    "resources/subscribe", bp);
 			(void)json_array_append(uris, u);
 			free(bsid);

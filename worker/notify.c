@@ -38,16 +38,11 @@ static const int notify_backoff_ms[] = { 500, 1000, 2000, 5000, 10000, 30000 };
 struct listener {
 	struct worker			*l_w;
 	const struct config_backend	*l_be;
-	struct http_call		*l_call;
+	struct upstream			*l_up;		/* its stream */
 	struct sse_parser		*l_sse;
 	struct event			*l_timer;
-	char				*l_bsid;
-	char				*l_bver;
 	long				 l_status;
 	int				 l_fails;
-	int				 l_opening;
-	int				 l_modern;	/* a listen stream */
-	int				 l_probing;	/* era_resolve() owns */
 };
 
 static struct listener	*listeners;
@@ -263,17 +258,14 @@ notify_on_event(void *arg, const struct sse_event *ev)
 		    l->l_be->cb_name, err.je_msg);
 		return 0;
 	}
-	if (m.jm_kind == JSONRPC_REQUEST && l->l_modern) {
-		/* 2026-07-28 servers send no requests: nothing to answer */
-	} else if (m.jm_kind == JSONRPC_REQUEST) {
+	if (m.jm_kind == JSONRPC_REQUEST) {
 		/* nobody to ask on this stream: only ping is answered */
 		reply = strcmp(m.jm_method, "ping") == 0 ?
 		    jsonrpc_result_new(m.jm_id, json_object()) :
 		    jsonrpc_error_new(m.jm_id, JSONRPC_METHOD_NOT_FOUND,
 		    "vmcpd has no client to ask outside a request", NULL);
 		if (reply != NULL)
-			backend_post_nowait(l->l_w, l->l_be, l->l_bsid,
-			    l->l_bver, reply);
+			upstream_stream_reply(l->l_up, reply);
 		json_decref(reply);
 	} else if (m.jm_kind == JSONRPC_NOTIFICATION) {
 		if (strcmp(m.jm_method, "notifications/tools/list_changed") ==
@@ -320,84 +312,27 @@ notify_on_data(void *arg, struct http_call *hc, const char *buf, size_t len)
 	return sse_parser_feed(l->l_sse, buf, len) == -1 ? -1 : 0;
 }
 
+/* the stream ended (or never started): what that means is the upstream
+ * edge's (a session forgotten, an era probed again); reconnect later */
 static void
 notify_on_done(void *arg, struct http_call *hc, int result, const char *err)
 {
-	struct listener *l = arg;
+	struct listener	*l = arg;
+	struct upstream	*u = l->l_up;
 
 	(void)hc;
-	l->l_call = NULL;
+	l->l_up = NULL;
 	if (l->l_sse != NULL)
 		sse_parser_free(l->l_sse);
 	l->l_sse = NULL;
-	if (l->l_modern) {
-		/* 4xx: perhaps no longer 2026-07-28; probed again on reconnect */
-		if (l->l_status >= 400 && l->l_status < 500)
-			era_forget(l->l_w, l->l_be, "subscriptions/listen "
-			    "refused");
-		else if (result == -1)
-			log_debug("listen stream of %s: %s", l->l_be->cb_name,
-			    err);
+	if (result == -1)
+		log_debug("notification stream of %s: %s", l->l_be->cb_name,
+		    err);
+	if (upstream_stream_ended(u, l->l_status) == UPSTREAM_END_NO_STREAM)
+		notify_retry(l, 60000);	/* nothing to listen to a while */
+	else
 		notify_retry(l, -1);
-	} else if (l->l_status == 404 || l->l_status == 400) {
-		/* the backend forgot the session: a new one */
-		bsession_forget(l->l_w, BSESSION_SCOPE_ANON, l->l_be);
-		free(l->l_bsid);
-		free(l->l_bver);
-		l->l_bsid = l->l_bver = NULL;
-		notify_retry(l, -1);
-	} else if (l->l_status == 405) {
-		/* no standalone stream: nothing to listen to for a while */
-		log_info("backend %s offers no notification stream",
-		    l->l_be->cb_name);
-		notify_retry(l, 60000);
-	} else {
-		if (result == -1)
-			log_debug("notification stream of %s: %s",
-			    l->l_be->cb_name, err);
-		notify_retry(l, -1);
-	}
 	l->l_status = 0;
-}
-
-static void
-notify_stream(struct listener *l)
-{
-	static const struct http_call_cbs cbs = {
-		notify_on_head, notify_on_data, notify_on_done
-	};
-
-	if ((l->l_call = backend_get_stream(l->l_w, l->l_be, l->l_bsid,
-	    l->l_bver, NULL)) == NULL) {
-		notify_retry(l, -1);
-		return;
-	}
-	if (http_call_start(l->l_call, &cbs, l) == -1) {
-		l->l_call = NULL;
-		notify_retry(l, -1);
-	}
-}
-
-static void
-notify_opened(void *arg, int rc, const char *bsid, const char *version,
-    json_t *init_result, const char *errmsg)
-{
-	struct listener *l = arg;
-
-	(void)init_result;
-	l->l_opening = 0;
-	if (notify_stopped)
-		return;
-	if (rc == -1) {
-		log_debug("notification session of %s: %s", l->l_be->cb_name,
-		    errmsg);
-		notify_retry(l, -1);
-		return;
-	}
-	bsession_save(l->l_w, BSESSION_SCOPE_ANON, l->l_be, bsid, version);
-	l->l_bsid = bsid != NULL ? strdup(bsid) : NULL;
-	l->l_bver = strdup(version);
-	notify_stream(l);
 }
 
 /* the URIs sessions subscribed to that this backend serves */
@@ -452,102 +387,28 @@ notify_backend_subs(struct listener *l)
 	return out;
 }
 
-/* POST subscriptions/listen to a 2026-07-28 backend; the stream stays */
+/*
+ * The backend's notification stream, in the revision the upstream edge
+ * picks: a GET on the scope's session, or a subscriptions/listen POST
+ * (2026-07-28) asking for the three list_changed kinds and the URIs
+ * sessions subscribed to.
+ */
 static void
-notify_listen(struct listener *l)
+notify_connect(struct listener *l)
 {
 	static const struct http_call_cbs cbs = {
 		notify_on_head, notify_on_data, notify_on_done
 	};
-	static unsigned long long seq;
-	json_t		*req = NULL, *params, *id = NULL;
-	char		*body = NULL, idbuf[64];
-	size_t		 len;
+	json_t *params;
 
-	l->l_modern = 1;
-	(void)snprintf(idbuf, sizeof(idbuf), "vmcpd-listen-%d-%llu",
-	    (int)l->l_w->w_pid, ++seq);
-	params = json_pack("{s:{s:s, s:{}, s:{s:s, s:s}}, s:{s:b, s:b, s:b, "
-	    "s:o}}", "_meta", MCP_META_PROTOCOL_VERSION, MCP_VERSION_MODERN,
-	    MCP_META_CLIENT_CAPABILITIES, MCP_META_CLIENT_INFO, "name", "vmcpd",
-	    "version", VMCPD_VERSION, "notifications", "toolsListChanged", 1,
-	    "promptsListChanged", 1, "resourcesListChanged", 1,
-	    "resourceSubscriptions", notify_backend_subs(l));
-	if (params == NULL || (id = json_string(idbuf)) == NULL ||
-	    (req = jsonrpc_request_new(id, "subscriptions/listen",
-	    json_incref(params))) == NULL ||
-	    (body = jsonrpc_dump(req, &len)) == NULL ||
-	    (l->l_call = http_call_new(l->l_w->w_hc, "POST",
-	    l->l_be->cb_url)) == NULL)
-		goto fail;
-	if (http_call_add_header(l->l_call, "Content-Type",
-	    "application/json") == -1 || http_call_add_header(l->l_call,
-	    "Accept", "application/json, text/event-stream") == -1 ||
-	    http_call_add_header(l->l_call, "MCP-Protocol-Version",
-	    MCP_VERSION_MODERN) == -1 || http_call_add_header(l->l_call,
-	    "Mcp-Method", "subscriptions/listen") == -1 ||
-	    http_call_set_body(l->l_call, body, len) == -1)
-		goto fail;
-	http_call_set_timeout(l->l_call, 0);
-	if (http_call_start(l->l_call, &cbs, l) == -1) {
-		l->l_call = NULL;	/* freed by the client */
-		goto fail;
-	}
-	goto done;
-fail:
-	if (l->l_call != NULL)
-		http_call_cancel(l->l_call);
-	l->l_call = NULL;
-	notify_retry(l, -1);
-done:
-	free(body);
-	json_decref(req);
-	json_decref(id);
-	json_decref(params);
-}
-
-static void
-notify_on_era(void *arg, enum proto_era era)
-{
-	struct listener *l = arg;
-
-	l->l_probing = 0;
-	if (notify_stopped)
-		return;
-	if (era == PROTO_ERA_MODERN)
-		notify_listen(l);
-	else
-		notify_connect(l);
-}
-
-static void
-notify_connect(struct listener *l)
-{
-	int era;
-
-	l->l_modern = 0;
-	if ((era = era_resolve(l->l_w, l->l_be, ERA_LISTING, notify_on_era,
-	    l)) == 0) {
-		l->l_probing = 1;
-		return;
-	}
-	if (era == PROTO_ERA_MODERN) {
-		notify_listen(l);
-		return;
-	}
-	free(l->l_bsid);
-	free(l->l_bver);
-	l->l_bsid = l->l_bver = NULL;
-	if (bsession_load(l->l_w, BSESSION_SCOPE_ANON, l->l_be, &l->l_bsid,
-	    &l->l_bver) == 0) {
-		notify_stream(l);
-		return;
-	}
-	l->l_opening = 1;
-	if (backend_open(l->l_w, l->l_be, NULL, notify_opened, l) == -1) {
-		l->l_opening = 0;
+	params = json_pack("{s:{s:b, s:b, s:b, s:o}}", "notifications",
+	    "toolsListChanged", 1, "promptsListChanged", 1,
+	    "resourcesListChanged", 1, "resourceSubscriptions",
+	    notify_backend_subs(l));
+	if (params == NULL || (l->l_up = upstream_stream(l->l_w, l->l_be,
+	    BSESSION_SCOPE_ANON, params, &cbs, l)) == NULL)
 		notify_retry(l, -1);
-	}
+	json_decref(params);
 }
 
 static void
@@ -586,9 +447,8 @@ notify_init(struct worker *w)
 static void
 notify_hangup(struct listener *l)
 {
-	if (l->l_call != NULL)
-		http_call_cancel(l->l_call);
-	l->l_call = NULL;
+	upstream_cancel(l->l_up);
+	l->l_up = NULL;
 	if (l->l_sse != NULL)
 		sse_parser_free(l->l_sse);
 	l->l_sse = NULL;
@@ -600,13 +460,11 @@ notify_stop(struct worker *w)
 {
 	size_t i;
 
+	(void)w;
 	notify_stopped = 1;
 	for (i = 0; i < nlisteners; i++) {
 		struct listener *l = &listeners[i];
 
-		if (l->l_probing)
-			era_resolve_cancel(w, l);
-		l->l_probing = 0;
 		notify_hangup(l);
 		if (l->l_timer != NULL)
 			event_free(l->l_timer);
@@ -622,8 +480,6 @@ notify_free(struct worker *w)
 
 	notify_stop(w);
 	for (i = 0; i < nlisteners; i++) {
-		free(listeners[i].l_bsid);
-		free(listeners[i].l_bver);
 	}
 	free(listeners);
 	listeners = NULL;
@@ -656,13 +512,13 @@ notify_resubscribe_local(struct worker *w, const char *backend)
 	(void)w;
 	for (i = 0; i < nlisteners; i++) {
 		l = &listeners[i];
-		if (strcmp(l->l_be->cb_name, backend) != 0 || !l->l_modern ||
-		    notify_stopped)
+		if (strcmp(l->l_be->cb_name, backend) != 0 ||
+		    upstream_era(l->l_up) != PROTO_ERA_MODERN || notify_stopped)
 			continue;
 		notify_hangup(l);
 		l->l_status = 0;
 		evtimer_del(l->l_timer);
-		notify_listen(l);
+		notify_connect(l);
 	}
 }
 

@@ -90,7 +90,7 @@ struct vbuild;
 struct vfetch {
 	struct vbuild			*vf_build;
 	const struct config_backend	*vf_be;
-	struct backend_call		*vf_call;
+	struct upstream			*vf_call;
 	json_t				*vf_lists[VK_N];
 	json_t				*vf_caps;
 	json_t				*vf_cursors;	/* seen, for loops */
@@ -99,13 +99,8 @@ struct vfetch {
 	uint64_t			 vf_started;	/* this listing, ms */
 	uint64_t			 vf_listed;	/* vf_lists', ms */
 	char				*vf_cursor;	/* next page, or NULL */
-	char				*vf_bsid;
-	char				*vf_bver;
 	enum vkind			 vf_kind;
 	unsigned int			 vf_pages;
-	int				 vf_reopened;
-	int				 vf_modern;	/* a 2026-07-28 backend */
-	int				 vf_reprobed;
 	int				 vf_done;
 	int				 vf_ok;
 	int				 vf_stale;	/* vf_lists: vf_old's */
@@ -159,7 +154,6 @@ static struct view_override	*views_ov;
 static int			 views_pol_ready;
 
 static void	vfetch_next(struct vfetch *);
-static void	vfetch_open(struct vfetch *);
 static void	vfetch_start(struct vfetch *);
 static void	vbuild_fetched(struct vfetch *);
 static void	vbuild_finish(struct vbuild *);
@@ -1062,42 +1056,19 @@ vfetch_fail(struct vfetch *f, const char *fmt, ...)
 	vbuild_fetched(f);
 }
 
+/* a page of a list (the upstream edge resent it once if need be) */
 static void
-vfetch_on_list(void *arg, int rc, json_t *response, int flags,
-    const char *errmsg)
+vfetch_on_list(void *arg, const struct upstream_result *r)
 {
 	struct vfetch	*f = arg;
-	json_t		*result, *items, *next;
+	json_t		*result, *items, *next, *response = r->ur_response;
 	const char	*field = vkinds[f->vf_kind].vk_field;
 	size_t		 i;
 
 	f->vf_call = NULL;
-	if (rc == -1 && f->vf_modern && (flags & BACKEND_F_REFUSED) &&
-	    !proto_modern_error(response) && !f->vf_reprobed) {
-		/* it no longer takes 2026-07-28: a list is safe to redo */
-		f->vf_reprobed = 1;
-		era_forget(f->vf_build->vb_w, f->vf_be, errmsg);
-		for (i = 0; i < VK_N; i++)
-			json_array_clear(f->vf_lists[i]);
-		f->vf_kind = 0;
-		f->vf_pages = 0;
-		free(f->vf_cursor);
-		f->vf_cursor = NULL;
-		json_object_clear(f->vf_cursors);
-		vfetch_start(f);
-		return;
-	}
-	if (rc == -1 && (flags & BACKEND_F_LOST) && !f->vf_reopened) {
-		/* the backend forgot the listing session: open anew */
-		f->vf_reopened = 1;
-		bsession_forget(f->vf_build->vb_w, f->vf_build->vb_scope,
-		    f->vf_be);
-		vfetch_open(f);
-		return;
-	}
-	if (rc == -1) {
+	if (r->ur_status == UPSTREAM_FAILED) {
 		/* the backend client's message names the backend already */
-		vfetch_fail(f, "%s", errmsg);
+		vfetch_fail(f, "%s", r->ur_errmsg);
 		return;
 	}
 	if (json_object_get(response, "error") != NULL) {
@@ -1150,14 +1121,41 @@ vfetch_on_list(void *arg, int rc, json_t *response, int flags,
 	vfetch_next(f);
 }
 
+/* a list request's params, in either revision: the cursor, if any */
+static int
+vfetch_params(void *arg, enum proto_era era, struct upstream_params *up)
+{
+	struct vfetch *f = arg;
+
+	(void)era;
+	if (f->vf_cursor != NULL && (up->up_tree = json_pack("{s:s}",
+	    "cursor", f->vf_cursor)) == NULL)
+		return -1;
+	return 0;
+}
+
+/* a call of the fetch to its backend, for the build's scope */
+static struct upstream *
+vfetch_call(struct vfetch *f, const char *method, int flags,
+    const struct upstream_cbs *cbs)
+{
+	struct upstream_req uq;
+
+	memset(&uq, 0, sizeof(uq));
+	uq.uq_method = method;
+	uq.uq_scope = f->vf_build->vb_scope;
+	uq.uq_client = ERA_LISTING;
+	uq.uq_flags = flags;
+	return upstream_call(f->vf_build->vb_w, f->vf_be, &uq, cbs, f);
+}
+
 /* list the next kind the backend offers, or the next page of this one */
 static void
 vfetch_next(struct vfetch *f)
 {
-	static const struct backend_call_cbs cbs = { NULL, NULL,
-	    vfetch_on_list, NULL };
-	struct worker	*w = f->vf_build->vb_w;
-	json_t		*params = NULL;
+	static const struct upstream_cbs cbs = {
+		vfetch_params, NULL, vfetch_on_list
+	};
 
 	while (f->vf_kind < VK_N && !json_is_object(json_object_get(f->vf_caps,
 	    vkinds[f->vf_kind].vk_cap)))
@@ -1169,20 +1167,7 @@ vfetch_next(struct vfetch *f)
 		vbuild_fetched(f);
 		return;
 	}
-	if (f->vf_cursor != NULL &&
-	    (params = json_pack("{s:s}", "cursor", f->vf_cursor)) == NULL) {
-		vfetch_fail(f, "backend %s: out of memory",
-		    f->vf_be->cb_name);
-		return;
-	}
-	if (f->vf_modern)
-		f->vf_call = backend_rpc_modern(w, f->vf_be,
-		    vkinds[f->vf_kind].vk_method, params, NULL, NULL, NULL,
-		    &cbs, f);
-	else
-		f->vf_call = backend_rpc(w, f->vf_be, f->vf_bsid, f->vf_bver,
-		    vkinds[f->vf_kind].vk_method, params, &cbs, f);
-	json_decref(params);
+	f->vf_call = vfetch_call(f, vkinds[f->vf_kind].vk_method, 0, &cbs);
 	if (f->vf_call == NULL)
 		vfetch_fail(f, "backend %s: cannot send the list request",
 		    f->vf_be->cb_name);
@@ -1197,98 +1182,35 @@ vfetch_list(struct vfetch *f, json_t *result)
 	vfetch_next(f);
 }
 
+/* what the backend offers: its initialize or server/discover result */
 static void
-vfetch_opened(void *arg, int rc, const char *bsid, const char *version,
-    json_t *init_result, const char *errmsg)
-{
-	struct vfetch	*f = arg;
-	struct vbuild	*b = f->vf_build;
-
-	if (rc == -1) {
-		vfetch_fail(f, "backend %s: %s", f->vf_be->cb_name, errmsg);
-		return;
-	}
-	free(f->vf_bsid);
-	free(f->vf_bver);
-	f->vf_bsid = bsid != NULL ? strdup(bsid) : NULL;
-	f->vf_bver = strdup(version);
-	bsession_save(b->vb_w, b->vb_scope, f->vf_be, bsid, version);
-	vfetch_list(f, init_result);
-}
-
-static void
-vfetch_open(struct vfetch *f)
-{
-	if (backend_open(f->vf_build->vb_w, f->vf_be, NULL, vfetch_opened,
-	    f) == -1)
-		vfetch_fail(f, "backend %s: cannot open a session",
-		    f->vf_be->cb_name);
-}
-
-/* a 2026-07-28 backend's capabilities, when its probe's are gone */
-static void
-vfetch_discovered(void *arg, int rc, json_t *response, int flags,
-    const char *errmsg)
+vfetch_described(void *arg, const struct upstream_result *r)
 {
 	struct vfetch	*f = arg;
 	json_t		*result;
 
-	(void)flags;
 	f->vf_call = NULL;
-	result = json_object_get(response, "result");
-	if (rc == -1 || !json_is_object(result)) {
-		vfetch_fail(f, "backend %s: server/discover failed: %s",
-		    f->vf_be->cb_name, rc == -1 ? errmsg : "no result");
+	result = json_object_get(r->ur_response, "result");
+	if (r->ur_status != UPSTREAM_COMPLETE || !json_is_object(result)) {
+		vfetch_fail(f, "backend %s: %s", f->vf_be->cb_name,
+		    r->ur_status == UPSTREAM_FAILED ? r->ur_errmsg :
+		    "no description (initialize or server/discover result)");
 		return;
 	}
-	backend_info_put(f->vf_build->vb_w, f->vf_be, MCP_VERSION_MODERN,
-	    result);
 	vfetch_list(f, result);
-}
-
-static void
-vfetch_modern(struct vfetch *f)
-{
-	static const struct backend_call_cbs cbs = { NULL, NULL,
-	    vfetch_discovered, NULL };
-	json_t	*info, *pv;
-
-	f->vf_modern = 1;
-	info = backend_info_get(f->vf_build->vb_w, f->vf_be);
-	pv = json_object_get(info, "pv");
-	if (proto_era_of_version(json_string_value(pv)) == PROTO_ERA_MODERN) {
-		vfetch_list(f, json_object_get(info, "result"));
-		json_decref(info);
-		return;
-	}
-	json_decref(info);
-	f->vf_call = backend_rpc_modern(f->vf_build->vb_w, f->vf_be,
-	    "server/discover", NULL, NULL, NULL, NULL, &cbs, f);
-	if (f->vf_call == NULL)
-		vfetch_fail(f, "backend %s: cannot send server/discover",
-		    f->vf_be->cb_name);
-}
-
-static void
-vfetch_on_era(void *arg, enum proto_era era)
-{
-	struct vfetch *f = arg;
-
-	if (era == PROTO_ERA_MODERN)
-		vfetch_modern(f);
-	else
-		vfetch_start(f);
 }
 
 /* start one backend: its cached lists, else fetch them */
 static void
 vfetch_start(struct vfetch *f)
 {
+	static const struct upstream_cbs cbs = {
+		NULL, NULL, vfetch_described
+	};
 	struct vbuild		*b = f->vf_build;
 	struct view_clock	 c;
-	json_t			*raw, *info;
+	json_t			*raw;
 	enum view_part		 age;
-	int			 era;
 
 	views_clock(b->vb_w, &c);
 	f->vf_started = c.vl_now;
@@ -1318,23 +1240,12 @@ vfetch_start(struct vfetch *f)
 			json_decref(raw);
 	}
 	f->vf_tried = 1;
-	f->vf_modern = 0;
-	if ((era = era_resolve(b->vb_w, f->vf_be, ERA_LISTING,
-	    vfetch_on_era, f)) == 0)
-		return;		/* probing; vfetch_on_era goes on */
-	if (era == PROTO_ERA_MODERN) {
-		vfetch_modern(f);
-		return;
-	}
-	info = backend_info_get(b->vb_w, f->vf_be);
-	if (info != NULL && bsession_load(b->vb_w, b->vb_scope, f->vf_be,
-	    &f->vf_bsid, &f->vf_bver) == 0) {
-		vfetch_list(f, json_object_get(info, "result"));
-		json_decref(info);
-		return;
-	}
-	json_decref(info);
-	vfetch_open(f);
+	/* the era, the scope's session and the cached description are
+	 * the upstream edge's */
+	if ((f->vf_call = vfetch_call(f, "server/discover",
+	    UPSTREAM_F_DESCRIBE, &cbs)) == NULL)
+		vfetch_fail(f, "backend %s: cannot describe it",
+		    f->vf_be->cb_name);
 }
 
 static void
@@ -1342,17 +1253,13 @@ vfetch_clear(struct vfetch *f)
 {
 	int k;
 
-	backend_call_cancel(f->vf_call);
-	if (f->vf_build != NULL)
-		era_resolve_cancel(f->vf_build->vb_w, f);
+	upstream_cancel(f->vf_call);
 	for (k = 0; k < VK_N; k++)
 		json_decref(f->vf_lists[k]);
 	json_decref(f->vf_caps);
 	json_decref(f->vf_cursors);
 	json_decref(f->vf_old);
 	free(f->vf_cursor);
-	free(f->vf_bsid);
-	free(f->vf_bver);
 }
 
 static void

@@ -21,6 +21,7 @@
 #include "shared/http_client.h"
 #include "wake.h"
 #include "auth.h"
+#include "audit.h"
 #include "worker.h"
 
 static struct worker	 the_worker;
@@ -132,6 +133,7 @@ worker_on_channel(evutil_socket_t fd, short ev, void *arg)
 		case IPC_REOPEN:
 			if (log_reopen() == -1)
 				log_warn("reopening the log file");
+			audit_reopen(w);
 			break;
 		default:
 			break;
@@ -202,7 +204,6 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 	w->w_stats = stats;
 	w->w_nstats = nstats;
 	TAILQ_INIT(&w->w_reqs);
-	TAILQ_INIT(&w->w_opens);
 
 	/*
 	 * With the changelist, interest turned on and off within one loop
@@ -238,6 +239,8 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 		fatalx("cannot set up the wake socket");
 	if (auth_init(w) == -1)
 		fatalx("cannot set up incoming authentication");
+	if (audit_init(w) == -1)
+		fatalx("cannot open the audit log");
 	if (front_init(w) == -1)
 		fatalx("cannot serve HTTP");
 	if (diag_init(w) == -1)
@@ -262,7 +265,9 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 	wake_free();
 	front_free(w);
 	auth_free();
+	audit_free();
 	diag_free(w);
+	upstream_free_all(w);
 	backend_free_all(w);
 	views_free();
 	eras_free();

@@ -56,7 +56,6 @@ struct worker {
 	size_t				 w_unflushed;	/* replies not yet written */
 	uint64_t			 w_rpc_seq;	/* backend request ids */
 	TAILQ_HEAD(, mcp_req)		 w_reqs;
-	TAILQ_HEAD(, bopen)		 w_opens;	/* backend opens in flight */
 };
 
 /* worker.c; worker_main() is in worker_main.h */
@@ -368,104 +367,9 @@ struct session_backend *session_backend_get(struct session *,
 int	 session_backend_set(struct session *, const char *name,
 	    const char *sid, const char *version);
 
-/* backend.c: the backend client (Legacy Streamable HTTP for now) */
-struct backend_call_cbs {
-	/* a notification the backend sent mid-call (borrowed) */
-	void	(*bc_message)(void *arg, json_t *msg);
-	/*
-	 * A request the backend sent mid-call (elicitation, sampling,
-	 * roots), on backend session bsid: return 0 when relayed (the
-	 * answer goes back with backend_post_nowait()), or -1 with why
-	 * (the backend then gets that refusal).  May be NULL.
-	 */
-	int	(*bc_request)(void *arg, json_t *msg, const char *bsid,
-		    char *why, size_t whylen);
-	/*
-	 * Once: rc 0 with the backend's JSON-RPC response (borrowed;
-	 * result or error) or rc -1 with errmsg, and then with the error
-	 * response of a non-2xx body if there was one (else NULL).  flags:
-	 * BACKEND_F_LOST when the backend no longer knows the session
-	 * (404, or 400 naming it), BACKEND_F_REFUSED for an HTTP 4xx that
-	 * turned the request away unrun (not 408 or 429).
-	 */
-	void	(*bc_done)(void *arg, int rc, json_t *response, int flags,
-		    const char *errmsg);
-	/*
-	 * Optional, instead of bc_done for a well-formed final answer: the
-	 * text of its "result" or "error" (kind), valid JSON, to be passed
-	 * on as it is.
-	 */
-	void	(*bc_done_raw)(void *arg, const char *kind, const char *json,
-		    size_t len);
-};
-
-#define BACKEND_F_LOST		0x01
-#define BACKEND_F_REFUSED	0x02
-
-struct backend_call *backend_rpc(struct worker *, const struct config_backend *,
-	    const char *bsid, const char *version, const char *method,
-	    json_t *params, const struct backend_call_cbs *, void *arg);
-/* the same, with the text of params (JSON jansson accepted) when the
- * caller has it: it is sent as it is */
-struct backend_call *backend_rpc_text(struct worker *,
-	    const struct config_backend *, const char *bsid,
-	    const char *version, const char *method, json_t *params,
-	    const char *ptext, size_t plen, const struct backend_call_cbs *,
-	    void *arg);
-/*
- * To a 2026-07-28 backend: params as the client sent them (their _meta
- * is made this hop's: caps mirrored, or {} if NULL; log_level or NULL),
- * param_hdrs the Mcp-Param-* values (proto_param_headers_build) or NULL.
- */
-json_t	*backend_client_info(void);
-struct backend_call *backend_rpc_modern(struct worker *,
-	    const struct config_backend *, const char *method,
-	    const json_t *params, const json_t *caps, const char *log_level,
-	    const json_t *param_hdrs, const struct backend_call_cbs *,
-	    void *arg);
-/* the same, params also as the text to send (ptext, NULL: none), this
- * hop's _meta in it already (proto_modern_meta_text) */
-struct backend_call *backend_rpc_modern_text(struct worker *,
-	    const struct config_backend *, const char *method,
-	    const json_t *params, const char *ptext, size_t plen,
-	    const json_t *caps, const char *log_level,
-	    const json_t *param_hdrs, const struct backend_call_cbs *,
-	    void *arg);
-int	 backend_notify(struct worker *, const struct config_backend *,
-	    const char *bsid, const char *version, const char *method,
-	    json_t *params);
-/* a request whose answer nobody waits for (logging/setLevel) */
-int	 backend_notify_request(struct worker *, const struct config_backend *,
-	    const char *bsid, const char *version, const char *method,
-	    json_t *params);
-void	 backend_call_cancel(struct backend_call *);
-/* cancel, and tell the backend (reason may be NULL) */
-void	 backend_call_abort(struct backend_call *, const char *reason);
-void	 backend_free_all(struct worker *);
-struct http_call_cbs;
-int	 backend_session_delete(struct worker *, const struct config_backend *,
-	    const char *bsid, const char *version, uint64_t timeout_ms,
-	    const struct http_call_cbs *, void *arg);
-
-/*
- * Open a Legacy backend session: initialize, then
- * notifications/initialized.  done gets the backend session id (NULL
- * if the backend is stateless), the negotiated version and the
- * initialize result (borrowed), or rc -1 and errmsg.
- */
-typedef void (*backend_open_cb)(void *arg, int rc, const char *bsid,
-    const char *version, json_t *init_result, const char *errmsg);
-int	 backend_open(struct worker *, const struct config_backend *,
-	    json_t *caps, backend_open_cb, void *arg);
-void	 backend_post_nowait(struct worker *, const struct config_backend *,
-	    const char *bsid, const char *version, json_t *msg);
-/* an unstarted GET of the backend's standalone SSE stream */
-struct http_call *backend_get_stream(struct worker *,
-	    const struct config_backend *, const char *bsid,
-	    const char *version, const char *last_event_id);
-/* the cached initialize result of a backend (caps etc.), or NULL */
-json_t	*backend_info_get(struct worker *, const struct config_backend *);
-void	 backend_info_put(struct worker *, const struct config_backend *,
-	    const char *version, json_t *init_result);
+/* backend.c: the transport to backends, in backend.h; upstream.c: the
+ * one backend edge every request to a backend goes through, upstream.h */
+#include "backend.h"
+#include "upstream.h"
 
 #endif

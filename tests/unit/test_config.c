@@ -642,7 +642,8 @@ test_err_unknown_key(void **state)
 	load_bad(BACKEND "listen: 1.2.3.4:5\n",
 	    "t.yaml:5:1: listen: unknown key, expected one of: name, "
 	    "groupRef, metadata, daemon, http, sessions, backends, "
-	    "operational, incomingAuth, outgoingAuth, aggregation");
+	    "operational, incomingAuth, outgoingAuth, aggregation, "
+	    "rateLimiting, audit");
 	load_bad("backends:\n  - name: a\n    url: http://x/\n"
 	    "    transport: streamable-http\n    headers: {}\n",
 	    "t.yaml:5:5: backends[0].headers: unknown key, expected one of: "
@@ -705,10 +706,6 @@ test_err_not_supported(void **state)
 	/* every other reference key */
 	load_bad("compositeToolRefs: []\n" BACKEND, "t.yaml:1:1: "
 	    "compositeToolRefs is not supported yet by this version of vmcpd");
-	load_bad("rateLimiting: {}\n" BACKEND, "t.yaml:1:1: "
-	    "rateLimiting is not supported yet by this version of vmcpd");
-	load_bad("audit: {}\n" BACKEND, "t.yaml:1:1: "
-	    "audit is not supported yet by this version of vmcpd");
 	load_bad("telemetry: {}\n" BACKEND, "t.yaml:1:1: "
 	    "telemetry is not supported yet by this version of vmcpd");
 	load_bad("optimizer: {}\n" BACKEND, "t.yaml:1:1: "
@@ -2021,7 +2018,7 @@ test_examples(void **state)
 	char		 path[1024], err[CONFIG_ERR_MAX];
 	const char	*root = NULL;
 	size_t		 i, len;
-	int		 n = 0, aggregate = 0, oidc = 0;
+	int		 n = 0, aggregate = 0, oidc = 0, limits = 0;
 
 	(void)state;
 	for (i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
@@ -2056,6 +2053,13 @@ test_examples(void **state)
 			aggregate = 1;
 			check_aggregate(cf);
 		}
+		if (strcmp(de->d_name, "limits.yaml") == 0) {
+			limits = 1;
+			assert_int_equal(cf->cf_ratelimit.crl_per_user.cb_max,
+			    100);
+			assert_int_equal(cf->cf_ratelimit.crl_ntools, 1);
+			assert_true(cf->cf_audit.ca_enabled);
+		}
 		if (strcmp(de->d_name, "oidc.yaml") == 0) {
 			oidc = 1;
 			assert_int_equal(cf->cf_inauth.ci_type,
@@ -2070,6 +2074,7 @@ test_examples(void **state)
 	assert_true(n >= 1);
 	assert_true(aggregate);
 	assert_true(oidc);
+	assert_true(limits);
 }
 
 /*
@@ -2380,6 +2385,115 @@ test_err_oidc(void **state)
 	    "version of vmcpd");
 }
 
+static void
+test_rate_limiting(void **state)
+{
+	struct config	*cf;
+
+	(void)state;
+	cf = load_ok(BACKEND "rateLimiting:\n"
+	    "  shared: {maxTokens: 1000, refillPeriod: 1m}\n"
+	    "  perUser: {maxTokens: 100, refillPeriod: 1m30s}\n"
+	    "  tools:\n"
+	    "    - name: expensive_search\n"
+	    "      perUser: {maxTokens: 10, refillPeriod: 1h}\n");
+	assert_true(cf->cf_ratelimit.crl_enabled);
+	assert_int_equal(cf->cf_ratelimit.crl_shared.cb_max, 1000);
+	assert_int_equal(cf->cf_ratelimit.crl_shared.cb_period_ms, 60000);
+	assert_int_equal(cf->cf_ratelimit.crl_per_user.cb_max, 100);
+	assert_int_equal(cf->cf_ratelimit.crl_per_user.cb_period_ms, 90000);
+	assert_int_equal(cf->cf_ratelimit.crl_ntools, 1);
+	assert_string_equal(cf->cf_ratelimit.crl_tools[0].ctl_name,
+	    "expensive_search");
+	assert_int_equal(cf->cf_ratelimit.crl_tools[0].ctl_shared.cb_max, 0);
+	assert_int_equal(cf->cf_ratelimit.crl_tools[0].ctl_per_user.cb_max,
+	    10);
+	config_free(cf);
+
+	cf = load_ok(BACKEND);
+	assert_false(cf->cf_ratelimit.crl_enabled);
+	config_free(cf);
+
+	load_bad(BACKEND "rateLimiting: {}\n",
+	    "t.yaml:5:15: rateLimiting: expected at least one of \"shared\", "
+	    "\"perUser\" or \"tools\"");
+	load_bad(BACKEND "rateLimiting:\n  shared: {maxTokens: 0, "
+	    "refillPeriod: 1m}\n",
+	    "t.yaml:6:23: rateLimiting.shared.maxTokens: expected an integer "
+	    "from 1 to 1000000000, found \"0\"");
+	load_bad(BACKEND "rateLimiting:\n  shared: {maxTokens: 5}\n",
+	    "t.yaml:6:11: rateLimiting.shared: missing required key "
+	    "\"refillPeriod\"");
+	load_bad(BACKEND "rateLimiting:\n  shared: {maxTokens: 5, "
+	    "refillPeriod: 0s}\n",
+	    "t.yaml:6:40: rateLimiting.shared.refillPeriod: expected a "
+	    "duration greater than 0 (such as 30s, 5m or 1h30m), found "
+	    "\"0s\"");
+	load_bad(BACKEND "rateLimiting:\n  perUser: {maxTokens: 5, "
+	    "refill: 1m}\n",
+	    "t.yaml:6:27: rateLimiting.perUser.refill: unknown key, expected "
+	    "one of: maxTokens, refillPeriod");
+	load_bad(BACKEND "rateLimiting:\n  tools:\n    - name: x\n",
+	    "t.yaml:7:7: rateLimiting.tools[0]: expected \"shared\" or "
+	    "\"perUser\" (or both)");
+	load_bad(BACKEND "rateLimiting:\n  tools:\n"
+	    "    - {name: x, shared: {maxTokens: 1, refillPeriod: 1s}}\n"
+	    "    - {name: x, shared: {maxTokens: 1, refillPeriod: 1s}}\n",
+	    "t.yaml:8:14: rateLimiting.tools[1].name: duplicate tool \"x\" "
+	    "(first in rateLimiting.tools[0])");
+	load_bad(BACKEND "rateLimiting:\n  tools:\n"
+	    "    - {shared: {maxTokens: 1, refillPeriod: 1s}}\n",
+	    "t.yaml:7:7: rateLimiting.tools[0]: missing required key "
+	    "\"name\"");
+}
+
+static void
+test_audit(void **state)
+{
+	struct config	*cf;
+
+	(void)state;
+	cf = load_ok(BACKEND);
+	assert_false(cf->cf_audit.ca_enabled);
+	assert_string_equal(cf->cf_audit.ca_component, "vmcpd");
+	assert_int_equal(cf->cf_audit.ca_max_data, 1024);
+	config_free(cf);
+
+	cf = load_ok(BACKEND "audit:\n  enabled: true\n"
+	    "  logFile: /var/log/vmcpd/audit.jsonl\n"
+	    "  component: eng-vmcp\n"
+	    "  eventTypes: [mcp_tool_call, http_request]\n"
+	    "  excludeEventTypes: [mcp_ping]\n"
+	    "  includeRequestData: true\n"
+	    "  maxDataSize: 4096\n");
+	assert_true(cf->cf_audit.ca_enabled);
+	assert_string_equal(cf->cf_audit.ca_log_file,
+	    "/var/log/vmcpd/audit.jsonl");
+	assert_string_equal(cf->cf_audit.ca_component, "eng-vmcp");
+	assert_int_equal(cf->cf_audit.ca_ntypes, 2);
+	assert_string_equal(cf->cf_audit.ca_types[1], "http_request");
+	assert_int_equal(cf->cf_audit.ca_nexclude, 1);
+	assert_true(cf->cf_audit.ca_request_data);
+	assert_int_equal(cf->cf_audit.ca_max_data, 4096);
+	config_free(cf);
+
+	load_bad(BACKEND "audit:\n  eventTypes: [mcp_tool_calls]\n",
+	    "t.yaml:6:16: audit.eventTypes: expected an audit event type "
+	    "(mcp_initialize, mcp_tool_call, mcp_resource_read, http_request, "
+	    "...; see vmcpd.yaml(5)), found \"mcp_tool_calls\"");
+	load_bad(BACKEND "audit:\n  logFile: audit.log\n",
+	    "t.yaml:6:12: audit.logFile: an absolute path expected");
+	load_bad(BACKEND "audit:\n  includeResponseData: true\n",
+	    "t.yaml:6:3: audit.includeResponseData is not supported yet by "
+	    "this version of vmcpd");
+	load_bad(BACKEND "audit:\n  maxDataSize: 0\n",
+	    "t.yaml:6:16: audit.maxDataSize: expected a size from 1 to 1MiB "
+	    "(bytes, or a number with a K, M, G or T suffix), found \"0\"");
+	load_bad(BACKEND "audit:\n  enable: true\n",
+	    "t.yaml:6:3: audit.enable: unknown key, did you mean "
+	    "\"enabled\"?");
+}
+
 int
 main(void)
 {
@@ -2431,6 +2545,8 @@ main(void)
 		cmocka_unit_test(test_err_new_sessions),
 		cmocka_unit_test(test_parse_duration),
 		cmocka_unit_test(test_parse_size),
+		cmocka_unit_test(test_rate_limiting),
+		cmocka_unit_test(test_audit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,161 @@
+/*
+ * Unit tests for rate limits: the store's token buckets
+ * (shared/store_bucket.c: all or none, refill from the stamp, retry
+ * time) and the bucket keys (worker/ratelimit.c: no name or scope
+ * spells another bucket's key).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "shared/store.h"
+#include "worker/ratelimit.h"
+
+static char	dir[64];
+
+static int
+setup(void **state)
+{
+	struct store *st;
+
+	(void)snprintf(dir, sizeof(dir), "/tmp/vmcpd-rl-XXXXXX");
+	if (mkdtemp(dir) == NULL)
+		return -1;
+	if (store_open(&st, dir, 8 * 1024 * 1024, 64, 0) == -1)
+		return -1;
+	*state = st;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	char path[128];
+
+	store_close(*state);
+	(void)snprintf(path, sizeof(path), "%s/data.mdb", dir);
+	(void)unlink(path);
+	(void)snprintf(path, sizeof(path), "%s/lock.mdb", dir);
+	(void)unlink(path);
+	(void)rmdir(dir);
+	return 0;
+}
+
+static void
+test_buckets_all_or_none(void **state)
+{
+	struct store		*st = *state;
+	struct store_bucket	 b[2] = {
+		/* 1 token a second */
+		{ .sb_key = "big", .sb_klen = 3, .sb_max = 10,
+		    .sb_period_ms = 10000 },
+		/* 1 token per 30 s */
+		{ .sb_key = "small", .sb_klen = 5, .sb_max = 2,
+		    .sb_period_ms = 60000 },
+	};
+	uint64_t		 retry, now = 1000000;
+
+	/* full when new: 2 calls pass both */
+	assert_int_equal(store_buckets_take(st, b, 2, now, &retry), 0);
+	assert_int_equal(store_buckets_take(st, b, 2, now, &retry), 0);
+	/* small is empty: refused, and big keeps its 8 tokens */
+	assert_int_equal(store_buckets_take(st, b, 2, now, &retry),
+	    STORE_LIMITED);
+	assert_int_equal(retry, 30000);
+	/* big alone: 8 left, then empty; 1 s later one more */
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(store_buckets_take(st, b, 1, now, &retry), 0);
+	assert_int_equal(store_buckets_take(st, b, 1, now, &retry),
+	    STORE_LIMITED);
+	assert_int_equal(retry, 1000);
+	assert_int_equal(store_buckets_take(st, b, 1, now + 1000, &retry), 0);
+	assert_int_equal(store_buckets_take(st, b, 1, now + 1000, &retry),
+	    STORE_LIMITED);
+	/* a clock stepped back refills nothing and breaks nothing */
+	assert_int_equal(store_buckets_take(st, b, 1, now, &retry),
+	    STORE_LIMITED);
+	/* small refills over its period: full after 60 s, capped at 2 */
+	assert_int_equal(store_buckets_take(st, &b[1], 1, now + 600000,
+	    &retry), 0);
+	assert_int_equal(store_buckets_take(st, &b[1], 1, now + 600000,
+	    &retry), 0);
+	assert_int_equal(store_buckets_take(st, &b[1], 1, now + 600000,
+	    &retry), STORE_LIMITED);
+	/* no bucket: nothing to take */
+	assert_int_equal(store_buckets_take(st, b, 0, now, &retry), 0);
+}
+
+/* a lease takes a share of what is left, at least 1, never more */
+static void
+test_buckets_lease(void **state)
+{
+	struct store		*st = *state;
+	struct store_bucket	 b = { .sb_key = "lease", .sb_klen = 5,
+	    .sb_max = 1000, .sb_period_ms = 1000000, .sb_lease = 64 };
+	uint64_t		 retry, now = 5000000, total = 0;
+	int			 calls = 0;
+
+	assert_int_equal(store_buckets_take(st, &b, 1, now, &retry), 0);
+	assert_int_equal(b.sb_taken, 15);	/* 1000 / 64 */
+	total += b.sb_taken;
+	/* the share shrinks to 1 as the bucket empties: all 1000 go */
+	while (store_buckets_take(st, &b, 1, now, &retry) == 0) {
+		assert_true(b.sb_taken >= 1);
+		total += b.sb_taken;
+		calls++;
+	}
+	assert_int_equal(total, 1000);
+	assert_true(calls < 400);
+	assert_int_equal(b.sb_taken, 0);
+}
+
+static void
+test_keys_unforgeable(void **state)
+{
+	const char	*scope = "0123456789abcdef0123456789abcdef";
+	uint8_t		 k[6][RATELIMIT_KEY_MAX];
+	size_t		 n[6], i, j;
+
+	(void)state;
+	/* names that would collide if the parts were joined with ':' */
+	n[0] = ratelimit_key(k[0], sizeof(k[0]), 'T', NULL, "a:b", 3);
+	n[1] = ratelimit_key(k[1], sizeof(k[1]), 'T', NULL, "a", 1);
+	n[2] = ratelimit_key(k[2], sizeof(k[2]), 'V', scope, "a", 1);
+	n[3] = ratelimit_key(k[3], sizeof(k[3]), 'V', scope, "a\0", 2);
+	n[4] = ratelimit_key(k[4], sizeof(k[4]), 'U', scope, NULL, 0);
+	n[5] = ratelimit_key(k[5], sizeof(k[5]), 'S', NULL, NULL, 0);
+	for (i = 0; i < 6; i++) {
+		assert_true(n[i] > 0);
+		for (j = 0; j < i; j++)
+			assert_false(n[i] == n[j] &&
+			    memcmp(k[i], k[j], n[i]) == 0);
+	}
+	/* a tool name spelling a per-user key's bytes is still a tool's */
+	n[0] = ratelimit_key(k[0], sizeof(k[0]), 'T', NULL,
+	    (const char *)k[2] + 2, n[2] - 2);
+	assert_false(n[0] == n[2] && memcmp(k[0], k[2], n[0]) == 0);
+	/* too long: no key */
+	assert_int_equal(ratelimit_key(k[0], 10, 'T', NULL, "abcdefghij",
+	    10), 0);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_buckets_all_or_none,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_buckets_lease, setup,
+		    teardown),
+		cmocka_unit_test(test_keys_unforgeable),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

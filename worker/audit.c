@@ -1,0 +1,393 @@
+/*
+ * The audit log (audit.h).  The event's fields are the reference
+ * vMCP's: audit_id, type, logged_at, outcome, component, source,
+ * subjects, target, metadata.extra, data.  The line is built with
+ * jansson, whose escaping keeps a name with a newline or a quote inside
+ * its string: no name can forge a line.
+ */
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/random.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "shared/config.h"
+#include "shared/log.h"
+#include "shared/store.h"
+#include "proto/method.h"
+#include "audit.h"
+#include "auth.h"
+#include "httpd.h"
+#include "worker.h"
+
+struct audit_ev {
+	struct worker	*ae_w;
+	void		(*ae_next)(struct httpd_req *, void *);
+	const char	*ae_type;	/* static */
+	char		*ae_method;
+	char		*ae_name;
+	const char	*ae_target_type;	/* static, or NULL */
+	json_t		*ae_data;	/* the request's params, or NULL */
+	char		*ae_ua;
+	char		*ae_reqid;
+	char		 ae_peer[INET6_ADDRSTRLEN + 8];
+	uint64_t	 ae_start_ms;
+	enum audit_outcome ae_outcome;
+};
+
+static int	audit_fd = -1;
+
+static int
+audit_open(const struct config_audit *ca)
+{
+	int fd;
+
+	if (ca->ca_log_file == NULL)
+		return dup(STDERR_FILENO);
+	fd = open(ca->ca_log_file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
+	    0600);
+	if (fd == -1)
+		log_warn("audit: %s", ca->ca_log_file);
+	return fd;
+}
+
+int
+audit_init(struct worker *w)
+{
+	if (!w->w_conf->cf_audit.ca_enabled)
+		return 0;
+	if ((audit_fd = audit_open(&w->w_conf->cf_audit)) == -1)
+		return -1;
+	return 0;
+}
+
+void
+audit_reopen(struct worker *w)
+{
+	int fd;
+
+	if (!w->w_conf->cf_audit.ca_enabled)
+		return;
+	if ((fd = audit_open(&w->w_conf->cf_audit)) == -1)
+		return;		/* keep writing to the old one */
+	if (audit_fd != -1)
+		(void)close(audit_fd);
+	audit_fd = fd;
+}
+
+void
+audit_free(void)
+{
+	if (audit_fd != -1)
+		(void)close(audit_fd);
+	audit_fd = -1;
+}
+
+static int
+audit_listed(char *const *v, size_t n, const char *type)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(v[i], type) == 0)
+			return 1;
+	return 0;
+}
+
+/* eventTypes (none: all) minus excludeEventTypes */
+static int
+audit_wanted(const struct config_audit *ca, const char *type)
+{
+	if (audit_listed(ca->ca_exclude, ca->ca_nexclude, type))
+		return 0;
+	return ca->ca_ntypes == 0 ||
+	    audit_listed(ca->ca_types, ca->ca_ntypes, type);
+}
+
+static char *
+audit_strdup(const char *s)
+{
+	return s != NULL ? strdup(s) : NULL;
+}
+
+static const char *
+audit_target_type(const struct mcp_method *mm)
+{
+	switch (mm->mm_route) {
+	case MCP_ROUTE_TOOL:
+		return "tool";
+	case MCP_ROUTE_PROMPT:
+		return "prompt";
+	case MCP_ROUTE_URI:
+		return "resource";
+	default:
+		return "endpoint";
+	}
+}
+
+/* what the body asks: its own parse, so that every path is covered */
+static void
+audit_note_body(struct audit_ev *ae, struct httpd_req *req)
+{
+	const struct mcp_method	*mm;
+	json_t			*root, *params, *n;
+	const char		*body, *method;
+	size_t			 len;
+
+	/* a GET opens a session's stream (the reference's sse_connection) */
+	ae->ae_type = httpd_req_method(req) == HTTP_M_GET ? "sse_connection" :
+	    "http_request";
+	if (httpd_req_method(req) != HTTP_M_POST ||
+	    (body = httpd_req_body(req, &len)) == NULL || len == 0 ||
+	    (root = json_loadb(body, len, JSON_REJECT_DUPLICATES, NULL)) ==
+	    NULL)
+		return;
+	if ((method = json_string_value(json_object_get(root, "method"))) !=
+	    NULL) {
+		mm = mcp_method_find(method);
+		ae->ae_type = mm != NULL && mm->mm_audit != NULL ?
+		    mm->mm_audit : "mcp_request";
+		ae->ae_method = strdup(method);
+		ae->ae_target_type = mm != NULL ? audit_target_type(mm) :
+		    "endpoint";
+		params = json_object_get(root, "params");
+		if ((n = json_object_get(params, "name")) == NULL)
+			n = json_object_get(params, "uri");
+		ae->ae_name = audit_strdup(json_string_value(n));
+		if (ae->ae_w->w_conf->cf_audit.ca_request_data &&
+		    json_is_object(params))
+			ae->ae_data = json_incref(params);
+	}
+	json_decref(root);
+}
+
+static void
+audit_peer(struct audit_ev *ae, struct httpd_req *req)
+{
+	struct sockaddr_storage	 ss;
+	socklen_t		 sl = sizeof(ss);
+	const void		*a = NULL;
+
+	(void)snprintf(ae->ae_peer, sizeof(ae->ae_peer), "local");
+	if (httpd_req_peer(req, &ss, &sl) == -1)
+		return;
+	if (ss.ss_family == AF_INET)
+		a = &((struct sockaddr_in *)&ss)->sin_addr;
+	else if (ss.ss_family == AF_INET6)
+		a = &((struct sockaddr_in6 *)&ss)->sin6_addr;
+	if (a == NULL || inet_ntop(ss.ss_family, a, ae->ae_peer,
+	    sizeof(ae->ae_peer)) == NULL)
+		(void)snprintf(ae->ae_peer, sizeof(ae->ae_peer), "local");
+}
+
+static const char *
+audit_outcome_name(enum audit_outcome o, int status)
+{
+	switch (o) {
+	case AUDIT_SUCCESS:
+		return "success";
+	case AUDIT_FAILURE:
+		return "failure";
+	case AUDIT_ERROR:
+		return "error";
+	case AUDIT_DENIED:
+		return "denied";
+	case AUDIT_APPLICATION_ERROR:
+		return "application_error";
+	case AUDIT_BY_STATUS:
+	default:
+		break;
+	}
+	if (status == 401 || status == 403)
+		return "denied";
+	if (status >= 200 && status < 400)
+		return "success";
+	if (status >= 400 && status < 500)
+		return "failure";
+	return "error";
+}
+
+/* RFC 4122 version 4 */
+static void
+audit_uuid(char out[37])
+{
+	uint8_t	 b[16];
+	size_t	 i;
+	char	*p = out;
+
+	if (getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b))
+		memset(b, 0, sizeof(b));
+	b[6] = (b[6] & 0x0f) | 0x40;
+	b[8] = (b[8] & 0x3f) | 0x80;
+	for (i = 0; i < 16; i++) {
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			*p++ = '-';
+		p += snprintf(p, 3, "%02x", b[i]);
+	}
+	*p = '\0';
+}
+
+/* the request's params as text, cut at maxDataSize */
+static json_t *
+audit_data(const struct config_audit *ca, json_t *params)
+{
+	char	*s;
+	json_t	*v;
+	size_t	 len;
+
+	if ((s = json_dumps(params, JSON_COMPACT)) == NULL)
+		return NULL;
+	len = strlen(s);
+	if (len > ca->ca_max_data) {
+		/* not inside a UTF-8 sequence */
+		len = ca->ca_max_data;
+		while (len > 0 && ((unsigned char)s[len] & 0xc0) == 0x80)
+			len--;
+	}
+	v = json_pack("{s:s%}", "request", s, len);
+	free(s);
+	return v;
+}
+
+static void
+audit_write(struct audit_ev *ae, struct httpd_req *req)
+{
+	const struct config_audit	*ca = &ae->ae_w->w_conf->cf_audit;
+	const struct principal		*p = auth_principal(req);
+	json_t				*ev, *subj, *target, *extra;
+	const char			*user = "anonymous";
+	char				 id[37], when[40], *line;
+	struct timespec			 ts;
+	struct tm			 tm;
+	size_t				 len;
+	int				 status = httpd_req_status(req);
+
+	if (!audit_wanted(ca, ae->ae_type) || audit_fd == -1)
+		return;
+	audit_uuid(id);
+	(void)clock_gettime(CLOCK_REALTIME, &ts);
+	(void)gmtime_r(&ts.tv_sec, &tm);
+	len = strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
+	(void)snprintf(when + len, sizeof(when) - len, ".%06ldZ",
+	    ts.tv_nsec / 1000);
+	subj = json_object();
+	if (p != NULL) {
+		const char *u;
+
+		if ((u = json_string_value(json_object_get(p->p_claims,
+		    "name"))) != NULL ||
+		    (u = json_string_value(json_object_get(p->p_claims,
+		    "preferred_username"))) != NULL ||
+		    (u = json_string_value(json_object_get(p->p_claims,
+		    "email"))) != NULL || (u = p->p_sub) != NULL)
+			user = u;
+		if (p->p_sub != NULL)
+			(void)json_object_set_new(subj, "user_id",
+			    json_string(p->p_sub));
+	}
+	(void)json_object_set_new(subj, "user", json_string(user));
+	target = json_pack("{s:s,s:s}", "endpoint", "/mcp", "method",
+	    ae->ae_method != NULL ? ae->ae_method :
+	    httpd_req_method(req) == HTTP_M_GET ? "GET" :
+	    httpd_req_method(req) == HTTP_M_DELETE ? "DELETE" : "POST");
+	if (ae->ae_target_type != NULL)
+		(void)json_object_set_new(target, "type",
+		    json_string(ae->ae_target_type));
+	if (ae->ae_name != NULL)
+		(void)json_object_set_new(target, "name",
+		    json_string(ae->ae_name));
+	extra = json_pack("{s:I,s:s,s:i}", "duration_ms",
+	    (json_int_t)(store_now_ms() - ae->ae_start_ms), "transport",
+	    "streamable-http", "status_code", status);
+	ev = json_pack("{s:s,s:s,s:s,s:s,s:s,s:{s:s,s:s,s:{}},s:o,s:o,"
+	    "s:{s:o}}",
+	    "audit_id", id, "type", ae->ae_type, "logged_at", when,
+	    "outcome", audit_outcome_name(ae->ae_outcome, status),
+	    "component", ca->ca_component,
+	    "source", "type", "network", "value", ae->ae_peer, "extra",
+	    "subjects", subj, "target", target, "metadata", "extra", extra);
+	if (ev == NULL)
+		return;
+	if (ae->ae_ua != NULL)
+		(void)json_object_set_new(json_object_get(json_object_get(ev,
+		    "source"), "extra"), "user_agent", json_string(ae->ae_ua));
+	if (ae->ae_reqid != NULL)
+		(void)json_object_set_new(json_object_get(json_object_get(ev,
+		    "source"), "extra"), "request_id",
+		    json_string(ae->ae_reqid));
+	if (ae->ae_data != NULL)
+		(void)json_object_set_new(ev, "data", audit_data(ca,
+		    ae->ae_data));
+	/* one write(2) per line: O_APPEND keeps the workers' lines whole */
+	if ((line = json_dumps(ev, JSON_COMPACT | JSON_PRESERVE_ORDER |
+	    JSON_ENSURE_ASCII)) != NULL) {
+		len = strlen(line);
+		line[len] = '\n';
+		if (write(audit_fd, line, len + 1) != (ssize_t)(len + 1))
+			log_warnx("audit: short write");
+		line[len] = '\0';
+		free(line);
+	}
+	json_decref(ev);
+}
+
+static void
+audit_on_done(struct httpd_req *req, void *arg)
+{
+	struct audit_ev	*ae = arg;
+	struct worker	*w = ae->ae_w;
+
+	audit_write(ae, req);
+	free(ae->ae_method);
+	free(ae->ae_name);
+	free(ae->ae_ua);
+	free(ae->ae_reqid);
+	json_decref(ae->ae_data);
+	if (ae->ae_next != NULL)
+		ae->ae_next(req, w);
+	free(ae);
+}
+
+void
+audit_begin(struct worker *w, struct httpd_req *req,
+    void (*next)(struct httpd_req *, void *))
+{
+	struct audit_ev	*ae;
+
+	if (!w->w_conf->cf_audit.ca_enabled ||
+	    (ae = calloc(1, sizeof(*ae))) == NULL) {
+		httpd_req_set_done_cb(req, next, w);
+		return;
+	}
+	ae->ae_w = w;
+	ae->ae_next = next;
+	ae->ae_start_ms = store_now_ms();
+	ae->ae_ua = audit_strdup(httpd_req_header(req, "User-Agent"));
+	ae->ae_reqid = audit_strdup(httpd_req_header(req, "X-Request-ID"));
+	audit_peer(ae, req);
+	audit_note_body(ae, req);
+	httpd_req_set_done_cb(req, audit_on_done, ae);
+}
+
+void
+audit_set_outcome(struct worker *w, struct httpd_req *req,
+    enum audit_outcome o)
+{
+	struct audit_ev *ae;
+
+	if (!w->w_conf->cf_audit.ca_enabled || req == NULL ||
+	    (ae = httpd_req_done_arg(req)) == NULL || ae == (void *)w)
+		return;
+	ae->ae_outcome = o;
+}

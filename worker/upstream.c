@@ -1,0 +1,1258 @@
+/*
+ * The one backend edge.  A call walks:
+ *
+ *   resolve   the revision it goes in (eras.c: the record, the pin and
+ *             the client's era, proto_era_pick(); probed if unknown)
+ *   session   2025-11-25: the client session's backend session, or the
+ *             identity scope's (bsession.c), opened if there is none;
+ *             one open per (session or scope, backend) in a worker,
+ *             however many calls wait for it
+ *   create    the caller's params for that revision (uc_params), in
+ *             that revision's envelope and headers (upstream_ops)
+ *   process   the answer classified (complete, input_required, error,
+ *             failed), the era record corrected when the backend
+ *             answered as the other era, and resent once when nothing
+ *             ran (upstream_next_step())
+ *   finalize  one uc_done; every outcome passes upstream_deliver()
+ *
+ * A call can be cancelled in every state; abort also tells the backend,
+ * as its revision has it.  Streams (the notification listener's) walk
+ * the same resolve and session steps.
+ */
+#include <sys/queue.h>
+#include <sys/types.h>
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "shared/config.h"
+#include "shared/log.h"
+#include "shared/store.h"
+#include "shared/http_client.h"
+#include "worker.h"
+
+enum upstream_state {
+	US_NEW = 0,
+	US_RESOLVING,		/* waiting for the era probe */
+	US_OPENING,		/* waiting for a backend session to open */
+	US_SENDING,		/* the request in flight */
+	US_STREAMING,		/* a stream's HTTP call runs */
+	US_DEFERRED,		/* answered at once: delivered next turn */
+	US_DONE
+};
+
+struct uopen;
+
+struct upstream {
+	TAILQ_ENTRY(upstream)		 u_entry;	/* every one alive */
+	TAILQ_ENTRY(upstream)		 u_wentry;	/* an open's waiters */
+	struct uopen			*u_open;
+	struct worker			*u_w;
+	const struct config_backend	*u_be;
+	const struct upstream_cbs	*u_cbs;
+	const struct http_call_cbs	*u_hcbs;	/* a stream's */
+	void				*u_arg;
+	const char			*u_method;
+	const char			*u_scope;	/* the caller's */
+	struct session			*u_sess;
+	const json_t			*u_caps;
+	json_t				*u_sparams;	/* a stream's params */
+	json_t				*u_info;	/* a describe's answer */
+	enum proto_era			 u_client;
+	enum proto_era			 u_era;
+	enum upstream_state		 u_state;
+	int				 u_flags;
+	int				 u_stream;
+	int				 u_retried;	/* resent once already */
+	int				 u_reopen;	/* not the recorded one */
+	int				 u_onscope;	/* on the scope's session */
+	int				 u_starting;	/* in upstream_call() */
+	int				 u_failed;	/* ... and failed there */
+	int				 u_delivering;
+	/* the backend session: the client session's strings (borrowed:
+	 * it outlives the call), or u_own's */
+	const char			*u_bsid;
+	const char			*u_bver;
+	char				*u_own[2];
+	struct backend_call		*u_call;
+	struct http_call		*u_http;
+	struct event			*u_defer;
+	char				 u_id[BACKEND_ID_MAX];
+};
+
+/* a 2025-11-25 backend session being opened */
+struct uopen {
+	TAILQ_ENTRY(uopen)		 uo_entry;
+	struct worker			*uo_w;
+	const struct config_backend	*uo_be;
+	char				 uo_sid[SESSION_ID_LEN + 1]; /* or "" */
+	char				*uo_scope;	/* else the scope's */
+	struct backend_call		*uo_call;	/* the initialize */
+	struct http_call		*uo_note;	/* then initialized */
+	char				*uo_bsid;	/* what it opened */
+	char				*uo_ver;
+	json_t				*uo_result;
+	int				 uo_off;	/* off uopens */
+	TAILQ_HEAD(, upstream)		 uo_waiters;
+};
+
+/* the per-revision hooks (nginx's create_request, process_header...) */
+struct upstream_ops {
+	const char	*uo_version;	/* MCP-Protocol-Version, sessionless */
+	int		 uo_session;	/* requests need a backend session */
+	int		 uo_requests;	/* the backend may ask mid-call */
+	int	(*uo_send)(struct upstream *, const struct upstream_params *);
+	void	(*uo_describe)(struct upstream *);
+	int	(*uo_stream)(struct upstream *);
+	enum upstream_stream_end (*uo_stream_end)(struct upstream *, long);
+	void	(*uo_abort)(struct backend_call *, const char *reason);
+	void	(*uo_subscribe)(struct upstream *);	/* NULL: a request */
+};
+
+static TAILQ_HEAD(, upstream) upstreams = TAILQ_HEAD_INITIALIZER(upstreams);
+static TAILQ_HEAD(, uopen) uopens = TAILQ_HEAD_INITIALIZER(uopens);
+
+static const struct upstream_ops *upstream_ops_of(enum proto_era);
+static void	upstream_resolve(struct upstream *);
+static void	upstream_acquire(struct upstream *);
+static void	upstream_ready(struct upstream *);
+static void	upstream_fail(struct upstream *, const char *fmt, ...)
+		    __attribute__((__format__(__printf__, 2, 3)));
+static void	upstream_session_take(struct upstream *, char *, char *);
+
+static void
+upstream_free(struct upstream *u)
+{
+	TAILQ_REMOVE(&upstreams, u, u_entry);
+	if (u->u_defer != NULL)
+		event_free(u->u_defer);
+	json_decref(u->u_sparams);
+	json_decref(u->u_info);
+	free(u->u_own[0]);
+	free(u->u_own[1]);
+	free(u);
+}
+
+/*
+ * Every outcome passes here, once.  (Later, health and circuit
+ * breaking: the place that sees each backend's outcomes.)
+ */
+static void
+upstream_deliver(struct upstream *u, const struct upstream_result *r)
+{
+	u->u_state = US_DONE;
+	u->u_delivering = 1;
+	if (u->u_stream) {
+		/* the caller ends it with upstream_stream_ended() */
+		u->u_delivering = 0;
+		u->u_hcbs->hc_done(u->u_arg, NULL, -1, r->ur_errmsg);
+		return;
+	}
+	u->u_cbs->uc_done(u->u_arg, r);
+	upstream_free(u);
+}
+
+static void
+upstream_fail(struct upstream *u, const char *fmt, ...)
+{
+	struct upstream_result	r;
+	va_list			ap;
+	char			msg[600];
+
+	if (u->u_starting) {
+		u->u_failed = 1;	/* upstream_call() returns NULL */
+		return;
+	}
+	va_start(ap, fmt);
+	(void)vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	memset(&r, 0, sizeof(r));
+	r.ur_status = UPSTREAM_FAILED;
+	r.ur_era = u->u_era;
+	r.ur_errmsg = msg;
+	upstream_deliver(u, &r);
+}
+
+static void
+upstream_on_defer(evutil_socket_t fd, short ev, void *arg)
+{
+	struct upstream		*u = arg;
+	struct upstream_result	 r;
+
+	(void)fd;
+	(void)ev;
+	memset(&r, 0, sizeof(r));
+	r.ur_status = UPSTREAM_COMPLETE;
+	r.ur_era = u->u_era;
+	r.ur_response = u->u_info;
+	upstream_deliver(u, &r);
+}
+
+/* an answer known now (a cached description), delivered next turn */
+static void
+upstream_defer(struct upstream *u)
+{
+	struct timeval tv = { 0, 0 };
+
+	if ((u->u_defer = evtimer_new(u->u_w->w_base, upstream_on_defer,
+	    u)) == NULL || evtimer_add(u->u_defer, &tv) == -1) {
+		upstream_fail(u, "backend %s: out of memory",
+		    u->u_be->cb_name);
+		return;
+	}
+	u->u_state = US_DEFERRED;
+}
+
+/* vmcpd as the client of a backend */
+json_t *
+upstream_client_info(void)
+{
+	return json_pack("{s:s, s:s}", "name", "vmcpd", "version",
+	    VMCPD_VERSION);
+}
+
+json_t *
+upstream_response(const struct upstream_result *r)
+{
+	json_t		*v;
+	json_error_t	 jerr;
+
+	if (r->ur_response != NULL)
+		return json_incref(r->ur_response);
+	if (r->ur_text == NULL || (v = json_loadb(r->ur_text, r->ur_len,
+	    JSON_ALLOW_NUL, &jerr)) == NULL)
+		return NULL;
+	return json_pack("{s:o}", r->ur_kind, v);
+}
+
+/*
+ * The request's text, written around the text of its params instead of
+ * dumped whole: jansson's dump costs more than the rest of sending a
+ * call.  NULL: a method that needs escaping, or no memory; the caller
+ * dumps the request then.
+ */
+static char *
+upstream_envelope(const char *id, const char *method, const char *ptext,
+    size_t plen, size_t *lenp)
+{
+	static const char	 h1[] = "{\"jsonrpc\":\"2.0\",\"id\":\"";
+	static const char	 h2[] = "\",\"method\":\"";
+	static const char	 h3[] = "\",\"params\":";
+	char			*out, *o;
+	const char		*c;
+	size_t			 idlen = strlen(id), mlen = strlen(method);
+
+	for (c = method; *c != '\0'; c++)
+		if ((unsigned char)*c < 0x20 || *c == '"' || *c == '\\')
+			return NULL;
+	if ((out = malloc(sizeof(h1) + idlen + sizeof(h2) + mlen +
+	    sizeof(h3) + plen + 2)) == NULL)
+		return NULL;
+	o = out;
+	memcpy(o, h1, sizeof(h1) - 1);
+	o += sizeof(h1) - 1;
+	memcpy(o, id, idlen);
+	o += idlen;
+	memcpy(o, h2, sizeof(h2) - 1);
+	o += sizeof(h2) - 1;
+	memcpy(o, method, mlen);
+	o += mlen;
+	if (ptext != NULL) {
+		memcpy(o, h3, sizeof(h3) - 1);
+		o += sizeof(h3) - 1;
+		memcpy(o, ptext, plen);
+		o += plen;
+	} else
+		*o++ = '"';
+	*o++ = '}';
+	*o = '\0';
+	*lenp = (size_t)(o - out);
+	return out;
+}
+
+/* the JSON-RPC request: params as text if given, else the tree's */
+static char *
+upstream_body(const char *id, const char *method, json_t *tree,
+    const char *ptext, size_t plen, size_t *lenp)
+{
+	json_t	*req, *jid;
+	char	*dumped = NULL, *body;
+
+	if (ptext == NULL && tree != NULL) {
+		if ((dumped = jsonrpc_dump(tree, &plen)) == NULL)
+			return NULL;
+		ptext = dumped;
+	}
+	body = upstream_envelope(id, method, ptext, plen, lenp);
+	free(dumped);
+	if (body != NULL)
+		return body;
+	if ((jid = json_string(id)) == NULL)
+		return NULL;
+	req = jsonrpc_request_new(jid, method, json_incref(tree));
+	json_decref(jid);
+	body = req != NULL ? jsonrpc_dump(req, lenp) : NULL;
+	json_decref(req);
+	return body;
+}
+
+/* what the backend sends mid-call, to the caller's one hook */
+static void
+upstream_on_message(void *arg, json_t *msg)
+{
+	struct upstream	*u = arg;
+	char		 why[8];
+
+	if (u->u_cbs->uc_push != NULL)
+		(void)u->u_cbs->uc_push(u->u_arg, msg, NULL, u->u_bver, why,
+		    sizeof(why));
+}
+
+static int
+upstream_on_request(void *arg, json_t *msg, const char *bsid, char *why,
+    size_t whylen)
+{
+	struct upstream *u = arg;
+
+	/* 2026-07-28 asks by input_required, never mid-call */
+	if (u->u_cbs->uc_push == NULL || !upstream_ops_of(u->u_era)->
+	    uo_requests)
+		return -1;
+	return u->u_cbs->uc_push(u->u_arg, msg, bsid, u->u_bver, why, whylen);
+}
+
+static void
+upstream_on_done(void *arg, int rc, json_t *response, int flags,
+    const char *errmsg)
+{
+	struct upstream		*u = arg;
+	struct upstream_result	 r;
+	json_t			*result;
+	int			 was_legacy;
+
+	u->u_call = NULL;
+	switch (upstream_next_step(u->u_era, rc == -1, flags, response,
+	    u->u_retried)) {
+	case UPSTREAM_REOPEN:
+		log_info("backend %s lost a session; reopening",
+		    u->u_be->cb_name);
+		u->u_retried = u->u_reopen = 1;
+		if (u->u_onscope)
+			bsession_forget(u->u_w, u->u_scope, u->u_be);
+		upstream_acquire(u);
+		return;
+	case UPSTREAM_REPROBE:
+		u->u_retried = 1;
+		era_forget(u->u_w, u->u_be, errmsg);
+		upstream_resolve(u);
+		return;
+	case UPSTREAM_DELIVER:
+		break;
+	}
+	memset(&r, 0, sizeof(r));
+	r.ur_status = upstream_classify(u->u_era, rc == -1, response, NULL,
+	    NULL, 0, &was_legacy);
+	if (was_legacy)
+		era_set(u->u_w, u->u_be, PROTO_ERA_LEGACY, "answered a "
+		    "2026-07-28 request without resultType");
+	result = json_object_get(response, "result");
+	if ((u->u_flags & UPSTREAM_F_DESCRIBE) &&
+	    r.ur_status == UPSTREAM_COMPLETE && json_is_object(result))
+		backend_info_put(u->u_w, u->u_be, MCP_VERSION_MODERN, result);
+	r.ur_era = u->u_era;
+	r.ur_response = response;
+	r.ur_errmsg = errmsg;
+	upstream_deliver(u, &r);
+}
+
+/* the common case, as text: a 2026-07-28 result's members scanned once
+ * here, for the caller to pass on */
+static void
+upstream_on_raw(void *arg, const char *kind, const char *json, size_t len)
+{
+	struct upstream		*u = arg;
+	struct upstream_result	 r;
+	struct proto_span	 mem[32];
+	const struct proto_span	*rt = NULL;
+	json_t			*v, *resp;
+	json_error_t		 jerr;
+	size_t			 n = 0;
+	int			 was_legacy;
+
+	u->u_call = NULL;
+	memset(&r, 0, sizeof(r));
+	if (u->u_era == PROTO_ERA_MODERN && strcmp(kind, "result") == 0) {
+		if (proto_json_members(json, len, mem, 32, &n) == -1) {
+			/* more than the scan holds: as a tree */
+			v = json_loadb(json, len, JSON_ALLOW_NUL, &jerr);
+			resp = v != NULL ? json_pack("{s:o}", kind, v) : NULL;
+			upstream_on_done(u, resp != NULL ? 0 : -1, resp, 0,
+			    "the backend's answer could not be read");
+			json_decref(resp);
+			return;
+		}
+		rt = proto_json_member(mem, n, "resultType");
+		r.ur_members = mem;
+		r.ur_nmembers = n;
+	}
+	r.ur_status = upstream_classify(u->u_era, 0, NULL, kind,
+	    rt != NULL ? rt->ps_val : NULL, rt != NULL ? rt->ps_vallen : 0,
+	    &was_legacy);
+	if (was_legacy)
+		era_set(u->u_w, u->u_be, PROTO_ERA_LEGACY, "answered a "
+		    "2026-07-28 request without resultType");
+	r.ur_era = u->u_era;
+	r.ur_kind = kind;
+	r.ur_text = json;
+	r.ur_len = len;
+	upstream_deliver(u, &r);
+}
+
+static const struct backend_call_cbs upstream_bcbs = {
+	upstream_on_message, upstream_on_request, upstream_on_done, NULL
+};
+static const struct backend_call_cbs upstream_bcbs_text = {
+	upstream_on_message, upstream_on_request, upstream_on_done,
+	upstream_on_raw
+};
+
+static const struct backend_call_cbs *
+upstream_bcbs_of(const struct upstream *u)
+{
+	return (u->u_flags & UPSTREAM_F_TEXT) ? &upstream_bcbs_text :
+	    &upstream_bcbs;
+}
+
+/* --- 2025-11-25: over a backend session --------------------------- */
+
+static int
+legacy_ops_send(struct upstream *u, const struct upstream_params *p)
+{
+	struct backend_req	 br;
+	const char		*ptext = p->up_text != NULL ? p->up_text :
+				    p->up_owned;
+	char			*body;
+	size_t			 len;
+
+	backend_next_id(u->u_w, u->u_id, sizeof(u->u_id));
+	if ((body = upstream_body(u->u_id, u->u_method, p->up_tree, ptext,
+	    p->up_len, &len)) == NULL)
+		return -1;
+	memset(&br, 0, sizeof(br));
+	br.br_id = u->u_id;
+	br.br_body = body;
+	br.br_len = len;
+	br.br_bsid = u->u_bsid;
+	br.br_version = u->u_bver;
+	/* (later, per-principal credentials: their headers go in br) */
+	u->u_call = backend_post(u->u_w, u->u_be, &br, upstream_bcbs_of(u), u);
+	free(body);
+	return u->u_call != NULL ? 0 : -1;
+}
+
+/* its description: the initialize result (cached, or the open's) */
+static void
+legacy_ops_describe(struct upstream *u)
+{
+	if (u->u_info == NULL) {
+		upstream_fail(u, "backend %s: no initialize result",
+		    u->u_be->cb_name);
+		return;
+	}
+	upstream_defer(u);
+}
+
+static int
+legacy_ops_stream(struct upstream *u)
+{
+	if ((u->u_http = backend_get_stream(u->u_w, u->u_be, u->u_bsid,
+	    u->u_bver, NULL)) == NULL)
+		return -1;
+	if (http_call_start(u->u_http, u->u_hcbs, u->u_arg) == -1) {
+		u->u_http = NULL;	/* freed by the client */
+		return -1;
+	}
+	return 0;
+}
+
+static enum upstream_stream_end
+legacy_ops_stream_end(struct upstream *u, long status)
+{
+	if (status == 404 || status == 400) {
+		/* the backend forgot the session: a new one next time */
+		bsession_forget(u->u_w, u->u_scope, u->u_be);
+		return UPSTREAM_END_RETRY;
+	}
+	if (status == 405) {
+		log_info("backend %s offers no notification stream",
+		    u->u_be->cb_name);
+		return UPSTREAM_END_NO_STREAM;
+	}
+	return UPSTREAM_END_RETRY;
+}
+
+/* --- 2026-07-28: no session; this hop's _meta and headers --------- */
+
+#define UPSTREAM_PHDRS_MAX	32
+
+/*
+ * The body and headers of a 2026-07-28 request: params text as given
+ * (this hop's _meta in it), or the tree with this hop's _meta set; the
+ * headers that mirror the body (MCP 2026-07-28, Transports: Mcp-Method,
+ * Mcp-Name and the Mcp-Param-* of the tool's schema).  Written out
+ * without a tree: this is the hot path.
+ */
+static int
+modern_ops_build(struct upstream *u, const struct upstream_params *p,
+    const char *method, struct backend_req *br, char **bodyp, char **encp,
+    struct backend_hdr *hdrs, char (*names)[128])
+{
+	const json_t	*v;
+	json_t		*info, *tree = NULL;
+	const char	*ptext = p->up_text != NULL ? p->up_text : p->up_owned;
+	const char	*k, *name = NULL;
+	char		*dumped = NULL, *nbuf = NULL;
+	size_t		 plen = p->up_len, n = 0, np = 0;
+	int		 rc = -1;
+
+	*bodyp = *encp = NULL;
+	if (ptext == NULL) {
+		if ((info = upstream_client_info()) == NULL)
+			return -1;
+		tree = proto_modern_params(p->up_tree, p->up_caps, info,
+		    p->up_level);
+		json_decref(info);
+		if (tree == NULL || (dumped = jsonrpc_dump(tree, &plen)) ==
+		    NULL)
+			goto done;
+		ptext = dumped;
+	}
+	backend_next_id(u->u_w, u->u_id, sizeof(u->u_id));
+	if ((*bodyp = upstream_body(u->u_id, method, tree, ptext, plen,
+	    &br->br_len)) == NULL)
+		goto done;
+	hdrs[n].bh_name = "Mcp-Method";
+	hdrs[n++].bh_value = method;
+	if (p->up_name != NULL)
+		name = nbuf = strndup(p->up_name, p->up_namelen);
+	else
+		name = proto_modern_name(method, p->up_tree);
+	if (name != NULL) {
+		if ((*encp = proto_hdr_encode(name)) == NULL)
+			goto done;
+		hdrs[n].bh_name = "Mcp-Name";
+		hdrs[n++].bh_value = *encp;
+	}
+	json_object_foreach((json_t *)p->up_phdrs, k, v) {
+		if (np >= UPSTREAM_PHDRS_MAX || !json_is_string(v) ||
+		    (size_t)snprintf(names[np], sizeof(names[0]),
+		    "Mcp-Param-%s", k) >= sizeof(names[0]))
+			goto done;
+		hdrs[n].bh_name = names[np++];
+		hdrs[n++].bh_value = json_string_value(v);
+	}
+	br->br_id = u->u_id;
+	br->br_body = *bodyp;
+	br->br_version = MCP_VERSION_MODERN;
+	br->br_hdrs = hdrs;
+	br->br_nhdrs = n;
+	/* (later, per-principal credentials: their headers go in br) */
+	rc = 0;
+done:
+	free(nbuf);
+	free(dumped);
+	json_decref(tree);
+	return rc;
+}
+
+static int
+modern_ops_send(struct upstream *u, const struct upstream_params *p)
+{
+	struct backend_req	 br;
+	struct backend_hdr	 hdrs[UPSTREAM_PHDRS_MAX + 2];
+	char			 names[UPSTREAM_PHDRS_MAX][128];
+	char			*body, *enc;
+	int			 rc = -1;
+
+	memset(&br, 0, sizeof(br));
+	if (modern_ops_build(u, p, u->u_method, &br, &body, &enc, hdrs,
+	    names) == 0 && (u->u_call = backend_post(u->u_w, u->u_be, &br,
+	    upstream_bcbs_of(u), u)) != NULL)
+		rc = 0;
+	free(body);
+	free(enc);
+	return rc;
+}
+
+/* its description: server/discover, unless one is cached */
+static void
+modern_ops_describe(struct upstream *u)
+{
+	struct upstream_params	 p;
+	json_t			*info;
+
+	info = backend_info_get(u->u_w, u->u_be);
+	if (proto_era_of_version(json_string_value(json_object_get(info,
+	    "pv"))) == PROTO_ERA_MODERN) {
+		u->u_info = json_pack("{s:O}", "result",
+		    json_object_get(info, "result"));
+		json_decref(info);
+		if (u->u_info == NULL)
+			upstream_fail(u, "backend %s: out of memory",
+			    u->u_be->cb_name);
+		else
+			upstream_defer(u);
+		return;
+	}
+	json_decref(info);
+	memset(&p, 0, sizeof(p));
+	u->u_method = "server/discover";
+	u->u_state = US_SENDING;
+	if (modern_ops_send(u, &p) == -1)
+		upstream_fail(u, "backend %s: cannot send server/discover",
+		    u->u_be->cb_name);
+}
+
+/* subscriptions/listen: its stream stays open */
+static int
+modern_ops_stream(struct upstream *u)
+{
+	struct upstream_params	 p;
+	struct backend_req	 br;
+	struct backend_hdr	 hdrs[UPSTREAM_PHDRS_MAX + 2];
+	char			 names[UPSTREAM_PHDRS_MAX][128];
+	char			*body, *enc;
+	int			 rc = -1;
+
+	memset(&p, 0, sizeof(p));
+	memset(&br, 0, sizeof(br));
+	p.up_tree = u->u_sparams;
+	if (modern_ops_build(u, &p, "subscriptions/listen", &br, &body, &enc,
+	    hdrs, names) == 0 &&
+	    (u->u_http = backend_post_stream(u->u_w, u->u_be, &br)) != NULL) {
+		if (http_call_start(u->u_http, u->u_hcbs, u->u_arg) == 0)
+			rc = 0;
+		else
+			u->u_http = NULL;	/* freed by the client */
+	}
+	free(body);
+	free(enc);
+	return rc;
+}
+
+static enum upstream_stream_end
+modern_ops_stream_end(struct upstream *u, long status)
+{
+	/* perhaps no longer 2026-07-28: probed again on reconnect */
+	if (status >= 400 && status < 500)
+		era_forget(u->u_w, u->u_be, "subscriptions/listen refused");
+	return UPSTREAM_END_RETRY;
+}
+
+/* no resources/subscribe in 2026-07-28: the listen stream asks anew */
+static void
+modern_ops_subscribe(struct upstream *u)
+{
+	notify_resubscribe(u->u_w, u->u_be);
+	if ((u->u_info = json_pack("{s:{}}", "result")) == NULL) {
+		upstream_fail(u, "out of memory");
+		return;
+	}
+	upstream_defer(u);
+}
+
+static const struct upstream_ops upstream_legacy_ops = {
+	MCP_VERSION_LEGACY, 1, 1, legacy_ops_send, legacy_ops_describe,
+	legacy_ops_stream, legacy_ops_stream_end, backend_call_abort, NULL
+};
+
+/* closing a 2026-07-28 request's stream is what cancels it (MCP
+ * 2026-07-28, Transports) */
+static const struct upstream_ops upstream_modern_ops = {
+	MCP_VERSION_MODERN, 0, 0, modern_ops_send, modern_ops_describe,
+	modern_ops_stream, modern_ops_stream_end, NULL, modern_ops_subscribe
+};
+
+static const struct upstream_ops *
+upstream_ops_of(enum proto_era era)
+{
+	return era == PROTO_ERA_MODERN ? &upstream_modern_ops :
+	    &upstream_legacy_ops;
+}
+
+/* --- opening 2025-11-25 backend sessions ---------------------------- */
+
+/* the open is through: recorded where the next request finds it */
+static void
+uopen_record(struct uopen *uo, const char *bsid, const char *version)
+{
+	struct worker		*w = uo->uo_w;
+	struct session		 s;
+	struct session_backend	*sb;
+	json_t			*p;
+
+	if (uo->uo_scope != NULL) {
+		bsession_save(w, uo->uo_scope, uo->uo_be, bsid, version);
+		return;
+	}
+	if (bsid != NULL)
+		bclose_opened(w, uo->uo_be);
+	/* re-read first, another worker may have written */
+	if (session_load(w->w_store, uo->uo_sid, store_now_ms(), &s) != 0) {
+		if (bsid == NULL)
+			return;
+		/* it ended while this opened: nothing else will close it */
+		memset(&s, 0, sizeof(s));
+		(void)session_backend_set(&s, uo->uo_be->cb_name, bsid,
+		    version);
+		bclose_session(w, &s);
+		session_clear(&s);
+		return;
+	}
+	if ((sb = session_backend_get(&s, uo->uo_be->cb_name)) != NULL &&
+	    sb->sb_sid != NULL && (bsid == NULL || strcmp(sb->sb_sid,
+	    bsid) != 0))
+		bclose_replaced(w, uo->uo_be, sb->sb_sid, sb->sb_version);
+	if (session_backend_set(&s, uo->uo_be->cb_name, bsid, version) ==
+	    -1 || session_save(w->w_store, &s, w->w_conf->cf_session_ttl_ms,
+	    store_now_ms()) == -1) {
+		log_warnx("cannot record the backend session of %.8s...",
+		    uo->uo_sid);
+		/* unrecorded: closed once its calls are done */
+		bclose_replaced(w, uo->uo_be, bsid, version);
+	}
+	/* the level the client asked for, not the backend's */
+	if (s.s_log_level != NULL &&
+	    (p = json_pack("{s:s}", "level", s.s_log_level)) != NULL) {
+		(void)upstream_request_nowait(w, uo->uo_be, bsid, version,
+		    "logging/setLevel", p);
+		json_decref(p);
+	}
+	session_clear(&s);
+}
+
+static void
+uopen_free(struct uopen *uo)
+{
+	if (!uo->uo_off)
+		TAILQ_REMOVE(&uopens, uo, uo_entry);
+	backend_call_cancel(uo->uo_call);
+	if (uo->uo_note != NULL)
+		http_call_cancel(uo->uo_note);
+	free(uo->uo_scope);
+	free(uo->uo_bsid);
+	free(uo->uo_ver);
+	json_decref(uo->uo_result);
+	free(uo);
+}
+
+/* the session is open (or failed: msg): on with those who wait */
+static void
+uopen_dispatch(struct uopen *uo, const char *msg)
+{
+	struct upstream	*u;
+	char		*sid, *ver;
+
+	/* off the list first: a waiter's failure may start another open */
+	TAILQ_REMOVE(&uopens, uo, uo_entry);
+	uo->uo_off = 1;
+	while ((u = TAILQ_FIRST(&uo->uo_waiters)) != NULL) {
+		TAILQ_REMOVE(&uo->uo_waiters, u, u_wentry);
+		u->u_open = NULL;
+		if (msg != NULL) {
+			upstream_fail(u, "%s", msg);
+			continue;
+		}
+		sid = uo->uo_bsid != NULL ? strdup(uo->uo_bsid) : NULL;
+		if ((ver = strdup(uo->uo_ver)) == NULL ||
+		    (uo->uo_bsid != NULL && sid == NULL)) {
+			free(sid);
+			free(ver);
+			upstream_fail(u, "out of memory");
+			continue;
+		}
+		upstream_session_take(u, sid, ver);
+		if (u->u_flags & UPSTREAM_F_DESCRIBE) {
+			json_decref(u->u_info);
+			u->u_info = json_pack("{s:O}", "result", uo->uo_result);
+		}
+		upstream_ready(u);
+	}
+	uopen_free(uo);
+}
+
+/* notifications/initialized is through: the session is the client's
+ * to use (a server may set up per-session state on it) */
+static void
+uopen_on_noted(void *arg, struct http_call *hc, int result,
+    const char *errmsg)
+{
+	struct uopen *uo = arg;
+
+	(void)hc;
+	uo->uo_note = NULL;	/* freed by the client after this */
+	if (result == -1)
+		log_debug("backend %s: notifications/initialized: %s",
+		    uo->uo_be->cb_name, errmsg);
+	uopen_dispatch(uo, NULL);
+}
+
+static void
+uopen_on_done(void *arg, int rc, json_t *response, int flags,
+    const char *errmsg)
+{
+	static const struct http_call_cbs ncbs = {
+		NULL, NULL, uopen_on_noted
+	};
+	struct uopen	*uo = arg;
+	json_t		*result, *err, *note;
+	const char	*version = NULL, *sid = NULL;
+	char		 msg[512];
+
+	(void)flags;
+	sid = uo->uo_call != NULL ? backend_call_session(uo->uo_call) : NULL;
+	uo->uo_call = NULL;
+	result = json_object_get(response, "result");
+	err = json_object_get(response, "error");
+	version = json_string_value(json_object_get(result,
+	    "protocolVersion"));
+	msg[0] = '\0';
+	if (rc == -1)
+		(void)snprintf(msg, sizeof(msg), "%s", errmsg);
+	else if (err != NULL)
+		(void)snprintf(msg, sizeof(msg), "backend %s refused "
+		    "initialize: %s", uo->uo_be->cb_name,
+		    json_string_value(json_object_get(err, "message")) ?
+		    json_string_value(json_object_get(err, "message")) : "?");
+	else if (!json_is_object(result) || version == NULL ||
+	    !proto_version_known(version))
+		(void)snprintf(msg, sizeof(msg), "backend %s sent an invalid "
+		    "initialize result", uo->uo_be->cb_name);
+	else if (sid != NULL && !proto_session_id_valid(sid))
+		(void)snprintf(msg, sizeof(msg), "backend %s sent an invalid "
+		    "session id", uo->uo_be->cb_name);
+	if (msg[0] != '\0') {
+		uopen_dispatch(uo, msg);
+		return;
+	}
+	/* a Legacy-cached backend that negotiates 2026-07-28 flips */
+	if (proto_era_of_version(version) == PROTO_ERA_MODERN)
+		era_set(uo->uo_w, uo->uo_be, PROTO_ERA_MODERN,
+		    "initialize negotiated " MCP_VERSION_MODERN);
+	backend_info_put(uo->uo_w, uo->uo_be, version, result);
+	uopen_record(uo, sid, version);
+	if ((sid != NULL && (uo->uo_bsid = strdup(sid)) == NULL) ||
+	    (uo->uo_ver = strdup(version)) == NULL) {
+		uopen_dispatch(uo, "out of memory");
+		return;
+	}
+	uo->uo_result = json_incref(result);
+	/*
+	 * A scope's lists wait for it: a server may register per-session
+	 * state (tools among it) when notifications/initialized arrives.
+	 * A client's call goes at once, as it would from the client.
+	 */
+	note = jsonrpc_notification_new("notifications/initialized", NULL);
+	if (note != NULL && uo->uo_scope != NULL)
+		uo->uo_note = backend_post_start(uo->uo_w, uo->uo_be, sid,
+		    version, note, &ncbs, uo);
+	else if (note != NULL)
+		backend_post_nowait(uo->uo_w, uo->uo_be, sid, version, note);
+	json_decref(note);
+	if (uo->uo_note == NULL)
+		uopen_dispatch(uo, NULL);
+}
+
+/* u waits for the session of (its client session or scope, backend):
+ * one initialize in this worker, however many wait */
+static void
+upstream_open(struct upstream *u, const char *sid, const char *scope)
+{
+	static const struct backend_call_cbs cbs = {
+		NULL, NULL, uopen_on_done, NULL
+	};
+	struct uopen		*uo;
+	struct backend_req	 br;
+	json_t			*params, *caps;
+	char			 id[BACKEND_ID_MAX], *body;
+	size_t			 len = 0;
+
+	TAILQ_FOREACH(uo, &uopens, uo_entry)
+		if (uo->uo_be == u->u_be && (sid != NULL ?
+		    strcmp(uo->uo_sid, sid) == 0 : (uo->uo_scope != NULL &&
+		    strcmp(uo->uo_scope, scope) == 0)))
+			break;
+	if (uo == NULL) {
+		if ((uo = calloc(1, sizeof(*uo))) == NULL ||
+		    (scope != NULL && (uo->uo_scope = strdup(scope)) ==
+		    NULL)) {
+			free(uo);
+			upstream_fail(u, "out of memory");
+			return;
+		}
+		uo->uo_w = u->u_w;
+		uo->uo_be = u->u_be;
+		if (sid != NULL)
+			(void)snprintf(uo->uo_sid, sizeof(uo->uo_sid), "%s",
+			    sid);
+		TAILQ_INIT(&uo->uo_waiters);
+		TAILQ_INSERT_TAIL(&uopens, uo, uo_entry);
+		/* the client's capabilities: what vmcpd can relay to it */
+		caps = sid != NULL && u->u_caps != NULL ?
+		    json_incref((json_t *)u->u_caps) : json_object();
+		params = json_pack("{s:s, s:o, s:o}", "protocolVersion",
+		    MCP_VERSION_LEGACY, "capabilities", caps, "clientInfo",
+		    upstream_client_info());
+		backend_next_id(u->u_w, id, sizeof(id));
+		body = params != NULL ? upstream_body(id, "initialize",
+		    params, NULL, 0, &len) : NULL;
+		json_decref(params);
+		memset(&br, 0, sizeof(br));
+		br.br_id = id;
+		br.br_body = body;
+		br.br_len = len;
+		if (body == NULL || (uo->uo_call = backend_post(u->u_w,
+		    u->u_be, &br, &cbs, uo)) == NULL) {
+			free(body);
+			uopen_free(uo);
+			upstream_fail(u, "cannot reach backend %s",
+			    u->u_be->cb_name);
+			return;
+		}
+		free(body);
+	}
+	TAILQ_INSERT_TAIL(&uo->uo_waiters, u, u_wentry);
+	u->u_open = uo;
+	u->u_state = US_OPENING;
+}
+
+/* --- the walk ---------------------------------------------------------- */
+
+/* the session known (or none needed): on with the request */
+static void
+upstream_ready(struct upstream *u)
+{
+	const struct upstream_ops	*ops = upstream_ops_of(u->u_era);
+	struct upstream_params		 p;
+
+	if (u->u_flags & UPSTREAM_F_DESCRIBE) {
+		ops->uo_describe(u);
+		return;
+	}
+	if (u->u_stream) {
+		u->u_state = US_STREAMING;
+		if (ops->uo_stream(u) == -1)
+			upstream_fail(u, "backend %s: cannot open its stream",
+			    u->u_be->cb_name);
+		return;
+	}
+	if ((u->u_flags & UPSTREAM_F_SUBSCRIPTION) &&
+	    ops->uo_subscribe != NULL) {
+		ops->uo_subscribe(u);
+		return;
+	}
+	memset(&p, 0, sizeof(p));
+	u->u_state = US_SENDING;
+	if (u->u_cbs->uc_params(u->u_arg, u->u_era, &p) == -1) {
+		json_decref(p.up_tree);
+		free(p.up_owned);
+		upstream_fail(u, "cannot make the request for backend %s",
+		    u->u_be->cb_name);
+		return;
+	}
+	if (ops->uo_send(u, &p) == -1)
+		upstream_fail(u, "cannot send the request to backend %s",
+		    u->u_be->cb_name);
+	json_decref(p.up_tree);
+	free(p.up_owned);
+}
+
+/* the session the call goes over, its strings taken */
+static void
+upstream_session_take(struct upstream *u, char *sid, char *ver)
+{
+	free(u->u_own[0]);
+	free(u->u_own[1]);
+	u->u_bsid = u->u_own[0] = sid;
+	u->u_bver = u->u_own[1] = ver;
+}
+
+/*
+ * The 2025-11-25 session the request goes over: the client session's
+ * own (recorded in it), or the scope's (bsession.c); opened when there
+ * is none, or when it was lost.  A description needs the initialize
+ * result too: cached, or the open's.
+ */
+static void
+upstream_acquire(struct upstream *u)
+{
+	struct session_backend	*sb;
+	json_t			*info;
+	char			*sid, *ver;
+
+	u->u_onscope = 0;
+	if ((u->u_sess == NULL || (u->u_flags & UPSTREAM_F_SUBSCRIPTION)) &&
+	    !u->u_reopen && bsession_load(u->u_w, u->u_scope, u->u_be, &sid,
+	    &ver) == 0) {
+		info = (u->u_flags & UPSTREAM_F_DESCRIBE) ?
+		    backend_info_get(u->u_w, u->u_be) : NULL;
+		if (!(u->u_flags & UPSTREAM_F_DESCRIBE) || info != NULL) {
+			u->u_onscope = 1;
+			if (info != NULL)
+				u->u_info = json_pack("{s:O}", "result",
+				    json_object_get(info, "result"));
+			json_decref(info);
+			upstream_session_take(u, sid, ver);
+			upstream_ready(u);
+			return;
+		}
+		free(sid);
+		free(ver);
+	}
+	if (u->u_sess == NULL) {
+		upstream_open(u, NULL, u->u_scope);
+		return;
+	}
+	sb = session_backend_get(u->u_sess, u->u_be->cb_name);
+	if (sb != NULL && !u->u_reopen) {
+		upstream_session_take(u, NULL, NULL);
+		u->u_bsid = sb->sb_sid;
+		u->u_bver = sb->sb_version;
+		upstream_ready(u);
+		return;
+	}
+	upstream_open(u, u->u_sess->s_id, NULL);
+}
+
+static void
+upstream_on_era(void *arg, enum proto_era era)
+{
+	struct upstream *u = arg;
+
+	u->u_era = era == PROTO_ERA_MODERN ? PROTO_ERA_MODERN :
+	    PROTO_ERA_LEGACY;
+	if (upstream_ops_of(u->u_era)->uo_session)
+		upstream_acquire(u);
+	else
+		upstream_ready(u);
+}
+
+static void
+upstream_resolve(struct upstream *u)
+{
+	int era;
+
+	u->u_state = US_RESOLVING;
+	if ((era = era_resolve(u->u_w, u->u_be, u->u_client, upstream_on_era,
+	    u)) == 0)
+		return;
+	if (era == -1) {
+		upstream_fail(u, "out of memory");
+		return;
+	}
+	upstream_on_era(u, (enum proto_era)era);
+}
+
+static struct upstream *
+upstream_new(struct worker *w, const struct config_backend *be,
+    const char *scope, void *arg)
+{
+	struct upstream *u;
+
+	if ((u = calloc(1, sizeof(*u))) == NULL)
+		return NULL;
+	u->u_scope = scope != NULL ? scope : BSESSION_SCOPE_ANON;
+	TAILQ_INSERT_TAIL(&upstreams, u, u_entry);
+	u->u_w = w;
+	u->u_be = be;
+	u->u_arg = arg;
+	u->u_starting = 1;
+	return u;
+}
+
+/* the end of upstream_call() and upstream_stream(): NULL if it failed */
+static struct upstream *
+upstream_started(struct upstream *u)
+{
+	u->u_starting = 0;
+	if (u->u_failed) {
+		upstream_cancel(u);
+		return NULL;
+	}
+	return u;
+}
+
+struct upstream *
+upstream_call(struct worker *w, const struct config_backend *be,
+    const struct upstream_req *uq, const struct upstream_cbs *cbs,
+    void *arg)
+{
+	struct upstream *u;
+
+	if ((u = upstream_new(w, be, uq->uq_scope, arg)) == NULL)
+		return NULL;
+	u->u_cbs = cbs;
+	u->u_method = uq->uq_method;
+	u->u_sess = uq->uq_sess;
+	u->u_caps = uq->uq_caps;
+	u->u_client = uq->uq_client;
+	u->u_flags = uq->uq_flags;
+	upstream_resolve(u);
+	return upstream_started(u);
+}
+
+struct upstream *
+upstream_stream(struct worker *w, const struct config_backend *be,
+    const char *scope, const json_t *params, const struct http_call_cbs *cbs,
+    void *arg)
+{
+	struct upstream *u;
+
+	if ((u = upstream_new(w, be, scope, arg)) == NULL)
+		return NULL;
+	u->u_stream = 1;
+	u->u_hcbs = cbs;
+	u->u_sparams = json_incref((json_t *)params);
+	u->u_client = ERA_LISTING;
+	upstream_resolve(u);
+	return upstream_started(u);
+}
+
+enum upstream_stream_end
+upstream_stream_ended(struct upstream *u, long status)
+{
+	enum upstream_stream_end end = UPSTREAM_END_RETRY;
+
+	if (u == NULL)
+		return end;
+	u->u_http = NULL;	/* freed by the client after hc_done */
+	if (u->u_state == US_STREAMING)
+		end = upstream_ops_of(u->u_era)->uo_stream_end(u, status);
+	upstream_free(u);
+	return end;
+}
+
+enum proto_era
+upstream_era(const struct upstream *u)
+{
+	return u != NULL ? u->u_era : PROTO_ERA_UNKNOWN;
+}
+
+void
+upstream_stream_reply(struct upstream *u, json_t *msg)
+{
+	/* 2026-07-28 servers send no requests: nothing to answer */
+	if (u != NULL && u->u_era == PROTO_ERA_LEGACY)
+		backend_post_nowait(u->u_w, u->u_be, u->u_bsid, u->u_bver,
+		    msg);
+}
+
+void
+upstream_cancel(struct upstream *u)
+{
+	if (u == NULL || u->u_delivering)
+		return;
+	switch (u->u_state) {
+	case US_RESOLVING:
+		era_resolve_cancel(u->u_w, u);
+		break;
+	case US_OPENING:
+		/* the open goes on: its session is recorded for others */
+		if (u->u_open != NULL)
+			TAILQ_REMOVE(&u->u_open->uo_waiters, u, u_wentry);
+		break;
+	case US_SENDING:
+		backend_call_cancel(u->u_call);
+		break;
+	case US_STREAMING:
+		if (u->u_http != NULL)
+			http_call_cancel(u->u_http);
+		break;
+	default:
+		break;
+	}
+	upstream_free(u);
+}
+
+void
+upstream_abort(struct upstream *u, const char *reason)
+{
+	const struct upstream_ops *ops;
+
+	if (u == NULL || u->u_delivering)
+		return;
+	ops = upstream_ops_of(u->u_era);
+	if (u->u_state == US_SENDING && u->u_call != NULL &&
+	    ops->uo_abort != NULL) {
+		ops->uo_abort(u->u_call, reason);
+		u->u_call = NULL;
+	}
+	upstream_cancel(u);
+}
+
+/* at exit: what is still waiting goes without a callback */
+void
+upstream_free_all(struct worker *w)
+{
+	struct upstream	*u;
+	struct uopen	*uo;
+
+	(void)w;
+	while ((uo = TAILQ_FIRST(&uopens)) != NULL) {
+		while ((u = TAILQ_FIRST(&uo->uo_waiters)) != NULL) {
+			TAILQ_REMOVE(&uo->uo_waiters, u, u_wentry);
+			u->u_state = US_DONE;
+		}
+		uopen_free(uo);
+	}
+	while ((u = TAILQ_FIRST(&upstreams)) != NULL) {
+		if (u->u_state == US_RESOLVING)
+			era_resolve_cancel(u->u_w, u);
+		upstream_free(u);
+	}
+}
+
+void
+upstream_post(struct worker *w, const struct config_backend *be,
+    const char *bsid, const char *version, json_t *msg)
+{
+	backend_post_nowait(w, be, bsid, version, msg);
+}
+
+int
+upstream_notify(struct worker *w, const struct config_backend *be,
+    const char *bsid, const char *version, const char *method,
+    json_t *params)
+{
+	return backend_notify(w, be, bsid, version, method, params);
+}
+
+int
+upstream_request_nowait(struct worker *w, const struct config_backend *be,
+    const char *bsid, const char *version, const char *method,
+    json_t *params)
+{
+	struct backend_req	 br;
+	char			 id[BACKEND_ID_MAX], *body;
+	size_t			 len;
+	int			 rc = -1;
+
+	backend_next_id(w, id, sizeof(id));
+	if ((body = upstream_body(id, method, params, NULL, 0, &len)) ==
+	    NULL)
+		return -1;
+	memset(&br, 0, sizeof(br));
+	br.br_id = id;
+	br.br_body = body;
+	br.br_len = len;
+	br.br_bsid = bsid;
+	br.br_version = version;
+	if (backend_post(w, be, &br, NULL, NULL) != NULL)
+		rc = 0;
+	free(body);
+	return rc;
+}
