@@ -335,7 +335,8 @@ export class Daemon {
     const wrap = this.opts.wrap || [];
     const [cmd, ...pre] = [...wrap, VMCPD_BIN];
     this.proc = new Proc('vmcpd', cmd, [...pre, ...args, '-f', this.cfg], {
-      env: { ASAN_OPTIONS: process.env.ASAN_OPTIONS || 'detect_leaks=1:abort_on_error=0' },
+      env: { ...(this.opts.env || {}),
+        ASAN_OPTIONS: process.env.ASAN_OPTIONS || 'detect_leaks=1:abort_on_error=0' },
     });
     daemons.add(this);
     const port = await waitFor('vmcpd portFile', async () => {
