@@ -230,8 +230,34 @@ cnode_new(enum cnode_type type, const yaml_mark_t *mark)
 	return n;
 }
 
+/*
+ * For a literal block scalar (|), where its text starts in the file:
+ * the line after the indicator, indented as its first non-blank line
+ * (YAML 1.2, 8.1.1.1), so a position in the text maps to one in the file.
+ */
+static void
+cnode_block_body(struct cnode *n, const yaml_event_t *ev, const char *buf,
+    size_t len)
+{
+	size_t	 i = ev->start_mark.index, ind;
+
+	while (i < len && buf[i] != '\n')
+		i++;
+	n->cn_body_line = ev->start_mark.line + 2;
+	while (i < len) {
+		for (i++, ind = 0; i < len && buf[i] == ' '; i++)
+			ind++;
+		if (i < len && buf[i] != '\n' && buf[i] != '\r') {
+			n->cn_body_col = ind + 1;
+			return;
+		}
+		while (i < len && buf[i] != '\n')
+			i++;
+	}
+}
+
 static struct cnode *
-cnode_new_scalar(const yaml_event_t *ev)
+cnode_new_scalar(const yaml_event_t *ev, const char *buf, size_t len)
 {
 	struct cnode	*n;
 
@@ -245,6 +271,12 @@ cnode_new_scalar(const yaml_event_t *ev)
 	n->cn_str[ev->data.scalar.length] = '\0';
 	n->cn_len = ev->data.scalar.length;
 	n->cn_plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+	n->cn_quoted = ev->data.scalar.style ==
+	    YAML_SINGLE_QUOTED_SCALAR_STYLE ||
+	    ev->data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE;
+	n->cn_oneline = ev->start_mark.line == ev->end_mark.line;
+	if (ev->data.scalar.style == YAML_LITERAL_SCALAR_STYLE)
+		cnode_block_body(n, ev, buf, len);
 	return n;
 }
 
@@ -371,7 +403,7 @@ config_tree_parse(struct loader *ld, const char *buf, size_t len,
 				failed = 1;
 				break;
 			}
-			if ((n = cnode_new_scalar(&ev)) == NULL) {
+			if ((n = cnode_new_scalar(&ev, buf, len)) == NULL) {
 				config_error(ld, NULL, "out of memory");
 				failed = 1;
 			}

@@ -34,6 +34,10 @@ enum cnode_type {
 struct cnode {
 	enum cnode_type	 cn_type;
 	int		 cn_plain;	/* plain scalar: may be a number */
+	int		 cn_quoted;	/* '...' or "..." */
+	int		 cn_oneline;	/* starts and ends on one line */
+	size_t		 cn_body_line;	/* literal |: where the text starts, */
+	size_t		 cn_body_col;	/* else 0 */
 	char		*cn_str;	/* scalar text, NUL-terminated */
 	size_t		 cn_len;
 	size_t		 cn_line;	/* 1-based */
@@ -85,6 +89,8 @@ int	 config_errorat(struct loader *, size_t line, size_t col,
 	    const char *, ...) __attribute__((format(printf, 4, 5)));
 int	 config_error(struct loader *, const struct cnode *, const char *,
 	    ...) __attribute__((format(printf, 3, 4)));
+int	 config_errorat(struct loader *, size_t line, size_t col,
+	    const char *, ...) __attribute__((format(printf, 4, 5)));
 char	*config_escape(char *, size_t, const char *, size_t, size_t);
 int	 config_expected(struct loader *, const struct cnode *,
 	    const char *path, const char *what);
