@@ -140,8 +140,8 @@ install: all
 	sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
 	    etc/vmcpd.service > $(DESTDIR)$(UNITDIR)/vmcpd.service
 	test -e $(DESTDIR)$(SYSCONFDIR)/vmcpd/vmcpd.yaml || \
-	    sed -e 's|stateDir: ./var|stateDir: $(STATEDIR)|' etc/vmcpd.yaml \
-	    > $(DESTDIR)$(SYSCONFDIR)/vmcpd/vmcpd.yaml
+	    sed -e 's|stateDir: /var/lib/vmcpd|stateDir: $(STATEDIR)|' \
+	    etc/service/vmcpd.yaml > $(DESTDIR)$(SYSCONFDIR)/vmcpd/vmcpd.yaml
 
 run: all
 	sh tools/demo.sh

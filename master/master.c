@@ -190,6 +190,9 @@ gen_new(struct config *conf, int listen_fd, uint16_t port)
 		free(g);
 		return NULL;
 	}
+	if (conf->cf_nbackends == 0)
+		log_info("no backends configured (backends: []): serving an "
+		    "empty view; add backends to %s and reload", conf->cf_file);
 	return g;
 }
 

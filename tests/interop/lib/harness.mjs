@@ -329,11 +329,12 @@ export class Daemon {
     await fsp.writeFile(this.cfg, text);
   }
 
-  /* opts.wrap: a command vmcpd runs under, e.g. ['prlimit', '--nofile=64', '--'] */
+  /* opts.wrap: a command vmcpd runs under, e.g. ['prlimit', '--nofile=64', '--'];
+   * opts.bin: another vmcpd than VMCPD_BIN (an installed one) */
   async start({ timeout = 15000, args = ['-d'] } = {}) {
     await fsp.rm(this.portFile, { force: true });
     const wrap = this.opts.wrap || [];
-    const [cmd, ...pre] = [...wrap, VMCPD_BIN];
+    const [cmd, ...pre] = [...wrap, this.opts.bin || VMCPD_BIN];
     this.proc = new Proc('vmcpd', cmd, [...pre, ...args, '-f', this.cfg], {
       env: { ASAN_OPTIONS: process.env.ASAN_OPTIONS || 'detect_leaks=1:abort_on_error=0' },
     });
