@@ -92,6 +92,8 @@ struct httpd_req {
 	void			*r_close_arg;
 	httpd_req_cb		 r_done_cb;
 	void			*r_done_arg;
+	int			 r_status;	/* the reply's, 0: none yet */
+	unsigned int		 r_tag;		/* the owner's, for its done cb */
 };
 
 struct httpd_conn {
@@ -827,6 +829,8 @@ conn_finish(struct httpd_conn *c)
 	c->c_state = CONN_READING;
 	if (done != NULL)
 		done(req, done_arg);
+	req->r_status = 0;
+	req->r_tag = 0;
 	if (c->c_rpaused && c->c_fd != -1) {
 		(void)event_add(c->c_rev, NULL);
 		c->c_rpaused = 0;
@@ -957,6 +961,7 @@ conn_head(struct httpd_conn *c, int status, size_t clen,
 
 	if (status < 100 || status > 999)
 		status = 500;
+	req->r_status = status;
 	memcpy(p, "HTTP/1.1 ", 9);
 	p += 9;
 	*p++ = (char)('0' + status / 100);
@@ -1085,6 +1090,24 @@ httpd_req_set_done_cb(struct httpd_req *req, httpd_req_cb cb, void *arg)
 {
 	req->r_done_cb = cb;
 	req->r_done_arg = arg;
+}
+
+int
+httpd_req_status(const struct httpd_req *req)
+{
+	return req->r_status;
+}
+
+unsigned int
+httpd_req_tag(const struct httpd_req *req)
+{
+	return req->r_tag;
+}
+
+void
+httpd_req_set_tag(struct httpd_req *req, unsigned int tag)
+{
+	req->r_tag = tag;
 }
 
 size_t
