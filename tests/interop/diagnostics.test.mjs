@@ -10,8 +10,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 import {
-  useHarness, guarded, startTestBackend, configText, Daemon, tmpDir, freePort,
-  httpRequest, openSession, rpc, workerOf, mcpHeaders, HOST,
+  useHarness, guarded, startTestBackend, configText, Daemon, tmpDir, freePort, waitFor,
+  httpRequest, openSession, rpc, workerOf, mcpHeaders, vmcpctl, HOST,
 } from './lib/harness.mjs';
 
 useHarness();
@@ -383,5 +383,64 @@ describe('the figures an operator watches', () => {
     for (const k of ['sessions', 'pendingRelays', 'viewBuilds', 'eraChanges'])
       assert.equal(typeof s[k], 'number', k);
     assert.ok(s.lmdb.mapSize > 0 && s.lmdb.readers >= 1);
+  }));
+
+  test('vmcpctl status prints /status for a terminal, and as JSON', guarded(async () => {
+    const r = await vmcpctl(['-f', daemon.cfg, 'status']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /generation 1; answered by worker \d \(pid \d+\)/);
+    assert.match(r.stdout, /^b +streamable-http +2025-11-25 +unknown +unknown +\d+ +0 +[\d.]+ms/m);
+    assert.match(r.stdout, /^dead +streamable-http .* unknown +unknown +0 +[1-9]\d* +- +-$/m);
+    assert.match(r.stdout, /^ {2}last error at \S+Z: backend dead: .*refused/m);
+    const pids = await daemon.workerPids();
+    for (const pid of pids)
+      assert.match(r.stdout, new RegExp(`^\\d +${pid} `, 'm'));
+    const j = await vmcpctl(['-f', daemon.cfg, 'status', '-j']);
+    assert.equal(j.code, 0, j.stderr);
+    assert.deepEqual(JSON.parse(j.stdout).backends.map((x) => x.name), ['b', 'dead']);
+    // without daemon.diagnostics there is nothing to ask
+    const none = await vmcpctl(['-d', daemon.stateDir, 'status']);
+    assert.equal(none.code, 1);
+    assert.match(none.stderr, /daemon\.diagnostics is not set/);
+  }));
+
+  test('vmcpctl rebuild-views, reprobe and drop-sessions: the daemon rebuilds, re-probes, reopens', guarded(async () => {
+    const builds = async () => value(await scrape(), 'vmcpd_view_builds_total');
+    const { sid } = await openSession(daemon.port);
+    assert.equal((await rpc(daemon.port, sid, 'tools/list', {})).status, 200);
+    const b0 = await builds();
+    // a fresh list is served from the stored view: no build
+    assert.equal((await rpc(daemon.port, sid, 'tools/list', {})).status, 200);
+    assert.equal(await builds(), b0);
+    const rv = await vmcpctl(['-f', daemon.cfg, 'rebuild-views']);
+    assert.equal(rv.code, 0, rv.stderr);
+    assert.match(rv.stdout, /^[1-9]\d* view records dropped/);
+    const l = await rpc(daemon.port, sid, 'tools/list', {});
+    assert.equal(l.status, 200);
+    assert.ok(l.json.result.tools.some((t) => t.name === 'b_echo'));
+    assert.ok(await builds() > b0, 'rebuilt');
+
+    const era = async () => (await httpRequest(diag, { method: 'GET', path: '/status' }))
+      .json.backends[0].era;
+    assert.ok((await era())?.era, 'b has an era record');
+    const rp = await vmcpctl(['-f', daemon.cfg, 'reprobe', 'b']);
+    assert.equal(rp.code, 0, rp.stderr);
+    assert.match(rp.stdout, /^backend b: era record dropped/);
+    assert.equal(await era(), null);
+    // the next request probes it again (after the workers' 1 s recheck)
+    await waitFor('b probed again', async () => {
+      await rpc(daemon.port, sid, 'tools/call', { name: 'b_echo', arguments: { message: 'p' } });
+      return (await era())?.era;
+    }, { timeout: 15000, interval: 300 });
+
+    const ds = await vmcpctl(['-f', daemon.cfg, 'drop-sessions', 'b']);
+    assert.equal(ds.code, 0, ds.stderr);
+    assert.match(ds.stdout, /^backend b: \d+ identity scope sessions dropped/);
+    assert.equal((await rpc(daemon.port, sid, 'tools/call', { name: 'b_echo',
+      arguments: { message: 'after' } })).status, 200);
+    for (const bad of [['reprobe'], ['reprobe', 'a|b'], ['drop-sessions', ''], ['rebuild-views', 'x']]) {
+      const r = await vmcpctl(['-f', daemon.cfg, ...bad]);
+      assert.equal(r.code, 1, bad.join(' '));
+    }
   }));
 });
