@@ -6,6 +6,7 @@
 #   make deps       install missing Debian packages, npm ci the test tools
 #   make install    FHS install (PREFIX, DESTDIR)
 #   make bench      benchmarks (not tests); make bench-scale: the scale part
+#   make chaos      the fault scripts' long form, with figures; make fuzz-long
 
 PREFIX		?= /usr/local
 SBINDIR		?= $(PREFIX)/sbin
@@ -119,6 +120,25 @@ fuzz:
 fuzz-smoke:
 	$(MAKE) -f tests/fuzz/Makefile run FUZZ_TIME=$(FUZZ_TIME)
 
+# every fuzz target to FUZZ_RUNS (10M) executions: hours on two cores
+FUZZ_RUNS	?= 10000000
+fuzz-long:
+	$(MAKE) -f tests/fuzz/Makefile long FUZZ_RUNS=$(FUZZ_RUNS)
+
+# the long form of the fault scripts (make check runs the short one):
+# kill -9 and SIGHUP under load for CHAOS_SECONDS (60) each, with wrk
+# beside the node clients when it is installed; the figures printed as
+# "chaos:" lines.  CHAOS_FUZZ=1 adds fuzz-long.
+CHAOS_SECONDS	?= 60
+chaos: all
+	CHAOS_SECONDS=$(CHAOS_SECONDS) \
+	    CHAOS_WRK=$$(command -v wrk >/dev/null && echo 1) \
+	    sh tests/interop/run.sh tests/interop/chaos.test.mjs \
+	    tests/interop/store.test.mjs | tee $(BUILD)/chaos.log | \
+	    sed -n 's/^# chaos: /chaos: /p; s/^# \(pass\|fail\) /\1 /p'
+	@grep -q '^# fail 0$$' $(BUILD)/chaos.log
+	if [ "$(CHAOS_FUZZ)" = 1 ]; then $(MAKE) fuzz-long; fi
+
 # throughput and latency against a direct backend and an nginx hop, then
 # scale: 100k sessions and their sweep, views of 10k and 100k tools
 # (bench-scale alone; SCALE_SIZE=small for a one-minute run)
@@ -150,6 +170,6 @@ clean:
 	rm -rf build build-san build-fuzz
 
 .PHONY: all unit deps check check-unit check-interop check-man fuzz fuzz-smoke \
-	bench bench-scale install run clean
+	bench bench-scale install run clean fuzz-long chaos
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

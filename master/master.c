@@ -453,8 +453,11 @@ master_child_gone(struct child *c, int status)
 		}
 		return;
 	}
-	/* a clean exit nobody asked for (a stray SIGTERM) is no crash */
-	if (crashed && now - c->c_started_ms < HEALTHY_MS)
+	/* a clean exit nobody asked for (a stray SIGTERM) is no crash, nor
+	 * a SIGKILL (an operator's, the OOM killer's): not the child's own
+	 * doing, so it is back at once, however often */
+	if (crashed && !(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) &&
+	    now - c->c_started_ms < HEALTHY_MS)
 		sl->sl_crashes++;
 	else
 		sl->sl_crashes = 0;
