@@ -254,12 +254,13 @@ diag_backend_done(struct worker *w, const struct config_backend *be,
 {
 	struct diag_backend	*db;
 	enum diag_berr		 k;
-	uint64_t		 us, seq;
+	uint64_t		 now, us, seq;
 	size_t			 i;
 
 	if ((db = diag_backend_self(w, be)) == NULL || start == 0)
 		return;
-	us = diag_now_us() - start;
+	now = diag_now_us();
+	us = now - start;
 	if (rc == 0) {
 		for (i = 0; i < DIAG_LAT_BUCKETS - 1 && us > diag_lat_us[i];
 		    i++)
@@ -267,8 +268,9 @@ diag_backend_done(struct worker *w, const struct config_backend *be,
 		diag_add(&db->db_lat[i], 1);
 		diag_add(&db->db_lat_sum_us, us);
 		__atomic_store_n(&db->db_last_us, us, __ATOMIC_RELAXED);
-		__atomic_store_n(&db->db_last_ms, store_now_ms(),
-		    __ATOMIC_RELAXED);
+		/* monotonic, one clock read per answer: made wall time when
+		 * read (diag_backend_sum()) */
+		__atomic_store_n(&db->db_last_at, now, __ATOMIC_RELAXED);
 		return;
 	}
 	if (status >= 200 && status < 300)
@@ -307,7 +309,7 @@ static void
 diag_backend_sum(const struct worker *w, size_t bi, struct diag_bsum *bs)
 {
 	const struct diag_backend	*db;
-	uint64_t			 seq, ms;
+	uint64_t			 seq, ms, at, last_at = 0, mono;
 	char				 msg[sizeof(bs->bs_err)];
 	int				 i, k, tries;
 
@@ -321,8 +323,8 @@ diag_backend_sum(const struct worker *w, size_t bi, struct diag_bsum *bs)
 		bs->bs_lat_sum_us += diag_load(&db->db_lat_sum_us);
 		for (k = 0; k < DIAG_NBERR; k++)
 			bs->bs_errors[k] += diag_load(&db->db_errors[k]);
-		if ((ms = diag_load(&db->db_last_ms)) > bs->bs_last_ms) {
-			bs->bs_last_ms = ms;
+		if ((at = diag_load(&db->db_last_at)) > last_at) {
+			last_at = at;
 			bs->bs_last_us = diag_load(&db->db_last_us);
 		}
 		for (tries = 0; tries < 3; tries++) {
@@ -343,6 +345,9 @@ diag_backend_sum(const struct worker *w, size_t bi, struct diag_bsum *bs)
 			memcpy(bs->bs_err, msg, sizeof(msg));
 		}
 	}
+	/* the last answer's wall time: now, less how long ago it was */
+	if (last_at != 0 && (mono = diag_now_us()) >= last_at)
+		bs->bs_last_ms = store_now_ms() - (mono - last_at) / 1000;
 }
 
 /* a wall-clock time in ms as RFC 3339 UTC text, or null for 0 */

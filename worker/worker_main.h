@@ -38,7 +38,7 @@ struct diag_backend {
 							   cumulative */
 	uint64_t	 db_lat_sum_us;
 	uint64_t	 db_errors[DIAG_NBERR];
-	uint64_t	 db_last_ms;		/* wall time of the last answer */
+	uint64_t	 db_last_at;		/* monotonic us of the last answer */
 	uint64_t	 db_last_us;		/* and its latency */
 	uint64_t	 db_err_seq;		/* odd while db_err is written */
 	uint64_t	 db_err_ms;		/* wall time of the last error */
