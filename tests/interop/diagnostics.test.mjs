@@ -13,6 +13,7 @@ import {
   useHarness, guarded, startTestBackend, configText, Daemon, tmpDir, freePort, waitFor,
   httpRequest, openSession, rpc, workerOf, mcpHeaders, vmcpctl, HOST,
 } from './lib/harness.mjs';
+import { modern } from './lib/multi.mjs';
 
 useHarness();
 
@@ -322,14 +323,26 @@ describe('the figures an operator watches', () => {
       body: '{"jsonrpc":', headers: mcpHeaders({ session: sid }),
     });
     assert.equal(bad.status, 400);
+    // 2026-07-28 requests, stateless: counted by method as well (the
+    // hot path answers them before the body is parsed here)
+    const ml = await modern(daemon.port, 'tools/list');
+    assert.equal(ml.status, 200, ml.text);
+    const mc = await modern(daemon.port, 'tools/call', { name: 'b_echo', arguments: { message: 'm' } },
+      { 'Mcp-Name': 'b_echo' });
+    assert.equal(mc.status, 200, mc.text);
+    const mm = await modern(daemon.port, 'tools/list', {}, { 'Mcp-Method': 'prompts/list' });
+    assert.equal(mm.status, 400, mm.text);
     const m = await scrape();
     const d = (name, labels) => (value(m, name, labels) ?? 0) - (value(m0, name, labels) ?? 0);
     assert.equal(m.types.get('vmcpd_requests_total'), 'counter');
-    assert.equal(d('vmcpd_requests_total', { method: 'tools/call', outcome: 'ok' }), N, 'tools/call ok');
+    assert.equal(d('vmcpd_requests_total', { method: 'tools/call', outcome: 'ok' }), N + 1, 'tools/call ok');
     assert.equal(d('vmcpd_requests_total', { method: 'tools/call', outcome: 'rpc_error' }), 1);
     assert.equal(d('vmcpd_requests_total', { method: 'initialize', outcome: 'ok' }), 1);
     assert.equal(d('vmcpd_requests_total', { method: 'notifications/initialized', outcome: 'ok' }), 1);
-    assert.equal(d('vmcpd_requests_total', { method: 'tools/list', outcome: 'ok' }), 1);
+    assert.equal(d('vmcpd_requests_total', { method: 'tools/list', outcome: 'ok' }), 2);
+    assert.equal(d('vmcpd_requests_total', { method: 'tools/list', outcome: 'rejected' }) +
+      d('vmcpd_requests_total', { method: 'prompts/list', outcome: 'rejected' }), 1,
+      'a header that contradicts the body');
     assert.equal(d('vmcpd_requests_total', { method: 'invalid', outcome: 'rejected' }), 1);
 
     // b's histogram: every call answered, buckets cumulative up to +Inf
