@@ -1,7 +1,7 @@
 // Proof under faults (the short form runs in make check; make chaos runs
 // the long form: CHAOS_SECONDS=60 and wrk beside the node clients, and
 // prints the figures).  Under steady load from SDK clients (Legacy
-// sessions, a new connection per request) and keep-alive raw clients:
+// sessions, on the SDK's own keep-alive fetch) and raw keep-alive clients:
 //   - kill -9 of a random worker every 2 s: no Legacy session is lost,
 //     and every failed request is accounted for: a socket error of a
 //     request in flight on the killed worker (sent before the kill, or
@@ -113,7 +113,7 @@ describe('under faults, with steady load', () => {
     }).replace('daemon:\n', `daemon:\n  diagnostics: ${HOST}:${diag}\n`));
     await daemon.start();
     for (let i = 0; i < SDK_CLIENTS; i++)
-      sdks.push(await connectClient(daemon.url, { name: `chaos-${i}`, fresh: true }));
+      sdks.push(await connectClient(daemon.url, { name: `chaos-${i}` }));
     ({ sid } = await openSession(daemon.port));
     agent = new http.Agent({ keepAlive: true, maxSockets: AGENT_LOOPS });
   });
