@@ -166,8 +166,9 @@ ctl_status_print(const json_t *s)
 	printf("\n%-6s %-8s %10s %10s %8s\n", "worker", "pid", "requests",
 	    "mcp", "restarts");
 	json_array_foreach(json_object_get(s, "workers"), i, x)
-		printf("%-6lld %-8lld %10lld %10lld %8lld\n", ctl_int(x, "slot"),
-		    ctl_int(x, "pid"), ctl_int(x, "requests"),
+		printf("%-6lld %-8lld %10lld %10lld %8lld\n",
+		    ctl_int(x, "slot"), ctl_int(x, "pid"),
+		    ctl_int(x, "requests"),
 		    ctl_int(x, "mcpRequests"), ctl_int(x, "restarts"));
 	printf("\n%-20s %-16s %-10s %-9s %-9s %9s %7s %9s %9s\n", "backend",
 	    "transport", "revision", "health", "breaker", "requests",
@@ -187,8 +188,9 @@ ctl_status_print(const json_t *s)
 		    "meanLatencyMs")));
 		if ((e = json_object_get(x, "era")) != NULL &&
 		    json_is_object(e))
-			printf("  era %s since %s: %s\n", ctl_str(e, "era", "?"),
-			    ctl_str(e, "at", "?"), ctl_str(e, "why", "?"));
+			printf("  era %s since %s: %s\n",
+			    ctl_str(e, "era", "?"), ctl_str(e, "at", "?"),
+			    ctl_str(e, "why", "?"));
 		if ((le = json_object_get(x, "lastError")) != NULL &&
 		    json_is_object(le))
 			printf("  last error at %s: %s\n", ctl_str(le, "at",

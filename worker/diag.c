@@ -66,8 +66,8 @@ static const char *const diag_lat_le[DIAG_LAT_BUCKETS] = {
 	"5", "10", "30", "+Inf",
 };
 
-#define DIAG_TAG_ERROR	0x10000u	/* the answer was a JSON-RPC error */
-#define DIAG_TAG_METHOD	0xffffu		/* method index + 1; 0: none */
+#define DIAG_TAG_ERROR	0x10000u	/* answered a JSON-RPC error */
+#define DIAG_TAG_METHOD	0xffffu		/* method index + 1 */
 
 size_t
 diag_stats_size(const struct config *conf, int nslots)
@@ -237,8 +237,9 @@ static struct diag_backend *
 diag_backend_self(struct worker *w, const struct config_backend *be)
 {
 	struct diag_slot	*ds;
-	size_t			 i = (size_t)(be - w->w_conf->cf_backends);
+	size_t			 i;
 
+	i = (size_t)(be - w->w_conf->cf_backends);
 	if ((ds = diag_self(w)) == NULL || i >= w->w_conf->cf_nbackends)
 		return NULL;
 	return &ds->ds_backends[i];

@@ -34,14 +34,13 @@ enum diag_berr {
 
 /* one backend's figures in one worker slot */
 struct diag_backend {
-	uint64_t	 db_lat[DIAG_LAT_BUCKETS];	/* per bucket, not
-							   cumulative */
+	uint64_t	 db_lat[DIAG_LAT_BUCKETS];	/* not cumulative */
 	uint64_t	 db_lat_sum_us;
 	uint64_t	 db_errors[DIAG_NBERR];
-	uint64_t	 db_last_at;		/* monotonic us of the last answer */
-	uint64_t	 db_last_us;		/* and its latency */
-	uint64_t	 db_err_seq;		/* odd while db_err is written */
-	uint64_t	 db_err_ms;		/* wall time of the last error */
+	uint64_t	 db_last_at;	/* monotonic us, the last answer */
+	uint64_t	 db_last_us;	/* and its latency */
+	uint64_t	 db_err_seq;	/* odd while db_err is written */
+	uint64_t	 db_err_ms;	/* wall time of the last error */
 	char		 db_err[160];
 };
 
@@ -58,10 +57,10 @@ struct diag_slot {
 	uint64_t	 ds_restarts;		/* respawns after a death */
 	uint64_t	 ds_requests;		/* HTTP requests, main port */
 	uint64_t	 ds_mcp_requests;	/* of them, to /mcp */
-	uint64_t	 ds_view_builds;	/* views resolved and stored */
-	uint64_t	 ds_era_changes;	/* backends found in another era */
+	uint64_t	 ds_view_builds;	/* views built and stored */
+	uint64_t	 ds_era_changes;	/* backends in another era */
 	uint64_t	 ds_calls[DIAG_METHODS][DIAG_NOUTCOMES];
-	struct diag_backend ds_backends[];	/* cf_nbackends of them */
+	struct diag_backend ds_backends[];	/* one per backend */
 };
 
 size_t		  diag_stats_size(const struct config *, int nslots);
