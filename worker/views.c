@@ -1406,6 +1406,7 @@ vbuild_publish(struct vbuild *b, int final, char *err, size_t errlen)
 	    view_mark(hdr, in, b->vb_nfetch, &c) == -1 ||
 	    view_resolve(views_policy(w), use, nuse, &vs) == -1)
 		goto oom;
+	diag_count_view_build(w);
 	/* kept past its freshness: served while the next one builds */
 	fresh = views_stamp(hdr, "fresh");
 	if ((view = views_store(w, b->vb_scope, &vs, hdr, (fresh > c.vl_now ?

@@ -965,10 +965,16 @@ test_err_missing(void **state)
 static void
 test_err_backends(void **state)
 {
+	struct config	*cf;
+
 	(void)state;
-	load_bad("backends: []\n",
-	    "t.yaml:1:11: backends: expected at least one backend, found an "
-	    "empty sequence");
+	/* no backends: an empty view, not an error */
+	cf = load_ok("backends: []\n");
+	assert_int_equal(cf->cf_nbackends, 0);
+	assert_null(cf->cf_backends);
+	config_free(cf);
+	load_bad("name: x\n",
+	    "t.yaml:1:1: missing required key \"backends\"");
 	load_bad("backends:\n",
 	    "t.yaml:1:10: backends: expected a sequence of backends, "
 	    "found null");
@@ -2036,6 +2042,16 @@ test_examples(void **state)
 	if ((cf = config_load_file(path, err, sizeof(err))) == NULL)
 		fail_msg("%s", err);
 	check_etc(cf);
+	config_free(cf);
+
+	/* what make install puts in /etc/vmcpd: no backends, the unit's
+	 * state directory */
+	(void)snprintf(path, sizeof(path), "%s/etc/service/vmcpd.yaml", root);
+	if ((cf = config_load_file(path, err, sizeof(err))) == NULL)
+		fail_msg("%s", err);
+	assert_int_equal(cf->cf_nbackends, 0);
+	assert_string_equal(cf->cf_state_dir, "/var/lib/vmcpd");
+	assert_null(cf->cf_user);
 	config_free(cf);
 
 	NEED_BACKENDS(3);
