@@ -180,8 +180,9 @@ gen_new(struct config *conf, int listen_fd, uint16_t port)
 	g->g_port = port;
 	g->g_diag_fd = -1;
 	g->g_nworkers = master_nworkers(conf);
-	/* before any fork of this generation, so its workers share it */
-	g->g_stats = mmap(NULL, diag_stats_size(conf, g->g_nworkers),
+	/* before any fork of this generation, so its workers share it; the
+	 * slot after the workers' is the builder's */
+	g->g_stats = mmap(NULL, diag_stats_size(conf, g->g_nworkers + 1),
 	    PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (g->g_stats == MAP_FAILED ||
 	    (g->g_workers = calloc(g->g_nworkers, sizeof(struct slot))) ==
@@ -189,7 +190,7 @@ gen_new(struct config *conf, int listen_fd, uint16_t port)
 	    sizeof(struct slot))) == NULL) {
 		if (g->g_stats != MAP_FAILED)
 			(void)munmap(g->g_stats, diag_stats_size(conf,
-			    g->g_nworkers));
+			    g->g_nworkers + 1));
 		free(g->g_workers);
 		free(g);
 		return NULL;
@@ -212,7 +213,8 @@ gen_free(struct gen *g, const struct gen *keep)
 	if (g->g_diag_fd != -1 &&
 	    (keep == NULL || keep->g_diag_fd != g->g_diag_fd))
 		close(g->g_diag_fd);
-	(void)munmap(g->g_stats, diag_stats_size(g->g_conf, g->g_nworkers));
+	(void)munmap(g->g_stats,
+	    diag_stats_size(g->g_conf, g->g_nworkers + 1));
 	config_free(g->g_conf);
 	free(g->g_workers);
 	free(g->g_bridges);
@@ -347,7 +349,8 @@ master_spawn(struct gen *g, enum child_kind kind, int slot)
 			(void)snprintf(name, sizeof(name), "builder g%u",
 			    g->g_num);
 			child_setup(name, fds[1]);
-			builder_main(g->g_conf, g->g_num, fds[1]);
+			builder_main(g->g_conf, g->g_num, g->g_stats,
+			    g->g_nworkers, fds[1]);
 		}
 		if (kind == CHILD_BRIDGE) {
 			(void)snprintf(name, sizeof(name), "bridge %s g%u",

@@ -93,9 +93,10 @@ diag_slot_at(const struct worker *w, int slot)
 static struct diag_slot *
 diag_self(struct worker *w)
 {
-	if (w->w_stats == NULL || w->w_slot < 0 || w->w_slot >= w->w_nstats)
+	if (w->w_stats == NULL || w->w_stat_slot < 0 ||
+	    w->w_stat_slot > w->w_nstats)
 		return NULL;
-	return diag_stats_slot(w->w_stats, w->w_conf, w->w_slot);
+	return diag_stats_slot(w->w_stats, w->w_conf, w->w_stat_slot);
 }
 
 static uint64_t
@@ -315,7 +316,8 @@ diag_backend_sum(const struct worker *w, size_t bi, struct diag_bsum *bs)
 	int				 i, k, tries;
 
 	memset(bs, 0, sizeof(*bs));
-	for (i = 0; w->w_stats != NULL && i < w->w_nstats; i++) {
+	/* the workers' slots and the builder's, which lists backends */
+	for (i = 0; w->w_stats != NULL && i <= w->w_nstats; i++) {
 		db = &diag_slot_at(w, i)->ds_backends[bi];
 		for (k = 0; k < DIAG_LAT_BUCKETS; k++) {
 			bs->bs_lat[k] += diag_load(&db->db_lat[k]);
@@ -399,7 +401,8 @@ diag_slots_sum(const struct worker *w, size_t off)
 	uint64_t	n = 0;
 	int		i;
 
-	for (i = 0; w->w_stats != NULL && i < w->w_nstats; i++)
+	/* the builder's slot too: its view builds and era corrections */
+	for (i = 0; w->w_stats != NULL && i <= w->w_nstats; i++)
 		n += diag_load((const uint64_t *)((const char *)
 		    diag_slot_at(w, i) + off));
 	return n;

@@ -46,7 +46,9 @@ struct worker {
 	int				 w_listen_fd;
 	int				 w_diag_fd;	/* -1: none */
 	struct diag_slot		*w_stats;	/* shared, per slot */
-	int				 w_nstats;
+	int				 w_nstats;	/* workers' slots */
+	int				 w_stat_slot;	/* the one written: the
+							 * builder's is w_nstats */
 	struct event			*w_chan_ev;
 	struct event			*w_sig_term;
 	struct event			*w_sig_usr1;

@@ -84,7 +84,8 @@ void	 worker_main(const struct config *, int slot, unsigned int gen,
  * stores the views the workers serve, with its own loop and backend
  * client, no listener, until told to drain or stop on chan_fd.
  */
-void	 builder_main(const struct config *, unsigned int gen, int chan_fd)
+void	 builder_main(const struct config *, unsigned int gen,
+	    struct diag_slot *stats, int nworkers, int chan_fd)
 	    __attribute__((noreturn));
 
 #endif
