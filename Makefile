@@ -6,6 +6,7 @@
 #   make deps       install missing Debian packages, npm ci the test tools
 #   make install    FHS install (PREFIX, DESTDIR)
 #   make bench      benchmarks (not tests); make bench-scale: the scale part
+#   make chaos      the fault scripts' long form, with figures; make fuzz-long
 
 PREFIX		?= /usr/local
 SBINDIR		?= $(PREFIX)/sbin
@@ -47,7 +48,7 @@ COMMON_OBJS	= $(COMMON_SRCS:%.c=$(BUILD)/obj/%.o) \
 		  $(BUILD)/obj/config_embedded.o
 VMCPD_OBJS	= $(VMCPD_SRCS:%.c=$(BUILD)/obj/%.o)
 WORKER_OBJS	= $(filter $(BUILD)/obj/worker/%,$(VMCPD_OBJS))
-VMCPCTL_OBJS	= $(BUILD)/obj/tools/vmcpctl.o
+VMCPCTL_OBJS	= $(BUILD)/obj/tools/vmcpctl.o $(BUILD)/obj/tools/vmcpctl_ops.o
 
 UNIT_SRCS	= $(wildcard tests/unit/test_*.c)
 UNIT_BINS	= $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
@@ -122,6 +123,27 @@ fuzz:
 fuzz-smoke:
 	$(MAKE) -f tests/fuzz/Makefile run FUZZ_TIME=$(FUZZ_TIME)
 
+# every fuzz target to FUZZ_RUNS (10M) executions: hours on two cores
+FUZZ_RUNS	?= 10000000
+fuzz-long:
+	$(MAKE) -f tests/fuzz/Makefile long FUZZ_RUNS=$(FUZZ_RUNS)
+
+# the long form of the fault scripts (make check runs the short one):
+# kill -9 and SIGHUP under load for CHAOS_SECONDS (60) each, with wrk
+# beside the node clients when it is installed; the figures printed as
+# "chaos:" lines.  CHAOS_FUZZ=1 adds fuzz-long.
+CHAOS_SECONDS	?= 60
+chaos: all
+	CHAOS_SECONDS=$(CHAOS_SECONDS) TEST_TIMEOUT=$$(( \
+	    ($(CHAOS_SECONDS) * 2 + 120) * 1000 )) \
+	    CHAOS_WRK=$$(command -v wrk >/dev/null && echo 1) \
+	    sh tests/interop/run.sh tests/interop/chaos.test.mjs \
+	    tests/interop/store.test.mjs | tee $(BUILD)/chaos.log | \
+	    sed -n 's/^# chaos: /chaos: /p; s/^# \(pass\|fail\) /\1 /p'
+	@grep -q '^# fail 0$$' $(BUILD)/chaos.log && \
+	    ! grep -q '^not ok' $(BUILD)/chaos.log
+	if [ "$(CHAOS_FUZZ)" = 1 ]; then $(MAKE) fuzz-long; fi
+
 # throughput and latency against a direct backend and an nginx hop, then
 # scale: 100k sessions and their sweep, views of 10k and 100k tools
 # (bench-scale alone; SCALE_SIZE=small for a one-minute run), then a
@@ -147,8 +169,8 @@ install: all
 	sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
 	    etc/vmcpd.service > $(DESTDIR)$(UNITDIR)/vmcpd.service
 	test -e $(DESTDIR)$(SYSCONFDIR)/vmcpd/vmcpd.yaml || \
-	    sed -e 's|stateDir: ./var|stateDir: $(STATEDIR)|' etc/vmcpd.yaml \
-	    > $(DESTDIR)$(SYSCONFDIR)/vmcpd/vmcpd.yaml
+	    sed -e 's|stateDir: /var/lib/vmcpd|stateDir: $(STATEDIR)|' \
+	    etc/service/vmcpd.yaml > $(DESTDIR)$(SYSCONFDIR)/vmcpd/vmcpd.yaml
 
 run: all
 	sh tools/demo.sh
@@ -157,6 +179,6 @@ clean:
 	rm -rf build build-san build-fuzz
 
 .PHONY: all unit deps check check-unit check-interop check-man fuzz fuzz-smoke \
-	bench bench-scale install run clean
+	bench bench-scale install run clean fuzz-long chaos
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

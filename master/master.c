@@ -180,20 +180,24 @@ gen_new(struct config *conf, int listen_fd, uint16_t port)
 	g->g_port = port;
 	g->g_diag_fd = -1;
 	g->g_nworkers = master_nworkers(conf);
-	/* before any fork of this generation, so its workers share it */
-	g->g_stats = mmap(NULL, g->g_nworkers * sizeof(struct diag_slot),
+	/* before any fork of this generation, so its workers share it; the
+	 * slot after the workers' is the builder's */
+	g->g_stats = mmap(NULL, diag_stats_size(conf, g->g_nworkers + 1),
 	    PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (g->g_stats == MAP_FAILED ||
 	    (g->g_workers = calloc(g->g_nworkers, sizeof(struct slot))) ==
 	    NULL || (g->g_bridges = calloc(conf->cf_nbackends + 1,
 	    sizeof(struct slot))) == NULL) {
 		if (g->g_stats != MAP_FAILED)
-			(void)munmap(g->g_stats, g->g_nworkers *
-			    sizeof(struct diag_slot));
+			(void)munmap(g->g_stats, diag_stats_size(conf,
+			    g->g_nworkers + 1));
 		free(g->g_workers);
 		free(g);
 		return NULL;
 	}
+	if (conf->cf_nbackends == 0)
+		log_info("no backends configured (backends: []): serving an "
+		    "empty view; add backends to %s and reload", conf->cf_file);
 	return g;
 }
 
@@ -209,7 +213,8 @@ gen_free(struct gen *g, const struct gen *keep)
 	if (g->g_diag_fd != -1 &&
 	    (keep == NULL || keep->g_diag_fd != g->g_diag_fd))
 		close(g->g_diag_fd);
-	(void)munmap(g->g_stats, g->g_nworkers * sizeof(struct diag_slot));
+	(void)munmap(g->g_stats,
+	    diag_stats_size(g->g_conf, g->g_nworkers + 1));
 	config_free(g->g_conf);
 	free(g->g_workers);
 	free(g->g_bridges);
@@ -305,6 +310,7 @@ master_spawn(struct gen *g, enum child_kind kind, int slot)
 {
 	struct child	*c, *o;
 	struct slot	*sl;
+	struct diag_slot *ds;
 	char		 name[64];
 	int		 fds[2];
 	pid_t		 pid;
@@ -343,7 +349,8 @@ master_spawn(struct gen *g, enum child_kind kind, int slot)
 			(void)snprintf(name, sizeof(name), "builder g%u",
 			    g->g_num);
 			child_setup(name, fds[1]);
-			builder_main(g->g_conf, g->g_num, fds[1]);
+			builder_main(g->g_conf, g->g_num, g->g_stats,
+			    g->g_nworkers, fds[1]);
 		}
 		if (kind == CHILD_BRIDGE) {
 			(void)snprintf(name, sizeof(name), "bridge %s g%u",
@@ -378,12 +385,11 @@ master_spawn(struct gen *g, enum child_kind kind, int slot)
 	} else {
 		g->g_workers[slot].sl_pid = pid;
 		g->g_workers[slot].sl_respawn_ms = 0;
-		if (__atomic_load_n(&g->g_stats[slot].ds_pid,
-		    __ATOMIC_RELAXED) != 0)
-			__atomic_fetch_add(&g->g_stats[slot].ds_restarts, 1,
+		ds = diag_stats_slot(g->g_stats, g->g_conf, slot);
+		if (__atomic_load_n(&ds->ds_pid, __ATOMIC_RELAXED) != 0)
+			__atomic_fetch_add(&ds->ds_restarts, 1,
 			    __ATOMIC_RELAXED);
-		__atomic_store_n(&g->g_stats[slot].ds_pid, (uint64_t)pid,
-		    __ATOMIC_RELAXED);
+		__atomic_store_n(&ds->ds_pid, (uint64_t)pid, __ATOMIC_RELAXED);
 	}
 	log_debug("started %s %d of generation %u as pid %d",
 	    master_kind_name(kind), slot, g->g_num, (int)pid);
@@ -465,8 +471,11 @@ master_child_gone(struct child *c, int status)
 		}
 		return;
 	}
-	/* a clean exit nobody asked for (a stray SIGTERM) is no crash */
-	if (crashed && now - c->c_started_ms < HEALTHY_MS)
+	/* a clean exit nobody asked for (a stray SIGTERM) is no crash, nor
+	 * a SIGKILL (an operator's, the OOM killer's): not the child's own
+	 * doing, so it is back at once, however often */
+	if (crashed && !(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) &&
+	    now - c->c_started_ms < HEALTHY_MS)
 		sl->sl_crashes++;
 	else
 		sl->sl_crashes = 0;

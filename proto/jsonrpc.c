@@ -14,7 +14,6 @@
 
 static void	 jsonrpc_err_set(struct jsonrpc_err *, int, int,
 		    const char *, ...) __attribute__((format(printf, 4, 5)));
-static const char *jsonrpc_type_name(const json_t *);
 static int	 jsonrpc_id_check(json_t *, int, struct jsonrpc_err *);
 static int	 jsonrpc_error_check(json_t *, struct jsonrpc_err *);
 static const char *jsonrpc_code_text(int);
@@ -34,7 +33,7 @@ jsonrpc_err_set(struct jsonrpc_err *err, int code, int http,
 }
 
 /* "not a float": the article reads naturally after "not" */
-static const char *
+const char *
 jsonrpc_type_name(const json_t *v)
 {
 	switch (json_typeof(v)) {

@@ -98,6 +98,8 @@ struct jsonrpc_err {
  * A JSON array gets -32600 "batch" (batches are not allowed since
  * 2025-06-18).  Returns 0, or -1 with err filled in.
  */
+/* "an object", "a string", ...: a JSON value's type for messages */
+const char *jsonrpc_type_name(const json_t *);
 int	 jsonrpc_parse(const char *buf, size_t len, struct jsonrpc_msg *out,
 	    struct jsonrpc_err *err);
 void	 jsonrpc_msg_clear(struct jsonrpc_msg *);

@@ -35,8 +35,6 @@
 
 static int	 config_verror(struct loader *, size_t, size_t, const char *,
 		    va_list) __attribute__((format(printf, 4, 0)));
-static int	 config_errorat(struct loader *, size_t, size_t,
-		    const char *, ...) __attribute__((format(printf, 4, 5)));
 
 /*
  * Messages
@@ -60,7 +58,7 @@ config_verror(struct loader *ld, size_t line, size_t col, const char *fmt,
 	return -1;
 }
 
-static int
+int
 config_errorat(struct loader *ld, size_t line, size_t col, const char *fmt,
     ...)
 {
@@ -232,8 +230,34 @@ cnode_new(enum cnode_type type, const yaml_mark_t *mark)
 	return n;
 }
 
+/*
+ * For a literal block scalar (|), where its text starts in the file:
+ * the line after the indicator, indented as its first non-blank line
+ * (YAML 1.2, 8.1.1.1), so a position in the text maps to one in the file.
+ */
+static void
+cnode_block_body(struct cnode *n, const yaml_event_t *ev, const char *buf,
+    size_t len)
+{
+	size_t	 i = ev->start_mark.index, ind;
+
+	while (i < len && buf[i] != '\n')
+		i++;
+	n->cn_body_line = ev->start_mark.line + 2;
+	while (i < len) {
+		for (i++, ind = 0; i < len && buf[i] == ' '; i++)
+			ind++;
+		if (i < len && buf[i] != '\n' && buf[i] != '\r') {
+			n->cn_body_col = ind + 1;
+			return;
+		}
+		while (i < len && buf[i] != '\n')
+			i++;
+	}
+}
+
 static struct cnode *
-cnode_new_scalar(const yaml_event_t *ev)
+cnode_new_scalar(const yaml_event_t *ev, const char *buf, size_t len)
 {
 	struct cnode	*n;
 
@@ -247,6 +271,12 @@ cnode_new_scalar(const yaml_event_t *ev)
 	n->cn_str[ev->data.scalar.length] = '\0';
 	n->cn_len = ev->data.scalar.length;
 	n->cn_plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+	n->cn_quoted = ev->data.scalar.style ==
+	    YAML_SINGLE_QUOTED_SCALAR_STYLE ||
+	    ev->data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE;
+	n->cn_oneline = ev->start_mark.line == ev->end_mark.line;
+	if (ev->data.scalar.style == YAML_LITERAL_SCALAR_STYLE)
+		cnode_block_body(n, ev, buf, len);
 	return n;
 }
 
@@ -373,7 +403,7 @@ config_tree_parse(struct loader *ld, const char *buf, size_t len,
 				failed = 1;
 				break;
 			}
-			if ((n = cnode_new_scalar(&ev)) == NULL) {
+			if ((n = cnode_new_scalar(&ev, buf, len)) == NULL) {
 				config_error(ld, NULL, "out of memory");
 				failed = 1;
 			}
@@ -1155,6 +1185,35 @@ fail:
 	cnode_free(root);
 	config_free(ld.ld_cf);
 	return NULL;
+}
+
+/*
+ * One top-level section of buf alone, through fn (a struct field f_fn):
+ * for a section's unit tests before it is wired to the loader.
+ */
+int
+config_load_section(const char *name, const char *buf, size_t len,
+    const char *key, int (*fn)(struct loader *, struct cnode *,
+    const char *, void *), void *arg, char *err, size_t errlen)
+{
+	struct loader	 ld;
+	struct cnode	*root = NULL, *v;
+	int		 rc = -1;
+
+	memset(&ld, 0, sizeof(ld));
+	ld.ld_name = name;
+	ld.ld_err = err;
+	ld.ld_errlen = errlen;
+	if (config_tree_parse(&ld, buf, len, &root) == -1 ||
+	    (root != NULL && load_map_check(&ld, root, "") == -1))
+		goto done;
+	if ((v = cnode_get(root, key)) == NULL)
+		config_error(&ld, root, "missing key \"%s\"", key);
+	else
+		rc = fn(&ld, v, key, arg);
+done:
+	cnode_free(root);
+	return rc;
 }
 
 struct config *

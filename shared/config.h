@@ -132,6 +132,9 @@ enum config_inauth_type {
 	CONFIG_INAUTH_LOCAL
 };
 
+struct cedar_policyset;
+struct cedar_entities;
+
 struct config_oidc {
 	char			*oi_issuer;		/* exact "iss" */
 	char			*oi_audience;		/* in "aud" */
@@ -149,12 +152,27 @@ struct config_oidc {
 	uint64_t		 oi_skew_ms;		/* clockSkew, 30 s */
 };
 
+/*
+ * incomingAuth.authz: Cedar policies, checked at load (config_auth.c).
+ * The policies and the store belong to the config, so a reload swaps
+ * them with the rest of it.
+ */
+struct config_authz {
+	int			 az_cedar;	/* type: cedar (else none) */
+	struct cedar_policyset	*az_policies;	/* every policies[] text */
+	struct cedar_entities	*az_entities;	/* entitiesJson */
+	char			*az_group_claim;	/* groupClaimName */
+	char			*az_role_claim;		/* roleClaimName */
+	char			*az_group_type;		/* groupEntityType */
+};
+
 struct config_inauth {
 	enum config_inauth_type	 ci_type;
 	int			 ci_anon_remote;	/* allowAnonymousRemote */
 	/* local: daemon.listen is "unix:/path"; the principal is the
 	 * peer's uid (SO_PEERCRED), issuer "local" */
 	struct config_oidc	 ci_oidc;
+	struct config_authz	 ci_authz;
 };
 
 /* rateLimiting: a token bucket; sb_max 0 = none */

@@ -4,8 +4,8 @@
  * daemon.listen's "unix:/path" form (local's listener), and the check
  * against daemon.listen once every section is loaded: an
  * anonymous daemon on an address other than loopback must be asked for
- * (allowAnonymousRemote), never a default.  incomingAuth.authz goes in
- * config_auth_load()'s table.
+ * (allowAnonymousRemote), never a default; incomingAuth.authz, Cedar
+ * policies parsed and checked here so a bad one stops `vmcpd -n`.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -16,6 +16,7 @@
 
 #include "config.h"
 #include "config_load.h"
+#include "shared/cedar.h"
 
 #define AUTH_SKEW_DEFAULT_MS	(30ULL * 1000)
 #define AUTH_SKEW_MAX_MS	(5ULL * 60 * 1000)
@@ -209,6 +210,208 @@ load_oidc(struct loader *ld, struct cnode *n, const char *path, void *arg)
 	return 0;
 }
 
+/* the actions of the reference's entity model (docs/ARCHITECTURE.md) */
+static const char *const authz_actions[] = {
+	"call_tool", "get_prompt", "read_resource", NULL
+};
+
+#define AUTHZ_FILE	"policy"	/* cedar_parse()'s name for a text */
+
+/*
+ * A Cedar message "policy:L:C: msg" about the text of scalar v, at the
+ * place in the file where a literal block (|) or a one-line scalar has
+ * it; elsewhere (folded text) at the scalar, with L and C.
+ */
+static int
+authz_error(struct loader *ld, const struct cnode *v, const char *path,
+    const char *cerr)
+{
+	unsigned	 l, c;
+	int		 off = 0;
+	const char	*msg;
+
+	if (sscanf(cerr, AUTHZ_FILE ":%u:%u: %n", &l, &c, &off) != 2 ||
+	    off == 0)
+		return config_error(ld, v, "%s: %s", path, cerr);
+	msg = cerr + off;
+	if (v->cn_body_line > 0)
+		return config_errorat(ld, v->cn_body_line + l - 1,
+		    v->cn_body_col + c - 1, "%s: %s", path, msg);
+	if (v->cn_oneline && l == 1)
+		return config_errorat(ld, v->cn_line,
+		    v->cn_col + (v->cn_quoted ? 1 : 0) + c - 1, "%s: %s",
+		    path, msg);
+	return config_error(ld, v, "%s: line %u, column %u of the policy: %s",
+	    path, l, c, msg);
+}
+
+/*
+ * Each text is parsed and checked alone, for its positions; the set is
+ * then all of them as one text.  An empty list or text would admit
+ * nothing or, read as "no policy", everything: both are errors.
+ */
+static int
+load_authz_policies(struct loader *ld, struct cnode *v, const char *path,
+    void *arg)
+{
+	struct config_authz	*az = arg;
+	struct cedar_policyset	*ps;
+	struct cnode		*k;
+	char			 err[CEDAR_ERRLEN], ipath[PATH_MAX_LEN];
+	char			*all = NULL, *p;
+	size_t			 i, len = 0;
+	int			 rc = -1;
+
+	if (v->cn_type != CN_SEQ || v->cn_nkids == 0)
+		return config_expected(ld, v, path, "a non-empty sequence of "
+		    "Cedar policy texts");
+	for (i = 0; i < v->cn_nkids; i++) {
+		k = v->cn_kids[i];
+		(void)snprintf(ipath, sizeof(ipath), "%s[%zu]", path, i);
+		if (k->cn_type != CN_SCALAR) {
+			config_expected(ld, k, ipath, "a Cedar policy text");
+			goto out;
+		}
+		if ((ps = cedar_parse(AUTHZ_FILE, k->cn_str, k->cn_len, err,
+		    sizeof(err))) == NULL) {
+			authz_error(ld, k, ipath, err);
+			goto out;
+		}
+		if (cedar_policyset_len(ps) == 0)
+			config_error(ld, k, "%s: holds no policy", ipath);
+		else if (cedar_policyset_check(ps, authz_actions, err,
+		    sizeof(err)) == -1)
+			authz_error(ld, k, ipath, err);
+		else
+			rc = 0;
+		cedar_policyset_free(ps);
+		if (rc == -1)
+			goto out;
+		rc = -1;
+		if ((p = realloc(all, len + k->cn_len + 2)) == NULL) {
+			config_error(ld, NULL, "out of memory");
+			goto out;
+		}
+		all = p;
+		memcpy(all + len, k->cn_str, k->cn_len);
+		len += k->cn_len;
+		all[len++] = '\n';
+	}
+	cedar_policyset_free(az->az_policies);
+	if ((az->az_policies = cedar_parse(AUTHZ_FILE, all, len, err,
+	    sizeof(err))) == NULL) {
+		config_error(ld, v, "%s: %s", path, err);
+		goto out;
+	}
+	rc = 0;
+out:
+	free(all);
+	return rc;
+}
+
+static int
+load_authz_entities(struct loader *ld, struct cnode *v, const char *path,
+    void *arg)
+{
+	struct config_authz	*az = arg;
+	json_t			*j;
+	json_error_t		 je;
+	char			 err[CEDAR_ERRLEN];
+	int			 rc;
+
+	if (v->cn_type != CN_SCALAR)
+		return config_expected(ld, v, path, "Cedar entities as a JSON "
+		    "string");
+	if ((j = json_loadb(v->cn_str, v->cn_len, 0, &je)) == NULL)
+		return config_error(ld, v, "%s: not JSON: %s (line %d, column "
+		    "%d of the value)", path, je.text, je.line, je.column);
+	cedar_entities_free(az->az_entities);
+	if ((az->az_entities = cedar_entities_new(NULL)) == NULL) {
+		json_decref(j);
+		return config_error(ld, NULL, "out of memory");
+	}
+	rc = cedar_entities_add_json(az->az_entities, j, err, sizeof(err));
+	json_decref(j);
+	if (rc == -1)
+		return config_error(ld, v, "%s: %s", path, err);
+	return 0;
+}
+
+static int
+load_authz_type(struct loader *ld, struct cnode *v, const char *path,
+    void *arg)
+{
+	struct config_authz	*az = arg;
+
+	if (v->cn_type == CN_SCALAR && strcmp(v->cn_str, "cedar") == 0)
+		az->az_cedar = 1;
+	else if (v->cn_type == CN_SCALAR && strcmp(v->cn_str, "none") == 0)
+		az->az_cedar = 0;
+	else
+		return config_expected(ld, v, path, "cedar or none");
+	return 0;
+}
+
+/* groupEntityType: a Cedar type name such as THVGroup or NS::Group */
+static int
+load_authz_group_type(struct loader *ld, struct cnode *v, const char *path,
+    void *arg)
+{
+	struct config_authz	*az = arg;
+	const char		*s;
+
+	if (load_string(ld, v, path, &az->az_group_type) == -1)
+		return -1;
+	for (s = az->az_group_type; *s != '\0'; ) {
+		if (!isalpha((unsigned char)*s) && *s != '_')
+			break;
+		while (isalnum((unsigned char)*s) || *s == '_')
+			s++;
+		if (*s == '\0')
+			return 0;
+		if (strncmp(s, "::", 2) != 0)
+			break;
+		s += 2;
+	}
+	return config_expected(ld, v, path, "a Cedar type name (letters, "
+	    "digits and _, parts joined by ::)");
+}
+
+static int
+load_authz(struct loader *ld, struct cnode *n, const char *path, void *arg)
+{
+	struct config_authz	*az = arg;
+	struct cnode		*pol;
+	const struct field fields[] = {
+		{ "type", F_FN, az, load_authz_type, 0, 0 },
+		{ "policies", F_FN, az, load_authz_policies, 0, 0 },
+		{ "entitiesJson", F_FN, az, load_authz_entities, 0, 0 },
+		{ "groupClaimName", F_STRING, &az->az_group_claim, NULL,
+		    0, 0 },
+		{ "roleClaimName", F_STRING, &az->az_role_claim, NULL, 0, 0 },
+		{ "groupEntityType", F_FN, az, load_authz_group_type, 0, 0 },
+		{ "primaryUpstreamProvider", F_NOTYET, NULL, NULL, 0, 0 },
+	};
+
+	if (load_fields(ld, n, path, fields, nitems(fields)) == -1 ||
+	    config_require(ld, n, path, "type") == -1)
+		return -1;
+	pol = cnode_get_key(n, "policies");
+	if (!az->az_cedar) {
+		if (pol != NULL)
+			return config_error(ld, pol, "%s.policies: only with "
+			    "type: cedar", path);
+		return 0;
+	}
+	if (pol == NULL)
+		return config_error(ld, cnode_get(n, "type"), "%s: type cedar "
+		    "needs policies (a non-empty list; no list would allow "
+		    "everything)", path);
+	/* parsed and checked above; requests aren't gated yet */
+	return config_error(ld, cnode_get(n, "type"), "%s: type cedar %s "
+	    "(the policies are valid)", path, NOTYET);
+}
+
 int
 config_auth_load(struct loader *ld, struct cnode *n, const char *path,
     void *arg)
@@ -221,7 +424,7 @@ config_auth_load(struct loader *ld, struct cnode *n, const char *path,
 		{ "oidc", F_FN, &ci->ci_oidc, load_oidc, 0, 0 },
 		{ "allowAnonymousRemote", F_BOOL, &ci->ci_anon_remote, NULL,
 		    0, 0 },
-		{ "authz", F_NOTYET, NULL, NULL, 0, 0 },
+		{ "authz", F_FN, &ci->ci_authz, load_authz, 0, 0 },
 	};
 
 	if (load_fields(ld, n, path, fields, nitems(fields)) == -1 ||
@@ -313,5 +516,10 @@ config_auth_free(struct config_inauth *ci)
 	for (i = 0; oi->oi_scopes != NULL && oi->oi_scopes[i] != NULL; i++)
 		free(oi->oi_scopes[i]);
 	free(oi->oi_scopes);
+	cedar_policyset_free(ci->ci_authz.az_policies);
+	cedar_entities_free(ci->ci_authz.az_entities);
+	free(ci->ci_authz.az_group_claim);
+	free(ci->ci_authz.az_role_claim);
+	free(ci->ci_authz.az_group_type);
 	memset(ci, 0, sizeof(*ci));
 }

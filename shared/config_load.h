@@ -34,6 +34,10 @@ enum cnode_type {
 struct cnode {
 	enum cnode_type	 cn_type;
 	int		 cn_plain;	/* plain scalar: may be a number */
+	int		 cn_quoted;	/* '...' or "..." */
+	int		 cn_oneline;	/* starts and ends on one line */
+	size_t		 cn_body_line;	/* literal |: where the text starts, */
+	size_t		 cn_body_col;	/* else 0 */
 	char		*cn_str;	/* scalar text, NUL-terminated */
 	size_t		 cn_len;
 	size_t		 cn_line;	/* 1-based */
@@ -81,8 +85,12 @@ struct field {
 };
 
 /* config.c: messages, nodes, values, the field walk */
+int	 config_errorat(struct loader *, size_t line, size_t col,
+	    const char *, ...) __attribute__((format(printf, 4, 5)));
 int	 config_error(struct loader *, const struct cnode *, const char *,
 	    ...) __attribute__((format(printf, 3, 4)));
+int	 config_errorat(struct loader *, size_t line, size_t col,
+	    const char *, ...) __attribute__((format(printf, 4, 5)));
 char	*config_escape(char *, size_t, const char *, size_t, size_t);
 int	 config_expected(struct loader *, const struct cnode *,
 	    const char *path, const char *what);
@@ -108,6 +116,9 @@ int	 load_duration(struct loader *, struct cnode *, const char *path,
 int	 load_map_check(struct loader *, struct cnode *, const char *path);
 int	 load_fields(struct loader *, struct cnode *, const char *path,
 	    const struct field *, size_t);
+int	 config_load_section(const char *name, const char *buf, size_t len,
+	    const char *key, int (*)(struct loader *, struct cnode *,
+	    const char *, void *), void *, char *err, size_t errlen);
 
 /* config_sections.c: the sections (struct field f_fn) and the checks
  * across them, once every section is loaded */
@@ -124,6 +135,10 @@ int	 load_outgoing_auth(struct loader *, struct cnode *, const char *,
 	    void *);
 int	 load_aggregation(struct loader *, struct cnode *, const char *,
 	    void *);
+/* a C identifier: an environment variable's name, a forEach itemVar */
+int	 config_env_name(const char *);
+int	 load_annotations(struct loader *, struct cnode *, const char *,
+	    void *);	/* arg: struct config_override */
 int	 config_resolve_timeouts(struct loader *);
 /* config_auth.c: incomingAuth, and its checks against daemon.listen */
 int	 config_auth_load(struct loader *, struct cnode *, const char *,
@@ -140,5 +155,9 @@ int	 load_audit(struct loader *, struct cnode *, const char *, void *);
 int	 config_policy_defaults(struct config *);
 void	 config_policy_free(struct config *);
 int	 config_resolve_aggregation(struct loader *);
+
+/* composite_config.c: compositeTools (arg: struct composite_list) */
+int	 load_composites(struct loader *, struct cnode *, const char *,
+	    void *);
 
 #endif /* VMCPD_CONFIG_LOAD_H */

@@ -471,7 +471,7 @@ load_backend_args(struct loader *ld, struct cnode *n, const char *path,
 	return 0;
 }
 
-static int
+int
 config_env_name(const char *s)
 {
 	if (!isalpha((unsigned char)*s) && *s != '_')
@@ -625,9 +625,10 @@ load_backends(struct loader *ld, struct cnode *n, const char *path,
 
 	if (n->cn_type != CN_SEQ)
 		return config_expected(ld, n, path, "a sequence of backends");
+	/* "backends: []" is a daemon that serves an empty view */
+	ld->ld_have_backends = 1;
 	if (n->cn_nkids == 0)
-		return config_error(ld, n, "%s: expected at least one backend, "
-		    "found an empty sequence", path);
+		return 0;
 #ifdef CONFIG_BACKENDS_MAX
 	if (n->cn_nkids > CONFIG_BACKENDS_MAX) {
 		if (CONFIG_BACKENDS_MAX == 1)
@@ -640,7 +641,6 @@ load_backends(struct loader *ld, struct cnode *n, const char *path,
 #endif
 	if ((cf->cf_backends = calloc(n->cn_nkids, sizeof(*cb))) == NULL)
 		return config_error(ld, NULL, "out of memory");
-	ld->ld_have_backends = 1;
 	for (i = 0; i < n->cn_nkids; i++) {
 		cb = &cf->cf_backends[i];
 		cf->cf_nbackends++;
@@ -1003,7 +1003,7 @@ load_filter(struct loader *ld, struct cnode *n, const char *path,
 }
 
 /* only the hints given, so that the others stay the backend's */
-static int
+int
 load_annotations(struct loader *ld, struct cnode *n, const char *path,
     void *arg)
 {

@@ -3,6 +3,8 @@
  * with a single write(2) (or syslog(3)), so that lines from several
  * processes sharing stderr or a log file never interleave.
  */
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -18,14 +20,36 @@
 
 static int	 log_debug_mode;
 static int	 log_verbose;
+static int	 log_journal;	/* stderr is systemd's journal stream */
 static int	 log_fd = -1;
 static char	*log_path;
 static char	 log_proc[64] = "vmcpd";
+
+/*
+ * systemd sets JOURNAL_STREAM to the device and inode of the stream it
+ * connects stdout and stderr to (systemd.exec(5)); when stderr is still
+ * that stream, a line starts with its priority as "<N>" (sd-daemon(3))
+ * and the journal stamps the time itself.
+ */
+static int
+log_is_journal(void)
+{
+	const char		*env = getenv("JOURNAL_STREAM");
+	unsigned long long	 dev, ino;
+	struct stat		 sb;
+
+	if (env == NULL || sscanf(env, "%llu:%llu", &dev, &ino) != 2 ||
+	    fstat(STDERR_FILENO, &sb) == -1)
+		return 0;
+	return (unsigned long long)sb.st_dev == dev &&
+	    (unsigned long long)sb.st_ino == ino;
+}
 
 void
 log_init(int debug, const char *ident)
 {
 	log_debug_mode = debug;
+	log_journal = log_is_journal();
 	if (ident != NULL)
 		(void)snprintf(log_proc, sizeof(log_proc), "%s", ident);
 	if (!debug)
@@ -127,7 +151,9 @@ vlog(int pri, const char *fmt, va_list ap)
 		return;
 	}
 	n = 0;
-	if (log_fd != -1) {
+	if (log_fd == -1 && log_journal)
+		n = snprintf(line, sizeof(line), "<%d>", pri);
+	else if (log_fd != -1) {
 		(void)clock_gettime(CLOCK_REALTIME, &ts);
 		(void)gmtime_r(&ts.tv_sec, &tm);
 		n = (int)strftime(line, sizeof(line), "%Y-%m-%dT%H:%M:%S", &tm);

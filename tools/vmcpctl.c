@@ -19,6 +19,7 @@
 #include "shared/config.h"
 #include "shared/log.h"
 #include "shared/store.h"
+#include "tools/vmcpctl.h"
 
 /* the daemon's default table size, should we be the one creating it */
 #define CTL_MAX_READERS	512
@@ -39,12 +40,17 @@ struct ctl_dump {
 	int		 cd_err;
 };
 
-static void
+void
 ctl_usage(void)
 {
 	fprintf(stderr,
 	    "usage: vmcpctl [-q] [-d statedir] [-f file] dump [-a] [db]\n"
-	    "       vmcpctl [-q] [-d statedir] [-f file] stat [-j]\n");
+	    "       vmcpctl [-q] [-d statedir] [-f file] stat [-j]\n"
+	    "       vmcpctl [-q] [-f file] status [-j]\n"
+	    "       vmcpctl [-q] [-d statedir] [-f file] reprobe backend\n"
+	    "       vmcpctl [-q] [-d statedir] [-f file] rebuild-views\n"
+	    "       vmcpctl [-q] [-d statedir] [-f file] drop-sessions "
+	    "backend\n");
 }
 
 static void
@@ -87,6 +93,11 @@ ctl_env_resolve(struct ctl_env *ce, const char *dir, const char *file)
 		ce->ce_max_readers = cf->cf_max_readers;
 		ctl_session_cap = cf->cf_session_cap;
 		ctl_session_cap_addr = cf->cf_session_cap_addr;
+		if (cf->cf_diag_host != NULL)
+			(void)snprintf(ctl_diag_addr, 300, strchr(
+			    cf->cf_diag_host, ':') != NULL ? "[%s]:%u" :
+			    "%s:%u", cf->cf_diag_host,
+			    (unsigned int)cf->cf_diag_port);
 	}
 	ce->ce_dir = strdup(dir != NULL ? dir : cf->cf_state_dir);
 	config_free(cf);
@@ -98,7 +109,7 @@ ctl_env_resolve(struct ctl_env *ce, const char *dir, const char *file)
 }
 
 static int
-ctl_env_open(const struct ctl_env *ce, struct store **st)
+ctl_env_open(const struct ctl_env *ce, struct store **st, int write)
 {
 	struct stat	 sb;
 	char		 path[4096];
@@ -122,8 +133,9 @@ ctl_env_open(const struct ctl_env *ce, struct store **st)
 		    ce->ce_dir, path, strerror(errno));
 		return -1;
 	}
+	/* the incident commands delete records: the daemon's own writes */
 	if (store_open(st, ce->ce_dir, ce->ce_map_size, ce->ce_max_readers,
-	    STORE_RDONLY) == -1) {
+	    write ? 0 : STORE_RDONLY) == -1) {
 		warn("cannot open the LMDB environment in %s", ce->ce_dir);
 		return -1;
 	}
@@ -622,12 +634,23 @@ ctl_stat(struct store *st, int argc, char *argv[])
 	return 0;
 }
 
+/*
+ * cc_run is called twice: without a store to check the arguments, then
+ * with the store open (read-write for cc_write); a command that reads
+ * no store (cc_direct) is run by that instead.
+ */
 static const struct ctl_cmd {
 	const char	*cc_name;
 	int		(*cc_run)(struct store *, int, char *[]);
+	int		(*cc_direct)(int, char *[]);
+	int		 cc_write;
 } ctl_cmds[] = {
-	{ "dump", ctl_dump },
-	{ "stat", ctl_stat },
+	{ "dump", ctl_dump, NULL, 0 },
+	{ "stat", ctl_stat, NULL, 0 },
+	{ "status", ctl_status, ctl_status_show, 0 },
+	{ "reprobe", ctl_reprobe, NULL, 1 },
+	{ "rebuild-views", ctl_rebuild_views, NULL, 1 },
+	{ "drop-sessions", ctl_drop_sessions, NULL, 1 },
 };
 
 int
@@ -680,13 +703,19 @@ main(int argc, char *argv[])
 		return rc;
 	if (ctl_env_resolve(&ce, dir, file) == -1)
 		return 1;
-	if (ctl_env_open(&ce, &st) == -1) {
+	if (cmd->cc_direct != NULL) {
+		free(ce.ce_dir);
+		rc = cmd->cc_direct(argc, argv);
+		goto out;
+	}
+	if (ctl_env_open(&ce, &st, cmd->cc_write) == -1) {
 		free(ce.ce_dir);
 		return 1;
 	}
 	rc = cmd->cc_run(st, argc, argv);
 	store_close(st);
 	free(ce.ce_dir);
+out:
 	if (fflush(stdout) == EOF || ferror(stdout)) {
 		warn("stdout");
 		rc = 1;

@@ -53,6 +53,7 @@ struct backend_call {
 	long				 bc_retry_ms;	/* the stream's retry: */
 	char				 bc_last_id[128]; /* its last event id */
 	char				 bc_version[32];
+	uint64_t			 bc_t0;		/* sent at, for diag */
 	struct event			*bc_timer;	/* resume after retry */
 	struct http_call		*bc_abort;	/* its cancellation */
 	const struct backend_call_cbs	*bc_cbs;
@@ -262,6 +263,8 @@ backend_on_answer_raw(struct backend_call *bc, const char *data, size_t len)
 	    (r != NULL ? r : e)->ps_val[0] != '{')
 		return -1;
 	bc->bc_finished = 1;
+	diag_backend_done(bc->bc_w, bc->bc_be, bc->bc_t0, 0, bc->bc_status,
+	    NULL);
 	bc->bc_cbs->bc_done_raw(bc->bc_arg, r != NULL ? "result" : "error",
 	    (r != NULL ? r : e)->ps_val, (r != NULL ? r : e)->ps_vallen);
 	return 0;
@@ -546,6 +549,8 @@ backend_finish(struct backend_call *bc, int rc, json_t *response, int flags,
 	if (bc->bc_finished)
 		return;
 	bc->bc_finished = 1;
+	diag_backend_done(bc->bc_w, bc->bc_be, bc->bc_t0, rc, bc->bc_status,
+	    errmsg);
 	if (bc->bc_cbs != NULL && bc->bc_cbs->bc_done != NULL)
 		bc->bc_cbs->bc_done(bc->bc_arg, rc, response, flags, errmsg);
 }
@@ -636,6 +641,7 @@ backend_post(struct worker *w, const struct config_backend *be,
 	bc->bc_arg = arg;
 	bc->bc_sent_sid = br->br_bsid != NULL;
 	bc->bc_retry_ms = -1;
+	bc->bc_t0 = diag_backend_start();
 	if (br->br_version != NULL)
 		backend_copy(bc->bc_version, sizeof(bc->bc_version),
 		    br->br_version);

@@ -83,7 +83,8 @@ builder_on_wake(void *arg, const struct wake_msg *m)
 }
 
 void
-builder_main(const struct config *conf, unsigned int gen, int chan_fd)
+builder_main(const struct config *conf, unsigned int gen,
+    struct diag_slot *stats, int nworkers, int chan_fd)
 {
 	struct worker	*w = worker_self();
 	struct event	*chan_ev, *sig_term, *sig_quit;
@@ -93,6 +94,10 @@ builder_main(const struct config *conf, unsigned int gen, int chan_fd)
 	memset(w, 0, sizeof(*w));
 	w->w_conf = conf;
 	w->w_slot = -1;		/* no worker slot: not worker 0 */
+	/* its backend figures in the diag slot after the workers' */
+	w->w_stats = stats;
+	w->w_nstats = nworkers;
+	w->w_stat_slot = nworkers;
 	w->w_gen = gen;
 	w->w_pid = getpid();
 	w->w_chan = chan_fd;

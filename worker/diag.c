@@ -6,9 +6,13 @@
  * a loopback or private one.
  *
  * Per-worker figures live in memory the master maps shared before it
- * forks a generation (struct diag_slot, one per worker slot): each
- * worker writes its own slot, any worker reads them all, so a scrape
- * answered by any worker shows the whole daemon.
+ * forks a generation (struct diag_slot, one per worker slot, with one
+ * struct diag_backend per backend): each worker writes its own slot,
+ * any worker reads them all, so a scrape answered by any worker shows
+ * the whole daemon.  Counting costs a load and a store in the worker's
+ * own cache line, never a store write: the hot path does not notice.
+ * The figures start at zero with each generation (a reload), which a
+ * Prometheus rate() takes as a counter reset.
  */
 #include <sys/queue.h>
 #include <sys/types.h>
@@ -16,6 +20,7 @@
 #include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,23 +35,340 @@
 
 static struct httpd	*diag_httpd;
 
-void
-diag_count_request(struct worker *w, int mcp)
-{
-	struct diag_slot *ds;
+/* the MCP methods counted by name (DIAG_METHODS of them); the last
+ * five name what is not a request of a known method */
+static const char *const diag_methods[] = {
+	"initialize", "ping", "tools/list", "tools/call", "prompts/list",
+	"prompts/get", "resources/list", "resources/templates/list",
+	"resources/read", "resources/subscribe", "resources/unsubscribe",
+	"completion/complete", "logging/setLevel", "server/discover",
+	"subscriptions/listen", "tasks/get", "tasks/list", "tasks/result",
+	"tasks/cancel", "notifications/initialized", "notifications/cancelled",
+	"notifications/progress", "notifications/roots/list_changed",
+	"response", "stream", "delete", "invalid", "other",
+};
+_Static_assert(sizeof(diag_methods) / sizeof(diag_methods[0]) ==
+    DIAG_METHODS, "DIAG_METHODS is the length of diag_methods");
 
-	if (w->w_stats == NULL || w->w_slot < 0 || w->w_slot >= w->w_nstats)
-		return;
-	ds = &w->w_stats[w->w_slot];
-	__atomic_fetch_add(&ds->ds_requests, 1, __ATOMIC_RELAXED);
-	if (mcp)
-		__atomic_fetch_add(&ds->ds_mcp_requests, 1, __ATOMIC_RELAXED);
+static const char *const diag_outcomes[DIAG_NOUTCOMES] = {
+	"ok", "rpc_error", "rejected", "failed", "aborted",
+};
+
+static const char *const diag_berrs[DIAG_NBERR] = {
+	"transport", "timeout", "http", "protocol",
+};
+
+/* upper bounds of the latency buckets: microseconds and their text */
+static const uint64_t diag_lat_us[DIAG_LAT_BUCKETS - 1] = {
+	5000, 10000, 25000, 50000, 100000, 250000, 500000, 1000000,
+	2500000, 5000000, 10000000, 30000000,
+};
+static const char *const diag_lat_le[DIAG_LAT_BUCKETS] = {
+	"0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "0.5", "1", "2.5",
+	"5", "10", "30", "+Inf",
+};
+
+#define DIAG_TAG_ERROR	0x10000u	/* answered a JSON-RPC error */
+#define DIAG_TAG_METHOD	0xffffu		/* method index + 1 */
+
+size_t
+diag_stats_size(const struct config *conf, int nslots)
+{
+	return (size_t)nslots * (sizeof(struct diag_slot) +
+	    conf->cf_nbackends * sizeof(struct diag_backend));
+}
+
+struct diag_slot *
+diag_stats_slot(struct diag_slot *base, const struct config *conf, int slot)
+{
+	return (struct diag_slot *)((char *)base + diag_stats_size(conf,
+	    slot));
+}
+
+static const struct diag_slot *
+diag_slot_at(const struct worker *w, int slot)
+{
+	return diag_stats_slot(w->w_stats, w->w_conf, slot);
+}
+
+/* this worker's own slot, or NULL */
+static struct diag_slot *
+diag_self(struct worker *w)
+{
+	if (w->w_stats == NULL || w->w_stat_slot < 0 ||
+	    w->w_stat_slot > w->w_nstats)
+		return NULL;
+	return diag_stats_slot(w->w_stats, w->w_conf, w->w_stat_slot);
 }
 
 static uint64_t
 diag_load(const uint64_t *p)
 {
 	return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+/* one writer per slot: no locked add needed, only untorn words */
+static void
+diag_add(uint64_t *p, uint64_t n)
+{
+	__atomic_store_n(p, __atomic_load_n(p, __ATOMIC_RELAXED) + n,
+	    __ATOMIC_RELAXED);
+}
+
+void
+diag_count_request(struct worker *w, int mcp)
+{
+	struct diag_slot *ds;
+
+	if ((ds = diag_self(w)) == NULL)
+		return;
+	diag_add(&ds->ds_requests, 1);
+	if (mcp)
+		diag_add(&ds->ds_mcp_requests, 1);
+}
+
+void
+diag_count_view_build(struct worker *w)
+{
+	struct diag_slot *ds;
+
+	if ((ds = diag_self(w)) != NULL)
+		diag_add(&ds->ds_view_builds, 1);
+}
+
+void
+diag_count_era_change(struct worker *w)
+{
+	struct diag_slot *ds;
+
+	if ((ds = diag_self(w)) != NULL)
+		diag_add(&ds->ds_era_changes, 1);
+}
+
+/*
+ * The method a request to /mcp is counted under; a later tag replaces
+ * an earlier one (the body's method is surer than the Mcp-Method
+ * header).  NULL: a response of the client's.
+ */
+void
+diag_tag_method(struct httpd_req *req, const char *name, size_t len)
+{
+	size_t	i;
+
+	if (name == NULL)
+		i = DIAG_METHODS - 5;		/* response */
+	else {
+		for (i = 0; i < DIAG_METHODS - 5; i++)
+			if (strncmp(diag_methods[i], name, len) == 0 &&
+			    diag_methods[i][len] == '\0')
+				break;
+		if (i == DIAG_METHODS - 5)
+			i = DIAG_METHODS - 1;	/* other */
+	}
+	httpd_req_set_tag(req, (httpd_req_tag(req) & ~DIAG_TAG_METHOD) |
+	    (unsigned int)(i + 1));
+}
+
+void
+diag_tag_method_header(struct httpd_req *req, const char *name)
+{
+	if (name != NULL)
+		diag_tag_method(req, name, strlen(name));
+}
+
+/* what is not a request, by its diag_methods[] name */
+void
+diag_tag_kind(struct httpd_req *req, const char *kind)
+{
+	size_t	i;
+
+	for (i = DIAG_METHODS - 5; i < DIAG_METHODS; i++)
+		if (strcmp(diag_methods[i], kind) == 0)
+			httpd_req_set_tag(req, (httpd_req_tag(req) &
+			    ~DIAG_TAG_METHOD) | (unsigned int)(i + 1));
+}
+
+void
+diag_tag_error(struct httpd_req *req)
+{
+	httpd_req_set_tag(req, httpd_req_tag(req) | DIAG_TAG_ERROR);
+}
+
+/* a request to /mcp is done: counted by method and outcome */
+void
+diag_count_mcp(struct worker *w, struct httpd_req *req)
+{
+	struct diag_slot	*ds;
+	unsigned int		 tag = httpd_req_tag(req), m;
+	int			 st = httpd_req_status(req);
+	enum diag_outcome	 o;
+
+	if ((ds = diag_self(w)) == NULL)
+		return;
+	m = tag & DIAG_TAG_METHOD;
+	m = m == 0 || m > DIAG_METHODS ? DIAG_METHODS - 2 : m - 1;
+	if (st == 0)
+		o = DIAG_ABORTED;
+	else if (st >= 500)
+		o = DIAG_FAILED;
+	else if (st >= 400)
+		o = DIAG_REJECTED;
+	else if (tag & DIAG_TAG_ERROR)
+		o = DIAG_RPC_ERROR;
+	else
+		o = DIAG_OK;
+	diag_add(&ds->ds_calls[m][o], 1);
+}
+
+static uint64_t
+diag_now_us(void)
+{
+	struct timespec ts;
+
+	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/* a backend request leaves: its start, for diag_backend_done() */
+uint64_t
+diag_backend_start(void)
+{
+	return diag_now_us();
+}
+
+static struct diag_backend *
+diag_backend_self(struct worker *w, const struct config_backend *be)
+{
+	struct diag_slot	*ds;
+	size_t			 i;
+
+	i = (size_t)(be - w->w_conf->cf_backends);
+	if ((ds = diag_self(w)) == NULL || i >= w->w_conf->cf_nbackends)
+		return NULL;
+	return &ds->ds_backends[i];
+}
+
+/*
+ * A backend request ended: rc 0 with an answer (a JSON-RPC error is
+ * an answer), or -1 with the HTTP status seen (0: none) and why.
+ */
+void
+diag_backend_done(struct worker *w, const struct config_backend *be,
+    uint64_t start, int rc, long status, const char *errmsg)
+{
+	struct diag_backend	*db;
+	enum diag_berr		 k;
+	uint64_t		 now, us, seq;
+	size_t			 i;
+
+	if ((db = diag_backend_self(w, be)) == NULL || start == 0)
+		return;
+	now = diag_now_us();
+	us = now - start;
+	if (rc == 0) {
+		for (i = 0; i < DIAG_LAT_BUCKETS - 1 && us > diag_lat_us[i];
+		    i++)
+			;
+		diag_add(&db->db_lat[i], 1);
+		diag_add(&db->db_lat_sum_us, us);
+		__atomic_store_n(&db->db_last_us, us, __ATOMIC_RELAXED);
+		/* monotonic, one clock read per answer: made wall time when
+		 * read (diag_backend_sum()) */
+		__atomic_store_n(&db->db_last_at, now, __ATOMIC_RELAXED);
+		return;
+	}
+	if (status >= 200 && status < 300)
+		k = DIAG_BERR_PROTOCOL;
+	else if (status != 0)
+		k = DIAG_BERR_HTTP;
+	else if (errmsg != NULL && strstr(errmsg, "timed out") != NULL)
+		k = DIAG_BERR_TIMEOUT;
+	else
+		k = DIAG_BERR_TRANSPORT;
+	diag_add(&db->db_errors[k], 1);
+	/* the message under a sequence count: a reader retries a torn one */
+	seq = __atomic_load_n(&db->db_err_seq, __ATOMIC_RELAXED);
+	__atomic_store_n(&db->db_err_seq, seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	(void)snprintf(db->db_err, sizeof(db->db_err), "%s",
+	    errmsg != NULL ? errmsg : diag_berrs[k]);
+	__atomic_store_n(&db->db_err_ms, store_now_ms(), __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	__atomic_store_n(&db->db_err_seq, seq + 2, __ATOMIC_RELAXED);
+}
+
+/* one backend's figures, summed over the slots */
+struct diag_bsum {
+	uint64_t	 bs_lat[DIAG_LAT_BUCKETS];
+	uint64_t	 bs_lat_sum_us;
+	uint64_t	 bs_count;
+	uint64_t	 bs_errors[DIAG_NBERR];
+	uint64_t	 bs_last_ms;
+	uint64_t	 bs_last_us;
+	uint64_t	 bs_err_ms;
+	char		 bs_err[160];
+};
+
+static void
+diag_backend_sum(const struct worker *w, size_t bi, struct diag_bsum *bs)
+{
+	const struct diag_backend	*db;
+	uint64_t			 seq, ms, at, last_at = 0, mono;
+	char				 msg[sizeof(bs->bs_err)];
+	int				 i, k, tries;
+
+	memset(bs, 0, sizeof(*bs));
+	/* the workers' slots and the builder's, which lists backends */
+	for (i = 0; w->w_stats != NULL && i <= w->w_nstats; i++) {
+		db = &diag_slot_at(w, i)->ds_backends[bi];
+		for (k = 0; k < DIAG_LAT_BUCKETS; k++) {
+			bs->bs_lat[k] += diag_load(&db->db_lat[k]);
+			bs->bs_count += diag_load(&db->db_lat[k]);
+		}
+		bs->bs_lat_sum_us += diag_load(&db->db_lat_sum_us);
+		for (k = 0; k < DIAG_NBERR; k++)
+			bs->bs_errors[k] += diag_load(&db->db_errors[k]);
+		if ((at = diag_load(&db->db_last_at)) > last_at) {
+			last_at = at;
+			bs->bs_last_us = diag_load(&db->db_last_us);
+		}
+		for (tries = 0; tries < 3; tries++) {
+			seq = __atomic_load_n(&db->db_err_seq,
+			    __ATOMIC_ACQUIRE);
+			if (seq & 1)
+				continue;
+			ms = diag_load(&db->db_err_ms);
+			memcpy(msg, db->db_err, sizeof(msg));
+			__atomic_thread_fence(__ATOMIC_ACQUIRE);
+			if (__atomic_load_n(&db->db_err_seq,
+			    __ATOMIC_RELAXED) == seq)
+				break;
+		}
+		if (tries < 3 && ms > bs->bs_err_ms) {
+			bs->bs_err_ms = ms;
+			msg[sizeof(msg) - 1] = '\0';
+			memcpy(bs->bs_err, msg, sizeof(msg));
+		}
+	}
+	/* the last answer's wall time: now, less how long ago it was */
+	if (last_at != 0 && (mono = diag_now_us()) >= last_at)
+		bs->bs_last_ms = store_now_ms() - (mono - last_at) / 1000;
+}
+
+/* a wall-clock time in ms as RFC 3339 UTC text, or null for 0 */
+static json_t *
+diag_time(uint64_t ms)
+{
+	char		buf[40];
+	struct tm	tm;
+	time_t		t = (time_t)(ms / 1000);
+
+	if (ms == 0 || gmtime_r(&t, &tm) == NULL ||
+	    strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm) == 0)
+		return json_null();
+	(void)snprintf(buf + 19, sizeof(buf) - 19, ".%03uZ",
+	    (unsigned int)(ms % 1000));
+	return json_string(buf);
 }
 
 /* the workers' figures as a JSON array, or NULL */
@@ -60,7 +382,7 @@ diag_workers_json(const struct worker *w)
 	if ((a = json_array()) == NULL)
 		return NULL;
 	for (i = 0; w->w_stats != NULL && i < w->w_nstats; i++) {
-		ds = &w->w_stats[i];
+		ds = diag_slot_at(w, i);
 		o = json_pack("{s:i, s:I, s:I, s:I, s:I}", "slot", i,
 		    "pid", (json_int_t)diag_load(&ds->ds_pid),
 		    "requests", (json_int_t)diag_load(&ds->ds_requests),
@@ -72,6 +394,41 @@ diag_workers_json(const struct worker *w)
 		}
 	}
 	return a;
+}
+
+/* a counter summed over the slots, at offset off of struct diag_slot */
+static uint64_t
+diag_slots_sum(const struct worker *w, size_t off)
+{
+	uint64_t	n = 0;
+	int		i;
+
+	/* the builder's slot too: its view builds and era corrections */
+	for (i = 0; w->w_stats != NULL && i <= w->w_nstats; i++)
+		n += diag_load((const uint64_t *)((const char *)
+		    diag_slot_at(w, i) + off));
+	return n;
+}
+
+/* the era record of a backend (which revision, why, since when), or null */
+static json_t *
+diag_era_record(struct worker *w, const struct config_backend *be)
+{
+	struct store_rec	 rec;
+	json_t			*o, *r;
+	json_error_t		 jerr;
+
+	memset(&rec, 0, sizeof(rec));
+	if (store_get(w->w_store, STORE_ERAS, be->cb_name, strlen(be->cb_name),
+	    store_now_ms(), &rec) != 0)
+		return json_null();
+	o = json_loadb(rec.sr_data, rec.sr_len, JSON_ALLOW_NUL, &jerr);
+	store_rec_clear(&rec);
+	r = json_pack("{s:O?, s:O?, s:o}", "era", json_object_get(o, "era"),
+	    "why", json_object_get(o, "why"), "at", diag_time((uint64_t)
+	    json_integer_value(json_object_get(o, "at"))));
+	json_decref(o);
+	return r != NULL ? r : json_null();
 }
 
 /* a backend's circuit breaker: its state's name ("disabled" when off)
@@ -91,29 +448,59 @@ diag_breaker(struct worker *w, const struct config_backend *be, int *fails)
 	return breaker_state_name((enum breaker_state)bk.bk_state);
 }
 
+/*
+ * One backend in /status.  health is "unknown" until health checks
+ * fill it in; breaker is its circuit breaker's state.
+ */
+static json_t *
+diag_backend_json(struct worker *w, size_t bi)
+{
+	const struct config_backend	*be = &w->w_conf->cf_backends[bi];
+	struct diag_bsum		 bs;
+	json_t				*errs, *last;
+	const char			*cb;
+	int				 k, fails;
+
+	cb = diag_breaker(w, be, &fails);
+	diag_backend_sum(w, bi, &bs);
+	if ((errs = json_object()) == NULL)
+		return NULL;
+	for (k = 0; k < DIAG_NBERR; k++)
+		if (json_object_set_new(errs, diag_berrs[k], json_integer(
+		    (json_int_t)bs.bs_errors[k])) == -1) {
+			json_decref(errs);
+			return NULL;
+		}
+	last = bs.bs_err_ms == 0 ? json_null() : json_pack("{s:s, s:o}",
+	    "message", bs.bs_err, "at", diag_time(bs.bs_err_ms));
+	return json_pack("{s:s, s:s, s:s, s:s, s:o, s:s, s:s, s:i, s:I, s:o,"
+	    " s:o?, s:o, s:o, s:o}", "name", be->cb_name,
+	    "transport", config_transport_name(be->cb_transport),
+	    "eraSetting", config_era_name(be->cb_era),
+	    "mcpRevision", proto_era_version(era_get(w, be)),
+	    "era", diag_era_record(w, be),
+	    "health", "unknown", "breaker", cb, "consecutiveFailures", fails,
+	    "requests", (json_int_t)bs.bs_count, "errors", errs,
+	    "lastError", last,
+	    "latencyMs", bs.bs_last_ms == 0 ? json_null() :
+	    json_real((double)bs.bs_last_us / 1000.0),
+	    "meanLatencyMs", bs.bs_count == 0 ? json_null() :
+	    json_real((double)bs.bs_lat_sum_us / 1000.0 / (double)bs.bs_count),
+	    "lastAnswerAt", diag_time(bs.bs_last_ms));
+}
+
 /* /status: the backends and their eras, the workers, the sessions */
 static void
 diag_status(struct worker *w, struct httpd_req *req)
 {
-	const struct config_backend	*be;
-	struct store_envstat		 es;
-	json_t				*body, *bes, *b, *wks;
-	const char			*cb;
-	size_t				 i;
-	int				 fails;
+	struct store_envstat	 es;
+	json_t			*body, *bes, *b, *wks;
+	size_t			 i;
 
 	if ((bes = json_array()) == NULL)
 		goto fail;
 	for (i = 0; i < w->w_conf->cf_nbackends; i++) {
-		be = &w->w_conf->cf_backends[i];
-		cb = diag_breaker(w, be, &fails);
-		b = json_pack("{s:s, s:s, s:s, s:s, s:s, s:i}", "name",
-		    be->cb_name, "transport",
-		    config_transport_name(be->cb_transport),
-		    "eraSetting", config_era_name(be->cb_era),
-		    "mcpRevision", proto_era_version(era_get(w, be)),
-		    "circuitBreaker", cb,
-		    "consecutiveFailures", fails);
+		b = diag_backend_json(w, i);
 		if (b == NULL || json_array_append_new(bes, b) == -1) {
 			json_decref(bes);
 			goto fail;
@@ -123,15 +510,27 @@ diag_status(struct worker *w, struct httpd_req *req)
 		json_decref(bes);
 		goto fail;
 	}
-	body = json_pack("{s:s, s:s, s:i, s:i, s:i, s:o, s:o}", "name",
-	    w->w_conf->cf_name, "version", VMCPD_VERSION, "generation",
-	    (int)w->w_gen, "worker", w->w_slot, "pid", (int)w->w_pid,
+	body = json_pack("{s:s, s:s, s:i, s:i, s:i, s:I, s:I, s:o, s:o}",
+	    "name", w->w_conf->cf_name, "version", VMCPD_VERSION,
+	    "generation", (int)w->w_gen, "worker", w->w_slot,
+	    "pid", (int)w->w_pid,
+	    "viewBuilds", (json_int_t)diag_slots_sum(w,
+	    offsetof(struct diag_slot, ds_view_builds)),
+	    "eraChanges", (json_int_t)diag_slots_sum(w,
+	    offsetof(struct diag_slot, ds_era_changes)),
 	    "workers", wks, "backends", bes);
 	if (body == NULL)
 		goto fail;
-	if (store_envstat(w->w_store, &es) == 0 && json_object_set_new(body,
+	if (store_envstat(w->w_store, &es) == 0 && (json_object_set_new(body,
 	    "sessions", json_integer((json_int_t)
-	    es.se_db[STORE_SESSIONS].sd_entries)) == -1) {
+	    es.se_db[STORE_SESSIONS].sd_entries)) == -1 ||
+	    json_object_set_new(body, "pendingRelays", json_integer(
+	    (json_int_t)es.se_db[STORE_PENDING].sd_entries)) == -1 ||
+	    json_object_set_new(body, "lmdb", json_pack("{s:I, s:I, s:i, s:i}",
+	    "mapSize", (json_int_t)es.se_map_size,
+	    "usedBytes", (json_int_t)es.se_used_bytes,
+	    "readers", (int)es.se_num_readers,
+	    "maxReaders", (int)es.se_max_readers)) == -1)) {
 		json_decref(body);
 		goto fail;
 	}
@@ -179,7 +578,8 @@ diag_worker_counter(struct evbuffer *b, const struct worker *w,
 	if (diag_family(b, name, "counter", help) == -1)
 		return -1;
 	for (i = 0; w->w_stats != NULL && i < w->w_nstats; i++) {
-		p = (const uint64_t *)((const char *)&w->w_stats[i] + off);
+		p = (const uint64_t *)((const char *)diag_slot_at(w, i) +
+		    off);
 		if (evbuffer_add_printf(b, "%s{worker=\"%d\"} %llu\n", name, i,
 		    (unsigned long long)diag_load(p)) < 0)
 			return -1;
@@ -257,6 +657,89 @@ diag_backend_sessions(struct worker *w, struct evbuffer *b)
 	return 0;
 }
 
+/* requests to /mcp by method and outcome, summed over the slots */
+static int
+diag_requests_by_method(struct evbuffer *b, const struct worker *w)
+{
+	uint64_t	n;
+	int		m, o, i;
+
+	if (diag_family(b, "vmcpd_requests_total", "counter",
+	    "Requests to /mcp by MCP method (response: a client's answer, "
+	    "stream: a GET, delete: a DELETE, invalid: unreadable, other: "
+	    "a method not listed) and outcome (ok, rpc_error: a JSON-RPC "
+	    "error answer, rejected: 4xx, failed: 5xx, aborted: the client "
+	    "left first).") == -1)
+		return -1;
+	for (m = 0; m < DIAG_METHODS; m++)
+		for (o = 0; o < DIAG_NOUTCOMES; o++) {
+			for (n = 0, i = 0; w->w_stats != NULL &&
+			    i < w->w_nstats; i++)
+				n += diag_load(&diag_slot_at(w, i)->
+				    ds_calls[m][o]);
+			if (evbuffer_add_printf(b, "vmcpd_requests_total"
+			    "{method=\"%s\",outcome=\"%s\"} %llu\n",
+			    diag_methods[m], diag_outcomes[o],
+			    (unsigned long long)n) < 0)
+				return -1;
+		}
+	return 0;
+}
+
+/* per backend: the answer latency histogram and the errors by kind */
+static int
+diag_backend_metrics(struct evbuffer *b, const struct worker *w)
+{
+	const char	*name;
+	struct diag_bsum bs[1];
+	uint64_t	 cum;
+	size_t		 bi;
+	int		 k;
+
+	if (diag_family(b, "vmcpd_backend_request_duration_seconds",
+	    "histogram", "Time from sending a request to a backend to its "
+	    "answer (JSON-RPC errors included, failures not), by backend.") ==
+	    -1)
+		return -1;
+	for (bi = 0; bi < w->w_conf->cf_nbackends; bi++) {
+		name = w->w_conf->cf_backends[bi].cb_name;
+		diag_backend_sum(w, bi, bs);
+		for (cum = 0, k = 0; k < DIAG_LAT_BUCKETS; k++) {
+			cum += bs->bs_lat[k];
+			if (evbuffer_add_printf(b,
+			    "vmcpd_backend_request_duration_seconds_bucket"
+			    "{backend=\"%s\",le=\"%s\"} %llu\n", name,
+			    diag_lat_le[k], (unsigned long long)cum) < 0)
+				return -1;
+		}
+		if (evbuffer_add_printf(b,
+		    "vmcpd_backend_request_duration_seconds_sum"
+		    "{backend=\"%s\"} %llu.%06llu\n"
+		    "vmcpd_backend_request_duration_seconds_count"
+		    "{backend=\"%s\"} %llu\n", name,
+		    (unsigned long long)(bs->bs_lat_sum_us / 1000000),
+		    (unsigned long long)(bs->bs_lat_sum_us % 1000000), name,
+		    (unsigned long long)bs->bs_count) < 0)
+			return -1;
+	}
+	if (diag_family(b, "vmcpd_backend_errors_total", "counter",
+	    "Backend requests that failed, by backend and kind (transport: "
+	    "refused, reset or unreachable; timeout; http: a non-2xx "
+	    "status; protocol: no usable answer).") == -1)
+		return -1;
+	for (bi = 0; bi < w->w_conf->cf_nbackends; bi++) {
+		name = w->w_conf->cf_backends[bi].cb_name;
+		diag_backend_sum(w, bi, bs);
+		for (k = 0; k < DIAG_NBERR; k++)
+			if (evbuffer_add_printf(b, "vmcpd_backend_errors_total"
+			    "{backend=\"%s\",kind=\"%s\"} %llu\n", name,
+			    diag_berrs[k],
+			    (unsigned long long)bs->bs_errors[k]) < 0)
+				return -1;
+	}
+	return 0;
+}
+
 /*
  * /metrics: the Prometheus text exposition format (version 0.0.4):
  * what is cheap to read now; store figures only when it can be read.
@@ -288,7 +771,15 @@ diag_metrics_text(struct worker *w, struct evbuffer *b)
 	    diag_worker_counter(b, w, "vmcpd_worker_restarts_total",
 	    "Workers respawned after they died, by worker slot.",
 	    offsetof(struct diag_slot, ds_restarts)) == -1 ||
-	    diag_breakers(w, b) == -1)
+	    diag_metric(b, "vmcpd_view_builds_total", "counter",
+	    "Aggregated views built (lists merged and stored).",
+	    diag_slots_sum(w, offsetof(struct diag_slot, ds_view_builds))) ==
+	    -1 || diag_metric(b, "vmcpd_era_reclassifications_total",
+	    "counter", "Backends found speaking another MCP revision than "
+	    "recorded, or sent to be probed again.",
+	    diag_slots_sum(w, offsetof(struct diag_slot, ds_era_changes))) ==
+	    -1 || diag_requests_by_method(b, w) == -1 ||
+	    diag_backend_metrics(b, w) == -1 || diag_breakers(w, b) == -1)
 		return -1;
 	if (store_envstat(w->w_store, &es) == -1)
 		return 0;
@@ -329,7 +820,10 @@ diag_metrics_text(struct worker *w, struct evbuffer *b)
 	    es.se_expiry_entries) == -1 ||
 	    diag_metric(b, "vmcpd_backend_sessions_closing", "gauge",
 	    "Ended client sessions whose backend sessions are queued to "
-	    "close.", es.se_db[STORE_CLOSING].sd_entries) == -1)
+	    "close.", es.se_db[STORE_CLOSING].sd_entries) == -1 ||
+	    diag_metric(b, "vmcpd_pending_relays", "gauge",
+	    "Backend requests relayed to a client and awaiting its answer.",
+	    es.se_db[STORE_PENDING].sd_entries) == -1)
 		return -1;
 	return diag_backend_sessions(w, b);
 }

@@ -147,6 +147,7 @@ era_set(struct worker *w, const struct config_backend *be,
     enum proto_era era, const char *why)
 {
 	struct era_slot	*es;
+	enum proto_era	 was;
 	json_t		*o;
 	char		*buf;
 	size_t		 len;
@@ -156,9 +157,12 @@ era_set(struct worker *w, const struct config_backend *be,
 	    be->cb_transport != TRANSPORT_STREAMABLE_HTTP ||
 	    (es = era_slot(w, be)) == NULL)
 		return;
-	if (era_load(w, be) != era)
+	if ((was = era_load(w, be)) != era) {
 		log_info("backend %s speaks %s: %s", be->cb_name,
 		    proto_era_version(era), why);
+		if (was != PROTO_ERA_UNKNOWN)
+			diag_count_era_change(w);
+	}
 	es->es_era = era;
 	es->es_checked = now;
 	o = json_pack("{s:s, s:s, s:s, s:I}", "era", proto_era_version(era),
@@ -190,6 +194,7 @@ era_forget(struct worker *w, const struct config_backend *be,
 		return;
 	}
 	log_info("backend %s: era to be probed again: %s", be->cb_name, why);
+	diag_count_era_change(w);
 	(void)store_del(w->w_store, STORE_ERAS, be->cb_name,
 	    strlen(be->cb_name));
 	es->es_era = PROTO_ERA_UNKNOWN;

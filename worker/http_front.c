@@ -118,6 +118,8 @@ front_reply_json(struct httpd_req *req, int status, json_t *body,
 	size_t		 len = 0;
 
 	front_common_headers(req, session_id);
+	if (json_object_get(body, "error") != NULL)
+		diag_tag_error(req);
 	/* dumped whole, then handed over: a callback per token into an
 	 * evbuffer costs several times the dump itself */
 	if ((buf = evbuffer_new()) == NULL || (body != NULL &&
@@ -225,6 +227,8 @@ front_reply_member(struct httpd_req *req, const json_t *id,
 	size_t		 hlen;
 
 	front_common_headers(req, NULL);
+	if (strcmp(kind, "error") == 0)
+		diag_tag_error(req);
 	if (front_head(head, id, kind, &hlen) == 0) {
 		iov[0].iov_base = head;
 		iov[0].iov_len = hlen;
@@ -274,6 +278,7 @@ front_reply_error(struct httpd_req *req, int status, json_t *id,
 	json_t *e;
 
 	e = jsonrpc_error_new(id, code, message, NULL);
+	diag_tag_error(req);
 	front_reply_json(req, status, e, NULL);
 	json_decref(e);
 }
@@ -331,6 +336,9 @@ front_sse_send(struct httpd_req *req, const char *id, const json_t *msg)
 
 	if ((data = jsonrpc_dump(msg, &dlen)) == NULL)
 		return -1;
+	if (json_object_get(msg, "error") != NULL &&
+	    json_object_get(msg, "id") != NULL)
+		diag_tag_error(req);
 	rc = front_sse_send_text(req, id, data, dlen);
 	free(data);
 	return rc;
@@ -536,14 +544,20 @@ front_mcp_post(struct worker *w, struct httpd_req *req)
 		return;
 	}
 	body = httpd_req_body(req, &len);
+	/* counted by Mcp-Method (every Modern request has it) until the
+	 * body names its method */
+	diag_tag_method_header(req, front_header(req, "Mcp-Method"));
 	if (modern_scan_post(w, req, body, len) == 0)
 		return;
 	if (front_scan_call(body, len, &msg, &fast) == -1 &&
 	    jsonrpc_parse(body, len, &msg, &err) == -1) {
+		diag_tag_kind(req, "invalid");
 		front_reply_error(req, err.je_http, NULL, err.je_code,
 		    err.je_msg);
 		return;
 	}
+	diag_tag_method(req, msg.jm_method, msg.jm_method != NULL ?
+	    strlen(msg.jm_method) : 0);
 	/* which era: per request, body first (MCP 2026-07-28, Versioning) */
 	memset(&hdrs, 0, sizeof(hdrs));
 	hdrs.rh_protocol_version = front_header(req, "MCP-Protocol-Version");
@@ -613,9 +627,11 @@ front_mcp_method(struct worker *w, struct httpd_req *req)
 			    "text/event-stream");
 			break;
 		}
+		diag_tag_kind(req, "stream");
 		legacy_get(w, req);
 		break;
 	case HTTP_M_DELETE:
+		diag_tag_kind(req, "delete");
 		legacy_delete(w, req);
 		break;
 	default:
@@ -630,7 +646,7 @@ front_mcp_method(struct worker *w, struct httpd_req *req)
 static void
 front_on_complete(struct httpd_req *req, void *arg)
 {
-	(void)req;
+	diag_count_mcp(arg, req);
 	worker_reply_flushed(arg);
 }
 

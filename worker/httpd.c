@@ -95,6 +95,7 @@ struct httpd_req {
 	void			*r_data;	/* httpd_req_set_data() */
 	int			 r_status;	/* the reply's, for the audit */
 	void			(*r_data_free)(void *);
+	unsigned int		 r_tag;		/* the owner's, for its done cb */
 };
 
 struct httpd_conn {
@@ -833,6 +834,7 @@ conn_finish(struct httpd_conn *c)
 		done(req, done_arg);
 	req->r_status = 0;
 	httpd_req_set_data(req, NULL, NULL);
+	req->r_tag = 0;
 	if (c->c_rpaused && c->c_fd != -1) {
 		(void)event_add(c->c_rev, NULL);
 		c->c_rpaused = 0;
@@ -961,9 +963,9 @@ conn_head(struct httpd_conn *c, int status, size_t clen,
 	const char		*reason = httpd_reason(status), *date;
 	size_t			 n;
 
-	req->r_status = status;
 	if (status < 100 || status > 999)
 		status = 500;
+	req->r_status = status;
 	memcpy(p, "HTTP/1.1 ", 9);
 	p += 9;
 	*p++ = (char)('0' + status / 100);
@@ -1109,6 +1111,18 @@ int
 httpd_req_status(const struct httpd_req *req)
 {
 	return req->r_status;
+}
+
+unsigned int
+httpd_req_tag(const struct httpd_req *req)
+{
+	return req->r_tag;
+}
+
+void
+httpd_req_set_tag(struct httpd_req *req, unsigned int tag)
+{
+	req->r_tag = tag;
 }
 
 size_t

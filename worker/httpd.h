@@ -83,5 +83,9 @@ void		 httpd_send_start(struct httpd_req *, int status);
 int		 httpd_send_chunk(struct httpd_req *, const void *, size_t);
 void		 httpd_send_end(struct httpd_req *);
 size_t		 httpd_req_unsent(const struct httpd_req *);
+/* the status sent (0: none yet), and a tag the owner keeps on the
+ * request until its done callback has returned */
+unsigned int	 httpd_req_tag(const struct httpd_req *);
+void		 httpd_req_set_tag(struct httpd_req *, unsigned int);
 
 #endif

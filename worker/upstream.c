@@ -824,8 +824,22 @@ uopen_dispatch(struct uopen *uo, const char *msg)
 	uopen_free(uo);
 }
 
-/* notifications/initialized is through: the session is the client's
- * to use (a server may set up per-session state on it) */
+/*
+ * notifications/initialized is through: only now is the session
+ * recorded, where other calls of this process and the other processes
+ * find it, and handed to those who wait.  A server may set up
+ * per-session state when the notification arrives (server-everything
+ * registers tools then), and the only sign over HTTP that it has is
+ * the answer to its POST (MCP 2025-11-25, Lifecycle: initialized goes
+ * before any other request).
+ */
+static void
+uopen_opened(struct uopen *uo)
+{
+	uopen_record(uo, uo->uo_bsid, uo->uo_ver);
+	uopen_dispatch(uo, NULL);
+}
+
 static void
 uopen_on_noted(void *arg, struct http_call *hc, int result,
     const char *errmsg)
@@ -837,7 +851,7 @@ uopen_on_noted(void *arg, struct http_call *hc, int result,
 	if (result == -1)
 		log_debug("backend %s: notifications/initialized: %s",
 		    uo->uo_be->cb_name, errmsg);
-	uopen_dispatch(uo, NULL);
+	uopen_opened(uo);
 }
 
 static void
@@ -883,27 +897,22 @@ uopen_on_done(void *arg, int rc, json_t *response, int flags,
 		era_set(uo->uo_w, uo->uo_be, PROTO_ERA_MODERN,
 		    "initialize negotiated " MCP_VERSION_MODERN);
 	backend_info_put(uo->uo_w, uo->uo_be, version, result);
-	uopen_record(uo, sid, version);
 	if ((sid != NULL && (uo->uo_bsid = strdup(sid)) == NULL) ||
 	    (uo->uo_ver = strdup(version)) == NULL) {
+		/* recorded all the same: closed with the rest */
+		uopen_record(uo, sid, version);
 		uopen_dispatch(uo, "out of memory");
 		return;
 	}
 	uo->uo_result = json_incref(result);
-	/*
-	 * A scope's lists wait for it: a server may register per-session
-	 * state (tools among it) when notifications/initialized arrives.
-	 * A client's call goes at once, as it would from the client.
-	 */
+	/* not recorded before it is answered: see uopen_opened() */
 	note = jsonrpc_notification_new("notifications/initialized", NULL);
-	if (note != NULL && uo->uo_scope != NULL)
+	if (note != NULL)
 		uo->uo_note = backend_post_start(uo->uo_w, uo->uo_be, sid,
 		    version, note, &ncbs, uo);
-	else if (note != NULL)
-		backend_post_nowait(uo->uo_w, uo->uo_be, sid, version, note);
 	json_decref(note);
 	if (uo->uo_note == NULL)
-		uopen_dispatch(uo, NULL);
+		uopen_opened(uo);
 }
 
 /* u waits for the session of (its client session or scope, backend):

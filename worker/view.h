@@ -176,6 +176,9 @@ const char *view_kind_field(enum view_kind);	/* "tools", ... */
 int	 view_layout(const struct view_resolved *, uint64_t id, json_t *errs,
 	    char **out, size_t *outlen, json_t *digests);
 int	 view_layout_id(const void *, size_t, uint64_t *);
+/* the items of kind in a layout's list and in its 2026-07-28 list */
+int	 view_layout_counts(const void *, size_t, enum view_kind,
+	    size_t *listed, size_t *modern);
 /* the layout of a view in view_build()'s JSON shape (for tests) */
 int	 view_layout_json(json_t *view, uint64_t id, char **out,
 	    size_t *outlen, json_t *digests);
@@ -190,6 +193,8 @@ struct view_page_req {
 	size_t		 vq_offset;	/* Legacy */
 	const char	*vq_last;	/* 2026-07-28: after this key... */
 	size_t		 vq_dup;	/* ...and this many items with it */
+	int		 vq_more;	/* 2026-07-28: the last item's key even
+					 * at the list's end (a shard's) */
 };
 
 /* a page as copied out */

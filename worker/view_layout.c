@@ -723,6 +723,22 @@ view_layout_id(const void *p, size_t len, uint64_t *id)
 }
 
 int
+view_layout_counts(const void *p, size_t len, enum view_kind k,
+    size_t *listed, size_t *modern)
+{
+	struct vl	 l;
+	long long	 a, b;
+
+	if (vl_open(&l, p, len) == -1 || k >= VIEW_KIND_N ||
+	    (a = vl_count(&l, VL_ITEMS + k)) < 0 ||
+	    (b = vl_count(&l, VL_MODERN + k)) < 0)
+		return -1;
+	*listed = (size_t)a;
+	*modern = (size_t)b;
+	return 0;
+}
+
+int
 view_layout_page(const void *p, size_t len, const struct view_page_req *q,
     struct view_page *pg)
 {
@@ -771,8 +787,9 @@ view_layout_page(const void *p, size_t len, const struct view_page_req *q,
 	b.vb_data = NULL;
 	pg->vp_len = b.vb_len - 1;
 	pg->vp_count = end - start;
-	if (end < n) {
-		pg->vp_next = end;
+	if (end < n || (q->vq_more && end > start)) {
+		if (end < n)
+			pg->vp_next = end;
 		if (q->vq_modern) {
 			/* the key of the last item, and its place in its run */
 			if (vl_modern_key(&l, q->vq_kind, end - 1, &key, &klen,

@@ -203,6 +203,7 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 	w->w_diag_fd = diag_fd;
 	w->w_stats = stats;
 	w->w_nstats = nstats;
+	w->w_stat_slot = slot;
 	TAILQ_INIT(&w->w_reqs);
 
 	/*

@@ -46,7 +46,9 @@ struct worker {
 	int				 w_listen_fd;
 	int				 w_diag_fd;	/* -1: none */
 	struct diag_slot		*w_stats;	/* shared, per slot */
-	int				 w_nstats;
+	int				 w_nstats;	/* workers' slots */
+	int				 w_stat_slot;	/* the one written: the
+							 * builder's is w_nstats */
 	struct event			*w_chan_ev;
 	struct event			*w_sig_term;
 	struct event			*w_sig_usr1;
@@ -111,6 +113,16 @@ int	 diag_init(struct worker *);
 void	 diag_drain(struct worker *);
 void	 diag_free(struct worker *);
 void	 diag_count_request(struct worker *, int mcp);
+void	 diag_count_mcp(struct worker *, struct httpd_req *);
+void	 diag_tag_method(struct httpd_req *, const char *name, size_t len);
+void	 diag_tag_method_header(struct httpd_req *, const char *name);
+void	 diag_tag_kind(struct httpd_req *, const char *kind);
+void	 diag_tag_error(struct httpd_req *);
+void	 diag_count_view_build(struct worker *);
+void	 diag_count_era_change(struct worker *);
+uint64_t diag_backend_start(void);
+void	 diag_backend_done(struct worker *, const struct config_backend *,
+	    uint64_t start, int rc, long status, const char *errmsg);
 const char *front_param_header(void *req, const char *name);
 const char *front_params_text(struct httpd_req *, size_t *len);
 

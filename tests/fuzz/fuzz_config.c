@@ -117,7 +117,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		return 0;
 	}
-	if (err[0] != '\0' || cf->cf_nbackends < 1 ||
+	if (err[0] != '\0' ||
 #ifdef CONFIG_BACKENDS_MAX
 	    cf->cf_nbackends > CONFIG_BACKENDS_MAX ||
 #endif

@@ -24,7 +24,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct view_route	 r;
 	const uint8_t		*nul;
 	char			*name, *lay;
-	size_t			 nlen, llen, pre;
+	size_t			 nlen, llen, pre, n1, n2;
 	uint64_t		 id;
 	int			 k;
 
@@ -50,10 +50,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	q.vq_modern = (data[0] & 0x10) != 0;
 	q.vq_offset = (size_t)((data[0] >> 5) & 3);
 	q.vq_last = (data[0] & 0x40) ? name : NULL;
+	/* a shard's last key even at its end (worker/views.c) */
+	q.vq_more = q.vq_modern;
 	for (k = 0; k < VIEW_KIND_N; k++) {
 		q.vq_kind = (enum view_kind)k;
 		if (view_layout_page(lay, llen, &q, &pg) == 0)
 			view_page_clear(&pg);
+		(void)view_layout_counts(lay, llen, (enum view_kind)k, &n1,
+		    &n2);
 	}
 	for (k = VIEW_ROUTE_TOOL; k <= VIEW_ROUTE_RESOURCE; k++)
 		if (view_layout_route(lay, llen, (enum view_route_kind)k, name,

@@ -10,9 +10,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 import {
-  useHarness, guarded, startTestBackend, configText, Daemon, tmpDir, freePort,
-  httpRequest, openSession, rpc, workerOf, HOST,
+  useHarness, guarded, startTestBackend, configText, Daemon, tmpDir, freePort, waitFor,
+  httpRequest, openSession, rpc, workerOf, mcpHeaders, vmcpctl, HOST,
 } from './lib/harness.mjs';
+import { modern } from './lib/multi.mjs';
 
 useHarness();
 
@@ -93,7 +94,12 @@ function parseMetrics(text) {
     m = /^([^{\s]+)(?:\{(.*)\})? (\S+)(?: (-?\d+))?$/.exec(line);
     assert.ok(m, `${where}: a sample`);
     assert.match(m[1], NAME, where);
-    assert.equal(m[1], family, `${where}: a sample of the family of its TYPE`);
+    // a histogram's samples are its _bucket, _sum and _count series
+    const base = types.get(family) === 'histogram' ?
+      m[1].replace(/_(bucket|sum|count)$/, '') : m[1];
+    assert.equal(base, family, `${where}: a sample of the family of its TYPE`);
+    if (types.get(family) === 'histogram')
+      assert.notEqual(base, m[1], `${where}: _bucket, _sum or _count`);
     const labels = parseLabels(m[2] ?? '', where);
     assert.ok(/^(NaN|[+-]Inf|[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?)$/.test(m[3]),
       `${where}: a value`);
@@ -259,5 +265,195 @@ describe('the diagnostics listener', () => {
         break;
     }
     assert.equal(sum(m, 'vmcpd_worker_restarts_total'), 1);
+  }));
+});
+
+/*
+ * What an operator watches: requests by method and outcome, each
+ * backend's answer latency histogram and errors, its era record and
+ * last error in /status; summed over the workers.  A second backend
+ * nobody listens on fails every request (transport errors) while the
+ * first keeps answering (partialFailureMode: best_effort).
+ */
+describe('the figures an operator watches', () => {
+  let backend, daemon, diag;
+
+  before(async () => {
+    backend = await startTestBackend();
+    diag = await freePort();
+    const dead = await freePort();
+    const dir = await tmpDir('vmcpd-diag2-');
+    daemon = new Daemon(dir, path.join(dir, 'vmcpd.yaml'), { workers: 2 });
+    const text = configText({
+      portFile: daemon.portFile, stateDir: daemon.stateDir,
+      backendUrl: backend.url, backendName: 'b',
+      aggregation: null,
+      extra: `  - name: dead\n    url: http://${HOST}:${dead}/mcp\n` +
+        '    transport: streamable-http\n' +
+        'operational:\n  failureHandling:\n    partialFailureMode: best_effort\n',
+    }).replace('daemon:\n', `daemon:\n  diagnostics: ${HOST}:${diag}\n`);
+    await daemon.writeConfig(text);
+    await daemon.start();
+  });
+
+  after(async () => {
+    if (daemon)
+      await daemon.stop();
+  });
+
+  const get = (p) => httpRequest(diag, { method: 'GET', path: p, timeout: 10000 });
+  const scrape = async () => parseMetrics((await get('/metrics')).text);
+
+  test('requests are counted by method and outcome, backends by latency and error', guarded(async () => {
+    const m0 = await scrape();
+    const { sid } = await openSession(daemon.port);
+    const list = await rpc(daemon.port, sid, 'tools/list', {});
+    assert.equal(list.status, 200, list.text);
+    // no aggregation block: every name prefixed with its backend's
+    assert.ok(list.json.result.tools.some((t) => t.name === 'b_echo'), list.text);
+    const N = 6;
+    for (let i = 0; i < N; i++) {
+      const r = await rpc(daemon.port, sid, 'tools/call', { name: 'b_echo', arguments: { message: `x${i}` } });
+      assert.equal(r.status, 200, r.text);
+      assert.ok(r.json.result, r.text);
+    }
+    const unknown = await rpc(daemon.port, sid, 'tools/call', { name: 'nosuch', arguments: {} });
+    assert.ok(unknown.json.error, unknown.text);
+    const bad = await httpRequest(daemon.port, {
+      body: '{"jsonrpc":', headers: mcpHeaders({ session: sid }),
+    });
+    assert.equal(bad.status, 400);
+    // 2026-07-28 requests, stateless: counted by method as well (the
+    // hot path answers them before the body is parsed here)
+    const ml = await modern(daemon.port, 'tools/list');
+    assert.equal(ml.status, 200, ml.text);
+    const mc = await modern(daemon.port, 'tools/call', { name: 'b_echo', arguments: { message: 'm' } },
+      { 'Mcp-Name': 'b_echo' });
+    assert.equal(mc.status, 200, mc.text);
+    const mm = await modern(daemon.port, 'tools/list', {}, { 'Mcp-Method': 'prompts/list' });
+    assert.equal(mm.status, 400, mm.text);
+    const m = await scrape();
+    const d = (name, labels) => (value(m, name, labels) ?? 0) - (value(m0, name, labels) ?? 0);
+    assert.equal(m.types.get('vmcpd_requests_total'), 'counter');
+    assert.equal(d('vmcpd_requests_total', { method: 'tools/call', outcome: 'ok' }), N + 1, 'tools/call ok');
+    assert.equal(d('vmcpd_requests_total', { method: 'tools/call', outcome: 'rpc_error' }), 1);
+    assert.equal(d('vmcpd_requests_total', { method: 'initialize', outcome: 'ok' }), 1);
+    assert.equal(d('vmcpd_requests_total', { method: 'notifications/initialized', outcome: 'ok' }), 1);
+    assert.equal(d('vmcpd_requests_total', { method: 'tools/list', outcome: 'ok' }), 2);
+    assert.equal(d('vmcpd_requests_total', { method: 'tools/list', outcome: 'rejected' }) +
+      d('vmcpd_requests_total', { method: 'prompts/list', outcome: 'rejected' }), 1,
+      'a header that contradicts the body');
+    assert.equal(d('vmcpd_requests_total', { method: 'invalid', outcome: 'rejected' }), 1);
+
+    // b's histogram: every call answered, buckets cumulative up to +Inf
+    assert.equal(m.types.get('vmcpd_backend_request_duration_seconds'), 'histogram');
+    const h = 'vmcpd_backend_request_duration_seconds';
+    const buckets = m.samples.filter((x) => x.name === `${h}_bucket` && x.labels.get('backend') === 'b');
+    assert.equal(buckets.length, 13);
+    for (let i = 1; i < buckets.length; i++)
+      assert.ok(buckets[i].value >= buckets[i - 1].value, 'cumulative');
+    assert.equal(buckets.at(-1).labels.get('le'), '+Inf');
+    const count = value(m, `${h}_count`, { backend: 'b' });
+    assert.equal(buckets.at(-1).value, count);
+    assert.ok(d(`${h}_count`, { backend: 'b' }) >= N + 1, `calls and the list: ${count}`);
+    assert.ok(value(m, `${h}_sum`, { backend: 'b' }) > 0);
+    assert.equal(value(m, `${h}_count`, { backend: 'dead' }), 0);
+    // dead: connection refused, a transport error; b none
+    assert.ok(value(m, 'vmcpd_backend_errors_total', { backend: 'dead', kind: 'transport' }) >= 1,
+      'dead backend transport errors');
+    assert.equal(sum({ samples: m.samples.filter((x) => x.labels.get('backend') === 'b') },
+      'vmcpd_backend_errors_total'), 0);
+    for (const name of ['vmcpd_view_builds_total', 'vmcpd_era_reclassifications_total',
+      'vmcpd_pending_relays'])
+      assert.ok(m.types.has(name), name);
+    assert.ok(value(m, 'vmcpd_view_builds_total') >= 1);
+
+    const tool = promtool();
+    if (tool)
+      execFileSync(tool, ['check', 'metrics'], { input: (await get('/metrics')).text, timeout: 20000 });
+  }));
+
+  test('/status names each backend\'s revision, last error and latency', guarded(async () => {
+    const s = (await get('/status')).json;
+    assert.equal(s.backends.length, 2);
+    const [b, dead] = s.backends;
+    assert.equal(b.name, 'b');
+    assert.equal(b.transport, 'streamable-http');
+    assert.equal(b.health, 'unknown');
+    assert.equal(b.breaker, 'disabled');	// circuitBreaker.enabled is false by default
+    assert.ok(b.requests >= 1);
+    assert.equal(typeof b.latencyMs, 'number');
+    assert.equal(typeof b.meanLatencyMs, 'number');
+    assert.match(b.lastAnswerAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    assert.equal(b.lastError, null);
+    assert.ok(b.era === null || typeof b.era.era === 'string', JSON.stringify(b.era));
+    assert.equal(dead.name, 'dead');
+    assert.equal(dead.requests, 0);
+    assert.ok(dead.errors.transport >= 1, JSON.stringify(dead));
+    assert.match(dead.lastError.message, /dead/);
+    assert.match(dead.lastError.at, /Z$/);
+    assert.equal(dead.latencyMs, null);
+    for (const k of ['sessions', 'pendingRelays', 'viewBuilds', 'eraChanges'])
+      assert.equal(typeof s[k], 'number', k);
+    assert.ok(s.lmdb.mapSize > 0 && s.lmdb.readers >= 1);
+  }));
+
+  test('vmcpctl status prints /status for a terminal, and as JSON', guarded(async () => {
+    const r = await vmcpctl(['-f', daemon.cfg, 'status']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /generation 1; answered by worker \d \(pid \d+\)/);
+    assert.match(r.stdout, /^b +streamable-http +2025-11-25 +unknown +disabled +\d+ +0 +[\d.]+ms/m);
+    assert.match(r.stdout, /^dead +streamable-http .* unknown +disabled +0 +[1-9]\d* +- +-$/m);
+    assert.match(r.stdout, /^ {2}last error at \S+Z: backend dead: .*refused/m);
+    const pids = await daemon.workerPids();
+    for (const pid of pids)
+      assert.match(r.stdout, new RegExp(`^\\d +${pid} `, 'm'));
+    const j = await vmcpctl(['-f', daemon.cfg, 'status', '-j']);
+    assert.equal(j.code, 0, j.stderr);
+    assert.deepEqual(JSON.parse(j.stdout).backends.map((x) => x.name), ['b', 'dead']);
+    // without daemon.diagnostics there is nothing to ask
+    const none = await vmcpctl(['-d', daemon.stateDir, 'status']);
+    assert.equal(none.code, 1);
+    assert.match(none.stderr, /daemon\.diagnostics is not set/);
+  }));
+
+  test('vmcpctl rebuild-views, reprobe and drop-sessions: the daemon rebuilds, re-probes, reopens', guarded(async () => {
+    const builds = async () => value(await scrape(), 'vmcpd_view_builds_total');
+    const { sid } = await openSession(daemon.port);
+    assert.equal((await rpc(daemon.port, sid, 'tools/list', {})).status, 200);
+    const b0 = await builds();
+    // a fresh list is served from the stored view: no build
+    assert.equal((await rpc(daemon.port, sid, 'tools/list', {})).status, 200);
+    assert.equal(await builds(), b0);
+    const rv = await vmcpctl(['-f', daemon.cfg, 'rebuild-views']);
+    assert.equal(rv.code, 0, rv.stderr);
+    assert.match(rv.stdout, /^[1-9]\d* view records dropped/);
+    const l = await rpc(daemon.port, sid, 'tools/list', {});
+    assert.equal(l.status, 200);
+    assert.ok(l.json.result.tools.some((t) => t.name === 'b_echo'));
+    assert.ok(await builds() > b0, 'rebuilt');
+
+    const era = async () => (await httpRequest(diag, { method: 'GET', path: '/status' }))
+      .json.backends[0].era;
+    assert.ok((await era())?.era, 'b has an era record');
+    const rp = await vmcpctl(['-f', daemon.cfg, 'reprobe', 'b']);
+    assert.equal(rp.code, 0, rp.stderr);
+    assert.match(rp.stdout, /^backend b: era record dropped/);
+    assert.equal(await era(), null);
+    // the next request probes it again (after the workers' 1 s recheck)
+    await waitFor('b probed again', async () => {
+      await rpc(daemon.port, sid, 'tools/call', { name: 'b_echo', arguments: { message: 'p' } });
+      return (await era())?.era;
+    }, { timeout: 15000, interval: 300 });
+
+    const ds = await vmcpctl(['-f', daemon.cfg, 'drop-sessions', 'b']);
+    assert.equal(ds.code, 0, ds.stderr);
+    assert.match(ds.stdout, /^backend b: \d+ identity scope sessions dropped/);
+    assert.equal((await rpc(daemon.port, sid, 'tools/call', { name: 'b_echo',
+      arguments: { message: 'after' } })).status, 200);
+    for (const bad of [['reprobe'], ['reprobe', 'a|b'], ['drop-sessions', ''], ['rebuild-views', 'x']]) {
+      const r = await vmcpctl(['-f', daemon.cfg, ...bad]);
+      assert.equal(r.code, 1, bad.join(' '));
+    }
   }));
 });

@@ -96,7 +96,7 @@ describe('circuit breaker on real requests', () => {
     assert.ok(line, m.text);
     if (PROMTOOL)
       execFileSync(PROMTOOL, ['check', 'metrics'], { input: m.text, timeout: 20000 });
-    return { state: b.circuitBreaker, failures: b.consecutiveFailures, open: Number(line.split(' ')[1]) };
+    return { state: b.breaker, failures: b.consecutiveFailures, open: Number(line.split(' ')[1]) };
   }
   const changes = (g) => g.messages('notifications/tools/list_changed').length;
   /*

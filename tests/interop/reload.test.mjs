@@ -10,8 +10,8 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
 import {
-  useHarness, guarded, startEverything, startDaemon, connectClient, openSession, mcpHeaders,
-  sleep, waitFor, HOST, nextId,
+  useHarness, guarded, startEverything, startDaemon, connectClient, openSession,
+  sleep, waitFor, HOST, agentEcho,
 } from './lib/harness.mjs';
 import { alive } from './lib/multi.mjs';
 
@@ -20,27 +20,6 @@ useHarness();
 const RELOADS = 10;
 const AGENT_LOOPS = 4;
 const SDK_LOOPS = 2;
-
-/* one tools/call echo on a pooled keep-alive socket: {status, text, connection} */
-function agentEcho(agent, port, sid, message) {
-  return new Promise((resolve, reject) => {
-    const body = JSON.stringify({ jsonrpc: '2.0', id: nextId(), method: 'tools/call',
-      params: { name: 'echo', arguments: { message } } });
-    const req = http.request({
-      host: HOST, port, method: 'POST', path: '/mcp', agent,
-      headers: { ...mcpHeaders({ session: sid }), 'Content-Length': Buffer.byteLength(body) },
-    }, (res) => {
-      const chunks = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode,
-        text: Buffer.concat(chunks).toString('utf8'), connection: res.headers.connection }));
-      res.on('error', reject);
-    });
-    req.setTimeout(15000, () => req.destroy(new Error('no answer within 15 s')));
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 describe('SIGHUP every second under keep-alive load', () => {
   let everything, daemon, sid, agent, sdks = [];
@@ -70,7 +49,7 @@ describe('SIGHUP every second under keep-alive load', () => {
       for (let i = 0; running; i++) {
         const msg = `agent ${n} ${i}`;
         try {
-          const r = await agentEcho(agent, daemon.port, sid, msg);
+          const r = await agentEcho(agent, daemon.port, sid, msg, 15000);
           if (r.status !== 200 || !r.text.includes(`Echo: ${msg}`))
             stats.failures.push(`${msg}: HTTP ${r.status} ${r.text.slice(0, 200)}`);
           else

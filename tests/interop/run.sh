@@ -1,7 +1,7 @@
 #!/bin/sh
 # Run the interop suite (node --test) against build/vmcpd, or $VMCPD_BIN.
 # Usage: tests/interop/run.sh [test files...]   (default: every *.test.mjs)
-# Exits with node's status.
+# Exits with node's status.  TEST_TIMEOUT: ms per file (default 120000).
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 : "${ASAN_OPTIONS:=detect_leaks=1:abort_on_error=0}"
@@ -17,4 +17,5 @@ fi
 if [ $# -eq 0 ]; then
 	set -- tests/interop/*.test.mjs
 fi
-exec node --test --test-concurrency=1 --test-timeout=120000 "$@"
+exec node --test --test-concurrency=1 \
+    --test-timeout="${TEST_TIMEOUT:-120000}" "$@"

@@ -97,9 +97,14 @@ describe('a full map', () => {
       assert.equal(d.status, 200, `DELETE on a full map: ${d.text}`);
       const gone = await rpc(daemon.port, doomed, 'ping');
       assert.equal(gone.status, 404, gone.text);
-      // a live session is still served
+      // a live session is still served, its tools listed and called
       const p = await rpc(daemon.port, keep, 'ping');
       assert.equal(p.status, 200, p.text);
+      const tl = await rpc(daemon.port, keep, 'tools/list');
+      assert.equal(tl.status, 200, tl.text);
+      assert.ok(tl.json.result?.tools?.some((t) => t.name === 'echo'), `tools/list on a full map: ${tl.text}`);
+      const call = await rpc(daemon.port, keep, 'tools/call', { name: 'echo', arguments: { message: 'full' } });
+      assert.equal(call.json.result?.content?.[0]?.text, 'Echo: full', `tools/call on a full map: ${call.text}`);
 
       const st = await statJson(daemon);
       assert.ok(st.sessions.count > 300, JSON.stringify(st.sessions));
@@ -118,6 +123,13 @@ describe('a full map', () => {
         (await statJson(daemon)).sessions.count < 50, { timeout: 20000, interval: 500 });
       assert.doesNotMatch(daemon.stderr, /store_sweep: MDB_MAP_FULL/);
       await daemon.stop();
+      // the environment the full map left is sound: mdb_stat reads every
+      // db, the free list and the reader table without an error
+      // (lmdb-utils, from tools/deps.sh)
+      const ms = await run('mdb_stat', ['-efar', daemon.stateDir]);
+      assert.equal(ms.code, 0, `mdb_stat: ${ms.stderr}`);
+      assert.equal(ms.stderr, '', 'mdb_stat says nothing on stderr');
+      assert.match(ms.stdout, /Status of sessions/);
     }));
 });
 

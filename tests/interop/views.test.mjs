@@ -15,8 +15,11 @@
 // "answered while the rebuild is in progress" a fact, not a speed.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 
 import {
   guarded, rpc, waitFor, sleep, httpRequest, mcpHeaders, nextId, startTestBackend, HOST, LEGACY_VERSION,
@@ -112,6 +115,24 @@ const initialize = (d, timeout) => httpRequest(d.port, { headers: mcpHeaders({ v
   body: { jsonrpc: '2.0', id: nextId(), method: 'initialize', params: { protocolVersion: LEGACY_VERSION,
     capabilities: {}, clientInfo: { name: 'views', version: '1' } } } });
 const names = (r) => (r.json.result?.tools ?? []).map((t) => t.name).sort();
+
+/* the views db as vmcpctl dumps it: one record a line */
+async function dumpViews(d) {
+  const r = await vmcpctl(['dump', 'views'], { stateDir: d.stateDir });
+  assert.equal(r.code, 0, `vmcpctl dump views: ${r.stderr}`);
+  return r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+}
+
+/* the keys of the shards the header names, and those stored, sorted */
+async function layoutKeys(d) {
+  const header = (await dumpViews(d)).find((o) => o.key.startsWith('view|'));
+  assert.ok(header?.value?.layout, 'the header names its layout');
+  return Object.values(header.value.shards ?? {}).flat()
+    .map(([n]) => `${header.value.layout}.${n}`).sort();
+}
+async function storedShards(d) {
+  return (await dumpViews(d)).filter((o) => o.key.startsWith('vdata|')).map((o) => o.key).sort();
+}
 
 for (const mode of ['fail', 'best_effort']) {
   describe(`a backend that never answers beside a healthy one (${mode})`, () => {
@@ -216,7 +237,7 @@ describe('a backend that stops answering keeps its last good lists', () => {
  * toys a (a1) and b (b1) behind a vmcpd of 2 workers, and a session;
  * early(ctx): before the session is opened
  */
-function toyPair(aggregation, { operational = '', early } = {}) {
+function toyPair(aggregation, { operational = '', early, env } = {}) {
   const ctx = {};
 
   before(async () => {
@@ -227,6 +248,7 @@ function toyPair(aggregation, { operational = '', early } = {}) {
       backends: [{ name: 'a', url: ctx.a.url }, { name: 'b', url: ctx.b.url }],
       aggregation: `conflictResolutionConfig:\n  prefixMode: onConflict${aggregation}`,
       operational: `timeouts:\n  default: 30s\n${operational}`,
+      env,
     });
     ({ sid: ctx.sid } = await openSessionCaps(ctx.d.port));
   });
@@ -331,14 +353,8 @@ describe('list_changed from one backend', () => {
     await waitFor('a2 in the view', async () => names(await list()).includes('a2'), { timeout: 10000 });
     assert.equal(b.lists(), bBefore, 'b was not listed again');
     // the view is read in place from its layout: the store keeps the
-    // layout the header names, and the one it replaced is gone
-    const r = await vmcpctl(['dump', 'views'], { stateDir: ctx.d.stateDir });
-    assert.equal(r.code, 0, `vmcpctl dump views: ${r.stderr}`);
-    const recs = r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l));
-    const header = recs.find((o) => o.key.startsWith('view|'));
-    assert.ok(header?.value?.layout, 'the header names its layout');
-    assert.deepEqual(recs.filter((o) => o.key.startsWith('vdata|')).map((o) => o.key),
-      [header.value.layout]);
+    // layout's shards the header names, and the ones it replaced are gone
+    assert.deepEqual(await layoutKeys(ctx.d), await storedShards(ctx.d));
   }));
 });
 
@@ -397,5 +413,46 @@ describe('list_changed while a rebuild waits on a hung backend', () => {
     // before: the change waited for the rebuild, so for h's timeout
     await waitFor('a2 in the view', async () => names(await list()).includes('a2'), { timeout: 10000 });
     assert.deepEqual(names(await list()), ['a1', 'a2', 'h1']);
+  }));
+});
+
+describe('a builder killed mid-publication', () => {
+  // the builder (worker/views.c) stores a view's layout as shards, each
+  // in a write transaction of its own, then the header that names them:
+  // killed between two shards (VMCPD_TEST_BUILDER_CRASH: a one-shot
+  // trigger file), it leaves the old view whole, and its respawn removes
+  // the shards no header names
+  const trigger = path.join(os.tmpdir(), `vmcpd-crash-${process.pid}-${Date.now()}`);
+  const ctx = toyPair('\ncacheTtl: 2s', { env: { VMCPD_TEST_BUILDER_CRASH: trigger } });
+  after(() => fs.rmSync(trigger, { force: true }));
+
+  test('the old view is served throughout and no orphan shard is left', guarded(async () => {
+    const { a, call, list, d } = ctx;
+
+    assert.deepEqual(names(await list()), ['a1', 'b1']);
+    const before = await layoutKeys(d);
+    assert.ok(before.length >= 4, `a shard per kind at least: ${before}`);
+    a.tools.push('a2');
+    fs.writeFileSync(trigger, '');
+    await sleep(2500);	// past cacheTtl (2s): the next request rebuilds
+    // every call and list answers, from the old view or the new one
+    await waitFor('a2 in the view after the crash', async () => {
+      const c = await call('b1');
+      assert.equal(c.json.result?.content?.[0]?.text, 'b:b1', c.text);
+      const n = names(await list());
+      assert.ok(['a1,b1', 'a1,a2,b1'].includes(n.join()), `a whole view: ${n}`);
+      return !fs.existsSync(trigger) && n.includes('a2');
+    }, { timeout: 20000 });
+    assert.match(d.proc.output, /crashing mid-publication/);
+    assert.match(d.proc.output, /killed by signal 9/);
+    // the respawned builder removed the two shards the dead one stored
+    await waitFor('the orphans removed', () => /2 orphan layout shards removed/.test(d.proc.output),
+      { timeout: 10000 });
+    // and after its own publication, only the new header's shards remain
+    await waitFor('only the header\'s shards stored', async () =>
+      JSON.stringify(await layoutKeys(d)) === JSON.stringify(await storedShards(d)), { timeout: 10000 });
+    assert.notDeepEqual(await layoutKeys(d), before);
+    const c = await call('a2');
+    assert.equal(c.json.result?.content?.[0]?.text, 'a:a2', c.text);
   }));
 });

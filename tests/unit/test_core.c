@@ -73,16 +73,100 @@ static char			statedir[] = "/tmp/test_core.XXXXXX";
 
 /*
  * The core reads lists and routes in place from the view's layout in
- * the store (worker/views.c): the fixture is laid out and stored, and
- * the view the tests pass is its header, naming the layout.
+ * the store (worker/views.c), stored as shards: the fixture is laid out
+ * one entry per shard (so that pages run across shards and routes are
+ * found in the shard the header's directory points to), and the view
+ * the tests pass is its header, naming the layout and its shards.
  */
+static int
+name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static void
+shard_put(struct store *st, json_t *view, json_t *sub, enum view_kind k,
+    const char *first, size_t *n)
+{
+	json_t	*ent;
+	char	*lay, key[32];
+	size_t	 len, listed, modern;
+
+	assert_int_equal(view_layout_json(sub, 1, &lay, &len, NULL), 0);
+	assert_int_equal(view_layout_counts(lay, len, k, &listed, &modern), 0);
+	(void)snprintf(key, sizeof(key), "vdata|test.%zu", *n);
+	assert_int_equal(store_put(st, STORE_VIEWS, key, strlen(key), lay, len,
+	    0, store_now_ms()), 0);
+	free(lay);
+	ent = json_pack("[I s I I]", (json_int_t)*n, first, (json_int_t)listed,
+	    (json_int_t)modern);
+	assert_non_null(ent);
+	assert_int_equal(json_array_append_new(json_object_get(json_object_get(
+	    view, "shards"), view_kind_field(k)), ent), 0);
+	json_decref(sub);
+	(*n)++;
+}
+
+static void
+shards_put(struct store *st, json_t *view)
+{
+	static const char *const rkey[VIEW_KIND_N] = { "tools", "resources",
+	    "templates", "prompts" };
+	static const char *const key[VIEW_KIND_N] = { "name", "uri",
+	    "uriTemplate", "name" };
+	json_t		*routes, *r, *it, *list, *sub;
+	const char	*names[16], *name;
+	size_t		 i, j, m, n = 0;
+	int		 k;
+
+	(void)json_object_set_new(view, "shards", json_object());
+	for (k = 0; k < VIEW_KIND_N; k++) {
+		(void)json_object_set_new(json_object_get(view, "shards"),
+		    view_kind_field(k), json_array());
+		routes = json_object_get(json_object_get(view, "routes"),
+		    rkey[k]);
+		list = json_object_get(view, view_kind_field(k));
+		if (k == VIEW_KIND_TEMPLATES) {
+			json_array_foreach(routes, i, r) {
+				sub = json_pack("{s:[], s:{s:[O]}}",
+				    view_kind_field(k), "routes", rkey[k], r);
+				json_array_foreach(list, j, it)
+					if (json_equal(json_object_get(it,
+					    key[k]), json_object_get(r, "t")))
+						(void)json_array_append(
+						    json_object_get(sub,
+						    view_kind_field(k)), it);
+				shard_put(st, view, sub, k, json_string_value(
+				    json_object_get(r, "t")), &n);
+			}
+			continue;
+		}
+		m = 0;
+		json_object_foreach(routes, name, r)
+			if (m < 16)
+				names[m++] = name;
+		qsort(names, m, sizeof(*names), name_cmp);
+		for (i = 0; i < m; i++) {
+			sub = json_pack("{s:[], s:{s:{s:O}}}",
+			    view_kind_field(k), "routes", rkey[k], names[i],
+			    json_object_get(routes, names[i]));
+			json_array_foreach(list, j, it)
+				if (json_is_string(json_object_get(it,
+				    key[k])) && strcmp(json_string_value(
+				    json_object_get(it, key[k])), names[i]) ==
+				    0)
+					(void)json_array_append(json_object_get(
+					    sub, view_kind_field(k)), it);
+			shard_put(st, view, sub, k, names[i], &n);
+		}
+	}
+}
+
 static int
 setup(void **state)
 {
 	struct store	*st;
 	json_t		*view;
-	char		*lay;
-	size_t		 len;
 
 	backends[0].cb_name = "alpha";
 	backends[1].cb_name = "beta";
@@ -92,10 +176,7 @@ setup(void **state)
 	if (mkdtemp(statedir) == NULL || store_open(&st, statedir, 1 << 24,
 	    16, 0) == -1)
 		fail_msg("cannot open a store in %s", statedir);
-	assert_int_equal(view_layout_json(view, 1, &lay, &len, NULL), 0);
-	assert_int_equal(store_put(st, STORE_VIEWS, "vdata|test", 10, lay, len,
-	    0, store_now_ms()), 0);
-	free(lay);
+	shards_put(st, view);
 	worker_self()->w_store = st;
 	(void)json_object_set_new(view, "layout", json_string("vdata|test"));
 	*state = view;

@@ -329,13 +329,15 @@ export class Daemon {
     await fsp.writeFile(this.cfg, text);
   }
 
-  /* opts.wrap: a command vmcpd runs under, e.g. ['prlimit', '--nofile=64', '--'] */
+  /* opts.wrap: a command vmcpd runs under, e.g. ['prlimit', '--nofile=64', '--'];
+   * opts.bin: another vmcpd than VMCPD_BIN (an installed one) */
   async start({ timeout = 15000, args = ['-d'] } = {}) {
     await fsp.rm(this.portFile, { force: true });
     const wrap = this.opts.wrap || [];
-    const [cmd, ...pre] = [...wrap, VMCPD_BIN];
+    const [cmd, ...pre] = [...wrap, this.opts.bin || VMCPD_BIN];
     this.proc = new Proc('vmcpd', cmd, [...pre, ...args, '-f', this.cfg], {
-      env: { ASAN_OPTIONS: process.env.ASAN_OPTIONS || 'detect_leaks=1:abort_on_error=0' },
+      env: { ...(this.opts.env || {}),
+        ASAN_OPTIONS: process.env.ASAN_OPTIONS || 'detect_leaks=1:abort_on_error=0' },
     });
     daemons.add(this);
     const port = await waitFor('vmcpd portFile', async () => {
@@ -564,6 +566,30 @@ export function rpc(port, session, method, params, opts = {}) {
   if (params !== undefined)
     msg.params = params;
   return mcpPost(port, msg, { session, ...opts });
+}
+
+/*
+ * One tools/call echo on a pooled keep-alive socket of agent (an
+ * http.Agent with keepAlive): {status, text, connection}.
+ */
+export function agentEcho(agent, port, sid, message, timeout = 15000) {
+  return new Promise((resolve, reject) => {
+    const body = JSON.stringify({ jsonrpc: '2.0', id: nextId(), method: 'tools/call',
+      params: { name: 'echo', arguments: { message } } });
+    const req = http.request({
+      host: HOST, port, method: 'POST', path: '/mcp', agent,
+      headers: { ...mcpHeaders({ session: sid }), 'Content-Length': Buffer.byteLength(body) },
+    }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode,
+        text: Buffer.concat(chunks).toString('utf8'), connection: res.headers.connection }));
+      res.on('error', reject);
+    });
+    req.setTimeout(timeout, () => req.destroy(new Error(`no answer within ${timeout} ms`)));
+    req.on('error', reject);
+    req.end(body);
+  });
 }
 
 /* initialize + notifications/initialized over raw HTTP; the session id. */

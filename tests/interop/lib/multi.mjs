@@ -324,7 +324,7 @@ export function multiConfig({ portFile, stateDir, workers = 2, workerHeader = tr
 /* Write the config under a fresh temp dir and start vmcpd on it. */
 export async function startMulti(opts, { timeout = 30000 } = {}) {
   const dir = await tmpDir('vmcpd-multi-');
-  const d = new Daemon(dir, path.join(dir, 'vmcpd.yaml'), { workers: opts.workers ?? 2 });
+  const d = new Daemon(dir, path.join(dir, 'vmcpd.yaml'), { workers: opts.workers ?? 2, env: opts.env });
   d.multiOpts = opts;
   await d.writeConfig(multiConfig({ portFile: d.portFile, stateDir: d.stateDir, ...opts }));
   await d.start({ timeout });
