@@ -7,7 +7,10 @@
 //     request in flight on the killed worker (sent before the kill, or
 //     on that worker's keep-alive connection before the client saw it
 //     close); never an HTTP error or a wrong answer;
-//   - SIGHUP every 5 s: no failed request at all.
+//   - SIGHUP every 5 s: no failed request at all;
+//   - a backend killed, hung, slowed and restarted (circuit breaker on):
+//     the breaker opens and closes, its tools leave the list and come
+//     back, the other backend's calls never fail.
 // Figures go to stdout as "chaos: ..." lines.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,6 +20,7 @@ import {
   useHarness, guarded, startTestBackend, configText, Daemon, tmpDir, freePort, connectClient,
   openSession, rpc, httpRequest, sleep, run, waitFor, agentEcho, ROOT, HOST,
 } from './lib/harness.mjs';
+import { startSpec, openSessionCaps, multiConfig } from './lib/multi.mjs';
 
 useHarness();
 
@@ -219,4 +223,110 @@ describe('under faults, with steady load', () => {
       assert.equal(wr.badStatus + wr.badBody + wr.socket, 0, wr.out);
     assert.doesNotMatch(daemon.stderr, /killed by signal (?!9\b)/);
   }));
+});
+
+/*
+ * A backend killed, hung (SIGSTOP: it accepts, never answers), slowed
+ * (stopped for less than its timeout) and restarted under load, with
+ * the circuit breaker on: calls to it fail cleanly and, once the breaker
+ * is open, at once; its tools leave tools/list and come back; the other
+ * backend's calls never fail.
+ */
+describe('a backend killed, hung, slowed and restarted under load', () => {
+  let victim, steady, daemon, sid, vport;
+  const OPEN_S = 2;
+
+  before(async () => {
+    [victim, steady] = await Promise.all([
+      startSpec({ label: 'victim', tools: ['v'] }),
+      startSpec({ label: 'steady', tools: ['ok'] }),
+    ]);
+    vport = victim.port;
+    const dir = await tmpDir('vmcpd-chaos-backend-');
+    daemon = new Daemon(dir, path.join(dir, 'vmcpd.yaml'), { workers: 2 });
+    await daemon.writeConfig(multiConfig({
+      portFile: daemon.portFile, stateDir: daemon.stateDir,
+      backends: [{ name: 'victim', url: victim.url }, { name: 'steady', url: steady.url }],
+      aggregation: 'conflictResolutionConfig:\n  prefixMode: onConflict\ncacheTtl: 2s',
+      operational: 'timeouts:\n  default: 10s\n  perWorkload:\n    victim: 1500ms\n' +
+        'failureHandling:\n  partialFailureMode: best_effort\n' +
+        `  circuitBreaker: {enabled: true, failureThreshold: 3, timeout: ${OPEN_S}s}`,
+    }));
+    await daemon.start({ timeout: 30000 });
+    ({ sid } = await openSessionCaps(daemon.port));
+  });
+
+  after(async () => {
+    victim?.kill('SIGCONT');
+    victim?.kill();
+    steady?.kill();
+    if (daemon)
+      await daemon.stop();
+  });
+
+  test('the breaker opens and closes, lists change and change back, steady unaffected',
+    guarded(async () => {
+      const call = (name) => rpc(daemon.port, sid, 'tools/call', { name, arguments: {} }, { timeout: 20000 });
+      const listed = async () => (await rpc(daemon.port, sid, 'tools/list', {})).json.result.tools
+        .map((t) => t.name).includes('v');
+      const stats = { steady: 0, steadyBad: [], victimOk: 0, victimErr: 0, fast: 0, unclean: [] };
+      let running = true;
+      const steadyLoop = async () => {
+        while (running) {
+          const r = await call('ok');
+          stats.steady++;
+          if (r.json?.result?.content?.[0]?.text !== 'steady:ok:{}')
+            stats.steadyBad.push(r.text);
+        }
+      };
+      const victimLoop = async () => {
+        while (running) {
+          const t = Date.now();
+          const r = await call('v');
+          if (r.json?.result?.content?.[0]?.text === 'victim:v:{}') {
+            stats.victimOk++;
+          } else {
+            stats.victimErr++;
+            const msg = r.json?.error?.message ?? '';
+            if (/backend victim is unavailable/.test(msg) && Date.now() - t < 1000)
+              stats.fast++;
+            if (!/victim|Unknown tool: v/.test(msg))
+              stats.unclean.push(r.text);
+            await sleep(50);
+          }
+        }
+      };
+      assert.ok(await listed(), 'v listed at the start');
+      const loops = [steadyLoop(), steadyLoop(), victimLoop(), victimLoop()];
+      const until = (what, fn) => waitFor(what, fn, { timeout: 30000, interval: 300 });
+      const phase = async (name, fault, heal) => {
+        await fault();
+        await until(`${name}: v leaves tools/list`, async () => !(await listed()));
+        await heal();
+        await until(`${name}: v back in tools/list`, listed);
+      };
+      await phase('killed', async () => {
+        victim.kill();
+        await victim.waitExit();
+      }, async () => {
+        victim = await startSpec({ label: 'victim', tools: ['v'], port: vport });
+      });
+      await phase('hung', () => victim.kill('SIGSTOP'), () => victim.kill('SIGCONT'));
+      // slowed: stopped for less than its timeout, calls only wait
+      victim.kill('SIGSTOP');
+      await sleep(700);
+      victim.kill('SIGCONT');
+      await sleep(1000);
+      running = false;
+      await Promise.all(loops);
+      figure(`backend faults: steady calls ${stats.steady}, victim answered ${stats.victimOk}, ` +
+        `failed ${stats.victimErr} (${stats.fast} at once by the breaker)`);
+      assert.deepEqual(stats.steadyBad, [], 'steady never failed');
+      assert.deepEqual(stats.unclean, [], 'victim failures were clean and named it');
+      const opened = daemon.proc.output.match(/backend victim: circuit open after/g) ?? [];
+      const closed = daemon.proc.output.match(/backend victim: circuit closed/g) ?? [];
+      assert.ok(opened.length >= 2 && closed.length >= 2, `opened ${opened.length}, closed ${closed.length}`);
+      assert.ok(await listed());
+      assert.equal((await call('v')).json.result?.content[0].text, 'victim:v:{}');
+    }));
 });
