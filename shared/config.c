@@ -1054,7 +1054,7 @@ load_root(struct loader *ld, struct cnode *root)
 	if (config_resolve_timeouts(ld) == -1)
 		return -1;
 	config_resolve_sessions(ld->ld_cf);
-	if (config_auth_resolve(ld) == -1)
+	if (config_auth_resolve(ld) == -1 || config_outauth_resolve(ld) == -1)
 		return -1;
 	return config_resolve_aggregation(ld);
 }
@@ -1261,6 +1261,7 @@ config_free(struct config *cf)
 	free(cf->cf_backends);
 	config_aggregation_free(&cf->cf_agg);
 	config_auth_free(&cf->cf_inauth);
+	config_outauth_free(cf);
 	config_policy_free(cf);
 	free(cf->cf_file);
 	free(cf->cf_name);
