@@ -163,6 +163,12 @@ outauth_set_value(struct loader *ld, struct cnode *v, const char *path,
 		return config_error(ld, v, "%s: expected an HTTP header value "
 		    "(visible characters and spaces, not empty, no line "
 		    "breaks)", path);
+	/* both keys given: the load fails later, the first is freed */
+	if (oa->oa_header_value != NULL) {
+		explicit_bzero(oa->oa_header_value,
+		    strlen(oa->oa_header_value));
+		free(oa->oa_header_value);
+	}
 	if ((oa->oa_header_value = strdup(val)) == NULL)
 		return config_error(ld, NULL, "out of memory");
 	return 0;

@@ -17,6 +17,10 @@
 // answered 503 "Too many sessions", as real servers that cap their
 // sessions do.  GET /sessions answers {"live", "peak", "refused",
 // "closed"}.
+//
+// GET /seen answers [{method, rpc, authorization, apiKey}] for every
+// request to /mcp so far (HTTP method, JSON-RPC method, the Authorization
+// and X-Api-Key headers it carried or null): what credentials vmcpd sent.
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
@@ -31,6 +35,7 @@ const counts = { peak: 0, refused: 0, closed: 0 };
 const P = process.env.TOOL_PREFIX || '';
 const MODE = process.argv[2] || 'http';
 const seen = { started: [], cancelled: [] };
+const heard = [];
 
 function newServer() {
   const server = new McpServer({ name: 'interop-backend', version: '1.0.0' },
@@ -118,12 +123,20 @@ const httpServer = http.createServer(async (req, res) => {
         .end(JSON.stringify({ live: transports.size, ...counts }));
       return;
     }
+    if (new URL(req.url, 'http://x').pathname === '/seen') {
+      res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(heard));
+      return;
+    }
     if (new URL(req.url, 'http://x').pathname !== '/mcp') {
       res.writeHead(404).end();
       return;
     }
     const sid = req.headers['mcp-session-id'];
     const body = req.method === 'POST' ? await readBody(req) : undefined;
+    heard.push({
+      method: req.method, rpc: body?.method ?? null,
+      authorization: req.headers.authorization ?? null, apiKey: req.headers['x-api-key'] ?? null,
+    });
     let transport = sid ? transports.get(sid) : undefined;
     if (sid && !transport) {
       res.writeHead(404, { 'Content-Type': 'application/json' }).end(JSON.stringify({

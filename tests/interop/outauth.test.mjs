@@ -1,0 +1,140 @@
+// outgoingAuth (docs/ARCHITECTURE.md, "Outgoing authentication"): the
+// credential header_injection sends on every request to a backend, as
+// the backend saw it (lib/backend.mjs GET /seen); the client's own
+// Authorization never reaches a backend, with a real OpenID provider's
+// token (lib/oidc.mjs); the secret is in no log.
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+
+import {
+  useHarness, guarded, startTestBackend, startDaemon, connectClient, httpRequest, withTimeout,
+} from './lib/harness.mjs';
+import { startIdp, oidcConfig } from './lib/oidc.mjs';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+useHarness();
+
+const SECRET = 'backend-key-7f3a9c2e41d8';
+const BEARER = 'Bearer injected-5b8e1d0c77aa';
+process.env.VMCPD_TEST_BACKEND_KEY = SECRET;
+process.env.VMCPD_TEST_BACKEND_BEARER = BEARER;
+
+async function seen(backend) {
+  const r = await httpRequest(backend.port, { method: 'GET', path: '/seen', timeout: 5000 });
+  assert.equal(r.status, 200, r.text);
+  return r.json;
+}
+
+const outgoing = (lines) => ['outgoingAuth:', '  source: inline', ...lines].join('\n') + '\n';
+
+describe('outgoingAuth header_injection', () => {
+  let backend, daemon;
+
+  before(async () => {
+    backend = await startTestBackend();
+    daemon = await startDaemon({
+      backendUrl: backend.url, backendName: 'b',
+      extra: 'operational:\n  logLevel: debug\n' + outgoing([
+        '  default:',
+        '    type: header_injection',
+        '    headerInjection:',
+        '      headerName: X-Api-Key',
+        '      headerValueEnv: VMCPD_TEST_BACKEND_KEY',
+      ]),
+    });
+  });
+
+  after(async () => {
+    if (daemon)
+      await daemon.stop();
+  });
+
+  test('every request to the backend carries the header', guarded(async () => {
+    const { client } = await connectClient(daemon.url);
+    try {
+      const tools = await client.listTools();
+      assert.ok(tools.tools.some((t) => t.name === 'echo'), JSON.stringify(tools));
+      const r = await client.callTool({ name: 'echo', arguments: { message: 'x' } });
+      assert.equal(r.content[0].text, 'Echo: x');
+    } finally {
+      await client.close();
+    }
+    const s = await seen(backend);
+    assert.ok(s.some((e) => e.rpc === 'initialize'), JSON.stringify(s));
+    assert.ok(s.some((e) => e.rpc === 'tools/list'), JSON.stringify(s));
+    assert.ok(s.some((e) => e.rpc === 'tools/call'), JSON.stringify(s));
+    for (const e of s)
+      assert.equal(e.apiKey, SECRET, `${e.method} ${e.rpc} without the credential`);
+  }));
+
+  test('the secret is in no log line', guarded(async () => {
+    assert.ok(daemon.stderr.length > 0);
+    assert.ok(!daemon.stderr.includes(SECRET), 'the header value in the log');
+  }));
+});
+
+describe('the client\'s Authorization is never forwarded', () => {
+  let idp, plain, injected, daemonPlain, daemonInjected;
+
+  before(async () => {
+    idp = await startIdp();
+    plain = await startTestBackend();
+    injected = await startTestBackend();
+    daemonPlain = await startDaemon({
+      backendUrl: plain.url, backendName: 'b', extra: oidcConfig(idp),
+    });
+    daemonInjected = await startDaemon({
+      backendUrl: injected.url, backendName: 'b',
+      extra: oidcConfig(idp) + outgoing([
+        '  backends:',
+        '    b:',
+        '      type: header_injection',
+        '      headerInjection:',
+        '        headerName: Authorization',
+        '        headerValueEnv: VMCPD_TEST_BACKEND_BEARER',
+      ]),
+    });
+  });
+
+  after(async () => {
+    for (const d of [daemonPlain, daemonInjected])
+      if (d)
+        await d.stop();
+    await idp?.stop();
+  });
+
+  async function callAs(daemon, token) {
+    const client = new Client({ name: 'outauth', version: '1.0.0' });
+    const transport = new StreamableHTTPClientTransport(new URL(daemon.url),
+      { requestInit: { headers: { Authorization: `Bearer ${token}` } } });
+    await withTimeout(client.connect(transport), 15000, 'connect');
+    try {
+      await client.listTools();
+      const r = await client.callTool({ name: 'echo', arguments: { message: 'a' } });
+      assert.equal(r.content[0].text, 'Echo: a');
+    } finally {
+      await client.close();
+    }
+  }
+
+  test('unauthenticated: the backend gets no Authorization at all', guarded(async () => {
+    const token = await idp.token('alice');
+    await callAs(daemonPlain, token);
+    const s = await seen(plain);
+    assert.ok(s.some((e) => e.rpc === 'tools/call'), JSON.stringify(s));
+    for (const e of s)
+      assert.equal(e.authorization, null, `${e.method} ${e.rpc} forwarded ${e.authorization}`);
+  }));
+
+  test('header_injection of Authorization: the configured one, never the client\'s', guarded(async () => {
+    const token = await idp.token('bob');
+    await callAs(daemonInjected, token);
+    const s = await seen(injected);
+    assert.ok(s.some((e) => e.rpc === 'tools/call'), JSON.stringify(s));
+    for (const e of s) {
+      assert.equal(e.authorization, BEARER, `${e.method} ${e.rpc}`);
+      assert.ok(!JSON.stringify(e).includes(token), 'the client token reached the backend');
+    }
+  }));
+});
