@@ -1257,6 +1257,7 @@ config_free(struct config *cf)
 		config_strv_free(cb->cb_argv);
 		config_strv_free(cb->cb_env);
 		free(cb->cb_cwd);
+		free(cb->cb_ca_bundle);
 	}
 	free(cf->cf_backends);
 	config_aggregation_free(&cf->cf_agg);

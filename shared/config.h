@@ -59,6 +59,10 @@ struct config_backend {
 	char			**cb_env;	/* or NULL */
 	char			*cb_cwd;	/* NULL = vmcpd's own */
 
+	/* caBundlePath: https:// verified against it, not the system's
+	 * (streamable-http only) */
+	char			*cb_ca_bundle;
+
 	/* outgoingAuth: its backends entry, else the default; NULL =
 	 * unauthenticated (points into cf_outauth) */
 	const struct config_outauth *cb_outauth;

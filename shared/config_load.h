@@ -134,6 +134,8 @@ int	 config_auth_resolve(struct loader *);
 int	 config_listen_unix(struct loader *, struct cnode *, const char *,
 	    struct config *);
 void	 config_auth_free(struct config_inauth *);
+int	 load_ca_path(struct loader *, struct cnode *, const char *path,
+	    char **);
 /* config_outauth.c: outgoingAuth, and each backend's strategy */
 int	 config_outauth_resolve(struct loader *);
 void	 config_outauth_free(struct config *);

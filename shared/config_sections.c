@@ -580,6 +580,15 @@ config_backend_keys(struct loader *ld, struct cnode *n, const char *path,
 }
 
 static int
+load_backend_ca(struct loader *ld, struct cnode *v, const char *path,
+    void *arg)
+{
+	struct config_backend	*cb = arg;
+
+	return load_ca_path(ld, v, path, &cb->cb_ca_bundle);
+}
+
+static int
 load_backend(struct loader *ld, struct cnode *n, const char *path,
     struct config_backend *cb)
 {
@@ -593,7 +602,7 @@ load_backend(struct loader *ld, struct cnode *n, const char *path,
 		{ "cwd", F_STRING, &cb->cb_cwd, NULL, 0, 0 },
 		{ "era", F_FN, cb, load_backend_era, 0, 0 },
 		{ "type", F_NOTYET, NULL, NULL, 0, 0 },
-		{ "caBundlePath", F_NOTYET, NULL, NULL, 0, 0 },
+		{ "caBundlePath", F_FN, cb, load_backend_ca, 0, 0 },
 		{ "metadata", F_NOTYET, NULL, NULL, 0, 0 },
 	};
 
@@ -609,6 +618,12 @@ load_backend(struct loader *ld, struct cnode *n, const char *path,
 		    "needs transport streamable-http (%s backends speak "
 		    "2025-11-25 or older)", path,
 		    config_transport_name(cb->cb_transport));
+	/* the bridges make their own calls */
+	if (cb->cb_ca_bundle != NULL &&
+	    cb->cb_transport != TRANSPORT_STREAMABLE_HTTP)
+		return config_error(ld, cnode_get_key(n, "caBundlePath"),
+		    "%s.caBundlePath: only with transport streamable-http",
+		    path);
 	if (cb->cb_transport == TRANSPORT_STDIO)
 		return config_backend_argv(ld, cb, cnode_get(n, "args"));
 	return 0;

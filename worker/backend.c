@@ -105,13 +105,18 @@ static void	backend_finish(struct backend_call *, int rc, json_t *response,
 		    int flags, const char *errmsg);
 
 /*
- * outgoingAuth header_injection: its header on every request to the
- * backend (config_outauth.c allows it only for streamable-http ones,
- * whose requests all start here or in the era probe)
+ * What every request to a streamable-http backend gets (they all start
+ * here or in the era probe): its caBundlePath for https:// (else the
+ * system's; certificates are always verified), and the header of
+ * outgoingAuth header_injection (config_outauth.c allows it only for
+ * these backends).
  */
 int
-backend_add_credentials(struct http_call *hc, const struct config_backend *be)
+backend_http_setup(struct http_call *hc, const struct config_backend *be)
 {
+	if (be->cb_ca_bundle != NULL &&
+	    http_call_set_ca_file(hc, be->cb_ca_bundle) == -1)
+		return -1;
 	if (be->cb_outauth == NULL || be->cb_outauth->oa_type !=
 	    CONFIG_OUTAUTH_HEADER)
 		return 0;
@@ -131,7 +136,7 @@ backend_http_new(struct worker *w, const struct config_backend *be,
 	if (be->cb_transport == TRANSPORT_STREAMABLE_HTTP) {
 		if ((hc = http_call_new(w->w_hc, method, be->cb_url)) == NULL)
 			return NULL;
-		if (backend_add_credentials(hc, be) == -1) {
+		if (backend_http_setup(hc, be) == -1) {
 			http_call_cancel(hc);
 			return NULL;
 		}

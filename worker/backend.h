@@ -79,8 +79,8 @@ json_t	*backend_info_get(struct worker *, const struct config_backend *);
 void	 backend_info_put(struct worker *, const struct config_backend *,
 	    const char *version, json_t *init_result);
 
-/* outgoingAuth's static credential, if the backend has one: -1 fails */
-int	 backend_add_credentials(struct http_call *,
+/* a streamable-http backend's CA bundle and outgoingAuth credential */
+int	 backend_http_setup(struct http_call *,
 	    const struct config_backend *);
 
 /* one POST: our request id (in the body too), the body, and headers */

@@ -390,7 +390,7 @@ era_probe_post(struct era_probe *ep, const char *method, json_t *params)
 	    NULL)
 		goto fail;
 	/* initialize goes without MCP-Protocol-Version (2025-11-25) */
-	if (backend_add_credentials(ep->ep_http, be) == -1 ||
+	if (backend_http_setup(ep->ep_http, be) == -1 ||
 	    http_call_add_header(ep->ep_http, "Content-Type",
 	    "application/json") == -1 ||
 	    http_call_add_header(ep->ep_http, "Accept",

@@ -2,12 +2,15 @@
 // credential header_injection sends on every request to a backend, as
 // the backend saw it (lib/backend.mjs GET /seen); the client's own
 // Authorization never reaches a backend, with a real OpenID provider's
-// token (lib/oidc.mjs); the secret is in no log.
+// token (lib/oidc.mjs); the secret is in no log; an https:// backend's
+// certificate is verified (caBundlePath).
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import path from 'node:path';
 
 import {
   useHarness, guarded, startTestBackend, startDaemon, connectClient, httpRequest, withTimeout,
+  Daemon, configText, tmpDir, run,
 } from './lib/harness.mjs';
 import { startIdp, oidcConfig } from './lib/oidc.mjs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -136,5 +139,67 @@ describe('the client\'s Authorization is never forwarded', () => {
       assert.equal(e.authorization, BEARER, `${e.method} ${e.rpc}`);
       assert.ok(!JSON.stringify(e).includes(token), 'the client token reached the backend');
     }
+  }));
+});
+
+describe('https:// backends: certificates are verified', () => {
+  let backend, ca, daemons = [];
+
+  before(async () => {
+    const dir = await tmpDir('vmcpd-tls-');
+    const key = path.join(dir, 'key.pem');
+    ca = path.join(dir, 'cert.pem');
+    const r = await run('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1',
+      '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1',
+      '-keyout', key, '-out', ca]);
+    assert.equal(r.code, 0, r.stderr);
+    backend = await startTestBackend({ env: { TLS_CERT: ca, TLS_KEY: key } });
+  });
+
+  after(async () => {
+    for (const d of daemons)
+      await d.stop();
+  });
+
+  /* a daemon for the https backend, its caBundlePath given or not */
+  async function daemonFor(caPath) {
+    const dir = await tmpDir();
+    const opts = { backendUrl: `https://127.0.0.1:${backend.port}/mcp`, backendName: 'b' };
+    const d = new Daemon(dir, path.join(dir, 'vmcpd.yaml'), opts);
+    let text = configText({ portFile: d.portFile, stateDir: d.stateDir, ...opts });
+    if (caPath)
+      text = text.replace('    transport: streamable-http\n',
+        `    transport: streamable-http\n    caBundlePath: ${caPath}\n`);
+    await d.writeConfig(text);
+    await d.start();
+    daemons.push(d);
+    return d;
+  }
+
+  async function echo(d) {
+    const { client } = await connectClient(d.url);
+    try {
+      return await client.callTool({ name: 'echo', arguments: { message: 'tls' } });
+    } finally {
+      await client.close();
+    }
+  }
+
+  test('a self-signed certificate is refused without caBundlePath', guarded(async () => {
+    const d = await daemonFor(null);
+    let r;
+    try {
+      r = await echo(d);
+    } catch (e) {
+      return;	// refused: no such tool, or the call failed
+    }
+    assert.notEqual(r.content?.[0]?.text, 'Echo: tls', 'an unverified backend was used');
+    assert.ok(r.isError, JSON.stringify(r));
+  }));
+
+  test('with caBundlePath naming its CA the backend is used', guarded(async () => {
+    const d = await daemonFor(ca);
+    const r = await echo(d);
+    assert.equal(r.content[0].text, 'Echo: tls');
   }));
 });

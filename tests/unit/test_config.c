@@ -647,7 +647,7 @@ test_err_unknown_key(void **state)
 	load_bad("backends:\n  - name: a\n    url: http://x/\n"
 	    "    transport: streamable-http\n    headers: {}\n",
 	    "t.yaml:5:5: backends[0].headers: unknown key, expected one of: "
-	    "name, url, transport, command, args, env, cwd, era");
+	    "name, url, transport, command, args, env, cwd, era, caBundlePath");
 	load_bad(BACKEND "incomingAuth:\n  type: anonymous\n  odic: {}\n",
 	    "t.yaml:7:3: incomingAuth.odic: unknown key, expected one of: "
 	    "type, oidc, allowAnonymousRemote");
@@ -697,9 +697,17 @@ test_err_not_supported(void **state)
 	    "t.yaml:5:5: backends[0].metadata is not supported yet by this "
 	    "version of vmcpd");
 	load_bad("backends:\n  - name: a\n    url: http://x/\n"
-	    "    transport: streamable-http\n    caBundlePath: /ca.pem\n",
-	    "t.yaml:5:5: backends[0].caBundlePath is not supported yet by "
-	    "this version of vmcpd");
+	    "    transport: streamable-http\n    caBundlePath: /nonexistent.pem\n",
+	    "t.yaml:5:19: backends[0].caBundlePath: cannot read "
+	    "/nonexistent.pem");
+	load_bad("backends:\n  - name: a\n    url: http://x/\n"
+	    "    transport: sse\n    caBundlePath: /etc/hostname\n",
+	    "t.yaml:5:5: backends[0].caBundlePath: only with transport "
+	    "streamable-http");
+	load_bad("backends:\n  - name: a\n    url: http://x/\n"
+	    "    transport: streamable-http\n    caBundlePath: ca.pem\n",
+	    "t.yaml:5:19: backends[0].caBundlePath: expected an absolute "
+	    "path, found \"ca.pem\"");
 	/* every other reference key */
 	load_bad("compositeToolRefs: []\n" BACKEND, "t.yaml:1:1: "
 	    "compositeToolRefs is not supported yet by this version of vmcpd");

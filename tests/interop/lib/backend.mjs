@@ -21,7 +21,11 @@
 // GET /seen answers [{method, rpc, authorization, apiKey}] for every
 // request to /mcp so far (HTTP method, JSON-RPC method, the Authorization
 // and X-Api-Key headers it carried or null): what credentials vmcpd sent.
+//
+// TLS_CERT and TLS_KEY (env, PEM file paths, HTTP mode): serve https.
+import fs from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -109,7 +113,9 @@ async function handleSse(req, res) {
   res.writeHead(404).end();
 }
 
-const httpServer = http.createServer(async (req, res) => {
+const tls = process.env.TLS_CERT && process.env.TLS_KEY ?
+  { cert: fs.readFileSync(process.env.TLS_CERT), key: fs.readFileSync(process.env.TLS_KEY) } : null;
+const httpServer = (tls ? https.createServer.bind(https, tls) : http.createServer)(async (req, res) => {
   if (MODE === 'sse') {
     await handleSse(req, res).catch(() => {
       if (!res.headersSent)
