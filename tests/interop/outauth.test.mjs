@@ -9,14 +9,15 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 
 import {
-  useHarness, guarded, startTestBackend, startDaemon, connectClient, httpRequest, withTimeout,
+  guarded, startTestBackend, startDaemon, connectClient, httpRequest, withTimeout,
   Daemon, configText, tmpDir, run,
 } from './lib/harness.mjs';
 import { startIdp, oidcConfig } from './lib/oidc.mjs';
+import { useMulti, startModern } from './lib/multi.mjs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
-useHarness();
+useMulti();
 
 const SECRET = 'backend-key-7f3a9c2e41d8';
 const BEARER = 'Bearer injected-5b8e1d0c77aa';
@@ -74,6 +75,45 @@ describe('outgoingAuth header_injection', () => {
   test('the secret is in no log line', guarded(async () => {
     assert.ok(daemon.stderr.length > 0);
     assert.ok(!daemon.stderr.includes(SECRET), 'the header value in the log');
+  }));
+});
+
+describe('outgoingAuth header_injection to a 2026-07-28 backend', () => {
+  let backend, daemon;
+
+  before(async () => {
+    backend = await startModern({ modernOnly: true, tools: ['t1'] });
+    daemon = await startDaemon({
+      backendUrl: backend.url, backendName: 'm',
+      extra: outgoing([
+        '  backends:',
+        '    m:',
+        '      type: header_injection',
+        '      headerInjection:',
+        '        headerName: X-Api-Key',
+        '        headerValueEnv: VMCPD_TEST_BACKEND_KEY',
+      ]),
+    });
+  });
+
+  after(async () => {
+    if (daemon)
+      await daemon.stop();
+  });
+
+  test('discover, lists and calls all carry the header', guarded(async () => {
+    const { client } = await connectClient(daemon.url);
+    try {
+      const r = await client.callTool({ name: 't1', arguments: {} });
+      assert.match(r.content[0].text, /t1/);
+    } finally {
+      await client.close();
+    }
+    const s = await seen(backend);
+    assert.ok(s.some((e) => e.method === 'server/discover'), JSON.stringify(s));
+    assert.ok(s.some((e) => e.method === 'tools/call'), JSON.stringify(s));
+    for (const e of s)
+      assert.equal(e.apiKey, SECRET, `${e.method} without the credential`);
   }));
 });
 
