@@ -32,30 +32,40 @@ async function seen(backend) {
 
 const outgoing = (lines) => ['outgoingAuth:', '  source: inline', ...lines].join('\n') + '\n';
 
-describe('outgoingAuth header_injection', () => {
-  let backend, daemon;
-
+/* a daemon whose one backend gets X-Api-Key: SECRET (as the default,
+ * or as its backends entry), debug logging; stopped after the suite */
+function injecting(backendName, asDefault) {
+  const at = asDefault ? ['  default:'] : ['  backends:', `    ${backendName}:`];
+  const ind = asDefault ? '    ' : '      ';
+  const ctx = {};
   before(async () => {
-    backend = await startTestBackend();
-    daemon = await startDaemon({
-      backendUrl: backend.url, backendName: 'b',
-      extra: 'operational:\n  logLevel: debug\n' + outgoing([
-        '  default:',
-        '    type: header_injection',
-        '    headerInjection:',
-        '      headerName: X-Api-Key',
-        '      headerValueEnv: VMCPD_TEST_BACKEND_KEY',
+    ctx.daemon = await startDaemon({
+      backendUrl: ctx.backend.url, backendName,
+      extra: 'operational:\n  logLevel: debug\n' + outgoing([...at,
+        `${ind}type: header_injection`,
+        `${ind}headerInjection:`,
+        `${ind}  headerName: X-Api-Key`,
+        `${ind}  headerValueEnv: VMCPD_TEST_BACKEND_KEY`,
       ]),
     });
   });
-
   after(async () => {
-    if (daemon)
-      await daemon.stop();
+    if (ctx.daemon)
+      await ctx.daemon.stop();
   });
+  return ctx;
+}
+
+describe('outgoingAuth header_injection', () => {
+  let backend;
+
+  before(async () => {
+    backend = ctx.backend = await startTestBackend();
+  });
+  const ctx = injecting('b', true);
 
   test('every request to the backend carries the header', guarded(async () => {
-    const { client } = await connectClient(daemon.url);
+    const { client } = await connectClient(ctx.daemon.url);
     try {
       const tools = await client.listTools();
       assert.ok(tools.tools.some((t) => t.name === 'echo'), JSON.stringify(tools));
@@ -73,36 +83,21 @@ describe('outgoingAuth header_injection', () => {
   }));
 
   test('the secret is in no log line', guarded(async () => {
-    assert.ok(daemon.stderr.length > 0);
-    assert.ok(!daemon.stderr.includes(SECRET), 'the header value in the log');
+    assert.ok(ctx.daemon.stderr.length > 0);
+    assert.ok(!ctx.daemon.stderr.includes(SECRET), 'the header value in the log');
   }));
 });
 
 describe('outgoingAuth header_injection to a 2026-07-28 backend', () => {
-  let backend, daemon;
+  let backend;
 
   before(async () => {
-    backend = await startModern({ modernOnly: true, tools: ['t1'] });
-    daemon = await startDaemon({
-      backendUrl: backend.url, backendName: 'm',
-      extra: outgoing([
-        '  backends:',
-        '    m:',
-        '      type: header_injection',
-        '      headerInjection:',
-        '        headerName: X-Api-Key',
-        '        headerValueEnv: VMCPD_TEST_BACKEND_KEY',
-      ]),
-    });
+    backend = ctx.backend = await startModern({ modernOnly: true, tools: ['t1'] });
   });
-
-  after(async () => {
-    if (daemon)
-      await daemon.stop();
-  });
+  const ctx = injecting('m', false);
 
   test('discover, lists and calls all carry the header', guarded(async () => {
-    const { client } = await connectClient(daemon.url);
+    const { client } = await connectClient(ctx.daemon.url);
     try {
       const r = await client.callTool({ name: 't1', arguments: {} });
       assert.match(r.content[0].text, /t1/);
