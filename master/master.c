@@ -27,6 +27,7 @@
 #include "shared/ipc.h"
 #include "shared/log.h"
 #include "shared/paths.h"
+#include "shared/stats.h"
 #include "shared/store.h"
 #include "shared/version.h"
 #include "worker/worker_main.h"

@@ -1092,7 +1092,7 @@ load_root(struct loader *ld, struct cnode *root)
 	if (config_resolve_timeouts(ld) == -1)
 		return -1;
 	config_resolve_sessions(ld->ld_cf);
-	if (config_auth_resolve(ld) == -1)
+	if (config_auth_resolve(ld) == -1 || config_outauth_resolve(ld) == -1)
 		return -1;
 	return config_resolve_aggregation(ld);
 }
@@ -1330,10 +1330,12 @@ config_free(struct config *cf)
 		config_strv_free(cb->cb_argv);
 		config_strv_free(cb->cb_env);
 		free(cb->cb_cwd);
+		free(cb->cb_ca_bundle);
 	}
 	free(cf->cf_backends);
 	config_aggregation_free(&cf->cf_agg);
 	config_auth_free(&cf->cf_inauth);
+	config_outauth_free(cf);
 	config_policy_free(cf);
 	free(cf->cf_file);
 	free(cf->cf_name);

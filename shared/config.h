@@ -34,6 +34,8 @@ enum config_transport {
 	TRANSPORT_STDIO
 };
 
+struct config_outauth;
+
 /*
  * A backend.  Streamable HTTP and SSE backends have cb_url and no
  * command; stdio backends have no URL and run cb_argv (argv[0] is
@@ -56,6 +58,33 @@ struct config_backend {
 	char			**cb_argv;	/* command, then args */
 	char			**cb_env;	/* or NULL */
 	char			*cb_cwd;	/* NULL = vmcpd's own */
+
+	/* caBundlePath: https:// verified against it, not the system's
+	 * (streamable-http only) */
+	char			*cb_ca_bundle;
+
+	/* outgoingAuth: its backends entry, else the default; NULL =
+	 * unauthenticated (points into cf_outauth) */
+	const struct config_outauth *cb_outauth;
+};
+
+/*
+ * outgoingAuth: how vmcpd authenticates to a backend.  header_injection
+ * sends one static header (the value resolved from the environment at
+ * load time, a secret: never in a message or a log) on every request
+ * to the backend.
+ */
+enum config_outauth_type {
+	CONFIG_OUTAUTH_UNAUTHENTICATED = 0,
+	CONFIG_OUTAUTH_HEADER
+};
+
+struct config_outauth {
+	char			*oa_backend;	/* NULL: the default */
+	enum config_outauth_type oa_type;
+	char			*oa_header_name;
+	char			*oa_header_value;	/* secret */
+	char			*oa_header_env;		/* or NULL */
 };
 
 enum config_conflict {
@@ -261,6 +290,10 @@ struct config {
 	/* incomingAuth: */
 	struct config_inauth	 cf_inauth;
 
+	/* outgoingAuth: the default, then one per backends entry */
+	struct config_outauth	*cf_outauth;
+	size_t			 cf_noutauth;
+
 	/* rateLimiting:, audit: (config_policy.c) */
 	struct config_ratelimit	 cf_ratelimit;
 	struct config_audit	 cf_audit;
@@ -305,6 +338,9 @@ const char	*config_listen_unix_path(const struct config *);
 /* 1 if host[0, len) is a loopback name: localhost, 127.0.0.0/8, ::1
  * (bare or in brackets) */
 int		 config_host_loopback(const char *host, size_t len);
+
+/* an outgoingAuth type's name, for messages and status */
+const char	*config_outauth_name(enum config_outauth_type);
 
 /* the incomingAuth type's name, for messages */
 const char	*config_inauth_name(enum config_inauth_type);

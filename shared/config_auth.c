@@ -138,19 +138,26 @@ load_oidc_secret_env(struct loader *ld, struct cnode *v, const char *path,
 	return 0;
 }
 
+/* caBundlePath: a readable PEM file, by absolute path */
+int
+load_ca_path(struct loader *ld, struct cnode *v, const char *path,
+    char **dst)
+{
+	if (load_string(ld, v, path, dst) == -1)
+		return -1;
+	if ((*dst)[0] != '/')
+		return config_expected(ld, v, path, "an absolute path");
+	if (access(*dst, R_OK) == -1)
+		return config_error(ld, v, "%s: cannot read %s", path, *dst);
+	return 0;
+}
+
 static int
 load_oidc_ca(struct loader *ld, struct cnode *v, const char *path, void *arg)
 {
 	struct config_oidc	*oi = arg;
 
-	if (load_string(ld, v, path, &oi->oi_ca_bundle) == -1)
-		return -1;
-	if (oi->oi_ca_bundle[0] != '/')
-		return config_expected(ld, v, path, "an absolute path");
-	if (access(oi->oi_ca_bundle, R_OK) == -1)
-		return config_error(ld, v, "%s: cannot read %s", path,
-		    oi->oi_ca_bundle);
-	return 0;
+	return load_ca_path(ld, v, path, &oi->oi_ca_bundle);
 }
 
 /* http:// only where asked for */

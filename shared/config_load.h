@@ -60,6 +60,8 @@ struct loader {
 	struct cnode	*ld_priority;	/* aggregation...priorityOrder */
 	struct cnode	*ld_tools;	/* aggregation.tools */
 	struct cnode	*ld_listen;	/* daemon.listen, for later checks */
+	struct cnode	*ld_outauth_default;	/* outgoingAuth.default */
+	struct cnode	*ld_outauth_backends;	/* outgoingAuth.backends */
 };
 
 enum field_type {
@@ -147,6 +149,11 @@ int	 config_auth_resolve(struct loader *);
 int	 config_listen_unix(struct loader *, struct cnode *, const char *,
 	    struct config *);
 void	 config_auth_free(struct config_inauth *);
+int	 load_ca_path(struct loader *, struct cnode *, const char *path,
+	    char **);
+/* config_outauth.c: outgoingAuth, and each backend's strategy */
+int	 config_outauth_resolve(struct loader *);
+void	 config_outauth_free(struct config *);
 void	 config_resolve_sessions(struct config *);
 /* config_policy.c: rateLimiting and audit */
 int	 load_rate_limiting(struct loader *, struct cnode *, const char *,

@@ -580,6 +580,15 @@ config_backend_keys(struct loader *ld, struct cnode *n, const char *path,
 }
 
 static int
+load_backend_ca(struct loader *ld, struct cnode *v, const char *path,
+    void *arg)
+{
+	struct config_backend	*cb = arg;
+
+	return load_ca_path(ld, v, path, &cb->cb_ca_bundle);
+}
+
+static int
 load_backend(struct loader *ld, struct cnode *n, const char *path,
     struct config_backend *cb)
 {
@@ -593,7 +602,7 @@ load_backend(struct loader *ld, struct cnode *n, const char *path,
 		{ "cwd", F_STRING, &cb->cb_cwd, NULL, 0, 0 },
 		{ "era", F_FN, cb, load_backend_era, 0, 0 },
 		{ "type", F_NOTYET, NULL, NULL, 0, 0 },
-		{ "caBundlePath", F_NOTYET, NULL, NULL, 0, 0 },
+		{ "caBundlePath", F_FN, cb, load_backend_ca, 0, 0 },
 		{ "metadata", F_NOTYET, NULL, NULL, 0, 0 },
 	};
 
@@ -609,6 +618,12 @@ load_backend(struct loader *ld, struct cnode *n, const char *path,
 		    "needs transport streamable-http (%s backends speak "
 		    "2025-11-25 or older)", path,
 		    config_transport_name(cb->cb_transport));
+	/* the bridges make their own calls */
+	if (cb->cb_ca_bundle != NULL &&
+	    cb->cb_transport != TRANSPORT_STREAMABLE_HTTP)
+		return config_error(ld, cnode_get_key(n, "caBundlePath"),
+		    "%s.caBundlePath: only with transport streamable-http",
+		    path);
 	if (cb->cb_transport == TRANSPORT_STDIO)
 		return config_backend_argv(ld, cb, cnode_get(n, "args"));
 	return 0;
@@ -811,88 +826,11 @@ load_operational(struct loader *ld, struct cnode *n, const char *path,
 	return load_fields(ld, n, path, fields, nitems(fields));
 }
 
-/*
- * Known reference values that vmcpd does not implement yet get "not
- * supported yet"; anything else is a plain type error.
- */
-static int
-load_choice(struct loader *ld, struct cnode *v, const char *path,
-    const char *ok, const char *const *later, const char *what,
-    const char *subject)
-{
-	size_t	 i;
-
-	if (v->cn_type == CN_SCALAR && strcmp(v->cn_str, ok) == 0)
-		return 0;
-	if (v->cn_type == CN_SCALAR)
-		for (i = 0; later[i] != NULL; i++)
-			if (strcmp(v->cn_str, later[i]) == 0)
-				return config_error(ld, v, "%s %s " NOTYET,
-				    subject, later[i]);
-	return config_expected(ld, v, path, what);
-}
-
 int
 load_incoming_auth(struct loader *ld, struct cnode *n, const char *path,
     void *arg)
 {
 	return config_auth_load(ld, n, path, arg);
-}
-
-static int
-load_outauth_source(struct loader *ld, struct cnode *v, const char *path,
-    void *arg)
-{
-	static const char *const later[] = { "discovered", NULL };
-
-	(void)arg;
-	return load_choice(ld, v, path, "inline", later, "inline",
-	    "outgoingAuth source");
-}
-
-static int
-load_outauth_type(struct loader *ld, struct cnode *v, const char *path,
-    void *arg)
-{
-	static const char *const later[] = { "header_injection",
-	    "token_exchange", "upstream_inject", "aws_sts", "obo", "xaa",
-	    NULL };
-
-	(void)arg;
-	return load_choice(ld, v, path, "unauthenticated", later,
-	    "unauthenticated", "outgoingAuth type");
-}
-
-static int
-load_outauth_default(struct loader *ld, struct cnode *n, const char *path,
-    void *arg)
-{
-	const struct field fields[] = {
-		{ "type", F_FN, NULL, load_outauth_type, 0, 0 },
-		{ "headerInjection", F_NOTYET, NULL, NULL, 0, 0 },
-		{ "tokenExchange", F_NOTYET, NULL, NULL, 0, 0 },
-		{ "upstreamInject", F_NOTYET, NULL, NULL, 0, 0 },
-		{ "awsSts", F_NOTYET, NULL, NULL, 0, 0 },
-		{ "obo", F_NOTYET, NULL, NULL, 0, 0 },
-		{ "xaa", F_NOTYET, NULL, NULL, 0, 0 },
-	};
-
-	(void)arg;
-	return load_fields(ld, n, path, fields, nitems(fields));
-}
-
-int
-load_outgoing_auth(struct loader *ld, struct cnode *n, const char *path,
-    void *arg)
-{
-	const struct field fields[] = {
-		{ "source", F_FN, NULL, load_outauth_source, 0, 0 },
-		{ "default", F_FN, NULL, load_outauth_default, 0, 0 },
-		{ "backends", F_NOTYET, NULL, NULL, 0, 0 },
-	};
-
-	(void)arg;
-	return load_fields(ld, n, path, fields, nitems(fields));
 }
 
 /*

@@ -105,6 +105,26 @@ backend_make_id(char *buf, size_t size, pid_t pid, unsigned long long seq)
 static void	backend_finish(struct backend_call *, int rc, json_t *response,
 		    int flags, const char *errmsg);
 
+/*
+ * What every request to a streamable-http backend gets (they all start
+ * here or in the era probe): its caBundlePath for https:// (else the
+ * system's; certificates are always verified), and the header of
+ * outgoingAuth header_injection (config_outauth.c allows it only for
+ * these backends).
+ */
+int
+backend_http_setup(struct http_call *hc, const struct config_backend *be)
+{
+	if (be->cb_ca_bundle != NULL &&
+	    http_call_set_ca_file(hc, be->cb_ca_bundle) == -1)
+		return -1;
+	if (be->cb_outauth == NULL || be->cb_outauth->oa_type !=
+	    CONFIG_OUTAUTH_HEADER)
+		return 0;
+	return http_call_add_header(hc, be->cb_outauth->oa_header_name,
+	    be->cb_outauth->oa_header_value);
+}
+
 /* an HTTP call to the backend: its URL, or (stdio, legacy SSE) its
  * bridge's Unix socket */
 static struct http_call *
@@ -114,8 +134,15 @@ backend_http_new(struct worker *w, const struct config_backend *be,
 	struct http_call	*hc;
 	char			 path[256];
 
-	if (be->cb_transport == TRANSPORT_STREAMABLE_HTTP)
-		return http_call_new(w->w_hc, method, be->cb_url);
+	if (be->cb_transport == TRANSPORT_STREAMABLE_HTTP) {
+		if ((hc = http_call_new(w->w_hc, method, be->cb_url)) == NULL)
+			return NULL;
+		if (backend_http_setup(hc, be) == -1) {
+			http_call_cancel(hc);
+			return NULL;
+		}
+		return hc;
+	}
 	if (paths_bridge_socket(w->w_conf, be->cb_name, path,
 	    sizeof(path)) == -1 ||
 	    (hc = http_call_new(w->w_hc, method, "http://bridge/mcp")) == NULL)

@@ -79,6 +79,10 @@ json_t	*backend_info_get(struct worker *, const struct config_backend *);
 void	 backend_info_put(struct worker *, const struct config_backend *,
 	    const char *version, json_t *init_result);
 
+/* a streamable-http backend's CA bundle and outgoingAuth credential */
+int	 backend_http_setup(struct http_call *,
+	    const struct config_backend *);
+
 /* one POST: our request id (in the body too), the body, and headers */
 struct backend_hdr {
 	const char	*bh_name;

@@ -29,6 +29,7 @@
 #include "shared/config.h"
 #include "shared/health.h"
 #include "shared/log.h"
+#include "shared/stats.h"
 #include "shared/store.h"
 #include "httpd.h"
 #include "worker.h"
@@ -70,20 +71,6 @@ static const char *const diag_lat_le[DIAG_LAT_BUCKETS] = {
 
 #define DIAG_TAG_ERROR	0x10000u	/* answered a JSON-RPC error */
 #define DIAG_TAG_METHOD	0xffffu		/* method index + 1 */
-
-size_t
-diag_stats_size(const struct config *conf, int nslots)
-{
-	return (size_t)nslots * (sizeof(struct diag_slot) +
-	    conf->cf_nbackends * sizeof(struct diag_backend));
-}
-
-struct diag_slot *
-diag_stats_slot(struct diag_slot *base, const struct config *conf, int slot)
-{
-	return (struct diag_slot *)((char *)base + diag_stats_size(conf,
-	    slot));
-}
 
 static const struct diag_slot *
 diag_slot_at(const struct worker *w, int slot)

@@ -26,6 +26,7 @@
 #include "shared/log.h"
 #include "shared/store.h"
 #include "shared/http_client.h"
+#include "backend.h"
 #include "worker.h"
 
 #define ERAS_TTL_MS		(60 * 60 * 1000)	/* re-probe hourly */
@@ -394,7 +395,8 @@ era_probe_post(struct era_probe *ep, const char *method, json_t *params)
 	    NULL)
 		goto fail;
 	/* initialize goes without MCP-Protocol-Version (2025-11-25) */
-	if (http_call_add_header(ep->ep_http, "Content-Type",
+	if (backend_http_setup(ep->ep_http, be) == -1 ||
+	    http_call_add_header(ep->ep_http, "Content-Type",
 	    "application/json") == -1 ||
 	    http_call_add_header(ep->ep_http, "Accept",
 	    "application/json, text/event-stream") == -1 ||

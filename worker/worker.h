@@ -17,6 +17,7 @@
 #include "proto/proto.h"
 #include "shared/version.h"
 #include "view.h"
+#include "shared/stats.h"
 #include "worker_main.h"
 
 struct config;

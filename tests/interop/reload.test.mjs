@@ -161,6 +161,10 @@ describe('a draining worker and one keep-alive connection', () => {
     guarded(async () => {
       const { c, pid } = await served();
       await reload(pid);
+      // the new generation's pids show before the old worker has read
+      // its drain order from the master: give it that time (well under
+      // the connection's idle time)
+      await sleep(1000);
       const get = `GET /healthz HTTP/1.1\r\nHost: ${HOST}\r\n\r\n`;
       c.s.write(get + get + get);
       await waitFor('the answers and the close', () => c.closed);

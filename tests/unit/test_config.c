@@ -654,7 +654,7 @@ test_err_unknown_key(void **state)
 	load_bad("backends:\n  - name: a\n    url: http://x/\n"
 	    "    transport: streamable-http\n    headers: {}\n",
 	    "t.yaml:5:5: backends[0].headers: unknown key, expected one of: "
-	    "name, url, transport, command, args, env, cwd, era");
+	    "name, url, transport, command, args, env, cwd, era, caBundlePath");
 	load_bad(BACKEND "incomingAuth:\n  type: anonymous\n  odic: {}\n",
 	    "t.yaml:7:3: incomingAuth.odic: unknown key, expected one of: "
 	    "type, oidc, allowAnonymousRemote, authz");
@@ -723,13 +723,18 @@ test_err_not_supported(void **state)
 	    "    transport: sse\n    metadata: {}\n",
 	    "t.yaml:5:5: backends[0].metadata is not supported yet by this "
 	    "version of vmcpd");
-	load_bad(BACKEND "outgoingAuth:\n  backends: {}\n",
-	    "t.yaml:6:3: outgoingAuth.backends is not supported yet by this "
-	    "version of vmcpd");
 	load_bad("backends:\n  - name: a\n    url: http://x/\n"
-	    "    transport: streamable-http\n    caBundlePath: /ca.pem\n",
-	    "t.yaml:5:5: backends[0].caBundlePath is not supported yet by "
-	    "this version of vmcpd");
+	    "    transport: streamable-http\n    caBundlePath: /nonexistent.pem\n",
+	    "t.yaml:5:19: backends[0].caBundlePath: cannot read "
+	    "/nonexistent.pem");
+	load_bad("backends:\n  - name: a\n    url: http://x/\n"
+	    "    transport: sse\n    caBundlePath: /etc/hostname\n",
+	    "t.yaml:5:5: backends[0].caBundlePath: only with transport "
+	    "streamable-http");
+	load_bad("backends:\n  - name: a\n    url: http://x/\n"
+	    "    transport: streamable-http\n    caBundlePath: ca.pem\n",
+	    "t.yaml:5:19: backends[0].caBundlePath: expected an absolute "
+	    "path, found \"ca.pem\"");
 	/* every other reference key */
 	load_bad("compositeToolRefs: []\n" BACKEND, "t.yaml:1:1: "
 	    "compositeToolRefs is not supported yet by this version of vmcpd");
@@ -1143,11 +1148,141 @@ test_err_auth(void **state)
 	    "yet by this version of vmcpd");
 	load_bad(BACKEND "outgoingAuth:\n  default:\n    type: basic\n",
 	    "t.yaml:7:11: outgoingAuth.default.type: expected "
-	    "unauthenticated, found \"basic\"");
+	    "unauthenticated or header_injection, found \"basic\"");
 	load_bad(BACKEND "outgoingAuth:\n  default:\n"
-	    "    headerInjection: {headerName: X}\n",
-	    "t.yaml:7:5: outgoingAuth.default.headerInjection is not "
+	    "    tokenExchange: {tokenUrl: https://idp/token}\n",
+	    "t.yaml:7:5: outgoingAuth.default.tokenExchange is not "
 	    "supported yet by this version of vmcpd");
+}
+
+#define TWO_BACKENDS \
+	"backends:\n" \
+	"  - name: a\n" \
+	"    url: http://127.0.0.1:3001/mcp\n" \
+	"    transport: streamable-http\n" \
+	"  - name: b\n" \
+	"    url: http://127.0.0.1:3002/mcp\n" \
+	"    transport: streamable-http\n" \
+	"  - name: s\n" \
+	"    url: http://127.0.0.1:3003/sse\n" \
+	"    transport: sse\n"
+
+static void
+test_outauth(void **state)
+{
+	struct config			*cf;
+	const struct config_backend	*a, *b, *s;
+
+	(void)state;
+	/* the backend's entry, else the default, else none */
+	setenv("VMCPD_TEST_HDR", "Bearer from-env", 1);
+	cf = load_ok(TWO_BACKENDS
+	    "outgoingAuth:\n"
+	    "  source: inline\n"
+	    "  default:\n"
+	    "    type: header_injection\n"
+	    "    headerInjection: {headerName: X-Api-Key, headerValue: k1}\n"
+	    "  backends:\n"
+	    "    b:\n"
+	    "      type: header_injection\n"
+	    "      headerInjection:\n"
+	    "        headerName: Authorization\n"
+	    "        headerValueEnv: VMCPD_TEST_HDR\n"
+	    "    s: {type: unauthenticated}\n");
+	a = config_backend_find(cf, "a");
+	b = config_backend_find(cf, "b");
+	s = config_backend_find(cf, "s");
+	assert_non_null(a->cb_outauth);
+	assert_int_equal(a->cb_outauth->oa_type, CONFIG_OUTAUTH_HEADER);
+	assert_string_equal(a->cb_outauth->oa_header_name, "X-Api-Key");
+	assert_string_equal(a->cb_outauth->oa_header_value, "k1");
+	assert_non_null(b->cb_outauth);
+	assert_string_equal(b->cb_outauth->oa_header_name, "Authorization");
+	assert_string_equal(b->cb_outauth->oa_header_value,
+	    "Bearer from-env");
+	assert_null(s->cb_outauth);
+	config_free(cf);
+
+	/* no default: unauthenticated */
+	cf = load_ok(BACKEND "outgoingAuth:\n  backends:\n    a:\n"
+	    "      type: unauthenticated\n");
+	assert_null(config_backend_find(cf, "a")->cb_outauth);
+	config_free(cf);
+	unsetenv("VMCPD_TEST_HDR");
+}
+
+static void
+test_err_outauth(void **state)
+{
+	(void)state;
+	load_bad(BACKEND "outgoingAuth:\n  backends:\n    nope:\n"
+	    "      type: unauthenticated\n",
+	    "t.yaml:7:5: outgoingAuth.backends: no backend named \"nope\"");
+	load_bad(BACKEND "outgoingAuth:\n  backends:\n    a:\n"
+	    "      type: token_exchange\n",
+	    "t.yaml:8:13: outgoingAuth type token_exchange is not supported "
+	    "yet by this version of vmcpd");
+	load_bad(BACKEND "outgoingAuth:\n  default:\n"
+	    "    type: header_injection\n",
+	    "t.yaml:7:11: outgoingAuth.default: type header_injection needs "
+	    "a headerInjection section (headerName, headerValue or "
+	    "headerValueEnv)");
+	load_bad(BACKEND "outgoingAuth:\n  default:\n"
+	    "    headerInjection: {headerName: X, headerValue: v}\n",
+	    "t.yaml:7:5: outgoingAuth.default.headerInjection: only with "
+	    "type header_injection");
+	load_bad(BACKEND "outgoingAuth:\n  default:\n"
+	    "    type: header_injection\n"
+	    "    headerInjection: {headerValue: v}\n",
+	    "t.yaml:8:22: outgoingAuth.default.headerInjection: missing "
+	    "required key \"headerName\"");
+	load_bad(BACKEND "outgoingAuth:\n  default:\n"
+	    "    type: header_injection\n"
+	    "    headerInjection: {headerName: X}\n",
+	    "t.yaml:8:22: outgoingAuth.default.headerInjection: needs "
+	    "headerValue or headerValueEnv");
+	setenv("VMCPD_TEST_HDR", "v2", 1);
+	load_bad(BACKEND "outgoingAuth:\n  default:\n"
+	    "    type: header_injection\n"
+	    "    headerInjection: {headerName: X, headerValue: v,\n"
+	    "      headerValueEnv: VMCPD_TEST_HDR}\n",
+	    "t.yaml:9:7: outgoingAuth.default.headerInjection: headerValue "
+	    "and headerValueEnv are exclusive; set one");
+	unsetenv("VMCPD_TEST_HDR");
+	load_bad(BACKEND "outgoingAuth:\n  default:\n"
+	    "    type: header_injection\n"
+	    "    headerInjection: {headerName: X, headerValueEnv: "
+	    "VMCPD_TEST_UNSET}\n",
+	    "t.yaml:8:54: outgoingAuth.default.headerInjection."
+	    "headerValueEnv: the environment variable VMCPD_TEST_UNSET is "
+	    "not set or empty");
+	load_bad(BACKEND "outgoingAuth:\n  default:\n"
+	    "    type: header_injection\n"
+	    "    headerInjection: {headerName: \"X Y\", headerValue: v}\n",
+	    "t.yaml:8:35: outgoingAuth.default.headerInjection.headerName: "
+	    "expected an HTTP header name (RFC 9110 token), found \"X Y\"");
+	load_bad(BACKEND "outgoingAuth:\n  default:\n"
+	    "    type: header_injection\n"
+	    "    headerInjection: {headerName: mcp-session-id, "
+	    "headerValue: v}\n",
+	    "t.yaml:8:35: outgoingAuth.default.headerInjection.headerName: "
+	    "mcp-session-id is a header vmcpd sets itself");
+	/* the value is never quoted back */
+	load_bad(BACKEND "outgoingAuth:\n  default:\n"
+	    "    type: header_injection\n"
+	    "    headerInjection: {headerName: X, headerValue: "
+	    "\"sec\\r\\nret\"}\n",
+	    "t.yaml:8:51: outgoingAuth.default.headerInjection.headerValue: "
+	    "expected an HTTP header value (visible characters and spaces, "
+	    "not empty, no line breaks)");
+	load_bad("backends:\n  - name: s\n    url: http://127.0.0.1:1/sse\n"
+	    "    transport: sse\n"
+	    "outgoingAuth:\n  default:\n"
+	    "    type: header_injection\n"
+	    "    headerInjection: {headerName: X, headerValue: v}\n",
+	    "t.yaml:7:5: outgoingAuth: backend s uses transport sse; "
+	    "header_injection needs streamable-http (give it type "
+	    "unauthenticated in outgoingAuth.backends)");
 }
 
 static void
@@ -2054,8 +2189,11 @@ test_examples(void **state)
 	const char	*root = NULL;
 	size_t		 i, len;
 	int		 n = 0, aggregate = 0, oidc = 0, limits = 0;
+	int		 outgoing = 0;
 
 	(void)state;
+	/* outgoing.yaml's header value comes from the environment */
+	setenv("GITHUB_TOKEN", "Bearer example", 1);
 	for (i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
 		(void)snprintf(path, sizeof(path), "%s/shared/config.h",
 		    roots[i]);
@@ -2112,14 +2250,27 @@ test_examples(void **state)
 			assert_string_equal(cf->cf_inauth.ci_oidc.oi_audience,
 			    "https://mcp.example.com/mcp");
 		}
+		if (strcmp(de->d_name, "outgoing.yaml") == 0) {
+			outgoing = 1;
+			assert_string_equal(config_backend_find(cf,
+			    "github")->cb_outauth->oa_header_value,
+			    "Bearer example");
+			assert_string_equal(config_backend_find(cf,
+			    "search")->cb_outauth->oa_header_name,
+			    "X-Api-Key");
+			assert_null(config_backend_find(cf,
+			    "local")->cb_outauth);
+		}
 		config_free(cf);
 		n++;
 	}
 	closedir(d);
+	unsetenv("GITHUB_TOKEN");
 	assert_true(n >= 1);
 	assert_true(aggregate);
 	assert_true(oidc);
 	assert_true(limits);
+	assert_true(outgoing);
 }
 
 /*
@@ -2662,6 +2813,8 @@ main(void)
 		cmocka_unit_test(test_err_sessions),
 		cmocka_unit_test(test_err_perworkload),
 		cmocka_unit_test(test_err_auth),
+		cmocka_unit_test(test_outauth),
+		cmocka_unit_test(test_err_outauth),
 		cmocka_unit_test(test_auth_oidc),
 		cmocka_unit_test(test_err_oidc),
 		cmocka_unit_test(test_err_loglevel),

@@ -17,7 +17,15 @@
 // answered 503 "Too many sessions", as real servers that cap their
 // sessions do.  GET /sessions answers {"live", "peak", "refused",
 // "closed"}.
+//
+// GET /seen answers [{method, rpc, authorization, apiKey}] for every
+// request to /mcp so far (HTTP method, JSON-RPC method, the Authorization
+// and X-Api-Key headers it carried or null): what credentials vmcpd sent.
+//
+// TLS_CERT and TLS_KEY (env, PEM file paths, HTTP mode): serve https.
+import fs from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -31,6 +39,7 @@ const counts = { peak: 0, refused: 0, closed: 0 };
 const P = process.env.TOOL_PREFIX || '';
 const MODE = process.argv[2] || 'http';
 const seen = { started: [], cancelled: [] };
+const heard = [];
 
 function newServer() {
   const server = new McpServer({ name: 'interop-backend', version: '1.0.0' },
@@ -104,7 +113,9 @@ async function handleSse(req, res) {
   res.writeHead(404).end();
 }
 
-const httpServer = http.createServer(async (req, res) => {
+const tls = process.env.TLS_CERT && process.env.TLS_KEY ?
+  { cert: fs.readFileSync(process.env.TLS_CERT), key: fs.readFileSync(process.env.TLS_KEY) } : null;
+const httpServer = (tls ? https.createServer.bind(https, tls) : http.createServer)(async (req, res) => {
   if (MODE === 'sse') {
     await handleSse(req, res).catch(() => {
       if (!res.headersSent)
@@ -118,12 +129,20 @@ const httpServer = http.createServer(async (req, res) => {
         .end(JSON.stringify({ live: transports.size, ...counts }));
       return;
     }
+    if (new URL(req.url, 'http://x').pathname === '/seen') {
+      res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(heard));
+      return;
+    }
     if (new URL(req.url, 'http://x').pathname !== '/mcp') {
       res.writeHead(404).end();
       return;
     }
     const sid = req.headers['mcp-session-id'];
     const body = req.method === 'POST' ? await readBody(req) : undefined;
+    heard.push({
+      method: req.method, rpc: body?.method ?? null,
+      authorization: req.headers.authorization ?? null, apiKey: req.headers['x-api-key'] ?? null,
+    });
     let transport = sid ? transports.get(sid) : undefined;
     if (sid && !transport) {
       res.writeHead(404, { 'Content-Type': 'application/json' }).end(JSON.stringify({

@@ -283,10 +283,17 @@ async function serveLegacy(req, res, body) {
   await transport.handleRequest(req, res, body);
 }
 
+/* GET /seen: {method, authorization, apiKey} of every /mcp request */
+const heard = [];
+
 async function serve(req, res) {
   const { pathname } = new URL(req.url ?? '/', 'http://x');
   if (pathname === '/stats') {
     res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(stats));
+    return;
+  }
+  if (pathname === '/seen') {
+    res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(heard));
     return;
   }
   if (pathname !== '/mcp') {
@@ -315,6 +322,7 @@ async function serve(req, res) {
     body,
   });
   const method = Array.isArray(body) ? 'batch' : body?.method ?? (req.method === 'POST' ? 'response' : req.method);
+  heard.push({ method, authorization: header(req, 'authorization'), apiKey: header(req, 'x-api-key') });
   if (route.kind === 'legacy') {
     stats.legacy++;
     count('legacy', method);

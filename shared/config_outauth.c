@@ -1,0 +1,386 @@
+/*
+ * vmcpd.yaml's outgoingAuth: how vmcpd authenticates to each backend,
+ * in the reference vMCP's keys (source: inline, default, backends.NAME,
+ * each {type, headerInjection: {...}, tokenExchange: {...}}).  Strategy
+ * resolution is the reference's: the backend's entry, else the default,
+ * else unauthenticated.  Values are loaded first and backend names
+ * checked once every section is loaded (backends may come later in the
+ * file).  A credential is a secret: no message quotes it.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "config.h"
+#include "config_load.h"
+
+const char *
+config_outauth_name(enum config_outauth_type t)
+{
+	switch (t) {
+	case CONFIG_OUTAUTH_HEADER:
+		return "header_injection";
+	case CONFIG_OUTAUTH_UNAUTHENTICATED:
+	default:
+		return "unauthenticated";
+	}
+}
+
+/* a new entry in cf_outauth (the array grows: no pointer kept yet) */
+static struct config_outauth *
+outauth_add(struct loader *ld)
+{
+	struct config		*cf = ld->ld_cf;
+	struct config_outauth	*oa;
+
+	if ((oa = reallocarray(cf->cf_outauth, cf->cf_noutauth + 1,
+	    sizeof(*oa))) == NULL) {
+		config_error(ld, NULL, "out of memory");
+		return NULL;
+	}
+	cf->cf_outauth = oa;
+	oa = &cf->cf_outauth[cf->cf_noutauth++];
+	memset(oa, 0, sizeof(*oa));
+	return oa;
+}
+
+static int
+load_outauth_source(struct loader *ld, struct cnode *v, const char *path,
+    void *arg)
+{
+	(void)arg;
+	if (v->cn_type == CN_SCALAR && strcmp(v->cn_str, "inline") == 0)
+		return 0;
+	if (v->cn_type == CN_SCALAR && strcmp(v->cn_str, "discovered") == 0)
+		return config_error(ld, v, "outgoingAuth source discovered "
+		    NOTYET);
+	return config_expected(ld, v, path, "inline");
+}
+
+static int
+load_outauth_type(struct loader *ld, struct cnode *v, const char *path,
+    void *arg)
+{
+	static const char *const later[] = { "token_exchange",
+	    "upstream_inject", "aws_sts", "obo", "xaa", NULL };
+	struct config_outauth	*oa = arg;
+	size_t			 i;
+
+	if (v->cn_type == CN_SCALAR && strcmp(v->cn_str,
+	    "unauthenticated") == 0) {
+		oa->oa_type = CONFIG_OUTAUTH_UNAUTHENTICATED;
+		return 0;
+	}
+	if (v->cn_type == CN_SCALAR && strcmp(v->cn_str,
+	    "header_injection") == 0) {
+		oa->oa_type = CONFIG_OUTAUTH_HEADER;
+		return 0;
+	}
+	if (v->cn_type == CN_SCALAR)
+		for (i = 0; later[i] != NULL; i++)
+			if (strcmp(v->cn_str, later[i]) == 0)
+				return config_error(ld, v, "outgoingAuth type "
+				    "%s " NOTYET, later[i]);
+	return config_expected(ld, v, path, "unauthenticated or "
+	    "header_injection");
+}
+
+/* RFC 9110 5.6.2: token = 1*tchar */
+static int
+outauth_token(const char *s)
+{
+	if (*s == '\0')
+		return 0;
+	for (; *s != '\0'; s++)
+		if (!isalnum((unsigned char)*s) &&
+		    strchr("!#$%&'*+-.^_`|~", *s) == NULL)
+			return 0;
+	return 1;
+}
+
+/* RFC 9110 5.5: field-value, visible characters, spaces and tabs, no
+ * leading or trailing whitespace; not empty */
+static int
+outauth_field_value(const char *s)
+{
+	size_t	 n = strlen(s), i;
+
+	if (n == 0 || s[0] == ' ' || s[0] == '\t' || s[n - 1] == ' ' ||
+	    s[n - 1] == '\t')
+		return 0;
+	for (i = 0; i < n; i++)
+		if (((unsigned char)s[i] < 0x20 && s[i] != '\t') ||
+		    s[i] == 0x7f)
+			return 0;
+	return 1;
+}
+
+/*
+ * Headers vmcpd writes itself or that frame the message: a credential
+ * may not replace them (hop-by-hop ones as RFC 9110 7.6.1).
+ */
+static int
+outauth_reserved(const char *name)
+{
+	static const char *const reserved[] = { "Host", "Content-Length",
+	    "Content-Type", "Accept", "Transfer-Encoding", "Connection",
+	    "Keep-Alive", "TE", "Trailer", "Upgrade", "Expect",
+	    "Proxy-Connection", "Mcp-Session-Id", "MCP-Protocol-Version",
+	    "Last-Event-ID", "Mcp-Method", "Mcp-Name", NULL };
+	size_t	 i;
+
+	for (i = 0; reserved[i] != NULL; i++)
+		if (strcasecmp(name, reserved[i]) == 0)
+			return 1;
+	return strncasecmp(name, "Mcp-Param-", 10) == 0;
+}
+
+static int
+load_header_name(struct loader *ld, struct cnode *v, const char *path,
+    void *arg)
+{
+	struct config_outauth	*oa = arg;
+
+	if (load_string(ld, v, path, &oa->oa_header_name) == -1)
+		return -1;
+	if (!outauth_token(oa->oa_header_name))
+		return config_expected(ld, v, path, "an HTTP header name "
+		    "(RFC 9110 token)");
+	if (outauth_reserved(oa->oa_header_name))
+		return config_error(ld, v, "%s: %s is a header vmcpd sets "
+		    "itself", path, oa->oa_header_name);
+	return 0;
+}
+
+/* the value is a secret: messages name the key, never quote it */
+static int
+outauth_set_value(struct loader *ld, struct cnode *v, const char *path,
+    struct config_outauth *oa, const char *val)
+{
+	if (!outauth_field_value(val))
+		return config_error(ld, v, "%s: expected an HTTP header value "
+		    "(visible characters and spaces, not empty, no line "
+		    "breaks)", path);
+	/* both keys given: the load fails later, the first is freed */
+	if (oa->oa_header_value != NULL) {
+		explicit_bzero(oa->oa_header_value,
+		    strlen(oa->oa_header_value));
+		free(oa->oa_header_value);
+	}
+	if ((oa->oa_header_value = strdup(val)) == NULL)
+		return config_error(ld, NULL, "out of memory");
+	return 0;
+}
+
+static int
+load_header_value(struct loader *ld, struct cnode *v, const char *path,
+    void *arg)
+{
+	struct config_outauth	*oa = arg;
+
+	if (v->cn_type != CN_SCALAR || cnode_is_null(v))
+		return config_error(ld, v, "%s: expected a string", path);
+	return outauth_set_value(ld, v, path, oa, v->cn_str);
+}
+
+static int
+load_header_env(struct loader *ld, struct cnode *v, const char *path,
+    void *arg)
+{
+	struct config_outauth	*oa = arg;
+	const char		*val;
+	size_t			 i;
+
+	if (load_string(ld, v, path, &oa->oa_header_env) == -1)
+		return -1;
+	for (i = 0; oa->oa_header_env[i] != '\0'; i++)
+		if (!isalnum((unsigned char)oa->oa_header_env[i]) &&
+		    oa->oa_header_env[i] != '_')
+			return config_expected(ld, v, path, "an environment "
+			    "variable name");
+	if ((val = getenv(oa->oa_header_env)) == NULL || *val == '\0')
+		return config_error(ld, v, "%s: the environment variable %s "
+		    "is not set or empty", path, oa->oa_header_env);
+	return outauth_set_value(ld, v, path, oa, val);
+}
+
+static int
+load_header_injection(struct loader *ld, struct cnode *n, const char *path,
+    void *arg)
+{
+	struct config_outauth	*oa = arg;
+	const struct field fields[] = {
+		{ "headerName", F_FN, oa, load_header_name, 0, 0 },
+		{ "headerValue", F_FN, oa, load_header_value, 0, 0 },
+		{ "headerValueEnv", F_FN, oa, load_header_env, 0, 0 },
+	};
+
+	if (load_fields(ld, n, path, fields, nitems(fields)) == -1 ||
+	    config_require(ld, n, path, "headerName") == -1)
+		return -1;
+	if (cnode_get(n, "headerValue") != NULL &&
+	    cnode_get(n, "headerValueEnv") != NULL)
+		return config_error(ld, cnode_get_key(n, "headerValueEnv"),
+		    "%s: headerValue and headerValueEnv are exclusive; set one",
+		    path);
+	if (oa->oa_header_value == NULL)
+		return config_error(ld, n, "%s: needs headerValue or "
+		    "headerValueEnv", path);
+	return 0;
+}
+
+static int
+load_strategy(struct loader *ld, struct cnode *n, const char *path,
+    struct config_outauth *oa)
+{
+	struct cnode	*hi;
+	const struct field fields[] = {
+		{ "type", F_FN, oa, load_outauth_type, 0, 0 },
+		{ "headerInjection", F_FN, oa, load_header_injection, 0, 0 },
+		{ "tokenExchange", F_NOTYET, NULL, NULL, 0, 0 },
+		{ "upstreamInject", F_NOTYET, NULL, NULL, 0, 0 },
+		{ "awsSts", F_NOTYET, NULL, NULL, 0, 0 },
+		{ "obo", F_NOTYET, NULL, NULL, 0, 0 },
+		{ "xaa", F_NOTYET, NULL, NULL, 0, 0 },
+	};
+
+	if (load_fields(ld, n, path, fields, nitems(fields)) == -1)
+		return -1;
+	hi = cnode_get_key(n, "headerInjection");
+	if (oa->oa_type == CONFIG_OUTAUTH_HEADER && hi == NULL)
+		return config_error(ld, cnode_get(n, "type"), "%s: type "
+		    "header_injection needs a headerInjection section "
+		    "(headerName, headerValue or headerValueEnv)", path);
+	if (oa->oa_type != CONFIG_OUTAUTH_HEADER && hi != NULL)
+		return config_error(ld, hi, "%s.headerInjection: only with "
+		    "type header_injection", path);
+	return 0;
+}
+
+static int
+load_outauth_default(struct loader *ld, struct cnode *n, const char *path,
+    void *arg)
+{
+	struct config_outauth	*oa;
+
+	(void)arg;
+	if ((oa = outauth_add(ld)) == NULL)
+		return -1;
+	ld->ld_outauth_default = n;
+	return load_strategy(ld, n, path, oa);
+}
+
+static int
+load_outauth_backends(struct loader *ld, struct cnode *n, const char *path,
+    void *arg)
+{
+	struct config_outauth	*oa;
+	char			 kpath[PATH_MAX_LEN];
+	size_t			 i;
+
+	(void)arg;
+	if (load_map_check(ld, n, path) == -1)
+		return -1;
+	for (i = 0; i + 1 < n->cn_nkids; i += 2) {
+		config_path(kpath, sizeof(kpath), path, n->cn_kids[i]);
+		if ((oa = outauth_add(ld)) == NULL)
+			return -1;
+		if ((oa->oa_backend = strdup(n->cn_kids[i]->cn_str)) == NULL)
+			return config_error(ld, NULL, "out of memory");
+		if (load_strategy(ld, n->cn_kids[i + 1], kpath, oa) == -1)
+			return -1;
+	}
+	ld->ld_outauth_backends = n;
+	return 0;
+}
+
+int
+load_outgoing_auth(struct loader *ld, struct cnode *n, const char *path,
+    void *arg)
+{
+	const struct field fields[] = {
+		{ "source", F_FN, NULL, load_outauth_source, 0, 0 },
+		{ "default", F_FN, NULL, load_outauth_default, 0, 0 },
+		{ "backends", F_FN, NULL, load_outauth_backends, 0, 0 },
+	};
+
+	(void)arg;
+	return load_fields(ld, n, path, fields, nitems(fields));
+}
+
+/*
+ * Each backend's strategy.  The names in backends must be configured
+ * backends; a credential goes only where vmcpd speaks HTTP to the
+ * backend itself (a bridged sse or stdio backend would silently go
+ * without it, and a missing credential is never a quiet fallback).
+ */
+int
+config_outauth_resolve(struct loader *ld)
+{
+	struct config		*cf = ld->ld_cf;
+	struct config_backend	*be;
+	const struct config_outauth *def = NULL, *oa;
+	struct cnode		*key;
+	size_t			 i, j;
+
+	for (i = 0; i < cf->cf_noutauth; i++)
+		if (cf->cf_outauth[i].oa_backend == NULL)
+			def = &cf->cf_outauth[i];
+	for (i = 0; ld->ld_outauth_backends != NULL &&
+	    i + 1 < ld->ld_outauth_backends->cn_nkids; i += 2) {
+		key = ld->ld_outauth_backends->cn_kids[i];
+		if (config_backend_find(cf, key->cn_str) == NULL)
+			return config_error(ld, key, "outgoingAuth.backends: "
+			    "no backend named \"%s\"", key->cn_str);
+	}
+	for (i = 0; i < cf->cf_nbackends; i++) {
+		be = &cf->cf_backends[i];
+		oa = def;
+		for (j = 0; j < cf->cf_noutauth; j++)
+			if (cf->cf_outauth[j].oa_backend != NULL &&
+			    strcmp(cf->cf_outauth[j].oa_backend,
+			    be->cb_name) == 0)
+				oa = &cf->cf_outauth[j];
+		if (oa == NULL || oa->oa_type ==
+		    CONFIG_OUTAUTH_UNAUTHENTICATED) {
+			be->cb_outauth = NULL;
+			continue;
+		}
+		if (be->cb_transport != TRANSPORT_STREAMABLE_HTTP)
+			return config_error(ld, oa->oa_backend != NULL ?
+			    cnode_get_key(ld->ld_outauth_backends,
+			    be->cb_name) : ld->ld_outauth_default,
+			    "outgoingAuth: backend %s uses transport %s; %s "
+			    "needs streamable-http (give it type "
+			    "unauthenticated in outgoingAuth.backends)",
+			    be->cb_name, config_transport_name(
+			    be->cb_transport), config_outauth_name(
+			    oa->oa_type));
+		be->cb_outauth = oa;
+	}
+	return 0;
+}
+
+void
+config_outauth_free(struct config *cf)
+{
+	struct config_outauth	*oa;
+	size_t			 i;
+
+	for (i = 0; i < cf->cf_noutauth; i++) {
+		oa = &cf->cf_outauth[i];
+		free(oa->oa_backend);
+		free(oa->oa_header_name);
+		free(oa->oa_header_env);
+		if (oa->oa_header_value != NULL) {
+			explicit_bzero(oa->oa_header_value,
+			    strlen(oa->oa_header_value));
+			free(oa->oa_header_value);
+		}
+	}
+	free(cf->cf_outauth);
+	cf->cf_outauth = NULL;
+	cf->cf_noutauth = 0;
+}

@@ -1,0 +1,72 @@
+/*
+ * The daemon's figures in shared memory: one slot per worker of a
+ * generation and one for its view builder, mapped by the master before
+ * it forks them (master/master.c sizes it and records pids and
+ * restarts), counted by each process in its own slot and read across
+ * all of them by worker/diag.c for /status and /metrics.
+ */
+#ifndef VMCPD_STATS_H
+#define VMCPD_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct config;
+
+/* backend answer latency buckets (seconds): diag.c's diag_lat_le[] */
+#define DIAG_LAT_BUCKETS	13	/* the last one is +Inf */
+#define DIAG_METHODS		28	/* diag.c's diag_methods[] */
+
+enum diag_outcome {
+	DIAG_OK,		/* 2xx with a result (or accepted) */
+	DIAG_RPC_ERROR,		/* a JSON-RPC error answer */
+	DIAG_REJECTED,		/* a 4xx: refused before or by the edge */
+	DIAG_FAILED,		/* a 5xx */
+	DIAG_ABORTED,		/* no answer written: the client left */
+	DIAG_NOUTCOMES
+};
+
+enum diag_berr {
+	DIAG_BERR_TRANSPORT,	/* refused, reset, unreachable */
+	DIAG_BERR_TIMEOUT,
+	DIAG_BERR_HTTP,		/* a non-2xx status */
+	DIAG_BERR_PROTOCOL,	/* a 2xx without a usable answer */
+	DIAG_NBERR
+};
+
+/* one backend's figures in one worker slot */
+struct diag_backend {
+	uint64_t	 db_lat[DIAG_LAT_BUCKETS];	/* not cumulative */
+	uint64_t	 db_lat_sum_us;
+	uint64_t	 db_errors[DIAG_NBERR];
+	uint64_t	 db_last_at;	/* monotonic us, the last answer */
+	uint64_t	 db_last_us;	/* and its latency */
+	uint64_t	 db_err_seq;	/* odd while db_err is written */
+	uint64_t	 db_err_ms;	/* wall time of the last error */
+	char		 db_err[160];
+};
+
+/*
+ * One worker slot's figures, in memory the master maps shared before
+ * forking a generation: the worker counts, the master sets the pid and
+ * the restarts, any worker reads them all (relaxed atomics; a slot has
+ * one writer, so counting is a plain load and store, no locked add).
+ * A slot is sizeof(struct diag_slot) plus one struct diag_backend per
+ * configured backend: diag_stats_size() and diag_stats_slot().
+ */
+struct diag_slot {
+	uint64_t	 ds_pid;
+	uint64_t	 ds_restarts;		/* respawns after a death */
+	uint64_t	 ds_requests;		/* HTTP requests, main port */
+	uint64_t	 ds_mcp_requests;	/* of them, to /mcp */
+	uint64_t	 ds_view_builds;	/* views built and stored */
+	uint64_t	 ds_era_changes;	/* backends in another era */
+	uint64_t	 ds_calls[DIAG_METHODS][DIAG_NOUTCOMES];
+	struct diag_backend ds_backends[];	/* one per backend */
+};
+
+size_t		  diag_stats_size(const struct config *, int nslots);
+struct diag_slot *diag_stats_slot(struct diag_slot *, const struct config *,
+		    int slot);
+
+#endif
