@@ -2,7 +2,7 @@
  * The view builder: one process per generation, forked and respawned by
  * the master like a worker (nginx's cache manager is the model).  It
  * lists the backends, parses their lists, resolves, lays out and stores
- * every view (views.c), so that no worker's loop ever does: a worker
+ * every view (view_builder.c), so that no worker's loop ever does: a worker
  * asks for a build with a WAKE_VIEW_BUILD wake-up, goes on serving the
  * stored view meanwhile, and reads the new one in place when it is
  * stored (WAKE_VIEW_READY wakes the requests that wait for a first

@@ -3,7 +3,7 @@
  * whichever edge it came through.  Lists are paged out of the view;
  * calls, gets and reads are routed to a backend under the backend's own
  * name.  No I/O: lists and routes are read in place from the view's
- * layout in the map (views.c, view_layout.c), the rest is on the
+ * layout in the map (view_store.c, view_layout.c), the rest is on the
  * view's small header.
  */
 #include <stdarg.h>
@@ -211,7 +211,7 @@ core_list(json_t *view, const char *method, json_t *params, size_t pagesize,
 }
 
 /*
- * Routes are copied out of the view's layout (views.c); the last one
+ * Routes are copied out of the view's layout (view_store.c); the last one
  * stays here so that the names handed back live until the next route.
  */
 static struct view_route	core_rt;

@@ -225,7 +225,7 @@ void	 mrtr_wake(struct worker *, const char *id);
 void	 mrtr_free_all(void);
 
 /*
- * views.c: the shared aggregated view (store "views" db).  view_get()
+ * views.c (and view_*.c): the shared aggregated view (store "views" db).  view_get()
  * answers at once from the stored view (one past its freshness starts
  * a rebuild in the background); only the first view of a generation is
  * waited for.  Views are built by the builder process alone

@@ -50,7 +50,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	q.vq_modern = (data[0] & 0x10) != 0;
 	q.vq_offset = (size_t)((data[0] >> 5) & 3);
 	q.vq_last = (data[0] & 0x40) ? name : NULL;
-	/* a shard's last key even at its end (worker/views.c) */
+	/* a shard's last key even at its end (worker/view_store.c) */
 	q.vq_more = q.vq_modern;
 	for (k = 0; k < VIEW_KIND_N; k++) {
 		q.vq_kind = (enum view_kind)k;

@@ -73,7 +73,7 @@ static char			statedir[] = "/tmp/test_core.XXXXXX";
 
 /*
  * The core reads lists and routes in place from the view's layout in
- * the store (worker/views.c), stored as shards: the fixture is laid out
+ * the store (worker/view_store.c), stored as shards: the fixture is laid out
  * one entry per shard (so that pages run across shards and routes are
  * found in the shard the header's directory points to), and the view
  * the tests pass is its header, naming the layout and its shards.
