@@ -87,45 +87,16 @@ builder_main(const struct config *conf, unsigned int gen,
     struct diag_slot *stats, int nworkers, int chan_fd)
 {
 	struct worker	*w = worker_self();
-	struct event	*chan_ev, *sig_term, *sig_quit;
-	sigset_t	 mask;
-	int		 cleared = 0;
-
-	memset(w, 0, sizeof(*w));
-	w->w_conf = conf;
-	w->w_slot = -1;		/* no worker slot: not worker 0 */
-	/* its backend figures in the diag slot after the workers' */
-	w->w_stats = stats;
-	w->w_nstats = nworkers;
-	w->w_stat_slot = nworkers;
-	w->w_gen = gen;
-	w->w_pid = getpid();
-	w->w_chan = chan_fd;
-	w->w_listen_fd = -1;
-	w->w_diag_fd = -1;
-	TAILQ_INIT(&w->w_reqs);
+	struct event	*chan_ev;
 
 	if (setpriority(PRIO_PROCESS, 0, BUILDER_NICE) == -1)
 		log_warn("setpriority");
-	if ((w->w_base = event_base_new()) == NULL)
-		fatalx("event_base_new failed");
-	if ((sig_term = evsignal_new(w->w_base, SIGTERM, builder_on_signal,
-	    w)) == NULL || evsignal_add(sig_term, NULL) == -1 ||
-	    (sig_quit = evsignal_new(w->w_base, SIGQUIT, builder_on_signal,
-	    w)) == NULL || evsignal_add(sig_quit, NULL) == -1)
-		fatalx("cannot handle SIGTERM");
-	sigemptyset(&mask);
-	(void)sigprocmask(SIG_SETMASK, &mask, NULL);
-
-	if (store_open(&w->w_store, conf->cf_state_dir, conf->cf_map_size,
-	    conf->cf_max_readers, 0) == -1)
-		fatalx("cannot open the state in %s", conf->cf_state_dir);
-	if (store_reader_check(w->w_store, &cleared) == 0 && cleared > 0)
-		log_info("cleared %d stale reader slots", cleared);
-	if ((w->w_hc = http_client_new(w->w_base)) == NULL)
-		fatalx("cannot create the backend HTTP client");
-	if (wake_init(w->w_base, conf, w->w_pid, builder_on_wake, w) == -1)
-		fatalx("cannot set up the wake socket");
+	worker_process_init(w, conf, gen, chan_fd, 0, builder_on_signal,
+	    builder_on_wake);
+	/* no worker slot; its backend figures in the diag slot after theirs */
+	w->w_stats = stats;
+	w->w_nstats = nworkers;
+	w->w_stat_slot = nworkers;
 	if ((chan_ev = event_new(w->w_base, chan_fd, EV_READ | EV_PERSIST,
 	    builder_on_channel, w)) == NULL || event_add(chan_ev, NULL) == -1)
 		fatalx("cannot watch the master channel");
@@ -147,8 +118,8 @@ builder_main(const struct config *conf, unsigned int gen,
 	http_client_free(w->w_hc);
 	store_close(w->w_store);
 	event_free(chan_ev);
-	event_free(sig_term);
-	event_free(sig_quit);
+	event_free(w->w_sig_term);
+	event_free(w->w_sig_usr1);
 	event_base_free(w->w_base);
 	exit(0);
 }

@@ -183,47 +183,43 @@ worker_self(void)
 	return &the_worker;
 }
 
+/*
+ * What a worker and the builder set up alike after the fork: the struct
+ * (the caller sets the rest), a loop whose SIGTERM and SIGQUIT call
+ * on_signal, the signals the master blocked across the fork unblocked,
+ * this process's store handle, the backend client and the wake socket.
+ * base_flags are event_config flags for the loop.
+ */
 void
-worker_main(const struct config *conf, int slot, unsigned int gen,
-    int listen_fd, int diag_fd, struct diag_slot *stats, int nstats,
-    int chan_fd)
+worker_process_init(struct worker *w, const struct config *conf,
+    unsigned int gen, int chan_fd, int base_flags,
+    event_callback_fn on_signal,
+    void (*on_wake)(void *, const struct wake_msg *))
 {
-	struct worker		*w = &the_worker;
 	struct event_config	*cfg;
 	sigset_t		 mask;
 	int			 cleared = 0;
 
 	memset(w, 0, sizeof(*w));
 	w->w_conf = conf;
-	w->w_slot = slot;
+	w->w_slot = -1;
 	w->w_gen = gen;
 	w->w_pid = getpid();
 	w->w_chan = chan_fd;
-	w->w_listen_fd = listen_fd;
-	w->w_diag_fd = diag_fd;
-	w->w_stats = stats;
-	w->w_nstats = nstats;
-	w->w_stat_slot = slot;
+	w->w_listen_fd = -1;
+	w->w_diag_fd = -1;
 	TAILQ_INIT(&w->w_reqs);
 
-	/*
-	 * With the changelist, interest turned on and off within one loop
-	 * pass (a socket's write interest when a write falls short, say)
-	 * costs no epoll_ctl.  Workers never dup() a descriptor, the one
-	 * thing the changelist cannot follow.
-	 */
 	if ((cfg = event_config_new()) == NULL ||
-	    event_config_set_flag(cfg, EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST) ==
-	    -1 || (w->w_base = event_base_new_with_config(cfg)) == NULL)
+	    (base_flags != 0 && event_config_set_flag(cfg, base_flags) == -1) ||
+	    (w->w_base = event_base_new_with_config(cfg)) == NULL)
 		fatalx("event_base_new failed");
 	event_config_free(cfg);
-	if ((w->w_sig_term = evsignal_new(w->w_base, SIGTERM,
-	    worker_on_signal, w)) == NULL ||
-	    evsignal_add(w->w_sig_term, NULL) == -1)
+	if ((w->w_sig_term = evsignal_new(w->w_base, SIGTERM, on_signal,
+	    w)) == NULL || evsignal_add(w->w_sig_term, NULL) == -1)
 		fatalx("cannot handle SIGTERM");
-	if ((w->w_sig_usr1 = evsignal_new(w->w_base, SIGQUIT,
-	    worker_on_signal, w)) == NULL ||
-	    evsignal_add(w->w_sig_usr1, NULL) == -1)
+	if ((w->w_sig_usr1 = evsignal_new(w->w_base, SIGQUIT, on_signal,
+	    w)) == NULL || evsignal_add(w->w_sig_usr1, NULL) == -1)
 		fatalx("cannot handle SIGQUIT");
 	sigemptyset(&mask);
 	(void)sigprocmask(SIG_SETMASK, &mask, NULL);
@@ -236,8 +232,32 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 		log_info("cleared %d stale reader slots", cleared);
 	if ((w->w_hc = http_client_new(w->w_base)) == NULL)
 		fatalx("cannot create the backend HTTP client");
-	if (wake_init(w->w_base, conf, w->w_pid, worker_on_wake, w) == -1)
+	if (wake_init(w->w_base, conf, w->w_pid, on_wake, w) == -1)
 		fatalx("cannot set up the wake socket");
+}
+
+void
+worker_main(const struct config *conf, int slot, unsigned int gen,
+    int listen_fd, int diag_fd, struct diag_slot *stats, int nstats,
+    int chan_fd)
+{
+	struct worker		*w = &the_worker;
+
+	/*
+	 * With the changelist, interest turned on and off within one loop
+	 * pass (a socket's write interest when a write falls short, say)
+	 * costs no epoll_ctl.  Workers never dup() a descriptor, the one
+	 * thing the changelist cannot follow.
+	 */
+	worker_process_init(w, conf, gen, chan_fd,
+	    EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST, worker_on_signal,
+	    worker_on_wake);
+	w->w_slot = slot;
+	w->w_listen_fd = listen_fd;
+	w->w_diag_fd = diag_fd;
+	w->w_stats = stats;
+	w->w_nstats = nstats;
+	w->w_stat_slot = slot;
 	if (auth_init(w) == -1)
 		fatalx("cannot set up incoming authentication");
 	if (audit_init(w) == -1)

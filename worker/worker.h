@@ -33,6 +33,7 @@ struct store;
 struct backend_call;
 struct mcp_req;
 struct session;
+struct wake_msg;
 
 struct worker {
 	struct event_base		*w_base;
@@ -77,6 +78,10 @@ void	 worker_request_release(struct worker *, const char *where);
 void	 worker_reply_flushed(struct worker *);
 void	 worker_exit_if_idle(struct worker *);
 struct worker *worker_self(void);	/* one worker per process */
+void	 worker_process_init(struct worker *, const struct config *,
+	    unsigned int gen, int chan_fd, int base_flags,
+	    void (*on_signal)(int, short, void *),
+	    void (*on_wake)(void *, const struct wake_msg *));
 
 /* http_front.c: the HTTP server (httpd.c) set up, routes, reply helpers */
 int	 front_init(struct worker *);
