@@ -649,6 +649,31 @@ load_text(struct loader *ld, struct cnode *v, const char *path)
 }
 
 /*
+ * A *Env key: the name of an environment variable (into *name) that must
+ * be set and not empty; its value (the environment's own) into *valp.
+ * The value is a secret: messages name the variable, never quote it.
+ */
+int
+load_env_ref(struct loader *ld, struct cnode *v, const char *path,
+    char **name, const char **valp)
+{
+	const char	*val;
+	size_t		 i;
+
+	if (load_string(ld, v, path, name) == -1)
+		return -1;
+	for (i = 0; (*name)[i] != '\0'; i++)
+		if (!isalnum((unsigned char)(*name)[i]) && (*name)[i] != '_')
+			return config_expected(ld, v, path, "an environment "
+			    "variable name");
+	if ((val = getenv(*name)) == NULL || *val == '\0')
+		return config_error(ld, v, "%s: the environment variable %s "
+		    "is not set or empty", path, *name);
+	*valp = val;
+	return 0;
+}
+
+/*
  * A sequence of non-empty strings into a NULL-terminated array and its
  * count.  The array hangs off the config as soon as it exists, so that
  * config_free() cleans up after an error half-way.

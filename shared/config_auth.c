@@ -119,19 +119,9 @@ load_oidc_secret_env(struct loader *ld, struct cnode *v, const char *path,
 {
 	struct config_oidc	*oi = arg;
 	const char		*val;
-	size_t			 i;
 
-	if (load_string(ld, v, path, &oi->oi_client_secret_env) == -1)
+	if (load_env_ref(ld, v, path, &oi->oi_client_secret_env, &val) == -1)
 		return -1;
-	for (i = 0; oi->oi_client_secret_env[i] != '\0'; i++)
-		if (!isalnum((unsigned char)oi->oi_client_secret_env[i]) &&
-		    oi->oi_client_secret_env[i] != '_')
-			return config_expected(ld, v, path, "an environment "
-			    "variable name");
-	/* the secret itself is never in a message */
-	if ((val = getenv(oi->oi_client_secret_env)) == NULL || *val == '\0')
-		return config_error(ld, v, "%s: the environment variable %s "
-		    "is not set or empty", path, oi->oi_client_secret_env);
 	free(oi->oi_client_secret);
 	if ((oi->oi_client_secret = strdup(val)) == NULL)
 		return config_error(ld, NULL, "out of memory");

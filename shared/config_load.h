@@ -109,6 +109,8 @@ struct cnode *cnode_get_key(const struct cnode *, const char *key);
 int	 load_string(struct loader *, struct cnode *, const char *path,
 	    char **);
 int	 load_text(struct loader *, struct cnode *, const char *path);
+int	 load_env_ref(struct loader *, struct cnode *, const char *path,
+	    char **name, const char **valp);
 int	 load_string_seq(struct loader *, struct cnode *, const char *path,
 	    const char *what, char ***, size_t *);
 int	 load_plain(struct loader *, struct cnode *, const char *path,

@@ -191,18 +191,9 @@ load_header_env(struct loader *ld, struct cnode *v, const char *path,
 {
 	struct config_outauth	*oa = arg;
 	const char		*val;
-	size_t			 i;
 
-	if (load_string(ld, v, path, &oa->oa_header_env) == -1)
+	if (load_env_ref(ld, v, path, &oa->oa_header_env, &val) == -1)
 		return -1;
-	for (i = 0; oa->oa_header_env[i] != '\0'; i++)
-		if (!isalnum((unsigned char)oa->oa_header_env[i]) &&
-		    oa->oa_header_env[i] != '_')
-			return config_expected(ld, v, path, "an environment "
-			    "variable name");
-	if ((val = getenv(oa->oa_header_env)) == NULL || *val == '\0')
-		return config_error(ld, v, "%s: the environment variable %s "
-		    "is not set or empty", path, oa->oa_header_env);
 	return outauth_set_value(ld, v, path, oa, val);
 }
 
