@@ -39,6 +39,21 @@ store_items_free(struct store_item *items, size_t n)
 	}
 }
 
+/* hand a batch to cb, until it says stop (1), then free the batch */
+static int
+store_items_visit(struct store_item *items, size_t n, store_iter_cb cb,
+    void *arg)
+{
+	size_t	i;
+	int	stop = 0;
+
+	for (i = 0; i < n && !stop; i++)
+		stop = cb(arg, items[i].si_key, items[i].si_klen,
+		    &items[i].si_rec) != 0;
+	store_items_free(items, n);
+	return stop;
+}
+
 /*
  * Copy out one batch of records after the key last (or from the start),
  * then end the read txn: callbacks never run while it pins pages.
@@ -129,7 +144,7 @@ store_iter(struct store *s, enum store_db db, uint64_t now_ms,
 {
 	struct store_item	*items;
 	uint8_t			 last[STORE_LMDB_KEY];
-	size_t			 lastlen = 0, n, i;
+	size_t			 lastlen = 0, n;
 	int			 done = 0, stop = 0;
 
 	if (s == NULL || (unsigned int)db >= STORE_NDB || cb == NULL) {
@@ -148,10 +163,7 @@ store_iter(struct store *s, enum store_db db, uint64_t now_ms,
 			free(items);
 			return -1;
 		}
-		for (i = 0; i < n && !stop; i++)
-			stop = cb(arg, items[i].si_key, items[i].si_klen,
-			    &items[i].si_rec) != 0;
-		store_items_free(items, n);
+		stop = store_items_visit(items, n, cb, arg);
 	}
 	free(items);
 	return 0;
@@ -167,7 +179,7 @@ store_scan(struct store *s, enum store_db db, const void *prefix,
 	MDB_txn			*txn;
 	MDB_cursor		*cur;
 	MDB_val			 k, v;
-	size_t			 n = 0, i, bytes = 0;
+	size_t			 n = 0, bytes = 0;
 	int			 rc, stop = 0, more = 1;
 
 	if (store_check(s, db, prefix, plen, 0) == -1 || cb == NULL ||
@@ -226,10 +238,7 @@ store_scan(struct store *s, enum store_db db, const void *prefix,
 			store_set_errno(rc);
 			goto fail;
 		}
-		for (i = 0; i < n && !stop; i++)
-			stop = cb(arg, items[i].si_key, items[i].si_klen,
-			    &items[i].si_rec) != 0;
-		store_items_free(items, n);
+		stop = store_items_visit(items, n, cb, arg);
 	}
 	free(items);
 	return 0;
