@@ -169,7 +169,7 @@ upstream_deliver(struct upstream *u, const struct upstream_result *r)
 	int				 st;
 
 	if (ch->ch_cb_enabled && !u->u_stream && u->u_refused == NULL &&
-	    u->u_state != US_DEFERRED) {
+	    u->u_state != US_DEFERRED && !(u->u_flags & UPSTREAM_F_PROBE)) {
 		st = health_breaker_record(u->u_w->w_store, u->u_be->cb_name,
 		    ch, r->ur_status == UPSTREAM_FAILED, u->u_trial,
 		    store_now_ms());
@@ -1005,6 +1005,8 @@ upstream_ready(struct upstream *u)
 	}
 	memset(&p, 0, sizeof(p));
 	u->u_state = US_SENDING;
+	if ((u->u_flags & UPSTREAM_F_PROBE) && u->u_era == PROTO_ERA_MODERN)
+		u->u_method = "server/discover";
 	if (u->u_cbs->uc_params(u->u_arg, u->u_era, &p) == -1) {
 		json_decref(p.up_tree);
 		free(p.up_owned);
@@ -1193,7 +1195,7 @@ upstream_call(struct worker *w, const struct config_backend *be,
 	u->u_caps = uq->uq_caps;
 	u->u_client = uq->uq_client;
 	u->u_flags = uq->uq_flags;
-	if (upstream_admit(u) == 0)
+	if ((u->u_flags & UPSTREAM_F_PROBE) || upstream_admit(u) == 0)
 		upstream_resolve(u);
 	return upstream_started(u);
 }
