@@ -435,7 +435,7 @@ diag_breaker(struct worker *w, const struct config_backend *be, int *fails)
 	return breaker_state_name((enum breaker_state)bk.bk_state);
 }
 
-/* a backend's health record (probe.c): unknown when there is none */
+/* a backend's health record (healthcheck.c): unknown when there is none */
 static enum probe_state
 diag_health(struct worker *w, const struct config_backend *be,
     struct probe_rec *pr)
@@ -465,7 +465,7 @@ diag_health_json(const struct probe_rec *pr)
 
 /*
  * One backend in /status.  health is its health checks' verdict
- * (probe.c; "unknown" until one is done), healthCheck the last one;
+ * (healthcheck.c; "unknown" until one is done), healthCheck the last one;
  * breaker is its circuit breaker's state.
  */
 static json_t *

@@ -81,7 +81,7 @@ views_breaker_out(struct worker *w, const struct config_backend *be,
 	uint64_t			 until;
 
 	/* unhealthy (probes): out until a probe is answered, which lists
-	 * it anew (probe.c); fresh meanwhile for an interval */
+	 * it anew (healthcheck.c); fresh meanwhile for an interval */
 	if (ch->ch_interval_ms > 0 && health_probe_get(w->w_store,
 	    be->cb_name, c->vl_now, &pr) == 0 &&
 	    probe_state_out((enum probe_state)pr.pr_state))

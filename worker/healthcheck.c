@@ -55,17 +55,6 @@ probe_timeval(struct timeval *tv, uint64_t ms)
 	tv->tv_usec = (suseconds_t)(ms % 1000) * 1000;
 }
 
-/* the backend's part of the view changes next turn, out of callbacks */
-static void
-probe_on_changed(evutil_socket_t fd, short ev, void *arg)
-{
-	const struct config_backend *be = arg;
-
-	(void)fd;
-	(void)ev;
-	view_changed(worker_self(), be->cb_name);
-}
-
 static void
 probe_done(struct probe *p, enum probe_outcome o, const char *err)
 {
@@ -73,7 +62,6 @@ probe_done(struct probe *p, enum probe_outcome o, const char *err)
 	const char			*name = p->p_be->cb_name;
 	struct probe_rec		 old, cur;
 	struct breaker			 bk;
-	struct timeval			 tv = { 0, 0 };
 	uint64_t			 now = store_now_ms(), lat;
 	int				 changed = 0;
 
@@ -101,9 +89,8 @@ probe_done(struct probe *p, enum probe_outcome o, const char *err)
 	    bk.bk_state != BREAKER_CLOSED && health_breaker_record(
 	    p->p_w->w_store, name, ch, 0, 1, now) == BREAKER_CLOSED)
 		changed = 1;
-	if (changed && event_base_once(p->p_w->w_base, -1, EV_TIMEOUT,
-	    probe_on_changed, (void *)(uintptr_t)p->p_be, &tv) == -1)
-		log_warnx("backend %s: cannot rebuild the view", name);
+	if (changed)
+		view_changed_soon(p->p_w, p->p_be);
 }
 
 static int
