@@ -203,6 +203,7 @@ describe('circuit breaker on real requests', () => {
  */
 const INTERVAL_MS = 1000;
 const UNHEALTHY = 2;
+const BREAKER_OPEN_S = 120;	/* longer than the test: only a probe closes it */
 
 /* a 2025-11-25 backend that records the methods it is sent; deny: 401 */
 function probedBackend(name, tool, seen, { deny = false } = {}) {
@@ -258,7 +259,8 @@ describe('active health checks', () => {
       aggregation: 'conflictResolutionConfig:\n  prefixMode: onConflict\ncacheTtl: 60s',
       operational: 'failureHandling:\n  partialFailureMode: best_effort\n' +
         `  healthCheckInterval: ${INTERVAL_MS}ms\n  healthCheckTimeout: ${INTERVAL_MS - 200}ms\n` +
-        `  unhealthyThreshold: ${UNHEALTHY}\n  statusReportingInterval: 1s`,
+        `  unhealthyThreshold: ${UNHEALTHY}\n  statusReportingInterval: 1s\n` +
+        `  circuitBreaker: {enabled: true, failureThreshold: ${UNHEALTHY}, timeout: ${BREAKER_OPEN_S}s}`,
     }).replace('daemon:\n', `daemon:\n  diagnostics: ${HOST}:${diag}\n`));
     await daemon.start({ timeout: 30000 });
     ({ sid } = await openSessionCaps(daemon.port));
@@ -343,5 +345,34 @@ describe('active health checks', () => {
     assert.ok((await toolNames()).includes('p'));
     assert.ok(['healthy', 'degraded'].includes((await healthOf('pinged')).health));
     g.close();
+  }));
+
+  test('probes are not counted by the breaker, and an answered one closes it', guarded(async () => {
+    srv.close();
+    srv.closeAllConnections();
+    // real calls open the breaker (or find the tool gone already)
+    for (let i = 0; i < UNHEALTHY * 4; i++) {
+      const r = await rpc(daemon.port, sid, 'tools/call', { name: 'p', arguments: {} });
+      assert.ok(r.json.error || r.json.result?.isError, r.text);
+    }
+    const open = await waitFor('the breaker open', async () => {
+      const x = await healthOf('pinged');
+      return x.breaker === 'open' && x;
+    }, { timeout: 15000, interval: 300 });
+    // failed probes go on (no client traffic) without counting as failures
+    const at = Date.parse((await healthOf('pinged')).healthCheck.at);
+    await waitFor('more failed probes', async () =>
+      Date.parse((await healthOf('pinged')).healthCheck.at) > at + INTERVAL_MS * 2,
+    { timeout: INTERVAL_MS * 20, interval: 300 });
+    assert.equal((await healthOf('pinged')).consecutiveFailures, open.consecutiveFailures);
+    await new Promise((resolve, reject) => {
+      srv.once('error', reject);
+      srv.listen(port, HOST, resolve);
+    });
+    // long before the breaker's timeout, with no client traffic
+    await waitFor('the breaker closed by a probe', async () =>
+      (await healthOf('pinged')).breaker === 'closed', { timeout: INTERVAL_MS * 20, interval: 300 });
+    await waitFor('p listed again', async () => (await toolNames()).includes('p'),
+      { timeout: 15000, interval: 300 });
   }));
 });
