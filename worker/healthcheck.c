@@ -223,6 +223,12 @@ probe_init(struct worker *w)
 	if ((probe_tick = event_new(w->w_base, -1, EV_PERSIST, probe_on_tick,
 	    w)) == NULL || event_add(probe_tick, &tv) == -1)
 		return -1;
+	/* the first round at once: a record left unhealthy by the last
+	 * generation (or run) would keep a live backend out an interval */
+	memset(&tv, 0, sizeof(tv));
+	if (event_base_once(w->w_base, -1, EV_TIMEOUT, probe_on_tick, w,
+	    &tv) == -1)
+		return -1;
 	if (ch->ch_report_ms > 0) {
 		probe_timeval(&tv, ch->ch_report_ms);
 		if ((probe_report = event_new(w->w_base, -1, EV_PERSIST,
