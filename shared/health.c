@@ -273,3 +273,186 @@ health_breaker_release(struct store *s, const char *backend,
 	hu.hu_release = 1;
 	(void)health_update(s, backend, &hu);
 }
+
+/* --- active health: the probes' record ---------------------------------- */
+
+#define PROBE_PREFIX	"probe/"
+
+const char *
+probe_state_name(enum probe_state st)
+{
+	switch (st) {
+	case PROBE_HEALTHY:
+		return "healthy";
+	case PROBE_DEGRADED:
+		return "degraded";
+	case PROBE_UNHEALTHY:
+		return "unhealthy";
+	case PROBE_UNAUTHENTICATED:
+		return "unauthenticated";
+	default:
+		break;
+	}
+	return "unknown";
+}
+
+int
+probe_state_out(enum probe_state st)
+{
+	return st == PROBE_UNHEALTHY;
+}
+
+int
+probe_step(struct probe_rec *p, unsigned int threshold, uint64_t timeout_ms,
+    enum probe_outcome o, uint64_t latency_us, const char *err,
+    uint64_t now_ms)
+{
+	uint32_t old = p->pr_state;
+
+	p->pr_at_ms = now_ms;
+	switch (o) {
+	case PROBE_OK:
+		p->pr_latency_us = latency_us;
+		/* slow, or the first answer after failures: degraded */
+		if ((timeout_ms > 0 && latency_us > timeout_ms * 1000 / 2) ||
+		    p->pr_fails > 0 || old == PROBE_UNHEALTHY ||
+		    old == PROBE_UNAUTHENTICATED)
+			p->pr_state = PROBE_DEGRADED;
+		else
+			p->pr_state = PROBE_HEALTHY;
+		p->pr_fails = 0;
+		break;
+	case PROBE_DENIED:
+		p->pr_latency_us = latency_us;
+		p->pr_state = PROBE_UNAUTHENTICATED;
+		p->pr_fails = 0;
+		break;
+	case PROBE_FAILED:
+		if (p->pr_fails < UINT32_MAX)
+			p->pr_fails++;
+		if (p->pr_fails >= (threshold > 0 ? threshold : 1))
+			p->pr_state = PROBE_UNHEALTHY;
+		break;
+	}
+	if (err != NULL && o != PROBE_OK)
+		(void)snprintf(p->pr_err, sizeof(p->pr_err), "%s", err);
+	return p->pr_state != old;
+}
+
+static size_t
+probe_key(char *key, size_t len, const char *backend)
+{
+	int n;
+
+	n = snprintf(key, len, PROBE_PREFIX "%s", backend);
+	if (n < 0 || (size_t)n >= len)
+		return 0;
+	return (size_t)n;
+}
+
+/* a record of another layout reads as none */
+static void
+probe_decode(struct probe_rec *p, const void *data, size_t len)
+{
+	memset(p, 0, sizeof(*p));
+	if (data != NULL && len == sizeof(*p))
+		memcpy(p, data, sizeof(*p));
+	if (p->pr_state >= PROBE_NSTATES)
+		memset(p, 0, sizeof(*p));
+	p->pr_err[sizeof(p->pr_err) - 1] = '\0';
+}
+
+static int
+probe_on_read(void *arg, const void *data, size_t len)
+{
+	probe_decode(arg, data, len);
+	return 0;
+}
+
+int
+health_probe_get(struct store *s, const char *backend, uint64_t now_ms,
+    struct probe_rec *p)
+{
+	char	 key[STORE_KEY_MAX];
+	size_t	 klen;
+	int	 rc;
+
+	memset(p, 0, sizeof(*p));
+	if ((klen = probe_key(key, sizeof(key), backend)) == 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	rc = store_read(s, STORE_HEALTH, key, klen, now_ms, probe_on_read, p);
+	return rc == -1 ? -1 : 0;
+}
+
+struct probe_upd {
+	const struct config_health	*pu_ch;
+	enum probe_outcome		 pu_outcome;
+	uint64_t			 pu_latency_us;
+	const char			*pu_err;
+	uint64_t			 pu_now;
+	struct probe_rec		 pu_old;
+	struct probe_rec		 pu_new;
+};
+
+static int
+probe_on_update(void *arg, const void *data, size_t len, void *out,
+    size_t outmax, size_t *outlen)
+{
+	struct probe_upd *pu = arg;
+
+	probe_decode(&pu->pu_old, data, len);
+	pu->pu_new = pu->pu_old;
+	(void)probe_step(&pu->pu_new, pu->pu_ch->ch_unhealthy,
+	    pu->pu_ch->ch_timeout_ms, pu->pu_outcome, pu->pu_latency_us,
+	    pu->pu_err, pu->pu_now);
+	if (outmax < sizeof(pu->pu_new))
+		return STORE_UPD_KEEP;
+	memcpy(out, &pu->pu_new, sizeof(pu->pu_new));
+	*outlen = sizeof(pu->pu_new);
+	return STORE_UPD_PUT;
+}
+
+int
+health_probe_record(struct store *s, const char *backend,
+    const struct config_health *ch, enum probe_outcome o,
+    uint64_t latency_us, const char *err, uint64_t now_ms,
+    struct probe_rec *old, struct probe_rec *cur)
+{
+	struct probe_upd	 pu;
+	char			 key[STORE_KEY_MAX];
+	size_t			 klen;
+
+	memset(&pu, 0, sizeof(pu));
+	pu.pu_ch = ch;
+	pu.pu_outcome = o;
+	pu.pu_latency_us = latency_us;
+	pu.pu_err = err;
+	pu.pu_now = now_ms;
+	if ((klen = probe_key(key, sizeof(key), backend)) == 0 ||
+	    store_update(s, STORE_HEALTH, key, klen, now_ms, probe_on_update,
+	    &pu) == -1) {
+		log_warnx("backend %s: cannot record its health: %s", backend,
+		    strerror(errno));
+		return -1;
+	}
+	*old = pu.pu_old;
+	*cur = pu.pu_new;
+	return 0;
+}
+
+int
+health_probe_clear(struct store *s, const char *backend)
+{
+	struct probe_rec	 p;
+	char			 key[STORE_KEY_MAX];
+	size_t			 klen;
+
+	if ((klen = probe_key(key, sizeof(key), backend)) == 0 ||
+	    health_probe_get(s, backend, store_now_ms(), &p) == -1)
+		return -1;
+	if (p.pr_at_ms == 0)
+		return 0;
+	return store_del(s, STORE_HEALTH, key, klen) == -1 ? -1 : 1;
+}

@@ -1,8 +1,8 @@
 /*
  * vmcpctl's operator commands: status (the daemon's /status, read from
  * the diagnostics listener, for a terminal), and in an incident:
- * reprobe (forget a backend's era record and initialize cache: the
- * next request probes it again), rebuild-views (drop the stored views:
+ * reprobe (forget a backend's era record, initialize cache and health
+ * record: the next request probes it again), rebuild-views (drop the stored views:
  * the next list rebuilds them from the backends), drop-sessions (drop
  * the identity scopes' backend sessions of a backend: the next listing
  * opens a new one).  The writes are the daemon's own deletes, each in
@@ -19,6 +19,7 @@
 #include <curl/curl.h>
 #include <jansson.h>
 
+#include "shared/health.h"
 #include "shared/store.h"
 #include "tools/vmcpctl.h"
 
@@ -308,7 +309,7 @@ int
 ctl_reprobe(struct store *st, int argc, char *argv[])
 {
 	const char	*name;
-	int		 era, info;
+	int		 era, info, health;
 
 	if (ctl_backend_arg(argc, argv, &name) != 0)
 		return 1;
@@ -316,13 +317,16 @@ ctl_reprobe(struct store *st, int argc, char *argv[])
 		return 0;
 	era = store_del(st, STORE_ERAS, name, strlen(name));
 	info = store_del(st, STORE_BACKENDS, name, strlen(name));
-	if (era == -1 && info == -1) {
+	/* its health starts over: unknown until the next health check */
+	health = health_probe_clear(st, name);
+	if (era == -1 && info == -1 && health == -1) {
 		warnx("backend %s: cannot change the store", name);
 		return 1;
 	}
-	printf("backend %s: %s; the next request to it probes it again\n",
+	printf("backend %s: %s%s; the next request to it probes it again\n",
 	    name, era == 0 ? "era record dropped" :
-	    "no era record (not probed yet, or its era is pinned)");
+	    "no era record (not probed yet, or its era is pinned)",
+	    health == 1 ? ", health record dropped" : "");
 	return 0;
 }
 

@@ -101,6 +101,8 @@ builder_main(const struct config *conf, unsigned int gen,
 	    builder_on_channel, w)) == NULL || event_add(chan_ev, NULL) == -1)
 		fatalx("cannot watch the master channel");
 	views_builder_init(w);
+	if (probe_init(w) == -1)
+		fatalx("cannot set up the health checks");
 	(void)ipc_send(chan_fd, IPC_READY, NULL, 0);
 	log_debug("building views (nice %d)", BUILDER_NICE);
 
@@ -108,6 +110,7 @@ builder_main(const struct config *conf, unsigned int gen,
 
 	log_debug("exiting");
 	wake_free();
+	probe_free();
 	upstream_free_all(w);
 	backend_free_all(w);
 	views_free();

@@ -435,9 +435,38 @@ diag_breaker(struct worker *w, const struct config_backend *be, int *fails)
 	return breaker_state_name((enum breaker_state)bk.bk_state);
 }
 
+/* a backend's health record (healthcheck.c): unknown when there is none */
+static enum probe_state
+diag_health(struct worker *w, const struct config_backend *be,
+    struct probe_rec *pr)
+{
+	if (health_probe_get(w->w_store, be->cb_name, store_now_ms(), pr) ==
+	    -1)
+		memset(pr, 0, sizeof(*pr));
+	return (enum probe_state)pr->pr_state;
+}
+
+/* the last health check: when, its latency, the last failure's error */
+static json_t *
+diag_health_json(const struct probe_rec *pr)
+{
+	json_t *r;
+
+	if (pr->pr_at_ms == 0)
+		return json_null();
+	r = json_pack("{s:o, s:o, s:i, s:o}", "at", diag_time(pr->pr_at_ms),
+	    "latencyMs", pr->pr_latency_us == 0 ? json_null() :
+	    json_real((double)pr->pr_latency_us / 1000.0),
+	    "consecutiveFailures", (int)(pr->pr_fails > INT_MAX ? INT_MAX :
+	    pr->pr_fails), "lastError", pr->pr_err[0] == '\0' ? json_null() :
+	    json_string(pr->pr_err));
+	return r != NULL ? r : json_null();
+}
+
 /*
- * One backend in /status.  health is "unknown" until health checks
- * fill it in; breaker is its circuit breaker's state.
+ * One backend in /status.  health is its health checks' verdict
+ * (healthcheck.c; "unknown" until one is done), healthCheck the last one;
+ * breaker is its circuit breaker's state.
  */
 static json_t *
 diag_backend_json(struct worker *w, size_t bi)
@@ -445,10 +474,13 @@ diag_backend_json(struct worker *w, size_t bi)
 	const struct config_backend	*be = &w->w_conf->cf_backends[bi];
 	struct diag_bsum		 bs;
 	json_t				*errs, *last;
+	struct probe_rec		 pr;
+	enum probe_state		 hs;
 	const char			*cb;
 	int				 k, fails;
 
 	cb = diag_breaker(w, be, &fails);
+	hs = diag_health(w, be, &pr);
 	diag_backend_sum(w, bi, &bs);
 	if ((errs = json_object()) == NULL)
 		return NULL;
@@ -460,13 +492,14 @@ diag_backend_json(struct worker *w, size_t bi)
 		}
 	last = bs.bs_err_ms == 0 ? json_null() : json_pack("{s:s, s:o}",
 	    "message", bs.bs_err, "at", diag_time(bs.bs_err_ms));
-	return json_pack("{s:s, s:s, s:s, s:s, s:o, s:s, s:s, s:i, s:I, s:o,"
-	    " s:o?, s:o, s:o, s:o}", "name", be->cb_name,
+	return json_pack("{s:s, s:s, s:s, s:s, s:o, s:s, s:o, s:s, s:i, s:I,"
+	    " s:o, s:o?, s:o, s:o, s:o}", "name", be->cb_name,
 	    "transport", config_transport_name(be->cb_transport),
 	    "eraSetting", config_era_name(be->cb_era),
 	    "mcpRevision", proto_era_version(era_get(w, be)),
 	    "era", diag_era_record(w, be),
-	    "health", "unknown", "breaker", cb, "consecutiveFailures", fails,
+	    "health", probe_state_name(hs), "healthCheck",
+	    diag_health_json(&pr), "breaker", cb, "consecutiveFailures", fails,
 	    "requests", (json_int_t)bs.bs_count, "errors", errs,
 	    "lastError", last,
 	    "latencyMs", bs.bs_last_ms == 0 ? json_null() :
@@ -570,6 +603,33 @@ diag_worker_counter(struct evbuffer *b, const struct worker *w,
 		if (evbuffer_add_printf(b, "%s{worker=\"%d\"} %llu\n", name, i,
 		    (unsigned long long)diag_load(p)) < 0)
 			return -1;
+	}
+	return 0;
+}
+
+/* vmcpd_backend_health{backend,state}: 1 for its state, 0 for others */
+static int
+diag_healths(struct worker *w, struct evbuffer *b)
+{
+	const struct config_backend	*be;
+	struct probe_rec		 pr;
+	enum probe_state		 hs;
+	size_t				 i;
+	int				 k;
+
+	if (diag_family(b, "vmcpd_backend_health", "gauge",
+	    "1 for the backend's health state as its health checks found "
+	    "it, 0 for the other states.") == -1)
+		return -1;
+	for (i = 0; i < w->w_conf->cf_nbackends; i++) {
+		be = &w->w_conf->cf_backends[i];
+		hs = diag_health(w, be, &pr);
+		for (k = 0; k < PROBE_NSTATES; k++)
+			if (evbuffer_add_printf(b, "vmcpd_backend_health"
+			    "{backend=\"%s\",state=\"%s\"} %d\n",
+			    be->cb_name, probe_state_name((enum probe_state)k),
+			    (int)hs == k) < 0)
+				return -1;
 	}
 	return 0;
 }
@@ -766,7 +826,8 @@ diag_metrics_text(struct worker *w, struct evbuffer *b)
 	    "recorded, or sent to be probed again.",
 	    diag_slots_sum(w, offsetof(struct diag_slot, ds_era_changes))) ==
 	    -1 || diag_requests_by_method(b, w) == -1 ||
-	    diag_backend_metrics(b, w) == -1 || diag_breakers(w, b) == -1)
+	    diag_backend_metrics(b, w) == -1 || diag_breakers(w, b) == -1 ||
+	    diag_healths(w, b) == -1)
 		return -1;
 	if (store_envstat(w->w_store, &es) == -1)
 		return 0;

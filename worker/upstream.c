@@ -149,35 +149,20 @@ upstream_free(struct upstream *u)
  * a JSON-RPC error is a live backend's answer.  A cached description,
  * a call the breaker refused and a stream send nothing to count.
  */
-/* the breaker opened or closed: the backend's part of the view goes
- * or comes back (rebuilt next turn, out of the caller's callback) */
-static void
-upstream_on_breaker(evutil_socket_t fd, short ev, void *arg)
-{
-	const struct config_backend *be = arg;
-
-	(void)fd;
-	(void)ev;
-	view_changed(worker_self(), be->cb_name);
-}
-
 static void
 upstream_deliver(struct upstream *u, const struct upstream_result *r)
 {
 	const struct config_health	*ch = &u->u_w->w_conf->cf_health;
-	struct timeval			 tv = { 0, 0 };
 	int				 st;
 
 	if (ch->ch_cb_enabled && !u->u_stream && u->u_refused == NULL &&
-	    u->u_state != US_DEFERRED) {
+	    u->u_state != US_DEFERRED && !(u->u_flags & UPSTREAM_F_PROBE)) {
 		st = health_breaker_record(u->u_w->w_store, u->u_be->cb_name,
 		    ch, r->ur_status == UPSTREAM_FAILED, u->u_trial,
 		    store_now_ms());
-		if ((st == BREAKER_OPEN || st == BREAKER_CLOSED) &&
-		    event_base_once(u->u_w->w_base, -1, EV_TIMEOUT,
-		    upstream_on_breaker, (void *)(uintptr_t)u->u_be, &tv) == -1)
-			log_warnx("backend %s: cannot rebuild the view",
-			    u->u_be->cb_name);
+		/* the backend's part of the view goes or comes back */
+		if (st == BREAKER_OPEN || st == BREAKER_CLOSED)
+			view_changed_soon(u->u_w, u->u_be);
 	} else if (u->u_trial && u->u_refused == NULL)
 		health_breaker_release(u->u_w->w_store, u->u_be->cb_name, ch,
 		    store_now_ms());
@@ -1005,6 +990,8 @@ upstream_ready(struct upstream *u)
 	}
 	memset(&p, 0, sizeof(p));
 	u->u_state = US_SENDING;
+	if ((u->u_flags & UPSTREAM_F_PROBE) && u->u_era == PROTO_ERA_MODERN)
+		u->u_method = "server/discover";
 	if (u->u_cbs->uc_params(u->u_arg, u->u_era, &p) == -1) {
 		json_decref(p.up_tree);
 		free(p.up_owned);
@@ -1193,7 +1180,7 @@ upstream_call(struct worker *w, const struct config_backend *be,
 	u->u_caps = uq->uq_caps;
 	u->u_client = uq->uq_client;
 	u->u_flags = uq->uq_flags;
-	if (upstream_admit(u) == 0)
+	if ((u->u_flags & UPSTREAM_F_PROBE) || upstream_admit(u) == 0)
 		upstream_resolve(u);
 	return upstream_started(u);
 }

@@ -114,6 +114,10 @@ struct upstream_req {
 /* not a request: the backend's description (its initialize or
  * server/discover result), cached when there is one */
 #define UPSTREAM_F_DESCRIBE	0x04
+/* a health probe (the builder's): uq_method "ping" goes as
+ * server/discover in 2026-07-28; the circuit breaker neither gates nor
+ * counts it (its outcome is the probe's, health_probe_record()) */
+#define UPSTREAM_F_PROBE	0x08
 
 /* NULL: failed at once (no memory, cannot send); no callback then */
 struct upstream *upstream_call(struct worker *, const struct config_backend *,

@@ -65,10 +65,11 @@ vbuild_free(struct vbuild *b)
 }
 
 /*
- * A backend whose circuit breaker is not closed is left out of the
- * view, whatever lists it had: out, with the time its part stays
- * "fresh" so that the view is rebuilt when the breaker lets a trial
- * through (the rebuild's listing is that trial, or waits for it).
+ * A backend whose circuit breaker is not closed, or that its health
+ * checks found unhealthy, is left out of the view, whatever lists it
+ * had: out, with the time its part stays "fresh" so that the view is
+ * rebuilt when the breaker lets a trial through (the rebuild's listing
+ * is that trial, or waits for it).
  */
 static int
 views_breaker_out(struct worker *w, const struct config_backend *be,
@@ -76,12 +77,21 @@ views_breaker_out(struct worker *w, const struct config_backend *be,
 {
 	const struct config_health	*ch = &w->w_conf->cf_health;
 	struct breaker			 bk;
+	struct probe_rec		 pr;
 	uint64_t			 until;
 
-	if (!ch->ch_cb_enabled || health_breaker_get(w->w_store, be->cb_name,
-	    c->vl_now, &bk) == -1 || bk.bk_state == BREAKER_CLOSED)
+	/* unhealthy (probes): out until a probe is answered, which lists
+	 * it anew (healthcheck.c); fresh meanwhile for an interval */
+	if (ch->ch_interval_ms > 0 && health_probe_get(w->w_store,
+	    be->cb_name, c->vl_now, &pr) == 0 &&
+	    probe_state_out((enum probe_state)pr.pr_state))
+		until = c->vl_now + ch->ch_interval_ms;
+	else if (!ch->ch_cb_enabled || health_breaker_get(w->w_store,
+	    be->cb_name, c->vl_now, &bk) == -1 ||
+	    bk.bk_state == BREAKER_CLOSED)
 		return 0;
-	until = bk.bk_opened_ms + ch->ch_cb_timeout_ms;
+	else
+		until = bk.bk_opened_ms + ch->ch_cb_timeout_ms;
 	if (until < c->vl_now + 1000)
 		until = c->vl_now + 1000;
 	*listed = until > c->vl_ttl ? until - c->vl_ttl : 0;

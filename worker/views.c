@@ -525,6 +525,28 @@ view_changed(struct worker *w, const char *backend)
 		views_ask(w, VIEW_SCOPE_ANON, backend);
 }
 
+static void
+view_on_changed(evutil_socket_t fd, short ev, void *arg)
+{
+	const struct config_backend *be = arg;
+
+	(void)fd;
+	(void)ev;
+	view_changed(worker_self(), be->cb_name);
+}
+
+/* view_changed() on the next loop turn, out of the caller's callback
+ * (a breaker that opened or closed, a backend gone unhealthy) */
+void
+view_changed_soon(struct worker *w, const struct config_backend *be)
+{
+	struct timeval tv = { 0, 0 };
+
+	if (event_base_once(w->w_base, -1, EV_TIMEOUT, view_on_changed,
+	    (void *)(uintptr_t)be, &tv) == -1)
+		log_warnx("backend %s: cannot rebuild the view", be->cb_name);
+}
+
 /* a waiter that no longer wants the view (its client went away) */
 static void
 views_cancel(struct vwaits *waiters, void *arg)

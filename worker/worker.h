@@ -245,6 +245,11 @@ int	 view_refresh(struct worker *, const char *backend, view_cb,
 void	 view_get_cancel(struct worker *, void *arg);
 /* a backend's lists changed: the builder lists it anew (view_refresh()) */
 void	 view_changed(struct worker *, const char *backend);
+void	 view_changed_soon(struct worker *, const struct config_backend *);
+/* active health checks, in the builder (healthcheck.c) */
+int	 probe_init(struct worker *);
+void	 probe_free(void);
+
 /* the view builder (builder.c): this process builds; a worker's asks */
 void	 views_builder_init(struct worker *);
 void	 views_build_request(struct worker *, const char *key,

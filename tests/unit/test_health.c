@@ -94,6 +94,17 @@ rm_env(const char *dir)
 	(void)rmdir(dir);
 }
 
+/* a store's directory, made by mkdtemp(3) */
+static void
+env_dir(char *dir, size_t len)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	(void)snprintf(dir, len, "%s/test_health.XXXXXX",
+	    tmp != NULL && strlen(tmp) < 32 ? tmp : "/tmp");
+	assert_non_null(mkdtemp(dir));
+}
+
 /* through the store: what one caller writes the next decides on (one
  * handle: LMDB forbids opening an environment twice in a process) */
 static void
@@ -103,12 +114,9 @@ test_shared(void **state)
 	struct store		*a, *b;
 	struct breaker		 br;
 	char			 dir[64];
-	const char		*tmp = getenv("TMPDIR");
 
 	(void)state;
-	(void)snprintf(dir, sizeof(dir), "%s/test_health.XXXXXX",
-	    tmp != NULL && strlen(tmp) < 32 ? tmp : "/tmp");
-	assert_non_null(mkdtemp(dir));
+	env_dir(dir, sizeof(dir));
 	assert_int_equal(store_open(&a, dir, 4 << 20, 64, 0), 0);
 	b = a;
 	memset(&ch, 0, sizeof(ch));
@@ -149,12 +157,105 @@ test_shared(void **state)
 	rm_env(dir);
 }
 
+/* the health checks' states: threshold 3, timeout 1000 ms */
+static void
+test_probe_steps(void **state)
+{
+	struct probe_rec p;
+
+	(void)state;
+	memset(&p, 0, sizeof(p));
+	assert_string_equal(probe_state_name(p.pr_state), "unknown");
+	/* a first failure below the threshold leaves it unknown */
+	assert_int_equal(probe_step(&p, 3, 1000, PROBE_FAILED, 0, "refused",
+	    NOW), 0);
+	assert_int_equal(p.pr_state, PROBE_UNKNOWN);
+	assert_string_equal(p.pr_err, "refused");
+	/* answered after a failure: degraded, for one interval */
+	assert_int_equal(probe_step(&p, 3, 1000, PROBE_OK, 1000, NULL, NOW),
+	    1);
+	assert_int_equal(p.pr_state, PROBE_DEGRADED);
+	assert_int_equal(p.pr_fails, 0);
+	assert_int_equal(probe_step(&p, 3, 1000, PROBE_OK, 1000, NULL, NOW),
+	    1);
+	assert_int_equal(p.pr_state, PROBE_HEALTHY);
+	assert_int_equal(p.pr_latency_us, 1000);
+	/* slower than half the timeout: degraded */
+	assert_int_equal(probe_step(&p, 3, 1000, PROBE_OK, 600000, NULL,
+	    NOW), 1);
+	assert_int_equal(p.pr_state, PROBE_DEGRADED);
+	assert_int_equal(probe_step(&p, 3, 1000, PROBE_OK, 400000, NULL,
+	    NOW), 1);
+	assert_int_equal(p.pr_state, PROBE_HEALTHY);
+	/* fewer failures than the threshold change nothing; then unhealthy */
+	assert_int_equal(probe_step(&p, 3, 1000, PROBE_FAILED, 0, "a", NOW),
+	    0);
+	assert_int_equal(probe_step(&p, 3, 1000, PROBE_FAILED, 0, "b", NOW),
+	    0);
+	assert_int_equal(p.pr_state, PROBE_HEALTHY);
+	assert_int_equal(probe_step(&p, 3, 1000, PROBE_FAILED, 0, "c",
+	    NOW + 5), 1);
+	assert_int_equal(p.pr_state, PROBE_UNHEALTHY);
+	assert_true(probe_state_out(p.pr_state));
+	assert_int_equal(p.pr_fails, 3);
+	assert_int_equal(p.pr_at_ms, NOW + 5);
+	assert_string_equal(p.pr_err, "c");
+	/* back: degraded first (in the view again), then healthy */
+	assert_int_equal(probe_step(&p, 3, 1000, PROBE_OK, 10, NULL, NOW),
+	    1);
+	assert_int_equal(p.pr_state, PROBE_DEGRADED);
+	assert_false(probe_state_out(p.pr_state));
+	/* 401/403: unauthenticated at once, whatever the threshold */
+	assert_int_equal(probe_step(&p, 3, 1000, PROBE_DENIED, 10,
+	    "HTTP 401", NOW), 1);
+	assert_int_equal(p.pr_state, PROBE_UNAUTHENTICATED);
+	assert_false(probe_state_out(p.pr_state));
+	assert_string_equal(probe_state_name(p.pr_state), "unauthenticated");
+}
+
+/* the probe record through the store, and vmcpctl reprobe's clearing */
+static void
+test_probe_shared(void **state)
+{
+	struct config_health	 ch;
+	struct store		*s;
+	struct probe_rec	 old, cur;
+	char			 dir[64];
+
+	(void)state;
+	env_dir(dir, sizeof(dir));
+	assert_int_equal(store_open(&s, dir, 4 << 20, 64, 0), 0);
+	memset(&ch, 0, sizeof(ch));
+	ch.ch_unhealthy = 1;
+	ch.ch_timeout_ms = 1000;
+
+	assert_int_equal(health_probe_clear(s, "x"), 0);
+	assert_int_equal(health_probe_record(s, "x", &ch, PROBE_FAILED, 0,
+	    "gone", NOW, &old, &cur), 0);
+	assert_int_equal(old.pr_state, PROBE_UNKNOWN);
+	assert_int_equal(cur.pr_state, PROBE_UNHEALTHY);
+	assert_int_equal(health_probe_get(s, "x", NOW + 1, &cur), 0);
+	assert_int_equal(cur.pr_state, PROBE_UNHEALTHY);
+	assert_string_equal(cur.pr_err, "gone");
+	/* another backend is not touched */
+	assert_int_equal(health_probe_get(s, "y", NOW + 1, &cur), 0);
+	assert_int_equal(cur.pr_state, PROBE_UNKNOWN);
+	assert_int_equal(health_probe_clear(s, "x"), 1);
+	assert_int_equal(health_probe_get(s, "x", NOW + 2, &cur), 0);
+	assert_int_equal(cur.pr_state, PROBE_UNKNOWN);
+	assert_int_equal(cur.pr_at_ms, 0);
+	store_close(s);
+	rm_env(dir);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_steps),
 		cmocka_unit_test(test_shared),
+		cmocka_unit_test(test_probe_steps),
+		cmocka_unit_test(test_probe_shared),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
