@@ -137,30 +137,43 @@ diag_count_era_change(struct worker *w)
  * an earlier one (the body's method is surer than the Mcp-Method
  * header).  NULL: a response of the client's.
  */
-void
-diag_tag_method(struct httpd_req *req, const char *name, size_t len)
-{
-	size_t	i;
+/*
+ * diag_methods[] index + 1 of each method of the table (proto/method.c),
+ * 0: counted as "other"; made once, so tagging a request is a load
+ */
+static uint8_t	diag_method_slot[MCP_M_COUNT];
 
-	if (name == NULL)
-		i = DIAG_METHODS - 5;		/* response */
-	else {
-		for (i = 0; i < DIAG_METHODS - 5; i++)
-			if (strncmp(diag_methods[i], name, len) == 0 &&
-			    diag_methods[i][len] == '\0')
-				break;
-		if (i == DIAG_METHODS - 5)
-			i = DIAG_METHODS - 1;	/* other */
-	}
-	httpd_req_set_tag(req, (httpd_req_tag(req) & ~DIAG_TAG_METHOD) |
-	    (unsigned int)(i + 1));
+static void
+diag_methods_index(void)
+{
+	const struct mcp_method	*mm;
+	size_t			 i;
+
+	for (i = 0; i < DIAG_METHODS - 5; i++)
+		if ((mm = mcp_method_find(diag_methods[i])) != NULL)
+			diag_method_slot[mm->mm_id] = (uint8_t)(i + 1);
+}
+
+/*
+ * The method a request to /mcp is counted under; a later tag replaces
+ * an earlier one (the body's method is surer than the Mcp-Method
+ * header).  NULL: a method not in the table.
+ */
+void
+diag_tag_method(struct httpd_req *req, const struct mcp_method *mm)
+{
+	unsigned int	i = mm != NULL ? diag_method_slot[mm->mm_id] : 0;
+
+	if (i == 0)
+		i = DIAG_METHODS;		/* other */
+	httpd_req_set_tag(req, (httpd_req_tag(req) & ~DIAG_TAG_METHOD) | i);
 }
 
 void
 diag_tag_method_header(struct httpd_req *req, const char *name)
 {
 	if (name != NULL)
-		diag_tag_method(req, name, strlen(name));
+		diag_tag_method(req, mcp_method_find(name));
 }
 
 /* what is not a request, by its diag_methods[] name */
@@ -919,6 +932,7 @@ diag_init(struct worker *w)
 {
 	struct httpd_limits	 lim;
 
+	diag_methods_index();
 	if (w->w_diag_fd == -1)
 		return 0;
 	front_limits(w->w_conf, &lim);

@@ -556,8 +556,10 @@ front_mcp_post(struct worker *w, struct httpd_req *req)
 		    err.je_msg);
 		return;
 	}
-	diag_tag_method(req, msg.jm_method, msg.jm_method != NULL ?
-	    strlen(msg.jm_method) : 0);
+	if (msg.jm_method == NULL)
+		diag_tag_kind(req, "response");
+	else
+		diag_tag_method(req, msg.jm_mm);
 	/* which era: per request, body first (MCP 2026-07-28, Versioning) */
 	memset(&hdrs, 0, sizeof(hdrs));
 	hdrs.rh_protocol_version = front_header(req, "MCP-Protocol-Version");

@@ -120,7 +120,7 @@ void	 diag_drain(struct worker *);
 void	 diag_free(struct worker *);
 void	 diag_count_request(struct worker *, int mcp);
 void	 diag_count_mcp(struct worker *, struct httpd_req *);
-void	 diag_tag_method(struct httpd_req *, const char *name, size_t len);
+void	 diag_tag_method(struct httpd_req *, const struct mcp_method *);
 void	 diag_tag_method_header(struct httpd_req *, const char *name);
 void	 diag_tag_kind(struct httpd_req *, const char *kind);
 void	 diag_tag_error(struct httpd_req *);
