@@ -160,6 +160,8 @@ main(int argc, char *argv[])
 		    "127.0.0.0/8 or [::1] are served\n", conf->cf_file,
 		    conf->cf_listen_host);
 	if (noaction) {
+		if (master_check_audit(conf, 0) == -1)
+			exit(1);
 		fprintf(stderr, "%s: configuration OK\n", conf->cf_file);
 		config_free(conf);
 		exit(0);

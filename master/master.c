@@ -15,6 +15,8 @@
 #include <sys/wait.h>
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -591,7 +593,8 @@ master_reload(void)
 		config_free(conf);
 		return;
 	}
-	if (master_check_store(conf) == -1) {
+	if (master_check_store(conf) == -1 ||
+	    master_check_audit(conf, 1) == -1) {
 		log_warnx("reload failed, still serving the previous "
 		    "configuration");
 		config_free(conf);
@@ -827,6 +830,46 @@ master_check_store(const struct config *conf)
 	return 0;
 }
 
+/*
+ * The audit log must be writable before workers start: a worker that
+ * cannot open it exits, and the master would only restart it in a loop.
+ * create: open it as the workers will (O_CREAT), else only access(2)
+ * (vmcpd -n must not leave files behind).
+ */
+int
+master_check_audit(const struct config *conf, int create)
+{
+	const char	*file = conf->cf_audit.ca_log_file;
+	char		 dir[PATH_MAX], *slash;
+	int		 fd;
+
+	if (!conf->cf_audit.ca_enabled || file == NULL)
+		return 0;
+	if (create) {
+		fd = open(file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
+		    0600);
+		if (fd == -1)
+			goto fail;
+		(void)close(fd);
+		return 0;
+	}
+	if (access(file, W_OK) == 0)
+		return 0;
+	if (errno != ENOENT)
+		goto fail;
+	if (snprintf(dir, sizeof(dir), "%s", file) >= (int)sizeof(dir)) {
+		errno = ENAMETOOLONG;
+		goto fail;
+	}
+	if ((slash = strrchr(dir, '/')) != NULL)
+		slash[slash == dir ? 1 : 0] = '\0';
+	if (access(dir, W_OK | X_OK) == 0)
+		return 0;
+fail:
+	log_warn("audit.logFile %s", file);
+	return -1;
+}
+
 int
 master_run(struct config *conf, int debug)
 {
@@ -868,7 +911,8 @@ master_run(struct config *conf, int debug)
 	sa.sa_handler = SIG_IGN;
 	(void)sigaction(SIGPIPE, &sa, NULL);
 
-	if (master_check_store(conf) == -1)
+	if (master_check_store(conf) == -1 ||
+	    master_check_audit(conf, 1) == -1)
 		exit(1);
 	if ((fd = listen_open(conf->cf_listen_host, conf->cf_listen_port,
 	    &port)) == -1 || (dfd = master_diag_open(conf)) == -2)

@@ -15,6 +15,7 @@ int	 listen_open(const char *host, uint16_t port, uint16_t *bound);
 
 /* master.c */
 int	 master_run(struct config *, int debug) __attribute__((noreturn));
+int	 master_check_audit(const struct config *, int create);
 
 /* keeper.c: the LMDB upkeep process */
 void	 keeper_main(const struct config *, unsigned int gen, int chan_fd)

@@ -9,6 +9,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import {
   useHarness, guarded, startTestBackend, startDaemon, mcpPost, nextId, waitFor, LEGACY_VERSION,
+  configText, tmpDir, run, VMCPD_BIN,
 } from './lib/harness.mjs';
 import { startIdp, oidcConfig } from './lib/oidc.mjs';
 
@@ -192,4 +193,28 @@ describe('audit with includeRequestData and eventTypes', () => {
     const full = JSON.stringify({ name: 'echo', arguments: { message } });
     assert.equal(ev[0].data.request, full.slice(0, 40));
   }));
+});
+
+describe('an audit log that cannot be opened', () => {
+  // a path under a regular file: refused even for root, which access(2)
+  // and open(2) would let through a mode check
+  test('is refused by vmcpd -n and at start, not by workers in a restart loop',
+    guarded(async () => {
+      const d = await tmpDir();
+      await fsp.writeFile(path.join(d, 'plain'), '');
+      const bad = path.join(d, 'plain', 'audit.jsonl');
+      const cfg = path.join(d, 'vmcpd.yaml');
+      await fsp.writeFile(cfg, configText({
+        portFile: path.join(d, 'port'), stateDir: path.join(d, 'state'),
+        backendUrl: 'http://127.0.0.1:9/mcp',
+        extra: `audit:\n  enabled: true\n  logFile: ${bad}\n`,
+      }));
+      let r = await run(VMCPD_BIN, ['-n', '-f', cfg]);
+      assert.notEqual(r.code, 0, 'vmcpd -n accepted it');
+      assert.match(r.stderr, /audit\.logFile .*audit\.jsonl: Not a directory/);
+      assert.doesNotMatch(r.stderr, /configuration OK/);
+      r = await run(VMCPD_BIN, ['-d', '-f', cfg], { timeout: 10000 });
+      assert.equal(r.code, 1, `vmcpd started anyway: ${r.stderr.slice(-400)}`);
+      assert.match(r.stderr, /audit\.logFile .*: Not a directory/);
+    }));
 });
