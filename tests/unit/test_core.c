@@ -210,7 +210,7 @@ list_json(json_t *view, const char *method, json_t *params, size_t pagesize,
 	size_t	 len;
 
 	*result = NULL;
-	if (core_list(view, method, params, pagesize, NULL, &text, &len,
+	if (core_list(view, method, params, pagesize, NULL, NULL, &text, &len,
 	    err) == -1)
 		return -1;
 	*result = json_loadb(text, len, 0, NULL);
