@@ -2191,6 +2191,7 @@ test_examples(void **state)
 	size_t		 i, len;
 	int		 n = 0, aggregate = 0, oidc = 0, limits = 0;
 	int		 outgoing = 0;
+	int		 authz = 0;
 
 	(void)state;
 	/* outgoing.yaml's header value comes from the environment */
@@ -2244,6 +2245,12 @@ test_examples(void **state)
 			assert_int_equal(cf->cf_ratelimit.crl_ntools, 1);
 			assert_true(cf->cf_audit.ca_enabled);
 		}
+		if (strcmp(de->d_name, "authz.yaml") == 0) {
+			authz = 1;
+			assert_true(cf->cf_inauth.ci_authz.az_cedar);
+			assert_int_equal(cedar_policyset_len(
+			    cf->cf_inauth.ci_authz.az_policies), 9);
+		}
 		if (strcmp(de->d_name, "oidc.yaml") == 0) {
 			oidc = 1;
 			assert_int_equal(cf->cf_inauth.ci_type,
@@ -2272,6 +2279,7 @@ test_examples(void **state)
 	assert_true(oidc);
 	assert_true(limits);
 	assert_true(outgoing);
+	assert_true(authz);
 }
 
 /*
