@@ -332,18 +332,23 @@ describe('authz type cedar (etc/examples/authz.yaml)', () => {
     assertDenied(await mod('dave', 'tools/call', { name: 'deploy', arguments: { env: 'prod' } }));
   }));
 
+  /* an SDK client's tools, page by page */
+  async function sdkToolNames(client) {
+    const names = [];
+    let cursor;
+    do {
+      const r = await client.listTools(cursor ? { cursor } : {});
+      names.push(...r.tools.map((t) => t.name));
+      cursor = r.nextCursor;
+    } while (cursor);
+    return names;
+  }
+
   test('the official SDK v1 and v2 clients see filtered lists and get the 403', guarded(async () => {
     const v1 = new Client({ name: 'v1', version: '1.0.0' });
     await withTimeout(v1.connect(new StreamableHTTPClientTransport(new URL(d.url),
       { requestInit: { headers: bearer(tok.bob) } })), 15000, 'v1 connect');
-    const names = [];
-    let cursor;
-    do {
-      const r = await v1.listTools(cursor ? { cursor } : {});
-      names.push(...r.tools.map((t) => t.name));
-      cursor = r.nextCursor;
-    } while (cursor);
-    assert.deepEqual(names, SEEN.bob.tools);
+    assert.deepEqual(await sdkToolNames(v1), SEEN.bob.tools);
     const t = await v1.listResourceTemplates();
     assert.ok(t.resourceTemplates.every((x) => SEEN.bob.resourceTemplates.includes(x.uriTemplate)));
     await assert.rejects(v1.callTool({ name: 'deploy', arguments: {} }), /403/);
@@ -354,14 +359,7 @@ describe('authz type cedar (etc/examples/authz.yaml)', () => {
     const v2 = new V2Client({ name: 'v2', version: '1.0.0' });
     await withTimeout(v2.connect(new V2Transport(new URL(d.url),
       { requestInit: { headers: bearer(tok.alice) } })), 15000, 'v2 connect');
-    const n2 = [];
-    cursor = undefined;
-    do {
-      const r = await v2.listTools(cursor ? { cursor } : {});
-      n2.push(...r.tools.map((x) => x.name));
-      cursor = r.nextCursor;
-    } while (cursor);
-    assert.deepEqual(n2, SEEN.alice.tools);
+    assert.deepEqual(await sdkToolNames(v2), SEEN.alice.tools);
     await assert.rejects(v2.callTool({ name: 'delete_repo', arguments: {} }), /403|denied/);
     const ok2 = await v2.callTool({ name: 'search_code', arguments: { x: 'v2' } });
     assert.equal(ok2.content[0].text, 'search:raw_search:{"x":"v2"}');
