@@ -782,6 +782,16 @@ test_list_filtered(void **state)
 	    "    when { resource.name like \"*echo\" };\n"
 	    "permit(principal, action == Action::\"read_resource\",\n"
 	    "    resource == Resource::\"file:///c.txt\");\n";
+	static const struct {
+		const char	*method, *field, *cursor, *names, *next;
+	} t[] = {
+		{ "tools/list", "tools", NULL, "a_echo", "tools:1" },
+		{ "tools/list", "tools", "tools:1", "b_echo", "tools:2" },
+		/* the rest examined, none shown: the last page */
+		{ "tools/list", "tools", "tools:2", "", "" },
+		/* a, b examined and left out on the way to c */
+		{ "resources/list", "resources", NULL, "file:///c.txt", "" },
+	};
 	json_t			*view = *state, *claims, *si, *r, *params;
 	struct config		 cf;
 	struct authz_conf	 ac;
@@ -802,28 +812,14 @@ test_list_filtered(void **state)
 	claims = jparse("{\"sub\":\"u\"}");
 	assert_non_null(af.af_who = authz_cache_who(c, &ac, 1, "s", claims));
 	list_authz = &af;
-	assert_int_equal(list_page(view, "tools/list", "tools", NULL, 1, names,
-	    sizeof(names), next, sizeof(next), &err), 0);
-	assert_string_equal(names, "a_echo");
-	assert_string_equal(next, "tools:1");
-	r = json_string(next);
-	assert_int_equal(list_page(view, "tools/list", "tools", r, 1, names,
-	    sizeof(names), next, sizeof(next), &err), 0);
-	json_decref(r);
-	assert_string_equal(names, "b_echo");
-	assert_string_equal(next, "tools:2");
-	/* the rest examined, none shown: the last page */
-	r = json_string(next);
-	assert_int_equal(list_page(view, "tools/list", "tools", r, 1, names,
-	    sizeof(names), next, sizeof(next), &err), 0);
-	json_decref(r);
-	assert_string_equal(names, "");
-	assert_string_equal(next, "");
-	/* a, b examined and left out on the way to c */
-	assert_int_equal(list_page(view, "resources/list", "resources", NULL, 1,
-	    names, sizeof(names), next, sizeof(next), &err), 0);
-	assert_string_equal(names, "file:///c.txt");
-	assert_string_equal(next, "");
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		r = t[i].cursor != NULL ? json_string(t[i].cursor) : NULL;
+		assert_int_equal(list_page(view, t[i].method, t[i].field, r, 1,
+		    names, sizeof(names), next, sizeof(next), &err), 0);
+		json_decref(r);
+		assert_string_equal(names, t[i].names);
+		assert_string_equal(next, t[i].next);
+	}
 	/* 2026-07-28: a private list, walked by its cursors */
 	si = json_pack("{s:s}", "name", "gw");
 	params = json_object();
