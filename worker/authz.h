@@ -61,7 +61,7 @@ struct authz_who;	/* a principal's entry: its Cedar principal and
 			   its list decisions */
 
 #define AUTHZ_WHO_MAX	256	/* principals cached (least recent out) */
-#define AUTHZ_ITEMS_MAX	65536	/* decisions a principal (then cleared) */
+#define AUTHZ_ITEMS_MAX	262144	/* list decisions in all (then dropped) */
 
 struct authz_cache *authz_cache_new(size_t maxwho, size_t maxitems);
 void	 authz_cache_free(struct authz_cache *);

@@ -46,7 +46,8 @@ struct authz_cache {
 	uint64_t		 ac_tick;
 	uint64_t		 ac_evals;
 	size_t			 ac_maxwho;
-	size_t			 ac_maxitems;
+	size_t			 ac_maxitems;	/* of all principals */
+	size_t			 ac_nitems;
 	struct authz_who	*ac_who;
 	size_t			 ac_nwho;
 };
@@ -162,6 +163,8 @@ authz_items_clear(struct authz_who *w)
 
 	for (i = 0; i < w->aw_cap; i++)
 		free(w->aw_items[i].ai_key);
+	if (w->aw_cache != NULL)
+		w->aw_cache->ac_nitems -= w->aw_n;
 	free(w->aw_items);
 	w->aw_items = NULL;
 	w->aw_cap = w->aw_n = 0;
@@ -260,6 +263,16 @@ authz_cache_who(struct authz_cache *c, const struct authz_conf *ac,
 	return w;
 }
 
+/* every principal's list decisions dropped (their principals stay) */
+static void
+authz_cache_forget(struct authz_cache *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->ac_nwho; i++)
+		authz_items_clear(&c->ac_who[i]);
+}
+
 /* the slot of kind and key: its own, or the empty one it would take */
 static struct authz_item *
 authz_item_slot(struct authz_who *w, uint64_t h, enum view_kind k,
@@ -356,8 +369,9 @@ authz_who_item(struct authz_who *w, enum view_kind k, const char *key,
 	    (name = strndup(key, klen)) == NULL)
 		return 0;
 	allow = authz_item_eval(w, k, name, text, tlen);
-	if (w->aw_n >= w->aw_cache->ac_maxitems)
-		authz_items_clear(w);
+	/* memory is bounded: past the cap, every decision is made anew */
+	if (w->aw_cache->ac_nitems >= w->aw_cache->ac_maxitems)
+		authz_cache_forget(w->aw_cache);
 	if ((w->aw_n + 1) * 2 > w->aw_cap && authz_items_grow(w) == -1) {
 		free(name);
 		return allow;
@@ -369,6 +383,7 @@ authz_who_item(struct authz_who *w, enum view_kind k, const char *key,
 		it->ai_key = name;
 		it->ai_klen = klen;
 		w->aw_n++;
+		w->aw_cache->ac_nitems++;
 	} else
 		free(name);
 	it->ai_text = th;

@@ -333,6 +333,36 @@ test_cache(void **state)
 	assert_int_equal(tool_item(NULL, "read", "{}"), 0);
 }
 
+/* the decisions of all principals are bounded: past the cap, made anew */
+static void
+test_cache_bounded(void **state)
+{
+	struct fx		*f = *state;
+	struct authz_cache	*c;
+	struct authz_who	*w;
+	json_t			*claims = jparse(BOB);
+	char			 key[16];
+	uint64_t		 n;
+	int			 i;
+
+	assert_non_null(c = authz_cache_new(1, 16));
+	assert_non_null(w = authz_cache_who(c, &f->ac, 1, "s", claims));
+	for (i = 0; i < 16; i++) {
+		(void)snprintf(key, sizeof(key), "t%d", i);
+		assert_int_equal(tool_item(w, key, "{}"), 0);
+	}
+	n = authz_cache_evals(c);
+	assert_int_equal(n, 16);
+	assert_int_equal(tool_item(w, "t0", "{}"), 0);
+	assert_int_equal(authz_cache_evals(c), n);
+	/* one more: all dropped, t0 decided again */
+	assert_int_equal(tool_item(w, "t16", "{}"), 0);
+	assert_int_equal(tool_item(w, "t0", "{}"), 0);
+	assert_int_equal(authz_cache_evals(c), n + 2);
+	authz_cache_free(c);
+	json_decref(claims);
+}
+
 /* a call: forbid over permit, arguments, and no hints from anywhere else */
 static void
 test_calls(void **state)
@@ -466,6 +496,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_filtered_cursor, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_cache, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cache_bounded, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_calls, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_error_denies, setup,
 		    teardown),
