@@ -25,7 +25,9 @@ import { Client as V2Client, StreamableHTTPClientTransport as V2Transport } from
 import {
   guarded, mcpPost, rpc, nextId, waitFor, withTimeout, run, ROOT, VMCPD_BIN, LEGACY_VERSION,
 } from './lib/harness.mjs';
-import { useMulti, startMulti, startSpec, modern, modernMeta } from './lib/multi.mjs';
+import {
+  useMulti, startMulti, startSpec, modern, modernMeta, multiConfig,
+} from './lib/multi.mjs';
 import { startIdp, oidcConfig } from './lib/oidc.mjs';
 
 useMulti();
@@ -380,7 +382,7 @@ describe('authz type cedar (etc/examples/authz.yaml)', () => {
   }));
 });
 
-describe('authz: a policy error denies', () => {
+describe('authz: a policy error denies; a reload swaps the policies', () => {
   let idp, be, d;
 
   before(async () => {
@@ -427,6 +429,35 @@ describe('authz: a policy error denies', () => {
     assert.equal(r.json.result?.content[0].text, 'code:search:{}', r.text);
     l = await modern(d.port, 'tools/list', {}, eng);
     assert.deepEqual(l.json.result.tools.map((t) => t.name), ['search']);
+  }));
+
+  test('a reload swaps the policies whole', guarded(async () => {
+    const erin = bearer(idp.forge(idp.claims({ sub: 'erin' })));
+    const names = async () => (await modern(d.port, 'tools/list', {}, erin)).json.result.tools
+      .map((t) => t.name);
+    assert.deepEqual(await names(), []);
+    await d.writeConfig(multiConfig({ portFile: d.portFile, stateDir: d.stateDir, ...d.multiOpts,
+      extra: oidcConfig(idp) + [
+        '  authz:',
+        '    type: cedar',
+        '    policies:',
+        '      - permit(principal, action == Action::"call_tool", resource == Tool::"delete_repo");',
+        '',
+      ].join('\n') }));
+    process.kill(d.pid, 'SIGHUP');
+    // each answer is the old policies' or the new ones', never a mix
+    const seen = [];
+    await waitFor('the new policies', async () => {
+      seen.push(await names());
+      return seen.at(-1).length === 1;
+    }, { timeout: 20000 });
+    for (const n of seen)
+      assert.ok(n.length === 0 || (n.length === 1 && n[0] === 'delete_repo'), JSON.stringify(seen));
+    const r = await modern(d.port, 'tools/call', { name: 'delete_repo', arguments: {} },
+      { ...erin, 'Mcp-Name': 'delete_repo' });
+    assert.equal(r.json.result.content[0].text, 'code:delete_repo:{}', r.text);
+    assertDenied(await modern(d.port, 'tools/call', { name: 'search', arguments: {} },
+      { ...erin, 'Mcp-Name': 'search' }));
   }));
 });
 
