@@ -136,6 +136,9 @@ describe('authz type cedar (etc/examples/authz.yaml)', () => {
     tok.bob = await idp.token('bob');
     tok.carol = idp.forge(idp.claims({ sub: 'carol', groups: ['engineering'], roles: ['admin'] }));
     tok.dave = idp.forge(idp.claims({ sub: 'dave', groups: ['contractors'] }));
+    // the view has both backends (carol may see every tool)
+    await waitFor('the view', async () => (await listAll((m, p) => mod('carol', m, p),
+      'tools/list', 'tools', 'name')).keys.length === 5, { timeout: 20000 });
   });
 
   after(async () => {
