@@ -90,7 +90,7 @@ authz_gate(struct worker *w, struct httpd_req *req,
 	json_t			*item = NULL, *args;
 	char			*text = NULL, why[CEDAR_ERRLEN + 32];
 	size_t			 tlen;
-	int			 allow = 0;
+	int			 allow = 0, rc;
 
 	if (!authz_enabled || mm == NULL || mm->mm_action == MCP_ACTION_NONE)
 		return 0;
@@ -103,13 +103,18 @@ authz_gate(struct worker *w, struct httpd_req *req,
 		call.cc_kind = CEDAR_TOOL;
 		if ((call.cc_name = authz_string(params, "name")) == NULL)
 			goto deny;
-		/* the annotations of the tool the view advertises under the
-		 * name, if any: a name it does not list has none */
-		if (view_item_get(w, view, VIEW_KIND_TOOLS, call.cc_name,
-		    strlen(call.cc_name), &text, &tlen) == 0 &&
-		    (item = json_loadb(text, tlen, 0, NULL)) != NULL)
-			call.cc_annotations = json_object_get(item,
-			    "annotations");
+		/*
+		 * The annotations of the tool the view advertises under the
+		 * name: a name it does not list has none; a view that can't
+		 * be read denies (a forbid on a hint must not fall away).
+		 */
+		rc = view_item_get(w, view, VIEW_KIND_TOOLS, call.cc_name,
+		    strlen(call.cc_name), &text, &tlen);
+		(void)snprintf(why, sizeof(why), "the view can't be read");
+		if (rc == -1 || (rc == 0 && (item = json_loadb(text, tlen, 0,
+		    NULL)) == NULL))
+			goto deny;
+		call.cc_annotations = json_object_get(item, "annotations");
 		break;
 	case MCP_ACTION_GET_PROMPT:
 		call.cc_kind = CEDAR_PROMPT;
