@@ -443,6 +443,51 @@ test_error_denies(void **state)
 	cedar_policyset_free((struct cedar_policyset *)ac.ac_policies);
 }
 
+/* JSON integers are Longs: comparable; a fraction is no Long (denied) */
+static void
+test_long_args(void **state)
+{
+	struct fx		*f = *state;
+	struct authz_conf	 ac = f->ac;
+	struct cedar_principal	*p;
+	struct cedar_call	 c;
+	json_t			*claims, *args;
+	char			 err[CEDAR_ERRLEN];
+	static const struct {
+		const char	*args;
+		int		 allow;
+	} t[] = {
+		{ "{\"n\":3}", 1 },
+		{ "{\"n\":5}", 1 },
+		{ "{\"n\":6}", 0 },
+		{ "{\"n\":-9223372036854775808}", 1 },
+		{ "{\"n\":2.5}", 0 },		/* < on a decimal: an error */
+		{ "{\"n\":\"3\"}", 0 },	/* a string: an error */
+		{ "{}", 0 },
+	};
+	size_t			 i;
+
+	ac.ac_policies = policies("permit(principal, action, resource) when "
+	    "{ context has arg_n && context.arg_n <= 5 && resource.arg_n <= 5 "
+	    "};\n");
+	claims = jparse("{\"sub\":\"u\"}");
+	assert_non_null(p = cedar_principal_new(&ac.ac_cedar, NULL, claims,
+	    err, sizeof(err)));
+	memset(&c, 0, sizeof(c));
+	c.cc_kind = CEDAR_TOOL;
+	c.cc_name = "t";
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		args = jparse(t[i].args);
+		c.cc_arguments = args;
+		if (authz_decide(&ac, p, &c, NULL, 0) != t[i].allow)
+			fail_msg("%s: want %d", t[i].args, t[i].allow);
+		json_decref(args);
+	}
+	cedar_principal_free(p);
+	json_decref(claims);
+	cedar_policyset_free((struct cedar_policyset *)ac.ac_policies);
+}
+
 /* one item of the layout by its key */
 static void
 test_layout_item(void **state)
@@ -500,6 +545,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_calls, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_error_denies, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_long_args, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_layout_item, setup,
 		    teardown),
