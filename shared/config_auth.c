@@ -404,9 +404,7 @@ load_authz(struct loader *ld, struct cnode *n, const char *path, void *arg)
 		return config_error(ld, cnode_get(n, "type"), "%s: type cedar "
 		    "needs policies (a non-empty list; no list would allow "
 		    "everything)", path);
-	/* parsed and checked above; requests aren't gated yet */
-	return config_error(ld, cnode_get(n, "type"), "%s: type cedar %s "
-	    "(the policies are valid)", path, NOTYET);
+	return 0;
 }
 
 int
@@ -434,6 +432,12 @@ config_auth_load(struct loader *ld, struct cnode *n, const char *path,
 	if (ci->ci_type != CONFIG_INAUTH_OIDC && o != NULL)
 		return config_error(ld, o, "%s.oidc: only with type oidc",
 		    path);
+	/* policies name a principal: anonymous requests would all be denied */
+	if (ci->ci_authz.az_cedar && ci->ci_type == CONFIG_INAUTH_ANONYMOUS)
+		return config_error(ld, cnode_get(cnode_get(n, "authz"),
+		    "type"), "%s.authz: type cedar needs an identity "
+		    "(incomingAuth.type oidc or local); anonymous requests "
+		    "have no principal and would all be denied", path);
 	return 0;
 }
 

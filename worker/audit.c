@@ -136,7 +136,33 @@ audit_target_type(const struct mcp_method *mm)
 	}
 }
 
-/* what the body asks: its own parse, so that every path is covered */
+/*
+ * What the body asks, read here so that every path is covered (a 401
+ * or a 403 answers before the front reads the body): by the front's
+ * scan (no tree) when it is sure and names all the event needs, else by
+ * a parse.
+ */
+static int
+audit_note_scan(struct audit_ev *ae, const char *body, size_t len)
+{
+	struct jsonrpc_scan	 sc;
+	const struct mcp_method	*mm;
+
+	if (jsonrpc_scan(body, len, &sc) != 1 || (mm = sc.js_mm) == NULL ||
+	    (sc.js_name == NULL && (mm->mm_route == MCP_ROUTE_TOOL ||
+	    mm->mm_route == MCP_ROUTE_PROMPT || mm->mm_route == MCP_ROUTE_URI)))
+		return -1;
+	ae->ae_type = mm->mm_audit != NULL ? mm->mm_audit : "mcp_request";
+	ae->ae_method = strdup(mm->mm_name);
+	ae->ae_target_type = audit_target_type(mm);
+	if (sc.js_name != NULL)
+		ae->ae_name = strndup(sc.js_name, sc.js_namelen);
+	if (ae->ae_w->w_conf->cf_audit.ca_request_data && sc.js_params != NULL)
+		ae->ae_data = json_loadb(sc.js_params, sc.js_paramslen, 0,
+		    NULL);
+	return 0;
+}
+
 static void
 audit_note_body(struct audit_ev *ae, struct httpd_req *req)
 {
@@ -150,6 +176,7 @@ audit_note_body(struct audit_ev *ae, struct httpd_req *req)
 	    "http_request";
 	if (httpd_req_method(req) != HTTP_M_POST ||
 	    (body = httpd_req_body(req, &len)) == NULL || len == 0 ||
+	    audit_note_scan(ae, body, len) == 0 ||
 	    (root = json_loadb(body, len, JSON_REJECT_DUPLICATES, NULL)) ==
 	    NULL)
 		return;

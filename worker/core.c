@@ -13,6 +13,7 @@
 
 #include "proto/uritemplate.h"
 #include "shared/config.h"
+#include "authz.h"
 #include "view.h"
 #include "worker.h"
 
@@ -115,7 +116,7 @@ core_list_legacy(const char *field, struct view_page *pg, char **text,
  */
 static int
 core_list_modern(const char *field, struct view_page *pg,
-    const json_t *server_info, char **text, size_t *len)
+    const json_t *server_info, const char *scope, char **text, size_t *len)
 {
 	json_t		*r;
 	char		*env = NULL, *next = NULL, *mark = NULL, *at, *s;
@@ -126,7 +127,7 @@ core_list_modern(const char *field, struct view_page *pg,
 	    pg->vp_next_key, pg->vp_next_dup)) == NULL)
 		return -1;
 	r = json_pack("{s:s, s:s*}", field, "\001", "nextCursor", next);
-	if ((r = proto_modern_result(r, NULL, server_info, 0, "public")) ==
+	if ((r = proto_modern_result(r, NULL, server_info, 0, scope)) ==
 	    NULL || (env = jsonrpc_dump(r, &elen)) == NULL ||
 	    asprintf(&mark, "\"%s\":\"\\u0001\"", field) == -1)
 		goto done;
@@ -155,8 +156,8 @@ done:
 
 int
 core_list(json_t *view, const char *method, json_t *params, size_t pagesize,
-    const json_t *server_info, char **text, size_t *len,
-    struct core_err *err)
+    const json_t *server_info, struct authz_filter *authz, char **text,
+    size_t *len, struct core_err *err)
 {
 	struct view_page_req	 q;
 	struct view_page	 pg;
@@ -172,6 +173,10 @@ core_list(json_t *view, const char *method, json_t *params, size_t pagesize,
 			q.vq_kind = k;
 	q.vq_modern = server_info != NULL;
 	q.vq_pagesize = pagesize;
+	if (authz != NULL) {
+		q.vq_filter = authz_filter_item;
+		q.vq_farg = authz;
+	}
 	cur = json_object_get(params, "cursor");
 	if (cur != NULL && server_info == NULL && (!json_is_string(cur) ||
 	    core_cursor_decode(field, json_string_value(cur),
@@ -199,8 +204,8 @@ core_list(json_t *view, const char *method, json_t *params, size_t pagesize,
 	}
 	if (rc == 0)
 		rc = server_info == NULL ? core_list_legacy(field, &pg, text,
-		    len) : core_list_modern(field, &pg, server_info, text,
-		    len);
+		    len) : core_list_modern(field, &pg, server_info,
+		    authz != NULL ? "private" : "public", text, len);
 	view_page_clear(&pg);
 	if (rc == -1) {
 		core_error(err, JSONRPC_INTERNAL_ERROR, "Internal error: %s",

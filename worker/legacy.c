@@ -28,6 +28,7 @@
 #include "worker.h"
 #include "legacy_req.h"
 #include "ratelimit.h"
+#include "authz.h"
 
 #define LEGACY_MRTR_ROUNDS	10	/* as go-sdk's client */
 #define LEGACY_MRTR_SHEDS	3
@@ -701,14 +702,15 @@ legacy_route_fast(struct mcp_req *mr, json_t *view)
 }
 
 /* the view is here: answer a list, or route to a backend */
-static void
+void
 legacy_on_view(void *arg, json_t *view, const char *err)
 {
-	struct mcp_req	*mr = arg;
-	struct worker	*w = mr->mr_w;
-	struct core_err	 cerr;
-	char		 msg[600];
-	unsigned int	 retry;
+	struct mcp_req		*mr = arg;
+	struct worker		*w = mr->mr_w;
+	struct core_err		 cerr;
+	struct authz_filter	 af;
+	char			 msg[600];
+	unsigned int		 retry;
 
 	if (view == NULL) {
 		(void)snprintf(msg, sizeof(msg), "Internal error: %s", err);
@@ -716,8 +718,8 @@ legacy_on_view(void *arg, json_t *view, const char *err)
 		return;
 	}
 	/*
-	 * The authorization gate goes before the rate limit: a call it
-	 * denies takes no token.
+	 * The authorization gate went before (legacy_gate.c), as it goes
+	 * before the rate limit: a call it denies takes no token.
 	 */
 	if (ratelimit_call(w, mr->mr_req, mr->mr_msg.jm_mm,
 	    mr->mr_fast.lf_params != NULL ? mr->mr_fast.lf_name : NULL,
@@ -741,7 +743,8 @@ legacy_on_view(void *arg, json_t *view, const char *err)
 		}
 		/* the page's items copied out of the shared view */
 		if (core_list(view, mr->mr_msg.jm_method, mr->mr_msg.jm_params,
-		    views_page_size(w), NULL, &page, &len, &cerr) == -1) {
+		    views_page_size(w), NULL, authz_list_filter(w, mr->mr_req,
+		    &af), &page, &len, &cerr) == -1) {
 			legacy_req_error(mr, cerr.ce_code, cerr.ce_msg);
 			return;
 		}
@@ -1004,6 +1007,9 @@ legacy_post(struct worker *w, struct httpd_req *req, struct jsonrpc_msg *msg,
 		legacy_initialize(w, req, msg);
 		return;
 	}
+	/* the authorization gate goes before the session's validation */
+	if (msg->jm_kind == JSONRPC_REQUEST && legacy_gate(w, req, msg) == 0)
+		return;
 	memset(&s, 0, sizeof(s));
 	if (legacy_session(w, req, msg->jm_id, &s) == -1) {
 		jsonrpc_msg_clear(msg);

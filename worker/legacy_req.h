@@ -46,6 +46,13 @@ void	 legacy_req_watch(struct mcp_req *);
 void	 legacy_req_reply(struct mcp_req *, json_t *msg);
 void	 legacy_req_refuse(struct mcp_req *, int status, int code,
 	    const char *message, json_t *data);
+/* a view_get() callback: a list answered, or the request routed */
+void	 legacy_on_view(void *arg, json_t *view, const char *err);
+
+/* legacy_gate.c */
+/* a request the authorization gate takes (0: taken over), else -1 */
+int	 legacy_gate(struct worker *, struct httpd_req *,
+	    struct jsonrpc_msg *);
 
 /* legacy_session.c */
 void	 legacy_initialize(struct worker *, struct httpd_req *,

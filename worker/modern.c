@@ -27,6 +27,7 @@
 #include "shared/store.h"
 #include "worker.h"
 #include "ratelimit.h"
+#include "authz.h"
 
 /*
  * The hot path's call, read off a scan of the body (proto_modern_scan_
@@ -183,16 +184,18 @@ modern_discover(struct mreq *m, json_t *view)
 static void
 modern_list(struct mreq *m, json_t *view)
 {
-	struct core_err	 cerr;
-	json_t		*si;
-	char		*text;
-	size_t		 len;
-	int		 rc;
+	struct core_err		 cerr;
+	struct authz_filter	 af;
+	json_t			*si;
+	char			*text;
+	size_t			 len;
+	int			 rc;
 
 	/* Legacy backends give no caching hints: 0 (MCP 2026-07-28, Caching) */
 	si = modern_server_info(m->m_w);
 	rc = core_list(view, m->m_msg.jm_method, m->m_msg.jm_params,
-	    views_page_size(m->m_w), si, &text, &len, &cerr);
+	    views_page_size(m->m_w), si, authz_list_filter(m->m_w, m->m_req,
+	    &af), &text, &len, &cerr);
 	json_decref(si);
 	if (rc == -1) {
 		modern_error(m, 200, cerr.ce_code, cerr.ce_msg, NULL);
@@ -939,10 +942,17 @@ modern_on_view(void *arg, json_t *view, const char *err)
 		modern_error(m, 200, JSONRPC_INTERNAL_ERROR, msg, NULL);
 		return;
 	}
+	/* the authorization gate (authz.c), before routing */
+	if (authz_gate(m->m_w, m->m_req, m->m_msg.jm_mm, m->m_msg.jm_params,
+	    view) == -1) {
+		modern_error(m, AUTHZ_HTTP, AUTHZ_CODE,
+		    authz_message(m->m_msg.jm_mm), NULL);
+		return;
+	}
 	/*
-	 * The authorization gate goes before the rate limit: a call it
-	 * denies takes no token.  A rejection is a JSON-RPC error at HTTP
-	 * 200, as the reference vMCP sends it.
+	 * The rate limit goes after the gate: a call it denies takes no
+	 * token.  A rejection is a JSON-RPC error at HTTP 200, as the
+	 * reference vMCP sends it.
 	 */
 	if (ratelimit_call(m->m_w, m->m_req, m->m_msg.jm_mm,
 	    m->m_fast.mf_params != NULL ? m->m_fast.mf_name : NULL,

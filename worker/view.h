@@ -195,6 +195,15 @@ struct view_page_req {
 	size_t		 vq_dup;	/* ...and this many items with it */
 	int		 vq_more;	/* 2026-07-28: the last item's key even
 					 * at the list's end (a shard's) */
+	/*
+	 * A filter per principal (worker/authz.c), or NULL: an item goes
+	 * in the page if it answers 1.  A page then holds up to
+	 * vq_pagesize items that pass, and its cursor points past the last
+	 * item examined, so that no item is seen twice or skipped.
+	 */
+	int		(*vq_filter)(void *, enum view_kind, const char *key,
+			    size_t klen, const char *text, size_t tlen);
+	void		*vq_farg;
 };
 
 /* a page as copied out */
@@ -239,5 +248,9 @@ int	 view_layout_route(const void *, size_t, enum view_route_kind,
 int	 view_layout_template(const void *, size_t, const char *uri,
 	    int exact, struct view_route *);
 void	 view_route_clear(struct view_route *);
+/* the text of the listed item of kind whose key is key: 0 (*text
+ * malloc'd, NUL-ended), VIEW_NO_ROUTE, -1 */
+int	 view_layout_item(const void *, size_t, enum view_kind,
+	    const char *key, size_t klen, char **text, size_t *tlen);
 
 #endif

@@ -745,7 +745,7 @@ view_layout_page(const void *p, size_t len, const struct view_page_req *q,
 	struct vl	 l;
 	struct vl_buf	 b;
 	const char	*key, *text;
-	size_t		 klen, tlen, i, n, start, end;
+	size_t		 klen, tlen, i, n, start, end, kept;
 	long long	 c, lo, hi;
 	int		 resume = q->vq_last != NULL;
 
@@ -769,24 +769,31 @@ view_layout_page(const void *p, size_t len, const struct view_page_req *q,
 		pg->vp_past_end = 1;
 		return 0;
 	}
-	end = q->vq_pagesize < n - start ? start + q->vq_pagesize : n;
+	if (q->vq_filter == NULL)
+		end = q->vq_pagesize < n - start ? start + q->vq_pagesize : n;
+	else
+		end = n;	/* until the page is full */
 	vl_put(&b, "[", 1);
-	for (i = start; i < end; i++) {
+	for (i = start, kept = 0; i < end && kept < q->vq_pagesize; i++) {
 		if ((q->vq_modern ? vl_modern_key(&l, q->vq_kind, i, &key,
 		    &klen, &text, &tlen) : vl_key(&l, VL_ITEMS + q->vq_kind, i,
 		    &key, &klen, &text, &tlen)) == -1)
 			goto fail;
-		if (i > start)
+		if (q->vq_filter != NULL && q->vq_filter(q->vq_farg,
+		    q->vq_kind, key, klen, text, tlen) != 1)
+			continue;
+		if (kept++ > 0)
 			vl_put(&b, ",", 1);
 		vl_put(&b, text, tlen);
 	}
+	end = i;	/* past the last item examined */
 	vl_put(&b, "]", 2);	/* and a NUL, not counted */
 	if (b.vb_oom)
 		goto fail;
 	pg->vp_items = b.vb_data;	/* the page owns it now */
 	b.vb_data = NULL;
 	pg->vp_len = b.vb_len - 1;
-	pg->vp_count = end - start;
+	pg->vp_count = kept;
 	if (end < n || (q->vq_more && end > start)) {
 		if (end < n)
 			pg->vp_next = end;
@@ -875,6 +882,32 @@ view_layout_route(const void *p, size_t len, enum view_route_kind kind,
 fail:
 	view_route_clear(r);
 	return -1;
+}
+
+int
+view_layout_item(const void *p, size_t len, enum view_kind k, const char *key,
+    size_t klen, char **text, size_t *tlen)
+{
+	struct vl	 l;
+	const char	*ik, *t;
+	size_t		 iklen;
+	long long	 n, at;
+
+	*text = NULL;
+	*tlen = 0;
+	if (vl_open(&l, p, len) == -1 || k >= VIEW_KIND_N ||
+	    (n = vl_count(&l, VL_ITEMS + k)) < 0 ||
+	    (at = vl_bound(&l, VL_ITEMS + k, k, (size_t)n, key, klen, 0)) < 0)
+		return -1;
+	if (at == n)
+		return VIEW_NO_ROUTE;
+	if (vl_key(&l, VL_ITEMS + k, (size_t)at, &ik, &iklen, &t, tlen) == -1)
+		return -1;
+	if (vl_cmp(ik, iklen, key, klen) != 0)
+		return VIEW_NO_ROUTE;
+	if ((*text = strndup(t, *tlen)) == NULL)
+		return -1;
+	return 0;
 }
 
 int

@@ -284,12 +284,16 @@ struct views_read {
 	size_t			 vr_namelen;
 	int			 vr_exact;
 	struct view_route	*vr_route;
+	enum view_kind		 vr_vkind;	/* an item's */
+	char			*vr_text;	/* the item's text */
+	size_t			 vr_tlen;
 	int			 vr_rc;
 };
 
 #define VIEWS_READ_PAGE		0
 #define VIEWS_READ_ROUTE	1
 #define VIEWS_READ_TEMPLATE	2
+#define VIEWS_READ_ITEM		3
 
 /* inside store_read()'s txn: pure, copies out the slice asked for */
 static int
@@ -304,6 +308,11 @@ views_read_cb(void *arg, const void *data, size_t len)
 	case VIEWS_READ_ROUTE:
 		r->vr_rc = view_layout_route(data, len, r->vr_kind, r->vr_name,
 		    r->vr_namelen, r->vr_route);
+		break;
+	case VIEWS_READ_ITEM:
+		free(r->vr_text);
+		r->vr_rc = view_layout_item(data, len, r->vr_vkind, r->vr_name,
+		    r->vr_namelen, &r->vr_text, &r->vr_tlen);
 		break;
 	default:
 		r->vr_rc = view_layout_template(data, len, r->vr_name,
@@ -503,6 +512,13 @@ views_read_view(struct worker *w, json_t *view, struct views_read *r)
 			return -1;
 		return views_shard_read(w, prefix, json_array_get(arr,
 		    views_shard_find(arr, r->vr_name, r->vr_namelen)), r);
+	case VIEWS_READ_ITEM:
+		arr = json_object_get(json_object_get(view, "shards"),
+		    view_kind_field(r->vr_vkind));
+		if (json_array_size(arr) == 0)
+			return -1;
+		return views_shard_read(w, prefix, json_array_get(arr,
+		    views_shard_find(arr, r->vr_name, r->vr_namelen)), r);
 	default:
 		arr = json_object_get(json_object_get(view, "shards"),
 		    view_kind_field(VIEW_KIND_TEMPLATES));
@@ -568,6 +584,30 @@ view_route_get(struct worker *w, json_t *view, enum view_route_kind kind,
 	r.vr_namelen = namelen;
 	r.vr_route = route;
 	return views_read(w, view, &r);
+}
+
+int
+view_item_get(struct worker *w, json_t *view, enum view_kind kind,
+    const char *key, size_t klen, char **text, size_t *tlen)
+{
+	struct views_read	r;
+	int			rc;
+
+	memset(&r, 0, sizeof(r));
+	r.vr_what = VIEWS_READ_ITEM;
+	r.vr_vkind = kind;
+	r.vr_name = key;
+	r.vr_namelen = klen;
+	if (kind >= VIEW_KIND_N)
+		return -1;
+	rc = views_read(w, view, &r);
+	if (rc != 0) {
+		free(r.vr_text);
+		r.vr_text = NULL;
+	}
+	*text = r.vr_text;
+	*tlen = r.vr_tlen;
+	return rc;
 }
 
 int

@@ -22,6 +22,7 @@
 #include "wake.h"
 #include "auth.h"
 #include "audit.h"
+#include "authz.h"
 #include "worker.h"
 
 static struct worker	 the_worker;
@@ -262,6 +263,8 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 		fatalx("cannot set up incoming authentication");
 	if (audit_init(w) == -1)
 		fatalx("cannot open the audit log");
+	if (authz_init(w) == -1)
+		fatalx("cannot set up authorization");
 	if (front_init(w) == -1)
 		fatalx("cannot serve HTTP");
 	if (diag_init(w) == -1)
@@ -287,6 +290,7 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 	front_free(w);
 	auth_free();
 	audit_free();
+	authz_free();
 	diag_free(w);
 	upstream_free_all(w);
 	backend_free_all(w);

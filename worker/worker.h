@@ -145,10 +145,13 @@ struct core_err {
 };
 
 enum core_kind core_method_kind(const char *method);
-/* a list page as result text: Legacy, or 2026-07-28 with server_info */
+/* a list page as result text: Legacy, or 2026-07-28 with server_info;
+ * authz (NULL: none) filters its items per principal (worker/authz.h) */
+struct authz_filter;
 int	 core_list(json_t *view, const char *method, json_t *params,
-	    size_t pagesize, const json_t *server_info, char **text,
-	    size_t *len, struct core_err *);
+	    size_t pagesize, const json_t *server_info,
+	    struct authz_filter *authz, char **text, size_t *len,
+	    struct core_err *);
 int	 core_route(json_t *view, const struct config *, const char *method,
 	    json_t *params, const struct config_backend **be,
 	    json_t **bparams, struct core_err *);
@@ -266,6 +269,9 @@ int	 view_route_get(struct worker *, json_t *view, enum view_route_kind,
 	    const char *name, size_t namelen, struct view_route *);
 int	 view_template_get(struct worker *, json_t *view, const char *uri,
 	    int exact, struct view_route *);
+/* a listed item's text by its key (*text malloc'd) */
+int	 view_item_get(struct worker *, json_t *view, enum view_kind,
+	    const char *key, size_t klen, char **text, size_t *tlen);
 size_t	 views_page_size(struct worker *);
 void	 views_free(void);
 

@@ -5,7 +5,8 @@
  * crash whatever the bytes are.
  *
  * Input: one byte for the page size and the kind, a NUL-ended name
- * (the route or template asked for), then the layout's bytes.  Bytes
+ * (the route, item or template asked for), then the layout's bytes;
+ * each page is read whole and through a filter.  Bytes
  * that begin with the layout's magic reach the tables' checks.
  */
 #include <stdint.h>
@@ -16,6 +17,21 @@
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
+/* a filter per principal (worker/authz.c) that keeps every other item */
+static int
+fuzz_filter(void *arg, enum view_kind k, const char *key, size_t klen,
+    const char *text, size_t tlen)
+{
+	unsigned int *n = arg;
+
+	(void)k;
+	if (klen > 0)
+		(void)key[klen - 1];
+	if (tlen > 0)
+		(void)text[tlen - 1];
+	return (*n)++ & 1;
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -23,8 +39,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct view_page	 pg;
 	struct view_route	 r;
 	const uint8_t		*nul;
-	char			*name, *lay;
-	size_t			 nlen, llen, pre, n1, n2;
+	char			*name, *lay, *text;
+	size_t			 nlen, llen, pre, n1, n2, tlen;
+	unsigned int		 kept = 0;
 	uint64_t		 id;
 	int			 k;
 
@@ -54,10 +71,18 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	q.vq_more = q.vq_modern;
 	for (k = 0; k < VIEW_KIND_N; k++) {
 		q.vq_kind = (enum view_kind)k;
+		q.vq_filter = NULL;
+		if (view_layout_page(lay, llen, &q, &pg) == 0)
+			view_page_clear(&pg);
+		q.vq_filter = fuzz_filter;
+		q.vq_farg = &kept;
 		if (view_layout_page(lay, llen, &q, &pg) == 0)
 			view_page_clear(&pg);
 		(void)view_layout_counts(lay, llen, (enum view_kind)k, &n1,
 		    &n2);
+		if (view_layout_item(lay, llen, (enum view_kind)k, name, nlen,
+		    &text, &tlen) == 0)
+			free(text);
 	}
 	for (k = VIEW_ROUTE_TOOL; k <= VIEW_ROUTE_RESOURCE; k++)
 		if (view_layout_route(lay, llen, (enum view_route_kind)k, name,

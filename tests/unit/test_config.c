@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "shared/cedar.h"
 #include "shared/config.h"
 
 #define BACKEND \
@@ -2190,6 +2191,7 @@ test_examples(void **state)
 	size_t		 i, len;
 	int		 n = 0, aggregate = 0, oidc = 0, limits = 0;
 	int		 outgoing = 0;
+	int		 authz = 0;
 
 	(void)state;
 	/* outgoing.yaml's header value comes from the environment */
@@ -2243,6 +2245,12 @@ test_examples(void **state)
 			assert_int_equal(cf->cf_ratelimit.crl_ntools, 1);
 			assert_true(cf->cf_audit.ca_enabled);
 		}
+		if (strcmp(de->d_name, "authz.yaml") == 0) {
+			authz = 1;
+			assert_true(cf->cf_inauth.ci_authz.az_cedar);
+			assert_int_equal(cedar_policyset_len(
+			    cf->cf_inauth.ci_authz.az_policies), 9);
+		}
 		if (strcmp(de->d_name, "oidc.yaml") == 0) {
 			oidc = 1;
 			assert_int_equal(cf->cf_inauth.ci_type,
@@ -2271,6 +2279,7 @@ test_examples(void **state)
 	assert_true(oidc);
 	assert_true(limits);
 	assert_true(outgoing);
+	assert_true(authz);
 }
 
 /*
@@ -2583,8 +2592,7 @@ test_err_oidc(void **state)
 
 /*
  * incomingAuth.authz: every policy parsed and checked at load, errors at
- * their place in the file; the gate is not wired yet, so a valid cedar
- * block is refused as not supported (never loaded and ignored).
+ * their place in the file; a valid cedar block loads (with an identity).
  */
 static void
 test_authz(void **state)
@@ -2652,8 +2660,16 @@ test_authz(void **state)
 	load_bad(AUTHZ_HEAD "    type: cedar\n    primaryUpstreamProvider: x\n",
 	    "t.yaml:9:5: incomingAuth.authz.primaryUpstreamProvider is not "
 	    "supported yet by this version of vmcpd");
-	/* valid: refused until requests are gated */
-	load_bad(AUTHZ_HEAD "    type: cedar\n    groupClaimName: groups\n"
+	/* valid, but anonymous requests have no principal */
+	load_bad(AUTHZ_HEAD "    type: cedar\n"
+	    "    policies: [\"permit(principal, action, resource);\"]\n",
+	    "t.yaml:8:11: incomingAuth.authz: type cedar needs an identity "
+	    "(incomingAuth.type oidc or local); anonymous requests have no "
+	    "principal and would all be denied");
+	/* valid: loaded, with its store, claims and group type */
+	cf = load_ok(BACKEND "incomingAuth:\n  type: oidc\n"
+	    "  oidc: {issuer: \"https://i/\", audience: a}\n  authz:\n"
+	    "    type: cedar\n    groupClaimName: groups\n"
 	    "    roleClaimName: role\n    groupEntityType: NS::Group\n"
 	    "    entitiesJson: '[{\"uid\": {\"type\": \"NS::Group\", "
 	    "\"id\": \"eng\"}, \"attrs\": {}, \"parents\": []}]'\n"
@@ -2661,9 +2677,15 @@ test_authz(void **state)
 	    "      - permit(principal in NS::Group::\"eng\", action, "
 	    "resource);\n"
 	    "      - |\n        forbid(principal, action, resource)\n"
-	    "        when { resource.destructiveHint == true };\n",
-	    "t.yaml:8:11: incomingAuth.authz: type cedar is not supported "
-	    "yet by this version of vmcpd (the policies are valid)");
+	    "        when { resource.destructiveHint == true };\n");
+	assert_int_equal(cf->cf_inauth.ci_authz.az_cedar, 1);
+	assert_int_equal(cedar_policyset_len(cf->cf_inauth.ci_authz.az_policies),
+	    2);
+	assert_non_null(cf->cf_inauth.ci_authz.az_entities);
+	assert_string_equal(cf->cf_inauth.ci_authz.az_group_claim, "groups");
+	assert_string_equal(cf->cf_inauth.ci_authz.az_role_claim, "role");
+	assert_string_equal(cf->cf_inauth.ci_authz.az_group_type, "NS::Group");
+	config_free(cf);
 	/* type none is no authorization, as with no authz at all */
 	cf = load_ok(AUTHZ_HEAD "    type: none\n");
 	assert_int_equal(cf->cf_inauth.ci_authz.az_cedar, 0);

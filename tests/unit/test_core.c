@@ -24,6 +24,8 @@
 
 #include "shared/config.h"
 #include "shared/store.h"
+#include "shared/cedar.h"
+#include "worker/authz.h"
 #include "worker/worker.h"
 #include "unit.h"
 
@@ -68,6 +70,8 @@ static const char VIEW[] =
 	"\"prompts\":{},\"logging\":{}}}";
 
 static struct config_backend	backends[2];
+/* the filter of list_json()'s lists (test_list_filtered()), or NULL */
+static struct authz_filter	*list_authz;
 static struct config		conf;
 static char			statedir[] = "/tmp/test_core.XXXXXX";
 
@@ -189,6 +193,7 @@ teardown(void **state)
 	char path[sizeof(statedir) + 16];
 
 	json_decref(*state);
+	list_authz = NULL;
 	core_free();
 	store_close(worker_self()->w_store);
 	worker_self()->w_store = NULL;
@@ -210,8 +215,8 @@ list_json(json_t *view, const char *method, json_t *params, size_t pagesize,
 	size_t	 len;
 
 	*result = NULL;
-	if (core_list(view, method, params, pagesize, NULL, &text, &len,
-	    err) == -1)
+	if (core_list(view, method, params, pagesize, NULL, list_authz, &text,
+	    &len, err) == -1)
 		return -1;
 	*result = json_loadb(text, len, 0, NULL);
 	free(text);
@@ -764,12 +769,106 @@ test_param_headers(void **state)
 	assert_null(core_tool_headers(view, NULL));
 }
 
+/*
+ * Lists filtered per principal, over shards (one item each): a page
+ * holds the items that pass, its cursor points past the last item
+ * examined, in both revisions; and a listed item by its key.
+ */
+static void
+test_list_filtered(void **state)
+{
+	static const char pol[] =
+	    "permit(principal, action == Action::\"call_tool\", resource)\n"
+	    "    when { resource.name like \"*echo\" };\n"
+	    "permit(principal, action == Action::\"read_resource\",\n"
+	    "    resource == Resource::\"file:///c.txt\");\n";
+	static const struct {
+		const char	*method, *field, *cursor, *names, *next;
+	} t[] = {
+		{ "tools/list", "tools", NULL, "a_echo", "tools:1" },
+		{ "tools/list", "tools", "tools:1", "b_echo", "tools:2" },
+		/* the rest examined, none shown: the last page */
+		{ "tools/list", "tools", "tools:2", "", "" },
+		/* a, b examined and left out on the way to c */
+		{ "resources/list", "resources", NULL, "file:///c.txt", "" },
+	};
+	json_t			*view = *state, *claims, *si, *r, *params;
+	struct config		 cf;
+	struct authz_conf	 ac;
+	struct authz_cache	*c;
+	struct authz_filter	 af;
+	struct core_err		 err;
+	char			 names[256], next[64], e[CEDAR_ERRLEN], *text;
+	char			 all[256] = "";
+	size_t			 len, i, pages = 0;
+
+	memset(&cf, 0, sizeof(cf));
+	cf.cf_name = "gw";
+	cf.cf_inauth.ci_authz.az_cedar = 1;
+	assert_non_null(cf.cf_inauth.ci_authz.az_policies = cedar_parse("t",
+	    pol, strlen(pol), e, sizeof(e)));
+	assert_int_equal(authz_conf_init(&ac, &cf), 0);
+	assert_non_null(c = authz_cache_new(4, 64));
+	claims = jparse("{\"sub\":\"u\"}");
+	assert_non_null(af.af_who = authz_cache_who(c, &ac, 1, "s", claims));
+	list_authz = &af;
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		r = t[i].cursor != NULL ? json_string(t[i].cursor) : NULL;
+		assert_int_equal(list_page(view, t[i].method, t[i].field, r, 1,
+		    names, sizeof(names), next, sizeof(next), &err), 0);
+		json_decref(r);
+		assert_string_equal(names, t[i].names);
+		assert_string_equal(next, t[i].next);
+	}
+	/* 2026-07-28: a private list, walked by its cursors */
+	si = json_pack("{s:s}", "name", "gw");
+	params = json_object();
+	do {
+		assert_int_equal(core_list(view, "tools/list", params, 1, si,
+		    &af, &text, &len, &err), 0);
+		r = json_loadb(text, len, 0, NULL);
+		free(text);
+		assert_string_equal(json_string_value(json_object_get(r,
+		    "cacheScope")), "private");
+		for (i = 0; i < json_array_size(json_object_get(r, "tools"));
+		    i++)
+			(void)snprintf(all + strlen(all), sizeof(all) -
+			    strlen(all), "%s%s", all[0] != '\0' ? "|" : "",
+			    json_string_value(json_object_get(json_array_get(
+			    json_object_get(r, "tools"), i), "name")));
+		if (json_object_get(r, "nextCursor") != NULL)
+			(void)json_object_set(params, "cursor",
+			    json_object_get(r, "nextCursor"));
+		else
+			(void)json_object_del(params, "cursor");
+		json_decref(r);
+		assert_true(++pages < 10);
+	} while (json_is_string(json_object_get(params, "cursor")));
+	assert_string_equal(all, "a_echo|b_echo");
+	json_decref(params);
+	json_decref(si);
+	list_authz = NULL;
+	/* a listed item by its key, from its shard; a hidden one is unlisted */
+	assert_int_equal(view_item_get(worker_self(), view, VIEW_KIND_TOOLS,
+	    "lookup", 6, &text, &len), 0);
+	assert_non_null(strstr(text, "\"x-mcp-header\":\"Region\""));
+	free(text);
+	assert_int_equal(view_item_get(worker_self(), view, VIEW_KIND_TOOLS,
+	    "secret", 6, &text, &len), VIEW_NO_ROUTE);
+	assert_null(text);
+	json_decref(claims);
+	authz_cache_free(c);
+	cedar_policyset_free(cf.cf_inauth.ci_authz.az_policies);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_method_kind),
 		cmocka_unit_test_setup_teardown(test_list_pages, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_list_filtered, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_list_walk, setup,
 		    teardown),

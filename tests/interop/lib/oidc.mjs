@@ -34,6 +34,7 @@ export class Idp {
     this.jwksHang = false;	// /jwks never answers
     this.introspectionHang = false;	// introspection never answers
     this.hung = [];
+    this.tokenClaims = {};	// client id -> claims its tokens carry too
   }
 
   get jwksPath() { return '/jwks'; }
@@ -87,6 +88,8 @@ export class Idp {
       jwks: { keys: [jwk] },
       scopes: ['openid', 'mcp'],
       ttl: { ClientCredentials: 600 },
+      // claims such as groups, per client (tokenClaims)
+      extraTokenClaims: (ctx, token) => this.tokenClaims[token.clientId],
       features: {
         devInteractions: { enabled: false },
         clientCredentials: { enabled: true },

@@ -1,0 +1,77 @@
+/*
+ * The Legacy edge's authorization gate: a tools/call, prompts/get,
+ * resources/read or resources/subscribe is authorized on the view
+ * before its session is looked up ("403 before 404": a client learns
+ * nothing of sessions by a denied call), then the session is validated
+ * and the request goes on on that same view (legacy_on_view()), so the
+ * item authorized is the item routed.
+ */
+#include <sys/queue.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "shared/config.h"
+#include "httpd.h"
+#include "worker.h"
+#include "legacy_req.h"
+#include "authz.h"
+
+static void
+legacy_gate_on_view(void *arg, json_t *view, const char *err)
+{
+	struct mcp_req		*mr = arg;
+	struct worker		*w = mr->mr_w;
+	const struct mcp_method	*mm = mr->mr_msg.jm_mm;
+	struct session		 s;
+	json_t			*e;
+	char			 msg[600];
+
+	if (view == NULL) {
+		(void)snprintf(msg, sizeof(msg), "Internal error: %s", err);
+		e = jsonrpc_error_new(mr->mr_msg.jm_id, JSONRPC_INTERNAL_ERROR,
+		    msg, NULL);
+		legacy_req_reply(mr, e);
+		json_decref(e);
+		legacy_req_free(mr);
+		return;
+	}
+	if (authz_gate(w, mr->mr_req, mm, mr->mr_msg.jm_params, view) == -1) {
+		legacy_req_refuse(mr, AUTHZ_HTTP, AUTHZ_CODE,
+		    authz_message(mm), NULL);
+		return;
+	}
+	/* as legacy_post() does it: legacy_session() answers a refusal */
+	httpd_req_set_close_cb(mr->mr_req, NULL, NULL);
+	memset(&s, 0, sizeof(s));
+	if (legacy_session(w, mr->mr_req, mr->mr_msg.jm_id, &s) == -1) {
+		mr->mr_req = NULL;
+		legacy_req_free(mr);
+		return;
+	}
+	legacy_session_touch(w, &s);
+	legacy_req_watch(mr);
+	(void)snprintf(mr->mr_sid, sizeof(mr->mr_sid), "%s", s.s_id);
+	mr->mr_sess = s;
+	legacy_on_view(mr, view, NULL);
+}
+
+int
+legacy_gate(struct worker *w, struct httpd_req *req, struct jsonrpc_msg *msg)
+{
+	const struct mcp_method	*mm = msg->jm_mm;
+	struct mcp_req		*mr;
+
+	if (!authz_on(w) || !MCP_METHOD_SERVED(mm, MCP_REV_LEGACY) ||
+	    mm->mm_kind != MCP_KIND_REQUEST ||
+	    mm->mm_action == MCP_ACTION_NONE)
+		return -1;
+	if ((mr = legacy_req_new(w, req, msg)) == NULL)
+		return 0;
+	legacy_req_watch(mr);
+	if (view_get(w, legacy_gate_on_view, mr) == -1) {
+		legacy_req_refuse(mr, 500, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: out of memory", NULL);
+	}
+	return 0;
+}
