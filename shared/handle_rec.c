@@ -120,3 +120,28 @@ handle_rec_state(const void *data, size_t len, size_t *slen)
 	*slen = len - (size_t)(nl + 1 - (const char *)data);
 	return nl + 1;
 }
+
+json_t *
+handle_rec_dump(const void *key, size_t klen, const void *data, size_t len)
+{
+	struct handle_meta	 hm;
+	char			 id[HANDLE_DUMP_ID + 4];
+	size_t			 i, n = klen < HANDLE_DUMP_ID ? klen :
+				    HANDLE_DUMP_ID;
+
+	for (i = 0; i < n; i++) {
+		id[i] = ((const char *)key)[i];
+		if (id[i] < 0x21 || id[i] > 0x7e)
+			id[i] = '?';
+	}
+	(void)snprintf(id + n, sizeof(id) - n, "...");
+	if (handle_rec_meta(data, len, &hm) == -1)
+		return json_pack("{s:s, s:b, s:I}", "key", id, "valid", 0,
+		    "bytes", (json_int_t)len);
+	hm.hm_fp[12] = '\0';
+	return json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:b, s:I}", "key",
+	    id, "owner", hm.hm_owner, "composite", hm.hm_composite,
+	    "fingerprint", hm.hm_fp, "created", (json_int_t)hm.hm_created_ms,
+	    "expires", (json_int_t)hm.hm_expires_ms, "used", hm.hm_used,
+	    "bytes", (json_int_t)len);
+}

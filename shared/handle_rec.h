@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "composite.h"
 
 #define HANDLE_PREFIX		"vmcpd-h-"
@@ -36,6 +38,15 @@ int	 handle_rec_encode(const struct handle_meta *, const char *state,
 int	 handle_rec_meta(const void *data, size_t len, struct handle_meta *);
 /* the state after the line, and its length; NULL if none */
 const char *handle_rec_state(const void *data, size_t len, size_t *slen);
+/*
+ * What vmcpctl dump handles shows of a record: the id's first
+ * characters only, the owner's scope (a hash), the composite, its
+ * fingerprint's start, the stamps (ms), whether used, the size; never
+ * the state.  A record that is no handle's shows its key's start.
+ */
+#define HANDLE_DUMP_ID	14	/* the prefix and 6 of 32 characters */
+json_t	*handle_rec_dump(const void *key, size_t klen, const void *data,
+	    size_t len);
 /* HANDLE_PREFIX and 32 base64url characters */
 int	 handle_id_valid(const char *id);
 

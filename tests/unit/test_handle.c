@@ -15,6 +15,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,9 @@ static const char YAML[] =
 "    description: d\n"
 "    steps:\n"
 "      - {id: a, tool: x.a}\n";
+
+/* the vmcpctl built beside this test (build/tests/.. or build-san) */
+static char	 vmcpctl[512];
 
 struct fixture {
 	char			 f_dir[64];
@@ -338,6 +342,54 @@ test_handle_record(void **state)
 	assert_int_equal(handle_rec_meta("nope\n{}", 7, &hm), -1);
 }
 
+/* vmcpctl dump handles: whose and what, never the state or the id */
+static void
+test_handle_dump(void **state)
+{
+	struct fixture	*f = *state;
+	char		 id[HANDLE_ID_LEN + 1], cmd[1024], line[2048];
+	json_t		*o, *d;
+	FILE		*p;
+	size_t		 n = 0;
+
+	mint(f, ALICE, id);
+	d = handle_rec_dump("vmcpd-h-x", 9, "junk", 4);
+	assert_non_null(d);
+	assert_false(json_is_true(json_object_get(d, "valid")));
+	json_decref(d);
+	if (access(vmcpctl, X_OK) == -1)
+		skip();
+	(void)snprintf(cmd, sizeof(cmd), "%s -q -d %s dump -a handles", vmcpctl,
+	    f->f_dir);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(line, sizeof(line), p) != NULL) {
+		n++;
+		assert_null(strstr(line, "backend-secret"));
+		assert_null(strstr(line, id));
+		o = jparse(line);
+		assert_string_equal(json_string_value(json_object_get(o,
+		    "db")), "handles");
+		assert_int_equal(strncmp(json_string_value(json_object_get(o,
+		    "key")), id, HANDLE_DUMP_ID), 0);
+		assert_string_equal(json_string_value(json_object_get(o,
+		    "owner")), ALICE);
+		assert_string_equal(json_string_value(json_object_get(o,
+		    "composite")), "w");
+		assert_non_null(json_string_value(json_object_get(o,
+		    "created")));
+		assert_non_null(json_string_value(json_object_get(o,
+		    "expires")));
+		assert_false(json_is_true(json_object_get(o, "used")));
+		assert_null(json_object_get(o, "value"));
+		/* the test's clock is 1970 */
+		assert_true(json_is_true(json_object_get(o, "expired")));
+		json_decref(o);
+	}
+	assert_int_equal(pclose(p), 0);
+	assert_int_equal(n, 1);
+}
+
 /* two processes resume one handle at once: one wins, one is refused */
 static void
 test_handle_race(void **state)
@@ -377,7 +429,7 @@ test_handle_race(void **state)
 }
 
 int
-main(void)
+main(int argc, char *argv[])
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_handle_once, setup,
@@ -396,7 +448,15 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_handle_race, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_handle_dump, setup,
+		    teardown),
 	};
+	char	 self[400];
+
+	(void)argc;
+	(void)snprintf(self, sizeof(self), "%s", argv[0]);
+	(void)snprintf(vmcpctl, sizeof(vmcpctl), "%s/../vmcpctl",
+	    dirname(self));
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
