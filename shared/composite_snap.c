@@ -404,17 +404,19 @@ wf_restore_foreach(struct wf_run *wr, const struct composite_step *cs,
 	    !json_is_boolean(json_object_get(o, "failed")) ||
 	    (ss->ss_coll = json_deep_copy(coll)) == NULL)
 		return -1;
-	ss->ss_niters = json_array_size(coll);
-	if (wf_restore_count(o, "next", ss->ss_niters, &ss->ss_next) == -1)
+	if (wf_restore_count(o, "next", json_array_size(coll),
+	    &ss->ss_next) == -1)
 		return -1;
 	ss->ss_failed = json_is_true(json_object_get(o, "failed"));
 	if ((v = json_object_get(o, "failedWhy")) != NULL &&
 	    (!json_is_string(v) ||
 	    (ss->ss_ferror = strdup(json_string_value(v))) == NULL))
 		return -1;
-	if (ss->ss_niters > 0 && (ss->ss_iters = calloc(ss->ss_niters,
-	    sizeof(*ss->ss_iters))) == NULL)
+	/* ss_niters with ss_iters, never before: wf_run_free() walks them */
+	if (json_array_size(coll) > 0 && (ss->ss_iters = calloc(
+	    json_array_size(coll), sizeof(*ss->ss_iters))) == NULL)
 		return -1;
+	ss->ss_niters = json_array_size(coll);
 	for (k = 0; k < ss->ss_niters; k++)
 		if (wf_restore_iter(wr, cs, ss, k, json_array_get(iters, k)) ==
 		    -1)

@@ -194,24 +194,32 @@ w_suspend(struct world *w)
 	w->w_snaps++;
 }
 
+/* a run of co started, its calls queued */
+static void
+w_start(struct world *w, const struct composite *co, const char *params)
+{
+	json_t	*p = jparse(params);
+
+	memset(w, 0, sizeof(*w));
+	w->w_co = co;
+	w->w_run = wf_run_new(co, p, "wf-1", 3, &w_driver, w);
+	json_decref(p);
+	assert_non_null(w->w_run);
+	wf_run_start(w->w_run);
+}
+
 /* runs the composite to its end, suspending at every chance if asked */
 static void
 w_run(struct world *w, const struct composite *co, const char *params,
     unsigned int flaky_fails, int suspend)
 {
-	json_t		*p = jparse(params);
 	uint64_t	 call, tok;
 	json_t		*args;
 	size_t		 i;
 
-	memset(w, 0, sizeof(*w));
-	w->w_co = co;
+	w_start(w, co, params);
 	w->w_flaky_fails = flaky_fails;
-	w->w_run = wf_run_new(co, p, "wf-1", 3, &w_driver, w);
-	json_decref(p);
-	assert_non_null(w->w_run);
 	wf_run_set_deadline(w->w_run, 1234567);
-	wf_run_start(w->w_run);
 	while (!w->w_done) {
 		if (w->w_nq > 0) {
 			call = w->w_q[0];
@@ -362,6 +370,30 @@ test_snap_retry(void **state)
 	assert_int_equal(same_end(RETRY, "{}", 1, NULL), 1);
 }
 
+/* each damage (members merged into the snapshot, or into its step
+ * step if not -1) makes the snapshot refused */
+static void
+refused(const struct composite *co, const json_t *snap, int step,
+    const char *const *damage, size_t n)
+{
+	struct world	 w;
+	json_t		*bad, *p;
+	char		 err[256];
+	size_t		 i;
+
+	memset(&w, 0, sizeof(w));
+	for (i = 0; i < n; i++) {
+		bad = json_deep_copy(snap);
+		p = jparse(damage[i]);
+		(void)json_object_update(step == -1 ? bad : json_array_get(
+		    json_object_get(bad, "steps"), (size_t)step), p);
+		json_decref(p);
+		assert_null(wf_run_restore(co, bad, &w_driver, &w, err,
+		    sizeof(err)));
+		json_decref(bad);
+	}
+}
+
 /* the snapshot itself: state in it, not in the run's pointer */
 static void
 test_snap_refused(void **state)
@@ -382,12 +414,7 @@ test_snap_refused(void **state)
 
 	(void)state;
 	load(DIAMOND, &cl);
-	memset(&w, 0, sizeof(w));
-	w.w_co = cl.cl_items[0];
-	p = jparse("{\"n\": 1}");
-	w.w_run = wf_run_new(w.w_co, p, "wf-1", 3, &w_driver, &w);
-	json_decref(p);
-	wf_run_start(w.w_run);
+	w_start(&w, cl.cl_items[0], "{\"n\": 1}");
 	/* a call in flight: nothing to snapshot */
 	assert_int_equal(wf_run_suspendable(w.w_run), 0);
 	assert_null(wf_run_snapshot(w.w_run));
@@ -445,15 +472,7 @@ test_snap_refused(void **state)
 	composite_list_free(&cl2);
 
 	/* damage, member by member */
-	for (i = 0; i < sizeof(damage) / sizeof(damage[0]); i++) {
-		bad = json_deep_copy(snap);
-		p = jparse(damage[i]);
-		(void)json_object_update(bad, p);
-		json_decref(p);
-		assert_null(wf_run_restore(w.w_co, bad, &w_driver, &w, err,
-		    sizeof(err)));
-		json_decref(bad);
-	}
+	refused(w.w_co, snap, -1, damage, sizeof(damage) / sizeof(damage[0]));
 	/* a step's state the step cannot be in, a suspended call without
 	 * its state, an unknown state, a retry counter past retryCount */
 	{
@@ -502,18 +521,12 @@ test_snap_timeout(void **state)
 {
 	struct composite_list	 cl;
 	struct world		 w;
-	json_t			*p;
 	uint64_t		 tmo;
 
 	(void)state;
 	load("compositeTools:\n  - name: t\n    description: d\n"
 	    "    steps:\n      - {id: a, tool: x.ask, timeout: 2s}\n", &cl);
-	memset(&w, 0, sizeof(w));
-	w.w_co = cl.cl_items[0];
-	p = jparse("{}");
-	w.w_run = wf_run_new(w.w_co, p, "wf-1", 3, &w_driver, &w);
-	json_decref(p);
-	wf_run_start(w.w_run);
+	w_start(&w, cl.cl_items[0], "{}");
 	w_answer(&w, w.w_q[0], w.w_qargs[0]);
 	json_decref(w.w_qargs[0]);
 	assert_int_equal(wf_run_suspendable(w.w_run), 1);
@@ -526,6 +539,46 @@ test_snap_timeout(void **state)
 	composite_list_free(&cl);
 }
 
+/* a forEach's iterations damaged: refused, freed without a fault */
+static void
+test_snap_foreach_damaged(void **state)
+{
+	struct composite_list	 cl;
+	struct world		 w;
+	json_t			*snap, *p;
+	static const char	*const damage[] = {
+		"{\"next\": 99}",
+		"{\"next\": -1}",
+		"{\"iterations\": []}",
+		"{\"collection\": {}}",
+		"{\"failed\": 1}",
+		"{\"failedWhy\": 3}",
+	};
+	size_t			 i;
+
+	(void)state;
+	load(FOREACH, &cl);
+	w_start(&w, cl.cl_items[0], "{}");
+	/* list, then side (flaky) in flight: answer both */
+	w_answer(&w, w.w_q[0], w.w_qargs[0]);
+	p = jparse("{\"content\": []}");
+	wf_run_call_done(w.w_run, w.w_q[1], p, NULL);
+	json_decref(p);
+	for (i = 2; i < w.w_nq; i++)
+		w_answer(&w, w.w_q[i], w.w_qargs[i]);
+	for (i = 0; i < w.w_nq; i++)
+		json_decref(w.w_qargs[i]);
+	assert_int_equal(wf_run_suspendable(w.w_run), 1);
+	snap = wf_run_snapshot(w.w_run);
+	assert_non_null(snap);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(
+	    json_object_get(snap, "steps"), 1), "state")), "running");
+	refused(w.w_co, snap, 1, damage, sizeof(damage) / sizeof(damage[0]));
+	json_decref(snap);
+	wf_run_free(w.w_run);
+	composite_list_free(&cl);
+}
+
 int
 main(void)
 {
@@ -535,6 +588,7 @@ main(void)
 		cmocka_unit_test(test_snap_retry),
 		cmocka_unit_test(test_snap_refused),
 		cmocka_unit_test(test_snap_timeout),
+		cmocka_unit_test(test_snap_foreach_damaged),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
