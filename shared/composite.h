@@ -212,6 +212,19 @@ int		 wf_run_suspendable(const struct wf_run *);
  * "[index]" for a forEach iteration).  NULL when out of memory.
  */
 json_t		*wf_run_pending(const struct wf_run *);
+/*
+ * MRTR's inputRequests for what a run waits for (wf_run_pending()): an
+ * elicitation step's request under its key, a suspended call's own
+ * requests under "<key>/<the backend's key>".  NULL if out of memory.
+ */
+json_t		*wf_input_requests(const json_t *pending);
+/*
+ * The answer in a client's inputResponses to one entry of
+ * wf_run_pending(): an elicitation's ({action, content?}), or for a
+ * suspended call its backend's inputResponses (under the backend's own
+ * keys).  NULL if one is missing or malformed: ask again.
+ */
+json_t		*wf_input_response(const json_t *entry, const json_t *responses);
 /* the snapshot or NULL (not suspendable, or out of memory) */
 json_t		*wf_run_snapshot(const struct wf_run *);
 struct wf_run	*wf_run_restore(const struct composite *, const json_t *snap,

@@ -209,6 +209,88 @@ fail:
 	return NULL;
 }
 
+static int
+wf_is_elicit(const json_t *entry)
+{
+	const char	*kind = json_string_value(json_object_get(entry, "kind"));
+
+	return kind != NULL && strcmp(kind, "elicitation") == 0;
+}
+
+json_t *
+wf_input_requests(const json_t *pending)
+{
+	json_t		*out, *p, *r, *v;
+	const char	*key, *k;
+	char		 name[320];
+	size_t		 i;
+
+	if ((out = json_object()) == NULL)
+		return NULL;
+	json_array_foreach(pending, i, p) {
+		key = json_string_value(json_object_get(p, "key"));
+		if (key == NULL)
+			continue;
+		if (wf_is_elicit(p)) {
+			r = json_pack("{s:s, s:{s:s, s:O, s:O}}", "method",
+			    "elicitation/create", "params", "mode", "form",
+			    "message", json_object_get(p, "message"),
+			    "requestedSchema", json_object_get(p,
+			    "requestedSchema"));
+			if (r == NULL || json_object_set_new(out, key, r) == -1)
+				goto fail;
+			continue;
+		}
+		json_object_foreach(json_object_get(p, "inputRequests"), k,
+		    v) {
+			if (snprintf(name, sizeof(name), "%s/%s", key, k) >=
+			    (int)sizeof(name))
+				goto fail;
+			if (json_object_set(out, name, v) == -1)
+				goto fail;
+		}
+	}
+	return out;
+fail:
+	json_decref(out);
+	return NULL;
+}
+
+json_t *
+wf_input_response(const json_t *entry, const json_t *responses)
+{
+	json_t		*r, *out, *v;
+	const char	*key, *k, *action;
+	char		 name[320];
+
+	if ((key = json_string_value(json_object_get(entry, "key"))) == NULL ||
+	    !json_is_object(responses))
+		return NULL;
+	if (wf_is_elicit(entry)) {
+		r = json_object_get(responses, key);
+		action = json_string_value(json_object_get(r, "action"));
+		v = json_object_get(r, "content");
+		if (action == NULL || (strcmp(action, "accept") != 0 &&
+		    strcmp(action, "decline") != 0 &&
+		    strcmp(action, "cancel") != 0) ||
+		    (v != NULL && !json_is_object(v)))
+			return NULL;
+		return json_incref(r);
+	}
+	if ((out = json_object()) == NULL)
+		return NULL;
+	json_object_foreach(json_object_get(entry, "inputRequests"), k, v) {
+		if (snprintf(name, sizeof(name), "%s/%s", key, k) >=
+		    (int)sizeof(name) ||
+		    !json_is_object(r = json_object_get(responses, name)) ||
+		    json_object_set(out, k, r) == -1) {
+			json_decref(out);
+			return NULL;
+		}
+	}
+	return out;
+}
+
 /* a member set to a copy of v, if v is not NULL */
 static int
 wf_snap_set(json_t *o, const char *key, json_t *v)

@@ -104,13 +104,16 @@ static const struct wf_driver drv = {
 static void
 answer_pending(struct drive *d)
 {
-	json_t		*pending, *p, *inner, *r;
+	json_t		*pending, *p, *inner, *r, *req;
 	uint64_t	 call;
 	size_t		 i;
 
-	if ((pending = wf_run_pending(d->d_run)) == NULL)
+	if ((pending = wf_run_pending(d->d_run)) == NULL ||
+	    (req = wf_input_requests(pending)) == NULL)
 		abort();
 	json_array_foreach(pending, i, p) {
+		/* the requests as answers: the shapes seldom fit */
+		json_decref(wf_input_response(p, req));
 		call = (uint64_t)json_integer_value(json_object_get(p, "call"));
 		if (strcmp(json_string_value(json_object_get(p, "kind")),
 		    "elicitation") == 0) {
@@ -127,6 +130,7 @@ answer_pending(struct drive *d)
 		if (d->d_done)
 			break;
 	}
+	json_decref(req);
 	json_decref(pending);
 }
 

@@ -128,25 +128,54 @@ w_answer(struct world *w, uint64_t call, json_t *args)
 	json_decref(r);
 }
 
+/* the client answers every input request, as MRTR has it */
+static json_t *
+w_client(const json_t *requests)
+{
+	json_t		*responses, *r, *v;
+	const char	*k;
+
+	responses = json_object();
+	json_object_foreach((json_t *)requests, k, r) {
+		if (strchr(k, '/') == NULL) {
+			assert_string_equal(json_string_value(json_object_get(
+			    r, "method")), "elicitation/create");
+			v = json_pack("{s:s, s:{s:O}}", "action", "accept",
+			    "content", "channel", json_object_get(
+			    json_object_get(r, "params"), "message"));
+		} else
+			v = json_pack("{s:s}", "answer", k);
+		assert_non_null(v);
+		assert_int_equal(json_object_set_new(responses, k, v), 0);
+	}
+	return responses;
+}
+
 /* the user and the resumed backends answer what waits */
 static void
 w_input(struct world *w)
 {
-	json_t		*pending, *p, *inner, *r;
+	json_t		*pending, *p, *inner, *r, *requests, *responses, *a;
 	const char	*kind;
 	uint64_t	 call;
 	size_t		 i;
 
 	pending = wf_run_pending(w->w_run);
 	assert_non_null(pending);
+	requests = wf_input_requests(pending);
+	assert_non_null(requests);
+	responses = w_client(requests);
+	json_decref(requests);
 	json_array_foreach(pending, i, p) {
 		call = (uint64_t)json_integer_value(json_object_get(p, "call"));
 		kind = json_string_value(json_object_get(p, "kind"));
+		a = wf_input_response(p, responses);
+		assert_non_null(a);
 		if (strcmp(kind, "elicitation") == 0) {
-			r = json_pack("{s:s}", "channel", json_string_value(
-			    json_object_get(p, "message")));
-			wf_run_elicit_done(w->w_run, call, "accept", r);
-			json_decref(r);
+			wf_run_elicit_done(w->w_run, call, json_string_value(
+			    json_object_get(a, "action")),
+			    json_object_get(a, "content"));
+			json_decref(a);
 			continue;
 		}
 		/* the backend's state went into the run, not elsewhere */
@@ -155,15 +184,51 @@ w_input(struct world *w)
 		inner = wf_run_call_resume(w->w_run, call);
 		assert_non_null(inner);
 		assert_null(wf_run_call_resume(w->w_run, call));
-		r = json_pack("{s:[], s:{s:O, s:O, s:O}}", "content",
+		r = json_pack("{s:[], s:{s:O, s:O, s:O, s:o}}", "content",
 		    "structuredContent", "resumed", json_object_get(inner,
 		    "requestState"), "key", json_object_get(p, "key"), "args",
-		    json_object_get(p, "arguments"));
+		    json_object_get(p, "arguments"), "responses", a);
 		json_decref(inner);
 		wf_run_call_done(w->w_run, call, r, NULL);
 		json_decref(r);
 	}
+	json_decref(responses);
 	json_decref(pending);
+}
+
+/* a response missing, or not an answer: asked again */
+static void
+test_snap_responses(void **state)
+{
+	json_t	*e, *t, *resp, *a;
+
+	(void)state;
+	e = jparse("{\"key\": \"ask\", \"kind\": \"elicitation\"}");
+	t = jparse("{\"key\": \"each[1]\", \"kind\": \"tool\", "
+	    "\"inputRequests\": {\"x\": {}, \"y\": {}}}");
+	resp = jparse("{\"ask\": {\"action\": \"maybe\"}, "
+	    "\"each[1]/x\": {\"v\": 1}}");
+	assert_null(wf_input_response(e, resp));
+	assert_null(wf_input_response(t, resp));
+	json_decref(resp);
+	resp = jparse("{\"ask\": {\"action\": \"accept\", \"content\": 3}}");
+	assert_null(wf_input_response(e, resp));
+	json_decref(resp);
+	resp = jparse("{\"ask\": {\"action\": \"decline\"}, "
+	    "\"each[1]/x\": {\"v\": 1}, \"each[1]/y\": {\"v\": 2}, "
+	    "\"extra\": {}}");
+	a = wf_input_response(e, resp);
+	assert_string_equal(json_string_value(json_object_get(a, "action")),
+	    "decline");
+	json_decref(a);
+	a = wf_input_response(t, resp);
+	assert_int_equal(json_object_size(a), 2);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(
+	    a, "y"), "v")), 2);
+	json_decref(a);
+	json_decref(resp);
+	json_decref(e);
+	json_decref(t);
 }
 
 /* the run suspended: to a string and back, as through the handles db */
@@ -589,6 +654,7 @@ main(void)
 		cmocka_unit_test(test_snap_refused),
 		cmocka_unit_test(test_snap_timeout),
 		cmocka_unit_test(test_snap_foreach_damaged),
+		cmocka_unit_test(test_snap_responses),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
