@@ -30,6 +30,7 @@
 #define COMPOSITE_SCHEMA_DEPTH		10
 #define COMPOSITE_ANSWER_MAX		(1024 * 1024)
 #define COMPOSITE_ANSWER_DEPTH		10
+#define COMPOSITE_FP_LEN		64	/* hex SHA-256 */
 
 enum composite_kind {
 	COMPOSITE_TOOL,
@@ -108,6 +109,9 @@ struct composite {
 	struct composite_prop	*co_output;	/* the root, or NULL */
 	size_t			 co_line;
 	size_t			 co_col;
+	/* of the definition as written: a handle minted before a reload
+	 * that changed it is refused (composite_snap.c) */
+	char			 co_fp[COMPOSITE_FP_LEN + 1];
 };
 
 struct composite_list {
@@ -178,6 +182,58 @@ void		 wf_run_timer(struct wf_run *, uint64_t token);
 void		 wf_run_abort(struct wf_run *, const char *why);
 enum wf_state	 wf_run_step_state(const struct wf_run *, size_t step);
 int		 wf_run_finished(const struct wf_run *);
+
+/*
+ * composite_snap.c: suspend and resume (MCP 2026-07-28, Multi
+ * Round-Trip Requests).  A run waits for input at an elicitation step,
+ * or at a tool call whose backend answered input_required: the driver
+ * hands that answer to wf_run_call_suspend() (the run keeps the
+ * backend's requestState and inputRequests: they stay in vmcpd's
+ * record, never in the client's hands).  Once wf_run_suspendable(), no
+ * call is in flight but suspended ones, and wf_run_snapshot() is the
+ * whole run as JSON; wf_run_restore() makes it a run again, under the
+ * same composite definition only, its pending calls' timeouts and its
+ * retry delays armed anew (wd_timer) and nothing started: the driver
+ * then answers the elicitations (wf_run_elicit_done()) and retries the
+ * suspended calls (wf_run_call_resume(), then wf_run_call_done() or
+ * wf_run_call_suspend() again).
+ */
+int		 wf_run_call_suspend(struct wf_run *, uint64_t call,
+		    json_t *result);
+/* the suspended call's inner state, taken (the call is in flight
+ * again: report its end as usual); NULL if it is not suspended */
+json_t		*wf_run_call_resume(struct wf_run *, uint64_t call);
+int		 wf_run_suspendable(const struct wf_run *);
+/*
+ * What the run waits for, an array in call order of
+ * {call, key, step, kind: "elicitation", message, requestedSchema} and
+ * {call, key, step, kind: "tool", tool, arguments, requestState?,
+ * inputRequests?}; key is unique in the run (the step id, with
+ * "[index]" for a forEach iteration).  NULL when out of memory.
+ */
+json_t		*wf_run_pending(const struct wf_run *);
+/*
+ * MRTR's inputRequests for what a run waits for (wf_run_pending()): an
+ * elicitation step's request under its key, a suspended call's own
+ * requests under "<key>/<the backend's key>".  NULL if out of memory.
+ */
+json_t		*wf_input_requests(const json_t *pending);
+/*
+ * The answer in a client's inputResponses to one entry of
+ * wf_run_pending(): an elicitation's ({action, content?}), or for a
+ * suspended call its backend's inputResponses (under the backend's own
+ * keys).  NULL if one is missing or malformed: ask again.
+ */
+json_t		*wf_input_response(const json_t *entry, const json_t *responses);
+/* the snapshot or NULL (not suspendable, or out of memory) */
+json_t		*wf_run_snapshot(const struct wf_run *);
+struct wf_run	*wf_run_restore(const struct composite *, const json_t *snap,
+		    const struct wf_driver *, void *arg, char *err,
+		    size_t errlen);
+/* the workflow's deadline (wall clock ms, 0: none), kept by a snapshot
+ * for the driver that restores it */
+void		 wf_run_set_deadline(struct wf_run *, uint64_t ms);
+uint64_t	 wf_run_deadline(const struct wf_run *);
 
 /* a tool result as a step's output: structuredContent, else a map of
  * its content items (text, text_1, image_0, resource, ...) */

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/evp.h>
+
 #include "composite.h"
 #include "config_load.h"
 
@@ -1007,6 +1009,32 @@ load_params(struct loader *ld, struct cnode *n, const char *path,
 	return 0;
 }
 
+/* hex SHA-256 of the definition as JSON, keys sorted */
+static int
+composite_fingerprint(const struct cnode *n, struct composite *co)
+{
+	unsigned char	 md[32];
+	unsigned int	 mdlen = 0;
+	json_t		*j;
+	char		*text;
+	size_t		 i;
+	int		 rc = -1;
+
+	if ((j = cnode_json(n)) == NULL)
+		return -1;
+	if ((text = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS |
+	    JSON_ENCODE_ANY)) != NULL &&
+	    EVP_Digest(text, strlen(text), md, &mdlen, EVP_sha256(), NULL) ==
+	    1 && mdlen == sizeof(md)) {
+		for (i = 0; i < sizeof(md); i++)
+			(void)snprintf(co->co_fp + 2 * i, 3, "%02x", md[i]);
+		rc = 0;
+	}
+	free(text);
+	json_decref(j);
+	return rc;
+}
+
 static int
 load_composite(struct loader *ld, struct cnode *n, const char *path,
     struct composite *co)
@@ -1106,6 +1134,10 @@ load_composite(struct loader *ld, struct cnode *n, const char *path,
 	if ((output != NULL && load_output(&cl, output, kpath) == -1) ||
 	    cload_graph(&cl, path) == -1 || cload_check_refs(&cl) == -1)
 		goto done;
+	if (composite_fingerprint(n, co) == -1) {
+		config_error(ld, NULL, "out of memory");
+		goto done;
+	}
 	rc = 0;
 done:
 	free(cl.cl_refs);

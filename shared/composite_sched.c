@@ -17,61 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "composite.h"
-
-#define WF_ITER_NONE	0	/* call ids: step << 32 | (iteration + 1) */
-/* a timeout's timer token: the flag, the attempt it is for, the call */
-#define WF_TIMEOUT	(1ULL << 63)
-#define WF_ATTEMPT_SHIFT 48
-#define WF_CALL_MASK	((1ULL << WF_ATTEMPT_SHIFT) - 1)
-
-struct wf_iter {
-	enum wf_state	 wi_state;
-	unsigned int	 wi_attempt;
-	json_t		*wi_args;
-	json_t		*wi_output;
-	char		*wi_error;
-};
-
-struct wf_stepst {
-	enum wf_state	 ss_state;
-	unsigned int	 ss_attempt;
-	json_t		*ss_args;	/* kept for retries */
-	json_t		*ss_coll;	/* forEach: the items */
-	struct wf_iter	*ss_iters;
-	size_t		 ss_niters;
-	size_t		 ss_next;	/* next iteration to start */
-	size_t		 ss_running;
-	size_t		 ss_ended;
-	int		 ss_failed;	/* forEach: an iteration aborts */
-	char		*ss_ferror;
-};
-
-struct wf_run {
-	const struct composite	*wr_co;
-	const struct wf_driver	*wr_drv;
-	void			*wr_arg;
-	json_t			*wr_ctx;
-	json_t			*wr_steps;	/* wr_ctx.steps */
-	struct wf_stepst	*wr_st;
-	unsigned int		 wr_maxpar;
-	unsigned int		 wr_running;	/* tool calls in flight */
-	size_t			 wr_left;	/* steps not ended */
-	int			 wr_in_pump;
-	int			 wr_again;
-	int			 wr_finished;
-	int			 wr_reported;
-	char			*wr_error;
-};
-
-static uint64_t
-wf_call_id(size_t step, size_t iter)
-{
-	return (uint64_t)step << 32 | (uint64_t)iter;
-}
+#include "composite_int.h"
 
 /* the step's timeout for this attempt of a call */
-static void
+void
 wf_arm_timeout(struct wf_run *wr, uint64_t call, unsigned int attempt,
     uint64_t ms)
 {
@@ -111,7 +60,7 @@ wf_state_ended(enum wf_state s)
 	return s == WF_COMPLETED || s == WF_FAILED || s == WF_SKIPPED;
 }
 
-static const char *
+const char *
 wf_state_name(enum wf_state s)
 {
 	switch (s) {
@@ -183,7 +132,7 @@ wf_step_failed(struct wf_run *wr, size_t i, const char *error)
 		wf_run_fail(wr, cs->cs_id, error);
 }
 
-static uint64_t
+uint64_t
 wf_backoff(const struct composite_step *cs, unsigned int attempt)
 {
 	uint64_t	 d = cs->cs_retry_delay_ms;
@@ -491,9 +440,11 @@ wf_run_free(struct wf_run *wr)
 		ss = &wr->wr_st[i];
 		json_decref(ss->ss_args);
 		json_decref(ss->ss_coll);
+		json_decref(ss->ss_inner);
 		for (k = 0; k < ss->ss_niters; k++) {
 			json_decref(ss->ss_iters[k].wi_args);
 			json_decref(ss->ss_iters[k].wi_output);
+			json_decref(ss->ss_iters[k].wi_inner);
 			free(ss->ss_iters[k].wi_error);
 		}
 		free(ss->ss_iters);
@@ -534,6 +485,7 @@ wf_iter_done(struct wf_run *wr, size_t i, size_t k, json_t *result,
 	if (k >= ss->ss_niters || ss->ss_iters[k].wi_state != WF_RUNNING)
 		return;
 	wi = &ss->ss_iters[k];
+	wf_unsuspend(wr, &wi->wi_inner);
 	ss->ss_running--;
 	wr->wr_running--;
 	if (error == NULL && !json_is_true(json_object_get(result,
@@ -587,6 +539,7 @@ wf_run_call_done(struct wf_run *wr, uint64_t call, json_t *result,
 	}
 	if (ss->ss_state != WF_RUNNING || cs->cs_kind != COMPOSITE_TOOL)
 		return;
+	wf_unsuspend(wr, &ss->ss_inner);
 	wr->wr_running--;
 	if (error == NULL && !json_is_true(json_object_get(result,
 	    "isError"))) {

@@ -550,3 +550,75 @@ fail:
 	store_set_errno(rc);
 	return -1;
 }
+
+/* --- a record claimed once --- */
+
+int
+store_claim(struct store *s, enum store_db db, const void *key, size_t klen,
+    uint64_t now_ms, store_claim_cb cb, void *arg, struct store_rec *out)
+{
+	uint8_t			 mark[STORE_CLAIM_MARK_MAX];
+	struct store_rec	 rec;
+	MDB_txn			*txn;
+	MDB_val			 k, v;
+	size_t			 mlen = 0;
+	int			 rc, verdict, grown = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (cb == NULL || store_check(s, db, key, klen, 1) == -1) {
+		errno = EINVAL;
+		return -1;
+	}
+again:
+	if (store_txn_begin(s, 0, &txn, __func__) == -1)
+		return -1;
+	k.mv_size = klen;
+	k.mv_data = (void *)(uintptr_t)key;
+	rc = mdb_get(txn, s->s_dbi[db], &k, &v);
+	if (rc == MDB_NOTFOUND) {
+		mdb_txn_abort(txn);
+		return STORE_NOTFOUND;
+	}
+	if (rc != 0) {
+		log_warnx("%s: mdb_get: %s", __func__, mdb_strerror(rc));
+		goto fail;
+	}
+	if (store_rec_peek(v.mv_data, v.mv_size, &rec) == -1) {
+		mdb_txn_abort(txn);
+		log_warnx("%s: %s: undecodable record", __func__,
+		    store_db_names[db]);
+		errno = EBADMSG;
+		return -1;
+	}
+	rec.sr_data = (char *)v.mv_data + STORE_HDR_LEN + rec.sr_glen;
+	if ((verdict = cb(arg, &rec, now_ms, mark, rec.sr_len < sizeof(mark) ?
+	    rec.sr_len : sizeof(mark), &mlen)) != 0) {
+		mdb_txn_abort(txn);
+		return verdict;
+	}
+	if (mlen > rec.sr_len || mlen > sizeof(mark)) {
+		mdb_txn_abort(txn);
+		errno = EINVAL;
+		return -1;
+	}
+	if (store_rec_decode(v.mv_data, v.mv_size, out) == -1) {
+		mdb_txn_abort(txn);
+		errno = ENOMEM;
+		return -1;
+	}
+	/* no longer than the record: commits on a full map too */
+	rc = store_put_txn(s, txn, db, key, klen, mark, mlen,
+	    rec.sr_expires_ms, now_ms, rec.sr_flags, NULL, 0, 1, __func__);
+	if ((rc = store_end_write(s, txn, rc, &grown, db, __func__)) != 0) {
+		store_rec_clear(out);
+		if (rc == 1)
+			goto again;
+		return -1;
+	}
+	return 0;
+
+fail:
+	mdb_txn_abort(txn);
+	store_set_errno(rc);
+	return -1;
+}

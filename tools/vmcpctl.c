@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "shared/config.h"
+#include "shared/handle_rec.h"
 #include "shared/log.h"
 #include "shared/store.h"
 #include "tools/vmcpctl.h"
@@ -302,6 +303,44 @@ ctl_set(json_t *o, const char *key, json_t *v)
 	return json_object_set_new(o, key, v);
 }
 
+/*
+ * A workflow handle: what it is and whose, never its state (the steps'
+ * outputs, a backend's requestState) nor its whole id, which would
+ * resume it.
+ */
+static int
+ctl_dump_handle(struct ctl_dump *cd, const void *key, size_t klen,
+    const struct store_rec *rec)
+{
+	json_t	*o;
+	char	*s;
+	int	 rc = -1;
+
+	if ((o = handle_rec_dump(key, klen, rec->sr_data,
+	    rec->sr_len)) == NULL ||
+	    json_object_set_new(o, "db", json_string(cd->cd_db)) == -1 ||
+	    (json_object_get(o, "created") != NULL &&
+	    ctl_set(o, "created", ctl_time((uint64_t)json_integer_value(
+	    json_object_get(o, "created")))) == -1) ||
+	    ctl_set(o, "expires", ctl_time(rec->sr_expires_ms)) == -1 ||
+	    (cd->cd_all && store_rec_expired(rec->sr_expires_ms,
+	    cd->cd_now) && ctl_set(o, "expired", json_true()) == -1) ||
+	    (s = json_dumps(o, JSON_COMPACT)) == NULL) {
+		warnx("%s: out of memory", cd->cd_db);
+		cd->cd_err = 1;
+		json_decref(o);
+		return 1;
+	}
+	if (printf("%s\n", s) < 0) {
+		warn("stdout");
+		cd->cd_err = 1;
+	} else
+		rc = 0;
+	free(s);
+	json_decref(o);
+	return rc == 0 ? 0 : 1;
+}
+
 static int
 ctl_dump_cb(void *arg, const void *key, size_t klen,
     const struct store_rec *rec)
@@ -312,6 +351,8 @@ ctl_dump_cb(void *arg, const void *key, size_t klen,
 	size_t		 hlen;
 	int		 rc = -1;
 
+	if (strcmp(cd->cd_db, store_db_name(STORE_HANDLES)) == 0)
+		return ctl_dump_handle(cd, key, klen, rec);
 	if ((o = json_object()) == NULL)
 		goto done;
 	if (ctl_set(o, "db", json_string(cd->cd_db)) == -1 ||

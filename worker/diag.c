@@ -884,7 +884,10 @@ diag_metrics_text(struct worker *w, struct evbuffer *b)
 	    "close.", es.se_db[STORE_CLOSING].sd_entries) == -1 ||
 	    diag_metric(b, "vmcpd_pending_relays", "gauge",
 	    "Backend requests relayed to a client and awaiting its answer.",
-	    es.se_db[STORE_PENDING].sd_entries) == -1)
+	    es.se_db[STORE_PENDING].sd_entries) == -1 ||
+	    diag_metric(b, "vmcpd_workflow_handles", "gauge",
+	    "Suspended composite runs' handles, used ones until they "
+	    "expire.", es.se_db[STORE_HANDLES].sd_entries) == -1)
 		return -1;
 	return diag_backend_sessions(w, b);
 }

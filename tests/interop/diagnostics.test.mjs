@@ -364,7 +364,7 @@ describe('the figures an operator watches', () => {
     assert.equal(sum({ samples: m.samples.filter((x) => x.labels.get('backend') === 'b') },
       'vmcpd_backend_errors_total'), 0);
     for (const name of ['vmcpd_view_builds_total', 'vmcpd_era_reclassifications_total',
-      'vmcpd_pending_relays'])
+      'vmcpd_pending_relays', 'vmcpd_workflow_handles'])
       assert.ok(m.types.has(name), name);
     assert.ok(value(m, 'vmcpd_view_builds_total') >= 1);
 
