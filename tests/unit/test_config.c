@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "shared/composite.h"
 #include "shared/config.h"
 
 #define BACKEND \
@@ -650,7 +651,7 @@ test_err_unknown_key(void **state)
 	    "t.yaml:5:1: listen: unknown key, expected one of: name, "
 	    "groupRef, metadata, daemon, http, sessions, backends, "
 	    "operational, incomingAuth, outgoingAuth, aggregation, "
-	    "rateLimiting, audit");
+	    "compositeTools, rateLimiting, audit");
 	load_bad("backends:\n  - name: a\n    url: http://x/\n"
 	    "    transport: streamable-http\n    headers: {}\n",
 	    "t.yaml:5:5: backends[0].headers: unknown key, expected one of: "
@@ -705,12 +706,51 @@ test_failure_handling(void **state)
 	    "t.yaml:7:22: operational.failureHandling.circuitBreaker.tripAfter: unknown key, expected one of: enabled, failureThreshold, timeout");
 }
 
+/* compositeTools: loaded into cf_composites, errors with file:line:col */
+static void
+test_composite_tools(void **state)
+{
+	struct config	*cf;
+	const char	*yaml = BACKEND
+	    "compositeTools:\n"
+	    "  - name: twice\n"
+	    "    description: echo twice\n"
+	    "    steps:\n"
+	    "      - {id: one, tool: a.echo}\n"
+	    "      - {id: two, tool: a.echo, dependsOn: [one]}\n";
+
+	(void)state;
+	cf = load_ok(yaml);
+	assert_non_null(cf->cf_composites);
+	assert_int_equal(cf->cf_composites->cl_n, 1);
+	assert_non_null(composite_find(cf, "twice", 5));
+	assert_null(composite_find(cf, "twic", 4));
+	assert_null(composite_find(cf, "twice2", 6));
+	config_free(cf);
+	cf = load_ok(BACKEND "compositeTools: []\n");
+	assert_int_equal(cf->cf_composites->cl_n, 0);
+	assert_null(composite_find(cf, "x", 1));
+	config_free(cf);
+	cf = load_ok(BACKEND);
+	assert_null(cf->cf_composites);
+	assert_null(composite_find(cf, "x", 1));
+	config_free(cf);
+	load_bad(BACKEND "compositeTools:\n  - name: c\n"
+	    "    description: d\n    steps:\n"
+	    "      - {id: a, tool: a.echo, dependsOn: [b]}\n",
+	    "t.yaml:9:43: compositeTools[0].steps[0].dependsOn[0]: no step "
+	    "\"b\" in this composite");
+	load_bad(BACKEND "compositeTools: {}\n",
+	    "t.yaml:5:17: compositeTools: expected a sequence of composite "
+	    "tools, found a mapping");
+}
+
 static void
 test_err_not_supported(void **state)
 {
 	(void)state;
-	load_bad("compositeTools: []\n" BACKEND,
-	    "t.yaml:1:1: compositeTools is not supported yet by this "
+	load_bad("compositeToolRefs: []\n" BACKEND,
+	    "t.yaml:1:1: compositeToolRefs is not supported yet by this "
 	    "version of vmcpd");
 	load_bad("passthroughHeaders: [X-Trace]\n" BACKEND,
 	    "t.yaml:1:1: passthroughHeaders is not supported yet by this "
@@ -2800,6 +2840,7 @@ main(void)
 		cmocka_unit_test(test_err_unknown_key),
 		cmocka_unit_test(test_failure_handling),
 		cmocka_unit_test(test_err_not_supported),
+		cmocka_unit_test(test_composite_tools),
 		cmocka_unit_test(test_err_type),
 		cmocka_unit_test(test_err_escape),
 		cmocka_unit_test(test_err_range),
