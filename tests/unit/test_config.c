@@ -145,7 +145,7 @@ check_one_http_backend(const struct config *cf)
 
 /*
  * etc/vmcpd.yaml, compiled in: the defaults, two demo backends run over
- * stdio, and names prefixed only on conflict
+ * stdio, names prefixed only on conflict, and one composite tool
  */
 static void
 check_etc(const struct config *cf)
@@ -177,6 +177,9 @@ check_etc(const struct config *cf)
 	ca = cf->cf_agg;
 	ca.ca_prefix_mode = CONFIG_PREFIX_ALWAYS;
 	check_agg_defaults(&ca);
+	/* one composite over both demo backends */
+	assert_int_equal(cf->cf_composites->cl_n, 1);
+	assert_non_null(composite_find(cf, "echo_sum", 8));
 }
 
 /*
@@ -2229,6 +2232,7 @@ test_examples(void **state)
 	const char	*root = NULL;
 	size_t		 i, len;
 	int		 n = 0, aggregate = 0, oidc = 0, limits = 0;
+	int		 composite = 0;
 	int		 outgoing = 0;
 
 	(void)state;
@@ -2283,6 +2287,19 @@ test_examples(void **state)
 			assert_int_equal(cf->cf_ratelimit.crl_ntools, 1);
 			assert_true(cf->cf_audit.ca_enabled);
 		}
+		if (strcmp(de->d_name, "composite.yaml") == 0) {
+			const struct composite *co;
+
+			composite = 1;
+			assert_int_equal(cf->cf_composites->cl_n, 1);
+			assert_non_null(co = composite_find(cf, "triage_issue",
+			    12));
+			assert_int_equal(co->co_nsteps, 5);
+			assert_int_equal(co->co_steps[2].cs_kind,
+			    COMPOSITE_FOREACH);
+			assert_string_equal(co->co_steps[4].cs_tool,
+			    "slack.post_message");
+		}
 		if (strcmp(de->d_name, "oidc.yaml") == 0) {
 			oidc = 1;
 			assert_int_equal(cf->cf_inauth.ci_type,
@@ -2311,6 +2328,7 @@ test_examples(void **state)
 	assert_true(oidc);
 	assert_true(limits);
 	assert_true(outgoing);
+	assert_true(composite);
 }
 
 /*
