@@ -46,6 +46,14 @@ struct crun_call {
 	json_t				*cc_params;	/* name, arguments */
 };
 
+/* an elicitation step put to a 2025-11-25 client (mrtr.c) */
+struct crun_elicit {
+	TAILQ_ENTRY(crun_elicit)	 ce_entry;
+	struct crun			*ce_run;
+	uint64_t			 ce_id;
+	struct mrtr_wait		*ce_wait;
+};
+
 struct crun_timer {
 	TAILQ_ENTRY(crun_timer)		 ct_entry;
 	struct crun			*ct_run;
@@ -66,6 +74,7 @@ struct crun {
 	json_t				*cr_raw;	/* backend -> its lists */
 	struct event			*cr_deadline;
 	TAILQ_HEAD(, crun_call)		 cr_calls;
+	TAILQ_HEAD(, crun_elicit)	 cr_elicits;
 	TAILQ_HEAD(, crun_timer)	 cr_timers;
 	uint64_t			 cr_start_ms;
 	struct crun			**cr_slot;	/* the edge's, or NULL */
@@ -163,13 +172,24 @@ crun_call_free(struct crun *cr, struct crun_call *c, const char *abort_why)
 }
 
 static void
+crun_elicit_free(struct crun *cr, struct crun_elicit *ce)
+{
+	TAILQ_REMOVE(&cr->cr_elicits, ce, ce_entry);
+	mrtr_cancel(ce->ce_wait);
+	free(ce);
+}
+
+static void
 crun_free(struct crun *cr, const char *abort_why)
 {
 	struct crun_call	*c;
+	struct crun_elicit	*ce;
 	struct crun_timer	*t;
 
 	while ((c = TAILQ_FIRST(&cr->cr_calls)) != NULL)
 		crun_call_free(cr, c, abort_why);
+	while ((ce = TAILQ_FIRST(&cr->cr_elicits)) != NULL)
+		crun_elicit_free(cr, ce);
 	while ((t = TAILQ_FIRST(&cr->cr_timers)) != NULL) {
 		TAILQ_REMOVE(&cr->cr_timers, t, ct_entry);
 		event_free(t->ct_ev);
@@ -420,26 +440,82 @@ fail:
 	crun_fail_call(cr, call, why);
 }
 
+static int
+crun_elicit_send(void *arg, json_t *msg)
+{
+	struct crun_elicit *ce = arg;
+
+	return ce->ce_run->cr_cc.cc_request(ce->ce_run->cr_cc.cc_arg, msg);
+}
+
+/* the client's answer (an ElicitResult), or NULL: none in time */
+static void
+crun_elicit_done(void *arg, json_t *responses, const char *err)
+{
+	struct crun_elicit	*ce = arg;
+	struct crun		*cr = ce->ce_run;
+	uint64_t		 id = ce->ce_id;
+	json_t			*r = json_object_get(responses, "elicit");
+	const char		*action;
+
+	ce->ce_wait = NULL;	/* mrtr.c freed it */
+	crun_elicit_free(cr, ce);
+	action = json_string_value(json_object_get(r, "action"));
+	if (action == NULL) {
+		log_debug("composite %s: an elicitation went unanswered: %s",
+		    cr->cr_co->co_name, err != NULL ? err : "no action");
+		action = "cancel";
+	}
+	/* may end the run, and free cr */
+	wf_run_elicit_done(cr->cr_run, id, action, json_object_get(r,
+	    "content"));
+}
+
 /*
- * An elicitation step.  To come: a 2025-11-25 client asked over its
- * session (as relayed requests are: legacy.c, stream.c), a 2026-07-28
- * one answered input_required with a handle on the run's saved state
- * (the handles db).  Until then the run ends with a JSON-RPC error that
- * says so, rather than taking the step as declined or cancelled.
+ * An elicitation step: a 2025-11-25 client is asked over its session,
+ * on the call's stream, as a 2026-07-28 backend's input requests are
+ * (mrtr.c: the answer may come to any worker).  A 2026-07-28 client
+ * would get input_required with a handle on the run's saved state; not
+ * yet, so the run ends with a JSON-RPC error that says so, as it does
+ * for a client that did not declare elicitation.
  */
 static void
 cd_elicit(void *arg, uint64_t call, const struct composite_step *cs,
     const char *message)
 {
-	struct crun	*cr = arg;
-	char		 why[300];
+	struct crun		*cr = arg;
+	struct crun_elicit	*ce = NULL;
+	json_t			*ir;
+	char			 why[300], err[200];
 
-	(void)call;
-	(void)message;
+	if (cr->cr_era == PROTO_ERA_MODERN || cr->cr_cc.cc_request == NULL ||
+	    cr->cr_cc.cc_sid == NULL) {
+		(void)snprintf(err, sizeof(err), "not supported yet for "
+		    "2026-07-28 clients");
+		goto fail;
+	}
+	ir = json_pack("{s:{s:s, s:{s:s, s:O}}}", "elicit", "method",
+	    "elicitation/create", "params", "message", message,
+	    "requestedSchema", cs->cs_schema);
+	if (ir == NULL || (ce = calloc(1, sizeof(*ce))) == NULL) {
+		json_decref(ir);
+		(void)snprintf(err, sizeof(err), "out of memory");
+		goto fail;
+	}
+	ce->ce_run = cr;
+	ce->ce_id = call;
+	TAILQ_INSERT_TAIL(&cr->cr_elicits, ce, ce_entry);
+	ce->ce_wait = mrtr_ask(cr->cr_w, cr->cr_cc.cc_sid, cr->cr_cc.cc_caps,
+	    ir, crun_elicit_send, crun_elicit_done, ce, err, sizeof(err));
+	json_decref(ir);
+	if (ce->ce_wait == NULL) {
+		crun_elicit_free(cr, ce);
+		goto fail;
+	}
+	return;
+fail:
 	(void)snprintf(why, sizeof(why), "step %s asks the user "
-	    "(elicitation), which vmcpd does not support in a composite tool "
-	    "yet (for %s clients)", cs->cs_id, cr->cr_era == PROTO_ERA_MODERN ?
-	    "2026-07-28" : "2025-11-25");
+	    "(elicitation): %s", cs->cs_id, err);
 	cr->cr_elicit = 1;
 	wf_run_abort(cr->cr_run, why);
 }
@@ -489,9 +565,16 @@ cd_cancel(void *arg, uint64_t call)
 	struct crun		*cr = arg;
 	struct crun_call	*c;
 
+	struct crun_elicit	*ce;
+
 	TAILQ_FOREACH(c, &cr->cr_calls, cc_entry)
 		if (c->cc_id == call) {
 			crun_call_free(cr, c, "the composite step ended");
+			return;
+		}
+	TAILQ_FOREACH(ce, &cr->cr_elicits, ce_entry)
+		if (ce->ce_id == call) {
+			crun_elicit_free(cr, ce);
 			return;
 		}
 }
@@ -634,6 +717,7 @@ composite_run_start(struct worker *w, json_t *view, struct httpd_req *req,
 	    "_meta"), "progressToken"));
 	cr->cr_start_ms = store_now_ms();
 	TAILQ_INIT(&cr->cr_calls);
+	TAILQ_INIT(&cr->cr_elicits);
 	TAILQ_INIT(&cr->cr_timers);
 	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
 		memset(rnd, 0, sizeof(rnd));

@@ -46,10 +46,16 @@ const struct composite *composite_tool_call(struct worker *, json_t *view,
 struct composite_client {
 	/* a notification for the client (progress), taken */
 	void	(*cc_notify)(void *arg, json_t *msg);
+	/* a request for a 2025-11-25 client (an elicitation step's), on
+	 * the call's stream: 0 or -1 (mrtr.c's send); NULL: none */
+	int	(*cc_request)(void *arg, json_t *msg);
 	/* the end: a CallToolResult (taken), or a JSON-RPC error */
 	void	(*cc_done)(void *arg, json_t *result, int code,
 		    const char *message);
 	void	 *cc_arg;
+	/* the 2025-11-25 client's session and capabilities, or NULL */
+	const char	*cc_sid;
+	const json_t	*cc_caps;
 };
 
 /*

@@ -728,7 +728,8 @@ legacy_composite(struct mcp_req *mr, json_t *view,
     const struct composite *co)
 {
 	static const struct composite_client cc0 = {
-		legacy_composite_notify, legacy_composite_done, NULL
+		legacy_composite_notify, legacy_mrtr_send,
+		legacy_composite_done, NULL, NULL, NULL
 	};
 	struct composite_client cc = cc0;
 
@@ -738,6 +739,8 @@ legacy_composite(struct mcp_req *mr, json_t *view,
 		return;
 	}
 	cc.cc_arg = mr;
+	cc.cc_sid = mr->mr_sid;
+	cc.cc_caps = mr->mr_sess.s_client_caps;
 	composite_run_start(mr->mr_w, view, mr->mr_req, PROTO_ERA_LEGACY, co,
 	    mr->mr_msg.jm_params, &cc, &mr->mr_run);
 }

@@ -950,7 +950,8 @@ static void
 modern_composite(struct mreq *m, json_t *view, const struct composite *co)
 {
 	static const struct composite_client cc0 = {
-		modern_composite_notify, modern_composite_done, NULL
+		modern_composite_notify, NULL, modern_composite_done, NULL,
+		NULL, NULL
 	};
 	struct composite_client cc = cc0;
 
