@@ -2821,6 +2821,15 @@ test_audit(void **state)
 	assert_int_equal(cf->cf_audit.ca_max_data, 4096);
 	config_free(cf);
 
+	/* a composite run's events can be chosen too */
+	cf = load_ok(BACKEND "audit:\n  enabled: true\n"
+	    "  eventTypes: [vmcp_workflow_failed, vmcp_workflow_step_failed]\n"
+	    "  excludeEventTypes: [vmcp_workflow_step_skipped]\n");
+	assert_int_equal(cf->cf_audit.ca_ntypes, 2);
+	assert_string_equal(cf->cf_audit.ca_types[1],
+	    "vmcp_workflow_step_failed");
+	config_free(cf);
+
 	load_bad(BACKEND "audit:\n  eventTypes: [mcp_tool_calls]\n",
 	    "t.yaml:6:16: audit.eventTypes: expected an audit event type "
 	    "(mcp_initialize, mcp_tool_call, mcp_resource_read, http_request, "
