@@ -48,8 +48,10 @@ function labBackend(calls) {
     jsonBody(req, res).then(async (m) => {
       if (m === undefined)
         return;
-      if (m.id === undefined)
+      if (m.id === undefined) {
+        calls.push({ name: m.method, args: m.params ?? {} });
         return void res.writeHead(202).end();
+      }
       const json = (o) => {
         if (!res.destroyed)
           res.writeHead(200, { 'Content-Type': 'application/json', 'Mcp-Session-Id': 'lab-1' })
@@ -195,6 +197,12 @@ compositeTools:
         tool: lab.slow
         arguments: {ms: 8000}
         timeout: 500ms
+  - name: sleeper
+    description: A long step, to be cancelled
+    steps:
+      - id: nap
+        tool: lab.slow
+        arguments: {ms: 6000}
   - name: tortoise
     description: A workflow that outlives its timeout
     timeout: 700ms
@@ -366,7 +374,7 @@ describe('composite tools', () => {
   test('advertised with their schemas and derived annotations; hidden tools and unresolved ones not', guarded(async () => {
     const tools = await toolsOf();
     const by = new Map(tools.map((t) => [t.name, t]));
-    for (const n of ['diamond', 'remember', 'each', 'retrying', 'slowpoke', 'tortoise', 'conditional',
+    for (const n of ['diamond', 'remember', 'each', 'retrying', 'slowpoke', 'sleeper', 'tortoise', 'conditional',
       'hidden_count', 'triage_issue', 'lab_only'])
       assert.ok(by.has(n), `${n} listed: ${[...by.keys()].join()}`);
     assert.ok(!by.has('ghost'), 'a composite whose tool is unknown is not advertised');
@@ -433,6 +441,21 @@ describe('composite tools', () => {
     assert.equal(r.isError, true);
     assert.match(textOf(r), /timed out after 700 ms/);
     assert.ok(Date.now() - t0 < 6000);
+  }));
+
+  test('the client\'s cancel cancels the step\'s backend call', guarded(async () => {
+    const n = calls.length;
+    const ac = new AbortController();
+    const p = call('sleeper', {}, { signal: ac.signal });
+    await waitFor('the step called', () => calls.slice(n).some((c) => c.name === 'slow'), { timeout: 10000 });
+    ac.abort();
+    await assert.rejects(p);
+    await waitFor('lab told', () => calls.slice(n).some((c) => c.name === 'notifications/cancelled'),
+      { timeout: 10000 });
+    const ev = await waitFor('the run\'s end audited', () => fs.readFileSync(auditFile, 'utf8').trim()
+      .split('\n').map((l) => JSON.parse(l)).find((x) => x.target?.workflow_name === 'sleeper' &&
+        x.type === 'vmcp_workflow_failed'), { timeout: 10000 });
+    assert.equal(ev.outcome, 'failure');
   }));
 
   test('conditions: a false one skips the step, its defaultResults stand in', guarded(async () => {
