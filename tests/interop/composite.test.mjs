@@ -314,6 +314,10 @@ compositeTools:
         related_labelled: {type: integer, description: Count labelled, value: "{{.steps.label_each.output.completed}}", default: 0}
         notified: {type: boolean, description: Post made, value: '{{eq .steps.confirm.output.action "accept"}}', default: false}
       required: [title]
+  - name: limited
+    description: A step whose tool has its own rate limit
+    steps:
+      - {id: i, tool: item, arguments: {n: 2}}
   - name: lab_only
     description: Leaves with lab
     steps:
@@ -351,7 +355,8 @@ describe('composite tools', () => {
       operational: 'failureHandling:\n  partialFailureMode: best_effort\n' +
         `  healthCheckInterval: ${INTERVAL_MS}ms\n  healthCheckTimeout: ${INTERVAL_MS - 200}ms\n` +
         '  unhealthyThreshold: 2',
-      extra: COMPOSITES + `audit:\n  enabled: true\n  logFile: ${JSON.stringify(auditFile)}\n`,
+      extra: COMPOSITES + 'rateLimiting:\n  tools:\n    - name: item\n' +
+        '      shared: {maxTokens: 2, refillPeriod: 1h}\n' + `audit:\n  enabled: true\n  logFile: ${JSON.stringify(auditFile)}\n`,
     }));
     try {
       await daemon.start({ timeout: 30000 });
@@ -456,6 +461,18 @@ describe('composite tools', () => {
       .split('\n').map((l) => JSON.parse(l)).find((x) => x.target?.workflow_name === 'sleeper' &&
         x.type === 'vmcp_workflow_failed'), { timeout: 10000 });
     assert.equal(ev.outcome, 'failure');
+  }));
+
+  test('a step takes a token of its tool\'s own limit, as a direct call does', guarded(async () => {
+    assert.ok(!(await call('item', { n: 2 })).isError);		// token 1
+    let r = await call('limited', {});				// token 2
+    assert.ok(!r.isError, JSON.stringify(r));
+    r = await call('limited', {});
+    assert.equal(r.isError, true);
+    assert.match(textOf(r), /step i: tool item: Rate limit exceeded/);
+    r = await call('item', { n: 2 });
+    assert.equal(r.isError, true);
+    assert.equal(r.structuredContent.code, 429);
   }));
 
   test('conditions: a false one skips the step, its defaultResults stand in', guarded(async () => {
