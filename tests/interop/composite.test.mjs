@@ -322,6 +322,10 @@ compositeTools:
     description: Leaves with lab
     steps:
       - {id: c, tool: lab.count, arguments: {n: 1}}
+  - name: get-sum
+    description: Clashes with server-everything's get-sum
+    steps:
+      - {id: c, tool: lab.count, arguments: {n: 1}}
   - name: ghost
     description: Never advertised (no such tool)
     steps:
@@ -390,6 +394,13 @@ describe('composite tools', () => {
     assert.equal(d.outputSchema.properties.sum.type, 'string');
     assert.equal(by.get('triage_issue').annotations.title, 'Triage issue');
     assert.match(daemon.proc.output, /composite ghost not advertised: step c: tool lab\.nope/);
+    // a name a backend's tool has: the backend's tool stays, the log names both
+    assert.match(daemon.proc.output,
+      /composite get-sum not advertised: its name is also tool get-sum of backend everything/);
+    assert.notEqual(by.get('get-sum').description, 'Clashes with server-everything\'s get-sum');
+    assert.equal(textOf(await call('get-sum', { a: 1, b: 2 })), 'The sum of 1 and 2 is 3.');
+    // logged once, not at every build
+    assert.equal(daemon.proc.output.split('composite ghost not advertised').length, 2);
   }));
 
   test('a diamond: the middle steps run together, the result is structured, progress per step', guarded(async () => {
