@@ -472,12 +472,32 @@ crun_elicit_done(void *arg, json_t *responses, const char *err)
 }
 
 /*
+ * The hook for suspending a run at an elicitation step of a 2026-07-28
+ * call: answer input_required whose requestState is a handle on the
+ * run's saved state (params, finished steps' outputs, position) in the
+ * handles db, to be resumed by the retry on any worker.  0 when
+ * suspended; -1 and err until the handle store is wired in.
+ */
+static int
+crun_elicit_modern(struct crun *cr, uint64_t call,
+    const struct composite_step *cs, const char *message, char *err,
+    size_t errlen)
+{
+	(void)cr;
+	(void)call;
+	(void)cs;
+	(void)message;
+	(void)snprintf(err, errlen, "not supported yet for 2026-07-28 "
+	    "clients");
+	return -1;
+}
+
+/*
  * An elicitation step: a 2025-11-25 client is asked over its session,
  * on the call's stream, as a 2026-07-28 backend's input requests are
- * (mrtr.c: the answer may come to any worker).  A 2026-07-28 client
- * would get input_required with a handle on the run's saved state; not
- * yet, so the run ends with a JSON-RPC error that says so, as it does
- * for a client that did not declare elicitation.
+ * (mrtr.c: the answer may come to any worker).  A 2026-07-28 call goes
+ * to crun_elicit_modern().  A run that cannot ask ends with a JSON-RPC
+ * error that says why.
  */
 static void
 cd_elicit(void *arg, uint64_t call, const struct composite_step *cs,
@@ -488,10 +508,14 @@ cd_elicit(void *arg, uint64_t call, const struct composite_step *cs,
 	json_t			*ir;
 	char			 why[300], err[200];
 
-	if (cr->cr_era == PROTO_ERA_MODERN || cr->cr_cc.cc_request == NULL ||
-	    cr->cr_cc.cc_sid == NULL) {
-		(void)snprintf(err, sizeof(err), "not supported yet for "
-		    "2026-07-28 clients");
+	if (cr->cr_era == PROTO_ERA_MODERN) {
+		if (crun_elicit_modern(cr, call, cs, message, err,
+		    sizeof(err)) == 0)
+			return;
+		goto fail;
+	}
+	if (cr->cr_cc.cc_request == NULL || cr->cr_cc.cc_sid == NULL) {
+		(void)snprintf(err, sizeof(err), "the client cannot be asked");
 		goto fail;
 	}
 	ir = json_pack("{s:{s:s, s:{s:s, s:O}}}", "elicit", "method",
