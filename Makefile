@@ -148,12 +148,14 @@ chaos: all
 # scale: 100k sessions and their sweep, views of 10k and 100k tools
 # (bench-scale alone; SCALE_SIZE=small for a one-minute run), then a
 # bearer token on every tools/call against none (tests/bench/auth.sh),
-# then a shared rate limit against none (tests/bench/ratelimit.sh)
+# then a shared rate limit against none (tests/bench/ratelimit.sh), then
+# a 10-step composite's cost per step (tests/bench/composite.sh)
 bench:
 	sh tests/bench/run.sh
 	sh tests/bench/scale.sh
 	sh tests/bench/auth.sh
 	sh tests/bench/ratelimit.sh
+	sh tests/bench/composite.sh
 
 bench-scale:
 	sh tests/bench/scale.sh

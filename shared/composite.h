@@ -32,6 +32,10 @@
 #define COMPOSITE_ANSWER_DEPTH		10
 #define COMPOSITE_FP_LEN		64	/* hex SHA-256 */
 
+/* a composite's route in the view: never a backend name (config_sections.c
+ * allows no ':' in those) */
+#define COMPOSITE_ROUTE			":composite"
+
 enum composite_kind {
 	COMPOSITE_TOOL,
 	COMPOSITE_ELICITATION,
@@ -124,6 +128,10 @@ void	 composite_list_free(struct composite_list *);
 /* compositeTools of a YAML document alone (the unit tests' way in) */
 int	 composite_load_buffer(const char *name, const char *buf, size_t len,
 	    struct composite_list *, char *err, size_t errlen);
+struct config;
+/* the configuration's composite of that name (len bytes), or NULL */
+const struct composite *composite_find(const struct config *,
+	    const char *name, size_t len);
 void	 composite_tvalue_free(struct composite_tvalue *);
 json_t	*composite_tvalue_expand(const struct composite_tvalue *, json_t *ctx,
 	    char *err, size_t errlen);

@@ -1181,6 +1181,31 @@ load_composites(struct loader *ld, struct cnode *n, const char *path,
 	return 0;
 }
 
+int
+load_composite_tools(struct loader *ld, struct cnode *n, const char *path,
+    void *arg)
+{
+	struct config	*cf = arg;
+
+	if (cf->cf_composites == NULL && (cf->cf_composites = calloc(1,
+	    sizeof(*cf->cf_composites))) == NULL)
+		return config_error(ld, NULL, "out of memory");
+	return load_composites(ld, n, path, cf->cf_composites);
+}
+
+const struct composite *
+composite_find(const struct config *cf, const char *name, size_t len)
+{
+	const struct composite_list	*cl = cf->cf_composites;
+	size_t				 i;
+
+	for (i = 0; cl != NULL && i < cl->cl_n; i++)
+		if (strlen(cl->cl_items[i]->co_name) == len &&
+		    memcmp(cl->cl_items[i]->co_name, name, len) == 0)
+			return cl->cl_items[i];
+	return NULL;
+}
+
 static void
 composite_step_free(struct composite_step *cs)
 {
@@ -1300,7 +1325,7 @@ composite_tvalue_expand(const struct composite_tvalue *tv, json_t *ctx,
 	return tvalue_expand(tv, tv->ct_json, &k, ctx, err, errlen);
 }
 
-/* the unit tests' way in while compositeTools is not wired to a runtime */
+/* the unit tests' way in: compositeTools alone */
 int
 composite_load_buffer(const char *name, const char *buf, size_t len,
     struct composite_list *cl, char *err, size_t errlen)

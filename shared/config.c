@@ -21,6 +21,7 @@
 
 #include <yaml.h>
 
+#include "composite.h"
 #include "config.h"
 #include "config_load.h"
 
@@ -1095,7 +1096,7 @@ load_root(struct loader *ld, struct cnode *root)
 		{ "incomingAuth", F_FN, cf, load_incoming_auth, 0, 0 },
 		{ "outgoingAuth", F_FN, NULL, load_outgoing_auth, 0, 0 },
 		{ "aggregation", F_FN, &cf->cf_agg, load_aggregation, 0, 0 },
-		{ "compositeTools", F_NOTYET, NULL, NULL, 0, 0 },
+		{ "compositeTools", F_FN, cf, load_composite_tools, 0, 0 },
 		{ "compositeToolRefs", F_NOTYET, NULL, NULL, 0, 0 },
 		{ "rateLimiting", F_FN, cf, load_rate_limiting, 0, 0 },
 		{ "audit", F_FN, cf, load_audit, 0, 0 },
@@ -1362,6 +1363,9 @@ config_free(struct config *cf)
 	config_auth_free(&cf->cf_inauth);
 	config_outauth_free(cf);
 	config_policy_free(cf);
+	if (cf->cf_composites != NULL)
+		composite_list_free(cf->cf_composites);
+	free(cf->cf_composites);
 	free(cf->cf_file);
 	free(cf->cf_name);
 	free(cf->cf_group_ref);

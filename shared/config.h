@@ -294,6 +294,9 @@ struct config {
 	struct config_outauth	*cf_outauth;
 	size_t			 cf_noutauth;
 
+	/* compositeTools: (composite_config.c, shared/composite.h), or NULL */
+	struct composite_list	*cf_composites;
+
 	/* rateLimiting:, audit: (config_policy.c) */
 	struct config_ratelimit	 cf_ratelimit;
 	struct config_audit	 cf_audit;

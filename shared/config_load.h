@@ -168,5 +168,8 @@ int	 config_resolve_aggregation(struct loader *);
 /* composite_config.c: compositeTools (arg: struct composite_list) */
 int	 load_composites(struct loader *, struct cnode *, const char *,
 	    void *);
+/* compositeTools of the configuration (arg: struct config) */
+int	 load_composite_tools(struct loader *, struct cnode *, const char *,
+	    void *);
 
 #endif /* VMCPD_CONFIG_LOAD_H */

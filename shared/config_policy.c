@@ -21,7 +21,12 @@ static const char *const audit_types[] = {
 	"mcp_resource_read", "mcp_resources_list", "mcp_prompt_get",
 	"mcp_prompts_list", "mcp_notification", "mcp_ping", "mcp_logging",
 	"mcp_completion", "mcp_roots_list_changed", "sse_connection",
-	"mcp_request", "http_request"
+	"mcp_request", "http_request",
+	/* composite tools' runs (worker/composite_run.c) */
+	"vmcp_workflow_started", "vmcp_workflow_completed",
+	"vmcp_workflow_failed", "vmcp_workflow_timed_out",
+	"vmcp_workflow_step_started", "vmcp_workflow_step_completed",
+	"vmcp_workflow_step_failed", "vmcp_workflow_step_skipped"
 };
 
 static int

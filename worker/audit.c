@@ -265,6 +265,64 @@ audit_uuid(char out[37])
 	*p = '\0';
 }
 
+/* subjects: the principal's user name and id, or anonymous */
+static json_t *
+audit_subjects(const struct principal *p)
+{
+	json_t		*subj = json_object();
+	const char	*user = "anonymous", *u;
+
+	if (p != NULL) {
+		if ((u = json_string_value(json_object_get(p->p_claims,
+		    "name"))) != NULL ||
+		    (u = json_string_value(json_object_get(p->p_claims,
+		    "preferred_username"))) != NULL ||
+		    (u = json_string_value(json_object_get(p->p_claims,
+		    "email"))) != NULL || (u = p->p_sub) != NULL)
+			user = u;
+		if (p->p_sub != NULL)
+			(void)json_object_set_new(subj, "user_id",
+			    json_string(p->p_sub));
+	}
+	(void)json_object_set_new(subj, "user", json_string(user));
+	return subj;
+}
+
+static void
+audit_when(char *when, size_t size)
+{
+	struct timespec	 ts;
+	struct tm	 tm;
+	size_t		 len;
+
+	(void)clock_gettime(CLOCK_REALTIME, &ts);
+	(void)gmtime_r(&ts.tv_sec, &tm);
+	len = strftime(when, size, "%Y-%m-%dT%H:%M:%S", &tm);
+	(void)snprintf(when + len, size - len, ".%06ldZ", ts.tv_nsec / 1000);
+}
+
+/* the event's line (ev taken) */
+static void
+audit_emit(json_t *ev)
+{
+	char	*line;
+	size_t	 len;
+
+	if (ev == NULL)
+		return;
+	/* one write(2) per line: O_APPEND keeps the workers' lines whole */
+	if ((line = json_dumps(ev, JSON_COMPACT | JSON_PRESERVE_ORDER |
+	    JSON_ENSURE_ASCII)) != NULL) {
+		len = strlen(line);
+		line[len] = '\n';
+		if (write(audit_fd, line, len + 1) != (ssize_t)(len + 1))
+			log_warnx("audit: short write");
+		line[len] = '\0';
+		free(line);
+	}
+	json_decref(ev);
+}
+
 /* the request's params as text, cut at maxDataSize */
 static json_t *
 audit_data(const struct config_audit *ca, json_t *params)
@@ -293,37 +351,14 @@ audit_write(struct audit_ev *ae, struct httpd_req *req)
 	const struct config_audit	*ca = &ae->ae_w->w_conf->cf_audit;
 	const struct principal		*p = auth_principal(req);
 	json_t				*ev, *subj, *target, *extra;
-	const char			*user = "anonymous";
-	char				 id[37], when[40], *line;
-	struct timespec			 ts;
-	struct tm			 tm;
-	size_t				 len;
+	char				 id[37], when[40];
 	int				 status = httpd_req_status(req);
 
 	if (!audit_wanted(ca, ae->ae_type) || audit_fd == -1)
 		return;
 	audit_uuid(id);
-	(void)clock_gettime(CLOCK_REALTIME, &ts);
-	(void)gmtime_r(&ts.tv_sec, &tm);
-	len = strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
-	(void)snprintf(when + len, sizeof(when) - len, ".%06ldZ",
-	    ts.tv_nsec / 1000);
-	subj = json_object();
-	if (p != NULL) {
-		const char *u;
-
-		if ((u = json_string_value(json_object_get(p->p_claims,
-		    "name"))) != NULL ||
-		    (u = json_string_value(json_object_get(p->p_claims,
-		    "preferred_username"))) != NULL ||
-		    (u = json_string_value(json_object_get(p->p_claims,
-		    "email"))) != NULL || (u = p->p_sub) != NULL)
-			user = u;
-		if (p->p_sub != NULL)
-			(void)json_object_set_new(subj, "user_id",
-			    json_string(p->p_sub));
-	}
-	(void)json_object_set_new(subj, "user", json_string(user));
+	audit_when(when, sizeof(when));
+	subj = audit_subjects(p);
 	target = json_pack("{s:s,s:s}", "endpoint", "/mcp", "method",
 	    ae->ae_method != NULL ? ae->ae_method :
 	    httpd_req_method(req) == HTTP_M_GET ? "GET" :
@@ -356,17 +391,7 @@ audit_write(struct audit_ev *ae, struct httpd_req *req)
 	if (ae->ae_data != NULL)
 		(void)json_object_set_new(ev, "data", audit_data(ca,
 		    ae->ae_data));
-	/* one write(2) per line: O_APPEND keeps the workers' lines whole */
-	if ((line = json_dumps(ev, JSON_COMPACT | JSON_PRESERVE_ORDER |
-	    JSON_ENSURE_ASCII)) != NULL) {
-		len = strlen(line);
-		line[len] = '\n';
-		if (write(audit_fd, line, len + 1) != (ssize_t)(len + 1))
-			log_warnx("audit: short write");
-		line[len] = '\0';
-		free(line);
-	}
-	json_decref(ev);
+	audit_emit(ev);
 }
 
 static void
@@ -417,4 +442,26 @@ audit_set_outcome(struct worker *w, struct httpd_req *req,
 	    (ae = httpd_req_done_arg(req)) == NULL || ae == (void *)w)
 		return;
 	ae->ae_outcome = o;
+}
+
+void
+audit_workflow(struct worker *w, const struct principal *p,
+    const char *type, const char *outcome, json_t *target, json_t *extra)
+{
+	const struct config_audit	*ca = &w->w_conf->cf_audit;
+	char				 id[37], when[40];
+
+	if (!ca->ca_enabled || !audit_wanted(ca, type) || audit_fd == -1) {
+		json_decref(target);
+		json_decref(extra);
+		return;
+	}
+	audit_uuid(id);
+	audit_when(when, sizeof(when));
+	audit_emit(json_pack("{s:s,s:s,s:s,s:s,s:s,s:{s:s,s:s},s:o,s:o,"
+	    "s:{s:o}}", "audit_id", id, "type", type, "logged_at", when,
+	    "outcome", outcome, "component", ca->ca_component, "source",
+	    "type", "local", "value", "vmcpd", "subjects", audit_subjects(p),
+	    "target", target != NULL ? target : json_object(), "metadata",
+	    "extra", extra != NULL ? extra : json_object()));
 }

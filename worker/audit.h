@@ -11,6 +11,8 @@
 #ifndef VMCPD_AUDIT_H
 #define VMCPD_AUDIT_H
 
+#include <jansson.h>
+
 struct worker;
 struct httpd_req;
 
@@ -36,5 +38,15 @@ void	audit_begin(struct worker *, struct httpd_req *,
 /* an outcome that the status does not tell (a rate-limited call) */
 void	audit_set_outcome(struct worker *, struct httpd_req *,
 	    enum audit_outcome);
+
+/*
+ * A composite run's event (type vmcp_workflow_* or vmcp_workflow_step_*)
+ * under principal p (NULL: anonymous): target and extra (metadata.extra)
+ * taken, as the reference vMCP's workflow auditor has them.
+ */
+struct principal;
+void	audit_workflow(struct worker *, const struct principal *,
+	    const char *type, const char *outcome, json_t *target,
+	    json_t *extra);
 
 #endif /* VMCPD_AUDIT_H */

@@ -183,6 +183,23 @@ auth_principal(const struct httpd_req *req)
 	return A.a_on || A.a_local ? httpd_req_data(req) : NULL;
 }
 
+struct principal *
+auth_principal_hold(const struct httpd_req *req)
+{
+	struct principal *p = A.a_on || A.a_local ? httpd_req_data(req) :
+	    NULL;
+
+	if (p != NULL)
+		p->p_refs++;
+	return p;
+}
+
+void
+auth_principal_drop(struct principal *p)
+{
+	principal_unref(p);
+}
+
 const char *
 auth_scope(const struct httpd_req *req)
 {

@@ -49,6 +49,10 @@ int	 auth_well_known(struct worker *, struct httpd_req *,
 	    const char *path);
 /* the request's principal, or NULL (anonymous) */
 const struct principal *auth_principal(const struct httpd_req *);
+/* the request's principal held past the request (a composite run's),
+ * or NULL (anonymous); auth_principal_drop() lets it go */
+struct principal *auth_principal_hold(const struct httpd_req *);
+void	 auth_principal_drop(struct principal *);
 /* the request's principal scope, "" for anonymous */
 const char *auth_scope(const struct httpd_req *);
 /* a and b name the same principal scope (constant time) */

@@ -27,6 +27,7 @@
 #include "httpd.h"
 #include "worker.h"
 #include "legacy_req.h"
+#include "composite_run.h"
 #include "ratelimit.h"
 #include "authz.h"
 
@@ -80,6 +81,7 @@ legacy_req_free(struct mcp_req *mr)
 	if (mr->mr_req != NULL)
 		httpd_req_set_close_cb(mr->mr_req, NULL, NULL);
 	upstream_cancel(mr->mr_up);
+	composite_run_cancel(mr->mr_run, "the request ended");
 	view_get_cancel(mr->mr_w, mr);
 	mrtr_cancel(mr->mr_wait);
 	json_decref(mr->mr_phdrs);
@@ -701,6 +703,49 @@ legacy_route_fast(struct mcp_req *mr, json_t *view)
 	return -1;
 }
 
+static void
+legacy_composite_notify(void *arg, json_t *msg)
+{
+	legacy_on_backend_message(arg, msg);
+	json_decref(msg);
+}
+
+static void
+legacy_composite_done(void *arg, json_t *result, int code,
+    const char *message)
+{
+	struct mcp_req *mr = arg;
+
+	if (result == NULL)
+		legacy_req_error(mr, code, message);
+	else
+		legacy_req_answer(mr, jsonrpc_result_new(mr->mr_msg.jm_id,
+		    result));
+}
+
+/* a composite tool's call: run here (composite_run.c) */
+static void
+legacy_composite(struct mcp_req *mr, json_t *view,
+    const struct composite *co)
+{
+	static const struct composite_client cc0 = {
+		legacy_composite_notify, legacy_mrtr_send,
+		legacy_composite_done, NULL, NULL, NULL
+	};
+	struct composite_client cc = cc0;
+
+	if (legacy_params_load(mr) == -1) {
+		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: cannot parse the request again");
+		return;
+	}
+	cc.cc_arg = mr;
+	cc.cc_sid = mr->mr_sid;
+	cc.cc_caps = mr->mr_sess.s_client_caps;
+	composite_run_start(mr->mr_w, view, mr->mr_req, PROTO_ERA_LEGACY, co,
+	    mr->mr_msg.jm_params, &cc, &mr->mr_run);
+}
+
 /* the view is here: answer a list, or route to a backend */
 void
 legacy_on_view(void *arg, json_t *view, const char *err)
@@ -709,6 +754,7 @@ legacy_on_view(void *arg, json_t *view, const char *err)
 	struct worker		*w = mr->mr_w;
 	struct core_err		 cerr;
 	struct authz_filter	 af;
+	const struct composite	*co;
 	char			 msg[600];
 	unsigned int		 retry;
 
@@ -727,6 +773,12 @@ legacy_on_view(void *arg, json_t *view, const char *err)
 	    RATELIMIT_LIMITED) {
 		legacy_req_answer(mr, jsonrpc_result_new(mr->mr_msg.jm_id,
 		    ratelimit_result(retry)));
+		return;
+	}
+	if ((co = composite_tool_call(w, view, mr->mr_msg.jm_mm,
+	    mr->mr_fast.lf_params != NULL ? mr->mr_fast.lf_name : NULL,
+	    mr->mr_fast.lf_namelen, mr->mr_msg.jm_params)) != NULL) {
+		legacy_composite(mr, view, co);
 		return;
 	}
 	if (mr->mr_fast.lf_params != NULL && legacy_route_fast(mr, view) == 0)

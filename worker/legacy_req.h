@@ -34,6 +34,7 @@ struct mcp_req {
 	struct mrtr_wait		*mr_wait;	/* input asked of client */
 	int				 mr_rounds;	/* input_required seen */
 	int				 mr_sheds;	/* ... with no inputs */
+	struct crun			*mr_run;	/* a composite's */
 };
 
 

@@ -26,6 +26,7 @@
 #include "shared/log.h"
 #include "shared/store.h"
 #include "worker.h"
+#include "composite_run.h"
 #include "ratelimit.h"
 #include "authz.h"
 
@@ -62,6 +63,7 @@ struct mreq {
 	int				 m_log;		/* logLevel was set */
 	char				 m_needcap[32];	/* lacked by client */
 	char				 m_refused[64];	/* method refused */
+	struct crun			*m_run;		/* a composite's */
 };
 
 static void	modern_dispatch(struct mreq *);
@@ -79,6 +81,7 @@ modern_free(struct mreq *m)
 	if (m->m_req != NULL)
 		httpd_req_set_close_cb(m->m_req, NULL, NULL);
 	upstream_cancel(m->m_up);
+	composite_run_cancel(m->m_run, "the request ended");
 	view_get_cancel(m->m_w, m);
 	jsonrpc_msg_clear(&m->m_msg);
 	free(m->m_fast.mf_name);
@@ -927,11 +930,51 @@ modern_fast_route(struct mreq *m, json_t *view)
 }
 
 static void
+modern_composite_notify(void *arg, json_t *msg)
+{
+	modern_on_backend_message(arg, msg);
+	json_decref(msg);
+}
+
+static void
+modern_composite_done(void *arg, json_t *result, int code,
+    const char *message)
+{
+	struct mreq *m = arg;
+
+	if (result == NULL)
+		modern_error(m, 200, code, message, NULL);
+	else
+		modern_result_out(m, result, "complete");
+}
+
+/* a composite tool's call: run here (composite_run.c) */
+static void
+modern_composite(struct mreq *m, json_t *view, const struct composite *co)
+{
+	static const struct composite_client cc0 = {
+		modern_composite_notify, NULL, modern_composite_done, NULL,
+		NULL, NULL
+	};
+	struct composite_client cc = cc0;
+
+	if (modern_fast_load(m) == -1) {
+		modern_error(m, 200, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: out of memory", NULL);
+		return;
+	}
+	cc.cc_arg = m;
+	composite_run_start(m->m_w, view, m->m_req, PROTO_ERA_MODERN, co,
+	    m->m_msg.jm_params, &cc, &m->m_run);
+}
+
+static void
 modern_on_view(void *arg, json_t *view, const char *err)
 {
 	struct mreq		*m = arg;
 	const struct mcp_method	*mm;
 	struct core_err		 cerr;
+	const struct composite	*co;
 	json_t			*bparams;
 	const char		*cap;
 	char			 msg[600];
@@ -960,6 +1003,12 @@ modern_on_view(void *arg, json_t *view, const char *err)
 	    RATELIMIT_LIMITED) {
 		modern_error(m, 200, RATELIMIT_CODE, RATELIMIT_MESSAGE,
 		    ratelimit_data(retry));
+		return;
+	}
+	if ((co = composite_tool_call(m->m_w, view, m->m_msg.jm_mm,
+	    m->m_fast.mf_params != NULL ? m->m_fast.mf_name : NULL,
+	    m->m_fast.mf_namelen, m->m_msg.jm_params)) != NULL) {
+		modern_composite(m, view, co);
 		return;
 	}
 	if (m->m_fast.mf_params != NULL) {

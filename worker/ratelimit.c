@@ -129,9 +129,9 @@ ratelimit_add(struct store_bucket *b, size_t nb,
 	return nb + 1;
 }
 
-enum ratelimit_verdict
-ratelimit_check(struct worker *w, const struct principal *p,
-    const char *tool, size_t len, unsigned int *retry_s)
+static enum ratelimit_verdict
+ratelimit_take(struct worker *w, const struct principal *p,
+    const char *tool, size_t len, int server, unsigned int *retry_s)
 {
 	static time_t			 warned;
 	const struct config_ratelimit	*rl = &w->w_conf->cf_ratelimit;
@@ -150,9 +150,12 @@ ratelimit_check(struct worker *w, const struct principal *p,
 	*retry_s = 0;
 	if (!rl->crl_enabled)
 		return RATELIMIT_OK;
-	nb = ratelimit_add(b, nb, keys, &rl->crl_shared, 'S', NULL, NULL, 0);
-	nb = ratelimit_add(b, nb, keys, &rl->crl_per_user, 'U', scope, NULL,
-	    0);
+	if (server) {
+		nb = ratelimit_add(b, nb, keys, &rl->crl_shared, 'S', NULL,
+		    NULL, 0);
+		nb = ratelimit_add(b, nb, keys, &rl->crl_per_user, 'U', scope,
+		    NULL, 0);
+	}
 	for (i = 0; i < rl->crl_ntools; i++) {
 		t = &rl->crl_tools[i];
 		if (strlen(t->ctl_name) != len ||
@@ -199,6 +202,23 @@ ratelimit_check(struct worker *w, const struct principal *p,
 		    strerror(errno));
 	}
 	return RATELIMIT_OK;
+}
+
+enum ratelimit_verdict
+ratelimit_check(struct worker *w, const struct principal *p,
+    const char *tool, size_t len, unsigned int *retry_s)
+{
+	return ratelimit_take(w, p, tool, len, 1, retry_s);
+}
+
+enum ratelimit_verdict
+ratelimit_step(struct worker *w, const struct principal *p,
+    const char *tool, size_t len, unsigned int *retry_s)
+{
+	*retry_s = 0;
+	if (!w->w_conf->cf_ratelimit.crl_enabled)
+		return RATELIMIT_OK;
+	return ratelimit_take(w, p, tool, len, 0, retry_s);
 }
 
 json_t *

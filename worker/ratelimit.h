@@ -45,6 +45,16 @@ enum ratelimit_verdict ratelimit_check(struct worker *,
 	    unsigned int *retry_s);
 
 /*
+ * A composite's step calling tool: the composite's tools/call took the
+ * server's shared and per-user tokens once (a composite counts once);
+ * each step takes a token of its tool's own buckets only, so that a
+ * tool's limit holds whether it is called directly or from a workflow.
+ */
+enum ratelimit_verdict ratelimit_step(struct worker *,
+	    const struct principal *p, const char *tool, size_t len,
+	    unsigned int *retry_s);
+
+/*
  * At an edge's dispatch of a request of method mm (the tools/call is
  * metered, nothing else is), after the authorization gate: the tool's
  * name is fast (fastlen bytes, the hot path's scan) or params.name.

@@ -114,6 +114,8 @@ struct view_resolved {
 	size_t			 vs_n[VIEW_KIND_N];
 	json_t			*vs_errors;
 	struct vb_kept		*vs_kept;	/* what the names live in */
+	json_t			*vs_extra;	/* entries' objects kept by
+						 * others (composites) */
 };
 
 int	 view_resolve(const struct view_policy *, const struct view_input *,

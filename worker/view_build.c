@@ -990,6 +990,7 @@ view_resolved_free(struct view_resolved *vs)
 	}
 	free(kp);
 	json_decref(vs->vs_errors);
+	json_decref(vs->vs_extra);
 	memset(vs, 0, sizeof(*vs));
 }
 

@@ -20,6 +20,7 @@
 #include "shared/health.h"
 #include "shared/log.h"
 #include "shared/store.h"
+#include "composite_run.h"
 #include "view.h"
 #include "wake.h"
 #include "worker.h"
@@ -180,7 +181,8 @@ vbuild_publish(struct vbuild *b, int final, char *err, size_t errlen)
 	/* the header: capabilities, freshness marks; the layout's key */
 	if ((hdr = json_pack("{s:O}", "capabilities", caps)) == NULL ||
 	    view_mark(hdr, in, b->vb_nfetch, &c) == -1 ||
-	    view_resolve(views_policy(w), use, nuse, &vs) == -1)
+	    view_resolve(views_policy(w), use, nuse, &vs) == -1 ||
+	    composite_view_add(w->w_conf, &vs) == -1)
 		goto oom;
 	diag_count_view_build(w);
 	/* kept past its freshness: served while the next one builds */

@@ -59,6 +59,10 @@ describe('the embedded default config', () => {
     assert.equal(textOf(r), 'Echo: demo ✓');
     const s = await sdk.client.callTool({ name: 'get-sum', arguments: { a: 2, b: 40 } });
     assert.equal(textOf(s), 'The sum of 2 and 40 is 42.');
+    // the composite over both demo backends
+    assert.ok(names.includes('echo_sum'), `echo_sum listed: ${names}`);
+    const c = await sdk.client.callTool({ name: 'echo_sum', arguments: { note: 'demo', a: 40 } });
+    assert.deepEqual(c.structuredContent, { echo: 'Echo: demo', sum: 'The sum of 40 and 2 is 42.' });
     // a stdio bridge per backend
     const bridges = (await daemon.childProcs()).filter((c) => c.comm === 'vmcpd-bridge');
     assert.equal(bridges.length, 2);

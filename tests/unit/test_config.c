@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "shared/cedar.h"
+#include "shared/composite.h"
 #include "shared/config.h"
 
 #define BACKEND \
@@ -145,7 +146,7 @@ check_one_http_backend(const struct config *cf)
 
 /*
  * etc/vmcpd.yaml, compiled in: the defaults, two demo backends run over
- * stdio, and names prefixed only on conflict
+ * stdio, names prefixed only on conflict, and one composite tool
  */
 static void
 check_etc(const struct config *cf)
@@ -177,6 +178,9 @@ check_etc(const struct config *cf)
 	ca = cf->cf_agg;
 	ca.ca_prefix_mode = CONFIG_PREFIX_ALWAYS;
 	check_agg_defaults(&ca);
+	/* one composite over both demo backends */
+	assert_int_equal(cf->cf_composites->cl_n, 1);
+	assert_non_null(composite_find(cf, "echo_sum", 8));
 }
 
 /*
@@ -651,7 +655,7 @@ test_err_unknown_key(void **state)
 	    "t.yaml:5:1: listen: unknown key, expected one of: name, "
 	    "groupRef, metadata, daemon, http, sessions, backends, "
 	    "operational, incomingAuth, outgoingAuth, aggregation, "
-	    "rateLimiting, audit");
+	    "compositeTools, rateLimiting, audit");
 	load_bad("backends:\n  - name: a\n    url: http://x/\n"
 	    "    transport: streamable-http\n    headers: {}\n",
 	    "t.yaml:5:5: backends[0].headers: unknown key, expected one of: "
@@ -706,12 +710,51 @@ test_failure_handling(void **state)
 	    "t.yaml:7:22: operational.failureHandling.circuitBreaker.tripAfter: unknown key, expected one of: enabled, failureThreshold, timeout");
 }
 
+/* compositeTools: loaded into cf_composites, errors with file:line:col */
+static void
+test_composite_tools(void **state)
+{
+	struct config	*cf;
+	const char	*yaml = BACKEND
+	    "compositeTools:\n"
+	    "  - name: twice\n"
+	    "    description: echo twice\n"
+	    "    steps:\n"
+	    "      - {id: one, tool: a.echo}\n"
+	    "      - {id: two, tool: a.echo, dependsOn: [one]}\n";
+
+	(void)state;
+	cf = load_ok(yaml);
+	assert_non_null(cf->cf_composites);
+	assert_int_equal(cf->cf_composites->cl_n, 1);
+	assert_non_null(composite_find(cf, "twice", 5));
+	assert_null(composite_find(cf, "twic", 4));
+	assert_null(composite_find(cf, "twice2", 6));
+	config_free(cf);
+	cf = load_ok(BACKEND "compositeTools: []\n");
+	assert_int_equal(cf->cf_composites->cl_n, 0);
+	assert_null(composite_find(cf, "x", 1));
+	config_free(cf);
+	cf = load_ok(BACKEND);
+	assert_null(cf->cf_composites);
+	assert_null(composite_find(cf, "x", 1));
+	config_free(cf);
+	load_bad(BACKEND "compositeTools:\n  - name: c\n"
+	    "    description: d\n    steps:\n"
+	    "      - {id: a, tool: a.echo, dependsOn: [b]}\n",
+	    "t.yaml:9:43: compositeTools[0].steps[0].dependsOn[0]: no step "
+	    "\"b\" in this composite");
+	load_bad(BACKEND "compositeTools: {}\n",
+	    "t.yaml:5:17: compositeTools: expected a sequence of composite "
+	    "tools, found a mapping");
+}
+
 static void
 test_err_not_supported(void **state)
 {
 	(void)state;
-	load_bad("compositeTools: []\n" BACKEND,
-	    "t.yaml:1:1: compositeTools is not supported yet by this "
+	load_bad("compositeToolRefs: []\n" BACKEND,
+	    "t.yaml:1:1: compositeToolRefs is not supported yet by this "
 	    "version of vmcpd");
 	load_bad("passthroughHeaders: [X-Trace]\n" BACKEND,
 	    "t.yaml:1:1: passthroughHeaders is not supported yet by this "
@@ -2190,6 +2233,7 @@ test_examples(void **state)
 	const char	*root = NULL;
 	size_t		 i, len;
 	int		 n = 0, aggregate = 0, oidc = 0, limits = 0;
+	int		 composite = 0;
 	int		 outgoing = 0;
 	int		 authz = 0;
 
@@ -2251,6 +2295,19 @@ test_examples(void **state)
 			assert_int_equal(cedar_policyset_len(
 			    cf->cf_inauth.ci_authz.az_policies), 9);
 		}
+		if (strcmp(de->d_name, "composite.yaml") == 0) {
+			const struct composite *co;
+
+			composite = 1;
+			assert_int_equal(cf->cf_composites->cl_n, 1);
+			assert_non_null(co = composite_find(cf, "triage_issue",
+			    12));
+			assert_int_equal(co->co_nsteps, 5);
+			assert_int_equal(co->co_steps[2].cs_kind,
+			    COMPOSITE_FOREACH);
+			assert_string_equal(co->co_steps[4].cs_tool,
+			    "slack.post_message");
+		}
 		if (strcmp(de->d_name, "oidc.yaml") == 0) {
 			oidc = 1;
 			assert_int_equal(cf->cf_inauth.ci_type,
@@ -2280,6 +2337,7 @@ test_examples(void **state)
 	assert_true(limits);
 	assert_true(outgoing);
 	assert_true(authz);
+	assert_true(composite);
 }
 
 /*
@@ -2785,6 +2843,15 @@ test_audit(void **state)
 	assert_int_equal(cf->cf_audit.ca_max_data, 4096);
 	config_free(cf);
 
+	/* a composite run's events can be chosen too */
+	cf = load_ok(BACKEND "audit:\n  enabled: true\n"
+	    "  eventTypes: [vmcp_workflow_failed, vmcp_workflow_step_failed]\n"
+	    "  excludeEventTypes: [vmcp_workflow_step_skipped]\n");
+	assert_int_equal(cf->cf_audit.ca_ntypes, 2);
+	assert_string_equal(cf->cf_audit.ca_types[1],
+	    "vmcp_workflow_step_failed");
+	config_free(cf);
+
 	load_bad(BACKEND "audit:\n  eventTypes: [mcp_tool_calls]\n",
 	    "t.yaml:6:16: audit.eventTypes: expected an audit event type "
 	    "(mcp_initialize, mcp_tool_call, mcp_resource_read, http_request, "
@@ -2822,6 +2889,7 @@ main(void)
 		cmocka_unit_test(test_err_unknown_key),
 		cmocka_unit_test(test_failure_handling),
 		cmocka_unit_test(test_err_not_supported),
+		cmocka_unit_test(test_composite_tools),
 		cmocka_unit_test(test_err_type),
 		cmocka_unit_test(test_err_escape),
 		cmocka_unit_test(test_err_range),

@@ -1,0 +1,769 @@
+/*
+ * A composite tool's run in a worker (composite_run.h): the driver of
+ * the scheduler (shared/composite_sched.c).  Each tool step is a
+ * tools/call through the upstream edge, under the step tool's backend
+ * and its own name there (hidden tools too), with its arguments coerced
+ * to the tool's inputSchema; timers are libevent's; progress goes to
+ * the client as each step starts and ends when it sent a progressToken;
+ * the client's cancel or disconnect cancels every call in flight.
+ *
+ * Counting (docs/ARCHITECTURE.md, Composite tools): the composite's own
+ * tools/call takes the server's tokens once at the edge, as any call;
+ * each step takes a token of its tool's own buckets (ratelimit_step()),
+ * is authorized (composite_step_allowed()) and audited.
+ */
+#include <sys/queue.h>
+#include <sys/random.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+#include <jansson.h>
+
+#include "shared/composite.h"
+#include "shared/config.h"
+#include "shared/log.h"
+#include "shared/store.h"
+#include "proto/method.h"
+#include "audit.h"
+#include "auth.h"
+#include "composite_run.h"
+#include "ratelimit.h"
+#include "upstream.h"
+#include "view.h"
+#include "worker.h"
+#include "view_int.h"
+
+struct crun_call {
+	TAILQ_ENTRY(crun_call)		 cc_entry;
+	struct crun			*cc_run;
+	uint64_t			 cc_id;
+	const struct config_backend	*cc_be;
+	struct upstream			*cc_up;
+	json_t				*cc_params;	/* name, arguments */
+};
+
+/* an elicitation step put to a 2025-11-25 client (mrtr.c) */
+struct crun_elicit {
+	TAILQ_ENTRY(crun_elicit)	 ce_entry;
+	struct crun			*ce_run;
+	uint64_t			 ce_id;
+	struct mrtr_wait		*ce_wait;
+};
+
+struct crun_timer {
+	TAILQ_ENTRY(crun_timer)		 ct_entry;
+	struct crun			*ct_run;
+	struct event			*ct_ev;
+	uint64_t			 ct_token;
+};
+
+struct crun {
+	struct worker			*cr_w;
+	const struct composite		*cr_co;
+	struct wf_run			*cr_run;
+	struct composite_client		 cr_cc;
+	struct principal		*cr_p;
+	enum proto_era			 cr_era;
+	json_t				*cr_view;
+	json_t				*cr_token;	/* progressToken */
+	json_int_t			 cr_progress;
+	json_t				*cr_raw;	/* backend -> its lists */
+	struct event			*cr_deadline;
+	TAILQ_HEAD(, crun_call)		 cr_calls;
+	TAILQ_HEAD(, crun_elicit)	 cr_elicits;
+	TAILQ_HEAD(, crun_timer)	 cr_timers;
+	uint64_t			 cr_start_ms;
+	struct crun			**cr_slot;	/* the edge's, or NULL */
+	int				 cr_elicit;	/* ended at one */
+	char				 cr_id[33];
+};
+
+int
+composite_step_allowed(struct worker *w, const struct principal *p,
+    const char *backend, const char *tool, const json_t *args)
+{
+	(void)w;
+	(void)p;
+	(void)backend;
+	(void)tool;
+	(void)args;
+	return 1;
+}
+
+const struct composite *
+composite_routed(struct worker *w, json_t *view, const char *name,
+    size_t len)
+{
+	const struct composite	*co;
+	struct view_route	 rt;
+	int			 yes;
+
+	if ((co = composite_find(w->w_conf, name, len)) == NULL)
+		return NULL;
+	memset(&rt, 0, sizeof(rt));
+	yes = view_route_get(w, view, VIEW_ROUTE_TOOL, name, len, &rt) == 0 &&
+	    rt.vr_backend != NULL && strcmp(rt.vr_backend, COMPOSITE_ROUTE) ==
+	    0;
+	view_route_clear(&rt);
+	return yes ? co : NULL;
+}
+
+const struct composite *
+composite_tool_call(struct worker *w, json_t *view,
+    const struct mcp_method *mm, const char *fast, size_t fastlen,
+    const json_t *params)
+{
+	const char	*name;
+	size_t		 len;
+
+	if (mm->mm_id != MCP_M_TOOLS_CALL || w->w_conf->cf_composites ==
+	    NULL || ratelimit_tool_name(fast, fastlen, params, &name, &len) ==
+	    -1)
+		return NULL;
+	return composite_routed(w, view, name, len);
+}
+
+static void
+crun_audit(struct crun *cr, const char *type, const char *outcome,
+    const struct composite_step *cs, const char *tool, const char *error)
+{
+	json_t *target, *extra;
+
+	if (!cr->cr_w->w_conf->cf_audit.ca_enabled)
+		return;
+	target = json_pack("{s:s, s:s, s:s}", "type", "workflow",
+	    "workflow_id", cr->cr_id, "workflow_name", cr->cr_co->co_name);
+	extra = json_pack("{s:I, s:I, s:I}", "duration_ms", (json_int_t)
+	    (store_now_ms() - cr->cr_start_ms), "step_count",
+	    (json_int_t)cr->cr_co->co_nsteps, "timeout_ms",
+	    (json_int_t)cr->cr_co->co_timeout_ms);
+	if (target != NULL && cs != NULL) {
+		(void)json_object_set_new(target, "step_id",
+		    json_string(cs->cs_id));
+		(void)json_object_set_new(target, "step_type", json_string(
+		    cs->cs_kind == COMPOSITE_TOOL ? "tool" :
+		    cs->cs_kind == COMPOSITE_FOREACH ? "forEach" :
+		    "elicitation"));
+	}
+	if (target != NULL && tool != NULL)
+		(void)json_object_set_new(target, "tool_name",
+		    json_string(tool));
+	if (extra != NULL && error != NULL)
+		(void)json_object_set_new(extra, "error", json_string(error));
+	audit_workflow(cr->cr_w, cr->cr_p, type, outcome, target, extra);
+}
+
+static void
+crun_call_free(struct crun *cr, struct crun_call *c, const char *abort_why)
+{
+	TAILQ_REMOVE(&cr->cr_calls, c, cc_entry);
+	if (c->cc_up != NULL) {
+		if (abort_why != NULL)
+			upstream_abort(c->cc_up, abort_why);
+		else
+			upstream_cancel(c->cc_up);
+	}
+	json_decref(c->cc_params);
+	free(c);
+}
+
+static void
+crun_elicit_free(struct crun *cr, struct crun_elicit *ce)
+{
+	TAILQ_REMOVE(&cr->cr_elicits, ce, ce_entry);
+	mrtr_cancel(ce->ce_wait);
+	free(ce);
+}
+
+static void
+crun_free(struct crun *cr, const char *abort_why)
+{
+	struct crun_call	*c;
+	struct crun_elicit	*ce;
+	struct crun_timer	*t;
+
+	while ((c = TAILQ_FIRST(&cr->cr_calls)) != NULL)
+		crun_call_free(cr, c, abort_why);
+	while ((ce = TAILQ_FIRST(&cr->cr_elicits)) != NULL)
+		crun_elicit_free(cr, ce);
+	while ((t = TAILQ_FIRST(&cr->cr_timers)) != NULL) {
+		TAILQ_REMOVE(&cr->cr_timers, t, ct_entry);
+		event_free(t->ct_ev);
+		free(t);
+	}
+	if (cr->cr_deadline != NULL)
+		event_free(cr->cr_deadline);
+	wf_run_free(cr->cr_run);
+	auth_principal_drop(cr->cr_p);
+	json_decref(cr->cr_view);
+	json_decref(cr->cr_token);
+	json_decref(cr->cr_raw);
+	if (cr->cr_slot != NULL)
+		*cr->cr_slot = NULL;
+	worker_request_release(cr->cr_w, __func__);
+	free(cr);
+}
+
+void
+composite_run_cancel(struct crun *cr, const char *why)
+{
+	if (cr == NULL)
+		return;
+	cr->cr_slot = NULL;
+	log_debug("composite %s: run %s cancelled: %s", cr->cr_co->co_name,
+	    cr->cr_id, why != NULL ? why : "");
+	crun_audit(cr, "vmcp_workflow_failed", "failure", NULL, NULL,
+	    why != NULL ? why : "cancelled");
+	crun_free(cr, why != NULL ? why : "cancelled");
+}
+
+/* a backend's lists as the builder stored them (once per run) */
+static json_t *
+crun_tools_of(struct crun *cr, const char *backend)
+{
+	json_t *raw;
+
+	if (cr->cr_raw == NULL && (cr->cr_raw = json_object()) == NULL)
+		return NULL;
+	if ((raw = json_object_get(cr->cr_raw, backend)) == NULL) {
+		raw = view_load(cr->cr_w, "raw", VIEW_SCOPE_ANON, backend,
+		    NULL);
+		if (json_object_set_new(cr->cr_raw, backend, raw != NULL ?
+		    raw : json_null()) == -1)
+			return NULL;
+	}
+	return json_object_get(raw, "tools");
+}
+
+static json_t *
+crun_tool_find(json_t *tools, const char *own)
+{
+	json_t	*t;
+	size_t	 i;
+
+	json_array_foreach(tools, i, t)
+		if (json_is_string(json_object_get(t, "name")) &&
+		    strcmp(json_string_value(json_object_get(t, "name")),
+		    own) == 0)
+			return t;
+	return NULL;
+}
+
+/*
+ * A step's tool, as the builder resolved it (composite_view.c):
+ * "<backend>.<own name>" first, else an advertised name (hidden tools
+ * too).  0 with the backend, its own name (a new string) and the
+ * tool's entry if listed (borrowed, or NULL); -1 unknown.
+ */
+static int
+crun_resolve(struct crun *cr, const char *tool,
+    const struct config_backend **be, char **own, json_t **entry)
+{
+	const struct config	*cf = cr->cr_w->w_conf;
+	struct view_route	 rt;
+	json_t			*tools;
+	size_t			 i, len;
+	int			 rc = -1;
+
+	for (i = 0; i < cf->cf_nbackends; i++) {
+		len = strlen(cf->cf_backends[i].cb_name);
+		if (strncmp(tool, cf->cf_backends[i].cb_name, len) != 0 ||
+		    tool[len] != '.')
+			continue;
+		tools = crun_tools_of(cr, cf->cf_backends[i].cb_name);
+		if ((*entry = crun_tool_find(tools, tool + len + 1)) == NULL)
+			continue;
+		*be = &cf->cf_backends[i];
+		return (*own = strdup(tool + len + 1)) != NULL ? 0 : -1;
+	}
+	memset(&rt, 0, sizeof(rt));
+	if (view_route_get(cr->cr_w, cr->cr_view, VIEW_ROUTE_TOOL, tool,
+	    strlen(tool), &rt) == 0 && rt.vr_backend != NULL &&
+	    rt.vr_own != NULL && (*be = config_backend_find(cf,
+	    rt.vr_backend)) != NULL && (*own = strdup(rt.vr_own)) != NULL) {
+		*entry = crun_tool_find(crun_tools_of(cr, rt.vr_backend),
+		    rt.vr_own);
+		rc = 0;
+	}
+	view_route_clear(&rt);
+	return rc;
+}
+
+static int
+crun_params(void *arg, enum proto_era era, struct upstream_params *up)
+{
+	struct crun_call *c = arg;
+
+	(void)era;
+	/* a copy each time: a 2026-07-28 hop adds its _meta to it */
+	if ((up->up_tree = json_copy(c->cc_params)) == NULL)
+		return -1;
+	return 0;
+}
+
+/* what a backend sends mid-step: no client to relay a request to */
+static int
+crun_push(void *arg, json_t *msg, const char *bsid, const char *version,
+    char *why, size_t whylen)
+{
+	(void)arg;
+	(void)bsid;
+	(void)version;
+	if (json_object_get(msg, "id") == NULL)
+		return 0;	/* a notification: the step's own business */
+	(void)snprintf(why, whylen, "vmcpd does not relay requests made "
+	    "during a composite tool's step");
+	return -1;
+}
+
+static void
+crun_on_done(void *arg, const struct upstream_result *r)
+{
+	struct crun_call	*c = arg;
+	struct crun		*cr = c->cc_run;
+	json_t			*resp, *e;
+	uint64_t		 id = c->cc_id;
+	char			 why[512];
+	const char		*m;
+
+	c->cc_up = NULL;	/* done: no cancel */
+	resp = upstream_response(r);
+	switch (r->ur_status) {
+	case UPSTREAM_COMPLETE:
+		why[0] = '\0';
+		break;
+	case UPSTREAM_ERROR:
+		e = json_object_get(resp, "error");
+		m = json_string_value(json_object_get(e, "message"));
+		(void)snprintf(why, sizeof(why), "backend %s: %s (%lld)",
+		    c->cc_be->cb_name, m != NULL ? m : "error",
+		    (long long)json_integer_value(json_object_get(e,
+		    "code")));
+		break;
+	case UPSTREAM_INPUT_REQUIRED:
+		(void)snprintf(why, sizeof(why), "backend %s asked for "
+		    "input, which a composite step cannot give",
+		    c->cc_be->cb_name);
+		break;
+	default:
+		(void)snprintf(why, sizeof(why), "backend %s: %s",
+		    c->cc_be->cb_name, r->ur_errmsg != NULL ? r->ur_errmsg :
+		    "no answer");
+		break;
+	}
+	crun_call_free(cr, c, NULL);
+	/* may end the run, and free cr */
+	wf_run_call_done(cr->cr_run, id, why[0] == '\0' ?
+	    json_object_get(resp, "result") : NULL, why[0] == '\0' ? NULL :
+	    why);
+	json_decref(resp);
+}
+
+static void
+crun_fail_call(struct crun *cr, uint64_t call, const char *why)
+{
+	wf_run_call_done(cr->cr_run, call, NULL, why);
+}
+
+static void
+cd_call(void *arg, uint64_t call, const struct composite_step *cs,
+    json_t *args)
+{
+	static const struct upstream_cbs cbs = {
+		crun_params, crun_push, crun_on_done
+	};
+	struct crun			*cr = arg;
+	const struct config_backend	*be = NULL;
+	struct crun_call		*c = NULL;
+	struct upstream_req		 uq;
+	json_t				*entry = NULL;
+	char				*own = NULL, why[512];
+	unsigned int			 retry;
+
+	if (crun_resolve(cr, cs->cs_tool, &be, &own, &entry) == -1) {
+		(void)snprintf(why, sizeof(why), "tool %s is not in the view",
+		    cs->cs_tool);
+		goto fail;
+	}
+	if (!json_is_object(args)) {
+		json_decref(args);
+		args = json_object();
+	}
+	composite_coerce_args(args, json_object_get(entry, "inputSchema"));
+	if (!composite_step_allowed(cr->cr_w, cr->cr_p, be->cb_name, own,
+	    args)) {
+		(void)snprintf(why, sizeof(why), "tool %s: denied by the "
+		    "authorization policy", cs->cs_tool);
+		goto fail;
+	}
+	if (ratelimit_step(cr->cr_w, cr->cr_p, cs->cs_tool,
+	    strlen(cs->cs_tool), &retry) == RATELIMIT_LIMITED) {
+		(void)snprintf(why, sizeof(why), "tool %s: %s (retry after "
+		    "%u s)", cs->cs_tool, RATELIMIT_MESSAGE, retry);
+		goto fail;
+	}
+	if ((c = calloc(1, sizeof(*c))) == NULL ||
+	    (c->cc_params = json_pack("{s:s, s:O}", "name", own, "arguments",
+	    args)) == NULL) {
+		(void)snprintf(why, sizeof(why), "out of memory");
+		goto fail;
+	}
+	c->cc_run = cr;
+	c->cc_id = call;
+	c->cc_be = be;
+	TAILQ_INSERT_TAIL(&cr->cr_calls, c, cc_entry);
+	memset(&uq, 0, sizeof(uq));
+	uq.uq_method = "tools/call";
+	uq.uq_scope = BSESSION_SCOPE_ANON;
+	uq.uq_client = cr->cr_era;
+	if ((c->cc_up = upstream_call(cr->cr_w, be, &uq, &cbs, c)) == NULL) {
+		crun_call_free(cr, c, NULL);
+		c = NULL;
+		(void)snprintf(why, sizeof(why), "backend %s: cannot send the "
+		    "call", be->cb_name);
+		goto fail;
+	}
+	free(own);
+	json_decref(args);
+	return;
+fail:
+	if (c != NULL) {
+		json_decref(c->cc_params);
+		free(c);
+	}
+	free(own);
+	json_decref(args);
+	crun_fail_call(cr, call, why);
+}
+
+static int
+crun_elicit_send(void *arg, json_t *msg)
+{
+	struct crun_elicit *ce = arg;
+
+	return ce->ce_run->cr_cc.cc_request(ce->ce_run->cr_cc.cc_arg, msg);
+}
+
+/* the client's answer (an ElicitResult), or NULL: none in time */
+static void
+crun_elicit_done(void *arg, json_t *responses, const char *err)
+{
+	struct crun_elicit	*ce = arg;
+	struct crun		*cr = ce->ce_run;
+	uint64_t		 id = ce->ce_id;
+	json_t			*r = json_object_get(responses, "elicit");
+	const char		*action;
+
+	ce->ce_wait = NULL;	/* mrtr.c freed it */
+	crun_elicit_free(cr, ce);
+	action = json_string_value(json_object_get(r, "action"));
+	if (action == NULL) {
+		log_debug("composite %s: an elicitation went unanswered: %s",
+		    cr->cr_co->co_name, err != NULL ? err : "no action");
+		action = "cancel";
+	}
+	/* may end the run, and free cr */
+	wf_run_elicit_done(cr->cr_run, id, action, json_object_get(r,
+	    "content"));
+}
+
+/*
+ * The hook for suspending a run at an elicitation step of a 2026-07-28
+ * call: answer input_required whose requestState is a handle on the
+ * run's saved state (params, finished steps' outputs, position) in the
+ * handles db, to be resumed by the retry on any worker.  0 when
+ * suspended; -1 and err until the handle store is wired in.
+ */
+static int
+crun_elicit_modern(struct crun *cr, uint64_t call,
+    const struct composite_step *cs, const char *message, char *err,
+    size_t errlen)
+{
+	(void)cr;
+	(void)call;
+	(void)cs;
+	(void)message;
+	(void)snprintf(err, errlen, "not supported yet for 2026-07-28 "
+	    "clients");
+	return -1;
+}
+
+/*
+ * An elicitation step: a 2025-11-25 client is asked over its session,
+ * on the call's stream, as a 2026-07-28 backend's input requests are
+ * (mrtr.c: the answer may come to any worker).  A 2026-07-28 call goes
+ * to crun_elicit_modern().  A run that cannot ask ends with a JSON-RPC
+ * error that says why.
+ */
+static void
+cd_elicit(void *arg, uint64_t call, const struct composite_step *cs,
+    const char *message)
+{
+	struct crun		*cr = arg;
+	struct crun_elicit	*ce = NULL;
+	json_t			*ir;
+	char			 why[300], err[200];
+
+	if (cr->cr_era == PROTO_ERA_MODERN) {
+		if (crun_elicit_modern(cr, call, cs, message, err,
+		    sizeof(err)) == 0)
+			return;
+		goto fail;
+	}
+	if (cr->cr_cc.cc_request == NULL || cr->cr_cc.cc_sid == NULL) {
+		(void)snprintf(err, sizeof(err), "the client cannot be asked");
+		goto fail;
+	}
+	ir = json_pack("{s:{s:s, s:{s:s, s:O}}}", "elicit", "method",
+	    "elicitation/create", "params", "message", message,
+	    "requestedSchema", cs->cs_schema);
+	if (ir == NULL || (ce = calloc(1, sizeof(*ce))) == NULL) {
+		json_decref(ir);
+		(void)snprintf(err, sizeof(err), "out of memory");
+		goto fail;
+	}
+	ce->ce_run = cr;
+	ce->ce_id = call;
+	TAILQ_INSERT_TAIL(&cr->cr_elicits, ce, ce_entry);
+	ce->ce_wait = mrtr_ask(cr->cr_w, cr->cr_cc.cc_sid, cr->cr_cc.cc_caps,
+	    ir, crun_elicit_send, crun_elicit_done, ce, err, sizeof(err));
+	json_decref(ir);
+	if (ce->ce_wait == NULL) {
+		crun_elicit_free(cr, ce);
+		goto fail;
+	}
+	return;
+fail:
+	(void)snprintf(why, sizeof(why), "step %s asks the user "
+	    "(elicitation): %s", cs->cs_id, err);
+	cr->cr_elicit = 1;
+	wf_run_abort(cr->cr_run, why);
+}
+
+static void
+crun_on_timer(evutil_socket_t fd, short ev, void *arg)
+{
+	struct crun_timer	*t = arg;
+	struct crun		*cr = t->ct_run;
+	uint64_t		 token = t->ct_token;
+
+	(void)fd;
+	(void)ev;
+	TAILQ_REMOVE(&cr->cr_timers, t, ct_entry);
+	event_free(t->ct_ev);
+	free(t);
+	wf_run_timer(cr->cr_run, token);	/* may free cr */
+}
+
+static void
+cd_timer(void *arg, uint64_t token, uint64_t ms)
+{
+	struct crun		*cr = arg;
+	struct crun_timer	*t;
+	struct timeval		 tv = { (time_t)(ms / 1000),
+				    (suseconds_t)(ms % 1000) * 1000 };
+
+	if ((t = calloc(1, sizeof(*t))) == NULL ||
+	    (t->ct_ev = evtimer_new(cr->cr_w->w_base, crun_on_timer, t)) ==
+	    NULL) {
+		free(t);
+		/* a timer lost is a step that never times out: the
+		 * workflow's own deadline still ends the run */
+		log_warnx("composite %s: out of memory for a timer",
+		    cr->cr_co->co_name);
+		return;
+	}
+	t->ct_run = cr;
+	t->ct_token = token;
+	TAILQ_INSERT_TAIL(&cr->cr_timers, t, ct_entry);
+	(void)evtimer_add(t->ct_ev, &tv);
+}
+
+static void
+cd_cancel(void *arg, uint64_t call)
+{
+	struct crun		*cr = arg;
+	struct crun_call	*c;
+
+	struct crun_elicit	*ce;
+
+	TAILQ_FOREACH(c, &cr->cr_calls, cc_entry)
+		if (c->cc_id == call) {
+			crun_call_free(cr, c, "the composite step ended");
+			return;
+		}
+	TAILQ_FOREACH(ce, &cr->cr_elicits, ce_entry)
+		if (ce->ce_id == call) {
+			crun_elicit_free(cr, ce);
+			return;
+		}
+}
+
+static const char *
+crun_state_name(enum wf_state st)
+{
+	switch (st) {
+	case WF_RUNNING:
+		return "started";
+	case WF_COMPLETED:
+		return "completed";
+	case WF_SKIPPED:
+		return "skipped";
+	default:
+		return "failed";
+	}
+}
+
+/* a step started or ended: progress for the client, an audit event */
+static void
+cd_step(void *arg, size_t i, enum wf_state st)
+{
+	struct crun			*cr = arg;
+	const struct composite_step	*cs = &cr->cr_co->co_steps[i];
+	const char			*what = crun_state_name(st);
+	char				 type[64], msg[300];
+	json_t				*n;
+
+	(void)snprintf(type, sizeof(type), "vmcp_workflow_step_%s", what);
+	crun_audit(cr, type, st == WF_FAILED ? "failure" : "success", cs,
+	    cs->cs_kind == COMPOSITE_TOOL ? cs->cs_tool :
+	    cs->cs_kind == COMPOSITE_FOREACH && cs->cs_inner->cs_kind ==
+	    COMPOSITE_TOOL ? cs->cs_inner->cs_tool : NULL, NULL);
+	if (cr->cr_token == NULL || cr->cr_cc.cc_notify == NULL)
+		return;
+	(void)snprintf(msg, sizeof(msg), "step %s %s", cs->cs_id, what);
+	/* progress increases with every event (MCP 2025-11-25, Progress);
+	 * a step has at most two, so 2n bounds them */
+	n = json_pack("{s:s, s:s, s:{s:O, s:I, s:I, s:s}}", "jsonrpc", "2.0",
+	    "method", "notifications/progress", "params", "progressToken",
+	    cr->cr_token, "progress", (json_int_t)++cr->cr_progress, "total",
+	    (json_int_t)(2 * cr->cr_co->co_nsteps), "message", msg);
+	if (n != NULL)
+		cr->cr_cc.cc_notify(cr->cr_cc.cc_arg, n);
+}
+
+static void
+cd_done(void *arg, json_t *ctx, const char *error)
+{
+	struct crun	*cr = arg;
+	json_t		*result = NULL;
+	char		 err[512], text[700];
+
+	if (error == NULL &&
+	    (result = composite_result(cr->cr_co, ctx, err, sizeof(err))) ==
+	    NULL)
+		error = err;
+	if (error != NULL) {
+		/* a tool's failure is a result with isError (MCP 2025-11-25,
+		 * Tools, Error Handling), as a backend tool's would be */
+		(void)snprintf(text, sizeof(text), "composite tool %s "
+		    "failed: %s", cr->cr_co->co_name, error);
+		result = json_pack("{s:[{s:s, s:s}], s:b}", "content", "type",
+		    "text", "text", text, "isError", 1);
+		log_debug("%s", text);
+	}
+	crun_audit(cr, error == NULL ? "vmcp_workflow_completed" :
+	    strstr(error, "timed out") != NULL && strncmp(error, "step ", 5) !=
+	    0 ? "vmcp_workflow_timed_out" : "vmcp_workflow_failed",
+	    error == NULL ? "success" : "failure", NULL, NULL, error);
+	/* the edge forgets the run before it is answered (and freed) */
+	if (cr->cr_slot != NULL)
+		*cr->cr_slot = NULL;
+	cr->cr_slot = NULL;
+	if (cr->cr_elicit) {
+		json_decref(result);
+		(void)snprintf(text, sizeof(text), "Internal error: composite "
+		    "tool %s: %s", cr->cr_co->co_name, error);
+		cr->cr_cc.cc_done(cr->cr_cc.cc_arg, NULL,
+		    JSONRPC_INTERNAL_ERROR, text);
+	} else
+		cr->cr_cc.cc_done(cr->cr_cc.cc_arg, result, result == NULL ?
+		    JSONRPC_INTERNAL_ERROR : 0,
+		    "Internal error: out of memory");
+	crun_free(cr, "the composite tool ended");
+}
+
+static void
+crun_on_deadline(evutil_socket_t fd, short ev, void *arg)
+{
+	struct crun	*cr = arg;
+	char		 why[64];
+
+	(void)fd;
+	(void)ev;
+	(void)snprintf(why, sizeof(why), "timed out after %llu ms",
+	    (unsigned long long)cr->cr_co->co_timeout_ms);
+	wf_run_abort(cr->cr_run, why);	/* may free cr */
+}
+
+static const struct wf_driver crun_driver = {
+	cd_call, cd_elicit, cd_timer, cd_cancel, cd_step, cd_done
+};
+
+void
+composite_run_start(struct worker *w, json_t *view, struct httpd_req *req,
+    enum proto_era era, const struct composite *co, json_t *params,
+    const struct composite_client *cc, struct crun **slot)
+{
+	struct crun	*cr;
+	json_t		*args, *p = NULL;
+	char		 err[512], msg[600];
+	uint8_t		 rnd[16];
+	size_t		 i;
+	struct timeval	 tv = { (time_t)(co->co_timeout_ms / 1000),
+			    (suseconds_t)(co->co_timeout_ms % 1000) * 1000 };
+
+	args = json_object_get(params, "arguments");
+	if (args != NULL && !json_is_object(args)) {
+		cc->cc_done(cc->cc_arg, NULL, JSONRPC_INVALID_PARAMS,
+		    "Invalid params: \"arguments\" must be an object");
+		return;
+	}
+	if ((p = composite_params(co, args, err, sizeof(err))) == NULL) {
+		(void)snprintf(msg, sizeof(msg), "Invalid params: %s", err);
+		cc->cc_done(cc->cc_arg, NULL, JSONRPC_INVALID_PARAMS, msg);
+		return;
+	}
+	if ((cr = calloc(1, sizeof(*cr))) == NULL)
+		goto oom;
+	worker_request_hold(w);
+	cr->cr_w = w;
+	cr->cr_co = co;
+	cr->cr_cc = *cc;
+	cr->cr_era = era;
+	cr->cr_view = json_incref(view);
+	cr->cr_p = auth_principal_hold(req);
+	cr->cr_token = json_incref(json_object_get(json_object_get(params,
+	    "_meta"), "progressToken"));
+	cr->cr_start_ms = store_now_ms();
+	TAILQ_INIT(&cr->cr_calls);
+	TAILQ_INIT(&cr->cr_elicits);
+	TAILQ_INIT(&cr->cr_timers);
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+		memset(rnd, 0, sizeof(rnd));
+	for (i = 0; i < sizeof(rnd); i++)
+		(void)snprintf(cr->cr_id + 2 * i, 3, "%02x", rnd[i]);
+	if ((cr->cr_run = wf_run_new(co, p, cr->cr_id, 0, &crun_driver,
+	    cr)) == NULL || (cr->cr_deadline = evtimer_new(w->w_base,
+	    crun_on_deadline, cr)) == NULL) {
+		crun_free(cr, NULL);
+		goto oom;
+	}
+	json_decref(p);
+	(void)evtimer_add(cr->cr_deadline, &tv);
+	crun_audit(cr, "vmcp_workflow_started", "success", NULL, NULL, NULL);
+	log_debug("composite %s: run %s", co->co_name, cr->cr_id);
+	/* a run that ends at once answers in here, and clears the slot */
+	cr->cr_slot = slot;
+	*slot = cr;
+	wf_run_start(cr->cr_run);
+	return;
+oom:
+	json_decref(p);
+	cc->cc_done(cc->cc_arg, NULL, JSONRPC_INTERNAL_ERROR,
+	    "Internal error: out of memory");
+}

@@ -1,0 +1,85 @@
+/*
+ * Composite tools at run time (composite_view.c, composite_run.c): the
+ * builder adds each composite whose steps all resolve to the view's
+ * tools, routed to COMPOSITE_ROUTE; a worker's tools/call of one, on
+ * either edge, starts a run (shared/composite_sched.c) whose driver
+ * calls the steps' backends through the upstream edge.
+ */
+#ifndef VMCPD_COMPOSITE_RUN_H
+#define VMCPD_COMPOSITE_RUN_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "proto/proto.h"
+
+struct worker;
+struct config;
+struct composite;
+struct principal;
+struct httpd_req;
+struct view_resolved;
+struct crun;
+
+/* composite_view.c: the builder's; 0, or -1 (no memory) */
+int	 composite_view_add(const struct config *, struct view_resolved *);
+
+/*
+ * The composite a tools/call names (len bytes) if the view advertises
+ * it, else NULL (then it is routed as any tool: a backend's, or none).
+ */
+const struct composite *composite_routed(struct worker *, json_t *view,
+	    const char *name, size_t len);
+
+/*
+ * The edges' hook (legacy.c, modern.c): the composite a request of
+ * method mm calls, by the fast path's name (fast, fastlen) or params'
+ * name, or NULL when it is not a tools/call of one.
+ */
+struct mcp_method;
+const struct composite *composite_tool_call(struct worker *, json_t *view,
+	    const struct mcp_method *mm, const char *fast, size_t fastlen,
+	    const json_t *params);
+
+/* what a run tells the edge that started it */
+struct composite_client {
+	/* a notification for the client (progress), taken */
+	void	(*cc_notify)(void *arg, json_t *msg);
+	/* a request for a 2025-11-25 client (an elicitation step's), on
+	 * the call's stream: 0 or -1 (mrtr.c's send); NULL: none */
+	int	(*cc_request)(void *arg, json_t *msg);
+	/* the end: a CallToolResult (taken), or a JSON-RPC error */
+	void	(*cc_done)(void *arg, json_t *result, int code,
+		    const char *message);
+	void	 *cc_arg;
+	/* the 2025-11-25 client's session and capabilities, or NULL */
+	const char	*cc_sid;
+	const json_t	*cc_caps;
+};
+
+/*
+ * Start a run of co for the tools/call params (borrowed) of req, in
+ * the client's revision era.  cc_done comes once, maybe from in here
+ * (bad params: -32602 naming the argument; no memory), unless
+ * composite_run_cancel() comes first.  *slot holds the run while it
+ * runs: NULL again before cc_done.
+ */
+void	 composite_run_start(struct worker *, json_t *view,
+	    struct httpd_req *req, enum proto_era era,
+	    const struct composite *co, json_t *params,
+	    const struct composite_client *, struct crun **slot);
+/* the client cancelled or went away (NULL: nothing) */
+void	 composite_run_cancel(struct crun *, const char *why);
+
+/*
+ * The authorization of one step under the caller's principal (NULL:
+ * anonymous), before its call: backend and tool are the step's backend
+ * and the tool's own name there, args its arguments.  1 allowed, 0
+ * denied.  The policy gate's hook: every step is allowed until it is
+ * wired in.
+ */
+int	 composite_step_allowed(struct worker *, const struct principal *,
+	    const char *backend, const char *tool, const json_t *args);
+
+#endif /* VMCPD_COMPOSITE_RUN_H */
