@@ -17,7 +17,7 @@ UNITDIR		?= /lib/systemd/system
 STATEDIR	?= /var/lib/vmcpd
 
 PKGS		= libevent_core libevent_extra libevent_openssl jansson lmdb \
-		  yaml-0.1 libssl libcrypto libcurl
+		  yaml-0.1 libssl libcrypto libcurl hiredis
 
 CC		?= cc
 WARNINGS	= -Wall -Wextra -Wformat=2 -Wshadow -Wstrict-prototypes \

@@ -79,6 +79,7 @@ modern_free(struct mreq *m)
 		httpd_req_set_close_cb(m->m_req, NULL, NULL);
 	upstream_cancel(m->m_up);
 	view_get_cancel(m->m_w, m);
+	ratelimit_cancel(m);
 	jsonrpc_msg_clear(&m->m_msg);
 	free(m->m_fast.mf_name);
 	free(m->m_fast.mf_own);
@@ -944,13 +945,18 @@ modern_on_view(void *arg, json_t *view, const char *err)
 	 * denies takes no token.  A rejection is a JSON-RPC error at HTTP
 	 * 200, as the reference vMCP sends it.
 	 */
-	if (ratelimit_call(m->m_w, m->m_req, m->m_msg.jm_mm,
+	switch (ratelimit_call(m->m_w, m->m_req, m->m_msg.jm_mm,
 	    m->m_fast.mf_params != NULL ? m->m_fast.mf_name : NULL,
-	    m->m_fast.mf_namelen, m->m_msg.jm_params, &retry) ==
-	    RATELIMIT_LIMITED) {
+	    m->m_fast.mf_namelen, m->m_msg.jm_params, &retry,
+	    modern_on_view, m, view)) {
+	case RATELIMIT_PENDING:
+		return;
+	case RATELIMIT_LIMITED:
 		modern_error(m, 200, RATELIMIT_CODE, RATELIMIT_MESSAGE,
 		    ratelimit_data(retry));
 		return;
+	default:
+		break;
 	}
 	if (m->m_fast.mf_params != NULL) {
 		if (modern_fast_route(m, view) == 0)
