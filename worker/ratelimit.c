@@ -314,10 +314,12 @@ ratelimit_on_redis(void *arg, const struct redisReply *reply,
 	rl_decided.rd_retry_s = 0;
 	if (v == RATELIMIT_LIMITED)
 		ratelimit_retry_s(retry_ms, &rl_decided.rd_retry_s);
-	rw->rw_cmd = NULL;
+	/* off the list first: the request may end (and cancel) within */
+	TAILQ_REMOVE(&rl_waits, rw, rw_entry);
 	rw->rw_resume(rw->rw_arg, rw->rw_view, NULL);
 	rl_decided.rd_arg = NULL;
-	ratelimit_wait_free(rw);
+	json_decref(rw->rw_view);
+	free(rw);
 }
 
 static enum ratelimit_verdict
