@@ -8,6 +8,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import {
   HOST, ROOT, Daemon, configText, freePort, tmpDir, startProc, waitFor, run, httpRequest,
+  groupPids,
 } from './harness.mjs';
 
 export const REDIS_SERVER = process.env.REDIS_SERVER || 'redis-server';
@@ -134,11 +135,17 @@ export async function nodeMetrics(d) {
   return m;
 }
 
-/* kill -9 a whole node (master, workers, keeper, builder) */
+/*
+ * kill -9 a whole node (master, workers, keeper, builder), and wait
+ * until every process of it is gone: a worker still dying could take a
+ * connection and leave it unanswered (HAProxy's 502, not retried)
+ */
 export async function killNode(d) {
   d.stopped = true;
   d.proc.killGroup();
   await d.proc.waitExit(5000);
+  await waitFor('no process left of the killed node', async () =>
+    (await groupPids(d.pid)).length === 0, { timeout: 5000 });
 }
 
 /*
