@@ -7,7 +7,7 @@
 // - a 2025-11-25 session stays on the node that created it;
 // - Redis killed: calls fail open and each node counts it in /metrics;
 //   Redis back: the nodes reconnect by themselves and the limit holds
-//   again;
+//   again; Redis hung: calls fail open after the 1 s timeout;
 // - a node killed (kill -9, its whole process group): HAProxy sends its
 //   traffic to the others; its Legacy session, not shared yet, is
 //   answered 404 elsewhere and the client starts a new one.
@@ -135,6 +135,26 @@ describe('three nodes behind HAProxy, one Redis', () => {
       { timeout: 30000, interval: 200 });
       const up = await calls(3 * LIMIT, 'u');
       assert.equal(up.ok, LIMIT, `calls let through with Redis back (${up.limited} limited)`);
+    }));
+
+  test('Redis hung (SIGSTOP): each call is let through within the timeout, counted',
+    guarded(async () => {
+      const before = await sum('vmcpd_ratelimit_fail_open_total');
+      process.kill(cluster.redis.proc.pid, 'SIGSTOP');
+      try {
+        const t0 = Date.now();
+        const hung = await calls(3, 'h');
+        assert.equal(hung.ok, 3, 'let through');
+        // 1 s per call at most on a node's connection, with room for a
+        // loaded machine; a call waiting on Redis for ever would time out
+        assert.ok(Date.now() - t0 < 3 * 5000, `${Date.now() - t0} ms`);
+        assert.equal(await sum('vmcpd_ratelimit_fail_open_total'), before + 3);
+      } finally {
+        process.kill(cluster.redis.proc.pid, 'SIGCONT');
+      }
+      // Redis answers again: the limit (spent) holds again
+      await waitFor('the limit enforced again', async () =>
+        (await calls(1, 'r')).limited === 1, { timeout: 30000, interval: 200 });
     }));
 
   test('kill -9 of a node: HAProxy fails over; its Legacy session is gone (404)',
