@@ -148,12 +148,17 @@ chaos: all
 # scale: 100k sessions and their sweep, views of 10k and 100k tools
 # (bench-scale alone; SCALE_SIZE=small for a one-minute run), then a
 # bearer token on every tools/call against none (tests/bench/auth.sh),
-# then a shared rate limit against none (tests/bench/ratelimit.sh)
+# then a shared rate limit against none (tests/bench/ratelimit.sh), then
+# its buckets in Redis against the state directory (tests/bench/redis.sh)
 bench:
 	sh tests/bench/run.sh
 	sh tests/bench/scale.sh
 	sh tests/bench/auth.sh
 	sh tests/bench/ratelimit.sh
+	sh tests/bench/redis.sh
+
+bench-redis:
+	sh tests/bench/redis.sh
 
 bench-scale:
 	sh tests/bench/scale.sh
@@ -179,6 +184,6 @@ clean:
 	rm -rf build build-san build-fuzz
 
 .PHONY: all unit deps check check-unit check-interop check-man fuzz fuzz-smoke \
-	bench bench-scale install run clean fuzz-long chaos
+	bench bench-scale bench-redis install run clean fuzz-long chaos
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
