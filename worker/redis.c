@@ -282,10 +282,14 @@ redis_init(struct worker *w)
 	    NULL)) == NULL)
 		return -1;
 	if (redis_resolve(ss->css_host, ss->css_port) == -1) {
-		/* a name that does not resolve now: tried as given */
-		(void)snprintf(rds.r_ip, sizeof(rds.r_ip), "%s",
-		    ss->css_host);
-		rds.r_port = ss->css_port;
+		/*
+		 * Not tried again: hiredis would resolve the name at each
+		 * connect, on the loop.  Every command fails (a rate limit
+		 * fails open) until a reload starts new workers.
+		 */
+		log_warnx("redis: %s does not resolve: not connecting until "
+		    "a reload", ss->css_host);
+		return -1;
 	}
 	redis_connect();
 	return 0;

@@ -10,14 +10,19 @@
 //   again; Redis hung: calls fail open after the 1 s timeout;
 // - a node killed (kill -9, its whole process group): HAProxy sends its
 //   traffic to the others; its Legacy session, not shared yet, is
-//   answered 404 elsewhere and the client starts a new one.
+//   answered 404 elsewhere and the client starts a new one;
+// - a Redis with a password: THV_SESSION_REDIS_PASSWORD right, the limit
+//   holds; wrong, calls fail open, the refusal is logged and the
+//   password never is.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   useHarness, guarded, startTestBackend, openSession, rpc, workerOf, waitFor,
 } from './lib/harness.mjs';
 import { modern } from './lib/multi.mjs';
-import { startCluster, nodeMetrics, killNode } from './lib/cluster.mjs';
+import {
+  startCluster, startRedis, startNode, nodeMetrics, killNode,
+} from './lib/cluster.mjs';
 
 useHarness();
 
@@ -174,5 +179,51 @@ describe('three nodes behind HAProxy, one Redis', () => {
       const l = await rpc(cluster.haproxy.port, again.sid, 'tools/list', {});
       assert.equal(l.status, 200, l.text);
       assert.notEqual(owner.get(workerOf(l)?.pid), home);
+    }));
+});
+
+describe('a Redis with a password (THV_SESSION_REDIS_PASSWORD)', () => {
+  const PASSWORD = 'pw-0123456789-secret';
+  let backend, redis, good, bad;
+
+  before(async () => {
+    backend = await startTestBackend();
+    redis = await startRedis({ password: PASSWORD });
+    const extra = 'rateLimiting:\n  shared: {maxTokens: 3, refillPeriod: 1h}\n';
+    good = await startNode({ redis, backendUrl: backend.url, name: 'good', extra,
+      env: { THV_SESSION_REDIS_PASSWORD: PASSWORD } });
+    bad = await startNode({ redis, backendUrl: backend.url, name: 'bad', extra,
+      env: { THV_SESSION_REDIS_PASSWORD: 'wrong-password-42' } });
+  });
+
+  after(async () => {
+    for (const d of [good, bad])
+      if (d && !d.stopped)
+        await d.stop();
+  });
+
+  const passed = async (d, n) => {
+    let ok = 0;
+    for (let i = 0; i < n; i++) {
+      const r = await modern(d.port, 'tools/call', echo(`p${i}`), { 'Mcp-Name': 'echo' });
+      assert.equal(r.status, 200, r.text);
+      if (!r.json.error)
+        ok++;
+    }
+    return ok;
+  };
+
+  test('the right password: the limit holds; a wrong one: fail open, logged, never the password',
+    guarded(async () => {
+      assert.equal(await passed(good, 6), 3);
+      assert.equal(await redis.cli('EXISTS', 'thv:rl:{local:good}:shared'), '1');
+      assert.equal(await passed(bad, 6), 6);
+      assert.ok((await nodeMetrics(bad)).vmcpd_ratelimit_fail_open_total >= 6);
+      assert.equal(await redis.cli('EXISTS', 'thv:rl:{local:bad}:shared'), '0');
+      await waitFor('the refusal logged', () => /AUTH refused/.test(bad.proc.output));
+      for (const d of [good, bad]) {
+        assert.ok(!d.proc.output.includes(PASSWORD), 'the password is not logged');
+        assert.ok(!d.proc.output.includes('wrong-password-42'), 'nor a wrong one');
+      }
     }));
 });

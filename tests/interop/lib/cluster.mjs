@@ -22,9 +22,10 @@ export async function redisCli(port, ...args) {
 }
 
 export class Redis {
-  constructor(port, dir) {
+  constructor(port, dir, password) {
     this.port = port;
     this.dir = dir;
+    this.password = password;
     this.proc = null;
   }
 
@@ -33,11 +34,12 @@ export class Redis {
       '--bind', HOST, '--port', String(this.port), '--dir', this.dir,
       '--save', '', '--appendonly', 'no', '--daemonize', 'no',
       '--protected-mode', 'yes', '--loglevel', 'warning',
+      ...(this.password ? ['--requirepass', this.password] : []),
     ]);
     await waitFor(`redis-server on port ${this.port}`, async () => {
       if (this.proc.exited)
         throw new Error(`redis-server exited: ${this.proc.output.slice(-2000)}`);
-      return (await redisCli(this.port, 'PING')) === 'PONG';
+      return (await this.cli('PING')) === 'PONG';
     }, { timeout, interval: 100 });
     return this;
   }
@@ -49,12 +51,14 @@ export class Redis {
   }
 
   cli(...args) {
-    return redisCli(this.port, ...args);
+    return redisCli(this.port, ...(this.password ? ['--no-auth-warning', '-a',
+      this.password] : []), ...args);
   }
 }
 
-export async function startRedis() {
-  const r = new Redis(await freePort(), await tmpDir('vmcpd-redis-'));
+/* password: the Redis's requirepass, if any */
+export async function startRedis({ password } = {}) {
+  const r = new Redis(await freePort(), await tmpDir('vmcpd-redis-'), password);
   return r.start();
 }
 
@@ -105,9 +109,10 @@ export class HAProxy {
  * A node: a Daemon with a diagnostics port and sessionStorage on redis
  * (opts.redis: the Redis, or null for provider lmdb).
  */
-export async function startNode({ redis, backendUrl, workers = 1, name = 'cluster', extra = '' }) {
+export async function startNode({ redis, backendUrl, workers = 1, name = 'cluster', extra = '',
+  env }) {
   const dir = await tmpDir('vmcpd-node-');
-  const d = new Daemon(dir, path.join(dir, 'vmcpd.yaml'), { workers });
+  const d = new Daemon(dir, path.join(dir, 'vmcpd.yaml'), { workers, env });
   d.diagPort = await freePort();
   const storage = redis ? [
     'sessionStorage:',
