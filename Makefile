@@ -171,6 +171,7 @@ install: all
 	install -m 0644 man/vmcpd.8 man/vmcpctl.8 $(DESTDIR)$(MANDIR)/man8
 	install -m 0644 man/vmcpd.yaml.5 $(DESTDIR)$(MANDIR)/man5
 	install -m 0644 etc/*.yaml etc/examples/*.yaml $(DESTDIR)$(EXAMPLEDIR)
+	install -m 0644 etc/haproxy/vmcpd.cfg $(DESTDIR)$(EXAMPLEDIR)/haproxy.cfg
 	sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
 	    etc/vmcpd.service > $(DESTDIR)$(UNITDIR)/vmcpd.service
 	test -e $(DESTDIR)$(SYSCONFDIR)/vmcpd/vmcpd.yaml || \
