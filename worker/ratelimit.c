@@ -258,7 +258,7 @@ ratelimit_check(struct worker *w, const struct principal *p,
 }
 
 /*
- * Redis: one EVAL per call, answered later.  The request waits, its
+ * Redis: one EVALSHA per call, answered later.  The request waits, its
  * view held; the answer resumes it through the callback it was on,
  * and its second ratelimit_call() finds the verdict decided.
  */
@@ -289,6 +289,14 @@ ratelimit_wait_free(struct ratelimit_wait *rw)
 	free(rw);
 }
 
+void
+ratelimit_init(struct worker *w)
+{
+	if (w->w_conf->cf_ratelimit.crl_enabled &&
+	    w->w_conf->cf_sstore.css_provider == CONFIG_SSTORE_REDIS)
+		(void)redis_script_add(ratelimit_lua);
+}
+
 static void
 ratelimit_on_redis(void *arg, const struct redisReply *reply,
     const char *err)
@@ -302,8 +310,12 @@ ratelimit_on_redis(void *arg, const struct redisReply *reply,
 	if (v == RATELIMIT_ERROR) {
 		diag_count_redis_error(rw->rw_w);
 		if (err == NULL && reply != NULL &&
-		    reply->type == REDIS_REPLY_ERROR)
+		    reply->type == REDIS_REPLY_ERROR) {
 			err = reply->str;
+			/* flushed (SCRIPT FLUSH): loaded again on reconnect */
+			if (strncmp(err, "NOSCRIPT", 8) == 0)
+				redis_reconnect();
+		}
 		(void)snprintf(why, sizeof(why), "redis: %s", err != NULL ?
 		    err : "an answer not understood");
 		ratelimit_fail_open(rw->rw_w, why);

@@ -82,10 +82,14 @@ size_t	 ratelimit_redis_key(char *buf, size_t buflen, const char *ns,
 	    const char *server, char kind, const char *uid, const char *tool,
 	    size_t toollen);
 
-/* the token-bucket script (Lua) */
+/* the token-bucket script (Lua), and its SHA-1 in hex (EVALSHA) */
 extern const char ratelimit_lua[];
+const char	*ratelimit_lua_sha(void);
 
-/* an EVAL of the script over n buckets: keys, and each one's limit */
+/* with Redis: the script loaded on each connection */
+void	 ratelimit_init(struct worker *);
+
+/* an EVALSHA of the script over n buckets: keys, each one's limit */
 struct ratelimit_rargs {
 	const char	*ra_argv[3 + 4 * RATELIMIT_BUCKETS];
 	size_t		 ra_lens[3 + 4 * RATELIMIT_BUCKETS];

@@ -9,12 +9,13 @@
 #include <string.h>
 
 #include <hiredis/hiredis.h>
+#include <openssl/sha.h>
 
 #include "shared/config.h"
 #include "ratelimit.h"
 
 /*
- * One EVAL takes a token from every bucket or from none, on Redis's
+ * One script takes a token from every bucket or from none, on Redis's
  * clock (TIME, in microseconds), so nodes with skewed clocks agree.
  * Each bucket is a hash {tokens, last}; it starts full, refills
  * continuously (maxTokens per refill period) and expires after
@@ -53,6 +54,23 @@ const char ratelimit_lua[] =
 "  redis.call('EXPIRE', KEYS[i], ARGV[3 * i])\n"
 "end\n"
 "return {1, 0}\n";
+
+/* the script's SHA-1 in hex, as EVALSHA and SCRIPT LOAD name it */
+const char *
+ratelimit_lua_sha(void)
+{
+	static char	 hex[2 * SHA_DIGEST_LENGTH + 1];
+	unsigned char	 md[SHA_DIGEST_LENGTH];
+	size_t		 i;
+
+	if (hex[0] != '\0')
+		return hex;
+	(void)SHA1((const unsigned char *)ratelimit_lua,
+	    sizeof(ratelimit_lua) - 1, md);
+	for (i = 0; i < sizeof(md); i++)
+		(void)snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	return hex;
+}
 
 size_t
 ratelimit_redis_key(char *buf, size_t buflen, const char *ns,
@@ -100,10 +118,11 @@ ratelimit_redis_args(struct ratelimit_rargs *ra, const char *const *keys,
 
 	if (n == 0 || n > RATELIMIT_BUCKETS)
 		return -1;
-	ra->ra_argv[a] = "EVAL";
-	ra->ra_lens[a++] = 4;
-	ra->ra_argv[a] = ratelimit_lua;
-	ra->ra_lens[a++] = sizeof(ratelimit_lua) - 1;
+	/* loaded on every connection (worker/redis.c) */
+	ra->ra_argv[a] = "EVALSHA";
+	ra->ra_lens[a++] = 7;
+	ra->ra_argv[a] = ratelimit_lua_sha();
+	ra->ra_lens[a++] = 2 * SHA_DIGEST_LENGTH;
 	(void)snprintf(ra->ra_nkeys, sizeof(ra->ra_nkeys), "%zu", n);
 	ra->ra_argv[a] = ra->ra_nkeys;
 	ra->ra_lens[a++] = strlen(ra->ra_nkeys);

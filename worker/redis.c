@@ -35,6 +35,7 @@ static struct {
 	redisAsyncContext	*r_ac;
 	int			 r_up;		/* connected */
 	int			 r_closing;	/* redis_free() */
+	int			 r_again;	/* redis_reconnect() */
 	const char		*r_why;		/* why the commands fail */
 	struct event		*r_retry;	/* reconnect */
 	struct event		*r_timer;	/* connect, then the oldest */
@@ -43,6 +44,8 @@ static struct {
 	char			 r_ip[NI_MAXHOST];
 	int			 r_port;
 	TAILQ_HEAD(, redis_cmd)	 r_cmds;	/* sent, in order */
+	const char		*r_scripts[REDIS_SCRIPTS];
+	int			 r_nscripts;
 } rds = { .r_cmds = TAILQ_HEAD_INITIALIZER(rds.r_cmds) };
 
 static void	redis_connect(void);
@@ -75,6 +78,12 @@ redis_lost(const char *why)
 	(void)evtimer_del(rds.r_timer);
 	if (rds.r_closing || evtimer_pending(rds.r_retry, NULL))
 		return;
+	if (rds.r_again) {
+		/* redis_reconnect(): Redis is there, no backoff */
+		rds.r_again = 0;
+		redis_arm(rds.r_retry, 0);
+		return;
+	}
 	if (!rds.r_warned) {
 		rds.r_warned = 1;
 		log_warnx("redis %s:%d: %s (trying again)", rds.r_ip,
@@ -160,7 +169,7 @@ redis_on_reply(redisAsyncContext *ac, void *r, void *priv)
 	}
 }
 
-/* AUTH and SELECT: a refusal is logged, and the connection dropped */
+/* AUTH, SELECT, SCRIPT LOAD: a refusal is logged, the connection dropped */
 static void
 redis_on_setup(redisAsyncContext *ac, void *r, void *priv)
 {
@@ -176,10 +185,21 @@ redis_on_setup(redisAsyncContext *ac, void *r, void *priv)
 }
 
 static void
+redis_script_load(const char *text)
+{
+	const char	*argv[3] = { "SCRIPT", "LOAD", text };
+	size_t		 lens[3] = { 6, 4, strlen(text) };
+
+	(void)redisAsyncCommandArgv(rds.r_ac, redis_on_setup, "SCRIPT LOAD",
+	    3, argv, lens);
+}
+
+static void
 redis_on_connect(const redisAsyncContext *ac, int status)
 {
 	const struct config_sstore	*ss = &rds.r_w->w_conf->cf_sstore;
 	char				 db[16];
+	int				 i;
 
 	if (ac != rds.r_ac)
 		return;
@@ -204,6 +224,8 @@ redis_on_connect(const redisAsyncContext *ac, int status)
 		(void)redisAsyncCommand(rds.r_ac, redis_on_setup, "SELECT",
 		    "SELECT %s", db);
 	}
+	for (i = 0; i < rds.r_nscripts; i++)
+		redis_script_load(rds.r_scripts[i]);
 }
 
 static void
@@ -346,4 +368,25 @@ redis_cancel(struct redis_cmd *c)
 {
 	if (c != NULL)
 		c->rc_cb = NULL;
+}
+
+int
+redis_script_add(const char *text)
+{
+	if (rds.r_nscripts == REDIS_SCRIPTS)
+		return -1;
+	rds.r_scripts[rds.r_nscripts++] = text;
+	if (rds.r_up && rds.r_ac != NULL)
+		redis_script_load(text);
+	return 0;
+}
+
+void
+redis_reconnect(void)
+{
+	if (!rds.r_up || rds.r_ac == NULL)
+		return;
+	rds.r_up = 0;
+	rds.r_again = 1;
+	redisAsyncDisconnect(rds.r_ac);
 }

@@ -48,4 +48,15 @@ struct redis_cmd *redis_command(int argc, const char **argv,
 /* cb is not called any more (the command still runs in Redis) */
 void	 redis_cancel(struct redis_cmd *);
 
+/*
+ * A Lua script loaded (SCRIPT LOAD) on every connection before any
+ * command, so that callers send EVALSHA: the text stays the caller's.
+ * 0, or -1 when the table is full.
+ */
+#define REDIS_SCRIPTS		4
+int	 redis_script_add(const char *text);
+
+/* let the commands sent finish, then connect again (scripts reloaded) */
+void	 redis_reconnect(void);
+
 #endif /* VMCPD_REDIS_H */

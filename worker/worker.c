@@ -22,6 +22,7 @@
 #include "wake.h"
 #include "auth.h"
 #include "audit.h"
+#include "ratelimit.h"
 #include "redis.h"
 #include "worker.h"
 
@@ -268,6 +269,7 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 	if (diag_init(w) == -1)
 		fatalx("cannot serve the diagnostics");
 	(void)redis_init(w);
+	ratelimit_init(w);
 	if ((w->w_chan_ev = event_new(w->w_base, chan_fd, EV_READ | EV_PERSIST,
 	    worker_on_channel, w)) == NULL ||
 	    event_add(w->w_chan_ev, NULL) == -1)

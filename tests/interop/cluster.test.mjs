@@ -162,6 +162,21 @@ describe('three nodes behind HAProxy, one Redis', () => {
         (await calls(1, 'r')).limited === 1, { timeout: 30000, interval: 200 });
     }));
 
+  test('SCRIPT FLUSH: the calls that find no script fail open, then it is loaded again',
+    guarded(async () => {
+      // every node on a live connection first: a reconnection still
+      // due (the hung Redis above) would load the script again itself
+      await waitFor('every node answered by Redis', async () =>
+        (await calls(3, 'e')).limited === 3, { timeout: 30000, interval: 100 });
+      const before = await sum('vmcpd_ratelimit_fail_open_total');
+      assert.equal(await cluster.redis.cli('SCRIPT', 'FLUSH'), 'OK');
+      await waitFor('the limit enforced again', async () =>
+        (await calls(1, 'f')).limited === 1, { timeout: 30000, interval: 100 });
+      assert.ok(await sum('vmcpd_ratelimit_fail_open_total') > before, 'NOSCRIPT counted');
+      await waitFor('every node has the script again', async () =>
+        (await calls(3, 'g')).ok === 0, { timeout: 30000, interval: 100 });
+    }));
+
   test('kill -9 of a node: HAProxy fails over; its Legacy session is gone (404)',
     guarded(async () => {
       const { sid, init } = await openSession(cluster.haproxy.port);
