@@ -11,6 +11,7 @@
 // - a node killed (kill -9, its whole process group): HAProxy sends its
 //   traffic to the others; its Legacy session, not shared yet, is
 //   answered 404 elsewhere and the client starts a new one;
+// - a perUser limit holds in total across the nodes, per principal;
 // - a Redis with a password: THV_SESSION_REDIS_PASSWORD right, the limit
 //   holds; wrong, calls fail open, the refusal is logged and the
 //   password never is.
@@ -23,6 +24,7 @@ import { modern } from './lib/multi.mjs';
 import {
   startCluster, startRedis, startNode, nodeMetrics, killNode,
 } from './lib/cluster.mjs';
+import { startIdp, oidcConfig } from './lib/oidc.mjs';
 
 useHarness();
 
@@ -195,6 +197,53 @@ describe('three nodes behind HAProxy, one Redis', () => {
       assert.equal(l.status, 200, l.text);
       assert.notEqual(owner.get(workerOf(l)?.pid), home);
     }));
+});
+
+describe('perUser across three nodes', () => {
+  let idp, backend, cluster;
+
+  before(async () => {
+    idp = await startIdp();
+    backend = await startTestBackend();
+    cluster = await startCluster({
+      n: 3, backendUrl: backend.url, workers: 1, name: NAME,
+      extra: oidcConfig(idp) + 'rateLimiting:\n  perUser: {maxTokens: 4, refillPeriod: 1h}\n',
+    });
+  });
+
+  after(async () => {
+    for (const d of cluster?.nodes ?? [])
+      if (!d.stopped)
+        await d.stop();
+    await idp?.stop();
+  });
+
+  test('each principal gets exactly its tokens, whichever node serves it', guarded(async () => {
+    const owner = new Map();
+    for (const [i, d] of cluster.nodes.entries())
+      for (const pid of await d.workerPids())
+        owner.set(pid, i);
+    for (const who of ['alice', 'bob']) {
+      const auth = { Authorization: `Bearer ${await idp.token(who)}` };
+      let ok = 0;
+      const nodes = new Set();
+      for (let i = 0; i < 12; i++) {
+        const r = await modern(cluster.haproxy.port, 'tools/call', echo(`${who}${i}`),
+          { 'Mcp-Name': 'echo', ...auth });
+        assert.equal(r.status, 200, r.text);
+        nodes.add(owner.get(workerOf(r)?.pid));
+        if (!r.json.error)
+          ok++;
+        else
+          assert.equal(r.json.error.code, 429, r.text);
+      }
+      assert.equal(nodes.size, 3, 'every node served');
+      assert.equal(ok, 4, `${who}'s calls let through in total`);
+    }
+    const keys = (await cluster.redis.cli('--scan', '--pattern', `thv:rl:{local:${NAME}}:user:*`))
+      .split('\n').filter(Boolean);
+    assert.equal(keys.length, 2, keys.join(' '));
+  }));
 });
 
 describe('a Redis with a password (THV_SESSION_REDIS_PASSWORD)', () => {
