@@ -17,7 +17,7 @@ UNITDIR		?= /lib/systemd/system
 STATEDIR	?= /var/lib/vmcpd
 
 PKGS		= libevent_core libevent_extra libevent_openssl jansson lmdb \
-		  yaml-0.1 libssl libcrypto libcurl
+		  yaml-0.1 libssl libcrypto libcurl hiredis
 
 CC		?= cc
 WARNINGS	= -Wall -Wextra -Wformat=2 -Wshadow -Wstrict-prototypes \
@@ -150,12 +150,17 @@ chaos: all
 # bearer token on every tools/call against none (tests/bench/auth.sh),
 # then a shared rate limit against none (tests/bench/ratelimit.sh), then
 # a 10-step composite's cost per step (tests/bench/composite.sh)
+# its buckets in Redis against the state directory (tests/bench/redis.sh)
 bench:
 	sh tests/bench/run.sh
 	sh tests/bench/scale.sh
 	sh tests/bench/auth.sh
 	sh tests/bench/ratelimit.sh
 	sh tests/bench/composite.sh
+	sh tests/bench/redis.sh
+
+bench-redis:
+	sh tests/bench/redis.sh
 
 bench-scale:
 	sh tests/bench/scale.sh
@@ -168,6 +173,7 @@ install: all
 	install -m 0644 man/vmcpd.8 man/vmcpctl.8 $(DESTDIR)$(MANDIR)/man8
 	install -m 0644 man/vmcpd.yaml.5 $(DESTDIR)$(MANDIR)/man5
 	install -m 0644 etc/*.yaml etc/examples/*.yaml $(DESTDIR)$(EXAMPLEDIR)
+	install -m 0644 etc/haproxy/vmcpd.cfg $(DESTDIR)$(EXAMPLEDIR)/haproxy.cfg
 	sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
 	    etc/vmcpd.service > $(DESTDIR)$(UNITDIR)/vmcpd.service
 	test -e $(DESTDIR)$(SYSCONFDIR)/vmcpd/vmcpd.yaml || \
@@ -181,6 +187,6 @@ clean:
 	rm -rf build build-san build-fuzz
 
 .PHONY: all unit deps check check-unit check-interop check-man fuzz fuzz-smoke \
-	bench bench-scale install run clean fuzz-long chaos
+	bench bench-scale bench-redis install run clean fuzz-long chaos
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

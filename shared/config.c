@@ -1103,7 +1103,7 @@ load_root(struct loader *ld, struct cnode *root)
 		{ "telemetry", F_NOTYET, NULL, NULL, 0, 0 },
 		{ "optimizer", F_NOTYET, NULL, NULL, 0, 0 },
 		{ "codeMode", F_NOTYET, NULL, NULL, 0, 0 },
-		{ "sessionStorage", F_NOTYET, NULL, NULL, 0, 0 },
+		{ "sessionStorage", F_FN, cf, load_session_storage, 0, 0 },
 		{ "passthroughHeaders", F_NOTYET, NULL, NULL, 0, 0 },
 	};
 
@@ -1139,7 +1139,8 @@ config_new(const char *file)
 	    (cf->cf_listen_host = strdup("127.0.0.1")) == NULL ||
 	    (cf->cf_state_dir = strdup("./var")) == NULL ||
 	    (cf->cf_agg.ca_prefix_format = strdup("{workload}_")) == NULL ||
-	    config_policy_defaults(cf) == -1) {
+	    config_policy_defaults(cf) == -1 ||
+	    config_sstore_defaults(cf) == -1) {
 		config_free(cf);
 		return NULL;
 	}
@@ -1366,6 +1367,7 @@ config_free(struct config *cf)
 	if (cf->cf_composites != NULL)
 		composite_list_free(cf->cf_composites);
 	free(cf->cf_composites);
+	config_sstore_free(cf);
 	free(cf->cf_file);
 	free(cf->cf_name);
 	free(cf->cf_group_ref);

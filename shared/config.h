@@ -237,6 +237,30 @@ struct config_audit {
 	size_t			 ca_max_data;	/* maxDataSize, 1024 */
 };
 
+/*
+ * sessionStorage: where the records that must outlive a host live
+ * (docs/ARCHITECTURE.md, Beyond one host).  lmdb (or the reference's
+ * memory): this host's store only.
+ */
+enum config_sstore_provider {
+	CONFIG_SSTORE_LMDB = 0,
+	CONFIG_SSTORE_REDIS
+};
+
+struct config_sstore {
+	enum config_sstore_provider css_provider;
+	char			*css_host;	/* address, numeric or name */
+	uint16_t		 css_port;	/* default 6379 */
+	unsigned int		 css_db;	/* SELECT, 0 */
+	char			*css_prefix;	/* keyPrefix */
+	char			*css_password;	/* THV_SESSION_REDIS_PASSWORD;
+						 * never logged */
+	char			*css_namespace;	/* VMCP_NAMESPACE, "local" */
+};
+
+/* a Redis address: "host:port", "[v6]:port", "host" (6379): 0 or -1 */
+int	config_sstore_address(const char *, char **host, uint16_t *port);
+
 struct config {
 	char			*cf_file;	/* path, or CONFIG_EMBEDDED_NAME */
 	char			*cf_name;	/* name: (default "vmcpd") */
@@ -300,6 +324,9 @@ struct config {
 	/* rateLimiting:, audit: (config_policy.c) */
 	struct config_ratelimit	 cf_ratelimit;
 	struct config_audit	 cf_audit;
+
+	/* sessionStorage: (config_sstore.c) */
+	struct config_sstore	 cf_sstore;
 
 	/* operational.timeouts.default */
 	uint64_t		 cf_timeout_default_ms;	/* default 30 s */

@@ -165,6 +165,12 @@ int	 config_policy_defaults(struct config *);
 void	 config_policy_free(struct config *);
 int	 config_resolve_aggregation(struct loader *);
 
+/* config_sstore.c: sessionStorage */
+int	 load_session_storage(struct loader *, struct cnode *, const char *,
+	    void *);
+int	 config_sstore_defaults(struct config *);
+void	 config_sstore_free(struct config *);
+
 /* composite_config.c: compositeTools (arg: struct composite_list) */
 int	 load_composites(struct loader *, struct cnode *, const char *,
 	    void *);

@@ -61,6 +61,8 @@ struct diag_slot {
 	uint64_t	 ds_mcp_requests;	/* of them, to /mcp */
 	uint64_t	 ds_view_builds;	/* views built and stored */
 	uint64_t	 ds_era_changes;	/* backends in another era */
+	uint64_t	 ds_rl_fail_open;	/* limits not enforced */
+	uint64_t	 ds_redis_errors;	/* Redis commands failed */
 	uint64_t	 ds_calls[DIAG_METHODS][DIAG_NOUTCOMES];
 	struct diag_backend ds_backends[];	/* one per backend */
 };

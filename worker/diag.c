@@ -132,6 +132,24 @@ diag_count_era_change(struct worker *w)
 		diag_add(&ds->ds_era_changes, 1);
 }
 
+void
+diag_count_ratelimit_fail_open(struct worker *w)
+{
+	struct diag_slot *ds;
+
+	if ((ds = diag_self(w)) != NULL)
+		diag_add(&ds->ds_rl_fail_open, 1);
+}
+
+void
+diag_count_redis_error(struct worker *w)
+{
+	struct diag_slot *ds;
+
+	if ((ds = diag_self(w)) != NULL)
+		diag_add(&ds->ds_redis_errors, 1);
+}
+
 /*
  * The method a request to /mcp is counted under; a later tag replaces
  * an earlier one (the body's method is surer than the Mcp-Method
@@ -838,6 +856,14 @@ diag_metrics_text(struct worker *w, struct evbuffer *b)
 	    "counter", "Backends found speaking another MCP revision than "
 	    "recorded, or sent to be probed again.",
 	    diag_slots_sum(w, offsetof(struct diag_slot, ds_era_changes))) ==
+	    -1 || diag_metric(b, "vmcpd_ratelimit_fail_open_total", "counter",
+	    "Rate-limited calls let through unchecked: the bucket store "
+	    "(LMDB, or Redis with sessionStorage.provider redis) failed.",
+	    diag_slots_sum(w, offsetof(struct diag_slot, ds_rl_fail_open))) ==
+	    -1 || diag_metric(b, "vmcpd_redis_errors_total", "counter",
+	    "Redis commands that failed: not connected, lost, timed out or "
+	    "refused.",
+	    diag_slots_sum(w, offsetof(struct diag_slot, ds_redis_errors))) ==
 	    -1 || diag_requests_by_method(b, w) == -1 ||
 	    diag_backend_metrics(b, w) == -1 || diag_breakers(w, b) == -1 ||
 	    diag_healths(w, b) == -1)

@@ -83,6 +83,7 @@ legacy_req_free(struct mcp_req *mr)
 	upstream_cancel(mr->mr_up);
 	composite_run_cancel(mr->mr_run, "the request ended");
 	view_get_cancel(mr->mr_w, mr);
+	ratelimit_cancel(mr);
 	mrtr_cancel(mr->mr_wait);
 	json_decref(mr->mr_phdrs);
 	json_decref(mr->mr_state);
@@ -767,13 +768,18 @@ legacy_on_view(void *arg, json_t *view, const char *err)
 	 * The authorization gate went before (legacy_gate.c), as it goes
 	 * before the rate limit: a call it denies takes no token.
 	 */
-	if (ratelimit_call(w, mr->mr_req, mr->mr_msg.jm_mm,
+	switch (ratelimit_call(w, mr->mr_req, mr->mr_msg.jm_mm,
 	    mr->mr_fast.lf_params != NULL ? mr->mr_fast.lf_name : NULL,
-	    mr->mr_fast.lf_namelen, mr->mr_msg.jm_params, &retry) ==
-	    RATELIMIT_LIMITED) {
+	    mr->mr_fast.lf_namelen, mr->mr_msg.jm_params, &retry,
+	    legacy_on_view, mr, view)) {
+	case RATELIMIT_PENDING:
+		return;
+	case RATELIMIT_LIMITED:
 		legacy_req_answer(mr, jsonrpc_result_new(mr->mr_msg.jm_id,
 		    ratelimit_result(retry)));
 		return;
+	default:
+		break;
 	}
 	if ((co = composite_tool_call(w, view, mr->mr_msg.jm_mm,
 	    mr->mr_fast.lf_params != NULL ? mr->mr_fast.lf_name : NULL,

@@ -83,6 +83,7 @@ modern_free(struct mreq *m)
 	upstream_cancel(m->m_up);
 	composite_run_cancel(m->m_run, "the request ended");
 	view_get_cancel(m->m_w, m);
+	ratelimit_cancel(m);
 	jsonrpc_msg_clear(&m->m_msg);
 	free(m->m_fast.mf_name);
 	free(m->m_fast.mf_own);
@@ -997,13 +998,18 @@ modern_on_view(void *arg, json_t *view, const char *err)
 	 * token.  A rejection is a JSON-RPC error at HTTP 200, as the
 	 * reference vMCP sends it.
 	 */
-	if (ratelimit_call(m->m_w, m->m_req, m->m_msg.jm_mm,
+	switch (ratelimit_call(m->m_w, m->m_req, m->m_msg.jm_mm,
 	    m->m_fast.mf_params != NULL ? m->m_fast.mf_name : NULL,
-	    m->m_fast.mf_namelen, m->m_msg.jm_params, &retry) ==
-	    RATELIMIT_LIMITED) {
+	    m->m_fast.mf_namelen, m->m_msg.jm_params, &retry,
+	    modern_on_view, m, view)) {
+	case RATELIMIT_PENDING:
+		return;
+	case RATELIMIT_LIMITED:
 		modern_error(m, 200, RATELIMIT_CODE, RATELIMIT_MESSAGE,
 		    ratelimit_data(retry));
 		return;
+	default:
+		break;
 	}
 	if ((co = composite_tool_call(m->m_w, view, m->m_msg.jm_mm,
 	    m->m_fast.mf_params != NULL ? m->m_fast.mf_name : NULL,

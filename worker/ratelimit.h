@@ -16,6 +16,8 @@ struct worker;
 struct principal;
 struct httpd_req;
 struct mcp_method;
+struct config_bucket;
+struct redisReply;
 
 /* JSON-RPC code and message of a rejection (as the reference vMCP) */
 #define RATELIMIT_CODE		429
@@ -24,11 +26,24 @@ struct mcp_method;
 enum ratelimit_verdict {
 	RATELIMIT_OK = 0,	/* a token taken from every bucket (or none
 				   applies, or the store failed: fail open) */
-	RATELIMIT_LIMITED	/* none taken; *retry_s set */
+	RATELIMIT_LIMITED,	/* none taken; *retry_s set */
+	RATELIMIT_PENDING,	/* Redis is asked: resume() is called with
+				   the same arg, and ratelimit_call() then
+				   answers the verdict */
+	RATELIMIT_ERROR		/* internal: the Redis answer is unusable */
 };
+
+/* the buckets a call is subject to: at most four */
+#define RATELIMIT_BUCKETS	4
+
+/* the view callback a pending verdict resumes (worker/view.h view_cb) */
+typedef void	(*ratelimit_resume_fn)(void *arg, json_t *view,
+		    const char *err);
 
 /* the bucket key's longest tool name (config_policy.c checks it) */
 #define RATELIMIT_KEY_MAX	(2 + 32 + 2 + 256)
+/* and of its Redis key: namespace, server name, tool, scope */
+#define RATELIMIT_RKEY_MAX	1024
 
 /*
  * The key of a bucket: kind ('S' shared, 'U' user, 'T' shared tool,
@@ -61,7 +76,44 @@ enum ratelimit_verdict ratelimit_step(struct worker *,
  */
 enum ratelimit_verdict ratelimit_call(struct worker *, struct httpd_req *,
 	    const struct mcp_method *mm, const char *fast, size_t fastlen,
-	    const json_t *params, unsigned int *retry_s);
+	    const json_t *params, unsigned int *retry_s,
+	    ratelimit_resume_fn resume, void *arg, json_t *view);
+
+/* the request arg is freed: a pending verdict resumes nothing */
+void	 ratelimit_cancel(void *arg);
+
+/*
+ * Redis (worker/ratelimit_redis.c): the reference vMCP's bucket keys,
+ * thv:rl:{ns:server}:shared, ...:shared:tool:<t>, ...:user:<uid> and
+ * ...:user-tool:<t>:<uid> (kind 'S', 'T', 'U', 'V'): the length, or 0
+ * if it does not fit.
+ */
+size_t	 ratelimit_redis_key(char *buf, size_t buflen, const char *ns,
+	    const char *server, char kind, const char *uid, const char *tool,
+	    size_t toollen);
+
+/* the token-bucket script (Lua), and its SHA-1 in hex (EVALSHA) */
+extern const char ratelimit_lua[];
+const char	*ratelimit_lua_sha(void);
+
+/* with Redis: the script loaded on each connection */
+void	 ratelimit_init(struct worker *);
+
+/* an EVALSHA of the script over n buckets: keys, each one's limit */
+struct ratelimit_rargs {
+	const char	*ra_argv[3 + 4 * RATELIMIT_BUCKETS];
+	size_t		 ra_lens[3 + 4 * RATELIMIT_BUCKETS];
+	int		 ra_argc;
+	char		 ra_nkeys[8];
+	char		 ra_nums[3 * RATELIMIT_BUCKETS][24];
+};
+int	 ratelimit_redis_args(struct ratelimit_rargs *,
+	    const char *const *keys, const size_t *klens,
+	    const struct config_bucket *const *cb, size_t n);
+
+/* the script's answer: OK, LIMITED (*retry_ms set) or ERROR */
+enum ratelimit_verdict ratelimit_redis_verdict(const struct redisReply *,
+	    uint64_t *retry_ms);
 
 /* a rejection's data member {"retryAfterSeconds": n} (new reference) */
 json_t	*ratelimit_data(unsigned int retry_s);

@@ -23,6 +23,8 @@
 #include "auth.h"
 #include "audit.h"
 #include "authz.h"
+#include "ratelimit.h"
+#include "redis.h"
 #include "worker.h"
 
 static struct worker	 the_worker;
@@ -269,6 +271,8 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 		fatalx("cannot serve HTTP");
 	if (diag_init(w) == -1)
 		fatalx("cannot serve the diagnostics");
+	(void)redis_init(w);
+	ratelimit_init(w);
 	if ((w->w_chan_ev = event_new(w->w_base, chan_fd, EV_READ | EV_PERSIST,
 	    worker_on_channel, w)) == NULL ||
 	    event_add(w->w_chan_ev, NULL) == -1)
@@ -283,6 +287,7 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 
 	log_debug("exiting");
 	notify_free(w);
+	redis_free();
 	bclose_free();
 	listen_drain(w);
 	stream_free_all(w);

@@ -126,6 +126,8 @@ void	 diag_tag_kind(struct httpd_req *, const char *kind);
 void	 diag_tag_error(struct httpd_req *);
 void	 diag_count_view_build(struct worker *);
 void	 diag_count_era_change(struct worker *);
+void	 diag_count_ratelimit_fail_open(struct worker *);
+void	 diag_count_redis_error(struct worker *);
 uint64_t diag_backend_start(void);
 void	 diag_backend_done(struct worker *, const struct config_backend *,
 	    uint64_t start, int rc, long status, const char *errmsg);

@@ -655,7 +655,7 @@ test_err_unknown_key(void **state)
 	    "t.yaml:5:1: listen: unknown key, expected one of: name, "
 	    "groupRef, metadata, daemon, http, sessions, backends, "
 	    "operational, incomingAuth, outgoingAuth, aggregation, "
-	    "compositeTools, rateLimiting, audit");
+	    "compositeTools, rateLimiting, audit, sessionStorage");
 	load_bad("backends:\n  - name: a\n    url: http://x/\n"
 	    "    transport: streamable-http\n    headers: {}\n",
 	    "t.yaml:5:5: backends[0].headers: unknown key, expected one of: "
@@ -788,8 +788,6 @@ test_err_not_supported(void **state)
 	    "optimizer is not supported yet by this version of vmcpd");
 	load_bad("codeMode: {}\n" BACKEND, "t.yaml:1:1: "
 	    "codeMode is not supported yet by this version of vmcpd");
-	load_bad("sessionStorage: {}\n" BACKEND, "t.yaml:1:1: "
-	    "sessionStorage is not supported yet by this version of vmcpd");
 }
 
 static void
@@ -2752,6 +2750,100 @@ test_authz(void **state)
 }
 
 static void
+test_session_storage(void **state)
+{
+	struct config	*cf;
+	char		*host;
+	uint16_t	 port;
+
+	(void)state;
+	/* the default: this host's store, the reference's keys' defaults */
+	cf = load_ok(BACKEND);
+	assert_int_equal(cf->cf_sstore.css_provider, CONFIG_SSTORE_LMDB);
+	assert_null(cf->cf_sstore.css_host);
+	assert_string_equal(cf->cf_sstore.css_prefix, "thv:vmcp:session:");
+	assert_string_equal(cf->cf_sstore.css_namespace, "local");
+	config_free(cf);
+	cf = load_ok(BACKEND "sessionStorage: {provider: memory}\n");
+	assert_int_equal(cf->cf_sstore.css_provider, CONFIG_SSTORE_LMDB);
+	config_free(cf);
+
+	assert_int_equal(setenv("THV_SESSION_REDIS_PASSWORD", "s3cret", 1),
+	    0);
+	assert_int_equal(setenv("VMCP_NAMESPACE", "prod", 1), 0);
+	cf = load_ok(BACKEND "sessionStorage:\n  provider: redis\n"
+	    "  address: 10.0.0.7:6380\n  db: 3\n  keyPrefix: \"vmcp:\"\n");
+	assert_int_equal(cf->cf_sstore.css_provider, CONFIG_SSTORE_REDIS);
+	assert_string_equal(cf->cf_sstore.css_host, "10.0.0.7");
+	assert_int_equal(cf->cf_sstore.css_port, 6380);
+	assert_int_equal(cf->cf_sstore.css_db, 3);
+	assert_string_equal(cf->cf_sstore.css_prefix, "vmcp:");
+	assert_string_equal(cf->cf_sstore.css_password, "s3cret");
+	assert_string_equal(cf->cf_sstore.css_namespace, "prod");
+	config_free(cf);
+	assert_int_equal(unsetenv("THV_SESSION_REDIS_PASSWORD"), 0);
+	assert_int_equal(unsetenv("VMCP_NAMESPACE"), 0);
+	cf = load_ok(BACKEND "sessionStorage: {provider: redis, "
+	    "address: \"[::1]:7000\"}\n");
+	assert_string_equal(cf->cf_sstore.css_host, "::1");
+	assert_int_equal(cf->cf_sstore.css_port, 7000);
+	assert_null(cf->cf_sstore.css_password);
+	config_free(cf);
+	cf = load_ok(BACKEND "sessionStorage: {provider: redis, "
+	    "address: redis.example}\n");
+	assert_string_equal(cf->cf_sstore.css_host, "redis.example");
+	assert_int_equal(cf->cf_sstore.css_port, 6379);
+	config_free(cf);
+
+	load_bad(BACKEND "sessionStorage: {}\n",
+	    "t.yaml:5:17: sessionStorage: missing required key \"provider\"");
+	load_bad(BACKEND "sessionStorage: {provider: etcd}\n",
+	    "t.yaml:5:28: sessionStorage.provider: expected lmdb, memory or "
+	    "redis, found \"etcd\"");
+	load_bad(BACKEND "sessionStorage: {provider: redis}\n",
+	    "t.yaml:5:17: sessionStorage: missing required key \"address\"");
+	load_bad(BACKEND "sessionStorage: {provider: lmdb, address: a:1}\n",
+	    "t.yaml:5:34: sessionStorage.address: only with provider redis");
+	load_bad(BACKEND "sessionStorage: {provider: redis, address: "
+	    "\"a:99999\"}\n",
+	    "t.yaml:5:44: sessionStorage.address: expected a Redis address "
+	    "host:port (or [IPv6]:port), found \"a:99999\"");
+	load_bad(BACKEND "sessionStorage: {provider: redis, address: "
+	    "\"::1:6379\"}\n",
+	    "t.yaml:5:44: sessionStorage.address: expected a Redis address "
+	    "host:port (or [IPv6]:port), found \"::1:6379\"");
+	load_bad(BACKEND "sessionStorage: {provider: redis, address: a:1, "
+	    "db: -1}\n",
+	    "t.yaml:5:53: sessionStorage.db: expected an integer from 0 to "
+	    "2147483647, found \"-1\"");
+	load_bad(BACKEND "sessionStorage: {provider: redis, address: a:1, "
+	    "keyPrefix: \"a b\"}\n",
+	    "t.yaml:5:60: sessionStorage.keyPrefix: expected a key prefix "
+	    "without spaces or control characters, found \"a b\"");
+	load_bad(BACKEND "sessionStorage: {provider: redis, address: a:1, "
+	    "password: x}\n",
+	    "t.yaml:5:49: sessionStorage.password: unknown key, expected one "
+	    "of: provider, address, db, keyPrefix");
+
+	/* the address parser alone */
+	assert_int_equal(config_sstore_address("h:1", &host, &port), 0);
+	assert_string_equal(host, "h");
+	assert_int_equal(port, 1);
+	free(host);
+	assert_int_equal(config_sstore_address("[fe80::1]", &host, &port), 0);
+	assert_string_equal(host, "fe80::1");
+	assert_int_equal(port, 6379);
+	free(host);
+	assert_int_equal(config_sstore_address("", &host, &port), -1);
+	assert_int_equal(config_sstore_address(":6379", &host, &port), -1);
+	assert_int_equal(config_sstore_address("h:", &host, &port), -1);
+	assert_int_equal(config_sstore_address("[::1]x", &host, &port), -1);
+	assert_int_equal(config_sstore_address("[::1", &host, &port), -1);
+	assert_int_equal(config_sstore_address("h:0", &host, &port), -1);
+	assert_null(host);
+}
+
+static void
 test_rate_limiting(void **state)
 {
 	struct config	*cf;
@@ -2926,6 +3018,7 @@ main(void)
 		cmocka_unit_test(test_parse_size),
 		cmocka_unit_test(test_authz),
 		cmocka_unit_test(test_rate_limiting),
+		cmocka_unit_test(test_session_storage),
 		cmocka_unit_test(test_audit),
 	};
 

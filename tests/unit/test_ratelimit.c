@@ -2,7 +2,8 @@
  * Unit tests for rate limits: the store's token buckets
  * (shared/store_bucket.c: all or none, refill from the stamp, retry
  * time) and the bucket keys (worker/ratelimit.c: no name or scope
- * spells another bucket's key).
+ * spells another bucket's key); in Redis (worker/ratelimit_redis.c)
+ * the reference's keys, the script's arguments and its answers.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +16,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <hiredis/hiredis.h>
+
+#include "shared/config.h"
 #include "shared/store.h"
 #include "worker/ratelimit.h"
 
@@ -146,6 +150,128 @@ test_keys_unforgeable(void **state)
 	    10), 0);
 }
 
+static void
+test_redis_keys(void **state)
+{
+	const char	*uid = "0123456789abcdef0123456789abcdef";
+	char		 k[256];
+	size_t		 n;
+
+	(void)state;
+	n = ratelimit_redis_key(k, sizeof(k), "local", "eng", 'S', NULL,
+	    NULL, 0);
+	assert_string_equal(k, "thv:rl:{local:eng}:shared");
+	assert_int_equal(n, strlen(k));
+	(void)ratelimit_redis_key(k, sizeof(k), "local", "eng", 'T', NULL,
+	    "search_xyz", 6);
+	assert_string_equal(k, "thv:rl:{local:eng}:shared:tool:search");
+	(void)ratelimit_redis_key(k, sizeof(k), "ns", "eng", 'U', uid, NULL,
+	    0);
+	assert_string_equal(k, "thv:rl:{ns:eng}:user:"
+	    "0123456789abcdef0123456789abcdef");
+	(void)ratelimit_redis_key(k, sizeof(k), "ns", "eng", 'V', uid, "t",
+	    1);
+	assert_string_equal(k, "thv:rl:{ns:eng}:user-tool:t:"
+	    "0123456789abcdef0123456789abcdef");
+	/* too long, a NUL in a name, an unknown kind: no key */
+	assert_int_equal(ratelimit_redis_key(k, 20, "local", "eng", 'S',
+	    NULL, NULL, 0), 0);
+	assert_int_equal(ratelimit_redis_key(k, sizeof(k), "l", "e", 'T',
+	    NULL, "a\0b", 3), 0);
+	assert_int_equal(ratelimit_redis_key(k, sizeof(k), "l", "e", 'X',
+	    NULL, NULL, 0), 0);
+}
+
+static void
+test_redis_args(void **state)
+{
+	struct config_bucket		 b1 = { 10, 60000 }, b2 = { 3, 1500 };
+	const struct config_bucket	*cb[2] = { &b1, &b2 };
+	const char			*keys[2] = { "k1", "key2" };
+	size_t				 klens[2] = { 2, 4 };
+	struct ratelimit_rargs		 ra;
+	struct config_bucket		 none = { 0, 1000 };
+
+	(void)state;
+	assert_int_equal(ratelimit_redis_args(&ra, keys, klens, cb, 2), 0);
+	assert_int_equal(ra.ra_argc, 3 + 2 + 6);
+	/* the script by its SHA-1, as SCRIPT LOAD names it */
+	assert_string_equal(ra.ra_argv[0], "EVALSHA");
+	assert_int_equal(ra.ra_lens[1], 40);
+	assert_int_equal(strspn(ra.ra_argv[1], "0123456789abcdef"), 40);
+	assert_string_equal(ra.ra_argv[1], ratelimit_lua_sha());
+	assert_string_equal(ra.ra_argv[2], "2");
+	assert_string_equal(ra.ra_argv[3], "k1");
+	assert_int_equal(ra.ra_lens[4], 4);
+	/* max, refill period in microseconds, expiry ceil(2 x period) s */
+	assert_string_equal(ra.ra_argv[5], "10");
+	assert_string_equal(ra.ra_argv[6], "60000000");
+	assert_string_equal(ra.ra_argv[7], "120");
+	assert_string_equal(ra.ra_argv[8], "3");
+	assert_string_equal(ra.ra_argv[9], "1500000");
+	assert_string_equal(ra.ra_argv[10], "3");
+	/* Redis's clock, all or none, hashes with the reference's fields */
+	assert_non_null(strstr(ratelimit_lua, "redis.call('TIME')"));
+	assert_non_null(strstr(ratelimit_lua, "if n < 1 then\n    return {0,"));
+	assert_non_null(strstr(ratelimit_lua, "'EXPIRE', KEYS[i], ARGV[3 * i]"));
+	assert_int_equal(ratelimit_redis_args(&ra, keys, klens, cb, 0), -1);
+	assert_int_equal(ratelimit_redis_args(&ra, keys, klens, cb,
+	    RATELIMIT_BUCKETS + 1), -1);
+	cb[1] = &none;
+	assert_int_equal(ratelimit_redis_args(&ra, keys, klens, cb, 2), -1);
+}
+
+/* the verdict of a RESP answer, as hiredis reads it off the wire */
+static enum ratelimit_verdict
+verdict_of(const char *resp, uint64_t *retry_ms)
+{
+	redisReader		*rr;
+	void			*reply = NULL;
+	enum ratelimit_verdict	 v;
+
+	assert_non_null(rr = redisReaderCreate());
+	assert_int_equal(redisReaderFeed(rr, resp, strlen(resp)), REDIS_OK);
+	assert_int_equal(redisReaderGetReply(rr, &reply), REDIS_OK);
+	v = ratelimit_redis_verdict(reply, retry_ms);
+	if (reply != NULL)
+		freeReplyObject(reply);
+	redisReaderFree(rr);
+	return v;
+}
+
+static void
+test_redis_verdict(void **state)
+{
+	uint64_t retry;
+
+	(void)state;
+	assert_int_equal(verdict_of("*2\r\n:1\r\n:0\r\n", &retry),
+	    RATELIMIT_OK);
+	assert_int_equal(retry, 0);
+	assert_int_equal(verdict_of("*2\r\n:0\r\n:2500\r\n", &retry),
+	    RATELIMIT_LIMITED);
+	assert_int_equal(retry, 2500);
+	/* a wait rounded to nothing still waits */
+	assert_int_equal(verdict_of("*2\r\n:0\r\n:0\r\n", &retry),
+	    RATELIMIT_LIMITED);
+	assert_int_equal(retry, 1);
+	/* what the script never answers: an error (the call fails open) */
+	assert_int_equal(verdict_of("-NOSCRIPT x\r\n", &retry),
+	    RATELIMIT_ERROR);
+	assert_int_equal(verdict_of("*1\r\n:1\r\n", &retry),
+	    RATELIMIT_ERROR);
+	assert_int_equal(verdict_of("*2\r\n$1\r\n1\r\n:0\r\n", &retry),
+	    RATELIMIT_ERROR);
+	assert_int_equal(verdict_of("*2\r\n:2\r\n:0\r\n", &retry),
+	    RATELIMIT_ERROR);
+	assert_int_equal(verdict_of("*2\r\n:0\r\n:-5\r\n", &retry),
+	    RATELIMIT_ERROR);
+	assert_int_equal(verdict_of("*-1\r\n", &retry), RATELIMIT_ERROR);
+	assert_int_equal(verdict_of(":1\r\n", &retry), RATELIMIT_ERROR);
+	assert_int_equal(ratelimit_redis_verdict(NULL, &retry),
+	    RATELIMIT_ERROR);
+}
+
 int
 main(void)
 {
@@ -155,6 +281,9 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_buckets_lease, setup,
 		    teardown),
 		cmocka_unit_test(test_keys_unforgeable),
+		cmocka_unit_test(test_redis_keys),
+		cmocka_unit_test(test_redis_args),
+		cmocka_unit_test(test_redis_verdict),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -135,6 +135,11 @@ class Proc {
   }
 }
 
+/* Start cmd as a process the harness kills at the end (own group). */
+export function startProc(name, cmd, args, opts = {}) {
+  return new Proc(name, cmd, args, opts);
+}
+
 /* Kill everything this harness started; synchronous, safe to repeat. */
 export function killAll() {
   for (const p of children)

@@ -1,0 +1,40 @@
+#!/bin/sh
+# redis.sh (make bench runs it after ratelimit.sh): what keeping the
+# rate-limit buckets in Redis costs a tools/call against keeping them in
+# the state directory (sessionStorage.provider redis against lmdb, the
+# same shared bucket, too large to refuse anything; one EVAL per call
+# against one LMDB write txn per leased batch).  On 127.0.0.1 only: a
+# redis-server of its own (no persistence), one mcp_echo backend and two
+# vmcpd (2 workers each); wrk call.lua (tools/call, c=RL_CONNS, default
+# 32) against each in turn, RL_ROUNDS times (default 3) of RL_SECONDS
+# (default 10).  Prints each run and the ratio of the medians (target:
+# redis >= 0.8x lmdb).  A figure is a measurement, not a test.
+set -u
+conns=${RL_CONNS:-32}
+rounds=${RL_ROUNDS:-3}
+secs=${RL_SECONDS:-10}
+ab_name=redisbench
+. "$(dirname "$0")/ab.sh"
+
+command -v redis-server >/dev/null 2>&1 || die "redis-server is missing (make deps)"
+# a free port: bound, read and closed by redis-server's own refusal
+rport=""
+for p in $(shuf -i 20000-60000 -n 20); do
+	redis-server --bind 127.0.0.1 --port "$p" --save '' --appendonly no \
+	    --dir "$tmp" --daemonize no >"$tmp/redis.log" 2>&1 &
+	rpid=$!
+	sleep 0.3
+	if kill -0 "$rpid" 2>/dev/null; then
+		pids="$pids $rpid"
+		rport=$p
+		break
+	fi
+done
+[ -n "$rport" ] || die "redis-server did not start: $(cat "$tmp/redis.log")"
+
+limit="rateLimiting:
+  shared: {maxTokens: 1000000000, refillPeriod: 1s}"
+start lmdb "$limit"
+start redis "$limit
+sessionStorage: {provider: redis, address: 127.0.0.1:$rport}"
+compare lmdb redis "lmdb buckets" "redis buckets" "redis/lmdb" 0.8

@@ -1,0 +1,84 @@
+/*
+ * libFuzzer: the rate limit's reading of a Redis answer
+ * (worker/ratelimit_redis.c ratelimit_redis_verdict()) on whatever
+ * hiredis's RESP reader makes of arbitrary bytes, and the bucket keys
+ * built from them.  A verdict is OK, LIMITED with a wait of at least
+ * 1 ms, or ERROR; a key fits its buffer and is NUL-terminated.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hiredis/hiredis.h>
+
+#include "worker/ratelimit.h"
+
+int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
+
+/*
+ * hiredis 0.14 allocates an array's declared element count up front
+ * (its maxelements limit came with 1.0): an answer declaring more than
+ * RESP_ELEMENTS_MAX is left out, as no answer of the script's is.
+ */
+#define RESP_ELEMENTS_MAX	1024
+
+static int
+resp_too_big(const char *in, size_t size)
+{
+	size_t		 i, j;
+	uint64_t	 n;
+
+	for (i = 0; i < size; i++) {
+		if (in[i] != '*' || (i > 0 && in[i - 1] != '\n'))
+			continue;
+		for (j = i + 1, n = 0; j < size && in[j] >= '0' &&
+		    in[j] <= '9' && n <= RESP_ELEMENTS_MAX; j++)
+			n = n * 10 + (uint64_t)(in[j] - '0');
+		if (n > RESP_ELEMENTS_MAX)
+			return 1;
+	}
+	return 0;
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	redisReader		*rr;
+	void			*reply;
+	enum ratelimit_verdict	 v;
+	uint64_t		 retry;
+	char			 key[RATELIMIT_RKEY_MAX];
+	char			*in;
+	size_t			 n;
+	int			 i;
+
+	if ((in = malloc(size > 0 ? size : 1)) == NULL)
+		abort();
+	memcpy(in, data, size);
+	if ((rr = redisReaderCreate()) == NULL)
+		abort();
+	if (!resp_too_big(in, size) && redisReaderFeed(rr, in, size) ==
+	    REDIS_OK) {
+		for (i = 0; i < 8; i++) {
+			reply = NULL;
+			if (redisReaderGetReply(rr, &reply) != REDIS_OK ||
+			    reply == NULL)
+				break;
+			v = ratelimit_redis_verdict(reply, &retry);
+			if ((v == RATELIMIT_OK && retry != 0) ||
+			    (v == RATELIMIT_LIMITED && retry == 0) ||
+			    (v != RATELIMIT_OK && v != RATELIMIT_LIMITED &&
+			    v != RATELIMIT_ERROR))
+				abort();
+			freeReplyObject(reply);
+		}
+	}
+	redisReaderFree(rr);
+	n = ratelimit_redis_key(key, sizeof(key), "local", "fuzz", 'V',
+	    "0123456789abcdef0123456789abcdef", in, size);
+	if (n != 0 && (n >= sizeof(key) || key[n] != '\0' ||
+	    strlen(key) != n))
+		abort();
+	free(in);
+	return 0;
+}

@@ -1,0 +1,172 @@
+/*
+ * Rate-limit buckets in Redis (sessionStorage.provider redis): the
+ * reference vMCP's keys and algorithm, so that every node of a fleet
+ * takes its tokens from the same buckets (docs/ARCHITECTURE.md, Beyond
+ * one host).  The pure parts: the keys, the script and its arguments,
+ * and what its answer means; worker/ratelimit.c sends it.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <hiredis/hiredis.h>
+#include <openssl/sha.h>
+
+#include "shared/config.h"
+#include "ratelimit.h"
+
+/*
+ * One script takes a token from every bucket or from none, on Redis's
+ * clock (TIME, in microseconds), so nodes with skewed clocks agree.
+ * Each bucket is a hash {tokens, last}; it starts full, refills
+ * continuously (maxTokens per refill period) and expires after
+ * ceil(2 x refill period) unused, when it would be full again.  The
+ * first bucket without a whole token rejects the call and nothing is
+ * taken; the answer is {1, 0} (taken) or {0, milliseconds until that
+ * bucket has its token back}.  Numbers are written with string.format:
+ * tostring() keeps 14 digits, too few for a time in microseconds.
+ */
+const char ratelimit_lua[] =
+"local t = redis.call('TIME')\n"
+"local now = tonumber(t[1]) * 1000000 + tonumber(t[2])\n"
+"local tok = {}\n"
+"for i = 1, #KEYS do\n"
+"  local max = tonumber(ARGV[3 * i - 2])\n"
+"  local per = tonumber(ARGV[3 * i - 1])\n"
+"  local b = redis.call('HMGET', KEYS[i], 'tokens', 'last')\n"
+"  local n, last = tonumber(b[1]), tonumber(b[2])\n"
+"  if n == nil or last == nil or n ~= n then\n"
+"    n, last = max, now\n"
+"  end\n"
+"  if now > last then\n"
+"    n = n + (now - last) * max / per\n"
+"  end\n"
+"  if n > max then\n"
+"    n = max\n"
+"  end\n"
+"  if n < 1 then\n"
+"    return {0, math.ceil((1 - n) * per / max / 1000)}\n"
+"  end\n"
+"  tok[i] = n\n"
+"end\n"
+"for i = 1, #KEYS do\n"
+"  redis.call('HSET', KEYS[i], 'tokens', string.format('%.17g', tok[i] - 1),\n"
+"      'last', string.format('%.0f', now))\n"
+"  redis.call('EXPIRE', KEYS[i], ARGV[3 * i])\n"
+"end\n"
+"return {1, 0}\n";
+
+/* the script's SHA-1 in hex, as EVALSHA and SCRIPT LOAD name it */
+const char *
+ratelimit_lua_sha(void)
+{
+	static char	 hex[2 * SHA_DIGEST_LENGTH + 1];
+	unsigned char	 md[SHA_DIGEST_LENGTH];
+	size_t		 i;
+
+	if (hex[0] != '\0')
+		return hex;
+	(void)SHA1((const unsigned char *)ratelimit_lua,
+	    sizeof(ratelimit_lua) - 1, md);
+	for (i = 0; i < sizeof(md); i++)
+		(void)snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	return hex;
+}
+
+size_t
+ratelimit_redis_key(char *buf, size_t buflen, const char *ns,
+    const char *server, char kind, const char *uid, const char *tool,
+    size_t toollen)
+{
+	int	 n;
+
+	if (toollen > 0xffff)
+		return 0;
+	switch (kind) {
+	case 'S':
+		n = snprintf(buf, buflen, "thv:rl:{%s:%s}:shared", ns, server);
+		break;
+	case 'T':
+		n = snprintf(buf, buflen, "thv:rl:{%s:%s}:shared:tool:%.*s",
+		    ns, server, (int)toollen, tool);
+		break;
+	case 'U':
+		n = snprintf(buf, buflen, "thv:rl:{%s:%s}:user:%s", ns,
+		    server, uid);
+		break;
+	case 'V':
+		n = snprintf(buf, buflen, "thv:rl:{%s:%s}:user-tool:%.*s:%s",
+		    ns, server, (int)toollen, tool, uid);
+		break;
+	default:
+		return 0;
+	}
+	if (n < 0 || (size_t)n >= buflen)
+		return 0;
+	/* a NUL in a tool name would end the key early: refused */
+	if (memchr(tool != NULL ? tool : "", '\0', tool != NULL ? toollen :
+	    0) != NULL)
+		return 0;
+	return (size_t)n;
+}
+
+int
+ratelimit_redis_args(struct ratelimit_rargs *ra, const char *const *keys,
+    const size_t *klens, const struct config_bucket *const *cb, size_t n)
+{
+	size_t		 i, a = 0;
+	uint64_t	 exp_s;
+
+	if (n == 0 || n > RATELIMIT_BUCKETS)
+		return -1;
+	/* loaded on every connection (worker/redis.c) */
+	ra->ra_argv[a] = "EVALSHA";
+	ra->ra_lens[a++] = 7;
+	ra->ra_argv[a] = ratelimit_lua_sha();
+	ra->ra_lens[a++] = 2 * SHA_DIGEST_LENGTH;
+	(void)snprintf(ra->ra_nkeys, sizeof(ra->ra_nkeys), "%zu", n);
+	ra->ra_argv[a] = ra->ra_nkeys;
+	ra->ra_lens[a++] = strlen(ra->ra_nkeys);
+	for (i = 0; i < n; i++) {
+		ra->ra_argv[a] = keys[i];
+		ra->ra_lens[a++] = klens[i];
+	}
+	for (i = 0; i < n; i++) {
+		if (cb[i]->cb_max == 0 || cb[i]->cb_period_ms == 0)
+			return -1;
+		exp_s = (2 * cb[i]->cb_period_ms + 999) / 1000;
+		(void)snprintf(ra->ra_nums[3 * i], sizeof(ra->ra_nums[0]),
+		    "%u", cb[i]->cb_max);
+		(void)snprintf(ra->ra_nums[3 * i + 1], sizeof(ra->ra_nums[0]),
+		    "%llu", (unsigned long long)cb[i]->cb_period_ms * 1000);
+		(void)snprintf(ra->ra_nums[3 * i + 2], sizeof(ra->ra_nums[0]),
+		    "%llu", (unsigned long long)exp_s);
+	}
+	for (i = 0; i < 3 * n; i++) {
+		ra->ra_argv[a] = ra->ra_nums[i];
+		ra->ra_lens[a++] = strlen(ra->ra_nums[i]);
+	}
+	ra->ra_argc = (int)a;
+	return 0;
+}
+
+enum ratelimit_verdict
+ratelimit_redis_verdict(const struct redisReply *r, uint64_t *retry_ms)
+{
+	const redisReply *ok, *wait;
+
+	*retry_ms = 0;
+	if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+	    r->element == NULL)
+		return RATELIMIT_ERROR;
+	ok = r->element[0];
+	wait = r->element[1];
+	if (ok == NULL || wait == NULL || ok->type != REDIS_REPLY_INTEGER ||
+	    wait->type != REDIS_REPLY_INTEGER)
+		return RATELIMIT_ERROR;
+	if (ok->integer == 1)
+		return RATELIMIT_OK;
+	if (ok->integer != 0 || wait->integer < 0)
+		return RATELIMIT_ERROR;
+	*retry_ms = wait->integer > 0 ? (uint64_t)wait->integer : 1;
+	return RATELIMIT_LIMITED;
+}
