@@ -26,6 +26,7 @@
 #include "shared/config.h"
 #include "shared/ipc.h"
 #include "shared/log.h"
+#include "shared/seal.h"
 #include "shared/paths.h"
 #include "shared/stats.h"
 #include "shared/store.h"
@@ -591,6 +592,10 @@ master_reload(void)
 		config_free(conf);
 		return;
 	}
+	/* the key of the sealed tokens (shared/seal.h): in memory only,
+	 * inherited by every child forked from here on */
+	if (seal_key_generate() == -1)
+		fatalx("cannot make the sealing key");
 	if (master_check_store(conf) == -1) {
 		log_warnx("reload failed, still serving the previous "
 		    "configuration");

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include <event2/event.h>
+#include <openssl/crypto.h>
 
 #include "shared/config.h"
 #include "shared/health.h"
@@ -36,6 +37,7 @@
 #include "shared/store.h"
 #include "shared/http_client.h"
 #include "worker.h"
+#include "texch.h"
 
 enum upstream_state {
 	US_NEW = 0,
@@ -59,7 +61,7 @@ struct upstream {
 	const struct http_call_cbs	*u_hcbs;	/* a stream's */
 	void				*u_arg;
 	const char			*u_method;
-	const char			*u_scope;	/* the caller's */
+	char				*u_scope;	/* the caller's, copied */
 	struct session			*u_sess;
 	const json_t			*u_caps;
 	json_t				*u_sparams;	/* a stream's params */
@@ -77,6 +79,7 @@ struct upstream {
 	int				 u_delivering;
 	int				 u_trial;	/* half-open's one */
 	char				*u_refused;	/* by an open breaker */
+	char				*u_authz;	/* token_exchange's */
 	/* the backend session: the client session's strings (borrowed:
 	 * it outlives the call), or u_own's */
 	const char			*u_bsid;
@@ -137,6 +140,11 @@ upstream_free(struct upstream *u)
 	json_decref(u->u_sparams);
 	json_decref(u->u_info);
 	free(u->u_refused);
+	free(u->u_scope);
+	if (u->u_authz != NULL) {
+		OPENSSL_cleanse(u->u_authz, strlen(u->u_authz));
+		free(u->u_authz);
+	}
 	free(u->u_own[0]);
 	free(u->u_own[1]);
 	free(u);
@@ -473,7 +481,9 @@ legacy_ops_send(struct upstream *u, const struct upstream_params *p)
 	br.br_bsid = u->u_bsid;
 	br.br_version = u->u_bver;
 	/* (later, per-principal credentials: their headers go in br) */
+	backend_cred_set(u->u_authz);
 	u->u_call = backend_post(u->u_w, u->u_be, &br, upstream_bcbs_of(u), u);
+	backend_cred_set(NULL);
 	free(body);
 	return u->u_call != NULL ? 0 : -1;
 }
@@ -493,8 +503,11 @@ legacy_ops_describe(struct upstream *u)
 static int
 legacy_ops_stream(struct upstream *u)
 {
-	if ((u->u_http = backend_get_stream(u->u_w, u->u_be, u->u_bsid,
-	    u->u_bver, NULL)) == NULL)
+	backend_cred_set(u->u_authz);
+	u->u_http = backend_get_stream(u->u_w, u->u_be, u->u_bsid,
+	    u->u_bver, NULL);
+	backend_cred_set(NULL);
+	if (u->u_http == NULL)
 		return -1;
 	if (http_call_start(u->u_http, u->u_hcbs, u->u_arg) == -1) {
 		u->u_http = NULL;	/* freed by the client */
@@ -603,10 +616,12 @@ modern_ops_send(struct upstream *u, const struct upstream_params *p)
 	int			 rc = -1;
 
 	memset(&br, 0, sizeof(br));
+	backend_cred_set(u->u_authz);
 	if (modern_ops_build(u, p, u->u_method, &br, &body, &enc, hdrs,
 	    names) == 0 && (u->u_call = backend_post(u->u_w, u->u_be, &br,
 	    upstream_bcbs_of(u), u)) != NULL)
 		rc = 0;
+	backend_cred_set(NULL);
 	free(body);
 	free(enc);
 	return rc;
@@ -655,14 +670,17 @@ modern_ops_stream(struct upstream *u)
 	memset(&p, 0, sizeof(p));
 	memset(&br, 0, sizeof(br));
 	p.up_tree = u->u_sparams;
+	backend_cred_set(u->u_authz);
 	if (modern_ops_build(u, &p, "subscriptions/listen", &br, &body, &enc,
 	    hdrs, names) == 0 &&
 	    (u->u_http = backend_post_stream(u->u_w, u->u_be, &br)) != NULL) {
+		backend_cred_set(NULL);
 		if (http_call_start(u->u_http, u->u_hcbs, u->u_arg) == 0)
 			rc = 0;
 		else
 			u->u_http = NULL;	/* freed by the client */
 	}
+	backend_cred_set(NULL);
 	free(body);
 	free(enc);
 	return rc;
@@ -892,9 +910,12 @@ uopen_on_done(void *arg, int rc, json_t *response, int flags,
 	uo->uo_result = json_incref(result);
 	/* not recorded before it is answered: see uopen_opened() */
 	note = jsonrpc_notification_new("notifications/initialized", NULL);
+	if (!TAILQ_EMPTY(&uo->uo_waiters))
+		backend_cred_set(TAILQ_FIRST(&uo->uo_waiters)->u_authz);
 	if (note != NULL)
 		uo->uo_note = backend_post_start(uo->uo_w, uo->uo_be, sid,
 		    version, note, &ncbs, uo);
+	backend_cred_set(NULL);
 	json_decref(note);
 	if (uo->uo_note == NULL)
 		uopen_opened(uo);
@@ -948,14 +969,17 @@ upstream_open(struct upstream *u, const char *sid, const char *scope)
 		br.br_id = id;
 		br.br_body = body;
 		br.br_len = len;
+		backend_cred_set(u->u_authz);
 		if (body == NULL || (uo->uo_call = backend_post(u->u_w,
 		    u->u_be, &br, &cbs, uo)) == NULL) {
+			backend_cred_set(NULL);
 			free(body);
 			uopen_free(uo);
 			upstream_fail(u, "cannot reach backend %s",
 			    u->u_be->cb_name);
 			return;
 		}
+		backend_cred_set(NULL);
 		free(body);
 	}
 	TAILQ_INSERT_TAIL(&uo->uo_waiters, u, u_wentry);
@@ -1082,8 +1106,11 @@ upstream_resolve(struct upstream *u)
 	int era;
 
 	u->u_state = US_RESOLVING;
-	if ((era = era_resolve(u->u_w, u->u_be, u->u_client, upstream_on_era,
-	    u)) == 0)
+	/* a probe started here goes with this call's credential */
+	backend_cred_set(u->u_authz);
+	era = era_resolve(u->u_w, u->u_be, u->u_client, upstream_on_era, u);
+	backend_cred_set(NULL);
+	if (era == 0)
 		return;
 	if (era == -1) {
 		upstream_fail(u, "out of memory");
@@ -1100,7 +1127,12 @@ upstream_new(struct worker *w, const struct config_backend *be,
 
 	if ((u = calloc(1, sizeof(*u))) == NULL)
 		return NULL;
-	u->u_scope = scope != NULL ? scope : BSESSION_SCOPE_ANON;
+	/* a copy: a principal's scope goes with its request */
+	if ((u->u_scope = strdup(scope != NULL ? scope :
+	    BSESSION_SCOPE_ANON)) == NULL) {
+		free(u);
+		return NULL;
+	}
 	TAILQ_INSERT_TAIL(&upstreams, u, u_entry);
 	u->u_w = w;
 	u->u_be = be;
@@ -1165,6 +1197,31 @@ upstream_admit(struct upstream *u)
 	return -1;
 }
 
+/*
+ * outgoingAuth token_exchange: the scope's exchanged token (texch.c),
+ * or the call fails (u_refused says why): never sent without it
+ */
+static int
+upstream_authz(struct upstream *u)
+{
+	char	 why[256];
+
+	if (!texch_backend(u->u_be))
+		return 0;
+	if ((u->u_authz = malloc(TEXCH_AUTHZ_MAX)) != NULL &&
+	    texch_credential(u->u_w, u->u_be, u->u_scope, u->u_authz,
+	    TEXCH_AUTHZ_MAX, why, sizeof(why)) == 0)
+		return 0;
+	if (u->u_authz == NULL)
+		(void)snprintf(why, sizeof(why), "backend %s: out of memory",
+		    u->u_be->cb_name);
+	free(u->u_authz);
+	u->u_authz = NULL;
+	if ((u->u_refused = strdup(why)) == NULL)
+		return -1;
+	return -1;
+}
+
 struct upstream *
 upstream_call(struct worker *w, const struct config_backend *be,
     const struct upstream_req *uq, const struct upstream_cbs *cbs,
@@ -1180,7 +1237,9 @@ upstream_call(struct worker *w, const struct config_backend *be,
 	u->u_caps = uq->uq_caps;
 	u->u_client = uq->uq_client;
 	u->u_flags = uq->uq_flags;
-	if ((u->u_flags & UPSTREAM_F_PROBE) || upstream_admit(u) == 0)
+	if (upstream_authz(u) == -1)
+		upstream_defer(u);
+	else if ((u->u_flags & UPSTREAM_F_PROBE) || upstream_admit(u) == 0)
 		upstream_resolve(u);
 	return upstream_started(u);
 }
@@ -1198,7 +1257,10 @@ upstream_stream(struct worker *w, const struct config_backend *be,
 	u->u_hcbs = cbs;
 	u->u_sparams = json_incref((json_t *)params);
 	u->u_client = ERA_LISTING;
-	upstream_resolve(u);
+	if (upstream_authz(u) == -1)
+		upstream_fail(u, "%s", u->u_refused);
+	else
+		upstream_resolve(u);
 	return upstream_started(u);
 }
 
@@ -1226,9 +1288,12 @@ void
 upstream_stream_reply(struct upstream *u, json_t *msg)
 {
 	/* 2026-07-28 servers send no requests: nothing to answer */
-	if (u != NULL && u->u_era == PROTO_ERA_LEGACY)
+	if (u != NULL && u->u_era == PROTO_ERA_LEGACY) {
+		backend_cred_set(u->u_authz);
 		backend_post_nowait(u->u_w, u->u_be, u->u_bsid, u->u_bver,
 		    msg);
+		backend_cred_set(NULL);
+	}
 }
 
 void

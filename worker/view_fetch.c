@@ -17,6 +17,7 @@
 #include "shared/store.h"
 #include "view.h"
 #include "worker.h"
+#include "texch.h"
 #include "view_int.h"
 
 const struct vkind_info vkinds[VK_N] = {
@@ -187,7 +188,10 @@ vfetch_call(struct vfetch *f, const char *method, int flags,
 
 	memset(&uq, 0, sizeof(uq));
 	uq.uq_method = method;
-	uq.uq_scope = f->vf_build->vb_scope;
+	/* a principal's view lists its token_exchange backends as that
+	 * principal, the others as everyone */
+	uq.uq_scope = texch_backend(f->vf_be) ? f->vf_build->vb_scope :
+	    VIEW_SCOPE_ANON;
 	uq.uq_client = ERA_LISTING;
 	uq.uq_flags = flags;
 	return upstream_call(f->vf_build->vb_w, f->vf_be, &uq, cbs, f);
