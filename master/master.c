@@ -592,10 +592,6 @@ master_reload(void)
 		config_free(conf);
 		return;
 	}
-	/* the key of the sealed tokens (shared/seal.h): in memory only,
-	 * inherited by every child forked from here on */
-	if (seal_key_generate() == -1)
-		fatalx("cannot make the sealing key");
 	if (master_check_store(conf) == -1) {
 		log_warnx("reload failed, still serving the previous "
 		    "configuration");
@@ -873,6 +869,10 @@ master_run(struct config *conf, int debug)
 	sa.sa_handler = SIG_IGN;
 	(void)sigaction(SIGPIPE, &sa, NULL);
 
+	/* the key of the sealed tokens (shared/seal.h): in memory only,
+	 * inherited by every child forked from here on */
+	if (seal_key_generate() == -1)
+		fatalx("cannot make the sealing key");
 	if (master_check_store(conf) == -1)
 		exit(1);
 	if ((fd = listen_open(conf->cf_listen_host, conf->cf_listen_port,

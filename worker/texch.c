@@ -243,8 +243,8 @@ texch_key_of(const struct config_backend *be, const char *scope, char *key,
 }
 
 /*
- * The lock record of key: STORE_NOTFOUND (none), 0 (an exchange runs),
- * or 1 with why (the last one failed)
+ * The lock record of key: -1 (none), 0 (an exchange runs), or 1 with
+ * why (the last one failed)
  */
 static int
 texch_lock_state(struct worker *w, const char *key, char *why, size_t len)
@@ -257,7 +257,7 @@ texch_lock_state(struct worker *w, const char *key, char *why, size_t len)
 	memset(&rec, 0, sizeof(rec));
 	if ((rc = store_get(w->w_store, STORE_TOKENS, lk, strlen(lk),
 	    store_now_ms(), &rec)) != 0)
-		return rc == STORE_NOTFOUND ? STORE_NOTFOUND : 0;
+		return rc == STORE_NOTFOUND ? -1 : 0;
 	rc = strncmp(rec.sr_data, "failed ", 7) == 0;
 	if (rc && why != NULL)
 		(void)snprintf(why, len, "%s", rec.sr_data + 7);
@@ -624,6 +624,7 @@ texch_pending(struct worker *w, struct httpd_req *req, int start)
 			n++;
 			continue;
 		}
+		/* none: this worker starts the exchange */
 		if (!start)
 			continue;
 		now = store_now_ms();

@@ -1,0 +1,185 @@
+// outgoingAuth token_exchange (RFC 8693; docs/ARCHITECTURE.md,
+// "Outgoing authentication") against a real OpenID provider
+// (oidc-provider, lib/oidc.mjs, with token exchange registered as a
+// grant type): each client's access token is exchanged for the backend,
+// per principal, once for many calls; the backend (lib/backend.mjs GET
+// /seen) sees the exchanged token, never the client's; a failed
+// exchange is an error, never a call without credentials; no token
+// value in vmcpctl's dump or in the state file.
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+
+import {
+  useHarness, guarded, startTestBackend, startDaemon, httpRequest, withTimeout, vmcpctl,
+  freePort, HOST,
+} from './lib/harness.mjs';
+import { startIdp, oidcConfig, TX_CLIENT } from './lib/oidc.mjs';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Client as V2Client, StreamableHTTPClientTransport as V2Transport } from '@modelcontextprotocol/client';
+
+useHarness();
+process.env.VMCPD_TEST_TX_SECRET = 'tx-secret-9c41e07b2d';
+const bearer = (t) => ({ Authorization: `Bearer ${t}` });
+
+async function seen(backend) {
+  const r = await httpRequest(backend.port, { method: 'GET', path: '/seen', timeout: 5000 });
+  assert.equal(r.status, 200, r.text);
+  return r.json;
+}
+
+function exchangeConfig(idp, backendName, tokenUrl = `${idp.issuer}/token`) {
+  return oidcConfig(idp) + [
+    'outgoingAuth:',
+    '  source: inline',
+    '  backends:',
+    `    ${backendName}:`,
+    '      type: token_exchange',
+    '      tokenExchange:',
+    `        tokenUrl: ${tokenUrl}`,
+    `        clientId: ${TX_CLIENT}`,
+    '        clientSecretEnv: VMCPD_TEST_TX_SECRET',
+    '        audience: backend-b',
+    '        scopes: [mcp]',
+  ].join('\n') + '\n';
+}
+
+async function v1Call(daemon, token, message) {
+  const client = new Client({ name: 'v1', version: '1.0.0' });
+  await withTimeout(client.connect(new StreamableHTTPClientTransport(new URL(daemon.url),
+    { requestInit: { headers: bearer(token) } })), 15000, 'v1 connect');
+  try {
+    return await client.callTool({ name: 'echo', arguments: { message } });
+  } finally {
+    await client.close();
+  }
+}
+
+describe('outgoingAuth token_exchange with a real OpenID provider', () => {
+  let idp, backend, daemon;
+  const tokens = {};
+
+  before(async () => {
+    idp = await startIdp();
+    backend = await startTestBackend();
+    daemon = await startDaemon({ backendUrl: backend.url, backendName: 'b',
+      extra: exchangeConfig(idp, 'b') });
+    tokens.alice = await idp.token('alice');
+    tokens.bob = await idp.token('bob');
+  });
+
+  after(async () => {
+    if (daemon)
+      await daemon.stop();
+    await idp?.stop();
+  });
+
+  test('each principal\'s calls carry its own exchanged token, never the client\'s', guarded(async () => {
+    // SDK v1 as alice, several sessions and calls
+    for (let i = 0; i < 3; i++) {
+      const r = await v1Call(daemon, tokens.alice, `a${i}`);
+      assert.deepEqual(r.content, [{ type: 'text', text: `Echo: a${i}` }]);
+    }
+    // SDK v2 as bob
+    const client = new V2Client({ name: 'v2', version: '1.0.0' });
+    await withTimeout(client.connect(new V2Transport(new URL(daemon.url),
+      { requestInit: { headers: bearer(tokens.bob) } })), 15000, 'v2 connect');
+    const r = await client.callTool({ name: 'echo', arguments: { message: 'b0' } });
+    assert.deepEqual(r.content, [{ type: 'text', text: 'Echo: b0' }]);
+    await client.close();
+
+    const s = await seen(backend);
+    const auth = s.map((e) => e.authorization);
+    assert.ok(s.length > 0);
+    for (const a of auth) {
+      assert.match(a ?? 'none', /^Bearer xt\.(alice|bob)\./, JSON.stringify(s));
+      assert.ok(!a.includes(tokens.alice) && !a.includes(tokens.bob), 'a client token was forwarded');
+    }
+    const byUser = (u) => idp.exchanges.filter((x) => x.sub === u);
+    assert.equal(byUser('alice').length, 1, JSON.stringify(idp.exchanges.map((x) => x.sub)));
+    assert.equal(byUser('bob').length, 1, JSON.stringify(idp.exchanges.map((x) => x.sub)));
+    assert.equal(byUser('alice')[0].audience, 'backend-b');
+    assert.equal(byUser('alice')[0].scope, 'mcp');
+    const calls = s.filter((e) => e.rpc === 'tools/call');
+    assert.ok(calls.some((e) => e.authorization === `Bearer ${byUser('alice')[0].token}`));
+    assert.ok(calls.some((e) => e.authorization === `Bearer ${byUser('bob')[0].token}`));
+  }));
+
+  test('vmcpctl dump tokens shows keys and expiry, no token; the state file holds none', guarded(async () => {
+    assert.ok(idp.exchanges.length >= 2);
+    const d = await vmcpctl(['dump', 'tokens'], { stateDir: daemon.stateDir });
+    assert.equal(d.code, 0, d.stderr);
+    const rows = d.stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    assert.ok(rows.some((r) => r.key.includes('|b|backend-b|')), d.stdout);
+    assert.ok(rows.every((r) => r.expires), d.stdout);
+    for (const x of idp.exchanges) {
+      assert.ok(!d.stdout.includes(x.token), 'a token in the dump');
+      assert.ok(!d.stdout.includes(x.token.split('.')[2]), 'a token in the dump');
+    }
+    // a copied state file leaks no usable token: none in the clear
+    for (const f of fs.readdirSync(daemon.stateDir)) {
+      const p = path.join(daemon.stateDir, f);
+      if (!fs.statSync(p).isFile())
+        continue;
+      const buf = fs.readFileSync(p);
+      for (const x of idp.exchanges)
+        assert.equal(buf.indexOf(x.token.split('.')[2]), -1, `a token in ${f}`);
+    }
+  }));
+
+  test('a failed exchange is an error naming the backend, never a call without credentials', guarded(async () => {
+    const before = (await seen(backend)).length;
+    idp.exchangeFail = 'subject token refused';
+    try {
+      const token = await idp.token('vmcpd');	// a principal with no token yet
+      let text;
+      try {
+        const r = await v1Call(daemon, token, 'x');
+        text = JSON.stringify(r);
+        assert.ok(r.isError, text);
+      } catch (e) {
+        text = e.message;
+      }
+      assert.match(text, /backend b\b/, text);
+      const after = await seen(backend);
+      assert.ok(after.slice(before).every((e) => e.authorization?.startsWith('Bearer xt.')),
+        JSON.stringify(after.slice(before)));
+    } finally {
+      idp.exchangeFail = null;
+    }
+  }));
+});
+
+describe('outgoingAuth token_exchange with the token endpoint down', () => {
+  let idp, backend, daemon;
+
+  before(async () => {
+    idp = await startIdp();
+    backend = await startTestBackend();
+    const dead = await freePort();
+    daemon = await startDaemon({ backendUrl: backend.url, backendName: 'b',
+      extra: exchangeConfig(idp, 'b', `http://${HOST}:${dead}/token`) });
+  });
+
+  after(async () => {
+    if (daemon)
+      await daemon.stop();
+    await idp?.stop();
+  });
+
+  test('a call is an error naming the backend; nothing reaches the backend', guarded(async () => {
+    let text;
+    try {
+      const r = await v1Call(daemon, await idp.token('alice'), 'x');
+      text = JSON.stringify(r);
+      assert.ok(r.isError, text);
+    } catch (e) {
+      text = e.message;
+    }
+    assert.match(text, /backend b\b.*token exchange failed: the token endpoint cannot be reached/, text);
+    // not even the era probe or a list: every request needs the token
+    assert.deepEqual(await seen(backend), []);
+  }));
+});
