@@ -28,6 +28,7 @@ enum texch_verdict {
 
 #define TEXCH_KEY_MAX		256
 #define TEXCH_AUTHZ_MAX		(16 * 1024)	/* "Bearer " and a token */
+#define TEXCH_TOKEN_MAX		(TEXCH_AUTHZ_MAX - 8)
 #define TEXCH_MARGIN_MS		(30ULL * 1000)	/* renewed that early */
 #define TEXCH_DEFAULT_TTL_S	300	/* an answer without expires_in */
 
