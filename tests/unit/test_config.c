@@ -2195,6 +2195,7 @@ test_examples(void **state)
 	(void)state;
 	/* outgoing.yaml's header value comes from the environment */
 	setenv("GITHUB_TOKEN", "Bearer example", 1);
+	setenv("JIRA_EXCHANGE_SECRET", "example", 1);
 	for (i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
 		(void)snprintf(path, sizeof(path), "%s/shared/config.h",
 		    roots[i]);
@@ -2261,12 +2262,18 @@ test_examples(void **state)
 			    "X-Api-Key");
 			assert_null(config_backend_find(cf,
 			    "local")->cb_outauth);
+			assert_int_equal(config_backend_find(cf,
+			    "jira")->cb_outauth->oa_type,
+			    CONFIG_OUTAUTH_EXCHANGE);
+			assert_string_equal(config_backend_find(cf,
+			    "jira")->cb_outauth->oa_tx_audience, "jira-mcp");
 		}
 		config_free(cf);
 		n++;
 	}
 	closedir(d);
 	unsetenv("GITHUB_TOKEN");
+	unsetenv("JIRA_EXCHANGE_SECRET");
 	assert_true(n >= 1);
 	assert_true(aggregate);
 	assert_true(oidc);
