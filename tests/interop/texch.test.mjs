@@ -9,11 +9,12 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 
 import {
   useHarness, guarded, startTestBackend, startDaemon, httpRequest, withTimeout, vmcpctl,
-  freePort, HOST,
+  freePort, mcpPost, HOST, LEGACY_VERSION,
 } from './lib/harness.mjs';
 import { startIdp, oidcConfig, TX_CLIENT } from './lib/oidc.mjs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -127,6 +128,34 @@ describe('outgoingAuth token_exchange with a real OpenID provider', () => {
       for (const x of idp.exchanges)
         assert.equal(buf.indexOf(x.token.split('.')[2]), -1, `a token in ${f}`);
     }
+  }));
+
+  test('a GET stream ends when the access token it was opened with expires', guarded(async () => {
+    const exp = Math.floor(Date.now() / 1000) + 3;
+    const token = idp.forge(idp.claims({ sub: 'streamer', client_id: 'streamer', exp }));
+    const init = await mcpPost(daemon.port, { jsonrpc: '2.0', id: 1, method: 'initialize',
+      params: { protocolVersion: LEGACY_VERSION, capabilities: {}, clientInfo: { name: 's', version: '1' } } },
+    { headers: bearer(token), timeout: 15000 });
+    assert.equal(init.status, 200, init.text);
+    const sid = init.headers['mcp-session-id'];
+    assert.ok(sid);
+    const ended = await new Promise((resolve, reject) => {
+      const req = http.request({ host: HOST, port: daemon.port, path: '/mcp', method: 'GET',
+        headers: { Accept: 'text/event-stream', 'Mcp-Session-Id': sid,
+          'MCP-Protocol-Version': LEGACY_VERSION, ...bearer(token) } }, (res) => {
+        if (res.statusCode !== 200)
+          reject(new Error(`GET: ${res.statusCode}`));
+        res.on('data', () => {});
+        res.on('end', () => resolve(Date.now()));
+        res.on('error', reject);
+      });
+      const t = setTimeout(() => { req.destroy(); reject(new Error('the stream outlived its token by 20 s')); },
+        (exp * 1000 - Date.now()) + 20000);
+      req.on('close', () => clearTimeout(t));
+      req.on('error', reject);
+      req.end();
+    });
+    assert.ok(ended >= exp * 1000 - 1000, `ended ${exp * 1000 - ended} ms before the token's exp`);
   }));
 
   test('a failed exchange is an error naming the backend, never a call without credentials', guarded(async () => {
