@@ -61,7 +61,7 @@ struct upstream {
 	const struct http_call_cbs	*u_hcbs;	/* a stream's */
 	void				*u_arg;
 	const char			*u_method;
-	char				*u_scope;	/* the caller's, copied */
+	char				 u_scope[UPSTREAM_SCOPE_MAX];
 	struct session			*u_sess;
 	const json_t			*u_caps;
 	json_t				*u_sparams;	/* a stream's params */
@@ -140,7 +140,6 @@ upstream_free(struct upstream *u)
 	json_decref(u->u_sparams);
 	json_decref(u->u_info);
 	free(u->u_refused);
-	free(u->u_scope);
 	if (u->u_authz != NULL) {
 		OPENSSL_cleanse(u->u_authz, strlen(u->u_authz));
 		free(u->u_authz);
@@ -1124,12 +1123,14 @@ upstream_new(struct worker *w, const struct config_backend *be,
     const char *scope, void *arg)
 {
 	struct upstream *u;
+	int		 n;
 
 	if ((u = calloc(1, sizeof(*u))) == NULL)
 		return NULL;
 	/* a copy: a principal's scope goes with its request */
-	if ((u->u_scope = strdup(scope != NULL ? scope :
-	    BSESSION_SCOPE_ANON)) == NULL) {
+	n = snprintf(u->u_scope, sizeof(u->u_scope), "%s", scope != NULL ?
+	    scope : BSESSION_SCOPE_ANON);
+	if (n < 0 || (size_t)n >= sizeof(u->u_scope)) {
 		free(u);
 		return NULL;
 	}

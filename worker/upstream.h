@@ -88,6 +88,9 @@ struct upstream_cbs {
 	void	(*uc_done)(void *arg, const struct upstream_result *);
 };
 
+/* an identity scope: "anon", or a principal's (hex, auth.h) */
+#define UPSTREAM_SCOPE_MAX	64
+
 struct upstream_req {
 	const char		*uq_method;
 	const char		*uq_scope;	/* identity scope, kept */

@@ -108,6 +108,14 @@ describe('outgoingAuth token_exchange with a real OpenID provider', () => {
     assert.ok(calls.some((e) => e.authorization === `Bearer ${byUser('bob')[0].token}`));
   }));
 
+  test('many concurrent calls of a new principal, across the workers, cost one exchange', guarded(async () => {
+    const token = idp.forge(idp.claims({ sub: 'carol', client_id: 'carol' }));
+    const rs = await Promise.all([0, 1, 2, 3, 4, 5].map((i) => v1Call(daemon, token, `c${i}`)));
+    rs.forEach((r, i) => assert.deepEqual(r.content, [{ type: 'text', text: `Echo: c${i}` }]));
+    assert.equal(idp.exchanges.filter((x) => x.sub === 'carol').length, 1,
+      JSON.stringify(idp.exchanges.map((x) => x.sub)));
+  }));
+
   test('vmcpctl dump tokens shows keys and expiry, no token; the state file holds none', guarded(async () => {
     assert.ok(idp.exchanges.length >= 2);
     const d = await vmcpctl(['dump', 'tokens'], { stateDir: daemon.stateDir });
