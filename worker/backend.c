@@ -126,6 +126,12 @@ backend_cred_set(const char *authz)
 	backend_cred = authz;
 }
 
+const char *
+backend_cred_get(void)
+{
+	return backend_cred;
+}
+
 int
 backend_http_setup(struct http_call *hc, const struct config_backend *be)
 {

@@ -82,6 +82,7 @@ void	 backend_info_put(struct worker *, const struct config_backend *,
 /* a streamable-http backend's CA bundle and outgoingAuth credential */
 /* the Authorization the next request takes (token_exchange), or NULL */
 void	 backend_cred_set(const char *);
+const char *backend_cred_get(void);
 int	 backend_http_setup(struct http_call *,
 	    const struct config_backend *);
 

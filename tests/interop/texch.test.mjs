@@ -17,11 +17,13 @@ import {
   freePort, mcpPost, HOST, LEGACY_VERSION,
 } from './lib/harness.mjs';
 import { startIdp, oidcConfig, TX_CLIENT } from './lib/oidc.mjs';
+import { useMulti, startModern } from './lib/multi.mjs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Client as V2Client, StreamableHTTPClientTransport as V2Transport } from '@modelcontextprotocol/client';
 
 useHarness();
+useMulti();
 process.env.VMCPD_TEST_TX_SECRET = 'tx-secret-9c41e07b2d';
 const bearer = (t) => ({ Authorization: `Bearer ${t}` });
 
@@ -218,5 +220,40 @@ describe('outgoingAuth token_exchange with the token endpoint down', () => {
     assert.match(text, /backend b\b.*token exchange failed: the token endpoint cannot be reached/, text);
     // not even the era probe or a list: every request needs the token
     assert.deepEqual(await seen(backend), []);
+  }));
+});
+
+describe('outgoingAuth token_exchange to a backend that speaks both revisions', () => {
+  let idp, backend, daemon;
+
+  before(async () => {
+    idp = await startIdp();
+    backend = await startModern({ tools: ['t1'] });
+    daemon = await startDaemon({ backendUrl: backend.url, backendName: 'm',
+      extra: exchangeConfig(idp, 'm') });
+  });
+
+  after(async () => {
+    if (daemon)
+      await daemon.stop();
+    await idp?.stop();
+  });
+
+  test('the era probe, lists and calls all carry the principal\'s exchanged token', guarded(async () => {
+    const token = await idp.token('alice');
+    const client = new V2Client({ name: 'v2', version: '1.0.0' });
+    await withTimeout(client.connect(new V2Transport(new URL(daemon.url),
+      { requestInit: { headers: bearer(token) } })), 15000, 'v2 connect');
+    const r = await client.callTool({ name: 't1', arguments: {} });
+    assert.match(r.content[0].text, /t1/);
+    await client.close();
+    const s = await seen(backend);
+    assert.ok(s.some((e) => e.method === 'server/discover'), JSON.stringify(s));
+    assert.ok(s.some((e) => e.method === 'initialize'), JSON.stringify(s));
+    assert.ok(s.some((e) => e.method === 'tools/call'), JSON.stringify(s));
+    const x = idp.exchanges.filter((e) => e.sub === 'alice');
+    assert.equal(x.length, 1);
+    for (const e of s)
+      assert.equal(e.authorization, `Bearer ${x[0].token}`, `${e.method} without the exchanged token`);
   }));
 });
