@@ -65,7 +65,8 @@ static int
 load_outauth_type(struct loader *ld, struct cnode *v, const char *path,
     void *arg)
 {
-	static const char *const later[] = { "upstream_inject", "aws_sts", "obo", "xaa", NULL };
+	static const char *const later[] = { "upstream_inject", "aws_sts",
+	    "obo", "xaa", NULL };
 	struct config_outauth	*oa = arg;
 	size_t			 i;
 
