@@ -17,7 +17,7 @@ import {
   freePort, mcpPost, HOST, LEGACY_VERSION,
 } from './lib/harness.mjs';
 import { startIdp, oidcConfig, TX_CLIENT } from './lib/oidc.mjs';
-import { useMulti, startModern } from './lib/multi.mjs';
+import { useMulti, startModern, openStream, modernMeta, MODERN } from './lib/multi.mjs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Client as V2Client, StreamableHTTPClientTransport as V2Transport } from '@modelcontextprotocol/client';
@@ -166,6 +166,28 @@ describe('outgoingAuth token_exchange with a real OpenID provider', () => {
       req.end();
     });
     assert.ok(ended >= exp * 1000 - 1000, `ended ${exp * 1000 - ended} ms before the token's exp`);
+  }));
+
+  test('a subscriptions/listen stream ends, with its result, when its access token expires', guarded(async () => {
+    const exp = Math.floor(Date.now() / 1000) + 3;
+    const token = idp.forge(idp.claims({ sub: 'listener', client_id: 'listener', exp }));
+    const g = await openStream(daemon.port, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream',
+        'MCP-Protocol-Version': MODERN, 'Mcp-Method': 'subscriptions/listen', ...bearer(token) },
+      body: { jsonrpc: '2.0', id: 'L1', method: 'subscriptions/listen',
+        params: { _meta: modernMeta(), notifications: { toolsListChanged: true } } },
+      timeout: 30000,
+    });
+    try {
+      assert.equal(g.status, 200, g.text);
+      await g.until('ended at exp', (st) => st.ended, exp * 1000 - Date.now() + 20000);
+      assert.ok(Date.now() >= exp * 1000 - 1000, 'ended before the token expired');
+      assert.ok(g.events.some((e) => e.msg?.id === 'L1' && e.msg?.result?.resultType === 'complete'),
+        g.text);
+    } finally {
+      g.close();
+    }
   }));
 
   test('a failed exchange is an error naming the backend, never a call without credentials', guarded(async () => {
