@@ -6,8 +6,9 @@
  * that adds the lock record "lock|<issuer hash>" to the store's keys db
  * fetches (discovery, then the JWKS, or jwksUrl straight) and stores
  * the document under "jwks|<issuer hash>"; every worker reads it from
- * there when its stamp changes.  It is fetched again every 5 minutes,
- * and on a token whose kid is unknown at most once per 30 s across all
+ * there when its stamp changes.  It is fetched again when the JWKS
+ * answer's Cache-Control max-age says (1 min to 1 h; 5 min without
+ * one: the "next|" record, shared by the workers), and on a token whose kid is unknown at most once per 30 s across all
  * workers (the "refetch|" record), so tokens with random kids cannot
  * make vmcpd hammer the issuer.  A fetch that fails keeps the old keys;
  * they expire 24 h after the last good fetch.  Without keys, or with a
