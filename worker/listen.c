@@ -26,6 +26,7 @@
 #include "shared/log.h"
 #include "shared/store.h"
 #include "auth.h"
+#include "texch.h"
 #include "wake.h"
 #include "worker.h"
 
@@ -277,7 +278,7 @@ listen_start(struct worker *w, struct httpd_req *req,
 		    ls)) != NULL)
 			(void)evtimer_add(ls->ls_expire, &tv);
 	}
-	if (view_get(w, listen_on_view, ls) == -1)
+	if (view_get_scope(w, texch_view_scope(req), listen_on_view, ls) == -1)
 		listen_on_view(ls, NULL, "out of memory");
 }
 
