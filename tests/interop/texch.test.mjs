@@ -105,6 +105,10 @@ describe('outgoingAuth token_exchange with a real OpenID provider', () => {
     assert.equal(byUser('bob').length, 1, JSON.stringify(idp.exchanges.map((x) => x.sub)));
     assert.equal(byUser('alice')[0].audience, 'backend-b');
     assert.equal(byUser('alice')[0].scope, 'mcp');
+    // the principals' views are their own
+    const d = await vmcpctl(['dump', 'views'], { stateDir: daemon.stateDir });
+    const vkeys = d.stdout.trim().split('\n').map((l) => JSON.parse(l).key).filter((k) => k.startsWith('view|'));
+    assert.ok(vkeys.filter((k) => !k.endsWith('|anon|')).length >= 2, vkeys.join(' '));
     const calls = s.filter((e) => e.rpc === 'tools/call');
     assert.ok(calls.some((e) => e.authorization === `Bearer ${byUser('alice')[0].token}`));
     assert.ok(calls.some((e) => e.authorization === `Bearer ${byUser('bob')[0].token}`));
@@ -277,5 +281,33 @@ describe('outgoingAuth token_exchange to a backend that speaks both revisions', 
     assert.equal(x.length, 1);
     for (const e of s)
       assert.equal(e.authorization, `Bearer ${x[0].token}`, `${e.method} without the exchanged token`);
+  }));
+});
+
+describe('without token_exchange, principals share one view', () => {
+  let idp, backend, daemon;
+
+  before(async () => {
+    idp = await startIdp();
+    backend = await startTestBackend();
+    daemon = await startDaemon({ backendUrl: backend.url, backendName: 'b', extra: oidcConfig(idp) });
+  });
+
+  after(async () => {
+    if (daemon)
+      await daemon.stop();
+    await idp?.stop();
+  });
+
+  test('two principals, one view (scope anon), no exchange', guarded(async () => {
+    for (const who of ['alice', 'bob'])
+      assert.deepEqual((await v1Call(daemon, await idp.token(who), who)).content,
+        [{ type: 'text', text: `Echo: ${who}` }]);
+    const d = await vmcpctl(['dump', 'views'], { stateDir: daemon.stateDir });
+    assert.equal(d.code, 0, d.stderr);
+    const keys = d.stdout.trim().split('\n').map((l) => JSON.parse(l).key).filter((k) => k.startsWith('view|'));
+    assert.ok(keys.length >= 1, d.stdout.slice(0, 2000));
+    assert.ok(keys.every((k) => k.endsWith('|anon|')), keys.join(' '));
+    assert.equal(idp.exchanges.length, 0);
   }));
 });
