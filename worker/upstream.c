@@ -131,6 +131,99 @@ static void	upstream_fail(struct upstream *, const char *fmt, ...)
 		    __attribute__((__format__(__printf__, 2, 3)));
 static void	upstream_session_take(struct upstream *, char *, char *);
 
+/*
+ * token_exchange: the credential last used on each backend session,
+ * for the messages sent on it outside a call (answers to the backend's
+ * requests, cancellations, logging/setLevel).  A backend session of
+ * such a backend belongs to one principal (its client session's or its
+ * scope's), so its credential is that principal's; a session not found
+ * here gets no message (never one without credentials).  In memory
+ * only, a few slots, the least recently used reused.
+ */
+#define UPSTREAM_CREDS		64
+#define UPSTREAM_CRED_SID	128
+static struct upcred {
+	const struct config_backend	*uc_be;
+	char				 uc_bsid[UPSTREAM_CRED_SID];
+	char				*uc_authz;
+	uint64_t			 uc_used;
+} ucreds[UPSTREAM_CREDS];
+static uint64_t	ucred_clock;
+
+static struct upcred *
+upstream_cred_find(const struct config_backend *be, const char *bsid)
+{
+	size_t	 i;
+
+	if (bsid == NULL)
+		return NULL;
+	for (i = 0; i < UPSTREAM_CREDS; i++)
+		if (ucreds[i].uc_be == be && ucreds[i].uc_authz != NULL &&
+		    strcmp(ucreds[i].uc_bsid, bsid) == 0)
+			return &ucreds[i];
+	return NULL;
+}
+
+static void
+upstream_cred_note(struct upstream *u)
+{
+	struct upcred	*uc, *old = &ucreds[0];
+	char		*dup;
+	size_t		 i;
+
+	if (u->u_authz == NULL || u->u_bsid == NULL ||
+	    strlen(u->u_bsid) >= UPSTREAM_CRED_SID)
+		return;
+	if ((uc = upstream_cred_find(u->u_be, u->u_bsid)) != NULL &&
+	    strcmp(uc->uc_authz, u->u_authz) == 0) {
+		uc->uc_used = ++ucred_clock;
+		return;
+	}
+	if ((dup = strdup(u->u_authz)) == NULL)
+		return;
+	if (uc == NULL) {
+		for (i = 0; i < UPSTREAM_CREDS; i++)
+			if (ucreds[i].uc_used < old->uc_used)
+				old = &ucreds[i];
+		uc = old;
+		uc->uc_be = u->u_be;
+		(void)snprintf(uc->uc_bsid, sizeof(uc->uc_bsid), "%s",
+		    u->u_bsid);
+	}
+	if (uc->uc_authz != NULL) {
+		OPENSSL_cleanse(uc->uc_authz, strlen(uc->uc_authz));
+		free(uc->uc_authz);
+	}
+	uc->uc_authz = dup;
+	uc->uc_used = ++ucred_clock;
+}
+
+/* the credential of a message on bsid, set for the next request */
+static void
+upstream_cred_for(const struct config_backend *be, const char *bsid)
+{
+	struct upcred	*uc;
+
+	if (!texch_backend(be))
+		return;
+	if ((uc = upstream_cred_find(be, bsid)) != NULL)
+		backend_cred_set(uc->uc_authz);
+}
+
+static void
+upstream_cred_free(void)
+{
+	size_t	 i;
+
+	for (i = 0; i < UPSTREAM_CREDS; i++)
+		if (ucreds[i].uc_authz != NULL) {
+			OPENSSL_cleanse(ucreds[i].uc_authz,
+			    strlen(ucreds[i].uc_authz));
+			free(ucreds[i].uc_authz);
+		}
+	memset(ucreds, 0, sizeof(ucreds));
+}
+
 static void
 upstream_free(struct upstream *u)
 {
@@ -479,7 +572,8 @@ legacy_ops_send(struct upstream *u, const struct upstream_params *p)
 	br.br_len = len;
 	br.br_bsid = u->u_bsid;
 	br.br_version = u->u_bver;
-	/* (later, per-principal credentials: their headers go in br) */
+	/* per-principal credentials (token_exchange) */
+	upstream_cred_note(u);
 	backend_cred_set(u->u_authz);
 	u->u_call = backend_post(u->u_w, u->u_be, &br, upstream_bcbs_of(u), u);
 	backend_cred_set(NULL);
@@ -1334,7 +1428,11 @@ upstream_abort(struct upstream *u, const char *reason)
 	ops = upstream_ops_of(u->u_era);
 	if (u->u_state == US_SENDING && u->u_call != NULL &&
 	    ops->uo_abort != NULL) {
+		/* its notifications/cancelled goes with the call's
+		 * credential (token_exchange) */
+		backend_cred_set(u->u_authz);
 		ops->uo_abort(u->u_call, reason);
+		backend_cred_set(NULL);
 		u->u_call = NULL;
 	}
 	upstream_cancel(u);
@@ -1348,6 +1446,7 @@ upstream_free_all(struct worker *w)
 	struct uopen	*uo;
 
 	(void)w;
+	upstream_cred_free();
 	while ((uo = TAILQ_FIRST(&uopens)) != NULL) {
 		while ((u = TAILQ_FIRST(&uo->uo_waiters)) != NULL) {
 			TAILQ_REMOVE(&uo->uo_waiters, u, u_wentry);
@@ -1366,7 +1465,9 @@ void
 upstream_post(struct worker *w, const struct config_backend *be,
     const char *bsid, const char *version, json_t *msg)
 {
+	upstream_cred_for(be, bsid);
 	backend_post_nowait(w, be, bsid, version, msg);
+	backend_cred_set(NULL);
 }
 
 int
@@ -1374,7 +1475,12 @@ upstream_notify(struct worker *w, const struct config_backend *be,
     const char *bsid, const char *version, const char *method,
     json_t *params)
 {
-	return backend_notify(w, be, bsid, version, method, params);
+	int	 rc;
+
+	upstream_cred_for(be, bsid);
+	rc = backend_notify(w, be, bsid, version, method, params);
+	backend_cred_set(NULL);
+	return rc;
 }
 
 int
@@ -1397,8 +1503,10 @@ upstream_request_nowait(struct worker *w, const struct config_backend *be,
 	br.br_len = len;
 	br.br_bsid = bsid;
 	br.br_version = version;
+	upstream_cred_for(be, bsid);
 	if (backend_post(w, be, &br, NULL, NULL) != NULL)
 		rc = 0;
+	backend_cred_set(NULL);
 	free(body);
 	return rc;
 }

@@ -14,7 +14,7 @@ import path from 'node:path';
 
 import {
   useHarness, guarded, startTestBackend, startDaemon, httpRequest, withTimeout, vmcpctl,
-  freePort, mcpPost, HOST, LEGACY_VERSION,
+  freePort, mcpPost, waitFor, HOST, LEGACY_VERSION,
 } from './lib/harness.mjs';
 import { startIdp, oidcConfig, TX_CLIENT } from './lib/oidc.mjs';
 import { useMulti, startModern, openStream, modernMeta, MODERN } from './lib/multi.mjs';
@@ -120,6 +120,30 @@ describe('outgoingAuth token_exchange with a real OpenID provider', () => {
     rs.forEach((r, i) => assert.deepEqual(r.content, [{ type: 'text', text: `Echo: c${i}` }]));
     assert.equal(idp.exchanges.filter((x) => x.sub === 'carol').length, 1,
       JSON.stringify(idp.exchanges.map((x) => x.sub)));
+  }));
+
+  test('a cancellation reaches the backend with the principal\'s exchanged token', guarded(async () => {
+    const client = new Client({ name: 'v1', version: '1.0.0' });
+    await withTimeout(client.connect(new StreamableHTTPClientTransport(new URL(daemon.url),
+      { requestInit: { headers: bearer(tokens.alice) } })), 15000, 'v1 connect');
+    try {
+      const ac = new AbortController();
+      const call = client.callTool({ name: 'slow', arguments: { ms: 20000 } }, undefined,
+        { signal: ac.signal, timeout: 30000 });
+      await waitFor('the slow call at the backend', async () =>
+        (await seen(backend)).some((e) => e.rpc === 'tools/call' && e.authorization?.startsWith('Bearer xt.alice.')),
+      { timeout: 10000 });
+      await new Promise((r) => setTimeout(r, 300));
+      ac.abort('enough');
+      await assert.rejects(call);
+      const x = idp.exchanges.find((e) => e.sub === 'alice');
+      await waitFor('notifications/cancelled at the backend', async () =>
+        (await seen(backend)).some((e) => e.rpc === 'notifications/cancelled'), { timeout: 10000 });
+      for (const e of (await seen(backend)).filter((f) => f.rpc === 'notifications/cancelled'))
+        assert.equal(e.authorization, `Bearer ${x.token}`);
+    } finally {
+      await client.close();
+    }
   }));
 
   test('vmcpctl dump tokens shows keys and expiry, no token; the state file holds none', guarded(async () => {
