@@ -17,7 +17,8 @@ import {
   freePort, mcpPost, waitFor, HOST, LEGACY_VERSION,
 } from './lib/harness.mjs';
 import { startIdp, oidcConfig, TX_CLIENT } from './lib/oidc.mjs';
-import { useMulti, startModern, openStream, modernMeta, MODERN } from './lib/multi.mjs';
+import { useMulti, startModern, startSpec, openStream, modernMeta, MODERN } from './lib/multi.mjs';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Client as V2Client, StreamableHTTPClientTransport as V2Transport } from '@modelcontextprotocol/client';
@@ -333,5 +334,38 @@ describe('without token_exchange, principals share one view', () => {
     assert.ok(keys.length >= 1, d.stdout.slice(0, 2000));
     assert.ok(keys.every((k) => k.endsWith('|anon|')), keys.join(' '));
     assert.equal(idp.exchanges.length, 0);
+  }));
+});
+
+describe('outgoingAuth token_exchange: a backend\'s request answered by the client', () => {
+  let idp, asker, daemon;
+
+  before(async () => {
+    idp = await startIdp();
+    asker = await startSpec({ label: 'asker', elicit: true });
+    daemon = await startDaemon({ backendUrl: asker.url, backendName: 'asker',
+      extra: exchangeConfig(idp, 'asker') });
+  });
+
+  after(async () => {
+    if (daemon)
+      await daemon.stop();
+    await idp?.stop();
+  });
+
+  test('the elicitation\'s answer reaches the backend (with the exchanged token)', guarded(async () => {
+    const client = new Client({ name: 'v1', version: '1.0.0' }, { capabilities: { elicitation: {} } });
+    client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: { answer: '42' } }));
+    await withTimeout(client.connect(new StreamableHTTPClientTransport(new URL(daemon.url),
+      { requestInit: { headers: bearer(await idp.token('alice')) } })), 15000, 'v1 connect');
+    try {
+      const r = await client.callTool({ name: 'ask', arguments: { question: 'q?' } }, undefined,
+        { timeout: 40000 });
+      assert.ok(!r.isError, JSON.stringify(r));
+      assert.match(r.content[0].text, /answer .*42/);
+    } finally {
+      await client.close();
+    }
+    assert.equal(idp.exchanges.length, 1);
   }));
 });
