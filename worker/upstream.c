@@ -136,10 +136,14 @@ static void	upstream_session_take(struct upstream *, char *, char *);
  * for the messages sent on it outside a call (answers to the backend's
  * requests, cancellations, logging/setLevel).  A backend session of
  * such a backend belongs to one principal (its client session's or its
- * scope's), so its credential is that principal's; a session not found
- * here gets no message (never one without credentials).  In memory
- * only, a few slots, the least recently used reused.
+ * scope's), so its credential is that principal's.  In memory, a few
+ * slots, the least recently used reused; the session's principal scope
+ * is also recorded in the tokens db ("bs|<backend>|<session>", no
+ * secret), so that a message sent from another worker (a client's
+ * answer may land on any) finds the principal's token there.  A session
+ * found in neither gets no message (never one without credentials).
  */
+#define UPSTREAM_BS_TTL_MS	(60ULL * 60 * 1000)
 #define UPSTREAM_CREDS		64
 #define UPSTREAM_CRED_SID	128
 static struct upcred {
@@ -165,6 +169,24 @@ upstream_cred_find(const struct config_backend *be, const char *bsid)
 }
 
 static void
+upstream_cred_bskey(char *key, size_t len, const struct config_backend *be,
+    const char *bsid)
+{
+	(void)snprintf(key, len, "bs|%s|%s", be->cb_name, bsid);
+}
+
+static void
+upstream_cred_record(struct upstream *u)
+{
+	char		 key[STORE_KEY_MAX];
+	uint64_t	 now = store_now_ms();
+
+	upstream_cred_bskey(key, sizeof(key), u->u_be, u->u_bsid);
+	(void)store_put(u->u_w->w_store, STORE_TOKENS, key, strlen(key),
+	    u->u_scope, strlen(u->u_scope), now + UPSTREAM_BS_TTL_MS, now);
+}
+
+static void
 upstream_cred_note(struct upstream *u)
 {
 	struct upcred	*uc, *old = &ucreds[0];
@@ -182,6 +204,7 @@ upstream_cred_note(struct upstream *u)
 	if ((dup = strdup(u->u_authz)) == NULL)
 		return;
 	if (uc == NULL) {
+		upstream_cred_record(u);
 		for (i = 0; i < UPSTREAM_CREDS; i++)
 			if (ucreds[i].uc_used < old->uc_used)
 				old = &ucreds[i];
@@ -198,16 +221,47 @@ upstream_cred_note(struct upstream *u)
 	uc->uc_used = ++ucred_clock;
 }
 
-/* the credential of a message on bsid, set for the next request */
-static void
-upstream_cred_for(const struct config_backend *be, const char *bsid)
-{
-	struct upcred	*uc;
+static char	*ucred_buf;	/* one read from the store, for one message */
 
-	if (!texch_backend(be))
+/* the credential of a message on bsid, set for the next request;
+ * upstream_cred_done() after it */
+static void
+upstream_cred_for(struct worker *w, const struct config_backend *be,
+    const char *bsid)
+{
+	struct upcred		*uc;
+	struct store_rec	 rec;
+	char			 key[STORE_KEY_MAX], why[256];
+
+	if (!texch_backend(be) || bsid == NULL)
 		return;
-	if ((uc = upstream_cred_find(be, bsid)) != NULL)
+	if ((uc = upstream_cred_find(be, bsid)) != NULL) {
 		backend_cred_set(uc->uc_authz);
+		return;
+	}
+	upstream_cred_bskey(key, sizeof(key), be, bsid);
+	memset(&rec, 0, sizeof(rec));
+	if (store_get(w->w_store, STORE_TOKENS, key, strlen(key),
+	    store_now_ms(), &rec) != 0)
+		return;
+	if ((ucred_buf = malloc(TEXCH_AUTHZ_MAX)) != NULL &&
+	    texch_credential(w, be, rec.sr_data, ucred_buf, TEXCH_AUTHZ_MAX,
+	    why, sizeof(why)) == 0)
+		backend_cred_set(ucred_buf);
+	else
+		log_debug("%s", ucred_buf != NULL ? why : "out of memory");
+	free(rec.sr_data);
+}
+
+static void
+upstream_cred_done(void)
+{
+	backend_cred_set(NULL);
+	if (ucred_buf != NULL) {
+		OPENSSL_cleanse(ucred_buf, TEXCH_AUTHZ_MAX);
+		free(ucred_buf);
+		ucred_buf = NULL;
+	}
 }
 
 static void
@@ -1465,9 +1519,9 @@ void
 upstream_post(struct worker *w, const struct config_backend *be,
     const char *bsid, const char *version, json_t *msg)
 {
-	upstream_cred_for(be, bsid);
+	upstream_cred_for(w, be, bsid);
 	backend_post_nowait(w, be, bsid, version, msg);
-	backend_cred_set(NULL);
+	upstream_cred_done();
 }
 
 int
@@ -1477,9 +1531,9 @@ upstream_notify(struct worker *w, const struct config_backend *be,
 {
 	int	 rc;
 
-	upstream_cred_for(be, bsid);
+	upstream_cred_for(w, be, bsid);
 	rc = backend_notify(w, be, bsid, version, method, params);
-	backend_cred_set(NULL);
+	upstream_cred_done();
 	return rc;
 }
 
@@ -1503,10 +1557,10 @@ upstream_request_nowait(struct worker *w, const struct config_backend *be,
 	br.br_len = len;
 	br.br_bsid = bsid;
 	br.br_version = version;
-	upstream_cred_for(be, bsid);
+	upstream_cred_for(w, be, bsid);
 	if (backend_post(w, be, &br, NULL, NULL) != NULL)
 		rc = 0;
-	backend_cred_set(NULL);
+	upstream_cred_done();
 	free(body);
 	return rc;
 }
