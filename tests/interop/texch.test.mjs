@@ -240,6 +240,15 @@ describe('outgoingAuth token_exchange with a real OpenID provider', () => {
       idp.exchangeFail = null;
     }
   }));
+
+  test('after a restart the sealed tokens do not open: exchanged anew, calls go on', guarded(async () => {
+    const before = idp.exchanges.filter((x) => x.sub === 'alice').length;
+    await daemon.stop();
+    await daemon.start();
+    const r = await v1Call(daemon, tokens.alice, 'again');
+    assert.deepEqual(r.content, [{ type: 'text', text: 'Echo: again' }]);
+    assert.equal(idp.exchanges.filter((x) => x.sub === 'alice').length, before + 1);
+  }));
 });
 
 describe('outgoingAuth token_exchange with the token endpoint down', () => {
