@@ -17,7 +17,9 @@ import {
   freePort, mcpPost, waitFor, HOST, LEGACY_VERSION,
 } from './lib/harness.mjs';
 import { startIdp, oidcConfig, TX_CLIENT } from './lib/oidc.mjs';
-import { useMulti, startModern, startSpec, openStream, modernMeta, MODERN } from './lib/multi.mjs';
+import {
+  useMulti, startModern, startSpec, openStream, modernMeta, modern, MODERN,
+} from './lib/multi.mjs';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -113,6 +115,20 @@ describe('outgoingAuth token_exchange with a real OpenID provider', () => {
     const calls = s.filter((e) => e.rpc === 'tools/call');
     assert.ok(calls.some((e) => e.authorization === `Bearer ${byUser('alice')[0].token}`));
     assert.ok(calls.some((e) => e.authorization === `Bearer ${byUser('bob')[0].token}`));
+  }));
+
+  test('a 2026-07-28 (stateless) client: lists and calls as its principal', guarded(async () => {
+    const token = idp.forge(idp.claims({ sub: 'dave', client_id: 'dave' }));
+    const l = await modern(daemon.port, 'tools/list', {}, bearer(token));
+    assert.equal(l.status, 200, l.text);
+    assert.ok(l.json.result.tools.some((t) => t.name === 'echo'), l.text);
+    const c = await modern(daemon.port, 'tools/call', { name: 'echo', arguments: { message: 'm' } },
+      { ...bearer(token), 'Mcp-Name': 'echo' });
+    assert.equal(c.status, 200, c.text);
+    assert.match(c.text, /Echo: m/);
+    const x = idp.exchanges.filter((e) => e.sub === 'dave');
+    assert.equal(x.length, 1);
+    assert.ok((await seen(backend)).some((e) => e.rpc === 'tools/call' && e.authorization === `Bearer ${x[0].token}`));
   }));
 
   test('many concurrent calls of a new principal, across the workers, cost one exchange', guarded(async () => {
