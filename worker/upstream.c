@@ -225,7 +225,7 @@ static char	*ucred_buf;	/* one read from the store, for one message */
 
 /* the credential of a message on bsid, set for the next request;
  * upstream_cred_done() after it */
-static void
+void
 upstream_cred_for(struct worker *w, const struct config_backend *be,
     const char *bsid)
 {
@@ -253,7 +253,7 @@ upstream_cred_for(struct worker *w, const struct config_backend *be,
 	free(rec.sr_data);
 }
 
-static void
+void
 upstream_cred_done(void)
 {
 	backend_cred_set(NULL);

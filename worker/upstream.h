@@ -166,6 +166,15 @@ enum proto_era upstream_era(const struct upstream *);
 /* answer a request that came on the stream, on its session */
 void	 upstream_stream_reply(struct upstream *, json_t *msg);
 
+/*
+ * token_exchange: the credential of backend session bsid (its
+ * principal's) for the next request made to be (a DELETE); then
+ * upstream_cred_done().  No-op for other backends.
+ */
+void	 upstream_cred_for(struct worker *, const struct config_backend *,
+	    const char *bsid);
+void	 upstream_cred_done(void);
+
 /* vmcpd's clientInfo, as the client of a backend */
 json_t	*upstream_client_info(void);
 /* a response (the tree, or the text parsed): a new reference, or NULL */

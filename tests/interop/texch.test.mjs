@@ -163,6 +163,23 @@ describe('outgoingAuth token_exchange with a real OpenID provider', () => {
     }
   }));
 
+  test('a client session\'s end closes its backend session with the exchanged token', guarded(async () => {
+    const client = new Client({ name: 'v1', version: '1.0.0' });
+    const transport = new StreamableHTTPClientTransport(new URL(daemon.url),
+      { requestInit: { headers: bearer(tokens.bob) } });
+    await withTimeout(client.connect(transport), 15000, 'v1 connect');
+    await client.callTool({ name: 'echo', arguments: { message: 'bye' } });
+    await transport.terminateSession();
+    await client.close();
+    const x = idp.exchanges.find((e) => e.sub === 'bob');
+    await waitFor('the backend session DELETEd', async () =>
+      (await seen(backend)).some((e) => e.method === 'DELETE'), { timeout: 15000 });
+    for (const e of (await seen(backend)).filter((f) => f.method === 'DELETE'))
+      assert.ok(e.authorization?.startsWith('Bearer xt.'), JSON.stringify(e));
+    assert.ok((await seen(backend)).some((e) => e.method === 'DELETE' &&
+      e.authorization === `Bearer ${x.token}`));
+  }));
+
   test('vmcpctl dump tokens shows keys and expiry, no token; the state file holds none', guarded(async () => {
     assert.ok(idp.exchanges.length >= 2);
     const d = await vmcpctl(['dump', 'tokens'], { stateDir: daemon.stateDir });
