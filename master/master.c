@@ -28,6 +28,7 @@
 #include "shared/config.h"
 #include "shared/ipc.h"
 #include "shared/log.h"
+#include "shared/seal.h"
 #include "shared/paths.h"
 #include "shared/stats.h"
 #include "shared/store.h"
@@ -911,6 +912,10 @@ master_run(struct config *conf, int debug)
 	sa.sa_handler = SIG_IGN;
 	(void)sigaction(SIGPIPE, &sa, NULL);
 
+	/* the key of the sealed tokens (shared/seal.h): in memory only,
+	 * inherited by every child forked from here on */
+	if (seal_key_generate() == -1)
+		fatalx("cannot make the sealing key");
 	if (master_check_store(conf) == -1 ||
 	    master_check_audit(conf, 1) == -1)
 		exit(1);

@@ -76,8 +76,12 @@ struct config_backend {
  */
 enum config_outauth_type {
 	CONFIG_OUTAUTH_UNAUTHENTICATED = 0,
-	CONFIG_OUTAUTH_HEADER
+	CONFIG_OUTAUTH_HEADER,
+	CONFIG_OUTAUTH_EXCHANGE		/* token_exchange (RFC 8693) */
 };
+
+/* RFC 8693 2.1 subject_token_type: the URN of a short form */
+#define CONFIG_TX_ACCESS_TOKEN	"urn:ietf:params:oauth:token-type:access_token"
 
 struct config_outauth {
 	char			*oa_backend;	/* NULL: the default */
@@ -85,6 +89,15 @@ struct config_outauth {
 	char			*oa_header_name;
 	char			*oa_header_value;	/* secret */
 	char			*oa_header_env;		/* or NULL */
+	/* token_exchange: the client's access token exchanged at
+	 * oa_tx_url for one the backend takes (worker/texch.c) */
+	char			*oa_tx_url;
+	char			*oa_tx_client_id;	/* or NULL */
+	char			*oa_tx_secret;		/* secret, or NULL */
+	char			*oa_tx_secret_env;	/* or NULL */
+	char			*oa_tx_audience;	/* or NULL */
+	char			*oa_tx_scopes;		/* space-joined, or NULL */
+	const char		*oa_tx_subject_type;	/* a URN */
 };
 
 enum config_conflict {
@@ -371,6 +384,8 @@ int		 config_host_loopback(const char *host, size_t len);
 
 /* an outgoingAuth type's name, for messages and status */
 const char	*config_outauth_name(enum config_outauth_type);
+/* host (after "http://") is 127.0.0.0/8, [::1] or localhost: 1, else 0 */
+int		 config_outauth_loopback(const char *host);
 
 /* the incomingAuth type's name, for messages */
 const char	*config_inauth_name(enum config_inauth_type);

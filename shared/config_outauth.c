@@ -22,6 +22,8 @@ config_outauth_name(enum config_outauth_type t)
 	switch (t) {
 	case CONFIG_OUTAUTH_HEADER:
 		return "header_injection";
+	case CONFIG_OUTAUTH_EXCHANGE:
+		return "token_exchange";
 	case CONFIG_OUTAUTH_UNAUTHENTICATED:
 	default:
 		return "unauthenticated";
@@ -63,8 +65,8 @@ static int
 load_outauth_type(struct loader *ld, struct cnode *v, const char *path,
     void *arg)
 {
-	static const char *const later[] = { "token_exchange",
-	    "upstream_inject", "aws_sts", "obo", "xaa", NULL };
+	static const char *const later[] = { "upstream_inject", "aws_sts",
+	    "obo", "xaa", NULL };
 	struct config_outauth	*oa = arg;
 	size_t			 i;
 
@@ -78,13 +80,18 @@ load_outauth_type(struct loader *ld, struct cnode *v, const char *path,
 		oa->oa_type = CONFIG_OUTAUTH_HEADER;
 		return 0;
 	}
+	if (v->cn_type == CN_SCALAR && strcmp(v->cn_str,
+	    "token_exchange") == 0) {
+		oa->oa_type = CONFIG_OUTAUTH_EXCHANGE;
+		return 0;
+	}
 	if (v->cn_type == CN_SCALAR)
 		for (i = 0; later[i] != NULL; i++)
 			if (strcmp(v->cn_str, later[i]) == 0)
 				return config_error(ld, v, "outgoingAuth type "
 				    "%s " NOTYET, later[i]);
-	return config_expected(ld, v, path, "unauthenticated or "
-	    "header_injection");
+	return config_expected(ld, v, path, "unauthenticated, "
+	    "header_injection or token_exchange");
 }
 
 /* RFC 9110 5.6.2: token = 1*tchar */
@@ -222,15 +229,202 @@ load_header_injection(struct loader *ld, struct cnode *n, const char *path,
 	return 0;
 }
 
+/*
+ * tokenUrl: https://, or http:// to a loopback host only (the client
+ * secret and the tokens travel on it)
+ */
+static int
+load_tx_url(struct loader *ld, struct cnode *v, const char *path, void *arg)
+{
+	struct config_outauth	*oa = arg;
+	const char		*u;
+
+	if (load_string(ld, v, path, &oa->oa_tx_url) == -1)
+		return -1;
+	u = oa->oa_tx_url;
+	if (strncasecmp(u, "https://", 8) == 0 && u[8] != '\0' &&
+	    u[8] != '/')
+		return 0;
+	if (strncasecmp(u, "http://", 7) == 0 && config_outauth_loopback(u + 7))
+		return 0;
+	return config_expected(ld, v, path, "an https:// URL (http:// only "
+	    "to 127.0.0.1, [::1] or localhost)");
+}
+
+/* "127.x.y.z", "[::1]" or "localhost", then ':', '/' or the end */
+int
+config_outauth_loopback(const char *host)
+{
+	size_t	 n;
+
+	if (strncmp(host, "[::1]", 5) == 0)
+		n = 5;
+	else if (strncasecmp(host, "localhost", 9) == 0)
+		n = 9;
+	else if (strncmp(host, "127.", 4) == 0)
+		n = 4 + strspn(host + 4, "0123456789.");
+	else
+		return 0;
+	return host[n] == '\0' || host[n] == ':' || host[n] == '/';
+}
+
+static int
+tx_set_secret(struct loader *ld, struct cnode *v, const char *path,
+    struct config_outauth *oa, const char *val)
+{
+	if (*val == '\0')
+		return config_error(ld, v, "%s: expected a non-empty secret",
+		    path);
+	if (oa->oa_tx_secret != NULL) {
+		explicit_bzero(oa->oa_tx_secret, strlen(oa->oa_tx_secret));
+		free(oa->oa_tx_secret);
+	}
+	if ((oa->oa_tx_secret = strdup(val)) == NULL)
+		return config_error(ld, NULL, "out of memory");
+	return 0;
+}
+
+static int
+load_tx_secret(struct loader *ld, struct cnode *v, const char *path,
+    void *arg)
+{
+	if (v->cn_type != CN_SCALAR || cnode_is_null(v))
+		return config_error(ld, v, "%s: expected a string", path);
+	return tx_set_secret(ld, v, path, arg, v->cn_str);
+}
+
+static int
+load_tx_secret_env(struct loader *ld, struct cnode *v, const char *path,
+    void *arg)
+{
+	struct config_outauth	*oa = arg;
+	const char		*val;
+
+	if (load_env_ref(ld, v, path, &oa->oa_tx_secret_env, &val) == -1)
+		return -1;
+	return tx_set_secret(ld, v, path, oa, val);
+}
+
+/* RFC 6749 3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ) */
+static int
+tx_scope_token(const char *s)
+{
+	if (*s == '\0')
+		return 0;
+	for (; *s != '\0'; s++)
+		if (*s < 0x21 || *s > 0x7e || *s == '"' || *s == '\\')
+			return 0;
+	return 1;
+}
+
+static int
+load_tx_scopes(struct loader *ld, struct cnode *v, const char *path,
+    void *arg)
+{
+	struct config_outauth	*oa = arg;
+	char			**sv = NULL, *j = NULL;
+	size_t			 n = 0, i, len = 0;
+	int			 rc = -1;
+
+	if (load_string_seq(ld, v, path, "a sequence of scopes", &sv,
+	    &n) == -1)
+		goto done;
+	for (i = 0; i < n; i++) {
+		if (!tx_scope_token(sv[i])) {
+			config_error(ld, v->cn_kids[i], "%s[%zu]: expected an "
+			    "OAuth scope (RFC 6749 3.3: no spaces, quotes or "
+			    "backslashes)", path, i);
+			goto done;
+		}
+		len += strlen(sv[i]) + 1;
+	}
+	if (n > 0) {
+		if ((j = malloc(len)) == NULL) {
+			config_error(ld, NULL, "out of memory");
+			goto done;
+		}
+		for (i = 0, len = 0; i < n; i++) {
+			if (i > 0)
+				j[len++] = ' ';
+			memcpy(j + len, sv[i], strlen(sv[i]));
+			len += strlen(sv[i]);
+		}
+		j[len] = '\0';
+	}
+	free(oa->oa_tx_scopes);
+	oa->oa_tx_scopes = j;
+	rc = 0;
+ done:
+	for (i = 0; sv != NULL && sv[i] != NULL; i++)
+		free(sv[i]);
+	free(sv);
+	return rc;
+}
+
+/* RFC 8693 3: the URN, or the reference's short forms */
+static int
+load_tx_subject_type(struct loader *ld, struct cnode *v, const char *path,
+    void *arg)
+{
+	static const char *const types[][2] = {
+		{ "access_token", CONFIG_TX_ACCESS_TOKEN },
+		{ "id_token", "urn:ietf:params:oauth:token-type:id_token" },
+		{ "jwt", "urn:ietf:params:oauth:token-type:jwt" },
+	};
+	struct config_outauth	*oa = arg;
+	size_t			 i;
+
+	if (v->cn_type == CN_SCALAR)
+		for (i = 0; i < nitems(types); i++)
+			if (strcmp(v->cn_str, types[i][0]) == 0 ||
+			    strcmp(v->cn_str, types[i][1]) == 0) {
+				oa->oa_tx_subject_type = types[i][1];
+				return 0;
+			}
+	return config_expected(ld, v, path, "access_token, id_token or jwt "
+	    "(or its urn:ietf:params:oauth:token-type: URN)");
+}
+
+static int
+load_token_exchange(struct loader *ld, struct cnode *n, const char *path,
+    void *arg)
+{
+	struct config_outauth	*oa = arg;
+	const struct field fields[] = {
+		{ "tokenUrl", F_FN, oa, load_tx_url, 0, 0 },
+		{ "clientId", F_STRING, &oa->oa_tx_client_id, NULL, 0, 0 },
+		{ "clientSecret", F_FN, oa, load_tx_secret, 0, 0 },
+		{ "clientSecretEnv", F_FN, oa, load_tx_secret_env, 0, 0 },
+		{ "audience", F_STRING, &oa->oa_tx_audience, NULL, 0, 0 },
+		{ "scopes", F_FN, oa, load_tx_scopes, 0, 0 },
+		{ "subjectTokenType", F_FN, oa, load_tx_subject_type, 0, 0 },
+		{ "subjectProviderName", F_NOTYET, NULL, NULL, 0, 0 },
+	};
+
+	oa->oa_tx_subject_type = CONFIG_TX_ACCESS_TOKEN;
+	if (load_fields(ld, n, path, fields, nitems(fields)) == -1 ||
+	    config_require(ld, n, path, "tokenUrl") == -1)
+		return -1;
+	if (cnode_get(n, "clientSecret") != NULL &&
+	    cnode_get(n, "clientSecretEnv") != NULL)
+		return config_error(ld, cnode_get_key(n, "clientSecretEnv"),
+		    "%s: clientSecret and clientSecretEnv are exclusive; set "
+		    "one", path);
+	if (oa->oa_tx_secret != NULL && oa->oa_tx_client_id == NULL)
+		return config_error(ld, n, "%s: a client secret needs clientId",
+		    path);
+	return 0;
+}
+
 static int
 load_strategy(struct loader *ld, struct cnode *n, const char *path,
     struct config_outauth *oa)
 {
-	struct cnode	*hi;
+	struct cnode	*hi, *tx;
 	const struct field fields[] = {
 		{ "type", F_FN, oa, load_outauth_type, 0, 0 },
 		{ "headerInjection", F_FN, oa, load_header_injection, 0, 0 },
-		{ "tokenExchange", F_NOTYET, NULL, NULL, 0, 0 },
+		{ "tokenExchange", F_FN, oa, load_token_exchange, 0, 0 },
 		{ "upstreamInject", F_NOTYET, NULL, NULL, 0, 0 },
 		{ "awsSts", F_NOTYET, NULL, NULL, 0, 0 },
 		{ "obo", F_NOTYET, NULL, NULL, 0, 0 },
@@ -247,6 +441,14 @@ load_strategy(struct loader *ld, struct cnode *n, const char *path,
 	if (oa->oa_type != CONFIG_OUTAUTH_HEADER && hi != NULL)
 		return config_error(ld, hi, "%s.headerInjection: only with "
 		    "type header_injection", path);
+	tx = cnode_get_key(n, "tokenExchange");
+	if (oa->oa_type == CONFIG_OUTAUTH_EXCHANGE && tx == NULL)
+		return config_error(ld, cnode_get(n, "type"), "%s: type "
+		    "token_exchange needs a tokenExchange section (tokenUrl, "
+		    "clientId, ...)", path);
+	if (oa->oa_type != CONFIG_OUTAUTH_EXCHANGE && tx != NULL)
+		return config_error(ld, tx, "%s.tokenExchange: only with "
+		    "type token_exchange", path);
 	return 0;
 }
 
@@ -349,6 +551,14 @@ config_outauth_resolve(struct loader *ld)
 			    be->cb_name, config_transport_name(
 			    be->cb_transport), config_outauth_name(
 			    oa->oa_type));
+		if (oa->oa_type == CONFIG_OUTAUTH_EXCHANGE &&
+		    cf->cf_inauth.ci_type != CONFIG_INAUTH_OIDC)
+			return config_error(ld, oa->oa_backend != NULL ?
+			    cnode_get_key(ld->ld_outauth_backends,
+			    be->cb_name) : ld->ld_outauth_default,
+			    "outgoingAuth: backend %s uses token_exchange, "
+			    "which needs incomingAuth type oidc (the client's "
+			    "access token is what is exchanged)", be->cb_name);
 		be->cb_outauth = oa;
 	}
 	return 0;
@@ -369,6 +579,16 @@ config_outauth_free(struct config *cf)
 			explicit_bzero(oa->oa_header_value,
 			    strlen(oa->oa_header_value));
 			free(oa->oa_header_value);
+		}
+		free(oa->oa_tx_url);
+		free(oa->oa_tx_client_id);
+		free(oa->oa_tx_secret_env);
+		free(oa->oa_tx_audience);
+		free(oa->oa_tx_scopes);
+		if (oa->oa_tx_secret != NULL) {
+			explicit_bzero(oa->oa_tx_secret,
+			    strlen(oa->oa_tx_secret));
+			free(oa->oa_tx_secret);
 		}
 	}
 	free(cf->cf_outauth);

@@ -365,8 +365,12 @@ ctl_dump_cb(void *arg, const void *key, size_t klen,
 	if (cd->cd_all && store_rec_expired(rec->sr_expires_ms, cd->cd_now) &&
 	    ctl_set(o, "expired", json_true()) == -1)
 		goto done;
+	/* exchanged tokens: their keys and expiry, never their values
+	 * (sealed, but shown nowhere all the same) */
 	if ((head = json_dumps(o, JSON_COMPACT)) == NULL ||
-	    (value = ctl_value(rec->sr_data, rec->sr_len)) == NULL)
+	    (value = strcmp(cd->cd_db, "tokens") == 0 ?
+	    strdup("\"(not shown)\"") : ctl_value(rec->sr_data,
+	    rec->sr_len)) == NULL)
 		goto done;
 	/* splice the value in as the last member */
 	hlen = strlen(head);

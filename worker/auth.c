@@ -6,8 +6,9 @@
  * that adds the lock record "lock|<issuer hash>" to the store's keys db
  * fetches (discovery, then the JWKS, or jwksUrl straight) and stores
  * the document under "jwks|<issuer hash>"; every worker reads it from
- * there when its stamp changes.  It is fetched again every 5 minutes,
- * and on a token whose kid is unknown at most once per 30 s across all
+ * there when its stamp changes.  It is fetched again when the JWKS
+ * answer's Cache-Control max-age says (1 min to 1 h; 5 min without
+ * one: the "next|" record, shared by the workers), and on a token whose kid is unknown at most once per 30 s across all
  * workers (the "refetch|" record), so tokens with random kids cannot
  * make vmcpd hammer the issuer.  A fetch that fails keeps the old keys;
  * they expire 24 h after the last good fetch.  Without keys, or with a
@@ -44,6 +45,8 @@
 #include "worker.h"
 
 #define AUTH_REFRESH_MS		(5ULL * 60 * 1000)	/* scheduled */
+#define AUTH_REFRESH_MIN_MS	(60ULL * 1000)		/* max-age bounds */
+#define AUTH_REFRESH_MAX_MS	(60ULL * 60 * 1000)
 #define AUTH_REFETCH_MS		(30ULL * 1000)		/* unknown kid */
 #define AUTH_KEYS_TTL_MS	(24ULL * 60 * 60 * 1000) /* hard max age */
 #define AUTH_LOCK_MS		(15ULL * 1000)		/* one fetch */
@@ -85,6 +88,7 @@ static struct {
 	char			 a_jwks_key[48];
 	char			 a_lock_key[48];
 	char			 a_refetch_key[48];
+	char			 a_next_key[48];	/* next refresh */
 	struct jwks		 a_jwks;
 	struct store_rec	 a_have;	/* the stamp a_jwks came from */
 	struct event		*a_tick;
@@ -452,6 +456,57 @@ auth_keys_load(struct worker *w)
 	free(rec.sr_data);
 }
 
+/*
+ * How long a JWKS answer is good for: its Cache-Control max-age (RFC
+ * 9111 5.2.2.1), within AUTH_REFRESH_MIN_MS..AUTH_REFRESH_MAX_MS (a
+ * key rotation is seen within the hour; a tiny max-age does not make
+ * vmcpd hammer the issuer); AUTH_REFRESH_MS without one, or with
+ * no-cache / no-store.
+ */
+uint64_t
+auth_refresh_ms(const char *cc)
+{
+	const char	*p;
+	uint64_t	 v = 0;
+	int		 digits = 0;
+
+	if (cc == NULL || strcasestr(cc, "no-cache") != NULL ||
+	    strcasestr(cc, "no-store") != NULL)
+		return AUTH_REFRESH_MS;
+	for (p = cc; (p = strcasestr(p, "max-age")) != NULL; p += 7) {
+		/* a directive of its own, not s-maxage or x-max-age */
+		if (p != cc && p[-1] != ' ' && p[-1] != ',' && p[-1] != '\t')
+			continue;
+		if (p[7] != '=')
+			continue;
+		for (p += 8; *p >= '0' && *p <= '9'; p++, digits++)
+			if (v < 10000000)
+				v = v * 10 + (uint64_t)(*p - '0');
+		break;
+	}
+	if (digits == 0)
+		return AUTH_REFRESH_MS;
+	v *= 1000;
+	if (v < AUTH_REFRESH_MIN_MS)
+		return AUTH_REFRESH_MIN_MS;
+	return v > AUTH_REFRESH_MAX_MS ? AUTH_REFRESH_MAX_MS : v;
+}
+
+/* the scheduled refresh is due (no worker fetched within its time) */
+static int
+auth_refresh_due(struct worker *w, uint64_t now)
+{
+	struct store_rec	 rec;
+
+	memset(&rec, 0, sizeof(rec));
+	if (store_get(w->w_store, STORE_KEYS, A.a_next_key,
+	    strlen(A.a_next_key), now, &rec) == 0) {
+		free(rec.sr_data);
+		return 0;
+	}
+	return 1;
+}
+
 static void
 auth_fetch_end(struct worker *w, int ok)
 {
@@ -514,10 +569,9 @@ auth_fetch_done(void *arg, struct http_call *c, int result, const char *err)
 	json_t		*doc;
 	struct jwks	 jw;
 	const char	*why, *iss, *uri;
-	uint64_t	 now = store_now_ms();
+	uint64_t	 now = store_now_ms(), refresh;
 	char		*juri;
 
-	(void)c;
 	A.a_call = NULL;
 	if (result != 0 || A.a_buf == NULL) {
 		log_warnx("auth: fetching the issuer's %s failed: %s",
@@ -560,7 +614,12 @@ auth_fetch_done(void *arg, struct http_call *c, int result, const char *err)
 		auth_fetch_end(w, 0);
 		return;
 	}
-	log_info("auth: the issuer's keys fetched (%zu bytes)", A.a_len);
+	/* the next refresh as its Cache-Control says (RFC 9111 5.2.2.1) */
+	refresh = auth_refresh_ms(http_call_header(c, "Cache-Control"));
+	(void)store_put(w->w_store, STORE_KEYS, A.a_next_key,
+	    strlen(A.a_next_key), "1", 1, now + refresh, now);
+	log_info("auth: the issuer's keys fetched (%zu bytes; next in %llu s)",
+	    A.a_len, (unsigned long long)(refresh / 1000));
 	auth_fetch_end(w, 1);
 }
 
@@ -740,7 +799,7 @@ auth_on_tick(evutil_socket_t fd, short ev, void *arg)
 	(void)ev;
 	auth_keys_load(w);
 	if (A.a_jwks.jw_nkeys == 0 ||
-	    now >= A.a_have.sr_updated_ms + AUTH_REFRESH_MS)
+	    auth_refresh_due(w, now))
 		(void)auth_keys_kick(w);
 	if (!TAILQ_EMPTY(&A.a_waits)) {
 		auth_resume_all(A.a_have.sr_updated_ms != stamp);
@@ -1143,6 +1202,7 @@ auth_init(struct worker *w)
 	(void)snprintf(A.a_lock_key, sizeof(A.a_lock_key), "lock|%s", scope);
 	(void)snprintf(A.a_refetch_key, sizeof(A.a_refetch_key),
 	    "refetch|%s", scope);
+	(void)snprintf(A.a_next_key, sizeof(A.a_next_key), "next|%s", scope);
 	if ((A.a_cache = calloc(AUTH_CACHE_SLOTS, sizeof(*A.a_cache))) ==
 	    NULL || (A.a_tick = evtimer_new(w->w_base, auth_on_tick, w)) ==
 	    NULL || evtimer_add(A.a_tick, &tv) == -1)

@@ -59,5 +59,7 @@ const char *auth_scope(const struct httpd_req *);
 int	 auth_scope_eq(const char *a, const char *b);
 void	 auth_scope_of(const char *iss, const char *sub,
 	    char out[AUTH_SCOPE_LEN + 1]);
+/* the JWKS refresh interval a Cache-Control value asks for (bounded) */
+uint64_t auth_refresh_ms(const char *cache_control);
 
 #endif

@@ -112,17 +112,49 @@ static void	backend_finish(struct backend_call *, int rc, json_t *response,
  * outgoingAuth header_injection (config_outauth.c allows it only for
  * these backends).
  */
+static const char *backend_cred;
+
+/*
+ * The Authorization of the next request made (token_exchange's, per
+ * principal: the upstream edge sets it around each call it makes, and
+ * clears it).  Taken by that request: a request to a token_exchange
+ * backend without one is not made at all.
+ */
+void
+backend_cred_set(const char *authz)
+{
+	backend_cred = authz;
+}
+
+const char *
+backend_cred_get(void)
+{
+	return backend_cred;
+}
+
 int
 backend_http_setup(struct http_call *hc, const struct config_backend *be)
 {
+	const char	*cred = backend_cred;
+
+	backend_cred = NULL;
 	if (be->cb_ca_bundle != NULL &&
 	    http_call_set_ca_file(hc, be->cb_ca_bundle) == -1)
 		return -1;
-	if (be->cb_outauth == NULL || be->cb_outauth->oa_type !=
-	    CONFIG_OUTAUTH_HEADER)
+	if (be->cb_outauth == NULL)
 		return 0;
-	return http_call_add_header(hc, be->cb_outauth->oa_header_name,
-	    be->cb_outauth->oa_header_value);
+	switch (be->cb_outauth->oa_type) {
+	case CONFIG_OUTAUTH_HEADER:
+		return http_call_add_header(hc,
+		    be->cb_outauth->oa_header_name,
+		    be->cb_outauth->oa_header_value);
+	case CONFIG_OUTAUTH_EXCHANGE:
+		if (cred == NULL)
+			return -1;
+		return http_call_add_header(hc, "Authorization", cred);
+	default:
+		return 0;
+	}
 }
 
 /* an HTTP call to the backend: its URL, or (stdio, legacy SSE) its

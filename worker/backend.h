@@ -80,6 +80,9 @@ void	 backend_info_put(struct worker *, const struct config_backend *,
 	    const char *version, json_t *init_result);
 
 /* a streamable-http backend's CA bundle and outgoingAuth credential */
+/* the Authorization the next request takes (token_exchange), or NULL */
+void	 backend_cred_set(const char *);
+const char *backend_cred_get(void);
 int	 backend_http_setup(struct http_call *,
 	    const struct config_backend *);
 

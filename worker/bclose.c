@@ -28,6 +28,7 @@
 #include "shared/http_client.h"
 #include "shared/log.h"
 #include "shared/store.h"
+#include "upstream.h"
 #include "worker.h"
 
 #define BCLOSE_INFLIGHT		16	/* DELETEs in flight per worker */
@@ -104,9 +105,11 @@ bclose_send(struct worker *w, const char *backend, const char *sid,
 	bclose_forget(w, be);
 	timeout = be->cb_timeout_ms > 0 && be->cb_timeout_ms <
 	    BCLOSE_TIMEOUT_MS ? be->cb_timeout_ms : BCLOSE_TIMEOUT_MS;
+	upstream_cred_for(w, be, sid);	/* token_exchange's, if any */
 	if (backend_session_delete(w, be, sid, version, timeout, &cbs,
 	    w) == 0)
 		bclose_inflight++;
+	upstream_cred_done();
 }
 
 /* every backend session the client session holds */

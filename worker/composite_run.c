@@ -31,6 +31,7 @@
 #include "audit.h"
 #include "auth.h"
 #include "composite_run.h"
+#include "texch.h"
 #include "ratelimit.h"
 #include "upstream.h"
 #include "view.h"
@@ -225,13 +226,17 @@ composite_run_cancel(struct crun *cr, const char *why)
 static json_t *
 crun_tools_of(struct crun *cr, const char *backend)
 {
-	json_t *raw;
+	const struct config_backend	*be;
+	json_t				*raw;
 
 	if (cr->cr_raw == NULL && (cr->cr_raw = json_object()) == NULL)
 		return NULL;
 	if ((raw = json_object_get(cr->cr_raw, backend)) == NULL) {
-		raw = view_load(cr->cr_w, "raw", VIEW_SCOPE_ANON, backend,
-		    NULL);
+		/* a token_exchange backend's lists are the caller's own */
+		be = config_backend_find(cr->cr_w->w_conf, backend);
+		raw = view_load(cr->cr_w, "raw", be != NULL &&
+		    texch_backend(be) && cr->cr_p != NULL ?
+		    cr->cr_p->p_scope : VIEW_SCOPE_ANON, backend, NULL);
 		if (json_object_set_new(cr->cr_raw, backend, raw != NULL ?
 		    raw : json_null()) == -1)
 			return NULL;
@@ -418,7 +423,9 @@ cd_call(void *arg, uint64_t call, const struct composite_step *cs,
 	TAILQ_INSERT_TAIL(&cr->cr_calls, c, cc_entry);
 	memset(&uq, 0, sizeof(uq));
 	uq.uq_method = "tools/call";
-	uq.uq_scope = BSESSION_SCOPE_ANON;
+	/* a token_exchange backend is called under the caller's scope */
+	uq.uq_scope = texch_backend(be) && cr->cr_p != NULL ?
+	    cr->cr_p->p_scope : BSESSION_SCOPE_ANON;
 	uq.uq_client = cr->cr_era;
 	if ((c->cc_up = upstream_call(cr->cr_w, be, &uq, &cbs, c)) == NULL) {
 		crun_call_free(cr, c, NULL);

@@ -259,6 +259,32 @@ core_route_named(json_t *view, const char *kind, json_t *params,
 	    json_string_length(name), backend, own, err, tools);
 }
 
+/*
+ * An unknown name; when a backend's part of the view is missing (it
+ * could not be listed, e.g. its token exchange failed), the name may
+ * be one of its: the message says which backend and why.
+ */
+static void
+core_unknown(struct core_err *err, json_t *view, const char *kind,
+    const char *name, size_t namelen)
+{
+	json_t		*missing = json_object_get(view, "missing"), *why;
+	const char	*be;
+	void		*it;
+
+	if ((it = json_object_iter(missing)) == NULL) {
+		core_error(err, JSONRPC_INVALID_PARAMS, "Unknown %s: %.*s",
+		    kind, namelen > 200 ? 200 : (int)namelen, name);
+		return;
+	}
+	be = json_object_iter_key(it);
+	why = json_object_iter_value(it);
+	core_error(err, JSONRPC_INVALID_PARAMS, "Unknown %s: %.*s (not "
+	    "listed now: backend %.64s: %.200s)", kind, namelen > 200 ? 200 :
+	    (int)namelen, name, be, json_is_string(why) ?
+	    json_string_value(why) : "its lists failed");
+}
+
 /* name need not be NUL-terminated: the fast path has it in the body */
 static int
 core_route_name(json_t *view, const char *kind, const char *name,
@@ -278,9 +304,8 @@ core_route_name(json_t *view, const char *kind, const char *name,
 	}
 	/* a hidden tool is routable for composites, not for clients */
 	if (rc != 0 || (tools && core_rt.vr_hidden)) {
-		core_error(err, JSONRPC_INVALID_PARAMS, "Unknown %s: %.*s",
-		    tools ? "tool" : "prompt", namelen > 200 ? 200 :
-		    (int)namelen, name);
+		core_unknown(err, view, tools ? "tool" : "prompt", name,
+		    namelen);
 		return -1;
 	}
 	*backend = core_rt.vr_backend;

@@ -50,6 +50,7 @@ struct era_probe {
 	long				 ep_status;
 	int				 ep_sse;
 	int				 ep_init;	/* the initialize */
+	char				*ep_cred;	/* token_exchange's */
 	char				*ep_sid;	/* its session */
 	TAILQ_HEAD(, era_waiter)	 ep_waiters;
 };
@@ -215,11 +216,18 @@ era_probe_free(struct era_probe *ep)
 	if (ep->ep_http != NULL)
 		http_call_cancel(ep->ep_http);
 	/* the initialize's session: not wanted, whatever came of it */
-	if (ep->ep_sid != NULL)
+	if (ep->ep_sid != NULL) {
+		backend_cred_set(ep->ep_cred);
 		(void)backend_session_delete(ep->ep_w, ep->ep_be, ep->ep_sid,
 		    MCP_VERSION_LEGACY, ep->ep_be->cb_timeout_ms, NULL, NULL);
+		backend_cred_set(NULL);
+	}
 	free(ep->ep_sid);
 	free(ep->ep_body);
+	if (ep->ep_cred != NULL) {
+		explicit_bzero(ep->ep_cred, strlen(ep->ep_cred));
+		free(ep->ep_cred);
+	}
 	free(ep);
 }
 
@@ -395,6 +403,7 @@ era_probe_post(struct era_probe *ep, const char *method, json_t *params)
 	    NULL)
 		goto fail;
 	/* initialize goes without MCP-Protocol-Version (2025-11-25) */
+	backend_cred_set(ep->ep_cred);
 	if (backend_http_setup(ep->ep_http, be) == -1 ||
 	    http_call_add_header(ep->ep_http, "Content-Type",
 	    "application/json") == -1 ||
@@ -434,6 +443,13 @@ era_probe_start(struct worker *w, const struct config_backend *be)
 	TAILQ_INIT(&ep->ep_waiters);
 	ep->ep_w = w;
 	ep->ep_be = be;
+	/* both of its requests go with the credential of the call that
+	 * started it (token_exchange), if any */
+	if (backend_cred_get() != NULL &&
+	    (ep->ep_cred = strdup(backend_cred_get())) == NULL) {
+		free(ep);
+		return NULL;
+	}
 	if (era_probe_post(ep, "server/discover", json_pack("{s:{s:s, s:{}, "
 	    "s:{s:s, s:s}}}", "_meta", MCP_META_PROTOCOL_VERSION,
 	    MCP_VERSION_MODERN, MCP_META_CLIENT_CAPABILITIES,

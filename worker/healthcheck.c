@@ -24,6 +24,7 @@
 #include "shared/health.h"
 #include "shared/log.h"
 #include "shared/store.h"
+#include "texch.h"
 #include "upstream.h"
 #include "worker.h"
 
@@ -144,6 +145,11 @@ probe_start(struct probe *p)
 
 	if (p->p_call != NULL)
 		return;		/* the last one is still out */
+	/* token_exchange: only a client's token opens the backend, and a
+	 * probe has none (never sent without it); client calls still
+	 * feed its circuit breaker */
+	if (texch_backend(p->p_be))
+		return;
 	memset(&uq, 0, sizeof(uq));
 	uq.uq_method = "ping";
 	uq.uq_client = ERA_LISTING;

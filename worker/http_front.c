@@ -23,6 +23,7 @@
 #include "shared/config.h"
 #include "shared/log.h"
 #include "auth.h"
+#include "texch.h"
 #include "audit.h"
 #include "authz.h"
 #include "httpd.h"
@@ -599,6 +600,14 @@ front_mcp_post(struct worker *w, struct httpd_req *req)
 
 static void	front_mcp_method(struct worker *, struct httpd_req *);
 
+/* once authenticated: the principal's exchanged tokens (texch.h) */
+static void
+front_mcp_texch(struct worker *w, struct httpd_req *req)
+{
+	if (texch_request(w, req, front_mcp_method) == TEXCH_GO)
+		front_mcp_method(w, req);
+}
+
 /* /mcp: Host/Origin first (DNS rebinding), then who is asking
  * (incomingAuth, worker/auth.c), then by HTTP method */
 static void
@@ -610,8 +619,8 @@ front_mcp(struct worker *w, struct httpd_req *req)
 		    "protection)");
 		return;
 	}
-	if (auth_request(w, req, front_mcp_method) == AUTH_GO)
-		front_mcp_method(w, req);
+	if (auth_request(w, req, front_mcp_texch) == AUTH_GO)
+		front_mcp_texch(w, req);
 }
 
 static void

@@ -26,6 +26,7 @@
 #include "shared/store.h"
 #include "httpd.h"
 #include "worker.h"
+#include "texch.h"
 #include "legacy_req.h"
 #include "composite_run.h"
 #include "ratelimit.h"
@@ -586,7 +587,7 @@ legacy_forward(struct mcp_req *mr, int flags)
 
 	memset(&uq, 0, sizeof(uq));
 	uq.uq_method = mr->mr_msg.jm_method;
-	uq.uq_scope = BSESSION_SCOPE_ANON;
+	uq.uq_scope = texch_scope(mr->mr_req, mr->mr_be);
 	uq.uq_sess = &mr->mr_sess;
 	uq.uq_client = (flags & UPSTREAM_F_SUBSCRIPTION) ? ERA_LISTING :
 	    PROTO_ERA_LEGACY;
@@ -920,7 +921,8 @@ legacy_request(struct worker *w, struct httpd_req *req,
 	mr->mr_sess = *s;
 	memset(s, 0, sizeof(*s));
 	legacy_req_watch(mr);
-	if (view_get(w, legacy_on_view, mr) == -1)
+	if (view_get_scope(w, texch_view_scope(req), legacy_on_view, mr) ==
+	    -1)
 		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
 		    "Internal error: out of memory");
 }

@@ -16,6 +16,7 @@
 #include "worker.h"
 #include "legacy_req.h"
 #include "authz.h"
+#include "texch.h"
 
 static void
 legacy_gate_on_view(void *arg, json_t *view, const char *err)
@@ -69,7 +70,8 @@ legacy_gate(struct worker *w, struct httpd_req *req, struct jsonrpc_msg *msg)
 	if ((mr = legacy_req_new(w, req, msg)) == NULL)
 		return 0;
 	legacy_req_watch(mr);
-	if (view_get(w, legacy_gate_on_view, mr) == -1) {
+	if (view_get_scope(w, texch_view_scope(req), legacy_gate_on_view,
+	    mr) == -1) {
 		legacy_req_refuse(mr, 500, JSONRPC_INTERNAL_ERROR,
 		    "Internal error: out of memory", NULL);
 	}

@@ -19,6 +19,7 @@
 #include "shared/log.h"
 #include "shared/store.h"
 #include "auth.h"
+#include "texch.h"
 #include "httpd.h"
 #include "worker.h"
 #include "legacy_req.h"
@@ -268,7 +269,8 @@ legacy_initialize(struct worker *w, struct httpd_req *req,
 		return;
 	}
 	legacy_req_watch(mr);
-	if (view_get(w, legacy_initialize_view, mr) == -1)
+	if (view_get_scope(w, texch_view_scope(req), legacy_initialize_view,
+	    mr) == -1)
 		legacy_req_refuse(mr, 500, JSONRPC_INTERNAL_ERROR,
 		    "Internal error: out of memory", NULL);
 }

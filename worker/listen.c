@@ -25,6 +25,8 @@
 #include "shared/config.h"
 #include "shared/log.h"
 #include "shared/store.h"
+#include "auth.h"
+#include "texch.h"
 #include "wake.h"
 #include "worker.h"
 
@@ -35,6 +37,7 @@ struct listener_stream {
 	struct worker			*ls_w;
 	struct httpd_req		*ls_req;
 	struct event			*ls_tick;
+	struct event			*ls_expire;	/* the token's exp */
 	struct jsonrpc_msg		 ls_msg;	/* the listen request */
 	int				 ls_tools;
 	int				 ls_prompts;
@@ -46,12 +49,16 @@ struct listener_stream {
 static TAILQ_HEAD(, listener_stream) lstreams =
     TAILQ_HEAD_INITIALIZER(lstreams);
 
+static void	listen_end(struct listener_stream *);
+
 static void
 listen_free(struct listener_stream *ls)
 {
 	TAILQ_REMOVE(&lstreams, ls, ls_entry);
 	if (ls->ls_tick != NULL)
 		event_free(ls->ls_tick);
+	if (ls->ls_expire != NULL)
+		event_free(ls->ls_expire);
 	if (ls->ls_req != NULL)
 		httpd_req_set_close_cb(ls->ls_req, NULL, NULL);
 	view_get_cancel(ls->ls_w, ls);
@@ -218,10 +225,22 @@ done:
 	json_decref(uris);
 }
 
+/* the access token it was opened with expired: it ends, and the
+ * client listens again with a new one */
+static void
+listen_on_expire(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	listen_end(arg);
+}
+
 void
 listen_start(struct worker *w, struct httpd_req *req,
     struct jsonrpc_msg *msg)
 {
+	const struct principal	*p = auth_principal(req);
+	uint64_t		 now = store_now_ms(), left;
 	struct listener_stream	*ls;
 	struct timeval		 tv;
 
@@ -250,31 +269,46 @@ listen_start(struct worker *w, struct httpd_req *req,
 	if ((ls->ls_tick = event_new(w->w_base, -1, EV_PERSIST,
 	    listen_on_tick, ls)) != NULL)
 		(void)event_add(ls->ls_tick, &tv);
-	if (view_get(w, listen_on_view, ls) == -1)
+	if (p != NULL && p->p_exp > 0) {
+		left = (uint64_t)p->p_exp * 1000 > now ?
+		    (uint64_t)p->p_exp * 1000 - now : 0;
+		tv.tv_sec = (time_t)(left / 1000);
+		tv.tv_usec = (suseconds_t)(left % 1000) * 1000;
+		if ((ls->ls_expire = evtimer_new(w->w_base, listen_on_expire,
+		    ls)) != NULL)
+			(void)evtimer_add(ls->ls_expire, &tv);
+	}
+	if (view_get_scope(w, texch_view_scope(req), listen_on_view, ls) == -1)
 		listen_on_view(ls, NULL, "out of memory");
 }
 
-/* drain: each subscription ends gracefully, with its final result */
+/* a subscription ends gracefully, with its final result */
+static void
+listen_end(struct listener_stream *ls)
+{
+	json_t	*r, *resp;
+
+	if (ls->ls_req != NULL) {
+		r = json_pack("{s:s, s:{s:O}}", "resultType", "complete",
+		    "_meta", MCP_META_SUBSCRIPTION_ID, ls->ls_msg.jm_id);
+		resp = jsonrpc_result_new(ls->ls_msg.jm_id, r);
+		if (resp != NULL)
+			(void)front_sse_send(ls->ls_req, NULL, resp);
+		json_decref(resp);
+		httpd_req_set_close_cb(ls->ls_req, NULL, NULL);
+		front_sse_end(ls->ls_req);
+		ls->ls_req = NULL;
+	}
+	listen_free(ls);
+}
+
+/* drain: each subscription ends gracefully */
 void
 listen_drain(struct worker *w)
 {
 	struct listener_stream	*ls;
-	json_t			*r, *resp;
 
 	(void)w;
-	while ((ls = TAILQ_FIRST(&lstreams)) != NULL) {
-		if (ls->ls_req != NULL) {
-			r = json_pack("{s:s, s:{s:O}}", "resultType",
-			    "complete", "_meta", MCP_META_SUBSCRIPTION_ID,
-			    ls->ls_msg.jm_id);
-			resp = jsonrpc_result_new(ls->ls_msg.jm_id, r);
-			if (resp != NULL)
-				(void)front_sse_send(ls->ls_req, NULL, resp);
-			json_decref(resp);
-			httpd_req_set_close_cb(ls->ls_req, NULL, NULL);
-			front_sse_end(ls->ls_req);
-			ls->ls_req = NULL;
-		}
-		listen_free(ls);
-	}
+	while ((ls = TAILQ_FIRST(&lstreams)) != NULL)
+		listen_end(ls);
 }

@@ -27,6 +27,7 @@
 #include "shared/store.h"
 #include "worker.h"
 #include "composite_run.h"
+#include "texch.h"
 #include "ratelimit.h"
 #include "authz.h"
 
@@ -895,7 +896,7 @@ modern_dispatch(struct mreq *m)
 
 	memset(&uq, 0, sizeof(uq));
 	uq.uq_method = m->m_msg.jm_method;
-	uq.uq_scope = BSESSION_SCOPE_ANON;
+	uq.uq_scope = texch_scope(m->m_req, m->m_be);
 	uq.uq_client = PROTO_ERA_MODERN;
 	uq.uq_flags = UPSTREAM_F_TEXT;
 	if ((m->m_up = upstream_call(m->m_w, m->m_be, &uq, &cbs, m)) == NULL)
@@ -1123,7 +1124,7 @@ modern_handle(struct worker *w, struct httpd_req *req,
 	m->m_log = json_object_get(meta, "io.modelcontextprotocol/logLevel") !=
 	    NULL;
 	httpd_req_set_close_cb(req, modern_on_close, m);
-	if (view_get(w, modern_on_view, m) == -1)
+	if (view_get_scope(w, texch_view_scope(req), modern_on_view, m) == -1)
 		modern_error(m, 500, JSONRPC_INTERNAL_ERROR,
 		    "Internal error: out of memory", NULL);
 }
@@ -1175,7 +1176,7 @@ modern_scan_post(struct worker *w, struct httpd_req *req, const char *body,
 	m->m_fast.mf_caps = mc.mc_caps;
 	m->m_fast.mf_capslen = mc.mc_capslen;
 	httpd_req_set_close_cb(req, modern_on_close, m);
-	if (view_get(w, modern_on_view, m) == -1)
+	if (view_get_scope(w, texch_view_scope(req), modern_on_view, m) == -1)
 		modern_error(m, 500, JSONRPC_INTERNAL_ERROR,
 		    "Internal error: out of memory", NULL);
 	return 0;

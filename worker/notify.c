@@ -30,6 +30,7 @@
 #include "shared/http_client.h"
 #include "wake.h"
 #include "worker.h"
+#include "texch.h"
 
 #define NOTIFY_EVENT_MAX	(1024 * 1024)
 
@@ -401,6 +402,10 @@ notify_connect(struct listener *l)
 	};
 	json_t *params;
 
+	/* token_exchange: a backend opened only with a client's token has
+	 * no shared listener (its lists follow cacheTtl) */
+	if (texch_backend(l->l_be))
+		return;
 	params = json_pack("{s:{s:b, s:b, s:b, s:o}}", "notifications",
 	    "toolsListChanged", 1, "promptsListChanged", 1,
 	    "resourcesListChanged", 1, "resourceSubscriptions",

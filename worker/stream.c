@@ -32,6 +32,7 @@
 #include "shared/config.h"
 #include "shared/log.h"
 #include "shared/store.h"
+#include "auth.h"
 #include "wake.h"
 #include "worker.h"
 
@@ -42,6 +43,7 @@ struct gstream {
 	struct worker		*gs_w;
 	struct httpd_req	*gs_req;
 	struct event		*gs_tick;
+	struct event		*gs_expire;	/* the client token's exp */
 	char			 gs_sid[SESSION_ID_LEN + 1];
 	uint64_t		 gs_last;	/* last seq written */
 };
@@ -134,6 +136,8 @@ stream_free(struct gstream *gs)
 	TAILQ_REMOVE(&gstreams, gs, gs_entry);
 	if (gs->gs_tick != NULL)
 		event_free(gs->gs_tick);
+	if (gs->gs_expire != NULL)
+		event_free(gs->gs_expire);
 	if (gs->gs_req != NULL)
 		httpd_req_set_close_cb(gs->gs_req, NULL, NULL);
 	stream_holder_clear(gs->gs_w, gs->gs_sid);
@@ -240,6 +244,39 @@ stream_on_tick(evutil_socket_t fd, short ev, void *arg)
 	front_sse_keepalive(gs->gs_req);
 }
 
+/* the access token it was opened with expired: the client comes back
+ * with a new one (RFC 6750 3.1: the token no longer authorizes) */
+static void
+stream_on_expire(evutil_socket_t fd, short ev, void *arg)
+{
+	struct gstream	*gs = arg;
+
+	(void)fd;
+	(void)ev;
+	log_debug("GET stream of %.8s... ends: its access token expired",
+	    gs->gs_sid);
+	stream_end(gs);
+}
+
+/* a stream of a principal's request lasts until its token's exp */
+static void
+stream_set_expiry(struct gstream *gs, struct httpd_req *req)
+{
+	const struct principal	*p = auth_principal(req);
+	struct timeval		 tv;
+	uint64_t		 now = store_now_ms(), exp;
+
+	if (p == NULL || p->p_exp <= 0)
+		return;
+	exp = (uint64_t)p->p_exp * 1000;
+	exp = exp > now ? exp - now : 0;
+	tv.tv_sec = (time_t)(exp / 1000);
+	tv.tv_usec = (suseconds_t)(exp % 1000) * 1000;
+	if ((gs->gs_expire = evtimer_new(gs->gs_w->w_base, stream_on_expire,
+	    gs)) != NULL)
+		(void)evtimer_add(gs->gs_expire, &tv);
+}
+
 void
 stream_get(struct worker *w, struct httpd_req *req, struct session *s)
 {
@@ -307,6 +344,7 @@ stream_get(struct worker *w, struct httpd_req *req, struct session *s)
 	if ((gs->gs_tick = event_new(w->w_base, -1, EV_PERSIST, stream_on_tick,
 	    gs)) != NULL)
 		(void)event_add(gs->gs_tick, &tv);
+	stream_set_expiry(gs, req);
 	log_debug("GET stream of %.8s... opened after event %llu", s->s_id,
 	    (unsigned long long)gs->gs_last);
 }

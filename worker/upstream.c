@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include <event2/event.h>
+#include <openssl/crypto.h>
 
 #include "shared/config.h"
 #include "shared/health.h"
@@ -36,6 +37,7 @@
 #include "shared/store.h"
 #include "shared/http_client.h"
 #include "worker.h"
+#include "texch.h"
 
 enum upstream_state {
 	US_NEW = 0,
@@ -59,7 +61,7 @@ struct upstream {
 	const struct http_call_cbs	*u_hcbs;	/* a stream's */
 	void				*u_arg;
 	const char			*u_method;
-	const char			*u_scope;	/* the caller's */
+	char				 u_scope[UPSTREAM_SCOPE_MAX];
 	struct session			*u_sess;
 	const json_t			*u_caps;
 	json_t				*u_sparams;	/* a stream's params */
@@ -77,6 +79,7 @@ struct upstream {
 	int				 u_delivering;
 	int				 u_trial;	/* half-open's one */
 	char				*u_refused;	/* by an open breaker */
+	char				*u_authz;	/* token_exchange's */
 	/* the backend session: the client session's strings (borrowed:
 	 * it outlives the call), or u_own's */
 	const char			*u_bsid;
@@ -128,6 +131,153 @@ static void	upstream_fail(struct upstream *, const char *fmt, ...)
 		    __attribute__((__format__(__printf__, 2, 3)));
 static void	upstream_session_take(struct upstream *, char *, char *);
 
+/*
+ * token_exchange: the credential last used on each backend session,
+ * for the messages sent on it outside a call (answers to the backend's
+ * requests, cancellations, logging/setLevel).  A backend session of
+ * such a backend belongs to one principal (its client session's or its
+ * scope's), so its credential is that principal's.  In memory, a few
+ * slots, the least recently used reused; the session's principal scope
+ * is also recorded in the tokens db ("bs|<backend>|<session>", no
+ * secret), so that a message sent from another worker (a client's
+ * answer may land on any) finds the principal's token there.  A session
+ * found in neither gets no message (never one without credentials).
+ */
+#define UPSTREAM_BS_TTL_MS	(60ULL * 60 * 1000)
+#define UPSTREAM_CREDS		64
+#define UPSTREAM_CRED_SID	128
+static struct upcred {
+	const struct config_backend	*uc_be;
+	char				 uc_bsid[UPSTREAM_CRED_SID];
+	char				*uc_authz;
+	uint64_t			 uc_used;
+} ucreds[UPSTREAM_CREDS];
+static uint64_t	ucred_clock;
+
+static struct upcred *
+upstream_cred_find(const struct config_backend *be, const char *bsid)
+{
+	size_t	 i;
+
+	if (bsid == NULL)
+		return NULL;
+	for (i = 0; i < UPSTREAM_CREDS; i++)
+		if (ucreds[i].uc_be == be && ucreds[i].uc_authz != NULL &&
+		    strcmp(ucreds[i].uc_bsid, bsid) == 0)
+			return &ucreds[i];
+	return NULL;
+}
+
+static void
+upstream_cred_bskey(char *key, size_t len, const struct config_backend *be,
+    const char *bsid)
+{
+	(void)snprintf(key, len, "bs|%s|%s", be->cb_name, bsid);
+}
+
+static void
+upstream_cred_record(struct upstream *u)
+{
+	char		 key[STORE_KEY_MAX];
+	uint64_t	 now = store_now_ms();
+
+	upstream_cred_bskey(key, sizeof(key), u->u_be, u->u_bsid);
+	(void)store_put(u->u_w->w_store, STORE_TOKENS, key, strlen(key),
+	    u->u_scope, strlen(u->u_scope), now + UPSTREAM_BS_TTL_MS, now);
+}
+
+static void
+upstream_cred_note(struct upstream *u)
+{
+	struct upcred	*uc, *old = &ucreds[0];
+	char		*dup;
+	size_t		 i;
+
+	if (u->u_authz == NULL || u->u_bsid == NULL ||
+	    strlen(u->u_bsid) >= UPSTREAM_CRED_SID)
+		return;
+	if ((uc = upstream_cred_find(u->u_be, u->u_bsid)) != NULL &&
+	    strcmp(uc->uc_authz, u->u_authz) == 0) {
+		uc->uc_used = ++ucred_clock;
+		return;
+	}
+	if ((dup = strdup(u->u_authz)) == NULL)
+		return;
+	if (uc == NULL) {
+		upstream_cred_record(u);
+		for (i = 0; i < UPSTREAM_CREDS; i++)
+			if (ucreds[i].uc_used < old->uc_used)
+				old = &ucreds[i];
+		uc = old;
+		uc->uc_be = u->u_be;
+		(void)snprintf(uc->uc_bsid, sizeof(uc->uc_bsid), "%s",
+		    u->u_bsid);
+	}
+	if (uc->uc_authz != NULL) {
+		OPENSSL_cleanse(uc->uc_authz, strlen(uc->uc_authz));
+		free(uc->uc_authz);
+	}
+	uc->uc_authz = dup;
+	uc->uc_used = ++ucred_clock;
+}
+
+static char	*ucred_buf;	/* one read from the store, for one message */
+
+/* the credential of a message on bsid, set for the next request;
+ * upstream_cred_done() after it */
+void
+upstream_cred_for(struct worker *w, const struct config_backend *be,
+    const char *bsid)
+{
+	struct upcred		*uc;
+	struct store_rec	 rec;
+	char			 key[STORE_KEY_MAX], why[256];
+
+	if (!texch_backend(be) || bsid == NULL)
+		return;
+	if ((uc = upstream_cred_find(be, bsid)) != NULL) {
+		backend_cred_set(uc->uc_authz);
+		return;
+	}
+	upstream_cred_bskey(key, sizeof(key), be, bsid);
+	memset(&rec, 0, sizeof(rec));
+	if (store_get(w->w_store, STORE_TOKENS, key, strlen(key),
+	    store_now_ms(), &rec) != 0)
+		return;
+	if ((ucred_buf = malloc(TEXCH_AUTHZ_MAX)) != NULL &&
+	    texch_credential(w, be, rec.sr_data, ucred_buf, TEXCH_AUTHZ_MAX,
+	    why, sizeof(why)) == 0)
+		backend_cred_set(ucred_buf);
+	else
+		log_debug("%s", ucred_buf != NULL ? why : "out of memory");
+	free(rec.sr_data);
+}
+
+void
+upstream_cred_done(void)
+{
+	backend_cred_set(NULL);
+	if (ucred_buf != NULL) {
+		OPENSSL_cleanse(ucred_buf, TEXCH_AUTHZ_MAX);
+		free(ucred_buf);
+		ucred_buf = NULL;
+	}
+}
+
+static void
+upstream_cred_free(void)
+{
+	size_t	 i;
+
+	for (i = 0; i < UPSTREAM_CREDS; i++)
+		if (ucreds[i].uc_authz != NULL) {
+			OPENSSL_cleanse(ucreds[i].uc_authz,
+			    strlen(ucreds[i].uc_authz));
+			free(ucreds[i].uc_authz);
+		}
+	memset(ucreds, 0, sizeof(ucreds));
+}
+
 static void
 upstream_free(struct upstream *u)
 {
@@ -137,6 +287,10 @@ upstream_free(struct upstream *u)
 	json_decref(u->u_sparams);
 	json_decref(u->u_info);
 	free(u->u_refused);
+	if (u->u_authz != NULL) {
+		OPENSSL_cleanse(u->u_authz, strlen(u->u_authz));
+		free(u->u_authz);
+	}
 	free(u->u_own[0]);
 	free(u->u_own[1]);
 	free(u);
@@ -472,8 +626,11 @@ legacy_ops_send(struct upstream *u, const struct upstream_params *p)
 	br.br_len = len;
 	br.br_bsid = u->u_bsid;
 	br.br_version = u->u_bver;
-	/* (later, per-principal credentials: their headers go in br) */
+	/* per-principal credentials (token_exchange) */
+	upstream_cred_note(u);
+	backend_cred_set(u->u_authz);
 	u->u_call = backend_post(u->u_w, u->u_be, &br, upstream_bcbs_of(u), u);
+	backend_cred_set(NULL);
 	free(body);
 	return u->u_call != NULL ? 0 : -1;
 }
@@ -493,8 +650,11 @@ legacy_ops_describe(struct upstream *u)
 static int
 legacy_ops_stream(struct upstream *u)
 {
-	if ((u->u_http = backend_get_stream(u->u_w, u->u_be, u->u_bsid,
-	    u->u_bver, NULL)) == NULL)
+	backend_cred_set(u->u_authz);
+	u->u_http = backend_get_stream(u->u_w, u->u_be, u->u_bsid,
+	    u->u_bver, NULL);
+	backend_cred_set(NULL);
+	if (u->u_http == NULL)
 		return -1;
 	if (http_call_start(u->u_http, u->u_hcbs, u->u_arg) == -1) {
 		u->u_http = NULL;	/* freed by the client */
@@ -603,10 +763,12 @@ modern_ops_send(struct upstream *u, const struct upstream_params *p)
 	int			 rc = -1;
 
 	memset(&br, 0, sizeof(br));
+	backend_cred_set(u->u_authz);
 	if (modern_ops_build(u, p, u->u_method, &br, &body, &enc, hdrs,
 	    names) == 0 && (u->u_call = backend_post(u->u_w, u->u_be, &br,
 	    upstream_bcbs_of(u), u)) != NULL)
 		rc = 0;
+	backend_cred_set(NULL);
 	free(body);
 	free(enc);
 	return rc;
@@ -655,14 +817,17 @@ modern_ops_stream(struct upstream *u)
 	memset(&p, 0, sizeof(p));
 	memset(&br, 0, sizeof(br));
 	p.up_tree = u->u_sparams;
+	backend_cred_set(u->u_authz);
 	if (modern_ops_build(u, &p, "subscriptions/listen", &br, &body, &enc,
 	    hdrs, names) == 0 &&
 	    (u->u_http = backend_post_stream(u->u_w, u->u_be, &br)) != NULL) {
+		backend_cred_set(NULL);
 		if (http_call_start(u->u_http, u->u_hcbs, u->u_arg) == 0)
 			rc = 0;
 		else
 			u->u_http = NULL;	/* freed by the client */
 	}
+	backend_cred_set(NULL);
 	free(body);
 	free(enc);
 	return rc;
@@ -892,9 +1057,12 @@ uopen_on_done(void *arg, int rc, json_t *response, int flags,
 	uo->uo_result = json_incref(result);
 	/* not recorded before it is answered: see uopen_opened() */
 	note = jsonrpc_notification_new("notifications/initialized", NULL);
+	if (!TAILQ_EMPTY(&uo->uo_waiters))
+		backend_cred_set(TAILQ_FIRST(&uo->uo_waiters)->u_authz);
 	if (note != NULL)
 		uo->uo_note = backend_post_start(uo->uo_w, uo->uo_be, sid,
 		    version, note, &ncbs, uo);
+	backend_cred_set(NULL);
 	json_decref(note);
 	if (uo->uo_note == NULL)
 		uopen_opened(uo);
@@ -948,14 +1116,17 @@ upstream_open(struct upstream *u, const char *sid, const char *scope)
 		br.br_id = id;
 		br.br_body = body;
 		br.br_len = len;
+		backend_cred_set(u->u_authz);
 		if (body == NULL || (uo->uo_call = backend_post(u->u_w,
 		    u->u_be, &br, &cbs, uo)) == NULL) {
+			backend_cred_set(NULL);
 			free(body);
 			uopen_free(uo);
 			upstream_fail(u, "cannot reach backend %s",
 			    u->u_be->cb_name);
 			return;
 		}
+		backend_cred_set(NULL);
 		free(body);
 	}
 	TAILQ_INSERT_TAIL(&uo->uo_waiters, u, u_wentry);
@@ -1082,8 +1253,11 @@ upstream_resolve(struct upstream *u)
 	int era;
 
 	u->u_state = US_RESOLVING;
-	if ((era = era_resolve(u->u_w, u->u_be, u->u_client, upstream_on_era,
-	    u)) == 0)
+	/* a probe started here goes with this call's credential */
+	backend_cred_set(u->u_authz);
+	era = era_resolve(u->u_w, u->u_be, u->u_client, upstream_on_era, u);
+	backend_cred_set(NULL);
+	if (era == 0)
 		return;
 	if (era == -1) {
 		upstream_fail(u, "out of memory");
@@ -1097,10 +1271,17 @@ upstream_new(struct worker *w, const struct config_backend *be,
     const char *scope, void *arg)
 {
 	struct upstream *u;
+	int		 n;
 
 	if ((u = calloc(1, sizeof(*u))) == NULL)
 		return NULL;
-	u->u_scope = scope != NULL ? scope : BSESSION_SCOPE_ANON;
+	/* a copy: a principal's scope goes with its request */
+	n = snprintf(u->u_scope, sizeof(u->u_scope), "%s", scope != NULL ?
+	    scope : BSESSION_SCOPE_ANON);
+	if (n < 0 || (size_t)n >= sizeof(u->u_scope)) {
+		free(u);
+		return NULL;
+	}
 	TAILQ_INSERT_TAIL(&upstreams, u, u_entry);
 	u->u_w = w;
 	u->u_be = be;
@@ -1165,6 +1346,31 @@ upstream_admit(struct upstream *u)
 	return -1;
 }
 
+/*
+ * outgoingAuth token_exchange: the scope's exchanged token (texch.c),
+ * or the call fails (u_refused says why): never sent without it
+ */
+static int
+upstream_authz(struct upstream *u)
+{
+	char	 why[256];
+
+	if (!texch_backend(u->u_be))
+		return 0;
+	if ((u->u_authz = malloc(TEXCH_AUTHZ_MAX)) != NULL &&
+	    texch_credential(u->u_w, u->u_be, u->u_scope, u->u_authz,
+	    TEXCH_AUTHZ_MAX, why, sizeof(why)) == 0)
+		return 0;
+	if (u->u_authz == NULL)
+		(void)snprintf(why, sizeof(why), "backend %s: out of memory",
+		    u->u_be->cb_name);
+	free(u->u_authz);
+	u->u_authz = NULL;
+	if ((u->u_refused = strdup(why)) == NULL)
+		return -1;
+	return -1;
+}
+
 struct upstream *
 upstream_call(struct worker *w, const struct config_backend *be,
     const struct upstream_req *uq, const struct upstream_cbs *cbs,
@@ -1180,7 +1386,9 @@ upstream_call(struct worker *w, const struct config_backend *be,
 	u->u_caps = uq->uq_caps;
 	u->u_client = uq->uq_client;
 	u->u_flags = uq->uq_flags;
-	if ((u->u_flags & UPSTREAM_F_PROBE) || upstream_admit(u) == 0)
+	if (upstream_authz(u) == -1)
+		upstream_defer(u);
+	else if ((u->u_flags & UPSTREAM_F_PROBE) || upstream_admit(u) == 0)
 		upstream_resolve(u);
 	return upstream_started(u);
 }
@@ -1198,7 +1406,10 @@ upstream_stream(struct worker *w, const struct config_backend *be,
 	u->u_hcbs = cbs;
 	u->u_sparams = json_incref((json_t *)params);
 	u->u_client = ERA_LISTING;
-	upstream_resolve(u);
+	if (upstream_authz(u) == -1)
+		upstream_fail(u, "%s", u->u_refused);
+	else
+		upstream_resolve(u);
 	return upstream_started(u);
 }
 
@@ -1226,9 +1437,12 @@ void
 upstream_stream_reply(struct upstream *u, json_t *msg)
 {
 	/* 2026-07-28 servers send no requests: nothing to answer */
-	if (u != NULL && u->u_era == PROTO_ERA_LEGACY)
+	if (u != NULL && u->u_era == PROTO_ERA_LEGACY) {
+		backend_cred_set(u->u_authz);
 		backend_post_nowait(u->u_w, u->u_be, u->u_bsid, u->u_bver,
 		    msg);
+		backend_cred_set(NULL);
+	}
 }
 
 void
@@ -1268,7 +1482,11 @@ upstream_abort(struct upstream *u, const char *reason)
 	ops = upstream_ops_of(u->u_era);
 	if (u->u_state == US_SENDING && u->u_call != NULL &&
 	    ops->uo_abort != NULL) {
+		/* its notifications/cancelled goes with the call's
+		 * credential (token_exchange) */
+		backend_cred_set(u->u_authz);
 		ops->uo_abort(u->u_call, reason);
+		backend_cred_set(NULL);
 		u->u_call = NULL;
 	}
 	upstream_cancel(u);
@@ -1282,6 +1500,7 @@ upstream_free_all(struct worker *w)
 	struct uopen	*uo;
 
 	(void)w;
+	upstream_cred_free();
 	while ((uo = TAILQ_FIRST(&uopens)) != NULL) {
 		while ((u = TAILQ_FIRST(&uo->uo_waiters)) != NULL) {
 			TAILQ_REMOVE(&uo->uo_waiters, u, u_wentry);
@@ -1300,7 +1519,9 @@ void
 upstream_post(struct worker *w, const struct config_backend *be,
     const char *bsid, const char *version, json_t *msg)
 {
+	upstream_cred_for(w, be, bsid);
 	backend_post_nowait(w, be, bsid, version, msg);
+	upstream_cred_done();
 }
 
 int
@@ -1308,7 +1529,12 @@ upstream_notify(struct worker *w, const struct config_backend *be,
     const char *bsid, const char *version, const char *method,
     json_t *params)
 {
-	return backend_notify(w, be, bsid, version, method, params);
+	int	 rc;
+
+	upstream_cred_for(w, be, bsid);
+	rc = backend_notify(w, be, bsid, version, method, params);
+	upstream_cred_done();
+	return rc;
 }
 
 int
@@ -1331,8 +1557,10 @@ upstream_request_nowait(struct worker *w, const struct config_backend *be,
 	br.br_len = len;
 	br.br_bsid = bsid;
 	br.br_version = version;
+	upstream_cred_for(w, be, bsid);
 	if (backend_post(w, be, &br, NULL, NULL) != NULL)
 		rc = 0;
+	upstream_cred_done();
 	free(body);
 	return rc;
 }

@@ -88,6 +88,9 @@ struct upstream_cbs {
 	void	(*uc_done)(void *arg, const struct upstream_result *);
 };
 
+/* an identity scope: "anon", or a principal's (hex, auth.h) */
+#define UPSTREAM_SCOPE_MAX	64
+
 struct upstream_req {
 	const char		*uq_method;
 	const char		*uq_scope;	/* identity scope, kept */
@@ -162,6 +165,15 @@ enum upstream_stream_end upstream_stream_ended(struct upstream *,
 enum proto_era upstream_era(const struct upstream *);
 /* answer a request that came on the stream, on its session */
 void	 upstream_stream_reply(struct upstream *, json_t *msg);
+
+/*
+ * token_exchange: the credential of backend session bsid (its
+ * principal's) for the next request made to be (a DELETE); then
+ * upstream_cred_done().  No-op for other backends.
+ */
+void	 upstream_cred_for(struct worker *, const struct config_backend *,
+	    const char *bsid);
+void	 upstream_cred_done(void);
 
 /* vmcpd's clientInfo, as the client of a backend */
 json_t	*upstream_client_info(void);

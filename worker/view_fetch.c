@@ -17,6 +17,7 @@
 #include "shared/store.h"
 #include "view.h"
 #include "worker.h"
+#include "texch.h"
 #include "view_int.h"
 
 const struct vkind_info vkinds[VK_N] = {
@@ -50,6 +51,18 @@ vfetch_take(struct vfetch *f, json_t *raw)
 }
 
 /*
+ * The scope a backend is listed in: a principal's view lists its
+ * token_exchange backends as that principal, the others as everyone
+ * (their lists, stored once, serve every principal's view)
+ */
+static const char *
+vfetch_scope(const struct vfetch *f)
+{
+	return texch_backend(f->vf_be) ? f->vf_build->vb_scope :
+	    VIEW_SCOPE_ANON;
+}
+
+/*
  * Fresh lists: stored for every worker's builds, unless the store has
  * some listed after this listing began (another build saw a change we
  * may have missed): then those are used.
@@ -61,8 +74,8 @@ vfetch_save(struct vfetch *f)
 	json_t		*raw;
 
 	f->vf_listed = f->vf_started;
-	raw = view_load(b->vb_w, "raw", b->vb_scope, f->vf_be->cb_name,
-	    &f->vf_rec);
+	raw = view_load(b->vb_w, "raw", vfetch_scope(f),
+	    f->vf_be->cb_name, &f->vf_rec);
 	if (raw != NULL && views_stamp(raw, "listed") > f->vf_started) {
 		vfetch_take(f, raw);
 		json_decref(raw);
@@ -77,8 +90,8 @@ vfetch_save(struct vfetch *f)
 	    "prompts", f->vf_lists[VK_PROMPTS],
 	    "listed", (json_int_t)f->vf_listed);
 	if (raw != NULL)
-		view_save(b->vb_w, "raw", b->vb_scope, f->vf_be->cb_name, raw,
-		    views_ttl(b->vb_w) + VIEW_STALE_MS, &f->vf_rec);
+		view_save(b->vb_w, "raw", vfetch_scope(f), f->vf_be->cb_name,
+		    raw, views_ttl(b->vb_w) + VIEW_STALE_MS, &f->vf_rec);
 	json_decref(raw);
 }
 
@@ -187,7 +200,7 @@ vfetch_call(struct vfetch *f, const char *method, int flags,
 
 	memset(&uq, 0, sizeof(uq));
 	uq.uq_method = method;
-	uq.uq_scope = f->vf_build->vb_scope;
+	uq.uq_scope = vfetch_scope(f);
 	uq.uq_client = ERA_LISTING;
 	uq.uq_flags = flags;
 	return upstream_call(f->vf_build->vb_w, f->vf_be, &uq, cbs, f);
@@ -258,7 +271,7 @@ vfetch_start(struct vfetch *f)
 
 	views_clock(b->vb_w, &c);
 	f->vf_started = c.vl_now;
-	if ((raw = view_load(b->vb_w, "raw", b->vb_scope,
+	if ((raw = view_load(b->vb_w, "raw", vfetch_scope(f),
 	    f->vf_be->cb_name, &f->vf_rec)) != NULL) {
 		age = view_part_age(&c, views_stamp(raw, "listed"));
 		/* a build for one backend's change takes the others as
@@ -337,8 +350,8 @@ vfetch_newer(struct vfetch *f, const struct view_clock *c)
 	enum view_part	 age;
 	uint64_t	 listed;
 
-	if ((raw = view_load(b->vb_w, "raw", b->vb_scope, f->vf_be->cb_name,
-	    &f->vf_rec)) == NULL)
+	if ((raw = view_load(b->vb_w, "raw", vfetch_scope(f),
+	    f->vf_be->cb_name, &f->vf_rec)) == NULL)
 		return;
 	listed = views_stamp(raw, "listed");
 	age = view_part_age(c, listed);

@@ -21,6 +21,7 @@
 #include "shared/http_client.h"
 #include "wake.h"
 #include "auth.h"
+#include "texch.h"
 #include "audit.h"
 #include "authz.h"
 #include "ratelimit.h"
@@ -263,6 +264,8 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 	w->w_stat_slot = slot;
 	if (auth_init(w) == -1)
 		fatalx("cannot set up incoming authentication");
+	if (texch_init(w) == -1)
+		fatalx("cannot set up token exchange");
 	if (audit_init(w) == -1)
 		fatalx("cannot open the audit log");
 	if (authz_init(w) == -1)
@@ -294,6 +297,7 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 	wake_free();
 	front_free(w);
 	auth_free();
+	texch_free();
 	audit_free();
 	authz_free();
 	diag_free(w);

@@ -245,6 +245,8 @@ void	 mrtr_free_all(void);
  */
 typedef void (*view_cb)(void *arg, json_t *view, const char *err);
 int	 view_get(struct worker *, view_cb, void *arg);
+int	 view_get_scope(struct worker *, const char *scope, view_cb,
+	    void *arg);
 int	 view_refresh(struct worker *, const char *backend, view_cb,
 	    void *arg);
 void	 view_get_cancel(struct worker *, void *arg);

@@ -37,11 +37,34 @@ test_scope(void **state)
 	assert_false(auth_scope_eq("", a));
 }
 
+/* the JWKS refresh schedule from Cache-Control, within 1 min..1 h */
+static void
+test_refresh(void **state)
+{
+	(void)state;
+	assert_int_equal(auth_refresh_ms(NULL), 5 * 60 * 1000);
+	assert_int_equal(auth_refresh_ms("public, max-age=600"), 600 * 1000);
+	assert_int_equal(auth_refresh_ms("max-age=600, public"), 600 * 1000);
+	assert_int_equal(auth_refresh_ms("MAX-AGE=120"), 120 * 1000);
+	assert_int_equal(auth_refresh_ms("max-age=5"), 60 * 1000);
+	assert_int_equal(auth_refresh_ms("max-age=0"), 60 * 1000);
+	assert_int_equal(auth_refresh_ms("max-age=86400"), 60 * 60 * 1000);
+	assert_int_equal(auth_refresh_ms("max-age=99999999999999999999"),
+	    60 * 60 * 1000);
+	assert_int_equal(auth_refresh_ms("s-maxage=600"), 5 * 60 * 1000);
+	assert_int_equal(auth_refresh_ms("x-max-age=600"), 5 * 60 * 1000);
+	assert_int_equal(auth_refresh_ms("max-age=600, no-cache"),
+	    5 * 60 * 1000);
+	assert_int_equal(auth_refresh_ms("max-age="), 5 * 60 * 1000);
+	assert_int_equal(auth_refresh_ms("max-age"), 5 * 60 * 1000);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_scope),
+		cmocka_unit_test(test_refresh),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

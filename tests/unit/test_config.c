@@ -1185,16 +1185,17 @@ test_err_auth(void **state)
 	    "t.yaml:6:11: outgoingAuth.source: expected inline, found "
 	    "\"file\"");
 	load_bad(BACKEND "outgoingAuth:\n  default:\n"
-	    "    type: token_exchange\n",
-	    "t.yaml:7:11: outgoingAuth type token_exchange is not supported "
+	    "    type: aws_sts\n",
+	    "t.yaml:7:11: outgoingAuth type aws_sts is not supported "
 	    "yet by this version of vmcpd");
 	load_bad(BACKEND "outgoingAuth:\n  default:\n    type: basic\n",
 	    "t.yaml:7:11: outgoingAuth.default.type: expected "
-	    "unauthenticated or header_injection, found \"basic\"");
+	    "unauthenticated, header_injection or token_exchange, found "
+	    "\"basic\"");
 	load_bad(BACKEND "outgoingAuth:\n  default:\n"
 	    "    tokenExchange: {tokenUrl: https://idp/token}\n",
-	    "t.yaml:7:5: outgoingAuth.default.tokenExchange is not "
-	    "supported yet by this version of vmcpd");
+	    "t.yaml:7:5: outgoingAuth.default.tokenExchange: only with "
+	    "type token_exchange");
 }
 
 #define TWO_BACKENDS \
@@ -1262,8 +1263,8 @@ test_err_outauth(void **state)
 	    "t.yaml:7:5: outgoingAuth.backends: no backend named \"nope\"");
 	load_bad(BACKEND "outgoingAuth:\n  backends:\n    a:\n"
 	    "      type: token_exchange\n",
-	    "t.yaml:8:13: outgoingAuth type token_exchange is not supported "
-	    "yet by this version of vmcpd");
+	    "t.yaml:8:13: outgoingAuth.backends.a: type token_exchange "
+	    "needs a tokenExchange section (tokenUrl, clientId, ...)");
 	load_bad(BACKEND "outgoingAuth:\n  default:\n"
 	    "    type: header_injection\n",
 	    "t.yaml:7:11: outgoingAuth.default: type header_injection needs "
@@ -2238,6 +2239,7 @@ test_examples(void **state)
 	(void)state;
 	/* outgoing.yaml's header value comes from the environment */
 	setenv("GITHUB_TOKEN", "Bearer example", 1);
+	setenv("JIRA_EXCHANGE_SECRET", "example", 1);
 	for (i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
 		(void)snprintf(path, sizeof(path), "%s/shared/config.h",
 		    roots[i]);
@@ -2323,12 +2325,18 @@ test_examples(void **state)
 			    "X-Api-Key");
 			assert_null(config_backend_find(cf,
 			    "local")->cb_outauth);
+			assert_int_equal(config_backend_find(cf,
+			    "jira")->cb_outauth->oa_type,
+			    CONFIG_OUTAUTH_EXCHANGE);
+			assert_string_equal(config_backend_find(cf,
+			    "jira")->cb_outauth->oa_tx_audience, "jira-mcp");
 		}
 		config_free(cf);
 		n++;
 	}
 	closedir(d);
 	unsetenv("GITHUB_TOKEN");
+	unsetenv("JIRA_EXCHANGE_SECRET");
 	assert_true(n >= 1);
 	assert_true(aggregate);
 	assert_true(oidc);
@@ -2494,6 +2502,96 @@ test_parse_size(void **state)
 }
 
 #define OIDC_HEAD	BACKEND "incomingAuth:\n  type: oidc\n  oidc:\n"
+#define TX_HEAD	OIDC_HEAD "    issuer: https://idp.example\n" \
+	"    audience: vmcp\n" \
+	"outgoingAuth:\n  backends:\n    a:\n      type: token_exchange\n" \
+	"      tokenExchange:\n"
+
+static void
+test_outauth_exchange(void **state)
+{
+	struct config			*cf;
+	const struct config_outauth	*oa;
+
+	(void)state;
+	setenv("VMCPD_TEST_TXS", "s3cret", 1);
+	cf = load_ok(TX_HEAD
+	    "        tokenUrl: https://idp.example/token\n"
+	    "        clientId: vmcp\n"
+	    "        clientSecretEnv: VMCPD_TEST_TXS\n"
+	    "        audience: github-mcp\n"
+	    "        scopes: [repo, read:org]\n"
+	    "        subjectTokenType: id_token\n");
+	oa = config_backend_find(cf, "a")->cb_outauth;
+	assert_non_null(oa);
+	assert_int_equal(oa->oa_type, CONFIG_OUTAUTH_EXCHANGE);
+	assert_string_equal(oa->oa_tx_url, "https://idp.example/token");
+	assert_string_equal(oa->oa_tx_client_id, "vmcp");
+	assert_string_equal(oa->oa_tx_secret, "s3cret");
+	assert_string_equal(oa->oa_tx_audience, "github-mcp");
+	assert_string_equal(oa->oa_tx_scopes, "repo read:org");
+	assert_string_equal(oa->oa_tx_subject_type,
+	    "urn:ietf:params:oauth:token-type:id_token");
+	config_free(cf);
+	unsetenv("VMCPD_TEST_TXS");
+
+	/* the defaults; http:// to loopback */
+	cf = load_ok(TX_HEAD "        tokenUrl: http://127.0.0.1:9/token\n");
+	oa = config_backend_find(cf, "a")->cb_outauth;
+	assert_string_equal(oa->oa_tx_subject_type, CONFIG_TX_ACCESS_TOKEN);
+	assert_null(oa->oa_tx_client_id);
+	assert_null(oa->oa_tx_secret);
+	assert_null(oa->oa_tx_audience);
+	assert_null(oa->oa_tx_scopes);
+	config_free(cf);
+	assert_int_equal(config_outauth_loopback("[::1]:80/t"), 1);
+	assert_int_equal(config_outauth_loopback("localhost/t"), 1);
+	assert_int_equal(config_outauth_loopback("127.0.0.1"), 1);
+	assert_int_equal(config_outauth_loopback("127.evil.com/"), 0);
+	assert_int_equal(config_outauth_loopback("127.0.0.1.nip.io/"), 0);
+	assert_int_equal(config_outauth_loopback("10.0.0.1/"), 0);
+}
+
+static void
+test_err_outauth_exchange(void **state)
+{
+	(void)state;
+	load_bad(TX_HEAD "        clientId: x\n",
+	    "t.yaml:15:9: outgoingAuth.backends.a.tokenExchange: missing "
+	    "required key \"tokenUrl\"");
+	load_bad(TX_HEAD "        tokenUrl: http://idp.example/token\n",
+	    "t.yaml:15:19: outgoingAuth.backends.a.tokenExchange.tokenUrl: "
+	    "expected an https:// URL (http:// only to 127.0.0.1, [::1] or "
+	    "localhost), found \"http://idp.example/token\"");
+	load_bad(TX_HEAD "        tokenUrl: https://i/t\n"
+	    "        clientSecret: s\n",
+	    "t.yaml:15:9: outgoingAuth.backends.a.tokenExchange: a client "
+	    "secret needs clientId");
+	setenv("VMCPD_TEST_TXS", "s3cret", 1);
+	load_bad(TX_HEAD "        tokenUrl: https://i/t\n"
+	    "        clientId: c\n        clientSecret: s\n"
+	    "        clientSecretEnv: VMCPD_TEST_TXS\n",
+	    "t.yaml:18:9: outgoingAuth.backends.a.tokenExchange: "
+	    "clientSecret and clientSecretEnv are exclusive; set one");
+	unsetenv("VMCPD_TEST_TXS");
+	load_bad(TX_HEAD "        tokenUrl: https://i/t\n"
+	    "        scopes: [\"a b\"]\n",
+	    "t.yaml:16:18: outgoingAuth.backends.a.tokenExchange.scopes[0]: "
+	    "expected an OAuth scope (RFC 6749 3.3: no spaces, quotes or "
+	    "backslashes)");
+	load_bad(TX_HEAD "        tokenUrl: https://i/t\n"
+	    "        subjectTokenType: saml\n",
+	    "t.yaml:16:27: outgoingAuth.backends.a.tokenExchange."
+	    "subjectTokenType: expected access_token, id_token or jwt (or its "
+	    "urn:ietf:params:oauth:token-type: URN), found \"saml\"");
+	/* nothing to exchange without a client token */
+	load_bad(BACKEND "outgoingAuth:\n  default:\n"
+	    "    type: token_exchange\n"
+	    "    tokenExchange: {tokenUrl: https://i/t}\n",
+	    "t.yaml:7:5: outgoingAuth: backend a uses token_exchange, which "
+	    "needs incomingAuth type oidc (the client's access token is what "
+	    "is exchanged)");
+}
 
 static void
 test_auth_oidc(void **state)
@@ -2997,6 +3095,8 @@ main(void)
 		cmocka_unit_test(test_err_auth),
 		cmocka_unit_test(test_outauth),
 		cmocka_unit_test(test_err_outauth),
+		cmocka_unit_test(test_outauth_exchange),
+		cmocka_unit_test(test_err_outauth_exchange),
 		cmocka_unit_test(test_auth_oidc),
 		cmocka_unit_test(test_err_oidc),
 		cmocka_unit_test(test_err_loglevel),

@@ -6,7 +6,7 @@
 // can forge the tokens an attacker would.
 import http from 'node:http';
 import crypto from 'node:crypto';
-import Provider from 'oidc-provider';
+import Provider, { errors as oidcErrors } from 'oidc-provider';
 
 import { HOST } from './harness.mjs';
 
@@ -17,6 +17,10 @@ export const CLIENTS = {
   bob: 'bob-secret-0123456789',
   vmcpd: 'vmcpd-secret-0123456789',	// vmcpd's own, for introspection
 };
+// vmcpd's client for RFC 8693 token exchange (outgoingAuth token_exchange)
+export const TX_CLIENT = 'vmcpd-tx';
+export const TX_SECRET = 'tx-secret-9c41e07b2d';
+export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
 
 const b64 = (o) => Buffer.from(typeof o === 'string' ? o : JSON.stringify(o)).toString('base64url');
 
@@ -35,6 +39,8 @@ export class Idp {
     this.introspectionHang = false;	// introspection never answers
     this.hung = [];
     this.tokenClaims = {};	// client id -> claims its tokens carry too
+    this.exchanges = [];	// {sub, audience, scope, token} per exchange
+    this.exchangeFail = null;	// an RFC 6749 5.2 error code to answer
   }
 
   get jwksPath() { return '/jwks'; }
@@ -83,6 +89,8 @@ export class Idp {
       client_id: id, client_secret: secret, grant_types: ['client_credentials'],
       redirect_uris: [], response_types: [], token_endpoint_auth_method: 'client_secret_basic',
     }));
+    clients.push({ client_id: TX_CLIENT, client_secret: TX_SECRET, grant_types: [TOKEN_EXCHANGE],
+      redirect_uris: [], response_types: [], token_endpoint_auth_method: 'client_secret_post' });
     this.provider = new Provider(this.issuer, {
       clients,
       jwks: { keys: [jwk] },
@@ -105,9 +113,40 @@ export class Idp {
         },
       },
     });
+    this.registerTokenExchange();
     this.provider.on('server_error', (ctx, err) => process.stderr.write(`oidc-provider: ${err.stack}\n`));
     handler = this.provider.callback();
     return this;
+  }
+
+  /*
+   * RFC 8693 token exchange as a grant type of the provider: the
+   * subject token must be one of this provider's JWT access tokens
+   * (signature, iss, exp checked); the answer is a new opaque token
+   * naming its subject, recorded in this.exchanges.
+   */
+  registerTokenExchange() {
+    const idp = this;
+    const { InvalidGrant, InvalidRequest } = oidcErrors;
+    this.provider.registerGrantType(TOKEN_EXCHANGE, async (ctx) => {
+      const p = ctx.oidc.params;
+      if (idp.exchangeFail)
+        throw new InvalidGrant(idp.exchangeFail);
+      if (p.subject_token_type !== 'urn:ietf:params:oauth:token-type:access_token')
+        throw new InvalidRequest('unsupported subject_token_type');
+      const [h, c, sig] = String(p.subject_token).split('.');
+      const ok = sig && crypto.verify('sha256', Buffer.from(`${h}.${c}`), idp.publicKey,
+        Buffer.from(sig, 'base64url'));
+      const claims = ok ? JSON.parse(Buffer.from(c, 'base64url').toString()) : null;
+      if (!claims || claims.iss !== idp.issuer || claims.exp * 1000 < Date.now())
+        throw new InvalidGrant('subject_token is not valid');
+      const token = `xt.${claims.sub}.${crypto.randomBytes(12).toString('base64url')}`;
+      idp.exchanges.push({ sub: claims.sub, audience: p.audience, scope: p.scope, token });
+      ctx.body = {
+        access_token: token, token_type: 'Bearer', expires_in: 300,
+        issued_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+      };
+    }, ['subject_token', 'subject_token_type', 'requested_token_type', 'audience', 'scope', 'resource']);
   }
 
   /* a client_credentials access token of client id for resource */
