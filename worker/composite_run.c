@@ -46,14 +46,26 @@ struct crun_call {
 	const struct config_backend	*cc_be;
 	struct upstream			*cc_up;
 	json_t				*cc_params;	/* name, arguments */
+	int				 cc_rounds;	/* of input asked */
 };
 
-/* an elicitation step put to a 2025-11-25 client (mrtr.c) */
+/* rounds of a backend step's input_required relayed to a 2025-11-25
+ * client, as legacy.c bounds a call's */
+#define CRUN_MRTR_ROUNDS	10
+
+/*
+ * An elicitation step put to a 2025-11-25 client (mrtr.c), or a
+ * backend step's input requests relayed to it (ce_be set: the call is
+ * retried with ce_params, its requestState, and the answers).
+ */
 struct crun_elicit {
 	TAILQ_ENTRY(crun_elicit)	 ce_entry;
 	struct crun			*ce_run;
 	uint64_t			 ce_id;
 	struct mrtr_wait		*ce_wait;
+	const struct config_backend	*ce_be;
+	json_t				*ce_params;
+	int				 ce_rounds;
 };
 
 struct crun_timer {
@@ -217,6 +229,7 @@ crun_elicit_free(struct crun *cr, struct crun_elicit *ce)
 {
 	TAILQ_REMOVE(&cr->cr_elicits, ce, ce_entry);
 	mrtr_cancel(ce->ce_wait);
+	json_decref(ce->ce_params);
 	free(ce);
 }
 
@@ -341,12 +354,13 @@ crun_params(void *arg, enum proto_era era, struct upstream_params *up)
 	struct crun_call *c = arg;
 
 	/* a copy each time: a 2026-07-28 hop adds its _meta to it, with
-	 * the 2026-07-28 client's capabilities mirrored (a backend asks
-	 * only for what the client can give) */
+	 * the client's capabilities mirrored (a backend asks only for
+	 * what the client can give, relayed or on a handle) */
 	if ((up->up_tree = json_copy(c->cc_params)) == NULL)
 		return -1;
 	if (era == PROTO_ERA_MODERN)
-		up->up_caps = c->cc_run->cr_caps;
+		up->up_caps = c->cc_run->cr_era == PROTO_ERA_MODERN ?
+		    c->cc_run->cr_caps : c->cc_run->cr_cc.cc_caps;
 	return 0;
 }
 
@@ -366,6 +380,8 @@ crun_push(void *arg, json_t *msg, const char *bsid, const char *version,
 }
 
 static void	crun_suspend(struct crun *);
+static int	crun_relay(struct crun *, const struct crun_call *,
+		    json_t *result, char *why, size_t whylen);
 
 /*
  * Around each entry into the run from the loop (wf_run_start(),
@@ -404,6 +420,7 @@ crun_on_done(void *arg, const struct upstream_result *r)
 
 	c->cc_up = NULL;	/* done: no cancel */
 	resp = upstream_response(r);
+	crun_enter(cr);
 	switch (r->ur_status) {
 	case UPSTREAM_COMPLETE:
 		why[0] = '\0';
@@ -421,18 +438,18 @@ crun_on_done(void *arg, const struct upstream_result *r)
 		 * backend's state kept in vmcpd's record */
 		if (cr->cr_era == PROTO_ERA_MODERN) {
 			crun_call_free(cr, c, NULL);
-			crun_enter(cr);
 			if (wf_run_call_suspend(cr->cr_run, id,
 			    json_object_get(resp, "result")) == -1)
 				wf_run_call_done(cr->cr_run, id, NULL,
 				    "a malformed input_required answer");
-			crun_leave(cr);
-			json_decref(resp);
-			return;
+			goto out;
 		}
-		(void)snprintf(why, sizeof(why), "backend %s asked for "
-		    "input, which a composite step cannot relay to a "
-		    "2025-11-25 client", c->cc_be->cb_name);
+		/* a 2025-11-25 client is asked over its session */
+		if (crun_relay(cr, c, json_object_get(resp, "result"), why,
+		    sizeof(why)) == 0) {
+			crun_call_free(cr, c, NULL);
+			goto out;
+		}
 		break;
 	default:
 		(void)snprintf(why, sizeof(why), "backend %s: %s",
@@ -441,11 +458,11 @@ crun_on_done(void *arg, const struct upstream_result *r)
 		break;
 	}
 	crun_call_free(cr, c, NULL);
-	crun_enter(cr);
 	wf_run_call_done(cr->cr_run, id, why[0] == '\0' ?
 	    json_object_get(resp, "result") : NULL, why[0] == '\0' ? NULL :
 	    why);
-	crun_leave(cr);		/* may free cr */
+out:
+	crun_leave(cr);		/* may free cr, or suspend it */
 	json_decref(resp);
 }
 
@@ -453,6 +470,41 @@ static void
 crun_fail_call(struct crun *cr, uint64_t call, const char *why)
 {
 	wf_run_call_done(cr->cr_run, call, NULL, why);
+}
+
+/* a call's params (taken) to its backend, or the call failed */
+static void
+crun_call_send(struct crun *cr, uint64_t call,
+    const struct config_backend *be, json_t *params, int rounds)
+{
+	static const struct upstream_cbs cbs = {
+		crun_params, crun_push, crun_on_done
+	};
+	struct crun_call	*c;
+	struct upstream_req	 uq;
+	char			 why[300];
+
+	if ((c = calloc(1, sizeof(*c))) == NULL) {
+		json_decref(params);
+		crun_fail_call(cr, call, "out of memory");
+		return;
+	}
+	c->cc_run = cr;
+	c->cc_id = call;
+	c->cc_be = be;
+	c->cc_params = params;
+	c->cc_rounds = rounds;
+	TAILQ_INSERT_TAIL(&cr->cr_calls, c, cc_entry);
+	memset(&uq, 0, sizeof(uq));
+	uq.uq_method = "tools/call";
+	uq.uq_scope = BSESSION_SCOPE_ANON;
+	uq.uq_client = cr->cr_era;
+	if ((c->cc_up = upstream_call(cr->cr_w, be, &uq, &cbs, c)) == NULL) {
+		crun_call_free(cr, c, NULL);
+		(void)snprintf(why, sizeof(why), "backend %s: cannot send the "
+		    "call", be->cb_name);
+		crun_fail_call(cr, call, why);
+	}
 }
 
 /*
@@ -465,13 +517,8 @@ static void
 crun_call_start(struct crun *cr, uint64_t call, const char *tool,
     json_t *args, const json_t *extra)
 {
-	static const struct upstream_cbs cbs = {
-		crun_params, crun_push, crun_on_done
-	};
 	const struct config_backend	*be = NULL;
-	struct crun_call		*c = NULL;
-	struct upstream_req		 uq;
-	json_t				*entry = NULL;
+	json_t				*entry = NULL, *params = NULL;
 	char				*own = NULL, why[512], az[256];
 	unsigned int			 retry;
 
@@ -501,36 +548,18 @@ crun_call_start(struct crun *cr, uint64_t call, const char *tool,
 		    "%u s)", tool, RATELIMIT_MESSAGE, retry);
 		goto fail;
 	}
-	if ((c = calloc(1, sizeof(*c))) == NULL ||
-	    (c->cc_params = json_pack("{s:s, s:O}", "name", own, "arguments",
-	    args)) == NULL || (extra != NULL &&
-	    json_object_update(c->cc_params, (json_t *)extra) == -1)) {
+	if ((params = json_pack("{s:s, s:O}", "name", own, "arguments",
+	    args)) == NULL || (extra != NULL && json_object_update(params,
+	    (json_t *)extra) == -1)) {
+		json_decref(params);
 		(void)snprintf(why, sizeof(why), "out of memory");
-		goto fail;
-	}
-	c->cc_run = cr;
-	c->cc_id = call;
-	c->cc_be = be;
-	TAILQ_INSERT_TAIL(&cr->cr_calls, c, cc_entry);
-	memset(&uq, 0, sizeof(uq));
-	uq.uq_method = "tools/call";
-	uq.uq_scope = BSESSION_SCOPE_ANON;
-	uq.uq_client = cr->cr_era;
-	if ((c->cc_up = upstream_call(cr->cr_w, be, &uq, &cbs, c)) == NULL) {
-		crun_call_free(cr, c, NULL);
-		c = NULL;
-		(void)snprintf(why, sizeof(why), "backend %s: cannot send the "
-		    "call", be->cb_name);
 		goto fail;
 	}
 	free(own);
 	json_decref(args);
+	crun_call_send(cr, call, be, params, 0);
 	return;
 fail:
-	if (c != NULL) {
-		json_decref(c->cc_params);
-		free(c);
-	}
 	free(own);
 	json_decref(args);
 	crun_fail_call(cr, call, why);
@@ -631,6 +660,108 @@ fail:
 	    "(elicitation): %s", cs->cs_id, err);
 	cr->cr_elicit = 1;
 	wf_run_abort(cr->cr_run, why);
+}
+
+/* a relayed backend's input answered: the call again with them */
+static void
+crun_relay_done(void *arg, json_t *responses, const char *err)
+{
+	struct crun_elicit		*ce = arg;
+	struct crun			*cr = ce->ce_run;
+	const struct config_backend	*be = ce->ce_be;
+	json_t				*params = json_incref(ce->ce_params);
+	uint64_t			 id = ce->ce_id;
+	int				 rounds = ce->ce_rounds;
+	char				 why[300];
+
+	ce->ce_wait = NULL;	/* mrtr.c freed it */
+	crun_elicit_free(cr, ce);
+	crun_enter(cr);
+	if (responses == NULL) {
+		(void)snprintf(why, sizeof(why), "backend %s asked for input: "
+		    "%s", be->cb_name, err != NULL ? err : "no answer");
+		json_decref(params);
+		wf_run_call_done(cr->cr_run, id, NULL, why);
+	} else if (json_object_set(params, "inputResponses", responses) ==
+	    -1) {
+		json_decref(params);
+		wf_run_call_done(cr->cr_run, id, NULL, "out of memory");
+	} else
+		crun_call_send(cr, id, be, params, rounds);
+	crun_leave(cr);		/* may free cr */
+}
+
+/*
+ * A 2026-07-28 backend's input_required in a 2025-11-25 client's run:
+ * its input requests are put to the client over its session (mrtr.c,
+ * as legacy.c does for a call) and the call retried with the answers
+ * and the backend's requestState, a bounded number of rounds.  0 when
+ * asked (or retried at once: a requestState alone), -1 and why.
+ */
+static int
+crun_relay(struct crun *cr, const struct crun_call *c, json_t *result,
+    char *why, size_t whylen)
+{
+	struct crun_elicit	*ce;
+	json_t			*ir, *state, *params;
+	char			 err[200];
+
+	ir = json_object_get(result, "inputRequests");
+	state = json_object_get(result, "requestState");
+	if (c->cc_rounds >= CRUN_MRTR_ROUNDS) {
+		(void)snprintf(why, whylen, "backend %s still asks for input "
+		    "after %d rounds", c->cc_be->cb_name, CRUN_MRTR_ROUNDS);
+		return -1;
+	}
+	if ((ir != NULL && !json_is_object(ir)) || (state != NULL &&
+	    !json_is_string(state)) || (json_object_size(ir) == 0 &&
+	    state == NULL)) {
+		(void)snprintf(why, whylen, "backend %s sent an invalid "
+		    "input_required result", c->cc_be->cb_name);
+		return -1;
+	}
+	if (cr->cr_cc.cc_request == NULL || cr->cr_cc.cc_sid == NULL) {
+		(void)snprintf(why, whylen, "backend %s asked for input: the "
+		    "client cannot be asked", c->cc_be->cb_name);
+		return -1;
+	}
+	if ((params = json_copy(c->cc_params)) == NULL)
+		goto oom;
+	(void)json_object_del(params, "inputResponses");
+	(void)json_object_del(params, "requestState");
+	if (state != NULL && json_object_set(params, "requestState",
+	    state) == -1) {
+		json_decref(params);
+		goto oom;
+	}
+	if (json_object_size(ir) == 0) {
+		/* load shedding: the state alone, again */
+		crun_call_send(cr, c->cc_id, c->cc_be, params,
+		    c->cc_rounds + 1);
+		return 0;
+	}
+	if ((ce = calloc(1, sizeof(*ce))) == NULL) {
+		json_decref(params);
+		goto oom;
+	}
+	ce->ce_run = cr;
+	ce->ce_id = c->cc_id;
+	ce->ce_be = c->cc_be;
+	ce->ce_params = params;
+	ce->ce_rounds = c->cc_rounds + 1;
+	TAILQ_INSERT_TAIL(&cr->cr_elicits, ce, ce_entry);
+	ce->ce_wait = mrtr_ask(cr->cr_w, cr->cr_cc.cc_sid, cr->cr_cc.cc_caps,
+	    ir, crun_elicit_send, crun_relay_done, ce, err, sizeof(err));
+	if (ce->ce_wait == NULL) {
+		crun_elicit_free(cr, ce);
+		(void)snprintf(why, whylen, "backend %s asked for input: %s",
+		    c->cc_be->cb_name, err);
+		return -1;
+	}
+	return 0;
+oom:
+	(void)snprintf(why, whylen, "out of memory");
+	return -1;
 }
 
 static void

@@ -17,8 +17,9 @@ import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Client as V2Client, StreamableHTTPClientTransport as V2Transport } from '@modelcontextprotocol/client';
-import { guarded, waitFor, withTimeout, sleep, workerOf, vmcpctl } from './lib/harness.mjs';
+import { guarded, waitFor, withTimeout, sleep, workerOf, vmcpctl, connectClient } from './lib/harness.mjs';
 import { useMulti, startMulti, startSpec, startModern, modern, modernMeta, textOf, MODERN } from './lib/multi.mjs';
 import { startIdp, oidcConfig } from './lib/oidc.mjs';
 
@@ -239,6 +240,30 @@ describe('composite suspend and resume (2026-07-28)', () => {
     const after = await mod.stats();
     assert.deepEqual(after.retries.at(-1), { tool: 'mrtr_ask', inputResponses: ['user_name'],
       requestState: st.issuedStates.at(-1) });
+  }));
+
+  test('a 2025-11-25 client: a backend step\'s input requests are relayed over its session', guarded(async () => {
+    const asker = await connectClient(d.url, { name: 'resume-v1', capabilities: { elicitation: {} } });
+    const asked = [];
+    asker.client.setRequestHandler(ElicitRequestSchema, async (req) => {
+      asked.push(req.params);
+      return { action: 'accept', content: { name: 'Grace' } };
+    });
+    try {
+      const before = await mod.stats();
+      const r = await asker.client.callTool({ name: 'backend_ask', arguments: { x: 'v1' } }, undefined,
+        { timeout: 30000 });
+      assert.ok(!r.isError, JSON.stringify(r));
+      assert.deepEqual(r.structuredContent, { hello: 'M:hello Grace', after: 'S:echo:{"x":"M:hello Grace"}' });
+      assert.equal(asked.length, 1);
+      assert.equal(asked[0].message, 'What is your name?');
+      const after = await mod.stats();
+      assert.deepEqual(after.retries.at(-1), { tool: 'mrtr_ask', inputResponses: ['user_name'],
+        requestState: after.issuedStates.at(-1) });
+      assert.equal(after.retries.length, before.retries.length + 1);
+    } finally {
+      await asker.client.close().catch(() => {});
+    }
   }));
 
   test('every misuse of a handle gets the same -32602, with no oracle', guarded(async () => {
