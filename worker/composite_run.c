@@ -7,6 +7,11 @@
  * the client as each step starts and ends when it sent a progressToken;
  * the client's cancel or disconnect cancels every call in flight.
  *
+ * A 2026-07-28 call waiting for the client's input alone is suspended
+ * on a handle (handle.h) and answered input_required; its retry resumes
+ * it here or on any worker (crun_suspend(), crun_resume()).  A 2025-11-25
+ * client is asked over its session (mrtr.c).
+ *
  * Counting (docs/ARCHITECTURE.md, Composite tools): the composite's own
  * tools/call takes the server's tokens once at the edge, as any call;
  * each step takes a token of its tool's own buckets (ratelimit_step()),

@@ -282,11 +282,11 @@ describe('composite suspend and resume (2026-07-28)', () => {
     refused(await call(d.port, 'ask', { arguments: { x: 'r' }, requestState: 'nope', inputResponses: answer }));
     refused(await call(d.port, 'ask', { arguments: { x: 'r' }, requestState: { id: 1 }, inputResponses: answer }));
     // another composite's
-    const q = await suspend(d.port, 'quick', {});
-    refused(await call(d.port, 'ask', { arguments: { x: 'r' }, requestState: q.state, inputResponses: answer }));
+    const a = await suspend(d.port, 'ask', { x: 'o' });
+    refused(await call(d.port, 'quick', { requestState: a.state,
+      inputResponses: { confirm: { action: 'accept', content: { ok: true } } } }));
     // ... which took nothing: the handle still resumes its own
-    r = await call(d.port, 'quick', { requestState: q.state,
-      inputResponses: { confirm: { action: 'accept', content: { ok: true } } } });
+    r = await call(d.port, 'ask', { arguments: { x: 'o' }, requestState: a.state, inputResponses: answer });
     assert.equal(r.json?.result?.resultType, 'complete', r.text);
     // expired: the workflow's 2 s timeout
     const e = await suspend(d.port, 'quick', {});
@@ -298,7 +298,7 @@ describe('composite suspend and resume (2026-07-28)', () => {
     const said = () => d.proc.output.split('\n').filter((l) => l.includes('requestState refused')).join('\n');
     await waitFor('the reasons logged', () => ['ask: requestState refused: replayed',
       'ask: requestState refused: unknown_or_forged', 'ask: requestState refused: not_a_string',
-      'ask: requestState refused: wrong_composite'].every((w) => said().includes(w)) &&
+      'quick: requestState refused: wrong_composite'].every((w) => said().includes(w)) &&
       /quick: requestState refused: (expired|unknown_or_forged)/.test(said()), { timeout: 5000 })
       .catch(() => assert.fail(said()));
   }));
