@@ -5,7 +5,9 @@
 // worker it lands, even after the worker that suspended it was killed.  A
 // 2026-07-28 backend step answering input_required (the SDK v2 backend's
 // mrtr_ask) suspends the workflow the same way, its own state kept in
-// vmcpd's record.  Every misuse of a handle (replayed, forged, expired,
+// vmcpd's record, several waits (a forEach's iterations, an elicitation)
+// in one input_required; for a 2025-11-25 client the backend's requests
+// are relayed over its session.  Every misuse of a handle (replayed, forged, expired,
 // another composite, another principal) gets the same -32602.  And each
 // step is authorized under the caller's principal against the Cedar
 // policies (an advertised tool by its advertised name, a hidden one by its
@@ -90,6 +92,30 @@ compositeTools:
       properties:
         hello: {type: string, value: "{{.steps.hi.output.text}}"}
         after: {type: string, value: "{{.steps.after.output.text}}"}
+  - name: many_ask
+    description: Two backend asks in a forEach beside an elicitation step
+    steps:
+      - id: each
+        type: forEach
+        collection: '["p", "q"]'
+        itemVar: it
+        step:
+          type: tool
+          tool: mod.mrtr_ask
+          arguments: {x: "{{.forEach.it}}"}
+      - id: sure
+        type: elicitation
+        message: "Sure?"
+        schema: {type: object, properties: {ok: {type: boolean}}}
+        onDecline: {action: continue}
+        defaultResults: {action: skipped}
+      - id: slow
+        tool: spec.echo
+        arguments: {x: "s"}
+    output:
+      properties:
+        names: {type: array, value: "{{json .steps.each.output.iterations}}"}
+        sure: {type: string, value: "{{.steps.sure.output.action}}"}
 `;
 
 /* a raw 2026-07-28 tools/call of a client that can be asked */
@@ -264,6 +290,24 @@ describe('composite suspend and resume (2026-07-28)', () => {
     } finally {
       await asker.client.close().catch(() => {});
     }
+  }));
+
+  test('several waits at once: a forEach\'s backend asks and an elicitation, answered in one retry', guarded(async () => {
+    const s = await suspend(d.port, 'many_ask', {});
+    assert.deepEqual(Object.keys(s.ir).sort(), ['each[0]/user_name', 'each[1]/user_name', 'sure']);
+    // one answer missing: all asked again, on a new handle
+    let r = await call(d.port, 'many_ask', { requestState: s.state, inputResponses: {
+      'each[0]/user_name': { action: 'accept', content: { name: 'P' } }, sure: { action: 'accept', content: {} } } });
+    assert.equal(r.json?.result?.resultType, 'input_required', r.text);
+    assert.deepEqual(Object.keys(r.json.result.inputRequests).sort(), Object.keys(s.ir).sort());
+    r = await call(d.port, 'many_ask', { requestState: r.json.result.requestState, inputResponses: {
+      'each[0]/user_name': { action: 'accept', content: { name: 'P' } },
+      'each[1]/user_name': { action: 'accept', content: { name: 'Q' } },
+      sure: { action: 'decline' } } });
+    assert.equal(r.json?.result?.resultType, 'complete', r.text);
+    assert.equal(r.json.result.isError, undefined, r.text);
+    assert.equal(r.json.result.structuredContent.sure, 'decline');
+    assert.deepEqual(r.json.result.structuredContent.names.map((o) => o.output?.text), ['M:hello P', 'M:hello Q']);
   }));
 
   test('every misuse of a handle gets the same -32602, with no oracle', guarded(async () => {
