@@ -7,11 +7,11 @@
 // mrtr_ask) suspends the workflow the same way, its own state kept in
 // vmcpd's record, several waits (a forEach's iterations, an elicitation)
 // in one input_required; for a 2025-11-25 client the backend's requests
-// are relayed over its session.  Every misuse of a handle (replayed, forged, expired,
-// another composite, another principal) gets the same -32602.  And each
-// step is authorized under the caller's principal against the Cedar
-// policies (an advertised tool by its advertised name, a hidden one by its
-// own name under MCP::"<backend>").
+// are relayed over its session.  Every misuse of a handle (replayed,
+// forged, expired, another composite, another principal) gets the same
+// -32602.  And each step is authorized under the caller's principal
+// against the Cedar policies (an advertised tool by its advertised name, a
+// hidden one by its own name under MCP::"<backend>").
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
