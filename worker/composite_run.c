@@ -268,6 +268,16 @@ crun_free(struct crun *cr, const char *abort_why)
 	free(cr);
 }
 
+/* the end of a run whose edge is gone */
+static void
+crun_done_nowhere(void *arg, json_t *result, int code, const char *message)
+{
+	(void)arg;
+	(void)code;
+	(void)message;
+	json_decref(result);
+}
+
 void
 composite_run_cancel(struct crun *cr, const char *why)
 {
@@ -278,6 +288,15 @@ composite_run_cancel(struct crun *cr, const char *why)
 	    cr->cr_id, why != NULL ? why : "");
 	crun_audit(cr, "vmcp_workflow_failed", "failure", NULL, NULL,
 	    why != NULL ? why : "cancelled");
+	if (cr->cr_depth > 0) {
+		/* inside the run (the edge went away under a callback):
+		 * nothing reaches the edge any more, crun_leave() frees */
+		cr->cr_cc.cc_notify = NULL;
+		cr->cr_cc.cc_request = NULL;
+		cr->cr_cc.cc_done = crun_done_nowhere;
+		cr->cr_ended = 1;
+		return;
+	}
 	crun_free(cr, why != NULL ? why : "cancelled");
 }
 
