@@ -155,6 +155,8 @@ struct cedar_call {
 	const char	*cc_name;	/* advertised name, or exact URI */
 	const json_t	*cc_annotations; /* the view's, never the client's */
 	const json_t	*cc_arguments;	/* an object, or NULL */
+	const char	*cc_server;	/* parent MCP::"<server>"; NULL:
+					   the conf's ca_server */
 };
 
 struct cedar_principal;

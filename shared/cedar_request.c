@@ -468,6 +468,7 @@ cedar_access_new(const struct cedar_authz_conf *conf,
 	struct rec_build	 rb, ctx, act;
 	struct cedar_uid	*parents, mcp;
 	const json_t		*h;
+	const char		*server;
 	size_t			 i, np, cap;
 
 	if ((unsigned)call->cc_kind >= sizeof(kinds) / sizeof(kinds[0]) ||
@@ -516,10 +517,11 @@ cedar_access_new(const struct cedar_authz_conf *conf,
 		goto oom;
 	parents = NULL;
 	np = cap = 0;
-	if (conf->ca_server != NULL) {
+	server = call->cc_server != NULL ? call->cc_server : conf->ca_server;
+	if (server != NULL) {
 		if (cedar_arena_str(ar, "MCP", 3, &mcp.cu_type) == -1 ||
-		    cedar_arena_str(ar, conf->ca_server,
-		    strlen(conf->ca_server), &mcp.cu_id) == -1 ||
+		    cedar_arena_str(ar, server, strlen(server),
+		    &mcp.cu_id) == -1 ||
 		    uids_add(ar, &parents, &np, &cap, &mcp) == -1)
 			goto oom;
 	}

@@ -141,6 +141,16 @@ deny:
 	return allow ? 0 : -1;
 }
 
+int
+authz_step(struct worker *w, const struct principal *p,
+    const struct cedar_call *call, char *why, size_t whysz)
+{
+	if (!authz_enabled)
+		return 1;
+	return authz_who_call(p == NULL ? NULL : authz_cache_who(authz_cache,
+	    &authz_conf, w->w_gen, p->p_scope, p->p_claims), call, why, whysz);
+}
+
 struct authz_filter *
 authz_list_filter(struct worker *w, struct httpd_req *req,
     struct authz_filter *f)

@@ -110,6 +110,14 @@ int	 authz_on(const struct worker *);
  */
 int	 authz_gate(struct worker *, struct httpd_req *,
 	    const struct mcp_method *, const json_t *params, json_t *view);
+/*
+ * A composite step's call under the run's principal p (NULL:
+ * anonymous, denied as at the gate): 1 allowed, 0 denied, audited as
+ * denied by the caller; 1 when authz is off.
+ */
+struct principal;
+int	 authz_step(struct worker *, const struct principal *p,
+	    const struct cedar_call *, char *why, size_t whysz);
 /* a list request's filter in *f, or NULL when authz is off */
 struct authz_filter *authz_list_filter(struct worker *, struct httpd_req *,
 	    struct authz_filter *f);

@@ -7,6 +7,11 @@
  * the client as each step starts and ends when it sent a progressToken;
  * the client's cancel or disconnect cancels every call in flight.
  *
+ * A 2026-07-28 call waiting for the client's input alone is suspended
+ * on a handle (handle.h) and answered input_required; its retry resumes
+ * it here or on any worker (crun_suspend(), crun_resume()).  A 2025-11-25
+ * client is asked over its session (mrtr.c).
+ *
  * Counting (docs/ARCHITECTURE.md, Composite tools): the composite's own
  * tools/call takes the server's tokens once at the edge, as any call;
  * each step takes a token of its tool's own buckets (ratelimit_step()),
@@ -30,8 +35,10 @@
 #include "proto/method.h"
 #include "audit.h"
 #include "auth.h"
+#include "authz.h"
 #include "composite_run.h"
 #include "texch.h"
+#include "handle.h"
 #include "ratelimit.h"
 #include "upstream.h"
 #include "view.h"
@@ -45,14 +52,26 @@ struct crun_call {
 	const struct config_backend	*cc_be;
 	struct upstream			*cc_up;
 	json_t				*cc_params;	/* name, arguments */
+	int				 cc_rounds;	/* of input asked */
 };
 
-/* an elicitation step put to a 2025-11-25 client (mrtr.c) */
+/* rounds of a backend step's input_required relayed to a 2025-11-25
+ * client, as legacy.c bounds a call's */
+#define CRUN_MRTR_ROUNDS	10
+
+/*
+ * An elicitation step put to a 2025-11-25 client (mrtr.c), or a
+ * backend step's input requests relayed to it (ce_be set: the call is
+ * retried with ce_params, its requestState, and the answers).
+ */
 struct crun_elicit {
 	TAILQ_ENTRY(crun_elicit)	 ce_entry;
 	struct crun			*ce_run;
 	uint64_t			 ce_id;
 	struct mrtr_wait		*ce_wait;
+	const struct config_backend	*ce_be;
+	json_t				*ce_params;
+	int				 ce_rounds;
 };
 
 struct crun_timer {
@@ -71,6 +90,7 @@ struct crun {
 	enum proto_era			 cr_era;
 	json_t				*cr_view;
 	json_t				*cr_token;	/* progressToken */
+	json_t				*cr_caps;	/* a 2026-07-28 call's */
 	json_int_t			 cr_progress;
 	json_t				*cr_raw;	/* backend -> its lists */
 	struct event			*cr_deadline;
@@ -80,19 +100,57 @@ struct crun {
 	uint64_t			 cr_start_ms;
 	struct crun			**cr_slot;	/* the edge's, or NULL */
 	int				 cr_elicit;	/* ended at one */
+	int				 cr_depth;	/* in the run's calls */
+	int				 cr_ended;	/* cd_done came */
 	char				 cr_id[33];
+	char				 cr_owner[AUTH_SCOPE_LEN + 1];
 };
 
 int
 composite_step_allowed(struct worker *w, const struct principal *p,
-    const char *backend, const char *tool, const json_t *args)
+    json_t *view, const char *name, const char *backend, const char *own,
+    const json_t *entry, const json_t *args, char *why, size_t whylen)
 {
-	(void)w;
-	(void)p;
-	(void)backend;
-	(void)tool;
-	(void)args;
-	return 1;
+	struct cedar_call	 call;
+	struct view_route	 rt;
+	json_t			*item = NULL;
+	char			*text = NULL;
+	size_t			 tlen;
+	int			 advertised, rc, allow = 0;
+
+	if (!authz_on(w))
+		return 1;
+	memset(&call, 0, sizeof(call));
+	call.cc_kind = CEDAR_TOOL;
+	call.cc_arguments = json_is_object(args) ? args : NULL;
+	/* advertised: name routes to this very tool */
+	memset(&rt, 0, sizeof(rt));
+	advertised = view_route_get(w, view, VIEW_ROUTE_TOOL, name,
+	    strlen(name), &rt) == 0 && rt.vr_backend != NULL &&
+	    rt.vr_own != NULL && strcmp(rt.vr_backend, backend) == 0 &&
+	    strcmp(rt.vr_own, own) == 0;
+	view_route_clear(&rt);
+	if (advertised) {
+		/* as a client's call of it: the view's annotations */
+		call.cc_name = name;
+		rc = view_item_get(w, view, VIEW_KIND_TOOLS, name,
+		    strlen(name), &text, &tlen);
+		(void)snprintf(why, whylen, "the view can't be read");
+		if (rc == -1 || (rc == 0 && (item = json_loadb(text, tlen, 0,
+		    NULL)) == NULL))
+			goto out;
+		call.cc_annotations = json_object_get(item, "annotations");
+	} else {
+		/* hidden: its own name under its backend, its own hints */
+		call.cc_name = own;
+		call.cc_server = backend;
+		call.cc_annotations = json_object_get(entry, "annotations");
+	}
+	allow = authz_step(w, p, &call, why, whylen);
+out:
+	json_decref(item);
+	free(text);
+	return allow;
 }
 
 const struct composite *
@@ -177,6 +235,7 @@ crun_elicit_free(struct crun *cr, struct crun_elicit *ce)
 {
 	TAILQ_REMOVE(&cr->cr_elicits, ce, ce_entry);
 	mrtr_cancel(ce->ce_wait);
+	json_decref(ce->ce_params);
 	free(ce);
 }
 
@@ -202,11 +261,22 @@ crun_free(struct crun *cr, const char *abort_why)
 	auth_principal_drop(cr->cr_p);
 	json_decref(cr->cr_view);
 	json_decref(cr->cr_token);
+	json_decref(cr->cr_caps);
 	json_decref(cr->cr_raw);
 	if (cr->cr_slot != NULL)
 		*cr->cr_slot = NULL;
 	worker_request_release(cr->cr_w, __func__);
 	free(cr);
+}
+
+/* the end of a run whose edge is gone */
+static void
+crun_done_nowhere(void *arg, json_t *result, int code, const char *message)
+{
+	(void)arg;
+	(void)code;
+	(void)message;
+	json_decref(result);
 }
 
 void
@@ -219,6 +289,15 @@ composite_run_cancel(struct crun *cr, const char *why)
 	    cr->cr_id, why != NULL ? why : "");
 	crun_audit(cr, "vmcp_workflow_failed", "failure", NULL, NULL,
 	    why != NULL ? why : "cancelled");
+	if (cr->cr_depth > 0) {
+		/* inside the run (the edge went away under a callback):
+		 * nothing reaches the edge any more, crun_leave() frees */
+		cr->cr_cc.cc_notify = NULL;
+		cr->cr_cc.cc_request = NULL;
+		cr->cr_cc.cc_done = crun_done_nowhere;
+		cr->cr_ended = 1;
+		return;
+	}
 	crun_free(cr, why != NULL ? why : "cancelled");
 }
 
@@ -303,10 +382,14 @@ crun_params(void *arg, enum proto_era era, struct upstream_params *up)
 {
 	struct crun_call *c = arg;
 
-	(void)era;
-	/* a copy each time: a 2026-07-28 hop adds its _meta to it */
+	/* a copy each time: a 2026-07-28 hop adds its _meta to it, with
+	 * the client's capabilities mirrored (a backend asks only for
+	 * what the client can give, relayed or on a handle) */
 	if ((up->up_tree = json_copy(c->cc_params)) == NULL)
 		return -1;
+	if (era == PROTO_ERA_MODERN)
+		up->up_caps = c->cc_run->cr_era == PROTO_ERA_MODERN ?
+		    c->cc_run->cr_caps : c->cc_run->cr_cc.cc_caps;
 	return 0;
 }
 
@@ -325,6 +408,35 @@ crun_push(void *arg, json_t *msg, const char *bsid, const char *version,
 	return -1;
 }
 
+static void	crun_suspend(struct crun *);
+static int	crun_relay(struct crun *, const struct crun_call *,
+		    json_t *result, char *why, size_t whylen);
+
+/*
+ * Around each entry into the run from the loop (wf_run_start(),
+ * _call_done(), _elicit_done(), _timer(), _abort()): cd_done() inside
+ * only marks the end, and crun_leave() frees the run then, or, for a
+ * 2026-07-28 call, suspends it on a handle once it waits for input
+ * alone (never from inside a driver callback).
+ */
+static void
+crun_enter(struct crun *cr)
+{
+	cr->cr_depth++;
+}
+
+static void
+crun_leave(struct crun *cr)
+{
+	if (--cr->cr_depth > 0)
+		return;
+	if (cr->cr_ended)
+		crun_free(cr, "the composite tool ended");
+	else if (cr->cr_era == PROTO_ERA_MODERN &&
+	    wf_run_suspendable(cr->cr_run))
+		crun_suspend(cr);
+}
+
 static void
 crun_on_done(void *arg, const struct upstream_result *r)
 {
@@ -337,6 +449,7 @@ crun_on_done(void *arg, const struct upstream_result *r)
 
 	c->cc_up = NULL;	/* done: no cancel */
 	resp = upstream_response(r);
+	crun_enter(cr);
 	switch (r->ur_status) {
 	case UPSTREAM_COMPLETE:
 		why[0] = '\0';
@@ -350,9 +463,22 @@ crun_on_done(void *arg, const struct upstream_result *r)
 		    "code")));
 		break;
 	case UPSTREAM_INPUT_REQUIRED:
-		(void)snprintf(why, sizeof(why), "backend %s asked for "
-		    "input, which a composite step cannot give",
-		    c->cc_be->cb_name);
+		/* a 2026-07-28 client is asked on the run's handle, its
+		 * backend's state kept in vmcpd's record */
+		if (cr->cr_era == PROTO_ERA_MODERN) {
+			crun_call_free(cr, c, NULL);
+			if (wf_run_call_suspend(cr->cr_run, id,
+			    json_object_get(resp, "result")) == -1)
+				wf_run_call_done(cr->cr_run, id, NULL,
+				    "a malformed input_required answer");
+			goto out;
+		}
+		/* a 2025-11-25 client is asked over its session */
+		if (crun_relay(cr, c, json_object_get(resp, "result"), why,
+		    sizeof(why)) == 0) {
+			crun_call_free(cr, c, NULL);
+			goto out;
+		}
 		break;
 	default:
 		(void)snprintf(why, sizeof(why), "backend %s: %s",
@@ -361,10 +487,11 @@ crun_on_done(void *arg, const struct upstream_result *r)
 		break;
 	}
 	crun_call_free(cr, c, NULL);
-	/* may end the run, and free cr */
 	wf_run_call_done(cr->cr_run, id, why[0] == '\0' ?
 	    json_object_get(resp, "result") : NULL, why[0] == '\0' ? NULL :
 	    why);
+out:
+	crun_leave(cr);		/* may free cr, or suspend it */
 	json_decref(resp);
 }
 
@@ -374,52 +501,28 @@ crun_fail_call(struct crun *cr, uint64_t call, const char *why)
 	wf_run_call_done(cr->cr_run, call, NULL, why);
 }
 
+/* a call's params (taken) to its backend, or the call failed */
 static void
-cd_call(void *arg, uint64_t call, const struct composite_step *cs,
-    json_t *args)
+crun_call_send(struct crun *cr, uint64_t call,
+    const struct config_backend *be, json_t *params, int rounds)
 {
 	static const struct upstream_cbs cbs = {
 		crun_params, crun_push, crun_on_done
 	};
-	struct crun			*cr = arg;
-	const struct config_backend	*be = NULL;
-	struct crun_call		*c = NULL;
-	struct upstream_req		 uq;
-	json_t				*entry = NULL;
-	char				*own = NULL, why[512];
-	unsigned int			 retry;
+	struct crun_call	*c;
+	struct upstream_req	 uq;
+	char			 why[300];
 
-	if (crun_resolve(cr, cs->cs_tool, &be, &own, &entry) == -1) {
-		(void)snprintf(why, sizeof(why), "tool %s is not in the view",
-		    cs->cs_tool);
-		goto fail;
-	}
-	if (!json_is_object(args)) {
-		json_decref(args);
-		args = json_object();
-	}
-	composite_coerce_args(args, json_object_get(entry, "inputSchema"));
-	if (!composite_step_allowed(cr->cr_w, cr->cr_p, be->cb_name, own,
-	    args)) {
-		(void)snprintf(why, sizeof(why), "tool %s: denied by the "
-		    "authorization policy", cs->cs_tool);
-		goto fail;
-	}
-	if (ratelimit_step(cr->cr_w, cr->cr_p, cs->cs_tool,
-	    strlen(cs->cs_tool), &retry) == RATELIMIT_LIMITED) {
-		(void)snprintf(why, sizeof(why), "tool %s: %s (retry after "
-		    "%u s)", cs->cs_tool, RATELIMIT_MESSAGE, retry);
-		goto fail;
-	}
-	if ((c = calloc(1, sizeof(*c))) == NULL ||
-	    (c->cc_params = json_pack("{s:s, s:O}", "name", own, "arguments",
-	    args)) == NULL) {
-		(void)snprintf(why, sizeof(why), "out of memory");
-		goto fail;
+	if ((c = calloc(1, sizeof(*c))) == NULL) {
+		json_decref(params);
+		crun_fail_call(cr, call, "out of memory");
+		return;
 	}
 	c->cc_run = cr;
 	c->cc_id = call;
 	c->cc_be = be;
+	c->cc_params = params;
+	c->cc_rounds = rounds;
 	TAILQ_INSERT_TAIL(&cr->cr_calls, c, cc_entry);
 	memset(&uq, 0, sizeof(uq));
 	uq.uq_method = "tools/call";
@@ -429,22 +532,75 @@ cd_call(void *arg, uint64_t call, const struct composite_step *cs,
 	uq.uq_client = cr->cr_era;
 	if ((c->cc_up = upstream_call(cr->cr_w, be, &uq, &cbs, c)) == NULL) {
 		crun_call_free(cr, c, NULL);
-		c = NULL;
 		(void)snprintf(why, sizeof(why), "backend %s: cannot send the "
 		    "call", be->cb_name);
+		crun_fail_call(cr, call, why);
+	}
+}
+
+/*
+ * A tool call of the run: the step's tool (by its name in the step)
+ * with args (taken), authorized, counted and sent; extra (borrowed,
+ * or NULL) adds a resumed call's requestState and inputResponses.  A
+ * call that cannot start is reported failed.
+ */
+static void
+crun_call_start(struct crun *cr, uint64_t call, const char *tool,
+    json_t *args, const json_t *extra)
+{
+	const struct config_backend	*be = NULL;
+	json_t				*entry = NULL, *params = NULL;
+	char				*own = NULL, why[512], az[256];
+	unsigned int			 retry;
+
+	if (crun_resolve(cr, tool, &be, &own, &entry) == -1) {
+		(void)snprintf(why, sizeof(why), "tool %s is not in the view",
+		    tool);
+		goto fail;
+	}
+	if (!json_is_object(args)) {
+		json_decref(args);
+		args = json_object();
+	}
+	composite_coerce_args(args, json_object_get(entry, "inputSchema"));
+	if (!composite_step_allowed(cr->cr_w, cr->cr_p, cr->cr_view, tool,
+	    be->cb_name, own, entry, args, az, sizeof(az))) {
+		log_debug("composite %s: run %s: tool %s denied: %s",
+		    cr->cr_co->co_name, cr->cr_id, tool, az);
+		crun_audit(cr, "vmcp_workflow_step_denied", "denied",
+		    &cr->cr_co->co_steps[call >> 32], tool, az);
+		(void)snprintf(why, sizeof(why), "tool %s: denied by the "
+		    "authorization policy", tool);
+		goto fail;
+	}
+	if (ratelimit_step(cr->cr_w, cr->cr_p, tool, strlen(tool), &retry) ==
+	    RATELIMIT_LIMITED) {
+		(void)snprintf(why, sizeof(why), "tool %s: %s (retry after "
+		    "%u s)", tool, RATELIMIT_MESSAGE, retry);
+		goto fail;
+	}
+	if ((params = json_pack("{s:s, s:O}", "name", own, "arguments",
+	    args)) == NULL || (extra != NULL && json_object_update(params,
+	    (json_t *)extra) == -1)) {
+		json_decref(params);
+		(void)snprintf(why, sizeof(why), "out of memory");
 		goto fail;
 	}
 	free(own);
 	json_decref(args);
+	crun_call_send(cr, call, be, params, 0);
 	return;
 fail:
-	if (c != NULL) {
-		json_decref(c->cc_params);
-		free(c);
-	}
 	free(own);
 	json_decref(args);
 	crun_fail_call(cr, call, why);
+}
+
+static void
+cd_call(void *arg, uint64_t call, const struct composite_step *cs,
+    json_t *args)
+{
+	crun_call_start(arg, call, cs->cs_tool, args, NULL);
 }
 
 static int
@@ -473,38 +629,18 @@ crun_elicit_done(void *arg, json_t *responses, const char *err)
 		    cr->cr_co->co_name, err != NULL ? err : "no action");
 		action = "cancel";
 	}
-	/* may end the run, and free cr */
+	crun_enter(cr);
 	wf_run_elicit_done(cr->cr_run, id, action, json_object_get(r,
 	    "content"));
-}
-
-/*
- * The hook for suspending a run at an elicitation step of a 2026-07-28
- * call: answer input_required whose requestState is a handle on the
- * run's saved state (params, finished steps' outputs, position) in the
- * handles db, to be resumed by the retry on any worker.  0 when
- * suspended; -1 and err until the handle store is wired in.
- */
-static int
-crun_elicit_modern(struct crun *cr, uint64_t call,
-    const struct composite_step *cs, const char *message, char *err,
-    size_t errlen)
-{
-	(void)cr;
-	(void)call;
-	(void)cs;
-	(void)message;
-	(void)snprintf(err, errlen, "not supported yet for 2026-07-28 "
-	    "clients");
-	return -1;
+	crun_leave(cr);		/* may free cr */
 }
 
 /*
  * An elicitation step: a 2025-11-25 client is asked over its session,
  * on the call's stream, as a 2026-07-28 backend's input requests are
- * (mrtr.c: the answer may come to any worker).  A 2026-07-28 call goes
- * to crun_elicit_modern().  A run that cannot ask ends with a JSON-RPC
- * error that says why.
+ * (mrtr.c: the answer may come to any worker).  A 2026-07-28 call is
+ * answered input_required on a handle (crun_suspend()).  A run that
+ * cannot ask ends with a JSON-RPC error that says why.
  */
 static void
 cd_elicit(void *arg, uint64_t call, const struct composite_step *cs,
@@ -515,10 +651,16 @@ cd_elicit(void *arg, uint64_t call, const struct composite_step *cs,
 	json_t			*ir;
 	char			 why[300], err[200];
 
+	/* a 2026-07-28 call: the step waits in the run, which
+	 * crun_leave() suspends on a handle once nothing else runs; only
+	 * a client that declared elicitation is asked (MCP 2026-07-28,
+	 * Elicitation) */
 	if (cr->cr_era == PROTO_ERA_MODERN) {
-		if (crun_elicit_modern(cr, call, cs, message, err,
-		    sizeof(err)) == 0)
+		if (json_is_object(json_object_get(cr->cr_caps,
+		    "elicitation")))
 			return;
+		(void)snprintf(err, sizeof(err), "the client did not declare "
+		    "the elicitation capability");
 		goto fail;
 	}
 	if (cr->cr_cc.cc_request == NULL || cr->cr_cc.cc_sid == NULL) {
@@ -551,6 +693,108 @@ fail:
 	wf_run_abort(cr->cr_run, why);
 }
 
+/* a relayed backend's input answered: the call again with them */
+static void
+crun_relay_done(void *arg, json_t *responses, const char *err)
+{
+	struct crun_elicit		*ce = arg;
+	struct crun			*cr = ce->ce_run;
+	const struct config_backend	*be = ce->ce_be;
+	json_t				*params = json_incref(ce->ce_params);
+	uint64_t			 id = ce->ce_id;
+	int				 rounds = ce->ce_rounds;
+	char				 why[300];
+
+	ce->ce_wait = NULL;	/* mrtr.c freed it */
+	crun_elicit_free(cr, ce);
+	crun_enter(cr);
+	if (responses == NULL) {
+		(void)snprintf(why, sizeof(why), "backend %s asked for input: "
+		    "%s", be->cb_name, err != NULL ? err : "no answer");
+		json_decref(params);
+		wf_run_call_done(cr->cr_run, id, NULL, why);
+	} else if (json_object_set(params, "inputResponses", responses) ==
+	    -1) {
+		json_decref(params);
+		wf_run_call_done(cr->cr_run, id, NULL, "out of memory");
+	} else
+		crun_call_send(cr, id, be, params, rounds);
+	crun_leave(cr);		/* may free cr */
+}
+
+/*
+ * A 2026-07-28 backend's input_required in a 2025-11-25 client's run:
+ * its input requests are put to the client over its session (mrtr.c,
+ * as legacy.c does for a call) and the call retried with the answers
+ * and the backend's requestState, a bounded number of rounds.  0 when
+ * asked (or retried at once: a requestState alone), -1 and why.
+ */
+static int
+crun_relay(struct crun *cr, const struct crun_call *c, json_t *result,
+    char *why, size_t whylen)
+{
+	struct crun_elicit	*ce;
+	json_t			*ir, *state, *params;
+	char			 err[200];
+
+	ir = json_object_get(result, "inputRequests");
+	state = json_object_get(result, "requestState");
+	if (c->cc_rounds >= CRUN_MRTR_ROUNDS) {
+		(void)snprintf(why, whylen, "backend %s still asks for input "
+		    "after %d rounds", c->cc_be->cb_name, CRUN_MRTR_ROUNDS);
+		return -1;
+	}
+	if ((ir != NULL && !json_is_object(ir)) || (state != NULL &&
+	    !json_is_string(state)) || (json_object_size(ir) == 0 &&
+	    state == NULL)) {
+		(void)snprintf(why, whylen, "backend %s sent an invalid "
+		    "input_required result", c->cc_be->cb_name);
+		return -1;
+	}
+	if (cr->cr_cc.cc_request == NULL || cr->cr_cc.cc_sid == NULL) {
+		(void)snprintf(why, whylen, "backend %s asked for input: the "
+		    "client cannot be asked", c->cc_be->cb_name);
+		return -1;
+	}
+	if ((params = json_copy(c->cc_params)) == NULL)
+		goto oom;
+	(void)json_object_del(params, "inputResponses");
+	(void)json_object_del(params, "requestState");
+	if (state != NULL && json_object_set(params, "requestState",
+	    state) == -1) {
+		json_decref(params);
+		goto oom;
+	}
+	if (json_object_size(ir) == 0) {
+		/* load shedding: the state alone, again */
+		crun_call_send(cr, c->cc_id, c->cc_be, params,
+		    c->cc_rounds + 1);
+		return 0;
+	}
+	if ((ce = calloc(1, sizeof(*ce))) == NULL) {
+		json_decref(params);
+		goto oom;
+	}
+	ce->ce_run = cr;
+	ce->ce_id = c->cc_id;
+	ce->ce_be = c->cc_be;
+	ce->ce_params = params;
+	ce->ce_rounds = c->cc_rounds + 1;
+	TAILQ_INSERT_TAIL(&cr->cr_elicits, ce, ce_entry);
+	ce->ce_wait = mrtr_ask(cr->cr_w, cr->cr_cc.cc_sid, cr->cr_cc.cc_caps,
+	    ir, crun_elicit_send, crun_relay_done, ce, err, sizeof(err));
+	if (ce->ce_wait == NULL) {
+		crun_elicit_free(cr, ce);
+		(void)snprintf(why, whylen, "backend %s asked for input: %s",
+		    c->cc_be->cb_name, err);
+		return -1;
+	}
+	return 0;
+oom:
+	(void)snprintf(why, whylen, "out of memory");
+	return -1;
+}
+
 static void
 crun_on_timer(evutil_socket_t fd, short ev, void *arg)
 {
@@ -563,7 +807,9 @@ crun_on_timer(evutil_socket_t fd, short ev, void *arg)
 	TAILQ_REMOVE(&cr->cr_timers, t, ct_entry);
 	event_free(t->ct_ev);
 	free(t);
-	wf_run_timer(cr->cr_run, token);	/* may free cr */
+	crun_enter(cr);
+	wf_run_timer(cr->cr_run, token);
+	crun_leave(cr);		/* may free cr */
 }
 
 static void
@@ -691,7 +937,10 @@ cd_done(void *arg, json_t *ctx, const char *error)
 		cr->cr_cc.cc_done(cr->cr_cc.cc_arg, result, result == NULL ?
 		    JSONRPC_INTERNAL_ERROR : 0,
 		    "Internal error: out of memory");
-	crun_free(cr, "the composite tool ended");
+	if (cr->cr_depth > 0)
+		cr->cr_ended = 1;	/* crun_leave() frees it */
+	else
+		crun_free(cr, "the composite tool ended");
 }
 
 static void
@@ -704,12 +953,232 @@ crun_on_deadline(evutil_socket_t fd, short ev, void *arg)
 	(void)ev;
 	(void)snprintf(why, sizeof(why), "timed out after %llu ms",
 	    (unsigned long long)cr->cr_co->co_timeout_ms);
-	wf_run_abort(cr->cr_run, why);	/* may free cr */
+	crun_enter(cr);
+	wf_run_abort(cr->cr_run, why);
+	crun_leave(cr);		/* may free cr */
 }
 
 static const struct wf_driver crun_driver = {
 	cd_call, cd_elicit, cd_timer, cd_cancel, cd_step, cd_done
 };
+
+/* a run's shell for req (its principal and owner), or NULL */
+static struct crun *
+crun_new(struct worker *w, json_t *view, struct httpd_req *req,
+    enum proto_era era, const struct composite *co, json_t *params,
+    const struct composite_client *cc)
+{
+	struct crun	*cr;
+
+	if ((cr = calloc(1, sizeof(*cr))) == NULL)
+		return NULL;
+	worker_request_hold(w);
+	cr->cr_w = w;
+	cr->cr_co = co;
+	cr->cr_cc = *cc;
+	cr->cr_era = era;
+	cr->cr_view = json_incref(view);
+	cr->cr_p = auth_principal_hold(req);
+	(void)snprintf(cr->cr_owner, sizeof(cr->cr_owner), "%s",
+	    auth_scope(req));
+	cr->cr_token = json_incref(json_object_get(json_object_get(params,
+	    "_meta"), "progressToken"));
+	if (era == PROTO_ERA_MODERN)
+		cr->cr_caps = json_incref(json_object_get(json_object_get(
+		    params, "_meta"), MCP_META_CLIENT_CAPABILITIES));
+	cr->cr_start_ms = store_now_ms();
+	TAILQ_INIT(&cr->cr_calls);
+	TAILQ_INIT(&cr->cr_elicits);
+	TAILQ_INIT(&cr->cr_timers);
+	return cr;
+}
+
+/* the workflow's deadline on the loop, ms from now */
+static int
+crun_arm_deadline(struct crun *cr, uint64_t ms)
+{
+	struct timeval	 tv = { (time_t)(ms / 1000),
+			    (suseconds_t)(ms % 1000) * 1000 };
+
+	if ((cr->cr_deadline = evtimer_new(cr->cr_w->w_base,
+	    crun_on_deadline, cr)) == NULL)
+		return -1;
+	(void)evtimer_add(cr->cr_deadline, &tv);
+	return 0;
+}
+
+/*
+ * The run waits for the 2026-07-28 client's input alone: its state goes
+ * to a handle (handle.h) bound to the caller and the composite until
+ * the workflow's deadline, and the call is answered input_required
+ * with the handle as requestState (MCP 2026-07-28, Multi Round-Trip
+ * Requests); the run ends here, to be restored by the retry on any
+ * worker (crun_resume()).
+ */
+static void
+crun_suspend(struct crun *cr)
+{
+	json_t		*pending = NULL, *ir = NULL, *snap = NULL, *result;
+	enum handle_err	 e = HANDLE_ERROR;
+	char		 id[HANDLE_ID_LEN + 1], why[128];
+
+	if ((pending = wf_run_pending(cr->cr_run)) == NULL ||
+	    (ir = wf_input_requests(pending)) == NULL ||
+	    (snap = wf_run_snapshot(cr->cr_run)) == NULL ||
+	    (e = handle_mint(cr->cr_w->w_store, cr->cr_owner, cr->cr_co,
+	    snap, store_now_ms(), wf_run_deadline(cr->cr_run), id)) !=
+	    HANDLE_OK) {
+		(void)snprintf(why, sizeof(why), "cannot save the run for "
+		    "the client's input: %s", handle_err_name(e));
+		log_warnx("composite %s: run %s: %s", cr->cr_co->co_name,
+		    cr->cr_id, why);
+		json_decref(pending);
+		json_decref(ir);
+		json_decref(snap);
+		crun_enter(cr);
+		wf_run_abort(cr->cr_run, why);
+		crun_leave(cr);		/* frees cr */
+		return;
+	}
+	json_decref(pending);
+	json_decref(snap);
+	log_debug("composite %s: run %s suspended", cr->cr_co->co_name,
+	    cr->cr_id);
+	crun_audit(cr, "vmcp_workflow_suspended", "success", NULL, NULL, NULL);
+	result = json_pack("{s:s, s:o, s:s}", "resultType", "input_required",
+	    "inputRequests", ir, "requestState", id);
+	if (cr->cr_slot != NULL)
+		*cr->cr_slot = NULL;
+	cr->cr_slot = NULL;
+	cr->cr_cc.cc_done(cr->cr_cc.cc_arg, result, result == NULL ?
+	    JSONRPC_INTERNAL_ERROR : 0, "Internal error: out of memory");
+	crun_free(cr, NULL);
+}
+
+/* a refused requestState: one answer for every reason (no oracle) */
+static void
+crun_refuse(struct worker *w, struct httpd_req *req,
+    const struct composite *co, const struct composite_client *cc,
+    const char *reason)
+{
+	json_t *target;
+
+	log_info("composite %s: requestState refused: %s", co->co_name,
+	    reason);
+	if (w->w_conf->cf_audit.ca_enabled) {
+		target = json_pack("{s:s, s:s}", "type", "workflow",
+		    "workflow_name", co->co_name);
+		audit_workflow(w, auth_principal(req),
+		    "vmcp_workflow_resume_refused", "denied", target,
+		    json_pack("{s:s}", "error", reason));
+	}
+	cc->cc_done(cc->cc_arg, NULL, JSONRPC_INVALID_PARAMS,
+	    HANDLE_CLIENT_MESSAGE);
+}
+
+/*
+ * The retry of a suspended run (params' requestState, a handle, and
+ * inputResponses): the handle is taken for its owner and composite,
+ * the run restored under this worker's loop and each wait answered,
+ * elicitations at once, suspended calls retried with their backend's
+ * state and answers.  A missing answer asks again on a new handle.
+ */
+static void
+crun_resume(struct worker *w, json_t *view, struct httpd_req *req,
+    const struct composite *co, json_t *params,
+    const struct composite_client *cc, struct crun **slot)
+{
+	struct crun	*cr;
+	json_t		*snap = NULL, *pending = NULL, *answers = NULL, *e, *a;
+	json_t		*inner, *resp;
+	enum handle_err	 he;
+	const char	*id;
+	char		 err[256];
+	uint64_t	 now = store_now_ms(), dl, call;
+	size_t		 i;
+
+	id = json_string_value(json_object_get(params, "requestState"));
+	if (id == NULL) {
+		crun_refuse(w, req, co, cc, "not_a_string");
+		return;
+	}
+	if ((he = handle_resume(w->w_store, id, auth_scope(req), co, now,
+	    &snap)) != HANDLE_OK) {
+		crun_refuse(w, req, co, cc, handle_err_name(he));
+		return;
+	}
+	if ((cr = crun_new(w, view, req, PROTO_ERA_MODERN, co, params,
+	    cc)) == NULL)
+		goto oom;
+	(void)snprintf(cr->cr_id, sizeof(cr->cr_id), "%s", json_string_value(
+	    json_object_get(json_object_get(json_object_get(snap, "ctx"),
+	    "workflow"), "id")) != NULL ? json_string_value(json_object_get(
+	    json_object_get(json_object_get(snap, "ctx"), "workflow"),
+	    "id")) : "");
+	if ((cr->cr_run = wf_run_restore(co, snap, &crun_driver, cr, err,
+	    sizeof(err))) == NULL) {
+		crun_free(cr, NULL);
+		json_decref(snap);
+		crun_refuse(w, req, co, cc, err);
+		return;
+	}
+	json_decref(snap);
+	dl = wf_run_deadline(cr->cr_run);
+	if (crun_arm_deadline(cr, dl > now ? dl - now : 1) == -1 ||
+	    (pending = wf_run_pending(cr->cr_run)) == NULL ||
+	    (answers = json_array()) == NULL) {
+		json_decref(pending);
+		crun_free(cr, NULL);
+		goto oom;
+	}
+	crun_audit(cr, "vmcp_workflow_resumed", "success", NULL, NULL, NULL);
+	log_debug("composite %s: run %s resumed", co->co_name, cr->cr_id);
+	cr->cr_slot = slot;
+	*slot = cr;
+	resp = json_object_get(params, "inputResponses");
+	json_array_foreach(pending, i, e) {
+		if ((a = wf_input_response(e, resp)) == NULL) {
+			/* not all answered: ask again, on a new handle */
+			json_decref(answers);
+			json_decref(pending);
+			crun_suspend(cr);
+			return;
+		}
+		(void)json_array_append_new(answers, a);
+	}
+	crun_enter(cr);
+	json_array_foreach(pending, i, e) {
+		if (cr->cr_ended)
+			break;
+		a = json_array_get(answers, i);
+		call = (uint64_t)json_integer_value(json_object_get(e, "call"));
+		if (strcmp(json_string_value(json_object_get(e, "kind")),
+		    "elicitation") == 0) {
+			wf_run_elicit_done(cr->cr_run, call, json_string_value(
+			    json_object_get(a, "action")), json_object_get(a,
+			    "content"));
+			continue;
+		}
+		if ((inner = wf_run_call_resume(cr->cr_run, call)) == NULL)
+			continue;
+		(void)json_object_del(inner, "inputRequests");
+		if (json_object_set(inner, "inputResponses", a) == -1)
+			wf_run_call_done(cr->cr_run, call, NULL,
+			    "out of memory");
+		else
+			crun_call_start(cr, call, json_string_value(
+			    json_object_get(e, "tool")), json_deep_copy(
+			    json_object_get(e, "arguments")), inner);
+		json_decref(inner);
+	}
+	json_decref(answers);
+	json_decref(pending);
+	crun_leave(cr);		/* may free cr, or suspend it again */
+	return;
+oom:
+	cc->cc_done(cc->cc_arg, NULL, JSONRPC_INTERNAL_ERROR,
+	    "Internal error: out of memory");
+}
 
 void
 composite_run_start(struct worker *w, json_t *view, struct httpd_req *req,
@@ -721,9 +1190,15 @@ composite_run_start(struct worker *w, json_t *view, struct httpd_req *req,
 	char		 err[512], msg[600];
 	uint8_t		 rnd[16];
 	size_t		 i;
-	struct timeval	 tv = { (time_t)(co->co_timeout_ms / 1000),
-			    (suseconds_t)(co->co_timeout_ms % 1000) * 1000 };
 
+	/* a 2026-07-28 retry carrying a handle vmcpd minted: the retry
+	 * of a composite is never a backend's, which never sees its
+	 * requestState */
+	if (era == PROTO_ERA_MODERN &&
+	    json_object_get(params, "requestState") != NULL) {
+		crun_resume(w, view, req, co, params, cc, slot);
+		return;
+	}
 	args = json_object_get(params, "arguments");
 	if (args != NULL && !json_is_object(args)) {
 		cc->cc_done(cc->cc_arg, NULL, JSONRPC_INVALID_PARAMS,
@@ -735,39 +1210,28 @@ composite_run_start(struct worker *w, json_t *view, struct httpd_req *req,
 		cc->cc_done(cc->cc_arg, NULL, JSONRPC_INVALID_PARAMS, msg);
 		return;
 	}
-	if ((cr = calloc(1, sizeof(*cr))) == NULL)
+	if ((cr = crun_new(w, view, req, era, co, params, cc)) == NULL)
 		goto oom;
-	worker_request_hold(w);
-	cr->cr_w = w;
-	cr->cr_co = co;
-	cr->cr_cc = *cc;
-	cr->cr_era = era;
-	cr->cr_view = json_incref(view);
-	cr->cr_p = auth_principal_hold(req);
-	cr->cr_token = json_incref(json_object_get(json_object_get(params,
-	    "_meta"), "progressToken"));
-	cr->cr_start_ms = store_now_ms();
-	TAILQ_INIT(&cr->cr_calls);
-	TAILQ_INIT(&cr->cr_elicits);
-	TAILQ_INIT(&cr->cr_timers);
 	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
 		memset(rnd, 0, sizeof(rnd));
 	for (i = 0; i < sizeof(rnd); i++)
 		(void)snprintf(cr->cr_id + 2 * i, 3, "%02x", rnd[i]);
 	if ((cr->cr_run = wf_run_new(co, p, cr->cr_id, 0, &crun_driver,
-	    cr)) == NULL || (cr->cr_deadline = evtimer_new(w->w_base,
-	    crun_on_deadline, cr)) == NULL) {
+	    cr)) == NULL || crun_arm_deadline(cr, co->co_timeout_ms) == -1) {
 		crun_free(cr, NULL);
 		goto oom;
 	}
 	json_decref(p);
-	(void)evtimer_add(cr->cr_deadline, &tv);
+	/* a snapshot keeps the wall clock's deadline for the resume */
+	wf_run_set_deadline(cr->cr_run, cr->cr_start_ms + co->co_timeout_ms);
 	crun_audit(cr, "vmcp_workflow_started", "success", NULL, NULL, NULL);
 	log_debug("composite %s: run %s", co->co_name, cr->cr_id);
 	/* a run that ends at once answers in here, and clears the slot */
 	cr->cr_slot = slot;
 	*slot = cr;
+	crun_enter(cr);
 	wf_run_start(cr->cr_run);
+	crun_leave(cr);		/* may free cr, or suspend it */
 	return;
 oom:
 	json_decref(p);

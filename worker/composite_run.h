@@ -73,13 +73,18 @@ void	 composite_run_start(struct worker *, json_t *view,
 void	 composite_run_cancel(struct crun *, const char *why);
 
 /*
- * The authorization of one step under the caller's principal (NULL:
- * anonymous), before its call: backend and tool are the step's backend
- * and the tool's own name there, args its arguments.  1 allowed, 0
- * denied.  The policy gate's hook: every step is allowed until it is
- * wired in.
+ * The authorization of one step under the run's principal (NULL:
+ * anonymous), before its call, as a call_tool of its tool with its
+ * arguments (docs/ARCHITECTURE.md, Composite tools): the advertised
+ * name (the step's tool name when the view routes it to this very
+ * tool) with the view's annotations, else the tool's own name under
+ * parent MCP::"<backend>" with the backend's annotations (entry, its
+ * tools/list entry, or NULL).  1 allowed (always with authz off), 0
+ * denied and why for the log.
  */
 int	 composite_step_allowed(struct worker *, const struct principal *,
-	    const char *backend, const char *tool, const json_t *args);
+	    json_t *view, const char *name, const char *backend,
+	    const char *own, const json_t *entry, const json_t *args,
+	    char *why, size_t whylen);
 
 #endif /* VMCPD_COMPOSITE_RUN_H */

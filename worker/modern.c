@@ -942,12 +942,16 @@ static void
 modern_composite_done(void *arg, json_t *result, int code,
     const char *message)
 {
-	struct mreq *m = arg;
+	struct mreq	*m = arg;
+	const char	*type;
 
+	/* complete, or input_required on a handle (composite_run.c) */
+	type = json_string_value(json_object_get(result, "resultType"));
 	if (result == NULL)
 		modern_error(m, 200, code, message, NULL);
 	else
-		modern_result_out(m, result, "complete");
+		modern_result_out(m, result, type != NULL ? type :
+		    "complete");
 }
 
 /* a composite tool's call: run here (composite_run.c) */

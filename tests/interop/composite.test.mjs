@@ -18,7 +18,7 @@ import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import { guarded, connectClient, tmpDir, waitFor, Daemon, HOST, LEGACY_VERSION } from './lib/harness.mjs';
 import {
-  useMulti, startSpec, multiConfig, serve, jsonBody, listAll, textOf, rpcError, modern,
+  useMulti, startSpec, multiConfig, serve, jsonBody, listAll, textOf, rpcError, modern, modernMeta,
   EVERYTHING, MEMORY, NODE,
 } from './lib/multi.mjs';
 
@@ -553,11 +553,11 @@ describe('composite tools', () => {
     } finally {
       await asker.client.close().catch(() => {});
     }
-    // 2026-07-28: not yet (input_required with a handle is to come)
-    const raw = await modern(daemon.port, 'tools/call', { name: 'triage_issue',
-      arguments: { repo: 'r', issue_number: 1 } }, { 'Mcp-Name': 'triage_issue' });
-    assert.equal(raw.json?.error?.code, -32603, raw.text);
-    assert.match(raw.json.error.message, /elicitation.*2026-07-28/);
+    // 2026-07-28: input_required on a handle (composite_resume.test.mjs)
+    const raw = await modern(daemon.port, 'tools/call', { _meta: modernMeta({ elicitation: {} }),
+      name: 'triage_issue', arguments: { repo: 'r', issue_number: 1 } }, { 'Mcp-Name': 'triage_issue' });
+    assert.equal(raw.json?.result?.resultType, 'input_required', raw.text);
+    assert.equal(raw.json.result.inputRequests.confirm.params.message, 'Post a triage summary for #1?');
   }));
 
   test('params are validated: -32602 naming the field (SDK v1, v2 and raw 2026-07-28)', guarded(async () => {

@@ -922,6 +922,9 @@ access_conds(const struct cedar_access *ca, const struct cond_case *c,
 	}
 }
 
+/* the call's own server (cc_server) for check_access(), or NULL */
+static const char *access_server;
+
 /*
  * The principal of claims (over store) calling name with the view's
  * annotations and arguments (JSON text or NULL): each condition as
@@ -950,6 +953,7 @@ check_access(const struct cedar_authz_conf *conf,
 	call.cc_name = name;
 	call.cc_annotations = aj;
 	call.cc_arguments = gj;
+	call.cc_server = access_server;
 	if ((ca = cedar_access_new(conf, cp, &call, err, sizeof(err))) ==
 	    NULL)
 		fail_msg("%s", err);
@@ -1110,6 +1114,27 @@ test_cedar_access(void **state)
 	    "file:///data/config.json", NULL, NULL, res);
 }
 
+/* a call's own server (a composite's hidden step) is the parent MCP */
+static void
+test_cedar_access_server(void **state)
+{
+	static const struct cond_case c[] = {
+		{ "resource == Tool::\"secret\"", 'S' },
+		{ "resource in MCP::\"spec\"", 'S' },
+		{ "resource in MCP::\"vmcp\"", 'N' },
+	};
+	static const struct cedar_authz_conf conf = { .ca_server = "vmcp" };
+	static const struct cedar_authz_conf none = { .ca_server = NULL };
+
+	(void)state;
+	access_server = "spec";
+	CHECK_ACCESS(&conf, NULL, "{\"sub\": \"alice\"}", CEDAR_TOOL,
+	    "secret", NULL, NULL, c);
+	CHECK_ACCESS(&none, NULL, "{\"sub\": \"alice\"}", CEDAR_TOOL,
+	    "secret", NULL, NULL, c);
+	access_server = NULL;
+}
+
 /* entitiesJson lends attributes and parents to request entities (T4) */
 static void
 test_cedar_access_store(void **state)
@@ -1171,6 +1196,7 @@ main(void)
 		cmocka_unit_test(test_cedar_principal),
 		cmocka_unit_test(test_cedar_principal_groups),
 		cmocka_unit_test(test_cedar_access),
+		cmocka_unit_test(test_cedar_access_server),
 		cmocka_unit_test(test_cedar_access_store),
 	};
 
