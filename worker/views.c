@@ -269,6 +269,7 @@ views_free(void)
 		vask_free(a);
 	json_decref(view_cache.vc_view);
 	view_cache.vc_view = NULL;
+	views_routes_free();
 	free(views_wl);
 	free(views_ov);
 	views_wl = NULL;
