@@ -150,19 +150,16 @@ struct http_client {
 
 static int	http_curl_ready;
 
-static int
+/* s is an RFC 9110 token: its length, or 0 */
+static size_t
 http_token_valid(const char *s)
 {
 	const char	*p;
 
-	if (*s == '\0')
-		return 0;
-	for (p = s; *p != '\0'; p++) {
-		if (!isalnum((unsigned char)*p) &&
-		    strchr("!#$%&'*+-.^_`|~", *p) == NULL)
+	for (p = s; *p != '\0'; p++)
+		if (!proto_is_tchar(*p))
 			return 0;
-	}
-	return 1;
+	return (size_t)(p - s);
 }
 
 static void
@@ -244,9 +241,9 @@ http_call_free(struct http_call *call)
 	free(call);
 }
 
-/* appends to the request head; 0 or -1 */
-static int
-http_call_req_add(struct http_call *call, const char *s, size_t len)
+/* len more bytes of the request head, to be written there; or NULL */
+static char *
+http_call_req_grow(struct http_call *call, size_t len)
 {
 	char	*n;
 	size_t	 cap;
@@ -256,12 +253,24 @@ http_call_req_add(struct http_call *call, const char *s, size_t len)
 		while (cap < call->c_reqlen + len)
 			cap *= 2;
 		if ((n = realloc(call->c_req, cap)) == NULL)
-			return -1;
+			return NULL;
 		call->c_req = n;
 		call->c_reqcap = cap;
 	}
-	memcpy(call->c_req + call->c_reqlen, s, len);
+	n = call->c_req + call->c_reqlen;
 	call->c_reqlen += len;
+	return n;
+}
+
+/* appends to the request head; 0 or -1 */
+static int
+http_call_req_add(struct http_call *call, const char *s, size_t len)
+{
+	char	*p;
+
+	if ((p = http_call_req_grow(call, len)) == NULL)
+		return -1;
+	memcpy(p, s, len);
 	return 0;
 }
 
@@ -1065,22 +1074,35 @@ http_call_curl_prepare(struct http_call *call)
 	return 0;
 }
 
+/* "name: value" CRLF, or "name:" CRLF for an empty value, in one piece */
 int
 http_call_add_header(struct http_call *call, const char *name,
     const char *value)
 {
-	if (call->c_state != HC_NEW || !http_token_valid(name) ||
-	    strpbrk(value, "\r\n") != NULL)
+	size_t	 nlen, vlen;
+	char	*p;
+
+	if (call->c_state != HC_NEW || (nlen = http_token_valid(name)) == 0)
 		return -1;
-	if (http_call_req_str(call, name) == -1 ||
-	    http_call_req_add(call, ":", 1) == -1 ||
-	    (*value != '\0' && (http_call_req_add(call, " ", 1) == -1 ||
-	    http_call_req_str(call, value) == -1)) ||
-	    http_call_req_add(call, "\r\n", 2) == -1)
+	vlen = strcspn(value, "\r\n");
+	if (value[vlen] != '\0')
 		return -1;
-	if (strcasecmp(name, "Content-Type") == 0)
+	if ((p = http_call_req_grow(call, nlen + vlen + (vlen ? 4 : 3))) ==
+	    NULL)
+		return -1;
+	memcpy(p, name, nlen);
+	p += nlen;
+	*p++ = ':';
+	if (vlen > 0) {
+		*p++ = ' ';
+		memcpy(p, value, vlen);
+		p += vlen;
+	}
+	*p++ = '\r';
+	*p = '\n';
+	if (nlen == 12 && strcasecmp(name, "Content-Type") == 0)
 		call->c_has_ctype = 1;
-	else if (strcasecmp(name, "Accept") == 0)
+	else if (nlen == 6 && strcasecmp(name, "Accept") == 0)
 		call->c_has_accept = 1;
 	return 0;
 }
