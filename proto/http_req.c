@@ -484,6 +484,14 @@ http_head_parse(char *buf, size_t len, size_t max_head, uint64_t max_body,
 	return 1;
 }
 
+const char *
+http_head_known(const char *buf, const struct http_head *h, int id)
+{
+	if (id <= HTTP_H_OTHER || id >= HTTP_H_N || h->hh_first[id] == 0)
+		return NULL;
+	return buf + h->hh_hdrs[h->hh_first[id] - 1].hf_value;
+}
+
 /*
  * A known name's first line is recorded: one comparison finds it.  A
  * name that only looks like a known one, or is none, is looked for

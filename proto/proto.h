@@ -286,6 +286,9 @@ int	 http_head_parse(char *buf, size_t len, size_t max_head,
 /* the first value of a header, or NULL */
 const char *http_head_header(const char *buf, const struct http_head *h,
 	    const char *name);
+/* the same by enum http_field_id: no name to compare */
+const char *http_head_known(const char *buf, const struct http_head *h,
+	    int id);
 enum http_chunk_state {
 	HTTP_CHUNK_SIZE = 0,
 	HTTP_CHUNK_DATA,

@@ -195,7 +195,7 @@ session_expiry(const struct session *s, uint64_t ttl_ms)
 static struct session_cached {
 	struct session		sc_sess;
 	struct store_rec	sc_stamp;
-	uint64_t		sc_gen;	/* the store's when checked; 0: unknown */
+	uint64_t		sc_gen;	/* store_generation() then; 0: none */
 	int			sc_used;
 } session_cache[SESSION_CACHE];
 

@@ -446,6 +446,13 @@ test_known_headers(void **state)
 	assert_null(http_head_header(buf, &h, "Expect"));
 	assert_string_equal(http_head_header(buf, &h, "MCP-Protocol-Version"),
 	    "v");
+	/* by id: the same lines, no name compared */
+	assert_string_equal(http_head_known(buf, &h, HTTP_H_MCP_SESSION_ID),
+	    "s1");
+	assert_string_equal(http_head_known(buf, &h, HTTP_H_HOST), "h");
+	assert_null(http_head_known(buf, &h, HTTP_H_MCP_NAME));
+	assert_null(http_head_known(buf, &h, HTTP_H_OTHER));
+	assert_null(http_head_known(buf, &h, HTTP_H_N));
 	free(buf);
 
 	/* a bad line is refused once the head is in, after the request line */
