@@ -832,80 +832,27 @@ http_target_make(const char *host, size_t hlen, unsigned long port)
 static int
 http_call_h1_url(struct http_call *call, const char *url)
 {
-	struct sockaddr_in	*sin = (struct sockaddr_in *)&call->c_x.hx_addr;
-	struct sockaddr_in6	*sin6 =
-	    (struct sockaddr_in6 *)&call->c_x.hx_addr;
-	const char		*a, *ae, *he, *path, *q;
-	char			 host[INET6_ADDRSTRLEN + 2];
-	size_t			 hlen, plen;
-	unsigned long		 port = 80;
-	int			 is_ip = 0;
+	struct http_url	 u;
 
-	if (strncasecmp(url, "http://", 7) != 0)
+	if (http_url_split(url, &u) == -1)
 		return -1;
-	a = url + 7;
-	ae = a + strcspn(a, "/?#");
-	if (ae == a || memchr(a, '@', (size_t)(ae - a)) != NULL)
-		return -1;
-	if (*a == '[') {
-		if ((he = memchr(a, ']', (size_t)(ae - a))) == NULL)
-			return -1;
-		he++;
-	} else if ((he = memchr(a, ':', (size_t)(ae - a))) == NULL)
-		he = ae;
-	if (he < ae) {
-		if (*he != ':' || he + 1 == ae || ae - he > 6)
-			return -1;
-		port = 0;
-		for (q = he + 1; q < ae; q++) {
-			if (*q < '0' || *q > '9')
-				return -1;
-			port = port * 10 + (unsigned long)(*q - '0');
-		}
-		if (port == 0 || port > 65535)
-			return -1;
-	}
-	path = ae;
-	plen = strcspn(path, "#");
-	for (q = path; q < path + plen; q++)
-		if ((unsigned char)*q <= 0x20 || *q == 0x7f)
-			return -1;
-
-	hlen = (size_t)(he - a);
-	memset(&call->c_x.hx_addr, 0, sizeof(call->c_x.hx_addr));
-	if (hlen < sizeof(host)) {
-		memcpy(host, a, hlen);
-		host[hlen] = '\0';
-		if (inet_pton(AF_INET, host, &sin->sin_addr) == 1) {
-			sin->sin_family = AF_INET;
-			sin->sin_port = htons((uint16_t)port);
-			call->c_x.hx_addrlen = sizeof(*sin);
-			is_ip = 1;
-		} else if (host[0] == '[' && hlen > 2) {
-			host[hlen - 1] = '\0';
-			if (inet_pton(AF_INET6, host + 1, &sin6->sin6_addr) ==
-			    1) {
-				sin6->sin6_family = AF_INET6;
-				sin6->sin6_port = htons((uint16_t)port);
-				call->c_x.hx_addrlen = sizeof(*sin6);
-				is_ip = 1;
-			}
-		}
-	}
-	if ((call->c_target = http_target_make(a, hlen, port)) == NULL)
+	memcpy(&call->c_x.hx_addr, &u.hu_addr, sizeof(u.hu_addr));
+	call->c_x.hx_addrlen = u.hu_addrlen;
+	if ((call->c_target = http_target_make(u.hu_auth, u.hu_hostlen,
+	    u.hu_port)) == NULL)
 		return -2;
 	if (http_call_req_str(call, call->c_method) == -1 ||
 	    http_call_req_add(call, " ", 1) == -1 ||
-	    (plen == 0 || *path == '?' ? http_call_req_add(call, "/", 1) :
-	    0) == -1 ||
-	    http_call_req_add(call, path, plen) == -1 ||
+	    (u.hu_pathlen == 0 || *u.hu_path == '?' ?
+	    http_call_req_add(call, "/", 1) : 0) == -1 ||
+	    http_call_req_add(call, u.hu_path, u.hu_pathlen) == -1 ||
 	    http_call_req_str(call, " HTTP/1.1\r\nHost: ") == -1 ||
-	    http_call_req_add(call, a, (size_t)(ae - a)) == -1 ||
+	    http_call_req_add(call, u.hu_auth, u.hu_authlen) == -1 ||
 	    http_call_req_add(call, "\r\n", 2) == -1)
 		return -2;
 	call->c_req_hdrs = call->c_reqlen;
 	call->c_h1_url = 1;
-	return is_ip;
+	return u.hu_addrlen != 0;
 }
 
 struct http_call *
@@ -1455,38 +1402,6 @@ http_call_set_ca_file(struct http_call *call, const char *path)
 	free(call->c_cafile);
 	call->c_cafile = p;
 	return 0;
-}
-
-int
-http_addr_private(const struct sockaddr *sa)
-{
-	const unsigned char	*a;
-	uint32_t		 v4;
-
-	if (sa->sa_family == AF_INET) {
-		a = (const unsigned char *)
-		    &((const struct sockaddr_in *)(const void *)sa)->sin_addr;
-		goto v4;
-	}
-	if (sa->sa_family != AF_INET6)
-		return 1;
-	a = ((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr.s6_addr;
-	/* fc00::/7, fe80::/10 */
-	if ((a[0] & 0xfe) == 0xfc || (a[0] == 0xfe && (a[1] & 0xc0) == 0x80))
-		return 1;
-	if (memcmp(a, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12) == 0) {
-		a += 12;
-		goto v4;
-	}
-	/* :: and ::1 */
-	return memcmp(a, "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 15) == 0 &&
-	    a[15] <= 1;
-v4:
-	v4 = (uint32_t)a[0] << 24 | (uint32_t)a[1] << 16 |
-	    (uint32_t)a[2] << 8 | a[3];
-	return (v4 >> 24) == 0 || (v4 >> 24) == 10 || (v4 >> 24) == 127 ||
-	    (v4 >> 16) == 0xa9fe || (v4 >> 20) == 0xac1 ||
-	    (v4 >> 16) == 0xc0a8 || (v4 >> 22) == (0x64400000U >> 22);
 }
 
 static curl_socket_t
