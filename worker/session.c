@@ -213,7 +213,9 @@ session_cache_slot(const char *id)
 static int
 session_copy(struct session *dst, const struct session *src)
 {
-	size_t i;
+	const struct session_backend	*sb;
+	struct session_backend		*db;
+	size_t				 i;
 
 	memset(dst, 0, sizeof(*dst));
 	memcpy(dst->s_id, src->s_id, sizeof(dst->s_id));
@@ -233,11 +235,20 @@ session_copy(struct session *dst, const struct session *src)
 	    (src->s_subs != NULL &&
 	    (dst->s_subs = json_deep_copy(src->s_subs)) == NULL))
 		goto fail;
-	for (i = 0; i < src->s_nbackends; i++)
-		if (session_backend_set(dst, src->s_backends[i].sb_name,
-		    src->s_backends[i].sb_sid,
-		    src->s_backends[i].sb_version) == -1)
+	/* the names are distinct already: one array, no look-ups */
+	if (src->s_nbackends > 0 && (dst->s_backends = calloc(
+	    src->s_nbackends, sizeof(*dst->s_backends))) == NULL)
+		goto fail;
+	for (i = 0; i < src->s_nbackends; i++) {
+		sb = &src->s_backends[i];
+		db = &dst->s_backends[dst->s_nbackends++];
+		if ((db->sb_name = strdup(sb->sb_name)) == NULL ||
+		    (sb->sb_sid != NULL &&
+		    (db->sb_sid = strdup(sb->sb_sid)) == NULL) ||
+		    (sb->sb_version != NULL &&
+		    (db->sb_version = strdup(sb->sb_version)) == NULL))
 			goto fail;
+	}
 	return 0;
 fail:
 	session_clear(dst);
