@@ -2,7 +2,7 @@
  * libFuzzer: the HTTP client's URL split (shared/http_url.c).
  *
  * Input: a URL.  One taken must hold together: its authority right
- * after "http://", the host in it, a port in 1..65535, a path inside
+ * after "http://", the host in it (maybe empty), a port in 1..65535, a path inside
  * the URL with no space, control character or fragment, and an address
  * only of the family its length says.
  */
@@ -31,8 +31,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(url, data, size);
 	url[size] = '\0';
 	if (http_url_split(url, &u) == 0) {
+		/* an empty host ("http://:1") is libcurl's to refuse */
 		if (u.hu_auth != url + 7 || u.hu_authlen == 0 ||
-		    u.hu_hostlen == 0 || u.hu_hostlen > u.hu_authlen ||
+		    u.hu_hostlen > u.hu_authlen ||
 		    u.hu_port == 0 || u.hu_port > 65535 ||
 		    u.hu_path != u.hu_auth + u.hu_authlen ||
 		    u.hu_path + u.hu_pathlen > url + strlen(url))
