@@ -47,6 +47,8 @@
 #define HTTP_RESP_HEAD_MAX	(64 * 1024)
 
 #define HTTP_POOL_MAX		32
+#define HTTP_SPARE_MAX		32	/* finished calls kept for the next */
+#define HTTP_SPARE_BUF		4096	/* buffers a spare call keeps */
 #define HTTP_TARGETS_MAX	8
 
 enum http_call_state {
@@ -139,6 +141,10 @@ struct http_client {
 	 * easy handle is kilobytes to allocate and set up per call */
 	CURL			*hc_pool[HTTP_POOL_MAX];
 	int			 hc_npool;
+	/* calls freed, kept with their head buffers: a call is over the
+	 * size malloc keeps per thread, so each cost a trip to its bins */
+	struct http_call	*hc_spare[HTTP_SPARE_MAX];
+	int			 hc_nspare;
 	/* "host:port" of recent URLs: parsing every call's URL again
 	 * costs more than the rest of setting it up */
 	struct {
@@ -213,6 +219,43 @@ http_call_hbuf_put(struct http_call *call, const char *s, size_t n)
 }
 
 static void
+http_call_spare_free(struct http_call *call)
+{
+	free(call->c_hbuf);
+	free(call->c_hdrs);
+	free(call->c_req);
+	free(call);
+}
+
+/* a zeroed call, a spare one's buffers kept */
+static struct http_call *
+http_call_alloc(struct http_client *c)
+{
+	struct http_call	*call;
+	char			*req, *hbuf;
+	struct http_hdr		*hdrs;
+	size_t			 reqcap, hcap, hdrcap;
+
+	if (c->hc_nspare == 0)
+		return calloc(1, sizeof(*call));
+	call = c->hc_spare[--c->hc_nspare];
+	req = call->c_req;
+	reqcap = call->c_reqcap;
+	hbuf = call->c_hbuf;
+	hcap = call->c_hcap;
+	hdrs = call->c_hdrs;
+	hdrcap = call->c_hdrcap;
+	memset(call, 0, sizeof(*call));
+	call->c_req = req;
+	call->c_reqcap = reqcap;
+	call->c_hbuf = hbuf;
+	call->c_hcap = hcap;
+	call->c_hdrs = hdrs;
+	call->c_hdrcap = hdrcap;
+	return call;
+}
+
+static void
 http_call_free(struct http_call *call)
 {
 	struct http_client *c = call->c_client;
@@ -228,17 +271,31 @@ http_call_free(struct http_call *call)
 		} else
 			curl_easy_cleanup(call->c_easy);
 	}
-	free(call->c_hbuf);
-	free(call->c_hdrs);
 	curl_slist_free_all(call->c_reqhdrs);
 	free(call->c_body);
 	free(call->c_target);
 	free(call->c_unix);
 	free(call->c_cafile);
-	free(call->c_req);
 	free(call->c_url);
 	free(call->c_method);
-	free(call);
+	if (c != NULL && !c->hc_closing && c->hc_nspare < HTTP_SPARE_MAX) {
+		if (call->c_reqcap > HTTP_SPARE_BUF) {
+			free(call->c_req);
+			call->c_req = NULL;
+			call->c_reqcap = 0;
+		}
+		if (call->c_hcap > HTTP_SPARE_BUF ||
+		    call->c_hdrcap * sizeof(*call->c_hdrs) > HTTP_SPARE_BUF) {
+			free(call->c_hbuf);
+			free(call->c_hdrs);
+			call->c_hbuf = NULL;
+			call->c_hdrs = NULL;
+			call->c_hcap = call->c_hdrcap = 0;
+		}
+		c->hc_spare[c->hc_nspare++] = call;
+		return;
+	}
+	http_call_spare_free(call);
 }
 
 /* len more bytes of the request head, to be written there; or NULL */
@@ -790,6 +847,8 @@ http_client_free(struct http_client *c)
 	}
 	while (c->hc_npool > 0)
 		curl_easy_cleanup(c->hc_pool[--c->hc_npool]);
+	while (c->hc_nspare > 0)
+		http_call_spare_free(c->hc_spare[--c->hc_nspare]);
 	while (c->hc_ntargets > 0) {
 		c->hc_ntargets--;
 		free(c->hc_targets[c->hc_ntargets].ut_url);
@@ -866,7 +925,7 @@ http_call_new(struct http_client *c, const char *method, const char *url)
 	if (c == NULL || method == NULL || url == NULL ||
 	    !http_token_valid(method))
 		return NULL;
-	if ((call = calloc(1, sizeof(*call))) == NULL)
+	if ((call = http_call_alloc(c)) == NULL)
 		return NULL;
 	call->c_client = c;
 	call->c_state = HC_NEW;
