@@ -1098,7 +1098,7 @@ upstream_new(struct worker *w, const struct config_backend *be,
 {
 	struct upstream *u;
 
-	if ((u = calloc(1, sizeof(*u))) == NULL)
+	if ((u = worker_zalloc(sizeof(*u))) == NULL)
 		return NULL;
 	u->u_scope = scope != NULL ? scope : BSESSION_SCOPE_ANON;
 	TAILQ_INSERT_TAIL(&upstreams, u, u_entry);
