@@ -545,7 +545,24 @@ views_route_slot(const char *prefix, const struct views_read *r)
 	return &views_routes[h % VIEWS_ROUTES];
 }
 
-/* a route read from prefix's shard arr, through the cache */
+#define VIEWS_MISS	(-3)	/* not in the cache */
+
+/* r's route in the cache of layout prefix, or VIEWS_MISS */
+static int
+views_route_cached(const char *prefix, struct views_read *r)
+{
+	struct views_route_cached	*c;
+
+	c = views_route_slot(prefix, r);
+	if (c == NULL || c->rc_name == NULL || c->rc_kind != r->vr_kind ||
+	    c->rc_namelen != r->vr_namelen ||
+	    memcmp(c->rc_name, r->vr_name, r->vr_namelen) != 0)
+		return VIEWS_MISS;
+	return c->rc_rc == 0 && views_route_copy(r->vr_route, &c->rc_route) ==
+	    -1 ? -1 : c->rc_rc;
+}
+
+/* a route read from prefix's shard arr, kept in the cache */
 static int
 views_route_read(struct worker *w, const char *prefix, json_t *arr,
     struct views_read *r)
@@ -554,11 +571,6 @@ views_route_read(struct worker *w, const char *prefix, json_t *arr,
 	int				 rc;
 
 	c = views_route_slot(prefix, r);
-	if (c != NULL && c->rc_name != NULL && c->rc_kind == r->vr_kind &&
-	    c->rc_namelen == r->vr_namelen &&
-	    memcmp(c->rc_name, r->vr_name, r->vr_namelen) == 0)
-		return c->rc_rc == 0 && views_route_copy(r->vr_route,
-		    &c->rc_route) == -1 ? -1 : c->rc_rc;
 	rc = views_shard_read(w, prefix, json_array_get(arr,
 	    views_shard_find(arr, r->vr_name, r->vr_namelen)), r);
 	if (c == NULL || (rc != 0 && rc != VIEW_NO_ROUTE))
@@ -605,6 +617,8 @@ views_read_view(struct worker *w, json_t *view, struct views_read *r)
 	case VIEWS_READ_ROUTE:
 		if (r->vr_kind > VIEW_ROUTE_RESOURCE)
 			return -1;
+		if ((rc = views_route_cached(prefix, r)) != VIEWS_MISS)
+			return rc;
 		arr = json_object_get(json_object_get(view, "shards"),
 		    view_kind_field(route_kinds[r->vr_kind]));
 		if (json_array_size(arr) == 0)
