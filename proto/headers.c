@@ -3,6 +3,7 @@
  * Transports, Streamable HTTP): Accept, Content-Type, session ids,
  * protocol versions.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -328,7 +329,7 @@ proto_ows_trim(const char **v, const char **e)
 const char *
 proto_field_line_problem(const char *line, size_t len)
 {
-	size_t	i, n = 0;
+	size_t	n = 0;
 
 	/* obs-fold continues the value before: taken as one SP */
 	if (len == 0 || !proto_is_ows(line[0])) {
@@ -338,10 +339,43 @@ proto_field_line_problem(const char *line, size_t len)
 		if (n == len || n == 0)
 			return "a header line without a name and a colon";
 	}
-	for (i = n; i < len; i++)
-		if (((unsigned char)line[i] < 0x20 && line[i] != '\t') ||
-		    line[i] == 0x7f)
-			return "a control character in a header value";
+	if (proto_value_ctl(line + n, len - n) != NULL)
+		return "a control character in a header value";
+	return NULL;
+}
+
+/*
+ * Eight bytes at a time: a word with no byte below 0x20 and none equal
+ * to 0x7f (the bit tricks have no false negatives) is clean; a word
+ * they flag is looked at byte by byte, HTAB being allowed.
+ */
+const char *
+proto_value_ctl(const char *v, size_t n)
+{
+	const uint64_t	 ones = 0x0101010101010101ULL;
+	const uint64_t	 high = 0x8080808080808080ULL;
+	uint64_t	 x, y;
+	size_t		 i = 0, end;
+	unsigned char	 c;
+
+	while (i < n) {
+		end = n;
+		if (n - i >= 8) {
+			memcpy(&x, v + i, 8);
+			y = x ^ (ones * 0x7f);
+			if (((((x - ones * 0x20) & ~x) | ((y - ones) & ~y)) &
+			    high) == 0) {
+				i += 8;
+				continue;
+			}
+			end = i + 8;
+		}
+		for (; i < end; i++) {
+			c = (unsigned char)v[i];
+			if ((c < 0x20 && c != '\t') || c == 0x7f)
+				return v + i;
+		}
+	}
 	return NULL;
 }
 

@@ -19,7 +19,8 @@
 static void	 http_refuse(struct http_head *, int, const char *);
 static int	 http_line(const char *, size_t, size_t, size_t *, size_t *);
 static int	 http_request_line(char *, size_t, size_t, struct http_head *);
-static int	 http_header_line(char *, size_t, size_t, struct http_head *);
+static int	 http_header_line(const char *, size_t, size_t,
+	    struct http_head *, size_t *);
 static int	 http_method(const char *, size_t);
 static int	 http_framing(char *, struct http_head *, uint64_t);
 static int	 http_has_token(const char *, const char *);
@@ -161,13 +162,102 @@ http_request_line(char *buf, size_t off, size_t end, struct http_head *h)
 	return 0;
 }
 
-/* field-name ":" OWS field-value OWS, in buf[off, end) */
+/* the header names vmcpd reads, lower case, by enum http_field_id */
+static const struct {
+	char		 hk_name[24];	/* NUL-padded: read 8 bytes at a time */
+	size_t		 hk_len;
+} http_known[HTTP_H_N] = {
+	[HTTP_H_HOST] = { "host", 4 },
+	[HTTP_H_CONTENT_LENGTH] = { "content-length", 14 },
+	[HTTP_H_TRANSFER_ENCODING] = { "transfer-encoding", 17 },
+	[HTTP_H_CONNECTION] = { "connection", 10 },
+	[HTTP_H_EXPECT] = { "expect", 6 },
+	[HTTP_H_CONTENT_TYPE] = { "content-type", 12 },
+	[HTTP_H_ACCEPT] = { "accept", 6 },
+	[HTTP_H_ORIGIN] = { "origin", 6 },
+	[HTTP_H_AUTHORIZATION] = { "authorization", 13 },
+	[HTTP_H_MCP_SESSION_ID] = { "mcp-session-id", 14 },
+	[HTTP_H_MCP_PROTOCOL_VERSION] = { "mcp-protocol-version", 20 },
+	[HTTP_H_MCP_METHOD] = { "mcp-method", 10 },
+	[HTTP_H_MCP_NAME] = { "mcp-name", 8 },
+	[HTTP_H_LAST_EVENT_ID] = { "last-event-id", 13 },
+	[HTTP_H_USER_AGENT] = { "user-agent", 10 },
+	[HTTP_H_X_REQUEST_ID] = { "x-request-id", 12 },
+};
+
+/* the one known name a name of this length and first letter may be */
 static int
-http_header_line(char *buf, size_t off, size_t end, struct http_head *h)
+http_hdr_candidate(const char *name, size_t len)
 {
-	size_t		 p = off;
-	const char	*vs, *ve, *q;
-	unsigned char	 c;
+	unsigned char	 c = len > 0 ? (unsigned char)name[0] | 0x20 : 0;
+
+	switch (len) {
+	case 4:
+		return HTTP_H_HOST;
+	case 6:
+		return c == 'a' ? HTTP_H_ACCEPT : c == 'o' ? HTTP_H_ORIGIN :
+		    HTTP_H_EXPECT;
+	case 8:
+		return HTTP_H_MCP_NAME;
+	case 10:
+		return c == 'c' ? HTTP_H_CONNECTION : c == 'm' ?
+		    HTTP_H_MCP_METHOD : HTTP_H_USER_AGENT;
+	case 12:
+		return c == 'c' ? HTTP_H_CONTENT_TYPE : HTTP_H_X_REQUEST_ID;
+	case 13:
+		return c == 'l' ? HTTP_H_LAST_EVENT_ID : HTTP_H_AUTHORIZATION;
+	case 14:
+		return c == 'c' ? HTTP_H_CONTENT_LENGTH :
+		    HTTP_H_MCP_SESSION_ID;
+	case 17:
+		return HTTP_H_TRANSFER_ENCODING;
+	case 20:
+		return HTTP_H_MCP_PROTOCOL_VERSION;
+	}
+	return HTTP_H_OTHER;
+}
+
+/*
+ * A token (RFC 9110 5.1: a parsed name is one) against its candidate,
+ * eight bytes at a time: OR 0x20 lowers a letter, and maps no other
+ * tchar onto a letter or onto the "-" the known names also hold.
+ */
+int
+http_hdr_id(const char *name, size_t len)
+{
+	const uint64_t	 low = 0x2020202020202020ULL;
+	const char	*k;
+	uint64_t	 x, y;
+	size_t		 i;
+	int		 id;
+
+	if ((id = http_hdr_candidate(name, len)) == HTTP_H_OTHER)
+		return HTTP_H_OTHER;
+	k = http_known[id].hk_name;
+	for (i = 0; i + 8 <= len; i += 8) {
+		memcpy(&x, name + i, 8);
+		memcpy(&y, k + i, 8);
+		if ((x | low) != y)
+			return HTTP_H_OTHER;
+	}
+	for (; i < len; i++)
+		if (((unsigned char)name[i] | 0x20) != (unsigned char)k[i])
+			return HTTP_H_OTHER;
+	return id;
+}
+
+/*
+ * field-name ":" OWS field-value OWS, in buf[off, end): recorded, the
+ * value's end in *vend, nothing written (the head may not be all in).
+ */
+static int
+http_header_line(const char *buf, size_t off, size_t end, struct http_head *h,
+    size_t *vend)
+{
+	struct http_field	*f;
+	size_t			 p = off;
+	const char		*vs, *ve;
+	int			 id;
 
 	if (buf[off] == ' ' || buf[off] == '\t') {
 		http_refuse(h, 400, "Bad Request: folded header line");
@@ -186,23 +276,23 @@ http_header_line(char *buf, size_t off, size_t end, struct http_head *h)
 		    "many header lines");
 		return -1;
 	}
-	buf[p] = '\0';
 	vs = buf + p + 1;
 	ve = buf + end;
 	proto_ows_trim(&vs, &ve);
-	for (q = vs; q < ve; q++) {
-		c = (unsigned char)*q;
-		if ((c < ' ' && c != '\t') || c == 0x7f) {
-			http_refuse(h, 400, "Bad Request: control character "
-			    "in a header value");
-			return -1;
-		}
+	if (proto_value_ctl(vs, (size_t)(ve - vs)) != NULL) {
+		http_refuse(h, 400, "Bad Request: control character in a "
+		    "header value");
+		return -1;
 	}
-	buf[ve - buf] = '\0';
-	h->hh_hdrs[h->hh_nhdrs].hf_name = off;
-	h->hh_hdrs[h->hh_nhdrs].hf_namelen = p - off;
-	h->hh_hdrs[h->hh_nhdrs].hf_value = (size_t)(vs - buf);
+	f = &h->hh_hdrs[h->hh_nhdrs];
+	f->hf_name = off;
+	f->hf_namelen = p - off;
+	f->hf_value = (size_t)(vs - buf);
+	f->hf_id = id = http_hdr_id(buf + off, p - off);
+	*vend = (size_t)(ve - buf);
 	h->hh_nhdrs++;
+	if (id != HTTP_H_OTHER && h->hh_first[id] == 0)
+		h->hh_first[id] = (uint8_t)h->hh_nhdrs;
 	return 0;
 }
 
@@ -229,55 +319,47 @@ http_has_token(const char *list, const char *t)
 static int
 http_framing(char *buf, struct http_head *h, uint64_t max_body)
 {
-	const char	*name, *val, *clen = NULL, *te = NULL, *p;
+	const char	*val, *clen = NULL, *te = NULL, *p;
 	uint64_t	 n;
 	size_t		 i, nte = 0, nhost = 0, host = 0;
 	int		 keepalive = 0;
 
 	for (i = 0; i < h->hh_nhdrs; i++) {
-		name = buf + h->hh_hdrs[i].hf_name;
 		val = buf + h->hh_hdrs[i].hf_value;
-		switch (name[0] | 0x20) {
-		case 'c':
-			if (strcasecmp(name, "Content-Length") == 0) {
-				if (clen != NULL && strcmp(clen, val) != 0) {
-					http_refuse(h, 400, "Bad Request: "
-					    "differing Content-Length values");
-					return -1;
-				}
-				clen = val;
-			} else if (strcasecmp(name, "Connection") == 0) {
-				if (http_has_token(val, "close"))
-					h->hh_close = 1;
-				if (http_has_token(val, "keep-alive"))
-					keepalive = 1;
+		switch (h->hh_hdrs[i].hf_id) {
+		case HTTP_H_CONTENT_LENGTH:
+			if (clen != NULL && strcmp(clen, val) != 0) {
+				http_refuse(h, 400, "Bad Request: differing "
+				    "Content-Length values");
+				return -1;
 			}
+			clen = val;
 			break;
-		case 't':
-			if (strcasecmp(name, "Transfer-Encoding") == 0) {
-				te = val;
-				nte++;
-			}
+		case HTTP_H_CONNECTION:
+			if (http_has_token(val, "close"))
+				h->hh_close = 1;
+			if (http_has_token(val, "keep-alive"))
+				keepalive = 1;
 			break;
-		case 'h':
-			if (strcasecmp(name, "Host") == 0) {
-				if (nhost++ > 0) {
-					http_refuse(h, 400, "Bad Request: more "
-					    "than one Host header");
-					return -1;
-				}
-				host = h->hh_hdrs[i].hf_value;
-			}
+		case HTTP_H_TRANSFER_ENCODING:
+			te = val;
+			nte++;
 			break;
-		case 'e':
-			if (strcasecmp(name, "Expect") == 0) {
-				if (strcasecmp(val, "100-continue") != 0) {
-					http_refuse(h, 417, "Expectation "
-					    "Failed: only 100-continue");
-					return -1;
-				}
-				h->hh_continue = h->hh_minor >= 1;
+		case HTTP_H_HOST:
+			if (nhost++ > 0) {
+				http_refuse(h, 400, "Bad Request: more than "
+				    "one Host header");
+				return -1;
 			}
+			host = h->hh_hdrs[i].hf_value;
+			break;
+		case HTTP_H_EXPECT:
+			if (strcasecmp(val, "100-continue") != 0) {
+				http_refuse(h, 417, "Expectation Failed: only "
+				    "100-continue");
+				return -1;
+			}
+			h->hh_continue = h->hh_minor >= 1;
 			break;
 		}
 	}
@@ -327,27 +409,36 @@ http_framing(char *buf, struct http_head *h, uint64_t max_body)
 	return 0;
 }
 
+/*
+ * One pass over the lines: each is found (and a bare CR refused) and a
+ * header line parsed as it comes, without writing: a head not all in
+ * yet is parsed again from its start.  Errors keep the order of a head
+ * read whole first: its line ends and size, the request line, the
+ * header lines in turn, the framing.
+ */
 int
 http_head_parse(char *buf, size_t len, size_t max_head, uint64_t max_body,
     struct http_head *h)
 {
-	size_t	start = 0, off, end, lf;
-	int	r;
+	size_t		 start = 0, off, end, lf, rl_end = 0, i;
+	size_t		 vend[HTTP_HDRS_MAX];
+	const char	*why = NULL;
+	int		 r, status = 0;
 
 	memset(h, 0, sizeof(*h));
 	/* RFC 9112 2.2: empty lines before a request line are ignored */
 	while (start < len && start < 8 && (buf[start] == '\r' ||
 	    buf[start] == '\n'))
 		start++;
-	/* find the blank line first: parsing writes into the buffer, so it
-	 * runs once, on a whole head */
 	for (off = start;; off = lf + 1) {
 		if ((r = http_line(buf, len, off, &end, &lf)) == -1) {
+			memset(h, 0, sizeof(*h));
 			http_refuse(h, 400, "Bad Request: a CR not ending a "
 			    "line");
 			return -1;
 		}
 		if (r == 0 || lf >= max_head) {
+			memset(h, 0, sizeof(*h));
 			if (r == 0 && len < max_head)
 				return 0;
 			http_refuse(h, 431, "Request Header Fields Too Large: "
@@ -357,25 +448,36 @@ http_head_parse(char *buf, size_t len, size_t max_head, uint64_t max_body,
 		if (end == off && off > start)
 			break;
 		if (end == off) {
+			memset(h, 0, sizeof(*h));
 			http_refuse(h, 400, "Bad Request: no request line");
 			return -1;
 		}
+		if (off == start)
+			rl_end = end;
+		else if (status == 0 && http_header_line(buf, off, end, h,
+		    &vend[h->hh_nhdrs]) == -1) {
+			status = h->hh_status;	/* after the request line's */
+			why = h->hh_why;
+			h->hh_status = 0;
+			h->hh_why = NULL;
+		}
 	}
 	h->hh_len = lf + 1;
-	(void)http_line(buf, len, start, &end, &lf);
-	if (http_request_line(buf, start, end, h) == -1)
+	if (http_request_line(buf, start, rl_end, h) == -1)
 		return -1;
-	for (off = lf + 1; off < h->hh_len; off = lf + 1) {
-		(void)http_line(buf, len, off, &end, &lf);
-		if (end == off)
-			break;
-		if (http_header_line(buf, off, end, h) == -1)
-			return -1;
+	if (status != 0) {
+		http_refuse(h, status, why);
+		return -1;
+	}
+	/* the head is all in: names and values end in NULs where they lie */
+	for (i = 0; i < h->hh_nhdrs; i++) {
+		buf[h->hh_hdrs[i].hf_name + h->hh_hdrs[i].hf_namelen] = '\0';
+		buf[vend[i]] = '\0';
 	}
 	if (http_framing(buf, h, max_body) == -1)
 		return -1;
 	/* RFC 9112 3.2: an HTTP/1.1 request without Host is refused */
-	if (h->hh_minor >= 1 && http_head_header(buf, h, "Host") == NULL) {
+	if (h->hh_minor >= 1 && h->hh_first[HTTP_H_HOST] == 0) {
 		http_refuse(h, 400, "Bad Request: no Host header");
 		return -1;
 	}
@@ -383,14 +485,33 @@ http_head_parse(char *buf, size_t len, size_t max_head, uint64_t max_body,
 }
 
 const char *
+http_head_known(const char *buf, const struct http_head *h, int id)
+{
+	if (id <= HTTP_H_OTHER || id >= HTTP_H_N || h->hh_first[id] == 0)
+		return NULL;
+	return buf + h->hh_hdrs[h->hh_first[id] - 1].hf_value;
+}
+
+/*
+ * A known name's first line is recorded: one comparison finds it.  A
+ * name that only looks like a known one, or is none, is looked for
+ * line by line, the length first.
+ */
+const char *
 http_head_header(const char *buf, const struct http_head *h,
     const char *name)
 {
-	const char	*n;
-	size_t		 i, len = strlen(name);
-	int		 c = (unsigned char)name[0] | 0x20;
+	const struct http_field	*f;
+	const char		*n;
+	size_t			 i, len = strlen(name);
+	int			 c = (unsigned char)name[0] | 0x20, id;
 
-	/* the MCP headers share their first letters: the length first */
+	id = http_hdr_candidate(name, len);
+	if (id != HTTP_H_OTHER && h->hh_first[id] != 0) {
+		f = &h->hh_hdrs[h->hh_first[id] - 1];
+		if (strcasecmp(buf + f->hf_name, name) == 0)
+			return buf + f->hf_value;
+	}
 	for (i = 0; i < h->hh_nhdrs; i++) {
 		n = buf + h->hh_hdrs[i].hf_name;
 		if (h->hh_hdrs[i].hf_namelen == len &&

@@ -192,6 +192,8 @@ void	 proto_ows_trim(const char **v, const char **e);
  * control character but HTAB (what the front refuses in a request).
  */
 const char *proto_field_line_problem(const char *line, size_t len);
+/* the first control character but HTAB (or DEL) in v[0, n), or NULL */
+const char *proto_value_ctl(const char *v, size_t n);
 /* the value of a hexadecimal digit, or -1 */
 int	 proto_hex_digit(int c);
 /* v in base 10 or 16 (lower case) written backwards from end, which is
@@ -231,10 +233,34 @@ enum http_method {
 	HTTP_M_PATCH
 };
 #define HTTP_HDRS_MAX	64
+/* the headers vmcpd reads, known by the parser as it meets them */
+enum http_field_id {
+	HTTP_H_OTHER = 0,
+	HTTP_H_HOST,
+	HTTP_H_CONTENT_LENGTH,
+	HTTP_H_TRANSFER_ENCODING,
+	HTTP_H_CONNECTION,
+	HTTP_H_EXPECT,
+	HTTP_H_CONTENT_TYPE,
+	HTTP_H_ACCEPT,
+	HTTP_H_ORIGIN,
+	HTTP_H_AUTHORIZATION,
+	HTTP_H_MCP_SESSION_ID,
+	HTTP_H_MCP_PROTOCOL_VERSION,
+	HTTP_H_MCP_METHOD,
+	HTTP_H_MCP_NAME,
+	HTTP_H_LAST_EVENT_ID,
+	HTTP_H_USER_AGENT,
+	HTTP_H_X_REQUEST_ID,
+	HTTP_H_N
+};
+/* the enum http_field_id of a token (ASCII case-insensitively) */
+int	 http_hdr_id(const char *name, size_t len);
 struct http_field {
 	size_t		 hf_name;
-	size_t		 hf_namelen;	/* a look-up compares it first */
+	size_t		 hf_namelen;
 	size_t		 hf_value;
+	int		 hf_id;		/* enum http_field_id */
 };
 struct http_head {
 	int			 hh_method;	/* enum http_method */
@@ -244,6 +270,7 @@ struct http_head {
 	size_t			 hh_host;	/* authority to check, or 0 */
 	struct http_field	 hh_hdrs[HTTP_HDRS_MAX];
 	size_t			 hh_nhdrs;
+	uint8_t			 hh_first[HTTP_H_N]; /* 1 + index, or 0 */
 	size_t			 hh_len;	/* the head's bytes */
 	uint64_t		 hh_clen;	/* Content-Length, or 0 */
 	int			 hh_chunked;
@@ -259,6 +286,9 @@ int	 http_head_parse(char *buf, size_t len, size_t max_head,
 /* the first value of a header, or NULL */
 const char *http_head_header(const char *buf, const struct http_head *h,
 	    const char *name);
+/* the same by enum http_field_id: no name to compare */
+const char *http_head_known(const char *buf, const struct http_head *h,
+	    int id);
 enum http_chunk_state {
 	HTTP_CHUNK_SIZE = 0,
 	HTTP_CHUNK_DATA,

@@ -47,6 +47,8 @@
 #define HTTP_RESP_HEAD_MAX	(64 * 1024)
 
 #define HTTP_POOL_MAX		32
+#define HTTP_SPARE_MAX		32	/* finished calls kept for the next */
+#define HTTP_SPARE_BUF		4096	/* buffers a spare call keeps */
 #define HTTP_TARGETS_MAX	8
 
 enum http_call_state {
@@ -139,6 +141,10 @@ struct http_client {
 	 * easy handle is kilobytes to allocate and set up per call */
 	CURL			*hc_pool[HTTP_POOL_MAX];
 	int			 hc_npool;
+	/* calls freed, kept with their head buffers: a call is over the
+	 * size malloc keeps per thread, so each cost a trip to its bins */
+	struct http_call	*hc_spare[HTTP_SPARE_MAX];
+	int			 hc_nspare;
 	/* "host:port" of recent URLs: parsing every call's URL again
 	 * costs more than the rest of setting it up */
 	struct {
@@ -150,19 +156,16 @@ struct http_client {
 
 static int	http_curl_ready;
 
-static int
+/* s is an RFC 9110 token: its length, or 0 */
+static size_t
 http_token_valid(const char *s)
 {
 	const char	*p;
 
-	if (*s == '\0')
-		return 0;
-	for (p = s; *p != '\0'; p++) {
-		if (!isalnum((unsigned char)*p) &&
-		    strchr("!#$%&'*+-.^_`|~", *p) == NULL)
+	for (p = s; *p != '\0'; p++)
+		if (!proto_is_tchar(*p))
 			return 0;
-	}
-	return 1;
+	return (size_t)(p - s);
 }
 
 static void
@@ -216,6 +219,43 @@ http_call_hbuf_put(struct http_call *call, const char *s, size_t n)
 }
 
 static void
+http_call_spare_free(struct http_call *call)
+{
+	free(call->c_hbuf);
+	free(call->c_hdrs);
+	free(call->c_req);
+	free(call);
+}
+
+/* a zeroed call, a spare one's buffers kept */
+static struct http_call *
+http_call_alloc(struct http_client *c)
+{
+	struct http_call	*call;
+	char			*req, *hbuf;
+	struct http_hdr		*hdrs;
+	size_t			 reqcap, hcap, hdrcap;
+
+	if (c->hc_nspare == 0)
+		return calloc(1, sizeof(*call));
+	call = c->hc_spare[--c->hc_nspare];
+	req = call->c_req;
+	reqcap = call->c_reqcap;
+	hbuf = call->c_hbuf;
+	hcap = call->c_hcap;
+	hdrs = call->c_hdrs;
+	hdrcap = call->c_hdrcap;
+	memset(call, 0, sizeof(*call));
+	call->c_req = req;
+	call->c_reqcap = reqcap;
+	call->c_hbuf = hbuf;
+	call->c_hcap = hcap;
+	call->c_hdrs = hdrs;
+	call->c_hdrcap = hdrcap;
+	return call;
+}
+
+static void
 http_call_free(struct http_call *call)
 {
 	struct http_client *c = call->c_client;
@@ -231,22 +271,36 @@ http_call_free(struct http_call *call)
 		} else
 			curl_easy_cleanup(call->c_easy);
 	}
-	free(call->c_hbuf);
-	free(call->c_hdrs);
 	curl_slist_free_all(call->c_reqhdrs);
 	free(call->c_body);
 	free(call->c_target);
 	free(call->c_unix);
 	free(call->c_cafile);
-	free(call->c_req);
 	free(call->c_url);
 	free(call->c_method);
-	free(call);
+	if (c != NULL && !c->hc_closing && c->hc_nspare < HTTP_SPARE_MAX) {
+		if (call->c_reqcap > HTTP_SPARE_BUF) {
+			free(call->c_req);
+			call->c_req = NULL;
+			call->c_reqcap = 0;
+		}
+		if (call->c_hcap > HTTP_SPARE_BUF ||
+		    call->c_hdrcap * sizeof(*call->c_hdrs) > HTTP_SPARE_BUF) {
+			free(call->c_hbuf);
+			free(call->c_hdrs);
+			call->c_hbuf = NULL;
+			call->c_hdrs = NULL;
+			call->c_hcap = call->c_hdrcap = 0;
+		}
+		c->hc_spare[c->hc_nspare++] = call;
+		return;
+	}
+	http_call_spare_free(call);
 }
 
-/* appends to the request head; 0 or -1 */
-static int
-http_call_req_add(struct http_call *call, const char *s, size_t len)
+/* len more bytes of the request head, to be written there; or NULL */
+static char *
+http_call_req_grow(struct http_call *call, size_t len)
 {
 	char	*n;
 	size_t	 cap;
@@ -256,12 +310,24 @@ http_call_req_add(struct http_call *call, const char *s, size_t len)
 		while (cap < call->c_reqlen + len)
 			cap *= 2;
 		if ((n = realloc(call->c_req, cap)) == NULL)
-			return -1;
+			return NULL;
 		call->c_req = n;
 		call->c_reqcap = cap;
 	}
-	memcpy(call->c_req + call->c_reqlen, s, len);
+	n = call->c_req + call->c_reqlen;
 	call->c_reqlen += len;
+	return n;
+}
+
+/* appends to the request head; 0 or -1 */
+static int
+http_call_req_add(struct http_call *call, const char *s, size_t len)
+{
+	char	*p;
+
+	if ((p = http_call_req_grow(call, len)) == NULL)
+		return -1;
+	memcpy(p, s, len);
 	return 0;
 }
 
@@ -781,6 +847,8 @@ http_client_free(struct http_client *c)
 	}
 	while (c->hc_npool > 0)
 		curl_easy_cleanup(c->hc_pool[--c->hc_npool]);
+	while (c->hc_nspare > 0)
+		http_call_spare_free(c->hc_spare[--c->hc_nspare]);
 	while (c->hc_ntargets > 0) {
 		c->hc_ntargets--;
 		free(c->hc_targets[c->hc_ntargets].ut_url);
@@ -823,80 +891,27 @@ http_target_make(const char *host, size_t hlen, unsigned long port)
 static int
 http_call_h1_url(struct http_call *call, const char *url)
 {
-	struct sockaddr_in	*sin = (struct sockaddr_in *)&call->c_x.hx_addr;
-	struct sockaddr_in6	*sin6 =
-	    (struct sockaddr_in6 *)&call->c_x.hx_addr;
-	const char		*a, *ae, *he, *path, *q;
-	char			 host[INET6_ADDRSTRLEN + 2];
-	size_t			 hlen, plen;
-	unsigned long		 port = 80;
-	int			 is_ip = 0;
+	struct http_url	 u;
 
-	if (strncasecmp(url, "http://", 7) != 0)
+	if (http_url_split(url, &u) == -1)
 		return -1;
-	a = url + 7;
-	ae = a + strcspn(a, "/?#");
-	if (ae == a || memchr(a, '@', (size_t)(ae - a)) != NULL)
-		return -1;
-	if (*a == '[') {
-		if ((he = memchr(a, ']', (size_t)(ae - a))) == NULL)
-			return -1;
-		he++;
-	} else if ((he = memchr(a, ':', (size_t)(ae - a))) == NULL)
-		he = ae;
-	if (he < ae) {
-		if (*he != ':' || he + 1 == ae || ae - he > 6)
-			return -1;
-		port = 0;
-		for (q = he + 1; q < ae; q++) {
-			if (*q < '0' || *q > '9')
-				return -1;
-			port = port * 10 + (unsigned long)(*q - '0');
-		}
-		if (port == 0 || port > 65535)
-			return -1;
-	}
-	path = ae;
-	plen = strcspn(path, "#");
-	for (q = path; q < path + plen; q++)
-		if ((unsigned char)*q <= 0x20 || *q == 0x7f)
-			return -1;
-
-	hlen = (size_t)(he - a);
-	memset(&call->c_x.hx_addr, 0, sizeof(call->c_x.hx_addr));
-	if (hlen < sizeof(host)) {
-		memcpy(host, a, hlen);
-		host[hlen] = '\0';
-		if (inet_pton(AF_INET, host, &sin->sin_addr) == 1) {
-			sin->sin_family = AF_INET;
-			sin->sin_port = htons((uint16_t)port);
-			call->c_x.hx_addrlen = sizeof(*sin);
-			is_ip = 1;
-		} else if (host[0] == '[' && hlen > 2) {
-			host[hlen - 1] = '\0';
-			if (inet_pton(AF_INET6, host + 1, &sin6->sin6_addr) ==
-			    1) {
-				sin6->sin6_family = AF_INET6;
-				sin6->sin6_port = htons((uint16_t)port);
-				call->c_x.hx_addrlen = sizeof(*sin6);
-				is_ip = 1;
-			}
-		}
-	}
-	if ((call->c_target = http_target_make(a, hlen, port)) == NULL)
+	memcpy(&call->c_x.hx_addr, &u.hu_addr, sizeof(u.hu_addr));
+	call->c_x.hx_addrlen = u.hu_addrlen;
+	if ((call->c_target = http_target_make(u.hu_auth, u.hu_hostlen,
+	    u.hu_port)) == NULL)
 		return -2;
 	if (http_call_req_str(call, call->c_method) == -1 ||
 	    http_call_req_add(call, " ", 1) == -1 ||
-	    (plen == 0 || *path == '?' ? http_call_req_add(call, "/", 1) :
-	    0) == -1 ||
-	    http_call_req_add(call, path, plen) == -1 ||
+	    (u.hu_pathlen == 0 || *u.hu_path == '?' ?
+	    http_call_req_add(call, "/", 1) : 0) == -1 ||
+	    http_call_req_add(call, u.hu_path, u.hu_pathlen) == -1 ||
 	    http_call_req_str(call, " HTTP/1.1\r\nHost: ") == -1 ||
-	    http_call_req_add(call, a, (size_t)(ae - a)) == -1 ||
+	    http_call_req_add(call, u.hu_auth, u.hu_authlen) == -1 ||
 	    http_call_req_add(call, "\r\n", 2) == -1)
 		return -2;
 	call->c_req_hdrs = call->c_reqlen;
 	call->c_h1_url = 1;
-	return is_ip;
+	return u.hu_addrlen != 0;
 }
 
 struct http_call *
@@ -910,7 +925,7 @@ http_call_new(struct http_client *c, const char *method, const char *url)
 	if (c == NULL || method == NULL || url == NULL ||
 	    !http_token_valid(method))
 		return NULL;
-	if ((call = calloc(1, sizeof(*call))) == NULL)
+	if ((call = http_call_alloc(c)) == NULL)
 		return NULL;
 	call->c_client = c;
 	call->c_state = HC_NEW;
@@ -1065,22 +1080,35 @@ http_call_curl_prepare(struct http_call *call)
 	return 0;
 }
 
+/* "name: value" CRLF, or "name:" CRLF for an empty value, in one piece */
 int
 http_call_add_header(struct http_call *call, const char *name,
     const char *value)
 {
-	if (call->c_state != HC_NEW || !http_token_valid(name) ||
-	    strpbrk(value, "\r\n") != NULL)
+	size_t	 nlen, vlen;
+	char	*p;
+
+	if (call->c_state != HC_NEW || (nlen = http_token_valid(name)) == 0)
 		return -1;
-	if (http_call_req_str(call, name) == -1 ||
-	    http_call_req_add(call, ":", 1) == -1 ||
-	    (*value != '\0' && (http_call_req_add(call, " ", 1) == -1 ||
-	    http_call_req_str(call, value) == -1)) ||
-	    http_call_req_add(call, "\r\n", 2) == -1)
+	vlen = strcspn(value, "\r\n");
+	if (value[vlen] != '\0')
 		return -1;
-	if (strcasecmp(name, "Content-Type") == 0)
+	if ((p = http_call_req_grow(call, nlen + vlen + (vlen ? 4 : 3))) ==
+	    NULL)
+		return -1;
+	memcpy(p, name, nlen);
+	p += nlen;
+	*p++ = ':';
+	if (vlen > 0) {
+		*p++ = ' ';
+		memcpy(p, value, vlen);
+		p += vlen;
+	}
+	*p++ = '\r';
+	*p = '\n';
+	if (nlen == 12 && strcasecmp(name, "Content-Type") == 0)
 		call->c_has_ctype = 1;
-	else if (strcasecmp(name, "Accept") == 0)
+	else if (nlen == 6 && strcasecmp(name, "Accept") == 0)
 		call->c_has_accept = 1;
 	return 0;
 }
@@ -1433,38 +1461,6 @@ http_call_set_ca_file(struct http_call *call, const char *path)
 	free(call->c_cafile);
 	call->c_cafile = p;
 	return 0;
-}
-
-int
-http_addr_private(const struct sockaddr *sa)
-{
-	const unsigned char	*a;
-	uint32_t		 v4;
-
-	if (sa->sa_family == AF_INET) {
-		a = (const unsigned char *)
-		    &((const struct sockaddr_in *)(const void *)sa)->sin_addr;
-		goto v4;
-	}
-	if (sa->sa_family != AF_INET6)
-		return 1;
-	a = ((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr.s6_addr;
-	/* fc00::/7, fe80::/10 */
-	if ((a[0] & 0xfe) == 0xfc || (a[0] == 0xfe && (a[1] & 0xc0) == 0x80))
-		return 1;
-	if (memcmp(a, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12) == 0) {
-		a += 12;
-		goto v4;
-	}
-	/* :: and ::1 */
-	return memcmp(a, "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 15) == 0 &&
-	    a[15] <= 1;
-v4:
-	v4 = (uint32_t)a[0] << 24 | (uint32_t)a[1] << 16 |
-	    (uint32_t)a[2] << 8 | a[3];
-	return (v4 >> 24) == 0 || (v4 >> 24) == 10 || (v4 >> 24) == 127 ||
-	    (v4 >> 16) == 0xa9fe || (v4 >> 20) == 0xac1 ||
-	    (v4 >> 16) == 0xc0a8 || (v4 >> 22) == (0x64400000U >> 22);
 }
 
 static curl_socket_t

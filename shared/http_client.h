@@ -7,6 +7,9 @@
 #ifndef VMCPD_HTTP_CLIENT_H
 #define VMCPD_HTTP_CLIENT_H
 
+#include <sys/types.h>
+#include <sys/socket.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -59,8 +62,21 @@ int	 http_call_set_ca_file(struct http_call *, const char *path);
 int	 http_call_set_public_only(struct http_call *);
 struct sockaddr;
 /* loopback, private (RFC 1918, fc00::/7), link-local, CGNAT, "this
- * network", unspecified, and their IPv4-mapped forms */
+ * network", unspecified, and their IPv4-mapped forms (http_url.c) */
 int	 http_addr_private(const struct sockaddr *);
+/* a plain http:// URL split for http_h1.c (http_url.c, pure) */
+struct http_url {
+	const char		*hu_auth;	/* host[:port] as written */
+	size_t			 hu_authlen;
+	size_t			 hu_hostlen;	/* its host, brackets kept */
+	unsigned long		 hu_port;
+	const char		*hu_path;	/* path and query, or "" */
+	size_t			 hu_pathlen;
+	struct sockaddr_storage	 hu_addr;	/* the host as an address */
+	socklen_t		 hu_addrlen;	/* 0: the host is a name */
+};
+/* 0, or -1: not a URL http_h1.c takes (libcurl judges it) */
+int	 http_url_split(const char *, struct http_url *);
 /* hand the call to the loop; 0 or -1 (then the call is freed, no cbs) */
 int	 http_call_start(struct http_call *, const struct http_call_cbs *,
 	    void *arg);

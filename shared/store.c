@@ -401,6 +401,18 @@ store_sync(struct store *s)
 	return 0;
 }
 
+/* the meta page's txn id: a load from the map, no txn, no lock */
+uint64_t
+store_generation(struct store *s)
+{
+	MDB_envinfo	 info;
+
+	if (s == NULL || s->s_env == NULL || mdb_env_info(s->s_env,
+	    &info) != 0)
+		return 0;
+	return (uint64_t)info.me_last_txnid;
+}
+
 /* mdb_reader_list() callback: count the lines that start with a pid */
 static int
 store_count_reader(const char *msg, void *arg)

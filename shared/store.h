@@ -101,6 +101,13 @@ void	 store_close(struct store *);
 int	 store_reader_check(struct store *, int *cleared);
 int	 store_sync(struct store *);
 int	 store_envstat(struct store *, struct store_envstat *);
+/*
+ * The id of the last write txn committed by any process: while it
+ * stays the same nothing in the store changed, so a copy read at or
+ * after it is still the record (but for expiry, which is time's).
+ * Read it before the read it validates.  0: unknown.
+ */
+uint64_t store_generation(struct store *);
 const char *store_db_name(enum store_db);
 int	 store_db_lookup(const char *name, enum store_db *);
 

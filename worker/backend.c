@@ -691,7 +691,7 @@ backend_post(struct worker *w, const struct config_backend *be,
 	};
 	struct backend_call	*bc;
 
-	if ((bc = calloc(1, sizeof(*bc))) == NULL)
+	if ((bc = worker_zalloc(sizeof(*bc))) == NULL)
 		goto fail;
 	TAILQ_INSERT_TAIL(&backend_calls, bc, bc_entry);
 	bc->bc_w = w;

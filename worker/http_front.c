@@ -415,7 +415,7 @@ front_host_ok(struct worker *w, struct httpd_req *req)
 {
 	const struct config	*cf = w->w_conf;
 	const char		*host = httpd_req_host(req), *h, *oa;
-	const char		*origin = front_header(req, "Origin");
+	const char		*origin = httpd_req_known(req, HTTP_H_ORIGIN);
 	size_t			 hlen;
 
 	if (host != NULL) {
@@ -528,11 +528,12 @@ front_mcp_post(struct worker *w, struct httpd_req *req)
 	struct proto_reqhdrs	 hdrs;
 	struct proto_verdict	 v;
 	enum proto_era		 era;
-	const char		*accept = front_header(req, "Accept");
-	const char		*ctype = front_header(req, "Content-Type");
+	const char		*accept, *ctype;
 	size_t			 len;
 	const char		*body;
 
+	accept = httpd_req_known(req, HTTP_H_ACCEPT);
+	ctype = httpd_req_known(req, HTTP_H_CONTENT_TYPE);
 	if (!front_accept_ok(accept)) {
 		front_reply_error(req, 406, NULL, MCP_ERR_TRANSPORT,
 		    "Not Acceptable: Accept must list both application/json "
@@ -548,7 +549,8 @@ front_mcp_post(struct worker *w, struct httpd_req *req)
 	body = httpd_req_body(req, &len);
 	/* counted by Mcp-Method (every Modern request has it) until the
 	 * body names its method */
-	diag_tag_method_header(req, front_header(req, "Mcp-Method"));
+	diag_tag_method_header(req, httpd_req_known(req,
+	    HTTP_H_MCP_METHOD));
 	/* the hot paths don't parse params, which the gate needs */
 	if (!authz_on(w) && modern_scan_post(w, req, body, len) == 0)
 		return;
@@ -566,10 +568,11 @@ front_mcp_post(struct worker *w, struct httpd_req *req)
 		diag_tag_method(req, msg.jm_mm);
 	/* which era: per request, body first (MCP 2026-07-28, Versioning) */
 	memset(&hdrs, 0, sizeof(hdrs));
-	hdrs.rh_protocol_version = front_header(req, "MCP-Protocol-Version");
-	hdrs.rh_method = front_header(req, "Mcp-Method");
-	hdrs.rh_name = front_header(req, "Mcp-Name");
-	hdrs.rh_session = front_header(req, "Mcp-Session-Id");
+	hdrs.rh_protocol_version = httpd_req_known(req,
+	    HTTP_H_MCP_PROTOCOL_VERSION);
+	hdrs.rh_method = httpd_req_known(req, HTTP_H_MCP_METHOD);
+	hdrs.rh_name = httpd_req_known(req, HTTP_H_MCP_NAME);
+	hdrs.rh_session = httpd_req_known(req, HTTP_H_MCP_SESSION_ID);
 	hdrs.rh_param = front_param_header;
 	hdrs.rh_arg = req;
 	memset(&v, 0, sizeof(v));
@@ -633,7 +636,7 @@ front_mcp_method(struct worker *w, struct httpd_req *req)
 		front_mcp_post(w, req);
 		break;
 	case HTTP_M_GET:
-		accept = front_header(req, "Accept");
+		accept = httpd_req_known(req, HTTP_H_ACCEPT);
 		if (accept == NULL ||
 		    !proto_accept_has(accept, "text/event-stream")) {
 			front_reply_error(req, 406, NULL, MCP_ERR_TRANSPORT,

@@ -1048,6 +1048,12 @@ httpd_req_header(const struct httpd_req *req, const char *name)
 }
 
 const char *
+httpd_req_known(const struct httpd_req *req, int id)
+{
+	return http_head_known(req->r_conn->c_in, &req->r_head, id);
+}
+
+const char *
 httpd_req_body(const struct httpd_req *req, size_t *len)
 {
 	*len = req->r_bodylen;

@@ -44,7 +44,7 @@ legacy_req_new(struct worker *w, struct httpd_req *req,
 {
 	struct mcp_req *mr;
 
-	if ((mr = calloc(1, sizeof(*mr))) == NULL) {
+	if ((mr = worker_zalloc(sizeof(*mr))) == NULL) {
 		front_reply_error(req, 500, msg->jm_id, JSONRPC_INTERNAL_ERROR,
 		    "Internal error: out of memory");
 		jsonrpc_msg_clear(msg);

@@ -280,7 +280,8 @@ int
 legacy_session(struct worker *w, struct httpd_req *req, json_t *id,
     struct session *s)
 {
-	const char	*sid = front_header(req, "Mcp-Session-Id");
+	const char	*sid = httpd_req_known(req,
+	    HTTP_H_MCP_SESSION_ID);
 	int		 rc;
 
 	if (sid == NULL) {
@@ -321,7 +322,8 @@ int
 legacy_version_header(struct worker *w, struct httpd_req *req,
     json_t *id)
 {
-	const char	*v = front_header(req, "MCP-Protocol-Version");
+	const char	*v = httpd_req_known(req,
+	    HTTP_H_MCP_PROTOCOL_VERSION);
 	char		 msg[300];
 
 	(void)w;

@@ -186,13 +186,16 @@ session_expiry(const struct session *s, uint64_t ttl_ms)
  * A worker keeps decoded copies of the sessions it serves; one cheap
  * read of the record's stamp (update time and length) says whether a
  * copy is still the record, so a request decodes its session only
- * when another worker (or this one) has changed it.
+ * when another worker (or this one) has changed it.  While no write at
+ * all has been committed since that read (the store's generation), not
+ * even the stamp is read: the copy is the record until it expires.
  */
 #define SESSION_CACHE	256
 
 static struct session_cached {
 	struct session		sc_sess;
 	struct store_rec	sc_stamp;
+	uint64_t		sc_gen;	/* store_generation() then; 0: none */
 	int			sc_used;
 } session_cache[SESSION_CACHE];
 
@@ -210,7 +213,9 @@ session_cache_slot(const char *id)
 static int
 session_copy(struct session *dst, const struct session *src)
 {
-	size_t i;
+	const struct session_backend	*sb;
+	struct session_backend		*db;
+	size_t				 i;
 
 	memset(dst, 0, sizeof(*dst));
 	memcpy(dst->s_id, src->s_id, sizeof(dst->s_id));
@@ -230,11 +235,20 @@ session_copy(struct session *dst, const struct session *src)
 	    (src->s_subs != NULL &&
 	    (dst->s_subs = json_deep_copy(src->s_subs)) == NULL))
 		goto fail;
-	for (i = 0; i < src->s_nbackends; i++)
-		if (session_backend_set(dst, src->s_backends[i].sb_name,
-		    src->s_backends[i].sb_sid,
-		    src->s_backends[i].sb_version) == -1)
+	/* the names are distinct already: one array, no look-ups */
+	if (src->s_nbackends > 0 && (dst->s_backends = calloc(
+	    src->s_nbackends, sizeof(*dst->s_backends))) == NULL)
+		goto fail;
+	for (i = 0; i < src->s_nbackends; i++) {
+		sb = &src->s_backends[i];
+		db = &dst->s_backends[dst->s_nbackends++];
+		if ((db->sb_name = strdup(sb->sb_name)) == NULL ||
+		    (sb->sb_sid != NULL &&
+		    (db->sb_sid = strdup(sb->sb_sid)) == NULL) ||
+		    (sb->sb_version != NULL &&
+		    (db->sb_version = strdup(sb->sb_version)) == NULL))
 			goto fail;
+	}
 	return 0;
 fail:
 	session_clear(dst);
@@ -252,6 +266,7 @@ session_cache_put(const struct session *s, uint64_t updated_ms, size_t len)
 	memset(&sc->sc_stamp, 0, sizeof(sc->sc_stamp));
 	sc->sc_stamp.sr_updated_ms = updated_ms;
 	sc->sc_stamp.sr_len = len;
+	sc->sc_gen = 0;	/* the next load reads the stamp */
 }
 
 void
@@ -272,14 +287,22 @@ session_load(struct store *st, const char *id, uint64_t now_ms,
 {
 	struct session_cached	*sc = session_cache_slot(id);
 	struct store_rec	 rec;
+	uint64_t		 gen;
 	int			 rc, cached;
 
 	memset(&rec, 0, sizeof(rec));
 	cached = sc->sc_used && strcmp(sc->sc_sess.s_id, id) == 0;
+	gen = store_generation(st);
+	if (cached && gen != 0 && gen == sc->sc_gen &&
+	    !store_rec_expired(sc->sc_stamp.sr_expires_ms, now_ms))
+		return session_copy(s, &sc->sc_sess);
 	rc = store_get_changed(st, STORE_SESSIONS, id, strlen(id), now_ms,
 	    cached ? &sc->sc_stamp : NULL, &rec);
-	if (rc == STORE_UNCHANGED)
+	if (rc == STORE_UNCHANGED) {
+		sc->sc_stamp.sr_expires_ms = rec.sr_expires_ms;
+		sc->sc_gen = gen;
 		return session_copy(s, &sc->sc_sess);
+	}
 	if (rc != 0)
 		return rc;
 	rc = session_decode(rec.sr_data, rec.sr_len, s);
@@ -290,6 +313,10 @@ session_load(struct store *st, const char *id, uint64_t now_ms,
 	}
 	(void)snprintf(s->s_id, sizeof(s->s_id), "%s", id);
 	session_cache_put(s, rec.sr_updated_ms, rec.sr_len);
+	if (sc->sc_used) {
+		sc->sc_stamp.sr_expires_ms = rec.sr_expires_ms;
+		sc->sc_gen = gen;
+	}
 	store_rec_clear(&rec);
 	return 0;
 }

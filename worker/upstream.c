@@ -1273,7 +1273,7 @@ upstream_new(struct worker *w, const struct config_backend *be,
 	struct upstream *u;
 	int		 n;
 
-	if ((u = calloc(1, sizeof(*u))) == NULL)
+	if ((u = worker_zalloc(sizeof(*u))) == NULL)
 		return NULL;
 	/* a copy: a principal's scope goes with its request */
 	n = snprintf(u->u_scope, sizeof(u->u_scope), "%s", scope != NULL ?

@@ -125,5 +125,6 @@ void	 views_revalidate(struct worker *, const char *);
 json_t	*views_store(struct worker *, const char *,
 	    const struct view_resolved *, json_t *, uint64_t);
 void	 views_gc(struct worker *);
+void	 views_routes_free(void);
 
 #endif /* VIEW_INT_H */

@@ -482,6 +482,126 @@ views_page_read(struct worker *w, const char *prefix, json_t *arr,
 	return pg->vp_items != NULL ? 0 : -1;
 }
 
+/*
+ * The routes this worker has looked up in one layout.  A layout is
+ * never rewritten (a new view is a new layout, under a key of its own:
+ * views_store()), so a name's route in it stays its route for as long
+ * as the header read names that layout; a header that names another
+ * empties the cache.  A tools/call then reads no shard.
+ */
+#define VIEWS_ROUTES	128
+
+static struct views_route_cached {
+	enum view_route_kind	 rc_kind;
+	char			*rc_name;	/* NULL: slot unused */
+	size_t			 rc_namelen;
+	int			 rc_rc;		/* 0 or VIEW_NO_ROUTE */
+	struct view_route	 rc_route;
+} views_routes[VIEWS_ROUTES];
+static char	views_routes_layout[STORE_KEY_MAX];
+
+void
+views_routes_free(void)
+{
+	size_t	 i;
+
+	for (i = 0; i < VIEWS_ROUTES; i++) {
+		free(views_routes[i].rc_name);
+		view_route_clear(&views_routes[i].rc_route);
+		memset(&views_routes[i], 0, sizeof(views_routes[i]));
+	}
+	views_routes_layout[0] = '\0';
+}
+
+static char *
+views_strdup(const char *s)
+{
+	return s != NULL ? strdup(s) : NULL;
+}
+
+static int
+views_route_copy(struct view_route *dst, const struct view_route *src)
+{
+	memset(dst, 0, sizeof(*dst));
+	dst->vr_hidden = src->vr_hidden;
+	if (((dst->vr_backend = views_strdup(src->vr_backend)) == NULL &&
+	    src->vr_backend != NULL) ||
+	    ((dst->vr_own = views_strdup(src->vr_own)) == NULL &&
+	    src->vr_own != NULL) ||
+	    ((dst->vr_map = views_strdup(src->vr_map)) == NULL &&
+	    src->vr_map != NULL)) {
+		view_route_clear(dst);
+		return -1;
+	}
+	return 0;
+}
+
+/* r's slot in the cache of layout prefix (emptied for another layout) */
+static struct views_route_cached *
+views_route_slot(const char *prefix, const struct views_read *r)
+{
+	uint32_t	 h = 2166136261u ^ (uint32_t)r->vr_kind;
+	size_t		 i, plen = strlen(prefix);
+
+	if (plen >= sizeof(views_routes_layout))
+		return NULL;
+	if (strcmp(views_routes_layout, prefix) != 0) {
+		views_routes_free();
+		memcpy(views_routes_layout, prefix, plen + 1);
+	}
+	for (i = 0; i < r->vr_namelen; i++)
+		h = (h ^ (unsigned char)r->vr_name[i]) * 16777619u;
+	return &views_routes[h % VIEWS_ROUTES];
+}
+
+#define VIEWS_MISS	(-3)	/* not in the cache */
+
+/* r's route in the cache of layout prefix, or VIEWS_MISS */
+static int
+views_route_cached(const char *prefix, struct views_read *r)
+{
+	struct views_route_cached	*c;
+
+	c = views_route_slot(prefix, r);
+	if (c == NULL || c->rc_name == NULL || c->rc_kind != r->vr_kind ||
+	    c->rc_namelen != r->vr_namelen ||
+	    memcmp(c->rc_name, r->vr_name, r->vr_namelen) != 0)
+		return VIEWS_MISS;
+	return c->rc_rc == 0 && views_route_copy(r->vr_route, &c->rc_route) ==
+	    -1 ? -1 : c->rc_rc;
+}
+
+/* a route read from prefix's shard arr, kept in the cache */
+static int
+views_route_read(struct worker *w, const char *prefix, json_t *arr,
+    struct views_read *r)
+{
+	struct views_route_cached	*c;
+	int				 rc;
+
+	c = views_route_slot(prefix, r);
+	rc = views_shard_read(w, prefix, json_array_get(arr,
+	    views_shard_find(arr, r->vr_name, r->vr_namelen)), r);
+	if (c == NULL || (rc != 0 && rc != VIEW_NO_ROUTE))
+		return rc;
+	free(c->rc_name);
+	view_route_clear(&c->rc_route);
+	memset(c, 0, sizeof(*c));
+	if ((c->rc_name = malloc(r->vr_namelen + 1)) == NULL)
+		return rc;
+	if (rc == 0 && views_route_copy(&c->rc_route, r->vr_route) == -1) {
+		free(c->rc_name);
+		c->rc_name = NULL;
+		return rc;
+	}
+	memcpy(c->rc_name, r->vr_name, r->vr_namelen);
+	c->rc_name[r->vr_namelen] = '\0';
+	c->rc_namelen = r->vr_namelen;
+	c->rc_kind = r->vr_kind;
+	c->rc_rc = rc;
+	return rc;
+}
+
 /* r over the shards of header view: its answer, or VIEWS_GONE */
 static int
 views_read_view(struct worker *w, json_t *view, struct views_read *r)
@@ -506,12 +626,13 @@ views_read_view(struct worker *w, json_t *view, struct views_read *r)
 	case VIEWS_READ_ROUTE:
 		if (r->vr_kind > VIEW_ROUTE_RESOURCE)
 			return -1;
+		if ((rc = views_route_cached(prefix, r)) != VIEWS_MISS)
+			return rc;
 		arr = json_object_get(json_object_get(view, "shards"),
 		    view_kind_field(route_kinds[r->vr_kind]));
 		if (json_array_size(arr) == 0)
 			return -1;
-		return views_shard_read(w, prefix, json_array_get(arr,
-		    views_shard_find(arr, r->vr_name, r->vr_namelen)), r);
+		return views_route_read(w, prefix, arr, r);
 	case VIEWS_READ_ITEM:
 		arr = json_object_get(json_object_get(view, "shards"),
 		    view_kind_field(r->vr_vkind));

@@ -123,12 +123,15 @@ view_key(struct worker *w, char *buf, size_t len, const char *what,
 
 /*
  * The decoded view header, kept while the store's copy is the same one:
- * one cheap read of the record's stamp decides.  Lists and routes are
- * not decoded: they are read in place from the layout it names.
+ * while no write has been committed since it was read (the store's
+ * generation) it is, but for its expiry; else one cheap read of the
+ * record's stamp decides.  Lists and routes are not decoded: they are
+ * read in place from the layout it names.
  */
 static struct {
 	char		 vc_key[STORE_KEY_MAX];
 	struct store_rec vc_stamp;
+	uint64_t	 vc_gen;	/* the store's when read; 0: unknown */
 	json_t		*vc_view;
 } view_cache;
 
@@ -145,18 +148,27 @@ view_load(struct worker *w, const char *what, const char *scope,
 	json_t			*o;
 	json_error_t		 jerr;
 	char			 key[STORE_KEY_MAX];
+	uint64_t		 gen, now = store_now_ms();
 	int			 cached, rc;
 
 	memset(&rec, 0, sizeof(rec));
 	view_key(w, key, sizeof(key), what, scope, backend);
 	cached = view_cache.vc_view != NULL &&
 	    strcmp(view_cache.vc_key, key) == 0;
+	gen = store_generation(w->w_store);
+	if (cached && gen != 0 && gen == view_cache.vc_gen &&
+	    !store_rec_expired(view_cache.vc_stamp.sr_expires_ms, now))
+		return json_incref(view_cache.vc_view);
 	if (cached)
 		have = &view_cache.vc_stamp;
 	else if (stamp != NULL && stamp->sr_updated_ms != 0)
 		have = stamp;
 	rc = store_get_changed(w->w_store, STORE_VIEWS, key, strlen(key),
-	    store_now_ms(), have, &rec);
+	    now, have, &rec);
+	if (rc == STORE_UNCHANGED && cached) {
+		view_cache.vc_stamp.sr_expires_ms = rec.sr_expires_ms;
+		view_cache.vc_gen = gen;
+	}
 	if (rc == STORE_UNCHANGED)
 		return cached ? json_incref(view_cache.vc_view) : NULL;
 	if (rc != 0)
@@ -169,6 +181,7 @@ view_load(struct worker *w, const char *what, const char *scope,
 		    "%s", key);
 		view_cache.vc_stamp = rec;
 		view_cache.vc_stamp.sr_data = NULL;
+		view_cache.vc_gen = gen;
 	}
 	if (o != NULL && stamp != NULL) {
 		*stamp = rec;
@@ -256,6 +269,7 @@ views_free(void)
 		vask_free(a);
 	json_decref(view_cache.vc_view);
 	view_cache.vc_view = NULL;
+	views_routes_free();
 	free(views_wl);
 	free(views_ov);
 	views_wl = NULL;

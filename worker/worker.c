@@ -91,6 +91,17 @@ worker_reply_flushed(struct worker *w)
 	worker_exit_if_idle(w);
 }
 
+void *
+worker_zalloc(size_t n)
+{
+	void	*p;
+
+	/* explicit_bzero(): GCC folds malloc() and memset() into calloc() */
+	if ((p = malloc(n)) != NULL)
+		explicit_bzero(p, n);
+	return p;
+}
+
 void
 worker_request_hold(struct worker *w)
 {

@@ -78,6 +78,9 @@ void	 worker_request_release(struct worker *, const char *where);
 void	 worker_reply_flushed(struct worker *);
 void	 worker_exit_if_idle(struct worker *);
 struct worker *worker_self(void);	/* one worker per process */
+/* a zeroed request-sized object: calloc() bypasses malloc's per-thread
+ * cache (tcache), malloc() does not */
+void	*worker_zalloc(size_t);
 void	 worker_process_init(struct worker *, const struct config *,
 	    unsigned int gen, int chan_fd, int base_flags,
 	    void (*on_signal)(int, short, void *),

@@ -4,13 +4,16 @@
  * Input: byte 0 picks a split point s (b * (n + 1) / 256 of the n bytes
  * after it); the rest is a request.  A head taken must hold together:
  * offsets inside it, names, values and the path NUL-terminated there,
- * every name found again by lookup, a head cut at s is not taken
- * early.  A chunked body after it is decoded in one piece and again
- * in two (cut at s): the same verdict, the same bytes.
+ * every name found again by lookup (the first line of that name), a
+ * head cut at s is not taken early.  A chunked body after it is
+ * decoded in one piece and again in two (cut at s): the same verdict,
+ * the same bytes.  The word-at-a-time control character scan agrees
+ * with a byte loop on the whole input.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "proto/proto.h"
 
@@ -44,7 +47,7 @@ static void
 check_head(const char *buf, size_t len, const struct http_head *h)
 {
 	const char	*name, *v;
-	size_t		 i;
+	size_t		 i, j;
 
 	if (h->hh_len == 0 || h->hh_len > len || h->hh_len > FUZZ_MAX_HEAD ||
 	    h->hh_nhdrs > HTTP_HDRS_MAX || h->hh_clen > FUZZ_MAX_BODY ||
@@ -68,7 +71,27 @@ check_head(const char *buf, size_t len, const struct http_head *h)
 		if (name[0] == '\0' || (v = http_head_header(buf, h,
 		    name)) == NULL || v < buf || v >= buf + h->hh_len)
 			abort();
+		/* the first of that name, known to the parser or not */
+		for (j = 0; j < i; j++)
+			if (strcasecmp(buf + h->hh_hdrs[j].hf_name, name) == 0)
+				break;
+		if (v != buf + h->hh_hdrs[j].hf_value)
+			abort();
 	}
+}
+
+/* proto_value_ctl() word by word finds what a byte loop finds */
+static void
+check_ctl(const uint8_t *data, size_t len)
+{
+	const char	*v = (const char *)data, *want = NULL;
+	size_t		 i;
+
+	for (i = 0; i < len && want == NULL; i++)
+		if ((data[i] < 0x20 && data[i] != '\t') || data[i] == 0x7f)
+			want = v + i;
+	if (proto_value_ctl(v, len) != want)
+		abort();
 }
 
 /* body[0, len) decoded, cut at split (len for one piece) */
@@ -131,6 +154,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	len = size - 1;
 	split = (size_t)data[0] * (len + 1) / 256;
 	data++;
+	check_ctl(data, len);
 
 	buf = copy(data, len);
 	r = http_head_parse(buf, len, FUZZ_MAX_HEAD, FUZZ_MAX_BODY, &h);

@@ -1274,6 +1274,42 @@ test_free_in_flight(void **state)
 	assert_int_equal(c.r_heads + c.r_done, 0);
 }
 
+/* http_url_split(): what http_h1.c takes, in parts */
+static void
+test_url_split(void **state)
+{
+	static const char *const refused[] = { "https://127.0.0.1/",
+	    "http://", "http:///x", "http://u@127.0.0.1/", "http://h:0/",
+	    "http://h:65536/", "http://h:1234567/", "http://h:/",
+	    "http://h:8x/", "http://[::1/", "http://h/a b", "http://h/\x7f",
+	    "ftp://h/" };
+	struct http_url	 u;
+	size_t		 i;
+
+	(void)state;
+	assert_int_equal(http_url_split("http://127.0.0.1:8080/mcp?x#f", &u),
+	    0);
+	assert_int_equal(u.hu_authlen, 14);
+	assert_memory_equal(u.hu_auth, "127.0.0.1:8080", 14);
+	assert_int_equal(u.hu_hostlen, 9);
+	assert_int_equal(u.hu_port, 8080);
+	assert_int_equal(u.hu_pathlen, 6);
+	assert_memory_equal(u.hu_path, "/mcp?x", 6);
+	assert_int_equal(u.hu_addrlen, sizeof(struct sockaddr_in));
+	assert_int_equal(u.hu_addr.ss_family, AF_INET);
+	assert_int_equal(http_url_split("HTTP://[::1]/", &u), 0);
+	assert_int_equal(u.hu_port, 80);
+	assert_int_equal(u.hu_hostlen, 5);
+	assert_int_equal(u.hu_addrlen, sizeof(struct sockaddr_in6));
+	assert_int_equal(http_url_split("http://example.com", &u), 0);
+	assert_int_equal(u.hu_addrlen, 0);
+	assert_int_equal(u.hu_pathlen, 0);
+	assert_int_equal(u.hu_authlen, 11);
+	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+		if (http_url_split(refused[i], &u) != -1)
+			fail_msg("%s taken", refused[i]);
+}
+
 /* http_addr_private(): what public_only calls may not connect to */
 static int
 addr_private(const char *a)
@@ -1319,6 +1355,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_addr_private),
+		cmocka_unit_test(test_url_split),
 		cmocka_unit_test_setup_teardown(test_json, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_many_headers, setup,
 		    teardown),

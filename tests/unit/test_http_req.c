@@ -389,6 +389,81 @@ test_headers(void **state)
 	free(buf);
 }
 
+/*
+ * The names the parser knows as it meets them: found by a look-up in any
+ * case, the first of several, and a name that only looks like a known
+ * one (same length, same first letter) found line by line.
+ */
+static void
+test_known_headers(void **state)
+{
+	static const char	 req[] = "POST /mcp HTTP/1.1\r\n"
+				    "mcp-session-ID: s1\r\n"
+				    "Mcp-Session-Id: s2\r\n"
+				    "Mcp-Sessiox-Id: s3\r\n"
+				    "Mcp-Nome: n\r\n"
+				    "HOST: h\r\n"
+				    "Accept: a\r\n"
+				    "Origin: o\r\n"
+				    "MCP-PROTOCOL-VERSION: v\r\n"
+				    "\r\n";
+	static const struct {
+		const char	*req;
+		const char	*why;	/* NULL: not all in */
+	} order[] = {
+		{ "POST / HTTP/1.1\r\nBadLine\r\n", NULL },
+		{ "POST / HTTP/1.1\r\nBadLine\r\n\r\n",
+		    "Bad Request: malformed header line" },
+		{ "POST x HTTP/1.1\r\nBadLine\r\n\r\n",
+		    "Bad Request: malformed request target" },
+		{ "POST / HTTP/1.1\r\nBadLine\r\nX: \ry\r\n\r\n",
+		    "Bad Request: a CR not ending a line" },
+	};
+	struct http_head	 h;
+	char			*buf;
+	size_t			 i;
+
+	(void)state;
+	assert_int_equal(http_hdr_id("Mcp-Session-Id", 14),
+	    HTTP_H_MCP_SESSION_ID);
+	assert_int_equal(http_hdr_id("TRANSFER-encoding", 17),
+	    HTTP_H_TRANSFER_ENCODING);
+	assert_int_equal(http_hdr_id("Mcp-Sessiox-Id", 14), HTTP_H_OTHER);
+	assert_int_equal(http_hdr_id("Hosts", 5), HTTP_H_OTHER);
+	assert_int_equal(http_hdr_id("Expecu", 6), HTTP_H_OTHER);
+	assert_int_equal(parse_n(req, sizeof(req) - 1, &h, &buf), 1);
+	assert_int_equal(h.hh_nhdrs, 8);
+	assert_int_equal(h.hh_hdrs[0].hf_id, HTTP_H_MCP_SESSION_ID);
+	assert_int_equal(h.hh_hdrs[2].hf_id, HTTP_H_OTHER);
+	assert_string_equal(http_head_header(buf, &h, "Mcp-Session-Id"), "s1");
+	assert_string_equal(http_head_header(buf, &h, "mcp-sessiox-id"), "s3");
+	assert_string_equal(http_head_header(buf, &h, "Mcp-Nome"), "n");
+	assert_null(http_head_header(buf, &h, "Mcp-Name"));
+	assert_null(http_head_header(buf, &h, "Mcp-Namf"));
+	assert_string_equal(http_head_header(buf, &h, "Host"), "h");
+	assert_string_equal(http_head_header(buf, &h, "accept"), "a");
+	assert_string_equal(http_head_header(buf, &h, "ORIGIN"), "o");
+	assert_null(http_head_header(buf, &h, "Expect"));
+	assert_string_equal(http_head_header(buf, &h, "MCP-Protocol-Version"),
+	    "v");
+	/* by id: the same lines, no name compared */
+	assert_string_equal(http_head_known(buf, &h, HTTP_H_MCP_SESSION_ID),
+	    "s1");
+	assert_string_equal(http_head_known(buf, &h, HTTP_H_HOST), "h");
+	assert_null(http_head_known(buf, &h, HTTP_H_MCP_NAME));
+	assert_null(http_head_known(buf, &h, HTTP_H_OTHER));
+	assert_null(http_head_known(buf, &h, HTTP_H_N));
+	free(buf);
+
+	/* a bad line is refused once the head is in, after the request line */
+	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		assert_int_equal(parse_n(order[i].req, strlen(order[i].req), &h,
+		    NULL), order[i].why != NULL ? -1 : 0);
+		if (order[i].why != NULL)
+			assert_string_equal(h.hh_why, order[i].why);
+	}
+}
+
 /* a head not all in is 0, and nothing in the buffer is touched */
 static void
 test_incomplete(void **state)
@@ -625,6 +700,7 @@ main(void)
 		cmocka_unit_test(test_accepted),
 		cmocka_unit_test(test_host),
 		cmocka_unit_test(test_headers),
+		cmocka_unit_test(test_known_headers),
 		cmocka_unit_test(test_incomplete),
 		cmocka_unit_test(test_chunked),
 		cmocka_unit_test(test_chunked_refused),

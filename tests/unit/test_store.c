@@ -711,7 +711,8 @@ pipe_poke(int fd)
 /*
  * The child opens the env after fork (the rule), writes; the parent,
  * which had no env open when it forked, opens its own and reads while
- * the child is still attached; then the other way round.
+ * the child is still attached; then the other way round.  The store's
+ * generation moves with every commit, from either process.
  */
 static void
 test_fork(void **state)
@@ -720,6 +721,7 @@ test_fork(void **state)
 	struct store		*st;
 	struct store_rec	 rec;
 	char			 buf[32];
+	uint64_t		 gen;
 	int			 rc;
 
 	if (spawn(f) == 0) {
@@ -734,6 +736,10 @@ test_fork(void **state)
 		if (rc != 0 || strcmp(rec.sr_data, "p") != 0)
 			_exit(3);
 		store_rec_clear(&rec);
+		/* a commit the parent sees */
+		if (store_put(st, STORE_SESSIONS, "child", 5, "d", 1, 0,
+		    NOW) != 0)
+			_exit(4);
 		store_close(st);
 		_exit(0);
 	}
@@ -742,9 +748,18 @@ test_fork(void **state)
 	assert_int_equal(get_str(f->f_st, STORE_SESSIONS, "child", NOW, buf,
 	    sizeof(buf)), 0);
 	assert_string_equal(buf, "c");
+	/* a read leaves the generation; a commit, ours or another's, moves it */
+	gen = store_generation(f->f_st);
+	assert_true(gen != 0);
+	assert_int_equal(get_str(f->f_st, STORE_SESSIONS, "child", NOW, buf,
+	    sizeof(buf)), 0);
+	assert_true(store_generation(f->f_st) == gen);
 	put_str(f->f_st, STORE_SESSIONS, "parent", "p", 0);
+	assert_true(store_generation(f->f_st) > gen);
+	gen = store_generation(f->f_st);
 	assert_int_equal(write(f->f_p2c[1], "x", 1), 1);
 	assert_int_equal(wait_child(f), 0);
+	assert_true(store_generation(f->f_st) > gen);
 }
 
 /* child side of test_map_resized: grow the map to size with n records */
