@@ -27,6 +27,7 @@
 #include "authz.h"
 #include "httpd.h"
 #include "worker.h"
+#include "session_redis.h"
 
 #define FRONT_SSE_HIGH_WATER	(8 * 1024 * 1024)
 
@@ -598,6 +599,7 @@ front_mcp_post(struct worker *w, struct httpd_req *req)
 }
 
 static void	front_mcp_method(struct worker *, struct httpd_req *);
+static void	front_mcp_session(struct worker *, struct httpd_req *);
 
 /* /mcp: Host/Origin first (DNS rebinding), then who is asking
  * (incomingAuth, worker/auth.c), then by HTTP method */
@@ -610,7 +612,15 @@ front_mcp(struct worker *w, struct httpd_req *req)
 		    "protection)");
 		return;
 	}
-	if (auth_request(w, req, front_mcp_method) == AUTH_GO)
+	if (auth_request(w, req, front_mcp_session) == AUTH_GO)
+		front_mcp_session(w, req);
+}
+
+/* with sessionStorage redis, the session's copy checked first */
+static void
+front_mcp_session(struct worker *w, struct httpd_req *req)
+{
+	if (session_redis_sync(w, req, front_mcp_method) == SESSION_SYNC_GO)
 		front_mcp_method(w, req);
 }
 

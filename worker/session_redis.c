@@ -1,0 +1,411 @@
+/*
+ * Legacy sessions in Redis (sessionStorage.provider redis); the design
+ * in docs/ARCHITECTURE.md, Beyond one host.  The pure parts first (the
+ * key, the scripts and their arguments, what an answer means), then
+ * the worker's: the writes that follow each store write of a session
+ * (session.c), and the check that runs before a Legacy request with
+ * Mcp-Session-Id goes on.
+ */
+#include <sys/queue.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <hiredis/hiredis.h>
+#include <openssl/sha.h>
+
+#include "shared/config.h"
+#include "shared/log.h"
+#include "shared/store.h"
+#include "httpd.h"
+#include "redis.h"
+#include "worker.h"
+#include "session_redis.h"
+
+/*
+ * put: KEYS[1] the session's key, ARGV[1] the record, ARGV[2] its time
+ * to live in ms, ARGV[3] "1" for a new session.  Bumps the stamp and
+ * answers it, or 0 when the session is gone (a write after a DELETE or
+ * the expiry elsewhere never brings it back).
+ */
+const char session_redis_put_lua[] =
+"if ARGV[3] ~= '1' and redis.call('EXISTS', KEYS[1]) == 0 then\n"
+"  return 0\n"
+"end\n"
+"local v = redis.call('HINCRBY', KEYS[1], 'v', 1)\n"
+"redis.call('HSET', KEYS[1], 'r', ARGV[1])\n"
+"redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
+"return v\n";
+
+/*
+ * get: KEYS[1] the session's key, ARGV[1] the stamp of this host's
+ * copy.  0 when there is no such session, {stamp} when the copy is
+ * Redis's, {stamp, record} when it is not.
+ */
+const char session_redis_get_lua[] =
+"local v = redis.call('HGET', KEYS[1], 'v')\n"
+"if not v then\n"
+"  return 0\n"
+"end\n"
+"if v == ARGV[1] then\n"
+"  return {v}\n"
+"end\n"
+"return {v, redis.call('HGET', KEYS[1], 'r')}\n";
+
+static const char *
+session_redis_sha(const char *text, size_t len, char hex[41])
+{
+	unsigned char	md[SHA_DIGEST_LENGTH];
+	size_t		i;
+
+	if (hex[0] != '\0')
+		return hex;
+	(void)SHA1((const unsigned char *)text, len, md);
+	for (i = 0; i < sizeof(md); i++)
+		(void)snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	return hex;
+}
+
+static const char *
+session_redis_put_sha(void)
+{
+	static char hex[2 * SHA_DIGEST_LENGTH + 1];
+
+	return session_redis_sha(session_redis_put_lua,
+	    sizeof(session_redis_put_lua) - 1, hex);
+}
+
+static const char *
+session_redis_get_sha(void)
+{
+	static char hex[2 * SHA_DIGEST_LENGTH + 1];
+
+	return session_redis_sha(session_redis_get_lua,
+	    sizeof(session_redis_get_lua) - 1, hex);
+}
+
+size_t
+session_redis_key(char *buf, size_t buflen, const char *prefix,
+    const char *id)
+{
+	int n;
+
+	n = snprintf(buf, buflen, "%ssess:%s", prefix != NULL ? prefix : "",
+	    id);
+	if (n < 0 || (size_t)n >= buflen)
+		return 0;
+	return (size_t)n;
+}
+
+int
+session_redis_put_args(struct session_rargs *sa, const char *key,
+    size_t klen, const char *rec, size_t rlen, uint64_t expires_ms,
+    uint64_t now_ms, int create)
+{
+	/* expired already: a millisecond, Redis refuses 0 */
+	(void)snprintf(sa->sa_pttl, sizeof(sa->sa_pttl), "%" PRIu64,
+	    expires_ms > now_ms ? expires_ms - now_ms : 1);
+	sa->sa_argv[0] = "EVALSHA";
+	sa->sa_argv[1] = session_redis_put_sha();
+	sa->sa_argv[2] = "1";
+	sa->sa_argv[3] = key;
+	sa->sa_argv[4] = rec;
+	sa->sa_argv[5] = sa->sa_pttl;
+	sa->sa_argv[6] = create ? "1" : "0";
+	sa->sa_lens[0] = 7;
+	sa->sa_lens[1] = 2 * SHA_DIGEST_LENGTH;
+	sa->sa_lens[2] = 1;
+	sa->sa_lens[3] = klen;
+	sa->sa_lens[4] = rlen;
+	sa->sa_lens[5] = strlen(sa->sa_pttl);
+	sa->sa_lens[6] = 1;
+	sa->sa_argc = 7;
+	return klen == 0 ? -1 : 0;
+}
+
+static int
+session_redis_stamp(const redisReply *r, uint64_t *stamp)
+{
+	char			*end;
+	unsigned long long	 v;
+
+	if (r->type != REDIS_REPLY_STRING || r->len == 0 || r->len > 20 ||
+	    r->str[0] < '1' || r->str[0] > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(r->str, &end, 10);
+	if (errno != 0 || end != r->str + r->len)
+		return -1;
+	*stamp = v;
+	return 0;
+}
+
+enum session_rverdict
+session_redis_verdict(const redisReply *r, uint64_t *stamp,
+    const char **rec, size_t *rlen)
+{
+	if (r == NULL)
+		return SESSION_R_ERROR;
+	if (r->type == REDIS_REPLY_INTEGER && r->integer == 0)
+		return SESSION_R_GONE;
+	if (r->type != REDIS_REPLY_ARRAY || r->elements < 1 ||
+	    r->elements > 2 || session_redis_stamp(r->element[0], stamp) == -1)
+		return SESSION_R_ERROR;
+	if (r->elements == 1)
+		return SESSION_R_SAME;
+	if (r->element[1]->type != REDIS_REPLY_STRING)
+		return SESSION_R_ERROR;
+	*rec = r->element[1]->str;
+	*rlen = r->element[1]->len;
+	return SESSION_R_NEW;
+}
+
+/*
+ * The worker's side
+ */
+
+static struct {
+	struct worker	*sr_w;
+	int		 sr_on;
+	time_t		 sr_logged;
+} SR;
+
+void
+session_redis_init(struct worker *w)
+{
+	if (w->w_conf->cf_sstore.css_provider != CONFIG_SSTORE_REDIS)
+		return;
+	SR.sr_w = w;
+	SR.sr_on = 1;
+	(void)redis_script_add(session_redis_put_lua);
+	(void)redis_script_add(session_redis_get_lua);
+}
+
+int
+session_redis_on(void)
+{
+	return SR.sr_on;
+}
+
+/* a failure, logged a line a second at most */
+static void
+session_redis_failed(const void *what, const redisReply *reply,
+    const char *err)
+{
+	if (err == NULL && reply != NULL && reply->type == REDIS_REPLY_ERROR) {
+		err = reply->str;
+		/* flushed (SCRIPT FLUSH): loaded again on reconnect */
+		if (strncmp(err, "NOSCRIPT", 8) == 0)
+			redis_reconnect();
+	}
+	diag_count_redis_error(SR.sr_w);
+	if (time(NULL) != SR.sr_logged) {
+		SR.sr_logged = time(NULL);
+		log_warnx("session store (redis): %s: %s",
+		    (const char *)what, err != NULL ?
+		    err : "an answer not understood");
+	}
+}
+
+/* a write's answer (arg: what failed, if it did) */
+static void
+session_redis_on_write(void *arg, const redisReply *reply, const char *err)
+{
+	if (err != NULL || reply == NULL || reply->type != REDIS_REPLY_INTEGER)
+		session_redis_failed(arg, reply, err);
+}
+
+/*
+ * The write that follows this host's: not waited for (the request
+ * that made it goes on).  Lost (Redis down), the next read on any node
+ * takes Redis's record, which lacks the change: a backend session
+ * recorded is opened again, a touch is made up by the next one.
+ */
+void
+session_redis_put(const char *id, const char *rec, size_t rlen,
+    uint64_t expires_ms, uint64_t now_ms, int create)
+{
+	struct session_rargs	 sa;
+	char			 key[SESSION_RKEY_MAX];
+	size_t			 klen;
+
+	klen = session_redis_key(key, sizeof(key),
+	    SR.sr_w->w_conf->cf_sstore.css_prefix, id);
+	if (session_redis_put_args(&sa, key, klen, rec, rlen, expires_ms,
+	    now_ms, create) == -1 || redis_command(sa.sa_argc, sa.sa_argv,
+	    sa.sa_lens, session_redis_on_write,
+	    "a session not written") == NULL)
+		session_redis_failed("a session not written", NULL,
+		    "not connected");
+}
+
+void
+session_redis_del(const char *id)
+{
+	const char	*argv[2];
+	size_t		 lens[2];
+	char		 key[SESSION_RKEY_MAX];
+
+	if ((lens[1] = session_redis_key(key, sizeof(key),
+	    SR.sr_w->w_conf->cf_sstore.css_prefix, id)) == 0)
+		return;
+	argv[0] = "DEL";
+	lens[0] = 3;
+	argv[1] = key;
+	if (redis_command(2, argv, lens, session_redis_on_write,
+	    "a session not deleted") == NULL)
+		session_redis_failed("a session not deleted", NULL,
+		    "not connected");
+}
+
+/*
+ * A request waiting for the stamp check.  It is held (a draining
+ * worker waits for it) and goes on, or is answered, when Redis
+ * answers (in 1 s at most: worker/redis.c's timeout).
+ */
+struct session_sync {
+	struct worker		*ss_w;
+	struct httpd_req	*ss_req;
+	session_cont_fn		 ss_cont;
+	struct redis_cmd	*ss_cmd;
+	char			 ss_id[SESSION_ID_LEN + 1];
+	int			 ss_gone;
+};
+
+static void
+session_sync_on_close(struct httpd_req *req, void *arg)
+{
+	struct session_sync *ss = arg;
+
+	(void)req;
+	ss->ss_gone = 1;
+}
+
+static void
+session_sync_unavailable(struct httpd_req *req)
+{
+	front_reply_error(req, 503, NULL, MCP_ERR_TRANSPORT,
+	    "Service Unavailable: the session store (Redis) is unavailable; "
+	    "try again later");
+}
+
+/* Redis's record becomes this host's copy: 0, or -1 */
+static int
+session_sync_copy(struct worker *w, const char *id, uint64_t stamp,
+    const char *rec, size_t rlen)
+{
+	struct session	 s;
+	int		 rc;
+
+	if (session_decode(rec, rlen, &s) == -1) {
+		log_warnx("session %.8s... in redis is corrupt; ignoring it",
+		    id);
+		return -1;
+	}
+	(void)snprintf(s.s_id, sizeof(s.s_id), "%s", id);
+	s.s_rstamp = stamp;
+	rc = session_put_copy(w->w_store, &s, w->w_conf->cf_session_ttl_ms,
+	    store_now_ms());
+	session_clear(&s);
+	return rc;
+}
+
+static void
+session_sync_on_redis(void *arg, const redisReply *reply, const char *err)
+{
+	struct session_sync	*ss = arg;
+	struct worker		*w = ss->ss_w;
+	struct httpd_req	*req = ss->ss_req;
+	const char		*rec = NULL;
+	size_t			 rlen = 0;
+	uint64_t		 stamp = 0;
+	int			 go = 0;
+
+	httpd_req_set_close_cb(req, NULL, NULL);
+	switch (err != NULL ? SESSION_R_ERROR :
+	    session_redis_verdict(reply, &stamp, &rec, &rlen)) {
+	case SESSION_R_SAME:
+		go = 1;
+		break;
+	case SESSION_R_NEW:
+		if (session_sync_copy(w, ss->ss_id, stamp, rec, rlen) == 0) {
+			go = 1;
+			break;
+		}
+		/* a corrupt record is no session */
+		/* FALLTHROUGH */
+	case SESSION_R_GONE:
+		/* ended elsewhere (DELETE, expiry): so here too */
+		(void)store_del(w->w_store, STORE_SESSIONS, ss->ss_id,
+		    strlen(ss->ss_id));
+		go = 1;
+		break;
+	case SESSION_R_ERROR:
+		session_redis_failed("a session not read", reply, err);
+		break;
+	}
+	if (ss->ss_gone || !go)
+		session_sync_unavailable(req);
+	else
+		ss->ss_cont(w, req);
+	free(ss);
+	worker_request_release(w, __func__);
+}
+
+int
+session_redis_sync(struct worker *w, struct httpd_req *req,
+    session_cont_fn cont)
+{
+	struct session_sync	*ss;
+	struct session		 s;
+	const char		*sid = front_header(req, "Mcp-Session-Id");
+	const char		*argv[5];
+	size_t			 lens[5];
+	char			 key[SESSION_RKEY_MAX], stamp[24];
+	uint64_t		 have = 0;
+
+	/* no session named, or one that can't be: legacy_session() says */
+	if (!SR.sr_on || sid == NULL || !proto_session_id_valid(sid))
+		return SESSION_SYNC_GO;
+	memset(&s, 0, sizeof(s));
+	if (session_load(w->w_store, sid, store_now_ms(), &s) == 0) {
+		have = s.s_rstamp;
+		session_clear(&s);
+	}
+	(void)snprintf(stamp, sizeof(stamp), "%" PRIu64, have);
+	argv[0] = "EVALSHA";
+	argv[1] = session_redis_get_sha();
+	argv[2] = "1";
+	argv[3] = key;
+	argv[4] = stamp;
+	lens[0] = 7;
+	lens[1] = 2 * SHA_DIGEST_LENGTH;
+	lens[2] = 1;
+	lens[3] = session_redis_key(key, sizeof(key),
+	    w->w_conf->cf_sstore.css_prefix, sid);
+	lens[4] = strlen(stamp);
+	if (lens[3] == 0 || (ss = calloc(1, sizeof(*ss))) == NULL) {
+		front_reply_error(req, 500, NULL, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: out of memory");
+		return SESSION_SYNC_LATER;
+	}
+	ss->ss_w = w;
+	ss->ss_req = req;
+	ss->ss_cont = cont;
+	(void)snprintf(ss->ss_id, sizeof(ss->ss_id), "%s", sid);
+	if ((ss->ss_cmd = redis_command(5, argv, lens, session_sync_on_redis,
+	    ss)) == NULL) {
+		free(ss);
+		session_redis_failed("a session not read", NULL,
+		    "not connected");
+		session_sync_unavailable(req);
+		return SESSION_SYNC_LATER;
+	}
+	httpd_req_set_close_cb(req, session_sync_on_close, ss);
+	worker_request_hold(w);
+	return SESSION_SYNC_LATER;
+}
