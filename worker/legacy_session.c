@@ -22,6 +22,7 @@
 #include "httpd.h"
 #include "worker.h"
 #include "legacy_req.h"
+#include "session_redis.h"
 
 #define SESSION_TOUCH_MS	1000	/* write last-seen at most this often */
 
@@ -163,6 +164,36 @@ legacy_initialize_refused(struct mcp_req *mr, int rc, int err)
 }
 
 static void
+legacy_initialize_answer(struct mcp_req *mr, json_t *result)
+{
+	json_t *resp;
+
+	resp = jsonrpc_result_new(mr->mr_msg.jm_id, result);
+	legacy_req_reply(mr, resp);
+	json_decref(resp);
+	legacy_req_free(mr);
+}
+
+/* the new session is in Redis (rc 0), or could not be put there */
+static void
+legacy_initialize_stored(void *arg, int rc)
+{
+	struct mcp_req	*mr = arg;
+	json_t		*result = mr->mr_result;
+
+	mr->mr_result = NULL;
+	if (rc == 0) {
+		legacy_initialize_answer(mr, result);
+		return;
+	}
+	json_decref(result);
+	(void)session_delete(mr->mr_w->w_store, mr->mr_sess.s_id);
+	mr->mr_sess.s_id[0] = '\0';	/* no session: no id goes out */
+	legacy_req_refuse(mr, 503, MCP_ERR_TRANSPORT, SESSION_REDIS_DOWN,
+	    NULL);
+}
+
+static void
 legacy_initialize_reply(struct mcp_req *mr, json_t *view)
 {
 	struct worker		*w = mr->mr_w;
@@ -170,7 +201,7 @@ legacy_initialize_reply(struct mcp_req *mr, json_t *view)
 	struct store_limit	 lim;
 	struct sockaddr_storage	 ss;
 	socklen_t		 sslen;
-	json_t			*caps, *result, *resp;
+	json_t			*caps, *result;
 	char			 group[SESSION_GROUP_MAX];
 	uint64_t		 now = store_now_ms();
 	int			 rc, err;
@@ -213,10 +244,15 @@ legacy_initialize_reply(struct mcp_req *mr, json_t *view)
 		return;
 	}
 	log_debug("session %.8s... created (%s)", s->s_id, s->s_version);
-	resp = jsonrpc_result_new(mr->mr_msg.jm_id, result);
-	legacy_req_reply(mr, resp);
-	json_decref(resp);
-	legacy_req_free(mr);
+	/* shared: answered once Redis has it, so any node knows the id */
+	if (session_redis_on()) {
+		mr->mr_result = result;
+		if (session_redis_create(s, w->w_conf->cf_session_ttl_ms, now,
+		    legacy_initialize_stored, mr) == -1)
+			legacy_initialize_stored(mr, -1);
+		return;
+	}
+	legacy_initialize_answer(mr, result);
 }
 
 static void

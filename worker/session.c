@@ -331,9 +331,10 @@ session_put(struct store *st, const struct session *s, uint64_t ttl_ms,
 		    strlen(s->s_id), buf, len, session_expiry(s, ttl_ms),
 		    now_ms, !shared && session_holds_backends(s) ?
 		    STORE_F_CLOSE : 0, NULL, 0);
-	if (rc == 0 && shared)
+	/* a new one is sent by its initialize, which waits for it */
+	if (rc == 0 && shared && lim == NULL)
 		session_redis_put(s->s_id, buf, len,
-		    session_expiry(s, ttl_ms), now_ms, lim != NULL);
+		    session_expiry(s, ttl_ms), now_ms, 0);
 	free(buf);
 	/* what we wrote is the record now: no need to decode it again */
 	if (rc == 0)

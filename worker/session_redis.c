@@ -225,9 +225,9 @@ session_redis_on_write(void *arg, const redisReply *reply, const char *err)
  * takes Redis's record, which lacks the change: a backend session
  * recorded is opened again, a touch is made up by the next one.
  */
-void
-session_redis_put(const char *id, const char *rec, size_t rlen,
-    uint64_t expires_ms, uint64_t now_ms, int create)
+static struct redis_cmd *
+session_redis_send_put(const char *id, const char *rec, size_t rlen,
+    uint64_t expires_ms, uint64_t now_ms, int create, redis_cb cb, void *arg)
 {
 	struct session_rargs	 sa;
 	char			 key[SESSION_RKEY_MAX];
@@ -236,11 +236,89 @@ session_redis_put(const char *id, const char *rec, size_t rlen,
 	klen = session_redis_key(key, sizeof(key),
 	    SR.sr_w->w_conf->cf_sstore.css_prefix, id);
 	if (session_redis_put_args(&sa, key, klen, rec, rlen, expires_ms,
-	    now_ms, create) == -1 || redis_command(sa.sa_argc, sa.sa_argv,
-	    sa.sa_lens, session_redis_on_write,
-	    "a session not written") == NULL)
+	    now_ms, create) == -1)
+		return NULL;
+	return redis_command(sa.sa_argc, sa.sa_argv, sa.sa_lens, cb, arg);
+}
+
+void
+session_redis_put(const char *id, const char *rec, size_t rlen,
+    uint64_t expires_ms, uint64_t now_ms, int create)
+{
+	if (session_redis_send_put(id, rec, rlen, expires_ms, now_ms, create,
+	    session_redis_on_write, "a session not written") == NULL)
 		session_redis_failed("a session not written", NULL,
 		    "not connected");
+}
+
+/* initialize's wait for its new session to be in Redis */
+struct session_cwait {
+	TAILQ_ENTRY(session_cwait)	 cw_entry;
+	struct redis_cmd		*cw_cmd;
+	void				(*cw_done)(void *, int);
+	void				*cw_arg;
+};
+
+static TAILQ_HEAD(, session_cwait) session_cwaits =
+    TAILQ_HEAD_INITIALIZER(session_cwaits);
+
+static void
+session_redis_on_create(void *arg, const redisReply *reply, const char *err)
+{
+	struct session_cwait	*cw = arg;
+	int			 ok;
+
+	ok = err == NULL && reply != NULL &&
+	    reply->type == REDIS_REPLY_INTEGER && reply->integer > 0;
+	if (!ok)
+		session_redis_failed("a new session not written", reply, err);
+	/* off the list first: done may free what waits */
+	TAILQ_REMOVE(&session_cwaits, cw, cw_entry);
+	cw->cw_done(cw->cw_arg, ok ? 0 : -1);
+	free(cw);
+}
+
+int
+session_redis_create(const struct session *s, uint64_t ttl_ms,
+    uint64_t now_ms, void (*done)(void *, int), void *arg)
+{
+	struct session_cwait	*cw;
+	char			*buf = NULL;
+	size_t			 len;
+
+	if (session_encode(s, &buf, &len) == -1 ||
+	    (cw = calloc(1, sizeof(*cw))) == NULL) {
+		free(buf);
+		return -1;
+	}
+	cw->cw_done = done;
+	cw->cw_arg = arg;
+	cw->cw_cmd = session_redis_send_put(s->s_id, buf, len,
+	    session_expiry(s, ttl_ms), now_ms, 1, session_redis_on_create, cw);
+	free(buf);
+	if (cw->cw_cmd == NULL) {
+		free(cw);
+		session_redis_failed("a new session not written", NULL,
+		    "not connected");
+		return -1;
+	}
+	TAILQ_INSERT_TAIL(&session_cwaits, cw, cw_entry);
+	return 0;
+}
+
+void
+session_redis_cancel(void *arg)
+{
+	struct session_cwait *cw, *next;
+
+	for (cw = TAILQ_FIRST(&session_cwaits); cw != NULL; cw = next) {
+		next = TAILQ_NEXT(cw, cw_entry);
+		if (cw->cw_arg == arg) {
+			redis_cancel(cw->cw_cmd);
+			TAILQ_REMOVE(&session_cwaits, cw, cw_entry);
+			free(cw);
+		}
+	}
 }
 
 void
@@ -288,9 +366,7 @@ session_sync_on_close(struct httpd_req *req, void *arg)
 static void
 session_sync_unavailable(struct httpd_req *req)
 {
-	front_reply_error(req, 503, NULL, MCP_ERR_TRANSPORT,
-	    "Service Unavailable: the session store (Redis) is unavailable; "
-	    "try again later");
+	front_reply_error(req, 503, NULL, MCP_ERR_TRANSPORT, SESSION_REDIS_DOWN);
 }
 
 /* Redis's record becomes this host's copy: 0, or -1 */

@@ -17,8 +17,12 @@
 struct worker;
 struct httpd_req;
 struct redisReply;
+struct session;
 
 #define SESSION_RKEY_MAX	512
+/* the 503's message when Redis does not answer (fail closed) */
+#define SESSION_REDIS_DOWN	"Service Unavailable: the session store " \
+	"(Redis) is unavailable; try again later"
 
 /* the scripts (their text, loaded on each connection) */
 extern const char session_redis_put_lua[];
@@ -55,6 +59,14 @@ int	 session_redis_on(void);
 void	 session_redis_put(const char *id, const char *rec, size_t rlen,
 	    uint64_t expires_ms, uint64_t now_ms, int create);
 void	 session_redis_del(const char *id);
+/*
+ * A new session written to Redis; done(arg, 0) once it is there, or
+ * done(arg, -1) (Redis down), never within this call.  -1: not sent.
+ * session_redis_cancel(arg): done is not called.
+ */
+int	 session_redis_create(const struct session *, uint64_t ttl_ms,
+	    uint64_t now_ms, void (*done)(void *, int), void *arg);
+void	 session_redis_cancel(void *arg);
 
 /* the request goes on (cont(w, req) runs now or later) or is answered */
 typedef void	(*session_cont_fn)(struct worker *, struct httpd_req *);

@@ -280,6 +280,15 @@ describe('Legacy sessions shared through Redis', () => {
       const r = await rpc(cluster.haproxy.port, sid, 'tools/list', {});
       assert.equal(r.status, 503, r.text);
       assert.match(r.json.error.message, /session store/);
+      // nor is a new session made that no other node would know
+      const init = await mcpPost(cluster.haproxy.port, {
+        jsonrpc: '2.0', id: 1, method: 'initialize',
+        params: { protocolVersion: LEGACY_VERSION, capabilities: {},
+          clientInfo: { name: 'cluster-down', version: '1.0.0' } },
+      }, { version: null });
+      assert.equal(init.status, 503, init.text);
+      assert.match(init.json.error.message, /session store \(Redis\) is unavailable/);
+      assert.equal(init.headers['mcp-session-id'], undefined);
       await cluster.redis.start();
       // an empty Redis: that session is gone, a new one works
       await waitFor('a new session served', async () => {
