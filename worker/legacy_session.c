@@ -372,26 +372,90 @@ legacy_version_header(struct worker *w, struct httpd_req *req,
 	return 0;
 }
 
+/* the session ends here: its backend sessions closed, its stream */
+static int
+legacy_delete_end(struct worker *w, struct httpd_req *req, struct session *s)
+{
+	if (session_delete(w->w_store, s->s_id) == -1) {
+		front_reply_error(req, 500, NULL, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: cannot delete the session");
+		return -1;
+	}
+	bclose_session(w, s);
+	stream_terminate(w, s->s_id);
+	log_debug("session %.8s... terminated by the client", s->s_id);
+	front_reply_empty(req, 200);
+	return 0;
+}
+
+/*
+ * Shared (sessionStorage redis): the 200 waits for Redis to have
+ * deleted it, so that no node serves it once the client has the
+ * answer; Redis down, a 503 and nothing ended.  The wait is never
+ * cancelled: Redis answers every command, or the connection's
+ * timeout does.
+ */
+struct legacy_del {
+	struct worker		*ld_w;
+	struct httpd_req	*ld_req;
+	char			 ld_sid[SESSION_ID_LEN + 1];
+};
+
+static void
+legacy_delete_done(void *arg, int rc)
+{
+	struct legacy_del	*ld = arg;
+	struct worker		*w = ld->ld_w;
+	struct session		 s;
+
+	memset(&s, 0, sizeof(s));
+	if (rc == -1)
+		front_reply_error(ld->ld_req, 503, NULL, MCP_ERR_TRANSPORT,
+		    SESSION_REDIS_DOWN);
+	else if (session_load(w->w_store, ld->ld_sid, store_now_ms(),
+	    &s) != 0)
+		front_reply_empty(ld->ld_req, 200);	/* ended meanwhile */
+	else
+		(void)legacy_delete_end(w, ld->ld_req, &s);
+	session_clear(&s);
+	free(ld);
+	worker_request_release(w, __func__);
+}
+
 /* a DELETE: the client ends its session */
 void
 legacy_delete(struct worker *w, struct httpd_req *req)
 {
-	struct session	s;
+	struct session		 s;
+	struct legacy_del	*ld;
 
 	memset(&s, 0, sizeof(s));
 	if (legacy_session(w, req, NULL, &s) == -1)
 		return;
-	if (session_delete(w->w_store, s.s_id) == -1) {
+	if (!session_redis_on()) {
+		(void)legacy_delete_end(w, req, &s);
 		session_clear(&s);
-		front_reply_error(req, 500, NULL, JSONRPC_INTERNAL_ERROR,
-		    "Internal error: cannot delete the session");
 		return;
 	}
-	bclose_session(w, &s);
-	stream_terminate(w, s.s_id);
-	log_debug("session %.8s... terminated by the client", s.s_id);
+	if ((ld = calloc(1, sizeof(*ld))) == NULL) {
+		session_clear(&s);
+		front_reply_error(req, 500, NULL, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: out of memory");
+		return;
+	}
+	ld->ld_w = w;
+	ld->ld_req = req;
+	memcpy(ld->ld_sid, s.s_id, sizeof(ld->ld_sid));
 	session_clear(&s);
-	front_reply_empty(req, 200);
+	if (session_redis_del_wait(ld->ld_sid, legacy_delete_done, ld) == -1) {
+		free(ld);
+		front_reply_error(req, 503, NULL, MCP_ERR_TRANSPORT,
+		    SESSION_REDIS_DOWN);
+		return;
+	}
+	/* a client that goes away meanwhile: the DELETE is seen through
+	 * and answered to no one (httpd ends the request) */
+	worker_request_hold(w);
 }
 
 /* a GET the front let through: the session's standalone stream */

@@ -251,7 +251,7 @@ session_redis_put(const char *id, const char *rec, size_t rlen,
 		    "not connected");
 }
 
-/* initialize's wait for its new session to be in Redis */
+/* initialize's and DELETE's wait for Redis to have done it */
 struct session_cwait {
 	TAILQ_ENTRY(session_cwait)	 cw_entry;
 	struct redis_cmd		*cw_cmd;
@@ -263,15 +263,17 @@ static TAILQ_HEAD(, session_cwait) session_cwaits =
     TAILQ_HEAD_INITIALIZER(session_cwaits);
 
 static void
-session_redis_on_create(void *arg, const redisReply *reply, const char *err)
+session_redis_on_wait(void *arg, const redisReply *reply, const char *err)
 {
 	struct session_cwait	*cw = arg;
 	int			 ok;
 
+	/* the put answers its stamp (> 0), DEL how many it deleted */
 	ok = err == NULL && reply != NULL &&
-	    reply->type == REDIS_REPLY_INTEGER && reply->integer > 0;
+	    reply->type == REDIS_REPLY_INTEGER && reply->integer >= 0;
 	if (!ok)
-		session_redis_failed("a new session not written", reply, err);
+		session_redis_failed("a session not written or deleted",
+		    reply, err);
 	/* off the list first: done may free what waits */
 	TAILQ_REMOVE(&session_cwaits, cw, cw_entry);
 	cw->cw_done(cw->cw_arg, ok ? 0 : -1);
@@ -294,11 +296,40 @@ session_redis_create(const struct session *s, uint64_t ttl_ms,
 	cw->cw_done = done;
 	cw->cw_arg = arg;
 	cw->cw_cmd = session_redis_send_put(s->s_id, buf, len,
-	    session_expiry(s, ttl_ms), now_ms, 1, session_redis_on_create, cw);
+	    session_expiry(s, ttl_ms), now_ms, 1, session_redis_on_wait, cw);
 	free(buf);
 	if (cw->cw_cmd == NULL) {
 		free(cw);
 		session_redis_failed("a new session not written", NULL,
+		    "not connected");
+		return -1;
+	}
+	TAILQ_INSERT_TAIL(&session_cwaits, cw, cw_entry);
+	return 0;
+}
+
+/* the end of a session in Redis; done(arg, 0) once it is gone there */
+int
+session_redis_del_wait(const char *id, void (*done)(void *, int), void *arg)
+{
+	struct session_cwait	*cw;
+	const char		*argv[2];
+	size_t			 lens[2];
+	char			 key[SESSION_RKEY_MAX];
+
+	if ((lens[1] = session_redis_key(key, sizeof(key),
+	    SR.sr_w->w_conf->cf_sstore.css_prefix, id)) == 0 ||
+	    (cw = calloc(1, sizeof(*cw))) == NULL)
+		return -1;
+	argv[0] = "DEL";
+	lens[0] = 3;
+	argv[1] = key;
+	cw->cw_done = done;
+	cw->cw_arg = arg;
+	if ((cw->cw_cmd = redis_command(2, argv, lens,
+	    session_redis_on_wait, cw)) == NULL) {
+		free(cw);
+		session_redis_failed("a session not deleted", NULL,
 		    "not connected");
 		return -1;
 	}

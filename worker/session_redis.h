@@ -66,6 +66,8 @@ void	 session_redis_del(const char *id);
  */
 int	 session_redis_create(const struct session *, uint64_t ttl_ms,
 	    uint64_t now_ms, void (*done)(void *, int), void *arg);
+int	 session_redis_del_wait(const char *id, void (*done)(void *, int),
+	    void *arg);
 void	 session_redis_cancel(void *arg);
 
 /* the request goes on (cont(w, req) runs now or later) or is answered */
