@@ -28,6 +28,9 @@ struct session;
 extern const char session_redis_put_lua[];
 extern const char session_redis_get_lua[];
 
+/* the get script's SHA-1 in hex, as EVALSHA names it */
+const char *session_redis_get_sha(void);
+
 /* "<prefix>sess:<id>": its length, or 0 if it does not fit */
 size_t	 session_redis_key(char *, size_t, const char *prefix,
 	    const char *id);
