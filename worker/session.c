@@ -272,9 +272,10 @@ session_cache_free(void)
 		}
 }
 
-int
-session_load(struct store *st, const char *id, uint64_t now_ms,
-    struct session *s)
+/* the record's decoded copy, fresh: 0 (*cp set), or as session_load() */
+static int
+session_load_cached(struct store *st, const char *id, uint64_t now_ms,
+    struct session *s, const struct session **cp)
 {
 	struct session_cached	*sc = session_cache_slot(id);
 	struct store_rec	 rec;
@@ -284,8 +285,13 @@ session_load(struct store *st, const char *id, uint64_t now_ms,
 	cached = sc->sc_used && strcmp(sc->sc_sess.s_id, id) == 0;
 	rc = store_get_changed(st, STORE_SESSIONS, id, strlen(id), now_ms,
 	    cached ? &sc->sc_stamp : NULL, &rec);
-	if (rc == STORE_UNCHANGED)
+	if (rc == STORE_UNCHANGED) {
+		if (cp != NULL) {
+			*cp = &sc->sc_sess;
+			return 0;
+		}
 		return session_copy(s, &sc->sc_sess);
+	}
 	if (rc != 0)
 		return rc;
 	rc = session_decode(rec.sr_data, rec.sr_len, s);
@@ -297,7 +303,31 @@ session_load(struct store *st, const char *id, uint64_t now_ms,
 	(void)snprintf(s->s_id, sizeof(s->s_id), "%s", id);
 	session_cache_put(s, rec.sr_updated_ms, rec.sr_len);
 	store_rec_clear(&rec);
+	if (cp != NULL)
+		*cp = s;
 	return 0;
+}
+
+int
+session_load(struct store *st, const char *id, uint64_t now_ms,
+    struct session *s)
+{
+	return session_load_cached(st, id, now_ms, s, NULL);
+}
+
+/* the Redis stamp of this host's copy (0: none), without copying it */
+uint64_t
+session_copy_stamp(struct store *st, const char *id, uint64_t now_ms)
+{
+	const struct session	*cp;
+	struct session		 s;
+	uint64_t		 v = 0;
+
+	memset(&s, 0, sizeof(s));
+	if (session_load_cached(st, id, now_ms, &s, &cp) == 0)
+		v = cp->s_rstamp;
+	session_clear(&s);
+	return v;
 }
 
 /*

@@ -326,7 +326,6 @@ session_redis_sync(struct worker *w, struct httpd_req *req,
     session_cont_fn cont)
 {
 	struct session_sync	*ss;
-	struct session		 s;
 	const char		*sid = front_header(req, "Mcp-Session-Id");
 	const char		*argv[5];
 	size_t			 lens[5];
@@ -336,11 +335,7 @@ session_redis_sync(struct worker *w, struct httpd_req *req,
 	/* no session named, or one that can't be: legacy_session() says */
 	if (!SR.sr_on || sid == NULL || !proto_session_id_valid(sid))
 		return SESSION_SYNC_GO;
-	memset(&s, 0, sizeof(s));
-	if (session_load(w->w_store, sid, store_now_ms(), &s) == 0) {
-		have = s.s_rstamp;
-		session_clear(&s);
-	}
+	have = session_copy_stamp(w->w_store, sid, store_now_ms());
 	(void)snprintf(stamp, sizeof(stamp), "%" PRIu64, have);
 	argv[0] = "EVALSHA";
 	argv[1] = session_redis_get_sha();
