@@ -28,6 +28,7 @@
 #include "authz.h"
 #include "httpd.h"
 #include "worker.h"
+#include "session_redis.h"
 
 #define FRONT_SSE_HIGH_WATER	(8 * 1024 * 1024)
 
@@ -602,13 +603,14 @@ front_mcp_post(struct worker *w, struct httpd_req *req)
 }
 
 static void	front_mcp_method(struct worker *, struct httpd_req *);
+static void	front_mcp_session(struct worker *, struct httpd_req *);
 
 /* once authenticated: the principal's exchanged tokens (texch.h) */
 static void
 front_mcp_texch(struct worker *w, struct httpd_req *req)
 {
-	if (texch_request(w, req, front_mcp_method) == TEXCH_GO)
-		front_mcp_method(w, req);
+	if (texch_request(w, req, front_mcp_session) == TEXCH_GO)
+		front_mcp_session(w, req);
 }
 
 /* /mcp: Host/Origin first (DNS rebinding), then who is asking
@@ -624,6 +626,14 @@ front_mcp(struct worker *w, struct httpd_req *req)
 	}
 	if (auth_request(w, req, front_mcp_texch) == AUTH_GO)
 		front_mcp_texch(w, req);
+}
+
+/* with sessionStorage redis, the session's copy checked first */
+static void
+front_mcp_session(struct worker *w, struct httpd_req *req)
+{
+	if (session_redis_sync(w, req, front_mcp_method) == SESSION_SYNC_GO)
+		front_mcp_method(w, req);
 }
 
 static void

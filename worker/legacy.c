@@ -31,6 +31,7 @@
 #include "composite_run.h"
 #include "ratelimit.h"
 #include "authz.h"
+#include "session_redis.h"
 
 #define LEGACY_MRTR_ROUNDS	10	/* as go-sdk's client */
 #define LEGACY_MRTR_SHEDS	3
@@ -85,6 +86,8 @@ legacy_req_free(struct mcp_req *mr)
 	composite_run_cancel(mr->mr_run, "the request ended");
 	view_get_cancel(mr->mr_w, mr);
 	ratelimit_cancel(mr);
+	session_redis_cancel(mr);
+	json_decref(mr->mr_result);
 	mrtr_cancel(mr->mr_wait);
 	json_decref(mr->mr_phdrs);
 	json_decref(mr->mr_state);

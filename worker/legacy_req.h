@@ -35,6 +35,8 @@ struct mcp_req {
 	int				 mr_rounds;	/* input_required seen */
 	int				 mr_sheds;	/* ... with no inputs */
 	struct crun			*mr_run;	/* a composite's */
+	json_t				*mr_result;	/* initialize's, while
+							 * Redis stores it */
 };
 
 

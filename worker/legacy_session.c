@@ -23,6 +23,7 @@
 #include "httpd.h"
 #include "worker.h"
 #include "legacy_req.h"
+#include "session_redis.h"
 
 #define SESSION_TOUCH_MS	1000	/* write last-seen at most this often */
 
@@ -164,6 +165,36 @@ legacy_initialize_refused(struct mcp_req *mr, int rc, int err)
 }
 
 static void
+legacy_initialize_answer(struct mcp_req *mr, json_t *result)
+{
+	json_t *resp;
+
+	resp = jsonrpc_result_new(mr->mr_msg.jm_id, result);
+	legacy_req_reply(mr, resp);
+	json_decref(resp);
+	legacy_req_free(mr);
+}
+
+/* the new session is in Redis (rc 0), or could not be put there */
+static void
+legacy_initialize_stored(void *arg, int rc)
+{
+	struct mcp_req	*mr = arg;
+	json_t		*result = mr->mr_result;
+
+	mr->mr_result = NULL;
+	if (rc == 0) {
+		legacy_initialize_answer(mr, result);
+		return;
+	}
+	json_decref(result);
+	(void)session_delete(mr->mr_w->w_store, mr->mr_sess.s_id);
+	mr->mr_sess.s_id[0] = '\0';	/* no session: no id goes out */
+	legacy_req_refuse(mr, 503, MCP_ERR_TRANSPORT, SESSION_REDIS_DOWN,
+	    NULL);
+}
+
+static void
 legacy_initialize_reply(struct mcp_req *mr, json_t *view)
 {
 	struct worker		*w = mr->mr_w;
@@ -171,7 +202,7 @@ legacy_initialize_reply(struct mcp_req *mr, json_t *view)
 	struct store_limit	 lim;
 	struct sockaddr_storage	 ss;
 	socklen_t		 sslen;
-	json_t			*caps, *result, *resp;
+	json_t			*caps, *result;
 	char			 group[SESSION_GROUP_MAX];
 	uint64_t		 now = store_now_ms();
 	int			 rc, err;
@@ -214,10 +245,15 @@ legacy_initialize_reply(struct mcp_req *mr, json_t *view)
 		return;
 	}
 	log_debug("session %.8s... created (%s)", s->s_id, s->s_version);
-	resp = jsonrpc_result_new(mr->mr_msg.jm_id, result);
-	legacy_req_reply(mr, resp);
-	json_decref(resp);
-	legacy_req_free(mr);
+	/* shared: answered once Redis has it, so any node knows the id */
+	if (session_redis_on()) {
+		mr->mr_result = result;
+		if (session_redis_create(s, w->w_conf->cf_session_ttl_ms, now,
+		    legacy_initialize_stored, mr) == -1)
+			legacy_initialize_stored(mr, -1);
+		return;
+	}
+	legacy_initialize_answer(mr, result);
 }
 
 static void
@@ -340,26 +376,90 @@ legacy_version_header(struct worker *w, struct httpd_req *req,
 	return 0;
 }
 
+/* the session ends here: its backend sessions closed, its stream */
+static int
+legacy_delete_end(struct worker *w, struct httpd_req *req, struct session *s)
+{
+	if (session_delete(w->w_store, s->s_id) == -1) {
+		front_reply_error(req, 500, NULL, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: cannot delete the session");
+		return -1;
+	}
+	bclose_session(w, s);
+	stream_terminate(w, s->s_id);
+	log_debug("session %.8s... terminated by the client", s->s_id);
+	front_reply_empty(req, 200);
+	return 0;
+}
+
+/*
+ * Shared (sessionStorage redis): the 200 waits for Redis to have
+ * deleted it, so that no node serves it once the client has the
+ * answer; Redis down, a 503 and nothing ended.  The wait is never
+ * cancelled: Redis answers every command, or the connection's
+ * timeout does.
+ */
+struct legacy_del {
+	struct worker		*ld_w;
+	struct httpd_req	*ld_req;
+	char			 ld_sid[SESSION_ID_LEN + 1];
+};
+
+static void
+legacy_delete_done(void *arg, int rc)
+{
+	struct legacy_del	*ld = arg;
+	struct worker		*w = ld->ld_w;
+	struct session		 s;
+
+	memset(&s, 0, sizeof(s));
+	if (rc == -1)
+		front_reply_error(ld->ld_req, 503, NULL, MCP_ERR_TRANSPORT,
+		    SESSION_REDIS_DOWN);
+	else if (session_load(w->w_store, ld->ld_sid, store_now_ms(),
+	    &s) != 0)
+		front_reply_empty(ld->ld_req, 200);	/* ended meanwhile */
+	else
+		(void)legacy_delete_end(w, ld->ld_req, &s);
+	session_clear(&s);
+	free(ld);
+	worker_request_release(w, __func__);
+}
+
 /* a DELETE: the client ends its session */
 void
 legacy_delete(struct worker *w, struct httpd_req *req)
 {
-	struct session	s;
+	struct session		 s;
+	struct legacy_del	*ld;
 
 	memset(&s, 0, sizeof(s));
 	if (legacy_session(w, req, NULL, &s) == -1)
 		return;
-	if (session_delete(w->w_store, s.s_id) == -1) {
+	if (!session_redis_on()) {
+		(void)legacy_delete_end(w, req, &s);
 		session_clear(&s);
-		front_reply_error(req, 500, NULL, JSONRPC_INTERNAL_ERROR,
-		    "Internal error: cannot delete the session");
 		return;
 	}
-	bclose_session(w, &s);
-	stream_terminate(w, s.s_id);
-	log_debug("session %.8s... terminated by the client", s.s_id);
+	if ((ld = calloc(1, sizeof(*ld))) == NULL) {
+		session_clear(&s);
+		front_reply_error(req, 500, NULL, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: out of memory");
+		return;
+	}
+	ld->ld_w = w;
+	ld->ld_req = req;
+	memcpy(ld->ld_sid, s.s_id, sizeof(ld->ld_sid));
 	session_clear(&s);
-	front_reply_empty(req, 200);
+	if (session_redis_del_wait(ld->ld_sid, legacy_delete_done, ld) == -1) {
+		free(ld);
+		front_reply_error(req, 503, NULL, MCP_ERR_TRANSPORT,
+		    SESSION_REDIS_DOWN);
+		return;
+	}
+	/* a client that goes away meanwhile: the DELETE is seen through
+	 * and answered to no one (httpd ends the request) */
+	worker_request_hold(w);
 }
 
 /* a GET the front let through: the session's standalone stream */

@@ -17,6 +17,7 @@
 #include "shared/log.h"
 #include "shared/store.h"
 #include "worker.h"
+#include "session_redis.h"
 
 #define SESSION_RECORD_VERSION	1
 
@@ -105,7 +106,9 @@ session_encode(const struct session *s, char **buf, size_t *len)
 	    "max", (json_int_t)s->s_max_ms,
 	    "backends", b,
 	    "subs", s->s_subs);
-	if (o == NULL)
+	/* a read-through copy of a Redis record: its version stamp */
+	if (o == NULL || (s->s_rstamp != 0 && json_object_set_new(o, "rs",
+	    json_integer((json_int_t)s->s_rstamp)) == -1))
 		goto fail;
 	json_decref(b);
 	*buf = jsonrpc_dump(o, len);
@@ -124,16 +127,17 @@ session_decode(const char *buf, size_t len, struct session *s)
 	json_t		*subs = NULL;
 	json_error_t	 jerr;
 	const char	*pv, *owner, *lvl = NULL, *name, *sid, *bpv;
-	json_int_t	 v, created, seen, max;
+	json_int_t	 v, created, seen, max, rs = 0;
 	int		 init;
 
 	memset(s, 0, sizeof(*s));
 	if ((o = json_loadb(buf, len, JSON_ALLOW_NUL, &jerr)) == NULL)
 		return -1;
 	if (json_unpack(o, "{s:I, s:s, s?o, s?o, s:s, s?s, s:b, s:I, s:I, "
-	    "s:I, s:o, s?o}", "v", &v, "pv", &pv, "caps", &caps, "info", &info,
-	    "owner", &owner, "lvl", &lvl, "init", &init, "created", &created,
-	    "seen", &seen, "max", &max, "backends", &b, "subs", &subs) == -1 ||
+	    "s:I, s:o, s?o, s?I}", "v", &v, "pv", &pv, "caps", &caps, "info",
+	    &info, "owner", &owner, "lvl", &lvl, "init", &init, "created",
+	    &created, "seen", &seen, "max", &max, "backends", &b, "subs", &subs,
+	    "rs", &rs) == -1 || rs < 0 ||
 	    v != SESSION_RECORD_VERSION || !json_is_object(b) ||
 	    (subs != NULL && !json_is_array(subs)))
 		goto fail;
@@ -148,6 +152,7 @@ session_decode(const char *buf, size_t len, struct session *s)
 	s->s_created_ms = (uint64_t)created;
 	s->s_seen_ms = (uint64_t)seen;
 	s->s_max_ms = (uint64_t)max;
+	s->s_rstamp = (uint64_t)rs;
 	json_object_foreach(b, name, e) {
 		sid = bpv = NULL;
 		if (json_unpack(e, "{s?s, s?s}", "sid", &sid, "pv", &bpv) == -1)
@@ -223,6 +228,7 @@ session_copy(struct session *dst, const struct session *src)
 	dst->s_created_ms = src->s_created_ms;
 	dst->s_seen_ms = src->s_seen_ms;
 	dst->s_max_ms = src->s_max_ms;
+	dst->s_rstamp = src->s_rstamp;
 	/* capabilities and client info are never changed in place */
 	dst->s_client_caps = json_incref(src->s_client_caps);
 	dst->s_client_info = json_incref(src->s_client_info);
@@ -281,9 +287,10 @@ session_cache_free(void)
 		}
 }
 
-int
-session_load(struct store *st, const char *id, uint64_t now_ms,
-    struct session *s)
+/* the record's decoded copy, fresh: 0 (*cp set), or as session_load() */
+static int
+session_load_cached(struct store *st, const char *id, uint64_t now_ms,
+    struct session *s, const struct session **cp)
 {
 	struct session_cached	*sc = session_cache_slot(id);
 	struct store_rec	 rec;
@@ -294,13 +301,22 @@ session_load(struct store *st, const char *id, uint64_t now_ms,
 	cached = sc->sc_used && strcmp(sc->sc_sess.s_id, id) == 0;
 	gen = store_generation(st);
 	if (cached && gen != 0 && gen == sc->sc_gen &&
-	    !store_rec_expired(sc->sc_stamp.sr_expires_ms, now_ms))
+	    !store_rec_expired(sc->sc_stamp.sr_expires_ms, now_ms)) {
+		if (cp != NULL) {
+			*cp = &sc->sc_sess;
+			return 0;
+		}
 		return session_copy(s, &sc->sc_sess);
+	}
 	rc = store_get_changed(st, STORE_SESSIONS, id, strlen(id), now_ms,
 	    cached ? &sc->sc_stamp : NULL, &rec);
 	if (rc == STORE_UNCHANGED) {
 		sc->sc_stamp.sr_expires_ms = rec.sr_expires_ms;
 		sc->sc_gen = gen;
+		if (cp != NULL) {
+			*cp = &sc->sc_sess;
+			return 0;
+		}
 		return session_copy(s, &sc->sc_sess);
 	}
 	if (rc != 0)
@@ -318,11 +334,93 @@ session_load(struct store *st, const char *id, uint64_t now_ms,
 		sc->sc_gen = gen;
 	}
 	store_rec_clear(&rec);
+	if (cp != NULL)
+		*cp = s;
 	return 0;
 }
 
 int
+session_load(struct store *st, const char *id, uint64_t now_ms,
+    struct session *s)
+{
+	return session_load_cached(st, id, now_ms, s, NULL);
+}
+
+/* the Redis stamp of this host's copy (0: none), without copying it */
+uint64_t
+session_copy_stamp(struct store *st, const char *id, uint64_t now_ms)
+{
+	const struct session	*cp;
+	struct session		 s;
+	uint64_t		 v = 0;
+
+	memset(&s, 0, sizeof(s));
+	if (session_load_cached(st, id, now_ms, &s, &cp) == 0)
+		v = cp->s_rstamp;
+	session_clear(&s);
+	return v;
+}
+
+/*
+ * With sessionStorage redis the record is written to Redis as well
+ * (session_redis.c) and this host's copy carries no stamp until a read
+ * fetches it back: a copy is only used with the stamp Redis holds.  A
+ * copy never closes backend sessions when it expires here: another
+ * node may hold the session on.
+ */
+static int
+session_put(struct store *st, const struct session *s, uint64_t ttl_ms,
+    uint64_t now_ms, const struct store_limit *lim)
+{
+	struct session	 t = *s;
+	char		*buf;
+	size_t		 len;
+	int		 rc, shared = session_redis_on();
+
+	if (shared)
+		t.s_rstamp = 0;
+	if (session_encode(&t, &buf, &len) == -1)
+		return -1;
+	if (lim != NULL)
+		rc = store_add_limited(st, STORE_SESSIONS, s->s_id,
+		    strlen(s->s_id), buf, len, session_expiry(s, ttl_ms),
+		    now_ms, lim);
+	else
+		/* once it names a backend session, its end closes that
+		 * (bclose.c) */
+		rc = store_put_ext(st, STORE_SESSIONS, s->s_id,
+		    strlen(s->s_id), buf, len, session_expiry(s, ttl_ms),
+		    now_ms, !shared && session_holds_backends(s) ?
+		    STORE_F_CLOSE : 0, NULL, 0);
+	/* a new one is sent by its initialize, which waits for it */
+	if (rc == 0 && shared && lim == NULL)
+		session_redis_put(s->s_id, buf, len,
+		    session_expiry(s, ttl_ms), now_ms, 0);
+	free(buf);
+	/* what we wrote is the record now: no need to decode it again */
+	if (rc == 0)
+		session_cache_put(&t, now_ms, len);
+	return rc;
+}
+
+int
 session_save(struct store *st, const struct session *s, uint64_t ttl_ms,
+    uint64_t now_ms)
+{
+	return session_put(st, s, ttl_ms, now_ms, NULL);
+}
+
+/* a new session under the caps: store_add_limited()'s answers */
+int
+session_create(struct store *st, const struct session *s, uint64_t ttl_ms,
+    uint64_t now_ms, const struct store_limit *lim)
+{
+	return session_put(st, s, ttl_ms, now_ms, lim);
+}
+
+/* a read-through copy of the Redis record (stamp s_rstamp) */
+int
+session_put_copy(struct store *st, const struct session *s, uint64_t ttl_ms,
     uint64_t now_ms)
 {
 	char	*buf;
@@ -331,30 +429,8 @@ session_save(struct store *st, const struct session *s, uint64_t ttl_ms,
 
 	if (session_encode(s, &buf, &len) == -1)
 		return -1;
-	/* once it names a backend session, its end closes that (bclose.c) */
 	rc = store_put_ext(st, STORE_SESSIONS, s->s_id, strlen(s->s_id), buf,
-	    len, session_expiry(s, ttl_ms), now_ms,
-	    session_holds_backends(s) ? STORE_F_CLOSE : 0, NULL, 0);
-	free(buf);
-	/* what we wrote is the record now: no need to decode it again */
-	if (rc == 0)
-		session_cache_put(s, now_ms, len);
-	return rc;
-}
-
-/* a new session under the caps: store_add_limited()'s answers */
-int
-session_create(struct store *st, const struct session *s, uint64_t ttl_ms,
-    uint64_t now_ms, const struct store_limit *lim)
-{
-	char	*buf;
-	size_t	 len;
-	int	 rc;
-
-	if (session_encode(s, &buf, &len) == -1)
-		return -1;
-	rc = store_add_limited(st, STORE_SESSIONS, s->s_id, strlen(s->s_id),
-	    buf, len, session_expiry(s, ttl_ms), now_ms, lim);
+	    len, session_expiry(s, ttl_ms), now_ms, 0, NULL, 0);
 	free(buf);
 	if (rc == 0)
 		session_cache_put(s, now_ms, len);
@@ -402,6 +478,8 @@ session_client_group(const struct sockaddr *sa, socklen_t salen, char *buf,
 int
 session_delete(struct store *st, const char *id)
 {
+	if (session_redis_on())
+		session_redis_del(id);
 	return store_del(st, STORE_SESSIONS, id, strlen(id));
 }
 

@@ -320,17 +320,17 @@ stream_get(struct worker *w, struct httpd_req *req, struct session *s)
 	(void)snprintf(gs->gs_sid, sizeof(gs->gs_sid), "%s", s->s_id);
 	TAILQ_INSERT_TAIL(&gstreams, gs, gs_entry);
 	stream_holder_set(w, s->s_id);
-	if (lei != NULL)
-		gs->gs_last = after;
-	else {
-		/* a fresh stream starts after what is already there */
-		ss.ss_gs = gs;
-		ss.ss_last = 0;
-		ss.ss_write = 0;
-		(void)store_scan(w->w_store, STORE_EVENTS, s->s_id,
-		    SESSION_ID_LEN, 0, store_now_ms(), stream_scan_cb, &ss);
-		gs->gs_last = ss.ss_last;
-	}
+	/* a fresh stream starts after what is already there */
+	ss.ss_gs = gs;
+	ss.ss_last = 0;
+	ss.ss_write = 0;
+	(void)store_scan(w->w_store, STORE_EVENTS, s->s_id, SESSION_ID_LEN, 0,
+	    store_now_ms(), stream_scan_cb, &ss);
+	/* so does a resume from an id past every event here: another
+	 * node's, the session having moved (docs/ARCHITECTURE.md, Beyond
+	 * one host); waiting for this host's ids to pass it would drop
+	 * what comes */
+	gs->gs_last = lei != NULL && after <= ss.ss_last ? after : ss.ss_last;
 	front_sse_start(req, NULL);
 	httpd_req_set_close_cb(req, stream_on_close, gs);
 	/* SEP-1699 priming event: an id to resume from, no data */

@@ -375,6 +375,8 @@ struct session {
 	uint64_t		 s_created_ms;
 	uint64_t		 s_seen_ms;
 	uint64_t		 s_max_ms;	/* absolute expiry */
+	uint64_t		 s_rstamp;	/* the Redis record's version
+						 * this copy is, 0: none */
 	struct session_backend	*s_backends;
 	size_t			 s_nbackends;
 };
@@ -395,6 +397,9 @@ int	 session_create(struct store *, const struct session *,
 #define SESSION_GROUP_MAX	64	/* "v6 prefix/64" and a NUL */
 int	 session_client_group(const struct sockaddr *, socklen_t, char *,
 	    size_t);
+uint64_t session_copy_stamp(struct store *, const char *id, uint64_t now_ms);
+int	 session_put_copy(struct store *, const struct session *,
+	    uint64_t ttl_ms, uint64_t now_ms);
 int	 session_delete(struct store *, const char *id);
 void	 session_cache_free(void);
 uint64_t session_expiry(const struct session *, uint64_t ttl_ms);

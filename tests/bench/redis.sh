@@ -1,9 +1,10 @@
 #!/bin/sh
-# redis.sh (make bench runs it after ratelimit.sh): what keeping the
-# rate-limit buckets in Redis costs a tools/call against keeping them in
-# the state directory (sessionStorage.provider redis against lmdb, the
-# same shared bucket, too large to refuse anything; one EVAL per call
-# against one LMDB write txn per leased batch).  On 127.0.0.1 only: a
+# redis.sh (make bench runs it after ratelimit.sh): what sessionStorage
+# provider redis costs a Legacy tools/call against lmdb.  First the
+# Legacy session alone (one EVALSHA per call checking the host's copy
+# against Redis, and the touch's write once a second), then with a
+# shared rate-limit bucket too large to refuse anything (one more EVAL
+# per call against one LMDB write txn per leased batch).  On 127.0.0.1 only: a
 # redis-server of its own (no persistence), one mcp_echo backend and two
 # vmcpd (2 workers each); wrk call.lua (tools/call, c=RL_CONNS, default
 # 32) against each in turn, RL_ROUNDS times (default 3) of RL_SECONDS
@@ -32,9 +33,14 @@ for p in $(shuf -i 20000-60000 -n 20); do
 done
 [ -n "$rport" ] || die "redis-server did not start: $(cat "$tmp/redis.log")"
 
+start lmdbs ""
+start rediss "sessionStorage: {provider: redis, address: 127.0.0.1:$rport}"
+compare lmdbs rediss "lmdb sessions" "redis sessions" "sessions redis/lmdb" 0.8
+
 limit="rateLimiting:
   shared: {maxTokens: 1000000000, refillPeriod: 1s}"
 start lmdb "$limit"
 start redis "$limit
 sessionStorage: {provider: redis, address: 127.0.0.1:$rport}"
-compare lmdb redis "lmdb buckets" "redis buckets" "redis/lmdb" 0.8
+compare lmdb redis "lmdb buckets" "redis sessions+buckets" \
+    "sessions+buckets redis/lmdb" 0.8

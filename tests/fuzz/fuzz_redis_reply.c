@@ -3,7 +3,10 @@
  * (worker/ratelimit_redis.c ratelimit_redis_verdict()) on whatever
  * hiredis's RESP reader makes of arbitrary bytes, and the bucket keys
  * built from them.  A verdict is OK, LIMITED with a wait of at least
- * 1 ms, or ERROR; a key fits its buffer and is NUL-terminated.
+ * 1 ms, or ERROR; a key fits its buffer and is NUL-terminated.  The
+ * same answers read as the session script's
+ * (worker/session_rcodec.c session_redis_verdict()): SAME or NEW with a
+ * stamp of at least 1, NEW with its record inside the answer.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -12,6 +15,7 @@
 #include <hiredis/hiredis.h>
 
 #include "worker/ratelimit.h"
+#include "worker/session_redis.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
@@ -38,6 +42,25 @@ resp_too_big(const char *in, size_t size)
 			return 1;
 	}
 	return 0;
+}
+
+static void
+session_check(const redisReply *r)
+{
+	enum session_rverdict	 v;
+	uint64_t		 stamp = 0;
+	const char		*rec = NULL;
+	size_t			 rlen = 0;
+
+	v = session_redis_verdict(r, &stamp, &rec, &rlen);
+	if ((v == SESSION_R_SAME || v == SESSION_R_NEW) && stamp == 0)
+		abort();
+	if (v == SESSION_R_NEW && (r->elements != 2 ||
+	    rec != r->element[1]->str || rlen != r->element[1]->len))
+		abort();
+	if (v != SESSION_R_GONE && v != SESSION_R_SAME && v != SESSION_R_NEW &&
+	    v != SESSION_R_ERROR)
+		abort();
 }
 
 int
@@ -70,6 +93,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			    (v != RATELIMIT_OK && v != RATELIMIT_LIMITED &&
 			    v != RATELIMIT_ERROR))
 				abort();
+			session_check(reply);
 			freeReplyObject(reply);
 		}
 	}

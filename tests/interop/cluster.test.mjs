@@ -9,8 +9,12 @@
 //   Redis back: the nodes reconnect by themselves and the limit holds
 //   again; Redis hung: calls fail open after the 1 s timeout;
 // - a node killed (kill -9, its whole process group): HAProxy sends its
-//   traffic to the others; its Legacy session, not shared yet, is
-//   answered 404 elsewhere and the client starts a new one;
+//   traffic to the others, and its Legacy sessions, in Redis, go on
+//   there with the same id (SDK v1 and v2 clients, no new initialize);
+// - a session's record is in Redis (sess:<id>, stamp, TTL); a DELETE on
+//   one node ends it on all; Redis down or hung: 503 "the session store
+//   (Redis) is unavailable", never a node's copy; back: it goes on;
+// - a session used with another principal's token is 404 on every node;
 // - a perUser limit holds in total across the nodes, per principal;
 // - a Redis with a password: THV_SESSION_REDIS_PASSWORD right, the limit
 //   holds; wrong, calls fail open, the refusal is logged and the
@@ -18,13 +22,15 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  useHarness, guarded, startTestBackend, openSession, rpc, workerOf, waitFor,
+  useHarness, guarded, startTestBackend, openSession, rpc, workerOf, waitFor, httpRequest, mcpPost,
+  connectClient, withTimeout, HOST, LEGACY_VERSION,
 } from './lib/harness.mjs';
 import { modern } from './lib/multi.mjs';
 import {
   startCluster, startRedis, startNode, nodeMetrics, killNode,
 } from './lib/cluster.mjs';
 import { startIdp, oidcConfig } from './lib/oidc.mjs';
+import { Client as V2Client, StreamableHTTPClientTransport as V2Transport } from '@modelcontextprotocol/client';
 
 useHarness();
 
@@ -32,6 +38,21 @@ const LIMIT = 9;
 const NAME = 'cluster';
 const BUCKET = `thv:rl:{local:${NAME}}:shared`;
 const echo = (message) => ({ name: 'echo', arguments: { message } });
+
+/* which node (its index) a worker pid belongs to */
+async function nodeOwners(cluster) {
+  const owner = new Map();
+  for (const [i, d] of cluster.nodes.entries())
+    for (const pid of await d.workerPids())
+      owner.set(pid, i);
+  return owner;
+}
+
+async function stopNodes(cluster) {
+  for (const d of cluster?.nodes ?? [])
+    if (!d.stopped)
+      await d.stop();
+}
 
 describe('three nodes behind HAProxy, one Redis', () => {
   let backend, cluster, owner;
@@ -46,18 +67,10 @@ describe('three nodes behind HAProxy, one Redis', () => {
         '',
       ].join('\n'),
     });
-    // which node a worker pid belongs to
-    owner = new Map();
-    for (const [i, d] of cluster.nodes.entries())
-      for (const pid of await d.workerPids())
-        owner.set(pid, i);
+    owner = await nodeOwners(cluster);
   });
 
-  after(async () => {
-    for (const d of cluster?.nodes ?? [])
-      if (!d.stopped)
-        await d.stop();
-  });
+  after(() => stopNodes(cluster));
 
   /* n 2026-07-28 tools/call through HAProxy: {ok, limited, nodes} */
   async function calls(n, tag) {
@@ -179,7 +192,7 @@ describe('three nodes behind HAProxy, one Redis', () => {
         (await calls(3, 'g')).ok === 0, { timeout: 30000, interval: 100 });
     }));
 
-  test('kill -9 of a node: HAProxy fails over; its Legacy session is gone (404)',
+  test('kill -9 of a node: HAProxy fails over; its Legacy session goes on elsewhere',
     guarded(async () => {
       const { sid, init } = await openSession(cluster.haproxy.port);
       const home = owner.get(workerOf(init)?.pid);
@@ -188,15 +201,146 @@ describe('three nodes behind HAProxy, one Redis', () => {
       const after = await calls(8, 'k');
       assert.equal(after.ok, 0, 'the limit is still spent');
       assert.ok(!after.nodes.has(home), 'not the dead node');
-      // the session was that node's alone: another node does not know it
-      // (MCP 2025-11-25: 404, the client starts a new session)
+      // the session is in Redis: another node serves it, same id
       const r = await rpc(cluster.haproxy.port, sid, 'tools/list', {});
-      assert.equal(r.status, 404, r.text);
-      const again = await openSession(cluster.haproxy.port);
-      const l = await rpc(cluster.haproxy.port, again.sid, 'tools/list', {});
-      assert.equal(l.status, 200, l.text);
-      assert.notEqual(owner.get(workerOf(l)?.pid), home);
+      assert.equal(r.status, 200, r.text);
+      assert.notEqual(owner.get(workerOf(r)?.pid), home);
     }));
+});
+
+describe('Legacy sessions shared through Redis', () => {
+  let backend, cluster, owner;
+
+  before(async () => {
+    backend = await startTestBackend();
+    cluster = await startCluster({ n: 3, backendUrl: backend.url, workers: 1, name: NAME });
+    owner = await nodeOwners(cluster);
+  });
+
+  after(() => stopNodes(cluster));
+
+  const live = () => cluster.nodes.filter((d) => !d.stopped);
+  const homeOf = async (sid) => {
+    const r = await rpc(cluster.haproxy.port, sid, 'tools/list', {});
+    assert.equal(r.status, 200, r.text);
+    return owner.get(workerOf(r)?.pid);
+  };
+
+  test('the record is in Redis under keyPrefix, with its stamp and TTL; every node serves it',
+    guarded(async () => {
+      const { sid } = await openSession(cluster.haproxy.port);
+      const key = `thv:vmcp:session:sess:${sid}`;
+      await waitFor('the record in Redis', async () =>
+        (await cluster.redis.cli('EXISTS', key)) === '1', { timeout: 5000 });
+      assert.ok(Number(await cluster.redis.cli('HGET', key, 'v')) >= 1);
+      const pttl = Number(await cluster.redis.cli('PTTL', key));
+      assert.ok(pttl > 0, `PTTL ${pttl}`);
+      for (const d of live()) {
+        const r = await rpc(d.port, sid, 'tools/call', echo(`n${d.port}`));
+        assert.equal(r.status, 200, r.text);
+        assert.deepEqual(r.json.result.content, [{ type: 'text', text: `Echo: n${d.port}` }]);
+      }
+    }));
+
+  test('DELETE on one node ends the session on every node', guarded(async () => {
+    const { sid } = await openSession(cluster.haproxy.port);
+    for (const d of live())
+      assert.equal((await rpc(d.port, sid, 'tools/list', {})).status, 200);
+    const del = await httpRequest(live()[1].port, {
+      method: 'DELETE', path: '/mcp', headers: { 'Mcp-Session-Id': sid },
+    });
+    assert.equal(del.status, 200, del.text);
+    // the 200 waited for Redis
+    assert.equal(await cluster.redis.cli('EXISTS', `thv:vmcp:session:sess:${sid}`), '0');
+    for (const d of live()) {
+      const r = await rpc(d.port, sid, 'tools/list', {});
+      assert.equal(r.status, 404, `node ${d.port}: ${r.text}`);
+    }
+  }));
+
+  test('Redis down: 503 saying the session store is unavailable; back: the same session goes on',
+    guarded(async () => {
+      const { sid } = await openSession(cluster.haproxy.port);
+      await homeOf(sid);
+      process.kill(cluster.redis.proc.pid, 'SIGSTOP');
+      try {
+        for (const d of live()) {
+          const r = await rpc(d.port, sid, 'tools/list', {});
+          assert.equal(r.status, 503, r.text);
+          assert.match(r.json.error.message, /session store \(Redis\) is unavailable/);
+        }
+        // nor is it ended: it goes on below
+        const del = await httpRequest(cluster.haproxy.port, {
+          method: 'DELETE', path: '/mcp', headers: { 'Mcp-Session-Id': sid },
+        });
+        assert.equal(del.status, 503, del.text);
+      } finally {
+        process.kill(cluster.redis.proc.pid, 'SIGCONT');
+      }
+      await waitFor('the session served again', async () =>
+        (await rpc(cluster.haproxy.port, sid, 'tools/list', {})).status === 200,
+      { timeout: 30000, interval: 200 });
+      // killed (no persistence): 503, never the node's copy
+      await cluster.redis.kill();
+      const r = await rpc(cluster.haproxy.port, sid, 'tools/list', {});
+      assert.equal(r.status, 503, r.text);
+      assert.match(r.json.error.message, /session store/);
+      // nor is a new session made that no other node would know
+      const init = await mcpPost(cluster.haproxy.port, {
+        jsonrpc: '2.0', id: 1, method: 'initialize',
+        params: { protocolVersion: LEGACY_VERSION, capabilities: {},
+          clientInfo: { name: 'cluster-down', version: '1.0.0' } },
+      }, { version: null });
+      assert.equal(init.status, 503, init.text);
+      assert.match(init.json.error.message, /session store \(Redis\) is unavailable/);
+      assert.equal(init.headers['mcp-session-id'], undefined);
+      await cluster.redis.start();
+      // an empty Redis: that session is gone, a new one works
+      await waitFor('a new session served', async () => {
+        const r2 = await rpc(cluster.haproxy.port, sid, 'tools/list', {});
+        return r2.status === 404;
+      }, { timeout: 30000, interval: 200 });
+      const again = await openSession(cluster.haproxy.port);
+      await waitFor('the new session served', async () =>
+        (await rpc(cluster.haproxy.port, again.sid, 'tools/list', {})).status === 200,
+      { timeout: 30000, interval: 200 });
+    }));
+
+  for (const sdk of ['v1', 'v2']) {
+    test(`SDK ${sdk}: kill -9 of the session's node; the client goes on, same session, no initialize`,
+      guarded(async () => {
+        const url = `http://${HOST}:${cluster.haproxy.port}/mcp`;
+        let client, transport;
+        if (sdk === 'v1') {
+          ({ client, transport } = await connectClient(url, { name: 'cluster-v1' }));
+        } else {
+          client = new V2Client({ name: 'cluster-v2', version: '1.0.0' },
+            { versionNegotiation: { mode: 'legacy' } });
+          transport = new V2Transport(new URL(url));
+          await withTimeout(client.connect(transport), 20000, 'v2 connect');
+        }
+        try {
+          const sid = transport.sessionId;
+          assert.ok(sid, 'a Legacy session');
+          const r1 = await client.callTool({ name: 'echo', arguments: { message: 'before' } });
+          assert.deepEqual(r1.content, [{ type: 'text', text: 'Echo: before' }]);
+          const home = await homeOf(sid);
+          // the client session's own backend session, in the record
+          const bsid = async () => Object.values(JSON.parse(
+            await cluster.redis.cli('HGET', `thv:vmcp:session:sess:${sid}`, 'r')).backends)[0]?.sid;
+          const before = await waitFor('the backend session recorded', bsid, { timeout: 5000 });
+          await killNode(cluster.nodes[home]);
+          const r2 = await client.callTool({ name: 'echo', arguments: { message: 'after' } });
+          assert.deepEqual(r2.content, [{ type: 'text', text: 'Echo: after' }]);
+          assert.equal(transport.sessionId, sid, 'the same session');
+          assert.notEqual(await homeOf(sid), home, 'served by another node');
+          // the backend (reachable from every node) keeps its session
+          assert.equal(await bsid(), before, 'the same backend session');
+        } finally {
+          await client.close().catch(() => {});
+        }
+      }));
+  }
 });
 
 describe('perUser across three nodes', () => {
@@ -243,6 +387,24 @@ describe('perUser across three nodes', () => {
     const keys = (await cluster.redis.cli('--scan', '--pattern', `thv:rl:{local:${NAME}}:user:*`))
       .split('\n').filter(Boolean);
     assert.equal(keys.length, 2, keys.join(' '));
+  }));
+
+  test('a session used with another principal\'s token is 404 on every node', guarded(async () => {
+    const alice = { Authorization: `Bearer ${await idp.token('alice')}` };
+    const bob = { Authorization: `Bearer ${await idp.token('bob')}` };
+    const init = await mcpPost(cluster.haproxy.port, {
+      jsonrpc: '2.0', id: 1, method: 'initialize',
+      params: { protocolVersion: LEGACY_VERSION, capabilities: {},
+        clientInfo: { name: 'cluster-owner', version: '1.0.0' } },
+    }, { version: null, headers: alice });
+    assert.equal(init.status, 200, init.text);
+    const sid = init.headers['mcp-session-id'];
+    for (const d of cluster.nodes) {
+      const theirs = await rpc(d.port, sid, 'tools/list', {}, { headers: bob });
+      assert.equal(theirs.status, 404, `node ${d.port}: ${theirs.text}`);
+      const own = await rpc(d.port, sid, 'tools/list', {}, { headers: alice });
+      assert.equal(own.status, 200, `node ${d.port}: ${own.text}`);
+    }
   }));
 });
 

@@ -169,6 +169,17 @@ describe('GET streams and notifications (2 workers, keepAlive 1s)', () => {
       }
     }));
 
+  test('Last-Event-ID past every event here (another node\'s, the session moved): what comes is sent',
+    guarded(async () => {
+      const { sid } = await openSessionCaps(daemon.port);
+      const g = await openGet(daemon.port, sid, { lastEventId: '987654321' });
+      assert.equal(g.status, 200, g.text);
+      await listening(sid);
+      await fenced(sid, [g]);
+      assert.deepEqual(g.messages().map((m) => m.method), [TOOLS_CHANGED]);
+      g.close();
+    }));
+
   test('a prompt added and removed: prompts/list_changed', guarded(async () => {
     const { sid } = await openSessionCaps(daemon.port);
     const g = await openGet(daemon.port, sid);

@@ -1,0 +1,371 @@
+/*
+ * Legacy sessions in Redis (sessionStorage.provider redis), the
+ * worker's side (the pure parts are session_rcodec.c; the design in
+ * docs/ARCHITECTURE.md, Beyond one host): the writes that follow each
+ * store write of a session (session.c), initialize's and DELETE's
+ * waits, and the check that runs before a Legacy request with
+ * Mcp-Session-Id goes on.
+ */
+#include <sys/queue.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <hiredis/hiredis.h>
+#include <openssl/sha.h>
+
+#include "shared/config.h"
+#include "shared/log.h"
+#include "shared/store.h"
+#include "httpd.h"
+#include "redis.h"
+#include "worker.h"
+#include "session_redis.h"
+
+
+static struct {
+	struct worker	*sr_w;
+	int		 sr_on;
+	time_t		 sr_logged;
+} SR;
+
+void
+session_redis_init(struct worker *w)
+{
+	if (w->w_conf->cf_sstore.css_provider != CONFIG_SSTORE_REDIS)
+		return;
+	SR.sr_w = w;
+	SR.sr_on = 1;
+	(void)redis_script_add(session_redis_put_lua);
+	(void)redis_script_add(session_redis_get_lua);
+}
+
+int
+session_redis_on(void)
+{
+	return SR.sr_on;
+}
+
+/* a failure, logged a line a second at most */
+static void
+session_redis_failed(const void *what, const redisReply *reply,
+    const char *err)
+{
+	if (err == NULL && reply != NULL && reply->type == REDIS_REPLY_ERROR) {
+		err = reply->str;
+		/* flushed (SCRIPT FLUSH): loaded again on reconnect */
+		if (strncmp(err, "NOSCRIPT", 8) == 0)
+			redis_reconnect();
+	}
+	diag_count_redis_error(SR.sr_w);
+	if (time(NULL) != SR.sr_logged) {
+		SR.sr_logged = time(NULL);
+		log_warnx("session store (redis): %s: %s",
+		    (const char *)what, err != NULL ?
+		    err : "an answer not understood");
+	}
+}
+
+/* a write's answer (arg: what failed, if it did) */
+static void
+session_redis_on_write(void *arg, const redisReply *reply, const char *err)
+{
+	if (err != NULL || reply == NULL || reply->type != REDIS_REPLY_INTEGER)
+		session_redis_failed(arg, reply, err);
+}
+
+/*
+ * The write that follows this host's: not waited for (the request
+ * that made it goes on).  Lost (Redis down), the next read on any node
+ * takes Redis's record, which lacks the change: a backend session
+ * recorded is opened again, a touch is made up by the next one.
+ */
+static struct redis_cmd *
+session_redis_send_put(const char *id, const char *rec, size_t rlen,
+    uint64_t expires_ms, uint64_t now_ms, int create, redis_cb cb, void *arg)
+{
+	struct session_rargs	 sa;
+	char			 key[SESSION_RKEY_MAX];
+	size_t			 klen;
+
+	klen = session_redis_key(key, sizeof(key),
+	    SR.sr_w->w_conf->cf_sstore.css_prefix, id);
+	if (session_redis_put_args(&sa, key, klen, rec, rlen, expires_ms,
+	    now_ms, create) == -1)
+		return NULL;
+	return redis_command(sa.sa_argc, sa.sa_argv, sa.sa_lens, cb, arg);
+}
+
+void
+session_redis_put(const char *id, const char *rec, size_t rlen,
+    uint64_t expires_ms, uint64_t now_ms, int create)
+{
+	if (session_redis_send_put(id, rec, rlen, expires_ms, now_ms, create,
+	    session_redis_on_write, "a session not written") == NULL)
+		session_redis_failed("a session not written", NULL,
+		    "not connected");
+}
+
+/* initialize's and DELETE's wait for Redis to have done it */
+struct session_cwait {
+	TAILQ_ENTRY(session_cwait)	 cw_entry;
+	struct redis_cmd		*cw_cmd;
+	void				(*cw_done)(void *, int);
+	void				*cw_arg;
+};
+
+static TAILQ_HEAD(, session_cwait) session_cwaits =
+    TAILQ_HEAD_INITIALIZER(session_cwaits);
+
+static void
+session_redis_on_wait(void *arg, const redisReply *reply, const char *err)
+{
+	struct session_cwait	*cw = arg;
+	int			 ok;
+
+	/* the put answers its stamp (> 0), DEL how many it deleted */
+	ok = err == NULL && reply != NULL &&
+	    reply->type == REDIS_REPLY_INTEGER && reply->integer >= 0;
+	if (!ok)
+		session_redis_failed("a session not written or deleted",
+		    reply, err);
+	/* off the list first: done may free what waits */
+	TAILQ_REMOVE(&session_cwaits, cw, cw_entry);
+	cw->cw_done(cw->cw_arg, ok ? 0 : -1);
+	free(cw);
+}
+
+int
+session_redis_create(const struct session *s, uint64_t ttl_ms,
+    uint64_t now_ms, void (*done)(void *, int), void *arg)
+{
+	struct session_cwait	*cw;
+	char			*buf = NULL;
+	size_t			 len;
+
+	if (session_encode(s, &buf, &len) == -1 ||
+	    (cw = calloc(1, sizeof(*cw))) == NULL) {
+		free(buf);
+		return -1;
+	}
+	cw->cw_done = done;
+	cw->cw_arg = arg;
+	cw->cw_cmd = session_redis_send_put(s->s_id, buf, len,
+	    session_expiry(s, ttl_ms), now_ms, 1, session_redis_on_wait, cw);
+	free(buf);
+	if (cw->cw_cmd == NULL) {
+		free(cw);
+		session_redis_failed("a new session not written", NULL,
+		    "not connected");
+		return -1;
+	}
+	TAILQ_INSERT_TAIL(&session_cwaits, cw, cw_entry);
+	return 0;
+}
+
+/* the end of a session in Redis; done(arg, 0) once it is gone there */
+int
+session_redis_del_wait(const char *id, void (*done)(void *, int), void *arg)
+{
+	struct session_cwait	*cw;
+	const char		*argv[2];
+	size_t			 lens[2];
+	char			 key[SESSION_RKEY_MAX];
+
+	if ((lens[1] = session_redis_key(key, sizeof(key),
+	    SR.sr_w->w_conf->cf_sstore.css_prefix, id)) == 0 ||
+	    (cw = calloc(1, sizeof(*cw))) == NULL)
+		return -1;
+	argv[0] = "DEL";
+	lens[0] = 3;
+	argv[1] = key;
+	cw->cw_done = done;
+	cw->cw_arg = arg;
+	if ((cw->cw_cmd = redis_command(2, argv, lens,
+	    session_redis_on_wait, cw)) == NULL) {
+		free(cw);
+		session_redis_failed("a session not deleted", NULL,
+		    "not connected");
+		return -1;
+	}
+	TAILQ_INSERT_TAIL(&session_cwaits, cw, cw_entry);
+	return 0;
+}
+
+void
+session_redis_cancel(void *arg)
+{
+	struct session_cwait *cw, *next;
+
+	for (cw = TAILQ_FIRST(&session_cwaits); cw != NULL; cw = next) {
+		next = TAILQ_NEXT(cw, cw_entry);
+		if (cw->cw_arg == arg) {
+			redis_cancel(cw->cw_cmd);
+			TAILQ_REMOVE(&session_cwaits, cw, cw_entry);
+			free(cw);
+		}
+	}
+}
+
+void
+session_redis_del(const char *id)
+{
+	const char	*argv[2];
+	size_t		 lens[2];
+	char		 key[SESSION_RKEY_MAX];
+
+	if ((lens[1] = session_redis_key(key, sizeof(key),
+	    SR.sr_w->w_conf->cf_sstore.css_prefix, id)) == 0)
+		return;
+	argv[0] = "DEL";
+	lens[0] = 3;
+	argv[1] = key;
+	if (redis_command(2, argv, lens, session_redis_on_write,
+	    "a session not deleted") == NULL)
+		session_redis_failed("a session not deleted", NULL,
+		    "not connected");
+}
+
+/*
+ * A request waiting for the stamp check.  It is held (a draining
+ * worker waits for it) and goes on, or is answered, when Redis
+ * answers (in 1 s at most: worker/redis.c's timeout).
+ */
+struct session_sync {
+	struct worker		*ss_w;
+	struct httpd_req	*ss_req;
+	session_cont_fn		 ss_cont;
+	struct redis_cmd	*ss_cmd;
+	char			 ss_id[SESSION_ID_LEN + 1];
+	int			 ss_gone;
+};
+
+static void
+session_sync_on_close(struct httpd_req *req, void *arg)
+{
+	struct session_sync *ss = arg;
+
+	(void)req;
+	ss->ss_gone = 1;
+}
+
+static void
+session_sync_unavailable(struct httpd_req *req)
+{
+	front_reply_error(req, 503, NULL, MCP_ERR_TRANSPORT, SESSION_REDIS_DOWN);
+}
+
+/* Redis's record becomes this host's copy: 0, or -1 */
+static int
+session_sync_copy(struct worker *w, const char *id, uint64_t stamp,
+    const char *rec, size_t rlen)
+{
+	struct session	 s;
+	int		 rc;
+
+	if (session_decode(rec, rlen, &s) == -1) {
+		log_warnx("session %.8s... in redis is corrupt; ignoring it",
+		    id);
+		return -1;
+	}
+	(void)snprintf(s.s_id, sizeof(s.s_id), "%s", id);
+	s.s_rstamp = stamp;
+	rc = session_put_copy(w->w_store, &s, w->w_conf->cf_session_ttl_ms,
+	    store_now_ms());
+	session_clear(&s);
+	return rc;
+}
+
+static void
+session_sync_on_redis(void *arg, const redisReply *reply, const char *err)
+{
+	struct session_sync	*ss = arg;
+	struct worker		*w = ss->ss_w;
+	struct httpd_req	*req = ss->ss_req;
+	const char		*rec = NULL;
+	size_t			 rlen = 0;
+	uint64_t		 stamp = 0;
+	int			 go = 0;
+
+	httpd_req_set_close_cb(req, NULL, NULL);
+	switch (err != NULL ? SESSION_R_ERROR :
+	    session_redis_verdict(reply, &stamp, &rec, &rlen)) {
+	case SESSION_R_SAME:
+		go = 1;
+		break;
+	case SESSION_R_NEW:
+		if (session_sync_copy(w, ss->ss_id, stamp, rec, rlen) == 0) {
+			go = 1;
+			break;
+		}
+		/* a corrupt record is no session */
+		/* FALLTHROUGH */
+	case SESSION_R_GONE:
+		/* ended elsewhere (DELETE, expiry): so here too */
+		(void)store_del(w->w_store, STORE_SESSIONS, ss->ss_id,
+		    strlen(ss->ss_id));
+		go = 1;
+		break;
+	case SESSION_R_ERROR:
+		session_redis_failed("a session not read", reply, err);
+		break;
+	}
+	if (ss->ss_gone || !go)
+		session_sync_unavailable(req);
+	else
+		ss->ss_cont(w, req);
+	free(ss);
+	worker_request_release(w, __func__);
+}
+
+int
+session_redis_sync(struct worker *w, struct httpd_req *req,
+    session_cont_fn cont)
+{
+	struct session_sync	*ss;
+	const char		*sid = front_header(req, "Mcp-Session-Id");
+	const char		*argv[5];
+	size_t			 lens[5];
+	char			 key[SESSION_RKEY_MAX], stamp[24];
+	uint64_t		 have = 0;
+
+	/* no session named, or one that can't be: legacy_session() says */
+	if (!SR.sr_on || sid == NULL || !proto_session_id_valid(sid))
+		return SESSION_SYNC_GO;
+	have = session_copy_stamp(w->w_store, sid, store_now_ms());
+	(void)snprintf(stamp, sizeof(stamp), "%" PRIu64, have);
+	argv[0] = "EVALSHA";
+	argv[1] = session_redis_get_sha();
+	argv[2] = "1";
+	argv[3] = key;
+	argv[4] = stamp;
+	lens[0] = 7;
+	lens[1] = 2 * SHA_DIGEST_LENGTH;
+	lens[2] = 1;
+	lens[3] = session_redis_key(key, sizeof(key),
+	    w->w_conf->cf_sstore.css_prefix, sid);
+	lens[4] = strlen(stamp);
+	if (lens[3] == 0 || (ss = calloc(1, sizeof(*ss))) == NULL) {
+		front_reply_error(req, 500, NULL, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: out of memory");
+		return SESSION_SYNC_LATER;
+	}
+	ss->ss_w = w;
+	ss->ss_req = req;
+	ss->ss_cont = cont;
+	(void)snprintf(ss->ss_id, sizeof(ss->ss_id), "%s", sid);
+	if ((ss->ss_cmd = redis_command(5, argv, lens, session_sync_on_redis,
+	    ss)) == NULL) {
+		free(ss);
+		session_redis_failed("a session not read", NULL,
+		    "not connected");
+		session_sync_unavailable(req);
+		return SESSION_SYNC_LATER;
+	}
+	httpd_req_set_close_cb(req, session_sync_on_close, ss);
+	worker_request_hold(w);
+	return SESSION_SYNC_LATER;
+}
