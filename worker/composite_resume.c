@@ -160,16 +160,12 @@ crun_relay(struct crun *cr, const struct crun_call *c, json_t *result,
 	json_t			*ir, *state, *params;
 	char			 err[200];
 
-	ir = json_object_get(result, "inputRequests");
-	state = json_object_get(result, "requestState");
-	if (c->cc_rounds >= CRUN_MRTR_ROUNDS) {
+	if (c->cc_rounds >= MRTR_ROUNDS) {
 		(void)snprintf(why, whylen, "backend %s still asks for input "
-		    "after %d rounds", c->cc_be->cb_name, CRUN_MRTR_ROUNDS);
+		    "after %d rounds", c->cc_be->cb_name, MRTR_ROUNDS);
 		return -1;
 	}
-	if ((ir != NULL && !json_is_object(ir)) || (state != NULL &&
-	    !json_is_string(state)) || (json_object_size(ir) == 0 &&
-	    state == NULL)) {
+	if (mrtr_input_required(result, &ir, &state) == -1) {
 		(void)snprintf(why, whylen, "backend %s sent an invalid "
 		    "input_required result", c->cc_be->cb_name);
 		return -1;

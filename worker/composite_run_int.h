@@ -31,10 +31,6 @@ struct crun_call {
 	int				 cc_rounds;	/* of input asked */
 };
 
-/* rounds of a backend step's input_required relayed to a 2025-11-25
- * client, as legacy.c bounds a call's */
-#define CRUN_MRTR_ROUNDS	10
-
 /*
  * An elicitation step put to a 2025-11-25 client (mrtr.c), or a
  * backend step's input requests relayed to it (ce_be set: the call is
