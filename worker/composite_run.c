@@ -55,9 +55,7 @@ composite_step_allowed(struct worker *w, const struct principal *p,
 	struct cedar_call	 call;
 	struct view_route	 rt;
 	json_t			*item = NULL;
-	char			*text = NULL;
-	size_t			 tlen;
-	int			 advertised, rc, allow = 0;
+	int			 advertised, allow = 0;
 
 	if (!authz_on(w))
 		return 1;
@@ -74,11 +72,8 @@ composite_step_allowed(struct worker *w, const struct principal *p,
 	if (advertised) {
 		/* as a client's call of it: the view's annotations */
 		call.cc_name = name;
-		rc = view_item_get(w, view, VIEW_KIND_TOOLS, name,
-		    strlen(name), &text, &tlen);
 		(void)snprintf(why, whylen, "the view can't be read");
-		if (rc == -1 || (rc == 0 && (item = json_loadb(text, tlen, 0,
-		    NULL)) == NULL))
+		if (authz_view_tool(w, view, name, &item) == -1)
 			goto out;
 		call.cc_annotations = json_object_get(item, "annotations");
 	} else {
@@ -90,7 +85,6 @@ composite_step_allowed(struct worker *w, const struct principal *p,
 	allow = authz_step(w, p, &call, why, whylen);
 out:
 	json_decref(item);
-	free(text);
 	return allow;
 }
 
