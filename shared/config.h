@@ -27,6 +27,7 @@
  * loader and its messages follow.
  */
 #define CONFIG_SESSIONS_MAX	100000000	/* sessions.maxSessions */
+#define CONFIG_PRINCIPALS_DEFAULT 10000	/* sessions.maxPrincipals */
 
 enum config_transport {
 	TRANSPORT_STREAMABLE_HTTP = 0,
@@ -316,6 +317,7 @@ struct config {
 	uint64_t		 cf_pending_timeout_ms;	/* to client, 5 min */
 	unsigned int		 cf_session_cap;	/* live; mapSize/2KiB */
 	unsigned int		 cf_session_cap_addr;	/* per address; 1/4 */
+	unsigned int		 cf_principal_cap;	/* with state; 10000 */
 
 	/* backends: */
 	struct config_backend	*cf_backends;

@@ -300,6 +300,8 @@ load_sessions(struct loader *ld, struct cnode *n, const char *path,
 		    1, CONFIG_SESSIONS_MAX },
 		{ "maxPerAddress", F_UINT, &cf->cf_session_cap_addr, NULL,
 		    1, CONFIG_SESSIONS_MAX },
+		{ "maxPrincipals", F_UINT, &cf->cf_principal_cap, NULL,
+		    1, CONFIG_SESSIONS_MAX },
 	};
 
 	if (load_fields(ld, n, path, fields, nitems(fields)) == -1)
@@ -343,6 +345,8 @@ config_resolve_sessions(struct config *cf)
 	if (cf->cf_session_cap_addr == 0)
 		cf->cf_session_cap_addr = cf->cf_session_cap / 4 > 0 ?
 		    cf->cf_session_cap / 4 : 1;
+	if (cf->cf_principal_cap == 0)
+		cf->cf_principal_cap = CONFIG_PRINCIPALS_DEFAULT;
 }
 
 static int

@@ -32,6 +32,7 @@
 #include "shared/stats.h"
 #include "shared/store.h"
 #include "httpd.h"
+#include "texch.h"
 #include "worker.h"
 
 static struct httpd	*diag_httpd;
@@ -826,6 +827,7 @@ static int
 diag_metrics_text(struct worker *w, struct evbuffer *b)
 {
 	struct store_envstat	es;
+	size_t			n;
 	int			i;
 
 	if (diag_family(b, "vmcpd_build_info", "gauge",
@@ -914,6 +916,16 @@ diag_metrics_text(struct worker *w, struct evbuffer *b)
 	    diag_metric(b, "vmcpd_workflow_handles", "gauge",
 	    "Suspended composite runs' handles, used ones until they "
 	    "expire.", es.se_db[STORE_HANDLES].sd_entries) == -1)
+		return -1;
+	if (store_group_count(w->w_store, STORE_TOKENS, TEXCH_PRINCIPALS,
+	    strlen(TEXCH_PRINCIPALS), &n) == -1)
+		n = 0;
+	if (diag_metric(b, "vmcpd_principals", "gauge",
+	    "Principals holding their own views, backend sessions and "
+	    "tokens (token_exchange).", n) == -1 ||
+	    diag_metric(b, "vmcpd_principals_max", "gauge",
+	    "The cap on them (sessions.maxPrincipals).",
+	    w->w_conf->cf_principal_cap) == -1)
 		return -1;
 	return diag_backend_sessions(w, b);
 }

@@ -34,6 +34,7 @@
 #include "proto/form.h"
 #include "auth.h"
 #include "httpd.h"
+#include "proto/proto.h"
 #include "texch.h"
 #include "worker.h"
 
@@ -526,15 +527,75 @@ texch_on_tick(evutil_socket_t fd, short ev, void *arg)
 		(void)evtimer_add(T.t_tick, &tv);
 }
 
+/*
+ * sessions.maxPrincipals: a principal's views, backend sessions and
+ * tokens are made only once it holds a slot, "pr|<scope>" in the tokens
+ * db, taken under the cap in the write txn that counts the group, so
+ * the cap holds across the workers.  A new principal beyond it is
+ * refused rather than another's state evicted: that state may serve
+ * calls in flight, streams and backend sessions of live client
+ * sessions, and a flood of new principals would turn into a flood of
+ * exchanges and backend sessions closed and opened again.  A slot ends
+ * TEXCH_PRINCIPAL_MS after its principal's last request.  0 go on, -1
+ * refused (answered); a store error lets the request go on, as the
+ * state it would make is bounded by its own expiry.
+ */
+static int
+texch_admit(struct worker *w, struct httpd_req *req, const char *scope)
+{
+	static time_t		 logged;
+	const struct config	*cf = w->w_conf;
+	struct store_limit	 lim;
+	struct store_rec	 rec;
+	char			 key[TEXCH_KEY_MAX], msg[256];
+	uint64_t		 now = store_now_ms();
+	int			 rc;
+
+	(void)snprintf(key, sizeof(key), "pr|%s", scope);
+	memset(&rec, 0, sizeof(rec));
+	if (store_get(w->w_store, STORE_TOKENS, key, strlen(key), now,
+	    &rec) == 0) {
+		rc = texch_principal_stale(rec.sr_expires_ms, now);
+		store_rec_clear(&rec);
+		/* the group stays the record's */
+		if (rc)
+			(void)store_put(w->w_store, STORE_TOKENS, key,
+			    strlen(key), "p", 1, now + TEXCH_PRINCIPAL_MS, now);
+		return 0;
+	}
+	memset(&lim, 0, sizeof(lim));
+	lim.sl_group = TEXCH_PRINCIPALS;
+	lim.sl_glen = strlen(TEXCH_PRINCIPALS);
+	lim.sl_group_max = cf->cf_principal_cap;
+	rc = store_add_limited(w->w_store, STORE_TOKENS, key, strlen(key),
+	    "p", 1, now + TEXCH_PRINCIPAL_MS, now, &lim);
+	if (rc != STORE_LIMIT_GROUP)
+		return 0;
+	(void)snprintf(msg, sizeof(msg), "Service Unavailable: too many "
+	    "principals hold state (sessions.maxPrincipals is %u); try "
+	    "again later", cf->cf_principal_cap);
+	/* refusals come in floods: a line a second per worker */
+	if (time(NULL) != logged) {
+		logged = time(NULL);
+		log_warnx("request refused: %s", msg);
+	}
+	front_reply_error(req, 503, NULL, MCP_ERR_TRANSPORT, msg);
+	return -1;
+}
+
 int
 texch_request(struct worker *w, struct httpd_req *req,
     void (*cont)(struct worker *, struct httpd_req *))
 {
 	struct texch_wait	*tw;
 	struct timeval		 tv = { 0, TEXCH_POLL_MS * 1000 };
+	const struct principal	*p;
 
-	if (!T.t_on || auth_principal(req) == NULL ||
-	    texch_pending(w, req, 1) == 0)
+	if (!T.t_on || (p = auth_principal(req)) == NULL)
+		return TEXCH_GO;
+	if (texch_admit(w, req, p->p_scope) == -1)
+		return TEXCH_ANSWERED;
+	if (texch_pending(w, req, 1) == 0)
 		return TEXCH_GO;
 	/* no memory to wait: the calls say there is no token */
 	if ((tw = calloc(1, sizeof(*tw))) == NULL)

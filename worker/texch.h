@@ -23,7 +23,8 @@ struct config_backend;
 
 enum texch_verdict {
 	TEXCH_GO = 0,		/* go on now */
-	TEXCH_LATER		/* cont() runs once the exchanges ended */
+	TEXCH_LATER,		/* cont() runs once the exchanges ended */
+	TEXCH_ANSWERED		/* refused: the answer is sent */
 };
 
 #define TEXCH_KEY_MAX		256
@@ -31,10 +32,21 @@ enum texch_verdict {
 #define TEXCH_TOKEN_MAX		(TEXCH_AUTHZ_MAX - 8)
 #define TEXCH_MARGIN_MS		(30ULL * 1000)	/* renewed that early */
 #define TEXCH_DEFAULT_TTL_S	300	/* an answer without expires_in */
+/*
+ * A principal holding state (views, backend sessions, tokens) is
+ * recorded as "pr|<scope>" in the tokens db, grouped under
+ * TEXCH_PRINCIPALS so that sessions.maxPrincipals costs one read; it
+ * lasts TEXCH_PRINCIPAL_MS after its last request, as its backend
+ * sessions do, and is renewed at most every TEXCH_TOUCH_MS.
+ */
+#define TEXCH_PRINCIPALS	"principals"
+#define TEXCH_PRINCIPAL_MS	(60ULL * 60 * 1000)
+#define TEXCH_TOUCH_MS		(60ULL * 1000)
 
 int	 texch_init(struct worker *);
 void	 texch_free(void);
-/* before the request goes on: TEXCH_GO, or TEXCH_LATER (then cont) */
+/* before the request goes on: TEXCH_GO, TEXCH_LATER (then cont), or
+ * TEXCH_ANSWERED (a new principal beyond sessions.maxPrincipals) */
 int	 texch_request(struct worker *, struct httpd_req *,
 	    void (*cont)(struct worker *, struct httpd_req *));
 /* the identity scope a request of req to be goes under: the
@@ -55,6 +67,8 @@ int	 texch_credential(struct worker *, const struct config_backend *,
 	    size_t whylen);
 
 /* pure, for unit tests (test_texch.c) */
+/* a principal's record expiring at expires_ms is to be renewed now */
+int	 texch_principal_stale(uint64_t expires_ms, uint64_t now_ms);
 int	 texch_key(char *buf, size_t len, const char *scope,
 	    const char *backend, const char *audience, const char *scopes);
 uint64_t texch_expiry(uint64_t now_ms, int64_t expires_in_s,

@@ -77,6 +77,13 @@ texch_expiry(uint64_t now_ms, int64_t expires_in_s, int64_t subject_exp_s)
 	return now_ms + life - margin;
 }
 
+/* a principal's slot is renewed once a TEXCH_TOUCH_MS, not per request */
+int
+texch_principal_stale(uint64_t expires_ms, uint64_t now_ms)
+{
+	return expires_ms < now_ms + TEXCH_PRINCIPAL_MS - TEXCH_TOUCH_MS;
+}
+
 /* RFC 8693 2.2.1 (RFC 6749 5.1): access_token, issued_token_type,
  * token_type (Bearer or N_A), expires_in */
 int

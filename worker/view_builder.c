@@ -129,6 +129,12 @@ vbuild_publish(struct vbuild *b, int final, char *err, size_t errlen)
 
 		vi->vi_backend = f->vf_be->cb_name;
 		src = NULL;
+		if (vfetch_per_principal(f)) {
+			/* never missing: it does not hasten a rebuild */
+			vi->vi_part = VIEW_PART_FRESH;
+			vi->vi_listed_ms = c.vl_now;
+			continue;	/* not in use[] */
+		}
 		if (f->vf_done)
 			vfetch_newer(f, &c);
 		if (views_breaker_out(w, f->vf_be, &c, &vi->vi_listed_ms)) {

@@ -63,6 +63,18 @@ vfetch_scope(const struct vfetch *f)
 }
 
 /*
+ * A token_exchange backend has nothing to list in the shared scope
+ * (no client token to list it with): each principal's view lists it as
+ * that principal, so the shared build leaves it out without a word.
+ */
+int
+vfetch_per_principal(const struct vfetch *f)
+{
+	return texch_backend(f->vf_be) &&
+	    strcmp(f->vf_build->vb_scope, VIEW_SCOPE_ANON) == 0;
+}
+
+/*
  * Fresh lists: stored for every worker's builds, unless the store has
  * some listed after this listing began (another build saw a change we
  * may have missed): then those are used.
@@ -269,6 +281,11 @@ vfetch_start(struct vfetch *f)
 	json_t			*raw;
 	enum view_part		 age;
 
+	if (vfetch_per_principal(f)) {
+		f->vf_done = 1;
+		vbuild_fetched(f);
+		return;
+	}
 	views_clock(b->vb_w, &c);
 	f->vf_started = c.vl_now;
 	if ((raw = view_load(b->vb_w, "raw", vfetch_scope(f),

@@ -110,6 +110,8 @@ void	 vfetch_start(struct vfetch *);
 void	 vfetch_clear(struct vfetch *);
 void	 vfetch_reset(struct vfetch *, struct vbuild *,
 	    const struct config_backend *, int);
+/* a token_exchange backend in the shared build: listed per principal */
+int	 vfetch_per_principal(const struct vfetch *);
 void	 vfetch_newer(struct vfetch *, const struct view_clock *);
 
 /* view_builder.c */

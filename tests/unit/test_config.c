@@ -2131,6 +2131,12 @@ test_err_new_sessions(void **state)
 	load_bad("sessions:\n  maxPerAddress: [1]\n" BACKEND,
 	    "t.yaml:2:18: sessions.maxPerAddress: expected an integer from 1 "
 	    "to 100000000, found a sequence");
+	load_bad("sessions:\n  maxPrincipals: 0\n" BACKEND,
+	    "t.yaml:2:18: sessions.maxPrincipals: expected an integer from 1 "
+	    "to 100000000, found \"0\"");
+	load_bad("sessions:\n  maxPrincipals: many\n" BACKEND,
+	    "t.yaml:2:18: sessions.maxPrincipals: expected an integer from 1 "
+	    "to 100000000, found \"many\"");
 	load_bad(BACKEND "operational:\n  failureHandling:\n"
 	    "    partialFailureMode: besteffort\n",
 	    "t.yaml:7:25: operational.failureHandling.partialFailureMode: "
@@ -2161,6 +2167,7 @@ test_new_values(void **state)
 	/* the session caps follow the map by default */
 	assert_int_equal(cf->cf_session_cap, 524288);
 	assert_int_equal(cf->cf_session_cap_addr, 131072);
+	assert_int_equal(cf->cf_principal_cap, 10000);
 	config_free(cf);
 	cf = load_ok(BACKEND "daemon: {mapSize: 1MiB}\n");
 	assert_int_equal(cf->cf_session_cap, 512);
@@ -2175,6 +2182,9 @@ test_new_values(void **state)
 	    "maxPerAddress: 3}\n");
 	assert_int_equal(cf->cf_session_cap, 100000000);
 	assert_int_equal(cf->cf_session_cap_addr, 3);
+	config_free(cf);
+	cf = load_ok(BACKEND "sessions: {maxPrincipals: 2}\n");
+	assert_int_equal(cf->cf_principal_cap, 2);
 	config_free(cf);
 	cf = load_ok(BACKEND "operational:\n  failureHandling: {}\n");
 	assert_int_equal(cf->cf_partial_failure, CONFIG_PARTIAL_FAIL);

@@ -67,6 +67,22 @@ test_expiry(void **state)
 	    0);
 }
 
+/* sessions.maxPrincipals' slot: renewed once a minute, not per request */
+static void
+test_principal_stale(void **state)
+{
+	uint64_t now = 1700000000000ULL;
+
+	(void)state;
+	assert_false(texch_principal_stale(now + TEXCH_PRINCIPAL_MS, now));
+	assert_false(texch_principal_stale(now + TEXCH_PRINCIPAL_MS -
+	    TEXCH_TOUCH_MS, now));
+	assert_true(texch_principal_stale(now + TEXCH_PRINCIPAL_MS -
+	    TEXCH_TOUCH_MS - 1, now));
+	assert_true(texch_principal_stale(now, now));
+	assert_true(texch_principal_stale(0, now));
+}
+
 static void
 test_parse(void **state)
 {
@@ -109,6 +125,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_key),
 		cmocka_unit_test(test_expiry),
+		cmocka_unit_test(test_principal_stale),
 		cmocka_unit_test(test_parse),
 	};
 
