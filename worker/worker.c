@@ -28,6 +28,7 @@
 #include "redis.h"
 #include "worker.h"
 #include "session_redis.h"
+#include "pend_redis.h"
 
 static struct worker	 the_worker;
 
@@ -289,6 +290,7 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 	(void)redis_init(w);
 	ratelimit_init(w);
 	session_redis_init(w);
+	pend_redis_init(w);
 	if ((w->w_chan_ev = event_new(w->w_base, chan_fd, EV_READ | EV_PERSIST,
 	    worker_on_channel, w)) == NULL ||
 	    event_add(w->w_chan_ev, NULL) == -1)
