@@ -325,8 +325,7 @@ legacy_rtake_done(void *arg, const char *rec, size_t len, int err)
 	json_error_t		 jerr;
 
 	if (err == -1)
-		front_reply_error(lt->lt_req, 503, NULL, MCP_ERR_TRANSPORT,
-		    SESSION_REDIS_DOWN);
+		pend_redis_unavailable(lt->lt_req);
 	else {
 		if (rec == NULL)
 			log_debug("session %.8s... answered an unknown "
@@ -360,8 +359,12 @@ legacy_client_answer(struct worker *w, struct httpd_req *req,
 	const char		*id;
 	int			 found;
 
-	if (mrtr_answer(w, s->s_id, msg) == 0)
+	switch (mrtr_answer(w, req, s->s_id, msg)) {
+	case 0:
 		return 0;	/* for a 2026-07-28 backend's input request */
+	case 2:
+		return 1;	/* the same, answered once Redis has it */
+	}
 	id = json_string_value(msg->jm_id);
 	if (id == NULL || strncmp(id, "vmcpd-r-", 8) != 0) {
 		log_debug("session %.8s... answered an unknown request",
@@ -409,8 +412,7 @@ legacy_client_answer(struct worker *w, struct httpd_req *req,
 	if (pend_redis_take(s->s_id, id, legacy_rtake_done, lt) == -1) {
 		json_decref(out);
 		free(lt);
-		front_reply_error(req, 503, NULL, MCP_ERR_TRANSPORT,
-		    SESSION_REDIS_DOWN);
+		pend_redis_unavailable(req);
 		return 1;
 	}
 	worker_request_hold(w);

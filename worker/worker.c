@@ -305,6 +305,7 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 
 	log_debug("exiting");
 	notify_free(w);
+	redis_sub_free();
 	redis_free();
 	bclose_free();
 	listen_drain(w);
