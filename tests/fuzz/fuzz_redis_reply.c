@@ -8,7 +8,8 @@
  * (worker/session_rcodec.c session_redis_verdict()): SAME or NEW with a
  * stamp of at least 1, NEW with its record inside the answer.  And as
  * GETDEL's of a pending request (worker/pend_rcodec.c
- * pend_redis_record()): a record is the answer's own non-empty string.
+ * pend_redis_record()): a record is the answer's own non-empty string;
+ * and as the MRTR answer script's (pend_redis_answered()).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -78,6 +79,10 @@ pend_check(const redisReply *r)
 	    len != r->len || len == 0))
 		abort();
 	if (rc != 1 && (rec != NULL || len != 0 || rc < -1 || rc > 0))
+		abort();
+	/* the answer script's verdict: one of four */
+	rc = pend_redis_answered(r);
+	if (rc < -2 || rc > 1 || (rc != -2 && r->type != REDIS_REPLY_INTEGER))
 		abort();
 }
 

@@ -1,6 +1,8 @@
 /*
  * Pending relayed requests in Redis, the pure parts
- * (worker/pend_rcodec.c): the key, and what GETDEL's answers mean.
+ * (worker/pend_rcodec.c): the key, what GETDEL's and the take
+ * script's answers mean, the answer script's verdicts, the scripts'
+ * names (SHA-1) as EVALSHA sends them.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -69,12 +71,67 @@ test_record(void **state)
 	assert_int_equal(pend_redis_record(&r, &rec, &len), -1);
 }
 
+static void
+test_answered(void **state)
+{
+	redisReply	r;
+	char		text[] = "1";
+
+	(void)state;
+	memset(&r, 0, sizeof(r));
+	assert_int_equal(pend_redis_answered(NULL), -2);
+	r.type = REDIS_REPLY_INTEGER;
+	r.integer = 1;
+	assert_int_equal(pend_redis_answered(&r), 1);	/* published */
+	r.integer = 0;
+	assert_int_equal(pend_redis_answered(&r), 0);	/* no such ask */
+	r.integer = -1;
+	assert_int_equal(pend_redis_answered(&r), -1);	/* answered before */
+	r.integer = 2;
+	assert_int_equal(pend_redis_answered(&r), -2);
+	r.integer = -3;
+	assert_int_equal(pend_redis_answered(&r), -2);
+	r.type = REDIS_REPLY_STRING;
+	r.str = text;
+	r.len = 1;
+	assert_int_equal(pend_redis_answered(&r), -2);
+	r.type = REDIS_REPLY_ERROR;
+	assert_int_equal(pend_redis_answered(&r), -2);
+}
+
+static void
+test_scripts(void **state)
+{
+	const char	*sha[PEND_NSCRIPTS];
+	int		 i, j;
+	size_t		 k;
+
+	(void)state;
+	for (i = 0; i < PEND_NSCRIPTS; i++) {
+		sha[i] = pend_redis_sha((enum pend_script)i);
+		assert_int_equal(strlen(sha[i]), 40);
+		for (k = 0; k < 40; k++)
+			assert_non_null(strchr("0123456789abcdef", sha[i][k]));
+		/* the same name each time */
+		assert_string_equal(sha[i], pend_redis_sha((enum pend_script)i));
+		for (j = 0; j < i; j++)
+			assert_string_not_equal(sha[i], sha[j]);
+	}
+	/* the answer is taken once: HSETNX, and the id published */
+	assert_non_null(strstr(pend_redis_lua[PEND_ANSWER], "HSETNX"));
+	assert_non_null(strstr(pend_redis_lua[PEND_ANSWER], "PUBLISH"));
+	assert_non_null(strstr(pend_redis_lua[PEND_ASK], "PEXPIRE"));
+	assert_non_null(strstr(pend_redis_lua[PEND_TAKE], "DEL"));
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_key),
 		cmocka_unit_test(test_record),
+		cmocka_unit_test(test_answered),
+		cmocka_unit_test(test_scripts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
