@@ -40,6 +40,7 @@
 #include "shared/jwt.h"
 #include "shared/log.h"
 #include "shared/store.h"
+#include "proto/form.h"
 #include "auth.h"
 #include "httpd.h"
 #include "worker.h"
@@ -821,30 +822,6 @@ auth_tick_soon(void)
  * Introspection (RFC 7662) of an opaque token
  */
 
-static char *
-auth_form_escape(const char *s)
-{
-	static const char	 hex[] = "0123456789ABCDEF";
-	char			*o, *p;
-
-	if ((o = malloc(strlen(s) * 3 + 1)) == NULL)
-		return NULL;
-	for (p = o; *s != '\0'; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-		    (c >= '0' && c <= '9') || strchr("-._~", c) != NULL)
-			*p++ = (char)c;
-		else {
-			*p++ = '%';
-			*p++ = hex[c >> 4];
-			*p++ = hex[c & 15];
-		}
-	}
-	*p = '\0';
-	return o;
-}
-
 static int
 auth_intro_data(void *arg, struct http_call *c, const char *buf, size_t len)
 {
@@ -912,12 +889,12 @@ auth_introspect(struct worker *w, struct httpd_req *req, auth_cont_fn cont,
 	int			 ok = -1;
 
 	if ((c = auth_call_new(w, "POST", A.a_oi->oi_introspection_url)) ==
-	    NULL || (etok = auth_form_escape(tok)) == NULL)
+	    NULL || (etok = proto_form_escape(tok)) == NULL)
 		goto done;
 	if (A.a_oi->oi_client_secret != NULL) {
 		/* RFC 6749 2.3.1: form-encoded, then Basic */
-		if ((id = auth_form_escape(A.a_oi->oi_client_id)) == NULL ||
-		    (sec = auth_form_escape(A.a_oi->oi_client_secret)) ==
+		if ((id = proto_form_escape(A.a_oi->oi_client_id)) == NULL ||
+		    (sec = proto_form_escape(A.a_oi->oi_client_secret)) ==
 		    NULL || asprintf(&cred, "%s:%s", id, sec) == -1 ||
 		    strlen(cred) * 4 / 3 + 8 > sizeof(b64))
 			goto done;
@@ -930,7 +907,7 @@ auth_introspect(struct worker *w, struct httpd_req *req, auth_cont_fn cont,
 		    etok) == -1)
 			body = NULL;
 	} else if (A.a_oi->oi_client_id != NULL) {
-		if ((id = auth_form_escape(A.a_oi->oi_client_id)) == NULL ||
+		if ((id = proto_form_escape(A.a_oi->oi_client_id)) == NULL ||
 		    asprintf(&body, "token=%s&token_type_hint=access_token&"
 		    "client_id=%s", etok, id) == -1)
 			body = NULL;

@@ -88,9 +88,8 @@ authz_gate(struct worker *w, struct httpd_req *req,
 {
 	struct cedar_call	 call;
 	json_t			*item = NULL, *args;
-	char			*text = NULL, why[CEDAR_ERRLEN + 32];
-	size_t			 tlen;
-	int			 allow = 0, rc;
+	char			 why[CEDAR_ERRLEN + 32];
+	int			 allow = 0;
 
 	if (!authz_enabled || mm == NULL || mm->mm_action == MCP_ACTION_NONE)
 		return 0;
@@ -108,11 +107,8 @@ authz_gate(struct worker *w, struct httpd_req *req,
 		 * name: a name it does not list has none; a view that can't
 		 * be read denies (a forbid on a hint must not fall away).
 		 */
-		rc = view_item_get(w, view, VIEW_KIND_TOOLS, call.cc_name,
-		    strlen(call.cc_name), &text, &tlen);
 		(void)snprintf(why, sizeof(why), "the view can't be read");
-		if (rc == -1 || (rc == 0 && (item = json_loadb(text, tlen, 0,
-		    NULL)) == NULL))
+		if (authz_view_tool(w, view, call.cc_name, &item) == -1)
 			goto deny;
 		call.cc_annotations = json_object_get(item, "annotations");
 		break;
@@ -137,8 +133,24 @@ deny:
 		audit_set_outcome(w, req, AUDIT_DENIED);
 	}
 	json_decref(item);
-	free(text);
 	return allow ? 0 : -1;
+}
+
+int
+authz_view_tool(struct worker *w, json_t *view, const char *name,
+    json_t **itemp)
+{
+	char	*text = NULL;
+	size_t	 tlen;
+	int	 rc;
+
+	*itemp = NULL;
+	rc = view_item_get(w, view, VIEW_KIND_TOOLS, name, strlen(name),
+	    &text, &tlen);
+	if (rc == 0)
+		*itemp = json_loadb(text, tlen, 0, NULL);
+	free(text);
+	return rc == -1 || (rc == 0 && *itemp == NULL) ? -1 : 0;
 }
 
 int

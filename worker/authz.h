@@ -118,6 +118,13 @@ int	 authz_gate(struct worker *, struct httpd_req *,
 struct principal;
 int	 authz_step(struct worker *, const struct principal *p,
 	    const struct cedar_call *, char *why, size_t whysz);
+/*
+ * The tool the view advertises under name, for its annotations: *itemp
+ * the view's item (NULL: it lists none), or -1 when the view can't be
+ * read (a forbid on a hint must not fall away: the caller denies).
+ */
+int	 authz_view_tool(struct worker *, json_t *view, const char *name,
+	    json_t **itemp);
 /* a list request's filter in *f, or NULL when authz is off */
 struct authz_filter *authz_list_filter(struct worker *, struct httpd_req *,
 	    struct authz_filter *f);

@@ -34,7 +34,6 @@
 #include "session_redis.h"
 #include "pend_redis.h"
 
-#define LEGACY_MRTR_ROUNDS	10	/* as go-sdk's client */
 #define LEGACY_MRTR_SHEDS	3
 
 static void	legacy_forward(struct mcp_req *, int flags);
@@ -631,18 +630,14 @@ legacy_mrtr_round(struct mcp_req *mr, json_t *result)
 	json_t	*ir, *state;
 	char	 why[300], msg[600];
 
-	ir = json_object_get(result, "inputRequests");
-	state = json_object_get(result, "requestState");
-	if (++mr->mr_rounds > LEGACY_MRTR_ROUNDS) {
+	if (++mr->mr_rounds > MRTR_ROUNDS) {
 		(void)snprintf(msg, sizeof(msg), "Internal error: backend %s "
 		    "still asks for input after %d rounds", mr->mr_be->cb_name,
-		    LEGACY_MRTR_ROUNDS);
+		    MRTR_ROUNDS);
 		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR, msg);
 		return;
 	}
-	if ((ir != NULL && !json_is_object(ir)) || (state != NULL &&
-	    !json_is_string(state)) || (json_object_size(ir) == 0 &&
-	    state == NULL)) {
+	if (mrtr_input_required(result, &ir, &state) == -1) {
 		(void)snprintf(msg, sizeof(msg), "Internal error: backend %s "
 		    "sent an invalid input_required result", mr->mr_be->cb_name);
 		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR, msg);

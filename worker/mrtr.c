@@ -76,6 +76,20 @@ mrtr_free(struct mrtr_wait *mw)
 	free(mw);
 }
 
+int
+mrtr_input_required(const json_t *result, json_t **irp, json_t **statep)
+{
+	json_t	*ir, *state;
+
+	*irp = ir = json_object_get(result, "inputRequests");
+	*statep = state = json_object_get(result, "requestState");
+	if ((ir != NULL && !json_is_object(ir)) || (state != NULL &&
+	    !json_is_string(state)) || (json_object_size(ir) == 0 &&
+	    state == NULL))
+		return -1;
+	return 0;
+}
+
 void
 mrtr_cancel(struct mrtr_wait *mw)
 {

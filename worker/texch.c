@@ -31,6 +31,7 @@
 #include "shared/log.h"
 #include "shared/seal.h"
 #include "shared/store.h"
+#include "proto/form.h"
 #include "auth.h"
 #include "httpd.h"
 #include "texch.h"
@@ -340,42 +341,6 @@ texch_on_done(void *arg, struct http_call *hc, int result, const char *err)
 	texch_call_end(tc, why);
 }
 
-/* application/x-www-form-urlencoded (RFC 6749 appendix B) of s */
-static int
-texch_form_add(char **body, size_t *len, const char *name, const char *s)
-{
-	static const char	 hex[] = "0123456789ABCDEF";
-	size_t			 n = strlen(name), sl = strlen(s), i;
-	char			*b, *p;
-
-	if ((b = realloc(*body, *len + n + 2 + sl * 3 + 1)) == NULL)
-		return -1;
-	*body = b;
-	p = b + *len;
-	if (*len > 0)
-		*p++ = '&';
-	memcpy(p, name, n);
-	p += n;
-	*p++ = '=';
-	for (i = 0; i < sl; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-		    (c >= '0' && c <= '9') || strchr("-._~", c) != NULL)
-			*p++ = (char)c;
-		else if (c == ' ')
-			*p++ = '+';
-		else {
-			*p++ = '%';
-			*p++ = hex[c >> 4];
-			*p++ = hex[c & 15];
-		}
-	}
-	*p = '\0';
-	*len = (size_t)(p - b);
-	return 0;
-}
-
 /* the client's bearer token (auth.c checked its form) */
 static const char *
 texch_subject(struct httpd_req *req, size_t *len)
@@ -413,20 +378,20 @@ texch_start(struct worker *w, struct httpd_req *req,
 	tc->tc_be = be;
 	tc->tc_subject_exp = p != NULL ? p->p_exp : 0;
 	(void)snprintf(tc->tc_key, sizeof(tc->tc_key), "%s", key);
-	if (texch_form_add(&body, &blen, "grant_type",
+	if (proto_form_add(&body, &blen, "grant_type",
 	    "urn:ietf:params:oauth:grant-type:token-exchange") == -1 ||
-	    texch_form_add(&body, &blen, "subject_token", sub) == -1 ||
-	    texch_form_add(&body, &blen, "subject_token_type",
+	    proto_form_add(&body, &blen, "subject_token", sub) == -1 ||
+	    proto_form_add(&body, &blen, "subject_token_type",
 	    oa->oa_tx_subject_type) == -1 ||
-	    texch_form_add(&body, &blen, "requested_token_type",
+	    proto_form_add(&body, &blen, "requested_token_type",
 	    CONFIG_TX_ACCESS_TOKEN) == -1 ||
-	    (oa->oa_tx_audience != NULL && texch_form_add(&body, &blen,
+	    (oa->oa_tx_audience != NULL && proto_form_add(&body, &blen,
 	    "audience", oa->oa_tx_audience) == -1) ||
-	    (oa->oa_tx_scopes != NULL && texch_form_add(&body, &blen,
+	    (oa->oa_tx_scopes != NULL && proto_form_add(&body, &blen,
 	    "scope", oa->oa_tx_scopes) == -1) ||
-	    (oa->oa_tx_client_id != NULL && texch_form_add(&body, &blen,
+	    (oa->oa_tx_client_id != NULL && proto_form_add(&body, &blen,
 	    "client_id", oa->oa_tx_client_id) == -1) ||
-	    (oa->oa_tx_secret != NULL && texch_form_add(&body, &blen,
+	    (oa->oa_tx_secret != NULL && proto_form_add(&body, &blen,
 	    "client_secret", oa->oa_tx_secret) == -1))
 		goto fail;
 	if ((tc->tc_http = http_call_new(w->w_hc, "POST", oa->oa_tx_url)) ==

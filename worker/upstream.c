@@ -38,58 +38,7 @@
 #include "shared/http_client.h"
 #include "worker.h"
 #include "texch.h"
-
-enum upstream_state {
-	US_NEW = 0,
-	US_RESOLVING,		/* waiting for the era probe */
-	US_OPENING,		/* waiting for a backend session to open */
-	US_SENDING,		/* the request in flight */
-	US_STREAMING,		/* a stream's HTTP call runs */
-	US_DEFERRED,		/* answered at once: delivered next turn */
-	US_DONE
-};
-
-struct uopen;
-
-struct upstream {
-	TAILQ_ENTRY(upstream)		 u_entry;	/* every one alive */
-	TAILQ_ENTRY(upstream)		 u_wentry;	/* an open's waiters */
-	struct uopen			*u_open;
-	struct worker			*u_w;
-	const struct config_backend	*u_be;
-	const struct upstream_cbs	*u_cbs;
-	const struct http_call_cbs	*u_hcbs;	/* a stream's */
-	void				*u_arg;
-	const char			*u_method;
-	char				 u_scope[UPSTREAM_SCOPE_MAX];
-	struct session			*u_sess;
-	const json_t			*u_caps;
-	json_t				*u_sparams;	/* a stream's params */
-	json_t				*u_info;	/* a describe's answer */
-	enum proto_era			 u_client;
-	enum proto_era			 u_era;
-	enum upstream_state		 u_state;
-	int				 u_flags;
-	int				 u_stream;
-	int				 u_retried;	/* resent once already */
-	int				 u_reopen;	/* not the recorded one */
-	int				 u_onscope;	/* on the scope's session */
-	int				 u_starting;	/* in upstream_call() */
-	int				 u_failed;	/* ... and failed there */
-	int				 u_delivering;
-	int				 u_trial;	/* half-open's one */
-	char				*u_refused;	/* by an open breaker */
-	char				*u_authz;	/* token_exchange's */
-	/* the backend session: the client session's strings (borrowed:
-	 * it outlives the call), or u_own's */
-	const char			*u_bsid;
-	const char			*u_bver;
-	char				*u_own[2];
-	struct backend_call		*u_call;
-	struct http_call		*u_http;
-	struct event			*u_defer;
-	char				 u_id[BACKEND_ID_MAX];
-};
+#include "upstream_int.h"
 
 /* a 2025-11-25 backend session being opened */
 struct uopen {
@@ -107,176 +56,15 @@ struct uopen {
 	TAILQ_HEAD(, upstream)		 uo_waiters;
 };
 
-/* the per-revision hooks (nginx's create_request, process_header...) */
-struct upstream_ops {
-	const char	*uo_version;	/* MCP-Protocol-Version, sessionless */
-	int		 uo_session;	/* requests need a backend session */
-	int		 uo_requests;	/* the backend may ask mid-call */
-	int	(*uo_send)(struct upstream *, const struct upstream_params *);
-	void	(*uo_describe)(struct upstream *);
-	int	(*uo_stream)(struct upstream *);
-	enum upstream_stream_end (*uo_stream_end)(struct upstream *, long);
-	void	(*uo_abort)(struct backend_call *, const char *reason);
-	void	(*uo_subscribe)(struct upstream *);	/* NULL: a request */
-};
 
 static TAILQ_HEAD(, upstream) upstreams = TAILQ_HEAD_INITIALIZER(upstreams);
 static TAILQ_HEAD(, uopen) uopens = TAILQ_HEAD_INITIALIZER(uopens);
 
-static const struct upstream_ops *upstream_ops_of(enum proto_era);
 static void	upstream_resolve(struct upstream *);
 static void	upstream_acquire(struct upstream *);
 static void	upstream_ready(struct upstream *);
-static void	upstream_fail(struct upstream *, const char *fmt, ...)
-		    __attribute__((__format__(__printf__, 2, 3)));
 static void	upstream_session_take(struct upstream *, char *, char *);
 
-/*
- * token_exchange: the credential last used on each backend session,
- * for the messages sent on it outside a call (answers to the backend's
- * requests, cancellations, logging/setLevel).  A backend session of
- * such a backend belongs to one principal (its client session's or its
- * scope's), so its credential is that principal's.  In memory, a few
- * slots, the least recently used reused; the session's principal scope
- * is also recorded in the tokens db ("bs|<backend>|<session>", no
- * secret), so that a message sent from another worker (a client's
- * answer may land on any) finds the principal's token there.  A session
- * found in neither gets no message (never one without credentials).
- */
-#define UPSTREAM_BS_TTL_MS	(60ULL * 60 * 1000)
-#define UPSTREAM_CREDS		64
-#define UPSTREAM_CRED_SID	128
-static struct upcred {
-	const struct config_backend	*uc_be;
-	char				 uc_bsid[UPSTREAM_CRED_SID];
-	char				*uc_authz;
-	uint64_t			 uc_used;
-} ucreds[UPSTREAM_CREDS];
-static uint64_t	ucred_clock;
-
-static struct upcred *
-upstream_cred_find(const struct config_backend *be, const char *bsid)
-{
-	size_t	 i;
-
-	if (bsid == NULL)
-		return NULL;
-	for (i = 0; i < UPSTREAM_CREDS; i++)
-		if (ucreds[i].uc_be == be && ucreds[i].uc_authz != NULL &&
-		    strcmp(ucreds[i].uc_bsid, bsid) == 0)
-			return &ucreds[i];
-	return NULL;
-}
-
-static void
-upstream_cred_bskey(char *key, size_t len, const struct config_backend *be,
-    const char *bsid)
-{
-	(void)snprintf(key, len, "bs|%s|%s", be->cb_name, bsid);
-}
-
-static void
-upstream_cred_record(struct upstream *u)
-{
-	char		 key[STORE_KEY_MAX];
-	uint64_t	 now = store_now_ms();
-
-	upstream_cred_bskey(key, sizeof(key), u->u_be, u->u_bsid);
-	(void)store_put(u->u_w->w_store, STORE_TOKENS, key, strlen(key),
-	    u->u_scope, strlen(u->u_scope), now + UPSTREAM_BS_TTL_MS, now);
-}
-
-static void
-upstream_cred_note(struct upstream *u)
-{
-	struct upcred	*uc, *old = &ucreds[0];
-	char		*dup;
-	size_t		 i;
-
-	if (u->u_authz == NULL || u->u_bsid == NULL ||
-	    strlen(u->u_bsid) >= UPSTREAM_CRED_SID)
-		return;
-	if ((uc = upstream_cred_find(u->u_be, u->u_bsid)) != NULL &&
-	    strcmp(uc->uc_authz, u->u_authz) == 0) {
-		uc->uc_used = ++ucred_clock;
-		return;
-	}
-	if ((dup = strdup(u->u_authz)) == NULL)
-		return;
-	if (uc == NULL) {
-		upstream_cred_record(u);
-		for (i = 0; i < UPSTREAM_CREDS; i++)
-			if (ucreds[i].uc_used < old->uc_used)
-				old = &ucreds[i];
-		uc = old;
-		uc->uc_be = u->u_be;
-		(void)snprintf(uc->uc_bsid, sizeof(uc->uc_bsid), "%s",
-		    u->u_bsid);
-	}
-	if (uc->uc_authz != NULL) {
-		OPENSSL_cleanse(uc->uc_authz, strlen(uc->uc_authz));
-		free(uc->uc_authz);
-	}
-	uc->uc_authz = dup;
-	uc->uc_used = ++ucred_clock;
-}
-
-static char	*ucred_buf;	/* one read from the store, for one message */
-
-/* the credential of a message on bsid, set for the next request;
- * upstream_cred_done() after it */
-void
-upstream_cred_for(struct worker *w, const struct config_backend *be,
-    const char *bsid)
-{
-	struct upcred		*uc;
-	struct store_rec	 rec;
-	char			 key[STORE_KEY_MAX], why[256];
-
-	if (!texch_backend(be) || bsid == NULL)
-		return;
-	if ((uc = upstream_cred_find(be, bsid)) != NULL) {
-		backend_cred_set(uc->uc_authz);
-		return;
-	}
-	upstream_cred_bskey(key, sizeof(key), be, bsid);
-	memset(&rec, 0, sizeof(rec));
-	if (store_get(w->w_store, STORE_TOKENS, key, strlen(key),
-	    store_now_ms(), &rec) != 0)
-		return;
-	if ((ucred_buf = malloc(TEXCH_AUTHZ_MAX)) != NULL &&
-	    texch_credential(w, be, rec.sr_data, ucred_buf, TEXCH_AUTHZ_MAX,
-	    why, sizeof(why)) == 0)
-		backend_cred_set(ucred_buf);
-	else
-		log_debug("%s", ucred_buf != NULL ? why : "out of memory");
-	free(rec.sr_data);
-}
-
-void
-upstream_cred_done(void)
-{
-	backend_cred_set(NULL);
-	if (ucred_buf != NULL) {
-		OPENSSL_cleanse(ucred_buf, TEXCH_AUTHZ_MAX);
-		free(ucred_buf);
-		ucred_buf = NULL;
-	}
-}
-
-static void
-upstream_cred_free(void)
-{
-	size_t	 i;
-
-	for (i = 0; i < UPSTREAM_CREDS; i++)
-		if (ucreds[i].uc_authz != NULL) {
-			OPENSSL_cleanse(ucreds[i].uc_authz,
-			    strlen(ucreds[i].uc_authz));
-			free(ucreds[i].uc_authz);
-		}
-	memset(ucreds, 0, sizeof(ucreds));
-}
 
 static void
 upstream_free(struct upstream *u)
@@ -332,7 +120,7 @@ upstream_deliver(struct upstream *u, const struct upstream_result *r)
 	upstream_free(u);
 }
 
-static void
+void
 upstream_fail(struct upstream *u, const char *fmt, ...)
 {
 	struct upstream_result	r;
@@ -371,7 +159,7 @@ upstream_on_defer(evutil_socket_t fd, short ev, void *arg)
 }
 
 /* an answer known now (a cached description), delivered next turn */
-static void
+void
 upstream_defer(struct upstream *u)
 {
 	struct timeval tv = { 0, 0 };
@@ -453,7 +241,7 @@ upstream_envelope(const char *id, const char *method, const char *ptext,
 }
 
 /* the JSON-RPC request: params as text if given, else the tree's */
-static char *
+char *
 upstream_body(const char *id, const char *method, json_t *tree,
     const char *ptext, size_t plen, size_t *lenp)
 {
@@ -598,280 +386,13 @@ static const struct backend_call_cbs upstream_bcbs_text = {
 	upstream_on_raw
 };
 
-static const struct backend_call_cbs *
+const struct backend_call_cbs *
 upstream_bcbs_of(const struct upstream *u)
 {
 	return (u->u_flags & UPSTREAM_F_TEXT) ? &upstream_bcbs_text :
 	    &upstream_bcbs;
 }
 
-/* --- 2025-11-25: over a backend session --------------------------- */
-
-static int
-legacy_ops_send(struct upstream *u, const struct upstream_params *p)
-{
-	struct backend_req	 br;
-	const char		*ptext = p->up_text != NULL ? p->up_text :
-				    p->up_owned;
-	char			*body;
-	size_t			 len;
-
-	backend_next_id(u->u_w, u->u_id, sizeof(u->u_id));
-	if ((body = upstream_body(u->u_id, u->u_method, p->up_tree, ptext,
-	    p->up_len, &len)) == NULL)
-		return -1;
-	memset(&br, 0, sizeof(br));
-	br.br_id = u->u_id;
-	br.br_body = body;
-	br.br_len = len;
-	br.br_bsid = u->u_bsid;
-	br.br_version = u->u_bver;
-	/* per-principal credentials (token_exchange) */
-	upstream_cred_note(u);
-	backend_cred_set(u->u_authz);
-	u->u_call = backend_post(u->u_w, u->u_be, &br, upstream_bcbs_of(u), u);
-	backend_cred_set(NULL);
-	free(body);
-	return u->u_call != NULL ? 0 : -1;
-}
-
-/* its description: the initialize result (cached, or the open's) */
-static void
-legacy_ops_describe(struct upstream *u)
-{
-	if (u->u_info == NULL) {
-		upstream_fail(u, "backend %s: no initialize result",
-		    u->u_be->cb_name);
-		return;
-	}
-	upstream_defer(u);
-}
-
-static int
-legacy_ops_stream(struct upstream *u)
-{
-	backend_cred_set(u->u_authz);
-	u->u_http = backend_get_stream(u->u_w, u->u_be, u->u_bsid,
-	    u->u_bver, NULL);
-	backend_cred_set(NULL);
-	if (u->u_http == NULL)
-		return -1;
-	if (http_call_start(u->u_http, u->u_hcbs, u->u_arg) == -1) {
-		u->u_http = NULL;	/* freed by the client */
-		return -1;
-	}
-	return 0;
-}
-
-static enum upstream_stream_end
-legacy_ops_stream_end(struct upstream *u, long status)
-{
-	if (status == 404 || status == 400) {
-		/* the backend forgot the session: a new one next time */
-		bsession_forget(u->u_w, u->u_scope, u->u_be);
-		return UPSTREAM_END_RETRY;
-	}
-	if (status == 405) {
-		log_info("backend %s offers no notification stream",
-		    u->u_be->cb_name);
-		return UPSTREAM_END_NO_STREAM;
-	}
-	return UPSTREAM_END_RETRY;
-}
-
-/* --- 2026-07-28: no session; this hop's _meta and headers --------- */
-
-#define UPSTREAM_PHDRS_MAX	32
-
-/*
- * The body and headers of a 2026-07-28 request: params text as given
- * (this hop's _meta in it), or the tree with this hop's _meta set; the
- * headers that mirror the body (MCP 2026-07-28, Transports: Mcp-Method,
- * Mcp-Name and the Mcp-Param-* of the tool's schema).  Written out
- * without a tree: this is the hot path.
- */
-static int
-modern_ops_build(struct upstream *u, const struct upstream_params *p,
-    const char *method, struct backend_req *br, char **bodyp, char **encp,
-    struct backend_hdr *hdrs, char (*names)[128])
-{
-	const json_t	*v;
-	json_t		*info, *tree = NULL;
-	const char	*ptext = p->up_text != NULL ? p->up_text : p->up_owned;
-	const char	*k, *name = NULL;
-	char		*dumped = NULL, *nbuf = NULL;
-	size_t		 plen = p->up_len, n = 0, np = 0;
-	int		 rc = -1;
-
-	*bodyp = *encp = NULL;
-	if (ptext == NULL) {
-		if ((info = upstream_client_info()) == NULL)
-			return -1;
-		tree = proto_modern_params(p->up_tree, p->up_caps, info,
-		    p->up_level);
-		json_decref(info);
-		if (tree == NULL || (dumped = jsonrpc_dump(tree, &plen)) ==
-		    NULL)
-			goto done;
-		ptext = dumped;
-	}
-	backend_next_id(u->u_w, u->u_id, sizeof(u->u_id));
-	if ((*bodyp = upstream_body(u->u_id, method, tree, ptext, plen,
-	    &br->br_len)) == NULL)
-		goto done;
-	hdrs[n].bh_name = "Mcp-Method";
-	hdrs[n++].bh_value = method;
-	if (p->up_name != NULL)
-		name = nbuf = strndup(p->up_name, p->up_namelen);
-	else
-		name = proto_modern_name(method, p->up_tree);
-	if (name != NULL) {
-		if ((*encp = proto_hdr_encode(name)) == NULL)
-			goto done;
-		hdrs[n].bh_name = "Mcp-Name";
-		hdrs[n++].bh_value = *encp;
-	}
-	json_object_foreach((json_t *)p->up_phdrs, k, v) {
-		if (np >= UPSTREAM_PHDRS_MAX || !json_is_string(v) ||
-		    (size_t)snprintf(names[np], sizeof(names[0]),
-		    "Mcp-Param-%s", k) >= sizeof(names[0]))
-			goto done;
-		hdrs[n].bh_name = names[np++];
-		hdrs[n++].bh_value = json_string_value(v);
-	}
-	br->br_id = u->u_id;
-	br->br_body = *bodyp;
-	br->br_version = MCP_VERSION_MODERN;
-	br->br_hdrs = hdrs;
-	br->br_nhdrs = n;
-	/* (later, per-principal credentials: their headers go in br) */
-	rc = 0;
-done:
-	free(nbuf);
-	free(dumped);
-	json_decref(tree);
-	return rc;
-}
-
-static int
-modern_ops_send(struct upstream *u, const struct upstream_params *p)
-{
-	struct backend_req	 br;
-	struct backend_hdr	 hdrs[UPSTREAM_PHDRS_MAX + 2];
-	char			 names[UPSTREAM_PHDRS_MAX][128];
-	char			*body, *enc;
-	int			 rc = -1;
-
-	memset(&br, 0, sizeof(br));
-	backend_cred_set(u->u_authz);
-	if (modern_ops_build(u, p, u->u_method, &br, &body, &enc, hdrs,
-	    names) == 0 && (u->u_call = backend_post(u->u_w, u->u_be, &br,
-	    upstream_bcbs_of(u), u)) != NULL)
-		rc = 0;
-	backend_cred_set(NULL);
-	free(body);
-	free(enc);
-	return rc;
-}
-
-/* its description: server/discover, unless one is cached */
-static void
-modern_ops_describe(struct upstream *u)
-{
-	struct upstream_params	 p;
-	json_t			*info;
-
-	info = backend_info_get(u->u_w, u->u_be);
-	if (proto_era_of_version(json_string_value(json_object_get(info,
-	    "pv"))) == PROTO_ERA_MODERN) {
-		u->u_info = json_pack("{s:O}", "result",
-		    json_object_get(info, "result"));
-		json_decref(info);
-		if (u->u_info == NULL)
-			upstream_fail(u, "backend %s: out of memory",
-			    u->u_be->cb_name);
-		else
-			upstream_defer(u);
-		return;
-	}
-	json_decref(info);
-	memset(&p, 0, sizeof(p));
-	u->u_method = "server/discover";
-	u->u_state = US_SENDING;
-	if (modern_ops_send(u, &p) == -1)
-		upstream_fail(u, "backend %s: cannot send server/discover",
-		    u->u_be->cb_name);
-}
-
-/* subscriptions/listen: its stream stays open */
-static int
-modern_ops_stream(struct upstream *u)
-{
-	struct upstream_params	 p;
-	struct backend_req	 br;
-	struct backend_hdr	 hdrs[UPSTREAM_PHDRS_MAX + 2];
-	char			 names[UPSTREAM_PHDRS_MAX][128];
-	char			*body, *enc;
-	int			 rc = -1;
-
-	memset(&p, 0, sizeof(p));
-	memset(&br, 0, sizeof(br));
-	p.up_tree = u->u_sparams;
-	backend_cred_set(u->u_authz);
-	if (modern_ops_build(u, &p, "subscriptions/listen", &br, &body, &enc,
-	    hdrs, names) == 0 &&
-	    (u->u_http = backend_post_stream(u->u_w, u->u_be, &br)) != NULL) {
-		backend_cred_set(NULL);
-		if (http_call_start(u->u_http, u->u_hcbs, u->u_arg) == 0)
-			rc = 0;
-		else
-			u->u_http = NULL;	/* freed by the client */
-	}
-	backend_cred_set(NULL);
-	free(body);
-	free(enc);
-	return rc;
-}
-
-static enum upstream_stream_end
-modern_ops_stream_end(struct upstream *u, long status)
-{
-	/* perhaps no longer 2026-07-28: probed again on reconnect */
-	if (status >= 400 && status < 500)
-		era_forget(u->u_w, u->u_be, "subscriptions/listen refused");
-	return UPSTREAM_END_RETRY;
-}
-
-/* no resources/subscribe in 2026-07-28: the listen stream asks anew */
-static void
-modern_ops_subscribe(struct upstream *u)
-{
-	notify_resubscribe(u->u_w, u->u_be);
-	if ((u->u_info = json_pack("{s:{}}", "result")) == NULL) {
-		upstream_fail(u, "out of memory");
-		return;
-	}
-	upstream_defer(u);
-}
-
-static const struct upstream_ops upstream_legacy_ops = {
-	MCP_VERSION_LEGACY, 1, 1, legacy_ops_send, legacy_ops_describe,
-	legacy_ops_stream, legacy_ops_stream_end, backend_call_abort, NULL
-};
-
-/* closing a 2026-07-28 request's stream is what cancels it (MCP
- * 2026-07-28, Transports) */
-static const struct upstream_ops upstream_modern_ops = {
-	MCP_VERSION_MODERN, 0, 0, modern_ops_send, modern_ops_describe,
-	modern_ops_stream, modern_ops_stream_end, NULL, modern_ops_subscribe
-};
-
-static const struct upstream_ops *
-upstream_ops_of(enum proto_era era)
-{
-	return era == PROTO_ERA_MODERN ? &upstream_modern_ops :
-	    &upstream_legacy_ops;
-}
 
 /* --- opening 2025-11-25 backend sessions ---------------------------- */
 

@@ -231,6 +231,14 @@ struct mrtr_wait *mrtr_ask(struct worker *, const char *sid,
 	    const json_t *client_caps, const json_t *input_requests,
 	    mrtr_send_cb, mrtr_done_cb, void *arg, char *why, size_t whylen);
 void	 mrtr_cancel(struct mrtr_wait *);
+/* rounds of a backend's input_required relayed for one call (as
+ * go-sdk's client) */
+#define MRTR_ROUNDS	10
+/* a backend's input_required result: its inputRequests (an object, or
+ * NULL) and requestState (a string, or NULL); -1: neither, or either of
+ * the wrong type */
+int	 mrtr_input_required(const json_t *result, json_t **irp,
+	    json_t **statep);
 /*
  * A client's answer: 0 if it was to an input request (taken; the caller
  * answers 202), 1 if not, 2 if req is answered here later (the answer
