@@ -9,7 +9,9 @@
  * stamp of at least 1, NEW with its record inside the answer.  And as
  * GETDEL's of a pending request (worker/pend_rcodec.c
  * pend_redis_record()): a record is the answer's own non-empty string;
- * and as the MRTR answer script's (pend_redis_answered()).
+ * and as the MRTR answer script's (pend_redis_answered()); and as the
+ * handle claim's (handle_rcodec.c handle_redis_verdict()): a state
+ * only with HANDLE_OK, the answer's own non-empty string.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -20,6 +22,7 @@
 #include "worker/ratelimit.h"
 #include "worker/session_redis.h"
 #include "worker/pend_redis.h"
+#include "worker/handle_redis.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
@@ -86,6 +89,22 @@ pend_check(const redisReply *r)
 		abort();
 }
 
+static void
+handle_check(const redisReply *r)
+{
+	const char	*st = (const char *)1;
+	size_t		 len = 1;
+	enum handle_err	 e;
+
+	e = handle_redis_verdict(r, &st, &len);
+	if (e == HANDLE_OK && (r->type != REDIS_REPLY_ARRAY ||
+	    r->elements != 1 || st != r->element[0]->str ||
+	    len != r->element[0]->len || len == 0))
+		abort();
+	if (e != HANDLE_OK && (st != NULL || len != 0))
+		abort();
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -120,6 +139,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				abort();
 			session_check(reply);
 			pend_check(reply);
+			handle_check(reply);
 			freeReplyObject(reply);
 		}
 	}

@@ -8,14 +8,17 @@
 // 503, never half delivered.  The same for MRTR (a 2026-07-28 backend's
 // input request asked of a Legacy client): the node the answer reaches
 // records it in Redis and publishes the id on the waiting worker's
-// channel, which wakes the call on the first node.
+// channel, which wakes the call on the first node.  And workflow
+// handles: a composite suspended for a 2026-07-28 client on one node is
+// resumed on another (its handle claimed in Redis, handle:<id>), and a
+// replay is refused on every node, the first one's included.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { guarded, rpc, workerOf, withTimeout, HOST } from './lib/harness.mjs';
-import { useMulti, startSpec, startModern, textOf } from './lib/multi.mjs';
+import { guarded, rpc, workerOf, withTimeout, HOST, startTestBackend } from './lib/harness.mjs';
+import { useMulti, startSpec, startModern, textOf, modern, modernMeta } from './lib/multi.mjs';
 import { startCluster } from './lib/cluster.mjs';
 
 useMulti();
@@ -23,8 +26,8 @@ useMulti();
 const PREFIX = 'thv:vmcp:session:';
 
 /* a cluster on one backend; the node index of each worker pid */
-async function cluster3(backendUrl, name) {
-  const cluster = await startCluster({ n: 3, backendUrl, workers: 1, name });
+async function cluster3(backendUrl, name, extra = '') {
+  const cluster = await startCluster({ n: 3, backendUrl, workers: 1, name, extra });
   cluster.owner = new Map();
   for (const [i, d] of cluster.nodes.entries())
     for (const pid of await d.workerPids())
@@ -198,4 +201,87 @@ describe('an MRTR input request asked by one node answered through another', () 
       await client.close().catch(() => {});
     }
   }));
+});
+
+const COMPOSITE = `
+compositeTools:
+  - name: ask
+    description: Ask the user, echo the choice
+    steps:
+      - id: confirm
+        type: elicitation
+        message: "Which channel?"
+        schema:
+          type: object
+          properties:
+            channel: {type: string}
+          required: [channel]
+      - id: last
+        tool: everything.echo
+        dependsOn: [confirm]
+        arguments: {message: "{{.steps.confirm.output.content.channel}}"}
+    output:
+      properties:
+        last: {type: string, value: "{{.steps.last.output.text}}"}
+`;
+
+describe('a composite suspended on one node resumed on another', () => {
+  let backend, cluster;
+
+  before(async () => {
+    backend = await startTestBackend();
+    cluster = await cluster3(backend.url, 'handles', COMPOSITE);
+  });
+
+  after(() => stopCluster(cluster));
+
+  /* a raw 2026-07-28 tools/call of ask, by a client that can be asked */
+  const ask = (port, params = {}) => modern(port, 'tools/call',
+    { _meta: modernMeta({ elicitation: {} }), name: 'ask', arguments: {}, ...params },
+    { 'Mcp-Name': 'ask' });
+  const refused = (r) => assert.deepEqual(r.json?.error,
+    { code: -32602, message: 'invalid or expired requestState' }, r.text);
+  const answer = (channel) => ({ confirm: { action: 'accept', content: { channel } } });
+
+  test('resumed on another node; a replay refused on every node', guarded(async () => {
+    const [a, b, c] = cluster.nodes;
+    const s = await ask(a.port);
+    assert.equal(s.json?.result?.resultType, 'input_required', s.text);
+    const state = s.json.result.requestState;
+    const key = `${PREFIX}handle:${state}`;
+    assert.equal(await cluster.redis.cli('EXISTS', key), '1');
+    const pttl = Number(await cluster.redis.cli('PTTL', key));
+    assert.ok(pttl > 0, `PTTL ${pttl}`);
+    const r = await ask(b.port, { requestState: state, inputResponses: answer('#eng') });
+    assert.equal(r.json?.result?.resultType, 'complete', r.text);
+    assert.deepEqual(r.json.result.structuredContent, { last: 'Echo: #eng' });
+    // used: a replay is refused everywhere, where it was minted too
+    for (const d of [c, a, b])
+      refused(await ask(d.port, { requestState: state, inputResponses: answer('#x') }));
+    assert.equal(await cluster.redis.cli('HGET', key, 'u'), '1');
+    assert.equal(await cluster.redis.cli('HEXISTS', key, 's'), '0', 'the state is gone');
+    // a forged one, and through HAProxy (which spreads 2026-07-28 calls)
+    refused(await ask(c.port, { requestState: `vmcpd-h-${'A'.repeat(32)}`,
+      inputResponses: answer('#x') }));
+    const s2 = await ask(cluster.haproxy.port);
+    const r2 = await ask(cluster.haproxy.port, { requestState: s2.json.result.requestState,
+      inputResponses: answer('#ops') });
+    assert.deepEqual(r2.json?.result?.structuredContent, { last: 'Echo: #ops' }, r2.text);
+  }));
+
+  test('Redis hung: the retry fails with the session store named, never a node\'s copy',
+    guarded(async () => {
+      const s = await ask(cluster.nodes[0].port);
+      const state = s.json.result.requestState;
+      process.kill(cluster.redis.proc.pid, 'SIGSTOP');
+      let r;
+      try {
+        r = await ask(cluster.nodes[0].port, { requestState: state,
+          inputResponses: answer('#down') });
+      } finally {
+        process.kill(cluster.redis.proc.pid, 'SIGCONT');
+      }
+      assert.equal(r.json?.error?.code, -32000, r.text);
+      assert.match(r.json.error.message, /session store \(Redis\) is unavailable/);
+    }));
 });
