@@ -56,7 +56,7 @@ void	 redis_cancel(struct redis_cmd *);
  * command, so that callers send EVALSHA: the text stays the caller's.
  * 0, or -1 when the table is full.
  */
-#define REDIS_SCRIPTS		8
+#define REDIS_SCRIPTS		16
 int	 redis_script_add(const char *text);
 
 /* let the commands sent finish, then connect again (scripts reloaded) */
