@@ -23,6 +23,8 @@
 #include "auth.h"
 #include "composite_run.h"
 #include "handle.h"
+#include "handle_redis.h"
+#include "session_redis.h"
 #include "worker.h"
 #include "composite_run_int.h"
 
@@ -290,23 +292,92 @@ crun_refuse(struct worker *w, struct httpd_req *req,
  * elicitations at once, suspended calls retried with their backend's
  * state and answers.  A missing answer asks again on a new handle.
  */
+static void	crun_resume_snap(struct worker *, json_t *, struct httpd_req *,
+		    const struct composite *, json_t *,
+		    const struct composite_client *, struct crun **, json_t *);
+
+/*
+ * sessionStorage redis: the handle is claimed in Redis, so the retry
+ * may come to any node, and a replay is refused on all.  A run stands
+ * in while the script runs (the edge's slot cancels it, the request
+ * held); Redis's answer frees it and the retry goes on as on one host.
+ */
+static void
+crun_claimed(void *arg, enum handle_err he, json_t *snap)
+{
+	struct crun			*cr = arg;
+	struct worker			*w = cr->cr_w;
+	struct composite_client		 cc = cr->cr_cc;
+	struct crun			**slot = cr->cr_slot;
+	struct httpd_req		*req = cr->cr_req;
+	const struct composite		*co = cr->cr_co;
+	json_t				*view, *params;
+
+	view = json_incref(cr->cr_view);
+	params = json_incref(cr->cr_params);
+	/* held across: the request must not look finished in between */
+	worker_request_hold(w);
+	cr->cr_slot = NULL;
+	*slot = NULL;
+	crun_free(cr, NULL);
+	if (he == HANDLE_ERROR)
+		cc.cc_done(cc.cc_arg, NULL, MCP_ERR_TRANSPORT,
+		    SESSION_REDIS_DOWN);
+	else if (he != HANDLE_OK)
+		crun_refuse(w, req, co, &cc, handle_err_name(he));
+	else
+		crun_resume_snap(w, view, req, co, params, &cc, slot, snap);
+	json_decref(view);
+	json_decref(params);
+	worker_request_release(w, __func__);
+}
+
+static void
+crun_claim(struct worker *w, json_t *view, struct httpd_req *req,
+    const struct composite *co, json_t *params,
+    const struct composite_client *cc, struct crun **slot, const char *id)
+{
+	struct crun *cr;
+
+	if (!handle_id_valid(id)) {
+		crun_refuse(w, req, co, cc, handle_err_name(HANDLE_UNKNOWN));
+		return;
+	}
+	if ((cr = crun_new(w, view, req, PROTO_ERA_MODERN, co, params,
+	    cc)) == NULL) {
+		cc->cc_done(cc->cc_arg, NULL, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: out of memory");
+		return;
+	}
+	cr->cr_params = json_incref(params);
+	cr->cr_req = req;
+	if (handle_redis_claim(id, cr->cr_owner, co, crun_claimed, cr) == -1) {
+		crun_free(cr, NULL);
+		cc->cc_done(cc->cc_arg, NULL, MCP_ERR_TRANSPORT,
+		    SESSION_REDIS_DOWN);
+		return;
+	}
+	cr->cr_slot = slot;
+	*slot = cr;
+}
+
 void
 crun_resume(struct worker *w, json_t *view, struct httpd_req *req,
     const struct composite *co, json_t *params,
     const struct composite_client *cc, struct crun **slot)
 {
-	struct crun	*cr;
-	json_t		*snap = NULL, *pending = NULL, *answers = NULL, *e, *a;
-	json_t		*inner, *resp;
+	json_t		*snap = NULL;
 	enum handle_err	 he;
 	const char	*id;
-	char		 err[256];
-	uint64_t	 now = store_now_ms(), dl, call;
-	size_t		 i;
+	uint64_t	 now = store_now_ms();
 
 	id = json_string_value(json_object_get(params, "requestState"));
 	if (id == NULL) {
 		crun_refuse(w, req, co, cc, "not_a_string");
+		return;
+	}
+	if (handle_redis_on()) {
+		crun_claim(w, view, req, co, params, cc, slot, id);
 		return;
 	}
 	if ((he = handle_resume(w->w_store, id, auth_scope(req), co, now,
@@ -314,6 +385,22 @@ crun_resume(struct worker *w, json_t *view, struct httpd_req *req,
 		crun_refuse(w, req, co, cc, handle_err_name(he));
 		return;
 	}
+	crun_resume_snap(w, view, req, co, params, cc, slot, snap);
+}
+
+/* the run restored from snap (the caller's reference, taken) */
+static void
+crun_resume_snap(struct worker *w, json_t *view, struct httpd_req *req,
+    const struct composite *co, json_t *params,
+    const struct composite_client *cc, struct crun **slot, json_t *snap)
+{
+	struct crun	*cr;
+	json_t		*pending = NULL, *answers = NULL, *e, *a;
+	json_t		*inner, *resp;
+	char		 err[256];
+	uint64_t	 now = store_now_ms(), dl, call;
+	size_t		 i;
+
 	if ((cr = crun_new(w, view, req, PROTO_ERA_MODERN, co, params,
 	    cc)) == NULL)
 		goto oom;

@@ -44,6 +44,7 @@
 #include "view.h"
 #include "worker.h"
 #include "view_int.h"
+#include "handle_redis.h"
 #include "composite_run_int.h"
 
 
@@ -198,6 +199,8 @@ crun_free(struct crun *cr, const char *abort_why)
 	json_decref(cr->cr_token);
 	json_decref(cr->cr_caps);
 	json_decref(cr->cr_raw);
+	json_decref(cr->cr_params);
+	handle_redis_cancel(cr);
 	if (cr->cr_slot != NULL)
 		*cr->cr_slot = NULL;
 	worker_request_release(cr->cr_w, __func__);

@@ -71,6 +71,8 @@ struct crun {
 	TAILQ_HEAD(, crun_timer)	 cr_timers;
 	uint64_t			 cr_start_ms;
 	struct crun			**cr_slot;	/* the edge's, or NULL */
+	json_t				*cr_params;	/* a claim's wait */
+	struct httpd_req		*cr_req;	/* the same */
 	int				 cr_elicit;	/* ended at one */
 	int				 cr_depth;	/* in the run's calls */
 	int				 cr_ended;	/* cd_done came */

@@ -15,6 +15,7 @@
 #include "shared/store.h"
 #include "auth.h"
 #include "handle.h"
+#include "handle_redis.h"
 
 struct handle_claim {
 	const char		*hc_owner;
@@ -115,6 +116,11 @@ handle_mint(struct store *st, const char *owner, const struct composite *co,
 		rc = store_add_limited(st, STORE_HANDLES, id, HANDLE_ID_LEN,
 		    buf, len, expires_ms, now_ms, &lim);
 		if (rc == 0) {
+			/* with Redis, any node may take the retry */
+			if (handle_redis_on())
+				handle_redis_put(id, owner, co->co_name,
+				    co->co_fp, state, strlen(state),
+				    expires_ms - now_ms);
 			e = HANDLE_OK;
 			goto done;
 		}

@@ -32,6 +32,7 @@
 #include "ratelimit.h"
 #include "authz.h"
 #include "session_redis.h"
+#include "pend_redis.h"
 
 #define LEGACY_MRTR_SHEDS	3
 
@@ -244,6 +245,10 @@ legacy_on_backend_request(struct mcp_req *mr, json_t *msg, const char *bsid,
 		    "request");
 		goto done;
 	}
+	/* with Redis, the answer may reach another node */
+	if (pend_redis_on())
+		pend_redis_put(mr->mr_sid, id, buf, len,
+		    w->w_conf->cf_pending_timeout_ms);
 	if ((out = json_copy(msg)) == NULL ||
 	    json_object_set_new(out, "id", json_string(id)) == -1) {
 		(void)snprintf(why, whylen, "out of memory");
@@ -276,50 +281,141 @@ legacy_on_push(void *arg, json_t *msg, const char *bsid, const char *version,
 	return 0;
 }
 
-/* the client answers a relayed request: send it to the backend that
- * asked, under the backend's own id, from whichever worker */
-static void
-legacy_client_answer(struct worker *w, struct jsonrpc_msg *msg,
-    struct session *s)
+/*
+ * The pending record p answered by out (the client's answer, without
+ * its id): sent to the backend that asked, under the backend's own id.
+ * -1: p is not sid's.
+ */
+static int
+legacy_relay_answer(struct worker *w, const char *sid, json_t *p, json_t *out)
 {
-	struct store_rec		 rec;
-	json_t				*p = NULL, *out = NULL;
-	json_error_t			 jerr;
-	const char			*id, *sid, *b, *bsid = NULL, *pv = NULL;
+	const char			*psid, *b, *bsid = NULL, *pv = NULL;
 	json_t				*bid;
 	const struct config_backend	*be;
 
-	if (mrtr_answer(w, s->s_id, msg) == 0)
-		return;		/* for a 2026-07-28 backend's input request */
-	id = json_string_value(msg->jm_id);
-	memset(&rec, 0, sizeof(rec));
-	if (id == NULL || strncmp(id, "vmcpd-r-", 8) != 0 ||
-	    store_get(w->w_store, STORE_PENDING, id, strlen(id),
-	    store_now_ms(), &rec) != 0) {
-		log_debug("session %.8s... answered an unknown request",
-		    s->s_id);
-		return;
-	}
-	p = json_loadb(rec.sr_data, rec.sr_len, JSON_ALLOW_NUL, &jerr);
-	store_rec_clear(&rec);
 	if (p == NULL || json_unpack(p, "{s:s, s:s, s?s, s?s, s:o}", "sid",
-	    &sid, "b", &b, "bsid", &bsid, "pv", &pv, "id", &bid) == -1 ||
-	    strcmp(sid, s->s_id) != 0 ||
+	    &psid, "b", &b, "bsid", &bsid, "pv", &pv, "id", &bid) == -1 ||
+	    strcmp(psid, sid) != 0 ||
 	    (be = config_backend_find(w->w_conf, b)) == NULL) {
 		/* another session's request: not this client's to answer */
 		log_warnx("session %.8s... answered a request that is not "
-		    "its own", s->s_id);
-		json_decref(p);
-		return;
+		    "its own", sid);
+		return -1;
 	}
-	(void)store_del(w->w_store, STORE_PENDING, id, strlen(id));
-	out = json_pack("{s:s, s:O, s:O}", "jsonrpc", "2.0", "id", bid,
-	    msg->jm_kind == JSONRPC_ERROR ? "error" : "result",
-	    msg->jm_kind == JSONRPC_ERROR ? msg->jm_error : msg->jm_result);
-	if (out != NULL)
+	if (json_object_set(out, "id", bid) == 0)
 		upstream_post(w, be, bsid, pv, out);
-	json_decref(out);
-	json_decref(p);
+	return 0;
+}
+
+/* a client's answer waiting for its record from Redis (the POST held) */
+struct legacy_rtake {
+	struct worker		*lt_w;
+	struct httpd_req	*lt_req;
+	json_t			*lt_out;
+	char			 lt_sid[SESSION_ID_LEN + 1];
+};
+
+static void
+legacy_rtake_done(void *arg, const char *rec, size_t len, int err)
+{
+	struct legacy_rtake	*lt = arg;
+	struct worker		*w = lt->lt_w;
+	json_t			*p;
+	json_error_t		 jerr;
+
+	if (err == -1)
+		pend_redis_unavailable(lt->lt_req);
+	else {
+		if (rec == NULL)
+			log_debug("session %.8s... answered an unknown "
+			    "request", lt->lt_sid);
+		else {
+			p = json_loadb(rec, len, JSON_ALLOW_NUL, &jerr);
+			(void)legacy_relay_answer(w, lt->lt_sid, p,
+			    lt->lt_out);
+			json_decref(p);
+		}
+		front_reply_empty(lt->lt_req, 202);
+	}
+	json_decref(lt->lt_out);
+	free(lt);
+	worker_request_release(w, __func__);
+}
+
+/*
+ * The client answers a relayed request: send it to the backend that
+ * asked, from whichever worker, or node (the record from Redis then).
+ * 0: the caller answers 202; 1: answered here, later.
+ */
+static int
+legacy_client_answer(struct worker *w, struct httpd_req *req,
+    struct jsonrpc_msg *msg, struct session *s)
+{
+	struct store_rec	 rec;
+	struct legacy_rtake	*lt;
+	json_t			*p, *out;
+	json_error_t		 jerr;
+	const char		*id;
+	int			 found;
+
+	switch (mrtr_answer(w, req, s->s_id, msg)) {
+	case 0:
+		return 0;	/* for a 2026-07-28 backend's input request */
+	case 2:
+		return 1;	/* the same, answered once Redis has it */
+	}
+	id = json_string_value(msg->jm_id);
+	if (id == NULL || strncmp(id, "vmcpd-r-", 8) != 0) {
+		log_debug("session %.8s... answered an unknown request",
+		    s->s_id);
+		return 0;
+	}
+	if ((out = json_pack("{s:s, s:O}", "jsonrpc", "2.0",
+	    msg->jm_kind == JSONRPC_ERROR ? "error" : "result",
+	    msg->jm_kind == JSONRPC_ERROR ? msg->jm_error :
+	    msg->jm_result)) == NULL)
+		return 0;
+	memset(&rec, 0, sizeof(rec));
+	found = store_get(w->w_store, STORE_PENDING, id, strlen(id),
+	    store_now_ms(), &rec) == 0;
+	if (found) {
+		p = json_loadb(rec.sr_data, rec.sr_len, JSON_ALLOW_NUL, &jerr);
+		store_rec_clear(&rec);
+		if (legacy_relay_answer(w, s->s_id, p, out) == 0) {
+			(void)store_del(w->w_store, STORE_PENDING, id,
+			    strlen(id));
+			if (pend_redis_on())
+				pend_redis_del(s->s_id, id);
+		}
+		json_decref(p);
+		json_decref(out);
+		return 0;
+	}
+	if (!pend_redis_on()) {
+		log_debug("session %.8s... answered an unknown request",
+		    s->s_id);
+		json_decref(out);
+		return 0;
+	}
+	/* relayed by another node, perhaps: its record is in Redis */
+	if ((lt = calloc(1, sizeof(*lt))) == NULL) {
+		json_decref(out);
+		front_reply_error(req, 500, NULL, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: out of memory");
+		return 1;
+	}
+	lt->lt_w = w;
+	lt->lt_req = req;
+	lt->lt_out = out;
+	(void)snprintf(lt->lt_sid, sizeof(lt->lt_sid), "%s", s->s_id);
+	if (pend_redis_take(s->s_id, id, legacy_rtake_done, lt) == -1) {
+		json_decref(out);
+		free(lt);
+		pend_redis_unavailable(req);
+		return 1;
+	}
+	worker_request_hold(w);
+	return 1;
 }
 
 /* the backend's answer as text, under the client's id */
@@ -1083,8 +1179,8 @@ legacy_post(struct worker *w, struct httpd_req *req, struct jsonrpc_msg *msg,
 		break;
 	default:
 		/* an answer to a request vmcpd relayed to this client */
-		legacy_client_answer(w, msg, &s);
-		front_reply_empty(req, 202);
+		if (legacy_client_answer(w, req, msg, &s) == 0)
+			front_reply_empty(req, 202);
 		jsonrpc_msg_clear(msg);
 		break;
 	}

@@ -23,6 +23,8 @@
 #include "shared/config.h"
 #include "shared/log.h"
 #include "shared/store.h"
+#include "httpd.h"
+#include "pend_redis.h"
 #include "wake.h"
 #include "worker.h"
 
@@ -38,6 +40,7 @@ struct mrtr_ask {
 struct mrtr_wait {
 	TAILQ_ENTRY(mrtr_wait)	 mw_entry;
 	struct worker		*mw_w;
+	char			 mw_sid[SESSION_ID_LEN + 1];
 	struct mrtr_ask		*mw_asks;
 	size_t			 mw_nasks;
 	size_t			 mw_left;
@@ -57,9 +60,13 @@ mrtr_free(struct mrtr_wait *mw)
 
 	TAILQ_REMOVE(&mrtr_waits, mw, mw_entry);
 	for (i = 0; i < mw->mw_nasks; i++) {
-		if (!mw->mw_asks[i].ma_done)
+		if (!mw->mw_asks[i].ma_done && mw->mw_asks[i].ma_id[0]) {
 			(void)store_del(mw->mw_w->w_store, STORE_PENDING,
 			    mw->mw_asks[i].ma_id, strlen(mw->mw_asks[i].ma_id));
+			if (pend_redis_on())
+				pend_redis_del(mw->mw_sid,
+				    mw->mw_asks[i].ma_id);
+		}
 		free(mw->mw_asks[i].ma_key);
 	}
 	free(mw->mw_asks);
@@ -104,6 +111,7 @@ mrtr_finish(struct mrtr_wait *mw, json_t *responses, const char *err)
 }
 
 static void	mrtr_take(struct worker *, const char *);
+static struct mrtr_wait *mrtr_find(const char *, size_t *);
 
 /*
  * Each second: the store, in case a wake-up datagram was lost, and the
@@ -132,6 +140,10 @@ mrtr_on_tick(evutil_socket_t fd, short ev, void *arg)
 			    sizeof(ids[0]));
 	for (i = 0; i < n; i++)
 		mrtr_take(w, ids[i]);
+	/* answered on another node, its wake-up lost: read Redis too */
+	if (pend_redis_on())
+		for (i = 0; i < n; i++)
+			mrtr_redis_wake(w, ids[i]);
 	free(ids);
 }
 
@@ -162,6 +174,7 @@ mrtr_ask(struct worker *w, const char *sid, const json_t *client_caps,
 		return NULL;
 	}
 	mw->mw_w = w;
+	(void)snprintf(mw->mw_sid, sizeof(mw->mw_sid), "%s", sid);
 	mw->mw_cb = cb;
 	mw->mw_arg = arg;
 	TAILQ_INSERT_TAIL(&mrtr_waits, mw, mw_entry);
@@ -207,6 +220,10 @@ mrtr_ask(struct worker *w, const char *sid, const json_t *client_caps,
 			goto fail;
 		}
 		free(buf);
+		/* with Redis, the answer may reach another node */
+		if (pend_redis_on())
+			pend_redis_ask(sid, ma->ma_id,
+			    w->w_conf->cf_pending_timeout_ms);
 		out = json_pack("{s:s, s:s, s:s, s:O*}", "jsonrpc", "2.0", "id",
 		    ma->ma_id, "method", method, "params",
 		    json_object_get(ir, "params"));
@@ -252,17 +269,50 @@ mrtr_find(const char *id, size_t *idx)
 	return NULL;
 }
 
-/* the answer is in the store: take it, and retry once all are in */
+/*
+ * The answer p ({result} or {error}) to ask i of mw: taken, and the
+ * backend retried once all are in.  0, or -1 (p holds no answer).
+ */
+static int
+mrtr_apply(struct mrtr_wait *mw, size_t i, json_t *p)
+{
+	json_t		*result, *error;
+	char		 why[300];
+	const char	*m;
+
+	result = json_object_get(p, "result");
+	error = json_object_get(p, "error");
+	if (result == NULL && error == NULL)
+		return -1;	/* not answered yet: a stray wake-up */
+	(void)store_del(mw->mw_w->w_store, STORE_PENDING, mw->mw_asks[i].ma_id,
+	    strlen(mw->mw_asks[i].ma_id));
+	mw->mw_asks[i].ma_done = 1;
+	if (error != NULL) {
+		m = json_string_value(json_object_get(error, "message"));
+		(void)snprintf(why, sizeof(why), "the client refused the "
+		    "backend's input request: %.200s", m != NULL ? m : "error");
+		mrtr_finish(mw, NULL, why);
+		return 0;
+	}
+	if (json_object_set(mw->mw_responses, mw->mw_asks[i].ma_key,
+	    result) == -1) {
+		mrtr_finish(mw, NULL, "out of memory");
+		return 0;
+	}
+	if (--mw->mw_left == 0)
+		mrtr_finish(mw, mw->mw_responses, NULL);
+	return 0;
+}
+
+/* the answer is in the store: take it */
 static void
 mrtr_take(struct worker *w, const char *id)
 {
 	struct mrtr_wait	*mw;
 	struct store_rec	 rec;
-	json_t			*p, *result, *error;
+	json_t			*p;
 	json_error_t		 jerr;
 	size_t			 i;
-	char			 why[300];
-	const char		*m;
 
 	if ((mw = mrtr_find(id, &i)) == NULL)
 		return;
@@ -272,31 +322,114 @@ mrtr_take(struct worker *w, const char *id)
 		return;
 	p = json_loadb(rec.sr_data, rec.sr_len, JSON_ALLOW_NUL, &jerr);
 	store_rec_clear(&rec);
-	result = json_object_get(p, "result");
-	error = json_object_get(p, "error");
-	if (result == NULL && error == NULL) {
+	/* answered here: Redis's copy of the ask goes too */
+	if (pend_redis_on() && (json_object_get(p, "result") != NULL ||
+	    json_object_get(p, "error") != NULL))
+		pend_redis_del(mw->mw_sid, id);
+	(void)mrtr_apply(mw, i, p);
+	json_decref(p);
+}
+
+/* an answer read from Redis, for the id in the argument */
+struct mrtr_rtake {
+	struct worker	*rt_w;
+	char		 rt_id[MRTR_ID_LEN + 1];
+};
+
+static void
+mrtr_redis_taken(void *arg, const char *rec, size_t len, int err)
+{
+	struct mrtr_rtake	*rt = arg;
+	struct mrtr_wait	*mw;
+	json_t			*p;
+	json_error_t		 jerr;
+	size_t			 i;
+
+	/* Redis down: the next tick reads again */
+	if (err == 0 && rec != NULL && (mw = mrtr_find(rt->rt_id, &i)) !=
+	    NULL) {
+		p = json_loadb(rec, len, JSON_ALLOW_NUL, &jerr);
+		if (mrtr_apply(mw, i, p) == -1)
+			log_warnx("an answer to %s in redis is not one",
+			    rt->rt_id);
 		json_decref(p);
-		return;		/* not answered yet: a stray wake-up */
 	}
-	(void)store_del(w->w_store, STORE_PENDING, id, strlen(id));
-	mw->mw_asks[i].ma_done = 1;
-	if (error != NULL) {
-		m = json_string_value(json_object_get(error, "message"));
-		(void)snprintf(why, sizeof(why), "the client refused the "
-		    "backend's input request: %.200s", m != NULL ? m : "error");
-		json_decref(p);
-		mrtr_finish(mw, NULL, why);
+	free(rt);
+}
+
+void
+mrtr_redis_wake(struct worker *w, const char *id)
+{
+	struct mrtr_wait	*mw;
+	struct mrtr_rtake	*rt;
+	size_t			 i;
+
+	if ((mw = mrtr_find(id, &i)) == NULL ||
+	    (rt = calloc(1, sizeof(*rt))) == NULL)
 		return;
+	rt->rt_w = w;
+	(void)snprintf(rt->rt_id, sizeof(rt->rt_id), "%s", id);
+	if (pend_redis_take_answer(mw->mw_sid, id, mrtr_redis_taken, rt) == -1)
+		free(rt);
+}
+
+/* a client's answer given to Redis for another node: the POST waits */
+struct mrtr_rans {
+	struct worker		*ra_w;
+	struct httpd_req	*ra_req;
+	char			 ra_sid[SESSION_ID_LEN + 1];
+};
+
+static void
+mrtr_redis_answered(void *arg, int rc)
+{
+	struct mrtr_rans	*ra = arg;
+	struct worker		*w = ra->ra_w;
+
+	if (rc == -2)
+		pend_redis_unavailable(ra->ra_req);
+	else {
+		if (rc != 1)
+			log_warnx("session %.8s... answered an input request "
+			    "that is not its own, or twice", ra->ra_sid);
+		front_reply_empty(ra->ra_req, 202);
 	}
-	if (json_object_set(mw->mw_responses, mw->mw_asks[i].ma_key,
-	    result) == -1) {
+	free(ra);
+	worker_request_release(w, __func__);
+}
+
+/* not in this host's store: another node may have asked (2), or not */
+static int
+mrtr_answer_redis(struct worker *w, struct httpd_req *req, const char *sid,
+    const char *id, const struct jsonrpc_msg *msg)
+{
+	struct mrtr_rans	*ra;
+	json_t			*p;
+	char			*buf = NULL;
+	size_t			 len;
+
+	if ((p = json_pack("{s:O}", msg->jm_kind == JSONRPC_ERROR ? "error" :
+	    "result", msg->jm_kind == JSONRPC_ERROR ? msg->jm_error :
+	    msg->jm_result)) == NULL || (buf = jsonrpc_dump(p, &len)) == NULL ||
+	    (ra = calloc(1, sizeof(*ra))) == NULL) {
 		json_decref(p);
-		mrtr_finish(mw, NULL, "out of memory");
-		return;
+		free(buf);
+		return 0;
 	}
 	json_decref(p);
-	if (--mw->mw_left == 0)
-		mrtr_finish(mw, mw->mw_responses, NULL);
+	ra->ra_w = w;
+	ra->ra_req = req;
+	(void)snprintf(ra->ra_sid, sizeof(ra->ra_sid), "%s", sid);
+	if (pend_redis_answer(sid, id, buf, len, mrtr_redis_answered,
+	    ra) == -1) {
+		free(buf);
+		free(ra);
+		pend_redis_unavailable(req);
+		return 2;
+	}
+	free(buf);
+	worker_request_hold(w);
+	return 2;
 }
 
 /*
@@ -305,7 +438,8 @@ mrtr_take(struct worker *w, const char *id)
  * session (handled), 1 if not an MRTR id at all.
  */
 int
-mrtr_answer(struct worker *w, const char *sid, const struct jsonrpc_msg *msg)
+mrtr_answer(struct worker *w, struct httpd_req *req, const char *sid,
+    const struct jsonrpc_msg *msg)
 {
 	struct store_rec	 rec;
 	json_t			*p;
@@ -322,6 +456,8 @@ mrtr_answer(struct worker *w, const char *sid, const struct jsonrpc_msg *msg)
 	memset(&rec, 0, sizeof(rec));
 	if (store_get(w->w_store, STORE_PENDING, id, strlen(id), now,
 	    &rec) != 0) {
+		if (pend_redis_on())
+			return mrtr_answer_redis(w, req, sid, id, msg);
 		log_debug("session %.8s... answered an unknown input request",
 		    sid);
 		return 0;

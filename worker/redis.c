@@ -333,6 +333,17 @@ redis_free(void)
 	rds.r_retry = rds.r_timer = NULL;
 }
 
+/* the address resolved at start (redis_sub.c connects there too) */
+int
+redis_address(const char **ip, int *port)
+{
+	if (rds.r_w == NULL || rds.r_ip[0] == '\0')
+		return -1;
+	*ip = rds.r_ip;
+	*port = rds.r_port;
+	return 0;
+}
+
 int
 redis_up(void)
 {

@@ -34,6 +34,9 @@ typedef void (*redis_cb)(void *arg, const struct redisReply *reply,
 int	 redis_init(struct worker *);
 void	 redis_free(void);
 
+/* the address resolved when the worker started: 0, or -1 (none) */
+int	 redis_address(const char **ip, int *port);
+
 /* the connection is up (a command sent now can be answered) */
 int	 redis_up(void);
 
@@ -53,10 +56,23 @@ void	 redis_cancel(struct redis_cmd *);
  * command, so that callers send EVALSHA: the text stays the caller's.
  * 0, or -1 when the table is full.
  */
-#define REDIS_SCRIPTS		4
+#define REDIS_SCRIPTS		16
 int	 redis_script_add(const char *text);
 
 /* let the commands sent finish, then connect again (scripts reloaded) */
 void	 redis_reconnect(void);
+
+/*
+ * The worker's subscription (worker/redis_sub.c): a connection of its
+ * own (one in subscribe mode takes no other command) on this worker's
+ * channel, "<keyPrefix>wake:<random>", made again with backoff after a
+ * loss.  A message lost meanwhile is covered by its reader's own timer.
+ * cb(payload, len) for each message.
+ */
+typedef void (*redis_sub_cb)(const char *, size_t);
+int	 redis_sub_init(struct worker *, redis_sub_cb);
+void	 redis_sub_free(void);
+/* this worker's channel, or NULL (no subscription) */
+const char *redis_sub_channel(void);
 
 #endif /* VMCPD_REDIS_H */

@@ -28,6 +28,9 @@ struct session;
 extern const char session_redis_put_lua[];
 extern const char session_redis_get_lua[];
 
+/* a script's SHA-1 in hex, as EVALSHA names it: computed into hex
+ * (41 bytes) unless hex[0] is set already */
+const char *session_redis_sha(const char *text, size_t len, char hex[41]);
 /* the get script's SHA-1 in hex, as EVALSHA names it */
 const char *session_redis_get_sha(void);
 

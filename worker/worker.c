@@ -28,6 +28,8 @@
 #include "redis.h"
 #include "worker.h"
 #include "session_redis.h"
+#include "pend_redis.h"
+#include "handle_redis.h"
 
 static struct worker	 the_worker;
 
@@ -289,6 +291,8 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 	(void)redis_init(w);
 	ratelimit_init(w);
 	session_redis_init(w);
+	pend_redis_init(w);
+	handle_redis_init(w);
 	if ((w->w_chan_ev = event_new(w->w_base, chan_fd, EV_READ | EV_PERSIST,
 	    worker_on_channel, w)) == NULL ||
 	    event_add(w->w_chan_ev, NULL) == -1)
@@ -303,6 +307,7 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 
 	log_debug("exiting");
 	notify_free(w);
+	redis_sub_free();
 	redis_free();
 	bclose_free();
 	listen_drain(w);

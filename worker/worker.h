@@ -239,10 +239,16 @@ void	 mrtr_cancel(struct mrtr_wait *);
  * the wrong type */
 int	 mrtr_input_required(const json_t *result, json_t **irp,
 	    json_t **statep);
-/* a client's answer: 0 if it was to an input request (taken), else 1 */
-int	 mrtr_answer(struct worker *, const char *sid,
+/*
+ * A client's answer: 0 if it was to an input request (taken; the caller
+ * answers 202), 1 if not, 2 if req is answered here later (the answer
+ * goes through Redis: another node asked).
+ */
+int	 mrtr_answer(struct worker *, struct httpd_req *, const char *sid,
 	    const struct jsonrpc_msg *);
 void	 mrtr_wake(struct worker *, const char *id);
+/* sessionStorage redis: an answer for id may be in Redis */
+void	 mrtr_redis_wake(struct worker *, const char *id);
 void	 mrtr_free_all(void);
 
 /*

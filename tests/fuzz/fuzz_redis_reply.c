@@ -6,7 +6,12 @@
  * 1 ms, or ERROR; a key fits its buffer and is NUL-terminated.  The
  * same answers read as the session script's
  * (worker/session_rcodec.c session_redis_verdict()): SAME or NEW with a
- * stamp of at least 1, NEW with its record inside the answer.
+ * stamp of at least 1, NEW with its record inside the answer.  And as
+ * GETDEL's of a pending request (worker/pend_rcodec.c
+ * pend_redis_record()): a record is the answer's own non-empty string;
+ * and as the MRTR answer script's (pend_redis_answered()); and as the
+ * handle claim's (handle_rcodec.c handle_redis_verdict()): a state
+ * only with HANDLE_OK, the answer's own non-empty string.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -16,6 +21,8 @@
 
 #include "worker/ratelimit.h"
 #include "worker/session_redis.h"
+#include "worker/pend_redis.h"
+#include "worker/handle_redis.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
@@ -63,6 +70,41 @@ session_check(const redisReply *r)
 		abort();
 }
 
+static void
+pend_check(const redisReply *r)
+{
+	const char	*rec = NULL;
+	size_t		 len = 0;
+	int		 rc;
+
+	rc = pend_redis_record(r, &rec, &len);
+	if (rc == 1 && (r->type != REDIS_REPLY_STRING || rec != r->str ||
+	    len != r->len || len == 0))
+		abort();
+	if (rc != 1 && (rec != NULL || len != 0 || rc < -1 || rc > 0))
+		abort();
+	/* the answer script's verdict: one of four */
+	rc = pend_redis_answered(r);
+	if (rc < -2 || rc > 1 || (rc != -2 && r->type != REDIS_REPLY_INTEGER))
+		abort();
+}
+
+static void
+handle_check(const redisReply *r)
+{
+	const char	*st = (const char *)1;
+	size_t		 len = 1;
+	enum handle_err	 e;
+
+	e = handle_redis_verdict(r, &st, &len);
+	if (e == HANDLE_OK && (r->type != REDIS_REPLY_ARRAY ||
+	    r->elements != 1 || st != r->element[0]->str ||
+	    len != r->element[0]->len || len == 0))
+		abort();
+	if (e != HANDLE_OK && (st != NULL || len != 0))
+		abort();
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -75,9 +117,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t			 n;
 	int			 i;
 
-	if ((in = malloc(size > 0 ? size : 1)) == NULL)
+	/* NUL-terminated: the bytes name a session in a key too */
+	if ((in = malloc(size + 1)) == NULL)
 		abort();
 	memcpy(in, data, size);
+	in[size] = '\0';
 	if ((rr = redisReaderCreate()) == NULL)
 		abort();
 	if (!resp_too_big(in, size) && redisReaderFeed(rr, in, size) ==
@@ -94,6 +138,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			    v != RATELIMIT_ERROR))
 				abort();
 			session_check(reply);
+			pend_check(reply);
+			handle_check(reply);
 			freeReplyObject(reply);
 		}
 	}
@@ -102,6 +148,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    "0123456789abcdef0123456789abcdef", in, size);
 	if (n != 0 && (n >= sizeof(key) || key[n] != '\0' ||
 	    strlen(key) != n))
+		abort();
+	n = pend_redis_key(key, sizeof(key), "thv:vmcp:session:", in,
+	    "vmcpd-r-0123456789abcdef0123456789abcdef");
+	if (n != 0 && (n >= sizeof(key) || key[n] != '\0'))
 		abort();
 	free(in);
 	return 0;

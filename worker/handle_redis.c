@@ -1,0 +1,188 @@
+/*
+ * Workflow handles in Redis (sessionStorage.provider redis), the
+ * worker's side (the pure parts are handle_rcodec.c; the design in
+ * docs/ARCHITECTURE.md, Beyond one host): the write after each mint,
+ * and the claim of a retry, asynchronous on the loop.
+ */
+#include <sys/queue.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <hiredis/hiredis.h>
+
+#include "shared/composite.h"
+#include "shared/config.h"
+#include "shared/log.h"
+#include "redis.h"
+#include "worker.h"
+#include "handle_redis.h"
+
+static struct {
+	struct worker	*hr_w;
+	int		 hr_on;
+	time_t		 hr_logged;
+} HR;
+
+void
+handle_redis_init(struct worker *w)
+{
+	if (w->w_conf->cf_sstore.css_provider != CONFIG_SSTORE_REDIS)
+		return;
+	HR.hr_w = w;
+	HR.hr_on = 1;
+	(void)redis_script_add(handle_redis_mint_lua);
+	(void)redis_script_add(handle_redis_claim_lua);
+}
+
+int
+handle_redis_on(void)
+{
+	return HR.hr_on;
+}
+
+/* a failure, logged a line a second at most */
+static void
+handle_redis_failed(const char *what, const redisReply *reply,
+    const char *err)
+{
+	if (err == NULL && reply != NULL && reply->type == REDIS_REPLY_ERROR) {
+		err = reply->str;
+		/* flushed (SCRIPT FLUSH): loaded again on reconnect */
+		if (strncmp(err, "NOSCRIPT", 8) == 0)
+			redis_reconnect();
+	}
+	diag_count_redis_error(HR.hr_w);
+	if (time(NULL) != HR.hr_logged) {
+		HR.hr_logged = time(NULL);
+		log_warnx("workflow handles (redis): %s: %s", what,
+		    err != NULL ? err : "an answer not understood");
+	}
+}
+
+static void
+handle_redis_on_put(void *arg, const redisReply *reply, const char *err)
+{
+	(void)arg;
+	if (err != NULL || reply == NULL || reply->type != REDIS_REPLY_INTEGER)
+		handle_redis_failed("a handle not written", reply, err);
+}
+
+void
+handle_redis_put(const char *id, const char *owner, const char *composite,
+    const char *fp, const char *state, size_t slen, uint64_t ttl_ms)
+{
+	const char	*argv[9];
+	size_t		 lens[9];
+	char		 key[HANDLE_RKEY_MAX], ttl[24];
+	int		 i;
+
+	if ((lens[3] = handle_redis_key(key, sizeof(key),
+	    HR.hr_w->w_conf->cf_sstore.css_prefix, id)) == 0)
+		return;
+	(void)snprintf(ttl, sizeof(ttl), "%" PRIu64, ttl_ms > 0 ? ttl_ms : 1);
+	argv[0] = "EVALSHA";
+	argv[1] = handle_redis_mint_sha();
+	argv[2] = "1";
+	argv[3] = key;
+	argv[4] = owner;
+	argv[5] = composite;
+	argv[6] = fp;
+	argv[7] = state;
+	argv[8] = ttl;
+	for (i = 0; i < 9; i++)
+		if (i != 3 && i != 7)
+			lens[i] = strlen(argv[i]);
+	lens[7] = slen;
+	if (redis_command(9, argv, lens, handle_redis_on_put, NULL) == NULL)
+		handle_redis_failed("a handle not written", NULL,
+		    "not connected");
+}
+
+struct handle_rclaim {
+	TAILQ_ENTRY(handle_rclaim)	 hc_entry;
+	struct redis_cmd		*hc_cmd;
+	handle_claim_cb			 hc_cb;
+	void				*hc_arg;
+};
+
+static TAILQ_HEAD(, handle_rclaim) handle_rclaims =
+    TAILQ_HEAD_INITIALIZER(handle_rclaims);
+
+static void
+handle_redis_on_claim(void *arg, const redisReply *reply, const char *err)
+{
+	struct handle_rclaim	*hc = arg;
+	enum handle_err		 e = HANDLE_ERROR;
+	const char		*state = NULL;
+	size_t			 slen = 0;
+	json_t			*snap = NULL;
+	json_error_t		 je;
+
+	if (err == NULL)
+		e = handle_redis_verdict(reply, &state, &slen);
+	if (e == HANDLE_ERROR)
+		handle_redis_failed("a handle not claimed", reply, err);
+	if (e == HANDLE_OK && (snap = json_loadb(state, slen, 0, &je)) ==
+	    NULL)
+		e = HANDLE_ERROR;
+	/* off the list first: cb may cancel others */
+	TAILQ_REMOVE(&handle_rclaims, hc, hc_entry);
+	hc->hc_cb(hc->hc_arg, e, snap);
+	free(hc);
+}
+
+int
+handle_redis_claim(const char *id, const char *owner,
+    const struct composite *co, handle_claim_cb cb, void *arg)
+{
+	struct handle_rclaim	*hc;
+	const char		*argv[7];
+	size_t			 lens[7];
+	char			 key[HANDLE_RKEY_MAX];
+	int			 i;
+
+	if ((lens[3] = handle_redis_key(key, sizeof(key),
+	    HR.hr_w->w_conf->cf_sstore.css_prefix, id)) == 0 ||
+	    (hc = calloc(1, sizeof(*hc))) == NULL)
+		return -1;
+	argv[0] = "EVALSHA";
+	argv[1] = handle_redis_claim_sha();
+	argv[2] = "1";
+	argv[3] = key;
+	argv[4] = owner;
+	argv[5] = co->co_name;
+	argv[6] = co->co_fp;
+	for (i = 0; i < 7; i++)
+		if (i != 3)
+			lens[i] = strlen(argv[i]);
+	hc->hc_cb = cb;
+	hc->hc_arg = arg;
+	if ((hc->hc_cmd = redis_command(7, argv, lens, handle_redis_on_claim,
+	    hc)) == NULL) {
+		free(hc);
+		handle_redis_failed("a handle not claimed", NULL,
+		    "not connected");
+		return -1;
+	}
+	TAILQ_INSERT_TAIL(&handle_rclaims, hc, hc_entry);
+	return 0;
+}
+
+void
+handle_redis_cancel(void *arg)
+{
+	struct handle_rclaim *hc, *next;
+
+	for (hc = TAILQ_FIRST(&handle_rclaims); hc != NULL; hc = next) {
+		next = TAILQ_NEXT(hc, hc_entry);
+		if (hc->hc_arg == arg) {
+			redis_cancel(hc->hc_cmd);
+			TAILQ_REMOVE(&handle_rclaims, hc, hc_entry);
+			free(hc);
+		}
+	}
+}
