@@ -53,7 +53,7 @@ void	 redis_cancel(struct redis_cmd *);
  * command, so that callers send EVALSHA: the text stays the caller's.
  * 0, or -1 when the table is full.
  */
-#define REDIS_SCRIPTS		4
+#define REDIS_SCRIPTS		8
 int	 redis_script_add(const char *text);
 
 /* let the commands sent finish, then connect again (scripts reloaded) */

@@ -44,7 +44,7 @@ const char session_redis_get_lua[] =
 "end\n"
 "return {v, redis.call('HGET', KEYS[1], 'r')}\n";
 
-static const char *
+const char *
 session_redis_sha(const char *text, size_t len, char hex[41])
 {
 	unsigned char	md[SHA_DIGEST_LENGTH];
