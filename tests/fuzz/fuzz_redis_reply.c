@@ -6,7 +6,9 @@
  * 1 ms, or ERROR; a key fits its buffer and is NUL-terminated.  The
  * same answers read as the session script's
  * (worker/session_rcodec.c session_redis_verdict()): SAME or NEW with a
- * stamp of at least 1, NEW with its record inside the answer.
+ * stamp of at least 1, NEW with its record inside the answer.  And
+ * as the event replay buffer's (worker/stream_rcodec.c): the append's
+ * id, the read's events, each inside the answer with a positive id.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -16,6 +18,7 @@
 
 #include "worker/ratelimit.h"
 #include "worker/session_redis.h"
+#include "worker/stream_redis.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
@@ -63,6 +66,32 @@ session_check(const redisReply *r)
 		abort();
 }
 
+static void
+stream_check(const redisReply *r)
+{
+	const char	*msg;
+	uint64_t	 after, id;
+	size_t		 count, i, mlen;
+
+	if (stream_redis_appended(r) != 0 && (r->type != REDIS_REPLY_INTEGER ||
+	    r->integer <= 0))
+		abort();
+	if (stream_redis_answer(r, &after, &count) == -1)
+		return;
+	if (count + 1 != r->elements || count > STREAM_RREAD_MAX)
+		abort();
+	for (i = 0; i < count; i++) {
+		if (stream_redis_event(r, i, &id, &msg, &mlen) == -1)
+			continue;
+		if (id == 0 || msg < r->element[i + 1]->str ||
+		    msg + mlen != r->element[i + 1]->str +
+		    r->element[i + 1]->len)
+			abort();
+	}
+	if (stream_redis_event(r, count, &id, &msg, &mlen) != -1)
+		abort();
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -94,6 +123,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			    v != RATELIMIT_ERROR))
 				abort();
 			session_check(reply);
+			stream_check(reply);
 			freeReplyObject(reply);
 		}
 	}
