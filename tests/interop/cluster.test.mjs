@@ -36,6 +36,7 @@ import {
   startCluster, startRedis, startNode, nodeMetrics, killNode,
 } from './lib/cluster.mjs';
 import { startIdp, oidcConfig } from './lib/oidc.mjs';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Client as V2Client, StreamableHTTPClientTransport as V2Transport } from '@modelcontextprotocol/client';
 
 useHarness();
@@ -152,12 +153,13 @@ describe('three nodes behind HAProxy, one Redis', () => {
       assert.equal(await sum('vmcpd_ratelimit_fail_open_total'), before + 6);
       assert.ok(await sum('vmcpd_redis_errors_total') >= 6);
 
-      // a new, empty Redis on the same port: every worker reconnects by
+      // a new, empty Redis on the same port: every worker and builder
+      // (its list changes go to the sessions' events) reconnects by
       // itself (backoff at most 5 s)
       await cluster.redis.start();
-      await waitFor('the 3 workers connected to Redis again', async () =>
+      await waitFor('the 3 workers and 3 builders connected to Redis again', async () =>
         (await cluster.redis.cli('CLIENT', 'LIST')).split('\n')
-          .filter((l) => !/cmd=client/.test(l)).length === 3,
+          .filter((l) => !/cmd=client/.test(l)).length === 6,
       { timeout: 30000, interval: 200 });
       const up = await calls(3 * LIMIT, 'u');
       assert.equal(up.ok, LIMIT, `calls let through with Redis back (${up.limited} limited)`);
@@ -428,6 +430,39 @@ describe('the event replay buffer in Redis', () => {
       const served = owner.get(workerOf(await rpc(cluster.haproxy.port, sid, 'tools/list', {}))?.pid);
       assert.notEqual(served, home);
       g2.close();
+    }));
+
+  test('SDK v1: kill -9 of its node; its GET stream resumes elsewhere with Last-Event-ID, every change once',
+    guarded(async () => {
+      const url = `http://${HOST}:${cluster.haproxy.port}/mcp`;
+      const { client, transport } = await connectClient(url, { name: 'events-v1' });
+      const seen = [];
+      client.setNotificationHandler(ToolListChangedNotificationSchema, (n) => { seen.push(n); });
+      try {
+        const sid = transport.sessionId;
+        const home = owner.get(workerOf(await rpc(cluster.haproxy.port, sid, 'tools/list', {}))?.pid);
+        // the SDK opens its GET stream right after initialized; a
+        // change made before it is open is not for it (a fresh stream
+        // starts after the newest event), so give it time
+        await new Promise((r) => setTimeout(r, 3000));
+        await change(sid);
+        await change(sid);
+        await waitFor('two changes', () => seen.length >= 2, { timeout: 20000 });
+        await killNode(cluster.nodes[home]);
+        // made while the SDK reconnects: replayed from Redis
+        await change(sid);
+        await change(sid);
+        const total = await seqOf(sid);
+        await waitFor('every change delivered', () => seen.length >= total,
+          { timeout: 30000, interval: 100 });
+        await change(sid);
+        await waitFor('and the next, live', () => seen.length >= total + 1,
+          { timeout: 20000, interval: 100 });
+        assert.equal(seen.length, await seqOf(sid), 'each event exactly once');
+        assert.equal(transport.sessionId, sid, 'the same session');
+      } finally {
+        await client.close().catch(() => {});
+      }
     }));
 
   test('Redis killed: the stream ends saying why, a resume is 503; back (empty): no operator action',
