@@ -61,6 +61,7 @@ struct gstream {
 	int			 gs_ragain;
 	int			 gs_primed;
 	int64_t			 gs_rfirst;
+	int			 gs_gone;	/* closed while writing */
 };
 
 static TAILQ_HEAD(, gstream) gstreams = TAILQ_HEAD_INITIALIZER(gstreams);
@@ -172,6 +173,36 @@ stream_on_close(struct httpd_req *hr, void *arg)
 	stream_free(gs);
 }
 
+/*
+ * A write may find the connection gone and call its close callback at
+ * once: between stream_write_begin() and stream_write_end() that only
+ * marks the stream, which stream_write_end() then frees (-1).
+ */
+static void
+stream_on_close_marked(struct httpd_req *hr, void *arg)
+{
+	struct gstream *gs = arg;
+
+	(void)hr;
+	gs->gs_gone = 1;
+}
+
+static void
+stream_write_begin(struct gstream *gs)
+{
+	httpd_req_set_close_cb(gs->gs_req, stream_on_close_marked, gs);
+}
+
+static int
+stream_write_end(struct gstream *gs)
+{
+	httpd_req_set_close_cb(gs->gs_req, stream_on_close, gs);
+	if (!gs->gs_gone)
+		return 0;
+	stream_on_close(gs->gs_req, gs);
+	return -1;
+}
+
 struct stream_scan {
 	struct gstream	*ss_gs;
 	uint64_t	 ss_last;
@@ -239,8 +270,11 @@ stream_rfail(struct gstream *gs)
 	static const char msg[] = ": the session store (Redis) is "
 	    "unavailable; resume with Last-Event-ID later\n\n";
 
-	if (gs->gs_req != NULL)
+	if (gs->gs_req != NULL) {
+		/* the connection gone, stream_end() ends the request */
+		httpd_req_set_close_cb(gs->gs_req, NULL, NULL);
 		(void)httpd_send_chunk(gs->gs_req, msg, sizeof(msg) - 1);
+	}
 	stream_end(gs);
 }
 
@@ -259,21 +293,26 @@ stream_on_rread(void *arg, const redisReply *reply, const char *err)
 		stream_rfail(gs);
 		return;
 	}
+	stream_write_begin(gs);
 	if (!gs->gs_primed) {
 		gs->gs_last = after;
 		gs->gs_primed = 1;
 		stream_prime(gs);
 	}
-	for (i = 0; i < count; i++) {
+	for (i = 0; i < count && !gs->gs_gone; i++) {
 		if (stream_redis_event(reply, i, &seq, &msg, &mlen) == -1 ||
 		    seq <= gs->gs_last)
 			continue;
 		(void)snprintf(id, sizeof(id), "%llu", (unsigned long long)seq);
 		/* not sent (a slow reader): read again at the next flush */
-		if (front_sse_send_text(gs->gs_req, id, msg, mlen) == -1)
+		if (front_sse_send_text(gs->gs_req, id, msg, mlen) == -1) {
+			(void)stream_write_end(gs);
 			return;
+		}
 		gs->gs_last = seq;
 	}
+	if (stream_write_end(gs) == -1)
+		return;
 	if (count == STREAM_RREAD_MAX || gs->gs_ragain) {
 		gs->gs_ragain = 0;
 		stream_rflush(gs);
@@ -343,7 +382,10 @@ stream_on_tick(evutil_socket_t fd, short ev, void *arg)
 		return;
 	}
 	store_rec_clear(&rec);
+	stream_write_begin(gs);
 	front_sse_keepalive(gs->gs_req);
+	if (stream_write_end(gs) == -1)
+		return;
 	/* in case a wake-up was lost, or the event was made on another
 	 * node (provider redis); last: a failed read ends the stream */
 	stream_flush(gs);
