@@ -932,9 +932,11 @@ master_run(struct config *conf, int debug)
 	    conf->cf_state_dir);
 	/* said plainly: what provider redis shares today (ARCHITECTURE.md) */
 	if (conf->cf_sstore.css_provider == CONFIG_SSTORE_REDIS)
-		log_info("sessionStorage redis %s:%u: rate-limit buckets are "
-		    "shared; Legacy sessions, relays, handles and token caches "
-		    "stay on this host", conf->cf_sstore.css_host,
+		log_info("sessionStorage redis %s:%u: rate-limit buckets, "
+		    "Legacy sessions and their events, relays and workflow "
+		    "handles are shared; token caches and health verdicts "
+		    "stay on this host",
+		    conf->cf_sstore.css_host,
 		    conf->cf_sstore.css_port);
 	if (gen_spawn_all(cur) == -1)
 		fatalx("cannot start the workers");

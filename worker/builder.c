@@ -26,6 +26,8 @@
 #include "shared/log.h"
 #include "shared/store.h"
 #include "wake.h"
+#include "redis.h"
+#include "stream_redis.h"
 #include "worker.h"
 
 /*
@@ -101,6 +103,9 @@ builder_main(const struct config *conf, unsigned int gen,
 	    builder_on_channel, w)) == NULL || event_add(chan_ev, NULL) == -1)
 		fatalx("cannot watch the master channel");
 	views_builder_init(w);
+	/* the lists it announces go to the sessions' events in Redis */
+	(void)redis_init(w);
+	stream_redis_init(w);
 	if (probe_init(w) == -1)
 		fatalx("cannot set up the health checks");
 	(void)ipc_send(chan_fd, IPC_READY, NULL, 0);
@@ -109,6 +114,7 @@ builder_main(const struct config *conf, unsigned int gen,
 	(void)event_base_dispatch(w->w_base);
 
 	log_debug("exiting");
+	redis_free();
 	wake_free();
 	probe_free();
 	upstream_free_all(w);

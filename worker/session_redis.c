@@ -24,6 +24,7 @@
 #include "redis.h"
 #include "worker.h"
 #include "session_redis.h"
+#include "stream_redis.h"
 
 
 static struct {
@@ -41,6 +42,7 @@ session_redis_init(struct worker *w)
 	SR.sr_on = 1;
 	(void)redis_script_add(session_redis_put_lua);
 	(void)redis_script_add(session_redis_get_lua);
+	stream_redis_init(w);
 }
 
 int
@@ -50,7 +52,7 @@ session_redis_on(void)
 }
 
 /* a failure, logged a line a second at most */
-static void
+void
 session_redis_failed(const void *what, const redisReply *reply,
     const char *err)
 {
@@ -60,7 +62,7 @@ session_redis_failed(const void *what, const redisReply *reply,
 		if (strncmp(err, "NOSCRIPT", 8) == 0)
 			redis_reconnect();
 	}
-	diag_count_redis_error(SR.sr_w);
+	diag_count_redis_error(worker_self());	/* the builder's too */
 	if (time(NULL) != SR.sr_logged) {
 		SR.sr_logged = time(NULL);
 		log_warnx("session store (redis): %s: %s",
@@ -107,6 +109,32 @@ session_redis_put(const char *id, const char *rec, size_t rlen,
 	    session_redis_on_write, "a session not written") == NULL)
 		session_redis_failed("a session not written", NULL,
 		    "not connected");
+}
+
+/* DEL of a session: its record and its events (stream_redis.h) */
+struct session_rdel {
+	const char	*sd_argv[4];
+	size_t		 sd_lens[4];
+	char		 sd_key[SESSION_RKEY_MAX];
+	char		 sd_ev[SESSION_RKEY_MAX];
+	char		 sd_seq[SESSION_RKEY_MAX];
+};
+
+static int
+session_redis_del_args(struct session_rdel *d, const char *id)
+{
+	const char	*prefix = SR.sr_w->w_conf->cf_sstore.css_prefix;
+
+	if ((d->sd_lens[1] = session_redis_key(d->sd_key, sizeof(d->sd_key),
+	    prefix, id)) == 0 || (d->sd_lens[2] = stream_redis_keys(d->sd_ev,
+	    d->sd_seq, sizeof(d->sd_ev), prefix, id, &d->sd_lens[3])) == 0)
+		return -1;
+	d->sd_argv[0] = "DEL";
+	d->sd_lens[0] = 3;
+	d->sd_argv[1] = d->sd_key;
+	d->sd_argv[2] = d->sd_ev;
+	d->sd_argv[3] = d->sd_seq;
+	return 0;
 }
 
 /* initialize's and DELETE's wait for Redis to have done it */
@@ -171,20 +199,14 @@ int
 session_redis_del_wait(const char *id, void (*done)(void *, int), void *arg)
 {
 	struct session_cwait	*cw;
-	const char		*argv[2];
-	size_t			 lens[2];
-	char			 key[SESSION_RKEY_MAX];
+	struct session_rdel	 d;
 
-	if ((lens[1] = session_redis_key(key, sizeof(key),
-	    SR.sr_w->w_conf->cf_sstore.css_prefix, id)) == 0 ||
+	if (session_redis_del_args(&d, id) == -1 ||
 	    (cw = calloc(1, sizeof(*cw))) == NULL)
 		return -1;
-	argv[0] = "DEL";
-	lens[0] = 3;
-	argv[1] = key;
 	cw->cw_done = done;
 	cw->cw_arg = arg;
-	if ((cw->cw_cmd = redis_command(2, argv, lens,
+	if ((cw->cw_cmd = redis_command(4, d.sd_argv, d.sd_lens,
 	    session_redis_on_wait, cw)) == NULL) {
 		free(cw);
 		session_redis_failed("a session not deleted", NULL,
@@ -213,17 +235,11 @@ session_redis_cancel(void *arg)
 void
 session_redis_del(const char *id)
 {
-	const char	*argv[2];
-	size_t		 lens[2];
-	char		 key[SESSION_RKEY_MAX];
+	struct session_rdel	 d;
 
-	if ((lens[1] = session_redis_key(key, sizeof(key),
-	    SR.sr_w->w_conf->cf_sstore.css_prefix, id)) == 0)
+	if (session_redis_del_args(&d, id) == -1)
 		return;
-	argv[0] = "DEL";
-	lens[0] = 3;
-	argv[1] = key;
-	if (redis_command(2, argv, lens, session_redis_on_write,
+	if (redis_command(4, d.sd_argv, d.sd_lens, session_redis_on_write,
 	    "a session not deleted") == NULL)
 		session_redis_failed("a session not deleted", NULL,
 		    "not connected");

@@ -65,6 +65,9 @@ int	 session_redis_on(void);
 void	 session_redis_put(const char *id, const char *rec, size_t rlen,
 	    uint64_t expires_ms, uint64_t now_ms, int create);
 void	 session_redis_del(const char *id);
+/* a failure (what: a phrase), counted, logged a line a second at most */
+void	 session_redis_failed(const void *what, const struct redisReply *,
+	    const char *err);
 /*
  * A new session written to Redis; done(arg, 0) once it is there, or
  * done(arg, -1) (Redis down), never within this call.  -1: not sent.

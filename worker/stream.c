@@ -11,6 +11,11 @@
  * "look in the store": a lost one is made up for by the keep-alive
  * tick, and a client that reconnects (to any worker) with
  * Last-Event-ID gets every event after that id replayed.
+ *
+ * With sessionStorage.provider redis the events are in Redis instead
+ * (stream_redis.h): a producer appends and wakes the holder as above,
+ * and a stream writes only what it reads back from Redis, so what a
+ * client saw survives the host, and its ids hold on every node.
  */
 #include <sys/queue.h>
 #include <sys/socket.h>
@@ -27,12 +32,16 @@
 
 #include <event2/buffer.h>
 #include <event2/event.h>
+#include <hiredis/hiredis.h>
 #include "httpd.h"
 
 #include "shared/config.h"
 #include "shared/log.h"
 #include "shared/store.h"
 #include "auth.h"
+#include "redis.h"
+#include "session_redis.h"
+#include "stream_redis.h"
 #include "wake.h"
 #include "worker.h"
 
@@ -46,6 +55,13 @@ struct gstream {
 	struct event		*gs_expire;	/* the client token's exp */
 	char			 gs_sid[SESSION_ID_LEN + 1];
 	uint64_t		 gs_last;	/* last seq written */
+	/* provider redis: the read under way, another to follow, and
+	 * the first read's Last-Event-ID (-1: none) until it answers */
+	struct redis_cmd	*gs_rcmd;
+	int			 gs_ragain;
+	int			 gs_primed;
+	int64_t			 gs_rfirst;
+	int			 gs_gone;	/* closed while writing */
 };
 
 static TAILQ_HEAD(, gstream) gstreams = TAILQ_HEAD_INITIALIZER(gstreams);
@@ -140,6 +156,7 @@ stream_free(struct gstream *gs)
 		event_free(gs->gs_expire);
 	if (gs->gs_req != NULL)
 		httpd_req_set_close_cb(gs->gs_req, NULL, NULL);
+	redis_cancel(gs->gs_rcmd);
 	stream_holder_clear(gs->gs_w, gs->gs_sid);
 	worker_request_release(gs->gs_w, __func__);
 	free(gs);
@@ -154,6 +171,36 @@ stream_on_close(struct httpd_req *hr, void *arg)
 	gs->gs_req = NULL;
 	httpd_send_end(hr);	/* frees it */
 	stream_free(gs);
+}
+
+/*
+ * A write may find the connection gone and call its close callback at
+ * once: between stream_write_begin() and stream_write_end() that only
+ * marks the stream, which stream_write_end() then frees (-1).
+ */
+static void
+stream_on_close_marked(struct httpd_req *hr, void *arg)
+{
+	struct gstream *gs = arg;
+
+	(void)hr;
+	gs->gs_gone = 1;
+}
+
+static void
+stream_write_begin(struct gstream *gs)
+{
+	httpd_req_set_close_cb(gs->gs_req, stream_on_close_marked, gs);
+}
+
+static int
+stream_write_end(struct gstream *gs)
+{
+	httpd_req_set_close_cb(gs->gs_req, stream_on_close, gs);
+	if (!gs->gs_gone)
+		return 0;
+	stream_on_close(gs->gs_req, gs);
+	return -1;
 }
 
 struct stream_scan {
@@ -195,6 +242,97 @@ stream_scan_cb(void *arg, const void *key, size_t klen,
 	return 0;
 }
 
+static void	stream_end(struct gstream *);
+static void	stream_rflush(struct gstream *);
+
+/* the SEP-1699 priming event: an id to resume from, no data */
+static void
+stream_prime(struct gstream *gs)
+{
+	char	prime[48];
+	int	n;
+
+	n = snprintf(prime, sizeof(prime), "id: %llu\ndata: \n\n",
+	    (unsigned long long)gs->gs_last);
+	if (n > 0 && (size_t)n < sizeof(prime))
+		(void)httpd_send_chunk(gs->gs_req, prime, (size_t)n);
+}
+
+/*
+ * Redis did not keep or give the stream's events: it ends (fail closed,
+ * docs/ARCHITECTURE.md, Beyond one host), saying why in an SSE comment;
+ * the client resumes with Last-Event-ID, answered 503 until Redis is
+ * back.
+ */
+static void
+stream_rfail(struct gstream *gs)
+{
+	static const char msg[] = ": the session store (Redis) is "
+	    "unavailable; resume with Last-Event-ID later\n\n";
+
+	if (gs->gs_req != NULL) {
+		/* the connection gone, stream_end() ends the request */
+		httpd_req_set_close_cb(gs->gs_req, NULL, NULL);
+		(void)httpd_send_chunk(gs->gs_req, msg, sizeof(msg) - 1);
+	}
+	stream_end(gs);
+}
+
+static void
+stream_on_rread(void *arg, const redisReply *reply, const char *err)
+{
+	struct gstream	*gs = arg;
+	const char	*msg;
+	char		 id[24];
+	uint64_t	 after, seq;
+	size_t		 count, i, mlen;
+
+	gs->gs_rcmd = NULL;
+	if (err != NULL || stream_redis_answer(reply, &after, &count) == -1) {
+		session_redis_failed("events not read", reply, err);
+		stream_rfail(gs);
+		return;
+	}
+	stream_write_begin(gs);
+	if (!gs->gs_primed) {
+		gs->gs_last = after;
+		gs->gs_primed = 1;
+		stream_prime(gs);
+	}
+	for (i = 0; i < count && !gs->gs_gone; i++) {
+		if (stream_redis_event(reply, i, &seq, &msg, &mlen) == -1 ||
+		    seq <= gs->gs_last)
+			continue;
+		(void)snprintf(id, sizeof(id), "%llu", (unsigned long long)seq);
+		/* not sent (a slow reader): read again at the next flush */
+		if (front_sse_send_text(gs->gs_req, id, msg, mlen) == -1) {
+			(void)stream_write_end(gs);
+			return;
+		}
+		gs->gs_last = seq;
+	}
+	if (stream_write_end(gs) == -1)
+		return;
+	if (count == STREAM_RREAD_MAX || gs->gs_ragain) {
+		gs->gs_ragain = 0;
+		stream_rflush(gs);
+	}
+}
+
+/* provider redis: read what follows the last event sent, and write it */
+static void
+stream_rflush(struct gstream *gs)
+{
+	if (gs->gs_rcmd != NULL) {
+		gs->gs_ragain = 1;
+		return;
+	}
+	if ((gs->gs_rcmd = stream_redis_read(gs->gs_w, gs->gs_sid,
+	    gs->gs_primed ? (int64_t)gs->gs_last : gs->gs_rfirst,
+	    stream_on_rread, gs)) == NULL)
+		stream_rfail(gs);
+}
+
 /* write what the store has for this stream that it has not sent yet */
 static void
 stream_flush(struct gstream *gs)
@@ -203,6 +341,10 @@ stream_flush(struct gstream *gs)
 
 	if (gs->gs_req == NULL)
 		return;
+	if (stream_redis_on()) {
+		stream_rflush(gs);
+		return;
+	}
 	ss.ss_gs = gs;
 	ss.ss_last = gs->gs_last;
 	ss.ss_write = 1;
@@ -240,8 +382,13 @@ stream_on_tick(evutil_socket_t fd, short ev, void *arg)
 		return;
 	}
 	store_rec_clear(&rec);
-	stream_flush(gs);	/* in case a wake-up was lost */
+	stream_write_begin(gs);
 	front_sse_keepalive(gs->gs_req);
+	if (stream_write_end(gs) == -1)
+		return;
+	/* in case a wake-up was lost, or the event was made on another
+	 * node (provider redis); last: a failed read ends the stream */
+	stream_flush(gs);
 }
 
 /* the access token it was opened with expired: the client comes back
@@ -284,9 +431,8 @@ stream_get(struct worker *w, struct httpd_req *req, struct session *s)
 	struct stream_scan	 ss;
 	struct timeval		 tv;
 	const char		*lei = front_header(req, "Last-Event-ID");
-	char			 sock[128], *end, prime[48];
+	char			 sock[128], *end;
 	unsigned long long	 after = 0;
-	int			 n;
 	pid_t			 pid;
 
 	/* one standalone stream per session, wherever it is held */
@@ -320,6 +466,14 @@ stream_get(struct worker *w, struct httpd_req *req, struct session *s)
 	(void)snprintf(gs->gs_sid, sizeof(gs->gs_sid), "%s", s->s_id);
 	TAILQ_INSERT_TAIL(&gstreams, gs, gs_entry);
 	stream_holder_set(w, s->s_id);
+	if (stream_redis_on()) {
+		/* primed when Redis answers the first read */
+		gs->gs_rfirst = lei == NULL ? -1 : after > INT64_MAX ?
+		    INT64_MAX : (int64_t)after;
+		front_sse_start(req, NULL);
+		httpd_req_set_close_cb(req, stream_on_close, gs);
+		goto flushed;
+	}
 	/* a fresh stream starts after what is already there */
 	ss.ss_gs = gs;
 	ss.ss_last = 0;
@@ -333,12 +487,11 @@ stream_get(struct worker *w, struct httpd_req *req, struct session *s)
 	gs->gs_last = lei != NULL && after <= ss.ss_last ? after : ss.ss_last;
 	front_sse_start(req, NULL);
 	httpd_req_set_close_cb(req, stream_on_close, gs);
-	/* SEP-1699 priming event: an id to resume from, no data */
-	n = snprintf(prime, sizeof(prime), "id: %llu\ndata: \n\n",
-	    (unsigned long long)gs->gs_last);
-	if (n > 0 && (size_t)n < sizeof(prime))
-		(void)httpd_send_chunk(req, prime, (size_t)n);
+	stream_prime(gs);
+flushed:
 	stream_flush(gs);
+	if (stream_find(s->s_id) == NULL)
+		return;		/* ended at once: Redis is down */
 	tv.tv_sec = w->w_conf->cf_keepalive_ms / 1000;
 	tv.tv_usec = (w->w_conf->cf_keepalive_ms % 1000) * 1000;
 	if ((gs->gs_tick = event_new(w->w_base, -1, EV_PERSIST, stream_on_tick,
@@ -360,35 +513,63 @@ stream_terminate(struct worker *w, const char *sid)
 		stream_end(gs);
 }
 
+/* sid's stream has a new event: write it, or wake its holder */
+static void
+stream_notify(struct worker *w, const char *sid)
+{
+	struct gstream	*gs;
+	char		 sock[128];
+	pid_t		 pid;
+
+	if ((gs = stream_find(sid)) != NULL) {
+		stream_flush(gs);
+		return;
+	}
+	/* best effort: the holder's tick or a resume makes up for a loss */
+	if (stream_holder_get(w, sid, &pid, sock, sizeof(sock)) == 0)
+		wake_send(pid, WAKE_STREAM, sid, NULL);
+}
+
+/* provider redis: the event is in Redis (id), or is lost (0) */
+static void
+stream_on_appended(struct worker *w, const char *sid, uint64_t id)
+{
+	struct gstream	*gs;
+
+	if (id != 0)
+		stream_notify(w, sid);
+	else if ((gs = stream_find(sid)) != NULL)
+		stream_rfail(gs);
+}
+
 /*
  * Queue a message for a session's GET stream and wake its holder.
- * Returns 0 once it is in the store, whether or not a stream is open.
+ * Returns 0 once it is in the store (provider redis: sent to Redis),
+ * whether or not a stream is open.
  */
 int
 stream_publish(struct worker *w, const char *sid, const json_t *msg)
 {
-	struct gstream		*gs;
-	char			*data, sock[128];
+	char			*data;
 	size_t			 len;
 	uint64_t		 now = store_now_ms();
-	pid_t			 pid;
 	int			 rc;
 
 	if ((data = jsonrpc_dump(msg, &len)) == NULL)
 		return -1;
+	if (stream_redis_on()) {
+		rc = stream_redis_append(w, sid, data, len,
+		    stream_on_appended);
+		free(data);
+		return rc;
+	}
 	rc = store_append(w->w_store, STORE_EVENTS, sid, strlen(sid), data, len,
 	    now + w->w_conf->cf_session_max_ms, now, w->w_conf->cf_event_buffer,
 	    NULL);
 	free(data);
 	if (rc == -1)
 		return -1;
-	if ((gs = stream_find(sid)) != NULL) {
-		stream_flush(gs);
-		return 0;
-	}
-	/* best effort: the holder's tick or a resume makes up for a loss */
-	if (stream_holder_get(w, sid, &pid, sock, sizeof(sock)) == 0)
-		wake_send(pid, WAKE_STREAM, sid, NULL);
+	stream_notify(w, sid);
 	return 0;
 }
 

@@ -307,11 +307,11 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 
 	log_debug("exiting");
 	notify_free(w);
-	redis_sub_free();
-	redis_free();
 	bclose_free();
 	listen_drain(w);
 	stream_free_all(w);
+	redis_sub_free();
+	redis_free();	/* after the streams, which cancel their reads */
 	wake_free();
 	front_free(w);
 	auth_free();

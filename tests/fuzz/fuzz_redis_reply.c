@@ -11,7 +11,9 @@
  * pend_redis_record()): a record is the answer's own non-empty string;
  * and as the MRTR answer script's (pend_redis_answered()); and as the
  * handle claim's (handle_rcodec.c handle_redis_verdict()): a state
- * only with HANDLE_OK, the answer's own non-empty string.
+ * only with HANDLE_OK, the answer's own non-empty string.  And
+ * as the event replay buffer's (worker/stream_rcodec.c): the append's
+ * id, the read's events, each inside the answer with a positive id.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -23,6 +25,7 @@
 #include "worker/session_redis.h"
 #include "worker/pend_redis.h"
 #include "worker/handle_redis.h"
+#include "worker/stream_redis.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
@@ -105,6 +108,32 @@ handle_check(const redisReply *r)
 		abort();
 }
 
+static void
+stream_check(const redisReply *r)
+{
+	const char	*msg;
+	uint64_t	 after, id;
+	size_t		 count, i, mlen;
+
+	if (stream_redis_appended(r) != 0 && (r->type != REDIS_REPLY_INTEGER ||
+	    r->integer <= 0))
+		abort();
+	if (stream_redis_answer(r, &after, &count) == -1)
+		return;
+	if (count + 1 != r->elements || count > STREAM_RREAD_MAX)
+		abort();
+	for (i = 0; i < count; i++) {
+		if (stream_redis_event(r, i, &id, &msg, &mlen) == -1)
+			continue;
+		if (id == 0 || msg < r->element[i + 1]->str ||
+		    msg + mlen != r->element[i + 1]->str +
+		    r->element[i + 1]->len)
+			abort();
+	}
+	if (stream_redis_event(r, count, &id, &msg, &mlen) != -1)
+		abort();
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -140,6 +169,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			session_check(reply);
 			pend_check(reply);
 			handle_check(reply);
+			stream_check(reply);
 			freeReplyObject(reply);
 		}
 	}

@@ -16,6 +16,12 @@
 //   (Redis) is unavailable", never a node's copy; back: it goes on;
 // - a session used with another principal's token is 404 on every node;
 // - a perUser limit holds in total across the nodes, per principal;
+// - a Legacy session's GET stream events are in Redis (sess:<id>:ev):
+//   kill -9 of the stream's node, a resume with Last-Event-ID through
+//   HAProxy on another node gets every event after that id exactly once,
+//   in order, then what comes; Redis killed: the stream ends saying
+//   why, a resume is 503; Redis back (empty): the session is gone (404),
+//   a new one's stream works, no operator action;
 // - a Redis with a password: THV_SESSION_REDIS_PASSWORD right, the limit
 //   holds; wrong, calls fail open, the refusal is logged and the
 //   password never is.
@@ -25,11 +31,12 @@ import {
   useHarness, guarded, startTestBackend, openSession, rpc, workerOf, waitFor, httpRequest, mcpPost,
   connectClient, withTimeout, HOST, LEGACY_VERSION,
 } from './lib/harness.mjs';
-import { modern } from './lib/multi.mjs';
+import { modern, startSpec, openGet, openSessionCaps } from './lib/multi.mjs';
 import {
   startCluster, startRedis, startNode, nodeMetrics, killNode,
 } from './lib/cluster.mjs';
 import { startIdp, oidcConfig } from './lib/oidc.mjs';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Client as V2Client, StreamableHTTPClientTransport as V2Transport } from '@modelcontextprotocol/client';
 
 useHarness();
@@ -146,13 +153,15 @@ describe('three nodes behind HAProxy, one Redis', () => {
       assert.equal(await sum('vmcpd_ratelimit_fail_open_total'), before + 6);
       assert.ok(await sum('vmcpd_redis_errors_total') >= 6);
 
-      // a new, empty Redis on the same port: every worker reconnects by
+      // a new, empty Redis on the same port: every worker and builder
+      // (its list changes go to the sessions' events) reconnects by
       // itself (backoff at most 5 s)
       await cluster.redis.start();
-      await waitFor('the 3 workers connected to Redis again', async () =>
+      await waitFor('the 3 workers and 3 builders connected to Redis again', async () =>
         (await cluster.redis.cli('CLIENT', 'LIST')).split('\n')
-          // the command connections; not the subscriptions (sub=1)
-          .filter((l) => !/cmd=client/.test(l) && !/ sub=[1-9]/.test(l)).length === 3,
+          // the command connections of 3 workers and 3 builders; not the
+          // subscriptions (sub=1)
+          .filter((l) => !/cmd=client/.test(l) && !/ sub=[1-9]/.test(l)).length === 6,
       { timeout: 30000, interval: 200 });
       const up = await calls(3 * LIMIT, 'u');
       assert.equal(up.ok, LIMIT, `calls let through with Redis back (${up.limited} limited)`);
@@ -342,6 +351,191 @@ describe('Legacy sessions shared through Redis', () => {
         }
       }));
   }
+});
+
+describe('the event replay buffer in Redis', () => {
+  const TOOLS_CHANGED = 'notifications/tools/list_changed';
+  let dyn, cluster, owner, nth = 0;
+
+  before(async () => {
+    dyn = await startSpec({ label: 'dyn', dynamic: true, tools: ['keep'] });
+    // four: three tests below each kill one
+    cluster = await startCluster({ n: 4, backendUrl: dyn.url, workers: 1, name: NAME,
+      extra: 'http:\n  keepAlive: 1s\n' });
+    owner = await nodeOwners(cluster);
+    // every node lists dyn, so each listens to its notifications
+    for (const d of cluster.nodes) {
+      const { sid } = await openSessionCaps(d.port);
+      assert.equal((await rpc(d.port, sid, 'tools/list', {})).status, 200);
+    }
+    await waitFor('every node listening to dyn', async () =>
+      (await dyn.stats()).getStreams >= 4, { timeout: 30000, interval: 100 });
+  });
+
+  after(async () => {
+    await stopNodes(cluster);
+    dyn?.kill();
+    await dyn?.waitExit().catch(() => {});
+  });
+
+  const addTool = async (sid) => {
+    const name = `t${++nth}`;
+    let r;
+    // right after a kill HAProxy may still pick a connection to the dead
+    // node: its 502 says no node answered, so the call was not made
+    for (let i = 0; i < 5; i++) {
+      r = await rpc(cluster.haproxy.port, sid, 'tools/call',
+        { name: 'add_tool', arguments: { name } }, { timeout: 20000 });
+      if (r.status !== 502 || !/<html>/.test(r.text))
+        break;
+      await new Promise((res) => setTimeout(res, 500));
+    }
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.json.error, undefined, r.text);
+  };
+  const changes = (g) => g.events.filter((e) => e.msg?.method === TOOLS_CHANGED);
+  const evKey = (sid) => `thv:vmcp:session:sess:${sid}:ev`;
+  const seqOf = async (sid) => Number(await cluster.redis.cli('GET', `${evKey(sid)}:seq`));
+  /* one tool added, its list_changed in Redis (the builder merges
+   * changes that come together into one) */
+  const change = async (sid) => {
+    const before = await seqOf(sid);
+    await addTool(sid);
+    await waitFor('the list_changed in Redis', async () => await seqOf(sid) > before,
+      { timeout: 20000, interval: 100 });
+  };
+
+  test('kill -9 of the stream\'s node: a Last-Event-ID resume on another gets every later event once, in order',
+    guarded(async () => {
+      const { sid } = await openSessionCaps(cluster.haproxy.port);
+      const g = await openGet(cluster.haproxy.port, sid);
+      assert.equal(g.status, 200, g.text);
+      await g.until('the priming event', () => g.events.length >= 1);
+      assert.equal(g.events[0].id, '0', 'a fresh session\'s stream starts at 0');
+      const r = await rpc(cluster.haproxy.port, sid, 'tools/list', {});
+      const home = owner.get(workerOf(r)?.pid);
+      for (let i = 0; i < 3; i++)
+        await change(sid);
+      await g.until('three list_changed', () => changes(g).length >= 3, 20000);
+      // each is in Redis, id and message, before it was sent
+      const list = (await cluster.redis.cli('LRANGE', evKey(sid), '0', '-1')).split('\n');
+      assert.deepEqual(list.map((l) => l.split(' ')[0]), changes(g).map((e) => e.id));
+      assert.equal(await cluster.redis.cli('GET', `${evKey(sid)}:seq`), changes(g).at(-1).id);
+      assert.ok(Number(await cluster.redis.cli('PTTL', evKey(sid))) > 0);
+      const lastSeen = changes(g)[0].id;
+      await killNode(cluster.nodes[home]);
+      await g.until('the stream ended with its node', () => g.ended, 10000).catch(() => g.close());
+      // produced on the node now serving the session, stream closed
+      await change(sid);
+      await change(sid);
+      let g2;
+      await waitFor('the resumed GET stream', async () => {
+        g2 = await openGet(cluster.haproxy.port, sid, { lastEventId: lastSeen });
+        if (g2.status === 502)	/* HAProxy, as in addTool() */
+          g2.close();
+        return g2.status !== 502;
+      }, { timeout: 10000, interval: 500 });
+      assert.equal(g2.status, 200, g2.text);
+      await g2.until('two replayed and two new', () => changes(g2).length >= 4, 20000);
+      // and one more, live
+      await change(sid);
+      await g2.until('one live', () => changes(g2).length >= 5, 20000);
+      const ids = changes(g2).map((e) => Number(e.id));
+      const first = Number(lastSeen);
+      assert.deepEqual(ids, [1, 2, 3, 4, 5].map((k) => first + k),
+        `every event after ${lastSeen} once, in order: ${ids}`);
+      assert.equal(g2.events[0].id, lastSeen, 'primed at the resumed id');
+      const served = owner.get(workerOf(await rpc(cluster.haproxy.port, sid, 'tools/list', {}))?.pid);
+      assert.notEqual(served, home);
+      g2.close();
+    }));
+
+  for (const sdk of ['v1', 'v2']) {
+  test(`SDK ${sdk}: kill -9 of its node; its GET stream resumes elsewhere with Last-Event-ID, every change once`,
+    guarded(async () => {
+      const url = `http://${HOST}:${cluster.haproxy.port}/mcp`;
+      const seen = [];
+      let client, transport;
+      if (sdk === 'v1') {
+        ({ client, transport } = await connectClient(url, { name: 'events-v1' }));
+        client.setNotificationHandler(ToolListChangedNotificationSchema, (n) => { seen.push(n); });
+      } else {
+        client = new V2Client({ name: 'events-v2', version: '1.0.0' },
+          { versionNegotiation: { mode: 'legacy' } });
+        client.setNotificationHandler(TOOLS_CHANGED, (n) => { seen.push(n); });
+        transport = new V2Transport(new URL(url));
+        await withTimeout(client.connect(transport), 20000, 'v2 connect');
+      }
+      try {
+        const sid = transport.sessionId;
+        const home = owner.get(workerOf(await rpc(cluster.haproxy.port, sid, 'tools/list', {}))?.pid);
+        // the SDK opens its GET stream right after initialized; a
+        // change made before it is open is not for it (a fresh stream
+        // starts after the newest event), so give it time
+        await new Promise((r) => setTimeout(r, 3000));
+        await change(sid);
+        await change(sid);
+        await waitFor('two changes', () => seen.length >= 2, { timeout: 20000 });
+        await killNode(cluster.nodes[home]);
+        // made while the SDK reconnects: replayed from Redis
+        await change(sid);
+        await change(sid);
+        const total = await seqOf(sid);
+        await waitFor('every change delivered', () => seen.length >= total,
+          { timeout: 30000, interval: 100 });
+        await change(sid);
+        await waitFor('and the next, live', () => seen.length >= total + 1,
+          { timeout: 20000, interval: 100 });
+        assert.equal(seen.length, await seqOf(sid), 'each event exactly once');
+        assert.equal(transport.sessionId, sid, 'the same session');
+      } finally {
+        await client.close().catch(() => {});
+      }
+    }));
+  }
+
+  test('Redis killed: the stream ends saying why, a resume is 503; back (empty): no operator action',
+    guarded(async () => {
+      const live = cluster.nodes.filter((d) => !d.stopped);
+      const { sid } = await openSessionCaps(cluster.haproxy.port);
+      const g = await openGet(cluster.haproxy.port, sid);
+      assert.equal(g.status, 200, g.text);
+      await addTool(sid);
+      await g.until('a list_changed', () => changes(g).length >= 1, 20000);
+      const last = changes(g).at(-1).id;
+      const errs = async () => {
+        let n = 0;
+        for (const d of live)
+          n += (await nodeMetrics(d)).vmcpd_redis_errors_total ?? 0;
+        return n;
+      };
+      const errsBefore = await errs();
+      await cluster.redis.kill();
+      // the keep-alive tick's read fails: the stream ends, saying why
+      await g.until('the stream ended', () => g.ended, 15000);
+      assert.ok(g.comments.some((c) => /session store \(Redis\) is unavailable/.test(c.text)),
+        g.text.slice(-500));
+      assert.ok(await errs() > errsBefore, 'counted in vmcpd_redis_errors_total');
+      const r = await openGet(cluster.haproxy.port, sid, { lastEventId: last });
+      assert.equal(r.status, 503, r.text);
+      r.close();
+      await cluster.redis.start();
+      // empty: the session and its events are gone (404), never half
+      await waitFor('the session gone', async () =>
+        (await rpc(cluster.haproxy.port, sid, 'tools/list', {})).status === 404,
+      { timeout: 30000, interval: 200 });
+      let again;
+      await waitFor('a new session served', async () => {
+        again = await openSessionCaps(cluster.haproxy.port).catch(() => null);
+        return again !== null;
+      }, { timeout: 30000, interval: 200 });
+      const g2 = await openGet(cluster.haproxy.port, again.sid);
+      assert.equal(g2.status, 200, g2.text);
+      await addTool(again.sid);
+      await g2.until('a list_changed on the new session', () => changes(g2).length >= 1, 20000);
+      assert.equal(changes(g2)[0].id, '1', 'its counter starts again');
+      g2.close();
+    }));
 });
 
 describe('perUser across three nodes', () => {
