@@ -90,6 +90,30 @@ breaker_outcome_step(struct breaker *b, unsigned int threshold, int failed,
 	return 1;
 }
 
+int
+breaker_adopt_step(struct breaker *b, uint32_t fails, uint64_t open_age_ms,
+    uint64_t now_ms)
+{
+	uint64_t opened;
+
+	if (open_age_ms == BREAKER_SHARED_CLOSED) {
+		/* closed on the fleet: a breaker opened here closes too */
+		if (b->bk_state == BREAKER_CLOSED)
+			return 0;
+		memset(b, 0, sizeof(*b));
+		return 1;
+	}
+	opened = now_ms > open_age_ms ? now_ms - open_age_ms : 0;
+	/* open (or opened again) here no earlier than on the fleet */
+	if (b->bk_state != BREAKER_CLOSED && b->bk_opened_ms >= opened)
+		return 0;
+	b->bk_state = BREAKER_OPEN;
+	b->bk_fails = fails;
+	b->bk_opened_ms = opened;
+	b->bk_lease_ms = 0;
+	return 1;
+}
+
 static size_t
 health_key(char *key, size_t len, const char *backend)
 {
@@ -144,6 +168,9 @@ struct health_upd {
 	int				 hu_release;	/* or a lease back */
 	int				 hu_failed;
 	int				 hu_trial;
+	int				 hu_adopt;	/* or the fleet's */
+	uint32_t			 hu_sfails;
+	uint64_t			 hu_sage;
 	enum breaker_verdict		 hu_verdict;
 	struct breaker			 hu_old;
 	struct breaker			 hu_new;
@@ -163,7 +190,10 @@ health_on_update(void *arg, const void *data, size_t len, void *out,
 		/* the trial sent nothing: the next caller may try */
 		changed = b->bk_state == BREAKER_HALF_OPEN && b->bk_lease_ms;
 		b->bk_lease_ms = 0;
-	} else if (hu->hu_admit)
+	} else if (hu->hu_adopt)
+		changed = breaker_adopt_step(b, hu->hu_sfails, hu->hu_sage,
+		    hu->hu_now);
+	else if (hu->hu_admit)
 		changed = breaker_admit_step(b, hu->hu_ch->ch_cb_timeout_ms,
 		    hu->hu_lease, hu->hu_now, &hu->hu_verdict);
 	else
@@ -272,6 +302,32 @@ health_breaker_release(struct store *s, const char *backend,
 	hu.hu_now = now_ms;
 	hu.hu_release = 1;
 	(void)health_update(s, backend, &hu);
+}
+
+int
+health_breaker_adopt(struct store *s, const char *backend,
+    const struct config_health *ch, uint32_t fails, uint64_t open_age_ms,
+    uint64_t now_ms)
+{
+	struct health_upd hu;
+
+	memset(&hu, 0, sizeof(hu));
+	hu.hu_ch = ch;
+	hu.hu_now = now_ms;
+	hu.hu_adopt = 1;
+	hu.hu_sfails = fails;
+	hu.hu_sage = open_age_ms;
+	if (health_update(s, backend, &hu) == -1 ||
+	    hu.hu_old.bk_state == hu.hu_new.bk_state)
+		return -1;
+	if (hu.hu_new.bk_state == BREAKER_OPEN)
+		log_warnx("backend %s: circuit open on another node; requests "
+		    "fail at once for %llu s", backend,
+		    (unsigned long long)(ch->ch_cb_timeout_ms / 1000));
+	else
+		log_info("backend %s: circuit closed on another node",
+		    backend);
+	return (int)hu.hu_new.bk_state;
 }
 
 /* --- active health: the probes' record ---------------------------------- */

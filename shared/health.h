@@ -38,6 +38,15 @@ int	 breaker_admit_step(struct breaker *b, uint64_t open_ms,
 int	 breaker_outcome_step(struct breaker *b, unsigned int threshold,
 	    int failed, int trial, uint64_t now_ms);
 const char *breaker_state_name(enum breaker_state);
+/*
+ * The fleet's breaker (sessionStorage redis, worker/health_redis.c)
+ * taken into the local copy: open for open_age_ms already, with fails,
+ * or BREAKER_SHARED_CLOSED.  A breaker opened here later than the
+ * fleet's stays as it is.
+ */
+#define BREAKER_SHARED_CLOSED	UINT64_MAX
+int	 breaker_adopt_step(struct breaker *b, uint32_t fails,
+	    uint64_t open_age_ms, uint64_t now_ms);
 
 /* the backend's breaker (closed when there is no record): 0 or -1 */
 int	 health_breaker_get(struct store *, const char *backend,
@@ -56,6 +65,11 @@ enum breaker_verdict health_breaker_admit(struct store *,
 int	 health_breaker_record(struct store *, const char *backend,
 	    const struct config_health *, int failed, int trial,
 	    uint64_t now_ms);
+/* the fleet's breaker written here (breaker_adopt_step()): the new
+ * state if it changed, else -1 */
+int	 health_breaker_adopt(struct store *, const char *backend,
+	    const struct config_health *, uint32_t fails,
+	    uint64_t open_age_ms, uint64_t now_ms);
 /* the half-open trial sent nothing (answered from a cache): its lease
  * goes back */
 void	 health_breaker_release(struct store *, const char *backend,

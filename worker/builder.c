@@ -28,6 +28,7 @@
 #include "wake.h"
 #include "redis.h"
 #include "stream_redis.h"
+#include "health_redis.h"
 #include "worker.h"
 
 /*
@@ -106,6 +107,7 @@ builder_main(const struct config *conf, unsigned int gen,
 	/* the lists it announces go to the sessions' events in Redis */
 	(void)redis_init(w);
 	stream_redis_init(w);
+	health_redis_init(w);
 	if (probe_init(w) == -1)
 		fatalx("cannot set up the health checks");
 	(void)ipc_send(chan_fd, IPC_READY, NULL, 0);

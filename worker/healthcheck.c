@@ -24,6 +24,7 @@
 #include "shared/health.h"
 #include "shared/log.h"
 #include "shared/store.h"
+#include "health_redis.h"
 #include "texch.h"
 #include "upstream.h"
 #include "worker.h"
@@ -88,8 +89,10 @@ probe_done(struct probe *p, enum probe_outcome o, const char *err)
 	if (o == PROBE_OK && ch->ch_cb_enabled && health_breaker_get(
 	    p->p_w->w_store, name, now, &bk) == 0 &&
 	    bk.bk_state != BREAKER_CLOSED && health_breaker_record(
-	    p->p_w->w_store, name, ch, 0, 1, now) == BREAKER_CLOSED)
+	    p->p_w->w_store, name, ch, 0, 1, now) == BREAKER_CLOSED) {
+		health_redis_record(name, 0);
 		changed = 1;
+	}
 	if (changed)
 		view_changed_soon(p->p_w, p->p_be);
 }
@@ -174,6 +177,8 @@ probe_on_tick(evutil_socket_t fd, short ev, void *arg)
 	(void)arg;
 	for (i = 0; i < nprobes; i++)
 		probe_start(&probes[i]);
+	/* the fleet's breakers into this host's copy (provider redis) */
+	health_redis_pull();
 }
 
 /* statusReportingInterval: one line, only when a backend is not healthy */

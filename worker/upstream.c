@@ -37,6 +37,7 @@
 #include "shared/store.h"
 #include "shared/http_client.h"
 #include "worker.h"
+#include "health_redis.h"
 #include "texch.h"
 #include "upstream_int.h"
 
@@ -105,6 +106,10 @@ upstream_deliver(struct upstream *u, const struct upstream_result *r)
 		/* the backend's part of the view goes or comes back */
 		if (st == BREAKER_OPEN || st == BREAKER_CLOSED)
 			view_changed_soon(u->u_w, u->u_be);
+		/* the fleet's breaker (provider redis): what counts */
+		if (r->ur_status == UPSTREAM_FAILED || st == BREAKER_CLOSED)
+			health_redis_record(u->u_be->cb_name,
+			    r->ur_status == UPSTREAM_FAILED);
 	} else if (u->u_trial && u->u_refused == NULL)
 		health_breaker_release(u->u_w->w_store, u->u_be->cb_name, ch,
 		    store_now_ms());

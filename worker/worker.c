@@ -30,6 +30,7 @@
 #include "session_redis.h"
 #include "pend_redis.h"
 #include "handle_redis.h"
+#include "health_redis.h"
 
 static struct worker	 the_worker;
 
@@ -293,6 +294,7 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 	session_redis_init(w);
 	pend_redis_init(w);
 	handle_redis_init(w);
+	health_redis_init(w);
 	if ((w->w_chan_ev = event_new(w->w_base, chan_fd, EV_READ | EV_PERSIST,
 	    worker_on_channel, w)) == NULL ||
 	    event_add(w->w_chan_ev, NULL) == -1)

@@ -14,6 +14,9 @@
  * only with HANDLE_OK, the answer's own non-empty string.  And
  * as the event replay buffer's (worker/stream_rcodec.c): the append's
  * id, the read's events, each inside the answer with a positive id.
+ * And as the circuit breaker script's (worker/health_rcodec.c
+ * health_redis_decode()): three non-negative integers, an age no more
+ * than the clock it was read on.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -26,6 +29,8 @@
 #include "worker/pend_redis.h"
 #include "worker/handle_redis.h"
 #include "worker/stream_redis.h"
+#include "worker/health_redis.h"
+#include "shared/health.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
@@ -109,6 +114,22 @@ handle_check(const redisReply *r)
 }
 
 static void
+health_check(const redisReply *r)
+{
+	uint32_t	f;
+	uint64_t	age;
+
+	if (health_redis_decode(r, &f, &age) == -1)
+		return;
+	if (r->type != REDIS_REPLY_ARRAY || r->elements != 3 ||
+	    r->element[0]->integer < 0 || (uint64_t)f >
+	    (uint64_t)r->element[0]->integer ||
+	    (age != BREAKER_SHARED_CLOSED &&
+	    age > (uint64_t)r->element[2]->integer))
+		abort();
+}
+
+static void
 stream_check(const redisReply *r)
 {
 	const char	*msg;
@@ -170,6 +191,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			pend_check(reply);
 			handle_check(reply);
 			stream_check(reply);
+			health_check(reply);
 			freeReplyObject(reply);
 		}
 	}

@@ -109,8 +109,8 @@ export class HAProxy {
  * A node: a Daemon with a diagnostics port and sessionStorage on redis
  * (opts.redis: the Redis, or null for provider lmdb).
  */
-export async function startNode({ redis, backendUrl, workers = 1, name = 'cluster', extra = '',
-  env }) {
+export async function startNode({ redis, backendUrl, backendName, workers = 1, name = 'cluster',
+  extra = '', env }) {
   const dir = await tmpDir('vmcpd-node-');
   const d = new Daemon(dir, path.join(dir, 'vmcpd.yaml'), { workers, env });
   d.diagPort = await freePort();
@@ -120,8 +120,8 @@ export async function startNode({ redis, backendUrl, workers = 1, name = 'cluste
     `  address: ${HOST}:${redis.port}`,
     '',
   ].join('\n') : '';
-  d.configOpts = { name, portFile: d.portFile, stateDir: d.stateDir, backendUrl, workers,
-    extra: storage + extra };
+  d.configOpts = { name, portFile: d.portFile, stateDir: d.stateDir, backendUrl, backendName,
+    workers, extra: storage + extra };
   await d.writeConfig(configText(d.configOpts).replace('daemon:\n',
     `daemon:\n  diagnostics: ${HOST}:${d.diagPort}\n`));
   await d.start();

@@ -1,0 +1,166 @@
+/*
+ * Circuit breakers shared through Redis (sessionStorage.provider
+ * redis), the worker's and the builder's side (the pure parts are
+ * health_rcodec.c; the design in docs/ARCHITECTURE.md, Beyond one
+ * host).  Nothing here is waited for on the hot path: a failure is
+ * sent and forgotten, and the builder's reads land in the host's copy.
+ */
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <hiredis/hiredis.h>
+
+#include "shared/config.h"
+#include "shared/health.h"
+#include "shared/log.h"
+#include "shared/store.h"
+#include "redis.h"
+#include "worker.h"
+#include "health_redis.h"
+
+static struct {
+	struct worker	*hh_w;
+	int		 hh_on;
+	size_t		 hh_pulling;	/* reads out */
+	time_t		 hh_logged;
+} HH;
+
+void
+health_redis_init(struct worker *w)
+{
+	if (w->w_conf->cf_sstore.css_provider != CONFIG_SSTORE_REDIS ||
+	    !w->w_conf->cf_health.ch_cb_enabled)
+		return;
+	HH.hh_w = w;
+	HH.hh_on = 1;
+	(void)redis_script_add(health_redis_lua);
+}
+
+/* a failure, counted, logged a line a second at most */
+static void
+health_redis_failed(const redisReply *reply, const char *err)
+{
+	if (err == NULL && reply != NULL && reply->type == REDIS_REPLY_ERROR) {
+		err = reply->str;
+		/* flushed (SCRIPT FLUSH): loaded again on reconnect */
+		if (strncmp(err, "NOSCRIPT", 8) == 0)
+			redis_reconnect();
+	}
+	diag_count_redis_error(HH.hh_w);
+	if (time(NULL) != HH.hh_logged) {
+		HH.hh_logged = time(NULL);
+		log_warnx("circuit breakers (redis): %s; each node keeps its "
+		    "own", err != NULL ? err : "an answer not understood");
+	}
+}
+
+static struct redis_cmd *
+health_redis_send(const char *backend, const char *op, redis_cb cb,
+    void *arg)
+{
+	const struct config_health	*ch = &HH.hh_w->w_conf->cf_health;
+	const char			*argv[8];
+	size_t				 lens[8];
+	char				 key[HEALTH_RKEY_MAX], thr[16];
+	char				 open[24], ttl[24];
+	uint64_t			 t;
+	int				 i;
+
+	if ((lens[3] = health_redis_key(key, sizeof(key),
+	    HH.hh_w->w_conf->cf_sstore.css_prefix, backend)) == 0)
+		return NULL;
+	/* failures older than this are forgotten: twice the open time,
+	 * 10 s at least */
+	t = ch->ch_cb_timeout_ms * 2;
+	if (t < 10000)
+		t = 10000;
+	(void)snprintf(thr, sizeof(thr), "%u", ch->ch_cb_threshold);
+	(void)snprintf(open, sizeof(open), "%" PRIu64, ch->ch_cb_timeout_ms);
+	(void)snprintf(ttl, sizeof(ttl), "%" PRIu64, t);
+	argv[0] = "EVALSHA";
+	argv[1] = health_redis_sha();
+	argv[2] = "1";
+	argv[3] = key;
+	argv[4] = op;
+	argv[5] = thr;
+	argv[6] = open;
+	argv[7] = ttl;
+	for (i = 0; i < 8; i++)
+		if (i != 3)
+			lens[i] = strlen(argv[i]);
+	return redis_command(8, argv, lens, cb, arg);
+}
+
+static void
+health_redis_on_record(void *arg, const redisReply *reply, const char *err)
+{
+	uint32_t	f;
+	uint64_t	age;
+
+	(void)arg;
+	if (err != NULL || health_redis_decode(reply, &f, &age) == -1)
+		health_redis_failed(reply, err);
+}
+
+void
+health_redis_record(const char *backend, int failed)
+{
+	if (!HH.hh_on)
+		return;
+	if (health_redis_send(backend, failed ? HEALTH_ROP_FAIL :
+	    HEALTH_ROP_CLOSE, health_redis_on_record, NULL) == NULL)
+		health_redis_failed(NULL, "not connected");
+}
+
+static void
+health_redis_on_pull(void *arg, const redisReply *reply, const char *err)
+{
+	struct worker			*w = HH.hh_w;
+	const struct config_backend	*be;
+	size_t				 i = (size_t)(uintptr_t)arg;
+	uint32_t			 f;
+	uint64_t			 age;
+	int				 st;
+
+	if (HH.hh_pulling > 0)
+		HH.hh_pulling--;
+	if (i >= w->w_conf->cf_nbackends)
+		return;
+	be = &w->w_conf->cf_backends[i];
+	if (err != NULL || health_redis_decode(reply, &f, &age) == -1) {
+		health_redis_failed(reply, err);
+		return;
+	}
+	st = health_breaker_adopt(w->w_store, be->cb_name,
+	    &w->w_conf->cf_health, f, age, store_now_ms());
+	/* the backend's part of the view goes or comes back */
+	if (st == BREAKER_OPEN || st == BREAKER_CLOSED)
+		view_changed_soon(w, be);
+}
+
+void
+health_redis_pull(void)
+{
+	const struct config	*cf;
+	size_t			 i;
+
+	if (!HH.hh_on || HH.hh_pulling > 0)
+		return;		/* the last round is still out */
+	if (!redis_up()) {
+		health_redis_failed(NULL, "not connected");
+		return;
+	}
+	cf = HH.hh_w->w_conf;
+	for (i = 0; i < cf->cf_nbackends; i++) {
+		if (health_redis_send(cf->cf_backends[i].cb_name,
+		    HEALTH_ROP_READ, health_redis_on_pull,
+		    (void *)(uintptr_t)i) == NULL) {
+			health_redis_failed(NULL, "not connected");
+			break;
+		}
+		HH.hh_pulling++;
+	}
+}
