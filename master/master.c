@@ -933,9 +933,9 @@ master_run(struct config *conf, int debug)
 	/* said plainly: what provider redis shares today (ARCHITECTURE.md) */
 	if (conf->cf_sstore.css_provider == CONFIG_SSTORE_REDIS)
 		log_info("sessionStorage redis %s:%u: rate-limit buckets, "
-		    "Legacy sessions and their events, relays and workflow "
-		    "handles are shared; token caches and health verdicts "
-		    "stay on this host",
+		    "Legacy sessions and their events, relays, workflow "
+		    "handles and circuit breakers are shared; token caches "
+		    "and health check verdicts stay on this host",
 		    conf->cf_sstore.css_host,
 		    conf->cf_sstore.css_port);
 	if (gen_spawn_all(cur) == -1)
