@@ -104,8 +104,14 @@ breaker_adopt_step(struct breaker *b, uint32_t fails, uint64_t open_age_ms,
 		return 1;
 	}
 	opened = now_ms > open_age_ms ? now_ms - open_age_ms : 0;
-	/* open (or opened again) here no earlier than on the fleet */
-	if (b->bk_state != BREAKER_CLOSED && b->bk_opened_ms >= opened)
+	/*
+	 * open here since no earlier than on the fleet: kept.  The age is
+	 * measured on another clock (a round trip apart), so the same
+	 * opening read again may look a little later: within the slack it
+	 * is the same one, and a half-open trial under way is not undone.
+	 */
+	if (b->bk_state != BREAKER_CLOSED &&
+	    opened < b->bk_opened_ms + BREAKER_ADOPT_SLACK_MS)
 		return 0;
 	b->bk_state = BREAKER_OPEN;
 	b->bk_fails = fails;
@@ -261,11 +267,14 @@ health_breaker_admit(struct store *s, const char *backend,
 
 int
 health_breaker_record(struct store *s, const char *backend,
-    const struct config_health *ch, int failed, int trial, uint64_t now_ms)
+    const struct config_health *ch, int failed, int trial, uint64_t now_ms,
+    int *reset)
 {
 	struct health_upd	hu;
 	struct breaker		b;
 
+	if (reset != NULL)
+		*reset = 0;
 	/* the common case, a success with nothing to reset: a read */
 	if (!failed && !trial) {
 		if (health_breaker_get(s, backend, now_ms, &b) == -1 ||
@@ -277,8 +286,11 @@ health_breaker_record(struct store *s, const char *backend,
 	hu.hu_now = now_ms;
 	hu.hu_failed = failed;
 	hu.hu_trial = trial;
-	if (health_update(s, backend, &hu) == -1 ||
-	    hu.hu_old.bk_state == hu.hu_new.bk_state)
+	if (health_update(s, backend, &hu) == -1)
+		return -1;
+	if (reset != NULL && !failed && hu.hu_old.bk_fails > 0)
+		*reset = 1;
+	if (hu.hu_old.bk_state == hu.hu_new.bk_state)
 		return -1;
 	if (hu.hu_new.bk_state == BREAKER_OPEN)
 		log_warnx("backend %s: circuit open after %u failures; "

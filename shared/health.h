@@ -45,6 +45,9 @@ const char *breaker_state_name(enum breaker_state);
  * fleet's stays as it is.
  */
 #define BREAKER_SHARED_CLOSED	UINT64_MAX
+/* two openings closer than this are one (the fleet's clock is read
+ * across a round trip) */
+#define BREAKER_ADOPT_SLACK_MS	1000
 int	 breaker_adopt_step(struct breaker *b, uint32_t fails,
 	    uint64_t open_age_ms, uint64_t now_ms);
 
@@ -60,11 +63,12 @@ int	 health_breaker_get(struct store *, const char *backend,
 enum breaker_verdict health_breaker_admit(struct store *,
 	    const char *backend, const struct config_health *,
 	    uint64_t lease_ms, uint64_t now_ms, struct breaker *b);
-/* a request's outcome; a success writes only after failures.  Logs a
- * change of state and returns the new state, else -1. */
+/* a request's outcome; a success writes only after failures (then
+ * *reset, if not NULL, is 1).  Logs a change of state and returns the
+ * new state, else -1. */
 int	 health_breaker_record(struct store *, const char *backend,
 	    const struct config_health *, int failed, int trial,
-	    uint64_t now_ms);
+	    uint64_t now_ms, int *reset);
 /* the fleet's breaker written here (breaker_adopt_step()): the new
  * state if it changed, else -1 */
 int	 health_breaker_adopt(struct store *, const char *backend,

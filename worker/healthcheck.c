@@ -89,7 +89,7 @@ probe_done(struct probe *p, enum probe_outcome o, const char *err)
 	if (o == PROBE_OK && ch->ch_cb_enabled && health_breaker_get(
 	    p->p_w->w_store, name, now, &bk) == 0 &&
 	    bk.bk_state != BREAKER_CLOSED && health_breaker_record(
-	    p->p_w->w_store, name, ch, 0, 1, now) == BREAKER_CLOSED) {
+	    p->p_w->w_store, name, ch, 0, 1, now, NULL) == BREAKER_CLOSED) {
 		health_redis_record(name, 0);
 		changed = 1;
 	}

@@ -96,18 +96,19 @@ static void
 upstream_deliver(struct upstream *u, const struct upstream_result *r)
 {
 	const struct config_health	*ch = &u->u_w->w_conf->cf_health;
-	int				 st;
+	int				 st, reset;
 
 	if (ch->ch_cb_enabled && !u->u_stream && u->u_refused == NULL &&
 	    u->u_state != US_DEFERRED && !(u->u_flags & UPSTREAM_F_PROBE)) {
 		st = health_breaker_record(u->u_w->w_store, u->u_be->cb_name,
 		    ch, r->ur_status == UPSTREAM_FAILED, u->u_trial,
-		    store_now_ms());
+		    store_now_ms(), &reset);
 		/* the backend's part of the view goes or comes back */
 		if (st == BREAKER_OPEN || st == BREAKER_CLOSED)
 			view_changed_soon(u->u_w, u->u_be);
-		/* the fleet's breaker (provider redis): what counts */
-		if (r->ur_status == UPSTREAM_FAILED || st == BREAKER_CLOSED)
+		/* the fleet's breaker (provider redis): each failure, and a
+		 * success that resets failures (rare: not on the hot path) */
+		if (r->ur_status == UPSTREAM_FAILED || reset)
 			health_redis_record(u->u_be->cb_name,
 			    r->ur_status == UPSTREAM_FAILED);
 	} else if (u->u_trial && u->u_refused == NULL)

@@ -10,6 +10,7 @@
 //   fails at once without reaching the backend;
 // - the backend back: a probe's answer closes the breaker everywhere,
 //   the tool is listed again and calls through node B reach it;
+// - a success resets the fleet's count of failures, as a node's;
 // - Redis killed: each node keeps its own breaker, the errors are
 //   counted in /metrics, and calls go on.
 import { describe, test, before, after } from 'node:test';
@@ -135,6 +136,24 @@ describe('circuit breakers shared through Redis', () => {
     const hits = be.st.hits;
     assert.equal(message(await call(b, sb)), 'flaky:ok');
     assert.equal(be.st.hits, hits + 1);
+  }));
+
+  test('a success resets the fleet\'s count, as it does a node\'s', guarded(async () => {
+    be.st.down = true;
+    for (let i = 0; i < THRESHOLD - 1; i++)
+      assert.ok(failed(await call(a, sa)));
+    await waitFor('the failures counted in Redis', async () =>
+      Number(await redis.cli('HGET', KEY, 'f')) === THRESHOLD - 1, { timeout: 15000, interval: 200 });
+    be.st.down = false;
+    assert.equal(message(await call(a, sa)), 'flaky:ok');
+    await waitFor('the count gone from Redis', async () =>
+      (await redis.cli('EXISTS', KEY)) === '0', { timeout: 15000, interval: 200 });
+    // one more failure through node B does not open it anywhere
+    be.st.down = true;
+    assert.ok(failed(await call(b, sb)));
+    be.st.down = false;
+    assert.equal(message(await call(b, sb)), 'flaky:ok');
+    assert.equal(await redis.cli('HGET', KEY, 'o'), '');
   }));
 
   test('Redis killed: each node keeps its own breaker, the errors counted', guarded(async () => {

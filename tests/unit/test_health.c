@@ -126,8 +126,8 @@ test_shared(void **state)
 
 	assert_int_equal(health_breaker_admit(a, "x", &ch, 100, NOW, &br),
 	    BREAKER_PASS);
-	health_breaker_record(a, "x", &ch, 1, 0, NOW);
-	health_breaker_record(b, "x", &ch, 1, 0, NOW);
+	health_breaker_record(a, "x", &ch, 1, 0, NOW, NULL);
+	health_breaker_record(b, "x", &ch, 1, 0, NOW, NULL);
 	/* open for both; another backend is not touched */
 	assert_int_equal(health_breaker_admit(a, "x", &ch, 100, NOW + 10,
 	    &br), BREAKER_REJECT);
@@ -147,7 +147,7 @@ test_shared(void **state)
 	assert_int_equal(health_breaker_admit(b, "x", &ch, 100, NOW + 1001,
 	    &br), BREAKER_TRIAL);
 	/* its success closes the breaker for both: the record is gone */
-	health_breaker_record(a, "x", &ch, 0, 1, NOW + 1002);
+	health_breaker_record(a, "x", &ch, 0, 1, NOW + 1002, NULL);
 	assert_int_equal(health_breaker_get(b, "x", NOW + 1003, &br), 0);
 	assert_int_equal(br.bk_state, BREAKER_CLOSED);
 	assert_int_equal(br.bk_fails, 0);

@@ -104,6 +104,14 @@ test_adopt(void **state)
 	assert_int_equal(b.bk_opened_ms, 8000);
 	/* the same open read again: no change */
 	assert_int_equal(breaker_adopt_step(&b, 4, 2500, 10500), 0);
+	/* read again a little later on another clock: the same opening,
+	 * a half-open trial under way kept */
+	b.bk_state = BREAKER_HALF_OPEN;
+	b.bk_lease_ms = 12345;
+	assert_int_equal(breaker_adopt_step(&b, 4, 2000, 10000 +
+	    BREAKER_ADOPT_SLACK_MS - 1), 0);
+	assert_int_equal(b.bk_state, BREAKER_HALF_OPEN);
+	assert_int_equal(b.bk_lease_ms, 12345);
 	/* half-open here, opened again on the fleet later: open again */
 	b.bk_state = BREAKER_HALF_OPEN;
 	b.bk_lease_ms = 99999;
