@@ -123,6 +123,9 @@ describe('sessions.maxPrincipals with a real OpenID provider', () => {
     // has no client token to be listed with; that is no failure
     const views = async () => (await vmcpctl(['dump', 'views'], { stateDir: daemon.stateDir }))
       .stdout.trim().split('\n').filter((l) => l).map((l) => JSON.parse(l).key);
+    // a list change d sends before vmcpd listens to it is missed
+    await waitFor('vmcpd listening to d', async () => (await shared.stats()).getStreams >= 1,
+      { timeout: 20000 });
     const r = await modern(daemon.port, 'tools/call', { name: 'add_tool', arguments: { name: 'y' } },
       { ...bearer(tokens.alice), 'Mcp-Name': 'add_tool' });
     assert.equal(r.status, 200, r.text);
