@@ -524,3 +524,90 @@ health_probe_clear(struct store *s, const char *backend)
 		return 0;
 	return store_del(s, STORE_HEALTH, key, klen) == -1 ? -1 : 1;
 }
+
+/* --- the fleet's verdict (provider redis) -------------------------------- */
+
+#define FLEET_PREFIX	"fleet/"
+#define FLEET_FOUND	2	/* apart from STORE_NOTFOUND */
+
+static size_t
+fleet_key(char *key, size_t len, const char *backend)
+{
+	int n;
+
+	n = snprintf(key, len, FLEET_PREFIX "%s", backend);
+	if (n < 0 || (size_t)n >= len)
+		return 0;
+	return (size_t)n;
+}
+
+int
+health_fleet_set(struct store *s, const char *backend,
+    const struct probe_fleet *pf, uint64_t now_ms)
+{
+	char	 key[STORE_KEY_MAX];
+	size_t	 klen;
+
+	if ((klen = fleet_key(key, sizeof(key), backend)) == 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (pf != NULL)
+		return store_put(s, STORE_HEALTH, key, klen, pf, sizeof(*pf),
+		    pf->pf_until_ms, now_ms);
+	return store_del(s, STORE_HEALTH, key, klen) == -1 ? -1 : 0;
+}
+
+static int
+fleet_on_read(void *arg, const void *data, size_t len)
+{
+	struct probe_fleet *pf = arg;
+
+	if (len != sizeof(*pf))
+		return 0;	/* another layout reads as none */
+	memcpy(pf, data, sizeof(*pf));
+	pf->pf_node[sizeof(pf->pf_node) - 1] = '\0';
+	pf->pf_err[sizeof(pf->pf_err) - 1] = '\0';
+	return pf->pf_state > PROBE_UNKNOWN && pf->pf_state < PROBE_NSTATES ?
+	    FLEET_FOUND : 0;
+}
+
+int
+health_fleet_get(struct store *s, const char *backend, uint64_t now_ms,
+    struct probe_fleet *pf)
+{
+	char	 key[STORE_KEY_MAX];
+	size_t	 klen;
+	int	 rc;
+
+	memset(pf, 0, sizeof(*pf));
+	if ((klen = fleet_key(key, sizeof(key), backend)) == 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	rc = store_read(s, STORE_HEALTH, key, klen, now_ms, fleet_on_read,
+	    pf);
+	if (rc == -1)
+		return -1;
+	return rc == FLEET_FOUND;
+}
+
+int
+health_verdict_get(struct store *s, const char *backend, uint64_t now_ms,
+    struct probe_rec *p, char *node, size_t nodelen)
+{
+	struct probe_fleet pf;
+
+	if (node != NULL && nodelen > 0)
+		node[0] = '\0';
+	if (health_probe_get(s, backend, now_ms, p) == -1)
+		return -1;
+	if (health_fleet_get(s, backend, now_ms, &pf) != 1)
+		return 0;	/* our own, as on one host */
+	p->pr_state = pf.pf_state;
+	if (pf.pf_err[0] != '\0')
+		(void)snprintf(p->pr_err, sizeof(p->pr_err), "%s", pf.pf_err);
+	if (node != NULL && nodelen > 0)
+		(void)snprintf(node, nodelen, "%s", pf.pf_node);
+	return 0;
+}

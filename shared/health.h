@@ -135,4 +135,32 @@ int	 health_probe_record(struct store *, const char *backend,
 /* forget it (vmcpctl reprobe): 1 dropped, 0 none, -1 error */
 int	 health_probe_clear(struct store *, const char *backend);
 
+/*
+ * The fleet's verdict (sessionStorage redis, worker/verdict_redis.c):
+ * another node's probe verdict this node follows, a record next to its
+ * own that lapses at its expiry (Redis down: the node's own rules).
+ */
+#define PROBE_NODE_MAX	64
+struct probe_fleet {
+	uint32_t	 pf_state;	/* enum probe_state */
+	uint32_t	 pf_pad;
+	uint64_t	 pf_since_ms;	/* that node's verdict began (ours) */
+	uint64_t	 pf_until_ms;	/* followed until (ours) */
+	char		 pf_node[PROBE_NODE_MAX];	/* who found it */
+	char		 pf_err[PROBE_ERR_MAX];
+};
+/* follow it until its pf_until_ms, or (pf NULL) our own: 0 or -1 */
+int	 health_fleet_set(struct store *, const char *backend,
+	    const struct probe_fleet *, uint64_t now_ms);
+/* the one followed: 1, 0 (none: our own rules), -1 */
+int	 health_fleet_get(struct store *, const char *backend,
+	    uint64_t now_ms, struct probe_fleet *);
+/*
+ * The verdict this node acts on: its own probe record, with the
+ * fleet's state and error over it while it follows one (then node, if
+ * not NULL, gets who found it, else ""): 0 or -1.
+ */
+int	 health_verdict_get(struct store *, const char *backend,
+	    uint64_t now_ms, struct probe_rec *, char *node, size_t nodelen);
+
 #endif /* VMCPD_HEALTH_H */

@@ -29,6 +29,7 @@
 #include "redis.h"
 #include "stream_redis.h"
 #include "health_redis.h"
+#include "verdict_redis.h"
 #include "worker.h"
 
 /*
@@ -108,6 +109,7 @@ builder_main(const struct config *conf, unsigned int gen,
 	(void)redis_init(w);
 	stream_redis_init(w);
 	health_redis_init(w);
+	verdict_redis_init(w);
 	if (probe_init(w) == -1)
 		fatalx("cannot set up the health checks");
 	(void)ipc_send(chan_fd, IPC_READY, NULL, 0);
@@ -116,7 +118,9 @@ builder_main(const struct config *conf, unsigned int gen,
 	(void)event_base_dispatch(w->w_base);
 
 	log_debug("exiting");
+	redis_sub_free();
 	redis_free();
+	verdict_redis_free();
 	wake_free();
 	probe_free();
 	upstream_free_all(w);

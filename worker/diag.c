@@ -467,13 +467,15 @@ diag_breaker(struct worker *w, const struct config_backend *be, int *fails)
 	return breaker_state_name((enum breaker_state)bk.bk_state);
 }
 
-/* a backend's health record (healthcheck.c): unknown when there is none */
+/* a backend's health record (healthcheck.c): unknown when there is none;
+ * with provider redis the fleet's verdict this node follows, if any
+ * (node: who found it) */
 static enum probe_state
 diag_health(struct worker *w, const struct config_backend *be,
-    struct probe_rec *pr)
+    struct probe_rec *pr, char *node, size_t nodelen)
 {
-	if (health_probe_get(w->w_store, be->cb_name, store_now_ms(), pr) ==
-	    -1)
+	if (health_verdict_get(w->w_store, be->cb_name, store_now_ms(), pr,
+	    node, nodelen) == -1)
 		memset(pr, 0, sizeof(*pr));
 	return (enum probe_state)pr->pr_state;
 }
@@ -498,7 +500,8 @@ diag_health_json(const struct probe_rec *pr)
 /*
  * One backend in /status.  health is its health checks' verdict
  * (healthcheck.c; "unknown" until one is done), healthCheck the last one;
- * breaker is its circuit breaker's state.
+ * healthFrom the node whose verdict this one follows (provider redis),
+ * null when its own; breaker is its circuit breaker's state.
  */
 static json_t *
 diag_backend_json(struct worker *w, size_t bi)
@@ -509,10 +512,11 @@ diag_backend_json(struct worker *w, size_t bi)
 	struct probe_rec		 pr;
 	enum probe_state		 hs;
 	const char			*cb;
+	char				 node[PROBE_NODE_MAX];
 	int				 k, fails;
 
 	cb = diag_breaker(w, be, &fails);
-	hs = diag_health(w, be, &pr);
+	hs = diag_health(w, be, &pr, node, sizeof(node));
 	diag_backend_sum(w, bi, &bs);
 	if ((errs = json_object()) == NULL)
 		return NULL;
@@ -524,14 +528,16 @@ diag_backend_json(struct worker *w, size_t bi)
 		}
 	last = bs.bs_err_ms == 0 ? json_null() : json_pack("{s:s, s:o}",
 	    "message", bs.bs_err, "at", diag_time(bs.bs_err_ms));
-	return json_pack("{s:s, s:s, s:s, s:s, s:o, s:s, s:o, s:s, s:i, s:I,"
-	    " s:o, s:o?, s:o, s:o, s:o}", "name", be->cb_name,
+	return json_pack("{s:s, s:s, s:s, s:s, s:o, s:s, s:o, s:o, s:s, s:i,"
+	    " s:I, s:o, s:o?, s:o, s:o, s:o}", "name", be->cb_name,
 	    "transport", config_transport_name(be->cb_transport),
 	    "eraSetting", config_era_name(be->cb_era),
 	    "mcpRevision", proto_era_version(era_get(w, be)),
 	    "era", diag_era_record(w, be),
 	    "health", probe_state_name(hs), "healthCheck",
-	    diag_health_json(&pr), "breaker", cb, "consecutiveFailures", fails,
+	    diag_health_json(&pr), "healthFrom", node[0] == '\0' ?
+	    json_null() : json_string(node),
+	    "breaker", cb, "consecutiveFailures", fails,
 	    "requests", (json_int_t)bs.bs_count, "errors", errs,
 	    "lastError", last,
 	    "latencyMs", bs.bs_last_ms == 0 ? json_null() :
@@ -655,7 +661,7 @@ diag_healths(struct worker *w, struct evbuffer *b)
 		return -1;
 	for (i = 0; i < w->w_conf->cf_nbackends; i++) {
 		be = &w->w_conf->cf_backends[i];
-		hs = diag_health(w, be, &pr);
+		hs = diag_health(w, be, &pr, NULL, 0);
 		for (k = 0; k < PROBE_NSTATES; k++)
 			if (evbuffer_add_printf(b, "vmcpd_backend_health"
 			    "{backend=\"%s\",state=\"%s\"} %d\n",

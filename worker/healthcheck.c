@@ -9,6 +9,8 @@
  * client traffic.  Outcomes go to the health db (health_probe_record());
  * a backend entering or leaving the unhealthy state is listed anew
  * (view_changed()), and the view leaves it out while it is unhealthy.
+ * With sessionStorage redis each outcome goes to the fleet too, and the
+ * verdict acted on may be another node's (verdict_redis.c).
  */
 #include <sys/types.h>
 
@@ -25,6 +27,7 @@
 #include "shared/log.h"
 #include "shared/store.h"
 #include "health_redis.h"
+#include "verdict_redis.h"
 #include "texch.h"
 #include "upstream.h"
 #include "worker.h"
@@ -62,17 +65,22 @@ probe_done(struct probe *p, enum probe_outcome o, const char *err)
 {
 	const struct config_health	*ch = &p->p_w->w_conf->cf_health;
 	const char			*name = p->p_be->cb_name;
-	struct probe_rec		 old, cur;
+	struct probe_rec		 old, cur, eff;
 	struct breaker			 bk;
 	uint64_t			 now = store_now_ms(), lat;
-	int				 changed = 0;
+	int				 changed = 0, out;
 
 	evtimer_del(p->p_timer);
 	p->p_call = NULL;
 	lat = probe_now_us() - p->p_start_us;
+	/* in or out of the view: by the verdict acted on (ours, or the
+	 * fleet's we follow) */
+	out = health_verdict_get(p->p_w->w_store, name, now, &eff, NULL,
+	    0) == 0 && probe_state_out(eff.pr_state);
 	if (health_probe_record(p->p_w->w_store, name, ch, o, lat, err, now,
 	    &old, &cur) == -1)
 		return;
+	verdict_redis_put(p->p_be, &cur, o);
 	if (old.pr_state != cur.pr_state) {
 		if (cur.pr_state == PROBE_UNHEALTHY ||
 		    cur.pr_state == PROBE_UNAUTHENTICATED)
@@ -82,8 +90,8 @@ probe_done(struct probe *p, enum probe_outcome o, const char *err)
 			log_info("backend %s: %s (probe answered in %llu ms)",
 			    name, probe_state_name(cur.pr_state),
 			    (unsigned long long)(lat / 1000));
-		changed = probe_state_out(old.pr_state) !=
-		    probe_state_out(cur.pr_state);
+		changed = health_verdict_get(p->p_w->w_store, name, now,
+		    &eff, NULL, 0) == 0 && probe_state_out(eff.pr_state) != out;
 	}
 	/* learned early: an answer closes a breaker that is not closed */
 	if (o == PROBE_OK && ch->ch_cb_enabled && health_breaker_get(
@@ -195,8 +203,9 @@ probe_on_report(evutil_socket_t fd, short ev, void *arg)
 	(void)ev;
 	line[0] = '\0';
 	for (i = 0; i < nprobes; i++) {
-		if (health_probe_get(w->w_store, probes[i].p_be->cb_name,
-		    store_now_ms(), &pr) == -1 || pr.pr_state == PROBE_HEALTHY)
+		if (health_verdict_get(w->w_store, probes[i].p_be->cb_name,
+		    store_now_ms(), &pr, NULL, 0) == -1 ||
+		    pr.pr_state == PROBE_HEALTHY)
 			continue;
 		bad++;
 		n = snprintf(line + len, sizeof(line) - len, "%s%s %s",

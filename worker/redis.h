@@ -71,6 +71,10 @@ void	 redis_reconnect(void);
  */
 typedef void (*redis_sub_cb)(const char *, size_t);
 int	 redis_sub_init(struct worker *, redis_sub_cb);
+/* the same on a channel shared by the nodes; cb(NULL, 0) each time it
+ * is subscribed (again): what was published before is lost */
+int	 redis_sub_init_channel(struct worker *, const char *chan,
+	    redis_sub_cb);
 void	 redis_sub_free(void);
 /* this worker's channel, or NULL (no subscription) */
 const char *redis_sub_channel(void);

@@ -85,6 +85,7 @@ redis_sub_on_message(redisAsyncContext *ac, void *r, void *priv)
 		return;
 	if (strcmp(reply->element[0]->str, "subscribe") == 0) {
 		SUB.rs_backoff_ms = REDIS_BACKOFF_MIN_MS;
+		SUB.rs_cb(NULL, 0);	/* what was published meanwhile is lost */
 		return;
 	}
 	if (strcmp(reply->element[0]->str, "message") == 0)
@@ -154,20 +155,33 @@ int
 redis_sub_init(struct worker *w, redis_sub_cb cb)
 {
 	const char	*prefix = w->w_conf->cf_sstore.css_prefix;
-	const char	*ip;
+	char		 chan[sizeof(SUB.rs_chan)];
 	unsigned char	 r[16];
 	size_t		 i;
-	int		 n, port;
+	int		 n;
 
-	if (redis_address(&ip, &port) == -1 ||
-	    getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
+	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
 		return -1;
-	n = snprintf(SUB.rs_chan, sizeof(SUB.rs_chan), "%swake:",
+	n = snprintf(chan, sizeof(chan), "%swake:",
 	    prefix != NULL ? prefix : "");
-	if (n < 0 || (size_t)n + 2 * sizeof(r) >= sizeof(SUB.rs_chan))
+	if (n < 0 || (size_t)n + 2 * sizeof(r) >= sizeof(chan))
 		return -1;
 	for (i = 0; i < sizeof(r); i++)
-		(void)snprintf(SUB.rs_chan + n + 2 * i, 3, "%02x", r[i]);
+		(void)snprintf(chan + n + 2 * i, 3, "%02x", r[i]);
+	return redis_sub_init_channel(w, chan, cb);
+}
+
+int
+redis_sub_init_channel(struct worker *w, const char *chan, redis_sub_cb cb)
+{
+	const char	*ip;
+	int		 n, port;
+
+	if (redis_address(&ip, &port) == -1)
+		return -1;
+	n = snprintf(SUB.rs_chan, sizeof(SUB.rs_chan), "%s", chan);
+	if (n < 0 || (size_t)n >= sizeof(SUB.rs_chan))
+		return -1;
 	SUB.rs_w = w;
 	SUB.rs_cb = cb;
 	SUB.rs_backoff_ms = REDIS_BACKOFF_MIN_MS;

@@ -67,7 +67,8 @@ vbuild_free(struct vbuild *b)
 
 /*
  * A backend whose circuit breaker is not closed, or that its health
- * checks found unhealthy, is left out of the view, whatever lists it
+ * checks found unhealthy (this node's, or the fleet's it follows:
+ * verdict_redis.c), is left out of the view, whatever lists it
  * had: out, with the time its part stays "fresh" so that the view is
  * rebuilt when the breaker lets a trial through (the rebuild's listing
  * is that trial, or waits for it).
@@ -83,8 +84,8 @@ views_breaker_out(struct worker *w, const struct config_backend *be,
 
 	/* unhealthy (probes): out until a probe is answered, which lists
 	 * it anew (healthcheck.c); fresh meanwhile for an interval */
-	if (ch->ch_interval_ms > 0 && health_probe_get(w->w_store,
-	    be->cb_name, c->vl_now, &pr) == 0 &&
+	if (ch->ch_interval_ms > 0 && health_verdict_get(w->w_store,
+	    be->cb_name, c->vl_now, &pr, NULL, 0) == 0 &&
 	    probe_state_out((enum probe_state)pr.pr_state))
 		until = c->vl_now + ch->ch_interval_ms;
 	else if (!ch->ch_cb_enabled || health_breaker_get(w->w_store,

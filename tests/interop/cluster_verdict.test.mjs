@@ -1,0 +1,153 @@
+// The probes' health verdicts shared through Redis (sessionStorage.provider
+// redis; docs/ARCHITECTURE.md, Beyond one host): two nodes on one Redis
+// and one backend.  Node A probes it every 500 ms; node B's
+// healthCheckInterval is an hour, so after its first round at start
+// node B never probes it again, and no circuit breaker is on: only
+// node A's verdict, through Redis, can take the backend out of node B.
+// - the backend killed: node A's probes find it unhealthy and its tool
+//   leaves node A's list; node B follows node A's verdict (its /status
+//   names node A), its tool leaves node B's list too, and a Legacy
+//   session on node B gets tools/list_changed;
+// - the backend back on its port: node A's probe answers, and the tool
+//   comes back on both nodes (list_changed again on node B);
+// - Redis killed: each node goes by its own probes (node A drops the
+//   backend, node B, whose last probe answered, keeps it), the errors
+//   counted in /metrics.
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+
+import {
+  guarded, rpc, waitFor, httpRequest, sleep, HOST,
+} from './lib/harness.mjs';
+import {
+  useMulti, rawBackend, modern, openSessionCaps, openGet,
+} from './lib/multi.mjs';
+import { startRedis, startNode, nodeMetrics } from './lib/cluster.mjs';
+
+useMulti();
+
+const KEY = 'thv:vmcp:session:verdict:v';
+
+/* a node's /status entry for backend v */
+async function statusOf(d) {
+  const st = await httpRequest(d.diagPort, { method: 'GET', path: '/status', timeout: 5000 });
+  assert.equal(st.status, 200, st.text);
+  return JSON.parse(st.text).backends.find((x) => x.name === 'v');
+}
+
+describe('health verdicts shared through Redis', () => {
+  let redis, a, b, srv, port, sa, sb, g;
+
+  /* the backend on its port: a 2025-11-25 server with one tool */
+  const startBackend = () => {
+    srv = rawBackend('v', ['v_tool'], (m, res, json) =>
+      json({ jsonrpc: '2.0', id: m.id, result: { content: [{ type: 'text', text: 'v:ok' }] } }));
+    return new Promise((resolve, reject) => {
+      srv.once('error', reject);
+      srv.listen(port ?? 0, HOST, () => resolve(srv.address().port));
+    });
+  };
+  const stopBackend = async () => {
+    srv.closeAllConnections();
+    await new Promise((r) => srv.close(r));
+  };
+
+  before(async () => {
+    port = await startBackend();
+    redis = await startRedis();
+    const health = (interval, timeout) => [
+      'operational:',
+      '  failureHandling:',
+      '    partialFailureMode: best_effort',
+      `    healthCheckInterval: ${interval}`,
+      `    healthCheckTimeout: ${timeout}`,
+      '    unhealthyThreshold: 2',
+      '',
+    ].join('\n');
+    const url = `http://${HOST}:${port}/mcp`;
+    a = await startNode({ redis, backendUrl: url, backendName: 'v', extra: health('500ms', '400ms') });
+    b = await startNode({ redis, backendUrl: url, backendName: 'v', extra: health('1h', '2s') });
+    sa = (await openSessionCaps(a.port)).sid;
+    sb = (await openSessionCaps(b.port)).sid;
+  });
+
+  after(async () => {
+    g?.close();
+    for (const d of [a, b])
+      if (d)
+        await d.stop();
+    if (redis?.proc && !redis.proc.exited)
+      await redis.kill();
+    if (srv?.listening)
+      await stopBackend();
+  });
+
+  const listed = async (d, sid) => {
+    const r = await rpc(d.port, sid, 'tools/list', {}, { timeout: 30000 });
+    assert.equal(r.json.error, undefined, r.text);
+    return r.json.result.tools.map((t) => t.name);
+  };
+  const changes = () => g.messages('notifications/tools/list_changed').length;
+
+  test('the backend killed: node A finds it unhealthy, node B follows and drops its tool',
+    guarded(async () => {
+      assert.deepEqual(await listed(a, sa), ['v_tool']);
+      assert.deepEqual(await listed(b, sb), ['v_tool']);
+      // node B's own verdict from its one round at start: healthy
+      await waitFor('node B\'s own verdict', async () => (await statusOf(b)).health === 'healthy',
+        { timeout: 20000, interval: 200 });
+      g = await openGet(b.port, sb);
+      assert.equal(g.status, 200, g.text);
+      await stopBackend();
+      await waitFor('v_tool out of node A\'s list', async () =>
+        !(await listed(a, sa)).includes('v_tool'), { timeout: 20000, interval: 300 });
+      await waitFor('v_tool out of node B\'s list', async () =>
+        !(await listed(b, sb)).includes('v_tool'), { timeout: 20000, interval: 300 });
+      await g.until('tools/list_changed on node B', () => changes() >= 1, 20000);
+      const sta = await statusOf(a);
+      const stb = await statusOf(b);
+      assert.equal(sta.health, 'unhealthy');
+      assert.equal(sta.healthFrom, null, 'node A goes by its own probes');
+      assert.equal(stb.health, 'unhealthy');
+      // both nodes' entries are in Redis, and node B follows node A's
+      const fields = (await redis.cli('HKEYS', KEY)).split('\n').filter(Boolean);
+      assert.equal(fields.length, 2, fields.join());
+      assert.ok(fields.includes(stb.healthFrom), `${stb.healthFrom} not in ${fields}`);
+      assert.match(await redis.cli('HGET', KEY, stb.healthFrom), /^3 \d+ \d+ \d+ 1 /);
+      assert.match(b.proc.output, /backend v: unhealthy on node /);
+    }));
+
+  test('the backend back: its tool returns on both nodes', guarded(async () => {
+    const n = changes();
+    await startBackend();
+    for (const [d, sid] of [[a, sa], [b, sb]])
+      await waitFor('v_tool listed again', async () => (await listed(d, sid)).includes('v_tool'),
+        { timeout: 20000, interval: 300 });
+    await g.until('tools/list_changed again on node B', () => changes() > n, 20000);
+    assert.match((await statusOf(b)).health, /^(healthy|degraded)$/);
+    const r = await rpc(b.port, sb, 'tools/call', { name: 'v_tool', arguments: {} }, { timeout: 30000 });
+    assert.equal(r.json.result?.content?.[0]?.text, 'v:ok', r.text);
+    g.close();
+    g = undefined;
+  }));
+
+  test('Redis killed: each node by its own probes, the errors counted', guarded(async () => {
+    // 2026-07-28 lists: a Legacy session needs Redis (503 without it)
+    const mlisted = async (d) => {
+      const r = await modern(d.port, 'tools/list', {});
+      assert.equal(r.status, 200, r.text);
+      return r.json.result.tools.map((t) => t.name);
+    };
+    const before0 = (await nodeMetrics(a)).vmcpd_redis_errors_total ?? 0;
+    await redis.kill();
+    await stopBackend();
+    await waitFor('v_tool out of node A\'s list (its own probes)', async () =>
+      !(await mlisted(a)).includes('v_tool'), { timeout: 20000, interval: 300 });
+    await waitFor('node A counts the Redis errors', async () =>
+      ((await nodeMetrics(a)).vmcpd_redis_errors_total ?? 0) > before0,
+    { timeout: 20000, interval: 300 });
+    // node B has nothing new to go by: its last probe answered
+    await sleep(3000);
+    assert.ok((await mlisted(b)).includes('v_tool'));
+  }));
+});
