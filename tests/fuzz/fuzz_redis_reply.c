@@ -16,7 +16,10 @@
  * id, the read's events, each inside the answer with a positive id.
  * And as the circuit breaker script's (worker/health_rcodec.c
  * health_redis_decode()): three non-negative integers, an age no more
- * than the clock it was read on.
+ * than the clock it was read on.  And as the probes' verdicts script's
+ * (worker/verdict_rcodec.c): each entry inside the answer, in range,
+ * and the rule's pick one of them, never this node's own; the bytes
+ * read as one entry's value too.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -30,6 +33,7 @@
 #include "worker/handle_redis.h"
 #include "worker/stream_redis.h"
 #include "worker/health_redis.h"
+#include "worker/verdict_redis.h"
 #include "shared/health.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
@@ -130,6 +134,46 @@ health_check(const redisReply *r)
 }
 
 static void
+verdict_check_entry(const struct verdict_entry *e, const char *v, size_t len)
+{
+	if (e->ve_state >= PROBE_NSTATES || e->ve_last > PROBE_DENIED ||
+	    e->ve_err < v || e->ve_err + e->ve_errlen != v + len)
+		abort();
+}
+
+static void
+verdict_check(const redisReply *r)
+{
+	struct verdict_fold		 f;
+	struct verdict_entry		 e;
+	const struct verdict_entry	*l;
+	const redisReply		*v;
+	uint64_t			 now;
+	size_t				 n, i;
+
+	if (verdict_redis_answer(r, &now, &n) == -1)
+		return;
+	if (n * 2 != r->element[1]->elements)
+		abort();
+	verdict_fold_init(&f, "self", now);
+	for (i = 0; i < n; i++) {
+		if (verdict_redis_entry(r, i, &e) == -1)
+			continue;
+		v = r->element[1]->element[2 * i + 1];
+		verdict_check_entry(&e, v->str, v->len);
+		if (e.ve_node != r->element[1]->element[2 * i]->str)
+			abort();
+		verdict_fold_add(&f, &e);
+	}
+	if (verdict_redis_entry(r, n, &e) != -1)
+		abort();
+	if (verdict_fold_result(&f, &l) == 1 && (l == NULL ||
+	    l->ve_exp < now || l->ve_state == PROBE_UNKNOWN ||
+	    (l->ve_nodelen == 4 && memcmp(l->ve_node, "self", 4) == 0)))
+		abort();
+}
+
+static void
 stream_check(const redisReply *r)
 {
 	const char	*msg;
@@ -161,6 +205,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	redisReader		*rr;
 	void			*reply;
 	enum ratelimit_verdict	 v;
+	struct verdict_entry	 ve;
 	uint64_t		 retry;
 	char			 key[RATELIMIT_RKEY_MAX];
 	char			*in;
@@ -192,6 +237,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			handle_check(reply);
 			stream_check(reply);
 			health_check(reply);
+			verdict_check(reply);
 			freeReplyObject(reply);
 		}
 	}
@@ -205,6 +251,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    "vmcpd-r-0123456789abcdef0123456789abcdef");
 	if (n != 0 && (n >= sizeof(key) || key[n] != '\0'))
 		abort();
+	if (verdict_entry_parse("n", 1, in, size, &ve) == 0)
+		verdict_check_entry(&ve, in, size);
 	free(in);
 	return 0;
 }
