@@ -192,6 +192,10 @@ ctl_status_print(const json_t *s)
 			printf("  era %s since %s: %s\n",
 			    ctl_str(e, "era", "?"), ctl_str(e, "at", "?"),
 			    ctl_str(e, "why", "?"));
+		/* sessionStorage redis: another node's verdict followed */
+		if (json_is_string(json_object_get(x, "healthFrom")))
+			printf("  health as node %s found it\n",
+			    ctl_str(x, "healthFrom", "?"));
 		if ((le = json_object_get(x, "lastError")) != NULL &&
 		    json_is_object(le))
 			printf("  last error at %s: %s\n", ctl_str(le, "at",

@@ -17,7 +17,7 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 
 import {
-  guarded, rpc, waitFor, httpRequest, sleep, HOST,
+  guarded, rpc, waitFor, httpRequest, sleep, vmcpctl, HOST,
 } from './lib/harness.mjs';
 import {
   useMulti, rawBackend, modern, openSessionCaps, openGet,
@@ -115,6 +115,8 @@ describe('health verdicts shared through Redis', () => {
       assert.ok(fields.includes(stb.healthFrom), `${stb.healthFrom} not in ${fields}`);
       assert.match(await redis.cli('HGET', KEY, stb.healthFrom), /^3 \d+ \d+ \d+ 1 /);
       assert.match(b.proc.output, /backend v: unhealthy on node /);
+      const ctl = await vmcpctl(['-f', b.cfg, 'status']);
+      assert.ok(ctl.stdout.includes(`health as node ${stb.healthFrom} found it`), ctl.stdout);
     }));
 
   test('the backend back: its tool returns on both nodes', guarded(async () => {
