@@ -80,6 +80,7 @@ probe_done(struct probe *p, enum probe_outcome o, const char *err)
 	if (health_probe_record(p->p_w->w_store, name, ch, o, lat, err, now,
 	    &old, &cur) == -1)
 		return;
+	/* may end our following another node's verdict */
 	verdict_redis_put(p->p_be, &cur, o);
 	if (old.pr_state != cur.pr_state) {
 		if (cur.pr_state == PROBE_UNHEALTHY ||
@@ -90,9 +91,9 @@ probe_done(struct probe *p, enum probe_outcome o, const char *err)
 			log_info("backend %s: %s (probe answered in %llu ms)",
 			    name, probe_state_name(cur.pr_state),
 			    (unsigned long long)(lat / 1000));
-		changed = health_verdict_get(p->p_w->w_store, name, now,
-		    &eff, NULL, 0) == 0 && probe_state_out(eff.pr_state) != out;
 	}
+	changed = health_verdict_get(p->p_w->w_store, name, now, &eff, NULL,
+	    0) == 0 && probe_state_out(eff.pr_state) != out;
 	/* learned early: an answer closes a breaker that is not closed */
 	if (o == PROBE_OK && ch->ch_cb_enabled && health_breaker_get(
 	    p->p_w->w_store, name, now, &bk) == 0 &&
@@ -187,6 +188,20 @@ probe_on_tick(evutil_socket_t fd, short ev, void *arg)
 		probe_start(&probes[i]);
 	/* the fleet's breakers into this host's copy (provider redis) */
 	health_redis_pull();
+}
+
+/*
+ * Another node's verdict says otherwise than our last probe: ours
+ * confirms it or overrules it now rather than at our next interval.
+ */
+void
+probe_soon(const struct config_backend *be)
+{
+	size_t i;
+
+	for (i = 0; i < nprobes; i++)
+		if (probes[i].p_be == be)
+			probe_start(&probes[i]);
 }
 
 /* statusReportingInterval: one line, only when a backend is not healthy */

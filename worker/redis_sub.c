@@ -85,7 +85,8 @@ redis_sub_on_message(redisAsyncContext *ac, void *r, void *priv)
 		return;
 	if (strcmp(reply->element[0]->str, "subscribe") == 0) {
 		SUB.rs_backoff_ms = REDIS_BACKOFF_MIN_MS;
-		SUB.rs_cb(NULL, 0);	/* what was published meanwhile is lost */
+		/* what was published meanwhile is lost: read it again */
+		SUB.rs_cb(NULL, 0);
 		return;
 	}
 	if (strcmp(reply->element[0]->str, "message") == 0)

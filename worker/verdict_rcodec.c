@@ -232,8 +232,7 @@ verdict_fold_add(struct verdict_fold *f, const struct verdict_entry *e)
 	}
 }
 
-/* the probe outcome a state stands for */
-static enum probe_outcome
+enum probe_outcome
 verdict_class(enum probe_state st)
 {
 	switch (st) {
@@ -268,4 +267,12 @@ verdict_fold_result(const struct verdict_fold *f,
 	}
 	*out = l;
 	return 1;
+}
+
+int
+verdict_fold_confirm(const struct verdict_fold *f,
+    const struct verdict_entry *out)
+{
+	return out != NULL && (!f->vf_has_own ||
+	    f->vf_own.ve_last != verdict_class(out->ve_state));
 }

@@ -65,7 +65,8 @@ verdict_redis_failed(const redisReply *reply, const char *err)
 	if (time(NULL) != VR.vr_logged) {
 		VR.vr_logged = time(NULL);
 		log_warnx("health verdicts (redis): %s; each node goes by its "
-		    "own probes", err != NULL ? err : "an answer not understood");
+		    "own probes", err != NULL ? err :
+		    "an answer not understood");
 	}
 }
 
@@ -108,7 +109,7 @@ verdict_redis_apply(size_t i, const redisReply *reply)
 		if (!had)
 			return;
 		if (health_fleet_set(w->w_store, be->cb_name, NULL, now) == -1)
-			return;
+			goto fail;
 		log_info("backend %s: its own health checks decide again",
 		    be->cb_name);
 	} else {
@@ -132,17 +133,26 @@ verdict_redis_apply(size_t i, const redisReply *reply)
 		    cur.pf_until_ms > now + 2 * VERDICT_REREAD_MS)
 			return;
 		if (health_fleet_set(w->w_store, be->cb_name, &pf, now) == -1)
-			return;
+			goto fail;
 		if (!had || cur.pf_state != pf.pf_state ||
-		    strcmp(cur.pf_node, pf.pf_node) != 0)
+		    strcmp(cur.pf_node, pf.pf_node) != 0) {
 			log_info("backend %s: %s on node %s%s%s", be->cb_name,
 			    probe_state_name(pf.pf_state), pf.pf_node,
 			    pf.pf_err[0] != '\0' ? ": " : "", pf.pf_err);
+			/* followed at once; our own probe confirms it or
+			 * overrules it now, not an interval later */
+			if (verdict_fold_confirm(&f, l))
+				probe_soon(be);
+		}
 	}
 	if (health_verdict_get(w->w_store, be->cb_name, now, &after, NULL,
 	    0) == 0 && probe_state_out(before.pr_state) !=
 	    probe_state_out(after.pr_state))
 		view_changed_soon(w, be);
+	return;
+fail:
+	log_warn("backend %s: cannot record the fleet's health verdict",
+	    be->cb_name);
 }
 
 static void
@@ -209,16 +219,31 @@ void
 verdict_redis_put(const struct config_backend *be, const struct probe_rec *pr,
     enum probe_outcome o)
 {
-	const char	*argv[12];
-	size_t		 lens[12];
-	char		 st[8], last[8];
-	size_t		 i;
+	struct probe_fleet	 pf;
+	const char		*argv[12];
+	size_t			 lens[12];
+	char			 st[8], last[8];
+	size_t			 i;
 
 	if (!VR.vr_on)
 		return;
 	i = (size_t)(be - VR.vr_w->w_conf->cf_backends);
 	if (i >= VR.vr_w->w_conf->cf_nbackends)
 		return;
+	/*
+	 * Our probe, newer than the verdict followed, says otherwise: ours
+	 * rules (the rule's, applied here too, so that it holds while
+	 * Redis does not answer)
+	 */
+	if (VR.vr_follow[i] && health_fleet_get(VR.vr_w->w_store,
+	    be->cb_name, store_now_ms(), &pf) == 1 &&
+	    verdict_class(pf.pf_state) != o) {
+		VR.vr_follow[i] = 0;
+		if (health_fleet_set(VR.vr_w->w_store, be->cb_name, NULL,
+		    store_now_ms()) == 0)
+			log_info("backend %s: its own health checks decide "
+			    "again", be->cb_name);
+	}
 	memset(lens, 0, sizeof(lens));
 	(void)snprintf(st, sizeof(st), "%u", pr->pr_state);
 	(void)snprintf(last, sizeof(last), "%d", (int)o);
@@ -276,6 +301,31 @@ verdict_redis_on_timer(evutil_socket_t fd, short ev, void *arg)
 	}
 }
 
+/*
+ * Another node's verdict this host followed before (a restart, a reload)
+ * is dropped when nothing shares verdicts any more, else watched until
+ * the first read decides.
+ */
+static void
+verdict_redis_left(struct worker *w, int on)
+{
+	struct probe_fleet	 pf;
+	const char		*name;
+	size_t			 i;
+
+	for (i = 0; i < w->w_conf->cf_nbackends; i++) {
+		name = w->w_conf->cf_backends[i].cb_name;
+		if (health_fleet_get(w->w_store, name, store_now_ms(),
+		    &pf) != 1)
+			continue;
+		if (on)
+			VR.vr_follow[i] = 1;
+		else
+			(void)health_fleet_set(w->w_store, name, NULL,
+			    store_now_ms());
+	}
+}
+
 void
 verdict_redis_init(struct worker *w)
 {
@@ -286,8 +336,10 @@ verdict_redis_init(struct worker *w)
 	uint64_t			 win;
 
 	if (cf->cf_sstore.css_provider != CONFIG_SSTORE_REDIS ||
-	    ch->ch_interval_ms == 0 || cf->cf_nbackends == 0)
+	    ch->ch_interval_ms == 0 || cf->cf_nbackends == 0) {
+		verdict_redis_left(w, 0);
 		return;
+	}
 	if (gethostname(host, sizeof(host)) == -1)
 		host[0] = '\0';
 	host[sizeof(host) - 1] = '\0';
@@ -311,6 +363,7 @@ verdict_redis_init(struct worker *w)
 		return;
 	}
 	VR.vr_w = w;
+	verdict_redis_left(w, 1);
 	tv.tv_sec = VERDICT_REREAD_MS / 1000;
 	tv.tv_usec = (VERDICT_REREAD_MS % 1000) * 1000;
 	(void)event_add(VR.vr_timer, &tv);

@@ -68,6 +68,9 @@ int	 verdict_redis_answer(const struct redisReply *, uint64_t *now,
 int	 verdict_redis_entry(const struct redisReply *, size_t i,
 	    struct verdict_entry *);
 
+/* the probe outcome a state stands for (unknown: answered) */
+enum probe_outcome verdict_class(enum probe_state);
+
 /*
  * The rule, one entry at a time.  Entries past their expiry are left
  * out; the one of self is this node's own; among the others with a
@@ -94,6 +97,13 @@ void	 verdict_fold_add(struct verdict_fold *,
  */
 int	 verdict_fold_result(const struct verdict_fold *,
 	    const struct verdict_entry **out);
+/*
+ * Following out, should this node probe now?  1 when its own last probe
+ * (if any) says otherwise than the verdict followed: its probe confirms
+ * it, or overrules it, at once rather than at its next interval.
+ */
+int	 verdict_fold_confirm(const struct verdict_fold *,
+	    const struct verdict_entry *out);
 
 /* the builder's side: off unless provider redis and health checks */
 void	 verdict_redis_init(struct worker *);

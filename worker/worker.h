@@ -273,6 +273,8 @@ void	 view_changed_soon(struct worker *, const struct config_backend *);
 /* active health checks, in the builder (healthcheck.c) */
 int	 probe_init(struct worker *);
 void	 probe_free(void);
+/* probe be now, unless a probe of it is out (verdict_redis.c) */
+void	 probe_soon(const struct config_backend *);
 
 /* the view builder (builder.c): this process builds; a worker's asks */
 void	 views_builder_init(struct worker *);

@@ -10,11 +10,15 @@
 //   session on node B gets tools/list_changed;
 // - the backend back on its port: node A's probe answers, and the tool
 //   comes back on both nodes (list_changed again on node B);
+// - only node A's path cut (node A reaches the backend through a TCP
+//   relay, node B directly): node B, told by node A, probes at once,
+//   finds it answering and keeps it (not an hour out);
 // - Redis killed: each node goes by its own probes (node A drops the
 //   backend, node B, whose last probe answered, keeps it), the errors
 //   counted in /metrics.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import net from 'node:net';
 
 import {
   guarded, rpc, waitFor, httpRequest, sleep, vmcpctl, HOST,
@@ -35,8 +39,39 @@ async function statusOf(d) {
   return JSON.parse(st.text).backends.find((x) => x.name === 'v');
 }
 
+/* a TCP relay on port (or a free one) to target: node A's own path */
+function tcpRelay(target, port = 0) {
+  const socks = new Set();
+  const s = net.createServer((c) => {
+    const u = net.connect(target, HOST);
+    const done = () => {
+      c.destroy();
+      u.destroy();
+      socks.delete(c);
+      socks.delete(u);
+    };
+    socks.add(c);
+    socks.add(u);
+    c.pipe(u);
+    u.pipe(c);
+    for (const x of [c, u]) {
+      x.on('error', done);
+      x.on('close', done);
+    }
+  });
+  s.cut = () => new Promise((r) => {
+    for (const x of socks)
+      x.destroy();
+    s.close(r);
+  });
+  return new Promise((resolve, reject) => {
+    s.once('error', reject);
+    s.listen(port, HOST, () => resolve(s));
+  });
+}
+
 describe('health verdicts shared through Redis', () => {
-  let redis, a, b, srv, port, sa, sb, g;
+  let redis, a, b, srv, port, relay, sa, sb, g;
 
   /* the backend on its port: a 2025-11-25 server with one tool */
   const startBackend = () => {
@@ -64,9 +99,11 @@ describe('health verdicts shared through Redis', () => {
       '    unhealthyThreshold: 2',
       '',
     ].join('\n');
-    const url = `http://${HOST}:${port}/mcp`;
-    a = await startNode({ redis, backendUrl: url, backendName: 'v', extra: health('500ms', '400ms') });
-    b = await startNode({ redis, backendUrl: url, backendName: 'v', extra: health('1h', '2s') });
+    relay = await tcpRelay(port);
+    a = await startNode({ redis, backendUrl: `http://${HOST}:${relay.address().port}/mcp`,
+      backendName: 'v', extra: health('500ms', '400ms') });
+    b = await startNode({ redis, backendUrl: `http://${HOST}:${port}/mcp`, backendName: 'v',
+      extra: health('1h', '2s') });
     sa = (await openSessionCaps(a.port)).sid;
     sb = (await openSessionCaps(b.port)).sid;
   });
@@ -80,6 +117,8 @@ describe('health verdicts shared through Redis', () => {
       await redis.kill();
     if (srv?.listening)
       await stopBackend();
+    if (relay?.listening)
+      await relay.cut();
   });
 
   const listed = async (d, sid) => {
@@ -131,6 +170,40 @@ describe('health verdicts shared through Redis', () => {
     assert.equal(r.json.result?.content?.[0]?.text, 'v:ok', r.text);
     g.close();
     g = undefined;
+  }));
+
+  test('only node A\'s path cut: node B probes at once and keeps the backend', guarded(async () => {
+    const rport = relay.address().port;
+    const from = b.proc.output.length;
+    await relay.cut();
+    await waitFor('v_tool out of node A\'s list', async () =>
+      !(await listed(a, sa)).includes('v_tool'), { timeout: 20000, interval: 300 });
+    await waitFor('node A unhealthy by its own probes', async () => {
+      const st = await statusOf(a);
+      return st.health === 'unhealthy' && st.healthFrom === null;
+    }, { timeout: 20000, interval: 300 });
+    const vals = (await redis.cli('HVALS', KEY)).split('\n');
+    assert.ok(vals.some((v) => /^3 /.test(v)), vals.join('|'));
+    // node B followed node A, probed at once, and its own answer rules
+    await waitFor('node B by its own probe', async () => {
+      const st = await statusOf(b);
+      return st.healthFrom === null && /^(healthy|degraded)$/.test(st.health);
+    }, { timeout: 20000, interval: 300 });
+    const said = b.proc.output.slice(from);
+    const followed = said.indexOf('backend v: unhealthy on node ');
+    assert.ok(followed >= 0, said);
+    assert.ok(said.indexOf('backend v: its own health checks decide again', followed) > 0, said);
+    // and keeps it while node A goes on finding it unhealthy
+    for (let i = 0; i < 6; i++) {
+      assert.ok((await listed(b, sb)).includes('v_tool'));
+      assert.equal((await statusOf(b)).healthFrom, null);
+      await sleep(500);
+    }
+    assert.equal((await statusOf(a)).health, 'unhealthy');
+    // node A's path back
+    relay = await tcpRelay(port, rport);
+    await waitFor('v_tool back on node A', async () => (await listed(a, sa)).includes('v_tool'),
+      { timeout: 20000, interval: 300 });
   }));
 
   test('Redis killed: each node by its own probes, the errors counted', guarded(async () => {

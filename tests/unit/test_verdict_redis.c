@@ -181,7 +181,20 @@ ent(const char *node, enum probe_state st, uint64_t since, uint64_t at,
 	return e;
 }
 
-/* the rule over n entries for self at now: the node followed, or NULL */
+/* the rule over n entries for self at now: followed or not, and whom */
+static int
+fold(struct verdict_fold *f, const char *self, uint64_t now,
+    const struct verdict_entry *es, size_t n, const struct verdict_entry **l)
+{
+	size_t i;
+
+	verdict_fold_init(f, self, now);
+	for (i = 0; i < n; i++)
+		verdict_fold_add(f, &es[i]);
+	return verdict_fold_result(f, l);
+}
+
+/* the node followed, or NULL */
 static const char *
 pick(const char *self, uint64_t now, const struct verdict_entry *es,
     size_t n)
@@ -189,16 +202,24 @@ pick(const char *self, uint64_t now, const struct verdict_entry *es,
 	static char		 who[64];
 	struct verdict_fold	 f;
 	const struct verdict_entry *l;
-	size_t			 i;
 
-	verdict_fold_init(&f, self, now);
-	for (i = 0; i < n; i++)
-		verdict_fold_add(&f, &es[i]);
-	if (!verdict_fold_result(&f, &l))
+	if (!fold(&f, self, now, es, n, &l))
 		return NULL;
 	(void)snprintf(who, sizeof(who), "%.*s", (int)l->ve_nodelen,
 	    l->ve_node);
 	return who;
+}
+
+/* following, would self probe now? */
+static int
+confirm(const char *self, uint64_t now, const struct verdict_entry *es,
+    size_t n)
+{
+	struct verdict_fold	 f;
+	const struct verdict_entry *l;
+
+	(void)fold(&f, self, now, es, n, &l);
+	return verdict_fold_confirm(&f, l);
 }
 
 static void
@@ -207,7 +228,21 @@ test_rule(void **state)
 	struct verdict_entry es[4];
 
 	(void)state;
-	/* alone: its own */
+	/* the outcome each state stands for */
+	assert_int_equal(verdict_class(PROBE_UNHEALTHY), PROBE_FAILED);
+	assert_int_equal(verdict_class(PROBE_UNAUTHENTICATED), PROBE_DENIED);
+	assert_int_equal(verdict_class(PROBE_DEGRADED), PROBE_OK);
+	assert_int_equal(verdict_class(PROBE_HEALTHY), PROBE_OK);
+	/* alone: its own; following, a probe now unless ours agrees */
+	es[0] = ent("A", PROBE_UNHEALTHY, 10, 12, 100, PROBE_FAILED);
+	es[1] = ent("B", PROBE_HEALTHY, 0, 5, 100, PROBE_OK);
+	assert_int_equal(confirm("B", 20, es, 2), 1);
+	es[1] = ent("B", PROBE_HEALTHY, 0, 15, 100, PROBE_FAILED);
+	assert_int_equal(confirm("B", 20, es, 2), 0);
+	assert_int_equal(confirm("C", 20, es, 1), 1);
+	es[1] = ent("B", PROBE_HEALTHY, 0, 15, 100, PROBE_OK);
+	assert_int_equal(confirm("B", 20, es, 2), 0);	/* not following */
+
 	es[0] = ent("A", PROBE_UNHEALTHY, 10, 12, 100, PROBE_FAILED);
 	assert_null(pick("A", 20, es, 1));
 	assert_null(pick("B", 20, es, 0));
