@@ -248,6 +248,74 @@ test_probe_shared(void **state)
 	rm_env(dir);
 }
 
+/* the fleet's verdict followed over our own, until it lapses or goes */
+static void
+test_fleet(void **state)
+{
+	struct config_health	 ch;
+	struct store		*s;
+	struct probe_rec	 old, cur;
+	struct probe_fleet	 pf;
+	char			 dir[64], node[PROBE_NODE_MAX];
+
+	(void)state;
+	env_dir(dir, sizeof(dir));
+	assert_int_equal(store_open(&s, dir, 4 << 20, 64, 0), 0);
+	memset(&ch, 0, sizeof(ch));
+	ch.ch_unhealthy = 1;
+	ch.ch_timeout_ms = 1000;
+	assert_int_equal(health_probe_record(s, "x", &ch, PROBE_OK, 10, NULL,
+	    NOW, &old, &cur), 0);
+	assert_int_equal(health_fleet_get(s, "x", NOW, &pf), 0);
+	/* nothing followed: our own */
+	assert_int_equal(health_verdict_get(s, "x", NOW, &cur, node,
+	    sizeof(node)), 0);
+	assert_int_equal(cur.pr_state, PROBE_HEALTHY);
+	assert_string_equal(node, "");
+	/* another node's unhealthy, until NOW + 100 */
+	memset(&pf, 0, sizeof(pf));
+	pf.pf_state = PROBE_UNHEALTHY;
+	pf.pf_until_ms = NOW + 100;
+	(void)snprintf(pf.pf_node, sizeof(pf.pf_node), "h:0badcafe");
+	(void)snprintf(pf.pf_err, sizeof(pf.pf_err), "refused");
+	assert_int_equal(health_fleet_set(s, "x", &pf, NOW), 0);
+	assert_int_equal(health_verdict_get(s, "x", NOW + 1, &cur, node,
+	    sizeof(node)), 0);
+	assert_int_equal(cur.pr_state, PROBE_UNHEALTHY);
+	assert_string_equal(cur.pr_err, "refused");
+	assert_string_equal(node, "h:0badcafe");
+	assert_int_equal(cur.pr_latency_us, 10);	/* the rest our own */
+	/* the probe record itself stays ours */
+	assert_int_equal(health_probe_get(s, "x", NOW + 1, &cur), 0);
+	assert_int_equal(cur.pr_state, PROBE_HEALTHY);
+	/* another backend is not touched */
+	assert_int_equal(health_verdict_get(s, "y", NOW + 1, &cur, NULL, 0),
+	    0);
+	assert_int_equal(cur.pr_state, PROBE_UNKNOWN);
+	/* lapsed (Redis no longer confirms it): our own */
+	assert_int_equal(health_verdict_get(s, "x", NOW + 100, &cur, node,
+	    sizeof(node)), 0);
+	assert_int_equal(cur.pr_state, PROBE_HEALTHY);
+	assert_string_equal(node, "");
+	assert_int_equal(health_fleet_get(s, "x", NOW + 100, &pf), 0);
+	/* dropped: our own */
+	pf.pf_state = PROBE_DEGRADED;
+	pf.pf_until_ms = NOW + 1000;
+	assert_int_equal(health_fleet_set(s, "x", &pf, NOW), 0);
+	assert_int_equal(health_fleet_get(s, "x", NOW, &pf), 1);
+	assert_int_equal(pf.pf_state, PROBE_DEGRADED);
+	assert_int_equal(health_fleet_set(s, "x", NULL, NOW), 0);
+	assert_int_equal(health_fleet_get(s, "x", NOW, &pf), 0);
+	assert_int_equal(health_fleet_set(s, "x", NULL, NOW), 0);
+	/* an unknown state followed is none */
+	memset(&pf, 0, sizeof(pf));
+	pf.pf_until_ms = NOW + 1000;
+	assert_int_equal(health_fleet_set(s, "x", &pf, NOW), 0);
+	assert_int_equal(health_fleet_get(s, "x", NOW, &pf), 0);
+	store_close(s);
+	rm_env(dir);
+}
+
 int
 main(void)
 {
@@ -256,6 +324,7 @@ main(void)
 		cmocka_unit_test(test_shared),
 		cmocka_unit_test(test_probe_steps),
 		cmocka_unit_test(test_probe_shared),
+		cmocka_unit_test(test_fleet),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
