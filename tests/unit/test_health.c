@@ -213,6 +213,20 @@ test_probe_steps(void **state)
 	assert_string_equal(probe_state_name(p.pr_state), "unauthenticated");
 }
 
+/* a store in a new directory, and a threshold of one failed probe */
+static struct store *
+probe_store(char *dir, size_t len, struct config_health *ch)
+{
+	struct store *s;
+
+	env_dir(dir, len);
+	assert_int_equal(store_open(&s, dir, 4 << 20, 64, 0), 0);
+	memset(ch, 0, sizeof(*ch));
+	ch->ch_unhealthy = 1;
+	ch->ch_timeout_ms = 1000;
+	return s;
+}
+
 /* the probe record through the store, and vmcpctl reprobe's clearing */
 static void
 test_probe_shared(void **state)
@@ -223,11 +237,7 @@ test_probe_shared(void **state)
 	char			 dir[64];
 
 	(void)state;
-	env_dir(dir, sizeof(dir));
-	assert_int_equal(store_open(&s, dir, 4 << 20, 64, 0), 0);
-	memset(&ch, 0, sizeof(ch));
-	ch.ch_unhealthy = 1;
-	ch.ch_timeout_ms = 1000;
+	s = probe_store(dir, sizeof(dir), &ch);
 
 	assert_int_equal(health_probe_clear(s, "x"), 0);
 	assert_int_equal(health_probe_record(s, "x", &ch, PROBE_FAILED, 0,
@@ -259,11 +269,7 @@ test_fleet(void **state)
 	char			 dir[64], node[PROBE_NODE_MAX];
 
 	(void)state;
-	env_dir(dir, sizeof(dir));
-	assert_int_equal(store_open(&s, dir, 4 << 20, 64, 0), 0);
-	memset(&ch, 0, sizeof(ch));
-	ch.ch_unhealthy = 1;
-	ch.ch_timeout_ms = 1000;
+	s = probe_store(dir, sizeof(dir), &ch);
 	assert_int_equal(health_probe_record(s, "x", &ch, PROBE_OK, 10, NULL,
 	    NOW, &old, &cur), 0);
 	assert_int_equal(health_fleet_get(s, "x", NOW, &pf), 0);
