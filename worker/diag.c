@@ -657,7 +657,8 @@ diag_healths(struct worker *w, struct evbuffer *b)
 
 	if (diag_family(b, "vmcpd_backend_health", "gauge",
 	    "1 for the backend's health state as its health checks found "
-	    "it, 0 for the other states.") == -1)
+	    "it (with sessionStorage redis, maybe another node's), 0 for "
+	    "the other states.") == -1)
 		return -1;
 	for (i = 0; i < w->w_conf->cf_nbackends; i++) {
 		be = &w->w_conf->cf_backends[i];
