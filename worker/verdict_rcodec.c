@@ -1,7 +1,7 @@
 /*
- * The probes' verdicts in Redis, the pure parts: the keys, the script,
- * the reading of its answer and the rule that picks the verdict a node
- * acts on.  worker/verdict_redis.c sends it.
+ * The probes' verdicts in Redis, the pure parts: the node's id, the
+ * script, the reading of its answer and the rule that picks the verdict
+ * a node acts on.  worker/verdict_redis.c sends it.
  */
 #include <stdio.h>
 #include <string.h>
@@ -10,7 +10,6 @@
 
 #include "shared/health.h"
 #include "verdict_redis.h"
-#include "session_redis.h"
 
 /*
  * KEYS[1]; ARGV op (w: write this node's verdict, then read; r: read),
@@ -48,41 +47,6 @@ const char verdict_redis_lua[] =
 "  if since == now then redis.call('PUBLISH', ARGV[7], ARGV[8]) end\n"
 "end\n"
 "return {now, redis.call('HGETALL', KEYS[1])}\n";
-
-const char *
-verdict_redis_sha(void)
-{
-	static char hex[41];
-
-	return session_redis_sha(verdict_redis_lua,
-	    sizeof(verdict_redis_lua) - 1, hex);
-}
-
-static size_t
-verdict_fmt(char *buf, size_t len, const char *prefix, const char *what,
-    const char *name)
-{
-	int n;
-
-	n = snprintf(buf, len, "%s%s%s", prefix != NULL ? prefix : "", what,
-	    name);
-	if (n < 0 || (size_t)n >= len)
-		return 0;
-	return (size_t)n;
-}
-
-size_t
-verdict_redis_key(char *key, size_t len, const char *prefix,
-    const char *backend)
-{
-	return verdict_fmt(key, len, prefix, "verdict:", backend);
-}
-
-size_t
-verdict_redis_channel(char *chan, size_t len, const char *prefix)
-{
-	return verdict_fmt(chan, len, prefix, "health", "");
-}
 
 /*
  * Stable across restarts (so a node's since survives them) and apart

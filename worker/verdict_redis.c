@@ -9,7 +9,6 @@
  * a change of a backend's place in the view rebuilds its part.
  * Nothing is waited for: the builder's loop goes on.
  */
-#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +33,7 @@ static struct {
 	int		 vr_on;
 	char		 vr_node[PROBE_NODE_MAX];
 	char		 vr_chan[VERDICT_RKEY_MAX];
-	char		 vr_window[24];	/* ms, as sent */
+	uint64_t	 vr_window_ms;	/* our entries count this long */
 	struct event	*vr_timer;
 	uint64_t	*vr_read_ms;	/* per backend: last answer (ours) */
 	uint8_t		*vr_reading;	/* per backend: a read is out */
@@ -170,26 +169,27 @@ verdict_redis_on_answer(void *arg, const redisReply *reply, const char *err)
 	verdict_redis_apply(i, reply);
 }
 
-/* the script on backend i: argv[4..] are the op's */
-static void
-verdict_redis_send(size_t i, int argc, const char **argv, size_t *lens)
+/* the script on backend i, its key in key (the caller's, as a is),
+ * then the op's arguments */
+static int
+verdict_redis_args(size_t i, struct redis_args *a, char *key, size_t size)
 {
-	char	key[VERDICT_RKEY_MAX];
-	int	k;
+	size_t klen;
 
-	if ((lens[3] = verdict_redis_key(key, sizeof(key),
-	    VR.vr_w->w_conf->cf_sstore.css_prefix,
-	    VR.vr_w->w_conf->cf_backends[i].cb_name)) == 0)
-		return;
-	argv[0] = "EVALSHA";
-	argv[1] = verdict_redis_sha();
-	argv[2] = "1";
-	argv[3] = key;
-	for (k = 0; k < argc; k++)
-		if (k != 3 && argv[k] != NULL && lens[k] == 0)
-			lens[k] = strlen(argv[k]);
-	if (redis_command(argc, argv, lens, verdict_redis_on_answer,
-	    (void *)(uintptr_t)i) == NULL) {
+	if ((klen = redis_key(key, size, VR.vr_w->w_conf->cf_sstore.css_prefix,
+	    REDIS_KIND_VERDICT, VR.vr_w->w_conf->cf_backends[i].cb_name,
+	    NULL)) == 0)
+		return -1;
+	redis_args_evalsha(a, verdict_redis_lua, 1);
+	redis_args_pushn(a, key, klen);
+	return 0;
+}
+
+static void
+verdict_redis_send(size_t i, struct redis_args *a)
+{
+	if (redis_send(a, verdict_redis_on_answer, (void *)(uintptr_t)i) ==
+	    NULL) {
 		verdict_redis_failed(NULL, "not connected");
 		return;
 	}
@@ -205,14 +205,14 @@ verdict_redis_probed(size_t i)
 static void
 verdict_redis_read(size_t i)
 {
-	const char	*argv[5];
-	size_t		 lens[5];
+	struct redis_args	a;
+	char			key[VERDICT_RKEY_MAX];
 
-	if (VR.vr_reading[i] || !verdict_redis_probed(i))
+	if (VR.vr_reading[i] || !verdict_redis_probed(i) ||
+	    verdict_redis_args(i, &a, key, sizeof(key)) == -1)
 		return;
-	memset(lens, 0, sizeof(lens));
-	argv[4] = "r";
-	verdict_redis_send(i, 5, argv, lens);
+	redis_args_push(&a, "r");
+	verdict_redis_send(i, &a);
 }
 
 void
@@ -220,9 +220,8 @@ verdict_redis_put(const struct config_backend *be, const struct probe_rec *pr,
     enum probe_outcome o)
 {
 	struct probe_fleet	 pf;
-	const char		*argv[12];
-	size_t			 lens[12];
-	char			 st[8], last[8];
+	struct redis_args	 a;
+	char			 key[VERDICT_RKEY_MAX];
 	size_t			 i;
 
 	if (!VR.vr_on)
@@ -244,19 +243,18 @@ verdict_redis_put(const struct config_backend *be, const struct probe_rec *pr,
 			log_info("backend %s: its own health checks decide "
 			    "again", be->cb_name);
 	}
-	memset(lens, 0, sizeof(lens));
-	(void)snprintf(st, sizeof(st), "%u", pr->pr_state);
-	(void)snprintf(last, sizeof(last), "%d", (int)o);
-	argv[4] = "w";
-	argv[5] = VR.vr_node;
-	argv[6] = st;
-	argv[7] = last;
-	argv[8] = VR.vr_window;
-	argv[9] = o != PROBE_OK ? pr->pr_err : "";
-	argv[10] = VR.vr_chan;
-	argv[11] = be->cb_name;
+	if (verdict_redis_args(i, &a, key, sizeof(key)) == -1)
+		return;
+	redis_args_push(&a, "w");
+	redis_args_push(&a, VR.vr_node);
+	redis_args_push_u64(&a, pr->pr_state);
+	redis_args_push_u64(&a, (uint64_t)o);
+	redis_args_push_u64(&a, VR.vr_window_ms);
+	redis_args_push(&a, o != PROBE_OK ? pr->pr_err : "");
+	redis_args_push(&a, VR.vr_chan);
+	redis_args_push(&a, be->cb_name);
 	/* a write reads too: a read out meanwhile answers before it */
-	verdict_redis_send(i, 12, argv, lens);
+	verdict_redis_send(i, &a);
 }
 
 /* a backend's name on the channel: another node's verdict changed */
@@ -346,10 +344,11 @@ verdict_redis_init(struct worker *w)
 	win = ch->ch_interval_ms * VERDICT_WINDOW_INTERVALS + ch->ch_timeout_ms;
 	if (win < VERDICT_WINDOW_MIN_MS)
 		win = VERDICT_WINDOW_MIN_MS;
-	(void)snprintf(VR.vr_window, sizeof(VR.vr_window), "%" PRIu64, win);
+	VR.vr_window_ms = win;
 	if (verdict_node_id(VR.vr_node, sizeof(VR.vr_node), host,
-	    cf->cf_state_dir) == 0 || verdict_redis_channel(VR.vr_chan,
-	    sizeof(VR.vr_chan), cf->cf_sstore.css_prefix) == 0 ||
+	    cf->cf_state_dir) == 0 || redis_key(VR.vr_chan,
+	    sizeof(VR.vr_chan), cf->cf_sstore.css_prefix, REDIS_KIND_HEALTH,
+	    NULL) == 0 ||
 	    (VR.vr_read_ms = calloc(cf->cf_nbackends,
 	    sizeof(*VR.vr_read_ms))) == NULL || (VR.vr_reading =
 	    calloc(cf->cf_nbackends, sizeof(*VR.vr_reading))) == NULL ||

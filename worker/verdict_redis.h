@@ -49,11 +49,8 @@ struct verdict_entry {
 
 /* pure (worker/verdict_rcodec.c) */
 extern const char verdict_redis_lua[];
-const char *verdict_redis_sha(void);
-/* "<prefix>verdict:<backend>", "<prefix>health": length, 0 if too long */
-size_t	 verdict_redis_key(char *, size_t, const char *prefix,
-	    const char *backend);
-size_t	 verdict_redis_channel(char *, size_t, const char *prefix);
+/* the key: redis_key()'s REDIS_KIND_VERDICT, <backend>; the channel:
+ * redis_key()'s REDIS_KIND_HEALTH alone */
 /* this node's id: "<host>:<8 hex digits of stateDir's hash>" */
 size_t	 verdict_node_id(char *, size_t, const char *host,
 	    const char *state_dir);

@@ -15,6 +15,7 @@
 #include <hiredis/hiredis.h>
 
 #include "shared/health.h"
+#include "worker/redis.h"
 #include "worker/verdict_redis.h"
 
 static void
@@ -23,15 +24,15 @@ test_keys(void **state)
 	char	buf[128], small[16], a[PROBE_NODE_MAX], b[PROBE_NODE_MAX];
 
 	(void)state;
-	assert_int_equal(verdict_redis_key(buf, sizeof(buf),
-	    "thv:vmcp:session:", "b1"),
+	assert_int_equal(redis_key(buf, sizeof(buf), "thv:vmcp:session:",
+	    REDIS_KIND_VERDICT, "b1", NULL),
 	    strlen("thv:vmcp:session:verdict:b1"));
 	assert_string_equal(buf, "thv:vmcp:session:verdict:b1");
-	assert_int_equal(verdict_redis_key(buf, sizeof(buf), NULL, "b"), 9);
-	assert_string_equal(buf, "verdict:b");
-	assert_int_equal(verdict_redis_key(small, sizeof(small), "",
-	    "0123456789abcdef"), 0);
-	assert_int_equal(verdict_redis_channel(buf, sizeof(buf), "p:"), 8);
+	assert_int_equal(redis_key(small, sizeof(small), "",
+	    REDIS_KIND_VERDICT, "0123456789abcdef", NULL), 0);
+	/* the channel */
+	assert_int_equal(redis_key(buf, sizeof(buf), "p:", REDIS_KIND_HEALTH,
+	    NULL), 8);
 	assert_string_equal(buf, "p:health");
 	/* the same host and directory, the same id; another directory,
 	 * another id; a long host name is cut, never the digest */
@@ -51,7 +52,7 @@ test_keys(void **state)
 	assert_int_equal(strncmp(a, "localhost:", 10), 0);
 	assert_non_null(strstr(verdict_redis_lua, "TIME"));
 	assert_non_null(strstr(verdict_redis_lua, "PUBLISH"));
-	assert_int_equal(strlen(verdict_redis_sha()), 40);
+	assert_int_equal(strlen(redis_script_sha(verdict_redis_lua)), 40);
 }
 
 static void
