@@ -4,6 +4,8 @@
  * path reads; it writes when a request fails, when the breaker changes
  * state, and once on the first success after failures.
  */
+#include <sys/random.h>
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -609,5 +611,49 @@ health_verdict_get(struct store *s, const char *backend, uint64_t now_ms,
 		(void)snprintf(p->pr_err, sizeof(p->pr_err), "%s", pf.pf_err);
 	if (node != NULL && nodelen > 0)
 		(void)snprintf(node, nodelen, "%s", pf.pf_node);
+	return 0;
+}
+
+#define NODE_TAG_KEY	"node/tag"
+
+static int
+node_tag_on_read(void *arg, const void *data, size_t len)
+{
+	char		*tag = arg;
+	const char	*d = data;
+	size_t		 i;
+
+	if (len != HEALTH_NODE_TAG_LEN)
+		return 0;
+	for (i = 0; i < len; i++)
+		if (!((d[i] >= '0' && d[i] <= '9') || (d[i] >= 'a' &&
+		    d[i] <= 'f')))
+			return 0;
+	memcpy(tag, d, len);
+	tag[len] = '\0';
+	return FLEET_FOUND;
+}
+
+int
+health_node_tag(struct store *s, char tag[HEALTH_NODE_TAG_LEN + 1])
+{
+	unsigned char	r[HEALTH_NODE_TAG_LEN / 2];
+	char		new[HEALTH_NODE_TAG_LEN + 1];
+	size_t		i;
+	int		rc;
+
+	if ((rc = store_read(s, STORE_HEALTH, NODE_TAG_KEY,
+	    sizeof(NODE_TAG_KEY) - 1, store_now_ms(), node_tag_on_read,
+	    tag)) == FLEET_FOUND)
+		return 0;
+	if (rc == -1 || getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
+		return -1;
+	for (i = 0; i < sizeof(r); i++)
+		(void)snprintf(new + 2 * i, 3, "%02x", r[i]);
+	/* one draw kept: a record of another layout is replaced */
+	if (store_put(s, STORE_HEALTH, NODE_TAG_KEY, sizeof(NODE_TAG_KEY) - 1,
+	    new, HEALTH_NODE_TAG_LEN, 0, store_now_ms()) == -1)
+		return -1;
+	memcpy(tag, new, sizeof(new));
 	return 0;
 }

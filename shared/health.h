@@ -149,6 +149,13 @@ struct probe_fleet {
 	char		 pf_node[PROBE_NODE_MAX];	/* who found it */
 	char		 pf_err[PROBE_ERR_MAX];
 };
+/*
+ * This state directory's node tag, 8 hex digits drawn once and kept
+ * (never expiring), so a node's id is the same across restarts and
+ * differs between nodes whatever their host names: 0 or -1.
+ */
+#define HEALTH_NODE_TAG_LEN	8
+int	 health_node_tag(struct store *, char tag[HEALTH_NODE_TAG_LEN + 1]);
 /* follow it until its pf_until_ms, or (pf NULL) our own: 0 or -1 */
 int	 health_fleet_set(struct store *, const char *backend,
 	    const struct probe_fleet *, uint64_t now_ms);

@@ -49,22 +49,18 @@ const char verdict_redis_lua[] =
 "return {now, redis.call('HGETALL', KEYS[1])}\n";
 
 /*
- * Stable across restarts (so a node's since survives them) and apart
- * for nodes sharing a host (their state directories differ): FNV-1a.
+ * The host name tells an operator which node it is; the tag (drawn once
+ * per state directory, health_node_tag()) keeps ids apart when host
+ * names are alike, and the same across restarts.
  */
 size_t
-verdict_node_id(char *buf, size_t len, const char *host,
-    const char *state_dir)
+verdict_node_id(char *buf, size_t len, const char *host, const char *tag)
 {
-	const unsigned char	*p;
-	uint32_t		 h = 2166136261u;
-	int			 n;
+	int n;
 
-	for (p = (const unsigned char *)(state_dir != NULL ? state_dir : "");
-	    *p != '\0'; p++)
-		h = (h ^ *p) * 16777619u;
-	n = snprintf(buf, len, "%.*s:%08x", PROBE_NODE_MAX - 10,
-	    host != NULL && host[0] != '\0' ? host : "localhost", h);
+	n = snprintf(buf, len, "%.*s:%s", PROBE_NODE_MAX - 2 -
+	    HEALTH_NODE_TAG_LEN, host != NULL && host[0] != '\0' ? host :
+	    "localhost", tag);
 	if (n < 0 || (size_t)n >= len)
 		return 0;
 	return (size_t)n;

@@ -331,6 +331,7 @@ verdict_redis_init(struct worker *w)
 	const struct config_health	*ch = &cf->cf_health;
 	struct timeval			 tv;
 	char				 host[256];
+	char				 tag[HEALTH_NODE_TAG_LEN + 1];
 	uint64_t			 win;
 
 	if (cf->cf_sstore.css_provider != CONFIG_SSTORE_REDIS ||
@@ -345,10 +346,10 @@ verdict_redis_init(struct worker *w)
 	if (win < VERDICT_WINDOW_MIN_MS)
 		win = VERDICT_WINDOW_MIN_MS;
 	VR.vr_window_ms = win;
-	if (verdict_node_id(VR.vr_node, sizeof(VR.vr_node), host,
-	    cf->cf_state_dir) == 0 || redis_key(VR.vr_chan,
-	    sizeof(VR.vr_chan), cf->cf_sstore.css_prefix, REDIS_KIND_HEALTH,
-	    NULL) == 0 ||
+	if (health_node_tag(w->w_store, tag) == -1 || verdict_node_id(
+	    VR.vr_node, sizeof(VR.vr_node), host, tag) == 0 ||
+	    redis_key(VR.vr_chan, sizeof(VR.vr_chan),
+	    cf->cf_sstore.css_prefix, REDIS_KIND_HEALTH, NULL) == 0 ||
 	    (VR.vr_read_ms = calloc(cf->cf_nbackends,
 	    sizeof(*VR.vr_read_ms))) == NULL || (VR.vr_reading =
 	    calloc(cf->cf_nbackends, sizeof(*VR.vr_reading))) == NULL ||

@@ -51,9 +51,8 @@ struct verdict_entry {
 extern const char verdict_redis_lua[];
 /* the key: redis_key()'s REDIS_KIND_VERDICT, <backend>; the channel:
  * redis_key()'s REDIS_KIND_HEALTH alone */
-/* this node's id: "<host>:<8 hex digits of stateDir's hash>" */
-size_t	 verdict_node_id(char *, size_t, const char *host,
-	    const char *state_dir);
+/* this node's id: "<host>:<tag>" (health_node_tag()) */
+size_t	 verdict_node_id(char *, size_t, const char *host, const char *tag);
 /* one field's value: 0, or -1 (not understood) */
 int	 verdict_entry_parse(const char *node, size_t nodelen,
 	    const char *v, size_t len, struct verdict_entry *);

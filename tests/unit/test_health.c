@@ -322,6 +322,33 @@ test_fleet(void **state)
 	rm_env(dir);
 }
 
+/* the node tag: drawn once per state directory, then kept */
+static void
+test_node_tag(void **state)
+{
+	struct config_health	 ch;
+	struct store		*s;
+	char			 dir[64], t1[HEALTH_NODE_TAG_LEN + 1];
+	char			 t2[HEALTH_NODE_TAG_LEN + 1];
+
+	(void)state;
+	s = probe_store(dir, sizeof(dir), &ch);
+	assert_int_equal(health_node_tag(s, t1), 0);
+	assert_int_equal(strlen(t1), HEALTH_NODE_TAG_LEN);
+	assert_int_equal(strspn(t1, "0123456789abcdef"), HEALTH_NODE_TAG_LEN);
+	assert_int_equal(health_node_tag(s, t2), 0);
+	assert_string_equal(t1, t2);
+	/* a record of another layout is drawn again */
+	assert_int_equal(store_put(s, STORE_HEALTH, "node/tag", 8, "xyz", 3, 0,
+	    NOW), 0);
+	assert_int_equal(health_node_tag(s, t2), 0);
+	assert_int_equal(strspn(t2, "0123456789abcdef"), HEALTH_NODE_TAG_LEN);
+	assert_int_equal(health_node_tag(s, t1), 0);
+	assert_string_equal(t1, t2);
+	store_close(s);
+	rm_env(dir);
+}
+
 int
 main(void)
 {
@@ -331,6 +358,7 @@ main(void)
 		cmocka_unit_test(test_probe_steps),
 		cmocka_unit_test(test_probe_shared),
 		cmocka_unit_test(test_fleet),
+		cmocka_unit_test(test_node_tag),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

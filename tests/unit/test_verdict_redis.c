@@ -34,22 +34,17 @@ test_keys(void **state)
 	assert_int_equal(redis_key(buf, sizeof(buf), "p:", REDIS_KIND_HEALTH,
 	    NULL), 8);
 	assert_string_equal(buf, "p:health");
-	/* the same host and directory, the same id; another directory,
-	 * another id; a long host name is cut, never the digest */
-	assert_int_not_equal(verdict_node_id(a, sizeof(a), "h1", "/var/a"), 0);
-	assert_int_not_equal(verdict_node_id(b, sizeof(b), "h1", "/var/a"), 0);
-	assert_string_equal(a, b);
-	assert_int_not_equal(verdict_node_id(b, sizeof(b), "h1", "/var/b"), 0);
-	assert_string_not_equal(a, b);
-	assert_int_equal(strncmp(a, "h1:", 3), 0);
-	assert_int_equal(strlen(a), 3 + 8);
+	/* host:tag; a long host name is cut, never the tag */
+	assert_int_equal(verdict_node_id(a, sizeof(a), "h1", "0badcafe"), 11);
+	assert_string_equal(a, "h1:0badcafe");
 	memset(buf, 'x', 100);
 	buf[100] = '\0';
-	assert_int_not_equal(verdict_node_id(a, sizeof(a), buf, "/d"), 0);
-	assert_true(strlen(a) < PROBE_NODE_MAX);
-	assert_non_null(strchr(a, ':'));
-	assert_int_not_equal(verdict_node_id(a, sizeof(a), NULL, NULL), 0);
-	assert_int_equal(strncmp(a, "localhost:", 10), 0);
+	assert_int_equal(verdict_node_id(b, sizeof(b), buf, "0badcafe"),
+	    PROBE_NODE_MAX - 1);
+	assert_string_equal(b + PROBE_NODE_MAX - 1 - 9, ":0badcafe");
+	assert_int_not_equal(verdict_node_id(a, sizeof(a), NULL, "01234567"),
+	    0);
+	assert_string_equal(a, "localhost:01234567");
 	assert_non_null(strstr(verdict_redis_lua, "TIME"));
 	assert_non_null(strstr(verdict_redis_lua, "PUBLISH"));
 	assert_int_equal(strlen(redis_script_sha(verdict_redis_lua)), 40);
