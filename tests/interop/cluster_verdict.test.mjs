@@ -7,7 +7,8 @@
 // - the backend killed: node A's probes find it unhealthy and its tool
 //   leaves node A's list; node B follows node A's verdict (its /status
 //   names node A), its tool leaves node B's list too, and a Legacy
-//   session on node B gets tools/list_changed;
+//   session and a subscriptions/listen stream on node B get
+//   tools/list_changed;
 // - the backend back on its port: node A's probe answers, and the tool
 //   comes back on both nodes (list_changed again on node B);
 // - only node A's path cut (node A reaches the backend through a TCP
@@ -24,7 +25,7 @@ import {
   guarded, rpc, waitFor, httpRequest, sleep, vmcpctl, HOST,
 } from './lib/harness.mjs';
 import {
-  useMulti, rawBackend, modern, openSessionCaps, openGet,
+  useMulti, rawBackend, modern, modernMeta, openSessionCaps, openGet, openStream, MODERN,
 } from './lib/multi.mjs';
 import { startRedis, startNode, nodeMetrics } from './lib/cluster.mjs';
 
@@ -71,7 +72,7 @@ function tcpRelay(target, port = 0) {
 }
 
 describe('health verdicts shared through Redis', () => {
-  let redis, a, b, srv, port, relay, sa, sb, g;
+  let redis, a, b, srv, port, relay, sa, sb, g, ls;
 
   /* the backend on its port: a 2025-11-25 server with one tool */
   const startBackend = () => {
@@ -110,6 +111,7 @@ describe('health verdicts shared through Redis', () => {
 
   after(async () => {
     g?.close();
+    ls?.close();
     for (const d of [a, b])
       if (d)
         await d.stop();
@@ -127,6 +129,7 @@ describe('health verdicts shared through Redis', () => {
     return r.json.result.tools.map((t) => t.name);
   };
   const changes = () => g.messages('notifications/tools/list_changed').length;
+  const lchanges = () => ls.messages('notifications/tools/list_changed').length;
 
   test('the backend killed: node A finds it unhealthy, node B follows and drops its tool',
     guarded(async () => {
@@ -137,12 +140,22 @@ describe('health verdicts shared through Redis', () => {
         { timeout: 20000, interval: 200 });
       g = await openGet(b.port, sb);
       assert.equal(g.status, 200, g.text);
+      ls = await openStream(b.port, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream',
+          'MCP-Protocol-Version': MODERN, 'Mcp-Method': 'subscriptions/listen' },
+        body: { jsonrpc: '2.0', id: 'L1', method: 'subscriptions/listen',
+          params: { _meta: modernMeta(), notifications: { toolsListChanged: true } } },
+        timeout: 120000,
+      });
+      assert.equal(ls.status, 200, ls.text);
       await stopBackend();
       await waitFor('v_tool out of node A\'s list', async () =>
         !(await listed(a, sa)).includes('v_tool'), { timeout: 20000, interval: 300 });
       await waitFor('v_tool out of node B\'s list', async () =>
         !(await listed(b, sb)).includes('v_tool'), { timeout: 20000, interval: 300 });
       await g.until('tools/list_changed on node B', () => changes() >= 1, 20000);
+      await ls.until('tools/list_changed on node B\'s listen stream', () => lchanges() >= 1, 20000);
       const sta = await statusOf(a);
       const stb = await statusOf(b);
       assert.equal(sta.health, 'unhealthy');
@@ -160,16 +173,21 @@ describe('health verdicts shared through Redis', () => {
 
   test('the backend back: its tool returns on both nodes', guarded(async () => {
     const n = changes();
+    const ln = lchanges();
     await startBackend();
     for (const [d, sid] of [[a, sa], [b, sb]])
       await waitFor('v_tool listed again', async () => (await listed(d, sid)).includes('v_tool'),
         { timeout: 20000, interval: 300 });
     await g.until('tools/list_changed again on node B', () => changes() > n, 20000);
+    await ls.until('tools/list_changed again on node B\'s listen stream', () => lchanges() > ln,
+      20000);
     assert.match((await statusOf(b)).health, /^(healthy|degraded)$/);
     const r = await rpc(b.port, sb, 'tools/call', { name: 'v_tool', arguments: {} }, { timeout: 30000 });
     assert.equal(r.json.result?.content?.[0]?.text, 'v:ok', r.text);
     g.close();
     g = undefined;
+    ls.close();
+    ls = undefined;
   }));
 
   test('only node A\'s path cut: node B probes at once and keeps the backend', guarded(async () => {
