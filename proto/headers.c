@@ -369,6 +369,13 @@ proto_value_ctl(const char *v, size_t n)
 				continue;
 			}
 			end = i + 8;
+		} else if (n >= 8) {
+			/* the tail: the last word, overlapping checked bytes */
+			memcpy(&x, v + n - 8, 8);
+			y = x ^ (ones * 0x7f);
+			if (((((x - ones * 0x20) & ~x) | ((y - ones) & ~y)) &
+			    high) == 0)
+				return NULL;
 		}
 		for (; i < end; i++) {
 			c = (unsigned char)v[i];
