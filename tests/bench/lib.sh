@@ -15,7 +15,7 @@ cleanup() {
 	fi
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM HUP
+trap 'exit 130' INT TERM HUP PIPE
 
 die() {
 	echo "${bench_name:-bench}: $*" >&2
