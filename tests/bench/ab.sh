@@ -95,6 +95,9 @@ run() {
 	    >"$tmp/wrk-$1.txt" 2>&1 || die "wrk $1 failed"
 	grep -q 'bad_status=0 bad_body=0' "$tmp/wrk-$1.txt" ||
 	    die "wrk $1: bad answers: $(cat "$tmp/wrk-$1.txt")"
+	# the requests answered, for a per-request count (redis.sh)
+	sed -n 's/^BENCH requests=\([0-9]*\) .*/\1/p' "$tmp/wrk-$1.txt" \
+	    >>"$tmp/$1.req"
 	sed -n 's/^BENCH .* rps=\([0-9.]*\) .*/\1/p' "$tmp/wrk-$1.txt"
 }
 

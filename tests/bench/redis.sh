@@ -33,9 +33,22 @@ for p in $(shuf -i 20000-60000 -n 20); do
 done
 [ -n "$rport" ] || die "redis-server did not start: $(cat "$tmp/redis.log")"
 
+# scripts (EVALSHA) Redis ran per tools/call of vmcpd NAME since the
+# last reset: what a call costs Redis, whatever the machine's noise
+per_call() {
+	calls=$(redis-cli -p "$rport" info commandstats |
+	    sed -n 's/^cmdstat_evalsha:calls=\([0-9]*\),.*/\1/p')
+	awk -v c="${calls:-0}" -v l="$2" '{ n += $1 } END {
+	    printf "%s: %.3f EVALSHA per tools/call (%d over %d)\n", l,
+	    (n > 0 ? c / n : 0), c, n }' "$tmp/$1.req"
+	redis-cli -p "$rport" config resetstat >/dev/null
+}
+
 start lmdbs ""
 start rediss "sessionStorage: {provider: redis, address: 127.0.0.1:$rport}"
+redis-cli -p "$rport" config resetstat >/dev/null
 compare lmdbs rediss "lmdb sessions" "redis sessions" "sessions redis/lmdb" 0.8
+per_call rediss "redis sessions"
 
 limit="rateLimiting:
   shared: {maxTokens: 1000000000, refillPeriod: 1s}"
@@ -44,3 +57,4 @@ start redis "$limit
 sessionStorage: {provider: redis, address: 127.0.0.1:$rport}"
 compare lmdb redis "lmdb buckets" "redis sessions+buckets" \
     "sessions+buckets redis/lmdb" 0.8
+per_call redis "redis sessions+buckets"

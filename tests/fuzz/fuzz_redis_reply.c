@@ -162,6 +162,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	void			*reply;
 	enum ratelimit_verdict	 v;
 	uint64_t		 retry;
+	unsigned int		 want, granted;
 	char			 key[RATELIMIT_RKEY_MAX];
 	char			*in;
 	size_t			 n;
@@ -181,9 +182,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (redisReaderGetReply(rr, &reply) != REDIS_OK ||
 			    reply == NULL)
 				break;
-			v = ratelimit_redis_verdict(reply, &retry);
-			if ((v == RATELIMIT_OK && retry != 0) ||
-			    (v == RATELIMIT_LIMITED && retry == 0) ||
+			/* a single call's, then a batch's answer */
+			want = i % 2 == 0 ? 1 : 32;
+			v = ratelimit_redis_verdict(reply, want, &granted,
+			    &retry);
+			if ((v == RATELIMIT_OK && (retry != 0 ||
+			    granted != want)) || (v == RATELIMIT_LIMITED &&
+			    (retry == 0 || granted >= want)) ||
+			    (v == RATELIMIT_ERROR && granted != 0) ||
 			    (v != RATELIMIT_OK && v != RATELIMIT_LIMITED &&
 			    v != RATELIMIT_ERROR))
 				abort();
