@@ -37,7 +37,9 @@ int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 /*
  * hiredis 0.14 allocates an array's declared element count up front
  * (its maxelements limit came with 1.0): an answer declaring more than
- * RESP_ELEMENTS_MAX is left out, as no answer of the script's is.
+ * RESP_ELEMENTS_MAX is left out, as no answer of the script's is.  Any
+ * '*' counts, not only one at a line's start: a bulk string's bytes
+ * end where its length says, so the next reply may follow anything.
  */
 #define RESP_ELEMENTS_MAX	1024
 
@@ -48,7 +50,7 @@ resp_too_big(const char *in, size_t size)
 	uint64_t	 n;
 
 	for (i = 0; i < size; i++) {
-		if (in[i] != '*' || (i > 0 && in[i - 1] != '\n'))
+		if (in[i] != '*')
 			continue;
 		for (j = i + 1, n = 0; j < size && in[j] >= '0' &&
 		    in[j] <= '9' && n <= RESP_ELEMENTS_MAX; j++)
