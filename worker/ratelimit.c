@@ -486,7 +486,7 @@ ratelimit_on_redis(void *arg, const struct redisReply *reply,
 static void
 ratelimit_batch_send(struct ratelimit_batch *rb)
 {
-	struct ratelimit_rargs	 ra;
+	struct redis_args	 ra;
 	const char		*kp[RATELIMIT_BUCKETS];
 	struct ratelimit_wait	*rw;
 	size_t			 i;
@@ -500,8 +500,8 @@ ratelimit_batch_send(struct ratelimit_batch *rb)
 	TAILQ_INSERT_TAIL(&rl.rl_sent, rb, rb_entry);
 	rb->rb_sent = 1;
 	if (ratelimit_redis_args(&ra, kp, rb->rb_klen, rb->rb_cb, rb->rb_n,
-	    rb->rb_want) == 0 && (rb->rb_cmd = redis_command(ra.ra_argc,
-	    ra.ra_argv, ra.ra_lens, ratelimit_on_redis, rb)) != NULL)
+	    rb->rb_want) == 0 && (rb->rb_cmd = redis_send(&ra,
+	    ratelimit_on_redis, rb)) != NULL)
 		return;
 	diag_count_redis_error(rb->rb_w);
 	ratelimit_fail_open(rb->rb_w, "redis: not connected");
