@@ -314,6 +314,7 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 	stream_free_all(w);
 	redis_sub_free();
 	redis_free();	/* after the streams, which cancel their reads */
+	ratelimit_free();
 	wake_free();
 	front_free(w);
 	auth_free();

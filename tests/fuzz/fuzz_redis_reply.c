@@ -42,9 +42,9 @@ int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 /*
  * hiredis 0.14 allocates an array's declared element count up front
  * (its maxelements limit came with 1.0): an answer declaring more than
- * RESP_ELEMENTS_MAX is left out, as no answer of the script's is.
- * Any '*', not only one after a newline: 0.14 skips the two bytes after
- * a bulk string unread, so a type byte may follow anything.
+ * RESP_ELEMENTS_MAX is left out, as no answer of the script's is.  Any
+ * '*' counts, not only one at a line's start: a bulk string's bytes
+ * end where its length says, so the next reply may follow anything.
  */
 #define RESP_ELEMENTS_MAX	1024
 
@@ -210,6 +210,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	enum ratelimit_verdict	 v;
 	struct verdict_entry	 ve;
 	uint64_t		 retry;
+	unsigned int		 want, granted;
 	char			 key[RATELIMIT_RKEY_MAX];
 	char			*in;
 	size_t			 n;
@@ -229,9 +230,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (redisReaderGetReply(rr, &reply) != REDIS_OK ||
 			    reply == NULL)
 				break;
-			v = ratelimit_redis_verdict(reply, &retry);
-			if ((v == RATELIMIT_OK && retry != 0) ||
-			    (v == RATELIMIT_LIMITED && retry == 0) ||
+			/* a single call's, then a batch's answer */
+			want = i % 2 == 0 ? 1 : 32;
+			v = ratelimit_redis_verdict(reply, want, &granted,
+			    &retry);
+			if ((v == RATELIMIT_OK && (retry != 0 ||
+			    granted != want)) || (v == RATELIMIT_LIMITED &&
+			    (retry == 0 || granted >= want)) ||
+			    (v == RATELIMIT_ERROR && granted != 0) ||
 			    (v != RATELIMIT_OK && v != RATELIMIT_LIMITED &&
 			    v != RATELIMIT_ERROR))
 				abort();
