@@ -16,7 +16,10 @@
  * id, the read's events, each inside the answer with a positive id.
  * And as the circuit breaker script's (worker/health_rcodec.c
  * health_redis_decode()): three non-negative integers, an age no more
- * than the clock it was read on.
+ * than the clock it was read on.  And as the exchanged tokens' read
+ * (worker/texch_rcodec.c texch_redis_answer()): a sealed token inside
+ * the answer with a time to live of at least 1 ms, or none; its key
+ * fits and holds no '|'.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -30,6 +33,7 @@
 #include "worker/handle_redis.h"
 #include "worker/stream_redis.h"
 #include "worker/health_redis.h"
+#include "worker/texch_redis.h"
 #include "shared/health.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
@@ -155,6 +159,24 @@ stream_check(const redisReply *r)
 		abort();
 }
 
+static void
+texch_check(const redisReply *r)
+{
+	const char	*tok = (const char *)1;
+	size_t		 len = 1;
+	uint64_t	 ttl = 1;
+	enum texch_rget	 k;
+
+	k = texch_redis_answer(r, &tok, &len, &ttl);
+	if (k == TEXCH_R_HIT && (r->type != REDIS_REPLY_ARRAY ||
+	    r->elements != 2 || tok != r->element[0]->str ||
+	    len != r->element[0]->len || len == 0 || ttl == 0))
+		abort();
+	if (k != TEXCH_R_HIT && (tok != NULL || len != 0 || ttl != 0 ||
+	    (k != TEXCH_R_MINE && k != TEXCH_R_BUSY && k != TEXCH_R_ERROR)))
+		abort();
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -192,6 +214,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			handle_check(reply);
 			stream_check(reply);
 			health_check(reply);
+			texch_check(reply);
 			freeReplyObject(reply);
 		}
 	}
@@ -204,6 +227,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	n = pend_redis_key(key, sizeof(key), "thv:vmcp:session:", in,
 	    "vmcpd-r-0123456789abcdef0123456789abcdef");
 	if (n != 0 && (n >= sizeof(key) || key[n] != '\0'))
+		abort();
+	n = texch_redis_key(key, sizeof(key), "thv:vmcp:session:", in);
+	if (n != 0 && (n >= sizeof(key) || key[n] != '\0' ||
+	    (strlen(in) == size && memchr(key, '|', n) != NULL)))
 		abort();
 	free(in);
 	return 0;
