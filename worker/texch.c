@@ -504,11 +504,11 @@ texch_start(struct worker *w, struct httpd_req *req,
 	tc->tc_subject_exp = p != NULL ? p->p_exp : 0;
 	(void)snprintf(tc->tc_key, sizeof(tc->tc_key), "%s", key);
 	TAILQ_INSERT_TAIL(&T.t_calls, tc, tc_entry);
-	if (texch_redis_on()) {
+	/* Redis not there: exchanged here, and not written there */
+	if (texch_redis_on() && (tc->tc_fetch = texch_redis_fetch(key,
+	    texch_on_fetch, tc)) != NULL) {
 		tc->tc_fleet = 1;
-		if ((tc->tc_fetch = texch_redis_fetch(key, texch_on_fetch,
-		    tc)) != NULL)
-			return 0;
+		return 0;
 	}
 	(void)texch_exchange(tc);
 	return 0;
