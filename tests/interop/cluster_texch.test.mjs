@@ -7,6 +7,9 @@
 //   backend sees the same token from both;
 // - first calls on both nodes at once cost one exchange too (the
 //   fleet's lock: one node exchanges, the other waits for its token);
+// - a node that finds another's lock waits for its token (sealed here
+//   as a node would, with the key file) and uses it; a lock whose holder
+//   died expires and the waiting node exchanges then;
 // - no token in the clear in Redis (keys and values), in `vmcpctl dump
 //   tokens` or in the logs; the Redis key expires;
 // - Redis killed: a node exchanges on its own, counted in
@@ -17,6 +20,7 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import fsp from 'node:fs/promises';
+import net from 'node:net';
 import path from 'node:path';
 
 import {
@@ -59,9 +63,56 @@ async function keyFile(dir, name = 'seal.key', mode = 0o600, text) {
   return f;
 }
 
+/* one RESP command to the Redis on port (arguments may be binary): its
+ * first line */
+function respCommand(port, ...args) {
+  const parts = [Buffer.from(`*${args.length}\r\n`)];
+  for (const a of args) {
+    const b = Buffer.isBuffer(a) ? a : Buffer.from(String(a));
+    parts.push(Buffer.from(`$${b.length}\r\n`), b, Buffer.from('\r\n'));
+  }
+  return new Promise((resolve, reject) => {
+    const c = net.connect(port, HOST, () => c.write(Buffer.concat(parts)));
+    let got = '';
+    c.setTimeout(5000, () => c.destroy(new Error('redis: no answer')));
+    c.on('data', (d) => {
+      got += d;
+      if (got.includes('\r\n')) {
+        c.end();
+        resolve(got.split('\r\n')[0]);
+      }
+    });
+    c.on('error', reject);
+  });
+}
+
+/*
+ * A token sealed as a node seals it (shared/seal.c): version 1, the key
+ * id (SHA-256 of "vmcpd seal key id\0" and the key, 8 bytes), a nonce,
+ * AES-256-GCM over the token with the header and the Redis key as
+ * associated data, the tag.
+ */
+function sealAsNode(key, redisKey, token) {
+  const id = crypto.createHash('sha256').update(Buffer.concat([
+    Buffer.from('vmcpd seal key id\0'), key])).digest().subarray(0, 8);
+  const hdr = Buffer.concat([Buffer.from([1]), id]);
+  const nonce = crypto.randomBytes(12);
+  const c = crypto.createCipheriv('aes-256-gcm', key, nonce);
+  c.setAAD(Buffer.concat([hdr, Buffer.from(redisKey)]));
+  const ct = Buffer.concat([c.update(token), c.final()]);
+  return Buffer.concat([hdr, nonce, ct, c.getAuthTag()]);
+}
+
 describe('exchanged tokens shared through Redis', () => {
   let idp, backend, redis, key, a, b;
   const exchangesOf = (sub) => idp.exchanges.filter((x) => x.sub === sub);
+  /* the Redis key of sub's token for backend b (audience backend-b,
+   * scopes [mcp]): texch_key() and the principal scope of auth.c */
+  const tokKey = (sub) => {
+    const h = (s) => crypto.createHash('sha256').update(s).digest('hex');
+    return `${PREFIX}tok:${h(`${idp.issuer}\0${sub}`).slice(0, 32)}:b:backend-b:` +
+      `${h('mcp').slice(0, 16)}`;
+  };
 
   before(async () => {
     idp = await startIdp();
@@ -111,6 +162,40 @@ describe('exchanged tokens shared through Redis', () => {
     const rs = await Promise.all([0, 1, 2, 3].map((i) => v1Call(i % 2 ? b : a, token, `c${i}`)));
     rs.forEach((r, i) => assert.deepEqual(r.content, [{ type: 'text', text: `Echo: c${i}` }]));
     assert.equal(exchangesOf('carol').length, 1, JSON.stringify(idp.exchanges.map((x) => x.sub)));
+  }));
+
+  test('a node waits for the exchange another node holds, and takes its token', guarded(async () => {
+    const k = tokKey('frank');
+    assert.equal(await redis.cli('SET', `${k}:lock`, 'another-node', 'PX', '8000'), 'OK');
+    const token = idp.forge(idp.claims({ sub: 'frank', client_id: 'frank' }));
+    const call = modern(a.port, 'tools/call', { name: 'echo', arguments: { message: 'f' } },
+      { ...bearer(token), 'Mcp-Name': 'echo' });
+    // "the other node" is done a second later: its token in Redis
+    await new Promise((r) => setTimeout(r, 1000));
+    const sealKey = Buffer.from((await fsp.readFile(key, 'utf8')).trim(), 'base64');
+    assert.equal(await respCommand(redis.port, 'SET', k,
+      sealAsNode(sealKey, k, 'xt.frank.from-another-node'), 'PX', '60000'), '+OK');
+    await redis.cli('DEL', `${k}:lock`);
+    const c = await call;
+    assert.equal(c.status, 200, c.text);
+    assert.match(c.text, /Echo: f/);
+    assert.equal(exchangesOf('frank').length, 0, 'exchanged rather than waited');
+    assert.ok((await seen(backend)).some((e) => e.rpc === 'tools/call' &&
+      e.authorization === 'Bearer xt.frank.from-another-node'));
+  }));
+
+  test('a lock whose holder died expires, and the waiting node exchanges then', guarded(async () => {
+    assert.equal(await redis.cli('SET', `${tokKey('erin')}:lock`, 'a-dead-node', 'PX', '2500'), 'OK');
+    const token = idp.forge(idp.claims({ sub: 'erin', client_id: 'erin' }));
+    const t0 = Date.now();
+    const c = await modern(b.port, 'tools/call', { name: 'echo', arguments: { message: 'e' } },
+      { ...bearer(token), 'Mcp-Name': 'echo' });
+    assert.equal(c.status, 200, c.text);
+    assert.match(c.text, /Echo: e/);
+    assert.equal(exchangesOf('erin').length, 1);
+    // it waited for the lock to go, rather than exchange at once
+    assert.ok(Date.now() - t0 >= 2000, `answered after ${Date.now() - t0} ms`);
+    assert.equal(await redis.cli('EXISTS', `${tokKey('erin')}:lock`), '0');
   }));
 
   test('no token in the clear in Redis, in vmcpctl dump tokens or in the logs', guarded(async () => {
