@@ -254,15 +254,33 @@ proto_content_type_is_json(const char *ctype)
 int
 proto_session_id_valid(const char *sid)
 {
-	size_t n;
+	const uint64_t	 ones = 0x0101010101010101ULL;
+	const uint64_t	 high = 0x8080808080808080ULL;
+	uint64_t	 x;
+	size_t		 n, i;
 
-	if (sid == NULL)
+	if (sid == NULL || (n = strnlen(sid, 129)) == 0 || n > 128)
 		return 0;
-	for (n = 0; sid[n] != '\0'; n++) {
-		if (n == 128 || sid[n] < 0x21 || sid[n] > 0x7e)
-			return 0;
+	if (n < 8) {
+		for (i = 0; i < n; i++)
+			if (sid[i] < 0x21 || sid[i] > 0x7e)
+				return 0;
+		return 1;
 	}
-	return n > 0;
+	/*
+	 * Eight bytes at a time, the last word overlapping: a byte below
+	 * 0x21 borrows, 0x7f and up carry into or hold the high bit (a
+	 * false flag needs a true one below it).
+	 */
+	for (i = 0;; i += 8) {
+		if (i + 8 > n)
+			i = n - 8;
+		memcpy(&x, sid + i, 8);
+		if (((((x - ones * 0x21) & ~x) | (x + ones) | x) & high) != 0)
+			return 0;
+		if (i + 8 == n)
+			return 1;
+	}
 }
 
 /* always a static string: the requested version if served, else ours */
@@ -369,6 +387,13 @@ proto_value_ctl(const char *v, size_t n)
 				continue;
 			}
 			end = i + 8;
+		} else if (n >= 8) {
+			/* the tail: the last word, overlapping checked bytes */
+			memcpy(&x, v + n - 8, 8);
+			y = x ^ (ones * 0x7f);
+			if (((((x - ones * 0x20) & ~x) | ((y - ones) & ~y)) &
+			    high) == 0)
+				return NULL;
 		}
 		for (; i < end; i++) {
 			c = (unsigned char)v[i];

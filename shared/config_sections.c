@@ -172,6 +172,9 @@ config_host_loopback(const char *host, size_t len)
 	}
 	if (len == 0 || len >= sizeof(buf))
 		return 0;
+	/* the commonest Host of all, without inet_pton() */
+	if (len == 9 && memcmp(host, "127.0.0.1", 9) == 0)
+		return 1;
 	memcpy(buf, host, len);
 	buf[len] = '\0';
 	if (strcasecmp(buf, "localhost") == 0)

@@ -152,6 +152,14 @@ struct http_client {
 		char		*ut_target;
 	}			 hc_targets[HTTP_TARGETS_MAX];
 	int			 hc_ntargets;
+	/* http_url_split() of recent URLs (a backend's, on every call):
+	 * the split points into hs_url, the cache's own copy */
+	struct {
+		char		*hs_url;
+		struct http_url	 hs_u;
+		int		 hs_rc;
+	}			 hc_splits[HTTP_TARGETS_MAX];
+	int			 hc_nsplits;
 };
 
 static int	http_curl_ready;
@@ -854,6 +862,8 @@ http_client_free(struct http_client *c)
 		free(c->hc_targets[c->hc_ntargets].ut_url);
 		free(c->hc_targets[c->hc_ntargets].ut_target);
 	}
+	while (c->hc_nsplits > 0)
+		free(c->hc_splits[--c->hc_nsplits].hs_url);
 	h1_client_free(c->hc_h1);
 	/* closes the cached connections, which may call socket_fn */
 	curl_multi_cleanup(c->hc_multi);
@@ -888,12 +898,42 @@ http_target_make(const char *host, size_t hlen, unsigned long port)
  * host is a name (libcurl resolves it, unless a Unix socket is set),
  * -1: the URL is libcurl's to judge, -2: out of memory.
  */
+/* http_url_split(), remembered for the URLs the client saw last */
+static int
+http_client_split(struct http_client *c, const char *url,
+    struct http_url *u)
+{
+	int	 i, rc;
+	char	*copy;
+
+	for (i = 0; i < c->hc_nsplits; i++)
+		if (strcmp(c->hc_splits[i].hs_url, url) == 0) {
+			*u = c->hc_splits[i].hs_u;
+			return c->hc_splits[i].hs_rc;
+		}
+	rc = http_url_split(url, u);
+	if (c->hc_nsplits == HTTP_TARGETS_MAX || (copy = strdup(url)) == NULL)
+		return rc;
+	c->hc_splits[c->hc_nsplits].hs_url = copy;
+	c->hc_splits[c->hc_nsplits].hs_rc = rc;
+	if (rc == 0) {
+		/* both spans lie in the URL: moved into the copy */
+		c->hc_splits[c->hc_nsplits].hs_u = *u;
+		c->hc_splits[c->hc_nsplits].hs_u.hu_auth = copy +
+		    (u->hu_auth - url);
+		c->hc_splits[c->hc_nsplits].hs_u.hu_path = copy +
+		    (u->hu_path - url);
+	}
+	c->hc_nsplits++;
+	return rc;
+}
+
 static int
 http_call_h1_url(struct http_call *call, const char *url)
 {
 	struct http_url	 u;
 
-	if (http_url_split(url, &u) == -1)
+	if (http_client_split(call->c_client, url, &u) == -1)
 		return -1;
 	memcpy(&call->c_x.hx_addr, &u.hu_addr, sizeof(u.hu_addr));
 	call->c_x.hx_addrlen = u.hu_addrlen;
@@ -1109,6 +1149,20 @@ http_call_add_header(struct http_call *call, const char *name,
 	if (nlen == 12 && strcasecmp(name, "Content-Type") == 0)
 		call->c_has_ctype = 1;
 	else if (nlen == 6 && strcasecmp(name, "Accept") == 0)
+		call->c_has_accept = 1;
+	return 0;
+}
+
+int
+http_call_add_lines(struct http_call *call, const char *lines, size_t len,
+    int flags)
+{
+	if (call->c_state != HC_NEW || http_call_req_add(call, lines, len) ==
+	    -1)
+		return -1;
+	if (flags & HTTP_LINES_CTYPE)
+		call->c_has_ctype = 1;
+	if (flags & HTTP_LINES_ACCEPT)
 		call->c_has_accept = 1;
 	return 0;
 }

@@ -46,6 +46,12 @@ struct http_call *http_call_new(struct http_client *, const char *method,
 /* "Name: value"; both copied */
 int	 http_call_add_header(struct http_call *, const char *name,
 	    const char *value);
+/* header lines the caller wrote ("Name: value" CRLF each, well formed),
+ * copied as they are; HTTP_LINES_* say which of them the client reads */
+#define HTTP_LINES_CTYPE	0x1	/* Content-Type is among them */
+#define HTTP_LINES_ACCEPT	0x2	/* Accept is among them */
+int	 http_call_add_lines(struct http_call *, const char *lines,
+	    size_t len, int flags);
 /* body copied */
 int	 http_call_set_body(struct http_call *, const void *body, size_t len);
 /* total time allowed, 0 = none (streams) */

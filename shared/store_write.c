@@ -370,6 +370,32 @@ store_end_write(struct store *s, MDB_txn *txn, int rc, int *grown,
 	return -1;
 }
 
+/*
+ * The start of a write to the record key: a write txn open, the record
+ * found.  0 (*txnp open, k and v the record), STORE_NOTFOUND, or -1
+ * (logged, errno); no txn left open but on 0.  fn names the caller.
+ */
+static int
+store_get_write(struct store *s, enum store_db db, const void *key,
+    size_t klen, MDB_txn **txnp, MDB_val *k, MDB_val *v, const char *fn)
+{
+	int rc;
+
+	if (store_txn_begin(s, 0, txnp, fn) == -1)
+		return -1;
+	k->mv_size = klen;
+	k->mv_data = (void *)(uintptr_t)key;
+	if ((rc = mdb_get(*txnp, s->s_dbi[db], k, v)) == 0)
+		return 0;
+	if (rc != MDB_NOTFOUND)
+		log_warnx("%s: mdb_get: %s", fn, mdb_strerror(rc));
+	mdb_txn_abort(*txnp);
+	if (rc == MDB_NOTFOUND)
+		return STORE_NOTFOUND;
+	store_set_errno(rc);
+	return -1;
+}
+
 int
 store_del(struct store *s, enum store_db db, const void *key, size_t klen)
 {
@@ -380,29 +406,14 @@ store_del(struct store *s, enum store_db db, const void *key, size_t klen)
 	if (store_check(s, db, key, klen, 1) == -1)
 		return -1;
 again:
-	if (store_txn_begin(s, 0, &txn, __func__) == -1)
-		return -1;
-	k.mv_size = klen;
-	k.mv_data = (void *)(uintptr_t)key;
-	rc = mdb_get(txn, s->s_dbi[db], &k, &v);
-	if (rc == MDB_NOTFOUND) {
-		mdb_txn_abort(txn);
-		return STORE_NOTFOUND;
-	}
-	if (rc != 0) {
-		log_warnx("%s: mdb_get: %s", __func__, mdb_strerror(rc));
-		goto fail;
-	}
+	if ((rc = store_get_write(s, db, key, klen, &txn, &k, &v,
+	    __func__)) != 0)
+		return rc;
 	/* the map's headroom is there so that this commits on a full map */
 	rc = store_drop_txn(s, txn, db, key, klen, &k, &v);
 	if ((rc = store_end_write(s, txn, rc, &grown, db, __func__)) == 1)
 		goto again;
 	return rc;
-
-fail:
-	mdb_txn_abort(txn);
-	store_set_errno(rc);
-	return -1;
 }
 
 /* --- sequences: records keyed prefix || be64 seq --- */
@@ -570,19 +581,9 @@ store_claim(struct store *s, enum store_db db, const void *key, size_t klen,
 		return -1;
 	}
 again:
-	if (store_txn_begin(s, 0, &txn, __func__) == -1)
-		return -1;
-	k.mv_size = klen;
-	k.mv_data = (void *)(uintptr_t)key;
-	rc = mdb_get(txn, s->s_dbi[db], &k, &v);
-	if (rc == MDB_NOTFOUND) {
-		mdb_txn_abort(txn);
-		return STORE_NOTFOUND;
-	}
-	if (rc != 0) {
-		log_warnx("%s: mdb_get: %s", __func__, mdb_strerror(rc));
-		goto fail;
-	}
+	if ((rc = store_get_write(s, db, key, klen, &txn, &k, &v,
+	    __func__)) != 0)
+		return rc;
 	if (store_rec_peek(v.mv_data, v.mv_size, &rec) == -1) {
 		mdb_txn_abort(txn);
 		log_warnx("%s: %s: undecodable record", __func__,
@@ -616,9 +617,4 @@ again:
 		return -1;
 	}
 	return 0;
-
-fail:
-	mdb_txn_abort(txn);
-	store_set_errno(rc);
-	return -1;
 }

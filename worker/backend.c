@@ -209,9 +209,12 @@ static void
 backend_add_headers(struct http_call *hc, const char *bsid,
     const char *version)
 {
-	(void)http_call_add_header(hc, "Content-Type", "application/json");
-	(void)http_call_add_header(hc, "Accept",
-	    "application/json, text/event-stream");
+	/* MCP 2025-11-25, Transports: a POST's two fixed headers, in one */
+	static const char lines[] = "Content-Type: application/json\r\n"
+	    "Accept: application/json, text/event-stream\r\n";
+
+	(void)http_call_add_lines(hc, lines, sizeof(lines) - 1,
+	    HTTP_LINES_CTYPE | HTTP_LINES_ACCEPT);
 	if (bsid != NULL)
 		(void)http_call_add_header(hc, "Mcp-Session-Id", bsid);
 	if (version != NULL)

@@ -1,14 +1,12 @@
 /*
- * Workflow handles in Redis, the pure parts: the key, the two scripts,
- * what the claim answers.  worker/handle_redis.c sends them.
+ * Workflow handles in Redis, the pure parts: the two scripts, what the
+ * claim answers (the key is worker/redis.h's redis_key()).
+ * worker/handle_redis.c sends them.
  */
-#include <stdio.h>
-#include <string.h>
 
 #include <hiredis/hiredis.h>
 
 #include "handle_redis.h"
-#include "session_redis.h"
 
 /* KEYS[1]; ARGV owner, composite, fingerprint, state, ttl in ms */
 const char handle_redis_mint_lua[] =
@@ -42,36 +40,6 @@ const char handle_redis_claim_lua[] =
 "redis.call('HSET', KEYS[1], 'u', '1')\n"
 "redis.call('HDEL', KEYS[1], 's')\n"
 "return {h[5]}\n";
-
-const char *
-handle_redis_mint_sha(void)
-{
-	static char hex[41];
-
-	return session_redis_sha(handle_redis_mint_lua,
-	    sizeof(handle_redis_mint_lua) - 1, hex);
-}
-
-const char *
-handle_redis_claim_sha(void)
-{
-	static char hex[41];
-
-	return session_redis_sha(handle_redis_claim_lua,
-	    sizeof(handle_redis_claim_lua) - 1, hex);
-}
-
-size_t
-handle_redis_key(char *buf, size_t size, const char *prefix, const char *id)
-{
-	int n;
-
-	n = snprintf(buf, size, "%shandle:%s", prefix != NULL ? prefix : "",
-	    id);
-	if (n < 0 || (size_t)n >= size)
-		return 0;
-	return (size_t)n;
-}
 
 enum handle_err
 handle_redis_verdict(const redisReply *r, const char **state, size_t *slen)

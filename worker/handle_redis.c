@@ -6,8 +6,6 @@
  */
 #include <sys/queue.h>
 
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -75,29 +73,22 @@ void
 handle_redis_put(const char *id, const char *owner, const char *composite,
     const char *fp, const char *state, size_t slen, uint64_t ttl_ms)
 {
-	const char	*argv[9];
-	size_t		 lens[9];
-	char		 key[HANDLE_RKEY_MAX], ttl[24];
-	int		 i;
+	struct redis_args	 a;
+	char			 key[HANDLE_RKEY_MAX];
+	size_t			 klen;
 
-	if ((lens[3] = handle_redis_key(key, sizeof(key),
-	    HR.hr_w->w_conf->cf_sstore.css_prefix, id)) == 0)
+	if ((klen = redis_key(key, sizeof(key),
+	    HR.hr_w->w_conf->cf_sstore.css_prefix, REDIS_KIND_HANDLE, id,
+	    NULL)) == 0)
 		return;
-	(void)snprintf(ttl, sizeof(ttl), "%" PRIu64, ttl_ms > 0 ? ttl_ms : 1);
-	argv[0] = "EVALSHA";
-	argv[1] = handle_redis_mint_sha();
-	argv[2] = "1";
-	argv[3] = key;
-	argv[4] = owner;
-	argv[5] = composite;
-	argv[6] = fp;
-	argv[7] = state;
-	argv[8] = ttl;
-	for (i = 0; i < 9; i++)
-		if (i != 3 && i != 7)
-			lens[i] = strlen(argv[i]);
-	lens[7] = slen;
-	if (redis_command(9, argv, lens, handle_redis_on_put, NULL) == NULL)
+	redis_args_evalsha(&a, handle_redis_mint_lua, 1);
+	redis_args_pushn(&a, key, klen);
+	redis_args_push(&a, owner);
+	redis_args_push(&a, composite);
+	redis_args_push(&a, fp);
+	redis_args_pushn(&a, state, slen);
+	redis_args_push_u64(&a, ttl_ms > 0 ? ttl_ms : 1);
+	if (redis_send(&a, handle_redis_on_put, NULL) == NULL)
 		handle_redis_failed("a handle not written", NULL,
 		    "not connected");
 }
@@ -140,29 +131,23 @@ handle_redis_claim(const char *id, const char *owner,
     const struct composite *co, handle_claim_cb cb, void *arg)
 {
 	struct handle_rclaim	*hc;
-	const char		*argv[7];
-	size_t			 lens[7];
+	struct redis_args	 a;
 	char			 key[HANDLE_RKEY_MAX];
-	int			 i;
+	size_t			 klen;
 
-	if ((lens[3] = handle_redis_key(key, sizeof(key),
-	    HR.hr_w->w_conf->cf_sstore.css_prefix, id)) == 0 ||
-	    (hc = calloc(1, sizeof(*hc))) == NULL)
+	if ((klen = redis_key(key, sizeof(key),
+	    HR.hr_w->w_conf->cf_sstore.css_prefix, REDIS_KIND_HANDLE, id,
+	    NULL)) == 0 || (hc = calloc(1, sizeof(*hc))) == NULL)
 		return -1;
-	argv[0] = "EVALSHA";
-	argv[1] = handle_redis_claim_sha();
-	argv[2] = "1";
-	argv[3] = key;
-	argv[4] = owner;
-	argv[5] = co->co_name;
-	argv[6] = co->co_fp;
-	for (i = 0; i < 7; i++)
-		if (i != 3)
-			lens[i] = strlen(argv[i]);
+	redis_args_evalsha(&a, handle_redis_claim_lua, 1);
+	redis_args_pushn(&a, key, klen);
+	redis_args_push(&a, owner);
+	redis_args_push(&a, co->co_name);
+	redis_args_push(&a, co->co_fp);
 	hc->hc_cb = cb;
 	hc->hc_arg = arg;
-	if ((hc->hc_cmd = redis_command(7, argv, lens, handle_redis_on_claim,
-	    hc)) == NULL) {
+	if ((hc->hc_cmd = redis_send(&a, handle_redis_on_claim, hc)) ==
+	    NULL) {
 		free(hc);
 		handle_redis_failed("a handle not claimed", NULL,
 		    "not connected");

@@ -23,10 +23,7 @@ struct redisReply;
 /* pure (worker/handle_rcodec.c) */
 extern const char handle_redis_mint_lua[];
 extern const char handle_redis_claim_lua[];
-const char *handle_redis_mint_sha(void);
-const char *handle_redis_claim_sha(void);
-/* "<prefix>handle:<id>": its length, or 0 if it does not fit */
-size_t	 handle_redis_key(char *, size_t, const char *prefix, const char *id);
+/* the key: redis_key()'s REDIS_KIND_HANDLE, <id> */
 /* the claim script's answer: HANDLE_OK and the state, or why not */
 enum handle_err handle_redis_verdict(const struct redisReply *,
 	    const char **state, size_t *slen);

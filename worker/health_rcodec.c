@@ -1,15 +1,13 @@
 /*
- * Circuit breakers in Redis, the pure parts: the key, the script, what
- * it answers.  worker/health_redis.c sends it.
+ * Circuit breakers in Redis, the pure parts: the script, what it
+ * answers (the key is worker/redis.h's redis_key()).
+ * worker/health_redis.c sends it.
  */
-#include <stdio.h>
-#include <string.h>
 
 #include <hiredis/hiredis.h>
 
 #include "shared/health.h"
 #include "health_redis.h"
-#include "session_redis.h"
 
 /*
  * KEYS[1]; ARGV op (f, c, r), threshold, open ms, ttl ms.  A failure
@@ -38,28 +36,6 @@ const char health_redis_lua[] =
 "  o = 0\n"
 "end\n"
 "return {f, o, now}\n";
-
-const char *
-health_redis_sha(void)
-{
-	static char hex[41];
-
-	return session_redis_sha(health_redis_lua,
-	    sizeof(health_redis_lua) - 1, hex);
-}
-
-size_t
-health_redis_key(char *key, size_t len, const char *prefix,
-    const char *backend)
-{
-	int n;
-
-	n = snprintf(key, len, "%shealth:%s", prefix != NULL ? prefix : "",
-	    backend);
-	if (n < 0 || (size_t)n >= len)
-		return 0;
-	return (size_t)n;
-}
 
 int
 health_redis_decode(const redisReply *r, uint32_t *fails,

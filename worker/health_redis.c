@@ -5,9 +5,7 @@
  * host).  Nothing here is waited for on the hot path: a failure is
  * sent and forgotten, and the builder's reads land in the host's copy.
  */
-#include <inttypes.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -62,36 +60,27 @@ health_redis_send(const char *backend, const char *op, redis_cb cb,
     void *arg)
 {
 	const struct config_health	*ch = &HH.hh_w->w_conf->cf_health;
-	const char			*argv[8];
-	size_t				 lens[8];
-	char				 key[HEALTH_RKEY_MAX], thr[16];
-	char				 open[24], ttl[24];
+	struct redis_args		 a;
+	char				 key[HEALTH_RKEY_MAX];
+	size_t				 klen;
 	uint64_t			 t;
-	int				 i;
 
-	if ((lens[3] = health_redis_key(key, sizeof(key),
-	    HH.hh_w->w_conf->cf_sstore.css_prefix, backend)) == 0)
+	if ((klen = redis_key(key, sizeof(key),
+	    HH.hh_w->w_conf->cf_sstore.css_prefix, REDIS_KIND_HEALTH, backend,
+	    NULL)) == 0)
 		return NULL;
 	/* failures older than this are forgotten: twice the open time,
 	 * 10 s at least */
 	t = ch->ch_cb_timeout_ms * 2;
 	if (t < 10000)
 		t = 10000;
-	(void)snprintf(thr, sizeof(thr), "%u", ch->ch_cb_threshold);
-	(void)snprintf(open, sizeof(open), "%" PRIu64, ch->ch_cb_timeout_ms);
-	(void)snprintf(ttl, sizeof(ttl), "%" PRIu64, t);
-	argv[0] = "EVALSHA";
-	argv[1] = health_redis_sha();
-	argv[2] = "1";
-	argv[3] = key;
-	argv[4] = op;
-	argv[5] = thr;
-	argv[6] = open;
-	argv[7] = ttl;
-	for (i = 0; i < 8; i++)
-		if (i != 3)
-			lens[i] = strlen(argv[i]);
-	return redis_command(8, argv, lens, cb, arg);
+	redis_args_evalsha(&a, health_redis_lua, 1);
+	redis_args_pushn(&a, key, klen);
+	redis_args_push(&a, op);
+	redis_args_push_u64(&a, ch->ch_cb_threshold);
+	redis_args_push_u64(&a, ch->ch_cb_timeout_ms);
+	redis_args_push_u64(&a, t);
+	return redis_send(&a, cb, arg);
 }
 
 static void

@@ -28,10 +28,7 @@ struct config_health;
 
 /* pure (worker/health_rcodec.c) */
 extern const char health_redis_lua[];
-const char *health_redis_sha(void);
-/* "<prefix>health:<backend>": its length, or 0 if it does not fit */
-size_t	 health_redis_key(char *, size_t, const char *prefix,
-	    const char *backend);
+/* the key: redis_key()'s REDIS_KIND_HEALTH, <backend> */
 /*
  * The script's answer {failures, opened, now}: 0 and *fails, and
  * *open_age_ms (how long open already, or BREAKER_SHARED_CLOSED), or

@@ -109,6 +109,8 @@ struct httpd_conn {
 	struct event		*c_rev;
 	struct event		*c_wev;
 	struct event		*c_tev;
+	uint64_t		 c_deadline;	/* ms: the timeout's, 0: none */
+	uint64_t		 c_armed;	/* ms: c_tev fires, 0: off */
 	char			*c_in;
 	size_t			 c_inlen;
 	size_t			 c_incap;
@@ -476,6 +478,7 @@ conn_unhold(struct httpd_conn *c)
 	event_del(c->c_rev);
 	event_del(c->c_wev);
 	event_del(c->c_tev);
+	c->c_armed = c->c_deadline = 0;
 	c->c_freeme = 2;
 	TAILQ_REMOVE(&h->h_conns, c, c_entry);
 	TAILQ_INSERT_TAIL(&h->h_reap, c, c_entry);
@@ -486,38 +489,58 @@ conn_unhold(struct httpd_conn *c)
  * Idle time, or the time left for a stalled reader, or, while a request
  * is coming in, the lesser of the idle time and its deadline's.
  */
+/*
+ * The timeout at deadline (ms).  Each request moves it two or three
+ * times: c_tev is only added again when it would fire after the new
+ * deadline; one that fires first is armed again for what is left
+ * (conn_on_timeout()), so the deadline is kept exactly.
+ */
+static void
+conn_timer_arm(struct httpd_conn *c, uint64_t now, uint64_t deadline)
+{
+	struct timeval	 tv;
+	uint64_t	 ms;
+
+	c->c_deadline = deadline;
+	if (c->c_armed != 0 && c->c_armed <= deadline)
+		return;
+	ms = deadline > now ? deadline - now : 0;
+	tv.tv_sec = (time_t)(ms / 1000);
+	tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
+	(void)event_add(c->c_tev, &tv);
+	c->c_armed = deadline > now ? deadline : now;
+}
+
 static void
 conn_timer(struct httpd_conn *c, int on)
 {
 	const struct httpd_limits *lim = &c->c_httpd->h_lim;
-	struct timeval	 tv;
 	int		 ms = lim->hl_timeout_ms, limit;
-	uint64_t	 used;
+	uint64_t	 used, now;
 
 	if (c->c_state == CONN_LINGER && on && (ms <= 0 ||
 	    ms > HTTPD_LINGER_MS))
 		ms = HTTPD_LINGER_MS;
+	now = httpd_now_ms();
 	if (on && c->c_state == CONN_READING && c->c_start != 0) {
 		limit = c->c_req.r_headed ? lim->hl_request_ms :
 		    lim->hl_head_ms;
-		used = httpd_now_ms() - c->c_start;
+		used = now - c->c_start;
 		if (limit > 0 && (ms <= 0 || (uint64_t)limit < used +
 		    (uint64_t)ms))
 			ms = used >= (uint64_t)limit ? 0 :
 			    limit - (int)used;
 		if (ms == 0) {
-			tv.tv_sec = tv.tv_usec = 0;
-			(void)event_add(c->c_tev, &tv);
+			conn_timer_arm(c, now, now);
 			return;
 		}
 	}
+	/* off lazily: c_tev, if armed, fires and finds nothing due */
 	if (!on || ms <= 0) {
-		event_del(c->c_tev);
+		c->c_deadline = 0;
 		return;
 	}
-	tv.tv_sec = ms / 1000;
-	tv.tv_usec = (ms % 1000) * 1000;
-	(void)event_add(c->c_tev, &tv);
+	conn_timer_arm(c, now, now + (uint64_t)ms);
 }
 
 static void
@@ -552,9 +575,18 @@ static void
 conn_on_timeout(evutil_socket_t fd, short ev, void *arg)
 {
 	struct httpd_conn *c = arg;
+	uint64_t	   now;
 
 	(void)fd;
 	(void)ev;
+	c->c_armed = 0;
+	if (c->c_deadline == 0)
+		return;		/* turned off since it was armed */
+	if ((now = httpd_now_ms()) < c->c_deadline) {
+		conn_timer_arm(c, now, c->c_deadline);	/* moved later */
+		return;
+	}
+	c->c_deadline = 0;
 	conn_hold(c);
 	if (c->c_state == CONN_READING && c->c_start != 0)
 		conn_refuse(c, 408, c->c_req.r_headed ? "Request Timeout: the "
@@ -876,6 +908,7 @@ conn_gone(struct httpd_conn *c)
 	event_del(c->c_rev);
 	event_del(c->c_wev);
 	event_del(c->c_tev);
+	c->c_armed = c->c_deadline = 0;
 	close(c->c_fd);
 	c->c_fd = -1;
 	(void)evbuffer_drain(c->c_out, evbuffer_get_length(c->c_out));

@@ -954,7 +954,7 @@ legacy_set_level(struct worker *w, struct httpd_req *req,
 		jsonrpc_msg_clear(msg);
 		return;
 	}
-	free(s->s_log_level);
+	session_str_free(s, s->s_log_level);
 	s->s_log_level = strdup(level);
 	if (session_save(w->w_store, s, w->w_conf->cf_session_ttl_ms,
 	    store_now_ms()) == -1)
@@ -1010,7 +1010,8 @@ legacy_request(struct worker *w, struct httpd_req *req,
 	if ((mr = legacy_req_new(w, req, msg)) == NULL)
 		return;
 	mr->mr_fast = *fast;
-	(void)snprintf(mr->mr_sid, sizeof(mr->mr_sid), "%s", s->s_id);
+	/* same size, NUL-terminated: no formatting on the hot path */
+	memcpy(mr->mr_sid, s->s_id, sizeof(mr->mr_sid));
 	/* the request keeps the session it was loaded with */
 	mr->mr_sess = *s;
 	memset(s, 0, sizeof(*s));

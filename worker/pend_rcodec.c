@@ -1,14 +1,12 @@
 /*
- * Pending relayed requests in Redis, the pure parts: the key and what
- * GETDEL answered.  worker/pend_redis.c sends the commands.
+ * Pending relayed requests in Redis, the pure parts: the scripts and
+ * what GETDEL answered (the key is worker/redis.h's redis_key()).
+ * worker/pend_redis.c sends the commands.
  */
-#include <stdio.h>
-#include <string.h>
 
 #include <hiredis/hiredis.h>
 
 #include "pend_redis.h"
-#include "session_redis.h"
 
 static const char pend_ask_lua[] =
 "redis.call('HSET', KEYS[1], 'c', ARGV[1])\n"
@@ -38,15 +36,6 @@ const char *const pend_redis_lua[PEND_NSCRIPTS] = {
 	pend_ask_lua, pend_answer_lua, pend_take_lua
 };
 
-const char *
-pend_redis_sha(enum pend_script which)
-{
-	static char	hex[PEND_NSCRIPTS][41];
-
-	return session_redis_sha(pend_redis_lua[which],
-	    strlen(pend_redis_lua[which]), hex[which]);
-}
-
 int
 pend_redis_answered(const redisReply *r)
 {
@@ -54,19 +43,6 @@ pend_redis_answered(const redisReply *r)
 	    r->integer > 1)
 		return -2;
 	return (int)r->integer;
-}
-
-size_t
-pend_redis_key(char *buf, size_t size, const char *prefix, const char *sid,
-    const char *id)
-{
-	int n;
-
-	n = snprintf(buf, size, "%spend:%s:%s", prefix != NULL ? prefix : "",
-	    sid, id);
-	if (n < 0 || (size_t)n >= size)
-		return 0;
-	return (size_t)n;
 }
 
 int

@@ -5,8 +5,6 @@
  * host's when vmcpd relays a backend's request to a Legacy client, and
  * taken by the node the client's answer reaches.
  */
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -95,28 +93,43 @@ pend_redis_on_write(void *arg, const redisReply *reply, const char *err)
 		pend_redis_failed(arg, reply, err);
 }
 
+/*
+ * A command on the record's key: "<cmd> <key>", or with script
+ * "EVALSHA <script> 1 <key>"; the rest is the caller's to push.  The
+ * key's length, or 0 if it does not fit.
+ */
+static size_t
+pend_redis_args(struct redis_args *a, char key[PEND_RKEY_MAX],
+    const char *sid, const char *id, const char *cmd, const char *script)
+{
+	size_t klen;
+
+	klen = redis_key(key, PEND_RKEY_MAX,
+	    PR.pr_w->w_conf->cf_sstore.css_prefix, REDIS_KIND_PEND, sid, id,
+	    NULL);
+	if (script != NULL)
+		redis_args_evalsha(a, script, 1);
+	else {
+		redis_args_init(a);
+		redis_args_push(a, cmd);
+	}
+	redis_args_pushn(a, key, klen);
+	return klen;
+}
+
 void
 pend_redis_put(const char *sid, const char *id, const char *rec, size_t len,
     uint64_t ttl_ms)
 {
-	const char	*argv[5];
-	size_t		 lens[5];
-	char		 key[PEND_RKEY_MAX], ttl[24];
+	struct redis_args	 a;
+	char			 key[PEND_RKEY_MAX];
 
-	if ((lens[1] = pend_redis_key(key, sizeof(key),
-	    PR.pr_w->w_conf->cf_sstore.css_prefix, sid, id)) == 0)
+	if (pend_redis_args(&a, key, sid, id, "SET", NULL) == 0)
 		return;
-	(void)snprintf(ttl, sizeof(ttl), "%" PRIu64, ttl_ms > 0 ? ttl_ms : 1);
-	argv[0] = "SET";
-	argv[1] = key;
-	argv[2] = rec;
-	argv[3] = "PX";
-	argv[4] = ttl;
-	lens[0] = 3;
-	lens[2] = len;
-	lens[3] = 2;
-	lens[4] = strlen(ttl);
-	if (redis_command(5, argv, lens, pend_redis_on_write,
+	redis_args_pushn(&a, rec, len);
+	redis_args_push(&a, "PX");
+	redis_args_push_u64(&a, ttl_ms > 0 ? ttl_ms : 1);
+	if (redis_send(&a, pend_redis_on_write,
 	    "a pending request not written") == NULL)
 		pend_redis_failed("a pending request not written", NULL,
 		    "not connected");
@@ -125,17 +138,12 @@ pend_redis_put(const char *sid, const char *id, const char *rec, size_t len,
 void
 pend_redis_del(const char *sid, const char *id)
 {
-	const char	*argv[2];
-	size_t		 lens[2];
-	char		 key[PEND_RKEY_MAX];
+	struct redis_args	 a;
+	char			 key[PEND_RKEY_MAX];
 
-	if ((lens[1] = pend_redis_key(key, sizeof(key),
-	    PR.pr_w->w_conf->cf_sstore.css_prefix, sid, id)) == 0)
+	if (pend_redis_args(&a, key, sid, id, "DEL", NULL) == 0)
 		return;
-	argv[0] = "DEL";
-	argv[1] = key;
-	lens[0] = 3;
-	if (redis_command(2, argv, lens, pend_redis_on_write,
+	if (redis_send(&a, pend_redis_on_write,
 	    "a pending request not deleted") == NULL)
 		pend_redis_failed("a pending request not deleted", NULL,
 		    "not connected");
@@ -174,24 +182,20 @@ pend_redis_on_answer(void *arg, const redisReply *reply, const char *err)
 }
 
 /*
- * A command on the record's key (argv[1], or argv[3] for EVALSHA)
- * whose answer goes to pt: 0, or -1 (not sent, pt freed).
+ * A command on the record's key (klen its length, 0: too long) whose
+ * answer goes to pt: 0, or -1 (not sent, pt freed).
  */
 static int
-pend_redis_send(const char *sid, const char *id, int argc, const char **argv,
-    size_t *lens, int keyarg, redis_cb cb, struct pend_take *pt)
+pend_redis_send(struct redis_args *a, size_t klen, redis_cb cb,
+    struct pend_take *pt)
 {
-	char key[PEND_RKEY_MAX];
-
 	if (pt == NULL)
 		return -1;
-	if ((lens[keyarg] = pend_redis_key(key, sizeof(key),
-	    PR.pr_w->w_conf->cf_sstore.css_prefix, sid, id)) == 0) {
+	if (klen == 0) {
 		free(pt);
 		return -1;
 	}
-	argv[keyarg] = key;
-	if (redis_command(argc, argv, lens, cb, pt) == NULL) {
+	if (redis_send(a, cb, pt) == NULL) {
 		free(pt);
 		pend_redis_failed("a pending request not read or answered",
 		    NULL, "not connected");
@@ -216,43 +220,28 @@ pend_take_new(pend_taken_cb cb, void (*done)(void *, int), void *arg)
 int
 pend_redis_take(const char *sid, const char *id, pend_taken_cb cb, void *arg)
 {
-	const char	*argv[2] = { "GETDEL", NULL };
-	size_t		 lens[2] = { 6, 0 };
+	struct redis_args	 a;
+	char			 key[PEND_RKEY_MAX];
+	size_t			 klen;
 
-	return pend_redis_send(sid, id, 2, argv, lens, 1, pend_redis_on_take,
+	klen = pend_redis_args(&a, key, sid, id, "GETDEL", NULL);
+	return pend_redis_send(&a, klen, pend_redis_on_take,
 	    pend_take_new(cb, NULL, arg));
-}
-
-/* EVALSHA <script> 1 <key> args...: argv[0..2] set here */
-static void
-pend_redis_evalsha(const char **argv, size_t *lens, enum pend_script which)
-{
-	argv[0] = "EVALSHA";
-	lens[0] = 7;
-	argv[1] = pend_redis_sha(which);
-	lens[1] = strlen(argv[1]);
-	argv[2] = "1";
-	lens[2] = 1;
 }
 
 void
 pend_redis_ask(const char *sid, const char *id, uint64_t ttl_ms)
 {
-	const char	*argv[6], *chan = redis_sub_channel();
-	size_t		 lens[6];
-	char		 key[PEND_RKEY_MAX], ttl[24];
+	struct redis_args	 a;
+	const char		*chan = redis_sub_channel();
+	char			 key[PEND_RKEY_MAX];
 
-	if (chan == NULL || (lens[3] = pend_redis_key(key, sizeof(key),
-	    PR.pr_w->w_conf->cf_sstore.css_prefix, sid, id)) == 0)
+	if (chan == NULL || pend_redis_args(&a, key, sid, id, NULL,
+	    pend_redis_lua[PEND_ASK]) == 0)
 		return;
-	pend_redis_evalsha(argv, lens, PEND_ASK);
-	(void)snprintf(ttl, sizeof(ttl), "%" PRIu64, ttl_ms > 0 ? ttl_ms : 1);
-	argv[3] = key;
-	argv[4] = chan;
-	lens[4] = strlen(chan);
-	argv[5] = ttl;
-	lens[5] = strlen(ttl);
-	if (redis_command(6, argv, lens, pend_redis_on_write,
+	redis_args_push(&a, chan);
+	redis_args_push_u64(&a, ttl_ms > 0 ? ttl_ms : 1);
+	if (redis_send(&a, pend_redis_on_write,
 	    "an input request not recorded") == NULL)
 		pend_redis_failed("an input request not recorded", NULL,
 		    "not connected");
@@ -262,26 +251,28 @@ int
 pend_redis_answer(const char *sid, const char *id, const char *ans,
     size_t alen, void (*done)(void *, int), void *arg)
 {
-	const char	*argv[6];
-	size_t		 lens[6];
+	struct redis_args	 a;
+	char			 key[PEND_RKEY_MAX];
+	size_t			 klen;
 
-	pend_redis_evalsha(argv, lens, PEND_ANSWER);
-	argv[4] = ans;
-	lens[4] = alen;
-	argv[5] = id;
-	lens[5] = strlen(id);
-	return pend_redis_send(sid, id, 6, argv, lens, 3,
-	    pend_redis_on_answer, pend_take_new(NULL, done, arg));
+	klen = pend_redis_args(&a, key, sid, id, NULL,
+	    pend_redis_lua[PEND_ANSWER]);
+	redis_args_pushn(&a, ans, alen);
+	redis_args_push(&a, id);
+	return pend_redis_send(&a, klen, pend_redis_on_answer,
+	    pend_take_new(NULL, done, arg));
 }
 
 int
 pend_redis_take_answer(const char *sid, const char *id, pend_taken_cb cb,
     void *arg)
 {
-	const char	*argv[4];
-	size_t		 lens[4];
+	struct redis_args	 a;
+	char			 key[PEND_RKEY_MAX];
+	size_t			 klen;
 
-	pend_redis_evalsha(argv, lens, PEND_TAKE);
-	return pend_redis_send(sid, id, 4, argv, lens, 3, pend_redis_on_take,
+	klen = pend_redis_args(&a, key, sid, id, NULL,
+	    pend_redis_lua[PEND_TAKE]);
+	return pend_redis_send(&a, klen, pend_redis_on_take,
 	    pend_take_new(cb, NULL, arg));
 }

@@ -21,9 +21,7 @@ struct redisReply;
 #define PEND_RKEY_MAX	512
 
 /* pure (worker/pend_rcodec.c) */
-/* "<prefix>pend:<sid>:<id>": its length, or 0 if it does not fit */
-size_t	 pend_redis_key(char *, size_t, const char *prefix, const char *sid,
-	    const char *id);
+/* the key: redis_key()'s REDIS_KIND_PEND, <sid>, <id> */
 /* GETDEL's answer: 1 and the record, 0 (none), or -1 (an error) */
 int	 pend_redis_record(const struct redisReply *, const char **rec,
 	    size_t *len);
@@ -38,7 +36,6 @@ int	 pend_redis_record(const struct redisReply *, const char **rec,
  */
 enum pend_script { PEND_ASK, PEND_ANSWER, PEND_TAKE, PEND_NSCRIPTS };
 extern const char *const pend_redis_lua[PEND_NSCRIPTS];
-const char *pend_redis_sha(enum pend_script);
 /* the answer script's reply: 1, 0, -1 as above, or -2 (an error) */
 int	 pend_redis_answered(const struct redisReply *);
 

@@ -370,7 +370,7 @@ ratelimit_redis(struct worker *w, const struct principal *p,
 					    [RATELIMIT_RKEY_MAX];
 	const char			*kp[RATELIMIT_BUCKETS];
 	size_t				 klen[RATELIMIT_BUCKETS];
-	struct ratelimit_rargs		 ra;
+	struct redis_args		 ra;
 	struct ratelimit_wait		*rw;
 	const char			*scope = p != NULL ? p->p_scope : NULL;
 	size_t				 i, n, nk = 0;
@@ -398,8 +398,7 @@ ratelimit_redis(struct worker *w, const struct principal *p,
 	rw->rw_arg = arg;
 	rw->rw_view = json_incref(view);
 	TAILQ_INSERT_TAIL(&rl_waits, rw, rw_entry);
-	if ((rw->rw_cmd = redis_command(ra.ra_argc, ra.ra_argv, ra.ra_lens,
-	    ratelimit_on_redis, rw)) == NULL) {
+	if ((rw->rw_cmd = redis_send(&ra, ratelimit_on_redis, rw)) == NULL) {
 		ratelimit_wait_free(rw);
 		diag_count_redis_error(w);
 		ratelimit_fail_open(w, "redis: not connected");

@@ -18,6 +18,7 @@ struct httpd_req;
 struct mcp_method;
 struct config_bucket;
 struct redisReply;
+struct redis_args;
 
 /* JSON-RPC code and message of a rejection (as the reference vMCP) */
 #define RATELIMIT_CODE		429
@@ -92,22 +93,14 @@ size_t	 ratelimit_redis_key(char *buf, size_t buflen, const char *ns,
 	    const char *server, char kind, const char *uid, const char *tool,
 	    size_t toollen);
 
-/* the token-bucket script (Lua), and its SHA-1 in hex (EVALSHA) */
+/* the token-bucket script (Lua), sent by redis_script_sha() */
 extern const char ratelimit_lua[];
-const char	*ratelimit_lua_sha(void);
 
 /* with Redis: the script loaded on each connection */
 void	 ratelimit_init(struct worker *);
 
 /* an EVALSHA of the script over n buckets: keys, each one's limit */
-struct ratelimit_rargs {
-	const char	*ra_argv[3 + 4 * RATELIMIT_BUCKETS];
-	size_t		 ra_lens[3 + 4 * RATELIMIT_BUCKETS];
-	int		 ra_argc;
-	char		 ra_nkeys[8];
-	char		 ra_nums[3 * RATELIMIT_BUCKETS][24];
-};
-int	 ratelimit_redis_args(struct ratelimit_rargs *,
+int	 ratelimit_redis_args(struct redis_args *,
 	    const char *const *keys, const size_t *klens,
 	    const struct config_bucket *const *cb, size_t n);
 

@@ -5,14 +5,13 @@
  * one host).  The pure parts: the keys, the script and its arguments,
  * and what its answer means; worker/ratelimit.c sends it.
  */
-#include <stdio.h>
 #include <string.h>
 
 #include <hiredis/hiredis.h>
-#include <openssl/sha.h>
 
 #include "shared/config.h"
 #include "ratelimit.h"
+#include "redis.h"
 
 /*
  * One script takes a token from every bucket or from none, on Redis's
@@ -55,98 +54,66 @@ const char ratelimit_lua[] =
 "end\n"
 "return {1, 0}\n";
 
-/* the script's SHA-1 in hex, as EVALSHA and SCRIPT LOAD name it */
-const char *
-ratelimit_lua_sha(void)
-{
-	static char	 hex[2 * SHA_DIGEST_LENGTH + 1];
-	unsigned char	 md[SHA_DIGEST_LENGTH];
-	size_t		 i;
-
-	if (hex[0] != '\0')
-		return hex;
-	(void)SHA1((const unsigned char *)ratelimit_lua,
-	    sizeof(ratelimit_lua) - 1, md);
-	for (i = 0; i < sizeof(md); i++)
-		(void)snprintf(hex + 2 * i, 3, "%02x", md[i]);
-	return hex;
-}
-
 size_t
 ratelimit_redis_key(char *buf, size_t buflen, const char *ns,
     const char *server, char kind, const char *uid, const char *tool,
     size_t toollen)
 {
-	int	 n;
+	size_t	 n;
 
 	if (toollen > 0xffff)
 		return 0;
 	switch (kind) {
 	case 'S':
-		n = snprintf(buf, buflen, "thv:rl:{%s:%s}:shared", ns, server);
+		n = redis_keyf(buf, buflen, "thv:rl:{%s:%s}:shared", ns,
+		    server);
 		break;
 	case 'T':
-		n = snprintf(buf, buflen, "thv:rl:{%s:%s}:shared:tool:%.*s",
+		n = redis_keyf(buf, buflen, "thv:rl:{%s:%s}:shared:tool:%.*s",
 		    ns, server, (int)toollen, tool);
 		break;
 	case 'U':
-		n = snprintf(buf, buflen, "thv:rl:{%s:%s}:user:%s", ns,
+		n = redis_keyf(buf, buflen, "thv:rl:{%s:%s}:user:%s", ns,
 		    server, uid);
 		break;
 	case 'V':
-		n = snprintf(buf, buflen, "thv:rl:{%s:%s}:user-tool:%.*s:%s",
-		    ns, server, (int)toollen, tool, uid);
+		n = redis_keyf(buf, buflen,
+		    "thv:rl:{%s:%s}:user-tool:%.*s:%s", ns, server,
+		    (int)toollen, tool, uid);
 		break;
 	default:
 		return 0;
 	}
-	if (n < 0 || (size_t)n >= buflen)
+	if (n == 0)
 		return 0;
 	/* a NUL in a tool name would end the key early: refused */
 	if (memchr(tool != NULL ? tool : "", '\0', tool != NULL ? toollen :
 	    0) != NULL)
 		return 0;
-	return (size_t)n;
+	return n;
 }
 
 int
-ratelimit_redis_args(struct ratelimit_rargs *ra, const char *const *keys,
+ratelimit_redis_args(struct redis_args *a, const char *const *keys,
     const size_t *klens, const struct config_bucket *const *cb, size_t n)
 {
-	size_t		 i, a = 0;
-	uint64_t	 exp_s;
+	size_t	i;
 
 	if (n == 0 || n > RATELIMIT_BUCKETS)
 		return -1;
-	/* loaded on every connection (worker/redis.c) */
-	ra->ra_argv[a] = "EVALSHA";
-	ra->ra_lens[a++] = 7;
-	ra->ra_argv[a] = ratelimit_lua_sha();
-	ra->ra_lens[a++] = 2 * SHA_DIGEST_LENGTH;
-	(void)snprintf(ra->ra_nkeys, sizeof(ra->ra_nkeys), "%zu", n);
-	ra->ra_argv[a] = ra->ra_nkeys;
-	ra->ra_lens[a++] = strlen(ra->ra_nkeys);
-	for (i = 0; i < n; i++) {
-		ra->ra_argv[a] = keys[i];
-		ra->ra_lens[a++] = klens[i];
-	}
+	redis_args_evalsha(a, ratelimit_lua, (unsigned)n);
+	for (i = 0; i < n; i++)
+		redis_args_pushn(a, keys[i], klens[i]);
 	for (i = 0; i < n; i++) {
 		if (cb[i]->cb_max == 0 || cb[i]->cb_period_ms == 0)
 			return -1;
-		exp_s = (2 * cb[i]->cb_period_ms + 999) / 1000;
-		(void)snprintf(ra->ra_nums[3 * i], sizeof(ra->ra_nums[0]),
-		    "%u", cb[i]->cb_max);
-		(void)snprintf(ra->ra_nums[3 * i + 1], sizeof(ra->ra_nums[0]),
-		    "%llu", (unsigned long long)cb[i]->cb_period_ms * 1000);
-		(void)snprintf(ra->ra_nums[3 * i + 2], sizeof(ra->ra_nums[0]),
-		    "%llu", (unsigned long long)exp_s);
+		/* max, refill period in microseconds, expiry ceil(2 x
+		 * period) in seconds */
+		redis_args_push_u64(a, cb[i]->cb_max);
+		redis_args_push_u64(a, cb[i]->cb_period_ms * 1000);
+		redis_args_push_u64(a, (2 * cb[i]->cb_period_ms + 999) / 1000);
 	}
-	for (i = 0; i < 3 * n; i++) {
-		ra->ra_argv[a] = ra->ra_nums[i];
-		ra->ra_lens[a++] = strlen(ra->ra_nums[i]);
-	}
-	ra->ra_argc = (int)a;
-	return 0;
+	return a->ra_over ? -1 : 0;
 }
 
 enum ratelimit_verdict

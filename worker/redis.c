@@ -374,6 +374,14 @@ redis_command(int argc, const char **argv, const size_t *lens,
 	return c;
 }
 
+struct redis_cmd *
+redis_send(struct redis_args *a, redis_cb cb, void *arg)
+{
+	if (a->ra_over)
+		return NULL;
+	return redis_command(a->ra_argc, a->ra_argv, a->ra_lens, cb, arg);
+}
+
 void
 redis_cancel(struct redis_cmd *c)
 {

@@ -13,6 +13,7 @@
 #define VMCPD_REDIS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct worker;
 struct redisReply;
@@ -58,6 +59,62 @@ void	 redis_cancel(struct redis_cmd *);
  */
 #define REDIS_SCRIPTS		16
 int	 redis_script_add(const char *text);
+
+/*
+ * The pure parts (worker/redis_codec.c).  A script's SHA-1 in hex, as
+ * EVALSHA names it: text is a constant (its address keys a cache of
+ * REDIS_SCRIPTS); NULL when the cache is full.
+ */
+#define REDIS_SHA_LEN		40
+const char *redis_script_sha(const char *text);
+
+/*
+ * The kinds of record, each under "<keyPrefix><kind>:" (the rate-limit
+ * buckets follow the reference's format instead: worker/ratelimit.h).
+ */
+#define REDIS_KIND_SESSION	"sess"
+#define REDIS_KIND_HANDLE	"handle"
+#define REDIS_KIND_HEALTH	"health"
+#define REDIS_KIND_PEND		"pend"
+#define REDIS_KIND_TOKEN	"tok"
+
+/*
+ * "<prefix><kind>[:<part>...]", the parts strings ended by NULL
+ * (prefix NULL: none): its length, or 0 if it does not fit (never cut).
+ * redis_keyf(): the same for a key of printf's format.
+ */
+size_t	 redis_key(char *, size_t, const char *prefix, const char *kind,
+	    ...) __attribute__((__sentinel__));
+size_t	 redis_keyf(char *, size_t, const char *fmt, ...)
+	    __attribute__((__format__(__printf__, 3, 4)));
+
+/*
+ * A command's arguments, pushed in order; the numbers' text is kept in
+ * it, the strings are the caller's.  A push past the room sets ra_over
+ * and the command is never sent.  redis_args_evalsha() starts one:
+ * EVALSHA <script's SHA-1> <nkeys>.
+ */
+#define REDIS_ARGS_MAX		32
+#define REDIS_ARGS_NUMS		16
+struct redis_args {
+	const char	*ra_argv[REDIS_ARGS_MAX];
+	size_t		 ra_lens[REDIS_ARGS_MAX];
+	int		 ra_argc;
+	int		 ra_over;
+	int		 ra_nnums;
+	char		 ra_nums[REDIS_ARGS_NUMS][24];
+};
+void	 redis_args_init(struct redis_args *);
+void	 redis_args_evalsha(struct redis_args *, const char *script,
+	    unsigned nkeys);
+void	 redis_args_push(struct redis_args *, const char *);
+void	 redis_args_pushn(struct redis_args *, const char *, size_t);
+void	 redis_args_push_u64(struct redis_args *, uint64_t);
+void	 redis_args_push_i64(struct redis_args *, int64_t);
+
+/* redis_command() of the arguments: NULL if not sent (ra_over too) */
+struct redis_cmd *redis_send(struct redis_args *, redis_cb,
+	    void *arg);
 
 /* let the commands sent finish, then connect again (scripts reloaded) */
 void	 redis_reconnect(void);

@@ -57,23 +57,34 @@ session_mint_id(char out[SESSION_ID_LEN + 1])
 	return 0;
 }
 
+/* a string of s freed, unless it lies in session_copy()'s block */
+void
+session_str_free(struct session *s, char *p)
+{
+	if (p != NULL && (s->s_pack == NULL || p < s->s_pack ||
+	    p >= s->s_pack + s->s_packlen))
+		free(p);
+}
+
 void
 session_clear(struct session *s)
 {
 	size_t i;
 
-	free(s->s_version);
+	session_str_free(s, s->s_version);
 	json_decref(s->s_client_caps);
 	json_decref(s->s_client_info);
-	free(s->s_owner);
-	free(s->s_log_level);
+	session_str_free(s, s->s_owner);
+	session_str_free(s, s->s_log_level);
 	json_decref(s->s_subs);
 	for (i = 0; i < s->s_nbackends; i++) {
-		free(s->s_backends[i].sb_name);
-		free(s->s_backends[i].sb_sid);
-		free(s->s_backends[i].sb_version);
+		session_str_free(s, s->s_backends[i].sb_name);
+		session_str_free(s, s->s_backends[i].sb_sid);
+		session_str_free(s, s->s_backends[i].sb_version);
 	}
-	free(s->s_backends);
+	if ((char *)s->s_backends != s->s_pack)
+		free(s->s_backends);
+	free(s->s_pack);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -214,13 +225,34 @@ session_cache_slot(const char *id)
 	return &session_cache[h % SESSION_CACHE];
 }
 
-/* a deep copy: the caller may change it (subscriptions, backends) */
+/* src's string (or NULL) into the block at *p */
+static char *
+session_pack_str(char **p, const char *src)
+{
+	char	*d = *p;
+	size_t	 n;
+
+	if (src == NULL)
+		return NULL;
+	n = strlen(src) + 1;
+	memcpy(d, src, n);
+	*p += n;
+	return d;
+}
+
+/*
+ * A deep copy: the caller may change it (subscriptions, backends).  It
+ * is made on every request: the backends' array and the strings go in
+ * one allocation (session_str_free() knows it), the JSON is shared
+ * (never changed in place) or copied.
+ */
 static int
 session_copy(struct session *dst, const struct session *src)
 {
 	const struct session_backend	*sb;
 	struct session_backend		*db;
-	size_t				 i;
+	size_t				 i, len;
+	char				*p;
 
 	memset(dst, 0, sizeof(*dst));
 	memcpy(dst->s_id, src->s_id, sizeof(dst->s_id));
@@ -229,36 +261,43 @@ session_copy(struct session *dst, const struct session *src)
 	dst->s_seen_ms = src->s_seen_ms;
 	dst->s_max_ms = src->s_max_ms;
 	dst->s_rstamp = src->s_rstamp;
-	/* capabilities and client info are never changed in place */
-	dst->s_client_caps = json_incref(src->s_client_caps);
-	dst->s_client_info = json_incref(src->s_client_info);
-	if ((src->s_version != NULL &&
-	    (dst->s_version = strdup(src->s_version)) == NULL) ||
-	    (src->s_owner != NULL &&
-	    (dst->s_owner = strdup(src->s_owner)) == NULL) ||
-	    (src->s_log_level != NULL &&
-	    (dst->s_log_level = strdup(src->s_log_level)) == NULL) ||
-	    (src->s_subs != NULL &&
-	    (dst->s_subs = json_deep_copy(src->s_subs)) == NULL))
-		goto fail;
+	len = src->s_nbackends * sizeof(*dst->s_backends);
+#define PACKLEN(x)	((x) != NULL ? strlen(x) + 1 : 0)
+	len += PACKLEN(src->s_version) + PACKLEN(src->s_owner) +
+	    PACKLEN(src->s_log_level);
+	for (i = 0; i < src->s_nbackends; i++) {
+		sb = &src->s_backends[i];
+		len += PACKLEN(sb->sb_name) + PACKLEN(sb->sb_sid) +
+		    PACKLEN(sb->sb_version);
+	}
+#undef PACKLEN
+	if (len > 0 && (dst->s_pack = malloc(len)) == NULL)
+		return -1;
+	dst->s_packlen = len;
+	/* the array first: malloc() aligns it */
+	p = dst->s_pack + src->s_nbackends * sizeof(*dst->s_backends);
+	dst->s_version = session_pack_str(&p, src->s_version);
+	dst->s_owner = session_pack_str(&p, src->s_owner);
+	dst->s_log_level = session_pack_str(&p, src->s_log_level);
 	/* the names are distinct already: one array, no look-ups */
-	if (src->s_nbackends > 0 && (dst->s_backends = calloc(
-	    src->s_nbackends, sizeof(*dst->s_backends))) == NULL)
-		goto fail;
+	if (src->s_nbackends > 0)
+		dst->s_backends = (struct session_backend *)(void *)dst->s_pack;
 	for (i = 0; i < src->s_nbackends; i++) {
 		sb = &src->s_backends[i];
 		db = &dst->s_backends[dst->s_nbackends++];
-		if ((db->sb_name = strdup(sb->sb_name)) == NULL ||
-		    (sb->sb_sid != NULL &&
-		    (db->sb_sid = strdup(sb->sb_sid)) == NULL) ||
-		    (sb->sb_version != NULL &&
-		    (db->sb_version = strdup(sb->sb_version)) == NULL))
-			goto fail;
+		db->sb_name = session_pack_str(&p, sb->sb_name);
+		db->sb_sid = session_pack_str(&p, sb->sb_sid);
+		db->sb_version = session_pack_str(&p, sb->sb_version);
+	}
+	/* capabilities and client info are never changed in place */
+	dst->s_client_caps = json_incref(src->s_client_caps);
+	dst->s_client_info = json_incref(src->s_client_info);
+	if (src->s_subs != NULL &&
+	    (dst->s_subs = json_deep_copy(src->s_subs)) == NULL) {
+		session_clear(dst);
+		return -1;
 	}
 	return 0;
-fail:
-	session_clear(dst);
-	return -1;
 }
 
 static void
@@ -507,17 +546,23 @@ session_backend_set(struct session *s, const char *name, const char *sid,
 	if ((sb = session_backend_get(s, name)) == NULL) {
 		if ((nname = strdup(name)) == NULL)
 			goto fail;
-		nb = reallocarray(s->s_backends, s->s_nbackends + 1,
-		    sizeof(*nb));
-		if (nb == NULL)
+		/* an array in session_copy()'s block stays there */
+		if ((char *)s->s_backends == s->s_pack && s->s_pack != NULL) {
+			if ((nb = reallocarray(NULL, s->s_nbackends + 1,
+			    sizeof(*nb))) == NULL)
+				goto fail;
+			memcpy(nb, s->s_backends, s->s_nbackends *
+			    sizeof(*nb));
+		} else if ((nb = reallocarray(s->s_backends,
+		    s->s_nbackends + 1, sizeof(*nb))) == NULL)
 			goto fail;
 		s->s_backends = nb;
 		sb = &s->s_backends[s->s_nbackends++];
 		memset(sb, 0, sizeof(*sb));
 		sb->sb_name = nname;
 	}
-	free(sb->sb_sid);
-	free(sb->sb_version);
+	session_str_free(s, sb->sb_sid);
+	session_str_free(s, sb->sb_version);
 	sb->sb_sid = nsid;
 	sb->sb_version = nver;
 	return 0;

@@ -1,17 +1,15 @@
 /*
  * Legacy sessions in Redis, the pure parts (docs/ARCHITECTURE.md,
- * Beyond one host): the key, the scripts and their arguments, what an
- * answer means.  worker/session_redis.c sends them.
+ * Beyond one host): the scripts and their arguments, what an answer
+ * means (the key is worker/redis.h's redis_key()).
+ * worker/session_redis.c sends them.
  */
 #include <errno.h>
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include <hiredis/hiredis.h>
-#include <openssl/sha.h>
 
+#include "redis.h"
 #include "session_redis.h"
 
 /*
@@ -44,74 +42,17 @@ const char session_redis_get_lua[] =
 "end\n"
 "return {v, redis.call('HGET', KEYS[1], 'r')}\n";
 
-const char *
-session_redis_sha(const char *text, size_t len, char hex[41])
-{
-	unsigned char	md[SHA_DIGEST_LENGTH];
-	size_t		i;
-
-	if (hex[0] != '\0')
-		return hex;
-	(void)SHA1((const unsigned char *)text, len, md);
-	for (i = 0; i < sizeof(md); i++)
-		(void)snprintf(hex + 2 * i, 3, "%02x", md[i]);
-	return hex;
-}
-
-static const char *
-session_redis_put_sha(void)
-{
-	static char hex[2 * SHA_DIGEST_LENGTH + 1];
-
-	return session_redis_sha(session_redis_put_lua,
-	    sizeof(session_redis_put_lua) - 1, hex);
-}
-
-const char *
-session_redis_get_sha(void)
-{
-	static char hex[2 * SHA_DIGEST_LENGTH + 1];
-
-	return session_redis_sha(session_redis_get_lua,
-	    sizeof(session_redis_get_lua) - 1, hex);
-}
-
-size_t
-session_redis_key(char *buf, size_t buflen, const char *prefix,
-    const char *id)
-{
-	int n;
-
-	n = snprintf(buf, buflen, "%ssess:%s", prefix != NULL ? prefix : "",
-	    id);
-	if (n < 0 || (size_t)n >= buflen)
-		return 0;
-	return (size_t)n;
-}
-
 int
-session_redis_put_args(struct session_rargs *sa, const char *key,
-    size_t klen, const char *rec, size_t rlen, uint64_t expires_ms,
-    uint64_t now_ms, int create)
+session_redis_put_args(struct redis_args *a, const char *key, size_t klen,
+    const char *rec, size_t rlen, uint64_t expires_ms, uint64_t now_ms,
+    int create)
 {
+	redis_args_evalsha(a, session_redis_put_lua, 1);
+	redis_args_pushn(a, key, klen);
+	redis_args_pushn(a, rec, rlen);
 	/* expired already: a millisecond, Redis refuses 0 */
-	(void)snprintf(sa->sa_pttl, sizeof(sa->sa_pttl), "%" PRIu64,
-	    expires_ms > now_ms ? expires_ms - now_ms : 1);
-	sa->sa_argv[0] = "EVALSHA";
-	sa->sa_argv[1] = session_redis_put_sha();
-	sa->sa_argv[2] = "1";
-	sa->sa_argv[3] = key;
-	sa->sa_argv[4] = rec;
-	sa->sa_argv[5] = sa->sa_pttl;
-	sa->sa_argv[6] = create ? "1" : "0";
-	sa->sa_lens[0] = 7;
-	sa->sa_lens[1] = 2 * SHA_DIGEST_LENGTH;
-	sa->sa_lens[2] = 1;
-	sa->sa_lens[3] = klen;
-	sa->sa_lens[4] = rlen;
-	sa->sa_lens[5] = strlen(sa->sa_pttl);
-	sa->sa_lens[6] = 1;
-	sa->sa_argc = 7;
+	redis_args_push_u64(a, expires_ms > now_ms ? expires_ms - now_ms : 1);
+	redis_args_push(a, create ? "1" : "0");
 	return klen == 0 ? -1 : 0;
 }
 

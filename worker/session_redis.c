@@ -8,14 +8,12 @@
  */
 #include <sys/queue.h>
 
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include <hiredis/hiredis.h>
-#include <openssl/sha.h>
 
 #include "shared/config.h"
 #include "shared/log.h"
@@ -89,16 +87,17 @@ static struct redis_cmd *
 session_redis_send_put(const char *id, const char *rec, size_t rlen,
     uint64_t expires_ms, uint64_t now_ms, int create, redis_cb cb, void *arg)
 {
-	struct session_rargs	 sa;
+	struct redis_args	 a;
 	char			 key[SESSION_RKEY_MAX];
 	size_t			 klen;
 
-	klen = session_redis_key(key, sizeof(key),
-	    SR.sr_w->w_conf->cf_sstore.css_prefix, id);
-	if (session_redis_put_args(&sa, key, klen, rec, rlen, expires_ms,
+	klen = redis_key(key, sizeof(key),
+	    SR.sr_w->w_conf->cf_sstore.css_prefix, REDIS_KIND_SESSION, id,
+	    NULL);
+	if (session_redis_put_args(&a, key, klen, rec, rlen, expires_ms,
 	    now_ms, create) == -1)
 		return NULL;
-	return redis_command(sa.sa_argc, sa.sa_argv, sa.sa_lens, cb, arg);
+	return redis_send(&a, cb, arg);
 }
 
 void
@@ -113,8 +112,7 @@ session_redis_put(const char *id, const char *rec, size_t rlen,
 
 /* DEL of a session: its record and its events (stream_redis.h) */
 struct session_rdel {
-	const char	*sd_argv[4];
-	size_t		 sd_lens[4];
+	struct redis_args sd_args;
 	char		 sd_key[SESSION_RKEY_MAX];
 	char		 sd_ev[SESSION_RKEY_MAX];
 	char		 sd_seq[SESSION_RKEY_MAX];
@@ -124,16 +122,18 @@ static int
 session_redis_del_args(struct session_rdel *d, const char *id)
 {
 	const char	*prefix = SR.sr_w->w_conf->cf_sstore.css_prefix;
+	size_t		 klen, evlen, seqlen;
 
-	if ((d->sd_lens[1] = session_redis_key(d->sd_key, sizeof(d->sd_key),
-	    prefix, id)) == 0 || (d->sd_lens[2] = stream_redis_keys(d->sd_ev,
-	    d->sd_seq, sizeof(d->sd_ev), prefix, id, &d->sd_lens[3])) == 0)
+	if ((klen = redis_key(d->sd_key, sizeof(d->sd_key), prefix,
+	    REDIS_KIND_SESSION, id, NULL)) == 0 ||
+	    (evlen = stream_redis_keys(d->sd_ev, d->sd_seq, sizeof(d->sd_ev),
+	    prefix, id, &seqlen)) == 0)
 		return -1;
-	d->sd_argv[0] = "DEL";
-	d->sd_lens[0] = 3;
-	d->sd_argv[1] = d->sd_key;
-	d->sd_argv[2] = d->sd_ev;
-	d->sd_argv[3] = d->sd_seq;
+	redis_args_init(&d->sd_args);
+	redis_args_push(&d->sd_args, "DEL");
+	redis_args_pushn(&d->sd_args, d->sd_key, klen);
+	redis_args_pushn(&d->sd_args, d->sd_ev, evlen);
+	redis_args_pushn(&d->sd_args, d->sd_seq, seqlen);
 	return 0;
 }
 
@@ -206,8 +206,8 @@ session_redis_del_wait(const char *id, void (*done)(void *, int), void *arg)
 		return -1;
 	cw->cw_done = done;
 	cw->cw_arg = arg;
-	if ((cw->cw_cmd = redis_command(4, d.sd_argv, d.sd_lens,
-	    session_redis_on_wait, cw)) == NULL) {
+	if ((cw->cw_cmd = redis_send(&d.sd_args, session_redis_on_wait,
+	    cw)) == NULL) {
 		free(cw);
 		session_redis_failed("a session not deleted", NULL,
 		    "not connected");
@@ -239,7 +239,7 @@ session_redis_del(const char *id)
 
 	if (session_redis_del_args(&d, id) == -1)
 		return;
-	if (redis_command(4, d.sd_argv, d.sd_lens, session_redis_on_write,
+	if (redis_send(&d.sd_args, session_redis_on_write,
 	    "a session not deleted") == NULL)
 		session_redis_failed("a session not deleted", NULL,
 		    "not connected");
@@ -343,28 +343,21 @@ session_redis_sync(struct worker *w, struct httpd_req *req,
 {
 	struct session_sync	*ss;
 	const char		*sid = front_header(req, "Mcp-Session-Id");
-	const char		*argv[5];
-	size_t			 lens[5];
-	char			 key[SESSION_RKEY_MAX], stamp[24];
+	struct redis_args	 a;
+	char			 key[SESSION_RKEY_MAX];
+	size_t			 klen;
 	uint64_t		 have = 0;
 
 	/* no session named, or one that can't be: legacy_session() says */
 	if (!SR.sr_on || sid == NULL || !proto_session_id_valid(sid))
 		return SESSION_SYNC_GO;
 	have = session_copy_stamp(w->w_store, sid, store_now_ms());
-	(void)snprintf(stamp, sizeof(stamp), "%" PRIu64, have);
-	argv[0] = "EVALSHA";
-	argv[1] = session_redis_get_sha();
-	argv[2] = "1";
-	argv[3] = key;
-	argv[4] = stamp;
-	lens[0] = 7;
-	lens[1] = 2 * SHA_DIGEST_LENGTH;
-	lens[2] = 1;
-	lens[3] = session_redis_key(key, sizeof(key),
-	    w->w_conf->cf_sstore.css_prefix, sid);
-	lens[4] = strlen(stamp);
-	if (lens[3] == 0 || (ss = calloc(1, sizeof(*ss))) == NULL) {
+	klen = redis_key(key, sizeof(key), w->w_conf->cf_sstore.css_prefix,
+	    REDIS_KIND_SESSION, sid, NULL);
+	redis_args_evalsha(&a, session_redis_get_lua, 1);
+	redis_args_pushn(&a, key, klen);
+	redis_args_push_u64(&a, have);
+	if (klen == 0 || (ss = calloc(1, sizeof(*ss))) == NULL) {
 		front_reply_error(req, 500, NULL, JSONRPC_INTERNAL_ERROR,
 		    "Internal error: out of memory");
 		return SESSION_SYNC_LATER;
@@ -373,8 +366,8 @@ session_redis_sync(struct worker *w, struct httpd_req *req,
 	ss->ss_req = req;
 	ss->ss_cont = cont;
 	(void)snprintf(ss->ss_id, sizeof(ss->ss_id), "%s", sid);
-	if ((ss->ss_cmd = redis_command(5, argv, lens, session_sync_on_redis,
-	    ss)) == NULL) {
+	if ((ss->ss_cmd = redis_send(&a, session_sync_on_redis, ss)) ==
+	    NULL) {
 		free(ss);
 		session_redis_failed("a session not read", NULL,
 		    "not connected");

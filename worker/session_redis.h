@@ -17,6 +17,7 @@
 struct worker;
 struct httpd_req;
 struct redisReply;
+struct redis_args;
 struct session;
 
 #define SESSION_RKEY_MAX	512
@@ -28,24 +29,11 @@ struct session;
 extern const char session_redis_put_lua[];
 extern const char session_redis_get_lua[];
 
-/* a script's SHA-1 in hex, as EVALSHA names it: computed into hex
- * (41 bytes) unless hex[0] is set already */
-const char *session_redis_sha(const char *text, size_t len, char hex[41]);
-/* the get script's SHA-1 in hex, as EVALSHA names it */
-const char *session_redis_get_sha(void);
-
-/* "<prefix>sess:<id>": its length, or 0 if it does not fit */
-size_t	 session_redis_key(char *, size_t, const char *prefix,
-	    const char *id);
-
-/* EVALSHA's arguments for the put script (the strings are kept in it) */
-struct session_rargs {
-	const char	*sa_argv[7];
-	size_t		 sa_lens[7];
-	int		 sa_argc;
-	char		 sa_pttl[24];
-};
-int	 session_redis_put_args(struct session_rargs *, const char *key,
+/*
+ * EVALSHA's arguments for the put script (the key and record stay the
+ * caller's); the key is redis_key()'s REDIS_KIND_SESSION, <id>.
+ */
+int	 session_redis_put_args(struct redis_args *, const char *key,
 	    size_t klen, const char *rec, size_t rlen, uint64_t expires_ms,
 	    uint64_t now_ms, int create);
 

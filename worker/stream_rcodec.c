@@ -4,15 +4,11 @@
  * answer means.  worker/stream_redis.c sends them.
  */
 #include <errno.h>
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include <hiredis/hiredis.h>
-#include <openssl/sha.h>
 
-#include "session_redis.h"
+#include "redis.h"
 #include "stream_redis.h"
 
 /*
@@ -50,90 +46,46 @@ const char stream_redis_read_lua[] =
 "table.insert(r, 1, after)\n"
 "return r\n";
 
-static const char *
-stream_redis_append_sha(void)
-{
-	static char hex[2 * SHA_DIGEST_LENGTH + 1];
-
-	return session_redis_sha(stream_redis_append_lua,
-	    sizeof(stream_redis_append_lua) - 1, hex);
-}
-
-static const char *
-stream_redis_read_sha(void)
-{
-	static char hex[2 * SHA_DIGEST_LENGTH + 1];
-
-	return session_redis_sha(stream_redis_read_lua,
-	    sizeof(stream_redis_read_lua) - 1, hex);
-}
-
 size_t
 stream_redis_keys(char *ev, char *seq, size_t buflen, const char *prefix,
     const char *id, size_t *seqlen)
 {
-	size_t	len;
-
-	if ((len = session_redis_key(ev, buflen, prefix, id)) == 0 ||
-	    len + sizeof(":ev:seq") > buflen)
+	/* the longer first: both fit, or neither is made */
+	if ((*seqlen = redis_key(seq, buflen, prefix, REDIS_KIND_SESSION, id,
+	    "ev", "seq", NULL)) == 0)
 		return 0;
-	memcpy(ev + len, ":ev", sizeof(":ev"));
-	memcpy(seq, ev, len + 3);
-	memcpy(seq + len + 3, ":seq", sizeof(":seq"));
-	*seqlen = len + 7;
-	return len + 3;
+	return redis_key(ev, buflen, prefix, REDIS_KIND_SESSION, id, "ev",
+	    NULL);
 }
 
+/* EVALSHA script 2 ev seq */
 static void
-stream_redis_args(struct stream_rargs *sa, const char *sha, const char *ev,
+stream_redis_args(struct redis_args *a, const char *script, const char *ev,
     size_t evlen, const char *seq, size_t seqlen)
 {
-	sa->sa_argv[0] = "EVALSHA";
-	sa->sa_argv[1] = sha;
-	sa->sa_argv[2] = "2";
-	sa->sa_argv[3] = ev;
-	sa->sa_argv[4] = seq;
-	sa->sa_lens[0] = 7;
-	sa->sa_lens[1] = 2 * SHA_DIGEST_LENGTH;
-	sa->sa_lens[2] = 1;
-	sa->sa_lens[3] = evlen;
-	sa->sa_lens[4] = seqlen;
-	sa->sa_argc = 5;
+	redis_args_evalsha(a, script, 2);
+	redis_args_pushn(a, ev, evlen);
+	redis_args_pushn(a, seq, seqlen);
 }
 
 void
-stream_redis_append_args(struct stream_rargs *sa, const char *ev,
+stream_redis_append_args(struct redis_args *a, const char *ev,
     size_t evlen, const char *seq, size_t seqlen, const char *msg,
     size_t mlen, unsigned cap, uint64_t ttl_ms)
 {
-	stream_redis_args(sa, stream_redis_append_sha(), ev, evlen, seq,
-	    seqlen);
-	(void)snprintf(sa->sa_n1, sizeof(sa->sa_n1), "%u", cap > 0 ? cap : 1);
-	(void)snprintf(sa->sa_n2, sizeof(sa->sa_n2), "%" PRIu64,
-	    ttl_ms > 0 ? ttl_ms : 1);
-	sa->sa_argv[5] = msg;
-	sa->sa_lens[5] = mlen;
-	sa->sa_argv[6] = sa->sa_n1;
-	sa->sa_lens[6] = strlen(sa->sa_n1);
-	sa->sa_argv[7] = sa->sa_n2;
-	sa->sa_lens[7] = strlen(sa->sa_n2);
-	sa->sa_argc = 8;
+	stream_redis_args(a, stream_redis_append_lua, ev, evlen, seq, seqlen);
+	redis_args_pushn(a, msg, mlen);
+	redis_args_push_u64(a, cap > 0 ? cap : 1);
+	redis_args_push_u64(a, ttl_ms > 0 ? ttl_ms : 1);
 }
 
 void
-stream_redis_read_args(struct stream_rargs *sa, const char *ev,
+stream_redis_read_args(struct redis_args *a, const char *ev,
     size_t evlen, const char *seq, size_t seqlen, int64_t after)
 {
-	stream_redis_args(sa, stream_redis_read_sha(), ev, evlen, seq,
-	    seqlen);
-	(void)snprintf(sa->sa_n1, sizeof(sa->sa_n1), "%" PRId64,
-	    after < 0 ? -1 : after);
-	(void)snprintf(sa->sa_n2, sizeof(sa->sa_n2), "%d", STREAM_RREAD_MAX);
-	sa->sa_argv[5] = sa->sa_n1;
-	sa->sa_lens[5] = strlen(sa->sa_n1);
-	sa->sa_argv[6] = sa->sa_n2;
-	sa->sa_lens[6] = strlen(sa->sa_n2);
-	sa->sa_argc = 7;
+	stream_redis_args(a, stream_redis_read_lua, ev, evlen, seq, seqlen);
+	redis_args_push_i64(a, after < 0 ? -1 : after);
+	redis_args_push_u64(a, STREAM_RREAD_MAX);
 }
 
 uint64_t

@@ -58,7 +58,7 @@ stream_redis_append(struct worker *w, const char *sid, const char *msg,
     size_t mlen, void (*done)(struct worker *, const char *, uint64_t))
 {
 	struct stream_rappend	*ra;
-	struct stream_rargs	 sa;
+	struct redis_args	 a;
 	char			 ev[SESSION_RKEY_MAX], seq[SESSION_RKEY_MAX];
 	size_t			 evlen, seqlen;
 
@@ -69,10 +69,9 @@ stream_redis_append(struct worker *w, const char *sid, const char *msg,
 	ra->ra_w = w;
 	ra->ra_done = done;
 	(void)snprintf(ra->ra_sid, sizeof(ra->ra_sid), "%s", sid);
-	stream_redis_append_args(&sa, ev, evlen, seq, seqlen, msg, mlen,
+	stream_redis_append_args(&a, ev, evlen, seq, seqlen, msg, mlen,
 	    w->w_conf->cf_event_buffer, w->w_conf->cf_session_max_ms);
-	if (redis_command(sa.sa_argc, sa.sa_argv, sa.sa_lens,
-	    stream_redis_on_append, ra) == NULL) {
+	if (redis_send(&a, stream_redis_on_append, ra) == NULL) {
 		session_redis_failed("an event not kept", NULL,
 		    "not connected");
 		free(ra);
@@ -85,7 +84,7 @@ struct redis_cmd *
 stream_redis_read(struct worker *w, const char *sid, int64_t after,
     redis_cb cb, void *arg)
 {
-	struct stream_rargs	 sa;
+	struct redis_args	 a;
 	struct redis_cmd	*cmd;
 	char			 ev[SESSION_RKEY_MAX], seq[SESSION_RKEY_MAX];
 	size_t			 evlen, seqlen;
@@ -93,9 +92,8 @@ stream_redis_read(struct worker *w, const char *sid, int64_t after,
 	if ((evlen = stream_redis_keys(ev, seq, sizeof(ev),
 	    w->w_conf->cf_sstore.css_prefix, sid, &seqlen)) == 0)
 		return NULL;
-	stream_redis_read_args(&sa, ev, evlen, seq, seqlen, after);
-	if ((cmd = redis_command(sa.sa_argc, sa.sa_argv, sa.sa_lens, cb,
-	    arg)) == NULL)
+	stream_redis_read_args(&a, ev, evlen, seq, seqlen, after);
+	if ((cmd = redis_send(&a, cb, arg)) == NULL)
 		session_redis_failed("events not read", NULL, "not connected");
 	return cmd;
 }

@@ -17,6 +17,7 @@
 struct worker;
 struct redisReply;
 struct redis_cmd;
+struct redis_args;
 
 /* the most events one read answers (a longer backlog: read again) */
 #define STREAM_RREAD_MAX	256
@@ -28,19 +29,12 @@ extern const char stream_redis_read_lua[];
 size_t	 stream_redis_keys(char *ev, char *seq, size_t buflen,
 	    const char *prefix, const char *id, size_t *seqlen);
 
-/* EVALSHA's arguments (the strings are kept in it or the caller's) */
-struct stream_rargs {
-	const char	*sa_argv[8];
-	size_t		 sa_lens[8];
-	int		 sa_argc;
-	char		 sa_n1[24];
-	char		 sa_n2[24];
-};
-void	 stream_redis_append_args(struct stream_rargs *, const char *ev,
+/* EVALSHA's arguments (the strings stay the caller's) */
+void	 stream_redis_append_args(struct redis_args *, const char *ev,
 	    size_t evlen, const char *seq, size_t seqlen, const char *msg,
 	    size_t mlen, unsigned cap, uint64_t ttl_ms);
 /* after: the last id the client has, or -1 for "from what is there" */
-void	 stream_redis_read_args(struct stream_rargs *, const char *ev,
+void	 stream_redis_read_args(struct redis_args *, const char *ev,
 	    size_t evlen, const char *seq, size_t seqlen, int64_t after);
 
 /* the append's answer: the event's id, or 0 (an error) */

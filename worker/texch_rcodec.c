@@ -8,7 +8,7 @@
 
 #include <hiredis/hiredis.h>
 
-#include "session_redis.h"
+#include "redis.h"
 #include "texch_redis.h"
 
 /*
@@ -46,24 +46,6 @@ const char texch_redis_done_lua[] =
 "end\n"
 "return 1\n";
 
-const char *
-texch_redis_get_sha(void)
-{
-	static char hex[41];
-
-	return session_redis_sha(texch_redis_get_lua,
-	    sizeof(texch_redis_get_lua) - 1, hex);
-}
-
-const char *
-texch_redis_done_sha(void)
-{
-	static char hex[41];
-
-	return session_redis_sha(texch_redis_done_lua,
-	    sizeof(texch_redis_done_lua) - 1, hex);
-}
-
 /*
  * The host's key "<scope>|<backend>|<audience>|<scopes hash>"
  * (texch_key(): an audience holding '|' is hashed, so the '|' are the
@@ -72,19 +54,14 @@ texch_redis_done_sha(void)
 size_t
 texch_redis_key(char *buf, size_t size, const char *prefix, const char *key)
 {
-	size_t	 i, n;
-	int	 rc;
+	size_t	 n, i;
 
-	rc = snprintf(buf, size, "%stok:", prefix != NULL ? prefix : "");
-	if (rc < 0 || (size_t)rc >= size)
+	if ((n = redis_key(buf, size, prefix, REDIS_KIND_TOKEN, key,
+	    NULL)) == 0)
 		return 0;
-	n = (size_t)rc;
-	for (i = 0; key[i] != '\0'; i++) {
-		if (n + 1 >= size)
-			return 0;
-		buf[n++] = key[i] == '|' ? ':' : key[i];
-	}
-	buf[n] = '\0';
+	for (i = n - strlen(key); i < n; i++)
+		if (buf[i] == '|')
+			buf[i] = ':';
 	return n;
 }
 

@@ -6,7 +6,6 @@
  */
 #include <sys/queue.h>
 
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,24 +169,14 @@ texch_redis_on_get(void *arg, const redisReply *reply, const char *err)
 static int
 texch_redis_send(struct texch_rfetch *rf)
 {
-	const char	*argv[7];
-	size_t		 lens[7];
-	char		 ttl[24];
-	int		 i;
+	struct redis_args a;
 
-	(void)snprintf(ttl, sizeof(ttl), "%llu",
-	    (unsigned long long)TEXCH_RLOCK_MS);
-	argv[0] = "EVALSHA";
-	argv[1] = texch_redis_get_sha();
-	argv[2] = "2";
-	argv[3] = rf->rf_key;
-	argv[4] = rf->rf_lock;
-	argv[5] = TR.tr_holder;
-	argv[6] = ttl;
-	for (i = 0; i < 7; i++)
-		lens[i] = strlen(argv[i]);
-	rf->rf_cmd = redis_command(7, argv, lens, texch_redis_on_get, rf);
-	if (rf->rf_cmd == NULL) {
+	redis_args_evalsha(&a, texch_redis_get_lua, 2);
+	redis_args_push(&a, rf->rf_key);
+	redis_args_push(&a, rf->rf_lock);
+	redis_args_push(&a, TR.tr_holder);
+	redis_args_push_u64(&a, TEXCH_RLOCK_MS);
+	if ((rf->rf_cmd = redis_send(&a, texch_redis_on_get, rf)) == NULL) {
 		texch_redis_failed("a token not read", NULL, "not connected");
 		return -1;
 	}
@@ -266,12 +255,10 @@ void
 texch_redis_done(const char *key, const char *token, size_t len,
     uint64_t ttl_ms)
 {
-	const char	*argv[8];
-	size_t		 lens[8];
-	char		 k[TEXCH_RKEY_MAX], lk[TEXCH_RKEY_MAX + 8], ttl[24];
+	struct redis_args a;
+	char		 k[TEXCH_RKEY_MAX], lk[TEXCH_RKEY_MAX + 8];
 	uint8_t		*sealed = NULL;
 	size_t		 slen = 0;
-	int		 i;
 
 	if (!TR.tr_on || texch_redis_keys(key, k, lk) == -1)
 		return;
@@ -284,18 +271,13 @@ texch_redis_done(const char *key, const char *token, size_t len,
 			slen = 0;
 		}
 	}
-	(void)snprintf(ttl, sizeof(ttl), "%" PRIu64, ttl_ms > 0 ? ttl_ms : 1);
-	argv[0] = "EVALSHA";
-	argv[1] = texch_redis_done_sha();
-	argv[2] = "2";
-	argv[3] = k;
-	argv[4] = lk;
-	argv[5] = sealed != NULL ? (const char *)sealed : "";
-	argv[6] = ttl;
-	argv[7] = TR.tr_holder;
-	for (i = 0; i < 8; i++)
-		lens[i] = i == 5 ? slen : strlen(argv[i]);
-	if (redis_command(8, argv, lens, texch_redis_on_done, NULL) == NULL)
+	redis_args_evalsha(&a, texch_redis_done_lua, 2);
+	redis_args_push(&a, k);
+	redis_args_push(&a, lk);
+	redis_args_pushn(&a, sealed != NULL ? (const char *)sealed : "", slen);
+	redis_args_push_u64(&a, ttl_ms > 0 ? ttl_ms : 1);
+	redis_args_push(&a, TR.tr_holder);
+	if (redis_send(&a, texch_redis_on_done, NULL) == NULL)
 		texch_redis_failed("a token not written", NULL,
 		    "not connected");
 	free(sealed);

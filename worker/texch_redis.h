@@ -37,8 +37,6 @@ enum texch_rget {
 /* pure (worker/texch_rcodec.c) */
 extern const char texch_redis_get_lua[];
 extern const char texch_redis_done_lua[];
-const char *texch_redis_get_sha(void);
-const char *texch_redis_done_sha(void);
 /* the Redis key of the host's tokens db key: its length, 0 if too long */
 size_t	 texch_redis_key(char *, size_t, const char *prefix,
 	    const char *key);

@@ -798,17 +798,15 @@ upstream_new(struct worker *w, const struct config_backend *be,
     const char *scope, void *arg)
 {
 	struct upstream *u;
-	int		 n;
+	size_t		 n;
 
-	if ((u = worker_zalloc(sizeof(*u))) == NULL)
+	if (scope == NULL)
+		scope = BSESSION_SCOPE_ANON;
+	if ((n = strlen(scope)) >= sizeof(u->u_scope) ||
+	    (u = worker_zalloc(sizeof(*u))) == NULL)
 		return NULL;
 	/* a copy: a principal's scope goes with its request */
-	n = snprintf(u->u_scope, sizeof(u->u_scope), "%s", scope != NULL ?
-	    scope : BSESSION_SCOPE_ANON);
-	if (n < 0 || (size_t)n >= sizeof(u->u_scope)) {
-		free(u);
-		return NULL;
-	}
+	memcpy(u->u_scope, scope, n + 1);
 	TAILQ_INSERT_TAIL(&upstreams, u, u_entry);
 	u->u_w = w;
 	u->u_be = be;

@@ -393,12 +393,17 @@ struct session {
 						 * this copy is, 0: none */
 	struct session_backend	*s_backends;
 	size_t			 s_nbackends;
+	/* session_copy()'s one block: the backends' array and every
+	 * string above, freed by session_str_free() only if not in it */
+	char			*s_pack;
+	size_t			 s_packlen;
 };
 
 int	 session_mint_id(char out[SESSION_ID_LEN + 1]);
 int	 session_encode(const struct session *, char **buf, size_t *len);
 int	 session_decode(const char *buf, size_t len, struct session *);
 void	 session_clear(struct session *);
+void	 session_str_free(struct session *, char *);
 int	 session_holds_backends(const struct session *);
 /* STORE_NOTFOUND (1) if absent or expired */
 int	 session_load(struct store *, const char *id, uint64_t now_ms,

@@ -10,32 +10,7 @@ cd "$root" || exit 2
 bench=$root/tests/bench
 vmcpd=${VMCPD_BIN:-$root/build/vmcpd}
 tmp=$(mktemp -d "/tmp/vmcpd-$ab_name-XXXXXX") || exit 2
-pids=""
-
-cleanup() {
-	for p in $pids; do
-		kill "$p" 2>/dev/null
-	done
-	wait 2>/dev/null
-	[ "${KEEP:-0}" = 1 ] || rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM HUP
-
-die() {
-	echo "bench: $*" >&2
-	exit 1
-}
-
-# until FILE has a line matching RE (5 s)
-await() {
-	i=0
-	until grep -q "$2" "$1" 2>/dev/null; do
-		i=$((i + 1))
-		[ $i -le 50 ] || die "$1: no '$2'"
-		sleep 0.1
-	done
-}
+. "$bench/lib.sh"
 
 make -s -f tests/bench/Makefile >/dev/null || die "mcp_echo does not build"
 command -v wrk >/dev/null 2>&1 || die "wrk is missing (make deps)"

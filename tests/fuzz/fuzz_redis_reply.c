@@ -27,6 +27,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include "worker/redis.h"
 #include "worker/ratelimit.h"
 #include "worker/session_redis.h"
 #include "worker/pend_redis.h"
@@ -224,8 +225,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (n != 0 && (n >= sizeof(key) || key[n] != '\0' ||
 	    strlen(key) != n))
 		abort();
-	n = pend_redis_key(key, sizeof(key), "thv:vmcp:session:", in,
-	    "vmcpd-r-0123456789abcdef0123456789abcdef");
+	n = redis_key(key, sizeof(key), "thv:vmcp:session:", REDIS_KIND_PEND,
+	    in, "vmcpd-r-0123456789abcdef0123456789abcdef", NULL);
 	if (n != 0 && (n >= sizeof(key) || key[n] != '\0'))
 		abort();
 	n = texch_redis_key(key, sizeof(key), "thv:vmcp:session:", in);

@@ -17,7 +17,7 @@ import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { guarded, rpc, workerOf, withTimeout, HOST, startTestBackend } from './lib/harness.mjs';
+import { guarded, rpc, workerOf, withTimeout, waitFor, HOST, startTestBackend } from './lib/harness.mjs';
 import { useMulti, startSpec, startModern, textOf, modern, modernMeta } from './lib/multi.mjs';
 import { startCluster } from './lib/cluster.mjs';
 
@@ -105,6 +105,8 @@ describe('an elicitation relayed by one node answered through another', () => {
         25000, 'the elicited call');
         assert.equal(textOf(r),
           'answer {"action":"accept","content":{"answer":"asked which node?"}}');
+        // the result may reach the client before the answer's own reply
+        await waitFor('the answer\'s reply', () => answered.length >= 1);
         assert.equal(answered.length, 1, 'the answer went to the other node');
         assert.equal(answered[0].port, other.port);
         assert.equal(answered[0].status, 202);
@@ -138,6 +140,7 @@ describe('an elicitation relayed by one node answered through another', () => {
         // does not matter here
         await withTimeout(client.callTool({ name: 'ask', arguments: { question: 'down?' } },
           undefined, { timeout: 8000 }).catch(() => null), 15000, 'the call');
+        await waitFor('the answer\'s reply', () => answered.length >= 1);
         assert.equal(answered.length, 1);
         assert.equal(answered[0].status, 503);
       } finally {
@@ -175,6 +178,8 @@ describe('an MRTR input request asked by one node answered through another', () 
       const r = await withTimeout(client.callTool({ name: 'mrtr_ask', arguments: {} },
         undefined, { timeout: 20000 }), 25000, 'the MRTR call');
       assert.equal(textOf(r), 'M:hello Lin1');
+      // the result may reach the client before the answer's own reply
+      await waitFor('the answer\'s reply', () => answered.length >= 1);
       assert.equal(answered.length, 1, 'the answer went to the other node');
       assert.equal(answered[0].port, other.port);
       assert.equal(answered[0].status, 202);
@@ -195,6 +200,7 @@ describe('an MRTR input request asked by one node answered through another', () 
       const r2 = await withTimeout(client.callTool({ name: 'mrtr_two', arguments: {} },
         undefined, { timeout: 20000 }), 25000, 'the two-round call');
       assert.equal(textOf(r2), 'M:first=a2 second=a3');
+      await waitFor('the answers\' replies', () => answered.length >= 3);
       assert.equal(answered.length, 3);
       assert.ok(answered.every((a) => a.port === other.port && a.status === 202));
     } finally {

@@ -105,9 +105,13 @@ describe('mid-call requests relayed through vmcpd (2 workers)', () => {
   }));
 
   test('roots/list: get-roots-list', guarded(async () => {
-    const n = seen.roots;
+    // server-everything asks for roots once per connection and caches
+    // them: 350 ms after initialize (relayed by the bridge to whichever
+    // call is then in flight, possibly one of this client's) or on the
+    // first get-roots-list, whichever comes first.  So the ask may have
+    // come before this call; it must have come to this client.
     const r = await full.client.callTool({ name: 'get-roots-list', arguments: {} });
-    assert.ok(seen.roots > n, 'the client was asked for its roots');
+    assert.ok(seen.roots > 0, 'the client was asked for its roots');
     assert.match(textOf(r), /file:\/\/\/srv\/interop-root/);
   }));
 

@@ -12,6 +12,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include "worker/redis.h"
 #include "worker/handle_redis.h"
 
 static void
@@ -20,17 +21,18 @@ test_key(void **state)
 	char	buf[128], small[12];
 
 	(void)state;
-	assert_int_equal(handle_redis_key(buf, sizeof(buf),
-	    "thv:vmcp:session:", "vmcpd-h-x"),
+	assert_int_equal(redis_key(buf, sizeof(buf), "thv:vmcp:session:",
+	    REDIS_KIND_HANDLE, "vmcpd-h-x", NULL),
 	    strlen("thv:vmcp:session:handle:vmcpd-h-x"));
 	assert_string_equal(buf, "thv:vmcp:session:handle:vmcpd-h-x");
-	assert_int_equal(handle_redis_key(buf, sizeof(buf), NULL, "i"), 8);
+	assert_int_equal(redis_key(buf, sizeof(buf), NULL, REDIS_KIND_HANDLE,
+	    "i", NULL), 8);
 	assert_string_equal(buf, "handle:i");
 	/* too long: refused, never cut */
-	assert_int_equal(handle_redis_key(small, sizeof(small), "", "abcde"),
-	    0);
-	assert_int_equal(handle_redis_key(small, sizeof(small), "", "abcd"),
-	    11);
+	assert_int_equal(redis_key(small, sizeof(small), "", REDIS_KIND_HANDLE,
+	    "abcde", NULL), 0);
+	assert_int_equal(redis_key(small, sizeof(small), "", REDIS_KIND_HANDLE,
+	    "abcd", NULL), 11);
 }
 
 static void
@@ -91,10 +93,10 @@ static void
 test_scripts(void **state)
 {
 	(void)state;
-	assert_int_equal(strlen(handle_redis_mint_sha()), 40);
-	assert_int_equal(strlen(handle_redis_claim_sha()), 40);
-	assert_string_not_equal(handle_redis_mint_sha(),
-	    handle_redis_claim_sha());
+	assert_int_equal(strlen(redis_script_sha(handle_redis_mint_lua)), 40);
+	assert_int_equal(strlen(redis_script_sha(handle_redis_claim_lua)), 40);
+	assert_string_not_equal(redis_script_sha(handle_redis_mint_lua),
+	    redis_script_sha(handle_redis_claim_lua));
 	/* the claim marks the handle used and drops its state */
 	assert_non_null(strstr(handle_redis_claim_lua, "'u', '1'"));
 	assert_non_null(strstr(handle_redis_claim_lua, "HDEL"));

@@ -14,6 +14,7 @@
 #include <hiredis/hiredis.h>
 
 #include "shared/health.h"
+#include "worker/redis.h"
 #include "worker/health_redis.h"
 
 static void
@@ -22,19 +23,20 @@ test_key(void **state)
 	char	buf[128], small[16];
 
 	(void)state;
-	assert_int_equal(health_redis_key(buf, sizeof(buf),
-	    "thv:vmcp:session:", "b1"),
+	assert_int_equal(redis_key(buf, sizeof(buf), "thv:vmcp:session:",
+	    REDIS_KIND_HEALTH, "b1", NULL),
 	    strlen("thv:vmcp:session:health:b1"));
 	assert_string_equal(buf, "thv:vmcp:session:health:b1");
-	assert_int_equal(health_redis_key(buf, sizeof(buf), NULL, "b"), 8);
+	assert_int_equal(redis_key(buf, sizeof(buf), NULL, REDIS_KIND_HEALTH,
+	    "b", NULL), 8);
 	assert_string_equal(buf, "health:b");
 	/* 15 characters fit in 16 bytes, 16 do not */
-	assert_int_equal(health_redis_key(small, sizeof(small), "", "abcdefgh"),
-	    15);
-	assert_int_equal(health_redis_key(small, sizeof(small), "",
-	    "abcdefghi"), 0);
+	assert_int_equal(redis_key(small, sizeof(small), "", REDIS_KIND_HEALTH,
+	    "abcdefgh", NULL), 15);
+	assert_int_equal(redis_key(small, sizeof(small), "", REDIS_KIND_HEALTH,
+	    "abcdefghi", NULL), 0);
 	assert_non_null(strstr(health_redis_lua, "TIME"));
-	assert_int_equal(strlen(health_redis_sha()), 40);
+	assert_int_equal(strlen(redis_script_sha(health_redis_lua)), 40);
 }
 
 static void

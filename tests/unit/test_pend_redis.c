@@ -14,6 +14,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include "worker/redis.h"
 #include "worker/pend_redis.h"
 
 static void
@@ -22,18 +23,20 @@ test_key(void **state)
 	char	buf[128], small[16];
 
 	(void)state;
-	assert_int_equal(pend_redis_key(buf, sizeof(buf), "thv:vmcp:session:",
-	    "S1", "vmcpd-r-00"), strlen("thv:vmcp:session:pend:S1:vmcpd-r-00"));
+	assert_int_equal(redis_key(buf, sizeof(buf), "thv:vmcp:session:",
+	    REDIS_KIND_PEND, "S1", "vmcpd-r-00", NULL),
+	    strlen("thv:vmcp:session:pend:S1:vmcpd-r-00"));
 	assert_string_equal(buf, "thv:vmcp:session:pend:S1:vmcpd-r-00");
-	assert_int_equal(pend_redis_key(buf, sizeof(buf), NULL, "s", "i"), 8);
+	assert_int_equal(redis_key(buf, sizeof(buf), NULL, REDIS_KIND_PEND,
+	    "s", "i", NULL), 8);
 	assert_string_equal(buf, "pend:s:i");
 	/* too long: refused, never cut */
-	assert_int_equal(pend_redis_key(small, sizeof(small), "p:", "session",
-	    "vmcpd-r-0123"), 0);
-	assert_int_equal(pend_redis_key(small, sizeof(small), "", "s",
-	    "012345678"), 0);	/* 16 and its NUL */
-	assert_int_equal(pend_redis_key(small, sizeof(small), "", "s",
-	    "01234567"), 15);
+	assert_int_equal(redis_key(small, sizeof(small), "p:", REDIS_KIND_PEND,
+	    "session", "vmcpd-r-0123", NULL), 0);
+	assert_int_equal(redis_key(small, sizeof(small), "", REDIS_KIND_PEND,
+	    "s", "012345678", NULL), 0);	/* 16 and its NUL */
+	assert_int_equal(redis_key(small, sizeof(small), "", REDIS_KIND_PEND,
+	    "s", "01234567", NULL), 15);
 }
 
 static void
@@ -108,12 +111,13 @@ test_scripts(void **state)
 
 	(void)state;
 	for (i = 0; i < PEND_NSCRIPTS; i++) {
-		sha[i] = pend_redis_sha((enum pend_script)i);
+		sha[i] = redis_script_sha(pend_redis_lua[i]);
 		assert_int_equal(strlen(sha[i]), 40);
 		for (k = 0; k < 40; k++)
 			assert_non_null(strchr("0123456789abcdef", sha[i][k]));
 		/* the same name each time */
-		assert_string_equal(sha[i], pend_redis_sha((enum pend_script)i));
+		assert_string_equal(sha[i],
+		    redis_script_sha(pend_redis_lua[i]));
 		for (j = 0; j < i; j++)
 			assert_string_not_equal(sha[i], sha[j]);
 	}

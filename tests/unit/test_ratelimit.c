@@ -20,6 +20,7 @@
 
 #include "shared/config.h"
 #include "shared/store.h"
+#include "worker/redis.h"
 #include "worker/ratelimit.h"
 
 static char	dir[64];
@@ -189,7 +190,7 @@ test_redis_args(void **state)
 	const struct config_bucket	*cb[2] = { &b1, &b2 };
 	const char			*keys[2] = { "k1", "key2" };
 	size_t				 klens[2] = { 2, 4 };
-	struct ratelimit_rargs		 ra;
+	struct redis_args		 ra;
 	struct config_bucket		 none = { 0, 1000 };
 
 	(void)state;
@@ -199,7 +200,7 @@ test_redis_args(void **state)
 	assert_string_equal(ra.ra_argv[0], "EVALSHA");
 	assert_int_equal(ra.ra_lens[1], 40);
 	assert_int_equal(strspn(ra.ra_argv[1], "0123456789abcdef"), 40);
-	assert_string_equal(ra.ra_argv[1], ratelimit_lua_sha());
+	assert_string_equal(ra.ra_argv[1], redis_script_sha(ratelimit_lua));
 	assert_string_equal(ra.ra_argv[2], "2");
 	assert_string_equal(ra.ra_argv[3], "k1");
 	assert_int_equal(ra.ra_lens[4], 4);

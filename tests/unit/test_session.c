@@ -144,22 +144,46 @@ test_expiry(void **state)
 	assert_int_equal(session_expiry(&s, 500000), 100000);
 }
 
+/* a store in dir (a mkdtemp() template) holding fill()'s session */
+static struct store *
+store_with_abc(char *dir, const char *level, uint64_t now)
+{
+	struct store	*st;
+	struct session	 s;
+
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(store_open(&st, dir, 16 << 20, 126, 0), 0);
+	fill(&s);
+	if (level != NULL)
+		assert_non_null(s.s_log_level = strdup(level));
+	s.s_seen_ms = now;
+	s.s_max_ms = now + 60000;
+	assert_int_equal(session_save(st, &s, 10000, now), 0);
+	session_clear(&s);
+	return st;
+}
+
+static void
+store_gone(struct store *st, const char *dir)
+{
+	char	cmd[128];
+
+	session_cache_free();
+	store_close(st);
+	(void)snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 static void
 test_store_round_trip(void **state)
 {
 	struct store	*st;
-	struct session	 s, d;
+	struct session	 d;
 	char		 dir[] = "/tmp/vmcpd-test-session-XXXXXX";
-	char		 cmd[128];
 	uint64_t	 now = store_now_ms();
 
 	(void)state;
-	assert_non_null(mkdtemp(dir));
-	assert_int_equal(store_open(&st, dir, 16 << 20, 126, 0), 0);
-	fill(&s);
-	s.s_seen_ms = now;
-	s.s_max_ms = now + 60000;
-	assert_int_equal(session_save(st, &s, 10000, now), 0);
+	st = store_with_abc(dir, NULL, now);
 	assert_int_equal(session_load(st, "abc", now, &d), 0);
 	assert_string_equal(d.s_id, "abc");
 	assert_string_equal(session_backend_get(&d, "everything")->sb_sid,
@@ -171,10 +195,50 @@ test_store_round_trip(void **state)
 	assert_int_equal(session_load(st, "nope", now, &d), STORE_NOTFOUND);
 	assert_int_equal(session_delete(st, "abc"), 0);
 	assert_int_equal(session_load(st, "abc", now, &d), STORE_NOTFOUND);
-	session_clear(&s);
-	store_close(st);
-	(void)snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	assert_int_equal(system(cmd), 0);
+	store_gone(st, dir);
+}
+
+/*
+ * A load served from the worker's cache is session_copy()'s one block:
+ * changing it (a backend's session replaced, a backend added, the log
+ * level set) frees nothing in the block, and the cache keeps its values.
+ */
+static void
+test_cached_copy_changed(void **state)
+{
+	struct store	*st;
+	struct session	 d;
+	char		 dir[] = "/tmp/vmcpd-test-session-XXXXXX";
+	uint64_t	 now = store_now_ms();
+
+	(void)state;
+	st = store_with_abc(dir, "info", now);
+	/* the first load may decode; the second is the cache's copy */
+	assert_int_equal(session_load(st, "abc", now, &d), 0);
+	session_clear(&d);
+	assert_int_equal(session_load(st, "abc", now, &d), 0);
+	assert_non_null(d.s_pack);
+	assert_string_equal(d.s_log_level, "info");
+	assert_int_equal(session_backend_set(&d, "everything", "bsid-2",
+	    "2025-11-25"), 0);
+	assert_int_equal(session_backend_set(&d, "third", "bsid-3", NULL), 0);
+	session_str_free(&d, d.s_log_level);
+	assert_non_null(d.s_log_level = strdup("debug"));
+	assert_int_equal(d.s_nbackends, 3);
+	assert_string_equal(session_backend_get(&d, "everything")->sb_sid,
+	    "bsid-2");
+	assert_string_equal(session_backend_get(&d, "stateless")->sb_version,
+	    "2025-06-18");
+	assert_string_equal(session_backend_get(&d, "third")->sb_sid,
+	    "bsid-3");
+	session_clear(&d);
+	assert_int_equal(session_load(st, "abc", now, &d), 0);
+	assert_string_equal(d.s_log_level, "info");
+	assert_int_equal(d.s_nbackends, 2);
+	assert_string_equal(session_backend_get(&d, "everything")->sb_sid,
+	    "bsid-1");
+	session_clear(&d);
+	store_gone(st, dir);
 }
 
 static void
@@ -238,6 +302,7 @@ main(void)
 		cmocka_unit_test(test_decode_rejects),
 		cmocka_unit_test(test_expiry),
 		cmocka_unit_test(test_store_round_trip),
+		cmocka_unit_test(test_cached_copy_changed),
 		cmocka_unit_test(test_client_group),
 	};
 

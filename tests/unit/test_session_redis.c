@@ -16,6 +16,7 @@
 #include <hiredis/hiredis.h>
 
 #include "shared/store.h"
+#include "worker/redis.h"
 #include "worker/worker.h"
 #include "worker/session_redis.h"
 
@@ -25,37 +26,39 @@ test_key(void **state)
 	char	buf[64], small[10];
 
 	(void)state;
-	assert_int_equal(session_redis_key(buf, sizeof(buf),
-	    "thv:vmcp:session:", "abc"), strlen("thv:vmcp:session:sess:abc"));
+	assert_int_equal(redis_key(buf, sizeof(buf), "thv:vmcp:session:",
+	    REDIS_KIND_SESSION, "abc", NULL),
+	    strlen("thv:vmcp:session:sess:abc"));
 	assert_string_equal(buf, "thv:vmcp:session:sess:abc");
-	assert_int_equal(session_redis_key(buf, sizeof(buf), "", "x"), 6);
+	assert_int_equal(redis_key(buf, sizeof(buf), "", REDIS_KIND_SESSION,
+	    "x", NULL), 6);
 	assert_string_equal(buf, "sess:x");
 	/* too long: refused, never cut */
-	assert_int_equal(session_redis_key(small, sizeof(small), "p:",
-	    "0123456789"), 0);
+	assert_int_equal(redis_key(small, sizeof(small), "p:",
+	    REDIS_KIND_SESSION, "0123456789", NULL), 0);
 }
 
 static void
 test_put_args(void **state)
 {
-	struct session_rargs	sa;
+	struct redis_args	sa;
 
 	(void)state;
 	assert_int_equal(session_redis_put_args(&sa, "k", 1, "{}", 2, 5000,
 	    1000, 0), 0);
-	assert_int_equal(sa.sa_argc, 7);
-	assert_string_equal(sa.sa_argv[0], "EVALSHA");
-	assert_int_equal(sa.sa_lens[1], 40);
-	assert_string_equal(sa.sa_argv[2], "1");	/* one key */
-	assert_memory_equal(sa.sa_argv[3], "k", 1);
-	assert_memory_equal(sa.sa_argv[4], "{}", 2);
-	assert_string_equal(sa.sa_argv[5], "4000");	/* PEXPIRE ms */
-	assert_string_equal(sa.sa_argv[6], "0");
+	assert_int_equal(sa.ra_argc, 7);
+	assert_string_equal(sa.ra_argv[0], "EVALSHA");
+	assert_int_equal(sa.ra_lens[1], 40);
+	assert_string_equal(sa.ra_argv[2], "1");	/* one key */
+	assert_memory_equal(sa.ra_argv[3], "k", 1);
+	assert_memory_equal(sa.ra_argv[4], "{}", 2);
+	assert_string_equal(sa.ra_argv[5], "4000");	/* PEXPIRE ms */
+	assert_string_equal(sa.ra_argv[6], "0");
 	/* a new session; one already past its expiry lives 1 ms */
 	assert_int_equal(session_redis_put_args(&sa, "k", 1, "{}", 2, 900,
 	    1000, 1), 0);
-	assert_string_equal(sa.sa_argv[5], "1");
-	assert_string_equal(sa.sa_argv[6], "1");
+	assert_string_equal(sa.ra_argv[5], "1");
+	assert_string_equal(sa.ra_argv[6], "1");
 	/* no key: refused */
 	assert_int_equal(session_redis_put_args(&sa, "", 0, "{}", 2, 900,
 	    1000, 1), -1);

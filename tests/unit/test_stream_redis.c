@@ -15,6 +15,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include "worker/redis.h"
 #include "worker/session_redis.h"
 #include "worker/stream_redis.h"
 
@@ -39,51 +40,51 @@ test_keys(void **state)
 static void
 test_append_args(void **state)
 {
-	struct stream_rargs	sa;
+	struct redis_args	sa;
 
 	(void)state;
 	stream_redis_append_args(&sa, "e", 1, "s", 1, "{}", 2, 1000, 86400000);
-	assert_int_equal(sa.sa_argc, 8);
-	assert_string_equal(sa.sa_argv[0], "EVALSHA");
-	assert_int_equal(sa.sa_lens[1], 40);
-	assert_string_equal(sa.sa_argv[2], "2");	/* two keys */
-	assert_memory_equal(sa.sa_argv[3], "e", 1);
-	assert_memory_equal(sa.sa_argv[4], "s", 1);
-	assert_memory_equal(sa.sa_argv[5], "{}", 2);
-	assert_int_equal(sa.sa_lens[5], 2);
-	assert_string_equal(sa.sa_argv[6], "1000");
-	assert_string_equal(sa.sa_argv[7], "86400000");
+	assert_int_equal(sa.ra_argc, 8);
+	assert_string_equal(sa.ra_argv[0], "EVALSHA");
+	assert_int_equal(sa.ra_lens[1], 40);
+	assert_string_equal(sa.ra_argv[2], "2");	/* two keys */
+	assert_memory_equal(sa.ra_argv[3], "e", 1);
+	assert_memory_equal(sa.ra_argv[4], "s", 1);
+	assert_memory_equal(sa.ra_argv[5], "{}", 2);
+	assert_int_equal(sa.ra_lens[5], 2);
+	assert_string_equal(sa.ra_argv[6], "1000");
+	assert_string_equal(sa.ra_argv[7], "86400000");
 	/* Redis refuses LTRIM -0 and PEXPIRE 0 as meant */
 	stream_redis_append_args(&sa, "e", 1, "s", 1, "{}", 2, 0, 0);
-	assert_string_equal(sa.sa_argv[6], "1");
-	assert_string_equal(sa.sa_argv[7], "1");
+	assert_string_equal(sa.ra_argv[6], "1");
+	assert_string_equal(sa.ra_argv[7], "1");
 }
 
 static void
 test_read_args(void **state)
 {
-	struct stream_rargs	sa;
+	struct redis_args	sa;
 	char			max[16];
 
 	(void)state;
 	stream_redis_read_args(&sa, "e", 1, "s", 1, 41);
-	assert_int_equal(sa.sa_argc, 7);
-	assert_string_equal(sa.sa_argv[2], "2");
-	assert_string_equal(sa.sa_argv[5], "41");
+	assert_int_equal(sa.ra_argc, 7);
+	assert_string_equal(sa.ra_argv[2], "2");
+	assert_string_equal(sa.ra_argv[5], "41");
 	(void)snprintf(max, sizeof(max), "%d", STREAM_RREAD_MAX);
-	assert_string_equal(sa.sa_argv[6], max);
+	assert_string_equal(sa.ra_argv[6], max);
 	/* no Last-Event-ID: from the newest */
 	stream_redis_read_args(&sa, "e", 1, "s", 1, -7);
-	assert_string_equal(sa.sa_argv[5], "-1");
+	assert_string_equal(sa.ra_argv[5], "-1");
 	/* not the same script */
 	stream_redis_append_args(&sa, "e", 1, "s", 1, "{}", 2, 1, 1);
 	{
 		char	sha[41];
 
-		memcpy(sha, sa.sa_argv[1], 40);
+		memcpy(sha, sa.ra_argv[1], 40);
 		sha[40] = '\0';
 		stream_redis_read_args(&sa, "e", 1, "s", 1, 0);
-		assert_memory_not_equal(sha, sa.sa_argv[1], 40);
+		assert_memory_not_equal(sha, sa.ra_argv[1], 40);
 	}
 }
 

@@ -13,6 +13,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include "worker/redis.h"
 #include "worker/texch.h"
 #include "worker/texch_redis.h"
 
@@ -110,9 +111,9 @@ static void
 test_scripts(void **state)
 {
 	(void)state;
-	assert_int_equal(strlen(texch_redis_get_sha()), 40);
-	assert_int_equal(strlen(texch_redis_done_sha()), 40);
-	assert_string_not_equal(texch_redis_get_sha(), texch_redis_done_sha());
+	assert_int_equal(strlen(redis_script_sha(texch_redis_get_lua)), 40);
+	assert_string_not_equal(redis_script_sha(texch_redis_get_lua),
+	    redis_script_sha(texch_redis_done_lua));
 	/* the lock is taken only if free, with a life */
 	assert_non_null(strstr(texch_redis_get_lua, "'NX', 'PX'"));
 	/* and let go only by its holder */

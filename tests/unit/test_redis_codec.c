@@ -1,0 +1,127 @@
+/*
+ * The pure parts of the worker's Redis use (worker/redis_codec.c): the
+ * keys every kind of record shares, a script's SHA-1, and a command's
+ * arguments as they go on the wire.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "worker/redis.h"
+
+static void
+test_key(void **state)
+{
+	char	buf[64], small[12];
+
+	(void)state;
+	/* the kind alone, a part, several parts */
+	assert_int_equal(redis_key(buf, sizeof(buf), "p:", "k", NULL), 3);
+	assert_string_equal(buf, "p:k");
+	assert_int_equal(redis_key(buf, sizeof(buf), NULL, "sess", "id",
+	    "ev", "seq", NULL), strlen("sess:id:ev:seq"));
+	assert_string_equal(buf, "sess:id:ev:seq");
+	/* 11 characters fit in 12 bytes, 12 do not: refused, never cut */
+	assert_int_equal(redis_key(small, sizeof(small), "ab", "cd", "efghij",
+	    NULL), 11);
+	assert_int_equal(redis_key(small, sizeof(small), "ab", "cd",
+	    "efghijk", NULL), 0);
+	/* the prefix and kind alone too long; a later part too long */
+	assert_int_equal(redis_key(small, sizeof(small), "0123456789", "ab",
+	    NULL), 0);
+	assert_int_equal(redis_key(small, sizeof(small), "", "a", "b", "c",
+	    "0123456", NULL), 0);
+	assert_int_equal(redis_key(small, 0, "", "a", NULL), 0);
+	/* printf's format */
+	assert_int_equal(redis_keyf(buf, sizeof(buf), "x:{%s}:%.*s", "n", 2,
+	    "abc"), strlen("x:{n}:ab"));
+	assert_string_equal(buf, "x:{n}:ab");
+	assert_int_equal(redis_keyf(small, sizeof(small), "%s",
+	    "0123456789ab"), 0);
+}
+
+static const char script_a[] = "return 1\n";
+static const char script_b[] = "return 2\n";
+
+static void
+test_sha(void **state)
+{
+	const char	*a, *b;
+
+	(void)state;
+	a = redis_script_sha(script_a);
+	b = redis_script_sha(script_b);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_int_equal(strlen(a), REDIS_SHA_LEN);
+	assert_int_equal(strspn(a, "0123456789abcdef"), REDIS_SHA_LEN);
+	/* SHA-1 of "return 1\n", as SCRIPT LOAD answers it */
+	assert_string_equal(a, "48df9b519ca145c867b895f740b37bd891e887af");
+	assert_string_not_equal(a, b);
+	assert_ptr_equal(redis_script_sha(script_a), a);
+}
+
+static void
+test_args(void **state)
+{
+	struct redis_args	a;
+	int			i;
+
+	(void)state;
+	redis_args_evalsha(&a, script_a, 2);
+	redis_args_pushn(&a, "k1xx", 2);
+	redis_args_push(&a, "k2");
+	redis_args_push_u64(&a, 18446744073709551615ULL);
+	redis_args_push_i64(&a, -1);
+	assert_int_equal(a.ra_over, 0);
+	assert_int_equal(a.ra_argc, 7);
+	assert_string_equal(a.ra_argv[0], "EVALSHA");
+	assert_int_equal(a.ra_lens[0], 7);
+	assert_memory_equal(a.ra_argv[1], redis_script_sha(script_a), 40);
+	assert_int_equal(a.ra_lens[1], 40);
+	assert_string_equal(a.ra_argv[2], "2");
+	assert_int_equal(a.ra_lens[2], 1);
+	assert_memory_equal(a.ra_argv[3], "k1", 2);
+	assert_int_equal(a.ra_lens[3], 2);
+	assert_int_equal(a.ra_lens[4], 2);
+	assert_string_equal(a.ra_argv[5], "18446744073709551615");
+	assert_int_equal(a.ra_lens[5], 20);
+	assert_string_equal(a.ra_argv[6], "-1");
+	assert_int_equal(a.ra_lens[6], 2);
+	/* past the room: marked, never sent */
+	redis_args_init(&a);
+	for (i = 0; i < REDIS_ARGS_MAX; i++)
+		redis_args_push(&a, "x");
+	assert_int_equal(a.ra_over, 0);
+	redis_args_push(&a, "x");
+	assert_int_equal(a.ra_over, 1);
+	assert_int_equal(a.ra_argc, REDIS_ARGS_MAX);
+	redis_args_init(&a);
+	for (i = 0; i < REDIS_ARGS_NUMS; i++)
+		redis_args_push_u64(&a, (uint64_t)i);
+	assert_int_equal(a.ra_over, 0);
+	assert_string_equal(a.ra_argv[REDIS_ARGS_NUMS - 1], "15");
+	redis_args_push_u64(&a, 1);
+	assert_int_equal(a.ra_over, 1);
+	/* a NULL string is no argument */
+	redis_args_init(&a);
+	redis_args_push(&a, NULL);
+	assert_int_equal(a.ra_over, 1);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_key),
+		cmocka_unit_test(test_sha),
+		cmocka_unit_test(test_args),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

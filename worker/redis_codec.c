@@ -1,0 +1,152 @@
+/*
+ * The pure parts of the worker's Redis use (worker/redis.h), shared by
+ * every kind of record kept there: the keys, a script's SHA-1 as
+ * EVALSHA names it, and a command's arguments.  worker/redis.c sends
+ * them.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <openssl/sha.h>
+
+#include "redis.h"
+
+const char *
+redis_script_sha(const char *text)
+{
+	static struct {
+		const char	*rs_text;
+		char		 rs_hex[REDIS_SHA_LEN + 1];
+	}		 shas[REDIS_SCRIPTS];
+	static size_t	 nshas;
+	unsigned char	 md[SHA_DIGEST_LENGTH];
+	size_t		 i;
+
+	/* the texts are constants: known by their address */
+	for (i = 0; i < nshas; i++)
+		if (shas[i].rs_text == text)
+			return shas[i].rs_hex;
+	if (nshas == REDIS_SCRIPTS)
+		return NULL;
+	(void)SHA1((const unsigned char *)text, strlen(text), md);
+	for (i = 0; i < sizeof(md); i++)
+		(void)snprintf(shas[nshas].rs_hex + 2 * i, 3, "%02x", md[i]);
+	shas[nshas].rs_text = text;
+	return shas[nshas++].rs_hex;
+}
+
+/* what snprintf answered, as a key's length: 0 if it did not fit */
+static size_t
+redis_key_fit(int n, size_t size)
+{
+	if (n < 0 || (size_t)n >= size)
+		return 0;
+	return (size_t)n;
+}
+
+size_t
+redis_key(char *buf, size_t size, const char *prefix, const char *kind, ...)
+{
+	va_list		 ap;
+	const char	*part;
+	size_t		 len, n;
+
+	if ((len = redis_key_fit(snprintf(buf, size, "%s%s",
+	    prefix != NULL ? prefix : "", kind), size)) == 0)
+		return 0;
+	va_start(ap, kind);
+	while ((part = va_arg(ap, const char *)) != NULL) {
+		if ((n = redis_key_fit(snprintf(buf + len, size - len, ":%s",
+		    part), size - len)) == 0) {
+			len = 0;
+			break;
+		}
+		len += n;
+	}
+	va_end(ap);
+	return len;
+}
+
+size_t
+redis_keyf(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list	ap;
+	int	n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, size, fmt, ap);
+	va_end(ap);
+	return redis_key_fit(n, size);
+}
+
+void
+redis_args_init(struct redis_args *a)
+{
+	a->ra_argc = 0;
+	a->ra_nnums = 0;
+	a->ra_over = 0;
+}
+
+void
+redis_args_pushn(struct redis_args *a, const char *s, size_t len)
+{
+	if (a->ra_argc == REDIS_ARGS_MAX || s == NULL) {
+		a->ra_over = 1;
+		return;
+	}
+	a->ra_argv[a->ra_argc] = s;
+	a->ra_lens[a->ra_argc++] = len;
+}
+
+void
+redis_args_push(struct redis_args *a, const char *s)
+{
+	redis_args_pushn(a, s, s != NULL ? strlen(s) : 0);
+}
+
+/* a number's decimal text, kept in a and pushed */
+static void __attribute__((__format__(__printf__, 2, 3)))
+redis_args_pushf(struct redis_args *a, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*s;
+
+	if (a->ra_nnums == REDIS_ARGS_NUMS) {
+		a->ra_over = 1;
+		return;
+	}
+	s = a->ra_nums[a->ra_nnums++];
+	va_start(ap, fmt);
+	(void)vsnprintf(s, sizeof(a->ra_nums[0]), fmt, ap);
+	va_end(ap);
+	redis_args_push(a, s);
+}
+
+void
+redis_args_push_u64(struct redis_args *a, uint64_t v)
+{
+	redis_args_pushf(a, "%" PRIu64, v);
+}
+
+void
+redis_args_push_i64(struct redis_args *a, int64_t v)
+{
+	redis_args_pushf(a, "%" PRId64, v);
+}
+
+void
+redis_args_evalsha(struct redis_args *a, const char *script, unsigned nkeys)
+{
+	const char *sha;
+
+	redis_args_init(a);
+	redis_args_push(a, "EVALSHA");
+	/* loaded on every connection (redis_script_add()) */
+	if ((sha = redis_script_sha(script)) == NULL)
+		a->ra_over = 1;
+	else
+		redis_args_pushn(a, sha, REDIS_SHA_LEN);
+	redis_args_push_u64(a, nkeys);
+}
