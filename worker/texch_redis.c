@@ -106,8 +106,6 @@ texch_redis_end(struct texch_rfetch *rf, enum texch_rget kind,
 	free(rf);
 }
 
-static int	texch_redis_send(struct texch_rfetch *);
-
 static void
 texch_redis_on_get(void *arg, const redisReply *reply, const char *err)
 {
