@@ -43,6 +43,7 @@
 #include "proto/form.h"
 #include "auth.h"
 #include "httpd.h"
+#include "reqhold.h"
 #include "worker.h"
 
 #define AUTH_REFRESH_MS		(5ULL * 60 * 1000)	/* scheduled */
@@ -60,11 +61,9 @@
 
 struct auth_wait {
 	TAILQ_ENTRY(auth_wait)	 aw_entry;
-	struct worker		*aw_w;
-	struct httpd_req	*aw_req;
+	struct reqhold		 aw_hold;	/* worker, request, gone */
 	auth_cont_fn		 aw_cont;
 	uint64_t		 aw_deadline;
-	int			 aw_gone;
 	/* introspection of an opaque token */
 	struct http_call	*aw_call;
 	unsigned char		 aw_hash[SHA256_DIGEST_LENGTH];
@@ -716,15 +715,6 @@ auth_wait_free(struct auth_wait *aw)
 	free(aw);
 }
 
-static void
-auth_on_close(struct httpd_req *req, void *arg)
-{
-	struct auth_wait *aw = arg;
-
-	(void)req;
-	aw->aw_gone = 1;
-}
-
 static struct auth_wait *
 auth_wait_new(struct worker *w, struct httpd_req *req, auth_cont_fn cont)
 {
@@ -732,13 +722,10 @@ auth_wait_new(struct worker *w, struct httpd_req *req, auth_cont_fn cont)
 
 	if ((aw = calloc(1, sizeof(*aw))) == NULL)
 		return NULL;
-	aw->aw_w = w;
-	aw->aw_req = req;
 	aw->aw_cont = cont;
 	aw->aw_deadline = store_now_ms() + AUTH_WAIT_MS;
 	TAILQ_INSERT_TAIL(&A.a_waits, aw, aw_entry);
-	httpd_req_set_close_cb(req, auth_on_close, aw);
-	worker_request_hold(w);
+	reqhold_attach(&aw->aw_hold, w, req);
 	return aw;
 }
 
@@ -746,13 +733,13 @@ auth_wait_new(struct worker *w, struct httpd_req *req, auth_cont_fn cont)
 static void
 auth_wait_end(struct auth_wait *aw)
 {
-	struct worker		*w = aw->aw_w;
-	struct httpd_req	*req = aw->aw_req;
+	struct worker		*w = aw->aw_hold.rh_w;
+	struct httpd_req	*req = aw->aw_hold.rh_req;
 	auth_cont_fn		 cont = aw->aw_cont;
 	int			 v = AUTH_ANSWERED;
 
-	httpd_req_set_close_cb(req, NULL, NULL);
-	if (aw->aw_gone)
+	reqhold_detach(&aw->aw_hold);
+	if (aw->aw_hold.rh_gone)
 		auth_refuse(req, NULL, "the client went away");
 	else if (aw->aw_call != NULL || aw->aw_done) {
 		/* an introspection's verdict */
@@ -780,9 +767,9 @@ auth_resume_all(int force)
 
 	for (aw = TAILQ_FIRST(&A.a_waits); aw != NULL; aw = next) {
 		next = TAILQ_NEXT(aw, aw_entry);
-		if (aw->aw_call != NULL && !aw->aw_gone)
+		if (aw->aw_call != NULL && !aw->aw_hold.rh_gone)
 			continue;	/* introspection: its own callback */
-		if (force || aw->aw_gone || aw->aw_done ||
+		if (force || aw->aw_hold.rh_gone || aw->aw_done ||
 		    now >= aw->aw_deadline)
 			auth_wait_end(aw);
 	}

@@ -156,6 +156,8 @@ static void
 crun_call_free(struct crun *cr, struct crun_call *c, const char *abort_why)
 {
 	TAILQ_REMOVE(&cr->cr_calls, c, cc_entry);
+	ratelimit_wait_cancel(c->cc_rl);
+	free(c->cc_tool);
 	if (c->cc_up != NULL) {
 		if (abort_why != NULL)
 			upstream_abort(c->cc_up, abort_why);
@@ -436,22 +438,17 @@ crun_fail_call(struct crun *cr, uint64_t call, const char *why)
 	wf_run_call_done(cr->cr_run, call, NULL, why);
 }
 
-/* a call's params (taken) to its backend, or the call failed */
-void
-crun_call_send(struct crun *cr, uint64_t call,
+/* a call of the run, its params (taken) to its backend: NULL, failed */
+static struct crun_call *
+crun_call_new(struct crun *cr, uint64_t call,
     const struct config_backend *be, json_t *params, int rounds)
 {
-	static const struct upstream_cbs cbs = {
-		crun_params, crun_push, crun_on_done
-	};
-	struct crun_call	*c;
-	struct upstream_req	 uq;
-	char			 why[300];
+	struct crun_call *c;
 
 	if ((c = calloc(1, sizeof(*c))) == NULL) {
 		json_decref(params);
 		crun_fail_call(cr, call, "out of memory");
-		return;
+		return NULL;
 	}
 	c->cc_run = cr;
 	c->cc_id = call;
@@ -459,31 +456,94 @@ crun_call_send(struct crun *cr, uint64_t call,
 	c->cc_params = params;
 	c->cc_rounds = rounds;
 	TAILQ_INSERT_TAIL(&cr->cr_calls, c, cc_entry);
+	return c;
+}
+
+/* the call sent to its backend, or failed */
+static void
+crun_call_up(struct crun *cr, struct crun_call *c)
+{
+	static const struct upstream_cbs cbs = {
+		crun_params, crun_push, crun_on_done
+	};
+	struct upstream_req	 uq;
+	uint64_t		 call = c->cc_id;
+	char			 why[300];
+
 	memset(&uq, 0, sizeof(uq));
 	uq.uq_method = "tools/call";
 	/* a token_exchange backend is called under the caller's scope */
-	uq.uq_scope = texch_backend(be) && cr->cr_p != NULL ?
+	uq.uq_scope = texch_backend(c->cc_be) && cr->cr_p != NULL ?
 	    cr->cr_p->p_scope : BSESSION_SCOPE_ANON;
 	uq.uq_client = cr->cr_era;
-	if ((c->cc_up = upstream_call(cr->cr_w, be, &uq, &cbs, c)) == NULL) {
-		crun_call_free(cr, c, NULL);
+	if ((c->cc_up = upstream_call(cr->cr_w, c->cc_be, &uq, &cbs, c)) ==
+	    NULL) {
 		(void)snprintf(why, sizeof(why), "backend %s: cannot send the "
-		    "call", be->cb_name);
+		    "call", c->cc_be->cb_name);
+		crun_call_free(cr, c, NULL);
 		crun_fail_call(cr, call, why);
 	}
+}
+
+void
+crun_call_send(struct crun *cr, uint64_t call,
+    const struct config_backend *be, json_t *params, int rounds)
+{
+	struct crun_call *c;
+
+	if ((c = crun_call_new(cr, call, be, params, rounds)) != NULL)
+		crun_call_up(cr, c);
+}
+
+/* a step refused by its tool's rate limit */
+static void
+crun_call_limited(struct crun *cr, uint64_t call, const char *tool,
+    unsigned int retry)
+{
+	char why[512];
+
+	(void)snprintf(why, sizeof(why), "tool %s: %s (retry after %u s)",
+	    tool, RATELIMIT_MESSAGE, retry);
+	crun_fail_call(cr, call, why);
+}
+
+/* Redis's buckets answered a step's wait (ratelimit_step()) */
+static void
+crun_on_limit(void *arg, enum ratelimit_verdict v, unsigned int retry)
+{
+	struct crun_call	*c = arg;
+	struct crun		*cr = c->cc_run;
+	uint64_t		 call = c->cc_id;
+	char			*tool;
+
+	c->cc_rl = NULL;	/* answered: no cancel */
+	crun_enter(cr);
+	if (v != RATELIMIT_LIMITED)
+		crun_call_up(cr, c);
+	else {
+		tool = c->cc_tool;
+		c->cc_tool = NULL;
+		crun_call_free(cr, c, NULL);
+		crun_call_limited(cr, call, tool, retry);
+		free(tool);
+	}
+	crun_leave(cr);		/* may free cr */
 }
 
 /*
  * A tool call of the run: the step's tool (by its name in the step)
  * with args (taken), authorized, counted and sent; extra (borrowed,
  * or NULL) adds a resumed call's requestState and inputResponses.  A
- * call that cannot start is reported failed.
+ * call that cannot start is reported failed.  Counted in Redis's
+ * buckets, the call waits for their answer (crun_on_limit()), in
+ * cr_calls, so that the run's end cancels the wait.
  */
 void
 crun_call_start(struct crun *cr, uint64_t call, const char *tool,
     json_t *args, const json_t *extra)
 {
 	const struct config_backend	*be = NULL;
+	struct crun_call		*c;
 	json_t				*entry = NULL, *params = NULL;
 	char				*own = NULL, why[512], az[256];
 	unsigned int			 retry;
@@ -508,12 +568,6 @@ crun_call_start(struct crun *cr, uint64_t call, const char *tool,
 		    "authorization policy", tool);
 		goto fail;
 	}
-	if (ratelimit_step(cr->cr_w, cr->cr_p, tool, strlen(tool), &retry) ==
-	    RATELIMIT_LIMITED) {
-		(void)snprintf(why, sizeof(why), "tool %s: %s (retry after "
-		    "%u s)", tool, RATELIMIT_MESSAGE, retry);
-		goto fail;
-	}
 	if ((params = json_pack("{s:s, s:O}", "name", own, "arguments",
 	    args)) == NULL || (extra != NULL && json_object_update(params,
 	    (json_t *)extra) == -1)) {
@@ -523,8 +577,25 @@ crun_call_start(struct crun *cr, uint64_t call, const char *tool,
 	}
 	free(own);
 	json_decref(args);
-	crun_call_send(cr, call, be, params, 0);
-	return;
+	if ((c = crun_call_new(cr, call, be, params, 0)) == NULL)
+		return;
+	switch (ratelimit_step(cr->cr_w, cr->cr_p, tool, strlen(tool), &retry,
+	    crun_on_limit, c, &c->cc_rl)) {
+	case RATELIMIT_LIMITED:
+		crun_call_free(cr, c, NULL);
+		crun_call_limited(cr, call, tool, retry);
+		return;
+	case RATELIMIT_PENDING:
+		if ((c->cc_tool = strdup(tool)) != NULL)
+			return;
+		/* no memory to say which tool: the step fails now */
+		crun_call_free(cr, c, NULL);
+		crun_fail_call(cr, call, "out of memory");
+		return;
+	default:
+		crun_call_up(cr, c);
+		return;
+	}
 fail:
 	free(own);
 	json_decref(args);

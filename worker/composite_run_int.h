@@ -18,6 +18,7 @@
 
 struct event;
 struct mrtr_wait;
+struct ratelimit_wait;
 struct upstream;
 struct config_backend;
 
@@ -29,6 +30,8 @@ struct crun_call {
 	struct upstream			*cc_up;
 	json_t				*cc_params;	/* name, arguments */
 	int				 cc_rounds;	/* of input asked */
+	struct ratelimit_wait		*cc_rl;		/* waits on Redis */
+	char				*cc_tool;	/* the same: its tool */
 };
 
 /*

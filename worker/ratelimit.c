@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <event2/event.h>
 #include <hiredis/hiredis.h>
 
 #include "shared/config.h"
@@ -268,35 +269,57 @@ ratelimit_check(struct worker *w, const struct principal *p,
 }
 
 /*
- * A composite's step, decided at once in the host's buckets: with
- * sessionStorage redis its tool's buckets are this host's (a step
- * cannot wait on Redis inside the scheduler's call yet).
+ * Redis: the calls of one event-loop turn on the same buckets are one
+ * batch, and a batch is one EVALSHA asking for as many tokens as it
+ * has calls; the script grants as many as the buckets hold, and that
+ * many of the batch's calls go on, the first ones, the others are
+ * refused: no call goes through without its token and no token is
+ * taken without its call (one cancelled meanwhile leaves its token
+ * unused, as a call let through and then dropped would).  A batch is
+ * sent at the end of the turn (rl.rl_flush, an event made active when
+ * the first of its calls comes, so it runs after the others ready in
+ * the same turn): the calls a Redis answer resumes, all read at once,
+ * come in one turn and go out in one script.  Each call waits, its
+ * view held; the answer resumes it through the callback it was on, and
+ * its second ratelimit_call() finds the verdict decided (rl_decided).
  */
-enum ratelimit_verdict
-ratelimit_step(struct worker *w, const struct principal *p,
-    const char *tool, size_t len, unsigned int *retry_s)
-{
-	*retry_s = 0;
-	if (!w->w_conf->cf_ratelimit.crl_enabled)
-		return RATELIMIT_OK;
-	return ratelimit_take(w, p, tool, len, 0, retry_s);
-}
-/*
- * Redis: one EVALSHA per call, answered later.  The request waits, its
- * view held; the answer resumes it through the callback it was on,
- * and its second ratelimit_call() finds the verdict decided.
- */
+struct ratelimit_batch;
+
 struct ratelimit_wait {
-	TAILQ_ENTRY(ratelimit_wait)	 rw_entry;
-	struct worker			*rw_w;
-	ratelimit_resume_fn		 rw_resume;
+	TAILQ_ENTRY(ratelimit_wait)	 rw_entry;	/* in its batch */
+	struct ratelimit_batch		*rw_batch;
+	ratelimit_done_fn		 rw_done;	/* a step's, or */
+	ratelimit_resume_fn		 rw_resume;	/* an edge's */
 	void				*rw_arg;
 	json_t				*rw_view;
-	struct redis_cmd		*rw_cmd;
 };
 
-static TAILQ_HEAD(, ratelimit_wait) rl_waits =
-    TAILQ_HEAD_INITIALIZER(rl_waits);
+struct ratelimit_batch {
+	TAILQ_ENTRY(ratelimit_batch)	 rb_entry;
+	struct worker			*rb_w;
+	TAILQ_HEAD(, ratelimit_wait)	 rb_waits;
+	struct redis_cmd		*rb_cmd;	/* sent */
+	unsigned int			 rb_want;	/* tokens asked */
+	int				 rb_sent;	/* in rl_sent */
+	int				 rb_busy;	/* answering */
+	size_t				 rb_n;
+	const struct config_bucket	*rb_cb[RATELIMIT_BUCKETS];
+	size_t				 rb_klen[RATELIMIT_BUCKETS];
+	char				 rb_keys[RATELIMIT_BUCKETS]
+					    [RATELIMIT_RKEY_MAX];
+};
+
+TAILQ_HEAD(ratelimit_batches, ratelimit_batch);
+
+static struct {
+	struct ratelimit_batches	 rl_open;	/* this turn's */
+	struct ratelimit_batches	 rl_sent;
+	struct event			*rl_flush;
+} rl = {
+	TAILQ_HEAD_INITIALIZER(rl.rl_open),
+	TAILQ_HEAD_INITIALIZER(rl.rl_sent),
+	NULL
+};
 
 /* the verdict of the request being resumed (rd_arg) */
 static struct {
@@ -305,34 +328,143 @@ static struct {
 	unsigned int		 rd_retry_s;
 } rl_decided;
 
+static void	ratelimit_on_flush(evutil_socket_t, short, void *);
+
+void
+ratelimit_init(struct worker *w)
+{
+	if (!w->w_conf->cf_ratelimit.crl_enabled ||
+	    w->w_conf->cf_sstore.css_provider != CONFIG_SSTORE_REDIS)
+		return;
+	(void)redis_script_add(ratelimit_lua);
+	/* none (no memory): the calls fail open */
+	rl.rl_flush = event_new(w->w_base, -1, 0, ratelimit_on_flush, NULL);
+}
+
+static void
+ratelimit_batch_free(struct ratelimit_batch *rb)
+{
+	TAILQ_REMOVE(rb->rb_sent ? &rl.rl_sent : &rl.rl_open, rb, rb_entry);
+	redis_cancel(rb->rb_cmd);
+	free(rb);
+}
+
 static void
 ratelimit_wait_free(struct ratelimit_wait *rw)
 {
-	TAILQ_REMOVE(&rl_waits, rw, rw_entry);
 	json_decref(rw->rw_view);
 	free(rw);
 }
 
 void
-ratelimit_init(struct worker *w)
+ratelimit_free(void)
 {
-	if (w->w_conf->cf_ratelimit.crl_enabled &&
-	    w->w_conf->cf_sstore.css_provider == CONFIG_SSTORE_REDIS)
-		(void)redis_script_add(ratelimit_lua);
+	struct ratelimit_batches	*l[2] = { &rl.rl_open, &rl.rl_sent };
+	struct ratelimit_batch		*rb;
+	struct ratelimit_wait		*rw;
+	size_t				 i;
+
+	for (i = 0; i < 2; i++)
+		while ((rb = TAILQ_FIRST(l[i])) != NULL) {
+			while ((rw = TAILQ_FIRST(&rb->rb_waits)) != NULL) {
+				TAILQ_REMOVE(&rb->rb_waits, rw, rw_entry);
+				ratelimit_wait_free(rw);
+			}
+			ratelimit_batch_free(rb);
+		}
+	if (rl.rl_flush != NULL)
+		event_free(rl.rl_flush);
+	rl.rl_flush = NULL;
+}
+
+void
+ratelimit_wait_cancel(struct ratelimit_wait *rw)
+{
+	struct ratelimit_batch *rb;
+
+	if (rw == NULL)
+		return;
+	rb = rw->rw_batch;
+	TAILQ_REMOVE(&rb->rb_waits, rw, rw_entry);
+	ratelimit_wait_free(rw);
+	/* no call left to answer: nothing to send, or to wait for */
+	if (TAILQ_EMPTY(&rb->rb_waits) && !rb->rb_busy)
+		ratelimit_batch_free(rb);
+}
+
+void
+ratelimit_cancel(void *arg)
+{
+	struct ratelimit_batches	*l[2] = { &rl.rl_open, &rl.rl_sent };
+	struct ratelimit_batch		*rb, *rbn;
+	struct ratelimit_wait		*rw, *rwn;
+	size_t				 i;
+
+	for (i = 0; i < 2; i++)
+		for (rb = TAILQ_FIRST(l[i]); rb != NULL; rb = rbn) {
+			rbn = TAILQ_NEXT(rb, rb_entry);
+			for (rw = TAILQ_FIRST(&rb->rb_waits); rw != NULL;
+			    rw = rwn) {
+				rwn = TAILQ_NEXT(rw, rw_entry);
+				/* the last one frees rb, not rbn */
+				if (rw->rw_resume != NULL &&
+				    rw->rw_arg == arg)
+					ratelimit_wait_cancel(rw);
+			}
+		}
+}
+
+/*
+ * Answer the batch's calls in order: the first granted ones OK, the
+ * others v (LIMITED after retry_s, or OK: failed open).  A call
+ * answered may end (cancel) others of the batch: each is taken off
+ * the batch before its answer.
+ */
+static void
+ratelimit_batch_answer(struct ratelimit_batch *rb, unsigned int granted,
+    enum ratelimit_verdict v, unsigned int retry_s)
+{
+	struct ratelimit_wait	*rw;
+	enum ratelimit_verdict	 vi;
+
+	rb->rb_busy = 1;
+	while ((rw = TAILQ_FIRST(&rb->rb_waits)) != NULL) {
+		TAILQ_REMOVE(&rb->rb_waits, rw, rw_entry);
+		vi = RATELIMIT_OK;
+		if (granted > 0)
+			granted--;
+		else
+			vi = v;
+		if (rw->rw_done != NULL)
+			rw->rw_done(rw->rw_arg, vi, vi == RATELIMIT_LIMITED ?
+			    retry_s : 0);
+		else {
+			rl_decided.rd_arg = rw->rw_arg;
+			rl_decided.rd_verdict = vi;
+			rl_decided.rd_retry_s = vi == RATELIMIT_LIMITED ?
+			    retry_s : 0;
+			rw->rw_resume(rw->rw_arg, rw->rw_view, NULL);
+			rl_decided.rd_arg = NULL;
+		}
+		ratelimit_wait_free(rw);
+	}
+	ratelimit_batch_free(rb);
 }
 
 static void
 ratelimit_on_redis(void *arg, const struct redisReply *reply,
     const char *err)
 {
-	struct ratelimit_wait	*rw = arg;
+	struct ratelimit_batch	*rb = arg;
 	enum ratelimit_verdict	 v;
-	uint64_t		 retry_ms = 0;
+	unsigned int		 granted, retry_s = 0;
+	uint64_t		 retry_ms;
 	char			 why[200];
 
-	v = ratelimit_redis_verdict(reply, &retry_ms);
+	rb->rb_cmd = NULL;	/* answered: nothing to cancel */
+	v = ratelimit_redis_verdict(reply, rb->rb_want, &granted, &retry_ms);
 	if (v == RATELIMIT_ERROR) {
-		diag_count_redis_error(rw->rw_w);
+		diag_count_redis_error(rb->rb_w);
 		if (err == NULL && reply != NULL &&
 		    reply->type == REDIS_REPLY_ERROR) {
 			err = reply->str;
@@ -342,83 +474,165 @@ ratelimit_on_redis(void *arg, const struct redisReply *reply,
 		}
 		(void)snprintf(why, sizeof(why), "redis: %s", err != NULL ?
 		    err : "an answer not understood");
-		ratelimit_fail_open(rw->rw_w, why);
+		ratelimit_fail_open(rb->rb_w, why);
 		v = RATELIMIT_OK;
 	}
-	rl_decided.rd_arg = rw->rw_arg;
-	rl_decided.rd_verdict = v;
-	rl_decided.rd_retry_s = 0;
 	if (v == RATELIMIT_LIMITED)
-		ratelimit_retry_s(retry_ms, &rl_decided.rd_retry_s);
-	/* off the list first: the request may end (and cancel) within */
-	TAILQ_REMOVE(&rl_waits, rw, rw_entry);
-	rw->rw_resume(rw->rw_arg, rw->rw_view, NULL);
-	rl_decided.rd_arg = NULL;
-	json_decref(rw->rw_view);
-	free(rw);
+		ratelimit_retry_s(retry_ms, &retry_s);
+	ratelimit_batch_answer(rb, granted, v, retry_s);
 }
 
-static enum ratelimit_verdict
-ratelimit_redis(struct worker *w, const struct principal *p,
-    const char *tool, size_t len, ratelimit_resume_fn resume, void *arg,
-    json_t *view)
+/* a batch's script sent, or its calls let through (fail open) */
+static void
+ratelimit_batch_send(struct ratelimit_batch *rb)
+{
+	struct redis_args	 ra;
+	const char		*kp[RATELIMIT_BUCKETS];
+	struct ratelimit_wait	*rw;
+	size_t			 i;
+
+	rb->rb_want = 0;
+	TAILQ_FOREACH(rw, &rb->rb_waits, rw_entry)
+		rb->rb_want++;
+	for (i = 0; i < rb->rb_n; i++)
+		kp[i] = rb->rb_keys[i];
+	TAILQ_REMOVE(&rl.rl_open, rb, rb_entry);
+	TAILQ_INSERT_TAIL(&rl.rl_sent, rb, rb_entry);
+	rb->rb_sent = 1;
+	if (ratelimit_redis_args(&ra, kp, rb->rb_klen, rb->rb_cb, rb->rb_n,
+	    rb->rb_want) == 0 && (rb->rb_cmd = redis_send(&ra,
+	    ratelimit_on_redis, rb)) != NULL)
+		return;
+	diag_count_redis_error(rb->rb_w);
+	ratelimit_fail_open(rb->rb_w, "redis: not connected");
+	ratelimit_batch_answer(rb, 0, RATELIMIT_OK, 0);
+}
+
+/* the end of the turn: each batch collected is sent */
+static void
+ratelimit_on_flush(evutil_socket_t fd, short ev, void *arg)
+{
+	struct ratelimit_batch *rb;
+
+	(void)fd;
+	(void)ev;
+	(void)arg;
+	while ((rb = TAILQ_FIRST(&rl.rl_open)) != NULL)
+		ratelimit_batch_send(rb);
+}
+
+/* the batch open this turn on these buckets, or a new one */
+static struct ratelimit_batch *
+ratelimit_batch_get(struct worker *w, const struct ratelimit_spec *sp,
+    size_t n, const char *scope, const char *tool, size_t len)
 {
 	const struct config		*cf = w->w_conf;
-	struct ratelimit_spec		 sp[RATELIMIT_BUCKETS];
-	const struct config_bucket	*cb[RATELIMIT_BUCKETS];
+	struct ratelimit_batch		*rb;
 	char				 keys[RATELIMIT_BUCKETS]
 					    [RATELIMIT_RKEY_MAX];
-	const char			*kp[RATELIMIT_BUCKETS];
-	size_t				 klen[RATELIMIT_BUCKETS];
-	struct redis_args		 ra;
-	struct ratelimit_wait		*rw;
-	const char			*scope = p != NULL ? p->p_scope : NULL;
-	size_t				 i, n, nk = 0;
+	size_t				 klen[RATELIMIT_BUCKETS], i;
 
-	n = ratelimit_specs(&cf->cf_ratelimit, scope, tool, len, 1, sp);
-	for (i = 0; i < n; i++) {
-		if ((klen[nk] = ratelimit_redis_key(keys[nk],
-		    sizeof(keys[nk]), cf->cf_sstore.css_namespace,
-		    cf->cf_name, sp[i].rs_kind, scope, tool, len)) == 0) {
+	for (i = 0; i < n; i++)
+		if ((klen[i] = ratelimit_redis_key(keys[i], sizeof(keys[i]),
+		    cf->cf_sstore.css_namespace, cf->cf_name, sp[i].rs_kind,
+		    scope, tool, len)) == 0) {
 			ratelimit_fail_open(w, "redis: a bucket key too long");
-			return RATELIMIT_OK;
+			return NULL;
 		}
-		kp[nk] = keys[nk];
-		cb[nk++] = sp[i].rs_cb;
+	TAILQ_FOREACH(rb, &rl.rl_open, rb_entry) {
+		if (rb->rb_n != n)
+			continue;
+		for (i = 0; i < n; i++)
+			if (rb->rb_cb[i] != sp[i].rs_cb ||
+			    rb->rb_klen[i] != klen[i] ||
+			    memcmp(rb->rb_keys[i], keys[i], klen[i]) != 0)
+				break;
+		if (i == n)
+			return rb;
 	}
-	if (nk == 0)
-		return RATELIMIT_OK;
-	if (ratelimit_redis_args(&ra, kp, klen, cb, nk) == -1 ||
-	    (rw = calloc(1, sizeof(*rw))) == NULL) {
+	if ((rb = calloc(1, sizeof(*rb))) == NULL) {
 		ratelimit_fail_open(w, "out of memory");
-		return RATELIMIT_OK;
+		return NULL;
 	}
-	rw->rw_w = w;
-	rw->rw_resume = resume;
-	rw->rw_arg = arg;
-	rw->rw_view = json_incref(view);
-	TAILQ_INSERT_TAIL(&rl_waits, rw, rw_entry);
-	if ((rw->rw_cmd = redis_send(&ra, ratelimit_on_redis, rw)) == NULL) {
-		ratelimit_wait_free(rw);
+	rb->rb_w = w;
+	TAILQ_INIT(&rb->rb_waits);
+	rb->rb_n = n;
+	for (i = 0; i < n; i++) {
+		rb->rb_cb[i] = sp[i].rs_cb;
+		rb->rb_klen[i] = klen[i];
+		memcpy(rb->rb_keys[i], keys[i], klen[i]);
+	}
+	TAILQ_INSERT_TAIL(&rl.rl_open, rb, rb_entry);
+	event_active(rl.rl_flush, EV_TIMEOUT, 0);
+	return rb;
+}
+
+/*
+ * A call's wait on Redis's buckets (server: the server's too, else a
+ * step's, its tool's alone): PENDING, *wp set; or OK at once when none
+ * applies or Redis cannot be asked (fail open).
+ */
+static enum ratelimit_verdict
+ratelimit_redis(struct worker *w, const struct principal *p,
+    const char *tool, size_t len, int server, struct ratelimit_wait *proto,
+    struct ratelimit_wait **wp)
+{
+	struct ratelimit_spec	 sp[RATELIMIT_BUCKETS];
+	struct ratelimit_batch	*rb;
+	struct ratelimit_wait	*rw;
+	const char		*scope = p != NULL ? p->p_scope : NULL;
+	size_t			 n;
+
+	if ((n = ratelimit_specs(&w->w_conf->cf_ratelimit, scope, tool, len,
+	    server, sp)) == 0)
+		return RATELIMIT_OK;
+	if (!redis_up()) {
 		diag_count_redis_error(w);
 		ratelimit_fail_open(w, "redis: not connected");
 		return RATELIMIT_OK;
 	}
+	if (rl.rl_flush == NULL) {
+		ratelimit_fail_open(w, "out of memory");
+		return RATELIMIT_OK;
+	}
+	if ((rb = ratelimit_batch_get(w, sp, n, scope, tool, len)) == NULL)
+		return RATELIMIT_OK;
+	if ((rw = malloc(sizeof(*rw))) == NULL) {
+		if (TAILQ_EMPTY(&rb->rb_waits))
+			ratelimit_batch_free(rb);
+		ratelimit_fail_open(w, "out of memory");
+		return RATELIMIT_OK;
+	}
+	*rw = *proto;
+	rw->rw_batch = rb;
+	json_incref(rw->rw_view);
+	TAILQ_INSERT_TAIL(&rb->rb_waits, rw, rw_entry);
+	if (wp != NULL)
+		*wp = rw;
 	return RATELIMIT_PENDING;
 }
 
-void
-ratelimit_cancel(void *arg)
+/*
+ * A composite's step: its tool's buckets, in the host's store or
+ * Redis's as a direct call's are.
+ */
+enum ratelimit_verdict
+ratelimit_step(struct worker *w, const struct principal *p,
+    const char *tool, size_t len, unsigned int *retry_s,
+    ratelimit_done_fn done, void *arg, struct ratelimit_wait **wait)
 {
-	struct ratelimit_wait *rw, *next;
+	struct ratelimit_wait proto;
 
-	for (rw = TAILQ_FIRST(&rl_waits); rw != NULL; rw = next) {
-		next = TAILQ_NEXT(rw, rw_entry);
-		if (rw->rw_arg == arg) {
-			redis_cancel(rw->rw_cmd);
-			ratelimit_wait_free(rw);
-		}
-	}
+	*retry_s = 0;
+	*wait = NULL;
+	if (!w->w_conf->cf_ratelimit.crl_enabled)
+		return RATELIMIT_OK;
+	if (w->w_conf->cf_sstore.css_provider != CONFIG_SSTORE_REDIS)
+		return ratelimit_take(w, p, tool, len, 0, retry_s);
+	memset(&proto, 0, sizeof(proto));
+	proto.rw_done = done;
+	proto.rw_arg = arg;
+	return ratelimit_redis(w, p, tool, len, 0, &proto, wait);
 }
 
 json_t *
@@ -466,6 +680,7 @@ ratelimit_call(struct worker *w, struct httpd_req *req,
     const json_t *params, unsigned int *retry_s, ratelimit_resume_fn resume,
     void *arg, json_t *view)
 {
+	struct ratelimit_wait	 proto;
 	enum ratelimit_verdict	 v;
 	const char		*name;
 	size_t			 len;
@@ -487,10 +702,14 @@ ratelimit_call(struct worker *w, struct httpd_req *req,
 		len = 0;
 	}
 	if (w->w_conf->cf_sstore.css_provider == CONFIG_SSTORE_REDIS &&
-	    resume != NULL)
-		v = ratelimit_redis(w, auth_principal(req), name, len, resume,
-		    arg, view);
-	else
+	    resume != NULL) {
+		memset(&proto, 0, sizeof(proto));
+		proto.rw_resume = resume;
+		proto.rw_arg = arg;
+		proto.rw_view = view;
+		v = ratelimit_redis(w, auth_principal(req), name, len, 1,
+		    &proto, NULL);
+	} else
 		v = ratelimit_check(w, auth_principal(req), name, len,
 		    retry_s);
 done:

@@ -41,6 +41,15 @@ enum ratelimit_verdict {
 typedef void	(*ratelimit_resume_fn)(void *arg, json_t *view,
 		    const char *err);
 
+/*
+ * A wait on Redis's buckets (a composite step's): done(arg, verdict,
+ * retry_s) is called once, later, unless cancelled first.
+ */
+struct ratelimit_wait;
+typedef void	(*ratelimit_done_fn)(void *arg, enum ratelimit_verdict,
+		    unsigned int retry_s);
+void	 ratelimit_wait_cancel(struct ratelimit_wait *);
+
 /* the bucket key's longest tool name (config_policy.c checks it) */
 #define RATELIMIT_KEY_MAX	(2 + 32 + 2 + 256)
 /* and of its Redis key: namespace, server name, tool, scope */
@@ -65,10 +74,13 @@ enum ratelimit_verdict ratelimit_check(struct worker *,
  * server's shared and per-user tokens once (a composite counts once);
  * each step takes a token of its tool's own buckets only, so that a
  * tool's limit holds whether it is called directly or from a workflow.
+ * With Redis's buckets it answers RATELIMIT_PENDING, *wait set, and
+ * done() is called with the verdict.
  */
 enum ratelimit_verdict ratelimit_step(struct worker *,
 	    const struct principal *p, const char *tool, size_t len,
-	    unsigned int *retry_s);
+	    unsigned int *retry_s, ratelimit_done_fn done, void *arg,
+	    struct ratelimit_wait **wait);
 
 /*
  * At an edge's dispatch of a request of method mm (the tools/call is
@@ -98,15 +110,25 @@ extern const char ratelimit_lua[];
 
 /* with Redis: the script loaded on each connection */
 void	 ratelimit_init(struct worker *);
+/* the worker ends: the waits left are dropped, none answered */
+void	 ratelimit_free(void);
 
-/* an EVALSHA of the script over n buckets: keys, each one's limit */
+/*
+ * An EVALSHA of the script over n buckets: keys, each one's limit, and
+ * the tokens asked of each (want calls, a batch's: at least 1).
+ */
 int	 ratelimit_redis_args(struct redis_args *,
 	    const char *const *keys, const size_t *klens,
-	    const struct config_bucket *const *cb, size_t n);
+	    const struct config_bucket *const *cb, size_t n,
+	    unsigned int want);
 
-/* the script's answer: OK, LIMITED (*retry_ms set) or ERROR */
+/*
+ * The script's answer to want calls: OK (all granted), LIMITED (only
+ * *granted of them, the first ones; *retry_ms set) or ERROR (nothing
+ * understood, *granted 0: more than want is an error too).
+ */
 enum ratelimit_verdict ratelimit_redis_verdict(const struct redisReply *,
-	    uint64_t *retry_ms);
+	    unsigned int want, unsigned int *granted, uint64_t *retry_ms);
 
 /* a rejection's data member {"retryAfterSeconds": n} (new reference) */
 json_t	*ratelimit_data(unsigned int retry_s);

@@ -18,15 +18,21 @@
  * clock (TIME, in microseconds), so nodes with skewed clocks agree.
  * Each bucket is a hash {tokens, last}; it starts full, refills
  * continuously (maxTokens per refill period) and expires after
- * ceil(2 x refill period) unused, when it would be full again.  The
- * first bucket without a whole token rejects the call and nothing is
- * taken; the answer is {1, 0} (taken) or {0, milliseconds until that
- * bucket has its token back}.  Numbers are written with string.format:
- * tostring() keeps 14 digits, too few for a time in microseconds.
+ * ceil(2 x refill period) unused, when it would be full again.  It is
+ * asked for the calls of one batch (the last ARGV, 1 when absent): it
+ * grants as many as every bucket has whole tokens for, at most that,
+ * and takes that many from each, as that many calls one after the
+ * other would; the first bucket then without a whole token refuses the
+ * rest.  The answer is {granted, 0} (all of them) or {granted,
+ * milliseconds until that bucket has its token back}.  Numbers are
+ * written with string.format: tostring() keeps 14 digits, too few for a
+ * time in microseconds.
  */
 const char ratelimit_lua[] =
 "local t = redis.call('TIME')\n"
 "local now = tonumber(t[1]) * 1000000 + tonumber(t[2])\n"
+"local want = tonumber(ARGV[3 * #KEYS + 1]) or 1\n"
+"local got = want\n"
 "local tok = {}\n"
 "for i = 1, #KEYS do\n"
 "  local max = tonumber(ARGV[3 * i - 2])\n"
@@ -42,17 +48,31 @@ const char ratelimit_lua[] =
 "  if n > max then\n"
 "    n = max\n"
 "  end\n"
-"  if n < 1 then\n"
-"    return {0, math.ceil((1 - n) * per / max / 1000)}\n"
+"  if n < got then\n"
+"    got = math.floor(n)\n"
 "  end\n"
 "  tok[i] = n\n"
 "end\n"
-"for i = 1, #KEYS do\n"
-"  redis.call('HSET', KEYS[i], 'tokens', string.format('%.17g', tok[i] - 1),\n"
-"      'last', string.format('%.0f', now))\n"
-"  redis.call('EXPIRE', KEYS[i], ARGV[3 * i])\n"
+"if got < 0 then\n"
+"  got = 0\n"
 "end\n"
-"return {1, 0}\n";
+"if got > 0 then\n"
+"  for i = 1, #KEYS do\n"
+"    redis.call('HSET', KEYS[i], 'tokens',\n"
+"        string.format('%.17g', tok[i] - got),\n"
+"        'last', string.format('%.0f', now))\n"
+"    redis.call('EXPIRE', KEYS[i], ARGV[3 * i])\n"
+"  end\n"
+"end\n"
+"for i = 1, #KEYS do\n"
+"  local n = tok[i] - got\n"
+"  if got < want and n < 1 then\n"
+"    local max = tonumber(ARGV[3 * i - 2])\n"
+"    local per = tonumber(ARGV[3 * i - 1])\n"
+"    return {got, math.ceil((1 - n) * per / max / 1000)}\n"
+"  end\n"
+"end\n"
+"return {got, 0}\n";
 
 size_t
 ratelimit_redis_key(char *buf, size_t buflen, const char *ns,
@@ -95,11 +115,12 @@ ratelimit_redis_key(char *buf, size_t buflen, const char *ns,
 
 int
 ratelimit_redis_args(struct redis_args *a, const char *const *keys,
-    const size_t *klens, const struct config_bucket *const *cb, size_t n)
+    const size_t *klens, const struct config_bucket *const *cb, size_t n,
+    unsigned int want)
 {
 	size_t	i;
 
-	if (n == 0 || n > RATELIMIT_BUCKETS)
+	if (n == 0 || n > RATELIMIT_BUCKETS || want == 0)
 		return -1;
 	redis_args_evalsha(a, ratelimit_lua, (unsigned)n);
 	for (i = 0; i < n; i++)
@@ -113,14 +134,18 @@ ratelimit_redis_args(struct redis_args *a, const char *const *keys,
 		redis_args_push_u64(a, cb[i]->cb_period_ms * 1000);
 		redis_args_push_u64(a, (2 * cb[i]->cb_period_ms + 999) / 1000);
 	}
+	/* the tokens asked of each: the batch's calls */
+	redis_args_push_u64(a, want);
 	return a->ra_over ? -1 : 0;
 }
 
 enum ratelimit_verdict
-ratelimit_redis_verdict(const struct redisReply *r, uint64_t *retry_ms)
+ratelimit_redis_verdict(const struct redisReply *r, unsigned int want,
+    unsigned int *granted, uint64_t *retry_ms)
 {
 	const redisReply *ok, *wait;
 
+	*granted = 0;
 	*retry_ms = 0;
 	if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
 	    r->element == NULL)
@@ -130,10 +155,13 @@ ratelimit_redis_verdict(const struct redisReply *r, uint64_t *retry_ms)
 	if (ok == NULL || wait == NULL || ok->type != REDIS_REPLY_INTEGER ||
 	    wait->type != REDIS_REPLY_INTEGER)
 		return RATELIMIT_ERROR;
-	if (ok->integer == 1)
-		return RATELIMIT_OK;
-	if (ok->integer != 0 || wait->integer < 0)
+	/* more than asked for would let more calls through than taken */
+	if (ok->integer < 0 || ok->integer > (long long)want ||
+	    wait->integer < 0)
 		return RATELIMIT_ERROR;
+	*granted = (unsigned int)ok->integer;
+	if (*granted == want)
+		return RATELIMIT_OK;
 	*retry_ms = wait->integer > 0 ? (uint64_t)wait->integer : 1;
 	return RATELIMIT_LIMITED;
 }

@@ -20,6 +20,7 @@
 #include "shared/store.h"
 #include "httpd.h"
 #include "redis.h"
+#include "reqhold.h"
 #include "worker.h"
 #include "session_redis.h"
 #include "stream_redis.h"
@@ -251,22 +252,11 @@ session_redis_del(const char *id)
  * answers (in 1 s at most: worker/redis.c's timeout).
  */
 struct session_sync {
-	struct worker		*ss_w;
-	struct httpd_req	*ss_req;
+	struct reqhold		 ss_hold;	/* worker, request, gone */
 	session_cont_fn		 ss_cont;
 	struct redis_cmd	*ss_cmd;
 	char			 ss_id[SESSION_ID_LEN + 1];
-	int			 ss_gone;
 };
-
-static void
-session_sync_on_close(struct httpd_req *req, void *arg)
-{
-	struct session_sync *ss = arg;
-
-	(void)req;
-	ss->ss_gone = 1;
-}
 
 static void
 session_sync_unavailable(struct httpd_req *req)
@@ -299,14 +289,14 @@ static void
 session_sync_on_redis(void *arg, const redisReply *reply, const char *err)
 {
 	struct session_sync	*ss = arg;
-	struct worker		*w = ss->ss_w;
-	struct httpd_req	*req = ss->ss_req;
+	struct worker		*w = ss->ss_hold.rh_w;
+	struct httpd_req	*req = ss->ss_hold.rh_req;
 	const char		*rec = NULL;
 	size_t			 rlen = 0;
 	uint64_t		 stamp = 0;
 	int			 go = 0;
 
-	httpd_req_set_close_cb(req, NULL, NULL);
+	reqhold_detach(&ss->ss_hold);
 	switch (err != NULL ? SESSION_R_ERROR :
 	    session_redis_verdict(reply, &stamp, &rec, &rlen)) {
 	case SESSION_R_SAME:
@@ -329,7 +319,7 @@ session_sync_on_redis(void *arg, const redisReply *reply, const char *err)
 		session_redis_failed("a session not read", reply, err);
 		break;
 	}
-	if (ss->ss_gone || !go)
+	if (ss->ss_hold.rh_gone || !go)
 		session_sync_unavailable(req);
 	else
 		ss->ss_cont(w, req);
@@ -362,8 +352,6 @@ session_redis_sync(struct worker *w, struct httpd_req *req,
 		    "Internal error: out of memory");
 		return SESSION_SYNC_LATER;
 	}
-	ss->ss_w = w;
-	ss->ss_req = req;
 	ss->ss_cont = cont;
 	(void)snprintf(ss->ss_id, sizeof(ss->ss_id), "%s", sid);
 	if ((ss->ss_cmd = redis_send(&a, session_sync_on_redis, ss)) ==
@@ -374,7 +362,6 @@ session_redis_sync(struct worker *w, struct httpd_req *req,
 		session_sync_unavailable(req);
 		return SESSION_SYNC_LATER;
 	}
-	httpd_req_set_close_cb(req, session_sync_on_close, ss);
-	worker_request_hold(w);
+	reqhold_attach(&ss->ss_hold, w, req);
 	return SESSION_SYNC_LATER;
 }

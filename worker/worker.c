@@ -322,6 +322,7 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 	redis_sub_free();
 	texch_redis_free();
 	redis_free();	/* after the streams, which cancel their reads */
+	ratelimit_free();
 	wake_free();
 	front_free(w);
 	auth_free();

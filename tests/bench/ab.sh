@@ -63,13 +63,36 @@ session() {
 	echo "$s"
 }
 
+# cpu_ticks PATTERN: the CPU time (clock ticks, user and system) of
+# the processes whose command line holds PATTERN (a vmcpd's master and
+# workers, forked without exec, share it)
+cpu_ticks() {
+	t=0
+	for d in /proc/[0-9]*; do
+		# (a process may end meanwhile)
+		{ tr '\0' ' ' <"$d/cmdline"; } 2>/dev/null |
+		    grep -qF -- "$1" || continue
+		# the fields after the command's parenthesised name
+		set -- "$1" $(sed 's/^.*) //' "$d/stat" 2>/dev/null)
+		[ $# -ge 14 ] && t=$((t + ${13} + ${14}))
+		set -- "$1"
+	done
+	echo "$t"
+}
+
 # run NAME PORT SESSION [AUTHORIZATION]: requests per second
 run() {
+	c0=$(cpu_ticks "$tmp/$1/vmcpd.yaml")
 	MCP_SESSION_ID=$3 BENCH_AUTHORIZATION=${4:-} wrk -t2 -c"$conns" \
 	    -d"${secs}s" -s "$bench/call.lua" "http://127.0.0.1:$2/mcp" \
 	    >"$tmp/wrk-$1.txt" 2>&1 || die "wrk $1 failed"
 	grep -q 'bad_status=0 bad_body=0' "$tmp/wrk-$1.txt" ||
 	    die "wrk $1: bad answers: $(cat "$tmp/wrk-$1.txt")"
+	# the requests answered and the vmcpd's CPU ticks, for figures per
+	# request (redis.sh)
+	sed -n 's/^BENCH requests=\([0-9]*\) .*/\1/p' "$tmp/wrk-$1.txt" \
+	    >>"$tmp/$1.req"
+	echo $(($(cpu_ticks "$tmp/$1/vmcpd.yaml") - c0)) >>"$tmp/$1.cpu"
 	sed -n 's/^BENCH .* rps=\([0-9.]*\) .*/\1/p' "$tmp/wrk-$1.txt"
 }
 

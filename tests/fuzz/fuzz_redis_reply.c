@@ -42,7 +42,9 @@ int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 /*
  * hiredis 0.14 allocates an array's declared element count up front
  * (its maxelements limit came with 1.0): an answer declaring more than
- * RESP_ELEMENTS_MAX is left out, as no answer of the script's is.
+ * RESP_ELEMENTS_MAX is left out, as no answer of the script's is.  Any
+ * '*' counts, not only one at a line's start: a bulk string's bytes
+ * end where its length says, so the next reply may follow anything.
  */
 #define RESP_ELEMENTS_MAX	1024
 
@@ -53,7 +55,7 @@ resp_too_big(const char *in, size_t size)
 	uint64_t	 n;
 
 	for (i = 0; i < size; i++) {
-		if (in[i] != '*' || (i > 0 && in[i - 1] != '\n'))
+		if (in[i] != '*')
 			continue;
 		for (j = i + 1, n = 0; j < size && in[j] >= '0' &&
 		    in[j] <= '9' && n <= RESP_ELEMENTS_MAX; j++)
@@ -185,6 +187,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	void			*reply;
 	enum ratelimit_verdict	 v;
 	uint64_t		 retry;
+	unsigned int		 want, granted;
 	char			 key[RATELIMIT_RKEY_MAX];
 	char			*in;
 	size_t			 n;
@@ -204,9 +207,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (redisReaderGetReply(rr, &reply) != REDIS_OK ||
 			    reply == NULL)
 				break;
-			v = ratelimit_redis_verdict(reply, &retry);
-			if ((v == RATELIMIT_OK && retry != 0) ||
-			    (v == RATELIMIT_LIMITED && retry == 0) ||
+			/* a single call's, then a batch's answer */
+			want = i % 2 == 0 ? 1 : 32;
+			v = ratelimit_redis_verdict(reply, want, &granted,
+			    &retry);
+			if ((v == RATELIMIT_OK && (retry != 0 ||
+			    granted != want)) || (v == RATELIMIT_LIMITED &&
+			    (retry == 0 || granted >= want)) ||
+			    (v == RATELIMIT_ERROR && granted != 0) ||
 			    (v != RATELIMIT_OK && v != RATELIMIT_LIMITED &&
 			    v != RATELIMIT_ERROR))
 				abort();

@@ -15,7 +15,11 @@
 //   one node ends it on all; Redis down or hung: 503 "the session store
 //   (Redis) is unavailable", never a node's copy; back: it goes on;
 // - a session used with another principal's token is 404 on every node;
-// - a perUser limit holds in total across the nodes, per principal;
+// - a perUser limit holds in total across the nodes, per principal,
+//   with 36 calls at once on three nodes too (calls batched into one
+//   script take no more tokens than the bucket holds);
+// - a composite's step takes its tool's token from the bucket in Redis
+//   that direct calls on another node take from;
 // - a Legacy session's GET stream events are in Redis (sess:<id>:ev):
 //   kill -9 of the stream's node, a resume with Last-Event-ID through
 //   HAProxy on another node gets every event after that id exactly once,
@@ -584,6 +588,34 @@ describe('perUser across three nodes', () => {
     assert.equal(keys.length, 2, keys.join(' '));
   }));
 
+  // the calls of one loop turn on the same buckets take their tokens in
+  // one script (worker/ratelimit.c): a batch larger than what is left
+  // gets only what is left, whatever the interleaving
+  test('under concurrency on every node, a principal still gets exactly its tokens', guarded(async () => {
+    // alice's bucket, emptied by the test before, starts full again
+    for (const k of (await cluster.redis.cli('--scan', '--pattern', `thv:rl:{local:${NAME}}:user:*`))
+      .split('\n').filter(Boolean))
+      await cluster.redis.cli('DEL', k);
+    const auth = { Authorization: `Bearer ${await idp.token('alice')}` };
+    const before = await cluster.redis.cli('INFO', 'commandstats');
+    const rs = await Promise.all(cluster.nodes.flatMap((d, n) =>
+      Array.from({ length: 12 }, (_, i) => modern(d.port, 'tools/call', echo(`alice${n}-${i}`),
+        { 'Mcp-Name': 'echo', ...auth }))));
+    let ok = 0;
+    for (const r of rs) {
+      assert.equal(r.status, 200, r.text);
+      if (!r.json.error)
+        ok++;
+      else
+        assert.equal(r.json.error.code, 429, r.text);
+    }
+    assert.equal(ok, 4, 'alice\'s calls let through in total, of 36 at once');
+    const evals = (t) => Number(/cmdstat_evalsha:calls=(\d+)/.exec(t)?.[1] ?? 0);
+    const after = await cluster.redis.cli('INFO', 'commandstats');
+    // what a figure, not a test: how many scripts the 36 calls took
+    console.log(`# 36 calls at once: ${evals(after) - evals(before)} EVALSHA`);
+  }));
+
   test('a session used with another principal\'s token is 404 on every node', guarded(async () => {
     const alice = { Authorization: `Bearer ${await idp.token('alice')}` };
     const bob = { Authorization: `Bearer ${await idp.token('bob')}` };
@@ -600,6 +632,56 @@ describe('perUser across three nodes', () => {
       const own = await rpc(d.port, sid, 'tools/list', {}, { headers: alice });
       assert.equal(own.status, 200, `node ${d.port}: ${own.text}`);
     }
+  }));
+});
+
+describe('a composite\'s step on Redis\'s tool bucket', () => {
+  let backend, cluster;
+
+  before(async () => {
+    backend = await startTestBackend();
+    cluster = await startCluster({
+      n: 2, backendUrl: backend.url, workers: 1, name: NAME,
+      extra: [
+        'compositeTools:',
+        '  - name: once',
+        '    description: One echo step',
+        '    steps:',
+        '      - {id: s, tool: echo, arguments: {message: step}}',
+        'rateLimiting:',
+        '  tools:',
+        '    - name: echo',
+        '      shared: {maxTokens: 3, refillPeriod: 1h}',
+        '',
+      ].join('\n'),
+    });
+  });
+
+  after(() => stopNodes(cluster));
+
+  test('a step takes the token direct calls on another node take', guarded(async () => {
+    const [a, b] = cluster.nodes;
+    const direct = () => modern(a.port, 'tools/call', echo('direct'), { 'Mcp-Name': 'echo' });
+    const step = () => modern(b.port, 'tools/call', { name: 'once', arguments: {} },
+      { 'Mcp-Name': 'once' });
+    for (let i = 0; i < 2; i++) {
+      const r = await direct();					// tokens 1, 2
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.json.error, undefined, r.text);
+    }
+    let r = await step();					// token 3
+    assert.equal(r.status, 200, r.text);
+    assert.ok(!r.json.result.isError, r.text);
+    r = await step();						// none left
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.json.result.isError, true, r.text);
+    assert.match(r.json.result.content[0].text, /step s: tool echo: Rate limit exceeded/);
+    r = await direct();
+    assert.equal(r.json.error?.code, 429, r.text);
+    const key = `thv:rl:{local:${NAME}}:shared:tool:echo`;
+    assert.ok(Number(await cluster.redis.cli('HGET', key, 'tokens')) < 1);
+    for (const d of cluster.nodes)
+      assert.equal((await nodeMetrics(d)).vmcpd_ratelimit_fail_open_total ?? 0, 0);
   }));
 });
 

@@ -194,8 +194,8 @@ test_redis_args(void **state)
 	struct config_bucket		 none = { 0, 1000 };
 
 	(void)state;
-	assert_int_equal(ratelimit_redis_args(&ra, keys, klens, cb, 2), 0);
-	assert_int_equal(ra.ra_argc, 3 + 2 + 6);
+	assert_int_equal(ratelimit_redis_args(&ra, keys, klens, cb, 2, 5), 0);
+	assert_int_equal(ra.ra_argc, 3 + 2 + 6 + 1);
 	/* the script by its SHA-1, as SCRIPT LOAD names it */
 	assert_string_equal(ra.ra_argv[0], "EVALSHA");
 	assert_int_equal(ra.ra_lens[1], 40);
@@ -211,20 +211,28 @@ test_redis_args(void **state)
 	assert_string_equal(ra.ra_argv[8], "3");
 	assert_string_equal(ra.ra_argv[9], "1500000");
 	assert_string_equal(ra.ra_argv[10], "3");
-	/* Redis's clock, all or none, hashes with the reference's fields */
+	/* the tokens asked of each: a batch's calls */
+	assert_string_equal(ra.ra_argv[11], "5");
+	/* Redis's clock, as many as every bucket holds, hashes with the
+	 * reference's fields */
 	assert_non_null(strstr(ratelimit_lua, "redis.call('TIME')"));
-	assert_non_null(strstr(ratelimit_lua, "if n < 1 then\n    return {0,"));
+	assert_non_null(strstr(ratelimit_lua, "got = math.floor(n)"));
 	assert_non_null(strstr(ratelimit_lua, "'EXPIRE', KEYS[i], ARGV[3 * i]"));
-	assert_int_equal(ratelimit_redis_args(&ra, keys, klens, cb, 0), -1);
+	assert_int_equal(ratelimit_redis_args(&ra, keys, klens, cb, 0, 1),
+	    -1);
+	assert_int_equal(ratelimit_redis_args(&ra, keys, klens, cb, 2, 0),
+	    -1);
 	assert_int_equal(ratelimit_redis_args(&ra, keys, klens, cb,
-	    RATELIMIT_BUCKETS + 1), -1);
+	    RATELIMIT_BUCKETS + 1, 1), -1);
 	cb[1] = &none;
-	assert_int_equal(ratelimit_redis_args(&ra, keys, klens, cb, 2), -1);
+	assert_int_equal(ratelimit_redis_args(&ra, keys, klens, cb, 2, 1),
+	    -1);
 }
 
 /* the verdict of a RESP answer, as hiredis reads it off the wire */
 static enum ratelimit_verdict
-verdict_of(const char *resp, uint64_t *retry_ms)
+verdict_of(const char *resp, unsigned int want, unsigned int *granted,
+    uint64_t *retry_ms)
 {
 	redisReader		*rr;
 	void			*reply = NULL;
@@ -233,7 +241,7 @@ verdict_of(const char *resp, uint64_t *retry_ms)
 	assert_non_null(rr = redisReaderCreate());
 	assert_int_equal(redisReaderFeed(rr, resp, strlen(resp)), REDIS_OK);
 	assert_int_equal(redisReaderGetReply(rr, &reply), REDIS_OK);
-	v = ratelimit_redis_verdict(reply, retry_ms);
+	v = ratelimit_redis_verdict(reply, want, granted, retry_ms);
 	if (reply != NULL)
 		freeReplyObject(reply);
 	redisReaderFree(rr);
@@ -243,33 +251,51 @@ verdict_of(const char *resp, uint64_t *retry_ms)
 static void
 test_redis_verdict(void **state)
 {
-	uint64_t retry;
+	uint64_t	 retry;
+	unsigned int	 g;
 
 	(void)state;
-	assert_int_equal(verdict_of("*2\r\n:1\r\n:0\r\n", &retry),
+	assert_int_equal(verdict_of("*2\r\n:1\r\n:0\r\n", 1, &g, &retry),
 	    RATELIMIT_OK);
+	assert_int_equal(g, 1);
 	assert_int_equal(retry, 0);
-	assert_int_equal(verdict_of("*2\r\n:0\r\n:2500\r\n", &retry),
-	    RATELIMIT_LIMITED);
+	assert_int_equal(verdict_of("*2\r\n:0\r\n:2500\r\n", 1, &g,
+	    &retry), RATELIMIT_LIMITED);
+	assert_int_equal(g, 0);
 	assert_int_equal(retry, 2500);
 	/* a wait rounded to nothing still waits */
-	assert_int_equal(verdict_of("*2\r\n:0\r\n:0\r\n", &retry),
+	assert_int_equal(verdict_of("*2\r\n:0\r\n:0\r\n", 1, &g, &retry),
 	    RATELIMIT_LIMITED);
 	assert_int_equal(retry, 1);
+	/* a batch of 5: all granted, or the first 3 */
+	assert_int_equal(verdict_of("*2\r\n:5\r\n:0\r\n", 5, &g, &retry),
+	    RATELIMIT_OK);
+	assert_int_equal(g, 5);
+	assert_int_equal(verdict_of("*2\r\n:3\r\n:700\r\n", 5, &g,
+	    &retry), RATELIMIT_LIMITED);
+	assert_int_equal(g, 3);
+	assert_int_equal(retry, 700);
+	/* more than asked for would admit calls without a token */
+	assert_int_equal(verdict_of("*2\r\n:6\r\n:0\r\n", 5, &g, &retry),
+	    RATELIMIT_ERROR);
+	assert_int_equal(g, 0);
 	/* what the script never answers: an error (the call fails open) */
-	assert_int_equal(verdict_of("-NOSCRIPT x\r\n", &retry),
+	assert_int_equal(verdict_of("-NOSCRIPT x\r\n", 1, &g, &retry),
 	    RATELIMIT_ERROR);
-	assert_int_equal(verdict_of("*1\r\n:1\r\n", &retry),
+	assert_int_equal(verdict_of("*1\r\n:1\r\n", 1, &g, &retry),
 	    RATELIMIT_ERROR);
-	assert_int_equal(verdict_of("*2\r\n$1\r\n1\r\n:0\r\n", &retry),
+	assert_int_equal(verdict_of("*2\r\n$1\r\n1\r\n:0\r\n", 1, &g,
+	    &retry), RATELIMIT_ERROR);
+	assert_int_equal(verdict_of("*2\r\n:2\r\n:0\r\n", 1, &g, &retry),
 	    RATELIMIT_ERROR);
-	assert_int_equal(verdict_of("*2\r\n:2\r\n:0\r\n", &retry),
+	assert_int_equal(verdict_of("*2\r\n:-1\r\n:0\r\n", 5, &g, &retry),
 	    RATELIMIT_ERROR);
-	assert_int_equal(verdict_of("*2\r\n:0\r\n:-5\r\n", &retry),
+	assert_int_equal(verdict_of("*2\r\n:0\r\n:-5\r\n", 1, &g, &retry),
 	    RATELIMIT_ERROR);
-	assert_int_equal(verdict_of("*-1\r\n", &retry), RATELIMIT_ERROR);
-	assert_int_equal(verdict_of(":1\r\n", &retry), RATELIMIT_ERROR);
-	assert_int_equal(ratelimit_redis_verdict(NULL, &retry),
+	assert_int_equal(verdict_of("*-1\r\n", 1, &g, &retry),
+	    RATELIMIT_ERROR);
+	assert_int_equal(verdict_of(":1\r\n", 1, &g, &retry), RATELIMIT_ERROR);
+	assert_int_equal(ratelimit_redis_verdict(NULL, 1, &g, &retry),
 	    RATELIMIT_ERROR);
 }
 
