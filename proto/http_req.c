@@ -23,7 +23,7 @@ static int	 http_header_line(const char *, size_t, size_t,
 	    struct http_head *, size_t *);
 static int	 http_method(const char *, size_t);
 static int	 http_framing(char *, struct http_head *, uint64_t);
-static int	 http_has_token(const char *, const char *);
+static int	 http_conn_tokens(const char *);
 
 static void
 http_refuse(struct http_head *h, int status, const char *why)
@@ -296,12 +296,18 @@ http_header_line(const char *buf, size_t off, size_t end, struct http_head *h,
 	return 0;
 }
 
-/* a comma-separated list holds token t (ASCII case-insensitively) */
+/*
+ * The Connection options (a comma-separated list, RFC 9110 7.6.1) that
+ * vmcpd reads, ASCII case-insensitively, in one pass: HTTP_CONN_CLOSE,
+ * HTTP_CONN_KEEPALIVE or both.
+ */
+#define HTTP_CONN_CLOSE		0x01
+#define HTTP_CONN_KEEPALIVE	0x02
 static int
-http_has_token(const char *list, const char *t)
+http_conn_tokens(const char *list)
 {
-	size_t		 n = strlen(t);
 	const char	*p = list, *s, *e;
+	int		 found = 0;
 
 	for (;; p++) {
 		s = p;
@@ -309,10 +315,12 @@ http_has_token(const char *list, const char *t)
 			p++;
 		e = p;
 		proto_ows_trim(&s, &e);
-		if ((size_t)(e - s) == n && strncasecmp(s, t, n) == 0)
-			return 1;
+		if (e - s == 5 && strncasecmp(s, "close", 5) == 0)
+			found |= HTTP_CONN_CLOSE;
+		else if (e - s == 10 && strncasecmp(s, "keep-alive", 10) == 0)
+			found |= HTTP_CONN_KEEPALIVE;
 		if (*p == '\0')
-			return 0;
+			return found;
 	}
 }
 
@@ -322,7 +330,7 @@ http_framing(char *buf, struct http_head *h, uint64_t max_body)
 	const char	*val, *clen = NULL, *te = NULL, *p;
 	uint64_t	 n;
 	size_t		 i, nte = 0, nhost = 0, host = 0;
-	int		 keepalive = 0;
+	int		 keepalive = 0, conn;
 
 	for (i = 0; i < h->hh_nhdrs; i++) {
 		val = buf + h->hh_hdrs[i].hf_value;
@@ -336,9 +344,10 @@ http_framing(char *buf, struct http_head *h, uint64_t max_body)
 			clen = val;
 			break;
 		case HTTP_H_CONNECTION:
-			if (http_has_token(val, "close"))
+			conn = http_conn_tokens(val);
+			if (conn & HTTP_CONN_CLOSE)
 				h->hh_close = 1;
-			if (http_has_token(val, "keep-alive"))
+			if (conn & HTTP_CONN_KEEPALIVE)
 				keepalive = 1;
 			break;
 		case HTTP_H_TRANSFER_ENCODING:

@@ -49,13 +49,17 @@ jsonrpc_scan_int(const struct proto_span *m)
 	return 0;
 }
 
-/* jsonrpc_scan(), params' members also in sub (*nsub, 0 if none) */
+/*
+ * jsonrpc_scan(), params' members also in sub (*nsub, 0 if none) and,
+ * if meta is not NULL, params._meta's in meta (its pm_n 0 unless
+ * params._meta is an object; above its pm_max when they did not fit)
+ */
 static int
 jsonrpc_scan_sub(const char *buf, size_t len, struct jsonrpc_scan *out,
-    struct proto_span *sub, size_t *nsub)
+    struct proto_span *sub, size_t *nsub, struct proto_members *meta)
 {
 	struct proto_span	 top[SCAN_MEMBERS];
-	struct proto_members	 ps = { sub, SCAN_MEMBERS, 0, NULL, NULL };
+	struct proto_members	 ps = { sub, SCAN_MEMBERS, 0, "_meta", meta };
 	struct proto_members	 pm = { top, SCAN_MEMBERS, 0, "params", &ps };
 	const struct proto_span	*m, *id = NULL, *method = NULL;
 	const struct proto_span	*params = NULL;
@@ -64,6 +68,8 @@ jsonrpc_scan_sub(const char *buf, size_t len, struct jsonrpc_scan *out,
 
 	memset(out, 0, sizeof(*out));
 	*nsub = 0;
+	if (meta != NULL)
+		meta->pm_n = 0;
 	if (proto_json_check(buf, len, &pm) == -1)
 		goto fail;
 	for (i = 0; i < pm.pm_n; i++) {
@@ -135,7 +141,7 @@ jsonrpc_scan(const char *buf, size_t len, struct jsonrpc_scan *out)
 	struct proto_span	sub[SCAN_MEMBERS];
 	size_t			nsub;
 
-	return jsonrpc_scan_sub(buf, len, out, sub, &nsub);
+	return jsonrpc_scan_sub(buf, len, out, sub, &nsub, NULL);
 }
 
 /* a header value without its RFC 9110 OWS, as proto_classify() reads it */
@@ -244,12 +250,13 @@ proto_modern_scan_call(const char *buf, size_t len,
 	    SCAN_KEY("progressToken") };
 	struct jsonrpc_scan	*s = &out->mc_scan;
 	struct proto_span	 p[SCAN_MEMBERS], m[SCAN_MEMBERS];
+	struct proto_members	 meta = { m, SCAN_MEMBERS, 0, NULL, NULL };
 	const struct proto_span	*k[K_N] = { NULL }, *v;
-	size_t			 np, nm, i;
+	size_t			 np, i;
 	int			 w;
 
 	memset(out, 0, sizeof(*out));
-	if (h == NULL || jsonrpc_scan_sub(buf, len, s, p, &np) != 1 ||
+	if (h == NULL || jsonrpc_scan_sub(buf, len, s, p, &np, &meta) != 1 ||
 	    s->js_idkind == JSONRPC_SCAN_ID_NONE || s->js_mm == NULL ||
 	    s->js_mm->mm_id != MCP_M_TOOLS_CALL ||
 	    s->js_name == NULL || s->js_meta == NULL ||
@@ -260,11 +267,11 @@ proto_modern_scan_call(const char *buf, size_t len,
 		if (jsonrpc_scan_which(&p[i], unsure, sizeof(unsure) /
 		    sizeof(unsure[0])) != -1)
 			goto fail;
-	/* the scan checked it strictly: no escaped or repeated keys */
-	if (proto_json_members(s->js_meta, s->js_metalen, m, SCAN_MEMBERS,
-	    &nm) == -1)
+	/* the strict scan kept _meta's members (no escaped or repeated
+	 * keys): not all of them if there were too many */
+	if (meta.pm_n > meta.pm_max)
 		goto fail;
-	for (i = 0; i < nm; i++)
+	for (i = 0; i < meta.pm_n; i++)
 		if ((w = jsonrpc_scan_which(&m[i], metakeys, K_N)) != -1)
 			k[w] = &m[i];
 

@@ -440,6 +440,15 @@ proto_json_members(const char *buf, size_t len, struct proto_span *out,
 }
 
 int
+proto_json_members_sub(const char *buf, size_t len, struct proto_members *m)
+{
+	struct scan sc;
+
+	sc.s_strict = 0;
+	return scan_object_text(&sc, buf, len, m);
+}
+
+int
 proto_json_check(const char *buf, size_t len, struct proto_members *m)
 {
 	struct scan sc;

@@ -105,8 +105,9 @@ proto_params_strip_meta(json_t *params)
 	return 0;
 }
 
-int
-proto_text_add(char **out, size_t *len, size_t *cap, const char *s, size_t n)
+/* room in *out for n more bytes and a NUL */
+static int
+meta_text_reserve(char **out, size_t *len, size_t *cap, size_t n)
 {
 	char	*nb;
 	size_t	 ncap;
@@ -118,6 +119,14 @@ proto_text_add(char **out, size_t *len, size_t *cap, const char *s, size_t n)
 		*out = nb;
 		*cap = ncap;
 	}
+	return 0;
+}
+
+int
+proto_text_add(char **out, size_t *len, size_t *cap, const char *s, size_t n)
+{
+	if (meta_text_reserve(out, len, cap, n) == -1)
+		return -1;
 	memcpy(*out + *len, s, n);
 	*len += n;
 	(*out)[*len] = '\0';
@@ -128,12 +137,23 @@ int
 proto_text_add_member(char **out, size_t *len, size_t *cap, int *first,
     const struct proto_span *m)
 {
-	if ((!*first && proto_text_add(out, len, cap, ",", 1) == -1) ||
-	    proto_text_add(out, len, cap, "\"", 1) == -1 ||
-	    proto_text_add(out, len, cap, m->ps_key, m->ps_keylen) == -1 ||
-	    proto_text_add(out, len, cap, "\":", 2) == -1 ||
-	    proto_text_add(out, len, cap, m->ps_val, m->ps_vallen) == -1)
+	size_t	 n = (*first ? 0 : 1) + m->ps_keylen + 3 + m->ps_vallen;
+	char	*p;
+
+	/* the room for all of it at once, then plain copies */
+	if (meta_text_reserve(out, len, cap, n) == -1)
 		return -1;
+	p = *out + *len;
+	if (!*first)
+		*p++ = ',';
+	*p++ = '"';
+	memcpy(p, m->ps_key, m->ps_keylen);
+	p += m->ps_keylen;
+	*p++ = '"';
+	*p++ = ':';
+	memcpy(p, m->ps_val, m->ps_vallen);
+	*len += n;
+	(*out)[*len] = '\0';
 	*first = 0;
 	return 0;
 }

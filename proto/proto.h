@@ -618,5 +618,13 @@ struct proto_members {
  * int64 or a real that might overflow a double.
  */
 int	 proto_json_check(const char *buf, size_t len, struct proto_members *m);
+/*
+ * proto_json_members() into m, the sub-object's members too: -1 if more
+ * than m->pm_max at the top; the sub-object's count may pass its
+ * pm_max (only that many kept), and with a repeated key it is the last
+ * one's.
+ */
+int	 proto_json_members_sub(const char *buf, size_t len,
+	    struct proto_members *m);
 
 #endif

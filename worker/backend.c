@@ -306,13 +306,21 @@ backend_id_matches(const struct backend_call *bc, json_t *id)
 static int
 backend_on_answer_raw(struct backend_call *bc, const char *data, size_t len)
 {
-	struct proto_span	 m[8];
-	const struct proto_span	*id, *r, *e, *v;
+	struct proto_span	 m[8], rm[BACKEND_RESULT_MEMBERS];
+	struct proto_members	 rs = { rm, BACKEND_RESULT_MEMBERS, 0, NULL,
+				    NULL };
+	struct proto_members	 pm = { m, 8, 0, "result", NULL };
+	const struct proto_span	*id, *r, *e, *v, *mem = NULL;
 	size_t			 n, idlen = strlen(bc->bc_id);
 
-	if (bc->bc_cbs == NULL || bc->bc_cbs->bc_done_raw == NULL ||
-	    proto_json_members(data, len, m, 8, &n) == -1)
+	/* the result's members in the same pass, if wanted */
+	if (bc->bc_cbs == NULL || bc->bc_cbs->bc_done_raw == NULL)
 		return -1;
+	if (bc->bc_cbs->bc_raw_members)
+		pm.pm_sub = &rs;
+	if (proto_json_members_sub(data, len, &pm) == -1)
+		return -1;
+	n = pm.pm_n;
 	id = proto_json_member(m, n, "id");
 	r = proto_json_member(m, n, "result");
 	e = proto_json_member(m, n, "error");
@@ -324,11 +332,20 @@ backend_on_answer_raw(struct backend_call *bc, const char *data, size_t len)
 	    memcmp(id->ps_val + 1, bc->bc_id, idlen) != 0 ||
 	    (r != NULL ? r : e)->ps_val[0] != '{')
 		return -1;
+	/*
+	 * Sure to be this result's: some kept, all of them, and inside it
+	 * (a repeated "result" leaves the last one's; that of none is
+	 * scanned again, cheaply)
+	 */
+	if (r != NULL && rs.pm_n > 0 && rs.pm_n <= rs.pm_max &&
+	    rm[0].ps_val > r->ps_val && rm[0].ps_val < r->ps_val + r->ps_vallen)
+		mem = rm;
 	bc->bc_finished = 1;
 	diag_backend_done(bc->bc_w, bc->bc_be, bc->bc_t0, 0, bc->bc_status,
 	    NULL);
 	bc->bc_cbs->bc_done_raw(bc->bc_arg, r != NULL ? "result" : "error",
-	    (r != NULL ? r : e)->ps_val, (r != NULL ? r : e)->ps_vallen);
+	    (r != NULL ? r : e)->ps_val, (r != NULL ? r : e)->ps_vallen, mem,
+	    rs.pm_n);
 	return 0;
 }
 

@@ -18,6 +18,7 @@ struct config_backend;
 struct backend_call;
 struct http_call;
 struct http_call_cbs;
+struct proto_span;
 
 struct backend_call_cbs {
 	/* a notification the backend sent mid-call (borrowed) */
@@ -43,14 +44,19 @@ struct backend_call_cbs {
 	/*
 	 * Optional, instead of bc_done for a well-formed final answer: the
 	 * text of its "result" or "error" (kind), valid JSON, to be passed
-	 * on as it is.
+	 * on as it is; with bc_raw_members, a result's members as scanned
+	 * (mem[nmem]), else (or if not sure of them) NULL.
 	 */
 	void	(*bc_done_raw)(void *arg, const char *kind, const char *json,
-		    size_t len);
+		    size_t len, const struct proto_span *mem, size_t nmem);
+	/* 1: the result's members are read, found in the answer's scan */
+	int	bc_raw_members;
 };
 
 #define BACKEND_F_LOST		0x01
 #define BACKEND_F_REFUSED	0x02
+/* the most members of a result bc_done_raw gives (else mem is NULL) */
+#define BACKEND_RESULT_MEMBERS	32
 
 /* a message whose answer nobody waits for: a response, a notification */
 void	 backend_post_nowait(struct worker *, const struct config_backend *,

@@ -1143,14 +1143,15 @@ modern_scan_post(struct worker *w, struct httpd_req *req, const char *body,
 	json_t			*id;
 	char			*name;
 
-	/* a Legacy client is not held up: the hot path needs this header */
+	/* a Legacy client is not held up: the hot path needs this header;
+	 * each is the first line of its name, recorded by the head's parse */
 	memset(&hdrs, 0, sizeof(hdrs));
-	if ((hdrs.rh_protocol_version = front_header(req,
-	    "MCP-Protocol-Version")) == NULL ||
+	if ((hdrs.rh_protocol_version = httpd_req_known(req,
+	    HTTP_H_MCP_PROTOCOL_VERSION)) == NULL ||
 	    strstr(hdrs.rh_protocol_version, MCP_VERSION_MODERN) == NULL)
 		return -1;
-	hdrs.rh_method = front_header(req, "Mcp-Method");
-	hdrs.rh_name = front_header(req, "Mcp-Name");
+	hdrs.rh_method = httpd_req_known(req, HTTP_H_MCP_METHOD);
+	hdrs.rh_name = httpd_req_known(req, HTTP_H_MCP_NAME);
 	if (proto_modern_scan_call(body, len, &hdrs, &mc) != 1)
 		return -1;
 	if ((id = jsonrpc_scan_id(&mc.mc_scan)) == NULL)

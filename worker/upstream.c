@@ -341,24 +341,40 @@ upstream_on_done(void *arg, int rc, json_t *response, int flags,
 	upstream_deliver(u, &r);
 }
 
-/* the common case, as text: a 2026-07-28 result's members scanned once
- * here, for the caller to pass on */
+/*
+ * A result's members are read here (a 2026-07-28 backend's resultType)
+ * or by a 2026-07-28 client's edge (modern.c); a 2025-11-25 client's
+ * from a 2025-11-25 backend passes on whole.
+ */
+static int
+upstream_wants_members(const struct upstream *u)
+{
+	return u->u_era == PROTO_ERA_MODERN || u->u_client == PROTO_ERA_MODERN;
+}
+
+/* the common case, as text: a result's members, scanned with the answer
+ * (backend.c) if it could, for the caller to pass on */
 static void
-upstream_on_raw(void *arg, const char *kind, const char *json, size_t len)
+upstream_on_raw(void *arg, const char *kind, const char *json, size_t len,
+    const struct proto_span *mem, size_t n)
 {
 	struct upstream		*u = arg;
 	struct upstream_result	 r;
-	struct proto_span	 mem[32];
+	struct proto_span	 own[BACKEND_RESULT_MEMBERS];
 	const struct proto_span	*rt = NULL;
 	json_t			*v, *resp;
 	json_error_t		 jerr;
-	size_t			 n = 0;
-	int			 was_legacy;
+	int			 was_legacy, result = strcmp(kind, "result") == 0;
 
 	u->u_call = NULL;
 	memset(&r, 0, sizeof(r));
-	if (u->u_era == PROTO_ERA_MODERN && strcmp(kind, "result") == 0) {
-		if (proto_json_members(json, len, mem, 32, &n) == -1) {
+	if (!result)
+		mem = NULL;
+	else if (mem == NULL && upstream_wants_members(u) &&
+	    proto_json_members(json, len, own, BACKEND_RESULT_MEMBERS, &n) == 0)
+		mem = own;
+	if (u->u_era == PROTO_ERA_MODERN && result) {
+		if (mem == NULL) {
 			/* more than the scan holds: as a tree */
 			v = json_loadb(json, len, JSON_ALLOW_NUL, &jerr);
 			resp = v != NULL ? json_pack("{s:o}", kind, v) : NULL;
@@ -368,9 +384,9 @@ upstream_on_raw(void *arg, const char *kind, const char *json, size_t len)
 			return;
 		}
 		rt = proto_json_member(mem, n, "resultType");
-		r.ur_members = mem;
-		r.ur_nmembers = n;
 	}
+	r.ur_members = mem;
+	r.ur_nmembers = mem != NULL ? n : 0;
 	r.ur_status = upstream_classify(u->u_era, 0, NULL, kind,
 	    rt != NULL ? rt->ps_val : NULL, rt != NULL ? rt->ps_vallen : 0,
 	    &was_legacy);
@@ -385,18 +401,24 @@ upstream_on_raw(void *arg, const char *kind, const char *json, size_t len)
 }
 
 static const struct backend_call_cbs upstream_bcbs = {
-	upstream_on_message, upstream_on_request, upstream_on_done, NULL
+	upstream_on_message, upstream_on_request, upstream_on_done, NULL, 0
 };
 static const struct backend_call_cbs upstream_bcbs_text = {
 	upstream_on_message, upstream_on_request, upstream_on_done,
-	upstream_on_raw
+	upstream_on_raw, 0
+};
+static const struct backend_call_cbs upstream_bcbs_members = {
+	upstream_on_message, upstream_on_request, upstream_on_done,
+	upstream_on_raw, 1
 };
 
 const struct backend_call_cbs *
 upstream_bcbs_of(const struct upstream *u)
 {
-	return (u->u_flags & UPSTREAM_F_TEXT) ? &upstream_bcbs_text :
-	    &upstream_bcbs;
+	if (!(u->u_flags & UPSTREAM_F_TEXT))
+		return &upstream_bcbs;
+	return upstream_wants_members(u) ? &upstream_bcbs_members :
+	    &upstream_bcbs_text;
 }
 
 
@@ -601,7 +623,7 @@ static void
 upstream_open(struct upstream *u, const char *sid, const char *scope)
 {
 	static const struct backend_call_cbs cbs = {
-		NULL, NULL, uopen_on_done, NULL
+		NULL, NULL, uopen_on_done, NULL, 0
 	};
 	struct uopen		*uo;
 	struct backend_req	 br;

@@ -42,7 +42,8 @@ struct upstream_result {
 	const char		*ur_kind;
 	const char		*ur_text;
 	size_t			 ur_len;
-	/* a 2026-07-28 result's text: its members, as scanned */
+	/* a result's text: its members, as scanned (NULL: too many, or
+	 * not known) */
 	const struct proto_span	*ur_members;
 	size_t			 ur_nmembers;
 	/* else the JSON-RPC response (borrowed), or NULL */

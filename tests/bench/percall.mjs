@@ -1,15 +1,34 @@
 // percall.mjs URL SESSION N CONC: N Legacy tools/call "echo" over CONC
 // keep-alive connections (a fixed count, unlike wrk's fixed time, so a
-// profiler's totals divide into per-call figures).  Exits 1 if any
-// answer is not a 200 carrying the message back.
+// profiler's totals divide into per-call figures); SESSION "-" sends
+// them as 2026-07-28 (stateless) calls, as mcall.lua does.  Exits 1 if
+// any answer is not a 200 carrying the message back.
 import http from 'node:http';
 
 const [url, sid, n, conc] = [process.argv[2], process.argv[3],
 	Number(process.argv[4]), Number(process.argv[5])];
 const u = new URL(url);
 const marker = 'vmcpd-bench-7f3a';
+const modern = sid === '-';
+const params = { name: 'echo', arguments: { message: marker } };
+if (modern)
+	params._meta = {
+		'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+		'io.modelcontextprotocol/clientCapabilities': {} };
 const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call',
-	params: { name: 'echo', arguments: { message: marker } } });
+	params });
+const headers = {
+	'Content-Type': 'application/json',
+	'Accept': 'application/json, text/event-stream',
+	'Content-Length': Buffer.byteLength(body) };
+if (modern) {
+	headers['MCP-Protocol-Version'] = '2026-07-28';
+	headers['Mcp-Method'] = 'tools/call';
+	headers['Mcp-Name'] = 'echo';
+} else {
+	headers['MCP-Protocol-Version'] = '2025-11-25';
+	headers['Mcp-Session-Id'] = sid;
+}
 const agent = new http.Agent({ keepAlive: true, maxSockets: conc });
 let sent = 0, done = 0, bad = 0;
 
@@ -18,16 +37,12 @@ function one() {
 		return;
 	sent++;
 	const req = http.request({ host: u.hostname, port: u.port,
-		path: u.pathname, method: 'POST', agent, headers: {
-			'Content-Type': 'application/json',
-			'Accept': 'application/json, text/event-stream',
-			'MCP-Protocol-Version': '2025-11-25',
-			'Mcp-Session-Id': sid,
-			'Content-Length': Buffer.byteLength(body) } }, (res) => {
+		path: u.pathname, method: 'POST', agent, headers }, (res) => {
 		let s = '';
 		res.on('data', (d) => { s += d; });
 		res.on('end', () => {
-			if (res.statusCode !== 200 || !s.includes(marker))
+			if (res.statusCode !== 200 || !s.includes(marker) ||
+			    (modern && !s.includes('"resultType":"complete"')))
 				bad++;
 			if (++done === n) {
 				agent.destroy();

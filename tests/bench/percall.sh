@@ -1,18 +1,26 @@
 #!/bin/sh
-# percall.sh: what one Legacy tools/call costs a vmcpd worker and an
+# percall.sh [modern]: what one Legacy tools/call (with "modern": one
+# 2026-07-28 stateless tools/call, as mcall.lua) costs a vmcpd worker and an
 # nginx worker proxying to the same backend, in measures that do not
 # depend on how busy the machine is: the worker's instructions per call
 # (valgrind --tool=callgrind, vmcpd only) and system calls per call
 # (strace -c, both).  On 127.0.0.1: one mcp_echo backend, vmcpd with one
 # worker (era: legacy) and nginx with one worker; each is driven by
 # percall.mjs with PERCALL_CALLS calls (3000) over 32 connections after
-# a warm-up.  Needs valgrind and strace (make deps does not install
-# them).  KEEP=1 keeps the temporary directory with the callgrind file
-# (callgrind_annotate it for the profile).  VMCPD_BIN: this binary.
+# a warm-up.  With "modern" vmcpd speaks to the backend in 2026-07-28
+# (era: modern), as run.sh's vmcpd-m.  Needs valgrind and strace (make
+# deps does not install them).  KEEP=1 keeps the temporary directory with
+# the callgrind file (callgrind_annotate it for the profile).  VMCPD_BIN:
+# this binary.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd) || exit 2
 cd "$root" || exit 2
 n=${PERCALL_CALLS:-3000}
+case ${1:-legacy} in
+legacy)	era=legacy ;;
+modern)	era=modern ;;
+*)	echo "usage: percall.sh [legacy | modern]" >&2; exit 2 ;;
+esac
 vmcpd=${VMCPD_BIN:-$root/build/vmcpd}
 nginx=$(command -v nginx 2>/dev/null || echo /usr/sbin/nginx)
 for t in valgrind callgrind_control strace node curl; do
@@ -28,6 +36,7 @@ drive() {	# drive URL SESSION N
 	    die "$(cat "$tmp/drive.txt")"
 }
 session() {	# session URL: initialize and initialized, the session id
+	[ $era = modern ] && { echo -; return 0; }	# stateless
 	s=$(curl -s -D - -o /dev/null -H 'Content-Type: application/json' \
 	    -H 'Accept: application/json, text/event-stream' --data \
 	    '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{
@@ -106,7 +115,7 @@ backends:
   - name: a
     url: http://127.0.0.1:$eport/mcp
     transport: streamable-http
-    era: legacy
+    era: $era
 aggregation:
   conflictResolution: prefix
   conflictResolutionConfig:
@@ -142,7 +151,7 @@ callgrind_control -d "$vw" >/dev/null 2>&1
 f=$(ls -t "$tmp"/callgrind."$vw"* | head -1)
 ir=$(callgrind_annotate "$f" 2>/dev/null |
     awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1 }')
-echo "vmcpd worker: $((ir / n)) instructions per call ($n calls," \
+echo "vmcpd worker: $((ir / n)) instructions per $era call ($n calls," \
     "callgrind)"
 [ "${KEEP:-0}" = 1 ] && echo "percall: the profile: callgrind_annotate $f"
 

@@ -268,6 +268,11 @@ test_accepted(void **state)
 		{ "GET / HTTP/1.1\r\nHost: x\r\n"
 		    "Connection: keep-alive\r\n\r\n",
 		    HTTP_M_GET, 1, "/", 0, 0, 0, 0 },
+		/* both options in one list, and close-ish tokens that are not */
+		{ "GET / HTTP/1.0\r\nConnection: keep-alive ,\tCLOSE\r\n\r\n",
+		    HTTP_M_GET, 0, "/", 0, 0, 1, 0 },
+		{ "GET / HTTP/1.0\r\nConnection: closed, keep-alive\r\n\r\n",
+		    HTTP_M_GET, 0, "/", 0, 0, 0, 0 },
 	};
 	struct http_head	 h;
 	char			*buf;
