@@ -934,10 +934,11 @@ master_run(struct config *conf, int debug)
 	if (conf->cf_sstore.css_provider == CONFIG_SSTORE_REDIS)
 		log_info("sessionStorage redis %s:%u: rate-limit buckets, "
 		    "Legacy sessions and their events, relays, workflow "
-		    "handles and circuit breakers are shared; token caches "
-		    "and health check verdicts stay on this host",
-		    conf->cf_sstore.css_host,
-		    conf->cf_sstore.css_port);
+		    "handles and circuit breakers are shared%s; health "
+		    "check verdicts stay on this host",
+		    conf->cf_sstore.css_host, conf->cf_sstore.css_port,
+		    conf->cf_sstore.css_have_seal_key ? ", and exchanged "
+		    "tokens, sealed" : "");
 	if (gen_spawn_all(cur) == -1)
 		fatalx("cannot start the workers");
 

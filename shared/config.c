@@ -1118,7 +1118,8 @@ load_root(struct loader *ld, struct cnode *root)
 	if (config_resolve_timeouts(ld) == -1)
 		return -1;
 	config_resolve_sessions(ld->ld_cf);
-	if (config_auth_resolve(ld) == -1 || config_outauth_resolve(ld) == -1)
+	if (config_auth_resolve(ld) == -1 || config_outauth_resolve(ld) == -1 ||
+	    config_sstore_resolve(ld) == -1)
 		return -1;
 	return config_resolve_aggregation(ld);
 }

@@ -270,10 +270,18 @@ struct config_sstore {
 	char			*css_password;	/* THV_SESSION_REDIS_PASSWORD;
 						 * never logged */
 	char			*css_namespace;	/* VMCP_NAMESPACE, "local" */
+	/* sealKeyFile: the key the nodes seal exchanged tokens with in
+	 * Redis (shared/seal.h); never logged, printed or dumped */
+	char			*css_seal_key_file;
+	uint8_t			 css_seal_key[32];
+	int			 css_have_seal_key;
 };
 
 /* a Redis address: "host:port", "[v6]:port", "host" (6379): 0 or -1 */
 int	config_sstore_address(const char *, char **host, uint16_t *port);
+/* a seal key file's content: 32 bytes, 64 hex digits or base64 of 32
+ * bytes (a final newline allowed): 0, or -1 */
+int	config_sstore_key_decode(const char *, size_t, uint8_t key[32]);
 
 struct config {
 	char			*cf_file;	/* path, or CONFIG_EMBEDDED_NAME */

@@ -62,6 +62,7 @@ struct loader {
 	struct cnode	*ld_listen;	/* daemon.listen, for later checks */
 	struct cnode	*ld_outauth_default;	/* outgoingAuth.default */
 	struct cnode	*ld_outauth_backends;	/* outgoingAuth.backends */
+	struct cnode	*ld_sstore;		/* sessionStorage */
 };
 
 enum field_type {
@@ -169,6 +170,9 @@ int	 config_resolve_aggregation(struct loader *);
 int	 load_session_storage(struct loader *, struct cnode *, const char *,
 	    void *);
 int	 config_sstore_defaults(struct config *);
+/* once outgoingAuth is resolved: a token_exchange backend with provider
+ * redis needs sealKeyFile */
+int	 config_sstore_resolve(struct loader *);
 void	 config_sstore_free(struct config *);
 
 /* composite_config.c: compositeTools (arg: struct composite_list) */

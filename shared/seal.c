@@ -10,11 +10,11 @@
 
 #include <openssl/evp.h>
 #include <openssl/rand.h>
+#include <openssl/sha.h>
 
 #include "seal.h"
 
 #define SEAL_VERSION	1
-#define SEAL_KEY_LEN	32
 
 static uint8_t	seal_key[SEAL_KEY_LEN];
 static uint8_t	seal_keyid[SEAL_KEYID_LEN];
@@ -29,6 +29,25 @@ seal_key_generate(void)
 		seal_key_clear();
 		return -1;
 	}
+	seal_have_key = 1;
+	return 0;
+}
+
+int
+seal_key_set(const uint8_t key[SEAL_KEY_LEN])
+{
+	static const char	 label[] = "vmcpd seal key id";
+	uint8_t			 buf[sizeof(label) + SEAL_KEY_LEN];
+	uint8_t			 d[SHA256_DIGEST_LENGTH];
+
+	seal_key_clear();
+	memcpy(buf, label, sizeof(label));
+	memcpy(buf + sizeof(label), key, SEAL_KEY_LEN);
+	(void)SHA256(buf, sizeof(buf), d);
+	memcpy(seal_key, key, SEAL_KEY_LEN);
+	memcpy(seal_keyid, d, SEAL_KEYID_LEN);
+	explicit_bzero(buf, sizeof(buf));
+	explicit_bzero(d, sizeof(d));
 	seal_have_key = 1;
 	return 0;
 }

@@ -20,8 +20,16 @@
 /* version, key id, nonce, then the ciphertext, then the tag */
 #define SEAL_OVERHEAD	(1 + SEAL_KEYID_LEN + SEAL_NONCE_LEN + SEAL_TAG_LEN)
 
+#define SEAL_KEY_LEN	32
+
 /* a new key and key id (the old one forgotten): 0, or -1 */
 int	 seal_key_generate(void);
+/*
+ * A key given (sessionStorage.sealKeyFile, shared by the nodes of a
+ * fleet): its id derived from it, so every holder names it alike and
+ * the id tells nothing of it.  0, or -1.
+ */
+int	 seal_key_set(const uint8_t key[SEAL_KEY_LEN]);
 /* forget the key (zeroed) */
 void	 seal_key_clear(void);
 /* out holds len + SEAL_OVERHEAD bytes: 0, or -1 (no key, OpenSSL) */

@@ -77,6 +77,7 @@ const char *redis_script_sha(const char *text);
 #define REDIS_KIND_HEALTH	"health"
 #define REDIS_KIND_PEND		"pend"
 #define REDIS_KIND_VERDICT	"verdict"	/* the probes' verdicts */
+#define REDIS_KIND_TOKEN	"tok"
 
 /*
  * "<prefix><kind>[:<part>...]", the parts strings ended by NULL

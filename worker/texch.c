@@ -36,6 +36,7 @@
 #include "httpd.h"
 #include "proto/proto.h"
 #include "texch.h"
+#include "texch_redis.h"
 #include "worker.h"
 
 #define TEXCH_LOCK_MS		(10ULL * 1000)	/* one exchange */
@@ -63,6 +64,10 @@ struct texch_call {
 	char			*tc_buf;
 	size_t			 tc_len;
 	long			 tc_status;
+	char			*tc_sub;	/* the client's token, until sent */
+	size_t			 tc_sublen;
+	struct texch_rfetch	*tc_fetch;	/* Redis read first */
+	int			 tc_fleet;	/* Redis asked: tell it the end */
 };
 
 static struct {
@@ -207,6 +212,16 @@ texch_credential(struct worker *w, const struct config_backend *be,
  */
 
 static void
+texch_call_free_sub(struct texch_call *tc)
+{
+	if (tc->tc_sub != NULL) {
+		OPENSSL_cleanse(tc->tc_sub, tc->tc_sublen);
+		free(tc->tc_sub);
+		tc->tc_sub = NULL;
+	}
+}
+
+static void
 texch_call_end(struct texch_call *tc, const char *fail)
 {
 	struct timeval	 now_tv = { 0, 0 };
@@ -223,8 +238,13 @@ texch_call_end(struct texch_call *tc, const char *fail)
 		(void)snprintf(msg, sizeof(msg), "failed %s", fail);
 		(void)store_put(w->w_store, STORE_TOKENS, lk, strlen(lk), msg,
 		    strlen(msg), now + TEXCH_FAIL_MS, now);
+		/* the other nodes need not wait for the lock to expire */
+		if (tc->tc_fleet)
+			texch_redis_done(tc->tc_key, NULL, 0, 0);
 	}
 	TAILQ_REMOVE(&T.t_calls, tc, tc_entry);
+	texch_redis_cancel(tc->tc_fetch);
+	texch_call_free_sub(tc);
 	if (tc->tc_buf != NULL) {
 		OPENSSL_cleanse(tc->tc_buf, tc->tc_len);
 		free(tc->tc_buf);
@@ -330,6 +350,9 @@ texch_on_done(void *arg, struct http_call *hc, int result, const char *err)
 	}
 	log_debug("backend %s: token exchanged (for %llu s)",
 	    tc->tc_be->cb_name, (unsigned long long)((exp - now) / 1000));
+	/* for the other nodes, as long as it is of use here */
+	if (tc->tc_fleet)
+		texch_redis_done(tc->tc_key, tok, n, exp - now);
 	OPENSSL_cleanse(tok, n);
 	free(tok);
 	free(sealed);
@@ -356,32 +379,23 @@ texch_subject(struct httpd_req *req, size_t *len)
 	return *len > 0 ? t : NULL;
 }
 
-/* RFC 8693 2.1: the request, client authentication as RFC 6749 2.3.1 */
+/*
+ * RFC 8693 2.1: the request, client authentication as RFC 6749 2.3.1.
+ * 0, or -1 with tc ended (its lock says why)
+ */
 static int
-texch_start(struct worker *w, struct httpd_req *req,
-    const struct config_backend *be, const char *key)
+texch_exchange(struct texch_call *tc)
 {
 	static const struct http_call_cbs cbs = { texch_on_head,
 	    texch_on_data, texch_on_done };
+	const struct config_backend *be = tc->tc_be;
 	const struct config_outauth *oa = be->cb_outauth;
-	const struct principal	*p = auth_principal(req);
-	struct texch_call	*tc;
-	const char		*subj;
-	char			*body = NULL, *sub = NULL;
-	size_t			 blen = 0, slen;
+	char			*body = NULL;
+	size_t			 blen = 0;
 
-	if ((subj = texch_subject(req, &slen)) == NULL ||
-	    (sub = strndup(subj, slen)) == NULL)
-		return -1;
-	if ((tc = calloc(1, sizeof(*tc))) == NULL)
-		goto fail;
-	tc->tc_w = w;
-	tc->tc_be = be;
-	tc->tc_subject_exp = p != NULL ? p->p_exp : 0;
-	(void)snprintf(tc->tc_key, sizeof(tc->tc_key), "%s", key);
 	if (proto_form_add(&body, &blen, "grant_type",
 	    "urn:ietf:params:oauth:grant-type:token-exchange") == -1 ||
-	    proto_form_add(&body, &blen, "subject_token", sub) == -1 ||
+	    proto_form_add(&body, &blen, "subject_token", tc->tc_sub) == -1 ||
 	    proto_form_add(&body, &blen, "subject_token_type",
 	    oa->oa_tx_subject_type) == -1 ||
 	    proto_form_add(&body, &blen, "requested_token_type",
@@ -395,8 +409,9 @@ texch_start(struct worker *w, struct httpd_req *req,
 	    (oa->oa_tx_secret != NULL && proto_form_add(&body, &blen,
 	    "client_secret", oa->oa_tx_secret) == -1))
 		goto fail;
-	if ((tc->tc_http = http_call_new(w->w_hc, "POST", oa->oa_tx_url)) ==
-	    NULL)
+	texch_call_free_sub(tc);
+	if ((tc->tc_http = http_call_new(tc->tc_w->w_hc, "POST",
+	    oa->oa_tx_url)) == NULL)
 		goto fail;
 	http_call_set_timeout(tc->tc_http, TEXCH_LOCK_MS - 1000);
 	if ((be->cb_ca_bundle != NULL && http_call_set_ca_file(tc->tc_http,
@@ -407,27 +422,96 @@ texch_start(struct worker *w, struct httpd_req *req,
 	    "application/json") == -1 ||
 	    http_call_set_body(tc->tc_http, body, blen) == -1) {
 		http_call_cancel(tc->tc_http);
+		tc->tc_http = NULL;
 		goto fail;
 	}
-	TAILQ_INSERT_TAIL(&T.t_calls, tc, tc_entry);
 	if (http_call_start(tc->tc_http, &cbs, tc) == -1) {
 		tc->tc_http = NULL;
-		texch_call_end(tc, "cannot send the request");
-		tc = NULL;
+		goto fail;
 	}
 	OPENSSL_cleanse(body, blen);
-	OPENSSL_cleanse(sub, slen);
 	free(body);
-	free(sub);
 	return 0;
  fail:
 	if (body != NULL)
 		OPENSSL_cleanse(body, blen);
-	OPENSSL_cleanse(sub, slen);
 	free(body);
-	free(sub);
-	free(tc);
+	texch_call_end(tc, "cannot send the request");
 	return -1;
+}
+
+/*
+ * Redis answered (provider redis): another node's token, now this
+ * host's copy until Redis would drop it; or this node exchanges.
+ */
+static void
+texch_on_fetch(void *arg, enum texch_rget kind, const char *tok, size_t n,
+    uint64_t ttl_ms)
+{
+	struct texch_call	*tc = arg;
+	struct worker		*w = tc->tc_w;
+	char			 lk[TEXCH_KEY_MAX + 8], pid[24];
+	uint8_t			*sealed;
+	uint64_t		 now = store_now_ms();
+	size_t			 slen = n + SEAL_OVERHEAD;
+
+	tc->tc_fetch = NULL;
+	if (kind == TEXCH_R_HIT) {
+		if ((sealed = malloc(slen)) == NULL ||
+		    seal_data(tc->tc_key, strlen(tc->tc_key), tok, n, sealed,
+		    slen) == -1 || store_put(w->w_store, STORE_TOKENS,
+		    tc->tc_key, strlen(tc->tc_key), sealed, slen,
+		    now + ttl_ms, now) == -1) {
+			free(sealed);
+			texch_call_end(tc, "cannot keep the exchanged token");
+			return;
+		}
+		free(sealed);
+		log_debug("backend %s: token another node exchanged (for "
+		    "%llu s)", tc->tc_be->cb_name,
+		    (unsigned long long)(ttl_ms / 1000));
+		texch_call_end(tc, NULL);
+		return;
+	}
+	/* this host's lock lasts the exchange too */
+	(void)snprintf(lk, sizeof(lk), "lock|%s", tc->tc_key);
+	(void)snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	(void)store_put(w->w_store, STORE_TOKENS, lk, strlen(lk), pid,
+	    strlen(pid), now + TEXCH_LOCK_MS, now);
+	(void)texch_exchange(tc);
+}
+
+/* an exchange for key, from Redis first with provider redis: 0, or -1 */
+static int
+texch_start(struct worker *w, struct httpd_req *req,
+    const struct config_backend *be, const char *key)
+{
+	const struct principal	*p = auth_principal(req);
+	struct texch_call	*tc;
+	const char		*subj;
+	size_t			 slen;
+
+	if ((subj = texch_subject(req, &slen)) == NULL ||
+	    (tc = calloc(1, sizeof(*tc))) == NULL)
+		return -1;
+	if ((tc->tc_sub = strndup(subj, slen)) == NULL) {
+		free(tc);
+		return -1;
+	}
+	tc->tc_sublen = slen;
+	tc->tc_w = w;
+	tc->tc_be = be;
+	tc->tc_subject_exp = p != NULL ? p->p_exp : 0;
+	(void)snprintf(tc->tc_key, sizeof(tc->tc_key), "%s", key);
+	TAILQ_INSERT_TAIL(&T.t_calls, tc, tc_entry);
+	/* Redis not there: exchanged here, and not written there */
+	if (texch_redis_on() && (tc->tc_fetch = texch_redis_fetch(key,
+	    texch_on_fetch, tc)) != NULL) {
+		tc->tc_fleet = 1;
+		return 0;
+	}
+	(void)texch_exchange(tc);
+	return 0;
 }
 
 /*
@@ -629,6 +713,14 @@ texch_init(struct worker *w)
 	return 0;
 }
 
+/* after redis_init(): the tokens in Redis, with provider redis */
+void
+texch_init_redis(struct worker *w)
+{
+	if (T.t_on)
+		texch_redis_init(w);
+}
+
 void
 texch_free(void)
 {
@@ -643,6 +735,8 @@ texch_free(void)
 		TAILQ_REMOVE(&T.t_calls, tc, tc_entry);
 		if (tc->tc_http != NULL)
 			http_call_cancel(tc->tc_http);
+		texch_redis_cancel(tc->tc_fetch);
+		texch_call_free_sub(tc);
 		free(tc->tc_buf);
 		free(tc);
 	}

@@ -44,6 +44,8 @@ enum texch_verdict {
 #define TEXCH_TOUCH_MS		(60ULL * 1000)
 
 int	 texch_init(struct worker *);
+/* once the Redis connection is set up: tokens shared (provider redis) */
+void	 texch_init_redis(struct worker *);
 void	 texch_free(void);
 /* before the request goes on: TEXCH_GO, TEXCH_LATER (then cont), or
  * TEXCH_ANSWERED (a new principal beyond sessions.maxPrincipals) */

@@ -31,6 +31,8 @@
 #include "pend_redis.h"
 #include "handle_redis.h"
 #include "health_redis.h"
+#include "texch_redis.h"
+#include "shared/seal.h"
 
 static struct worker	 the_worker;
 
@@ -220,6 +222,10 @@ worker_process_init(struct worker *w, const struct config *conf,
 	int			 cleared = 0;
 
 	memset(w, 0, sizeof(*w));
+	/* the fleet's sealing key replaces the master's own (seal.h) */
+	if (conf->cf_sstore.css_have_seal_key &&
+	    seal_key_set(conf->cf_sstore.css_seal_key) == -1)
+		fatalx("cannot set the sealing key");
 	w->w_conf = conf;
 	w->w_slot = -1;
 	w->w_gen = gen;
@@ -295,6 +301,7 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 	pend_redis_init(w);
 	handle_redis_init(w);
 	health_redis_init(w);
+	texch_init_redis(w);
 	if ((w->w_chan_ev = event_new(w->w_base, chan_fd, EV_READ | EV_PERSIST,
 	    worker_on_channel, w)) == NULL ||
 	    event_add(w->w_chan_ev, NULL) == -1)
@@ -313,6 +320,7 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 	listen_drain(w);
 	stream_free_all(w);
 	redis_sub_free();
+	texch_redis_free();
 	redis_free();	/* after the streams, which cancel their reads */
 	ratelimit_free();
 	wake_free();

@@ -19,7 +19,10 @@
  * than the clock it was read on.  And as the probes' verdicts script's
  * (worker/verdict_rcodec.c): each entry inside the answer, in range,
  * and the rule's pick one of them, never this node's own; the bytes
- * read as one entry's value too.
+ * read as one entry's value too.  And as the exchanged tokens' read
+ * (worker/texch_rcodec.c texch_redis_answer()): a sealed token inside
+ * the answer with a time to live of at least 1 ms, or none; its key
+ * fits and holds no '|'.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -35,6 +38,7 @@
 #include "worker/stream_redis.h"
 #include "worker/health_redis.h"
 #include "worker/verdict_redis.h"
+#include "worker/texch_redis.h"
 #include "shared/health.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
@@ -202,6 +206,24 @@ stream_check(const redisReply *r)
 		abort();
 }
 
+static void
+texch_check(const redisReply *r)
+{
+	const char	*tok = (const char *)1;
+	size_t		 len = 1;
+	uint64_t	 ttl = 1;
+	enum texch_rget	 k;
+
+	k = texch_redis_answer(r, &tok, &len, &ttl);
+	if (k == TEXCH_R_HIT && (r->type != REDIS_REPLY_ARRAY ||
+	    r->elements != 2 || tok != r->element[0]->str ||
+	    len != r->element[0]->len || len == 0 || ttl == 0))
+		abort();
+	if (k != TEXCH_R_HIT && (tok != NULL || len != 0 || ttl != 0 ||
+	    (k != TEXCH_R_MINE && k != TEXCH_R_BUSY && k != TEXCH_R_ERROR)))
+		abort();
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -247,6 +269,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			stream_check(reply);
 			health_check(reply);
 			verdict_check(reply);
+			texch_check(reply);
 			freeReplyObject(reply);
 		}
 	}
@@ -262,6 +285,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (verdict_entry_parse("n", 1, in, size, &ve) == 0)
 		verdict_check_entry(&ve, in, size);
+	n = texch_redis_key(key, sizeof(key), "thv:vmcp:session:", in);
+	if (n != 0 && (n >= sizeof(key) || key[n] != '\0' ||
+	    (strlen(in) == size && memchr(key, '|', n) != NULL)))
+		abort();
 	free(in);
 	return 0;
 }

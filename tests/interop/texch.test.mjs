@@ -16,7 +16,7 @@ import {
   useHarness, guarded, startTestBackend, startDaemon, httpRequest, withTimeout, vmcpctl,
   freePort, mcpPost, waitFor, HOST, LEGACY_VERSION,
 } from './lib/harness.mjs';
-import { startIdp, oidcConfig, TX_CLIENT } from './lib/oidc.mjs';
+import { startIdp, oidcConfig, exchangeConfig } from './lib/oidc.mjs';
 import {
   useMulti, startModern, startSpec, openStream, modernMeta, modern, MODERN,
 } from './lib/multi.mjs';
@@ -34,22 +34,6 @@ async function seen(backend) {
   const r = await httpRequest(backend.port, { method: 'GET', path: '/seen', timeout: 5000 });
   assert.equal(r.status, 200, r.text);
   return r.json;
-}
-
-function exchangeConfig(idp, backendName, tokenUrl = `${idp.issuer}/token`) {
-  return oidcConfig(idp) + [
-    'outgoingAuth:',
-    '  source: inline',
-    '  backends:',
-    `    ${backendName}:`,
-    '      type: token_exchange',
-    '      tokenExchange:',
-    `        tokenUrl: ${tokenUrl}`,
-    `        clientId: ${TX_CLIENT}`,
-    '        clientSecretEnv: VMCPD_TEST_TX_SECRET',
-    '        audience: backend-b',
-    '        scopes: [mcp]',
-  ].join('\n') + '\n';
 }
 
 async function v1Call(daemon, token, message) {

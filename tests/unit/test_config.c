@@ -2931,7 +2931,7 @@ test_session_storage(void **state)
 	load_bad(BACKEND "sessionStorage: {provider: redis, address: a:1, "
 	    "password: x}\n",
 	    "t.yaml:5:49: sessionStorage.password: unknown key, expected one "
-	    "of: provider, address, db, keyPrefix");
+	    "of: provider, address, db, keyPrefix, sealKeyFile");
 
 	/* the address parser alone */
 	assert_int_equal(config_sstore_address("h:1", &host, &port), 0);
@@ -2949,6 +2949,139 @@ test_session_storage(void **state)
 	assert_int_equal(config_sstore_address("[::1", &host, &port), -1);
 	assert_int_equal(config_sstore_address("h:0", &host, &port), -1);
 	assert_null(host);
+}
+
+/* a key file in dir, with this content and mode: its path */
+static void
+seal_key_write(char *path, size_t len, const char *dir, const char *name,
+    const void *data, size_t dlen, mode_t mode)
+{
+	FILE	*f;
+
+	(void)snprintf(path, len, "%s/%s", dir, name);
+	assert_non_null(f = fopen(path, "w"));
+	assert_int_equal(fwrite(data, 1, dlen, f), dlen);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(chmod(path, mode), 0);
+}
+
+#define SEAL_HEAD	TX_HEAD "        tokenUrl: https://idp.example/token\n" \
+	"sessionStorage:\n  provider: redis\n  address: 127.0.0.1:6379\n"
+
+/* sessionStorage.sealKeyFile: the key the nodes seal tokens with */
+static void
+test_session_storage_seal_key(void **state)
+{
+	static const char	 hex[] = "000102030405060708090a0b0c0d0e0f"
+	    "101112131415161718191a1b1c1d1e1f\n";
+	struct config		*cf;
+	char			 dir[] = "/tmp/vmcpd-sealkey-XXXXXX";
+	char			 path[256], yaml[1024], msg[512];
+	uint8_t			 key[32], want[32];
+	size_t			 i;
+
+	(void)state;
+	for (i = 0; i < 32; i++)
+		want[i] = (uint8_t)i;
+	assert_non_null(mkdtemp(dir));
+
+	/* hex, base64 (padded or not, either alphabet), raw */
+	assert_int_equal(config_sstore_key_decode(hex, sizeof(hex) - 1, key),
+	    0);
+	assert_memory_equal(key, want, 32);
+	assert_int_equal(config_sstore_key_decode("AAECAwQFBgcICQoLDA0ODxAREh"
+	    "MUFRYXGBkaGxwdHh8=\n", 45, key), 0);
+	assert_memory_equal(key, want, 32);
+	assert_int_equal(config_sstore_key_decode("AAECAwQFBgcICQoLDA0ODxAREh"
+	    "MUFRYXGBkaGxwdHh8", 43, key), 0);
+	assert_memory_equal(key, want, 32);
+	assert_int_equal(config_sstore_key_decode((const char *)want, 32, key),
+	    0);
+	assert_memory_equal(key, want, 32);
+	/* a byte short or long, a bad digit, bits left over */
+	assert_int_equal(config_sstore_key_decode(hex, 62, key), -1);
+	assert_int_equal(config_sstore_key_decode("x" "00102030405060708090a0b"
+	    "0c0d0e0f101112131415161718191a1b1c1d1e1f", 64, key), -1);
+	assert_int_equal(config_sstore_key_decode("AAECAwQFBgcICQoLDA0ODxAREh"
+	    "MUFRYXGBkaGxwdHh9=", 44, key), -1);
+	assert_int_equal(config_sstore_key_decode("", 0, key), -1);
+	memset(path, 'k', 33);
+	assert_int_equal(config_sstore_key_decode(path, 33, key), -1);
+
+	/* read at load; the key held, its path kept */
+	seal_key_write(path, sizeof(path), dir, "k", hex, sizeof(hex) - 1,
+	    0600);
+	(void)snprintf(yaml, sizeof(yaml), SEAL_HEAD "  sealKeyFile: %s\n",
+	    path);
+	cf = load_ok(yaml);
+	assert_int_equal(cf->cf_sstore.css_have_seal_key, 1);
+	assert_memory_equal(cf->cf_sstore.css_seal_key, want, 32);
+	assert_string_equal(cf->cf_sstore.css_seal_key_file, path);
+	config_free(cf);
+	/* 0400 is fine too */
+	assert_int_equal(chmod(path, 0400), 0);
+	cf = load_ok(yaml);
+	config_free(cf);
+
+	/* redis and token_exchange without it: refused, naming it */
+	load_bad(SEAL_HEAD, "t.yaml:17:3: sessionStorage: backend a uses "
+	    "token_exchange, and with provider redis its tokens are shared "
+	    "sealed: set sessionStorage.sealKeyFile to a file of 32 random "
+	    "bytes, the same on every node (openssl rand -base64 32 > FILE; "
+	    "chmod 600 FILE)");
+	/* without token_exchange it is not needed */
+	cf = load_ok(BACKEND "sessionStorage: {provider: redis, "
+	    "address: a:1}\n");
+	assert_int_equal(cf->cf_sstore.css_have_seal_key, 0);
+	config_free(cf);
+
+	/* readable by group or others */
+	assert_int_equal(chmod(path, 0640), 0);
+	(void)snprintf(msg, sizeof(msg), "t.yaml:19:16: "
+	    "sessionStorage.sealKeyFile: %s may be read or written by group "
+	    "or others (mode 0640): chmod 600 it", path);
+	load_bad(yaml, msg);
+	assert_int_equal(chmod(path, 0604), 0);
+	(void)snprintf(msg, sizeof(msg), "t.yaml:19:16: "
+	    "sessionStorage.sealKeyFile: %s may be read or written by group "
+	    "or others (mode 0604): chmod 600 it", path);
+	load_bad(yaml, msg);
+	/* unreadable (as root, mode 0 reads: only when not root) */
+	if (geteuid() != 0) {
+		assert_int_equal(chmod(path, 0), 0);
+		(void)snprintf(msg, sizeof(msg), "t.yaml:19:16: "
+		    "sessionStorage.sealKeyFile: cannot read %s: Permission "
+		    "denied", path);
+		load_bad(yaml, msg);
+	}
+	assert_int_equal(unlink(path), 0);
+	/* missing */
+	(void)snprintf(msg, sizeof(msg), "t.yaml:19:16: "
+	    "sessionStorage.sealKeyFile: cannot read %s: No such file or "
+	    "directory", path);
+	load_bad(yaml, msg);
+	/* the wrong size; the content never quoted */
+	seal_key_write(path, sizeof(path), dir, "k", "c2hvcnQ=\n", 9, 0600);
+	(void)snprintf(msg, sizeof(msg), "t.yaml:19:16: "
+	    "sessionStorage.sealKeyFile: %s does not hold a 32-byte key: 32 "
+	    "bytes, 64 hex digits or their base64 (openssl rand -base64 32)",
+	    path);
+	load_bad(yaml, msg);
+	assert_int_equal(unlink(path), 0);
+	/* a directory */
+	(void)snprintf(yaml, sizeof(yaml), SEAL_HEAD "  sealKeyFile: %s\n",
+	    dir);
+	(void)snprintf(msg, sizeof(msg), "t.yaml:19:16: "
+	    "sessionStorage.sealKeyFile: %s is not a regular file", dir);
+	load_bad(yaml, msg);
+	/* a relative path; only with provider redis */
+	load_bad(SEAL_HEAD "  sealKeyFile: seal.key\n", "t.yaml:19:16: "
+	    "sessionStorage.sealKeyFile: expected an absolute path, found "
+	    "\"seal.key\"");
+	load_bad(BACKEND "sessionStorage: {provider: lmdb, "
+	    "sealKeyFile: /etc/passwd}\n", "t.yaml:5:34: "
+	    "sessionStorage.sealKeyFile: only with provider redis");
+	assert_int_equal(rmdir(dir), 0);
 }
 
 static void
@@ -3129,6 +3262,7 @@ main(void)
 		cmocka_unit_test(test_authz),
 		cmocka_unit_test(test_rate_limiting),
 		cmocka_unit_test(test_session_storage),
+		cmocka_unit_test(test_session_storage_seal_key),
 		cmocka_unit_test(test_audit),
 	};
 

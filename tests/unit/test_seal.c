@@ -113,6 +113,42 @@ test_seal_keyid(void **state)
 	    &n), -1);
 }
 
+/* a key given (sessionStorage.sealKeyFile): every node opens what any
+ * sealed, a node with another key nothing */
+static void
+test_seal_key_set(void **state)
+{
+	uint8_t	 k1[SEAL_KEY_LEN], k2[SEAL_KEY_LEN];
+	uint8_t	 s[sizeof(TOKEN) + SEAL_OVERHEAD], s2[sizeof(s)];
+	uint8_t	 p[sizeof(TOKEN)];
+	size_t	 n, slen = strlen(TOKEN) + SEAL_OVERHEAD;
+
+	(void)state;
+	memset(k1, 0x11, sizeof(k1));
+	memset(k2, 0x11, sizeof(k2));
+	k2[31] = 0x12;
+	assert_int_equal(seal_key_set(k1), 0);
+	seal_one(KEY1, s, sizeof(s));
+	/* "another node": the same key set again, after another one */
+	assert_int_equal(seal_key_generate(), 0);
+	assert_int_equal(seal_key_set(k1), 0);
+	assert_int_equal(seal_open(KEY1, strlen(KEY1), s, slen, p, sizeof(p),
+	    &n), 0);
+	assert_int_equal(n, strlen(TOKEN));
+	assert_memory_equal(p, TOKEN, n);
+	/* the key id is derived, not the key's bytes */
+	assert_memory_not_equal(s + 1, k1, SEAL_KEYID_LEN);
+	seal_one(KEY1, s2, sizeof(s2));
+	assert_memory_equal(s + 1, s2 + 1, SEAL_KEYID_LEN);
+	/* another key: its id differs, nothing opens */
+	assert_int_equal(seal_key_set(k2), 0);
+	seal_one(KEY1, s2, sizeof(s2));
+	assert_memory_not_equal(s + 1, s2 + 1, SEAL_KEYID_LEN);
+	assert_int_equal(seal_open(KEY1, strlen(KEY1), s, slen, p, sizeof(p),
+	    &n), -1);
+	assert_int_equal(seal_key_generate(), 0);
+}
+
 int
 main(void)
 {
@@ -120,6 +156,7 @@ main(void)
 		cmocka_unit_test(test_seal_roundtrip),
 		cmocka_unit_test(test_seal_bound),
 		cmocka_unit_test(test_seal_keyid),
+		cmocka_unit_test(test_seal_key_set),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

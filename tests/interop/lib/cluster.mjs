@@ -110,7 +110,7 @@ export class HAProxy {
  * (opts.redis: the Redis, or null for provider lmdb).
  */
 export async function startNode({ redis, backendUrl, backendName, workers = 1, name = 'cluster',
-  extra = '', env }) {
+  extra = '', env, args }) {
   const dir = await tmpDir('vmcpd-node-');
   const d = new Daemon(dir, path.join(dir, 'vmcpd.yaml'), { workers, env });
   d.diagPort = await freePort();
@@ -124,7 +124,7 @@ export async function startNode({ redis, backendUrl, backendName, workers = 1, n
     workers, extra: storage + extra };
   await d.writeConfig(configText(d.configOpts).replace('daemon:\n',
     `daemon:\n  diagnostics: ${HOST}:${d.diagPort}\n`));
-  await d.start();
+  await d.start(args ? { args } : undefined);
   return d;
 }
 

@@ -213,3 +213,21 @@ export function oidcConfig(idp, { extra = [], jwksUrl, introspection = false } =
   }
   return [...l, ...extra].join('\n') + '\n';
 }
+
+/* incomingAuth on idp, and token_exchange for backendName (its secret
+ * in VMCPD_TEST_TX_SECRET) */
+export function exchangeConfig(idp, backendName, tokenUrl = `${idp.issuer}/token`) {
+  return oidcConfig(idp) + [
+    'outgoingAuth:',
+    '  source: inline',
+    '  backends:',
+    `    ${backendName}:`,
+    '      type: token_exchange',
+    '      tokenExchange:',
+    `        tokenUrl: ${tokenUrl}`,
+    `        clientId: ${TX_CLIENT}`,
+    '        clientSecretEnv: VMCPD_TEST_TX_SECRET',
+    '        audience: backend-b',
+    '        scopes: [mcp]',
+  ].join('\n') + '\n';
+}
