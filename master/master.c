@@ -10,9 +10,12 @@
  * shared with the children) entirely.
  */
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/queue.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+
+#include <netinet/in.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -534,9 +537,49 @@ master_drain_gen(unsigned int gen, uint64_t drain_ms)
 	}
 }
 
-/* conf's diagnostics listener: its fd, -1 for none, -2 on failure */
+/*
+ * Whether two bound TCP sockets share a port and overlap in address (the
+ * same address, or either a wildcard): SO_REUSEPORT would let the two
+ * bind together and the kernel would split connections between them.
+ */
 static int
-master_diag_open(const struct config *conf)
+master_fds_overlap(int a, int b)
+{
+	struct sockaddr_storage	 sa, sb;
+	socklen_t		 la = sizeof(sa), lb = sizeof(sb);
+	const struct sockaddr_in	*a4, *b4;
+	const struct sockaddr_in6	*a6, *b6;
+
+	if (getsockname(a, (struct sockaddr *)&sa, &la) == -1 ||
+	    getsockname(b, (struct sockaddr *)&sb, &lb) == -1 ||
+	    sa.ss_family != sb.ss_family)
+		return 0;
+	if (sa.ss_family == AF_INET) {
+		a4 = (const struct sockaddr_in *)&sa;
+		b4 = (const struct sockaddr_in *)&sb;
+		return a4->sin_port == b4->sin_port &&
+		    (a4->sin_addr.s_addr == b4->sin_addr.s_addr ||
+		    a4->sin_addr.s_addr == htonl(INADDR_ANY) ||
+		    b4->sin_addr.s_addr == htonl(INADDR_ANY));
+	}
+	if (sa.ss_family == AF_INET6) {
+		a6 = (const struct sockaddr_in6 *)&sa;
+		b6 = (const struct sockaddr_in6 *)&sb;
+		return a6->sin6_port == b6->sin6_port &&
+		    (IN6_ARE_ADDR_EQUAL(&a6->sin6_addr, &b6->sin6_addr) ||
+		    IN6_IS_ADDR_UNSPECIFIED(&a6->sin6_addr) ||
+		    IN6_IS_ADDR_UNSPECIFIED(&b6->sin6_addr));
+	}
+	return 0;
+}
+
+/*
+ * conf's diagnostics listener: its fd, -1 for none, -2 on failure.
+ * One overlapping the main listener (main_fd: its port drawn by the
+ * kernel for port 0, or another name of its address) is refused.
+ */
+static int
+master_diag_open(const struct config *conf, int main_fd)
 {
 	uint16_t	port;
 	int		fd;
@@ -546,6 +589,12 @@ master_diag_open(const struct config *conf)
 	if ((fd = listen_open(conf->cf_diag_host, conf->cf_diag_port,
 	    &port)) == -1)
 		return -2;
+	if (master_fds_overlap(fd, main_fd)) {
+		log_warnx("daemon.diagnostics %s:%u: the main listener's "
+		    "address", conf->cf_diag_host, port);
+		close(fd);
+		return -2;
+	}
 	log_info("diagnostics (/status, /metrics) on %s:%u",
 	    conf->cf_diag_host, port);
 	return fd;
@@ -614,7 +663,7 @@ master_reload(void)
 	}
 	if (master_diag_same(conf, old))
 		dfd = cur->g_diag_fd;
-	else if ((dfd = master_diag_open(conf)) == -2) {
+	else if ((dfd = master_diag_open(conf, fd)) == -2) {
 		log_warnx("reload failed, still serving the previous "
 		    "configuration");
 		if (fd != cur->g_listen_fd)
@@ -920,7 +969,7 @@ master_run(struct config *conf, int debug)
 	    master_check_audit(conf, 1) == -1)
 		exit(1);
 	if ((fd = listen_open(conf->cf_listen_host, conf->cf_listen_port,
-	    &port)) == -1 || (dfd = master_diag_open(conf)) == -2)
+	    &port)) == -1 || (dfd = master_diag_open(conf, fd)) == -2)
 		exit(1);
 	if (master_write_port(conf, port) == -1)
 		exit(1);

@@ -11,7 +11,7 @@ import path from 'node:path';
 
 import {
   useHarness, guarded, startTestBackend, configText, Daemon, tmpDir, freePort, waitFor,
-  httpRequest, openSession, rpc, workerOf, mcpHeaders, vmcpctl, HOST,
+  httpRequest, openSession, rpc, workerOf, mcpHeaders, vmcpctl, run, HOST, VMCPD_BIN,
 } from './lib/harness.mjs';
 import { modern } from './lib/multi.mjs';
 
@@ -267,6 +267,35 @@ describe('the diagnostics listener', () => {
     assert.equal(sum(m, 'vmcpd_worker_restarts_total'), 1);
   }));
 });
+
+/*
+ * Both listeners set SO_REUSEPORT (a binary upgrade binds beside the
+ * running daemon), so a diagnostics listener on the main one's address
+ * under another name (or on a port the kernel drew for the main one)
+ * would bind beside it and the kernel would split /mcp connections
+ * between them; vmcpd refuses to start instead.  The configuration
+ * check sees only equal strings; here `localhost` names 127.0.0.1.
+ */
+test('a diagnostics listener on the main listener\'s address is refused', guarded(async (t) => {
+  const first = (await run('getent', ['ahosts', 'localhost'])).stdout.split(/\s+/)[0];
+  if (first !== '127.0.0.1') {
+    t.skip(`localhost is ${first} first here, not 127.0.0.1`);
+    return;
+  }
+  const port = await freePort();
+  const dir = await tmpDir('vmcpd-diag-same-');
+  const cfg = path.join(dir, 'vmcpd.yaml');
+  const text = configText({ portFile: path.join(dir, 'port'), stateDir: path.join(dir, 'state'),
+    backendUrl: `http://${HOST}:9/mcp`, backendName: 'b' })
+    .replace(`listen: ${HOST}:0`, `listen: ${HOST}:${port}`)
+    .replace('daemon:\n', `daemon:\n  diagnostics: localhost:${port}\n`);
+  assert.ok(text.includes(`listen: ${HOST}:${port}`) && text.includes('diagnostics: localhost'));
+  fs.writeFileSync(cfg, text);
+  const r = await run(VMCPD_BIN, ['-d', '-f', cfg], { timeout: 20000 });
+  assert.notEqual(r.code, 'timeout', 'vmcpd started and kept running');
+  assert.notEqual(r.code, 0, 'vmcpd started');
+  assert.match(r.stderr, new RegExp(`daemon.diagnostics localhost:${port}: the main listener's address`));
+}));
 
 /*
  * What an operator watches: requests by method and outcome, each
