@@ -470,8 +470,11 @@ stream_get(struct worker *w, struct httpd_req *req, struct session *s)
 		/* primed when Redis answers the first read */
 		gs->gs_rfirst = lei == NULL ? -1 : after > INT64_MAX ?
 		    INT64_MAX : (int64_t)after;
+		/* the client may be gone already: the write frees the stream */
+		stream_write_begin(gs);
 		front_sse_start(req, NULL);
-		httpd_req_set_close_cb(req, stream_on_close, gs);
+		if (stream_write_end(gs) == -1)
+			return;
 		goto flushed;
 	}
 	/* a fresh stream starts after what is already there */
@@ -485,9 +488,11 @@ stream_get(struct worker *w, struct httpd_req *req, struct session *s)
 	 * one host); waiting for this host's ids to pass it would drop
 	 * what comes */
 	gs->gs_last = lei != NULL && after <= ss.ss_last ? after : ss.ss_last;
+	stream_write_begin(gs);
 	front_sse_start(req, NULL);
-	httpd_req_set_close_cb(req, stream_on_close, gs);
 	stream_prime(gs);
+	if (stream_write_end(gs) == -1)
+		return;
 flushed:
 	stream_flush(gs);
 	if (stream_find(s->s_id) == NULL)

@@ -109,7 +109,10 @@ describe('a full map', () => {
       const st = await statJson(daemon);
       assert.ok(st.sessions.count > 300, JSON.stringify(st.sessions));
       assert.equal(st.sessions.max, 100000);
-      assert.ok(st.inUseBytes > st.mapSize * 0.8, JSON.stringify(st));
+      // the map's pages were all drawn (less the headroom kept for
+      // DELETE); some may be free again by now: pages a reader pinned
+      // when the store refused, released since
+      assert.ok(st.usedBytes > st.mapSize * 0.8, JSON.stringify(st));
 
       // the sessions expire (10 s), the keeper sweeps them: new ones fit
       const fresh = await waitFor('an initialize that is stored again', async () => {

@@ -10,6 +10,7 @@
 // priorityOrder, which owns the tool name "clash".
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import net from 'node:net';
 
 import { guarded, rpc, sleep, waitFor, workerOf, httpRequest, LEGACY_VERSION } from './lib/harness.mjs';
 import { useMulti, startMulti, startSpec, openGet, openSessionCaps } from './lib/multi.mjs';
@@ -167,6 +168,33 @@ describe('GET streams and notifications (2 workers, keepAlive 1s)', () => {
         assertIds(g);
         g.close();
       }
+    }));
+
+  test('a GET whose client is gone before the priming event is written: the worker lives on',
+    guarded(async () => {
+      // The priming write finds the connection reset and frees the
+      // stream; the open must not go on with it (a use after free the
+      // sanitizer build caught when an SDK client closed at once).
+      for (let i = 0; i < 60; i++) {
+        const { sid } = await openSessionCaps(daemon.port);
+        await new Promise((resolve) => {
+          const sock = net.connect(daemon.port, '127.0.0.1', () => {
+            sock.write(`GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:${daemon.port}\r\n` +
+              `Accept: text/event-stream\r\nMcp-Session-Id: ${sid}\r\n` +
+              `MCP-Protocol-Version: ${LEGACY_VERSION}\r\n\r\n`, () => {
+              sock.destroy();
+              resolve();
+            });
+          });
+          sock.on('error', resolve);
+        });
+      }
+      const { sid } = await openSessionCaps(daemon.port);
+      assert.deepEqual(await toolNames(sid), await toolNames(sid));
+      const g = await openGet(daemon.port, sid);
+      assert.equal(g.status, 200, g.text);
+      await g.until('priming event', (s) => s.events.length >= 1);
+      g.close();
     }));
 
   test('Last-Event-ID past every event here (another node\'s, the session moved): what comes is sent',
