@@ -93,8 +93,9 @@ $(BUILD)/tests/%: tests/unit/%.c $(UNIT_LIB)
 	    $(UNIT_LIB) $(LDLIBS) -lcmocka
 # the stdio bridge standalone, for tests/interop/bridge.test.mjs
 $(BUILD)/bridge-test: $(call o,$(wildcard master/bridge*.c) master/child.c \
-	shared/log.c shared/ipc.c shared/httpcheck.c shared/http_client.c \
-	shared/http_h1.c shared/http_url.c $(wildcard proto/*.c)) \
+	shared/log.c shared/ipc.c shared/httpcheck.c \
+	$(wildcard shared/http_c*.c) shared/http_h1.c shared/http_url.c \
+	$(wildcard proto/*.c)) \
 	tests/unit/bridge_main.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.c %.o,$^) \

@@ -1,9 +1,9 @@
 /*
  * A lean HTTP/1.1 client for plain http:// and Unix-socket targets,
- * used by http_client.c in place of libcurl where no TLS or name
- * resolution is needed: libcurl's per-transfer setup was most of the
- * cost of a proxied call.  Keep-alive connections are pooled per
- * target.  Internal to http_client.c; callers use http_client.h.
+ * used by the HTTP client (http_client_h1.c) in place of libcurl where
+ * no TLS or name resolution is needed: libcurl's per-transfer setup was
+ * most of the cost of a proxied call.  Keep-alive connections are
+ * pooled per target.  Internal to the HTTP client; callers use http_client.h.
  */
 #ifndef VMCPD_HTTP_H1_H
 #define VMCPD_HTTP_H1_H

@@ -10,7 +10,7 @@
  * cancelled in a callback, one hx_dropped, with no callback after; the
  * body handed to hx_data must be, piece by piece and in order, bytes
  * the server wrote, and as long as a Content-Length said.  The
- * exchange is freed in hx_done as http_client.c does, so ASan catches
+ * exchange is freed in hx_done as http_client_h1.c does, so ASan catches
  * any later use.  The server side always closes, so the client must
  * never need its timeout.
  */
