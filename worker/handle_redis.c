@@ -22,7 +22,6 @@
 static struct {
 	struct worker	*hr_w;
 	int		 hr_on;
-	time_t		 hr_logged;
 } HR;
 
 void
@@ -42,31 +41,13 @@ handle_redis_on(void)
 	return HR.hr_on;
 }
 
-/* a failure, logged a line a second at most */
-static void
-handle_redis_failed(const char *what, const redisReply *reply,
-    const char *err)
-{
-	if (err == NULL && reply != NULL && reply->type == REDIS_REPLY_ERROR) {
-		err = reply->str;
-		/* flushed (SCRIPT FLUSH): loaded again on reconnect */
-		if (strncmp(err, "NOSCRIPT", 8) == 0)
-			redis_reconnect();
-	}
-	diag_count_redis_error(HR.hr_w);
-	if (time(NULL) != HR.hr_logged) {
-		HR.hr_logged = time(NULL);
-		log_warnx("workflow handles (redis): %s: %s", what,
-		    err != NULL ? err : "an answer not understood");
-	}
-}
-
 static void
 handle_redis_on_put(void *arg, const redisReply *reply, const char *err)
 {
 	(void)arg;
 	if (err != NULL || reply == NULL || reply->type != REDIS_REPLY_INTEGER)
-		handle_redis_failed("a handle not written", reply, err);
+		redis_failed(REDIS_USER_HANDLE, "a handle not written", reply,
+		    err);
 }
 
 void
@@ -89,7 +70,7 @@ handle_redis_put(const char *id, const char *owner, const char *composite,
 	redis_args_pushn(&a, state, slen);
 	redis_args_push_u64(&a, ttl_ms > 0 ? ttl_ms : 1);
 	if (redis_send(&a, handle_redis_on_put, NULL) == NULL)
-		handle_redis_failed("a handle not written", NULL,
+		redis_failed(REDIS_USER_HANDLE, "a handle not written", NULL,
 		    "not connected");
 }
 
@@ -116,7 +97,8 @@ handle_redis_on_claim(void *arg, const redisReply *reply, const char *err)
 	if (err == NULL)
 		e = handle_redis_verdict(reply, &state, &slen);
 	if (e == HANDLE_ERROR)
-		handle_redis_failed("a handle not claimed", reply, err);
+		redis_failed(REDIS_USER_HANDLE, "a handle not claimed", reply,
+		    err);
 	if (e == HANDLE_OK && (snap = json_loadb(state, slen, 0, &je)) ==
 	    NULL)
 		e = HANDLE_ERROR;
@@ -149,7 +131,7 @@ handle_redis_claim(const char *id, const char *owner,
 	if ((hc->hc_cmd = redis_send(&a, handle_redis_on_claim, hc)) ==
 	    NULL) {
 		free(hc);
-		handle_redis_failed("a handle not claimed", NULL,
+		redis_failed(REDIS_USER_HANDLE, "a handle not claimed", NULL,
 		    "not connected");
 		return -1;
 	}

@@ -23,7 +23,6 @@ static struct {
 	struct worker	*hh_w;
 	int		 hh_on;
 	size_t		 hh_pulling;	/* reads out */
-	time_t		 hh_logged;
 } HH;
 
 void
@@ -35,24 +34,6 @@ health_redis_init(struct worker *w)
 	HH.hh_w = w;
 	HH.hh_on = 1;
 	(void)redis_script_add(health_redis_lua);
-}
-
-/* a failure, counted, logged a line a second at most */
-static void
-health_redis_failed(const redisReply *reply, const char *err)
-{
-	if (err == NULL && reply != NULL && reply->type == REDIS_REPLY_ERROR) {
-		err = reply->str;
-		/* flushed (SCRIPT FLUSH): loaded again on reconnect */
-		if (strncmp(err, "NOSCRIPT", 8) == 0)
-			redis_reconnect();
-	}
-	diag_count_redis_error(HH.hh_w);
-	if (time(NULL) != HH.hh_logged) {
-		HH.hh_logged = time(NULL);
-		log_warnx("circuit breakers (redis): %s; each node keeps its "
-		    "own", err != NULL ? err : "an answer not understood");
-	}
 }
 
 static struct redis_cmd *
@@ -91,7 +72,7 @@ health_redis_on_record(void *arg, const redisReply *reply, const char *err)
 
 	(void)arg;
 	if (err != NULL || health_redis_decode(reply, &f, &age) == -1)
-		health_redis_failed(reply, err);
+		redis_failed(REDIS_USER_HEALTH, NULL, reply, err);
 }
 
 void
@@ -101,7 +82,7 @@ health_redis_record(const char *backend, int failed)
 		return;
 	if (health_redis_send(backend, failed ? HEALTH_ROP_FAIL :
 	    HEALTH_ROP_CLOSE, health_redis_on_record, NULL) == NULL)
-		health_redis_failed(NULL, "not connected");
+		redis_failed(REDIS_USER_HEALTH, NULL, NULL, "not connected");
 }
 
 static void
@@ -120,7 +101,7 @@ health_redis_on_pull(void *arg, const redisReply *reply, const char *err)
 		return;
 	be = &w->w_conf->cf_backends[i];
 	if (err != NULL || health_redis_decode(reply, &f, &age) == -1) {
-		health_redis_failed(reply, err);
+		redis_failed(REDIS_USER_HEALTH, NULL, reply, err);
 		return;
 	}
 	st = health_breaker_adopt(w->w_store, be->cb_name,
@@ -139,7 +120,7 @@ health_redis_pull(void)
 	if (!HH.hh_on || HH.hh_pulling > 0)
 		return;		/* the last round is still out */
 	if (!redis_up()) {
-		health_redis_failed(NULL, "not connected");
+		redis_failed(REDIS_USER_HEALTH, NULL, NULL, "not connected");
 		return;
 	}
 	cf = HH.hh_w->w_conf;
@@ -147,7 +128,8 @@ health_redis_pull(void)
 		if (health_redis_send(cf->cf_backends[i].cb_name,
 		    HEALTH_ROP_READ, health_redis_on_pull,
 		    (void *)(uintptr_t)i) == NULL) {
-			health_redis_failed(NULL, "not connected");
+			redis_failed(REDIS_USER_HEALTH, NULL, NULL,
+			    "not connected");
 			break;
 		}
 		HH.hh_pulling++;

@@ -22,7 +22,6 @@
 static struct {
 	struct worker	*pr_w;
 	int		 pr_on;
-	time_t		 pr_logged;
 } PR;
 
 /* a message on this worker's channel: the id of an answered request */
@@ -68,29 +67,11 @@ pend_redis_unavailable(struct httpd_req *req)
 	    SESSION_REDIS_DOWN);
 }
 
-/* a failure, logged a line a second at most */
-static void
-pend_redis_failed(const char *what, const redisReply *reply, const char *err)
-{
-	if (err == NULL && reply != NULL && reply->type == REDIS_REPLY_ERROR) {
-		err = reply->str;
-		/* flushed (SCRIPT FLUSH): loaded again on reconnect */
-		if (strncmp(err, "NOSCRIPT", 8) == 0)
-			redis_reconnect();
-	}
-	diag_count_redis_error(PR.pr_w);
-	if (time(NULL) != PR.pr_logged) {
-		PR.pr_logged = time(NULL);
-		log_warnx("pending requests (redis): %s: %s", what,
-		    err != NULL ? err : "an answer not understood");
-	}
-}
-
 static void
 pend_redis_on_write(void *arg, const redisReply *reply, const char *err)
 {
 	if (err != NULL || reply == NULL || reply->type == REDIS_REPLY_ERROR)
-		pend_redis_failed(arg, reply, err);
+		redis_failed(REDIS_USER_PEND, arg, reply, err);
 }
 
 /*
@@ -131,8 +112,8 @@ pend_redis_put(const char *sid, const char *id, const char *rec, size_t len,
 	redis_args_push_u64(&a, ttl_ms > 0 ? ttl_ms : 1);
 	if (redis_send(&a, pend_redis_on_write,
 	    "a pending request not written") == NULL)
-		pend_redis_failed("a pending request not written", NULL,
-		    "not connected");
+		redis_failed(REDIS_USER_PEND, "a pending request not written",
+		    NULL, "not connected");
 }
 
 void
@@ -145,8 +126,8 @@ pend_redis_del(const char *sid, const char *id)
 		return;
 	if (redis_send(&a, pend_redis_on_write,
 	    "a pending request not deleted") == NULL)
-		pend_redis_failed("a pending request not deleted", NULL,
-		    "not connected");
+		redis_failed(REDIS_USER_PEND, "a pending request not deleted",
+		    NULL, "not connected");
 }
 
 struct pend_take {
@@ -164,7 +145,8 @@ pend_redis_on_take(void *arg, const redisReply *reply, const char *err)
 	int			 rc = -1;
 
 	if (err != NULL || (rc = pend_redis_record(reply, &rec, &len)) == -1)
-		pend_redis_failed("a pending request not read", reply, err);
+		redis_failed(REDIS_USER_PEND, "a pending request not read",
+		    reply, err);
 	pt->pt_cb(pt->pt_arg, rec, len, rc == -1 ? -1 : 0);
 	free(pt);
 }
@@ -176,7 +158,8 @@ pend_redis_on_answer(void *arg, const redisReply *reply, const char *err)
 	int			 rc = -2;
 
 	if (err != NULL || (rc = pend_redis_answered(reply)) == -2)
-		pend_redis_failed("an answer not recorded", reply, err);
+		redis_failed(REDIS_USER_PEND, "an answer not recorded", reply,
+		    err);
 	pt->pt_done(pt->pt_arg, rc);
 	free(pt);
 }
@@ -197,8 +180,9 @@ pend_redis_send(struct redis_args *a, size_t klen, redis_cb cb,
 	}
 	if (redis_send(a, cb, pt) == NULL) {
 		free(pt);
-		pend_redis_failed("a pending request not read or answered",
-		    NULL, "not connected");
+		redis_failed(REDIS_USER_PEND,
+		    "a pending request not read or answered", NULL,
+		    "not connected");
 		return -1;
 	}
 	return 0;
@@ -243,8 +227,8 @@ pend_redis_ask(const char *sid, const char *id, uint64_t ttl_ms)
 	redis_args_push_u64(&a, ttl_ms > 0 ? ttl_ms : 1);
 	if (redis_send(&a, pend_redis_on_write,
 	    "an input request not recorded") == NULL)
-		pend_redis_failed("an input request not recorded", NULL,
-		    "not connected");
+		redis_failed(REDIS_USER_PEND, "an input request not recorded",
+		    NULL, "not connected");
 }
 
 int

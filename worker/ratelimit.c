@@ -464,16 +464,8 @@ ratelimit_on_redis(void *arg, const struct redisReply *reply,
 	rb->rb_cmd = NULL;	/* answered: nothing to cancel */
 	v = ratelimit_redis_verdict(reply, rb->rb_want, &granted, &retry_ms);
 	if (v == RATELIMIT_ERROR) {
-		diag_count_redis_error(rb->rb_w);
-		if (err == NULL && reply != NULL &&
-		    reply->type == REDIS_REPLY_ERROR) {
-			err = reply->str;
-			/* flushed (SCRIPT FLUSH): loaded again on reconnect */
-			if (strncmp(err, "NOSCRIPT", 8) == 0)
-				redis_reconnect();
-		}
-		(void)snprintf(why, sizeof(why), "redis: %s", err != NULL ?
-		    err : "an answer not understood");
+		(void)snprintf(why, sizeof(why), "redis: %s",
+		    redis_failure(reply, err));
 		ratelimit_fail_open(rb->rb_w, why);
 		v = RATELIMIT_OK;
 	}

@@ -409,3 +409,55 @@ redis_reconnect(void)
 	rds.r_again = 1;
 	redisAsyncDisconnect(rds.r_ac);
 }
+
+/* each user's name and the end of its line, and when it last logged */
+static struct {
+	const char	*ru_name;
+	const char	*ru_tail;
+	time_t		 ru_logged;
+} redis_users[REDIS_USER_COUNT] = {
+	[REDIS_USER_SESSION] = { "session store", "", 0 },
+	[REDIS_USER_HANDLE] = { "workflow handles", "", 0 },
+	[REDIS_USER_HEALTH] = { "circuit breakers", "; each node keeps its own",
+	    0 },
+	[REDIS_USER_PEND] = { "pending requests", "", 0 },
+	[REDIS_USER_VERDICT] = { "health verdicts",
+	    "; each node goes by its own probes", 0 },
+	[REDIS_USER_TOKEN] = { "exchanged tokens", "", 0 },
+};
+
+const char *
+redis_failure(const redisReply *reply, const char *err)
+{
+	if (err == NULL && reply != NULL && reply->type == REDIS_REPLY_ERROR) {
+		err = reply->str;
+		/* flushed (SCRIPT FLUSH): loaded again on reconnect */
+		if (strncmp(err, "NOSCRIPT", 8) == 0)
+			redis_reconnect();
+	}
+	diag_count_redis_error(worker_self());	/* the builder's too */
+	return err != NULL ? err : "an answer not understood";
+}
+
+void
+redis_failed(enum redis_user u, const char *what, const redisReply *reply,
+    const char *err)
+{
+	err = redis_failure(reply, err);
+	if (!redis_log_due(u))
+		return;
+	log_warnx("%s (redis): %s%s%s%s", redis_users[u].ru_name,
+	    what != NULL ? what : "", what != NULL ? ": " : "", err,
+	    redis_users[u].ru_tail);
+}
+
+int
+redis_log_due(enum redis_user u)
+{
+	time_t	now = time(NULL);
+
+	if (now == redis_users[u].ru_logged)
+		return 0;
+	redis_users[u].ru_logged = now;
+	return 1;
+}

@@ -121,6 +121,35 @@ struct redis_cmd *redis_send(struct redis_args *, redis_cb,
 void	 redis_reconnect(void);
 
 /*
+ * The users of the connection, each with its own line in the log when
+ * a command fails: "<name> (redis): <what>: <error><tail>".
+ */
+enum redis_user {
+	REDIS_USER_SESSION,	/* sessions, streams' events */
+	REDIS_USER_HANDLE,	/* workflow handles */
+	REDIS_USER_HEALTH,	/* circuit breakers */
+	REDIS_USER_PEND,	/* pending requests */
+	REDIS_USER_VERDICT,	/* the probes' verdicts */
+	REDIS_USER_TOKEN,	/* exchanged tokens */
+	REDIS_USER_COUNT
+};
+
+/*
+ * A command that failed (err, or reply an error or not understood):
+ * counted in the worker's diagnostics, and a script flushed (NOSCRIPT)
+ * makes the connection start again, which loads the scripts again.
+ * The error's text, never NULL.
+ */
+const char *redis_failure(const struct redisReply *, const char *err);
+/* redis_failure(), logged a line a second at most per user (what NULL:
+ * left out of the line) */
+void	 redis_failed(enum redis_user, const char *what,
+	    const struct redisReply *, const char *err);
+/* 1 when the user's line a second is due (then taken): for a line of
+ * its own, under the same limit */
+int	 redis_log_due(enum redis_user);
+
+/*
  * The worker's subscription (worker/redis_sub.c): a connection of its
  * own (one in subscribe mode takes no other command) on this worker's
  * channel, "<keyPrefix>wake:<random>", made again with backoff after a

@@ -55,19 +55,7 @@ void
 session_redis_failed(const void *what, const redisReply *reply,
     const char *err)
 {
-	if (err == NULL && reply != NULL && reply->type == REDIS_REPLY_ERROR) {
-		err = reply->str;
-		/* flushed (SCRIPT FLUSH): loaded again on reconnect */
-		if (strncmp(err, "NOSCRIPT", 8) == 0)
-			redis_reconnect();
-	}
-	diag_count_redis_error(worker_self());	/* the builder's too */
-	if (time(NULL) != SR.sr_logged) {
-		SR.sr_logged = time(NULL);
-		log_warnx("session store (redis): %s: %s",
-		    (const char *)what, err != NULL ?
-		    err : "an answer not understood");
-	}
+	redis_failed(REDIS_USER_SESSION, what, reply, err);
 }
 
 /* a write's answer (arg: what failed, if it did) */

@@ -40,7 +40,6 @@ static struct {
 	int			 tr_on;
 	int			 tr_closed;	/* texch_redis_free() */
 	char			 tr_holder[33];	/* this worker's lock value */
-	time_t			 tr_logged;
 	TAILQ_HEAD(, texch_rfetch) tr_fetches;
 } TR = { .tr_fetches = TAILQ_HEAD_INITIALIZER(TR.tr_fetches) };
 
@@ -77,25 +76,6 @@ texch_redis_on(void)
 	return TR.tr_on;
 }
 
-/* a failure: counted, logged a line a second at most */
-static void
-texch_redis_failed(const char *what, const redisReply *reply,
-    const char *err)
-{
-	if (err == NULL && reply != NULL && reply->type == REDIS_REPLY_ERROR) {
-		err = reply->str;
-		/* flushed (SCRIPT FLUSH): loaded again on reconnect */
-		if (strncmp(err, "NOSCRIPT", 8) == 0)
-			redis_reconnect();
-	}
-	diag_count_redis_error(TR.tr_w);
-	if (time(NULL) != TR.tr_logged) {
-		TR.tr_logged = time(NULL);
-		log_warnx("exchanged tokens (redis): %s: %s", what,
-		    err != NULL ? err : "an answer not understood");
-	}
-}
-
 static void
 texch_redis_end(struct texch_rfetch *rf, enum texch_rget kind,
     const char *tok, size_t len, uint64_t ttl_ms)
@@ -122,7 +102,7 @@ texch_redis_on_get(void *arg, const redisReply *reply, const char *err)
 	    &sealed, &slen, &ttl);
 	switch (kind) {
 	case TEXCH_R_ERROR:
-		texch_redis_failed("a token not read", reply, err);
+		redis_failed(REDIS_USER_TOKEN, "a token not read", reply, err);
 		texch_redis_end(rf, TEXCH_R_LOCAL, NULL, 0, 0);
 		return;
 	case TEXCH_R_BUSY:
@@ -148,12 +128,10 @@ texch_redis_on_get(void *arg, const redisReply *reply, const char *err)
 	    slen, (uint8_t *)tok, slen, &n) == -1) {
 		/* another key (a node with another sealKeyFile), or
 		 * damaged: never used, exchanged over */
-		if (time(NULL) != TR.tr_logged) {
-			TR.tr_logged = time(NULL);
+		if (redis_log_due(REDIS_USER_TOKEN))
 			log_warnx("exchanged tokens (redis): a token there "
 			    "does not open with this node's "
 			    "sessionStorage.sealKeyFile: exchanging here");
-		}
 		free(tok);
 		texch_redis_end(rf, TEXCH_R_LOCAL, NULL, 0, 0);
 		return;
@@ -175,7 +153,8 @@ texch_redis_send(struct texch_rfetch *rf)
 	redis_args_push(&a, TR.tr_holder);
 	redis_args_push_u64(&a, TEXCH_RLOCK_MS);
 	if ((rf->rf_cmd = redis_send(&a, texch_redis_on_get, rf)) == NULL) {
-		texch_redis_failed("a token not read", NULL, "not connected");
+		redis_failed(REDIS_USER_TOKEN, "a token not read", NULL,
+		    "not connected");
 		return -1;
 	}
 	return 0;
@@ -209,7 +188,8 @@ texch_redis_fetch(const char *key, texch_rfetch_cb cb, void *arg)
 	if (!TR.tr_on)
 		return NULL;
 	if (!redis_up()) {
-		texch_redis_failed("a token not read", NULL, "not connected");
+		redis_failed(REDIS_USER_TOKEN, "a token not read", NULL,
+		    "not connected");
 		return NULL;
 	}
 	if ((rf = calloc(1, sizeof(*rf))) == NULL)
@@ -246,7 +226,8 @@ texch_redis_on_done(void *arg, const redisReply *reply, const char *err)
 {
 	(void)arg;
 	if (err != NULL || reply == NULL || reply->type != REDIS_REPLY_INTEGER)
-		texch_redis_failed("a token not written", reply, err);
+		redis_failed(REDIS_USER_TOKEN, "a token not written", reply,
+		    err);
 }
 
 void
@@ -276,7 +257,7 @@ texch_redis_done(const char *key, const char *token, size_t len,
 	redis_args_push_u64(&a, ttl_ms > 0 ? ttl_ms : 1);
 	redis_args_push(&a, TR.tr_holder);
 	if (redis_send(&a, texch_redis_on_done, NULL) == NULL)
-		texch_redis_failed("a token not written", NULL,
+		redis_failed(REDIS_USER_TOKEN, "a token not written", NULL,
 		    "not connected");
 	free(sealed);
 }

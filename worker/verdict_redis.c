@@ -38,7 +38,6 @@ static struct {
 	uint64_t	*vr_read_ms;	/* per backend: last answer (ours) */
 	uint8_t		*vr_reading;	/* per backend: a read is out */
 	uint8_t		*vr_follow;	/* per backend: another's verdict */
-	time_t		 vr_logged;
 } VR;
 
 static uint64_t
@@ -48,25 +47,6 @@ verdict_mono_ms(void)
 
 	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-/* a failure, counted, logged a line a second at most */
-static void
-verdict_redis_failed(const redisReply *reply, const char *err)
-{
-	if (err == NULL && reply != NULL && reply->type == REDIS_REPLY_ERROR) {
-		err = reply->str;
-		/* flushed (SCRIPT FLUSH): loaded again on reconnect */
-		if (strncmp(err, "NOSCRIPT", 8) == 0)
-			redis_reconnect();
-	}
-	diag_count_redis_error(VR.vr_w);
-	if (time(NULL) != VR.vr_logged) {
-		VR.vr_logged = time(NULL);
-		log_warnx("health verdicts (redis): %s; each node goes by its "
-		    "own probes", err != NULL ? err :
-		    "an answer not understood");
-	}
 }
 
 /*
@@ -90,7 +70,7 @@ verdict_redis_apply(size_t i, const redisReply *reply)
 	int				 had, follow;
 
 	if (verdict_redis_answer(reply, &rnow, &n) == -1) {
-		verdict_redis_failed(reply, NULL);
+		redis_failed(REDIS_USER_VERDICT, NULL, reply, NULL);
 		return;
 	}
 	VR.vr_read_ms[i] = verdict_mono_ms();
@@ -163,7 +143,7 @@ verdict_redis_on_answer(void *arg, const redisReply *reply, const char *err)
 		return;
 	VR.vr_reading[i] = 0;
 	if (err != NULL || reply == NULL || reply->type == REDIS_REPLY_ERROR) {
-		verdict_redis_failed(reply, err);
+		redis_failed(REDIS_USER_VERDICT, NULL, reply, err);
 		return;
 	}
 	verdict_redis_apply(i, reply);
@@ -190,7 +170,7 @@ verdict_redis_send(size_t i, struct redis_args *a)
 {
 	if (redis_send(a, verdict_redis_on_answer, (void *)(uintptr_t)i) ==
 	    NULL) {
-		verdict_redis_failed(NULL, "not connected");
+		redis_failed(REDIS_USER_VERDICT, NULL, NULL, "not connected");
 		return;
 	}
 	VR.vr_reading[i] = 1;
