@@ -1,9 +1,10 @@
 /*
  * A request held while the worker waits on something asynchronous for
- * it (a token introspection, a session's read from Redis): counted in
- * flight (worker_request_hold(), so a draining worker does not exit
- * under it), the client's going away noted rather than acted on (the
- * request is only let go of where its wait ends).  The waiter embeds
+ * it (a token introspection, a session's read from Redis, a token
+ * exchange for its backends): counted in flight (worker_request_hold(),
+ * so a draining worker does not exit under it), the client's going away
+ * noted rather than acted on (the request is only let go of where its
+ * wait ends).  The waiter embeds
  * one, attaches it when the wait begins, detaches it when the wait
  * ends, decides on rh_gone, and then lets the request go with
  * worker_request_release(), the one release point.

@@ -35,6 +35,7 @@
 #include "auth.h"
 #include "httpd.h"
 #include "proto/proto.h"
+#include "reqhold.h"
 #include "texch.h"
 #include "texch_redis.h"
 #include "worker.h"
@@ -45,13 +46,12 @@
 #define TEXCH_POLL_MS		50
 #define TEXCH_BODY_MAX		(64 * 1024)
 
+/* a request held until its tokens are there (or its time is up) */
 struct texch_wait {
 	TAILQ_ENTRY(texch_wait)	 tw_entry;
-	struct worker		*tw_w;
-	struct httpd_req	*tw_req;
+	struct reqhold		 tw_hold;	/* worker, request, gone */
 	void			(*tw_cont)(struct worker *, struct httpd_req *);
 	uint64_t		 tw_deadline;
-	int			 tw_gone;
 };
 
 struct texch_call {
@@ -566,23 +566,14 @@ texch_pending(struct worker *w, struct httpd_req *req, int start)
 }
 
 static void
-texch_on_close(struct httpd_req *req, void *arg)
-{
-	struct texch_wait *tw = arg;
-
-	(void)req;
-	tw->tw_gone = 1;
-}
-
-static void
 texch_wait_end(struct texch_wait *tw)
 {
-	struct worker		*w = tw->tw_w;
-	struct httpd_req	*req = tw->tw_req;
+	struct worker		*w = tw->tw_hold.rh_w;
+	struct httpd_req	*req = tw->tw_hold.rh_req;
 
 	TAILQ_REMOVE(&T.t_waits, tw, tw_entry);
-	httpd_req_set_close_cb(req, NULL, NULL);
-	if (tw->tw_gone)
+	reqhold_detach(&tw->tw_hold);
+	if (tw->tw_hold.rh_gone)
 		front_reply_error(req, 503, NULL, MCP_ERR_TRANSPORT,
 		    "the client went away");
 	else
@@ -603,8 +594,8 @@ texch_on_tick(evutil_socket_t fd, short ev, void *arg)
 	(void)arg;
 	for (tw = TAILQ_FIRST(&T.t_waits); tw != NULL; tw = next) {
 		next = TAILQ_NEXT(tw, tw_entry);
-		if (tw->tw_gone || now >= tw->tw_deadline ||
-		    texch_pending(tw->tw_w, tw->tw_req, 1) == 0)
+		if (tw->tw_hold.rh_gone || now >= tw->tw_deadline ||
+		    texch_pending(tw->tw_hold.rh_w, tw->tw_hold.rh_req, 1) == 0)
 			texch_wait_end(tw);
 	}
 	if (!TAILQ_EMPTY(&T.t_waits))
@@ -684,13 +675,10 @@ texch_request(struct worker *w, struct httpd_req *req,
 	/* no memory to wait: the calls say there is no token */
 	if ((tw = calloc(1, sizeof(*tw))) == NULL)
 		return TEXCH_GO;
-	tw->tw_w = w;
-	tw->tw_req = req;
 	tw->tw_cont = cont;
 	tw->tw_deadline = store_now_ms() + TEXCH_WAIT_MS;
 	TAILQ_INSERT_TAIL(&T.t_waits, tw, tw_entry);
-	httpd_req_set_close_cb(req, texch_on_close, tw);
-	worker_request_hold(w);
+	reqhold_attach(&tw->tw_hold, w, req);
 	(void)evtimer_add(T.t_tick, &tv);
 	return TEXCH_LATER;
 }
