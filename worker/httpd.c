@@ -14,7 +14,11 @@
  * One request per connection is served at a time; bytes a client
  * pipelines behind it wait in the buffer.  While a request is out, the
  * connection is still read, so a client that goes away is noticed and
- * the request's owner told (the close callback).
+ * the request's owner told (the close callback).  It is told from a
+ * loop turn of its own, never from inside a call it made: a write that
+ * finds the connection reset (on loopback the peer's RST comes back
+ * inside the write(2) after its close) would otherwise run the callback,
+ * which frees the owner's state, under the owner's own frames.
  *
  * A slow client is bounded three ways: http.timeout between reads, a
  * deadline for the whole head (http.headerTimeout) and one for the
@@ -121,6 +125,7 @@ struct httpd_conn {
 	int			 c_busy;	/* httpd frames on the stack */
 	int			 c_freeme;
 	int			 c_inproc;	/* in conn_process */
+	int			 c_tell;	/* close callback owed: c_tev */
 	struct httpd_req	 c_req;
 };
 
@@ -167,6 +172,8 @@ static void	 conn_refuse(struct httpd_conn *, int, const char *);
 static void	 conn_flush(struct httpd_conn *);
 static void	 conn_finish(struct httpd_conn *);
 static void	 conn_gone(struct httpd_conn *);
+static void	 conn_tell_later(struct httpd_conn *);
+static void	 conn_tell(struct httpd_conn *);
 static void	 conn_linger(struct httpd_conn *);
 static void	 conn_head(struct httpd_conn *, int, size_t,
 		    enum reply_framing);
@@ -579,6 +586,10 @@ conn_on_timeout(evutil_socket_t fd, short ev, void *arg)
 
 	(void)fd;
 	(void)ev;
+	if (c->c_tell) {
+		conn_tell(c);
+		return;
+	}
 	c->c_armed = 0;
 	if (c->c_deadline == 0)
 		return;		/* turned off since it was armed */
@@ -924,9 +935,37 @@ conn_gone(struct httpd_conn *c)
 	case CONN_STREAMING:
 		/* the owner still holds the request and ends it */
 		if (req->r_close_cb != NULL)
-			req->r_close_cb(req, req->r_close_arg);
+			conn_tell_later(c);
 		break;
 	}
+	conn_unhold(c);
+}
+
+/*
+ * The close callback, from the loop: this may be a write of the owner's
+ * (the callback would free what the writer goes on using), or a close
+ * found while it iterates its requests.  c_tev is free for it: a gone
+ * connection has no timeout.
+ */
+static void
+conn_tell_later(struct httpd_conn *c)
+{
+	c->c_tell = 1;
+	event_active(c->c_tev, EV_TIMEOUT, 0);
+}
+
+/* the request still out, and a callback (the owner's at this turn) */
+static void
+conn_tell(struct httpd_conn *c)
+{
+	struct httpd_req	*req = &c->c_req;
+
+	c->c_tell = 0;
+	if ((c->c_state != CONN_ACTIVE && c->c_state != CONN_STREAMING) ||
+	    req->r_close_cb == NULL)
+		return;
+	conn_hold(c);
+	req->r_close_cb(req, req->r_close_arg);
 	conn_unhold(c);
 }
 
@@ -1129,8 +1168,14 @@ httpd_req_peer(const struct httpd_req *req, struct sockaddr_storage *ss,
 void
 httpd_req_set_close_cb(struct httpd_req *req, httpd_req_cb cb, void *arg)
 {
+	struct httpd_conn *c = req->r_conn;
+
 	req->r_close_cb = cb;
 	req->r_close_arg = arg;
+	/* set on a request whose client is gone: told from the loop too */
+	if (cb != NULL && c->c_fd == -1 && (c->c_state == CONN_ACTIVE ||
+	    c->c_state == CONN_STREAMING))
+		conn_tell_later(c);
 }
 
 void

@@ -4,7 +4,12 @@
  * A request stays valid from the request callback until the owner ends
  * it: httpd_send_reply(), or httpd_send_end() after httpd_send_start().
  * If the client goes away first, the close callback (if set) says so;
- * the owner still ends the request, which then only frees it.
+ * the owner still ends the request, which then only frees it.  The close
+ * callback is called from the event loop on a turn of its own, never
+ * from inside an httpd call (a send that finds the client gone returns,
+ * and httpd_req_gone() says so at once); one set on a request whose
+ * client is gone already is called the same way.  The reply's sends
+ * may call the done callback before they return.
  */
 #ifndef VMCPD_HTTPD_H
 #define VMCPD_HTTPD_H

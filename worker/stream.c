@@ -61,7 +61,6 @@ struct gstream {
 	int			 gs_ragain;
 	int			 gs_primed;
 	int64_t			 gs_rfirst;
-	int			 gs_gone;	/* closed while writing */
 };
 
 static TAILQ_HEAD(, gstream) gstreams = TAILQ_HEAD_INITIALIZER(gstreams);
@@ -173,36 +172,6 @@ stream_on_close(struct httpd_req *hr, void *arg)
 	stream_free(gs);
 }
 
-/*
- * A write may find the connection gone and call its close callback at
- * once: between stream_write_begin() and stream_write_end() that only
- * marks the stream, which stream_write_end() then frees (-1).
- */
-static void
-stream_on_close_marked(struct httpd_req *hr, void *arg)
-{
-	struct gstream *gs = arg;
-
-	(void)hr;
-	gs->gs_gone = 1;
-}
-
-static void
-stream_write_begin(struct gstream *gs)
-{
-	httpd_req_set_close_cb(gs->gs_req, stream_on_close_marked, gs);
-}
-
-static int
-stream_write_end(struct gstream *gs)
-{
-	httpd_req_set_close_cb(gs->gs_req, stream_on_close, gs);
-	if (!gs->gs_gone)
-		return 0;
-	stream_on_close(gs->gs_req, gs);
-	return -1;
-}
-
 struct stream_scan {
 	struct gstream	*ss_gs;
 	uint64_t	 ss_last;
@@ -293,26 +262,22 @@ stream_on_rread(void *arg, const redisReply *reply, const char *err)
 		stream_rfail(gs);
 		return;
 	}
-	stream_write_begin(gs);
 	if (!gs->gs_primed) {
 		gs->gs_last = after;
 		gs->gs_primed = 1;
 		stream_prime(gs);
 	}
-	for (i = 0; i < count && !gs->gs_gone; i++) {
+	for (i = 0; i < count; i++) {
 		if (stream_redis_event(reply, i, &seq, &msg, &mlen) == -1 ||
 		    seq <= gs->gs_last)
 			continue;
 		(void)snprintf(id, sizeof(id), "%llu", (unsigned long long)seq);
-		/* not sent (a slow reader): read again at the next flush */
-		if (front_sse_send_text(gs->gs_req, id, msg, mlen) == -1) {
-			(void)stream_write_end(gs);
+		/* not sent (a slow reader, or gone): read again at the next
+		 * flush, if any */
+		if (front_sse_send_text(gs->gs_req, id, msg, mlen) == -1)
 			return;
-		}
 		gs->gs_last = seq;
 	}
-	if (stream_write_end(gs) == -1)
-		return;
 	if (count == STREAM_RREAD_MAX || gs->gs_ragain) {
 		gs->gs_ragain = 0;
 		stream_rflush(gs);
@@ -382,10 +347,7 @@ stream_on_tick(evutil_socket_t fd, short ev, void *arg)
 		return;
 	}
 	store_rec_clear(&rec);
-	stream_write_begin(gs);
 	front_sse_keepalive(gs->gs_req);
-	if (stream_write_end(gs) == -1)
-		return;
 	/* in case a wake-up was lost, or the event was made on another
 	 * node (provider redis); last: a failed read ends the stream */
 	stream_flush(gs);
@@ -466,15 +428,13 @@ stream_get(struct worker *w, struct httpd_req *req, struct session *s)
 	(void)snprintf(gs->gs_sid, sizeof(gs->gs_sid), "%s", s->s_id);
 	TAILQ_INSERT_TAIL(&gstreams, gs, gs_entry);
 	stream_holder_set(w, s->s_id);
+	/* the client may be gone at the first write: told from the loop */
+	httpd_req_set_close_cb(req, stream_on_close, gs);
 	if (stream_redis_on()) {
 		/* primed when Redis answers the first read */
 		gs->gs_rfirst = lei == NULL ? -1 : after > INT64_MAX ?
 		    INT64_MAX : (int64_t)after;
-		/* the client may be gone already: the write frees the stream */
-		stream_write_begin(gs);
 		front_sse_start(req, NULL);
-		if (stream_write_end(gs) == -1)
-			return;
 		goto flushed;
 	}
 	/* a fresh stream starts after what is already there */
@@ -488,11 +448,8 @@ stream_get(struct worker *w, struct httpd_req *req, struct session *s)
 	 * one host); waiting for this host's ids to pass it would drop
 	 * what comes */
 	gs->gs_last = lei != NULL && after <= ss.ss_last ? after : ss.ss_last;
-	stream_write_begin(gs);
 	front_sse_start(req, NULL);
 	stream_prime(gs);
-	if (stream_write_end(gs) == -1)
-		return;
 flushed:
 	stream_flush(gs);
 	if (stream_find(s->s_id) == NULL)

@@ -22,10 +22,11 @@ import { Client as V2Client, StreamableHTTPClientTransport as V2Transport } from
 
 import {
   guarded, httpRequest, MCP_ACCEPT, vmcpctl, freshFetch, workerOf, withTimeout, waitFor, rpc,
-  Daemon, HOST, tmpDir, freePort,
+  Daemon, HOST, tmpDir, freePort, mcpHeaders, sleep,
 } from './lib/harness.mjs';
 import {
-  useMulti, startMulti, startSpec, startModern, startFixture, multiConfig, openSessionCaps, textOf, rpcError,
+  useMulti, startMulti, startSpec, startModern, startFixture, multiConfig, openSessionCaps, openUnwatched,
+  textOf, rpcError,
 } from './lib/multi.mjs';
 
 useMulti();
@@ -391,6 +392,28 @@ describe('the four cells: Legacy and Modern clients, Legacy and Modern backends'
       'the roots call of a client without roots');
     assert.match(e2.message, /roots|capabilit/i, e2.message);
     assert.equal(asked, 0);
+  }));
+
+  test('MRTR for a Legacy client that left unnoticed: the worker lives on', guarded(async () => {
+    // The worker stops reading the call's connection (a byte pipelined
+    // behind it), so asking the client finds the close: the stream's
+    // head is taken, the input request's write finds the connection
+    // reset, and the close callback freed the call under mrtr_ask().
+    const { sid } = await openSessionCaps(daemon.port, { elicitation: {} });
+    const calls = async () => (await mod.stats()).methods['modern tools/call'] ?? 0;
+    for (let i = 0; i < 3; i++) {
+      const n = await calls();
+      const s = await openUnwatched(daemon.port, { method: 'POST', headers: mcpHeaders({ session: sid }),
+        body: JSON.stringify({ jsonrpc: '2.0', id: i + 1, method: 'tools/call',
+          params: { name: 'mod_mrtr_ask', arguments: {} } }) });
+      s.close();
+      // vmcpd asks the client as soon as the backend's answer is in
+      await waitFor('the call at the backend', async () => (await calls()) > n,
+        { timeout: 15000, interval: 100 });
+      await sleep(1000);
+    }
+    const r = await rpc(daemon.port, sid, 'tools/call', { name: 'mod_echo', arguments: { x: 'after' } });
+    assert.equal(r.status, 200, r.text);
   }));
 
   test('any worker: a Modern MRTR retry on the other worker completes', guarded(async () => {

@@ -5,11 +5,13 @@
 // the same endpoint at once: a v1 (Legacy) client works beside them.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import net from 'node:net';
 
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { guarded, connectClient, httpRequest, tmpDir, waitFor, MCP_ACCEPT } from './lib/harness.mjs';
 import {
-  useMulti, startMulti, startSpec, openStream, modern, modernMeta, MODERN, EVERYTHING, MEMORY, textOf,
+  useMulti, startMulti, startSpec, openStream, openUnwatched, modern, modernMeta, MODERN, EVERYTHING, MEMORY,
+  textOf,
 } from './lib/multi.mjs';
 
 useMulti();
@@ -234,6 +236,79 @@ describe('subscriptions/listen through vmcpd (2 workers)', () => {
         assert.equal(msgs(g, 'notifications/resources/list_changed').length, 0);
         g.close();
       }
+    }));
+
+  const listenHeaders = { 'Content-Type': 'application/json', Accept: MCP_ACCEPT,
+    'MCP-Protocol-Version': MODERN, 'Mcp-Method': 'subscriptions/listen' };
+  const listenBody = (id) => JSON.stringify({ jsonrpc: '2.0', id, method: 'subscriptions/listen',
+    params: { _meta: meta(), notifications: { toolsListChanged: true } } });
+
+  /* a listen stream is still served: acknowledged, then told of a change */
+  async function served(tag) {
+    await waitFor('vmcpd listening to dyn', async () => (await dyn.stats()).getStreams >= 1,
+      { timeout: 20000, interval: 100 });
+    const g = await listen(tag, { toolsListChanged: true });
+    await g.until('acknowledged', (s) => s.events.length >= 1, 10000);
+    const add = await modern(daemon.port, 'tools/call', { name: 'add_tool',
+      arguments: { name: tag } }, { 'Mcp-Name': 'add_tool' });
+    assert.equal(add.status, 200, add.text);
+    await g.until('tools/list_changed', () =>
+      msgs(g, 'notifications/tools/list_changed').length >= 1, 15000);
+    g.close();
+  }
+
+  test('a listen whose client is gone before its acknowledgement is written: the worker lives on',
+    guarded(async () => {
+      // The stream's head is taken, the acknowledgement's write finds
+      // the connection reset (the view is cached: the same call); the
+      // close callback must not free the stream under the writer.
+      const l = await modern(daemon.port, 'tools/list');
+      assert.equal(l.status, 200, l.text);
+      for (let i = 0; i < 60; i++) {
+        await new Promise((resolve) => {
+          const body = listenBody(`G${i}`);
+          const sock = net.connect(daemon.port, '127.0.0.1', () => {
+            sock.write(`POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${daemon.port}\r\n` +
+              Object.entries(listenHeaders).map(([k, v]) => `${k}: ${v}\r\n`).join('') +
+              `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`, () => {
+              sock.destroy();
+              resolve();
+            });
+          });
+          sock.on('error', resolve);
+        });
+      }
+      await served('after_gone');
+    }));
+
+  test('a listen stream whose client left unnoticed while changes come: the worker lives on',
+    guarded(async () => {
+      // The worker stops reading the stream's connection (a byte
+      // pipelined behind the request), so only a write finds it closed:
+      // the first change's write is taken, the next one's finds the
+      // connection reset while the changes are fanned out to the streams.
+      const l = await modern(daemon.port, 'tools/list');
+      assert.equal(l.status, 200, l.text);
+      await served('before_unwatched');
+      // a control stream sees each change delivered before the next
+      const ctl = await listen('ctl', { toolsListChanged: true });
+      await ctl.until('acknowledged', (s) => s.events.length >= 1, 10000);
+      let n = 0;
+      for (let i = 0; i < 3; i++) {
+        const s = await openUnwatched(daemon.port, { method: 'POST', headers: listenHeaders,
+          body: listenBody(`U${i}`), until: 'acknowledged' });
+        s.close();
+        for (let j = 0; j < 2; j++) {
+          const add = await modern(daemon.port, 'tools/call', { name: 'add_tool',
+            arguments: { name: `unwatched${i}_${j}` } }, { 'Mcp-Name': 'add_tool' });
+          assert.equal(add.status, 200, add.text);
+          n++;
+          await ctl.until('tools/list_changed', () =>
+            msgs(ctl, 'notifications/tools/list_changed').length >= n, 15000);
+        }
+      }
+      ctl.close();
+      await served('after_unwatched');
     }));
 
   test('a listen without params.notifications is refused', guarded(async () => {

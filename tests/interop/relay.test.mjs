@@ -18,7 +18,7 @@ import {
   guarded, connectClient, rpc, httpRequest, mcpHeaders, workerOf, waitFor, withTimeout, sleep,
 } from './lib/harness.mjs';
 import {
-  useMulti, startMulti, startSpec, openGet, openSessionCaps, postStream, textOf,
+  useMulti, startMulti, startSpec, openGet, openSessionCaps, openUnwatched, postStream, textOf,
   NODE, EVERYTHING,
 } from './lib/multi.mjs';
 
@@ -195,6 +195,31 @@ describe('mid-call requests relayed through vmcpd (2 workers)', () => {
       }
       assert.ok(crossed >= 2, `an answer crossed workers in only ${crossed} of ${rounds} rounds`);
       assert.match(daemon.proc.output, /answered a request that is not its own/);
+    }));
+
+  test('a request relayed to a client that left unnoticed: the worker lives on',
+    guarded(async () => {
+      // The worker stops reading the call's connection (a byte pipelined
+      // behind it), so the relayed request's write finds the close: the
+      // stream's head is taken, the event's write finds the connection
+      // reset, and the close callback freed the call under the relay.
+      const { sid } = await openSessionCaps(daemon.port, { elicitation: {} });
+      const calls = async () => Object.entries((await asker.stats()).methods)
+        .filter(([k]) => k.endsWith(' tools/call')).reduce((a, [, v]) => a + v, 0);
+      for (let i = 0; i < 3; i++) {
+        const n = await calls();
+        const s = await openUnwatched(daemon.port, { method: 'POST',
+          headers: mcpHeaders({ session: sid }),
+          body: JSON.stringify({ jsonrpc: '2.0', id: i + 1, method: 'tools/call',
+            params: { name: 'ask', arguments: { question: `gone ${i}` } } }) });
+        s.close();
+        // the backend asks as soon as it has the call
+        await waitFor('the call at the backend', async () => (await calls()) > n,
+          { timeout: 15000, interval: 100 });
+        await sleep(1000);
+      }
+      const r = await rpc(daemon.port, sid, 'ping');
+      assert.equal(r.status, 200, r.text);
     }));
 
   test('list_changed reaches GET streams held by either worker', guarded(async () => {

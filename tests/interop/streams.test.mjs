@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 
 import { guarded, rpc, sleep, waitFor, workerOf, httpRequest, LEGACY_VERSION } from './lib/harness.mjs';
-import { useMulti, startMulti, startSpec, openGet, openSessionCaps } from './lib/multi.mjs';
+import { useMulti, startMulti, startSpec, openGet, openSessionCaps, openUnwatched } from './lib/multi.mjs';
 
 useMulti();
 
@@ -195,6 +195,32 @@ describe('GET streams and notifications (2 workers, keepAlive 1s)', () => {
       assert.equal(g.status, 200, g.text);
       await g.until('priming event', (s) => s.events.length >= 1);
       g.close();
+    }));
+
+  test('a GET stream whose client left unnoticed while events come: the worker lives on',
+    guarded(async () => {
+      // The worker stops reading the stream's connection (a byte
+      // pipelined behind the GET), so it learns of the close only from
+      // a write: the first event's write is taken, the next one's finds
+      // the connection reset, in the middle of a flush (the close
+      // callback freed the stream under the store scan writing it).
+      const ctl = await openSessionCaps(daemon.port);
+      const gc = await openGet(daemon.port, ctl.sid);
+      assert.equal(gc.status, 200, gc.text);
+      await listening(ctl.sid);
+      for (let i = 0; i < 3; i++) {
+        const { sid } = await openSessionCaps(daemon.port);
+        const s = await openUnwatched(daemon.port, { headers: {
+          Accept: 'text/event-stream', 'Mcp-Session-Id': sid,
+          'MCP-Protocol-Version': LEGACY_VERSION }, until: 'data: \n\n' });
+        s.close();
+        await fenced(ctl.sid, [gc]);
+        await fenced(ctl.sid, [gc]);
+      }
+      assert.equal(gc.ended, false);
+      gc.close();
+      const { sid } = await openSessionCaps(daemon.port);
+      assert.deepEqual(await toolNames(sid), await toolNames(sid));
     }));
 
   test('Last-Event-ID past every event here (another node\'s, the session moved): what comes is sent',

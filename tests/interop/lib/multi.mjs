@@ -12,6 +12,7 @@ import { after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import path from 'node:path';
 
 import {
@@ -565,4 +566,51 @@ export function alive(pid) {
   } catch {
     return false;
   }
+}
+
+/*
+ * A raw request whose connection the worker stops watching once it is
+ * in: the request and what follows it fill the connection's first
+ * buffer (worker/httpd.c, HTTPD_IN_MIN) and one byte more waits behind,
+ * so the worker pauses its reads until the reply is out.  A close()
+ * then goes unnoticed until a write finds the connection reset: the
+ * way to close a stream between two writes of one loop turn.  Resolves
+ * once `until` is in what came back, or without one once it is sent
+ * (the worker pauses before it sees a close: the byte is ahead of it).
+ */
+const HTTPD_IN_MIN = 8192;
+
+export function openUnwatched(port, { method = 'GET', headers = {}, body = '', until,
+  timeout = 15000 }) {
+  return new Promise((resolve, reject) => {
+    const head = `${method} /mcp HTTP/1.1\r\nHost: ${HOST}:${port}\r\n` +
+      Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('') +
+      (body !== '' ? `Content-Length: ${Buffer.byteLength(body)}\r\n` : '') + '\r\n';
+    const req = Buffer.from(head + body);
+    const fill = Math.max(0, HTTPD_IN_MIN - req.length) + 1;
+    const s = { text: '', close: () => sock.destroy() };
+    const timer = setTimeout(() => {
+      sock.destroy();
+      reject(new Error(`openUnwatched: no ${until} within ${timeout} ms: ${s.text}`));
+    }, timeout);
+    const sock = net.connect(port, HOST, () =>
+      sock.write(Buffer.concat([req, Buffer.alloc(fill, 'x')]), () => {
+        if (until === undefined) {
+          clearTimeout(timer);
+          resolve(s);
+        }
+      }));
+    sock.setEncoding('utf8');
+    sock.on('data', (d) => {
+      s.text += d;
+      if (until !== undefined && s.text.includes(until)) {
+        clearTimeout(timer);
+        resolve(s);
+      }
+    });
+    sock.on('error', (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+  });
 }
