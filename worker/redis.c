@@ -46,9 +46,15 @@ static struct {
 	TAILQ_HEAD(, redis_cmd)	 r_cmds;	/* sent, in order */
 	const char		*r_scripts[REDIS_SCRIPTS];
 	int			 r_nscripts;
+	redis_inval_cb		 r_inval;	/* client-side caching */
+	redis_track_cb		 r_track;
+	long long		 r_track_id;	/* the subscription's */
+	int			 r_tracking;	/* asked on this connection */
+	int			 r_track_warned;
 } rds = { .r_cmds = TAILQ_HEAD_INITIALIZER(rds.r_cmds) };
 
 static void	redis_connect(void);
+static void	redis_track_off(void);
 
 static uint64_t
 redis_now_ms(void)
@@ -75,6 +81,7 @@ redis_lost(const char *why)
 {
 	rds.r_ac = NULL;
 	rds.r_up = 0;
+	redis_track_off();
 	(void)evtimer_del(rds.r_timer);
 	if (rds.r_closing || evtimer_pending(rds.r_retry, NULL))
 		return;
@@ -194,6 +201,64 @@ redis_script_load(const char *text)
 	    3, argv, lens);
 }
 
+/*
+ * Client-side caching (redis.h): what was tracked is to be trusted no
+ * more, if anything was.
+ */
+static void
+redis_track_off(void)
+{
+	if (!rds.r_tracking)
+		return;
+	rds.r_tracking = 0;
+	rds.r_track(0);
+}
+
+/*
+ * CLIENT TRACKING's or CLIENT CACHING's answer: refused (an old Redis,
+ * an ACL), caching stays off on this connection, which goes on as
+ * before; it is asked for again on the next connection.
+ */
+static void
+redis_on_track(redisAsyncContext *ac, void *r, void *priv)
+{
+	const redisReply *reply = r;
+
+	if (reply == NULL || reply->type != REDIS_REPLY_ERROR ||
+	    ac != rds.r_ac)
+		return;
+	if (!rds.r_track_warned) {
+		rds.r_track_warned = 1;
+		log_warnx("redis %s:%d: %s refused (sessions are checked "
+		    "on each request): %.*s", rds.r_ip, rds.r_port,
+		    (const char *)priv, (int)reply->len, reply->str);
+	}
+	redis_track_off();
+}
+
+/*
+ * Ask for tracking, redirected to the subscription's connection: the
+ * commands sent after this one are tracked if Redis accepts it (it
+ * answers in order, so a refusal comes before their answers).
+ */
+static void
+redis_track_on(void)
+{
+	char	id[24];
+
+	if (rds.r_track == NULL || !rds.r_up || rds.r_ac == NULL ||
+	    rds.r_track_id <= 0)
+		return;
+	(void)snprintf(id, sizeof(id), "%lld", rds.r_track_id);
+	if (redisAsyncCommand(rds.r_ac, redis_on_track, "CLIENT TRACKING",
+	    "CLIENT TRACKING on REDIRECT %s OPTIN", id) != REDIS_OK)
+		return;
+	/* what was read before, redirected elsewhere or not, is void */
+	redis_track_off();
+	rds.r_tracking = 1;
+	rds.r_track(1);
+}
+
 static void
 redis_on_connect(const redisAsyncContext *ac, int status)
 {
@@ -226,6 +291,7 @@ redis_on_connect(const redisAsyncContext *ac, int status)
 	}
 	for (i = 0; i < rds.r_nscripts; i++)
 		redis_script_load(rds.r_scripts[i]);
+	redis_track_on();
 }
 
 static void
@@ -398,6 +464,57 @@ redis_script_add(const char *text)
 	if (rds.r_up && rds.r_ac != NULL)
 		redis_script_load(text);
 	return 0;
+}
+
+void
+redis_track_init(redis_inval_cb inval, redis_track_cb track)
+{
+	rds.r_inval = inval;
+	rds.r_track = track;
+}
+
+int
+redis_track_wanted(void)
+{
+	return rds.r_track != NULL;
+}
+
+/* the subscription (re)subscribed with connection id, or is lost (0) */
+void
+redis_track_redirect(long long id)
+{
+	if (rds.r_track == NULL || id == rds.r_track_id)
+		return;
+	rds.r_track_id = id;
+	if (id <= 0)
+		redis_track_off();
+	else
+		redis_track_on();
+}
+
+void
+redis_track_inval(const char *key, size_t len)
+{
+	if (rds.r_inval != NULL)
+		rds.r_inval(key, len);
+}
+
+struct redis_cmd *
+redis_send_tracked(struct redis_args *a, redis_cb cb, void *arg,
+    int *tracked)
+{
+	static const char	*argv[3] = { "CLIENT", "CACHING", "yes" };
+	static const size_t	 lens[3] = { 6, 7, 3 };
+
+	*tracked = 0;
+	if (a->ra_over)
+		return NULL;
+	/* OPTIN: CLIENT CACHING yes makes the next command's reads tracked */
+	if (rds.r_tracking && rds.r_up && rds.r_ac != NULL &&
+	    redisAsyncCommandArgv(rds.r_ac, redis_on_track, "CLIENT CACHING",
+	    3, argv, lens) == REDIS_OK)
+		*tracked = 1;
+	return redis_send(a, cb, arg);
 }
 
 void

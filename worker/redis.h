@@ -121,6 +121,33 @@ struct redis_cmd *redis_send(struct redis_args *, redis_cb,
 void	 redis_reconnect(void);
 
 /*
+ * Redis's client-side caching (CLIENT TRACKING, RESP2 redirect mode):
+ * with redis_track_init() the subscription (below) takes
+ * "__redis__:invalidate" too, and the command connection asks, on
+ * each connect and whenever the subscription's connection id changes,
+ * that the reads of the commands sent by redis_send_tracked() be
+ * tracked (OPTIN: no other command's).  inval(key, len) for each key
+ * written (or expired, evicted) since a tracked read of it, NULL for
+ * every key (a flush); on(1) each time tracking is asked for (a read
+ * sent from then on is tracked if Redis accepts), on(0) when it is off
+ * (either connection lost, or Redis refused).  A caller trusts only
+ * what it read since the last on(1), and nothing after an on(0).
+ */
+typedef void (*redis_inval_cb)(const char *key, size_t len);
+typedef void (*redis_track_cb)(int on);
+void	 redis_track_init(redis_inval_cb, redis_track_cb);
+/*
+ * redis_send() with its reads tracked: *tracked says whether they are
+ * (0: tracking is off, the command is sent all the same).
+ */
+struct redis_cmd *redis_send_tracked(struct redis_args *, redis_cb,
+	    void *arg, int *tracked);
+/* redis_sub.c's side: tracking wanted; its connection's id (0: none) */
+int	 redis_track_wanted(void);
+void	 redis_track_redirect(long long id);
+void	 redis_track_inval(const char *key, size_t len);
+
+/*
  * The worker's subscription (worker/redis_sub.c): a connection of its
  * own (one in subscribe mode takes no other command) on this worker's
  * channel, "<keyPrefix>wake:<random>", made again with backoff after a

@@ -10,6 +10,13 @@
  * publishes the record's id there.  Lost (Redis down), it is made
  * again with redis.c's backoff; what was published meanwhile is lost,
  * and the waiting reader's own timer reads the record instead.
+ *
+ * With client-side caching (redis.h, redis_track_init()) it is also
+ * the connection Redis's invalidations are redirected to: its id
+ * (CLIENT ID, asked before subscribing, as a subscribed connection
+ * takes no other command) goes to redis.c once "__redis__:invalidate"
+ * is subscribed, and 0 when the connection is lost: what was
+ * invalidated meanwhile is unknown, so nothing tracked is trusted.
  */
 #include <sys/random.h>
 
@@ -34,6 +41,7 @@ static struct {
 	uint64_t		 rs_backoff_ms;
 	int			 rs_closing;
 	redis_sub_cb		 rs_cb;
+	long long		 rs_id;		/* CLIENT ID */
 	char			 rs_chan[256];
 } SUB;
 
@@ -45,6 +53,8 @@ redis_sub_later(void)
 	struct timeval tv;
 
 	SUB.rs_ac = NULL;
+	SUB.rs_id = 0;
+	redis_track_redirect(0);
 	if (SUB.rs_closing || SUB.rs_retry == NULL)
 		return;
 	tv.tv_sec = (time_t)(SUB.rs_backoff_ms / 1000);
@@ -93,6 +103,52 @@ redis_sub_on_message(redisAsyncContext *ac, void *r, void *priv)
 		SUB.rs_cb(reply->element[2]->str, reply->element[2]->len);
 }
 
+/*
+ * ["subscribe", "__redis__:invalidate", n] once, then ["message",
+ * "__redis__:invalidate", [key, ...]], or a nil for every key
+ */
+static void
+redis_sub_on_inval(redisAsyncContext *ac, void *r, void *priv)
+{
+	const redisReply	*reply = r, *keys;
+	size_t			 i;
+
+	(void)priv;
+	if (reply == NULL || ac != SUB.rs_ac ||
+	    reply->type != REDIS_REPLY_ARRAY || reply->elements != 3 ||
+	    reply->element[0]->type != REDIS_REPLY_STRING)
+		return;
+	keys = reply->element[2];
+	if (strcmp(reply->element[0]->str, "subscribe") == 0) {
+		redis_track_redirect(SUB.rs_id);
+		return;
+	}
+	if (strcmp(reply->element[0]->str, "message") != 0)
+		return;
+	if (keys->type == REDIS_REPLY_ARRAY) {
+		for (i = 0; i < keys->elements; i++)
+			if (keys->element[i]->type == REDIS_REPLY_STRING)
+				redis_track_inval(keys->element[i]->str,
+				    keys->element[i]->len);
+			else
+				redis_track_inval(NULL, 0);
+	} else
+		/* nil: FLUSHALL, FLUSHDB; anything else: not understood */
+		redis_track_inval(NULL, 0);
+}
+
+/* CLIENT ID's answer: where the invalidations are to be redirected */
+static void
+redis_sub_on_id(redisAsyncContext *ac, void *r, void *priv)
+{
+	const redisReply *reply = r;
+
+	(void)priv;
+	if (reply != NULL && ac == SUB.rs_ac &&
+	    reply->type == REDIS_REPLY_INTEGER)
+		SUB.rs_id = reply->integer;
+}
+
 static void
 redis_sub_on_auth(redisAsyncContext *ac, void *r, void *priv)
 {
@@ -118,8 +174,14 @@ redis_sub_on_connect(const redisAsyncContext *cac, int status)
 	if (ss->css_password != NULL)
 		(void)redisAsyncCommand(ac, redis_sub_on_auth, NULL,
 		    "AUTH %s", ss->css_password);
+	if (redis_track_wanted())
+		(void)redisAsyncCommand(ac, redis_sub_on_id, NULL,
+		    "CLIENT ID");
 	(void)redisAsyncCommand(ac, redis_sub_on_message, NULL,
 	    "SUBSCRIBE %s", SUB.rs_chan);
+	if (redis_track_wanted())
+		(void)redisAsyncCommand(ac, redis_sub_on_inval, NULL,
+		    "SUBSCRIBE __redis__:invalidate");
 }
 
 static void
