@@ -28,6 +28,7 @@ struct redis_cmd {
 	redis_cb		 rc_cb;		/* NULL: cancelled */
 	void			*rc_arg;
 	uint64_t		 rc_deadline;	/* monotonic ms */
+	uint64_t		 rc_sent;	/* monotonic ms */
 };
 
 static struct {
@@ -51,6 +52,7 @@ static struct {
 	long long		 r_track_id;	/* the subscription's */
 	int			 r_tracking;	/* asked on this connection */
 	int			 r_track_warned;
+	uint64_t		 r_proved;	/* an answered command's send */
 } rds = { .r_cmds = TAILQ_HEAD_INITIALIZER(rds.r_cmds) };
 
 static void	redis_connect(void);
@@ -155,6 +157,9 @@ redis_on_reply(redisAsyncContext *ac, void *r, void *priv)
 	uint64_t		 now;
 
 	TAILQ_REMOVE(&rds.r_cmds, c, rc_entry);
+	/* Redis was alive when it was sent, if on this connection */
+	if (reply != NULL && ac == rds.r_ac && c->rc_sent > rds.r_proved)
+		rds.r_proved = c->rc_sent;
 	if (c->rc_cb != NULL) {
 		if (reply != NULL)
 			c->rc_cb(c->rc_arg, reply, NULL);
@@ -428,7 +433,8 @@ redis_command(int argc, const char **argv, const size_t *lens,
 		return NULL;
 	c->rc_cb = cb;
 	c->rc_arg = arg;
-	c->rc_deadline = redis_now_ms() + REDIS_TIMEOUT_MS;
+	c->rc_sent = redis_now_ms();
+	c->rc_deadline = c->rc_sent + REDIS_TIMEOUT_MS;
 	if (redisAsyncCommandArgv(rds.r_ac, redis_on_reply, c, argc, argv,
 	    lens) != REDIS_OK) {
 		free(c);
@@ -471,6 +477,13 @@ redis_track_init(redis_inval_cb inval, redis_track_cb track)
 {
 	rds.r_inval = inval;
 	rds.r_track = track;
+}
+
+int
+redis_fresh(uint64_t ms)
+{
+	return rds.r_up && rds.r_proved != 0 &&
+	    redis_now_ms() - rds.r_proved < ms;
 }
 
 int

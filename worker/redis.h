@@ -142,6 +142,14 @@ void	 redis_track_init(redis_inval_cb, redis_track_cb);
  */
 struct redis_cmd *redis_send_tracked(struct redis_args *, redis_cb,
 	    void *arg, int *tracked);
+/*
+ * Redis answered, on this connection, a command sent within the last
+ * ms: a Redis that hangs answers nothing, and what was trusted on its
+ * word stops being trusted that long after its last proof of life
+ * (its hang itself is seen when a command waits REDIS_TIMEOUT_MS).
+ */
+#define REDIS_FRESH_MS		1000
+int	 redis_fresh(uint64_t ms);
 /* redis_sub.c's side: tracking wanted; its connection's id (0: none) */
 int	 redis_track_wanted(void);
 void	 redis_track_redirect(long long id);

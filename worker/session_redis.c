@@ -384,8 +384,12 @@ session_redis_sync(struct worker *w, struct httpd_req *req,
 	if (!SR.sr_on || sid == NULL || !proto_session_id_valid(sid))
 		return SESSION_SYNC_GO;
 	have = session_copy_stamp(w->w_store, sid, store_now_ms());
-	/* Redis holds this copy's stamp as far as its invalidations say */
-	if (SR.sr_track != NULL && rtrack_trusted(SR.sr_track, sid, have)) {
+	/*
+	 * Redis holds this copy's stamp as far as its invalidations say,
+	 * and it answered lately (a hung Redis sends none)
+	 */
+	if (SR.sr_track != NULL && rtrack_trusted(SR.sr_track, sid, have) &&
+	    redis_fresh(REDIS_FRESH_MS)) {
 		diag_count_session_check(w, 0);
 		return SESSION_SYNC_GO;
 	}
