@@ -254,12 +254,12 @@ redis_track_on(void)
 	if (rds.r_track == NULL || !rds.r_up || rds.r_ac == NULL ||
 	    rds.r_track_id <= 0)
 		return;
+	/* what was read before, redirected elsewhere or not, is void */
+	redis_track_off();
 	(void)snprintf(id, sizeof(id), "%lld", rds.r_track_id);
 	if (redisAsyncCommand(rds.r_ac, redis_on_track, "CLIENT TRACKING",
 	    "CLIENT TRACKING on REDIRECT %s OPTIN", id) != REDIS_OK)
 		return;
-	/* what was read before, redirected elsewhere or not, is void */
-	redis_track_off();
 	rds.r_tracking = 1;
 	rds.r_track(1);
 }
