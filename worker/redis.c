@@ -50,6 +50,9 @@ static struct {
 	redis_inval_cb		 r_inval;	/* client-side caching */
 	redis_track_cb		 r_track;
 	long long		 r_track_id;	/* the subscription's */
+	char			 r_track_name[REDIS_SUB_NAME_LEN];
+	uintptr_t		 r_track_gen;	/* tracking asked */
+	int			 r_track_strange; /* not the subscription */
 	int			 r_tracking;	/* asked on this connection */
 	int			 r_track_warned;
 	uint64_t		 r_proved;	/* an answered command's send */
@@ -219,26 +222,77 @@ redis_track_off(void)
 	rds.r_track(0);
 }
 
+/* caching refused: said once, and off until asked for again */
+static void
+redis_track_refused(const char *what, const redisReply *reply)
+{
+	if (!rds.r_track_warned) {
+		rds.r_track_warned = 1;
+		log_warnx("redis %s:%d: %s refused (sessions are checked "
+		    "on each request): %.*s", rds.r_ip, rds.r_port, what,
+		    (int)reply->len, reply->str);
+	}
+	redis_track_off();
+}
+
 /*
- * CLIENT TRACKING's or CLIENT CACHING's answer: refused (an old Redis,
- * an ACL), caching stays off on this connection, which goes on as
- * before; it is asked for again on the next connection.
+ * CLIENT CACHING's answer: refused (an ACL), the reads that follow are
+ * not tracked, and this comes before their answers.
+ */
+static void
+redis_on_caching(redisAsyncContext *ac, void *r, void *priv)
+{
+	const redisReply *reply = r;
+
+	(void)priv;
+	if (reply != NULL && reply->type == REDIS_REPLY_ERROR &&
+	    ac == rds.r_ac)
+		redis_track_refused("CLIENT CACHING", reply);
+}
+
+/*
+ * CLIENT TRACKING's answer, then CLIENT LIST ID's (priv: the asking's
+ * number; an answer to an earlier one is past).  Refused (an old
+ * Redis, an ACL), caching stays off on this connection, which goes on
+ * as before, until asked for again.  The id redirected to is not the
+ * subscription's connection (a Redis restarted, whose ids started
+ * again, while that connection is not yet seen lost): off, and the
+ * subscription is made again, once (its name refused, say, it stays
+ * off).
  */
 static void
 redis_on_track(redisAsyncContext *ac, void *r, void *priv)
 {
-	const redisReply *reply = r;
+	const redisReply	*reply = r;
+	char			 want[REDIS_SUB_NAME_LEN + 8];
 
-	if (reply == NULL || reply->type != REDIS_REPLY_ERROR ||
-	    ac != rds.r_ac)
+	if (reply == NULL || ac != rds.r_ac || (uintptr_t)priv !=
+	    rds.r_track_gen || !rds.r_tracking)
 		return;
-	if (!rds.r_track_warned) {
-		rds.r_track_warned = 1;
-		log_warnx("redis %s:%d: %s refused (sessions are checked "
-		    "on each request): %.*s", rds.r_ip, rds.r_port,
-		    (const char *)priv, (int)reply->len, reply->str);
+	if (reply->type == REDIS_REPLY_ERROR) {
+		redis_track_refused("CLIENT TRACKING", reply);
+		return;
+	}
+	if (reply->type != REDIS_REPLY_STRING)
+		return;		/* +OK */
+	(void)snprintf(want, sizeof(want), " name=%s ", rds.r_track_name);
+	if (strstr(reply->str, want) != NULL) {
+		rds.r_track_strange = 0;
+		return;
 	}
 	redis_track_off();
+	if (rds.r_track_strange++ > 0) {
+		if (rds.r_track_strange == 2)
+			log_warnx("redis %s:%d: client %lld is not this "
+			    "worker's subscription again (sessions are "
+			    "checked on each request)", rds.r_ip, rds.r_port,
+			    rds.r_track_id);
+		return;
+	}
+	log_warnx("redis %s:%d: client %lld is not this worker's "
+	    "subscription; subscribing again", rds.r_ip, rds.r_port,
+	    rds.r_track_id);
+	redis_sub_reset();
 }
 
 /*
@@ -257,8 +311,11 @@ redis_track_on(void)
 	/* what was read before, redirected elsewhere or not, is void */
 	redis_track_off();
 	(void)snprintf(id, sizeof(id), "%lld", rds.r_track_id);
-	if (redisAsyncCommand(rds.r_ac, redis_on_track, "CLIENT TRACKING",
-	    "CLIENT TRACKING on REDIRECT %s OPTIN", id) != REDIS_OK)
+	rds.r_track_gen++;
+	if (redisAsyncCommand(rds.r_ac, redis_on_track,
+	    (void *)rds.r_track_gen, "CLIENT TRACKING on REDIRECT %s OPTIN",
+	    id) != REDIS_OK || redisAsyncCommand(rds.r_ac, redis_on_track,
+	    (void *)rds.r_track_gen, "CLIENT LIST ID %s", id) != REDIS_OK)
 		return;
 	rds.r_tracking = 1;
 	rds.r_track(1);
@@ -494,11 +551,13 @@ redis_track_wanted(void)
 
 /* the subscription (re)subscribed with connection id, or is lost (0) */
 void
-redis_track_redirect(long long id)
+redis_track_redirect(long long id, const char *name)
 {
 	if (rds.r_track == NULL || id == rds.r_track_id)
 		return;
 	rds.r_track_id = id;
+	(void)snprintf(rds.r_track_name, sizeof(rds.r_track_name), "%s",
+	    name != NULL ? name : "");
 	if (id <= 0)
 		redis_track_off();
 	else
@@ -524,8 +583,8 @@ redis_send_tracked(struct redis_args *a, redis_cb cb, void *arg,
 		return NULL;
 	/* OPTIN: CLIENT CACHING yes makes the next command's reads tracked */
 	if (rds.r_tracking && rds.r_up && rds.r_ac != NULL &&
-	    redisAsyncCommandArgv(rds.r_ac, redis_on_track, "CLIENT CACHING",
-	    3, argv, lens) == REDIS_OK)
+	    redisAsyncCommandArgv(rds.r_ac, redis_on_caching, NULL, 3, argv,
+	    lens) == REDIS_OK)
 		*tracked = 1;
 	return redis_send(a, cb, arg);
 }

@@ -150,10 +150,18 @@ struct redis_cmd *redis_send_tracked(struct redis_args *, redis_cb,
  */
 #define REDIS_FRESH_MS		1000
 int	 redis_fresh(uint64_t ms);
-/* redis_sub.c's side: tracking wanted; its connection's id (0: none) */
+/*
+ * redis_sub.c's side: tracking wanted; its connection's id (0: none)
+ * and name (CLIENT SETNAME, random: checked with CLIENT LIST ID after
+ * the redirect, as ids start again from 1 when Redis restarts);
+ * redis_sub_reset() drops the subscription's connection, to be made
+ * again (its id named another client)
+ */
+#define REDIS_SUB_NAME_LEN	48
 int	 redis_track_wanted(void);
-void	 redis_track_redirect(long long id);
+void	 redis_track_redirect(long long id, const char *name);
 void	 redis_track_inval(const char *key, size_t len);
+void	 redis_sub_reset(void);
 
 /*
  * The worker's subscription (worker/redis_sub.c): a connection of its

@@ -42,6 +42,7 @@ static struct {
 	int			 rs_closing;
 	redis_sub_cb		 rs_cb;
 	long long		 rs_id;		/* CLIENT ID */
+	char			 rs_name[REDIS_SUB_NAME_LEN];	/* CLIENT SETNAME */
 	char			 rs_chan[256];
 } SUB;
 
@@ -54,7 +55,7 @@ redis_sub_later(void)
 
 	SUB.rs_ac = NULL;
 	SUB.rs_id = 0;
-	redis_track_redirect(0);
+	redis_track_redirect(0, NULL);
 	if (SUB.rs_closing || SUB.rs_retry == NULL)
 		return;
 	tv.tv_sec = (time_t)(SUB.rs_backoff_ms / 1000);
@@ -120,7 +121,7 @@ redis_sub_on_inval(redisAsyncContext *ac, void *r, void *priv)
 		return;
 	keys = reply->element[2];
 	if (strcmp(reply->element[0]->str, "subscribe") == 0) {
-		redis_track_redirect(SUB.rs_id);
+		redis_track_redirect(SUB.rs_id, SUB.rs_name);
 		return;
 	}
 	if (strcmp(reply->element[0]->str, "message") != 0)
@@ -174,9 +175,12 @@ redis_sub_on_connect(const redisAsyncContext *cac, int status)
 	if (ss->css_password != NULL)
 		(void)redisAsyncCommand(ac, redis_sub_on_auth, NULL,
 		    "AUTH %s", ss->css_password);
-	if (redis_track_wanted())
+	if (redis_track_wanted()) {
+		(void)redisAsyncCommand(ac, NULL, NULL, "CLIENT SETNAME %s",
+		    SUB.rs_name);
 		(void)redisAsyncCommand(ac, redis_sub_on_id, NULL,
 		    "CLIENT ID");
+	}
 	(void)redisAsyncCommand(ac, redis_sub_on_message, NULL,
 	    "SUBSCRIBE %s", SUB.rs_chan);
 	if (redis_track_wanted())
@@ -214,6 +218,18 @@ redis_sub_connect(void)
 	(void)redisAsyncSetDisconnectCallback(ac, redis_sub_on_disconnect);
 }
 
+/* drop the connection now, and make it again after the backoff */
+void
+redis_sub_reset(void)
+{
+	redisAsyncContext *ac = SUB.rs_ac;
+
+	if (ac == NULL)
+		return;
+	redis_sub_later();	/* SUB.rs_ac NULL: its callbacks are past */
+	redisAsyncFree(ac);
+}
+
 int
 redis_sub_init(struct worker *w, redis_sub_cb cb)
 {
@@ -238,6 +254,8 @@ int
 redis_sub_init_channel(struct worker *w, const char *chan, redis_sub_cb cb)
 {
 	const char	*ip;
+	unsigned char	 r[16];
+	size_t		 i;
 	int		 n, port;
 
 	if (redis_address(&ip, &port) == -1)
@@ -245,6 +263,11 @@ redis_sub_init_channel(struct worker *w, const char *chan, redis_sub_cb cb)
 	n = snprintf(SUB.rs_chan, sizeof(SUB.rs_chan), "%s", chan);
 	if (n < 0 || (size_t)n >= sizeof(SUB.rs_chan))
 		return -1;
+	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
+		return -1;
+	(void)snprintf(SUB.rs_name, sizeof(SUB.rs_name), "vmcpd-");
+	for (i = 0; i < sizeof(r); i++)
+		(void)snprintf(SUB.rs_name + 6 + 2 * i, 3, "%02x", r[i]);
 	SUB.rs_w = w;
 	SUB.rs_cb = cb;
 	SUB.rs_backoff_ms = REDIS_BACKOFF_MIN_MS;
