@@ -158,6 +158,15 @@ int	 redis_fresh(uint64_t ms);
  * again (its id named another client)
  */
 #define REDIS_SUB_NAME_LEN	48
+/*
+ * The pure part (worker/redis_codec.c): a reply on
+ * "__redis__:invalidate".  1: the subscription confirmed; 0: a message,
+ * each key given to each(key, len, arg), or each(NULL, 0, arg) once
+ * for every key (a nil, a flush; a key not a string counts as one);
+ * -1: not understood (nothing given).
+ */
+int	 redis_inval_each(const struct redisReply *,
+	    void (*each)(const char *, size_t, void *), void *arg);
 int	 redis_track_wanted(void);
 void	 redis_track_redirect(long long id, const char *name);
 void	 redis_track_inval(const char *key, size_t len);

@@ -109,33 +109,19 @@ redis_sub_on_message(redisAsyncContext *ac, void *r, void *priv)
  * "__redis__:invalidate", [key, ...]], or a nil for every key
  */
 static void
+redis_sub_inval_key(const char *key, size_t len, void *arg)
+{
+	(void)arg;
+	redis_track_inval(key, len);
+}
+
+static void
 redis_sub_on_inval(redisAsyncContext *ac, void *r, void *priv)
 {
-	const redisReply	*reply = r, *keys;
-	size_t			 i;
-
 	(void)priv;
-	if (reply == NULL || ac != SUB.rs_ac ||
-	    reply->type != REDIS_REPLY_ARRAY || reply->elements != 3 ||
-	    reply->element[0]->type != REDIS_REPLY_STRING)
-		return;
-	keys = reply->element[2];
-	if (strcmp(reply->element[0]->str, "subscribe") == 0) {
+	if (r != NULL && ac == SUB.rs_ac &&
+	    redis_inval_each(r, redis_sub_inval_key, NULL) == 1)
 		redis_track_redirect(SUB.rs_id, SUB.rs_name);
-		return;
-	}
-	if (strcmp(reply->element[0]->str, "message") != 0)
-		return;
-	if (keys->type == REDIS_REPLY_ARRAY) {
-		for (i = 0; i < keys->elements; i++)
-			if (keys->element[i]->type == REDIS_REPLY_STRING)
-				redis_track_inval(keys->element[i]->str,
-				    keys->element[i]->len);
-			else
-				redis_track_inval(NULL, 0);
-	} else
-		/* nil: FLUSHALL, FLUSHDB; anything else: not understood */
-		redis_track_inval(NULL, 0);
 }
 
 /* CLIENT ID's answer: where the invalidations are to be redirected */
