@@ -63,6 +63,9 @@ struct diag_slot {
 	uint64_t	 ds_era_changes;	/* backends in another era */
 	uint64_t	 ds_rl_fail_open;	/* limits not enforced */
 	uint64_t	 ds_redis_errors;	/* Redis commands failed */
+	uint64_t	 ds_sess_local;		/* session checks not sent */
+	uint64_t	 ds_sess_checks;	/* session checks sent */
+	uint64_t	 ds_sess_invals;	/* Redis's invalidations */
 	uint64_t	 ds_calls[DIAG_METHODS][DIAG_NOUTCOMES];
 	struct diag_backend ds_backends[];	/* one per backend */
 };

@@ -151,6 +151,24 @@ diag_count_redis_error(struct worker *w)
 		diag_add(&ds->ds_redis_errors, 1);
 }
 
+void
+diag_count_session_check(struct worker *w, int sent)
+{
+	struct diag_slot *ds;
+
+	if ((ds = diag_self(w)) != NULL)
+		diag_add(sent ? &ds->ds_sess_checks : &ds->ds_sess_local, 1);
+}
+
+void
+diag_count_session_inval(struct worker *w)
+{
+	struct diag_slot *ds;
+
+	if ((ds = diag_self(w)) != NULL)
+		diag_add(&ds->ds_sess_invals, 1);
+}
+
 /*
  * The method a request to /mcp is counted under; a later tag replaces
  * an earlier one (the body's method is surer than the Mcp-Method
@@ -873,6 +891,18 @@ diag_metrics_text(struct worker *w, struct evbuffer *b)
 	    "Redis commands that failed: not connected, lost, timed out or "
 	    "refused.",
 	    diag_slots_sum(w, offsetof(struct diag_slot, ds_redis_errors))) ==
+	    -1 || diag_metric(b, "vmcpd_session_checks_total", "counter",
+	    "Legacy session copies checked against Redis before a request "
+	    "(sessionStorage.provider redis).",
+	    diag_slots_sum(w, offsetof(struct diag_slot, ds_sess_checks))) ==
+	    -1 || diag_metric(b, "vmcpd_session_checks_skipped_total",
+	    "counter", "Legacy session copies taken as Redis's without a "
+	    "check: Redis has sent no invalidation since the last one.",
+	    diag_slots_sum(w, offsetof(struct diag_slot, ds_sess_local))) ==
+	    -1 || diag_metric(b, "vmcpd_redis_invalidations_total", "counter",
+	    "Keys Redis said were written since this node read them "
+	    "(client-side caching; a flush counts one).",
+	    diag_slots_sum(w, offsetof(struct diag_slot, ds_sess_invals))) ==
 	    -1 || diag_requests_by_method(b, w) == -1 ||
 	    diag_backend_metrics(b, w) == -1 || diag_breakers(w, b) == -1 ||
 	    diag_healths(w, b) == -1)

@@ -28,6 +28,7 @@ struct redis_cmd {
 	redis_cb		 rc_cb;		/* NULL: cancelled */
 	void			*rc_arg;
 	uint64_t		 rc_deadline;	/* monotonic ms */
+	uint64_t		 rc_sent;	/* monotonic ms */
 };
 
 static struct {
@@ -46,9 +47,19 @@ static struct {
 	TAILQ_HEAD(, redis_cmd)	 r_cmds;	/* sent, in order */
 	const char		*r_scripts[REDIS_SCRIPTS];
 	int			 r_nscripts;
+	redis_inval_cb		 r_inval;	/* client-side caching */
+	redis_track_cb		 r_track;
+	long long		 r_track_id;	/* the subscription's */
+	char			 r_track_name[REDIS_SUB_NAME_LEN];
+	uintptr_t		 r_track_gen;	/* tracking asked */
+	int			 r_track_strange; /* not the subscription */
+	int			 r_tracking;	/* asked on this connection */
+	int			 r_track_warned;
+	uint64_t		 r_proved;	/* an answered command's send */
 } rds = { .r_cmds = TAILQ_HEAD_INITIALIZER(rds.r_cmds) };
 
 static void	redis_connect(void);
+static void	redis_track_off(void);
 
 static uint64_t
 redis_now_ms(void)
@@ -75,6 +86,7 @@ redis_lost(const char *why)
 {
 	rds.r_ac = NULL;
 	rds.r_up = 0;
+	redis_track_off();
 	(void)evtimer_del(rds.r_timer);
 	if (rds.r_closing || evtimer_pending(rds.r_retry, NULL))
 		return;
@@ -148,6 +160,9 @@ redis_on_reply(redisAsyncContext *ac, void *r, void *priv)
 	uint64_t		 now;
 
 	TAILQ_REMOVE(&rds.r_cmds, c, rc_entry);
+	/* Redis was alive when it was sent, if on this connection */
+	if (reply != NULL && ac == rds.r_ac && c->rc_sent > rds.r_proved)
+		rds.r_proved = c->rc_sent;
 	if (c->rc_cb != NULL) {
 		if (reply != NULL)
 			c->rc_cb(c->rc_arg, reply, NULL);
@@ -194,6 +209,118 @@ redis_script_load(const char *text)
 	    3, argv, lens);
 }
 
+/*
+ * Client-side caching (redis.h): what was tracked is to be trusted no
+ * more, if anything was.
+ */
+static void
+redis_track_off(void)
+{
+	if (!rds.r_tracking)
+		return;
+	rds.r_tracking = 0;
+	rds.r_track(0);
+}
+
+/* caching refused: said once, and off until asked for again */
+static void
+redis_track_refused(const char *what, const redisReply *reply)
+{
+	if (!rds.r_track_warned) {
+		rds.r_track_warned = 1;
+		log_warnx("redis %s:%d: %s refused (sessions are checked "
+		    "on each request): %.*s", rds.r_ip, rds.r_port, what,
+		    (int)reply->len, reply->str);
+	}
+	redis_track_off();
+}
+
+/*
+ * CLIENT CACHING's answer: refused (an ACL), the reads that follow are
+ * not tracked, and this comes before their answers.
+ */
+static void
+redis_on_caching(redisAsyncContext *ac, void *r, void *priv)
+{
+	const redisReply *reply = r;
+
+	(void)priv;
+	if (reply != NULL && reply->type == REDIS_REPLY_ERROR &&
+	    ac == rds.r_ac)
+		redis_track_refused("CLIENT CACHING", reply);
+}
+
+/*
+ * CLIENT TRACKING's answer, then CLIENT LIST ID's (priv: the asking's
+ * number; an answer to an earlier one is past).  Refused (an old
+ * Redis, an ACL), caching stays off on this connection, which goes on
+ * as before, until asked for again.  The id redirected to is not the
+ * subscription's connection (a Redis restarted, whose ids started
+ * again, while that connection is not yet seen lost): off, and the
+ * subscription is made again, once (its name refused, say, it stays
+ * off).
+ */
+static void
+redis_on_track(redisAsyncContext *ac, void *r, void *priv)
+{
+	const redisReply	*reply = r;
+	char			 want[REDIS_SUB_NAME_LEN + 8];
+
+	if (reply == NULL || ac != rds.r_ac || (uintptr_t)priv !=
+	    rds.r_track_gen || !rds.r_tracking)
+		return;
+	if (reply->type == REDIS_REPLY_ERROR) {
+		redis_track_refused("CLIENT TRACKING", reply);
+		return;
+	}
+	if (reply->type != REDIS_REPLY_STRING)
+		return;		/* +OK */
+	(void)snprintf(want, sizeof(want), " name=%s ", rds.r_track_name);
+	if (strstr(reply->str, want) != NULL) {
+		rds.r_track_strange = 0;
+		return;
+	}
+	redis_track_off();
+	if (rds.r_track_strange++ > 0) {
+		if (rds.r_track_strange == 2)
+			log_warnx("redis %s:%d: client %lld is not this "
+			    "worker's subscription again (sessions are "
+			    "checked on each request)", rds.r_ip, rds.r_port,
+			    rds.r_track_id);
+		return;
+	}
+	log_warnx("redis %s:%d: client %lld is not this worker's "
+	    "subscription; subscribing again", rds.r_ip, rds.r_port,
+	    rds.r_track_id);
+	redis_sub_reset();
+}
+
+/*
+ * Ask for tracking, redirected to the subscription's connection: the
+ * commands sent after this one are tracked if Redis accepts it (it
+ * answers in order, so a refusal comes before their answers).
+ */
+static void
+redis_track_on(void)
+{
+	char	id[24];
+
+	if (rds.r_track == NULL || !rds.r_up || rds.r_ac == NULL ||
+	    rds.r_track_id <= 0)
+		return;
+	/* what was read before, redirected elsewhere or not, is void */
+	redis_track_off();
+	(void)snprintf(id, sizeof(id), "%lld", rds.r_track_id);
+	rds.r_track_gen++;
+	if (redisAsyncCommand(rds.r_ac, redis_on_track,
+	    (void *)rds.r_track_gen, "CLIENT TRACKING on REDIRECT %s OPTIN",
+	    id) != REDIS_OK || redisAsyncCommand(rds.r_ac, redis_on_track,
+	    (void *)rds.r_track_gen, "CLIENT LIST ID %s", id) != REDIS_OK)
+		return;
+	rds.r_tracking = 1;
+	rds.r_track(1);
+}
+
 static void
 redis_on_connect(const redisAsyncContext *ac, int status)
 {
@@ -226,6 +353,7 @@ redis_on_connect(const redisAsyncContext *ac, int status)
 	}
 	for (i = 0; i < rds.r_nscripts; i++)
 		redis_script_load(rds.r_scripts[i]);
+	redis_track_on();
 }
 
 static void
@@ -362,7 +490,8 @@ redis_command(int argc, const char **argv, const size_t *lens,
 		return NULL;
 	c->rc_cb = cb;
 	c->rc_arg = arg;
-	c->rc_deadline = redis_now_ms() + REDIS_TIMEOUT_MS;
+	c->rc_sent = redis_now_ms();
+	c->rc_deadline = c->rc_sent + REDIS_TIMEOUT_MS;
 	if (redisAsyncCommandArgv(rds.r_ac, redis_on_reply, c, argc, argv,
 	    lens) != REDIS_OK) {
 		free(c);
@@ -398,6 +527,66 @@ redis_script_add(const char *text)
 	if (rds.r_up && rds.r_ac != NULL)
 		redis_script_load(text);
 	return 0;
+}
+
+void
+redis_track_init(redis_inval_cb inval, redis_track_cb track)
+{
+	rds.r_inval = inval;
+	rds.r_track = track;
+}
+
+int
+redis_fresh(uint64_t ms)
+{
+	return rds.r_up && rds.r_proved != 0 &&
+	    redis_now_ms() - rds.r_proved < ms;
+}
+
+int
+redis_track_wanted(void)
+{
+	return rds.r_track != NULL;
+}
+
+/* the subscription (re)subscribed with connection id, or is lost (0) */
+void
+redis_track_redirect(long long id, const char *name)
+{
+	if (rds.r_track == NULL || id == rds.r_track_id)
+		return;
+	rds.r_track_id = id;
+	(void)snprintf(rds.r_track_name, sizeof(rds.r_track_name), "%s",
+	    name != NULL ? name : "");
+	if (id <= 0)
+		redis_track_off();
+	else
+		redis_track_on();
+}
+
+void
+redis_track_inval(const char *key, size_t len)
+{
+	if (rds.r_inval != NULL)
+		rds.r_inval(key, len);
+}
+
+struct redis_cmd *
+redis_send_tracked(struct redis_args *a, redis_cb cb, void *arg,
+    int *tracked)
+{
+	static const char	*argv[3] = { "CLIENT", "CACHING", "yes" };
+	static const size_t	 lens[3] = { 6, 7, 3 };
+
+	*tracked = 0;
+	if (a->ra_over)
+		return NULL;
+	/* OPTIN: CLIENT CACHING yes makes the next command's reads tracked */
+	if (rds.r_tracking && rds.r_up && rds.r_ac != NULL &&
+	    redisAsyncCommandArgv(rds.r_ac, redis_on_caching, NULL, 3, argv,
+	    lens) == REDIS_OK)
+		*tracked = 1;
+	return redis_send(a, cb, arg);
 }
 
 void

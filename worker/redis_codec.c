@@ -11,6 +11,8 @@
 
 #include <openssl/sha.h>
 
+#include <hiredis/hiredis.h>
+
 #include "redis.h"
 
 const char *
@@ -149,4 +151,32 @@ redis_args_evalsha(struct redis_args *a, const char *script, unsigned nkeys)
 	else
 		redis_args_pushn(a, sha, REDIS_SHA_LEN);
 	redis_args_push_u64(a, nkeys);
+}
+
+int
+redis_inval_each(const redisReply *r,
+    void (*each)(const char *, size_t, void *), void *arg)
+{
+	const redisReply	*keys;
+	size_t			 i;
+
+	if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements != 3 ||
+	    r->element[0]->type != REDIS_REPLY_STRING)
+		return -1;
+	if (strcmp(r->element[0]->str, "subscribe") == 0)
+		return 1;
+	if (strcmp(r->element[0]->str, "message") != 0)
+		return -1;
+	keys = r->element[2];
+	if (keys->type != REDIS_REPLY_ARRAY) {
+		/* nil: FLUSHALL, FLUSHDB; anything else: not understood */
+		each(NULL, 0, arg);
+		return 0;
+	}
+	for (i = 0; i < keys->elements; i++)
+		if (keys->element[i]->type == REDIS_REPLY_STRING)
+			each(keys->element[i]->str, keys->element[i]->len, arg);
+		else
+			each(NULL, 0, arg);
+	return 0;
 }

@@ -10,6 +10,13 @@
  * publishes the record's id there.  Lost (Redis down), it is made
  * again with redis.c's backoff; what was published meanwhile is lost,
  * and the waiting reader's own timer reads the record instead.
+ *
+ * With client-side caching (redis.h, redis_track_init()) it is also
+ * the connection Redis's invalidations are redirected to: its id
+ * (CLIENT ID, asked before subscribing, as a subscribed connection
+ * takes no other command) goes to redis.c once "__redis__:invalidate"
+ * is subscribed, and 0 when the connection is lost: what was
+ * invalidated meanwhile is unknown, so nothing tracked is trusted.
  */
 #include <sys/random.h>
 
@@ -34,6 +41,8 @@ static struct {
 	uint64_t		 rs_backoff_ms;
 	int			 rs_closing;
 	redis_sub_cb		 rs_cb;
+	long long		 rs_id;		/* CLIENT ID */
+	char			 rs_name[REDIS_SUB_NAME_LEN];	/* CLIENT SETNAME */
 	char			 rs_chan[256];
 } SUB;
 
@@ -45,6 +54,8 @@ redis_sub_later(void)
 	struct timeval tv;
 
 	SUB.rs_ac = NULL;
+	SUB.rs_id = 0;
+	redis_track_redirect(0, NULL);
 	if (SUB.rs_closing || SUB.rs_retry == NULL)
 		return;
 	tv.tv_sec = (time_t)(SUB.rs_backoff_ms / 1000);
@@ -93,6 +104,38 @@ redis_sub_on_message(redisAsyncContext *ac, void *r, void *priv)
 		SUB.rs_cb(reply->element[2]->str, reply->element[2]->len);
 }
 
+/*
+ * ["subscribe", "__redis__:invalidate", n] once, then ["message",
+ * "__redis__:invalidate", [key, ...]], or a nil for every key
+ */
+static void
+redis_sub_inval_key(const char *key, size_t len, void *arg)
+{
+	(void)arg;
+	redis_track_inval(key, len);
+}
+
+static void
+redis_sub_on_inval(redisAsyncContext *ac, void *r, void *priv)
+{
+	(void)priv;
+	if (r != NULL && ac == SUB.rs_ac &&
+	    redis_inval_each(r, redis_sub_inval_key, NULL) == 1)
+		redis_track_redirect(SUB.rs_id, SUB.rs_name);
+}
+
+/* CLIENT ID's answer: where the invalidations are to be redirected */
+static void
+redis_sub_on_id(redisAsyncContext *ac, void *r, void *priv)
+{
+	const redisReply *reply = r;
+
+	(void)priv;
+	if (reply != NULL && ac == SUB.rs_ac &&
+	    reply->type == REDIS_REPLY_INTEGER)
+		SUB.rs_id = reply->integer;
+}
+
 static void
 redis_sub_on_auth(redisAsyncContext *ac, void *r, void *priv)
 {
@@ -118,8 +161,17 @@ redis_sub_on_connect(const redisAsyncContext *cac, int status)
 	if (ss->css_password != NULL)
 		(void)redisAsyncCommand(ac, redis_sub_on_auth, NULL,
 		    "AUTH %s", ss->css_password);
+	if (redis_track_wanted()) {
+		(void)redisAsyncCommand(ac, NULL, NULL, "CLIENT SETNAME %s",
+		    SUB.rs_name);
+		(void)redisAsyncCommand(ac, redis_sub_on_id, NULL,
+		    "CLIENT ID");
+	}
 	(void)redisAsyncCommand(ac, redis_sub_on_message, NULL,
 	    "SUBSCRIBE %s", SUB.rs_chan);
+	if (redis_track_wanted())
+		(void)redisAsyncCommand(ac, redis_sub_on_inval, NULL,
+		    "SUBSCRIBE __redis__:invalidate");
 }
 
 static void
@@ -152,6 +204,18 @@ redis_sub_connect(void)
 	(void)redisAsyncSetDisconnectCallback(ac, redis_sub_on_disconnect);
 }
 
+/* drop the connection now, and make it again after the backoff */
+void
+redis_sub_reset(void)
+{
+	redisAsyncContext *ac = SUB.rs_ac;
+
+	if (ac == NULL)
+		return;
+	redis_sub_later();	/* SUB.rs_ac NULL: its callbacks are past */
+	redisAsyncFree(ac);
+}
+
 int
 redis_sub_init(struct worker *w, redis_sub_cb cb)
 {
@@ -176,6 +240,8 @@ int
 redis_sub_init_channel(struct worker *w, const char *chan, redis_sub_cb cb)
 {
 	const char	*ip;
+	unsigned char	 r[16];
+	size_t		 i;
 	int		 n, port;
 
 	if (redis_address(&ip, &port) == -1)
@@ -183,6 +249,11 @@ redis_sub_init_channel(struct worker *w, const char *chan, redis_sub_cb cb)
 	n = snprintf(SUB.rs_chan, sizeof(SUB.rs_chan), "%s", chan);
 	if (n < 0 || (size_t)n >= sizeof(SUB.rs_chan))
 		return -1;
+	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
+		return -1;
+	(void)snprintf(SUB.rs_name, sizeof(SUB.rs_name), "vmcpd-");
+	for (i = 0; i < sizeof(r); i++)
+		(void)snprintf(SUB.rs_name + 6 + 2 * i, 3, "%02x", r[i]);
 	SUB.rs_w = w;
 	SUB.rs_cb = cb;
 	SUB.rs_backoff_ms = REDIS_BACKOFF_MIN_MS;

@@ -4,7 +4,10 @@
  * docs/ARCHITECTURE.md, Beyond one host): the writes that follow each
  * store write of a session (session.c), initialize's and DELETE's
  * waits, and the check that runs before a Legacy request with
- * Mcp-Session-Id goes on.
+ * Mcp-Session-Id goes on.  The check's read is tracked (Redis's
+ * client-side caching, worker/redis.h): until Redis says the key was
+ * written, the stamp it answered is trusted (worker/rtrack.h), and a
+ * request whose host copy carries that stamp goes on without asking.
  */
 #include <sys/queue.h>
 
@@ -21,6 +24,7 @@
 #include "httpd.h"
 #include "redis.h"
 #include "reqhold.h"
+#include "rtrack.h"
 #include "worker.h"
 #include "session_redis.h"
 #include "stream_redis.h"
@@ -29,8 +33,29 @@
 static struct {
 	struct worker	*sr_w;
 	int		 sr_on;
-	time_t		 sr_logged;
+	struct rtrack	*sr_track;	/* NULL: every request checked */
+	char		 sr_kpfx[SESSION_RKEY_MAX];	/* "<prefix>sess:" */
+	size_t		 sr_kpfxlen;
 } SR;
+
+/* Redis: a session's key was written, or every key (NULL) */
+static void
+session_redis_on_inval(const char *key, size_t len)
+{
+	diag_count_session_inval(SR.sr_w);
+	if (key == NULL)
+		rtrack_flush(SR.sr_track);
+	else if (len > SR.sr_kpfxlen &&
+	    memcmp(key, SR.sr_kpfx, SR.sr_kpfxlen) == 0)
+		rtrack_invalidate(SR.sr_track, key + SR.sr_kpfxlen,
+		    len - SR.sr_kpfxlen);
+}
+
+static void
+session_redis_on_track(int on)
+{
+	rtrack_set_on(SR.sr_track, on);
+}
 
 void
 session_redis_init(struct worker *w)
@@ -42,6 +67,14 @@ session_redis_init(struct worker *w)
 	(void)redis_script_add(session_redis_put_lua);
 	(void)redis_script_add(session_redis_get_lua);
 	stream_redis_init(w);
+	/* without the table (no memory), every request asks Redis */
+	SR.sr_kpfxlen = redis_key(SR.sr_kpfx, sizeof(SR.sr_kpfx),
+	    w->w_conf->cf_sstore.css_prefix, REDIS_KIND_SESSION, "", NULL);
+	if (SR.sr_kpfxlen == 0 ||
+	    (SR.sr_track = malloc(sizeof(*SR.sr_track))) == NULL)
+		return;
+	rtrack_init(SR.sr_track);
+	redis_track_init(session_redis_on_inval, session_redis_on_track);
 }
 
 int
@@ -243,6 +276,8 @@ struct session_sync {
 	struct reqhold		 ss_hold;	/* worker, request, gone */
 	session_cont_fn		 ss_cont;
 	struct redis_cmd	*ss_cmd;
+	uint64_t		 ss_ticket;	/* rtrack's */
+	int			 ss_tracked;	/* the read is */
 	char			 ss_id[SESSION_ID_LEN + 1];
 };
 
@@ -289,10 +324,16 @@ session_sync_on_redis(void *arg, const redisReply *reply, const char *err)
 	    session_redis_verdict(reply, &stamp, &rec, &rlen)) {
 	case SESSION_R_SAME:
 		go = 1;
+		if (ss->ss_tracked)
+			(void)rtrack_answer(SR.sr_track, ss->ss_id,
+			    ss->ss_ticket, stamp);
 		break;
 	case SESSION_R_NEW:
 		if (session_sync_copy(w, ss->ss_id, stamp, rec, rlen) == 0) {
 			go = 1;
+			if (ss->ss_tracked)
+				(void)rtrack_answer(SR.sr_track, ss->ss_id,
+				    ss->ss_ticket, stamp);
 			break;
 		}
 		/* a corrupt record is no session */
@@ -330,6 +371,15 @@ session_redis_sync(struct worker *w, struct httpd_req *req,
 	if (!SR.sr_on || sid == NULL || !proto_session_id_valid(sid))
 		return SESSION_SYNC_GO;
 	have = session_copy_stamp(w->w_store, sid, store_now_ms());
+	/*
+	 * Redis holds this copy's stamp as far as its invalidations say,
+	 * and it answered lately (a hung Redis sends none)
+	 */
+	if (SR.sr_track != NULL && rtrack_trusted(SR.sr_track, sid, have) &&
+	    redis_fresh(REDIS_FRESH_MS)) {
+		diag_count_session_check(w, 0);
+		return SESSION_SYNC_GO;
+	}
 	klen = redis_key(key, sizeof(key), w->w_conf->cf_sstore.css_prefix,
 	    REDIS_KIND_SESSION, sid, NULL);
 	redis_args_evalsha(&a, session_redis_get_lua, 1);
@@ -342,8 +392,14 @@ session_redis_sync(struct worker *w, struct httpd_req *req,
 	}
 	ss->ss_cont = cont;
 	(void)snprintf(ss->ss_id, sizeof(ss->ss_id), "%s", sid);
-	if ((ss->ss_cmd = redis_send(&a, session_sync_on_redis, ss)) ==
-	    NULL) {
+	diag_count_session_check(w, 1);
+	if (SR.sr_track != NULL && strlen(sid) < sizeof(ss->ss_id)) {
+		ss->ss_ticket = rtrack_ticket(SR.sr_track);
+		ss->ss_cmd = redis_send_tracked(&a, session_sync_on_redis, ss,
+		    &ss->ss_tracked);
+	} else
+		ss->ss_cmd = redis_send(&a, session_sync_on_redis, ss);
+	if (ss->ss_cmd == NULL) {
 		free(ss);
 		session_redis_failed("a session not read", NULL,
 		    "not connected");

@@ -131,6 +131,8 @@ void	 diag_count_view_build(struct worker *);
 void	 diag_count_era_change(struct worker *);
 void	 diag_count_ratelimit_fail_open(struct worker *);
 void	 diag_count_redis_error(struct worker *);
+void	 diag_count_session_check(struct worker *, int sent);
+void	 diag_count_session_inval(struct worker *);
 uint64_t diag_backend_start(void);
 void	 diag_backend_done(struct worker *, const struct config_backend *,
 	    uint64_t start, int rc, long status, const char *errmsg);

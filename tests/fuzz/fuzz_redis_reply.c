@@ -22,7 +22,9 @@
  * read as one entry's value too.  And as the exchanged tokens' read
  * (worker/texch_rcodec.c texch_redis_answer()): a sealed token inside
  * the answer with a time to live of at least 1 ms, or none; its key
- * fits and holds no '|'.
+ * fits and holds no '|'.  And as a message of Redis's client-side
+ * caching (worker/redis_codec.c redis_inval_each()): each key inside
+ * the answer, or NULL for every key.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -68,6 +70,43 @@ resp_too_big(const char *in, size_t size)
 			return 1;
 	}
 	return 0;
+}
+
+struct inval_seen {
+	const redisReply	*is_r;
+	size_t			 is_n;
+};
+
+static void
+inval_key(const char *key, size_t len, void *arg)
+{
+	struct inval_seen	*is = arg;
+	const redisReply	*keys = is->is_r->element[2];
+
+	is->is_n++;
+	if (key == NULL)
+		return;
+	if (keys->type != REDIS_REPLY_ARRAY || is->is_n > keys->elements ||
+	    key != keys->element[is->is_n - 1]->str ||
+	    len != keys->element[is->is_n - 1]->len)
+		abort();
+}
+
+static void
+inval_check(const redisReply *r)
+{
+	struct inval_seen	is = { r, 0 };
+	int			rc;
+
+	rc = redis_inval_each(r, inval_key, &is);
+	if (rc < -1 || rc > 1 || (rc != 0 && is.is_n != 0))
+		abort();
+	if (rc == 0 && r->element[2]->type == REDIS_REPLY_ARRAY &&
+	    is.is_n != r->element[2]->elements)
+		abort();
+	if (rc == 0 && r->element[2]->type != REDIS_REPLY_ARRAY &&
+	    is.is_n != 1)
+		abort();
 }
 
 static void
@@ -264,6 +303,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			    v != RATELIMIT_ERROR))
 				abort();
 			session_check(reply);
+			inval_check(reply);
 			pend_check(reply);
 			handle_check(reply);
 			stream_check(reply);

@@ -1,7 +1,8 @@
 /*
  * The pure parts of the worker's Redis use (worker/redis_codec.c): the
- * keys every kind of record shares, a script's SHA-1, and a command's
- * arguments as they go on the wire.
+ * keys every kind of record shares, a script's SHA-1, a command's
+ * arguments as they go on the wire, and the invalidation messages of
+ * Redis's client-side caching, read from the wire.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +12,8 @@
 
 #include <stdio.h>
 #include <string.h>
+
+#include <hiredis/hiredis.h>
 
 #include "worker/redis.h"
 
@@ -114,6 +117,73 @@ test_args(void **state)
 	assert_int_equal(a.ra_over, 1);
 }
 
+/* RESP bytes as hiredis reads them */
+static redisReply *
+resp(const char *wire)
+{
+	redisReader	*rr;
+	void		*r = NULL;
+
+	assert_non_null(rr = redisReaderCreate());
+	assert_int_equal(redisReaderFeed(rr, wire, strlen(wire)), REDIS_OK);
+	assert_int_equal(redisReaderGetReply(rr, &r), REDIS_OK);
+	assert_non_null(r);
+	redisReaderFree(rr);
+	return r;
+}
+
+static char	inval_seen[256];
+
+static void
+inval_each(const char *key, size_t len, void *arg)
+{
+	(void)arg;
+	if (key == NULL)
+		strcat(inval_seen, "*;");
+	else
+		(void)snprintf(inval_seen + strlen(inval_seen),
+		    sizeof(inval_seen) - strlen(inval_seen), "%.*s;",
+		    (int)len, key);
+}
+
+static void
+test_inval(void **state)
+{
+	static const struct {
+		const char	*wire;
+		int		 rc;
+		const char	*seen;
+	} cases[] = {
+		{ "*3\r\n$9\r\nsubscribe\r\n$20\r\n__redis__:invalidate\r\n"
+		    ":2\r\n", 1, "" },
+		{ "*3\r\n$7\r\nmessage\r\n$20\r\n__redis__:invalidate\r\n"
+		    "*2\r\n$6\r\nsess:a\r\n$6\r\nsess:b\r\n", 0,
+		    "sess:a;sess:b;" },
+		/* FLUSHALL: every key */
+		{ "*3\r\n$7\r\nmessage\r\n$20\r\n__redis__:invalidate\r\n"
+		    "$-1\r\n", 0, "*;" },
+		/* a key not understood counts as every key */
+		{ "*3\r\n$7\r\nmessage\r\n$20\r\n__redis__:invalidate\r\n"
+		    "*2\r\n:1\r\n$1\r\nk\r\n", 0, "*;k;" },
+		{ "*2\r\n$7\r\nmessage\r\n$1\r\nx\r\n", -1, "" },
+		{ "*3\r\n$4\r\npong\r\n$0\r\n\r\n$0\r\n\r\n", -1, "" },
+		{ ":1\r\n", -1, "" },
+	};
+	redisReply	*r;
+	size_t		 i;
+
+	(void)state;
+	assert_int_equal(redis_inval_each(NULL, inval_each, NULL), -1);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		inval_seen[0] = '\0';
+		r = resp(cases[i].wire);
+		assert_int_equal(redis_inval_each(r, inval_each, NULL),
+		    cases[i].rc);
+		assert_string_equal(inval_seen, cases[i].seen);
+		freeReplyObject(r);
+	}
+}
+
 int
 main(void)
 {
@@ -121,6 +191,7 @@ main(void)
 		cmocka_unit_test(test_key),
 		cmocka_unit_test(test_sha),
 		cmocka_unit_test(test_args),
+		cmocka_unit_test(test_inval),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
