@@ -79,17 +79,19 @@ struct ratelimit_lease {
 
 static struct ratelimit_lease	 leases[RATELIMIT_LEASES];
 
+/* the lease of a bucket by its key (the store's, or Redis's) */
 static struct ratelimit_lease *
-ratelimit_lease_find(const struct store_bucket *b, uint64_t now_ms,
+ratelimit_lease_find(const void *key, size_t klen, uint64_t now_ms,
     int create)
 {
 	struct ratelimit_lease	*l, *free_l = NULL;
 	size_t			 i;
 
+	if (klen == 0 || klen > sizeof(l->rl_key))
+		return NULL;
 	for (i = 0; i < RATELIMIT_LEASES; i++) {
 		l = &leases[i];
-		if (l->rl_klen == b->sb_klen &&
-		    memcmp(l->rl_key, b->sb_key, b->sb_klen) == 0)
+		if (l->rl_klen == klen && memcmp(l->rl_key, key, klen) == 0)
 			return l;
 		if (free_l == NULL && (l->rl_klen == 0 ||
 		    l->rl_until_ms <= now_ms))
@@ -97,11 +99,57 @@ ratelimit_lease_find(const struct store_bucket *b, uint64_t now_ms,
 	}
 	if (!create || free_l == NULL)
 		return NULL;
-	memcpy(free_l->rl_key, b->sb_key, b->sb_klen);
-	free_l->rl_klen = b->sb_klen;
+	memcpy(free_l->rl_key, key, klen);
+	free_l->rl_klen = klen;
 	free_l->rl_tokens = 0;
 	free_l->rl_until_ms = 0;
 	return free_l;
+}
+
+/*
+ * With Redis the same holds for a call whose buckets are all shared:
+ * the script takes the lease with a batch it grants whole (a 64th of
+ * what each bucket holds beyond it, none below 64), which lets the
+ * worker's next calls on those buckets go on without asking Redis.
+ * Leasing count tokens of each of n buckets: 1 (taken) or 0 (not all
+ * held: none taken).
+ */
+static int
+ratelimit_lease_take(size_t n, char keys[][RATELIMIT_RKEY_MAX],
+    const size_t *klen, uint64_t count, uint64_t now_ms)
+{
+	struct ratelimit_lease	*l[RATELIMIT_BUCKETS];
+	size_t			 i;
+
+	for (i = 0; i < n; i++) {
+		if ((l[i] = ratelimit_lease_find(keys[i], klen[i], now_ms,
+		    0)) == NULL || l[i]->rl_until_ms <= now_ms ||
+		    l[i]->rl_tokens < count)
+			return 0;
+	}
+	for (i = 0; i < n; i++)
+		l[i]->rl_tokens -= count;
+	return 1;
+}
+
+/* the lease the script took for n buckets: each one's */
+static void
+ratelimit_lease_add(size_t n, char keys[][RATELIMIT_RKEY_MAX],
+    const size_t *klen, uint64_t tokens, uint64_t now_ms)
+{
+	struct ratelimit_lease	*l;
+	size_t			 i;
+
+	for (i = 0; i < n; i++) {
+		/* no slot: those tokens are lost, as an unused lease's */
+		if ((l = ratelimit_lease_find(keys[i], klen[i], now_ms,
+		    1)) == NULL)
+			continue;
+		if (l->rl_until_ms <= now_ms)
+			l->rl_tokens = 0;
+		l->rl_tokens += tokens;
+		l->rl_until_ms = now_ms + RATELIMIT_LEASE_MS;
+	}
 }
 
 /* a leased token of b, if this worker holds one (not spent yet) */
@@ -110,8 +158,8 @@ ratelimit_lease_has(const struct store_bucket *b, uint64_t now_ms)
 {
 	struct ratelimit_lease *l;
 
-	if (b->sb_lease == 0 ||
-	    (l = ratelimit_lease_find(b, now_ms, 0)) == NULL)
+	if (b->sb_lease == 0 || (l = ratelimit_lease_find(b->sb_key,
+	    b->sb_klen, now_ms, 0)) == NULL)
 		return NULL;
 	if (l->rl_until_ms <= now_ms)
 		l->rl_tokens = 0;
@@ -244,7 +292,8 @@ ratelimit_take(struct worker *w, const struct principal *p,
 				held[i]->rl_tokens--;
 		for (i = 0; i < nt; i++) {
 			if (take[i].sb_taken <= 1 || (l =
-			    ratelimit_lease_find(&take[i], now_ms, 1)) == NULL)
+			    ratelimit_lease_find(take[i].sb_key,
+			    take[i].sb_klen, now_ms, 1)) == NULL)
 				continue;
 			l->rl_tokens = take[i].sb_taken - 1;
 			l->rl_until_ms = now_ms + RATELIMIT_LEASE_MS;
@@ -269,9 +318,10 @@ ratelimit_check(struct worker *w, const struct principal *p,
 }
 
 /*
- * Redis: the calls of one event-loop turn on the same buckets are one
- * batch, and a batch is one EVALSHA asking for as many tokens as it
- * has calls; the script grants as many as the buckets hold, and that
+ * Redis: the calls on the same buckets that come while no script on
+ * them is in flight (one event-loop turn), or while one is (until its
+ * answer), are one batch, and a batch is one EVALSHA asking for as
+ * many tokens as it has calls; the script grants as many as the buckets hold, and that
  * many of the batch's calls go on, the first ones, the others are
  * refused: no call goes through without its token and no token is
  * taken without its call (one cancelled meanwhile leaves its token
@@ -279,7 +329,10 @@ ratelimit_check(struct worker *w, const struct principal *p,
  * sent at the end of the turn (rl.rl_flush, an event made active when
  * the first of its calls comes, so it runs after the others ready in
  * the same turn): the calls a Redis answer resumes, all read at once,
- * come in one turn and go out in one script.  Each call waits, its
+ * come in one turn and go out in one script; a batch on buckets a
+ * script is still out for waits for its answer, so under load each
+ * bucket set costs one script per round trip, not one per turn (a
+ * call waits two round trips at most).  Each call waits, its
  * view held; the answer resumes it through the callback it was on, and
  * its second ratelimit_call() finds the verdict decided (rl_decided).
  */
@@ -300,6 +353,7 @@ struct ratelimit_batch {
 	TAILQ_HEAD(, ratelimit_wait)	 rb_waits;
 	struct redis_cmd		*rb_cmd;	/* sent */
 	unsigned int			 rb_want;	/* tokens asked */
+	unsigned int			 rb_lease_div;	/* 0: no lease */
 	int				 rb_sent;	/* in rl_sent */
 	int				 rb_busy;	/* answering */
 	size_t				 rb_n;
@@ -330,6 +384,36 @@ static struct {
 
 static void	ratelimit_on_flush(evutil_socket_t, short, void *);
 
+/* 1 when rb is on these buckets */
+static int
+ratelimit_batch_is(const struct ratelimit_batch *rb, size_t n,
+    const struct config_bucket *const *cb, const size_t *klen,
+    char keys[][RATELIMIT_RKEY_MAX])
+{
+	size_t i;
+
+	if (rb->rb_n != n)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (rb->rb_cb[i] != cb[i] || rb->rb_klen[i] != klen[i] ||
+		    memcmp(rb->rb_keys[i], keys[i], klen[i]) != 0)
+			return 0;
+	return 1;
+}
+
+/* a script on rb's buckets is out (sent, not answered yet) */
+static int
+ratelimit_batch_held(struct ratelimit_batch *rb)
+{
+	const struct ratelimit_batch *sb;
+
+	TAILQ_FOREACH(sb, &rl.rl_sent, rb_entry)
+		if (sb->rb_cmd != NULL && ratelimit_batch_is(sb, rb->rb_n,
+		    rb->rb_cb, rb->rb_klen, rb->rb_keys))
+			return 1;
+	return 0;
+}
+
 void
 ratelimit_init(struct worker *w)
 {
@@ -345,6 +429,10 @@ static void
 ratelimit_batch_free(struct ratelimit_batch *rb)
 {
 	TAILQ_REMOVE(rb->rb_sent ? &rl.rl_sent : &rl.rl_open, rb, rb_entry);
+	/* its script cancelled: a batch held for its answer goes now */
+	if (rb->rb_cmd != NULL && !TAILQ_EMPTY(&rl.rl_open) &&
+	    rl.rl_flush != NULL)
+		event_active(rl.rl_flush, EV_TIMEOUT, 0);
 	redis_cancel(rb->rb_cmd);
 	free(rb);
 }
@@ -458,11 +546,18 @@ ratelimit_on_redis(void *arg, const struct redisReply *reply,
 	struct ratelimit_batch	*rb = arg;
 	enum ratelimit_verdict	 v;
 	unsigned int		 granted, retry_s = 0;
-	uint64_t		 retry_ms;
+	uint64_t		 retry_ms, leased;
 	char			 why[200];
 
 	rb->rb_cmd = NULL;	/* answered: nothing to cancel */
-	v = ratelimit_redis_verdict(reply, rb->rb_want, &granted, &retry_ms);
+	/* a batch held for this answer goes at the end of the turn */
+	if (!TAILQ_EMPTY(&rl.rl_open))
+		event_active(rl.rl_flush, EV_TIMEOUT, 0);
+	v = ratelimit_redis_verdict(reply, rb->rb_want, &granted, &retry_ms,
+	    &leased);
+	if (leased > 0)
+		ratelimit_lease_add(rb->rb_n, rb->rb_keys, rb->rb_klen, leased,
+		    store_now_ms());
 	if (v == RATELIMIT_ERROR) {
 		(void)snprintf(why, sizeof(why), "redis: %s",
 		    redis_failure(reply, err));
@@ -491,8 +586,15 @@ ratelimit_batch_send(struct ratelimit_batch *rb)
 	TAILQ_REMOVE(&rl.rl_open, rb, rb_entry);
 	TAILQ_INSERT_TAIL(&rl.rl_sent, rb, rb_entry);
 	rb->rb_sent = 1;
+	/* a lease taken while it waited (the answer it was held for) */
+	if (rb->rb_lease_div != 0 && ratelimit_lease_take(rb->rb_n,
+	    rb->rb_keys, rb->rb_klen, rb->rb_want, store_now_ms())) {
+		ratelimit_batch_answer(rb, rb->rb_want, RATELIMIT_OK, 0);
+		return;
+	}
 	if (ratelimit_redis_args(&ra, kp, rb->rb_klen, rb->rb_cb, rb->rb_n,
-	    rb->rb_want) == 0 && (rb->rb_cmd = redis_send(&ra,
+	    rb->rb_want, rb->rb_lease_div) == 0 &&
+	    (rb->rb_cmd = redis_send(&ra,
 	    ratelimit_on_redis, rb)) != NULL)
 		return;
 	diag_count_redis_error(rb->rb_w);
@@ -500,7 +602,12 @@ ratelimit_batch_send(struct ratelimit_batch *rb)
 	ratelimit_batch_answer(rb, 0, RATELIMIT_OK, 0);
 }
 
-/* the end of the turn: each batch collected is sent */
+/*
+ * The end of the turn: each batch collected is sent, but for those a
+ * script is out for (sent when it is answered).  Sending may answer
+ * calls at once (fail open), which may end other batches: the list is
+ * looked at again from its start each time.
+ */
 static void
 ratelimit_on_flush(evutil_socket_t fd, short ev, void *arg)
 {
@@ -509,39 +616,31 @@ ratelimit_on_flush(evutil_socket_t fd, short ev, void *arg)
 	(void)fd;
 	(void)ev;
 	(void)arg;
-	while ((rb = TAILQ_FIRST(&rl.rl_open)) != NULL)
+	for (;;) {
+		TAILQ_FOREACH(rb, &rl.rl_open, rb_entry)
+			if (!ratelimit_batch_held(rb))
+				break;
+		if (rb == NULL)
+			return;
 		ratelimit_batch_send(rb);
+	}
 }
 
 /* the batch open this turn on these buckets, or a new one */
 static struct ratelimit_batch *
 ratelimit_batch_get(struct worker *w, const struct ratelimit_spec *sp,
-    size_t n, const char *scope, const char *tool, size_t len)
+    size_t n, char keys[][RATELIMIT_RKEY_MAX], const size_t *klen,
+    unsigned int lease_div)
 {
-	const struct config		*cf = w->w_conf;
+	const struct config_bucket	*cb[RATELIMIT_BUCKETS];
 	struct ratelimit_batch		*rb;
-	char				 keys[RATELIMIT_BUCKETS]
-					    [RATELIMIT_RKEY_MAX];
-	size_t				 klen[RATELIMIT_BUCKETS], i;
+	size_t				 i;
 
 	for (i = 0; i < n; i++)
-		if ((klen[i] = ratelimit_redis_key(keys[i], sizeof(keys[i]),
-		    cf->cf_sstore.css_namespace, cf->cf_name, sp[i].rs_kind,
-		    scope, tool, len)) == 0) {
-			ratelimit_fail_open(w, "redis: a bucket key too long");
-			return NULL;
-		}
-	TAILQ_FOREACH(rb, &rl.rl_open, rb_entry) {
-		if (rb->rb_n != n)
-			continue;
-		for (i = 0; i < n; i++)
-			if (rb->rb_cb[i] != sp[i].rs_cb ||
-			    rb->rb_klen[i] != klen[i] ||
-			    memcmp(rb->rb_keys[i], keys[i], klen[i]) != 0)
-				break;
-		if (i == n)
+		cb[i] = sp[i].rs_cb;
+	TAILQ_FOREACH(rb, &rl.rl_open, rb_entry)
+		if (ratelimit_batch_is(rb, n, cb, klen, keys))
 			return rb;
-	}
 	if ((rb = calloc(1, sizeof(*rb))) == NULL) {
 		ratelimit_fail_open(w, "out of memory");
 		return NULL;
@@ -549,6 +648,7 @@ ratelimit_batch_get(struct worker *w, const struct ratelimit_spec *sp,
 	rb->rb_w = w;
 	TAILQ_INIT(&rb->rb_waits);
 	rb->rb_n = n;
+	rb->rb_lease_div = lease_div;
 	for (i = 0; i < n; i++) {
 		rb->rb_cb[i] = sp[i].rs_cb;
 		rb->rb_klen[i] = klen[i];
@@ -569,14 +669,31 @@ ratelimit_redis(struct worker *w, const struct principal *p,
     const char *tool, size_t len, int server, struct ratelimit_wait *proto,
     struct ratelimit_wait **wp)
 {
+	const struct config	*cf = w->w_conf;
 	struct ratelimit_spec	 sp[RATELIMIT_BUCKETS];
 	struct ratelimit_batch	*rb;
 	struct ratelimit_wait	*rw;
 	const char		*scope = p != NULL ? p->p_scope : NULL;
-	size_t			 n;
+	char			 keys[RATELIMIT_BUCKETS][RATELIMIT_RKEY_MAX];
+	size_t			 klen[RATELIMIT_BUCKETS], i, n;
+	unsigned int		 lease_div = RATELIMIT_LEASE_DIV;
 
-	if ((n = ratelimit_specs(&w->w_conf->cf_ratelimit, scope, tool, len,
+	if ((n = ratelimit_specs(&cf->cf_ratelimit, scope, tool, len,
 	    server, sp)) == 0)
+		return RATELIMIT_OK;
+	for (i = 0; i < n; i++) {
+		if ((klen[i] = ratelimit_redis_key(keys[i], sizeof(keys[i]),
+		    cf->cf_sstore.css_namespace, cf->cf_name, sp[i].rs_kind,
+		    scope, tool, len)) == 0) {
+			ratelimit_fail_open(w, "redis: a bucket key too long");
+			return RATELIMIT_OK;
+		}
+		/* a per-user bucket is exact: no lease */
+		if (sp[i].rs_kind != 'S' && sp[i].rs_kind != 'T')
+			lease_div = 0;
+	}
+	if (lease_div != 0 && ratelimit_lease_take(n, keys, klen, 1,
+	    store_now_ms()))
 		return RATELIMIT_OK;
 	if (!redis_up()) {
 		diag_count_redis_error(w);
@@ -587,7 +704,8 @@ ratelimit_redis(struct worker *w, const struct principal *p,
 		ratelimit_fail_open(w, "out of memory");
 		return RATELIMIT_OK;
 	}
-	if ((rb = ratelimit_batch_get(w, sp, n, scope, tool, len)) == NULL)
+	if ((rb = ratelimit_batch_get(w, sp, n, keys, klen, lease_div)) ==
+	    NULL)
 		return RATELIMIT_OK;
 	if ((rw = malloc(sizeof(*rw))) == NULL) {
 		if (TAILQ_EMPTY(&rb->rb_waits))

@@ -114,21 +114,24 @@ void	 ratelimit_init(struct worker *);
 void	 ratelimit_free(void);
 
 /*
- * An EVALSHA of the script over n buckets: keys, each one's limit, and
- * the tokens asked of each (want calls, a batch's: at least 1).
+ * An EVALSHA of the script over n buckets: keys, each one's limit, the
+ * tokens asked of each (want calls, a batch's: at least 1) and the
+ * lease's divisor (0: no lease).
  */
 int	 ratelimit_redis_args(struct redis_args *,
 	    const char *const *keys, const size_t *klens,
 	    const struct config_bucket *const *cb, size_t n,
-	    unsigned int want);
+	    unsigned int want, unsigned int lease_div);
 
 /*
  * The script's answer to want calls: OK (all granted), LIMITED (only
  * *granted of them, the first ones; *retry_ms set) or ERROR (nothing
- * understood, *granted 0: more than want is an error too).
+ * understood, *granted 0: more than want is an error too); *leased the
+ * tokens taken beyond the batch's (OK only), the worker's lease.
  */
 enum ratelimit_verdict ratelimit_redis_verdict(const struct redisReply *,
-	    unsigned int want, unsigned int *granted, uint64_t *retry_ms);
+	    unsigned int want, unsigned int *granted, uint64_t *retry_ms,
+	    uint64_t *leased);
 
 /* a rejection's data member {"retryAfterSeconds": n} (new reference) */
 json_t	*ratelimit_data(unsigned int retry_s);

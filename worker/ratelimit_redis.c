@@ -23,8 +23,12 @@
  * grants as many as every bucket has whole tokens for, at most that,
  * and takes that many from each, as that many calls one after the
  * other would; the first bucket then without a whole token refuses the
- * rest.  The answer is {granted, 0} (all of them) or {granted,
- * milliseconds until that bucket has its token back}.  Numbers are
+ * rest.  With a lease divisor d (the ARGV after it; 0 or absent:
+ * none), a batch granted whole takes as many more tokens as leave each
+ * bucket a whole d-th of what it holds beyond the batch's (0 when it
+ * holds less than d), the worker's to spend without asking (ratelimit.c,
+ * leases).  The answer is {granted, 0, leased} (all of them) or
+ * {granted, milliseconds until that bucket has its token back, 0}.  Numbers are
  * written with string.format: tostring() keeps 14 digits, too few for a
  * time in microseconds.
  */
@@ -56,10 +60,24 @@ const char ratelimit_lua[] =
 "if got < 0 then\n"
 "  got = 0\n"
 "end\n"
-"if got > 0 then\n"
+"local div = tonumber(ARGV[3 * #KEYS + 2]) or 0\n"
+"local lease = 0\n"
+"if div >= 1 and got == want then\n"
+"  lease = math.huge\n"
+"  for i = 1, #KEYS do\n"
+"    local e = math.floor((tok[i] - got) / div)\n"
+"    if e < lease then\n"
+"      lease = e\n"
+"    end\n"
+"  end\n"
+"  if lease < 0 or lease ~= lease or lease == math.huge then\n"
+"    lease = 0\n"
+"  end\n"
+"end\n"
+"if got + lease > 0 then\n"
 "  for i = 1, #KEYS do\n"
 "    redis.call('HSET', KEYS[i], 'tokens',\n"
-"        string.format('%.17g', tok[i] - got),\n"
+"        string.format('%.17g', tok[i] - got - lease),\n"
 "        'last', string.format('%.0f', now))\n"
 "    redis.call('EXPIRE', KEYS[i], ARGV[3 * i])\n"
 "  end\n"
@@ -69,10 +87,10 @@ const char ratelimit_lua[] =
 "  if got < want and n < 1 then\n"
 "    local max = tonumber(ARGV[3 * i - 2])\n"
 "    local per = tonumber(ARGV[3 * i - 1])\n"
-"    return {got, math.ceil((1 - n) * per / max / 1000)}\n"
+"    return {got, math.ceil((1 - n) * per / max / 1000), 0}\n"
 "  end\n"
 "end\n"
-"return {got, 0}\n";
+"return {got, 0, lease}\n";
 
 size_t
 ratelimit_redis_key(char *buf, size_t buflen, const char *ns,
@@ -116,7 +134,7 @@ ratelimit_redis_key(char *buf, size_t buflen, const char *ns,
 int
 ratelimit_redis_args(struct redis_args *a, const char *const *keys,
     const size_t *klens, const struct config_bucket *const *cb, size_t n,
-    unsigned int want)
+    unsigned int want, unsigned int lease_div)
 {
 	size_t	i;
 
@@ -134,31 +152,40 @@ ratelimit_redis_args(struct redis_args *a, const char *const *keys,
 		redis_args_push_u64(a, cb[i]->cb_period_ms * 1000);
 		redis_args_push_u64(a, (2 * cb[i]->cb_period_ms + 999) / 1000);
 	}
-	/* the tokens asked of each: the batch's calls */
+	/* the tokens asked of each: the batch's calls; then the lease's
+	 * divisor */
 	redis_args_push_u64(a, want);
+	redis_args_push_u64(a, lease_div);
 	return a->ra_over ? -1 : 0;
 }
 
 enum ratelimit_verdict
 ratelimit_redis_verdict(const struct redisReply *r, unsigned int want,
-    unsigned int *granted, uint64_t *retry_ms)
+    unsigned int *granted, uint64_t *retry_ms, uint64_t *leased)
 {
-	const redisReply *ok, *wait;
+	const redisReply *ok, *wait, *lease;
 
 	*granted = 0;
 	*retry_ms = 0;
-	if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+	*leased = 0;
+	if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements != 3 ||
 	    r->element == NULL)
 		return RATELIMIT_ERROR;
 	ok = r->element[0];
 	wait = r->element[1];
-	if (ok == NULL || wait == NULL || ok->type != REDIS_REPLY_INTEGER ||
-	    wait->type != REDIS_REPLY_INTEGER)
+	lease = r->element[2];
+	if (ok == NULL || wait == NULL || lease == NULL ||
+	    ok->type != REDIS_REPLY_INTEGER ||
+	    wait->type != REDIS_REPLY_INTEGER ||
+	    lease->type != REDIS_REPLY_INTEGER)
 		return RATELIMIT_ERROR;
-	/* more than asked for would let more calls through than taken */
+	/* more than asked for would let more calls through than taken;
+	 * a lease comes only with a batch granted whole */
 	if (ok->integer < 0 || ok->integer > (long long)want ||
-	    wait->integer < 0)
+	    wait->integer < 0 || lease->integer < 0 ||
+	    (lease->integer > 0 && ok->integer != (long long)want))
 		return RATELIMIT_ERROR;
+	*leased = (uint64_t)lease->integer;
 	*granted = (unsigned int)ok->integer;
 	if (*granted == want)
 		return RATELIMIT_OK;

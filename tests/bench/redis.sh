@@ -4,9 +4,9 @@
 # Legacy session alone (the touch's write once a second and the check
 # of the host's copy against Redis after it: the checks between are
 # skipped while Redis's client-side caching says nothing changed), then
-# with a shared rate-limit bucket too large to refuse anything (one more
-# script per batch of the calls a worker has in one loop turn, against
-# one LMDB write txn per leased batch).  On 127.0.0.1 only: a
+# with a shared rate-limit bucket too large to refuse anything (leased
+# in both: a 64th of the bucket per worker, one script in Redis or one
+# LMDB write txn per lease).  On 127.0.0.1 only: a
 # redis-server of its own (no persistence), one mcp_echo backend and two
 # vmcpd (2 workers each); wrk call.lua (tools/call, c=RL_CONNS, default
 # 32) against each in turn, RL_ROUNDS times (default 3) of RL_SECONDS

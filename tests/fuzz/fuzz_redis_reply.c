@@ -270,7 +270,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	void			*reply;
 	enum ratelimit_verdict	 v;
 	struct verdict_entry	 ve;
-	uint64_t		 retry;
+	uint64_t		 retry, leased;
 	unsigned int		 want, granted;
 	char			 key[RATELIMIT_RKEY_MAX];
 	char			*in;
@@ -294,11 +294,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			/* a single call's, then a batch's answer */
 			want = i % 2 == 0 ? 1 : 32;
 			v = ratelimit_redis_verdict(reply, want, &granted,
-			    &retry);
+			    &retry, &leased);
 			if ((v == RATELIMIT_OK && (retry != 0 ||
 			    granted != want)) || (v == RATELIMIT_LIMITED &&
 			    (retry == 0 || granted >= want)) ||
 			    (v == RATELIMIT_ERROR && granted != 0) ||
+			    (v != RATELIMIT_OK && leased != 0) ||
 			    (v != RATELIMIT_OK && v != RATELIMIT_LIMITED &&
 			    v != RATELIMIT_ERROR))
 				abort();

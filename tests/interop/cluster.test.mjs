@@ -740,3 +740,52 @@ describe('a Redis with a password (THV_SESSION_REDIS_PASSWORD)', () => {
       }
     }));
 });
+
+describe('a large shared bucket in Redis is leased: a 64th of it per worker', () => {
+  let backend, redis, node;
+  const MAX = 6400;
+  const LBUCKET = 'thv:rl:{local:lease}:shared';
+
+  before(async () => {
+    backend = await startTestBackend();
+    redis = await startRedis();
+    node = await startNode({ redis, backendUrl: backend.url, name: 'lease', workers: 1,
+      extra: `rateLimiting:\n  shared: {maxTokens: ${MAX}, refillPeriod: 1h}\n` });
+  });
+
+  after(async () => {
+    if (node && !node.stopped)
+      await node.stop();
+  });
+
+  const scripts = async () => {
+    const m = /cmdstat_evalsha:calls=(\d+)/.exec(await redis.cli('INFO', 'commandstats'));
+    return m ? Number(m[1]) : 0;
+  };
+  const tokens = async () => Number(await redis.cli('HGET', LBUCKET, 'tokens'));
+
+  test('the first call takes its token and the lease; the lease serves the next calls without Redis',
+    guarded(async () => {
+      const call = async (i) => {
+        const r = await modern(node.port, 'tools/call', echo(`l${i}`), { 'Mcp-Name': 'echo' });
+        assert.equal(r.status, 200, r.text);
+        assert.deepEqual(r.json.result?.content, [{ type: 'text', text: `Echo: l${i}` }], r.text);
+      };
+      await call(0);
+      // 1 for the call, floor(6399 / 64) = 99 leased (the refill since
+      // adds a few thousandths)
+      const t1 = await tokens();
+      assert.ok(t1 >= MAX - 100 && t1 < MAX - 99, `tokens after the first call: ${t1}`);
+      const s1 = await scripts();
+      for (let i = 1; i <= 50; i++)
+        await call(i);
+      assert.equal(await scripts(), s1, 'calls on the lease ask Redis nothing');
+      assert.ok(await tokens() < t1 + 1, 'nor take tokens from the bucket');
+      // past the lease (99): the worker asks Redis again, for another
+      for (let i = 51; i <= 120; i++)
+        await call(i);
+      assert.ok(await scripts() > s1, 'a spent lease is taken again from Redis');
+      // never more through than the bucket gave: 121 calls, 2 leases
+      assert.ok(await tokens() <= MAX - 121, `tokens: ${await tokens()}`);
+    }));
+});

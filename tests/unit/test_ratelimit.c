@@ -194,8 +194,9 @@ test_redis_args(void **state)
 	struct config_bucket		 none = { 0, 1000 };
 
 	(void)state;
-	assert_int_equal(ratelimit_redis_args(&ra, keys, klens, cb, 2, 5), 0);
-	assert_int_equal(ra.ra_argc, 3 + 2 + 6 + 1);
+	assert_int_equal(ratelimit_redis_args(&ra, keys, klens, cb, 2, 5, 64),
+	    0);
+	assert_int_equal(ra.ra_argc, 3 + 2 + 6 + 2);
 	/* the script by its SHA-1, as SCRIPT LOAD names it */
 	assert_string_equal(ra.ra_argv[0], "EVALSHA");
 	assert_int_equal(ra.ra_lens[1], 40);
@@ -213,23 +214,27 @@ test_redis_args(void **state)
 	assert_string_equal(ra.ra_argv[10], "3");
 	/* the tokens asked of each: a batch's calls */
 	assert_string_equal(ra.ra_argv[11], "5");
+	/* and the lease's divisor */
+	assert_string_equal(ra.ra_argv[12], "64");
 	/* Redis's clock, as many as every bucket holds, hashes with the
 	 * reference's fields */
 	assert_non_null(strstr(ratelimit_lua, "redis.call('TIME')"));
 	assert_non_null(strstr(ratelimit_lua, "got = math.floor(n)"));
 	assert_non_null(strstr(ratelimit_lua, "'EXPIRE', KEYS[i], ARGV[3 * i]"));
-	assert_int_equal(ratelimit_redis_args(&ra, keys, klens, cb, 0, 1),
+	assert_int_equal(ratelimit_redis_args(&ra, keys, klens, cb, 0, 1, 0),
 	    -1);
-	assert_int_equal(ratelimit_redis_args(&ra, keys, klens, cb, 2, 0),
+	assert_int_equal(ratelimit_redis_args(&ra, keys, klens, cb, 2, 0, 0),
 	    -1);
 	assert_int_equal(ratelimit_redis_args(&ra, keys, klens, cb,
-	    RATELIMIT_BUCKETS + 1, 1), -1);
+	    RATELIMIT_BUCKETS + 1, 1, 0), -1);
 	cb[1] = &none;
-	assert_int_equal(ratelimit_redis_args(&ra, keys, klens, cb, 2, 1),
+	assert_int_equal(ratelimit_redis_args(&ra, keys, klens, cb, 2, 1, 0),
 	    -1);
 }
 
 /* the verdict of a RESP answer, as hiredis reads it off the wire */
+static uint64_t	leased;
+
 static enum ratelimit_verdict
 verdict_of(const char *resp, unsigned int want, unsigned int *granted,
     uint64_t *retry_ms)
@@ -241,7 +246,7 @@ verdict_of(const char *resp, unsigned int want, unsigned int *granted,
 	assert_non_null(rr = redisReaderCreate());
 	assert_int_equal(redisReaderFeed(rr, resp, strlen(resp)), REDIS_OK);
 	assert_int_equal(redisReaderGetReply(rr, &reply), REDIS_OK);
-	v = ratelimit_redis_verdict(reply, want, granted, retry_ms);
+	v = ratelimit_redis_verdict(reply, want, granted, retry_ms, &leased);
 	if (reply != NULL)
 		freeReplyObject(reply);
 	redisReaderFree(rr);
@@ -255,28 +260,28 @@ test_redis_verdict(void **state)
 	unsigned int	 g;
 
 	(void)state;
-	assert_int_equal(verdict_of("*2\r\n:1\r\n:0\r\n", 1, &g, &retry),
+	assert_int_equal(verdict_of("*3\r\n:1\r\n:0\r\n:0\r\n", 1, &g, &retry),
 	    RATELIMIT_OK);
 	assert_int_equal(g, 1);
 	assert_int_equal(retry, 0);
-	assert_int_equal(verdict_of("*2\r\n:0\r\n:2500\r\n", 1, &g,
+	assert_int_equal(verdict_of("*3\r\n:0\r\n:2500\r\n:0\r\n", 1, &g,
 	    &retry), RATELIMIT_LIMITED);
 	assert_int_equal(g, 0);
 	assert_int_equal(retry, 2500);
 	/* a wait rounded to nothing still waits */
-	assert_int_equal(verdict_of("*2\r\n:0\r\n:0\r\n", 1, &g, &retry),
+	assert_int_equal(verdict_of("*3\r\n:0\r\n:0\r\n:0\r\n", 1, &g, &retry),
 	    RATELIMIT_LIMITED);
 	assert_int_equal(retry, 1);
 	/* a batch of 5: all granted, or the first 3 */
-	assert_int_equal(verdict_of("*2\r\n:5\r\n:0\r\n", 5, &g, &retry),
+	assert_int_equal(verdict_of("*3\r\n:5\r\n:0\r\n:0\r\n", 5, &g, &retry),
 	    RATELIMIT_OK);
 	assert_int_equal(g, 5);
-	assert_int_equal(verdict_of("*2\r\n:3\r\n:700\r\n", 5, &g,
+	assert_int_equal(verdict_of("*3\r\n:3\r\n:700\r\n:0\r\n", 5, &g,
 	    &retry), RATELIMIT_LIMITED);
 	assert_int_equal(g, 3);
 	assert_int_equal(retry, 700);
 	/* more than asked for would admit calls without a token */
-	assert_int_equal(verdict_of("*2\r\n:6\r\n:0\r\n", 5, &g, &retry),
+	assert_int_equal(verdict_of("*3\r\n:6\r\n:0\r\n:0\r\n", 5, &g, &retry),
 	    RATELIMIT_ERROR);
 	assert_int_equal(g, 0);
 	/* what the script never answers: an error (the call fails open) */
@@ -284,18 +289,31 @@ test_redis_verdict(void **state)
 	    RATELIMIT_ERROR);
 	assert_int_equal(verdict_of("*1\r\n:1\r\n", 1, &g, &retry),
 	    RATELIMIT_ERROR);
-	assert_int_equal(verdict_of("*2\r\n$1\r\n1\r\n:0\r\n", 1, &g,
+	assert_int_equal(verdict_of("*3\r\n$1\r\n1\r\n:0\r\n:0\r\n", 1, &g,
 	    &retry), RATELIMIT_ERROR);
-	assert_int_equal(verdict_of("*2\r\n:2\r\n:0\r\n", 1, &g, &retry),
+	assert_int_equal(verdict_of("*3\r\n:2\r\n:0\r\n:0\r\n", 1, &g, &retry),
 	    RATELIMIT_ERROR);
-	assert_int_equal(verdict_of("*2\r\n:-1\r\n:0\r\n", 5, &g, &retry),
+	assert_int_equal(verdict_of("*3\r\n:-1\r\n:0\r\n:0\r\n", 5, &g, &retry),
 	    RATELIMIT_ERROR);
-	assert_int_equal(verdict_of("*2\r\n:0\r\n:-5\r\n", 1, &g, &retry),
+	assert_int_equal(verdict_of("*3\r\n:0\r\n:-5\r\n:0\r\n", 1, &g, &retry),
 	    RATELIMIT_ERROR);
 	assert_int_equal(verdict_of("*-1\r\n", 1, &g, &retry),
 	    RATELIMIT_ERROR);
 	assert_int_equal(verdict_of(":1\r\n", 1, &g, &retry), RATELIMIT_ERROR);
-	assert_int_equal(ratelimit_redis_verdict(NULL, 1, &g, &retry),
+	assert_int_equal(ratelimit_redis_verdict(NULL, 1, &g, &retry,
+	    &leased), RATELIMIT_ERROR);
+	/* a lease with a batch granted whole, never with less */
+	assert_int_equal(verdict_of("*3\r\n:5\r\n:0\r\n:100\r\n", 5, &g,
+	    &retry), RATELIMIT_OK);
+	assert_int_equal(g, 5);
+	assert_int_equal(leased, 100);
+	assert_int_equal(verdict_of("*3\r\n:3\r\n:700\r\n:1\r\n", 5, &g,
+	    &retry), RATELIMIT_ERROR);
+	assert_int_equal(leased, 0);
+	assert_int_equal(verdict_of("*3\r\n:5\r\n:0\r\n:-1\r\n", 5, &g,
+	    &retry), RATELIMIT_ERROR);
+	/* the answer before leases (two elements): not this script's */
+	assert_int_equal(verdict_of("*2\r\n:1\r\n:0\r\n", 1, &g, &retry),
 	    RATELIMIT_ERROR);
 }
 
