@@ -400,12 +400,27 @@ session_copy_stamp(struct store *st, const char *id, uint64_t now_ms)
 	return v;
 }
 
+/* 1 when this host holds an unexpired copy of the session */
+int
+session_copy_live(struct store *st, const char *id, uint64_t now_ms)
+{
+	const struct session	*cp;
+	struct session		 s;
+	int			 live;
+
+	memset(&s, 0, sizeof(s));
+	live = session_load_cached(st, id, now_ms, &s, &cp) == 0;
+	session_clear(&s);
+	return live;
+}
+
 /*
  * With sessionStorage redis the record is written to Redis as well
  * (session_redis.c) and this host's copy carries no stamp until a read
  * fetches it back: a copy is only used with the stamp Redis holds.  A
- * copy never closes backend sessions when it expires here: another
- * node may hold the session on.
+ * copy that names backend sessions is flagged to close them when it
+ * expires here too: bclose.c asks Redis first whether the session
+ * lives on (touched on another node) before it closes anything.
  */
 static int
 session_put(struct store *st, const struct session *s, uint64_t ttl_ms,
@@ -429,8 +444,8 @@ session_put(struct store *st, const struct session *s, uint64_t ttl_ms,
 		 * (bclose.c) */
 		rc = store_put_ext(st, STORE_SESSIONS, s->s_id,
 		    strlen(s->s_id), buf, len, session_expiry(s, ttl_ms),
-		    now_ms, !shared && session_holds_backends(s) ?
-		    STORE_F_CLOSE : 0, NULL, 0);
+		    now_ms, session_holds_backends(s) ? STORE_F_CLOSE : 0,
+		    NULL, 0);
 	/* a new one is sent by its initialize, which waits for it */
 	if (rc == 0 && shared && lim == NULL)
 		session_redis_put(s->s_id, buf, len,
@@ -457,7 +472,8 @@ session_create(struct store *st, const struct session *s, uint64_t ttl_ms,
 	return session_put(st, s, ttl_ms, now_ms, lim);
 }
 
-/* a read-through copy of the Redis record (stamp s_rstamp) */
+/* a read-through copy of the Redis record (stamp s_rstamp), flagged as
+ * session_put()'s: the node whose copy expires last closes them */
 int
 session_put_copy(struct store *st, const struct session *s, uint64_t ttl_ms,
     uint64_t now_ms)
@@ -469,7 +485,8 @@ session_put_copy(struct store *st, const struct session *s, uint64_t ttl_ms,
 	if (session_encode(s, &buf, &len) == -1)
 		return -1;
 	rc = store_put_ext(st, STORE_SESSIONS, s->s_id, strlen(s->s_id), buf,
-	    len, session_expiry(s, ttl_ms), now_ms, 0, NULL, 0);
+	    len, session_expiry(s, ttl_ms), now_ms, session_holds_backends(s) ?
+	    STORE_F_CLOSE : 0, NULL, 0);
 	free(buf);
 	if (rc == 0)
 		session_cache_put(s, now_ms, len);
