@@ -400,18 +400,30 @@ session_copy_stamp(struct store *st, const char *id, uint64_t now_ms)
 	return v;
 }
 
-/* 1 when this host holds an unexpired copy of the session */
-int
-session_copy_live(struct store *st, const char *id, uint64_t now_ms)
+/*
+ * Redis has no such session (ended on another node, or expired or lost
+ * there): this host's copy goes.  An expired one is the sweep's; a live
+ * one that names backend sessions is queued to close them, as the sweep
+ * would (bclose.c asks Redis first): a Redis restarted empty lost the
+ * session and nothing else closes them (after a DELETE elsewhere, which
+ * closed them, a second DELETE is a harmless 404).
+ */
+void
+session_copy_gone(struct store *st, const char *id, uint64_t now_ms)
 {
-	const struct session	*cp;
-	struct session		 s;
-	int			 live;
+	struct store_rec	rec;
+	size_t			len = strlen(id);
 
-	memset(&s, 0, sizeof(s));
-	live = session_load_cached(st, id, now_ms, &s, &cp) == 0;
-	session_clear(&s);
-	return live;
+	memset(&rec, 0, sizeof(rec));
+	if (store_get(st, STORE_SESSIONS, id, len, now_ms, &rec) != 0)
+		return;
+	if ((rec.sr_flags & STORE_F_CLOSE) && store_put_ext(st,
+	    STORE_CLOSING, id, len, rec.sr_data, rec.sr_len, now_ms +
+	    STORE_CLOSING_TTL_MS, now_ms, 0, NULL, 0) == -1)
+		log_warnx("session %.8s...: its backend sessions not queued "
+		    "to close", id);
+	store_rec_clear(&rec);
+	(void)store_del(st, STORE_SESSIONS, id, len);
 }
 
 /*

@@ -298,12 +298,8 @@ session_sync_on_redis(void *arg, const redisReply *reply, const char *err)
 		/* a corrupt record is no session */
 		/* FALLTHROUGH */
 	case SESSION_R_GONE:
-		/* ended elsewhere (DELETE, expiry): so here too; an
-		 * expired copy is left to the sweep, which has its backend
-		 * sessions closed (bclose.c) */
-		if (session_copy_live(w->w_store, ss->ss_id, store_now_ms()))
-			(void)store_del(w->w_store, STORE_SESSIONS,
-			    ss->ss_id, strlen(ss->ss_id));
+		/* ended elsewhere (DELETE, expiry): so here too */
+		session_copy_gone(w->w_store, ss->ss_id, store_now_ms());
 		go = 1;
 		break;
 	case SESSION_R_ERROR:

@@ -9,7 +9,9 @@
 //   expires: A closes nothing (B's calls go on on the same backend
 //   session), and once the session expires on B it is closed, once;
 // - Redis down when a copy expires: nothing closed, the record stays
-//   queued; Redis back (empty): closed, once.
+//   queued; Redis back (empty): closed, once;
+// - Redis restarted empty (the session lost): the client's next request
+//   is a 404, and the backend session is closed, once.
 import { describe, test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import {
@@ -132,6 +134,23 @@ describe('backend sessions of sessions that expire in Redis', () => {
       await closedOnce(sid, bsid);
       assert.equal((await nodeMetrics(a)).vmcpd_backend_sessions_closing, 0);
     }));
+
+  test('Redis restarted empty: a client\'s next request finds its session gone, and ' +
+    'its backend session is closed once', { timeout: 120000 }, guarded(async () => {
+    // a node whose copy outlives the test: only the request ends it
+    const c = await startNode({ redis, backendUrl: backend.url, workers: 2,
+      extra: 'sessions:\n  ttl: 5m\n' });
+    const { sid } = await openSession(c.port);
+    const bsid = await whoami(c.port, sid);
+    await redis.kill();
+    await redis.start();
+    // a 503 until the node is connected again, then the 404
+    await waitFor('the session gone for the client', async () =>
+      (await rpc(c.port, sid, 'tools/list')).status === 404,
+    { timeout: 20000, interval: 200 });
+    await closedOnce(sid, bsid);
+    await c.stop();
+  }));
 
   test('stops cleanly', guarded(async () => {
     await a.stop();
