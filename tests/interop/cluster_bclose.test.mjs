@@ -21,7 +21,7 @@ import { startRedis, startNode, nodeMetrics } from './lib/cluster.mjs';
 
 useHarness();
 const PREFIX = 'thv:vmcp:session:';
-const TTL_S = 3;
+const TTL_S = 4;
 
 async function seen(backend) {
   const r = await httpRequest(backend.port, { method: 'GET', path: '/seen', timeout: 5000 });
@@ -62,8 +62,9 @@ describe('backend sessions of sessions that expire in Redis', () => {
     await waitFor('the session gone from Redis', async () =>
       (await redis.cli('EXISTS', `${PREFIX}sess:${sid}`)) === '0',
     { timeout: 30000, interval: 200 });
+    // a worker that Redis failed waits up to 30 s (doubling pauses)
     await waitFor('the backend session DELETEd', async () =>
-      (await deletes(backend, bsid)) >= 1, { timeout: 30000, interval: 200 });
+      (await deletes(backend, bsid)) >= 1, { timeout: 45000, interval: 200 });
     // long enough for a second close to show up, were there one
     await sleep(4000);
     assert.equal(await deletes(backend, bsid), 1, 'one DELETE');
