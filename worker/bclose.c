@@ -15,6 +15,23 @@
  * Each backend's gauge (the store's, under the backend's name) counts
  * the backend sessions that client sessions hold open: +1 when one is
  * opened, -1 when it is closed or known lost.
+ *
+ * With sessionStorage redis every node's copy of a session is flagged
+ * too, and a record taken from "closing" is a question first: PTTL of
+ * the session's key (docs/ARCHITECTURE.md, Beyond one host).  Gone
+ * (-2): its backend sessions are closed as on one host.  Alive: it was
+ * used on another node (or here) after this copy was written, and the
+ * node whose copy expires last closes them; unless it expires within
+ * BCLOSE_NEAR_MS (Redis's PEXPIRE follows the copy's expiry by a write's
+ * latency), then it is asked once more after its PTTL and
+ * BCLOSE_MARGIN_MS, on an in-memory timer (a worker that crashes
+ * meanwhile loses that look; one that exits puts the record back).  No
+ * answer (Redis down, slow): nothing is closed, the record goes back
+ * into "closing" (its expiry unchanged) and this worker takes none for
+ * a while (BCLOSE_PAUSE_MIN_MS doubling to BCLOSE_PAUSE_MAX_MS), so the
+ * effort is bounded and the queue's hour bounds the wait.  The gauge
+ * is each node's: a node that closes backend sessions another node
+ * opened counts them down on its own, clamped at zero.
  */
 #include <sys/queue.h>
 #include <sys/time.h>
@@ -24,16 +41,37 @@
 
 #include <event2/event.h>
 
+#include <hiredis/hiredis.h>
+
 #include "shared/config.h"
 #include "shared/http_client.h"
 #include "shared/log.h"
 #include "shared/store.h"
+#include "redis.h"
+#include "session_redis.h"
 #include "upstream.h"
 #include "worker.h"
 
-#define BCLOSE_INFLIGHT		16	/* DELETEs in flight per worker */
+#define BCLOSE_INFLIGHT		16	/* DELETEs (and questions) per worker */
 #define BCLOSE_TICK_MS		1000	/* a look at the queue */
 #define BCLOSE_TIMEOUT_MS	5000	/* the most one DELETE takes */
+#define BCLOSE_NEAR_MS		2000	/* alive, but about to expire */
+#define BCLOSE_MARGIN_MS	500	/* after its PTTL, the second look */
+#define BCLOSE_PAUSE_MIN_MS	1000	/* Redis failed: no take for this */
+#define BCLOSE_PAUSE_MAX_MS	30000
+
+/* an ended session's record, with provider redis: Redis asked first */
+struct bclose_check {
+	TAILQ_ENTRY(bclose_check) bc_entry;
+	struct worker		*bc_w;
+	struct redis_cmd	*bc_cmd;	/* the PTTL in flight */
+	struct event		*bc_ev;		/* the second look */
+	int			 bc_again;	/* it is the second */
+	uint64_t		 bc_expires_ms;	/* the queue record's */
+	char			 bc_id[SESSION_ID_LEN + 1];
+	char			*bc_rec;	/* the session's record */
+	size_t			 bc_len;
+};
 
 struct bclose_later {
 	TAILQ_ENTRY(bclose_later) bl_entry;
@@ -50,6 +88,10 @@ static int		 bclose_more;	/* the last take was full */
 static int		 bclose_taking;
 static TAILQ_HEAD(, bclose_later) bclose_laters =
     TAILQ_HEAD_INITIALIZER(bclose_laters);
+static TAILQ_HEAD(, bclose_check) bclose_checks =
+    TAILQ_HEAD_INITIALIZER(bclose_checks);
+static uint64_t		 bclose_pause_until;	/* store_now_ms() */
+static uint64_t		 bclose_pause_ms;
 
 static void	bclose_pump(struct worker *);
 
@@ -190,23 +232,187 @@ fail:
 	bclose_forget(w, be);
 }
 
+/* an ended session's record: its backend sessions closed */
+static void
+bclose_record(struct worker *w, const char *id, const char *rec,
+    size_t len)
+{
+	struct session s;
+
+	if (session_decode(rec, len, &s) == -1) {
+		log_warnx("an ended session's record is corrupt; its backend "
+		    "sessions stay open");
+		return;
+	}
+	log_debug("closing the backend sessions of ended session %.8s...",
+	    id);
+	bclose_session(w, &s);
+	session_clear(&s);
+}
+
+/* the check done: its in-flight slot back, the queue moving */
+static void
+bclose_check_free(struct bclose_check *bc, int pump)
+{
+	struct worker *w = bc->bc_w;
+
+	TAILQ_REMOVE(&bclose_checks, bc, bc_entry);
+	redis_cancel(bc->bc_cmd);
+	if (bc->bc_ev != NULL)
+		event_free(bc->bc_ev);
+	free(bc->bc_rec);
+	free(bc);
+	if (bclose_inflight > 0)
+		bclose_inflight--;
+	if (pump && bclose_more && bclose_inflight <= BCLOSE_INFLIGHT / 2)
+		bclose_pump(w);
+}
+
+/* back into the queue for a later look (by any worker of this node) */
+static void
+bclose_check_requeue(struct bclose_check *bc)
+{
+	if (store_put_ext(bc->bc_w->w_store, STORE_CLOSING, bc->bc_id,
+	    strlen(bc->bc_id), bc->bc_rec, bc->bc_len, bc->bc_expires_ms,
+	    store_now_ms(), 0, NULL, 0) == -1)
+		log_warnx("ended session %.8s...: not queued again; its "
+		    "backend sessions stay open", bc->bc_id);
+}
+
+/* Redis did not answer: nothing closed; this worker pauses its takes */
+static void
+bclose_check_failed(struct bclose_check *bc, const redisReply *reply,
+    const char *err)
+{
+	uint64_t now = store_now_ms();
+
+	session_redis_failed("an ended session not looked up", reply, err);
+	/* the questions of one batch fail together: one step each time */
+	if (now >= bclose_pause_until) {
+		bclose_pause_ms = bclose_pause_ms == 0 ?
+		    BCLOSE_PAUSE_MIN_MS : bclose_pause_ms * 2;
+		if (bclose_pause_ms > BCLOSE_PAUSE_MAX_MS)
+			bclose_pause_ms = BCLOSE_PAUSE_MAX_MS;
+		bclose_pause_until = now + bclose_pause_ms;
+	}
+	bclose_check_requeue(bc);
+	bclose_check_free(bc, 0);
+}
+
+static void
+bclose_on_pttl(void *arg, const redisReply *reply, const char *err)
+{
+	struct bclose_check	*bc = arg;
+	struct timeval		 tv;
+	long long		 ttl;
+	uint64_t		 ms;
+
+	bc->bc_cmd = NULL;
+	if (err != NULL || reply == NULL ||
+	    reply->type != REDIS_REPLY_INTEGER) {
+		bclose_check_failed(bc, reply, err);
+		return;
+	}
+	bclose_pause_ms = 0;
+	ttl = reply->integer;
+	if (ttl == -2) {
+		/* gone everywhere: closed as on one host */
+		bclose_record(bc->bc_w, bc->bc_id, bc->bc_rec, bc->bc_len);
+		bclose_check_free(bc, 1);
+		return;
+	}
+	if (ttl >= 0 && ttl <= BCLOSE_NEAR_MS && !bc->bc_again) {
+		/* this copy's own write, most likely: look again after it */
+		ms = (uint64_t)ttl + BCLOSE_MARGIN_MS;
+		tv.tv_sec = (time_t)(ms / 1000);
+		tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
+		bc->bc_again = 1;
+		if (evtimer_add(bc->bc_ev, &tv) == 0)
+			return;
+		bclose_check_requeue(bc);
+		bclose_check_free(bc, 1);
+		return;
+	}
+	/* used since: the node whose copy expires last closes them */
+	log_debug("ended session %.8s... lives on in redis (%lld ms): its "
+	    "backend sessions stay open", bc->bc_id, ttl);
+	bclose_check_free(bc, 1);
+}
+
+/* PTTL <keyPrefix>sess:<id> */
+static void
+bclose_check_ask(struct bclose_check *bc)
+{
+	struct redis_args	a;
+	char			key[SESSION_RKEY_MAX];
+	size_t			klen;
+
+	klen = redis_key(key, sizeof(key),
+	    bc->bc_w->w_conf->cf_sstore.css_prefix, REDIS_KIND_SESSION,
+	    bc->bc_id, NULL);
+	redis_args_init(&a);
+	redis_args_push(&a, "PTTL");
+	redis_args_pushn(&a, key, klen);
+	if (klen == 0 ||
+	    (bc->bc_cmd = redis_send(&a, bclose_on_pttl, bc)) == NULL)
+		bclose_check_failed(bc, NULL, klen == 0 ? "key too long" :
+		    "not connected");
+}
+
+static void
+bclose_on_again(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	bclose_check_ask(arg);
+}
+
+/* a record taken with provider redis: 0, or -1 */
+static int
+bclose_check_new(struct worker *w, const void *key, size_t klen,
+    const struct store_rec *rec)
+{
+	struct bclose_check *bc;
+
+	if (klen == 0 || klen > SESSION_ID_LEN ||
+	    (bc = calloc(1, sizeof(*bc))) == NULL)
+		return -1;
+	memcpy(bc->bc_id, key, klen);
+	bc->bc_w = w;
+	bc->bc_expires_ms = rec->sr_expires_ms;
+	bc->bc_len = rec->sr_len;
+	if ((bc->bc_rec = malloc(rec->sr_len + 1)) == NULL ||
+	    (bc->bc_ev = evtimer_new(w->w_base, bclose_on_again, bc)) ==
+	    NULL) {
+		free(bc->bc_rec);
+		free(bc);
+		return -1;
+	}
+	memcpy(bc->bc_rec, rec->sr_data, rec->sr_len + 1);
+	TAILQ_INSERT_TAIL(&bclose_checks, bc, bc_entry);
+	bclose_inflight++;
+	bclose_check_ask(bc);
+	return 0;
+}
+
 /* a queued record: the ended session's payload */
 static int
 bclose_on_taken(void *arg, const void *key, size_t klen,
     const struct store_rec *rec)
 {
 	struct worker	*w = arg;
-	struct session	 s;
+	char		 id[SESSION_ID_LEN + 1];
 
-	if (session_decode(rec->sr_data, rec->sr_len, &s) == -1) {
-		log_warnx("an ended session's record is corrupt; its backend "
-		    "sessions stay open");
+	if (session_redis_on()) {
+		/* never closed unasked: the session may live on elsewhere */
+		if (bclose_check_new(w, key, klen, rec) == -1)
+			log_warnx("an ended session not looked up in redis; "
+			    "its backend sessions stay open");
 		return 0;
 	}
-	log_debug("closing the backend sessions of ended session %.8s...",
-	    klen >= 8 ? (const char *)key : "?");
-	bclose_session(w, &s);
-	session_clear(&s);
+	(void)snprintf(id, sizeof(id), "%.*s", (int)(klen < sizeof(id) ?
+	    klen : sizeof(id) - 1), (const char *)key);
+	bclose_record(w, id, rec->sr_data, rec->sr_len);
 	return 0;
 }
 
@@ -219,7 +425,8 @@ bclose_pump(struct worker *w)
 	if (bclose_taking || w->w_draining)
 		return;
 	bclose_taking = 1;
-	while (bclose_inflight < BCLOSE_INFLIGHT) {
+	while (bclose_inflight < BCLOSE_INFLIGHT &&
+	    store_now_ms() >= bclose_pause_until) {
 		room = BCLOSE_INFLIGHT - bclose_inflight;
 		n = store_take(w->w_store, STORE_CLOSING, room, store_now_ms(),
 		    bclose_on_taken, w);
@@ -254,10 +461,16 @@ bclose_init(struct worker *w)
 void
 bclose_free(void)
 {
-	struct bclose_later *bl;
+	struct bclose_later	*bl;
+	struct bclose_check	*bc;
 
 	while ((bl = TAILQ_FIRST(&bclose_laters)) != NULL)
 		bclose_later_free(bl);
+	/* the looks not done yet: back for another worker */
+	while ((bc = TAILQ_FIRST(&bclose_checks)) != NULL) {
+		bclose_check_requeue(bc);
+		bclose_check_free(bc, 0);
+	}
 	if (bclose_tick_ev != NULL)
 		event_free(bclose_tick_ev);
 	bclose_tick_ev = NULL;

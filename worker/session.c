@@ -401,11 +401,38 @@ session_copy_stamp(struct store *st, const char *id, uint64_t now_ms)
 }
 
 /*
+ * Redis has no such session (ended on another node, or expired or lost
+ * there): this host's copy goes.  An expired one is the sweep's; a live
+ * one that names backend sessions is queued to close them, as the sweep
+ * would (bclose.c asks Redis first): a Redis restarted empty lost the
+ * session and nothing else closes them (after a DELETE elsewhere, which
+ * closed them, a second DELETE is a harmless 404).
+ */
+void
+session_copy_gone(struct store *st, const char *id, uint64_t now_ms)
+{
+	struct store_rec	rec;
+	size_t			len = strlen(id);
+
+	memset(&rec, 0, sizeof(rec));
+	if (store_get(st, STORE_SESSIONS, id, len, now_ms, &rec) != 0)
+		return;
+	if ((rec.sr_flags & STORE_F_CLOSE) && store_put_ext(st,
+	    STORE_CLOSING, id, len, rec.sr_data, rec.sr_len, now_ms +
+	    STORE_CLOSING_TTL_MS, now_ms, 0, NULL, 0) == -1)
+		log_warnx("session %.8s...: its backend sessions not queued "
+		    "to close", id);
+	store_rec_clear(&rec);
+	(void)store_del(st, STORE_SESSIONS, id, len);
+}
+
+/*
  * With sessionStorage redis the record is written to Redis as well
  * (session_redis.c) and this host's copy carries no stamp until a read
  * fetches it back: a copy is only used with the stamp Redis holds.  A
- * copy never closes backend sessions when it expires here: another
- * node may hold the session on.
+ * copy that names backend sessions is flagged to close them when it
+ * expires here too: bclose.c asks Redis first whether the session
+ * lives on (touched on another node) before it closes anything.
  */
 static int
 session_put(struct store *st, const struct session *s, uint64_t ttl_ms,
@@ -429,8 +456,8 @@ session_put(struct store *st, const struct session *s, uint64_t ttl_ms,
 		 * (bclose.c) */
 		rc = store_put_ext(st, STORE_SESSIONS, s->s_id,
 		    strlen(s->s_id), buf, len, session_expiry(s, ttl_ms),
-		    now_ms, !shared && session_holds_backends(s) ?
-		    STORE_F_CLOSE : 0, NULL, 0);
+		    now_ms, session_holds_backends(s) ? STORE_F_CLOSE : 0,
+		    NULL, 0);
 	/* a new one is sent by its initialize, which waits for it */
 	if (rc == 0 && shared && lim == NULL)
 		session_redis_put(s->s_id, buf, len,
@@ -457,7 +484,8 @@ session_create(struct store *st, const struct session *s, uint64_t ttl_ms,
 	return session_put(st, s, ttl_ms, now_ms, lim);
 }
 
-/* a read-through copy of the Redis record (stamp s_rstamp) */
+/* a read-through copy of the Redis record (stamp s_rstamp), flagged as
+ * session_put()'s: the node whose copy expires last closes them */
 int
 session_put_copy(struct store *st, const struct session *s, uint64_t ttl_ms,
     uint64_t now_ms)
@@ -469,7 +497,8 @@ session_put_copy(struct store *st, const struct session *s, uint64_t ttl_ms,
 	if (session_encode(s, &buf, &len) == -1)
 		return -1;
 	rc = store_put_ext(st, STORE_SESSIONS, s->s_id, strlen(s->s_id), buf,
-	    len, session_expiry(s, ttl_ms), now_ms, 0, NULL, 0);
+	    len, session_expiry(s, ttl_ms), now_ms, session_holds_backends(s) ?
+	    STORE_F_CLOSE : 0, NULL, 0);
 	free(buf);
 	if (rc == 0)
 		session_cache_put(s, now_ms, len);

@@ -340,8 +340,7 @@ session_sync_on_redis(void *arg, const redisReply *reply, const char *err)
 		/* FALLTHROUGH */
 	case SESSION_R_GONE:
 		/* ended elsewhere (DELETE, expiry): so here too */
-		(void)store_del(w->w_store, STORE_SESSIONS, ss->ss_id,
-		    strlen(ss->ss_id));
+		session_copy_gone(w->w_store, ss->ss_id, store_now_ms());
 		go = 1;
 		break;
 	case SESSION_R_ERROR:

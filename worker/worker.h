@@ -421,6 +421,7 @@ int	 session_create(struct store *, const struct session *,
 int	 session_client_group(const struct sockaddr *, socklen_t, char *,
 	    size_t);
 uint64_t session_copy_stamp(struct store *, const char *id, uint64_t now_ms);
+void	 session_copy_gone(struct store *, const char *id, uint64_t now_ms);
 int	 session_put_copy(struct store *, const struct session *,
 	    uint64_t ttl_ms, uint64_t now_ms);
 int	 session_delete(struct store *, const char *id);

@@ -18,9 +18,10 @@
 // sessions do.  GET /sessions answers {"live", "peak", "refused",
 // "closed"}.
 //
-// GET /seen answers [{method, rpc, authorization, apiKey}] for every
-// request to /mcp so far (HTTP method, JSON-RPC method, the Authorization
-// and X-Api-Key headers it carried or null): what credentials vmcpd sent.
+// GET /seen answers [{method, rpc, sid, authorization, apiKey}] for every
+// request to /mcp so far (HTTP method, JSON-RPC method, the
+// Mcp-Session-Id, the Authorization and X-Api-Key headers it carried or
+// null): what credentials vmcpd sent, which sessions it DELETEd.
 //
 // TLS_CERT and TLS_KEY (env, PEM file paths, HTTP mode): serve https.
 import fs from 'node:fs';
@@ -140,7 +141,7 @@ const httpServer = (tls ? https.createServer.bind(https, tls) : http.createServe
     const sid = req.headers['mcp-session-id'];
     const body = req.method === 'POST' ? await readBody(req) : undefined;
     heard.push({
-      method: req.method, rpc: body?.method ?? null,
+      method: req.method, rpc: body?.method ?? null, sid: sid ?? null,
       authorization: req.headers.authorization ?? null, apiKey: req.headers['x-api-key'] ?? null,
     });
     let transport = sid ? transports.get(sid) : undefined;
