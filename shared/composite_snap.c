@@ -448,8 +448,11 @@ wf_restore_iter(struct wf_run *wr, const struct composite_step *cs,
 	    wf_restore_obj(o, "inner", wi->wi_state == WF_RUNNING,
 	    &wi->wi_inner) == -1)
 		return -1;
+	/* an output is a completed iteration's alone: one that still runs
+	 * gets its own when it ends */
 	if ((v = json_object_get(o, "output")) != NULL &&
-	    (wi->wi_output = json_deep_copy(v)) == NULL)
+	    (wi->wi_state != WF_COMPLETED ||
+	    (wi->wi_output = json_deep_copy(v)) == NULL))
 		return -1;
 	if ((v = json_object_get(o, "error")) != NULL &&
 	    (!json_is_string(v) ||
