@@ -106,6 +106,19 @@ ratelimit_lease_find(const void *key, size_t klen, uint64_t now_ms,
 	return free_l;
 }
 
+/* the lease of a key with tokens left (an expired one has none) */
+static struct ratelimit_lease *
+ratelimit_lease_live(const void *key, size_t klen, uint64_t now_ms)
+{
+	struct ratelimit_lease *l;
+
+	if ((l = ratelimit_lease_find(key, klen, now_ms, 0)) == NULL)
+		return NULL;
+	if (l->rl_until_ms <= now_ms)
+		l->rl_tokens = 0;
+	return l->rl_tokens > 0 ? l : NULL;
+}
+
 /*
  * With Redis the same holds for a call whose buckets are all shared:
  * the script takes the lease with a batch it grants whole (a 64th of
@@ -121,12 +134,10 @@ ratelimit_lease_take(size_t n, char keys[][RATELIMIT_RKEY_MAX],
 	struct ratelimit_lease	*l[RATELIMIT_BUCKETS];
 	size_t			 i;
 
-	for (i = 0; i < n; i++) {
-		if ((l[i] = ratelimit_lease_find(keys[i], klen[i], now_ms,
-		    0)) == NULL || l[i]->rl_until_ms <= now_ms ||
-		    l[i]->rl_tokens < count)
+	for (i = 0; i < n; i++)
+		if ((l[i] = ratelimit_lease_live(keys[i], klen[i],
+		    now_ms)) == NULL || l[i]->rl_tokens < count)
 			return 0;
-	}
 	for (i = 0; i < n; i++)
 		l[i]->rl_tokens -= count;
 	return 1;
@@ -156,14 +167,8 @@ ratelimit_lease_add(size_t n, char keys[][RATELIMIT_RKEY_MAX],
 static struct ratelimit_lease *
 ratelimit_lease_has(const struct store_bucket *b, uint64_t now_ms)
 {
-	struct ratelimit_lease *l;
-
-	if (b->sb_lease == 0 || (l = ratelimit_lease_find(b->sb_key,
-	    b->sb_klen, now_ms, 0)) == NULL)
-		return NULL;
-	if (l->rl_until_ms <= now_ms)
-		l->rl_tokens = 0;
-	return l->rl_tokens > 0 ? l : NULL;
+	return b->sb_lease == 0 ? NULL :
+	    ratelimit_lease_live(b->sb_key, b->sb_klen, now_ms);
 }
 
 /* the reference's figure is whole seconds, at least 1 */
