@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "proto.h"
 
@@ -402,6 +405,39 @@ proto_value_ctl(const char *v, size_t n)
 		}
 	}
 	return NULL;
+}
+
+/*
+ * Sixteen bytes at a time with SSE2 (every x86-64): an unsigned min
+ * finds the bytes up to 0x1f, HTAB is let through, DEL added.
+ */
+const char *
+proto_value_stop(const char *p, const char *end)
+{
+	unsigned char	 c;
+#ifdef __SSE2__
+	const __m128i	 c1f = _mm_set1_epi8(0x1f);
+	const __m128i	 tab = _mm_set1_epi8('\t');
+	const __m128i	 del = _mm_set1_epi8(0x7f);
+	__m128i		 x, m;
+	int		 bits;
+
+	while (end - p >= 16) {
+		x = _mm_loadu_si128((const __m128i *)(const void *)p);
+		m = _mm_andnot_si128(_mm_cmpeq_epi8(x, tab),
+		    _mm_cmpeq_epi8(_mm_min_epu8(x, c1f), x));
+		m = _mm_or_si128(m, _mm_cmpeq_epi8(x, del));
+		if ((bits = _mm_movemask_epi8(m)) != 0)
+			return p + __builtin_ctz((unsigned int)bits);
+		p += 16;
+	}
+#endif
+	for (; p < end; p++) {
+		c = (unsigned char)*p;
+		if ((c < 0x20 && c != '\t') || c == 0x7f)
+			break;
+	}
+	return p;
 }
 
 char *

@@ -8,6 +8,7 @@
  * space before a colon, a folded line, a bare CR) is refused.  Pure:
  * no I/O.
  */
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <strings.h>
@@ -24,6 +25,13 @@ static int	 http_header_line(const char *, size_t, size_t,
 static int	 http_method(const char *, size_t);
 static int	 http_framing(char *, struct http_head *, uint64_t);
 static int	 http_conn_tokens(const char *);
+
+/* all but the header lines: 2 KiB that only the first hh_nhdrs use */
+static void
+http_head_reset(struct http_head *h)
+{
+	memset(h, 0, offsetof(struct http_head, hh_hdrs));
+}
 
 static void
 http_refuse(struct http_head *h, int status, const char *why)
@@ -228,22 +236,32 @@ http_hdr_id(const char *name, size_t len)
 	const uint64_t	 low = 0x2020202020202020ULL;
 	const char	*k;
 	uint64_t	 x, y;
+	uint32_t	 a, b, c, d;
 	size_t		 i;
 	int		 id;
 
 	if ((id = http_hdr_candidate(name, len)) == HTTP_H_OTHER)
 		return HTTP_H_OTHER;
 	k = http_known[id].hk_name;
-	for (i = 0; i + 8 <= len; i += 8) {
+	if (len < 8) {
+		/* 4 to 7 (no known name is shorter): two words of four */
+		memcpy(&a, name, 4);
+		memcpy(&b, k, 4);
+		memcpy(&c, name + len - 4, 4);
+		memcpy(&d, k + len - 4, 4);
+		return (a | (uint32_t)low) == b && (c | (uint32_t)low) == d ?
+		    id : HTTP_H_OTHER;
+	}
+	/* whole words, then the last eight bytes (overlapping) */
+	for (i = 0; i + 8 < len; i += 8) {
 		memcpy(&x, name + i, 8);
 		memcpy(&y, k + i, 8);
 		if ((x | low) != y)
 			return HTTP_H_OTHER;
 	}
-	for (; i < len; i++)
-		if (((unsigned char)name[i] | 0x20) != (unsigned char)k[i])
-			return HTTP_H_OTHER;
-	return id;
+	memcpy(&x, name + len - 8, 8);
+	memcpy(&y, k + len - 8, 8);
+	return (x | low) == y ? id : HTTP_H_OTHER;
 }
 
 /*
@@ -289,6 +307,51 @@ http_header_line(const char *buf, size_t off, size_t end, struct http_head *h,
 	f->hf_namelen = p - off;
 	f->hf_value = (size_t)(vs - buf);
 	f->hf_id = id = http_hdr_id(buf + off, p - off);
+	*vend = (size_t)(ve - buf);
+	h->hh_nhdrs++;
+	if (id != HTTP_H_OTHER && h->hh_first[id] == 0)
+		h->hh_first[id] = (uint8_t)h->hh_nhdrs;
+	return 0;
+}
+
+/*
+ * The common case in one pass: a header line at off that is well formed
+ * (a token, a colon, a value without control characters, CRLF or LF)
+ * and ends before max_head, recorded as http_header_line() records it,
+ * its LF in *lf.  -1 with nothing written for anything else: the line
+ * by line path then finds and words the problem, in its order.
+ */
+static int
+http_header_fast(const char *buf, size_t len, size_t off, size_t max_head,
+    struct http_head *h, size_t *lf, size_t *vend)
+{
+	const char		*p = buf + off, *e = buf + len, *vs, *ve;
+	struct http_field	*f;
+	int			 id;
+
+	while (p < e && proto_is_tchar(*p))
+		p++;
+	if (p == buf + off || p >= e || *p != ':' ||
+	    h->hh_nhdrs == HTTP_HDRS_MAX)
+		return -1;
+	for (vs = p + 1; vs < e && (*vs == ' ' || *vs == '\t'); vs++)
+		;
+	ve = proto_value_stop(vs, e);
+	if (ve < e && *ve == '\n')
+		*lf = (size_t)(ve - buf);
+	else if (e - ve >= 2 && ve[0] == '\r' && ve[1] == '\n')
+		*lf = (size_t)(ve - buf) + 1;
+	else
+		return -1;
+	if (*lf >= max_head)
+		return -1;
+	while (ve > vs && (ve[-1] == ' ' || ve[-1] == '\t'))
+		ve--;
+	f = &h->hh_hdrs[h->hh_nhdrs];
+	f->hf_name = off;
+	f->hf_namelen = (size_t)(p - buf) - off;
+	f->hf_value = (size_t)(vs - buf);
+	f->hf_id = id = http_hdr_id(buf + off, f->hf_namelen);
 	*vend = (size_t)(ve - buf);
 	h->hh_nhdrs++;
 	if (id != HTTP_H_OTHER && h->hh_first[id] == 0)
@@ -434,20 +497,23 @@ http_head_parse(char *buf, size_t len, size_t max_head, uint64_t max_body,
 	const char	*why = NULL;
 	int		 r, status = 0;
 
-	memset(h, 0, sizeof(*h));
+	http_head_reset(h);
 	/* RFC 9112 2.2: empty lines before a request line are ignored */
 	while (start < len && start < 8 && (buf[start] == '\r' ||
 	    buf[start] == '\n'))
 		start++;
 	for (off = start;; off = lf + 1) {
+		if (off > start && status == 0 && http_header_fast(buf, len,
+		    off, max_head, h, &lf, &vend[h->hh_nhdrs]) == 0)
+			continue;
 		if ((r = http_line(buf, len, off, &end, &lf)) == -1) {
-			memset(h, 0, sizeof(*h));
+			http_head_reset(h);
 			http_refuse(h, 400, "Bad Request: a CR not ending a "
 			    "line");
 			return -1;
 		}
 		if (r == 0 || lf >= max_head) {
-			memset(h, 0, sizeof(*h));
+			http_head_reset(h);
 			if (r == 0 && len < max_head)
 				return 0;
 			http_refuse(h, 431, "Request Header Fields Too Large: "
@@ -457,7 +523,7 @@ http_head_parse(char *buf, size_t len, size_t max_head, uint64_t max_body,
 		if (end == off && off > start)
 			break;
 		if (end == off) {
-			memset(h, 0, sizeof(*h));
+			http_head_reset(h);
 			http_refuse(h, 400, "Bad Request: no request line");
 			return -1;
 		}

@@ -15,6 +15,9 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "proto.h"
 
@@ -163,6 +166,36 @@ scan_escape(struct scan *sc)
 }
 
 /*
+ * The first byte in [p, end) that ends a run of plain string bytes, or
+ * end.  With SSE2 (every x86-64) sixteen bytes are tested at once where
+ * sixteen remain, which covers most keys and short values in one step:
+ * a signed compare below 0x20 also takes 0x80-0xff, as SCAN_STOP does.
+ */
+static inline const unsigned char *
+scan_plain(const unsigned char *p, const unsigned char *end)
+{
+#ifdef __SSE2__
+	const __m128i	 quote = _mm_set1_epi8('"');
+	const __m128i	 bslash = _mm_set1_epi8('\\');
+	const __m128i	 space = _mm_set1_epi8(0x20);
+	__m128i		 x, stop;
+	int		 bits;
+
+	while (end - p >= 16) {
+		x = _mm_loadu_si128((const __m128i *)(const void *)p);
+		stop = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote),
+		    _mm_cmpeq_epi8(x, bslash)), _mm_cmplt_epi8(x, space));
+		if ((bits = _mm_movemask_epi8(stop)) != 0)
+			return p + __builtin_ctz((unsigned int)bits);
+		p += 16;
+	}
+#endif
+	while (p < end && !(scan_class[*p] & SCAN_STOP))
+		p++;
+	return p;
+}
+
+/*
  * A string; *escaped tells whether it held an escape.  Escapes and
  * UTF-8 are rare: they are checked out of line, which keeps this loop
  * cheap for the plain ASCII of keys, methods and ids.
@@ -180,9 +213,7 @@ scan_string(struct scan *sc, int *escaped)
 	sc->s_p++;
 	for (;;) {
 		/* most bytes are plain ASCII: skip a run of them at once */
-		p = sc->s_p;
-		while (p < sc->s_end && !(scan_class[*p] & SCAN_STOP))
-			p++;
+		p = scan_plain(sc->s_p, sc->s_end);
 		sc->s_p = p;
 		if (p >= sc->s_end || *p < 0x20)
 			return -1;

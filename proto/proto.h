@@ -194,6 +194,9 @@ void	 proto_ows_trim(const char **v, const char **e);
 const char *proto_field_line_problem(const char *line, size_t len);
 /* the first control character but HTAB (or DEL) in v[0, n), or NULL */
 const char *proto_value_ctl(const char *v, size_t n);
+/* the first control character but HTAB (or DEL) in [p, end), CR and LF
+ * included, or end: where a well-formed field line's value stops */
+const char *proto_value_stop(const char *p, const char *end);
 /* the value of a hexadecimal digit, or -1 */
 int	 proto_hex_digit(int c);
 /* v in base 10 or 16 (lower case) written backwards from end, which is
@@ -268,7 +271,6 @@ struct http_head {
 	size_t			 hh_path;	/* the target's path */
 	size_t			 hh_query;	/* its query, or 0 */
 	size_t			 hh_host;	/* authority to check, or 0 */
-	struct http_field	 hh_hdrs[HTTP_HDRS_MAX];
 	size_t			 hh_nhdrs;
 	uint8_t			 hh_first[HTTP_H_N]; /* 1 + index, or 0 */
 	size_t			 hh_len;	/* the head's bytes */
@@ -278,6 +280,8 @@ struct http_head {
 	int			 hh_continue;	/* Expect: 100-continue */
 	int			 hh_status;	/* on -1: the answer, */
 	const char		*hh_why;	/* and why */
+	/* last: only the first hh_nhdrs are set, the rest is not cleared */
+	struct http_field	 hh_hdrs[HTTP_HDRS_MAX];
 };
 /* 1 with *h filled, 0 if the head is not all in yet, -1 with
  * hh_status and hh_why saying why it is refused */

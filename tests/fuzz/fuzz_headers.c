@@ -1,6 +1,7 @@
 /*
  * libFuzzer: the header helpers on arbitrary strings.  The input is cut
- * at its first NUL into a header value and a media type.
+ * at its first NUL into a header value and a media type; the whole of
+ * it is also a field line and a value to find the end of.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -32,6 +33,18 @@ field_ref(const char *p, size_t n)
 			return 0;
 	return n > 0 && (p[0] == ' ' || p[0] == '\t' ||
 	    (memchr(p, ':', n) != NULL && p[0] != ':'));
+}
+
+static size_t
+value_stop_ref(const char *p, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++)
+		if (((unsigned char)p[i] < 0x20 && p[i] != '\t') ||
+		    p[i] == 0x7f)
+			break;
+	return i;
 }
 
 int
@@ -88,6 +101,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	 * name is a token and no byte but HTAB is a control character */
 	if (proto_field_line_problem((const char *)data, size) == NULL &&
 	    !field_ref((const char *)data, size))
+		abort();
+	/* where a value stops: the first byte the rule refuses, or the end
+	 * (data is a copy of exactly size bytes, as ASan needs) */
+	if (proto_value_stop((const char *)data, (const char *)data + size) !=
+	    (const char *)data + value_stop_ref((const char *)data, size))
 		abort();
 	free(a);
 	free(t);

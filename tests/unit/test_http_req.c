@@ -399,6 +399,168 @@ test_headers(void **state)
  * case, the first of several, and a name that only looks like a known
  * one (same length, same first letter) found line by line.
  */
+/* proto_value_stop() against the rule, each byte at each place of each
+ * length: the 16-byte steps, the tail and their seam */
+static void
+test_value_stop(void **state)
+{
+	char		 buf[48];
+	const char	*want;
+	size_t		 len, at;
+	int		 c;
+
+	(void)state;
+	for (len = 0; len <= 40; len++) {
+		memset(buf, 'a', sizeof(buf));
+		assert_ptr_equal(proto_value_stop(buf, buf + len), buf + len);
+		for (at = 0; at < len; at++)
+			for (c = 0; c < 256; c++) {
+				memset(buf, 'a', sizeof(buf));
+				buf[at] = (char)c;
+				want = (c < 0x20 && c != '\t') || c == 0x7f ?
+				    buf + at : buf + len;
+				assert_ptr_equal(proto_value_stop(buf,
+				    buf + len), want);
+			}
+	}
+}
+
+/*
+ * Header lines taken in one pass (http_header_fast()) and those left to
+ * the line-by-line path must come out the same: values trimmed, LF or
+ * CRLF, values past 16 bytes with a bad byte at each place.
+ */
+static void
+test_header_values(void **state)
+{
+	static const struct {
+		const char	*raw;
+		const char	*want;	/* NULL: refused with why */
+		const char	*why;
+	} cases[] = {
+		{ "v", "v", NULL },
+		{ "  v  ", "v", NULL },
+		{ "\tv\t", "v", NULL },
+		{ "a\tb c", "a\tb c", NULL },
+		{ "", "", NULL },
+		{ "   ", "", NULL },
+		{ "caf\xc3\xa9 \xff", "caf\xc3\xa9 \xff", NULL },
+		{ "a\x01" "b", NULL, "Bad Request: control character in a "
+		    "header value" },
+		{ "a\x7f", NULL, "Bad Request: control character in a "
+		    "header value" },
+		{ "a\rb", NULL, "Bad Request: a CR not ending a line" },
+		{ "a\r ", NULL, "Bad Request: a CR not ending a line" },
+	};
+	static const char	*const eol[] = { "\r\n", "\n" };
+	struct http_head	 h;
+	char			 req[256], val[64], *buf;
+	size_t			 i, e, pad, at, n;
+	const char		*v;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		for (e = 0; e < 2; e++)
+			for (pad = 0; pad <= 40; pad += 20) {
+				/* pad: the value (and the bad byte) pushed
+				 * past 16 and 32 bytes */
+				n = (size_t)snprintf(req, sizeof(req), "GET / "
+				    "HTTP/1.1%sHost: h%sX-V: %.*s%s%s", eol[e],
+				    eol[e], (int)pad, "pppppppppppppppppppppppp"
+				    "pppppppppppppppppppppp", cases[i].raw,
+				    eol[e]);
+				/* "%s" stops at a NUL: none in the cases */
+				n += (size_t)snprintf(req + n, sizeof(req) - n,
+				    "%s", eol[e]);
+				assert_true(n < sizeof(req));
+				if (cases[i].want == NULL) {
+					assert_int_equal(parse_n(req, n, &h,
+					    NULL), -1);
+					assert_int_equal(h.hh_status, 400);
+					assert_string_equal(h.hh_why,
+					    cases[i].why);
+					continue;
+				}
+				assert_int_equal(parse_n(req, n, &h, &buf), 1);
+				assert_int_equal(h.hh_len, n);
+				v = http_head_header(buf, &h, "X-V");
+				assert_non_null(v);
+				if (pad == 0)
+					assert_string_equal(v, cases[i].want);
+				else {
+					/* after the padding only the
+					 * trailing OWS goes */
+					n = (size_t)snprintf(val, sizeof(val),
+					    "%.*s%s", (int)pad, "pppppppppppp"
+					    "pppppppppppppppppppppppppppppppp"
+					    "pppp", cases[i].raw);
+					while (n > 0 && (val[n - 1] == ' ' ||
+					    val[n - 1] == '\t'))
+						val[--n] = '\0';
+					assert_string_equal(v, val);
+				}
+				free(buf);
+			}
+	/* a control byte at each place of a long value */
+	for (at = 0; at < 40; at++) {
+		memset(val, 'v', 40);
+		val[40] = '\0';
+		val[at] = '\x1f';
+		n = (size_t)snprintf(req, sizeof(req), "GET / HTTP/1.1\r\n"
+		    "Host: h\r\nX-V: %s\r\n\r\n", val);
+		assert_int_equal(parse_n(req, n, &h, NULL), -1);
+		assert_int_equal(h.hh_status, 400);
+	}
+}
+
+/* each known name, in any case, and each one a byte off */
+static void
+test_known_ids(void **state)
+{
+	static const struct {
+		const char	*name;
+		int		 id;
+	} known[] = {
+		{ "Host", HTTP_H_HOST },
+		{ "Content-Length", HTTP_H_CONTENT_LENGTH },
+		{ "Transfer-Encoding", HTTP_H_TRANSFER_ENCODING },
+		{ "Connection", HTTP_H_CONNECTION },
+		{ "Expect", HTTP_H_EXPECT },
+		{ "Content-Type", HTTP_H_CONTENT_TYPE },
+		{ "Accept", HTTP_H_ACCEPT },
+		{ "Origin", HTTP_H_ORIGIN },
+		{ "Authorization", HTTP_H_AUTHORIZATION },
+		{ "Mcp-Session-Id", HTTP_H_MCP_SESSION_ID },
+		{ "MCP-Protocol-Version", HTTP_H_MCP_PROTOCOL_VERSION },
+		{ "Mcp-Method", HTTP_H_MCP_METHOD },
+		{ "Mcp-Name", HTTP_H_MCP_NAME },
+		{ "Last-Event-ID", HTTP_H_LAST_EVENT_ID },
+		{ "User-Agent", HTTP_H_USER_AGENT },
+		{ "X-Request-Id", HTTP_H_X_REQUEST_ID },
+	};
+	char	 n[32];
+	size_t	 i, j, len;
+
+	(void)state;
+	assert_int_equal(sizeof(known) / sizeof(known[0]), HTTP_H_N - 1);
+	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+		len = strlen(known[i].name);
+		memcpy(n, known[i].name, len + 1);
+		assert_int_equal(http_hdr_id(n, len), known[i].id);
+		for (j = 0; j < len; j++)
+			n[j] = (char)(n[j] >= 'a' && n[j] <= 'z' ? n[j] - 32 :
+			    n[j] >= 'A' && n[j] <= 'Z' ? n[j] + 32 : n[j]);
+		assert_int_equal(http_hdr_id(n, len), known[i].id);
+		for (j = 0; j < len; j++) {
+			memcpy(n, known[i].name, len + 1);
+			n[j] = n[j] == 'x' || n[j] == 'X' ? 'y' : 'x';
+			assert_int_equal(http_hdr_id(n, len), HTTP_H_OTHER);
+			n[j] = '_';
+			assert_int_equal(http_hdr_id(n, len), HTTP_H_OTHER);
+		}
+	}
+}
+
 static void
 test_known_headers(void **state)
 {
@@ -706,6 +868,9 @@ main(void)
 		cmocka_unit_test(test_host),
 		cmocka_unit_test(test_headers),
 		cmocka_unit_test(test_known_headers),
+		cmocka_unit_test(test_value_stop),
+		cmocka_unit_test(test_header_values),
+		cmocka_unit_test(test_known_ids),
 		cmocka_unit_test(test_incomplete),
 		cmocka_unit_test(test_chunked),
 		cmocka_unit_test(test_chunked_refused),
