@@ -360,7 +360,7 @@ proto_field_line_problem(const char *line, size_t len)
 		if (n == len || n == 0)
 			return "a header line without a name and a colon";
 	}
-	if (proto_value_ctl(line + n, len - n) != NULL)
+	if (proto_value_stop(line + n, line + len) != line + len)
 		return "a control character in a header value";
 	return NULL;
 }

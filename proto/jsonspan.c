@@ -492,18 +492,6 @@ proto_json_check(const char *buf, size_t len, struct proto_members *m)
 	return 0;
 }
 
-const struct proto_span *
-proto_json_member(const struct proto_span *m, size_t n, const char *key)
-{
-	size_t i, kl = strlen(key);
-
-	for (i = 0; i < n; i++)
-		if (m[i].ps_key != NULL && m[i].ps_keylen == kl &&
-		    memcmp(m[i].ps_key, key, kl) == 0)
-			return &m[i];
-	return NULL;
-}
-
 const char *
 proto_json_value(const char *buf, size_t len, const char *key, size_t *vlen)
 {

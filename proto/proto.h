@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <jansson.h>
 
 #include "method.h"
@@ -560,8 +561,19 @@ struct proto_span {
 };
 int	 proto_json_members(const char *buf, size_t len,
 	    struct proto_span *out, size_t max, size_t *n);
-const struct proto_span *proto_json_member(const struct proto_span *,
-	    size_t n, const char *key);
+/* the member named key, or NULL: inline, so that with a literal key
+ * (as every caller has) the length and the compare fold */
+static inline const struct proto_span *
+proto_json_member(const struct proto_span *m, size_t n, const char *key)
+{
+	size_t i, kl = strlen(key);
+
+	for (i = 0; i < n; i++)
+		if (m[i].ps_keylen == kl && m[i].ps_key != NULL &&
+		    memcmp(m[i].ps_key, key, kl) == 0)
+			return &m[i];
+	return NULL;
+}
 /* the text of an object's member (no more than 32 members), or NULL */
 const char *proto_json_value(const char *buf, size_t len, const char *key,
 	    size_t *vlen);

@@ -324,10 +324,14 @@ http_call_framing_problem(const struct http_call *call)
 const char *
 http_call_header(struct http_call *call, const char *name)
 {
-	size_t	i;
+	const struct http_hdr	*h;
+	size_t			 i, n = strlen(name);
 
+	/* a name is stored with its NUL, its value right after */
 	for (i = call->c_nhdrs; i > 0; i--) {
-		if (strcasecmp(http_hdr_name(call, i - 1), name) == 0)
+		h = &call->c_hdrs[i - 1];
+		if (h->h_value - h->h_name == n + 1 &&
+		    strcasecmp(http_hdr_name(call, i - 1), name) == 0)
 			return http_hdr_value(call, i - 1);
 	}
 	return NULL;
