@@ -191,20 +191,6 @@ jsonrpc_scan_info_ok(const struct proto_span *info)
 	    version != NULL && version->ps_val[0] == '"';
 }
 
-/* Mcp-Name decoded (proto_hdr_decode) equal to params.name */
-static int
-jsonrpc_scan_name_ok(const char *hdr, const char *name, size_t len)
-{
-	char	*dec;
-	int	 ok;
-
-	if (hdr == NULL || proto_hdr_decode(hdr, &dec) == -1)
-		return 0;
-	ok = strlen(dec) == len && memcmp(dec, name, len) == 0;
-	free(dec);
-	return ok;
-}
-
 /*
  * The checks of proto_classify() and jsonrpc_params_check() on the
  * spans, for the one request the Modern hot path takes.  Anything that
@@ -299,7 +285,7 @@ proto_modern_scan_call(const char *buf, size_t len,
 	    sizeof(MCP_VERSION_MODERN) - 1) ||
 	    !jsonrpc_scan_hdr_is(h->rh_method, s->js_mm->mm_name,
 	    s->js_mm->mm_len) ||
-	    !jsonrpc_scan_name_ok(h->rh_name, s->js_name, s->js_namelen))
+	    !proto_hdr_is(h->rh_name, s->js_name, s->js_namelen))
 		goto fail;
 	return 1;
 

@@ -269,6 +269,37 @@ bad:
 	return -1;
 }
 
+/*
+ * Most values are sent as they are: a value equal to val byte for byte
+ * that decodes to itself (plain visible ASCII, no OWS at either end, not
+ * the base64 form) needs no copy; anything else is decoded to compare.
+ */
+int
+proto_hdr_is(const char *raw, const char *val, size_t len)
+{
+	char	*dec;
+	size_t	 i;
+	int	 ok;
+
+	if (raw == NULL)
+		return 0;
+	if (len > 0 && strncmp(raw, val, len) == 0 && raw[len] == '\0' &&
+	    raw[0] != ' ' && raw[0] != '\t' && raw[len - 1] != ' ' &&
+	    raw[len - 1] != '\t' && !hdr_sentinel_like(raw, len)) {
+		for (i = 0; i < len; i++)
+			if ((unsigned char)raw[i] < 0x20 ||
+			    (unsigned char)raw[i] >= 0x7f)
+				break;
+		if (i == len)
+			return 1;
+	}
+	if (proto_hdr_decode(raw, &dec) == -1)
+		return 0;
+	ok = strlen(dec) == len && memcmp(dec, val, len) == 0;
+	free(dec);
+	return ok;
+}
+
 char *
 proto_hdr_encode(const char *value)
 {

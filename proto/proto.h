@@ -421,6 +421,8 @@ int	 proto_modern_scan_call(const char *buf, size_t len,
  * *out NULL (errno ENOMEM when out of memory, else EINVAL).
  */
 int	 proto_hdr_decode(const char *raw, char **out);
+/* 1 if raw decodes (proto_hdr_decode) to val[0, len) exactly */
+int	 proto_hdr_is(const char *raw, const char *val, size_t len);
 /* the value to send: as-is when plain visible ASCII (SP and HTAB inside
  * allowed), else the base64 form; malloc'd, NULL when out of memory */
 char	*proto_hdr_encode(const char *value);

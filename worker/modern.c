@@ -1156,7 +1156,7 @@ modern_scan_post(struct worker *w, struct httpd_req *req, const char *body,
 		return -1;
 	if ((id = jsonrpc_scan_id(&mc.mc_scan)) == NULL)
 		return -1;
-	if ((m = calloc(1, sizeof(*m))) == NULL ||
+	if ((m = worker_zalloc(sizeof(*m))) == NULL ||
 	    (name = strndup(mc.mc_scan.js_name, mc.mc_scan.js_namelen)) ==
 	    NULL) {
 		free(m);

@@ -91,10 +91,14 @@ check_header(const char *raw)
 	char *dec, *enc, *again;
 
 	if (proto_hdr_decode(raw, &dec) == -1) {
-		if (dec != NULL)
+		if (dec != NULL || proto_hdr_is(raw, raw, strlen(raw)) != 0)
 			abort();
 		return;
 	}
+	/* the copy-free compare agrees with decoding */
+	if (proto_hdr_is(raw, dec, strlen(dec)) != 1 ||
+	    proto_hdr_is(raw, raw, strlen(raw)) != (strcmp(raw, dec) == 0))
+		abort();
 	if ((enc = proto_hdr_encode(dec)) == NULL ||
 	    proto_hdr_decode(enc, &again) == -1 || strcmp(again, dec) != 0)
 		abort();

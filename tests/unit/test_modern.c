@@ -456,12 +456,21 @@ expect_decode(const char *raw, const char *want)
 		if (proto_hdr_decode(raw, &out) != -1)
 			fail_msg("accepted \"%s\" as \"%s\"", raw, out);
 		assert_null(out);
+		/* nothing, not even the value itself, matches it */
+		assert_int_equal(proto_hdr_is(raw, raw != NULL ? raw : "",
+		    raw != NULL ? strlen(raw) : 0), 0);
 		return;
 	}
 	if (proto_hdr_decode(raw, &out) != 0)
 		fail_msg("refused \"%s\"", raw);
 	assert_string_equal(out, want);
 	free(out);
+	/* the copy-free compare says the same */
+	assert_int_equal(proto_hdr_is(raw, want, strlen(want)), 1);
+	assert_int_equal(proto_hdr_is(raw, raw, strlen(raw)),
+	    strcmp(raw, want) == 0);
+	if (*want != '\0')
+		assert_int_equal(proto_hdr_is(raw, want, strlen(want) - 1), 0);
 }
 
 static void
