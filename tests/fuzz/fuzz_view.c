@@ -11,8 +11,9 @@
  * has its route, visible tools are not hidden; the template routes
  * follow the advertised templates; the same inputs in reverse order
  * give the same bytes; a template without braces matches exactly its
- * own text; the layout (view_layout.c) of the same resolution holds the
- * same lists, byte for byte, and the same tool routes.
+ * own text, and one over URITEMPLATE_TMPL_MAX nothing; the layout
+ * (view_layout.c) of the same resolution holds the same lists, byte for
+ * byte, and the same tool routes.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -183,12 +184,16 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		seg[nseg] = buf + size - 1;
 
 	/* templates */
+	/* a template over the limit matches nothing (uritemplate.h) */
 	i = (size_t)uritemplate_match(seg[0], seg[1]);
-	if (strpbrk(seg[0], "{}") == NULL &&
+	n = strlen(seg[0]);
+	if (n > URITEMPLATE_TMPL_MAX && i != 0)
+		abort();
+	if (strpbrk(seg[0], "{}") == NULL && n <= URITEMPLATE_TMPL_MAX &&
 	    i != (strcmp(seg[0], seg[1]) == 0))
 		abort();
-	if (strpbrk(seg[0], "{}") == NULL && !uritemplate_match(seg[0],
-	    seg[0]))
+	if (strpbrk(seg[0], "{}") == NULL && n <= URITEMPLATE_TMPL_MAX &&
+	    !uritemplate_match(seg[0], seg[0]))
 		abort();
 
 	/* the view */
