@@ -269,30 +269,39 @@ bad:
 	return -1;
 }
 
+int
+proto_hdr_plain(const char *v, size_t n)
+{
+	size_t		i;
+	unsigned char	c;
+
+	/* an empty value is sent encoded: stacks drop empty headers */
+	if (n == 0 || v[0] == ' ' || v[0] == '\t' || v[n - 1] == ' ' ||
+	    v[n - 1] == '\t' || hdr_sentinel_like(v, n))
+		return 0;
+	for (i = 0; i < n; i++) {
+		c = (unsigned char)v[i];
+		if ((c < 0x20 && c != '\t') || c >= 0x7f)
+			return 0;
+	}
+	return 1;
+}
+
 /*
- * Most values are sent as they are: a value equal to val byte for byte
- * that decodes to itself (plain visible ASCII, no OWS at either end, not
- * the base64 form) needs no copy; anything else is decoded to compare.
+ * Most values are sent as they are: raw equal to val byte for byte and
+ * plain needs no copy; anything else is decoded to compare.
  */
 int
 proto_hdr_is(const char *raw, const char *val, size_t len)
 {
 	char	*dec;
-	size_t	 i;
 	int	 ok;
 
 	if (raw == NULL)
 		return 0;
-	if (len > 0 && strncmp(raw, val, len) == 0 && raw[len] == '\0' &&
-	    raw[0] != ' ' && raw[0] != '\t' && raw[len - 1] != ' ' &&
-	    raw[len - 1] != '\t' && !hdr_sentinel_like(raw, len)) {
-		for (i = 0; i < len; i++)
-			if ((unsigned char)raw[i] < 0x20 ||
-			    (unsigned char)raw[i] >= 0x7f)
-				break;
-		if (i == len)
-			return 1;
-	}
+	if (strncmp(raw, val, len) == 0 && raw[len] == '\0' &&
+	    proto_hdr_plain(raw, len))
+		return 1;
 	if (proto_hdr_decode(raw, &dec) == -1)
 		return 0;
 	ok = strlen(dec) == len && memcmp(dec, val, len) == 0;
@@ -304,23 +313,12 @@ char *
 proto_hdr_encode(const char *value)
 {
 	char	*b64, *out;
-	size_t	 n, i, blen;
-	int	 plain;
+	size_t	 n, blen;
 
 	if (value == NULL)
 		return NULL;
 	n = strlen(value);
-	/* an empty value is sent encoded: stacks drop empty headers */
-	plain = n > 0 && value[0] != ' ' && value[0] != '\t' &&
-	    value[n - 1] != ' ' && value[n - 1] != '\t' &&
-	    !hdr_sentinel_like(value, n);
-	for (i = 0; plain && i < n; i++) {
-		unsigned char c = (unsigned char)value[i];
-
-		if ((c < 0x20 && c != '\t') || c >= 0x7f)
-			plain = 0;
-	}
-	if (plain)
+	if (proto_hdr_plain(value, n))
 		return strdup(value);
 	if ((b64 = proto_b64_encode(value, n, 0)) == NULL)
 		return NULL;

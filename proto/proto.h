@@ -426,6 +426,8 @@ int	 proto_hdr_is(const char *raw, const char *val, size_t len);
 /* the value to send: as-is when plain visible ASCII (SP and HTAB inside
  * allowed), else the base64 form; malloc'd, NULL when out of memory */
 char	*proto_hdr_encode(const char *value);
+/* 1 if v[0, n) is sent as it is (proto_hdr_encode() would copy it) */
+int	 proto_hdr_plain(const char *v, size_t n);
 /*
  * The x-mcp-header annotations of a tool's inputSchema: *map becomes
  * {"<Name>": ["prop", "subprop", ...]} (possibly empty).  -1 with a

@@ -96,6 +96,23 @@ legacy_ops_stream_end(struct upstream *u, long status)
 
 #define UPSTREAM_PHDRS_MAX	32
 
+/* a 2026-07-28 request as sent: its body, its headers and their text */
+struct modern_out {
+	struct backend_req	 mo_br;
+	struct backend_hdr	 mo_hdrs[UPSTREAM_PHDRS_MAX + 2];
+	char			 mo_names[UPSTREAM_PHDRS_MAX][128];
+	char			 mo_name[256];	/* Mcp-Name sent as it is */
+	char			*mo_body;
+	char			*mo_enc;	/* Mcp-Name encoded */
+};
+
+static void
+modern_out_clear(struct modern_out *o)
+{
+	free(o->mo_body);
+	free(o->mo_enc);
+}
+
 /*
  * The body and headers of a 2026-07-28 request: params text as given
  * (this hop's _meta in it), or the tree with this hop's _meta set; the
@@ -105,18 +122,21 @@ legacy_ops_stream_end(struct upstream *u, long status)
  */
 static int
 modern_ops_build(struct upstream *u, const struct upstream_params *p,
-    const char *method, struct backend_req *br, char **bodyp, char **encp,
-    struct backend_hdr *hdrs, char (*names)[128])
+    const char *method, struct modern_out *o)
 {
-	const json_t	*v;
-	json_t		*info, *tree = NULL;
-	const char	*ptext = p->up_text != NULL ? p->up_text : p->up_owned;
-	const char	*k, *name = NULL;
-	char		*dumped = NULL, *nbuf = NULL;
-	size_t		 plen = p->up_len, n = 0, np = 0;
-	int		 rc = -1;
+	struct backend_req	*br = &o->mo_br;
+	struct backend_hdr	*hdrs = o->mo_hdrs;
+	const json_t		*v;
+	json_t			*info, *tree = NULL;
+	const char		*ptext = p->up_text != NULL ? p->up_text :
+				    p->up_owned;
+	const char		*k, *name = NULL;
+	char			*dumped = NULL, *nbuf = NULL;
+	size_t			 plen = p->up_len, n = 0, np = 0;
+	int			 rc = -1;
 
-	*bodyp = *encp = NULL;
+	memset(br, 0, sizeof(*br));
+	o->mo_body = o->mo_enc = NULL;
 	if (ptext == NULL) {
 		if ((info = upstream_client_info()) == NULL)
 			return -1;
@@ -129,31 +149,40 @@ modern_ops_build(struct upstream *u, const struct upstream_params *p,
 		ptext = dumped;
 	}
 	backend_next_id(u->u_w, u->u_id, sizeof(u->u_id));
-	if ((*bodyp = upstream_body(u->u_id, method, tree, ptext, plen,
+	if ((o->mo_body = upstream_body(u->u_id, method, tree, ptext, plen,
 	    &br->br_len)) == NULL)
 		goto done;
 	hdrs[n].bh_name = "Mcp-Method";
 	hdrs[n++].bh_value = method;
-	if (p->up_name != NULL)
-		name = nbuf = strndup(p->up_name, p->up_namelen);
-	else
-		name = proto_modern_name(method, p->up_tree);
-	if (name != NULL) {
-		if ((*encp = proto_hdr_encode(name)) == NULL)
-			goto done;
+	if (p->up_name != NULL && p->up_namelen < sizeof(o->mo_name) &&
+	    proto_hdr_plain(p->up_name, p->up_namelen)) {
+		/* the usual name, sent as it is: no copy on the heap */
+		memcpy(o->mo_name, p->up_name, p->up_namelen);
+		o->mo_name[p->up_namelen] = '\0';
 		hdrs[n].bh_name = "Mcp-Name";
-		hdrs[n++].bh_value = *encp;
+		hdrs[n++].bh_value = o->mo_name;
+	} else {
+		if (p->up_name != NULL)
+			name = nbuf = strndup(p->up_name, p->up_namelen);
+		else
+			name = proto_modern_name(method, p->up_tree);
+		if (name != NULL) {
+			if ((o->mo_enc = proto_hdr_encode(name)) == NULL)
+				goto done;
+			hdrs[n].bh_name = "Mcp-Name";
+			hdrs[n++].bh_value = o->mo_enc;
+		}
 	}
 	json_object_foreach((json_t *)p->up_phdrs, k, v) {
 		if (np >= UPSTREAM_PHDRS_MAX || !json_is_string(v) ||
-		    (size_t)snprintf(names[np], sizeof(names[0]),
-		    "Mcp-Param-%s", k) >= sizeof(names[0]))
+		    (size_t)snprintf(o->mo_names[np], sizeof(o->mo_names[0]),
+		    "Mcp-Param-%s", k) >= sizeof(o->mo_names[0]))
 			goto done;
-		hdrs[n].bh_name = names[np++];
+		hdrs[n].bh_name = o->mo_names[np++];
 		hdrs[n++].bh_value = json_string_value(v);
 	}
 	br->br_id = u->u_id;
-	br->br_body = *bodyp;
+	br->br_body = o->mo_body;
 	br->br_version = MCP_VERSION_MODERN;
 	br->br_hdrs = hdrs;
 	br->br_nhdrs = n;
@@ -169,21 +198,16 @@ done:
 static int
 modern_ops_send(struct upstream *u, const struct upstream_params *p)
 {
-	struct backend_req	 br;
-	struct backend_hdr	 hdrs[UPSTREAM_PHDRS_MAX + 2];
-	char			 names[UPSTREAM_PHDRS_MAX][128];
-	char			*body, *enc;
+	struct modern_out	 o;
 	int			 rc = -1;
 
-	memset(&br, 0, sizeof(br));
 	backend_cred_set(u->u_authz);
-	if (modern_ops_build(u, p, u->u_method, &br, &body, &enc, hdrs,
-	    names) == 0 && (u->u_call = backend_post(u->u_w, u->u_be, &br,
+	if (modern_ops_build(u, p, u->u_method, &o) == 0 &&
+	    (u->u_call = backend_post(u->u_w, u->u_be, &o.mo_br,
 	    upstream_bcbs_of(u), u)) != NULL)
 		rc = 0;
 	backend_cred_set(NULL);
-	free(body);
-	free(enc);
+	modern_out_clear(&o);
 	return rc;
 }
 
@@ -221,19 +245,15 @@ static int
 modern_ops_stream(struct upstream *u)
 {
 	struct upstream_params	 p;
-	struct backend_req	 br;
-	struct backend_hdr	 hdrs[UPSTREAM_PHDRS_MAX + 2];
-	char			 names[UPSTREAM_PHDRS_MAX][128];
-	char			*body, *enc;
+	struct modern_out	 o;
 	int			 rc = -1;
 
 	memset(&p, 0, sizeof(p));
-	memset(&br, 0, sizeof(br));
 	p.up_tree = u->u_sparams;
 	backend_cred_set(u->u_authz);
-	if (modern_ops_build(u, &p, "subscriptions/listen", &br, &body, &enc,
-	    hdrs, names) == 0 &&
-	    (u->u_http = backend_post_stream(u->u_w, u->u_be, &br)) != NULL) {
+	if (modern_ops_build(u, &p, "subscriptions/listen", &o) == 0 &&
+	    (u->u_http = backend_post_stream(u->u_w, u->u_be, &o.mo_br)) !=
+	    NULL) {
 		backend_cred_set(NULL);
 		if (http_call_start(u->u_http, u->u_hcbs, u->u_arg) == 0)
 			rc = 0;
@@ -241,8 +261,7 @@ modern_ops_stream(struct upstream *u)
 			u->u_http = NULL;	/* freed by the client */
 	}
 	backend_cred_set(NULL);
-	free(body);
-	free(enc);
+	modern_out_clear(&o);
 	return rc;
 }
 
