@@ -153,8 +153,10 @@ http_call_set_unix_socket(struct http_call *call, const char *path)
 		free(t);
 		return -1;
 	}
-	free(call->c_target);
+	if (!call->c_target_kept)
+		free(call->c_target);
 	call->c_target = t;
+	call->c_target_kept = 0;
 	free(call->c_unix);
 	call->c_unix = p;
 	return 0;

@@ -11,6 +11,7 @@
  */
 #include <sys/queue.h>
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,7 +44,9 @@ http_call_alloc(struct http_client *c)
 	hcap = call->c_hcap;
 	hdrs = call->c_hdrs;
 	hdrcap = call->c_hdrcap;
-	memset(call, 0, sizeof(*call));
+	/* the message buffers (most of it) need only be empty strings */
+	memset(call, 0, offsetof(struct http_call, c_errbuf));
+	call->c_errbuf[0] = call->c_errmsg[0] = '\0';
 	call->c_req = req;
 	call->c_reqcap = reqcap;
 	call->c_hbuf = hbuf;
@@ -60,7 +63,9 @@ http_call_free(struct http_call *call)
 
 	http_curl_release(call);
 	free(call->c_body);
-	free(call->c_target);
+	if (!call->c_target_kept)
+		free(call->c_target);
+	call->c_target_kept = 0;
 	free(call->c_unix);
 	free(call->c_cafile);
 	free(call->c_url);

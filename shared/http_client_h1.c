@@ -34,39 +34,81 @@ http_target_make(const char *host, size_t hlen, unsigned long port)
 void
 http_h1_free(struct http_client *c)
 {
-	while (c->hc_nsplits > 0)
-		free(c->hc_splits[--c->hc_nsplits].hs_url);
+	while (c->hc_nsplits > 0) {
+		c->hc_nsplits--;
+		free(c->hc_splits[c->hc_nsplits].hs_url);
+		free(c->hc_splits[c->hc_nsplits].hs_line);
+		free(c->hc_splits[c->hc_nsplits].hs_target);
+	}
 	h1_client_free(c->hc_h1);
 }
 
-/* http_url_split(), remembered for the URLs the client saw last */
+/* what a request to u sends after its method, and u's "host:port" */
+static int
+http_h1_line_make(const struct http_url *u, char **line, size_t *len,
+    char **target)
+{
+	const char	*path = u->hu_path;
+	size_t		 plen = u->hu_pathlen, n;
+	int		 slash = plen == 0 || *path == '?';
+	char		*p;
+
+	*line = *target = NULL;
+	n = 1 + (size_t)slash + plen + sizeof(" HTTP/1.1\r\nHost: ") - 1 +
+	    u->hu_authlen + 2;
+	if ((*target = http_target_make(u->hu_auth, u->hu_hostlen,
+	    u->hu_port)) == NULL || (p = *line = malloc(n + 1)) == NULL) {
+		free(*target);
+		*target = NULL;
+		return -1;
+	}
+	*p++ = ' ';
+	if (slash)
+		*p++ = '/';
+	memcpy(p, path, plen);
+	p += plen;
+	memcpy(p, " HTTP/1.1\r\nHost: ", sizeof(" HTTP/1.1\r\nHost: ") - 1);
+	p += sizeof(" HTTP/1.1\r\nHost: ") - 1;
+	memcpy(p, u->hu_auth, u->hu_authlen);
+	p += u->hu_authlen;
+	memcpy(p, "\r\n", 3);
+	*len = n;
+	return 0;
+}
+
+/*
+ * http_url_split() of url, remembered for the URLs the client saw last:
+ * the index of its cache entry, -1 if url is not split (libcurl judges
+ * it), -2 if it is but not cached (*u holds it).
+ */
 static int
 http_client_split(struct http_client *c, const char *url,
     struct http_url *u)
 {
-	int	 i, rc;
 	char	*copy;
+	int	 i, rc;
 
 	for (i = 0; i < c->hc_nsplits; i++)
-		if (strcmp(c->hc_splits[i].hs_url, url) == 0) {
-			*u = c->hc_splits[i].hs_u;
-			return c->hc_splits[i].hs_rc;
-		}
-	rc = http_url_split(url, u);
+		if (strcmp(c->hc_splits[i].hs_url, url) == 0)
+			return c->hc_splits[i].hs_rc == 0 ? i : -1;
+	if ((rc = http_url_split(url, u)) == -1)
+		return -1;
 	if (c->hc_nsplits == HTTP_TARGETS_MAX || (copy = strdup(url)) == NULL)
-		return rc;
-	c->hc_splits[c->hc_nsplits].hs_url = copy;
-	c->hc_splits[c->hc_nsplits].hs_rc = rc;
-	if (rc == 0) {
-		/* both spans lie in the URL: moved into the copy */
-		c->hc_splits[c->hc_nsplits].hs_u = *u;
-		c->hc_splits[c->hc_nsplits].hs_u.hu_auth = copy +
-		    (u->hu_auth - url);
-		c->hc_splits[c->hc_nsplits].hs_u.hu_path = copy +
-		    (u->hu_path - url);
+		return -2;
+	i = c->hc_nsplits;
+	/* both spans lie in the URL: moved into the copy */
+	c->hc_splits[i].hs_u = *u;
+	c->hc_splits[i].hs_u.hu_auth = copy + (u->hu_auth - url);
+	c->hc_splits[i].hs_u.hu_path = copy + (u->hu_path - url);
+	if (http_h1_line_make(&c->hc_splits[i].hs_u, &c->hc_splits[i].hs_line,
+	    &c->hc_splits[i].hs_linelen, &c->hc_splits[i].hs_target) == -1) {
+		free(copy);
+		return -2;
 	}
+	c->hc_splits[i].hs_url = copy;
+	c->hc_splits[i].hs_rc = 0;
 	c->hc_nsplits++;
-	return rc;
+	return i;
 }
 
 /*
@@ -79,27 +121,34 @@ http_client_split(struct http_client *c, const char *url,
 int
 http_h1_url(struct http_call *call, const char *url)
 {
-	struct http_url	 u;
+	struct http_client	*c = call->c_client;
+	struct http_url		 u;
+	char			*line = NULL;
+	size_t			 len;
+	int			 i, rc = -2;
 
-	if (http_client_split(call->c_client, url, &u) == -1)
+	if ((i = http_client_split(c, url, &u)) == -1)
 		return -1;
+	if (i >= 0) {
+		/* the usual case: a backend's URL, seen before */
+		u = c->hc_splits[i].hs_u;
+		call->c_target = c->hc_splits[i].hs_target;
+		call->c_target_kept = 1;
+		line = c->hc_splits[i].hs_line;
+		len = c->hc_splits[i].hs_linelen;
+	} else if (http_h1_line_make(&u, &line, &len, &call->c_target) == -1)
+		return -2;
 	memcpy(&call->c_x.hx_addr, &u.hu_addr, sizeof(u.hu_addr));
 	call->c_x.hx_addrlen = u.hu_addrlen;
-	if ((call->c_target = http_target_make(u.hu_auth, u.hu_hostlen,
-	    u.hu_port)) == NULL)
-		return -2;
-	if (http_call_req_str(call, call->c_method) == -1 ||
-	    http_call_req_add(call, " ", 1) == -1 ||
-	    (u.hu_pathlen == 0 || *u.hu_path == '?' ?
-	    http_call_req_add(call, "/", 1) : 0) == -1 ||
-	    http_call_req_add(call, u.hu_path, u.hu_pathlen) == -1 ||
-	    http_call_req_str(call, " HTTP/1.1\r\nHost: ") == -1 ||
-	    http_call_req_add(call, u.hu_auth, u.hu_authlen) == -1 ||
-	    http_call_req_add(call, "\r\n", 2) == -1)
-		return -2;
-	call->c_req_hdrs = call->c_reqlen;
-	call->c_h1_url = 1;
-	return u.hu_addrlen != 0;
+	if (http_call_req_str(call, call->c_method) == 0 &&
+	    http_call_req_add(call, line, len) == 0) {
+		call->c_req_hdrs = call->c_reqlen;
+		call->c_h1_url = 1;
+		rc = u.hu_addrlen != 0;
+	}
+	if (i < 0)
+		free(line);
+	return rc;
 }
 
 /* http_h1.c's callbacks, mapped onto the caller's */

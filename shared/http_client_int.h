@@ -47,6 +47,7 @@ struct http_call {
 	char			*c_method;
 	char			*c_url;
 	char			*c_target;	/* host:port, for messages */
+	int			 c_target_kept;	/* the split cache's */
 	char			*c_unix;	/* Unix socket path */
 	char			*c_cafile;	/* CA bundle, or NULL */
 	int			 c_public_only;	/* no private addresses */
@@ -83,6 +84,7 @@ struct http_call {
 	int			 c_cancelled;
 	int			 c_aborted;	/* a callback said stop */
 	CURLcode		 c_result;
+	/* last: a reused call clears only their first bytes */
 	char			 c_errbuf[CURL_ERROR_SIZE];
 	char			 c_errmsg[CURL_ERROR_SIZE + 256];
 };
@@ -118,11 +120,16 @@ struct http_client {
 	}			 hc_targets[HTTP_TARGETS_MAX];
 	int			 hc_ntargets;
 	/* http_url_split() of recent URLs (a backend's, on every call):
-	 * the split points into hs_url, the cache's own copy */
+	 * the split points into hs_url, the cache's own copy; with it what
+	 * each call to it sends after the method (" path HTTP/1.1\r\n
+	 * Host: auth\r\n") and its "host:port", built once */
 	struct {
 		char		*hs_url;
 		struct http_url	 hs_u;
 		int		 hs_rc;
+		char		*hs_line;
+		size_t		 hs_linelen;
+		char		*hs_target;
 	}			 hc_splits[HTTP_TARGETS_MAX];
 	int			 hc_nsplits;
 };

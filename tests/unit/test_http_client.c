@@ -77,6 +77,7 @@ struct fx {
 	const char		*f_raw_resp;
 	size_t			 f_raw_len;	/* 0: strlen(f_raw_resp) */
 	struct bufferevent	*f_raw_bev;
+	char			 f_raw_head[512];	/* the last one read */
 
 	char			 f_dir[64];
 	char			 f_sock[96];
@@ -271,6 +272,10 @@ raw_read_cb(struct bufferevent *bev, void *arg)
 	p = evbuffer_search(in, "\r\n\r\n", 4, NULL);
 	if (p.pos < 0)
 		return;
+	memset(fx->f_raw_head, 0, sizeof(fx->f_raw_head));
+	evbuffer_copyout(in, fx->f_raw_head, (size_t)p.pos <
+	    sizeof(fx->f_raw_head) - 1 ? (size_t)p.pos :
+	    sizeof(fx->f_raw_head) - 1);
 	evbuffer_drain(in, evbuffer_get_length(in));
 	fx->f_nreqs++;
 	bufferevent_write(bev, fx->f_raw_resp, fx->f_raw_len != 0 ?
@@ -1034,6 +1039,52 @@ raw_get(struct res *r, char *url, size_t len)
 }
 
 /*
+ * The request line and Host of each URL, sent again and again (the
+ * split cache's lines) and past what it keeps (built per call): the
+ * path as written, "/" before a bare query or none.
+ */
+static void
+test_request_lines(void **state)
+{
+	static const struct {
+		const char	*tail;	/* after host:port */
+		const char	*target;
+	} urls[] = {
+		{ "", "/" },
+		{ "?q=1", "/?q=1" },
+		{ "/a/b?x=1&y", "/a/b?x=1&y" },
+		{ "/p0", "/p0" }, { "/p1", "/p1" }, { "/p2", "/p2" },
+		{ "/p3", "/p3" }, { "/p4", "/p4" }, { "/p5", "/p5" },
+		{ "/p6", "/p6" }, { "/p7", "/p7" },
+	};
+	struct res	 r;
+	char		 url[128], want[256];
+	size_t		 i, round;
+
+	(void)state;
+	raw_listen("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+	for (round = 0; round < 2; round++)
+		for (i = 0; i < sizeof(urls) / sizeof(urls[0]); i++) {
+			memset(&r, 0, sizeof(r));
+			snprintf(url, sizeof(url), "http://127.0.0.1:%d%s",
+			    fx->f_raw_port, urls[i].tail);
+			r.r_call = http_call_new(fx->f_hc, round ? "POST" :
+			    "GET", url);
+			assert_non_null(r.r_call);
+			assert_int_equal(http_call_start(r.r_call, &cbs_data,
+			    &r), 0);
+			assert_int_equal(run_until(&r.r_done, 1, 5000), 0);
+			if (r.r_result != 0)
+				fail_msg("%s: %s", url, r.r_err);
+			snprintf(want, sizeof(want), "%s %s HTTP/1.1\r\nHost: "
+			    "127.0.0.1:%d\r\n", round ? "POST" : "GET",
+			    urls[i].target, fx->f_raw_port);
+			assert_memory_equal(fx->f_raw_head, want,
+			    strlen(want));
+		}
+}
+
+/*
  * A head past the first 1024 bytes and 16 fields of the header store:
  * what was stored before it grew is still found, and a fold at the end
  * extends the last value.
@@ -1357,6 +1408,8 @@ main(void)
 		cmocka_unit_test(test_addr_private),
 		cmocka_unit_test(test_url_split),
 		cmocka_unit_test_setup_teardown(test_json, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_request_lines, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_many_headers, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_refused_heads, setup,
