@@ -340,9 +340,11 @@ static int
 scan_is_sub(const struct scan *sc, const struct proto_members *m,
     const unsigned char *k, size_t len, int escaped)
 {
-	return m != NULL && m->pm_sub != NULL && !escaped &&
-	    sc->s_p < sc->s_end && *sc->s_p == '{' &&
-	    strlen(m->pm_subkey) == len && memcmp(m->pm_subkey, k, len) == 0;
+	return m != NULL && m->pm_sub != NULL && sc->s_p < sc->s_end &&
+	    *sc->s_p == '{' && !escaped && len > 0 &&
+	    m->pm_subkey[0] == (char)k[0] &&
+	    strncmp(m->pm_subkey, (const char *)k, len) == 0 &&
+	    m->pm_subkey[len] == '\0';
 }
 
 /* an object or array at s_p; an object's members go in m if not NULL */
@@ -368,11 +370,15 @@ scan_container(struct scan *sc, unsigned char close, struct proto_members *m)
 			if (sc->s_strict &&
 			    scan_key_add(sc, base, k, klen, escaped) == -1)
 				return -1;
-			scan_ws(sc);
-			if (sc->s_p >= sc->s_end || *sc->s_p != ':')
-				return -1;
+			/* compact text, the usual: the colon right after */
+			if (sc->s_p >= sc->s_end || *sc->s_p != ':') {
+				scan_ws(sc);
+				if (sc->s_p >= sc->s_end || *sc->s_p != ':')
+					return -1;
+			}
 			sc->s_p++;
-			scan_ws(sc);
+			if (sc->s_p < sc->s_end && *sc->s_p <= ' ')
+				scan_ws(sc);
 		}
 		v = sc->s_p;
 		if (scan_is_sub(sc, m, k, klen, escaped)) {
@@ -395,7 +401,8 @@ scan_container(struct scan *sc, unsigned char close, struct proto_members *m)
 			}
 			m->pm_n++;
 		}
-		scan_ws(sc);
+		if (sc->s_p < sc->s_end && *sc->s_p <= ' ')
+			scan_ws(sc);
 		if (sc->s_p >= sc->s_end)
 			return -1;
 		if (*sc->s_p == close)
@@ -403,7 +410,8 @@ scan_container(struct scan *sc, unsigned char close, struct proto_members *m)
 		if (*sc->s_p != ',')
 			return -1;
 		sc->s_p++;
-		scan_ws(sc);
+		if (sc->s_p < sc->s_end && *sc->s_p <= ' ')
+			scan_ws(sc);
 	}
 end:
 	sc->s_p++;
