@@ -209,10 +209,20 @@ static void
 backend_add_headers(struct http_call *hc, const char *bsid,
     const char *version)
 {
-	/* MCP 2025-11-25, Transports: a POST's two fixed headers, in one */
+	/* MCP 2025-11-25, Transports: a POST's two fixed headers, in one;
+	 * a 2026-07-28 one's version with them */
 	static const char lines[] = "Content-Type: application/json\r\n"
 	    "Accept: application/json, text/event-stream\r\n";
+	static const char modern[] = "Content-Type: application/json\r\n"
+	    "Accept: application/json, text/event-stream\r\n"
+	    "MCP-Protocol-Version: " MCP_VERSION_MODERN "\r\n";
 
+	if (bsid == NULL && version != NULL &&
+	    strcmp(version, MCP_VERSION_MODERN) == 0) {
+		(void)http_call_add_lines(hc, modern, sizeof(modern) - 1,
+		    HTTP_LINES_CTYPE | HTTP_LINES_ACCEPT);
+		return;
+	}
 	(void)http_call_add_lines(hc, lines, sizeof(lines) - 1,
 	    HTTP_LINES_CTYPE | HTTP_LINES_ACCEPT);
 	if (bsid != NULL)
