@@ -360,14 +360,16 @@ session_redis_sync(struct worker *w, struct httpd_req *req,
     session_cont_fn cont)
 {
 	struct session_sync	*ss;
-	const char		*sid = front_header(req, "Mcp-Session-Id");
+	const char		*sid;
 	struct redis_args	 a;
 	char			 key[SESSION_RKEY_MAX];
 	size_t			 klen;
 	uint64_t		 have = 0;
 
-	/* no session named, or one that can't be: legacy_session() says */
-	if (!SR.sr_on || sid == NULL || !proto_session_id_valid(sid))
+	/* no Redis; no session named, or one that can't be:
+	 * legacy_session() says */
+	if (!SR.sr_on || (sid = httpd_req_known(req,
+	    HTTP_H_MCP_SESSION_ID)) == NULL || !proto_session_id_valid(sid))
 		return SESSION_SYNC_GO;
 	have = session_copy_stamp(w->w_store, sid, store_now_ms());
 	/*
