@@ -22,19 +22,7 @@ sid_ref(const char *s)
 	return n >= 1 && n <= 128;
 }
 
-static int
-field_ref(const char *p, size_t n)
-{
-	size_t	i;
-
-	for (i = 0; i < n; i++)
-		if (((unsigned char)p[i] < 0x20 && p[i] != '\t') ||
-		    p[i] == 0x7f)
-			return 0;
-	return n > 0 && (p[0] == ' ' || p[0] == '\t' ||
-	    (memchr(p, ':', n) != NULL && p[0] != ':'));
-}
-
+/* the first byte a field value may not hold, or n */
 static size_t
 value_stop_ref(const char *p, size_t n)
 {
@@ -45,6 +33,15 @@ value_stop_ref(const char *p, size_t n)
 		    p[i] == 0x7f)
 			break;
 	return i;
+}
+
+static int
+field_ref(const char *p, size_t n)
+{
+	if (value_stop_ref(p, n) != n)
+		return 0;
+	return n > 0 && (p[0] == ' ' || p[0] == '\t' ||
+	    (memchr(p, ':', n) != NULL && p[0] != ':'));
 }
 
 int
