@@ -365,46 +365,13 @@ proto_field_line_problem(const char *line, size_t len)
 	return NULL;
 }
 
-/*
- * Eight bytes at a time: a word with no byte below 0x20 and none equal
- * to 0x7f (the bit tricks have no false negatives) is clean; a word
- * they flag is looked at byte by byte, HTAB being allowed.
- */
+/* proto_value_stop()'s answer, as a pointer or NULL */
 const char *
 proto_value_ctl(const char *v, size_t n)
 {
-	const uint64_t	 ones = 0x0101010101010101ULL;
-	const uint64_t	 high = 0x8080808080808080ULL;
-	uint64_t	 x, y;
-	size_t		 i = 0, end;
-	unsigned char	 c;
+	const char *e = proto_value_stop(v, v + n);
 
-	while (i < n) {
-		end = n;
-		if (n - i >= 8) {
-			memcpy(&x, v + i, 8);
-			y = x ^ (ones * 0x7f);
-			if (((((x - ones * 0x20) & ~x) | ((y - ones) & ~y)) &
-			    high) == 0) {
-				i += 8;
-				continue;
-			}
-			end = i + 8;
-		} else if (n >= 8) {
-			/* the tail: the last word, overlapping checked bytes */
-			memcpy(&x, v + n - 8, 8);
-			y = x ^ (ones * 0x7f);
-			if (((((x - ones * 0x20) & ~x) | ((y - ones) & ~y)) &
-			    high) == 0)
-				return NULL;
-		}
-		for (; i < end; i++) {
-			c = (unsigned char)v[i];
-			if ((c < 0x20 && c != '\t') || c == 0x7f)
-				return v + i;
-		}
-	}
-	return NULL;
+	return e == v + n ? NULL : e;
 }
 
 /*
