@@ -186,7 +186,8 @@ era_forget(struct worker *w, const struct config_backend *be,
 {
 	struct era_slot *es;
 
-	if ((es = era_slot(w, be)) == NULL)
+	/* a configured era is never probed: nothing to forget */
+	if (be->cb_era != PROTO_ERA_UNKNOWN || (es = era_slot(w, be)) == NULL)
 		return;
 	/* a worker that probed it meanwhile found it Legacy: that verdict
 	 * is fresher than the Modern belief the caller acted on */

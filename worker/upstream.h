@@ -153,7 +153,7 @@ int	 upstream_request_nowait(struct worker *,
  */
 enum upstream_stream_end {
 	UPSTREAM_END_RETRY = 0,		/* back off and reconnect */
-	UPSTREAM_END_NO_STREAM		/* the backend offers none (405) */
+	UPSTREAM_END_NO_STREAM		/* the backend offers none (405, 404) */
 };
 /* NULL: failed at once; later failures come to hc_done (hc NULL) */
 struct upstream *upstream_stream(struct worker *,

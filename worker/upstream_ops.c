@@ -265,10 +265,20 @@ modern_ops_stream(struct upstream *u)
 	return rc;
 }
 
+/*
+ * A 2026-07-28 server answers a method it does not serve with 404 and
+ * -32601 (MCP 2026-07-28, Transports): no listen stream, as a 405 to a
+ * Legacy GET says.  Any other 4xx may be a Legacy server now at that
+ * URL: its era is probed again on reconnect.
+ */
 static enum upstream_stream_end
 modern_ops_stream_end(struct upstream *u, long status)
 {
-	/* perhaps no longer 2026-07-28: probed again on reconnect */
+	if (status == 404) {
+		log_info("backend %s offers no notification stream "
+		    "(subscriptions/listen not found)", u->u_be->cb_name);
+		return UPSTREAM_END_NO_STREAM;
+	}
 	if (status >= 400 && status < 500)
 		era_forget(u->u_w, u->u_be, "subscriptions/listen refused");
 	return UPSTREAM_END_RETRY;

@@ -690,3 +690,45 @@ describe('a dual-revision backend: each client met in its own revision', () => {
       assert.equal(be.eraSetting, 'auto');
     }));
 });
+
+// ---------------------------------------------------------------------------
+
+describe('a 2026-07-28 backend that does not serve subscriptions/listen', () => {
+  let nla, nlm, daemon;
+
+  before(async () => {
+    nla = await startModern({ label: 'NA', tools: ['echo'], modernOnly: true, noListen: true });
+    nlm = await startModern({ label: 'NM', tools: ['echo'], noListen: true });
+    daemon = await startMulti({
+      backends: [{ name: 'nla', url: nla.url }, { name: 'nlm', url: nlm.url, era: 'modern' }],
+      aggregation: PREFIX_ALWAYS,
+    });
+  });
+
+  after(async () => {
+    if (daemon)
+      await daemon.stop();
+  });
+
+  test('its 404 means no notification stream, asked again a minute later: its era stays known',
+    guarded(async () => {
+      for (const [b, label] of [['nla', 'NA'], ['nlm', 'NM']]) {
+        const r = await modern(daemon.port, 'tools/call', { name: `${b}_echo`, arguments: { x: 'one' } });
+        assert.equal(r.json?.result?.content?.[0]?.text, `${label}:echo:{"x":"one"}`, r.text);
+      }
+      // a refused stream used to be retried after 0.5, 1 and 2 s, each
+      // time forgetting the backend's era
+      await waitFor('both listeners refused', async () =>
+        [...daemon.stderr.matchAll(/backend nl[am] offers no notification stream/g)].length === 2,
+      { timeout: 10000 });
+      await sleep(4000);
+      for (const be of [nla, nlm]) {
+        const st = await be.stats();
+        assert.equal(st.methods['modern subscriptions/listen'], 1, JSON.stringify(st.methods));
+      }
+      assert.doesNotMatch(daemon.stderr, /era to be probed again/);
+      assert.equal((await erasOf(daemon)).nla?.era, MODERN);
+      const r = await modern(daemon.port, 'tools/call', { name: 'nla_echo', arguments: { x: 'two' } });
+      assert.equal(r.json?.result?.content?.[0]?.text, 'NA:echo:{"x":"two"}', r.text);
+    }));
+});

@@ -16,6 +16,8 @@
 //   prompts     [name]: each takes a required "who" and answers
 //               "<label>:<name>:<who>"
 //   resources   [{uri, text}]: readable
+//   noListen    true: a 2026-07-28 subscriptions/listen gets 404 and
+//               -32601, as from a server that does not serve it
 //   mrtr        true: the multi-round-trip tools (input_required results)
 //                 mrtr_ask    elicits user_name {name}, with a requestState;
 //                             answers "<label>:hello <name>" once the retry
@@ -338,6 +340,10 @@ async function serve(req, res) {
     stats.discover++;
   if (method === 'tools/call')
     stats.lastModernCaps = body?.params?._meta?.[CLIENT_CAPABILITIES_META_KEY] ?? null;
+  if (method === 'subscriptions/listen' && spec.noListen) {
+    jsonError(res, 404, -32601, 'Method not found');
+    return;
+  }
   await serveModern(req, res, body);
 }
 
