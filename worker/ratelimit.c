@@ -119,6 +119,16 @@ ratelimit_lease_live(const void *key, size_t klen, uint64_t now_ms)
 	return l->rl_tokens > 0 ? l : NULL;
 }
 
+/* tokens of a live lease spent: one in use is kept, dropped only a
+ * second after its last use */
+static void
+ratelimit_lease_spend(struct ratelimit_lease *l, uint64_t count,
+    uint64_t now_ms)
+{
+	l->rl_tokens -= count;
+	l->rl_until_ms = now_ms + RATELIMIT_LEASE_MS;
+}
+
 /*
  * With Redis the same holds for a call whose buckets are all shared:
  * the script takes the lease with a batch it grants whole (a 64th of
@@ -139,7 +149,7 @@ ratelimit_lease_take(size_t n, char keys[][RATELIMIT_RKEY_MAX],
 		    now_ms)) == NULL || l[i]->rl_tokens < count)
 			return 0;
 	for (i = 0; i < n; i++)
-		l[i]->rl_tokens -= count;
+		ratelimit_lease_spend(l[i], count, now_ms);
 	return 1;
 }
 
@@ -294,7 +304,7 @@ ratelimit_take(struct worker *w, const struct principal *p,
 		/* all or none: the held tokens are spent only now */
 		for (i = 0; i < nb; i++)
 			if (held[i] != NULL)
-				held[i]->rl_tokens--;
+				ratelimit_lease_spend(held[i], 1, now_ms);
 		for (i = 0; i < nt; i++) {
 			if (take[i].sb_taken <= 1 || (l =
 			    ratelimit_lease_find(take[i].sb_key,
