@@ -500,8 +500,8 @@ describe('the event replay buffer in Redis', () => {
         await change(sid);
         await waitFor('and the next, live', () => seen.length >= total + 1,
           { timeout: 20000, interval: 100 });
-        // a change may make more than one event (the nodes' builders
-        // each heard it) and the last may still be on its way: what was
+        // a change may make more than one event (seen under load: 7
+        // seen, 8 made) and the last may still be on its way: what was
         // made (counted in Redis before it is sent) must all arrive, and
         // nothing twice, which no wait could undo
         let made;
