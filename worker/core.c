@@ -279,10 +279,15 @@ core_unknown(struct core_err *err, json_t *view, const char *kind,
 	}
 	be = json_object_iter_key(it);
 	why = json_object_iter_value(it);
-	core_error(err, JSONRPC_INVALID_PARAMS, "Unknown %s: %.*s (not "
-	    "listed now: backend %.64s: %.200s)", kind, namelen > 200 ? 200 :
-	    (int)namelen, name, be, json_is_string(why) ?
-	    json_string_value(why) : "its lists failed");
+	/* the view's reason names the backend already */
+	if (json_is_string(why))
+		core_error(err, JSONRPC_INVALID_PARAMS, "Unknown %s: %.*s "
+		    "(not listed now: %.200s)", kind, namelen > 200 ? 200 :
+		    (int)namelen, name, json_string_value(why));
+	else
+		core_error(err, JSONRPC_INVALID_PARAMS, "Unknown %s: %.*s "
+		    "(not listed now: backend %.64s: its lists failed)", kind,
+		    namelen > 200 ? 200 : (int)namelen, name, be);
 }
 
 /* name need not be NUL-terminated: the fast path has it in the body */

@@ -260,10 +260,13 @@ vfetch_described(void *arg, const struct upstream_result *r)
 
 	f->vf_call = NULL;
 	result = json_object_get(r->ur_response, "result");
+	if (r->ur_status == UPSTREAM_FAILED) {
+		vfetch_fail(f, "%s", r->ur_errmsg);	/* it names the backend */
+		return;
+	}
 	if (r->ur_status != UPSTREAM_COMPLETE || !json_is_object(result)) {
-		vfetch_fail(f, "backend %s: %s", f->vf_be->cb_name,
-		    r->ur_status == UPSTREAM_FAILED ? r->ur_errmsg :
-		    "no description (initialize or server/discover result)");
+		vfetch_fail(f, "backend %s: no description (initialize or "
+		    "server/discover result)", f->vf_be->cb_name);
 		return;
 	}
 	vfetch_list(f, result);

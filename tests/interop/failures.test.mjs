@@ -281,8 +281,14 @@ describe('lists while a backend is down or silent', () => {
     assert.deepEqual(r.json.result.tools.map((t2) => t2.name), ['ok']);
     const c = await rpc(d.port, sid, 'tools/call', { name: 'ok', arguments: {} });
     assert.equal(c.json.result.content[0].text, 'steady:ok:{}');
+    // a name the view lacks: why a backend is missing, said once
+    const u = await rpc(d.port, sid, 'tools/call', { name: 'nope', arguments: {} });
+    assert.match(u.json.error?.message ?? '',
+      /^Unknown tool: nope \(not listed now: backend (rubbish|hole)\b/, u.text);
+    assert.doesNotMatch(u.json.error.message, /backend (\w+)\W.*backend \1\b/);
     assert.match(d.proc.output, /view: backend rubbish/);
     assert.match(d.proc.output, /view: backend hole.*timed out/);
+    assert.doesNotMatch(d.proc.output, /backend (rubbish|hole): backend \1\b/);
     await d.stop();
   }));
 

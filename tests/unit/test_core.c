@@ -680,6 +680,41 @@ test_route_tool(void **state)
 	assert_string_equal(err.ce_msg, "Unknown tool: secret");
 }
 
+/*
+ * A name the view lacks while a backend's lists failed: the message
+ * gives the view's reason, which names the backend, once.
+ */
+static void
+test_unknown_missing(void **state)
+{
+	json_t				*view = *state;
+	const struct config_backend	*be;
+	const char			*own;
+	struct core_err			 err;
+
+	assert_int_equal(json_object_set_new(view, "missing", json_pack(
+	    "{s:s}", "gamma", "backend gamma: connect to 127.0.0.1:1 failed")),
+	    0);
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(core_route_tool(view, &conf, "nope\"}", 4, &be,
+	    &own, &err), -1);
+	assert_int_equal(err.ce_code, JSONRPC_INVALID_PARAMS);
+	assert_string_equal(err.ce_msg, "Unknown tool: nope (not listed now: "
+	    "backend gamma: connect to 127.0.0.1:1 failed)");
+	/* a reason that is not a string: the backend is named here */
+	assert_int_equal(json_object_set_new(view, "missing", json_pack(
+	    "{s:i}", "gamma", 1)), 0);
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(core_route_tool(view, &conf, "nope\"}", 4, &be,
+	    &own, &err), -1);
+	assert_string_equal(err.ce_msg, "Unknown tool: nope (not listed now: "
+	    "backend gamma: its lists failed)");
+	/* a listed name still routes */
+	assert_int_equal(core_route_tool(view, &conf, "a_echo\"}", 6, &be,
+	    &own, &err), 0);
+	assert_string_equal(be->cb_name, "alpha");
+}
+
 /* hidden tools: routed for nobody, listed to nobody */
 static void
 test_hidden(void **state)
@@ -876,6 +911,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_route, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_route_tool, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_unknown_missing, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_hidden, setup, teardown),
 		cmocka_unit_test(test_capabilities),
