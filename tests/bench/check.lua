@@ -41,8 +41,15 @@ function check.setup_modern(body, method, name)
 	end
 end
 
+-- The request _meta the official TypeScript SDK v2 client sends, keys in
+-- its order: every 2026-07-28 request carries the client's identity
+-- (clientInfo, a SHOULD), so a proxy that forwards the body as it is
+-- (nginx) and one that puts its own identity in its place (vmcpd, a
+-- client on its hop) hand the backend the same keys to parse.
 check.modern_meta = '"_meta":{"io.modelcontextprotocol/protocolVersion":' ..
-    '"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
+    '"2026-07-28","io.modelcontextprotocol/clientInfo":' ..
+    '{"name":"vmcpd-bench","version":"1"},' ..
+    '"io.modelcontextprotocol/clientCapabilities":{}}'
 
 function setup(thread)
 	table.insert(threads, thread)

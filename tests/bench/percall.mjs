@@ -14,6 +14,8 @@ const params = { name: 'echo', arguments: { message: marker } };
 if (modern)
 	params._meta = {
 		'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+		'io.modelcontextprotocol/clientInfo':
+		    { name: 'vmcpd-bench', version: '1' },
 		'io.modelcontextprotocol/clientCapabilities': {} };
 const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call',
 	params });

@@ -15,7 +15,8 @@
 # call.lua (tools/call echo) at c=1 and c=32 and list.lua (tools/list)
 # against every target, and mcall.lua and mlist.lua, the same as MCP
 # 2026-07-28 (stateless) clients, against every target (vmcpd-m:
-# 2026-07-28 to the backend too; vmcpd: the bridge to 2025-11-25): a
+# 2026-07-28 to the backend too; vmcpd: the bridge to 2025-11-25), their
+# _meta as the official SDK v2 client sends it (clientInfo included): a
 # warm-up, then a
 # measured run, the whole set
 # BENCH_ROUNDS times, interleaved.  It prints the medians (req/s, p50,
