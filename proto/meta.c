@@ -8,30 +8,49 @@
 
 #include "proto.h"
 
-int
-proto_meta_reserved(const char *key)
+/* proto_meta_reserved() on a key of n bytes (not NUL-terminated) */
+static int
+meta_reserved(const char *key, size_t n)
 {
 	const char	*slash, *l2, *end;
-	size_t		 n;
+	size_t		 l2n;
 
 	/* "prefix/name": the prefix is dot-separated labels before '/' */
-	if (key == NULL || (slash = strchr(key, '/')) == NULL)
+	if (key == NULL || (slash = memchr(key, '/', n)) == NULL)
 		return 0;
 	if ((l2 = memchr(key, '.', (size_t)(slash - key))) == NULL)
 		return 0;
 	l2++;
 	if ((end = memchr(l2, '.', (size_t)(slash - l2))) == NULL)
 		end = slash;
-	n = (size_t)(end - l2);
-	return (n == 20 && memcmp(l2, "modelcontextprotocol", n) == 0) ||
-	    (n == 3 && memcmp(l2, "mcp", n) == 0);
+	l2n = (size_t)(end - l2);
+	return (l2n == 20 && memcmp(l2, "modelcontextprotocol", l2n) == 0) ||
+	    (l2n == 3 && memcmp(l2, "mcp", l2n) == 0);
 }
+
+int
+proto_meta_reserved(const char *key)
+{
+	return key != NULL && meta_reserved(key, strlen(key));
+}
+
+#define META_LIT_IS(k, n, lit) \
+	((n) == sizeof(lit) - 1 && memcmp((k), (lit), (n)) == 0)
 
 /*
  * Per-hop keys (protocolVersion, serverInfo, subscriptionId, ...) are
  * vmcpd's to set on each leg; trace context, vendor keys and the two
  * end-to-end task keys travel.
  */
+static int
+meta_dropped(const char *key, size_t n)
+{
+	return meta_reserved(key, n) &&
+	    !META_LIT_IS(key, n, "io.modelcontextprotocol/related-task") &&
+	    !META_LIT_IS(key, n, "io.modelcontextprotocol/"
+	    "model-immediate-response");
+}
+
 void
 proto_meta_strip(json_t *meta)
 {
@@ -42,11 +61,23 @@ proto_meta_strip(json_t *meta)
 	if (!json_is_object(meta))
 		return;
 	json_object_foreach_safe(meta, tmp, k, v)
-		if (proto_meta_reserved(k) &&
-		    strcmp(k, "io.modelcontextprotocol/related-task") != 0 &&
-		    strcmp(k, "io.modelcontextprotocol/"
-		    "model-immediate-response") != 0)
+		if (meta_dropped(k, strlen(k)))
 			(void)json_object_del(meta, k);
+}
+
+int
+proto_meta_text_dropped(const char *json, size_t len)
+{
+	struct proto_span	m[8];
+	size_t			i, n;
+
+	if (proto_json_members(json, len, m, 8, &n) == -1)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (m[i].ps_key == NULL ||
+		    !meta_dropped(m[i].ps_key, m[i].ps_keylen))
+			return 0;
+	return 1;
 }
 
 json_t *
@@ -158,20 +189,6 @@ proto_text_add_member(char **out, size_t *len, size_t *cap, int *first,
 	return 0;
 }
 
-/* a _meta key kept by proto_meta_strip() (key: plain, len < 256) */
-static int
-meta_key_kept(const struct proto_span *m)
-{
-	char key[256];
-
-	memcpy(key, m->ps_key, m->ps_keylen);
-	key[m->ps_keylen] = '\0';
-	return !proto_meta_reserved(key) ||
-	    strcmp(key, "io.modelcontextprotocol/related-task") == 0 ||
-	    strcmp(key, "io.modelcontextprotocol/model-immediate-response") ==
-	    0;
-}
-
 #define META_MEMBERS	16
 
 char *
@@ -204,8 +221,9 @@ proto_params_strip_meta_text(const char *params, size_t plen,
 		if (proto_text_add(&mt, &mlen, &mcap, "{", 1) == -1)
 			goto fail;
 		for (i = 0; i < nm; i++)
-			if (meta_key_kept(&m[i]) && proto_text_add_member(&mt, &mlen,
-			    &mcap, &mfirst, &m[i]) == -1)
+			if (!meta_dropped(m[i].ps_key, m[i].ps_keylen) &&
+			    proto_text_add_member(&mt, &mlen, &mcap, &mfirst,
+			    &m[i]) == -1)
 				goto fail;
 		if (proto_text_add(&mt, &mlen, &mcap, "}", 1) == -1)
 			goto fail;

@@ -536,6 +536,13 @@ int	 proto_meta_reserved(const char *key);
 /* drop the MCP-reserved keys of a _meta object; progressToken, trace
  * context (traceparent, tracestate, baggage) and vendor keys stay */
 void	 proto_meta_strip(json_t *meta);
+/*
+ * 1 if proto_meta_strip() would leave nothing of the _meta object in
+ * this text (a backend's result _meta is, as a rule, its serverInfo
+ * alone): no tree is needed.  0 if it would keep a key, or when not
+ * sure (not an object, an escaped key, more than 8 members).
+ */
+int	 proto_meta_text_dropped(const char *json, size_t len);
 /* params' _meta stripped, and deleted when nothing is left or it is no
  * object: as a 2025-11-25 hop gets it; -1 out of memory */
 int	 proto_params_strip_meta(json_t *params);

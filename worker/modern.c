@@ -561,7 +561,8 @@ modern_backend_text(struct mreq *m, const struct upstream_result *r,
 		return -1;
 	if ((si = modern_server_info_text(m->m_w, &silen)) == NULL)
 		return -1;
-	if (mt != NULL) {
+	/* as a rule its serverInfo alone, which goes without a tree */
+	if (mt != NULL && !proto_meta_text_dropped(mt->ps_val, mt->ps_vallen)) {
 		if ((meta = json_loadb(mt->ps_val, mt->ps_vallen,
 		    JSON_ALLOW_NUL, &jerr)) == NULL || !json_is_object(meta)) {
 			json_decref(meta);

@@ -136,7 +136,7 @@ describe('the four cells: Legacy and Modern clients, Legacy and Modern backends'
     leg = await startSpec({ label: 'L', tools: ['echo'], prompts: ['greet'],
       resources: [{ uri: 'test://leg/doc', text: 'legacy doc' }] });
     mod = await startModern({ label: 'M', modernOnly: true, tools: ['echo'], prompts: ['greet'],
-      resources: [{ uri: 'test://mod/doc', text: 'modern doc' }], mrtr: true });
+      resources: [{ uri: 'test://mod/doc', text: 'modern doc' }], mrtr: true, metaTools: ['meta'] });
     daemon = await startMulti({
       backends: [{ name: 'leg', url: leg.url }, { name: 'mod', url: mod.url }],
       aggregation: PREFIX_ALWAYS,
@@ -232,6 +232,27 @@ describe('the four cells: Legacy and Modern clients, Legacy and Modern backends'
       const m = await modern(daemon.port, 'tools/call', { name: 'mod_echo', arguments: { x: 'raw' } });
       assert.equal(m.status, 200, m.text);
       assert.equal(m.json.result.resultType, 'complete', m.text);
+    }));
+
+  test('a Modern backend\'s result _meta: its serverInfo gives way to vmcpd\'s, its own keys travel',
+    guarded(async () => {
+      const sinfo = (r) => r.json.result._meta?.['io.modelcontextprotocol/serverInfo'];
+      // the SDK stamps its serverInfo on every result: that _meta alone
+      const e = await modern(daemon.port, 'tools/call', { name: 'mod_echo', arguments: { x: 'm' } });
+      assert.equal(e.status, 200, e.text);
+      assert.deepEqual(Object.keys(e.json.result._meta), ['io.modelcontextprotocol/serverInfo'], e.text);
+      assert.equal(sinfo(e).name, 'vmcpd', e.text);
+      // beside a key of the backend's own, which travels
+      const m = await modern(daemon.port, 'tools/call', { name: 'mod_meta', arguments: { x: 'm' } });
+      assert.equal(m.status, 200, m.text);
+      assert.equal(m.json.result.content[0].text, 'M:meta:{"x":"m"}');
+      assert.equal(m.json.result._meta['com.example/label'], 'M', m.text);
+      assert.equal(sinfo(m).name, 'vmcpd', m.text);
+      // and for a 2025-11-25 client: no serverInfo of either hop
+      const { sid } = await openSessionCaps(daemon.port, {});
+      const l = await rpc(daemon.port, sid, 'tools/call', { name: 'mod_meta', arguments: { x: 'l' } });
+      assert.equal(l.json.result._meta?.['com.example/label'], 'M', l.text);
+      assert.equal(l.json.result._meta?.['io.modelcontextprotocol/serverInfo'], undefined, l.text);
     }));
 
   test('MRTR Modern to Modern over raw HTTP: input_required relayed verbatim, the retry completes',

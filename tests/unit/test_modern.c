@@ -1257,6 +1257,56 @@ test_meta_reserved(void **state)
 	assert_false(proto_meta_reserved(NULL));
 }
 
+/*
+ * A _meta text proto_meta_strip() would empty is known so without a
+ * tree; whenever the scan says so, the tree path agrees.
+ */
+static void
+test_meta_text_dropped(void **state)
+{
+	static const struct {
+		const char	*text;
+		int		 dropped;
+	} t[] = {
+		{ "{\"io.modelcontextprotocol/serverInfo\":{\"name\":\"x\","
+		    "\"version\":\"1\"}}", 1 },
+		{ "{}", 1 },
+		{ " { \"dev.mcp/x\" : 1 , \"io.mcp/y\":[2]} ", 1 },
+		{ "{\"io.modelcontextprotocol/serverInfo\":{},"
+		    "\"traceparent\":\"00\"}", 0 },
+		{ "{\"io.modelcontextprotocol/related-task\":{}}", 0 },
+		{ "{\"io.modelcontextprotocol/model-immediate-response\":1}",
+		    0 },
+		{ "{\"io.modelcontextprotocol/related-taskx\":{}}", 1 },
+		{ "{\"com.example.mcp/y\":1}", 0 },
+		{ "{\"progressToken\":1}", 0 },
+		/* not sure: an escaped key, not an object, too many */
+		{ "{\"io.modelcontextprotocol\\/serverInfo\":{}}", 0 },
+		{ "[]", 0 },
+		{ "\"io.mcp/x\"", 0 },
+		{ "{\"io.mcp/x\":1", 0 },
+		{ "{\"io.mcp/a\":1,\"io.mcp/b\":1,\"io.mcp/c\":1,"
+		    "\"io.mcp/d\":1,\"io.mcp/e\":1,\"io.mcp/f\":1,"
+		    "\"io.mcp/g\":1,\"io.mcp/h\":1,\"io.mcp/i\":1}", 0 },
+	};
+	json_t	*meta;
+	size_t	 i;
+
+	(void)state;
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		if (proto_meta_text_dropped(t[i].text, strlen(t[i].text)) !=
+		    t[i].dropped)
+			fail_msg("case %zu (%s): want %d", i, t[i].text,
+			    t[i].dropped);
+		if (!t[i].dropped)
+			continue;
+		meta = load(t[i].text);
+		proto_meta_strip(meta);
+		assert_int_equal(json_object_size(meta), 0);
+		json_decref(meta);
+	}
+}
+
 static void
 test_meta_strip(void **state)
 {
@@ -1723,6 +1773,7 @@ main(void)
 		cmocka_unit_test(test_cursor_resume),
 		cmocka_unit_test(test_cursor_paging),
 		cmocka_unit_test(test_meta_reserved),
+		cmocka_unit_test(test_meta_text_dropped),
 		cmocka_unit_test(test_meta_strip),
 		cmocka_unit_test(test_meta_strip_text),
 		cmocka_unit_test(test_modern_result),

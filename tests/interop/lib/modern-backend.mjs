@@ -13,6 +13,8 @@
 //               included) gets the SDK's unsupported-version error
 //   tools       [name]: each answers "<label>:<name>:<arguments as JSON>"
 //               (the same text as spec-backend.mjs)
+//   metaTools   [name]: the same, with a result _meta of its own:
+//               {"com.example/label": label} (the SDK adds its serverInfo)
 //   prompts     [name]: each takes a required "who" and answers
 //               "<label>:<name>:<who>"
 //   resources   [{uri, text}]: readable
@@ -120,6 +122,15 @@ function buildServer() {
       description: `tool ${name} of ${label}`,
       inputSchema: objectSchema({ x: { type: 'string' } }),
     }, async (args) => ({ content: [text(`${label}:${name}:${JSON.stringify(args ?? {})}`)] }));
+
+  for (const name of spec.metaTools || [])
+    server.registerTool(name, {
+      description: `tool ${name} of ${label}`,
+      inputSchema: objectSchema({ x: { type: 'string' } }),
+    }, async (args) => ({
+      content: [text(`${label}:${name}:${JSON.stringify(args ?? {})}`)],
+      _meta: { 'com.example/label': label },
+    }));
 
   for (const name of spec.prompts || [])
     server.registerPrompt(name, {
