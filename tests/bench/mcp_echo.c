@@ -3,7 +3,8 @@
  * is not what a gateway benchmark measures.  Streamable HTTP on POST
  * /mcp, one libevent loop, both revisions: 2025-11-25 with sessions, and
  * 2026-07-28 (a request whose _meta and MCP-Protocol-Version say so:
- * stateless, server/discover, resultType).
+ * stateless, server/discover, resultType, and its serverInfo in every
+ * result's _meta, as the official SDK v2 server stamps it).
  *
  *	mcp_echo [-s mode] [-p port] [-n tools] [-x prefix]
  *
@@ -56,6 +57,9 @@
 #define ECHO_SESSIONS_MAX	65536
 #define ECHO_BODY_MAX		(4 * 1024 * 1024)
 #define ECHO_TOOLS_MAX		100000
+#define ECHO_SERVER_INFO_KEY	"io.modelcontextprotocol/serverInfo"
+#define ECHO_NAME		"mcp_echo"
+#define ECHO_IMPL_VERSION	"1.0"
 
 struct echo_server {
 	struct event_base	*es_base;
@@ -303,7 +307,9 @@ echo_do_tools_list(struct echo_server *es, struct evhttp_request *req,
 	    evbuffer_add_reference(buf, es->es_tools, es->es_tools_len,
 	    NULL, NULL) == -1 ||
 	    (modern ? evbuffer_add_printf(buf, ",\"resultType\":\"complete\","
-	    "\"ttlMs\":0,\"cacheScope\":\"public\"}}") :
+	    "\"ttlMs\":0,\"cacheScope\":\"public\",\"_meta\":{\""
+	    ECHO_SERVER_INFO_KEY "\":{\"name\":\"" ECHO_NAME "\","
+	    "\"version\":\"" ECHO_IMPL_VERSION "\"}}}}") :
 	    evbuffer_add(buf, "}}", 2)) == -1) {
 		if (buf != NULL)
 			evbuffer_free(buf);
@@ -361,13 +367,14 @@ echo_do_tools_call(struct echo_server *es, struct evhttp_request *req,
 	    "arguments"), "message")))
 		text = json_string_value(json_object_get(json_object_get(
 		    params, "arguments"), "message"));
-	result = json_pack("{s:[{s:s, s:s}]}", "content", "type", "text",
-	    "text", text);
-	if (result != NULL && modern && json_object_set_new(result,
-	    "resultType", json_string("complete")) == -1) {
-		json_decref(result);
-		result = NULL;
-	}
+	if (modern)
+		result = json_pack("{s:[{s:s, s:s}], s:s, s:{s:{s:s, s:s}}}",
+		    "content", "type", "text", "text", text, "resultType",
+		    "complete", "_meta", ECHO_SERVER_INFO_KEY, "name",
+		    ECHO_NAME, "version", ECHO_IMPL_VERSION);
+	else
+		result = json_pack("{s:[{s:s, s:s}]}", "content", "type",
+		    "text", "text", text);
 	if (result == NULL) {
 		echo_reply_error(req, 500, id, -32603, "Internal error");
 		return;
@@ -407,9 +414,8 @@ echo_handle_modern(struct echo_server *es, struct evhttp_request *req,
 		r = json_pack("{s:s, s:[s, s], s:{s:{}}, s:i, s:s, s:{s:{s:s, "
 		    "s:s}}}", "resultType", "complete", "supportedVersions",
 		    ECHO_VERSION, ECHO_MODERN, "capabilities", "tools", "ttlMs",
-		    0, "cacheScope", "public", "_meta",
-		    "io.modelcontextprotocol/serverInfo", "name", "mcp_echo",
-		    "version", "1.0");
+		    0, "cacheScope", "public", "_meta", ECHO_SERVER_INFO_KEY,
+		    "name", ECHO_NAME, "version", ECHO_IMPL_VERSION);
 		if (r == NULL)
 			echo_reply_error(req, 500, id, -32603,
 			    "Internal error");
