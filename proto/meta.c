@@ -16,7 +16,7 @@ meta_reserved(const char *key, size_t n)
 	size_t		 l2n;
 
 	/* "prefix/name": the prefix is dot-separated labels before '/' */
-	if (key == NULL || (slash = memchr(key, '/', n)) == NULL)
+	if ((slash = memchr(key, '/', n)) == NULL)
 		return 0;
 	if ((l2 = memchr(key, '.', (size_t)(slash - key))) == NULL)
 		return 0;
