@@ -30,6 +30,7 @@
 #include "texch.h"
 #include "ratelimit.h"
 #include "authz.h"
+#include "audit.h"
 
 /*
  * The hot path's call, read off a scan of the body (proto_modern_scan_
@@ -904,6 +905,7 @@ modern_dispatch(struct mreq *m)
 	};
 	struct upstream_req uq;
 
+	audit_set_backend(m->m_w, m->m_req, m->m_be->cb_name);
 	memset(&uq, 0, sizeof(uq));
 	uq.uq_method = m->m_msg.jm_method;
 	uq.uq_scope = texch_scope(m->m_req, m->m_be);

@@ -447,6 +447,34 @@ describe('authz type cedar (etc/examples/authz.yaml)', () => {
     });
     assert.equal(ev.outcome, 'denied');
     assert.equal(ev.metadata.extra.status_code, 403);
+    assert.equal(ev.metadata.extra.backend_name, undefined, 'a denied call went to no backend');
+  }));
+
+  test('an audit line names the backend the request went to', guarded(async () => {
+    const sid = await session('bob');
+    const tag = `audit-${nextId()}`;
+    const l = await legacy('bob', sid, 'tools/call', { name: 'search_code', arguments: { x: tag } });
+    assert.equal(l.json.result?.content[0].text, `search:raw_search:{"x":"${tag}"}`, l.text);
+    const m = await mod('bob', 'prompts/get', { name: 'greet', arguments: { who: tag } });
+    assert.equal(m.json.result?.messages[0].content.text, `code:greet:${tag}`, m.text);
+    const lines = async () => (await fsp.readFile(auditFile, 'utf8').catch(() => '')).split('\n')
+      .filter(Boolean).map((x) => JSON.parse(x)).filter((e) => e.subjects?.user_id === 'bob');
+    const [call, prompt] = await waitFor('the calls\' audit lines', async () => {
+      const all = await lines();
+      const c = all.find((e) => e.type === 'mcp_tool_call' && e.target?.name === 'search_code' &&
+        e.outcome === 'success');
+      const p = all.find((e) => e.type === 'mcp_prompt_get' && e.target?.name === 'greet');
+      return c && p ? [c, p] : null;
+    });
+    assert.equal(call.metadata.extra.backend_name, 'search', JSON.stringify(call));
+    assert.equal(prompt.metadata.extra.backend_name, 'code', JSON.stringify(prompt));
+    // a denied completion: audited as denied, no backend
+    assertDenied(await mod('bob', 'completion/complete', completing('ref/prompt', 'ops_runbook', 'who')),
+      DENIED_PROMPT);
+    const denied = await waitFor('the completion\'s audit line', async () =>
+      (await lines()).find((e) => e.type === 'mcp_completion' && e.outcome === 'denied') ?? null);
+    assert.equal(denied.metadata.extra.status_code, 403);
+    assert.equal(denied.metadata.extra.backend_name, undefined);
   }));
 });
 
