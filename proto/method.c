@@ -135,11 +135,11 @@ static const struct mcp_method mcp_methods[MCP_M_COUNT] = {
 	    MCP_CAP_NONE, MCP_ROUTE_NONE, NULL, NULL, NULL,
 	    MCP_ACTION_NONE, NULL,
 	    MCP_MF_SESSION | MCP_MF_BACKEND | MCP_MF_NOGATE),
-	/* not gated: it goes to the session's own backend sessions, which
-	 * then ask the session for its roots; it names no item */
 	E(MCP_M_N_PROGRESS, "notifications/progress", NOTE, BOTH, LM, 0,
 	    MCP_CAP_NONE, MCP_ROUTE_NONE, NULL, NULL, NULL,
 	    MCP_ACTION_NONE, NULL, 0),
+	/* not gated: it goes to the session's own backend sessions, which
+	 * then ask the session for its roots; it names no item */
 	E(MCP_M_N_ROOTS_LIST_CHANGED, "notifications/roots/list_changed",
 	    NOTE, C2S, L, L, MCP_CAP_ROOTS, MCP_ROUTE_NONE, NULL, NULL, NULL,
 	    MCP_ACTION_NONE, NULL,
