@@ -36,26 +36,27 @@ static const struct mcp_method mcp_methods[MCP_M_COUNT] = {
 	 *   Cedar action, audit event, flags */
 	E(MCP_M_INITIALIZE, "initialize", REQ, C2S, L, L, MCP_CAP_NONE,
 	    MCP_ROUTE_NONE, NULL, NULL, NULL,
-	    MCP_ACTION_NONE, "mcp_initialize", 0),
+	    MCP_ACTION_NONE, "mcp_initialize", MCP_MF_LOCAL),
 	E(MCP_M_PING, "ping", REQ, BOTH, L, L, MCP_CAP_NONE,
 	    MCP_ROUTE_NONE, NULL, NULL, NULL,
-	    MCP_ACTION_NONE, "mcp_ping", 0),
+	    MCP_ACTION_NONE, "mcp_ping", MCP_MF_LOCAL),
 	E(MCP_M_SERVER_DISCOVER, "server/discover", REQ, C2S, MO, MO,
 	    MCP_CAP_NONE, MCP_ROUTE_NONE, NULL, NULL, NULL,
-	    MCP_ACTION_NONE, "mcp_discover", MCP_MF_CACHEABLE),
+	    MCP_ACTION_NONE, "mcp_discover", MCP_MF_CACHEABLE | MCP_MF_LOCAL),
 	E(MCP_M_TOOLS_LIST, "tools/list", REQ, C2S, LM, LM, MCP_CAP_TOOLS,
 	    MCP_ROUTE_NONE, NULL, "tools", NULL,
 	    MCP_ACTION_NONE, "mcp_tools_list", MCP_MF_CACHEABLE),
 	E(MCP_M_TOOLS_CALL, "tools/call", REQ, C2S, LM, LM, MCP_CAP_TOOLS,
 	    MCP_ROUTE_TOOL, "name", NULL, "name",
 	    MCP_ACTION_CALL_TOOL, "mcp_tool_call",
-	    MCP_MF_METERED | MCP_MF_MRTR),
+	    MCP_MF_METERED | MCP_MF_MRTR | MCP_MF_BACKEND),
 	E(MCP_M_PROMPTS_LIST, "prompts/list", REQ, C2S, LM, LM,
 	    MCP_CAP_PROMPTS, MCP_ROUTE_NONE, NULL, "prompts", NULL,
 	    MCP_ACTION_NONE, "mcp_prompts_list", MCP_MF_CACHEABLE),
 	E(MCP_M_PROMPTS_GET, "prompts/get", REQ, C2S, LM, LM,
 	    MCP_CAP_PROMPTS, MCP_ROUTE_PROMPT, "name", NULL, "name",
-	    MCP_ACTION_GET_PROMPT, "mcp_prompt_get", MCP_MF_MRTR),
+	    MCP_ACTION_GET_PROMPT, "mcp_prompt_get",
+	    MCP_MF_MRTR | MCP_MF_BACKEND),
 	E(MCP_M_RESOURCES_LIST, "resources/list", REQ, C2S, LM, LM,
 	    MCP_CAP_RESOURCES, MCP_ROUTE_NONE, NULL, "resources", NULL,
 	    MCP_ACTION_NONE, "mcp_resources_list", MCP_MF_CACHEABLE),
@@ -66,23 +67,37 @@ static const struct mcp_method mcp_methods[MCP_M_COUNT] = {
 	E(MCP_M_RESOURCES_READ, "resources/read", REQ, C2S, LM, LM,
 	    MCP_CAP_RESOURCES, MCP_ROUTE_URI, "uri", NULL, "uri",
 	    MCP_ACTION_READ_RESOURCE, "mcp_resource_read",
-	    MCP_MF_MRTR | MCP_MF_CACHEABLE),
+	    MCP_MF_MRTR | MCP_MF_CACHEABLE | MCP_MF_BACKEND),
 	E(MCP_M_RESOURCES_SUBSCRIBE, "resources/subscribe", REQ, C2S, L, L,
 	    MCP_CAP_RESOURCES, MCP_ROUTE_URI, "uri", NULL, NULL,
 	    MCP_ACTION_READ_RESOURCE, "mcp_resource_subscribe",
-	    MCP_MF_SESSION),
+	    MCP_MF_SESSION | MCP_MF_BACKEND),
 	E(MCP_M_RESOURCES_UNSUBSCRIBE, "resources/unsubscribe", REQ, C2S, L,
 	    L, MCP_CAP_RESOURCES, MCP_ROUTE_URI, "uri", NULL, NULL,
-	    MCP_ACTION_NONE, "mcp_resource_unsubscribe", MCP_MF_SESSION),
+	    MCP_ACTION_READ_RESOURCE, "mcp_resource_unsubscribe",
+	    MCP_MF_SESSION | MCP_MF_BACKEND),
 	E(MCP_M_COMPLETION_COMPLETE, "completion/complete", REQ, C2S, LM,
 	    LM, MCP_CAP_COMPLETIONS, MCP_ROUTE_REF, "ref", NULL, NULL,
-	    MCP_ACTION_NONE, "mcp_completion", 0),
+	    MCP_ACTION_OF_REF, "mcp_completion", MCP_MF_BACKEND),
+	/*
+	 * Not gated: the level is set on the session's own backend
+	 * sessions (each opened for a call the gate let through) and
+	 * names no item; the backends' answers are dropped, and what the
+	 * level lets through (log messages) comes on the streams of calls
+	 * the gate allowed.
+	 */
 	E(MCP_M_LOGGING_SET_LEVEL, "logging/setLevel", REQ, C2S, L, L,
 	    MCP_CAP_LOGGING, MCP_ROUTE_NONE, NULL, NULL, NULL,
-	    MCP_ACTION_NONE, "mcp_logging_set_level", MCP_MF_SESSION),
+	    MCP_ACTION_NONE, "mcp_logging_set_level",
+	    MCP_MF_SESSION | MCP_MF_BACKEND | MCP_MF_NOGATE),
+	/*
+	 * Not by authz_gate(): it names many URIs, each authorized as
+	 * read_resource where the listen starts (worker/listen.c).
+	 */
 	E(MCP_M_SUBSCRIPTIONS_LISTEN, "subscriptions/listen", REQ, C2S, MO,
 	    MO, MCP_CAP_NONE, MCP_ROUTE_NONE, NULL, NULL, NULL,
-	    MCP_ACTION_NONE, "mcp_subscriptions_listen", 0),
+	    MCP_ACTION_NONE, "mcp_subscriptions_listen",
+	    MCP_MF_BACKEND | MCP_MF_NOGATE),
 	E(MCP_M_TASKS_GET, "tasks/get", REQ, BOTH, LM, 0, MCP_CAP_TASKS,
 	    MCP_ROUTE_NONE, NULL, NULL, "taskId",
 	    MCP_ACTION_NONE, "mcp_task_get", 0),
@@ -111,17 +126,24 @@ static const struct mcp_method mcp_methods[MCP_M_COUNT] = {
 
 	E(MCP_M_N_INITIALIZED, "notifications/initialized", NOTE, C2S, L, L,
 	    MCP_CAP_NONE, MCP_ROUTE_NONE, NULL, NULL, NULL,
-	    MCP_ACTION_NONE, NULL, MCP_MF_SESSION),
-	/* 2026-07-28: on stdio only (over HTTP, closing the stream) */
+	    MCP_ACTION_NONE, NULL, MCP_MF_SESSION | MCP_MF_LOCAL),
+	/*
+	 * 2026-07-28: on stdio only (over HTTP, closing the stream).  Not
+	 * gated: it ends the session's own request, gated when it came.
+	 */
 	E(MCP_M_N_CANCELLED, "notifications/cancelled", NOTE, BOTH, LM, L,
 	    MCP_CAP_NONE, MCP_ROUTE_NONE, NULL, NULL, NULL,
-	    MCP_ACTION_NONE, NULL, MCP_MF_SESSION),
+	    MCP_ACTION_NONE, NULL,
+	    MCP_MF_SESSION | MCP_MF_BACKEND | MCP_MF_NOGATE),
 	E(MCP_M_N_PROGRESS, "notifications/progress", NOTE, BOTH, LM, 0,
 	    MCP_CAP_NONE, MCP_ROUTE_NONE, NULL, NULL, NULL,
 	    MCP_ACTION_NONE, NULL, 0),
+	/* not gated: it goes to the session's own backend sessions, which
+	 * then ask the session for its roots; it names no item */
 	E(MCP_M_N_ROOTS_LIST_CHANGED, "notifications/roots/list_changed",
 	    NOTE, C2S, L, L, MCP_CAP_ROOTS, MCP_ROUTE_NONE, NULL, NULL, NULL,
-	    MCP_ACTION_NONE, NULL, MCP_MF_SESSION),
+	    MCP_ACTION_NONE, NULL,
+	    MCP_MF_SESSION | MCP_MF_BACKEND | MCP_MF_NOGATE),
 	E(MCP_M_N_MESSAGE, "notifications/message", NOTE, S2C, LM, 0,
 	    MCP_CAP_LOGGING, MCP_ROUTE_NONE, NULL, NULL, NULL,
 	    MCP_ACTION_NONE, NULL, 0),

@@ -95,12 +95,18 @@ enum mcp_route {
 	MCP_ROUTE_REF		/* params.ref: a prompt's name or a URI */
 };
 
-/* the Cedar action a request is authorized as */
+/* the Cedar action a request is authorized as (worker/authz.c) */
 enum mcp_action {
 	MCP_ACTION_NONE = 0,
-	MCP_ACTION_CALL_TOOL,
-	MCP_ACTION_GET_PROMPT,
-	MCP_ACTION_READ_RESOURCE
+	MCP_ACTION_CALL_TOOL,		/* params.name, a tool */
+	MCP_ACTION_GET_PROMPT,		/* params.name, a prompt */
+	MCP_ACTION_READ_RESOURCE,	/* params.uri */
+	/*
+	 * the action of what params.ref names: a ref/prompt's get_prompt
+	 * on its name, a ref/resource's read_resource on its uri (a
+	 * template's uriTemplate, as the list shows it, or a resource's URI)
+	 */
+	MCP_ACTION_OF_REF
 };
 
 /* mm_flags */
@@ -109,6 +115,17 @@ enum mcp_action {
 #define MCP_MF_MRTR	0x04	/* may answer input_required (2026-07-28) */
 #define MCP_MF_CACHEABLE 0x08	/* a complete result is cacheable
 				   (2026-07-28, Caching) */
+/*
+ * How vmcpd serves what a client sends (each method it serves has one
+ * of these, or lists: mm_lists, filtered item by item): on to a backend
+ * on the client's behalf, which then needs a Cedar action (mm_action),
+ * or MCP_MF_NOGATE and the reason why not at its entry in method.c;
+ * or answered by vmcpd itself.  tests/unit/test_method.c holds the
+ * table to it.
+ */
+#define MCP_MF_BACKEND	0x10	/* reaches a backend for the client */
+#define MCP_MF_NOGATE	0x20	/* ... no Cedar action, on purpose */
+#define MCP_MF_LOCAL	0x40	/* answered by vmcpd, no backend */
 
 struct mcp_method {
 	const char		*mm_name;

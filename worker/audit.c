@@ -41,6 +41,7 @@ struct audit_ev {
 	json_t		*ae_data;	/* the request's params, or NULL */
 	char		*ae_ua;
 	char		*ae_reqid;
+	const char	*ae_backend;	/* the config's, or NULL */
 	char		 ae_peer[INET6_ADDRSTRLEN + 8];
 	uint64_t	 ae_start_ms;
 	enum audit_outcome ae_outcome;
@@ -372,6 +373,9 @@ audit_write(struct audit_ev *ae, struct httpd_req *req)
 	extra = json_pack("{s:I,s:s,s:i}", "duration_ms",
 	    (json_int_t)(store_now_ms() - ae->ae_start_ms), "transport",
 	    "streamable-http", "status_code", status);
+	if (ae->ae_backend != NULL)
+		(void)json_object_set_new(extra, "backend_name",
+		    json_string(ae->ae_backend));
 	ev = json_pack("{s:s,s:s,s:s,s:s,s:s,s:{s:s,s:s,s:{}},s:o,s:o,"
 	    "s:{s:o}}",
 	    "audit_id", id, "type", ae->ae_type, "logged_at", when,
@@ -432,16 +436,36 @@ audit_begin(struct worker *w, struct httpd_req *req,
 	httpd_req_set_done_cb(req, audit_on_done, ae);
 }
 
+/* the request's event, or NULL (audit off, or none) */
+static struct audit_ev *
+audit_ev_of(struct worker *w, struct httpd_req *req)
+{
+	struct audit_ev *ae;
+
+	if (!w->w_conf->cf_audit.ca_enabled || req == NULL ||
+	    (ae = httpd_req_done_arg(req)) == NULL || ae == (void *)w)
+		return NULL;
+	return ae;
+}
+
 void
 audit_set_outcome(struct worker *w, struct httpd_req *req,
     enum audit_outcome o)
 {
 	struct audit_ev *ae;
 
-	if (!w->w_conf->cf_audit.ca_enabled || req == NULL ||
-	    (ae = httpd_req_done_arg(req)) == NULL || ae == (void *)w)
-		return;
-	ae->ae_outcome = o;
+	if ((ae = audit_ev_of(w, req)) != NULL)
+		ae->ae_outcome = o;
+}
+
+void
+audit_set_backend(struct worker *w, struct httpd_req *req,
+    const char *backend)
+{
+	struct audit_ev *ae;
+
+	if ((ae = audit_ev_of(w, req)) != NULL)
+		ae->ae_backend = backend;
 }
 
 void

@@ -38,6 +38,13 @@ void	audit_begin(struct worker *, struct httpd_req *,
 /* an outcome that the status does not tell (a rate-limited call) */
 void	audit_set_outcome(struct worker *, struct httpd_req *,
 	    enum audit_outcome);
+/*
+ * The backend the request is routed to (metadata.extra.backend_name, as
+ * the reference vMCP has it): borrowed, the config's name, which lives
+ * as long as the worker; req may be NULL (the client left).
+ */
+void	audit_set_backend(struct worker *, struct httpd_req *,
+	    const char *backend);
 
 /*
  * A composite run's event (type vmcp_workflow_* or vmcp_workflow_step_*)

@@ -86,15 +86,32 @@ int
 authz_gate(struct worker *w, struct httpd_req *req,
     const struct mcp_method *mm, const json_t *params, json_t *view)
 {
-	struct cedar_call	 call;
-	json_t			*item = NULL, *args;
-	char			 why[CEDAR_ERRLEN + 32];
-	int			 allow = 0;
+	char	why[CEDAR_ERRLEN + 32];
 
 	if (!authz_enabled || mm == NULL || mm->mm_action == MCP_ACTION_NONE)
 		return 0;
+	if (authz_gate_who(w, authz_who_of(w, req), mm, params, view, why,
+	    sizeof(why)))
+		return 0;
+	/* the reason stays here: the client learns the kind only */
+	log_debug("%s denied: %s", mm->mm_name, why);
+	audit_set_outcome(w, req, AUDIT_DENIED);
+	return -1;
+}
+
+int
+authz_gate_who(struct worker *w, struct authz_who *who,
+    const struct mcp_method *mm, const json_t *params, json_t *view,
+    char *why, size_t whysz)
+{
+	struct cedar_call	 call;
+	json_t			*item = NULL, *args;
+	int			 allow = 0;
+
+	/* a completion is its ref's prompts/get or resources/read */
+	mm = authz_target(mm, params, &params);
 	memset(&call, 0, sizeof(call));
-	(void)snprintf(why, sizeof(why), "no name");
+	(void)snprintf(why, whysz, "no name");
 	args = json_object_get(params, "arguments");
 	call.cc_arguments = json_is_object(args) ? args : NULL;
 	switch (mm->mm_action) {
@@ -107,7 +124,7 @@ authz_gate(struct worker *w, struct httpd_req *req,
 		 * name: a name it does not list has none; a view that can't
 		 * be read denies (a forbid on a hint must not fall away).
 		 */
-		(void)snprintf(why, sizeof(why), "the view can't be read");
+		(void)snprintf(why, whysz, "the view can't be read");
 		if (authz_view_tool(w, view, call.cc_name, &item) == -1)
 			goto deny;
 		call.cc_annotations = json_object_get(item, "annotations");
@@ -117,23 +134,25 @@ authz_gate(struct worker *w, struct httpd_req *req,
 		if ((call.cc_name = authz_string(params, "name")) == NULL)
 			goto deny;
 		break;
-	default:
-		/* the exact URI asked for: a template's read is expanded */
+	case MCP_ACTION_READ_RESOURCE:
+		/*
+		 * The exact URI asked for: a template's read is expanded; a
+		 * completion's ref names the template by its uriTemplate,
+		 * as its list shows it.
+		 */
 		call.cc_kind = CEDAR_RESOURCE;
 		call.cc_arguments = NULL;
 		if ((call.cc_name = authz_string(params, "uri")) == NULL)
 			goto deny;
 		break;
+	default:
+		(void)snprintf(why, whysz, "a ref of no known type");
+		goto deny;
 	}
-	allow = authz_who_call(authz_who_of(w, req), &call, why, sizeof(why));
+	allow = authz_who_call(who, &call, why, whysz);
 deny:
-	if (!allow) {
-		/* the reason stays here: the client learns the kind only */
-		log_debug("%s denied: %s", mm->mm_name, why);
-		audit_set_outcome(w, req, AUDIT_DENIED);
-	}
 	json_decref(item);
-	return allow ? 0 : -1;
+	return allow;
 }
 
 int

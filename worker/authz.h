@@ -31,10 +31,25 @@ struct config;
 #define AUTHZ_CODE	403
 
 /*
- * The message of a denial: by kind of request only, so a forbidden, a
- * hidden and a nonexistent item answer the same (no enumeration oracle).
+ * The message of a denial of a request of mm with params: by kind of
+ * request only, so a forbidden, a hidden and a nonexistent item answer
+ * the same (no enumeration oracle); a completion's is its ref's
+ * (authz_target()).
  */
-const char	*authz_message(const struct mcp_method *);
+const char	*authz_message(const struct mcp_method *,
+		    const json_t *params);
+
+/*
+ * What a request of mm with params is authorized as: the method whose
+ * Cedar action applies, and in *itemp the object that names the item.
+ * mm and params themselves, but for an action of the ref
+ * (completion/complete): a ref/prompt is the prompts/get of its name, a
+ * ref/resource the resources/read of its uri (a template by its
+ * uriTemplate, as the lists show it, or a resource by its URI), with
+ * *itemp the ref; a ref of another type stays mm, which the gate denies.
+ */
+const struct mcp_method *authz_target(const struct mcp_method *,
+	    const json_t *params, const json_t **itemp);
 
 /* authz_rule.c: pure */
 
@@ -104,12 +119,21 @@ void	 authz_free(void);
 /* 1 if requests are authorized (type cedar) */
 int	 authz_on(const struct worker *);
 /*
- * The gate, on the view, for a request of method mm with params: 0 go
- * on (allowed, or a method the policies don't gate), -1 denied (audited
- * as denied; the caller answers AUTHZ_HTTP, AUTHZ_CODE, authz_message()).
+ * The gate, on the view, for a request of method mm with params, as its
+ * table entry's Cedar action has it (authz_target()): 0 go on (allowed,
+ * or a method the policies don't gate), -1 denied (audited as denied;
+ * the caller answers AUTHZ_HTTP, AUTHZ_CODE, authz_message()).
  */
 int	 authz_gate(struct worker *, struct httpd_req *,
 	    const struct mcp_method *, const json_t *params, json_t *view);
+/*
+ * The gate's decision for who (NULL: denied), without the log and the
+ * audit: 1 allowed, 0 denied with why.  w and view are read for a
+ * tool's annotations only.
+ */
+int	 authz_gate_who(struct worker *, struct authz_who *who,
+	    const struct mcp_method *, const json_t *params, json_t *view,
+	    char *why, size_t whysz);
 /*
  * A composite step's call under the run's principal p (NULL:
  * anonymous, denied as at the gate): 1 allowed, 0 denied, audited as

@@ -52,9 +52,33 @@ struct authz_cache {
 	size_t			 ac_nwho;
 };
 
-const char *
-authz_message(const struct mcp_method *mm)
+const struct mcp_method *
+authz_target(const struct mcp_method *mm, const json_t *params,
+    const json_t **itemp)
 {
+	const json_t	*ref;
+	const char	*type;
+
+	*itemp = params;
+	if (mm == NULL || mm->mm_action != MCP_ACTION_OF_REF)
+		return mm;
+	ref = json_object_get(params, mm->mm_route_key);
+	if ((type = json_string_value(json_object_get(ref, "type"))) == NULL)
+		return mm;
+	if (strcmp(type, "ref/prompt") == 0)
+		mm = mcp_method_get(MCP_M_PROMPTS_GET);
+	else if (strcmp(type, "ref/resource") == 0)
+		mm = mcp_method_get(MCP_M_RESOURCES_READ);
+	else
+		return mm;
+	*itemp = ref;
+	return mm;
+}
+
+const char *
+authz_message(const struct mcp_method *mm, const json_t *params)
+{
+	mm = authz_target(mm, params, &params);
 	switch (mm != NULL ? mm->mm_action : MCP_ACTION_NONE) {
 	case MCP_ACTION_CALL_TOOL:
 		return "Forbidden: call denied by authorization policy";

@@ -472,6 +472,49 @@ core_capabilities(json_t *view, int logging)
 	return caps;
 }
 
+/* 1 if the principal of authz may see an item of kind k (-1: unknown) */
+static int
+core_any_shown(json_t *view, enum view_kind k, struct authz_filter *authz)
+{
+	struct view_page_req	 q;
+	struct view_page	 pg;
+	int			 rc;
+
+	memset(&q, 0, sizeof(q));
+	q.vq_kind = k;
+	q.vq_pagesize = 1;
+	q.vq_filter = authz_filter_item;
+	q.vq_farg = authz;
+	if (view_page_get(worker_self(), view, &q, &pg) == -1)
+		return -1;
+	rc = pg.vp_count > 0;
+	view_page_clear(&pg);
+	return rc;
+}
+
+void
+core_capabilities_shown(json_t *caps, json_t *view,
+    struct authz_filter *authz)
+{
+	int prompts, resources;
+
+	if (authz == NULL)
+		return;
+	/* a view that can't be read keeps them: the lists will say */
+	prompts = json_object_get(caps, "prompts") != NULL &&
+	    core_any_shown(view, VIEW_KIND_PROMPTS, authz) != 0;
+	resources = json_object_get(caps, "resources") != NULL &&
+	    (core_any_shown(view, VIEW_KIND_RESOURCES, authz) != 0 ||
+	    core_any_shown(view, VIEW_KIND_TEMPLATES, authz) != 0);
+	if (!prompts)
+		(void)json_object_del(caps, "prompts");
+	if (!resources)
+		(void)json_object_del(caps, "resources");
+	/* what completes is a prompt's or a resource's argument */
+	if (!prompts && !resources)
+		(void)json_object_del(caps, "completions");
+}
+
 /*
  * The x-mcp-header map of a visible tool in the view, or NULL if it
  * has none: worked out at build, kept with the tool's route.

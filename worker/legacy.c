@@ -31,6 +31,7 @@
 #include "composite_run.h"
 #include "ratelimit.h"
 #include "authz.h"
+#include "audit.h"
 #include "session_redis.h"
 #include "pend_redis.h"
 
@@ -679,6 +680,7 @@ legacy_forward(struct mcp_req *mr, int flags)
 	};
 	struct upstream_req uq;
 
+	audit_set_backend(mr->mr_w, mr->mr_req, mr->mr_be->cb_name);
 	memset(&uq, 0, sizeof(uq));
 	uq.uq_method = mr->mr_msg.jm_method;
 	uq.uq_scope = texch_scope(mr->mr_req, mr->mr_be);

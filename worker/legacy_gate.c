@@ -1,10 +1,12 @@
 /*
- * The Legacy edge's authorization gate: a tools/call, prompts/get,
- * resources/read or resources/subscribe is authorized on the view
- * before its session is looked up ("403 before 404": a client learns
- * nothing of sessions by a denied call), then the session is validated
- * and the request goes on on that same view (legacy_on_view()), so the
- * item authorized is the item routed.
+ * The Legacy edge's authorization gate: a request whose method has a
+ * Cedar action in the method table (tools/call, prompts/get,
+ * resources/read, resources/subscribe and unsubscribe, completion/
+ * complete by its ref) is authorized on the view before its session is
+ * looked up ("403 before 404": a client learns nothing of sessions by a
+ * denied call), then the session is validated and the request goes on
+ * on that same view (legacy_on_view()), so the item authorized is the
+ * item routed.
  */
 #include <sys/queue.h>
 
@@ -39,7 +41,7 @@ legacy_gate_on_view(void *arg, json_t *view, const char *err)
 	}
 	if (authz_gate(w, mr->mr_req, mm, mr->mr_msg.jm_params, view) == -1) {
 		legacy_req_refuse(mr, AUTHZ_HTTP, AUTHZ_CODE,
-		    authz_message(mm), NULL);
+		    authz_message(mm, mr->mr_msg.jm_params), NULL);
 		return;
 	}
 	/* as legacy_post() does it: legacy_session() answers a refusal */

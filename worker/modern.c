@@ -30,6 +30,7 @@
 #include "texch.h"
 #include "ratelimit.h"
 #include "authz.h"
+#include "audit.h"
 
 /*
  * The hot path's call, read off a scan of the body (proto_modern_scan_
@@ -171,14 +172,23 @@ modern_on_close(struct httpd_req *hr, void *arg)
 	modern_free(m);
 }
 
+/*
+ * What this principal may use, as its lists show it: with authz on the
+ * capabilities are cut to it (core_capabilities_shown()) and, as a
+ * filtered list, the answer is private (MCP 2026-07-28, Caching).
+ */
 static void
 modern_discover(struct mreq *m, json_t *view)
 {
-	json_t *r;
+	struct authz_filter	 af, *f;
+	json_t			*r, *caps;
 
+	f = authz_list_filter(m->m_w, m->m_req, &af);
+	if ((caps = core_capabilities(view, 0)) != NULL)
+		core_capabilities_shown(caps, view, f);
 	r = json_pack("{s:[s], s:o}", "supportedVersions", MCP_VERSION_MODERN,
-	    "capabilities", core_capabilities(view, 0));
-	modern_result(m, r, 0, "public");
+	    "capabilities", caps);
+	modern_result(m, r, 0, f != NULL ? "private" : "public");
 }
 
 /*
@@ -895,6 +905,7 @@ modern_dispatch(struct mreq *m)
 	};
 	struct upstream_req uq;
 
+	audit_set_backend(m->m_w, m->m_req, m->m_be->cb_name);
 	memset(&uq, 0, sizeof(uq));
 	uq.uq_method = m->m_msg.jm_method;
 	uq.uq_scope = texch_scope(m->m_req, m->m_be);
@@ -996,7 +1007,7 @@ modern_on_view(void *arg, json_t *view, const char *err)
 	if (authz_gate(m->m_w, m->m_req, m->m_msg.jm_mm, m->m_msg.jm_params,
 	    view) == -1) {
 		modern_error(m, AUTHZ_HTTP, AUTHZ_CODE,
-		    authz_message(m->m_msg.jm_mm), NULL);
+		    authz_message(m->m_msg.jm_mm, m->m_msg.jm_params), NULL);
 		return;
 	}
 	/*

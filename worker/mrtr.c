@@ -7,7 +7,10 @@
  * the store names the worker waiting for it, which the answering
  * worker wakes (WAKE_MRTR, wake.h) after writing the answer into the
  * record.  Once every input request is answered the caller retries the
- * backend with inputResponses.
+ * backend with inputResponses.  Only a request that may carry a round
+ * (tools/call, prompts/get, resources/read: MCP_MF_MRTR) gets here: the
+ * upstream edge takes input_required to any other as an invalid answer
+ * (upstream_classify()).
  */
 #include <sys/queue.h>
 #include <sys/random.h>

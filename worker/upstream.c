@@ -297,6 +297,16 @@ upstream_on_request(void *arg, json_t *msg, const char *bsid, char *why,
 	return u->u_cbs->uc_push(u->u_arg, msg, bsid, u->u_bver, why, whylen);
 }
 
+/* a result the backend may not give: a failure that names it */
+static void
+upstream_invalid(struct upstream *u, const char *why)
+{
+	log_warnx("backend %s answered %s with %s", u->u_be->cb_name,
+	    u->u_method, why);
+	upstream_fail(u, "backend %s sent an invalid result to %s: %s",
+	    u->u_be->cb_name, u->u_method, why);
+}
+
 static void
 upstream_on_done(void *arg, int rc, json_t *response, int flags,
     const char *errmsg)
@@ -304,6 +314,7 @@ upstream_on_done(void *arg, int rc, json_t *response, int flags,
 	struct upstream		*u = arg;
 	struct upstream_result	 r;
 	json_t			*result;
+	const char		*invalid;
 	int			 was_legacy;
 
 	u->u_call = NULL;
@@ -327,7 +338,11 @@ upstream_on_done(void *arg, int rc, json_t *response, int flags,
 	}
 	memset(&r, 0, sizeof(r));
 	r.ur_status = upstream_classify(u->u_era, rc == -1, response, NULL,
-	    NULL, 0, &was_legacy);
+	    NULL, 0, u->u_method, &was_legacy, &invalid);
+	if (invalid != NULL) {
+		upstream_invalid(u, invalid);
+		return;
+	}
 	if (was_legacy)
 		era_set(u->u_w, u->u_be, PROTO_ERA_LEGACY, "answered a "
 		    "2026-07-28 request without resultType");
@@ -364,6 +379,7 @@ upstream_on_raw(void *arg, const char *kind, const char *json, size_t len,
 	const struct proto_span	*rt = NULL;
 	json_t			*v, *resp;
 	json_error_t		 jerr;
+	const char		*invalid;
 	int			 was_legacy, result = strcmp(kind, "result") == 0;
 
 	u->u_call = NULL;
@@ -389,7 +405,11 @@ upstream_on_raw(void *arg, const char *kind, const char *json, size_t len,
 	r.ur_nmembers = mem != NULL ? n : 0;
 	r.ur_status = upstream_classify(u->u_era, 0, NULL, kind,
 	    rt != NULL ? rt->ps_val : NULL, rt != NULL ? rt->ps_vallen : 0,
-	    &was_legacy);
+	    u->u_method, &was_legacy, &invalid);
+	if (invalid != NULL) {
+		upstream_invalid(u, invalid);
+		return;
+	}
 	if (was_legacy)
 		era_set(u->u_w, u->u_be, PROTO_ERA_LEGACY, "answered a "
 		    "2026-07-28 request without resultType");

@@ -31,7 +31,9 @@ enum upstream_status {
 	UPSTREAM_COMPLETE = 0,		/* a result */
 	UPSTREAM_INPUT_REQUIRED,	/* a 2026-07-28 result asking input */
 	UPSTREAM_ERROR,			/* the backend's JSON-RPC error */
-	UPSTREAM_FAILED			/* no answer: ur_errmsg says why */
+	/* no answer, or an invalid one (a 2026-07-28 resultType the
+	 * backend may not give): ur_errmsg says why */
+	UPSTREAM_FAILED
 };
 
 struct upstream_result {
@@ -191,6 +193,7 @@ enum upstream_next upstream_next_step(enum proto_era era, int failed,
 	    int flags, const json_t *response, int retried);
 enum upstream_status upstream_classify(enum proto_era era, int failed,
 	    const json_t *response, const char *kind, const char *rtype,
-	    size_t rtlen, int *was_legacy);
+	    size_t rtlen, const char *method, int *was_legacy,
+	    const char **invalid);
 
 #endif /* VMCPD_UPSTREAM_H */

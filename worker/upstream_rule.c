@@ -7,6 +7,7 @@
 
 #include <jansson.h>
 
+#include "proto/method.h"
 #include "proto/proto.h"
 #include "upstream.h"
 #include "backend.h"
@@ -39,21 +40,54 @@ upstream_next_step(enum proto_era era, int failed, int flags,
 }
 
 /*
+ * A 2026-07-28 result's resultType (MCP 2026-07-28, Result envelope),
+ * the len bytes of its string at v: complete, or input_required where
+ * the method may carry an MRTR round (its table entry's MCP_MF_MRTR:
+ * tools/call, prompts/get, resources/read); any other value is invalid
+ * (*invalid says why), as the revision has a client treat one it does
+ * not know: "task" too, as vmcpd serves no tasks.
+ */
+static enum upstream_status
+upstream_rtype(const char *v, size_t len, const char *method,
+    const char **invalid)
+{
+	const struct mcp_method *mm;
+
+	if (len == 8 && memcmp(v, "complete", 8) == 0)
+		return UPSTREAM_COMPLETE;
+	if (len == 14 && memcmp(v, "input_required", 14) == 0) {
+		if ((mm = mcp_method_find(method)) != NULL &&
+		    (mm->mm_flags & MCP_MF_MRTR))
+			return UPSTREAM_INPUT_REQUIRED;
+		*invalid = "input_required, which only tools/call, "
+		    "prompts/get and resources/read may answer";
+		return UPSTREAM_FAILED;
+	}
+	*invalid = "a resultType that is neither complete nor "
+	    "input_required";
+	return UPSTREAM_FAILED;
+}
+
+/*
  * What an answer is.  failed: no answer but perhaps an error body (a
  * 2026-07-28 backend's -3202x come with HTTP 400: that is its error;
  * a 2025-11-25 one's is a failure).  rtype: the result's resultType
- * (its JSON text, quotes and all) when the answer is text, else read
- * from response.  *was_legacy: a 2026-07-28 request answered without
- * resultType, so run as 2025-11-25 (the era record is corrected; the
- * call is never re-run).
+ * (its JSON text, quotes and all: a span compare, no tree) when the
+ * answer is text, else read from response.  *was_legacy: a 2026-07-28
+ * request answered without resultType, so run as 2025-11-25 (the era
+ * record is corrected; the call is never re-run).  *invalid: a
+ * 2026-07-28 result that is none (upstream_rtype()), UPSTREAM_FAILED;
+ * the caller names the backend.
  */
 enum upstream_status
 upstream_classify(enum proto_era era, int failed, const json_t *response,
-    const char *kind, const char *rtype, size_t rtlen, int *was_legacy)
+    const char *kind, const char *rtype, size_t rtlen, const char *method,
+    int *was_legacy, const char **invalid)
 {
 	const json_t	*result, *rt;
 
 	*was_legacy = 0;
+	*invalid = NULL;
 	if (failed)
 		return era == PROTO_ERA_MODERN && json_is_object(
 		    json_object_get(response, "error")) ? UPSTREAM_ERROR :
@@ -63,12 +97,14 @@ upstream_classify(enum proto_era era, int failed, const json_t *response,
 			return UPSTREAM_ERROR;
 		if (era != PROTO_ERA_MODERN)
 			return UPSTREAM_COMPLETE;
-		if (rtype == NULL || rtype[0] != '"') {
-			*was_legacy = rtype == NULL;
+		if (rtype == NULL) {
+			*was_legacy = 1;
 			return UPSTREAM_COMPLETE;
 		}
-		return rtlen == 16 && memcmp(rtype, "\"input_required\"", 16) ==
-		    0 ? UPSTREAM_INPUT_REQUIRED : UPSTREAM_COMPLETE;
+		/* an escaped string is no value vmcpd knows either */
+		if (rtlen < 2 || rtype[0] != '"')
+			return upstream_rtype(rtype, 0, method, invalid);
+		return upstream_rtype(rtype + 1, rtlen - 2, method, invalid);
 	}
 	if (json_object_get(response, "error") != NULL)
 		return UPSTREAM_ERROR;
@@ -78,10 +114,10 @@ upstream_classify(enum proto_era era, int failed, const json_t *response,
 	rt = json_object_get(result, "resultType");
 	if (!json_is_object(result))
 		return UPSTREAM_COMPLETE;	/* the caller finds no result */
-	if (!json_is_string(rt)) {
+	if (rt == NULL) {
 		*was_legacy = 1;
 		return UPSTREAM_COMPLETE;
 	}
-	return strcmp(json_string_value(rt), "input_required") == 0 ?
-	    UPSTREAM_INPUT_REQUIRED : UPSTREAM_COMPLETE;
+	return upstream_rtype(json_is_string(rt) ? json_string_value(rt) : "",
+	    json_string_length(rt), method, invalid);
 }

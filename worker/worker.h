@@ -168,6 +168,14 @@ int	 core_route_tool(json_t *view, const struct config *,
 	    const struct config_backend **be, const char **own,
 	    struct core_err *);
 json_t	*core_capabilities(json_t *view, int logging);
+/*
+ * caps (core_capabilities()) cut to what the principal of authz (NULL:
+ * none, caps stay) may use, as its lists show it: prompts when it may
+ * see a prompt, resources a resource or a template, completions either;
+ * tools stay (tools/list always answers).
+ */
+void	 core_capabilities_shown(json_t *caps, json_t *view,
+	    struct authz_filter *authz);
 /* 1 if the tool core_route_tool() routed last declares x-mcp-header
  * arguments: read with its route, no second look-up */
 int	 core_route_has_headers(void);

@@ -9,8 +9,10 @@
 // session validation and the rate limit, one message for forbidden,
 // hidden and nonexistent, forbid over permit, a policy error denying,
 // annotations from vmcpd's view only, names as advertised (override,
-// priority), a template read checked on the expanded URI, the SDK v1
-// and v2 clients, and the audit line of a denial.
+// priority), a template read checked on the expanded URI, completions
+// and unsubscribes gated as the prompt or read they name, server/discover
+// cut to the principal, the SDK v1 and v2 clients, and the audit lines
+// (a denial's, and the backend a call went to).
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -95,6 +97,14 @@ const LISTS = [['tools/list', 'tools', 'name'], ['prompts/list', 'prompts', 'nam
   ['resources/list', 'resources', 'uri'], ['resources/templates/list', 'resourceTemplates', 'uriTemplate']];
 
 const DENIED_CALL = 'Forbidden: call denied by authorization policy';
+const DENIED_PROMPT = 'Forbidden: prompt denied by authorization policy';
+const DENIED_READ = 'Forbidden: read denied by authorization policy';
+
+/* completion/complete's params: the prompt or the resource (template) */
+const completing = (type, key, argument) => ({
+  ref: { type, [type === 'ref/prompt' ? 'name' : 'uri']: key },
+  argument: { name: argument, value: 'al' },
+});
 
 const bearer = (t) => ({ Authorization: `Bearer ${t}` });
 
@@ -312,6 +322,61 @@ describe('authz type cedar (etc/examples/authz.yaml)', () => {
     assert.equal(m.json.result.contents[0].text, 'code:docs://intro', m.text);
   }));
 
+  /* the completion/complete POSTs code's backend has seen */
+  const completions = async () => Object.entries((await be.code.stats()).methods)
+    .filter(([k]) => k.endsWith(' completion/complete')).reduce((n, [, v]) => n + v, 0);
+
+  test('completion/complete is gated as its ref\'s prompts/get or resources/read, in both revisions',
+    guarded(async () => {
+      const sid = await session('bob');
+      const seen = await completions();
+      // what bob may not get or read (so not see listed): the 403 of
+      // its prompts/get or resources/read, and the backend never asked
+      for (const [params, message] of [
+        [completing('ref/prompt', 'ops_runbook', 'who'), DENIED_PROMPT],
+        [completing('ref/resource', 'vault://{key}', 'key'), DENIED_READ],
+        [completing('ref/resource', 'vault://root', 'key'), DENIED_READ],
+      ]) {
+        assertDenied(await legacy('bob', sid, 'completion/complete', params), message);
+        assertDenied(await mod('bob', 'completion/complete', params), message);
+      }
+      // 403 before 404, as for the calls
+      assertDenied(await legacy('bob', 'no-such-session-0123456789', 'completion/complete',
+        completing('ref/prompt', 'ops_runbook', 'who')), DENIED_PROMPT);
+      assert.equal(await completions(), seen, 'a forbidden completion reached the backend');
+      // what bob sees listed, bob completes
+      for (const send of [(p) => legacy('bob', sid, 'completion/complete', p),
+        (p) => mod('bob', 'completion/complete', p)]) {
+        const p = await send(completing('ref/prompt', 'greet', 'who'));
+        assert.deepEqual(p.json.result?.completion?.values, ['alice', 'albert'], p.text);
+        const t = await send(completing('ref/resource', 'docs://{id}', 'id'));
+        assert.deepEqual(t.json.result?.completion?.values, ['alpha', 'alpine'], t.text);
+      }
+      assert.equal(await completions(), seen + 4);
+      // and alice, in engineering, what bob may not
+      const a = await mod('alice', 'completion/complete', completing('ref/prompt', 'ops_runbook', 'who'));
+      assert.deepEqual(a.json.result?.completion?.values, ['alice', 'albert'], a.text);
+    }));
+
+  test('resources/unsubscribe is gated as a read of its URI', guarded(async () => {
+    const sid = await session('bob');
+    assertDenied(await legacy('bob', sid, 'resources/unsubscribe', { uri: 'vault://root' }), DENIED_READ);
+    assertDenied(await legacy('bob', 'no-such-session-0123456789', 'resources/unsubscribe',
+      { uri: 'vault://root' }), DENIED_READ);
+    const s = await legacy('bob', sid, 'resources/subscribe', { uri: 'vault://public' });
+    assert.deepEqual(s.json.result, {}, s.text);
+    const u = await legacy('bob', sid, 'resources/unsubscribe', { uri: 'vault://public' });
+    assert.deepEqual(u.json.result, {}, u.text);
+  }));
+
+  test('server/discover is private and offers what the principal may list', guarded(async () => {
+    // bob sees a prompt, resources and templates: all offered
+    const r = await mod('bob', 'server/discover');
+    assert.equal(r.json.result?.cacheScope, 'private', r.text);
+    assert.deepEqual(Object.keys(r.json.result.capabilities).sort(),
+      ['completions', 'prompts', 'resources', 'tools'], r.text);
+  }));
+
   test('an argument-gated tool is hidden from the list but callable with the argument', guarded(async () => {
     const sid = await session('bob');
     assert.ok(!SEEN.bob.tools.includes('deploy'));
@@ -382,6 +447,34 @@ describe('authz type cedar (etc/examples/authz.yaml)', () => {
     });
     assert.equal(ev.outcome, 'denied');
     assert.equal(ev.metadata.extra.status_code, 403);
+    assert.equal(ev.metadata.extra.backend_name, undefined, 'a denied call went to no backend');
+  }));
+
+  test('an audit line names the backend the request went to', guarded(async () => {
+    const sid = await session('bob');
+    const tag = `audit-${nextId()}`;
+    const l = await legacy('bob', sid, 'tools/call', { name: 'search_code', arguments: { x: tag } });
+    assert.equal(l.json.result?.content[0].text, `search:raw_search:{"x":"${tag}"}`, l.text);
+    const m = await mod('bob', 'prompts/get', { name: 'greet', arguments: { who: tag } });
+    assert.equal(m.json.result?.messages[0].content.text, `code:greet:${tag}`, m.text);
+    const lines = async () => (await fsp.readFile(auditFile, 'utf8').catch(() => '')).split('\n')
+      .filter(Boolean).map((x) => JSON.parse(x)).filter((e) => e.subjects?.user_id === 'bob');
+    const [call, prompt] = await waitFor('the calls\' audit lines', async () => {
+      const all = await lines();
+      const c = all.find((e) => e.type === 'mcp_tool_call' && e.target?.name === 'search_code' &&
+        e.outcome === 'success');
+      const p = all.find((e) => e.type === 'mcp_prompt_get' && e.target?.name === 'greet');
+      return c && p ? [c, p] : null;
+    });
+    assert.equal(call.metadata.extra.backend_name, 'search', JSON.stringify(call));
+    assert.equal(prompt.metadata.extra.backend_name, 'code', JSON.stringify(prompt));
+    // a denied completion: audited as denied, no backend
+    assertDenied(await mod('bob', 'completion/complete', completing('ref/prompt', 'ops_runbook', 'who')),
+      DENIED_PROMPT);
+    const denied = await waitFor('the completion\'s audit line', async () =>
+      (await lines()).find((e) => e.type === 'mcp_completion' && e.outcome === 'denied') ?? null);
+    assert.equal(denied.metadata.extra.status_code, 403);
+    assert.equal(denied.metadata.extra.backend_name, undefined);
   }));
 });
 
@@ -432,6 +525,17 @@ describe('authz: a policy error denies; a reload swaps the policies', () => {
     assert.equal(r.json.result?.content[0].text, 'code:search:{}', r.text);
     l = await modern(d.port, 'tools/list', {}, eng);
     assert.deepEqual(l.json.result.tools.map((t) => t.name), ['search']);
+  }));
+
+  test('server/discover offers no prompt or resource to whom the policies give none', guarded(async () => {
+    const eng = bearer(idp.forge(idp.claims({ sub: 'frank', dept: 'engineering' })));
+    await waitFor('search listed', async () =>
+      (await modern(d.port, 'tools/list', {}, eng)).json?.result?.tools?.length === 1);
+    const r = await modern(d.port, 'server/discover', {}, eng);
+    assert.equal(r.json.result?.cacheScope, 'private', r.text);
+    // the backend offers prompts, resources and completions; frank may
+    // list only the tool search
+    assert.deepEqual(Object.keys(r.json.result.capabilities), ['tools'], r.text);
   }));
 
   test('a reload swaps the policies whole', guarded(async () => {

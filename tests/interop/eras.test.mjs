@@ -136,7 +136,8 @@ describe('the four cells: Legacy and Modern clients, Legacy and Modern backends'
     leg = await startSpec({ label: 'L', tools: ['echo'], prompts: ['greet'],
       resources: [{ uri: 'test://leg/doc', text: 'legacy doc' }] });
     mod = await startModern({ label: 'M', modernOnly: true, tools: ['echo'], prompts: ['greet'],
-      resources: [{ uri: 'test://mod/doc', text: 'modern doc' }], mrtr: true, metaTools: ['meta'] });
+      resources: [{ uri: 'test://mod/doc', text: 'modern doc' }], mrtr: true, metaTools: ['meta'],
+      rogue: true });
     daemon = await startMulti({
       backends: [{ name: 'leg', url: leg.url }, { name: 'mod', url: mod.url }],
       aggregation: PREFIX_ALWAYS,
@@ -300,6 +301,37 @@ describe('the four cells: Legacy and Modern clients, Legacy and Modern backends'
       assert.equal(nocap.status, 400, nocap.text);
       assert.equal(nocap.json.error.code, -32021, nocap.text);
       assert.ok(nocap.json.error.data.requiredCapabilities.elicitation, nocap.text);
+    }));
+
+  test('input_required to a method that may not carry MRTR, and an unknown resultType: errors naming the backend',
+    guarded(async () => {
+      const { sid } = await openSessionCaps(daemon.port, { elicitation: {} });
+      const complete = { ref: { type: 'ref/prompt', name: 'mod_greet' }, argument: { name: 'who', value: 'a' } };
+      const asked = async () => (await mod.stats()).methods['modern completion/complete'] ?? 0;
+      // completion/complete may not answer input_required (MCP
+      // 2026-07-28, MRTR): neither relayed to a 2026-07-28 client nor
+      // fulfilled and retried for a 2025-11-25 one
+      for (const send of [(p) => modern(daemon.port, 'completion/complete', p),
+        (p) => rpc(daemon.port, sid, 'completion/complete', p)]) {
+        const before = await asked();
+        const r = await send(complete);
+        assert.equal(r.json.result, undefined, r.text);
+        assert.equal(r.json.error?.code, -32603, r.text);
+        assert.match(r.json.error.message, /backend mod sent an invalid result to completion\/complete: input_required/);
+        assert.equal(await asked(), before + 1, 'asked once, never retried');
+      }
+      // a resultType that is neither complete nor input_required: no
+      // complete result, whatever else it carries
+      for (const send of [(p) => modern(daemon.port, 'tools/call', p),
+        (p) => rpc(daemon.port, sid, 'tools/call', p)]) {
+        const r = await send({ name: 'mod_rogue_type', arguments: {} });
+        assert.equal(r.json.result, undefined, r.text);
+        assert.equal(r.json.error?.code, -32603, r.text);
+        assert.match(r.json.error.message, /backend mod sent an invalid result to tools\/call: a resultType/);
+      }
+      // the backend's other tools are well
+      const ok = await modern(daemon.port, 'tools/call', { name: 'mod_echo', arguments: { x: 'after' } });
+      assert.equal(ok.json.result?.content[0].text, 'M:echo:{"x":"after"}', ok.text);
     }));
 
   test('MRTR Modern to Modern with the v2 client fulfilling input_required itself', guarded(async () => {

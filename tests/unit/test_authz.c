@@ -514,22 +514,136 @@ test_layout_item(void **state)
 	    "read", 4, &t, &n), -1);
 }
 
-/* the messages say the kind only */
+/* the messages say the kind only; a completion's is its ref's */
 static void
 test_messages(void **state)
 {
+	static const struct {
+		const char	*method, *params, *want;
+	} t[] = {
+		{ "tools/call", NULL, "call" },
+		{ "prompts/get", NULL, "prompt" },
+		{ "resources/read", NULL, "read" },
+		{ "resources/subscribe", NULL, "read" },
+		{ "resources/unsubscribe", NULL, "read" },
+		{ "completion/complete", "{\"ref\":{\"type\":\"ref/prompt\","
+		    "\"name\":\"ops\"}}", "prompt" },
+		{ "completion/complete", "{\"ref\":{\"type\":"
+		    "\"ref/resource\",\"uri\":\"vault://{k}\"}}", "read" },
+		{ "completion/complete", "{\"ref\":{\"type\":\"ref/x\"}}",
+		    "read" },
+		{ "completion/complete", NULL, "read" },
+	};
+	json_t	*p;
+	char	 want[128];
+	size_t	 i;
+
 	(void)state;
-	assert_string_equal(authz_message(mcp_method_find("tools/call")),
-	    "Forbidden: call denied by authorization policy");
-	assert_string_equal(authz_message(mcp_method_find("prompts/get")),
-	    "Forbidden: prompt denied by authorization policy");
-	assert_string_equal(authz_message(mcp_method_find("resources/read")),
-	    "Forbidden: read denied by authorization policy");
-	assert_string_equal(authz_message(mcp_method_find(
-	    "resources/subscribe")),
-	    "Forbidden: read denied by authorization policy");
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		p = t[i].params != NULL ? jparse(t[i].params) : NULL;
+		(void)snprintf(want, sizeof(want), "Forbidden: %s denied by "
+		    "authorization policy", t[i].want);
+		assert_string_equal(authz_message(mcp_method_find(t[i].method),
+		    p), want);
+		json_decref(p);
+	}
 	assert_int_equal(mcp_method_find("resources/subscribe")->mm_action,
 	    MCP_ACTION_READ_RESOURCE);
+	assert_int_equal(mcp_method_find("resources/unsubscribe")->mm_action,
+	    MCP_ACTION_READ_RESOURCE);
+}
+
+/* a request of method with params, for who at the gate: 1 allowed */
+static int
+gate(struct authz_who *w, const char *method, const char *params)
+{
+	json_t	*p = jparse(params);
+	char	 why[CEDAR_ERRLEN + 32];
+	int	 allow;
+
+	allow = authz_gate_who(NULL, w, mcp_method_find(method), p, NULL, why,
+	    sizeof(why));
+	json_decref(p);
+	return allow;
+}
+
+#define gate_complete(w, params) gate((w), "completion/complete", (params))
+
+/*
+ * The gate on completion/complete: its ref's action, on the item as the
+ * lists show it (a prompt by its name, a template by its uriTemplate),
+ * so a principal completes exactly what it sees listed; a ref that
+ * names no item is denied.
+ */
+static void
+test_gate_refs(void **state)
+{
+	static const struct {
+		enum view_kind	 kind;
+		const char	*key, *type, *member;
+	} items[] = {
+		{ VIEW_KIND_PROMPTS, "greet", "ref/prompt", "name" },
+		{ VIEW_KIND_PROMPTS, "ops", "ref/prompt", "name" },
+		{ VIEW_KIND_TEMPLATES, "docs://{id}", "ref/resource", "uri" },
+		{ VIEW_KIND_TEMPLATES, "vault://{k}", "ref/resource", "uri" },
+		{ VIEW_KIND_RESOURCES, "docs://a", "ref/resource", "uri" },
+		{ VIEW_KIND_RESOURCES, "vault://b", "ref/resource", "uri" },
+	};
+	static const char *const nothing[] = {
+		"{}", "{\"ref\":{}}", "{\"ref\":\"greet\"}",
+		"{\"ref\":{\"type\":\"ref/prompt\"}}",
+		"{\"ref\":{\"type\":\"ref/prompt\",\"name\":7}}",
+		"{\"ref\":{\"type\":\"ref/resource\",\"name\":\"greet\"}}",
+		"{\"ref\":{\"type\":\"ref/tool\",\"name\":\"greet\"}}",
+		"{\"ref\":{\"name\":\"greet\"}}",
+	};
+	struct fx		*f = *state;
+	struct authz_who	*ws[3];
+	char			 params[256];
+	size_t			 i, j;
+	int			 shown, allowed;
+
+	ws[0] = who(f, "s-bob", BOB);
+	ws[1] = who(f, "s-alice", ALICE);
+	ws[2] = NULL;
+	for (j = 0; j < 3; j++)
+		for (i = 0; i < sizeof(items) / sizeof(items[0]); i++) {
+			(void)snprintf(params, sizeof(params), "{\"ref\":"
+			    "{\"type\":\"%s\",\"%s\":\"%s\"},\"argument\":"
+			    "{\"name\":\"a\",\"value\":\"\"}}", items[i].type,
+			    items[i].member, items[i].key);
+			shown = authz_who_item(ws[j], items[i].kind,
+			    items[i].key, strlen(items[i].key), "{}", 2);
+			allowed = gate_complete(ws[j], params);
+			if (allowed != shown)
+				fail_msg("principal %zu, %s: completes %d, "
+				    "listed %d", j, params, allowed, shown);
+		}
+	/* what bob sees and may complete, and what not */
+	assert_int_equal(gate_complete(ws[0], "{\"ref\":{\"type\":"
+	    "\"ref/prompt\",\"name\":\"greet\"}}"), 1);
+	assert_int_equal(gate_complete(ws[0], "{\"ref\":{\"type\":"
+	    "\"ref/prompt\",\"name\":\"ops\"}}"), 0);
+	assert_int_equal(gate_complete(ws[0], "{\"ref\":{\"type\":"
+	    "\"ref/resource\",\"uri\":\"docs://{id}\"}}"), 1);
+	assert_int_equal(gate_complete(ws[0], "{\"ref\":{\"type\":"
+	    "\"ref/resource\",\"uri\":\"vault://{k}\"}}"), 0);
+	/* the ref's item, not the params' */
+	assert_int_equal(gate_complete(ws[0], "{\"name\":\"greet\","
+	    "\"uri\":\"docs://a\",\"ref\":{\"type\":\"ref/prompt\","
+	    "\"name\":\"ops\"}}"), 0);
+	for (i = 0; i < sizeof(nothing) / sizeof(nothing[0]); i++)
+		for (j = 0; j < 2; j++)
+			if (gate_complete(ws[j], nothing[i]) != 0)
+				fail_msg("principal %zu completes %s", j,
+				    nothing[i]);
+	/* the gate's other methods read their own params as before */
+	for (j = 0; j < 2; j++) {
+		assert_int_equal(gate(ws[j], "resources/unsubscribe",
+		    "{\"uri\":\"vault://b\"}"), j);
+		assert_int_equal(gate(ws[j], "prompts/get",
+		    "{\"name\":\"ops\",\"arguments\":{}}"), j);
+	}
 }
 
 int
@@ -551,6 +665,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_layout_item, setup,
 		    teardown),
 		cmocka_unit_test(test_messages),
+		cmocka_unit_test_setup_teardown(test_gate_refs, setup,
+		    teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

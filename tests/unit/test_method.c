@@ -101,26 +101,28 @@ test_method_entries(void **state)
 	} rows[] = {
 		{ "initialize", MCP_M_INITIALIZE, MCP_KIND_REQUEST, L, NULL,
 		    MCP_ROUTE_NONE, NULL, NULL, NULL, MCP_ACTION_NONE,
-		    "mcp_initialize", 0 },
+		    "mcp_initialize", MCP_MF_LOCAL },
 		{ "ping", MCP_M_PING, MCP_KIND_REQUEST, L, NULL,
 		    MCP_ROUTE_NONE, NULL, NULL, NULL, MCP_ACTION_NONE,
-		    "mcp_ping", 0 },
+		    "mcp_ping", MCP_MF_LOCAL },
 		{ "server/discover", MCP_M_SERVER_DISCOVER, MCP_KIND_REQUEST,
 		    MO, NULL, MCP_ROUTE_NONE, NULL, NULL, NULL,
-		    MCP_ACTION_NONE, "mcp_discover", MCP_MF_CACHEABLE },
+		    MCP_ACTION_NONE, "mcp_discover",
+		    MCP_MF_CACHEABLE | MCP_MF_LOCAL },
 		{ "tools/list", MCP_M_TOOLS_LIST, MCP_KIND_REQUEST, LM,
 		    "tools", MCP_ROUTE_NONE, NULL, "tools", NULL,
 		    MCP_ACTION_NONE, "mcp_tools_list", MCP_MF_CACHEABLE },
 		{ "tools/call", MCP_M_TOOLS_CALL, MCP_KIND_REQUEST, LM,
 		    "tools", MCP_ROUTE_TOOL, "name", NULL, "name",
 		    MCP_ACTION_CALL_TOOL, "mcp_tool_call",
-		    MCP_MF_METERED | MCP_MF_MRTR },
+		    MCP_MF_METERED | MCP_MF_MRTR | MCP_MF_BACKEND },
 		{ "prompts/list", MCP_M_PROMPTS_LIST, MCP_KIND_REQUEST, LM,
 		    "prompts", MCP_ROUTE_NONE, NULL, "prompts", NULL,
 		    MCP_ACTION_NONE, "mcp_prompts_list", MCP_MF_CACHEABLE },
 		{ "prompts/get", MCP_M_PROMPTS_GET, MCP_KIND_REQUEST, LM,
 		    "prompts", MCP_ROUTE_PROMPT, "name", NULL, "name",
-		    MCP_ACTION_GET_PROMPT, "mcp_prompt_get", MCP_MF_MRTR },
+		    MCP_ACTION_GET_PROMPT, "mcp_prompt_get",
+		    MCP_MF_MRTR | MCP_MF_BACKEND },
 		{ "resources/list", MCP_M_RESOURCES_LIST, MCP_KIND_REQUEST,
 		    LM, "resources", MCP_ROUTE_NONE, NULL, "resources", NULL,
 		    MCP_ACTION_NONE, "mcp_resources_list", MCP_MF_CACHEABLE },
@@ -131,26 +133,29 @@ test_method_entries(void **state)
 		{ "resources/read", MCP_M_RESOURCES_READ, MCP_KIND_REQUEST,
 		    LM, "resources", MCP_ROUTE_URI, "uri", NULL, "uri",
 		    MCP_ACTION_READ_RESOURCE, "mcp_resource_read",
-		    MCP_MF_MRTR | MCP_MF_CACHEABLE },
+		    MCP_MF_MRTR | MCP_MF_CACHEABLE | MCP_MF_BACKEND },
 		{ "resources/subscribe", MCP_M_RESOURCES_SUBSCRIBE,
 		    MCP_KIND_REQUEST, L, "resources", MCP_ROUTE_URI, "uri",
 		    NULL, NULL, MCP_ACTION_READ_RESOURCE,
 		    "mcp_resource_subscribe",
-		    MCP_MF_SESSION },
+		    MCP_MF_SESSION | MCP_MF_BACKEND },
 		{ "resources/unsubscribe", MCP_M_RESOURCES_UNSUBSCRIBE,
 		    MCP_KIND_REQUEST, L, "resources", MCP_ROUTE_URI, "uri",
-		    NULL, NULL, MCP_ACTION_NONE, "mcp_resource_unsubscribe",
-		    MCP_MF_SESSION },
+		    NULL, NULL, MCP_ACTION_READ_RESOURCE,
+		    "mcp_resource_unsubscribe",
+		    MCP_MF_SESSION | MCP_MF_BACKEND },
 		{ "completion/complete", MCP_M_COMPLETION_COMPLETE,
 		    MCP_KIND_REQUEST, LM, "completions", MCP_ROUTE_REF, "ref",
-		    NULL, NULL, MCP_ACTION_NONE, "mcp_completion", 0 },
+		    NULL, NULL, MCP_ACTION_OF_REF, "mcp_completion",
+		    MCP_MF_BACKEND },
 		{ "logging/setLevel", MCP_M_LOGGING_SET_LEVEL,
 		    MCP_KIND_REQUEST, L, "logging", MCP_ROUTE_NONE, NULL, NULL,
 		    NULL, MCP_ACTION_NONE, "mcp_logging_set_level",
-		    MCP_MF_SESSION },
+		    MCP_MF_SESSION | MCP_MF_BACKEND | MCP_MF_NOGATE },
 		{ "subscriptions/listen", MCP_M_SUBSCRIPTIONS_LISTEN,
 		    MCP_KIND_REQUEST, MO, NULL, MCP_ROUTE_NONE, NULL, NULL,
-		    NULL, MCP_ACTION_NONE, "mcp_subscriptions_listen", 0 },
+		    NULL, MCP_ACTION_NONE, "mcp_subscriptions_listen",
+		    MCP_MF_BACKEND | MCP_MF_NOGATE },
 		{ "tasks/get", MCP_M_TASKS_GET, MCP_KIND_REQUEST, 0, "tasks",
 		    MCP_ROUTE_NONE, NULL, NULL, "taskId", MCP_ACTION_NONE,
 		    "mcp_task_get", 0 },
@@ -171,14 +176,17 @@ test_method_entries(void **state)
 		    MCP_ACTION_NONE, NULL, 0 },
 		{ "notifications/initialized", MCP_M_N_INITIALIZED,
 		    MCP_KIND_NOTIFICATION, L, NULL, MCP_ROUTE_NONE, NULL, NULL,
-		    NULL, MCP_ACTION_NONE, NULL, MCP_MF_SESSION },
+		    NULL, MCP_ACTION_NONE, NULL,
+		    MCP_MF_SESSION | MCP_MF_LOCAL },
 		{ "notifications/cancelled", MCP_M_N_CANCELLED,
 		    MCP_KIND_NOTIFICATION, L, NULL, MCP_ROUTE_NONE, NULL, NULL,
-		    NULL, MCP_ACTION_NONE, NULL, MCP_MF_SESSION },
+		    NULL, MCP_ACTION_NONE, NULL,
+		    MCP_MF_SESSION | MCP_MF_BACKEND | MCP_MF_NOGATE },
 		{ "notifications/roots/list_changed",
 		    MCP_M_N_ROOTS_LIST_CHANGED, MCP_KIND_NOTIFICATION, L,
 		    "roots", MCP_ROUTE_NONE, NULL, NULL, NULL,
-		    MCP_ACTION_NONE, NULL, MCP_MF_SESSION },
+		    MCP_ACTION_NONE, NULL,
+		    MCP_MF_SESSION | MCP_MF_BACKEND | MCP_MF_NOGATE },
 		{ "notifications/message", MCP_M_N_MESSAGE,
 		    MCP_KIND_NOTIFICATION, 0, "logging", MCP_ROUTE_NONE, NULL,
 		    NULL, NULL, MCP_ACTION_NONE, NULL, 0 },
@@ -220,6 +228,78 @@ test_method_entries(void **state)
 		if ((mcp_method_get(i)->mm_flags & MCP_MF_METERED) &&
 		    i != MCP_M_TOOLS_CALL)
 			fail_msg("%s metered", mcp_method_get(i)->mm_name);
+}
+
+/*
+ * Whatever reaches a backend on a client's behalf passes the Cedar gate.
+ * Each method vmcpd serves to clients is served one way: answered by
+ * vmcpd itself, a list (of the view, filtered item by item), or on to a
+ * backend (which a routed method is); one that goes on to a backend has
+ * a Cedar action or, on purpose, MCP_MF_NOGATE, whose reason its entry
+ * in method.c gives and which is named here too, so that an exemption
+ * is never made in passing.  And only tools/call, prompts/get and
+ * resources/read may carry an MRTR round (MCP 2026-07-28, Multi
+ * Round-Trip Requests).
+ */
+static void
+test_method_gated(void **state)
+{
+	static const char *const exempt[] = {
+		"logging/setLevel",	/* the session's own level */
+		"subscriptions/listen",	/* each URI, in listen.c */
+		"notifications/cancelled", /* the session's own request */
+		"notifications/roots/list_changed", /* its own sessions */
+	};
+	const struct mcp_method	*mm;
+	size_t			 i, j;
+	int			 ways, backend, listed;
+
+	(void)state;
+	for (i = 0; i < MCP_M_COUNT; i++) {
+		mm = mcp_method_get(i);
+		backend = (mm->mm_flags & MCP_MF_BACKEND) != 0;
+		if (!(mm->mm_dir & MCP_DIR_C2S) || mm->mm_served == 0) {
+			if (mm->mm_flags & (MCP_MF_BACKEND | MCP_MF_LOCAL |
+			    MCP_MF_NOGATE))
+				fail_msg("%s: not served, yet flagged",
+				    mm->mm_name);
+			continue;
+		}
+		ways = backend + (mm->mm_lists != NULL) +
+		    ((mm->mm_flags & MCP_MF_LOCAL) != 0);
+		if (ways != 1)
+			fail_msg("%s: served %d ways (local, a list, or on to "
+			    "a backend: one)", mm->mm_name, ways);
+		if (mm->mm_route != MCP_ROUTE_NONE && !backend)
+			fail_msg("%s: routed to a backend, not so flagged",
+			    mm->mm_name);
+		if (!backend) {
+			if (mm->mm_action != MCP_ACTION_NONE ||
+			    (mm->mm_flags & MCP_MF_NOGATE))
+				fail_msg("%s: gated, but reaches no backend",
+				    mm->mm_name);
+			continue;
+		}
+		if ((mm->mm_action == MCP_ACTION_NONE) ==
+		    !(mm->mm_flags & MCP_MF_NOGATE))
+			fail_msg("%s reaches a backend with %s", mm->mm_name,
+			    mm->mm_action == MCP_ACTION_NONE ? "no Cedar "
+			    "action and no exemption" : "an action and an "
+			    "exemption");
+		for (listed = 0, j = 0; j < sizeof(exempt) / sizeof(exempt[0]);
+		    j++)
+			listed |= strcmp(exempt[j], mm->mm_name) == 0;
+		if ((mm->mm_flags & MCP_MF_NOGATE) && !listed)
+			fail_msg("%s: exempted from the gate, not listed here",
+			    mm->mm_name);
+	}
+	for (i = 0; i < MCP_M_COUNT; i++) {
+		mm = mcp_method_get(i);
+		if (((mm->mm_flags & MCP_MF_MRTR) != 0) !=
+		    (i == MCP_M_TOOLS_CALL || i == MCP_M_PROMPTS_GET ||
+		    i == MCP_M_RESOURCES_READ))
+			fail_msg("%s: MRTR flag", mm->mm_name);
+	}
 }
 
 /* the table is whole: each id its own entry, each found by its name */
@@ -350,6 +430,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_method_revisions),
 		cmocka_unit_test(test_method_entries),
+		cmocka_unit_test(test_method_gated),
 		cmocka_unit_test(test_method_table),
 		cmocka_unit_test(test_method_near_misses),
 		cmocka_unit_test(test_method_carried),

@@ -112,50 +112,100 @@ test_classify(void **state)
 		const char	*response;	/* a tree, or NULL */
 		const char	*kind;		/* or text of this kind */
 		const char	*rtype;
+		const char	*method;	/* NULL: tools/call */
 		enum upstream_status want;
 		int		 was_legacy;
+		int		 invalid;
 	} t[] = {
-		{ L, 0, NULL, "result", NULL, UPSTREAM_COMPLETE, 0 },
-		{ L, 0, NULL, "error", NULL, UPSTREAM_ERROR, 0 },
-		{ M, 0, NULL, "result", "\"complete\"", UPSTREAM_COMPLETE, 0 },
+		{ L, 0, NULL, "result", NULL, NULL, UPSTREAM_COMPLETE, 0, 0 },
+		{ L, 0, NULL, "error", NULL, NULL, UPSTREAM_ERROR, 0, 0 },
+		{ M, 0, NULL, "result", "\"complete\"", NULL,
+		    UPSTREAM_COMPLETE, 0, 0 },
+		{ M, 0, NULL, "result", "\"input_required\"", NULL,
+		    UPSTREAM_INPUT_REQUIRED, 0, 0 },
+		{ M, 0, NULL, "result", "\"input_required\"", "prompts/get",
+		    UPSTREAM_INPUT_REQUIRED, 0, 0 },
 		{ M, 0, NULL, "result", "\"input_required\"",
-		    UPSTREAM_INPUT_REQUIRED, 0 },
+		    "resources/read", UPSTREAM_INPUT_REQUIRED, 0, 0 },
+		/* no MRTR round on any other method (2026-07-28, MRTR) */
+		{ M, 0, NULL, "result", "\"input_required\"",
+		    "completion/complete", UPSTREAM_FAILED, 0, 1 },
+		{ M, 0, NULL, "result", "\"input_required\"", "tools/list",
+		    UPSTREAM_FAILED, 0, 1 },
+		{ M, 0, NULL, "result", "\"input_required\"",
+		    "server/discover", UPSTREAM_FAILED, 0, 1 },
+		{ M, 0, NULL, "result", "\"input_required\"", "no/such",
+		    UPSTREAM_FAILED, 0, 1 },
+		/* a resultType vmcpd does not know is no complete result */
+		{ M, 0, NULL, "result", "\"bogus\"", NULL, UPSTREAM_FAILED, 0,
+		    1 },
+		{ M, 0, NULL, "result", "\"task\"", NULL, UPSTREAM_FAILED, 0,
+		    1 },
+		{ M, 0, NULL, "result", "\"Complete\"", NULL, UPSTREAM_FAILED,
+		    0, 1 },
+		{ M, 0, NULL, "result", "\"complete \"", NULL,
+		    UPSTREAM_FAILED, 0, 1 },
+		{ M, 0, NULL, "result", "\"\"", NULL, UPSTREAM_FAILED, 0, 1 },
+		{ M, 0, NULL, "result", "\"\\u0063omplete\"", NULL,
+		    UPSTREAM_FAILED, 0, 1 },
+		{ M, 0, NULL, "result", "null", NULL, UPSTREAM_FAILED, 0, 1 },
+		{ M, 0, NULL, "result", "1", NULL, UPSTREAM_FAILED, 0, 1 },
 		/* 2026-07-28 asked, 2025-11-25 answered: the record is wrong */
-		{ M, 0, NULL, "result", NULL, UPSTREAM_COMPLETE, 1 },
-		{ M, 0, NULL, "error", NULL, UPSTREAM_ERROR, 0 },
-		{ L, 0, "{\"result\":{}}", NULL, NULL, UPSTREAM_COMPLETE, 0 },
-		{ L, 0, "{\"error\":{\"code\":1}}", NULL, NULL, UPSTREAM_ERROR,
+		{ M, 0, NULL, "result", NULL, NULL, UPSTREAM_COMPLETE, 1, 0 },
+		{ M, 0, NULL, "error", NULL, NULL, UPSTREAM_ERROR, 0, 0 },
+		/* a 2025-11-25 backend's answer has no resultType to read */
+		{ L, 0, NULL, "result", "\"bogus\"", NULL, UPSTREAM_COMPLETE, 0,
 		    0 },
+		{ L, 0, "{\"result\":{}}", NULL, NULL, NULL, UPSTREAM_COMPLETE,
+		    0, 0 },
+		{ L, 0, "{\"result\":{\"resultType\":\"bogus\"}}", NULL, NULL,
+		    NULL, UPSTREAM_COMPLETE, 0, 0 },
+		{ L, 0, "{\"error\":{\"code\":1}}", NULL, NULL, NULL,
+		    UPSTREAM_ERROR, 0, 0 },
 		{ M, 0, "{\"result\":{\"resultType\":\"input_required\"}}",
-		    NULL, NULL, UPSTREAM_INPUT_REQUIRED, 0 },
+		    NULL, NULL, NULL, UPSTREAM_INPUT_REQUIRED, 0, 0 },
+		{ M, 0, "{\"result\":{\"resultType\":\"input_required\"}}",
+		    NULL, NULL, "completion/complete", UPSTREAM_FAILED, 0, 1 },
 		{ M, 0, "{\"result\":{\"resultType\":\"complete\"}}", NULL,
-		    NULL, UPSTREAM_COMPLETE, 0 },
-		{ M, 0, "{\"result\":{\"content\":[]}}", NULL, NULL,
-		    UPSTREAM_COMPLETE, 1 },
+		    NULL, NULL, UPSTREAM_COMPLETE, 0, 0 },
+		{ M, 0, "{\"result\":{\"resultType\":\"bogus\"}}", NULL,
+		    NULL, NULL, UPSTREAM_FAILED, 0, 1 },
+		{ M, 0, "{\"result\":{\"resultType\":null}}", NULL, NULL,
+		    NULL, UPSTREAM_FAILED, 0, 1 },
+		{ M, 0, "{\"result\":{\"resultType\":\"complete\\u0000\"}}",
+		    NULL, NULL, NULL, UPSTREAM_FAILED, 0, 1 },
+		{ M, 0, "{\"result\":{\"content\":[]}}", NULL, NULL, NULL,
+		    UPSTREAM_COMPLETE, 1, 0 },
 		/* a 2026-07-28 error at HTTP 400 is the backend's error; a
 		 * 2025-11-25 one's is a failure */
-		{ M, 1, "{\"error\":{\"code\":-32021}}", NULL, NULL,
-		    UPSTREAM_ERROR, 0 },
-		{ L, 1, "{\"error\":{\"code\":-32600}}", NULL, NULL,
-		    UPSTREAM_FAILED, 0 },
-		{ M, 1, NULL, NULL, NULL, UPSTREAM_FAILED, 0 },
+		{ M, 1, "{\"error\":{\"code\":-32021}}", NULL, NULL, NULL,
+		    UPSTREAM_ERROR, 0, 0 },
+		{ L, 1, "{\"error\":{\"code\":-32600}}", NULL, NULL, NULL,
+		    UPSTREAM_FAILED, 0, 0 },
+		{ M, 1, NULL, NULL, NULL, NULL, UPSTREAM_FAILED, 0, 0 },
 	};
 	size_t			 i;
 	json_t			*resp;
 	enum upstream_status	 got;
+	const char		*invalid;
 	int			 was;
 
 	(void)state;
 	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
-		resp = t[i].response != NULL ? json_loads(t[i].response, 0,
-		    NULL) : NULL;
+		resp = t[i].response != NULL ? json_loads(t[i].response,
+		    JSON_ALLOW_NUL, NULL) : NULL;
+		assert_true(t[i].response == NULL || resp != NULL);
 		got = upstream_classify(t[i].era, t[i].failed, resp, t[i].kind,
 		    t[i].rtype, t[i].rtype != NULL ? strlen(t[i].rtype) : 0,
-		    &was);
+		    t[i].method != NULL ? t[i].method : "tools/call", &was,
+		    &invalid);
 		json_decref(resp);
-		if (got != t[i].want || was != t[i].was_legacy)
-			fail_msg("case %zu: got %d (%d), want %d (%d)", i,
-			    (int)got, was, (int)t[i].want, t[i].was_legacy);
+		if (got != t[i].want || was != t[i].was_legacy ||
+		    (invalid != NULL) != t[i].invalid)
+			fail_msg("case %zu: got %d (%d, %s), want %d (%d, %d)",
+			    i, (int)got, was, invalid != NULL ? invalid :
+			    "valid", (int)t[i].want, t[i].was_legacy,
+			    t[i].invalid);
 	}
 }
 

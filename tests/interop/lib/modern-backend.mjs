@@ -35,6 +35,10 @@
 //                 mrtr_roots  asks roots/list; answers
 //                             "<label>:roots <uri,uri>"
 //               A requestState this process did not issue gets -32602.
+//   rogue       true: answers no 2026-07-28 server may give: offers
+//               completions and answers every completion/complete with
+//               input_required (a requestState only), and lists a tool
+//               rogue_type whose call answers resultType "bogus"
 //
 // GET /stats answers {modern, legacy, discover, sessions,
 // sessionsInitialized, methods, lastModernCaps, retries, issuedStates}:
@@ -105,6 +109,8 @@ function buildServer() {
     caps.prompts = {};
   if (spec.resources?.length)
     caps.resources = {};
+  if (spec.rogue)
+    caps.completions = {};
   const server = new McpServer({ name: `modern-${label}`, version: '1.0.0' }, {
     capabilities: caps,
     // an echoed state we did not mint is refused at the SDK's seam (-32602)
@@ -144,6 +150,12 @@ function buildServer() {
     server.registerResource(r.uri, r.uri, { mimeType: 'text/plain' }, async () => ({
       contents: [{ uri: r.uri, mimeType: 'text/plain', text: r.text ?? `${label}:${r.uri}` }],
     }));
+
+  if (spec.rogue)	// its calls are answered in rogue() below
+    server.registerTool('rogue_type', {
+      description: 'answers a resultType no revision has',
+      inputSchema: objectSchema(),
+    }, async () => ({ content: [text(`${label}:rogue_type`)] }));
 
   if (spec.mrtr) {
     server.registerTool('mrtr_ask', {
@@ -296,6 +308,21 @@ async function serveLegacy(req, res, body) {
   await transport.handleRequest(req, res, body);
 }
 
+/* spec.rogue: the answers no 2026-07-28 server may give; 1 if answered */
+function rogue(body, res) {
+  let result;
+
+  if (body?.method === 'completion/complete')
+    result = { resultType: 'input_required', requestState: mint('rogue') };
+  else if (body?.method === 'tools/call' && body.params?.name === 'rogue_type')
+    result = { resultType: 'bogus', content: [text(`${label}:rogue_type`)] };
+  else
+    return false;
+  res.writeHead(200, { 'Content-Type': 'application/json' })
+    .end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result }));
+  return true;
+}
+
 /* GET /seen: {method, authorization, apiKey} of every /mcp request */
 const heard = [];
 
@@ -355,6 +382,8 @@ async function serve(req, res) {
     jsonError(res, 404, -32601, 'Method not found');
     return;
   }
+  if (spec.rogue && rogue(body, res))
+    return;
   await serveModern(req, res, body);
 }
 

@@ -13,7 +13,8 @@
 //              alice, albert, bob) and answers "<label>:<name>:<who>"
 //   resources  [{uri, text}]: readable, subscribable
 //   templates  [{name, uriTemplate}]: a read answers
-//              "<label>:<the uri read>"
+//              "<label>:<the uri read>"; each variable completes (alpha,
+//              alpine, beta)
 //   dynamic    true: tools add_tool {name}, remove_tool {name},
 //              add_prompt {name}, remove_prompt {name} change the lists of
 //              every session of this backend (each gets list_changed);
@@ -107,7 +108,11 @@ function newServer() {
       contents: [{ uri: uri.href, mimeType: 'text/plain', text: r.text ?? `${label}:${r.uri}` }],
     }));
   for (const t of spec.templates || [])
-    mcp.registerResource(t.name, new ResourceTemplate(t.uriTemplate, { list: undefined }),
+    mcp.registerResource(t.name, new ResourceTemplate(t.uriTemplate, {
+      list: undefined,
+      complete: Object.fromEntries([...t.uriTemplate.matchAll(/\{([^}]+)\}/g)].map(([, v]) =>
+        [v, (x) => ['alpha', 'alpine', 'beta'].filter((n) => n.startsWith(x ?? ''))])),
+    }),
       { mimeType: 'text/plain' }, async (uri) => ({
         contents: [{ uri: uri.href, mimeType: 'text/plain', text: `${label}:${uri.href}` }],
       }));
