@@ -19,13 +19,13 @@ lcgate_init(struct lcgate *g, unsigned int min_ms, unsigned int max_ms,
 	g->lg_storm = storm_folds;
 }
 
-/* when the next run may start, or 0: now */
+/* when the next run may start, or 0: now (as for a clock set back) */
 static uint64_t
 lcgate_due(const struct lcgate *g, uint64_t now)
 {
 	uint64_t due = g->lg_last + g->lg_interval;
 
-	return g->lg_started && now < due ? due : 0;
+	return g->lg_started && now < due && now >= g->lg_last ? due : 0;
 }
 
 /*

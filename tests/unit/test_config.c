@@ -2249,6 +2249,8 @@ check_aggregate(const struct config *cf)
 	assert_int_equal(cb->cb_transport, TRANSPORT_STREAMABLE_HTTP);
 	assert_int_equal(cb->cb_era, PROTO_ERA_UNKNOWN);
 	assert_int_equal(cb->cb_timeout_ms, 10000);
+	assert_int_equal(cf->cf_answer_buf, 256 * 1024 * 1024);
+	assert_int_equal(cf->cf_answer_buf_backend, 128 * 1024 * 1024);
 	assert_int_equal(ca->ca_conflict, CONFIG_CONFLICT_PREFIX);
 	assert_int_equal(ca->ca_prefix_mode, CONFIG_PREFIX_ON_CONFLICT);
 	assert_int_equal(ca->ca_nworkloads, 2);

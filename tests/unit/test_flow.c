@@ -97,6 +97,21 @@ test_gate_table(void **state)
 	run_table(t, sizeof(t) / sizeof(t[0]));
 }
 
+/* a wall clock set back does not hold a change for as long */
+static void
+test_gate_clock_back(void **state)
+{
+	struct lcgate	g;
+	uint64_t	due = 0;
+
+	(void)state;
+	lcgate_init(&g, MIN, MAX, STORM);
+	assert_int_equal(lcgate_change(&g, 100000, &due), LCGATE_NOW);
+	(void)lcgate_start(&g, 100000);
+	assert_int_equal(lcgate_done(&g, 100001, &due), LCGATE_IDLE);
+	assert_int_equal(lcgate_change(&g, 5000, &due), LCGATE_NOW);
+}
+
 static void
 test_gate_storm_table(void **state)
 {
@@ -293,6 +308,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_gate_table),
 		cmocka_unit_test(test_gate_storm_table),
+		cmocka_unit_test(test_gate_clock_back),
 		cmocka_unit_test(test_gate_simulated),
 		cmocka_unit_test(test_budget),
 	};
