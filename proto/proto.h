@@ -336,6 +336,8 @@ int	 sse_parser_feed(struct sse_parser *, const char *buf, size_t len);
 /* the last event id seen, committed at each blank line (WHATWG "last
  * event ID string": what a reconnection sends as Last-Event-ID), or "" */
 const char *sse_parser_last_id(const struct sse_parser *);
+/* the bytes its buffers hold now (an event and a line being read) */
+size_t	 sse_parser_held(const struct sse_parser *);
 void	 sse_parser_free(struct sse_parser *);
 
 /*

@@ -125,6 +125,13 @@ sse_parser_last_id(const struct sse_parser *p)
 	return sse_buf_str(&p->sp_lastid);
 }
 
+size_t
+sse_parser_held(const struct sse_parser *p)
+{
+	return p->sp_line.b_cap + p->sp_data.b_cap + p->sp_event.b_cap +
+	    p->sp_idbuf.b_cap + p->sp_lastid.b_cap;
+}
+
 /*
  * A blank line.  The id is committed even when nothing is dispatched,
  * but only here: a connection lost in the middle of an event must not

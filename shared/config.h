@@ -161,6 +161,7 @@ struct config_aggregation {
 	uint64_t		 ca_cache_ttl_ms;	/* view kept, 5 min */
 	unsigned int		 ca_page_size;		/* Legacy lists, 1000 */
 	unsigned int		 ca_max_backend_pages;	/* followed, 100 */
+	size_t			 ca_max_backend_list;	/* bytes, 32 MiB */
 };
 
 /*
@@ -356,6 +357,11 @@ struct config {
 
 	/* operational.failureHandling.partialFailureMode */
 	enum config_partial_failure cf_partial_failure;	/* default fail */
+
+	/* operational.answerBuffer: backend answers a worker buffers at
+	 * once, in all and of one backend (bytes) */
+	size_t			 cf_answer_buf;		/* 256 MiB */
+	size_t			 cf_answer_buf_backend;	/* 128 MiB */
 
 	/* operational.failureHandling: health and the circuit breaker */
 	struct config_health {

@@ -819,6 +819,34 @@ load_failure_handling(struct loader *ld, struct cnode *n, const char *path,
 	return 0;
 }
 
+/*
+ * answerBuffer: the backend answers a worker buffers at once.  One
+ * backend's budget is at most the worker's; left out, it is half the
+ * worker's (128 MiB of the 256 MiB default).
+ */
+static int
+load_answer_buffer(struct loader *ld, struct cnode *n, const char *path,
+    void *arg)
+{
+	struct config	*cf = arg;
+	struct cnode	*key;
+	const struct field fields[] = {
+		{ "perWorker", F_SIZET, &cf->cf_answer_buf, NULL, MIB,
+		    64 * GIB },
+		{ "perBackend", F_SIZET, &cf->cf_answer_buf_backend, NULL,
+		    MIB, 64 * GIB },
+	};
+
+	if (load_fields(ld, n, path, fields, nitems(fields)) == -1)
+		return -1;
+	if ((key = cnode_get_key(n, "perBackend")) == NULL)
+		cf->cf_answer_buf_backend = cf->cf_answer_buf / 2;
+	else if (cf->cf_answer_buf_backend > cf->cf_answer_buf)
+		return config_error(ld, key, "%s.perBackend: more than "
+		    "perWorker, which binds first", path);
+	return 0;
+}
+
 int
 load_operational(struct loader *ld, struct cnode *n, const char *path,
     void *arg)
@@ -828,6 +856,7 @@ load_operational(struct loader *ld, struct cnode *n, const char *path,
 		{ "logLevel", F_FN, cf, load_loglevel, 0, 0 },
 		{ "timeouts", F_FN, cf, load_timeouts, 0, 0 },
 		{ "failureHandling", F_FN, cf, load_failure_handling, 0, 0 },
+		{ "answerBuffer", F_FN, cf, load_answer_buffer, 0, 0 },
 	};
 
 	return load_fields(ld, n, path, fields, nitems(fields));
@@ -1199,6 +1228,8 @@ load_aggregation(struct loader *ld, struct cnode *n, const char *path,
 		{ "pageSize", F_UINT, &ca->ca_page_size, NULL, 1, 10000 },
 		{ "maxBackendPages", F_UINT, &ca->ca_max_backend_pages, NULL,
 		    1, 10000 },
+		{ "maxBackendListSize", F_SIZET, &ca->ca_max_backend_list,
+		    NULL, 64 * KIB, GIB },
 	};
 
 	if (load_fields(ld, n, path, fields, nitems(fields)) == -1)

@@ -44,7 +44,20 @@ struct diag_backend {
 	uint64_t	 db_err_seq;	/* odd while db_err is written */
 	uint64_t	 db_err_ms;	/* wall time of the last error */
 	char		 db_err[160];
+	/* its list_changed: received (worker 0), relists for them and
+	 * storms (the builder), the interval between relists now (ms) */
+	uint64_t	 db_lc_notes;
+	uint64_t	 db_lc_relists;
+	uint64_t	 db_lc_storms;
+	uint64_t	 db_lc_interval_ms;
+	/* its answers: bytes buffered now, answers refused by a budget
+	 * (DIAG_BUDGET_*: the worker's, the backend's) */
+	uint64_t	 db_ans_bytes;
+	uint64_t	 db_ans_refused[2];
 };
+
+#define DIAG_BUDGET_WORKER	0
+#define DIAG_BUDGET_BACKEND	1
 
 /*
  * One worker slot's figures, in memory the master maps shared before

@@ -11,6 +11,7 @@
 #include <sys/queue.h>
 #include <sys/types.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,11 +25,13 @@
 #include "shared/paths.h"
 #include "shared/store.h"
 #include "shared/http_client.h"
+#include "flow.h"
 #include "worker.h"
 
 #define BACKEND_BODY_MAX	(64 * 1024 * 1024)
 #define BACKEND_EVENT_MAX	(16 * 1024 * 1024)
 #define BACKEND_INFO_TTL_MS	(5 * 60 * 1000)
+#define BACKEND_INFO_MAX	(1024 * 1024)	/* a description cached */
 #define BACKEND_SID_MAX		256
 #define BACKEND_RESUMES		3	/* GET + Last-Event-ID after a cut */
 #define BACKEND_RETRY_MAX_MS	5000
@@ -43,7 +46,10 @@ struct backend_call {
 	char				 bc_resp_sid[BACKEND_SID_MAX];
 	char				*bc_body;
 	size_t				 bc_len;
+	size_t				 bc_cap;	/* bc_body's size */
 	long				 bc_status;
+	size_t				 bc_held;	/* charged, bytes */
+	enum abudget_limit		 bc_refused;	/* a budget said no */
 	int				 bc_is_sse;
 	int				 bc_sent_sid;
 	int				 bc_finished;	/* done delivered */
@@ -62,6 +68,17 @@ struct backend_call {
 
 static TAILQ_HEAD(, backend_call) backend_calls =
     TAILQ_HEAD_INITIALIZER(backend_calls);
+
+/*
+ * The answers this process buffers at once (operational.answerBuffer):
+ * a call's body and SSE buffers are charged as they grow, and one that
+ * would pass the worker's budget or its backend's is refused (the
+ * transfer aborted, its caller told which limit): each answer is
+ * capped, this caps them all, so that many large answers at once are
+ * refused, not held.
+ */
+static struct abudget	backend_budget;
+static int		backend_budget_set;
 
 static void	backend_call_free(struct backend_call *);
 
@@ -104,6 +121,57 @@ backend_make_id(char *buf, size_t size, pid_t pid, unsigned long long seq)
 }
 static void	backend_finish(struct backend_call *, int rc, json_t *response,
 		    int flags, const char *errmsg);
+
+static size_t
+backend_index(const struct backend_call *bc)
+{
+	return (size_t)(bc->bc_be - bc->bc_w->w_conf->cf_backends);
+}
+
+/* the bytes bc's buffers hold: its body, its SSE parser's */
+static size_t
+backend_held(const struct backend_call *bc)
+{
+	return bc->bc_cap + (bc->bc_sse != NULL ?
+	    sse_parser_held(bc->bc_sse) : 0);
+}
+
+/* bc's buffers about to hold want bytes: 0, or -1 (bc_refused says
+ * which budget refused it) */
+static int
+backend_charge(struct backend_call *bc, size_t want)
+{
+	enum abudget_limit	lim;
+	size_t			bi = backend_index(bc);
+
+	if (!backend_budget_set)
+		return 0;
+	if ((lim = abudget_charge(&backend_budget, bi, &bc->bc_held,
+	    want)) != ABUDGET_OK) {
+		bc->bc_refused = lim;
+		return -1;
+	}
+	if (bi < backend_budget.ab_nbe)
+		diag_answer_bytes(bc->bc_w, bc->bc_be,
+		    backend_budget.ab_used_be[bi]);
+	return 0;
+}
+
+/* why bc was refused, for its caller (and the client) */
+static void
+backend_refusal(const struct backend_call *bc, char *msg, size_t len)
+{
+	const struct config	*cf = bc->bc_w->w_conf;
+	int			 worker = bc->bc_refused == ABUDGET_WORKER;
+	size_t			 lim = worker ? cf->cf_answer_buf :
+				    cf->cf_answer_buf_backend;
+
+	(void)snprintf(msg, len, "backend %s: its answer was refused: the "
+	    "answers buffered at once would pass operational.answerBuffer."
+	    "%s (%zu %s)", bc->bc_be->cb_name, worker ? "perWorker" :
+	    "perBackend", lim % (1024 * 1024) == 0 ? lim / (1024 * 1024) :
+	    lim, lim % (1024 * 1024) == 0 ? "MiB" : "bytes");
+}
 
 /*
  * What every request to a streamable-http backend gets (they all start
@@ -411,6 +479,50 @@ backend_on_sse(void *arg, const struct sse_event *ev)
 	return backend_on_message(bc, ev->se_data, ev->se_data_len);
 }
 
+/*
+ * Room in the body for n more bytes and a NUL, charged first: the whole
+ * answer at once when its length is known, else twice the room each
+ * time (a realloc a chunk copied the body over and over, quadratic
+ * where realloc cannot move pages, as under ASan).
+ */
+static int
+backend_body_room(struct backend_call *bc, size_t n)
+{
+	size_t	 need = bc->bc_len + n + 1, cap;
+	char	*nb;
+
+	if (need <= bc->bc_cap)
+		return 0;
+	cap = bc->bc_cap * 2 < BACKEND_BODY_MAX + 1 ? bc->bc_cap * 2 :
+	    BACKEND_BODY_MAX + 1;
+	if (cap < need)
+		cap = need;
+	if (backend_charge(bc, backend_held(bc) - bc->bc_cap + cap) == -1 ||
+	    (nb = realloc(bc->bc_body, cap)) == NULL)
+		return -1;
+	bc->bc_body = nb;
+	bc->bc_cap = cap;
+	return 0;
+}
+
+/* a body of a Content-Length the answer is held whole: taken at once,
+ * or refused before a byte of it comes */
+static int
+backend_body_length(struct backend_call *bc, struct http_call *hc)
+{
+	const char		*cl = http_call_header(hc, "Content-Length");
+	char			*end;
+	unsigned long long	 n;
+
+	if (cl == NULL || *cl < '0' || *cl > '9')
+		return 0;
+	errno = 0;
+	n = strtoull(cl, &end, 10);
+	if (errno != 0 || *end != '\0' || n == 0 || n > BACKEND_BODY_MAX)
+		return 0;	/* the framing is the HTTP client's */
+	return backend_body_room(bc, (size_t)n);
+}
+
 static int
 backend_on_head(void *arg, struct http_call *hc, long status)
 {
@@ -429,35 +541,37 @@ backend_on_head(void *arg, struct http_call *hc, long status)
 		    bc);
 		if (bc->bc_sse == NULL)
 			return -1;
+		return 0;
 	}
-	return 0;
+	return backend_body_length(bc, hc);
 }
 
 static int
 backend_on_data(void *arg, struct http_call *hc, const char *buf, size_t len)
 {
 	struct backend_call	*bc = arg;
-	char			*nb;
-
 	int			 rc;
 
 	(void)hc;
 	if (bc->bc_cancelled)
 		return -1;
 	if (bc->bc_is_sse) {
+		/* what it may buffer of these bytes, then what it does */
+		if (backend_charge(bc, backend_held(bc) + len) == -1)
+			return -1;
 		/* a callback may cancel this call: free it only after */
 		bc->bc_depth++;
 		rc = sse_parser_feed(bc->bc_sse, buf, len);
 		bc->bc_depth--;
-		return (rc == -1 || bc->bc_cancelled) ? -1 : 0;
+		if (rc == -1 || bc->bc_cancelled)
+			return -1;
+		return backend_charge(bc, backend_held(bc));
 	}
 	if (bc->bc_finished)
 		return 0;
-	if (bc->bc_len + len > BACKEND_BODY_MAX)
+	if (bc->bc_len + len > BACKEND_BODY_MAX ||
+	    backend_body_room(bc, len) == -1)
 		return -1;
-	if ((nb = realloc(bc->bc_body, bc->bc_len + len + 1)) == NULL)
-		return -1;
-	bc->bc_body = nb;
 	memcpy(bc->bc_body + bc->bc_len, buf, len);
 	bc->bc_len += len;
 	bc->bc_body[bc->bc_len] = '\0';
@@ -572,7 +686,10 @@ backend_on_done(void *arg, struct http_call *hc, int result,
 		backend_call_free(bc);
 		return;
 	}
-	if (result == -1) {
+	if (bc->bc_refused != ABUDGET_OK) {
+		backend_refusal(bc, msg, sizeof(msg));
+		backend_finish(bc, -1, NULL, BACKEND_F_BUDGET, msg);
+	} else if (result == -1) {
 		(void)snprintf(msg, sizeof(msg), "backend %s: %s",
 		    bc->bc_be->cb_name, errmsg);
 		backend_finish(bc, -1, NULL, 0, msg);
@@ -610,6 +727,7 @@ backend_on_resume(evutil_socket_t fd, short ev, void *arg)
 	if (bc->bc_sse != NULL)
 		sse_parser_free(bc->bc_sse);
 	bc->bc_sse = NULL;
+	(void)backend_charge(bc, backend_held(bc));
 	bc->bc_is_sse = 0;
 	bc->bc_status = 0;
 	bc->bc_http = backend_get_stream(bc->bc_w, bc->bc_be, bc->bc_resp_sid,
@@ -638,8 +756,14 @@ backend_finish(struct backend_call *bc, int rc, json_t *response, int flags,
 	if (bc->bc_finished)
 		return;
 	bc->bc_finished = 1;
-	diag_backend_done(bc->bc_w, bc->bc_be, bc->bc_t0, rc, bc->bc_status,
-	    errmsg);
+	/* a refusal is this worker's doing, not the backend's failure */
+	if (bc->bc_refused != ABUDGET_OK)
+		diag_count_answer_refused(bc->bc_w, bc->bc_be,
+		    bc->bc_refused == ABUDGET_WORKER ? DIAG_BUDGET_WORKER :
+		    DIAG_BUDGET_BACKEND);
+	else
+		diag_backend_done(bc->bc_w, bc->bc_be, bc->bc_t0, rc,
+		    bc->bc_status, errmsg);
 	if (bc->bc_cbs != NULL && bc->bc_cbs->bc_done != NULL)
 		bc->bc_cbs->bc_done(bc->bc_arg, rc, response, flags, errmsg);
 }
@@ -659,6 +783,10 @@ backend_call_free(struct backend_call *bc)
 	if (bc->bc_timer != NULL)
 		event_free(bc->bc_timer);
 	free(bc->bc_body);
+	bc->bc_sse = NULL;
+	bc->bc_body = NULL;
+	bc->bc_cap = 0;
+	(void)backend_charge(bc, 0);
 	free(bc);
 }
 
@@ -721,6 +849,10 @@ backend_post(struct worker *w, const struct config_backend *be,
 	};
 	struct backend_call	*bc;
 
+	if (!backend_budget_set && abudget_init(&backend_budget,
+	    w->w_conf->cf_nbackends, w->w_conf->cf_answer_buf,
+	    w->w_conf->cf_answer_buf_backend) == 0)
+		backend_budget_set = 1;
 	if ((bc = worker_zalloc(sizeof(*bc))) == NULL)
 		goto fail;
 	TAILQ_INSERT_TAIL(&backend_calls, bc, bc_entry);
@@ -777,6 +909,8 @@ backend_free_all(struct worker *w)
 	(void)w;
 	while ((bc = TAILQ_FIRST(&backend_calls)) != NULL)
 		backend_call_free(bc);
+	abudget_free(&backend_budget);
+	backend_budget_set = 0;
 }
 
 /* the caller no longer wants the outcome: no callback after this */
@@ -897,7 +1031,12 @@ backend_info_put(struct worker *w, const struct config_backend *be,
 	if (o == NULL)
 		return;
 	if ((buf = jsonrpc_dump(o, &len)) != NULL) {
-		if (store_put(w->w_store, STORE_BACKENDS, be->cb_name,
+		/* a description is small: a huge one is not kept */
+		if (len > BACKEND_INFO_MAX)
+			log_warnx("backend %s: its description is %zu bytes, "
+			    "more than the %d kept; not cached", be->cb_name,
+			    len, BACKEND_INFO_MAX);
+		else if (store_put(w->w_store, STORE_BACKENDS, be->cb_name,
 		    strlen(be->cb_name), buf, len, now + BACKEND_INFO_TTL_MS,
 		    now) == -1)
 			log_warnx("cannot cache backend %s info", be->cb_name);

@@ -37,7 +37,9 @@ struct backend_call_cbs {
 	 * response of a non-2xx body if there was one (else NULL).  flags:
 	 * BACKEND_F_LOST when the backend no longer knows the session
 	 * (404, or 400 naming it), BACKEND_F_REFUSED for an HTTP 4xx that
-	 * turned the request away unrun (not 408 or 429).
+	 * turned the request away unrun (not 408 or 429), BACKEND_F_BUDGET
+	 * for an answer this worker refused to buffer (errmsg names the
+	 * limit).
 	 */
 	void	(*bc_done)(void *arg, int rc, json_t *response, int flags,
 		    const char *errmsg);
@@ -55,6 +57,8 @@ struct backend_call_cbs {
 
 #define BACKEND_F_LOST		0x01
 #define BACKEND_F_REFUSED	0x02
+/* refused here: buffering it would pass operational.answerBuffer */
+#define BACKEND_F_BUDGET	0x04
 /* the most members of a result bc_done_raw gives (else mem is NULL) */
 #define BACKEND_RESULT_MEMBERS	32
 

@@ -285,6 +285,74 @@ diag_backend_self(struct worker *w, const struct config_backend *be)
 	return &ds->ds_backends[i];
 }
 
+/* worker 0: a list_changed from the backend */
+void
+diag_count_list_changed(struct worker *w, const struct config_backend *be)
+{
+	struct diag_backend *db;
+
+	if ((db = diag_backend_self(w, be)) != NULL)
+		diag_add(&db->db_lc_notes, 1);
+}
+
+/* the list_changed worker 0 heard from the backend, in all */
+uint64_t
+diag_list_changes(struct worker *w, const struct config_backend *be)
+{
+	const struct diag_backend	*db;
+	uint64_t			 n = 0;
+	size_t				 bi;
+	int				 i;
+
+	bi = (size_t)(be - w->w_conf->cf_backends);
+	if (bi >= w->w_conf->cf_nbackends)
+		return 0;
+	for (i = 0; w->w_stats != NULL && i <= w->w_nstats; i++) {
+		db = &diag_slot_at(w, i)->ds_backends[bi];
+		n += diag_load(&db->db_lc_notes);
+	}
+	return n;
+}
+
+/* the builder: a relist for the backend's changes, at that interval */
+void
+diag_count_relist(struct worker *w, const struct config_backend *be,
+    int storm, unsigned int interval_ms)
+{
+	struct diag_backend *db;
+
+	if ((db = diag_backend_self(w, be)) == NULL)
+		return;
+	diag_add(&db->db_lc_relists, 1);
+	if (storm)
+		diag_add(&db->db_lc_storms, 1);
+	__atomic_store_n(&db->db_lc_interval_ms, interval_ms,
+	    __ATOMIC_RELAXED);
+}
+
+/* the bytes of the backend's answers this process buffers now */
+void
+diag_answer_bytes(struct worker *w, const struct config_backend *be,
+    size_t bytes)
+{
+	struct diag_backend *db;
+
+	if ((db = diag_backend_self(w, be)) != NULL)
+		__atomic_store_n(&db->db_ans_bytes, bytes, __ATOMIC_RELAXED);
+}
+
+/* an answer refused by a budget (DIAG_BUDGET_*) */
+void
+diag_count_answer_refused(struct worker *w, const struct config_backend *be,
+    int budget)
+{
+	struct diag_backend *db;
+
+	if ((db = diag_backend_self(w, be)) != NULL &&
+	    (budget == DIAG_BUDGET_WORKER || budget == DIAG_BUDGET_BACKEND))
+		diag_add(&db->db_ans_refused[budget], 1);
+}
+
 /*
  * A backend request ended: rc 0 with an answer (a JSON-RPC error is
  * an answer), or -1 with the HTTP status seen (0: none) and why.
@@ -344,6 +412,12 @@ struct diag_bsum {
 	uint64_t	 bs_last_us;
 	uint64_t	 bs_err_ms;
 	char		 bs_err[160];
+	uint64_t	 bs_lc_notes;
+	uint64_t	 bs_lc_relists;
+	uint64_t	 bs_lc_storms;
+	uint64_t	 bs_lc_interval_ms;
+	uint64_t	 bs_ans_bytes;
+	uint64_t	 bs_ans_refused[2];
 };
 
 static void
@@ -365,6 +439,16 @@ diag_backend_sum(const struct worker *w, size_t bi, struct diag_bsum *bs)
 		bs->bs_lat_sum_us += diag_load(&db->db_lat_sum_us);
 		for (k = 0; k < DIAG_NBERR; k++)
 			bs->bs_errors[k] += diag_load(&db->db_errors[k]);
+		bs->bs_lc_notes += diag_load(&db->db_lc_notes);
+		bs->bs_lc_relists += diag_load(&db->db_lc_relists);
+		bs->bs_lc_storms += diag_load(&db->db_lc_storms);
+		if (diag_load(&db->db_lc_interval_ms) > bs->bs_lc_interval_ms)
+			bs->bs_lc_interval_ms = diag_load(
+			    &db->db_lc_interval_ms);
+		bs->bs_ans_bytes += diag_load(&db->db_ans_bytes);
+		for (k = 0; k < 2; k++)
+			bs->bs_ans_refused[k] += diag_load(
+			    &db->db_ans_refused[k]);
 		if ((at = diag_load(&db->db_last_at)) > last_at) {
 			last_at = at;
 			bs->bs_last_us = diag_load(&db->db_last_us);
@@ -845,6 +929,89 @@ diag_backend_metrics(struct evbuffer *b, const struct worker *w)
 }
 
 /*
+ * per backend: its list changes (received, relists, storms, the
+ * interval between relists now) and its answers buffered and refused
+ */
+static int
+diag_backend_flow(struct evbuffer *b, const struct worker *w)
+{
+	static const struct {
+		const char	*f_name;
+		const char	*f_type;
+		const char	*f_help;
+		size_t		 f_off;
+		int		 f_ms;	/* a value in ms, shown in s */
+	} fam[] = {
+		{ "vmcpd_backend_list_changed_total", "counter",
+		    "list_changed notifications the backend sent.",
+		    offsetof(struct diag_bsum, bs_lc_notes), 0 },
+		{ "vmcpd_backend_relists_total", "counter",
+		    "Times the backend was listed again for its list changes "
+		    "(coalesced: one under way and one pending at most).",
+		    offsetof(struct diag_bsum, bs_lc_relists), 0 },
+		{ "vmcpd_backend_list_changed_storms_total", "counter",
+		    "Times the backend sent list_changed in a storm and its "
+		    "relists were spaced out.",
+		    offsetof(struct diag_bsum, bs_lc_storms), 0 },
+		{ "vmcpd_backend_relist_interval_seconds", "gauge",
+		    "The least time between two relists of the backend now "
+		    "(1 s; longer while it storms).",
+		    offsetof(struct diag_bsum, bs_lc_interval_ms), 1 },
+		{ "vmcpd_backend_buffered_answer_bytes", "gauge",
+		    "Bytes of the backend's answers the workers buffer now "
+		    "(operational.answerBuffer).",
+		    offsetof(struct diag_bsum, bs_ans_bytes), 0 },
+	};
+	static const char *const budgets[] = { "worker", "backend" };
+	struct diag_bsum	*bs;
+	const char		*name;
+	uint64_t		 v;
+	size_t			 f, bi, n = w->w_conf->cf_nbackends;
+	int			 k, rc = -1;
+
+	if (n == 0)
+		return 0;
+	if ((bs = calloc(n, sizeof(*bs))) == NULL)
+		return -1;
+	for (bi = 0; bi < n; bi++)
+		diag_backend_sum(w, bi, &bs[bi]);
+	for (f = 0; f < sizeof(fam) / sizeof(fam[0]); f++) {
+		if (diag_family(b, fam[f].f_name, fam[f].f_type,
+		    fam[f].f_help) == -1)
+			goto done;
+		for (bi = 0; bi < n; bi++) {
+			name = w->w_conf->cf_backends[bi].cb_name;
+			memcpy(&v, (const char *)&bs[bi] + fam[f].f_off,
+			    sizeof(v));
+			if ((fam[f].f_ms ? evbuffer_add_printf(b,
+			    "%s{backend=\"%s\"} %llu.%03llu\n", fam[f].f_name,
+			    name, (unsigned long long)(v / 1000),
+			    (unsigned long long)(v % 1000)) :
+			    evbuffer_add_printf(b, "%s{backend=\"%s\"} %llu\n",
+			    fam[f].f_name, name, (unsigned long long)v)) < 0)
+				goto done;
+		}
+	}
+	if (diag_family(b, "vmcpd_backend_answers_refused_total", "counter",
+	    "Backend answers refused because buffering them would pass a "
+	    "budget (operational.answerBuffer): the worker's (perWorker) "
+	    "or the backend's (perBackend).") == -1)
+		goto done;
+	for (bi = 0; bi < n; bi++)
+		for (k = 0; k < 2; k++)
+			if (evbuffer_add_printf(b,
+			    "vmcpd_backend_answers_refused_total"
+			    "{backend=\"%s\",budget=\"%s\"} %llu\n",
+			    w->w_conf->cf_backends[bi].cb_name, budgets[k],
+			    (unsigned long long)bs[bi].bs_ans_refused[k]) < 0)
+				goto done;
+	rc = 0;
+done:
+	free(bs);
+	return rc;
+}
+
+/*
  * /metrics: the Prometheus text exposition format (version 0.0.4):
  * what is cheap to read now; store figures only when it can be read.
  */
@@ -904,7 +1071,8 @@ diag_metrics_text(struct worker *w, struct evbuffer *b)
 	    "(client-side caching; a flush counts one).",
 	    diag_slots_sum(w, offsetof(struct diag_slot, ds_sess_invals))) ==
 	    -1 || diag_requests_by_method(b, w) == -1 ||
-	    diag_backend_metrics(b, w) == -1 || diag_breakers(w, b) == -1 ||
+	    diag_backend_metrics(b, w) == -1 ||
+	    diag_backend_flow(b, w) == -1 || diag_breakers(w, b) == -1 ||
 	    diag_healths(w, b) == -1)
 		return -1;
 	if (store_envstat(w->w_store, &es) == -1)

@@ -16,6 +16,12 @@
  *
  * A stream that ends is reopened with backoff; a session the backend
  * forgot is opened anew.  If worker 0 dies its successor takes over.
+ *
+ * A backend that sends list_changed in a storm is held back twice
+ * (flow.h's gate): worker 0 passes its changes on to the builder at
+ * most every NOTIFY_FORWARD_MS (the last one always), and the builder
+ * relists it with one relist under way and one pending at most, the
+ * relists at least an interval apart that grows while it storms.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,11 +34,22 @@
 #include "shared/log.h"
 #include "shared/store.h"
 #include "shared/http_client.h"
+#include "flow.h"
 #include "wake.h"
 #include "worker.h"
 #include "texch.h"
 
 #define NOTIFY_EVENT_MAX	(1024 * 1024)
+
+/* worker 0: a backend's changes go to the builder this far apart */
+#define NOTIFY_FORWARD_MS	250
+/* the builder: one backend's relists at least this far apart, the
+ * interval doubled (up to the most) after one that folded this many
+ * changes or more (three in an interval, when worker 0 passes four a
+ * second at most): a storm */
+#define NOTIFY_RELIST_MIN_MS	1000
+#define NOTIFY_RELIST_MAX_MS	30000
+#define NOTIFY_STORM_FOLDS	2
 
 static const int notify_backoff_ms[] = { 500, 1000, 2000, 5000, 10000, 30000 };
 
@@ -42,12 +59,27 @@ struct listener {
 	struct upstream			*l_up;		/* its stream */
 	struct sse_parser		*l_sse;
 	struct event			*l_timer;
+	struct lcgate			 l_gate;	/* its list changes */
+	struct event			*l_fwd;		/* ...sent then */
 	long				 l_status;
 	int				 l_fails;
 };
 
+/* in the builder: one backend's relists for its list changes */
+struct relist {
+	struct worker			*rl_w;
+	const struct config_backend	*rl_be;
+	struct lcgate			 rl_gate;
+	struct event			*rl_timer;	/* the pending one */
+	json_t				*rl_old;	/* the view before */
+	uint64_t			 rl_storm_from;	/* heard at its start */
+	uint64_t			 rl_storm_at;	/* ms */
+};
+
 static struct listener	*listeners;
 static size_t		 nlisteners;
+static struct relist	*relists;
+static size_t		 nrelists;
 static int		 notify_stopped;
 static json_t		*notify_last;	/* the last view compared against */
 
@@ -142,11 +174,6 @@ notify_fanout(struct worker *w, const json_t *msg, const char *uri)
 	    json_string_value(json_object_get(msg, "method")), ns.ns_n);
 }
 
-struct notify_change {
-	json_t	*nc_old;	/* the view before, or NULL */
-	char	*nc_backend;
-};
-
 /* the lists of view that differ from old's (all if no old): announced */
 void
 notify_lists_changed(struct worker *w, json_t *old, json_t *view,
@@ -186,60 +213,209 @@ notify_lists_changed(struct worker *w, json_t *old, json_t *view,
 	}
 }
 
+static void	notify_relist(struct relist *);
+
+/* what a gate says: run(arg) now, or ev at due (ms), or nothing */
+static void
+notify_gate(enum lcgate_act act, uint64_t now, uint64_t due,
+    struct event *ev, void (*run)(void *), void *arg)
+{
+	struct timeval	tv;
+	uint64_t	ms = due > now ? due - now : 0;
+
+	if (act == LCGATE_NOW)
+		run(arg);
+	else if (act == LCGATE_LATER && ev != NULL) {
+		tv.tv_sec = (time_t)(ms / 1000);
+		tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
+		(void)evtimer_add(ev, &tv);
+	}
+}
+
+static void
+notify_relist_run(void *arg)
+{
+	notify_relist(arg);
+}
+
+/* the relist is over: the next one now, later, or none */
+static void
+notify_relist_done(struct relist *r)
+{
+	enum lcgate_act	act;
+	uint64_t	now = store_now_ms(), due = 0;
+
+	act = lcgate_done(&r->rl_gate, now, &due);
+	notify_gate(act, now, due, r->rl_timer, notify_relist_run, r);
+}
+
 static void
 notify_on_view(void *arg, json_t *view, const char *err)
 {
-	struct notify_change	*nc = arg;
+	struct relist	*r = arg;
+	json_t		*old;
 
 	if (view == NULL) {
-		log_warnx("view rebuild after %s changed: %s", nc->nc_backend,
-		    err);
+		log_warnx("view rebuild after %s changed: %s",
+		    r->rl_be->cb_name, err);
 		goto done;
 	}
 	/*
 	 * Against what the sessions were last told of, when there is such
-	 * a view: two list_changed in a row both snapshot the view before
-	 * either rebuild ends, and only the first change is news.
+	 * a view: the relists of two backends both take the view before
+	 * either ends, and only the first change is news.
 	 */
-	if (notify_last != NULL) {
-		json_decref(nc->nc_old);
-		nc->nc_old = notify_last;
-	} else
-		json_decref(notify_last);
+	old = notify_last != NULL ? notify_last : json_incref(r->rl_old);
 	notify_last = json_incref(view);
-	notify_lists_changed(worker_self(), nc->nc_old, view, nc->nc_backend);
+	notify_lists_changed(r->rl_w, old, view, r->rl_be->cb_name);
+	json_decref(old);
 done:
-	json_decref(nc->nc_old);
-	free(nc->nc_backend);
-	free(nc);
+	json_decref(r->rl_old);
+	r->rl_old = NULL;
+	notify_relist_done(r);
 }
 
-/* in the view builder: backend's lists changed (view_changed()) */
-void
-notify_refresh(struct worker *w, const char *backend)
+/* a storm's start and end, said once each, with what worker 0 heard */
+static void
+notify_storm(struct relist *r, int storm, uint64_t now)
 {
-	struct notify_change *nc;
+	uint64_t heard;
 
-	if ((nc = calloc(1, sizeof(*nc))) == NULL ||
-	    (nc->nc_backend = strdup(backend)) == NULL) {
-		free(nc);
+	if (storm == 0)
 		return;
-	}
-	/* what the lists were: the shared view, else the last one we saw;
-	 * the rebuild lists this backend again, the others' lists kept */
-	if ((nc->nc_old = view_peek(w)) == NULL)
-		nc->nc_old = json_incref(notify_last);
-	if (view_refresh(w, backend, notify_on_view, nc) == -1) {
-		json_decref(nc->nc_old);
-		free(nc->nc_backend);
-		free(nc);
+	heard = diag_list_changes(r->rl_w, r->rl_be);
+	if (storm == 1) {
+		r->rl_storm_from = heard;
+		r->rl_storm_at = now;
+		log_warnx("backend %s sends list_changed in a storm (%llu so "
+		    "far); listing it again at most every %u s while it goes "
+		    "on", r->rl_be->cb_name, (unsigned long long)heard,
+		    r->rl_gate.lg_interval / 1000);
+	} else
+		log_info("backend %s: its list_changed storm is over (%llu "
+		    "in %llu s); listed again on each change",
+		    r->rl_be->cb_name, (unsigned long long)(heard -
+		    r->rl_storm_from), (unsigned long long)(now -
+		    r->rl_storm_at) / 1000);
+}
+
+/*
+ * List the backend again: only it, the others' lists taken as they are
+ * (view_refresh()); what the lists were is the shared view, else the
+ * last one seen.
+ */
+static void
+notify_relist(struct relist *r)
+{
+	uint64_t	now = store_now_ms();
+	int		storm;
+
+	storm = lcgate_start(&r->rl_gate, now);
+	notify_storm(r, storm, now);
+	diag_count_relist(r->rl_w, r->rl_be, storm == 1,
+	    r->rl_gate.lg_interval);
+	json_decref(r->rl_old);
+	if ((r->rl_old = view_peek(r->rl_w)) == NULL)
+		r->rl_old = json_incref(notify_last);
+	/* on -1 no callback came nor will */
+	if (view_refresh(r->rl_w, r->rl_be->cb_name, notify_on_view, r) ==
+	    -1) {
+		log_warnx("backend %s changed: cannot list it again",
+		    r->rl_be->cb_name);
+		json_decref(r->rl_old);
+		r->rl_old = NULL;
+		notify_relist_done(r);
 	}
 }
 
 static void
+notify_on_relist(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	notify_relist(arg);
+}
+
+/* the builder's relist state of backend, set up at its first change */
+static struct relist *
+notify_relist_of(struct worker *w, const char *backend)
+{
+	const struct config	*cf = w->w_conf;
+	size_t			 i;
+
+	if (relists == NULL && cf->cf_nbackends > 0) {
+		if ((relists = calloc(cf->cf_nbackends,
+		    sizeof(*relists))) == NULL)
+			return NULL;
+		nrelists = cf->cf_nbackends;
+		for (i = 0; i < nrelists; i++) {
+			relists[i].rl_w = w;
+			relists[i].rl_be = &cf->cf_backends[i];
+			lcgate_init(&relists[i].rl_gate, NOTIFY_RELIST_MIN_MS,
+			    NOTIFY_RELIST_MAX_MS, NOTIFY_STORM_FOLDS);
+			relists[i].rl_timer = evtimer_new(w->w_base,
+			    notify_on_relist, &relists[i]);
+		}
+	}
+	for (i = 0; i < nrelists; i++)
+		if (strcmp(relists[i].rl_be->cb_name, backend) == 0)
+			return relists[i].rl_timer != NULL ? &relists[i] : NULL;
+	return NULL;
+}
+
+/*
+ * In the view builder: backend's lists changed (view_changed()).  One
+ * relist under way and one pending at most: a change that finds one
+ * pending is folded into it, which starts after it and lists what it
+ * made too; so the last change of a storm is never lost.
+ */
+void
+notify_refresh(struct worker *w, const char *backend)
+{
+	struct relist	*r;
+	enum lcgate_act	 act;
+	uint64_t	 now = store_now_ms(), due = 0;
+
+	if ((r = notify_relist_of(w, backend)) == NULL)
+		return;
+	act = lcgate_change(&r->rl_gate, now, &due);
+	notify_gate(act, now, due, r->rl_timer, notify_relist_run, r);
+}
+
+/* worker 0: pass the backend's change on to the builder */
+static void
+notify_forward(void *arg)
+{
+	struct listener	*l = arg;
+	uint64_t	 now = store_now_ms(), due;
+
+	(void)lcgate_start(&l->l_gate, now);
+	view_changed(l->l_w, l->l_be->cb_name);
+	(void)lcgate_done(&l->l_gate, now, &due);
+}
+
+static void
+notify_on_forward(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	notify_forward(arg);
+}
+
+/*
+ * A list_changed: to the builder at once, or with the ones that follow
+ * it at the end of NOTIFY_FORWARD_MS: the builder's wake socket is not
+ * flooded, and the last change of a storm still reaches it.
+ */
+static void
 notify_list_changed(struct listener *l)
 {
-	view_changed(l->l_w, l->l_be->cb_name);
+	enum lcgate_act	act;
+	uint64_t	now = store_now_ms(), due = 0;
+
+	diag_count_list_changed(l->l_w, l->l_be);
+	act = lcgate_change(&l->l_gate, now, &due);
+	notify_gate(act, now, due, l->l_fwd, notify_forward, l);
 }
 
 static int
@@ -440,8 +616,12 @@ notify_init(struct worker *w)
 	for (i = 0; i < nlisteners; i++) {
 		listeners[i].l_w = w;
 		listeners[i].l_be = &w->w_conf->cf_backends[i];
+		lcgate_init(&listeners[i].l_gate, NOTIFY_FORWARD_MS,
+		    NOTIFY_FORWARD_MS, 0);
 		if ((listeners[i].l_timer = evtimer_new(w->w_base,
-		    notify_on_timer, &listeners[i])) == NULL)
+		    notify_on_timer, &listeners[i])) == NULL ||
+		    (listeners[i].l_fwd = evtimer_new(w->w_base,
+		    notify_on_forward, &listeners[i])) == NULL)
 			continue;
 		/* let the first client's view build open the sessions */
 		notify_retry(&listeners[i], 200);
@@ -474,6 +654,9 @@ notify_stop(struct worker *w)
 		if (l->l_timer != NULL)
 			event_free(l->l_timer);
 		l->l_timer = NULL;
+		if (l->l_fwd != NULL)
+			event_free(l->l_fwd);
+		l->l_fwd = NULL;
 	}
 }
 
@@ -484,11 +667,18 @@ notify_free(struct worker *w)
 	size_t i;
 
 	notify_stop(w);
-	for (i = 0; i < nlisteners; i++) {
-	}
 	free(listeners);
 	listeners = NULL;
 	nlisteners = 0;
+	/* the builder's: views_free() dropped the relists' waiters */
+	for (i = 0; i < nrelists; i++) {
+		if (relists[i].rl_timer != NULL)
+			event_free(relists[i].rl_timer);
+		json_decref(relists[i].rl_old);
+	}
+	free(relists);
+	relists = NULL;
+	nrelists = 0;
 	json_decref(notify_last);
 	notify_last = NULL;
 }

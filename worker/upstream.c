@@ -99,7 +99,8 @@ upstream_deliver(struct upstream *u, const struct upstream_result *r)
 	int				 st, reset;
 
 	if (ch->ch_cb_enabled && !u->u_stream && u->u_refused == NULL &&
-	    u->u_state != US_DEFERRED && !(u->u_flags & UPSTREAM_F_PROBE)) {
+	    !u->u_budget && u->u_state != US_DEFERRED &&
+	    !(u->u_flags & UPSTREAM_F_PROBE)) {
 		st = health_breaker_record(u->u_w->w_store, u->u_be->cb_name,
 		    ch, r->ur_status == UPSTREAM_FAILED, u->u_trial,
 		    store_now_ms(), &reset);
@@ -318,6 +319,7 @@ upstream_on_done(void *arg, int rc, json_t *response, int flags,
 	int			 was_legacy;
 
 	u->u_call = NULL;
+	u->u_budget = (flags & BACKEND_F_BUDGET) != 0;
 	switch (upstream_next_step(u->u_era, rc == -1, flags, response,
 	    u->u_retried)) {
 	case UPSTREAM_REOPEN:

@@ -54,6 +54,8 @@ struct upstream {
 	int				 u_failed;	/* ... and failed there */
 	int				 u_delivering;
 	int				 u_trial;	/* half-open's one */
+	int				 u_budget;	/* refused here, not
+							 * the backend's fault */
 	char				*u_refused;	/* by an open breaker */
 	char				*u_authz;	/* token_exchange's */
 	/* the backend session: the client session's strings (borrowed:

@@ -499,18 +499,43 @@ views_build_request(struct worker *w, const char *key, const char *backend)
 		views_revalidate(w, scope);
 }
 
+static struct event	*views_gc_timer;
+
+static void
+views_on_gc(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	views_gc(arg);
+}
+
 /*
  * This process builds the views (builder.c).  A lock left by a builder
  * of this generation that died goes: there is no other; so do the
- * shards it stored for a header it did not publish.
+ * shards it stored for a header it did not publish.  Then every
+ * VIEW_GC_MS the shards no header names go too (a publication deletes
+ * those it replaces at once: this is for a delete that failed), not
+ * left to their expiry, the view's freshness and 11 minutes past it.
  */
 void
 views_builder_init(struct worker *w)
 {
-	char key[STORE_KEY_MAX];
+	struct timeval	 tv = { VIEW_GC_MS / 1000, 0 };
+	char		 key[STORE_KEY_MAX];
 
 	views_builder = 1;
 	view_key(w, key, sizeof(key), "lock", VIEW_SCOPE_ANON, NULL);
 	(void)store_del(w->w_store, STORE_VIEWS, key, strlen(key));
 	views_gc(w);
+	if ((views_gc_timer = event_new(w->w_base, -1, EV_PERSIST,
+	    views_on_gc, w)) == NULL || event_add(views_gc_timer, &tv) == -1)
+		log_warnx("view: no periodic removal of orphan shards");
+}
+
+void
+views_builder_free(void)
+{
+	if (views_gc_timer != NULL)
+		event_free(views_gc_timer);
+	views_gc_timer = NULL;
 }

@@ -103,7 +103,7 @@ vfetch_save(struct vfetch *f)
 	    "listed", (json_int_t)f->vf_listed);
 	if (raw != NULL)
 		view_save(b->vb_w, "raw", vfetch_scope(f), f->vf_be->cb_name,
-		    raw, views_ttl(b->vb_w) + VIEW_STALE_MS, &f->vf_rec);
+		    raw, views_ttl(b->vb_w) + VIEW_STALE_MS, 0, &f->vf_rec);
 	json_decref(raw);
 }
 
@@ -153,6 +153,16 @@ vfetch_on_list(void *arg, const struct upstream_result *r)
 	if (!json_is_array(items)) {
 		vfetch_fail(f, "backend %s sent a list without \"%s\"",
 		    f->vf_be->cb_name, field);
+		return;
+	}
+	/* what one backend makes every process hold and the store keep */
+	f->vf_bytes += json_dumpb(items, NULL, 0, JSON_COMPACT);
+	if (f->vf_bytes > f->vf_build->vb_w->w_conf->cf_agg
+	    .ca_max_backend_list) {
+		vfetch_fail(f, "backend %s: its lists pass aggregation."
+		    "maxBackendListSize (%zu bytes); refused",
+		    f->vf_be->cb_name,
+		    f->vf_build->vb_w->w_conf->cf_agg.ca_max_backend_list);
 		return;
 	}
 	for (i = 0; i < json_array_size(items); i++)

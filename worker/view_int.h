@@ -21,6 +21,7 @@
 #define VIEW_LAYOUT_SPARE_MS 60000	/* a layout outlives its header by */
 #define VIEW_ASK_MS	250	/* a first view awaited: look, ask again */
 #define VIEW_ASK_SPARE_MS 5000	/* ...past VIEW_WAIT_MS (a builder respawned) */
+#define VIEW_GC_MS	60000	/* the builder looks for orphan shards */
 
 enum vkind {
 	VK_TOOLS = 0,
@@ -55,6 +56,7 @@ struct vfetch {
 	char				*vf_cursor;	/* next page, or NULL */
 	enum vkind			 vf_kind;
 	unsigned int			 vf_pages;
+	size_t				 vf_bytes;	/* its items' JSON */
 	int				 vf_done;
 	int				 vf_ok;
 	int				 vf_stale;	/* vf_lists: vf_old's */
@@ -97,7 +99,9 @@ void	 view_key(struct worker *, char *, size_t, const char *, const char *,
 json_t	*view_load(struct worker *, const char *, const char *, const char *,
 	    struct store_rec *);
 void	 view_save(struct worker *, const char *, const char *, const char *,
-	    json_t *, uint64_t, struct store_rec *);
+	    json_t *, uint64_t, uint64_t, struct store_rec *);
+json_t	*view_load_stored(struct worker *, const char *, const char *,
+	    const char *, uint64_t *);
 uint64_t views_ttl(struct worker *);
 void	 views_clock(struct worker *, struct view_clock *);
 uint64_t views_stamp(json_t *, const char *);
@@ -122,6 +126,7 @@ int	 vbuild_wait(struct vbuild *, view_cb, void *, int);
 int	 vbuild_begin(struct worker *, const char *, const char *, view_cb,
 	    void *, int);
 void	 views_revalidate(struct worker *, const char *);
+void	 views_builder_free(void);
 
 /* view_store.c */
 json_t	*views_store(struct worker *, const char *,

@@ -214,7 +214,7 @@ views_store(struct worker *w, const char *scope,
 	json_t		*digests = NULL, *old;
 	char		 key[STORE_KEY_MAX], id[40], hex[24];
 	size_t		 i;
-	uint64_t	 t0 = views_us();
+	uint64_t	 t0 = views_us(), at;
 	int		 k, rc = -1;
 
 	memset(&t, 0, sizeof(t));
@@ -244,14 +244,21 @@ views_store(struct worker *w, const char *scope,
 	for (i = 0; i < json_array_size(t.vt_errs); i++)
 		log_info("view: %s", json_string_value(json_array_get(
 		    t.vt_errs, i)));
-	old = view_load(w, "view", scope, NULL, NULL);
+	/*
+	 * The header replaced, as stored (not a copy checked by its stamp:
+	 * two headers of one millisecond and one length have the same),
+	 * and the new one stamped after it, so that no copy of the old one
+	 * passes for the new one anywhere.
+	 */
+	old = view_load_stored(w, "view", scope, NULL, &at);
 	if (json_object_set_new(hdr, "layout", json_string(key)) == -1 ||
 	    json_object_set(hdr, "shards", t.vt_shards) == -1 ||
 	    json_object_set(hdr, "digests", digests) == -1) {
 		json_decref(old);
 		goto done;
 	}
-	view_save(w, "view", scope, NULL, hdr, ttl_ms, NULL);
+	view_save(w, "view", scope, NULL, hdr, ttl_ms, at >= t.vt_now ?
+	    at + 1 : t.vt_now, NULL);
 	if (old != NULL) {
 		views_shards_del(w, json_string_value(json_object_get(old,
 		    "layout")), json_object_get(old, "shards"));

@@ -191,14 +191,18 @@ view_load(struct worker *w, const char *what, const char *scope,
 	return o;
 }
 
-/* stamp: the stored record's, when wanted */
+/*
+ * stamp: the stored record's, when wanted.  at: its update time (0:
+ * now), which with its length is the stamp copies are checked by.
+ */
 void
 view_save(struct worker *w, const char *what, const char *scope,
-    const char *backend, json_t *o, uint64_t ttl_ms, struct store_rec *stamp)
+    const char *backend, json_t *o, uint64_t ttl_ms, uint64_t at,
+    struct store_rec *stamp)
 {
 	char		*buf, key[STORE_KEY_MAX];
 	size_t		 len;
-	uint64_t	 now = store_now_ms();
+	uint64_t	 now = at != 0 ? at : store_now_ms();
 
 	view_key(w, key, sizeof(key), what, scope, backend);
 	/* the raw lists of a backend are big: not through jansson's dump */
@@ -214,6 +218,31 @@ view_save(struct worker *w, const char *what, const char *scope,
 		stamp->sr_len = len;
 	}
 	free(buf);
+}
+
+/*
+ * A record as it is stored now, read and decoded whatever copy this
+ * process keeps (what a publication replaces); its update time in *at.
+ */
+json_t *
+view_load_stored(struct worker *w, const char *what, const char *scope,
+    const char *backend, uint64_t *at)
+{
+	struct store_rec	 rec;
+	json_error_t		 jerr;
+	json_t			*o = NULL;
+	char			 key[STORE_KEY_MAX];
+
+	*at = 0;
+	view_key(w, key, sizeof(key), what, scope, backend);
+	if (store_get(w->w_store, STORE_VIEWS, key, strlen(key),
+	    store_now_ms(), &rec) != 0)
+		return NULL;
+	if ((o = json_loadb(rec.sr_data, rec.sr_len, JSON_ALLOW_NUL,
+	    &jerr)) != NULL)
+		*at = rec.sr_updated_ms;
+	store_rec_clear(&rec);
+	return o;
 }
 
 json_t *
@@ -267,6 +296,7 @@ views_free(void)
 	}
 	while ((a = TAILQ_FIRST(&vasks)) != NULL)
 		vask_free(a);
+	views_builder_free();
 	json_decref(view_cache.vc_view);
 	view_cache.vc_view = NULL;
 	views_routes_free();

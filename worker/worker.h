@@ -134,6 +134,15 @@ void	 diag_count_redis_error(struct worker *);
 void	 diag_count_session_check(struct worker *, int sent);
 void	 diag_count_session_inval(struct worker *);
 uint64_t diag_backend_start(void);
+void	 diag_count_list_changed(struct worker *,
+	    const struct config_backend *);
+uint64_t diag_list_changes(struct worker *, const struct config_backend *);
+void	 diag_count_relist(struct worker *, const struct config_backend *,
+	    int storm, unsigned int interval_ms);
+void	 diag_answer_bytes(struct worker *, const struct config_backend *,
+	    size_t);
+void	 diag_count_answer_refused(struct worker *,
+	    const struct config_backend *, int budget);
 void	 diag_backend_done(struct worker *, const struct config_backend *,
 	    uint64_t start, int rc, long status, const char *errmsg);
 const char *front_param_header(void *req, const char *name);

@@ -26,7 +26,7 @@ import {
   vmcpctl,
 } from './lib/harness.mjs';
 import {
-  useMulti, startMulti, openSessionCaps, openGet, serve, jsonBody, modern,
+  useMulti, startMulti, openSessionCaps, openGet, serve, jsonBody, modern, rawGetOrDelete,
 } from './lib/multi.mjs';
 
 useMulti();
@@ -51,17 +51,8 @@ async function startToy(label, tools) {
     listIds: [],
   };
   const srv = http.createServer((req, res) => {
-    if (req.method === 'GET') {
-      res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
-      res.write(': open\n\n');
-      toy.streams.add(res);
-      res.on('close', () => toy.streams.delete(res));
+    if (rawGetOrDelete(req, res, toy.streams))
       return;
-    }
-    if (req.method === 'DELETE') {
-      res.writeHead(200).end();
-      return;
-    }
     jsonBody(req, res).then((m) => {
       if (m === undefined)
         return;

@@ -84,6 +84,7 @@ check_agg_defaults(const struct config_aggregation *ca)
 	assert_int_equal(ca->ca_cache_ttl_ms, 5 * 60 * 1000);
 	assert_int_equal(ca->ca_page_size, 1000);
 	assert_int_equal(ca->ca_max_backend_pages, 100);
+	assert_int_equal(ca->ca_max_backend_list, 32 * 1024 * 1024);
 }
 
 /* every default, as documented in vmcpd.yaml(5) */
@@ -129,6 +130,8 @@ check_defaults(const struct config *cf)
 	assert_int_equal(cf->cf_health.ch_cb_enabled, 0);
 	assert_int_equal(cf->cf_health.ch_cb_threshold, 5);
 	assert_int_equal(cf->cf_health.ch_cb_timeout_ms, 60000);
+	assert_int_equal(cf->cf_answer_buf, 256 * 1024 * 1024);
+	assert_int_equal(cf->cf_answer_buf_backend, 128 * 1024 * 1024);
 	assert_int_equal(cf->cf_verbose, 0);
 }
 
@@ -708,6 +711,37 @@ test_failure_handling(void **state)
 	load_bad(BACKEND "operational:\n  failureHandling:\n"
 	    "    circuitBreaker: {tripAfter: 3}\n",
 	    "t.yaml:7:22: operational.failureHandling.circuitBreaker.tripAfter: unknown key, expected one of: enabled, failureThreshold, timeout");
+}
+
+/* operational.answerBuffer and aggregation.maxBackendListSize */
+static void
+test_answer_buffer(void **state)
+{
+	struct config	*cf;
+
+	(void)state;
+	cf = load_ok(BACKEND "operational:\n  answerBuffer:\n"
+	    "    perWorker: 64MiB\n    perBackend: 16MiB\n"
+	    "aggregation:\n  maxBackendListSize: 1MiB\n");
+	assert_int_equal(cf->cf_answer_buf, 64 * 1024 * 1024);
+	assert_int_equal(cf->cf_answer_buf_backend, 16 * 1024 * 1024);
+	assert_int_equal(cf->cf_agg.ca_max_backend_list, 1024 * 1024);
+	config_free(cf);
+	/* perBackend left out: half of perWorker */
+	cf = load_ok(BACKEND "operational:\n  answerBuffer: {perWorker: 8MiB}\n");
+	assert_int_equal(cf->cf_answer_buf, 8 * 1024 * 1024);
+	assert_int_equal(cf->cf_answer_buf_backend, 4 * 1024 * 1024);
+	config_free(cf);
+	load_bad(BACKEND "operational:\n  answerBuffer:\n"
+	    "    perWorker: 8MiB\n    perBackend: 16MiB\n",
+	    "t.yaml:8:5: operational.answerBuffer.perBackend: more than "
+	    "perWorker, which binds first");
+	load_bad(BACKEND "operational:\n  answerBuffer: {perWorker: 1KiB}\n",
+	    "t.yaml:6:29: operational.answerBuffer.perWorker: expected a size from 1MiB to 64GiB (bytes, or a number with a K, M, G or T suffix), found \"1KiB\"");
+	load_bad(BACKEND "operational:\n  answerBuffer: {total: 1MiB}\n",
+	    "t.yaml:6:18: operational.answerBuffer.total: unknown key, expected one of: perWorker, perBackend");
+	load_bad(BACKEND "aggregation:\n  maxBackendListSize: 2GiB\n",
+	    "t.yaml:6:23: aggregation.maxBackendListSize: expected a size from 64KiB to 1GiB (bytes, or a number with a K, M, G or T suffix), found \"2GiB\"");
 }
 
 /* compositeTools: loaded into cf_composites, errors with file:line:col */
@@ -1886,7 +1920,7 @@ test_err_aggregation(void **state)
 	    "t.yaml:6:3: aggregation.colour: unknown key, expected one of: "
 	    "conflictResolution, conflictResolutionConfig, excludeAllTools, "
 	    "defaultToolVisibility, tools, cacheTtl, pageSize, "
-	    "maxBackendPages");
+	    "maxBackendPages, maxBackendListSize");
 	load_bad(BACKENDS3 "aggregation:\n  conflictResolution: first\n",
 	    "t.yaml:6:23: aggregation.conflictResolution: expected prefix, "
 	    "priority or manual, found \"first\"");
@@ -2215,6 +2249,8 @@ check_aggregate(const struct config *cf)
 	assert_int_equal(cb->cb_transport, TRANSPORT_STREAMABLE_HTTP);
 	assert_int_equal(cb->cb_era, PROTO_ERA_UNKNOWN);
 	assert_int_equal(cb->cb_timeout_ms, 10000);
+	assert_int_equal(cf->cf_answer_buf, 256 * 1024 * 1024);
+	assert_int_equal(cf->cf_answer_buf_backend, 128 * 1024 * 1024);
 	assert_int_equal(ca->ca_conflict, CONFIG_CONFLICT_PREFIX);
 	assert_int_equal(ca->ca_prefix_mode, CONFIG_PREFIX_ON_CONFLICT);
 	assert_int_equal(ca->ca_nworkloads, 2);
@@ -3221,6 +3257,7 @@ main(void)
 		cmocka_unit_test(test_err_depth),
 		cmocka_unit_test(test_err_unknown_key),
 		cmocka_unit_test(test_failure_handling),
+		cmocka_unit_test(test_answer_buffer),
 		cmocka_unit_test(test_err_not_supported),
 		cmocka_unit_test(test_composite_tools),
 		cmocka_unit_test(test_err_type),

@@ -439,6 +439,31 @@ test_retry(void **state)
 	    "E|D1:x|I~|R500;E|D1:y|I~|R-1;");
 }
 
+/* what its buffers hold: nothing at first, an event's bytes as it comes */
+static void
+test_held(void **state)
+{
+	struct sse_parser	*p;
+	struct rec		 r;
+	char			 line[4096];
+
+	(void)state;
+	memset(&r, 0, sizeof(r));
+	p = sse_parser_new(0, rec_cb, &r);
+	assert_non_null(p);
+	assert_int_equal(sse_parser_held(p), 0);
+	memcpy(line, "data: ", 6);
+	memset(line + 6, 'x', sizeof(line) - 7);
+	line[sizeof(line) - 1] = '\n';
+	assert_int_equal(sse_parser_feed(p, line, sizeof(line)), 0);
+	assert_true(sse_parser_held(p) >= sizeof(line) - 7);
+	assert_true(sse_parser_held(p) <= 4 * sizeof(line));
+	assert_int_equal(sse_parser_feed(p, "\n", 1), 0);
+	assert_int_equal(r.r_count, 1);
+	sse_parser_free(p);
+	rec_free(&r);
+}
+
 static void
 test_cap(void **state)
 {
@@ -671,6 +696,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_line_ends),
+		cmocka_unit_test(test_held),
 		cmocka_unit_test(test_eol_scan),
 		cmocka_unit_test(test_cr_lf_split),
 		cmocka_unit_test(test_full_stream),

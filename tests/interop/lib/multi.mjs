@@ -151,6 +151,25 @@ export function jsonBody(req, res) {
  * and hands each tools/call to onCall(m, res, json), where json(o)
  * answers o with its session header; other requests get -32601.
  */
+/*
+ * A raw backend's GET (an SSE stream, kept in streams while open) and
+ * DELETE (200); true when req was one of them.
+ */
+export function rawGetOrDelete(req, res, streams) {
+  if (req.method === 'GET') {
+    res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
+    res.write(': open\n\n');
+    streams.add(res);
+    res.on('close', () => streams.delete(res));
+    return true;
+  }
+  if (req.method === 'DELETE') {
+    res.writeHead(200).end();
+    return true;
+  }
+  return false;
+}
+
 export function rawBackend(name, toolNames, onCall) {
   const tools = toolNames.map((t) => ({ name: t, inputSchema: { type: 'object' } }));
   return http.createServer((req, res) => {
