@@ -137,6 +137,37 @@ deny:
 }
 
 int
+authz_gate_text(struct worker *w, struct httpd_req *req,
+    const struct mcp_method *mm, const char *name, size_t namelen,
+    const char *params, size_t plen, json_t *view)
+{
+	char	*text = NULL;
+	char	 why[CEDAR_ERRLEN + 32];
+	size_t	 tlen = 0;
+	int	 rc, allow = 0;
+
+	if (!authz_enabled || mm == NULL || mm->mm_action == MCP_ACTION_NONE)
+		return 0;
+	(void)snprintf(why, sizeof(why), "not a tools/call");
+	if (mm->mm_action != MCP_ACTION_CALL_TOOL)
+		goto deny;
+	/* the tool the view advertises under the name, as authz_gate() */
+	(void)snprintf(why, sizeof(why), "the view can't be read");
+	if ((rc = view_item_get(w, view, VIEW_KIND_TOOLS, name, namelen,
+	    &text, &tlen)) == -1)
+		goto deny;
+	allow = authz_who_tool(authz_who_of(w, req), name, namelen,
+	    rc == 0 ? text : NULL, tlen, params, plen, why, sizeof(why));
+	free(text);
+deny:
+	if (!allow) {
+		log_debug("%s denied: %s", mm->mm_name, why);
+		audit_set_outcome(w, req, AUDIT_DENIED);
+	}
+	return allow ? 0 : -1;
+}
+
+int
 authz_view_tool(struct worker *w, json_t *view, const char *name,
     json_t **itemp)
 {

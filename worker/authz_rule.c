@@ -413,3 +413,66 @@ authz_filter_item(void *arg, enum view_kind k, const char *key, size_t klen,
 
 	return authz_who_item(f->af_who, k, key, klen, text, tlen);
 }
+
+int
+authz_who_tool(struct authz_who *w, const char *name, size_t namelen,
+    const char *item, size_t ilen, const char *params, size_t plen,
+    char *why, size_t whysz)
+{
+	const struct cedar_policyset	*ps;
+	struct cedar_call		 call;
+	json_t				*it = NULL, *args = NULL;
+	char				*nm = NULL;
+	int				 allow = 0;
+
+	if (why != NULL && whysz > 0)
+		why[0] = '\0';
+	if (w == NULL) {
+		if (why != NULL)
+			(void)snprintf(why, whysz, "no principal");
+		return 0;
+	}
+	ps = w->aw_cache->ac_conf->ac_policies;
+	/*
+	 * Nothing of the call counts but its tool: the decision of the
+	 * tool as listed (cached), which is the call's with no arguments.
+	 */
+	if (cedar_policyset_args(ps) == CEDAR_ARGS_NONE && item != NULL) {
+		if (why != NULL)
+			(void)snprintf(why, whysz, "the tool's decision");
+		return authz_who_item(w, VIEW_KIND_TOOLS, name, namelen, item,
+		    ilen);
+	}
+	memset(&call, 0, sizeof(call));
+	call.cc_kind = CEDAR_TOOL;
+	if (memchr(name, '\0', namelen) != NULL ||
+	    (nm = strndup(name, namelen)) == NULL) {
+		if (why != NULL)
+			(void)snprintf(why, whysz, "no name");
+		goto done;
+	}
+	call.cc_name = nm;
+	/* the view's annotations, never the client's */
+	if (item != NULL) {
+		if ((it = json_loadb(item, ilen, 0, NULL)) == NULL) {
+			if (why != NULL)
+				(void)snprintf(why, whysz,
+				    "the view can't be read");
+			goto done;
+		}
+		call.cc_annotations = json_object_get(it, "annotations");
+	}
+	if (cedar_args_text(ps, params, plen, &args) == -1) {
+		if (why != NULL)
+			(void)snprintf(why, whysz,
+			    "the arguments can't be read");
+		goto done;
+	}
+	call.cc_arguments = args;
+	allow = authz_who_call(w, &call, why, whysz);
+done:
+	json_decref(args);
+	json_decref(it);
+	free(nm);
+	return allow;
+}
