@@ -69,7 +69,9 @@ void	 authz_cache_free(struct authz_cache *);
  * The entry of a principal, by its scope and the digest of its claims,
  * under policy generation gen (another generation empties the cache
  * first): found, or made from claims.  NULL: claims make no principal
- * (no sub: every access is denied) or memory ran out.
+ * (no sub: every access is denied) or memory ran out.  The entry keeps
+ * a reference to claims, and the same object again is found without a
+ * digest: claims must not change once handed here (auth.c's never do).
  */
 struct authz_who *authz_cache_who(struct authz_cache *,
 	    const struct authz_conf *, uint64_t gen, const char *scope,

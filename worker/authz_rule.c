@@ -32,6 +32,7 @@ struct authz_item {
 struct authz_who {
 	char			 aw_scope[64];
 	unsigned char		 aw_digest[SHA256_DIGEST_LENGTH];
+	json_t			*aw_claims;	/* the last claims found equal */
 	uint64_t		 aw_used;	/* the cache's tick */
 	struct cedar_principal	*aw_principal;
 	struct authz_item	*aw_items;	/* open addressing */
@@ -175,6 +176,7 @@ authz_who_clear(struct authz_who *w)
 {
 	authz_items_clear(w);
 	cedar_principal_free(w->aw_principal);
+	json_decref(w->aw_claims);
 	memset(w, 0, sizeof(*w));
 }
 
@@ -228,14 +230,29 @@ authz_cache_who(struct authz_cache *c, const struct authz_conf *ac,
 		c->ac_gen = gen;
 	}
 	if (claims == NULL || scope == NULL ||
-	    strlen(scope) >= sizeof(w->aw_scope) ||
-	    authz_claims_digest(claims, d) == -1)
+	    strlen(scope) >= sizeof(w->aw_scope))
 		return NULL;
 	c->ac_tick++;
+	/*
+	 * The same claims object as last time (a token remembered by
+	 * auth.c): no digest.  The entry holds a reference, so the address
+	 * names no other claims meanwhile; verified claims never change.
+	 */
+	for (i = 0; i < c->ac_nwho; i++) {
+		w = &c->ac_who[i];
+		if (w->aw_claims == claims && strcmp(w->aw_scope, scope) == 0) {
+			w->aw_used = c->ac_tick;
+			return w;
+		}
+	}
+	if (authz_claims_digest(claims, d) == -1)
+		return NULL;
 	for (i = 0; i < c->ac_nwho; i++) {
 		w = &c->ac_who[i];
 		if (strcmp(w->aw_scope, scope) == 0 &&
 		    memcmp(w->aw_digest, d, sizeof(d)) == 0) {
+			json_decref(w->aw_claims);
+			w->aw_claims = json_incref((json_t *)claims);
 			w->aw_used = c->ac_tick;
 			return w;
 		}
@@ -258,6 +275,7 @@ authz_cache_who(struct authz_cache *c, const struct authz_conf *ac,
 	}
 	(void)snprintf(w->aw_scope, sizeof(w->aw_scope), "%s", scope);
 	memcpy(w->aw_digest, d, sizeof(d));
+	w->aw_claims = json_incref((json_t *)claims);
 	w->aw_used = c->ac_tick;
 	w->aw_cache = c;
 	return w;

@@ -301,6 +301,11 @@ test_cache(void **state)
 	/* the same principal: its entry; keys in another order: the same */
 	assert_ptr_equal(who(f, "s-bob",
 	    "{\"groups\":[\"ext\"],\"sub\":\"bob\"}"), a);
+	/* the same claims object (a remembered token): found as it is */
+	c = jparse(BOB);
+	assert_ptr_equal(authz_cache_who(f->cache, &f->ac, 1, "s-bob", c), a);
+	assert_ptr_equal(authz_cache_who(f->cache, &f->ac, 1, "s-bob", c), a);
+	json_decref(c);
 	/* new claims (another group): another entry, decided again */
 	b = who(f, "s-bob", "{\"sub\":\"bob\",\"groups\":[\"eng\"]}");
 	assert_non_null(b);
