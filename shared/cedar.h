@@ -93,12 +93,11 @@ const struct cedar_str *cedar_policyset_arg_name(
 int		 cedar_args_pick(const struct cedar_policyset *,
 		    const json_t *args, json_t **out);
 /*
- * The same off a tools/call's params'
- * text (a JSON object): *args NULL when they read none or the params
- * have no arguments object, else a new object of the arguments read,
- * only their values parsed (the whole object when a key holds an
- * escape, more than CEDAR_ARGS_SCAN members are sent, or every argument
- * is read).  0, or -1 (text that does not load as jsonrpc_parse() loads
+ * The same off a tools/call's params' text (a JSON object): *args NULL
+ * when they read none or the params have no arguments object, else a
+ * new object of the arguments read, only their values parsed (the
+ * whole object when a key holds an escape, more than CEDAR_ARGS_SCAN
+ * members are sent, or every argument is read).  0, or -1 (text that does not load as jsonrpc_parse() loads
  * it, a name read twice, out of memory): the caller denies.  A key sent
  * twice that no policy reads is not looked for (the front's scan refused
  * it already).
