@@ -150,6 +150,8 @@ chaos: all
 # (bench-scale alone; SCALE_SIZE=small for a one-minute run), then a
 # bearer token on every tools/call against none (tests/bench/auth.sh),
 # then a shared rate limit against none (tests/bench/ratelimit.sh), then
+# oidc, Cedar, rate limits and audit together against none, both
+# revisions (tests/bench/authz.sh; make bench-authz alone), then
 # a 10-step composite's cost per step (tests/bench/composite.sh)
 # its buckets in Redis against the state directory (tests/bench/redis.sh)
 bench:
@@ -157,8 +159,12 @@ bench:
 	sh tests/bench/scale.sh
 	sh tests/bench/auth.sh
 	sh tests/bench/ratelimit.sh
+	sh tests/bench/authz.sh
 	sh tests/bench/composite.sh
 	sh tests/bench/redis.sh
+
+bench-authz:
+	sh tests/bench/authz.sh
 
 bench-redis:
 	sh tests/bench/redis.sh
@@ -188,6 +194,6 @@ clean:
 	rm -rf build build-san build-fuzz
 
 .PHONY: all unit deps check check-unit check-interop check-man fuzz fuzz-smoke \
-	bench bench-scale bench-redis install run clean fuzz-long chaos
+	bench bench-scale bench-redis bench-authz install run clean fuzz-long chaos
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -161,6 +161,10 @@ struct cedar_policyset {
 	const char		*ps_file;
 	struct policy		*ps_pol;
 	size_t			 ps_n;
+	/* the arguments the policies may read (cedar_args.c) */
+	struct cedar_str	*ps_args;	/* sorted, unique */
+	size_t			 ps_nargs;
+	int			 ps_args_all;
 };
 
 /* cedar_value.c */
@@ -194,6 +198,9 @@ void		 cedar_ents_put(struct cedar_entities *, struct ent *);
 
 /* cedar_parse.c */
 int		 cedar_action_type_ok(const struct cedar_uid *);
+
+/* cedar_args.c: the arguments ps may read, into ps; -1 out of memory */
+int		 cedar_args_find(struct cedar_policyset *);
 
 /* cedar_eval.c: cedar_authorize() with the context as a value, if ctx */
 int		 cedar_authorize_ctx(const struct cedar_policyset *,

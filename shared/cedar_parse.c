@@ -1261,6 +1261,10 @@ cedar_parse(const char *file, const char *text, size_t len, char *err,
 			goto fail;
 		ps->ps_n++;
 	}
+	if (cedar_args_find(ps) == -1) {
+		perr(&p, 1, 1, "out of memory");
+		goto fail;
+	}
 	return ps;
 fail:
 	if (!p.p_failed)

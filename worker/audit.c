@@ -246,13 +246,15 @@ audit_outcome_name(enum audit_outcome o, int status)
 	return "error";
 }
 
-/* RFC 4122 version 4 */
+/* RFC 4122 version 4; hex by hand (snprintf per byte cost 11k
+ * instructions of every audited request) */
 static void
 audit_uuid(char out[37])
 {
-	uint8_t	 b[16];
-	size_t	 i;
-	char	*p = out;
+	static const char	 hex[] = "0123456789abcdef";
+	uint8_t			 b[16];
+	size_t			 i;
+	char			*p = out;
 
 	if (getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b))
 		memset(b, 0, sizeof(b));
@@ -261,7 +263,8 @@ audit_uuid(char out[37])
 	for (i = 0; i < 16; i++) {
 		if (i == 4 || i == 6 || i == 8 || i == 10)
 			*p++ = '-';
-		p += snprintf(p, 3, "%02x", b[i]);
+		*p++ = hex[b[i] >> 4];
+		*p++ = hex[b[i] & 0x0f];
 	}
 	*p = '\0';
 }

@@ -82,6 +82,17 @@ authz_string(const json_t *params, const char *key)
 	return json_string_value(v);
 }
 
+/* a denial at the gate: logged with why, audited; -1 */
+static int
+authz_denied(struct worker *w, struct httpd_req *req,
+    const struct mcp_method *mm, const char *why)
+{
+	/* the reason stays here: the client learns the kind only */
+	log_debug("%s denied: %s", mm->mm_name, why);
+	audit_set_outcome(w, req, AUDIT_DENIED);
+	return -1;
+}
+
 int
 authz_gate(struct worker *w, struct httpd_req *req,
     const struct mcp_method *mm, const json_t *params, json_t *view)
@@ -93,10 +104,7 @@ authz_gate(struct worker *w, struct httpd_req *req,
 	if (authz_gate_who(w, authz_who_of(w, req), mm, params, view, why,
 	    sizeof(why)))
 		return 0;
-	/* the reason stays here: the client learns the kind only */
-	log_debug("%s denied: %s", mm->mm_name, why);
-	audit_set_outcome(w, req, AUDIT_DENIED);
-	return -1;
+	return authz_denied(w, req, mm, why);
 }
 
 int
@@ -153,6 +161,33 @@ authz_gate_who(struct worker *w, struct authz_who *who,
 deny:
 	json_decref(item);
 	return allow;
+}
+
+int
+authz_gate_text(struct worker *w, struct httpd_req *req,
+    const struct mcp_method *mm, const char *name, size_t namelen,
+    const char *params, size_t plen, json_t *view)
+{
+	char	*text = NULL;
+	char	 why[CEDAR_ERRLEN + 32];
+	size_t	 tlen = 0;
+	int	 rc, allow = 0;
+
+	if (!authz_enabled || mm == NULL || mm->mm_action == MCP_ACTION_NONE)
+		return 0;
+	(void)snprintf(why, sizeof(why), "not a tools/call");
+	if (mm->mm_action != MCP_ACTION_CALL_TOOL)
+		goto deny;
+	/* the tool the view advertises under the name, as authz_gate() */
+	(void)snprintf(why, sizeof(why), "the view can't be read");
+	if ((rc = view_item_get(w, view, VIEW_KIND_TOOLS, name, namelen,
+	    &text, &tlen)) == -1)
+		goto deny;
+	allow = authz_who_tool(authz_who_of(w, req), name, namelen,
+	    rc == 0 ? text : NULL, tlen, params, plen, why, sizeof(why));
+	free(text);
+deny:
+	return allow ? 0 : authz_denied(w, req, mm, why);
 }
 
 int

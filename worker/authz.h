@@ -84,7 +84,9 @@ void	 authz_cache_free(struct authz_cache *);
  * The entry of a principal, by its scope and the digest of its claims,
  * under policy generation gen (another generation empties the cache
  * first): found, or made from claims.  NULL: claims make no principal
- * (no sub: every access is denied) or memory ran out.
+ * (no sub: every access is denied) or memory ran out.  The entry keeps
+ * a reference to claims, and the same object again is found without a
+ * digest: claims must not change once handed here (auth.c's never do).
  */
 struct authz_who *authz_cache_who(struct authz_cache *,
 	    const struct authz_conf *, uint64_t gen, const char *scope,
@@ -105,6 +107,18 @@ int	 authz_who_item(struct authz_who *, enum view_kind, const char *key,
 int	 authz_who_call(struct authz_who *, const struct cedar_call *,
 	    char *why, size_t whysz);
 
+/*
+ * The hot path's tools/call (its params unparsed): the tool by its
+ * advertised name, with the view's item text (NULL: the view lists
+ * none) and params as the client sent them; decided as authz_who_call()
+ * decides the parsed call.  When the policies read no argument it is
+ * the tool's list decision (authz_who_item(), cached); else the call
+ * with only the arguments they read (cedar_args_text()).  1 allowed, 0
+ * denied.
+ */
+int	 authz_who_tool(struct authz_who *, const char *name, size_t namelen,
+	    const char *item, size_t ilen, const char *params, size_t plen,
+	    char *why, size_t whysz);
 /* a list's filter (view_page_req's vq_filter on an authz_filter) */
 struct authz_filter {
 	struct authz_who	*af_who;	/* NULL: nothing is shown */
@@ -134,6 +148,16 @@ int	 authz_gate(struct worker *, struct httpd_req *,
 int	 authz_gate_who(struct worker *, struct authz_who *who,
 	    const struct mcp_method *, const json_t *params, json_t *view,
 	    char *why, size_t whysz);
+/*
+ * authz_gate() for the hot paths' tools/call, whose params stay text
+ * (the front's scan): the tool named name (namelen bytes, no escapes),
+ * the params' text; only the arguments the policies read are parsed,
+ * none when they read none (authz_who_tool()).  The same decision as
+ * authz_gate() on the parsed call, the same 0 / -1.
+ */
+int	 authz_gate_text(struct worker *, struct httpd_req *,
+	    const struct mcp_method *, const char *name, size_t namelen,
+	    const char *params, size_t plen, json_t *view);
 /*
  * A composite step's call under the run's principal p (NULL:
  * anonymous, denied as at the gate): 1 allowed, 0 denied, audited as

@@ -32,6 +32,7 @@ struct authz_item {
 struct authz_who {
 	char			 aw_scope[64];
 	unsigned char		 aw_digest[SHA256_DIGEST_LENGTH];
+	json_t			*aw_claims;	/* the last claims found equal */
 	uint64_t		 aw_used;	/* the cache's tick */
 	struct cedar_principal	*aw_principal;
 	struct authz_item	*aw_items;	/* open addressing */
@@ -199,6 +200,7 @@ authz_who_clear(struct authz_who *w)
 {
 	authz_items_clear(w);
 	cedar_principal_free(w->aw_principal);
+	json_decref(w->aw_claims);
 	memset(w, 0, sizeof(*w));
 }
 
@@ -252,14 +254,29 @@ authz_cache_who(struct authz_cache *c, const struct authz_conf *ac,
 		c->ac_gen = gen;
 	}
 	if (claims == NULL || scope == NULL ||
-	    strlen(scope) >= sizeof(w->aw_scope) ||
-	    authz_claims_digest(claims, d) == -1)
+	    strlen(scope) >= sizeof(w->aw_scope))
 		return NULL;
 	c->ac_tick++;
+	/*
+	 * The same claims object as last time (a token remembered by
+	 * auth.c): no digest.  The entry holds a reference, so the address
+	 * names no other claims meanwhile; verified claims never change.
+	 */
+	for (i = 0; i < c->ac_nwho; i++) {
+		w = &c->ac_who[i];
+		if (w->aw_claims == claims && strcmp(w->aw_scope, scope) == 0) {
+			w->aw_used = c->ac_tick;
+			return w;
+		}
+	}
+	if (authz_claims_digest(claims, d) == -1)
+		return NULL;
 	for (i = 0; i < c->ac_nwho; i++) {
 		w = &c->ac_who[i];
 		if (strcmp(w->aw_scope, scope) == 0 &&
 		    memcmp(w->aw_digest, d, sizeof(d)) == 0) {
+			json_decref(w->aw_claims);
+			w->aw_claims = json_incref((json_t *)claims);
 			w->aw_used = c->ac_tick;
 			return w;
 		}
@@ -282,6 +299,7 @@ authz_cache_who(struct authz_cache *c, const struct authz_conf *ac,
 	}
 	(void)snprintf(w->aw_scope, sizeof(w->aw_scope), "%s", scope);
 	memcpy(w->aw_digest, d, sizeof(d));
+	w->aw_claims = json_incref((json_t *)claims);
 	w->aw_used = c->ac_tick;
 	w->aw_cache = c;
 	return w;
@@ -436,4 +454,67 @@ authz_filter_item(void *arg, enum view_kind k, const char *key, size_t klen,
 	struct authz_filter *f = arg;
 
 	return authz_who_item(f->af_who, k, key, klen, text, tlen);
+}
+
+int
+authz_who_tool(struct authz_who *w, const char *name, size_t namelen,
+    const char *item, size_t ilen, const char *params, size_t plen,
+    char *why, size_t whysz)
+{
+	const struct cedar_policyset	*ps;
+	struct cedar_call		 call;
+	json_t				*it = NULL, *args = NULL;
+	char				*nm = NULL;
+	int				 allow = 0;
+
+	if (why != NULL && whysz > 0)
+		why[0] = '\0';
+	if (w == NULL) {
+		if (why != NULL)
+			(void)snprintf(why, whysz, "no principal");
+		return 0;
+	}
+	ps = w->aw_cache->ac_conf->ac_policies;
+	/*
+	 * Nothing of the call counts but its tool: the decision of the
+	 * tool as listed (cached), which is the call's with no arguments.
+	 */
+	if (cedar_policyset_args(ps) == CEDAR_ARGS_NONE && item != NULL) {
+		if (why != NULL)
+			(void)snprintf(why, whysz, "the tool's decision");
+		return authz_who_item(w, VIEW_KIND_TOOLS, name, namelen, item,
+		    ilen);
+	}
+	memset(&call, 0, sizeof(call));
+	call.cc_kind = CEDAR_TOOL;
+	if (memchr(name, '\0', namelen) != NULL ||
+	    (nm = strndup(name, namelen)) == NULL) {
+		if (why != NULL)
+			(void)snprintf(why, whysz, "no name");
+		goto done;
+	}
+	call.cc_name = nm;
+	/* the view's annotations, never the client's */
+	if (item != NULL) {
+		if ((it = json_loadb(item, ilen, 0, NULL)) == NULL) {
+			if (why != NULL)
+				(void)snprintf(why, whysz,
+				    "the view can't be read");
+			goto done;
+		}
+		call.cc_annotations = json_object_get(it, "annotations");
+	}
+	if (cedar_args_text(ps, params, plen, &args) == -1) {
+		if (why != NULL)
+			(void)snprintf(why, whysz,
+			    "the arguments can't be read");
+		goto done;
+	}
+	call.cc_arguments = args;
+	allow = authz_who_call(w, &call, why, whysz);
+done:
+	json_decref(args);
+	json_decref(it);
+	free(nm);
+	return allow;
 }

@@ -25,7 +25,6 @@
 #include "auth.h"
 #include "texch.h"
 #include "audit.h"
-#include "authz.h"
 #include "httpd.h"
 #include "worker.h"
 #include "session_redis.h"
@@ -552,11 +551,12 @@ front_mcp_post(struct worker *w, struct httpd_req *req)
 	 * body names its method */
 	diag_tag_method_header(req, httpd_req_known(req,
 	    HTTP_H_MCP_METHOD));
-	/* the hot paths don't parse params, which the gate needs */
-	if (!authz_on(w) && modern_scan_post(w, req, body, len) == 0)
+	/* the hot paths: the gate reads what it needs off the params'
+	 * text (authz_gate_text()) */
+	if (modern_scan_post(w, req, body, len) == 0)
 		return;
 	memset(&fast, 0, sizeof(fast));
-	if ((authz_on(w) || front_scan_call(body, len, &msg, &fast) == -1) &&
+	if (front_scan_call(body, len, &msg, &fast) == -1 &&
 	    jsonrpc_parse(body, len, &msg, &err) == -1) {
 		diag_tag_kind(req, "invalid");
 		front_reply_error(req, err.je_http, NULL, err.je_code,

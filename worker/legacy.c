@@ -1165,7 +1165,8 @@ legacy_post(struct worker *w, struct httpd_req *req, struct jsonrpc_msg *msg,
 		return;
 	}
 	/* the authorization gate goes before the session's validation */
-	if (msg->jm_kind == JSONRPC_REQUEST && legacy_gate(w, req, msg) == 0)
+	if (msg->jm_kind == JSONRPC_REQUEST &&
+	    legacy_gate(w, req, msg, fast) == 0)
 		return;
 	memset(&s, 0, sizeof(s));
 	if (legacy_session(w, req, msg->jm_id, &s) == -1) {

@@ -39,7 +39,11 @@ legacy_gate_on_view(void *arg, json_t *view, const char *err)
 		legacy_req_free(mr);
 		return;
 	}
-	if (authz_gate(w, mr->mr_req, mm, mr->mr_msg.jm_params, view) == -1) {
+	/* the hot path's call is read off its params' text */
+	if ((mr->mr_fast.lf_params != NULL ? authz_gate_text(w, mr->mr_req,
+	    mm, mr->mr_fast.lf_name, mr->mr_fast.lf_namelen,
+	    mr->mr_fast.lf_params, mr->mr_fast.lf_plen, view) :
+	    authz_gate(w, mr->mr_req, mm, mr->mr_msg.jm_params, view)) == -1) {
 		legacy_req_refuse(mr, AUTHZ_HTTP, AUTHZ_CODE,
 		    authz_message(mm, mr->mr_msg.jm_params), NULL);
 		return;
@@ -60,7 +64,8 @@ legacy_gate_on_view(void *arg, json_t *view, const char *err)
 }
 
 int
-legacy_gate(struct worker *w, struct httpd_req *req, struct jsonrpc_msg *msg)
+legacy_gate(struct worker *w, struct httpd_req *req, struct jsonrpc_msg *msg,
+    const struct legacy_fast *fast)
 {
 	const struct mcp_method	*mm = msg->jm_mm;
 	struct mcp_req		*mr;
@@ -71,6 +76,7 @@ legacy_gate(struct worker *w, struct httpd_req *req, struct jsonrpc_msg *msg)
 		return -1;
 	if ((mr = legacy_req_new(w, req, msg)) == NULL)
 		return 0;
+	mr->mr_fast = *fast;
 	legacy_req_watch(mr);
 	if (view_get_scope(w, texch_view_scope(req), legacy_gate_on_view,
 	    mr) == -1) {

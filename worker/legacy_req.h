@@ -53,9 +53,10 @@ void	 legacy_req_refuse(struct mcp_req *, int status, int code,
 void	 legacy_on_view(void *arg, json_t *view, const char *err);
 
 /* legacy_gate.c */
-/* a request the authorization gate takes (0: taken over), else -1 */
+/* a request the authorization gate takes (0: taken over, msg and
+ * fast with it), else -1 */
 int	 legacy_gate(struct worker *, struct httpd_req *,
-	    struct jsonrpc_msg *);
+	    struct jsonrpc_msg *, const struct legacy_fast *);
 
 /* legacy_session.c */
 void	 legacy_initialize(struct worker *, struct httpd_req *,

@@ -1003,9 +1003,13 @@ modern_on_view(void *arg, json_t *view, const char *err)
 		modern_error(m, 200, JSONRPC_INTERNAL_ERROR, msg, NULL);
 		return;
 	}
-	/* the authorization gate (authz.c), before routing */
-	if (authz_gate(m->m_w, m->m_req, m->m_msg.jm_mm, m->m_msg.jm_params,
-	    view) == -1) {
+	/* the authorization gate (authz.c), before routing; the hot
+	 * path's call read off its params' text */
+	if ((m->m_fast.mf_params != NULL ? authz_gate_text(m->m_w, m->m_req,
+	    m->m_msg.jm_mm, m->m_fast.mf_name, m->m_fast.mf_namelen,
+	    m->m_fast.mf_params, m->m_fast.mf_plen, view) :
+	    authz_gate(m->m_w, m->m_req, m->m_msg.jm_mm, m->m_msg.jm_params,
+	    view)) == -1) {
 		modern_error(m, AUTHZ_HTTP, AUTHZ_CODE,
 		    authz_message(m->m_msg.jm_mm, m->m_msg.jm_params), NULL);
 		return;

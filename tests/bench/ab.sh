@@ -1,8 +1,10 @@
-# ab.sh: the A/B scaffolding auth.sh and ratelimit.sh source.  On
-# 127.0.0.1 only: one mcp_echo backend, two vmcpd (2 workers each) in
+# ab.sh: the A/B scaffolding auth.sh, ratelimit.sh and authz.sh source.
+# On 127.0.0.1 only: one mcp_echo backend, two vmcpd (2 workers each) in
 # front of it that differ in one config block, and wrk call.lua
-# (tools/call) against each in turn.  The caller sets conns, rounds,
-# secs and ab_name (the temporary directory's name) before sourcing it.
+# (tools/call; with ab_script=mcall, mcall.lua: the same as a 2026-07-28
+# client, no session) against each in turn.  The caller sets conns,
+# rounds, secs and ab_name (the temporary directory's name) before
+# sourcing it.
 # A figure is a measurement, not a test: only a broken step fails the
 # run.  KEEP=1 keeps the temporary directory.
 root=$(cd "$(dirname "$0")/../.." && pwd) || exit 2
@@ -45,7 +47,9 @@ EOC
 }
 
 # session NAME PORT [AUTHORIZATION]: initialize, the Mcp-Session-Id
+# ("-" for mcall.lua: stateless)
 session() {
+	[ "${ab_script:-call}" = mcall ] && { echo -; return 0; }
 	i=0
 	until s=$(curl -s -D - -o /dev/null \
 	    -H 'Content-Type: application/json' \
@@ -84,7 +88,8 @@ cpu_ticks() {
 run() {
 	c0=$(cpu_ticks "$tmp/$1/vmcpd.yaml")
 	MCP_SESSION_ID=$3 BENCH_AUTHORIZATION=${4:-} wrk -t2 -c"$conns" \
-	    -d"${secs}s" -s "$bench/call.lua" "http://127.0.0.1:$2/mcp" \
+	    -d"${secs}s" -s "$bench/${ab_script:-call}.lua" \
+	    "http://127.0.0.1:$2/mcp" \
 	    >"$tmp/wrk-$1.txt" 2>&1 || die "wrk $1 failed"
 	grep -q 'bad_status=0 bad_body=0' "$tmp/wrk-$1.txt" ||
 	    die "wrk $1: bad answers: $(cat "$tmp/wrk-$1.txt")"

@@ -20,7 +20,11 @@ function check.setup_request(body)
 	wrk.headers["Accept"] = "application/json, text/event-stream"
 	wrk.headers["Mcp-Session-Id"] = sid
 	wrk.headers["MCP-Protocol-Version"] = "2025-11-25"
-	-- a bearer token on every request (incomingAuth oidc), if given
+	check.authorization()
+end
+
+-- a bearer token on every request (incomingAuth oidc), if given
+function check.authorization()
 	local authz = os.getenv("BENCH_AUTHORIZATION")
 	if authz ~= nil and authz ~= "" then
 		wrk.headers["Authorization"] = authz
@@ -39,6 +43,7 @@ function check.setup_modern(body, method, name)
 	if name ~= nil then
 		wrk.headers["Mcp-Name"] = name
 	end
+	check.authorization()
 end
 
 -- The request _meta the official TypeScript SDK v2 client sends, keys in

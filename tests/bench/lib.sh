@@ -32,3 +32,36 @@ await() {
 		sleep 0.1
 	done
 }
+
+# access_config ISS AUDIT: the config blocks of a deployment with every
+# access control on (auth.sh's token from authidp.mjs at ISS): oidc,
+# Cedar policies that read no argument (so tools/call keeps the hot
+# paths), shared and per-user rate limits too large to refuse anything,
+# and the audit log written to AUDIT
+access_config() {
+	cat <<EOC
+incomingAuth:
+  type: oidc
+  oidc:
+    issuer: $1
+    jwksUrl: $1/jwks
+    audience: bench
+    insecureAllowHttp: true
+    jwksAllowPrivateIp: true
+  authz:
+    type: cedar
+    policies:
+      - |
+        permit(principal, action == Action::"call_tool", resource)
+        when { principal.claim_sub == "bench" };
+      - |
+        forbid(principal, action == Action::"call_tool", resource)
+        when { resource has destructiveHint && resource.destructiveHint };
+rateLimiting:
+  shared: {maxTokens: 1000000000, refillPeriod: 1s}
+  perUser: {maxTokens: 1000000000, refillPeriod: 1s}
+audit:
+  enabled: true
+  logFile: $2
+EOC
+}

@@ -1,8 +1,9 @@
 // percall.mjs URL SESSION N CONC: N Legacy tools/call "echo" over CONC
 // keep-alive connections (a fixed count, unlike wrk's fixed time, so a
 // profiler's totals divide into per-call figures); SESSION "-" sends
-// them as 2026-07-28 (stateless) calls, as mcall.lua does.  Exits 1 if
-// any answer is not a 200 carrying the message back.
+// them as 2026-07-28 (stateless) calls, as mcall.lua does;
+// PERCALL_AUTHORIZATION, if set, is every call's Authorization.  Exits 1
+// if any answer is not a 200 carrying the message back.
 import http from 'node:http';
 
 const [url, sid, n, conc] = [process.argv[2], process.argv[3],
@@ -23,6 +24,8 @@ const headers = {
 	'Content-Type': 'application/json',
 	'Accept': 'application/json, text/event-stream',
 	'Content-Length': Buffer.byteLength(body) };
+if (process.env.PERCALL_AUTHORIZATION)
+	headers.Authorization = process.env.PERCALL_AUTHORIZATION;
 if (modern) {
 	headers['MCP-Protocol-Version'] = '2026-07-28';
 	headers['Mcp-Method'] = 'tools/call';

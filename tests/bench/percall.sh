@@ -1,7 +1,10 @@
 #!/bin/sh
-# percall.sh [modern]: what one Legacy tools/call (with "modern": one
-# 2026-07-28 stateless tools/call, as mcall.lua) costs a vmcpd worker and an
-# nginx worker proxying to the same backend, in measures that do not
+# percall.sh [legacy | modern] [authz]: what one Legacy tools/call (with
+# "modern": one 2026-07-28 stateless tools/call, as mcall.lua) costs a
+# vmcpd worker and an nginx worker proxying to the same backend (with
+# "authz": vmcpd with every access control on, lib.sh's access_config:
+# a bearer token of authidp.mjs on every call, Cedar policies that read
+# no argument, rate limits, audit), in measures that do not
 # depend on how busy the machine is: the worker's instructions per call
 # (valgrind --tool=callgrind, vmcpd only) and system calls per call
 # (strace -c, both).  On 127.0.0.1: one mcp_echo backend, vmcpd with one
@@ -19,7 +22,12 @@ n=${PERCALL_CALLS:-3000}
 case ${1:-legacy} in
 legacy)	era=legacy ;;
 modern)	era=modern ;;
-*)	echo "usage: percall.sh [legacy | modern]" >&2; exit 2 ;;
+*)	echo "usage: percall.sh [legacy | modern] [authz]" >&2; exit 2 ;;
+esac
+case ${2:-} in
+'')	access=0 ;;
+authz)	access=1 ;;
+*)	echo "usage: percall.sh [legacy | modern] [authz]" >&2; exit 2 ;;
 esac
 vmcpd=${VMCPD_BIN:-$root/build/vmcpd}
 nginx=$(command -v nginx 2>/dev/null || echo /usr/sbin/nginx)
@@ -31,14 +39,16 @@ make -s -f tests/bench/Makefile >/dev/null || exit 2
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/vmcpd-percall.XXXXXX") || exit 2
 bench_name=percall
 . tests/bench/lib.sh
+auth=""		# the bearer token's header, with authz
 drive() {	# drive URL SESSION N
-	node tests/bench/percall.mjs "$1" "$2" "$3" 32 >"$tmp/drive.txt" ||
-	    die "$(cat "$tmp/drive.txt")"
+	PERCALL_AUTHORIZATION=$auth node tests/bench/percall.mjs "$1" "$2" \
+	    "$3" 32 >"$tmp/drive.txt" || die "$(cat "$tmp/drive.txt")"
 }
 session() {	# session URL: initialize and initialized, the session id
 	[ $era = modern ] && { echo -; return 0; }	# stateless
 	s=$(curl -s -D - -o /dev/null -H 'Content-Type: application/json' \
-	    -H 'Accept: application/json, text/event-stream' --data \
+	    -H 'Accept: application/json, text/event-stream' \
+	    ${auth:+-H "Authorization: $auth"} --data \
 	    '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{
 	    "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{
 	    "name":"percall","version":"1"}}}' "$1" |
@@ -46,6 +56,7 @@ session() {	# session URL: initialize and initialized, the session id
 	[ -n "$s" ] || die "no session at $1"
 	curl -s -o /dev/null -H 'Content-Type: application/json' \
 	    -H 'Accept: application/json, text/event-stream' \
+	    ${auth:+-H "Authorization: $auth"} \
 	    -H "Mcp-Session-Id: $s" -H 'MCP-Protocol-Version: 2025-11-25' \
 	    --data '{"jsonrpc":"2.0","method":"notifications/initialized"}' "$1"
 	echo "$s"
@@ -103,6 +114,18 @@ EOC
 npid=$!
 pids="$pids $npid"
 
+# with authz: the issuer's keys and token, the config blocks
+more=""
+if [ $access = 1 ]; then
+	BENCH_IDP_SECONDS=3600 node tests/bench/authidp.mjs >"$tmp/idp.log" \
+	    2>&1 &
+	pids="$pids $!"
+	await "$tmp/idp.log" '^TOKEN '
+	auth="Bearer $(sed -n 's/^TOKEN //p' "$tmp/idp.log")"
+	more=$(access_config "$(sed -n 's/^ISS //p' "$tmp/idp.log")" \
+	    "$tmp/audit.jsonl")
+fi
+
 # vmcpd under callgrind (it follows the fork into the worker)
 mkdir -p "$tmp/v"
 cat >"$tmp/v/vmcpd.yaml" <<EOC
@@ -120,6 +143,7 @@ aggregation:
   conflictResolution: prefix
   conflictResolutionConfig:
     prefixMode: onConflict
+$more
 EOC
 valgrind --tool=callgrind --trace-children=yes \
     --callgrind-out-file="$tmp/callgrind.%p" "$vmcpd" -d \
@@ -151,8 +175,8 @@ callgrind_control -d "$vw" >/dev/null 2>&1
 f=$(ls -t "$tmp"/callgrind."$vw"* | head -1)
 ir=$(callgrind_annotate "$f" 2>/dev/null |
     awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1 }')
-echo "vmcpd worker: $((ir / n)) instructions per $era call ($n calls," \
-    "callgrind)"
+echo "vmcpd worker: $((ir / n)) instructions per $era call${2:+ with $2}" \
+    "($n calls, callgrind)"
 [ "${KEEP:-0}" = 1 ] && echo "percall: the profile: callgrind_annotate $f"
 
 # syscalls: vmcpd again without valgrind

@@ -6,9 +6,12 @@
  * requests against a fixed store, and for a request built from the JSON
  * as claims, annotations and arguments; checked: the parser answers NULL with
  * a "fuzz:line:col: " message or a set, evaluation answers the same twice
- * and a decision consistent with the per-policy results.  The parser is
- * handed an exact-size copy, not NUL-terminated, so ASan sees any read
- * past the end.
+ * and a decision consistent with the per-policy results, and the built
+ * request gives every policy the same result with only the arguments
+ * the set may read (cedar_policyset_reads_arg()) as with all of them,
+ * and cedar_args_text() picks those off the JSON as params' text as a
+ * tree would.  The parser is handed an exact-size copy, not
+ * NUL-terminated, so ASan sees any read past the end.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -101,7 +104,34 @@ evaluate(const struct cedar_policyset *ps, const struct cedar_entities *ce,
 	free(res2);
 }
 
-/* the JSON as claims and as arguments, through the request builder */
+/* the call's decision and each policy's result, with these arguments */
+static void
+build_call(const struct cedar_policyset *ps,
+    const struct cedar_authz_conf *conf, const struct cedar_principal *cp,
+    const json_t *ann, const json_t *args, struct cedar_response *resp)
+{
+	struct cedar_access	*ca;
+	struct cedar_call	 call;
+	char			 err[CEDAR_ERRLEN];
+
+	memset(&call, 0, sizeof(call));
+	call.cc_kind = CEDAR_TOOL;
+	call.cc_name = "weather";
+	call.cc_annotations = ann;
+	call.cc_arguments = args;
+	if ((ca = cedar_access_new(conf, cp, &call, err, sizeof(err))) ==
+	    NULL)
+		abort();
+	if (cedar_access_authorize(ps, ca, resp) == -1)
+		abort();
+	cedar_access_free(ca);
+}
+
+/*
+ * The JSON as claims and as arguments, through the request builder;
+ * then with only the arguments the policies may read: every policy
+ * must come out the same (the gate of the hot path parses no others).
+ */
 static void
 build(const struct cedar_policyset *ps, const struct cedar_entities *ce,
     const json_t *j)
@@ -111,27 +141,62 @@ build(const struct cedar_policyset *ps, const struct cedar_entities *ce,
 		.ca_server = "vmcp"
 	};
 	struct cedar_principal	*cp;
-	struct cedar_access	*ca;
-	struct cedar_call	 call;
-	struct cedar_response	 resp;
+	struct cedar_response	 r1, r2;
+	enum cedar_result	*res1, *res2;
+	json_t			*picked;
 	char			 err[CEDAR_ERRLEN];
+	size_t			 n;
 
 	if ((cp = cedar_principal_new(&conf, ce, j, err, sizeof(err))) ==
 	    NULL)
 		return;
-	memset(&call, 0, sizeof(call));
-	call.cc_kind = CEDAR_TOOL;
-	call.cc_name = "weather";
-	call.cc_annotations = j;
-	call.cc_arguments = j;
-	if ((ca = cedar_access_new(&conf, cp, &call, err, sizeof(err))) ==
-	    NULL)
+	n = cedar_policyset_len(ps);
+	if ((res1 = calloc(n + 1, sizeof(*res1))) == NULL ||
+	    (res2 = calloc(n + 1, sizeof(*res2))) == NULL)
 		abort();
-	memset(&resp, 0, sizeof(resp));
-	if (cedar_access_authorize(ps, ca, &resp) == -1)
+	memset(&r1, 0, sizeof(r1));
+	memset(&r2, 0, sizeof(r2));
+	r1.cr_results = res1;
+	r2.cr_results = res2;
+	build_call(ps, &conf, cp, j, j, &r1);
+	if (cedar_args_pick(ps, j, &picked) == -1)
 		abort();
-	cedar_access_free(ca);
+	build_call(ps, &conf, cp, j, picked, &r2);
+	if (r1.cr_decision != r2.cr_decision ||
+	    r1.cr_nerrors != r2.cr_nerrors ||
+	    memcmp(res1, res2, n * sizeof(*res1)) != 0)
+		abort();
+	json_decref(picked);
+	free(res1);
+	free(res2);
 	cedar_principal_free(cp);
+}
+
+/*
+ * The JSON text as a tools/call's params: what cedar_args_text() reads
+ * off the text equals what a tree of it gives (text jsonrpc_parse()
+ * would load; other text may be refused, never misread silently).
+ */
+static void
+args_text(const struct cedar_policyset *ps, const char *text, size_t len)
+{
+	json_t	*p, *want, *got;
+	int	 rc;
+
+	rc = cedar_args_text(ps, text, len, &got);
+	p = json_loadb(text, len, JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES |
+	    JSON_DECODE_ANY, NULL);
+	if (json_is_object(p)) {
+		if (cedar_args_pick(ps, json_object_get(p, "arguments"),
+		    &want) == -1)
+			abort();
+		if (rc == -1 || (want == NULL) != (got == NULL) ||
+		    (want != NULL && !json_equal(want, got)))
+			abort();
+		json_decref(want);
+	}
+	json_decref(p);
+	json_decref(got);
 }
 
 int
@@ -170,6 +235,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		(void)cedar_policyset_check(ps, actions, err, sizeof(err));
 		evaluate(ps, ce, ctx);
 		build(ps, ce, ctx);
+		if (nul != NULL)
+			args_text(ps, (const char *)nul + 1, size - tlen - 1);
 		cedar_policyset_free(ps);
 	}
 	free(text);

@@ -12,7 +12,9 @@
 // priority), a template read checked on the expanded URI, completions
 // and unsubscribes gated as the prompt or read they name, server/discover
 // cut to the principal, the SDK v1 and v2 clients, and the audit lines
-// (a denial's, and the backend a call went to).
+// (a denial's, and the backend a call went to).  tools/call keeps the
+// hot paths (the params unparsed but for the arguments a policy reads):
+// the example's policies read arg_env, the second suite's none.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -383,6 +385,10 @@ describe('authz type cedar (etc/examples/authz.yaml)', () => {
     assertDenied(await legacy('bob', sid, 'tools/call', { name: 'deploy', arguments: { env: 'prod' } }));
     const r = await legacy('bob', sid, 'tools/call', { name: 'deploy', arguments: { env: 'staging' } });
     assert.equal(r.json.result.content[0].text, 'code:deploy:{}', r.text);
+    // 2026-07-28 too; what the policies do not read is not looked at
+    assertDenied(await mod('bob', 'tools/call', { name: 'deploy', arguments: { env: 'prod', n: [1] } }));
+    const m = await mod('bob', 'tools/call', { name: 'deploy', arguments: { x: 'y', env: 'staging' } });
+    assert.equal(m.json.result.content[0].text, 'code:deploy:{"x":"y"}', m.text);
   }));
 
   test('a denied call consumes no rate-limit token', guarded(async () => {
@@ -479,11 +485,12 @@ describe('authz type cedar (etc/examples/authz.yaml)', () => {
 });
 
 describe('authz: a policy error denies; a reload swaps the policies', () => {
-  let idp, be, d;
+  let idp, be, d, auditFile;
 
   before(async () => {
     idp = await startIdp();
     be = await startSpec(SPECS.code);
+    auditFile = path.join(await fsp.mkdtemp(path.join(os.tmpdir(), 'vmcpd-authz-')), 'audit.jsonl');
     d = await startMulti({
       workers: 1,
       backends: [{ name: 'code', url: be.url }],
@@ -498,6 +505,13 @@ describe('authz: a policy error denies; a reload swaps the policies', () => {
         '      - |',
         '        forbid(principal, action, resource)',
         '        when { principal.claim_dept == "contractors" };',
+        'rateLimiting:',
+        '  tools:',
+        '    - name: search',
+        '      perUser: {maxTokens: 3, refillPeriod: 1h}',
+        'audit:',
+        '  enabled: true',
+        `  logFile: ${auditFile}`,
         '',
       ].join('\n'),
     });
@@ -537,6 +551,54 @@ describe('authz: a policy error denies; a reload swaps the policies', () => {
     // list only the tool search
     assert.deepEqual(Object.keys(r.json.result.capabilities), ['tools'], r.text);
   }));
+
+  test('policies that read no argument: calls, 403s, the rate limit and the audit in both revisions',
+    guarded(async () => {
+      // tools/call stays on the hot paths (decided off the params' text);
+      // gina has the claim, so the forbid does not error
+      const h = bearer(idp.forge(idp.claims({ sub: 'gina', dept: 'engineering' })));
+      const init = await mcpPost(d.port, {
+        jsonrpc: '2.0', id: nextId(), method: 'initialize',
+        params: { protocolVersion: LEGACY_VERSION, capabilities: {}, clientInfo: { name: 'g', version: '1' } },
+      }, { version: null, headers: h });
+      assert.equal(init.status, 200, init.text);
+      const sid = init.headers['mcp-session-id'];
+      const leg = (name, args) => rpc(d.port, sid, 'tools/call', { name, arguments: args }, { headers: h });
+      const mod = (name, args) => modern(d.port, 'tools/call', { name, arguments: args },
+        { ...h, 'Mcp-Name': name });
+      await waitFor('search listed', async () =>
+        (await modern(d.port, 'tools/list', {}, h)).json?.result?.tools?.length === 1);
+      // denied twice each (the second from the cached decision), no token taken
+      for (let i = 0; i < 2; i++) {
+        assertDenied(await leg('delete_repo', { i }));
+        assertDenied(await mod('delete_repo', { i }));
+        assertDenied(await leg('no_such_tool', {}));
+      }
+      // search: three tokens for gina, whatever the revision
+      const a = await leg('search', { x: 'q1' });
+      assert.equal(a.json.result.content[0].text, 'code:search:{"x":"q1"}', a.text);
+      const b = await mod('search', { x: 'q2' });
+      assert.equal(b.json.result.content[0].text, 'code:search:{"x":"q2"}', b.text);
+      const c = await leg('search', { x: 'q3' });
+      assert.equal(c.json.result.content[0].text, 'code:search:{"x":"q3"}', c.text);
+      const limited = await mod('search', { x: 'q4' });
+      assert.equal(limited.json.error.code, 429, limited.text);
+      // audited: gina's denials denied with 403, her calls ok
+      const lines = await waitFor('gina\'s audit lines', async () => {
+        const t = await fsp.readFile(auditFile, 'utf8').catch(() => '');
+        const l = t.split('\n').filter(Boolean).map((x) => JSON.parse(x))
+          .filter((e) => e.type === 'mcp_tool_call' && e.subjects?.user_id === 'gina');
+        return l.length >= 10 ? l : null;
+      });
+      const denied = lines.filter((e) => e.target?.name === 'delete_repo');
+      assert.equal(denied.length, 4);
+      for (const e of denied) {
+        assert.equal(e.outcome, 'denied');
+        assert.equal(e.metadata.extra.status_code, 403);
+      }
+      const calls = lines.filter((e) => e.target?.name === 'search');
+      assert.deepEqual(calls.map((e) => e.outcome), ['success', 'success', 'success', 'denied']);
+    }));
 
   test('a reload swaps the policies whole', guarded(async () => {
     const erin = bearer(idp.forge(idp.claims({ sub: 'erin' })));

@@ -14,7 +14,9 @@
 // A second test builds requests with vmcpd's builder (claims, group and
 // role claims, the view's annotations, arguments, static entities) and
 // compares them, through both evaluators, with the entity model written
-// out again in JavaScript below.
+// out again in JavaScript below, and each call with only the arguments
+// the policies may read (what the gate of the hot path parses) against
+// itself with all of them.
 //
 // The seed is printed; CEDAR_SEED=<n> replays a run, CEDAR_CASES=<n>
 // changes its size.  A mismatch is shrunk (policies, entities and
@@ -690,6 +692,9 @@ test(`vmcpd's request builder matches the entity model (seed ${SEED})`, { timeou
         JSON.stringify(reqs, null, 1));
     }
     for (const m of mine[i].results) {
+      // the hot path's gate: only the arguments the policies may read
+      assert.equal(m.picked, `${m.decision}:${m.policies}`,
+        `case ${i} (seed ${SEED}): with only the arguments read\n${JSON.stringify(c, null, 1)}`);
       requests++;
       if (m.decision === 'allow') allowed++;
       if (m.policies.includes('E')) errored++;

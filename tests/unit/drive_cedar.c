@@ -16,7 +16,9 @@
  * groupEntityType, server}, "store": [entities], "claims": {},
  * "calls": [{"kind": "tool"|"prompt"|"resource", "name", "annotations",
  * "arguments"}]} instead of entities and requests builds each request
- * with cedar_principal_new() and cedar_access_new().
+ * with cedar_principal_new() and cedar_access_new(); its results also
+ * have "picked": "decision:letters" for the call with only the
+ * arguments the policies may read (cedar_policyset_reads_arg()).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,7 +90,37 @@ conf_str(const json_t *conf, const char *key)
 	return json_string_value(json_object_get(conf, key));
 }
 
-/* {"build": {"conf", "store", "claims", "calls": [call]}}: the builder */
+/* one built call: its response, and per-policy letters into letters */
+static void
+build_call(const struct cedar_policyset *ps,
+    const struct cedar_authz_conf *conf, const struct cedar_principal *cp,
+    const struct cedar_call *call, struct cedar_response *resp,
+    enum cedar_result *res, char *letters)
+{
+	struct cedar_access	*ca;
+	char			 err[CEDAR_ERRLEN];
+	size_t			 k, n = cedar_policyset_len(ps);
+
+	if ((ca = cedar_access_new(conf, cp, call, err, sizeof(err))) == NULL)
+		abort();
+	memset(resp, 0, sizeof(*resp));
+	resp->cr_results = res;
+	if (cedar_access_authorize(ps, ca, resp) == -1)
+		abort();
+	for (k = 0; k < n; k++)
+		letters[k] = res[k] == CEDAR_SATISFIED ? 'S' :
+		    res[k] == CEDAR_ERROR ? 'E' : 'N';
+	letters[n] = '\0';
+	cedar_access_free(ca);
+}
+
+#define DECISION(r)	((r)->cr_decision == CEDAR_ALLOW ? "allow" : "deny")
+
+/*
+ * {"build": {"conf", "store", "claims", "calls": [call]}}: the builder;
+ * each result's "picked" is "decision:letters" with only the arguments
+ * the policies may read (cedar_policyset_reads_arg()), to equal its own.
+ */
 static json_t *
 run_build(const struct cedar_policyset *ps, const json_t *b)
 {
@@ -96,13 +128,12 @@ run_build(const struct cedar_policyset *ps, const json_t *b)
 	struct cedar_authz_conf	 conf;
 	struct cedar_entities	*store;
 	struct cedar_principal	*cp;
-	struct cedar_access	*ca;
 	struct cedar_call	 call;
 	struct cedar_response	 resp;
 	enum cedar_result	*res;
 	const json_t		*c, *calls;
-	json_t			*out, *results;
-	char			 err[CEDAR_ERRLEN], *letters;
+	json_t			*out, *results, *picked;
+	char			 err[CEDAR_ERRLEN], *letters, *pick;
 	size_t			 i, k, n;
 
 	memset(&conf, 0, sizeof(conf));
@@ -128,7 +159,8 @@ run_build(const struct cedar_policyset *ps, const json_t *b)
 	}
 	n = cedar_policyset_len(ps);
 	if ((res = calloc(n + 1, sizeof(*res))) == NULL ||
-	    (letters = calloc(n + 1, 1)) == NULL)
+	    (letters = calloc(n + 1, 1)) == NULL ||
+	    (pick = calloc(n + 8, 1)) == NULL)
 		abort();
 	results = json_array();
 	calls = json_object_get(b, "calls");
@@ -140,24 +172,22 @@ run_build(const struct cedar_policyset *ps, const json_t *b)
 				call.cc_kind = (enum cedar_kind)k;
 		call.cc_name = conf_str(c, "name");
 		call.cc_annotations = json_object_get(c, "annotations");
+		if (cedar_args_pick(ps, json_object_get(c, "arguments"),
+		    &picked) == -1)
+			abort();
+		call.cc_arguments = picked;
+		build_call(ps, &conf, cp, &call, &resp, res, letters);
+		(void)snprintf(pick, n + 8, "%s:%s", DECISION(&resp), letters);
+		json_decref(picked);
 		call.cc_arguments = json_object_get(c, "arguments");
-		if ((ca = cedar_access_new(&conf, cp, &call, err,
-		    sizeof(err))) == NULL)
-			abort();
-		memset(&resp, 0, sizeof(resp));
-		resp.cr_results = res;
-		if (cedar_access_authorize(ps, ca, &resp) == -1)
-			abort();
-		for (k = 0; k < n; k++)
-			letters[k] = res[k] == CEDAR_SATISFIED ? 'S' :
-			    res[k] == CEDAR_ERROR ? 'E' : 'N';
-		json_array_append_new(results, json_pack("{ss ss ss}",
-		    "decision", resp.cr_decision == CEDAR_ALLOW ? "allow" :
-		    "deny", "policies", letters, "error", resp.cr_error));
-		cedar_access_free(ca);
+		build_call(ps, &conf, cp, &call, &resp, res, letters);
+		json_array_append_new(results, json_pack("{ss ss ss ss}",
+		    "decision", DECISION(&resp), "policies", letters, "error",
+		    resp.cr_error, "picked", pick));
 	}
 	free(res);
 	free(letters);
+	free(pick);
 	cedar_principal_free(cp);
 	cedar_entities_free(store);
 	out = json_pack("{so}", "results", results);

@@ -301,6 +301,11 @@ test_cache(void **state)
 	/* the same principal: its entry; keys in another order: the same */
 	assert_ptr_equal(who(f, "s-bob",
 	    "{\"groups\":[\"ext\"],\"sub\":\"bob\"}"), a);
+	/* the same claims object (a remembered token): found as it is */
+	c = jparse(BOB);
+	assert_ptr_equal(authz_cache_who(f->cache, &f->ac, 1, "s-bob", c), a);
+	assert_ptr_equal(authz_cache_who(f->cache, &f->ac, 1, "s-bob", c), a);
+	json_decref(c);
 	/* new claims (another group): another entry, decided again */
 	b = who(f, "s-bob", "{\"sub\":\"bob\",\"groups\":[\"eng\"]}");
 	assert_non_null(b);
@@ -488,6 +493,235 @@ test_long_args(void **state)
 	cedar_policyset_free((struct cedar_policyset *)ac.ac_policies);
 }
 
+/*
+ * The hot path's gate against the parsed call's: the same decision for
+ * every policy set, principal and call, the arguments read off the
+ * params' text (only those the policies read) or not at all.
+ */
+static const char *const DIFF_POLICIES[] = {
+	POLICIES,		/* reads arg_env */
+	/* reads no argument: hints, names, groups, claims */
+	"permit(principal, action == Action::\"call_tool\", resource)\n"
+	"    when { resource has readOnlyHint && resource.readOnlyHint };\n"
+	"permit(principal in THVGroup::\"eng\", action, resource);\n"
+	"forbid(principal, action, resource == Tool::\"drop\")\n"
+	"    unless { context has claim_roles &&\n"
+	"    context.claim_roles.contains(\"admin\") };\n",
+	/* an object or array argument, and its scalar namesake */
+	"permit(principal, action, resource)\n"
+	"    when { context has arg_cfg_present && context.arg_cfg_present };\n",
+	/* the resource's arg_*, Longs and errors */
+	"permit(principal, action, resource) when { resource.arg_n <= 5 };\n"
+	"forbid(principal, action, resource)\n"
+	"    when { resource has arg_b && resource.arg_b > 3 };\n"
+	"forbid(principal, action, resource)\n"
+	"    when { principal.claim_sub == \"carol\" && context.arg_a == 1 };\n",
+	/* context whole: every argument */
+	"permit(principal, action, resource) when { resource.arg_x == 1 };\n"
+	"forbid(principal, action, resource)\n"
+	"    when { [context].contains(context) && context.arg_y == 2 };\n",
+	/*
+	 * context whole, against a record of the store: it equals bob's
+	 * context only with arguments exactly {"a": 1}, so no argument may
+	 * be left out of it
+	 */
+	"permit(principal, action, resource);\n"
+	"forbid(principal, action, resource)\n"
+	"    when { principal has ctx && context == principal.ctx };\n",
+	/* none at all */
+	"",
+};
+
+/* bob's record that only a whole context can equal */
+static const char DIFF_STORE[] =
+	"[{\"uid\":{\"type\":\"Client\",\"id\":\"bob\"},\"attrs\":"
+	"{\"ctx\":{\"claim_sub\":\"bob\",\"claim_groups\":[\"ext\"],"
+	"\"arg_a\":1}},\"parents\":[]}]";
+
+static const char *const DIFF_CALLS[] = {
+	"{\"name\":\"deploy\",\"arguments\":{\"env\":\"staging\"}}",
+	"{\"name\":\"deploy\",\"arguments\":{\"env\":\"prod\"}}",
+	"{\"name\":\"deploy\"}",
+	"{\"arguments\":[{\"env\":\"staging\"}],\"name\":\"deploy\"}",
+	"{\"name\":\"deploy\",\"arguments\":\"env\"}",
+	"{\"name\":\"deploy\",\"arguments\":null}",
+	" { \"name\" : \"deploy\" , \"arguments\" : { \"env\" : \"staging\" "
+	"} } ",
+	"{\"name\":\"deploy\",\"arguments\":{\"\\u0065nv\":\"staging\"}}",
+	"{\"name\":\"deploy\",\"arguments\":{\"env\":\"stag\\u0000ing\"}}",
+	"{\"name\":\"deploy\",\"arguments\":{\"env\":\"staging\",\"o\":"
+	"{\"a\":[1,{\"b\":2}]},\"cfg\":{}}}",
+	"{\"name\":\"read\",\"arguments\":{\"n\":3,\"x\":1,\"y\":2}}",
+	"{\"name\":\"read\",\"arguments\":{\"n\":3,\"x\":1,\"y\":3}}",
+	"{\"name\":\"drop\",\"arguments\":{\"n\":2.5}}",
+	"{\"name\":\"drop\",\"arguments\":{\"n\":\"3\",\"x\":1}}",
+	"{\"name\":\"wipe\",\"arguments\":{\"n\":1e300,\"a\":1}}",
+	"{\"name\":\"t\",\"arguments\":{\"cfg\":{},\"cfg_present\":false}}",
+	"{\"name\":\"t\",\"arguments\":{\"cfg\":[1,2]}}",
+	"{\"name\":\"t\",\"arguments\":{\"cfg_present\":true}}",
+	"{\"name\":\"t\",\"arguments\":{\"cfg_present\":false}}",
+	"{\"name\":\"t\",\"arguments\":{\"n\":null,\"a\":2,\"b\":9}}",
+	"{\"name\":\"t\",\"arguments\":{\"n\":4,\"b\":1}}",
+	"{\"name\":\"t\",\"arguments\":{\"n\":4,\"b\":7,\"x\":1}}",
+	"{\"name\":\"named\",\"arguments\":{}}",
+	"{\"name\":\"t\",\"arguments\":{\"a\":1}}",
+	"{\"name\":\"read\",\"arguments\":{\"a\":1,\"b\":2}}",
+	"{\"name\":\"named\",\"_meta\":{\"k\":1},\"arguments\":{\"env\":1}}",
+	NULL,	/* 70 arguments: past CEDAR_ARGS_SCAN */
+};
+
+/* a body's JSON as jsonrpc_parse() loads it ("\u0000" and all) */
+static json_t *
+jbody(const char *text)
+{
+	json_t *j;
+
+	if ((j = json_loads(text, JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES |
+	    JSON_DECODE_ANY, NULL)) == NULL)
+		fail_msg("bad test JSON: %s", text);
+	return j;
+}
+
+/* the tool the view lists under the name, as the gate reads it */
+static char *
+diff_item(struct fx *f, const char *name, size_t *len)
+{
+	char	*t;
+
+	if (view_layout_item(f->lay, f->len, VIEW_KIND_TOOLS, name,
+	    strlen(name), &t, len) != 0)
+		return NULL;
+	return t;
+}
+
+static void
+test_fast_gate(void **state)
+{
+	static const char *const claims[] = { BOB, ALICE, CAROL };
+	struct fx		*f = *state;
+	struct authz_conf	 ac;
+	struct authz_who	*w;
+	struct cedar_entities	*store;
+	struct cedar_call	 c;
+	json_t			*params, *item, *cl, *big;
+	const char		*ptext;
+	char			*itext, *bigtext, why[CEDAR_ERRLEN + 32], key[8];
+	size_t			 i, k, p, ilen, n, allowed = 0, denied = 0;
+	int			 slow, fast, again;
+
+	big = jparse("{\"name\":\"deploy\",\"arguments\":{}}");
+	for (i = 0; i < 69; i++) {
+		(void)snprintf(key, sizeof(key), "k%zu", i);
+		json_object_set_new(json_object_get(big, "arguments"), key,
+		    json_integer((json_int_t)i));
+	}
+	json_object_set_new(json_object_get(big, "arguments"), "env",
+	    json_string("staging"));
+	assert_non_null(bigtext = json_dumps(big, JSON_COMPACT));
+	json_decref(big);
+	assert_non_null(store = cedar_entities_new(NULL));
+	big = jparse(DIFF_STORE);
+	assert_int_equal(cedar_entities_add_json(store, big, why,
+	    sizeof(why)), 0);
+	json_decref(big);
+	for (p = 0; p < sizeof(DIFF_POLICIES) / sizeof(DIFF_POLICIES[0]);
+	    p++) {
+		ac = f->ac;
+		ac.ac_policies = policies(DIFF_POLICIES[p]);
+		ac.ac_entities = store;
+		for (k = 0; k < sizeof(claims) / sizeof(claims[0]); k++) {
+			cl = jparse(claims[k]);
+			/* a generation per set: the cache starts anew */
+			w = authz_cache_who(f->cache, &ac, p + 1, "s", cl);
+			json_decref(cl);
+			assert_non_null(w);
+			for (i = 0; i < sizeof(DIFF_CALLS) /
+			    sizeof(DIFF_CALLS[0]); i++) {
+				ptext = DIFF_CALLS[i] != NULL ? DIFF_CALLS[i] :
+				    bigtext;
+				params = jbody(ptext);
+				/* the slow path: authz_gate() on the tree */
+				memset(&c, 0, sizeof(c));
+				c.cc_kind = CEDAR_TOOL;
+				c.cc_name = json_string_value(json_object_get(
+				    params, "name"));
+				itext = diff_item(f, c.cc_name, &ilen);
+				item = itext != NULL ? jparse(itext) : NULL;
+				c.cc_annotations = json_object_get(item,
+				    "annotations");
+				if (json_is_object(json_object_get(params,
+				    "arguments")))
+					c.cc_arguments = json_object_get(params,
+					    "arguments");
+				slow = authz_who_call(w, &c, why, sizeof(why));
+				/* the hot path: the text, twice (cached) */
+				n = strlen(c.cc_name);
+				fast = authz_who_tool(w, c.cc_name, n, itext,
+				    ilen, ptext, strlen(ptext), why,
+				    sizeof(why));
+				again = authz_who_tool(w, c.cc_name, n, itext,
+				    ilen, ptext, strlen(ptext), why,
+				    sizeof(why));
+				if (slow != fast || fast != again)
+					fail_msg("policies %zu, %s, %s: parsed "
+					    "%d, text %d then %d (%s)", p,
+					    claims[k], ptext, slow, fast,
+					    again, why);
+				if (slow)
+					allowed++;
+				else
+					denied++;
+				json_decref(item);
+				free(itext);
+				json_decref(params);
+			}
+		}
+		cedar_policyset_free((struct cedar_policyset *)
+		    ac.ac_policies);
+	}
+	free(bigtext);
+	cedar_entities_free(store);
+	/* both outcomes, often */
+	assert_true(allowed > 40 && denied > 40);
+}
+
+/* a set that reads no argument: a call is its tool's list decision */
+static void
+test_fast_gate_cached(void **state)
+{
+	struct fx		*f = *state;
+	struct authz_who	*w;
+	static const char	 read[] = "{\"name\":\"read\","
+				    "\"annotations\":{\"readOnlyHint\":true}}";
+	static const char	 params[] = "{\"name\":\"read\",\"arguments\":"
+				    "{\"env\":\"prod\"}}";
+	uint64_t		 n;
+	struct authz_conf	 ac = f->ac;
+	json_t			*cl;
+
+	ac.ac_policies = policies(DIFF_POLICIES[1]);
+	cl = jparse(BOB);
+	w = authz_cache_who(f->cache, &ac, 2, "s", cl);
+	json_decref(cl);
+	n = authz_cache_evals(f->cache);
+	assert_int_equal(authz_who_tool(w, "read", 4, read, strlen(read),
+	    params, strlen(params), NULL, 0), 1);
+	assert_int_equal(authz_cache_evals(f->cache), n + 1);
+	/* again, and as listed: nothing evaluated */
+	assert_int_equal(authz_who_tool(w, "read", 4, read, strlen(read),
+	    params, strlen(params), NULL, 0), 1);
+	assert_int_equal(tool_item(w, "read", read), 1);
+	assert_int_equal(authz_cache_evals(f->cache), n + 1);
+	/* a tool the view does not list: evaluated, with no hints */
+	assert_int_equal(authz_who_tool(w, "nope", 4, NULL, 0, params,
+	    strlen(params), NULL, 0), 0);
+	assert_int_equal(authz_cache_evals(f->cache), n + 2);
+	/* no principal */
+	assert_int_equal(authz_who_tool(NULL, "read", 4, read, strlen(read),
+	    params, strlen(params), NULL, 0), 0);
+	cedar_policyset_free((struct cedar_policyset *)ac.ac_policies);
+}
+
 /* one item of the layout by its key */
 static void
 test_layout_item(void **state)
@@ -661,6 +895,10 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_error_denies, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_long_args, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_fast_gate, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_fast_gate_cached, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_layout_item, setup,
 		    teardown),

@@ -1171,6 +1171,194 @@ test_cedar_access_store(void **state)
 	cedar_entities_free(store);
 }
 
+/*
+ * What a policy set may read of a call's arguments (shared/cedar_args.c),
+ * on a table of conditions: nothing, the arguments named ("|"-joined,
+ * sorted), or all of them ("*": context used whole).
+ */
+static void
+test_cedar_args(void **state)
+{
+	static const struct {
+		const char	*when;	/* a forbid's condition */
+		const char	*want;	/* "": none, "*": all, "[a][b]" */
+	} t[] = {
+		{ "true", "" },
+		{ "resource.readOnlyHint == true", "" },
+		{ "resource has destructiveHint && principal.claim_x == 1",
+		    "" },
+		{ "principal in THVGroup::\"eng\" && resource == Tool::\"t\"",
+		    "" },
+		/* the claims in the context are no arguments */
+		{ "context.claim_sub == \"bob\" && context has claim_roles",
+		    "" },
+		{ "context[\"claim_sub\"] == \"bob\"", "" },
+		/* near misses: case, no underscore */
+		{ "context has Arg_x || context has argx", "" },
+		{ "context.arg_env == \"staging\"", "[env]" },
+		{ "context has arg_env", "[env]" },
+		{ "context has \"arg_env\"", "[env]" },
+		{ "context[\"arg_env\"] == \"staging\"", "[env]" },
+		{ "(context).arg_env == \"staging\"", "[env]" },
+		/* the resource holds them too */
+		{ "resource.arg_n <= 5", "[n]" },
+		{ "resource has arg_n", "[n]" },
+		/* on any expression: an entity may be the resource */
+		{ "principal.claim_tool.arg_y == 1", "[y]" },
+		{ "context.claim_act.arg_q == 1", "[q]" },
+		/* x_present: a scalar x_present, or an object or array x */
+		{ "context has arg_cfg_present", "[cfg][cfg_present]" },
+		{ "context.arg_ == 1", "[]" },
+		{ "context.arg_b == 1 && context.arg_a && context.arg_b",
+		    "[a][b]" },
+		{ "[1, context.arg_s].contains(2)", "[s]" },
+		{ "!(context.arg_s like \"a*\")", "[s]" },
+		/* context whole: every argument */
+		{ "context == context", "*" },
+		{ "[context].contains(context)", "*" },
+		{ "[context].isEmpty()", "*" },
+		{ "context.arg_x == 1 || context != principal.claim_r", "*" },
+		{ "resource.arg_a == 1 && (context).claim_b == 2 && "
+		    "(context) == (context)", "*" },
+	};
+	struct cedar_policyset	*ps;
+	const struct cedar_str	*n;
+	char			 text[512], got[256], err[CEDAR_ERRLEN];
+	size_t			 i, k, len;
+
+	(void)state;
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		(void)snprintf(text, sizeof(text), "permit(principal, action, "
+		    "resource);\nforbid(principal, action, resource) when "
+		    "{ %s };\n", t[i].when);
+		if ((ps = cedar_parse("t", text, strlen(text), err,
+		    sizeof(err))) == NULL)
+			fail_msg("%s: %s", t[i].when, err);
+		got[0] = '\0';
+		len = 0;
+		if (cedar_policyset_args(ps) == CEDAR_ARGS_ALL)
+			(void)snprintf(got, sizeof(got), "*");
+		else
+			for (k = 0; (n = cedar_policyset_arg_name(ps, k)) !=
+			    NULL; k++)
+				len += (size_t)snprintf(got + len,
+				    sizeof(got) - len, "[%.*s]", (int)n->cs_len,
+				    n->cs_ptr);
+		if (strcmp(got, t[i].want) != 0)
+			fail_msg("%s: \"%s\", want \"%s\"", t[i].when, got,
+			    t[i].want);
+		assert_int_equal(cedar_policyset_args(ps),
+		    t[i].want[0] == '*' ? CEDAR_ARGS_ALL :
+		    t[i].want[0] == '\0' ? CEDAR_ARGS_NONE : CEDAR_ARGS_SOME);
+		cedar_policyset_free(ps);
+	}
+	/* the names a set reads, and only those; all for "*" */
+	(void)snprintf(text, sizeof(text), "permit(principal, action, "
+	    "resource) when { context.arg_env == \"s\" };\n"
+	    "forbid(principal, action, resource) unless "
+	    "{ resource has arg_cfg_present };\n");
+	assert_non_null(ps = cedar_parse("t", text, strlen(text), err,
+	    sizeof(err)));
+	assert_int_equal(cedar_policyset_reads_arg(ps, "env", 3), 1);
+	assert_int_equal(cedar_policyset_reads_arg(ps, "cfg", 3), 1);
+	assert_int_equal(cedar_policyset_reads_arg(ps, "cfg_present", 11), 1);
+	assert_int_equal(cedar_policyset_reads_arg(ps, "en", 2), 0);
+	assert_int_equal(cedar_policyset_reads_arg(ps, "envx", 4), 0);
+	assert_int_equal(cedar_policyset_reads_arg(ps, "env_present", 11), 0);
+	assert_int_equal(cedar_policyset_reads_arg(ps, "", 0), 0);
+	cedar_policyset_free(ps);
+	(void)snprintf(text, sizeof(text), "permit(principal, action, "
+	    "resource) when { context == context };\n");
+	assert_non_null(ps = cedar_parse("t", text, strlen(text), err,
+	    sizeof(err)));
+	assert_int_equal(cedar_policyset_reads_arg(ps, "anything", 8), 1);
+	cedar_policyset_free(ps);
+	/* an empty set reads nothing */
+	assert_non_null(ps = cedar_parse("t", "", 0, err, sizeof(err)));
+	assert_int_equal(cedar_policyset_args(ps), CEDAR_ARGS_NONE);
+	assert_int_equal(cedar_policyset_reads_arg(ps, "x", 1), 0);
+	cedar_policyset_free(ps);
+}
+
+/* what is parsed of the arguments: only what the policies read */
+static void
+test_cedar_args_text(void **state)
+{
+	static const struct {
+		const char	*policy;	/* a condition */
+		const char	*params;
+		const char	*want;		/* NULL: none; "-": -1 */
+	} t[] = {
+		{ "true", "{\"arguments\":{\"a\":1}}", NULL },
+		{ "context.arg_a == 1", "{\"arguments\":{\"a\":1,\"b\":"
+		    "{\"c\":[1,2]}}}", "{\"a\":1}" },
+		{ "context.arg_a == 1", "{\"name\":\"x\"}", NULL },
+		{ "context.arg_a == 1", "{\"arguments\":[1]}", NULL },
+		{ "context.arg_a == 1", "{\"arguments\":{}}", "{}" },
+		{ "context.arg_a == 1", "{\"arguments\":{\"b\":1}}", "{}" },
+		{ "context has arg_b_present", "{\"arguments\":{\"b\":[1],"
+		    "\"b_present\":0,\"c\":1}}", "{\"b\":[1],\"b_present\":0}" },
+		/* an escaped key: the object parsed, then picked */
+		{ "context.arg_a == 1", "{\"arguments\":{\"\\u0061\":1,"
+		    "\"b\":2}}", "{\"a\":1}" },
+		/* context whole: all of them */
+		{ "context == context", "{\"arguments\":{\"a\":1,\"b\":2}}",
+		    "{\"a\":1,\"b\":2}" },
+		/* not a call's params after all: the tree */
+		{ "context.arg_a == 1", "{\"arguments\":{\"a\":\"x\"},"
+		    "\"arguments2\":1,\"k1\":1,\"k2\":1,\"k3\":1,\"k4\":1,"
+		    "\"k5\":1,\"k6\":1,\"k7\":1,\"k8\":1,\"k9\":1,\"k10\":1,"
+		    "\"k11\":1,\"k12\":1,\"k13\":1,\"k14\":1,\"k15\":1,"
+		    "\"k16\":1,\"k17\":1,\"k18\":1,\"k19\":1,\"k20\":1,"
+		    "\"k21\":1,\"k22\":1,\"k23\":1,\"k24\":1,\"k25\":1,"
+		    "\"k26\":1,\"k27\":1,\"k28\":1,\"k29\":1,\"k30\":1,"
+		    "\"k31\":1,\"k32\":1,\"k33\":1,\"k34\":1,\"k35\":1,"
+		    "\"k36\":1,\"k37\":1,\"k38\":1,\"k39\":1,\"k40\":1,"
+		    "\"k41\":1,\"k42\":1,\"k43\":1,\"k44\":1,\"k45\":1,"
+		    "\"k46\":1,\"k47\":1,\"k48\":1,\"k49\":1,\"k50\":1,"
+		    "\"k51\":1,\"k52\":1,\"k53\":1,\"k54\":1,\"k55\":1,"
+		    "\"k56\":1,\"k57\":1,\"k58\":1,\"k59\":1,\"k60\":1,"
+		    "\"k61\":1,\"k62\":1,\"k63\":1,\"k64\":1}",
+		    "{\"a\":\"x\"}" },
+		/* text that does not load: the caller denies */
+		{ "context.arg_a == 1", "{\"arguments\":{\"a\":1}", "-" },
+		{ "context.arg_a == 1", "{\"arguments\":{\"a\":1,\"a\":2}}",
+		    "-" },
+	};
+	struct cedar_policyset	*ps;
+	json_t			*args, *want;
+	char			 text[256], err[CEDAR_ERRLEN];
+	size_t			 i;
+	int			 rc;
+
+	(void)state;
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		(void)snprintf(text, sizeof(text), "permit(principal, action, "
+		    "resource) when { %s };", t[i].policy);
+		if ((ps = cedar_parse("t", text, strlen(text), err,
+		    sizeof(err))) == NULL)
+			fail_msg("%s: %s", text, err);
+		rc = cedar_args_text(ps, t[i].params, strlen(t[i].params),
+		    &args);
+		if (t[i].want != NULL && strcmp(t[i].want, "-") == 0) {
+			if (rc != -1)
+				fail_msg("%zu: %s loaded", i, t[i].params);
+		} else if (rc != 0)
+			fail_msg("%zu: %s: -1", i, t[i].params);
+		else if (t[i].want == NULL) {
+			if (args != NULL)
+				fail_msg("%zu: arguments, want none", i);
+		} else {
+			want = jparse(t[i].want);
+			if (!json_equal(args, want))
+				fail_msg("%zu: %s", i, t[i].params);
+			json_decref(want);
+		}
+		json_decref(args);
+		cedar_policyset_free(ps);
+	}
+}
+
 int
 main(void)
 {
@@ -1198,6 +1386,8 @@ main(void)
 		cmocka_unit_test(test_cedar_access),
 		cmocka_unit_test(test_cedar_access_server),
 		cmocka_unit_test(test_cedar_access_store),
+		cmocka_unit_test(test_cedar_args),
+		cmocka_unit_test(test_cedar_args_text),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
