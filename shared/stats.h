@@ -44,6 +44,8 @@ struct diag_backend {
 	uint64_t	 db_err_seq;	/* odd while db_err is written */
 	uint64_t	 db_err_ms;	/* wall time of the last error */
 	char		 db_err[160];
+	/* a principal's backend sessions closed: [0] idle, [1] evicted */
+	uint64_t	 db_bs_ended[2];
 };
 
 /*

@@ -80,6 +80,7 @@ struct bclose_later {
 	char			*bl_backend;
 	char			*bl_sid;
 	char			*bl_version;
+	int			 bl_client;	/* a client session's */
 };
 
 static struct event	*bclose_tick_ev;
@@ -128,10 +129,14 @@ bclose_on_done(void *arg, struct http_call *hc, int result,
 		bclose_pump(w);
 }
 
-/* DELETE one backend session; it counts as closed whatever the answer */
+/*
+ * DELETE one backend session; it counts as closed whatever the answer.
+ * client: a client session's, counted in its backend's gauge (a
+ * scope's is counted as its record, bsession.c).
+ */
 static void
 bclose_send(struct worker *w, const char *backend, const char *sid,
-    const char *version)
+    const char *version, int client)
 {
 	static const struct http_call_cbs cbs = {
 		.hc_done = bclose_on_done,
@@ -141,10 +146,12 @@ bclose_send(struct worker *w, const char *backend, const char *sid,
 
 	if ((be = config_backend_find(w->w_conf, backend)) == NULL) {
 		/* gone from the config: nothing to send it to */
-		(void)store_gauge_add(w->w_store, backend, -1);
+		if (client)
+			(void)store_gauge_add(w->w_store, backend, -1);
 		return;
 	}
-	bclose_forget(w, be);
+	if (client)
+		bclose_forget(w, be);
 	timeout = be->cb_timeout_ms > 0 && be->cb_timeout_ms <
 	    BCLOSE_TIMEOUT_MS ? be->cb_timeout_ms : BCLOSE_TIMEOUT_MS;
 	upstream_cred_for(w, be, sid);	/* token_exchange's, if any */
@@ -164,7 +171,7 @@ bclose_session(struct worker *w, const struct session *s)
 		if (s->s_backends[i].sb_sid != NULL)
 			bclose_send(w, s->s_backends[i].sb_name,
 			    s->s_backends[i].sb_sid,
-			    s->s_backends[i].sb_version);
+			    s->s_backends[i].sb_version, 1);
 }
 
 static void
@@ -185,20 +192,21 @@ bclose_on_later(evutil_socket_t fd, short ev, void *arg)
 
 	(void)fd;
 	(void)ev;
-	bclose_send(bl->bl_w, bl->bl_backend, bl->bl_sid, bl->bl_version);
+	bclose_send(bl->bl_w, bl->bl_backend, bl->bl_sid, bl->bl_version,
+	    bl->bl_client);
 	bclose_later_free(bl);
 }
 
 /*
  * A backend session the record no longer names (another worker's open
  * for the same client session recorded after it, or one the backend
- * lost): calls may still be running on it, so it is closed once they
- * are over, after the backend's timeout.  A worker that exits first
- * leaves it to the backend's own expiry.
+ * lost; a principal's evicted): calls may still be running on it, so
+ * it is closed once they are over, after the backend's timeout.  A
+ * worker that exits first leaves it to the backend's own expiry.
  */
-void
-bclose_replaced(struct worker *w, const struct config_backend *be,
-    const char *sid, const char *version)
+static void
+bclose_later(struct worker *w, const struct config_backend *be,
+    const char *sid, const char *version, int client)
 {
 	struct bclose_later	*bl;
 	struct timeval		 tv;
@@ -214,6 +222,7 @@ bclose_replaced(struct worker *w, const struct config_backend *be,
 	    NULL)
 		goto fail;
 	bl->bl_w = w;
+	bl->bl_client = client;
 	tv.tv_sec = (time_t)(ms / 1000);
 	tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
 	if (evtimer_add(bl->bl_ev, &tv) == -1)
@@ -229,7 +238,41 @@ fail:
 		free(bl->bl_version);
 		free(bl);
 	}
-	bclose_forget(w, be);
+	if (client)
+		bclose_forget(w, be);
+}
+
+void
+bclose_replaced(struct worker *w, const struct config_backend *be,
+    const char *sid, const char *version)
+{
+	bclose_later(w, be, sid, version, 1);
+}
+
+void
+bclose_unheld(struct worker *w, const struct config_backend *be,
+    const char *sid, const char *version)
+{
+	bclose_later(w, be, sid, version, 0);
+}
+
+/* a principal's backend session that expired idle (bsession.c) */
+static void
+bclose_scope_record(struct worker *w, const char *backend,
+    const struct store_rec *rec)
+{
+	const struct config_backend	*be;
+	char				*sid, *ver;
+
+	if ((be = config_backend_find(w->w_conf, backend)) == NULL ||
+	    bsession_decode(rec->sr_data, rec->sr_len, &sid, &ver) == -1)
+		return;
+	diag_count_bsession_end(w, be, 0);
+	log_debug("backend %s: closing an idle principal's backend session",
+	    backend);
+	bclose_send(w, backend, sid, ver, 0);
+	free(sid);
+	free(ver);
 }
 
 /* an ended session's record: its backend sessions closed */
@@ -401,8 +444,13 @@ bclose_on_taken(void *arg, const void *key, size_t klen,
     const struct store_rec *rec)
 {
 	struct worker	*w = arg;
-	char		 id[SESSION_ID_LEN + 1];
+	char		 id[SESSION_ID_LEN + 1], be[CONFIG_NAME_MAX + 1];
 
+	/* a principal's backend session: each node's own, closed here */
+	if (bsession_closing_key(key, klen, be, sizeof(be))) {
+		bclose_scope_record(w, be, rec);
+		return 0;
+	}
 	if (session_redis_on()) {
 		/* never closed unasked: the session may live on elsewhere */
 		if (bclose_check_new(w, key, klen, rec) == -1)
