@@ -140,6 +140,11 @@ describe('per-principal synthesized backend sessions (2 workers, OIDC)', () => {
   test('bob never sees alice\'s note; alice keeps hers on both workers; one initialize each',
     guarded(async (t) => {
       const before0 = await inits();
+      // lists are no one's: served from the shared view, no session opened
+      const l = await modern(daemon.port, 'tools/list', {}, bearer(tokens.alice));
+      assert.equal(l.status, 200, l.text);
+      assert.ok(l.json.result.tools.some((x) => x.name === 'recall'), l.text);
+      assert.equal(await inits(), before0, 'a list opened a backend session');
       // a burst of first uses on both workers: one initialize
       const burst = await Promise.all(Array.from({ length: 12 }, () => recall('alice')));
       assert.ok(burst.every((r) => r.notes.length === 0), JSON.stringify(burst));
