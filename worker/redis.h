@@ -131,6 +131,7 @@ enum redis_user {
 	REDIS_USER_PEND,	/* pending requests */
 	REDIS_USER_VERDICT,	/* the probes' verdicts */
 	REDIS_USER_TOKEN,	/* exchanged tokens */
+	REDIS_USER_BSESSION,	/* principals' backend sessions */
 	REDIS_USER_COUNT
 };
 
@@ -148,6 +149,8 @@ void	 redis_failed(enum redis_user, const char *what,
 /* 1 when the user's line a second is due (then taken): for a line of
  * its own, under the same limit */
 int	 redis_log_due(enum redis_user);
+/* the user's name, as its lines start */
+const char *redis_user_name(enum redis_user);
 
 /*
  * Redis's client-side caching (CLIENT TRACKING, RESP2 redirect mode):

@@ -31,7 +31,7 @@
 #include "pend_redis.h"
 #include "handle_redis.h"
 #include "health_redis.h"
-#include "texch_redis.h"
+#include "redis_flight.h"
 #include "shared/seal.h"
 
 static struct worker	 the_worker;
@@ -320,7 +320,7 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 	listen_drain(w);
 	stream_free_all(w);
 	redis_sub_free();
-	texch_redis_free();
+	redis_flight_free();
 	redis_free();	/* after the streams, which cancel their reads */
 	ratelimit_free();
 	wake_free();
