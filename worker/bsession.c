@@ -80,6 +80,40 @@ bsession_key(char *buf, size_t len, const char *prefix, const char *scope,
 	return n < 0 || (size_t)n >= len ? 0 : (size_t)n;
 }
 
+/* a record's payload: {"sid", "pv"}, and a principal's "scope" */
+static char *
+bsession_encode(const char *scope, const char *sid, const char *ver,
+    size_t *len)
+{
+	json_t	*o;
+	char	*buf;
+
+	o = bsession_per_principal(scope) ? json_pack("{s:s*, s:s, s:s}",
+	    "sid", sid, "pv", ver, "scope", scope) : json_pack("{s:s*, s:s}",
+	    "sid", sid, "pv", ver);
+	buf = o != NULL ? jsonrpc_dump(o, len) : NULL;
+	json_decref(o);
+	return buf;
+}
+
+/* a principal's record's scope (out, len bytes): 0, or -1 */
+static int
+bsession_decode_scope(const char *data, size_t len, char *out, size_t olen)
+{
+	json_t		*o;
+	json_error_t	 jerr;
+	const char	*s = NULL;
+	int		 rc = -1;
+
+	if ((o = json_loadb(data, len, 0, &jerr)) != NULL &&
+	    json_unpack(o, "{s:s}", "scope", &s) == 0 && strlen(s) < olen) {
+		memcpy(out, s, strlen(s) + 1);
+		rc = 0;
+	}
+	json_decref(o);
+	return rc;
+}
+
 int
 bsession_decode(const char *data, size_t len, char **sid, char **ver)
 {
@@ -141,9 +175,10 @@ bsession_load(struct worker *w, const char *scope,
 	/* a principal's: its idle time starts over (once a second at
 	 * most); gone meanwhile (evicted, expired), it stays gone */
 	if (rc == 0 && bsession_per_principal(scope) &&
-	    bsession_touch_due(rec.sr_updated_ms, now))
-		(void)store_touch(w->w_store, STORE_BSESSIONS, key, klen,
-		    now + w->w_conf->cf_bsession_ttl_ms, now);
+	    bsession_touch_due(rec.sr_updated_ms, now) &&
+	    store_touch(w->w_store, STORE_BSESSIONS, key, klen,
+	    now + w->w_conf->cf_bsession_ttl_ms, now) == 0)
+		bsession_redis_touch(scope, be);
 	store_rec_clear(&rec);
 	return rc;
 }
@@ -153,9 +188,13 @@ static void
 bsession_evicted(struct worker *w, const struct config_backend *be,
     struct store_rec *rec)
 {
-	char	*sid, *ver;
+	char	*sid, *ver, scope[AUTH_SCOPE_LEN + 1];
 
 	diag_count_bsession_end(w, be, 1);
+	/* out of Redis too, so that no node takes it up again */
+	if (bsession_decode_scope(rec->sr_data, rec->sr_len, scope,
+	    sizeof(scope)) == 0)
+		bsession_redis_drop(scope, be, rec->sr_data, rec->sr_len);
 	if (bsession_decode(rec->sr_data, rec->sr_len, &sid, &ver) == 0) {
 		log_debug("backend %s: a principal's backend session evicted "
 		    "(sessions.maxBackendSessions is %u)", be->cb_name,
@@ -173,7 +212,6 @@ bsession_save(struct worker *w, const char *scope,
 {
 	struct store_limit	 lim;
 	struct store_rec	 evicted;
-	json_t			*o;
 	char			*buf, key[STORE_KEY_MAX];
 	char			 group[BSESSION_GROUP_MAX + 1];
 	size_t			 len, klen, glen;
@@ -182,11 +220,7 @@ bsession_save(struct worker *w, const char *scope,
 
 	if ((klen = bsession_key(key, sizeof(key), "", scope,
 	    be->cb_name)) == 0 ||
-	    (o = json_pack("{s:s*, s:s}", "sid", sid, "pv", ver)) == NULL)
-		return -1;
-	buf = jsonrpc_dump(o, &len);
-	json_decref(o);
-	if (buf == NULL)
+	    (buf = bsession_encode(scope, sid, ver, &len)) == NULL)
 		return -1;
 	if (!bsession_per_principal(scope)) {
 		/* grouped by backend: the store counts them per backend */
@@ -222,12 +256,35 @@ void
 bsession_forget(struct worker *w, const char *scope,
     const struct config_backend *be)
 {
-	char	 key[STORE_KEY_MAX];
-	size_t	 klen;
+	struct store_rec	 rec;
+	char			 key[STORE_KEY_MAX];
+	size_t			 klen;
 
 	if ((klen = bsession_key(key, sizeof(key), "", scope,
-	    be->cb_name)) > 0)
-		(void)store_del(w->w_store, STORE_BSESSIONS, key, klen);
+	    be->cb_name)) == 0)
+		return;
+	/* the nodes share it: out of Redis too, if it is still this one */
+	memset(&rec, 0, sizeof(rec));
+	if (bsession_redis_on(scope) && store_get(w->w_store,
+	    STORE_BSESSIONS, key, klen, store_now_ms(), &rec) == 0)
+		bsession_redis_drop(scope, be, rec.sr_data, rec.sr_len);
+	store_rec_clear(&rec);
+	(void)store_del(w->w_store, STORE_BSESSIONS, key, klen);
+}
+
+/* the record a fleet's open writes to Redis (bsession_redis_done()) */
+void
+bsession_share(struct worker *w, const char *scope,
+    const struct config_backend *be, const char *sid, const char *ver)
+{
+	char	*buf = NULL;
+	size_t	 len = 0;
+
+	(void)w;
+	if (sid != NULL && ver != NULL)
+		buf = bsession_encode(scope, sid, ver, &len);
+	bsession_redis_done(scope, be, buf, len);
+	free(buf);
 }
 
 uint64_t

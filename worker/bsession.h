@@ -19,13 +19,17 @@
  * Whatever the scope, one initialize is in flight per (scope, backend)
  * across the processes: "lock|scope|backend" holds the opener's pid
  * while it opens ("failed <why>" for BSESSION_FAIL_MS after a failure),
- * and the others wait for the record (upstream_open.c).
+ * and the others wait for the record (upstream_open.c).  With
+ * sessionStorage.provider redis a principal's is also one across the
+ * nodes (bsession_redis.c).
  */
 #ifndef VMCPD_BSESSION_H
 #define VMCPD_BSESSION_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "redis_flight.h"
 
 struct worker;
 struct principal;
@@ -108,7 +112,46 @@ int	 bsession_closing_key(const void *key, size_t klen, char *name,
 int	 bsession_decode(const char *data, size_t len, char **sid,
 	    char **ver);
 
+/*
+ * Shared by the nodes (bsession_redis.c, sessionStorage.provider
+ * redis): a principal's sessions under "<keyPrefix>bs:<scope>:<backend>".
+ * bsession_redis_on(scope): they are (scope NULL: any principal's).
+ * bsession_redis_fetch(): the record, or this process opens (one
+ * opener across the nodes); NULL: not asked (open it here).
+ * bsession_redis_done(): the open ended, its record (rec NULL: failed)
+ * written.  bsession_redis_touch(): a use.  bsession_redis_drop(): the
+ * session rec (evicted, or lost) out of Redis, if it is still there.
+ */
+#define BSESSION_RKEY_MAX	256
+void	 bsession_redis_init(struct worker *);
+int	 bsession_redis_on(const char *scope);
+struct redis_flight *bsession_redis_fetch(const char *scope,
+	    const struct config_backend *, redis_flight_cb, void *arg);
+void	 bsession_redis_done(const char *scope,
+	    const struct config_backend *, const char *rec, size_t len);
+void	 bsession_redis_touch(const char *scope,
+	    const struct config_backend *);
+void	 bsession_redis_drop(const char *scope,
+	    const struct config_backend *, const char *rec, size_t len);
+/*
+ * A host's copy of a principal's session went idle (its closing record,
+ * closing_key "scope|backend", and payload rec): is the session gone
+ * from Redis?  cb gets the answer's integer: the record's time to live
+ * (another node uses it), -2 (gone: this node closes it, the only one
+ * that does) or -3 (another node closes it).  NULL: not sent.
+ */
+#define BSESSION_CLAIM_MS	(60ULL * 1000)
+struct redis_cmd *bsession_redis_gone(const char *closing_key, size_t klen,
+	    const char *rec, size_t len, redis_cb cb, void *arg);
+/* the open that bsession_redis_fetch() made this process's ended: its
+ * session (sid NULL: failed) shared, the fleet's lock let go */
+void	 bsession_share(struct worker *, const char *scope,
+	    const struct config_backend *, const char *sid, const char *ver);
+
 /* pure, for unit tests (test_bsession.c) */
+/* the Redis key: its length, 0 if it does not fit */
+size_t	 bsession_redis_key(char *buf, size_t len, const char *prefix,
+	    const char *scope, const char *backend);
 const char *bsession_scope_pick(const char *pscope, int texch,
 	    enum bsession_use);
 /* the last use stamped at updated_ms is to be stamped again now */

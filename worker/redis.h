@@ -57,7 +57,7 @@ void	 redis_cancel(struct redis_cmd *);
  * command, so that callers send EVALSHA: the text stays the caller's.
  * 0, or -1 when the table is full.
  */
-#define REDIS_SCRIPTS		16
+#define REDIS_SCRIPTS		24
 int	 redis_script_add(const char *text);
 
 /*
@@ -78,6 +78,7 @@ const char *redis_script_sha(const char *text);
 #define REDIS_KIND_PEND		"pend"
 #define REDIS_KIND_VERDICT	"verdict"	/* the probes' verdicts */
 #define REDIS_KIND_TOKEN	"tok"
+#define REDIS_KIND_BSESSION	"bs"	/* principals' backend sessions */
 
 /*
  * "<prefix><kind>[:<part>...]", the parts strings ended by NULL

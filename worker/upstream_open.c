@@ -10,7 +10,10 @@
  * One open per (client session or scope, backend) runs in a process
  * however many requests wait; a scope's also across the processes: the
  * one that takes the scope's lock opens, the others wait for its record
- * (looked for every UOPEN_POLL_MS, until the lock's time is up).
+ * (looked for every UOPEN_POLL_MS, until the lock's time is up).  With
+ * sessionStorage.provider redis a principal's is also one across the
+ * nodes: the process holding the lock reads it from Redis, or opens it
+ * for every node (bsession_redis_fetch()).
  */
 #include <sys/queue.h>
 #include <sys/types.h>
@@ -46,6 +49,8 @@ struct uopen {
 	int				 uo_off;	/* off uopens */
 	int				 uo_locked;	/* the scope's lock */
 	int				 uo_remote;	/* another opens */
+	int				 uo_fleet;	/* for every node */
+	struct redis_flight		*uo_flight;	/* Redis asked */
 	uint64_t			 uo_deadline;	/* ... until then */
 	TAILQ_HEAD(, upstream)		 uo_waiters;
 };
@@ -116,6 +121,9 @@ uopen_free(struct uopen *uo)
 	/* an open cut short (the process exits): the others may go on */
 	if (uo->uo_locked)
 		bsession_unlock(uo->uo_w, uo->uo_scope, uo->uo_be, NULL);
+	if (uo->uo_fleet)
+		bsession_share(uo->uo_w, uo->uo_scope, uo->uo_be, NULL, NULL);
+	redis_flight_cancel(uo->uo_flight);
 	backend_call_cancel(uo->uo_call);
 	if (uo->uo_note != NULL)
 		http_call_cancel(uo->uo_note);
@@ -140,6 +148,11 @@ uopen_dispatch(struct uopen *uo, const char *msg)
 	if (uo->uo_locked) {
 		bsession_unlock(uo->uo_w, uo->uo_scope, uo->uo_be, msg);
 		uo->uo_locked = 0;
+	}
+	if (uo->uo_fleet) {
+		bsession_share(uo->uo_w, uo->uo_scope, uo->uo_be,
+		    msg == NULL ? uo->uo_bsid : NULL, uo->uo_ver);
+		uo->uo_fleet = 0;
 	}
 	while ((u = TAILQ_FIRST(&uo->uo_waiters)) != NULL) {
 		TAILQ_REMOVE(&uo->uo_waiters, u, u_wentry);
@@ -298,6 +311,50 @@ uopen_start(struct uopen *uo)
 	return uo->uo_call != NULL ? 0 : -1;
 }
 
+/* the initialize, or the waiters told why not */
+static void
+uopen_go(struct uopen *uo)
+{
+	char	 why[300];
+
+	if (uopen_start(uo) == -1) {
+		(void)snprintf(why, sizeof(why), "cannot reach backend %s",
+		    uo->uo_be->cb_name);
+		uopen_dispatch(uo, why);
+	}
+}
+
+/*
+ * Redis answered for a principal's session: another node's (then this
+ * host's copy too), or this process opens it, for every node (MINE) or
+ * for this one (Redis failed or slow).
+ */
+static void
+uopen_on_fleet(void *arg, enum redis_flight_got got, const char *rec,
+    size_t len, uint64_t ttl_ms)
+{
+	struct uopen	*uo = arg;
+	char		*sid, *ver;
+
+	(void)ttl_ms;
+	uo->uo_flight = NULL;
+	if (got == REDIS_FLIGHT_HIT &&
+	    bsession_decode(rec, len, &sid, &ver) == 0) {
+		log_debug("backend %s: a principal's backend session another "
+		    "node opened", uo->uo_be->cb_name);
+		/* this host's copy; reading it is a use for every node */
+		(void)bsession_save(uo->uo_w, uo->uo_scope, uo->uo_be, sid,
+		    ver);
+		bsession_redis_touch(uo->uo_scope, uo->uo_be);
+		uo->uo_bsid = sid;
+		uo->uo_ver = ver;
+		uopen_dispatch(uo, NULL);
+		return;
+	}
+	uo->uo_fleet = got == REDIS_FLIGHT_MINE;
+	uopen_go(uo);
+}
+
 /*
  * The scope's session, if recorded: 1 found (dispatched), else 0.  A
  * description needs the initialize result too (cached by the opener
@@ -381,11 +438,11 @@ uopen_look(struct uopen *uo)
 	uo->uo_remote = 0;
 	if (uopen_found(uo))
 		return 1;
-	if (uopen_start(uo) == -1) {
-		(void)snprintf(why, sizeof(why), "cannot reach backend %s",
-		    uo->uo_be->cb_name);
-		uopen_dispatch(uo, why);
-	}
+	/* the nodes share it: Redis first (uopen_on_fleet()) */
+	if ((uo->uo_flight = bsession_redis_fetch(uo->uo_scope, uo->uo_be,
+	    uopen_on_fleet, uo)) != NULL)
+		return 1;
+	uopen_go(uo);
 	return 1;
 }
 
@@ -439,7 +496,6 @@ void
 upstream_open(struct upstream *u, const char *sid, const char *scope)
 {
 	struct uopen	*uo;
-	char		 why[300];
 
 	TAILQ_FOREACH(uo, &uopens, uo_entry)
 		if (uo->uo_be == u->u_be && (sid != NULL ?
@@ -468,11 +524,7 @@ upstream_open(struct upstream *u, const char *sid, const char *scope)
 	u->u_state = US_OPENING;
 	TAILQ_INSERT_TAIL(&uopens, uo, uo_entry);
 	if (scope == NULL) {
-		if (uopen_start(uo) == -1) {
-			(void)snprintf(why, sizeof(why), "cannot reach "
-			    "backend %s", u->u_be->cb_name);
-			uopen_dispatch(uo, why);
-		}
+		uopen_go(uo);
 		return;
 	}
 	/* a scope's: opened here if no process has one or opens one */

@@ -119,6 +119,23 @@ test_closing(void **state)
 	assert_null(ver);
 }
 
+/* the nodes' record of a principal's session (provider redis) */
+static void
+test_redis_key(void **state)
+{
+	char	 k[BSESSION_RKEY_MAX], small[16];
+
+	(void)state;
+	assert_int_equal(bsession_redis_key(k, sizeof(k), "thv:vmcp:session:",
+	    PSCOPE, "mem"), strlen("thv:vmcp:session:bs:" PSCOPE ":mem"));
+	assert_string_equal(k, "thv:vmcp:session:bs:" PSCOPE ":mem");
+	assert_int_equal(bsession_redis_key(k, sizeof(k), NULL, PSCOPE, "m"),
+	    strlen("bs:" PSCOPE ":m"));
+	/* too long: refused, never cut */
+	assert_int_equal(bsession_redis_key(small, sizeof(small), "p:",
+	    PSCOPE, "mem"), 0);
+}
+
 /* --- the store's parts ---------------------------------------------- */
 
 struct fixture {
@@ -309,6 +326,7 @@ main(void)
 		cmocka_unit_test(test_touch_due),
 		cmocka_unit_test(test_group),
 		cmocka_unit_test(test_closing),
+		cmocka_unit_test(test_redis_key),
 		cmocka_unit_test_setup_teardown(test_evict, setup_store,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_touch, setup_store,

@@ -34,7 +34,7 @@
 // methods, deletes}: sessions alive, standalone GET streams open and
 // ever opened, subscriptions held, the POSTs seen by
 // "<MCP-Protocol-Version header or none> <method, or response>", and the
-// DELETEs of a live session.
+// DELETE requests (of a live session or not).
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
@@ -232,7 +232,7 @@ const httpServer = http.createServer(async (req, res) => {
       methods[k] = (methods[k] ?? 0) + 1;
     }
     let transport = sid ? transports.get(sid) : undefined;
-    if (req.method === 'DELETE' && transport)
+    if (req.method === 'DELETE')
       deletes++;
     if (sid && !transport) {
       res.writeHead(404, { 'Content-Type': 'application/json' }).end(JSON.stringify({
