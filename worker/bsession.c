@@ -274,13 +274,12 @@ bsession_forget(struct worker *w, const char *scope,
 
 /* the record a fleet's open writes to Redis (bsession_redis_done()) */
 void
-bsession_share(struct worker *w, const char *scope,
-    const struct config_backend *be, const char *sid, const char *ver)
+bsession_share(const char *scope, const struct config_backend *be,
+    const char *sid, const char *ver)
 {
 	char	*buf = NULL;
 	size_t	 len = 0;
 
-	(void)w;
 	if (sid != NULL && ver != NULL)
 		buf = bsession_encode(scope, sid, ver, &len);
 	bsession_redis_done(scope, be, buf, len);
@@ -296,9 +295,9 @@ bsession_lock_ms(const struct config_backend *be)
 	return 2 * t + 1000;
 }
 
-enum bsession_lock
-bsession_lock_state(struct worker *w, const char *scope,
-    const struct config_backend *be, char *why, size_t whylen)
+int
+bsession_locked(struct worker *w, const char *scope,
+    const struct config_backend *be)
 {
 	struct store_rec	 rec;
 	char			 lk[STORE_KEY_MAX];
@@ -308,57 +307,40 @@ bsession_lock_state(struct worker *w, const char *scope,
 	memset(&rec, 0, sizeof(rec));
 	if ((klen = bsession_key(lk, sizeof(lk), BSESSION_LOCK, scope,
 	    be->cb_name)) == 0)
-		return BSESSION_LOCK_MINE;
-	if ((rc = store_get(w->w_store, STORE_BSESSIONS, lk, klen,
-	    store_now_ms(), &rec)) != 0)
-		return rc == STORE_NOTFOUND ? BSESSION_LOCK_MINE :
-		    BSESSION_LOCK_BUSY;
-	rc = strncmp(rec.sr_data, "failed ", 7) == 0;
-	if (rc && why != NULL)
-		(void)snprintf(why, whylen, "%s", rec.sr_data + 7);
+		return 0;
+	rc = store_get(w->w_store, STORE_BSESSIONS, lk, klen, store_now_ms(),
+	    &rec);
 	store_rec_clear(&rec);
-	return rc ? BSESSION_LOCK_FAILED : BSESSION_LOCK_BUSY;
+	return rc != STORE_NOTFOUND;
 }
 
-enum bsession_lock
+int
 bsession_lock(struct worker *w, const char *scope,
-    const struct config_backend *be, char *why, size_t whylen)
+    const struct config_backend *be)
 {
 	char		 lk[STORE_KEY_MAX], pid[24];
 	size_t		 klen;
 	uint64_t	 now = store_now_ms();
-	int		 rc;
 
 	if ((klen = bsession_key(lk, sizeof(lk), BSESSION_LOCK, scope,
 	    be->cb_name)) == 0)
-		return BSESSION_LOCK_MINE;
+		return 0;
 	(void)snprintf(pid, sizeof(pid), "%d", (int)getpid());
-	rc = store_add(w->w_store, STORE_BSESSIONS, lk, klen, pid,
-	    strlen(pid), now + bsession_lock_ms(be), now);
 	/* a store that fails: opened here, as before the lock */
-	if (rc != STORE_EXISTS)
-		return BSESSION_LOCK_MINE;
-	return bsession_lock_state(w, scope, be, why, whylen) ==
-	    BSESSION_LOCK_FAILED ? BSESSION_LOCK_FAILED : BSESSION_LOCK_BUSY;
+	return store_add(w->w_store, STORE_BSESSIONS, lk, klen, pid,
+	    strlen(pid), now + bsession_lock_ms(be), now) == STORE_EXISTS;
 }
 
+/* the open is over, recorded or failed: after a failure the next
+ * process that needs the session tries for itself */
 void
 bsession_unlock(struct worker *w, const char *scope,
-    const struct config_backend *be, const char *fail)
+    const struct config_backend *be)
 {
-	char		 lk[STORE_KEY_MAX], msg[300];
-	size_t		 klen;
-	uint64_t	 now = store_now_ms();
+	char	 lk[STORE_KEY_MAX];
+	size_t	 klen;
 
 	if ((klen = bsession_key(lk, sizeof(lk), BSESSION_LOCK, scope,
-	    be->cb_name)) == 0)
-		return;
-	if (fail == NULL) {
+	    be->cb_name)) > 0)
 		(void)store_del(w->w_store, STORE_BSESSIONS, lk, klen);
-		return;
-	}
-	/* the others waiting are told, and a burst costs one attempt */
-	(void)snprintf(msg, sizeof(msg), "failed %s", fail);
-	(void)store_put(w->w_store, STORE_BSESSIONS, lk, klen, msg,
-	    strlen(msg), now + BSESSION_FAIL_MS, now);
 }

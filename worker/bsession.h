@@ -18,8 +18,8 @@
  *
  * Whatever the scope, one initialize is in flight per (scope, backend)
  * across the processes: "lock|scope|backend" holds the opener's pid
- * while it opens ("failed <why>" for BSESSION_FAIL_MS after a failure),
- * and the others wait for the record (upstream_open.c).  With
+ * while it opens, and the others wait for the record (upstream_open.c);
+ * after a failure the next one tries.  With
  * sessionStorage.provider redis a principal's is also one across the
  * nodes (bsession_redis.c).
  */
@@ -38,7 +38,6 @@ struct config_backend;
 #define BSESSION_SCOPE_ANON	"anon"
 #define BSESSION_TTL_MS		(60ULL * 60 * 1000)	/* the shared scope's */
 #define BSESSION_TOUCH_MS	1000	/* a principal's last use, stamped */
-#define BSESSION_FAIL_MS	1000	/* a failed open answers that long */
 /* per-principal sessions are counted in the group "p|<backend>" */
 #define BSESSION_GROUP_MAX	64
 
@@ -82,25 +81,17 @@ void	 bsession_forget(struct worker *, const char *scope,
 	    const struct config_backend *);
 
 /*
- * One open per (scope, be) across the processes.  bsession_lock():
- * BSESSION_LOCK_MINE (this process opens; bsession_unlock() after),
- * BSESSION_LOCK_BUSY (another opens: wait for the record), or
- * BSESSION_LOCK_FAILED with why (the last open failed just now).
- * bsession_unlock(): the open is over (fail: why it failed, or NULL).
+ * One open per (scope, be) across the processes.  bsession_lock(): 0
+ * this process opens (bsession_unlock() once it is recorded or failed),
+ * or 1 another does (wait for the record).  bsession_locked(): 1 while
+ * another opens, without taking the lock.
  */
-enum bsession_lock {
-	BSESSION_LOCK_MINE = 0,
-	BSESSION_LOCK_BUSY,
-	BSESSION_LOCK_FAILED
-};
-enum bsession_lock bsession_lock(struct worker *, const char *scope,
-	    const struct config_backend *, char *why, size_t whylen);
-/* the lock's state without taking it: BUSY, FAILED, or MINE when none
- * is held (the caller may take it) */
-enum bsession_lock bsession_lock_state(struct worker *, const char *scope,
-	    const struct config_backend *, char *why, size_t whylen);
+int	 bsession_lock(struct worker *, const char *scope,
+	    const struct config_backend *);
+int	 bsession_locked(struct worker *, const char *scope,
+	    const struct config_backend *);
 void	 bsession_unlock(struct worker *, const char *scope,
-	    const struct config_backend *, const char *fail);
+	    const struct config_backend *);
 /* how long a process waits for another's open (then fails) */
 uint64_t bsession_lock_ms(const struct config_backend *);
 
@@ -145,8 +136,8 @@ struct redis_cmd *bsession_redis_gone(const char *closing_key, size_t klen,
 	    const char *rec, size_t len, redis_cb cb, void *arg);
 /* the open that bsession_redis_fetch() made this process's ended: its
  * session (sid NULL: failed) shared, the fleet's lock let go */
-void	 bsession_share(struct worker *, const char *scope,
-	    const struct config_backend *, const char *sid, const char *ver);
+void	 bsession_share(const char *scope, const struct config_backend *,
+	    const char *sid, const char *ver);
 
 /* pure, for unit tests (test_bsession.c) */
 /* the Redis key: its length, 0 if it does not fit */

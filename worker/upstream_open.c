@@ -120,9 +120,9 @@ uopen_free(struct uopen *uo)
 		TAILQ_REMOVE(&uopens, uo, uo_entry);
 	/* an open cut short (the process exits): the others may go on */
 	if (uo->uo_locked)
-		bsession_unlock(uo->uo_w, uo->uo_scope, uo->uo_be, NULL);
+		bsession_unlock(uo->uo_w, uo->uo_scope, uo->uo_be);
 	if (uo->uo_fleet)
-		bsession_share(uo->uo_w, uo->uo_scope, uo->uo_be, NULL, NULL);
+		bsession_share(uo->uo_scope, uo->uo_be, NULL, NULL);
 	redis_flight_cancel(uo->uo_flight);
 	backend_call_cancel(uo->uo_call);
 	if (uo->uo_note != NULL)
@@ -146,11 +146,11 @@ uopen_dispatch(struct uopen *uo, const char *msg)
 	uo->uo_off = 1;
 	/* recorded (or failed) before the lock goes: see uopen_look() */
 	if (uo->uo_locked) {
-		bsession_unlock(uo->uo_w, uo->uo_scope, uo->uo_be, msg);
+		bsession_unlock(uo->uo_w, uo->uo_scope, uo->uo_be);
 		uo->uo_locked = 0;
 	}
 	if (uo->uo_fleet) {
-		bsession_share(uo->uo_w, uo->uo_scope, uo->uo_be,
+		bsession_share(uo->uo_scope, uo->uo_be,
 		    msg == NULL ? uo->uo_bsid : NULL, uo->uo_ver);
 		uo->uo_fleet = 0;
 	}
@@ -289,6 +289,8 @@ uopen_start(struct uopen *uo)
 	char			 id[BACKEND_ID_MAX], *body;
 	size_t			 len = 0;
 
+	if (u == NULL)
+		return -1;
 	/* the client's capabilities: what vmcpd can relay to it */
 	caps = uo->uo_sid[0] != '\0' && u->u_caps != NULL ?
 	    json_incref((json_t *)u->u_caps) : json_object();
@@ -352,6 +354,11 @@ uopen_on_fleet(void *arg, enum redis_flight_got got, const char *rec,
 		return;
 	}
 	uo->uo_fleet = got == REDIS_FLIGHT_MINE;
+	/* nobody waits any more: the locks go, nothing is opened */
+	if (TAILQ_EMPTY(&uo->uo_waiters)) {
+		uopen_free(uo);
+		return;
+	}
 	uopen_go(uo);
 }
 
@@ -393,23 +400,20 @@ uopen_found(struct uopen *uo)
  * (dispatched, or opened here now), 0 still to wait.  The lock is read
  * before the record, so that a record written before the lock went is
  * seen; and once this process holds the lock, the record is looked for
- * again, in case another's open ended in between.
+ * again, in case another's open ended in between.  An open that failed
+ * lets the lock go without a record: a process waiting then tries for
+ * itself, once.
  */
 static int
 uopen_look(struct uopen *uo)
 {
 	char	 why[300];
+	int	 busy;
 
-	switch (bsession_lock_state(uo->uo_w, uo->uo_scope, uo->uo_be, why,
-	    sizeof(why))) {
-	case BSESSION_LOCK_FAILED:
-		if (uopen_found(uo))
-			return 1;
-		uopen_dispatch(uo, why);
+	busy = bsession_locked(uo->uo_w, uo->uo_scope, uo->uo_be);
+	if (uopen_found(uo))
 		return 1;
-	case BSESSION_LOCK_BUSY:
-		if (uopen_found(uo))
-			return 1;
+	if (busy) {
 		if (store_now_ms() < uo->uo_deadline)
 			return 0;
 		(void)snprintf(why, sizeof(why), "backend %s: the backend "
@@ -418,22 +422,10 @@ uopen_look(struct uopen *uo)
 		    (unsigned long long)(bsession_lock_ms(uo->uo_be) / 1000));
 		uopen_dispatch(uo, why);
 		return 1;
-	case BSESSION_LOCK_MINE:
-		break;
 	}
-	if (uopen_found(uo))
-		return 1;
 	/* none open, none opening: this process opens */
-	switch (bsession_lock(uo->uo_w, uo->uo_scope, uo->uo_be, why,
-	    sizeof(why))) {
-	case BSESSION_LOCK_MINE:
-		break;
-	case BSESSION_LOCK_FAILED:
-		uopen_dispatch(uo, why);
-		return 1;
-	case BSESSION_LOCK_BUSY:
+	if (bsession_lock(uo->uo_w, uo->uo_scope, uo->uo_be))
 		return 0;
-	}
 	uo->uo_locked = 1;
 	uo->uo_remote = 0;
 	if (uopen_found(uo))
