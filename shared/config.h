@@ -327,7 +327,7 @@ struct config {
 	unsigned int		 cf_session_cap;	/* live; mapSize/2KiB */
 	unsigned int		 cf_session_cap_addr;	/* per address; 1/4 */
 	unsigned int		 cf_principal_cap;	/* with state; 10000 */
-	uint64_t		 cf_bsession_ttl_ms;	/* a principal's, 10 min */
+	uint64_t		 cf_bsession_ttl_ms;	/* principals', 10m */
 	unsigned int		 cf_bsession_cap;	/* per backend, 1000 */
 
 	/* backends: */

@@ -68,7 +68,7 @@
 #define BCLOSE_MARGIN_MS	500	/* after its PTTL, the second look */
 #define BCLOSE_PAUSE_MIN_MS	1000	/* Redis failed: no take for this */
 #define BCLOSE_PAUSE_MAX_MS	30000
-#define BCLOSE_KEY_MAX		128	/* a session's id, or scope|backend */
+#define BCLOSE_KEY_MAX		128	/* session id, or scope|backend */
 
 /* an ended session's record, with provider redis: Redis asked first */
 struct bclose_check {
@@ -79,7 +79,7 @@ struct bclose_check {
 	int			 bc_again;	/* it is the second */
 	uint64_t		 bc_expires_ms;	/* the queue record's */
 	char			 bc_id[BCLOSE_KEY_MAX];	/* its key */
-	char			 bc_backend[CONFIG_NAME_MAX + 1]; /* or "" */
+	char			 bc_backend[CONFIG_NAME_MAX + 1]; /* or none */
 	char			*bc_rec;	/* the session's record */
 	size_t			 bc_len;
 };

@@ -23,9 +23,10 @@
  * one node makes for all, exchanged tokens and principals' backend
  * sessions (worker/redis_codec.c redis_flight_answer()): a record
  * inside the answer with a time to live of at least 1 ms, or none; an
- * exchanged token's key fits and holds no '|'.  And as a message of Redis's client-side
- * caching (worker/redis_codec.c redis_inval_each()): each key inside
- * the answer, or NULL for every key.
+ * exchanged token's key fits and holds no '|'.  And as a message of
+ * Redis's client-side caching (worker/redis_codec.c
+ * redis_inval_each()): each key inside the answer, or NULL for every
+ * key.
  */
 #include <stdint.h>
 #include <stdlib.h>
