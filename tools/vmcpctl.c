@@ -707,7 +707,7 @@ ctl_stat(struct store *st, int argc, char *argv[])
 	printf("readers      %u/%u\n", es.se_num_readers, es.se_max_readers);
 	printf("expiry index %zu entries\n", es.se_expiry_entries);
 	/* what each backend has open for vmcpd (closing: queued to close) */
-	printf("backend sessions (%zu ended sessions' to close)\n",
+	printf("backend sessions (%zu records queued to close)\n",
 	    es.se_db[STORE_CLOSING].sd_entries);
 	json_object_foreach(bsess, name, b)
 		printf("  %-24s %8lld client %8lld scope %8lld principal\n",
