@@ -1162,6 +1162,8 @@ config_new(const char *file)
 	cf->cf_session_max_ms = 24 * MS_HOUR;
 	cf->cf_event_buffer = 1000;
 	cf->cf_pending_timeout_ms = 5 * MS_MIN;
+	cf->cf_bsession_ttl_ms = 10 * MS_MIN;
+	cf->cf_bsession_cap = 1000;
 	cf->cf_agg.ca_conflict = CONFIG_CONFLICT_PREFIX;
 	cf->cf_agg.ca_prefix_mode = CONFIG_PREFIX_ALWAYS;
 	cf->cf_agg.ca_cache_ttl_ms = 5 * MS_MIN;

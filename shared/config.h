@@ -28,6 +28,7 @@
  */
 #define CONFIG_SESSIONS_MAX	100000000	/* sessions.maxSessions */
 #define CONFIG_PRINCIPALS_DEFAULT 10000	/* sessions.maxPrincipals */
+#define CONFIG_BSESSIONS_MAX	1000000	/* sessions.maxBackendSessions */
 
 enum config_transport {
 	TRANSPORT_STREAMABLE_HTTP = 0,
@@ -327,6 +328,8 @@ struct config {
 	unsigned int		 cf_session_cap;	/* live; mapSize/2KiB */
 	unsigned int		 cf_session_cap_addr;	/* per address; 1/4 */
 	unsigned int		 cf_principal_cap;	/* with state; 10000 */
+	uint64_t		 cf_bsession_ttl_ms;	/* principals', 10m */
+	unsigned int		 cf_bsession_cap;	/* per backend, 1000 */
 
 	/* backends: */
 	struct config_backend	*cf_backends;

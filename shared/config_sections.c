@@ -305,6 +305,12 @@ load_sessions(struct loader *ld, struct cnode *n, const char *path,
 		    1, CONFIG_SESSIONS_MAX },
 		{ "maxPrincipals", F_UINT, &cf->cf_principal_cap, NULL,
 		    1, CONFIG_SESSIONS_MAX },
+		/* a principal's backend sessions: closed when idle (their
+		 * last use is written once a second: more than that) */
+		{ "backendSessionTtl", F_DURATION, &cf->cf_bsession_ttl_ms,
+		    NULL, 2000, 0 },
+		{ "maxBackendSessions", F_UINT, &cf->cf_bsession_cap, NULL,
+		    1, CONFIG_BSESSIONS_MAX },
 	};
 
 	if (load_fields(ld, n, path, fields, nitems(fields)) == -1)

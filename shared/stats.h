@@ -54,6 +54,8 @@ struct diag_backend {
 	 * (DIAG_BUDGET_*: the worker's, the backend's) */
 	uint64_t	 db_ans_bytes;
 	uint64_t	 db_ans_refused[2];
+	/* a principal's backend sessions closed: [0] idle, [1] evicted */
+	uint64_t	 db_bs_ended[2];
 };
 
 #define DIAG_BUDGET_WORKER	0

@@ -181,6 +181,26 @@ int	 store_add_limited(struct store *, enum store_db, const void *key,
 	    size_t klen, const void *data, size_t len, uint64_t expires_ms,
 	    uint64_t now_ms, const struct store_limit *);
 /*
+ * store_add_limited() at whose group cap the group's record that
+ * expires first is evicted rather than the add refused: the least
+ * recently used, where each use pushes a record's expiry on
+ * (store_touch()).  It is deleted in the add's write txn and its
+ * payload handed back in *evicted (sr_data malloc'd; NULL when nothing
+ * was evicted).  flags as store_put_ext()'s; the group is the limit's.
+ */
+int	 store_add_evict(struct store *, enum store_db, const void *key,
+	    size_t klen, const void *data, size_t len, uint64_t expires_ms,
+	    uint64_t now_ms, uint16_t flags, const struct store_limit *,
+	    struct store_rec *evicted);
+/*
+ * A live record's expiry moved to expires_ms and its updated stamp to
+ * now_ms, its payload, flags and group kept: 0, STORE_NOTFOUND (absent
+ * or expired: nothing is written, so a record deleted meanwhile stays
+ * deleted), or -1.
+ */
+int	 store_touch(struct store *, enum store_db, const void *key,
+	    size_t klen, uint64_t expires_ms, uint64_t now_ms);
+/*
  * Gauges: named counters (1..STORE_GROUP_MAX bytes) kept beside the
  * groups' counts, one write txn per change; never below 0.
  */

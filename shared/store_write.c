@@ -13,6 +13,7 @@
 #include "store_rec.h"
 
 #define STORE_RECLAIM	256	/* due entries reclaimed at a cap */
+#define STORE_EVICT_SCAN 65536	/* index entries looked at to evict one */
 
 /* --- writes --- */
 
@@ -216,12 +217,74 @@ store_limit_txn(struct store *s, MDB_txn *txn, enum store_db db,
 	}
 }
 
-/* store_put() and store_add*(): one write txn, retried once on a full map */
+/*
+ * Evict the record of group that expires first (the index sorts each
+ * db's entries by expiry): deleted in txn with its index entry and its
+ * place in the count, its payload copied to *out first (out->sr_data
+ * stays NULL if the group has no record the scan reaches).
+ */
+static int
+store_evict_txn(struct store *s, MDB_txn *txn, enum store_db db,
+    const void *group, size_t glen, struct store_rec *out)
+{
+	uint8_t		 ibuf[STORE_IDX_HDR + STORE_KEY_MAX];
+	struct store_rec hdr;
+	MDB_cursor	*cur;
+	MDB_val		 k, v, pk;
+	size_t		 n = 0;
+	int		 rc, op = MDB_SET_RANGE;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = mdb_cursor_open(txn, s->s_exp, &cur)) != 0)
+		return rc;
+	ibuf[0] = (uint8_t)db;
+	k.mv_size = 1;
+	k.mv_data = ibuf;
+	for (; n < STORE_EVICT_SCAN; n++, op = MDB_NEXT) {
+		if ((rc = mdb_cursor_get(cur, &k, &v, (MDB_cursor_op)op)) !=
+		    0 || ((const uint8_t *)k.mv_data)[0] != (uint8_t)db) {
+			rc = rc == MDB_NOTFOUND ? 0 : rc;
+			break;
+		}
+		if (k.mv_size <= STORE_IDX_HDR ||
+		    k.mv_size > sizeof(ibuf))
+			continue;
+		pk.mv_size = k.mv_size - STORE_IDX_HDR;
+		pk.mv_data = (uint8_t *)k.mv_data + STORE_IDX_HDR;
+		if ((rc = mdb_get(txn, s->s_dbi[db], &pk, &v)) == MDB_NOTFOUND)
+			continue;
+		if (rc != 0)
+			break;
+		/* the record's own entry (not a stale one), of the group */
+		if (store_rec_peek(v.mv_data, v.mv_size, &hdr) == -1 ||
+		    hdr.sr_expires_ms != store_be64_get(
+		    (const uint8_t *)k.mv_data + 1) || hdr.sr_glen != glen ||
+		    memcmp((const uint8_t *)v.mv_data + STORE_HDR_LEN, group,
+		    glen) != 0)
+			continue;
+		/* k and v point into pages the delete changes */
+		memcpy(ibuf, k.mv_data, k.mv_size);
+		pk.mv_data = ibuf + STORE_IDX_HDR;
+		if (store_rec_decode(v.mv_data, v.mv_size, out) == -1) {
+			rc = ENOMEM;
+			break;
+		}
+		if ((rc = store_reap_txn(s, txn, db, pk.mv_data, pk.mv_size,
+		    &v, &hdr)) != 0)
+			store_rec_clear(out);
+		break;
+	}
+	mdb_cursor_close(cur);
+	return rc;
+}
+
+/* store_put() and store_add*(): one write txn, retried once on a full
+ * map; evicted non-NULL: a group's cap evicts (store_add_evict()) */
 static int
 store_write(struct store *s, enum store_db db, const void *key,
     size_t klen, const void *data, size_t len, uint64_t expires_ms,
     uint64_t now_ms, int add, uint16_t flags, const struct store_limit *lim,
-    const char *fn)
+    struct store_rec *evicted, const char *fn)
 {
 	struct store_rec	 old;
 	MDB_txn			*txn;
@@ -237,6 +300,8 @@ store_write(struct store *s, enum store_db db, const void *key,
 		return -1;
 	}
 again:
+	if (evicted != NULL)
+		memset(evicted, 0, sizeof(*evicted));
 	room = store_room(s);
 	if (store_txn_begin(s, 0, &txn, fn) == -1)
 		return -1;
@@ -260,6 +325,13 @@ again:
 		if ((rc = store_limit_txn(s, txn, db, lim, now_ms,
 		    &hit)) != 0)
 			goto fail;
+		if (hit == STORE_LIMIT_GROUP && evicted != NULL) {
+			if ((rc = store_evict_txn(s, txn, db, lim->sl_group,
+			    lim->sl_glen, evicted)) != 0)
+				goto fail;
+			if (evicted->sr_data != NULL)
+				hit = 0;
+		}
 		if (hit != 0) {
 			/* what was reclaimed stays reclaimed */
 			if (store_commit(txn, fn) == -1)
@@ -276,6 +348,9 @@ again:
 		if (rc == 0)
 			return 0;
 	}
+	/* not committed: nothing was evicted */
+	if (evicted != NULL)
+		store_rec_clear(evicted);
 	if (rc == MDB_MAP_FULL) {
 		if (txn != NULL)
 			mdb_txn_abort(txn);
@@ -289,6 +364,8 @@ again:
 	} else if (txn == NULL)
 		log_warnx("%s: mdb_txn_commit: %s", fn, mdb_strerror(rc));
 fail:
+	if (evicted != NULL)
+		store_rec_clear(evicted);
 	if (txn != NULL)
 		mdb_txn_abort(txn);
 	store_set_errno(rc);
@@ -300,7 +377,7 @@ store_put(struct store *s, enum store_db db, const void *key, size_t klen,
     const void *data, size_t len, uint64_t expires_ms, uint64_t now_ms)
 {
 	return store_write(s, db, key, klen, data, len, expires_ms, now_ms, 0,
-	    0, NULL, __func__);
+	    0, NULL, NULL, __func__);
 }
 
 int
@@ -315,7 +392,7 @@ store_put_ext(struct store *s, enum store_db db, const void *key,
 	lim.sl_group = group;
 	lim.sl_glen = glen;
 	return store_write(s, db, key, klen, data, len, expires_ms, now_ms, 0,
-	    flags, &lim, __func__);
+	    flags, &lim, NULL, __func__);
 }
 
 int
@@ -323,7 +400,7 @@ store_add(struct store *s, enum store_db db, const void *key, size_t klen,
     const void *data, size_t len, uint64_t expires_ms, uint64_t now_ms)
 {
 	return store_write(s, db, key, klen, data, len, expires_ms, now_ms, 1,
-	    0, NULL, __func__);
+	    0, NULL, NULL, __func__);
 }
 
 int
@@ -332,7 +409,17 @@ store_add_limited(struct store *s, enum store_db db, const void *key,
     uint64_t now_ms, const struct store_limit *lim)
 {
 	return store_write(s, db, key, klen, data, len, expires_ms, now_ms, 1,
-	    0, lim, __func__);
+	    0, lim, NULL, __func__);
+}
+
+int
+store_add_evict(struct store *s, enum store_db db, const void *key,
+    size_t klen, const void *data, size_t len, uint64_t expires_ms,
+    uint64_t now_ms, uint16_t flags, const struct store_limit *lim,
+    struct store_rec *evicted)
+{
+	return store_write(s, db, key, klen, data, len, expires_ms, now_ms, 1,
+	    flags, lim, evicted, __func__);
 }
 
 /* delete the record k found as v, with its index entry */
@@ -396,24 +483,86 @@ store_get_write(struct store *s, enum store_db db, const void *key,
 	return -1;
 }
 
-int
-store_del(struct store *s, enum store_db db, const void *key, size_t klen)
+/*
+ * One write txn on the record key, found: op's work in it, committed
+ * (MDB_NOTFOUND from op: nothing done, STORE_NOTFOUND), retried once on
+ * a grown map.  0, STORE_NOTFOUND, or -1 (logged, errno).
+ */
+typedef int (*store_rec_op)(struct store *, MDB_txn *, enum store_db,
+    const void *key, size_t klen, MDB_val *k, MDB_val *v, void *arg);
+
+static int
+store_on_record(struct store *s, enum store_db db, const void *key,
+    size_t klen, store_rec_op op, void *arg, const char *fn)
 {
-	MDB_txn			*txn;
-	MDB_val			 k, v;
-	int			 rc, grown = 0;
+	MDB_txn	*txn;
+	MDB_val	 k, v;
+	int	 rc, grown = 0;
 
 	if (store_check(s, db, key, klen, 1) == -1)
 		return -1;
 again:
-	if ((rc = store_get_write(s, db, key, klen, &txn, &k, &v,
-	    __func__)) != 0)
+	if ((rc = store_get_write(s, db, key, klen, &txn, &k, &v, fn)) != 0)
 		return rc;
-	/* the map's headroom is there so that this commits on a full map */
-	rc = store_drop_txn(s, txn, db, key, klen, &k, &v);
-	if ((rc = store_end_write(s, txn, rc, &grown, db, __func__)) == 1)
+	if ((rc = op(s, txn, db, key, klen, &k, &v, arg)) == MDB_NOTFOUND) {
+		mdb_txn_abort(txn);
+		return STORE_NOTFOUND;
+	}
+	if ((rc = store_end_write(s, txn, rc, &grown, db, fn)) == 1)
 		goto again;
 	return rc;
+}
+
+static int
+store_del_op(struct store *s, MDB_txn *txn, enum store_db db,
+    const void *key, size_t klen, MDB_val *k, MDB_val *v, void *arg)
+{
+	(void)arg;
+	/* the map's headroom is there so that this commits on a full map */
+	return store_drop_txn(s, txn, db, key, klen, k, v);
+}
+
+int
+store_del(struct store *s, enum store_db db, const void *key, size_t klen)
+{
+	return store_on_record(s, db, key, klen, store_del_op, NULL,
+	    __func__);
+}
+
+/* store_touch()'s: arg is the new expiry, then now */
+static int
+store_touch_op(struct store *s, MDB_txn *txn, enum store_db db,
+    const void *key, size_t klen, MDB_val *k, MDB_val *v, void *arg)
+{
+	const uint64_t		*t = arg;
+	struct store_rec	 old;
+	uint8_t			*copy;
+	int			 rc;
+
+	(void)k;
+	if (store_rec_peek(v->mv_data, v->mv_size, &old) == -1 ||
+	    store_rec_expired(old.sr_expires_ms, t[1]))
+		return MDB_NOTFOUND;
+	/* v points into a page the rewrite changes: group and payload */
+	if ((copy = malloc(v->mv_size)) == NULL)
+		return ENOMEM;
+	memcpy(copy, v->mv_data, v->mv_size);
+	/* the same size: it goes through on a full map too */
+	rc = store_put_txn(s, txn, db, key, klen, copy + STORE_HDR_LEN +
+	    old.sr_glen, old.sr_len, t[0], t[1], old.sr_flags,
+	    copy + STORE_HDR_LEN, old.sr_glen, 0, "store_touch");
+	free(copy);
+	return rc;
+}
+
+int
+store_touch(struct store *s, enum store_db db, const void *key, size_t klen,
+    uint64_t expires_ms, uint64_t now_ms)
+{
+	uint64_t t[2] = { expires_ms, now_ms };
+
+	return store_on_record(s, db, key, klen, store_touch_op, t,
+	    __func__);
 }
 
 /* --- sequences: records keyed prefix || be64 seq --- */

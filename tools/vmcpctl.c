@@ -33,6 +33,7 @@ struct ctl_env {
 
 /* the session caps of the configuration, when there is one (not -d) */
 static unsigned int	 ctl_session_cap, ctl_session_cap_addr;
+static unsigned int	 ctl_bsession_cap;	/* per backend */
 
 struct ctl_dump {
 	const char	*cd_db;
@@ -94,6 +95,7 @@ ctl_env_resolve(struct ctl_env *ce, const char *dir, const char *file)
 		ce->ce_max_readers = cf->cf_max_readers;
 		ctl_session_cap = cf->cf_session_cap;
 		ctl_session_cap_addr = cf->cf_session_cap_addr;
+		ctl_bsession_cap = cf->cf_bsession_cap;
 		if (cf->cf_diag_host != NULL)
 			(void)snprintf(ctl_diag_addr, 300, strchr(
 			    cf->cf_diag_host, ':') != NULL ? "[%s]:%u" :
@@ -341,6 +343,30 @@ ctl_dump_handle(struct ctl_dump *cd, const void *key, size_t klen,
 	return rc == 0 ? 0 : 1;
 }
 
+/*
+ * A scope's backend session (worker/bsession.h): whose ("anon", the
+ * shared scope, or a principal's scope), which backend, and its last
+ * use (its updated stamp); lock records as they are.
+ */
+static int
+ctl_dump_bsession(json_t *o, const void *key, size_t klen,
+    const struct store_rec *rec)
+{
+	const char	*k = key, *bar;
+
+	if ((klen >= 5 && memcmp(k, "lock|", 5) == 0) ||
+	    (bar = memchr(k, '|', klen)) == NULL)
+		return 0;
+	if (ctl_set(o, "scope", json_stringn(k, (size_t)(bar - k))) == -1 ||
+	    ctl_set(o, "backend", json_stringn(bar + 1,
+	    klen - (size_t)(bar + 1 - k))) == -1 ||
+	    ctl_set(o, "holder", json_string((size_t)(bar - k) == 4 &&
+	    memcmp(k, "anon", 4) == 0 ? "shared" : "principal")) == -1 ||
+	    ctl_set(o, "lastUsed", ctl_time(rec->sr_updated_ms)) == -1)
+		return -1;
+	return 0;
+}
+
 static int
 ctl_dump_cb(void *arg, const void *key, size_t klen,
     const struct store_rec *rec)
@@ -364,6 +390,9 @@ ctl_dump_cb(void *arg, const void *key, size_t klen,
 		goto done;
 	if (cd->cd_all && store_rec_expired(rec->sr_expires_ms, cd->cd_now) &&
 	    ctl_set(o, "expired", json_true()) == -1)
+		goto done;
+	if (strcmp(cd->cd_db, store_db_name(STORE_BSESSIONS)) == 0 &&
+	    ctl_dump_bsession(o, key, klen, rec) == -1)
 		goto done;
 	/* exchanged tokens: their keys and expiry, never their values
 	 * (sealed, but shown nowhere all the same) */
@@ -482,22 +511,30 @@ static int
 ctl_bsessions_add(void *arg, const char *name, size_t nlen, uint64_t n)
 {
 	struct ctl_bcount	*bc = arg;
+	const char		*member = bc->cb_member;
 	json_t			*b;
 
 	(void)nlen;
+	/* a principal's are grouped as "p|<backend>" (bsession_group();
+	 * a name too long for that is shown as its group has it) */
+	if (strcmp(member, "scope") == 0 && strncmp(name, "p|", 2) == 0) {
+		member = "principal";
+		name += 2;
+	}
 	if ((b = json_object_get(bc->cb_all, name)) == NULL) {
-		if ((b = json_pack("{s:i, s:i}", "client", 0, "scope", 0)) ==
-		    NULL || json_object_set_new(bc->cb_all, name, b) == -1)
+		if ((b = json_pack("{s:i, s:i, s:i}", "client", 0, "scope", 0,
+		    "principal", 0)) == NULL ||
+		    json_object_set_new(bc->cb_all, name, b) == -1)
 			return 1;
 	}
-	return json_object_set_new(b, bc->cb_member,
+	return json_object_set_new(b, member,
 	    json_integer((json_int_t)n)) == -1;
 }
 
 /*
  * The backend sessions vmcpd holds open, per backend: those of client
- * sessions (the store's gauges) and those of identity scopes (the
- * bsessions records, grouped by backend).
+ * sessions (the store's gauges), of the shared scope and of principals
+ * (the bsessions records, grouped by backend and by "p|<backend>").
  */
 static json_t *
 ctl_bsessions(struct store *st)
@@ -568,7 +605,9 @@ ctl_stat_json(const struct store_envstat *es, unsigned int permille,
 	    json_object_set(o, "readers", r) == -1 ||
 	    ctl_set(o, "expiryEntries",
 	    json_integer((json_int_t)es->se_expiry_entries)) == -1 ||
-	    json_object_set(o, "backendSessions", bsess) == -1)
+	    json_object_set(o, "backendSessions", bsess) == -1 ||
+	    (ctl_bsession_cap > 0 && ctl_set(o, "principalSessionsMax",
+	    json_integer(ctl_bsession_cap)) == -1))
 		goto fail;
 	if ((s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(6))) ==
 	    NULL)
@@ -668,13 +707,17 @@ ctl_stat(struct store *st, int argc, char *argv[])
 	printf("readers      %u/%u\n", es.se_num_readers, es.se_max_readers);
 	printf("expiry index %zu entries\n", es.se_expiry_entries);
 	/* what each backend has open for vmcpd (closing: queued to close) */
-	printf("backend sessions (%zu ended sessions' to close)\n",
+	printf("backend sessions (%zu records queued to close)\n",
 	    es.se_db[STORE_CLOSING].sd_entries);
 	json_object_foreach(bsess, name, b)
-		printf("  %-24s %8lld client %8lld scope\n", name,
-		    (long long)json_integer_value(json_object_get(b,
+		printf("  %-24s %8lld client %8lld scope %8lld principal\n",
+		    name, (long long)json_integer_value(json_object_get(b,
 		    "client")), (long long)json_integer_value(
-		    json_object_get(b, "scope")));
+		    json_object_get(b, "scope")), (long long)
+		    json_integer_value(json_object_get(b, "principal")));
+	if (ctl_bsession_cap > 0)
+		printf("principals'  at most %u per backend "
+		    "(sessions.maxBackendSessions)\n", ctl_bsession_cap);
 	json_decref(bsess);
 	return 0;
 }

@@ -32,6 +32,15 @@
  * effort is bounded and the queue's hour bounds the wait.  The gauge
  * is each node's: a node that closes backend sessions another node
  * opened counts them down on its own, clamped at zero.
+ *
+ * A principal's synthesized backend session (bsession.h) that went
+ * idle reaches "closing" the same way, under "scope|backend" (never a
+ * client session's id), and is closed the same way; with provider
+ * redis the question is bsession_redis_gone()'s, so that only the
+ * first node to find it gone from Redis closes it.  One the cap evicts
+ * is closed by the evicting process, once its calls are over
+ * (bclose_unheld()).  Neither is in the gauge: the store counts them
+ * as records.
  */
 #include <sys/queue.h>
 #include <sys/time.h>
@@ -59,6 +68,7 @@
 #define BCLOSE_MARGIN_MS	500	/* after its PTTL, the second look */
 #define BCLOSE_PAUSE_MIN_MS	1000	/* Redis failed: no take for this */
 #define BCLOSE_PAUSE_MAX_MS	30000
+#define BCLOSE_KEY_MAX		128	/* session id, or scope|backend */
 
 /* an ended session's record, with provider redis: Redis asked first */
 struct bclose_check {
@@ -68,7 +78,8 @@ struct bclose_check {
 	struct event		*bc_ev;		/* the second look */
 	int			 bc_again;	/* it is the second */
 	uint64_t		 bc_expires_ms;	/* the queue record's */
-	char			 bc_id[SESSION_ID_LEN + 1];
+	char			 bc_id[BCLOSE_KEY_MAX];	/* its key */
+	char			 bc_backend[CONFIG_NAME_MAX + 1]; /* or none */
 	char			*bc_rec;	/* the session's record */
 	size_t			 bc_len;
 };
@@ -80,6 +91,7 @@ struct bclose_later {
 	char			*bl_backend;
 	char			*bl_sid;
 	char			*bl_version;
+	int			 bl_client;	/* a client session's */
 };
 
 static struct event	*bclose_tick_ev;
@@ -128,10 +140,14 @@ bclose_on_done(void *arg, struct http_call *hc, int result,
 		bclose_pump(w);
 }
 
-/* DELETE one backend session; it counts as closed whatever the answer */
+/*
+ * DELETE one backend session; it counts as closed whatever the answer.
+ * client: a client session's, counted in its backend's gauge (a
+ * scope's is counted as its record, bsession.c).
+ */
 static void
 bclose_send(struct worker *w, const char *backend, const char *sid,
-    const char *version)
+    const char *version, int client)
 {
 	static const struct http_call_cbs cbs = {
 		.hc_done = bclose_on_done,
@@ -141,10 +157,12 @@ bclose_send(struct worker *w, const char *backend, const char *sid,
 
 	if ((be = config_backend_find(w->w_conf, backend)) == NULL) {
 		/* gone from the config: nothing to send it to */
-		(void)store_gauge_add(w->w_store, backend, -1);
+		if (client)
+			(void)store_gauge_add(w->w_store, backend, -1);
 		return;
 	}
-	bclose_forget(w, be);
+	if (client)
+		bclose_forget(w, be);
 	timeout = be->cb_timeout_ms > 0 && be->cb_timeout_ms <
 	    BCLOSE_TIMEOUT_MS ? be->cb_timeout_ms : BCLOSE_TIMEOUT_MS;
 	upstream_cred_for(w, be, sid);	/* token_exchange's, if any */
@@ -164,7 +182,7 @@ bclose_session(struct worker *w, const struct session *s)
 		if (s->s_backends[i].sb_sid != NULL)
 			bclose_send(w, s->s_backends[i].sb_name,
 			    s->s_backends[i].sb_sid,
-			    s->s_backends[i].sb_version);
+			    s->s_backends[i].sb_version, 1);
 }
 
 static void
@@ -185,20 +203,21 @@ bclose_on_later(evutil_socket_t fd, short ev, void *arg)
 
 	(void)fd;
 	(void)ev;
-	bclose_send(bl->bl_w, bl->bl_backend, bl->bl_sid, bl->bl_version);
+	bclose_send(bl->bl_w, bl->bl_backend, bl->bl_sid, bl->bl_version,
+	    bl->bl_client);
 	bclose_later_free(bl);
 }
 
 /*
  * A backend session the record no longer names (another worker's open
  * for the same client session recorded after it, or one the backend
- * lost): calls may still be running on it, so it is closed once they
- * are over, after the backend's timeout.  A worker that exits first
- * leaves it to the backend's own expiry.
+ * lost; a principal's evicted): calls may still be running on it, so
+ * it is closed once they are over, after the backend's timeout.  A
+ * worker that exits first leaves it to the backend's own expiry.
  */
-void
-bclose_replaced(struct worker *w, const struct config_backend *be,
-    const char *sid, const char *version)
+static void
+bclose_later(struct worker *w, const struct config_backend *be,
+    const char *sid, const char *version, int client)
 {
 	struct bclose_later	*bl;
 	struct timeval		 tv;
@@ -214,6 +233,7 @@ bclose_replaced(struct worker *w, const struct config_backend *be,
 	    NULL)
 		goto fail;
 	bl->bl_w = w;
+	bl->bl_client = client;
 	tv.tv_sec = (time_t)(ms / 1000);
 	tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
 	if (evtimer_add(bl->bl_ev, &tv) == -1)
@@ -229,7 +249,41 @@ fail:
 		free(bl->bl_version);
 		free(bl);
 	}
-	bclose_forget(w, be);
+	if (client)
+		bclose_forget(w, be);
+}
+
+void
+bclose_replaced(struct worker *w, const struct config_backend *be,
+    const char *sid, const char *version)
+{
+	bclose_later(w, be, sid, version, 1);
+}
+
+void
+bclose_unheld(struct worker *w, const struct config_backend *be,
+    const char *sid, const char *version)
+{
+	bclose_later(w, be, sid, version, 0);
+}
+
+/* a principal's backend session that expired idle (bsession.c) */
+static void
+bclose_scope_record(struct worker *w, const char *backend, const char *rec,
+    size_t len)
+{
+	const struct config_backend	*be;
+	char				*sid, *ver;
+
+	if ((be = config_backend_find(w->w_conf, backend)) == NULL ||
+	    bsession_decode(rec, len, &sid, &ver) == -1)
+		return;
+	diag_count_bsession_end(w, be, 0);
+	log_debug("backend %s: closing an idle principal's backend session",
+	    backend);
+	bclose_send(w, backend, sid, ver, 0);
+	free(sid);
+	free(ver);
 }
 
 /* an ended session's record: its backend sessions closed */
@@ -275,8 +329,8 @@ bclose_check_requeue(struct bclose_check *bc)
 	if (store_put_ext(bc->bc_w->w_store, STORE_CLOSING, bc->bc_id,
 	    strlen(bc->bc_id), bc->bc_rec, bc->bc_len, bc->bc_expires_ms,
 	    store_now_ms(), 0, NULL, 0) == -1)
-		log_warnx("ended session %.8s...: not queued again; its "
-		    "backend sessions stay open", bc->bc_id);
+		log_warnx("closing %.8s...: not queued again; its backend "
+		    "sessions stay open", bc->bc_id);
 }
 
 /* Redis did not answer: nothing closed; this worker pauses its takes */
@@ -315,9 +369,19 @@ bclose_on_pttl(void *arg, const redisReply *reply, const char *err)
 	}
 	bclose_pause_ms = 0;
 	ttl = reply->integer;
+	if (ttl == -3) {
+		/* a principal's session another node found gone first */
+		bclose_check_free(bc, 1);
+		return;
+	}
 	if (ttl == -2) {
 		/* gone everywhere: closed as on one host */
-		bclose_record(bc->bc_w, bc->bc_id, bc->bc_rec, bc->bc_len);
+		if (bc->bc_backend[0] != '\0')
+			bclose_scope_record(bc->bc_w, bc->bc_backend,
+			    bc->bc_rec, bc->bc_len);
+		else
+			bclose_record(bc->bc_w, bc->bc_id, bc->bc_rec,
+			    bc->bc_len);
 		bclose_check_free(bc, 1);
 		return;
 	}
@@ -334,12 +398,13 @@ bclose_on_pttl(void *arg, const redisReply *reply, const char *err)
 		return;
 	}
 	/* used since: the node whose copy expires last closes them */
-	log_debug("ended session %.8s... lives on in redis (%lld ms): its "
-	    "backend sessions stay open", bc->bc_id, ttl);
+	log_debug("%s %.8s... lives on in redis (%lld ms): its backend "
+	    "sessions stay open", bc->bc_backend[0] != '\0' ? "a principal's "
+	    "idle backend session" : "ended session", bc->bc_id, ttl);
 	bclose_check_free(bc, 1);
 }
 
-/* PTTL <keyPrefix>sess:<id> */
+/* PTTL <keyPrefix>sess:<id>; a principal's session: bsession_redis_gone() */
 static void
 bclose_check_ask(struct bclose_check *bc)
 {
@@ -347,6 +412,13 @@ bclose_check_ask(struct bclose_check *bc)
 	char			key[SESSION_RKEY_MAX];
 	size_t			klen;
 
+	if (bc->bc_backend[0] != '\0') {
+		if ((bc->bc_cmd = bsession_redis_gone(bc->bc_id,
+		    strlen(bc->bc_id), bc->bc_rec, bc->bc_len, bclose_on_pttl,
+		    bc)) == NULL)
+			bclose_check_failed(bc, NULL, "not sent");
+		return;
+	}
 	klen = redis_key(key, sizeof(key),
 	    bc->bc_w->w_conf->cf_sstore.css_prefix, REDIS_KIND_SESSION,
 	    bc->bc_id, NULL);
@@ -374,10 +446,12 @@ bclose_check_new(struct worker *w, const void *key, size_t klen,
 {
 	struct bclose_check *bc;
 
-	if (klen == 0 || klen > SESSION_ID_LEN ||
+	if (klen == 0 || klen >= sizeof(bc->bc_id) ||
 	    (bc = calloc(1, sizeof(*bc))) == NULL)
 		return -1;
 	memcpy(bc->bc_id, key, klen);
+	(void)bsession_closing_key(key, klen, bc->bc_backend,
+	    sizeof(bc->bc_backend));
 	bc->bc_w = w;
 	bc->bc_expires_ms = rec->sr_expires_ms;
 	bc->bc_len = rec->sr_len;
@@ -401,18 +475,25 @@ bclose_on_taken(void *arg, const void *key, size_t klen,
     const struct store_rec *rec)
 {
 	struct worker	*w = arg;
-	char		 id[SESSION_ID_LEN + 1];
+	char		 id[SESSION_ID_LEN + 1], be[CONFIG_NAME_MAX + 1];
 
-	if (session_redis_on()) {
-		/* never closed unasked: the session may live on elsewhere */
-		if (bclose_check_new(w, key, klen, rec) == -1)
-			log_warnx("an ended session not looked up in redis; "
-			    "its backend sessions stay open");
+	/* a principal's backend session (its key scope|backend), closed
+	 * here unless the nodes share it */
+	if (bsession_closing_key(key, klen, be, sizeof(be))) {
+		if (!bsession_redis_on(NULL)) {
+			bclose_scope_record(w, be, rec->sr_data, rec->sr_len);
+			return 0;
+		}
+	} else if (!session_redis_on()) {
+		(void)snprintf(id, sizeof(id), "%.*s", (int)(klen < sizeof(id) ?
+		    klen : sizeof(id) - 1), (const char *)key);
+		bclose_record(w, id, rec->sr_data, rec->sr_len);
 		return 0;
 	}
-	(void)snprintf(id, sizeof(id), "%.*s", (int)(klen < sizeof(id) ?
-	    klen : sizeof(id) - 1), (const char *)key);
-	bclose_record(w, id, rec->sr_data, rec->sr_len);
+	/* never closed unasked: it may live on elsewhere */
+	if (bclose_check_new(w, key, klen, rec) == -1)
+		log_warnx("an ended session not looked up in redis; its "
+		    "backend sessions stay open");
 	return 0;
 }
 

@@ -37,7 +37,6 @@
 #include "auth.h"
 #include "authz.h"
 #include "composite_run.h"
-#include "texch.h"
 #include "handle.h"
 #include "ratelimit.h"
 #include "upstream.h"
@@ -165,6 +164,10 @@ crun_call_free(struct crun *cr, struct crun_call *c, const char *abort_why)
 			upstream_cancel(c->cc_up);
 	}
 	json_decref(c->cc_params);
+	if (c->cc_sess != NULL) {
+		session_clear(c->cc_sess);
+		free(c->cc_sess);
+	}
 	free(c);
 }
 
@@ -251,11 +254,12 @@ crun_tools_of(struct crun *cr, const char *backend)
 	if (cr->cr_raw == NULL && (cr->cr_raw = json_object()) == NULL)
 		return NULL;
 	if ((raw = json_object_get(cr->cr_raw, backend)) == NULL) {
-		/* a token_exchange backend's lists are the caller's own */
+		/* lists are shared, but a token_exchange backend's,
+		 * the caller's own (bsession.h) */
 		be = config_backend_find(cr->cr_w->w_conf, backend);
-		raw = view_load(cr->cr_w, "raw", be != NULL &&
-		    texch_backend(be) && cr->cr_p != NULL ?
-		    cr->cr_p->p_scope : VIEW_SCOPE_ANON, backend, NULL);
+		raw = view_load(cr->cr_w, "raw", be != NULL ?
+		    bsession_scope(cr->cr_p, be, BSESSION_FOR_SHARED) :
+		    VIEW_SCOPE_ANON, backend, NULL);
 		if (json_object_set_new(cr->cr_raw, backend, raw != NULL ?
 		    raw : json_null()) == -1)
 			return NULL;
@@ -472,9 +476,22 @@ crun_call_up(struct crun *cr, struct crun_call *c)
 
 	memset(&uq, 0, sizeof(uq));
 	uq.uq_method = "tools/call";
-	/* a token_exchange backend is called under the caller's scope */
-	uq.uq_scope = texch_backend(c->cc_be) && cr->cr_p != NULL ?
-	    cr->cr_p->p_scope : BSESSION_SCOPE_ANON;
+	/*
+	 * A step goes where its caller's direct call would (bsession.h):
+	 * over a 2025-11-25 caller's client session's own backend
+	 * session (read anew, as a direct call reads it), else over the
+	 * caller's principal's
+	 */
+	uq.uq_scope = bsession_scope(cr->cr_p, c->cc_be, BSESSION_FOR_USER);
+	if (cr->cr_cc.cc_sid != NULL && c->cc_sess == NULL &&
+	    (c->cc_sess = calloc(1, sizeof(*c->cc_sess))) != NULL &&
+	    session_load(cr->cr_w->w_store, cr->cr_cc.cc_sid, store_now_ms(),
+	    c->cc_sess) != 0) {
+		free(c->cc_sess);
+		c->cc_sess = NULL;
+	}
+	uq.uq_sess = c->cc_sess;
+	uq.uq_caps = c->cc_sess != NULL ? cr->cr_cc.cc_caps : NULL;
 	uq.uq_client = cr->cr_era;
 	if ((c->cc_up = upstream_call(cr->cr_w, c->cc_be, &uq, &cbs, c)) ==
 	    NULL) {

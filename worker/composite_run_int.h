@@ -32,6 +32,7 @@ struct crun_call {
 	int				 cc_rounds;	/* of input asked */
 	struct ratelimit_wait		*cc_rl;		/* waits on Redis */
 	char				*cc_tool;	/* the same: its tool */
+	struct session			*cc_sess;	/* a Legacy caller's */
 };
 
 /*

@@ -353,6 +353,16 @@ diag_count_answer_refused(struct worker *w, const struct config_backend *be,
 		diag_add(&db->db_ans_refused[budget], 1);
 }
 
+void
+diag_count_bsession_end(struct worker *w, const struct config_backend *be,
+    int evicted)
+{
+	struct diag_backend *db;
+
+	if ((db = diag_backend_self(w, be)) != NULL)
+		diag_add(&db->db_bs_ended[evicted ? 1 : 0], 1);
+}
+
 /*
  * A backend request ended: rc 0 with an answer (a JSON-RPC error is
  * an answer), or -1 with the HTTP status seen (0: none) and why.
@@ -812,34 +822,73 @@ diag_breakers(struct worker *w, struct evbuffer *b)
 	return 0;
 }
 
+/* a principal's backend sessions of backend bi closed, summed */
+static uint64_t
+diag_bsession_ended(const struct worker *w, size_t bi, int evicted)
+{
+	uint64_t	n = 0;
+	int		i;
+
+	for (i = 0; w->w_stats != NULL && i <= w->w_nstats; i++)
+		n += diag_load(&diag_slot_at(w, i)->ds_backends[bi].
+		    db_bs_ended[evicted]);
+	return n;
+}
+
 /*
  * The backend sessions vmcpd holds open at each backend: the client
- * sessions' (a gauge in the store, bclose.c) and the identity scopes'
- * (bsessions records, counted per backend by the store).
+ * sessions' (a gauge in the store, bclose.c), the shared scope's and
+ * the principals' (bsessions records, counted per backend by the
+ * store, bsession.c); and the principals' closed, by why.
  */
 static int
 diag_backend_sessions(struct worker *w, struct evbuffer *b)
 {
 	const struct config_backend	*be;
+	char				 g[BSESSION_GROUP_MAX + 1];
 	uint64_t			 client;
-	size_t				 scope, i;
+	size_t				 scope, mine, i, glen;
 
 	if (diag_family(b, "vmcpd_backend_sessions", "gauge",
-	    "Backend sessions open, by backend and holder: client sessions' "
-	    "or identity scopes'.") == -1)
+	    "Backend sessions open, by backend and holder: client sessions', "
+	    "the shared scope's or principals'.") == -1)
 		return -1;
 	for (i = 0; i < w->w_conf->cf_nbackends; i++) {
 		be = &w->w_conf->cf_backends[i];
 		if (store_gauge_get(w->w_store, be->cb_name, &client) == -1 ||
 		    store_group_count(w->w_store, STORE_BSESSIONS, be->cb_name,
-		    strlen(be->cb_name), &scope) == -1)
+		    strlen(be->cb_name), &scope) == -1 ||
+		    (glen = bsession_group(g, sizeof(g), be->cb_name)) == 0 ||
+		    store_group_count(w->w_store, STORE_BSESSIONS, g, glen,
+		    &mine) == -1)
 			continue;
 		if (evbuffer_add_printf(b, "vmcpd_backend_sessions"
 		    "{backend=\"%s\",holder=\"client\"} %llu\n", be->cb_name,
 		    (unsigned long long)client) < 0 ||
 		    evbuffer_add_printf(b, "vmcpd_backend_sessions"
 		    "{backend=\"%s\",holder=\"scope\"} %zu\n", be->cb_name,
-		    scope) < 0)
+		    scope) < 0 ||
+		    evbuffer_add_printf(b, "vmcpd_backend_sessions"
+		    "{backend=\"%s\",holder=\"principal\"} %zu\n",
+		    be->cb_name, mine) < 0)
+			return -1;
+	}
+	if (diag_family(b, "vmcpd_principal_sessions_closed_total", "counter",
+	    "Principals' backend sessions closed at the backend, by backend "
+	    "and why: idle (sessions.backendSessionTtl) or evicted "
+	    "(sessions.maxBackendSessions).") == -1)
+		return -1;
+	for (i = 0; i < w->w_conf->cf_nbackends; i++) {
+		be = &w->w_conf->cf_backends[i];
+		if (evbuffer_add_printf(b,
+		    "vmcpd_principal_sessions_closed_total"
+		    "{backend=\"%s\",reason=\"idle\"} %llu\n", be->cb_name,
+		    (unsigned long long)diag_bsession_ended(w, i, 0)) < 0 ||
+		    evbuffer_add_printf(b,
+		    "vmcpd_principal_sessions_closed_total"
+		    "{backend=\"%s\",reason=\"evicted\"} %llu\n",
+		    be->cb_name,
+		    (unsigned long long)diag_bsession_ended(w, i, 1)) < 0)
 			return -1;
 	}
 	return 0;

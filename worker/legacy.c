@@ -24,6 +24,7 @@
 #include "shared/config.h"
 #include "shared/log.h"
 #include "shared/store.h"
+#include "auth.h"
 #include "httpd.h"
 #include "worker.h"
 #include "texch.h"
@@ -683,7 +684,11 @@ legacy_forward(struct mcp_req *mr, int flags)
 	audit_set_backend(mr->mr_w, mr->mr_req, mr->mr_be->cb_name);
 	memset(&uq, 0, sizeof(uq));
 	uq.uq_method = mr->mr_msg.jm_method;
-	uq.uq_scope = texch_scope(mr->mr_req, mr->mr_be);
+	/* the call goes over the client session's backend session; a
+	 * subscription over the shared scope's (bsession.h) */
+	uq.uq_scope = bsession_scope(auth_principal(mr->mr_req), mr->mr_be,
+	    (flags & UPSTREAM_F_SUBSCRIPTION) ? BSESSION_FOR_SHARED :
+	    BSESSION_FOR_USER);
 	uq.uq_sess = &mr->mr_sess;
 	uq.uq_client = (flags & UPSTREAM_F_SUBSCRIPTION) ? ERA_LISTING :
 	    PROTO_ERA_LEGACY;

@@ -26,6 +26,7 @@
 #include "shared/log.h"
 #include "shared/store.h"
 #include "worker.h"
+#include "auth.h"
 #include "composite_run.h"
 #include "texch.h"
 #include "ratelimit.h"
@@ -908,7 +909,9 @@ modern_dispatch(struct mreq *m)
 	audit_set_backend(m->m_w, m->m_req, m->m_be->cb_name);
 	memset(&uq, 0, sizeof(uq));
 	uq.uq_method = m->m_msg.jm_method;
-	uq.uq_scope = texch_scope(m->m_req, m->m_be);
+	/* the principal's backend session (bsession.h) */
+	uq.uq_scope = bsession_scope(auth_principal(m->m_req), m->m_be,
+	    BSESSION_FOR_USER);
 	uq.uq_client = PROTO_ERA_MODERN;
 	uq.uq_flags = UPSTREAM_F_TEXT;
 	if ((m->m_up = upstream_call(m->m_w, m->m_be, &uq, &cbs, m)) == NULL)

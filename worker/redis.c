@@ -613,6 +613,8 @@ static struct {
 	[REDIS_USER_VERDICT] = { "health verdicts",
 	    "; each node goes by its own probes", 0 },
 	[REDIS_USER_TOKEN] = { "exchanged tokens", "", 0 },
+	[REDIS_USER_BSESSION] = { "backend sessions",
+	    "; each node opens its own", 0 },
 };
 
 const char *
@@ -638,6 +640,12 @@ redis_failed(enum redis_user u, const char *what, const redisReply *reply,
 	log_warnx("%s (redis): %s%s%s%s", redis_users[u].ru_name,
 	    what != NULL ? what : "", what != NULL ? ": " : "", err,
 	    redis_users[u].ru_tail);
+}
+
+const char *
+redis_user_name(enum redis_user u)
+{
+	return redis_users[u].ru_name;
 }
 
 int

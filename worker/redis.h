@@ -57,7 +57,7 @@ void	 redis_cancel(struct redis_cmd *);
  * command, so that callers send EVALSHA: the text stays the caller's.
  * 0, or -1 when the table is full.
  */
-#define REDIS_SCRIPTS		16
+#define REDIS_SCRIPTS		24
 int	 redis_script_add(const char *text);
 
 /*
@@ -78,6 +78,7 @@ const char *redis_script_sha(const char *text);
 #define REDIS_KIND_PEND		"pend"
 #define REDIS_KIND_VERDICT	"verdict"	/* the probes' verdicts */
 #define REDIS_KIND_TOKEN	"tok"
+#define REDIS_KIND_BSESSION	"bs"	/* principals' backend sessions */
 
 /*
  * "<prefix><kind>[:<part>...]", the parts strings ended by NULL
@@ -131,6 +132,7 @@ enum redis_user {
 	REDIS_USER_PEND,	/* pending requests */
 	REDIS_USER_VERDICT,	/* the probes' verdicts */
 	REDIS_USER_TOKEN,	/* exchanged tokens */
+	REDIS_USER_BSESSION,	/* principals' backend sessions */
 	REDIS_USER_COUNT
 };
 
@@ -148,6 +150,8 @@ void	 redis_failed(enum redis_user, const char *what,
 /* 1 when the user's line a second is due (then taken): for a line of
  * its own, under the same limit */
 int	 redis_log_due(enum redis_user);
+/* the user's name, as its lines start */
+const char *redis_user_name(enum redis_user);
 
 /*
  * Redis's client-side caching (CLIENT TRACKING, RESP2 redirect mode):

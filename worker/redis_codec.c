@@ -1,8 +1,9 @@
 /*
  * The pure parts of the worker's Redis use (worker/redis.h), shared by
  * every kind of record kept there: the keys, a script's SHA-1 as
- * EVALSHA names it, and a command's arguments.  worker/redis.c sends
- * them.
+ * EVALSHA names it, a command's arguments, and the read-or-lock of a
+ * record one node makes for all (redis_flight.h).  worker/redis.c and
+ * worker/redis_flight.c send them.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -14,6 +15,65 @@
 #include <hiredis/hiredis.h>
 
 #include "redis.h"
+#include "redis_flight.h"
+
+/*
+ * get: KEYS[1] the record's key, KEYS[2] its lock; ARGV[1] the lock's
+ * holder, ARGV[2] the lock's life in ms.  {record, its time to live in
+ * ms}; else 1, the lock taken (this process makes it); else 0, another
+ * holds it.  A key without a time to live is none of ours: made over.
+ */
+const char redis_flight_get_lua[] =
+"local v = redis.call('GET', KEYS[1])\n"
+"if v then\n"
+"  local t = redis.call('PTTL', KEYS[1])\n"
+"  if t > 0 then\n"
+"    return {v, t}\n"
+"  end\n"
+"end\n"
+"if redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then\n"
+"  return 1\n"
+"end\n"
+"return 0\n";
+
+/*
+ * done: KEYS[1] the record's key, KEYS[2] its lock; ARGV[1] the record
+ * ('' when the making failed), ARGV[2] its time to live in ms, ARGV[3]
+ * the lock's holder: the record set, the lock let go if still the
+ * caller's (it may have expired and been taken by another node).
+ */
+const char redis_flight_done_lua[] =
+"if ARGV[1] ~= '' then\n"
+"  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])\n"
+"end\n"
+"if redis.call('GET', KEYS[2]) == ARGV[3] then\n"
+"  redis.call('DEL', KEYS[2])\n"
+"end\n"
+"return 1\n";
+
+enum redis_flight_got
+redis_flight_answer(const redisReply *r, const char **val, size_t *len,
+    uint64_t *ttl_ms)
+{
+	*val = NULL;
+	*len = 0;
+	*ttl_ms = 0;
+	if (r == NULL)
+		return REDIS_FLIGHT_ERROR;
+	if (r->type == REDIS_REPLY_INTEGER)
+		return r->integer == 1 ? REDIS_FLIGHT_MINE : r->integer == 0 ?
+		    REDIS_FLIGHT_BUSY : REDIS_FLIGHT_ERROR;
+	if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+	    r->element[0]->type != REDIS_REPLY_STRING ||
+	    r->element[0]->len == 0 ||
+	    r->element[1]->type != REDIS_REPLY_INTEGER ||
+	    r->element[1]->integer <= 0)
+		return REDIS_FLIGHT_ERROR;
+	*val = r->element[0]->str;
+	*len = r->element[0]->len;
+	*ttl_ms = (uint64_t)r->element[1]->integer;
+	return REDIS_FLIGHT_HIT;
+}
 
 const char *
 redis_script_sha(const char *text)

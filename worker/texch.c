@@ -85,17 +85,6 @@ texch_backend(const struct config_backend *be)
 }
 
 const char *
-texch_scope(const struct httpd_req *req, const struct config_backend *be)
-{
-	const struct principal *p;
-
-	if (!texch_backend(be) || req == NULL ||
-	    (p = auth_principal(req)) == NULL)
-		return BSESSION_SCOPE_ANON;
-	return p->p_scope;
-}
-
-const char *
 texch_view_scope(const struct httpd_req *req)
 {
 	const struct principal *p;

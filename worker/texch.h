@@ -51,10 +51,6 @@ void	 texch_free(void);
  * TEXCH_ANSWERED (a new principal beyond sessions.maxPrincipals) */
 int	 texch_request(struct worker *, struct httpd_req *,
 	    void (*cont)(struct worker *, struct httpd_req *));
-/* the identity scope a request of req to be goes under: the
- * principal's for a token_exchange backend, else the shared one */
-const char *texch_scope(const struct httpd_req *,
-	    const struct config_backend *);
 /* the scope of req's view: the principal's when some backend needs
  * its own token, else the shared one (no cost without such backends) */
 const char *texch_view_scope(const struct httpd_req *);

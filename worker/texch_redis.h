@@ -3,10 +3,9 @@
  * exchanged on one node is written, sealed, to
  * "<keyPrefix>tok:<scope>:<backend>:<audience>:<scopes hash>" with a
  * time to live of its remaining useful life, and a node that misses it
- * in its own store reads it there before it exchanges.  One script
- * reads the token or takes the fleet's lock "<that key>:lock" (SET NX
- * PX), so N nodes asking at once cost one exchange: the others poll
- * until the token shows or the lock goes.  Redis down or slow: the
+ * in its own store reads it there before it exchanges: one maker per
+ * token across the nodes (redis_flight.h), so N nodes asking at once
+ * cost one exchange.  Redis down or slow: the
  * node exchanges on its own (the cache is only a cache).  The token is
  * sealed under sessionStorage.sealKeyFile (shared/seal.h), bound to
  * its Redis key.  docs/ARCHITECTURE.md, Beyond one host.
@@ -18,38 +17,28 @@
 #include <stdint.h>
 
 struct worker;
-struct redisReply;
 struct texch_rfetch;
 
 #define TEXCH_RKEY_MAX		(256 + 96)
 #define TEXCH_RLOCK_MS		(10ULL * 1000)	/* the fleet's lock */
-#define TEXCH_RPOLL_MS		100	/* a node waiting for another's */
 #define TEXCH_RWAIT_MS		(TEXCH_RLOCK_MS + 2000)	/* then alone */
 
 enum texch_rget {
 	TEXCH_R_HIT = 0,	/* the token, another node's */
 	TEXCH_R_MINE,		/* this node exchanges, the lock taken */
-	TEXCH_R_BUSY,		/* another node exchanges */
-	TEXCH_R_LOCAL,		/* exchange here (Redis failed or slow) */
-	TEXCH_R_ERROR		/* an answer not understood */
+	TEXCH_R_LOCAL		/* exchange here (Redis failed or slow) */
 };
 
 /* pure (worker/texch_rcodec.c) */
-extern const char texch_redis_get_lua[];
-extern const char texch_redis_done_lua[];
 /* the Redis key of the host's tokens db key: its length, 0 if too long */
 size_t	 texch_redis_key(char *, size_t, const char *prefix,
 	    const char *key);
-/* the get script's answer: HIT with the sealed token (inside the
- * answer) and its time to live (>= 1 ms), MINE, BUSY or ERROR */
-enum texch_rget texch_redis_answer(const struct redisReply *,
-	    const char **sealed, size_t *len, uint64_t *ttl_ms);
 
 /*
- * The worker's side.  texch_redis_fetch(key): cb(arg, HIT, token,
- * len, ttl) with the token unsealed (valid during the call), or
- * cb(arg, MINE or LOCAL, ...) when this node is to exchange; never
- * within the call.  NULL: not sent (exchange here).
+ * The worker's side, on redis_flight.h.  texch_redis_fetch(key):
+ * cb(arg, HIT, token, len, ttl) with the token unsealed (valid during
+ * the call), or cb(arg, MINE or LOCAL, ...) when this node is to
+ * exchange; never within the call.  NULL: not sent (exchange here).
  */
 typedef void (*texch_rfetch_cb)(void *, enum texch_rget, const char *,
     size_t, uint64_t);
@@ -62,7 +51,5 @@ void	 texch_redis_cancel(struct texch_rfetch *);
  * ttl_ms, the fleet's lock let go if this worker holds it */
 void	 texch_redis_done(const char *key, const char *token, size_t len,
 	    uint64_t ttl_ms);
-/* before redis_free(): every fetch cancelled, none after */
-void	 texch_redis_free(void);
 
 #endif /* VMCPD_TEXCH_REDIS_H */

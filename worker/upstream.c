@@ -41,30 +41,9 @@
 #include "texch.h"
 #include "upstream_int.h"
 
-/* a 2025-11-25 backend session being opened */
-struct uopen {
-	TAILQ_ENTRY(uopen)		 uo_entry;
-	struct worker			*uo_w;
-	const struct config_backend	*uo_be;
-	char				 uo_sid[SESSION_ID_LEN + 1]; /* or "" */
-	char				*uo_scope;	/* else the scope's */
-	struct backend_call		*uo_call;	/* the initialize */
-	struct http_call		*uo_note;	/* then initialized */
-	char				*uo_bsid;	/* what it opened */
-	char				*uo_ver;
-	json_t				*uo_result;
-	int				 uo_off;	/* off uopens */
-	TAILQ_HEAD(, upstream)		 uo_waiters;
-};
-
-
 static TAILQ_HEAD(, upstream) upstreams = TAILQ_HEAD_INITIALIZER(upstreams);
-static TAILQ_HEAD(, uopen) uopens = TAILQ_HEAD_INITIALIZER(uopens);
 
 static void	upstream_resolve(struct upstream *);
-static void	upstream_acquire(struct upstream *);
-static void	upstream_ready(struct upstream *);
-static void	upstream_session_take(struct upstream *, char *, char *);
 
 
 static void
@@ -444,271 +423,10 @@ upstream_bcbs_of(const struct upstream *u)
 }
 
 
-/* --- opening 2025-11-25 backend sessions ---------------------------- */
-
-/* the open is through: recorded where the next request finds it */
-static void
-uopen_record(struct uopen *uo, const char *bsid, const char *version)
-{
-	struct worker		*w = uo->uo_w;
-	struct session		 s;
-	struct session_backend	*sb;
-	json_t			*p;
-
-	if (uo->uo_scope != NULL) {
-		bsession_save(w, uo->uo_scope, uo->uo_be, bsid, version);
-		return;
-	}
-	if (bsid != NULL)
-		bclose_opened(w, uo->uo_be);
-	/* re-read first, another worker may have written */
-	if (session_load(w->w_store, uo->uo_sid, store_now_ms(), &s) != 0) {
-		if (bsid == NULL)
-			return;
-		/* it ended while this opened: nothing else will close it */
-		memset(&s, 0, sizeof(s));
-		(void)session_backend_set(&s, uo->uo_be->cb_name, bsid,
-		    version);
-		bclose_session(w, &s);
-		session_clear(&s);
-		return;
-	}
-	if ((sb = session_backend_get(&s, uo->uo_be->cb_name)) != NULL &&
-	    sb->sb_sid != NULL && (bsid == NULL || strcmp(sb->sb_sid,
-	    bsid) != 0))
-		bclose_replaced(w, uo->uo_be, sb->sb_sid, sb->sb_version);
-	if (session_backend_set(&s, uo->uo_be->cb_name, bsid, version) ==
-	    -1 || session_save(w->w_store, &s, w->w_conf->cf_session_ttl_ms,
-	    store_now_ms()) == -1) {
-		log_warnx("cannot record the backend session of %.8s...",
-		    uo->uo_sid);
-		/* unrecorded: closed once its calls are done */
-		bclose_replaced(w, uo->uo_be, bsid, version);
-	}
-	/* the level the client asked for, not the backend's */
-	if (s.s_log_level != NULL &&
-	    (p = json_pack("{s:s}", "level", s.s_log_level)) != NULL) {
-		(void)upstream_request_nowait(w, uo->uo_be, bsid, version,
-		    "logging/setLevel", p);
-		json_decref(p);
-	}
-	session_clear(&s);
-}
-
-static void
-uopen_free(struct uopen *uo)
-{
-	if (!uo->uo_off)
-		TAILQ_REMOVE(&uopens, uo, uo_entry);
-	backend_call_cancel(uo->uo_call);
-	if (uo->uo_note != NULL)
-		http_call_cancel(uo->uo_note);
-	free(uo->uo_scope);
-	free(uo->uo_bsid);
-	free(uo->uo_ver);
-	json_decref(uo->uo_result);
-	free(uo);
-}
-
-/* the session is open (or failed: msg): on with those who wait */
-static void
-uopen_dispatch(struct uopen *uo, const char *msg)
-{
-	struct upstream	*u;
-	char		*sid, *ver;
-
-	/* off the list first: a waiter's failure may start another open */
-	TAILQ_REMOVE(&uopens, uo, uo_entry);
-	uo->uo_off = 1;
-	while ((u = TAILQ_FIRST(&uo->uo_waiters)) != NULL) {
-		TAILQ_REMOVE(&uo->uo_waiters, u, u_wentry);
-		u->u_open = NULL;
-		if (msg != NULL) {
-			upstream_fail(u, "%s", msg);
-			continue;
-		}
-		sid = uo->uo_bsid != NULL ? strdup(uo->uo_bsid) : NULL;
-		if ((ver = strdup(uo->uo_ver)) == NULL ||
-		    (uo->uo_bsid != NULL && sid == NULL)) {
-			free(sid);
-			free(ver);
-			upstream_fail(u, "out of memory");
-			continue;
-		}
-		upstream_session_take(u, sid, ver);
-		if (u->u_flags & UPSTREAM_F_DESCRIBE) {
-			json_decref(u->u_info);
-			u->u_info = json_pack("{s:O}", "result", uo->uo_result);
-		}
-		upstream_ready(u);
-	}
-	uopen_free(uo);
-}
-
-/*
- * notifications/initialized is through: only now is the session
- * recorded, where other calls of this process and the other processes
- * find it, and handed to those who wait.  A server may set up
- * per-session state when the notification arrives (server-everything
- * registers tools then), and the only sign over HTTP that it has is
- * the answer to its POST (MCP 2025-11-25, Lifecycle: initialized goes
- * before any other request).
- */
-static void
-uopen_opened(struct uopen *uo)
-{
-	uopen_record(uo, uo->uo_bsid, uo->uo_ver);
-	uopen_dispatch(uo, NULL);
-}
-
-static void
-uopen_on_noted(void *arg, struct http_call *hc, int result,
-    const char *errmsg)
-{
-	struct uopen *uo = arg;
-
-	(void)hc;
-	uo->uo_note = NULL;	/* freed by the client after this */
-	if (result == -1)
-		log_debug("backend %s: notifications/initialized: %s",
-		    uo->uo_be->cb_name, errmsg);
-	uopen_opened(uo);
-}
-
-static void
-uopen_on_done(void *arg, int rc, json_t *response, int flags,
-    const char *errmsg)
-{
-	static const struct http_call_cbs ncbs = {
-		NULL, NULL, uopen_on_noted
-	};
-	struct uopen	*uo = arg;
-	json_t		*result, *err, *note;
-	const char	*version = NULL, *sid = NULL;
-	char		 msg[512];
-
-	(void)flags;
-	sid = uo->uo_call != NULL ? backend_call_session(uo->uo_call) : NULL;
-	uo->uo_call = NULL;
-	result = json_object_get(response, "result");
-	err = json_object_get(response, "error");
-	version = json_string_value(json_object_get(result,
-	    "protocolVersion"));
-	msg[0] = '\0';
-	if (rc == -1)
-		(void)snprintf(msg, sizeof(msg), "%s", errmsg);
-	else if (err != NULL)
-		(void)snprintf(msg, sizeof(msg), "backend %s refused "
-		    "initialize: %s", uo->uo_be->cb_name,
-		    json_string_value(json_object_get(err, "message")) ?
-		    json_string_value(json_object_get(err, "message")) : "?");
-	else if (!json_is_object(result) || version == NULL ||
-	    !proto_version_known(version))
-		(void)snprintf(msg, sizeof(msg), "backend %s sent an invalid "
-		    "initialize result", uo->uo_be->cb_name);
-	else if (sid != NULL && !proto_session_id_valid(sid))
-		(void)snprintf(msg, sizeof(msg), "backend %s sent an invalid "
-		    "session id", uo->uo_be->cb_name);
-	if (msg[0] != '\0') {
-		uopen_dispatch(uo, msg);
-		return;
-	}
-	/* a Legacy-cached backend that negotiates 2026-07-28 flips */
-	if (proto_era_of_version(version) == PROTO_ERA_MODERN)
-		era_set(uo->uo_w, uo->uo_be, PROTO_ERA_MODERN,
-		    "initialize negotiated " MCP_VERSION_MODERN);
-	backend_info_put(uo->uo_w, uo->uo_be, version, result);
-	if ((sid != NULL && (uo->uo_bsid = strdup(sid)) == NULL) ||
-	    (uo->uo_ver = strdup(version)) == NULL) {
-		/* recorded all the same: closed with the rest */
-		uopen_record(uo, sid, version);
-		uopen_dispatch(uo, "out of memory");
-		return;
-	}
-	uo->uo_result = json_incref(result);
-	/* not recorded before it is answered: see uopen_opened() */
-	note = jsonrpc_notification_new("notifications/initialized", NULL);
-	if (!TAILQ_EMPTY(&uo->uo_waiters))
-		backend_cred_set(TAILQ_FIRST(&uo->uo_waiters)->u_authz);
-	if (note != NULL)
-		uo->uo_note = backend_post_start(uo->uo_w, uo->uo_be, sid,
-		    version, note, &ncbs, uo);
-	backend_cred_set(NULL);
-	json_decref(note);
-	if (uo->uo_note == NULL)
-		uopen_opened(uo);
-}
-
-/* u waits for the session of (its client session or scope, backend):
- * one initialize in this worker, however many wait */
-static void
-upstream_open(struct upstream *u, const char *sid, const char *scope)
-{
-	static const struct backend_call_cbs cbs = {
-		NULL, NULL, uopen_on_done, NULL, 0
-	};
-	struct uopen		*uo;
-	struct backend_req	 br;
-	json_t			*params, *caps;
-	char			 id[BACKEND_ID_MAX], *body;
-	size_t			 len = 0;
-
-	TAILQ_FOREACH(uo, &uopens, uo_entry)
-		if (uo->uo_be == u->u_be && (sid != NULL ?
-		    strcmp(uo->uo_sid, sid) == 0 : (uo->uo_scope != NULL &&
-		    strcmp(uo->uo_scope, scope) == 0)))
-			break;
-	if (uo == NULL) {
-		if ((uo = calloc(1, sizeof(*uo))) == NULL ||
-		    (scope != NULL && (uo->uo_scope = strdup(scope)) ==
-		    NULL)) {
-			free(uo);
-			upstream_fail(u, "out of memory");
-			return;
-		}
-		uo->uo_w = u->u_w;
-		uo->uo_be = u->u_be;
-		if (sid != NULL)
-			(void)snprintf(uo->uo_sid, sizeof(uo->uo_sid), "%s",
-			    sid);
-		TAILQ_INIT(&uo->uo_waiters);
-		TAILQ_INSERT_TAIL(&uopens, uo, uo_entry);
-		/* the client's capabilities: what vmcpd can relay to it */
-		caps = sid != NULL && u->u_caps != NULL ?
-		    json_incref((json_t *)u->u_caps) : json_object();
-		params = json_pack("{s:s, s:o, s:o}", "protocolVersion",
-		    MCP_VERSION_LEGACY, "capabilities", caps, "clientInfo",
-		    upstream_client_info());
-		backend_next_id(u->u_w, id, sizeof(id));
-		body = params != NULL ? upstream_body(id, "initialize",
-		    params, NULL, 0, &len) : NULL;
-		json_decref(params);
-		memset(&br, 0, sizeof(br));
-		br.br_id = id;
-		br.br_body = body;
-		br.br_len = len;
-		backend_cred_set(u->u_authz);
-		if (body == NULL || (uo->uo_call = backend_post(u->u_w,
-		    u->u_be, &br, &cbs, uo)) == NULL) {
-			backend_cred_set(NULL);
-			free(body);
-			uopen_free(uo);
-			upstream_fail(u, "cannot reach backend %s",
-			    u->u_be->cb_name);
-			return;
-		}
-		backend_cred_set(NULL);
-		free(body);
-	}
-	TAILQ_INSERT_TAIL(&uo->uo_waiters, u, u_wentry);
-	u->u_open = uo;
-	u->u_state = US_OPENING;
-}
-
 /* --- the walk ---------------------------------------------------------- */
 
 /* the session known (or none needed): on with the request */
-static void
+void
 upstream_ready(struct upstream *u)
 {
 	const struct upstream_ops	*ops = upstream_ops_of(u->u_era);
@@ -746,63 +464,6 @@ upstream_ready(struct upstream *u)
 		    u->u_be->cb_name);
 	json_decref(p.up_tree);
 	free(p.up_owned);
-}
-
-/* the session the call goes over, its strings taken */
-static void
-upstream_session_take(struct upstream *u, char *sid, char *ver)
-{
-	free(u->u_own[0]);
-	free(u->u_own[1]);
-	u->u_bsid = u->u_own[0] = sid;
-	u->u_bver = u->u_own[1] = ver;
-}
-
-/*
- * The 2025-11-25 session the request goes over: the client session's
- * own (recorded in it), or the scope's (bsession.c); opened when there
- * is none, or when it was lost.  A description needs the initialize
- * result too: cached, or the open's.
- */
-static void
-upstream_acquire(struct upstream *u)
-{
-	struct session_backend	*sb;
-	json_t			*info;
-	char			*sid, *ver;
-
-	u->u_onscope = 0;
-	if ((u->u_sess == NULL || (u->u_flags & UPSTREAM_F_SUBSCRIPTION)) &&
-	    !u->u_reopen && bsession_load(u->u_w, u->u_scope, u->u_be, &sid,
-	    &ver) == 0) {
-		info = (u->u_flags & UPSTREAM_F_DESCRIBE) ?
-		    backend_info_get(u->u_w, u->u_be) : NULL;
-		if (!(u->u_flags & UPSTREAM_F_DESCRIBE) || info != NULL) {
-			u->u_onscope = 1;
-			if (info != NULL)
-				u->u_info = json_pack("{s:O}", "result",
-				    json_object_get(info, "result"));
-			json_decref(info);
-			upstream_session_take(u, sid, ver);
-			upstream_ready(u);
-			return;
-		}
-		free(sid);
-		free(ver);
-	}
-	if (u->u_sess == NULL) {
-		upstream_open(u, NULL, u->u_scope);
-		return;
-	}
-	sb = session_backend_get(u->u_sess, u->u_be->cb_name);
-	if (sb != NULL && !u->u_reopen) {
-		upstream_session_take(u, NULL, NULL);
-		u->u_bsid = sb->sb_sid;
-		u->u_bver = sb->sb_version;
-		upstream_ready(u);
-		return;
-	}
-	upstream_open(u, u->u_sess->s_id, NULL);
 }
 
 static void
@@ -1024,9 +685,7 @@ upstream_cancel(struct upstream *u)
 		era_resolve_cancel(u->u_w, u);
 		break;
 	case US_OPENING:
-		/* the open goes on: its session is recorded for others */
-		if (u->u_open != NULL)
-			TAILQ_REMOVE(&u->u_open->uo_waiters, u, u_wentry);
+		upstream_open_leave(u);
 		break;
 	case US_SENDING:
 		backend_call_cancel(u->u_call);
@@ -1066,17 +725,10 @@ void
 upstream_free_all(struct worker *w)
 {
 	struct upstream	*u;
-	struct uopen	*uo;
 
 	(void)w;
 	upstream_cred_free();
-	while ((uo = TAILQ_FIRST(&uopens)) != NULL) {
-		while ((u = TAILQ_FIRST(&uo->uo_waiters)) != NULL) {
-			TAILQ_REMOVE(&uo->uo_waiters, u, u_wentry);
-			u->u_state = US_DONE;
-		}
-		uopen_free(uo);
-	}
+	upstream_open_free_all();
 	while ((u = TAILQ_FIRST(&upstreams)) != NULL) {
 		if (u->u_state == US_RESOLVING)
 			era_resolve_cancel(u->u_w, u);

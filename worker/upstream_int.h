@@ -1,8 +1,10 @@
 /*
  * The backend edge's insides, shared by its pieces and by nothing else
  * (upstream.h is the edge's one public header): upstream.c walks a
- * call, upstream_ops.c holds the per-revision hooks, upstream_cred.c
- * the token_exchange credentials of messages sent outside a call.
+ * call, upstream_open.c finds or opens the 2025-11-25 backend session
+ * it goes over, upstream_ops.c holds the per-revision hooks,
+ * upstream_cred.c the token_exchange credentials of messages sent
+ * outside a call.
  */
 #ifndef VMCPD_UPSTREAM_INT_H
 #define VMCPD_UPSTREAM_INT_H
@@ -86,9 +88,21 @@ struct upstream_ops {
 void	 upstream_fail(struct upstream *, const char *fmt, ...)
 	    __attribute__((__format__(__printf__, 2, 3)));
 void	 upstream_defer(struct upstream *);
+/* the session known (or none needed): on with the request */
+void	 upstream_ready(struct upstream *);
 char	*upstream_body(const char *id, const char *method, json_t *tree,
 	    const char *ptext, size_t plen, size_t *lenp);
 const struct backend_call_cbs *upstream_bcbs_of(const struct upstream *);
+
+/* upstream_open.c: the session step */
+void	 upstream_acquire(struct upstream *);
+/* u waits for the session of (client session sid, or scope, backend) */
+void	 upstream_open(struct upstream *, const char *sid, const char *scope);
+/* u waits no more (cancelled); the open goes on for the others */
+void	 upstream_open_leave(struct upstream *);
+/* the session u goes over, its strings (malloc'd) taken */
+void	 upstream_session_take(struct upstream *, char *sid, char *ver);
+void	 upstream_open_free_all(void);
 
 /* upstream_ops.c */
 const struct upstream_ops *upstream_ops_of(enum proto_era);

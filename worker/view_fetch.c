@@ -58,8 +58,9 @@ vfetch_take(struct vfetch *f, json_t *raw)
 static const char *
 vfetch_scope(const struct vfetch *f)
 {
-	return texch_backend(f->vf_be) ? f->vf_build->vb_scope :
-	    VIEW_SCOPE_ANON;
+	/* lists are no one's: the shared scope (bsession.h) */
+	return bsession_scope_pick(f->vf_build->vb_scope,
+	    texch_backend(f->vf_be), BSESSION_FOR_SHARED);
 }
 
 /*

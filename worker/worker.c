@@ -31,7 +31,7 @@
 #include "pend_redis.h"
 #include "handle_redis.h"
 #include "health_redis.h"
-#include "texch_redis.h"
+#include "redis_flight.h"
 #include "shared/seal.h"
 
 static struct worker	 the_worker;
@@ -302,6 +302,7 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 	handle_redis_init(w);
 	health_redis_init(w);
 	texch_init_redis(w);
+	bsession_redis_init(w);
 	if ((w->w_chan_ev = event_new(w->w_base, chan_fd, EV_READ | EV_PERSIST,
 	    worker_on_channel, w)) == NULL ||
 	    event_add(w->w_chan_ev, NULL) == -1)
@@ -320,7 +321,7 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 	listen_drain(w);
 	stream_free_all(w);
 	redis_sub_free();
-	texch_redis_free();
+	redis_flight_free();
 	redis_free();	/* after the streams, which cancel their reads */
 	ratelimit_free();
 	wake_free();

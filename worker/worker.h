@@ -133,6 +133,9 @@ void	 diag_count_ratelimit_fail_open(struct worker *);
 void	 diag_count_redis_error(struct worker *);
 void	 diag_count_session_check(struct worker *, int sent);
 void	 diag_count_session_inval(struct worker *);
+/* a principal's backend session closed: evicted by the cap, or idle */
+void	 diag_count_bsession_end(struct worker *,
+	    const struct config_backend *, int evicted);
 uint64_t diag_backend_start(void);
 void	 diag_count_list_changed(struct worker *,
 	    const struct config_backend *);
@@ -201,15 +204,12 @@ void	 bclose_forget(struct worker *, const struct config_backend *);
 void	 bclose_session(struct worker *, const struct session *);
 void	 bclose_replaced(struct worker *, const struct config_backend *,
 	    const char *sid, const char *version);
+/* a scope's backend session no record names any more (evicted, or an
+ * open that lost a race): closed once its calls are over */
+void	 bclose_unheld(struct worker *, const struct config_backend *,
+	    const char *sid, const char *version);
 
-/* bsession.c: backend sessions of an identity scope (store "bsessions") */
-#define BSESSION_SCOPE_ANON	"anon"
-int	 bsession_load(struct worker *, const char *scope,
-	    const struct config_backend *, char **sid, char **ver);
-void	 bsession_save(struct worker *, const char *scope,
-	    const struct config_backend *, const char *sid, const char *ver);
-void	 bsession_forget(struct worker *, const char *scope,
-	    const struct config_backend *);
+/* bsession.c: backend sessions of an identity scope: bsession.h */
 
 /*
  * eras.c: which revision each backend speaks (store "eras" db).  A
@@ -452,6 +452,7 @@ int	 session_backend_set(struct session *, const char *name,
 /* backend.c: the transport to backends, in backend.h; upstream.c: the
  * one backend edge every request to a backend goes through, upstream.h */
 #include "backend.h"
+#include "bsession.h"
 #include "upstream.h"
 
 #endif

@@ -19,12 +19,14 @@
  * than the clock it was read on.  And as the probes' verdicts script's
  * (worker/verdict_rcodec.c): each entry inside the answer, in range,
  * and the rule's pick one of them, never this node's own; the bytes
- * read as one entry's value too.  And as the exchanged tokens' read
- * (worker/texch_rcodec.c texch_redis_answer()): a sealed token inside
- * the answer with a time to live of at least 1 ms, or none; its key
- * fits and holds no '|'.  And as a message of Redis's client-side
- * caching (worker/redis_codec.c redis_inval_each()): each key inside
- * the answer, or NULL for every key.
+ * read as one entry's value too.  And as the read-or-lock of a record
+ * one node makes for all, exchanged tokens and principals' backend
+ * sessions (worker/redis_codec.c redis_flight_answer()): a record
+ * inside the answer with a time to live of at least 1 ms, or none; an
+ * exchanged token's key fits and holds no '|'.  And as a message of
+ * Redis's client-side caching (worker/redis_codec.c
+ * redis_inval_each()): each key inside the answer, or NULL for every
+ * key.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -33,6 +35,7 @@
 #include <hiredis/hiredis.h>
 
 #include "worker/redis.h"
+#include "worker/redis_flight.h"
 #include "worker/ratelimit.h"
 #include "worker/session_redis.h"
 #include "worker/pend_redis.h"
@@ -248,18 +251,19 @@ stream_check(const redisReply *r)
 static void
 texch_check(const redisReply *r)
 {
-	const char	*tok = (const char *)1;
-	size_t		 len = 1;
-	uint64_t	 ttl = 1;
-	enum texch_rget	 k;
+	const char		*tok = (const char *)1;
+	size_t			 len = 1;
+	uint64_t		 ttl = 1;
+	enum redis_flight_got	 k;
 
-	k = texch_redis_answer(r, &tok, &len, &ttl);
-	if (k == TEXCH_R_HIT && (r->type != REDIS_REPLY_ARRAY ||
+	k = redis_flight_answer(r, &tok, &len, &ttl);
+	if (k == REDIS_FLIGHT_HIT && (r->type != REDIS_REPLY_ARRAY ||
 	    r->elements != 2 || tok != r->element[0]->str ||
 	    len != r->element[0]->len || len == 0 || ttl == 0))
 		abort();
-	if (k != TEXCH_R_HIT && (tok != NULL || len != 0 || ttl != 0 ||
-	    (k != TEXCH_R_MINE && k != TEXCH_R_BUSY && k != TEXCH_R_ERROR)))
+	if (k != REDIS_FLIGHT_HIT && (tok != NULL || len != 0 || ttl != 0 ||
+	    (k != REDIS_FLIGHT_MINE && k != REDIS_FLIGHT_BUSY &&
+	    k != REDIS_FLIGHT_ERROR)))
 		abort();
 }
 

@@ -533,10 +533,16 @@ describe('Modern clients in front of a Legacy backend (2 workers)', () => {
       await daemon.stop();
   });
 
-  test('one synthesized backend session, shared by lists, notifications and both workers\' calls',
+  // Anonymous clients are one principal: their calls share the shared
+  // scope's synthesized session with the lists and the notification
+  // stream, which belong to no user.  With incomingAuth each principal
+  // calls over a session of its own (bsessions.test.mjs).
+  test('anonymous clients\' calls on both workers share the shared scope\'s backend session with lists and notifications',
     guarded(async () => {
-      // the scope session: the one worker 0's GET stream is on
-      assert.equal((await lg.stats()).sessions, 1);
+      // the shared scope's session: the one worker 0's GET stream is on
+      const st0 = await lg.stats();
+      assert.equal(st0.sessions, 1);
+      assert.equal(st0.getStreams, 1);
       const l = await modern(daemon.port, 'tools/list');
       assert.equal(l.status, 200, l.text);
       assert.deepEqual(l.json.result.tools.map((t) => t.name).sort(), ['lg_ask', 'lg_echo']);
@@ -552,7 +558,8 @@ describe('Modern clients in front of a Legacy backend (2 workers)', () => {
       assert.deepEqual([...seen.keys()].sort((a, b) => a - b), pids, 'calls served by both workers');
       const st = await lg.stats();
       assert.equal(st.sessions, 1, `backend sessions: ${JSON.stringify(st)}`);
-      // initialize goes without MCP-Protocol-Version
+      assert.equal(st.getStreams, 1, 'the listener\'s stream is on it still');
+      // initialize goes without MCP-Protocol-Version: one for everyone
       assert.equal(st.methods['none initialize'], 1, JSON.stringify(st.methods));
       assert.ok(st.methods[`${LEGACY} tools/call`] >= 6, JSON.stringify(st.methods));
       assert.equal(st.methods[`${MODERN} tools/call`], undefined, JSON.stringify(st.methods));

@@ -2171,6 +2171,18 @@ test_err_new_sessions(void **state)
 	load_bad("sessions:\n  maxPrincipals: many\n" BACKEND,
 	    "t.yaml:2:18: sessions.maxPrincipals: expected an integer from 1 "
 	    "to 100000000, found \"many\"");
+	load_bad("sessions:\n  backendSessionTtl: 1s\n" BACKEND,
+	    "t.yaml:2:22: sessions.backendSessionTtl: expected a duration of "
+	    "at least 2s (such as 30s, 5m or 1h30m), found \"1s\"");
+	load_bad("sessions:\n  backendSessionTtl: [1m]\n" BACKEND,
+	    "t.yaml:2:22: sessions.backendSessionTtl: expected a duration of "
+	    "at least 2s (such as 30s, 5m or 1h30m), found a sequence");
+	load_bad("sessions:\n  maxBackendSessions: 0\n" BACKEND,
+	    "t.yaml:2:23: sessions.maxBackendSessions: expected an integer "
+	    "from 1 to 1000000, found \"0\"");
+	load_bad("sessions:\n  maxBackendSession: 5\n" BACKEND,
+	    "t.yaml:2:3: sessions.maxBackendSession: unknown key, did you "
+	    "mean \"maxBackendSessions\"?");
 	load_bad(BACKEND "operational:\n  failureHandling:\n"
 	    "    partialFailureMode: besteffort\n",
 	    "t.yaml:7:25: operational.failureHandling.partialFailureMode: "
@@ -2219,6 +2231,14 @@ test_new_values(void **state)
 	config_free(cf);
 	cf = load_ok(BACKEND "sessions: {maxPrincipals: 2}\n");
 	assert_int_equal(cf->cf_principal_cap, 2);
+	/* a principal's backend sessions: 10 min idle, 1000 a backend */
+	assert_int_equal(cf->cf_bsession_ttl_ms, 10 * 60 * 1000);
+	assert_int_equal(cf->cf_bsession_cap, 1000);
+	config_free(cf);
+	cf = load_ok(BACKEND "sessions: {backendSessionTtl: 2s, "
+	    "maxBackendSessions: 1000000}\n");
+	assert_int_equal(cf->cf_bsession_ttl_ms, 2000);
+	assert_int_equal(cf->cf_bsession_cap, 1000000);
 	config_free(cf);
 	cf = load_ok(BACKEND "operational:\n  failureHandling: {}\n");
 	assert_int_equal(cf->cf_partial_failure, CONFIG_PARTIAL_FAIL);

@@ -1,8 +1,9 @@
 /*
  * The pure parts of the worker's Redis use (worker/redis_codec.c): the
  * keys every kind of record shares, a script's SHA-1, a command's
- * arguments as they go on the wire, and the invalidation messages of
- * Redis's client-side caching, read from the wire.
+ * arguments as they go on the wire, the invalidation messages of
+ * Redis's client-side caching, read from the wire, and the read-or-lock
+ * of a record one node makes for all (redis_flight.h).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +17,7 @@
 #include <hiredis/hiredis.h>
 
 #include "worker/redis.h"
+#include "worker/redis_flight.h"
 
 static void
 test_key(void **state)
@@ -184,6 +186,83 @@ test_inval(void **state)
 	}
 }
 
+static void
+test_flight_answer(void **state)
+{
+	redisReply	 r, tok, ttl, *els[2] = { &tok, &ttl };
+	const char	*s;
+	size_t		 len;
+	uint64_t	 ms;
+	char		 sealed[] = "\x01sealed\0bytes";
+
+	(void)state;
+	memset(&r, 0, sizeof(r));
+	memset(&tok, 0, sizeof(tok));
+	memset(&ttl, 0, sizeof(ttl));
+	assert_int_equal(redis_flight_answer(NULL, &s, &len, &ms),
+	    REDIS_FLIGHT_ERROR);
+	r.type = REDIS_REPLY_INTEGER;
+	r.integer = 1;
+	assert_int_equal(redis_flight_answer(&r, &s, &len, &ms), REDIS_FLIGHT_MINE);
+	r.integer = 0;
+	assert_int_equal(redis_flight_answer(&r, &s, &len, &ms), REDIS_FLIGHT_BUSY);
+	r.integer = 2;
+	assert_int_equal(redis_flight_answer(&r, &s, &len, &ms),
+	    REDIS_FLIGHT_ERROR);
+	r.type = REDIS_REPLY_ERROR;
+	assert_int_equal(redis_flight_answer(&r, &s, &len, &ms),
+	    REDIS_FLIGHT_ERROR);
+	/* {record, its time to live} */
+	r.type = REDIS_REPLY_ARRAY;
+	r.elements = 2;
+	r.element = els;
+	tok.type = REDIS_REPLY_STRING;
+	tok.str = sealed;
+	tok.len = sizeof(sealed) - 1;
+	ttl.type = REDIS_REPLY_INTEGER;
+	ttl.integer = 90000;
+	assert_int_equal(redis_flight_answer(&r, &s, &len, &ms), REDIS_FLIGHT_HIT);
+	assert_ptr_equal(s, sealed);
+	assert_int_equal(len, sizeof(sealed) - 1);
+	assert_int_equal(ms, 90000);
+	/* a time to live that is none, an empty record, other shapes */
+	ttl.integer = 0;
+	assert_int_equal(redis_flight_answer(&r, &s, &len, &ms),
+	    REDIS_FLIGHT_ERROR);
+	assert_null(s);
+	ttl.integer = -1;
+	assert_int_equal(redis_flight_answer(&r, &s, &len, &ms),
+	    REDIS_FLIGHT_ERROR);
+	ttl.integer = 1;
+	tok.len = 0;
+	assert_int_equal(redis_flight_answer(&r, &s, &len, &ms),
+	    REDIS_FLIGHT_ERROR);
+	tok.len = 3;
+	ttl.type = REDIS_REPLY_STRING;
+	assert_int_equal(redis_flight_answer(&r, &s, &len, &ms),
+	    REDIS_FLIGHT_ERROR);
+	ttl.type = REDIS_REPLY_INTEGER;
+	r.elements = 1;
+	assert_int_equal(redis_flight_answer(&r, &s, &len, &ms),
+	    REDIS_FLIGHT_ERROR);
+	r.elements = 2;
+	assert_int_equal(redis_flight_answer(&r, &s, &len, &ms), REDIS_FLIGHT_HIT);
+}
+
+static void
+test_flight_scripts(void **state)
+{
+	(void)state;
+	assert_int_equal(strlen(redis_script_sha(redis_flight_get_lua)), 40);
+	assert_string_not_equal(redis_script_sha(redis_flight_get_lua),
+	    redis_script_sha(redis_flight_done_lua));
+	/* the lock is taken only if free, with a life */
+	assert_non_null(strstr(redis_flight_get_lua, "'NX', 'PX'"));
+	/* and let go only by its holder */
+	assert_non_null(strstr(redis_flight_done_lua,
+	    "redis.call('GET', KEYS[2]) == ARGV[3]"));
+}
+
 int
 main(void)
 {
@@ -192,6 +271,8 @@ main(void)
 		cmocka_unit_test(test_sha),
 		cmocka_unit_test(test_args),
 		cmocka_unit_test(test_inval),
+		cmocka_unit_test(test_flight_answer),
+		cmocka_unit_test(test_flight_scripts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -25,12 +25,17 @@
 //              "answer <result as JSON>", or isError with the error
 //   slow       true: tool slow {ms} answers "slept <ms>" after ms
 //   hang       true: tool hang {} never answers
+//   memory     true: tools remember {note} and recall {}: notes kept per
+//              backend session (per Mcp-Session-Id), as a backend keeping
+//              a cart or a shell per session does; recall answers
+//              "<label>:recall:<the session's notes as a JSON array>"
 //   port       the port to listen on (default 0: any free port)
 //
 // GET /stats answers {sessions, getStreams, getOpened, subscriptions,
-// methods}: sessions alive, standalone GET streams open and ever opened,
-// subscriptions held, and the POSTs seen by "<MCP-Protocol-Version
-// header or none> <method, or response>".
+// methods, deletes}: sessions alive, standalone GET streams open and
+// ever opened, subscriptions held, the POSTs seen by
+// "<MCP-Protocol-Version header or none> <method, or response>", and the
+// DELETE requests (of a live session or not).
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
@@ -49,6 +54,7 @@ const dynTools = new Set();
 const dynPrompts = new Set();
 let getStreams = 0;
 let getOpened = 0;
+let deletes = 0;
 const methods = {};
 
 const text = (t) => ({ content: [{ type: 'text', text: t }] });
@@ -188,6 +194,15 @@ function newServer() {
     });
   if (spec.hang)
     mcp.registerTool('hang', { description: 'never answers' }, () => new Promise(() => {}));
+  if (spec.memory) {
+    const notes = [];
+    mcp.registerTool('remember', { inputSchema: { note: z.string() } }, async ({ note }) => {
+      notes.push(note);
+      return text(`${label}:remembered:${note}`);
+    });
+    mcp.registerTool('recall', { inputSchema: {} }, async () =>
+      text(`${label}:recall:${JSON.stringify(notes)}`));
+  }
   return inst;
 }
 
@@ -207,7 +222,7 @@ const httpServer = http.createServer(async (req, res) => {
       for (const i of instances)
         subscriptions += i.subs.size;
       res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({
-        sessions: transports.size, getStreams, getOpened, subscriptions, methods,
+        sessions: transports.size, getStreams, getOpened, subscriptions, methods, deletes,
       }));
       return;
     }
@@ -222,6 +237,8 @@ const httpServer = http.createServer(async (req, res) => {
       methods[k] = (methods[k] ?? 0) + 1;
     }
     let transport = sid ? transports.get(sid) : undefined;
+    if (req.method === 'DELETE')
+      deletes++;
     if (sid && !transport) {
       res.writeHead(404, { 'Content-Type': 'application/json' }).end(JSON.stringify({
         jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' },
