@@ -1167,6 +1167,8 @@ config_new(const char *file)
 	cf->cf_agg.ca_cache_ttl_ms = 5 * MS_MIN;
 	cf->cf_agg.ca_page_size = 1000;
 	cf->cf_agg.ca_max_backend_pages = 100;
+	cf->cf_agg.ca_max_desc = 16384;
+	cf->cf_agg.ca_max_title = 256;
 	cf->cf_timeout_default_ms = 30 * MS_SEC;
 	cf->cf_partial_failure = CONFIG_PARTIAL_FAIL;
 	cf->cf_health.ch_interval_ms = 30 * MS_SEC;

@@ -161,6 +161,8 @@ struct config_aggregation {
 	uint64_t		 ca_cache_ttl_ms;	/* view kept, 5 min */
 	unsigned int		 ca_page_size;		/* Legacy lists, 1000 */
 	unsigned int		 ca_max_backend_pages;	/* followed, 100 */
+	unsigned int		 ca_max_desc;		/* characters, 16384 */
+	unsigned int		 ca_max_title;		/* characters, 256 */
 };
 
 /*

@@ -1002,9 +1002,19 @@ load_override(struct loader *ld, struct cnode *n, const char *path,
 		{ "description", F_STRING, &co->co_description, NULL, 0, 0 },
 		{ "annotations", F_FN, co, load_annotations, 0, 0 },
 	};
+	char		 kpath[PATH_MAX_LEN];
 
 	if (load_fields(ld, n, path, fields, nitems(fields)) == -1)
 		return -1;
+	/* the name clients see: one the view would advertise */
+	if (co->co_name != NULL && !proto_tool_name_valid(co->co_name,
+	    strlen(co->co_name))) {
+		config_path(kpath, sizeof(kpath), path, cnode_get_key(n,
+		    "name"));
+		return config_expected(ld, cnode_get(n, "name"), kpath,
+		    "a tool name (1 to 128 letters, digits, \".\", \"_\", "
+		    "\"-\")");
+	}
 	/* unlike the reference, annotations alone are an override */
 	if (n->cn_nkids == 0)
 		return config_error(ld, n, "%s: expected name, description or "
@@ -1199,6 +1209,10 @@ load_aggregation(struct loader *ld, struct cnode *n, const char *path,
 		{ "pageSize", F_UINT, &ca->ca_page_size, NULL, 1, 10000 },
 		{ "maxBackendPages", F_UINT, &ca->ca_max_backend_pages, NULL,
 		    1, 10000 },
+		{ "maxDescriptionLength", F_UINT, &ca->ca_max_desc, NULL, 16,
+		    16777216 },
+		{ "maxTitleLength", F_UINT, &ca->ca_max_title, NULL, 16,
+		    65536 },
 	};
 
 	if (load_fields(ld, n, path, fields, nitems(fields)) == -1)

@@ -84,6 +84,8 @@ check_agg_defaults(const struct config_aggregation *ca)
 	assert_int_equal(ca->ca_cache_ttl_ms, 5 * 60 * 1000);
 	assert_int_equal(ca->ca_page_size, 1000);
 	assert_int_equal(ca->ca_max_backend_pages, 100);
+	assert_int_equal(ca->ca_max_desc, 16384);
+	assert_int_equal(ca->ca_max_title, 256);
 }
 
 /* every default, as documented in vmcpd.yaml(5) */
@@ -1394,6 +1396,8 @@ static const char multi_yaml[] =
     "  cacheTtl: 30s\n"
     "  pageSize: 10000\n"
     "  maxBackendPages: 1\n"
+    "  maxDescriptionLength: 1000\n"
+    "  maxTitleLength: 16\n"
     "operational:\n"
     "  failureHandling:\n"
     "    partialFailureMode: best_effort\n"
@@ -1490,6 +1494,8 @@ test_multi(void **state)
 	assert_int_equal(ca->ca_cache_ttl_ms, 30000);
 	assert_int_equal(ca->ca_page_size, 10000);
 	assert_int_equal(ca->ca_max_backend_pages, 1);
+	assert_int_equal(ca->ca_max_desc, 1000);
+	assert_int_equal(ca->ca_max_title, 16);
 	assert_int_equal(ca->ca_nworkloads, 3);
 
 	cw = &ca->ca_workloads[0];
@@ -1886,7 +1892,7 @@ test_err_aggregation(void **state)
 	    "t.yaml:6:3: aggregation.colour: unknown key, expected one of: "
 	    "conflictResolution, conflictResolutionConfig, excludeAllTools, "
 	    "defaultToolVisibility, tools, cacheTtl, pageSize, "
-	    "maxBackendPages");
+	    "maxBackendPages, maxDescriptionLength, maxTitleLength");
 	load_bad(BACKENDS3 "aggregation:\n  conflictResolution: first\n",
 	    "t.yaml:6:23: aggregation.conflictResolution: expected prefix, "
 	    "priority or manual, found \"first\"");
@@ -1925,6 +1931,12 @@ test_err_aggregation(void **state)
 	load_bad(BACKENDS3 "aggregation:\n  maxBackendPages: \"5\"\n",
 	    "t.yaml:6:20: aggregation.maxBackendPages: expected an integer "
 	    "from 1 to 10000, found the quoted string \"5\"");
+	load_bad(BACKENDS3 "aggregation:\n  maxDescriptionLength: 15\n",
+	    "t.yaml:6:25: aggregation.maxDescriptionLength: expected an "
+	    "integer from 16 to 16777216, found \"15\"");
+	load_bad(BACKENDS3 "aggregation:\n  maxTitleLength: 65537\n",
+	    "t.yaml:6:19: aggregation.maxTitleLength: expected an integer "
+	    "from 16 to 65536, found \"65537\"");
 }
 
 static void
@@ -2059,6 +2071,11 @@ test_err_overrides(void **state)
 	    "      overrides:\n        echo: {name: \"\"}\n",
 	    "t.yaml:9:22: aggregation.tools[0].overrides.echo.name: expected "
 	    "a non-empty string, found \"\"");
+	load_bad(BACKENDS3 "aggregation:\n  tools:\n    - workload: a\n"
+	    "      overrides:\n        \"bad name\": {name: \"new name\"}\n",
+	    "t.yaml:9:28: aggregation.tools[0].overrides.bad name.name: "
+	    "expected a tool name (1 to 128 letters, digits, \".\", \"_\", "
+	    "\"-\"), found \"new name\"");
 	load_bad(BACKENDS3 "aggregation:\n  tools:\n    - workload: a\n"
 	    "      overrides:\n        echo: {description: [x]}\n",
 	    "t.yaml:9:29: aggregation.tools[0].overrides.echo.description: "
