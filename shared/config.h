@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <jansson.h>
 
@@ -386,6 +387,12 @@ const struct config_backend *
 		 config_backend_find(const struct config *, const char *name);
 const char	*config_transport_name(enum config_transport);
 const char	*config_era_name(enum proto_era);
+
+/*
+ * What a valid file says that an operator should hear (vmcpd -n, and at
+ * start): each as a line "file: warning: ..." on f.
+ */
+void		 config_warn(const struct config *, FILE *);
 
 /* daemon.listen "unix:/path": the path, else NULL */
 const char	*config_listen_unix_path(const struct config *);

@@ -477,6 +477,28 @@ config_listen_unix_path(const struct config *cf)
 	    cf->cf_listen_host + 5 : NULL;
 }
 
+void
+config_warn(const struct config *cf, FILE *f)
+{
+	const char	*h = cf->cf_listen_host, *d = cf->cf_diag_host;
+
+	/* DNS rebinding: off loopback, only loopback names are served */
+	if (!config_host_loopback(h, strlen(h)) &&
+	    cf->cf_nallowed_hosts == 0 && config_listen_unix_path(cf) == NULL)
+		(void)fprintf(f, "%s: warning: listening on %s with no "
+		    "http.allowedHosts: only requests addressed to localhost, "
+		    "127.0.0.0/8 or [::1] are served\n", cf->cf_file, h);
+	/* the diagnostics have no authentication of their own */
+	if (d != NULL && !config_host_loopback(d, strlen(d)))
+		(void)fprintf(f, "%s: warning: daemon.diagnostics on %s is "
+		    "not a loopback address: /status and /metrics (backends, "
+		    "health, sessions, workers) answer whoever reaches it, "
+		    "without authentication; bind it to 127.0.0.1 or keep it "
+		    "behind a firewall (requests must be addressed to a "
+		    "loopback name or one in http.allowedHosts)\n",
+		    cf->cf_file, d);
+}
+
 /* "unix:/absolute/path", short enough for sun_path */
 int
 config_listen_unix(struct loader *ld, struct cnode *v, const char *path,

@@ -183,6 +183,24 @@ describe('the diagnostics listener', () => {
     assert.equal((await get(diag, '/healthz')).status, 404);
   }));
 
+  // DNS rebinding: a page whose name is rebound to this address sends
+  // its own name as Host; the main port's rules (http.allowedHosts)
+  test('a request addressed to another name is refused (403), as on the main port', guarded(async () => {
+    for (const p of ['/status', '/metrics']) {
+      for (const headers of [{ Host: 'evil.example' }, { Host: `evil.example:${diag}` },
+        { Host: `127.0.0.1:${diag}`, Origin: `http://evil.example:${diag}` }]) {
+        const r = await httpRequest(diag, { method: 'GET', path: p, headers, timeout: 10000 });
+        assert.equal(r.status, 403, `${p} ${JSON.stringify(headers)}: ${r.text}`);
+        assert.match(r.json.error.message, /DNS rebinding/);
+        assert.doesNotMatch(r.text, /"backends"|vmcpd_/);
+      }
+      for (const host of [`localhost:${diag}`, `127.0.0.1:${diag}`, '[::1]']) {
+        const r = await httpRequest(diag, { method: 'GET', path: p, headers: { Host: host }, timeout: 10000 });
+        assert.equal(r.status, 200, `${p} Host ${host}: ${r.text}`);
+      }
+    }
+  }));
+
   test('/metrics is Prometheus text with the whole daemon\'s figures', guarded(async () => {
     const before = parseMetrics((await get(diag, '/metrics')).text);
     const { sid } = await openSession(daemon.port);
@@ -295,6 +313,25 @@ test('a diagnostics listener on the main listener\'s address is refused', guarde
   assert.notEqual(r.code, 'timeout', 'vmcpd started and kept running');
   assert.notEqual(r.code, 0, 'vmcpd started');
   assert.match(r.stderr, new RegExp(`daemon.diagnostics localhost:${port}: the main listener's address`));
+}));
+
+/* the diagnostics have no authentication: off loopback, vmcpd -n says so */
+test('vmcpd -n warns about a diagnostics address off loopback', guarded(async () => {
+  const dir = await tmpDir('vmcpd-diag-warn-');
+  const cfg = path.join(dir, 'vmcpd.yaml');
+  const base = configText({ portFile: path.join(dir, 'port'), stateDir: path.join(dir, 'state'),
+    backendUrl: `http://${HOST}:9/mcp`, backendName: 'b' });
+  for (const [addr, warned] of [['0.0.0.0:9100', true], ['"[::]:9100"', true],
+    ['192.0.2.7:9100', true], ['127.0.0.1:9100', false], ['"[::1]:9100"', false],
+    ['localhost:9100', false]]) {
+    fs.writeFileSync(cfg, base.replace('daemon:\n', `daemon:\n  diagnostics: ${addr}\n`));
+    const r = await run(VMCPD_BIN, ['-n', '-f', cfg]);
+    assert.equal(r.code, 0, r.stderr);
+    if (warned)
+      assert.match(r.stderr, /warning: daemon\.diagnostics on \S+ is not a loopback address: \/status and \/metrics .* answer whoever reaches it, without authentication/, addr);
+    else
+      assert.doesNotMatch(r.stderr, /warning/, addr);
+  }
 }));
 
 /*

@@ -923,6 +923,62 @@ test_err_size(void **state)
 	    "\"99999999999999999999\"");
 }
 
+/* cf's warnings (config_warn()), as one string (freed by the caller) */
+static char *
+warnings(const struct config *cf)
+{
+	char	*s = NULL;
+	size_t	 len = 0;
+	FILE	*f;
+
+	assert_non_null(f = open_memstream(&s, &len));
+	config_warn(cf, f);
+	assert_int_equal(fclose(f), 0);
+	return s;
+}
+
+/* what a valid file is warned of: listeners off loopback */
+static void
+test_warnings(void **state)
+{
+	static const struct {
+		const char	*yaml;
+		const char	*want;
+	} cases[] = {
+		{ "daemon:\n  diagnostics: 127.0.0.1:9100\n", "" },
+		{ "daemon:\n  diagnostics: \"[::1]:9100\"\n", "" },
+		{ "daemon:\n  diagnostics: localhost:9100\n", "" },
+		{ "daemon:\n  diagnostics: 0.0.0.0:9100\n",
+		    "t.yaml: warning: daemon.diagnostics on 0.0.0.0 is not a "
+		    "loopback address: /status and /metrics (backends, health, "
+		    "sessions, workers) answer whoever reaches it, without "
+		    "authentication; bind it to 127.0.0.1 or keep it behind a "
+		    "firewall (requests must be addressed to a loopback name or "
+		    "one in http.allowedHosts)\n" },
+		{ "daemon:\n  listen: 0.0.0.0:4483\nincomingAuth:\n  type: "
+		    "anonymous\n  allowAnonymousRemote: true\n",
+		    "t.yaml: warning: listening on 0.0.0.0 with no "
+		    "http.allowedHosts: only requests addressed to localhost, "
+		    "127.0.0.0/8 or [::1] are served\n" },
+		{ "daemon:\n  listen: 0.0.0.0:4483\nincomingAuth:\n  type: "
+		    "anonymous\n  allowAnonymousRemote: true\nhttp:\n  "
+		    "allowedHosts: [mcp.example.com]\n", "" },
+	};
+	struct config	*cf;
+	char		*w, yaml[512];
+	size_t		 i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		(void)snprintf(yaml, sizeof(yaml), "%s" BACKEND, cases[i].yaml);
+		cf = load_ok(yaml);
+		w = warnings(cf);
+		assert_string_equal(w, cases[i].want);
+		free(w);
+		config_free(cf);
+	}
+}
+
 static void
 test_err_diagnostics(void **state)
 {
@@ -3246,6 +3302,7 @@ main(void)
 		cmocka_unit_test(test_err_size),
 		cmocka_unit_test(test_err_duration),
 		cmocka_unit_test(test_err_diagnostics),
+		cmocka_unit_test(test_warnings),
 		cmocka_unit_test(test_err_duplicate),
 		cmocka_unit_test(test_err_missing),
 		cmocka_unit_test(test_err_backends),
