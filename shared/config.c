@@ -1356,6 +1356,7 @@ config_free(struct config *cf)
 		cb = &cf->cf_backends[i];
 		free(cb->cb_name);
 		free(cb->cb_url);
+		free(cb->cb_url_shown);
 		free(cb->cb_command);
 		config_strv_free(cb->cb_argv);
 		config_strv_free(cb->cb_env);

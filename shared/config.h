@@ -48,6 +48,7 @@ struct config_outauth;
 struct config_backend {
 	char			*cb_name;	/* [A-Za-z0-9_.-]{1,64} */
 	char			*cb_url;	/* http(s)://, or NULL */
+	char			*cb_url_shown;	/* http_url_redact()'s */
 	enum config_transport	 cb_transport;
 	uint64_t		 cb_timeout_ms;	/* from operational.timeouts */
 	/* era: which MCP revision vmcpd speaks to the backend, pinned

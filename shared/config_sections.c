@@ -15,6 +15,7 @@
 
 #include "config.h"
 #include "config_load.h"
+#include "shared/http_client.h"
 
 /*
  * Sections
@@ -378,7 +379,9 @@ load_backend_url(struct loader *ld, struct cnode *v, const char *path,
 {
 	struct config_backend	*cb = arg;
 	const char		*rest;
+	char			*shown, esc[SHOW_MAX * 4 + 8];
 	size_t			 i;
+	int			 rc;
 
 	if (v->cn_type != CN_SCALAR || cnode_is_null(v))
 		goto bad;
@@ -394,11 +397,24 @@ load_backend_url(struct loader *ld, struct cnode *v, const char *path,
 		if (isspace((unsigned char)v->cn_str[i]) ||
 		    iscntrl((unsigned char)v->cn_str[i]))
 			goto bad;
-	return load_string(ld, v, path, &cb->cb_url);
+	if (load_string(ld, v, path, &cb->cb_url) == -1)
+		return -1;
+	/* what is stored, logged and shown of it: no credentials */
+	if ((cb->cb_url_shown = http_url_redact(cb->cb_url)) == NULL)
+		return config_error(ld, NULL, "out of memory");
+	return 0;
 
 bad:
-	return config_expected(ld, v, path,
-	    "an http:// or https:// URL without whitespace");
+	/* the value may hold a password: not shown, even here */
+	if (v->cn_type != CN_SCALAR || cnode_is_null(v) ||
+	    (shown = http_url_redact(v->cn_str)) == NULL)
+		return config_expected(ld, v, path,
+		    "an http:// or https:// URL without whitespace");
+	rc = config_error(ld, v, "%s: expected an http:// or https:// URL "
+	    "without whitespace, found \"%s\"", path, config_escape(esc,
+	    sizeof(esc), shown, strlen(shown), SHOW_MAX));
+	free(shown);
+	return rc;
 }
 
 struct choice {

@@ -83,6 +83,15 @@ struct http_url {
 };
 /* 0, or -1: not a URL http_h1.c takes (libcurl judges it) */
 int	 http_url_split(const char *, struct http_url *);
+/*
+ * A URL as it may be stored, logged or shown (http_url.c, pure): its
+ * userinfo, every query value (a bare query item too) and its fragment
+ * replaced by "***", the rest as written: "user:pw@" becomes "***@",
+ * "?key=v&x" becomes "?key=***&***".  A new string, or NULL (no
+ * memory).  The one way a backend's URL leaves the configuration.
+ */
+#define HTTP_URL_REDACTED	"***"
+char	*http_url_redact(const char *);
 /* hand the call to the loop; 0 or -1 (then the call is freed, no cbs) */
 int	 http_call_start(struct http_call *, const struct http_call_cbs *,
 	    void *arg);

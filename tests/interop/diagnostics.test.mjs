@@ -138,9 +138,11 @@ describe('the diagnostics listener', () => {
     diag = await freePort();
     const dir = await tmpDir('vmcpd-diag-');
     daemon = new Daemon(dir, path.join(dir, 'vmcpd.yaml'), { workers: 2 });
+    // credentials in the backend's URL: they go to the backend only
     const text = configText({
       portFile: daemon.portFile, stateDir: daemon.stateDir,
-      backendUrl: backend.url, backendName: 'b',
+      backendUrl: `http://u5er:pa55w0rd@${HOST}:${backend.port}/mcp?api_key=K3Y-S3CRET&region=eu`,
+      backendName: 'b',
     }).replace('daemon:\n', `daemon:\n  diagnostics: ${HOST}:${diag}\n`)
       .replace('backends:\n', 'sessions:\n  maxSessions: 777\n  maxPerAddress: 333\nbackends:\n');
     assert.ok(text.includes('diagnostics:'));
@@ -181,6 +183,32 @@ describe('the diagnostics listener', () => {
     assert.equal((await get(diag, '/status', 'HEAD')).status, 200);
     assert.equal((await get(diag, '/mcp')).status, 404);
     assert.equal((await get(diag, '/healthz')).status, 404);
+  }));
+
+  test('a backend URL\'s credentials are stored and shown redacted', guarded(async () => {
+    const secret = /u5er|pa55w0rd|K3Y-S3CRET|\beu\b/;
+    const { sid } = await openSession(daemon.port);
+    const r = await rpc(daemon.port, sid, 'tools/call', { name: 'echo', arguments: { message: 'hi' } });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.json.result?.content?.[0]?.text, 'Echo: hi', r.text);
+    const shown = `http://***@${HOST}:${backend.port}/mcp?api_key=***&region=***`;
+    await waitFor('the era recorded', async () => {
+      const d = await vmcpctl(['dump', 'eras'], { stateDir: daemon.stateDir });
+      return d.stdout.includes('"url":');
+    });
+    const dump = await vmcpctl(['dump', 'eras'], { stateDir: daemon.stateDir });
+    assert.equal(dump.code, 0, dump.stderr);
+    assert.ok(dump.stdout.includes(JSON.stringify(shown)), dump.stdout);
+    assert.doesNotMatch(dump.stdout, secret);
+    const all = await vmcpctl(['dump', '-a'], { stateDir: daemon.stateDir });
+    assert.doesNotMatch(all.stdout, secret);
+    const st = await get(diag, '/status');
+    assert.equal(st.status, 200, st.text);
+    assert.doesNotMatch(st.text, secret);
+    const cs = await vmcpctl(['-f', daemon.cfg, 'status', '-j']);
+    assert.equal(cs.code, 0, cs.stderr);
+    assert.doesNotMatch(cs.stdout, secret);
+    assert.doesNotMatch(daemon.proc.output, secret);
   }));
 
   // DNS rebinding: a page whose name is rebound to this address sends

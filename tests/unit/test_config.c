@@ -1125,9 +1125,20 @@ test_err_backends(void **state)
 	    "t.yaml:2:11: backends[0].name: expected 1 to 64 characters "
 	    "from A-Z a-z 0-9 _ . -, found \"x1234567890123456789012345678"
 	    "9012345678901234567...\"");
+	cf = load_ok("backends:\n  - name: a\n    url: \"https://me:pw@x:8443"
+	    "/mcp?api_key=k&tenant=t\"\n    transport: streamable-http\n");
+	assert_string_equal(cf->cf_backends[0].cb_url,
+	    "https://me:pw@x:8443/mcp?api_key=k&tenant=t");
+	assert_string_equal(cf->cf_backends[0].cb_url_shown,
+	    "https://***@x:8443/mcp?api_key=***&tenant=***");
+	config_free(cf);
 	load_bad("backends:\n  - name: a\n    url: ftp://x/\n",
 	    "t.yaml:3:10: backends[0].url: expected an http:// or https:// "
 	    "URL without whitespace, found \"ftp://x/\"");
+	/* a password in a refused URL is not shown, even here */
+	load_bad("backends:\n  - name: a\n    url: \"ftp://u:pw@x/?key=v\"\n",
+	    "t.yaml:3:10: backends[0].url: expected an http:// or https:// "
+	    "URL without whitespace, found \"ftp://***@x/?key=***\"");
 	load_bad("backends:\n  - name: a\n    url: \"http://x/a b\"\n",
 	    "t.yaml:3:10: backends[0].url: expected an http:// or https:// "
 	    "URL without whitespace, found \"http://x/a b\"");
@@ -1493,6 +1504,8 @@ test_multi(void **state)
 	cb = &cf->cf_backends[0];
 	assert_string_equal(cb->cb_name, "github");
 	assert_string_equal(cb->cb_url, "https://mcp.example.org/github/mcp");
+	assert_string_equal(cb->cb_url_shown,
+	    "https://mcp.example.org/github/mcp");
 	assert_int_equal(cb->cb_transport, TRANSPORT_STREAMABLE_HTTP);
 	assert_int_equal(cb->cb_timeout_ms, 30000);
 	assert_null(cb->cb_command);

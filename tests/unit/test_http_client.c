@@ -1401,10 +1401,52 @@ test_addr_private(void **state)
 			fail_msg("%s is public", pub[i]);
 }
 
+/* http_url_redact(): what of a URL may be stored, logged or shown */
+static void
+test_url_redact(void **state)
+{
+	static const char *const cases[][2] = {
+		{ "http://127.0.0.1:8080/mcp", "http://127.0.0.1:8080/mcp" },
+		{ "https://user:s3cret@mcp.example.com/mcp",
+		    "https://***@mcp.example.com/mcp" },
+		{ "https://tok@h/mcp", "https://***@h/mcp" },
+		/* the last '@' ends the userinfo */
+		{ "https://a@b:p@ss@h:8443/x", "https://***@h:8443/x" },
+		{ "https://h/mcp?api_key=K1&region=eu&flag&&x=",
+		    "https://h/mcp?api_key=***&region=***&***&&x=***" },
+		{ "https://h/mcp?a=1;b=2#frag", "https://h/mcp?a=***;b=***#***" },
+		{ "https://u:p@h?token=t", "https://***@h?token=***" },
+		/* an '@' past the authority is the path's */
+		{ "https://h/a@b?k=v", "https://h/a@b?k=***" },
+		{ "http://[::1]:80/p?", "http://[::1]:80/p?" },
+		{ "http://h/p#", "http://h/p#" },
+		{ "https://h", "https://h" },
+		/* not a URL with an authority: its query still */
+		{ "unix:/run/x?secret=1", "unix:/run/x?secret=***" },
+		{ "", "" },
+	};
+	size_t	 i;
+	char	*r, *r2;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_non_null(r = http_url_redact(cases[i][0]));
+		if (strcmp(r, cases[i][1]) != 0)
+			fail_msg("%s: got %s, want %s", cases[i][0], r,
+			    cases[i][1]);
+		/* redacting what is redacted changes nothing */
+		assert_non_null(r2 = http_url_redact(r));
+		assert_string_equal(r2, r);
+		free(r);
+		free(r2);
+	}
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_url_redact),
 		cmocka_unit_test(test_addr_private),
 		cmocka_unit_test(test_url_split),
 		cmocka_unit_test_setup_teardown(test_json, setup, teardown),
