@@ -575,7 +575,17 @@ describe('perUser across three nodes', () => {
     backend = await startTestBackend();
     cluster = await startCluster({
       n: 3, backendUrl: backend.url, workers: 1, name: NAME,
-      extra: oidcConfig(idp) + 'rateLimiting:\n  perUser: {maxTokens: 4, refillPeriod: 1h}\n',
+      extra: oidcConfig(idp) + 'rateLimiting:\n  perUser: {maxTokens: 4, refillPeriod: 1h}\n' + [
+        'compositeTools:',
+        '  - name: four',
+        '    description: Four echo steps in a row',
+        '    steps:',
+        '      - {id: s1, tool: echo, arguments: {message: a}}',
+        '      - {id: s2, tool: echo, arguments: {message: b}, dependsOn: [s1]}',
+        '      - {id: s3, tool: echo, arguments: {message: c}, dependsOn: [s2]}',
+        '      - {id: s4, tool: echo, arguments: {message: d}, dependsOn: [s3]}',
+        '',
+      ].join('\n'),
     });
   });
 
@@ -639,6 +649,22 @@ describe('perUser across three nodes', () => {
     const after = await cluster.redis.cli('INFO', 'commandstats');
     // what a figure, not a test: how many scripts the 36 calls took
     console.log(`# 36 calls at once: ${evals(after) - evals(before)} EVALSHA`);
+  }));
+
+  // the composite's call and its first three steps take the caller's
+  // four tokens in Redis; the fourth step and a direct call get none
+  test('a composite\'s steps take the caller\'s per-user tokens in Redis', guarded(async () => {
+    const dave = { Authorization: `Bearer ${idp.forge(idp.claims({ sub: 'dave' }))}` };
+    const [a, b] = cluster.nodes;
+    let r = await modern(a.port, 'tools/call', { name: 'four', arguments: {} },
+      { 'Mcp-Name': 'four', ...dave });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.json.result?.isError, true, r.text);
+    assert.match(r.json.result.content[0].text, /step s4: tool echo: Rate limit exceeded/);
+    r = await modern(b.port, 'tools/call', echo('direct'), { 'Mcp-Name': 'echo', ...dave });
+    assert.equal(r.json.error?.code, 429, r.text);
+    for (const d of cluster.nodes)
+      assert.equal((await nodeMetrics(d)).vmcpd_ratelimit_fail_open_total ?? 0, 0);
   }));
 
   test('a session used with another principal\'s token is 404 on every node', guarded(async () => {
