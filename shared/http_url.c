@@ -145,6 +145,34 @@ http_url_redact(const char *url)
 }
 
 int
+http_addr_group(const struct sockaddr *sa, socklen_t salen, int *family,
+    unsigned char key[HTTP_GROUP_LEN])
+{
+	const unsigned char	*a;
+
+	memset(key, 0, HTTP_GROUP_LEN);
+	if (sa->sa_family == AF_INET && salen >= sizeof(struct sockaddr_in)) {
+		a = (const unsigned char *)
+		    &((const struct sockaddr_in *)(const void *)sa)->sin_addr;
+		goto v4;
+	}
+	if (sa->sa_family != AF_INET6 || salen < sizeof(struct sockaddr_in6))
+		return -1;
+	a = ((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr.s6_addr;
+	if (memcmp(a, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12) == 0) {
+		a += 12;
+		goto v4;
+	}
+	*family = AF_INET6;
+	memcpy(key, a, 8);
+	return 0;
+v4:
+	*family = AF_INET;
+	memcpy(key, a, 4);
+	return 0;
+}
+
+int
 http_addr_private(const struct sockaddr *sa)
 {
 	const unsigned char	*a;
