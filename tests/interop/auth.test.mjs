@@ -234,6 +234,12 @@ describe('incomingAuth oidc with a real OpenID provider', () => {
     }
   }));
 
+  test('attack: a 4 KB sub is refused as too long, naming the limit', guarded(async () => {
+    const res = await post(daemon, idp.forge(idp.claims({ sub: 's'.repeat(4096) })));
+    assertRefused(res, /subject \(sub\) is too long \(over 1024 bytes\)/);
+    assert.match(res.headers['www-authenticate'], /too long \(over 1024 bytes\)/);
+  }));
+
   test('attack: oversized token', guarded(async () => {
     const t = idp.forge(idp.claims({ pad: 'x'.repeat(9000) }));
     assertRefused(await post(daemon, t), /too large/);
