@@ -151,7 +151,7 @@ main(int argc, char *argv[])
 		fprintf(stderr, "%s\n", err);
 		exit(1);
 	}
-	config_warn(conf, stderr);
+	config_warn(conf, stderr, noaction);
 	if (noaction) {
 		if (master_check_audit(conf, 0) == -1)
 			exit(1);

@@ -391,9 +391,10 @@ const char	*config_era_name(enum proto_era);
 
 /*
  * What a valid file says that an operator should hear (vmcpd -n, and at
- * start): each as a line "file: warning: ..." on f.
+ * start): each as a line "file: warning: ..." on f; with check (-n),
+ * also "file: note: ..." for what the file cannot tell.
  */
-void		 config_warn(const struct config *, FILE *);
+void		 config_warn(const struct config *, FILE *, int check);
 
 /* daemon.listen "unix:/path": the path, else NULL */
 const char	*config_listen_unix_path(const struct config *);

@@ -478,7 +478,7 @@ config_listen_unix_path(const struct config *cf)
 }
 
 void
-config_warn(const struct config *cf, FILE *f)
+config_warn(const struct config *cf, FILE *f, int check)
 {
 	const char	*h = cf->cf_listen_host, *d = cf->cf_diag_host;
 
@@ -497,6 +497,14 @@ config_warn(const struct config *cf, FILE *f)
 		    "behind a firewall (requests must be addressed to a "
 		    "loopback name or one in http.allowedHosts)\n",
 		    cf->cf_file, d);
+	/* what no file can check: how the Redis there is run (at start,
+	 * the builder asks Redis itself) */
+	if (check && cf->cf_sstore.css_provider == CONFIG_SSTORE_REDIS)
+		(void)fprintf(f, "%s: note: sessionStorage redis: sessions, "
+		    "pending relays, handles, tokens and rate limits last only "
+		    "as long as Redis keeps them; run Redis with appendonly "
+		    "yes (vmcpd warns once connected if it does not)\n",
+		    cf->cf_file);
 }
 
 /* "unix:/absolute/path", short enough for sun_path */

@@ -34,7 +34,7 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   useHarness, guarded, startTestBackend, openSession, rpc, workerOf, waitFor, httpRequest, mcpPost,
-  connectClient, withTimeout, sleep, HOST, LEGACY_VERSION,
+  connectClient, withTimeout, sleep, run, HOST, LEGACY_VERSION, VMCPD_BIN,
 } from './lib/harness.mjs';
 import { modern, startSpec, openGet, openSessionCaps } from './lib/multi.mjs';
 import {
@@ -734,6 +734,17 @@ describe('a composite\'s step on Redis\'s tool bucket', () => {
     for (const d of cluster.nodes)
       assert.equal((await nodeMetrics(d)).vmcpd_ratelimit_fail_open_total ?? 0, 0);
   }));
+
+  // this Redis persists nothing (--save '' --appendonly no): each node
+  // says so, once (its builder asks at connect), naming what is lost
+  test('a Redis without persistence is warned of, once a node', guarded(async () => {
+    const said = new RegExp(`redis 127\\.0\\.0\\.1:${cluster.redis.port}: no persistence ` +
+      '\\(appendonly no, save ""\\): a Redis restart loses every session', 'g');
+    for (const d of cluster.nodes) {
+      await waitFor('the warning', () => said.test(d.proc.output));
+      assert.equal(d.proc.output.match(said).length, 1, d.proc.output);
+    }
+  }));
 });
 
 describe('a Redis with a password (THV_SESSION_REDIS_PASSWORD)', () => {
@@ -742,7 +753,7 @@ describe('a Redis with a password (THV_SESSION_REDIS_PASSWORD)', () => {
 
   before(async () => {
     backend = await startTestBackend();
-    redis = await startRedis({ password: PASSWORD });
+    redis = await startRedis({ password: PASSWORD, appendonly: true });
     const extra = 'rateLimiting:\n  shared: {maxTokens: 3, refillPeriod: 1h}\n';
     good = await startNode({ redis, backendUrl: backend.url, name: 'good', extra,
       env: { THV_SESSION_REDIS_PASSWORD: PASSWORD } });
@@ -780,6 +791,17 @@ describe('a Redis with a password (THV_SESSION_REDIS_PASSWORD)', () => {
         assert.ok(!d.proc.output.includes('wrong-password-42'), 'nor a wrong one');
       }
     }));
+
+  test('a Redis with appendonly yes is not warned of', guarded(async () => {
+    assert.equal(await redis.cli('CONFIG', 'GET', 'appendonly'), 'appendonly\nyes');
+    await waitFor('the verdict', () => /redis 127\.0\.0\.1:\d+: persists \(appendonly yes\)/
+      .test(good.proc.output));
+    assert.doesNotMatch(good.proc.output, /no persistence|restart loses/);
+    // what vmcpd -n cannot know, it says to check
+    const n = await run(VMCPD_BIN, ['-n', '-f', good.cfg]);
+    assert.equal(n.code, 0, n.stderr);
+    assert.match(n.stderr, /note: sessionStorage redis: sessions, .* last only as long as Redis keeps them; run Redis with appendonly yes/);
+  }));
 });
 
 describe('a large shared bucket in Redis is leased: a 64th of it per worker', () => {

@@ -932,7 +932,7 @@ warnings(const struct config *cf)
 	FILE	*f;
 
 	assert_non_null(f = open_memstream(&s, &len));
-	config_warn(cf, f);
+	config_warn(cf, f, 1);
 	assert_int_equal(fclose(f), 0);
 	return s;
 }
@@ -963,6 +963,12 @@ test_warnings(void **state)
 		{ "daemon:\n  listen: 0.0.0.0:4483\nincomingAuth:\n  type: "
 		    "anonymous\n  allowAnonymousRemote: true\nhttp:\n  "
 		    "allowedHosts: [mcp.example.com]\n", "" },
+		{ "sessionStorage:\n  provider: redis\n  address: "
+		    "127.0.0.1:6379\n",
+		    "t.yaml: note: sessionStorage redis: sessions, pending "
+		    "relays, handles, tokens and rate limits last only as long "
+		    "as Redis keeps them; run Redis with appendonly yes (vmcpd "
+		    "warns once connected if it does not)\n" },
 	};
 	struct config	*cf;
 	char		*w, yaml[512];
