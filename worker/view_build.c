@@ -1,6 +1,7 @@
 /*
- * view_build(): the lists of every backend merged into one view (the
- * RFC 6570 matcher that routes resources/read is proto/uritemplate.c).
+ * view_resolve(): the lists of every backend merged into one view (the
+ * RFC 6570 matcher that routes resources/read is proto/uritemplate.c;
+ * the view as JSON, view_build(), is view_json.c's).
  *
  * Decisions beyond view.h (the reference's weaknesses are not repeated):
  *  - Backends are handled in strcmp order of their names, whatever the
@@ -450,8 +451,9 @@ vb_key_ok(struct vb *vb, const struct vb_kind *k, const char *bname,
 	char	q[VIEW_QUOTE_LEN];
 	size_t	max = k == &vb_prompts ? VIEW_PROMPT_NAME_MAX : VIEW_URI_MAX;
 
-	if (k == &vb_tools && (ov == NULL || !vb_cstr_ok(ov->vo_name)) &&
-	    !proto_tool_name_valid(name, strlen(name))) {
+	if (k == &vb_tools && (ov == NULL || !vb_cstr_ok(ov->vo_name))) {
+		if (proto_tool_name_valid(name, strlen(name)))
+			return 1;	/* a label too */
 		vb_err(vb, "backend \"%s\": tool \"%s\" dropped: its name is "
 		    "not " VB_TOOL_RULE, bname, view_quote(q, sizeof(q), name));
 		return 0;
@@ -464,85 +466,50 @@ vb_key_ok(struct vb *vb, const struct vb_kind *k, const char *bname,
 	return 0;
 }
 
-/* o[key] is a string of more than max characters */
-static int
-vb_long(json_t *o, const char *key, size_t max)
-{
-	json_t	*v = json_object_get(o, key);
-	size_t	 cut, n;
+/* a cut text, said once per entry and field */
+struct vb_said {
+	struct vb		*vs_vb;
+	const struct vb_kind	*vs_k;
+	const struct vb_item	*vs_it;
+};
 
-	/* bytes bound characters: the common case costs no scan */
-	return json_is_string(v) && json_string_length(v) > max &&
-	    view_text_cut(json_string_value(v), json_string_length(v), max,
-	    &cut, &n);
-}
-
-/* o[key] (in a copy of an entry) cut to max characters, and said */
 static void
-vb_cut(struct vb *vb, const struct vb_kind *k, const struct vb_item *it,
-    json_t *o, const char *key, const char *what, size_t max,
+vb_said_cut(void *arg, const char *field, size_t max, size_t had,
     const char *setting)
 {
-	const char	*s = json_string_value(json_object_get(o, key));
-	size_t		 len = json_string_length(json_object_get(o, key));
-	size_t		 cut, n;
-	char		*t, q[VIEW_QUOTE_LEN];
+	struct vb_said	*sd = arg;
+	char		 q[VIEW_QUOTE_LEN];
 
-	(void)view_text_cut(s, len, max, &cut, &n);
-	if ((t = malloc(cut + 3)) == NULL) {
-		vb->vb_oom = 1;
-		return;
-	}
-	memcpy(t, s, cut);
-	memcpy(t + cut, "\xe2\x80\xa6", 3);	/* U+2026 */
-	if (json_object_set_new(o, key, json_stringn(t, cut + 3)) == -1)
-		vb->vb_oom = 1;
-	free(t);
-	vb_err(vb, "backend \"%s\": %s \"%s\": %s cut to %zu characters "
-	    "(aggregation.%s; it has %zu)", vb_bname(vb, it->it_bk),
-	    k->vk_what, view_quote(q, sizeof(q), it->it_own), what, max,
-	    setting, n);
+	vb_err(sd->vs_vb, "backend \"%s\": %s \"%s\": %s cut to %zu "
+	    "characters (aggregation.%s; it has %zu)", vb_bname(sd->vs_vb,
+	    sd->vs_it->it_bk), sd->vs_k->vk_what, view_quote(q, sizeof(q),
+	    sd->vs_it->it_own), field, max, setting, had);
 }
 
 /*
- * An entry's description and title (a tool's annotations.title too)
- * past their caps: the item then lists a copy, cut, kept with the
- * view (vs_extra); the backend's lists are not changed.
+ * An entry's texts past their caps: the item lists a copy, cut, kept
+ * with the view (vs_extra); the backend's lists are not changed.
  */
 static void
 vb_texts(struct vb *vb, const struct vb_kind *k, struct vb_item *it)
 {
-	json_t	*o, *ann = NULL;
-	int	 d, t, a = 0;
+	struct vb_said	 sd = { vb, k, it };
+	json_t		*o;
 
-	d = vb_long(it->it_obj, "description", vb->vb_max_desc);
-	t = vb_long(it->it_obj, "title", vb->vb_max_title);
-	if (k == &vb_tools) {
-		ann = json_object_get(it->it_obj, "annotations");
-		a = json_is_object(ann) && vb_long(ann, "title",
-		    vb->vb_max_title);
-	}
-	if (!d && !t && !a)
+	if ((o = view_texts_cut(it->it_obj, k == &vb_tools, vb->vb_max_desc,
+	    vb->vb_max_title, vb_said_cut, &sd)) == NULL) {
+		vb->vb_oom = 1;
 		return;
+	}
+	if (o == it->it_obj) {
+		json_decref(o);
+		return;
+	}
 	if ((*vb->vb_extra == NULL && (*vb->vb_extra = json_array()) ==
-	    NULL) || (o = json_copy(it->it_obj)) == NULL) {
+	    NULL) || json_array_append_new(*vb->vb_extra, o) == -1) {
 		vb->vb_oom = 1;
 		return;
 	}
-	if (json_array_append_new(*vb->vb_extra, o) == -1 || (a &&
-	    json_object_set_new(o, "annotations", json_copy(ann)) == -1)) {
-		vb->vb_oom = 1;
-		return;
-	}
-	if (d)
-		vb_cut(vb, k, it, o, "description", "description",
-		    vb->vb_max_desc, "maxDescriptionLength");
-	if (t)
-		vb_cut(vb, k, it, o, "title", "title", vb->vb_max_title,
-		    "maxTitleLength");
-	if (a)
-		vb_cut(vb, k, it, json_object_get(o, "annotations"), "title",
-		    "annotations.title", vb->vb_max_title, "maxTitleLength");
 	it->it_obj = o;
 }
 
@@ -1147,156 +1114,4 @@ view_entry_json(const struct view_entry *e, enum view_kind k)
 		/* never changed: shared with the input */
 		return json_incref(e->ve_obj);
 	}
-}
-
-static json_t *
-vb_route(const struct view_entry *e, int tool)
-{
-	json_t	*r;
-
-	if ((r = json_object()) == NULL)
-		return NULL;
-	if (vb_set_str(r, "b", e->ve_backend) == -1 ||
-	    vb_set_str(r, "n", e->ve_own) == -1 ||
-	    (tool && json_object_set_new(r, "hidden",
-	    json_boolean(e->ve_hidden)) == -1)) {
-		json_decref(r);
-		return NULL;
-	}
-	return r;
-}
-
-/* one kind of the resolved view as JSON: its list and its routes */
-static int
-vb_kind_json(const struct view_resolved *vs, enum view_kind k, json_t *list,
-    json_t *routes)
-{
-	const struct view_entry	*e;
-	json_t			*o, *r;
-	size_t			 i;
-
-	for (i = 0; i < vs->vs_n[k]; i++) {
-		e = &vs->vs_e[k][i];
-		switch (k) {
-		case VIEW_KIND_RESOURCES:
-			if (vb_set_str(routes, e->ve_name, e->ve_backend) ==
-			    -1)
-				return -1;
-			break;
-		case VIEW_KIND_TEMPLATES:
-			if ((r = json_object()) == NULL ||
-			    json_array_append_new(routes, r) == -1 ||
-			    vb_set_str(r, "t", e->ve_name) == -1 ||
-			    vb_set_str(r, "b", e->ve_backend) == -1)
-				return -1;
-			break;
-		default:
-			if (json_object_set_new(routes, e->ve_name, vb_route(e,
-			    k == VIEW_KIND_TOOLS)) == -1)
-				return -1;
-			if (e->ve_hidden)
-				continue;
-			break;
-		}
-		if ((o = view_entry_json(e, k)) == NULL ||
-		    json_array_append_new(list, o) == -1)
-			return -1;
-	}
-	return 0;
-}
-
-json_t *
-view_build(const struct view_policy *pol, const struct view_input *in,
-    size_t ninputs)
-{
-	static const struct {
-		enum view_kind	 kind;
-		const char	*list;
-		const char	*route;
-	} order[] = {
-		{ VIEW_KIND_TOOLS, "tools", "tools" },
-		{ VIEW_KIND_PROMPTS, "prompts", "prompts" },
-		{ VIEW_KIND_RESOURCES, "resources", "resources" },
-		{ VIEW_KIND_TEMPLATES, "resourceTemplates", "templates" },
-	};
-	struct view_resolved	 vs;
-	json_t			*view = NULL, *routes, *list, *r;
-	size_t			 i;
-
-	if (view_resolve(pol, in, ninputs, &vs) == -1)
-		return NULL;
-	if ((view = json_object()) == NULL ||
-	    json_object_set(view, "errors", vs.vs_errors) == -1 ||
-	    json_object_set_new(view, "routes", json_object()) == -1)
-		goto fail;
-	routes = json_object_get(view, "routes");
-	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
-		list = json_array();
-		r = order[i].kind == VIEW_KIND_TEMPLATES ? json_array() :
-		    json_object();
-		if (json_object_set_new(view, order[i].list, list) == -1 ||
-		    json_object_set_new(routes, order[i].route, r) == -1 ||
-		    vb_kind_json(&vs, order[i].kind, list, r) == -1)
-			goto fail;
-	}
-	view_resolved_free(&vs);
-	return view;
-fail:
-	view_resolved_free(&vs);
-	json_decref(view);
-	return NULL;
-}
-
-enum view_part
-view_part_age(const struct view_clock *c, uint64_t listed_ms)
-{
-	if (listed_ms + c->vl_ttl > c->vl_now)
-		return VIEW_PART_FRESH;
-	if (listed_ms + c->vl_ttl + c->vl_stale > c->vl_now)
-		return VIEW_PART_STALE;
-	return VIEW_PART_MISSING;
-}
-
-int
-view_mark(json_t *view, const struct view_input *in, size_t n,
-    const struct view_clock *c)
-{
-	json_t		*parts[2] = { NULL, NULL }, *o;
-	uint64_t	 until = UINT64_MAX;
-	size_t		 i;
-	int		 k, rc = -1;
-
-	for (i = 0; i < n; i++) {
-		if (in[i].vi_part == VIEW_PART_FRESH) {
-			if (in[i].vi_listed_ms + c->vl_ttl < until)
-				until = in[i].vi_listed_ms + c->vl_ttl;
-			continue;
-		}
-		if (c->vl_now + c->vl_retry < until)
-			until = c->vl_now + c->vl_retry;
-		k = in[i].vi_part == VIEW_PART_STALE ? 0 : 1;
-		/* a message cut inside a UTF-8 sequence is not a string */
-		if ((o = json_string(in[i].vi_why != NULL ? in[i].vi_why :
-		    "no reason given")) == NULL)
-			o = json_string("(a message that is not UTF-8)");
-		if ((parts[k] == NULL && (parts[k] = json_object()) == NULL) ||
-		    json_object_set_new(parts[k], in[i].vi_backend, o) == -1) {
-			if (parts[k] == NULL)
-				json_decref(o);
-			goto done;
-		}
-	}
-	if (until == UINT64_MAX)	/* no backend at all */
-		until = c->vl_now + c->vl_ttl;
-	if ((o = json_integer((json_int_t)until)) == NULL ||
-	    json_object_set_new(view, "fresh", o) == -1 ||
-	    (parts[0] != NULL && json_object_set(view, "stale", parts[0]) ==
-	    -1) || (parts[1] != NULL && json_object_set(view, "missing",
-	    parts[1]) == -1))
-		goto done;
-	rc = 0;
-done:
-	json_decref(parts[0]);
-	json_decref(parts[1]);
-	return rc;
 }

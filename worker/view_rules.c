@@ -6,6 +6,7 @@
  */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "view_rules.h"
@@ -101,6 +102,73 @@ view_text_cut(const char *s, size_t len, size_t max, size_t *cut,
 	}
 	*chars = n;
 	return n > max;
+}
+
+/* o[key] is a string of more than max characters */
+static int
+vr_long(json_t *o, const char *key, size_t max)
+{
+	json_t	*v = json_object_get(o, key);
+	size_t	 cut, n;
+
+	/* bytes bound characters: the common case costs no scan */
+	return json_is_string(v) && json_string_length(v) > max &&
+	    view_text_cut(json_string_value(v), json_string_length(v), max,
+	    &cut, &n);
+}
+
+/* o[key] (o a copy) cut to max characters, and said; -1: no memory */
+static int
+vr_cut(json_t *o, const char *key, const char *field, size_t max,
+    const char *setting, view_said_fn said, void *arg)
+{
+	const char	*s = json_string_value(json_object_get(o, key));
+	size_t		 len = json_string_length(json_object_get(o, key));
+	size_t		 cut, n;
+	char		*t;
+	int		 rc;
+
+	(void)view_text_cut(s, len, max, &cut, &n);
+	if ((t = malloc(cut + 3)) == NULL)
+		return -1;
+	memcpy(t, s, cut);
+	memcpy(t + cut, "\xe2\x80\xa6", 3);	/* U+2026 */
+	rc = json_object_set_new(o, key, json_stringn(t, cut + 3));
+	free(t);
+	said(arg, field, max, n, setting);
+	return rc;
+}
+
+json_t *
+view_texts_cut(json_t *obj, int tool, size_t max_desc, size_t max_title,
+    view_said_fn said, void *arg)
+{
+	json_t	*o, *ann = NULL;
+	int	 d, t, a = 0;
+
+	d = vr_long(obj, "description", max_desc);
+	t = vr_long(obj, "title", max_title);
+	if (tool) {
+		ann = json_object_get(obj, "annotations");
+		a = json_is_object(ann) && vr_long(ann, "title", max_title);
+	}
+	if (!d && !t && !a)
+		return json_incref(obj);
+	if ((o = json_copy(obj)) == NULL)
+		return NULL;
+	if ((a && json_object_set_new(o, "annotations", json_copy(ann)) ==
+	    -1) ||
+	    (d && vr_cut(o, "description", "description", max_desc,
+	    "maxDescriptionLength", said, arg) == -1) ||
+	    (t && vr_cut(o, "title", "title", max_title, "maxTitleLength",
+	    said, arg) == -1) ||
+	    (a && vr_cut(json_object_get(o, "annotations"), "title",
+	    "annotations.title", max_title, "maxTitleLength", said,
+	    arg) == -1)) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
 }
 
 const char *

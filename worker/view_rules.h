@@ -10,6 +10,8 @@
 
 #include <stddef.h>
 
+#include <jansson.h>
+
 #define VIEW_PROMPT_NAME_MAX	128	/* characters, as a tool name's */
 #define VIEW_URI_MAX		4096	/* bytes of a URI or URI template */
 #define VIEW_DESCRIPTION_DEFAULT 16384	/* characters */
@@ -37,6 +39,18 @@ int	 view_label_ok(const char *s, size_t max);
  */
 int	 view_text_cut(const char *s, size_t len, size_t max, size_t *cut,
 	    size_t *chars);
+
+/*
+ * obj's description and title (a tool's annotations.title too) cut to
+ * max_desc and max_title characters with a "...": a shallow copy with
+ * them cut, or obj itself when none is over (a new reference either
+ * way; NULL: no memory).  Each cut is said to said(arg, field, max,
+ * characters it had, the setting's name).
+ */
+typedef void	(*view_said_fn)(void *, const char *field, size_t max,
+		    size_t had, const char *setting);
+json_t	*view_texts_cut(json_t *obj, int tool, size_t max_desc,
+	    size_t max_title, view_said_fn said, void *arg);
 
 /*
  * s as an error message may quote it: at most VIEW_QUOTE_MAX
