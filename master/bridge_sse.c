@@ -34,36 +34,6 @@ static int	bridge_sse_post(struct bridge *, struct bsse *, struct bpost *);
  * http_call_cancel() is safe, or from timers.
  */
 
-/* "scheme://host[:port]/path" of a URL: for messages, no credentials */
-static char *
-bridge_url_shown(const char *url)
-{
-	CURLU	*u;
-	char	*scheme = NULL, *host = NULL, *port = NULL, *path = NULL;
-	char	*out = NULL;
-
-	if ((u = curl_url()) == NULL)
-		return NULL;
-	if (curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
-	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
-	    (strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0) ||
-	    curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK ||
-	    curl_url_get(u, CURLUPART_PATH, &path, 0) != CURLUE_OK)
-		goto done;
-	if (curl_url_get(u, CURLUPART_PORT, &port, 0) != CURLUE_OK)
-		port = NULL;
-	if (asprintf(&out, "%s://%s%s%s%s", scheme, host, port != NULL ?
-	    ":" : "", port != NULL ? port : "", path) == -1)
-		out = NULL;
-done:
-	curl_free(scheme);
-	curl_free(host);
-	curl_free(port);
-	curl_free(path);
-	curl_url_cleanup(u);
-	return out;
-}
-
 /* scheme, host and port of a parsed URL, compared case-insensitively */
 static int
 bridge_url_origin_eq(CURLU *a, CURLU *b)
@@ -492,8 +462,14 @@ fail:
 static void
 bridge_sse_init(struct bridge *b)
 {
-	if ((b->b_conn.bc_url = bridge_url_shown(b->b_spec->bs_url)) == NULL)
+	const char *u = b->b_spec->bs_url;
+
+	if (strncasecmp(u, "http://", 7) != 0 &&
+	    strncasecmp(u, "https://", 8) != 0)
 		fatalx("%s: not an http(s) URL", b->b_name);
+	/* for messages: no credentials */
+	if ((b->b_conn.bc_url = http_url_redact(u)) == NULL)
+		fatalx("%s: out of memory", b->b_name);
 	if ((b->b_conn.bc_client = http_client_new(b->b_base)) == NULL)
 		fatalx("%s: cannot create an HTTP client", b->b_name);
 }

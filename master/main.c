@@ -151,14 +151,7 @@ main(int argc, char *argv[])
 		fprintf(stderr, "%s\n", err);
 		exit(1);
 	}
-	/* DNS rebinding: off loopback, only loopback names are served */
-	if (!config_host_loopback(conf->cf_listen_host,
-	    strlen(conf->cf_listen_host)) && conf->cf_nallowed_hosts == 0 &&
-	    config_listen_unix_path(conf) == NULL)
-		fprintf(stderr, "%s: warning: listening on %s with no "
-		    "http.allowedHosts: only requests addressed to localhost, "
-		    "127.0.0.0/8 or [::1] are served\n", conf->cf_file,
-		    conf->cf_listen_host);
+	config_warn(conf, stderr, noaction);
 	if (noaction) {
 		if (master_check_audit(conf, 0) == -1)
 			exit(1);

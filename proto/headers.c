@@ -255,6 +255,22 @@ proto_content_type_is_json(const char *ctype)
 }
 
 int
+proto_tool_name_valid(const char *name, size_t len)
+{
+	size_t	i;
+
+	if (len == 0 || len > PROTO_TOOL_NAME_MAX)
+		return 0;
+	for (i = 0; i < len; i++)
+		if (!((name[i] >= 'a' && name[i] <= 'z') ||
+		    (name[i] >= 'A' && name[i] <= 'Z') ||
+		    (name[i] >= '0' && name[i] <= '9') ||
+		    name[i] == '_' || name[i] == '-' || name[i] == '.'))
+			return 0;
+	return 1;
+}
+
+int
 proto_session_id_valid(const char *sid)
 {
 	const uint64_t	 ones = 0x0101010101010101ULL;

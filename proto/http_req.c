@@ -392,7 +392,7 @@ http_framing(char *buf, struct http_head *h, uint64_t max_body)
 {
 	const char	*val, *clen = NULL, *te = NULL, *p;
 	uint64_t	 n;
-	size_t		 i, nte = 0, nhost = 0, host = 0;
+	size_t		 i, nte = 0, nhost = 0, nauth = 0, host = 0;
 	int		 keepalive = 0, conn;
 
 	for (i = 0; i < h->hh_nhdrs; i++) {
@@ -424,6 +424,14 @@ http_framing(char *buf, struct http_head *h, uint64_t max_body)
 				return -1;
 			}
 			host = h->hh_hdrs[i].hf_value;
+			break;
+		case HTTP_H_AUTHORIZATION:
+			/* not a list (RFC 9110 11.6.2): which one is meant? */
+			if (nauth++ > 0) {
+				http_refuse(h, 400, "Bad Request: more than "
+				    "one Authorization header");
+				return -1;
+			}
 			break;
 		case HTTP_H_EXPECT:
 			if (strcasecmp(val, "100-continue") != 0) {

@@ -215,6 +215,12 @@ int	 proto_content_type_is_json(const char *ctype);
 /* 1 if the value is a syntactically valid session id: 1..128 chars of
  * visible ASCII 0x21-0x7e */
 int	 proto_session_id_valid(const char *sid);
+/*
+ * 1 if name[0, len) is a tool name as MCP 2025-11-25 has them ("Tool
+ * Names"): 1 to 128 characters of A-Z a-z 0-9 _ - .
+ */
+#define PROTO_TOOL_NAME_MAX	128
+int	 proto_tool_name_valid(const char *name, size_t len);
 /* a Legacy version vmcpd serves, or NULL: used to echo or pick */
 const char *proto_legacy_version_pick(const char *requested);
 /* 1 if the version string is one vmcpd knows at all (either era):

@@ -14,10 +14,9 @@
 
 #include <openssl/evp.h>
 
+#include "proto/proto.h"
 #include "composite.h"
 #include "config_load.h"
-
-#define TOOLNAME_MAX	128	/* MCP 2025-11-25 tool names: 1-128 chars */
 
 /* the nodes of one step's keys, read before the kind is known */
 struct step_nodes {
@@ -1045,7 +1044,6 @@ load_composite(struct loader *ld, struct cnode *n, const char *path,
 				*timeout = NULL, *annot = NULL, *steps = NULL,
 				*output = NULL;
 	char			 kpath[PATH_MAX_LEN];
-	const char		*p;
 	size_t			 i, j;
 	int			 rc = -1;
 	const struct field fields[] = {
@@ -1072,11 +1070,9 @@ load_composite(struct loader *ld, struct cnode *n, const char *path,
 	subpath(kpath, sizeof(kpath), path, "name");
 	if (load_string(ld, name, kpath, &co->co_name) == -1)
 		return -1;
-	for (p = co->co_name; *p != '\0'; p++)
-		if ((!isalnum((unsigned char)*p) && strchr("._-", *p) ==
-		    NULL) || p - co->co_name >= TOOLNAME_MAX)
-			return config_expected(ld, name, kpath, "a tool name "
-			    "(1 to 128 letters, digits, \".\", \"_\", \"-\")");
+	if (!proto_tool_name_valid(co->co_name, strlen(co->co_name)))
+		return config_expected(ld, name, kpath, "a tool name "
+		    "(1 to 128 letters, digits, \".\", \"_\", \"-\")");
 	subpath(kpath, sizeof(kpath), path, "description");
 	if (load_string(ld, desc, kpath, &co->co_desc) == -1)
 		return -1;

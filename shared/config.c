@@ -1172,6 +1172,8 @@ config_new(const char *file)
 	cf->cf_agg.ca_max_backend_list = 32 * MIB;
 	cf->cf_answer_buf = 256 * MIB;
 	cf->cf_answer_buf_backend = 128 * MIB;
+	cf->cf_agg.ca_max_desc = 16384;
+	cf->cf_agg.ca_max_title = 256;
 	cf->cf_timeout_default_ms = 30 * MS_SEC;
 	cf->cf_partial_failure = CONFIG_PARTIAL_FAIL;
 	cf->cf_health.ch_interval_ms = 30 * MS_SEC;
@@ -1359,6 +1361,7 @@ config_free(struct config *cf)
 		cb = &cf->cf_backends[i];
 		free(cb->cb_name);
 		free(cb->cb_url);
+		free(cb->cb_url_shown);
 		free(cb->cb_command);
 		config_strv_free(cb->cb_argv);
 		config_strv_free(cb->cb_env);

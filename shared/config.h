@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <jansson.h>
 
@@ -48,6 +49,7 @@ struct config_outauth;
 struct config_backend {
 	char			*cb_name;	/* [A-Za-z0-9_.-]{1,64} */
 	char			*cb_url;	/* http(s)://, or NULL */
+	char			*cb_url_shown;	/* http_url_redact()'s */
 	enum config_transport	 cb_transport;
 	uint64_t		 cb_timeout_ms;	/* from operational.timeouts */
 	/* era: which MCP revision vmcpd speaks to the backend, pinned
@@ -163,6 +165,8 @@ struct config_aggregation {
 	unsigned int		 ca_page_size;		/* Legacy lists, 1000 */
 	unsigned int		 ca_max_backend_pages;	/* followed, 100 */
 	size_t			 ca_max_backend_list;	/* bytes, 32 MiB */
+	unsigned int		 ca_max_desc;		/* characters, 16384 */
+	unsigned int		 ca_max_title;		/* characters, 256 */
 };
 
 /*
@@ -393,6 +397,13 @@ const struct config_backend *
 		 config_backend_find(const struct config *, const char *name);
 const char	*config_transport_name(enum config_transport);
 const char	*config_era_name(enum proto_era);
+
+/*
+ * What a valid file says that an operator should hear (vmcpd -n, and at
+ * start): each as a line "file: warning: ..." on f; with check (-n),
+ * also "file: note: ..." for what the file cannot tell.
+ */
+void		 config_warn(const struct config *, FILE *, int check);
 
 /* daemon.listen "unix:/path": the path, else NULL */
 const char	*config_listen_unix_path(const struct config *);

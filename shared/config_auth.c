@@ -477,6 +477,36 @@ config_listen_unix_path(const struct config *cf)
 	    cf->cf_listen_host + 5 : NULL;
 }
 
+void
+config_warn(const struct config *cf, FILE *f, int check)
+{
+	const char	*h = cf->cf_listen_host, *d = cf->cf_diag_host;
+
+	/* DNS rebinding: off loopback, only loopback names are served */
+	if (!config_host_loopback(h, strlen(h)) &&
+	    cf->cf_nallowed_hosts == 0 && config_listen_unix_path(cf) == NULL)
+		(void)fprintf(f, "%s: warning: listening on %s with no "
+		    "http.allowedHosts: only requests addressed to localhost, "
+		    "127.0.0.0/8 or [::1] are served\n", cf->cf_file, h);
+	/* the diagnostics have no authentication of their own */
+	if (d != NULL && !config_host_loopback(d, strlen(d)))
+		(void)fprintf(f, "%s: warning: daemon.diagnostics on %s is "
+		    "not a loopback address: /status and /metrics (backends, "
+		    "health, sessions, workers) answer whoever reaches it, "
+		    "without authentication; bind it to 127.0.0.1 or keep it "
+		    "behind a firewall (requests must be addressed to a "
+		    "loopback name or one in http.allowedHosts)\n",
+		    cf->cf_file, d);
+	/* what no file can check: how the Redis there is run (at start,
+	 * the builder asks Redis itself) */
+	if (check && cf->cf_sstore.css_provider == CONFIG_SSTORE_REDIS)
+		(void)fprintf(f, "%s: note: sessionStorage redis: sessions, "
+		    "pending relays, handles, tokens and rate limits last only "
+		    "as long as Redis keeps them; run Redis with appendonly "
+		    "yes (vmcpd warns once connected if it does not)\n",
+		    cf->cf_file);
+}
+
 /* "unix:/absolute/path", short enough for sun_path */
 int
 config_listen_unix(struct loader *ld, struct cnode *v, const char *path,

@@ -15,6 +15,7 @@
 
 #include "config.h"
 #include "config_load.h"
+#include "shared/http_client.h"
 
 /*
  * Sections
@@ -384,7 +385,9 @@ load_backend_url(struct loader *ld, struct cnode *v, const char *path,
 {
 	struct config_backend	*cb = arg;
 	const char		*rest;
+	char			*shown, esc[SHOW_MAX * 4 + 8];
 	size_t			 i;
+	int			 rc;
 
 	if (v->cn_type != CN_SCALAR || cnode_is_null(v))
 		goto bad;
@@ -400,11 +403,24 @@ load_backend_url(struct loader *ld, struct cnode *v, const char *path,
 		if (isspace((unsigned char)v->cn_str[i]) ||
 		    iscntrl((unsigned char)v->cn_str[i]))
 			goto bad;
-	return load_string(ld, v, path, &cb->cb_url);
+	if (load_string(ld, v, path, &cb->cb_url) == -1)
+		return -1;
+	/* what is stored, logged and shown of it: no credentials */
+	if ((cb->cb_url_shown = http_url_redact(cb->cb_url)) == NULL)
+		return config_error(ld, NULL, "out of memory");
+	return 0;
 
 bad:
-	return config_expected(ld, v, path,
-	    "an http:// or https:// URL without whitespace");
+	/* the value may hold a password: not shown, even here */
+	if (v->cn_type != CN_SCALAR || cnode_is_null(v) ||
+	    (shown = http_url_redact(v->cn_str)) == NULL)
+		return config_expected(ld, v, path,
+		    "an http:// or https:// URL without whitespace");
+	rc = config_error(ld, v, "%s: expected an http:// or https:// URL "
+	    "without whitespace, found \"%s\"", path, config_escape(esc,
+	    sizeof(esc), shown, strlen(shown), SHOW_MAX));
+	free(shown);
+	return rc;
 }
 
 struct choice {
@@ -1037,9 +1053,19 @@ load_override(struct loader *ld, struct cnode *n, const char *path,
 		{ "description", F_STRING, &co->co_description, NULL, 0, 0 },
 		{ "annotations", F_FN, co, load_annotations, 0, 0 },
 	};
+	char		 kpath[PATH_MAX_LEN];
 
 	if (load_fields(ld, n, path, fields, nitems(fields)) == -1)
 		return -1;
+	/* the name clients see: one the view would advertise */
+	if (co->co_name != NULL && !proto_tool_name_valid(co->co_name,
+	    strlen(co->co_name))) {
+		config_path(kpath, sizeof(kpath), path, cnode_get_key(n,
+		    "name"));
+		return config_expected(ld, cnode_get(n, "name"), kpath,
+		    "a tool name (1 to 128 letters, digits, \".\", \"_\", "
+		    "\"-\")");
+	}
 	/* unlike the reference, annotations alone are an override */
 	if (n->cn_nkids == 0)
 		return config_error(ld, n, "%s: expected name, description or "
@@ -1236,6 +1262,10 @@ load_aggregation(struct loader *ld, struct cnode *n, const char *path,
 		    1, 10000 },
 		{ "maxBackendListSize", F_SIZET, &ca->ca_max_backend_list,
 		    NULL, 64 * KIB, GIB },
+		{ "maxDescriptionLength", F_UINT, &ca->ca_max_desc, NULL, 16,
+		    16777216 },
+		{ "maxTitleLength", F_UINT, &ca->ca_max_title, NULL, 16,
+		    65536 },
 	};
 
 	if (load_fields(ld, n, path, fields, nitems(fields)) == -1)

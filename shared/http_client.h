@@ -70,6 +70,17 @@ struct sockaddr;
 /* loopback, private (RFC 1918, fc00::/7), link-local, CGNAT, "this
  * network", unspecified, and their IPv4-mapped forms (http_url.c) */
 int	 http_addr_private(const struct sockaddr *);
+/*
+ * The group a client's address counts in for a per-address cap
+ * (http.maxConnectionsPerClient, sessions.maxPerAddress; http_url.c):
+ * an IPv4 address itself, an IPv4-mapped IPv6 one as that IPv4
+ * address, the /64 of any other IPv6 one (one host commonly holds a
+ * whole /64).  *family is AF_INET or AF_INET6, key the group's address
+ * (4 or 16 bytes, zeros past the /64); -1 for another family.
+ */
+#define HTTP_GROUP_LEN	16
+int	 http_addr_group(const struct sockaddr *, socklen_t, int *family,
+	    unsigned char key[HTTP_GROUP_LEN]);
 /* a plain http:// URL split for http_h1.c (http_url.c, pure) */
 struct http_url {
 	const char		*hu_auth;	/* host[:port] as written */
@@ -83,6 +94,15 @@ struct http_url {
 };
 /* 0, or -1: not a URL http_h1.c takes (libcurl judges it) */
 int	 http_url_split(const char *, struct http_url *);
+/*
+ * A URL as it may be stored, logged or shown (http_url.c, pure): its
+ * userinfo, every query value (a bare query item too) and its fragment
+ * replaced by "***", the rest as written: "user:pw@" becomes "***@",
+ * "?key=v&x" becomes "?key=***&***".  A new string, or NULL (no
+ * memory).  The one way a backend's URL leaves the configuration.
+ */
+#define HTTP_URL_REDACTED	"***"
+char	*http_url_redact(const char *);
 /* hand the call to the loop; 0 or -1 (then the call is freed, no cbs) */
 int	 http_call_start(struct http_call *, const struct http_call_cbs *,
 	    void *arg);

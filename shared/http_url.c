@@ -1,8 +1,8 @@
 /*
  * Addresses and URLs as the HTTP client sees them, pure: a plain
  * http:// URL split for http_h1.c (RFC 3986 3.2: an authority with no
- * userinfo; RFC 9110 4.2.1), and the addresses a public-only call may
- * not reach.
+ * userinfo; RFC 9110 4.2.1), a URL with its credentials redacted, and
+ * the addresses a public-only call may not reach.
  */
 #include <sys/types.h>
 #include <sys/socket.h>
@@ -11,6 +11,7 @@
 #include <netinet/in.h>
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -76,6 +77,98 @@ http_url_split(const char *url, struct http_url *u)
 			u->hu_addrlen = sizeof(*sin6);
 		}
 	}
+	return 0;
+}
+
+/* append s[0, n) to the buffer at *o (sized by the caller) */
+static void
+http_put(char **o, const char *s, size_t n)
+{
+	memcpy(*o, s, n);
+	*o += n;
+}
+
+char *
+http_url_redact(const char *url)
+{
+	const size_t	 rlen = sizeof(HTTP_URL_REDACTED) - 1;
+	const char	*p, *a, *ae, *at, *q, *e, *eq;
+	char		*out, *o;
+	size_t		 len = strlen(url);
+
+	/* at most one "***" per byte of the original, plus the NUL */
+	if (len > (SIZE_MAX - 1) / (rlen + 1) ||
+	    (out = malloc(len * (rlen + 1) + 1)) == NULL)
+		return NULL;
+	o = out;
+	p = url;
+	/* "scheme://": no '/', '?' or '#' before it */
+	if ((a = strstr(url, "://")) != NULL &&
+	    strcspn(url, "/?#") == (size_t)(a - url) + 1) {
+		a += 3;
+		ae = a + strcspn(a, "/?#");
+		http_put(&o, url, (size_t)(a - url));
+		/* the last '@' ends the userinfo (RFC 3986 3.2.1) */
+		for (at = NULL, q = a; q < ae; q++)
+			if (*q == '@')
+				at = q;
+		if (at != NULL) {
+			http_put(&o, HTTP_URL_REDACTED, rlen);
+			a = at;
+		}
+		p = a;
+	}
+	/* the path as it is, then the query's names without their values */
+	q = p + strcspn(p, "?#");
+	http_put(&o, p, (size_t)(q - p));
+	if (*q == '?') {
+		http_put(&o, "?", 1);
+		for (p = q + 1; *p != '\0' && *p != '#'; p = e) {
+			e = p + strcspn(p, "&;#");
+			eq = memchr(p, '=', (size_t)(e - p));
+			if (eq != NULL)
+				http_put(&o, p, (size_t)(eq + 1 - p));
+			if (e > p)
+				http_put(&o, HTTP_URL_REDACTED, rlen);
+			if (*e == '&' || *e == ';')
+				http_put(&o, e++, 1);
+		}
+		q = p;
+	}
+	if (*q == '#') {
+		http_put(&o, "#", 1);
+		if (q[1] != '\0')
+			http_put(&o, HTTP_URL_REDACTED, rlen);
+	}
+	*o = '\0';
+	return out;
+}
+
+int
+http_addr_group(const struct sockaddr *sa, socklen_t salen, int *family,
+    unsigned char key[HTTP_GROUP_LEN])
+{
+	const unsigned char	*a;
+
+	memset(key, 0, HTTP_GROUP_LEN);
+	if (sa->sa_family == AF_INET && salen >= sizeof(struct sockaddr_in)) {
+		a = (const unsigned char *)
+		    &((const struct sockaddr_in *)(const void *)sa)->sin_addr;
+		goto v4;
+	}
+	if (sa->sa_family != AF_INET6 || salen < sizeof(struct sockaddr_in6))
+		return -1;
+	a = ((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr.s6_addr;
+	if (memcmp(a, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12) == 0) {
+		a += 12;
+		goto v4;
+	}
+	*family = AF_INET6;
+	memcpy(key, a, 8);
+	return 0;
+v4:
+	*family = AF_INET;
+	memcpy(key, a, 4);
 	return 0;
 }
 

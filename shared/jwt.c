@@ -623,9 +623,14 @@ jwt_check_claims(const json_t *c, const struct jwt_policy *p, int64_t *exp,
 	}
 	sub = json_object_get(c, "sub");
 	if (!json_is_string(sub) || json_string_length(sub) == 0 ||
-	    json_string_length(sub) > 1024 ||
 	    strlen(json_string_value(sub)) != json_string_length(sub)) {
 		*why = "the token has no subject (sub)";
+		return -1;
+	}
+	/* it names the principal in keys and logs: bounded, and said so */
+	if (json_string_length(sub) > JWT_SUB_MAX) {
+		*why = "the token's subject (sub) is too long (over "
+		    JWT_XSTR(JWT_SUB_MAX) " bytes)";
 		return -1;
 	}
 	return 0;

@@ -18,6 +18,9 @@
 #define JWKS_BODY_MAX	(256 * 1024)	/* bytes of a JWKS document */
 #define JWKS_KEYS_MAX	64		/* keys kept of one JWKS */
 #define JWT_KID_MAX	256
+#define JWT_SUB_MAX	1024		/* bytes of a subject (sub) */
+#define JWT_STR(x)	#x
+#define JWT_XSTR(x)	JWT_STR(x)	/* a limit's figure in a message */
 
 enum jwt_alg {
 	JWT_ALG_BAD = 0,

@@ -18,6 +18,7 @@
 
 #include "shared/config.h"
 #include "shared/handle_rec.h"
+#include "shared/http_client.h"
 #include "shared/log.h"
 #include "shared/store.h"
 #include "tools/vmcpctl.h"
@@ -297,6 +298,30 @@ ctl_value(const char *data, size_t len)
 	return s;
 }
 
+/*
+ * An era record's value with its backend URL redacted: a record
+ * written before URLs were stored redacted shows none of it either.
+ */
+static char *
+ctl_value_era(const char *data, size_t len)
+{
+	json_t	*j;
+	char	*url = NULL, *s = NULL;
+
+	if ((j = json_loadb(data, len, 0, NULL)) == NULL ||
+	    !json_is_string(json_object_get(j, "url"))) {
+		json_decref(j);
+		return ctl_value(data, len);
+	}
+	if ((url = http_url_redact(json_string_value(json_object_get(j,
+	    "url")))) != NULL && json_object_set_new(j, "url",
+	    json_string(url)) == 0)
+		s = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	free(url);
+	json_decref(j);
+	return s;
+}
+
 static int
 ctl_set(json_t *o, const char *key, json_t *v)
 {
@@ -396,10 +421,15 @@ ctl_dump_cb(void *arg, const void *key, size_t klen,
 		goto done;
 	/* exchanged tokens: their keys and expiry, never their values
 	 * (sealed, but shown nowhere all the same) */
-	if ((head = json_dumps(o, JSON_COMPACT)) == NULL ||
-	    (value = strcmp(cd->cd_db, "tokens") == 0 ?
-	    strdup("\"(not shown)\"") : ctl_value(rec->sr_data,
-	    rec->sr_len)) == NULL)
+	if ((head = json_dumps(o, JSON_COMPACT)) == NULL)
+		goto done;
+	if (strcmp(cd->cd_db, "tokens") == 0)
+		value = strdup("\"(not shown)\"");
+	else if (strcmp(cd->cd_db, store_db_name(STORE_ERAS)) == 0)
+		value = ctl_value_era(rec->sr_data, rec->sr_len);
+	else
+		value = ctl_value(rec->sr_data, rec->sr_len);
+	if (value == NULL)
 		goto done;
 	/* splice the value in as the last member */
 	hlen = strlen(head);

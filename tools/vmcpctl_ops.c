@@ -78,12 +78,13 @@ ctl_curl_write(char *p, size_t size, size_t n, void *arg)
 static json_t *
 ctl_status_get(void)
 {
-	struct ctl_buf	 b = { NULL, 0 };
-	CURL		*c;
-	CURLcode	 rc;
-	json_t		*o = NULL;
-	json_error_t	 jerr;
-	char		 url[400];
+	struct ctl_buf		 b = { NULL, 0 };
+	struct curl_slist	*hdrs = NULL;
+	CURL			*c;
+	CURLcode		 rc;
+	json_t			*o = NULL;
+	json_error_t		 jerr;
+	char			 url[400];
 	long		 code = 0;
 
 	if (ctl_diag_addr[0] == '\0') {
@@ -97,6 +98,12 @@ ctl_status_get(void)
 		return NULL;
 	}
 	(void)curl_easy_setopt(c, CURLOPT_URL, url);
+	/*
+	 * A local client, whatever address the listener has: the name the
+	 * Host check (DNS rebinding) always admits, not a wildcard's.
+	 */
+	if ((hdrs = curl_slist_append(NULL, "Host: localhost")) != NULL)
+		(void)curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
 	(void)curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 10000L);
 	(void)curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	(void)curl_easy_setopt(c, CURLOPT_PROXY, "");
@@ -105,6 +112,7 @@ ctl_status_get(void)
 	rc = curl_easy_perform(c);
 	(void)curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
 	curl_easy_cleanup(c);
+	curl_slist_free_all(hdrs);
 	if (rc != CURLE_OK)
 		warnx("status: %s: %s", url, curl_easy_strerror(rc));
 	else if (code != 200)

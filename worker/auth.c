@@ -358,12 +358,8 @@ auth_well_known(struct worker *w, struct httpd_req *req, const char *path)
 		    "Not Found: clients are anonymous (incomingAuth)");
 		return 1;
 	}
-	if (!front_host_ok(w, req)) {
-		front_reply_error(req, 403, NULL, MCP_ERR_TRANSPORT,
-		    "Forbidden: Host or Origin not allowed (DNS rebinding "
-		    "protection)");
+	if (!front_host_check(w, req))
 		return 1;
-	}
 	if (front_get_only(req) == -1)
 		return 1;
 	if (auth_resource(req, res, sizeof(res)) == -1) {

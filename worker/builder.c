@@ -105,8 +105,10 @@ builder_main(const struct config *conf, unsigned int gen,
 	    builder_on_channel, w)) == NULL || event_add(chan_ev, NULL) == -1)
 		fatalx("cannot watch the master channel");
 	views_builder_init(w);
-	/* the lists it announces go to the sessions' events in Redis */
-	(void)redis_init(w);
+	/* the lists it announces go to the sessions' events in Redis; and
+	 * it says, once a node, when Redis would lose them at a restart */
+	if (redis_init(w) == 0)
+		redis_persist_watch();
 	stream_redis_init(w);
 	health_redis_init(w);
 	verdict_redis_init(w);

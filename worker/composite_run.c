@@ -14,8 +14,9 @@
  *
  * Counting (docs/ARCHITECTURE.md, Composite tools): the composite's own
  * tools/call takes the server's tokens once at the edge, as any call;
- * each step takes a token of its tool's own buckets (ratelimit_step()),
- * is authorized (composite_step_allowed()) and audited.
+ * each step takes a token of the caller's per-user bucket and of its
+ * tool's own buckets (ratelimit_step()), is authorized
+ * (composite_step_allowed()) and audited.
  */
 #include <sys/queue.h>
 #include <sys/random.h>

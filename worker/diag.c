@@ -1208,6 +1208,9 @@ diag_on_request(struct httpd_req *req, void *arg)
 	struct worker	*w = arg;
 	const char	*path = httpd_req_path(req);
 
+	/* a page that rebinds its name to this address reads nothing */
+	if (!front_host_check(w, req))
+		return;
 	if (strcmp(path, "/status") == 0) {
 		if (front_get_only(req) == 0)
 			diag_status(w, req);

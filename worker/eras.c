@@ -87,7 +87,7 @@ era_slot(struct worker *w, const struct config_backend *be)
 	return i < nslots ? &slots[i] : NULL;
 }
 
-/* what the store says, if it is about this URL */
+/* what the store says, if it is about this URL (as stored: redacted) */
 static enum proto_era
 era_load(struct worker *w, const struct config_backend *be)
 {
@@ -105,8 +105,8 @@ era_load(struct worker *w, const struct config_backend *be)
 	store_rec_clear(&rec);
 	era = json_string_value(json_object_get(o, "era"));
 	url = json_string_value(json_object_get(o, "url"));
-	if (era != NULL && url != NULL && be->cb_url != NULL &&
-	    strcmp(url, be->cb_url) == 0)
+	if (era != NULL && url != NULL && be->cb_url_shown != NULL &&
+	    strcmp(url, be->cb_url_shown) == 0)
 		e = strcmp(era, proto_era_version(PROTO_ERA_BOTH)) == 0 ?
 		    PROTO_ERA_BOTH : proto_era_of_version(era);
 	json_decref(o);
@@ -168,7 +168,7 @@ era_set(struct worker *w, const struct config_backend *be,
 	es->es_era = era;
 	es->es_checked = now;
 	o = json_pack("{s:s, s:s, s:s, s:I}", "era", proto_era_version(era),
-	    "url", be->cb_url, "why", why, "at", (json_int_t)now);
+	    "url", be->cb_url_shown, "why", why, "at", (json_int_t)now);
 	if (o != NULL && (buf = jsonrpc_dump(o, &len)) != NULL) {
 		if (store_put(w->w_store, STORE_ERAS, be->cb_name,
 		    strlen(be->cb_name), buf, len, now + ERAS_TTL_MS,

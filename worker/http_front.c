@@ -437,6 +437,17 @@ front_host_ok(struct worker *w, struct httpd_req *req)
 	    strcasecmp(oa, host) == 0);
 }
 
+/* front_host_ok(), or 0 once a 403 is sent */
+int
+front_host_check(struct worker *w, struct httpd_req *req)
+{
+	if (front_host_ok(w, req))
+		return 1;
+	front_reply_error(req, 403, NULL, MCP_ERR_TRANSPORT, "Forbidden: Host "
+	    "or Origin not allowed (DNS rebinding protection)");
+	return 0;
+}
+
 /* 0 for GET or HEAD; else a 405 is sent and -1 */
 int
 front_get_only(struct httpd_req *req)
@@ -618,12 +629,8 @@ front_mcp_texch(struct worker *w, struct httpd_req *req)
 static void
 front_mcp(struct worker *w, struct httpd_req *req)
 {
-	if (!front_host_ok(w, req)) {
-		front_reply_error(req, 403, NULL, MCP_ERR_TRANSPORT,
-		    "Forbidden: Host or Origin not allowed (DNS rebinding "
-		    "protection)");
+	if (!front_host_check(w, req))
 		return;
-	}
 	if (auth_request(w, req, front_mcp_texch) == AUTH_GO)
 		front_mcp_texch(w, req);
 }

@@ -24,8 +24,13 @@
  * deadline for the whole head (http.headerTimeout) and one for the
  * whole request (http.requestTimeout), both from its first byte; a
  * reply being streamed is not a request being read, so SSE streams
- * have none of these.  Past the connection caps a client is answered
- * 503 and closed.
+ * have none of these.  A connection that has sent nothing has
+ * http.headerTimeout to begin its first request, and an idle
+ * keep-alive one to begin its next once a worker holds more than half
+ * of http.maxConnections (else http.timeout, as Keep-Alive announces):
+ * idle connections held open cost an attacker a reconnect every few
+ * seconds.  Past the connection caps (per client: its address, an
+ * IPv6 one by its /64) a client is answered 503 and closed.
  *
  * Draining (a reload) loses no request: the connections open are still
  * served, a reply says "Connection: close" and closes its connection
@@ -54,6 +59,7 @@
 
 #include "proto/proto.h"
 #include "shared/log.h"
+#include "shared/http_client.h"
 #include "httpd.h"
 
 #define HTTPD_IN_MIN		8192		/* first buffer of a connection */
@@ -108,8 +114,12 @@ struct httpd_conn {
 	int			 c_fd;		/* -1 once gone */
 	int			 c_family;	/* the client's address */
 	unsigned char		 c_addr[16];
+	int			 c_gfamily;	/* and its group: */
+	unsigned char		 c_group[HTTP_GROUP_LEN]; /* a v6 /64 */
 	int			 c_counted;	/* within the caps */
+	int			 c_served;	/* a request was answered */
 	uint64_t		 c_start;	/* ms: a request's first byte */
+	uint64_t		 c_idle;	/* ms: accepted, or last answered */
 	struct event		*c_rev;
 	struct event		*c_wev;
 	struct event		*c_tev;
@@ -141,6 +151,7 @@ struct httpd {
 	time_t			 h_caplog;	/* a refusal last logged */
 	struct event		*h_reapev;
 	unsigned int		 h_nconns;	/* counted in the caps */
+	int			 h_scarce;	/* over half of them */
 	size_t			 h_nall;
 	int			 h_draining;
 	httpd_idle_cb		 h_idle_cb;
@@ -359,8 +370,34 @@ httpd_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* 1 past http.maxConnections, 2 past the cap per address; else 0, and c
- * is counted */
+/*
+ * Connections are scarce once a worker holds more than half of
+ * http.maxConnections: then an idle keep-alive connection, too, has
+ * http.headerTimeout to begin its next request, not http.timeout.  Said
+ * to those idle already as it turns so; over again below a quarter (one
+ * walk of the connections per turn, not per accept).
+ */
+static void
+httpd_scarce_check(struct httpd *h)
+{
+	struct httpd_conn	*c;
+	unsigned int		 cap = h->h_lim.hl_max_conns;
+
+	if (cap == 0 || h->h_lim.hl_head_ms <= 0)
+		return;
+	if (h->h_scarce && h->h_nconns <= cap / 4)
+		h->h_scarce = 0;
+	else if (!h->h_scarce && h->h_nconns > cap / 2) {
+		h->h_scarce = 1;
+		TAILQ_FOREACH(c, &h->h_conns, c_entry)
+			if (c->c_fd != -1 && c->c_state == CONN_READING &&
+			    c->c_start == 0)
+				conn_timer(c, 1);
+	}
+}
+
+/* 1 past http.maxConnections, 2 past the cap per address (its group: an
+ * IPv6 /64, as sessions.maxPerAddress); else 0, and c is counted */
 static int
 conn_over_cap(struct httpd *h, struct httpd_conn *c)
 {
@@ -369,12 +406,12 @@ conn_over_cap(struct httpd *h, struct httpd_conn *c)
 
 	if (h->h_lim.hl_max_conns > 0 && h->h_nconns >= h->h_lim.hl_max_conns)
 		return 1;
-	if (cap > 0 && h->h_nconns >= cap && c->c_family != AF_UNSPEC)
+	if (cap > 0 && h->h_nconns >= cap && c->c_gfamily != AF_UNSPEC)
 		TAILQ_FOREACH(o, &h->h_conns, c_entry)
 			if (o->c_counted && o->c_fd != -1 &&
-			    o->c_family == c->c_family &&
-			    memcmp(o->c_addr, c->c_addr, 16) == 0 &&
-			    ++n >= cap)
+			    o->c_gfamily == c->c_gfamily &&
+			    memcmp(o->c_group, c->c_group,
+			    HTTP_GROUP_LEN) == 0 && ++n >= cap)
 				return 2;
 	c->c_counted = 1;
 	h->h_nconns++;
@@ -404,6 +441,10 @@ conn_new(struct httpd *h, int fd, const struct sockaddr_storage *ss)
 		    &((const struct sockaddr_in6 *)ss)->sin6_addr, 16);
 	else
 		c->c_family = AF_UNSPEC;
+	if (http_addr_group((const struct sockaddr *)ss, sizeof(*ss),
+	    &c->c_gfamily, c->c_group) == -1)
+		c->c_gfamily = AF_UNSPEC;
+	c->c_idle = httpd_now_ms();
 	if ((c->c_out = evbuffer_new()) == NULL ||
 	    (c->c_rev = event_new(h->h_base, fd, EV_READ | EV_PERSIST,
 	    conn_on_read, c)) == NULL ||
@@ -429,6 +470,7 @@ conn_new(struct httpd *h, int fd, const struct sockaddr_storage *ss)
 		return;
 	}
 	conn_timer(c, 1);
+	httpd_scarce_check(h);
 	return;
 fail:
 	log_warnx("out of memory for a connection");
@@ -453,8 +495,10 @@ conn_free(struct httpd_conn *c)
 		TAILQ_REMOVE(&c->c_httpd->h_reap, c, c_entry);
 	else
 		TAILQ_REMOVE(&c->c_httpd->h_conns, c, c_entry);
-	if (c->c_counted)
+	if (c->c_counted) {
 		c->c_httpd->h_nconns--;
+		httpd_scarce_check(c->c_httpd);
+	}
 	c->c_httpd->h_nall--;
 	event_free(c->c_rev);
 	event_free(c->c_wev);
@@ -493,10 +537,6 @@ conn_unhold(struct httpd_conn *c)
 }
 
 /*
- * Idle time, or the time left for a stalled reader, or, while a request
- * is coming in, the lesser of the idle time and its deadline's.
- */
-/*
  * The timeout at deadline (ms).  Each request moves it two or three
  * times: c_tev is only added again when it would fire after the new
  * deadline; one that fires first is armed again for what is left
@@ -518,23 +558,38 @@ conn_timer_arm(struct httpd_conn *c, uint64_t now, uint64_t deadline)
 	c->c_armed = deadline > now ? deadline : now;
 }
 
+/*
+ * Idle time, or the time left for a stalled reader, or, while a request
+ * is coming in, the lesser of the idle time and its deadline's.  A
+ * connection that has not begun a request has http.headerTimeout to
+ * begin one, from its accept or its last answer, when it is new (a
+ * client connects to send) or connections are scarce; else the idle
+ * time its Keep-Alive header announced.
+ */
 static void
 conn_timer(struct httpd_conn *c, int on)
 {
 	const struct httpd_limits *lim = &c->c_httpd->h_lim;
-	int		 ms = lim->hl_timeout_ms, limit;
-	uint64_t	 used, now;
+	int		 ms = lim->hl_timeout_ms, limit = 0;
+	uint64_t	 used, now, since = 0;
 
 	if (c->c_state == CONN_LINGER && on && (ms <= 0 ||
 	    ms > HTTPD_LINGER_MS))
 		ms = HTTPD_LINGER_MS;
 	now = httpd_now_ms();
-	if (on && c->c_state == CONN_READING && c->c_start != 0) {
-		limit = c->c_req.r_headed ? lim->hl_request_ms :
-		    lim->hl_head_ms;
-		used = now - c->c_start;
-		if (limit > 0 && (ms <= 0 || (uint64_t)limit < used +
-		    (uint64_t)ms))
+	if (on && c->c_state == CONN_READING) {
+		if (c->c_start != 0) {
+			limit = c->c_req.r_headed ? lim->hl_request_ms :
+			    lim->hl_head_ms;
+			since = c->c_start;
+		} else if (!c->c_served || c->c_httpd->h_scarce) {
+			limit = lim->hl_head_ms;
+			since = c->c_idle;
+		}
+	}
+	if (limit > 0) {
+		used = now - since;
+		if (ms <= 0 || (uint64_t)limit < used + (uint64_t)ms)
 			ms = used >= (uint64_t)limit ? 0 :
 			    limit - (int)used;
 		if (ms == 0) {
@@ -898,7 +953,9 @@ conn_finish(struct httpd_conn *c)
 	if (used < c->c_inlen)
 		memmove(c->c_in, c->c_in + used, c->c_inlen - used);
 	c->c_inlen -= used;
-	c->c_start = c->c_inlen > 0 ? httpd_now_ms() : 0;
+	c->c_idle = httpd_now_ms();
+	c->c_served = 1;
+	c->c_start = c->c_inlen > 0 ? c->c_idle : 0;
 	conn_timer(c, 1);
 	/* a pipelined request: served from the loop, not from inside the
 	 * owner's call that ended this one */

@@ -206,10 +206,11 @@ ratelimit_specs(const struct config_ratelimit *rl, const char *scope,
 	const char			 kinds[] = "SUTV";
 	size_t				 i, n = 0;
 
-	/* a composite's step: its tool's buckets alone, the composite's
-	 * own call took the server's */
+	/* a composite's step: the caller's per-user bucket and its tool's,
+	 * as a direct call; the server's shared one is admission, which the
+	 * composite's own call took */
 	cb[0] = server ? &rl->crl_shared : NULL;
-	cb[1] = server ? &rl->crl_per_user : NULL;
+	cb[1] = &rl->crl_per_user;
 	cb[2] = cb[3] = NULL;
 	for (i = 0; i < rl->crl_ntools; i++) {
 		t = &rl->crl_tools[i];
@@ -675,8 +676,8 @@ ratelimit_batch_get(struct worker *w, const struct ratelimit_spec *sp,
 }
 
 /*
- * A call's wait on Redis's buckets (server: the server's too, else a
- * step's, its tool's alone): PENDING, *wp set; or OK at once when none
+ * A call's wait on Redis's buckets (server: the server's shared one
+ * too, else a step's): PENDING, *wp set; or OK at once when none
  * applies or Redis cannot be asked (fail open).
  */
 static enum ratelimit_verdict
@@ -738,8 +739,8 @@ ratelimit_redis(struct worker *w, const struct principal *p,
 }
 
 /*
- * A composite's step: its tool's buckets, in the host's store or
- * Redis's as a direct call's are.
+ * A composite's step: the caller's per-user bucket and its tool's, in
+ * the host's store or Redis's as a direct call's are.
  */
 enum ratelimit_verdict
 ratelimit_step(struct worker *w, const struct principal *p,

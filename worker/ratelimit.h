@@ -71,11 +71,13 @@ enum ratelimit_verdict ratelimit_check(struct worker *,
 
 /*
  * A composite's step calling tool: the composite's tools/call took the
- * server's shared and per-user tokens once (a composite counts once);
- * each step takes a token of its tool's own buckets only, so that a
- * tool's limit holds whether it is called directly or from a workflow.
- * With Redis's buckets it answers RATELIMIT_PENDING, *wait set, and
- * done() is called with the verdict.
+ * server's shared token and the caller's per-user one; each step takes
+ * a token of the caller's per-user bucket and of its tool's own
+ * buckets, as a direct call of the tool would, so that neither a
+ * user's nor a tool's limit is stretched by a workflow (a composite of
+ * n steps costs its caller n + 1).  The shared bucket is admission: a
+ * composite takes it once.  With Redis's buckets it answers
+ * RATELIMIT_PENDING, *wait set, and done() is called with the verdict.
  */
 enum ratelimit_verdict ratelimit_step(struct worker *,
 	    const struct principal *p, const char *tool, size_t len,

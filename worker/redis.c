@@ -56,6 +56,9 @@ static struct {
 	int			 r_tracking;	/* asked on this connection */
 	int			 r_track_warned;
 	uint64_t		 r_proved;	/* an answered command's send */
+	int			 r_persist_watch; /* asked at each connect */
+	char			 r_persist_aof[16]; /* appendonly, "": ? */
+	char			 r_persist_said[320]; /* the last verdict */
 } rds = { .r_cmds = TAILQ_HEAD_INITIALIZER(rds.r_cmds) };
 
 static void	redis_connect(void);
@@ -321,6 +324,47 @@ redis_track_on(void)
 	rds.r_track(1);
 }
 
+/*
+ * CONFIG GET appendonly's answer (kept), then CONFIG GET save's: the
+ * verdict said when it is news.  A refusal (CONFIG renamed, an ACL)
+ * says nothing: vmcpd cannot know, and the manual says what to run.
+ */
+static void
+redis_on_persist(redisAsyncContext *ac, void *r, void *priv)
+{
+	const char	*v = redis_config_value(r);
+	char		 why[sizeof(rds.r_persist_said)];
+	int		 rc;
+
+	if (ac != rds.r_ac || r == NULL)
+		return;
+	if (priv == NULL) {
+		(void)snprintf(rds.r_persist_aof, sizeof(rds.r_persist_aof),
+		    "%s", v != NULL ? v : "");
+		return;
+	}
+	rc = redis_persist_verdict(rds.r_persist_aof[0] != '\0' ?
+	    rds.r_persist_aof : NULL, v, why, sizeof(why));
+	if (rc == -1)
+		log_debug("redis %s:%d: whether it persists is unknown "
+		    "(CONFIG GET refused)", rds.r_ip, rds.r_port);
+	else if (strcmp(rc == 1 ? why : "yes", rds.r_persist_said) != 0) {
+		if (rc == 1)
+			log_warnx("redis %s:%d: %s", rds.r_ip, rds.r_port, why);
+		else
+			log_info("redis %s:%d: persists (appendonly yes)",
+			    rds.r_ip, rds.r_port);
+		(void)snprintf(rds.r_persist_said,
+		    sizeof(rds.r_persist_said), "%s", rc == 1 ? why : "yes");
+	}
+}
+
+void
+redis_persist_watch(void)
+{
+	rds.r_persist_watch = 1;
+}
+
 static void
 redis_on_connect(const redisAsyncContext *ac, int status)
 {
@@ -354,6 +398,13 @@ redis_on_connect(const redisAsyncContext *ac, int status)
 	for (i = 0; i < rds.r_nscripts; i++)
 		redis_script_load(rds.r_scripts[i]);
 	redis_track_on();
+	if (rds.r_persist_watch) {
+		rds.r_persist_aof[0] = '\0';
+		(void)redisAsyncCommand(rds.r_ac, redis_on_persist, NULL,
+		    "CONFIG GET appendonly");
+		(void)redisAsyncCommand(rds.r_ac, redis_on_persist, "save",
+		    "CONFIG GET save");
+	}
 }
 
 static void

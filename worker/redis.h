@@ -200,6 +200,22 @@ int	 redis_fresh(uint64_t ms);
  */
 int	 redis_inval_each(const struct redisReply *,
 	    void (*each)(const char *, size_t, void *), void *arg);
+/*
+ * Whether Redis keeps what vmcpd writes across its own restart (pure,
+ * redis_codec.c): the value of a CONFIG GET of one parameter ([name,
+ * value]), or NULL; then, from appendonly's and save's values, 0 when
+ * it does (appendonly yes), 1 with why it does not in buf (no
+ * persistence at all, or RDB snapshots only), -1 when either is
+ * unknown (CONFIG refused or renamed): nothing to say.
+ */
+const char *redis_config_value(const struct redisReply *);
+int	 redis_persist_verdict(const char *appendonly, const char *save,
+	    char *buf, size_t len);
+/*
+ * Ask it on each connection (the builder does, one process a node) and
+ * warn when Redis does not persist, once per verdict.
+ */
+void	 redis_persist_watch(void);
 int	 redis_track_wanted(void);
 void	 redis_track_redirect(long long id, const char *name);
 void	 redis_track_inval(const char *key, size_t len);

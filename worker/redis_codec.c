@@ -240,3 +240,33 @@ redis_inval_each(const redisReply *r,
 			each(NULL, 0, arg);
 	return 0;
 }
+
+const char *
+redis_config_value(const redisReply *r)
+{
+	if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+	    r->element[1]->type != REDIS_REPLY_STRING)
+		return NULL;
+	return r->element[1]->str;
+}
+
+int
+redis_persist_verdict(const char *aof, const char *save, char *buf,
+    size_t len)
+{
+	if (aof == NULL || save == NULL)
+		return -1;
+	if (strcmp(aof, "yes") == 0)
+		return 0;
+	if (*save == '\0')
+		(void)snprintf(buf, len, "no persistence (appendonly %.8s, "
+		    "save \"\"): a Redis restart loses every session, relay, "
+		    "handle, token and bucket vmcpd keeps there; run it with "
+		    "appendonly yes", aof);
+	else
+		(void)snprintf(buf, len, "appendonly %.8s: a Redis restart "
+		    "loses what vmcpd wrote since its last snapshot (save "
+		    "\"%.100s\"), sessions among it; run it with appendonly "
+		    "yes", aof, save);
+	return 1;
+}

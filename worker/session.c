@@ -16,6 +16,7 @@
 
 #include "shared/log.h"
 #include "shared/store.h"
+#include "shared/http_client.h"
 #include "worker.h"
 #include "session_redis.h"
 
@@ -506,41 +507,22 @@ session_put_copy(struct store *st, const struct session *s, uint64_t ttl_ms,
 }
 
 /*
- * The group a client's sessions count in (sessions.maxPerAddress): its
- * IPv4 address, or the /64 of an IPv6 one (one host commonly holds a
- * whole /64).  -1 for another family.
+ * The group a client's sessions count in (sessions.maxPerAddress), as
+ * text: http_addr_group()'s, the one a connection counts in too.
  */
 int
 session_client_group(const struct sockaddr *sa, socklen_t salen, char *buf,
     size_t buflen)
 {
-	const struct sockaddr_in	*sin;
-	const struct sockaddr_in6	*sin6;
-	struct in6_addr			 a6;
-	struct in_addr			 a4;
-	char				 text[INET6_ADDRSTRLEN];
+	unsigned char	 key[HTTP_GROUP_LEN];
+	char		 text[INET6_ADDRSTRLEN];
+	int		 family;
 
-	if (sa->sa_family == AF_INET && salen >= sizeof(*sin)) {
-		sin = (const struct sockaddr_in *)sa;
-		a4 = sin->sin_addr;
-	} else if (sa->sa_family == AF_INET6 && salen >= sizeof(*sin6)) {
-		sin6 = (const struct sockaddr_in6 *)sa;
-		if (IN6_IS_ADDR_V4MAPPED(&sin6->sin6_addr))
-			memcpy(&a4, sin6->sin6_addr.s6_addr + 12, sizeof(a4));
-		else {
-			a6 = sin6->sin6_addr;
-			memset(a6.s6_addr + 8, 0, 8);
-			if (inet_ntop(AF_INET6, &a6, text, sizeof(text)) ==
-			    NULL)
-				return -1;
-			return snprintf(buf, buflen, "%s/64", text) <
-			    (int)buflen ? 0 : -1;
-		}
-	} else
+	if (http_addr_group(sa, salen, &family, key) == -1 ||
+	    inet_ntop(family, key, text, sizeof(text)) == NULL)
 		return -1;
-	if (inet_ntop(AF_INET, &a4, text, sizeof(text)) == NULL)
-		return -1;
-	return snprintf(buf, buflen, "%s", text) < (int)buflen ? 0 : -1;
+	return snprintf(buf, buflen, family == AF_INET6 ? "%s/64" : "%s",
+	    text) < (int)buflen ? 0 : -1;
 }
 
 int

@@ -55,6 +55,8 @@ struct view_policy {
 	int			 vp_default_deny;	/* defaultToolVisibility */
 	const struct view_workload *vp_workloads;
 	size_t			 vp_nworkloads;
+	size_t			 vp_max_description;	/* characters; 0: */
+	size_t			 vp_max_title;		/* view_rules.h's */
 };
 
 /* a backend's part of a view */
@@ -115,7 +117,8 @@ struct view_resolved {
 	json_t			*vs_errors;
 	struct vb_kept		*vs_kept;	/* what the names live in */
 	json_t			*vs_extra;	/* entries' objects kept by
-						 * others (composites) */
+						 * others (composites, cut
+						 * copies) */
 };
 
 int	 view_resolve(const struct view_policy *, const struct view_input *,

@@ -1,6 +1,7 @@
 /*
- * view_build(): the lists of every backend merged into one view (the
- * RFC 6570 matcher that routes resources/read is proto/uritemplate.c).
+ * view_resolve(): the lists of every backend merged into one view (the
+ * RFC 6570 matcher that routes resources/read is proto/uritemplate.c;
+ * the view as JSON, view_build(), is view_json.c's).
  *
  * Decisions beyond view.h (the reference's weaknesses are not repeated):
  *  - Backends are handled in strcmp order of their names, whatever the
@@ -27,6 +28,13 @@
  *    that is not claimed twice is always bare).  For prompts of a
  *    backend not in priorityOrder it does: ALWAYS prefixes them,
  *    ON_CONFLICT only when the name is claimed by several backends.
+ *  - What a backend may advertise (view_rules.h): a tool whose name
+ *    (after its override) is not an MCP tool name, a prompt, resource
+ *    or template whose name or URI is not a label fit to show, is left
+ *    out as malformed; a tool or prompt whose advertised name breaks
+ *    its rule only once prefixed is left out after naming, before the
+ *    collisions, so it claims no name.  A description or title past
+ *    its cap is cut in a copy of the entry (vs_extra).
  *  - Errors come out in a deterministic order: per kind (tools,
  *    prompts, resources, templates), malformed entries first (backend
  *    order, then list order), then naming decisions by name.
@@ -37,7 +45,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proto/proto.h"
 #include "worker/view.h"
+#include "worker/view_rules.h"
 
 #define VIEW_DEFAULT_FORMAT	"{workload}_"
 #define VIEW_PLACEHOLDER	"{workload}"
@@ -75,6 +85,9 @@ struct vb {
 	struct vb_backend		*vb_bk;
 	size_t				 vb_nbk;
 	json_t				*vb_errors;
+	json_t				**vb_extra;	/* &vs_extra: cut copies */
+	size_t				 vb_max_desc;	/* characters */
+	size_t				 vb_max_title;
 	int				 vb_oom;
 };
 
@@ -98,48 +111,11 @@ static const char *const vb_hints[] = { "readOnlyHint", "destructiveHint",
 static void	vb_err(struct vb *, const char *, ...)
 		    __attribute__((format(printf, 2, 3)));
 
-static int
-vb_utf8_valid(const char *s)
-{
-	const unsigned char	*p = (const unsigned char *)s;
-	uint32_t		 cp;
-	int			 n, i;
-
-	while (*p != '\0') {
-		if (*p < 0x80) {
-			p++;
-			continue;
-		}
-		if (*p >= 0xc2 && *p <= 0xdf) {
-			n = 1;
-			cp = *p & 0x1f;
-		} else if (*p >= 0xe0 && *p <= 0xef) {
-			n = 2;
-			cp = *p & 0x0f;
-		} else if (*p >= 0xf0 && *p <= 0xf4) {
-			n = 3;
-			cp = *p & 0x07;
-		} else
-			return 0;
-		for (i = 1; i <= n; i++) {
-			if ((p[i] & 0xc0) != 0x80)
-				return 0;
-			cp = cp << 6 | (p[i] & 0x3f);
-		}
-		/* overlong, surrogate or out of range */
-		if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
-		    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-			return 0;
-		p += n + 1;
-	}
-	return 1;
-}
-
 /* a usable name: non-empty, valid UTF-8 */
 static int
 vb_cstr_ok(const char *s)
 {
-	return s != NULL && s[0] != '\0' && vb_utf8_valid(s);
+	return s != NULL && s[0] != '\0' && view_utf8_valid(s);
 }
 
 /* a JSON string usable as a name: no NUL inside, non-empty, UTF-8 */
@@ -395,7 +371,7 @@ vb_override_check(struct vb *vb, const char *bname,
 	if (ov->vo_name != NULL && !vb_cstr_ok(ov->vo_name))
 		vb_err(vb, "backend \"%s\": override of tool \"%s\": the new "
 		    "name is empty or not UTF-8; ignored", bname, ov->vo_tool);
-	if (ov->vo_description != NULL && !vb_utf8_valid(ov->vo_description))
+	if (ov->vo_description != NULL && !view_utf8_valid(ov->vo_description))
 		vb_err(vb, "backend \"%s\": override of tool \"%s\": the "
 		    "description is not UTF-8; ignored", bname, ov->vo_tool);
 	if (ov->vo_annotations == NULL)
@@ -409,7 +385,7 @@ vb_override_check(struct vb *vb, const char *bname,
 	json_object_foreach(ov->vo_annotations, k, v) {
 		if (vb_annotation_ok(k, v))
 			continue;
-		if (!vb_utf8_valid(k))
+		if (!view_utf8_valid(k))
 			vb_err(vb, "backend \"%s\": override of tool \"%s\": "
 			    "an annotation key is not UTF-8; ignored", bname,
 			    ov->vo_tool);
@@ -454,6 +430,87 @@ vb_tool_hidden(const struct vb *vb, const struct vb_backend *bk,
 	if (wl->vw_nfilter > 0 && !vb_filtered_in(wl, name))
 		return 1;
 	return 0;
+}
+
+#define VB_TOOL_RULE	"a tool name as MCP has them (1 to 128 characters of " \
+			"A-Z a-z 0-9 _ - .)"
+#define VB_LABEL_RULE	"empty, over %zu characters, or has a control or " \
+			"bidirectional formatting character"
+
+/*
+ * The name (or URI) an entry is listed by, as it came: a tool's must
+ * be a tool name unless an override renames it (then it is only sent
+ * back to the backend, and must be a label); a prompt's a label of at
+ * most VIEW_PROMPT_NAME_MAX characters; a URI or URI template a label
+ * of at most VIEW_URI_MAX.  1, or 0 with the entry's error said.
+ */
+static int
+vb_key_ok(struct vb *vb, const struct vb_kind *k, const char *bname,
+    const char *name, const struct view_override *ov)
+{
+	char	q[VIEW_QUOTE_LEN];
+	size_t	max = k == &vb_prompts ? VIEW_PROMPT_NAME_MAX : VIEW_URI_MAX;
+
+	if (k == &vb_tools && (ov == NULL || !vb_cstr_ok(ov->vo_name))) {
+		if (proto_tool_name_valid(name, strlen(name)))
+			return 1;	/* a label too */
+		vb_err(vb, "backend \"%s\": tool \"%s\" dropped: its name is "
+		    "not " VB_TOOL_RULE, bname, view_quote(q, sizeof(q), name));
+		return 0;
+	}
+	if (view_label_ok(name, max))
+		return 1;
+	vb_err(vb, "backend \"%s\": %s \"%s\" dropped: its %s is "
+	    VB_LABEL_RULE, bname, k->vk_what, view_quote(q, sizeof(q), name),
+	    k == &vb_tools || k == &vb_prompts ? "name" : k->vk_key, max);
+	return 0;
+}
+
+/* a cut text, said once per entry and field */
+struct vb_said {
+	struct vb		*vs_vb;
+	const struct vb_kind	*vs_k;
+	const struct vb_item	*vs_it;
+};
+
+static void
+vb_said_cut(void *arg, const char *field, size_t max, size_t had,
+    const char *setting)
+{
+	struct vb_said	*sd = arg;
+	char		 q[VIEW_QUOTE_LEN];
+
+	vb_err(sd->vs_vb, "backend \"%s\": %s \"%s\": %s cut to %zu "
+	    "characters (aggregation.%s; it has %zu)", vb_bname(sd->vs_vb,
+	    sd->vs_it->it_bk), sd->vs_k->vk_what, view_quote(q, sizeof(q),
+	    sd->vs_it->it_own), field, max, setting, had);
+}
+
+/*
+ * An entry's texts past their caps: the item lists a copy, cut, kept
+ * with the view (vs_extra); the backend's lists are not changed.
+ */
+static void
+vb_texts(struct vb *vb, const struct vb_kind *k, struct vb_item *it)
+{
+	struct vb_said	 sd = { vb, k, it };
+	json_t		*o;
+
+	if ((o = view_texts_cut(it->it_obj, k == &vb_tools, vb->vb_max_desc,
+	    vb->vb_max_title, vb_said_cut, &sd)) == NULL) {
+		vb->vb_oom = 1;
+		return;
+	}
+	if (o == it->it_obj) {
+		json_decref(o);
+		return;
+	}
+	if ((*vb->vb_extra == NULL && (*vb->vb_extra = json_array()) ==
+	    NULL) || json_array_append_new(*vb->vb_extra, o) == -1) {
+		vb->vb_oom = 1;
+		return;
+	}
+	it->it_obj = o;
 }
 
 /*
@@ -502,14 +559,18 @@ vb_collect(struct vb *vb, const struct vb_kind *k, struct vb_vec *vv)
 				    k->vk_list, i, k->vk_key);
 				continue;
 			}
+			ov = tools ? vb_override(vb->vb_bk[bi].bk_wl, name) :
+			    NULL;
+			if (!vb_key_ok(vb, k, bname, name, ov))
+				continue;
 			if ((it = vb_vec_add(vb, vv)) == NULL)
 				return;
 			it->it_bk = bi;
 			it->it_own = it->it_name = name;
 			it->it_obj = e;
+			vb_texts(vb, k, it);
 			if (!tools)
 				continue;
-			ov = vb_override(vb->vb_bk[bi].bk_wl, name);
 			if (ov != NULL) {
 				vb_override_check(vb, bname, ov);
 				if (vb_cstr_ok(ov->vo_name))
@@ -749,6 +810,34 @@ vb_collisions(struct vb *vb, const struct vb_kind *k, struct vb_item **v,
 }
 
 /*
+ * A name that keeps the rule as the backend gave it may break it once
+ * prefixed (a prefixFormat's characters, or its length): dropped.
+ */
+static void
+vb_final_check(struct vb *vb, const struct vb_kind *k, struct vb_item *it)
+{
+	char	q[VIEW_QUOTE_LEN];
+
+	if (it->it_dropped || it->it_final == NULL)
+		return;
+	if (k == &vb_tools ? proto_tool_name_valid(it->it_final,
+	    strlen(it->it_final)) : view_label_ok(it->it_final,
+	    VIEW_PROMPT_NAME_MAX))
+		return;
+	it->it_dropped = 1;
+	if (k == &vb_tools)
+		vb_err(vb, "tool \"%s\" of backend \"%s\" dropped: its "
+		    "advertised name \"%s\" is not " VB_TOOL_RULE, it->it_own,
+		    vb_bname(vb, it->it_bk), view_quote(q, sizeof(q),
+		    it->it_final));
+	else
+		vb_err(vb, "prompt \"%s\" of backend \"%s\" dropped: its "
+		    "advertised name \"%s\" is " VB_LABEL_RULE, it->it_own,
+		    vb_bname(vb, it->it_bk), view_quote(q, sizeof(q),
+		    it->it_final), (size_t)VIEW_PROMPT_NAME_MAX);
+}
+
+/*
  * Tools or prompts: name every item, then drop generated collisions.
  * Returns the surviving items sorted by advertised name (NULL-ended).
  */
@@ -766,6 +855,8 @@ vb_resolve(struct vb *vb, const struct vb_kind *k, struct vb_vec *vv)
 			;
 		vb_name_group(vb, k, v + i, j - i);
 	}
+	for (i = 0; i < vv->vv_n && !vb->vb_oom; i++)
+		vb_final_check(vb, k, v[i]);
 	if (vb->vb_oom)
 		goto fail;
 	if ((f = calloc(vv->vv_n + 1, sizeof(*f))) == NULL)
@@ -815,7 +906,7 @@ vb_tool_copy(const struct vb_item *it)
 	if (ov == NULL)
 		return o;
 	if (ov->vo_description != NULL &&
-	    vb_utf8_valid(ov->vo_description) &&
+	    view_utf8_valid(ov->vo_description) &&
 	    vb_set_str(o, "description", ov->vo_description) == -1)
 		goto fail;
 	if (!json_is_object(ov->vo_annotations))
@@ -937,6 +1028,11 @@ view_resolve(const struct view_policy *pol, const struct view_input *in,
 	memset(&vb, 0, sizeof(vb));
 	vb.vb_pol = pol != NULL ? pol : &dflt;
 	vb.vb_format = VIEW_DEFAULT_FORMAT;
+	vb.vb_extra = &vs->vs_extra;
+	vb.vb_max_desc = vb.vb_pol->vp_max_description != 0 ?
+	    vb.vb_pol->vp_max_description : VIEW_DESCRIPTION_DEFAULT;
+	vb.vb_max_title = vb.vb_pol->vp_max_title != 0 ?
+	    vb.vb_pol->vp_max_title : VIEW_TITLE_DEFAULT;
 	if ((kp = calloc(1, sizeof(*kp))) == NULL ||
 	    (vb.vb_errors = json_array()) == NULL) {
 		free(kp);
@@ -946,7 +1042,7 @@ view_resolve(const struct view_policy *pol, const struct view_input *in,
 	vs->vs_errors = vb.vb_errors;
 	if (vb.vb_pol->vp_prefix_format != NULL &&
 	    vb.vb_pol->vp_prefix_format[0] != '\0') {
-		if (vb_utf8_valid(vb.vb_pol->vp_prefix_format))
+		if (view_utf8_valid(vb.vb_pol->vp_prefix_format))
 			vb.vb_format = vb.vb_pol->vp_prefix_format;
 		else
 			vb_err(&vb, "prefixFormat is not UTF-8; \"%s\" used",
@@ -1018,156 +1114,4 @@ view_entry_json(const struct view_entry *e, enum view_kind k)
 		/* never changed: shared with the input */
 		return json_incref(e->ve_obj);
 	}
-}
-
-static json_t *
-vb_route(const struct view_entry *e, int tool)
-{
-	json_t	*r;
-
-	if ((r = json_object()) == NULL)
-		return NULL;
-	if (vb_set_str(r, "b", e->ve_backend) == -1 ||
-	    vb_set_str(r, "n", e->ve_own) == -1 ||
-	    (tool && json_object_set_new(r, "hidden",
-	    json_boolean(e->ve_hidden)) == -1)) {
-		json_decref(r);
-		return NULL;
-	}
-	return r;
-}
-
-/* one kind of the resolved view as JSON: its list and its routes */
-static int
-vb_kind_json(const struct view_resolved *vs, enum view_kind k, json_t *list,
-    json_t *routes)
-{
-	const struct view_entry	*e;
-	json_t			*o, *r;
-	size_t			 i;
-
-	for (i = 0; i < vs->vs_n[k]; i++) {
-		e = &vs->vs_e[k][i];
-		switch (k) {
-		case VIEW_KIND_RESOURCES:
-			if (vb_set_str(routes, e->ve_name, e->ve_backend) ==
-			    -1)
-				return -1;
-			break;
-		case VIEW_KIND_TEMPLATES:
-			if ((r = json_object()) == NULL ||
-			    json_array_append_new(routes, r) == -1 ||
-			    vb_set_str(r, "t", e->ve_name) == -1 ||
-			    vb_set_str(r, "b", e->ve_backend) == -1)
-				return -1;
-			break;
-		default:
-			if (json_object_set_new(routes, e->ve_name, vb_route(e,
-			    k == VIEW_KIND_TOOLS)) == -1)
-				return -1;
-			if (e->ve_hidden)
-				continue;
-			break;
-		}
-		if ((o = view_entry_json(e, k)) == NULL ||
-		    json_array_append_new(list, o) == -1)
-			return -1;
-	}
-	return 0;
-}
-
-json_t *
-view_build(const struct view_policy *pol, const struct view_input *in,
-    size_t ninputs)
-{
-	static const struct {
-		enum view_kind	 kind;
-		const char	*list;
-		const char	*route;
-	} order[] = {
-		{ VIEW_KIND_TOOLS, "tools", "tools" },
-		{ VIEW_KIND_PROMPTS, "prompts", "prompts" },
-		{ VIEW_KIND_RESOURCES, "resources", "resources" },
-		{ VIEW_KIND_TEMPLATES, "resourceTemplates", "templates" },
-	};
-	struct view_resolved	 vs;
-	json_t			*view = NULL, *routes, *list, *r;
-	size_t			 i;
-
-	if (view_resolve(pol, in, ninputs, &vs) == -1)
-		return NULL;
-	if ((view = json_object()) == NULL ||
-	    json_object_set(view, "errors", vs.vs_errors) == -1 ||
-	    json_object_set_new(view, "routes", json_object()) == -1)
-		goto fail;
-	routes = json_object_get(view, "routes");
-	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
-		list = json_array();
-		r = order[i].kind == VIEW_KIND_TEMPLATES ? json_array() :
-		    json_object();
-		if (json_object_set_new(view, order[i].list, list) == -1 ||
-		    json_object_set_new(routes, order[i].route, r) == -1 ||
-		    vb_kind_json(&vs, order[i].kind, list, r) == -1)
-			goto fail;
-	}
-	view_resolved_free(&vs);
-	return view;
-fail:
-	view_resolved_free(&vs);
-	json_decref(view);
-	return NULL;
-}
-
-enum view_part
-view_part_age(const struct view_clock *c, uint64_t listed_ms)
-{
-	if (listed_ms + c->vl_ttl > c->vl_now)
-		return VIEW_PART_FRESH;
-	if (listed_ms + c->vl_ttl + c->vl_stale > c->vl_now)
-		return VIEW_PART_STALE;
-	return VIEW_PART_MISSING;
-}
-
-int
-view_mark(json_t *view, const struct view_input *in, size_t n,
-    const struct view_clock *c)
-{
-	json_t		*parts[2] = { NULL, NULL }, *o;
-	uint64_t	 until = UINT64_MAX;
-	size_t		 i;
-	int		 k, rc = -1;
-
-	for (i = 0; i < n; i++) {
-		if (in[i].vi_part == VIEW_PART_FRESH) {
-			if (in[i].vi_listed_ms + c->vl_ttl < until)
-				until = in[i].vi_listed_ms + c->vl_ttl;
-			continue;
-		}
-		if (c->vl_now + c->vl_retry < until)
-			until = c->vl_now + c->vl_retry;
-		k = in[i].vi_part == VIEW_PART_STALE ? 0 : 1;
-		/* a message cut inside a UTF-8 sequence is not a string */
-		if ((o = json_string(in[i].vi_why != NULL ? in[i].vi_why :
-		    "no reason given")) == NULL)
-			o = json_string("(a message that is not UTF-8)");
-		if ((parts[k] == NULL && (parts[k] = json_object()) == NULL) ||
-		    json_object_set_new(parts[k], in[i].vi_backend, o) == -1) {
-			if (parts[k] == NULL)
-				json_decref(o);
-			goto done;
-		}
-	}
-	if (until == UINT64_MAX)	/* no backend at all */
-		until = c->vl_now + c->vl_ttl;
-	if ((o = json_integer((json_int_t)until)) == NULL ||
-	    json_object_set_new(view, "fresh", o) == -1 ||
-	    (parts[0] != NULL && json_object_set(view, "stale", parts[0]) ==
-	    -1) || (parts[1] != NULL && json_object_set(view, "missing",
-	    parts[1]) == -1))
-		goto done;
-	rc = 0;
-done:
-	json_decref(parts[0]);
-	json_decref(parts[1]);
-	return rc;
 }

@@ -355,6 +355,8 @@ views_policy(struct worker *w)
 	views_pol.vp_priority = (const char *const *)ca->ca_priority;
 	views_pol.vp_npriority = ca->ca_npriority;
 	views_pol.vp_exclude_all_tools = ca->ca_exclude_all_tools;
+	views_pol.vp_max_description = ca->ca_max_desc;
+	views_pol.vp_max_title = ca->ca_max_title;
 	views_pol.vp_default_deny = ca->ca_default_deny;
 	views_pol.vp_workloads = views_wl;
 	views_pol.vp_nworkloads = ca->ca_nworkloads;

@@ -92,6 +92,8 @@ void	 front_limits(const struct config *, struct httpd_limits *);
 void	 front_drain(struct worker *, int stop);
 size_t	 front_nconns(struct worker *);
 int	 front_host_ok(struct worker *, struct httpd_req *);
+/* front_host_ok(), or 0 with the request answered 403 */
+int	 front_host_check(struct worker *, struct httpd_req *);
 void	 front_free(struct worker *);
 void	 front_reply_json(struct httpd_req *, int status, json_t *body,
 	    const char *session_id);

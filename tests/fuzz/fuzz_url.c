@@ -1,7 +1,8 @@
 /*
  * libFuzzer: the HTTP client's URL split (shared/http_url.c).
  *
- * Input: a URL.  One taken must hold together: its authority right
+ * Input: a URL.  http_url_redact() of it is checked (redact_check()).
+ * One taken must hold together: its authority right
  * after "http://", the host in it (maybe empty), a port in 1..65535, a path inside
  * the URL with no space, control character or fragment, and an address
  * only of the family its length says.
@@ -18,6 +19,38 @@
 #include "shared/http_client.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
+
+/*
+ * http_url_redact(): within its bound, idempotent, and nothing of a
+ * query value is left: each item is "name=***", "***" or empty.
+ */
+static void
+redact_check(const char *url, size_t size)
+{
+	char		*r, *r2;
+	const char	*q, *e;
+
+	if (strlen(url) != size)
+		return;		/* a NUL inside: C strings stop there */
+	if ((r = http_url_redact(url)) == NULL)
+		abort();
+	if (strlen(r) > 4 * size ||
+	    (r2 = http_url_redact(r)) == NULL || strcmp(r, r2) != 0)
+		abort();
+	free(r2);
+	if ((q = strchr(r, '?')) != NULL &&
+	    (strstr(r, "://") == NULL || q > strstr(r, "://"))) {
+		for (q++; *q != '\0' && *q != '#'; q = e) {
+			e = q + strcspn(q, "&;#");
+			if (e > q && (e - q < 3 || strncmp(e - 3, "***", 3)
+			    != 0))
+				abort();
+			if (*e == '&' || *e == ';')
+				e++;
+		}
+	}
+	free(r);
+}
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -52,6 +85,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		(void)http_addr_private((struct sockaddr *)&u.hu_addr);
 	}
+	redact_check(url, size);
 	free(url);
 	return 0;
 }

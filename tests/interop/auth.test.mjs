@@ -7,6 +7,7 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
+import net from 'node:net';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -208,6 +209,35 @@ describe('incomingAuth oidc with a real OpenID provider', () => {
   test('attack: missing, empty or non-string sub', guarded(async () => {
     for (const sub of [undefined, '', 42])
       assertRefused(await post(daemon, idp.forge(idp.claims({ sub }))), /subject/);
+  }));
+
+  // Authorization is no list: which of two is meant?  Neither.
+  test('attack: two Authorization headers: 400, whichever comes first', guarded(async () => {
+    const good = await idp.token('alice');
+    const bad = idp.forge(idp.claims({ sub: 'mallory' }));
+    for (const [a, b] of [[good, bad], [bad, good], [good, good]]) {
+      const body = JSON.stringify(initMsg());
+      const text = await new Promise((resolve, reject) => {
+        const chunks = [];
+        const sock = net.connect({ host: '127.0.0.1', port: daemon.port }, () => sock.end(
+          `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n` +
+          `Accept: application/json, text/event-stream\r\nAuthorization: Bearer ${a}\r\n` +
+          `authorization: Bearer ${b}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+          `Connection: close\r\n\r\n${body}`));
+        sock.on('data', (d) => chunks.push(d));
+        sock.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+        sock.on('error', reject);
+      });
+      assert.match(text, /^HTTP\/1\.1 400 /, text);
+      assert.match(text, /more than one Authorization header/);
+      assert.doesNotMatch(text, /mcp-session-id/i);
+    }
+  }));
+
+  test('attack: a 4 KB sub is refused as too long, naming the limit', guarded(async () => {
+    const res = await post(daemon, idp.forge(idp.claims({ sub: 's'.repeat(4096) })));
+    assertRefused(res, /subject \(sub\) is too long \(over 1024 bytes\)/);
+    assert.match(res.headers['www-authenticate'], /too long \(over 1024 bytes\)/);
   }));
 
   test('attack: oversized token', guarded(async () => {

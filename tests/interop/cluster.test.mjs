@@ -34,7 +34,7 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   useHarness, guarded, startTestBackend, openSession, rpc, workerOf, waitFor, httpRequest, mcpPost,
-  connectClient, withTimeout, sleep, HOST, LEGACY_VERSION,
+  connectClient, withTimeout, sleep, run, HOST, LEGACY_VERSION, VMCPD_BIN,
 } from './lib/harness.mjs';
 import { modern, startSpec, openGet, openSessionCaps } from './lib/multi.mjs';
 import {
@@ -575,7 +575,17 @@ describe('perUser across three nodes', () => {
     backend = await startTestBackend();
     cluster = await startCluster({
       n: 3, backendUrl: backend.url, workers: 1, name: NAME,
-      extra: oidcConfig(idp) + 'rateLimiting:\n  perUser: {maxTokens: 4, refillPeriod: 1h}\n',
+      extra: oidcConfig(idp) + 'rateLimiting:\n  perUser: {maxTokens: 4, refillPeriod: 1h}\n' + [
+        'compositeTools:',
+        '  - name: four',
+        '    description: Four echo steps in a row',
+        '    steps:',
+        '      - {id: s1, tool: echo, arguments: {message: a}}',
+        '      - {id: s2, tool: echo, arguments: {message: b}, dependsOn: [s1]}',
+        '      - {id: s3, tool: echo, arguments: {message: c}, dependsOn: [s2]}',
+        '      - {id: s4, tool: echo, arguments: {message: d}, dependsOn: [s3]}',
+        '',
+      ].join('\n'),
     });
   });
 
@@ -639,6 +649,22 @@ describe('perUser across three nodes', () => {
     const after = await cluster.redis.cli('INFO', 'commandstats');
     // what a figure, not a test: how many scripts the 36 calls took
     console.log(`# 36 calls at once: ${evals(after) - evals(before)} EVALSHA`);
+  }));
+
+  // the composite's call and its first three steps take the caller's
+  // four tokens in Redis; the fourth step and a direct call get none
+  test('a composite\'s steps take the caller\'s per-user tokens in Redis', guarded(async () => {
+    const dave = { Authorization: `Bearer ${idp.forge(idp.claims({ sub: 'dave' }))}` };
+    const [a, b] = cluster.nodes;
+    let r = await modern(a.port, 'tools/call', { name: 'four', arguments: {} },
+      { 'Mcp-Name': 'four', ...dave });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.json.result?.isError, true, r.text);
+    assert.match(r.json.result.content[0].text, /step s4: tool echo: Rate limit exceeded/);
+    r = await modern(b.port, 'tools/call', echo('direct'), { 'Mcp-Name': 'echo', ...dave });
+    assert.equal(r.json.error?.code, 429, r.text);
+    for (const d of cluster.nodes)
+      assert.equal((await nodeMetrics(d)).vmcpd_ratelimit_fail_open_total ?? 0, 0);
   }));
 
   test('a session used with another principal\'s token is 404 on every node', guarded(async () => {
@@ -708,6 +734,17 @@ describe('a composite\'s step on Redis\'s tool bucket', () => {
     for (const d of cluster.nodes)
       assert.equal((await nodeMetrics(d)).vmcpd_ratelimit_fail_open_total ?? 0, 0);
   }));
+
+  // this Redis persists nothing (--save '' --appendonly no): each node
+  // says so, once (its builder asks at connect), naming what is lost
+  test('a Redis without persistence is warned of, once a node', guarded(async () => {
+    const said = new RegExp(`redis 127\\.0\\.0\\.1:${cluster.redis.port}: no persistence ` +
+      '\\(appendonly no, save ""\\): a Redis restart loses every session', 'g');
+    for (const d of cluster.nodes) {
+      await waitFor('the warning', () => said.test(d.proc.output));
+      assert.equal(d.proc.output.match(said).length, 1, d.proc.output);
+    }
+  }));
 });
 
 describe('a Redis with a password (THV_SESSION_REDIS_PASSWORD)', () => {
@@ -716,7 +753,7 @@ describe('a Redis with a password (THV_SESSION_REDIS_PASSWORD)', () => {
 
   before(async () => {
     backend = await startTestBackend();
-    redis = await startRedis({ password: PASSWORD });
+    redis = await startRedis({ password: PASSWORD, appendonly: true });
     const extra = 'rateLimiting:\n  shared: {maxTokens: 3, refillPeriod: 1h}\n';
     good = await startNode({ redis, backendUrl: backend.url, name: 'good', extra,
       env: { THV_SESSION_REDIS_PASSWORD: PASSWORD } });
@@ -754,6 +791,17 @@ describe('a Redis with a password (THV_SESSION_REDIS_PASSWORD)', () => {
         assert.ok(!d.proc.output.includes('wrong-password-42'), 'nor a wrong one');
       }
     }));
+
+  test('a Redis with appendonly yes is not warned of', guarded(async () => {
+    assert.equal(await redis.cli('CONFIG', 'GET', 'appendonly'), 'appendonly\nyes');
+    await waitFor('the verdict', () => /redis 127\.0\.0\.1:\d+: persists \(appendonly yes\)/
+      .test(good.proc.output));
+    assert.doesNotMatch(good.proc.output, /no persistence|restart loses/);
+    // what vmcpd -n cannot know, it says to check
+    const n = await run(VMCPD_BIN, ['-n', '-f', good.cfg]);
+    assert.equal(n.code, 0, n.stderr);
+    assert.match(n.stderr, /note: sessionStorage redis: sessions, .* last only as long as Redis keeps them; run Redis with appendonly yes/);
+  }));
 });
 
 describe('a large shared bucket in Redis is leased: a 64th of it per worker', () => {

@@ -8,9 +8,12 @@
 // <arguments>", so a call shows which backend ran it under which name.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import http from 'node:http';
 
 import { guarded, mcpPost, rpc } from './lib/harness.mjs';
-import { useMulti, startMulti, startSpec, openSessionCaps, errorLines } from './lib/multi.mjs';
+import {
+  useMulti, startMulti, startSpec, openSessionCaps, errorLines, serve, jsonBody, modern,
+} from './lib/multi.mjs';
 
 useMulti();
 
@@ -384,4 +387,105 @@ describe('a prefixed tools/call passed on as text', () => {
       assert.equal(e.json.result.content[0].text, 'alpha:onlyA:{"x":"c"}');
       await s.stop();
     }));
+});
+
+// What a backend may advertise (docs/ARCHITECTURE.md): a hostile backend
+// lists names with a newline, a terminal escape, 100,000 characters, one
+// that breaks MCP's tool-name rule only once prefixed, a prompt with a
+// bidi override, a resource URI with a CR LF, and a 100 KB description.
+// Those names are left out of every list (Legacy and 2026-07-28), each
+// said once per build naming backend and entry, quoted so that no raw
+// control byte reaches the log; the description is cut to
+// aggregation.maxDescriptionLength; the rest of the view is served.
+describe('names and texts a backend lists, checked before clients see them', () => {
+  test('bad names dropped once per build with a warning, long texts cut', guarded(async () => {
+    const long = 'x'.repeat(100000);
+    const tools = [
+      { name: 'ok', description: 'd'.repeat(100000), inputSchema: { type: 'object' } },
+      { name: 'new\nline', inputSchema: { type: 'object' } },
+      { name: '\u001b[31mred', inputSchema: { type: 'object' } },
+      { name: long, inputSchema: { type: 'object' } },
+      { name: 'y'.repeat(127), inputSchema: { type: 'object' } },
+    ];
+    const srv = http.createServer((req, res) => {
+      if (req.method !== 'POST')
+        return res.writeHead(405).end();
+      jsonBody(req, res).then((m) => {
+        if (m === undefined)
+          return;
+        if (m.id === undefined)
+          return res.writeHead(202).end();
+        const json = (result) => res.writeHead(200, { 'Content-Type': 'application/json',
+          'Mcp-Session-Id': 'hostile-1' }).end(JSON.stringify({ jsonrpc: '2.0', id: m.id, result }));
+        switch (m.method) {
+        case 'initialize':
+          return json({ protocolVersion: '2025-11-25', serverInfo: { name: 'hostile', version: '1' },
+            capabilities: { tools: {}, prompts: {}, resources: {} } });
+        case 'tools/list':
+          return json({ tools });
+        case 'prompts/list':
+          return json({ prompts: [{ name: 'fine prompt' }, { name: 'p\u202eq' }] });
+        case 'resources/list':
+          return json({ resources: [{ uri: 'file:///ok', name: 'ok' },
+            { uri: 'file:///a\r\nb', name: 'crlf' }] });
+        case 'resources/templates/list':
+          return json({ resourceTemplates: [] });
+        case 'tools/call':
+          return json({ content: [{ type: 'text', text: `hostile:${m.params.name}` }] });
+        default:
+          return res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(
+            { jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'no' } }));
+        }
+      });
+    });
+    const port = await serve(srv);
+    const d = await startMulti({
+      workers: 1,
+      backends: [{ name: 'alpha', url: be.alpha.url }, { name: 'h', url: `http://127.0.0.1:${port}/mcp` }],
+      aggregation: 'maxDescriptionLength: 1000',
+    });
+    daemons.push(d);
+    const { sid } = await openSessionCaps(d.port);
+    const list = async () => {
+      const r = await rpc(d.port, sid, 'tools/list', {}, { timeout: 20000 });
+      assert.equal(r.status, 200, r.text);
+      return r.json.result.tools;
+    };
+    for (let i = 0; i < 3; i++) {
+      const t = await list();
+      assert.deepEqual(t.map((x) => x.name).filter((n) => n.startsWith('h_')), ['h_ok']);
+      const ok = t.find((x) => x.name === 'h_ok');
+      assert.equal([...ok.description].length, 1000);
+      assert.ok(ok.description.endsWith('d\u2026'), ok.description.slice(-10));
+    }
+    // the 2026-07-28 lists are the same view
+    const m = await modern(d.port, 'tools/list');
+    assert.equal(m.status, 200, m.text);
+    assert.deepEqual(m.json.result.tools.map((x) => x.name).filter((n) => n.startsWith('h_')), ['h_ok']);
+    let r = await rpc(d.port, sid, 'prompts/list', {});
+    assert.deepEqual(r.json.result.prompts.map((p) => p.name).filter((n) => n.startsWith('h_')),
+      ['h_fine prompt']);
+    r = await rpc(d.port, sid, 'resources/list', {});
+    assert.deepEqual(r.json.result.resources.map((x) => x.uri).filter((u) => u.startsWith('file:')),
+      ['file:///ok']);
+    r = await rpc(d.port, sid, 'tools/call', { name: 'h_ok', arguments: {} });
+    assert.equal(r.json.result.content[0].text, 'hostile:ok');
+    r = await rpc(d.port, sid, 'tools/call', { name: 'h_new\nline', arguments: {} });
+    assert.equal(r.json.error?.code, -32602, r.text);
+    // each said once (one build), named and quoted
+    const log = d.proc.output;
+    const count = (re) => (log.match(re) ?? []).length;
+    const rule = 'is not a tool name as MCP has them \\(1 to 128 characters of A-Z a-z 0-9 _ - \\.\\)';
+    assert.equal(count(new RegExp(`backend "h": tool "new\\\\nline" dropped: its name ${rule}`, 'g')), 1, log);
+    assert.equal(count(new RegExp(`backend "h": tool "\\\\x1b\\[31mred" dropped: its name ${rule}`, 'g')), 1);
+    assert.equal(count(new RegExp(`backend "h": tool "x{48}\\.\\.\\.\\(99952 more\\)" dropped`, 'g')), 1);
+    assert.equal(count(new RegExp(`tool "y{127}" of backend "h" dropped: its advertised name "h_y{46}` +
+      `\\.\\.\\.\\(81 more\\)" ${rule}`, 'g')), 1);
+    assert.equal(count(/backend "h": prompt "p\\u202eq" dropped: its name is empty, over 128 characters, or has a control or bidirectional formatting character/g), 1);
+    assert.equal(count(/backend "h": resource "file:\/\/\/a\\x0d\\nb" dropped/g), 1);
+    assert.equal(count(/backend "h": tool "ok": description cut to 1000 characters \(aggregation\.maxDescriptionLength; it has 100000\)/g), 1);
+    assert.ok(!log.includes('\u001b'), 'a raw ESC reached the log');
+    assert.ok(!log.includes(long.slice(0, 200)), 'the 100,000-character name reached the log');
+    await d.stop();
+  }));
 });

@@ -138,9 +138,11 @@ describe('the diagnostics listener', () => {
     diag = await freePort();
     const dir = await tmpDir('vmcpd-diag-');
     daemon = new Daemon(dir, path.join(dir, 'vmcpd.yaml'), { workers: 2 });
+    // credentials in the backend's URL: they go to the backend only
     const text = configText({
       portFile: daemon.portFile, stateDir: daemon.stateDir,
-      backendUrl: backend.url, backendName: 'b',
+      backendUrl: `http://u5er:pa55w0rd@${HOST}:${backend.port}/mcp?api_key=K3Y-S3CRET&region=eu`,
+      backendName: 'b',
     }).replace('daemon:\n', `daemon:\n  diagnostics: ${HOST}:${diag}\n`)
       .replace('backends:\n', 'sessions:\n  maxSessions: 777\n  maxPerAddress: 333\nbackends:\n');
     assert.ok(text.includes('diagnostics:'));
@@ -181,6 +183,50 @@ describe('the diagnostics listener', () => {
     assert.equal((await get(diag, '/status', 'HEAD')).status, 200);
     assert.equal((await get(diag, '/mcp')).status, 404);
     assert.equal((await get(diag, '/healthz')).status, 404);
+  }));
+
+  test('a backend URL\'s credentials are stored and shown redacted', guarded(async () => {
+    const secret = /u5er|pa55w0rd|K3Y-S3CRET|\beu\b/;
+    const { sid } = await openSession(daemon.port);
+    const r = await rpc(daemon.port, sid, 'tools/call', { name: 'echo', arguments: { message: 'hi' } });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.json.result?.content?.[0]?.text, 'Echo: hi', r.text);
+    const shown = `http://***@${HOST}:${backend.port}/mcp?api_key=***&region=***`;
+    await waitFor('the era recorded', async () => {
+      const d = await vmcpctl(['dump', 'eras'], { stateDir: daemon.stateDir });
+      return d.stdout.includes('"url":');
+    });
+    const dump = await vmcpctl(['dump', 'eras'], { stateDir: daemon.stateDir });
+    assert.equal(dump.code, 0, dump.stderr);
+    assert.ok(dump.stdout.includes(JSON.stringify(shown)), dump.stdout);
+    assert.doesNotMatch(dump.stdout, secret);
+    const all = await vmcpctl(['dump', '-a'], { stateDir: daemon.stateDir });
+    assert.doesNotMatch(all.stdout, secret);
+    const st = await get(diag, '/status');
+    assert.equal(st.status, 200, st.text);
+    assert.doesNotMatch(st.text, secret);
+    const cs = await vmcpctl(['-f', daemon.cfg, 'status', '-j']);
+    assert.equal(cs.code, 0, cs.stderr);
+    assert.doesNotMatch(cs.stdout, secret);
+    assert.doesNotMatch(daemon.proc.output, secret);
+  }));
+
+  // DNS rebinding: a page whose name is rebound to this address sends
+  // its own name as Host; the main port's rules (http.allowedHosts)
+  test('a request addressed to another name is refused (403), as on the main port', guarded(async () => {
+    for (const p of ['/status', '/metrics']) {
+      for (const headers of [{ Host: 'evil.example' }, { Host: `evil.example:${diag}` },
+        { Host: `127.0.0.1:${diag}`, Origin: `http://evil.example:${diag}` }]) {
+        const r = await httpRequest(diag, { method: 'GET', path: p, headers, timeout: 10000 });
+        assert.equal(r.status, 403, `${p} ${JSON.stringify(headers)}: ${r.text}`);
+        assert.match(r.json.error.message, /DNS rebinding/);
+        assert.doesNotMatch(r.text, /"backends"|vmcpd_/);
+      }
+      for (const host of [`localhost:${diag}`, `127.0.0.1:${diag}`, '[::1]']) {
+        const r = await httpRequest(diag, { method: 'GET', path: p, headers: { Host: host }, timeout: 10000 });
+        assert.equal(r.status, 200, `${p} Host ${host}: ${r.text}`);
+      }
+    }
   }));
 
   test('/metrics is Prometheus text with the whole daemon\'s figures', guarded(async () => {
@@ -295,6 +341,25 @@ test('a diagnostics listener on the main listener\'s address is refused', guarde
   assert.notEqual(r.code, 'timeout', 'vmcpd started and kept running');
   assert.notEqual(r.code, 0, 'vmcpd started');
   assert.match(r.stderr, new RegExp(`daemon.diagnostics localhost:${port}: the main listener's address`));
+}));
+
+/* the diagnostics have no authentication: off loopback, vmcpd -n says so */
+test('vmcpd -n warns about a diagnostics address off loopback', guarded(async () => {
+  const dir = await tmpDir('vmcpd-diag-warn-');
+  const cfg = path.join(dir, 'vmcpd.yaml');
+  const base = configText({ portFile: path.join(dir, 'port'), stateDir: path.join(dir, 'state'),
+    backendUrl: `http://${HOST}:9/mcp`, backendName: 'b' });
+  for (const [addr, warned] of [['0.0.0.0:9100', true], ['"[::]:9100"', true],
+    ['192.0.2.7:9100', true], ['127.0.0.1:9100', false], ['"[::1]:9100"', false],
+    ['localhost:9100', false]]) {
+    fs.writeFileSync(cfg, base.replace('daemon:\n', `daemon:\n  diagnostics: ${addr}\n`));
+    const r = await run(VMCPD_BIN, ['-n', '-f', cfg]);
+    assert.equal(r.code, 0, r.stderr);
+    if (warned)
+      assert.match(r.stderr, /warning: daemon\.diagnostics on \S+ is not a loopback address: \/status and \/metrics .* answer whoever reaches it, without authentication/, addr);
+    else
+      assert.doesNotMatch(r.stderr, /warning/, addr);
+  }
 }));
 
 /*

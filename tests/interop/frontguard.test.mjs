@@ -198,6 +198,62 @@ describe('connection caps: http.maxConnections, http.maxConnectionsPerClient', (
   }));
 });
 
+// Idle connections hold slots: one that has sent nothing has
+// http.headerTimeout to begin a request, and so has an idle keep-alive
+// one once the worker holds more than half of http.maxConnections;
+// otherwise a keep-alive one keeps http.timeout.  The figures are far
+// apart (1 s against 30 s), the bounds generous.
+describe('idle connections: http.headerTimeout to begin a request', () => {
+  let daemon, port;
+
+  before(async () => {
+    daemon = await startDaemon({ backendUrl: `http://${HOST}:9/mcp`, workers: 1,
+      extra: 'http:\n  timeout: 30s\n  headerTimeout: 1s\n  maxConnections: 8\n' });
+    port = daemon.port;
+  });
+
+  after(async () => {
+    if (daemon)
+      await daemon.stop();
+  });
+
+  /* a connection answered once, kept alive */
+  async function served() {
+    const c = await connect(port);
+    c.s.write(`GET /healthz HTTP/1.1\r\nHost: ${HOST}\r\n\r\n`);
+    assert.equal((await answer(c, 'healthz')).status, 200);
+    return c;
+  }
+
+  test('a connection that sends nothing is closed at http.headerTimeout, not http.timeout',
+    guarded(async () => {
+      const t0 = Date.now();
+      const c = await connect(port);
+      await waitFor('the silent connection closed', () => c.closed, { timeout: 10000 });
+      assert.ok(c.closedAt - t0 >= 800, `closed after ${c.closedAt - t0} ms`);
+      assert.equal(c.data.length, 0, 'closed without a word');
+    }));
+
+  test('idle keep-alive connections keep http.timeout until connections are scarce', guarded(async () => {
+    const held = [await served(), await served(), await served()];
+    await sleep(2500);		// past headerTimeout: 3 of 8 is not scarce
+    assert.ok(held.every((c) => !c.closed), 'an idle keep-alive connection closed early');
+    // two more (5 of 8, over half): the idle ones have headerTimeout,
+    // from their last answer, long past
+    const t0 = Date.now();
+    const silent = [await connect(port), await connect(port)];
+    await waitFor('the idle keep-alive connections closed', () => held.every((c) => c.closed),
+      { timeout: 10000 });
+    assert.ok(held.every((c) => c.closedAt - t0 < 10000));
+    await waitFor('the silent ones closed', () => silent.every((c) => c.closed), { timeout: 10000 });
+    // not scarce any more: served again, and kept
+    const c = await served();
+    await sleep(2000);
+    assert.ok(!c.closed, 'kept alive again once connections are not scarce');
+    c.s.destroy();
+  }));
+});
+
 /* an anonymous daemon beyond loopback must be asked for (incomingAuth) */
 const ANON_REMOTE = 'incomingAuth: {type: anonymous, allowAnonymousRemote: true}\n';
 

@@ -97,6 +97,18 @@ describe('rateLimiting shared across 2 workers', () => {
     }));
 });
 
+/* a composite of three steps, one after the other, none on echo */
+const THRICE = [
+  'compositeTools:',
+  '  - name: thrice',
+  '    description: Three steps in a row',
+  '    steps:',
+  '      - {id: s1, tool: slow, arguments: {ms: 1}}',
+  '      - {id: s2, tool: slow, arguments: {ms: 1}, dependsOn: [s1]}',
+  '      - {id: s3, tool: slow, arguments: {ms: 1}, dependsOn: [s2]}',
+  '',
+].join('\n');
+
 describe('rateLimiting perUser keys on the principal', () => {
   let idp, backend, daemon;
 
@@ -111,7 +123,7 @@ describe('rateLimiting perUser keys on the principal', () => {
         '  tools:',
         '    - name: echo',
         '      perUser: {maxTokens: 3, refillPeriod: 1h}',
-        '',
+        THRICE,
       ].join('\n'),
     });
   });
@@ -137,6 +149,25 @@ describe('rateLimiting perUser keys on the principal', () => {
       assert.equal(r.json.error, undefined, r.text);
     }
     assertModernLimited(await call(bob, 3));
+  }));
+
+  // a composite's steps are the caller's calls too: with 3 tokens, the
+  // composite's own call and two steps go through, the third step is
+  // refused, and the caller has nothing left for a direct call
+  test('each composite step takes a token of the caller\'s per-user bucket', guarded(async () => {
+    const dave = { Authorization: `Bearer ${idp.forge(idp.claims({ sub: 'dave' }))}` };
+    const erin = { Authorization: `Bearer ${idp.forge(idp.claims({ sub: 'erin' }))}` };
+    let r = await modern(daemon.port, 'tools/call', { name: 'thrice', arguments: {} },
+      { 'Mcp-Name': 'thrice', ...dave });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.json.result?.isError, true, r.text);
+    assert.match(r.json.result.content[0].text, /step s3: tool slow: Rate limit exceeded/);
+    assertModernLimited(await modern(daemon.port, 'tools/call',
+      { name: 'slow', arguments: { ms: 1 } }, { 'Mcp-Name': 'slow', ...dave }));
+    // another principal's bucket is untouched
+    r = await modern(daemon.port, 'tools/call', { name: 'slow', arguments: { ms: 1 } },
+      { 'Mcp-Name': 'slow', ...erin });
+    assert.equal(r.json.error, undefined, r.text);
   }));
 
   // security.md 6.4 #56: were keys the parts joined by ':', the per-user

@@ -85,6 +85,8 @@ check_agg_defaults(const struct config_aggregation *ca)
 	assert_int_equal(ca->ca_page_size, 1000);
 	assert_int_equal(ca->ca_max_backend_pages, 100);
 	assert_int_equal(ca->ca_max_backend_list, 32 * 1024 * 1024);
+	assert_int_equal(ca->ca_max_desc, 16384);
+	assert_int_equal(ca->ca_max_title, 256);
 }
 
 /* every default, as documented in vmcpd.yaml(5) */
@@ -955,6 +957,68 @@ test_err_size(void **state)
 	    "\"99999999999999999999\"");
 }
 
+/* cf's warnings (config_warn()), as one string (freed by the caller) */
+static char *
+warnings(const struct config *cf)
+{
+	char	*s = NULL;
+	size_t	 len = 0;
+	FILE	*f;
+
+	assert_non_null(f = open_memstream(&s, &len));
+	config_warn(cf, f, 1);
+	assert_int_equal(fclose(f), 0);
+	return s;
+}
+
+/* what a valid file is warned of: listeners off loopback */
+static void
+test_warnings(void **state)
+{
+	static const struct {
+		const char	*yaml;
+		const char	*want;
+	} cases[] = {
+		{ "daemon:\n  diagnostics: 127.0.0.1:9100\n", "" },
+		{ "daemon:\n  diagnostics: \"[::1]:9100\"\n", "" },
+		{ "daemon:\n  diagnostics: localhost:9100\n", "" },
+		{ "daemon:\n  diagnostics: 0.0.0.0:9100\n",
+		    "t.yaml: warning: daemon.diagnostics on 0.0.0.0 is not a "
+		    "loopback address: /status and /metrics (backends, health, "
+		    "sessions, workers) answer whoever reaches it, without "
+		    "authentication; bind it to 127.0.0.1 or keep it behind a "
+		    "firewall (requests must be addressed to a loopback name or "
+		    "one in http.allowedHosts)\n" },
+		{ "daemon:\n  listen: 0.0.0.0:4483\nincomingAuth:\n  type: "
+		    "anonymous\n  allowAnonymousRemote: true\n",
+		    "t.yaml: warning: listening on 0.0.0.0 with no "
+		    "http.allowedHosts: only requests addressed to localhost, "
+		    "127.0.0.0/8 or [::1] are served\n" },
+		{ "daemon:\n  listen: 0.0.0.0:4483\nincomingAuth:\n  type: "
+		    "anonymous\n  allowAnonymousRemote: true\nhttp:\n  "
+		    "allowedHosts: [mcp.example.com]\n", "" },
+		{ "sessionStorage:\n  provider: redis\n  address: "
+		    "127.0.0.1:6379\n",
+		    "t.yaml: note: sessionStorage redis: sessions, pending "
+		    "relays, handles, tokens and rate limits last only as long "
+		    "as Redis keeps them; run Redis with appendonly yes (vmcpd "
+		    "warns once connected if it does not)\n" },
+	};
+	struct config	*cf;
+	char		*w, yaml[512];
+	size_t		 i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		(void)snprintf(yaml, sizeof(yaml), "%s" BACKEND, cases[i].yaml);
+		cf = load_ok(yaml);
+		w = warnings(cf);
+		assert_string_equal(w, cases[i].want);
+		free(w);
+		config_free(cf);
+	}
+}
+
 static void
 test_err_diagnostics(void **state)
 {
@@ -1101,9 +1165,20 @@ test_err_backends(void **state)
 	    "t.yaml:2:11: backends[0].name: expected 1 to 64 characters "
 	    "from A-Z a-z 0-9 _ . -, found \"x1234567890123456789012345678"
 	    "9012345678901234567...\"");
+	cf = load_ok("backends:\n  - name: a\n    url: \"https://me:pw@x:8443"
+	    "/mcp?api_key=k&tenant=t\"\n    transport: streamable-http\n");
+	assert_string_equal(cf->cf_backends[0].cb_url,
+	    "https://me:pw@x:8443/mcp?api_key=k&tenant=t");
+	assert_string_equal(cf->cf_backends[0].cb_url_shown,
+	    "https://***@x:8443/mcp?api_key=***&tenant=***");
+	config_free(cf);
 	load_bad("backends:\n  - name: a\n    url: ftp://x/\n",
 	    "t.yaml:3:10: backends[0].url: expected an http:// or https:// "
 	    "URL without whitespace, found \"ftp://x/\"");
+	/* a password in a refused URL is not shown, even here */
+	load_bad("backends:\n  - name: a\n    url: \"ftp://u:pw@x/?key=v\"\n",
+	    "t.yaml:3:10: backends[0].url: expected an http:// or https:// "
+	    "URL without whitespace, found \"ftp://***@x/?key=***\"");
 	load_bad("backends:\n  - name: a\n    url: \"http://x/a b\"\n",
 	    "t.yaml:3:10: backends[0].url: expected an http:// or https:// "
 	    "URL without whitespace, found \"http://x/a b\"");
@@ -1428,6 +1503,8 @@ static const char multi_yaml[] =
     "  cacheTtl: 30s\n"
     "  pageSize: 10000\n"
     "  maxBackendPages: 1\n"
+    "  maxDescriptionLength: 1000\n"
+    "  maxTitleLength: 16\n"
     "operational:\n"
     "  failureHandling:\n"
     "    partialFailureMode: best_effort\n"
@@ -1467,6 +1544,8 @@ test_multi(void **state)
 	cb = &cf->cf_backends[0];
 	assert_string_equal(cb->cb_name, "github");
 	assert_string_equal(cb->cb_url, "https://mcp.example.org/github/mcp");
+	assert_string_equal(cb->cb_url_shown,
+	    "https://mcp.example.org/github/mcp");
 	assert_int_equal(cb->cb_transport, TRANSPORT_STREAMABLE_HTTP);
 	assert_int_equal(cb->cb_timeout_ms, 30000);
 	assert_null(cb->cb_command);
@@ -1524,6 +1603,8 @@ test_multi(void **state)
 	assert_int_equal(ca->ca_cache_ttl_ms, 30000);
 	assert_int_equal(ca->ca_page_size, 10000);
 	assert_int_equal(ca->ca_max_backend_pages, 1);
+	assert_int_equal(ca->ca_max_desc, 1000);
+	assert_int_equal(ca->ca_max_title, 16);
 	assert_int_equal(ca->ca_nworkloads, 3);
 
 	cw = &ca->ca_workloads[0];
@@ -1920,7 +2001,8 @@ test_err_aggregation(void **state)
 	    "t.yaml:6:3: aggregation.colour: unknown key, expected one of: "
 	    "conflictResolution, conflictResolutionConfig, excludeAllTools, "
 	    "defaultToolVisibility, tools, cacheTtl, pageSize, "
-	    "maxBackendPages, maxBackendListSize");
+	    "maxBackendPages, maxBackendListSize, maxDescriptionLength, "
+	    "maxTitleLength");
 	load_bad(BACKENDS3 "aggregation:\n  conflictResolution: first\n",
 	    "t.yaml:6:23: aggregation.conflictResolution: expected prefix, "
 	    "priority or manual, found \"first\"");
@@ -1959,6 +2041,12 @@ test_err_aggregation(void **state)
 	load_bad(BACKENDS3 "aggregation:\n  maxBackendPages: \"5\"\n",
 	    "t.yaml:6:20: aggregation.maxBackendPages: expected an integer "
 	    "from 1 to 10000, found the quoted string \"5\"");
+	load_bad(BACKENDS3 "aggregation:\n  maxDescriptionLength: 15\n",
+	    "t.yaml:6:25: aggregation.maxDescriptionLength: expected an "
+	    "integer from 16 to 16777216, found \"15\"");
+	load_bad(BACKENDS3 "aggregation:\n  maxTitleLength: 65537\n",
+	    "t.yaml:6:19: aggregation.maxTitleLength: expected an integer "
+	    "from 16 to 65536, found \"65537\"");
 }
 
 static void
@@ -2093,6 +2181,11 @@ test_err_overrides(void **state)
 	    "      overrides:\n        echo: {name: \"\"}\n",
 	    "t.yaml:9:22: aggregation.tools[0].overrides.echo.name: expected "
 	    "a non-empty string, found \"\"");
+	load_bad(BACKENDS3 "aggregation:\n  tools:\n    - workload: a\n"
+	    "      overrides:\n        \"bad name\": {name: \"new name\"}\n",
+	    "t.yaml:9:28: aggregation.tools[0].overrides.bad name.name: "
+	    "expected a tool name (1 to 128 letters, digits, \".\", \"_\", "
+	    "\"-\"), found \"new name\"");
 	load_bad(BACKENDS3 "aggregation:\n  tools:\n    - workload: a\n"
 	    "      overrides:\n        echo: {description: [x]}\n",
 	    "t.yaml:9:29: aggregation.tools[0].overrides.echo.description: "
@@ -3286,6 +3379,7 @@ main(void)
 		cmocka_unit_test(test_err_size),
 		cmocka_unit_test(test_err_duration),
 		cmocka_unit_test(test_err_diagnostics),
+		cmocka_unit_test(test_warnings),
 		cmocka_unit_test(test_err_duplicate),
 		cmocka_unit_test(test_err_missing),
 		cmocka_unit_test(test_err_backends),

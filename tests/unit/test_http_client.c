@@ -1361,21 +1361,29 @@ test_url_split(void **state)
 			fail_msg("%s taken", refused[i]);
 }
 
-/* http_addr_private(): what public_only calls may not connect to */
-static int
-addr_private(const char *a)
+/* the address a, written as inet_pton() takes it, in *ss */
+static void
+sa_of(const char *a, struct sockaddr_storage *ss)
 {
-	struct sockaddr_storage	 ss;
-	struct sockaddr_in	*sin = (struct sockaddr_in *)&ss;
-	struct sockaddr_in6	*sin6 = (struct sockaddr_in6 *)&ss;
+	struct sockaddr_in	*sin = (struct sockaddr_in *)ss;
+	struct sockaddr_in6	*sin6 = (struct sockaddr_in6 *)ss;
 
-	memset(&ss, 0, sizeof(ss));
+	memset(ss, 0, sizeof(*ss));
 	if (inet_pton(AF_INET, a, &sin->sin_addr) == 1)
 		sin->sin_family = AF_INET;
 	else if (inet_pton(AF_INET6, a, &sin6->sin6_addr) == 1)
 		sin6->sin6_family = AF_INET6;
 	else
 		fail_msg("bad address %s", a);
+}
+
+/* http_addr_private(): what public_only calls may not connect to */
+static int
+addr_private(const char *a)
+{
+	struct sockaddr_storage	 ss;
+
+	sa_of(a, &ss);
 	return http_addr_private((struct sockaddr *)&ss);
 }
 
@@ -1401,10 +1409,105 @@ test_addr_private(void **state)
 			fail_msg("%s is public", pub[i]);
 }
 
+/* addr's group (http_addr_group()) as "family text" */
+static void
+group_of(const char *addr, char *out, size_t len)
+{
+	struct sockaddr_storage	 ss;
+	unsigned char		 key[HTTP_GROUP_LEN];
+	char			 text[INET6_ADDRSTRLEN];
+	int			 family;
+
+	sa_of(addr, &ss);
+	assert_int_equal(http_addr_group((struct sockaddr *)&ss, sizeof(ss),
+	    &family, key), 0);
+	assert_non_null(inet_ntop(family, key, text, sizeof(text)));
+	(void)snprintf(out, len, "%s %s", family == AF_INET ? "v4" : "v6",
+	    text);
+	/* past the group's bytes, zeros: keys compare whole */
+	for (size_t i = family == AF_INET ? 4 : 8; i < HTTP_GROUP_LEN; i++)
+		assert_int_equal(key[i], 0);
+}
+
+/*
+ * The group a client counts in for per-address caps: one for both
+ * http.maxConnectionsPerClient and sessions.maxPerAddress.
+ */
+static void
+test_addr_group(void **state)
+{
+	static const char *const cases[][2] = {
+		{ "192.0.2.7", "v4 192.0.2.7" },
+		{ "::ffff:192.0.2.7", "v4 192.0.2.7" },
+		{ "2001:db8:1:2:aaaa::1", "v6 2001:db8:1:2::" },
+		{ "2001:db8:1:2:ffff:ffff:ffff:ffff", "v6 2001:db8:1:2::" },
+		{ "2001:db8:1:3::1", "v6 2001:db8:1:3::" },
+		{ "::1", "v6 ::" },
+	};
+	struct sockaddr_un	 sun;
+	unsigned char		 key[HTTP_GROUP_LEN];
+	char			 got[96];
+	size_t			 i;
+	int			 family;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		group_of(cases[i][0], got, sizeof(got));
+		assert_string_equal(got, cases[i][1]);
+	}
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	assert_int_equal(http_addr_group((struct sockaddr *)&sun, sizeof(sun),
+	    &family, key), -1);
+}
+
+/* http_url_redact(): what of a URL may be stored, logged or shown */
+static void
+test_url_redact(void **state)
+{
+	static const char *const cases[][2] = {
+		{ "http://127.0.0.1:8080/mcp", "http://127.0.0.1:8080/mcp" },
+		{ "https://user:s3cret@mcp.example.com/mcp",
+		    "https://***@mcp.example.com/mcp" },
+		{ "https://tok@h/mcp", "https://***@h/mcp" },
+		/* the last '@' ends the userinfo */
+		{ "https://a@b:p@ss@h:8443/x", "https://***@h:8443/x" },
+		{ "https://h/mcp?api_key=K1&region=eu&flag&&x=",
+		    "https://h/mcp?api_key=***&region=***&***&&x=***" },
+		{ "https://h/mcp?a=1;b=2#frag", "https://h/mcp?a=***;b=***#***" },
+		{ "https://u:p@h?token=t", "https://***@h?token=***" },
+		/* an '@' past the authority is the path's */
+		{ "https://h/a@b?k=v", "https://h/a@b?k=***" },
+		{ "http://[::1]:80/p?", "http://[::1]:80/p?" },
+		{ "http://h/p#", "http://h/p#" },
+		{ "https://h", "https://h" },
+		/* not a URL with an authority: its query still */
+		{ "unix:/run/x?secret=1", "unix:/run/x?secret=***" },
+		{ "", "" },
+	};
+	size_t	 i;
+	char	*r, *r2;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_non_null(r = http_url_redact(cases[i][0]));
+		if (strcmp(r, cases[i][1]) != 0)
+			fail_msg("%s: got %s, want %s", cases[i][0], r,
+			    cases[i][1]);
+		/* redacting what is redacted changes nothing */
+		assert_non_null(r2 = http_url_redact(r));
+		assert_string_equal(r2, r);
+		free(r);
+		free(r2);
+	}
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_url_redact),
+		cmocka_unit_test(test_addr_group),
 		cmocka_unit_test(test_addr_private),
 		cmocka_unit_test(test_url_split),
 		cmocka_unit_test_setup_teardown(test_json, setup, teardown),

@@ -296,6 +296,49 @@ test_accepted(void **state)
 	}
 }
 
+/* each of reqs refused with 400, saying why (when given) */
+static void
+expect_400(const char *const *reqs, size_t n, const char *why)
+{
+	struct http_head	 h;
+	size_t			 i;
+
+	for (i = 0; i < n; i++)
+		if (parse_n(reqs[i], strlen(reqs[i]), &h, NULL) != -1 ||
+		    h.hh_status != 400 || (why != NULL &&
+		    strstr(h.hh_why, why) == NULL))
+			fail_msg("refused %zu (%s): not a 400", i, reqs[i]);
+}
+
+/*
+ * Authorization is no list (RFC 9110 11.6.2): two are refused, not the
+ * first taken silently, whatever their case or values
+ */
+static void
+test_two_authorizations(void **state)
+{
+	static const char *const refused[] = {
+		"GET / HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer x\r\n"
+		    "Authorization: Bearer y\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer x\r\n"
+		    "authorization: Bearer x\r\n\r\n",
+		"GET / HTTP/1.1\r\nAUTHORIZATION: Basic eA==\r\nHost: a\r\n"
+		    "Authorization:\r\n\r\n",
+	};
+	static const char	 one[] = "GET / HTTP/1.1\r\nHost: a\r\n"
+				    "Authorization: Bearer x\r\n\r\n";
+	struct http_head	 h;
+	char			*buf;
+
+	(void)state;
+	expect_400(refused, sizeof(refused) / sizeof(refused[0]),
+	    "more than one Authorization header");
+	assert_int_equal(parse_n(one, strlen(one), &h, &buf), 1);
+	assert_string_equal(http_head_known(buf, &h, HTTP_H_AUTHORIZATION),
+	    "Bearer x");
+	free(buf);
+}
+
 /*
  * RFC 9112 3.2: one Host in HTTP/1.1; the authority checked is an
  * absolute-form target's, else Host's
@@ -335,11 +378,7 @@ test_host(void **state)
 	size_t			 i;
 
 	(void)state;
-	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
-		if (parse_n(refused[i], strlen(refused[i]), &h, NULL) != -1 ||
-		    h.hh_status != 400)
-			fail_msg("refused %zu (%s): not a 400", i, refused[i]);
-	}
+	expect_400(refused, sizeof(refused) / sizeof(refused[0]), NULL);
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		if (parse_n(cases[i].req, strlen(cases[i].req), &h,
 		    &buf) != 1)
@@ -866,6 +905,7 @@ main(void)
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_accepted),
 		cmocka_unit_test(test_host),
+		cmocka_unit_test(test_two_authorizations),
 		cmocka_unit_test(test_headers),
 		cmocka_unit_test(test_known_headers),
 		cmocka_unit_test(test_value_stop),

@@ -377,7 +377,8 @@ test_pinning(void **state)
 static void
 test_claims(void **state)
 {
-	struct jwks jw = all_keys();
+	struct jwks	 jw = all_keys();
+	char		*sub;
 
 	(void)state;
 #define C(x) "{\"iss\":\"https://idp\",\"sub\":\"alice\"," x "}"
@@ -418,6 +419,19 @@ test_claims(void **state)
 	expect(&jw, rsa, "RS256", "r",
 	    "{\"iss\":\"https://idp\",\"sub\":7,\"aud\":\"vmcp\","
 	    "\"exp\":1800000600}", "the token has no subject (sub)");
+	/* a subject past JWT_SUB_MAX is said to be too long, not missing */
+	sub = malloc(JWT_SUB_MAX + 128);
+	assert_non_null(sub);
+	(void)snprintf(sub, JWT_SUB_MAX + 128, "{\"iss\":\"https://idp\","
+	    "\"sub\":\"%0*d\",\"aud\":\"vmcp\",\"exp\":1800000600}",
+	    JWT_SUB_MAX, 7);
+	expect(&jw, rsa, "RS256", "r", sub, NULL);
+	(void)snprintf(sub, JWT_SUB_MAX + 128, "{\"iss\":\"https://idp\","
+	    "\"sub\":\"%0*d\",\"aud\":\"vmcp\",\"exp\":1800000600}",
+	    JWT_SUB_MAX + 1, 7);
+	expect(&jw, rsa, "RS256", "r", sub,
+	    "the token's subject (sub) is too long (over 1024 bytes)");
+	free(sub);
 	/* duplicate claims are refused outright */
 	expect(&jw, rsa, "RS256", "r",
 	    "{\"iss\":\"https://idp\",\"sub\":\"a\",\"sub\":\"b\","

@@ -263,10 +263,58 @@ test_flight_scripts(void **state)
 	    "redis.call('GET', KEYS[2]) == ARGV[3]"));
 }
 
+/* whether Redis persists: CONFIG GET's answers, and what is said */
+static void
+test_persist(void **state)
+{
+	static const struct {
+		const char	*aof;	/* wire */
+		const char	*save;
+		int		 rc;
+		const char	*said;
+	} cases[] = {
+		{ "*2\r\n$10\r\nappendonly\r\n$3\r\nyes\r\n",
+		    "*2\r\n$4\r\nsave\r\n$0\r\n\r\n", 0, "" },
+		{ "*2\r\n$10\r\nappendonly\r\n$2\r\nno\r\n",
+		    "*2\r\n$4\r\nsave\r\n$0\r\n\r\n", 1,
+		    "no persistence (appendonly no, save \"\"): a Redis restart "
+		    "loses every session, relay, handle, token and bucket vmcpd "
+		    "keeps there; run it with appendonly yes" },
+		{ "*2\r\n$10\r\nappendonly\r\n$2\r\nno\r\n",
+		    "*2\r\n$4\r\nsave\r\n$9\r\n3600 1 60\r\n", 1,
+		    "appendonly no: a Redis restart loses what vmcpd wrote "
+		    "since its last snapshot (save \"3600 1 60\"), sessions "
+		    "among it; run it with appendonly yes" },
+		/* CONFIG refused or renamed: nothing known, nothing said */
+		{ "-NOPERM this user has no permissions\r\n",
+		    "*2\r\n$4\r\nsave\r\n$0\r\n\r\n", -1, "" },
+		{ "*2\r\n$10\r\nappendonly\r\n$2\r\nno\r\n",
+		    "-ERR unknown command 'CONFIG'\r\n", -1, "" },
+		{ "*0\r\n", "*0\r\n", -1, "" },
+	};
+	redisReply	*a, *b;
+	char		 buf[320];
+	size_t		 i;
+
+	(void)state;
+	assert_null(redis_config_value(NULL));
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		a = resp(cases[i].aof);
+		b = resp(cases[i].save);
+		buf[0] = '\0';
+		assert_int_equal(redis_persist_verdict(redis_config_value(a),
+		    redis_config_value(b), buf, sizeof(buf)), cases[i].rc);
+		assert_string_equal(buf, cases[i].said);
+		freeReplyObject(a);
+		freeReplyObject(b);
+	}
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_persist),
 		cmocka_unit_test(test_key),
 		cmocka_unit_test(test_sha),
 		cmocka_unit_test(test_args),

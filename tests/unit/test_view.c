@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "worker/view.h"
+#include "worker/view_rules.h"
 #include "unit.h"
 
 /* realistic tools: a schema, a description, some annotations */
@@ -1244,6 +1245,289 @@ test_policy_edges(void **state)
 }
 
 
+/* a string of n copies of c (freed by the caller) */
+static char *
+nchars(char c, size_t n)
+{
+	char	*s;
+
+	assert_non_null(s = malloc(n + 1));
+	memset(s, c, n);
+	s[n] = '\0';
+	return s;
+}
+
+/*
+ * Names a client would be shown as they came: a tool's must be an MCP
+ * tool name (1 to 128 of A-Z a-z 0-9 _ - .), before and after its
+ * prefix; a prompt's, a URI's or a template's a label (no control or
+ * bidi formatting character, capped).  The rest of the view stands;
+ * each is said once, quoted so that it spans no line and drives no
+ * terminal.
+ */
+static void
+test_name_rules(void **state)
+{
+	static const struct view_override ov[] = {
+		{ "sp ace", "space", NULL, NULL },
+	};
+	static const struct view_workload wl[] = {
+		{ "a", NULL, 0, 0, ov, 1 },
+	};
+	struct view_policy	 p = policy(VIEW_CONFLICT_PREFIX,
+				    VIEW_PREFIX_ON_CONFLICT);
+	struct view_input	 in[2];
+	char			*x129 = nchars('x', 129), *y128 = nchars('y', 128);
+	char			*u4097 = nchars('u', 4097), *z127 = nchars('z', 127);
+	char			*p129 = nchars('p', 129);
+	json_t			*v;
+
+	(void)state;
+	memcpy(u4097, "a:", 2);
+	p.vp_workloads = wl;
+	p.vp_nworkloads = 1;
+	memset(in, 0, sizeof(in));
+	in[0].vi_backend = "a";
+	in[0].vi_tools = json_pack("[{s:s},{s:s},{s:s},{s:s},{s:s},{s:s},"
+	    "{s:s},{s:s},{s:s}]", "name", "ok.tool-1_X", "name", "new\nline",
+	    "name", "\x1b[31mred", "name", x129, "name", y128, "name", "sp ace",
+	    "name", "sla/sh", "name", "caf\xc3\xa9", "name", "e\xe2\x80\xaex");
+	in[0].vi_prompts = jparse("[{\"name\":\"good prompt \\u00e9\"},"
+	    "{\"name\":\"bad\\u202eprompt\"},{\"name\":\"bell\\u0007\"},"
+	    "{\"name\":\"c1\\u0085\"}]");
+	json_array_append_new(in[0].vi_prompts, json_pack("{s:s}", "name",
+	    p129));
+	in[0].vi_resources = json_pack("[{s:s},{s:s},{s:s}]", "uri",
+	    "file:///ok", "uri", "file:///bad\r\nuri", "uri", u4097);
+	in[0].vi_templates = jparse("[{\"uriTemplate\":\"note://{id}\"},"
+	    "{\"uriTemplate\":\"note://{id}\\u200f\"}]");
+	v = view_build(&p, in, 1);
+	inputs_free(in, 1);
+	assert_non_null(v);
+	expect_names(v, "tools", "[\"ok.tool-1_X\",\"space\",\"yyyyyyyyyy"
+	    "yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy"
+	    "yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy\"]");
+	expect_json(json_object_get(route(v, "tools"), "space"),
+	    "{\"b\":\"a\",\"n\":\"sp ace\",\"hidden\":false}");
+	expect_names(v, "prompts", "[\"good prompt \\u00e9\"]");
+	expect_names(v, "resources", "[\"file:///ok\"]");
+	expect_names(v, "resourceTemplates", "[\"note://{id}\"]");
+	expect_errors(v,
+	    "backend \"a\": tool \"new\\nline\" dropped: its name is not a "
+	    "tool name as MCP has them (1 to 128 characters of A-Z a-z 0-9 _ "
+	    "- .)",
+	    "backend \"a\": tool \"\\x1b[31mred\" dropped: its name is not a "
+	    "tool name as MCP has them (1 to 128 characters of A-Z a-z 0-9 _ "
+	    "- .)",
+	    "backend \"a\": tool \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+	    "xxxxx...(81 more)\" dropped: its name is not a tool name as MCP "
+	    "has them (1 to 128 characters of A-Z a-z 0-9 _ - .)",
+	    "backend \"a\": tool \"sla/sh\" dropped: its name is not a tool "
+	    "name as MCP has them (1 to 128 characters of A-Z a-z 0-9 _ - .)",
+	    "backend \"a\": tool \"caf\\u00e9\" dropped: its name is not a "
+	    "tool name as MCP has them (1 to 128 characters of A-Z a-z 0-9 _ "
+	    "- .)",
+	    "backend \"a\": tool \"e\\u202ex\" dropped: its name is not a "
+	    "tool name as MCP has them (1 to 128 characters of A-Z a-z 0-9 _ "
+	    "- .)",
+	    "backend \"a\": prompt \"bad\\u202eprompt\" dropped: its name is "
+	    "empty, over 128 characters, or has a control or bidirectional "
+	    "formatting character",
+	    "backend \"a\": prompt \"bell\\x07\" dropped: its name is empty, "
+	    "over 128 characters, or has a control or bidirectional "
+	    "formatting character",
+	    "backend \"a\": prompt \"c1\\u0085\" dropped: its name is empty, "
+	    "over 128 characters, or has a control or bidirectional "
+	    "formatting character",
+	    "backend \"a\": prompt \"ppppppppppppppppppppppppppppppppppppppp"
+	    "ppppppppp...(81 more)\" dropped: its name is empty, over 128 "
+	    "characters, or has a control or bidirectional formatting "
+	    "character",
+	    "backend \"a\": resource \"file:///bad\\x0d\\nuri\" dropped: its "
+	    "uri is empty, over 4096 characters, or has a control or "
+	    "bidirectional formatting character",
+	    "backend \"a\": resource \"a:uuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuu"
+	    "uuuuuuuu...(4049 more)\" dropped: its uri is empty, over 4096 "
+	    "characters, or has a control or bidirectional formatting "
+	    "character",
+	    "backend \"a\": resource template \"note://{id}\\u200f\" dropped: "
+	    "its uriTemplate is empty, over 4096 characters, or has a control "
+	    "or bidirectional formatting character",
+	    NULL);
+	json_decref(v);
+
+	/* names that break the rule only once prefixed: 2 + 127 > 128 */
+	p = policy(VIEW_CONFLICT_PREFIX, VIEW_PREFIX_ALWAYS);
+	memset(in, 0, sizeof(in));
+	in[0].vi_backend = "b";
+	in[0].vi_tools = json_pack("[{s:s},{s:s}]", "name", z127, "name", "t");
+	in[0].vi_prompts = json_pack("[{s:s},{s:s}]", "name", z127, "name",
+	    "q");
+	v = view_build(&p, in, 1);
+	inputs_free(in, 1);
+	assert_non_null(v);
+	expect_names(v, "tools", "[\"b_t\"]");
+	expect_names(v, "prompts", "[\"b_q\"]");
+	assert_null(json_object_get(route(v, "tools"), "b_zzz"));
+	json_decref(v);
+	/* or a prefixFormat's character */
+	p.vp_prefix_format = "{workload} ";
+	memset(in, 0, sizeof(in));
+	in[0].vi_backend = "b";
+	in[0].vi_tools = json_pack("[{s:s}]", "name", "t");
+	in[0].vi_prompts = json_pack("[{s:s}]", "name", "q");
+	v = view_build(&p, in, 1);
+	inputs_free(in, 1);
+	assert_non_null(v);
+	expect_names(v, "tools", "[]");
+	expect_names(v, "prompts", "[\"b q\"]");	/* a label: fine */
+	expect_errors(v,
+	    "tool \"t\" of backend \"b\" dropped: its advertised name \"b t\" "
+	    "is not a tool name as MCP has them (1 to 128 characters of A-Z "
+	    "a-z 0-9 _ - .)",
+	    NULL);
+	json_decref(v);
+	free(x129);
+	free(y128);
+	free(u4097);
+	free(z127);
+	free(p129);
+}
+
+/*
+ * Descriptions and titles (a tool's annotations.title too) past their
+ * caps are cut, with a "..." (U+2026), at a character, never inside
+ * one; the backend's lists are not changed; said once per entry.
+ */
+static void
+test_text_caps(void **state)
+{
+	static const struct view_override ov[] = {
+		{ "o", NULL, "Configured description", NULL },
+	};
+	static const struct view_workload wl[] = {
+		{ "a", NULL, 0, 0, ov, 1 },
+	};
+	struct view_policy	 p = policy(VIEW_CONFLICT_PREFIX,
+				    VIEW_PREFIX_ON_CONFLICT);
+	struct view_input	 in[1];
+	struct view_resolved	 vs;
+	json_t			*v, *t, *tools;
+	char			*d = nchars('d', 10 * 1024 * 1024);
+	char			*tt = nchars('t', 17);
+	char			 e20[64];
+
+	(void)state;
+	/* twenty characters of two bytes: "é" x 20 */
+	for (size_t i = 0; i < 20; i++)
+		memcpy(e20 + 2 * i, "\xc3\xa9", 2);
+	e20[40] = '\0';
+	p.vp_max_description = 16;
+	p.vp_max_title = 16;
+	p.vp_workloads = wl;
+	p.vp_nworkloads = 1;
+	memset(in, 0, sizeof(in));
+	in[0].vi_backend = "a";
+	tools = json_pack("[{s:s, s:s, s:s}, {s:s, s:s, s:{s:s, s:b}},"
+	    "{s:s, s:s}, {s:s, s:s}]",
+	    "name", "big", "description", d, "title", tt,
+	    "name", "ann", "description", e20, "annotations", "title", tt,
+	    "readOnlyHint", 1,
+	    "name", "fits", "description", "sixteen chars ok",
+	    "name", "o", "description", d);
+	in[0].vi_tools = tools;
+	in[0].vi_prompts = json_pack("[{s:s, s:s}]", "name", "pr",
+	    "description", e20);
+	in[0].vi_resources = json_pack("[{s:s, s:s, s:s}]", "uri", "file:///r",
+	    "name", "r", "title", e20);
+	v = view_build(&p, in, 1);
+	assert_non_null(v);
+	/* the input is as it was */
+	assert_int_equal(json_string_length(json_object_get(json_array_get(
+	    tools, 0), "description")), 10 * 1024 * 1024);
+	inputs_free(in, 1);
+	t = json_object_get(v, "tools");
+	expect_json(json_array_get(t, 0), "{\"name\":\"ann\",\"description\":"
+	    "\"\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9"
+	    "\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u2026\",\"annotations\":"
+	    "{\"title\":\"ttttttttttttttt\\u2026\",\"readOnlyHint\":true}}");
+	expect_json(json_array_get(t, 1), "{\"name\":\"big\",\"description\":"
+	    "\"ddddddddddddddd\\u2026\",\"title\":\"ttttttttttttttt\\u2026\"}");
+	expect_json(json_array_get(t, 2), "{\"name\":\"fits\",\"description\":"
+	    "\"sixteen chars ok\"}");
+	/* an override's description is the operator's: not cut */
+	expect_json(json_array_get(t, 3), "{\"name\":\"o\",\"description\":"
+	    "\"Configured description\"}");
+	expect_json(json_object_get(json_array_get(json_object_get(v,
+	    "prompts"), 0), "description"), "\"\\u00e9\\u00e9\\u00e9\\u00e9"
+	    "\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9"
+	    "\\u00e9\\u00e9\\u2026\"");
+	expect_json(json_object_get(json_array_get(json_object_get(v,
+	    "resources"), 0), "title"), "\"\\u00e9\\u00e9\\u00e9\\u00e9"
+	    "\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9"
+	    "\\u00e9\\u00e9\\u2026\"");
+	expect_errors(v,
+	    "backend \"a\": tool \"big\": description cut to 16 characters "
+	    "(aggregation.maxDescriptionLength; it has 10485760)",
+	    "backend \"a\": tool \"big\": title cut to 16 characters "
+	    "(aggregation.maxTitleLength; it has 17)",
+	    "backend \"a\": tool \"ann\": description cut to 16 characters "
+	    "(aggregation.maxDescriptionLength; it has 20)",
+	    "backend \"a\": tool \"ann\": annotations.title cut to 16 "
+	    "characters (aggregation.maxTitleLength; it has 17)",
+	    "backend \"a\": tool \"o\": description cut to 16 characters "
+	    "(aggregation.maxDescriptionLength; it has 10485760)",
+	    "backend \"a\": prompt \"pr\": description cut to 16 characters "
+	    "(aggregation.maxDescriptionLength; it has 20)",
+	    "backend \"a\": resource \"file:///r\": title cut to 16 "
+	    "characters (aggregation.maxTitleLength; it has 20)",
+	    NULL);
+	json_decref(v);
+
+	/* the layout lists the cut copies too (they outlive the inputs) */
+	memset(in, 0, sizeof(in));
+	in[0].vi_backend = "a";
+	in[0].vi_tools = json_pack("[{s:s, s:s}]", "name", "big",
+	    "description", d);
+	assert_int_equal(view_resolve(&p, in, 1, &vs), 0);
+	assert_int_equal(vs.vs_n[VIEW_KIND_TOOLS], 1);
+	expect_json(json_object_get(vs.vs_e[VIEW_KIND_TOOLS][0].ve_obj,
+	    "description"), "\"ddddddddddddddd\\u2026\"");
+	inputs_free(in, 1);
+	view_resolved_free(&vs);
+	free(d);
+	free(tt);
+}
+
+/* what a message may quote of a hostile name */
+static void
+test_quote(void **state)
+{
+	char	buf[VIEW_QUOTE_LEN], *l = nchars('\x1b', 1000);
+
+	(void)state;
+	assert_string_equal(view_quote(buf, sizeof(buf), "a\"b\\c\td\x7f"),
+	    "a\\\"b\\\\c\\x09d\\x7f");
+	/* not UTF-8: byte by byte */
+	assert_string_equal(view_quote(buf, sizeof(buf), "\xff\xc3"),
+	    "\\xff\\xc3");
+	assert_string_equal(view_quote(buf, sizeof(buf), "\xf4\x8f\xbf\xbf"),
+	    "\\u10ffff");
+	view_quote(buf, sizeof(buf), l);
+	assert_int_equal(strlen(buf), 48 * 4 + strlen("...(952 more)"));
+	assert_string_equal(buf + 48 * 4, "...(952 more)");
+	assert_string_equal(view_quote(buf, 8, "x"), "");
+	free(l);
+	assert_true(view_label_ok("caf\xc3\xa9 au lait", 12));
+	assert_false(view_label_ok("caf\xc3\xa9 au lait", 11));
+	assert_false(view_label_ok("", 12));
+	assert_false(view_label_ok("\xc3", 12));
+	assert_false(view_label_ok("a\xe2\x80\xa8" "b", 12));	/* U+2028 */
+	assert_false(view_label_ok("a\xd8\x9c" "b", 12));	/* U+061C */
+	assert_true(view_label_ok("a\xe2\x80\x8d" "b", 12));	/* ZWJ */
+}
+
+
 /* how old lists count: fresh within ttl, stale for a while, then gone */
 static void
 test_part_age(void **state)
@@ -1405,8 +1689,8 @@ test_layout_matches_view(void **state)
 		{ "beta", filt, 1, 0, NULL, 0 },
 	};
 	static const struct tb tb[] = {
-		{ "alpha", "[" TOOL("b1") "," TOOLA("a2") "," TOOL("z\u00e9")
-		    "]", "[" PROMPT("p") "]", "[" RES("file:///a") ","
+		{ "alpha", "[" TOOL("b1") "," TOOLA("a2") "," TOOL("z.9")
+		    "]", "[" PROMPT("p\u00e9") "]", "[" RES("file:///a") ","
 		    RES("file:///b") "]", "[" TMPL("file:///{x}") "]" },
 		{ "beta", "[" TOOL("c1") "," TOOL("c2") "," TOOL("c3") "]",
 		    "[" PROMPT("p") "]", "[" RES("file:///a") "]",
@@ -1693,6 +1977,9 @@ main(void)
 		cmocka_unit_test(test_determinism),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_policy_edges),
+		cmocka_unit_test(test_name_rules),
+		cmocka_unit_test(test_text_caps),
+		cmocka_unit_test(test_quote),
 		cmocka_unit_test(test_part_age),
 		cmocka_unit_test(test_mark),
 		cmocka_unit_test(test_layout_matches_view),

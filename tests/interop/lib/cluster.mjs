@@ -22,17 +22,18 @@ export async function redisCli(port, ...args) {
 }
 
 export class Redis {
-  constructor(port, dir, password) {
+  constructor(port, dir, password, appendonly = false) {
     this.port = port;
     this.dir = dir;
     this.password = password;
+    this.appendonly = appendonly;
     this.proc = null;
   }
 
   async start({ timeout = 10000 } = {}) {
     this.proc = startProc('redis-server', REDIS_SERVER, [
       '--bind', HOST, '--port', String(this.port), '--dir', this.dir,
-      '--save', '', '--appendonly', 'no', '--daemonize', 'no',
+      '--save', '', '--appendonly', this.appendonly ? 'yes' : 'no', '--daemonize', 'no',
       '--protected-mode', 'yes', '--loglevel', 'warning',
       ...(this.password ? ['--requirepass', this.password] : []),
     ]);
@@ -56,9 +57,9 @@ export class Redis {
   }
 }
 
-/* password: the Redis's requirepass, if any */
-export async function startRedis({ password } = {}) {
-  const r = new Redis(await freePort(), await tmpDir('vmcpd-redis-'), password);
+/* password: the Redis's requirepass, if any; appendonly: persist (AOF) */
+export async function startRedis({ password, appendonly } = {}) {
+  const r = new Redis(await freePort(), await tmpDir('vmcpd-redis-'), password, appendonly);
   return r.start();
 }
 
