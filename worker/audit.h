@@ -56,4 +56,41 @@ void	audit_workflow(struct worker *, const struct principal *,
 	    const char *type, const char *outcome, json_t *target,
 	    json_t *extra);
 
+/*
+ * An event's line (audit_line.c, pure), its strings borrowed: the
+ * request's (source network, with extra; target and metadata.extra from
+ * the fields) or a workflow's (source local, no extra; target and
+ * metadata.extra the JSON texts given).
+ */
+struct audit_line {
+	const char	*al_id;
+	const char	*al_type;
+	const char	*al_when;
+	const char	*al_outcome;
+	const char	*al_component;
+	const char	*al_source_type;
+	const char	*al_source_value;
+	int		 al_source_extra;	/* source.extra written */
+	const char	*al_ua;			/* source.extra's, or NULL */
+	const char	*al_reqid;
+	const char	*al_user;		/* subjects */
+	const char	*al_user_id;		/* or NULL */
+	const char	*al_target_raw;		/* or NULL: */
+	size_t		 al_target_rawlen;
+	const char	*al_method;		/* target's */
+	const char	*al_target_type;	/* or NULL */
+	const char	*al_name;		/* or NULL */
+	const char	*al_extra_raw;		/* or NULL: */
+	size_t		 al_extra_rawlen;
+	long long	 al_duration_ms;	/* metadata.extra's */
+	int		 al_status;
+	const char	*al_backend;		/* or NULL */
+	const char	*al_data;		/* data.request, or NULL */
+	size_t		 al_datalen;
+};
+struct jsonw;
+/* the line, with its newline, in jw (reset first); -1: none (a required
+ * string not UTF-8, or no memory) */
+int	audit_line_write(struct jsonw *, const struct audit_line *);
+
 #endif /* VMCPD_AUDIT_H */
