@@ -480,10 +480,10 @@ authz_who_tool(struct authz_who *w, const char *name, size_t namelen,
 	 * tool as listed (cached), which is the call's with no arguments.
 	 */
 	if (cedar_policyset_args(ps) == CEDAR_ARGS_NONE && item != NULL) {
-		if (why != NULL)
+		if ((allow = authz_who_item(w, VIEW_KIND_TOOLS, name, namelen,
+		    item, ilen)) == 0 && why != NULL)
 			(void)snprintf(why, whysz, "the tool's decision");
-		return authz_who_item(w, VIEW_KIND_TOOLS, name, namelen, item,
-		    ilen);
+		return allow;
 	}
 	memset(&call, 0, sizeof(call));
 	call.cc_kind = CEDAR_TOOL;
