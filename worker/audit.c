@@ -9,6 +9,7 @@
 #include <sys/types.h>
 #include <sys/socket.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -22,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <event2/event.h>
 #include <jansson.h>
 
 #include "shared/config.h"
@@ -50,21 +52,56 @@ struct audit_ev {
 	enum audit_outcome ae_outcome;
 };
 
+/*
+ * The lines of one event-loop turn go out together, with one write(2)
+ * at the end of the turn (audit_flush, an event made active by the
+ * turn's first line, runs after the events ready with it): a regular
+ * file opened O_APPEND takes each write whole, so lines of the workers
+ * never interleave, and a write per line cost as much again as the
+ * line itself.  Anything else (stderr: a pipe, a terminal) gets a write
+ * per line, as a pipe keeps only writes up to PIPE_BUF whole.
+ */
+#define AUDIT_BATCH_MAX	(64 * 1024)
+
 static int		 audit_fd = -1;
-static struct jsonw	 audit_jw;	/* the line, its buffer kept */
+static int		 audit_batched;	/* audit_fd is a regular file */
+static struct jsonw	 audit_jw;	/* the lines not written yet */
+static struct event	*audit_flush_ev;
 
 static int
 audit_open(const struct config_audit *ca)
 {
-	int fd;
+	struct stat	 st;
+	int		 fd;
 
 	if (ca->ca_log_file == NULL)
-		return dup(STDERR_FILENO);
-	fd = open(ca->ca_log_file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
-	    0600);
-	if (fd == -1)
+		fd = dup(STDERR_FILENO);
+	else if ((fd = open(ca->ca_log_file, O_WRONLY | O_APPEND | O_CREAT |
+	    O_CLOEXEC, 0600)) == -1)
 		log_warn("audit: %s", ca->ca_log_file);
+	audit_batched = fd != -1 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
 	return fd;
+}
+
+/* the lines waiting, written */
+static void
+audit_flush(void)
+{
+	if (audit_jw.jw_len == 0)
+		return;
+	if (audit_fd != -1 && write(audit_fd, audit_jw.jw_buf,
+	    audit_jw.jw_len) != (ssize_t)audit_jw.jw_len)
+		log_warnx("audit: short write");
+	jsonw_reset(&audit_jw);
+}
+
+static void
+audit_on_flush(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	(void)arg;
+	audit_flush();
 }
 
 int
@@ -74,6 +111,8 @@ audit_init(struct worker *w)
 		return 0;
 	if ((audit_fd = audit_open(&w->w_conf->cf_audit)) == -1)
 		return -1;
+	/* none (no memory): a write per line */
+	audit_flush_ev = event_new(w->w_base, -1, 0, audit_on_flush, NULL);
 	return 0;
 }
 
@@ -84,6 +123,7 @@ audit_reopen(struct worker *w)
 
 	if (!w->w_conf->cf_audit.ca_enabled)
 		return;
+	audit_flush();		/* the old file's lines */
 	if ((fd = audit_open(&w->w_conf->cf_audit)) == -1)
 		return;		/* keep writing to the old one */
 	if (audit_fd != -1)
@@ -94,6 +134,10 @@ audit_reopen(struct worker *w)
 void
 audit_free(void)
 {
+	audit_flush();
+	if (audit_flush_ev != NULL)
+		event_free(audit_flush_ev);
+	audit_flush_ev = NULL;
 	if (audit_fd != -1)
 		(void)close(audit_fd);
 	audit_fd = -1;
@@ -229,7 +273,7 @@ audit_peer(struct audit_ev *ae, struct httpd_req *req)
 	struct sockaddr_storage	 ss;
 	socklen_t		 sl = sizeof(ss);
 
-	(void)snprintf(ae->ae_peer, sizeof(ae->ae_peer), "local");
+	memcpy(ae->ae_peer, "local", sizeof("local"));
 	if (httpd_req_peer(req, &ss, &sl) == -1)
 		return;
 	if (ss.ss_family == AF_INET)
@@ -238,7 +282,7 @@ audit_peer(struct audit_ev *ae, struct httpd_req *req)
 	else if (ss.ss_family == AF_INET6 && inet_ntop(AF_INET6,
 	    &((struct sockaddr_in6 *)&ss)->sin6_addr, ae->ae_peer,
 	    sizeof(ae->ae_peer)) == NULL)
-		(void)snprintf(ae->ae_peer, sizeof(ae->ae_peer), "local");
+		memcpy(ae->ae_peer, "local", sizeof("local"));
 }
 
 static const char *
@@ -352,16 +396,23 @@ audit_when(char when[40])
 	when[slen + 8] = '\0';
 }
 
-/* the line in audit_jw, one write(2): O_APPEND keeps the workers'
- * lines whole */
+/* the event's line, after the turn's others (audit_flush) */
 static void
 audit_emit(const struct audit_line *al)
 {
-	if (audit_line_write(&audit_jw, al) == -1)
+	struct jsonw_mark	 m;
+	int			 first = audit_jw.jw_len == 0;
+
+	jsonw_mark(&audit_jw, &m);
+	if (audit_line_write(&audit_jw, al) == -1) {
+		jsonw_undo(&audit_jw, &m);
 		return;
-	if (write(audit_fd, audit_jw.jw_buf, audit_jw.jw_len) !=
-	    (ssize_t)audit_jw.jw_len)
-		log_warnx("audit: short write");
+	}
+	if (!audit_batched || audit_flush_ev == NULL ||
+	    audit_jw.jw_len >= AUDIT_BATCH_MAX)
+		audit_flush();
+	else if (first)
+		event_active(audit_flush_ev, EV_TIMEOUT, 0);
 }
 
 /* the request's params as text, cut at maxDataSize; malloc'd */

@@ -1,8 +1,9 @@
 /*
  * The audit log (vmcpd.yaml audit): one JSON line per /mcp request,
  * the reference vMCP's event schema (docs/ARCHITECTURE.md, Audit),
- * written by every worker to one file opened O_APPEND, each line with
- * one write(2) so lines from workers never interleave; reopened on
+ * written by every worker to one file opened O_APPEND, whole lines in
+ * one write(2) each event-loop turn (a line each to what is not a
+ * regular file) so lines from workers never interleave; reopened on
  * SIGUSR1 (the master forwards it).  Tokens never appear (no header but
  * User-Agent and X-Request-ID is read); the request's params only with
  * includeRequestData, cut at maxDataSize.  When audit is off a request
@@ -89,8 +90,8 @@ struct audit_line {
 	size_t		 al_datalen;
 };
 struct jsonw;
-/* the line, with its newline, in jw (reset first); -1: none (a required
- * string not UTF-8, or no memory) */
+/* the line, with its newline, appended to jw; -1: a required string
+ * not UTF-8, or no memory (jw then holds a part of it: jsonw_undo()) */
 int	audit_line_write(struct jsonw *, const struct audit_line *);
 
 #endif /* VMCPD_AUDIT_H */

@@ -19,7 +19,7 @@ audit_line_write(struct jsonw *jw, const struct audit_line *al)
 	struct jsonw_mark	 m;
 	int			 bad = 0;
 
-	jsonw_reset(jw);
+	jw->jw_comma = 0;	/* a line of its own after any before */
 	jsonw_obj(jw, NULL);
 	bad |= jsonw_str(jw, "audit_id", al->al_id);
 	bad |= jsonw_str(jw, "type", al->al_type);

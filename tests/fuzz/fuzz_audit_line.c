@@ -110,6 +110,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	t = json_string(al.al_method);
 	required_ok = t != NULL;
 	json_decref(t);
+	jsonw_reset(&jw);
 	if (audit_line_write(&jw, &al) == -1) {
 		if (required_ok && !jw.jw_failed)
 			abort();

@@ -126,7 +126,10 @@ check_same(const struct audit_line *al, struct jsonw *jw)
 	char		*ref = ref_line(al);
 	json_t		*got, *want;
 	json_error_t	 e;
-	int		 rc = audit_line_write(jw, al);
+	int		 rc;
+
+	jsonw_reset(jw);
+	rc = audit_line_write(jw, al);
 
 	if (ref == NULL) {
 		assert_int_equal(rc, -1);
@@ -296,12 +299,35 @@ test_jsonw_undo(void **state)
 	jsonw_free(&jw);
 }
 
+/* lines append: two in a row are two lines, each whole */
+static void
+test_audit_line_appends(void **state)
+{
+	struct audit_line	 al;
+	struct jsonw		 jw;
+	char			*ref, *two;
+
+	(void)state;
+	memset(&jw, 0, sizeof(jw));
+	base_event(&al);
+	ref = ref_line(&al);
+	assert_non_null(ref);
+	assert_int_equal(audit_line_write(&jw, &al), 0);
+	assert_int_equal(audit_line_write(&jw, &al), 0);
+	assert_int_not_equal(asprintf(&two, "%s%s", ref, ref), -1);
+	assert_string_equal(jw.jw_buf, two);
+	free(two);
+	free(ref);
+	jsonw_free(&jw);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_audit_line_hostile),
 		cmocka_unit_test(test_audit_line_shapes),
+		cmocka_unit_test(test_audit_line_appends),
 		cmocka_unit_test(test_jsonw_undo),
 	};
 
