@@ -24,17 +24,15 @@ jsonw_free(struct jsonw *jw)
 	memset(jw, 0, sizeof(*jw));
 }
 
-/* room for n more bytes and the NUL, or -1 (jw_failed) */
+/* the buffer grown for n more bytes and the NUL, or -1 (jw_failed) */
 static int
-jsonw_room(struct jsonw *jw, size_t n)
+jsonw_grow(struct jsonw *jw, size_t n)
 {
 	size_t	 cap;
 	char	*b;
 
 	if (jw->jw_failed)
 		return -1;
-	if (n < jw->jw_cap - jw->jw_len)
-		return 0;
 	if (n > SIZE_MAX / 2 - jw->jw_len - 1) {
 		jw->jw_failed = 1;
 		return -1;
@@ -49,6 +47,15 @@ jsonw_room(struct jsonw *jw, size_t n)
 	jw->jw_buf = b;
 	jw->jw_cap = cap;
 	return 0;
+}
+
+/* room for n more bytes and the NUL, or -1: inline, as every value asks */
+static inline int
+jsonw_room(struct jsonw *jw, size_t n)
+{
+	if (n < jw->jw_cap - jw->jw_len && !jw->jw_failed)
+		return 0;
+	return jsonw_grow(jw, n);
 }
 
 void

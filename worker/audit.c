@@ -40,8 +40,11 @@ struct audit_ev {
 	struct worker	*ae_w;
 	void		(*ae_next)(struct httpd_req *, void *);
 	const char	*ae_type;	/* static */
-	char		*ae_method;
+	const char	*ae_method;	/* static, or ae_method_own */
+	char		*ae_method_own;
 	char		*ae_name;
+	char		*ae_body;	/* a copy, until what it asks is noted */
+	size_t		 ae_bodylen;
 	const char	*ae_target_type;	/* static, or NULL */
 	json_t		*ae_data;	/* the request's params, or NULL */
 	char		*ae_ua;
@@ -186,12 +189,22 @@ audit_target_type(const struct mcp_method *mm)
 	}
 }
 
-/*
- * What the body asks, read here so that every path is covered (a 401
- * or a 403 answers before the front reads the body): by the front's
- * scan (no tree) when it is sure and names all the event needs, else by
- * a parse.
- */
+/* what a request asks, from a sure scan of its body (the front's or
+ * the audit's own, the same scan): the method, the name, the params */
+static void
+audit_note_sure(struct audit_ev *ae, const struct mcp_method *mm,
+    const char *name, size_t namelen, const char *params, size_t plen)
+{
+	ae->ae_type = mm->mm_audit != NULL ? mm->mm_audit : "mcp_request";
+	ae->ae_method = mm->mm_name;
+	ae->ae_target_type = audit_target_type(mm);
+	if (name != NULL)
+		ae->ae_name = strndup(name, namelen);
+	if (ae->ae_w->w_conf->cf_audit.ca_request_data && params != NULL)
+		ae->ae_data = json_loadb(params, plen, 0, NULL);
+}
+
+/* by the scan (no tree) when it is sure and names all the event needs */
 static int
 audit_note_scan(struct audit_ev *ae, const char *body, size_t len)
 {
@@ -202,31 +215,20 @@ audit_note_scan(struct audit_ev *ae, const char *body, size_t len)
 	    (sc.js_name == NULL && (mm->mm_route == MCP_ROUTE_TOOL ||
 	    mm->mm_route == MCP_ROUTE_PROMPT || mm->mm_route == MCP_ROUTE_URI)))
 		return -1;
-	ae->ae_type = mm->mm_audit != NULL ? mm->mm_audit : "mcp_request";
-	ae->ae_method = strdup(mm->mm_name);
-	ae->ae_target_type = audit_target_type(mm);
-	if (sc.js_name != NULL)
-		ae->ae_name = strndup(sc.js_name, sc.js_namelen);
-	if (ae->ae_w->w_conf->cf_audit.ca_request_data && sc.js_params != NULL)
-		ae->ae_data = json_loadb(sc.js_params, sc.js_paramslen, 0,
-		    NULL);
+	audit_note_sure(ae, mm, sc.js_name, sc.js_namelen, sc.js_params,
+	    sc.js_paramslen);
 	return 0;
 }
 
+/* what a POST's body asks: by the scan, else by a parse */
 static void
-audit_note_body(struct audit_ev *ae, struct httpd_req *req)
+audit_note_text(struct audit_ev *ae, const char *body, size_t len)
 {
 	const struct mcp_method	*mm;
 	json_t			*root, *params, *n;
-	const char		*body, *method;
-	size_t			 len;
+	const char		*method;
 
-	/* a GET opens a session's stream (the reference's sse_connection) */
-	ae->ae_type = httpd_req_method(req) == HTTP_M_GET ? "sse_connection" :
-	    "http_request";
-	if (httpd_req_method(req) != HTTP_M_POST ||
-	    (body = httpd_req_body(req, &len)) == NULL || len == 0 ||
-	    audit_note_scan(ae, body, len) == 0 ||
+	if (audit_note_scan(ae, body, len) == 0 ||
 	    (root = json_loadb(body, len, JSON_REJECT_DUPLICATES, NULL)) ==
 	    NULL)
 		return;
@@ -235,7 +237,7 @@ audit_note_body(struct audit_ev *ae, struct httpd_req *req)
 		mm = mcp_method_find(method);
 		ae->ae_type = mm != NULL && mm->mm_audit != NULL ?
 		    mm->mm_audit : "mcp_request";
-		ae->ae_method = strdup(method);
+		ae->ae_method = ae->ae_method_own = strdup(method);
 		ae->ae_target_type = mm != NULL ? audit_target_type(mm) :
 		    "endpoint";
 		params = json_object_get(root, "params");
@@ -247,6 +249,47 @@ audit_note_body(struct audit_ev *ae, struct httpd_req *req)
 			ae->ae_data = json_incref(params);
 	}
 	json_decref(root);
+}
+
+/*
+ * What the body asks must be read for every path (a 401 or a 403
+ * answers before the front reads the body), but the front's own scan of
+ * a tools/call, which most requests are, tells it all
+ * (audit_note_call()): the body is kept (a copy: the request's is gone
+ * when it ends) and read only if the front did not tell.  A large body
+ * is read at once instead.
+ */
+#define AUDIT_BODY_KEEP	(64 * 1024)
+
+static void
+audit_note_body(struct audit_ev *ae, struct httpd_req *req)
+{
+	const char	*body;
+	size_t		 len;
+
+	/* a GET opens a session's stream (the reference's sse_connection) */
+	ae->ae_type = httpd_req_method(req) == HTTP_M_GET ? "sse_connection" :
+	    "http_request";
+	if (httpd_req_method(req) != HTTP_M_POST ||
+	    (body = httpd_req_body(req, &len)) == NULL || len == 0)
+		return;
+	if (len > AUDIT_BODY_KEEP || (ae->ae_body = malloc(len)) == NULL) {
+		audit_note_text(ae, body, len);
+		return;
+	}
+	memcpy(ae->ae_body, body, len);
+	ae->ae_bodylen = len;
+}
+
+/* the body kept, read now if the front did not tell */
+static void
+audit_note_kept(struct audit_ev *ae)
+{
+	if (ae->ae_body == NULL)
+		return;
+	audit_note_text(ae, ae->ae_body, ae->ae_bodylen);
+	free(ae->ae_body);
+	ae->ae_body = NULL;
 }
 
 /* a dotted quad by hand (inet_ntop() cost 1.7k instructions a line) */
@@ -443,6 +486,7 @@ audit_write(struct audit_ev *ae, struct httpd_req *req)
 	char				 id[37], when[40];
 	int				 status = httpd_req_status(req);
 
+	audit_note_kept(ae);
 	if (!audit_wanted(ca, ae->ae_type) || audit_fd == -1)
 		return;
 	memset(&al, 0, sizeof(al));
@@ -480,7 +524,8 @@ audit_on_done(struct httpd_req *req, void *arg)
 	struct worker	*w = ae->ae_w;
 
 	audit_write(ae, req);
-	free(ae->ae_method);
+	free(ae->ae_method_own);
+	free(ae->ae_body);
 	free(ae->ae_name);
 	free(ae->ae_ua);
 	free(ae->ae_reqid);
@@ -541,6 +586,21 @@ audit_set_backend(struct worker *w, struct httpd_req *req,
 
 	if ((ae = audit_ev_of(w, req)) != NULL)
 		ae->ae_backend = backend;
+}
+
+void
+audit_note_call(struct worker *w, struct httpd_req *req,
+    const struct mcp_method *mm, const char *name, size_t namelen,
+    const char *params, size_t plen)
+{
+	struct audit_ev *ae;
+
+	/* noted already (a large body), or audit off */
+	if ((ae = audit_ev_of(w, req)) == NULL || ae->ae_body == NULL)
+		return;
+	free(ae->ae_body);
+	ae->ae_body = NULL;
+	audit_note_sure(ae, mm, name, namelen, params, plen);
 }
 
 /* a workflow's target or extra as text (NULL: {}), malloc'd */

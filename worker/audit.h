@@ -46,6 +46,15 @@ void	audit_set_outcome(struct worker *, struct httpd_req *,
  */
 void	audit_set_backend(struct worker *, struct httpd_req *,
 	    const char *backend);
+/*
+ * The front's sure scan of the request's body (jsonrpc_scan()): its
+ * method, params.name and params' text, which spare the audit a scan of
+ * its own.
+ */
+struct mcp_method;
+void	audit_note_call(struct worker *, struct httpd_req *,
+	    const struct mcp_method *, const char *name, size_t namelen,
+	    const char *params, size_t plen);
 
 /*
  * A composite run's event (type vmcp_workflow_* or vmcp_workflow_step_*)
