@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "jsonw.h"
+#include "proto.h"
 
 void
 jsonw_reset(struct jsonw *jw)
@@ -128,9 +129,8 @@ jsonw_string(struct jsonw *jw, const char *s, size_t len)
 	*o++ = '"';
 	while (p < end) {
 		/* a run written as it is: printable ASCII but '"', '\\' */
-		for (run = p; p < end && *p >= 0x20 && *p < 0x80 &&
-		    *p != '"' && *p != '\\'; p++)
-			;
+		run = p;
+		p = proto_json_plain(p, end);
 		memcpy(o, run, (size_t)(p - run));
 		o += p - run;
 		if (p == end)

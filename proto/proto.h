@@ -648,6 +648,14 @@ struct proto_members {
  */
 int	 proto_json_check(const char *buf, size_t len, struct proto_members *m);
 /*
+ * The first byte in [p, end) that a JSON string does not hold as it is
+ * ('"', '\\', a control character) or that is not ASCII, or end: the
+ * strict scan's run of plain bytes, sixteen at a time with SSE2
+ * (jsonspan.c); the JSON writer (jsonw.c) copies such runs whole.
+ */
+const unsigned char *proto_json_plain(const unsigned char *p,
+	    const unsigned char *end);
+/*
  * proto_json_members() into m, the sub-object's members too: -1 if more
  * than m->pm_max at the top; the sub-object's count may pass its
  * pm_max (only that many kept), and with a repeated key it is the last

@@ -76,7 +76,7 @@ struct principal *auth_cache_get(struct auth_cache *, const char *key,
 	    size_t len, int64_t now);
 void	 auth_cache_put(struct auth_cache *, const char *key, size_t len,
 	    struct principal *);
-/* SipHash-2-4 under the key (k0, k1), each little-endian */
+/* SipHash-1-3 under the key (k0, k1), each little-endian */
 uint64_t auth_siphash(uint64_t k0, uint64_t k1, const void *, size_t);
 
 #endif

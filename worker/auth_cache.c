@@ -3,9 +3,11 @@
  * direct-mapped table of principals, each under the very bytes of the
  * token (or the local peer's key) it was checked for.
  *
- * A lookup hashes the token with SipHash-2-4 under a key drawn at
+ * A lookup hashes the token with SipHash-1-3 under a key drawn at
  * random per worker (Aumasson and Bernstein, "SipHash: a fast
- * short-input PRF", 2012) to find its slot, and takes the slot's
+ * short-input PRF", 2012; the 1-3 variant is the one hash tables keyed
+ * against flooding use, Python's and Rust's) to find its slot, and
+ * takes the slot's
  * principal only if the stored token is the one presented, compared
  * whole in constant time.  So the cache accepts a token only if that
  * exact token was checked: the hash picks a slot, it never decides.
@@ -58,7 +60,8 @@ sip_le64(const unsigned char *p)
 	    (uint64_t)p[7] << 56;
 }
 
-/* SipHash-2-4 of len bytes under (k0, k1), as the paper's reference */
+/* SipHash-1-3 of len bytes under (k0, k1): the paper's reference with
+ * one compression round and three finalization rounds */
 uint64_t
 auth_siphash(uint64_t k0, uint64_t k1, const void *data, size_t len)
 {
@@ -74,17 +77,14 @@ auth_siphash(uint64_t k0, uint64_t k1, const void *data, size_t len)
 		m = sip_le64(p);
 		v3 ^= m;
 		SIP_ROUND(v0, v1, v2, v3);
-		SIP_ROUND(v0, v1, v2, v3);
 		v0 ^= m;
 	}
 	for (i = 0; i < (len & 7); i++)
 		b |= (uint64_t)p[i] << (8 * i);
 	v3 ^= b;
 	SIP_ROUND(v0, v1, v2, v3);
-	SIP_ROUND(v0, v1, v2, v3);
 	v0 ^= b;
 	v2 ^= 0xff;
-	SIP_ROUND(v0, v1, v2, v3);
 	SIP_ROUND(v0, v1, v2, v3);
 	SIP_ROUND(v0, v1, v2, v3);
 	SIP_ROUND(v0, v1, v2, v3);

@@ -2,8 +2,8 @@
  * worker/auth_cache.c: the cache of checked tokens finds a principal
  * only under the exact bytes of the token it was put for (a token one
  * byte off, a prefix, a longer one, an unchecked one are misses), drops
- * it once expired, and its SipHash-2-4 is the paper's (its test vector,
- * and OpenSSL's SIPHASH MAC on every length up to 100).
+ * it once expired, and its SipHash-1-3 is OpenSSL's SIPHASH MAC with
+ * c-rounds 1 and d-rounds 3, on every length up to 100.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -32,22 +32,25 @@ le64(const unsigned char *p)
 	return v;
 }
 
-/* SipHash-2-4 as OpenSSL computes it, 64-bit output */
+/* SipHash-1-3 as OpenSSL computes it, 64-bit output */
 static uint64_t
 openssl_siphash(const unsigned char key[16], const unsigned char *m,
     size_t len)
 {
 	EVP_MAC		*mac = EVP_MAC_fetch(NULL, "SIPHASH", NULL);
 	EVP_MAC_CTX	*ctx;
-	OSSL_PARAM	 params[2];
+	OSSL_PARAM	 params[4];
 	unsigned char	 out[8];
 	size_t		 outlen = 0, size = 8;
+	unsigned int	 c = 1, d = 3;
 
 	assert_non_null(mac);
 	ctx = EVP_MAC_CTX_new(mac);
 	assert_non_null(ctx);
 	params[0] = OSSL_PARAM_construct_size_t(OSSL_MAC_PARAM_SIZE, &size);
-	params[1] = OSSL_PARAM_construct_end();
+	params[1] = OSSL_PARAM_construct_uint(OSSL_MAC_PARAM_C_ROUNDS, &c);
+	params[2] = OSSL_PARAM_construct_uint(OSSL_MAC_PARAM_D_ROUNDS, &d);
+	params[3] = OSSL_PARAM_construct_end();
 	assert_int_equal(EVP_MAC_init(ctx, key, 16, params), 1);
 	assert_int_equal(EVP_MAC_update(ctx, m, len), 1);
 	assert_int_equal(EVP_MAC_final(ctx, out, &outlen, sizeof(out)), 1);
@@ -71,15 +74,6 @@ test_siphash(void **state)
 		m[i] = (unsigned char)(i * 7 + 3);
 	k0 = le64(key);
 	k1 = le64(key + 8);
-	/* the paper's appendix A: 15 bytes 00..0e under key 00..0f */
-	{
-		unsigned char v[15];
-
-		for (i = 0; i < sizeof(v); i++)
-			v[i] = (unsigned char)i;
-		assert_true(auth_siphash(k0, k1, v, sizeof(v)) ==
-		    0xa129ca6149be45e5ULL);
-	}
 	for (i = 0; i <= sizeof(m); i++)
 		assert_true(auth_siphash(k0, k1, m, i) ==
 		    openssl_siphash(key, m, i));
