@@ -198,6 +198,10 @@ const char *proto_value_ctl(const char *v, size_t n);
 /* the first control character but HTAB (or DEL) in [p, end), CR and LF
  * included, or end: where a well-formed field line's value stops */
 const char *proto_value_stop(const char *p, const char *end);
+/* the first byte in [p, end) that is no RFC 6750 2.1 b64token
+ * character (ALPHA, DIGIT, "-", ".", "_", "~", "+", "/"; the "="
+ * padding after them is the caller's), or end */
+const char *proto_b64token_stop(const char *p, const char *end);
 /* the value of a hexadecimal digit, or -1 */
 int	 proto_hex_digit(int c);
 /* v in base 10 or 16 (lower case) written backwards from end, which is

@@ -41,6 +41,7 @@
 #include "shared/log.h"
 #include "shared/store.h"
 #include "proto/form.h"
+#include "proto/proto.h"
 #include "auth.h"
 #include "httpd.h"
 #include "reqhold.h"
@@ -934,8 +935,8 @@ auth_bearer(const char *h, size_t *len)
 		return NULL;
 	for (t = h + 6; *t == ' ' || *t == '\t'; t++)
 		;
-	n = strspn(t, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-	    "0123456789-._~+/");
+	/* sixteen bytes a step: strspn() here was 2k instructions a call */
+	n = (size_t)(proto_b64token_stop(t, t + strlen(t)) - t);
 	n += strspn(t + n, "=");
 	if (n == 0 || t[n + strspn(t + n, " \t")] != '\0')
 		return NULL;
