@@ -423,6 +423,48 @@ proto_value_stop(const char *p, const char *end)
 	return p;
 }
 
+/*
+ * A bearer token is ~800 bytes a request: sixteen at a time with SSE2,
+ * each range [lo, hi] tested by one add and one signed compare (x +
+ * 0x80 - lo < -0x80 + hi - lo + 1); bytes past 0x7f fall out of every
+ * range, as they should.
+ */
+#define B64T_RANGE(x, lo, hi)	_mm_cmplt_epi8(_mm_add_epi8((x),	\
+	    _mm_set1_epi8((char)(0x80 - (lo)))),				\
+	    _mm_set1_epi8((char)(-0x80 + (hi) - (lo) + 1)))
+
+const char *
+proto_b64token_stop(const char *p, const char *end)
+{
+	unsigned char	 c;
+#ifdef __SSE2__
+	__m128i		 x, ok;
+	int		 bits;
+
+	while (end - p >= 16) {
+		x = _mm_loadu_si128((const __m128i *)(const void *)p);
+		ok = _mm_or_si128(_mm_or_si128(B64T_RANGE(x, 'A', 'Z'),
+		    B64T_RANGE(x, 'a', 'z')), _mm_or_si128(B64T_RANGE(x, '0',
+		    '9'), B64T_RANGE(x, '-', '/')));
+		ok = _mm_or_si128(ok, _mm_or_si128(_mm_or_si128(
+		    _mm_cmpeq_epi8(x, _mm_set1_epi8('_')),
+		    _mm_cmpeq_epi8(x, _mm_set1_epi8('~'))),
+		    _mm_cmpeq_epi8(x, _mm_set1_epi8('+'))));
+		if ((bits = _mm_movemask_epi8(ok)) != 0xffff)
+			return p + __builtin_ctz((unsigned int)~bits);
+		p += 16;
+	}
+#endif
+	for (; p < end; p++) {
+		c = (unsigned char)*p;
+		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+		    (c >= '0' && c <= '9') || (c >= '-' && c <= '/') ||
+		    c == '_' || c == '~' || c == '+'))
+			break;
+	}
+	return p;
+}
+
 char *
 proto_utoa(char *end, uint64_t v, int base)
 {

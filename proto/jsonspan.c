@@ -195,6 +195,12 @@ scan_plain(const unsigned char *p, const unsigned char *end)
 	return p;
 }
 
+const unsigned char *
+proto_json_plain(const unsigned char *p, const unsigned char *end)
+{
+	return scan_plain(p, end);
+}
+
 /*
  * A string; *escaped tells whether it held an escape.  Escapes and
  * UTF-8 are rare: they are checked out of line, which keeps this loop

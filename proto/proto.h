@@ -198,6 +198,10 @@ const char *proto_value_ctl(const char *v, size_t n);
 /* the first control character but HTAB (or DEL) in [p, end), CR and LF
  * included, or end: where a well-formed field line's value stops */
 const char *proto_value_stop(const char *p, const char *end);
+/* the first byte in [p, end) that is no RFC 6750 2.1 b64token
+ * character (ALPHA, DIGIT, "-", ".", "_", "~", "+", "/"; the "="
+ * padding after them is the caller's), or end */
+const char *proto_b64token_stop(const char *p, const char *end);
 /* the value of a hexadecimal digit, or -1 */
 int	 proto_hex_digit(int c);
 /* v in base 10 or 16 (lower case) written backwards from end, which is
@@ -653,6 +657,14 @@ struct proto_members {
  * int64 or a real that might overflow a double.
  */
 int	 proto_json_check(const char *buf, size_t len, struct proto_members *m);
+/*
+ * The first byte in [p, end) that a JSON string does not hold as it is
+ * ('"', '\\', a control character) or that is not ASCII, or end: the
+ * strict scan's run of plain bytes, sixteen at a time with SSE2
+ * (jsonspan.c); the JSON writer (jsonw.c) copies such runs whole.
+ */
+const unsigned char *proto_json_plain(const unsigned char *p,
+	    const unsigned char *end);
 /*
  * proto_json_members() into m, the sub-object's members too: -1 if more
  * than m->pm_max at the top; the sub-object's count may pass its

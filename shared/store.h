@@ -219,10 +219,10 @@ int	 store_iter(struct store *, enum store_db, uint64_t now_ms,
 	    int include_expired, store_iter_cb, void *arg);
 /*
  * Token buckets (store_bucket.c): one write txn refills each bucket
- * (sb_max tokens per sb_period_ms, full when new), and takes one token
- * (or a lease of several) from every one if each has one, else from
- * none: STORE_LIMITED with *retry_ms, when the emptiest has its token
- * back.
+ * (sb_max tokens per sb_period_ms, full when new), gives back what a
+ * dropped lease did not spend, and takes one token (or a lease of
+ * several) from every one if each has one, else from none:
+ * STORE_LIMITED with *retry_ms, when the emptiest has its token back.
  */
 #define STORE_LIMITED		6
 #define STORE_BUCKETS_MAX	8
@@ -234,6 +234,9 @@ struct store_bucket {
 	/* a lease: 0 takes 1 token; n takes floor(tokens / n) of those
 	   left, at least 1 and at most STORE_LEASE_MAX */
 	unsigned int	 sb_lease;
+	/* tokens of a lease dropped unspent, given back before the take
+	   (the bucket capped at sb_max): written only with the take */
+	uint64_t	 sb_return;
 	uint64_t	 sb_taken;	/* out: tokens taken */
 };
 #define STORE_LEASE_MAX		1024

@@ -91,6 +91,10 @@ store_buckets_take(struct store *s, struct store_bucket *b, size_t n,
 			goto fail;
 		store_bucket_refill(&b[i], rc == 0 ? &v : NULL, now_ms, &st[i],
 		    &exp[i]);
+		/* as if those tokens had never been taken */
+		st[i].bs_tokens += (double)b[i].sb_return;
+		if (st[i].bs_tokens > (double)b[i].sb_max)
+			st[i].bs_tokens = (double)b[i].sb_max;
 		if (st[i].bs_tokens < 1.0) {
 			/* when this bucket has its token back */
 			need = (1.0 - st[i].bs_tokens) *

@@ -1,30 +1,35 @@
 /*
  * The audit log (audit.h).  The event's fields are the reference
  * vMCP's: audit_id, type, logged_at, outcome, component, source,
- * subjects, target, metadata.extra, data.  The line is built with
- * jansson, whose escaping keeps a name with a newline or a quote inside
- * its string: no name can forge a line.
+ * subjects, target, metadata.extra, data.  The line is written
+ * without a tree (audit_line.c), each string escaped as jansson escapes
+ * it: a name with a newline or a quote stays inside its string, no name
+ * can forge a field or a line.
  */
 #include <sys/types.h>
 #include <sys/socket.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <event2/event.h>
 #include <jansson.h>
 
 #include "shared/config.h"
 #include "shared/log.h"
 #include "shared/store.h"
+#include "proto/jsonw.h"
 #include "proto/method.h"
 #include "audit.h"
 #include "auth.h"
@@ -35,8 +40,11 @@ struct audit_ev {
 	struct worker	*ae_w;
 	void		(*ae_next)(struct httpd_req *, void *);
 	const char	*ae_type;	/* static */
-	char		*ae_method;
+	const char	*ae_method;	/* static, or ae_method_own */
+	char		*ae_method_own;
 	char		*ae_name;
+	char		*ae_body;	/* a copy, until what it asks is noted */
+	size_t		 ae_bodylen;
 	const char	*ae_target_type;	/* static, or NULL */
 	json_t		*ae_data;	/* the request's params, or NULL */
 	char		*ae_ua;
@@ -47,20 +55,56 @@ struct audit_ev {
 	enum audit_outcome ae_outcome;
 };
 
-static int	audit_fd = -1;
+/*
+ * The lines of one event-loop turn go out together, with one write(2)
+ * at the end of the turn (audit_flush, an event made active by the
+ * turn's first line, runs after the events ready with it): a regular
+ * file opened O_APPEND takes each write whole, so lines of the workers
+ * never interleave, and a write per line cost as much again as the
+ * line itself.  Anything else (stderr: a pipe, a terminal) gets a write
+ * per line, as a pipe keeps only writes up to PIPE_BUF whole.
+ */
+#define AUDIT_BATCH_MAX	(64 * 1024)
+
+static int		 audit_fd = -1;
+static int		 audit_batched;	/* audit_fd is a regular file */
+static struct jsonw	 audit_jw;	/* the lines not written yet */
+static struct event	*audit_flush_ev;
 
 static int
 audit_open(const struct config_audit *ca)
 {
-	int fd;
+	struct stat	 st;
+	int		 fd;
 
 	if (ca->ca_log_file == NULL)
-		return dup(STDERR_FILENO);
-	fd = open(ca->ca_log_file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
-	    0600);
-	if (fd == -1)
+		fd = dup(STDERR_FILENO);
+	else if ((fd = open(ca->ca_log_file, O_WRONLY | O_APPEND | O_CREAT |
+	    O_CLOEXEC, 0600)) == -1)
 		log_warn("audit: %s", ca->ca_log_file);
+	audit_batched = fd != -1 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
 	return fd;
+}
+
+/* the lines waiting, written */
+static void
+audit_flush(void)
+{
+	if (audit_jw.jw_len == 0)
+		return;
+	if (audit_fd != -1 && write(audit_fd, audit_jw.jw_buf,
+	    audit_jw.jw_len) != (ssize_t)audit_jw.jw_len)
+		log_warnx("audit: short write");
+	jsonw_reset(&audit_jw);
+}
+
+static void
+audit_on_flush(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	(void)arg;
+	audit_flush();
 }
 
 int
@@ -70,6 +114,8 @@ audit_init(struct worker *w)
 		return 0;
 	if ((audit_fd = audit_open(&w->w_conf->cf_audit)) == -1)
 		return -1;
+	/* none (no memory): a write per line */
+	audit_flush_ev = event_new(w->w_base, -1, 0, audit_on_flush, NULL);
 	return 0;
 }
 
@@ -80,6 +126,7 @@ audit_reopen(struct worker *w)
 
 	if (!w->w_conf->cf_audit.ca_enabled)
 		return;
+	audit_flush();		/* the old file's lines */
 	if ((fd = audit_open(&w->w_conf->cf_audit)) == -1)
 		return;		/* keep writing to the old one */
 	if (audit_fd != -1)
@@ -90,9 +137,14 @@ audit_reopen(struct worker *w)
 void
 audit_free(void)
 {
+	audit_flush();
+	if (audit_flush_ev != NULL)
+		event_free(audit_flush_ev);
+	audit_flush_ev = NULL;
 	if (audit_fd != -1)
 		(void)close(audit_fd);
 	audit_fd = -1;
+	jsonw_free(&audit_jw);
 }
 
 static int
@@ -137,12 +189,22 @@ audit_target_type(const struct mcp_method *mm)
 	}
 }
 
-/*
- * What the body asks, read here so that every path is covered (a 401
- * or a 403 answers before the front reads the body): by the front's
- * scan (no tree) when it is sure and names all the event needs, else by
- * a parse.
- */
+/* what a request asks, from a sure scan of its body (the front's or
+ * the audit's own, the same scan): the method, the name, the params */
+static void
+audit_note_sure(struct audit_ev *ae, const struct mcp_method *mm,
+    const char *name, size_t namelen, const char *params, size_t plen)
+{
+	ae->ae_type = mm->mm_audit != NULL ? mm->mm_audit : "mcp_request";
+	ae->ae_method = mm->mm_name;
+	ae->ae_target_type = audit_target_type(mm);
+	if (name != NULL)
+		ae->ae_name = strndup(name, namelen);
+	if (ae->ae_w->w_conf->cf_audit.ca_request_data && params != NULL)
+		ae->ae_data = json_loadb(params, plen, 0, NULL);
+}
+
+/* by the scan (no tree) when it is sure and names all the event needs */
 static int
 audit_note_scan(struct audit_ev *ae, const char *body, size_t len)
 {
@@ -153,31 +215,20 @@ audit_note_scan(struct audit_ev *ae, const char *body, size_t len)
 	    (sc.js_name == NULL && (mm->mm_route == MCP_ROUTE_TOOL ||
 	    mm->mm_route == MCP_ROUTE_PROMPT || mm->mm_route == MCP_ROUTE_URI)))
 		return -1;
-	ae->ae_type = mm->mm_audit != NULL ? mm->mm_audit : "mcp_request";
-	ae->ae_method = strdup(mm->mm_name);
-	ae->ae_target_type = audit_target_type(mm);
-	if (sc.js_name != NULL)
-		ae->ae_name = strndup(sc.js_name, sc.js_namelen);
-	if (ae->ae_w->w_conf->cf_audit.ca_request_data && sc.js_params != NULL)
-		ae->ae_data = json_loadb(sc.js_params, sc.js_paramslen, 0,
-		    NULL);
+	audit_note_sure(ae, mm, sc.js_name, sc.js_namelen, sc.js_params,
+	    sc.js_paramslen);
 	return 0;
 }
 
+/* what a POST's body asks: by the scan, else by a parse */
 static void
-audit_note_body(struct audit_ev *ae, struct httpd_req *req)
+audit_note_text(struct audit_ev *ae, const char *body, size_t len)
 {
 	const struct mcp_method	*mm;
 	json_t			*root, *params, *n;
-	const char		*body, *method;
-	size_t			 len;
+	const char		*method;
 
-	/* a GET opens a session's stream (the reference's sse_connection) */
-	ae->ae_type = httpd_req_method(req) == HTTP_M_GET ? "sse_connection" :
-	    "http_request";
-	if (httpd_req_method(req) != HTTP_M_POST ||
-	    (body = httpd_req_body(req, &len)) == NULL || len == 0 ||
-	    audit_note_scan(ae, body, len) == 0 ||
+	if (audit_note_scan(ae, body, len) == 0 ||
 	    (root = json_loadb(body, len, JSON_REJECT_DUPLICATES, NULL)) ==
 	    NULL)
 		return;
@@ -186,7 +237,7 @@ audit_note_body(struct audit_ev *ae, struct httpd_req *req)
 		mm = mcp_method_find(method);
 		ae->ae_type = mm != NULL && mm->mm_audit != NULL ?
 		    mm->mm_audit : "mcp_request";
-		ae->ae_method = strdup(method);
+		ae->ae_method = ae->ae_method_own = strdup(method);
 		ae->ae_target_type = mm != NULL ? audit_target_type(mm) :
 		    "endpoint";
 		params = json_object_get(root, "params");
@@ -200,23 +251,81 @@ audit_note_body(struct audit_ev *ae, struct httpd_req *req)
 	json_decref(root);
 }
 
+/*
+ * What the body asks must be read for every path (a 401 or a 403
+ * answers before the front reads the body), but the front's own scan of
+ * a tools/call, which most requests are, tells it all
+ * (audit_note_call()): the body is kept (a copy: the request's is gone
+ * when it ends) and read only if the front did not tell.  A large body
+ * is read at once instead.
+ */
+#define AUDIT_BODY_KEEP	(64 * 1024)
+
+static void
+audit_note_body(struct audit_ev *ae, struct httpd_req *req)
+{
+	const char	*body;
+	size_t		 len;
+
+	/* a GET opens a session's stream (the reference's sse_connection) */
+	ae->ae_type = httpd_req_method(req) == HTTP_M_GET ? "sse_connection" :
+	    "http_request";
+	if (httpd_req_method(req) != HTTP_M_POST ||
+	    (body = httpd_req_body(req, &len)) == NULL || len == 0)
+		return;
+	if (len > AUDIT_BODY_KEEP || (ae->ae_body = malloc(len)) == NULL) {
+		audit_note_text(ae, body, len);
+		return;
+	}
+	memcpy(ae->ae_body, body, len);
+	ae->ae_bodylen = len;
+}
+
+/* the body kept, read now if the front did not tell */
+static void
+audit_note_kept(struct audit_ev *ae)
+{
+	if (ae->ae_body == NULL)
+		return;
+	audit_note_text(ae, ae->ae_body, ae->ae_bodylen);
+	free(ae->ae_body);
+	ae->ae_body = NULL;
+}
+
+/* a dotted quad by hand (inet_ntop() cost 1.7k instructions a line) */
+static void
+audit_peer4(const uint8_t *a, char *out)
+{
+	size_t	 i;
+	uint8_t	 v;
+
+	for (i = 0; i < 4; i++) {
+		v = a[i];
+		if (v >= 100)
+			*out++ = (char)('0' + v / 100);
+		if (v >= 10)
+			*out++ = (char)('0' + v / 10 % 10);
+		*out++ = (char)('0' + v % 10);
+		*out++ = i < 3 ? '.' : '\0';
+	}
+}
+
 static void
 audit_peer(struct audit_ev *ae, struct httpd_req *req)
 {
 	struct sockaddr_storage	 ss;
 	socklen_t		 sl = sizeof(ss);
-	const void		*a = NULL;
 
-	(void)snprintf(ae->ae_peer, sizeof(ae->ae_peer), "local");
+	memcpy(ae->ae_peer, "local", sizeof("local"));
 	if (httpd_req_peer(req, &ss, &sl) == -1)
 		return;
 	if (ss.ss_family == AF_INET)
-		a = &((struct sockaddr_in *)&ss)->sin_addr;
-	else if (ss.ss_family == AF_INET6)
-		a = &((struct sockaddr_in6 *)&ss)->sin6_addr;
-	if (a == NULL || inet_ntop(ss.ss_family, a, ae->ae_peer,
+		audit_peer4((const uint8_t *)&((struct sockaddr_in *)&ss)->
+		    sin_addr, ae->ae_peer);
+	else if (ss.ss_family == AF_INET6 && inet_ntop(AF_INET6,
+	    &((struct sockaddr_in6 *)&ss)->sin6_addr, ae->ae_peer,
 	    sizeof(ae->ae_peer)) == NULL)
-		(void)snprintf(ae->ae_peer, sizeof(ae->ae_peer), "local");
+		memcpy(ae->ae_peer, "local", sizeof("local"));
 }
 
 static const char *
@@ -246,18 +355,28 @@ audit_outcome_name(enum audit_outcome o, int status)
 	return "error";
 }
 
-/* RFC 4122 version 4; hex by hand (snprintf per byte cost 11k
- * instructions of every audited request) */
+/*
+ * RFC 4122 version 4; hex by hand (snprintf per byte cost 11k
+ * instructions of every audited request), the random bytes drawn for
+ * 16 ids at a time (a system call per line was as many)
+ */
 static void
 audit_uuid(char out[37])
 {
 	static const char	 hex[] = "0123456789abcdef";
-	uint8_t			 b[16];
+	static uint8_t		 pool[256];
+	static size_t		 used = sizeof(pool);
+	uint8_t			*b;
 	size_t			 i;
 	char			*p = out;
 
-	if (getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b))
-		memset(b, 0, sizeof(b));
+	if (used == sizeof(pool)) {
+		if (getrandom(pool, sizeof(pool), 0) != (ssize_t)sizeof(pool))
+			memset(pool, 0, sizeof(pool));
+		used = 0;
+	}
+	b = pool + used;
+	used += 16;
 	b[6] = (b[6] & 0x0f) | 0x40;
 	b[8] = (b[8] & 0x3f) | 0x80;
 	for (i = 0; i < 16; i++) {
@@ -267,72 +386,83 @@ audit_uuid(char out[37])
 		*p++ = hex[b[i] & 0x0f];
 	}
 	*p = '\0';
+	/* drawn once: not in the next id, not in a core */
+	explicit_bzero(b, 16);
 }
 
 /* subjects: the principal's user name and id, or anonymous */
-static json_t *
-audit_subjects(const struct principal *p)
+static void
+audit_subjects(const struct principal *p, struct audit_line *al)
 {
-	json_t		*subj = json_object();
-	const char	*user = "anonymous", *u;
+	const char *u;
 
-	if (p != NULL) {
-		if ((u = json_string_value(json_object_get(p->p_claims,
-		    "name"))) != NULL ||
-		    (u = json_string_value(json_object_get(p->p_claims,
-		    "preferred_username"))) != NULL ||
-		    (u = json_string_value(json_object_get(p->p_claims,
-		    "email"))) != NULL || (u = p->p_sub) != NULL)
-			user = u;
-		if (p->p_sub != NULL)
-			(void)json_object_set_new(subj, "user_id",
-			    json_string(p->p_sub));
-	}
-	(void)json_object_set_new(subj, "user", json_string(user));
-	return subj;
+	al->al_user = "anonymous";
+	al->al_user_id = NULL;
+	if (p == NULL)
+		return;
+	if ((u = json_string_value(json_object_get(p->p_claims, "name"))) !=
+	    NULL || (u = json_string_value(json_object_get(p->p_claims,
+	    "preferred_username"))) != NULL || (u = json_string_value(
+	    json_object_get(p->p_claims, "email"))) != NULL ||
+	    (u = p->p_sub) != NULL)
+		al->al_user = u;
+	al->al_user_id = p->p_sub;
 }
 
+/* RFC 3339 UTC to the microsecond; the seconds' text kept while the
+ * second lasts (strftime() per line cost 2k instructions) */
 static void
-audit_when(char *when, size_t size)
+audit_when(char when[40])
 {
+	static time_t	 last = (time_t)-1;
+	static char	 secs[32];
+	static size_t	 slen;
 	struct timespec	 ts;
 	struct tm	 tm;
-	size_t		 len;
+	long		 us;
+	int		 i;
 
 	(void)clock_gettime(CLOCK_REALTIME, &ts);
-	(void)gmtime_r(&ts.tv_sec, &tm);
-	len = strftime(when, size, "%Y-%m-%dT%H:%M:%S", &tm);
-	(void)snprintf(when + len, size - len, ".%06ldZ", ts.tv_nsec / 1000);
-}
-
-/* the event's line (ev taken) */
-static void
-audit_emit(json_t *ev)
-{
-	char	*line;
-	size_t	 len;
-
-	if (ev == NULL)
-		return;
-	/* one write(2) per line: O_APPEND keeps the workers' lines whole */
-	if ((line = json_dumps(ev, JSON_COMPACT | JSON_PRESERVE_ORDER |
-	    JSON_ENSURE_ASCII)) != NULL) {
-		len = strlen(line);
-		line[len] = '\n';
-		if (write(audit_fd, line, len + 1) != (ssize_t)(len + 1))
-			log_warnx("audit: short write");
-		line[len] = '\0';
-		free(line);
+	if (ts.tv_sec != last) {
+		(void)gmtime_r(&ts.tv_sec, &tm);
+		slen = strftime(secs, sizeof(secs), "%Y-%m-%dT%H:%M:%S", &tm);
+		last = ts.tv_sec;
 	}
-	json_decref(ev);
+	memcpy(when, secs, slen);
+	when[slen] = '.';
+	us = ts.tv_nsec / 1000;
+	for (i = 6; i >= 1; i--) {
+		when[slen + (size_t)i] = (char)('0' + us % 10);
+		us /= 10;
+	}
+	when[slen + 7] = 'Z';
+	when[slen + 8] = '\0';
 }
 
-/* the request's params as text, cut at maxDataSize */
-static json_t *
-audit_data(const struct config_audit *ca, json_t *params)
+/* the event's line, after the turn's others (audit_flush) */
+static void
+audit_emit(const struct audit_line *al)
+{
+	struct jsonw_mark	 m;
+	int			 first = audit_jw.jw_len == 0;
+
+	jsonw_mark(&audit_jw, &m);
+	if (audit_line_write(&audit_jw, al) == -1) {
+		jsonw_undo(&audit_jw, &m);
+		return;
+	}
+	if (!audit_batched || audit_flush_ev == NULL ||
+	    audit_jw.jw_len >= AUDIT_BATCH_MAX)
+		audit_flush();
+	else if (first)
+		event_active(audit_flush_ev, EV_TIMEOUT, 0);
+}
+
+/* the request's params as text, cut at maxDataSize; malloc'd */
+static char *
+audit_data(const struct config_audit *ca, json_t *params, size_t *lenp)
 {
 	char	*s;
-	json_t	*v;
 	size_t	 len;
 
 	if ((s = json_dumps(params, JSON_COMPACT)) == NULL)
@@ -344,61 +474,47 @@ audit_data(const struct config_audit *ca, json_t *params)
 		while (len > 0 && ((unsigned char)s[len] & 0xc0) == 0x80)
 			len--;
 	}
-	v = json_pack("{s:s%}", "request", s, len);
-	free(s);
-	return v;
+	*lenp = len;
+	return s;
 }
 
 static void
 audit_write(struct audit_ev *ae, struct httpd_req *req)
 {
 	const struct config_audit	*ca = &ae->ae_w->w_conf->cf_audit;
-	const struct principal		*p = auth_principal(req);
-	json_t				*ev, *subj, *target, *extra;
+	struct audit_line		 al;
 	char				 id[37], when[40];
 	int				 status = httpd_req_status(req);
 
+	audit_note_kept(ae);
 	if (!audit_wanted(ca, ae->ae_type) || audit_fd == -1)
 		return;
+	memset(&al, 0, sizeof(al));
 	audit_uuid(id);
-	audit_when(when, sizeof(when));
-	subj = audit_subjects(p);
-	target = json_pack("{s:s,s:s}", "endpoint", "/mcp", "method",
-	    ae->ae_method != NULL ? ae->ae_method :
+	audit_when(when);
+	al.al_id = id;
+	al.al_type = ae->ae_type;
+	al.al_when = when;
+	al.al_outcome = audit_outcome_name(ae->ae_outcome, status);
+	al.al_component = ca->ca_component;
+	al.al_source_type = "network";
+	al.al_source_value = ae->ae_peer;
+	al.al_source_extra = 1;
+	al.al_ua = ae->ae_ua;
+	al.al_reqid = ae->ae_reqid;
+	audit_subjects(auth_principal(req), &al);
+	al.al_method = ae->ae_method != NULL ? ae->ae_method :
 	    httpd_req_method(req) == HTTP_M_GET ? "GET" :
-	    httpd_req_method(req) == HTTP_M_DELETE ? "DELETE" : "POST");
-	if (ae->ae_target_type != NULL)
-		(void)json_object_set_new(target, "type",
-		    json_string(ae->ae_target_type));
-	if (ae->ae_name != NULL)
-		(void)json_object_set_new(target, "name",
-		    json_string(ae->ae_name));
-	extra = json_pack("{s:I,s:s,s:i}", "duration_ms",
-	    (json_int_t)(store_now_ms() - ae->ae_start_ms), "transport",
-	    "streamable-http", "status_code", status);
-	if (ae->ae_backend != NULL)
-		(void)json_object_set_new(extra, "backend_name",
-		    json_string(ae->ae_backend));
-	ev = json_pack("{s:s,s:s,s:s,s:s,s:s,s:{s:s,s:s,s:{}},s:o,s:o,"
-	    "s:{s:o}}",
-	    "audit_id", id, "type", ae->ae_type, "logged_at", when,
-	    "outcome", audit_outcome_name(ae->ae_outcome, status),
-	    "component", ca->ca_component,
-	    "source", "type", "network", "value", ae->ae_peer, "extra",
-	    "subjects", subj, "target", target, "metadata", "extra", extra);
-	if (ev == NULL)
-		return;
-	if (ae->ae_ua != NULL)
-		(void)json_object_set_new(json_object_get(json_object_get(ev,
-		    "source"), "extra"), "user_agent", json_string(ae->ae_ua));
-	if (ae->ae_reqid != NULL)
-		(void)json_object_set_new(json_object_get(json_object_get(ev,
-		    "source"), "extra"), "request_id",
-		    json_string(ae->ae_reqid));
+	    httpd_req_method(req) == HTTP_M_DELETE ? "DELETE" : "POST";
+	al.al_target_type = ae->ae_target_type;
+	al.al_name = ae->ae_name;
+	al.al_duration_ms = (long long)(store_now_ms() - ae->ae_start_ms);
+	al.al_status = status;
+	al.al_backend = ae->ae_backend;
 	if (ae->ae_data != NULL)
-		(void)json_object_set_new(ev, "data", audit_data(ca,
-		    ae->ae_data));
-	audit_emit(ev);
+		al.al_data = audit_data(ca, ae->ae_data, &al.al_datalen);
+	audit_emit(&al);
+	free((char *)(uintptr_t)al.al_data);
 }
 
 static void
@@ -408,7 +524,8 @@ audit_on_done(struct httpd_req *req, void *arg)
 	struct worker	*w = ae->ae_w;
 
 	audit_write(ae, req);
-	free(ae->ae_method);
+	free(ae->ae_method_own);
+	free(ae->ae_body);
 	free(ae->ae_name);
 	free(ae->ae_ua);
 	free(ae->ae_reqid);
@@ -472,23 +589,61 @@ audit_set_backend(struct worker *w, struct httpd_req *req,
 }
 
 void
+audit_note_call(struct worker *w, struct httpd_req *req,
+    const struct mcp_method *mm, const char *name, size_t namelen,
+    const char *params, size_t plen)
+{
+	struct audit_ev *ae;
+
+	/* noted already (a large body), or audit off */
+	if ((ae = audit_ev_of(w, req)) == NULL || ae->ae_body == NULL)
+		return;
+	free(ae->ae_body);
+	ae->ae_body = NULL;
+	audit_note_sure(ae, mm, name, namelen, params, plen);
+}
+
+/* a workflow's target or extra as text (NULL: {}), malloc'd */
+static char *
+audit_dump(json_t *v)
+{
+	return v != NULL ? json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER |
+	    JSON_ENSURE_ASCII) : strdup("{}");
+}
+
+void
 audit_workflow(struct worker *w, const struct principal *p,
     const char *type, const char *outcome, json_t *target, json_t *extra)
 {
 	const struct config_audit	*ca = &w->w_conf->cf_audit;
+	struct audit_line		 al;
 	char				 id[37], when[40];
+	char				*t = NULL, *x = NULL;
 
-	if (!ca->ca_enabled || !audit_wanted(ca, type) || audit_fd == -1) {
-		json_decref(target);
-		json_decref(extra);
-		return;
-	}
+	if (!ca->ca_enabled || !audit_wanted(ca, type) || audit_fd == -1)
+		goto done;
+	if ((t = audit_dump(target)) == NULL || (x = audit_dump(extra)) ==
+	    NULL)
+		goto done;
+	memset(&al, 0, sizeof(al));
 	audit_uuid(id);
-	audit_when(when, sizeof(when));
-	audit_emit(json_pack("{s:s,s:s,s:s,s:s,s:s,s:{s:s,s:s},s:o,s:o,"
-	    "s:{s:o}}", "audit_id", id, "type", type, "logged_at", when,
-	    "outcome", outcome, "component", ca->ca_component, "source",
-	    "type", "local", "value", "vmcpd", "subjects", audit_subjects(p),
-	    "target", target != NULL ? target : json_object(), "metadata",
-	    "extra", extra != NULL ? extra : json_object()));
+	audit_when(when);
+	al.al_id = id;
+	al.al_type = type;
+	al.al_when = when;
+	al.al_outcome = outcome;
+	al.al_component = ca->ca_component;
+	al.al_source_type = "local";
+	al.al_source_value = "vmcpd";
+	audit_subjects(p, &al);
+	al.al_target_raw = t;
+	al.al_target_rawlen = strlen(t);
+	al.al_extra_raw = x;
+	al.al_extra_rawlen = strlen(x);
+	audit_emit(&al);
+done:
+	free(t);
+	free(x);
+	json_decref(target);
+	json_decref(extra);
 }

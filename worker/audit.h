@@ -1,8 +1,9 @@
 /*
  * The audit log (vmcpd.yaml audit): one JSON line per /mcp request,
  * the reference vMCP's event schema (docs/ARCHITECTURE.md, Audit),
- * written by every worker to one file opened O_APPEND, each line with
- * one write(2) so lines from workers never interleave; reopened on
+ * written by every worker to one file opened O_APPEND, whole lines in
+ * one write(2) each event-loop turn (a line each to what is not a
+ * regular file) so lines from workers never interleave; reopened on
  * SIGUSR1 (the master forwards it).  Tokens never appear (no header but
  * User-Agent and X-Request-ID is read); the request's params only with
  * includeRequestData, cut at maxDataSize.  When audit is off a request
@@ -45,6 +46,15 @@ void	audit_set_outcome(struct worker *, struct httpd_req *,
  */
 void	audit_set_backend(struct worker *, struct httpd_req *,
 	    const char *backend);
+/*
+ * The front's sure scan of the request's body (jsonrpc_scan()): its
+ * method, params.name and params' text, which spare the audit a scan of
+ * its own.
+ */
+struct mcp_method;
+void	audit_note_call(struct worker *, struct httpd_req *,
+	    const struct mcp_method *, const char *name, size_t namelen,
+	    const char *params, size_t plen);
 
 /*
  * A composite run's event (type vmcp_workflow_* or vmcp_workflow_step_*)
@@ -55,5 +65,42 @@ struct principal;
 void	audit_workflow(struct worker *, const struct principal *,
 	    const char *type, const char *outcome, json_t *target,
 	    json_t *extra);
+
+/*
+ * An event's line (audit_line.c, pure), its strings borrowed: the
+ * request's (source network, with extra; target and metadata.extra from
+ * the fields) or a workflow's (source local, no extra; target and
+ * metadata.extra the JSON texts given).
+ */
+struct audit_line {
+	const char	*al_id;
+	const char	*al_type;
+	const char	*al_when;
+	const char	*al_outcome;
+	const char	*al_component;
+	const char	*al_source_type;
+	const char	*al_source_value;
+	int		 al_source_extra;	/* source.extra written */
+	const char	*al_ua;			/* source.extra's, or NULL */
+	const char	*al_reqid;
+	const char	*al_user;		/* subjects */
+	const char	*al_user_id;		/* or NULL */
+	const char	*al_target_raw;		/* or NULL: */
+	size_t		 al_target_rawlen;
+	const char	*al_method;		/* target's */
+	const char	*al_target_type;	/* or NULL */
+	const char	*al_name;		/* or NULL */
+	const char	*al_extra_raw;		/* or NULL: */
+	size_t		 al_extra_rawlen;
+	long long	 al_duration_ms;	/* metadata.extra's */
+	int		 al_status;
+	const char	*al_backend;		/* or NULL */
+	const char	*al_data;		/* data.request, or NULL */
+	size_t		 al_datalen;
+};
+struct jsonw;
+/* the line, with its newline, appended to jw; -1: a required string
+ * not UTF-8, or no memory (jw then holds a part of it: jsonw_undo()) */
+int	audit_line_write(struct jsonw *, const struct audit_line *);
 
 #endif /* VMCPD_AUDIT_H */

@@ -15,9 +15,9 @@
  * kid still unknown, a token is refused with 401: never allowed, never
  * a 500.
  *
- * Cache.  A verified token is remembered by its SHA-256, until its exp,
- * in a direct-mapped table per worker: a repeated token costs a hash
- * and no signature check.
+ * Cache.  A verified token is remembered, until its exp, in a
+ * direct-mapped table per worker (auth_cache.c): a repeated token costs
+ * a keyed hash and a compare of its bytes, no signature check.
  */
 #include <sys/queue.h>
 #include <sys/types.h>
@@ -41,6 +41,7 @@
 #include "shared/log.h"
 #include "shared/store.h"
 #include "proto/form.h"
+#include "proto/proto.h"
 #include "auth.h"
 #include "httpd.h"
 #include "reqhold.h"
@@ -55,7 +56,6 @@
 #define AUTH_FETCH_MS		5000			/* per HTTP call */
 #define AUTH_WAIT_MS		5000			/* a parked request */
 #define AUTH_POLL_MS		100
-#define AUTH_CACHE_SLOTS	4096			/* power of two */
 #define AUTH_INTRO_MAX		(64 * 1024)		/* an answer */
 #define AUTH_INTRO_INFLIGHT	32	/* per worker: no amplifier */
 
@@ -66,18 +66,14 @@ struct auth_wait {
 	uint64_t		 aw_deadline;
 	/* introspection of an opaque token */
 	struct http_call	*aw_call;
-	unsigned char		 aw_hash[SHA256_DIGEST_LENGTH];
+	char			*aw_tok;	/* its cache key */
+	size_t			 aw_toklen;
 	char			*aw_buf;
 	size_t			 aw_len;
 	int			 aw_done;	/* answered: resume */
 	struct principal	*aw_p;		/* its verdict, or NULL */
 	const char		*aw_why;
 	int			 aw_intro;	/* counted in a_nintro */
-};
-
-struct auth_slot {
-	unsigned char		 as_hash[SHA256_DIGEST_LENGTH];
-	struct principal	*as_p;		/* NULL: empty */
 };
 
 static struct {
@@ -98,7 +94,7 @@ static struct {
 	size_t			 a_len;
 	TAILQ_HEAD(, auth_wait)	 a_waits;
 	size_t			 a_nintro;	/* introspections in flight */
-	struct auth_slot	*a_cache;
+	struct auth_cache	*a_cache;
 } A;
 
 static void	auth_keys_fetch(struct worker *, const char *url, int disc);
@@ -217,46 +213,6 @@ auth_attach(struct httpd_req *req, struct principal *p)
 {
 	p->p_refs++;
 	httpd_req_set_data(req, p, principal_unref);
-}
-
-/*
- * Cache
- */
-
-static struct auth_slot *
-auth_cache_slot(const unsigned char *hash)
-{
-	uint32_t	 i;
-
-	memcpy(&i, hash, sizeof(i));
-	return &A.a_cache[i & (AUTH_CACHE_SLOTS - 1)];
-}
-
-static struct principal *
-auth_cache_get(const unsigned char *hash)
-{
-	struct auth_slot *s = auth_cache_slot(hash);
-
-	if (s->as_p == NULL || CRYPTO_memcmp(s->as_hash, hash,
-	    sizeof(s->as_hash)) != 0)
-		return NULL;
-	if (s->as_p->p_exp <= auth_now()) {
-		principal_unref(s->as_p);
-		s->as_p = NULL;
-		return NULL;
-	}
-	return s->as_p;
-}
-
-static void
-auth_cache_put(const unsigned char *hash, struct principal *p)
-{
-	struct auth_slot *s = auth_cache_slot(hash);
-
-	principal_unref(s->as_p);
-	memcpy(s->as_hash, hash, sizeof(s->as_hash));
-	p->p_refs++;
-	s->as_p = p;
 }
 
 /*
@@ -708,6 +664,9 @@ auth_wait_free(struct auth_wait *aw)
 		http_call_cancel(aw->aw_call);
 	principal_unref(aw->aw_p);
 	free(aw->aw_buf);
+	if (aw->aw_tok != NULL)
+		explicit_bzero(aw->aw_tok, aw->aw_toklen);
+	free(aw->aw_tok);
 	free(aw);
 }
 
@@ -851,7 +810,8 @@ auth_intro_done(void *arg, struct http_call *c, int result, const char *err)
 		goto done;
 	if ((aw->aw_p = principal_new(doc, exp)) != NULL) {
 		doc = NULL;
-		auth_cache_put(aw->aw_hash, aw->aw_p);
+		auth_cache_put(A.a_cache, aw->aw_tok, aw->aw_toklen,
+		    aw->aw_p);
 	}
 done:
 	json_decref(doc);
@@ -860,14 +820,14 @@ done:
 
 static int
 auth_introspect(struct worker *w, struct httpd_req *req, auth_cont_fn cont,
-    const char *tok, const unsigned char *hash)
+    const char *tok)
 {
 	static const struct http_call_cbs cbs = { NULL, auth_intro_data,
 	    auth_intro_done };
 	struct auth_wait	*aw;
 	struct http_call	*c;
 	char			*etok = NULL, *body = NULL, *id = NULL;
-	char			*sec = NULL, *cred = NULL;
+	char			*sec = NULL, *cred = NULL, *key = NULL;
 	unsigned char		 b64[1024];
 	int			 ok = -1;
 
@@ -901,9 +861,12 @@ auth_introspect(struct worker *w, struct httpd_req *req, auth_cont_fn cont,
 	    http_call_add_header(c, "Content-Type",
 	    "application/x-www-form-urlencoded") == -1 ||
 	    http_call_set_body(c, body, strlen(body)) == -1 ||
+	    (key = strdup(tok)) == NULL ||
 	    (aw = auth_wait_new(w, req, cont)) == NULL)
 		goto done;
-	memcpy(aw->aw_hash, hash, sizeof(aw->aw_hash));
+	aw->aw_tok = key;
+	aw->aw_toklen = strlen(key);
+	key = NULL;
 	aw->aw_call = c;
 	aw->aw_deadline = UINT64_MAX;
 	aw->aw_intro = 1;
@@ -925,6 +888,9 @@ done:
 		explicit_bzero(cred, strlen(cred));
 	if (sec != NULL)
 		explicit_bzero(sec, strlen(sec));
+	if (key != NULL)
+		explicit_bzero(key, strlen(key));
+	free(key);
 	explicit_bzero(b64, sizeof(b64));
 	free(cred);
 	free(sec);
@@ -965,8 +931,8 @@ auth_bearer(const char *h, size_t *len)
 		return NULL;
 	for (t = h + 6; *t == ' ' || *t == '\t'; t++)
 		;
-	n = strspn(t, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-	    "0123456789-._~+/");
+	/* sixteen bytes a step: strspn() here was 2k instructions a call */
+	n = (size_t)(proto_b64token_stop(t, t + strlen(t)) - t);
 	n += strspn(t + n, "=");
 	if (n == 0 || t[n + strspn(t + n, " \t")] != '\0')
 		return NULL;
@@ -978,7 +944,6 @@ static void
 auth_check(struct worker *w, struct httpd_req *req, auth_cont_fn cont,
     int may_wait, int *verdict)
 {
-	unsigned char		 hash[SHA256_DIGEST_LENGTH];
 	struct jwt_policy	 pol;
 	struct principal	*p;
 	struct jwt		 t;
@@ -1004,8 +969,7 @@ auth_check(struct worker *w, struct httpd_req *req, auth_cont_fn cont,
 		auth_refuse(req, "invalid_token", "the token is too large");
 		return;
 	}
-	SHA256((const unsigned char *)tok, len, hash);
-	if ((p = auth_cache_get(hash)) != NULL) {
+	if ((p = auth_cache_get(A.a_cache, tok, len, auth_now())) != NULL) {
 		auth_attach(req, p);
 		*verdict = AUTH_GO;
 		return;
@@ -1022,7 +986,7 @@ auth_check(struct worker *w, struct httpd_req *req, auth_cont_fn cont,
 			return;
 		}
 		if ((copy = strndup(tok, len)) != NULL &&
-		    auth_introspect(w, req, cont, copy, hash) == 0)
+		    auth_introspect(w, req, cont, copy) == 0)
 			*verdict = AUTH_LATER;
 		else
 			auth_refuse(req, "invalid_token", "the token could "
@@ -1064,7 +1028,7 @@ auth_check(struct worker *w, struct httpd_req *req, auth_cont_fn cont,
 		auth_refuse(req, "invalid_token", "out of memory");
 		return;
 	}
-	auth_cache_put(hash, p);
+	auth_cache_put(A.a_cache, tok, len, p);
 	auth_attach(req, p);
 	principal_unref(p);
 	*verdict = AUTH_GO;
@@ -1077,7 +1041,6 @@ auth_check(struct worker *w, struct httpd_req *req, auth_cont_fn cont,
 static int
 auth_local(struct httpd_req *req)
 {
-	unsigned char		 hash[SHA256_DIGEST_LENGTH];
 	struct passwd		 pw, *pwp = NULL;
 	struct principal	*p;
 	char			 key[32], buf[1024], name[32];
@@ -1090,8 +1053,8 @@ auth_local(struct httpd_req *req)
 		return AUTH_ANSWERED;
 	}
 	(void)snprintf(key, sizeof(key), "uid:%lu", (unsigned long)uid);
-	SHA256((const unsigned char *)key, strlen(key), hash);
-	if ((p = auth_cache_get(hash)) == NULL) {
+	if ((p = auth_cache_get(A.a_cache, key, strlen(key), auth_now())) ==
+	    NULL) {
 		(void)snprintf(name, sizeof(name), "%lu", (unsigned long)uid);
 		if (getpwuid_r(uid, &pw, buf, sizeof(buf), &pwp) != 0 ||
 		    pwp == NULL)
@@ -1104,7 +1067,7 @@ auth_local(struct httpd_req *req)
 			    "Internal error: out of memory");
 			return AUTH_ANSWERED;
 		}
-		auth_cache_put(hash, p);
+		auth_cache_put(A.a_cache, key, strlen(key), p);
 		principal_unref(p);
 	}
 	auth_attach(req, p);
@@ -1147,8 +1110,7 @@ auth_init(struct worker *w)
 	A.a_w = w;
 	if (cf->cf_inauth.ci_type == CONFIG_INAUTH_LOCAL) {
 		A.a_local = 1;
-		if ((A.a_cache = calloc(AUTH_CACHE_SLOTS,
-		    sizeof(*A.a_cache))) == NULL)
+		if ((A.a_cache = auth_cache_new()) == NULL)
 			return -1;
 		return 0;
 	}
@@ -1163,8 +1125,7 @@ auth_init(struct worker *w)
 	(void)snprintf(A.a_refetch_key, sizeof(A.a_refetch_key),
 	    "refetch|%s", scope);
 	(void)snprintf(A.a_next_key, sizeof(A.a_next_key), "next|%s", scope);
-	if ((A.a_cache = calloc(AUTH_CACHE_SLOTS, sizeof(*A.a_cache))) ==
-	    NULL || (A.a_tick = evtimer_new(w->w_base, auth_on_tick, w)) ==
+	if ((A.a_cache = auth_cache_new()) == NULL || (A.a_tick = evtimer_new(w->w_base, auth_on_tick, w)) ==
 	    NULL || evtimer_add(A.a_tick, &tv) == -1)
 		return -1;
 	return 0;
@@ -1173,17 +1134,13 @@ auth_init(struct worker *w)
 void
 auth_free(void)
 {
-	size_t	 i;
-
 	while (!TAILQ_EMPTY(&A.a_waits))
 		auth_wait_free(TAILQ_FIRST(&A.a_waits));
 	if (A.a_call != NULL)
 		http_call_cancel(A.a_call);
 	A.a_call = NULL;
 	free(A.a_buf);
-	for (i = 0; A.a_cache != NULL && i < AUTH_CACHE_SLOTS; i++)
-		principal_unref(A.a_cache[i].as_p);
-	free(A.a_cache);
+	auth_cache_free(A.a_cache);
 	if (A.a_tick != NULL)
 		event_free(A.a_tick);
 	jwks_clear(&A.a_jwks);

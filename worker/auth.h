@@ -12,6 +12,7 @@
 #ifndef VMCPD_AUTH_H
 #define VMCPD_AUTH_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <jansson.h>
@@ -61,5 +62,21 @@ void	 auth_scope_of(const char *iss, const char *sub,
 	    char out[AUTH_SCOPE_LEN + 1]);
 /* the JWKS refresh interval a Cache-Control value asks for (bounded) */
 uint64_t auth_refresh_ms(const char *cache_control);
+
+/*
+ * The worker's cache of checked tokens (auth_cache.c): a principal under
+ * the bytes of the token it was checked for, found only by those very
+ * bytes; NULL from auth_cache_new(): no memory or randomness.  get
+ * drops an entry expired at now (seconds); put holds a reference of p.
+ */
+struct auth_cache;
+struct auth_cache *auth_cache_new(void);
+void	 auth_cache_free(struct auth_cache *);
+struct principal *auth_cache_get(struct auth_cache *, const char *key,
+	    size_t len, int64_t now);
+void	 auth_cache_put(struct auth_cache *, const char *key, size_t len,
+	    struct principal *);
+/* SipHash-1-3 under the key (k0, k1), each little-endian */
+uint64_t auth_siphash(uint64_t k0, uint64_t k1, const void *, size_t);
 
 #endif

@@ -175,14 +175,18 @@ authz_gate_text(struct worker *w, struct httpd_req *req,
 
 	if (!authz_enabled || mm == NULL || mm->mm_action == MCP_ACTION_NONE)
 		return 0;
-	(void)snprintf(why, sizeof(why), "not a tools/call");
-	if (mm->mm_action != MCP_ACTION_CALL_TOOL)
+	/* the reasons are written only for a denial (snprintf() per call
+	 * was a thousand instructions) */
+	if (mm->mm_action != MCP_ACTION_CALL_TOOL) {
+		(void)snprintf(why, sizeof(why), "not a tools/call");
 		goto deny;
+	}
 	/* the tool the view advertises under the name, as authz_gate() */
-	(void)snprintf(why, sizeof(why), "the view can't be read");
 	if ((rc = view_item_get(w, view, VIEW_KIND_TOOLS, name, namelen,
-	    &text, &tlen)) == -1)
+	    &text, &tlen)) == -1) {
+		(void)snprintf(why, sizeof(why), "the view can't be read");
 		goto deny;
+	}
 	allow = authz_who_tool(authz_who_of(w, req), name, namelen,
 	    rc == 0 ? text : NULL, tlen, params, plen, why, sizeof(why));
 	free(text);

@@ -567,8 +567,10 @@ front_mcp_post(struct worker *w, struct httpd_req *req)
 	if (modern_scan_post(w, req, body, len) == 0)
 		return;
 	memset(&fast, 0, sizeof(fast));
-	if (front_scan_call(body, len, &msg, &fast) == -1 &&
-	    jsonrpc_parse(body, len, &msg, &err) == -1) {
+	if (front_scan_call(body, len, &msg, &fast) == 0)
+		audit_note_call(w, req, msg.jm_mm, fast.lf_name,
+		    fast.lf_namelen, fast.lf_params, fast.lf_plen);
+	else if (jsonrpc_parse(body, len, &msg, &err) == -1) {
 		diag_tag_kind(req, "invalid");
 		front_reply_error(req, err.je_http, NULL, err.je_code,
 		    err.je_msg);

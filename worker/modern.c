@@ -1173,6 +1173,9 @@ modern_scan_post(struct worker *w, struct httpd_req *req, const char *body,
 	hdrs.rh_name = httpd_req_known(req, HTTP_H_MCP_NAME);
 	if (proto_modern_scan_call(body, len, &hdrs, &mc) != 1)
 		return -1;
+	audit_note_call(w, req, mc.mc_scan.js_mm, mc.mc_scan.js_name,
+	    mc.mc_scan.js_namelen, mc.mc_scan.js_params,
+	    mc.mc_scan.js_paramslen);
 	if ((id = jsonrpc_scan_id(&mc.mc_scan)) == NULL)
 		return -1;
 	if ((m = worker_zalloc(sizeof(*m))) == NULL ||

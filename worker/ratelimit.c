@@ -56,28 +56,49 @@ ratelimit_key(uint8_t *buf, size_t buflen, char kind, const char *scope,
 }
 
 /*
- * Leases: a shared bucket (the server's, a tool's: no principal in the
- * key) is the one every call of every worker writes, so a worker takes
- * its tokens in batches, a 64th of what the bucket holds (1 when it
- * holds less than 128), and spends them without a store txn.  Tokens
- * are only ever taken from the shared bucket, so no more calls go
- * through than it admits; a lease unused for a second is dropped (those
- * tokens are lost, at most a 64th of the bucket per worker), and near
- * empty the batch is 1, so a small limit is exact.  Per-user buckets
- * are not leased: each is exact.
+ * Leases: a bucket every call of a worker writes would cost a store
+ * write txn per call, so a worker takes its tokens in batches, a 64th
+ * of what the bucket holds (1 when it holds less than 128), and spends
+ * them without a store txn.  Tokens are only ever taken from the
+ * bucket, so no more calls go through than it admits; a lease unused
+ * for a second is dropped (those tokens are lost, at most a 64th of the
+ * bucket per worker), and near empty the batch is 1, so a small limit
+ * is exact.  On one host this holds for every bucket, shared or per
+ * user (a generous per-user limit costs no txn per call either); a
+ * call takes a lease only when the table has a slot for it, else its
+ * buckets are exact.  With Redis, only shared buckets are leased
+ * (ratelimit_redis()).
+ *
+ * The table is open-addressed: a key's slot is among the
+ * RATELIMIT_LEASE_PROBE after its hash's, a slot free when empty or
+ * its lease dropped.
  */
 #define RATELIMIT_LEASE_DIV	64
 #define RATELIMIT_LEASE_MS	1000
-#define RATELIMIT_LEASES	64
+#define RATELIMIT_LEASES	256	/* power of two */
+#define RATELIMIT_LEASE_PROBE	8
 
 struct ratelimit_lease {
 	uint8_t		 rl_key[RATELIMIT_KEY_MAX];
 	size_t		 rl_klen;
 	uint64_t	 rl_tokens;
-	uint64_t	 rl_until_ms;
+	uint64_t	 rl_until_ms;	/* dropped from then on */
 };
 
 static struct ratelimit_lease	 leases[RATELIMIT_LEASES];
+
+/* FNV-1a: keys are the config's and digests', not a caller's choice */
+static size_t
+ratelimit_lease_hash(const void *key, size_t klen)
+{
+	const uint8_t	*k = key;
+	uint32_t	 h = 2166136261u;
+	size_t		 i;
+
+	for (i = 0; i < klen; i++)
+		h = (h ^ k[i]) * 16777619u;
+	return h & (RATELIMIT_LEASES - 1);
+}
 
 /* the lease of a bucket by its key (the store's, or Redis's) */
 static struct ratelimit_lease *
@@ -85,12 +106,13 @@ ratelimit_lease_find(const void *key, size_t klen, uint64_t now_ms,
     int create)
 {
 	struct ratelimit_lease	*l, *free_l = NULL;
-	size_t			 i;
+	size_t			 i, h;
 
 	if (klen == 0 || klen > sizeof(l->rl_key))
 		return NULL;
-	for (i = 0; i < RATELIMIT_LEASES; i++) {
-		l = &leases[i];
+	h = ratelimit_lease_hash(key, klen);
+	for (i = 0; i < RATELIMIT_LEASE_PROBE; i++) {
+		l = &leases[(h + i) & (RATELIMIT_LEASES - 1)];
 		if (l->rl_klen == klen && memcmp(l->rl_key, key, klen) == 0)
 			return l;
 		if (free_l == NULL && (l->rl_klen == 0 ||
@@ -106,16 +128,15 @@ ratelimit_lease_find(const void *key, size_t klen, uint64_t now_ms,
 	return free_l;
 }
 
-/* the lease of a key with tokens left (an expired one has none) */
+/* the lease of a key with tokens left (a dropped one has none to spend) */
 static struct ratelimit_lease *
 ratelimit_lease_live(const void *key, size_t klen, uint64_t now_ms)
 {
 	struct ratelimit_lease *l;
 
-	if ((l = ratelimit_lease_find(key, klen, now_ms, 0)) == NULL)
-		return NULL;
-	if (l->rl_until_ms <= now_ms)
-		l->rl_tokens = 0;
+	if ((l = ratelimit_lease_find(key, klen, now_ms, 0)) == NULL ||
+	    l->rl_until_ms <= now_ms)
+		return NULL;	/* dropped: its tokens wait to go back */
 	return l->rl_tokens > 0 ? l : NULL;
 }
 
@@ -173,12 +194,39 @@ ratelimit_lease_add(size_t n, char keys[][RATELIMIT_RKEY_MAX],
 	}
 }
 
-/* a leased token of b, if this worker holds one (not spent yet) */
+/*
+ * A slot for the lease a take may bring the bucket of key (held for the
+ * take: no other bucket of the call gets it), or NULL: no lease, exact.
+ * *back: the tokens a lease of key dropped unspent left in the slot, to
+ * give back to the bucket with the take (those tokens are lost only if
+ * the slot goes to another key first).
+ */
 static struct ratelimit_lease *
-ratelimit_lease_has(const struct store_bucket *b, uint64_t now_ms)
+ratelimit_lease_reserve(const void *key, size_t klen, uint64_t now_ms,
+    uint64_t *back)
 {
-	return b->sb_lease == 0 ? NULL :
-	    ratelimit_lease_live(b->sb_key, b->sb_klen, now_ms);
+	struct ratelimit_lease *l;
+
+	*back = 0;
+	if ((l = ratelimit_lease_find(key, klen, now_ms, 1)) == NULL)
+		return NULL;
+	*back = l->rl_tokens;	/* not live: dropped, or none */
+	l->rl_until_ms = now_ms + RATELIMIT_LEASE_MS;
+	return l;
+}
+
+/* the take is over (taken: its tokens, 0 if it failed): the new lease,
+ * or the slot free again (what it held given back, or kept if not) */
+static void
+ratelimit_lease_settle(struct ratelimit_lease *l, int ok, uint64_t taken,
+    uint64_t now_ms)
+{
+	if (l == NULL)
+		return;
+	if (ok)
+		l->rl_tokens = taken > 1 ? taken - 1 : 0;
+	l->rl_until_ms = l->rl_tokens > 0 && ok ? now_ms + RATELIMIT_LEASE_MS :
+	    0;
 }
 
 /* the reference's figure is whole seconds, at least 1 */
@@ -250,8 +298,8 @@ ratelimit_add(struct store_bucket *b, size_t nb,
 	b[nb].sb_klen = klen;
 	b[nb].sb_max = sp->rs_cb->cb_max;
 	b[nb].sb_period_ms = sp->rs_cb->cb_period_ms;
-	b[nb].sb_lease = sp->rs_kind == 'S' || sp->rs_kind == 'T' ?
-	    RATELIMIT_LEASE_DIV : 0;
+	b[nb].sb_lease = 0;	/* ratelimit_take(): if a slot is free */
+	b[nb].sb_return = 0;
 	return nb + 1;
 }
 
@@ -277,7 +325,8 @@ ratelimit_take(struct worker *w, const struct principal *p,
 	struct ratelimit_spec		 sp[RATELIMIT_BUCKETS];
 	struct store_bucket		 b[RATELIMIT_BUCKETS];
 	struct store_bucket		 take[RATELIMIT_BUCKETS];
-	struct ratelimit_lease		*held[RATELIMIT_BUCKETS], *l;
+	struct ratelimit_lease		*held[RATELIMIT_BUCKETS];
+	struct ratelimit_lease		*slot[RATELIMIT_BUCKETS];
 	uint8_t				 keys[RATELIMIT_BUCKETS]
 					    [RATELIMIT_KEY_MAX];
 	uint64_t			 now_ms;
@@ -293,29 +342,30 @@ ratelimit_take(struct worker *w, const struct principal *p,
 	ns = ratelimit_specs(rl, scope, tool, len, server, sp);
 	for (i = 0; i < ns; i++)
 		nb = ratelimit_add(b, nb, keys, &sp[i], scope, tool, len);
-	/* the buckets this worker holds a token of stay out of the txn */
+	/* the buckets this worker holds a token of stay out of the txn; the
+	 * others may bring a lease, if a slot is free for it */
 	now_ms = store_now_ms();
 	for (i = 0, nt = 0; i < nb; i++) {
-		held[i] = ratelimit_lease_has(&b[i], now_ms);
-		if (held[i] == NULL)
-			take[nt++] = b[i];
+		held[i] = ratelimit_lease_live(b[i].sb_key, b[i].sb_klen,
+		    now_ms);
+		if (held[i] != NULL)
+			continue;
+		take[nt] = b[i];
+		slot[nt] = ratelimit_lease_reserve(b[i].sb_key, b[i].sb_klen,
+		    now_ms, &take[nt].sb_return);
+		take[nt].sb_lease = slot[nt] != NULL ? RATELIMIT_LEASE_DIV : 0;
+		nt++;
 	}
 	rc = store_buckets_take(w->w_store, take, nt, now_ms, &retry_ms);
-	if (rc == 0) {
-		/* all or none: the held tokens are spent only now */
-		for (i = 0; i < nb; i++)
-			if (held[i] != NULL)
-				ratelimit_lease_spend(held[i], 1, now_ms);
-		for (i = 0; i < nt; i++) {
-			if (take[i].sb_taken <= 1 || (l =
-			    ratelimit_lease_find(take[i].sb_key,
-			    take[i].sb_klen, now_ms, 1)) == NULL)
-				continue;
-			l->rl_tokens = take[i].sb_taken - 1;
-			l->rl_until_ms = now_ms + RATELIMIT_LEASE_MS;
-		}
+	/* all or none: the held tokens are spent only now */
+	for (i = 0; rc == 0 && i < nb; i++)
+		if (held[i] != NULL)
+			ratelimit_lease_spend(held[i], 1, now_ms);
+	for (i = 0; i < nt; i++)
+		ratelimit_lease_settle(slot[i], rc == 0, take[i].sb_taken,
+		    now_ms);
+	if (rc == 0)
 		return RATELIMIT_OK;
-	}
 	if (rc == STORE_LIMITED) {
 		ratelimit_retry_s(retry_ms, retry_s);
 		return RATELIMIT_LIMITED;

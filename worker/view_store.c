@@ -490,33 +490,43 @@ views_page_read(struct worker *w, const char *prefix, json_t *arr,
 }
 
 /*
- * The routes this worker has looked up in one layout.  A layout is
- * never rewritten (a new view is a new layout, under a key of its own:
- * views_store()), so a name's route in it stays its route for as long
- * as the header read names that layout; a header that names another
- * empties the cache.  A tools/call then reads no shard.
+ * The routes and items this worker has looked up in one layout.  A
+ * layout is never rewritten (a new view is a new layout, under a key of
+ * its own: views_store()), so a name's route, or its item's text, in it
+ * stays what it is for as long as the header read names that layout; a
+ * header that names another empties the cache.  A tools/call then reads
+ * no shard, nor does the authorization gate's look at the tool.
  */
-#define VIEWS_ROUTES	128
+#define VIEWS_ROUTES	256
 
 static struct views_route_cached {
-	enum view_route_kind	 rc_kind;
+	int			 rc_what;	/* VIEWS_READ_ROUTE, _ITEM */
+	int			 rc_kind;	/* vr_kind, or vr_vkind */
 	char			*rc_name;	/* NULL: slot unused */
 	size_t			 rc_namelen;
 	int			 rc_rc;		/* 0 or VIEW_NO_ROUTE */
 	struct view_route	 rc_route;
+	char			*rc_text;	/* an item's */
+	size_t			 rc_tlen;
 } views_routes[VIEWS_ROUTES];
 static char	views_routes_layout[STORE_KEY_MAX];
+
+static void
+views_route_slot_clear(struct views_route_cached *c)
+{
+	free(c->rc_name);
+	free(c->rc_text);
+	view_route_clear(&c->rc_route);
+	memset(c, 0, sizeof(*c));
+}
 
 void
 views_routes_free(void)
 {
 	size_t	 i;
 
-	for (i = 0; i < VIEWS_ROUTES; i++) {
-		free(views_routes[i].rc_name);
-		view_route_clear(&views_routes[i].rc_route);
-		memset(&views_routes[i], 0, sizeof(views_routes[i]));
-	}
+	for (i = 0; i < VIEWS_ROUTES; i++)
+		views_route_slot_clear(&views_routes[i]);
 	views_routes_layout[0] = '\0';
 }
 
@@ -543,11 +553,19 @@ views_route_copy(struct view_route *dst, const struct view_route *src)
 	return 0;
 }
 
+/* what of r the cache tells apart: a route's kind, an item's */
+static int
+views_route_kind(const struct views_read *r)
+{
+	return r->vr_what == VIEWS_READ_ITEM ? (int)r->vr_vkind :
+	    (int)r->vr_kind;
+}
+
 /* r's slot in the cache of layout prefix (emptied for another layout) */
 static struct views_route_cached *
 views_route_slot(const char *prefix, const struct views_read *r)
 {
-	uint32_t	 h = 2166136261u ^ (uint32_t)r->vr_kind;
+	uint32_t	 h = 2166136261u;
 	size_t		 i, plen = strlen(prefix);
 
 	if (plen >= sizeof(views_routes_layout))
@@ -556,6 +574,8 @@ views_route_slot(const char *prefix, const struct views_read *r)
 		views_routes_free();
 		memcpy(views_routes_layout, prefix, plen + 1);
 	}
+	h = (h ^ (uint32_t)r->vr_what) * 16777619u;
+	h = (h ^ (uint32_t)views_route_kind(r)) * 16777619u;
 	for (i = 0; i < r->vr_namelen; i++)
 		h = (h ^ (unsigned char)r->vr_name[i]) * 16777619u;
 	return &views_routes[h % VIEWS_ROUTES];
@@ -563,22 +583,32 @@ views_route_slot(const char *prefix, const struct views_read *r)
 
 #define VIEWS_MISS	(-3)	/* not in the cache */
 
-/* r's route in the cache of layout prefix, or VIEWS_MISS */
+/* r's route or item in the cache of layout prefix, or VIEWS_MISS */
 static int
 views_route_cached(const char *prefix, struct views_read *r)
 {
 	struct views_route_cached	*c;
 
 	c = views_route_slot(prefix, r);
-	if (c == NULL || c->rc_name == NULL || c->rc_kind != r->vr_kind ||
+	if (c == NULL || c->rc_name == NULL || c->rc_what != r->vr_what ||
+	    c->rc_kind != views_route_kind(r) ||
 	    c->rc_namelen != r->vr_namelen ||
 	    memcmp(c->rc_name, r->vr_name, r->vr_namelen) != 0)
 		return VIEWS_MISS;
-	return c->rc_rc == 0 && views_route_copy(r->vr_route, &c->rc_route) ==
-	    -1 ? -1 : c->rc_rc;
+	if (c->rc_rc != 0)
+		return c->rc_rc;
+	if (r->vr_what == VIEWS_READ_ITEM) {
+		free(r->vr_text);
+		if ((r->vr_text = malloc(c->rc_tlen + 1)) == NULL)
+			return -1;
+		memcpy(r->vr_text, c->rc_text, c->rc_tlen + 1);
+		r->vr_tlen = c->rc_tlen;
+		return 0;
+	}
+	return views_route_copy(r->vr_route, &c->rc_route) == -1 ? -1 : 0;
 }
 
-/* a route read from prefix's shard arr, kept in the cache */
+/* a route or an item read from prefix's shard arr, kept in the cache */
 static int
 views_route_read(struct worker *w, const char *prefix, json_t *arr,
     struct views_read *r)
@@ -591,25 +621,31 @@ views_route_read(struct worker *w, const char *prefix, json_t *arr,
 	    views_shard_find(arr, r->vr_name, r->vr_namelen)), r);
 	if (c == NULL || (rc != 0 && rc != VIEW_NO_ROUTE))
 		return rc;
-	free(c->rc_name);
-	view_route_clear(&c->rc_route);
-	memset(c, 0, sizeof(*c));
+	views_route_slot_clear(c);
 	if ((c->rc_name = malloc(r->vr_namelen + 1)) == NULL)
 		return rc;
-	if (rc == 0 && views_route_copy(&c->rc_route, r->vr_route) == -1) {
-		free(c->rc_name);
-		c->rc_name = NULL;
+	if (rc == 0 && r->vr_what == VIEWS_READ_ITEM) {
+		if ((c->rc_text = malloc(r->vr_tlen + 1)) == NULL) {
+			views_route_slot_clear(c);
+			return rc;
+		}
+		memcpy(c->rc_text, r->vr_text, r->vr_tlen);
+		c->rc_text[r->vr_tlen] = '\0';
+		c->rc_tlen = r->vr_tlen;
+	} else if (rc == 0 && views_route_copy(&c->rc_route, r->vr_route) ==
+	    -1) {
+		views_route_slot_clear(c);
 		return rc;
 	}
 	memcpy(c->rc_name, r->vr_name, r->vr_namelen);
 	c->rc_name[r->vr_namelen] = '\0';
 	c->rc_namelen = r->vr_namelen;
-	c->rc_kind = r->vr_kind;
+	c->rc_what = r->vr_what;
+	c->rc_kind = views_route_kind(r);
 	c->rc_rc = rc;
 	return rc;
 }
 
-/* r over the shards of header view: its answer, or VIEWS_GONE */
 static int
 views_read_view(struct worker *w, json_t *view, struct views_read *r)
 {
@@ -641,12 +677,13 @@ views_read_view(struct worker *w, json_t *view, struct views_read *r)
 			return -1;
 		return views_route_read(w, prefix, arr, r);
 	case VIEWS_READ_ITEM:
+		if ((rc = views_route_cached(prefix, r)) != VIEWS_MISS)
+			return rc;
 		arr = json_object_get(json_object_get(view, "shards"),
 		    view_kind_field(r->vr_vkind));
 		if (json_array_size(arr) == 0)
 			return -1;
-		return views_shard_read(w, prefix, json_array_get(arr,
-		    views_shard_find(arr, r->vr_name, r->vr_namelen)), r);
+		return views_route_read(w, prefix, arr, r);
 	default:
 		arr = json_object_get(json_object_get(view, "shards"),
 		    view_kind_field(VIEW_KIND_TEMPLATES));

@@ -12,7 +12,10 @@
 # (default 32), against each in turn, AZ_ROUNDS times (default 3) of
 # AZ_SECONDS (default 10).  Prints each run, the ratio of the medians
 # (target: >= 0.85x anonymous) and each vmcpd's CPU per call, steadier
-# than the rates on a shared machine.  A figure is a measurement, not a
+# than the rates on a shared machine; at the end a summary line per
+# revision: the rate ratio against its target, and the CPU ratio
+# (anonymous / all-on CPU per call: the rate ratio a run bound by
+# vmcpd's CPU alone would show).  A figure is a measurement, not a
 # test: only a broken step fails the run.  KEEP=1 keeps the temporary
 # directory.  The scaffolding is ab.sh.
 set -u
@@ -40,6 +43,7 @@ cpu() {
 	    "$tmp/$1.req" "$tmp/$1.cpu"
 }
 
+: >"$tmp/summary"
 for ab_script in call mcall; do
 	: >"$tmp/anon.req"
 	: >"$tmp/anon.cpu"
@@ -49,8 +53,21 @@ for ab_script in call mcall; do
 	[ $ab_script = mcall ] && rev=2026-07-28
 	echo "$rev tools/call, c=$conns:"
 	compare anon authz anonymous "oidc+cedar+limits+audit" \
-	    "$rev authz/anonymous" 0.85 "Bearer $token"
-	echo "$rev CPU per call: anonymous $(cpu anon) us," \
-	    "oidc+cedar+limits+audit $(cpu authz) us"
+	    "$rev authz/anonymous" 0.85 "Bearer $token" >"$tmp/compare.txt"
+	cat "$tmp/compare.txt"
+	ca=$(cpu anon)
+	cz=$(cpu authz)
+	echo "$rev CPU per call: anonymous $ca us, oidc+cedar+limits+audit" \
+	    "$cz us"
+	# the rate ratio a run bound by vmcpd's CPU alone would show
+	awk -v rev="$rev" -v a="$ca" -v z="$cz" -v r="$(sed -n \
+	    's/.*(medians): \([0-9.]*\).*/\1/p' "$tmp/compare.txt")" 'BEGIN {
+		ok = (r >= 0.85) ? "met" : "missed"
+		c = (z > 0) ? a / z : 0
+		printf "%s: rate ratio %s (target >= 0.85: %s); CPU per " \
+		    "call %.1f -> %.1f us, CPU ratio anonymous/all-on %.2f\n",
+		    rev, r, ok, a, z, c }' >>"$tmp/summary"
 done
 [ -s "$tmp/authz/audit.jsonl" ] || die "no audit line written"
+echo "summary (all access control on vs anonymous, tools/call c=$conns):"
+cat "$tmp/summary"

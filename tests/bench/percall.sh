@@ -13,7 +13,8 @@
 # a warm-up.  With "modern" vmcpd speaks to the backend in 2026-07-28
 # (era: modern), as run.sh's vmcpd-m.  Needs valgrind and strace (make
 # deps does not install them).  KEEP=1 keeps the temporary directory with
-# the callgrind file (callgrind_annotate it for the profile).  VMCPD_BIN:
+# the callgrind file (callgrind_annotate it for the profile).
+# PERCALL_STRACE=0 skips the system calls (strace) part.  VMCPD_BIN:
 # this binary.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd) || exit 2
@@ -178,6 +179,7 @@ ir=$(callgrind_annotate "$f" 2>/dev/null |
 echo "vmcpd worker: $((ir / n)) instructions per $era call${2:+ with $2}" \
     "($n calls, callgrind)"
 [ "${KEEP:-0}" = 1 ] && echo "percall: the profile: callgrind_annotate $f"
+[ "${PERCALL_STRACE:-1}" = 0 ] && exit 0
 
 # syscalls: vmcpd again without valgrind
 kill "$vpid"

@@ -12,6 +12,7 @@ import {
   configText, tmpDir, run, VMCPD_BIN,
 } from './lib/harness.mjs';
 import { startIdp, oidcConfig } from './lib/oidc.mjs';
+import { modern, modernMeta } from './lib/multi.mjs';
 
 useHarness();
 
@@ -192,6 +193,19 @@ describe('audit with includeRequestData and eventTypes', () => {
     assert.equal(ev[0].subjects.user, 'anonymous');
     const full = JSON.stringify({ name: 'echo', arguments: { message } });
     assert.equal(ev[0].data.request, full.slice(0, 40));
+
+    // a 2026-07-28 call (the Modern hot path's scan tells the audit)
+    const m = await modern(daemon.port, 'tools/call', { name: 'echo', arguments: { message } },
+      { 'Mcp-Name': 'echo' });
+    assert.equal(m.json?.error, undefined, m.text);
+    const two = await waitFor('the second call line', async () => {
+      const l = await lines(file);
+      return l.length >= 2 ? l : null;
+    });
+    assert.equal(two[1].target.name, 'echo');
+    assert.equal(two[1].target.method, 'tools/call');
+    assert.equal(two[1].data.request,
+      JSON.stringify({ _meta: modernMeta(), name: 'echo', arguments: { message } }).slice(0, 40));
   }));
 });
 

@@ -109,23 +109,29 @@ const THRICE = [
   '',
 ].join('\n');
 
+// an issuer, a backend and a vmcpd on 2 workers with oidc and these
+// rateLimiting lines
+async function oidcDaemon(limits) {
+  const idp = await startIdp();
+  const backend = await startTestBackend();
+  const daemon = await startDaemon({
+    backendUrl: backend.url, workers: 2,
+    extra: oidcConfig(idp) + ['rateLimiting:', ...limits, ''].join('\n'),
+  });
+  return { idp, backend, daemon };
+}
+
 describe('rateLimiting perUser keys on the principal', () => {
   let idp, backend, daemon;
 
   before(async () => {
-    idp = await startIdp();
-    backend = await startTestBackend();
-    daemon = await startDaemon({
-      backendUrl: backend.url, workers: 2,
-      extra: oidcConfig(idp) + [
-        'rateLimiting:',
-        '  perUser: {maxTokens: 3, refillPeriod: 1h}',
-        '  tools:',
-        '    - name: echo',
-        '      perUser: {maxTokens: 3, refillPeriod: 1h}',
-        THRICE,
-      ].join('\n'),
-    });
+    ({ idp, backend, daemon } = await oidcDaemon([
+      '  perUser: {maxTokens: 3, refillPeriod: 1h}',
+      '  tools:',
+      '    - name: echo',
+      '      perUser: {maxTokens: 3, refillPeriod: 1h}',
+      THRICE,
+    ]));
   });
 
   after(async () => {
@@ -189,5 +195,46 @@ describe('rateLimiting perUser keys on the principal', () => {
       assert.deepEqual(r.json.result.content, [{ type: 'text', text: `Echo: f${i}` }]);
     }
     assertModernLimited(await call(carol, 'echo', 3));
+  }));
+});
+
+// On one host a generous per-user bucket is leased as shared ones are
+// (tests/unit/test_ratelimit_lease.c shows the lease); a small one stays
+// exact across the workers, and a call refused by it spends nothing of
+// the leased one (all or none).
+describe('rateLimiting perUser: small exact, large leased, across 2 workers', () => {
+  let idp, backend, daemon;
+
+  before(async () => {
+    ({ idp, backend, daemon } = await oidcDaemon([
+      '  perUser: {maxTokens: 10, refillPeriod: 1h}',
+      '  tools:',
+      '    - name: echo',
+      '      perUser: {maxTokens: 6400, refillPeriod: 1h}',
+    ]));
+  });
+
+  after(async () => {
+    if (daemon)
+      await daemon.stop();
+    await idp?.stop();
+  });
+
+  test('10 per user pass in total, whichever worker serves them', guarded(async () => {
+    const alice = { Authorization: `Bearer ${await idp.token('alice')}` };
+    const workers = new Set();
+    let ok = 0;
+    for (let i = 0; i < 14; i++) {
+      const r = await modern(daemon.port, 'tools/call', echo(`e${i}`), { 'Mcp-Name': 'echo', ...alice });
+      workers.add(workerOf(r)?.pid);
+      if (r.json?.error !== undefined)
+        assertModernLimited(r);
+      else {
+        assert.deepEqual(r.json.result.content, [{ type: 'text', text: `Echo: e${i}` }], r.text);
+        ok++;
+      }
+    }
+    assert.equal(workers.size, 2, 'both workers served');
+    assert.equal(ok, 10);
   }));
 });

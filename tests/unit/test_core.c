@@ -896,6 +896,75 @@ test_list_filtered(void **state)
 	cedar_policyset_free(cf.cf_inauth.ci_authz.az_policies);
 }
 
+/* store_read()'s callback: the record copied out */
+struct copied {
+	char	*c_data;
+	size_t	 c_len;
+};
+
+static int
+copy_out(void *arg, const void *data, size_t len)
+{
+	struct copied *c = arg;
+
+	if ((c->c_data = malloc(len)) != NULL)
+		memcpy(c->c_data, data, len);
+	c->c_len = len;
+	return 0;
+}
+
+/*
+ * An item looked up once is kept for its layout (a layout is never
+ * rewritten): read again, it comes from the cache, not the store; a
+ * view naming another layout does not get it.
+ */
+static void
+test_item_cache(void **state)
+{
+	struct store	*st = worker_self()->w_store;
+	json_t		*view = *state, *ent = NULL, *arr;
+	struct copied	 rec = { NULL, 0 };
+	char		*text, *at, key[32];
+	size_t		 len, i;
+
+	assert_int_equal(view_item_get(worker_self(), view, VIEW_KIND_TOOLS,
+	    "lookup", 6, &text, &len), 0);
+	assert_non_null(strstr(text, "\"Region\""));
+	free(text);
+	/* the shard rewritten under the same layout (never done): unseen */
+	arr = json_object_get(json_object_get(view, "shards"), "tools");
+	json_array_foreach(arr, i, ent)
+		if (strcmp(json_string_value(json_array_get(ent, 1)),
+		    "lookup") == 0)
+			break;
+	assert_true(i < json_array_size(arr));
+	(void)snprintf(key, sizeof(key), "vdata|test.%lld",
+	    (long long)json_integer_value(json_array_get(ent, 0)));
+	assert_int_equal(store_read(st, STORE_VIEWS, key, strlen(key),
+	    store_now_ms(), copy_out, &rec), 0);
+	assert_non_null(at = memmem(rec.c_data, rec.c_len, "\"Region\"", 8));
+	memcpy(at, "\"Zone12\"", 8);
+	assert_int_equal(store_put(st, STORE_VIEWS, key, strlen(key),
+	    rec.c_data, rec.c_len, 0, store_now_ms()), 0);
+	free(rec.c_data);
+	assert_int_equal(view_item_get(worker_self(), view, VIEW_KIND_TOOLS,
+	    "lookup", 6, &text, &len), 0);
+	assert_non_null(strstr(text, "\"Region\""));
+	free(text);
+	/* another layout (none stored): not the cached item */
+	(void)json_object_set_new(view, "layout", json_string("vdata|gone"));
+	assert_int_equal(view_item_get(worker_self(), view, VIEW_KIND_TOOLS,
+	    "lookup", 6, &text, &len), -1);
+	assert_null(text);
+	/* back to the first: read anew from the store */
+	(void)json_object_set_new(view, "layout", json_string("vdata|test"));
+	assert_int_equal(view_item_get(worker_self(), view, VIEW_KIND_TOOLS,
+	    "lookup", 6, &text, &len), 0);
+	assert_null(strstr(text, "\"Region\""));
+	assert_non_null(strstr(text, "\"Zone12\""));
+	free(text);
+}
+
 int
 main(void)
 {
@@ -904,6 +973,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_list_pages, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_list_filtered, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_item_cache, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_list_walk, setup,
 		    teardown),

@@ -438,30 +438,58 @@ test_headers(void **state)
  * case, the first of several, and a name that only looks like a known
  * one (same length, same first letter) found line by line.
  */
-/* proto_value_stop() against the rule, each byte at each place of each
- * length: the 16-byte steps, the tail and their seam */
+/* stop() against the rule stops(), each byte at each place of each
+ * length: the 16-byte steps, the tail and their seam (fill: a byte it
+ * lets through) */
 static void
-test_value_stop(void **state)
+stop_check(const char *(*stop)(const char *, const char *),
+    int (*stops)(int), char fill)
 {
 	char		 buf[48];
 	const char	*want;
 	size_t		 len, at;
 	int		 c;
 
-	(void)state;
 	for (len = 0; len <= 40; len++) {
-		memset(buf, 'a', sizeof(buf));
-		assert_ptr_equal(proto_value_stop(buf, buf + len), buf + len);
+		memset(buf, fill, sizeof(buf));
+		assert_ptr_equal(stop(buf, buf + len), buf + len);
 		for (at = 0; at < len; at++)
 			for (c = 0; c < 256; c++) {
-				memset(buf, 'a', sizeof(buf));
+				memset(buf, fill, sizeof(buf));
 				buf[at] = (char)c;
-				want = (c < 0x20 && c != '\t') || c == 0x7f ?
-				    buf + at : buf + len;
-				assert_ptr_equal(proto_value_stop(buf,
-				    buf + len), want);
+				want = stops(c) ? buf + at : buf + len;
+				assert_ptr_equal(stop(buf, buf + len), want);
 			}
 	}
+}
+
+/* a field value stops at a control character but HTAB, or DEL */
+static int
+value_stops(int c)
+{
+	return (c < 0x20 && c != '\t') || c == 0x7f;
+}
+
+static void
+test_value_stop(void **state)
+{
+	(void)state;
+	stop_check(proto_value_stop, value_stops, 'a');
+}
+
+/* a bearer token at anything but RFC 6750 2.1's b64token characters */
+static int
+b64token_stops(int c)
+{
+	return c == 0 || strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "abcdefghijklmnopqrstuvwxyz0123456789-._~+/", c) == NULL;
+}
+
+static void
+test_b64token_stop(void **state)
+{
+	(void)state;
+	stop_check(proto_b64token_stop, b64token_stops, '9');
 }
 
 /*
@@ -912,6 +940,7 @@ main(void)
 		cmocka_unit_test(test_header_values),
 		cmocka_unit_test(test_known_ids),
 		cmocka_unit_test(test_incomplete),
+		cmocka_unit_test(test_b64token_stop),
 		cmocka_unit_test(test_chunked),
 		cmocka_unit_test(test_chunked_refused),
 		cmocka_unit_test(test_chunked_limits),

@@ -4,6 +4,9 @@
 #ifndef VMCPD_UNIT_H
 #define VMCPD_UNIT_H
 
+#include <stdio.h>
+#include <unistd.h>
+
 #include <jansson.h>
 
 /* a JSON fixture, any value; a bad fixture fails the test */
@@ -16,6 +19,21 @@ jparse(const char *s)
 	if ((j = json_loads(s, JSON_DECODE_ANY, &e)) == NULL)
 		fail_msg("bad test JSON (%s): %s", e.text, s);
 	return j;
+}
+
+/* a state directory made for a test, with its LMDB files, removed */
+static inline void
+unit_store_dir_remove(const char *dir)
+{
+	static const char *const files[] = { "data.mdb", "lock.mdb" };
+	char	 path[256];
+	size_t	 i;
+
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		(void)snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		(void)unlink(path);
+	}
+	(void)rmdir(dir);
 }
 
 #endif
