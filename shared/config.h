@@ -28,6 +28,9 @@
  */
 #define CONFIG_SESSIONS_MAX	100000000	/* sessions.maxSessions */
 #define CONFIG_PRINCIPALS_DEFAULT 10000	/* sessions.maxPrincipals */
+#define CONFIG_SUBS_DEFAULT	1000	/* sessions.maxSubscriptions */
+#define CONFIG_SUBS_MAX		1000000
+#define CONFIG_SUBS_PRINCIPAL_DEFAULT 10000 /* ...PerPrincipal */
 
 enum config_transport {
 	TRANSPORT_STREAMABLE_HTTP = 0,
@@ -326,6 +329,9 @@ struct config {
 	unsigned int		 cf_session_cap;	/* live; mapSize/2KiB */
 	unsigned int		 cf_session_cap_addr;	/* per address; 1/4 */
 	unsigned int		 cf_principal_cap;	/* with state; 10000 */
+	unsigned int		 cf_subs_cap;		/* URIs a listen stream
+							 * or session, 1000 */
+	unsigned int		 cf_subs_cap_principal;	/* across them, 10000 */
 
 	/* backends: */
 	struct config_backend	*cf_backends;

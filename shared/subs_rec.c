@@ -147,6 +147,17 @@ subs_prefix_holder_uri(char *buf, const char *holder, const char *uk)
 }
 
 size_t
+subs_prefix_release(char *buf, const char *holder, const char *uri)
+{
+	char uk[SUBS_UK_LEN + 1];
+
+	if (uri == NULL)
+		return subs_prefix_holder(buf, holder);
+	subs_uri_key(uri, uk);
+	return subs_prefix_holder_uri(buf, holder, uk);
+}
+
+size_t
 subs_key_pair(char *buf, char kind, const char *bk, const char *uk)
 {
 	return subs_join(buf, kind, bk, uk, NULL, 0);

@@ -60,6 +60,8 @@ size_t	 subs_key_hold(char *buf, const char *holder, const char *uk,
 size_t	 subs_prefix_holder(char *buf, const char *holder);
 size_t	 subs_prefix_holder_uri(char *buf, const char *holder,
 	    const char *uk);
+/* a holder's holdings, or of one URI (uri not NULL) only */
+size_t	 subs_prefix_release(char *buf, const char *holder, const char *uri);
 size_t	 subs_key_pair(char *buf, char kind, const char *bk, const char *uk);
 size_t	 subs_prefix_want(char *buf, const char *bk, const char *uk);
 size_t	 subs_prefix_backend(char *buf, char kind, const char *bk);

@@ -110,6 +110,8 @@ int	 authz_on(const struct worker *);
  */
 int	 authz_gate(struct worker *, struct httpd_req *,
 	    const struct mcp_method *, const json_t *params, json_t *view);
+/* one resource by its URI (a subscriptions/listen's): as authz_gate() */
+int	 authz_gate_uri(struct worker *, struct httpd_req *, const char *uri);
 /*
  * A composite step's call under the run's principal p (NULL:
  * anonymous, denied as at the gate): 1 allowed, 0 denied, audited as

@@ -49,6 +49,7 @@
 #include "shared/store.h"
 #include "redis.h"
 #include "session_redis.h"
+#include "subs.h"
 #include "upstream.h"
 #include "worker.h"
 
@@ -247,6 +248,7 @@ bclose_record(struct worker *w, const char *id, const char *rec,
 	log_debug("closing the backend sessions of ended session %.8s...",
 	    id);
 	bclose_session(w, &s);
+	subs_session_end(w, id);
 	session_clear(&s);
 }
 
@@ -403,6 +405,9 @@ bclose_on_taken(void *arg, const void *key, size_t klen,
 	struct worker	*w = arg;
 	char		 id[SESSION_ID_LEN + 1];
 
+	/* a session's subscription that expired with it (subs.c) */
+	if (subs_closing(w, key, klen, rec) == 0)
+		return 0;
 	if (session_redis_on()) {
 		/* never closed unasked: the session may live on elsewhere */
 		if (bclose_check_new(w, key, klen, rec) == -1)

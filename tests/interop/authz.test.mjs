@@ -23,12 +23,12 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { Client as V2Client, StreamableHTTPClientTransport as V2Transport } from '@modelcontextprotocol/client';
 
 import {
-  guarded, mcpPost, rpc, nextId, waitFor, withTimeout, run, ROOT, VMCPD_BIN, LEGACY_VERSION,
+  guarded, rpc, nextId, waitFor, withTimeout, run, ROOT, VMCPD_BIN, LEGACY_VERSION,
 } from './lib/harness.mjs';
 import {
   useMulti, startMulti, startSpec, modern, modernMeta, multiConfig,
 } from './lib/multi.mjs';
-import { startIdp, oidcConfig } from './lib/oidc.mjs';
+import { startIdp, oidcConfig, sessionAs } from './lib/oidc.mjs';
 
 useMulti();
 
@@ -148,18 +148,8 @@ describe('authz type cedar (etc/examples/authz.yaml)', () => {
   });
 
   /* a Legacy session of who: its id */
-  async function session(who) {
-    const init = await mcpPost(d.port, {
-      jsonrpc: '2.0', id: nextId(), method: 'initialize',
-      params: { protocolVersion: LEGACY_VERSION, capabilities: {}, clientInfo: { name: who, version: '1' } },
-    }, { version: null, headers: bearer(tok[who]) });
-    assert.equal(init.status, 200, init.text);
-    const sid = init.headers['mcp-session-id'];
-    const n = await mcpPost(d.port, { jsonrpc: '2.0', method: 'notifications/initialized' },
-      { session: sid, headers: bearer(tok[who]) });
-    assert.equal(n.status, 202, n.text);
-    return sid;
-  }
+  const session = (who) => sessionAs(d.port, tok[who], who);
+
 
   const legacy = (who, sid, method, params) =>
     rpc(d.port, sid, method, params, { headers: bearer(tok[who]), timeout: 20000 });

@@ -338,14 +338,10 @@ static int
 release(struct store *st, const char *holder, const char *uri, size_t max,
     size_t *released, size_t *marked, int *more)
 {
-	char	pre[SUBS_KEY_MAX + 1], uk[SUBS_UK_LEN + 1];
+	char	pre[SUBS_KEY_MAX + 1];
 	size_t	plen;
 
-	if (uri != NULL) {
-		subs_uri_key(uri, uk);
-		plen = subs_prefix_holder_uri(pre, holder, uk);
-	} else
-		plen = subs_prefix_holder(pre, holder);
+	plen = subs_prefix_release(pre, holder, uri);
 	return store_subs_release(st, pre, plen, max, NOW, released, marked,
 	    more);
 }
