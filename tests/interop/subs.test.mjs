@@ -16,7 +16,8 @@
 //    updates) and reaches no backend; an unsubscribe is authorized as
 //    a read;
 //  - one backend subscription per URI whatever holds it, ended when
-//    the last stream closes, session unsubscribes or is deleted;
+//    the last stream closes, session unsubscribes, is deleted or
+//    expires;
 //  - the worker holding a listen stream killed (kill -9): its
 //    subscriptions are released at the backend.
 import { describe, test, before, after } from 'node:test';
@@ -32,6 +33,7 @@ useMulti();
 
 const CAP = 40;		// sessions.maxSubscriptions
 const PER_PRINCIPAL = 60;	// sessions.maxSubscriptionsPerPrincipal
+const TTL = 4;		// sessions.ttl (s): the sessions here are busy or ended
 const DOC = 'docs://readme';
 const SECRET = 'vault://secret';
 const item = (i) => `docs://item/${i}`;
@@ -59,7 +61,7 @@ describe('resource subscriptions: caps, the gate, shared and released (1 worker,
     d = await startMulti({
       workers: 1,
       backends: [{ name: 'dyn', url: dyn.url }],
-      sessions: `maxSubscriptions: ${CAP}\nmaxSubscriptionsPerPrincipal: ${PER_PRINCIPAL}`,
+      sessions: `ttl: ${TTL}s\nmaxSubscriptions: ${CAP}\nmaxSubscriptionsPerPrincipal: ${PER_PRINCIPAL}`,
       extra: oidcConfig(idp) + ['  authz:', '    type: cedar', '    policies:', ...POLICIES, ''].join('\n'),
     });
     tok.alice = await idp.token('alice');
@@ -290,6 +292,16 @@ describe('resource subscriptions: caps, the gate, shared and released (1 worker,
       await end('alice', sa);
       assert.equal(await posts('resources/unsubscribe') - unsubs0, 3);
     }));
+
+  test('a session that expires takes its subscriptions with it', guarded(async () => {
+    const sid = await session('alice');
+    await ok('alice', sid, 'resources/subscribe', { uri: item(9) });
+    await heldIs(1, 'the session\'s');
+    // idle past sessions.ttl: swept, then its end handled (bclose.c)
+    await heldIs(0, 'released with the expired session', (TTL + 10) * 1000);
+    const r = await legacy('alice', sid, 'tools/list', {});
+    assert.equal(r.status, 404, r.text);
+  }));
 
   test('the worker holding a listen stream killed: its subscriptions are released', guarded(async () => {
     const g = await listening('alice', [DOC, item(7)]);
