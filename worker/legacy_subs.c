@@ -45,8 +45,7 @@ legacy_subs_refuse(struct mcp_req *mr, enum subs_cap cap, size_t n)
 	int	 code;
 
 	data = subs_refusal(mr->mr_w, cap, n, &code, msg, sizeof(msg));
-	legacy_req_refuse(mr, 200, code, msg, data);
-	json_decref(data);
+	legacy_req_refuse(mr, 200, code, msg, data);	/* data taken */
 }
 
 static int

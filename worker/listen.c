@@ -172,14 +172,16 @@ listen_broadcast(struct worker *w, const char *kind, const char *uri)
 	wake_broadcast(WAKE_LISTEN, kind, uri);
 }
 
-/* refused before its stream started: an ordinary answer */
+/* refused before its stream started: an ordinary answer (data taken) */
 static void
 listen_refuse(struct listener_stream *ls, int status, int code,
     const char *message, json_t *data)
 {
 	json_t *e;
 
-	if (ls->ls_req != NULL) {
+	if (ls->ls_req == NULL)
+		json_decref(data);
+	else {
 		e = jsonrpc_error_new(ls->ls_msg.jm_id, code, message, data);
 		diag_tag_error(ls->ls_req);
 		httpd_req_set_close_cb(ls->ls_req, NULL, NULL);
@@ -198,8 +200,7 @@ listen_refuse_cap(struct listener_stream *ls, enum subs_cap cap, size_t n)
 	int	 code;
 
 	data = subs_refusal(ls->ls_w, cap, n, &code, msg, sizeof(msg));
-	listen_refuse(ls, 200, code, msg, data);
-	json_decref(data);
+	listen_refuse(ls, 200, code, msg, data);	/* data taken */
 }
 
 /* all held: the stream starts with its acknowledgement */
