@@ -19,14 +19,19 @@
 //    the last stream closes, session unsubscribes, is deleted or
 //    expires;
 //  - the worker holding a listen stream killed (kill -9): its
-//    subscriptions are released at the backend.
+//    subscriptions are released at the backend;
+//  - a 2026-07-28 backend (lib/modern-backend.mjs, which reports the
+//    URIs its open listen streams name) is listened to with the URIs
+//    held of it, and without them once released.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 
 import {
   guarded, rpc, nextId, sleep, waitFor, workerOf, httpRequest, LEGACY_VERSION, MCP_ACCEPT,
 } from './lib/harness.mjs';
-import { useMulti, startMulti, startSpec, modern, modernMeta, openStream, openGet, MODERN } from './lib/multi.mjs';
+import {
+  useMulti, startMulti, startSpec, startModern, modern, modernMeta, openStream, openGet, MODERN,
+} from './lib/multi.mjs';
 import { startIdp, oidcConfig, sessionAs } from './lib/oidc.mjs';
 
 useMulti();
@@ -35,6 +40,7 @@ const CAP = 40;		// sessions.maxSubscriptions
 const PER_PRINCIPAL = 60;	// sessions.maxSubscriptionsPerPrincipal
 const TTL = 4;		// sessions.ttl (s): the sessions here are busy or ended
 const DOC = 'docs://readme';
+const MDOC = 'docs://modern';	// the 2026-07-28 backend's
 const SECRET = 'vault://secret';
 const item = (i) => `docs://item/${i}`;
 const UPDATED = 'notifications/resources/updated';
@@ -50,7 +56,7 @@ const POLICIES = [
 const bearer = (t) => ({ Authorization: `Bearer ${t}` });
 
 describe('resource subscriptions: caps, the gate, shared and released (1 worker, OIDC + Cedar)', () => {
-  let idp, dyn, d;
+  let idp, dyn, mb, d;
   const tok = {};
 
   before(async () => {
@@ -58,9 +64,11 @@ describe('resource subscriptions: caps, the gate, shared and released (1 worker,
     dyn = await startSpec({ label: 'dyn', dynamic: true,
       resources: [{ uri: DOC, text: 'readme' }, { uri: SECRET, text: 'secret' }],
       templates: [{ name: 'item', uriTemplate: 'docs://item/{id}' }] });
+    mb = await startModern({ label: 'mb', modernOnly: true, subscribe: true, tools: ['noop'],
+      resources: [{ uri: MDOC, text: 'modern' }] });
     d = await startMulti({
       workers: 1,
-      backends: [{ name: 'dyn', url: dyn.url }],
+      backends: [{ name: 'dyn', url: dyn.url }, { name: 'mb', url: mb.url, era: 'modern' }],
       sessions: `ttl: ${TTL}s\nmaxSubscriptions: ${CAP}\nmaxSubscriptionsPerPrincipal: ${PER_PRINCIPAL}`,
       extra: oidcConfig(idp) + ['  authz:', '    type: cedar', '    policies:', ...POLICIES, ''].join('\n'),
     });
@@ -302,6 +310,25 @@ describe('resource subscriptions: caps, the gate, shared and released (1 worker,
     const r = await legacy('alice', sid, 'tools/list', {});
     assert.equal(r.status, 404, r.text);
   }));
+
+  test('a 2026-07-28 backend is listened to with the URIs held of it, and without them once released',
+    guarded(async () => {
+      const asked = async () => (await mb.stats()).listening;
+      await waitFor('vmcpd listening to mb', async () =>
+        (await mb.stats()).methods['modern subscriptions/listen'] >= 1, { timeout: 20000, interval: 100 });
+      const g = await listening('alice', [MDOC]);
+      await waitFor('mb asked for it', async () => (await asked()).includes(MDOC),
+        { timeout: 15000, interval: 100 });
+      const sid = await session('bob');
+      await ok('bob', sid, 'resources/subscribe', { uri: MDOC });
+      g.close();
+      await sleep(600);
+      assert.deepEqual(await asked(), [MDOC], 'still held by bob\'s session');
+      await ok('bob', sid, 'resources/unsubscribe', { uri: MDOC });
+      await waitFor('mb no longer asked for it', async () => (await asked()).length === 0,
+        { timeout: 15000, interval: 100 });
+      await end('bob', sid);
+    }));
 
   test('the worker holding a listen stream killed: its subscriptions are released', guarded(async () => {
     const g = await listening('alice', [DOC, item(7)]);
