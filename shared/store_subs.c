@@ -32,6 +32,16 @@ store_subs_mark_txn(struct store *s, MDB_txn *txn, const char *dkey,
 	return rc;
 }
 
+/* in txn: key's record as k, v: 0, MDB_NOTFOUND or an LMDB error */
+static int
+store_subs_get_txn(struct store *s, MDB_txn *txn, const void *key,
+    size_t klen, MDB_val *k, MDB_val *v)
+{
+	k->mv_size = klen;
+	k->mv_data = (void *)(uintptr_t)key;
+	return mdb_get(txn, s->s_dbi[STORE_SUBS], k, v);
+}
+
 /* in txn: 1 if the record key is there and live, 0 if not, or -rc */
 static int
 store_subs_live_txn(struct store *s, MDB_txn *txn, const void *key,
@@ -41,12 +51,8 @@ store_subs_live_txn(struct store *s, MDB_txn *txn, const void *key,
 	MDB_val			 k, v;
 	int			 rc;
 
-	k.mv_size = klen;
-	k.mv_data = (void *)(uintptr_t)key;
-	if ((rc = mdb_get(txn, s->s_dbi[STORE_SUBS], &k, &v)) == MDB_NOTFOUND)
-		return 0;
-	if (rc != 0)
-		return rc > 0 ? -rc : rc;
+	if ((rc = store_subs_get_txn(s, txn, key, klen, &k, &v)) != 0)
+		return rc == MDB_NOTFOUND ? 0 : rc > 0 ? -rc : rc;
 	return store_rec_peek(v.mv_data, v.mv_size, &hdr) == 0 &&
 	    !store_rec_expired(hdr.sr_expires_ms, now_ms);
 }
@@ -60,12 +66,8 @@ store_subs_del_txn(struct store *s, MDB_txn *txn, const void *key,
 	MDB_val			 k, v;
 	int			 rc;
 
-	k.mv_size = klen;
-	k.mv_data = (void *)(uintptr_t)key;
-	if ((rc = mdb_get(txn, s->s_dbi[STORE_SUBS], &k, &v)) == MDB_NOTFOUND)
-		return 0;
-	if (rc != 0)
-		return rc;
+	if ((rc = store_subs_get_txn(s, txn, key, klen, &k, &v)) != 0)
+		return rc == MDB_NOTFOUND ? 0 : rc;
 	if (store_rec_peek(v.mv_data, v.mv_size, &hdr) == -1)
 		return mdb_del(txn, s->s_dbi[STORE_SUBS], &k, NULL);
 	return store_reap_txn(s, txn, STORE_SUBS, key, klen, &v, &hdr);

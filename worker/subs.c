@@ -1050,11 +1050,14 @@ subs_stop(struct worker *w)
 	struct subs_item	*si;
 	size_t			 i;
 
-	(void)w;
 	subs_stopped = 1;
 	while ((si = TAILQ_FIRST(&subs_calls)) != NULL) {
 		TAILQ_REMOVE(&subs_calls, si, si_entry);
 		upstream_cancel(si->si_up);
+		/* a subscribe that may not have gone: made again rather than
+		 * missed (an unsubscribe's record is acted on again) */
+		if (!si->si_unsub)
+			subs_made_drop(w, si);
 		subs_item_free(si);
 	}
 	while ((si = TAILQ_FIRST(&subs_queue)) != NULL) {
