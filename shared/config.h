@@ -30,6 +30,9 @@
 #define CONFIG_SESSIONS_MAX	100000000	/* sessions.maxSessions */
 #define CONFIG_PRINCIPALS_DEFAULT 10000	/* sessions.maxPrincipals */
 #define CONFIG_BSESSIONS_MAX	1000000	/* sessions.maxBackendSessions */
+#define CONFIG_SUBS_DEFAULT	1000	/* sessions.maxSubscriptions */
+#define CONFIG_SUBS_MAX		1000000
+#define CONFIG_SUBS_PRINCIPAL_DEFAULT 10000 /* ...PerPrincipal */
 
 enum config_transport {
 	TRANSPORT_STREAMABLE_HTTP = 0,
@@ -334,6 +337,9 @@ struct config {
 	unsigned int		 cf_principal_cap;	/* with state; 10000 */
 	uint64_t		 cf_bsession_ttl_ms;	/* principals', 10m */
 	unsigned int		 cf_bsession_cap;	/* per backend, 1000 */
+	unsigned int		 cf_subs_cap;		/* URIs a listen stream
+							 * or session, 1000 */
+	unsigned int		 cf_subs_cap_principal;	/* across them, 10000 */
 
 	/* backends: */
 	struct config_backend	*cf_backends;

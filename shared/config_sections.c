@@ -312,6 +312,10 @@ load_sessions(struct loader *ld, struct cnode *n, const char *path,
 		    NULL, 2000, 0 },
 		{ "maxBackendSessions", F_UINT, &cf->cf_bsession_cap, NULL,
 		    1, CONFIG_BSESSIONS_MAX },
+		{ "maxSubscriptions", F_UINT, &cf->cf_subs_cap, NULL,
+		    1, CONFIG_SUBS_MAX },
+		{ "maxSubscriptionsPerPrincipal", F_UINT,
+		    &cf->cf_subs_cap_principal, NULL, 1, CONFIG_SESSIONS_MAX },
 	};
 
 	if (load_fields(ld, n, path, fields, nitems(fields)) == -1)
@@ -357,6 +361,10 @@ config_resolve_sessions(struct config *cf)
 		    cf->cf_session_cap / 4 : 1;
 	if (cf->cf_principal_cap == 0)
 		cf->cf_principal_cap = CONFIG_PRINCIPALS_DEFAULT;
+	if (cf->cf_subs_cap == 0)
+		cf->cf_subs_cap = CONFIG_SUBS_DEFAULT;
+	if (cf->cf_subs_cap_principal == 0)
+		cf->cf_subs_cap_principal = CONFIG_SUBS_PRINCIPAL_DEFAULT;
 }
 
 static int

@@ -31,6 +31,7 @@ enum store_db {
 	STORE_BACKENDS,		/* backend name -> initialize result cache */
 	STORE_CLOSING,		/* ended record's key -> its payload, to close */
 	STORE_KEYS,		/* issuer -> its JWKS; fetch locks, refetch guard */
+	STORE_SUBS,		/* resource subscriptions: holdings, made */
 	STORE_NDB
 };
 
@@ -159,6 +160,22 @@ int	 store_del(struct store *, enum store_db, const void *key, size_t klen);
  */
 int	 store_take(struct store *, enum store_db, size_t max,
 	    uint64_t now_ms, store_iter_cb, void *arg);
+/* store_take() of the records whose key starts with prefix */
+int	 store_take_prefix(struct store *, enum store_db, const void *prefix,
+	    size_t plen, size_t max, uint64_t now_ms, store_iter_cb,
+	    void *arg);
+/*
+ * The live records whose key starts with prefix, from the first (after
+ * NULL) or the first after the key after, at most max of them, copied
+ * out and handed to cb after the read txn: how many were read, or -1.
+ * *more: there may be more after the last one handed.
+ */
+int	 store_range(struct store *, enum store_db, const void *prefix,
+	    size_t plen, const void *after, size_t alen, size_t max,
+	    uint64_t now_ms, store_iter_cb, void *arg, int *more);
+/* 1 if a live record's key starts with prefix, 0 if none, -1 */
+int	 store_prefix_any(struct store *, enum store_db, const void *prefix,
+	    size_t plen, uint64_t now_ms);
 /* put only if absent or expired: 0 stored, STORE_EXISTS if a live one is */
 #define STORE_EXISTS	2
 int	 store_add(struct store *, enum store_db, const void *key, size_t klen,
@@ -301,6 +318,40 @@ typedef int (*store_claim_cb)(void *arg, const struct store_rec *rec,
 int	 store_claim(struct store *, enum store_db, const void *key,
 	    size_t klen, uint64_t now_ms, store_claim_cb, void *arg,
 	    struct store_rec *out);
+
+/*
+ * Resource subscriptions (store_subs.c; keys and values: subs_rec.h),
+ * in STORE_SUBS.  A holding (h|) and its index entry (k|) are written
+ * and deleted together, in one write txn per batch; when the first
+ * holder of a (backend, URI) comes or the last one goes, the pair's
+ * mark (d|) is written for the process that makes and ends the
+ * backend's subscriptions to take (store_take_prefix()).  *marked
+ * counts the marks written.
+ */
+struct store_hold {
+	const char	*sh_key;	/* h|... (subs_key_hold()) */
+	size_t		 sh_klen;
+	const char	*sh_val;	/* subs_val_encode()'s */
+	size_t		 sh_vlen;
+};
+/*
+ * Hold n pairs (one already held is left as it is) in one write txn;
+ * the new ones count in lim's group (sl_group, sl_group_max; sl_max is
+ * not used): STORE_LIMIT_GROUP and nothing written if they would pass
+ * it.  expires_ms: the holdings' expiry (0: none), flagged STORE_F_CLOSE
+ * so that their sweep leaves them in STORE_CLOSING.
+ */
+int	 store_subs_hold(struct store *, const struct store_hold *, size_t n,
+	    const struct store_limit *, uint64_t expires_ms, uint64_t now_ms,
+	    size_t *marked);
+/* release at most max holdings whose key starts with prefix (a holder's,
+ * or a holder's of one URI): *released, *marked; *more if some are left */
+int	 store_subs_release(struct store *, const void *prefix, size_t plen,
+	    size_t max, uint64_t now_ms, size_t *released, size_t *marked,
+	    int *more);
+/* a holding the sweep took (STORE_CLOSING): its index entry goes too */
+int	 store_subs_closed(struct store *, const void *hkey, size_t hklen,
+	    const void *val, size_t vlen, uint64_t now_ms, size_t *marked);
 
 void	 store_rec_clear(struct store_rec *);
 uint64_t store_now_ms(void);	/* CLOCK_REALTIME in ms (stamps persist) */

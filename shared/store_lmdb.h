@@ -57,10 +57,17 @@ int	store_reap_close_txn(struct store *, MDB_txn *, unsigned int,
 int	store_put_txn(struct store *, MDB_txn *, enum store_db,
 	    const void *, size_t, const void *, size_t, uint64_t, uint64_t,
 	    uint16_t, const void *, size_t, int, const char *);
+/* commit a write txn whose work returned rc (else abort it): 0 done, 1
+ * the map was grown (do it again, once), -1 failed (logged, errno) */
+int	store_end_write(struct store *, MDB_txn *, int, int *,
+	    enum store_db, const char *);
 
-/* store_scan.c: due index entries swept in a caller's txn */
+/* store_scan.c: due index entries swept in a caller's txn; whether a
+ * live record's key starts with a prefix */
 int	store_sweep_txn(struct store *, MDB_txn *, unsigned int,
 	    unsigned int, uint64_t, size_t, struct store_sweep *);
+int	store_prefix_any_txn(struct store *, MDB_txn *, enum store_db,
+	    const void *, size_t, uint64_t, int *);
 
 /* store_count.c: a group's count in a caller's txn */
 int	store_cnt_get(struct store *, MDB_txn *, unsigned int, const void *,

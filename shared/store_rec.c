@@ -29,6 +29,7 @@ const char *const store_db_names[STORE_NDB] = {
 	[STORE_BACKENDS] = "backends",
 	[STORE_CLOSING] = "closing",
 	[STORE_KEYS] = "keys",
+	[STORE_SUBS] = "subs",
 };
 
 /* --- codec --- */

@@ -54,6 +54,22 @@ store_items_visit(struct store_item *items, size_t n, store_iter_cb cb,
 	return stop;
 }
 
+/* copy the record k, v (its header read) into it: 0, or ENOMEM */
+static int
+store_item_copy(struct store_item *it, const MDB_val *k, const MDB_val *v)
+{
+	memset(it, 0, sizeof(*it));
+	if ((it->si_key = malloc(k->mv_size)) == NULL ||
+	    store_rec_decode(v->mv_data, v->mv_size, &it->si_rec) == -1) {
+		free(it->si_key);
+		it->si_key = NULL;
+		return ENOMEM;
+	}
+	memcpy(it->si_key, k->mv_data, k->mv_size);
+	it->si_klen = k->mv_size;
+	return 0;
+}
+
 /*
  * Copy out one batch of records after the key last (or from the start),
  * then end the read txn: callbacks never run while it pins pages.
@@ -106,16 +122,8 @@ store_iter_batch(struct store *s, enum store_db db, uint64_t now_ms,
 		} else if (include_expired ||
 		    !store_rec_expired(hdr.sr_expires_ms, now_ms)) {
 			it = &items[*nitems];
-			memset(it, 0, sizeof(*it));
-			if ((it->si_key = malloc(k.mv_size)) == NULL ||
-			    store_rec_decode(v.mv_data, v.mv_size,
-			    &it->si_rec) == -1) {
-				free(it->si_key);
-				rc = ENOMEM;
+			if ((rc = store_item_copy(it, &k, &v)) != 0)
 				break;
-			}
-			memcpy(it->si_key, k.mv_data, k.mv_size);
-			it->si_klen = k.mv_size;
 			(*nitems)++;
 			bytes += k.mv_size + v.mv_size;
 		}
@@ -211,16 +219,9 @@ store_scan(struct store *s, enum store_db db, const void *prefix,
 			memcpy(key, k.mv_data, k.mv_size);
 			if (store_rec_peek(v.mv_data, v.mv_size, &hdr) == 0 &&
 			    !store_rec_expired(hdr.sr_expires_ms, now_ms)) {
-				memset(&items[n], 0, sizeof(items[n]));
-				if ((items[n].si_key = malloc(k.mv_size)) ==
-				    NULL || store_rec_decode(v.mv_data,
-				    v.mv_size, &items[n].si_rec) == -1) {
-					free(items[n].si_key);
-					rc = ENOMEM;
+				if ((rc = store_item_copy(&items[n], &k,
+				    &v)) != 0)
 					break;
-				}
-				memcpy(items[n].si_key, k.mv_data, k.mv_size);
-				items[n].si_klen = k.mv_size;
 				bytes += v.mv_size;
 				n++;
 			}
@@ -385,9 +386,171 @@ store_sweep(struct store *s, uint64_t now_ms, size_t max,
 
 /* --- queues: records taken by one caller --- */
 
+/* the first key at or after prefix that starts with it: 0, MDB_NOTFOUND */
+static int
+store_cursor_first(MDB_cursor *cur, const void *prefix, size_t plen,
+    MDB_val *k, MDB_val *v)
+{
+	int rc;
+
+	if (plen == 0)
+		return mdb_cursor_get(cur, k, v, MDB_FIRST);
+	k->mv_size = plen;
+	k->mv_data = (void *)(uintptr_t)prefix;
+	if ((rc = mdb_cursor_get(cur, k, v, MDB_SET_RANGE)) != 0)
+		return rc;
+	if (k->mv_size < plen || memcmp(k->mv_data, prefix, plen) != 0)
+		return MDB_NOTFOUND;
+	return 0;
+}
+
+/* the key after k that still starts with prefix: 0, MDB_NOTFOUND */
+static int
+store_cursor_next(MDB_cursor *cur, const void *prefix, size_t plen,
+    MDB_val *k, MDB_val *v)
+{
+	int rc;
+
+	if ((rc = mdb_cursor_get(cur, k, v, MDB_NEXT)) != 0)
+		return rc;
+	if (k->mv_size < plen || memcmp(k->mv_data, prefix, plen) != 0)
+		return MDB_NOTFOUND;
+	return 0;
+}
+
+/* in txn: *any 1 if a live record's key starts with prefix; 0 or an
+ * LMDB error */
+int
+store_prefix_any_txn(struct store *s, MDB_txn *txn, enum store_db db,
+    const void *prefix, size_t plen, uint64_t now_ms, int *any)
+{
+	struct store_rec	 hdr;
+	MDB_cursor		*cur;
+	MDB_val			 k, v;
+	int			 rc;
+
+	*any = 0;
+	if ((rc = mdb_cursor_open(txn, s->s_dbi[db], &cur)) != 0)
+		return rc;
+	for (rc = store_cursor_first(cur, prefix, plen, &k, &v); rc == 0;
+	    rc = store_cursor_next(cur, prefix, plen, &k, &v))
+		if (store_rec_peek(v.mv_data, v.mv_size, &hdr) == 0 &&
+		    !store_rec_expired(hdr.sr_expires_ms, now_ms)) {
+			*any = 1;
+			break;
+		}
+	mdb_cursor_close(cur);
+	return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+int
+store_prefix_any(struct store *s, enum store_db db, const void *prefix,
+    size_t plen, uint64_t now_ms)
+{
+	MDB_txn	*txn;
+	int	 rc, any;
+
+	if (store_check(s, db, prefix, plen, 0) == -1)
+		return -1;
+	if (store_missing(s, 1U << db))
+		return 0;
+	if (store_rtxn_begin(s, &txn, __func__) == -1)
+		return -1;
+	rc = store_prefix_any_txn(s, txn, db, prefix, plen, now_ms, &any);
+	store_rtxn_end(s);
+	if (rc != 0) {
+		store_set_errno(rc);
+		return -1;
+	}
+	return any;
+}
+
+int
+store_range(struct store *s, enum store_db db, const void *prefix,
+    size_t plen, const void *after, size_t alen, size_t max,
+    uint64_t now_ms, store_iter_cb cb, void *arg, int *more)
+{
+	struct store_item	*items;
+	struct store_rec	 hdr;
+	MDB_txn			*txn;
+	MDB_cursor		*cur;
+	MDB_val			 k, v;
+	size_t			 n = 0, i, bytes = 0;
+	int			 rc;
+
+	*more = 0;
+	if (store_check(s, db, prefix, plen, 0) == -1 || cb == NULL ||
+	    (after != NULL && (alen < plen || alen > STORE_KEY_MAX ||
+	    memcmp(after, prefix, plen) != 0))) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (store_missing(s, 1U << db) || max == 0)
+		return 0;
+	if (max > STORE_ITER_VISIT)
+		max = STORE_ITER_VISIT;
+	if ((items = calloc(max, sizeof(*items))) == NULL)
+		return -1;
+	if (store_rtxn_begin(s, &txn, __func__) == -1) {
+		free(items);
+		return -1;
+	}
+	if ((rc = mdb_cursor_open(txn, s->s_dbi[db], &cur)) != 0) {
+		store_rtxn_end(s);
+		free(items);
+		store_set_errno(rc);
+		return -1;
+	}
+	if (after != NULL) {
+		k.mv_size = alen;
+		k.mv_data = (void *)(uintptr_t)after;
+		rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+		if (rc == 0 && k.mv_size == alen &&
+		    memcmp(k.mv_data, after, alen) == 0)
+			rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+		if (rc == 0 && (k.mv_size < plen ||
+		    memcmp(k.mv_data, prefix, plen) != 0))
+			rc = MDB_NOTFOUND;
+	} else
+		rc = store_cursor_first(cur, prefix, plen, &k, &v);
+	for (; rc == 0 && n < max && bytes < STORE_ITER_BYTES;
+	    rc = store_cursor_next(cur, prefix, plen, &k, &v)) {
+		if (store_rec_peek(v.mv_data, v.mv_size, &hdr) == -1 ||
+		    store_rec_expired(hdr.sr_expires_ms, now_ms))
+			continue;
+		if ((rc = store_item_copy(&items[n], &k, &v)) != 0)
+			break;
+		bytes += v.mv_size;
+		n++;
+	}
+	*more = rc == 0;
+	mdb_cursor_close(cur);
+	store_rtxn_end(s);
+	if (rc != 0 && rc != MDB_NOTFOUND) {
+		store_items_free(items, n);
+		free(items);
+		store_set_errno(rc);
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		if (cb(arg, items[i].si_key, items[i].si_klen,
+		    &items[i].si_rec) != 0)
+			break;
+	store_items_free(items, n);
+	free(items);
+	return (int)n;
+}
+
 int
 store_take(struct store *s, enum store_db db, size_t max, uint64_t now_ms,
     store_iter_cb cb, void *arg)
+{
+	return store_take_prefix(s, db, NULL, 0, max, now_ms, cb, arg);
+}
+
+int
+store_take_prefix(struct store *s, enum store_db db, const void *prefix,
+    size_t plen, size_t max, uint64_t now_ms, store_iter_cb cb, void *arg)
 {
 	struct store_item	*items = NULL;
 	struct store_rec	 hdr;
@@ -398,7 +561,8 @@ store_take(struct store *s, enum store_db db, size_t max, uint64_t now_ms,
 	size_t			 n = 0, i, visited = 0;
 	int			 rc, handed = 0;
 
-	if ((unsigned int)db >= STORE_NDB || cb == NULL) {
+	if ((unsigned int)db >= STORE_NDB || cb == NULL ||
+	    (prefix == NULL && plen > 0) || plen > STORE_KEY_MAX) {
 		errno = EINVAL;
 		return -1;
 	}
@@ -411,10 +575,18 @@ store_take(struct store *s, enum store_db db, size_t max, uint64_t now_ms,
 	/* the common case, nothing queued: no write lock */
 	if (store_rtxn_begin(s, &txn, __func__) == -1)
 		return -1;
-	rc = mdb_stat(txn, s->s_dbi[db], &ms);
+	if (plen == 0) {
+		rc = mdb_stat(txn, s->s_dbi[db], &ms);
+		if (rc == 0 && ms.ms_entries == 0)
+			rc = MDB_NOTFOUND;
+	} else if ((rc = mdb_cursor_open(txn, s->s_dbi[db], &cur)) == 0) {
+		rc = store_cursor_first(cur, prefix, plen, &k, &v);
+		mdb_cursor_close(cur);
+		cur = NULL;
+	}
 	store_rtxn_end(s);
-	if (rc != 0 || ms.ms_entries == 0)
-		return rc != 0 ? -1 : 0;
+	if (rc != 0)
+		return rc != MDB_NOTFOUND ? -1 : 0;
 	if ((items = calloc(max, sizeof(*items))) == NULL)
 		return -1;
 	if (store_txn_begin(s, 0, &txn, __func__) == -1) {
@@ -424,8 +596,9 @@ store_take(struct store *s, enum store_db db, size_t max, uint64_t now_ms,
 	if ((rc = mdb_cursor_open(txn, s->s_dbi[db], &cur)) != 0)
 		goto fail;
 	/* expired ones are dropped on the way, a bounded number of them */
-	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0 && n < max &&
-	    visited++ < 4 * max; rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST)) {
+	for (rc = store_cursor_first(cur, prefix, plen, &k, &v); rc == 0 &&
+	    n < max && visited++ < 4 * max;
+	    rc = store_cursor_first(cur, prefix, plen, &k, &v)) {
 		if (store_rec_peek(v.mv_data, v.mv_size, &hdr) == -1) {
 			rc = mdb_cursor_del(cur, 0);
 			if (rc != 0)

@@ -438,7 +438,7 @@ store_drop_txn(struct store *s, MDB_txn *txn, enum store_db db,
  * Commit a write txn whose work returned rc, else abort it: 0 done, 1
  * the map was grown (do it again, once), -1 failed (logged, errno).
  */
-static int
+int
 store_end_write(struct store *s, MDB_txn *txn, int rc, int *grown,
     enum store_db db, const char *fn)
 {

@@ -230,3 +230,28 @@ authz_list_filter(struct worker *w, struct httpd_req *req,
 	f->af_who = authz_who_of(w, req);
 	return f;
 }
+
+/*
+ * One resource by its URI alone, as a resources/read or
+ * resources/subscribe of it is gated: each URI of a subscriptions/listen
+ * (listen.c).  0 allowed (or authz off), -1 denied, audited as denied;
+ * the caller answers as for authz_gate().
+ */
+int
+authz_gate_uri(struct worker *w, struct httpd_req *req, const char *uri)
+{
+	struct cedar_call	 call;
+	char			 why[CEDAR_ERRLEN + 32];
+
+	if (!authz_enabled)
+		return 0;
+	memset(&call, 0, sizeof(call));
+	(void)snprintf(why, sizeof(why), "no principal");
+	call.cc_kind = CEDAR_RESOURCE;
+	call.cc_name = uri;
+	if (authz_who_call(authz_who_of(w, req), &call, why, sizeof(why)))
+		return 0;
+	log_debug("subscriptions/listen denied: %s", why);
+	audit_set_outcome(w, req, AUDIT_DENIED);
+	return -1;
+}

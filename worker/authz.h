@@ -140,6 +140,8 @@ int	 authz_on(const struct worker *);
  */
 int	 authz_gate(struct worker *, struct httpd_req *,
 	    const struct mcp_method *, const json_t *params, json_t *view);
+/* one resource by its URI (a subscriptions/listen's): as authz_gate() */
+int	 authz_gate_uri(struct worker *, struct httpd_req *, const char *uri);
 /*
  * The gate's decision for who (NULL: denied), without the log and the
  * audit: 1 allowed, 0 denied with why.  w and view are read for a

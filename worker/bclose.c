@@ -58,6 +58,7 @@
 #include "shared/store.h"
 #include "redis.h"
 #include "session_redis.h"
+#include "subs.h"
 #include "upstream.h"
 #include "worker.h"
 
@@ -301,6 +302,7 @@ bclose_record(struct worker *w, const char *id, const char *rec,
 	log_debug("closing the backend sessions of ended session %.8s...",
 	    id);
 	bclose_session(w, &s);
+	subs_session_end(w, id);
 	session_clear(&s);
 }
 
@@ -477,6 +479,9 @@ bclose_on_taken(void *arg, const void *key, size_t klen,
 	struct worker	*w = arg;
 	char		 id[SESSION_ID_LEN + 1], be[CONFIG_NAME_MAX + 1];
 
+	/* a session's subscription that expired with it (subs.c) */
+	if (subs_closing(w, key, klen, rec) == 0)
+		return 0;
 	/* a principal's backend session (its key scope|backend), closed
 	 * here unless the nodes share it */
 	if (bsession_closing_key(key, klen, be, sizeof(be))) {

@@ -38,7 +38,6 @@
 
 #define LEGACY_MRTR_SHEDS	3
 
-static void	legacy_forward(struct mcp_req *, int flags);
 static int	legacy_params_load(struct mcp_req *);
 
 struct mcp_req *
@@ -135,7 +134,7 @@ legacy_req_refuse(struct mcp_req *mr, int status, int code,
 	legacy_req_free(mr);
 }
 
-static void
+void
 legacy_req_error(struct mcp_req *mr, int code, const char *message)
 {
 	json_t *e;
@@ -147,7 +146,7 @@ legacy_req_error(struct mcp_req *mr, int code, const char *message)
 }
 
 /* answer with msg (taken; NULL: out of memory) and forget the request */
-static void
+void
 legacy_req_answer(struct mcp_req *mr, json_t *msg)
 {
 	if (msg == NULL) {
@@ -673,7 +672,7 @@ legacy_mrtr_round(struct mcp_req *mr, json_t *result)
 
 /* to the backend, in the revision the upstream edge picks for it, on
  * the client session's backend session (as the request found it) */
-static void
+void
 legacy_forward(struct mcp_req *mr, int flags)
 {
 	static const struct upstream_cbs cbs = {
@@ -698,51 +697,6 @@ legacy_forward(struct mcp_req *mr, int flags)
 	    mr)) == NULL)
 		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
 		    "Internal error: cannot send the request to the backend");
-}
-
-/*
- * resources/subscribe and unsubscribe: the session records what it is
- * subscribed to, and the subscription is made on the backend's scope
- * session, whose stream worker 0 listens to, so that updates reach
- * every subscribed session whichever worker holds its stream.
- */
-static void
-legacy_subscribe(struct mcp_req *mr, struct session *s)
-{
-	struct worker	*w = mr->mr_w;
-	const char	*uri;
-	size_t		 i;
-	int		 sub = mr->mr_msg.jm_mm->mm_id ==
-			    MCP_M_RESOURCES_SUBSCRIBE;
-
-	uri = json_string_value(json_object_get(mr->mr_bparams, "uri"));
-	if (s->s_subs == NULL && (s->s_subs = json_array()) == NULL) {
-		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
-		    "Internal error: out of memory");
-		return;
-	}
-	for (i = 0; i < json_array_size(s->s_subs); i++)
-		if (strcmp(json_string_value(json_array_get(s->s_subs, i)),
-		    uri) == 0)
-			break;
-	if (sub && i == json_array_size(s->s_subs))
-		(void)json_array_append_new(s->s_subs, json_string(uri));
-	else if (!sub && i < json_array_size(s->s_subs))
-		(void)json_array_remove(s->s_subs, i);
-	if (session_save(w->w_store, s, w->w_conf->cf_session_ttl_ms,
-	    store_now_ms()) == -1) {
-		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
-		    "Internal error: cannot save the session");
-		return;
-	}
-	/* the backend subscription is shared: it goes with the last one */
-	if (!sub && notify_subscribers(w, uri) > 0) {
-		legacy_req_answer(mr, jsonrpc_result_new(mr->mr_msg.jm_id,
-		    json_object()));
-		return;
-	}
-	/* made where the listener listens (upstream.c) */
-	legacy_forward(mr, UPSTREAM_F_SUBSCRIPTION);
 }
 
 /*

@@ -49,8 +49,18 @@ void	 legacy_req_watch(struct mcp_req *);
 void	 legacy_req_reply(struct mcp_req *, json_t *msg);
 void	 legacy_req_refuse(struct mcp_req *, int status, int code,
 	    const char *message, json_t *data);
+/* an error (on the SSE stream if one is open), or msg (taken; NULL: out
+ * of memory), and the request forgotten */
+void	 legacy_req_error(struct mcp_req *, int code, const char *message);
+void	 legacy_req_answer(struct mcp_req *, json_t *msg);
+/* to the backend (flags: UPSTREAM_F_*), answered from its answer */
+void	 legacy_forward(struct mcp_req *, int flags);
 /* a view_get() callback: a list answered, or the request routed */
 void	 legacy_on_view(void *arg, json_t *view, const char *err);
+
+/* legacy_subs.c */
+/* resources/subscribe and unsubscribe, routed (mr_be, mr_bparams) */
+void	 legacy_subscribe(struct mcp_req *, struct session *);
 
 /* legacy_gate.c */
 /* a request the authorization gate takes (0: taken over, msg and

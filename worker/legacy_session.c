@@ -24,6 +24,7 @@
 #include "worker.h"
 #include "legacy_req.h"
 #include "session_redis.h"
+#include "subs.h"
 
 #define SESSION_TOUCH_MS	1000	/* write last-seen at most this often */
 
@@ -386,6 +387,7 @@ legacy_delete_end(struct worker *w, struct httpd_req *req, struct session *s)
 		return -1;
 	}
 	bclose_session(w, s);
+	subs_session_end(w, s->s_id);
 	stream_terminate(w, s->s_id);
 	log_debug("session %.8s... terminated by the client", s->s_id);
 	front_reply_empty(req, 200);

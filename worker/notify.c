@@ -7,12 +7,15 @@
  *  - list_changed: that backend's part of the view is invalidated and
  *    rebuilt; if the kind changed, every session gets the
  *    notification on its GET stream (stream_publish(), any worker);
- *  - resources/updated: the sessions subscribed to the URI get it.
+ *  - resources/updated: the sessions subscribed to the URI get it (the
+ *    holders subs.c records), and so do the listen streams that asked.
  *
  * A 2026-07-28 backend has no session and no GET stream: worker 0 holds
  * a subscriptions/listen stream on it instead, asking for the three
- * list_changed kinds and the URIs sessions subscribed to (reopened when
- * those change, notify_resubscribe()).
+ * list_changed kinds and the URIs held of it (subs.c; reopened when
+ * those change, notify_relisten()).  The resource subscriptions made on
+ * a 2025-11-25 backend's scope session are subs.c's, told when the
+ * listener's stream is up or down.
  *
  * A stream that ends is reopened with backoff; a session the backend
  * forgot is opened anew.  If worker 0 dies its successor takes over.
@@ -35,6 +38,7 @@
 #include "shared/store.h"
 #include "shared/http_client.h"
 #include "flow.h"
+#include "subs.h"
 #include "wake.h"
 #include "worker.h"
 #include "texch.h"
@@ -104,65 +108,53 @@ struct notify_sessions {
 	char	**ns_ids;
 	size_t	  ns_n;
 	size_t	  ns_cap;
-	const char *ns_uri;	/* only sessions subscribed to it */
 };
+
+static void
+notify_add(void *arg, const char *sid)
+{
+	struct notify_sessions	*ns = arg;
+	char			**n;
+
+	if (ns->ns_n == ns->ns_cap) {
+		if ((n = reallocarray(ns->ns_ids, ns->ns_cap * 2 + 16,
+		    sizeof(*n))) == NULL)
+			return;
+		ns->ns_ids = n;
+		ns->ns_cap = ns->ns_cap * 2 + 16;
+	}
+	if ((ns->ns_ids[ns->ns_n] = strdup(sid)) != NULL)
+		ns->ns_n++;
+}
 
 static int
 notify_collect(void *arg, const void *key, size_t klen,
     const struct store_rec *rec)
 {
-	struct notify_sessions	*ns = arg;
-	struct session		 s;
-	char			**n;
-	size_t			 i;
-	int			 match;
+	char sid[SESSION_ID_LEN + 1];
 
+	(void)rec;
 	if (klen != SESSION_ID_LEN)
 		return 0;
-	if (ns->ns_uri != NULL) {
-		if (session_decode(rec->sr_data, rec->sr_len, &s) == -1)
-			return 0;
-		match = 0;
-		for (i = 0; i < json_array_size(s.s_subs); i++)
-			if (json_is_string(json_array_get(s.s_subs, i)) &&
-			    strcmp(json_string_value(json_array_get(s.s_subs,
-			    i)), ns->ns_uri) == 0)
-				match = 1;
-		session_clear(&s);
-		if (!match)
-			return 0;
-	}
-	if (ns->ns_n == ns->ns_cap) {
-		if ((n = reallocarray(ns->ns_ids, ns->ns_cap * 2 + 16,
-		    sizeof(*n))) == NULL)
-			return 1;
-		ns->ns_ids = n;
-		ns->ns_cap = ns->ns_cap * 2 + 16;
-	}
-	if ((ns->ns_ids[ns->ns_n] = strndup(key, klen)) == NULL)
-		return 1;
-	ns->ns_n++;
+	memcpy(sid, key, klen);
+	sid[klen] = '\0';
+	notify_add(arg, sid);
 	return 0;
 }
 
-/* the live sessions (subscribed to uri, if not NULL), copied out */
-static void
-notify_sessions(struct worker *w, const char *uri, struct notify_sessions *ns)
-{
-	memset(ns, 0, sizeof(*ns));
-	ns->ns_uri = uri;
-	(void)store_iter(w->w_store, STORE_SESSIONS, store_now_ms(), 0,
-	    notify_collect, ns);
-}
-
-/* deliver msg to every live session (or those subscribed to uri) */
+/* deliver msg to every live session (or those holding uri, subs.c) */
 void
 notify_fanout(struct worker *w, const json_t *msg, const char *uri)
 {
 	struct notify_sessions	ns;
 	size_t			i;
 
-	notify_sessions(w, uri, &ns);
+	memset(&ns, 0, sizeof(ns));
+	if (uri != NULL)
+		subs_sessions(w, uri, notify_add, &ns);
+	else
+		(void)store_iter(w->w_store, STORE_SESSIONS, store_now_ms(), 0,
+		    notify_collect, &ns);
 	for (i = 0; i < ns.ns_n; i++) {
 		if (stream_publish(w, ns.ns_ids[i], msg) == -1)
 			log_warnx("cannot queue a notification for %.8s...",
@@ -462,6 +454,21 @@ notify_on_event(void *arg, const struct sse_event *ev)
 	return 0;
 }
 
+/* the stream is up: subs.c makes the subscriptions on its session */
+static void
+notify_listening(struct listener *l)
+{
+	enum proto_era	 era = upstream_era(l->l_up);
+	char		*sid = NULL, *ver = NULL;
+
+	if (era == PROTO_ERA_LEGACY && bsession_load(l->l_w,
+	    BSESSION_SCOPE_ANON, l->l_be, &sid, &ver) == -1)
+		return;	/* none to make them on: the next connect */
+	subs_listener_up(l->l_w, l->l_be, era, sid);
+	free(sid);
+	free(ver);
+}
+
 static int
 notify_on_head(void *arg, struct http_call *hc, long status)
 {
@@ -477,6 +484,7 @@ notify_on_head(void *arg, struct http_call *hc, long status)
 	if ((l->l_sse = sse_parser_new(NOTIFY_EVENT_MAX, notify_on_event,
 	    l)) == NULL)
 		return -1;
+	notify_listening(l);
 	return 0;
 }
 
@@ -502,6 +510,7 @@ notify_on_done(void *arg, struct http_call *hc, int result, const char *err)
 	if (l->l_sse != NULL)
 		sse_parser_free(l->l_sse);
 	l->l_sse = NULL;
+	subs_listener_down(l->l_w, l->l_be);
 	if (result == -1)
 		log_debug("notification stream of %s: %s", l->l_be->cb_name,
 		    err);
@@ -510,58 +519,6 @@ notify_on_done(void *arg, struct http_call *hc, int result, const char *err)
 	else
 		notify_retry(l, -1);
 	l->l_status = 0;
-}
-
-/* the URIs sessions subscribed to that this backend serves */
-static int
-notify_collect_subs(void *arg, const void *key, size_t klen,
-    const struct store_rec *rec)
-{
-	json_t		*all = arg, *u;
-	struct session	 s;
-	size_t		 i;
-
-	(void)key;
-	if (klen != SESSION_ID_LEN || session_decode(rec->sr_data, rec->sr_len,
-	    &s) == -1)
-		return 0;
-	json_array_foreach(s.s_subs, i, u)
-		if (json_is_string(u))
-			(void)json_object_set(all, json_string_value(u),
-			    json_true());
-	session_clear(&s);
-	return 0;
-}
-
-static json_t *
-notify_backend_subs(struct listener *l)
-{
-	const struct config_backend	*be;
-	struct core_err			 cerr;
-	json_t				*all, *out, *view, *p, *bp;
-	const char			*uri;
-	void				*v;
-
-	if ((all = json_object()) == NULL || (out = json_array()) == NULL) {
-		json_decref(all);
-		return NULL;
-	}
-	(void)store_iter(l->l_w->w_store, STORE_SESSIONS, store_now_ms(), 0,
-	    notify_collect_subs, all);
-	view = view_peek(l->l_w);
-	json_object_foreach(all, uri, v) {
-		bp = NULL;
-		if (view == NULL || (p = json_pack("{s:s}", "uri", uri)) == NULL)
-			continue;
-		if (core_route(view, l->l_w->w_conf, "resources/read", p, &be,
-		    &bp, &cerr) == 0 && be == l->l_be)
-			(void)json_array_append(out, json_object_get(bp, "uri"));
-		json_decref(bp);
-		json_decref(p);
-	}
-	json_decref(view);
-	json_decref(all);
-	return out;
 }
 
 /*
@@ -582,10 +539,12 @@ notify_connect(struct listener *l)
 	 * no shared listener (its lists follow cacheTtl) */
 	if (texch_backend(l->l_be))
 		return;
+	/* the URIs held of it, unless it is known to take a GET */
 	params = json_pack("{s:{s:b, s:b, s:b, s:o}}", "notifications",
 	    "toolsListChanged", 1, "promptsListChanged", 1,
 	    "resourcesListChanged", 1, "resourceSubscriptions",
-	    notify_backend_subs(l));
+	    era_for(l->l_w, l->l_be, ERA_LISTING) == PROTO_ERA_LEGACY ?
+	    json_array() : subs_wanted(l->l_w, l->l_be));
 	if (params == NULL || (l->l_up = upstream_stream(l->l_w, l->l_be,
 	    BSESSION_SCOPE_ANON, params, &cbs, l)) == NULL)
 		notify_retry(l, -1);
@@ -637,6 +596,7 @@ notify_hangup(struct listener *l)
 	if (l->l_sse != NULL)
 		sse_parser_free(l->l_sse);
 	l->l_sse = NULL;
+	subs_listener_down(l->l_w, l->l_be);
 }
 
 /* stop listening (drain): no stream, no timer, no reconnection */
@@ -683,23 +643,9 @@ notify_free(struct worker *w)
 	notify_last = NULL;
 }
 
-/* how many live sessions are subscribed to uri */
-size_t
-notify_subscribers(struct worker *w, const char *uri)
-{
-	struct notify_sessions	ns;
-	size_t			i;
-
-	notify_sessions(w, uri, &ns);
-	for (i = 0; i < ns.ns_n; i++)
-		free(ns.ns_ids[i]);
-	free(ns.ns_ids);
-	return ns.ns_n;
-}
-
 /* worker 0: listen anew to a 2026-07-28 backend, with its URIs now */
 void
-notify_resubscribe_local(struct worker *w, const char *backend)
+notify_relisten(struct worker *w, const struct config_backend *be)
 {
 	struct listener	*l;
 	size_t		 i;
@@ -707,7 +653,7 @@ notify_resubscribe_local(struct worker *w, const char *backend)
 	(void)w;
 	for (i = 0; i < nlisteners; i++) {
 		l = &listeners[i];
-		if (strcmp(l->l_be->cb_name, backend) != 0 ||
+		if (l->l_be != be ||
 		    upstream_era(l->l_up) != PROTO_ERA_MODERN || notify_stopped)
 			continue;
 		notify_hangup(l);
@@ -717,11 +663,12 @@ notify_resubscribe_local(struct worker *w, const char *backend)
 	}
 }
 
+/* a backend's subscribed URIs changed: worker 0 looks (subs.c) */
 void
 notify_resubscribe(struct worker *w, const struct config_backend *be)
 {
 	if (w->w_slot == 0)
-		notify_resubscribe_local(w, be->cb_name);
+		subs_wake(w);
 	else
 		wake_broadcast(WAKE_RESUBSCRIBE, be->cb_name, NULL);
 }

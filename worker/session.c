@@ -185,6 +185,9 @@ session_holds_backends(const struct session *s)
 {
 	size_t i;
 
+	/* its resource subscriptions are released when it ends (subs.c) */
+	if (json_array_size(s->s_subs) > 0)
+		return 1;
 	for (i = 0; i < s->s_nbackends; i++)
 		if (s->s_backends[i].sb_sid != NULL)
 			return 1;

@@ -33,6 +33,7 @@
 #include "health_redis.h"
 #include "redis_flight.h"
 #include "shared/seal.h"
+#include "subs.h"
 
 static struct worker	 the_worker;
 
@@ -72,6 +73,7 @@ worker_drain(struct worker *w, int stop)
 	stream_drain(w);
 	listen_drain(w);
 	notify_stop(w);
+	subs_stop(w);
 	tv.tv_sec = w->w_conf->cf_drain_timeout_ms / 1000;
 	tv.tv_usec = (w->w_conf->cf_drain_timeout_ms % 1000) * 1000;
 	w->w_drain_ev = evtimer_new(w->w_base, worker_on_drain_deadline, w);
@@ -185,7 +187,7 @@ worker_on_wake(void *arg, const struct wake_msg *m)
 		mrtr_wake(w, m->wm_a);
 		break;
 	case WAKE_RESUBSCRIBE:
-		notify_resubscribe_local(w, m->wm_a);
+		subs_wake(w);
 		break;
 	case WAKE_CANCEL:
 		cancel_wake(w, m->wm_a, m->wm_b);
@@ -307,6 +309,8 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 	    worker_on_channel, w)) == NULL ||
 	    event_add(w->w_chan_ev, NULL) == -1)
 		fatalx("cannot watch the master channel");
+	if (subs_init(w) == -1)
+		fatalx("cannot set up resource subscriptions");
 	notify_init(w);
 	if (bclose_init(w) == -1)
 		fatalx("cannot set up the backend session closer");
@@ -319,6 +323,7 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 	notify_free(w);
 	bclose_free();
 	listen_drain(w);
+	subs_free(w);
 	stream_free_all(w);
 	redis_sub_free();
 	redis_flight_free();

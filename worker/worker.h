@@ -336,10 +336,10 @@ void	 notify_fanout(struct worker *, const json_t *msg, const char *uri);
 /* sessions and listeners told of each list of view that differs from old */
 void	 notify_lists_changed(struct worker *, json_t *old, json_t *view,
 	    const char *who);
-size_t	 notify_subscribers(struct worker *, const char *uri);
-/* a 2026-07-28 backend's subscribed URIs changed: worker 0 listens anew */
+/* a backend's subscribed URIs changed: worker 0 looks (subs.c) */
 void	 notify_resubscribe(struct worker *, const struct config_backend *);
-void	 notify_resubscribe_local(struct worker *, const char *backend);
+/* worker 0: a 2026-07-28 backend's listen opened anew, its URIs now */
+void	 notify_relisten(struct worker *, const struct config_backend *);
 /* the builder: backend's lists changed; sessions told if the view did */
 void	 notify_refresh(struct worker *, const char *backend);
 

@@ -27,12 +27,12 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { Client as V2Client, StreamableHTTPClientTransport as V2Transport } from '@modelcontextprotocol/client';
 
 import {
-  guarded, mcpPost, rpc, nextId, waitFor, withTimeout, run, ROOT, VMCPD_BIN, LEGACY_VERSION,
+  guarded, rpc, nextId, waitFor, withTimeout, run, ROOT, VMCPD_BIN, LEGACY_VERSION,
 } from './lib/harness.mjs';
 import {
   useMulti, startMulti, startSpec, modern, modernMeta, multiConfig,
 } from './lib/multi.mjs';
-import { startIdp, oidcConfig } from './lib/oidc.mjs';
+import { startIdp, oidcConfig, sessionAs } from './lib/oidc.mjs';
 
 useMulti();
 
@@ -160,18 +160,8 @@ describe('authz type cedar (etc/examples/authz.yaml)', () => {
   });
 
   /* a Legacy session of who: its id */
-  async function session(who) {
-    const init = await mcpPost(d.port, {
-      jsonrpc: '2.0', id: nextId(), method: 'initialize',
-      params: { protocolVersion: LEGACY_VERSION, capabilities: {}, clientInfo: { name: who, version: '1' } },
-    }, { version: null, headers: bearer(tok[who]) });
-    assert.equal(init.status, 200, init.text);
-    const sid = init.headers['mcp-session-id'];
-    const n = await mcpPost(d.port, { jsonrpc: '2.0', method: 'notifications/initialized' },
-      { session: sid, headers: bearer(tok[who]) });
-    assert.equal(n.status, 202, n.text);
-    return sid;
-  }
+  const session = (who) => sessionAs(d.port, tok[who], who);
+
 
   const legacy = (who, sid, method, params) =>
     rpc(d.port, sid, method, params, { headers: bearer(tok[who]), timeout: 20000 });
@@ -556,13 +546,9 @@ describe('authz: a policy error denies; a reload swaps the policies', () => {
     guarded(async () => {
       // tools/call stays on the hot paths (decided off the params' text);
       // gina has the claim, so the forbid does not error
-      const h = bearer(idp.forge(idp.claims({ sub: 'gina', dept: 'engineering' })));
-      const init = await mcpPost(d.port, {
-        jsonrpc: '2.0', id: nextId(), method: 'initialize',
-        params: { protocolVersion: LEGACY_VERSION, capabilities: {}, clientInfo: { name: 'g', version: '1' } },
-      }, { version: null, headers: h });
-      assert.equal(init.status, 200, init.text);
-      const sid = init.headers['mcp-session-id'];
+      const token = idp.forge(idp.claims({ sub: 'gina', dept: 'engineering' }));
+      const h = bearer(token);
+      const sid = await sessionAs(d.port, token, 'g');
       const leg = (name, args) => rpc(d.port, sid, 'tools/call', { name, arguments: args }, { headers: h });
       const mod = (name, args) => modern(d.port, 'tools/call', { name, arguments: args },
         { ...h, 'Mcp-Name': name });

@@ -2276,6 +2276,18 @@ test_err_new_sessions(void **state)
 	load_bad("sessions:\n  maxBackendSession: 5\n" BACKEND,
 	    "t.yaml:2:3: sessions.maxBackendSession: unknown key, did you "
 	    "mean \"maxBackendSessions\"?");
+	load_bad("sessions:\n  maxSubscriptions: 0\n" BACKEND,
+	    "t.yaml:2:21: sessions.maxSubscriptions: expected an integer "
+	    "from 1 to 1000000, found \"0\"");
+	load_bad("sessions:\n  maxSubscriptions: 1000001\n" BACKEND,
+	    "t.yaml:2:21: sessions.maxSubscriptions: expected an integer "
+	    "from 1 to 1000000, found \"1000001\"");
+	load_bad("sessions:\n  maxSubscriptionsPerPrincipal: -1\n" BACKEND,
+	    "t.yaml:2:33: sessions.maxSubscriptionsPerPrincipal: expected an "
+	    "integer from 1 to 100000000, found \"-1\"");
+	load_bad("sessions:\n  maxSubscription: 5\n" BACKEND,
+	    "t.yaml:2:3: sessions.maxSubscription: unknown key, did you mean "
+	    "\"maxSubscriptions\"?");
 	load_bad(BACKEND "operational:\n  failureHandling:\n"
 	    "    partialFailureMode: besteffort\n",
 	    "t.yaml:7:25: operational.failureHandling.partialFailureMode: "
@@ -2307,6 +2319,8 @@ test_new_values(void **state)
 	assert_int_equal(cf->cf_session_cap, 524288);
 	assert_int_equal(cf->cf_session_cap_addr, 131072);
 	assert_int_equal(cf->cf_principal_cap, 10000);
+	assert_int_equal(cf->cf_subs_cap, 1000);
+	assert_int_equal(cf->cf_subs_cap_principal, 10000);
 	config_free(cf);
 	cf = load_ok(BACKEND "daemon: {mapSize: 1MiB}\n");
 	assert_int_equal(cf->cf_session_cap, 512);
@@ -2332,6 +2346,11 @@ test_new_values(void **state)
 	    "maxBackendSessions: 1000000}\n");
 	assert_int_equal(cf->cf_bsession_ttl_ms, 2000);
 	assert_int_equal(cf->cf_bsession_cap, 1000000);
+	config_free(cf);
+	cf = load_ok(BACKEND "sessions: {maxSubscriptions: 1000000, "
+	    "maxSubscriptionsPerPrincipal: 3}\n");
+	assert_int_equal(cf->cf_subs_cap, 1000000);
+	assert_int_equal(cf->cf_subs_cap_principal, 3);
 	config_free(cf);
 	cf = load_ok(BACKEND "operational:\n  failureHandling: {}\n");
 	assert_int_equal(cf->cf_partial_failure, CONFIG_PARTIAL_FAIL);

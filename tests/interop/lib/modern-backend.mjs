@@ -18,6 +18,8 @@
 //   prompts     [name]: each takes a required "who" and answers
 //               "<label>:<name>:<who>"
 //   resources   [{uri, text}]: readable
+//   subscribe   true: resources.subscribe is offered, so a
+//               subscriptions/listen's resourceSubscriptions are honoured
 //   noListen    true: a 2026-07-28 subscriptions/listen gets 404 and
 //               -32601, as from a server that does not serve it
 //   mrtr        true: the multi-round-trip tools (input_required results)
@@ -45,8 +47,9 @@
 // 2026-07-28 requests seen (server/discover included, also counted
 // apart), 2025-11-25 POSTs seen, Legacy sessions alive and ever
 // initialized, counts by "<era> <method>", the clientCapabilities of the
-// last 2026-07-28 tools/call, and the MRTR retries seen ({tool,
-// inputResponses keys, requestState}).
+// last 2026-07-28 tools/call, the MRTR retries seen ({tool,
+// inputResponses keys, requestState}), and listening: the URIs the
+// subscriptions/listen streams open now name (sorted, each once).
 import http from 'node:http';
 import { randomUUID, randomBytes } from 'node:crypto';
 
@@ -65,6 +68,8 @@ const stats = {
   methods: {}, lastModernCaps: null, retries: [], issuedStates: [],
 };
 const issued = new Set();		// requestStates this process minted
+const listens = new Map();		// open listen streams -> their URIs
+let listenSeq = 0;
 const sessions = new Map();		// Legacy session id -> transport
 
 const text = (t) => ({ type: 'text', text: t });
@@ -108,7 +113,7 @@ function buildServer() {
   if (spec.prompts?.length)
     caps.prompts = {};
   if (spec.resources?.length)
-    caps.resources = {};
+    caps.resources = spec.subscribe ? { subscribe: true } : {};
   if (spec.rogue)
     caps.completions = {};
   const server = new McpServer({ name: `modern-${label}`, version: '1.0.0' }, {
@@ -329,7 +334,9 @@ const heard = [];
 async function serve(req, res) {
   const { pathname } = new URL(req.url ?? '/', 'http://x');
   if (pathname === '/stats') {
-    res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(stats));
+    const listening = [...new Set([...listens.values()].flat())].sort();
+    res.writeHead(200, { 'Content-Type': 'application/json' })
+      .end(JSON.stringify({ ...stats, listening }));
     return;
   }
   if (pathname === '/seen') {
@@ -384,6 +391,12 @@ async function serve(req, res) {
   }
   if (spec.rogue && rogue(body, res))
     return;
+  if (method === 'subscriptions/listen') {
+    const id = ++listenSeq;
+    const uris = body?.params?.notifications?.resourceSubscriptions;
+    listens.set(id, Array.isArray(uris) ? uris.map(String) : []);
+    res.on('close', () => listens.delete(id));
+  }
   await serveModern(req, res, body);
 }
 

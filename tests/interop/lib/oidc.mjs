@@ -6,9 +6,10 @@
 // can forge the tokens an attacker would.
 import http from 'node:http';
 import crypto from 'node:crypto';
+import assert from 'node:assert/strict';
 import Provider, { errors as oidcErrors } from 'oidc-provider';
 
-import { HOST } from './harness.mjs';
+import { HOST, LEGACY_VERSION, mcpPost, nextId } from './harness.mjs';
 
 export const AUDIENCE = 'urn:vmcpd:test';
 export const OPAQUE_RESOURCE = 'urn:vmcpd:opaque';
@@ -193,6 +194,21 @@ export async function startIdp() {
 }
 
 /* incomingAuth YAML for vmcpd against idp (extra: more oidc lines) */
+/* a 2025-11-25 session opened with a bearer token: its id */
+export async function sessionAs(port, token, clientName) {
+  const auth = { Authorization: `Bearer ${token}` };
+  const init = await mcpPost(port, {
+    jsonrpc: '2.0', id: nextId(), method: 'initialize',
+    params: { protocolVersion: LEGACY_VERSION, capabilities: {}, clientInfo: { name: clientName, version: '1' } },
+  }, { version: null, headers: auth });
+  assert.equal(init.status, 200, init.text);
+  const sid = init.headers['mcp-session-id'];
+  const n = await mcpPost(port, { jsonrpc: '2.0', method: 'notifications/initialized' },
+    { session: sid, headers: auth });
+  assert.equal(n.status, 202, n.text);
+  return sid;
+}
+
 export function oidcConfig(idp, { extra = [], jwksUrl, introspection = false } = {}) {
   const l = [
     'incomingAuth:',
