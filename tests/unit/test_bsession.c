@@ -18,6 +18,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "unit.h"
+
 #include "shared/log.h"
 #include "shared/store.h"
 #include "worker/bsession.h"
@@ -150,8 +152,8 @@ setup_store(void **state)
 
 	if ((f = calloc(1, sizeof(*f))) == NULL)
 		return -1;
-	(void)snprintf(f->f_dir, sizeof(f->f_dir), "/tmp/test_bsession.XXXXXX");
-	if (mkdtemp(f->f_dir) == NULL ||
+	if (unit_store_dir_make("test_bsession", f->f_dir,
+	    sizeof(f->f_dir)) == -1 ||
 	    store_open(&f->f_st, f->f_dir, 8ULL * 1024 * 1024, 64, 0) == -1) {
 		free(f);
 		return -1;
@@ -164,14 +166,9 @@ static int
 teardown(void **state)
 {
 	struct fixture	*f = *state;
-	char		 path[128];
 
 	store_close(f->f_st);
-	(void)snprintf(path, sizeof(path), "%s/data.mdb", f->f_dir);
-	(void)unlink(path);
-	(void)snprintf(path, sizeof(path), "%s/lock.mdb", f->f_dir);
-	(void)unlink(path);
-	(void)rmdir(f->f_dir);
+	unit_store_dir_remove(f->f_dir);
 	free(f);
 	return 0;
 }

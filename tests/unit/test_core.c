@@ -190,18 +190,12 @@ setup(void **state)
 static int
 teardown(void **state)
 {
-	char path[sizeof(statedir) + 16];
-
 	json_decref(*state);
 	list_authz = NULL;
 	core_free();
 	store_close(worker_self()->w_store);
 	worker_self()->w_store = NULL;
-	(void)snprintf(path, sizeof(path), "%s/data.mdb", statedir);
-	(void)unlink(path);
-	(void)snprintf(path, sizeof(path), "%s/lock.mdb", statedir);
-	(void)unlink(path);
-	(void)rmdir(statedir);
+	unit_store_dir_remove(statedir);
 	memcpy(statedir + sizeof(statedir) - 7, "XXXXXX", 6);
 	return 0;
 }

@@ -57,18 +57,6 @@ struct fixture {
 };
 
 static void
-env_remove(const char *dir)
-{
-	char path[128];
-
-	(void)snprintf(path, sizeof(path), "%s/data.mdb", dir);
-	(void)unlink(path);
-	(void)snprintf(path, sizeof(path), "%s/lock.mdb", dir);
-	(void)unlink(path);
-	(void)rmdir(dir);
-}
-
-static void
 load(const char *yaml, struct composite_list *cl)
 {
 	char	 err[512];
@@ -83,13 +71,11 @@ static int
 setup(void **state)
 {
 	struct fixture	*f;
-	const char	*tmp = getenv("TMPDIR");
 
 	if ((f = calloc(1, sizeof(*f))) == NULL)
 		return -1;
-	(void)snprintf(f->f_dir, sizeof(f->f_dir), "%s/test_handle.XXXXXX",
-	    tmp != NULL && strlen(tmp) < 32 ? tmp : "/tmp");
-	if (mkdtemp(f->f_dir) == NULL ||
+	if (unit_store_dir_make("test_handle", f->f_dir, sizeof(f->f_dir)) ==
+	    -1 ||
 	    store_open(&f->f_st, f->f_dir, MAP_SIZE, 126, 0) == -1)
 		return -1;
 	load(YAML, &f->f_cl);
@@ -107,7 +93,7 @@ teardown(void **state)
 	struct fixture	*f = *state;
 
 	store_close(f->f_st);
-	env_remove(f->f_dir);
+	unit_store_dir_remove(f->f_dir);
 	composite_list_free(&f->f_cl);
 	json_decref(f->f_snap);
 	free(f);

@@ -11,6 +11,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "unit.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,8 +32,7 @@ setup(void **state)
 {
 	struct store *st;
 
-	(void)snprintf(dir, sizeof(dir), "/tmp/vmcpd-rl-XXXXXX");
-	if (mkdtemp(dir) == NULL)
+	if (unit_store_dir_make("vmcpd-rl", dir, sizeof(dir)) == -1)
 		return -1;
 	if (store_open(&st, dir, 8 * 1024 * 1024, 64, 0) == -1)
 		return -1;
@@ -42,14 +43,8 @@ setup(void **state)
 static int
 teardown(void **state)
 {
-	char path[128];
-
 	store_close(*state);
-	(void)snprintf(path, sizeof(path), "%s/data.mdb", dir);
-	(void)unlink(path);
-	(void)snprintf(path, sizeof(path), "%s/lock.mdb", dir);
-	(void)unlink(path);
-	(void)rmdir(dir);
+	unit_store_dir_remove(dir);
 	return 0;
 }
 

@@ -20,6 +20,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "unit.h"
+
 #include "shared/log.h"
 #include "shared/store.h"
 /* LMDB only to write an index as an older vmcpd left it (test_sweep_stale) */
@@ -37,18 +39,6 @@ struct fixture {
 };
 
 static void
-env_remove(const char *dir)
-{
-	char path[128];
-
-	(void)snprintf(path, sizeof(path), "%s/data.mdb", dir);
-	(void)unlink(path);
-	(void)snprintf(path, sizeof(path), "%s/lock.mdb", dir);
-	(void)unlink(path);
-	(void)rmdir(dir);
-}
-
-static void
 fds_close(int *fds)
 {
 	if (fds[0] != -1)
@@ -62,14 +52,12 @@ static int
 setup_dir(void **state)
 {
 	struct fixture	*f;
-	const char	*tmp = getenv("TMPDIR");
 
 	if ((f = calloc(1, sizeof(*f))) == NULL)
 		return -1;
-	(void)snprintf(f->f_dir, sizeof(f->f_dir), "%s/test_store.XXXXXX",
-	    tmp != NULL && strlen(tmp) < 32 ? tmp : "/tmp");
 	f->f_p2c[0] = f->f_p2c[1] = f->f_c2p[0] = f->f_c2p[1] = -1;
-	if (mkdtemp(f->f_dir) == NULL) {
+	if (unit_store_dir_make("test_store", f->f_dir, sizeof(f->f_dir)) ==
+	    -1) {
 		free(f);
 		return -1;
 	}
@@ -105,7 +93,7 @@ teardown(void **state)
 	fds_close(f->f_p2c);
 	fds_close(f->f_c2p);
 	store_close(f->f_st);
-	env_remove(f->f_dir);
+	unit_store_dir_remove(f->f_dir);
 	free(f);
 	return 0;
 }
@@ -644,7 +632,7 @@ test_rdonly(void **state)
 	store_close(ro);
 
 	/* no environment, no directory: no open, and nothing created */
-	env_remove(f->f_dir);
+	unit_store_dir_remove(f->f_dir);
 	ro = NULL;
 	assert_int_equal(store_open(&ro, f->f_dir, 0, 0, STORE_RDONLY), -1);
 	assert_null(ro);

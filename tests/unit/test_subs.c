@@ -19,6 +19,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "unit.h"
+
 #include "shared/log.h"
 #include "shared/store.h"
 #include "shared/subs_rec.h"
@@ -35,13 +37,11 @@ static int
 setup(void **state)
 {
 	struct fixture	*f;
-	const char	*tmp = getenv("TMPDIR");
 
 	if ((f = calloc(1, sizeof(*f))) == NULL)
 		return -1;
-	(void)snprintf(f->f_dir, sizeof(f->f_dir), "%s/test_subs.XXXXXX",
-	    tmp != NULL && strlen(tmp) < 32 ? tmp : "/tmp");
-	if (mkdtemp(f->f_dir) == NULL ||
+	if (unit_store_dir_make("test_subs", f->f_dir, sizeof(f->f_dir)) ==
+	    -1 ||
 	    store_open(&f->f_st, f->f_dir, MAP_SIZE, 16, 0) == -1) {
 		free(f);
 		return -1;
@@ -54,14 +54,9 @@ static int
 teardown(void **state)
 {
 	struct fixture	*f = *state;
-	char		 path[128];
 
 	store_close(f->f_st);
-	(void)snprintf(path, sizeof(path), "%s/data.mdb", f->f_dir);
-	(void)unlink(path);
-	(void)snprintf(path, sizeof(path), "%s/lock.mdb", f->f_dir);
-	(void)unlink(path);
-	(void)rmdir(f->f_dir);
+	unit_store_dir_remove(f->f_dir);
 	free(f);
 	return 0;
 }

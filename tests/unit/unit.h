@@ -5,6 +5,8 @@
 #define VMCPD_UNIT_H
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -19,6 +21,20 @@ jparse(const char *s)
 	if ((j = json_loads(s, JSON_DECODE_ANY, &e)) == NULL)
 		fail_msg("bad test JSON (%s): %s", e.text, s);
 	return j;
+}
+
+/*
+ * A new directory for a test's state, name.XXXXXX under $TMPDIR (a short
+ * one) or /tmp, in dir: 0, or -1
+ */
+static inline int
+unit_store_dir_make(const char *name, char *dir, size_t len)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	(void)snprintf(dir, len, "%s/%s.XXXXXX",
+	    tmp != NULL && strlen(tmp) < 32 ? tmp : "/tmp", name);
+	return mkdtemp(dir) == NULL ? -1 : 0;
 }
 
 /* a state directory made for a test, with its LMDB files, removed */
