@@ -121,8 +121,10 @@ check-man:
 fuzz:
 	$(MAKE) -f tests/fuzz/Makefile
 
+# two fuzzers at a time: the machines this runs on have two cores
+FUZZ_JOBS	?= 2
 fuzz-smoke:
-	$(MAKE) -f tests/fuzz/Makefile run FUZZ_TIME=$(FUZZ_TIME)
+	$(MAKE) -j$(FUZZ_JOBS) -f tests/fuzz/Makefile run FUZZ_TIME=$(FUZZ_TIME)
 
 # every fuzz target to FUZZ_RUNS (10M) executions: hours on two cores
 FUZZ_RUNS	?= 10000000

@@ -1,7 +1,9 @@
 #!/bin/sh
 # Run the interop suite (node --test) against build/vmcpd, or $VMCPD_BIN.
 # Usage: tests/interop/run.sh [test files...]   (default: every *.test.mjs)
-# Exits with node's status.  TEST_TIMEOUT: ms per file (default 120000).
+# Exits with node's status.  TEST_TIMEOUT: ms per file (default 120000);
+# TEST_CONCURRENCY: files run at once (default 2: each file starts its own
+# daemons on ports of its own, and most of a file's time is waiting).
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 : "${ASAN_OPTIONS:=detect_leaks=1:abort_on_error=0}"
@@ -17,5 +19,5 @@ fi
 if [ $# -eq 0 ]; then
 	set -- tests/interop/*.test.mjs
 fi
-exec node --test --test-concurrency=1 \
+exec node --test --test-concurrency="${TEST_CONCURRENCY:-2}" \
     --test-timeout="${TEST_TIMEOUT:-120000}" "$@"
