@@ -368,6 +368,11 @@ describe('composite tools', () => {
       throw new Error(`${e.message}: ${daemon.proc?.output?.slice(-1500)}`);
     }
     sdk = await connectClient(daemon.url, { name: 'composite-v1' });
+    // best_effort: a backend slow to start (npx under load) is missing
+    // from the first views, and its composites with it; wait for all
+    await waitFor('every backend in the view', async () =>
+      (await listAll(sdk.client, 'listTools', 'tools')).some((t) => t.name === 'remember'),
+    { timeout: 30000, interval: 250 });
   });
 
   after(async () => {
