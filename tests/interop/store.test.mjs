@@ -62,7 +62,9 @@ describe('a full map', () => {
     backend = await startTestBackend();
     daemon = await startWith(backend.url, {
       daemonLines: ['mapSize: 1MiB'],
-      sessionLines: ['ttl: 10s', 'maxSessions: 100000', 'maxPerAddress: 100000'],
+      // 20 s: filling the map takes up to 15 s on a loaded machine, and
+      // the session DELETEd once it is full must outlive that
+      sessionLines: ['ttl: 20s', 'maxSessions: 100000', 'maxPerAddress: 100000'],
     });
   });
 
@@ -114,7 +116,7 @@ describe('a full map', () => {
       // when the store refused, released since
       assert.ok(st.usedBytes > st.mapSize * 0.8, JSON.stringify(st));
 
-      // the sessions expire (10 s), the keeper sweeps them: new ones fit
+      // the sessions expire (20 s), the keeper sweeps them: new ones fit
       const fresh = await waitFor('an initialize that is stored again', async () => {
         const r = await initialize(daemon.port);
         return r.status === 200 ? r : null;
