@@ -1,6 +1,7 @@
 // A stop signal sent to vmcpd's whole process group, as a terminal's ^C,
 // `kill -TERM -PGID` and some supervisors send it: every child (workers,
-// keeper, builder, a stdio bridge and its server) ends as it would on the
+// keeper, builder, the bridges of a stdio and an HTTP+SSE backend, the
+// stdio server) ends as it would on the
 // master's own order, the call in flight through the bridge completes,
 // the master logs each child's end as a stop (info) and exits 0.  A
 // wrapper that forwards the group's signal to vmcpd (npm run does) makes
@@ -12,6 +13,7 @@ import assert from 'node:assert/strict';
 
 import {
   openSession, rpc, sleep, waitFor, withTimeout, groupPids, guarded, nextId, mcpPost,
+  startTestBackend, HOST,
 } from './lib/harness.mjs';
 import {
   useMulti, startMulti, procChildren, alive, errorLines, EVERYTHING,
@@ -21,21 +23,24 @@ useMulti();
 
 const KEEP = 'conflictResolution: prefix\nconflictResolutionConfig:\n  prefixMode: onConflict';
 
-/* vmcpd with one worker and a stdio bridge whose server answers */
-async function start() {
-  const d = await startMulti({
-    workers: 1,
-    backends: [{ name: 'everything', args: [EVERYTHING, 'stdio'] }],
-    aggregation: KEEP,
-  });
+/* vmcpd with one worker, a stdio bridge whose server answers and, with
+ * sse, the bridge of a 2024-11-05 HTTP+SSE backend */
+async function start({ sse = false } = {}) {
+  const backends = [{ name: 'everything', args: [EVERYTHING, 'stdio'] }];
+  if (sse) {
+    const old = await startTestBackend({ args: ['sse'], env: { TOOL_PREFIX: 'sse_' } });
+    backends.push({ name: 'old', transport: 'sse', url: `http://${HOST}:${old.port}/sse` });
+  }
+  const d = await startMulti({ workers: 1, backends, aggregation: KEEP });
   const { sid } = await openSession(d.port);
   const r = await rpc(d.port, sid, 'tools/call', { name: 'echo', arguments: { message: 'up' } });
   assert.equal(r.json?.result?.content?.[0]?.text, 'Echo: up', r.text);
   const kids = procChildren(d.pid);
   const kinds = kids.map((k) => k.comm).sort();
-  assert.deepEqual(kinds, ['vmcpd-bridge', 'vmcpd-builder', 'vmcpd-keeper', 'vmcpd-worker']);
-  const bridge = kids.find((k) => k.comm === 'vmcpd-bridge');
-  const server = await waitFor('the bridge\'s server', () => procChildren(bridge.pid)[0]);
+  assert.deepEqual(kinds, [...(sse ? ['vmcpd-bridge'] : []), 'vmcpd-bridge', 'vmcpd-builder',
+    'vmcpd-keeper', 'vmcpd-worker']);
+  const server = await waitFor('the stdio bridge\'s server', () => kids.filter((k) =>
+    k.comm === 'vmcpd-bridge').map((k) => procChildren(k.pid)[0]).find(Boolean));
   return { d, sid, kids, server: server.pid };
 }
 
@@ -67,7 +72,7 @@ async function assertCleanStop({ d, kids, server }) {
 describe('a stop signal to the whole process group', () => {
   test('SIGTERM to the group: the bridged call in flight completes, every child stops cleanly',
     guarded(async () => {
-      const s = await start();
+      const s = await start({ sse: true });
       const call = mcpPost(s.d.port, {
         jsonrpc: '2.0', id: nextId(), method: 'tools/call',
         params: { name: 'trigger-long-running-operation', arguments: { duration: 1, steps: 2 } },
