@@ -125,4 +125,33 @@ describe('a stop signal to the whole process group', () => {
     for (const m of log.matchAll(/\(pid (\d+), generation 2\) (\w+)/g))
       assert.equal(m[2], 'stopped', `generation 2 pid ${m[1]}: ${m[0]}`);
   }));
+
+  test('a second stop signal a second or more after the first still kills the children, ' +
+    'logged as asked', guarded(async () => {
+    const s = await start();
+    // a call that holds the stop (the worker finishes it first)
+    const call = mcpPost(s.d.port, {
+      jsonrpc: '2.0', id: nextId(), method: 'tools/call',
+      params: { name: 'trigger-long-running-operation', arguments: { duration: 10, steps: 2 } },
+    }, { session: s.sid, timeout: 15000 }).catch((e) => e);
+    await sleep(300);
+    process.kill(s.d.pid, 'SIGTERM');
+    await waitFor('the stop begun', () => /info: stopping$/m.test(s.d.proc.output));
+    await sleep(1300);
+    assert.equal(s.d.proc.exited, false, 'the call in flight holds the stop');
+    process.kill(s.d.pid, 'SIGTERM');
+    const res = await s.d.proc.waitExit(10000);
+    s.d.stopped = true;
+    await call;
+    assert.equal(res.code, 0, `vmcpd exit status (signal ${res.signal})`);
+    await waitFor('no process left in the vmcpd group', async () =>
+      (await groupPids(s.d.pid)).length === 0, { timeout: 5000 });
+    await waitFor('the bridge\'s server gone', () => !alive(s.server), { timeout: 5000 });
+    const log = s.d.proc.output;
+    assert.match(log, /info: second stop signal: killing children/);
+    // (a worker may log its call cut by the bridge's end: a hard stop)
+    assert.doesNotMatch(log, /killed by signal/);
+    // the worker at least was still draining: killed, as asked
+    assert.match(log, /info: worker 0 \(pid \d+, generation 1\) killed$/m);
+  }));
 });
