@@ -299,11 +299,18 @@ bridge_drain(struct bridge *b)
 		bridge_stop(b, "drained");
 }
 
+/*
+ * SIGTERM, SIGQUIT: what the master's DRAIN does.  A stop signal sent to
+ * vmcpd's whole process group reaches the bridge beside the master's
+ * DRAIN, and the workers finish their calls through it meanwhile.
+ */
 static void
 bridge_on_signal(evutil_socket_t sig, short ev, void *arg)
 {
 	(void)ev;
-	bridge_stop(arg, sig == SIGTERM ? "SIGTERM" : "SIGQUIT");
+	log_debug("%s: %s", ((struct bridge *)arg)->b_name,
+	    sig == SIGTERM ? "SIGTERM" : "SIGQUIT");
+	bridge_drain(arg);
 }
 
 static void

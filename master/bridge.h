@@ -42,8 +42,8 @@ struct bridge_spec {			/* one stdio or SSE backend */
 };
 
 /*
- * Runs after child_setup(): serves until IPC_DRAIN (finish what is in
- * flight), IPC_STOP, SIGTERM/SIGQUIT or the channel's EOF, then stops
+ * Runs after child_setup(): serves until IPC_DRAIN, SIGTERM or SIGQUIT
+ * (finish what is in flight), IPC_STOP or the channel's EOF, then stops
  * the server process group (or closes the connection) and exits 0.
  */
 void	bridge_main(const struct bridge_spec *, int chan_fd)

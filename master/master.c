@@ -42,6 +42,12 @@
 
 #define RELOAD_READY_MS	15000	/* a new generation must be ready by then */
 #define KILL_GRACE_MS	2000	/* after the drain deadline, SIGKILL */
+/*
+ * A stop signal again within this of the first is the same stop, not an
+ * operator's second one: sent to the whole process group, a signal also
+ * reaches a wrapper in that group that forwards it to us (npm run).
+ */
+#define STOP_REPEAT_MS	1000
 #define HEALTHY_MS	10000	/* a worker up this long is not looping */
 
 enum child_kind {
@@ -67,6 +73,7 @@ struct child {
 	unsigned int		 c_gen;
 	uint64_t		 c_started_ms;
 	uint64_t		 c_kill_ms;	/* SIGKILL then; 0 = never */
+	int			 c_killed;	/* SIGKILLed as an operator asked */
 };
 
 /* respawn bookkeeping of one slot of a generation */
@@ -99,6 +106,7 @@ static struct gen	*cur, *next;
 static unsigned int	 gen_seq;
 static int		 debug_mode;
 static int		 stopping;
+static uint64_t		 stop_ms;	/* when the stop began */
 static int		 exit_status;
 
 static volatile sig_atomic_t sig_chld, sig_hup, sig_term, sig_usr1;
@@ -445,7 +453,16 @@ master_child_gone(struct child *c, int status)
 	fatal_exit = WIFEXITED(status) && WEXITSTATUS(status) == EXIT_FATAL;
 	crashed = WIFSIGNALED(status) ||
 	    (WIFEXITED(status) && WEXITSTATUS(status) != 0);
-	if (WIFSIGNALED(status))
+	/* asked to go (a stop, a drain), it went: SIGTERM's default is a
+	 * way to go too */
+	if ((stopping || c->c_state == CHILD_DRAINING) && (!crashed ||
+	    (WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM)))
+		log_info("%s %d (pid %d, generation %u) stopped", what,
+		    c->c_slot, (int)c->c_pid, c->c_gen);
+	else if (c->c_killed)
+		log_info("%s %d (pid %d, generation %u) killed", what,
+		    c->c_slot, (int)c->c_pid, c->c_gen);
+	else if (WIFSIGNALED(status))
 		log_warnx("%s %d (pid %d, generation %u) killed by signal %d",
 		    what, c->c_slot, (int)c->c_pid, c->c_gen,
 		    WTERMSIG(status));
@@ -739,16 +756,24 @@ master_stop(int hard)
 	struct child *c;
 
 	if (hard) {
-		TAILQ_FOREACH(c, &children, c_entry)
+		TAILQ_FOREACH(c, &children, c_entry) {
+			c->c_killed = 1;
 			(void)kill(c->c_pid, SIGKILL);
+		}
 		return;
 	}
 	if (stopping)
 		return;
 	stopping = 1;
+	stop_ms = mono_ms();
 	log_info("stopping");
-	if (next != NULL)
-		master_reload_abort("stopping");
+	if (next != NULL) {
+		/* no failure: the generation a reload is starting stops too */
+		log_info("generation %u, not ready yet, stops too", next->g_num);
+		master_drain_gen(next->g_num, next->g_conf->cf_drain_timeout_ms);
+		gen_free(next, cur);
+		next = NULL;
+	}
 	/* workers of a generation already draining: it is a stop now */
 	TAILQ_FOREACH(c, &children, c_entry)
 		if (c->c_kind == CHILD_WORKER && c->c_state ==
@@ -996,11 +1021,15 @@ master_run(struct config *conf, int debug)
 		 * whose exits must not then look like crashes to respawn */
 		if (sig_term) {
 			sig_term = 0;
-			if (stopping) {
+			if (!stopping)
+				master_stop(0);
+			else if (mono_ms() - stop_ms < STOP_REPEAT_MS)
+				log_info("stop signal again within %d ms: the same "
+				    "stop", STOP_REPEAT_MS);
+			else {
 				log_info("second stop signal: killing children");
 				master_stop(1);
-			} else
-				master_stop(0);
+			}
 		}
 		if (sig_chld) {
 			sig_chld = 0;
