@@ -19,6 +19,8 @@
 #include "view.h"
 #include "shared/stats.h"
 #include "worker_main.h"
+#include "counters.h"
+#include "http_reply.h"
 
 struct config;
 struct config_backend;
@@ -86,72 +88,17 @@ void	 worker_process_init(struct worker *, const struct config *,
 	    void (*on_signal)(int, short, void *),
 	    void (*on_wake)(void *, const struct wake_msg *));
 
-/* http_front.c: the HTTP server (httpd.c) set up, routes, reply helpers */
+/* http_front.c: the HTTP server (httpd.c) set up, the routes */
 int	 front_init(struct worker *);
 void	 front_limits(const struct config *, struct httpd_limits *);
 void	 front_drain(struct worker *, int stop);
 size_t	 front_nconns(struct worker *);
-int	 front_host_ok(struct worker *, struct httpd_req *);
-/* front_host_ok(), or 0 with the request answered 403 */
-int	 front_host_check(struct worker *, struct httpd_req *);
 void	 front_free(struct worker *);
-void	 front_reply_json(struct httpd_req *, int status, json_t *body,
-	    const char *session_id);
-void	 front_reply_error(struct httpd_req *, int status, json_t *id,
-	    int code, const char *message);
-void	 front_reply_result(struct httpd_req *, const json_t *id,
-	    const char *result, size_t len);
-/* {"jsonrpc":"2.0","id":id,kind:json} from text the caller has */
-char	*front_compose(const json_t *id, const char *kind, const char *json,
-	    size_t len, size_t *outlen);
-void	 front_reply_member(struct httpd_req *, const json_t *id,
-	    const char *kind, const char *json, size_t len);
-int	 front_sse_send_text(struct httpd_req *, const char *id,
-	    const char *data, size_t len);
-void	 front_sse_keepalive(struct httpd_req *);
-void	 front_reply_empty(struct httpd_req *, int status);
-/* start an SSE response (200, text/event-stream) with stream timeouts */
-void	 front_sse_start(struct httpd_req *, const char *session_id);
-int	 front_sse_send(struct httpd_req *, const char *id,
-	    const json_t *msg);
-void	 front_sse_end(struct httpd_req *);
-const char *front_header(struct httpd_req *, const char *name);
-/* 0 for GET or HEAD; else a 405 is sent and -1 */
-int	 front_get_only(struct httpd_req *);
 
 /* diag.c: the diagnostics listener, /status and /metrics */
 int	 diag_init(struct worker *);
 void	 diag_drain(struct worker *);
 void	 diag_free(struct worker *);
-void	 diag_count_request(struct worker *, int mcp);
-void	 diag_count_mcp(struct worker *, struct httpd_req *);
-void	 diag_tag_method(struct httpd_req *, const struct mcp_method *);
-void	 diag_tag_method_header(struct httpd_req *, const char *name);
-void	 diag_tag_kind(struct httpd_req *, const char *kind);
-void	 diag_tag_error(struct httpd_req *);
-void	 diag_count_view_build(struct worker *);
-void	 diag_count_era_change(struct worker *);
-void	 diag_count_ratelimit_fail_open(struct worker *);
-void	 diag_count_redis_error(struct worker *);
-void	 diag_count_session_check(struct worker *, int sent);
-void	 diag_count_session_inval(struct worker *);
-/* a principal's backend session closed: evicted by the cap, or idle */
-void	 diag_count_bsession_end(struct worker *,
-	    const struct config_backend *, int evicted);
-uint64_t diag_backend_start(void);
-void	 diag_count_list_changed(struct worker *,
-	    const struct config_backend *);
-uint64_t diag_list_changes(struct worker *, const struct config_backend *);
-void	 diag_count_relist(struct worker *, const struct config_backend *,
-	    int storm, unsigned int interval_ms);
-void	 diag_answer_bytes(struct worker *, const struct config_backend *,
-	    size_t);
-void	 diag_count_answer_refused(struct worker *,
-	    const struct config_backend *, int budget);
-void	 diag_backend_done(struct worker *, const struct config_backend *,
-	    uint64_t start, int rc, long status, const char *errmsg);
-const char *front_param_header(void *req, const char *name);
-const char *front_params_text(struct httpd_req *, size_t *len);
 
 /* core.c: the era-free core, pure functions on the view */
 enum core_kind {
