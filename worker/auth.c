@@ -314,7 +314,7 @@ auth_well_known(struct worker *w, struct httpd_req *req, const char *path)
 		    "Not Found: clients are anonymous (incomingAuth)");
 		return 1;
 	}
-	if (!front_host_check(w, req))
+	if (!front_host_check(w->w_conf, req))
 		return 1;
 	if (front_get_only(req) == -1)
 		return 1;

@@ -53,7 +53,6 @@ const char *const diag_lat_le[DIAG_LAT_BUCKETS] = {
 	"5", "10", "30", "+Inf",
 };
 
-#define DIAG_TAG_ERROR	0x10000u	/* answered a JSON-RPC error */
 #define DIAG_TAG_METHOD	0xffffu		/* method index + 1 */
 
 const struct diag_slot *
@@ -208,12 +207,6 @@ diag_tag_kind(struct httpd_req *req, const char *kind)
 			    ~DIAG_TAG_METHOD) | (unsigned int)(i + 1));
 }
 
-void
-diag_tag_error(struct httpd_req *req)
-{
-	httpd_req_set_tag(req, httpd_req_tag(req) | DIAG_TAG_ERROR);
-}
-
 /* a request to /mcp is done: counted by method and outcome */
 void
 diag_count_mcp(struct worker *w, struct httpd_req *req)
@@ -233,7 +226,7 @@ diag_count_mcp(struct worker *w, struct httpd_req *req)
 		o = DIAG_FAILED;
 	else if (st >= 400)
 		o = DIAG_REJECTED;
-	else if (tag & DIAG_TAG_ERROR)
+	else if (tag & HTTPD_TAG_ERROR)
 		o = DIAG_RPC_ERROR;
 	else
 		o = DIAG_OK;

@@ -32,7 +32,6 @@ void	 diag_count_mcp(struct worker *, struct httpd_req *);
 void	 diag_tag_method(struct httpd_req *, const struct mcp_method *);
 void	 diag_tag_method_header(struct httpd_req *, const char *name);
 void	 diag_tag_kind(struct httpd_req *, const char *kind);
-void	 diag_tag_error(struct httpd_req *);
 void	 diag_count_view_build(struct worker *);
 void	 diag_count_era_change(struct worker *);
 void	 diag_count_ratelimit_fail_open(struct worker *);

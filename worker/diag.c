@@ -835,7 +835,7 @@ diag_on_request(struct httpd_req *req, void *arg)
 	const char	*path = httpd_req_path(req);
 
 	/* a page that rebinds its name to this address reads nothing */
-	if (!front_host_check(w, req))
+	if (!front_host_check(w->w_conf, req))
 		return;
 	if (strcmp(path, "/status") == 0) {
 		if (front_get_only(req) == 0)
@@ -859,6 +859,7 @@ diag_init(struct worker *w)
 	diag_counters_init();
 	if (w->w_diag_fd == -1)
 		return 0;
+	front_reply_init(w->w_conf, w->w_slot, w->w_pid);
 	front_limits(w->w_conf, &lim);
 	lim.hl_max_body = 1024;	/* GET and HEAD only */
 	if ((diag_httpd = httpd_new(w->w_base, w->w_diag_fd, &lim,

@@ -200,7 +200,7 @@ front_mcp_texch(struct worker *w, struct httpd_req *req)
 static void
 front_mcp(struct worker *w, struct httpd_req *req)
 {
-	if (!front_host_check(w, req))
+	if (!front_host_check(w->w_conf, req))
 		return;
 	if (auth_request(w, req, front_mcp_texch) == AUTH_GO)
 		front_mcp_texch(w, req);
@@ -304,6 +304,8 @@ front_init(struct worker *w)
 {
 	struct httpd_limits	 lim;
 
+	front_reply_init(w->w_conf, w->w_slot, w->w_pid);
+	w->w_nconns = front_nconns;
 	front_limits(w->w_conf, &lim);
 	if ((w->w_httpd = httpd_new(w->w_base, w->w_listen_fd, &lim,
 	    front_on_request, w)) == NULL)

@@ -19,7 +19,7 @@
 #include "shared/config.h"
 #include "shared/log.h"
 #include "httpd.h"
-#include "worker.h"
+#include "http_reply.h"
 #define FRONT_SSE_HIGH_WATER	(8 * 1024 * 1024)
 
 
@@ -52,20 +52,25 @@ front_param_header(void *arg, const char *name)
 	return front_header(arg, hdr);
 }
 
+/* "slot pid" for the Vmcpd-Worker header (daemon.workerHeader), or "" */
+static char	front_worker_hdr[64];
+
+void
+front_reply_init(const struct config *cf, int slot, pid_t pid)
+{
+	front_worker_hdr[0] = '\0';
+	if (cf->cf_worker_header)
+		(void)snprintf(front_worker_hdr, sizeof(front_worker_hdr),
+		    "%d %d", slot, (int)pid);
+}
+
 static void
 front_common_headers(struct httpd_req *req, const char *session_id)
 {
-	struct worker	*w;
-	char		 buf[64];
-
 	if (session_id != NULL)
 		(void)httpd_add_header(req, "Mcp-Session-Id", session_id);
-	w = worker_self();
-	if (w->w_conf->cf_worker_header) {
-		(void)snprintf(buf, sizeof(buf), "%d %d", w->w_slot,
-		    (int)w->w_pid);
-		(void)httpd_add_header(req, "Vmcpd-Worker", buf);
-	}
+	if (front_worker_hdr[0] != '\0')
+		(void)httpd_add_header(req, "Vmcpd-Worker", front_worker_hdr);
 }
 
 static int
@@ -111,7 +116,7 @@ front_reply_json(struct httpd_req *req, int status, json_t *body,
 
 	front_common_headers(req, session_id);
 	if (json_object_get(body, "error") != NULL)
-		diag_tag_error(req);
+		httpd_req_tag_error(req);
 	/* dumped whole, then handed over: a callback per token into an
 	 * evbuffer costs several times the dump itself */
 	if ((buf = evbuffer_new()) == NULL || (body != NULL &&
@@ -220,7 +225,7 @@ front_reply_member(struct httpd_req *req, const json_t *id,
 
 	front_common_headers(req, NULL);
 	if (strcmp(kind, "error") == 0)
-		diag_tag_error(req);
+		httpd_req_tag_error(req);
 	if (front_head(head, id, kind, &hlen) == 0) {
 		iov[0].iov_base = head;
 		iov[0].iov_len = hlen;
@@ -270,7 +275,7 @@ front_reply_error(struct httpd_req *req, int status, json_t *id,
 	json_t *e;
 
 	e = jsonrpc_error_new(id, code, message, NULL);
-	diag_tag_error(req);
+	httpd_req_tag_error(req);
 	front_reply_json(req, status, e, NULL);
 	json_decref(e);
 }
@@ -330,7 +335,7 @@ front_sse_send(struct httpd_req *req, const char *id, const json_t *msg)
 		return -1;
 	if (json_object_get(msg, "error") != NULL &&
 	    json_object_get(msg, "id") != NULL)
-		diag_tag_error(req);
+		httpd_req_tag_error(req);
 	rc = front_sse_send_text(req, id, data, dlen);
 	free(data);
 	return rc;
@@ -401,9 +406,8 @@ front_listed(char *const *list, const char *s, size_t len, int hosts)
  * request's own authority.  A rebinding page's Host is its own name.
  */
 int
-front_host_ok(struct worker *w, struct httpd_req *req)
+front_host_ok(const struct config *cf, struct httpd_req *req)
 {
-	const struct config	*cf = w->w_conf;
 	const char		*host = httpd_req_host(req), *h, *oa;
 	const char		*origin = httpd_req_known(req, HTTP_H_ORIGIN);
 	size_t			 hlen;
@@ -429,9 +433,9 @@ front_host_ok(struct worker *w, struct httpd_req *req)
 
 /* front_host_ok(), or 0 once a 403 is sent */
 int
-front_host_check(struct worker *w, struct httpd_req *req)
+front_host_check(const struct config *cf, struct httpd_req *req)
 {
-	if (front_host_ok(w, req))
+	if (front_host_ok(cf, req))
 		return 1;
 	front_reply_error(req, 403, NULL, MCP_ERR_TRANSPORT, "Forbidden: Host "
 	    "or Origin not allowed (DNS rebinding protection)");

@@ -4,15 +4,19 @@
 #ifndef VMCPD_HTTP_REPLY_H
 #define VMCPD_HTTP_REPLY_H
 
+#include <sys/types.h>
+
 #include <stddef.h>
 #include <jansson.h>
 
 struct httpd_req;
-struct worker;
+struct config;
 
-int	 front_host_ok(struct worker *, struct httpd_req *);
+/* once per process: the Vmcpd-Worker header each reply carries */
+void	 front_reply_init(const struct config *, int slot, pid_t pid);
+int	 front_host_ok(const struct config *, struct httpd_req *);
 /* front_host_ok(), or 0 with the request answered 403 */
-int	 front_host_check(struct worker *, struct httpd_req *);
+int	 front_host_check(const struct config *, struct httpd_req *);
 void	 front_reply_json(struct httpd_req *, int status, json_t *body,
 	    const char *session_id);
 void	 front_reply_error(struct httpd_req *, int status, json_t *id,

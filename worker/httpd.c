@@ -1266,6 +1266,12 @@ httpd_req_set_tag(struct httpd_req *req, unsigned int tag)
 	req->r_tag = tag;
 }
 
+void
+httpd_req_tag_error(struct httpd_req *req)
+{
+	httpd_req_set_tag(req, httpd_req_tag(req) | HTTPD_TAG_ERROR);
+}
+
 size_t
 httpd_req_unsent(const struct httpd_req *req)
 {

@@ -91,8 +91,11 @@ int		 httpd_send_chunk(struct httpd_req *, const void *, size_t);
 void		 httpd_send_end(struct httpd_req *);
 size_t		 httpd_req_unsent(const struct httpd_req *);
 /* the status sent (0: none yet), and a tag the owner keeps on the
- * request until its done callback has returned */
+ * request until its done callback has returned; HTTPD_TAG_ERROR is the
+ * reply helpers' mark of a JSON-RPC error answered, the rest the owner's */
+#define HTTPD_TAG_ERROR	0x10000u
 unsigned int	 httpd_req_tag(const struct httpd_req *);
 void		 httpd_req_set_tag(struct httpd_req *, unsigned int);
+void		 httpd_req_tag_error(struct httpd_req *);
 
 #endif

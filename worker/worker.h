@@ -62,6 +62,9 @@ struct worker {
 	size_t				 w_unflushed;	/* replies not yet written */
 	uint64_t			 w_rpc_seq;	/* backend request ids */
 	TAILQ_HEAD(, mcp_req)		 w_reqs;
+	/* the front's open connections (a drain waits for none), set by
+	 * front_init(); NULL: none */
+	size_t				(*w_nconns)(struct worker *);
 };
 
 /* worker.c; worker_main() is in worker_main.h */
