@@ -31,10 +31,10 @@
 #include "shared/log.h"
 #include "shared/stats.h"
 #include "shared/store.h"
-#include "httpd.h"
-#include "texch.h"
-#include "counters.h"
-#include "worker.h"
+#include "worker/http/httpd.h"
+#include "worker/upstream/token_exchange.h"
+#include "worker/process/counters.h"
+#include "worker/worker.h"
 
 static struct httpd	*diag_httpd;
 
@@ -463,9 +463,9 @@ diag_bsession_ended(const struct worker *w, size_t bi, int evicted)
 
 /*
  * The backend sessions vmcpd holds open at each backend: the client
- * sessions' (a gauge in the store, bclose.c), the shared scope's and
+ * sessions' (a gauge in the store, backend_session_close.c), the shared scope's and
  * the principals' (bsessions records, counted per backend by the
- * store, bsession.c); and the principals' closed, by why.
+ * store, backend_session.c); and the principals' closed, by why.
  */
 static int
 diag_backend_sessions(struct worker *w, struct evbuffer *b)

@@ -16,11 +16,11 @@
 
 #include "proto/proto.h"
 #include "shared/version.h"
-#include "view.h"
+#include "worker/view/view.h"
 #include "shared/stats.h"
-#include "worker_main.h"
-#include "counters.h"
-#include "http_reply.h"
+#include "worker/worker_main.h"
+#include "worker/process/counters.h"
+#include "worker/http/http_reply.h"
 
 struct config;
 struct config_backend;
@@ -91,7 +91,7 @@ void	 worker_process_init(struct worker *, const struct config *,
 	    void (*on_signal)(int, short, void *),
 	    void (*on_wake)(void *, const struct wake_msg *));
 
-/* http_front.c: the HTTP server (httpd.c) set up, the routes */
+/* front.c: the HTTP server (httpd.c) set up, the routes */
 int	 front_init(struct worker *);
 void	 front_limits(const struct config *, struct httpd_limits *);
 void	 front_drain(struct worker *, int stop);
@@ -117,7 +117,7 @@ struct core_err {
 
 enum core_kind core_method_kind(const char *method);
 /* a list page as result text: Legacy, or 2026-07-28 with server_info;
- * authz (NULL: none) filters its items per principal (worker/authz.h) */
+ * authz (NULL: none) filters its items per principal (worker/request/authz.h) */
 struct authz_filter;
 int	 core_list(json_t *view, const char *method, json_t *params,
 	    size_t pagesize, const json_t *server_info,
@@ -148,7 +148,7 @@ void	 core_free(void);
 json_t	*core_param_headers(json_t *view, const char *method,
 	    const json_t *params, const json_t *bparams);
 
-/* bclose.c: closing the backend sessions of ended client sessions */
+/* backend_session_close.c: closing the backend sessions of ended client sessions */
 int	 bclose_init(struct worker *);
 void	 bclose_free(void);
 void	 bclose_opened(struct worker *, const struct config_backend *);
@@ -161,7 +161,7 @@ void	 bclose_replaced(struct worker *, const struct config_backend *,
 void	 bclose_unheld(struct worker *, const struct config_backend *,
 	    const char *sid, const char *version);
 
-/* bsession.c: backend sessions of an identity scope: bsession.h */
+/* backend_session.c: backend sessions of an identity scope: backend_session.h */
 
 /*
  * eras.c: which revision each backend speaks (store "eras" db).  A
@@ -223,7 +223,7 @@ void	 mrtr_redis_wake(struct worker *, const char *id);
 void	 mrtr_free_all(void);
 
 /*
- * views.c (and view_*.c): the shared aggregated view (store "views" db).  view_get()
+ * view_get.c (and view_*.c): the shared aggregated view (store "views" db).  view_get()
  * answers at once from the stored view (one past its freshness starts
  * a rebuild in the background); only the first view of a generation is
  * waited for.  Views are built by the builder process alone
@@ -293,7 +293,7 @@ void	 notify_relisten(struct worker *, const struct config_backend *);
 /* the builder: backend's lists changed; sessions told if the view did */
 void	 notify_refresh(struct worker *, const char *backend);
 
-/* listen.c: subscriptions/listen streams of Modern clients */
+/* listen_stream.c: subscriptions/listen streams of Modern clients */
 void	 listen_start(struct worker *, struct httpd_req *,
 	    struct jsonrpc_msg *msg);
 void	 listen_deliver(struct worker *, const char *kind, const char *uri);
@@ -325,7 +325,7 @@ struct legacy_fast {
 };
 
 /* legacy.c: the Legacy (2025-11-25) client edge, entered from the front
- * (http_front.c) with the POST's message parsed and classified; takes msg */
+ * (front.c) with the POST's message parsed and classified; takes msg */
 void	 legacy_post(struct worker *, struct httpd_req *,
 	    struct jsonrpc_msg *msg, const struct legacy_fast *);
 void	 legacy_get(struct worker *, struct httpd_req *);
@@ -403,8 +403,8 @@ int	 session_backend_set(struct session *, const char *name,
 
 /* backend.c: the transport to backends, in backend.h; upstream.c: the
  * one backend edge every request to a backend goes through, upstream.h */
-#include "backend.h"
-#include "bsession.h"
-#include "upstream.h"
+#include "worker/upstream/backend.h"
+#include "worker/upstream/backend_session.h"
+#include "worker/upstream/upstream.h"
 
 #endif

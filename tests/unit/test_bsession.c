@@ -1,5 +1,5 @@
 /*
- * Synthesized backend sessions (worker/bsession.c): the scope a request
+ * Synthesized backend sessions (worker/upstream/backend_session.c): the scope a request
  * goes under, when a principal's last use is stamped, the group its
  * sessions are counted in, the closing queue's keys and records; and
  * the store's parts of their bounds (shared/store_write.c): the cap
@@ -22,7 +22,7 @@
 
 #include "shared/log.h"
 #include "shared/store.h"
-#include "worker/bsession.h"
+#include "worker/upstream/backend_session.h"
 
 #define NOW		1000000ULL
 #define PSCOPE		"0123456789abcdef0123456789abcdef"

@@ -1,12 +1,12 @@
 /*
- * worker/core.c: the era-free core on a fixed view, table-driven: which
+ * worker/view/core.c: the era-free core on a fixed view, table-driven: which
  * methods it serves, list paging with cursors that name their list,
  * routing of advertised names to a backend and its own name (tools,
  * prompts, completion refs), resources by exact URI then by template,
  * hidden tools not callable, routes to a backend no longer configured,
  * the capabilities offered, and the Mcp-Param-* headers of a call.
  *
- * The view is written out in the shape worker/view.h documents, so these
+ * The view is written out in the shape worker/view/view.h documents, so these
  * tests do not depend on how view_build() names things; it is laid out
  * (view_layout_json()) and stored, as the core reads it in place.
  */
@@ -25,7 +25,7 @@
 #include "shared/config.h"
 #include "shared/store.h"
 #include "shared/cedar.h"
-#include "worker/authz.h"
+#include "worker/request/authz.h"
 #include "worker/worker.h"
 #include "unit.h"
 
@@ -77,7 +77,7 @@ static char			statedir[] = "/tmp/test_core.XXXXXX";
 
 /*
  * The core reads lists and routes in place from the view's layout in
- * the store (worker/view_store.c), stored as shards: the fixture is laid out
+ * the store (worker/view/view_store.c), stored as shards: the fixture is laid out
  * one entry per shard (so that pages run across shards and routes are
  * found in the shard the header's directory points to), and the view
  * the tests pass is its header, naming the layout and its shards.

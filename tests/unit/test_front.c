@@ -1,5 +1,5 @@
 /*
- * http_front.c: the JSON-RPC envelope the front writes around a member
+ * front.c: the JSON-RPC envelope the front writes around a member
  * text it already has.  The common ids are written in place; every id
  * must come out exactly as jansson writes it.
  */
