@@ -23,12 +23,12 @@
 #include "worker/auth/auth.h"
 #include "worker/upstream/token_exchange.h"
 #include "worker/auth/audit.h"
-#include "worker/request/authz.h"
+#include "worker/auth/authz.h"
 #include "worker/auth/ratelimit.h"
 #include "worker/redis/redis.h"
 #include "worker/worker.h"
 #include "worker/state/session_redis.h"
-#include "worker/request/pending_redis.h"
+#include "worker/relay/pending_redis.h"
 #include "worker/composite/handle_redis.h"
 #include "worker/upstream/health_redis.h"
 #include "worker/redis/redis_flight.h"
@@ -198,6 +198,9 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 	    worker_on_channel, w)) == NULL ||
 	    event_add(w->w_chan_ev, NULL) == -1)
 		fatalx("cannot watch the master channel");
+	upstream_hooks.uh_resubscribe = notify_resubscribe;
+	upstream_hooks.uh_closing = subs_closing;
+	upstream_hooks.uh_session_end = subs_session_end;
 	if (subs_init(w) == -1)
 		fatalx("cannot set up resource subscriptions");
 	notify_init(w);

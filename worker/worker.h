@@ -20,6 +20,7 @@
 #include "shared/stats.h"
 #include "worker/worker_main.h"
 #include "worker/process/counters.h"
+#include "worker/upstream/flow.h"
 #include "worker/http/http_reply.h"
 
 struct config;
@@ -117,7 +118,7 @@ struct core_err {
 
 enum core_kind core_method_kind(const char *method);
 /* a list page as result text: Legacy, or 2026-07-28 with server_info;
- * authz (NULL: none) filters its items per principal (worker/request/authz.h) */
+ * authz (NULL: none) filters its items per principal (worker/auth/authz.h) */
 struct authz_filter;
 int	 core_list(json_t *view, const char *method, json_t *params,
 	    size_t pagesize, const json_t *server_info,
@@ -144,6 +145,9 @@ void	 core_capabilities_shown(json_t *caps, json_t *view,
  * arguments: read with its route, no second look-up */
 int	 core_route_has_headers(void);
 json_t	*core_tool_headers(json_t *view, const char *name);
+/* the filter core_list() applies to a private list (authz.c's) */
+void	 core_set_filter(int (*)(void *, enum view_kind, const char *,
+	    size_t, const char *, size_t));
 void	 core_free(void);
 json_t	*core_param_headers(json_t *view, const char *method,
 	    const json_t *params, const json_t *bparams);
@@ -290,8 +294,10 @@ void	 notify_lists_changed(struct worker *, json_t *old, json_t *view,
 void	 notify_resubscribe(struct worker *, const struct config_backend *);
 /* worker 0: a 2026-07-28 backend's listen opened anew, its URIs now */
 void	 notify_relisten(struct worker *, const struct config_backend *);
-/* the builder: backend's lists changed; sessions told if the view did */
-void	 notify_refresh(struct worker *, const char *backend);
+/* a list-change gate's answer acted on: run(arg) now, or ev armed
+ * for due (ms), or nothing (flow.h) */
+void	 notify_gate(enum lcgate_act, uint64_t now, uint64_t due,
+	    struct event *, void (*run)(void *), void *arg);
 
 /* listen_stream.c: subscriptions/listen streams of Modern clients */
 void	 listen_start(struct worker *, struct httpd_req *,

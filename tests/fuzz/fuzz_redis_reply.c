@@ -7,7 +7,7 @@
  * same answers read as the session script's
  * (worker/state/session_redis_codec.c session_redis_verdict()): SAME or NEW with a
  * stamp of at least 1, NEW with its record inside the answer.  And as
- * GETDEL's of a pending request (worker/request/pending_redis_codec.c
+ * GETDEL's of a pending request (worker/relay/pending_redis_codec.c
  * pend_redis_record()): a record is the answer's own non-empty string;
  * and as the MRTR answer script's (pend_redis_answered()); and as the
  * handle claim's (handle_redis_codec.c handle_redis_verdict()): a state
@@ -38,7 +38,7 @@
 #include "worker/redis/redis_flight.h"
 #include "worker/auth/ratelimit.h"
 #include "worker/state/session_redis.h"
-#include "worker/request/pending_redis.h"
+#include "worker/relay/pending_redis.h"
 #include "worker/composite/handle_redis.h"
 #include "worker/state/stream_redis.h"
 #include "worker/upstream/health_redis.h"

@@ -17,7 +17,7 @@
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
-/* a filter per principal (worker/request/authz.c) that keeps every other item */
+/* a filter per principal (worker/auth/authz.c) that keeps every other item */
 static int
 fuzz_filter(void *arg, enum view_kind k, const char *key, size_t klen,
     const char *text, size_t tlen)

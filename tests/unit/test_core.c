@@ -25,7 +25,7 @@
 #include "shared/config.h"
 #include "shared/store.h"
 #include "shared/cedar.h"
-#include "worker/request/authz.h"
+#include "worker/auth/authz.h"
 #include "worker/worker.h"
 #include "unit.h"
 
@@ -838,6 +838,7 @@ test_list_filtered(void **state)
 	    pol, strlen(pol), e, sizeof(e)));
 	assert_int_equal(authz_conf_init(&ac, &cf), 0);
 	assert_non_null(c = authz_cache_new(4, 64));
+	core_set_filter(authz_filter_item);	/* authz_init()'s part */
 	claims = jparse("{\"sub\":\"u\"}");
 	assert_non_null(af.af_who = authz_cache_who(c, &ac, 1, "s", claims));
 	list_authz = &af;

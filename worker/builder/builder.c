@@ -30,6 +30,7 @@
 #include "worker/state/stream_redis.h"
 #include "worker/upstream/health_redis.h"
 #include "worker/builder/verdict_redis.h"
+#include "worker/builder/relist.h"
 #include "worker/worker.h"
 
 /*
@@ -129,6 +130,7 @@ builder_main(const struct config *conf, unsigned int gen,
 	backend_free_all(w);
 	views_free();
 	notify_free(w);
+	relist_free();
 	eras_free();
 	core_free();
 	session_cache_free();

@@ -23,6 +23,7 @@
 #include "worker/composite/composite_run.h"
 #include "worker/view/view.h"
 #include "worker/process/wake.h"
+#include "worker/builder/relist.h"
 #include "worker/worker.h"
 #include "worker/view/view_int.h"
 
@@ -481,7 +482,7 @@ views_build_request(struct worker *w, const char *key, const char *backend)
 	    sizeof(scope)) == -1)
 		return;		/* another generation's */
 	if (backend != NULL && backend[0] != '\0') {
-		notify_refresh(w, backend);
+		relist_backend(w, backend);
 		return;
 	}
 	if (vbuild_find(w, scope, NULL) != NULL)
@@ -517,6 +518,58 @@ views_on_gc(evutil_socket_t fd, short ev, void *arg)
  * those it replaces at once: this is for a delete that failed), not
  * left to their expiry, the view's freshness and 11 minutes past it.
  */
+/* the maker's: a build to wait for, found or begun */
+static int
+views_builder_get(struct worker *w, const char *scope, view_cb cb, void *arg)
+{
+	struct vbuild *b;
+
+	if ((b = vbuild_find(w, scope, NULL)) != NULL)
+		return vbuild_wait(b, cb, arg, 0);
+	return vbuild_begin(w, scope, NULL, cb, arg, 0);
+}
+
+static void
+views_builder_cancel(struct worker *w, void *arg)
+{
+	struct vbuild *b;
+
+	(void)w;
+	TAILQ_FOREACH(b, &vbuilds, vb_entry)
+		views_cancel(&b->vb_waiters, arg);
+}
+
+/* at exit, after backend_free_all(): no call is left to cancel */
+static void
+views_builder_free(void)
+{
+	struct vbuild		*b;
+	struct view_wait	*vw;
+	size_t			 i;
+
+	while ((b = TAILQ_FIRST(&vbuilds)) != NULL) {
+		TAILQ_REMOVE(&vbuilds, b, vb_entry);
+		while ((vw = TAILQ_FIRST(&b->vb_waiters)) != NULL) {
+			TAILQ_REMOVE(&b->vb_waiters, vw, vw_entry);
+			free(vw);
+		}
+		for (i = 0; i < b->vb_nfetch; i++)
+			b->vb_fetch[i].vf_call = NULL;
+		vbuild_free(b);
+	}
+	if (views_gc_timer != NULL)
+		event_free(views_gc_timer);
+	views_gc_timer = NULL;
+}
+
+static const struct view_maker views_builder_maker = {
+	.vm_get = views_builder_get,
+	.vm_revalidate = views_revalidate,
+	.vm_changed = relist_backend,
+	.vm_cancel = views_builder_cancel,
+	.vm_free = views_builder_free,
+};
+
 void
 views_builder_init(struct worker *w)
 {
@@ -524,6 +577,7 @@ views_builder_init(struct worker *w)
 	char		 key[STORE_KEY_MAX];
 
 	views_builder = 1;
+	views_maker_set(&views_builder_maker);
 	view_key(w, key, sizeof(key), "lock", VIEW_SCOPE_ANON, NULL);
 	(void)store_del(w->w_store, STORE_VIEWS, key, strlen(key));
 	views_gc(w);
@@ -532,10 +586,3 @@ views_builder_init(struct worker *w)
 		log_warnx("view: no periodic removal of orphan shards");
 }
 
-void
-views_builder_free(void)
-{
-	if (views_gc_timer != NULL)
-		event_free(views_gc_timer);
-	views_gc_timer = NULL;
-}

@@ -36,7 +36,7 @@
 #include "proto/method.h"
 #include "worker/auth/audit.h"
 #include "worker/auth/auth.h"
-#include "worker/request/authz.h"
+#include "worker/auth/authz.h"
 #include "worker/composite/composite_run.h"
 #include "worker/composite/handle.h"
 #include "worker/auth/ratelimit.h"

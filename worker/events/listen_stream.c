@@ -36,7 +36,7 @@
 #include "shared/log.h"
 #include "shared/store.h"
 #include "worker/auth/auth.h"
-#include "worker/request/authz.h"
+#include "worker/auth/authz.h"
 #include "worker/events/subs.h"
 #include "worker/upstream/token_exchange.h"
 #include "worker/process/wake.h"

@@ -31,10 +31,10 @@
 #include "worker/request/legacy_req.h"
 #include "worker/composite/composite_run.h"
 #include "worker/auth/ratelimit.h"
-#include "worker/request/authz.h"
+#include "worker/auth/authz.h"
 #include "worker/auth/audit.h"
 #include "worker/state/session_redis.h"
-#include "worker/request/pending_redis.h"
+#include "worker/relay/pending_redis.h"
 
 #define LEGACY_MRTR_SHEDS	3
 

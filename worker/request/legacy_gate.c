@@ -17,7 +17,7 @@
 #include "worker/http/httpd.h"
 #include "worker/worker.h"
 #include "worker/request/legacy_req.h"
-#include "worker/request/authz.h"
+#include "worker/auth/authz.h"
 #include "worker/upstream/token_exchange.h"
 
 static void

@@ -30,7 +30,7 @@
 #include "worker/composite/composite_run.h"
 #include "worker/upstream/token_exchange.h"
 #include "worker/auth/ratelimit.h"
-#include "worker/request/authz.h"
+#include "worker/auth/authz.h"
 #include "worker/auth/audit.h"
 
 /*

@@ -58,7 +58,6 @@
 #include "shared/store.h"
 #include "worker/redis/redis.h"
 #include "worker/state/session_redis.h"
-#include "worker/events/subs.h"
 #include "worker/upstream/upstream.h"
 #include "worker/worker.h"
 
@@ -302,7 +301,8 @@ bclose_record(struct worker *w, const char *id, const char *rec,
 	log_debug("closing the backend sessions of ended session %.8s...",
 	    id);
 	bclose_session(w, &s);
-	subs_session_end(w, id);
+	if (upstream_hooks.uh_session_end != NULL)
+		upstream_hooks.uh_session_end(w, id);
 	session_clear(&s);
 }
 
@@ -480,7 +480,8 @@ bclose_on_taken(void *arg, const void *key, size_t klen,
 	char		 id[SESSION_ID_LEN + 1], be[CONFIG_NAME_MAX + 1];
 
 	/* a session's subscription that expired with it (subs.c) */
-	if (subs_closing(w, key, klen, rec) == 0)
+	if (upstream_hooks.uh_closing != NULL &&
+	    upstream_hooks.uh_closing(w, key, klen, rec) == 0)
 		return 0;
 	/* a principal's backend session (its key scope|backend), closed
 	 * here unless the nodes share it */

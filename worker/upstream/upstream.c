@@ -41,6 +41,8 @@
 #include "worker/upstream/token_exchange.h"
 #include "worker/upstream/upstream_int.h"
 
+struct upstream_hooks	 upstream_hooks;
+
 static TAILQ_HEAD(, upstream) upstreams = TAILQ_HEAD_INITIALIZER(upstreams);
 
 static void	upstream_resolve(struct upstream *);

@@ -196,4 +196,21 @@ enum upstream_status upstream_classify(enum proto_era era, int failed,
 	    size_t rtlen, const char *method, int *was_legacy,
 	    const char **invalid);
 
+/*
+ * What the backend edge tells the parts above it, which it never calls
+ * by name (worker.c sets these once; a NULL member: nobody listens):
+ * a 2026-07-28 backend's subscribe (its listen stream asks anew), an
+ * ended record of the closing queue that is a subscription's (0: taken),
+ * and a client session ended (its subscriptions go).
+ */
+struct store_rec;
+struct upstream_hooks {
+	void	(*uh_resubscribe)(struct worker *,
+		    const struct config_backend *);
+	int	(*uh_closing)(struct worker *, const void *key, size_t klen,
+		    const struct store_rec *);
+	void	(*uh_session_end)(struct worker *, const char *sid);
+};
+extern struct upstream_hooks upstream_hooks;
+
 #endif /* VMCPD_UPSTREAM_H */

@@ -288,7 +288,8 @@ modern_ops_stream_end(struct upstream *u, long status)
 static void
 modern_ops_subscribe(struct upstream *u)
 {
-	notify_resubscribe(u->u_w, u->u_be);
+	if (upstream_hooks.uh_resubscribe != NULL)
+		upstream_hooks.uh_resubscribe(u->u_w, u->u_be);
 	if ((u->u_info = json_pack("{s:{}}", "result")) == NULL) {
 		upstream_fail(u, "out of memory");
 		return;

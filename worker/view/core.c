@@ -13,7 +13,6 @@
 
 #include "proto/uritemplate.h"
 #include "shared/config.h"
-#include "worker/request/authz.h"
 #include "worker/view/view.h"
 #include "worker/worker.h"
 
@@ -35,6 +34,18 @@ core_method_kind(const char *method)
 }
 
 /* the result member of a list vmcpd serves, or NULL */
+/* the list filter of authorization (authz_filter_item()), set by it: the
+ * view sits below authorization and never calls it by name */
+static int	(*core_item_filter)(void *, enum view_kind, const char *,
+		    size_t, const char *, size_t);
+
+void
+core_set_filter(int (*fn)(void *, enum view_kind, const char *, size_t,
+    const char *, size_t))
+{
+	core_item_filter = fn;
+}
+
 static const char *
 core_list_field(const char *method)
 {
@@ -174,7 +185,7 @@ core_list(json_t *view, const char *method, json_t *params, size_t pagesize,
 	q.vq_modern = server_info != NULL;
 	q.vq_pagesize = pagesize;
 	if (authz != NULL) {
-		q.vq_filter = authz_filter_item;
+		q.vq_filter = core_item_filter;
 		q.vq_farg = authz;
 	}
 	cur = json_object_get(params, "cursor");
@@ -483,7 +494,7 @@ core_any_shown(json_t *view, enum view_kind k, struct authz_filter *authz)
 	memset(&q, 0, sizeof(q));
 	q.vq_kind = k;
 	q.vq_pagesize = 1;
-	q.vq_filter = authz_filter_item;
+	q.vq_filter = core_item_filter;
 	q.vq_farg = authz;
 	if (view_page_get(worker_self(), view, &q, &pg) == -1)
 		return -1;

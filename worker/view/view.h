@@ -201,7 +201,7 @@ struct view_page_req {
 	int		 vq_more;	/* 2026-07-28: the last item's key even
 					 * at the list's end (a shard's) */
 	/*
-	 * A filter per principal (worker/request/authz.c), or NULL: an item goes
+	 * A filter per principal (worker/auth/authz.c), or NULL: an item goes
 	 * in the page if it answers 1.  A page then holds up to
 	 * vq_pagesize items that pass, and its cursor points past the last
 	 * item examined, so that no item is seen twice or skipped.

@@ -68,6 +68,7 @@ static TAILQ_HEAD(, vask) vasks = TAILQ_HEAD_INITIALIZER(vasks);
 
 /* this process is the view builder (builder.c): it alone builds */
 int				 views_builder;
+static const struct view_maker	*view_maker;	/* the builder's; NULL: ask it */
 
 /* the aggregation policy: built once per worker from its config */
 static struct view_policy	 views_pol;
@@ -276,27 +277,21 @@ views_stamp(json_t *o, const char *field)
 }
 
 void
+views_maker_set(const struct view_maker *vm)
+{
+	view_maker = vm;
+}
+
+void
 views_free(void)
 {
-	struct vbuild		*b;
 	struct vask		*a;
-	struct view_wait	*vw;
-	size_t			 i;
 
 	/* at exit, after backend_free_all(): no call is left to cancel */
-	while ((b = TAILQ_FIRST(&vbuilds)) != NULL) {
-		TAILQ_REMOVE(&vbuilds, b, vb_entry);
-		while ((vw = TAILQ_FIRST(&b->vb_waiters)) != NULL) {
-			TAILQ_REMOVE(&b->vb_waiters, vw, vw_entry);
-			free(vw);
-		}
-		for (i = 0; i < b->vb_nfetch; i++)
-			b->vb_fetch[i].vf_call = NULL;
-		vbuild_free(b);
-	}
+	if (view_maker != NULL)
+		view_maker->vm_free();
 	while ((a = TAILQ_FIRST(&vasks)) != NULL)
 		vask_free(a);
-	views_builder_free();
 	json_decref(view_cache.vc_view);
 	view_cache.vc_view = NULL;
 	views_routes_free();
@@ -540,7 +535,6 @@ int
 view_get_scope(struct worker *w, const char *scope, view_cb cb, void *arg)
 {
 	static uint64_t	 next_ask;
-	struct vbuild	*b;
 	json_t		*view;
 	uint64_t	 now;
 	int		 fresh;
@@ -551,8 +545,8 @@ view_get_scope(struct worker *w, const char *scope, view_cb cb, void *arg)
 		cb(arg, view, NULL);
 		json_decref(view);
 		/* the builder builds the next one; asked once a second */
-		if (!fresh && views_builder)
-			views_revalidate(w, scope);
+		if (!fresh && view_maker != NULL)
+			view_maker->vm_revalidate(w, scope);
 		else if (!fresh && now >= next_ask) {
 			next_ask = now + VIEW_LOCK_RETRY_MS;
 			views_ask(w, scope, NULL);
@@ -560,19 +554,17 @@ view_get_scope(struct worker *w, const char *scope, view_cb cb, void *arg)
 		return 0;
 	}
 	/* none yet (a new generation): the one wait, VIEW_WAIT_MS at most */
-	if (!views_builder)
+	if (view_maker == NULL)
 		return vask_wait(w, scope, cb, arg);
-	if ((b = vbuild_find(w, scope, NULL)) != NULL)
-		return vbuild_wait(b, cb, arg, 0);
-	return vbuild_begin(w, scope, NULL, cb, arg, 0);
+	return view_maker->vm_get(w, scope, cb, arg);
 }
 
 /* a backend's lists changed (worker 0's listener): listed anew */
 void
 view_changed(struct worker *w, const char *backend)
 {
-	if (views_builder)
-		notify_refresh(w, backend);
+	if (view_maker != NULL)
+		view_maker->vm_changed(w, backend);
 	else
 		views_ask(w, VIEW_SCOPE_ANON, backend);
 }
@@ -600,7 +592,7 @@ view_changed_soon(struct worker *w, const struct config_backend *be)
 }
 
 /* a waiter that no longer wants the view (its client went away) */
-static void
+void
 views_cancel(struct vwaits *waiters, void *arg)
 {
 	struct view_wait *vw, *tmp;
@@ -617,12 +609,10 @@ views_cancel(struct vwaits *waiters, void *arg)
 void
 view_get_cancel(struct worker *w, void *arg)
 {
-	struct vbuild	*b;
 	struct vask	*a;
 
-	(void)w;
-	TAILQ_FOREACH(b, &vbuilds, vb_entry)
-		views_cancel(&b->vb_waiters, arg);
+	if (view_maker != NULL)
+		view_maker->vm_cancel(w, arg);
 	TAILQ_FOREACH(a, &vasks, va_entry)
 		views_cancel(&a->va_waiters, arg);
 }

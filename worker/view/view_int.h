@@ -93,6 +93,24 @@ extern const struct vkind_info vkinds[VK_N];
 extern struct vbuilds	 vbuilds;	/* view_builds.c */
 extern int		 views_builder;	/* view_get.c */
 
+/*
+ * How this process gets a view it has none of, or a fresher one: a
+ * worker asks the builder and waits (view_get.c, with no maker); the
+ * builder builds (view_builds.c sets its maker at views_builder_init()).
+ * So the view's readers sit below the builder and never call it.
+ */
+struct view_maker {
+	int	(*vm_get)(struct worker *, const char *scope, view_cb,
+		    void *arg);
+	void	(*vm_revalidate)(struct worker *, const char *scope);
+	void	(*vm_changed)(struct worker *, const char *backend);
+	void	(*vm_cancel)(struct worker *, void *arg);
+	void	(*vm_free)(void);
+};
+void	 views_maker_set(const struct view_maker *);
+/* drop arg's waits from waiters */
+void	 views_cancel(struct vwaits *waiters, void *arg);
+
 /* view_get.c */
 void	 view_key(struct worker *, char *, size_t, const char *, const char *,
 	    const char *);
@@ -126,7 +144,6 @@ int	 vbuild_wait(struct vbuild *, view_cb, void *, int);
 int	 vbuild_begin(struct worker *, const char *, const char *, view_cb,
 	    void *, int);
 void	 views_revalidate(struct worker *, const char *);
-void	 views_builder_free(void);
 
 /* view_store.c */
 json_t	*views_store(struct worker *, const char *,

@@ -16,7 +16,7 @@
 #include "worker/http/httpd.h"
 #include "worker/redis/redis.h"
 #include "worker/worker.h"
-#include "worker/request/pending_redis.h"
+#include "worker/relay/pending_redis.h"
 #include "worker/state/session_redis.h"
 
 static struct {

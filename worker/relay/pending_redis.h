@@ -20,14 +20,14 @@ struct redisReply;
 
 #define PEND_RKEY_MAX	512
 
-/* pure (worker/request/pending_redis_codec.c) */
+/* pure (worker/relay/pending_redis_codec.c) */
 /* the key: redis_key()'s REDIS_KIND_PEND, <sid>, <id> */
 /* GETDEL's answer: 1 and the record, 0 (none), or -1 (an error) */
 int	 pend_redis_record(const struct redisReply *, const char **rec,
 	    size_t *len);
 
 /*
- * MRTR's input requests (worker/request/mrtr.c): the record is a hash {c: the
+ * MRTR's input requests (worker/relay/mrtr.c): the record is a hash {c: the
  * waiting worker's channel, a: the answer}.  ask: KEYS[1], ARGV[1] the
  * channel, ARGV[2] the time to live in ms.  answer: KEYS[1], ARGV[1]
  * the answer, ARGV[2] the id to publish; 1 (published), 0 (no such

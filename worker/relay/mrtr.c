@@ -27,7 +27,7 @@
 #include "shared/log.h"
 #include "shared/store.h"
 #include "worker/http/httpd.h"
-#include "worker/request/pending_redis.h"
+#include "worker/relay/pending_redis.h"
 #include "worker/process/wake.h"
 #include "worker/worker.h"
 

@@ -1,12 +1,12 @@
 /*
  * Pending relayed requests in Redis, the pure parts: the scripts and
  * what GETDEL answered (the key is worker/redis/redis.h's redis_key()).
- * worker/request/pending_redis.c sends the commands.
+ * worker/relay/pending_redis.c sends the commands.
  */
 
 #include <hiredis/hiredis.h>
 
-#include "worker/request/pending_redis.h"
+#include "worker/relay/pending_redis.h"
 
 static const char pend_ask_lua[] =
 "redis.call('HSET', KEYS[1], 'c', ARGV[1])\n"

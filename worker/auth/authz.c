@@ -22,7 +22,7 @@
 #include "shared/log.h"
 #include "worker/auth/audit.h"
 #include "worker/auth/auth.h"
-#include "worker/request/authz.h"
+#include "worker/auth/authz.h"
 #include "worker/http/httpd.h"
 #include "worker/worker.h"
 
@@ -33,6 +33,7 @@ static int			 authz_enabled;
 int
 authz_init(struct worker *w)
 {
+	core_set_filter(authz_filter_item);
 	if (authz_conf_init(&authz_conf, w->w_conf) == -1)
 		return 0;
 	if ((authz_cache = authz_cache_new(AUTHZ_WHO_MAX,
