@@ -34,7 +34,14 @@
 #include "worker/http/httpd.h"
 #include "worker/upstream/token_exchange.h"
 #include "worker/process/counters.h"
-#include "worker/worker.h"
+#include "proto/proto.h"
+#include "shared/version.h"
+#include "worker/diag.h"
+#include "worker/front.h"
+#include "worker/http/http_reply.h"
+#include "worker/process/process.h"
+#include "worker/upstream/backend_session.h"
+#include "worker/upstream/eras.h"
 
 static struct httpd	*diag_httpd;
 

@@ -24,7 +24,13 @@
 #include "worker/upstream/token_exchange.h"
 #include "worker/auth/audit.h"
 #include "worker/http/httpd.h"
-#include "worker/worker.h"
+#include "proto/proto.h"
+#include "worker/front.h"
+#include "worker/http/http_reply.h"
+#include "worker/process/counters.h"
+#include "worker/process/process.h"
+#include "worker/request/legacy.h"
+#include "worker/request/modern.h"
 #include "worker/state/session_redis.h"
 
 static void	front_on_request(struct httpd_req *, void *);

@@ -23,6 +23,7 @@
 #include "shared/log.h"
 #include "shared/store.h"
 #include "worker/upstream/backend_session.h"
+#include "worker/view/view_int.h"
 
 #define NOW		1000000ULL
 #define PSCOPE		"0123456789abcdef0123456789abcdef"
@@ -31,6 +32,9 @@ static void
 test_scope(void **state)
 {
 	(void)state;
+	/* the view's anonymous scope is the backend sessions' (the view
+	 * sits below the edge and spells it on its own) */
+	assert_string_equal(VIEW_SCOPE_ANON, BSESSION_SCOPE_ANON);
 	/* a principal's own requests: its scope, whatever the backend */
 	assert_string_equal(bsession_scope_pick(PSCOPE, 0, BSESSION_FOR_USER),
 	    PSCOPE);

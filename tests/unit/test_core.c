@@ -26,7 +26,11 @@
 #include "shared/store.h"
 #include "shared/cedar.h"
 #include "worker/auth/authz.h"
-#include "worker/worker.h"
+#include "proto/proto.h"
+#include "worker/process/process.h"
+#include "worker/view/core.h"
+#include "worker/view/view.h"
+#include "worker/view/view_get.h"
 #include "unit.h"
 
 /*

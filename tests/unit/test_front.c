@@ -12,7 +12,9 @@
 #include <cmocka.h>
 
 #include "shared/config.h"
-#include "worker/worker.h"
+#include "proto/proto.h"
+#include "worker/http/http_reply.h"
+#include "worker/process/process.h"
 
 static void
 check_compose(json_t *id, const char *kind)

@@ -22,7 +22,7 @@
 #include "shared/store.h"
 #include "worker/auth/auth.h"
 #include "worker/auth/ratelimit.h"
-#include "worker/worker.h"
+#include "worker/process/process.h"
 #include "unit.h"
 
 #define PERIOD_MS	(100ULL * 3600 * 1000)	/* no refill to speak of */

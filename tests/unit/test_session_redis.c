@@ -17,7 +17,9 @@
 
 #include "shared/store.h"
 #include "worker/redis/redis.h"
-#include "worker/worker.h"
+#include "proto/proto.h"
+#include "worker/process/process.h"
+#include "worker/state/session.h"
 #include "worker/state/session_redis.h"
 
 static void

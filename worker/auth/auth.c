@@ -45,7 +45,8 @@
 #include "worker/auth/auth.h"
 #include "worker/http/httpd.h"
 #include "worker/process/request_hold.h"
-#include "worker/worker.h"
+#include "worker/http/http_reply.h"
+#include "worker/process/process.h"
 
 #define AUTH_REFRESH_MS		(5ULL * 60 * 1000)	/* scheduled */
 #define AUTH_REFRESH_MIN_MS	(60ULL * 1000)		/* max-age bounds */

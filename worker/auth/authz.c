@@ -24,7 +24,11 @@
 #include "worker/auth/auth.h"
 #include "worker/auth/authz.h"
 #include "worker/http/httpd.h"
-#include "worker/worker.h"
+#include "proto/proto.h"
+#include "worker/process/process.h"
+#include "worker/view/core.h"
+#include "worker/view/view.h"
+#include "worker/view/view_get.h"
 
 static struct authz_conf	 authz_conf;
 static struct authz_cache	*authz_cache;

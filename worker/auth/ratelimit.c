@@ -30,7 +30,9 @@
 #include "worker/http/httpd.h"
 #include "worker/auth/ratelimit.h"
 #include "worker/redis/redis.h"
-#include "worker/worker.h"
+#include "proto/proto.h"
+#include "worker/process/counters.h"
+#include "worker/process/process.h"
 
 size_t
 ratelimit_key(uint8_t *buf, size_t buflen, char kind, const char *scope,

@@ -31,7 +31,17 @@
 #include "worker/upstream/health_redis.h"
 #include "worker/builder/verdict_redis.h"
 #include "worker/builder/relist.h"
-#include "worker/worker.h"
+#include "shared/stats.h"
+#include "worker/builder/builder.h"
+#include "worker/events/notify.h"
+#include "worker/process/process.h"
+#include "worker/state/session.h"
+#include "worker/upstream/backend.h"
+#include "worker/upstream/eras.h"
+#include "worker/upstream/upstream.h"
+#include "worker/view/core.h"
+#include "worker/view/view_get.h"
+#include "worker/worker_main.h"
 
 /*
  * Below the workers, but not far: a worker's own store write waits on

@@ -30,7 +30,11 @@
 #include "worker/builder/verdict_redis.h"
 #include "worker/upstream/token_exchange.h"
 #include "worker/upstream/upstream.h"
-#include "worker/worker.h"
+#include "proto/proto.h"
+#include "worker/builder/builder.h"
+#include "worker/process/process.h"
+#include "worker/upstream/eras.h"
+#include "worker/view/view_get.h"
 
 struct probe {
 	struct worker			*p_w;

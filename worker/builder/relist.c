@@ -17,7 +17,10 @@
 #include "shared/store.h"
 #include "worker/upstream/flow.h"
 #include "worker/builder/relist.h"
-#include "worker/worker.h"
+#include "worker/events/notify.h"
+#include "worker/process/counters.h"
+#include "worker/process/process.h"
+#include "worker/view/view_get.h"
 
 /* one backend's relists at least this far apart, the
  * interval doubled (up to the most) after one that folded this many

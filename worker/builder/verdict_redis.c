@@ -25,7 +25,10 @@
 #include "shared/store.h"
 #include "worker/redis/redis.h"
 #include "worker/upstream/token_exchange.h"
-#include "worker/worker.h"
+#include "proto/proto.h"
+#include "worker/builder/builder.h"
+#include "worker/process/process.h"
+#include "worker/view/view_get.h"
 #include "worker/builder/verdict_redis.h"
 
 static struct {

@@ -24,7 +24,12 @@
 #include "worker/view/view.h"
 #include "worker/process/wake.h"
 #include "worker/builder/relist.h"
-#include "worker/worker.h"
+#include "proto/proto.h"
+#include "worker/builder/builder.h"
+#include "worker/events/notify.h"
+#include "worker/process/counters.h"
+#include "worker/process/process.h"
+#include "worker/view/view_get.h"
 #include "worker/view/view_int.h"
 
 struct vbuilds vbuilds = TAILQ_HEAD_INITIALIZER(vbuilds);

@@ -16,7 +16,11 @@
 #include "shared/log.h"
 #include "shared/store.h"
 #include "worker/view/view.h"
-#include "worker/worker.h"
+#include "proto/proto.h"
+#include "worker/process/process.h"
+#include "worker/upstream/backend_session.h"
+#include "worker/upstream/eras.h"
+#include "worker/upstream/upstream.h"
 #include "worker/upstream/token_exchange.h"
 #include "worker/view/view_int.h"
 

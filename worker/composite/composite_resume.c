@@ -25,7 +25,9 @@
 #include "worker/composite/handle.h"
 #include "worker/composite/handle_redis.h"
 #include "worker/state/session_redis.h"
-#include "worker/worker.h"
+#include "proto/proto.h"
+#include "worker/process/process.h"
+#include "worker/relay/mrtr.h"
 #include "worker/composite/composite_run_int.h"
 
 static int

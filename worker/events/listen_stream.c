@@ -40,7 +40,12 @@
 #include "worker/events/subs.h"
 #include "worker/upstream/token_exchange.h"
 #include "worker/process/wake.h"
-#include "worker/worker.h"
+#include "proto/proto.h"
+#include "worker/events/listen_stream.h"
+#include "worker/http/http_reply.h"
+#include "worker/process/process.h"
+#include "worker/view/core.h"
+#include "worker/view/view_get.h"
 
 #define MCP_META_SUBSCRIPTION_ID	"io.modelcontextprotocol/subscriptionId"
 #define LISTEN_STEP	128	/* URIs authorized and routed a turn */

@@ -40,7 +40,17 @@
 #include "worker/upstream/flow.h"
 #include "worker/events/subs.h"
 #include "worker/process/wake.h"
-#include "worker/worker.h"
+#include "proto/proto.h"
+#include "worker/events/listen_stream.h"
+#include "worker/events/notify.h"
+#include "worker/events/stream.h"
+#include "worker/process/counters.h"
+#include "worker/process/process.h"
+#include "worker/state/session.h"
+#include "worker/upstream/backend_session.h"
+#include "worker/upstream/eras.h"
+#include "worker/upstream/upstream.h"
+#include "worker/view/view_get.h"
 #include "worker/upstream/token_exchange.h"
 
 #define NOTIFY_EVENT_MAX	(1024 * 1024)

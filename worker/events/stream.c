@@ -43,7 +43,11 @@
 #include "worker/state/session_redis.h"
 #include "worker/state/stream_redis.h"
 #include "worker/process/wake.h"
-#include "worker/worker.h"
+#include "proto/proto.h"
+#include "worker/events/stream.h"
+#include "worker/http/http_reply.h"
+#include "worker/process/process.h"
+#include "worker/state/session.h"
 
 #define STREAM_KEY_LEN	(SESSION_ID_LEN + 8)
 

@@ -53,7 +53,13 @@
 #include "worker/events/subs.h"
 #include "worker/upstream/token_exchange.h"
 #include "worker/process/wake.h"
-#include "worker/worker.h"
+#include "proto/proto.h"
+#include "worker/events/notify.h"
+#include "worker/process/process.h"
+#include "worker/state/session.h"
+#include "worker/upstream/backend_session.h"
+#include "worker/upstream/eras.h"
+#include "worker/upstream/upstream.h"
 
 #define SUBS_BATCH		256	/* holdings released per write txn */
 #define SUBS_CALLS		8	/* worker 0: backend calls out */

@@ -20,7 +20,7 @@
 #include "shared/store.h"
 #include "worker/http/httpd.h"
 #include "worker/process/counters.h"
-#include "worker/worker.h"
+#include "worker/process/process.h"
 
 /* the MCP methods counted by name (DIAG_METHODS of them); the last
  * five name what is not a request of a known method */

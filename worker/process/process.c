@@ -20,7 +20,7 @@
 #include "shared/seal.h"
 #include "shared/store.h"
 #include "worker/process/wake.h"
-#include "worker/worker.h"
+#include "worker/process/process.h"
 
 static struct worker	 the_worker;
 

@@ -3,7 +3,7 @@
  */
 #include "worker/http/httpd.h"
 #include "worker/process/request_hold.h"
-#include "worker/worker.h"
+#include "worker/process/process.h"
 
 static void
 reqhold_on_close(struct httpd_req *req, void *arg)

@@ -21,7 +21,9 @@
 #include "shared/config.h"
 #include "shared/log.h"
 #include "worker/redis/redis.h"
-#include "worker/worker.h"
+#include "proto/proto.h"
+#include "worker/process/counters.h"
+#include "worker/process/process.h"
 
 struct redis_cmd {
 	TAILQ_ENTRY(redis_cmd)	 rc_entry;

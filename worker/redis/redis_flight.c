@@ -19,7 +19,7 @@
 #include "shared/log.h"
 #include "worker/redis/redis.h"
 #include "worker/redis/redis_flight.h"
-#include "worker/worker.h"
+#include "worker/process/process.h"
 
 #define REDIS_FLIGHT_KEY_MAX	512
 

@@ -32,7 +32,7 @@
 #include "shared/config.h"
 #include "shared/log.h"
 #include "worker/redis/redis.h"
-#include "worker/worker.h"
+#include "worker/process/process.h"
 
 static struct {
 	struct worker		*rs_w;

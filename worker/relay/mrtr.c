@@ -29,7 +29,11 @@
 #include "worker/http/httpd.h"
 #include "worker/relay/pending_redis.h"
 #include "worker/process/wake.h"
-#include "worker/worker.h"
+#include "proto/proto.h"
+#include "worker/http/http_reply.h"
+#include "worker/process/process.h"
+#include "worker/relay/mrtr.h"
+#include "worker/state/session.h"
 
 #define MRTR_PREFIX	"vmcpd-m-"
 #define MRTR_ID_LEN	(8 + 32)

@@ -15,7 +15,10 @@
 #include "shared/log.h"
 #include "worker/http/httpd.h"
 #include "worker/redis/redis.h"
-#include "worker/worker.h"
+#include "proto/proto.h"
+#include "worker/http/http_reply.h"
+#include "worker/process/process.h"
+#include "worker/relay/mrtr.h"
 #include "worker/relay/pending_redis.h"
 #include "worker/state/session_redis.h"
 

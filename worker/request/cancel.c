@@ -13,7 +13,10 @@
 
 #include "shared/log.h"
 #include "worker/process/wake.h"
-#include "worker/worker.h"
+#include "proto/proto.h"
+#include "worker/process/process.h"
+#include "worker/request/cancel.h"
+#include "worker/request/legacy.h"
 
 #define CANCEL_REASON_MAX	512	/* a longer reason is not passed on */
 

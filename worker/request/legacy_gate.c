@@ -15,7 +15,11 @@
 
 #include "shared/config.h"
 #include "worker/http/httpd.h"
-#include "worker/worker.h"
+#include "proto/proto.h"
+#include "worker/process/process.h"
+#include "worker/request/legacy.h"
+#include "worker/state/session.h"
+#include "worker/view/view_get.h"
 #include "worker/request/legacy_req.h"
 #include "worker/auth/authz.h"
 #include "worker/upstream/token_exchange.h"

@@ -10,7 +10,10 @@
 
 #include <jansson.h>
 
-#include "worker/worker.h"
+#include "proto/proto.h"
+#include "worker/process/process.h"
+#include "worker/request/legacy.h"
+#include "worker/state/session.h"
 
 /* a client POST being served asynchronously */
 struct mcp_req {

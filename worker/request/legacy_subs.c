@@ -23,7 +23,10 @@
 #include "shared/store.h"
 #include "worker/request/legacy_req.h"
 #include "worker/events/subs.h"
-#include "worker/worker.h"
+#include "proto/proto.h"
+#include "worker/process/process.h"
+#include "worker/state/session.h"
+#include "worker/upstream/upstream.h"
 
 static size_t
 legacy_subs_find(const struct session *s, const char *uri)

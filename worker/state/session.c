@@ -17,7 +17,9 @@
 #include "shared/log.h"
 #include "shared/store.h"
 #include "shared/http_client.h"
-#include "worker/worker.h"
+#include "proto/proto.h"
+#include "worker/process/process.h"
+#include "worker/state/session.h"
 #include "worker/state/session_redis.h"
 
 #define SESSION_RECORD_VERSION	1

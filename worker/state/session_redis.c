@@ -25,7 +25,11 @@
 #include "worker/redis/redis.h"
 #include "worker/process/request_hold.h"
 #include "worker/redis/redis_tracking.h"
-#include "worker/worker.h"
+#include "proto/proto.h"
+#include "worker/http/http_reply.h"
+#include "worker/process/counters.h"
+#include "worker/process/process.h"
+#include "worker/state/session.h"
 #include "worker/state/session_redis.h"
 #include "worker/state/stream_redis.h"
 

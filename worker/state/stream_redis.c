@@ -13,7 +13,8 @@
 #include "shared/config.h"
 #include "shared/store.h"
 #include "worker/redis/redis.h"
-#include "worker/worker.h"
+#include "worker/process/process.h"
+#include "worker/state/session.h"
 #include "worker/state/session_redis.h"
 #include "worker/state/stream_redis.h"
 

@@ -26,7 +26,11 @@
 #include "shared/store.h"
 #include "shared/http_client.h"
 #include "worker/upstream/flow.h"
-#include "worker/worker.h"
+#include "proto/proto.h"
+#include "shared/stats.h"
+#include "worker/process/counters.h"
+#include "worker/process/process.h"
+#include "worker/upstream/backend.h"
 
 #define BACKEND_BODY_MAX	(64 * 1024 * 1024)
 #define BACKEND_EVENT_MAX	(16 * 1024 * 1024)

@@ -14,7 +14,10 @@
 #include "worker/auth/auth.h"
 #include "worker/upstream/backend_session.h"
 #include "worker/upstream/token_exchange.h"
-#include "worker/worker.h"
+#include "proto/proto.h"
+#include "worker/process/counters.h"
+#include "worker/process/process.h"
+#include "worker/upstream/backend_session_close.h"
 
 #define BSESSION_LOCK	"lock|"
 

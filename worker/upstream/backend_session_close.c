@@ -59,7 +59,13 @@
 #include "worker/redis/redis.h"
 #include "worker/state/session_redis.h"
 #include "worker/upstream/upstream.h"
-#include "worker/worker.h"
+#include "proto/proto.h"
+#include "worker/process/counters.h"
+#include "worker/process/process.h"
+#include "worker/state/session.h"
+#include "worker/upstream/backend.h"
+#include "worker/upstream/backend_session.h"
+#include "worker/upstream/backend_session_close.h"
 
 #define BCLOSE_INFLIGHT		16	/* DELETEs (and questions) per worker */
 #define BCLOSE_TICK_MS		1000	/* a look at the queue */

@@ -24,7 +24,7 @@
 #include "worker/upstream/backend_session.h"
 #include "worker/redis/redis.h"
 #include "worker/redis/redis_flight.h"
-#include "worker/worker.h"
+#include "worker/process/process.h"
 
 /* DEL KEYS[1] if it still holds ARGV[1] (not a newer session) */
 static const char bsession_redis_drop_lua[] =

@@ -27,7 +27,11 @@
 #include "shared/store.h"
 #include "shared/http_client.h"
 #include "worker/upstream/backend.h"
-#include "worker/worker.h"
+#include "proto/proto.h"
+#include "shared/version.h"
+#include "worker/process/counters.h"
+#include "worker/process/process.h"
+#include "worker/upstream/eras.h"
 
 #define ERAS_TTL_MS		(60 * 60 * 1000)	/* re-probe hourly */
 #define ERAS_RECHECK_MS		1000	/* local copy of the store's */

@@ -16,7 +16,8 @@
 #include "shared/log.h"
 #include "shared/store.h"
 #include "worker/redis/redis.h"
-#include "worker/worker.h"
+#include "worker/process/process.h"
+#include "worker/view/view_get.h"
 #include "worker/upstream/health_redis.h"
 
 static struct {

@@ -38,7 +38,9 @@
 #include "worker/process/request_hold.h"
 #include "worker/upstream/token_exchange.h"
 #include "worker/upstream/token_exchange_redis.h"
-#include "worker/worker.h"
+#include "worker/http/http_reply.h"
+#include "worker/process/process.h"
+#include "worker/upstream/backend_session.h"
 
 #define TEXCH_LOCK_MS		(10ULL * 1000)	/* one exchange */
 #define TEXCH_FAIL_MS		(2ULL * 1000)	/* a failure answers */

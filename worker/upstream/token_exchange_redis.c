@@ -18,7 +18,8 @@
 #include "worker/redis/redis_flight.h"
 #include "worker/upstream/token_exchange.h"
 #include "worker/upstream/token_exchange_redis.h"
-#include "worker/worker.h"
+#include "proto/proto.h"
+#include "worker/process/process.h"
 
 struct texch_rfetch {
 	struct redis_flight	*tf_flight;

@@ -16,7 +16,10 @@
 #include "shared/config.h"
 #include "shared/log.h"
 #include "shared/store.h"
-#include "worker/worker.h"
+#include "proto/proto.h"
+#include "worker/process/process.h"
+#include "worker/upstream/backend.h"
+#include "worker/upstream/upstream.h"
 #include "worker/upstream/token_exchange.h"
 #include "worker/upstream/upstream_int.h"
 

@@ -15,7 +15,11 @@
 
 #include <jansson.h>
 
-#include "worker/worker.h"
+#include "proto/proto.h"
+#include "worker/process/process.h"
+#include "worker/state/session.h"
+#include "worker/upstream/backend.h"
+#include "worker/upstream/upstream.h"
 
 enum upstream_state {
 	US_NEW = 0,

@@ -29,7 +29,14 @@
 #include "shared/log.h"
 #include "shared/store.h"
 #include "shared/http_client.h"
-#include "worker/worker.h"
+#include "proto/proto.h"
+#include "worker/process/process.h"
+#include "worker/state/session.h"
+#include "worker/upstream/backend.h"
+#include "worker/upstream/backend_session.h"
+#include "worker/upstream/backend_session_close.h"
+#include "worker/upstream/eras.h"
+#include "worker/upstream/upstream.h"
 #include "worker/upstream/upstream_int.h"
 
 #define UOPEN_POLL_MS	50

@@ -15,7 +15,12 @@
 #include "shared/config.h"
 #include "shared/log.h"
 #include "shared/http_client.h"
-#include "worker/worker.h"
+#include "proto/proto.h"
+#include "worker/process/process.h"
+#include "worker/upstream/backend.h"
+#include "worker/upstream/backend_session.h"
+#include "worker/upstream/eras.h"
+#include "worker/upstream/upstream.h"
 #include "worker/upstream/upstream_int.h"
 
 /* --- 2025-11-25: over a backend session --------------------------- */

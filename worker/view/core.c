@@ -14,7 +14,10 @@
 #include "proto/uritemplate.h"
 #include "shared/config.h"
 #include "worker/view/view.h"
-#include "worker/worker.h"
+#include "proto/proto.h"
+#include "worker/process/process.h"
+#include "worker/view/core.h"
+#include "worker/view/view_get.h"
 
 #define CORE_CURSOR_MAX	64
 

@@ -12,7 +12,9 @@
 
 #include <stdint.h>
 
-#define VIEW_SCOPE_ANON		BSESSION_SCOPE_ANON
+#include "worker/view/view_get.h"
+
+#define VIEW_SCOPE_ANON		"anon"	/* BSESSION_SCOPE_ANON: one scope */
 
 #define VIEW_RETRY_MS	5000	/* a view lacking a fresh part: rebuilt after */
 #define VIEW_STALE_MS	(10 * 60 * 1000)	/* last good lists stand in */

@@ -20,7 +20,9 @@
 #include "shared/store.h"
 #include "worker/view/view.h"
 #include "worker/process/wake.h"
-#include "worker/worker.h"
+#include "proto/proto.h"
+#include "worker/process/process.h"
+#include "worker/view/view_get.h"
 #include "worker/view/view_int.h"
 
 /*
