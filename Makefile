@@ -43,7 +43,7 @@ LDFLAGS		+= $(LDSAN)
 LDLIBS		+= $(PKG_LIBS)
 
 COMMON_SRCS	= $(wildcard shared/*.c proto/*.c)
-VMCPD_SRCS	= $(wildcard master/*.c worker/*.c)
+VMCPD_SRCS	= $(wildcard master/*.c worker/*.c worker/*/*.c)
 COMMON_OBJS	= $(COMMON_SRCS:%.c=$(BUILD)/obj/%.o) \
 		  $(BUILD)/obj/config_embedded.o
 VMCPD_OBJS	= $(VMCPD_SRCS:%.c=$(BUILD)/obj/%.o)

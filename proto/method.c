@@ -92,7 +92,7 @@ static const struct mcp_method mcp_methods[MCP_M_COUNT] = {
 	    MCP_MF_SESSION | MCP_MF_BACKEND | MCP_MF_NOGATE),
 	/*
 	 * Not by authz_gate(): it names many URIs, each authorized as
-	 * read_resource where the listen starts (worker/listen.c).
+	 * read_resource where the listen starts (worker/events/listen_stream.c).
 	 */
 	E(MCP_M_SUBSCRIPTIONS_LISTEN, "subscriptions/listen", REQ, C2S, MO,
 	    MO, MCP_CAP_NONE, MCP_ROUTE_NONE, NULL, NULL, NULL,

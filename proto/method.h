@@ -95,7 +95,7 @@ enum mcp_route {
 	MCP_ROUTE_REF		/* params.ref: a prompt's name or a URI */
 };
 
-/* the Cedar action a request is authorized as (worker/authz.c) */
+/* the Cedar action a request is authorized as (worker/auth/authz.c) */
 enum mcp_action {
 	MCP_ACTION_NONE = 0,
 	MCP_ACTION_CALL_TOOL,		/* params.name, a tool */

@@ -1,7 +1,7 @@
 /*
  * RFC 6570 URI template matching: is a URI an expansion of a template?
  * It routes resources/read to the backend whose resource template the
- * URI matches (worker/core.c).  The template is compiled into a small NFA
+ * URI matches (worker/view/core.c).  The template is compiled into a small NFA
  * (Thompson construction) and run over the URI in one pass, so the cost
  * is O(len(uri) * len(program)) whatever the template; no backtracking.
  *

@@ -2,7 +2,7 @@
  * A composite run suspended and resumed (composite.h; MCP 2026-07-28,
  * Multi Round-Trip Requests): the run as JSON once nothing but input
  * is awaited, and that JSON made a run again.  A snapshot is what
- * vmcpd's handles db keeps (worker/handle.c), never what a client
+ * vmcpd's handles db keeps (worker/composite/handle.c), never what a client
  * holds, and the run it restores goes on exactly where it stopped:
  * the steps' states and outputs, the forEach iterations, the retry
  * counters and arguments, the calls that wait (an elicitation, a

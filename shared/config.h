@@ -97,7 +97,7 @@ struct config_outauth {
 	char			*oa_header_value;	/* secret */
 	char			*oa_header_env;		/* or NULL */
 	/* token_exchange: the client's access token exchanged at
-	 * oa_tx_url for one the backend takes (worker/texch.c) */
+	 * oa_tx_url for one the backend takes (worker/upstream/token_exchange.c) */
 	char			*oa_tx_url;
 	char			*oa_tx_client_id;	/* or NULL */
 	char			*oa_tx_secret;		/* secret, or NULL */
@@ -150,7 +150,7 @@ struct config_workload {
 };
 
 /*
- * aggregation: the view_policy of worker/view.h, plus how views are
+ * aggregation: the view_policy of worker/view/view.h, plus how views are
  * built and served.  ca_priority (backend names, the first wins,
  * NULL-terminated) is set only with priority, and then not empty.
  */

@@ -22,7 +22,7 @@ static const char *const audit_types[] = {
 	"mcp_prompts_list", "mcp_notification", "mcp_ping", "mcp_logging",
 	"mcp_completion", "mcp_roots_list_changed", "sse_connection",
 	"mcp_request", "http_request",
-	/* composite tools' runs (worker/composite_run.c) */
+	/* composite tools' runs (worker/composite/composite_run.c) */
 	"vmcp_workflow_started", "vmcp_workflow_completed",
 	"vmcp_workflow_failed", "vmcp_workflow_timed_out",
 	"vmcp_workflow_step_started", "vmcp_workflow_step_completed",

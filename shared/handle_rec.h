@@ -1,5 +1,5 @@
 /*
- * A workflow handle's record in the store's handles db (worker/handle.c
+ * A workflow handle's record in the store's handles db (worker/composite/handle.c
  * writes and claims them, vmcpctl dumps them): one line of JSON that
  * says whose it is and for what, then, until the handle is used, the
  * suspended run's snapshot (shared/composite_snap.c).  The line alone

@@ -39,7 +39,7 @@ int	 breaker_outcome_step(struct breaker *b, unsigned int threshold,
 	    int failed, int trial, uint64_t now_ms);
 const char *breaker_state_name(enum breaker_state);
 /*
- * The fleet's breaker (sessionStorage redis, worker/health_redis.c)
+ * The fleet's breaker (sessionStorage redis, worker/upstream/health_redis.c)
  * taken into the local copy: open for open_age_ms already, with fails,
  * or BREAKER_SHARED_CLOSED.  A breaker opened here later than the
  * fleet's stays as it is.
@@ -136,7 +136,7 @@ int	 health_probe_record(struct store *, const char *backend,
 int	 health_probe_clear(struct store *, const char *backend);
 
 /*
- * The fleet's verdict (sessionStorage redis, worker/verdict_redis.c):
+ * The fleet's verdict (sessionStorage redis, worker/builder/verdict_redis.c):
  * another node's probe verdict this node follows, a record next to its
  * own that lapses at its expiry (Redis down: the node's own rules).
  */

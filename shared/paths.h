@@ -15,7 +15,7 @@ struct config;
 /* a stdio or legacy SSE backend's bridge: 0, or -1 if buf is too small */
 int	paths_bridge_socket(const struct config *, const char *name,
 	    char *buf, size_t len);
-/* a worker's wake socket (worker/wake.c): 0, or -1 if buf is too small */
+/* a worker's wake socket (worker/process/wake.c): 0, or -1 if buf is too small */
 int	paths_wake_socket(const struct config *, pid_t pid, char *buf,
 	    size_t len);
 

@@ -1,7 +1,7 @@
 /*
  * Resource subscriptions' records in the store's subs db, pure (keys,
  * values, the reconciler's decisions): written by shared/store_subs.c,
- * read by worker/subs.c and vmcpctl.  docs/ARCHITECTURE.md, Resource
+ * read by worker/events/subs.c and vmcpctl.  docs/ARCHITECTURE.md, Resource
  * subscriptions.
  *
  *   h|<holder>|<uri key>|<backend key>	a holding: ["backend", "uri"],

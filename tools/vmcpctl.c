@@ -369,7 +369,7 @@ ctl_dump_handle(struct ctl_dump *cd, const void *key, size_t klen,
 }
 
 /*
- * A scope's backend session (worker/bsession.h): whose ("anon", the
+ * A scope's backend session (worker/upstream/backend_session.h): whose ("anon", the
  * shared scope, or a principal's scope), which backend, and its last
  * use (its updated stamp); lock records as they are.
  */

@@ -1,7 +1,7 @@
 /*
- * A worker: a fresh event_base after fork, the store opened in this
- * process, the HTTP front on the inherited listener, the backend
- * client.  A drain (reload, stop, or the master gone) stops accepting,
+ * A worker: every part set up after fork on the process (process.c),
+ * the HTTP front on the inherited listener, the wake-ups of other
+ * workers and the master's messages dispatched.  A drain (reload, stop, or the master gone) stops accepting,
  * serves the connections it has until each closes (httpd.c), and exits
  * then, or at the drain deadline.
  */
@@ -19,23 +19,40 @@
 #include "shared/log.h"
 #include "shared/store.h"
 #include "shared/http_client.h"
-#include "wake.h"
-#include "auth.h"
-#include "texch.h"
-#include "audit.h"
-#include "authz.h"
-#include "ratelimit.h"
-#include "redis.h"
-#include "worker.h"
-#include "session_redis.h"
-#include "pend_redis.h"
-#include "handle_redis.h"
-#include "health_redis.h"
-#include "redis_flight.h"
+#include "worker/process/wake.h"
+#include "worker/auth/auth.h"
+#include "worker/upstream/token_exchange.h"
+#include "worker/auth/audit.h"
+#include "worker/auth/authz.h"
+#include "worker/auth/ratelimit.h"
+#include "worker/redis/redis.h"
+#include "proto/proto.h"
+#include "shared/stats.h"
+#include "worker/diag.h"
+#include "worker/events/listen_stream.h"
+#include "worker/events/notify.h"
+#include "worker/events/stream.h"
+#include "worker/front.h"
+#include "worker/process/process.h"
+#include "worker/relay/mrtr.h"
+#include "worker/request/cancel.h"
+#include "worker/request/modern.h"
+#include "worker/state/session.h"
+#include "worker/upstream/backend.h"
+#include "worker/upstream/backend_session.h"
+#include "worker/upstream/backend_session_close.h"
+#include "worker/upstream/eras.h"
+#include "worker/upstream/upstream.h"
+#include "worker/view/core.h"
+#include "worker/view/view_get.h"
+#include "worker/worker_main.h"
+#include "worker/state/session_redis.h"
+#include "worker/relay/pending_redis.h"
+#include "worker/composite/handle_redis.h"
+#include "worker/upstream/health_redis.h"
+#include "worker/redis/redis_flight.h"
 #include "shared/seal.h"
-#include "subs.h"
-
-static struct worker	 the_worker;
+#include "worker/events/subs.h"
 
 static void	 worker_drain(struct worker *, int);
 
@@ -79,52 +96,6 @@ worker_drain(struct worker *w, int stop)
 	w->w_drain_ev = evtimer_new(w->w_base, worker_on_drain_deadline, w);
 	if (w->w_drain_ev == NULL || evtimer_add(w->w_drain_ev, &tv) == -1)
 		event_base_loopexit(w->w_base, NULL);
-	worker_exit_if_idle(w);
-}
-
-/* draining: gone once no request is out and no client connection open */
-void
-worker_exit_if_idle(struct worker *w)
-{
-	if (w->w_draining && w->w_inflight == 0 && w->w_unflushed == 0 &&
-	    front_nconns(w) == 0)
-		event_base_loopexit(w->w_base, NULL);
-}
-
-void
-worker_reply_flushed(struct worker *w)
-{
-	if (w->w_unflushed > 0)
-		w->w_unflushed--;
-	worker_exit_if_idle(w);
-}
-
-void *
-worker_zalloc(size_t n)
-{
-	void	*p;
-
-	/* explicit_bzero(): GCC folds malloc() and memset() into calloc() */
-	if ((p = malloc(n)) != NULL)
-		explicit_bzero(p, n);
-	return p;
-}
-
-void
-worker_request_hold(struct worker *w)
-{
-	w->w_inflight++;
-}
-
-/* the one place a request is let go of (ngx_http_close_request()) */
-void
-worker_request_release(struct worker *w, const char *where)
-{
-	if (w->w_inflight == 0) {
-		log_warnx("%s: request released with none in flight", where);
-		return;
-	}
-	w->w_inflight--;
 	worker_exit_if_idle(w);
 }
 
@@ -200,75 +171,12 @@ worker_on_wake(void *arg, const struct wake_msg *m)
 	}
 }
 
-struct worker *
-worker_self(void)
-{
-	return &the_worker;
-}
-
-/*
- * What a worker and the builder set up alike after the fork: the struct
- * (the caller sets the rest), a loop whose SIGTERM and SIGQUIT call
- * on_signal, the signals the master blocked across the fork unblocked,
- * this process's store handle, the backend client and the wake socket.
- * base_flags are event_config flags for the loop.
- */
-void
-worker_process_init(struct worker *w, const struct config *conf,
-    unsigned int gen, int chan_fd, int base_flags,
-    event_callback_fn on_signal,
-    void (*on_wake)(void *, const struct wake_msg *))
-{
-	struct event_config	*cfg;
-	sigset_t		 mask;
-	int			 cleared = 0;
-
-	memset(w, 0, sizeof(*w));
-	/* the fleet's sealing key replaces the master's own (seal.h) */
-	if (conf->cf_sstore.css_have_seal_key &&
-	    seal_key_set(conf->cf_sstore.css_seal_key) == -1)
-		fatalx("cannot set the sealing key");
-	w->w_conf = conf;
-	w->w_slot = -1;
-	w->w_gen = gen;
-	w->w_pid = getpid();
-	w->w_chan = chan_fd;
-	w->w_listen_fd = -1;
-	w->w_diag_fd = -1;
-	TAILQ_INIT(&w->w_reqs);
-
-	if ((cfg = event_config_new()) == NULL ||
-	    (base_flags != 0 && event_config_set_flag(cfg, base_flags) == -1) ||
-	    (w->w_base = event_base_new_with_config(cfg)) == NULL)
-		fatalx("event_base_new failed");
-	event_config_free(cfg);
-	if ((w->w_sig_term = evsignal_new(w->w_base, SIGTERM, on_signal,
-	    w)) == NULL || evsignal_add(w->w_sig_term, NULL) == -1)
-		fatalx("cannot handle SIGTERM");
-	if ((w->w_sig_usr1 = evsignal_new(w->w_base, SIGQUIT, on_signal,
-	    w)) == NULL || evsignal_add(w->w_sig_usr1, NULL) == -1)
-		fatalx("cannot handle SIGQUIT");
-	sigemptyset(&mask);
-	(void)sigprocmask(SIG_SETMASK, &mask, NULL);
-
-	if (store_open(&w->w_store, conf->cf_state_dir, conf->cf_map_size,
-	    conf->cf_max_readers, 0) == -1)
-		fatalx("cannot open the state in %s", conf->cf_state_dir);
-	/* a respawn after a crash: free the slots the dead one held */
-	if (store_reader_check(w->w_store, &cleared) == 0 && cleared > 0)
-		log_info("cleared %d stale reader slots", cleared);
-	if ((w->w_hc = http_client_new(w->w_base)) == NULL)
-		fatalx("cannot create the backend HTTP client");
-	if (wake_init(w->w_base, conf, w->w_pid, on_wake, w) == -1)
-		fatalx("cannot set up the wake socket");
-}
-
 void
 worker_main(const struct config *conf, int slot, unsigned int gen,
     int listen_fd, int diag_fd, struct diag_slot *stats, int nstats,
     int chan_fd)
 {
-	struct worker		*w = &the_worker;
+	struct worker		*w = worker_self();
 
 	/*
 	 * With the changelist, interest turned on and off within one loop
@@ -309,6 +217,9 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 	    worker_on_channel, w)) == NULL ||
 	    event_add(w->w_chan_ev, NULL) == -1)
 		fatalx("cannot watch the master channel");
+	upstream_hooks.uh_resubscribe = notify_resubscribe;
+	upstream_hooks.uh_closing = subs_closing;
+	upstream_hooks.uh_session_end = subs_session_end;
 	if (subs_init(w) == -1)
 		fatalx("cannot set up resource subscriptions");
 	notify_init(w);

@@ -23,7 +23,7 @@ void	 worker_main(const struct config *, int slot, unsigned int gen,
 	    int chan_fd) __attribute__((noreturn));
 
 /*
- * The view builder of generation gen (worker/builder.c): builds and
+ * The view builder of generation gen (worker/builder/builder.c): builds and
  * stores the views the workers serve, with its own loop and backend
  * client, no listener, until told to drain or stop on chan_fd.
  */

@@ -1,6 +1,6 @@
 #!/bin/sh
 # composite.sh (make bench runs it after ratelimit.sh): what a composite
-# tool's step costs (worker/composite_run.c).  On 127.0.0.1 only: one
+# tool's step costs (worker/composite/composite_run.c).  On 127.0.0.1 only: one
 # mcp_echo backend and one vmcpd (2 workers) in front of it with
 # chain10, a composite of 10 echo steps: 5 in parallel, then 5 in a
 # chain after them.  wrk call.lua runs tools/call echo (direct) and

@@ -8,7 +8,7 @@
  *
  * The backends' lists are made up like real ones (a description, an
  * input schema with two properties, annotations); the view is resolved,
- * laid out and stored the way worker/view_store.c does, then read back the
+ * laid out and stored the way worker/view/view_store.c does, then read back the
  * way a worker answers its first tools/list (a header decoded, a page of
  * aggregation.pageSize's default copied out in place).  Wall time and
  * CPU time are printed: on a shared machine the CPU time is the figure.
@@ -27,7 +27,7 @@
 #include "proto/proto.h"
 #include "shared/log.h"
 #include "shared/store.h"
-#include "worker/view.h"
+#include "worker/view/view.h"
 
 static uint64_t
 now_us(void)
@@ -80,7 +80,7 @@ heap_used(void)
 }
 
 
-/* as worker/view_store.c: the layout, then the small header */
+/* as worker/view/view_store.c: the layout, then the small header */
 static json_t *held;
 
 static int

@@ -1,5 +1,5 @@
 /*
- * The audit line writer (worker/audit_line.c, proto/jsonw.c) on any
+ * The audit line writer (worker/auth/audit_line.c, proto/jsonw.c) on any
  * bytes: a string jsonw writes is what json_dumps() writes for it
  * (JSON_ENSURE_ASCII), refused exactly when json_stringn() refuses it;
  * and a line built from fields cut out of the input is one line, which
@@ -13,7 +13,7 @@
 #include <jansson.h>
 
 #include "proto/jsonw.h"
-#include "worker/audit.h"
+#include "worker/auth/audit.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

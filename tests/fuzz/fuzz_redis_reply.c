@@ -1,30 +1,30 @@
 /*
  * libFuzzer: the rate limit's reading of a Redis answer
- * (worker/ratelimit_redis.c ratelimit_redis_verdict()) on whatever
+ * (worker/auth/ratelimit_redis.c ratelimit_redis_verdict()) on whatever
  * hiredis's RESP reader makes of arbitrary bytes, and the bucket keys
  * built from them.  A verdict is OK, LIMITED with a wait of at least
  * 1 ms, or ERROR; a key fits its buffer and is NUL-terminated.  The
  * same answers read as the session script's
- * (worker/session_rcodec.c session_redis_verdict()): SAME or NEW with a
+ * (worker/state/session_redis_codec.c session_redis_verdict()): SAME or NEW with a
  * stamp of at least 1, NEW with its record inside the answer.  And as
- * GETDEL's of a pending request (worker/pend_rcodec.c
+ * GETDEL's of a pending request (worker/relay/pending_redis_codec.c
  * pend_redis_record()): a record is the answer's own non-empty string;
  * and as the MRTR answer script's (pend_redis_answered()); and as the
- * handle claim's (handle_rcodec.c handle_redis_verdict()): a state
+ * handle claim's (handle_redis_codec.c handle_redis_verdict()): a state
  * only with HANDLE_OK, the answer's own non-empty string.  And
- * as the event replay buffer's (worker/stream_rcodec.c): the append's
+ * as the event replay buffer's (worker/state/stream_redis_codec.c): the append's
  * id, the read's events, each inside the answer with a positive id.
- * And as the circuit breaker script's (worker/health_rcodec.c
+ * And as the circuit breaker script's (worker/upstream/health_redis_codec.c
  * health_redis_decode()): three non-negative integers, an age no more
  * than the clock it was read on.  And as the probes' verdicts script's
- * (worker/verdict_rcodec.c): each entry inside the answer, in range,
+ * (worker/builder/verdict_redis_codec.c): each entry inside the answer, in range,
  * and the rule's pick one of them, never this node's own; the bytes
  * read as one entry's value too.  And as the read-or-lock of a record
  * one node makes for all, exchanged tokens and principals' backend
- * sessions (worker/redis_codec.c redis_flight_answer()): a record
+ * sessions (worker/redis/redis_codec.c redis_flight_answer()): a record
  * inside the answer with a time to live of at least 1 ms, or none; an
  * exchanged token's key fits and holds no '|'.  And as a message of
- * Redis's client-side caching (worker/redis_codec.c
+ * Redis's client-side caching (worker/redis/redis_codec.c
  * redis_inval_each()): each key inside the answer, or NULL for every
  * key.
  */
@@ -34,16 +34,16 @@
 
 #include <hiredis/hiredis.h>
 
-#include "worker/redis.h"
-#include "worker/redis_flight.h"
-#include "worker/ratelimit.h"
-#include "worker/session_redis.h"
-#include "worker/pend_redis.h"
-#include "worker/handle_redis.h"
-#include "worker/stream_redis.h"
-#include "worker/health_redis.h"
-#include "worker/verdict_redis.h"
-#include "worker/texch_redis.h"
+#include "worker/redis/redis.h"
+#include "worker/redis/redis_flight.h"
+#include "worker/auth/ratelimit.h"
+#include "worker/state/session_redis.h"
+#include "worker/relay/pending_redis.h"
+#include "worker/composite/handle_redis.h"
+#include "worker/state/stream_redis.h"
+#include "worker/upstream/health_redis.h"
+#include "worker/builder/verdict_redis.h"
+#include "worker/upstream/token_exchange_redis.h"
 #include "shared/health.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);

@@ -1,5 +1,5 @@
 /*
- * The token endpoint's answer to a token exchange (worker/texch_answer.c,
+ * The token endpoint's answer to a token exchange (worker/upstream/token_exchange_cache.c,
  * RFC 8693 2.2.1): whatever the endpoint sends, texch_parse() returns a
  * token fit for an Authorization header or an error, and never crashes.
  */
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "worker/texch.h"
+#include "worker/upstream/token_exchange.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

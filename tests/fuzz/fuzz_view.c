@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "proto/uritemplate.h"
-#include "worker/view.h"
+#include "worker/view/view.h"
 
 #define NSEG	6
 #define NBK	4

@@ -1,5 +1,5 @@
 /*
- * libFuzzer: the readers of a view's layout (worker/view_layout.c) on
+ * libFuzzer: the readers of a view's layout (worker/view/view_layout.c) on
  * arbitrary bytes.  The layout is written by vmcpd itself, but it is
  * read where it lies in the map: no reader may go out of bounds or
  * crash whatever the bytes are.
@@ -13,11 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "worker/view.h"
+#include "worker/view/view.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
-/* a filter per principal (worker/authz.c) that keeps every other item */
+/* a filter per principal (worker/auth/authz.c) that keeps every other item */
 static int
 fuzz_filter(void *arg, enum view_kind k, const char *key, size_t klen,
     const char *text, size_t tlen)
@@ -67,7 +67,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	q.vq_modern = (data[0] & 0x10) != 0;
 	q.vq_offset = (size_t)((data[0] >> 5) & 3);
 	q.vq_last = (data[0] & 0x40) ? name : NULL;
-	/* a shard's last key even at its end (worker/view_store.c) */
+	/* a shard's last key even at its end (worker/view/view_store.c) */
 	q.vq_more = q.vq_modern;
 	for (k = 0; k < VIEW_KIND_N; k++) {
 		q.vq_kind = (enum view_kind)k;

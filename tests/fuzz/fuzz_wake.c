@@ -1,5 +1,5 @@
 /*
- * libFuzzer: worker/wake.c's datagram decoder on arbitrary bytes.  A
+ * libFuzzer: worker/process/wake.c's datagram decoder on arbitrary bytes.  A
  * datagram that decodes must encode back to the same bytes (one
  * encoding per message); the arguments it gives are C strings within
  * their bounds.
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "worker/wake.h"
+#include "worker/process/wake.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

@@ -1,5 +1,5 @@
 // Per-principal synthesized backend sessions (docs/ARCHITECTURE.md,
-// "Synthesized backend sessions"; worker/bsession.c): a 2026-07-28
+// "Synthesized backend sessions"; worker/upstream/backend_session.c): a 2026-07-28
 // client's request to a 2025-11-25 backend goes over a backend session
 // of its principal, never one another user shares, and so do the steps
 // of a composite whoever runs it.  The backend (lib/spec-backend.mjs,
@@ -82,7 +82,7 @@ function notesOf(r) {
   return n;
 }
 
-/* the principal scope of (iss, sub) as vmcpd names it (worker/auth.h) */
+/* the principal scope of (iss, sub) as vmcpd names it (worker/auth/auth.h) */
 const scopeOf = (iss, sub) => crypto.createHash('sha256').update(`${iss}\0${sub}`)
   .digest('hex').slice(0, 32);
 

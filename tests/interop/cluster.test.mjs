@@ -624,7 +624,7 @@ describe('perUser across three nodes', () => {
   }));
 
   // the calls of one loop turn on the same buckets take their tokens in
-  // one script (worker/ratelimit.c): a batch larger than what is left
+  // one script (worker/auth/ratelimit.c): a batch larger than what is left
   // gets only what is left, whatever the interleaving
   test('under concurrency on every node, a principal still gets exactly its tokens', guarded(async () => {
     // alice's bucket, emptied by the test before, starts full again

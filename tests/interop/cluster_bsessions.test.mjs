@@ -1,6 +1,6 @@
 // Principals' synthesized backend sessions shared by the nodes
 // (sessionStorage.provider redis; docs/ARCHITECTURE.md, Beyond one
-// host; worker/bsession_redis.c): two nodes on one Redis, OIDC, the SDK
+// host; worker/upstream/backend_session_redis.c): two nodes on one Redis, OIDC, the SDK
 // v1 spec backend keeping notes per backend session.  A principal's
 // 2026-07-28 requests on either node go over one backend session (her
 // note follows her, bob's stays his), opened once across the nodes

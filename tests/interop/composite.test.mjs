@@ -1,4 +1,4 @@
-// Composite tools (compositeTools, worker/composite_run.c) over real
+// Composite tools (compositeTools, worker/composite/composite_run.c) over real
 // backends: server-everything and server-memory on stdio, the SDK spec
 // backend, and "lab", a bare 2025-11-25 backend whose tools fail, sleep
 // and count on demand.  SDK v1 and v2 clients: a diamond (its middle

@@ -1,4 +1,4 @@
-// Composite tools suspended and resumed on handles (worker/composite_run.c,
+// Composite tools suspended and resumed on handles (worker/composite/composite_run.c,
 // docs/ARCHITECTURE.md "Workflow handles"): a 2026-07-28 client reaching
 // an elicitation step gets input_required whose requestState is a handle
 // vmcpd minted; the retry with inputResponses resumes the run on whichever

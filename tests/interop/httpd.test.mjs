@@ -1,4 +1,4 @@
-// The front's own HTTP/1.1 server (worker/httpd.c) on raw sockets:
+// The front's own HTTP/1.1 server (worker/http/httpd.c) on raw sockets:
 // pipelining, chunked request bodies, Expect: 100-continue, HTTP/1.0,
 // HEAD, every framing refusal (its status, a JSON-RPC error body,
 // Connection: close, then a clean close), lingering close, a request

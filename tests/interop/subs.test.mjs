@@ -305,7 +305,7 @@ describe('resource subscriptions: caps, the gate, shared and released (1 worker,
     const sid = await session('alice');
     await ok('alice', sid, 'resources/subscribe', { uri: item(9) });
     await heldIs(1, 'the session\'s');
-    // idle past sessions.ttl: swept, then its end handled (bclose.c)
+    // idle past sessions.ttl: swept, then its end handled (backend_session_close.c)
     await heldIs(0, 'released with the expired session', (TTL + 10) * 1000);
     const r = await legacy('alice', sid, 'tools/list', {});
     assert.equal(r.status, 404, r.text);

@@ -1,4 +1,4 @@
-// The backend edge (worker/upstream.c): a call can be cancelled whatever
+// The backend edge (worker/upstream/upstream.c): a call can be cancelled whatever
 // state it is in.  Here the state is "waiting for a backend session to
 // open": the backend holds the initialize of the client session's
 // backend session, the client cancels its call (MCP 2025-11-25,

@@ -408,7 +408,7 @@ describe('list_changed while a rebuild waits on a hung backend', () => {
 });
 
 describe('a builder killed mid-publication', () => {
-  // the builder (worker/view_store.c) stores a view's layout as shards, each
+  // the builder (worker/view/view_store.c) stores a view's layout as shards, each
   // in a write transaction of its own, then the header that names them:
   // killed between two shards (VMCPD_TEST_BUILDER_CRASH: a one-shot
   // trigger file), it leaves the old view whole, and its respawn removes

@@ -1,5 +1,5 @@
 /*
- * worker/audit_line.c and proto/jsonw.c: an audit line written without
+ * worker/auth/audit_line.c and proto/jsonw.c: an audit line written without
  * a tree is, byte for byte, the line json_dumps() gave the tree the
  * event was built as before (ref_line() below is that builder), for
  * hostile strings in every field taken from a request or a token
@@ -20,7 +20,7 @@
 #include <jansson.h>
 
 #include "proto/jsonw.h"
-#include "worker/audit.h"
+#include "worker/auth/audit.h"
 
 #define DUMP_FLAGS	(JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII)
 

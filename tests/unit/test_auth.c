@@ -1,5 +1,5 @@
 /*
- * Unit tests for worker/auth.c's principal scope: what binds a session
+ * Unit tests for worker/auth/auth.c's principal scope: what binds a session
  * to its principal (iss, sub).
  */
 #include <stdarg.h>
@@ -10,7 +10,7 @@
 
 #include <string.h>
 
-#include "worker/auth.h"
+#include "worker/auth/auth.h"
 
 static void
 test_scope(void **state)

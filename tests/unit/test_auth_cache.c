@@ -1,5 +1,5 @@
 /*
- * worker/auth_cache.c: the cache of checked tokens finds a principal
+ * worker/auth/auth_cache.c: the cache of checked tokens finds a principal
  * only under the exact bytes of the token it was put for (a token one
  * byte off, a prefix, a longer one, an unchecked one are misses), drops
  * it once expired, and its SipHash-1-3 is OpenSSL's SIPHASH MAC with
@@ -19,7 +19,7 @@
 #include <openssl/evp.h>
 #include <openssl/params.h>
 
-#include "worker/auth.h"
+#include "worker/auth/auth.h"
 
 static uint64_t
 le64(const unsigned char *p)

@@ -1,6 +1,6 @@
 /*
  * Authorization decisions, their cache and the list filter
- * (worker/authz_rule.c, worker/authz.h), and the filtered pages of a
+ * (worker/auth/authz_rule.c, worker/auth/authz.h), and the filtered pages of a
  * view's layout (view_layout_page() with vq_filter, view_layout_item()).
  */
 #include <stdarg.h>
@@ -16,8 +16,8 @@
 #include "proto/method.h"
 #include "shared/cedar.h"
 #include "shared/config.h"
-#include "worker/authz.h"
-#include "worker/view.h"
+#include "worker/auth/authz.h"
+#include "worker/view/view.h"
 #include "unit.h"
 
 /* the policies of etc/examples/authz.yaml, in short */

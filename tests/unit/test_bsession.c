@@ -1,5 +1,5 @@
 /*
- * Synthesized backend sessions (worker/bsession.c): the scope a request
+ * Synthesized backend sessions (worker/upstream/backend_session.c): the scope a request
  * goes under, when a principal's last use is stamped, the group its
  * sessions are counted in, the closing queue's keys and records; and
  * the store's parts of their bounds (shared/store_write.c): the cap
@@ -22,7 +22,8 @@
 
 #include "shared/log.h"
 #include "shared/store.h"
-#include "worker/bsession.h"
+#include "worker/upstream/backend_session.h"
+#include "worker/view/view_int.h"
 
 #define NOW		1000000ULL
 #define PSCOPE		"0123456789abcdef0123456789abcdef"
@@ -31,6 +32,9 @@ static void
 test_scope(void **state)
 {
 	(void)state;
+	/* the view's anonymous scope is the backend sessions' (the view
+	 * sits below the edge and spells it on its own) */
+	assert_string_equal(VIEW_SCOPE_ANON, BSESSION_SCOPE_ANON);
 	/* a principal's own requests: its scope, whatever the backend */
 	assert_string_equal(bsession_scope_pick(PSCOPE, 0, BSESSION_FOR_USER),
 	    PSCOPE);

@@ -1,12 +1,12 @@
 /*
- * worker/core.c: the era-free core on a fixed view, table-driven: which
+ * worker/view/core.c: the era-free core on a fixed view, table-driven: which
  * methods it serves, list paging with cursors that name their list,
  * routing of advertised names to a backend and its own name (tools,
  * prompts, completion refs), resources by exact URI then by template,
  * hidden tools not callable, routes to a backend no longer configured,
  * the capabilities offered, and the Mcp-Param-* headers of a call.
  *
- * The view is written out in the shape worker/view.h documents, so these
+ * The view is written out in the shape worker/view/view.h documents, so these
  * tests do not depend on how view_build() names things; it is laid out
  * (view_layout_json()) and stored, as the core reads it in place.
  */
@@ -25,8 +25,12 @@
 #include "shared/config.h"
 #include "shared/store.h"
 #include "shared/cedar.h"
-#include "worker/authz.h"
-#include "worker/worker.h"
+#include "worker/auth/authz.h"
+#include "proto/proto.h"
+#include "worker/process/process.h"
+#include "worker/view/core.h"
+#include "worker/view/view.h"
+#include "worker/view/view_get.h"
 #include "unit.h"
 
 /*
@@ -77,7 +81,7 @@ static char			statedir[] = "/tmp/test_core.XXXXXX";
 
 /*
  * The core reads lists and routes in place from the view's layout in
- * the store (worker/view_store.c), stored as shards: the fixture is laid out
+ * the store (worker/view/view_store.c), stored as shards: the fixture is laid out
  * one entry per shard (so that pages run across shards and routes are
  * found in the shard the header's directory points to), and the view
  * the tests pass is its header, naming the layout and its shards.
@@ -838,6 +842,7 @@ test_list_filtered(void **state)
 	    pol, strlen(pol), e, sizeof(e)));
 	assert_int_equal(authz_conf_init(&ac, &cf), 0);
 	assert_non_null(c = authz_cache_new(4, 64));
+	core_set_filter(authz_filter_item);	/* authz_init()'s part */
 	claims = jparse("{\"sub\":\"u\"}");
 	assert_non_null(af.af_who = authz_cache_who(c, &ac, 1, "s", claims));
 	list_authz = &af;

@@ -1,5 +1,5 @@
 /*
- * worker/flow.c: the list-change gate (one run under way and one
+ * worker/upstream/flow.c: the list-change gate (one run under way and one
  * pending, runs an interval apart, the interval growing in a storm and
  * coming back after it; a change is never lost) and the answer budget
  * (the worker's and each backend's limit, refusals take nothing).
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "worker/flow.h"
+#include "worker/upstream/flow.h"
 
 #define MIN	1000
 #define MAX	30000

@@ -1,5 +1,5 @@
 /*
- * http_front.c: the JSON-RPC envelope the front writes around a member
+ * front.c: the JSON-RPC envelope the front writes around a member
  * text it already has.  The common ids are written in place; every id
  * must come out exactly as jansson writes it.
  */
@@ -12,7 +12,9 @@
 #include <cmocka.h>
 
 #include "shared/config.h"
-#include "worker/worker.h"
+#include "proto/proto.h"
+#include "worker/http/http_reply.h"
+#include "worker/process/process.h"
 
 static void
 check_compose(json_t *id, const char *kind)

@@ -1,5 +1,5 @@
 /*
- * Unit tests for worker/handle.c and the store's claim (store_claim(),
+ * Unit tests for worker/composite/handle.c and the store's claim (store_claim(),
  * shared/store_write.c) in a mkdtemp(3) environment: a handle minted
  * and resumed once, then every misuse (another owner, a replay, a
  * forged or tampered id, expiry before and after the sweep, another
@@ -24,7 +24,7 @@
 #include "shared/composite.h"
 #include "shared/handle_rec.h"
 #include "shared/store.h"
-#include "worker/handle.h"
+#include "worker/composite/handle.h"
 #include "unit.h"
 
 #define MAP_SIZE	(64ULL * 1024 * 1024)

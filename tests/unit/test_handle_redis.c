@@ -1,5 +1,5 @@
 /*
- * Workflow handles in Redis, the pure parts (worker/handle_rcodec.c):
+ * Workflow handles in Redis, the pure parts (worker/composite/handle_redis_codec.c):
  * the key, the claim script's answers, the scripts' names.
  */
 #include <stdarg.h>
@@ -12,8 +12,8 @@
 
 #include <hiredis/hiredis.h>
 
-#include "worker/redis.h"
-#include "worker/handle_redis.h"
+#include "worker/redis/redis.h"
+#include "worker/composite/handle_redis.h"
 
 static void
 test_key(void **state)

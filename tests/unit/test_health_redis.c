@@ -1,6 +1,6 @@
 /*
  * Circuit breakers in Redis, the pure parts: the key and the script's
- * answer (worker/health_rcodec.c), and the fleet's breaker taken into
+ * answer (worker/upstream/health_redis_codec.c), and the fleet's breaker taken into
  * the host's copy (shared/health.c breaker_adopt_step()).
  */
 #include <stdarg.h>
@@ -14,8 +14,8 @@
 #include <hiredis/hiredis.h>
 
 #include "shared/health.h"
-#include "worker/redis.h"
-#include "worker/health_redis.h"
+#include "worker/redis/redis.h"
+#include "worker/upstream/health_redis.h"
 
 static void
 test_key(void **state)

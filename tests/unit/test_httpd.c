@@ -1,5 +1,5 @@
 /*
- * worker/httpd.c's close callback contract (httpd.h): it comes from a
+ * worker/http/httpd.c's close callback contract (httpd.h): it comes from a
  * loop turn of its own, never from inside a send of the owner's that
  * finds the client gone, and a callback set once the client is gone is
  * told the same way.  A real listener on 127.0.0.1 and a client that
@@ -24,7 +24,7 @@
 
 #include <event2/event.h>
 
-#include "worker/httpd.h"
+#include "worker/http/httpd.h"
 
 enum when {
 	CB_BEFORE,		/* set before the writes */

@@ -246,7 +246,7 @@ test_method_gated(void **state)
 {
 	static const char *const exempt[] = {
 		"logging/setLevel",	/* the session's own level */
-		"subscriptions/listen",	/* each URI, in listen.c */
+		"subscriptions/listen",	/* each URI, in listen_stream.c */
 		"notifications/cancelled", /* the session's own request */
 		"notifications/roots/list_changed", /* its own sessions */
 	};

@@ -1,6 +1,6 @@
 /*
  * Pending relayed requests in Redis, the pure parts
- * (worker/pend_rcodec.c): the key, what GETDEL's and the take
+ * (worker/relay/pending_redis_codec.c): the key, what GETDEL's and the take
  * script's answers mean, the answer script's verdicts, the scripts'
  * names (SHA-1) as EVALSHA sends them.
  */
@@ -14,8 +14,8 @@
 
 #include <hiredis/hiredis.h>
 
-#include "worker/redis.h"
-#include "worker/pend_redis.h"
+#include "worker/redis/redis.h"
+#include "worker/relay/pending_redis.h"
 
 static void
 test_key(void **state)

@@ -1,8 +1,8 @@
 /*
  * Unit tests for rate limits: the store's token buckets
  * (shared/store_bucket.c: all or none, refill from the stamp, retry
- * time) and the bucket keys (worker/ratelimit.c: no name or scope
- * spells another bucket's key); in Redis (worker/ratelimit_redis.c)
+ * time) and the bucket keys (worker/auth/ratelimit.c: no name or scope
+ * spells another bucket's key); in Redis (worker/auth/ratelimit_redis.c)
  * the reference's keys, the script's arguments and its answers.
  */
 #include <stdarg.h>
@@ -22,8 +22,8 @@
 
 #include "shared/config.h"
 #include "shared/store.h"
-#include "worker/redis.h"
-#include "worker/ratelimit.h"
+#include "worker/redis/redis.h"
+#include "worker/auth/ratelimit.h"
 
 static char	dir[64];
 

@@ -1,5 +1,5 @@
 /*
- * worker/ratelimit.c's leases on one host: a generous per-user bucket
+ * worker/auth/ratelimit.c's leases on one host: a generous per-user bucket
  * is leased as shared ones are (a 64th of what it holds goes to the
  * worker, spent without a store txn), a small one stays exact, and a
  * lease dropped unspent gives its tokens back with the worker's next
@@ -20,9 +20,9 @@
 
 #include "shared/config.h"
 #include "shared/store.h"
-#include "worker/auth.h"
-#include "worker/ratelimit.h"
-#include "worker/worker.h"
+#include "worker/auth/auth.h"
+#include "worker/auth/ratelimit.h"
+#include "worker/process/process.h"
 #include "unit.h"
 
 #define PERIOD_MS	(100ULL * 3600 * 1000)	/* no refill to speak of */

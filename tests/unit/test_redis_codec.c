@@ -1,5 +1,5 @@
 /*
- * The pure parts of the worker's Redis use (worker/redis_codec.c): the
+ * The pure parts of the worker's Redis use (worker/redis/redis_codec.c): the
  * keys every kind of record shares, a script's SHA-1, a command's
  * arguments as they go on the wire, the invalidation messages of
  * Redis's client-side caching, read from the wire, and the read-or-lock
@@ -16,8 +16,8 @@
 
 #include <hiredis/hiredis.h>
 
-#include "worker/redis.h"
-#include "worker/redis_flight.h"
+#include "worker/redis/redis.h"
+#include "worker/redis/redis_flight.h"
 
 static void
 test_key(void **state)

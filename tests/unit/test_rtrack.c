@@ -1,5 +1,5 @@
 /*
- * The trust table of Redis's client-side caching (worker/rtrack.c):
+ * The trust table of Redis's client-side caching (worker/redis/redis_tracking.c):
  * an answer is trusted only if no invalidation of its key and no flush
  * came between its read being sent and its answer, as a table of the
  * orders events can come in; then what ends the trust.
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "worker/rtrack.h"
+#include "worker/redis/redis_tracking.h"
 
 #define ID	"s0000000000000000000000000000000000000000001"
 #define OTHER	"s0000000000000000000000000000000000000000002"

@@ -20,7 +20,9 @@
 #include <unistd.h>
 
 #include "shared/store.h"
-#include "worker/worker.h"
+#include "proto/proto.h"
+#include "worker/process/process.h"
+#include "worker/state/session.h"
 
 static void
 test_mint_id(void **state)

@@ -1,5 +1,5 @@
 /*
- * Legacy sessions in Redis, the pure parts (worker/session_redis.c):
+ * Legacy sessions in Redis, the pure parts (worker/state/session_redis.c):
  * the key, the put script's arguments, what the get script's answers
  * mean, and the record's version stamp through the codec.
  */
@@ -16,9 +16,11 @@
 #include <hiredis/hiredis.h>
 
 #include "shared/store.h"
-#include "worker/redis.h"
-#include "worker/worker.h"
-#include "worker/session_redis.h"
+#include "worker/redis/redis.h"
+#include "proto/proto.h"
+#include "worker/process/process.h"
+#include "worker/state/session.h"
+#include "worker/state/session_redis.h"
 
 static void
 test_key(void **state)

@@ -1,6 +1,6 @@
 /*
  * The event replay buffer in Redis, the pure parts
- * (worker/stream_rcodec.c): the keys, the scripts' arguments, and what
+ * (worker/state/stream_redis_codec.c): the keys, the scripts' arguments, and what
  * the append's and the read's answers mean.
  */
 #include <stdarg.h>
@@ -15,9 +15,9 @@
 
 #include <hiredis/hiredis.h>
 
-#include "worker/redis.h"
-#include "worker/session_redis.h"
-#include "worker/stream_redis.h"
+#include "worker/redis/redis.h"
+#include "worker/state/session_redis.h"
+#include "worker/state/stream_redis.h"
 
 static void
 test_keys(void **state)

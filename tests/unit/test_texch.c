@@ -1,5 +1,5 @@
 /*
- * token_exchange's pure parts (worker/texch.c): the cache key, the
+ * token_exchange's pure parts (worker/upstream/token_exchange.c): the cache key, the
  * expiry with its margin, the RFC 8693 2.2.1 answer.
  */
 #include <stdarg.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "worker/texch.h"
+#include "worker/upstream/token_exchange.h"
 
 static void
 test_key(void **state)

@@ -1,5 +1,5 @@
 /*
- * Exchanged tokens in Redis, the pure part (worker/texch_rcodec.c): the
+ * Exchanged tokens in Redis, the pure part (worker/upstream/token_exchange_redis_codec.c): the
  * key made of the host's cache key (the read-or-lock is
  * test_redis_codec.c's).
  */
@@ -11,9 +11,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "worker/redis.h"
-#include "worker/texch.h"
-#include "worker/texch_redis.h"
+#include "worker/redis/redis.h"
+#include "worker/upstream/token_exchange.h"
+#include "worker/upstream/token_exchange_redis.h"
 
 static void
 test_rkey(void **state)

@@ -1,5 +1,5 @@
 /*
- * The upstream edge's decisions (worker/upstream_rule.c), table-driven:
+ * The upstream edge's decisions (worker/upstream/upstream_rule.c), table-driven:
  * the revision a call goes in (the era policy, proto_era_pick()) for
  * each pin, backend record and client era, crossed with what the
  * backend answered and whether the call was resent already: deliver,
@@ -18,8 +18,8 @@
 #include <string.h>
 
 #include "proto/proto.h"
-#include "worker/backend.h"
-#include "worker/upstream.h"
+#include "worker/upstream/backend.h"
+#include "worker/upstream/upstream.h"
 
 #define U	PROTO_ERA_UNKNOWN
 #define L	PROTO_ERA_LEGACY

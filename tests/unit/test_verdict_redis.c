@@ -1,5 +1,5 @@
 /*
- * The probes' verdicts in Redis, the pure parts (worker/verdict_rcodec.c):
+ * The probes' verdicts in Redis, the pure parts (worker/builder/verdict_redis_codec.c):
  * the keys and node id, an entry's value, the script's answer, and the
  * rule that picks the verdict a node acts on.
  */
@@ -15,8 +15,8 @@
 #include <hiredis/hiredis.h>
 
 #include "shared/health.h"
-#include "worker/redis.h"
-#include "worker/verdict_redis.h"
+#include "worker/redis/redis.h"
+#include "worker/builder/verdict_redis.h"
 
 static void
 test_keys(void **state)

@@ -1,7 +1,7 @@
 /*
- * worker/view_build.c: naming strategies, overrides, visibility,
+ * worker/view/view_resolve.c: naming strategies, overrides, visibility,
  * prompts, resources, determinism, malformed input (RFC 6570 matching:
- * test_uritemplate.c); worker/view_layout.c: the layout read in place.
+ * test_uritemplate.c); worker/view/view_layout.c: the layout read in place.
  *
  * Every build frees its inputs before the view is inspected, so a view
  * that borrowed from its input shows up under ASan.
@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "worker/view.h"
-#include "worker/view_rules.h"
+#include "worker/view/view.h"
+#include "worker/view/view_rules.h"
 #include "unit.h"
 
 /* realistic tools: a schema, a description, some annotations */

@@ -1,5 +1,5 @@
 /*
- * worker/wake.c's datagram codec: every type round-trips, and what is
+ * worker/process/wake.c's datagram codec: every type round-trips, and what is
  * not one well-formed datagram of a known type is refused (table-driven).
  */
 #include <stdarg.h>
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "worker/wake.h"
+#include "worker/process/wake.h"
 
 struct enc_case {
 	enum wake_type	 type;

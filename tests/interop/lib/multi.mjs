@@ -590,7 +590,7 @@ export function alive(pid) {
 /*
  * A raw request whose connection the worker stops watching once it is
  * in: the request and what follows it fill the connection's first
- * buffer (worker/httpd.c, HTTPD_IN_MIN) and one byte more waits behind,
+ * buffer (worker/http/httpd.c, HTTPD_IN_MIN) and one byte more waits behind,
  * so the worker pauses its reads until the reply is out.  A close()
  * then goes unnoticed until a write finds the connection reset: the
  * way to close a stream between two writes of one loop turn.  Resolves

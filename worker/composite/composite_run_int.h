@@ -1,0 +1,115 @@
+/*
+ * A composite run's insides (worker/composite/composite_run.c, _resume.c), shared
+ * by those two files alone; composite_run.h is the public header and
+ * shared/composite_int.h the pure scheduler's.
+ */
+#ifndef VMCPD_COMPOSITE_RUN_INT_H
+#define VMCPD_COMPOSITE_RUN_INT_H
+
+#include <sys/queue.h>
+
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "shared/composite.h"
+#include "worker/auth/auth.h"
+#include "worker/composite/composite_run.h"
+
+struct event;
+struct mrtr_wait;
+struct ratelimit_wait;
+struct upstream;
+struct config_backend;
+
+struct crun_call {
+	TAILQ_ENTRY(crun_call)		 cc_entry;
+	struct crun			*cc_run;
+	uint64_t			 cc_id;
+	const struct config_backend	*cc_be;
+	struct upstream			*cc_up;
+	json_t				*cc_params;	/* name, arguments */
+	int				 cc_rounds;	/* of input asked */
+	struct ratelimit_wait		*cc_rl;		/* waits on Redis */
+	char				*cc_tool;	/* the same: its tool */
+	struct session			*cc_sess;	/* a Legacy caller's */
+};
+
+/*
+ * An elicitation step put to a 2025-11-25 client (mrtr.c), or a
+ * backend step's input requests relayed to it (ce_be set: the call is
+ * retried with ce_params, its requestState, and the answers).
+ */
+struct crun_elicit {
+	TAILQ_ENTRY(crun_elicit)	 ce_entry;
+	struct crun			*ce_run;
+	uint64_t			 ce_id;
+	struct mrtr_wait		*ce_wait;
+	const struct config_backend	*ce_be;
+	json_t				*ce_params;
+	int				 ce_rounds;
+};
+
+struct crun_timer {
+	TAILQ_ENTRY(crun_timer)		 ct_entry;
+	struct crun			*ct_run;
+	struct event			*ct_ev;
+	uint64_t			 ct_token;
+};
+
+struct crun {
+	struct worker			*cr_w;
+	const struct composite		*cr_co;
+	struct wf_run			*cr_run;
+	struct composite_client		 cr_cc;
+	struct principal		*cr_p;
+	enum proto_era			 cr_era;
+	json_t				*cr_view;
+	json_t				*cr_token;	/* progressToken */
+	json_t				*cr_caps;	/* a 2026-07-28 call's */
+	json_int_t			 cr_progress;
+	json_t				*cr_raw;	/* backend -> its lists */
+	struct event			*cr_deadline;
+	TAILQ_HEAD(, crun_call)		 cr_calls;
+	TAILQ_HEAD(, crun_elicit)	 cr_elicits;
+	TAILQ_HEAD(, crun_timer)	 cr_timers;
+	uint64_t			 cr_start_ms;
+	struct crun			**cr_slot;	/* the edge's, or NULL */
+	json_t				*cr_params;	/* a claim's wait */
+	struct httpd_req		*cr_req;	/* the same */
+	int				 cr_elicit;	/* ended at one */
+	int				 cr_depth;	/* in the run's calls */
+	int				 cr_ended;	/* cd_done came */
+	char				 cr_id[33];
+	char				 cr_owner[AUTH_SCOPE_LEN + 1];
+};
+
+/* composite_run.c */
+extern const struct wf_driver crun_driver;
+struct crun *crun_new(struct worker *, json_t *view, struct httpd_req *,
+	    enum proto_era, const struct composite *, json_t *params,
+	    const struct composite_client *);
+int	 crun_arm_deadline(struct crun *, uint64_t ms);
+void	 crun_free(struct crun *, const char *abort_why);
+void	 crun_elicit_free(struct crun *, struct crun_elicit *);
+void	 crun_enter(struct crun *);
+void	 crun_leave(struct crun *);
+void	 crun_audit(struct crun *, const char *type, const char *outcome,
+	    const struct composite_step *, const char *tool,
+	    const char *error);
+void	 crun_call_send(struct crun *, uint64_t call,
+	    const struct config_backend *, json_t *params, int rounds);
+void	 crun_call_start(struct crun *, uint64_t call, const char *tool,
+	    json_t *args, const json_t *extra);
+
+/* composite_resume.c: waiting for the client's input */
+void	 cd_elicit(void *arg, uint64_t call, const struct composite_step *,
+	    const char *message);
+int	 crun_relay(struct crun *, const struct crun_call *, json_t *result,
+	    char *why, size_t whylen);
+void	 crun_suspend(struct crun *);
+void	 crun_resume(struct worker *, json_t *view, struct httpd_req *,
+	    const struct composite *, json_t *params,
+	    const struct composite_client *, struct crun **slot);
+
+#endif /* VMCPD_COMPOSITE_RUN_INT_H */

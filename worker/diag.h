@@ -1,0 +1,21 @@
+/*
+ * The diagnostics listener (diag.c): /status and /metrics.
+ */
+#ifndef VMCPD_DIAG_H
+#define VMCPD_DIAG_H
+
+#include <sys/types.h>
+#include <sys/queue.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+struct worker;
+
+/* diag.c: the diagnostics listener, /status and /metrics */
+int	 diag_init(struct worker *);
+void	 diag_drain(struct worker *);
+void	 diag_free(struct worker *);
+
+#endif

@@ -1,0 +1,568 @@
+/*
+ * Standalone GET streams of Legacy sessions, and delivery to them from
+ * any worker.
+ *
+ * A session's events live in the store's "events" database under
+ * session id || be64 seq (seq from 1, the newest sessions.eventBuffer
+ * kept); seq 0 is the holder record naming the worker that holds the
+ * session's GET stream.  A producer on any worker appends an event and
+ * sends the holder a datagram on its wake socket; the holder reads the
+ * events it has not sent yet and writes them.  The datagram only says
+ * "look in the store": a lost one is made up for by the keep-alive
+ * tick, and a client that reconnects (to any worker) with
+ * Last-Event-ID gets every event after that id replayed.
+ *
+ * With sessionStorage.provider redis the events are in Redis instead
+ * (stream_redis.h): a producer appends and wakes the holder as above,
+ * and a stream writes only what it reads back from Redis, so what a
+ * client saw survives the host, and its ids hold on every node.
+ */
+#include <sys/queue.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/un.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <hiredis/hiredis.h>
+#include "worker/http/httpd.h"
+
+#include "shared/config.h"
+#include "shared/log.h"
+#include "shared/store.h"
+#include "worker/auth/auth.h"
+#include "worker/redis/redis.h"
+#include "worker/state/session_redis.h"
+#include "worker/state/stream_redis.h"
+#include "worker/process/wake.h"
+#include "proto/proto.h"
+#include "worker/events/stream.h"
+#include "worker/http/http_reply.h"
+#include "worker/process/process.h"
+#include "worker/state/session.h"
+
+#define STREAM_KEY_LEN	(SESSION_ID_LEN + 8)
+
+struct gstream {
+	TAILQ_ENTRY(gstream)	 gs_entry;
+	struct worker		*gs_w;
+	struct httpd_req	*gs_req;
+	struct event		*gs_tick;
+	struct event		*gs_expire;	/* the client token's exp */
+	char			 gs_sid[SESSION_ID_LEN + 1];
+	uint64_t		 gs_last;	/* last seq written */
+	/* provider redis: the read under way, another to follow, and
+	 * the first read's Last-Event-ID (-1: none) until it answers */
+	struct redis_cmd	*gs_rcmd;
+	int			 gs_ragain;
+	int			 gs_primed;
+	int64_t			 gs_rfirst;
+};
+
+static TAILQ_HEAD(, gstream) gstreams = TAILQ_HEAD_INITIALIZER(gstreams);
+
+static void	stream_flush(struct gstream *);
+
+static void
+stream_holder_key(uint8_t *key, const char *sid)
+{
+	memset(key, 0, STREAM_KEY_LEN);
+	memcpy(key, sid, SESSION_ID_LEN);
+}
+
+/* the pid and wake socket of the worker holding sid's GET stream */
+static int
+stream_holder_get(struct worker *w, const char *sid, pid_t *pid,
+    char *sock, size_t socklen)
+{
+	struct store_rec	 rec;
+	uint8_t			 key[STREAM_KEY_LEN];
+	json_t			*o;
+	json_error_t		 jerr;
+	json_int_t		 p;
+	const char		*path;
+	int			 rc = -1;
+
+	stream_holder_key(key, sid);
+	memset(&rec, 0, sizeof(rec));
+	if (store_get(w->w_store, STORE_EVENTS, key, sizeof(key),
+	    store_now_ms(), &rec) != 0)
+		return -1;
+	if ((o = json_loadb(rec.sr_data, rec.sr_len, 0, &jerr)) != NULL &&
+	    json_unpack(o, "{s:I, s:s}", "pid", &p, "sock", &path) == 0) {
+		*pid = (pid_t)p;
+		(void)snprintf(sock, socklen, "%s", path);
+		rc = 0;
+	}
+	json_decref(o);
+	store_rec_clear(&rec);
+	return rc;
+}
+
+static void
+stream_holder_set(struct worker *w, const char *sid)
+{
+	uint8_t		 key[STREAM_KEY_LEN];
+	char		 buf[512];
+	int		 n;
+	uint64_t	 now = store_now_ms();
+
+	stream_holder_key(key, sid);
+	n = snprintf(buf, sizeof(buf), "{\"pid\":%d,\"sock\":\"%s\",\"at\":%llu}",
+	    (int)w->w_pid, wake_self_path(), (unsigned long long)now);
+	if (n <= 0 || (size_t)n >= sizeof(buf) ||
+	    store_put(w->w_store, STORE_EVENTS, key, sizeof(key), buf, n,
+	    now + w->w_conf->cf_session_max_ms, now) == -1)
+		log_warnx("cannot record the GET stream of %.8s...", sid);
+}
+
+static void
+stream_holder_clear(struct worker *w, const char *sid)
+{
+	uint8_t	key[STREAM_KEY_LEN];
+	char	sock[128];
+	pid_t	pid;
+
+	if (stream_holder_get(w, sid, &pid, sock, sizeof(sock)) == 0 &&
+	    pid == w->w_pid) {
+		stream_holder_key(key, sid);
+		(void)store_del(w->w_store, STORE_EVENTS, key, sizeof(key));
+	}
+}
+
+static struct gstream *
+stream_find(const char *sid)
+{
+	struct gstream *gs;
+
+	TAILQ_FOREACH(gs, &gstreams, gs_entry)
+		if (strcmp(gs->gs_sid, sid) == 0)
+			return gs;
+	return NULL;
+}
+
+static void
+stream_free(struct gstream *gs)
+{
+	TAILQ_REMOVE(&gstreams, gs, gs_entry);
+	if (gs->gs_tick != NULL)
+		event_free(gs->gs_tick);
+	if (gs->gs_expire != NULL)
+		event_free(gs->gs_expire);
+	if (gs->gs_req != NULL)
+		httpd_req_set_close_cb(gs->gs_req, NULL, NULL);
+	redis_cancel(gs->gs_rcmd);
+	stream_holder_clear(gs->gs_w, gs->gs_sid);
+	worker_request_release(gs->gs_w, __func__);
+	free(gs);
+}
+
+static void
+stream_on_close(struct httpd_req *hr, void *arg)
+{
+	struct gstream *gs = arg;
+
+	log_debug("GET stream of %.8s... closed by the client", gs->gs_sid);
+	gs->gs_req = NULL;
+	httpd_send_end(hr);	/* frees it */
+	stream_free(gs);
+}
+
+struct stream_scan {
+	struct gstream	*ss_gs;
+	uint64_t	 ss_last;
+	int		 ss_write;	/* else only find the last seq */
+};
+
+static uint64_t
+stream_key_seq(const void *key, size_t klen)
+{
+	const uint8_t	*k = key;
+	uint64_t	 seq = 0;
+	size_t		 i;
+
+	for (i = klen - 8; i < klen; i++)
+		seq = seq << 8 | k[i];
+	return seq;
+}
+
+static int
+stream_scan_cb(void *arg, const void *key, size_t klen,
+    const struct store_rec *rec)
+{
+	struct stream_scan	*ss = arg;
+	char			 id[24];
+
+	if (klen != STREAM_KEY_LEN)
+		return 0;
+	ss->ss_last = stream_key_seq(key, klen);
+	if (!ss->ss_write)
+		return 0;
+	(void)snprintf(id, sizeof(id), "%llu", (unsigned long long)ss->ss_last);
+	/* not sent (a slow reader): stays in the store for the next flush */
+	if (front_sse_send_text(ss->ss_gs->gs_req, id, rec->sr_data,
+	    rec->sr_len) == -1)
+		return 1;
+	ss->ss_gs->gs_last = ss->ss_last;
+	return 0;
+}
+
+static void	stream_end(struct gstream *);
+static void	stream_rflush(struct gstream *);
+
+/* the SEP-1699 priming event: an id to resume from, no data */
+static void
+stream_prime(struct gstream *gs)
+{
+	char	prime[48];
+	int	n;
+
+	n = snprintf(prime, sizeof(prime), "id: %llu\ndata: \n\n",
+	    (unsigned long long)gs->gs_last);
+	if (n > 0 && (size_t)n < sizeof(prime))
+		(void)httpd_send_chunk(gs->gs_req, prime, (size_t)n);
+}
+
+/*
+ * Redis did not keep or give the stream's events: it ends (fail closed,
+ * docs/ARCHITECTURE.md, Beyond one host), saying why in an SSE comment;
+ * the client resumes with Last-Event-ID, answered 503 until Redis is
+ * back.
+ */
+static void
+stream_rfail(struct gstream *gs)
+{
+	static const char msg[] = ": the session store (Redis) is "
+	    "unavailable; resume with Last-Event-ID later\n\n";
+
+	if (gs->gs_req != NULL) {
+		/* the connection gone, stream_end() ends the request */
+		httpd_req_set_close_cb(gs->gs_req, NULL, NULL);
+		(void)httpd_send_chunk(gs->gs_req, msg, sizeof(msg) - 1);
+	}
+	stream_end(gs);
+}
+
+static void
+stream_on_rread(void *arg, const redisReply *reply, const char *err)
+{
+	struct gstream	*gs = arg;
+	const char	*msg;
+	char		 id[24];
+	uint64_t	 after, seq;
+	size_t		 count, i, mlen;
+
+	gs->gs_rcmd = NULL;
+	if (err != NULL || stream_redis_answer(reply, &after, &count) == -1) {
+		session_redis_failed("events not read", reply, err);
+		stream_rfail(gs);
+		return;
+	}
+	if (!gs->gs_primed) {
+		gs->gs_last = after;
+		gs->gs_primed = 1;
+		stream_prime(gs);
+	}
+	for (i = 0; i < count; i++) {
+		if (stream_redis_event(reply, i, &seq, &msg, &mlen) == -1 ||
+		    seq <= gs->gs_last)
+			continue;
+		(void)snprintf(id, sizeof(id), "%llu", (unsigned long long)seq);
+		/* not sent (a slow reader, or gone): read again at the next
+		 * flush, if any */
+		if (front_sse_send_text(gs->gs_req, id, msg, mlen) == -1)
+			return;
+		gs->gs_last = seq;
+	}
+	if (count == STREAM_RREAD_MAX || gs->gs_ragain) {
+		gs->gs_ragain = 0;
+		stream_rflush(gs);
+	}
+}
+
+/* provider redis: read what follows the last event sent, and write it */
+static void
+stream_rflush(struct gstream *gs)
+{
+	if (gs->gs_rcmd != NULL) {
+		gs->gs_ragain = 1;
+		return;
+	}
+	if ((gs->gs_rcmd = stream_redis_read(gs->gs_w, gs->gs_sid,
+	    gs->gs_primed ? (int64_t)gs->gs_last : gs->gs_rfirst,
+	    stream_on_rread, gs)) == NULL)
+		stream_rfail(gs);
+}
+
+/* write what the store has for this stream that it has not sent yet */
+static void
+stream_flush(struct gstream *gs)
+{
+	struct stream_scan ss;
+
+	if (gs->gs_req == NULL)
+		return;
+	if (stream_redis_on()) {
+		stream_rflush(gs);
+		return;
+	}
+	ss.ss_gs = gs;
+	ss.ss_last = gs->gs_last;
+	ss.ss_write = 1;
+	(void)store_scan(gs->gs_w->w_store, STORE_EVENTS, gs->gs_sid,
+	    SESSION_ID_LEN, gs->gs_last, store_now_ms(), stream_scan_cb, &ss);
+}
+
+/* end a stream from our side: the client may come back elsewhere */
+static void
+stream_end(struct gstream *gs)
+{
+	if (gs->gs_req != NULL) {
+		httpd_req_set_close_cb(gs->gs_req, NULL, NULL);
+		front_sse_end(gs->gs_req);
+		gs->gs_req = NULL;
+	}
+	stream_free(gs);
+}
+
+static void
+stream_on_tick(evutil_socket_t fd, short ev, void *arg)
+{
+	struct gstream		*gs = arg;
+	struct store_rec	 rec;
+
+	(void)fd;
+	(void)ev;
+	/* a session terminated (DELETE, expiry) elsewhere ends its stream */
+	memset(&rec, 0, sizeof(rec));
+	if (store_get(gs->gs_w->w_store, STORE_SESSIONS, gs->gs_sid,
+	    strlen(gs->gs_sid), store_now_ms(), &rec) == STORE_NOTFOUND) {
+		log_debug("session %.8s... is gone; ending its GET stream",
+		    gs->gs_sid);
+		stream_end(gs);
+		return;
+	}
+	store_rec_clear(&rec);
+	front_sse_keepalive(gs->gs_req);
+	/* in case a wake-up was lost, or the event was made on another
+	 * node (provider redis); last: a failed read ends the stream */
+	stream_flush(gs);
+}
+
+/* the access token it was opened with expired: the client comes back
+ * with a new one (RFC 6750 3.1: the token no longer authorizes) */
+static void
+stream_on_expire(evutil_socket_t fd, short ev, void *arg)
+{
+	struct gstream	*gs = arg;
+
+	(void)fd;
+	(void)ev;
+	log_debug("GET stream of %.8s... ends: its access token expired",
+	    gs->gs_sid);
+	stream_end(gs);
+}
+
+/* a stream of a principal's request lasts until its token's exp */
+static void
+stream_set_expiry(struct gstream *gs, struct httpd_req *req)
+{
+	const struct principal	*p = auth_principal(req);
+	struct timeval		 tv;
+	uint64_t		 now = store_now_ms(), exp;
+
+	if (p == NULL || p->p_exp <= 0)
+		return;
+	exp = (uint64_t)p->p_exp * 1000;
+	exp = exp > now ? exp - now : 0;
+	tv.tv_sec = (time_t)(exp / 1000);
+	tv.tv_usec = (suseconds_t)(exp % 1000) * 1000;
+	if ((gs->gs_expire = evtimer_new(gs->gs_w->w_base, stream_on_expire,
+	    gs)) != NULL)
+		(void)evtimer_add(gs->gs_expire, &tv);
+}
+
+void
+stream_get(struct worker *w, struct httpd_req *req, struct session *s)
+{
+	struct gstream		*gs;
+	struct stream_scan	 ss;
+	struct timeval		 tv;
+	const char		*lei = front_header(req, "Last-Event-ID");
+	char			 sock[128], *end;
+	unsigned long long	 after = 0;
+	pid_t			 pid;
+
+	/* one standalone stream per session, wherever it is held */
+	if (stream_find(s->s_id) != NULL ||
+	    (stream_holder_get(w, s->s_id, &pid, sock, sizeof(sock)) == 0 &&
+	    pid != w->w_pid && kill(pid, 0) == 0)) {
+		front_reply_error(req, 409, NULL, MCP_ERR_TRANSPORT,
+		    "Conflict: this session already has a GET stream open");
+		return;
+	}
+	if (lei != NULL) {
+		/* the ids issued: decimal, no sign, space or leading zero */
+		errno = 0;
+		after = strtoull(lei, &end, 10);
+		if (*lei < '0' || *lei > '9' || (*lei == '0' && lei[1] !=
+		    '\0') || *end != '\0' || errno != 0) {
+			front_reply_error(req, 400, NULL, MCP_ERR_TRANSPORT,
+			    "Bad Request: Last-Event-ID is not an event id of "
+			    "this session");
+			return;
+		}
+	}
+	if ((gs = calloc(1, sizeof(*gs))) == NULL) {
+		front_reply_error(req, 500, NULL, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: out of memory");
+		return;
+	}
+	worker_request_hold(w);
+	gs->gs_w = w;
+	gs->gs_req = req;
+	(void)snprintf(gs->gs_sid, sizeof(gs->gs_sid), "%s", s->s_id);
+	TAILQ_INSERT_TAIL(&gstreams, gs, gs_entry);
+	stream_holder_set(w, s->s_id);
+	/* the client may be gone at the first write: told from the loop */
+	httpd_req_set_close_cb(req, stream_on_close, gs);
+	if (stream_redis_on()) {
+		/* primed when Redis answers the first read */
+		gs->gs_rfirst = lei == NULL ? -1 : after > INT64_MAX ?
+		    INT64_MAX : (int64_t)after;
+		front_sse_start(req, NULL);
+		goto flushed;
+	}
+	/* a fresh stream starts after what is already there */
+	ss.ss_gs = gs;
+	ss.ss_last = 0;
+	ss.ss_write = 0;
+	(void)store_scan(w->w_store, STORE_EVENTS, s->s_id, SESSION_ID_LEN, 0,
+	    store_now_ms(), stream_scan_cb, &ss);
+	/* so does a resume from an id past every event here: another
+	 * node's, the session having moved (docs/ARCHITECTURE.md, Beyond
+	 * one host); waiting for this host's ids to pass it would drop
+	 * what comes */
+	gs->gs_last = lei != NULL && after <= ss.ss_last ? after : ss.ss_last;
+	front_sse_start(req, NULL);
+	stream_prime(gs);
+flushed:
+	stream_flush(gs);
+	if (stream_find(s->s_id) == NULL)
+		return;		/* ended at once: Redis is down */
+	tv.tv_sec = w->w_conf->cf_keepalive_ms / 1000;
+	tv.tv_usec = (w->w_conf->cf_keepalive_ms % 1000) * 1000;
+	if ((gs->gs_tick = event_new(w->w_base, -1, EV_PERSIST, stream_on_tick,
+	    gs)) != NULL)
+		(void)event_add(gs->gs_tick, &tv);
+	stream_set_expiry(gs, req);
+	log_debug("GET stream of %.8s... opened after event %llu", s->s_id,
+	    (unsigned long long)gs->gs_last);
+}
+
+/* DELETE: the session's stream here ends now (elsewhere at its tick) */
+void
+stream_terminate(struct worker *w, const char *sid)
+{
+	struct gstream *gs;
+
+	(void)w;
+	if ((gs = stream_find(sid)) != NULL)
+		stream_end(gs);
+}
+
+/* sid's stream has a new event: write it, or wake its holder */
+static void
+stream_notify(struct worker *w, const char *sid)
+{
+	struct gstream	*gs;
+	char		 sock[128];
+	pid_t		 pid;
+
+	if ((gs = stream_find(sid)) != NULL) {
+		stream_flush(gs);
+		return;
+	}
+	/* best effort: the holder's tick or a resume makes up for a loss */
+	if (stream_holder_get(w, sid, &pid, sock, sizeof(sock)) == 0)
+		wake_send(pid, WAKE_STREAM, sid, NULL);
+}
+
+/* provider redis: the event is in Redis (id), or is lost (0) */
+static void
+stream_on_appended(struct worker *w, const char *sid, uint64_t id)
+{
+	struct gstream	*gs;
+
+	if (id != 0)
+		stream_notify(w, sid);
+	else if ((gs = stream_find(sid)) != NULL)
+		stream_rfail(gs);
+}
+
+/*
+ * Queue a message for a session's GET stream and wake its holder.
+ * Returns 0 once it is in the store (provider redis: sent to Redis),
+ * whether or not a stream is open.
+ */
+int
+stream_publish(struct worker *w, const char *sid, const json_t *msg)
+{
+	char			*data;
+	size_t			 len;
+	uint64_t		 now = store_now_ms();
+	int			 rc;
+
+	if ((data = jsonrpc_dump(msg, &len)) == NULL)
+		return -1;
+	if (stream_redis_on()) {
+		rc = stream_redis_append(w, sid, data, len,
+		    stream_on_appended);
+		free(data);
+		return rc;
+	}
+	rc = store_append(w->w_store, STORE_EVENTS, sid, strlen(sid), data, len,
+	    now + w->w_conf->cf_session_max_ms, now, w->w_conf->cf_event_buffer,
+	    NULL);
+	free(data);
+	if (rc == -1)
+		return -1;
+	stream_notify(w, sid);
+	return 0;
+}
+
+/* WAKE_STREAM: sid's stream, if here, has events in the store */
+void
+stream_wake(struct worker *w, const char *sid)
+{
+	struct gstream *gs;
+
+	(void)w;
+	if ((gs = stream_find(sid)) != NULL)
+		stream_flush(gs);
+}
+
+/* drain: end every stream; clients resume elsewhere with Last-Event-ID */
+void
+stream_drain(struct worker *w)
+{
+	struct gstream *gs;
+
+	(void)w;
+	while ((gs = TAILQ_FIRST(&gstreams)) != NULL)
+		stream_end(gs);
+}
+
+void
+stream_free_all(struct worker *w)
+{
+	stream_drain(w);
+}

@@ -1,0 +1,27 @@
+/*
+ * Standalone GET streams of Legacy sessions (stream.c).
+ */
+#ifndef VMCPD_STREAM_H
+#define VMCPD_STREAM_H
+
+#include <sys/types.h>
+#include <sys/queue.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+struct httpd_req;
+struct session;
+struct worker;
+
+/* stream.c: standalone GET streams and delivery to them */
+void	 stream_get(struct worker *, struct httpd_req *,
+	    struct session *);
+int	 stream_publish(struct worker *, const char *sid, const json_t *msg);
+void	 stream_terminate(struct worker *, const char *sid);
+void	 stream_drain(struct worker *);
+void	 stream_wake(struct worker *, const char *sid);
+void	 stream_free_all(struct worker *);
+
+#endif

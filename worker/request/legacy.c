@@ -1,0 +1,1162 @@
+/*
+ * The Legacy client edge: MCP 2025-11-25 Streamable HTTP with sessions
+ * (MCP 2025-11-25, Transports, Streamable HTTP).  vmcpd answers
+ * initialize itself, keeps the
+ * session in the store, and forwards requests to the backend over a
+ * Legacy backend session opened lazily and recorded in the session, so
+ * any worker can carry on where another left off.  This file dispatches,
+ * forwards and relays; initialize, the session's lookup and expiry, GET
+ * and DELETE are in legacy_session.c.
+ */
+#include <sys/queue.h>
+#include <sys/random.h>
+#include <sys/types.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <event2/buffer.h>
+
+#include "shared/config.h"
+#include "shared/log.h"
+#include "shared/store.h"
+#include "worker/auth/auth.h"
+#include "worker/http/httpd.h"
+#include "proto/proto.h"
+#include "worker/http/http_reply.h"
+#include "worker/process/process.h"
+#include "worker/relay/mrtr.h"
+#include "worker/request/cancel.h"
+#include "worker/request/legacy.h"
+#include "worker/state/session.h"
+#include "worker/upstream/backend_session.h"
+#include "worker/upstream/eras.h"
+#include "worker/upstream/upstream.h"
+#include "worker/view/core.h"
+#include "worker/view/view_get.h"
+#include "worker/upstream/token_exchange.h"
+#include "worker/request/legacy_req.h"
+#include "worker/composite/composite_run.h"
+#include "worker/auth/ratelimit.h"
+#include "worker/auth/authz.h"
+#include "worker/auth/audit.h"
+#include "worker/state/session_redis.h"
+#include "worker/relay/pending_redis.h"
+
+#define LEGACY_MRTR_SHEDS	3
+
+static int	legacy_params_load(struct mcp_req *);
+
+struct mcp_req *
+legacy_req_new(struct worker *w, struct httpd_req *req,
+    struct jsonrpc_msg *msg)
+{
+	struct mcp_req *mr;
+
+	if ((mr = worker_zalloc(sizeof(*mr))) == NULL) {
+		front_reply_error(req, 500, msg->jm_id, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: out of memory");
+		jsonrpc_msg_clear(msg);
+		return NULL;
+	}
+	mr->mr_w = w;
+	mr->mr_req = req;
+	mr->mr_msg = *msg;
+	TAILQ_INSERT_TAIL(&w->w_reqs, mr, mr_entry);
+	worker_request_hold(w);
+	return mr;
+}
+
+static void
+legacy_on_close(struct httpd_req *req, void *arg)
+{
+	struct mcp_req *mr = arg;
+
+	log_debug("client went away during %s", mr->mr_msg.jm_method);
+	mr->mr_req = NULL;
+	httpd_send_end(req);	/* frees it */
+	legacy_req_free(mr);
+}
+
+void
+legacy_req_watch(struct mcp_req *mr)
+{
+	httpd_req_set_close_cb(mr->mr_req, legacy_on_close, mr);
+}
+
+/* the request is answered (or abandoned): forget it */
+void
+legacy_req_free(struct mcp_req *mr)
+{
+	if (mr->mr_req != NULL)
+		httpd_req_set_close_cb(mr->mr_req, NULL, NULL);
+	upstream_cancel(mr->mr_up);
+	composite_run_cancel(mr->mr_run, "the request ended");
+	view_get_cancel(mr->mr_w, mr);
+	ratelimit_cancel(mr);
+	session_redis_cancel(mr);
+	json_decref(mr->mr_result);
+	mrtr_cancel(mr->mr_wait);
+	json_decref(mr->mr_phdrs);
+	json_decref(mr->mr_state);
+	json_decref(mr->mr_responses);
+	json_decref(mr->mr_bparams);
+	json_decref(mr->mr_client_caps);
+	free(mr->mr_fast.lf_text);
+	free(mr->mr_fast.lf_own);
+	TAILQ_REMOVE(&mr->mr_w->w_reqs, mr, mr_entry);
+	jsonrpc_msg_clear(&mr->mr_msg);
+	session_clear(&mr->mr_sess);
+	worker_request_release(mr->mr_w, __func__);
+	free(mr);
+}
+
+/* answer with a JSON-RPC message; on the SSE stream if one is open */
+void
+legacy_req_reply(struct mcp_req *mr, json_t *msg)
+{
+	httpd_req_set_close_cb(mr->mr_req, NULL, NULL);
+	if (mr->mr_streaming) {
+		(void)front_sse_send(mr->mr_req, NULL, msg);
+		front_sse_end(mr->mr_req);
+	} else
+		front_reply_json(mr->mr_req, 200, msg,
+		    mr->mr_initialize && mr->mr_sess.s_id[0] != '\0' ?
+		    mr->mr_sess.s_id : NULL);
+	mr->mr_req = NULL;
+}
+
+/* an error with its own HTTP status, never a session id, and forget it */
+void
+legacy_req_refuse(struct mcp_req *mr, int status, int code,
+    const char *message, json_t *data)
+{
+	json_t *e;
+
+	e = jsonrpc_error_new(mr->mr_msg.jm_id, code, message, data);
+	httpd_req_set_close_cb(mr->mr_req, NULL, NULL);
+	front_reply_json(mr->mr_req, status, e, NULL);
+	mr->mr_req = NULL;
+	json_decref(e);
+	legacy_req_free(mr);
+}
+
+void
+legacy_req_error(struct mcp_req *mr, int code, const char *message)
+{
+	json_t *e;
+
+	e = jsonrpc_error_new(mr->mr_msg.jm_id, code, message, NULL);
+	legacy_req_reply(mr, e);
+	json_decref(e);
+	legacy_req_free(mr);
+}
+
+/* answer with msg (taken; NULL: out of memory) and forget the request */
+void
+legacy_req_answer(struct mcp_req *mr, json_t *msg)
+{
+	if (msg == NULL) {
+		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: out of memory");
+		return;
+	}
+	legacy_req_reply(mr, msg);
+	json_decref(msg);
+	legacy_req_free(mr);
+}
+
+static void
+legacy_on_backend_message(struct mcp_req *mr, json_t *msg)
+{
+	const char	*method;
+
+	method = json_string_value(json_object_get(msg, "method"));
+	if (method == NULL || (strcmp(method, "notifications/progress") != 0 &&
+	    strcmp(method, "notifications/message") != 0))
+		return;
+	if (!mr->mr_streaming) {
+		front_sse_start(mr->mr_req, NULL);
+		mr->mr_streaming = 1;
+	}
+	(void)front_sse_send(mr->mr_req, NULL, msg);
+}
+
+/* a 2025-11-25 backend's answer, as a tree */
+static void
+legacy_legacy_done(struct mcp_req *mr, const struct upstream_result *r)
+{
+	json_t	*response = r->ur_response, *err;
+	char	 msg[600];
+
+	if (r->ur_status == UPSTREAM_FAILED) {
+		log_warnx("%s for session %.8s...: %s", mr->mr_msg.jm_method,
+		    mr->mr_sid, r->ur_errmsg);
+		(void)snprintf(msg, sizeof(msg), "Internal error: %s",
+		    r->ur_errmsg);
+		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR, msg);
+		return;
+	}
+	/* the backend's answer under the client's id */
+	err = json_object_get(response, "error");
+	legacy_req_answer(mr, json_pack("{s:s, s:O, s:O}", "jsonrpc", "2.0",
+	    "id", mr->mr_msg.jm_id, err != NULL ? "error" : "result",
+	    err != NULL ? err : json_object_get(response, "result")));
+}
+
+/*
+ * The backend asks the client something mid-call: relay it on this
+ * request's SSE stream under an id of vmcpd's.  The answer may come
+ * to any worker: the pending record in the store tells that worker
+ * where it goes.
+ */
+static int
+legacy_on_backend_request(struct mcp_req *mr, json_t *msg, const char *bsid,
+    const char *version, char *why, size_t whylen)
+{
+	struct worker	*w = mr->mr_w;
+	const char	*method, *cap;
+	json_t		*out = NULL, *rec = NULL;
+	char		 id[64], *buf = NULL;
+	unsigned char	 r[16];
+	size_t		 len, i;
+	uint64_t	 now = store_now_ms();
+	int		 rc = -1;
+
+	method = json_string_value(json_object_get(msg, "method"));
+	if (method == NULL || (cap = proto_request_capability(method)) ==
+	    NULL) {
+		(void)snprintf(why, whylen, "vmcpd does not relay %s to "
+		    "clients", method != NULL ? method : "this request");
+		return -1;
+	}
+	if (!json_is_object(json_object_get(mr->mr_client_caps, cap))) {
+		(void)snprintf(why, whylen, "the client did not declare the "
+		    "%s capability", cap);
+		return -1;
+	}
+	if (mr->mr_req == NULL || getrandom(r, sizeof(r), 0) !=
+	    (ssize_t)sizeof(r)) {
+		(void)snprintf(why, whylen, "the client is gone");
+		return -1;
+	}
+	(void)snprintf(id, sizeof(id), "vmcpd-r-");
+	for (i = 0; i < sizeof(r); i++)
+		(void)snprintf(id + 8 + 2 * i, 3, "%02x", r[i]);
+	rec = json_pack("{s:s, s:s, s:s*, s:s*, s:O}", "sid", mr->mr_sid,
+	    "b", mr->mr_be->cb_name, "bsid", bsid, "pv", version,
+	    "id", json_object_get(msg, "id"));
+	if (rec == NULL || (buf = jsonrpc_dump(rec, &len)) == NULL ||
+	    store_put(w->w_store, STORE_PENDING, id, strlen(id), buf, len,
+	    now + w->w_conf->cf_pending_timeout_ms, now) == -1) {
+		(void)snprintf(why, whylen, "vmcpd could not record the "
+		    "request");
+		goto done;
+	}
+	/* with Redis, the answer may reach another node */
+	if (pend_redis_on())
+		pend_redis_put(mr->mr_sid, id, buf, len,
+		    w->w_conf->cf_pending_timeout_ms);
+	if ((out = json_copy(msg)) == NULL ||
+	    json_object_set_new(out, "id", json_string(id)) == -1) {
+		(void)snprintf(why, whylen, "out of memory");
+		goto done;
+	}
+	if (!mr->mr_streaming) {
+		front_sse_start(mr->mr_req, NULL);
+		mr->mr_streaming = 1;
+	}
+	(void)front_sse_send(mr->mr_req, NULL, out);
+	log_debug("relayed %s from %s to session %.8s... as %s", method,
+	    mr->mr_be->cb_name, mr->mr_sid, id);
+	rc = 0;
+done:
+	free(buf);
+	json_decref(rec);
+	json_decref(out);
+	return rc;
+}
+
+/* what the backend sends mid-call: relayed on this request's stream */
+static int
+legacy_on_push(void *arg, json_t *msg, const char *bsid, const char *version,
+    char *why, size_t whylen)
+{
+	if (json_object_get(msg, "id") != NULL)
+		return legacy_on_backend_request(arg, msg, bsid, version, why,
+		    whylen);
+	legacy_on_backend_message(arg, msg);
+	return 0;
+}
+
+/*
+ * The pending record p answered by out (the client's answer, without
+ * its id): sent to the backend that asked, under the backend's own id.
+ * -1: p is not sid's.
+ */
+static int
+legacy_relay_answer(struct worker *w, const char *sid, json_t *p, json_t *out)
+{
+	const char			*psid, *b, *bsid = NULL, *pv = NULL;
+	json_t				*bid;
+	const struct config_backend	*be;
+
+	if (p == NULL || json_unpack(p, "{s:s, s:s, s?s, s?s, s:o}", "sid",
+	    &psid, "b", &b, "bsid", &bsid, "pv", &pv, "id", &bid) == -1 ||
+	    strcmp(psid, sid) != 0 ||
+	    (be = config_backend_find(w->w_conf, b)) == NULL) {
+		/* another session's request: not this client's to answer */
+		log_warnx("session %.8s... answered a request that is not "
+		    "its own", sid);
+		return -1;
+	}
+	if (json_object_set(out, "id", bid) == 0)
+		upstream_post(w, be, bsid, pv, out);
+	return 0;
+}
+
+/* a client's answer waiting for its record from Redis (the POST held) */
+struct legacy_rtake {
+	struct worker		*lt_w;
+	struct httpd_req	*lt_req;
+	json_t			*lt_out;
+	char			 lt_sid[SESSION_ID_LEN + 1];
+};
+
+static void
+legacy_rtake_done(void *arg, const char *rec, size_t len, int err)
+{
+	struct legacy_rtake	*lt = arg;
+	struct worker		*w = lt->lt_w;
+	json_t			*p;
+	json_error_t		 jerr;
+
+	if (err == -1)
+		pend_redis_unavailable(lt->lt_req);
+	else {
+		if (rec == NULL)
+			log_debug("session %.8s... answered an unknown "
+			    "request", lt->lt_sid);
+		else {
+			p = json_loadb(rec, len, JSON_ALLOW_NUL, &jerr);
+			(void)legacy_relay_answer(w, lt->lt_sid, p,
+			    lt->lt_out);
+			json_decref(p);
+		}
+		front_reply_empty(lt->lt_req, 202);
+	}
+	json_decref(lt->lt_out);
+	free(lt);
+	worker_request_release(w, __func__);
+}
+
+/*
+ * The client answers a relayed request: send it to the backend that
+ * asked, from whichever worker, or node (the record from Redis then).
+ * 0: the caller answers 202; 1: answered here, later.
+ */
+static int
+legacy_client_answer(struct worker *w, struct httpd_req *req,
+    struct jsonrpc_msg *msg, struct session *s)
+{
+	struct store_rec	 rec;
+	struct legacy_rtake	*lt;
+	json_t			*p, *out;
+	json_error_t		 jerr;
+	const char		*id;
+	int			 found;
+
+	switch (mrtr_answer(w, req, s->s_id, msg)) {
+	case 0:
+		return 0;	/* for a 2026-07-28 backend's input request */
+	case 2:
+		return 1;	/* the same, answered once Redis has it */
+	}
+	id = json_string_value(msg->jm_id);
+	if (id == NULL || strncmp(id, "vmcpd-r-", 8) != 0) {
+		log_debug("session %.8s... answered an unknown request",
+		    s->s_id);
+		return 0;
+	}
+	if ((out = json_pack("{s:s, s:O}", "jsonrpc", "2.0",
+	    msg->jm_kind == JSONRPC_ERROR ? "error" : "result",
+	    msg->jm_kind == JSONRPC_ERROR ? msg->jm_error :
+	    msg->jm_result)) == NULL)
+		return 0;
+	memset(&rec, 0, sizeof(rec));
+	found = store_get(w->w_store, STORE_PENDING, id, strlen(id),
+	    store_now_ms(), &rec) == 0;
+	if (found) {
+		p = json_loadb(rec.sr_data, rec.sr_len, JSON_ALLOW_NUL, &jerr);
+		store_rec_clear(&rec);
+		if (legacy_relay_answer(w, s->s_id, p, out) == 0) {
+			(void)store_del(w->w_store, STORE_PENDING, id,
+			    strlen(id));
+			if (pend_redis_on())
+				pend_redis_del(s->s_id, id);
+		}
+		json_decref(p);
+		json_decref(out);
+		return 0;
+	}
+	if (!pend_redis_on()) {
+		log_debug("session %.8s... answered an unknown request",
+		    s->s_id);
+		json_decref(out);
+		return 0;
+	}
+	/* relayed by another node, perhaps: its record is in Redis */
+	if ((lt = calloc(1, sizeof(*lt))) == NULL) {
+		json_decref(out);
+		front_reply_error(req, 500, NULL, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: out of memory");
+		return 1;
+	}
+	lt->lt_w = w;
+	lt->lt_req = req;
+	lt->lt_out = out;
+	(void)snprintf(lt->lt_sid, sizeof(lt->lt_sid), "%s", s->s_id);
+	if (pend_redis_take(s->s_id, id, legacy_rtake_done, lt) == -1) {
+		json_decref(out);
+		free(lt);
+		pend_redis_unavailable(req);
+		return 1;
+	}
+	worker_request_hold(w);
+	return 1;
+}
+
+/* the backend's answer as text, under the client's id */
+static void
+legacy_on_backend_done_raw(struct mcp_req *mr, const char *kind,
+    const char *json, size_t len)
+{
+	char	*msg;
+	size_t	 mlen;
+
+	httpd_req_set_close_cb(mr->mr_req, NULL, NULL);
+	if (mr->mr_streaming) {
+		if ((msg = front_compose(mr->mr_msg.jm_id, kind, json, len,
+		    &mlen)) != NULL) {
+			(void)front_sse_send_text(mr->mr_req, NULL, msg,
+			    mlen);
+			free(msg);
+		}
+		front_sse_end(mr->mr_req);
+	} else
+		front_reply_member(mr->mr_req, mr->mr_msg.jm_id, kind, json,
+		    len);
+	mr->mr_req = NULL;
+	legacy_req_free(mr);
+}
+
+/*
+ * The client's own text of params, when routing passes them on
+ * unchanged: the body the front accepted (front_mcp_post) is still the
+ * request's input, and sending it as it is spares dumping it again.
+ */
+static const char *
+legacy_params_text(struct mcp_req *mr, size_t *len)
+{
+	if (mr->mr_fast.lf_params != NULL && mr->mr_req != NULL) {
+		*len = mr->mr_fast.lf_plen;
+		return mr->mr_fast.lf_params;
+	}
+	if (mr->mr_req == NULL || mr->mr_bparams == NULL ||
+	    mr->mr_bparams != mr->mr_msg.jm_params)
+		return NULL;
+	return front_params_text(mr->mr_req, len);
+}
+
+static void	legacy_mrtr_round(struct mcp_req *, json_t *);
+
+/* the request for a 2025-11-25 backend: the client's text if it has it */
+static int
+legacy_params_legacy(struct mcp_req *mr, struct upstream_params *up)
+{
+	if ((up->up_text = legacy_params_text(mr, &up->up_len)) == NULL &&
+	    mr->mr_fast.lf_params != NULL)
+		return -1;	/* the request's body is gone */
+	up->up_tree = json_incref(mr->mr_bparams);
+	return 0;
+}
+
+/* to a 2026-07-28 backend: no backend session, the client's
+ * capabilities and log level in this request's _meta, and the input
+ * the client gave in the last round */
+static int
+legacy_params_modern(struct mcp_req *mr, struct upstream_params *up)
+{
+	json_t	*p, *view;
+	int	 fast = mr->mr_fast.lf_params != NULL;
+
+	if (legacy_params_load(mr) == -1)
+		return -1;
+	/* routed by name alone: the tool's Mcp-Param-* worked out now */
+	if (fast && mr->mr_phdrs == NULL &&
+	    (view = view_peek(mr->mr_w)) != NULL) {
+		mr->mr_phdrs = core_param_headers(view, mr->mr_msg.jm_method,
+		    mr->mr_msg.jm_params, mr->mr_bparams);
+		json_decref(view);
+	}
+	if ((p = json_copy(mr->mr_bparams)) == NULL)
+		return -1;
+	up->up_tree = p;
+	if ((mr->mr_responses != NULL && json_object_set(p, "inputResponses",
+	    mr->mr_responses) == -1) || (mr->mr_state != NULL &&
+	    json_object_set(p, "requestState", mr->mr_state) == -1))
+		return -1;
+	up->up_caps = mr->mr_client_caps;
+	up->up_level = mr->mr_sess.s_log_level;
+	up->up_phdrs = mr->mr_phdrs;
+	return 0;
+}
+
+/* the request in the revision the backend is met in (create_request) */
+static int
+legacy_params(void *arg, enum proto_era era, struct upstream_params *up)
+{
+	return era == PROTO_ERA_MODERN ? legacy_params_modern(arg, up) :
+	    legacy_params_legacy(arg, up);
+}
+
+/* the answer of a 2026-07-28 backend, for a 2025-11-25 client */
+static void
+legacy_modern_done(struct mcp_req *mr, enum upstream_status status,
+    json_t *response, const char *errmsg)
+{
+	json_t		*err, *result, *meta;
+	char		 msg[600];
+
+	err = json_object_get(response, "error");
+	if (status == UPSTREAM_FAILED || (status == UPSTREAM_ERROR &&
+	    !json_is_object(err))) {
+		log_warnx("%s for session %.8s...: %s", mr->mr_msg.jm_method,
+		    mr->mr_sid, errmsg);
+		(void)snprintf(msg, sizeof(msg), "Internal error: %s", errmsg);
+		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR, msg);
+		return;
+	}
+	if (status == UPSTREAM_ERROR) {
+		legacy_req_answer(mr, json_pack("{s:s, s:O, s:O}", "jsonrpc",
+		    "2.0", "id", mr->mr_msg.jm_id, "error", err));
+		return;
+	}
+	result = json_object_get(response, "result");
+	if (!json_is_object(result)) {
+		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: the backend sent no result");
+		return;
+	}
+	if (status == UPSTREAM_INPUT_REQUIRED) {
+		legacy_mrtr_round(mr, result);
+		return;
+	}
+	/* 2026-07-28's envelope and reserved keys stay on its hop */
+	if ((result = json_deep_copy(result)) == NULL) {
+		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: out of memory");
+		return;
+	}
+	(void)json_object_del(result, "resultType");
+	(void)json_object_del(result, "ttlMs");
+	(void)json_object_del(result, "cacheScope");
+	if ((meta = json_object_get(result, "_meta")) != NULL) {
+		proto_meta_strip(meta);
+		if (json_object_size(meta) == 0)
+			(void)json_object_del(result, "_meta");
+	}
+	legacy_req_answer(mr, json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0",
+	    "id", mr->mr_msg.jm_id, "result", result));
+}
+
+/* the backend's answer, in the revision it came in */
+static void
+legacy_on_done(void *arg, const struct upstream_result *r)
+{
+	struct mcp_req	*mr = arg;
+	json_t		*resp;
+
+	mr->mr_up = NULL;
+	if (r->ur_era != PROTO_ERA_MODERN) {
+		if (r->ur_text != NULL)
+			legacy_on_backend_done_raw(mr, r->ur_kind, r->ur_text,
+			    r->ur_len);
+		else
+			legacy_legacy_done(mr, r);
+		return;
+	}
+	resp = upstream_response(r);
+	if (resp == NULL && r->ur_status != UPSTREAM_FAILED)
+		legacy_modern_done(mr, UPSTREAM_FAILED, NULL,
+		    "the backend's answer could not be read");
+	else
+		legacy_modern_done(mr, r->ur_status, resp, r->ur_errmsg);
+	json_decref(resp);
+}
+
+/* an input request for the client, on this request's SSE stream */
+static int
+legacy_mrtr_send(void *arg, json_t *msg)
+{
+	struct mcp_req *mr = arg;
+
+	if (mr->mr_req == NULL)
+		return -1;
+	if (!mr->mr_streaming) {
+		front_sse_start(mr->mr_req, NULL);
+		mr->mr_streaming = 1;
+	}
+	return front_sse_send(mr->mr_req, NULL, msg);
+}
+
+static void
+legacy_mrtr_answered(void *arg, json_t *responses, const char *err)
+{
+	struct mcp_req	*mr = arg;
+	char		 msg[600];
+
+	mr->mr_wait = NULL;
+	if (responses == NULL) {
+		(void)snprintf(msg, sizeof(msg), "Internal error: %s", err);
+		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR, msg);
+		return;
+	}
+	json_decref(mr->mr_responses);
+	mr->mr_responses = json_incref(responses);
+	legacy_forward(mr, 0);
+}
+
+/*
+ * input_required: vmcpd is the client of the backend here, so it
+ * fulfils the input requests over the Legacy session and retries, a
+ * bounded number of times.
+ */
+static void
+legacy_mrtr_round(struct mcp_req *mr, json_t *result)
+{
+	json_t	*ir, *state;
+	char	 why[300], msg[600];
+
+	if (++mr->mr_rounds > MRTR_ROUNDS) {
+		(void)snprintf(msg, sizeof(msg), "Internal error: backend %s "
+		    "still asks for input after %d rounds", mr->mr_be->cb_name,
+		    MRTR_ROUNDS);
+		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR, msg);
+		return;
+	}
+	if (mrtr_input_required(result, &ir, &state) == -1) {
+		(void)snprintf(msg, sizeof(msg), "Internal error: backend %s "
+		    "sent an invalid input_required result", mr->mr_be->cb_name);
+		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR, msg);
+		return;
+	}
+	json_decref(mr->mr_state);
+	mr->mr_state = json_incref(state);
+	if (json_object_size(ir) == 0) {
+		/* load shedding: retry with the state alone, a few times */
+		if (++mr->mr_sheds > LEGACY_MRTR_SHEDS) {
+			(void)snprintf(msg, sizeof(msg), "Internal error: "
+			    "backend %s kept deferring the request (%d rounds "
+			    "without input requests)", mr->mr_be->cb_name,
+			    LEGACY_MRTR_SHEDS);
+			legacy_req_error(mr, JSONRPC_INTERNAL_ERROR, msg);
+			return;
+		}
+		json_decref(mr->mr_responses);
+		mr->mr_responses = NULL;
+		legacy_forward(mr, 0);
+		return;
+	}
+	if ((mr->mr_wait = mrtr_ask(mr->mr_w, mr->mr_sid, mr->mr_client_caps,
+	    ir, legacy_mrtr_send, legacy_mrtr_answered, mr, why,
+	    sizeof(why))) == NULL) {
+		(void)snprintf(msg, sizeof(msg), "Internal error: backend %s: "
+		    "%s", mr->mr_be->cb_name, why);
+		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR, msg);
+	}
+}
+
+/* to the backend, in the revision the upstream edge picks for it, on
+ * the client session's backend session (as the request found it) */
+void
+legacy_forward(struct mcp_req *mr, int flags)
+{
+	static const struct upstream_cbs cbs = {
+		legacy_params, legacy_on_push, legacy_on_done
+	};
+	struct upstream_req uq;
+
+	audit_set_backend(mr->mr_w, mr->mr_req, mr->mr_be->cb_name);
+	memset(&uq, 0, sizeof(uq));
+	uq.uq_method = mr->mr_msg.jm_method;
+	/* the call goes over the client session's backend session; a
+	 * subscription over the shared scope's (backend_session.h) */
+	uq.uq_scope = bsession_scope(auth_principal(mr->mr_req), mr->mr_be,
+	    (flags & UPSTREAM_F_SUBSCRIPTION) ? BSESSION_FOR_SHARED :
+	    BSESSION_FOR_USER);
+	uq.uq_sess = &mr->mr_sess;
+	uq.uq_client = (flags & UPSTREAM_F_SUBSCRIPTION) ? ERA_LISTING :
+	    PROTO_ERA_LEGACY;
+	uq.uq_caps = mr->mr_client_caps;
+	uq.uq_flags = UPSTREAM_F_TEXT | flags;
+	if ((mr->mr_up = upstream_call(mr->mr_w, mr->mr_be, &uq, &cbs,
+	    mr)) == NULL)
+		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: cannot send the request to the backend");
+}
+
+/*
+ * A fast-path call to a tool its backend names differently (a prefixed
+ * one): the client's params text with the name replaced, so that the
+ * params are neither parsed nor dumped.  -1: a name that would need
+ * escaping (then the call takes the parsing path).
+ */
+static int
+legacy_fast_rename(struct legacy_fast *f, const char *own)
+{
+	char	*t;
+	size_t	 len;
+
+	if ((t = jsonrpc_scan_rename(f->lf_params, f->lf_plen, f->lf_name,
+	    f->lf_namelen, own, &len)) == NULL)
+		return -1;
+	if ((f->lf_own = strdup(own)) == NULL) {
+		free(t);
+		return -1;
+	}
+	f->lf_name = t + (f->lf_name - f->lf_params);
+	f->lf_namelen = strlen(own);
+	f->lf_text = t;
+	f->lf_params = t;
+	f->lf_plen = len;
+	return 0;
+}
+
+/*
+ * The fast path's tools/call, routed by its name alone.  0 when it is
+ * on its way (or answered with an error); -1 when the call needs its
+ * params as a tree after all, now loaded: a backend that may speak
+ * 2026-07-28, or a renamed tool whose name needs escaping.
+ */
+static int
+legacy_route_fast(struct mcp_req *mr, json_t *view)
+{
+	struct worker	*w = mr->mr_w;
+	struct core_err	 cerr;
+	const char	*own;
+
+	if (core_route_tool(view, w->w_conf, mr->mr_fast.lf_name,
+	    mr->mr_fast.lf_namelen, &mr->mr_be, &own, &cerr) == -1) {
+		legacy_req_error(mr, cerr.ce_code, cerr.ce_msg);
+		return 0;
+	}
+	if ((strlen(own) == mr->mr_fast.lf_namelen &&
+	    memcmp(own, mr->mr_fast.lf_name, mr->mr_fast.lf_namelen) == 0) ||
+	    legacy_fast_rename(&mr->mr_fast, own) == 0) {
+		mr->mr_client_caps = json_incref(mr->mr_sess.s_client_caps);
+		legacy_forward(mr, 0);
+		return 0;
+	}
+	mr->mr_be = NULL;
+	if (legacy_params_load(mr) == -1) {
+		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: cannot parse the request again");
+		return 0;
+	}
+	return -1;
+}
+
+static void
+legacy_composite_notify(void *arg, json_t *msg)
+{
+	legacy_on_backend_message(arg, msg);
+	json_decref(msg);
+}
+
+static void
+legacy_composite_done(void *arg, json_t *result, int code,
+    const char *message)
+{
+	struct mcp_req *mr = arg;
+
+	if (result == NULL)
+		legacy_req_error(mr, code, message);
+	else
+		legacy_req_answer(mr, jsonrpc_result_new(mr->mr_msg.jm_id,
+		    result));
+}
+
+/* a composite tool's call: run here (composite_run.c) */
+static void
+legacy_composite(struct mcp_req *mr, json_t *view,
+    const struct composite *co)
+{
+	static const struct composite_client cc0 = {
+		legacy_composite_notify, legacy_mrtr_send,
+		legacy_composite_done, NULL, NULL, NULL
+	};
+	struct composite_client cc = cc0;
+
+	if (legacy_params_load(mr) == -1) {
+		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: cannot parse the request again");
+		return;
+	}
+	cc.cc_arg = mr;
+	cc.cc_sid = mr->mr_sid;
+	cc.cc_caps = mr->mr_sess.s_client_caps;
+	composite_run_start(mr->mr_w, view, mr->mr_req, PROTO_ERA_LEGACY, co,
+	    mr->mr_msg.jm_params, &cc, &mr->mr_run);
+}
+
+/* the view is here: answer a list, or route to a backend */
+void
+legacy_on_view(void *arg, json_t *view, const char *err)
+{
+	struct mcp_req		*mr = arg;
+	struct worker		*w = mr->mr_w;
+	struct core_err		 cerr;
+	struct authz_filter	 af;
+	const struct composite	*co;
+	char			 msg[600];
+	unsigned int		 retry;
+
+	if (view == NULL) {
+		(void)snprintf(msg, sizeof(msg), "Internal error: %s", err);
+		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR, msg);
+		return;
+	}
+	/*
+	 * The authorization gate went before (legacy_gate.c), as it goes
+	 * before the rate limit: a call it denies takes no token.
+	 */
+	switch (ratelimit_call(w, mr->mr_req, mr->mr_msg.jm_mm,
+	    mr->mr_fast.lf_params != NULL ? mr->mr_fast.lf_name : NULL,
+	    mr->mr_fast.lf_namelen, mr->mr_msg.jm_params, &retry,
+	    legacy_on_view, mr, view)) {
+	case RATELIMIT_PENDING:
+		return;
+	case RATELIMIT_LIMITED:
+		legacy_req_answer(mr, jsonrpc_result_new(mr->mr_msg.jm_id,
+		    ratelimit_result(retry)));
+		return;
+	default:
+		break;
+	}
+	if ((co = composite_tool_call(w, view, mr->mr_msg.jm_mm,
+	    mr->mr_fast.lf_params != NULL ? mr->mr_fast.lf_name : NULL,
+	    mr->mr_fast.lf_namelen, mr->mr_msg.jm_params)) != NULL) {
+		legacy_composite(mr, view, co);
+		return;
+	}
+	if (mr->mr_fast.lf_params != NULL && legacy_route_fast(mr, view) == 0)
+		return;
+	if (mr->mr_msg.jm_mm->mm_lists != NULL) {
+		char	*page;
+		size_t	 len;
+
+		if ((err = view_incomplete(w, view)) != NULL) {
+			(void)snprintf(msg, sizeof(msg), "Internal error: %s",
+			    err);
+			legacy_req_error(mr, JSONRPC_INTERNAL_ERROR, msg);
+			return;
+		}
+		/* the page's items copied out of the shared view */
+		if (core_list(view, mr->mr_msg.jm_method, mr->mr_msg.jm_params,
+		    views_page_size(w), NULL, authz_list_filter(w, mr->mr_req,
+		    &af), &page, &len, &cerr) == -1) {
+			legacy_req_error(mr, cerr.ce_code, cerr.ce_msg);
+			return;
+		}
+		httpd_req_set_close_cb(mr->mr_req, NULL, NULL);
+		front_reply_result(mr->mr_req, mr->mr_msg.jm_id, page, len);
+		free(page);
+		mr->mr_req = NULL;
+		legacy_req_free(mr);
+		return;
+	}
+	if (core_route(view, w->w_conf, mr->mr_msg.jm_method,
+	    mr->mr_msg.jm_params, &mr->mr_be, &mr->mr_bparams, &cerr) == -1) {
+		legacy_req_error(mr, cerr.ce_code, cerr.ce_msg);
+		return;
+	}
+	/* the session as the request found it (mr_sess) */
+	mr->mr_client_caps = json_incref(mr->mr_sess.s_client_caps);
+	/* what a 2026-07-28 backend needs (the view is here, not later) */
+	mr->mr_phdrs = core_param_headers(view, mr->mr_msg.jm_method,
+	    mr->mr_msg.jm_params, mr->mr_bparams);
+	if (mr->mr_msg.jm_mm->mm_id == MCP_M_RESOURCES_SUBSCRIBE ||
+	    mr->mr_msg.jm_mm->mm_id == MCP_M_RESOURCES_UNSUBSCRIBE) {
+		legacy_subscribe(mr, &mr->mr_sess);
+		return;
+	}
+	legacy_forward(mr, 0);
+}
+
+static const char *const legacy_log_levels[] = {
+	"debug", "info", "notice", "warning", "error", "critical", "alert",
+	"emergency"
+};
+
+/* logging/setLevel: the session's level, passed to its backends */
+static void
+legacy_set_level(struct worker *w, struct httpd_req *req,
+    struct jsonrpc_msg *msg, struct session *s)
+{
+	const char	*level;
+	json_t		*resp;
+	size_t		 i, n = sizeof(legacy_log_levels) /
+			    sizeof(legacy_log_levels[0]);
+	const struct config_backend *be;
+
+	level = json_string_value(json_object_get(msg->jm_params, "level"));
+	for (i = 0; level != NULL && i < n; i++)
+		if (strcmp(level, legacy_log_levels[i]) == 0)
+			break;
+	if (level == NULL || i == n) {
+		front_reply_error(req, 200, msg->jm_id,
+		    JSONRPC_INVALID_PARAMS, "Invalid params: \"level\" must be "
+		    "one of debug, info, notice, warning, error, critical, "
+		    "alert, emergency");
+		jsonrpc_msg_clear(msg);
+		return;
+	}
+	session_str_free(s, s->s_log_level);
+	s->s_log_level = strdup(level);
+	if (session_save(w->w_store, s, w->w_conf->cf_session_ttl_ms,
+	    store_now_ms()) == -1)
+		log_warnx("cannot save session %.8s...", s->s_id);
+	/* backend sessions open now get it; later ones when opened */
+	for (i = 0; i < s->s_nbackends; i++)
+		if ((be = config_backend_find(w->w_conf,
+		    s->s_backends[i].sb_name)) != NULL)
+			(void)upstream_request_nowait(w, be,
+			    s->s_backends[i].sb_sid,
+			    s->s_backends[i].sb_version, "logging/setLevel",
+			    msg->jm_params);
+	resp = jsonrpc_result_new(msg->jm_id, json_object());
+	front_reply_json(req, 200, resp, NULL);
+	json_decref(resp);
+	jsonrpc_msg_clear(msg);
+}
+
+static void
+legacy_request(struct worker *w, struct httpd_req *req,
+    struct jsonrpc_msg *msg, const struct legacy_fast *fast,
+    struct session *s)
+{
+	const struct mcp_method	*mm = msg->jm_mm;
+	struct mcp_req		*mr;
+	json_t			*resp;
+	char			 emsg[300];
+
+	/* the requests of 2025-11-25 that vmcpd serves (method.c) */
+	if (!MCP_METHOD_SERVED(mm, MCP_REV_LEGACY) ||
+	    mm->mm_kind != MCP_KIND_REQUEST) {
+		(void)snprintf(emsg, sizeof(emsg), "Method not found: %.200s",
+		    msg->jm_method);
+		front_reply_error(req, 200, msg->jm_id,
+		    JSONRPC_METHOD_NOT_FOUND, emsg);
+		jsonrpc_msg_clear(msg);
+		return;
+	}
+	switch (mm->mm_id) {
+	case MCP_M_PING:
+		resp = jsonrpc_result_new(msg->jm_id, json_object());
+		front_reply_json(req, 200, resp, NULL);
+		json_decref(resp);
+		jsonrpc_msg_clear(msg);
+		return;
+	case MCP_M_LOGGING_SET_LEVEL:
+		legacy_set_level(w, req, msg, s);
+		return;
+	default:
+		/* the lists and the routed calls: on the view */
+		break;
+	}
+	if ((mr = legacy_req_new(w, req, msg)) == NULL)
+		return;
+	mr->mr_fast = *fast;
+	/* same size, NUL-terminated: no formatting on the hot path */
+	memcpy(mr->mr_sid, s->s_id, sizeof(mr->mr_sid));
+	/* the request keeps the session it was loaded with */
+	mr->mr_sess = *s;
+	memset(s, 0, sizeof(*s));
+	legacy_req_watch(mr);
+	if (view_get_scope(w, texch_view_scope(req), legacy_on_view, mr) ==
+	    -1)
+		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: out of memory");
+}
+
+static struct mcp_req *
+legacy_req_find(struct worker *w, const char *sid, const json_t *id)
+{
+	struct mcp_req	*mr;
+
+	TAILQ_FOREACH(mr, &w->w_reqs, mr_entry)
+		if (!mr->mr_initialize && strcmp(mr->mr_sid, sid) == 0 &&
+		    json_equal(mr->mr_msg.jm_id, id))
+			return mr;
+	return NULL;
+}
+
+/*
+ * A request the client cancelled, if this worker holds it: its backend
+ * call is cancelled too, and the client gets no response (MCP
+ * 2025-11-25, Cancellation); an SSE stream, opened if need be, ends
+ * without one (MCP 2025-11-25, Transports: the stream SHOULD, not MUST,
+ * carry the response).  1 if it was here.
+ */
+int
+legacy_cancel(struct worker *w, const char *sid, const json_t *id,
+    const char *reason)
+{
+	struct mcp_req	*mr;
+
+	if ((mr = legacy_req_find(w, sid, id)) == NULL)
+		return 0;
+	log_debug("session %.8s... cancelled its %s", sid,
+	    mr->mr_msg.jm_method);
+	upstream_abort(mr->mr_up, reason);
+	mr->mr_up = NULL;
+	if (mr->mr_req != NULL) {
+		httpd_req_set_close_cb(mr->mr_req, NULL, NULL);
+		if (!mr->mr_streaming)
+			front_sse_start(mr->mr_req, NULL);
+		front_sse_end(mr->mr_req);
+		mr->mr_req = NULL;
+	}
+	legacy_req_free(mr);
+	return 1;
+}
+
+static void
+legacy_notification(struct worker *w, struct httpd_req *req,
+    struct jsonrpc_msg *msg, struct session *s)
+{
+	const struct config_backend	*be;
+	size_t				 i;
+
+	switch (msg->jm_mm != NULL ? msg->jm_mm->mm_id : MCP_M_COUNT) {
+	case MCP_M_N_INITIALIZED:
+		if (s->s_initialized)
+			break;
+		s->s_initialized = 1;
+		s->s_seen_ms = store_now_ms();
+		if (session_save(w->w_store, s, w->w_conf->cf_session_ttl_ms,
+		    s->s_seen_ms) == -1)
+			log_warnx("cannot save session %.8s...", s->s_id);
+		break;
+	case MCP_M_N_CANCELLED:
+		cancel_request(w, s->s_id, msg->jm_params);
+		break;
+	case MCP_M_N_ROOTS_LIST_CHANGED:
+		for (i = 0; i < s->s_nbackends; i++)
+			if ((be = config_backend_find(w->w_conf,
+			    s->s_backends[i].sb_name)) != NULL)
+				(void)upstream_notify(w, be,
+				    s->s_backends[i].sb_sid,
+				    s->s_backends[i].sb_version, msg->jm_method,
+				    NULL);
+		break;
+	default:
+		/* any other notification changes nothing here */
+		break;
+	}
+	front_reply_empty(req, 202);
+	jsonrpc_msg_clear(msg);
+}
+
+/* a fast-path call's params as a tree, from the body parsed again */
+static int
+legacy_params_load(struct mcp_req *mr)
+{
+	struct jsonrpc_msg	 m;
+	const char		*body;
+	char			*own = mr->mr_fast.lf_own;
+	size_t			 len;
+	int			 rc = 0;
+
+	if (mr->mr_fast.lf_params == NULL)
+		return 0;
+	if (mr->mr_req == NULL)
+		return -1;
+	body = httpd_req_body(mr->mr_req, &len);
+	if (jsonrpc_parse(body, len, &m, NULL) == -1)
+		return -1;
+	jsonrpc_msg_clear(&mr->mr_msg);
+	mr->mr_msg = m;
+	free(mr->mr_fast.lf_text);
+	memset(&mr->mr_fast, 0, sizeof(mr->mr_fast));
+	/* routed already: under the backend's own name */
+	if (mr->mr_be != NULL && mr->mr_bparams == NULL) {
+		if (own == NULL)
+			mr->mr_bparams = json_incref(m.jm_params);
+		else if ((mr->mr_bparams = json_copy(m.jm_params)) == NULL ||
+		    json_object_set_new(mr->mr_bparams, "name",
+		    json_string(own)) == -1)
+			rc = -1;
+	}
+	free(own);
+	return rc;
+}
+
+/*
+ * A POST the front classified as Legacy (or any era's response or
+ * notification): msg and fast are the front's, taken over here.
+ */
+void
+legacy_post(struct worker *w, struct httpd_req *req, struct jsonrpc_msg *msg,
+    const struct legacy_fast *fast)
+{
+	struct session	 s;
+
+	if (legacy_version_header(w, req, msg->jm_id) == -1) {
+		jsonrpc_msg_clear(msg);
+		return;
+	}
+	if (msg->jm_kind == JSONRPC_REQUEST && msg->jm_mm != NULL &&
+	    msg->jm_mm->mm_id == MCP_M_INITIALIZE) {
+		if (front_header(req, "Mcp-Session-Id") != NULL) {
+			front_reply_error(req, 400, msg->jm_id,
+			    JSONRPC_INVALID_REQUEST, "Invalid Request: this "
+			    "session is already initialized; send initialize "
+			    "without Mcp-Session-Id to start a new session");
+			jsonrpc_msg_clear(msg);
+			return;
+		}
+		legacy_initialize(w, req, msg);
+		return;
+	}
+	/* the authorization gate goes before the session's validation */
+	if (msg->jm_kind == JSONRPC_REQUEST &&
+	    legacy_gate(w, req, msg, fast) == 0)
+		return;
+	memset(&s, 0, sizeof(s));
+	if (legacy_session(w, req, msg->jm_id, &s) == -1) {
+		jsonrpc_msg_clear(msg);
+		return;
+	}
+	switch (msg->jm_kind) {
+	case JSONRPC_REQUEST:
+		legacy_session_touch(w, &s);
+		legacy_request(w, req, msg, fast, &s);
+		break;
+	case JSONRPC_NOTIFICATION:
+		legacy_notification(w, req, msg, &s);
+		break;
+	default:
+		/* an answer to a request vmcpd relayed to this client */
+		if (legacy_client_answer(w, req, msg, &s) == 0)
+			front_reply_empty(req, 202);
+		jsonrpc_msg_clear(msg);
+		break;
+	}
+	session_clear(&s);
+}

@@ -1,0 +1,45 @@
+/*
+ * The Legacy (2025-11-25) client edge (legacy.c).
+ */
+#ifndef VMCPD_LEGACY_H
+#define VMCPD_LEGACY_H
+
+#include <sys/types.h>
+#include <sys/queue.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+#include "proto/proto.h"
+
+struct httpd_req;
+struct jsonrpc_msg;
+struct worker;
+
+/*
+ * The hot path's call, taken from a scan of the body (jsonrpc_scan)
+ * instead of a tree: params and their name as the client sent them,
+ * inside the request's body, which lives as long as the request.
+ */
+struct legacy_fast {
+	const char	*lf_params;	/* NULL: not the fast path */
+	size_t		 lf_plen;
+	const char	*lf_name;
+	size_t		 lf_namelen;
+	/* a renamed tool: the params text under the backend's name */
+	char		*lf_text;
+	char		*lf_own;	/* that name */
+};
+
+/* legacy.c: the Legacy (2025-11-25) client edge, entered from the front
+ * (front.c) with the POST's message parsed and classified; takes msg */
+void	 legacy_post(struct worker *, struct httpd_req *,
+	    struct jsonrpc_msg *msg, const struct legacy_fast *);
+void	 legacy_get(struct worker *, struct httpd_req *);
+void	 legacy_delete(struct worker *, struct httpd_req *);
+/* cancel the request id of session sid if held here: 1, else 0 */
+int	 legacy_cancel(struct worker *, const char *sid, const json_t *id,
+	    const char *reason);
+
+#endif

@@ -1,0 +1,83 @@
+/*
+ * The Legacy edge's request in flight, shared by legacy.c (dispatch,
+ * forwarding and relaying) and legacy_session.c (initialize, the
+ * session's lookup and sliding expiry, GET and DELETE).
+ */
+#ifndef VMCPD_LEGACY_REQ_H
+#define VMCPD_LEGACY_REQ_H
+
+#include <sys/queue.h>
+
+#include <jansson.h>
+
+#include "proto/proto.h"
+#include "worker/process/process.h"
+#include "worker/request/legacy.h"
+#include "worker/state/session.h"
+
+/* a client POST being served asynchronously */
+struct mcp_req {
+	TAILQ_ENTRY(mcp_req)		 mr_entry;	/* w_reqs */
+	struct worker			*mr_w;
+	struct httpd_req		*mr_req;
+	struct jsonrpc_msg		 mr_msg;	/* no params if mr_fast */
+	struct legacy_fast		 mr_fast;
+	char				 mr_sid[SESSION_ID_LEN + 1];
+	const struct config_backend	*mr_be;
+	json_t				*mr_bparams;	/* as the backend names it */
+	json_t				*mr_client_caps; /* the session's */
+	struct upstream			*mr_up;		/* the backend call */
+	int				 mr_streaming;
+	int				 mr_initialize;	/* answering initialize */
+	struct session			 mr_sess;	/* initialize only */
+	/* a 2026-07-28 backend */
+	json_t				*mr_phdrs;	/* Mcp-Param-* to send */
+	json_t				*mr_state;	/* its requestState */
+	json_t				*mr_responses;	/* inputResponses */
+	struct mrtr_wait		*mr_wait;	/* input asked of client */
+	int				 mr_rounds;	/* input_required seen */
+	int				 mr_sheds;	/* ... with no inputs */
+	struct crun			*mr_run;	/* a composite's */
+	json_t				*mr_result;	/* initialize's, while
+							 * Redis stores it */
+};
+
+
+/* legacy.c */
+/* takes msg; NULL: answered 500 (out of memory), msg cleared */
+struct mcp_req *legacy_req_new(struct worker *, struct httpd_req *,
+	    struct jsonrpc_msg *);
+void	 legacy_req_free(struct mcp_req *);
+void	 legacy_req_watch(struct mcp_req *);
+void	 legacy_req_reply(struct mcp_req *, json_t *msg);
+void	 legacy_req_refuse(struct mcp_req *, int status, int code,
+	    const char *message, json_t *data);
+/* an error (on the SSE stream if one is open), or msg (taken; NULL: out
+ * of memory), and the request forgotten */
+void	 legacy_req_error(struct mcp_req *, int code, const char *message);
+void	 legacy_req_answer(struct mcp_req *, json_t *msg);
+/* to the backend (flags: UPSTREAM_F_*), answered from its answer */
+void	 legacy_forward(struct mcp_req *, int flags);
+/* a view_get() callback: a list answered, or the request routed */
+void	 legacy_on_view(void *arg, json_t *view, const char *err);
+
+/* legacy_subs.c */
+/* resources/subscribe and unsubscribe, routed (mr_be, mr_bparams) */
+void	 legacy_subscribe(struct mcp_req *, struct session *);
+
+/* legacy_gate.c */
+/* a request the authorization gate takes (0: taken over, msg and
+ * fast with it), else -1 */
+int	 legacy_gate(struct worker *, struct httpd_req *,
+	    struct jsonrpc_msg *, const struct legacy_fast *);
+
+/* legacy_session.c */
+void	 legacy_initialize(struct worker *, struct httpd_req *,
+	    struct jsonrpc_msg *);
+int	 legacy_session(struct worker *, struct httpd_req *, json_t *id,
+	    struct session *);
+void	 legacy_session_touch(struct worker *, struct session *);
+int	 legacy_version_header(struct worker *, struct httpd_req *,
+	    json_t *id);
+
+#endif /* VMCPD_LEGACY_REQ_H */

@@ -1,0 +1,1219 @@
+/*
+ * The Modern client edge: MCP 2026-07-28, stateless (Overview, section
+ * Statelessness).  The request was classified and its envelope and headers
+ * checked by proto_classify(); here it is answered from the same
+ * era-free core as the Legacy edge: lists from the shared view with
+ * self-describing cursors, calls routed to a backend under its own
+ * name.  A 2026-07-28 backend gets the request as it came (its
+ * input_required, MRTR, relayed as it is); a 2025-11-25 one is reached
+ * over the identity scope's backend session (backend_session.c), so a Modern
+ * client needs no session of its own and any worker can serve any
+ * request.  Every result carries resultType and vmcpd's serverInfo; the
+ * cacheable ones ttlMs and cacheScope.  A Legacy backend's mid-call
+ * request cannot reach a Modern client: the client gets -32021 when it
+ * lacks the capability, else a clear error.
+ */
+#include <sys/types.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "worker/http/httpd.h"
+
+#include "shared/config.h"
+#include "shared/log.h"
+#include "shared/store.h"
+#include "proto/proto.h"
+#include "shared/version.h"
+#include "worker/events/listen_stream.h"
+#include "worker/http/http_reply.h"
+#include "worker/process/process.h"
+#include "worker/request/modern.h"
+#include "worker/upstream/backend_session.h"
+#include "worker/upstream/upstream.h"
+#include "worker/view/core.h"
+#include "worker/view/view_get.h"
+#include "worker/auth/auth.h"
+#include "worker/composite/composite_run.h"
+#include "worker/upstream/token_exchange.h"
+#include "worker/auth/ratelimit.h"
+#include "worker/auth/authz.h"
+#include "worker/auth/audit.h"
+
+/*
+ * The hot path's call, read off a scan of the body (proto_modern_scan_
+ * call) instead of a tree: spans into the request's body, which lives
+ * as long as the request.  modern_fast_load() parses the body when the
+ * call turns out to need the tree.
+ */
+struct modern_fast {
+	const char	*mf_params;	/* NULL: not the hot path */
+	size_t		 mf_plen;
+	const char	*mf_meta;	/* params._meta */
+	size_t		 mf_metalen;
+	char		*mf_name;	/* params.name, a copy */
+	size_t		 mf_namelen;
+	const char	*mf_nameval;	/* its value's text, quotes and all */
+	const char	*mf_caps;	/* _meta's clientCapabilities */
+	size_t		 mf_capslen;
+	char		*mf_own;	/* the backend's name if renamed */
+};
+
+struct mreq {
+	struct worker			*m_w;
+	struct httpd_req		*m_req;
+	struct jsonrpc_msg		 m_msg;	/* no params if m_fast */
+	struct modern_fast		 m_fast;
+	json_t				*m_caps;	/* this request's */
+	const struct config_backend	*m_be;
+	json_t				*m_bparams;
+	struct upstream			*m_up;		/* the backend call */
+	json_t				*m_phdrs;	/* Mcp-Param-* to send */
+	int				 m_streaming;
+	int				 m_log;		/* logLevel was set */
+	char				 m_needcap[32];	/* lacked by client */
+	char				 m_refused[64];	/* method refused */
+	struct crun			*m_run;		/* a composite's */
+};
+
+static void	modern_dispatch(struct mreq *);
+
+static json_t *
+modern_server_info(struct worker *w)
+{
+	return json_pack("{s:s, s:s}", "name", w->w_conf->cf_name, "version",
+	    VMCPD_VERSION);
+}
+
+static void
+modern_free(struct mreq *m)
+{
+	if (m->m_req != NULL)
+		httpd_req_set_close_cb(m->m_req, NULL, NULL);
+	upstream_cancel(m->m_up);
+	composite_run_cancel(m->m_run, "the request ended");
+	view_get_cancel(m->m_w, m);
+	ratelimit_cancel(m);
+	jsonrpc_msg_clear(&m->m_msg);
+	free(m->m_fast.mf_name);
+	free(m->m_fast.mf_own);
+	json_decref(m->m_caps);
+	json_decref(m->m_bparams);
+	json_decref(m->m_phdrs);
+	worker_request_release(m->m_w, __func__);
+	free(m);
+}
+
+/* the answer: on the request's SSE stream if one was opened */
+static void
+modern_reply(struct mreq *m, int status, json_t *msg)
+{
+	httpd_req_set_close_cb(m->m_req, NULL, NULL);
+	if (m->m_streaming) {
+		(void)front_sse_send(m->m_req, NULL, msg);
+		front_sse_end(m->m_req);
+	} else
+		front_reply_json(m->m_req, status, msg, NULL);
+	m->m_req = NULL;
+	modern_free(m);
+}
+
+static void
+modern_error(struct mreq *m, int status, int code, const char *message,
+    json_t *data)
+{
+	json_t *e;
+
+	e = jsonrpc_error_new(m->m_msg.jm_id, code, message, data);
+	modern_reply(m, status, e);
+	json_decref(e);
+}
+
+/* a result whose text the caller has (a cached list page) */
+static void
+modern_reply_text(struct mreq *m, const char *text, size_t len)
+{
+	httpd_req_set_close_cb(m->m_req, NULL, NULL);
+	front_reply_result(m->m_req, m->m_msg.jm_id, text, len);
+	m->m_req = NULL;
+	modern_free(m);
+}
+
+static void
+modern_result_as(struct mreq *m, json_t *result, const char *type,
+    long long ttl_ms, const char *scope)
+{
+	json_t *si, *r, *resp;
+
+	si = modern_server_info(m->m_w);
+	r = proto_modern_result(result, type, si, ttl_ms, scope);
+	json_decref(si);
+	if (r == NULL) {
+		modern_error(m, 200, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: out of memory", NULL);
+		return;
+	}
+	resp = jsonrpc_result_new(m->m_msg.jm_id, r);
+	modern_reply(m, 200, resp);
+	json_decref(resp);
+}
+
+static void
+modern_result(struct mreq *m, json_t *result, long long ttl_ms,
+    const char *scope)
+{
+	modern_result_as(m, result, NULL, ttl_ms, scope);
+}
+
+static void
+modern_on_close(struct httpd_req *hr, void *arg)
+{
+	struct mreq *m = arg;
+
+	/* closing the stream is cancelling the request (Streamable HTTP,
+	 * section Cancellation) */
+	m->m_req = NULL;
+	httpd_send_end(hr);	/* frees it */
+	/* and a 2025-11-25 backend is told so (MCP 2025-11-25, Cancellation) */
+	upstream_abort(m->m_up, "the client closed the connection");
+	m->m_up = NULL;
+	modern_free(m);
+}
+
+/*
+ * What this principal may use, as its lists show it: with authz on the
+ * capabilities are cut to it (core_capabilities_shown()) and, as a
+ * filtered list, the answer is private (MCP 2026-07-28, Caching).
+ */
+static void
+modern_discover(struct mreq *m, json_t *view)
+{
+	struct authz_filter	 af, *f;
+	json_t			*r, *caps;
+
+	f = authz_list_filter(m->m_w, m->m_req, &af);
+	if ((caps = core_capabilities(view, 0)) != NULL)
+		core_capabilities_shown(caps, view, f);
+	r = json_pack("{s:[s], s:o}", "supportedVersions", MCP_VERSION_MODERN,
+	    "capabilities", caps);
+	modern_result(m, r, 0, f != NULL ? "private" : "public");
+}
+
+/*
+ * A page of a list, copied out of the shared view.  Tools whose
+ * x-mcp-header annotations break the rules are left out (at build), as
+ * HTTP clients would drop them anyway.
+ */
+static void
+modern_list(struct mreq *m, json_t *view)
+{
+	struct core_err		 cerr;
+	struct authz_filter	 af;
+	json_t			*si;
+	char			*text;
+	size_t			 len;
+	int			 rc;
+
+	/* Legacy backends give no caching hints: 0 (MCP 2026-07-28, Caching) */
+	si = modern_server_info(m->m_w);
+	rc = core_list(view, m->m_msg.jm_method, m->m_msg.jm_params,
+	    views_page_size(m->m_w), si, authz_list_filter(m->m_w, m->m_req,
+	    &af), &text, &len, &cerr);
+	json_decref(si);
+	if (rc == -1) {
+		modern_error(m, 200, cerr.ce_code, cerr.ce_msg, NULL);
+		return;
+	}
+	modern_reply_text(m, text, len);
+	free(text);
+}
+
+/* the params as a Legacy backend takes them: no Modern envelope */
+static json_t *
+modern_backend_params(json_t *params)
+{
+	json_t *p;
+
+	if ((p = json_copy(params)) == NULL)
+		return NULL;
+	(void)json_object_del(p, "inputResponses");
+	(void)json_object_del(p, "requestState");
+	if (proto_params_strip_meta(p) == -1) {
+		json_decref(p);
+		return NULL;
+	}
+	return p;
+}
+
+/*
+ * The hot path's call as a tree, from the body parsed again (the scan
+ * made sure it parses and passes every check), for the code that needs
+ * one; a call routed already gets its backend params.
+ */
+static int
+modern_fast_load(struct mreq *m)
+{
+	struct jsonrpc_msg	 msg;
+	const char		*body;
+	size_t			 len;
+	int			 rc = 0;
+
+	if (m->m_fast.mf_params == NULL)
+		return 0;
+	if (m->m_req == NULL)
+		return -1;
+	body = httpd_req_body(m->m_req, &len);
+	if (jsonrpc_parse(body, len, &msg, NULL) == -1)
+		return -1;
+	jsonrpc_msg_clear(&m->m_msg);
+	m->m_msg = msg;
+	json_decref(m->m_caps);
+	m->m_caps = json_incref(json_object_get(json_object_get(msg.jm_params,
+	    "_meta"), MCP_META_CLIENT_CAPABILITIES));
+	/* routed already: under the backend's name (core_route) */
+	if (m->m_be != NULL && m->m_bparams == NULL &&
+	    ((m->m_bparams = modern_backend_params(msg.jm_params)) == NULL ||
+	    (m->m_fast.mf_own != NULL && json_object_set_new(m->m_bparams,
+	    "name", json_string(m->m_fast.mf_own)) == -1)))
+		rc = -1;
+	free(m->m_fast.mf_name);
+	free(m->m_fast.mf_own);
+	memset(&m->m_fast, 0, sizeof(m->m_fast));
+	return rc;
+}
+
+/* s as a JSON string's text, or NULL */
+static char *
+modern_json_string(const char *s, size_t *len)
+{
+	json_t	*j;
+	char	*t;
+
+	if ((j = json_string(s)) == NULL)
+		return NULL;
+	t = jsonrpc_dump(j, len);
+	json_decref(j);
+	return t;
+}
+
+/* Mcp-Param-* of a tools/call against the tool's x-mcp-header args */
+static int
+modern_check_params(struct mreq *m, json_t *view)
+{
+	struct proto_reqhdrs	 hdrs;
+	struct proto_verdict	 v;
+	json_t			*map;
+	int			 rc = 0;
+
+	if ((map = core_tool_headers(view, json_string_value(
+	    json_object_get(m->m_msg.jm_params, "name")))) == NULL)
+		return 0;
+	memset(&hdrs, 0, sizeof(hdrs));
+	hdrs.rh_param = front_param_header;
+	hdrs.rh_arg = m->m_req;
+	memset(&v, 0, sizeof(v));
+	if (proto_param_headers_check(map, json_object_get(m->m_msg.jm_params,
+	    "arguments"), &hdrs, &v) == -1) {
+		modern_error(m, v.pv_http, v.pv_code, v.pv_msg,
+		    json_incref(v.pv_data));
+		rc = -1;
+	}
+	proto_verdict_clear(&v);
+	json_decref(map);
+	return rc;
+}
+
+/*
+ * A backend's result, copied, with the backend's reserved _meta keys
+ * left on its hop; NULL when there is none (the client got an error).
+ */
+static json_t *
+modern_backend_result(struct mreq *m, json_t *response)
+{
+	json_t *result, *meta;
+
+	if ((result = json_copy(json_object_get(response, "result"))) ==
+	    NULL || !json_is_object(result)) {
+		json_decref(result);
+		modern_error(m, 200, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: the backend sent no result", NULL);
+		return NULL;
+	}
+	if ((meta = json_object_get(result, "_meta")) != NULL) {
+		meta = json_copy(meta);
+		proto_meta_strip(meta);
+		(void)json_object_set_new(result, "_meta", meta);
+	}
+	return result;
+}
+
+/* a routed request's result (taken): only a complete read is cacheable */
+static void
+modern_result_out(struct mreq *m, json_t *result, const char *type)
+{
+	if (strcmp(type, "complete") == 0 &&
+	    (m->m_msg.jm_mm->mm_flags & MCP_MF_CACHEABLE))
+		modern_result_as(m, result, type, 0, "public");
+	else
+		modern_result_as(m, result, type, -1, NULL);
+}
+
+static void
+modern_on_backend_message(struct mreq *m, json_t *msg)
+{
+	const char	*method;
+
+	method = json_string_value(json_object_get(msg, "method"));
+	if (method == NULL || m->m_req == NULL)
+		return;
+	/* progress on the request's stream; logs only if it asked */
+	if (strcmp(method, "notifications/progress") != 0 &&
+	    (strcmp(method, "notifications/message") != 0 || !m->m_log))
+		return;
+	if (!m->m_streaming) {
+		front_sse_start(m->m_req, NULL);
+		m->m_streaming = 1;
+	}
+	(void)front_sse_send(m->m_req, NULL, msg);
+}
+
+/* a Legacy backend asks something mid-call: no way to a Modern client
+ * yet; the backend is refused and the client told why afterwards */
+static int
+modern_on_backend_request(struct mreq *m, json_t *msg, char *why,
+    size_t whylen)
+{
+	const char	*method, *cap;
+	json_error_t	 jerr;
+
+	/* the hot path kept the client's capabilities as text */
+	if (m->m_caps == NULL && m->m_fast.mf_caps != NULL)
+		m->m_caps = json_loadb(m->m_fast.mf_caps, m->m_fast.mf_capslen,
+		    JSON_ALLOW_NUL, &jerr);
+	method = json_string_value(json_object_get(msg, "method"));
+	if (method == NULL)
+		method = "?";
+	cap = proto_request_capability(method);
+	(void)snprintf(m->m_refused, sizeof(m->m_refused), "%s", method);
+	if (cap != NULL && !json_is_object(json_object_get(m->m_caps, cap)))
+		(void)snprintf(m->m_needcap, sizeof(m->m_needcap), "%s", cap);
+	(void)snprintf(why, whylen, "vmcpd cannot relay %s to this "
+	    "2026-07-28 client", method);
+	return -1;
+}
+
+/* what the backend sends mid-call */
+static int
+modern_on_push(void *arg, json_t *msg, const char *bsid, const char *version,
+    char *why, size_t whylen)
+{
+	(void)bsid;
+	(void)version;
+	if (json_object_get(msg, "id") != NULL)
+		return modern_on_backend_request(arg, msg, why, whylen);
+	modern_on_backend_message(arg, msg);
+	return 0;
+}
+
+/* a 2025-11-25 backend's answer */
+static void
+modern_legacy_done(struct mreq *m, json_t *response, int rc,
+    const char *errmsg)
+{
+	json_t		*err, *result;
+	char		 msg[600];
+	int		 code;
+
+	/* a refusal that made the call fail, as an error or as a tool
+	 * result with isError: the client learns what it lacked (a
+	 * backend that asks and carries on is no failure) */
+	if (m->m_needcap[0] != '\0' && rc == 0 &&
+	    (json_object_get(response, "error") != NULL ||
+	    json_is_true(json_object_get(json_object_get(response, "result"),
+	    "isError")))) {
+		modern_error(m, 400, MCP_ERR_MISSING_CAPABILITY,
+		    "Missing required client capability: the backend asked "
+		    "for it mid-call", json_pack("{s:{s:{}}}",
+		    "requiredCapabilities", m->m_needcap));
+		return;
+	}
+	if (rc == -1) {
+		(void)snprintf(msg, sizeof(msg), "Internal error: %s", errmsg);
+		modern_error(m, 200, JSONRPC_INTERNAL_ERROR, msg, NULL);
+		return;
+	}
+	if ((err = json_object_get(response, "error")) != NULL) {
+		code = (int)json_integer_value(json_object_get(err, "code"));
+		/* 2026-07-28 has no -32002: resource not found is -32602 */
+		if (code == MCP_ERR_RESOURCE_NOT_FOUND)
+			code = JSONRPC_INVALID_PARAMS;
+		if (m->m_refused[0] != '\0')
+			(void)snprintf(msg, sizeof(msg), "%s (the backend "
+			    "asked %s, which vmcpd cannot relay to a "
+			    "2026-07-28 client yet)", json_string_value(
+			    json_object_get(err, "message")) != NULL ?
+			    json_string_value(json_object_get(err, "message")) :
+			    "error", m->m_refused);
+		else
+			(void)snprintf(msg, sizeof(msg), "%s",
+			    json_string_value(json_object_get(err,
+			    "message")) != NULL ? json_string_value(
+			    json_object_get(err, "message")) : "error");
+		modern_error(m, 200, code, msg, json_incref(json_object_get(err,
+		    "data")));
+		return;
+	}
+	if ((result = modern_backend_result(m, response)) != NULL)
+		modern_result_out(m, result, "complete");
+}
+
+/*
+ * The answer of a 2026-07-28 backend.  An input_required result goes
+ * to the client as it is (MRTR pass-through: the retry is routed by
+ * name again, and requestState travels byte for byte); the backend's
+ * reserved _meta keys stay on its hop.
+ */
+static void
+modern_modern_done(struct mreq *m, json_t *response, int rc,
+    const char *errmsg)
+{
+	json_t		*err, *result, *rt;
+	const char	*emsg, *type;
+	char		 msg[600];
+	json_int_t	 code;
+
+	err = json_object_get(response, "error");
+	code = json_integer_value(json_object_get(err, "code"));
+	if (json_is_object(err)) {
+		emsg = json_string_value(json_object_get(err, "message"));
+		if (emsg == NULL)
+			emsg = "error";
+		if (code == MCP_ERR_MISSING_CAPABILITY) {
+			/* the capabilities are the client's, mirrored */
+			modern_error(m, 400, (int)code, emsg,
+			    json_incref(json_object_get(err, "data")));
+			return;
+		}
+		if (code == MCP_ERR_HEADER_MISMATCH ||
+		    code == MCP_ERR_UNSUPPORTED_VERSION) {
+			(void)snprintf(msg, sizeof(msg), "Internal error: "
+			    "backend %s refused vmcpd's request: %s",
+			    m->m_be->cb_name, emsg);
+			modern_error(m, 200, JSONRPC_INTERNAL_ERROR, msg, NULL);
+			return;
+		}
+		if (code == MCP_ERR_RESOURCE_NOT_FOUND)
+			code = JSONRPC_INVALID_PARAMS;
+		modern_error(m, 200, (int)code, emsg,
+		    json_incref(json_object_get(err, "data")));
+		return;
+	}
+	if (rc == -1) {
+		(void)snprintf(msg, sizeof(msg), "Internal error: %s", errmsg);
+		modern_error(m, 200, JSONRPC_INTERNAL_ERROR, msg, NULL);
+		return;
+	}
+	if ((result = modern_backend_result(m, response)) == NULL)
+		return;
+	rt = json_object_get(result, "resultType");
+	type = json_is_string(rt) ? json_string_value(rt) : "complete";
+	(void)json_object_del(result, "ttlMs");
+	(void)json_object_del(result, "cacheScope");
+	modern_result_out(m, result, type);
+}
+
+/* vmcpd's serverInfo as JSON text, made once */
+static const char *
+modern_server_info_text(struct worker *w, size_t *len)
+{
+	static char	*text;
+	static size_t	 tlen;
+	json_t		*si;
+
+	if (text == NULL && (si = modern_server_info(w)) != NULL) {
+		text = jsonrpc_dump(si, &tlen);
+		json_decref(si);
+	}
+	*len = tlen;
+	return text;
+}
+
+#define MODERN_BUF_LIT(b, l, c, lit) \
+	proto_text_add((b), (l), (c), (lit), sizeof(lit) - 1)
+
+/*
+ * The common case of a backend's answer, as text: the members of its
+ * result pass through as they are, but for its _meta, which alone is
+ * parsed, to drop the backend's reserved keys and stamp vmcpd's
+ * serverInfo.  A 2026-07-28 backend's cache hints go (vmcpd sets its
+ * own); a 2025-11-25 backend's result is "complete", whatever it says,
+ * as modern_result_out() makes it.  -1: not the common case (an
+ * error, an escaped key, too many members), take the parsing path.
+ */
+static int
+modern_backend_text(struct mreq *m, const struct upstream_result *r,
+    int legacy)
+{
+	struct proto_span	 scan[32];
+	const struct proto_span	*rt, *mt, *mem = r->ur_members;
+	const char		*json = r->ur_text;
+	size_t			 len = r->ur_len;
+	json_t			*meta = NULL;
+	json_error_t		 jerr;
+	const char		*si;
+	char			*out = NULL, *mtext = NULL, *msg;
+	size_t			 n, i, olen = 0, ocap = 0, silen, mlen, msglen;
+	int			 first = 1, cacheable;
+
+	n = r->ur_nmembers;
+	if (mem == NULL && proto_json_members(json, len, scan, 32, &n) == -1)
+		return -1;
+	if (mem == NULL)
+		mem = scan;
+	for (i = 0; i < n; i++)
+		if (mem[i].ps_key == NULL)
+			return -1;
+	rt = proto_json_member(mem, n, "resultType");
+	mt = proto_json_member(mem, n, "_meta");
+	if (rt != NULL && rt->ps_val[0] != '"')
+		return -1;
+	if ((si = modern_server_info_text(m->m_w, &silen)) == NULL)
+		return -1;
+	/* as a rule its serverInfo alone, which goes without a tree */
+	if (mt != NULL && !proto_meta_text_dropped(mt->ps_val, mt->ps_vallen)) {
+		if ((meta = json_loadb(mt->ps_val, mt->ps_vallen,
+		    JSON_ALLOW_NUL, &jerr)) == NULL || !json_is_object(meta)) {
+			json_decref(meta);
+			return -1;
+		}
+		proto_meta_strip(meta);
+		(void)json_object_del(meta, MCP_META_SERVER_INFO);
+		if (json_object_size(meta) > 0 &&
+		    (mtext = jsonrpc_dump(meta, &mlen)) == NULL) {
+			json_decref(meta);
+			return -1;
+		}
+		json_decref(meta);
+	}
+	if (legacy)
+		rt = NULL;	/* dropped, then set to "complete" */
+	cacheable = (rt == NULL || (rt->ps_vallen == 10 &&
+	    memcmp(rt->ps_val, "\"complete\"", 10) == 0)) &&
+	    (m->m_msg.jm_mm->mm_flags & MCP_MF_CACHEABLE);
+	/* room for all but a big _meta: one allocation, as a rule */
+	ocap = len + silen + 128;
+	if ((out = malloc(ocap)) == NULL ||
+	    proto_text_add(&out, &olen, &ocap, "{", 1) == -1)
+		goto fail;
+	for (i = 0; i < n; i++) {
+		if ((((mem[i].ps_keylen == 5 && memcmp(mem[i].ps_key,
+		    "ttlMs", 5) == 0) || (mem[i].ps_keylen == 10 && memcmp(
+		    mem[i].ps_key, "cacheScope", 10) == 0)) &&
+		    (!legacy || cacheable)) || &mem[i] == mt ||
+		    (legacy && mem[i].ps_keylen == 10 &&
+		    memcmp(mem[i].ps_key, "resultType", 10) == 0))
+			continue;
+		if (proto_text_add_member(&out, &olen, &ocap, &first,
+		    &mem[i]) == -1)
+			goto fail;
+	}
+	if ((!first && proto_text_add(&out, &olen, &ocap, ",", 1) == -1) ||
+	    (rt == NULL && MODERN_BUF_LIT(&out, &olen, &ocap,
+	    "\"resultType\":\"complete\",") == -1) ||
+	    (cacheable && MODERN_BUF_LIT(&out, &olen, &ocap,
+	    "\"ttlMs\":0,\"cacheScope\":\"public\",") == -1) ||
+	    MODERN_BUF_LIT(&out, &olen, &ocap, "\"_meta\":{\""
+	    MCP_META_SERVER_INFO "\":") == -1 ||
+	    proto_text_add(&out, &olen, &ocap, si, silen) == -1 ||
+	    (mtext != NULL && (proto_text_add(&out, &olen, &ocap, ",", 1) ==
+	    -1 || proto_text_add(&out, &olen, &ocap, mtext + 1,
+	    mlen - 2) == -1)) ||
+	    proto_text_add(&out, &olen, &ocap, "}}", 2) == -1)
+		goto fail;
+	free(mtext);
+	httpd_req_set_close_cb(m->m_req, NULL, NULL);
+	if (m->m_streaming) {
+		if ((msg = front_compose(m->m_msg.jm_id, "result", out, olen,
+		    &msglen)) != NULL) {
+			(void)front_sse_send_text(m->m_req, NULL, msg, msglen);
+			free(msg);
+		}
+		front_sse_end(m->m_req);
+	} else
+		front_reply_member(m->m_req, m->m_msg.jm_id, "result", out,
+		    olen);
+	m->m_req = NULL;
+	modern_free(m);
+	free(out);
+	return 0;
+fail:
+	free(mtext);
+	free(out);
+	return -1;
+}
+
+/*
+ * The backend's answer: as text when it can pass as it is (no backend
+ * refused mid-call: the tree path tells the client), else as a tree
+ * for the revision it came in.
+ */
+static void
+modern_on_done(void *arg, const struct upstream_result *r)
+{
+	struct mreq	*m = arg;
+	json_t		*resp;
+	int		 legacy = r->ur_era != PROTO_ERA_MODERN;
+	int		 rc = r->ur_status == UPSTREAM_FAILED ? -1 : 0;
+
+	m->m_up = NULL;
+	if (r->ur_text != NULL && strcmp(r->ur_kind, "result") == 0 &&
+	    m->m_refused[0] == '\0' && modern_backend_text(m, r, legacy) == 0)
+		return;
+	if ((resp = upstream_response(r)) == NULL && rc == 0) {
+		rc = -1;
+		r = NULL;
+	}
+	if (legacy)
+		modern_legacy_done(m, resp, rc, r != NULL ? r->ur_errmsg :
+		    "the backend's answer could not be read");
+	else
+		modern_modern_done(m, resp, rc, r != NULL ? r->ur_errmsg :
+		    "the backend's answer could not be read");
+	json_decref(resp);
+}
+
+/*
+ * The backend's params are the client's but for the envelope: a tool or
+ * prompt under its own name, a resource read (URIs are not renamed).
+ */
+static int
+modern_same_target(struct mreq *m)
+{
+	const struct mcp_method	*mm = m->m_msg.jm_mm;
+	json_t			*own;
+	const char		*k = mm->mm_route_key;
+
+	/* completion/complete's ref may be renamed inside */
+	if (mm->mm_route == MCP_ROUTE_NONE || mm->mm_route == MCP_ROUTE_REF)
+		return 0;
+	own = json_object_get(m->m_bparams, k);
+	return own != NULL && json_equal(own,
+	    json_object_get(m->m_msg.jm_params, k));
+}
+
+/*
+ * This hop's _meta by the client's _meta text, which alone decides it
+ * (its capabilities, log level and the keys that travel): a client
+ * sends the same _meta call after call, and building and dumping it
+ * costs more than the rest of the request.
+ */
+#define MODERN_META_CACHE	8
+#define MODERN_META_KEY_MAX	4096	/* a bigger _meta takes the tree path */
+static struct {
+	char	*mc_in;
+	size_t	 mc_inlen;
+	char	*mc_out;
+	size_t	 mc_outlen;
+} modern_meta_cache[MODERN_META_CACHE];
+static size_t modern_meta_next;
+
+static const char *
+modern_meta_find(const char *in, size_t inlen, size_t *outlen)
+{
+	size_t i;
+
+	for (i = 0; i < MODERN_META_CACHE; i++)
+		if (modern_meta_cache[i].mc_in != NULL &&
+		    modern_meta_cache[i].mc_inlen == inlen &&
+		    memcmp(modern_meta_cache[i].mc_in, in, inlen) == 0) {
+			*outlen = modern_meta_cache[i].mc_outlen;
+			return modern_meta_cache[i].mc_out;
+		}
+	return NULL;
+}
+
+static const char *
+modern_meta_text(const char *in, size_t inlen, const json_t *params,
+    const json_t *caps, const char *level, size_t *outlen)
+{
+	json_t		*info;
+	const char	*hit;
+	char		*out, *key;
+	size_t		 i, olen;
+
+	if (inlen > MODERN_META_KEY_MAX)
+		return NULL;
+	if ((hit = modern_meta_find(in, inlen, outlen)) != NULL)
+		return hit;
+	if ((info = upstream_client_info()) == NULL)
+		return NULL;
+	out = proto_modern_meta_text(params, caps, info, level, &olen);
+	json_decref(info);
+	if (out == NULL || (key = malloc(inlen)) == NULL) {
+		free(out);
+		return NULL;
+	}
+	memcpy(key, in, inlen);
+	i = modern_meta_next++ % MODERN_META_CACHE;
+	free(modern_meta_cache[i].mc_in);
+	free(modern_meta_cache[i].mc_out);
+	modern_meta_cache[i].mc_in = key;
+	modern_meta_cache[i].mc_inlen = inlen;
+	modern_meta_cache[i].mc_out = out;
+	modern_meta_cache[i].mc_outlen = olen;
+	*outlen = olen;
+	return out;
+}
+
+void
+modern_free_all(void)
+{
+	size_t i;
+
+	for (i = 0; i < MODERN_META_CACHE; i++) {
+		free(modern_meta_cache[i].mc_in);
+		free(modern_meta_cache[i].mc_out);
+		modern_meta_cache[i].mc_in = modern_meta_cache[i].mc_out = NULL;
+	}
+}
+
+/*
+ * The client's params text with this hop's _meta in it, or NULL; the
+ * text only if same (not renamed), else the cache alone is filled, for
+ * the hot path's next call with this _meta.
+ */
+static char *
+modern_params_text(struct mreq *m, const json_t *p, const char *level,
+    int same, size_t *len)
+{
+	const char	*ptext, *cmeta, *hop;
+	size_t		 plen, cmlen, hoplen;
+
+	if ((ptext = front_params_text(m->m_req, &plen)) == NULL ||
+	    (cmeta = proto_json_value(ptext, plen, "_meta", &cmlen)) == NULL ||
+	    (hop = modern_meta_text(cmeta, cmlen, p, m->m_caps, level,
+	    &hoplen)) == NULL || !same)
+		return NULL;
+	return proto_text_replace(ptext, plen, cmeta, cmlen, hop, hoplen, len);
+}
+
+/*
+ * The hot path to a 2026-07-28 backend: the client's params text with
+ * this hop's _meta in it, when the cache has it (else -1: the tree path
+ * makes it, for the next call), and the backend's name if renamed.
+ */
+static int
+modern_params_fast(struct mreq *m, struct upstream_params *up)
+{
+	struct modern_fast	*f = &m->m_fast;
+	struct proto_edit	 e[2];
+	const char		*hop;
+	char			*text, *own = NULL;
+	size_t			 hoplen, tlen, ownlen = 0;
+
+	if ((hop = modern_meta_find(f->mf_meta, f->mf_metalen, &hoplen)) ==
+	    NULL)
+		return -1;
+	if (f->mf_own != NULL &&
+	    (own = modern_json_string(f->mf_own, &ownlen)) == NULL)
+		return -1;
+	e[0] = (struct proto_edit){ f->mf_meta, f->mf_metalen, hop, hoplen };
+	e[1] = (struct proto_edit){ f->mf_nameval, f->mf_namelen + 2, own,
+	    ownlen };
+	text = proto_text_edit(f->mf_params, f->mf_plen, e, own != NULL ?
+	    2 : 1, &tlen);
+	free(own);
+	if (text == NULL)
+		return -1;
+	up->up_owned = text;
+	up->up_len = tlen;
+	/* Mcp-Name without a tree: this is the hot path */
+	up->up_name = f->mf_own != NULL ? f->mf_own : f->mf_name;
+	up->up_namelen = strlen(up->up_name);
+	return 0;
+}
+
+/* Modern to Modern: the client's params under the backend's names,
+ * MRTR fields and all, with the client's capabilities mirrored */
+static int
+modern_params_modern(struct mreq *m, struct upstream_params *up)
+{
+	json_t		*p, *v;
+	const char	*level;
+
+	if (m->m_fast.mf_params != NULL) {
+		if (modern_params_fast(m, up) == 0)
+			return 0;
+		if (modern_fast_load(m) == -1)
+			return -1;
+	}
+	if ((p = json_copy(m->m_bparams)) == NULL)
+		return -1;
+	up->up_tree = p;
+	if ((v = json_object_get(m->m_msg.jm_params, "inputResponses")) !=
+	    NULL && json_object_set(p, "inputResponses", v) == -1)
+		return -1;
+	if ((v = json_object_get(m->m_msg.jm_params, "requestState")) !=
+	    NULL && json_object_set(p, "requestState", v) == -1)
+		return -1;
+	level = json_string_value(json_object_get(json_object_get(
+	    m->m_msg.jm_params, "_meta"), "io.modelcontextprotocol/logLevel"));
+	up->up_caps = m->m_caps;
+	up->up_level = level;
+	up->up_phdrs = m->m_phdrs;
+	/* not renamed: the client's own text goes on, its _meta replaced;
+	 * renamed: this hop's _meta is cached for the hot path */
+	if (m->m_req != NULL)
+		up->up_owned = modern_params_text(m, p, level,
+		    modern_same_target(m), &up->up_len);
+	return 0;
+}
+
+/* the hot path's params for a 2025-11-25 backend: _meta stripped,
+ * under the backend's name */
+static char *
+modern_fast_legacy_text(struct mreq *m, size_t *len)
+{
+	char	*own = NULL, *text;
+	size_t	 ownlen = 0;
+
+	if (m->m_fast.mf_own != NULL && (own = modern_json_string(
+	    m->m_fast.mf_own, &ownlen)) == NULL)
+		return NULL;
+	text = proto_params_strip_meta_text(m->m_fast.mf_params,
+	    m->m_fast.mf_plen, own, ownlen, len);
+	free(own);
+	return text;
+}
+
+/* the request for the revision the backend is met in (create_request) */
+static int
+modern_params(void *arg, enum proto_era era, struct upstream_params *up)
+{
+	struct mreq *m = arg;
+
+	if (era == PROTO_ERA_MODERN)
+		return modern_params_modern(m, up);
+	/* the hot path: the client's params text, its _meta stripped */
+	if (m->m_fast.mf_params != NULL &&
+	    (up->up_owned = modern_fast_legacy_text(m, &up->up_len)) != NULL)
+		return 0;
+	if (modern_fast_load(m) == -1)
+		return -1;
+	up->up_tree = json_incref(m->m_bparams);
+	return 0;
+}
+
+/* to the backend, in the revision the upstream edge picks for it */
+static void
+modern_dispatch(struct mreq *m)
+{
+	static const struct upstream_cbs cbs = {
+		modern_params, modern_on_push, modern_on_done
+	};
+	struct upstream_req uq;
+
+	audit_set_backend(m->m_w, m->m_req, m->m_be->cb_name);
+	memset(&uq, 0, sizeof(uq));
+	uq.uq_method = m->m_msg.jm_method;
+	/* the principal's backend session (backend_session.h) */
+	uq.uq_scope = bsession_scope(auth_principal(m->m_req), m->m_be,
+	    BSESSION_FOR_USER);
+	uq.uq_client = PROTO_ERA_MODERN;
+	uq.uq_flags = UPSTREAM_F_TEXT;
+	if ((m->m_up = upstream_call(m->m_w, m->m_be, &uq, &cbs, m)) == NULL)
+		modern_error(m, 200, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: cannot send the request to the backend",
+		    NULL);
+}
+
+/*
+ * The hot path's route: a tool without x-mcp-header arguments (so no
+ * Mcp-Param-* to check or send).  -1: anything else, for the tree
+ * path, which also words every error.
+ */
+static int
+modern_fast_route(struct mreq *m, json_t *view)
+{
+	const struct config_backend	*be;
+	struct core_err			 cerr;
+	const char			*own;
+	size_t				 n = m->m_fast.mf_namelen;
+
+	/* an unknown tool, or one with x-mcp-header args: the tree path */
+	if (core_route_tool(view, m->m_w->w_conf, m->m_fast.mf_name, n, &be,
+	    &own, &cerr) == -1 || core_route_has_headers())
+		return -1;
+	/* renamed: the backend's name goes in place of the client's */
+	if ((strlen(own) != n || memcmp(own, m->m_fast.mf_name, n) != 0) &&
+	    (m->m_fast.mf_own = strdup(own)) == NULL)
+		return -1;
+	m->m_be = be;
+	modern_dispatch(m);
+	return 0;
+}
+
+static void
+modern_composite_notify(void *arg, json_t *msg)
+{
+	modern_on_backend_message(arg, msg);
+	json_decref(msg);
+}
+
+static void
+modern_composite_done(void *arg, json_t *result, int code,
+    const char *message)
+{
+	struct mreq	*m = arg;
+	const char	*type;
+
+	/* complete, or input_required on a handle (composite_run.c) */
+	type = json_string_value(json_object_get(result, "resultType"));
+	if (result == NULL)
+		modern_error(m, 200, code, message, NULL);
+	else
+		modern_result_out(m, result, type != NULL ? type :
+		    "complete");
+}
+
+/* a composite tool's call: run here (composite_run.c) */
+static void
+modern_composite(struct mreq *m, json_t *view, const struct composite *co)
+{
+	static const struct composite_client cc0 = {
+		modern_composite_notify, NULL, modern_composite_done, NULL,
+		NULL, NULL
+	};
+	struct composite_client cc = cc0;
+
+	if (modern_fast_load(m) == -1) {
+		modern_error(m, 200, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: out of memory", NULL);
+		return;
+	}
+	cc.cc_arg = m;
+	composite_run_start(m->m_w, view, m->m_req, PROTO_ERA_MODERN, co,
+	    m->m_msg.jm_params, &cc, &m->m_run);
+}
+
+static void
+modern_on_view(void *arg, json_t *view, const char *err)
+{
+	struct mreq		*m = arg;
+	const struct mcp_method	*mm;
+	struct core_err		 cerr;
+	const struct composite	*co;
+	json_t			*bparams;
+	const char		*cap;
+	char			 msg[600];
+	unsigned int		 retry;
+
+	if (view == NULL) {
+		(void)snprintf(msg, sizeof(msg), "Internal error: %s", err);
+		modern_error(m, 200, JSONRPC_INTERNAL_ERROR, msg, NULL);
+		return;
+	}
+	/* the authorization gate (authz.c), before routing; the hot
+	 * path's call read off its params' text */
+	if ((m->m_fast.mf_params != NULL ? authz_gate_text(m->m_w, m->m_req,
+	    m->m_msg.jm_mm, m->m_fast.mf_name, m->m_fast.mf_namelen,
+	    m->m_fast.mf_params, m->m_fast.mf_plen, view) :
+	    authz_gate(m->m_w, m->m_req, m->m_msg.jm_mm, m->m_msg.jm_params,
+	    view)) == -1) {
+		modern_error(m, AUTHZ_HTTP, AUTHZ_CODE,
+		    authz_message(m->m_msg.jm_mm, m->m_msg.jm_params), NULL);
+		return;
+	}
+	/*
+	 * The rate limit goes after the gate: a call it denies takes no
+	 * token.  A rejection is a JSON-RPC error at HTTP 200, as the
+	 * reference vMCP sends it.
+	 */
+	switch (ratelimit_call(m->m_w, m->m_req, m->m_msg.jm_mm,
+	    m->m_fast.mf_params != NULL ? m->m_fast.mf_name : NULL,
+	    m->m_fast.mf_namelen, m->m_msg.jm_params, &retry,
+	    modern_on_view, m, view)) {
+	case RATELIMIT_PENDING:
+		return;
+	case RATELIMIT_LIMITED:
+		modern_error(m, 200, RATELIMIT_CODE, RATELIMIT_MESSAGE,
+		    ratelimit_data(retry));
+		return;
+	default:
+		break;
+	}
+	if ((co = composite_tool_call(m->m_w, view, m->m_msg.jm_mm,
+	    m->m_fast.mf_params != NULL ? m->m_fast.mf_name : NULL,
+	    m->m_fast.mf_namelen, m->m_msg.jm_params)) != NULL) {
+		modern_composite(m, view, co);
+		return;
+	}
+	if (m->m_fast.mf_params != NULL) {
+		if (modern_fast_route(m, view) == 0)
+			return;
+		if (modern_fast_load(m) == -1) {
+			modern_error(m, 200, JSONRPC_INTERNAL_ERROR,
+			    "Internal error: out of memory", NULL);
+			return;
+		}
+	}
+	mm = m->m_msg.jm_mm;
+	if (mm->mm_id == MCP_M_SERVER_DISCOVER) {
+		modern_discover(m, view);
+		return;
+	}
+	/* a list needs every backend; the missing one's capabilities too */
+	if (mm->mm_lists != NULL &&
+	    (err = view_incomplete(m->m_w, view)) != NULL) {
+		(void)snprintf(msg, sizeof(msg), "Internal error: %s", err);
+		modern_error(m, 200, JSONRPC_INTERNAL_ERROR, msg, NULL);
+		return;
+	}
+	/*
+	 * A method behind a capability not offered does not exist; tools
+	 * are always offered (core_capabilities()).
+	 */
+	if (mm->mm_cap != MCP_CAP_TOOLS &&
+	    (cap = mcp_cap_name(mm->mm_cap)) != NULL &&
+	    !json_is_object(json_object_get(json_object_get(view,
+	    "capabilities"), cap))) {
+		(void)snprintf(msg, sizeof(msg), "Method not found: %s (no "
+		    "backend offers %s)", m->m_msg.jm_method, cap);
+		modern_error(m, 404, JSONRPC_METHOD_NOT_FOUND, msg, NULL);
+		return;
+	}
+	if (mm->mm_lists != NULL) {
+		modern_list(m, view);
+		return;
+	}
+	if (mm->mm_id == MCP_M_TOOLS_CALL &&
+	    modern_check_params(m, view) == -1)
+		return;
+	if ((bparams = modern_backend_params(m->m_msg.jm_params)) == NULL) {
+		modern_error(m, 200, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: out of memory", NULL);
+		return;
+	}
+	if (core_route(view, m->m_w->w_conf, m->m_msg.jm_method, bparams,
+	    &m->m_be, &m->m_bparams, &cerr) == -1) {
+		json_decref(bparams);
+		/* no -32002 in 2026-07-28 */
+		modern_error(m, 200, cerr.ce_code == MCP_ERR_RESOURCE_NOT_FOUND ?
+		    JSONRPC_INVALID_PARAMS : cerr.ce_code, cerr.ce_msg, NULL);
+		return;
+	}
+	json_decref(bparams);
+	/* what a 2026-07-28 backend needs (the view is here, not later) */
+	m->m_phdrs = core_param_headers(view, m->m_msg.jm_method,
+	    m->m_msg.jm_params, m->m_bparams);
+	modern_dispatch(m);
+}
+
+void
+modern_handle(struct worker *w, struct httpd_req *req,
+    struct jsonrpc_msg *msg)
+{
+	struct mreq	*m;
+	json_t		*meta;
+	char		 emsg[300];
+
+	if (msg->jm_kind != JSONRPC_REQUEST) {
+		/* over HTTP a notification changes nothing (Streamable HTTP,
+		 * section Sending Messages) */
+		front_reply_empty(req, 202);
+		jsonrpc_msg_clear(msg);
+		return;
+	}
+	/* the requests of 2026-07-28 that vmcpd serves (method.c) */
+	if (!MCP_METHOD_SERVED(msg->jm_mm, MCP_REV_MODERN) ||
+	    msg->jm_mm->mm_kind != MCP_KIND_REQUEST) {
+		(void)snprintf(emsg, sizeof(emsg), "Method not found: %.200s "
+		    "(not a 2026-07-28 method vmcpd serves)", msg->jm_method);
+		front_reply_error(req, 404, msg->jm_id,
+		    JSONRPC_METHOD_NOT_FOUND, emsg);
+		jsonrpc_msg_clear(msg);
+		return;
+	}
+	if (msg->jm_mm->mm_id == MCP_M_SUBSCRIPTIONS_LISTEN) {
+		listen_start(w, req, msg);
+		return;
+	}
+	if ((m = calloc(1, sizeof(*m))) == NULL) {
+		front_reply_error(req, 500, msg->jm_id, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: out of memory");
+		jsonrpc_msg_clear(msg);
+		return;
+	}
+	worker_request_hold(w);
+	m->m_w = w;
+	m->m_req = req;
+	m->m_msg = *msg;
+	meta = json_object_get(msg->jm_params, "_meta");
+	m->m_caps = json_incref(json_object_get(meta,
+	    MCP_META_CLIENT_CAPABILITIES));
+	m->m_log = json_object_get(meta, "io.modelcontextprotocol/logLevel") !=
+	    NULL;
+	httpd_req_set_close_cb(req, modern_on_close, m);
+	if (view_get_scope(w, texch_view_scope(req), modern_on_view, m) == -1)
+		modern_error(m, 500, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: out of memory", NULL);
+}
+
+int
+modern_scan_post(struct worker *w, struct httpd_req *req, const char *body,
+    size_t len)
+{
+	struct proto_reqhdrs	 hdrs;
+	struct proto_mcall	 mc;
+	struct mreq		*m;
+	json_t			*id;
+	char			*name;
+
+	/* a Legacy client is not held up: the hot path needs this header;
+	 * each is the first line of its name, recorded by the head's parse */
+	memset(&hdrs, 0, sizeof(hdrs));
+	if ((hdrs.rh_protocol_version = httpd_req_known(req,
+	    HTTP_H_MCP_PROTOCOL_VERSION)) == NULL ||
+	    strstr(hdrs.rh_protocol_version, MCP_VERSION_MODERN) == NULL)
+		return -1;
+	hdrs.rh_method = httpd_req_known(req, HTTP_H_MCP_METHOD);
+	hdrs.rh_name = httpd_req_known(req, HTTP_H_MCP_NAME);
+	if (proto_modern_scan_call(body, len, &hdrs, &mc) != 1)
+		return -1;
+	audit_note_call(w, req, mc.mc_scan.js_mm, mc.mc_scan.js_name,
+	    mc.mc_scan.js_namelen, mc.mc_scan.js_params,
+	    mc.mc_scan.js_paramslen);
+	if ((id = jsonrpc_scan_id(&mc.mc_scan)) == NULL)
+		return -1;
+	if ((m = worker_zalloc(sizeof(*m))) == NULL ||
+	    (name = strndup(mc.mc_scan.js_name, mc.mc_scan.js_namelen)) ==
+	    NULL) {
+		free(m);
+		json_decref(id);
+		return -1;
+	}
+	worker_request_hold(w);
+	m->m_w = w;
+	m->m_req = req;
+	m->m_msg.jm_kind = JSONRPC_REQUEST;
+	m->m_msg.jm_root = id;	/* the only tree: cleared with the message */
+	m->m_msg.jm_id = id;
+	m->m_msg.jm_method = mc.mc_scan.js_mm->mm_name;
+	m->m_msg.jm_mm = mc.mc_scan.js_mm;
+	m->m_fast.mf_params = mc.mc_scan.js_params;
+	m->m_fast.mf_plen = mc.mc_scan.js_paramslen;
+	m->m_fast.mf_meta = mc.mc_scan.js_meta;
+	m->m_fast.mf_metalen = mc.mc_scan.js_metalen;
+	m->m_fast.mf_name = name;
+	m->m_fast.mf_namelen = mc.mc_scan.js_namelen;
+	m->m_fast.mf_nameval = mc.mc_scan.js_name - 1;
+	m->m_fast.mf_caps = mc.mc_caps;
+	m->m_fast.mf_capslen = mc.mc_capslen;
+	httpd_req_set_close_cb(req, modern_on_close, m);
+	if (view_get_scope(w, texch_view_scope(req), modern_on_view, m) == -1)
+		modern_error(m, 500, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: out of memory", NULL);
+	return 0;
+}

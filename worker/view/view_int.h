@@ -1,0 +1,156 @@
+/*
+ * Internals of the view subsystem shared by its files: view_get.c (what a
+ * worker does: get, load, wait for the builder), view_fetch.c (listing
+ * one backend), view_builds.c (the builds the builder process runs),
+ * view_store.c (a layout's shards: publication, reads in place, gc).
+ * Not for the rest of the worker: its interface is view.h and worker.h.
+ */
+#ifndef VIEW_INT_H
+#define VIEW_INT_H
+
+#include <sys/queue.h>
+
+#include <stdint.h>
+
+#include "worker/view/view_get.h"
+
+#define VIEW_SCOPE_ANON		"anon"	/* BSESSION_SCOPE_ANON: one scope */
+
+#define VIEW_RETRY_MS	5000	/* a view lacking a fresh part: rebuilt after */
+#define VIEW_STALE_MS	(10 * 60 * 1000)	/* last good lists stand in */
+#define VIEW_WAIT_MS	5000	/* a request waits for a first view at most */
+#define VIEW_LOCK_RETRY_MS 1000	/* a stale view: ask again after */
+#define VIEW_LAYOUT_SPARE_MS 60000	/* a layout outlives its header by */
+#define VIEW_ASK_MS	250	/* a first view awaited: look, ask again */
+#define VIEW_ASK_SPARE_MS 5000	/* ...past VIEW_WAIT_MS (a builder respawned) */
+#define VIEW_GC_MS	60000	/* the builder looks for orphan shards */
+
+enum vkind {
+	VK_TOOLS = 0,
+	VK_RESOURCES,
+	VK_TEMPLATES,
+	VK_PROMPTS,
+	VK_N
+};
+
+struct view_wait {
+	TAILQ_ENTRY(view_wait)	 vw_entry;
+	view_cb			 vw_cb;
+	void			*vw_arg;
+	int			 vw_final;	/* the build's own view */
+};
+TAILQ_HEAD(vwaits, view_wait);
+
+struct vbuild;
+
+/* fetching one backend's lists */
+struct vfetch {
+	struct vbuild			*vf_build;
+	const struct config_backend	*vf_be;
+	struct upstream			*vf_call;
+	json_t				*vf_lists[VK_N];
+	json_t				*vf_caps;
+	json_t				*vf_cursors;	/* seen, for loops */
+	json_t				*vf_old;	/* last good lists */
+	struct store_rec		 vf_rec;	/* stored lists' stamp */
+	uint64_t			 vf_started;	/* this listing, ms */
+	uint64_t			 vf_listed;	/* vf_lists', ms */
+	char				*vf_cursor;	/* next page, or NULL */
+	enum vkind			 vf_kind;
+	unsigned int			 vf_pages;
+	size_t				 vf_bytes;	/* its items' JSON */
+	int				 vf_done;
+	int				 vf_ok;
+	int				 vf_stale;	/* vf_lists: vf_old's */
+	int				 vf_tried;	/* listed, not stored */
+	int				 vf_force;	/* list, fresh or not */
+	int				 vf_again;	/* changed: list again */
+	unsigned int			 vf_redos;
+	char				 vf_err[512];
+};
+
+struct vbuild {
+	TAILQ_ENTRY(vbuild)	 vb_entry;
+	struct worker		*vb_w;
+	char			 vb_scope[64];
+	struct vwaits		 vb_waiters;
+	struct vfetch		*vb_fetch;
+	size_t			 vb_nfetch;
+	size_t			 vb_pending;
+	const char		*vb_only;	/* list only this backend */
+	struct event		*vb_timer;	/* VIEW_WAIT_MS for waiters */
+	json_t			*vb_early;	/* published at the timer */
+	int			 vb_locked;	/* holds the "lock" record */
+};
+TAILQ_HEAD(vbuilds, vbuild);
+
+/* what a backend is listed for (view_fetch.c) */
+struct vkind_info {
+	const char	*vk_method;
+	const char	*vk_field;
+	const char	*vk_cap;
+};
+extern const struct vkind_info vkinds[VK_N];
+
+extern struct vbuilds	 vbuilds;	/* view_builds.c */
+extern int		 views_builder;	/* view_get.c */
+
+/*
+ * How this process gets a view it has none of, or a fresher one: a
+ * worker asks the builder and waits (view_get.c, with no maker); the
+ * builder builds (view_builds.c sets its maker at views_builder_init()).
+ * So the view's readers sit below the builder and never call it.
+ */
+struct view_maker {
+	int	(*vm_get)(struct worker *, const char *scope, view_cb,
+		    void *arg);
+	void	(*vm_revalidate)(struct worker *, const char *scope);
+	void	(*vm_changed)(struct worker *, const char *backend);
+	void	(*vm_cancel)(struct worker *, void *arg);
+	void	(*vm_free)(void);
+};
+void	 views_maker_set(const struct view_maker *);
+/* drop arg's waits from waiters */
+void	 views_cancel(struct vwaits *waiters, void *arg);
+
+/* view_get.c */
+void	 view_key(struct worker *, char *, size_t, const char *, const char *,
+	    const char *);
+json_t	*view_load(struct worker *, const char *, const char *, const char *,
+	    struct store_rec *);
+void	 view_save(struct worker *, const char *, const char *, const char *,
+	    json_t *, uint64_t, uint64_t, struct store_rec *);
+json_t	*view_load_stored(struct worker *, const char *, const char *,
+	    const char *, uint64_t *);
+uint64_t views_ttl(struct worker *);
+void	 views_clock(struct worker *, struct view_clock *);
+uint64_t views_stamp(json_t *, const char *);
+const struct view_policy *views_policy(struct worker *);
+void	 views_answer(struct vwaits *, int, json_t *, const char *);
+int	 views_key_scope(struct worker *, const char *, char *, size_t);
+
+/* view_fetch.c */
+void	 vfetch_start(struct vfetch *);
+void	 vfetch_clear(struct vfetch *);
+void	 vfetch_reset(struct vfetch *, struct vbuild *,
+	    const struct config_backend *, int);
+/* a token_exchange backend in the shared build: listed per principal */
+int	 vfetch_per_principal(const struct vfetch *);
+void	 vfetch_newer(struct vfetch *, const struct view_clock *);
+
+/* view_builds.c */
+void	 vbuild_fetched(struct vfetch *);
+void	 vbuild_free(struct vbuild *);
+struct vbuild *vbuild_find(struct worker *, const char *, const char *);
+int	 vbuild_wait(struct vbuild *, view_cb, void *, int);
+int	 vbuild_begin(struct worker *, const char *, const char *, view_cb,
+	    void *, int);
+void	 views_revalidate(struct worker *, const char *);
+
+/* view_store.c */
+json_t	*views_store(struct worker *, const char *,
+	    const struct view_resolved *, json_t *, uint64_t);
+void	 views_gc(struct worker *);
+void	 views_routes_free(void);
+
+#endif /* VIEW_INT_H */
