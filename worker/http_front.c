@@ -27,7 +27,7 @@
 #include "audit.h"
 #include "httpd.h"
 #include "worker.h"
-#include "session_redis.h"
+#include "session_store.h"
 
 #define FRONT_SSE_HIGH_WATER	(8 * 1024 * 1024)
 
@@ -637,11 +637,12 @@ front_mcp(struct worker *w, struct httpd_req *req)
 		front_mcp_texch(w, req);
 }
 
-/* with sessionStorage redis, the session's copy checked first */
+/* the session's host copy made current first (shared: from Redis) */
 static void
 front_mcp_session(struct worker *w, struct httpd_req *req)
 {
-	if (session_redis_sync(w, req, front_mcp_method) == SESSION_SYNC_GO)
+	if (session_store->ss_sync(w, req, front_mcp_method) ==
+	    SESSION_SYNC_GO)
 		front_mcp_method(w, req);
 }
 
