@@ -110,6 +110,7 @@ builder_main(const struct config *conf, unsigned int gen,
 	if (redis_init(w) == 0)
 		redis_persist_watch();
 	stream_redis_init(w);
+	stream_init(w);
 	health_redis_init(w);
 	verdict_redis_init(w);
 	if (probe_init(w) == -1)

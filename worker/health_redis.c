@@ -18,6 +18,8 @@
 #include "redis.h"
 #include "worker.h"
 #include "health_redis.h"
+#include "health_store.h"
+#include "verdict_redis.h"
 
 static struct {
 	struct worker	*hh_w;
@@ -25,11 +27,20 @@ static struct {
 	size_t		 hh_pulling;	/* reads out */
 } HH;
 
+/* each part stays out while its own config is off (hh_on, vr_on) */
+static const struct health_store health_store_redis = {
+	health_redis_record,
+	health_redis_pull,
+	verdict_redis_put
+};
+
 void
 health_redis_init(struct worker *w)
 {
-	if (w->w_conf->cf_sstore.css_provider != CONFIG_SSTORE_REDIS ||
-	    !w->w_conf->cf_health.ch_cb_enabled)
+	if (w->w_conf->cf_sstore.css_provider != CONFIG_SSTORE_REDIS)
+		return;
+	health_store = &health_store_redis;
+	if (!w->w_conf->cf_health.ch_cb_enabled)
 		return;
 	HH.hh_w = w;
 	HH.hh_on = 1;

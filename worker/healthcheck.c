@@ -10,7 +10,7 @@
  * a backend entering or leaving the unhealthy state is listed anew
  * (view_changed()), and the view leaves it out while it is unhealthy.
  * With sessionStorage redis each outcome goes to the fleet too, and the
- * verdict acted on may be another node's (verdict_redis.c).
+ * verdict acted on may be another node's (health_store.h).
  */
 #include <sys/types.h>
 
@@ -26,8 +26,7 @@
 #include "shared/health.h"
 #include "shared/log.h"
 #include "shared/store.h"
-#include "health_redis.h"
-#include "verdict_redis.h"
+#include "health_store.h"
 #include "texch.h"
 #include "upstream.h"
 #include "worker.h"
@@ -81,7 +80,7 @@ probe_done(struct probe *p, enum probe_outcome o, const char *err)
 	    &old, &cur) == -1)
 		return;
 	/* may end our following another node's verdict */
-	verdict_redis_put(p->p_be, &cur, o);
+	health_store->hs_verdict(p->p_be, &cur, o);
 	if (old.pr_state != cur.pr_state) {
 		if (cur.pr_state == PROBE_UNHEALTHY ||
 		    cur.pr_state == PROBE_UNAUTHENTICATED)
@@ -99,12 +98,41 @@ probe_done(struct probe *p, enum probe_outcome o, const char *err)
 	    p->p_w->w_store, name, now, &bk) == 0 &&
 	    bk.bk_state != BREAKER_CLOSED && health_breaker_record(
 	    p->p_w->w_store, name, ch, 0, 1, now, NULL) == BREAKER_CLOSED) {
-		health_redis_record(name, 0);
+		health_store->hs_breaker(name, 0);
 		changed = 1;
 	}
 	if (changed)
 		view_changed_soon(p->p_w, p->p_be);
 }
+
+/* this host's store alone: nothing shared, nothing to pull */
+static void
+health_lmdb_breaker(const char *backend, int failed)
+{
+	(void)backend;
+	(void)failed;
+}
+
+static void
+health_lmdb_pull(void)
+{
+}
+
+static void
+health_lmdb_verdict(const struct config_backend *be,
+    const struct probe_rec *pr, enum probe_outcome o)
+{
+	(void)be;
+	(void)pr;
+	(void)o;
+}
+
+static const struct health_store health_store_lmdb = {
+	health_lmdb_breaker,
+	health_lmdb_pull,
+	health_lmdb_verdict
+};
+const struct health_store *health_store = &health_store_lmdb;
 
 static int
 probe_params(void *arg, enum proto_era era, struct upstream_params *up)
@@ -187,7 +215,7 @@ probe_on_tick(evutil_socket_t fd, short ev, void *arg)
 	for (i = 0; i < nprobes; i++)
 		probe_start(&probes[i]);
 	/* the fleet's breakers into this host's copy (provider redis) */
-	health_redis_pull();
+	health_store->hs_pull();
 }
 
 /*

@@ -37,7 +37,7 @@
 #include "shared/store.h"
 #include "shared/http_client.h"
 #include "worker.h"
-#include "health_redis.h"
+#include "health_store.h"
 #include "texch.h"
 #include "upstream_int.h"
 
@@ -89,7 +89,7 @@ upstream_deliver(struct upstream *u, const struct upstream_result *r)
 		/* the fleet's breaker (provider redis): each failure, and a
 		 * success that resets failures (rare: not on the hot path) */
 		if (r->ur_status == UPSTREAM_FAILED || reset)
-			health_redis_record(u->u_be->cb_name,
+			health_store->hs_breaker(u->u_be->cb_name,
 			    r->ur_status == UPSTREAM_FAILED);
 	} else if (u->u_trial && u->u_refused == NULL)
 		health_breaker_release(u->u_w->w_store, u->u_be->cb_name, ch,
