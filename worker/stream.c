@@ -304,6 +304,8 @@ stream_on_rread(void *arg, const redisReply *reply, const char *err)
 static void
 stream_rflush(struct gstream *gs)
 {
+	if (gs->gs_req == NULL)
+		return;
 	if (gs->gs_rcmd != NULL) {
 		gs->gs_ragain = 1;
 		return;
@@ -531,7 +533,7 @@ stream_lmdb_append(struct worker *w, const char *sid, const char *data,
 
 /* primed when Redis answers the first read */
 static void
-stream_redis_open(struct gstream *gs, int resumed, uint64_t after)
+stream_ropen(struct gstream *gs, int resumed, uint64_t after)
 {
 	gs->gs_rfirst = !resumed ? -1 : after > INT64_MAX ? INT64_MAX :
 	    (int64_t)after;
@@ -552,7 +554,7 @@ static const struct stream_store stream_store_lmdb = {
 	stream_lmdb_append
 };
 static const struct stream_store stream_store_redis = {
-	stream_redis_open,
+	stream_ropen,
 	stream_rflush,
 	stream_rappend
 };
