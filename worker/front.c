@@ -31,7 +31,7 @@
 #include "worker/process/process.h"
 #include "worker/request/legacy.h"
 #include "worker/request/modern.h"
-#include "worker/state/session_redis.h"
+#include "worker/state/session_store.h"
 
 static void	front_on_request(struct httpd_req *, void *);
 
@@ -212,11 +212,12 @@ front_mcp(struct worker *w, struct httpd_req *req)
 		front_mcp_texch(w, req);
 }
 
-/* with sessionStorage redis, the session's copy checked first */
+/* the session's host copy made current first (shared: from Redis) */
 static void
 front_mcp_session(struct worker *w, struct httpd_req *req)
 {
-	if (session_redis_sync(w, req, front_mcp_method) == SESSION_SYNC_GO)
+	if (session_store->ss_sync(w, req, front_mcp_method) ==
+	    SESSION_SYNC_GO)
 		front_mcp_method(w, req);
 }
 

@@ -213,6 +213,8 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 	health_redis_init(w);
 	texch_init_redis(w);
 	bsession_redis_init(w);
+	stream_init(w);
+	mrtr_init(w);
 	if ((w->w_chan_ev = event_new(w->w_base, chan_fd, EV_READ | EV_PERSIST,
 	    worker_on_channel, w)) == NULL ||
 	    event_add(w->w_chan_ev, NULL) == -1)

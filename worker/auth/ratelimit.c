@@ -482,12 +482,30 @@ ratelimit_batch_held(struct ratelimit_batch *rb)
 	return 0;
 }
 
+/*
+ * Where the buckets are (sessionStorage.provider), chosen once by
+ * ratelimit_init(): this host's store (ratelimit_lmdb(), decided at
+ * once), or Redis's (ratelimit_redis(), whose verdict may be PENDING,
+ * its wait made from proto).
+ */
+typedef enum ratelimit_verdict (*ratelimit_take_fn)(struct worker *,
+    const struct principal *, const char *, size_t, int, unsigned int *,
+    struct ratelimit_wait *, struct ratelimit_wait **);
+static enum ratelimit_verdict ratelimit_lmdb(struct worker *,
+    const struct principal *, const char *, size_t, int, unsigned int *,
+    struct ratelimit_wait *, struct ratelimit_wait **);
+static enum ratelimit_verdict ratelimit_redis(struct worker *,
+    const struct principal *, const char *, size_t, int, unsigned int *,
+    struct ratelimit_wait *, struct ratelimit_wait **);
+static ratelimit_take_fn ratelimit_store = ratelimit_lmdb;
+
 void
 ratelimit_init(struct worker *w)
 {
 	if (!w->w_conf->cf_ratelimit.crl_enabled ||
 	    w->w_conf->cf_sstore.css_provider != CONFIG_SSTORE_REDIS)
 		return;
+	ratelimit_store = ratelimit_redis;
 	(void)redis_script_add(ratelimit_lua);
 	/* none (no memory): the calls fail open */
 	rl.rl_flush = event_new(w->w_base, -1, 0, ratelimit_on_flush, NULL);
@@ -734,8 +752,8 @@ ratelimit_batch_get(struct worker *w, const struct ratelimit_spec *sp,
  */
 static enum ratelimit_verdict
 ratelimit_redis(struct worker *w, const struct principal *p,
-    const char *tool, size_t len, int server, struct ratelimit_wait *proto,
-    struct ratelimit_wait **wp)
+    const char *tool, size_t len, int server, unsigned int *retry_s,
+    struct ratelimit_wait *proto, struct ratelimit_wait **wp)
 {
 	const struct config	*cf = w->w_conf;
 	struct ratelimit_spec	 sp[RATELIMIT_BUCKETS];
@@ -746,6 +764,7 @@ ratelimit_redis(struct worker *w, const struct principal *p,
 	size_t			 klen[RATELIMIT_BUCKETS], i, n;
 	unsigned int		 lease_div = RATELIMIT_LEASE_DIV;
 
+	(void)retry_s;		/* a refusal's comes with the answer */
 	if ((n = ratelimit_specs(&cf->cf_ratelimit, scope, tool, len,
 	    server, sp)) == 0)
 		return RATELIMIT_OK;
@@ -790,6 +809,17 @@ ratelimit_redis(struct worker *w, const struct principal *p,
 	return RATELIMIT_PENDING;
 }
 
+/* the host's store: proto and wp not used */
+static enum ratelimit_verdict
+ratelimit_lmdb(struct worker *w, const struct principal *p,
+    const char *tool, size_t len, int server, unsigned int *retry_s,
+    struct ratelimit_wait *proto, struct ratelimit_wait **wp)
+{
+	(void)proto;
+	(void)wp;
+	return ratelimit_take(w, p, tool, len, server, retry_s);
+}
+
 /*
  * A composite's step: the caller's per-user bucket and its tool's, in
  * the host's store or Redis's as a direct call's are.
@@ -805,12 +835,10 @@ ratelimit_step(struct worker *w, const struct principal *p,
 	*wait = NULL;
 	if (!w->w_conf->cf_ratelimit.crl_enabled)
 		return RATELIMIT_OK;
-	if (w->w_conf->cf_sstore.css_provider != CONFIG_SSTORE_REDIS)
-		return ratelimit_take(w, p, tool, len, 0, retry_s);
 	memset(&proto, 0, sizeof(proto));
 	proto.rw_done = done;
 	proto.rw_arg = arg;
-	return ratelimit_redis(w, p, tool, len, 0, &proto, wait);
+	return ratelimit_store(w, p, tool, len, 0, retry_s, &proto, wait);
 }
 
 json_t *
@@ -879,17 +907,13 @@ ratelimit_call(struct worker *w, struct httpd_req *req,
 		name = "";
 		len = 0;
 	}
-	if (w->w_conf->cf_sstore.css_provider == CONFIG_SSTORE_REDIS &&
-	    resume != NULL) {
-		memset(&proto, 0, sizeof(proto));
-		proto.rw_resume = resume;
-		proto.rw_arg = arg;
-		proto.rw_view = view;
-		v = ratelimit_redis(w, auth_principal(req), name, len, 1,
-		    &proto, NULL);
-	} else
-		v = ratelimit_check(w, auth_principal(req), name, len,
-		    retry_s);
+	/* a caller that cannot wait (no resume) is decided here */
+	proto.rw_done = NULL;
+	proto.rw_resume = resume;
+	proto.rw_arg = arg;
+	proto.rw_view = view;
+	v = (resume != NULL ? ratelimit_store : ratelimit_lmdb)(w,
+	    auth_principal(req), name, len, 1, retry_s, &proto, NULL);
 done:
 	if (v != RATELIMIT_LIMITED)
 		return v;

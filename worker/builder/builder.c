@@ -34,6 +34,7 @@
 #include "shared/stats.h"
 #include "worker/builder/builder.h"
 #include "worker/events/notify.h"
+#include "worker/events/stream.h"
 #include "worker/process/process.h"
 #include "worker/state/session.h"
 #include "worker/upstream/backend.h"
@@ -121,7 +122,9 @@ builder_main(const struct config *conf, unsigned int gen,
 	if (redis_init(w) == 0)
 		redis_persist_watch();
 	stream_redis_init(w);
+	stream_init(w);
 	health_redis_init(w);
+	health_redis_verdicts(verdict_redis_put);
 	verdict_redis_init(w);
 	if (probe_init(w) == -1)
 		fatalx("cannot set up the health checks");

@@ -10,7 +10,7 @@
  * a backend entering or leaving the unhealthy state is listed anew
  * (view_changed()), and the view leaves it out while it is unhealthy.
  * With sessionStorage redis each outcome goes to the fleet too, and the
- * verdict acted on may be another node's (verdict_redis.c).
+ * verdict acted on may be another node's (health_store.h).
  */
 #include <sys/types.h>
 
@@ -35,6 +35,7 @@
 #include "worker/process/process.h"
 #include "worker/upstream/eras.h"
 #include "worker/view/view_get.h"
+#include "worker/upstream/health_store.h"
 
 struct probe {
 	struct worker			*p_w;
@@ -85,7 +86,7 @@ probe_done(struct probe *p, enum probe_outcome o, const char *err)
 	    &old, &cur) == -1)
 		return;
 	/* may end our following another node's verdict */
-	verdict_redis_put(p->p_be, &cur, o);
+	health_store->hs_verdict(p->p_be, &cur, o);
 	if (old.pr_state != cur.pr_state) {
 		if (cur.pr_state == PROBE_UNHEALTHY ||
 		    cur.pr_state == PROBE_UNAUTHENTICATED)
@@ -103,7 +104,7 @@ probe_done(struct probe *p, enum probe_outcome o, const char *err)
 	    p->p_w->w_store, name, now, &bk) == 0 &&
 	    bk.bk_state != BREAKER_CLOSED && health_breaker_record(
 	    p->p_w->w_store, name, ch, 0, 1, now, NULL) == BREAKER_CLOSED) {
-		health_redis_record(name, 0);
+		health_store->hs_breaker(name, 0);
 		changed = 1;
 	}
 	if (changed)
@@ -191,7 +192,7 @@ probe_on_tick(evutil_socket_t fd, short ev, void *arg)
 	for (i = 0; i < nprobes; i++)
 		probe_start(&probes[i]);
 	/* the fleet's breakers into this host's copy (provider redis) */
-	health_redis_pull();
+	health_store->hs_pull();
 }
 
 /*

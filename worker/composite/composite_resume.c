@@ -299,10 +299,11 @@ static void	crun_resume_snap(struct worker *, json_t *, struct httpd_req *,
 		    const struct composite_client *, struct crun **, json_t *);
 
 /*
- * sessionStorage redis: the handle is claimed in Redis, so the retry
- * may come to any node, and a replay is refused on all.  A run stands
- * in while the script runs (the edge's slot cancels it, the request
- * held); Redis's answer frees it and the retry goes on as on one host.
+ * The handle is claimed through handle_store: on this host at once,
+ * or in Redis, so the retry may come to any node and a replay is
+ * refused on all.  A run stands in while the claim is out (the edge's
+ * slot cancels it, the request held); the verdict frees it and the
+ * retry goes on.
  */
 static void
 crun_claimed(void *arg, enum handle_err he, json_t *snap)
@@ -322,7 +323,7 @@ crun_claimed(void *arg, enum handle_err he, json_t *snap)
 	cr->cr_slot = NULL;
 	*slot = NULL;
 	crun_free(cr, NULL);
-	if (he == HANDLE_ERROR)
+	if (he == HANDLE_UNAVAILABLE)
 		cc.cc_done(cc.cc_arg, NULL, MCP_ERR_TRANSPORT,
 		    SESSION_REDIS_DOWN);
 	else if (he != HANDLE_OK)
@@ -353,14 +354,15 @@ crun_claim(struct worker *w, json_t *view, struct httpd_req *req,
 	}
 	cr->cr_params = json_incref(params);
 	cr->cr_req = req;
-	if (handle_redis_claim(id, cr->cr_owner, co, crun_claimed, cr) == -1) {
+	/* in the slot first: the verdict may come within the call */
+	cr->cr_slot = slot;
+	*slot = cr;
+	if (handle_store->hs_claim(w->w_store, id, cr->cr_owner, co,
+	    store_now_ms(), crun_claimed, cr) == -1) {
 		crun_free(cr, NULL);
 		cc->cc_done(cc->cc_arg, NULL, MCP_ERR_TRANSPORT,
 		    SESSION_REDIS_DOWN);
-		return;
 	}
-	cr->cr_slot = slot;
-	*slot = cr;
 }
 
 void
@@ -368,26 +370,14 @@ crun_resume(struct worker *w, json_t *view, struct httpd_req *req,
     const struct composite *co, json_t *params,
     const struct composite_client *cc, struct crun **slot)
 {
-	json_t		*snap = NULL;
-	enum handle_err	 he;
 	const char	*id;
-	uint64_t	 now = store_now_ms();
 
 	id = json_string_value(json_object_get(params, "requestState"));
 	if (id == NULL) {
 		crun_refuse(w, req, co, cc, "not_a_string");
 		return;
 	}
-	if (handle_redis_on()) {
-		crun_claim(w, view, req, co, params, cc, slot, id);
-		return;
-	}
-	if ((he = handle_resume(w->w_store, id, auth_scope(req), co, now,
-	    &snap)) != HANDLE_OK) {
-		crun_refuse(w, req, co, cc, handle_err_name(he));
-		return;
-	}
-	crun_resume_snap(w, view, req, co, params, cc, slot, snap);
+	crun_claim(w, view, req, co, params, cc, slot, id);
 }
 
 /* the run restored from snap (the caller's reference, taken) */

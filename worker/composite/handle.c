@@ -116,11 +116,10 @@ handle_mint(struct store *st, const char *owner, const struct composite *co,
 		rc = store_add_limited(st, STORE_HANDLES, id, HANDLE_ID_LEN,
 		    buf, len, expires_ms, now_ms, &lim);
 		if (rc == 0) {
-			/* with Redis, any node may take the retry */
-			if (handle_redis_on())
-				handle_redis_put(id, owner, co->co_name,
-				    co->co_fp, state, strlen(state),
-				    expires_ms - now_ms);
+			/* shared, any node may take the retry */
+			handle_store->hs_minted(id, owner, co->co_name,
+			    co->co_fp, state, strlen(state),
+			    expires_ms - now_ms);
 			e = HANDLE_OK;
 			goto done;
 		}
@@ -206,3 +205,37 @@ handle_resume(struct store *st, const char *id, const char *owner,
 	store_rec_clear(&rec);
 	return HANDLE_OK;
 }
+
+/* this host's store alone: the other nodes, if any, never see it */
+static void
+handle_lmdb_minted(const char *id, const char *owner, const char *composite,
+    const char *fp, const char *state, size_t slen, uint64_t ttl_ms)
+{
+	(void)id;
+	(void)owner;
+	(void)composite;
+	(void)fp;
+	(void)state;
+	(void)slen;
+	(void)ttl_ms;
+}
+
+/* handle_resume(), its verdict given to cb at once */
+static int
+handle_lmdb_claim(struct store *st, const char *id, const char *owner,
+    const struct composite *co, uint64_t now_ms, handle_claim_cb cb,
+    void *arg)
+{
+	json_t		*snap;
+	enum handle_err	 he;
+
+	he = handle_resume(st, id, owner, co, now_ms, &snap);
+	cb(arg, he, snap);
+	return 0;
+}
+
+static const struct handle_store handle_store_lmdb = {
+	handle_lmdb_minted,
+	handle_lmdb_claim
+};
+const struct handle_store *handle_store = &handle_store_lmdb;

@@ -31,7 +31,8 @@ enum handle_err {
 	HANDLE_WRONG_TOOL,	/* minted for another composite */
 	HANDLE_STALE,		/* the composite's definition changed */
 	HANDLE_LIMIT,		/* mint: at a cap, or the state too big */
-	HANDLE_ERROR		/* the store failed, out of memory */
+	HANDLE_ERROR,		/* the store failed, out of memory */
+	HANDLE_UNAVAILABLE	/* the shared store (Redis) did not answer */
 };
 
 #define HANDLE_CLIENT_MESSAGE	"invalid or expired requestState"
@@ -58,5 +59,27 @@ enum handle_err	 handle_resume(struct store *, const char *id,
 		    uint64_t now_ms, json_t **snap);
 /* for logs and audit: unknown_or_forged, expired, not_owner, ... */
 const char	*handle_err_name(enum handle_err);
+
+/*
+ * Where handles live (sessionStorage.provider), chosen once at start:
+ * this host's store alone (handle.c), or Redis's too, so that a retry
+ * may come to any node and a replay is refused on all (handle_redis.c,
+ * installed by handle_redis_init()).  hs_minted: a handle handle_mint()
+ * wrote, made known to the other nodes (not waited for).  hs_claim:
+ * the retry's handle taken as handle_resume() does, cb(arg, verdict,
+ * snap) with the caller's reference to snap, at once (this host) or
+ * later (HANDLE_UNAVAILABLE: Redis did not answer); -1: cb is not
+ * called.  handle_redis_cancel(arg) drops a claim's cb.
+ */
+typedef void	(*handle_claim_cb)(void *, enum handle_err, json_t *);
+struct handle_store {
+	void	(*hs_minted)(const char *id, const char *owner,
+		    const char *composite, const char *fp, const char *state,
+		    size_t slen, uint64_t ttl_ms);
+	int	(*hs_claim)(struct store *, const char *id, const char *owner,
+		    const struct composite *, uint64_t now_ms,
+		    handle_claim_cb, void *arg);
+};
+extern const struct handle_store *handle_store;
 
 #endif /* VMCPD_HANDLE_H */

@@ -21,8 +21,18 @@
 
 static struct {
 	struct worker	*hr_w;
-	int		 hr_on;
 } HR;
+
+static void	handle_redis_put(const char *, const char *, const char *,
+		    const char *, const char *, size_t, uint64_t);
+static int	handle_redis_claim(struct store *, const char *,
+		    const char *, const struct composite *, uint64_t,
+		    handle_claim_cb, void *);
+
+static const struct handle_store handle_store_redis = {
+	handle_redis_put,
+	handle_redis_claim
+};
 
 void
 handle_redis_init(struct worker *w)
@@ -30,15 +40,9 @@ handle_redis_init(struct worker *w)
 	if (w->w_conf->cf_sstore.css_provider != CONFIG_SSTORE_REDIS)
 		return;
 	HR.hr_w = w;
-	HR.hr_on = 1;
+	handle_store = &handle_store_redis;
 	(void)redis_script_add(handle_redis_mint_lua);
 	(void)redis_script_add(handle_redis_claim_lua);
-}
-
-int
-handle_redis_on(void)
-{
-	return HR.hr_on;
 }
 
 static void
@@ -50,7 +54,8 @@ handle_redis_on_put(void *arg, const redisReply *reply, const char *err)
 		    err);
 }
 
-void
+/* a handle minted here, written to Redis (not waited for) */
+static void
 handle_redis_put(const char *id, const char *owner, const char *composite,
     const char *fp, const char *state, size_t slen, uint64_t ttl_ms)
 {
@@ -102,21 +107,30 @@ handle_redis_on_claim(void *arg, const redisReply *reply, const char *err)
 	if (e == HANDLE_OK && (snap = json_loadb(state, slen, 0, &je)) ==
 	    NULL)
 		e = HANDLE_ERROR;
+	if (e == HANDLE_ERROR)
+		e = HANDLE_UNAVAILABLE;
 	/* off the list first: cb may cancel others */
 	TAILQ_REMOVE(&handle_rclaims, hc, hc_entry);
 	hc->hc_cb(hc->hc_arg, e, snap);
 	free(hc);
 }
 
-int
-handle_redis_claim(const char *id, const char *owner,
-    const struct composite *co, handle_claim_cb cb, void *arg)
+/*
+ * The handle claimed in Redis: cb never within this call, the host's
+ * store and clock not used (Redis's record and clock are the truth).
+ */
+static int
+handle_redis_claim(struct store *st, const char *id, const char *owner,
+    const struct composite *co, uint64_t now_ms, handle_claim_cb cb,
+    void *arg)
 {
 	struct handle_rclaim	*hc;
 	struct redis_args	 a;
 	char			 key[HANDLE_RKEY_MAX];
 	size_t			 klen;
 
+	(void)st;
+	(void)now_ms;
 	if ((klen = redis_key(key, sizeof(key),
 	    HR.hr_w->w_conf->cf_sstore.css_prefix, REDIS_KIND_HANDLE, id,
 	    NULL)) == 0 || (hc = calloc(1, sizeof(*hc))) == NULL)

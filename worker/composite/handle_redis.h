@@ -28,22 +28,9 @@ extern const char handle_redis_claim_lua[];
 enum handle_err handle_redis_verdict(const struct redisReply *,
 	    const char **state, size_t *slen);
 
-/* the worker's side: off unless provider redis */
+/* the worker's side: handle_store's, with provider redis */
 void	 handle_redis_init(struct worker *);
-int	 handle_redis_on(void);
-/* a handle minted here, written to Redis (not waited for) */
-void	 handle_redis_put(const char *id, const char *owner,
-	    const char *composite, const char *fp, const char *state,
-	    size_t slen, uint64_t ttl_ms);
-/*
- * Claim handle id for owner and co: cb(arg, HANDLE_OK, snap) with the
- * caller's reference, or cb(arg, why, NULL) (HANDLE_ERROR: Redis did
- * not answer), never within this call.  -1: not sent (cb not called).
- * handle_redis_cancel(arg): cb is not called.
- */
-typedef void	(*handle_claim_cb)(void *, enum handle_err, json_t *);
-int	 handle_redis_claim(const char *id, const char *owner,
-	    const struct composite *co, handle_claim_cb, void *arg);
+/* a claim's arg gone: its cb is not called */
 void	 handle_redis_cancel(void *arg);
 
 #endif /* VMCPD_HANDLE_REDIS_H */

@@ -69,7 +69,23 @@ struct gstream {
 
 static TAILQ_HEAD(, gstream) gstreams = TAILQ_HEAD_INITIALIZER(gstreams);
 
-static void	stream_flush(struct gstream *);
+/*
+ * Where a session's events are kept (sessionStorage.provider), chosen
+ * once by stream_init(): this host's store (a scan per flush), or Redis
+ * (a read per flush, stream_redis.h), so that a stream resumes on any
+ * node.  st_open: a new stream's first position, its SSE started
+ * (resumed: after Last-Event-ID after); st_flush: what the stream has
+ * not sent yet, written; st_append: an event kept and its stream told
+ * (0), or -1.
+ */
+struct stream_store {
+	void	(*st_open)(struct gstream *, int resumed, uint64_t after);
+	void	(*st_flush)(struct gstream *);
+	int	(*st_append)(struct worker *, const char *sid,
+		    const char *data, size_t len);
+};
+static const struct stream_store stream_store_lmdb, stream_store_redis;
+static const struct stream_store *stream_store = &stream_store_lmdb;
 
 static void
 stream_holder_key(uint8_t *key, const char *sid)
@@ -292,6 +308,8 @@ stream_on_rread(void *arg, const redisReply *reply, const char *err)
 static void
 stream_rflush(struct gstream *gs)
 {
+	if (gs->gs_req == NULL)
+		return;
 	if (gs->gs_rcmd != NULL) {
 		gs->gs_ragain = 1;
 		return;
@@ -302,18 +320,14 @@ stream_rflush(struct gstream *gs)
 		stream_rfail(gs);
 }
 
-/* write what the store has for this stream that it has not sent yet */
+/* write what the host's store has for this stream, not sent yet */
 static void
-stream_flush(struct gstream *gs)
+stream_lmdb_flush(struct gstream *gs)
 {
 	struct stream_scan ss;
 
 	if (gs->gs_req == NULL)
 		return;
-	if (stream_redis_on()) {
-		stream_rflush(gs);
-		return;
-	}
 	ss.ss_gs = gs;
 	ss.ss_last = gs->gs_last;
 	ss.ss_write = 1;
@@ -354,7 +368,7 @@ stream_on_tick(evutil_socket_t fd, short ev, void *arg)
 	front_sse_keepalive(gs->gs_req);
 	/* in case a wake-up was lost, or the event was made on another
 	 * node (provider redis); last: a failed read ends the stream */
-	stream_flush(gs);
+	stream_store->st_flush(gs);
 }
 
 /* the access token it was opened with expired: the client comes back
@@ -394,7 +408,6 @@ void
 stream_get(struct worker *w, struct httpd_req *req, struct session *s)
 {
 	struct gstream		*gs;
-	struct stream_scan	 ss;
 	struct timeval		 tv;
 	const char		*lei = front_header(req, "Last-Event-ID");
 	char			 sock[128], *end;
@@ -434,28 +447,8 @@ stream_get(struct worker *w, struct httpd_req *req, struct session *s)
 	stream_holder_set(w, s->s_id);
 	/* the client may be gone at the first write: told from the loop */
 	httpd_req_set_close_cb(req, stream_on_close, gs);
-	if (stream_redis_on()) {
-		/* primed when Redis answers the first read */
-		gs->gs_rfirst = lei == NULL ? -1 : after > INT64_MAX ?
-		    INT64_MAX : (int64_t)after;
-		front_sse_start(req, NULL);
-		goto flushed;
-	}
-	/* a fresh stream starts after what is already there */
-	ss.ss_gs = gs;
-	ss.ss_last = 0;
-	ss.ss_write = 0;
-	(void)store_scan(w->w_store, STORE_EVENTS, s->s_id, SESSION_ID_LEN, 0,
-	    store_now_ms(), stream_scan_cb, &ss);
-	/* so does a resume from an id past every event here: another
-	 * node's, the session having moved (docs/ARCHITECTURE.md, Beyond
-	 * one host); waiting for this host's ids to pass it would drop
-	 * what comes */
-	gs->gs_last = lei != NULL && after <= ss.ss_last ? after : ss.ss_last;
-	front_sse_start(req, NULL);
-	stream_prime(gs);
-flushed:
-	stream_flush(gs);
+	stream_store->st_open(gs, lei != NULL, after);
+	stream_store->st_flush(gs);
 	if (stream_find(s->s_id) == NULL)
 		return;		/* ended at once: Redis is down */
 	tv.tv_sec = w->w_conf->cf_keepalive_ms / 1000;
@@ -488,7 +481,7 @@ stream_notify(struct worker *w, const char *sid)
 	pid_t		 pid;
 
 	if ((gs = stream_find(sid)) != NULL) {
-		stream_flush(gs);
+		stream_store->st_flush(gs);
 		return;
 	}
 	/* best effort: the holder's tick or a resume makes up for a loss */
@@ -508,6 +501,77 @@ stream_on_appended(struct worker *w, const char *sid, uint64_t id)
 		stream_rfail(gs);
 }
 
+/* a fresh stream starts after what is already there */
+static void
+stream_lmdb_open(struct gstream *gs, int resumed, uint64_t after)
+{
+	struct stream_scan ss;
+
+	ss.ss_gs = gs;
+	ss.ss_last = 0;
+	ss.ss_write = 0;
+	(void)store_scan(gs->gs_w->w_store, STORE_EVENTS, gs->gs_sid,
+	    SESSION_ID_LEN, 0, store_now_ms(), stream_scan_cb, &ss);
+	/* so does a resume from an id past every event here: another
+	 * node's, the session having moved (docs/ARCHITECTURE.md, Beyond
+	 * one host); waiting for this host's ids to pass it would drop
+	 * what comes */
+	gs->gs_last = resumed && after <= ss.ss_last ? after : ss.ss_last;
+	front_sse_start(gs->gs_req, NULL);
+	stream_prime(gs);
+}
+
+static int
+stream_lmdb_append(struct worker *w, const char *sid, const char *data,
+    size_t len)
+{
+	uint64_t now = store_now_ms();
+
+	if (store_append(w->w_store, STORE_EVENTS, sid, strlen(sid), data,
+	    len, now + w->w_conf->cf_session_max_ms, now,
+	    w->w_conf->cf_event_buffer, NULL) == -1)
+		return -1;
+	stream_notify(w, sid);
+	return 0;
+}
+
+/* primed when Redis answers the first read */
+static void
+stream_ropen(struct gstream *gs, int resumed, uint64_t after)
+{
+	gs->gs_rfirst = !resumed ? -1 : after > INT64_MAX ? INT64_MAX :
+	    (int64_t)after;
+	front_sse_start(gs->gs_req, NULL);
+}
+
+/* told once Redis has it (stream_on_appended()) */
+static int
+stream_rappend(struct worker *w, const char *sid, const char *data,
+    size_t len)
+{
+	return stream_redis_append(w, sid, data, len, stream_on_appended);
+}
+
+static const struct stream_store stream_store_lmdb = {
+	stream_lmdb_open,
+	stream_lmdb_flush,
+	stream_lmdb_append
+};
+static const struct stream_store stream_store_redis = {
+	stream_ropen,
+	stream_rflush,
+	stream_rappend
+};
+
+/* after stream_redis_init(): the store the events are in */
+void
+stream_init(struct worker *w)
+{
+	(void)w;
+	stream_store = stream_redis_on() ? &stream_store_redis :
+	    &stream_store_lmdb;
+}
+
 /*
  * Queue a message for a session's GET stream and wake its holder.
  * Returns 0 once it is in the store (provider redis: sent to Redis),
@@ -518,25 +582,13 @@ stream_publish(struct worker *w, const char *sid, const json_t *msg)
 {
 	char			*data;
 	size_t			 len;
-	uint64_t		 now = store_now_ms();
 	int			 rc;
 
 	if ((data = jsonrpc_dump(msg, &len)) == NULL)
 		return -1;
-	if (stream_redis_on()) {
-		rc = stream_redis_append(w, sid, data, len,
-		    stream_on_appended);
-		free(data);
-		return rc;
-	}
-	rc = store_append(w->w_store, STORE_EVENTS, sid, strlen(sid), data, len,
-	    now + w->w_conf->cf_session_max_ms, now, w->w_conf->cf_event_buffer,
-	    NULL);
+	rc = stream_store->st_append(w, sid, data, len);
 	free(data);
-	if (rc == -1)
-		return -1;
-	stream_notify(w, sid);
-	return 0;
+	return rc;
 }
 
 /* WAKE_STREAM: sid's stream, if here, has events in the store */
@@ -547,7 +599,7 @@ stream_wake(struct worker *w, const char *sid)
 
 	(void)w;
 	if ((gs = stream_find(sid)) != NULL)
-		stream_flush(gs);
+		stream_store->st_flush(gs);
 }
 
 /* drain: end every stream; clients resume elsewhere with Last-Event-ID */

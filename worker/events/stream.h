@@ -19,6 +19,7 @@ struct worker;
 void	 stream_get(struct worker *, struct httpd_req *,
 	    struct session *);
 int	 stream_publish(struct worker *, const char *sid, const json_t *msg);
+void	 stream_init(struct worker *);
 void	 stream_terminate(struct worker *, const char *sid);
 void	 stream_drain(struct worker *);
 void	 stream_wake(struct worker *, const char *sid);

@@ -60,6 +60,26 @@ struct mrtr_wait {
 
 static TAILQ_HEAD(, mrtr_wait) mrtr_waits = TAILQ_HEAD_INITIALIZER(mrtr_waits);
 
+/*
+ * Where asks are shared (sessionStorage.provider), chosen once by
+ * mrtr_init(): nowhere beyond this host's store, or Redis, so that the
+ * client's answer may reach any node (pending_redis.h).  ms_ask: an ask
+ * this host recorded, told; ms_forget: an ask ended here, its shared
+ * copy gone; ms_poll: an answer given on another node, read (its
+ * wake-up lost); ms_answer: an answer to an id not in this host's
+ * store, mrtr_answer()'s 0 or 2.
+ */
+struct mrtr_store {
+	void	(*ms_ask)(const char *sid, const char *id, uint64_t ttl_ms);
+	void	(*ms_forget)(const char *sid, const char *id);
+	void	(*ms_poll)(struct worker *, const char *id);
+	int	(*ms_answer)(struct worker *, struct httpd_req *,
+		    const char *sid, const char *id,
+		    const struct jsonrpc_msg *);
+};
+static const struct mrtr_store mrtr_store_lmdb, mrtr_store_redis;
+static const struct mrtr_store *mrtr_store = &mrtr_store_lmdb;
+
 static void
 mrtr_free(struct mrtr_wait *mw)
 {
@@ -70,9 +90,8 @@ mrtr_free(struct mrtr_wait *mw)
 		if (!mw->mw_asks[i].ma_done && mw->mw_asks[i].ma_id[0]) {
 			(void)store_del(mw->mw_w->w_store, STORE_PENDING,
 			    mw->mw_asks[i].ma_id, strlen(mw->mw_asks[i].ma_id));
-			if (pend_redis_on())
-				pend_redis_del(mw->mw_sid,
-				    mw->mw_asks[i].ma_id);
+			mrtr_store->ms_forget(mw->mw_sid,
+			    mw->mw_asks[i].ma_id);
 		}
 		free(mw->mw_asks[i].ma_key);
 	}
@@ -147,10 +166,9 @@ mrtr_on_tick(evutil_socket_t fd, short ev, void *arg)
 			    sizeof(ids[0]));
 	for (i = 0; i < n; i++)
 		mrtr_take(w, ids[i]);
-	/* answered on another node, its wake-up lost: read Redis too */
-	if (pend_redis_on())
-		for (i = 0; i < n; i++)
-			mrtr_redis_wake(w, ids[i]);
+	/* answered on another node, its wake-up lost */
+	for (i = 0; i < n; i++)
+		mrtr_store->ms_poll(w, ids[i]);
 	free(ids);
 }
 
@@ -227,10 +245,9 @@ mrtr_ask(struct worker *w, const char *sid, const json_t *client_caps,
 			goto fail;
 		}
 		free(buf);
-		/* with Redis, the answer may reach another node */
-		if (pend_redis_on())
-			pend_redis_ask(sid, ma->ma_id,
-			    w->w_conf->cf_pending_timeout_ms);
+		/* shared, the answer may reach another node */
+		mrtr_store->ms_ask(sid, ma->ma_id,
+		    w->w_conf->cf_pending_timeout_ms);
 		out = json_pack("{s:s, s:s, s:s, s:O*}", "jsonrpc", "2.0", "id",
 		    ma->ma_id, "method", method, "params",
 		    json_object_get(ir, "params"));
@@ -329,10 +346,10 @@ mrtr_take(struct worker *w, const char *id)
 		return;
 	p = json_loadb(rec.sr_data, rec.sr_len, JSON_ALLOW_NUL, &jerr);
 	store_rec_clear(&rec);
-	/* answered here: Redis's copy of the ask goes too */
-	if (pend_redis_on() && (json_object_get(p, "result") != NULL ||
-	    json_object_get(p, "error") != NULL))
-		pend_redis_del(mw->mw_sid, id);
+	/* answered here: the shared copy of the ask goes too */
+	if (json_object_get(p, "result") != NULL ||
+	    json_object_get(p, "error") != NULL)
+		mrtr_store->ms_forget(mw->mw_sid, id);
 	(void)mrtr_apply(mw, i, p);
 	json_decref(p);
 }
@@ -439,6 +456,62 @@ mrtr_answer_redis(struct worker *w, struct httpd_req *req, const char *sid,
 	return 2;
 }
 
+static void
+mrtr_lmdb_ask(const char *sid, const char *id, uint64_t ttl_ms)
+{
+	(void)sid;
+	(void)id;
+	(void)ttl_ms;
+}
+
+static void
+mrtr_lmdb_forget(const char *sid, const char *id)
+{
+	(void)sid;
+	(void)id;
+}
+
+static void
+mrtr_lmdb_poll(struct worker *w, const char *id)
+{
+	(void)w;
+	(void)id;
+}
+
+/* one host: an id not in its store was never asked */
+static int
+mrtr_lmdb_answer(struct worker *w, struct httpd_req *req, const char *sid,
+    const char *id, const struct jsonrpc_msg *msg)
+{
+	(void)w;
+	(void)req;
+	(void)id;
+	(void)msg;
+	log_debug("session %.8s... answered an unknown input request", sid);
+	return 0;
+}
+
+static const struct mrtr_store mrtr_store_lmdb = {
+	mrtr_lmdb_ask,
+	mrtr_lmdb_forget,
+	mrtr_lmdb_poll,
+	mrtr_lmdb_answer
+};
+static const struct mrtr_store mrtr_store_redis = {
+	pend_redis_ask,
+	pend_redis_del,
+	mrtr_redis_wake,
+	mrtr_answer_redis
+};
+
+/* after pend_redis_init(): where asks are shared */
+void
+mrtr_init(struct worker *w)
+{
+	(void)w;
+	mrtr_store = pend_redis_on() ? &mrtr_store_redis : &mrtr_store_lmdb;
+}
+
 /*
  * A Legacy client's answer to an id of ours: record it for the worker
  * waiting, then wake that worker.  0 if the id was an MRTR one of this
@@ -463,11 +536,7 @@ mrtr_answer(struct worker *w, struct httpd_req *req, const char *sid,
 	memset(&rec, 0, sizeof(rec));
 	if (store_get(w->w_store, STORE_PENDING, id, strlen(id), now,
 	    &rec) != 0) {
-		if (pend_redis_on())
-			return mrtr_answer_redis(w, req, sid, id, msg);
-		log_debug("session %.8s... answered an unknown input request",
-		    sid);
-		return 0;
+		return mrtr_store->ms_answer(w, req, sid, id, msg);
 	}
 	p = json_loadb(rec.sr_data, rec.sr_len, JSON_ALLOW_NUL, &jerr);
 	store_rec_clear(&rec);

@@ -46,6 +46,7 @@ int	 mrtr_answer(struct worker *, struct httpd_req *, const char *sid,
 void	 mrtr_wake(struct worker *, const char *id);
 /* sessionStorage redis: an answer for id may be in Redis */
 void	 mrtr_redis_wake(struct worker *, const char *id);
+void	 mrtr_init(struct worker *);
 void	 mrtr_free_all(void);
 
 #endif

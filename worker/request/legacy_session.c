@@ -255,15 +255,11 @@ legacy_initialize_reply(struct mcp_req *mr, json_t *view)
 		return;
 	}
 	log_debug("session %.8s... created (%s)", s->s_id, s->s_version);
-	/* shared: answered once Redis has it, so any node knows the id */
-	if (session_redis_on()) {
-		mr->mr_result = result;
-		if (session_redis_create(s, w->w_conf->cf_session_ttl_ms, now,
-		    legacy_initialize_stored, mr) == -1)
-			legacy_initialize_stored(mr, -1);
-		return;
-	}
-	legacy_initialize_answer(mr, result);
+	/* answered once every node knows the id (shared: Redis has it) */
+	mr->mr_result = result;
+	if (session_store->ss_publish(s, w->w_conf->cf_session_ttl_ms, now,
+	    legacy_initialize_stored, mr) == -1)
+		legacy_initialize_stored(mr, -1);
 }
 
 static void
@@ -447,11 +443,6 @@ legacy_delete(struct worker *w, struct httpd_req *req)
 	memset(&s, 0, sizeof(s));
 	if (legacy_session(w, req, NULL, &s) == -1)
 		return;
-	if (!session_redis_on()) {
-		(void)legacy_delete_end(w, req, &s);
-		session_clear(&s);
-		return;
-	}
 	if ((ld = calloc(1, sizeof(*ld))) == NULL) {
 		session_clear(&s);
 		front_reply_error(req, 500, NULL, JSONRPC_INTERNAL_ERROR,
@@ -462,15 +453,16 @@ legacy_delete(struct worker *w, struct httpd_req *req)
 	ld->ld_req = req;
 	memcpy(ld->ld_sid, s.s_id, sizeof(ld->ld_sid));
 	session_clear(&s);
-	if (session_redis_del_wait(ld->ld_sid, legacy_delete_done, ld) == -1) {
-		free(ld);
-		front_reply_error(req, 503, NULL, MCP_ERR_TRANSPORT,
-		    SESSION_REDIS_DOWN);
-		return;
-	}
 	/* a client that goes away meanwhile: the DELETE is seen through
 	 * and answered to no one (httpd ends the request) */
 	worker_request_hold(w);
+	if (session_store->ss_unpublish(ld->ld_sid, legacy_delete_done,
+	    ld) == -1) {
+		free(ld);
+		front_reply_error(req, 503, NULL, MCP_ERR_TRANSPORT,
+		    SESSION_REDIS_DOWN);
+		worker_request_release(w, __func__);
+	}
 }
 
 /* a GET the front let through: the session's standalone stream */

@@ -21,6 +21,7 @@
 #include "worker/process/process.h"
 #include "worker/state/session.h"
 #include "worker/state/session_redis.h"
+#include "worker/state/session_store.h"
 
 #define SESSION_RECORD_VERSION	1
 
@@ -433,68 +434,37 @@ session_copy_gone(struct store *st, const char *id, uint64_t now_ms)
 }
 
 /*
- * With sessionStorage redis the record is written to Redis as well
- * (session_redis.c) and this host's copy carries no stamp until a read
- * fetches it back: a copy is only used with the stamp Redis holds.  A
- * copy that names backend sessions is flagged to close them when it
- * expires here too: backend_session_close.c asks Redis first whether the session
- * lives on (touched on another node) before it closes anything.
+ * A session encoded as rec, written to this host's store (lim: a new
+ * one under the caps); once it names a backend session, its end closes
+ * that (backend_session_close.c).  What was written is the record now: cached, not
+ * decoded again.  A copy of Redis's record (session_redis.c) is
+ * written the same way, so that the node whose copy expires last
+ * closes them, after asking Redis whether it lives on.
  */
-static int
-session_put(struct store *st, const struct session *s, uint64_t ttl_ms,
-    uint64_t now_ms, const struct store_limit *lim)
+int
+session_write(struct store *st, const struct session *s, const char *rec,
+    size_t len, uint64_t ttl_ms, uint64_t now_ms,
+    const struct store_limit *lim)
 {
-	struct session	 t = *s;
-	char		*buf;
-	size_t		 len;
-	int		 rc, shared = session_redis_on();
+	int rc;
 
-	if (shared)
-		t.s_rstamp = 0;
-	if (session_encode(&t, &buf, &len) == -1)
-		return -1;
 	if (lim != NULL)
 		rc = store_add_limited(st, STORE_SESSIONS, s->s_id,
-		    strlen(s->s_id), buf, len, session_expiry(s, ttl_ms),
+		    strlen(s->s_id), rec, len, session_expiry(s, ttl_ms),
 		    now_ms, lim);
 	else
-		/* once it names a backend session, its end closes that
-		 * (backend_session_close.c) */
 		rc = store_put_ext(st, STORE_SESSIONS, s->s_id,
-		    strlen(s->s_id), buf, len, session_expiry(s, ttl_ms),
+		    strlen(s->s_id), rec, len, session_expiry(s, ttl_ms),
 		    now_ms, session_holds_backends(s) ? STORE_F_CLOSE : 0,
 		    NULL, 0);
-	/* a new one is sent by its initialize, which waits for it */
-	if (rc == 0 && shared && lim == NULL)
-		session_redis_put(s->s_id, buf, len,
-		    session_expiry(s, ttl_ms), now_ms, 0);
-	free(buf);
-	/* what we wrote is the record now: no need to decode it again */
 	if (rc == 0)
-		session_cache_put(&t, now_ms, len);
+		session_cache_put(s, now_ms, len);
 	return rc;
 }
 
-int
-session_save(struct store *st, const struct session *s, uint64_t ttl_ms,
-    uint64_t now_ms)
-{
-	return session_put(st, s, ttl_ms, now_ms, NULL);
-}
-
-/* a new session under the caps: store_add_limited()'s answers */
-int
-session_create(struct store *st, const struct session *s, uint64_t ttl_ms,
+static int
+session_lmdb_put(struct store *st, const struct session *s, uint64_t ttl_ms,
     uint64_t now_ms, const struct store_limit *lim)
-{
-	return session_put(st, s, ttl_ms, now_ms, lim);
-}
-
-/* a read-through copy of the Redis record (stamp s_rstamp), flagged as
- * session_put()'s: the node whose copy expires last closes them */
-int
-session_put_copy(struct store *st, const struct session *s, uint64_t ttl_ms,
-    uint64_t now_ms)
 {
 	char	*buf;
 	size_t	 len;
@@ -502,13 +472,78 @@ session_put_copy(struct store *st, const struct session *s, uint64_t ttl_ms,
 
 	if (session_encode(s, &buf, &len) == -1)
 		return -1;
-	rc = store_put_ext(st, STORE_SESSIONS, s->s_id, strlen(s->s_id), buf,
-	    len, session_expiry(s, ttl_ms), now_ms, session_holds_backends(s) ?
-	    STORE_F_CLOSE : 0, NULL, 0);
+	rc = session_write(st, s, buf, len, ttl_ms, now_ms, lim);
 	free(buf);
-	if (rc == 0)
-		session_cache_put(s, now_ms, len);
 	return rc;
+}
+
+static int
+session_lmdb_delete(struct store *st, const char *id)
+{
+	return store_del(st, STORE_SESSIONS, id, strlen(id));
+}
+
+/* one host: every node has it already */
+static int
+session_lmdb_publish(const struct session *s, uint64_t ttl_ms,
+    uint64_t now_ms, void (*done)(void *, int), void *arg)
+{
+	(void)s;
+	(void)ttl_ms;
+	(void)now_ms;
+	done(arg, 0);
+	return 0;
+}
+
+static int
+session_lmdb_unpublish(const char *id, void (*done)(void *, int), void *arg)
+{
+	(void)id;
+	done(arg, 0);
+	return 0;
+}
+
+/* the host's copy is the session */
+static int
+session_lmdb_sync(struct worker *w, struct httpd_req *req,
+    session_cont_fn cont)
+{
+	(void)w;
+	(void)req;
+	(void)cont;
+	return SESSION_SYNC_GO;
+}
+
+const struct session_store session_store_lmdb = {
+	session_lmdb_put,
+	session_lmdb_delete,
+	session_lmdb_publish,
+	session_lmdb_unpublish,
+	session_lmdb_sync
+};
+const struct session_store *session_store = &session_store_lmdb;
+
+int
+session_save(struct store *st, const struct session *s, uint64_t ttl_ms,
+    uint64_t now_ms)
+{
+	return session_store->ss_put(st, s, ttl_ms, now_ms, NULL);
+}
+
+/* a new session under the caps: store_add_limited()'s answers */
+int
+session_create(struct store *st, const struct session *s, uint64_t ttl_ms,
+    uint64_t now_ms, const struct store_limit *lim)
+{
+	return session_store->ss_put(st, s, ttl_ms, now_ms, lim);
+}
+
+/* a read-through copy of the Redis record (stamp s_rstamp) */
+int
+session_put_copy(struct store *st, const struct session *s, uint64_t ttl_ms,
+    uint64_t now_ms)
+{
+	return session_lmdb_put(st, s, ttl_ms, now_ms, NULL);
 }
 
 /*
@@ -533,9 +568,7 @@ session_client_group(const struct sockaddr *sa, socklen_t salen, char *buf,
 int
 session_delete(struct store *st, const char *id)
 {
-	if (session_redis_on())
-		session_redis_del(id);
-	return store_del(st, STORE_SESSIONS, id, strlen(id));
+	return session_store->ss_delete(st, id);
 }
 
 struct session_backend *

@@ -34,6 +34,8 @@
 #include "worker/state/stream_redis.h"
 
 
+static const struct session_store session_store_redis;
+
 static struct {
 	struct worker	*sr_w;
 	int		 sr_on;
@@ -68,6 +70,7 @@ session_redis_init(struct worker *w)
 		return;
 	SR.sr_w = w;
 	SR.sr_on = 1;
+	session_store = &session_store_redis;
 	(void)redis_script_add(session_redis_put_lua);
 	(void)redis_script_add(session_redis_get_lua);
 	stream_redis_init(w);
@@ -86,6 +89,47 @@ session_redis_on(void)
 {
 	return SR.sr_on;
 }
+
+/*
+ * session_store's put: the host's copy carries no stamp until a read
+ * fetches it back (a copy is only used with the stamp Redis holds),
+ * and the record follows to Redis, not waited for; a new one is sent
+ * by its initialize (ss_publish), which waits for it.
+ */
+static int
+session_redis_store_put(struct store *st, const struct session *s,
+    uint64_t ttl_ms, uint64_t now_ms, const struct store_limit *lim)
+{
+	struct session	 t = *s;
+	char		*buf;
+	size_t		 len;
+	int		 rc;
+
+	t.s_rstamp = 0;
+	if (session_encode(&t, &buf, &len) == -1)
+		return -1;
+	rc = session_write(st, &t, buf, len, ttl_ms, now_ms, lim);
+	if (rc == 0 && lim == NULL)
+		session_redis_put(s->s_id, buf, len,
+		    session_expiry(s, ttl_ms), now_ms, 0);
+	free(buf);
+	return rc;
+}
+
+static int
+session_redis_store_delete(struct store *st, const char *id)
+{
+	session_redis_del(id);
+	return session_store_lmdb.ss_delete(st, id);
+}
+
+static const struct session_store session_store_redis = {
+	session_redis_store_put,
+	session_redis_store_delete,
+	session_redis_create,
+	session_redis_del_wait,
+	session_redis_sync
+};
 
 /* a failure, logged a line a second at most */
 void

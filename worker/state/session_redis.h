@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "worker/state/session_store.h"
+
 struct worker;
 struct httpd_req;
 struct redisReply;
@@ -67,10 +69,7 @@ int	 session_redis_del_wait(const char *id, void (*done)(void *, int),
 	    void *arg);
 void	 session_redis_cancel(void *arg);
 
-/* the request goes on (cont(w, req) runs now or later) or is answered */
-typedef void	(*session_cont_fn)(struct worker *, struct httpd_req *);
-#define SESSION_SYNC_GO		0	/* go on now: the copy is Redis's */
-#define SESSION_SYNC_LATER	1	/* cont() runs, or it is answered */
+/* session_store.h's ss_sync: SESSION_SYNC_GO when the copy is Redis's */
 int	 session_redis_sync(struct worker *, struct httpd_req *,
 	    session_cont_fn);
 

@@ -181,7 +181,7 @@ bsession_load(struct worker *w, const char *scope,
 	    bsession_touch_due(rec.sr_updated_ms, now) &&
 	    store_touch(w->w_store, STORE_BSESSIONS, key, klen,
 	    now + w->w_conf->cf_bsession_ttl_ms, now) == 0)
-		bsession_redis_touch(scope, be);
+		bsession_store->bs_touch(scope, be);
 	store_rec_clear(&rec);
 	return rc;
 }
@@ -197,7 +197,8 @@ bsession_evicted(struct worker *w, const struct config_backend *be,
 	/* out of Redis too, so that no node takes it up again */
 	if (bsession_decode_scope(rec->sr_data, rec->sr_len, scope,
 	    sizeof(scope)) == 0)
-		bsession_redis_drop(scope, be, rec->sr_data, rec->sr_len);
+		bsession_store->bs_drop(scope, be, rec->sr_data,
+		    rec->sr_len);
 	if (bsession_decode(rec->sr_data, rec->sr_len, &sid, &ver) == 0) {
 		log_debug("backend %s: a principal's backend session evicted "
 		    "(sessions.maxBackendSessions is %u)", be->cb_name,
@@ -259,23 +260,17 @@ void
 bsession_forget(struct worker *w, const char *scope,
     const struct config_backend *be)
 {
-	struct store_rec	 rec;
-	char			 key[STORE_KEY_MAX];
-	size_t			 klen;
+	char	key[STORE_KEY_MAX];
+	size_t	klen;
 
 	if ((klen = bsession_key(key, sizeof(key), "", scope,
 	    be->cb_name)) == 0)
 		return;
-	/* the nodes share it: out of Redis too, if it is still this one */
-	memset(&rec, 0, sizeof(rec));
-	if (bsession_redis_on(scope) && store_get(w->w_store,
-	    STORE_BSESSIONS, key, klen, store_now_ms(), &rec) == 0)
-		bsession_redis_drop(scope, be, rec.sr_data, rec.sr_len);
-	store_rec_clear(&rec);
+	bsession_store->bs_forget(w->w_store, scope, be, key, klen);
 	(void)store_del(w->w_store, STORE_BSESSIONS, key, klen);
 }
 
-/* the record a fleet's open writes to Redis (bsession_redis_done()) */
+/* the record a fleet's open shares (bs_done) */
 void
 bsession_share(const char *scope, const struct config_backend *be,
     const char *sid, const char *ver)
@@ -285,9 +280,58 @@ bsession_share(const char *scope, const struct config_backend *be,
 
 	if (sid != NULL && ver != NULL)
 		buf = bsession_encode(scope, sid, ver, &len);
-	bsession_redis_done(scope, be, buf, len);
+	bsession_store->bs_done(scope, be, buf, len);
 	free(buf);
 }
+
+/* this host's store alone: nothing asked, nothing shared */
+static struct redis_flight *
+bsession_lmdb_fetch(const char *scope, const struct config_backend *be,
+    redis_flight_cb cb, void *arg)
+{
+	(void)scope;
+	(void)be;
+	(void)cb;
+	(void)arg;
+	return NULL;
+}
+
+static void
+bsession_lmdb_rec(const char *scope, const struct config_backend *be,
+    const char *rec, size_t len)
+{
+	(void)scope;
+	(void)be;
+	(void)rec;
+	(void)len;
+}
+
+static void
+bsession_lmdb_touch(const char *scope, const struct config_backend *be)
+{
+	(void)scope;
+	(void)be;
+}
+
+static void
+bsession_lmdb_forget(struct store *st, const char *scope,
+    const struct config_backend *be, const char *key, size_t klen)
+{
+	(void)st;
+	(void)scope;
+	(void)be;
+	(void)key;
+	(void)klen;
+}
+
+static const struct bsession_store bsession_store_lmdb = {
+	bsession_lmdb_fetch,
+	bsession_lmdb_rec,
+	bsession_lmdb_touch,
+	bsession_lmdb_rec,
+	bsession_lmdb_forget
+};
+const struct bsession_store *bsession_store = &bsession_store_lmdb;
 
 uint64_t
 bsession_lock_ms(const struct config_backend *be)

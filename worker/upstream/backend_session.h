@@ -104,26 +104,36 @@ int	 bsession_decode(const char *data, size_t len, char **sid,
 	    char **ver);
 
 /*
- * Shared by the nodes (backend_session_redis.c, sessionStorage.provider
- * redis): a principal's sessions under "<keyPrefix>bs:<scope>:<backend>".
- * bsession_redis_on(scope): they are (scope NULL: any principal's).
- * bsession_redis_fetch(): the record, or this process opens (one
- * opener across the nodes); NULL: not asked (open it here).
- * bsession_redis_done(): the open ended, its record (rec NULL: failed)
- * written.  bsession_redis_touch(): a use.  bsession_redis_drop(): the
- * session rec (evicted, or lost) out of Redis, if it is still there.
+ * Where a principal's sessions are shared (sessionStorage.provider),
+ * chosen once at start: nowhere beyond this host's store (backend_session.c,
+ * the default), or Redis under "<keyPrefix>bs:<scope>:<backend>"
+ * (backend_session_redis.c, installed by bsession_redis_init()); a backend's
+ * shared session (no principal) is never.  bs_fetch: the record, or
+ * this process opens (one opener across the nodes); NULL: not asked
+ * (open it here).  bs_done: the open ended, its record (rec NULL:
+ * failed) written.  bs_touch: a use.  bs_drop: the session rec
+ * (evicted, or lost) out of the nodes' copy, if it is still there.
+ * bs_forget: the same for the record under key in this host's store,
+ * about to be deleted.
  */
 #define BSESSION_RKEY_MAX	256
+struct store;
+struct bsession_store {
+	struct redis_flight *(*bs_fetch)(const char *scope,
+		    const struct config_backend *, redis_flight_cb,
+		    void *arg);
+	void	(*bs_done)(const char *scope, const struct config_backend *,
+		    const char *rec, size_t len);
+	void	(*bs_touch)(const char *scope,
+		    const struct config_backend *);
+	void	(*bs_drop)(const char *scope, const struct config_backend *,
+		    const char *rec, size_t len);
+	void	(*bs_forget)(struct store *, const char *scope,
+		    const struct config_backend *, const char *key,
+		    size_t klen);
+};
+extern const struct bsession_store *bsession_store;
 void	 bsession_redis_init(struct worker *);
-int	 bsession_redis_on(const char *scope);
-struct redis_flight *bsession_redis_fetch(const char *scope,
-	    const struct config_backend *, redis_flight_cb, void *arg);
-void	 bsession_redis_done(const char *scope,
-	    const struct config_backend *, const char *rec, size_t len);
-void	 bsession_redis_touch(const char *scope,
-	    const struct config_backend *);
-void	 bsession_redis_drop(const char *scope,
-	    const struct config_backend *, const char *rec, size_t len);
 /*
  * A host's copy of a principal's session went idle (its closing record,
  * closing_key "scope|backend", and payload rec): is the session gone

@@ -477,35 +477,51 @@ bclose_check_new(struct worker *w, const void *key, size_t klen,
 	return 0;
 }
 
+/*
+ * One host: an ended session's backend sessions, or a principal's
+ * backend session (its key scope|backend), closed here.
+ */
+static void
+bclose_ended_here(struct worker *w, const void *key, size_t klen,
+    const struct store_rec *rec)
+{
+	char	id[SESSION_ID_LEN + 1], be[CONFIG_NAME_MAX + 1];
+
+	if (bsession_closing_key(key, klen, be, sizeof(be))) {
+		bclose_scope_record(w, be, rec->sr_data, rec->sr_len);
+		return;
+	}
+	(void)snprintf(id, sizeof(id), "%.*s", (int)(klen < sizeof(id) ?
+	    klen : sizeof(id) - 1), (const char *)key);
+	bclose_record(w, id, rec->sr_data, rec->sr_len);
+}
+
+/* shared sessions: never closed unasked, they may live on elsewhere */
+static void
+bclose_ended_shared(struct worker *w, const void *key, size_t klen,
+    const struct store_rec *rec)
+{
+	if (bclose_check_new(w, key, klen, rec) == -1)
+		log_warnx("an ended session not looked up in redis; its "
+		    "backend sessions stay open");
+}
+
+/* which of the two, chosen by bclose_init() */
+static void	(*bclose_ended)(struct worker *, const void *, size_t,
+		    const struct store_rec *) = bclose_ended_here;
+
 /* a queued record: the ended session's payload */
 static int
 bclose_on_taken(void *arg, const void *key, size_t klen,
     const struct store_rec *rec)
 {
 	struct worker	*w = arg;
-	char		 id[SESSION_ID_LEN + 1], be[CONFIG_NAME_MAX + 1];
 
 	/* a session's subscription that expired with it (subs.c) */
 	if (upstream_hooks.uh_closing != NULL &&
 	    upstream_hooks.uh_closing(w, key, klen, rec) == 0)
 		return 0;
-	/* a principal's backend session (its key scope|backend), closed
-	 * here unless the nodes share it */
-	if (bsession_closing_key(key, klen, be, sizeof(be))) {
-		if (!bsession_redis_on(NULL)) {
-			bclose_scope_record(w, be, rec->sr_data, rec->sr_len);
-			return 0;
-		}
-	} else if (!session_redis_on()) {
-		(void)snprintf(id, sizeof(id), "%.*s", (int)(klen < sizeof(id) ?
-		    klen : sizeof(id) - 1), (const char *)key);
-		bclose_record(w, id, rec->sr_data, rec->sr_len);
-		return 0;
-	}
-	/* never closed unasked: it may live on elsewhere */
-	if (bclose_check_new(w, key, klen, rec) == -1)
-		log_warnx("an ended session not looked up in redis; its "
-		    "backend sessions stay open");
+	bclose_ended(w, key, klen, rec);
 	return 0;
 }
 
@@ -544,6 +560,10 @@ bclose_init(struct worker *w)
 	struct timeval tv = { BCLOSE_TICK_MS / 1000,
 	    (BCLOSE_TICK_MS % 1000) * 1000 };
 
+	/* after session_redis_init(): shared sessions (provider redis,
+	 * principals' too) are looked up first */
+	bclose_ended = session_redis_on() ? bclose_ended_shared :
+	    bclose_ended_here;
 	bclose_tick_ev = event_new(w->w_base, -1, EV_PERSIST, bclose_on_tick,
 	    w);
 	if (bclose_tick_ev == NULL || event_add(bclose_tick_ev, &tv) == -1)

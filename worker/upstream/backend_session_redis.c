@@ -25,6 +25,7 @@
 #include "worker/redis/redis.h"
 #include "worker/redis/redis_flight.h"
 #include "worker/process/process.h"
+#include "shared/store.h"
 
 /* DEL KEYS[1] if it still holds ARGV[1] (not a newer session) */
 static const char bsession_redis_drop_lua[] =
@@ -51,8 +52,26 @@ static const char bsession_redis_gone_lua[] =
 
 static struct {
 	struct worker	*br_w;
-	int		 br_on;
 } BR;
+
+static struct redis_flight *bsession_redis_fetch(const char *,
+		    const struct config_backend *, redis_flight_cb, void *);
+static void	bsession_redis_done(const char *,
+		    const struct config_backend *, const char *, size_t);
+static void	bsession_redis_touch(const char *,
+		    const struct config_backend *);
+static void	bsession_redis_drop(const char *,
+		    const struct config_backend *, const char *, size_t);
+static void	bsession_redis_forget(struct store *, const char *,
+		    const struct config_backend *, const char *, size_t);
+
+static const struct bsession_store bsession_store_redis = {
+	bsession_redis_fetch,
+	bsession_redis_done,
+	bsession_redis_touch,
+	bsession_redis_drop,
+	bsession_redis_forget
+};
 
 void
 bsession_redis_init(struct worker *w)
@@ -63,13 +82,14 @@ bsession_redis_init(struct worker *w)
 	(void)redis_script_add(bsession_redis_drop_lua);
 	(void)redis_script_add(bsession_redis_gone_lua);
 	BR.br_w = w;
-	BR.br_on = 1;
+	bsession_store = &bsession_store_redis;
 }
 
-int
+/* a principal's sessions are shared, a backend's own are not */
+static int
 bsession_redis_on(const char *scope)
 {
-	return BR.br_on && (scope == NULL || bsession_per_principal(scope));
+	return bsession_per_principal(scope);
 }
 
 size_t
@@ -89,7 +109,7 @@ bsession_redis_key_of(char *buf, size_t len, const char *scope,
 	    BR.br_w->w_conf->cf_sstore.css_prefix, scope, be->cb_name);
 }
 
-struct redis_flight *
+static struct redis_flight *
 bsession_redis_fetch(const char *scope, const struct config_backend *be,
     redis_flight_cb cb, void *arg)
 {
@@ -103,7 +123,7 @@ bsession_redis_fetch(const char *scope, const struct config_backend *be,
 	    "a backend session not read", cb, arg);
 }
 
-void
+static void
 bsession_redis_done(const char *scope, const struct config_backend *be,
     const char *rec, size_t len)
 {
@@ -125,7 +145,7 @@ bsession_redis_on_write(void *arg, const redisReply *reply, const char *err)
 		redis_failed(REDIS_USER_BSESSION, what, reply, err);
 }
 
-void
+static void
 bsession_redis_touch(const char *scope, const struct config_backend *be)
 {
 	static const char	 what[] = "a backend session's use not written";
@@ -144,7 +164,7 @@ bsession_redis_touch(const char *scope, const struct config_backend *be)
 		redis_failed(REDIS_USER_BSESSION, what, NULL, "not connected");
 }
 
-void
+static void
 bsession_redis_drop(const char *scope, const struct config_backend *be,
     const char *rec, size_t len)
 {
@@ -160,6 +180,20 @@ bsession_redis_drop(const char *scope, const struct config_backend *be,
 	redis_args_pushn(&a, rec, len);
 	if (redis_send(&a, bsession_redis_on_write, (void *)what) == NULL)
 		redis_failed(REDIS_USER_BSESSION, what, NULL, "not connected");
+}
+
+/* the nodes share it: out of Redis too, if it is still this one */
+static void
+bsession_redis_forget(struct store *st, const char *scope,
+    const struct config_backend *be, const char *key, size_t klen)
+{
+	struct store_rec rec;
+
+	memset(&rec, 0, sizeof(rec));
+	if (bsession_redis_on(scope) && store_get(st, STORE_BSESSIONS, key,
+	    klen, store_now_ms(), &rec) == 0)
+		bsession_redis_drop(scope, be, rec.sr_data, rec.sr_len);
+	store_rec_clear(&rec);
 }
 
 struct redis_cmd *

@@ -19,6 +19,7 @@
 #include "worker/process/process.h"
 #include "worker/view/view_get.h"
 #include "worker/upstream/health_redis.h"
+#include "worker/upstream/health_store.h"
 
 static struct {
 	struct worker	*hh_w;
@@ -26,11 +27,40 @@ static struct {
 	size_t		 hh_pulling;	/* reads out */
 } HH;
 
+/* the probes' verdicts for the other nodes: verdict_redis_put(), which
+ * the builder, the one process that probes, sets (health_redis_verdicts()) */
+static void	(*health_redis_verdict_fn)(const struct config_backend *,
+		    const struct probe_rec *, enum probe_outcome);
+
+static void
+health_redis_verdict(const struct config_backend *be,
+    const struct probe_rec *pr, enum probe_outcome o)
+{
+	if (health_redis_verdict_fn != NULL)
+		health_redis_verdict_fn(be, pr, o);
+}
+
+void
+health_redis_verdicts(void (*fn)(const struct config_backend *,
+    const struct probe_rec *, enum probe_outcome))
+{
+	health_redis_verdict_fn = fn;
+}
+
+/* each part stays out while its own config is off (hh_on, vr_on) */
+static const struct health_store health_store_redis = {
+	health_redis_record,
+	health_redis_pull,
+	health_redis_verdict
+};
+
 void
 health_redis_init(struct worker *w)
 {
-	if (w->w_conf->cf_sstore.css_provider != CONFIG_SSTORE_REDIS ||
-	    !w->w_conf->cf_health.ch_cb_enabled)
+	if (w->w_conf->cf_sstore.css_provider != CONFIG_SSTORE_REDIS)
+		return;
+	health_store = &health_store_redis;
+	if (!w->w_conf->cf_health.ch_cb_enabled)
 		return;
 	HH.hh_w = w;
 	HH.hh_on = 1;

@@ -15,8 +15,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "shared/health.h"
+
 struct worker;
 struct redisReply;
+struct config_backend;
 struct config_health;
 
 #define HEALTH_RKEY_MAX	256
@@ -39,6 +42,10 @@ int	 health_redis_decode(const struct redisReply *, uint32_t *fails,
 
 /* the worker's side: off unless provider redis and a breaker */
 void	 health_redis_init(struct worker *);
+/* who sends a probe's verdict to the other nodes (the builder's
+ * verdict_redis_put()) */
+void	 health_redis_verdicts(void (*)(const struct config_backend *,
+	    const struct probe_rec *, enum probe_outcome));
 /* a failure (or a close) decided here, sent to the fleet's breaker */
 void	 health_redis_record(const char *backend, int failed);
 /* the builder: every backend's fleet breaker into the host's copy */

@@ -231,10 +231,10 @@ texch_call_end(struct texch_call *tc, const char *fail)
 		    strlen(msg), now + TEXCH_FAIL_MS, now);
 		/* the other nodes need not wait for the lock to expire */
 		if (tc->tc_fleet)
-			texch_redis_done(tc->tc_key, NULL, 0, 0);
+			texch_store->tt_done(tc->tc_key, NULL, 0, 0);
 	}
 	TAILQ_REMOVE(&T.t_calls, tc, tc_entry);
-	texch_redis_cancel(tc->tc_fetch);
+	texch_store->tt_cancel(tc->tc_fetch);
 	texch_call_free_sub(tc);
 	if (tc->tc_buf != NULL) {
 		OPENSSL_cleanse(tc->tc_buf, tc->tc_len);
@@ -343,7 +343,7 @@ texch_on_done(void *arg, struct http_call *hc, int result, const char *err)
 	    tc->tc_be->cb_name, (unsigned long long)((exp - now) / 1000));
 	/* for the other nodes, as long as it is of use here */
 	if (tc->tc_fleet)
-		texch_redis_done(tc->tc_key, tok, n, exp - now);
+		texch_store->tt_done(tc->tc_key, tok, n, exp - now);
 	OPENSSL_cleanse(tok, n);
 	free(tok);
 	free(sealed);
@@ -495,9 +495,9 @@ texch_start(struct worker *w, struct httpd_req *req,
 	tc->tc_subject_exp = p != NULL ? p->p_exp : 0;
 	(void)snprintf(tc->tc_key, sizeof(tc->tc_key), "%s", key);
 	TAILQ_INSERT_TAIL(&T.t_calls, tc, tc_entry);
-	/* Redis not there: exchanged here, and not written there */
-	if (texch_redis_on() && (tc->tc_fetch = texch_redis_fetch(key,
-	    texch_on_fetch, tc)) != NULL) {
+	/* not shared, or Redis not there: exchanged here, not written */
+	if ((tc->tc_fetch = texch_store->tt_fetch(key, texch_on_fetch,
+	    tc)) != NULL) {
 		tc->tc_fleet = 1;
 		return 0;
 	}
@@ -692,6 +692,39 @@ texch_init(struct worker *w)
 	return 0;
 }
 
+/* this host's store alone: nothing asked, nothing to tell */
+static struct texch_rfetch *
+texch_lmdb_fetch(const char *key, texch_rfetch_cb cb, void *arg)
+{
+	(void)key;
+	(void)cb;
+	(void)arg;
+	return NULL;
+}
+
+static void
+texch_lmdb_cancel(struct texch_rfetch *tf)
+{
+	(void)tf;
+}
+
+static void
+texch_lmdb_done(const char *key, const char *token, size_t len,
+    uint64_t ttl_ms)
+{
+	(void)key;
+	(void)token;
+	(void)len;
+	(void)ttl_ms;
+}
+
+static const struct texch_store texch_store_lmdb = {
+	texch_lmdb_fetch,
+	texch_lmdb_cancel,
+	texch_lmdb_done
+};
+const struct texch_store *texch_store = &texch_store_lmdb;
+
 /* after redis_init(): the tokens in Redis, with provider redis */
 void
 texch_init_redis(struct worker *w)
@@ -714,7 +747,7 @@ texch_free(void)
 		TAILQ_REMOVE(&T.t_calls, tc, tc_entry);
 		if (tc->tc_http != NULL)
 			http_call_cancel(tc->tc_http);
-		texch_redis_cancel(tc->tc_fetch);
+		texch_store->tt_cancel(tc->tc_fetch);
 		texch_call_free_sub(tc);
 		free(tc->tc_buf);
 		free(tc);

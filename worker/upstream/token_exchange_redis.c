@@ -28,7 +28,17 @@ struct texch_rfetch {
 	void			*tf_arg;
 };
 
-static int	texch_redis_is_on;
+static struct texch_rfetch *texch_redis_fetch(const char *, texch_rfetch_cb,
+		    void *);
+static void	texch_redis_cancel(struct texch_rfetch *);
+static void	texch_redis_done(const char *, const char *, size_t,
+		    uint64_t);
+
+static const struct texch_store texch_store_redis = {
+	texch_redis_fetch,
+	texch_redis_cancel,
+	texch_redis_done
+};
 
 void
 texch_redis_init(struct worker *w)
@@ -37,13 +47,7 @@ texch_redis_init(struct worker *w)
 	    !w->w_conf->cf_sstore.css_have_seal_key)
 		return;
 	redis_flight_init(w);
-	texch_redis_is_on = 1;
-}
-
-int
-texch_redis_on(void)
-{
-	return texch_redis_is_on;
+	texch_store = &texch_store_redis;
 }
 
 /* the Redis key of the host's key: 0, or -1 (too long) */
@@ -86,12 +90,12 @@ texch_redis_on_got(void *arg, enum redis_flight_got got, const char *sealed,
 	}
 }
 
-struct texch_rfetch *
+static struct texch_rfetch *
 texch_redis_fetch(const char *key, texch_rfetch_cb cb, void *arg)
 {
 	struct texch_rfetch	*tf;
 
-	if (!texch_redis_is_on || (tf = calloc(1, sizeof(*tf))) == NULL)
+	if ((tf = calloc(1, sizeof(*tf))) == NULL)
 		return NULL;
 	tf->tf_cb = cb;
 	tf->tf_arg = arg;
@@ -105,7 +109,7 @@ texch_redis_fetch(const char *key, texch_rfetch_cb cb, void *arg)
 	return tf;
 }
 
-void
+static void
 texch_redis_cancel(struct texch_rfetch *tf)
 {
 	if (tf == NULL)
@@ -114,7 +118,7 @@ texch_redis_cancel(struct texch_rfetch *tf)
 	free(tf);
 }
 
-void
+static void
 texch_redis_done(const char *key, const char *token, size_t len,
     uint64_t ttl_ms)
 {
@@ -122,7 +126,7 @@ texch_redis_done(const char *key, const char *token, size_t len,
 	uint8_t		*sealed = NULL;
 	size_t		 slen = 0;
 
-	if (!texch_redis_is_on || texch_redis_rkey(key, k) == -1)
+	if (texch_redis_rkey(key, k) == -1)
 		return;
 	if (token != NULL) {
 		slen = len + SEAL_OVERHEAD;

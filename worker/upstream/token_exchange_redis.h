@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "worker/upstream/token_exchange_store.h"
+
 struct worker;
 struct texch_rfetch;
 
@@ -23,33 +25,12 @@ struct texch_rfetch;
 #define TEXCH_RLOCK_MS		(10ULL * 1000)	/* the fleet's lock */
 #define TEXCH_RWAIT_MS		(TEXCH_RLOCK_MS + 2000)	/* then alone */
 
-enum texch_rget {
-	TEXCH_R_HIT = 0,	/* the token, another node's */
-	TEXCH_R_MINE,		/* this node exchanges, the lock taken */
-	TEXCH_R_LOCAL		/* exchange here (Redis failed or slow) */
-};
-
 /* pure (worker/upstream/token_exchange_redis_codec.c) */
 /* the Redis key of the host's tokens db key: its length, 0 if too long */
 size_t	 texch_redis_key(char *, size_t, const char *prefix,
 	    const char *key);
 
-/*
- * The worker's side, on redis_flight.h.  texch_redis_fetch(key):
- * cb(arg, HIT, token, len, ttl) with the token unsealed (valid during
- * the call), or cb(arg, MINE or LOCAL, ...) when this node is to
- * exchange; never within the call.  NULL: not sent (exchange here).
- */
-typedef void (*texch_rfetch_cb)(void *, enum texch_rget, const char *,
-    size_t, uint64_t);
+/* the worker's side, on redis_flight.h: texch_store's (token_exchange_store.h) */
 void	 texch_redis_init(struct worker *);
-int	 texch_redis_on(void);
-struct texch_rfetch *texch_redis_fetch(const char *key, texch_rfetch_cb,
-	    void *arg);
-void	 texch_redis_cancel(struct texch_rfetch *);
-/* the exchange ended: its token (NULL: failed) sealed to Redis for
- * ttl_ms, the fleet's lock let go if this worker holds it */
-void	 texch_redis_done(const char *key, const char *token, size_t len,
-	    uint64_t ttl_ms);
 
 #endif /* VMCPD_TEXCH_REDIS_H */

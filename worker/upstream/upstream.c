@@ -44,9 +44,9 @@
 #include "worker/upstream/eras.h"
 #include "worker/upstream/upstream.h"
 #include "worker/view/view_get.h"
-#include "worker/upstream/health_redis.h"
 #include "worker/upstream/token_exchange.h"
 #include "worker/upstream/upstream_int.h"
+#include "worker/upstream/health_store.h"
 
 struct upstream_hooks	 upstream_hooks;
 
@@ -98,7 +98,7 @@ upstream_deliver(struct upstream *u, const struct upstream_result *r)
 		/* the fleet's breaker (provider redis): each failure, and a
 		 * success that resets failures (rare: not on the hot path) */
 		if (r->ur_status == UPSTREAM_FAILED || reset)
-			health_redis_record(u->u_be->cb_name,
+			health_store->hs_breaker(u->u_be->cb_name,
 			    r->ur_status == UPSTREAM_FAILED);
 	} else if (u->u_trial && u->u_refused == NULL)
 		health_breaker_release(u->u_w->w_store, u->u_be->cb_name, ch,

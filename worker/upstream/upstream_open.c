@@ -13,7 +13,7 @@
  * (looked for every UOPEN_POLL_MS, until the lock's time is up).  With
  * sessionStorage.provider redis a principal's is also one across the
  * nodes: the process holding the lock reads it from Redis, or opens it
- * for every node (bsession_redis_fetch()).
+ * for every node (bsession_store's bs_fetch).
  */
 #include <sys/queue.h>
 #include <sys/types.h>
@@ -354,7 +354,7 @@ uopen_on_fleet(void *arg, enum redis_flight_got got, const char *rec,
 		/* this host's copy; reading it is a use for every node */
 		(void)bsession_save(uo->uo_w, uo->uo_scope, uo->uo_be, sid,
 		    ver);
-		bsession_redis_touch(uo->uo_scope, uo->uo_be);
+		bsession_store->bs_touch(uo->uo_scope, uo->uo_be);
 		uo->uo_bsid = sid;
 		uo->uo_ver = ver;
 		uopen_dispatch(uo, NULL);
@@ -438,7 +438,7 @@ uopen_look(struct uopen *uo)
 	if (uopen_found(uo))
 		return 1;
 	/* the nodes share it: Redis first (uopen_on_fleet()) */
-	if ((uo->uo_flight = bsession_redis_fetch(uo->uo_scope, uo->uo_be,
+	if ((uo->uo_flight = bsession_store->bs_fetch(uo->uo_scope, uo->uo_be,
 	    uopen_on_fleet, uo)) != NULL)
 		return 1;
 	uopen_go(uo);
