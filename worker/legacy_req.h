@@ -11,13 +11,12 @@
 #include <jansson.h>
 
 #include "worker.h"
+#include "request.h"
 
 /* a client POST being served asynchronously */
 struct mcp_req {
+	struct request			 mr_r;		/* no params if mr_fast */
 	TAILQ_ENTRY(mcp_req)		 mr_entry;	/* w_reqs */
-	struct worker			*mr_w;
-	struct httpd_req		*mr_req;
-	struct jsonrpc_msg		 mr_msg;	/* no params if mr_fast */
 	struct legacy_fast		 mr_fast;
 	char				 mr_sid[SESSION_ID_LEN + 1];
 	const struct config_backend	*mr_be;
@@ -41,7 +40,8 @@ struct mcp_req {
 
 
 /* legacy.c */
-/* takes msg; NULL: answered 500 (out of memory), msg cleared */
+/* takes msg (request_start()); NULL: answered 500 (out of memory),
+ * msg left to the caller */
 struct mcp_req *legacy_req_new(struct worker *, struct httpd_req *,
 	    struct jsonrpc_msg *);
 void	 legacy_req_free(struct mcp_req *);

@@ -32,6 +32,7 @@
 #include "ratelimit.h"
 #include "authz.h"
 #include "audit.h"
+#include "request.h"
 
 /*
  * The hot path's call, read off a scan of the body (proto_modern_scan_
@@ -53,9 +54,7 @@ struct modern_fast {
 };
 
 struct mreq {
-	struct worker			*m_w;
-	struct httpd_req		*m_req;
-	struct jsonrpc_msg		 m_msg;	/* no params if m_fast */
+	struct request			 m_r;		/* no params if m_fast */
 	struct modern_fast		 m_fast;
 	json_t				*m_caps;	/* this request's */
 	const struct config_backend	*m_be;
@@ -81,19 +80,26 @@ modern_server_info(struct worker *w)
 static void
 modern_free(struct mreq *m)
 {
-	if (m->m_req != NULL)
-		httpd_req_set_close_cb(m->m_req, NULL, NULL);
+	(void)request_finalize(&m->m_r, __func__);
+}
+
+/* its last hold gone (request_finalize()): its own state freed */
+static void
+modern_destroy(struct request *r)
+{
+	struct mreq *m = (struct mreq *)r;	/* m_r is its head */
+
+	if (m->m_r.r_req != NULL)
+		httpd_req_set_close_cb(m->m_r.r_req, NULL, NULL);
 	upstream_cancel(m->m_up);
 	composite_run_cancel(m->m_run, "the request ended");
-	view_get_cancel(m->m_w, m);
+	view_get_cancel(m->m_r.r_w, m);
 	ratelimit_cancel(m);
-	jsonrpc_msg_clear(&m->m_msg);
 	free(m->m_fast.mf_name);
 	free(m->m_fast.mf_own);
 	json_decref(m->m_caps);
 	json_decref(m->m_bparams);
 	json_decref(m->m_phdrs);
-	worker_request_release(m->m_w, __func__);
 	free(m);
 }
 
@@ -101,13 +107,13 @@ modern_free(struct mreq *m)
 static void
 modern_reply(struct mreq *m, int status, json_t *msg)
 {
-	httpd_req_set_close_cb(m->m_req, NULL, NULL);
+	httpd_req_set_close_cb(m->m_r.r_req, NULL, NULL);
 	if (m->m_streaming) {
-		(void)front_sse_send(m->m_req, NULL, msg);
-		front_sse_end(m->m_req);
+		(void)front_sse_send(m->m_r.r_req, NULL, msg);
+		front_sse_end(m->m_r.r_req);
 	} else
-		front_reply_json(m->m_req, status, msg, NULL);
-	m->m_req = NULL;
+		front_reply_json(m->m_r.r_req, status, msg, NULL);
+	m->m_r.r_req = NULL;
 	modern_free(m);
 }
 
@@ -117,7 +123,7 @@ modern_error(struct mreq *m, int status, int code, const char *message,
 {
 	json_t *e;
 
-	e = jsonrpc_error_new(m->m_msg.jm_id, code, message, data);
+	e = jsonrpc_error_new(m->m_r.r_msg.jm_id, code, message, data);
 	modern_reply(m, status, e);
 	json_decref(e);
 }
@@ -126,9 +132,9 @@ modern_error(struct mreq *m, int status, int code, const char *message,
 static void
 modern_reply_text(struct mreq *m, const char *text, size_t len)
 {
-	httpd_req_set_close_cb(m->m_req, NULL, NULL);
-	front_reply_result(m->m_req, m->m_msg.jm_id, text, len);
-	m->m_req = NULL;
+	httpd_req_set_close_cb(m->m_r.r_req, NULL, NULL);
+	front_reply_result(m->m_r.r_req, m->m_r.r_msg.jm_id, text, len);
+	m->m_r.r_req = NULL;
 	modern_free(m);
 }
 
@@ -138,7 +144,7 @@ modern_result_as(struct mreq *m, json_t *result, const char *type,
 {
 	json_t *si, *r, *resp;
 
-	si = modern_server_info(m->m_w);
+	si = modern_server_info(m->m_r.r_w);
 	r = proto_modern_result(result, type, si, ttl_ms, scope);
 	json_decref(si);
 	if (r == NULL) {
@@ -146,7 +152,7 @@ modern_result_as(struct mreq *m, json_t *result, const char *type,
 		    "Internal error: out of memory", NULL);
 		return;
 	}
-	resp = jsonrpc_result_new(m->m_msg.jm_id, r);
+	resp = jsonrpc_result_new(m->m_r.r_msg.jm_id, r);
 	modern_reply(m, 200, resp);
 	json_decref(resp);
 }
@@ -165,7 +171,7 @@ modern_on_close(struct httpd_req *hr, void *arg)
 
 	/* closing the stream is cancelling the request (Streamable HTTP,
 	 * section Cancellation) */
-	m->m_req = NULL;
+	m->m_r.r_req = NULL;
 	httpd_send_end(hr);	/* frees it */
 	/* and a 2025-11-25 backend is told so (MCP 2025-11-25, Cancellation) */
 	upstream_abort(m->m_up, "the client closed the connection");
@@ -184,7 +190,7 @@ modern_discover(struct mreq *m, json_t *view)
 	struct authz_filter	 af, *f;
 	json_t			*r, *caps;
 
-	f = authz_list_filter(m->m_w, m->m_req, &af);
+	f = authz_list_filter(m->m_r.r_w, m->m_r.r_req, &af);
 	if ((caps = core_capabilities(view, 0)) != NULL)
 		core_capabilities_shown(caps, view, f);
 	r = json_pack("{s:[s], s:o}", "supportedVersions", MCP_VERSION_MODERN,
@@ -208,9 +214,9 @@ modern_list(struct mreq *m, json_t *view)
 	int			 rc;
 
 	/* Legacy backends give no caching hints: 0 (MCP 2026-07-28, Caching) */
-	si = modern_server_info(m->m_w);
-	rc = core_list(view, m->m_msg.jm_method, m->m_msg.jm_params,
-	    views_page_size(m->m_w), si, authz_list_filter(m->m_w, m->m_req,
+	si = modern_server_info(m->m_r.r_w);
+	rc = core_list(view, m->m_r.r_msg.jm_method, m->m_r.r_msg.jm_params,
+	    views_page_size(m->m_r.r_w), si, authz_list_filter(m->m_r.r_w, m->m_r.r_req,
 	    &af), &text, &len, &cerr);
 	json_decref(si);
 	if (rc == -1) {
@@ -246,26 +252,24 @@ modern_backend_params(json_t *params)
 static int
 modern_fast_load(struct mreq *m)
 {
-	struct jsonrpc_msg	 msg;
+	struct jsonrpc_msg	*msg = &m->m_r.r_msg;
 	const char		*body;
 	size_t			 len;
 	int			 rc = 0;
 
 	if (m->m_fast.mf_params == NULL)
 		return 0;
-	if (m->m_req == NULL)
+	if (m->m_r.r_req == NULL)
 		return -1;
-	body = httpd_req_body(m->m_req, &len);
-	if (jsonrpc_parse(body, len, &msg, NULL) == -1)
+	body = httpd_req_body(m->m_r.r_req, &len);
+	if (request_msg_reparse(&m->m_r, body, len) == -1)
 		return -1;
-	jsonrpc_msg_clear(&m->m_msg);
-	m->m_msg = msg;
 	json_decref(m->m_caps);
-	m->m_caps = json_incref(json_object_get(json_object_get(msg.jm_params,
-	    "_meta"), MCP_META_CLIENT_CAPABILITIES));
+	m->m_caps = json_incref(json_object_get(json_object_get(
+	    msg->jm_params, "_meta"), MCP_META_CLIENT_CAPABILITIES));
 	/* routed already: under the backend's name (core_route) */
 	if (m->m_be != NULL && m->m_bparams == NULL &&
-	    ((m->m_bparams = modern_backend_params(msg.jm_params)) == NULL ||
+	    ((m->m_bparams = modern_backend_params(msg->jm_params)) == NULL ||
 	    (m->m_fast.mf_own != NULL && json_object_set_new(m->m_bparams,
 	    "name", json_string(m->m_fast.mf_own)) == -1)))
 		rc = -1;
@@ -299,13 +303,13 @@ modern_check_params(struct mreq *m, json_t *view)
 	int			 rc = 0;
 
 	if ((map = core_tool_headers(view, json_string_value(
-	    json_object_get(m->m_msg.jm_params, "name")))) == NULL)
+	    json_object_get(m->m_r.r_msg.jm_params, "name")))) == NULL)
 		return 0;
 	memset(&hdrs, 0, sizeof(hdrs));
 	hdrs.rh_param = front_param_header;
-	hdrs.rh_arg = m->m_req;
+	hdrs.rh_arg = m->m_r.r_req;
 	memset(&v, 0, sizeof(v));
-	if (proto_param_headers_check(map, json_object_get(m->m_msg.jm_params,
+	if (proto_param_headers_check(map, json_object_get(m->m_r.r_msg.jm_params,
 	    "arguments"), &hdrs, &v) == -1) {
 		modern_error(m, v.pv_http, v.pv_code, v.pv_msg,
 		    json_incref(v.pv_data));
@@ -345,7 +349,7 @@ static void
 modern_result_out(struct mreq *m, json_t *result, const char *type)
 {
 	if (strcmp(type, "complete") == 0 &&
-	    (m->m_msg.jm_mm->mm_flags & MCP_MF_CACHEABLE))
+	    (m->m_r.r_msg.jm_mm->mm_flags & MCP_MF_CACHEABLE))
 		modern_result_as(m, result, type, 0, "public");
 	else
 		modern_result_as(m, result, type, -1, NULL);
@@ -357,17 +361,17 @@ modern_on_backend_message(struct mreq *m, json_t *msg)
 	const char	*method;
 
 	method = json_string_value(json_object_get(msg, "method"));
-	if (method == NULL || m->m_req == NULL)
+	if (method == NULL || m->m_r.r_req == NULL)
 		return;
 	/* progress on the request's stream; logs only if it asked */
 	if (strcmp(method, "notifications/progress") != 0 &&
 	    (strcmp(method, "notifications/message") != 0 || !m->m_log))
 		return;
 	if (!m->m_streaming) {
-		front_sse_start(m->m_req, NULL);
+		front_sse_start(m->m_r.r_req, NULL);
 		m->m_streaming = 1;
 	}
-	(void)front_sse_send(m->m_req, NULL, msg);
+	(void)front_sse_send(m->m_r.r_req, NULL, msg);
 }
 
 /* a Legacy backend asks something mid-call: no way to a Modern client
@@ -570,7 +574,7 @@ modern_backend_text(struct mreq *m, const struct upstream_result *r,
 	mt = proto_json_member(mem, n, "_meta");
 	if (rt != NULL && rt->ps_val[0] != '"')
 		return -1;
-	if ((si = modern_server_info_text(m->m_w, &silen)) == NULL)
+	if ((si = modern_server_info_text(m->m_r.r_w, &silen)) == NULL)
 		return -1;
 	/* as a rule its serverInfo alone, which goes without a tree */
 	if (mt != NULL && !proto_meta_text_dropped(mt->ps_val, mt->ps_vallen)) {
@@ -592,7 +596,7 @@ modern_backend_text(struct mreq *m, const struct upstream_result *r,
 		rt = NULL;	/* dropped, then set to "complete" */
 	cacheable = (rt == NULL || (rt->ps_vallen == 10 &&
 	    memcmp(rt->ps_val, "\"complete\"", 10) == 0)) &&
-	    (m->m_msg.jm_mm->mm_flags & MCP_MF_CACHEABLE);
+	    (m->m_r.r_msg.jm_mm->mm_flags & MCP_MF_CACHEABLE);
 	/* room for all but a big _meta: one allocation, as a rule */
 	ocap = len + silen + 128;
 	if ((out = malloc(ocap)) == NULL ||
@@ -624,18 +628,18 @@ modern_backend_text(struct mreq *m, const struct upstream_result *r,
 	    proto_text_add(&out, &olen, &ocap, "}}", 2) == -1)
 		goto fail;
 	free(mtext);
-	httpd_req_set_close_cb(m->m_req, NULL, NULL);
+	httpd_req_set_close_cb(m->m_r.r_req, NULL, NULL);
 	if (m->m_streaming) {
-		if ((msg = front_compose(m->m_msg.jm_id, "result", out, olen,
+		if ((msg = front_compose(m->m_r.r_msg.jm_id, "result", out, olen,
 		    &msglen)) != NULL) {
-			(void)front_sse_send_text(m->m_req, NULL, msg, msglen);
+			(void)front_sse_send_text(m->m_r.r_req, NULL, msg, msglen);
 			free(msg);
 		}
-		front_sse_end(m->m_req);
+		front_sse_end(m->m_r.r_req);
 	} else
-		front_reply_member(m->m_req, m->m_msg.jm_id, "result", out,
+		front_reply_member(m->m_r.r_req, m->m_r.r_msg.jm_id, "result", out,
 		    olen);
-	m->m_req = NULL;
+	m->m_r.r_req = NULL;
 	modern_free(m);
 	free(out);
 	return 0;
@@ -682,7 +686,7 @@ modern_on_done(void *arg, const struct upstream_result *r)
 static int
 modern_same_target(struct mreq *m)
 {
-	const struct mcp_method	*mm = m->m_msg.jm_mm;
+	const struct mcp_method	*mm = m->m_r.r_msg.jm_mm;
 	json_t			*own;
 	const char		*k = mm->mm_route_key;
 
@@ -691,7 +695,7 @@ modern_same_target(struct mreq *m)
 		return 0;
 	own = json_object_get(m->m_bparams, k);
 	return own != NULL && json_equal(own,
-	    json_object_get(m->m_msg.jm_params, k));
+	    json_object_get(m->m_r.r_msg.jm_params, k));
 }
 
 /*
@@ -782,7 +786,7 @@ modern_params_text(struct mreq *m, const json_t *p, const char *level,
 	const char	*ptext, *cmeta, *hop;
 	size_t		 plen, cmlen, hoplen;
 
-	if ((ptext = front_params_text(m->m_req, &plen)) == NULL ||
+	if ((ptext = front_params_text(m->m_r.r_req, &plen)) == NULL ||
 	    (cmeta = proto_json_value(ptext, plen, "_meta", &cmlen)) == NULL ||
 	    (hop = modern_meta_text(cmeta, cmlen, p, m->m_caps, level,
 	    &hoplen)) == NULL || !same)
@@ -843,20 +847,20 @@ modern_params_modern(struct mreq *m, struct upstream_params *up)
 	if ((p = json_copy(m->m_bparams)) == NULL)
 		return -1;
 	up->up_tree = p;
-	if ((v = json_object_get(m->m_msg.jm_params, "inputResponses")) !=
+	if ((v = json_object_get(m->m_r.r_msg.jm_params, "inputResponses")) !=
 	    NULL && json_object_set(p, "inputResponses", v) == -1)
 		return -1;
-	if ((v = json_object_get(m->m_msg.jm_params, "requestState")) !=
+	if ((v = json_object_get(m->m_r.r_msg.jm_params, "requestState")) !=
 	    NULL && json_object_set(p, "requestState", v) == -1)
 		return -1;
 	level = json_string_value(json_object_get(json_object_get(
-	    m->m_msg.jm_params, "_meta"), "io.modelcontextprotocol/logLevel"));
+	    m->m_r.r_msg.jm_params, "_meta"), "io.modelcontextprotocol/logLevel"));
 	up->up_caps = m->m_caps;
 	up->up_level = level;
 	up->up_phdrs = m->m_phdrs;
 	/* not renamed: the client's own text goes on, its _meta replaced;
 	 * renamed: this hop's _meta is cached for the hot path */
-	if (m->m_req != NULL)
+	if (m->m_r.r_req != NULL)
 		up->up_owned = modern_params_text(m, p, level,
 		    modern_same_target(m), &up->up_len);
 	return 0;
@@ -906,15 +910,15 @@ modern_dispatch(struct mreq *m)
 	};
 	struct upstream_req uq;
 
-	audit_set_backend(m->m_w, m->m_req, m->m_be->cb_name);
+	audit_set_backend(m->m_r.r_w, m->m_r.r_req, m->m_be->cb_name);
 	memset(&uq, 0, sizeof(uq));
-	uq.uq_method = m->m_msg.jm_method;
+	uq.uq_method = m->m_r.r_msg.jm_method;
 	/* the principal's backend session (bsession.h) */
-	uq.uq_scope = bsession_scope(auth_principal(m->m_req), m->m_be,
+	uq.uq_scope = bsession_scope(auth_principal(m->m_r.r_req), m->m_be,
 	    BSESSION_FOR_USER);
 	uq.uq_client = PROTO_ERA_MODERN;
 	uq.uq_flags = UPSTREAM_F_TEXT;
-	if ((m->m_up = upstream_call(m->m_w, m->m_be, &uq, &cbs, m)) == NULL)
+	if ((m->m_up = upstream_call(m->m_r.r_w, m->m_be, &uq, &cbs, m)) == NULL)
 		modern_error(m, 200, JSONRPC_INTERNAL_ERROR,
 		    "Internal error: cannot send the request to the backend",
 		    NULL);
@@ -934,7 +938,7 @@ modern_fast_route(struct mreq *m, json_t *view)
 	size_t				 n = m->m_fast.mf_namelen;
 
 	/* an unknown tool, or one with x-mcp-header args: the tree path */
-	if (core_route_tool(view, m->m_w->w_conf, m->m_fast.mf_name, n, &be,
+	if (core_route_tool(view, m->m_r.r_w->w_conf, m->m_fast.mf_name, n, &be,
 	    &own, &cerr) == -1 || core_route_has_headers())
 		return -1;
 	/* renamed: the backend's name goes in place of the client's */
@@ -985,8 +989,8 @@ modern_composite(struct mreq *m, json_t *view, const struct composite *co)
 		return;
 	}
 	cc.cc_arg = m;
-	composite_run_start(m->m_w, view, m->m_req, PROTO_ERA_MODERN, co,
-	    m->m_msg.jm_params, &cc, &m->m_run);
+	composite_run_start(m->m_r.r_w, view, m->m_r.r_req, PROTO_ERA_MODERN, co,
+	    m->m_r.r_msg.jm_params, &cc, &m->m_run);
 }
 
 static void
@@ -1008,13 +1012,13 @@ modern_on_view(void *arg, json_t *view, const char *err)
 	}
 	/* the authorization gate (authz.c), before routing; the hot
 	 * path's call read off its params' text */
-	if ((m->m_fast.mf_params != NULL ? authz_gate_text(m->m_w, m->m_req,
-	    m->m_msg.jm_mm, m->m_fast.mf_name, m->m_fast.mf_namelen,
+	if ((m->m_fast.mf_params != NULL ? authz_gate_text(m->m_r.r_w, m->m_r.r_req,
+	    m->m_r.r_msg.jm_mm, m->m_fast.mf_name, m->m_fast.mf_namelen,
 	    m->m_fast.mf_params, m->m_fast.mf_plen, view) :
-	    authz_gate(m->m_w, m->m_req, m->m_msg.jm_mm, m->m_msg.jm_params,
+	    authz_gate(m->m_r.r_w, m->m_r.r_req, m->m_r.r_msg.jm_mm, m->m_r.r_msg.jm_params,
 	    view)) == -1) {
 		modern_error(m, AUTHZ_HTTP, AUTHZ_CODE,
-		    authz_message(m->m_msg.jm_mm, m->m_msg.jm_params), NULL);
+		    authz_message(m->m_r.r_msg.jm_mm, m->m_r.r_msg.jm_params), NULL);
 		return;
 	}
 	/*
@@ -1022,9 +1026,9 @@ modern_on_view(void *arg, json_t *view, const char *err)
 	 * token.  A rejection is a JSON-RPC error at HTTP 200, as the
 	 * reference vMCP sends it.
 	 */
-	switch (ratelimit_call(m->m_w, m->m_req, m->m_msg.jm_mm,
+	switch (ratelimit_call(m->m_r.r_w, m->m_r.r_req, m->m_r.r_msg.jm_mm,
 	    m->m_fast.mf_params != NULL ? m->m_fast.mf_name : NULL,
-	    m->m_fast.mf_namelen, m->m_msg.jm_params, &retry,
+	    m->m_fast.mf_namelen, m->m_r.r_msg.jm_params, &retry,
 	    modern_on_view, m, view)) {
 	case RATELIMIT_PENDING:
 		return;
@@ -1035,9 +1039,9 @@ modern_on_view(void *arg, json_t *view, const char *err)
 	default:
 		break;
 	}
-	if ((co = composite_tool_call(m->m_w, view, m->m_msg.jm_mm,
+	if ((co = composite_tool_call(m->m_r.r_w, view, m->m_r.r_msg.jm_mm,
 	    m->m_fast.mf_params != NULL ? m->m_fast.mf_name : NULL,
-	    m->m_fast.mf_namelen, m->m_msg.jm_params)) != NULL) {
+	    m->m_fast.mf_namelen, m->m_r.r_msg.jm_params)) != NULL) {
 		modern_composite(m, view, co);
 		return;
 	}
@@ -1050,14 +1054,14 @@ modern_on_view(void *arg, json_t *view, const char *err)
 			return;
 		}
 	}
-	mm = m->m_msg.jm_mm;
+	mm = m->m_r.r_msg.jm_mm;
 	if (mm->mm_id == MCP_M_SERVER_DISCOVER) {
 		modern_discover(m, view);
 		return;
 	}
 	/* a list needs every backend; the missing one's capabilities too */
 	if (mm->mm_lists != NULL &&
-	    (err = view_incomplete(m->m_w, view)) != NULL) {
+	    (err = view_incomplete(m->m_r.r_w, view)) != NULL) {
 		(void)snprintf(msg, sizeof(msg), "Internal error: %s", err);
 		modern_error(m, 200, JSONRPC_INTERNAL_ERROR, msg, NULL);
 		return;
@@ -1071,7 +1075,7 @@ modern_on_view(void *arg, json_t *view, const char *err)
 	    !json_is_object(json_object_get(json_object_get(view,
 	    "capabilities"), cap))) {
 		(void)snprintf(msg, sizeof(msg), "Method not found: %s (no "
-		    "backend offers %s)", m->m_msg.jm_method, cap);
+		    "backend offers %s)", m->m_r.r_msg.jm_method, cap);
 		modern_error(m, 404, JSONRPC_METHOD_NOT_FOUND, msg, NULL);
 		return;
 	}
@@ -1082,12 +1086,12 @@ modern_on_view(void *arg, json_t *view, const char *err)
 	if (mm->mm_id == MCP_M_TOOLS_CALL &&
 	    modern_check_params(m, view) == -1)
 		return;
-	if ((bparams = modern_backend_params(m->m_msg.jm_params)) == NULL) {
+	if ((bparams = modern_backend_params(m->m_r.r_msg.jm_params)) == NULL) {
 		modern_error(m, 200, JSONRPC_INTERNAL_ERROR,
 		    "Internal error: out of memory", NULL);
 		return;
 	}
-	if (core_route(view, m->m_w->w_conf, m->m_msg.jm_method, bparams,
+	if (core_route(view, m->m_r.r_w->w_conf, m->m_r.r_msg.jm_method, bparams,
 	    &m->m_be, &m->m_bparams, &cerr) == -1) {
 		json_decref(bparams);
 		/* no -32002 in 2026-07-28 */
@@ -1097,8 +1101,8 @@ modern_on_view(void *arg, json_t *view, const char *err)
 	}
 	json_decref(bparams);
 	/* what a 2026-07-28 backend needs (the view is here, not later) */
-	m->m_phdrs = core_param_headers(view, m->m_msg.jm_method,
-	    m->m_msg.jm_params, m->m_bparams);
+	m->m_phdrs = core_param_headers(view, m->m_r.r_msg.jm_method,
+	    m->m_r.r_msg.jm_params, m->m_bparams);
 	modern_dispatch(m);
 }
 
@@ -1114,7 +1118,6 @@ modern_handle(struct worker *w, struct httpd_req *req,
 		/* over HTTP a notification changes nothing (Streamable HTTP,
 		 * section Sending Messages) */
 		front_reply_empty(req, 202);
-		jsonrpc_msg_clear(msg);
 		return;
 	}
 	/* the requests of 2026-07-28 that vmcpd serves (method.c) */
@@ -1124,7 +1127,6 @@ modern_handle(struct worker *w, struct httpd_req *req,
 		    "(not a 2026-07-28 method vmcpd serves)", msg->jm_method);
 		front_reply_error(req, 404, msg->jm_id,
 		    JSONRPC_METHOD_NOT_FOUND, emsg);
-		jsonrpc_msg_clear(msg);
 		return;
 	}
 	if (msg->jm_mm->mm_id == MCP_M_SUBSCRIPTIONS_LISTEN) {
@@ -1134,14 +1136,10 @@ modern_handle(struct worker *w, struct httpd_req *req,
 	if ((m = calloc(1, sizeof(*m))) == NULL) {
 		front_reply_error(req, 500, msg->jm_id, JSONRPC_INTERNAL_ERROR,
 		    "Internal error: out of memory");
-		jsonrpc_msg_clear(msg);
 		return;
 	}
-	worker_request_hold(w);
-	m->m_w = w;
-	m->m_req = req;
-	m->m_msg = *msg;
-	meta = json_object_get(msg->jm_params, "_meta");
+	request_start(&m->m_r, w, req, msg, modern_destroy);
+	meta = json_object_get(m->m_r.r_msg.jm_params, "_meta");
 	m->m_caps = json_incref(json_object_get(meta,
 	    MCP_META_CLIENT_CAPABILITIES));
 	m->m_log = json_object_get(meta, "io.modelcontextprotocol/logLevel") !=
@@ -1158,6 +1156,7 @@ modern_scan_post(struct worker *w, struct httpd_req *req, const char *body,
 {
 	struct proto_reqhdrs	 hdrs;
 	struct proto_mcall	 mc;
+	struct jsonrpc_msg	 msg;
 	struct mreq		*m;
 	json_t			*id;
 	char			*name;
@@ -1185,14 +1184,13 @@ modern_scan_post(struct worker *w, struct httpd_req *req, const char *body,
 		json_decref(id);
 		return -1;
 	}
-	worker_request_hold(w);
-	m->m_w = w;
-	m->m_req = req;
-	m->m_msg.jm_kind = JSONRPC_REQUEST;
-	m->m_msg.jm_root = id;	/* the only tree: cleared with the message */
-	m->m_msg.jm_id = id;
-	m->m_msg.jm_method = mc.mc_scan.js_mm->mm_name;
-	m->m_msg.jm_mm = mc.mc_scan.js_mm;
+	memset(&msg, 0, sizeof(msg));
+	msg.jm_kind = JSONRPC_REQUEST;
+	msg.jm_root = id;	/* the only tree: released with the message */
+	msg.jm_id = id;
+	msg.jm_method = mc.mc_scan.js_mm->mm_name;
+	msg.jm_mm = mc.mc_scan.js_mm;
+	request_start(&m->m_r, w, req, &msg, modern_destroy);
 	m->m_fast.mf_params = mc.mc_scan.js_params;
 	m->m_fast.mf_plen = mc.mc_scan.js_paramslen;
 	m->m_fast.mf_meta = mc.mc_scan.js_meta;

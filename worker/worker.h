@@ -343,14 +343,16 @@ void	 notify_relisten(struct worker *, const struct config_backend *);
 /* the builder: backend's lists changed; sessions told if the view did */
 void	 notify_refresh(struct worker *, const char *backend);
 
-/* listen.c: subscriptions/listen streams of Modern clients */
+/* listen.c: subscriptions/listen streams of Modern clients; msg as
+ * modern_handle()'s */
 void	 listen_start(struct worker *, struct httpd_req *,
 	    struct jsonrpc_msg *msg);
 void	 listen_deliver(struct worker *, const char *kind, const char *uri);
 void	 listen_broadcast(struct worker *, const char *kind, const char *uri);
 void	 listen_drain(struct worker *);
 
-/* modern.c: the Modern (2026-07-28) client edge; takes msg */
+/* modern.c: the Modern (2026-07-28) client edge; a request that goes on
+ * takes msg (request_start()), else the caller releases it */
 void	 modern_free_all(void);
 void	 modern_handle(struct worker *, struct httpd_req *,
 	    struct jsonrpc_msg *msg);
@@ -375,7 +377,8 @@ struct legacy_fast {
 };
 
 /* legacy.c: the Legacy (2025-11-25) client edge, entered from the front
- * (http_front.c) with the POST's message parsed and classified; takes msg */
+ * (http_front.c) with the POST's message parsed and classified; msg as
+ * modern_handle()'s */
 void	 legacy_post(struct worker *, struct httpd_req *,
 	    struct jsonrpc_msg *msg, const struct legacy_fast *);
 void	 legacy_get(struct worker *, struct httpd_req *);
