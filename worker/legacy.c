@@ -167,11 +167,7 @@ legacy_req_answer(struct mcp_req *mr, json_t *msg)
 static void
 legacy_on_backend_message(struct mcp_req *mr, json_t *msg)
 {
-	const char	*method;
-
-	method = json_string_value(json_object_get(msg, "method"));
-	if (method == NULL || (strcmp(method, "notifications/progress") != 0 &&
-	    strcmp(method, "notifications/message") != 0))
+	if (!request_note_relayed(msg, 1))
 		return;
 	if (!mr->mr_streaming) {
 		front_sse_start(mr->mr_r.r_req, NULL);
@@ -353,7 +349,7 @@ legacy_rtake_done(void *arg, const char *rec, size_t len, int err)
  * asked, from whichever worker, or node (the record from Redis then).
  * 0: the caller answers 202; 1: answered here, later.
  */
-static int
+int
 legacy_client_answer(struct worker *w, struct httpd_req *req,
     struct jsonrpc_msg *msg, struct session *s)
 {
@@ -892,98 +888,6 @@ legacy_on_view(void *arg, json_t *view, const char *err)
 	legacy_forward(mr, 0);
 }
 
-static const char *const legacy_log_levels[] = {
-	"debug", "info", "notice", "warning", "error", "critical", "alert",
-	"emergency"
-};
-
-/* logging/setLevel: the session's level, passed to its backends */
-static void
-legacy_set_level(struct worker *w, struct httpd_req *req,
-    struct jsonrpc_msg *msg, struct session *s)
-{
-	const char	*level;
-	json_t		*resp;
-	size_t		 i, n = sizeof(legacy_log_levels) /
-			    sizeof(legacy_log_levels[0]);
-	const struct config_backend *be;
-
-	level = json_string_value(json_object_get(msg->jm_params, "level"));
-	for (i = 0; level != NULL && i < n; i++)
-		if (strcmp(level, legacy_log_levels[i]) == 0)
-			break;
-	if (level == NULL || i == n) {
-		front_reply_error(req, 200, msg->jm_id,
-		    JSONRPC_INVALID_PARAMS, "Invalid params: \"level\" must be "
-		    "one of debug, info, notice, warning, error, critical, "
-		    "alert, emergency");
-		return;
-	}
-	session_str_free(s, s->s_log_level);
-	s->s_log_level = strdup(level);
-	if (session_save(w->w_store, s, w->w_conf->cf_session_ttl_ms,
-	    store_now_ms()) == -1)
-		log_warnx("cannot save session %.8s...", s->s_id);
-	/* backend sessions open now get it; later ones when opened */
-	for (i = 0; i < s->s_nbackends; i++)
-		if ((be = config_backend_find(w->w_conf,
-		    s->s_backends[i].sb_name)) != NULL)
-			(void)upstream_request_nowait(w, be,
-			    s->s_backends[i].sb_sid,
-			    s->s_backends[i].sb_version, "logging/setLevel",
-			    msg->jm_params);
-	resp = jsonrpc_result_new(msg->jm_id, json_object());
-	front_reply_json(req, 200, resp, NULL);
-	json_decref(resp);
-}
-
-static void
-legacy_request(struct worker *w, struct httpd_req *req,
-    struct jsonrpc_msg *msg, const struct legacy_fast *fast,
-    struct session *s)
-{
-	const struct mcp_method	*mm = msg->jm_mm;
-	struct mcp_req		*mr;
-	json_t			*resp;
-	char			 emsg[300];
-
-	/* the requests of 2025-11-25 that vmcpd serves (method.c) */
-	if (!MCP_METHOD_SERVED(mm, MCP_REV_LEGACY) ||
-	    mm->mm_kind != MCP_KIND_REQUEST) {
-		(void)snprintf(emsg, sizeof(emsg), "Method not found: %.200s",
-		    msg->jm_method);
-		front_reply_error(req, 200, msg->jm_id,
-		    JSONRPC_METHOD_NOT_FOUND, emsg);
-		return;
-	}
-	switch (mm->mm_id) {
-	case MCP_M_PING:
-		resp = jsonrpc_result_new(msg->jm_id, json_object());
-		front_reply_json(req, 200, resp, NULL);
-		json_decref(resp);
-		return;
-	case MCP_M_LOGGING_SET_LEVEL:
-		legacy_set_level(w, req, msg, s);
-		return;
-	default:
-		/* the lists and the routed calls: on the view */
-		break;
-	}
-	if ((mr = legacy_req_new(w, req, msg)) == NULL)
-		return;
-	mr->mr_fast = *fast;
-	/* same size, NUL-terminated: no formatting on the hot path */
-	memcpy(mr->mr_sid, s->s_id, sizeof(mr->mr_sid));
-	/* the request keeps the session it was loaded with */
-	mr->mr_sess = *s;
-	memset(s, 0, sizeof(*s));
-	legacy_req_watch(mr);
-	if (view_get_scope(w, texch_view_scope(req), legacy_on_view, mr) ==
-	    -1)
-		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
-		    "Internal error: out of memory");
-}
-
 static struct mcp_req *
 legacy_req_find(struct worker *w, const char *sid, const json_t *id)
 {
@@ -1026,42 +930,6 @@ legacy_cancel(struct worker *w, const char *sid, const json_t *id,
 	return 1;
 }
 
-static void
-legacy_notification(struct worker *w, struct httpd_req *req,
-    struct jsonrpc_msg *msg, struct session *s)
-{
-	const struct config_backend	*be;
-	size_t				 i;
-
-	switch (msg->jm_mm != NULL ? msg->jm_mm->mm_id : MCP_M_COUNT) {
-	case MCP_M_N_INITIALIZED:
-		if (s->s_initialized)
-			break;
-		s->s_initialized = 1;
-		s->s_seen_ms = store_now_ms();
-		if (session_save(w->w_store, s, w->w_conf->cf_session_ttl_ms,
-		    s->s_seen_ms) == -1)
-			log_warnx("cannot save session %.8s...", s->s_id);
-		break;
-	case MCP_M_N_CANCELLED:
-		cancel_request(w, s->s_id, msg->jm_params);
-		break;
-	case MCP_M_N_ROOTS_LIST_CHANGED:
-		for (i = 0; i < s->s_nbackends; i++)
-			if ((be = config_backend_find(w->w_conf,
-			    s->s_backends[i].sb_name)) != NULL)
-				(void)upstream_notify(w, be,
-				    s->s_backends[i].sb_sid,
-				    s->s_backends[i].sb_version, msg->jm_method,
-				    NULL);
-		break;
-	default:
-		/* any other notification changes nothing here */
-		break;
-	}
-	front_reply_empty(req, 202);
-}
-
 /* a fast-path call's params as a tree, from the body parsed again */
 static int
 legacy_params_load(struct mcp_req *mr)
@@ -1093,53 +961,4 @@ legacy_params_load(struct mcp_req *mr)
 	}
 	free(own);
 	return rc;
-}
-
-/*
- * A POST the front classified as Legacy (or any era's response or
- * notification): msg and fast are the front's; a request that goes on
- * takes msg (request_start()), else the front releases it.
- */
-void
-legacy_post(struct worker *w, struct httpd_req *req, struct jsonrpc_msg *msg,
-    const struct legacy_fast *fast)
-{
-	struct session	 s;
-
-	if (legacy_version_header(w, req, msg->jm_id) == -1)
-		return;
-	if (msg->jm_kind == JSONRPC_REQUEST && msg->jm_mm != NULL &&
-	    msg->jm_mm->mm_id == MCP_M_INITIALIZE) {
-		if (front_header(req, "Mcp-Session-Id") != NULL) {
-			front_reply_error(req, 400, msg->jm_id,
-			    JSONRPC_INVALID_REQUEST, "Invalid Request: this "
-			    "session is already initialized; send initialize "
-			    "without Mcp-Session-Id to start a new session");
-			return;
-		}
-		legacy_initialize(w, req, msg);
-		return;
-	}
-	/* the authorization gate goes before the session's validation */
-	if (msg->jm_kind == JSONRPC_REQUEST &&
-	    legacy_gate(w, req, msg, fast) == 0)
-		return;
-	memset(&s, 0, sizeof(s));
-	if (legacy_session(w, req, msg->jm_id, &s) == -1)
-		return;
-	switch (msg->jm_kind) {
-	case JSONRPC_REQUEST:
-		legacy_session_touch(w, &s);
-		legacy_request(w, req, msg, fast, &s);
-		break;
-	case JSONRPC_NOTIFICATION:
-		legacy_notification(w, req, msg, &s);
-		break;
-	default:
-		/* an answer to a request vmcpd relayed to this client */
-		if (legacy_client_answer(w, req, msg, &s) == 0)
-			front_reply_empty(req, 202);
-		break;
-	}
-	session_clear(&s);
 }

@@ -68,9 +68,30 @@ void	 legacy_subscribe(struct mcp_req *, struct session *);
 int	 legacy_gate(struct worker *, struct httpd_req *,
 	    struct jsonrpc_msg *, const struct legacy_fast *);
 
+/* legacy_methods.c: the Legacy column of the method table
+ * (request_method.c), each a request_legacy_fn */
+void	 legacy_ping(struct worker *, struct httpd_req *,
+	    struct jsonrpc_msg *, const struct legacy_fast *, struct session *);
+void	 legacy_set_level(struct worker *, struct httpd_req *,
+	    struct jsonrpc_msg *, const struct legacy_fast *, struct session *);
+void	 legacy_viewed(struct worker *, struct httpd_req *,
+	    struct jsonrpc_msg *, const struct legacy_fast *, struct session *);
+void	 legacy_initialized(struct worker *, struct httpd_req *,
+	    struct jsonrpc_msg *, const struct legacy_fast *, struct session *);
+void	 legacy_cancelled(struct worker *, struct httpd_req *,
+	    struct jsonrpc_msg *, const struct legacy_fast *, struct session *);
+void	 legacy_roots_changed(struct worker *, struct httpd_req *,
+	    struct jsonrpc_msg *, const struct legacy_fast *, struct session *);
+
+/* legacy.c: a client's answer to a request vmcpd relayed to it; 0: the
+ * caller answers 202, 1: answered here, later */
+int	 legacy_client_answer(struct worker *, struct httpd_req *,
+	    struct jsonrpc_msg *, struct session *);
+
 /* legacy_session.c */
+/* initialize, with no session (the last argument is NULL) */
 void	 legacy_initialize(struct worker *, struct httpd_req *,
-	    struct jsonrpc_msg *);
+	    struct jsonrpc_msg *, const struct legacy_fast *, struct session *);
 int	 legacy_session(struct worker *, struct httpd_req *, json_t *id,
 	    struct session *);
 void	 legacy_session_touch(struct worker *, struct session *);

@@ -269,14 +269,25 @@ legacy_initialize_view(void *arg, json_t *view, const char *err)
 	legacy_initialize_reply(mr, view);
 }
 
+/* initialize: a new session (the method table's row: before any) */
 void
 legacy_initialize(struct worker *w, struct httpd_req *req,
-    struct jsonrpc_msg *msg)
+    struct jsonrpc_msg *msg, const struct legacy_fast *fast,
+    struct session *none)
 {
 	struct mcp_req	*mr;
 	struct session	*s;
 	json_t		*pv, *info;
 
+	(void)fast;
+	(void)none;
+	if (front_header(req, "Mcp-Session-Id") != NULL) {
+		front_reply_error(req, 400, msg->jm_id,
+		    JSONRPC_INVALID_REQUEST, "Invalid Request: this "
+		    "session is already initialized; send initialize "
+		    "without Mcp-Session-Id to start a new session");
+		return;
+	}
 	pv = json_object_get(msg->jm_params, "protocolVersion");
 	if (!json_is_string(pv)) {
 		front_reply_error(req, 200, msg->jm_id, JSONRPC_INVALID_PARAMS,

@@ -358,14 +358,8 @@ modern_result_out(struct mreq *m, json_t *result, const char *type)
 static void
 modern_on_backend_message(struct mreq *m, json_t *msg)
 {
-	const char	*method;
-
-	method = json_string_value(json_object_get(msg, "method"));
-	if (method == NULL || m->m_r.r_req == NULL)
-		return;
 	/* progress on the request's stream; logs only if it asked */
-	if (strcmp(method, "notifications/progress") != 0 &&
-	    (strcmp(method, "notifications/message") != 0 || !m->m_log))
+	if (m->m_r.r_req == NULL || !request_note_relayed(msg, m->m_log))
 		return;
 	if (!m->m_streaming) {
 		front_sse_start(m->m_r.r_req, NULL);
@@ -1106,13 +1100,13 @@ modern_on_view(void *arg, json_t *view, const char *err)
 	modern_dispatch(m);
 }
 
+/* dispatched through the Modern column of the method table */
 void
 modern_handle(struct worker *w, struct httpd_req *req,
     struct jsonrpc_msg *msg)
 {
-	struct mreq	*m;
-	json_t		*meta;
-	char		 emsg[300];
+	const struct request_method	*rm;
+	char				 emsg[300];
 
 	if (msg->jm_kind != JSONRPC_REQUEST) {
 		/* over HTTP a notification changes nothing (Streamable HTTP,
@@ -1120,19 +1114,24 @@ modern_handle(struct worker *w, struct httpd_req *req,
 		front_reply_empty(req, 202);
 		return;
 	}
-	/* the requests of 2026-07-28 that vmcpd serves (method.c) */
-	if (!MCP_METHOD_SERVED(msg->jm_mm, MCP_REV_MODERN) ||
-	    msg->jm_mm->mm_kind != MCP_KIND_REQUEST) {
+	if ((rm = request_method_of(msg))->rm_modern == NULL) {
 		(void)snprintf(emsg, sizeof(emsg), "Method not found: %.200s "
 		    "(not a 2026-07-28 method vmcpd serves)", msg->jm_method);
 		front_reply_error(req, 404, msg->jm_id,
 		    JSONRPC_METHOD_NOT_FOUND, emsg);
 		return;
 	}
-	if (msg->jm_mm->mm_id == MCP_M_SUBSCRIPTIONS_LISTEN) {
-		listen_start(w, req, msg);
-		return;
-	}
+	rm->rm_modern(w, req, msg);
+}
+
+/* discover, the lists and the routed calls: on the view */
+void
+modern_viewed(struct worker *w, struct httpd_req *req,
+    struct jsonrpc_msg *msg)
+{
+	struct mreq	*m;
+	json_t		*meta;
+
 	if ((m = calloc(1, sizeof(*m))) == NULL) {
 		front_reply_error(req, 500, msg->jm_id, JSONRPC_INTERNAL_ERROR,
 		    "Internal error: out of memory");

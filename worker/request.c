@@ -54,6 +54,17 @@ request_finalize(struct request *r, const char *where)
 }
 
 int
+request_note_relayed(const json_t *msg, int logs)
+{
+	const struct mcp_method *mm;
+
+	mm = mcp_method_find(json_string_value(json_object_get(msg,
+	    "method")));
+	return MCP_METHOD_IS(mm, MCP_M_N_PROGRESS) ||
+	    (logs && MCP_METHOD_IS(mm, MCP_M_N_MESSAGE));
+}
+
+int
 request_msg_reparse(struct request *r, const char *body, size_t len)
 {
 	struct jsonrpc_msg m;

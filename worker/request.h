@@ -18,6 +18,8 @@
 
 struct worker;
 struct httpd_req;
+struct legacy_fast;
+struct session;
 
 struct request {
 	struct worker		*r_w;
@@ -48,5 +50,40 @@ int	request_finalize(struct request *, const char *where);
 int	request_msg_reparse(struct request *, const char *body, size_t len);
 /* a message no request took */
 void	request_msg_release(struct jsonrpc_msg *);
+/*
+ * 1 if msg, which a backend sent mid-call, goes to the client on the
+ * call's stream: progress, and log messages when logs.
+ */
+int	request_note_relayed(const json_t *msg, int logs);
+
+/*
+ * The method table's handlers (request_method.c), as redis's command
+ * table holds its commands': one row per method of proto/method.c, by
+ * its id, with what each revision's edge does with it.  The front looks
+ * the method up once (jm_mm); each edge dispatches through its column.
+ * A request's handler answers it; a notification's changes what it
+ * changes and the edge answers 202.  NULL: the method is not served in
+ * that revision (a request: Method not found).
+ */
+/* Legacy: with the client's session, validated and touched */
+typedef void	(*request_legacy_fn)(struct worker *, struct httpd_req *,
+		    struct jsonrpc_msg *, const struct legacy_fast *,
+		    struct session *);
+/* Modern: stateless */
+typedef void	(*request_modern_fn)(struct worker *, struct httpd_req *,
+		    struct jsonrpc_msg *);
+
+#define REQUEST_M_NO_SESSION	0x1	/* Legacy: before any session
+					   (initialize) */
+
+struct request_method {
+	request_legacy_fn	 rm_legacy;
+	request_modern_fn	 rm_modern;
+	unsigned int		 rm_flags;	/* REQUEST_M_* */
+};
+
+/* msg's row, if its kind is its method's (a request or a notification),
+ * else an empty one; never NULL */
+const struct request_method *request_method_of(const struct jsonrpc_msg *);
 
 #endif /* VMCPD_REQUEST_H */

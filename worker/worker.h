@@ -356,6 +356,9 @@ void	 listen_drain(struct worker *);
 void	 modern_free_all(void);
 void	 modern_handle(struct worker *, struct httpd_req *,
 	    struct jsonrpc_msg *msg);
+/* the method table's Modern handler of the requests on the view */
+void	 modern_viewed(struct worker *, struct httpd_req *,
+	    struct jsonrpc_msg *msg);
 /* the hot path of a 2026-07-28 tools/call, off a scan of the body: 0 if
  * it took the request, -1 if not sure (then parse and classify) */
 int	 modern_scan_post(struct worker *, struct httpd_req *, const char *,

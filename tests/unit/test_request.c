@@ -3,7 +3,8 @@
  * frees the owner's state once, then the message and the worker's
  * hold; a release with nothing held is refused (a double release),
  * frees nothing twice and leaves the worker's count alone.  A message
- * taken by a request is left empty for its giver.
+ * taken by a request is left empty for its giver.  The method table's
+ * handlers are where proto/method.c says each method is served.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -87,12 +88,56 @@ test_request_reparse(void **state)
 	assert_int_equal(frees, 1);
 }
 
+/* each row against proto/method.c: a handler in a column exactly where
+ * the method is served in that revision, for a message of its kind */
+static void
+test_request_method_rows(void **state)
+{
+	const struct request_method	*rm;
+	const struct mcp_method		*mm;
+	struct jsonrpc_msg		 msg;
+	int				 id;
+
+	(void)state;
+	memset(&msg, 0, sizeof(msg));
+	for (id = 0; id < MCP_M_COUNT; id++) {
+		mm = mcp_method_get((enum mcp_method_id)id);
+		msg.jm_mm = mm;
+		msg.jm_kind = mm->mm_kind == MCP_KIND_REQUEST ?
+		    JSONRPC_REQUEST : JSONRPC_NOTIFICATION;
+		rm = request_method_of(&msg);
+		assert_non_null(rm);
+		if ((rm->rm_legacy != NULL) !=
+		    MCP_METHOD_SERVED(mm, MCP_REV_LEGACY) ||
+		    (rm->rm_modern != NULL) !=
+		    MCP_METHOD_SERVED(mm, MCP_REV_MODERN))
+			fail_msg("%s: its handlers are not where it is served",
+			    mm->mm_name);
+		assert_int_equal(rm->rm_flags != 0, id == MCP_M_INITIALIZE);
+		/* the other kind (a request named as a notification, and
+		 * the reverse) has none */
+		msg.jm_kind = msg.jm_kind == JSONRPC_REQUEST ?
+		    JSONRPC_NOTIFICATION : JSONRPC_REQUEST;
+		rm = request_method_of(&msg);
+		assert_null(rm->rm_legacy);
+		assert_null(rm->rm_modern);
+	}
+	/* a method vmcpd does not know, and a response */
+	msg.jm_mm = NULL;
+	msg.jm_kind = JSONRPC_REQUEST;
+	assert_null(request_method_of(&msg)->rm_legacy);
+	msg.jm_mm = mcp_method_get(MCP_M_PING);
+	msg.jm_kind = JSONRPC_RESPONSE;
+	assert_null(request_method_of(&msg)->rm_legacy);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_request_finalize_once),
 		cmocka_unit_test(test_request_reparse),
+		cmocka_unit_test(test_request_method_rows),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
