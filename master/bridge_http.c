@@ -439,7 +439,7 @@ bridge_post_request(struct bridge *b, struct evhttp_request *req,
 	struct breq	*r;
 	json_t		*resp;
 
-	if (strcmp(m->jm_method, "ping") == 0) {
+	if (MCP_METHOD_IS(m->jm_mm, MCP_M_PING)) {
 		resp = jsonrpc_result_new(m->jm_id, json_object());
 		if (resp == NULL)
 			evhttp_send_error(req, 500, "Internal Server Error");
@@ -471,9 +471,9 @@ bridge_post_notification(struct bridge *b, const struct jsonrpc_msg *m,
 	struct breq	*r;
 	json_t		*v;
 
-	if (strcmp(m->jm_method, "notifications/initialized") == 0)
+	if (MCP_METHOD_IS(m->jm_mm, MCP_M_N_INITIALIZED))
 		return;		/* the bridge initialized the server */
-	if (strcmp(m->jm_method, "notifications/cancelled") == 0) {
+	if (MCP_METHOD_IS(m->jm_mm, MCP_M_N_CANCELLED)) {
 		v = json_object_get(m->jm_params, "requestId");
 		TAILQ_FOREACH(r, &b->b_reqs, r_entry)
 			if (!r->r_init && strcmp(r->r_sid, s->s_id) == 0 &&
@@ -537,7 +537,7 @@ bridge_post(struct bridge *b, struct evhttp_request *req)
 		return;
 	}
 	if (m.jm_kind == JSONRPC_REQUEST &&
-	    strcmp(m.jm_method, "initialize") == 0) {
+	    MCP_METHOD_IS(m.jm_mm, MCP_M_INITIALIZE)) {
 		bridge_post_initialize(b, req, &m);
 		goto done;
 	}

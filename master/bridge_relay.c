@@ -417,7 +417,7 @@ bridge_server_request(struct bridge *b, const struct jsonrpc_msg *m)
 
 	if (b->b_state == SRV_EXITED)
 		return;		/* nobody left to answer */
-	if (strcmp(m->jm_method, "ping") == 0) {
+	if (MCP_METHOD_IS(m->jm_mm, MCP_M_PING)) {
 		bridge_server_answer(b, m->jm_id, json_object());
 		return;
 	}
@@ -464,7 +464,7 @@ bridge_server_notification(struct bridge *b, const struct jsonrpc_msg *m)
 	struct breq	*r;
 	json_t		*v;
 
-	if (strcmp(m->jm_method, "notifications/progress") == 0) {
+	if (MCP_METHOD_IS(m->jm_mm, MCP_M_N_PROGRESS)) {
 		v = json_object_get(m->jm_params, "progressToken");
 		if (!json_is_integer(v) || (r = bridge_breq_by_bid(b,
 		    json_integer_value(v))) == NULL || r->r_token == NULL ||
@@ -478,14 +478,14 @@ bridge_server_notification(struct bridge *b, const struct jsonrpc_msg *m)
 			bridge_breq_deliver(r, m->jm_root);
 		return;
 	}
-	if (strcmp(m->jm_method, "notifications/message") == 0) {
+	if (MCP_METHOD_IS(m->jm_mm, MCP_M_N_MESSAGE)) {
 		if ((r = bridge_route(b, 0)) != NULL)
 			bridge_breq_deliver(r, m->jm_root);
 		else
 			bridge_broadcast(b, m->jm_root);
 		return;
 	}
-	if (strcmp(m->jm_method, "notifications/cancelled") == 0) {
+	if (MCP_METHOD_IS(m->jm_mm, MCP_M_N_CANCELLED)) {
 		/* the server gave up one of its own requests */
 		v = json_object_get(m->jm_params, "requestId");
 		TAILQ_FOREACH(sr, &b->b_srvreqs, sr_entry)

@@ -158,6 +158,10 @@ const struct mcp_method	*mcp_method_get(enum mcp_method_id);
 /* a capability's name in capabilities objects ("tools", ...), or NULL */
 const char		*mcp_cap_name(enum mcp_cap);
 
+/* the message's entry is this method's: the way to test a method,
+ * instead of comparing its name */
+#define MCP_METHOD_IS(mm, id)	((mm) != NULL && (mm)->mm_id == (id))
+
 /* served to clients in this revision set */
 #define MCP_METHOD_SERVED(mm, rev)	((mm) != NULL && \
 	((mm)->mm_served & (rev)) != 0)

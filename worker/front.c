@@ -32,6 +32,7 @@
 #include "worker/request/legacy.h"
 #include "worker/request/modern.h"
 #include "worker/state/session_store.h"
+#include "worker/process/request.h"
 
 static void	front_on_request(struct httpd_req *, void *);
 
@@ -172,7 +173,7 @@ front_mcp_post(struct worker *w, struct httpd_req *req)
 		front_reply_json(req, v.pv_http, e, NULL);
 		json_decref(e);
 		proto_verdict_clear(&v);
-		jsonrpc_msg_clear(&msg);
+		request_msg_release(&msg);
 		return;
 	}
 	era = v.pv_era;
@@ -181,13 +182,15 @@ front_mcp_post(struct worker *w, struct httpd_req *req)
 	    jsonrpc_params_check(&msg, &err) == -1) {
 		front_reply_error(req, err.je_http, msg.jm_id, err.je_code,
 		    err.je_msg);
-		jsonrpc_msg_clear(&msg);
+		request_msg_release(&msg);
 		return;
 	}
+	/* a request that goes on takes msg; else it is released here */
 	if (era == PROTO_ERA_MODERN)
 		modern_handle(w, req, &msg);
 	else
 		legacy_post(w, req, &msg, &fast);
+	request_msg_release(&msg);
 }
 
 static void	front_mcp_method(struct worker *, struct httpd_req *);

@@ -46,6 +46,7 @@
 #include "worker/process/process.h"
 #include "worker/view/core.h"
 #include "worker/view/view_get.h"
+#include "worker/process/request.h"
 
 #define MCP_META_SUBSCRIPTION_ID	"io.modelcontextprotocol/subscriptionId"
 #define LISTEN_STEP	128	/* URIs authorized and routed a turn */
@@ -95,7 +96,7 @@ listen_free(struct listener_stream *ls)
 	/* its subscriptions go with it (the last holder's, at the backend) */
 	if (ls->ls_held > 0)
 		subs_release(ls->ls_w, ls->ls_holder, NULL);
-	jsonrpc_msg_clear(&ls->ls_msg);
+	request_msg_release(&ls->ls_msg);
 	json_decref(ls->ls_asked);
 	json_decref(ls->ls_view);
 	free(ls->ls_wants);
@@ -443,19 +444,18 @@ listen_start(struct worker *w, struct httpd_req *req,
 		front_reply_error(req, 200, msg->jm_id, JSONRPC_INVALID_PARAMS,
 		    "Invalid params: subscriptions/listen needs "
 		    "params.notifications (an object)");
-		jsonrpc_msg_clear(msg);
 		return;
 	}
 	if ((ls = calloc(1, sizeof(*ls))) == NULL) {
 		front_reply_error(req, 500, msg->jm_id, JSONRPC_INTERNAL_ERROR,
 		    "Internal error: out of memory");
-		jsonrpc_msg_clear(msg);
 		return;
 	}
 	worker_request_hold(w);
 	ls->ls_w = w;
 	ls->ls_req = req;
 	ls->ls_msg = *msg;
+	memset(msg, 0, sizeof(*msg));	/* taken: the front's is empty */
 	TAILQ_INSERT_TAIL(&lstreams, ls, ls_entry);
 	httpd_req_set_close_cb(req, listen_on_close, ls);
 	ls->ls_tools = json_is_true(json_object_get(want, "toolsListChanged"));

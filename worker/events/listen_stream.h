@@ -17,7 +17,8 @@ struct httpd_req;
 struct jsonrpc_msg;
 struct worker;
 
-/* listen_stream.c: subscriptions/listen streams of Modern clients */
+/* listen_stream.c: subscriptions/listen streams of Modern clients; msg as
+ * modern_handle()'s */
 void	 listen_start(struct worker *, struct httpd_req *,
 	    struct jsonrpc_msg *msg);
 void	 listen_deliver(struct worker *, const char *kind, const char *uri);

@@ -161,28 +161,28 @@ notify_lists_changed(struct worker *w, json_t *old, json_t *view,
     const char *who)
 {
 	static const struct {
-		const char	*f;
-		const char	*method;
+		const char		*f;
+		enum mcp_method_id	 method;
 	} kinds[] = {
-		{ "tools", "notifications/tools/list_changed" },
-		{ "prompts", "notifications/prompts/list_changed" },
-		{ "resources", "notifications/resources/list_changed" },
-		{ "resourceTemplates", "notifications/resources/list_changed" },
+		{ "tools", MCP_M_N_TOOLS_LIST_CHANGED },
+		{ "prompts", MCP_M_N_PROMPTS_LIST_CHANGED },
+		{ "resources", MCP_M_N_RESOURCES_LIST_CHANGED },
+		{ "resourceTemplates", MCP_M_N_RESOURCES_LIST_CHANGED },
 	};
-	json_t		*n;
-	size_t		 i;
-	const char	*last = NULL;
+	json_t			*n;
+	size_t			 i;
+	enum mcp_method_id	 last = MCP_M_COUNT;
 
 	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
 		if (old != NULL && json_equal(json_object_get(json_object_get(
 		    old, "digests"), kinds[i].f), json_object_get(
 		    json_object_get(view, "digests"), kinds[i].f)))
 			continue;
-		if (last != NULL && strcmp(last, kinds[i].method) == 0)
+		if (last == kinds[i].method)
 			continue;	/* resources and templates: one note */
 		last = kinds[i].method;
-		if ((n = jsonrpc_notification_new(kinds[i].method, NULL)) ==
-		    NULL)
+		if ((n = jsonrpc_notification_new(mcp_method_get(
+		    kinds[i].method)->mm_name, NULL)) == NULL)
 			continue;
 		log_info("%s changed the %s list; notifying sessions", who,
 		    kinds[i].f);
@@ -255,6 +255,7 @@ notify_on_event(void *arg, const struct sse_event *ev)
 	struct jsonrpc_err	 err;
 	json_t			*reply;
 	const char		*uri;
+	enum mcp_method_id	 id;
 
 	if (ev->se_data_len == 0 || (ev->se_event[0] != '\0' &&
 	    strcmp(ev->se_event, "message") != 0))
@@ -266,7 +267,7 @@ notify_on_event(void *arg, const struct sse_event *ev)
 	}
 	if (m.jm_kind == JSONRPC_REQUEST) {
 		/* nobody to ask on this stream: only ping is answered */
-		reply = strcmp(m.jm_method, "ping") == 0 ?
+		reply = MCP_METHOD_IS(m.jm_mm, MCP_M_PING) ?
 		    jsonrpc_result_new(m.jm_id, json_object()) :
 		    jsonrpc_error_new(m.jm_id, JSONRPC_METHOD_NOT_FOUND,
 		    "vmcpd has no client to ask outside a request", NULL);
@@ -274,14 +275,12 @@ notify_on_event(void *arg, const struct sse_event *ev)
 			upstream_stream_reply(l->l_up, reply);
 		json_decref(reply);
 	} else if (m.jm_kind == JSONRPC_NOTIFICATION) {
-		if (strcmp(m.jm_method, "notifications/tools/list_changed") ==
-		    0 || strcmp(m.jm_method,
-		    "notifications/prompts/list_changed") == 0 ||
-		    strcmp(m.jm_method,
-		    "notifications/resources/list_changed") == 0)
+		id = m.jm_mm != NULL ? m.jm_mm->mm_id : MCP_M_COUNT;
+		if (id == MCP_M_N_TOOLS_LIST_CHANGED ||
+		    id == MCP_M_N_PROMPTS_LIST_CHANGED ||
+		    id == MCP_M_N_RESOURCES_LIST_CHANGED)
 			notify_list_changed(l);
-		else if (strcmp(m.jm_method, "notifications/resources/updated")
-		    == 0 && (uri = json_string_value(json_object_get(
+		else if (id == MCP_M_N_RESOURCES_UPDATED && (uri = json_string_value(json_object_get(
 		    m.jm_params, "uri"))) != NULL) {
 			notify_fanout(l->l_w, m.jm_root, uri);
 			listen_broadcast(l->l_w, "updated", uri);

@@ -51,6 +51,8 @@
 
 static int	legacy_params_load(struct mcp_req *);
 
+static void	legacy_req_destroy(struct request *);
+
 struct mcp_req *
 legacy_req_new(struct worker *w, struct httpd_req *req,
     struct jsonrpc_msg *msg)
@@ -60,14 +62,10 @@ legacy_req_new(struct worker *w, struct httpd_req *req,
 	if ((mr = worker_zalloc(sizeof(*mr))) == NULL) {
 		front_reply_error(req, 500, msg->jm_id, JSONRPC_INTERNAL_ERROR,
 		    "Internal error: out of memory");
-		jsonrpc_msg_clear(msg);
 		return NULL;
 	}
-	mr->mr_w = w;
-	mr->mr_req = req;
-	mr->mr_msg = *msg;
+	request_start(&mr->mr_r, w, req, msg, legacy_req_destroy);
 	TAILQ_INSERT_TAIL(&w->w_reqs, mr, mr_entry);
-	worker_request_hold(w);
 	return mr;
 }
 
@@ -76,8 +74,8 @@ legacy_on_close(struct httpd_req *req, void *arg)
 {
 	struct mcp_req *mr = arg;
 
-	log_debug("client went away during %s", mr->mr_msg.jm_method);
-	mr->mr_req = NULL;
+	log_debug("client went away during %s", mr->mr_r.r_msg.jm_method);
+	mr->mr_r.r_req = NULL;
 	httpd_send_end(req);	/* frees it */
 	legacy_req_free(mr);
 }
@@ -85,18 +83,27 @@ legacy_on_close(struct httpd_req *req, void *arg)
 void
 legacy_req_watch(struct mcp_req *mr)
 {
-	httpd_req_set_close_cb(mr->mr_req, legacy_on_close, mr);
+	httpd_req_set_close_cb(mr->mr_r.r_req, legacy_on_close, mr);
 }
 
 /* the request is answered (or abandoned): forget it */
 void
 legacy_req_free(struct mcp_req *mr)
 {
-	if (mr->mr_req != NULL)
-		httpd_req_set_close_cb(mr->mr_req, NULL, NULL);
+	(void)request_finalize(&mr->mr_r, __func__);
+}
+
+/* its last hold gone (request_finalize()): its own state freed */
+static void
+legacy_req_destroy(struct request *r)
+{
+	struct mcp_req *mr = (struct mcp_req *)r;	/* mr_r is its head */
+
+	if (mr->mr_r.r_req != NULL)
+		httpd_req_set_close_cb(mr->mr_r.r_req, NULL, NULL);
 	upstream_cancel(mr->mr_up);
 	composite_run_cancel(mr->mr_run, "the request ended");
-	view_get_cancel(mr->mr_w, mr);
+	view_get_cancel(mr->mr_r.r_w, mr);
 	ratelimit_cancel(mr);
 	session_redis_cancel(mr);
 	json_decref(mr->mr_result);
@@ -108,10 +115,8 @@ legacy_req_free(struct mcp_req *mr)
 	json_decref(mr->mr_client_caps);
 	free(mr->mr_fast.lf_text);
 	free(mr->mr_fast.lf_own);
-	TAILQ_REMOVE(&mr->mr_w->w_reqs, mr, mr_entry);
-	jsonrpc_msg_clear(&mr->mr_msg);
+	TAILQ_REMOVE(&mr->mr_r.r_w->w_reqs, mr, mr_entry);
 	session_clear(&mr->mr_sess);
-	worker_request_release(mr->mr_w, __func__);
 	free(mr);
 }
 
@@ -119,15 +124,15 @@ legacy_req_free(struct mcp_req *mr)
 void
 legacy_req_reply(struct mcp_req *mr, json_t *msg)
 {
-	httpd_req_set_close_cb(mr->mr_req, NULL, NULL);
+	httpd_req_set_close_cb(mr->mr_r.r_req, NULL, NULL);
 	if (mr->mr_streaming) {
-		(void)front_sse_send(mr->mr_req, NULL, msg);
-		front_sse_end(mr->mr_req);
+		(void)front_sse_send(mr->mr_r.r_req, NULL, msg);
+		front_sse_end(mr->mr_r.r_req);
 	} else
-		front_reply_json(mr->mr_req, 200, msg,
+		front_reply_json(mr->mr_r.r_req, 200, msg,
 		    mr->mr_initialize && mr->mr_sess.s_id[0] != '\0' ?
 		    mr->mr_sess.s_id : NULL);
-	mr->mr_req = NULL;
+	mr->mr_r.r_req = NULL;
 }
 
 /* an error with its own HTTP status, never a session id, and forget it */
@@ -137,10 +142,10 @@ legacy_req_refuse(struct mcp_req *mr, int status, int code,
 {
 	json_t *e;
 
-	e = jsonrpc_error_new(mr->mr_msg.jm_id, code, message, data);
-	httpd_req_set_close_cb(mr->mr_req, NULL, NULL);
-	front_reply_json(mr->mr_req, status, e, NULL);
-	mr->mr_req = NULL;
+	e = jsonrpc_error_new(mr->mr_r.r_msg.jm_id, code, message, data);
+	httpd_req_set_close_cb(mr->mr_r.r_req, NULL, NULL);
+	front_reply_json(mr->mr_r.r_req, status, e, NULL);
+	mr->mr_r.r_req = NULL;
 	json_decref(e);
 	legacy_req_free(mr);
 }
@@ -150,7 +155,7 @@ legacy_req_error(struct mcp_req *mr, int code, const char *message)
 {
 	json_t *e;
 
-	e = jsonrpc_error_new(mr->mr_msg.jm_id, code, message, NULL);
+	e = jsonrpc_error_new(mr->mr_r.r_msg.jm_id, code, message, NULL);
 	legacy_req_reply(mr, e);
 	json_decref(e);
 	legacy_req_free(mr);
@@ -173,17 +178,13 @@ legacy_req_answer(struct mcp_req *mr, json_t *msg)
 static void
 legacy_on_backend_message(struct mcp_req *mr, json_t *msg)
 {
-	const char	*method;
-
-	method = json_string_value(json_object_get(msg, "method"));
-	if (method == NULL || (strcmp(method, "notifications/progress") != 0 &&
-	    strcmp(method, "notifications/message") != 0))
+	if (!request_note_relayed(msg, 1))
 		return;
 	if (!mr->mr_streaming) {
-		front_sse_start(mr->mr_req, NULL);
+		front_sse_start(mr->mr_r.r_req, NULL);
 		mr->mr_streaming = 1;
 	}
-	(void)front_sse_send(mr->mr_req, NULL, msg);
+	(void)front_sse_send(mr->mr_r.r_req, NULL, msg);
 }
 
 /* a 2025-11-25 backend's answer, as a tree */
@@ -194,7 +195,7 @@ legacy_legacy_done(struct mcp_req *mr, const struct upstream_result *r)
 	char	 msg[600];
 
 	if (r->ur_status == UPSTREAM_FAILED) {
-		log_warnx("%s for session %.8s...: %s", mr->mr_msg.jm_method,
+		log_warnx("%s for session %.8s...: %s", mr->mr_r.r_msg.jm_method,
 		    mr->mr_sid, r->ur_errmsg);
 		(void)snprintf(msg, sizeof(msg), "Internal error: %s",
 		    r->ur_errmsg);
@@ -204,7 +205,7 @@ legacy_legacy_done(struct mcp_req *mr, const struct upstream_result *r)
 	/* the backend's answer under the client's id */
 	err = json_object_get(response, "error");
 	legacy_req_answer(mr, json_pack("{s:s, s:O, s:O}", "jsonrpc", "2.0",
-	    "id", mr->mr_msg.jm_id, err != NULL ? "error" : "result",
+	    "id", mr->mr_r.r_msg.jm_id, err != NULL ? "error" : "result",
 	    err != NULL ? err : json_object_get(response, "result")));
 }
 
@@ -218,7 +219,7 @@ static int
 legacy_on_backend_request(struct mcp_req *mr, json_t *msg, const char *bsid,
     const char *version, char *why, size_t whylen)
 {
-	struct worker	*w = mr->mr_w;
+	struct worker	*w = mr->mr_r.r_w;
 	const char	*method, *cap;
 	json_t		*out = NULL, *rec = NULL;
 	char		 id[64], *buf = NULL;
@@ -239,7 +240,7 @@ legacy_on_backend_request(struct mcp_req *mr, json_t *msg, const char *bsid,
 		    "%s capability", cap);
 		return -1;
 	}
-	if (mr->mr_req == NULL || getrandom(r, sizeof(r), 0) !=
+	if (mr->mr_r.r_req == NULL || getrandom(r, sizeof(r), 0) !=
 	    (ssize_t)sizeof(r)) {
 		(void)snprintf(why, whylen, "the client is gone");
 		return -1;
@@ -267,10 +268,10 @@ legacy_on_backend_request(struct mcp_req *mr, json_t *msg, const char *bsid,
 		goto done;
 	}
 	if (!mr->mr_streaming) {
-		front_sse_start(mr->mr_req, NULL);
+		front_sse_start(mr->mr_r.r_req, NULL);
 		mr->mr_streaming = 1;
 	}
-	(void)front_sse_send(mr->mr_req, NULL, out);
+	(void)front_sse_send(mr->mr_r.r_req, NULL, out);
 	log_debug("relayed %s from %s to session %.8s... as %s", method,
 	    mr->mr_be->cb_name, mr->mr_sid, id);
 	rc = 0;
@@ -359,7 +360,7 @@ legacy_rtake_done(void *arg, const char *rec, size_t len, int err)
  * asked, from whichever worker, or node (the record from Redis then).
  * 0: the caller answers 202; 1: answered here, later.
  */
-static int
+int
 legacy_client_answer(struct worker *w, struct httpd_req *req,
     struct jsonrpc_msg *msg, struct session *s)
 {
@@ -438,19 +439,19 @@ legacy_on_backend_done_raw(struct mcp_req *mr, const char *kind,
 	char	*msg;
 	size_t	 mlen;
 
-	httpd_req_set_close_cb(mr->mr_req, NULL, NULL);
+	httpd_req_set_close_cb(mr->mr_r.r_req, NULL, NULL);
 	if (mr->mr_streaming) {
-		if ((msg = front_compose(mr->mr_msg.jm_id, kind, json, len,
+		if ((msg = front_compose(mr->mr_r.r_msg.jm_id, kind, json, len,
 		    &mlen)) != NULL) {
-			(void)front_sse_send_text(mr->mr_req, NULL, msg,
+			(void)front_sse_send_text(mr->mr_r.r_req, NULL, msg,
 			    mlen);
 			free(msg);
 		}
-		front_sse_end(mr->mr_req);
+		front_sse_end(mr->mr_r.r_req);
 	} else
-		front_reply_member(mr->mr_req, mr->mr_msg.jm_id, kind, json,
+		front_reply_member(mr->mr_r.r_req, mr->mr_r.r_msg.jm_id, kind, json,
 		    len);
-	mr->mr_req = NULL;
+	mr->mr_r.r_req = NULL;
 	legacy_req_free(mr);
 }
 
@@ -462,14 +463,14 @@ legacy_on_backend_done_raw(struct mcp_req *mr, const char *kind,
 static const char *
 legacy_params_text(struct mcp_req *mr, size_t *len)
 {
-	if (mr->mr_fast.lf_params != NULL && mr->mr_req != NULL) {
+	if (mr->mr_fast.lf_params != NULL && mr->mr_r.r_req != NULL) {
 		*len = mr->mr_fast.lf_plen;
 		return mr->mr_fast.lf_params;
 	}
-	if (mr->mr_req == NULL || mr->mr_bparams == NULL ||
-	    mr->mr_bparams != mr->mr_msg.jm_params)
+	if (mr->mr_r.r_req == NULL || mr->mr_bparams == NULL ||
+	    mr->mr_bparams != mr->mr_r.r_msg.jm_params)
 		return NULL;
-	return front_params_text(mr->mr_req, len);
+	return front_params_text(mr->mr_r.r_req, len);
 }
 
 static void	legacy_mrtr_round(struct mcp_req *, json_t *);
@@ -498,9 +499,9 @@ legacy_params_modern(struct mcp_req *mr, struct upstream_params *up)
 		return -1;
 	/* routed by name alone: the tool's Mcp-Param-* worked out now */
 	if (fast && mr->mr_phdrs == NULL &&
-	    (view = view_peek(mr->mr_w)) != NULL) {
-		mr->mr_phdrs = core_param_headers(view, mr->mr_msg.jm_method,
-		    mr->mr_msg.jm_params, mr->mr_bparams);
+	    (view = view_peek(mr->mr_r.r_w)) != NULL) {
+		mr->mr_phdrs = core_param_headers(view, mr->mr_r.r_msg.jm_method,
+		    mr->mr_r.r_msg.jm_params, mr->mr_bparams);
 		json_decref(view);
 	}
 	if ((p = json_copy(mr->mr_bparams)) == NULL)
@@ -535,7 +536,7 @@ legacy_modern_done(struct mcp_req *mr, enum upstream_status status,
 	err = json_object_get(response, "error");
 	if (status == UPSTREAM_FAILED || (status == UPSTREAM_ERROR &&
 	    !json_is_object(err))) {
-		log_warnx("%s for session %.8s...: %s", mr->mr_msg.jm_method,
+		log_warnx("%s for session %.8s...: %s", mr->mr_r.r_msg.jm_method,
 		    mr->mr_sid, errmsg);
 		(void)snprintf(msg, sizeof(msg), "Internal error: %s", errmsg);
 		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR, msg);
@@ -543,7 +544,7 @@ legacy_modern_done(struct mcp_req *mr, enum upstream_status status,
 	}
 	if (status == UPSTREAM_ERROR) {
 		legacy_req_answer(mr, json_pack("{s:s, s:O, s:O}", "jsonrpc",
-		    "2.0", "id", mr->mr_msg.jm_id, "error", err));
+		    "2.0", "id", mr->mr_r.r_msg.jm_id, "error", err));
 		return;
 	}
 	result = json_object_get(response, "result");
@@ -571,7 +572,7 @@ legacy_modern_done(struct mcp_req *mr, enum upstream_status status,
 			(void)json_object_del(result, "_meta");
 	}
 	legacy_req_answer(mr, json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0",
-	    "id", mr->mr_msg.jm_id, "result", result));
+	    "id", mr->mr_r.r_msg.jm_id, "result", result));
 }
 
 /* the backend's answer, in the revision it came in */
@@ -605,13 +606,13 @@ legacy_mrtr_send(void *arg, json_t *msg)
 {
 	struct mcp_req *mr = arg;
 
-	if (mr->mr_req == NULL)
+	if (mr->mr_r.r_req == NULL)
 		return -1;
 	if (!mr->mr_streaming) {
-		front_sse_start(mr->mr_req, NULL);
+		front_sse_start(mr->mr_r.r_req, NULL);
 		mr->mr_streaming = 1;
 	}
-	return front_sse_send(mr->mr_req, NULL, msg);
+	return front_sse_send(mr->mr_r.r_req, NULL, msg);
 }
 
 static void
@@ -672,7 +673,7 @@ legacy_mrtr_round(struct mcp_req *mr, json_t *result)
 		legacy_forward(mr, 0);
 		return;
 	}
-	if ((mr->mr_wait = mrtr_ask(mr->mr_w, mr->mr_sid, mr->mr_client_caps,
+	if ((mr->mr_wait = mrtr_ask(mr->mr_r.r_w, mr->mr_sid, mr->mr_client_caps,
 	    ir, legacy_mrtr_send, legacy_mrtr_answered, mr, why,
 	    sizeof(why))) == NULL) {
 		(void)snprintf(msg, sizeof(msg), "Internal error: backend %s: "
@@ -691,12 +692,12 @@ legacy_forward(struct mcp_req *mr, int flags)
 	};
 	struct upstream_req uq;
 
-	audit_set_backend(mr->mr_w, mr->mr_req, mr->mr_be->cb_name);
+	audit_set_backend(mr->mr_r.r_w, mr->mr_r.r_req, mr->mr_be->cb_name);
 	memset(&uq, 0, sizeof(uq));
-	uq.uq_method = mr->mr_msg.jm_method;
+	uq.uq_method = mr->mr_r.r_msg.jm_method;
 	/* the call goes over the client session's backend session; a
 	 * subscription over the shared scope's (backend_session.h) */
-	uq.uq_scope = bsession_scope(auth_principal(mr->mr_req), mr->mr_be,
+	uq.uq_scope = bsession_scope(auth_principal(mr->mr_r.r_req), mr->mr_be,
 	    (flags & UPSTREAM_F_SUBSCRIPTION) ? BSESSION_FOR_SHARED :
 	    BSESSION_FOR_USER);
 	uq.uq_sess = &mr->mr_sess;
@@ -704,7 +705,7 @@ legacy_forward(struct mcp_req *mr, int flags)
 	    PROTO_ERA_LEGACY;
 	uq.uq_caps = mr->mr_client_caps;
 	uq.uq_flags = UPSTREAM_F_TEXT | flags;
-	if ((mr->mr_up = upstream_call(mr->mr_w, mr->mr_be, &uq, &cbs,
+	if ((mr->mr_up = upstream_call(mr->mr_r.r_w, mr->mr_be, &uq, &cbs,
 	    mr)) == NULL)
 		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
 		    "Internal error: cannot send the request to the backend");
@@ -746,7 +747,7 @@ legacy_fast_rename(struct legacy_fast *f, const char *own)
 static int
 legacy_route_fast(struct mcp_req *mr, json_t *view)
 {
-	struct worker	*w = mr->mr_w;
+	struct worker	*w = mr->mr_r.r_w;
 	struct core_err	 cerr;
 	const char	*own;
 
@@ -787,7 +788,7 @@ legacy_composite_done(void *arg, json_t *result, int code,
 	if (result == NULL)
 		legacy_req_error(mr, code, message);
 	else
-		legacy_req_answer(mr, jsonrpc_result_new(mr->mr_msg.jm_id,
+		legacy_req_answer(mr, jsonrpc_result_new(mr->mr_r.r_msg.jm_id,
 		    result));
 }
 
@@ -810,8 +811,8 @@ legacy_composite(struct mcp_req *mr, json_t *view,
 	cc.cc_arg = mr;
 	cc.cc_sid = mr->mr_sid;
 	cc.cc_caps = mr->mr_sess.s_client_caps;
-	composite_run_start(mr->mr_w, view, mr->mr_req, PROTO_ERA_LEGACY, co,
-	    mr->mr_msg.jm_params, &cc, &mr->mr_run);
+	composite_run_start(mr->mr_r.r_w, view, mr->mr_r.r_req, PROTO_ERA_LEGACY, co,
+	    mr->mr_r.r_msg.jm_params, &cc, &mr->mr_run);
 }
 
 /* the view is here: answer a list, or route to a backend */
@@ -819,7 +820,7 @@ void
 legacy_on_view(void *arg, json_t *view, const char *err)
 {
 	struct mcp_req		*mr = arg;
-	struct worker		*w = mr->mr_w;
+	struct worker		*w = mr->mr_r.r_w;
 	struct core_err		 cerr;
 	struct authz_filter	 af;
 	const struct composite	*co;
@@ -835,28 +836,28 @@ legacy_on_view(void *arg, json_t *view, const char *err)
 	 * The authorization gate went before (legacy_gate.c), as it goes
 	 * before the rate limit: a call it denies takes no token.
 	 */
-	switch (ratelimit_call(w, mr->mr_req, mr->mr_msg.jm_mm,
+	switch (ratelimit_call(w, mr->mr_r.r_req, mr->mr_r.r_msg.jm_mm,
 	    mr->mr_fast.lf_params != NULL ? mr->mr_fast.lf_name : NULL,
-	    mr->mr_fast.lf_namelen, mr->mr_msg.jm_params, &retry,
+	    mr->mr_fast.lf_namelen, mr->mr_r.r_msg.jm_params, &retry,
 	    legacy_on_view, mr, view)) {
 	case RATELIMIT_PENDING:
 		return;
 	case RATELIMIT_LIMITED:
-		legacy_req_answer(mr, jsonrpc_result_new(mr->mr_msg.jm_id,
+		legacy_req_answer(mr, jsonrpc_result_new(mr->mr_r.r_msg.jm_id,
 		    ratelimit_result(retry)));
 		return;
 	default:
 		break;
 	}
-	if ((co = composite_tool_call(w, view, mr->mr_msg.jm_mm,
+	if ((co = composite_tool_call(w, view, mr->mr_r.r_msg.jm_mm,
 	    mr->mr_fast.lf_params != NULL ? mr->mr_fast.lf_name : NULL,
-	    mr->mr_fast.lf_namelen, mr->mr_msg.jm_params)) != NULL) {
+	    mr->mr_fast.lf_namelen, mr->mr_r.r_msg.jm_params)) != NULL) {
 		legacy_composite(mr, view, co);
 		return;
 	}
 	if (mr->mr_fast.lf_params != NULL && legacy_route_fast(mr, view) == 0)
 		return;
-	if (mr->mr_msg.jm_mm->mm_lists != NULL) {
+	if (mr->mr_r.r_msg.jm_mm->mm_lists != NULL) {
 		char	*page;
 		size_t	 len;
 
@@ -867,131 +868,35 @@ legacy_on_view(void *arg, json_t *view, const char *err)
 			return;
 		}
 		/* the page's items copied out of the shared view */
-		if (core_list(view, mr->mr_msg.jm_method, mr->mr_msg.jm_params,
-		    views_page_size(w), NULL, authz_list_filter(w, mr->mr_req,
+		if (core_list(view, mr->mr_r.r_msg.jm_method, mr->mr_r.r_msg.jm_params,
+		    views_page_size(w), NULL, authz_list_filter(w, mr->mr_r.r_req,
 		    &af), &page, &len, &cerr) == -1) {
 			legacy_req_error(mr, cerr.ce_code, cerr.ce_msg);
 			return;
 		}
-		httpd_req_set_close_cb(mr->mr_req, NULL, NULL);
-		front_reply_result(mr->mr_req, mr->mr_msg.jm_id, page, len);
+		httpd_req_set_close_cb(mr->mr_r.r_req, NULL, NULL);
+		front_reply_result(mr->mr_r.r_req, mr->mr_r.r_msg.jm_id, page, len);
 		free(page);
-		mr->mr_req = NULL;
+		mr->mr_r.r_req = NULL;
 		legacy_req_free(mr);
 		return;
 	}
-	if (core_route(view, w->w_conf, mr->mr_msg.jm_method,
-	    mr->mr_msg.jm_params, &mr->mr_be, &mr->mr_bparams, &cerr) == -1) {
+	if (core_route(view, w->w_conf, mr->mr_r.r_msg.jm_method,
+	    mr->mr_r.r_msg.jm_params, &mr->mr_be, &mr->mr_bparams, &cerr) == -1) {
 		legacy_req_error(mr, cerr.ce_code, cerr.ce_msg);
 		return;
 	}
 	/* the session as the request found it (mr_sess) */
 	mr->mr_client_caps = json_incref(mr->mr_sess.s_client_caps);
 	/* what a 2026-07-28 backend needs (the view is here, not later) */
-	mr->mr_phdrs = core_param_headers(view, mr->mr_msg.jm_method,
-	    mr->mr_msg.jm_params, mr->mr_bparams);
-	if (mr->mr_msg.jm_mm->mm_id == MCP_M_RESOURCES_SUBSCRIBE ||
-	    mr->mr_msg.jm_mm->mm_id == MCP_M_RESOURCES_UNSUBSCRIBE) {
+	mr->mr_phdrs = core_param_headers(view, mr->mr_r.r_msg.jm_method,
+	    mr->mr_r.r_msg.jm_params, mr->mr_bparams);
+	if (mr->mr_r.r_msg.jm_mm->mm_id == MCP_M_RESOURCES_SUBSCRIBE ||
+	    mr->mr_r.r_msg.jm_mm->mm_id == MCP_M_RESOURCES_UNSUBSCRIBE) {
 		legacy_subscribe(mr, &mr->mr_sess);
 		return;
 	}
 	legacy_forward(mr, 0);
-}
-
-static const char *const legacy_log_levels[] = {
-	"debug", "info", "notice", "warning", "error", "critical", "alert",
-	"emergency"
-};
-
-/* logging/setLevel: the session's level, passed to its backends */
-static void
-legacy_set_level(struct worker *w, struct httpd_req *req,
-    struct jsonrpc_msg *msg, struct session *s)
-{
-	const char	*level;
-	json_t		*resp;
-	size_t		 i, n = sizeof(legacy_log_levels) /
-			    sizeof(legacy_log_levels[0]);
-	const struct config_backend *be;
-
-	level = json_string_value(json_object_get(msg->jm_params, "level"));
-	for (i = 0; level != NULL && i < n; i++)
-		if (strcmp(level, legacy_log_levels[i]) == 0)
-			break;
-	if (level == NULL || i == n) {
-		front_reply_error(req, 200, msg->jm_id,
-		    JSONRPC_INVALID_PARAMS, "Invalid params: \"level\" must be "
-		    "one of debug, info, notice, warning, error, critical, "
-		    "alert, emergency");
-		jsonrpc_msg_clear(msg);
-		return;
-	}
-	session_str_free(s, s->s_log_level);
-	s->s_log_level = strdup(level);
-	if (session_save(w->w_store, s, w->w_conf->cf_session_ttl_ms,
-	    store_now_ms()) == -1)
-		log_warnx("cannot save session %.8s...", s->s_id);
-	/* backend sessions open now get it; later ones when opened */
-	for (i = 0; i < s->s_nbackends; i++)
-		if ((be = config_backend_find(w->w_conf,
-		    s->s_backends[i].sb_name)) != NULL)
-			(void)upstream_request_nowait(w, be,
-			    s->s_backends[i].sb_sid,
-			    s->s_backends[i].sb_version, "logging/setLevel",
-			    msg->jm_params);
-	resp = jsonrpc_result_new(msg->jm_id, json_object());
-	front_reply_json(req, 200, resp, NULL);
-	json_decref(resp);
-	jsonrpc_msg_clear(msg);
-}
-
-static void
-legacy_request(struct worker *w, struct httpd_req *req,
-    struct jsonrpc_msg *msg, const struct legacy_fast *fast,
-    struct session *s)
-{
-	const struct mcp_method	*mm = msg->jm_mm;
-	struct mcp_req		*mr;
-	json_t			*resp;
-	char			 emsg[300];
-
-	/* the requests of 2025-11-25 that vmcpd serves (method.c) */
-	if (!MCP_METHOD_SERVED(mm, MCP_REV_LEGACY) ||
-	    mm->mm_kind != MCP_KIND_REQUEST) {
-		(void)snprintf(emsg, sizeof(emsg), "Method not found: %.200s",
-		    msg->jm_method);
-		front_reply_error(req, 200, msg->jm_id,
-		    JSONRPC_METHOD_NOT_FOUND, emsg);
-		jsonrpc_msg_clear(msg);
-		return;
-	}
-	switch (mm->mm_id) {
-	case MCP_M_PING:
-		resp = jsonrpc_result_new(msg->jm_id, json_object());
-		front_reply_json(req, 200, resp, NULL);
-		json_decref(resp);
-		jsonrpc_msg_clear(msg);
-		return;
-	case MCP_M_LOGGING_SET_LEVEL:
-		legacy_set_level(w, req, msg, s);
-		return;
-	default:
-		/* the lists and the routed calls: on the view */
-		break;
-	}
-	if ((mr = legacy_req_new(w, req, msg)) == NULL)
-		return;
-	mr->mr_fast = *fast;
-	/* same size, NUL-terminated: no formatting on the hot path */
-	memcpy(mr->mr_sid, s->s_id, sizeof(mr->mr_sid));
-	/* the request keeps the session it was loaded with */
-	mr->mr_sess = *s;
-	memset(s, 0, sizeof(*s));
-	legacy_req_watch(mr);
-	if (view_get_scope(w, texch_view_scope(req), legacy_on_view, mr) ==
-	    -1)
-		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
-		    "Internal error: out of memory");
 }
 
 static struct mcp_req *
@@ -1001,7 +906,7 @@ legacy_req_find(struct worker *w, const char *sid, const json_t *id)
 
 	TAILQ_FOREACH(mr, &w->w_reqs, mr_entry)
 		if (!mr->mr_initialize && strcmp(mr->mr_sid, sid) == 0 &&
-		    json_equal(mr->mr_msg.jm_id, id))
+		    json_equal(mr->mr_r.r_msg.jm_id, id))
 			return mr;
 	return NULL;
 }
@@ -1022,141 +927,49 @@ legacy_cancel(struct worker *w, const char *sid, const json_t *id,
 	if ((mr = legacy_req_find(w, sid, id)) == NULL)
 		return 0;
 	log_debug("session %.8s... cancelled its %s", sid,
-	    mr->mr_msg.jm_method);
+	    mr->mr_r.r_msg.jm_method);
 	upstream_abort(mr->mr_up, reason);
 	mr->mr_up = NULL;
-	if (mr->mr_req != NULL) {
-		httpd_req_set_close_cb(mr->mr_req, NULL, NULL);
+	if (mr->mr_r.r_req != NULL) {
+		httpd_req_set_close_cb(mr->mr_r.r_req, NULL, NULL);
 		if (!mr->mr_streaming)
-			front_sse_start(mr->mr_req, NULL);
-		front_sse_end(mr->mr_req);
-		mr->mr_req = NULL;
+			front_sse_start(mr->mr_r.r_req, NULL);
+		front_sse_end(mr->mr_r.r_req);
+		mr->mr_r.r_req = NULL;
 	}
 	legacy_req_free(mr);
 	return 1;
-}
-
-static void
-legacy_notification(struct worker *w, struct httpd_req *req,
-    struct jsonrpc_msg *msg, struct session *s)
-{
-	const struct config_backend	*be;
-	size_t				 i;
-
-	switch (msg->jm_mm != NULL ? msg->jm_mm->mm_id : MCP_M_COUNT) {
-	case MCP_M_N_INITIALIZED:
-		if (s->s_initialized)
-			break;
-		s->s_initialized = 1;
-		s->s_seen_ms = store_now_ms();
-		if (session_save(w->w_store, s, w->w_conf->cf_session_ttl_ms,
-		    s->s_seen_ms) == -1)
-			log_warnx("cannot save session %.8s...", s->s_id);
-		break;
-	case MCP_M_N_CANCELLED:
-		cancel_request(w, s->s_id, msg->jm_params);
-		break;
-	case MCP_M_N_ROOTS_LIST_CHANGED:
-		for (i = 0; i < s->s_nbackends; i++)
-			if ((be = config_backend_find(w->w_conf,
-			    s->s_backends[i].sb_name)) != NULL)
-				(void)upstream_notify(w, be,
-				    s->s_backends[i].sb_sid,
-				    s->s_backends[i].sb_version, msg->jm_method,
-				    NULL);
-		break;
-	default:
-		/* any other notification changes nothing here */
-		break;
-	}
-	front_reply_empty(req, 202);
-	jsonrpc_msg_clear(msg);
 }
 
 /* a fast-path call's params as a tree, from the body parsed again */
 static int
 legacy_params_load(struct mcp_req *mr)
 {
-	struct jsonrpc_msg	 m;
 	const char		*body;
 	char			*own = mr->mr_fast.lf_own;
 	size_t			 len;
 	int			 rc = 0;
+	json_t			*params;
 
 	if (mr->mr_fast.lf_params == NULL)
 		return 0;
-	if (mr->mr_req == NULL)
+	if (mr->mr_r.r_req == NULL)
 		return -1;
-	body = httpd_req_body(mr->mr_req, &len);
-	if (jsonrpc_parse(body, len, &m, NULL) == -1)
+	body = httpd_req_body(mr->mr_r.r_req, &len);
+	if (request_msg_reparse(&mr->mr_r, body, len) == -1)
 		return -1;
-	jsonrpc_msg_clear(&mr->mr_msg);
-	mr->mr_msg = m;
+	params = mr->mr_r.r_msg.jm_params;
 	free(mr->mr_fast.lf_text);
 	memset(&mr->mr_fast, 0, sizeof(mr->mr_fast));
 	/* routed already: under the backend's own name */
 	if (mr->mr_be != NULL && mr->mr_bparams == NULL) {
 		if (own == NULL)
-			mr->mr_bparams = json_incref(m.jm_params);
-		else if ((mr->mr_bparams = json_copy(m.jm_params)) == NULL ||
+			mr->mr_bparams = json_incref(params);
+		else if ((mr->mr_bparams = json_copy(params)) == NULL ||
 		    json_object_set_new(mr->mr_bparams, "name",
 		    json_string(own)) == -1)
 			rc = -1;
 	}
 	free(own);
 	return rc;
-}
-
-/*
- * A POST the front classified as Legacy (or any era's response or
- * notification): msg and fast are the front's, taken over here.
- */
-void
-legacy_post(struct worker *w, struct httpd_req *req, struct jsonrpc_msg *msg,
-    const struct legacy_fast *fast)
-{
-	struct session	 s;
-
-	if (legacy_version_header(w, req, msg->jm_id) == -1) {
-		jsonrpc_msg_clear(msg);
-		return;
-	}
-	if (msg->jm_kind == JSONRPC_REQUEST && msg->jm_mm != NULL &&
-	    msg->jm_mm->mm_id == MCP_M_INITIALIZE) {
-		if (front_header(req, "Mcp-Session-Id") != NULL) {
-			front_reply_error(req, 400, msg->jm_id,
-			    JSONRPC_INVALID_REQUEST, "Invalid Request: this "
-			    "session is already initialized; send initialize "
-			    "without Mcp-Session-Id to start a new session");
-			jsonrpc_msg_clear(msg);
-			return;
-		}
-		legacy_initialize(w, req, msg);
-		return;
-	}
-	/* the authorization gate goes before the session's validation */
-	if (msg->jm_kind == JSONRPC_REQUEST &&
-	    legacy_gate(w, req, msg, fast) == 0)
-		return;
-	memset(&s, 0, sizeof(s));
-	if (legacy_session(w, req, msg->jm_id, &s) == -1) {
-		jsonrpc_msg_clear(msg);
-		return;
-	}
-	switch (msg->jm_kind) {
-	case JSONRPC_REQUEST:
-		legacy_session_touch(w, &s);
-		legacy_request(w, req, msg, fast, &s);
-		break;
-	case JSONRPC_NOTIFICATION:
-		legacy_notification(w, req, msg, &s);
-		break;
-	default:
-		/* an answer to a request vmcpd relayed to this client */
-		if (legacy_client_answer(w, req, msg, &s) == 0)
-			front_reply_empty(req, 202);
-		jsonrpc_msg_clear(msg);
-		break;
-	}
-	session_clear(&s);
 }

@@ -33,7 +33,8 @@ struct legacy_fast {
 };
 
 /* legacy.c: the Legacy (2025-11-25) client edge, entered from the front
- * (front.c) with the POST's message parsed and classified; takes msg */
+ * (front.c) with the POST's message parsed and classified; msg as
+ * modern_handle()'s */
 void	 legacy_post(struct worker *, struct httpd_req *,
 	    struct jsonrpc_msg *msg, const struct legacy_fast *);
 void	 legacy_get(struct worker *, struct httpd_req *);

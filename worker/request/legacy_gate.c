@@ -28,8 +28,8 @@ static void
 legacy_gate_on_view(void *arg, json_t *view, const char *err)
 {
 	struct mcp_req		*mr = arg;
-	struct worker		*w = mr->mr_w;
-	const struct mcp_method	*mm = mr->mr_msg.jm_mm;
+	struct worker		*w = mr->mr_r.r_w;
+	const struct mcp_method	*mm = mr->mr_r.r_msg.jm_mm;
 	struct session		 s;
 	json_t			*e;
 	char			 msg[600];
@@ -37,7 +37,7 @@ legacy_gate_on_view(void *arg, json_t *view, const char *err)
 
 	if (view == NULL) {
 		(void)snprintf(msg, sizeof(msg), "Internal error: %s", err);
-		e = jsonrpc_error_new(mr->mr_msg.jm_id, JSONRPC_INTERNAL_ERROR,
+		e = jsonrpc_error_new(mr->mr_r.r_msg.jm_id, JSONRPC_INTERNAL_ERROR,
 		    msg, NULL);
 		legacy_req_reply(mr, e);
 		json_decref(e);
@@ -45,19 +45,19 @@ legacy_gate_on_view(void *arg, json_t *view, const char *err)
 		return;
 	}
 	/* the hot path's call is read off its params' text */
-	if ((mr->mr_fast.lf_params != NULL ? authz_gate_text(w, mr->mr_req,
+	if ((mr->mr_fast.lf_params != NULL ? authz_gate_text(w, mr->mr_r.r_req,
 	    mm, mr->mr_fast.lf_name, mr->mr_fast.lf_namelen,
 	    mr->mr_fast.lf_params, mr->mr_fast.lf_plen, view) :
-	    authz_gate(w, mr->mr_req, mm, mr->mr_msg.jm_params, view)) == -1) {
+	    authz_gate(w, mr->mr_r.r_req, mm, mr->mr_r.r_msg.jm_params, view)) == -1) {
 		legacy_req_refuse(mr, AUTHZ_HTTP, AUTHZ_CODE,
-		    authz_message(mm, mr->mr_msg.jm_params), NULL);
+		    authz_message(mm, mr->mr_r.r_msg.jm_params), NULL);
 		return;
 	}
 	/* as legacy_post() does it: legacy_session() answers a refusal */
-	httpd_req_set_close_cb(mr->mr_req, NULL, NULL);
+	httpd_req_set_close_cb(mr->mr_r.r_req, NULL, NULL);
 	memset(&s, 0, sizeof(s));
-	if (legacy_session(w, mr->mr_req, mr->mr_msg.jm_id, &s) == -1) {
-		mr->mr_req = NULL;
+	if (legacy_session(w, mr->mr_r.r_req, mr->mr_r.r_msg.jm_id, &s) == -1) {
+		mr->mr_r.r_req = NULL;
 		legacy_req_free(mr);
 		return;
 	}

@@ -14,13 +14,12 @@
 #include "worker/process/process.h"
 #include "worker/request/legacy.h"
 #include "worker/state/session.h"
+#include "worker/process/request.h"
 
 /* a client POST being served asynchronously */
 struct mcp_req {
+	struct request			 mr_r;		/* no params if mr_fast */
 	TAILQ_ENTRY(mcp_req)		 mr_entry;	/* w_reqs */
-	struct worker			*mr_w;
-	struct httpd_req		*mr_req;
-	struct jsonrpc_msg		 mr_msg;	/* no params if mr_fast */
 	struct legacy_fast		 mr_fast;
 	char				 mr_sid[SESSION_ID_LEN + 1];
 	const struct config_backend	*mr_be;
@@ -44,7 +43,8 @@ struct mcp_req {
 
 
 /* legacy.c */
-/* takes msg; NULL: answered 500 (out of memory), msg cleared */
+/* takes msg (request_start()); NULL: answered 500 (out of memory),
+ * msg left to the caller */
 struct mcp_req *legacy_req_new(struct worker *, struct httpd_req *,
 	    struct jsonrpc_msg *);
 void	 legacy_req_free(struct mcp_req *);
@@ -71,9 +71,30 @@ void	 legacy_subscribe(struct mcp_req *, struct session *);
 int	 legacy_gate(struct worker *, struct httpd_req *,
 	    struct jsonrpc_msg *, const struct legacy_fast *);
 
+/* legacy_methods.c: the Legacy column of the method table
+ * (request_method.c), each a request_legacy_fn */
+void	 legacy_ping(struct worker *, struct httpd_req *,
+	    struct jsonrpc_msg *, const struct legacy_fast *, struct session *);
+void	 legacy_set_level(struct worker *, struct httpd_req *,
+	    struct jsonrpc_msg *, const struct legacy_fast *, struct session *);
+void	 legacy_viewed(struct worker *, struct httpd_req *,
+	    struct jsonrpc_msg *, const struct legacy_fast *, struct session *);
+void	 legacy_initialized(struct worker *, struct httpd_req *,
+	    struct jsonrpc_msg *, const struct legacy_fast *, struct session *);
+void	 legacy_cancelled(struct worker *, struct httpd_req *,
+	    struct jsonrpc_msg *, const struct legacy_fast *, struct session *);
+void	 legacy_roots_changed(struct worker *, struct httpd_req *,
+	    struct jsonrpc_msg *, const struct legacy_fast *, struct session *);
+
+/* legacy.c: a client's answer to a request vmcpd relayed to it; 0: the
+ * caller answers 202, 1: answered here, later */
+int	 legacy_client_answer(struct worker *, struct httpd_req *,
+	    struct jsonrpc_msg *, struct session *);
+
 /* legacy_session.c */
+/* initialize, with no session (the last argument is NULL) */
 void	 legacy_initialize(struct worker *, struct httpd_req *,
-	    struct jsonrpc_msg *);
+	    struct jsonrpc_msg *, const struct legacy_fast *, struct session *);
 int	 legacy_session(struct worker *, struct httpd_req *, json_t *id,
 	    struct session *);
 void	 legacy_session_touch(struct worker *, struct session *);

@@ -139,7 +139,7 @@ static void
 legacy_initialize_refused(struct mcp_req *mr, int rc, int err)
 {
 	static time_t		 logged;
-	const struct config	*cf = mr->mr_w->w_conf;
+	const struct config	*cf = mr->mr_r.r_w->w_conf;
 	char			 msg[256];
 	const char		*limit;
 	unsigned int		 max = 0;
@@ -179,7 +179,7 @@ legacy_initialize_answer(struct mcp_req *mr, json_t *result)
 {
 	json_t *resp;
 
-	resp = jsonrpc_result_new(mr->mr_msg.jm_id, result);
+	resp = jsonrpc_result_new(mr->mr_r.r_msg.jm_id, result);
 	legacy_req_reply(mr, resp);
 	json_decref(resp);
 	legacy_req_free(mr);
@@ -198,7 +198,7 @@ legacy_initialize_stored(void *arg, int rc)
 		return;
 	}
 	json_decref(result);
-	(void)session_delete(mr->mr_w->w_store, mr->mr_sess.s_id);
+	(void)session_delete(mr->mr_r.r_w->w_store, mr->mr_sess.s_id);
 	mr->mr_sess.s_id[0] = '\0';	/* no session: no id goes out */
 	legacy_req_refuse(mr, 503, MCP_ERR_TRANSPORT, SESSION_REDIS_DOWN,
 	    NULL);
@@ -207,7 +207,7 @@ legacy_initialize_stored(void *arg, int rc)
 static void
 legacy_initialize_reply(struct mcp_req *mr, json_t *view)
 {
-	struct worker		*w = mr->mr_w;
+	struct worker		*w = mr->mr_r.r_w;
 	struct session		*s = &mr->mr_sess;
 	struct store_limit	 lim;
 	struct sockaddr_storage	 ss;
@@ -238,7 +238,7 @@ legacy_initialize_reply(struct mcp_req *mr, json_t *view)
 	memset(&lim, 0, sizeof(lim));
 	lim.sl_max = w->w_conf->cf_session_cap;
 	lim.sl_group_max = w->w_conf->cf_session_cap_addr;
-	if (httpd_req_peer(mr->mr_req, &ss, &sslen) == 0 &&
+	if (httpd_req_peer(mr->mr_r.r_req, &ss, &sslen) == 0 &&
 	    session_client_group((struct sockaddr *)&ss, sslen, group,
 	    sizeof(group)) == 0) {
 		lim.sl_group = group;
@@ -274,20 +274,30 @@ legacy_initialize_view(void *arg, json_t *view, const char *err)
 	legacy_initialize_reply(mr, view);
 }
 
+/* initialize: a new session (the method table's row: before any) */
 void
 legacy_initialize(struct worker *w, struct httpd_req *req,
-    struct jsonrpc_msg *msg)
+    struct jsonrpc_msg *msg, const struct legacy_fast *fast,
+    struct session *none)
 {
 	struct mcp_req	*mr;
 	struct session	*s;
 	json_t		*pv, *info;
 
+	(void)fast;
+	(void)none;
+	if (front_header(req, "Mcp-Session-Id") != NULL) {
+		front_reply_error(req, 400, msg->jm_id,
+		    JSONRPC_INVALID_REQUEST, "Invalid Request: this "
+		    "session is already initialized; send initialize "
+		    "without Mcp-Session-Id to start a new session");
+		return;
+	}
 	pv = json_object_get(msg->jm_params, "protocolVersion");
 	if (!json_is_string(pv)) {
 		front_reply_error(req, 200, msg->jm_id, JSONRPC_INVALID_PARAMS,
 		    "Invalid params: initialize needs params.protocolVersion "
 		    "(a string such as \"2025-11-25\")");
-		jsonrpc_msg_clear(msg);
 		return;
 	}
 	if ((mr = legacy_req_new(w, req, msg)) == NULL)
@@ -296,13 +306,13 @@ legacy_initialize(struct worker *w, struct httpd_req *req,
 	s = &mr->mr_sess;
 	s->s_version = strdup(proto_legacy_version_pick(json_string_value(pv)));
 	s->s_owner = strdup(auth_scope(req));	/* bound to the principal */
-	s->s_client_caps = json_incref(json_object_get(msg->jm_params,
-	    "capabilities"));
+	s->s_client_caps = json_incref(json_object_get(
+	    mr->mr_r.r_msg.jm_params, "capabilities"));
 	if (!json_is_object(s->s_client_caps)) {
 		json_decref(s->s_client_caps);
 		s->s_client_caps = json_object();
 	}
-	info = json_object_get(msg->jm_params, "clientInfo");
+	info = json_object_get(mr->mr_r.r_msg.jm_params, "clientInfo");
 	s->s_client_info = json_is_object(info) ? json_incref(info) : NULL;
 	if (s->s_version == NULL || s->s_owner == NULL ||
 	    s->s_client_caps == NULL) {

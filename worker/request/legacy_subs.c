@@ -47,14 +47,14 @@ legacy_subs_refuse(struct mcp_req *mr, enum subs_cap cap, size_t n)
 	json_t	*data;
 	int	 code;
 
-	data = subs_refusal(mr->mr_w, cap, n, &code, msg, sizeof(msg));
+	data = subs_refusal(mr->mr_r.r_w, cap, n, &code, msg, sizeof(msg));
 	legacy_req_refuse(mr, 200, code, msg, data);	/* data taken */
 }
 
 static int
 legacy_subs_save(struct mcp_req *mr, struct session *s)
 {
-	struct worker *w = mr->mr_w;
+	struct worker *w = mr->mr_r.r_w;
 
 	if (session_save(w->w_store, s, w->w_conf->cf_session_ttl_ms,
 	    store_now_ms()) == 0)
@@ -67,7 +67,7 @@ legacy_subs_save(struct mcp_req *mr, struct session *s)
 void
 legacy_subscribe(struct mcp_req *mr, struct session *s)
 {
-	struct worker		*w = mr->mr_w;
+	struct worker		*w = mr->mr_r.r_w;
 	struct subs_want	 sw;
 	const char		*uri;
 	char			 holder[SUBS_HOLDER_MAX + 1];
@@ -84,7 +84,7 @@ legacy_subscribe(struct mcp_req *mr, struct session *s)
 	}
 	n = json_array_size(s->s_subs);
 	i = legacy_subs_find(s, uri);
-	if (mr->mr_msg.jm_mm->mm_id == MCP_M_RESOURCES_UNSUBSCRIBE) {
+	if (mr->mr_r.r_msg.jm_mm->mm_id == MCP_M_RESOURCES_UNSUBSCRIBE) {
 		if (i < n) {
 			(void)json_array_remove(s->s_subs, i);
 			if (legacy_subs_save(mr, s) == -1)
@@ -92,7 +92,7 @@ legacy_subscribe(struct mcp_req *mr, struct session *s)
 		}
 		/* its own holding only: another's stays */
 		subs_release(w, holder, uri);
-		legacy_req_answer(mr, jsonrpc_result_new(mr->mr_msg.jm_id,
+		legacy_req_answer(mr, jsonrpc_result_new(mr->mr_r.r_msg.jm_id,
 		    json_object()));
 		return;
 	}
@@ -102,7 +102,7 @@ legacy_subscribe(struct mcp_req *mr, struct session *s)
 	}
 	sw.sw_be = mr->mr_be;
 	sw.sw_uri = uri;
-	if (subs_group(mr->mr_req, group, sizeof(group)) == -1)
+	if (subs_group(mr->mr_r.r_req, group, sizeof(group)) == -1)
 		(void)snprintf(group, sizeof(group), "a");
 	/* it ends at the latest with the session's last possible moment */
 	switch (subs_hold(w, holder, group, &sw, 1, s->s_max_ms)) {
@@ -129,7 +129,7 @@ legacy_subscribe(struct mcp_req *mr, struct session *s)
 	}
 	/* made already on the session worker 0 hears: nothing to send */
 	if (subs_made(w, mr->mr_be, uri)) {
-		legacy_req_answer(mr, jsonrpc_result_new(mr->mr_msg.jm_id,
+		legacy_req_answer(mr, jsonrpc_result_new(mr->mr_r.r_msg.jm_id,
 		    json_object()));
 		return;
 	}

@@ -41,42 +41,8 @@
 #include "worker/auth/ratelimit.h"
 #include "worker/auth/authz.h"
 #include "worker/auth/audit.h"
-
-/*
- * The hot path's call, read off a scan of the body (proto_modern_scan_
- * call) instead of a tree: spans into the request's body, which lives
- * as long as the request.  modern_fast_load() parses the body when the
- * call turns out to need the tree.
- */
-struct modern_fast {
-	const char	*mf_params;	/* NULL: not the hot path */
-	size_t		 mf_plen;
-	const char	*mf_meta;	/* params._meta */
-	size_t		 mf_metalen;
-	char		*mf_name;	/* params.name, a copy */
-	size_t		 mf_namelen;
-	const char	*mf_nameval;	/* its value's text, quotes and all */
-	const char	*mf_caps;	/* _meta's clientCapabilities */
-	size_t		 mf_capslen;
-	char		*mf_own;	/* the backend's name if renamed */
-};
-
-struct mreq {
-	struct worker			*m_w;
-	struct httpd_req		*m_req;
-	struct jsonrpc_msg		 m_msg;	/* no params if m_fast */
-	struct modern_fast		 m_fast;
-	json_t				*m_caps;	/* this request's */
-	const struct config_backend	*m_be;
-	json_t				*m_bparams;
-	struct upstream			*m_up;		/* the backend call */
-	json_t				*m_phdrs;	/* Mcp-Param-* to send */
-	int				 m_streaming;
-	int				 m_log;		/* logLevel was set */
-	char				 m_needcap[32];	/* lacked by client */
-	char				 m_refused[64];	/* method refused */
-	struct crun			*m_run;		/* a composite's */
-};
+#include "worker/process/request.h"
+#include "worker/request/modern_req.h"
 
 static void	modern_dispatch(struct mreq *);
 
@@ -90,19 +56,26 @@ modern_server_info(struct worker *w)
 static void
 modern_free(struct mreq *m)
 {
-	if (m->m_req != NULL)
-		httpd_req_set_close_cb(m->m_req, NULL, NULL);
+	(void)request_finalize(&m->m_r, __func__);
+}
+
+/* its last hold gone (request_finalize()): its own state freed */
+static void
+modern_destroy(struct request *r)
+{
+	struct mreq *m = (struct mreq *)r;	/* m_r is its head */
+
+	if (m->m_r.r_req != NULL)
+		httpd_req_set_close_cb(m->m_r.r_req, NULL, NULL);
 	upstream_cancel(m->m_up);
 	composite_run_cancel(m->m_run, "the request ended");
-	view_get_cancel(m->m_w, m);
+	view_get_cancel(m->m_r.r_w, m);
 	ratelimit_cancel(m);
-	jsonrpc_msg_clear(&m->m_msg);
 	free(m->m_fast.mf_name);
 	free(m->m_fast.mf_own);
 	json_decref(m->m_caps);
 	json_decref(m->m_bparams);
 	json_decref(m->m_phdrs);
-	worker_request_release(m->m_w, __func__);
 	free(m);
 }
 
@@ -110,13 +83,13 @@ modern_free(struct mreq *m)
 static void
 modern_reply(struct mreq *m, int status, json_t *msg)
 {
-	httpd_req_set_close_cb(m->m_req, NULL, NULL);
+	httpd_req_set_close_cb(m->m_r.r_req, NULL, NULL);
 	if (m->m_streaming) {
-		(void)front_sse_send(m->m_req, NULL, msg);
-		front_sse_end(m->m_req);
+		(void)front_sse_send(m->m_r.r_req, NULL, msg);
+		front_sse_end(m->m_r.r_req);
 	} else
-		front_reply_json(m->m_req, status, msg, NULL);
-	m->m_req = NULL;
+		front_reply_json(m->m_r.r_req, status, msg, NULL);
+	m->m_r.r_req = NULL;
 	modern_free(m);
 }
 
@@ -126,7 +99,7 @@ modern_error(struct mreq *m, int status, int code, const char *message,
 {
 	json_t *e;
 
-	e = jsonrpc_error_new(m->m_msg.jm_id, code, message, data);
+	e = jsonrpc_error_new(m->m_r.r_msg.jm_id, code, message, data);
 	modern_reply(m, status, e);
 	json_decref(e);
 }
@@ -135,9 +108,9 @@ modern_error(struct mreq *m, int status, int code, const char *message,
 static void
 modern_reply_text(struct mreq *m, const char *text, size_t len)
 {
-	httpd_req_set_close_cb(m->m_req, NULL, NULL);
-	front_reply_result(m->m_req, m->m_msg.jm_id, text, len);
-	m->m_req = NULL;
+	httpd_req_set_close_cb(m->m_r.r_req, NULL, NULL);
+	front_reply_result(m->m_r.r_req, m->m_r.r_msg.jm_id, text, len);
+	m->m_r.r_req = NULL;
 	modern_free(m);
 }
 
@@ -147,7 +120,7 @@ modern_result_as(struct mreq *m, json_t *result, const char *type,
 {
 	json_t *si, *r, *resp;
 
-	si = modern_server_info(m->m_w);
+	si = modern_server_info(m->m_r.r_w);
 	r = proto_modern_result(result, type, si, ttl_ms, scope);
 	json_decref(si);
 	if (r == NULL) {
@@ -155,7 +128,7 @@ modern_result_as(struct mreq *m, json_t *result, const char *type,
 		    "Internal error: out of memory", NULL);
 		return;
 	}
-	resp = jsonrpc_result_new(m->m_msg.jm_id, r);
+	resp = jsonrpc_result_new(m->m_r.r_msg.jm_id, r);
 	modern_reply(m, 200, resp);
 	json_decref(resp);
 }
@@ -174,7 +147,7 @@ modern_on_close(struct httpd_req *hr, void *arg)
 
 	/* closing the stream is cancelling the request (Streamable HTTP,
 	 * section Cancellation) */
-	m->m_req = NULL;
+	m->m_r.r_req = NULL;
 	httpd_send_end(hr);	/* frees it */
 	/* and a 2025-11-25 backend is told so (MCP 2025-11-25, Cancellation) */
 	upstream_abort(m->m_up, "the client closed the connection");
@@ -193,7 +166,7 @@ modern_discover(struct mreq *m, json_t *view)
 	struct authz_filter	 af, *f;
 	json_t			*r, *caps;
 
-	f = authz_list_filter(m->m_w, m->m_req, &af);
+	f = authz_list_filter(m->m_r.r_w, m->m_r.r_req, &af);
 	if ((caps = core_capabilities(view, 0)) != NULL)
 		core_capabilities_shown(caps, view, f);
 	r = json_pack("{s:[s], s:o}", "supportedVersions", MCP_VERSION_MODERN,
@@ -217,9 +190,9 @@ modern_list(struct mreq *m, json_t *view)
 	int			 rc;
 
 	/* Legacy backends give no caching hints: 0 (MCP 2026-07-28, Caching) */
-	si = modern_server_info(m->m_w);
-	rc = core_list(view, m->m_msg.jm_method, m->m_msg.jm_params,
-	    views_page_size(m->m_w), si, authz_list_filter(m->m_w, m->m_req,
+	si = modern_server_info(m->m_r.r_w);
+	rc = core_list(view, m->m_r.r_msg.jm_method, m->m_r.r_msg.jm_params,
+	    views_page_size(m->m_r.r_w), si, authz_list_filter(m->m_r.r_w, m->m_r.r_req,
 	    &af), &text, &len, &cerr);
 	json_decref(si);
 	if (rc == -1) {
@@ -252,29 +225,27 @@ modern_backend_params(json_t *params)
  * made sure it parses and passes every check), for the code that needs
  * one; a call routed already gets its backend params.
  */
-static int
+int
 modern_fast_load(struct mreq *m)
 {
-	struct jsonrpc_msg	 msg;
+	struct jsonrpc_msg	*msg = &m->m_r.r_msg;
 	const char		*body;
 	size_t			 len;
 	int			 rc = 0;
 
 	if (m->m_fast.mf_params == NULL)
 		return 0;
-	if (m->m_req == NULL)
+	if (m->m_r.r_req == NULL)
 		return -1;
-	body = httpd_req_body(m->m_req, &len);
-	if (jsonrpc_parse(body, len, &msg, NULL) == -1)
+	body = httpd_req_body(m->m_r.r_req, &len);
+	if (request_msg_reparse(&m->m_r, body, len) == -1)
 		return -1;
-	jsonrpc_msg_clear(&m->m_msg);
-	m->m_msg = msg;
 	json_decref(m->m_caps);
-	m->m_caps = json_incref(json_object_get(json_object_get(msg.jm_params,
-	    "_meta"), MCP_META_CLIENT_CAPABILITIES));
+	m->m_caps = json_incref(json_object_get(json_object_get(
+	    msg->jm_params, "_meta"), MCP_META_CLIENT_CAPABILITIES));
 	/* routed already: under the backend's name (core_route) */
 	if (m->m_be != NULL && m->m_bparams == NULL &&
-	    ((m->m_bparams = modern_backend_params(msg.jm_params)) == NULL ||
+	    ((m->m_bparams = modern_backend_params(msg->jm_params)) == NULL ||
 	    (m->m_fast.mf_own != NULL && json_object_set_new(m->m_bparams,
 	    "name", json_string(m->m_fast.mf_own)) == -1)))
 		rc = -1;
@@ -282,20 +253,6 @@ modern_fast_load(struct mreq *m)
 	free(m->m_fast.mf_own);
 	memset(&m->m_fast, 0, sizeof(m->m_fast));
 	return rc;
-}
-
-/* s as a JSON string's text, or NULL */
-static char *
-modern_json_string(const char *s, size_t *len)
-{
-	json_t	*j;
-	char	*t;
-
-	if ((j = json_string(s)) == NULL)
-		return NULL;
-	t = jsonrpc_dump(j, len);
-	json_decref(j);
-	return t;
 }
 
 /* Mcp-Param-* of a tools/call against the tool's x-mcp-header args */
@@ -308,13 +265,13 @@ modern_check_params(struct mreq *m, json_t *view)
 	int			 rc = 0;
 
 	if ((map = core_tool_headers(view, json_string_value(
-	    json_object_get(m->m_msg.jm_params, "name")))) == NULL)
+	    json_object_get(m->m_r.r_msg.jm_params, "name")))) == NULL)
 		return 0;
 	memset(&hdrs, 0, sizeof(hdrs));
 	hdrs.rh_param = front_param_header;
-	hdrs.rh_arg = m->m_req;
+	hdrs.rh_arg = m->m_r.r_req;
 	memset(&v, 0, sizeof(v));
-	if (proto_param_headers_check(map, json_object_get(m->m_msg.jm_params,
+	if (proto_param_headers_check(map, json_object_get(m->m_r.r_msg.jm_params,
 	    "arguments"), &hdrs, &v) == -1) {
 		modern_error(m, v.pv_http, v.pv_code, v.pv_msg,
 		    json_incref(v.pv_data));
@@ -354,7 +311,7 @@ static void
 modern_result_out(struct mreq *m, json_t *result, const char *type)
 {
 	if (strcmp(type, "complete") == 0 &&
-	    (m->m_msg.jm_mm->mm_flags & MCP_MF_CACHEABLE))
+	    (m->m_r.r_msg.jm_mm->mm_flags & MCP_MF_CACHEABLE))
 		modern_result_as(m, result, type, 0, "public");
 	else
 		modern_result_as(m, result, type, -1, NULL);
@@ -363,20 +320,14 @@ modern_result_out(struct mreq *m, json_t *result, const char *type)
 static void
 modern_on_backend_message(struct mreq *m, json_t *msg)
 {
-	const char	*method;
-
-	method = json_string_value(json_object_get(msg, "method"));
-	if (method == NULL || m->m_req == NULL)
-		return;
 	/* progress on the request's stream; logs only if it asked */
-	if (strcmp(method, "notifications/progress") != 0 &&
-	    (strcmp(method, "notifications/message") != 0 || !m->m_log))
+	if (m->m_r.r_req == NULL || !request_note_relayed(msg, m->m_log))
 		return;
 	if (!m->m_streaming) {
-		front_sse_start(m->m_req, NULL);
+		front_sse_start(m->m_r.r_req, NULL);
 		m->m_streaming = 1;
 	}
-	(void)front_sse_send(m->m_req, NULL, msg);
+	(void)front_sse_send(m->m_r.r_req, NULL, msg);
 }
 
 /* a Legacy backend asks something mid-call: no way to a Modern client
@@ -579,7 +530,7 @@ modern_backend_text(struct mreq *m, const struct upstream_result *r,
 	mt = proto_json_member(mem, n, "_meta");
 	if (rt != NULL && rt->ps_val[0] != '"')
 		return -1;
-	if ((si = modern_server_info_text(m->m_w, &silen)) == NULL)
+	if ((si = modern_server_info_text(m->m_r.r_w, &silen)) == NULL)
 		return -1;
 	/* as a rule its serverInfo alone, which goes without a tree */
 	if (mt != NULL && !proto_meta_text_dropped(mt->ps_val, mt->ps_vallen)) {
@@ -601,7 +552,7 @@ modern_backend_text(struct mreq *m, const struct upstream_result *r,
 		rt = NULL;	/* dropped, then set to "complete" */
 	cacheable = (rt == NULL || (rt->ps_vallen == 10 &&
 	    memcmp(rt->ps_val, "\"complete\"", 10) == 0)) &&
-	    (m->m_msg.jm_mm->mm_flags & MCP_MF_CACHEABLE);
+	    (m->m_r.r_msg.jm_mm->mm_flags & MCP_MF_CACHEABLE);
 	/* room for all but a big _meta: one allocation, as a rule */
 	ocap = len + silen + 128;
 	if ((out = malloc(ocap)) == NULL ||
@@ -633,18 +584,18 @@ modern_backend_text(struct mreq *m, const struct upstream_result *r,
 	    proto_text_add(&out, &olen, &ocap, "}}", 2) == -1)
 		goto fail;
 	free(mtext);
-	httpd_req_set_close_cb(m->m_req, NULL, NULL);
+	httpd_req_set_close_cb(m->m_r.r_req, NULL, NULL);
 	if (m->m_streaming) {
-		if ((msg = front_compose(m->m_msg.jm_id, "result", out, olen,
+		if ((msg = front_compose(m->m_r.r_msg.jm_id, "result", out, olen,
 		    &msglen)) != NULL) {
-			(void)front_sse_send_text(m->m_req, NULL, msg, msglen);
+			(void)front_sse_send_text(m->m_r.r_req, NULL, msg, msglen);
 			free(msg);
 		}
-		front_sse_end(m->m_req);
+		front_sse_end(m->m_r.r_req);
 	} else
-		front_reply_member(m->m_req, m->m_msg.jm_id, "result", out,
+		front_reply_member(m->m_r.r_req, m->m_r.r_msg.jm_id, "result", out,
 		    olen);
-	m->m_req = NULL;
+	m->m_r.r_req = NULL;
 	modern_free(m);
 	free(out);
 	return 0;
@@ -684,228 +635,6 @@ modern_on_done(void *arg, const struct upstream_result *r)
 	json_decref(resp);
 }
 
-/*
- * The backend's params are the client's but for the envelope: a tool or
- * prompt under its own name, a resource read (URIs are not renamed).
- */
-static int
-modern_same_target(struct mreq *m)
-{
-	const struct mcp_method	*mm = m->m_msg.jm_mm;
-	json_t			*own;
-	const char		*k = mm->mm_route_key;
-
-	/* completion/complete's ref may be renamed inside */
-	if (mm->mm_route == MCP_ROUTE_NONE || mm->mm_route == MCP_ROUTE_REF)
-		return 0;
-	own = json_object_get(m->m_bparams, k);
-	return own != NULL && json_equal(own,
-	    json_object_get(m->m_msg.jm_params, k));
-}
-
-/*
- * This hop's _meta by the client's _meta text, which alone decides it
- * (its capabilities, log level and the keys that travel): a client
- * sends the same _meta call after call, and building and dumping it
- * costs more than the rest of the request.
- */
-#define MODERN_META_CACHE	8
-#define MODERN_META_KEY_MAX	4096	/* a bigger _meta takes the tree path */
-static struct {
-	char	*mc_in;
-	size_t	 mc_inlen;
-	char	*mc_out;
-	size_t	 mc_outlen;
-} modern_meta_cache[MODERN_META_CACHE];
-static size_t modern_meta_next;
-
-static const char *
-modern_meta_find(const char *in, size_t inlen, size_t *outlen)
-{
-	size_t i;
-
-	for (i = 0; i < MODERN_META_CACHE; i++)
-		if (modern_meta_cache[i].mc_in != NULL &&
-		    modern_meta_cache[i].mc_inlen == inlen &&
-		    memcmp(modern_meta_cache[i].mc_in, in, inlen) == 0) {
-			*outlen = modern_meta_cache[i].mc_outlen;
-			return modern_meta_cache[i].mc_out;
-		}
-	return NULL;
-}
-
-static const char *
-modern_meta_text(const char *in, size_t inlen, const json_t *params,
-    const json_t *caps, const char *level, size_t *outlen)
-{
-	json_t		*info;
-	const char	*hit;
-	char		*out, *key;
-	size_t		 i, olen;
-
-	if (inlen > MODERN_META_KEY_MAX)
-		return NULL;
-	if ((hit = modern_meta_find(in, inlen, outlen)) != NULL)
-		return hit;
-	if ((info = upstream_client_info()) == NULL)
-		return NULL;
-	out = proto_modern_meta_text(params, caps, info, level, &olen);
-	json_decref(info);
-	if (out == NULL || (key = malloc(inlen)) == NULL) {
-		free(out);
-		return NULL;
-	}
-	memcpy(key, in, inlen);
-	i = modern_meta_next++ % MODERN_META_CACHE;
-	free(modern_meta_cache[i].mc_in);
-	free(modern_meta_cache[i].mc_out);
-	modern_meta_cache[i].mc_in = key;
-	modern_meta_cache[i].mc_inlen = inlen;
-	modern_meta_cache[i].mc_out = out;
-	modern_meta_cache[i].mc_outlen = olen;
-	*outlen = olen;
-	return out;
-}
-
-void
-modern_free_all(void)
-{
-	size_t i;
-
-	for (i = 0; i < MODERN_META_CACHE; i++) {
-		free(modern_meta_cache[i].mc_in);
-		free(modern_meta_cache[i].mc_out);
-		modern_meta_cache[i].mc_in = modern_meta_cache[i].mc_out = NULL;
-	}
-}
-
-/*
- * The client's params text with this hop's _meta in it, or NULL; the
- * text only if same (not renamed), else the cache alone is filled, for
- * the hot path's next call with this _meta.
- */
-static char *
-modern_params_text(struct mreq *m, const json_t *p, const char *level,
-    int same, size_t *len)
-{
-	const char	*ptext, *cmeta, *hop;
-	size_t		 plen, cmlen, hoplen;
-
-	if ((ptext = front_params_text(m->m_req, &plen)) == NULL ||
-	    (cmeta = proto_json_value(ptext, plen, "_meta", &cmlen)) == NULL ||
-	    (hop = modern_meta_text(cmeta, cmlen, p, m->m_caps, level,
-	    &hoplen)) == NULL || !same)
-		return NULL;
-	return proto_text_replace(ptext, plen, cmeta, cmlen, hop, hoplen, len);
-}
-
-/*
- * The hot path to a 2026-07-28 backend: the client's params text with
- * this hop's _meta in it, when the cache has it (else -1: the tree path
- * makes it, for the next call), and the backend's name if renamed.
- */
-static int
-modern_params_fast(struct mreq *m, struct upstream_params *up)
-{
-	struct modern_fast	*f = &m->m_fast;
-	struct proto_edit	 e[2];
-	const char		*hop;
-	char			*text, *own = NULL;
-	size_t			 hoplen, tlen, ownlen = 0;
-
-	if ((hop = modern_meta_find(f->mf_meta, f->mf_metalen, &hoplen)) ==
-	    NULL)
-		return -1;
-	if (f->mf_own != NULL &&
-	    (own = modern_json_string(f->mf_own, &ownlen)) == NULL)
-		return -1;
-	e[0] = (struct proto_edit){ f->mf_meta, f->mf_metalen, hop, hoplen };
-	e[1] = (struct proto_edit){ f->mf_nameval, f->mf_namelen + 2, own,
-	    ownlen };
-	text = proto_text_edit(f->mf_params, f->mf_plen, e, own != NULL ?
-	    2 : 1, &tlen);
-	free(own);
-	if (text == NULL)
-		return -1;
-	up->up_owned = text;
-	up->up_len = tlen;
-	/* Mcp-Name without a tree: this is the hot path */
-	up->up_name = f->mf_own != NULL ? f->mf_own : f->mf_name;
-	up->up_namelen = strlen(up->up_name);
-	return 0;
-}
-
-/* Modern to Modern: the client's params under the backend's names,
- * MRTR fields and all, with the client's capabilities mirrored */
-static int
-modern_params_modern(struct mreq *m, struct upstream_params *up)
-{
-	json_t		*p, *v;
-	const char	*level;
-
-	if (m->m_fast.mf_params != NULL) {
-		if (modern_params_fast(m, up) == 0)
-			return 0;
-		if (modern_fast_load(m) == -1)
-			return -1;
-	}
-	if ((p = json_copy(m->m_bparams)) == NULL)
-		return -1;
-	up->up_tree = p;
-	if ((v = json_object_get(m->m_msg.jm_params, "inputResponses")) !=
-	    NULL && json_object_set(p, "inputResponses", v) == -1)
-		return -1;
-	if ((v = json_object_get(m->m_msg.jm_params, "requestState")) !=
-	    NULL && json_object_set(p, "requestState", v) == -1)
-		return -1;
-	level = json_string_value(json_object_get(json_object_get(
-	    m->m_msg.jm_params, "_meta"), "io.modelcontextprotocol/logLevel"));
-	up->up_caps = m->m_caps;
-	up->up_level = level;
-	up->up_phdrs = m->m_phdrs;
-	/* not renamed: the client's own text goes on, its _meta replaced;
-	 * renamed: this hop's _meta is cached for the hot path */
-	if (m->m_req != NULL)
-		up->up_owned = modern_params_text(m, p, level,
-		    modern_same_target(m), &up->up_len);
-	return 0;
-}
-
-/* the hot path's params for a 2025-11-25 backend: _meta stripped,
- * under the backend's name */
-static char *
-modern_fast_legacy_text(struct mreq *m, size_t *len)
-{
-	char	*own = NULL, *text;
-	size_t	 ownlen = 0;
-
-	if (m->m_fast.mf_own != NULL && (own = modern_json_string(
-	    m->m_fast.mf_own, &ownlen)) == NULL)
-		return NULL;
-	text = proto_params_strip_meta_text(m->m_fast.mf_params,
-	    m->m_fast.mf_plen, own, ownlen, len);
-	free(own);
-	return text;
-}
-
-/* the request for the revision the backend is met in (create_request) */
-static int
-modern_params(void *arg, enum proto_era era, struct upstream_params *up)
-{
-	struct mreq *m = arg;
-
-	if (era == PROTO_ERA_MODERN)
-		return modern_params_modern(m, up);
-	/* the hot path: the client's params text, its _meta stripped */
-	if (m->m_fast.mf_params != NULL &&
-	    (up->up_owned = modern_fast_legacy_text(m, &up->up_len)) != NULL)
-		return 0;
-	if (modern_fast_load(m) == -1)
-		return -1;
-	up->up_tree = json_incref(m->m_bparams);
-	return 0;
-}
-
 /* to the backend, in the revision the upstream edge picks for it */
 static void
 modern_dispatch(struct mreq *m)
@@ -915,15 +644,15 @@ modern_dispatch(struct mreq *m)
 	};
 	struct upstream_req uq;
 
-	audit_set_backend(m->m_w, m->m_req, m->m_be->cb_name);
+	audit_set_backend(m->m_r.r_w, m->m_r.r_req, m->m_be->cb_name);
 	memset(&uq, 0, sizeof(uq));
-	uq.uq_method = m->m_msg.jm_method;
+	uq.uq_method = m->m_r.r_msg.jm_method;
 	/* the principal's backend session (backend_session.h) */
-	uq.uq_scope = bsession_scope(auth_principal(m->m_req), m->m_be,
+	uq.uq_scope = bsession_scope(auth_principal(m->m_r.r_req), m->m_be,
 	    BSESSION_FOR_USER);
 	uq.uq_client = PROTO_ERA_MODERN;
 	uq.uq_flags = UPSTREAM_F_TEXT;
-	if ((m->m_up = upstream_call(m->m_w, m->m_be, &uq, &cbs, m)) == NULL)
+	if ((m->m_up = upstream_call(m->m_r.r_w, m->m_be, &uq, &cbs, m)) == NULL)
 		modern_error(m, 200, JSONRPC_INTERNAL_ERROR,
 		    "Internal error: cannot send the request to the backend",
 		    NULL);
@@ -943,7 +672,7 @@ modern_fast_route(struct mreq *m, json_t *view)
 	size_t				 n = m->m_fast.mf_namelen;
 
 	/* an unknown tool, or one with x-mcp-header args: the tree path */
-	if (core_route_tool(view, m->m_w->w_conf, m->m_fast.mf_name, n, &be,
+	if (core_route_tool(view, m->m_r.r_w->w_conf, m->m_fast.mf_name, n, &be,
 	    &own, &cerr) == -1 || core_route_has_headers())
 		return -1;
 	/* renamed: the backend's name goes in place of the client's */
@@ -994,8 +723,8 @@ modern_composite(struct mreq *m, json_t *view, const struct composite *co)
 		return;
 	}
 	cc.cc_arg = m;
-	composite_run_start(m->m_w, view, m->m_req, PROTO_ERA_MODERN, co,
-	    m->m_msg.jm_params, &cc, &m->m_run);
+	composite_run_start(m->m_r.r_w, view, m->m_r.r_req, PROTO_ERA_MODERN, co,
+	    m->m_r.r_msg.jm_params, &cc, &m->m_run);
 }
 
 static void
@@ -1017,13 +746,13 @@ modern_on_view(void *arg, json_t *view, const char *err)
 	}
 	/* the authorization gate (authz.c), before routing; the hot
 	 * path's call read off its params' text */
-	if ((m->m_fast.mf_params != NULL ? authz_gate_text(m->m_w, m->m_req,
-	    m->m_msg.jm_mm, m->m_fast.mf_name, m->m_fast.mf_namelen,
+	if ((m->m_fast.mf_params != NULL ? authz_gate_text(m->m_r.r_w, m->m_r.r_req,
+	    m->m_r.r_msg.jm_mm, m->m_fast.mf_name, m->m_fast.mf_namelen,
 	    m->m_fast.mf_params, m->m_fast.mf_plen, view) :
-	    authz_gate(m->m_w, m->m_req, m->m_msg.jm_mm, m->m_msg.jm_params,
+	    authz_gate(m->m_r.r_w, m->m_r.r_req, m->m_r.r_msg.jm_mm, m->m_r.r_msg.jm_params,
 	    view)) == -1) {
 		modern_error(m, AUTHZ_HTTP, AUTHZ_CODE,
-		    authz_message(m->m_msg.jm_mm, m->m_msg.jm_params), NULL);
+		    authz_message(m->m_r.r_msg.jm_mm, m->m_r.r_msg.jm_params), NULL);
 		return;
 	}
 	/*
@@ -1031,9 +760,9 @@ modern_on_view(void *arg, json_t *view, const char *err)
 	 * token.  A rejection is a JSON-RPC error at HTTP 200, as the
 	 * reference vMCP sends it.
 	 */
-	switch (ratelimit_call(m->m_w, m->m_req, m->m_msg.jm_mm,
+	switch (ratelimit_call(m->m_r.r_w, m->m_r.r_req, m->m_r.r_msg.jm_mm,
 	    m->m_fast.mf_params != NULL ? m->m_fast.mf_name : NULL,
-	    m->m_fast.mf_namelen, m->m_msg.jm_params, &retry,
+	    m->m_fast.mf_namelen, m->m_r.r_msg.jm_params, &retry,
 	    modern_on_view, m, view)) {
 	case RATELIMIT_PENDING:
 		return;
@@ -1044,9 +773,9 @@ modern_on_view(void *arg, json_t *view, const char *err)
 	default:
 		break;
 	}
-	if ((co = composite_tool_call(m->m_w, view, m->m_msg.jm_mm,
+	if ((co = composite_tool_call(m->m_r.r_w, view, m->m_r.r_msg.jm_mm,
 	    m->m_fast.mf_params != NULL ? m->m_fast.mf_name : NULL,
-	    m->m_fast.mf_namelen, m->m_msg.jm_params)) != NULL) {
+	    m->m_fast.mf_namelen, m->m_r.r_msg.jm_params)) != NULL) {
 		modern_composite(m, view, co);
 		return;
 	}
@@ -1059,14 +788,14 @@ modern_on_view(void *arg, json_t *view, const char *err)
 			return;
 		}
 	}
-	mm = m->m_msg.jm_mm;
+	mm = m->m_r.r_msg.jm_mm;
 	if (mm->mm_id == MCP_M_SERVER_DISCOVER) {
 		modern_discover(m, view);
 		return;
 	}
 	/* a list needs every backend; the missing one's capabilities too */
 	if (mm->mm_lists != NULL &&
-	    (err = view_incomplete(m->m_w, view)) != NULL) {
+	    (err = view_incomplete(m->m_r.r_w, view)) != NULL) {
 		(void)snprintf(msg, sizeof(msg), "Internal error: %s", err);
 		modern_error(m, 200, JSONRPC_INTERNAL_ERROR, msg, NULL);
 		return;
@@ -1080,7 +809,7 @@ modern_on_view(void *arg, json_t *view, const char *err)
 	    !json_is_object(json_object_get(json_object_get(view,
 	    "capabilities"), cap))) {
 		(void)snprintf(msg, sizeof(msg), "Method not found: %s (no "
-		    "backend offers %s)", m->m_msg.jm_method, cap);
+		    "backend offers %s)", m->m_r.r_msg.jm_method, cap);
 		modern_error(m, 404, JSONRPC_METHOD_NOT_FOUND, msg, NULL);
 		return;
 	}
@@ -1091,12 +820,12 @@ modern_on_view(void *arg, json_t *view, const char *err)
 	if (mm->mm_id == MCP_M_TOOLS_CALL &&
 	    modern_check_params(m, view) == -1)
 		return;
-	if ((bparams = modern_backend_params(m->m_msg.jm_params)) == NULL) {
+	if ((bparams = modern_backend_params(m->m_r.r_msg.jm_params)) == NULL) {
 		modern_error(m, 200, JSONRPC_INTERNAL_ERROR,
 		    "Internal error: out of memory", NULL);
 		return;
 	}
-	if (core_route(view, m->m_w->w_conf, m->m_msg.jm_method, bparams,
+	if (core_route(view, m->m_r.r_w->w_conf, m->m_r.r_msg.jm_method, bparams,
 	    &m->m_be, &m->m_bparams, &cerr) == -1) {
 		json_decref(bparams);
 		/* no -32002 in 2026-07-28 */
@@ -1106,51 +835,50 @@ modern_on_view(void *arg, json_t *view, const char *err)
 	}
 	json_decref(bparams);
 	/* what a 2026-07-28 backend needs (the view is here, not later) */
-	m->m_phdrs = core_param_headers(view, m->m_msg.jm_method,
-	    m->m_msg.jm_params, m->m_bparams);
+	m->m_phdrs = core_param_headers(view, m->m_r.r_msg.jm_method,
+	    m->m_r.r_msg.jm_params, m->m_bparams);
 	modern_dispatch(m);
 }
 
+/* dispatched through the Modern column of the method table */
 void
 modern_handle(struct worker *w, struct httpd_req *req,
     struct jsonrpc_msg *msg)
 {
-	struct mreq	*m;
-	json_t		*meta;
-	char		 emsg[300];
+	const struct request_method	*rm;
+	char				 emsg[300];
 
 	if (msg->jm_kind != JSONRPC_REQUEST) {
 		/* over HTTP a notification changes nothing (Streamable HTTP,
 		 * section Sending Messages) */
 		front_reply_empty(req, 202);
-		jsonrpc_msg_clear(msg);
 		return;
 	}
-	/* the requests of 2026-07-28 that vmcpd serves (method.c) */
-	if (!MCP_METHOD_SERVED(msg->jm_mm, MCP_REV_MODERN) ||
-	    msg->jm_mm->mm_kind != MCP_KIND_REQUEST) {
+	if ((rm = request_method_of(msg))->rm_modern == NULL) {
 		(void)snprintf(emsg, sizeof(emsg), "Method not found: %.200s "
 		    "(not a 2026-07-28 method vmcpd serves)", msg->jm_method);
 		front_reply_error(req, 404, msg->jm_id,
 		    JSONRPC_METHOD_NOT_FOUND, emsg);
-		jsonrpc_msg_clear(msg);
 		return;
 	}
-	if (msg->jm_mm->mm_id == MCP_M_SUBSCRIPTIONS_LISTEN) {
-		listen_start(w, req, msg);
-		return;
-	}
+	rm->rm_modern(w, req, msg);
+}
+
+/* discover, the lists and the routed calls: on the view */
+void
+modern_viewed(struct worker *w, struct httpd_req *req,
+    struct jsonrpc_msg *msg)
+{
+	struct mreq	*m;
+	json_t		*meta;
+
 	if ((m = calloc(1, sizeof(*m))) == NULL) {
 		front_reply_error(req, 500, msg->jm_id, JSONRPC_INTERNAL_ERROR,
 		    "Internal error: out of memory");
-		jsonrpc_msg_clear(msg);
 		return;
 	}
-	worker_request_hold(w);
-	m->m_w = w;
-	m->m_req = req;
-	m->m_msg = *msg;
-	meta = json_object_get(msg->jm_params, "_meta");
+	request_start(&m->m_r, w, req, msg, modern_destroy);
+	meta = json_object_get(m->m_r.r_msg.jm_params, "_meta");
 	m->m_caps = json_incref(json_object_get(meta,
 	    MCP_META_CLIENT_CAPABILITIES));
 	m->m_log = json_object_get(meta, "io.modelcontextprotocol/logLevel") !=
@@ -1167,6 +895,7 @@ modern_scan_post(struct worker *w, struct httpd_req *req, const char *body,
 {
 	struct proto_reqhdrs	 hdrs;
 	struct proto_mcall	 mc;
+	struct jsonrpc_msg	 msg;
 	struct mreq		*m;
 	json_t			*id;
 	char			*name;
@@ -1194,14 +923,13 @@ modern_scan_post(struct worker *w, struct httpd_req *req, const char *body,
 		json_decref(id);
 		return -1;
 	}
-	worker_request_hold(w);
-	m->m_w = w;
-	m->m_req = req;
-	m->m_msg.jm_kind = JSONRPC_REQUEST;
-	m->m_msg.jm_root = id;	/* the only tree: cleared with the message */
-	m->m_msg.jm_id = id;
-	m->m_msg.jm_method = mc.mc_scan.js_mm->mm_name;
-	m->m_msg.jm_mm = mc.mc_scan.js_mm;
+	memset(&msg, 0, sizeof(msg));
+	msg.jm_kind = JSONRPC_REQUEST;
+	msg.jm_root = id;	/* the only tree: released with the message */
+	msg.jm_id = id;
+	msg.jm_method = mc.mc_scan.js_mm->mm_name;
+	msg.jm_mm = mc.mc_scan.js_mm;
+	request_start(&m->m_r, w, req, &msg, modern_destroy);
 	m->m_fast.mf_params = mc.mc_scan.js_params;
 	m->m_fast.mf_plen = mc.mc_scan.js_paramslen;
 	m->m_fast.mf_meta = mc.mc_scan.js_meta;

@@ -352,12 +352,14 @@ backend_answer_request(struct backend_call *bc, struct jsonrpc_msg *m)
 	const char	*sid = bc->bc_sent_sid ? bc->bc_resp_sid : NULL;
 	char		 why[256] = "";
 
-	if (strcmp(m->jm_method, "ping") != 0 && bc->bc_cbs != NULL &&
+	int		 ping = MCP_METHOD_IS(m->jm_mm, MCP_M_PING);
+
+	if (!ping && bc->bc_cbs != NULL &&
 	    bc->bc_cbs->bc_request != NULL &&
 	    bc->bc_cbs->bc_request(bc->bc_arg, m->jm_root, bc->bc_resp_sid[0] ?
 	    bc->bc_resp_sid : NULL, why, sizeof(why)) == 0)
 		return;
-	if (strcmp(m->jm_method, "ping") == 0)
+	if (ping)
 		reply = jsonrpc_result_new(m->jm_id, json_object());
 	else
 		reply = jsonrpc_error_new(m->jm_id, JSONRPC_METHOD_NOT_FOUND,
@@ -365,7 +367,7 @@ backend_answer_request(struct backend_call *bc, struct jsonrpc_msg *m)
 		    "to a client", NULL);
 	if (reply == NULL)
 		return;
-	if (strcmp(m->jm_method, "ping") != 0)
+	if (!ping)
 		log_info("backend %s sent %s mid-call; refused: %s",
 		    bc->bc_be->cb_name, m->jm_method, why[0] ? why : "no relay");
 	backend_post_nowait(bc->bc_w, bc->bc_be, sid[0] ? sid : NULL, NULL,

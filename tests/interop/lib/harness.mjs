@@ -33,9 +33,10 @@ const LOOPBACK = path.join(ROOT, 'tests/lib/loopback.cjs');
 const BACKEND = path.join(ROOT, 'tests/interop/lib/backend.mjs');
 
 // What a sanitizer build prints when it finds something, and vmcpd's own
-// alert of a broken invariant (a request released twice:
-// worker_request_release() in worker/worker.c).
-const SANITIZER_RE = /ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:|request released with none in flight/;
+// alerts of a broken invariant (a request released twice:
+// worker_request_release() in worker/worker.c, request_finalize() in
+// worker/process/request.c).
+const SANITIZER_RE = /ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:|request released with none in flight|request finalized with nothing held/;
 
 const SETPRIV = ['/usr/bin/setpriv', '/bin/setpriv'].find((p) => fs.existsSync(p));
 

@@ -1,0 +1,215 @@
+/*
+ * The Legacy edge's entry and its column of the method table
+ * (request_method.c): a POST classified as Legacy is dispatched once,
+ * through its method's row, to initialize (before any session), the
+ * requests vmcpd answers itself (ping, logging/setLevel), the lists and
+ * routed calls (on the view: legacy.c), or the notifications that
+ * change something; a client's answer to a relayed request goes to
+ * legacy_client_answer().
+ */
+#include <sys/queue.h>
+#include <sys/types.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shared/config.h"
+#include "shared/log.h"
+#include "shared/store.h"
+#include "worker/http/httpd.h"
+#include "proto/proto.h"
+#include "worker/http/http_reply.h"
+#include "worker/process/process.h"
+#include "worker/request/cancel.h"
+#include "worker/request/legacy.h"
+#include "worker/process/request.h"
+#include "worker/state/session.h"
+#include "worker/upstream/upstream.h"
+#include "worker/view/view_get.h"
+#include "worker/upstream/token_exchange.h"
+#include "worker/request/legacy_req.h"
+
+static const char *const legacy_log_levels[] = {
+	"debug", "info", "notice", "warning", "error", "critical", "alert",
+	"emergency"
+};
+
+/* ping: answered here */
+void
+legacy_ping(struct worker *w, struct httpd_req *req, struct jsonrpc_msg *msg,
+    const struct legacy_fast *fast, struct session *s)
+{
+	json_t *resp;
+
+	(void)w;
+	(void)fast;
+	(void)s;
+	resp = jsonrpc_result_new(msg->jm_id, json_object());
+	front_reply_json(req, 200, resp, NULL);
+	json_decref(resp);
+}
+
+/* logging/setLevel: the session's level, passed to its backends */
+void
+legacy_set_level(struct worker *w, struct httpd_req *req,
+    struct jsonrpc_msg *msg, const struct legacy_fast *fast,
+    struct session *s)
+{
+	const char	*level;
+	json_t		*resp;
+	size_t		 i, n = sizeof(legacy_log_levels) /
+			    sizeof(legacy_log_levels[0]);
+	const struct config_backend *be;
+
+	(void)fast;
+	level = json_string_value(json_object_get(msg->jm_params, "level"));
+	for (i = 0; level != NULL && i < n; i++)
+		if (strcmp(level, legacy_log_levels[i]) == 0)
+			break;
+	if (level == NULL || i == n) {
+		front_reply_error(req, 200, msg->jm_id,
+		    JSONRPC_INVALID_PARAMS, "Invalid params: \"level\" must be "
+		    "one of debug, info, notice, warning, error, critical, "
+		    "alert, emergency");
+		return;
+	}
+	session_str_free(s, s->s_log_level);
+	s->s_log_level = strdup(level);
+	if (session_save(w->w_store, s, w->w_conf->cf_session_ttl_ms,
+	    store_now_ms()) == -1)
+		log_warnx("cannot save session %.8s...", s->s_id);
+	/* backend sessions open now get it; later ones when opened */
+	for (i = 0; i < s->s_nbackends; i++)
+		if ((be = config_backend_find(w->w_conf,
+		    s->s_backends[i].sb_name)) != NULL)
+			(void)upstream_request_nowait(w, be,
+			    s->s_backends[i].sb_sid,
+			    s->s_backends[i].sb_version, msg->jm_method,
+			    msg->jm_params);
+	resp = jsonrpc_result_new(msg->jm_id, json_object());
+	front_reply_json(req, 200, resp, NULL);
+	json_decref(resp);
+}
+
+/* the lists and the routed calls: on the view (legacy_on_view()) */
+void
+legacy_viewed(struct worker *w, struct httpd_req *req,
+    struct jsonrpc_msg *msg, const struct legacy_fast *fast,
+    struct session *s)
+{
+	struct mcp_req *mr;
+
+	if ((mr = legacy_req_new(w, req, msg)) == NULL)
+		return;
+	mr->mr_fast = *fast;
+	/* same size, NUL-terminated: no formatting on the hot path */
+	memcpy(mr->mr_sid, s->s_id, sizeof(mr->mr_sid));
+	/* the request keeps the session it was loaded with */
+	mr->mr_sess = *s;
+	memset(s, 0, sizeof(*s));
+	legacy_req_watch(mr);
+	if (view_get_scope(w, texch_view_scope(req), legacy_on_view, mr) ==
+	    -1)
+		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: out of memory");
+}
+
+void
+legacy_initialized(struct worker *w, struct httpd_req *req,
+    struct jsonrpc_msg *msg, const struct legacy_fast *fast,
+    struct session *s)
+{
+	(void)req;
+	(void)msg;
+	(void)fast;
+	if (s->s_initialized)
+		return;
+	s->s_initialized = 1;
+	s->s_seen_ms = store_now_ms();
+	if (session_save(w->w_store, s, w->w_conf->cf_session_ttl_ms,
+	    s->s_seen_ms) == -1)
+		log_warnx("cannot save session %.8s...", s->s_id);
+}
+
+void
+legacy_cancelled(struct worker *w, struct httpd_req *req,
+    struct jsonrpc_msg *msg, const struct legacy_fast *fast,
+    struct session *s)
+{
+	(void)req;
+	(void)fast;
+	cancel_request(w, s->s_id, msg->jm_params);
+}
+
+/* passed to the session's backend sessions, which then ask for roots */
+void
+legacy_roots_changed(struct worker *w, struct httpd_req *req,
+    struct jsonrpc_msg *msg, const struct legacy_fast *fast,
+    struct session *s)
+{
+	const struct config_backend	*be;
+	size_t				 i;
+
+	(void)req;
+	(void)fast;
+	for (i = 0; i < s->s_nbackends; i++)
+		if ((be = config_backend_find(w->w_conf,
+		    s->s_backends[i].sb_name)) != NULL)
+			(void)upstream_notify(w, be, s->s_backends[i].sb_sid,
+			    s->s_backends[i].sb_version, msg->jm_method, NULL);
+}
+
+/*
+ * A POST the front classified as Legacy (or any era's response or
+ * notification): msg and fast are the front's; a request that goes on
+ * takes msg (request_start()), else the front releases it.
+ */
+void
+legacy_post(struct worker *w, struct httpd_req *req, struct jsonrpc_msg *msg,
+    const struct legacy_fast *fast)
+{
+	const struct request_method	*rm = request_method_of(msg);
+	struct session			 s;
+	char				 emsg[300];
+
+	if (legacy_version_header(w, req, msg->jm_id) == -1)
+		return;
+	if (rm->rm_flags & REQUEST_M_NO_SESSION) {
+		rm->rm_legacy(w, req, msg, fast, NULL);
+		return;
+	}
+	/* the authorization gate goes before the session's validation */
+	if (msg->jm_kind == JSONRPC_REQUEST &&
+	    legacy_gate(w, req, msg, fast) == 0)
+		return;
+	memset(&s, 0, sizeof(s));
+	if (legacy_session(w, req, msg->jm_id, &s) == -1)
+		return;
+	switch (msg->jm_kind) {
+	case JSONRPC_REQUEST:
+		legacy_session_touch(w, &s);
+		if (rm->rm_legacy != NULL) {
+			rm->rm_legacy(w, req, msg, fast, &s);
+			break;
+		}
+		/* not a request of 2025-11-25 that vmcpd serves */
+		(void)snprintf(emsg, sizeof(emsg), "Method not found: %.200s",
+		    msg->jm_method);
+		front_reply_error(req, 200, msg->jm_id,
+		    JSONRPC_METHOD_NOT_FOUND, emsg);
+		break;
+	case JSONRPC_NOTIFICATION:
+		/* any other notification changes nothing here */
+		if (rm->rm_legacy != NULL)
+			rm->rm_legacy(w, req, msg, fast, &s);
+		front_reply_empty(req, 202);
+		break;
+	default:
+		/* an answer to a request vmcpd relayed to this client */
+		if (legacy_client_answer(w, req, msg, &s) == 0)
+			front_reply_empty(req, 202);
+		break;
+	}
+	session_clear(&s);
+}
