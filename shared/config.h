@@ -423,9 +423,6 @@ const char	*config_outauth_name(enum config_outauth_type);
 /* host (after "http://") is 127.0.0.0/8, [::1] or localhost: 1, else 0 */
 int		 config_outauth_loopback(const char *host);
 
-/* the incomingAuth type's name, for messages */
-const char	*config_inauth_name(enum config_inauth_type);
-
 /* value parsers, exposed for unit tests: 0 ok, -1 bad; a duration
  * over 2^64 - 1 ns is -2 */
 int		 config_parse_duration(const char *, uint64_t *ms);

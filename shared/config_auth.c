@@ -21,20 +21,6 @@
 #define AUTH_SKEW_DEFAULT_MS	(30ULL * 1000)
 #define AUTH_SKEW_MAX_MS	(5ULL * 60 * 1000)
 
-const char *
-config_inauth_name(enum config_inauth_type t)
-{
-	switch (t) {
-	case CONFIG_INAUTH_OIDC:
-		return "oidc";
-	case CONFIG_INAUTH_LOCAL:
-		return "local";
-	case CONFIG_INAUTH_ANONYMOUS:
-	default:
-		return "anonymous";
-	}
-}
-
 static int
 load_inauth_type(struct loader *ld, struct cnode *v, const char *path,
     void *arg)

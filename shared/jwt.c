@@ -32,17 +32,6 @@ static const struct {
 	{ "EdDSA", JWT_EDDSA },
 };
 
-const char *
-jwt_alg_name(enum jwt_alg a)
-{
-	size_t	 i;
-
-	for (i = 0; i < sizeof(jwt_algs) / sizeof(jwt_algs[0]); i++)
-		if (jwt_algs[i].alg == a)
-			return jwt_algs[i].name;
-	return "?";
-}
-
 static enum jwt_alg
 jwt_alg_lookup(const char *s)
 {

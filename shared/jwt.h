@@ -94,6 +94,5 @@ int	 jwt_verify_sig(const struct jwt *, const struct jwt_key *,
  * answer's) claims: 0 with *exp, or -1 with *why (a fixed text) */
 int	 jwt_check_claims(const json_t *claims, const struct jwt_policy *,
 	    int64_t *exp, const char **why);
-const char *jwt_alg_name(enum jwt_alg);
 
 #endif

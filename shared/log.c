@@ -71,12 +71,6 @@ log_setverbose(int verbose)
 }
 
 int
-log_getverbose(void)
-{
-	return log_verbose;
-}
-
-int
 log_setfile(const char *path)
 {
 	int	 fd = -1;

@@ -14,7 +14,6 @@
 void	log_init(int debug, const char *ident);
 void	log_procinit(const char *procname);
 void	log_setverbose(int verbose);
-int	log_getverbose(void);
 int	log_setfile(const char *path);	/* NULL: back to syslog/stderr */
 int	log_reopen(void);
 void	log_warn(const char *, ...) __attribute__((format(printf, 1, 2)));

@@ -58,7 +58,7 @@ void	 legacy_req_error(struct mcp_req *, int code, const char *message);
 void	 legacy_req_answer(struct mcp_req *, json_t *msg);
 /* to the backend (flags: UPSTREAM_F_*), answered from its answer */
 void	 legacy_forward(struct mcp_req *, int flags);
-/* a view_get() callback: a list answered, or the request routed */
+/* a view_get_scope() callback: a list answered, or the request routed */
 void	 legacy_on_view(void *arg, json_t *view, const char *err);
 
 /* legacy_subs.c */

@@ -526,12 +526,6 @@ views_wake(struct worker *w, const char *key)
 		}
 }
 
-int
-view_get(struct worker *w, view_cb cb, void *arg)
-{
-	return view_get_scope(w, VIEW_SCOPE_ANON, cb, arg);
-}
-
 /* the view of an identity scope (texch_view_scope()) */
 int
 view_get_scope(struct worker *w, const char *scope, view_cb cb, void *arg)

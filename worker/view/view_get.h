@@ -20,16 +20,15 @@ struct view_route;
 struct worker;
 
 /*
- * view_get.c (and view_*.c): the shared aggregated view (store "views" db).  view_get()
- * answers at once from the stored view (one past its freshness starts
- * a rebuild in the background); only the first view of a generation is
- * waited for.  Views are built by the builder process alone
+ * view_get.c (and view_*.c): the shared aggregated view (store "views"
+ * db).  view_get_scope() answers at once from the stored view (one past
+ * its freshness starts a rebuild in the background); only the first
+ * view of a generation is waited for.  Views are built by the builder process alone
  * (builder.c), which workers ask by wake-ups.  view_refresh() (the
  * builder): a backend changed; cb gets the view built with its lists
  * listed anew.
  */
 typedef void (*view_cb)(void *arg, json_t *view, const char *err);
-int	 view_get(struct worker *, view_cb, void *arg);
 int	 view_get_scope(struct worker *, const char *scope, view_cb,
 	    void *arg);
 int	 view_refresh(struct worker *, const char *backend, view_cb,

@@ -1,0 +1,118 @@
+#!/bin/sh
+# walk.sh [legacy | modern]: the worker/ files one tools/call goes
+# through, in order, from the front to the backend and back: gdb, attached
+# to the one worker of a vmcpd (era legacy or modern) before a mcp_echo
+# backend, logs every worker/ function entered while one call is served
+# (after a warm-up call) until the front's completion of the reply, and
+# this prints the files in order (a file named once per stay, with the
+# function entered) and how many stays returned to a file already left
+# (issue 27's measure of a request's way through the worker).  Needs gdb;
+# VMCPD_BIN: this binary (default build/vmcpd); KEEP=1 keeps the trace.
+set -u
+root=$(cd "$(dirname "$0")/.." && pwd) || exit 2
+cd "$root" || exit 2
+era=${1:-legacy}
+vmcpd=${VMCPD_BIN:-$root/build/vmcpd}
+command -v gdb >/dev/null || { echo "walk: no gdb" >&2; exit 2; }
+make -s -f tests/bench/Makefile >/dev/null || exit 2
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/vmcpd-walk.XXXXXX") || exit 2
+pids=""
+trap 'kill $pids 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT INT TERM
+build/bench/mcp_echo -p 0 -n 2 >"$tmp/echo.log" 2>&1 &
+pids="$pids $!"
+until grep -q '^PORT ' "$tmp/echo.log" 2>/dev/null; do sleep 0.1; done
+eport=$(sed -n '1s/^PORT //p' "$tmp/echo.log")
+cat >"$tmp/vmcpd.yaml" <<EOC
+daemon:
+  listen: 127.0.0.1:0
+  portFile: $tmp/port
+  stateDir: $tmp/state
+  workers: 1
+backends:
+  - name: a
+    url: http://127.0.0.1:$eport/mcp
+    transport: streamable-http
+    era: $era
+aggregation:
+  conflictResolution: prefix
+  conflictResolutionConfig:
+    prefixMode: onConflict
+EOC
+"$vmcpd" -d -f "$tmp/vmcpd.yaml" >"$tmp/vmcpd.log" 2>&1 &
+pids="$pids $!"
+i=0
+until [ -s "$tmp/port" ]; do
+	sleep 0.1
+	i=$((i + 1))
+	[ $i -lt 100 ] || { cat "$tmp/vmcpd.log" >&2; exit 1; }
+done
+port=$(cat "$tmp/port")
+url=http://127.0.0.1:$port/mcp
+hdr='-H Content-Type:application/json -H Accept:application/json,text/event-stream'
+if [ "$era" = legacy ]; then
+	sid=$(curl -s -D - -o /dev/null $hdr --data '{"jsonrpc":"2.0","id":1,
+	    "method":"initialize","params":{"protocolVersion":"2025-11-25",
+	    "capabilities":{},"clientInfo":{"name":"walk","version":"1"}}}' \
+	    "$url" | sed -n 's/^[Mm]cp-[Ss]ession-[Ii]d: \([^[:space:]]*\).*/\1/p')
+	curl -s -o /dev/null $hdr -H "Mcp-Session-Id: $sid" \
+	    -H 'MCP-Protocol-Version: 2025-11-25' \
+	    --data '{"jsonrpc":"2.0","method":"notifications/initialized"}' "$url"
+	call() {
+		curl -s $hdr -H "Mcp-Session-Id: $sid" \
+		    -H 'MCP-Protocol-Version: 2025-11-25' --data \
+		    '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}' \
+		    "$url"
+	}
+else
+	call() {
+		curl -s $hdr -H 'MCP-Protocol-Version: 2026-07-28' \
+		    -H 'Mcp-Method: tools/call' -H 'Mcp-Name: echo' --data \
+		    '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"walk","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}' \
+		    "$url"
+	}
+fi
+i=0
+until call | grep -q '"text":"hi"'; do	# the view built, the backend known
+	sleep 0.2
+	i=$((i + 1))
+	[ $i -lt 100 ] || { echo "walk: no answer: $(call)" >&2; exit 1; }
+done
+# the worker: its pid is in /healthz
+wpid=$(curl -s "http://127.0.0.1:$port/healthz" |
+    sed -n 's/.*"pid": *\([0-9]*\).*/\1/p')
+[ -n "$wpid" ] || { echo "walk: no worker" >&2; exit 1; }
+# every function defined in worker/: FILE:FUNCTION for gdb
+nm -l --defined-only "$vmcpd" | awk '$2 ~ /^[tT]$/ && $4 ~ /\/worker\// {
+	split($4, a, ":"); f = a[1]; sub(/.*\/worker\//, "worker/", f);
+	print f ":" $3 }' | sort -u >"$tmp/funcs"
+cat >"$tmp/walk.py" <<EOP
+import gdb
+log = open("$tmp/trace", "w")
+class B(gdb.Breakpoint):
+	def stop(self):
+		log.write(self.location.split(':')[0] + ' ' + self.location.split(':')[1] + '\n')
+		log.flush()
+		return False
+for l in open("$tmp/funcs"):
+	try:
+		B(l.strip(), internal=True)
+	except Exception:
+		pass
+EOP
+gdb -q -batch -p "$wpid" -ex "source $tmp/walk.py" -ex continue \
+    >"$tmp/gdb.log" 2>&1 &
+gpid=$!
+pids="$pids $gpid"
+sleep 3
+until [ -e "$tmp/trace" ]; do sleep 0.2; done
+sleep 2
+: >"$tmp/trace.before"
+cp "$tmp/trace" "$tmp/trace.before"
+call >"$tmp/answer.txt"
+sleep 1
+grep -q '"text":"hi"' "$tmp/answer.txt" ||
+    { echo "walk: no answer: $(cat "$tmp/answer.txt")" >&2; exit 1; }
+tail -n +$(($(wc -l <"$tmp/trace.before") + 1)) "$tmp/trace" |
+    awk 'done { exit } $2 == "front_on_complete" { done = 1 }
+	{ if ($1 != last) { n++; if (seen[$1]++) back++; print n ". " $1 " (" $2 ")"; last = $1 } }
+	END { printf "%d stays in %d files, %d returns to a file already left\n", n, length(seen), back }'
