@@ -18,6 +18,8 @@
 #include "shared/config.h"
 #include "worker/auth/authz.h"
 #include "worker/view/view.h"
+#include "worker/view/view_layout.h"
+#include "worker/view/view_read.h"
 #include "unit.h"
 
 /* the policies of etc/examples/authz.yaml, in short */

@@ -30,6 +30,8 @@
 #include "worker/process/process.h"
 #include "worker/view/core.h"
 #include "worker/view/view.h"
+#include "worker/view/view_layout.h"
+#include "worker/view/view_read.h"
 #include "worker/view/view_get.h"
 #include "unit.h"
 

@@ -41,7 +41,7 @@
 #include "worker/composite/handle.h"
 #include "worker/auth/ratelimit.h"
 #include "worker/upstream/upstream.h"
-#include "worker/view/view.h"
+#include "worker/view/view_read.h"
 #include "proto/proto.h"
 #include "worker/process/process.h"
 #include "worker/relay/mrtr.h"

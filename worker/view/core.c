@@ -14,6 +14,8 @@
 #include "proto/uritemplate.h"
 #include "shared/config.h"
 #include "worker/view/view.h"
+#include "worker/view/view_layout.h"
+#include "worker/view/view_read.h"
 #include "proto/proto.h"
 #include "worker/process/process.h"
 #include "worker/view/core.h"

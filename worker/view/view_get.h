@@ -12,6 +12,7 @@
 
 #include <jansson.h>
 #include "worker/view/view.h"
+#include "worker/view/view_read.h"
 
 struct config_backend;
 struct view_page;

@@ -46,6 +46,7 @@
 #include <string.h>
 
 #include "proto/proto.h"
+#include "worker/view/view_policy.h"
 #include "worker/view/view.h"
 #include "worker/view/view_rules.h"
 

@@ -19,6 +19,8 @@
 #include "shared/log.h"
 #include "shared/store.h"
 #include "worker/view/view.h"
+#include "worker/view/view_layout.h"
+#include "worker/view/view_read.h"
 #include "worker/process/wake.h"
 #include "proto/proto.h"
 #include "worker/process/process.h"
