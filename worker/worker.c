@@ -26,6 +26,7 @@
 #include "worker/auth/authz.h"
 #include "worker/auth/ratelimit.h"
 #include "worker/redis/redis.h"
+#include "worker/redis/redis_sub.h"
 #include "proto/proto.h"
 #include "shared/stats.h"
 #include "worker/diag.h"

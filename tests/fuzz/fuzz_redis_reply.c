@@ -34,7 +34,7 @@
 
 #include <hiredis/hiredis.h>
 
-#include "worker/redis/redis.h"
+#include "worker/redis/redis_codec.h"
 #include "worker/redis/redis_flight.h"
 #include "worker/auth/ratelimit.h"
 #include "worker/state/session_redis.h"

@@ -16,7 +16,7 @@
 #include <hiredis/hiredis.h>
 
 #include "shared/store.h"
-#include "worker/redis/redis.h"
+#include "worker/redis/redis_codec.h"
 #include "proto/proto.h"
 #include "worker/process/process.h"
 #include "worker/state/session.h"

@@ -15,7 +15,7 @@
 #include <hiredis/hiredis.h>
 
 #include "shared/health.h"
-#include "worker/redis/redis.h"
+#include "worker/redis/redis_codec.h"
 #include "worker/builder/verdict_redis.h"
 
 static void

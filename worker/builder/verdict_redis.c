@@ -24,6 +24,8 @@
 #include "shared/log.h"
 #include "shared/store.h"
 #include "worker/redis/redis.h"
+#include "worker/redis/redis_codec.h"
+#include "worker/redis/redis_sub.h"
 #include "worker/upstream/token_exchange.h"
 #include "proto/proto.h"
 #include "worker/builder/builder.h"

@@ -21,6 +21,8 @@
 #include "shared/config.h"
 #include "shared/log.h"
 #include "worker/redis/redis.h"
+#include "worker/redis/redis_codec.h"
+#include "worker/redis/redis_sub.h"
 #include "proto/proto.h"
 #include "worker/process/counters.h"
 #include "worker/process/process.h"

@@ -32,6 +32,8 @@
 #include "shared/config.h"
 #include "shared/log.h"
 #include "worker/redis/redis.h"
+#include "worker/redis/redis_codec.h"
+#include "worker/redis/redis_sub.h"
 #include "worker/process/process.h"
 
 static struct {

@@ -23,6 +23,8 @@
 #include "shared/store.h"
 #include "worker/http/httpd.h"
 #include "worker/redis/redis.h"
+#include "worker/redis/redis_codec.h"
+#include "worker/redis/redis_sub.h"
 #include "worker/process/request_hold.h"
 #include "worker/redis/redis_tracking.h"
 #include "proto/proto.h"

@@ -57,6 +57,7 @@
 #include "shared/log.h"
 #include "shared/store.h"
 #include "worker/redis/redis.h"
+#include "worker/redis/redis_codec.h"
 #include "worker/state/session_redis.h"
 #include "worker/upstream/upstream.h"
 #include "proto/proto.h"

@@ -23,6 +23,7 @@
 #include "shared/log.h"
 #include "worker/upstream/backend_session.h"
 #include "worker/redis/redis.h"
+#include "worker/redis/redis_codec.h"
 #include "worker/redis/redis_flight.h"
 #include "worker/process/process.h"
 #include "shared/store.h"
