@@ -17,6 +17,7 @@
 #include "shared/cedar.h"
 #include "shared/config.h"
 #include "worker/auth/authz.h"
+#include "worker/auth/authz_rule.h"
 #include "worker/view/view.h"
 #include "worker/view/view_layout.h"
 #include "worker/view/view_read.h"

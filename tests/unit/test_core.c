@@ -25,7 +25,7 @@
 #include "shared/config.h"
 #include "shared/store.h"
 #include "shared/cedar.h"
-#include "worker/auth/authz.h"
+#include "worker/auth/authz_rule.h"
 #include "proto/proto.h"
 #include "worker/process/process.h"
 #include "worker/view/core.h"

@@ -23,6 +23,7 @@
 #include "worker/auth/audit.h"
 #include "worker/auth/auth.h"
 #include "worker/auth/authz.h"
+#include "worker/auth/authz_rule.h"
 #include "worker/http/httpd.h"
 #include "proto/proto.h"
 #include "worker/process/process.h"

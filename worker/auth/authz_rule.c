@@ -18,7 +18,7 @@
 
 #include "shared/config.h"
 #include "proto/method.h"
-#include "worker/auth/authz.h"
+#include "worker/auth/authz_rule.h"
 
 struct authz_item {
 	uint64_t	 ai_hash;	/* of kind and key; 0: empty slot */

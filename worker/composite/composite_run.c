@@ -29,6 +29,7 @@
 #include <event2/event.h>
 #include <jansson.h>
 
+#include "shared/cedar.h"
 #include "shared/composite.h"
 #include "shared/config.h"
 #include "shared/log.h"

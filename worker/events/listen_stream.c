@@ -37,6 +37,7 @@
 #include "shared/store.h"
 #include "worker/auth/auth.h"
 #include "worker/auth/authz.h"
+#include "worker/auth/authz_rule.h"
 #include "worker/events/subs.h"
 #include "worker/upstream/token_exchange.h"
 #include "worker/process/wake.h"

@@ -43,6 +43,7 @@
 #include "worker/composite/composite_run.h"
 #include "worker/auth/ratelimit.h"
 #include "worker/auth/authz.h"
+#include "worker/auth/authz_rule.h"
 #include "worker/auth/audit.h"
 #include "worker/state/session_redis.h"
 #include "worker/relay/pending_redis.h"

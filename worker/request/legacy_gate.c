@@ -22,6 +22,7 @@
 #include "worker/view/view_get.h"
 #include "worker/request/legacy_req.h"
 #include "worker/auth/authz.h"
+#include "worker/auth/authz_rule.h"
 #include "worker/upstream/token_exchange.h"
 
 static void

@@ -40,6 +40,7 @@
 #include "worker/upstream/token_exchange.h"
 #include "worker/auth/ratelimit.h"
 #include "worker/auth/authz.h"
+#include "worker/auth/authz_rule.h"
 #include "worker/auth/audit.h"
 #include "worker/process/request.h"
 #include "worker/request/modern_req.h"
