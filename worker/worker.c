@@ -44,6 +44,7 @@
 #include "worker/upstream/backend_session_close.h"
 #include "worker/upstream/eras.h"
 #include "worker/upstream/upstream.h"
+#include "worker/upstream/upstream_hooks.h"
 #include "worker/view/core.h"
 #include "worker/view/view_get.h"
 #include "worker/worker_main.h"

@@ -30,6 +30,7 @@
 #include "worker/builder/verdict_redis.h"
 #include "worker/upstream/token_exchange.h"
 #include "worker/upstream/upstream.h"
+#include "worker/upstream/upstream_result.h"
 #include "proto/proto.h"
 #include "worker/builder/builder.h"
 #include "worker/process/process.h"

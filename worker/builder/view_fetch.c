@@ -21,6 +21,7 @@
 #include "worker/upstream/backend_session.h"
 #include "worker/upstream/eras.h"
 #include "worker/upstream/upstream.h"
+#include "worker/upstream/upstream_result.h"
 #include "worker/upstream/token_exchange.h"
 #include "worker/view/view_int.h"
 

@@ -42,6 +42,7 @@
 #include "worker/composite/handle.h"
 #include "worker/auth/ratelimit.h"
 #include "worker/upstream/upstream.h"
+#include "worker/upstream/upstream_result.h"
 #include "worker/view/view_read.h"
 #include "proto/proto.h"
 #include "worker/process/process.h"

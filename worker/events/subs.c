@@ -60,6 +60,7 @@
 #include "worker/upstream/backend_session.h"
 #include "worker/upstream/eras.h"
 #include "worker/upstream/upstream.h"
+#include "worker/upstream/upstream_result.h"
 
 #define SUBS_BATCH		256	/* holdings released per write txn */
 #define SUBS_CALLS		8	/* worker 0: backend calls out */

@@ -36,6 +36,7 @@
 #include "worker/upstream/backend_session.h"
 #include "worker/upstream/eras.h"
 #include "worker/upstream/upstream.h"
+#include "worker/upstream/upstream_result.h"
 #include "worker/view/core.h"
 #include "worker/view/view_get.h"
 #include "worker/upstream/token_exchange.h"

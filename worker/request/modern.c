@@ -33,6 +33,7 @@
 #include "worker/request/modern.h"
 #include "worker/upstream/backend_session.h"
 #include "worker/upstream/upstream.h"
+#include "worker/upstream/upstream_result.h"
 #include "worker/view/core.h"
 #include "worker/view/view_get.h"
 #include "worker/auth/auth.h"

@@ -14,6 +14,7 @@
 #include "worker/process/process.h"
 #include "worker/request/modern.h"
 #include "worker/upstream/upstream.h"
+#include "worker/upstream/upstream_result.h"
 #include "worker/request/modern_req.h"
 
 /* s as a JSON string's text, or NULL */

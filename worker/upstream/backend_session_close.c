@@ -60,6 +60,7 @@
 #include "worker/redis/redis_codec.h"
 #include "worker/state/session_redis.h"
 #include "worker/upstream/upstream.h"
+#include "worker/upstream/upstream_hooks.h"
 #include "proto/proto.h"
 #include "worker/process/counters.h"
 #include "worker/process/process.h"

@@ -21,6 +21,9 @@
 #include "worker/upstream/backend_session.h"
 #include "worker/upstream/eras.h"
 #include "worker/upstream/upstream.h"
+#include "worker/upstream/upstream_result.h"
+#include "worker/upstream/upstream_stream.h"
+#include "worker/upstream/upstream_hooks.h"
 #include "worker/upstream/upstream_int.h"
 
 /* --- 2025-11-25: over a backend session --------------------------- */

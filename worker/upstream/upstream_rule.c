@@ -9,7 +9,8 @@
 
 #include "proto/method.h"
 #include "proto/proto.h"
-#include "worker/upstream/upstream.h"
+#include "worker/upstream/upstream_result.h"
+#include "worker/upstream/upstream_rule.h"
 #include "worker/upstream/backend.h"
 
 /*
