@@ -23,6 +23,7 @@
 #include "shared/log.h"
 #include "shared/store.h"
 #include "worker/upstream/backend_session.h"
+#include "worker/upstream/backend_session_store.h"
 #include "worker/view/view_int.h"
 
 #define NOW		1000000ULL

@@ -29,7 +29,7 @@
 #include "worker/upstream/token_exchange_store.h"
 #include "worker/process/process.h"
 #include "worker/state/session.h"
-#include "worker/upstream/backend_session.h"
+#include "worker/upstream/backend_session_store.h"
 #include "unit.h"
 
 #define NOW	1000000ULL

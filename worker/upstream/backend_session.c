@@ -13,6 +13,7 @@
 #include "shared/store.h"
 #include "worker/auth/auth.h"
 #include "worker/upstream/backend_session.h"
+#include "worker/upstream/backend_session_store.h"
 #include "worker/upstream/token_exchange.h"
 #include "proto/proto.h"
 #include "worker/process/counters.h"

@@ -67,6 +67,7 @@
 #include "worker/state/session.h"
 #include "worker/upstream/backend.h"
 #include "worker/upstream/backend_session.h"
+#include "worker/upstream/backend_session_store.h"
 #include "worker/upstream/backend_session_close.h"
 
 #define BCLOSE_INFLIGHT		16	/* DELETEs (and questions) per worker */

@@ -22,6 +22,7 @@
 #include "shared/config.h"
 #include "shared/log.h"
 #include "worker/upstream/backend_session.h"
+#include "worker/upstream/backend_session_store.h"
 #include "worker/redis/redis.h"
 #include "worker/redis/redis_codec.h"
 #include "worker/redis/redis_flight.h"

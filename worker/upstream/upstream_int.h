@@ -2,9 +2,8 @@
  * The backend edge's insides, shared by its pieces and by nothing else
  * (the edge's public headers: upstream.h, the call; upstream_result.h,
  * its params and result; upstream_stream.h, upstream_hooks.h,
- * upstream_rule.h): upstream.c walks a
- * call, upstream_open.c finds or opens the 2025-11-25 backend session
- * it goes over, upstream_ops.c holds the per-revision hooks,
+ * upstream_rule.h): upstream.c walks a call, upstream_open.c finds or
+ * opens the 2025-11-25 backend session it goes over, upstream_ops.c holds the per-revision hooks,
  * upstream_cred.c the token_exchange credentials of messages sent
  * outside a call.
  */

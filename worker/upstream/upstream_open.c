@@ -34,6 +34,7 @@
 #include "worker/state/session.h"
 #include "worker/upstream/backend.h"
 #include "worker/upstream/backend_session.h"
+#include "worker/upstream/backend_session_store.h"
 #include "worker/upstream/backend_session_close.h"
 #include "worker/upstream/eras.h"
 #include "worker/upstream/upstream.h"
