@@ -31,6 +31,7 @@
 #include "worker/process/process.h"
 #include "worker/view/view_get.h"
 #include "worker/view/view_int.h"
+#include "worker/builder/view_build.h"
 
 struct vbuilds vbuilds = TAILQ_HEAD_INITIALIZER(vbuilds);
 

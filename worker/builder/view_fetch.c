@@ -24,6 +24,7 @@
 #include "worker/upstream/upstream_result.h"
 #include "worker/upstream/token_exchange.h"
 #include "worker/view/view_int.h"
+#include "worker/builder/view_build.h"
 
 const struct vkind_info vkinds[VK_N] = {
 	{ "tools/list", "tools", "tools" },
