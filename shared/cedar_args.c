@@ -19,7 +19,7 @@
 
 #include <jansson.h>
 
-#include "proto/proto.h"
+#include "proto/jsonspan.h"
 #include "shared/cedar.h"
 #include "shared/cedar_int.h"
 

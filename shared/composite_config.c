@@ -14,7 +14,7 @@
 
 #include <openssl/evp.h>
 
-#include "proto/proto.h"
+#include "proto/headers.h"
 #include "composite.h"
 #include "config_load.h"
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proto/proto.h"
+#include "proto/jsonrpc.h"
 #include "composite.h"
 
 #define PARAMS_DEPTH_MAX	10

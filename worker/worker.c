@@ -27,7 +27,6 @@
 #include "worker/auth/ratelimit.h"
 #include "worker/redis/redis.h"
 #include "worker/redis/redis_sub.h"
-#include "proto/proto.h"
 #include "shared/stats.h"
 #include "worker/diag.h"
 #include "worker/events/listen_stream.h"

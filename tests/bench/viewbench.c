@@ -24,7 +24,6 @@
 
 #include <jansson.h>
 
-#include "proto/proto.h"
 #include "shared/log.h"
 #include "shared/store.h"
 #include "worker/view/view.h"

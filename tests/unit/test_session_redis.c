@@ -17,7 +17,6 @@
 
 #include "shared/store.h"
 #include "worker/redis/redis_codec.h"
-#include "proto/proto.h"
 #include "worker/process/process.h"
 #include "worker/state/session.h"
 #include "worker/state/session_redis.h"

@@ -25,7 +25,7 @@
 #include "worker/auth/authz.h"
 #include "worker/auth/authz_rule.h"
 #include "worker/http/httpd.h"
-#include "proto/proto.h"
+#include "proto/method.h"
 #include "worker/process/process.h"
 #include "worker/view/core.h"
 #include "worker/view/view.h"

@@ -31,7 +31,6 @@
 #include "worker/auth/ratelimit.h"
 #include "worker/redis/redis.h"
 #include "worker/redis/redis_codec.h"
-#include "proto/proto.h"
 #include "worker/process/counters.h"
 #include "worker/process/process.h"
 

@@ -27,7 +27,6 @@
 #include "worker/redis/redis_codec.h"
 #include "worker/redis/redis_sub.h"
 #include "worker/upstream/token_exchange.h"
-#include "proto/proto.h"
 #include "worker/builder/builder.h"
 #include "worker/process/process.h"
 #include "worker/view/view_get.h"

@@ -24,7 +24,6 @@
 #include "worker/view/view.h"
 #include "worker/process/wake.h"
 #include "worker/builder/relist.h"
-#include "proto/proto.h"
 #include "worker/builder/builder.h"
 #include "worker/events/notify.h"
 #include "worker/process/counters.h"

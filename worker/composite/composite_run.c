@@ -45,6 +45,7 @@
 #include "worker/upstream/upstream_result.h"
 #include "worker/view/view_read.h"
 #include "proto/proto.h"
+#include "proto/classify.h"
 #include "worker/process/process.h"
 #include "worker/relay/mrtr.h"
 #include "worker/state/session.h"

@@ -10,7 +10,7 @@
 
 #include <openssl/rand.h>
 
-#include "proto/proto.h"
+#include "proto/mheaders.h"
 #include "shared/composite.h"
 #include "shared/store.h"
 #include "worker/auth/auth.h"

@@ -42,6 +42,8 @@
 #include "worker/upstream/token_exchange.h"
 #include "worker/process/wake.h"
 #include "proto/proto.h"
+#include "proto/method.h"
+#include "proto/jsonrpc.h"
 #include "worker/events/listen_stream.h"
 #include "worker/http/http_reply.h"
 #include "worker/process/process.h"

@@ -44,6 +44,7 @@
 #include "worker/state/stream_redis.h"
 #include "worker/process/wake.h"
 #include "proto/proto.h"
+#include "proto/jsonrpc.h"
 #include "worker/events/stream.h"
 #include "worker/http/http_reply.h"
 #include "worker/process/process.h"

@@ -23,7 +23,6 @@
 #include "worker/redis/redis.h"
 #include "worker/redis/redis_codec.h"
 #include "worker/redis/redis_sub.h"
-#include "proto/proto.h"
 #include "worker/process/counters.h"
 #include "worker/process/process.h"
 

@@ -16,6 +16,8 @@
 #include "shared/config.h"
 #include "worker/http/httpd.h"
 #include "proto/proto.h"
+#include "proto/method.h"
+#include "proto/jsonrpc.h"
 #include "worker/process/process.h"
 #include "worker/request/legacy.h"
 #include "worker/state/session.h"

@@ -10,6 +10,11 @@
 
 #include "worker/http/httpd.h"
 #include "proto/proto.h"
+#include "proto/method.h"
+#include "proto/jsonrpc.h"
+#include "proto/mrequest.h"
+#include "proto/meta.h"
+#include "proto/jsonspan.h"
 #include "worker/http/http_reply.h"
 #include "worker/process/process.h"
 #include "worker/request/modern.h"

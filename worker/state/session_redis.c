@@ -28,6 +28,8 @@
 #include "worker/process/request_hold.h"
 #include "worker/redis/redis_tracking.h"
 #include "proto/proto.h"
+#include "proto/headers.h"
+#include "proto/http_req.h"
 #include "worker/http/http_reply.h"
 #include "worker/process/counters.h"
 #include "worker/process/process.h"

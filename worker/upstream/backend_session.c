@@ -15,7 +15,7 @@
 #include "worker/upstream/backend_session.h"
 #include "worker/upstream/backend_session_store.h"
 #include "worker/upstream/token_exchange.h"
-#include "proto/proto.h"
+#include "proto/jsonrpc.h"
 #include "worker/process/counters.h"
 #include "worker/process/process.h"
 #include "worker/upstream/backend_session_close.h"

@@ -61,7 +61,6 @@
 #include "worker/state/session_redis.h"
 #include "worker/upstream/upstream.h"
 #include "worker/upstream/upstream_hooks.h"
-#include "proto/proto.h"
 #include "worker/process/counters.h"
 #include "worker/process/process.h"
 #include "worker/state/session.h"

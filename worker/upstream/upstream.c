@@ -37,6 +37,8 @@
 #include "shared/store.h"
 #include "shared/http_client.h"
 #include "proto/proto.h"
+#include "proto/jsonrpc.h"
+#include "proto/jsonspan.h"
 #include "shared/version.h"
 #include "worker/process/process.h"
 #include "worker/upstream/backend.h"

@@ -30,6 +30,8 @@
 #include "shared/store.h"
 #include "shared/http_client.h"
 #include "proto/proto.h"
+#include "proto/jsonrpc.h"
+#include "proto/headers.h"
 #include "worker/process/process.h"
 #include "worker/state/session.h"
 #include "worker/upstream/backend.h"

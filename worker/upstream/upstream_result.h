@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "proto/proto.h"
+#include "proto/jsonspan.h"
 
 
 enum upstream_status {

@@ -48,7 +48,6 @@
 #include "worker/view/view.h"
 #include "worker/view/view_layout.h"
 #include "worker/process/wake.h"
-#include "proto/proto.h"
 #include "worker/process/process.h"
 #include "worker/view/view_get.h"
 #include "worker/view/view_int.h"

@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proto/proto.h"
+#include "proto/mheaders.h"
 #include "proto/uritemplate.h"
 #include "worker/view/view.h"
 #include "worker/view/view_layout.h"

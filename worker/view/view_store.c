@@ -22,7 +22,6 @@
 #include "worker/view/view_layout.h"
 #include "worker/view/view_read.h"
 #include "worker/process/wake.h"
-#include "proto/proto.h"
 #include "worker/process/process.h"
 #include "worker/view/view_get.h"
 #include "worker/view/view_int.h"
