@@ -13,7 +13,8 @@
 #include "config.h"
 #include "health.h"
 #include "log.h"
-#include "store.h"
+#include "shared/store.h"
+#include "shared/store_update.h"
 
 #define BREAKER_PREFIX	"breaker/"
 

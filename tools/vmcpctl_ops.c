@@ -21,6 +21,7 @@
 
 #include "shared/health.h"
 #include "shared/store.h"
+#include "shared/store_stat.h"
 #include "tools/vmcpctl.h"
 
 #define CTL_STATUS_MAX	(16 * 1024 * 1024)

@@ -31,6 +31,7 @@
 #include "shared/log.h"
 #include "shared/stats.h"
 #include "shared/store.h"
+#include "shared/store_stat.h"
 #include "worker/http/httpd.h"
 #include "worker/upstream/token_exchange.h"
 #include "worker/process/counters.h"

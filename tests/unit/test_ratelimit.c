@@ -22,6 +22,7 @@
 
 #include "shared/config.h"
 #include "shared/store.h"
+#include "shared/store_limit.h"
 #include "worker/redis/redis_codec.h"
 #include "worker/auth/ratelimit.h"
 

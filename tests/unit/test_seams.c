@@ -21,6 +21,7 @@
 #include "shared/composite.h"
 #include "shared/config.h"
 #include "shared/store.h"
+#include "shared/store_limit.h"
 #include "worker/auth/auth.h"
 #include "worker/composite/handle.h"
 #include "worker/upstream/health_store.h"

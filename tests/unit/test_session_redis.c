@@ -15,7 +15,6 @@
 
 #include <hiredis/hiredis.h>
 
-#include "shared/store.h"
 #include "worker/redis/redis_codec.h"
 #include "worker/process/process.h"
 #include "worker/state/session.h"

@@ -24,6 +24,7 @@
 #include "shared/config.h"
 #include "shared/log.h"
 #include "shared/store.h"
+#include "shared/store_limit.h"
 #include "proto/method.h"
 #include "worker/auth/audit.h"
 #include "worker/auth/auth.h"

@@ -13,7 +13,7 @@
 
 #include <jansson.h>
 
-#include "shared/store.h"	/* struct store_rec */
+#include "shared/store.h"
 #include "worker/view/view_get.h"
 #include "worker/view/view_int.h"	/* struct vwaits */
 

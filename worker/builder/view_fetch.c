@@ -14,7 +14,6 @@
 
 #include "shared/config.h"
 #include "shared/log.h"
-#include "shared/store.h"
 #include "worker/view/view.h"
 #include "proto/proto.h"
 #include "worker/process/process.h"

@@ -35,6 +35,7 @@
 #include "shared/config.h"
 #include "shared/log.h"
 #include "shared/store.h"
+#include "shared/store_stat.h"
 #include "worker/auth/auth.h"
 #include "worker/auth/authz.h"
 #include "worker/auth/authz_rule.h"

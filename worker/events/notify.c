@@ -36,6 +36,7 @@
 #include "shared/config.h"
 #include "shared/log.h"
 #include "shared/store.h"
+#include "shared/store_stat.h"
 #include "shared/http_client.h"
 #include "worker/upstream/flow.h"
 #include "worker/events/subs.h"

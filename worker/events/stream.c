@@ -38,6 +38,7 @@
 #include "shared/config.h"
 #include "shared/log.h"
 #include "shared/store.h"
+#include "shared/store_prefix.h"
 #include "worker/auth/auth.h"
 #include "worker/redis/redis.h"
 #include "worker/state/session_redis.h"

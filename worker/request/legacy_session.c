@@ -18,6 +18,7 @@
 #include "shared/config.h"
 #include "shared/log.h"
 #include "shared/store.h"
+#include "shared/store_limit.h"
 #include "worker/auth/auth.h"
 #include "worker/upstream/token_exchange.h"
 #include "worker/http/httpd.h"

@@ -24,7 +24,6 @@
 
 #include "shared/config.h"
 #include "shared/log.h"
-#include "shared/store.h"
 #include "proto/proto.h"
 #include "proto/method.h"
 #include "proto/jsonrpc.h"

@@ -16,6 +16,8 @@
 
 #include "shared/log.h"
 #include "shared/store.h"
+#include "shared/store_limit.h"
+#include "shared/store_codec.h"
 #include "shared/http_client.h"
 #include "proto/jsonrpc.h"
 #include "worker/process/process.h"

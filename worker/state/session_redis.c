@@ -21,6 +21,7 @@
 #include "shared/config.h"
 #include "shared/log.h"
 #include "shared/store.h"
+#include "shared/store_limit.h"
 #include "worker/http/httpd.h"
 #include "worker/redis/redis.h"
 #include "worker/redis/redis_codec.h"

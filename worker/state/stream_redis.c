@@ -11,7 +11,6 @@
 #include <hiredis/hiredis.h>
 
 #include "shared/config.h"
-#include "shared/store.h"
 #include "worker/redis/redis.h"
 #include "worker/redis/redis_codec.h"
 #include "worker/process/process.h"

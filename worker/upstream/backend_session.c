@@ -11,6 +11,7 @@
 #include "shared/config.h"
 #include "shared/log.h"
 #include "shared/store.h"
+#include "shared/store_limit.h"
 #include "worker/auth/auth.h"
 #include "worker/upstream/backend_session.h"
 #include "worker/upstream/backend_session_store.h"

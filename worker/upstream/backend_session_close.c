@@ -56,6 +56,8 @@
 #include "shared/http_client.h"
 #include "shared/log.h"
 #include "shared/store.h"
+#include "shared/store_prefix.h"
+#include "shared/store_stat.h"
 #include "worker/redis/redis.h"
 #include "worker/redis/redis_codec.h"
 #include "worker/state/session_redis.h"

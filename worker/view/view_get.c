@@ -44,6 +44,7 @@
 #include "shared/config.h"
 #include "shared/log.h"
 #include "shared/store.h"
+#include "shared/store_codec.h"
 #include "worker/view/view_policy.h"
 #include "worker/view/view.h"
 #include "worker/view/view_layout.h"

@@ -14,6 +14,11 @@
 
 #include "worker/view/view_get.h"
 
+struct store_rec;
+struct view_clock;
+struct view_policy;
+struct view_resolved;
+
 #define VIEW_SCOPE_ANON		"anon"	/* BSESSION_SCOPE_ANON: one scope */
 
 #define VIEW_RETRY_MS	5000	/* a view lacking a fresh part: rebuilt after */

@@ -18,6 +18,7 @@
 #include "shared/config.h"
 #include "shared/log.h"
 #include "shared/store.h"
+#include "shared/store_stat.h"
 #include "worker/view/view.h"
 #include "worker/view/view_layout.h"
 #include "worker/view/view_read.h"
