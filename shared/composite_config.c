@@ -15,7 +15,8 @@
 #include <openssl/evp.h>
 
 #include "proto/headers.h"
-#include "composite.h"
+#include "shared/composite.h"
+#include "shared/composite_io.h"
 #include "config_load.h"
 
 /* the nodes of one step's keys, read before the kind is known */

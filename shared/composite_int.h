@@ -6,7 +6,8 @@
 #ifndef VMCPD_COMPOSITE_INT_H
 #define VMCPD_COMPOSITE_INT_H
 
-#include "composite.h"
+#include "shared/composite.h"
+#include "shared/composite_sched.h"
 
 #define WF_ITER_NONE	0	/* call ids: step << 32 | (iteration + 1) */
 /* a timeout's timer token: the flag, the attempt it is for, the call */

@@ -11,7 +11,8 @@
 #include <string.h>
 
 #include "proto/jsonrpc.h"
-#include "composite.h"
+#include "shared/composite.h"
+#include "shared/composite_io.h"
 
 #define PARAMS_DEPTH_MAX	10
 

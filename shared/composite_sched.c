@@ -17,6 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "shared/composite.h"
+#include "shared/composite_sched.h"
+#include "shared/composite_io.h"
 #include "composite_int.h"
 
 /* the step's timeout for this attempt of a call */

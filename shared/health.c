@@ -11,7 +11,8 @@
 #include <string.h>
 
 #include "config.h"
-#include "health.h"
+#include "shared/health.h"
+#include "shared/health_probe.h"
 #include "log.h"
 #include "shared/store.h"
 #include "shared/store_update.h"

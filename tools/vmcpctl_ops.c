@@ -20,6 +20,7 @@
 #include <jansson.h>
 
 #include "shared/health.h"
+#include "shared/health_probe.h"
 #include "shared/store.h"
 #include "shared/store_stat.h"
 #include "tools/vmcpctl.h"

@@ -28,6 +28,7 @@
 
 #include "shared/config.h"
 #include "shared/health.h"
+#include "shared/health_probe.h"
 #include "shared/log.h"
 #include "shared/stats.h"
 #include "shared/store.h"

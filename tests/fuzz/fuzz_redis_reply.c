@@ -45,6 +45,7 @@
 #include "worker/builder/verdict_redis.h"
 #include "worker/upstream/token_exchange_redis.h"
 #include "shared/health.h"
+#include "shared/health_probe.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

@@ -14,7 +14,7 @@
 
 #include <hiredis/hiredis.h>
 
-#include "shared/health.h"
+#include "shared/health_probe.h"
 #include "worker/redis/redis_codec.h"
 #include "worker/builder/verdict_redis.h"
 

@@ -20,7 +20,7 @@
 #include <hiredis/hiredis.h>
 
 #include "shared/config.h"
-#include "shared/health.h"
+#include "shared/health_probe.h"
 #include "shared/log.h"
 #include "shared/store.h"
 #include "worker/redis/redis.h"

@@ -18,6 +18,7 @@
 
 #include "shared/config.h"
 #include "shared/health.h"
+#include "shared/health_probe.h"
 #include "shared/log.h"
 #include "shared/store.h"
 #include "worker/composite/composite_run.h"

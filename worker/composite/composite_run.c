@@ -31,6 +31,8 @@
 
 #include "shared/cedar.h"
 #include "shared/composite.h"
+#include "shared/composite_sched.h"
+#include "shared/composite_io.h"
 #include "shared/config.h"
 #include "shared/log.h"
 #include "shared/store.h"
