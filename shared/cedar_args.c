@@ -21,6 +21,7 @@
 
 #include "proto/jsonspan.h"
 #include "shared/cedar.h"
+#include "shared/cedar_args.h"
 #include "shared/cedar_int.h"
 
 #define ARG_PREFIX	"arg_"

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "shared/cedar.h"
+#include "shared/cedar_request.h"
 #include "shared/cedar_int.h"
 
 /*

@@ -15,6 +15,7 @@
 
 #include "proto/method.h"
 #include "shared/cedar.h"
+#include "shared/cedar_request.h"
 #include "shared/config.h"
 #include "worker/auth/authz.h"
 #include "worker/auth/authz_rule.h"

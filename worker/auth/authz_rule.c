@@ -18,6 +18,9 @@
 
 #include "shared/config.h"
 #include "proto/method.h"
+#include "shared/cedar.h"
+#include "shared/cedar_args.h"
+#include "shared/cedar_request.h"
 #include "worker/auth/authz_rule.h"
 
 struct authz_item {

@@ -13,7 +13,7 @@
 
 #include <jansson.h>
 
-#include "shared/cedar.h"
+#include "shared/cedar_request.h"
 #include "worker/view/view.h"
 
 struct mcp_method;

@@ -29,7 +29,7 @@
 #include <event2/event.h>
 #include <jansson.h>
 
-#include "shared/cedar.h"
+#include "shared/cedar_request.h"
 #include "shared/composite.h"
 #include "shared/composite_sched.h"
 #include "shared/composite_io.h"
