@@ -1,5 +1,5 @@
 /*
- * Cedar requests in the reference's entity model (shared/cedar.h).
+ * Cedar requests in the reference's entity model (shared/cedar_request.h).
  */
 #include <errno.h>
 #include <stdarg.h>

@@ -1,5 +1,5 @@
 /*
- * The insides of a composite run (composite.h), shared by the scheduler
+ * The insides of a composite run (composite_sched.h), shared by the scheduler
  * (composite_sched.c) and its snapshot and restore (composite_snap.c)
  * alone: nothing else looks into a struct wf_run.
  */

@@ -1,5 +1,5 @@
 /*
- * The pure pieces around a composite run (composite.h): the client's
+ * The pure pieces around a composite run (composite_io.h): the client's
  * arguments checked against parameters (defaults applied; the reference
  * checks nothing), the result built from output (or, without output,
  * from the leaf steps in declaration order, where the reference takes

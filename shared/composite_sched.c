@@ -1,5 +1,5 @@
 /*
- * The dataflow scheduler of a composite run (composite.h): a step starts
+ * The dataflow scheduler of a composite run (composite_sched.h): a step starts
  * as soon as its own dependencies have ended (the reference runs levels
  * with a barrier between them), within a bound on running calls; its
  * condition, onError policy (abort, continue, retry with capped

@@ -1,5 +1,5 @@
 /*
- * Authorization decisions and their cache (authz.h).  Pure: no I/O, no
+ * Authorization decisions and their cache (authz_rule.h).  Pure: no I/O, no
  * global state; the worker owns one cache (authz.c).
  *
  * A principal's entry is found by its scope (iss and sub) and a digest

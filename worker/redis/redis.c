@@ -216,7 +216,7 @@ redis_script_load(const char *text)
 }
 
 /*
- * Client-side caching (redis.h): what was tracked is to be trusted no
+ * Client-side caching (redis_sub.h): what was tracked is to be trusted no
  * more, if anything was.
  */
 static void

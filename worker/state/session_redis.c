@@ -5,7 +5,7 @@
  * store write of a session (session.c), initialize's and DELETE's
  * waits, and the check that runs before a Legacy request with
  * Mcp-Session-Id goes on.  The check's read is tracked (Redis's
- * client-side caching, worker/redis/redis.h): until Redis says the key was
+ * client-side caching, worker/redis/redis_sub.h): until Redis says the key was
  * written, the stamp it answered is trusted (worker/redis/redis_tracking.h), and a
  * request whose host copy carries that stamp goes on without asking.
  */
