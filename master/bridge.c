@@ -60,6 +60,7 @@
 #include <event2/event.h>
 
 #include "proto/proto.h"
+#include "proto/jsonrpc.h"
 #include "shared/ipc.h"
 #include "shared/log.h"
 #include "bridge.h"

@@ -28,6 +28,9 @@
 #include <event2/listener.h>
 
 #include "proto/proto.h"
+#include "proto/method.h"
+#include "proto/jsonrpc.h"
+#include "proto/sse.h"
 #include "shared/httpcheck.h"
 #include "shared/log.h"
 #include "bridge.h"

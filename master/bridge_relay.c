@@ -13,6 +13,8 @@
 #include <event2/http.h>
 
 #include "proto/proto.h"
+#include "proto/method.h"
+#include "proto/jsonrpc.h"
 #include "shared/log.h"
 #include "bridge.h"
 

@@ -16,7 +16,7 @@
 
 #include <curl/curl.h>
 
-#include "proto/proto.h"
+#include "proto/sse.h"
 #include "shared/log.h"
 #include "shared/http_client.h"
 #include "bridge.h"

@@ -20,7 +20,6 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 
-#include "proto/proto.h"
 #include "shared/log.h"
 #include "bridge.h"
 

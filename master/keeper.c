@@ -17,6 +17,7 @@
 #include "shared/ipc.h"
 #include "shared/log.h"
 #include "shared/store.h"
+#include "shared/store_sweep.h"
 #include "master.h"
 
 #define KEEPER_TICK_MS		1000

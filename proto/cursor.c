@@ -13,7 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proto.h"
+#include "proto/mheaders.h"
+#include "proto/cursor.h"
 
 #define CUR_VERSION	1
 #define CUR_VARINT_MAX	10	/* LEB128 bytes of a 64-bit count */

@@ -11,7 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proto.h"
+#include "proto/proto.h"
+#include "proto/method.h"
+#include "proto/jsonrpc.h"
+#include "proto/classify.h"
+#include "proto/mheaders.h"
 
 #define SNIP	56	/* room for a peer's string quoted in a message */
 

@@ -11,7 +11,8 @@
 #include <emmintrin.h>
 #endif
 
-#include "proto.h"
+#include "proto/proto.h"
+#include "proto/headers.h"
 
 /* Legacy versions served, newest first: the first is the default pick */
 static const char *const proto_legacy_versions[] = {

@@ -13,7 +13,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "proto.h"
+#include "proto/headers.h"
+#include "proto/http_req.h"
 
 #define CHUNK_LINE_MAX	1024	/* a chunk-size line, extensions included */
 

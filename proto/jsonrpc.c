@@ -7,7 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proto.h"
+#include "proto/proto.h"
+#include "proto/method.h"
+#include "proto/jsonrpc.h"
+#include "proto/meta.h"
 
 #define BATCH_MSG "batches are not supported (JSON-RPC batching was " \
 	"removed in MCP 2025-06-18)"

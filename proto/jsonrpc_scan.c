@@ -8,7 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proto.h"
+#include "proto/proto.h"
+#include "proto/method.h"
+#include "proto/jsonrpc.h"
+#include "proto/classify.h"
+#include "proto/mheaders.h"
+#include "proto/jsonspan.h"
 
 #define SCAN_MEMBERS	16	/* at the top, and in params */
 

@@ -19,7 +19,10 @@
 #include <emmintrin.h>
 #endif
 
-#include "proto.h"
+#include <jansson.h>
+
+#include "proto/headers.h"
+#include "proto/jsonspan.h"
 
 #define SPAN_DEPTH_MAX		512	/* jansson's own limit is 2048 */
 #define SPAN_KEYS_MAX		64	/* keys of all open objects, strict */

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "jsonw.h"
-#include "proto.h"
+#include "proto/jsonspan.h"
 
 void
 jsonw_reset(struct jsonw *jw)

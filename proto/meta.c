@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proto.h"
+#include "proto/classify.h"
+#include "proto/meta.h"
+#include "proto/jsonspan.h"
 
 /* proto_meta_reserved() on a key of n bytes (not NUL-terminated) */
 static int

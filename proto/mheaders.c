@@ -12,7 +12,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "proto.h"
+#include "proto/proto.h"
+#include "proto/classify.h"
+#include "proto/mheaders.h"
 
 #define SENT_PRE	"=?base64?"
 #define SENT_PRELEN	(sizeof(SENT_PRE) - 1)

@@ -9,7 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proto.h"
+#include "proto/proto.h"
+#include "proto/method.h"
+#include "proto/jsonrpc.h"
+#include "proto/classify.h"
+#include "proto/mrequest.h"
+#include "proto/meta.h"
 
 json_t *
 proto_modern_caps(const json_t *caps)

@@ -12,7 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "proto.h"
+#include "proto/proto.h"
+#include "proto/probe.h"
 
 static int
 probe_lists(const json_t *versions, enum proto_era era)

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proto.h"
+#include "proto/sse.h"
 
 struct sse_buf {
 	char	*b_data;	/* NUL-terminated once allocated */

@@ -19,8 +19,9 @@
 
 #include <jansson.h>
 
-#include "proto/proto.h"
+#include "proto/jsonspan.h"
 #include "shared/cedar.h"
+#include "shared/cedar_args.h"
 #include "shared/cedar_int.h"
 
 #define ARG_PREFIX	"arg_"

@@ -22,7 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proto/proto.h"
 #include "shared/cedar.h"
 #include "shared/cedar_int.h"
 

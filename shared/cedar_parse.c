@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proto/proto.h"
+#include "proto/headers.h"
 #include "shared/cedar.h"
 #include "shared/cedar_int.h"
 

@@ -1,5 +1,5 @@
 /*
- * Cedar requests in the reference's entity model (shared/cedar.h).
+ * Cedar requests in the reference's entity model (shared/cedar_request.h).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proto/proto.h"
 #include "shared/cedar.h"
+#include "shared/cedar_request.h"
 #include "shared/cedar_int.h"
 
 /*

@@ -14,8 +14,9 @@
 
 #include <openssl/evp.h>
 
-#include "proto/proto.h"
-#include "composite.h"
+#include "proto/headers.h"
+#include "shared/composite.h"
+#include "shared/composite_io.h"
 #include "config_load.h"
 
 /* the nodes of one step's keys, read before the kind is known */

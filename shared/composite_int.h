@@ -1,12 +1,13 @@
 /*
- * The insides of a composite run (composite.h), shared by the scheduler
+ * The insides of a composite run (composite_sched.h), shared by the scheduler
  * (composite_sched.c) and its snapshot and restore (composite_snap.c)
  * alone: nothing else looks into a struct wf_run.
  */
 #ifndef VMCPD_COMPOSITE_INT_H
 #define VMCPD_COMPOSITE_INT_H
 
-#include "composite.h"
+#include "shared/composite.h"
+#include "shared/composite_sched.h"
 
 #define WF_ITER_NONE	0	/* call ids: step << 32 | (iteration + 1) */
 /* a timeout's timer token: the flag, the attempt it is for, the call */

@@ -1,5 +1,5 @@
 /*
- * The pure pieces around a composite run (composite.h): the client's
+ * The pure pieces around a composite run (composite_io.h): the client's
  * arguments checked against parameters (defaults applied; the reference
  * checks nothing), the result built from output (or, without output,
  * from the leaf steps in declaration order, where the reference takes
@@ -10,8 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proto/proto.h"
-#include "composite.h"
+#include "proto/jsonrpc.h"
+#include "shared/composite.h"
+#include "shared/composite_io.h"
 
 #define PARAMS_DEPTH_MAX	10
 

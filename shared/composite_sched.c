@@ -1,5 +1,5 @@
 /*
- * The dataflow scheduler of a composite run (composite.h): a step starts
+ * The dataflow scheduler of a composite run (composite_sched.h): a step starts
  * as soon as its own dependencies have ended (the reference runs levels
  * with a barrier between them), within a bound on running calls; its
  * condition, onError policy (abort, continue, retry with capped
@@ -17,6 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "shared/composite.h"
+#include "shared/composite_sched.h"
+#include "shared/composite_io.h"
 #include "composite_int.h"
 
 /* the step's timeout for this attempt of a call */

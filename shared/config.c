@@ -21,7 +21,7 @@
 
 #include <yaml.h>
 
-#include "composite.h"
+#include "shared/composite.h"
 #include "config.h"
 #include "config_load.h"
 

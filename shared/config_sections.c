@@ -13,6 +13,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "proto/proto.h"
+#include "proto/headers.h"
 #include "config.h"
 #include "config_load.h"
 #include "shared/http_client.h"

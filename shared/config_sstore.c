@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "proto/proto.h"
+#include "proto/headers.h"
 #include "config_load.h"
 #include "jwt.h"
 

@@ -14,7 +14,7 @@
 
 #include <jansson.h>
 
-#include "composite.h"
+#include "shared/composite.h"
 
 #define HANDLE_PREFIX		"vmcpd-h-"
 #define HANDLE_RAND_BYTES	24	/* 192 random bits */

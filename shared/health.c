@@ -11,9 +11,11 @@
 #include <string.h>
 
 #include "config.h"
-#include "health.h"
+#include "shared/health.h"
+#include "shared/health_probe.h"
 #include "log.h"
-#include "store.h"
+#include "shared/store.h"
+#include "shared/store_update.h"
 
 #define BREAKER_PREFIX	"breaker/"
 

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "proto/proto.h"
+#include "proto/headers.h"
 #include "shared/http_client_int.h"
 
 #define HTTP_RESP_HDRS_MAX	100

@@ -25,7 +25,7 @@
 #include <curl/curl.h>
 #include <event2/event.h>
 
-#include "proto/proto.h"
+#include "proto/headers.h"
 #include "shared/log.h"
 #include "shared/http_client_int.h"
 

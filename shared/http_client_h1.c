@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proto/proto.h"
+#include "proto/headers.h"
 #include "shared/http_client_int.h"
 
 /* "host:port" for messages, without printf on the hot path */

@@ -32,7 +32,7 @@
 
 #include <event2/event.h>
 
-#include "proto/proto.h"
+#include "proto/headers.h"
 #include "shared/http_h1.h"
 
 #define H1_BUF_INIT	(16 * 1024)

@@ -26,7 +26,9 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "store.h"
+#include "shared/store.h"
+#include "shared/store_stat.h"
+#include "shared/store_codec.h"
 #include "store_lmdb.h"
 #include "store_rec.h"
 

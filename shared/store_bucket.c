@@ -10,7 +10,9 @@
 #include <string.h>
 
 #include "log.h"
-#include "store.h"
+#include "shared/store.h"
+#include "shared/store_limit.h"
+#include "shared/store_codec.h"
 #include "store_lmdb.h"
 #include "store_rec.h"
 

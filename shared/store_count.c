@@ -8,7 +8,8 @@
 #include <string.h>
 
 #include "log.h"
-#include "store.h"
+#include "shared/store.h"
+#include "shared/store_stat.h"
 #include "store_lmdb.h"
 #include "store_rec.h"
 

@@ -14,7 +14,8 @@
 
 #include <lmdb.h>
 
-#include "store.h"
+#include "shared/store.h"
+#include "shared/store_sweep.h"
 
 #define STORE_EXP_NAME	"expiry"
 #define STORE_CNT_BIT	(1U << (STORE_NDB + 1))	/* s_missing: "counts" */

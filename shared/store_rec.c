@@ -12,7 +12,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "store.h"
+#include "shared/store.h"
+#include "shared/store_codec.h"
 #include "store_rec.h"
 
 const char *const store_db_names[STORE_NDB] = {

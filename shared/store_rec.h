@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "store.h"
+#include "shared/store.h"
 
 #define STORE_IDX_HDR	9		/* dbtag + be64 expiry */
 #define STORE_VAL_MAX	((size_t)INT_MAX - STORE_HDR_LEN)

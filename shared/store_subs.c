@@ -1,5 +1,5 @@
 /*
- * Resource subscriptions' writes (store.h, subs_rec.h): a holding and
+ * Resource subscriptions' writes (store_subs.h, subs_rec.h): a holding and
  * its index entry go in and out together, and the pair's mark is
  * written when its first holder comes or its last goes, all in one
  * write txn per batch, so that every worker (and the keeper's sweep)
@@ -11,7 +11,10 @@
 #include <string.h>
 
 #include "log.h"
-#include "store.h"
+#include "shared/store.h"
+#include "shared/store_limit.h"
+#include "shared/store_subs.h"
+#include "shared/store_codec.h"
 #include "store_lmdb.h"
 #include "store_rec.h"
 #include "subs_rec.h"

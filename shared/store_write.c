@@ -8,7 +8,12 @@
 #include <string.h>
 
 #include "log.h"
-#include "store.h"
+#include "shared/store.h"
+#include "shared/store_prefix.h"
+#include "shared/store_limit.h"
+#include "shared/store_sweep.h"
+#include "shared/store_update.h"
+#include "shared/store_codec.h"
 #include "store_lmdb.h"
 #include "store_rec.h"
 

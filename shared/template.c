@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proto/proto.h"
+#include "proto/jsonrpc.h"
 #include "template.h"
 
 enum tfn {

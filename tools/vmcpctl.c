@@ -21,6 +21,8 @@
 #include "shared/http_client.h"
 #include "shared/log.h"
 #include "shared/store.h"
+#include "shared/store_stat.h"
+#include "shared/store_codec.h"
 #include "tools/vmcpctl.h"
 
 /* the daemon's default table size, should we be the one creating it */

@@ -20,7 +20,9 @@
 #include <jansson.h>
 
 #include "shared/health.h"
+#include "shared/health_probe.h"
 #include "shared/store.h"
+#include "shared/store_stat.h"
 #include "tools/vmcpctl.h"
 
 #define CTL_STATUS_MAX	(16 * 1024 * 1024)

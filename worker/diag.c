@@ -28,9 +28,11 @@
 
 #include "shared/config.h"
 #include "shared/health.h"
+#include "shared/health_probe.h"
 #include "shared/log.h"
 #include "shared/stats.h"
 #include "shared/store.h"
+#include "shared/store_stat.h"
 #include "worker/http/httpd.h"
 #include "worker/upstream/token_exchange.h"
 #include "worker/process/counters.h"

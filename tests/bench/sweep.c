@@ -26,6 +26,7 @@
 
 #include "shared/log.h"
 #include "shared/store.h"
+#include "shared/store_sweep.h"
 
 #define SWEEP_BATCH	256		/* as KEEPER_SWEEP_BATCH */
 #define LAT_MAX		200000

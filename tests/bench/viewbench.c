@@ -24,10 +24,11 @@
 
 #include <jansson.h>
 
-#include "proto/proto.h"
 #include "shared/log.h"
 #include "shared/store.h"
 #include "worker/view/view.h"
+#include "worker/view/view_layout.h"
+#include "worker/view/view_read.h"
 
 static uint64_t
 now_us(void)

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proto/proto.h"
+#include "proto/headers.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

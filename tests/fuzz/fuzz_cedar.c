@@ -19,6 +19,8 @@
 #include <string.h>
 
 #include "shared/cedar.h"
+#include "shared/cedar_args.h"
+#include "shared/cedar_request.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

@@ -12,6 +12,10 @@
 #include <strings.h>
 
 #include "proto/proto.h"
+#include "proto/jsonrpc.h"
+#include "proto/classify.h"
+#include "proto/mheaders.h"
+#include "proto/meta.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include "shared/composite.h"
+#include "shared/composite_sched.h"
+#include "shared/composite_io.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

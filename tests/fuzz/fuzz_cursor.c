@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proto/proto.h"
+#include "proto/mheaders.h"
+#include "proto/cursor.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

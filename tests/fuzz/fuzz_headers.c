@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proto/headers.h"
 #include "proto/proto.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);

@@ -15,7 +15,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "proto/proto.h"
+#include "proto/headers.h"
+#include "proto/http_req.h"
 
 #define FUZZ_MAX_HEAD	512
 #define FUZZ_MAX_BODY	4096

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "proto/proto.h"
+#include "proto/jsonrpc.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

@@ -20,6 +20,11 @@
 #include <string.h>
 
 #include "proto/proto.h"
+#include "proto/jsonrpc.h"
+#include "proto/classify.h"
+#include "proto/mheaders.h"
+#include "proto/meta.h"
+#include "proto/jsonspan.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proto/proto.h"
+#include "proto/meta.h"
+#include "proto/jsonspan.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

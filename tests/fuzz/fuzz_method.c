@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proto/proto.h"
+#include "proto/method.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

@@ -12,6 +12,10 @@
 #include <strings.h>
 
 #include "proto/proto.h"
+#include "proto/classify.h"
+#include "proto/mheaders.h"
+#include "proto/mrequest.h"
+#include "proto/probe.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

@@ -34,7 +34,7 @@
 
 #include <hiredis/hiredis.h>
 
-#include "worker/redis/redis.h"
+#include "worker/redis/redis_codec.h"
 #include "worker/redis/redis_flight.h"
 #include "worker/auth/ratelimit.h"
 #include "worker/state/session_redis.h"
@@ -45,6 +45,7 @@
 #include "worker/builder/verdict_redis.h"
 #include "worker/upstream/token_exchange_redis.h"
 #include "shared/health.h"
+#include "shared/health_probe.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "shared/composite.h"
+#include "shared/composite_sched.h"
 #include "shared/handle_rec.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);

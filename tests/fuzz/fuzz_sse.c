@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proto/proto.h"
+#include "proto/sse.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

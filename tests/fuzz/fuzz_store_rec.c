@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "shared/store.h"
+#include "shared/store_codec.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

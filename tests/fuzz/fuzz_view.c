@@ -20,7 +20,10 @@
 #include <string.h>
 
 #include "proto/uritemplate.h"
+#include "worker/view/view_policy.h"
 #include "worker/view/view.h"
+#include "worker/view/view_layout.h"
+#include "worker/view/view_read.h"
 
 #define NSEG	6
 #define NBK	4

@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include "worker/view/view.h"
+#include "worker/view/view_layout.h"
+#include "worker/view/view_read.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

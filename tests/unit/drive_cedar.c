@@ -27,6 +27,8 @@
 #include <jansson.h>
 
 #include "shared/cedar.h"
+#include "shared/cedar_args.h"
+#include "shared/cedar_request.h"
 
 static int
 uid_get(const json_t *req, const char *key, struct cedar_uid *u)

@@ -15,9 +15,13 @@
 
 #include "proto/method.h"
 #include "shared/cedar.h"
+#include "shared/cedar_request.h"
 #include "shared/config.h"
 #include "worker/auth/authz.h"
+#include "worker/auth/authz_rule.h"
 #include "worker/view/view.h"
+#include "worker/view/view_layout.h"
+#include "worker/view/view_read.h"
 #include "unit.h"
 
 /* the policies of etc/examples/authz.yaml, in short */

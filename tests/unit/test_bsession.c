@@ -22,7 +22,11 @@
 
 #include "shared/log.h"
 #include "shared/store.h"
+#include "shared/store_limit.h"
+#include "shared/store_stat.h"
+#include "shared/store_sweep.h"
 #include "worker/upstream/backend_session.h"
+#include "worker/upstream/backend_session_store.h"
 #include "worker/view/view_int.h"
 
 #define NOW		1000000ULL

@@ -19,6 +19,8 @@
 #include <string.h>
 
 #include "shared/cedar.h"
+#include "shared/cedar_args.h"
+#include "shared/cedar_request.h"
 #include "unit.h"
 
 /* the store most cases run against */

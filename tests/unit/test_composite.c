@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include "shared/composite.h"
+#include "shared/composite_sched.h"
+#include "shared/composite_io.h"
 #include "unit.h"
 
 /* the reference's worked example (reference §2), its tools renamed */

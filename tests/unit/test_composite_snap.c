@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "shared/composite.h"
+#include "shared/composite_sched.h"
 #include "unit.h"
 
 #define Q_MAX	64

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "proto/proto.h"
+#include "proto/probe.h"
 
 #define U	PROTO_ERA_UNKNOWN
 #define L	PROTO_ERA_LEGACY

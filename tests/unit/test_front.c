@@ -12,7 +12,6 @@
 #include <cmocka.h>
 
 #include "shared/config.h"
-#include "proto/proto.h"
 #include "worker/http/http_reply.h"
 #include "worker/process/process.h"
 

@@ -24,6 +24,8 @@
 #include "shared/composite.h"
 #include "shared/handle_rec.h"
 #include "shared/store.h"
+#include "shared/store_stat.h"
+#include "shared/store_sweep.h"
 #include "worker/composite/handle.h"
 #include "unit.h"
 

@@ -16,6 +16,7 @@
 
 #include "shared/config.h"
 #include "shared/health.h"
+#include "shared/health_probe.h"
 #include "shared/store.h"
 
 #define NOW	1000000ULL

@@ -14,7 +14,7 @@
 #include <hiredis/hiredis.h>
 
 #include "shared/health.h"
-#include "worker/redis/redis.h"
+#include "worker/redis/redis_codec.h"
 #include "worker/upstream/health_redis.h"
 
 static void

@@ -14,7 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proto/proto.h"
+#include "proto/headers.h"
+#include "proto/http_req.h"
 
 #define MAX_HEAD	2048
 #define MAX_BODY	1000

@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "proto/proto.h"
+#include "proto/jsonrpc.h"
+#include "proto/headers.h"
 
 #define SZ ((size_t)-1)	/* expect_parse_error(): use strlen() */
 #define BATCH_MSG "batches are not supported (JSON-RPC batching was " \

@@ -15,6 +15,8 @@
 #include <string.h>
 
 #include "proto/proto.h"
+#include "proto/jsonrpc.h"
+#include "proto/classify.h"
 
 #define BENCH "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\"," \
 	"\"params\":{\"name\":\"echo\",\"arguments\":{\"message\":" \

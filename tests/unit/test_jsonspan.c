@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proto/proto.h"
+#include <jansson.h>
+
+#include "proto/jsonspan.h"
 
 static void
 test_members(void **state)

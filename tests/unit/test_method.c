@@ -12,7 +12,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "proto/proto.h"
+#include "proto/method.h"
+#include "proto/jsonrpc.h"
 
 #define L	MCP_REV_LEGACY
 #define MO	MCP_REV_MODERN

@@ -15,6 +15,14 @@
 #include <strings.h>
 
 #include "proto/proto.h"
+#include "proto/jsonrpc.h"
+#include "proto/classify.h"
+#include "proto/mheaders.h"
+#include "proto/mrequest.h"
+#include "proto/probe.h"
+#include "proto/cursor.h"
+#include "proto/meta.h"
+#include "proto/jsonspan.h"
 
 #define M	"2026-07-28"
 #define L	"2025-11-25"

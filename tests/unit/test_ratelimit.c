@@ -22,7 +22,8 @@
 
 #include "shared/config.h"
 #include "shared/store.h"
-#include "worker/redis/redis.h"
+#include "shared/store_limit.h"
+#include "worker/redis/redis_codec.h"
 #include "worker/auth/ratelimit.h"
 
 static char	dir[64];

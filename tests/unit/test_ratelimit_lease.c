@@ -20,6 +20,7 @@
 
 #include "shared/config.h"
 #include "shared/store.h"
+#include "shared/store_limit.h"
 #include "worker/auth/auth.h"
 #include "worker/auth/ratelimit.h"
 #include "worker/process/process.h"

@@ -16,7 +16,7 @@
 
 #include <hiredis/hiredis.h>
 
-#include "worker/redis/redis.h"
+#include "worker/redis/redis_codec.h"
 #include "worker/redis/redis_flight.h"
 
 static void

@@ -13,7 +13,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "proto/proto.h"
+#include "proto/method.h"
+#include "proto/jsonrpc.h"
 #include "worker/process/process.h"
 #include "worker/process/request.h"
 #include "worker/process/request.h"

@@ -21,6 +21,7 @@
 #include "shared/composite.h"
 #include "shared/config.h"
 #include "shared/store.h"
+#include "shared/store_limit.h"
 #include "worker/auth/auth.h"
 #include "worker/composite/handle.h"
 #include "worker/upstream/health_store.h"
@@ -29,7 +30,7 @@
 #include "worker/upstream/token_exchange_store.h"
 #include "worker/process/process.h"
 #include "worker/state/session.h"
-#include "worker/upstream/backend_session.h"
+#include "worker/upstream/backend_session_store.h"
 #include "unit.h"
 
 #define NOW	1000000ULL

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "shared/store.h"
-#include "proto/proto.h"
+#include "proto/headers.h"
 #include "worker/process/process.h"
 #include "worker/state/session.h"
 

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proto/proto.h"
+#include "proto/sse.h"
 
 /*
  * Events are recorded as one printable transcript so that two parses

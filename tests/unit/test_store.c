@@ -24,6 +24,11 @@
 
 #include "shared/log.h"
 #include "shared/store.h"
+#include "shared/store_prefix.h"
+#include "shared/store_limit.h"
+#include "shared/store_stat.h"
+#include "shared/store_sweep.h"
+#include "shared/store_codec.h"
 /* LMDB only to write an index as an older vmcpd left it (test_sweep_stale) */
 #include "shared/store_lmdb.h"
 

@@ -23,6 +23,10 @@
 
 #include "shared/log.h"
 #include "shared/store.h"
+#include "shared/store_prefix.h"
+#include "shared/store_limit.h"
+#include "shared/store_stat.h"
+#include "shared/store_subs.h"
 #include "shared/subs_rec.h"
 
 #define MAP_SIZE	(8ULL * 1024 * 1024)

@@ -11,7 +11,6 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "worker/redis/redis.h"
 #include "worker/upstream/token_exchange.h"
 #include "worker/upstream/token_exchange_redis.h"
 

@@ -19,7 +19,8 @@
 
 #include "proto/proto.h"
 #include "worker/upstream/backend.h"
-#include "worker/upstream/upstream.h"
+#include "worker/upstream/upstream_result.h"
+#include "worker/upstream/upstream_rule.h"
 
 #define U	PROTO_ERA_UNKNOWN
 #define L	PROTO_ERA_LEGACY

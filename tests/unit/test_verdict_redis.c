@@ -14,8 +14,8 @@
 
 #include <hiredis/hiredis.h>
 
-#include "shared/health.h"
-#include "worker/redis/redis.h"
+#include "shared/health_probe.h"
+#include "worker/redis/redis_codec.h"
 #include "worker/builder/verdict_redis.h"
 
 static void

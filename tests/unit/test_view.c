@@ -16,7 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "worker/view/view_policy.h"
 #include "worker/view/view.h"
+#include "worker/view/view_layout.h"
+#include "worker/view/view_read.h"
 #include "worker/view/view_rules.h"
 #include "unit.h"
 

@@ -34,7 +34,8 @@
 #include "worker/auth/audit.h"
 #include "worker/auth/auth.h"
 #include "worker/http/httpd.h"
-#include "proto/proto.h"
+#include "proto/jsonrpc.h"
+#include "proto/http_req.h"
 #include "worker/process/process.h"
 
 struct audit_ev {

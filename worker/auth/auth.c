@@ -42,6 +42,7 @@
 #include "shared/store.h"
 #include "proto/form.h"
 #include "proto/proto.h"
+#include "proto/headers.h"
 #include "worker/auth/auth.h"
 #include "worker/http/httpd.h"
 #include "worker/process/request_hold.h"

@@ -1,5 +1,5 @@
 /*
- * Authorization decisions and their cache (authz.h).  Pure: no I/O, no
+ * Authorization decisions and their cache (authz_rule.h).  Pure: no I/O, no
  * global state; the worker owns one cache (authz.c).
  *
  * A principal's entry is found by its scope (iss and sub) and a digest
@@ -18,7 +18,10 @@
 
 #include "shared/config.h"
 #include "proto/method.h"
-#include "worker/auth/authz.h"
+#include "shared/cedar.h"
+#include "shared/cedar_args.h"
+#include "shared/cedar_request.h"
+#include "worker/auth/authz_rule.h"
 
 struct authz_item {
 	uint64_t	 ai_hash;	/* of kind and key; 0: empty slot */

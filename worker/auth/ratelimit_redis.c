@@ -11,7 +11,7 @@
 
 #include "shared/config.h"
 #include "worker/auth/ratelimit.h"
-#include "worker/redis/redis.h"
+#include "worker/redis/redis_codec.h"
 
 /*
  * One script takes a token from every bucket or from none, on Redis's

@@ -27,6 +27,7 @@
 #include "shared/store.h"
 #include "worker/process/wake.h"
 #include "worker/redis/redis.h"
+#include "worker/redis/redis_sub.h"
 #include "worker/state/stream_redis.h"
 #include "worker/upstream/health_redis.h"
 #include "worker/builder/verdict_redis.h"

@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "shared/composite.h"
+#include "shared/composite_io.h"
 #include "shared/config.h"
 #include "shared/log.h"
 #include "worker/composite/composite_run.h"

@@ -20,12 +20,13 @@
 #include <hiredis/hiredis.h>
 
 #include "shared/config.h"
-#include "shared/health.h"
+#include "shared/health_probe.h"
 #include "shared/log.h"
 #include "shared/store.h"
 #include "worker/redis/redis.h"
+#include "worker/redis/redis_codec.h"
+#include "worker/redis/redis_sub.h"
 #include "worker/upstream/token_exchange.h"
-#include "proto/proto.h"
 #include "worker/builder/builder.h"
 #include "worker/process/process.h"
 #include "worker/view/view_get.h"

@@ -8,7 +8,7 @@
 
 #include <hiredis/hiredis.h>
 
-#include "shared/health.h"
+#include "shared/health_probe.h"
 #include "worker/builder/verdict_redis.h"
 
 /*

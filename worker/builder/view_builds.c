@@ -18,19 +18,20 @@
 
 #include "shared/config.h"
 #include "shared/health.h"
+#include "shared/health_probe.h"
 #include "shared/log.h"
 #include "shared/store.h"
 #include "worker/composite/composite_run.h"
 #include "worker/view/view.h"
 #include "worker/process/wake.h"
 #include "worker/builder/relist.h"
-#include "proto/proto.h"
 #include "worker/builder/builder.h"
 #include "worker/events/notify.h"
 #include "worker/process/counters.h"
 #include "worker/process/process.h"
 #include "worker/view/view_get.h"
 #include "worker/view/view_int.h"
+#include "worker/builder/view_build.h"
 
 struct vbuilds vbuilds = TAILQ_HEAD_INITIALIZER(vbuilds);
 

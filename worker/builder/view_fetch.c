@@ -14,15 +14,16 @@
 
 #include "shared/config.h"
 #include "shared/log.h"
-#include "shared/store.h"
 #include "worker/view/view.h"
 #include "proto/proto.h"
 #include "worker/process/process.h"
 #include "worker/upstream/backend_session.h"
 #include "worker/upstream/eras.h"
 #include "worker/upstream/upstream.h"
+#include "worker/upstream/upstream_result.h"
 #include "worker/upstream/token_exchange.h"
 #include "worker/view/view_int.h"
+#include "worker/builder/view_build.h"
 
 const struct vkind_info vkinds[VK_N] = {
 	{ "tools/list", "tools", "tools" },

@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include "shared/composite.h"
+#include "shared/composite_sched.h"
 #include "shared/config.h"
 #include "shared/log.h"
 #include "shared/store.h"

@@ -29,7 +29,10 @@
 #include <event2/event.h>
 #include <jansson.h>
 
+#include "shared/cedar_request.h"
 #include "shared/composite.h"
+#include "shared/composite_sched.h"
+#include "shared/composite_io.h"
 #include "shared/config.h"
 #include "shared/log.h"
 #include "shared/store.h"
@@ -41,8 +44,10 @@
 #include "worker/composite/handle.h"
 #include "worker/auth/ratelimit.h"
 #include "worker/upstream/upstream.h"
-#include "worker/view/view.h"
+#include "worker/upstream/upstream_result.h"
+#include "worker/view/view_read.h"
 #include "proto/proto.h"
+#include "proto/classify.h"
 #include "worker/process/process.h"
 #include "worker/relay/mrtr.h"
 #include "worker/state/session.h"

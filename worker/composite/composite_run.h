@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "proto/proto.h"
+#include "proto/method.h"
 
 struct worker;
 struct config;

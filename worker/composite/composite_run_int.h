@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "shared/composite.h"
+#include "shared/composite_sched.h"
 #include "worker/auth/auth.h"
 #include "worker/composite/composite_run.h"
 

@@ -10,9 +10,12 @@
 
 #include <openssl/rand.h>
 
-#include "proto/proto.h"
+#include "proto/mheaders.h"
 #include "shared/composite.h"
 #include "shared/store.h"
+#include "shared/store_limit.h"
+#include "shared/store_update.h"
+#include "shared/store_codec.h"
 #include "worker/auth/auth.h"
 #include "worker/composite/handle.h"
 #include "worker/composite/handle_redis.h"

@@ -16,6 +16,7 @@
 #include "shared/config.h"
 #include "shared/log.h"
 #include "worker/redis/redis.h"
+#include "worker/redis/redis_codec.h"
 #include "worker/process/process.h"
 #include "worker/composite/handle_redis.h"
 

@@ -47,6 +47,9 @@
 #include "shared/config.h"
 #include "shared/log.h"
 #include "shared/store.h"
+#include "shared/store_prefix.h"
+#include "shared/store_limit.h"
+#include "shared/store_subs.h"
 #include "shared/subs_rec.h"
 #include "worker/auth/auth.h"
 #include "worker/http/httpd.h"
@@ -60,6 +63,7 @@
 #include "worker/upstream/backend_session.h"
 #include "worker/upstream/eras.h"
 #include "worker/upstream/upstream.h"
+#include "worker/upstream/upstream_result.h"
 
 #define SUBS_BATCH		256	/* holdings released per write txn */
 #define SUBS_CALLS		8	/* worker 0: backend calls out */

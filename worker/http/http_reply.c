@@ -16,6 +16,12 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "proto/proto.h"
+#include "proto/jsonrpc.h"
+#include "proto/headers.h"
+#include "proto/http_req.h"
+#include "proto/sse.h"
+#include "proto/jsonspan.h"
 #include "shared/config.h"
 #include "shared/log.h"
 #include "worker/http/httpd.h"

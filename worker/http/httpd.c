@@ -57,7 +57,8 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
-#include "proto/proto.h"
+#include "proto/headers.h"
+#include "proto/http_req.h"
 #include "shared/log.h"
 #include "shared/http_client.h"
 #include "worker/http/httpd.h"

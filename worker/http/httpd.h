@@ -54,7 +54,7 @@ const char	*httpd_req_path(const struct httpd_req *);
 /* the authority asked for: an absolute-form target's, else Host; or NULL */
 const char	*httpd_req_host(const struct httpd_req *);
 const char	*httpd_req_header(const struct httpd_req *, const char *);
-/* by enum http_field_id (proto.h), the hot path's */
+/* by enum http_field_id (proto/http_req.h), the hot path's */
 const char	*httpd_req_known(const struct httpd_req *, int);
 const char	*httpd_req_body(const struct httpd_req *, size_t *);
 int		 httpd_req_gone(const struct httpd_req *);

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "proto/method.h"
 #include "shared/config.h"
 #include "shared/stats.h"
 #include "shared/store.h"

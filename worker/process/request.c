@@ -5,7 +5,8 @@
 #include <string.h>
 
 #include "shared/log.h"
-#include "proto/proto.h"
+#include "proto/method.h"
+#include "proto/jsonrpc.h"
 #include "worker/process/process.h"
 #include "worker/process/request.h"
 

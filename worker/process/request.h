@@ -14,7 +14,7 @@
 
 #include <stddef.h>
 
-#include "proto/proto.h"
+#include "proto/jsonrpc.h"
 
 struct worker;
 struct httpd_req;

@@ -21,7 +21,8 @@
 #include "shared/config.h"
 #include "shared/log.h"
 #include "worker/redis/redis.h"
-#include "proto/proto.h"
+#include "worker/redis/redis_codec.h"
+#include "worker/redis/redis_sub.h"
 #include "worker/process/counters.h"
 #include "worker/process/process.h"
 
@@ -215,7 +216,7 @@ redis_script_load(const char *text)
 }
 
 /*
- * Client-side caching (redis.h): what was tracked is to be trusted no
+ * Client-side caching (redis_sub.h): what was tracked is to be trusted no
  * more, if anything was.
  */
 static void

@@ -1,5 +1,5 @@
 /*
- * The pure parts of the worker's Redis use (worker/redis/redis.h), shared by
+ * The pure parts of the worker's Redis use (redis_codec.h), shared by
  * every kind of record kept there: the keys, a script's SHA-1 as
  * EVALSHA names it, a command's arguments, and the read-or-lock of a
  * record one node makes for all (redis_flight.h).  worker/redis/redis.c and
@@ -14,7 +14,7 @@
 
 #include <hiredis/hiredis.h>
 
-#include "worker/redis/redis.h"
+#include "worker/redis/redis_codec.h"
 #include "worker/redis/redis_flight.h"
 
 /*

@@ -18,6 +18,7 @@
 #include "shared/config.h"
 #include "shared/log.h"
 #include "worker/redis/redis.h"
+#include "worker/redis/redis_codec.h"
 #include "worker/redis/redis_flight.h"
 #include "worker/process/process.h"
 

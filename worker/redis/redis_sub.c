@@ -11,7 +11,7 @@
  * again with redis.c's backoff; what was published meanwhile is lost,
  * and the waiting reader's own timer reads the record instead.
  *
- * With client-side caching (redis.h, redis_track_init()) it is also
+ * With client-side caching (redis_sub.h, redis_track_init()) it is also
  * the connection Redis's invalidations are redirected to: its id
  * (CLIENT ID, asked before subscribing, as a subscribed connection
  * takes no other command) goes to redis.c once "__redis__:invalidate"
@@ -32,6 +32,8 @@
 #include "shared/config.h"
 #include "shared/log.h"
 #include "worker/redis/redis.h"
+#include "worker/redis/redis_codec.h"
+#include "worker/redis/redis_sub.h"
 #include "worker/process/process.h"
 
 static struct {

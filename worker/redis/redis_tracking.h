@@ -1,6 +1,6 @@
 /*
  * What this worker may take as Redis holds it without asking: Redis's
- * client-side caching (CLIENT TRACKING ... REDIRECT, worker/redis/redis.h)
+ * client-side caching (CLIENT TRACKING ... REDIRECT, worker/redis/redis_sub.h)
  * tells the worker's subscription about every write to a key its
  * command connection read with tracking on; this table keeps, per
  * Legacy session id, the Redis stamp such a read answered, until an

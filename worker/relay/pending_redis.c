@@ -15,6 +15,8 @@
 #include "shared/log.h"
 #include "worker/http/httpd.h"
 #include "worker/redis/redis.h"
+#include "worker/redis/redis_codec.h"
+#include "worker/redis/redis_sub.h"
 #include "proto/proto.h"
 #include "worker/http/http_reply.h"
 #include "worker/process/process.h"

@@ -13,7 +13,7 @@
 
 #include "shared/log.h"
 #include "worker/process/wake.h"
-#include "proto/proto.h"
+#include "proto/jsonrpc.h"
 #include "worker/process/process.h"
 #include "worker/request/cancel.h"
 #include "worker/request/legacy.h"

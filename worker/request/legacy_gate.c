@@ -16,12 +16,15 @@
 #include "shared/config.h"
 #include "worker/http/httpd.h"
 #include "proto/proto.h"
+#include "proto/method.h"
+#include "proto/jsonrpc.h"
 #include "worker/process/process.h"
 #include "worker/request/legacy.h"
 #include "worker/state/session.h"
 #include "worker/view/view_get.h"
 #include "worker/request/legacy_req.h"
 #include "worker/auth/authz.h"
+#include "worker/auth/authz_rule.h"
 #include "worker/upstream/token_exchange.h"
 
 static void

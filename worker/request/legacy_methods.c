@@ -19,6 +19,7 @@
 #include "shared/store.h"
 #include "worker/http/httpd.h"
 #include "proto/proto.h"
+#include "proto/jsonrpc.h"
 #include "worker/http/http_reply.h"
 #include "worker/process/process.h"
 #include "worker/request/cancel.h"

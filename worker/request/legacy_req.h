@@ -10,7 +10,7 @@
 
 #include <jansson.h>
 
-#include "proto/proto.h"
+#include "proto/jsonrpc.h"
 #include "worker/process/process.h"
 #include "worker/request/legacy.h"
 #include "worker/state/session.h"

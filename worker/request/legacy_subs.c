@@ -24,6 +24,8 @@
 #include "worker/request/legacy_req.h"
 #include "worker/events/subs.h"
 #include "proto/proto.h"
+#include "proto/method.h"
+#include "proto/jsonrpc.h"
 #include "worker/process/process.h"
 #include "worker/state/session.h"
 #include "worker/upstream/upstream.h"

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include <jansson.h>
-#include "proto/proto.h"
+#include "proto/jsonrpc.h"
 
 struct httpd_req;
 struct jsonrpc_msg;

@@ -10,10 +10,16 @@
 
 #include "worker/http/httpd.h"
 #include "proto/proto.h"
+#include "proto/method.h"
+#include "proto/jsonrpc.h"
+#include "proto/mrequest.h"
+#include "proto/meta.h"
+#include "proto/jsonspan.h"
 #include "worker/http/http_reply.h"
 #include "worker/process/process.h"
 #include "worker/request/modern.h"
 #include "worker/upstream/upstream.h"
+#include "worker/upstream/upstream_result.h"
 #include "worker/request/modern_req.h"
 
 /* s as a JSON string's text, or NULL */

@@ -9,7 +9,7 @@
 
 #include "proto/proto.h"
 #include "worker/process/process.h"
-#include "worker/upstream/upstream.h"
+#include "worker/upstream/upstream_result.h"
 #include "worker/process/request.h"
 
 /*

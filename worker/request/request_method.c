@@ -7,7 +7,8 @@
  */
 #include <stddef.h>
 
-#include "proto/proto.h"
+#include "proto/method.h"
+#include "proto/jsonrpc.h"
 #include "worker/events/listen_stream.h"
 #include "worker/request/modern.h"
 #include "worker/request/legacy_req.h"

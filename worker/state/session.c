@@ -16,8 +16,10 @@
 
 #include "shared/log.h"
 #include "shared/store.h"
+#include "shared/store_limit.h"
+#include "shared/store_codec.h"
 #include "shared/http_client.h"
-#include "proto/proto.h"
+#include "proto/jsonrpc.h"
 #include "worker/process/process.h"
 #include "worker/state/session.h"
 #include "worker/state/session_redis.h"

@@ -5,7 +5,7 @@
  * store write of a session (session.c), initialize's and DELETE's
  * waits, and the check that runs before a Legacy request with
  * Mcp-Session-Id goes on.  The check's read is tracked (Redis's
- * client-side caching, worker/redis/redis.h): until Redis says the key was
+ * client-side caching, worker/redis/redis_sub.h): until Redis says the key was
  * written, the stamp it answered is trusted (worker/redis/redis_tracking.h), and a
  * request whose host copy carries that stamp goes on without asking.
  */
@@ -21,11 +21,16 @@
 #include "shared/config.h"
 #include "shared/log.h"
 #include "shared/store.h"
+#include "shared/store_limit.h"
 #include "worker/http/httpd.h"
 #include "worker/redis/redis.h"
+#include "worker/redis/redis_codec.h"
+#include "worker/redis/redis_sub.h"
 #include "worker/process/request_hold.h"
 #include "worker/redis/redis_tracking.h"
 #include "proto/proto.h"
+#include "proto/headers.h"
+#include "proto/http_req.h"
 #include "worker/http/http_reply.h"
 #include "worker/process/counters.h"
 #include "worker/process/process.h"

@@ -9,7 +9,7 @@
 
 #include <hiredis/hiredis.h>
 
-#include "worker/redis/redis.h"
+#include "worker/redis/redis_codec.h"
 #include "worker/state/session_redis.h"
 
 /*

@@ -11,8 +11,8 @@
 #include <hiredis/hiredis.h>
 
 #include "shared/config.h"
-#include "shared/store.h"
 #include "worker/redis/redis.h"
+#include "worker/redis/redis_codec.h"
 #include "worker/process/process.h"
 #include "worker/state/session.h"
 #include "worker/state/session_redis.h"

@@ -13,9 +13,11 @@
 
 #include "shared/config.h"
 #include "shared/health.h"
+#include "shared/health_probe.h"
 #include "shared/log.h"
 #include "shared/store.h"
 #include "worker/redis/redis.h"
+#include "worker/redis/redis_codec.h"
 #include "worker/process/process.h"
 #include "worker/view/view_get.h"
 #include "worker/upstream/health_redis.h"

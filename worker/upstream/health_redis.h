@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "shared/health.h"
+#include "shared/health_probe.h"
 
 struct worker;
 struct redisReply;

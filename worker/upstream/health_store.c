@@ -7,7 +7,7 @@
 #include <stddef.h>
 
 #include "shared/config.h"
-#include "shared/health.h"
+#include "shared/health_probe.h"
 #include "worker/upstream/health_store.h"
 
 /* this host's store alone: nothing shared, nothing to pull */

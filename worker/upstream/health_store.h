@@ -11,7 +11,7 @@
 #ifndef VMCPD_HEALTH_STORE_H
 #define VMCPD_HEALTH_STORE_H
 
-#include "shared/health.h"
+#include "shared/health_probe.h"
 
 struct config_backend;
 

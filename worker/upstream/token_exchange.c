@@ -31,6 +31,7 @@
 #include "shared/log.h"
 #include "shared/seal.h"
 #include "shared/store.h"
+#include "shared/store_limit.h"
 #include "proto/form.h"
 #include "worker/auth/auth.h"
 #include "worker/http/httpd.h"

@@ -18,7 +18,6 @@
 #include "worker/redis/redis_flight.h"
 #include "worker/upstream/token_exchange.h"
 #include "worker/upstream/token_exchange_redis.h"
-#include "proto/proto.h"
 #include "worker/process/process.h"
 
 struct texch_rfetch {

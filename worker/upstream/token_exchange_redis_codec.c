@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "worker/redis/redis.h"
+#include "worker/redis/redis_codec.h"
 #include "worker/upstream/token_exchange_redis.h"
 
 /*

@@ -14,8 +14,6 @@
 #ifndef VMCPD_UPSTREAM_H
 #define VMCPD_UPSTREAM_H
 
-#include <stddef.h>
-
 #include <jansson.h>
 
 #include "proto/proto.h"
@@ -23,73 +21,8 @@
 struct worker;
 struct config_backend;
 struct session;
-struct http_call;
-struct http_call_cbs;
 struct upstream;
-
-enum upstream_status {
-	UPSTREAM_COMPLETE = 0,		/* a result */
-	UPSTREAM_INPUT_REQUIRED,	/* a 2026-07-28 result asking input */
-	UPSTREAM_ERROR,			/* the backend's JSON-RPC error */
-	/* no answer, or an invalid one (a 2026-07-28 resultType the
-	 * backend may not give): ur_errmsg says why */
-	UPSTREAM_FAILED
-};
-
-struct upstream_result {
-	enum upstream_status	 ur_status;
-	enum proto_era		 ur_era;	/* the revision it went in */
-	/* UPSTREAM_F_TEXT and a well-formed answer: the text of its
-	 * "result" or "error" (ur_kind), JSON to pass on as it is */
-	const char		*ur_kind;
-	const char		*ur_text;
-	size_t			 ur_len;
-	/* a result's text: its members, as scanned (NULL: too many, or
-	 * not known) */
-	const struct proto_span	*ur_members;
-	size_t			 ur_nmembers;
-	/* else the JSON-RPC response (borrowed), or NULL */
-	json_t			*ur_response;
-	const char		*ur_errmsg;	/* UPSTREAM_FAILED */
-};
-
-/*
- * The params of a call as the caller builds them for revision era (its
- * create_request): a tree (up_tree, taken) or text (up_text, borrowed
- * for the call's life, or up_owned, taken).  For 2026-07-28 a tree gets
- * this hop's _meta here (up_caps mirrored, up_level); text must carry
- * it already.
- */
-struct upstream_params {
-	json_t		*up_tree;
-	const char	*up_text;
-	char		*up_owned;
-	size_t		 up_len;
-	/* 2026-07-28 headers: Mcp-Name's value unless the tree names it,
-	 * and the Mcp-Param-* values (name -> string), borrowed */
-	const char	*up_name;
-	size_t		 up_namelen;
-	const json_t	*up_phdrs;
-	const json_t	*up_caps;
-	const char	*up_level;
-};
-
-struct upstream_cbs {
-	/* create_request: -1 fails the call (no memory, body gone) */
-	int	(*uc_params)(void *arg, enum proto_era era,
-		    struct upstream_params *);
-	/*
-	 * What the backend sends mid-call: a notification (progress, a
-	 * log message) or a request for the client (elicitation,
-	 * sampling, roots) on backend session bsid in revision version.
-	 * 0: relayed (a request's answer goes back with upstream_post()),
-	 * -1 with why: the backend gets that refusal.  May be NULL.
-	 */
-	int	(*uc_push)(void *arg, json_t *msg, const char *bsid,
-		    const char *version, char *why, size_t whylen);
-	/* once, unless cancelled */
-	void	(*uc_done)(void *arg, const struct upstream_result *);
-};
+struct upstream_cbs;	/* upstream_result.h */
 
 /* an identity scope: "anon", or a principal's (hex, auth.h) */
 #define UPSTREAM_SCOPE_MAX	64
@@ -147,29 +80,6 @@ int	 upstream_request_nowait(struct worker *,
 	    const char *version, const char *method, json_t *params);
 
 /*
- * A backend's notification stream for a scope: the standalone GET of
- * its scope session (2025-11-25), or a subscriptions/listen POST with
- * params (2026-07-28).  cbs get the HTTP call's events as they come;
- * upstream_stream_ended() reads the outcome (a session the backend
- * forgot is forgotten, a refused listen has its era probed again).
- */
-enum upstream_stream_end {
-	UPSTREAM_END_RETRY = 0,		/* back off and reconnect */
-	UPSTREAM_END_NO_STREAM		/* the backend offers none (405, 404) */
-};
-/* NULL: failed at once; later failures come to hc_done (hc NULL) */
-struct upstream *upstream_stream(struct worker *,
-	    const struct config_backend *, const char *scope,
-	    const json_t *params, const struct http_call_cbs *, void *arg);
-/* from hc_done: what the end means; frees the stream's upstream */
-enum upstream_stream_end upstream_stream_ended(struct upstream *,
-	    long status);
-/* a stream's era (PROTO_ERA_UNKNOWN until it is known) */
-enum proto_era upstream_era(const struct upstream *);
-/* answer a request that came on the stream, on its session */
-void	 upstream_stream_reply(struct upstream *, json_t *msg);
-
-/*
  * token_exchange: the credential of backend session bsid (its
  * principal's) for the next request made to be (a DELETE); then
  * upstream_cred_done().  No-op for other backends.
@@ -180,37 +90,5 @@ void	 upstream_cred_done(void);
 
 /* vmcpd's clientInfo, as the client of a backend */
 json_t	*upstream_client_info(void);
-/* a response (the tree, or the text parsed): a new reference, or NULL */
-json_t	*upstream_response(const struct upstream_result *);
-
-/* the decisions, pure, for unit tests (test_upstream.c) */
-enum upstream_next {
-	UPSTREAM_DELIVER = 0,	/* the outcome goes to the caller */
-	UPSTREAM_REOPEN,	/* the session was lost: open anew, resend */
-	UPSTREAM_REPROBE	/* not 2026-07-28 after all: probe, resend */
-};
-enum upstream_next upstream_next_step(enum proto_era era, int failed,
-	    int flags, const json_t *response, int retried);
-enum upstream_status upstream_classify(enum proto_era era, int failed,
-	    const json_t *response, const char *kind, const char *rtype,
-	    size_t rtlen, const char *method, int *was_legacy,
-	    const char **invalid);
-
-/*
- * What the backend edge tells the parts above it, which it never calls
- * by name (worker.c sets these once; a NULL member: nobody listens):
- * a 2026-07-28 backend's subscribe (its listen stream asks anew), an
- * ended record of the closing queue that is a subscription's (0: taken),
- * and a client session ended (its subscriptions go).
- */
-struct store_rec;
-struct upstream_hooks {
-	void	(*uh_resubscribe)(struct worker *,
-		    const struct config_backend *);
-	int	(*uh_closing)(struct worker *, const void *key, size_t klen,
-		    const struct store_rec *);
-	void	(*uh_session_end)(struct worker *, const char *sid);
-};
-extern struct upstream_hooks upstream_hooks;
 
 #endif /* VMCPD_UPSTREAM_H */

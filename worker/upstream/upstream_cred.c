@@ -16,7 +16,6 @@
 #include "shared/config.h"
 #include "shared/log.h"
 #include "shared/store.h"
-#include "proto/proto.h"
 #include "worker/process/process.h"
 #include "worker/upstream/backend.h"
 #include "worker/upstream/upstream.h"

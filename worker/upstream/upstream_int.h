@@ -1,8 +1,9 @@
 /*
  * The backend edge's insides, shared by its pieces and by nothing else
- * (upstream.h is the edge's one public header): upstream.c walks a
- * call, upstream_open.c finds or opens the 2025-11-25 backend session
- * it goes over, upstream_ops.c holds the per-revision hooks,
+ * (the edge's public headers: upstream.h, the call; upstream_result.h,
+ * its params and result; upstream_stream.h, upstream_hooks.h,
+ * upstream_rule.h): upstream.c walks a call, upstream_open.c finds or
+ * opens the 2025-11-25 backend session it goes over, upstream_ops.c holds the per-revision hooks,
  * upstream_cred.c the token_exchange credentials of messages sent
  * outside a call.
  */
@@ -20,6 +21,8 @@
 #include "worker/state/session.h"
 #include "worker/upstream/backend.h"
 #include "worker/upstream/upstream.h"
+#include "worker/upstream/upstream_result.h"
+#include "worker/upstream/upstream_stream.h"
 
 enum upstream_state {
 	US_NEW = 0,

@@ -16,11 +16,17 @@
 #include "shared/log.h"
 #include "shared/http_client.h"
 #include "proto/proto.h"
+#include "proto/jsonrpc.h"
+#include "proto/mheaders.h"
+#include "proto/mrequest.h"
 #include "worker/process/process.h"
 #include "worker/upstream/backend.h"
 #include "worker/upstream/backend_session.h"
 #include "worker/upstream/eras.h"
 #include "worker/upstream/upstream.h"
+#include "worker/upstream/upstream_result.h"
+#include "worker/upstream/upstream_stream.h"
+#include "worker/upstream/upstream_hooks.h"
 #include "worker/upstream/upstream_int.h"
 
 /* --- 2025-11-25: over a backend session --------------------------- */

@@ -9,7 +9,9 @@
 
 #include "proto/method.h"
 #include "proto/proto.h"
-#include "worker/upstream/upstream.h"
+#include "proto/probe.h"
+#include "worker/upstream/upstream_result.h"
+#include "worker/upstream/upstream_rule.h"
 #include "worker/upstream/backend.h"
 
 /*

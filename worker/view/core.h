@@ -31,7 +31,8 @@ struct core_err {
 
 enum core_kind core_method_kind(const char *method);
 /* a list page as result text: Legacy, or 2026-07-28 with server_info;
- * authz (NULL: none) filters its items per principal (worker/auth/authz.h) */
+ * authz (NULL: none) filters its items per principal
+ * (worker/auth/authz_rule.h) */
 struct authz_filter;
 int	 core_list(json_t *view, const char *method, json_t *params,
 	    size_t pagesize, const json_t *server_info,

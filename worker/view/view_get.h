@@ -12,6 +12,7 @@
 
 #include <jansson.h>
 #include "worker/view/view.h"
+#include "worker/view/view_read.h"
 
 struct config_backend;
 struct view_page;
@@ -42,7 +43,7 @@ void	 views_wake(struct worker *, const char *key);
 /* a list can't be answered from view (a backend missing): why, or NULL */
 const char *view_incomplete(struct worker *, json_t *view);
 json_t	*view_peek(struct worker *);	/* the stored view, or NULL */
-/* read in place from view's layout (view.h): 0, VIEW_NO_ROUTE, -1 */
+/* read in place from view's layout (view_read.h): 0, VIEW_NO_ROUTE, -1 */
 int	 view_page_get(struct worker *, json_t *view,
 	    const struct view_page_req *, struct view_page *);
 int	 view_route_get(struct worker *, json_t *view, enum view_route_kind,

@@ -1,9 +1,9 @@
 /*
- * Internals of the view subsystem shared by its files: view_get.c (what a
- * worker does: get, load, wait for the builder), view_fetch.c (listing
- * one backend), view_builds.c (the builds the builder process runs),
- * view_store.c (a layout's shards: publication, reads in place, gc).
- * Not for the rest of the worker: its interface is view.h and worker.h.
+ * Internals of the view subsystem shared by its files and the builder's
+ * (worker/builder/view_build.h): view_get.c (what a worker does: get,
+ * load, wait for the builder), view_store.c (a layout's shards:
+ * publication, reads in place, gc).  Not for the rest of the worker:
+ * its interface is view.h, view_get.h and worker.h.
  */
 #ifndef VIEW_INT_H
 #define VIEW_INT_H
@@ -13,6 +13,11 @@
 #include <stdint.h>
 
 #include "worker/view/view_get.h"
+
+struct store_rec;
+struct view_clock;
+struct view_policy;
+struct view_resolved;
 
 #define VIEW_SCOPE_ANON		"anon"	/* BSESSION_SCOPE_ANON: one scope */
 
@@ -25,14 +30,6 @@
 #define VIEW_ASK_SPARE_MS 5000	/* ...past VIEW_WAIT_MS (a builder respawned) */
 #define VIEW_GC_MS	60000	/* the builder looks for orphan shards */
 
-enum vkind {
-	VK_TOOLS = 0,
-	VK_RESOURCES,
-	VK_TEMPLATES,
-	VK_PROMPTS,
-	VK_N
-};
-
 struct view_wait {
 	TAILQ_ENTRY(view_wait)	 vw_entry;
 	view_cb			 vw_cb;
@@ -41,58 +38,6 @@ struct view_wait {
 };
 TAILQ_HEAD(vwaits, view_wait);
 
-struct vbuild;
-
-/* fetching one backend's lists */
-struct vfetch {
-	struct vbuild			*vf_build;
-	const struct config_backend	*vf_be;
-	struct upstream			*vf_call;
-	json_t				*vf_lists[VK_N];
-	json_t				*vf_caps;
-	json_t				*vf_cursors;	/* seen, for loops */
-	json_t				*vf_old;	/* last good lists */
-	struct store_rec		 vf_rec;	/* stored lists' stamp */
-	uint64_t			 vf_started;	/* this listing, ms */
-	uint64_t			 vf_listed;	/* vf_lists', ms */
-	char				*vf_cursor;	/* next page, or NULL */
-	enum vkind			 vf_kind;
-	unsigned int			 vf_pages;
-	size_t				 vf_bytes;	/* its items' JSON */
-	int				 vf_done;
-	int				 vf_ok;
-	int				 vf_stale;	/* vf_lists: vf_old's */
-	int				 vf_tried;	/* listed, not stored */
-	int				 vf_force;	/* list, fresh or not */
-	int				 vf_again;	/* changed: list again */
-	unsigned int			 vf_redos;
-	char				 vf_err[512];
-};
-
-struct vbuild {
-	TAILQ_ENTRY(vbuild)	 vb_entry;
-	struct worker		*vb_w;
-	char			 vb_scope[64];
-	struct vwaits		 vb_waiters;
-	struct vfetch		*vb_fetch;
-	size_t			 vb_nfetch;
-	size_t			 vb_pending;
-	const char		*vb_only;	/* list only this backend */
-	struct event		*vb_timer;	/* VIEW_WAIT_MS for waiters */
-	json_t			*vb_early;	/* published at the timer */
-	int			 vb_locked;	/* holds the "lock" record */
-};
-TAILQ_HEAD(vbuilds, vbuild);
-
-/* what a backend is listed for (view_fetch.c) */
-struct vkind_info {
-	const char	*vk_method;
-	const char	*vk_field;
-	const char	*vk_cap;
-};
-extern const struct vkind_info vkinds[VK_N];
-
-extern struct vbuilds	 vbuilds;	/* view_builds.c */
 extern int		 views_builder;	/* view_get.c */
 
 /*
@@ -128,24 +73,6 @@ uint64_t views_stamp(json_t *, const char *);
 const struct view_policy *views_policy(struct worker *);
 void	 views_answer(struct vwaits *, int, json_t *, const char *);
 int	 views_key_scope(struct worker *, const char *, char *, size_t);
-
-/* view_fetch.c */
-void	 vfetch_start(struct vfetch *);
-void	 vfetch_clear(struct vfetch *);
-void	 vfetch_reset(struct vfetch *, struct vbuild *,
-	    const struct config_backend *, int);
-/* a token_exchange backend in the shared build: listed per principal */
-int	 vfetch_per_principal(const struct vfetch *);
-void	 vfetch_newer(struct vfetch *, const struct view_clock *);
-
-/* view_builds.c */
-void	 vbuild_fetched(struct vfetch *);
-void	 vbuild_free(struct vbuild *);
-struct vbuild *vbuild_find(struct worker *, const char *, const char *);
-int	 vbuild_wait(struct vbuild *, view_cb, void *, int);
-int	 vbuild_begin(struct worker *, const char *, const char *, view_cb,
-	    void *, int);
-void	 views_revalidate(struct worker *, const char *);
 
 /* view_store.c */
 json_t	*views_store(struct worker *, const char *,

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "worker/view/view_policy.h"
 #include "worker/view/view.h"
 
 static int

@@ -26,9 +26,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proto/proto.h"
+#include "proto/mheaders.h"
 #include "proto/uritemplate.h"
 #include "worker/view/view.h"
+#include "worker/view/view_layout.h"
+#include "worker/view/view_read.h"
 
 #define VL_MAGIC	"VMV1"
 #define VL_HDR		16		/* magic, count, id */

@@ -45,7 +45,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proto/proto.h"
+#include "proto/headers.h"
+#include "worker/view/view_policy.h"
 #include "worker/view/view.h"
 #include "worker/view/view_rules.h"
 
