@@ -868,7 +868,6 @@ diag_init(struct worker *w)
 	diag_counters_init();
 	if (w->w_diag_fd == -1)
 		return 0;
-	front_reply_init(w->w_conf, w->w_slot, w->w_pid);
 	front_limits(w->w_conf, &lim);
 	lim.hl_max_body = 1024;	/* GET and HEAD only */
 	if ((diag_httpd = httpd_new(w->w_base, w->w_diag_fd, &lim,

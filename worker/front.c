@@ -319,7 +319,6 @@ front_init(struct worker *w)
 {
 	struct httpd_limits	 lim;
 
-	front_reply_init(w->w_conf, w->w_slot, w->w_pid);
 	w->w_nconns = front_nconns;
 	front_limits(w->w_conf, &lim);
 	if ((w->w_httpd = httpd_new(w->w_base, w->w_listen_fd, &lim,

@@ -33,6 +33,7 @@
 #include "worker/events/notify.h"
 #include "worker/events/stream.h"
 #include "worker/front.h"
+#include "worker/http/http_reply.h"
 #include "worker/process/process.h"
 #include "worker/relay/mrtr.h"
 #include "worker/request/cancel.h"
@@ -202,6 +203,8 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 		fatalx("cannot open the audit log");
 	if (authz_init(w) == -1)
 		fatalx("cannot set up authorization");
+	/* the Vmcpd-Worker header of every reply, /mcp's and /status's */
+	front_reply_init(w->w_conf, w->w_slot, w->w_pid);
 	if (front_init(w) == -1)
 		fatalx("cannot serve HTTP");
 	if (diag_init(w) == -1)

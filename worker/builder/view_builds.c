@@ -484,7 +484,7 @@ views_build_request(struct worker *w, const char *key, const char *backend)
 	char	 scope[64];
 	int	 fresh;
 
-	if (!views_builder || views_key_scope(w, key, scope,
+	if (!views_building() || views_key_scope(w, key, scope,
 	    sizeof(scope)) == -1)
 		return;		/* another generation's */
 	if (backend != NULL && backend[0] != '\0') {
@@ -582,7 +582,6 @@ views_builder_init(struct worker *w)
 	struct timeval	 tv = { VIEW_GC_MS / 1000, 0 };
 	char		 key[STORE_KEY_MAX];
 
-	views_builder = 1;
 	views_maker_set(&views_builder_maker);
 	view_key(w, key, sizeof(key), "lock", VIEW_SCOPE_ANON, NULL);
 	(void)store_del(w->w_store, STORE_VIEWS, key, strlen(key));

@@ -5,7 +5,7 @@
  * reads it in place (views_read(), view_store.c).
  *
  * Views are built in the builder process alone (builder.c, which sets
- * views_builder): a worker asks it with WAKE_VIEW_BUILD and reads what
+ * its struct view_maker): a worker asks it with WAKE_VIEW_BUILD and reads what
  * it stores in place, so no listing, parsing or layout runs on a loop
  * that serves calls.  No request waits for a listing while there is a
  * view to serve: a view past its freshness ("fresh", view_mark()) is
@@ -71,7 +71,6 @@ struct vask {
 static TAILQ_HEAD(, vask) vasks = TAILQ_HEAD_INITIALIZER(vasks);
 
 /* this process is the view builder (builder.c): it alone builds */
-int				 views_builder;
 static const struct view_maker	*view_maker;	/* the builder's; NULL: ask it */
 
 /* the aggregation policy: built once per worker from its config */
@@ -284,6 +283,13 @@ void
 views_maker_set(const struct view_maker *vm)
 {
 	view_maker = vm;
+}
+
+/* 1 in the builder, which makes views (its maker is set) */
+int
+views_building(void)
+{
+	return view_maker != NULL;
 }
 
 void
@@ -518,7 +524,7 @@ views_wake(struct worker *w, const char *key)
 	struct vask	*a;
 	char		 scope[64];
 
-	if (views_builder || views_key_scope(w, key, scope,
+	if (view_maker != NULL || views_key_scope(w, key, scope,
 	    sizeof(scope)) == -1)
 		return;
 	TAILQ_FOREACH(a, &vasks, va_entry)

@@ -38,7 +38,6 @@ struct view_wait {
 };
 TAILQ_HEAD(vwaits, view_wait);
 
-extern int		 views_builder;	/* view_get.c */
 
 /*
  * How this process gets a view it has none of, or a fresher one: a
@@ -55,6 +54,7 @@ struct view_maker {
 	void	(*vm_free)(void);
 };
 void	 views_maker_set(const struct view_maker *);
+int	 views_building(void);
 /* drop arg's waits from waiters */
 void	 views_cancel(struct vwaits *waiters, void *arg);
 
