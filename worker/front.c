@@ -81,7 +81,7 @@ front_accept_ok(const char *accept)
  */
 static int
 front_scan_call(const char *body, size_t len, struct jsonrpc_msg *msg,
-    struct legacy_fast *fast)
+    struct request_fast *fast)
 {
 	struct jsonrpc_scan	 sc;
 	json_t			*id;
@@ -99,10 +99,10 @@ front_scan_call(const char *body, size_t len, struct jsonrpc_msg *msg,
 	msg->jm_id = id;
 	msg->jm_method = sc.js_mm->mm_name;
 	msg->jm_mm = sc.js_mm;
-	fast->lf_params = sc.js_params;
-	fast->lf_plen = sc.js_paramslen;
-	fast->lf_name = sc.js_name;
-	fast->lf_namelen = sc.js_namelen;
+	fast->rf_params = sc.js_params;
+	fast->rf_plen = sc.js_paramslen;
+	fast->rf_name = sc.js_name;
+	fast->rf_namelen = sc.js_namelen;
 	return 0;
 }
 
@@ -116,7 +116,7 @@ front_mcp_post(struct worker *w, struct httpd_req *req)
 {
 	struct jsonrpc_msg	 msg;
 	struct jsonrpc_err	 err;
-	struct legacy_fast	 fast;
+	struct request_fast	 fast;
 	struct proto_reqhdrs	 hdrs;
 	struct proto_verdict	 v;
 	enum proto_era		 era;
@@ -149,8 +149,8 @@ front_mcp_post(struct worker *w, struct httpd_req *req)
 		return;
 	memset(&fast, 0, sizeof(fast));
 	if (front_scan_call(body, len, &msg, &fast) == 0)
-		audit_note_call(w, req, msg.jm_mm, fast.lf_name,
-		    fast.lf_namelen, fast.lf_params, fast.lf_plen);
+		audit_note_call(w, req, msg.jm_mm, fast.rf_name,
+		    fast.rf_namelen, fast.rf_params, fast.rf_plen);
 	else if (jsonrpc_parse(body, len, &msg, &err) == -1) {
 		diag_tag_kind(req, "invalid");
 		front_reply_error(req, err.je_http, NULL, err.je_code,

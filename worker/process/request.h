@@ -18,8 +18,24 @@
 
 struct worker;
 struct httpd_req;
-struct legacy_fast;
 struct session;
+struct config_backend;
+struct upstream;
+struct crun;
+
+/*
+ * The hot path's call, read off a scan of the body instead of a tree:
+ * spans into the request's body (or a rename's text), valid while the
+ * request has its HTTP exchange.  rf_params NULL: not the hot path.
+ */
+struct request_fast {
+	const char	*rf_params;
+	size_t		 rf_plen;
+	const char	*rf_name;	/* params.name's value, unquoted */
+	size_t		 rf_namelen;
+};
+
+struct request_codec;
 
 struct request {
 	struct worker		*r_w;
@@ -28,6 +44,22 @@ struct request {
 	unsigned int		 r_count;	/* holds; 0: finalized */
 	/* the owner's state and r's memory freed, at the last hold */
 	void			(*r_free)(struct request *);
+	/* the pipeline (worker/request/pipeline.h): its revision's codec,
+	 * the phase it is in, the view it runs on (a reference) */
+	const struct request_codec *r_codec;
+	unsigned int		 r_phase;
+	int			 r_stepping;	/* inside a phase */
+	json_t			*r_view;
+	struct request_fast	 r_fast;
+	/* resolved: the backend, the params under its names, the
+	 * Mcp-Param-* a 2026-07-28 backend gets */
+	const struct config_backend *r_be;
+	json_t			*r_bparams;
+	json_t			*r_phdrs;
+	json_t			*r_caps;	/* the client's capabilities */
+	struct upstream		*r_up;		/* the backend call */
+	struct crun		*r_run;		/* a composite's run */
+	int			 r_streaming;	/* an SSE answer begun */
 };
 
 /*
@@ -67,14 +99,15 @@ int	request_note_relayed(const json_t *msg, int logs);
  */
 /* Legacy: with the client's session, validated and touched */
 typedef void	(*request_legacy_fn)(struct worker *, struct httpd_req *,
-		    struct jsonrpc_msg *, const struct legacy_fast *,
+		    struct jsonrpc_msg *, const struct request_fast *,
 		    struct session *);
 /* Modern: stateless */
 typedef void	(*request_modern_fn)(struct worker *, struct httpd_req *,
 		    struct jsonrpc_msg *);
 
-#define REQUEST_M_NO_SESSION	0x1	/* Legacy: before any session
-					   (initialize) */
+/* Legacy: no session looked up before the handler (initialize: none;
+ * the pipeline's requests: its session phase, after the gate) */
+#define REQUEST_M_NO_SESSION	0x1
 
 struct request_method {
 	request_legacy_fn	 rm_legacy;

@@ -45,6 +45,7 @@
 #include "worker/view/view_get.h"
 #include "worker/upstream/token_exchange.h"
 #include "worker/request/legacy_req.h"
+#include "worker/request/pipeline.h"
 #include "worker/composite/composite_run.h"
 #include "worker/auth/ratelimit.h"
 #include "worker/auth/authz.h"
@@ -75,21 +76,10 @@ legacy_req_new(struct worker *w, struct httpd_req *req,
 	return mr;
 }
 
-static void
-legacy_on_close(struct httpd_req *req, void *arg)
-{
-	struct mcp_req *mr = arg;
-
-	log_debug("client went away during %s", mr->mr_r.r_msg.jm_method);
-	mr->mr_r.r_req = NULL;
-	httpd_send_end(req);	/* frees it */
-	legacy_req_free(mr);
-}
-
 void
 legacy_req_watch(struct mcp_req *mr)
 {
-	httpd_req_set_close_cb(mr->mr_r.r_req, legacy_on_close, mr);
+	pipeline_watch(&mr->mr_r);
 }
 
 /* the request is answered (or abandoned): forget it */
@@ -105,22 +95,14 @@ legacy_req_destroy(struct request *r)
 {
 	struct mcp_req *mr = (struct mcp_req *)r;	/* mr_r is its head */
 
-	if (mr->mr_r.r_req != NULL)
-		httpd_req_set_close_cb(mr->mr_r.r_req, NULL, NULL);
-	upstream_cancel(mr->mr_up);
-	composite_run_cancel(mr->mr_run, "the request ended");
-	view_get_cancel(mr->mr_r.r_w, mr);
-	ratelimit_cancel(mr);
+	pipeline_clear(&mr->mr_r);
 	session_redis_cancel(mr);
 	json_decref(mr->mr_result);
 	mrtr_cancel(mr->mr_wait);
-	json_decref(mr->mr_phdrs);
 	json_decref(mr->mr_state);
 	json_decref(mr->mr_responses);
-	json_decref(mr->mr_bparams);
-	json_decref(mr->mr_client_caps);
-	free(mr->mr_fast.lf_text);
-	free(mr->mr_fast.lf_own);
+	free(mr->mr_text);
+	free(mr->mr_own);
 	TAILQ_REMOVE(&mr->mr_r.r_w->w_reqs, mr, mr_entry);
 	session_clear(&mr->mr_sess);
 	free(mr);
@@ -131,7 +113,7 @@ void
 legacy_req_reply(struct mcp_req *mr, json_t *msg)
 {
 	httpd_req_set_close_cb(mr->mr_r.r_req, NULL, NULL);
-	if (mr->mr_streaming) {
+	if (mr->mr_r.r_streaming) {
 		(void)front_sse_send(mr->mr_r.r_req, NULL, msg);
 		front_sse_end(mr->mr_r.r_req);
 	} else
@@ -186,9 +168,9 @@ legacy_on_backend_message(struct mcp_req *mr, json_t *msg)
 {
 	if (!request_note_relayed(msg, 1))
 		return;
-	if (!mr->mr_streaming) {
+	if (!mr->mr_r.r_streaming) {
 		front_sse_start(mr->mr_r.r_req, NULL);
-		mr->mr_streaming = 1;
+		mr->mr_r.r_streaming = 1;
 	}
 	(void)front_sse_send(mr->mr_r.r_req, NULL, msg);
 }
@@ -241,7 +223,7 @@ legacy_on_backend_request(struct mcp_req *mr, json_t *msg, const char *bsid,
 		    "clients", method != NULL ? method : "this request");
 		return -1;
 	}
-	if (!json_is_object(json_object_get(mr->mr_client_caps, cap))) {
+	if (!json_is_object(json_object_get(mr->mr_r.r_caps, cap))) {
 		(void)snprintf(why, whylen, "the client did not declare the "
 		    "%s capability", cap);
 		return -1;
@@ -255,7 +237,7 @@ legacy_on_backend_request(struct mcp_req *mr, json_t *msg, const char *bsid,
 	for (i = 0; i < sizeof(r); i++)
 		(void)snprintf(id + 8 + 2 * i, 3, "%02x", r[i]);
 	rec = json_pack("{s:s, s:s, s:s*, s:s*, s:O}", "sid", mr->mr_sid,
-	    "b", mr->mr_be->cb_name, "bsid", bsid, "pv", version,
+	    "b", mr->mr_r.r_be->cb_name, "bsid", bsid, "pv", version,
 	    "id", json_object_get(msg, "id"));
 	if (rec == NULL || (buf = jsonrpc_dump(rec, &len)) == NULL ||
 	    store_put(w->w_store, STORE_PENDING, id, strlen(id), buf, len,
@@ -273,13 +255,13 @@ legacy_on_backend_request(struct mcp_req *mr, json_t *msg, const char *bsid,
 		(void)snprintf(why, whylen, "out of memory");
 		goto done;
 	}
-	if (!mr->mr_streaming) {
+	if (!mr->mr_r.r_streaming) {
 		front_sse_start(mr->mr_r.r_req, NULL);
-		mr->mr_streaming = 1;
+		mr->mr_r.r_streaming = 1;
 	}
 	(void)front_sse_send(mr->mr_r.r_req, NULL, out);
 	log_debug("relayed %s from %s to session %.8s... as %s", method,
-	    mr->mr_be->cb_name, mr->mr_sid, id);
+	    mr->mr_r.r_be->cb_name, mr->mr_sid, id);
 	rc = 0;
 done:
 	free(buf);
@@ -446,7 +428,7 @@ legacy_on_backend_done_raw(struct mcp_req *mr, const char *kind,
 	size_t	 mlen;
 
 	httpd_req_set_close_cb(mr->mr_r.r_req, NULL, NULL);
-	if (mr->mr_streaming) {
+	if (mr->mr_r.r_streaming) {
 		if ((msg = front_compose(mr->mr_r.r_msg.jm_id, kind, json, len,
 		    &mlen)) != NULL) {
 			(void)front_sse_send_text(mr->mr_r.r_req, NULL, msg,
@@ -469,12 +451,12 @@ legacy_on_backend_done_raw(struct mcp_req *mr, const char *kind,
 static const char *
 legacy_params_text(struct mcp_req *mr, size_t *len)
 {
-	if (mr->mr_fast.lf_params != NULL && mr->mr_r.r_req != NULL) {
-		*len = mr->mr_fast.lf_plen;
-		return mr->mr_fast.lf_params;
+	if (mr->mr_r.r_fast.rf_params != NULL && mr->mr_r.r_req != NULL) {
+		*len = mr->mr_r.r_fast.rf_plen;
+		return mr->mr_r.r_fast.rf_params;
 	}
-	if (mr->mr_r.r_req == NULL || mr->mr_bparams == NULL ||
-	    mr->mr_bparams != mr->mr_r.r_msg.jm_params)
+	if (mr->mr_r.r_req == NULL || mr->mr_r.r_bparams == NULL ||
+	    mr->mr_r.r_bparams != mr->mr_r.r_msg.jm_params)
 		return NULL;
 	return front_params_text(mr->mr_r.r_req, len);
 }
@@ -486,9 +468,9 @@ static int
 legacy_params_legacy(struct mcp_req *mr, struct upstream_params *up)
 {
 	if ((up->up_text = legacy_params_text(mr, &up->up_len)) == NULL &&
-	    mr->mr_fast.lf_params != NULL)
+	    mr->mr_r.r_fast.rf_params != NULL)
 		return -1;	/* the request's body is gone */
-	up->up_tree = json_incref(mr->mr_bparams);
+	up->up_tree = json_incref(mr->mr_r.r_bparams);
 	return 0;
 }
 
@@ -499,27 +481,27 @@ static int
 legacy_params_modern(struct mcp_req *mr, struct upstream_params *up)
 {
 	json_t	*p, *view;
-	int	 fast = mr->mr_fast.lf_params != NULL;
+	int	 fast = mr->mr_r.r_fast.rf_params != NULL;
 
 	if (legacy_params_load(mr) == -1)
 		return -1;
 	/* routed by name alone: the tool's Mcp-Param-* worked out now */
-	if (fast && mr->mr_phdrs == NULL &&
+	if (fast && mr->mr_r.r_phdrs == NULL &&
 	    (view = view_peek(mr->mr_r.r_w)) != NULL) {
-		mr->mr_phdrs = core_param_headers(view, mr->mr_r.r_msg.jm_method,
-		    mr->mr_r.r_msg.jm_params, mr->mr_bparams);
+		mr->mr_r.r_phdrs = core_param_headers(view, mr->mr_r.r_msg.jm_method,
+		    mr->mr_r.r_msg.jm_params, mr->mr_r.r_bparams);
 		json_decref(view);
 	}
-	if ((p = json_copy(mr->mr_bparams)) == NULL)
+	if ((p = json_copy(mr->mr_r.r_bparams)) == NULL)
 		return -1;
 	up->up_tree = p;
 	if ((mr->mr_responses != NULL && json_object_set(p, "inputResponses",
 	    mr->mr_responses) == -1) || (mr->mr_state != NULL &&
 	    json_object_set(p, "requestState", mr->mr_state) == -1))
 		return -1;
-	up->up_caps = mr->mr_client_caps;
+	up->up_caps = mr->mr_r.r_caps;
 	up->up_level = mr->mr_sess.s_log_level;
-	up->up_phdrs = mr->mr_phdrs;
+	up->up_phdrs = mr->mr_r.r_phdrs;
 	return 0;
 }
 
@@ -588,7 +570,7 @@ legacy_on_done(void *arg, const struct upstream_result *r)
 	struct mcp_req	*mr = arg;
 	json_t		*resp;
 
-	mr->mr_up = NULL;
+	mr->mr_r.r_up = NULL;
 	if (r->ur_era != PROTO_ERA_MODERN) {
 		if (r->ur_text != NULL)
 			legacy_on_backend_done_raw(mr, r->ur_kind, r->ur_text,
@@ -614,9 +596,9 @@ legacy_mrtr_send(void *arg, json_t *msg)
 
 	if (mr->mr_r.r_req == NULL)
 		return -1;
-	if (!mr->mr_streaming) {
+	if (!mr->mr_r.r_streaming) {
 		front_sse_start(mr->mr_r.r_req, NULL);
-		mr->mr_streaming = 1;
+		mr->mr_r.r_streaming = 1;
 	}
 	return front_sse_send(mr->mr_r.r_req, NULL, msg);
 }
@@ -635,7 +617,7 @@ legacy_mrtr_answered(void *arg, json_t *responses, const char *err)
 	}
 	json_decref(mr->mr_responses);
 	mr->mr_responses = json_incref(responses);
-	legacy_forward(mr, 0);
+	pipeline_forward(&mr->mr_r, 0);
 }
 
 /*
@@ -651,14 +633,14 @@ legacy_mrtr_round(struct mcp_req *mr, json_t *result)
 
 	if (++mr->mr_rounds > MRTR_ROUNDS) {
 		(void)snprintf(msg, sizeof(msg), "Internal error: backend %s "
-		    "still asks for input after %d rounds", mr->mr_be->cb_name,
+		    "still asks for input after %d rounds", mr->mr_r.r_be->cb_name,
 		    MRTR_ROUNDS);
 		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR, msg);
 		return;
 	}
 	if (mrtr_input_required(result, &ir, &state) == -1) {
 		(void)snprintf(msg, sizeof(msg), "Internal error: backend %s "
-		    "sent an invalid input_required result", mr->mr_be->cb_name);
+		    "sent an invalid input_required result", mr->mr_r.r_be->cb_name);
 		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR, msg);
 		return;
 	}
@@ -669,52 +651,114 @@ legacy_mrtr_round(struct mcp_req *mr, json_t *result)
 		if (++mr->mr_sheds > LEGACY_MRTR_SHEDS) {
 			(void)snprintf(msg, sizeof(msg), "Internal error: "
 			    "backend %s kept deferring the request (%d rounds "
-			    "without input requests)", mr->mr_be->cb_name,
+			    "without input requests)", mr->mr_r.r_be->cb_name,
 			    LEGACY_MRTR_SHEDS);
 			legacy_req_error(mr, JSONRPC_INTERNAL_ERROR, msg);
 			return;
 		}
 		json_decref(mr->mr_responses);
 		mr->mr_responses = NULL;
-		legacy_forward(mr, 0);
+		pipeline_forward(&mr->mr_r, 0);
 		return;
 	}
-	if ((mr->mr_wait = mrtr_ask(mr->mr_r.r_w, mr->mr_sid, mr->mr_client_caps,
+	if ((mr->mr_wait = mrtr_ask(mr->mr_r.r_w, mr->mr_sid, mr->mr_r.r_caps,
 	    ir, legacy_mrtr_send, legacy_mrtr_answered, mr, why,
 	    sizeof(why))) == NULL) {
 		(void)snprintf(msg, sizeof(msg), "Internal error: backend %s: "
-		    "%s", mr->mr_be->cb_name, why);
+		    "%s", mr->mr_r.r_be->cb_name, why);
 		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR, msg);
 	}
 }
 
-/* to the backend, in the revision the upstream edge picks for it, on
- * the client session's backend session (as the request found it) */
-void
-legacy_forward(struct mcp_req *mr, int flags)
+/*
+ * The backend call over the client session's backend session (as the
+ * request found it), declaring the session's capabilities; a subscribe
+ * or unsubscribe goes to legacy_subscribe(), which makes it where the
+ * notification listener listens.
+ */
+static enum pipeline_rc
+legacy_upstream(struct request *r, struct upstream_req *uq)
 {
-	static const struct upstream_cbs cbs = {
-		legacy_params, legacy_on_push, legacy_on_done
-	};
-	struct upstream_req uq;
+	struct mcp_req *mr = (struct mcp_req *)r;	/* mr_r is its head */
 
-	audit_set_backend(mr->mr_r.r_w, mr->mr_r.r_req, mr->mr_be->cb_name);
-	memset(&uq, 0, sizeof(uq));
-	uq.uq_method = mr->mr_r.r_msg.jm_method;
-	/* the call goes over the client session's backend session; a
-	 * subscription over the shared scope's (backend_session.h) */
-	uq.uq_scope = bsession_scope(auth_principal(mr->mr_r.r_req), mr->mr_be,
-	    (flags & UPSTREAM_F_SUBSCRIPTION) ? BSESSION_FOR_SHARED :
-	    BSESSION_FOR_USER);
-	uq.uq_sess = &mr->mr_sess;
-	uq.uq_client = (flags & UPSTREAM_F_SUBSCRIPTION) ? ERA_LISTING :
-	    PROTO_ERA_LEGACY;
-	uq.uq_caps = mr->mr_client_caps;
-	uq.uq_flags = UPSTREAM_F_TEXT | flags;
-	if ((mr->mr_up = upstream_call(mr->mr_r.r_w, mr->mr_be, &uq, &cbs,
-	    mr)) == NULL)
-		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
-		    "Internal error: cannot send the request to the backend");
+	if (!(uq->uq_flags & UPSTREAM_F_SUBSCRIPTION) &&
+	    (MCP_METHOD_IS(r->r_msg.jm_mm, MCP_M_RESOURCES_SUBSCRIBE) ||
+	    MCP_METHOD_IS(r->r_msg.jm_mm, MCP_M_RESOURCES_UNSUBSCRIBE))) {
+		legacy_subscribe(mr, &mr->mr_sess);
+		return PIPELINE_DONE;
+	}
+	uq->uq_sess = &mr->mr_sess;
+	uq->uq_caps = r->r_caps;
+	return PIPELINE_NEXT;
+}
+
+/*
+ * The session phase: the client's session validated (after the
+ * authorization gate: "403 before 404"), touched, and kept as the
+ * request found it (mr_sess); legacy_session() answers a refusal.
+ */
+static enum pipeline_rc
+legacy_session_phase(struct request *r)
+{
+	struct mcp_req	*mr = (struct mcp_req *)r;	/* mr_r is its head */
+	struct session	 s;
+	size_t		 n;
+
+	httpd_req_set_close_cb(r->r_req, NULL, NULL);
+	memset(&s, 0, sizeof(s));
+	if (legacy_session(r->r_w, r->r_req, r->r_msg.jm_id, &s) == -1) {
+		r->r_req = NULL;
+		legacy_req_free(mr);
+		return PIPELINE_DONE;
+	}
+	legacy_session_touch(r->r_w, &s);
+	pipeline_watch(r);
+	/* as snprintf("%s") would, without its cost on every call */
+	n = strnlen(s.s_id, sizeof(mr->mr_sid) - 1);
+	memcpy(mr->mr_sid, s.s_id, n);
+	mr->mr_sid[n] = '\0';
+	mr->mr_sess = s;
+	r->r_caps = json_incref(s.s_client_caps);
+	return PIPELINE_NEXT;
+}
+
+static int
+legacy_load(struct request *r)
+{
+	return legacy_params_load((struct mcp_req *)r);
+}
+
+/* routed as the client sent them */
+static json_t *
+legacy_route_params(struct request *r)
+{
+	return json_incref(r->r_msg.jm_params);
+}
+
+/*
+ * An error: at 200 on the request's stream if one is open; at another
+ * status (the gate's 403, a 500) on its own, never with a session id.
+ */
+static void
+legacy_codec_error(struct request *r, int status, int code,
+    const char *message, json_t *data)
+{
+	struct mcp_req *mr = (struct mcp_req *)r;	/* mr_r is its head */
+
+	if (status != 200) {
+		legacy_req_refuse(mr, status, code, message, data);
+		return;
+	}
+	legacy_req_answer(mr, jsonrpc_error_new(r->r_msg.jm_id, code,
+	    message, data));
+}
+
+/* the rate limit's refusal: a tool result, as the reference vMCP's */
+static void
+legacy_limited(struct request *r, unsigned int retry_s)
+{
+	legacy_req_answer((struct mcp_req *)r, jsonrpc_result_new(
+	    r->r_msg.jm_id, ratelimit_result(retry_s)));
 }
 
 /*
@@ -724,58 +768,59 @@ legacy_forward(struct mcp_req *mr, int flags)
  * escaping (then the call takes the parsing path).
  */
 static int
-legacy_fast_rename(struct legacy_fast *f, const char *own)
+legacy_fast_rename(struct mcp_req *mr, const char *own)
 {
-	char	*t;
-	size_t	 len;
+	struct request_fast	*f = &mr->mr_r.r_fast;
+	char			*t;
+	size_t			 len;
 
-	if ((t = jsonrpc_scan_rename(f->lf_params, f->lf_plen, f->lf_name,
-	    f->lf_namelen, own, &len)) == NULL)
+	if ((t = jsonrpc_scan_rename(f->rf_params, f->rf_plen, f->rf_name,
+	    f->rf_namelen, own, &len)) == NULL)
 		return -1;
-	if ((f->lf_own = strdup(own)) == NULL) {
+	if ((mr->mr_own = strdup(own)) == NULL) {
 		free(t);
 		return -1;
 	}
-	f->lf_name = t + (f->lf_name - f->lf_params);
-	f->lf_namelen = strlen(own);
-	f->lf_text = t;
-	f->lf_params = t;
-	f->lf_plen = len;
+	f->rf_name = t + (f->rf_name - f->rf_params);
+	f->rf_namelen = strlen(own);
+	mr->mr_text = t;
+	f->rf_params = t;
+	f->rf_plen = len;
 	return 0;
 }
 
 /*
- * The fast path's tools/call, routed by its name alone.  0 when it is
- * on its way (or answered with an error); -1 when the call needs its
- * params as a tree after all, now loaded: a backend that may speak
- * 2026-07-28, or a renamed tool whose name needs escaping.
+ * The fast path's tools/call, routed by its name alone (rc_route_fast):
+ * DONE when it is on its way (or answered with an error); NEXT when
+ * the call needs its params as a tree after all, now loaded: a backend
+ * that may speak 2026-07-28, or a renamed tool whose name needs
+ * escaping.
  */
-static int
-legacy_route_fast(struct mcp_req *mr, json_t *view)
+static enum pipeline_rc
+legacy_route_fast(struct request *r)
 {
-	struct worker	*w = mr->mr_r.r_w;
+	struct mcp_req	*mr = (struct mcp_req *)r;	/* mr_r is its head */
 	struct core_err	 cerr;
 	const char	*own;
 
-	if (core_route_tool(view, w->w_conf, mr->mr_fast.lf_name,
-	    mr->mr_fast.lf_namelen, &mr->mr_be, &own, &cerr) == -1) {
+	if (core_route_tool(r->r_view, r->r_w->w_conf, r->r_fast.rf_name,
+	    r->r_fast.rf_namelen, &r->r_be, &own, &cerr) == -1) {
 		legacy_req_error(mr, cerr.ce_code, cerr.ce_msg);
-		return 0;
+		return PIPELINE_DONE;
 	}
-	if ((strlen(own) == mr->mr_fast.lf_namelen &&
-	    memcmp(own, mr->mr_fast.lf_name, mr->mr_fast.lf_namelen) == 0) ||
-	    legacy_fast_rename(&mr->mr_fast, own) == 0) {
-		mr->mr_client_caps = json_incref(mr->mr_sess.s_client_caps);
-		legacy_forward(mr, 0);
-		return 0;
+	if ((strlen(own) == r->r_fast.rf_namelen &&
+	    memcmp(own, r->r_fast.rf_name, r->r_fast.rf_namelen) == 0) ||
+	    legacy_fast_rename(mr, own) == 0) {
+		pipeline_forward(r, 0);
+		return PIPELINE_DONE;
 	}
-	mr->mr_be = NULL;
+	r->r_be = NULL;
 	if (legacy_params_load(mr) == -1) {
 		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
 		    "Internal error: cannot parse the request again");
-		return 0;
+		return PIPELINE_DONE;
 	}
-	return -1;
+	return PIPELINE_NEXT;
 }
 
 static void
@@ -798,111 +843,23 @@ legacy_composite_done(void *arg, json_t *result, int code,
 		    result));
 }
 
-/* a composite tool's call: run here (composite_run.c) */
+/* a composite tool's call: run here (composite_run.c), its params
+ * loaded by the pipeline */
 static void
-legacy_composite(struct mcp_req *mr, json_t *view,
-    const struct composite *co)
+legacy_composite(struct request *r, const struct composite *co)
 {
 	static const struct composite_client cc0 = {
 		legacy_composite_notify, legacy_mrtr_send,
 		legacy_composite_done, NULL, NULL, NULL
 	};
-	struct composite_client cc = cc0;
+	struct mcp_req		*mr = (struct mcp_req *)r;
+	struct composite_client	 cc = cc0;
 
-	if (legacy_params_load(mr) == -1) {
-		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
-		    "Internal error: cannot parse the request again");
-		return;
-	}
 	cc.cc_arg = mr;
 	cc.cc_sid = mr->mr_sid;
 	cc.cc_caps = mr->mr_sess.s_client_caps;
-	composite_run_start(mr->mr_r.r_w, view, mr->mr_r.r_req, PROTO_ERA_LEGACY, co,
-	    mr->mr_r.r_msg.jm_params, &cc, &mr->mr_run);
-}
-
-/* the view is here: answer a list, or route to a backend */
-void
-legacy_on_view(void *arg, json_t *view, const char *err)
-{
-	struct mcp_req		*mr = arg;
-	struct worker		*w = mr->mr_r.r_w;
-	struct core_err		 cerr;
-	struct authz_filter	 af;
-	const struct composite	*co;
-	char			 msg[600];
-	unsigned int		 retry;
-
-	if (view == NULL) {
-		(void)snprintf(msg, sizeof(msg), "Internal error: %s", err);
-		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR, msg);
-		return;
-	}
-	/*
-	 * The authorization gate went before (legacy_gate.c), as it goes
-	 * before the rate limit: a call it denies takes no token.
-	 */
-	switch (ratelimit_call(w, mr->mr_r.r_req, mr->mr_r.r_msg.jm_mm,
-	    mr->mr_fast.lf_params != NULL ? mr->mr_fast.lf_name : NULL,
-	    mr->mr_fast.lf_namelen, mr->mr_r.r_msg.jm_params, &retry,
-	    legacy_on_view, mr, view)) {
-	case RATELIMIT_PENDING:
-		return;
-	case RATELIMIT_LIMITED:
-		legacy_req_answer(mr, jsonrpc_result_new(mr->mr_r.r_msg.jm_id,
-		    ratelimit_result(retry)));
-		return;
-	default:
-		break;
-	}
-	if ((co = composite_tool_call(w, view, mr->mr_r.r_msg.jm_mm,
-	    mr->mr_fast.lf_params != NULL ? mr->mr_fast.lf_name : NULL,
-	    mr->mr_fast.lf_namelen, mr->mr_r.r_msg.jm_params)) != NULL) {
-		legacy_composite(mr, view, co);
-		return;
-	}
-	if (mr->mr_fast.lf_params != NULL && legacy_route_fast(mr, view) == 0)
-		return;
-	if (mr->mr_r.r_msg.jm_mm->mm_lists != NULL) {
-		char	*page;
-		size_t	 len;
-
-		if ((err = view_incomplete(w, view)) != NULL) {
-			(void)snprintf(msg, sizeof(msg), "Internal error: %s",
-			    err);
-			legacy_req_error(mr, JSONRPC_INTERNAL_ERROR, msg);
-			return;
-		}
-		/* the page's items copied out of the shared view */
-		if (core_list(view, mr->mr_r.r_msg.jm_method, mr->mr_r.r_msg.jm_params,
-		    views_page_size(w), NULL, authz_list_filter(w, mr->mr_r.r_req,
-		    &af), &page, &len, &cerr) == -1) {
-			legacy_req_error(mr, cerr.ce_code, cerr.ce_msg);
-			return;
-		}
-		httpd_req_set_close_cb(mr->mr_r.r_req, NULL, NULL);
-		front_reply_result(mr->mr_r.r_req, mr->mr_r.r_msg.jm_id, page, len);
-		free(page);
-		mr->mr_r.r_req = NULL;
-		legacy_req_free(mr);
-		return;
-	}
-	if (core_route(view, w->w_conf, mr->mr_r.r_msg.jm_method,
-	    mr->mr_r.r_msg.jm_params, &mr->mr_be, &mr->mr_bparams, &cerr) == -1) {
-		legacy_req_error(mr, cerr.ce_code, cerr.ce_msg);
-		return;
-	}
-	/* the session as the request found it (mr_sess) */
-	mr->mr_client_caps = json_incref(mr->mr_sess.s_client_caps);
-	/* what a 2026-07-28 backend needs (the view is here, not later) */
-	mr->mr_phdrs = core_param_headers(view, mr->mr_r.r_msg.jm_method,
-	    mr->mr_r.r_msg.jm_params, mr->mr_bparams);
-	if (mr->mr_r.r_msg.jm_mm->mm_id == MCP_M_RESOURCES_SUBSCRIBE ||
-	    mr->mr_r.r_msg.jm_mm->mm_id == MCP_M_RESOURCES_UNSUBSCRIBE) {
-		legacy_subscribe(mr, &mr->mr_sess);
-		return;
-	}
-	legacy_forward(mr, 0);
+	composite_run_start(r->r_w, r->r_view, r->r_req, PROTO_ERA_LEGACY, co,
+	    r->r_msg.jm_params, &cc, &r->r_run);
 }
 
 static struct mcp_req *
@@ -934,11 +891,11 @@ legacy_cancel(struct worker *w, const char *sid, const json_t *id,
 		return 0;
 	log_debug("session %.8s... cancelled its %s", sid,
 	    mr->mr_r.r_msg.jm_method);
-	upstream_abort(mr->mr_up, reason);
-	mr->mr_up = NULL;
+	upstream_abort(mr->mr_r.r_up, reason);
+	mr->mr_r.r_up = NULL;
 	if (mr->mr_r.r_req != NULL) {
 		httpd_req_set_close_cb(mr->mr_r.r_req, NULL, NULL);
-		if (!mr->mr_streaming)
+		if (!mr->mr_r.r_streaming)
 			front_sse_start(mr->mr_r.r_req, NULL);
 		front_sse_end(mr->mr_r.r_req);
 		mr->mr_r.r_req = NULL;
@@ -952,12 +909,12 @@ static int
 legacy_params_load(struct mcp_req *mr)
 {
 	const char		*body;
-	char			*own = mr->mr_fast.lf_own;
+	char			*own = mr->mr_own;
 	size_t			 len;
 	int			 rc = 0;
 	json_t			*params;
 
-	if (mr->mr_fast.lf_params == NULL)
+	if (mr->mr_r.r_fast.rf_params == NULL)
 		return 0;
 	if (mr->mr_r.r_req == NULL)
 		return -1;
@@ -965,17 +922,40 @@ legacy_params_load(struct mcp_req *mr)
 	if (request_msg_reparse(&mr->mr_r, body, len) == -1)
 		return -1;
 	params = mr->mr_r.r_msg.jm_params;
-	free(mr->mr_fast.lf_text);
-	memset(&mr->mr_fast, 0, sizeof(mr->mr_fast));
+	free(mr->mr_text);
+	mr->mr_text = mr->mr_own = NULL;
+	memset(&mr->mr_r.r_fast, 0, sizeof(mr->mr_r.r_fast));
 	/* routed already: under the backend's own name */
-	if (mr->mr_be != NULL && mr->mr_bparams == NULL) {
+	if (mr->mr_r.r_be != NULL && mr->mr_r.r_bparams == NULL) {
 		if (own == NULL)
-			mr->mr_bparams = json_incref(params);
-		else if ((mr->mr_bparams = json_copy(params)) == NULL ||
-		    json_object_set_new(mr->mr_bparams, "name",
+			mr->mr_r.r_bparams = json_incref(params);
+		else if ((mr->mr_r.r_bparams = json_copy(params)) == NULL ||
+		    json_object_set_new(mr->mr_r.r_bparams, "name",
 		    json_string(own)) == -1)
 			rc = -1;
 	}
 	free(own);
 	return rc;
 }
+
+static const struct upstream_cbs legacy_cbs = {
+	legacy_params, legacy_on_push, legacy_on_done
+};
+
+const struct request_codec legacy_codec = {
+	.rc_name = "2025-11-25",
+	.rc_era = PROTO_ERA_LEGACY,
+	.rc_close_cancels = 0,
+	.rc_session = legacy_session_phase,
+	.rc_load = legacy_load,
+	.rc_route_fast = legacy_route_fast,
+	.rc_local = NULL,
+	.rc_check = NULL,
+	.rc_list_info = NULL,
+	.rc_route_params = legacy_route_params,
+	.rc_composite = legacy_composite,
+	.rc_upstream = legacy_upstream,
+	.rc_cbs = &legacy_cbs,
+	.rc_error = legacy_codec_error,
+	.rc_limited = legacy_limited,
+};

@@ -14,29 +14,15 @@
 #include "proto/jsonrpc.h"
 
 struct httpd_req;
+struct request_fast;
 struct jsonrpc_msg;
 struct worker;
-
-/*
- * The hot path's call, taken from a scan of the body (jsonrpc_scan)
- * instead of a tree: params and their name as the client sent them,
- * inside the request's body, which lives as long as the request.
- */
-struct legacy_fast {
-	const char	*lf_params;	/* NULL: not the fast path */
-	size_t		 lf_plen;
-	const char	*lf_name;
-	size_t		 lf_namelen;
-	/* a renamed tool: the params text under the backend's name */
-	char		*lf_text;
-	char		*lf_own;	/* that name */
-};
 
 /* legacy.c: the Legacy (2025-11-25) client edge, entered from the front
  * (front.c) with the POST's message parsed and classified; msg as
  * modern_handle()'s */
 void	 legacy_post(struct worker *, struct httpd_req *,
-	    struct jsonrpc_msg *msg, const struct legacy_fast *);
+	    struct jsonrpc_msg *msg, const struct request_fast *);
 void	 legacy_get(struct worker *, struct httpd_req *);
 void	 legacy_delete(struct worker *, struct httpd_req *);
 /* cancel the request id of session sid if held here: 1, else 0 */

@@ -30,6 +30,7 @@
 #include "worker/view/view_get.h"
 #include "worker/upstream/token_exchange.h"
 #include "worker/request/legacy_req.h"
+#include "worker/request/pipeline.h"
 
 static const char *const legacy_log_levels[] = {
 	"debug", "info", "notice", "warning", "error", "critical", "alert",
@@ -39,7 +40,7 @@ static const char *const legacy_log_levels[] = {
 /* ping: answered here */
 void
 legacy_ping(struct worker *w, struct httpd_req *req, struct jsonrpc_msg *msg,
-    const struct legacy_fast *fast, struct session *s)
+    const struct request_fast *fast, struct session *s)
 {
 	json_t *resp;
 
@@ -54,7 +55,7 @@ legacy_ping(struct worker *w, struct httpd_req *req, struct jsonrpc_msg *msg,
 /* logging/setLevel: the session's level, passed to its backends */
 void
 legacy_set_level(struct worker *w, struct httpd_req *req,
-    struct jsonrpc_msg *msg, const struct legacy_fast *fast,
+    struct jsonrpc_msg *msg, const struct request_fast *fast,
     struct session *s)
 {
 	const char	*level;
@@ -93,32 +94,28 @@ legacy_set_level(struct worker *w, struct httpd_req *req,
 	json_decref(resp);
 }
 
-/* the lists and the routed calls: on the view (legacy_on_view()) */
+/*
+ * The lists and the routed calls: through the request pipeline
+ * (pipeline.h), whose session phase finds the session after the
+ * authorization gate (s is NULL: the row's REQUEST_M_NO_SESSION).
+ */
 void
 legacy_viewed(struct worker *w, struct httpd_req *req,
-    struct jsonrpc_msg *msg, const struct legacy_fast *fast,
+    struct jsonrpc_msg *msg, const struct request_fast *fast,
     struct session *s)
 {
 	struct mcp_req *mr;
 
+	(void)s;
 	if ((mr = legacy_req_new(w, req, msg)) == NULL)
 		return;
-	mr->mr_fast = *fast;
-	/* same size, NUL-terminated: no formatting on the hot path */
-	memcpy(mr->mr_sid, s->s_id, sizeof(mr->mr_sid));
-	/* the request keeps the session it was loaded with */
-	mr->mr_sess = *s;
-	memset(s, 0, sizeof(*s));
-	legacy_req_watch(mr);
-	if (view_get_scope(w, texch_view_scope(req), legacy_on_view, mr) ==
-	    -1)
-		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
-		    "Internal error: out of memory");
+	mr->mr_r.r_fast = *fast;
+	pipeline_run(&mr->mr_r, &legacy_codec);
 }
 
 void
 legacy_initialized(struct worker *w, struct httpd_req *req,
-    struct jsonrpc_msg *msg, const struct legacy_fast *fast,
+    struct jsonrpc_msg *msg, const struct request_fast *fast,
     struct session *s)
 {
 	(void)req;
@@ -135,7 +132,7 @@ legacy_initialized(struct worker *w, struct httpd_req *req,
 
 void
 legacy_cancelled(struct worker *w, struct httpd_req *req,
-    struct jsonrpc_msg *msg, const struct legacy_fast *fast,
+    struct jsonrpc_msg *msg, const struct request_fast *fast,
     struct session *s)
 {
 	(void)req;
@@ -146,7 +143,7 @@ legacy_cancelled(struct worker *w, struct httpd_req *req,
 /* passed to the session's backend sessions, which then ask for roots */
 void
 legacy_roots_changed(struct worker *w, struct httpd_req *req,
-    struct jsonrpc_msg *msg, const struct legacy_fast *fast,
+    struct jsonrpc_msg *msg, const struct request_fast *fast,
     struct session *s)
 {
 	const struct config_backend	*be;
@@ -168,7 +165,7 @@ legacy_roots_changed(struct worker *w, struct httpd_req *req,
  */
 void
 legacy_post(struct worker *w, struct httpd_req *req, struct jsonrpc_msg *msg,
-    const struct legacy_fast *fast)
+    const struct request_fast *fast)
 {
 	const struct request_method	*rm = request_method_of(msg);
 	struct session			 s;
@@ -180,10 +177,6 @@ legacy_post(struct worker *w, struct httpd_req *req, struct jsonrpc_msg *msg,
 		rm->rm_legacy(w, req, msg, fast, NULL);
 		return;
 	}
-	/* the authorization gate goes before the session's validation */
-	if (msg->jm_kind == JSONRPC_REQUEST &&
-	    legacy_gate(w, req, msg, fast) == 0)
-		return;
 	memset(&s, 0, sizeof(s));
 	if (legacy_session(w, req, msg->jm_id, &s) == -1)
 		return;

@@ -18,29 +18,29 @@
 
 /* a client POST being served asynchronously */
 struct mcp_req {
-	struct request			 mr_r;		/* no params if mr_fast */
+	struct request			 mr_r;		/* no params if r_fast */
 	TAILQ_ENTRY(mcp_req)		 mr_entry;	/* w_reqs */
-	struct legacy_fast		 mr_fast;
+	/* a renamed tool on the hot path: the params text under the
+	 * backend's name, and that name */
+	char				*mr_text;
+	char				*mr_own;
 	char				 mr_sid[SESSION_ID_LEN + 1];
-	const struct config_backend	*mr_be;
-	json_t				*mr_bparams;	/* as the backend names it */
-	json_t				*mr_client_caps; /* the session's */
-	struct upstream			*mr_up;		/* the backend call */
-	int				 mr_streaming;
 	int				 mr_initialize;	/* answering initialize */
-	struct session			 mr_sess;	/* initialize only */
+	struct session			 mr_sess;	/* as the request
+							 * found it */
 	/* a 2026-07-28 backend */
-	json_t				*mr_phdrs;	/* Mcp-Param-* to send */
 	json_t				*mr_state;	/* its requestState */
 	json_t				*mr_responses;	/* inputResponses */
 	struct mrtr_wait		*mr_wait;	/* input asked of client */
 	int				 mr_rounds;	/* input_required seen */
 	int				 mr_sheds;	/* ... with no inputs */
-	struct crun			*mr_run;	/* a composite's */
 	json_t				*mr_result;	/* initialize's, while
 							 * Redis stores it */
 };
 
+struct request_codec;
+/* legacy.c: the 2025-11-25 client's codec (pipeline.h) */
+extern const struct request_codec legacy_codec;
 
 /* legacy.c */
 /* takes msg (request_start()); NULL: answered 500 (out of memory),
@@ -56,35 +56,25 @@ void	 legacy_req_refuse(struct mcp_req *, int status, int code,
  * of memory), and the request forgotten */
 void	 legacy_req_error(struct mcp_req *, int code, const char *message);
 void	 legacy_req_answer(struct mcp_req *, json_t *msg);
-/* to the backend (flags: UPSTREAM_F_*), answered from its answer */
-void	 legacy_forward(struct mcp_req *, int flags);
-/* a view_get_scope() callback: a list answered, or the request routed */
-void	 legacy_on_view(void *arg, json_t *view, const char *err);
 
 /* legacy_subs.c */
-/* resources/subscribe and unsubscribe, routed (mr_be, mr_bparams) */
+/* resources/subscribe and unsubscribe, routed (r_be, r_bparams) */
 void	 legacy_subscribe(struct mcp_req *, struct session *);
-
-/* legacy_gate.c */
-/* a request the authorization gate takes (0: taken over, msg and
- * fast with it), else -1 */
-int	 legacy_gate(struct worker *, struct httpd_req *,
-	    struct jsonrpc_msg *, const struct legacy_fast *);
 
 /* legacy_methods.c: the Legacy column of the method table
  * (request_method.c), each a request_legacy_fn */
 void	 legacy_ping(struct worker *, struct httpd_req *,
-	    struct jsonrpc_msg *, const struct legacy_fast *, struct session *);
+	    struct jsonrpc_msg *, const struct request_fast *, struct session *);
 void	 legacy_set_level(struct worker *, struct httpd_req *,
-	    struct jsonrpc_msg *, const struct legacy_fast *, struct session *);
+	    struct jsonrpc_msg *, const struct request_fast *, struct session *);
 void	 legacy_viewed(struct worker *, struct httpd_req *,
-	    struct jsonrpc_msg *, const struct legacy_fast *, struct session *);
+	    struct jsonrpc_msg *, const struct request_fast *, struct session *);
 void	 legacy_initialized(struct worker *, struct httpd_req *,
-	    struct jsonrpc_msg *, const struct legacy_fast *, struct session *);
+	    struct jsonrpc_msg *, const struct request_fast *, struct session *);
 void	 legacy_cancelled(struct worker *, struct httpd_req *,
-	    struct jsonrpc_msg *, const struct legacy_fast *, struct session *);
+	    struct jsonrpc_msg *, const struct request_fast *, struct session *);
 void	 legacy_roots_changed(struct worker *, struct httpd_req *,
-	    struct jsonrpc_msg *, const struct legacy_fast *, struct session *);
+	    struct jsonrpc_msg *, const struct request_fast *, struct session *);
 
 /* legacy.c: a client's answer to a request vmcpd relayed to it; 0: the
  * caller answers 202, 1: answered here, later */
@@ -94,7 +84,7 @@ int	 legacy_client_answer(struct worker *, struct httpd_req *,
 /* legacy_session.c */
 /* initialize, with no session (the last argument is NULL) */
 void	 legacy_initialize(struct worker *, struct httpd_req *,
-	    struct jsonrpc_msg *, const struct legacy_fast *, struct session *);
+	    struct jsonrpc_msg *, const struct request_fast *, struct session *);
 int	 legacy_session(struct worker *, struct httpd_req *, json_t *id,
 	    struct session *);
 void	 legacy_session_touch(struct worker *, struct session *);

@@ -281,7 +281,7 @@ legacy_initialize_view(void *arg, json_t *view, const char *err)
 /* initialize: a new session (the method table's row: before any) */
 void
 legacy_initialize(struct worker *w, struct httpd_req *req,
-    struct jsonrpc_msg *msg, const struct legacy_fast *fast,
+    struct jsonrpc_msg *msg, const struct request_fast *fast,
     struct session *none)
 {
 	struct mcp_req	*mr;

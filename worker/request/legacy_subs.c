@@ -22,6 +22,7 @@
 #include "shared/log.h"
 #include "shared/store.h"
 #include "worker/request/legacy_req.h"
+#include "worker/request/pipeline.h"
 #include "worker/events/subs.h"
 #include "proto/proto.h"
 #include "proto/method.h"
@@ -76,7 +77,7 @@ legacy_subscribe(struct mcp_req *mr, struct session *s)
 	char			 group[SUBS_GROUP_MAX + 1];
 	size_t			 i, n;
 
-	uri = json_string_value(json_object_get(mr->mr_bparams, "uri"));
+	uri = json_string_value(json_object_get(mr->mr_r.r_bparams, "uri"));
 	if (uri == NULL || subs_holder_session(s->s_id, holder,
 	    sizeof(holder)) == -1 || (s->s_subs == NULL &&
 	    (s->s_subs = json_array()) == NULL)) {
@@ -102,7 +103,7 @@ legacy_subscribe(struct mcp_req *mr, struct session *s)
 		legacy_subs_refuse(mr, SUBS_CAP_SESSION, n);
 		return;
 	}
-	sw.sw_be = mr->mr_be;
+	sw.sw_be = mr->mr_r.r_be;
 	sw.sw_uri = uri;
 	if (subs_group(mr->mr_r.r_req, group, sizeof(group)) == -1)
 		(void)snprintf(group, sizeof(group), "a");
@@ -130,7 +131,7 @@ legacy_subscribe(struct mcp_req *mr, struct session *s)
 		return;
 	}
 	/* made already on the session worker 0 hears: nothing to send */
-	if (subs_made(w, mr->mr_be, uri)) {
+	if (subs_made(w, mr->mr_r.r_be, uri)) {
 		legacy_req_answer(mr, jsonrpc_result_new(mr->mr_r.r_msg.jm_id,
 		    json_object()));
 		return;
@@ -140,6 +141,6 @@ legacy_subscribe(struct mcp_req *mr, struct session *s)
 	 * answer means it is in place; recorded first, so that worker 0,
 	 * woken by the mark, does not make it again.
 	 */
-	subs_made_now(w, mr->mr_be, uri);
-	legacy_forward(mr, UPSTREAM_F_SUBSCRIPTION);
+	subs_made_now(w, mr->mr_r.r_be, uri);
+	pipeline_forward(&mr->mr_r, UPSTREAM_F_SUBSCRIPTION);
 }

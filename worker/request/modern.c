@@ -52,8 +52,8 @@
 #include "worker/auth/audit.h"
 #include "worker/process/request.h"
 #include "worker/request/modern_req.h"
+#include "worker/request/pipeline.h"
 
-static void	modern_dispatch(struct mreq *);
 
 static json_t *
 modern_server_info(struct worker *w)
@@ -74,17 +74,9 @@ modern_destroy(struct request *r)
 {
 	struct mreq *m = (struct mreq *)r;	/* m_r is its head */
 
-	if (m->m_r.r_req != NULL)
-		httpd_req_set_close_cb(m->m_r.r_req, NULL, NULL);
-	upstream_cancel(m->m_up);
-	composite_run_cancel(m->m_run, "the request ended");
-	view_get_cancel(m->m_r.r_w, m);
-	ratelimit_cancel(m);
+	pipeline_clear(&m->m_r);
 	free(m->m_fast.mf_name);
 	free(m->m_fast.mf_own);
-	json_decref(m->m_caps);
-	json_decref(m->m_bparams);
-	json_decref(m->m_phdrs);
 	free(m);
 }
 
@@ -93,7 +85,7 @@ static void
 modern_reply(struct mreq *m, int status, json_t *msg)
 {
 	httpd_req_set_close_cb(m->m_r.r_req, NULL, NULL);
-	if (m->m_streaming) {
+	if (m->m_r.r_streaming) {
 		(void)front_sse_send(m->m_r.r_req, NULL, msg);
 		front_sse_end(m->m_r.r_req);
 	} else
@@ -102,25 +94,18 @@ modern_reply(struct mreq *m, int status, json_t *msg)
 	modern_free(m);
 }
 
+/* an error; 2026-07-28 has no -32002: resource not found is -32602 */
 static void
 modern_error(struct mreq *m, int status, int code, const char *message,
     json_t *data)
 {
 	json_t *e;
 
+	if (code == MCP_ERR_RESOURCE_NOT_FOUND)
+		code = JSONRPC_INVALID_PARAMS;
 	e = jsonrpc_error_new(m->m_r.r_msg.jm_id, code, message, data);
 	modern_reply(m, status, e);
 	json_decref(e);
-}
-
-/* a result whose text the caller has (a cached list page) */
-static void
-modern_reply_text(struct mreq *m, const char *text, size_t len)
-{
-	httpd_req_set_close_cb(m->m_r.r_req, NULL, NULL);
-	front_reply_result(m->m_r.r_req, m->m_r.r_msg.jm_id, text, len);
-	m->m_r.r_req = NULL;
-	modern_free(m);
 }
 
 static void
@@ -149,29 +134,16 @@ modern_result(struct mreq *m, json_t *result, long long ttl_ms,
 	modern_result_as(m, result, NULL, ttl_ms, scope);
 }
 
-static void
-modern_on_close(struct httpd_req *hr, void *arg)
-{
-	struct mreq *m = arg;
-
-	/* closing the stream is cancelling the request (Streamable HTTP,
-	 * section Cancellation) */
-	m->m_r.r_req = NULL;
-	httpd_send_end(hr);	/* frees it */
-	/* and a 2025-11-25 backend is told so (MCP 2025-11-25, Cancellation) */
-	upstream_abort(m->m_up, "the client closed the connection");
-	m->m_up = NULL;
-	modern_free(m);
-}
-
 /*
  * What this principal may use, as its lists show it: with authz on the
  * capabilities are cut to it (core_capabilities_shown()) and, as a
  * filtered list, the answer is private (MCP 2026-07-28, Caching).
  */
 static void
-modern_discover(struct mreq *m, json_t *view)
+modern_discover(struct request *rq)
 {
+	struct mreq		*m = (struct mreq *)rq;	/* m_r is its head */
+	json_t			*view = rq->r_view;
 	struct authz_filter	 af, *f;
 	json_t			*r, *caps;
 
@@ -181,35 +153,6 @@ modern_discover(struct mreq *m, json_t *view)
 	r = json_pack("{s:[s], s:o}", "supportedVersions", MCP_VERSION_MODERN,
 	    "capabilities", caps);
 	modern_result(m, r, 0, f != NULL ? "private" : "public");
-}
-
-/*
- * A page of a list, copied out of the shared view.  Tools whose
- * x-mcp-header annotations break the rules are left out (at build), as
- * HTTP clients would drop them anyway.
- */
-static void
-modern_list(struct mreq *m, json_t *view)
-{
-	struct core_err		 cerr;
-	struct authz_filter	 af;
-	json_t			*si;
-	char			*text;
-	size_t			 len;
-	int			 rc;
-
-	/* Legacy backends give no caching hints: 0 (MCP 2026-07-28, Caching) */
-	si = modern_server_info(m->m_r.r_w);
-	rc = core_list(view, m->m_r.r_msg.jm_method, m->m_r.r_msg.jm_params,
-	    views_page_size(m->m_r.r_w), si, authz_list_filter(m->m_r.r_w, m->m_r.r_req,
-	    &af), &text, &len, &cerr);
-	json_decref(si);
-	if (rc == -1) {
-		modern_error(m, 200, cerr.ce_code, cerr.ce_msg, NULL);
-		return;
-	}
-	modern_reply_text(m, text, len);
-	free(text);
 }
 
 /* the params as a Legacy backend takes them: no Modern envelope */
@@ -242,25 +185,26 @@ modern_fast_load(struct mreq *m)
 	size_t			 len;
 	int			 rc = 0;
 
-	if (m->m_fast.mf_params == NULL)
+	if (m->m_r.r_fast.rf_params == NULL)
 		return 0;
 	if (m->m_r.r_req == NULL)
 		return -1;
 	body = httpd_req_body(m->m_r.r_req, &len);
 	if (request_msg_reparse(&m->m_r, body, len) == -1)
 		return -1;
-	json_decref(m->m_caps);
-	m->m_caps = json_incref(json_object_get(json_object_get(
+	json_decref(m->m_r.r_caps);
+	m->m_r.r_caps = json_incref(json_object_get(json_object_get(
 	    msg->jm_params, "_meta"), MCP_META_CLIENT_CAPABILITIES));
 	/* routed already: under the backend's name (core_route) */
-	if (m->m_be != NULL && m->m_bparams == NULL &&
-	    ((m->m_bparams = modern_backend_params(msg->jm_params)) == NULL ||
-	    (m->m_fast.mf_own != NULL && json_object_set_new(m->m_bparams,
+	if (m->m_r.r_be != NULL && m->m_r.r_bparams == NULL &&
+	    ((m->m_r.r_bparams = modern_backend_params(msg->jm_params)) == NULL ||
+	    (m->m_fast.mf_own != NULL && json_object_set_new(m->m_r.r_bparams,
 	    "name", json_string(m->m_fast.mf_own)) == -1)))
 		rc = -1;
 	free(m->m_fast.mf_name);
 	free(m->m_fast.mf_own);
 	memset(&m->m_fast, 0, sizeof(m->m_fast));
+	memset(&m->m_r.r_fast, 0, sizeof(m->m_r.r_fast));
 	return rc;
 }
 
@@ -332,9 +276,9 @@ modern_on_backend_message(struct mreq *m, json_t *msg)
 	/* progress on the request's stream; logs only if it asked */
 	if (m->m_r.r_req == NULL || !request_note_relayed(msg, m->m_log))
 		return;
-	if (!m->m_streaming) {
+	if (!m->m_r.r_streaming) {
 		front_sse_start(m->m_r.r_req, NULL);
-		m->m_streaming = 1;
+		m->m_r.r_streaming = 1;
 	}
 	(void)front_sse_send(m->m_r.r_req, NULL, msg);
 }
@@ -349,15 +293,15 @@ modern_on_backend_request(struct mreq *m, json_t *msg, char *why,
 	json_error_t	 jerr;
 
 	/* the hot path kept the client's capabilities as text */
-	if (m->m_caps == NULL && m->m_fast.mf_caps != NULL)
-		m->m_caps = json_loadb(m->m_fast.mf_caps, m->m_fast.mf_capslen,
+	if (m->m_r.r_caps == NULL && m->m_fast.mf_caps != NULL)
+		m->m_r.r_caps = json_loadb(m->m_fast.mf_caps, m->m_fast.mf_capslen,
 		    JSON_ALLOW_NUL, &jerr);
 	method = json_string_value(json_object_get(msg, "method"));
 	if (method == NULL)
 		method = "?";
 	cap = proto_request_capability(method);
 	(void)snprintf(m->m_refused, sizeof(m->m_refused), "%s", method);
-	if (cap != NULL && !json_is_object(json_object_get(m->m_caps, cap)))
+	if (cap != NULL && !json_is_object(json_object_get(m->m_r.r_caps, cap)))
 		(void)snprintf(m->m_needcap, sizeof(m->m_needcap), "%s", cap);
 	(void)snprintf(why, whylen, "vmcpd cannot relay %s to this "
 	    "2026-07-28 client", method);
@@ -406,9 +350,6 @@ modern_legacy_done(struct mreq *m, json_t *response, int rc,
 	}
 	if ((err = json_object_get(response, "error")) != NULL) {
 		code = (int)json_integer_value(json_object_get(err, "code"));
-		/* 2026-07-28 has no -32002: resource not found is -32602 */
-		if (code == MCP_ERR_RESOURCE_NOT_FOUND)
-			code = JSONRPC_INVALID_PARAMS;
 		if (m->m_refused[0] != '\0')
 			(void)snprintf(msg, sizeof(msg), "%s (the backend "
 			    "asked %s, which vmcpd cannot relay to a "
@@ -460,12 +401,10 @@ modern_modern_done(struct mreq *m, json_t *response, int rc,
 		    code == MCP_ERR_UNSUPPORTED_VERSION) {
 			(void)snprintf(msg, sizeof(msg), "Internal error: "
 			    "backend %s refused vmcpd's request: %s",
-			    m->m_be->cb_name, emsg);
+			    m->m_r.r_be->cb_name, emsg);
 			modern_error(m, 200, JSONRPC_INTERNAL_ERROR, msg, NULL);
 			return;
 		}
-		if (code == MCP_ERR_RESOURCE_NOT_FOUND)
-			code = JSONRPC_INVALID_PARAMS;
 		modern_error(m, 200, (int)code, emsg,
 		    json_incref(json_object_get(err, "data")));
 		return;
@@ -594,7 +533,7 @@ modern_backend_text(struct mreq *m, const struct upstream_result *r,
 		goto fail;
 	free(mtext);
 	httpd_req_set_close_cb(m->m_r.r_req, NULL, NULL);
-	if (m->m_streaming) {
+	if (m->m_r.r_streaming) {
 		if ((msg = front_compose(m->m_r.r_msg.jm_id, "result", out, olen,
 		    &msglen)) != NULL) {
 			(void)front_sse_send_text(m->m_r.r_req, NULL, msg, msglen);
@@ -627,7 +566,7 @@ modern_on_done(void *arg, const struct upstream_result *r)
 	int		 legacy = r->ur_era != PROTO_ERA_MODERN;
 	int		 rc = r->ur_status == UPSTREAM_FAILED ? -1 : 0;
 
-	m->m_up = NULL;
+	m->m_r.r_up = NULL;
 	if (r->ur_text != NULL && strcmp(r->ur_kind, "result") == 0 &&
 	    m->m_refused[0] == '\0' && modern_backend_text(m, r, legacy) == 0)
 		return;
@@ -644,53 +583,36 @@ modern_on_done(void *arg, const struct upstream_result *r)
 	json_decref(resp);
 }
 
-/* to the backend, in the revision the upstream edge picks for it */
-static void
-modern_dispatch(struct mreq *m)
-{
-	static const struct upstream_cbs cbs = {
-		modern_params, modern_on_push, modern_on_done
-	};
-	struct upstream_req uq;
-
-	audit_set_backend(m->m_r.r_w, m->m_r.r_req, m->m_be->cb_name);
-	memset(&uq, 0, sizeof(uq));
-	uq.uq_method = m->m_r.r_msg.jm_method;
-	/* the principal's backend session (backend_session.h) */
-	uq.uq_scope = bsession_scope(auth_principal(m->m_r.r_req), m->m_be,
-	    BSESSION_FOR_USER);
-	uq.uq_client = PROTO_ERA_MODERN;
-	uq.uq_flags = UPSTREAM_F_TEXT;
-	if ((m->m_up = upstream_call(m->m_r.r_w, m->m_be, &uq, &cbs, m)) == NULL)
-		modern_error(m, 200, JSONRPC_INTERNAL_ERROR,
-		    "Internal error: cannot send the request to the backend",
-		    NULL);
-}
-
 /*
- * The hot path's route: a tool without x-mcp-header arguments (so no
- * Mcp-Param-* to check or send).  -1: anything else, for the tree
- * path, which also words every error.
+ * The hot path's route (rc_route_fast): a tool without x-mcp-header
+ * arguments (so no Mcp-Param-* to check or send), sent on.  Anything
+ * else takes the tree path, which also words every error: NEXT, the
+ * call loaded as a tree.
  */
-static int
-modern_fast_route(struct mreq *m, json_t *view)
+static enum pipeline_rc
+modern_route_fast(struct request *r)
 {
+	struct mreq			*m = (struct mreq *)r;
 	const struct config_backend	*be;
 	struct core_err			 cerr;
 	const char			*own;
-	size_t				 n = m->m_fast.mf_namelen;
+	size_t				 n = r->r_fast.rf_namelen;
 
-	/* an unknown tool, or one with x-mcp-header args: the tree path */
-	if (core_route_tool(view, m->m_r.r_w->w_conf, m->m_fast.mf_name, n, &be,
-	    &own, &cerr) == -1 || core_route_has_headers())
-		return -1;
-	/* renamed: the backend's name goes in place of the client's */
-	if ((strlen(own) != n || memcmp(own, m->m_fast.mf_name, n) != 0) &&
-	    (m->m_fast.mf_own = strdup(own)) == NULL)
-		return -1;
-	m->m_be = be;
-	modern_dispatch(m);
-	return 0;
+	if (core_route_tool(r->r_view, r->r_w->w_conf, r->r_fast.rf_name, n,
+	    &be, &own, &cerr) == 0 && !core_route_has_headers() &&
+	    /* renamed: the backend's name goes in place of the client's */
+	    ((strlen(own) == n && memcmp(own, r->r_fast.rf_name, n) == 0) ||
+	    (m->m_fast.mf_own = strdup(own)) != NULL)) {
+		r->r_be = be;
+		pipeline_forward(r, 0);
+		return PIPELINE_DONE;
+	}
+	if (modern_fast_load(m) == -1) {
+		modern_error(m, 200, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: out of memory", NULL);
+		return PIPELINE_DONE;
+	}
+	return PIPELINE_NEXT;
 }
 
 static void
@@ -716,9 +638,10 @@ modern_composite_done(void *arg, json_t *result, int code,
 		    "complete");
 }
 
-/* a composite tool's call: run here (composite_run.c) */
+/* a composite tool's call: run here (composite_run.c), its params
+ * loaded by the pipeline */
 static void
-modern_composite(struct mreq *m, json_t *view, const struct composite *co)
+modern_composite(struct request *r, const struct composite *co)
 {
 	static const struct composite_client cc0 = {
 		modern_composite_notify, NULL, modern_composite_done, NULL,
@@ -726,128 +649,95 @@ modern_composite(struct mreq *m, json_t *view, const struct composite *co)
 	};
 	struct composite_client cc = cc0;
 
-	if (modern_fast_load(m) == -1) {
-		modern_error(m, 200, JSONRPC_INTERNAL_ERROR,
-		    "Internal error: out of memory", NULL);
-		return;
+	cc.cc_arg = r;
+	composite_run_start(r->r_w, r->r_view, r->r_req, PROTO_ERA_MODERN, co,
+	    r->r_msg.jm_params, &cc, &r->r_run);
+}
+
+/*
+ * What 2026-07-28 checks before a list or a route (rc_check): a method
+ * behind a capability not offered does not exist (tools are always
+ * offered: core_capabilities()); a tools/call's Mcp-Param-* headers
+ * match its x-mcp-header arguments.
+ */
+static enum pipeline_rc
+modern_check(struct request *r)
+{
+	struct mreq		*m = (struct mreq *)r;	/* m_r is its head */
+	const struct mcp_method	*mm = r->r_msg.jm_mm;
+	const char		*cap;
+	char			 msg[300];
+
+	if (mm->mm_cap != MCP_CAP_TOOLS &&
+	    (cap = mcp_cap_name(mm->mm_cap)) != NULL &&
+	    !json_is_object(json_object_get(json_object_get(r->r_view,
+	    "capabilities"), cap))) {
+		(void)snprintf(msg, sizeof(msg), "Method not found: %s (no "
+		    "backend offers %s)", r->r_msg.jm_method, cap);
+		modern_error(m, 404, JSONRPC_METHOD_NOT_FOUND, msg, NULL);
+		return PIPELINE_DONE;
 	}
-	cc.cc_arg = m;
-	composite_run_start(m->m_r.r_w, view, m->m_r.r_req, PROTO_ERA_MODERN, co,
-	    m->m_r.r_msg.jm_params, &cc, &m->m_run);
+	if (mm->mm_id == MCP_M_TOOLS_CALL &&
+	    modern_check_params(m, r->r_view) == -1)
+		return PIPELINE_DONE;
+	return PIPELINE_NEXT;
+}
+
+static int
+modern_load(struct request *r)
+{
+	return modern_fast_load((struct mreq *)r);
+}
+
+static json_t *
+modern_route_params(struct request *r)
+{
+	return modern_backend_params(r->r_msg.jm_params);
+}
+
+static json_t *
+modern_list_info(struct worker *w)
+{
+	return modern_server_info(w);
 }
 
 static void
-modern_on_view(void *arg, json_t *view, const char *err)
+modern_codec_error(struct request *r, int status, int code,
+    const char *message, json_t *data)
 {
-	struct mreq		*m = arg;
-	const struct mcp_method	*mm;
-	struct core_err		 cerr;
-	const struct composite	*co;
-	json_t			*bparams;
-	const char		*cap;
-	char			 msg[600];
-	unsigned int		 retry;
-
-	if (view == NULL) {
-		(void)snprintf(msg, sizeof(msg), "Internal error: %s", err);
-		modern_error(m, 200, JSONRPC_INTERNAL_ERROR, msg, NULL);
-		return;
-	}
-	/* the authorization gate (authz.c), before routing; the hot
-	 * path's call read off its params' text */
-	if ((m->m_fast.mf_params != NULL ? authz_gate_text(m->m_r.r_w, m->m_r.r_req,
-	    m->m_r.r_msg.jm_mm, m->m_fast.mf_name, m->m_fast.mf_namelen,
-	    m->m_fast.mf_params, m->m_fast.mf_plen, view) :
-	    authz_gate(m->m_r.r_w, m->m_r.r_req, m->m_r.r_msg.jm_mm, m->m_r.r_msg.jm_params,
-	    view)) == -1) {
-		modern_error(m, AUTHZ_HTTP, AUTHZ_CODE,
-		    authz_message(m->m_r.r_msg.jm_mm, m->m_r.r_msg.jm_params), NULL);
-		return;
-	}
-	/*
-	 * The rate limit goes after the gate: a call it denies takes no
-	 * token.  A rejection is a JSON-RPC error at HTTP 200, as the
-	 * reference vMCP sends it.
-	 */
-	switch (ratelimit_call(m->m_r.r_w, m->m_r.r_req, m->m_r.r_msg.jm_mm,
-	    m->m_fast.mf_params != NULL ? m->m_fast.mf_name : NULL,
-	    m->m_fast.mf_namelen, m->m_r.r_msg.jm_params, &retry,
-	    modern_on_view, m, view)) {
-	case RATELIMIT_PENDING:
-		return;
-	case RATELIMIT_LIMITED:
-		modern_error(m, 200, RATELIMIT_CODE, RATELIMIT_MESSAGE,
-		    ratelimit_data(retry));
-		return;
-	default:
-		break;
-	}
-	if ((co = composite_tool_call(m->m_r.r_w, view, m->m_r.r_msg.jm_mm,
-	    m->m_fast.mf_params != NULL ? m->m_fast.mf_name : NULL,
-	    m->m_fast.mf_namelen, m->m_r.r_msg.jm_params)) != NULL) {
-		modern_composite(m, view, co);
-		return;
-	}
-	if (m->m_fast.mf_params != NULL) {
-		if (modern_fast_route(m, view) == 0)
-			return;
-		if (modern_fast_load(m) == -1) {
-			modern_error(m, 200, JSONRPC_INTERNAL_ERROR,
-			    "Internal error: out of memory", NULL);
-			return;
-		}
-	}
-	mm = m->m_r.r_msg.jm_mm;
-	if (mm->mm_id == MCP_M_SERVER_DISCOVER) {
-		modern_discover(m, view);
-		return;
-	}
-	/* a list needs every backend; the missing one's capabilities too */
-	if (mm->mm_lists != NULL &&
-	    (err = view_incomplete(m->m_r.r_w, view)) != NULL) {
-		(void)snprintf(msg, sizeof(msg), "Internal error: %s", err);
-		modern_error(m, 200, JSONRPC_INTERNAL_ERROR, msg, NULL);
-		return;
-	}
-	/*
-	 * A method behind a capability not offered does not exist; tools
-	 * are always offered (core_capabilities()).
-	 */
-	if (mm->mm_cap != MCP_CAP_TOOLS &&
-	    (cap = mcp_cap_name(mm->mm_cap)) != NULL &&
-	    !json_is_object(json_object_get(json_object_get(view,
-	    "capabilities"), cap))) {
-		(void)snprintf(msg, sizeof(msg), "Method not found: %s (no "
-		    "backend offers %s)", m->m_r.r_msg.jm_method, cap);
-		modern_error(m, 404, JSONRPC_METHOD_NOT_FOUND, msg, NULL);
-		return;
-	}
-	if (mm->mm_lists != NULL) {
-		modern_list(m, view);
-		return;
-	}
-	if (mm->mm_id == MCP_M_TOOLS_CALL &&
-	    modern_check_params(m, view) == -1)
-		return;
-	if ((bparams = modern_backend_params(m->m_r.r_msg.jm_params)) == NULL) {
-		modern_error(m, 200, JSONRPC_INTERNAL_ERROR,
-		    "Internal error: out of memory", NULL);
-		return;
-	}
-	if (core_route(view, m->m_r.r_w->w_conf, m->m_r.r_msg.jm_method, bparams,
-	    &m->m_be, &m->m_bparams, &cerr) == -1) {
-		json_decref(bparams);
-		/* no -32002 in 2026-07-28 */
-		modern_error(m, 200, cerr.ce_code == MCP_ERR_RESOURCE_NOT_FOUND ?
-		    JSONRPC_INVALID_PARAMS : cerr.ce_code, cerr.ce_msg, NULL);
-		return;
-	}
-	json_decref(bparams);
-	/* what a 2026-07-28 backend needs (the view is here, not later) */
-	m->m_phdrs = core_param_headers(view, m->m_r.r_msg.jm_method,
-	    m->m_r.r_msg.jm_params, m->m_bparams);
-	modern_dispatch(m);
+	modern_error((struct mreq *)r, status, code, message, data);
 }
+
+/* the rate limit's refusal: an error at HTTP 200, as the reference
+ * vMCP sends it */
+static void
+modern_limited(struct request *r, unsigned int retry_s)
+{
+	modern_error((struct mreq *)r, 200, RATELIMIT_CODE, RATELIMIT_MESSAGE,
+	    ratelimit_data(retry_s));
+}
+
+static const struct upstream_cbs modern_cbs = {
+	modern_params, modern_on_push, modern_on_done
+};
+
+const struct request_codec modern_codec = {
+	.rc_name = "2026-07-28",
+	.rc_era = PROTO_ERA_MODERN,
+	.rc_close_cancels = 1,
+	.rc_session = NULL,
+	.rc_load = modern_load,
+	.rc_route_fast = modern_route_fast,
+	.rc_local = modern_discover,
+	.rc_check = modern_check,
+	.rc_list_info = modern_list_info,
+	.rc_route_params = modern_route_params,
+	.rc_composite = modern_composite,
+	.rc_upstream = NULL,
+	.rc_cbs = &modern_cbs,
+	.rc_error = modern_codec_error,
+	.rc_limited = modern_limited,
+};
 
 /* dispatched through the Modern column of the method table */
 void
@@ -888,14 +778,11 @@ modern_viewed(struct worker *w, struct httpd_req *req,
 	}
 	request_start(&m->m_r, w, req, msg, modern_destroy);
 	meta = json_object_get(m->m_r.r_msg.jm_params, "_meta");
-	m->m_caps = json_incref(json_object_get(meta,
+	m->m_r.r_caps = json_incref(json_object_get(meta,
 	    MCP_META_CLIENT_CAPABILITIES));
 	m->m_log = json_object_get(meta, "io.modelcontextprotocol/logLevel") !=
 	    NULL;
-	httpd_req_set_close_cb(req, modern_on_close, m);
-	if (view_get_scope(w, texch_view_scope(req), modern_on_view, m) == -1)
-		modern_error(m, 500, JSONRPC_INTERNAL_ERROR,
-		    "Internal error: out of memory", NULL);
+	pipeline_run(&m->m_r, &modern_codec);
 }
 
 int
@@ -939,18 +826,16 @@ modern_scan_post(struct worker *w, struct httpd_req *req, const char *body,
 	msg.jm_method = mc.mc_scan.js_mm->mm_name;
 	msg.jm_mm = mc.mc_scan.js_mm;
 	request_start(&m->m_r, w, req, &msg, modern_destroy);
-	m->m_fast.mf_params = mc.mc_scan.js_params;
-	m->m_fast.mf_plen = mc.mc_scan.js_paramslen;
+	m->m_r.r_fast.rf_params = mc.mc_scan.js_params;
+	m->m_r.r_fast.rf_plen = mc.mc_scan.js_paramslen;
+	m->m_r.r_fast.rf_name = name;
 	m->m_fast.mf_meta = mc.mc_scan.js_meta;
 	m->m_fast.mf_metalen = mc.mc_scan.js_metalen;
 	m->m_fast.mf_name = name;
-	m->m_fast.mf_namelen = mc.mc_scan.js_namelen;
+	m->m_r.r_fast.rf_namelen = mc.mc_scan.js_namelen;
 	m->m_fast.mf_nameval = mc.mc_scan.js_name - 1;
 	m->m_fast.mf_caps = mc.mc_caps;
 	m->m_fast.mf_capslen = mc.mc_capslen;
-	httpd_req_set_close_cb(req, modern_on_close, m);
-	if (view_get_scope(w, texch_view_scope(req), modern_on_view, m) == -1)
-		modern_error(m, 500, JSONRPC_INTERNAL_ERROR,
-		    "Internal error: out of memory", NULL);
+	pipeline_run(&m->m_r, &modern_codec);
 	return 0;
 }

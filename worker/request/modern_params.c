@@ -50,7 +50,7 @@ modern_same_target(struct mreq *m)
 	/* completion/complete's ref may be renamed inside */
 	if (mm->mm_route == MCP_ROUTE_NONE || mm->mm_route == MCP_ROUTE_REF)
 		return 0;
-	own = json_object_get(m->m_bparams, k);
+	own = json_object_get(m->m_r.r_bparams, k);
 	return own != NULL && json_equal(own,
 	    json_object_get(m->m_r.r_msg.jm_params, k));
 }
@@ -145,7 +145,7 @@ modern_params_text(struct mreq *m, const json_t *p, const char *level,
 
 	if ((ptext = front_params_text(m->m_r.r_req, &plen)) == NULL ||
 	    (cmeta = proto_json_value(ptext, plen, "_meta", &cmlen)) == NULL ||
-	    (hop = modern_meta_text(cmeta, cmlen, p, m->m_caps, level,
+	    (hop = modern_meta_text(cmeta, cmlen, p, m->m_r.r_caps, level,
 	    &hoplen)) == NULL || !same)
 		return NULL;
 	return proto_text_replace(ptext, plen, cmeta, cmlen, hop, hoplen, len);
@@ -172,9 +172,9 @@ modern_params_fast(struct mreq *m, struct upstream_params *up)
 	    (own = modern_json_string(f->mf_own, &ownlen)) == NULL)
 		return -1;
 	e[0] = (struct proto_edit){ f->mf_meta, f->mf_metalen, hop, hoplen };
-	e[1] = (struct proto_edit){ f->mf_nameval, f->mf_namelen + 2, own,
+	e[1] = (struct proto_edit){ f->mf_nameval, m->m_r.r_fast.rf_namelen + 2, own,
 	    ownlen };
-	text = proto_text_edit(f->mf_params, f->mf_plen, e, own != NULL ?
+	text = proto_text_edit(m->m_r.r_fast.rf_params, m->m_r.r_fast.rf_plen, e, own != NULL ?
 	    2 : 1, &tlen);
 	free(own);
 	if (text == NULL)
@@ -195,13 +195,13 @@ modern_params_modern(struct mreq *m, struct upstream_params *up)
 	json_t		*p, *v;
 	const char	*level;
 
-	if (m->m_fast.mf_params != NULL) {
+	if (m->m_r.r_fast.rf_params != NULL) {
 		if (modern_params_fast(m, up) == 0)
 			return 0;
 		if (modern_fast_load(m) == -1)
 			return -1;
 	}
-	if ((p = json_copy(m->m_bparams)) == NULL)
+	if ((p = json_copy(m->m_r.r_bparams)) == NULL)
 		return -1;
 	up->up_tree = p;
 	if ((v = json_object_get(m->m_r.r_msg.jm_params, "inputResponses")) !=
@@ -212,9 +212,9 @@ modern_params_modern(struct mreq *m, struct upstream_params *up)
 		return -1;
 	level = json_string_value(json_object_get(json_object_get(
 	    m->m_r.r_msg.jm_params, "_meta"), "io.modelcontextprotocol/logLevel"));
-	up->up_caps = m->m_caps;
+	up->up_caps = m->m_r.r_caps;
 	up->up_level = level;
-	up->up_phdrs = m->m_phdrs;
+	up->up_phdrs = m->m_r.r_phdrs;
 	/* not renamed: the client's own text goes on, its _meta replaced;
 	 * renamed: this hop's _meta is cached for the hot path */
 	if (m->m_r.r_req != NULL)
@@ -234,8 +234,8 @@ modern_fast_legacy_text(struct mreq *m, size_t *len)
 	if (m->m_fast.mf_own != NULL && (own = modern_json_string(
 	    m->m_fast.mf_own, &ownlen)) == NULL)
 		return NULL;
-	text = proto_params_strip_meta_text(m->m_fast.mf_params,
-	    m->m_fast.mf_plen, own, ownlen, len);
+	text = proto_params_strip_meta_text(m->m_r.r_fast.rf_params,
+	    m->m_r.r_fast.rf_plen, own, ownlen, len);
 	free(own);
 	return text;
 }
@@ -249,11 +249,11 @@ modern_params(void *arg, enum proto_era era, struct upstream_params *up)
 	if (era == PROTO_ERA_MODERN)
 		return modern_params_modern(m, up);
 	/* the hot path: the client's params text, its _meta stripped */
-	if (m->m_fast.mf_params != NULL &&
+	if (m->m_r.r_fast.rf_params != NULL &&
 	    (up->up_owned = modern_fast_legacy_text(m, &up->up_len)) != NULL)
 		return 0;
 	if (modern_fast_load(m) == -1)
 		return -1;
-	up->up_tree = json_incref(m->m_bparams);
+	up->up_tree = json_incref(m->m_r.r_bparams);
 	return 0;
 }

@@ -13,18 +13,15 @@
 #include "worker/process/request.h"
 
 /*
- * The hot path's call, read off a scan of the body (proto_modern_scan_
- * call) instead of a tree: spans into the request's body, which lives
- * as long as the request.  modern_fast_load() parses the body when the
- * call turns out to need the tree.
+ * What the hot path's call (its spans in the request's r_fast) adds in
+ * 2026-07-28, read off a scan of the body (proto_modern_scan_call)
+ * instead of a tree; modern_fast_load() parses the body when the call
+ * turns out to need the tree.
  */
 struct modern_fast {
-	const char	*mf_params;	/* NULL: not the hot path */
-	size_t		 mf_plen;
 	const char	*mf_meta;	/* params._meta */
 	size_t		 mf_metalen;
-	char		*mf_name;	/* params.name, a copy */
-	size_t		 mf_namelen;
+	char		*mf_name;	/* params.name, a copy (r_fast's) */
 	const char	*mf_nameval;	/* its value's text, quotes and all */
 	const char	*mf_caps;	/* _meta's clientCapabilities */
 	size_t		 mf_capslen;
@@ -32,18 +29,11 @@ struct modern_fast {
 };
 
 struct mreq {
-	struct request			 m_r;		/* no params if m_fast */
+	struct request			 m_r;		/* no params if r_fast */
 	struct modern_fast		 m_fast;
-	json_t				*m_caps;	/* this request's */
-	const struct config_backend	*m_be;
-	json_t				*m_bparams;
-	struct upstream			*m_up;		/* the backend call */
-	json_t				*m_phdrs;	/* Mcp-Param-* to send */
-	int				 m_streaming;
 	int				 m_log;		/* logLevel was set */
 	char				 m_needcap[32];	/* lacked by client */
 	char				 m_refused[64];	/* method refused */
-	struct crun			*m_run;		/* a composite's */
 };
 
 /* modern.c */

@@ -15,7 +15,9 @@
 #include "worker/process/request.h"
 
 #define LEGACY_ONLY(fn)		{ fn, NULL, 0 }
-#define VIEWED			{ legacy_viewed, modern_viewed, 0 }
+/* the pipeline's: its session phase finds a Legacy client's session */
+#define VIEWED			{ legacy_viewed, modern_viewed, \
+				    REQUEST_M_NO_SESSION }
 
 static const struct request_method request_methods[MCP_M_COUNT] = {
 	[MCP_M_INITIALIZE] = { legacy_initialize, NULL,
@@ -30,8 +32,10 @@ static const struct request_method request_methods[MCP_M_COUNT] = {
 	[MCP_M_RESOURCES_LIST] = VIEWED,
 	[MCP_M_RESOURCES_TEMPLATES_LIST] = VIEWED,
 	[MCP_M_RESOURCES_READ] = VIEWED,
-	[MCP_M_RESOURCES_SUBSCRIBE] = LEGACY_ONLY(legacy_viewed),
-	[MCP_M_RESOURCES_UNSUBSCRIBE] = LEGACY_ONLY(legacy_viewed),
+	[MCP_M_RESOURCES_SUBSCRIBE] = { legacy_viewed, NULL,
+	    REQUEST_M_NO_SESSION },
+	[MCP_M_RESOURCES_UNSUBSCRIBE] = { legacy_viewed, NULL,
+	    REQUEST_M_NO_SESSION },
 	[MCP_M_COMPLETION_COMPLETE] = VIEWED,
 	[MCP_M_LOGGING_SET_LEVEL] = LEGACY_ONLY(legacy_set_level),
 	[MCP_M_SUBSCRIPTIONS_LISTEN] = { NULL, listen_start, 0 },

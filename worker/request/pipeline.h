@@ -1,0 +1,120 @@
+/*
+ * One client request's way through the worker, the same for both
+ * revisions (as nginx's phase engine runs its phases): a table of phases
+ * run in order, each a function with one contract, and the revision's
+ * differences in its client codec (an ops table, as upstream_ops is for
+ * the backend's revision):
+ *
+ *	authorize	the Cedar gate, on the view (fetched for it): a
+ *			2025-11-25 client's call is authorized before its
+ *			session is looked up, "403 before 404"
+ *	session		the client's session (2025-11-25; none in 2026-07-28)
+ *	view		the identity scope's view
+ *	ratelimit	a token of each bucket, after the gate (a denied
+ *			call takes none)
+ *	resolve		a composite tool, the hot path's route by name, a
+ *			method answered from the view, a list's page, or
+ *			the backend and its params
+ *	upstream	the call through the upstream edge; its answer is
+ *			rendered by the codec (rc_cbs)
+ *
+ * Authentication and token exchange are done before (front.c): the
+ * pipeline starts with the principal known.  A phase answers NEXT, DONE
+ * (the request answered, or handed on: its holds are no longer the
+ * pipeline's) or WAIT (its callback resumes the pipeline at that same
+ * phase: pipeline_resume()).
+ */
+#ifndef VMCPD_PIPELINE_H
+#define VMCPD_PIPELINE_H
+
+#include <jansson.h>
+
+#include "proto/proto.h"
+#include "worker/process/request.h"
+
+struct composite;
+struct upstream_cbs;
+struct upstream_req;
+struct worker;
+
+enum pipeline_rc {
+	PIPELINE_NEXT,
+	PIPELINE_DONE,
+	PIPELINE_WAIT
+};
+
+enum pipeline_phase {
+	PIPELINE_AUTHORIZE,
+	PIPELINE_SESSION,
+	PIPELINE_VIEW,
+	PIPELINE_RATELIMIT,
+	PIPELINE_RESOLVE,
+	PIPELINE_UPSTREAM,
+	PIPELINE_NPHASES
+};
+
+/*
+ * A client revision's codec: what differs between a 2025-11-25 and a
+ * 2026-07-28 client.  Answers (rc_error, rc_limited, rc_answer_text, the
+ * renderings behind rc_cbs) finalize the request.
+ */
+struct request_codec {
+	const char	*rc_name;	/* its revision, for logs */
+	enum proto_era	 rc_era;
+	/* closing the connection cancels the call (2026-07-28) */
+	int		 rc_close_cancels;
+	/* the session phase: the client's session; NULL: stateless */
+	enum pipeline_rc (*rc_session)(struct request *);
+	/* the hot path's params as a tree (the body parsed again): -1
+	 * fails (the body is gone, or no memory) */
+	int		(*rc_load)(struct request *);
+	/* the hot path's tools/call, routed by its name alone: DONE (on its
+	 * way or answered), NEXT (it takes the tree path, loaded now) */
+	enum pipeline_rc (*rc_route_fast)(struct request *);
+	/* a method answered from the view (MCP_MF_LOCAL); NULL: none */
+	void		(*rc_local)(struct request *);
+	/* what the revision checks before a list or a route: NEXT, or
+	 * DONE (refused); NULL: nothing */
+	enum pipeline_rc (*rc_check)(struct request *);
+	/* a list's serverInfo stamp (a new reference), or NULL */
+	json_t		*(*rc_list_info)(struct worker *);
+	/* the params as routed (a new reference): the client's, or
+	 * without the revision's envelope; NULL: no memory */
+	json_t		*(*rc_route_params)(struct request *);
+	/* a composite tool's run (composite_run_start()) */
+	void		(*rc_composite)(struct request *,
+			    const struct composite *);
+	/* the backend call's request filled in by the codec (session,
+	 * capabilities); DONE: taken instead (a subscription) */
+	enum pipeline_rc (*rc_upstream)(struct request *,
+			    struct upstream_req *);
+	/* create_request, what the backend sends mid-call, the answer */
+	const struct upstream_cbs *rc_cbs;
+	/* an error; data taken (or NULL) */
+	void		(*rc_error)(struct request *, int status, int code,
+			    const char *message, json_t *data);
+	/* the rate limit's refusal */
+	void		(*rc_limited)(struct request *, unsigned int retry_s);
+};
+
+/*
+ * r, started (request_start()) with codec and its fast path's spans if
+ * any, runs from the first phase; it holds the connection's close.
+ */
+void	pipeline_run(struct request *, const struct request_codec *);
+/* r's connection watched: its close ends r (a request outside the
+ * pipeline too: its codec NULL) */
+void	pipeline_watch(struct request *);
+/* a phase's wait is over: the view (or the rate limit's verdict, or
+ * err) is here (a view_cb) */
+void	pipeline_resume(void *r, json_t *view, const char *err);
+/* the upstream phase again (an MRTR retry, a subscription: flags
+ * UPSTREAM_F_*) */
+void	pipeline_forward(struct request *, int flags);
+/* a result whose text the caller has, and r finalized */
+void	pipeline_answer_text(struct request *, const char *text,
+	    size_t len);
+/* what the pipeline holds, released (the codec's r_free calls it) */
+void	pipeline_clear(struct request *);
+
+#endif /* VMCPD_PIPELINE_H */
