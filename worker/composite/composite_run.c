@@ -49,6 +49,7 @@
 #include "proto/proto.h"
 #include "proto/classify.h"
 #include "worker/process/process.h"
+#include "worker/process/request.h"
 #include "worker/relay/mrtr.h"
 #include "worker/state/session.h"
 #include "worker/upstream/backend_session.h"
@@ -118,18 +119,18 @@ composite_routed(struct worker *w, json_t *view, const char *name,
 }
 
 const struct composite *
-composite_tool_call(struct worker *w, json_t *view,
-    const struct mcp_method *mm, const char *fast, size_t fastlen,
-    const json_t *params)
+composite_of_request(const struct request *r)
 {
 	const char	*name;
 	size_t		 len;
 
-	if (mm->mm_id != MCP_M_TOOLS_CALL || w->w_conf->cf_composites ==
-	    NULL || ratelimit_tool_name(fast, fastlen, params, &name, &len) ==
-	    -1)
+	if (r->r_msg.jm_mm->mm_id != MCP_M_TOOLS_CALL ||
+	    r->r_w->w_conf->cf_composites == NULL ||
+	    ratelimit_tool_name(r->r_fast.rf_params != NULL ?
+	    r->r_fast.rf_name : NULL, r->r_fast.rf_namelen,
+	    r->r_msg.jm_params, &name, &len) == -1)
 		return NULL;
-	return composite_routed(w, view, name, len);
+	return composite_routed(r->r_w, r->r_view, name, len);
 }
 
 void

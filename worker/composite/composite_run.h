@@ -34,14 +34,12 @@ const struct composite *composite_routed(struct worker *, json_t *view,
 	    const char *name, size_t len);
 
 /*
- * The edges' hook (legacy.c, modern.c): the composite a request of
- * method mm calls, by the fast path's name (fast, fastlen) or params'
- * name, or NULL when it is not a tools/call of one.
+ * The client codecs' hook (rc_composite of legacy.c, modern.c): the
+ * composite a tools/call request calls on its view, by the fast path's
+ * name or its params' name, or NULL when it is not a call of one.
  */
-struct mcp_method;
-const struct composite *composite_tool_call(struct worker *, json_t *view,
-	    const struct mcp_method *mm, const char *fast, size_t fastlen,
-	    const json_t *params);
+struct request;
+const struct composite *composite_of_request(const struct request *);
 
 /* what a run tells the edge that started it */
 struct composite_client {

@@ -22,6 +22,7 @@ struct session;
 struct config_backend;
 struct upstream;
 struct crun;
+struct principal;
 
 /*
  * The hot path's call, read off a scan of the body instead of a tree:
@@ -44,9 +45,10 @@ struct request {
 	unsigned int		 r_count;	/* holds; 0: finalized */
 	/* the owner's state and r's memory freed, at the last hold */
 	void			(*r_free)(struct request *);
-	/* the pipeline (worker/request/pipeline.h): its revision's codec,
+	/* the pipeline (worker/pipeline/pipeline.h): its revision's codec,
 	 * the phase it is in, the view it runs on (a reference) */
 	const struct request_codec *r_codec;
+	const struct principal	*r_principal;	/* NULL: anonymous */
 	unsigned int		 r_phase;
 	int			 r_stepping;	/* inside a phase */
 	json_t			*r_view;

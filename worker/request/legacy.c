@@ -45,7 +45,7 @@
 #include "worker/view/view_get.h"
 #include "worker/upstream/token_exchange.h"
 #include "worker/request/legacy_req.h"
-#include "worker/request/pipeline.h"
+#include "worker/pipeline/pipeline.h"
 #include "worker/composite/composite_run.h"
 #include "worker/auth/ratelimit.h"
 #include "worker/auth/authz.h"
@@ -95,6 +95,7 @@ legacy_req_destroy(struct request *r)
 {
 	struct mcp_req *mr = (struct mcp_req *)r;	/* mr_r is its head */
 
+	composite_run_cancel(mr->mr_r.r_run, "the request ended");
 	pipeline_clear(&mr->mr_r);
 	session_redis_cancel(mr);
 	json_decref(mr->mr_result);
@@ -843,10 +844,9 @@ legacy_composite_done(void *arg, json_t *result, int code,
 		    result));
 }
 
-/* a composite tool's call: run here (composite_run.c), its params
- * loaded by the pipeline */
-static void
-legacy_composite(struct request *r, const struct composite *co)
+/* a composite tool's call (rc_composite): run here (composite_run.c) */
+static enum pipeline_rc
+legacy_composite(struct request *r)
 {
 	static const struct composite_client cc0 = {
 		legacy_composite_notify, legacy_mrtr_send,
@@ -854,12 +854,21 @@ legacy_composite(struct request *r, const struct composite *co)
 	};
 	struct mcp_req		*mr = (struct mcp_req *)r;
 	struct composite_client	 cc = cc0;
+	const struct composite	*co;
 
+	if ((co = composite_of_request(r)) == NULL)
+		return PIPELINE_NEXT;
+	if (legacy_params_load(mr) == -1) {
+		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: cannot parse the request again");
+		return PIPELINE_DONE;
+	}
 	cc.cc_arg = mr;
 	cc.cc_sid = mr->mr_sid;
 	cc.cc_caps = mr->mr_sess.s_client_caps;
 	composite_run_start(r->r_w, r->r_view, r->r_req, PROTO_ERA_LEGACY, co,
 	    r->r_msg.jm_params, &cc, &r->r_run);
+	return PIPELINE_DONE;
 }
 
 static struct mcp_req *

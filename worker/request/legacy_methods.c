@@ -30,7 +30,7 @@
 #include "worker/view/view_get.h"
 #include "worker/upstream/token_exchange.h"
 #include "worker/request/legacy_req.h"
-#include "worker/request/pipeline.h"
+#include "worker/pipeline/pipeline.h"
 
 static const char *const legacy_log_levels[] = {
 	"debug", "info", "notice", "warning", "error", "critical", "alert",

@@ -22,7 +22,7 @@
 #include "shared/log.h"
 #include "shared/store.h"
 #include "worker/request/legacy_req.h"
-#include "worker/request/pipeline.h"
+#include "worker/pipeline/pipeline.h"
 #include "worker/events/subs.h"
 #include "proto/proto.h"
 #include "proto/method.h"

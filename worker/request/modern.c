@@ -52,7 +52,7 @@
 #include "worker/auth/audit.h"
 #include "worker/process/request.h"
 #include "worker/request/modern_req.h"
-#include "worker/request/pipeline.h"
+#include "worker/pipeline/pipeline.h"
 
 
 static json_t *
@@ -74,6 +74,7 @@ modern_destroy(struct request *r)
 {
 	struct mreq *m = (struct mreq *)r;	/* m_r is its head */
 
+	composite_run_cancel(m->m_r.r_run, "the request ended");
 	pipeline_clear(&m->m_r);
 	free(m->m_fast.mf_name);
 	free(m->m_fast.mf_own);
@@ -638,20 +639,28 @@ modern_composite_done(void *arg, json_t *result, int code,
 		    "complete");
 }
 
-/* a composite tool's call: run here (composite_run.c), its params
- * loaded by the pipeline */
-static void
-modern_composite(struct request *r, const struct composite *co)
+/* a composite tool's call (rc_composite): run here (composite_run.c) */
+static enum pipeline_rc
+modern_composite(struct request *r)
 {
 	static const struct composite_client cc0 = {
 		modern_composite_notify, NULL, modern_composite_done, NULL,
 		NULL, NULL
 	};
-	struct composite_client cc = cc0;
+	struct composite_client	 cc = cc0;
+	const struct composite	*co;
 
+	if ((co = composite_of_request(r)) == NULL)
+		return PIPELINE_NEXT;
+	if (modern_fast_load((struct mreq *)r) == -1) {
+		modern_error((struct mreq *)r, 200, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: out of memory", NULL);
+		return PIPELINE_DONE;
+	}
 	cc.cc_arg = r;
 	composite_run_start(r->r_w, r->r_view, r->r_req, PROTO_ERA_MODERN, co,
 	    r->r_msg.jm_params, &cc, &r->r_run);
+	return PIPELINE_DONE;
 }
 
 /*

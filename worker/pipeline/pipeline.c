@@ -16,11 +16,10 @@
 #include "worker/auth/authz.h"
 #include "worker/auth/authz_rule.h"
 #include "worker/auth/ratelimit.h"
-#include "worker/composite/composite_run.h"
 #include "worker/http/http_reply.h"
 #include "worker/http/httpd.h"
 #include "worker/process/process.h"
-#include "worker/request/pipeline.h"
+#include "worker/pipeline/pipeline.h"
 #include "worker/upstream/backend_session.h"
 #include "worker/upstream/eras.h"
 #include "worker/upstream/token_exchange.h"
@@ -90,7 +89,8 @@ pipeline_on_close(struct httpd_req *hr, void *arg)
 void
 pipeline_watch(struct request *r)
 {
-	httpd_req_set_close_cb(r->r_req, pipeline_on_close, r);
+	if (r->r_req != NULL)
+		httpd_req_set_close_cb(r->r_req, pipeline_on_close, r);
 }
 
 void
@@ -98,6 +98,8 @@ pipeline_run(struct request *r, const struct request_codec *codec)
 {
 	r->r_codec = codec;
 	r->r_phase = 0;
+	if (r->r_req != NULL)
+		r->r_principal = auth_principal(r->r_req);
 	pipeline_watch(r);
 	pipeline_step(r);
 }
@@ -158,6 +160,8 @@ pipeline_authorize(struct request *r)
 	enum pipeline_rc	 rc;
 	int			 allow;
 
+	if (r->r_codec->rc_authorize != NULL)
+		return r->r_codec->rc_authorize(r);
 	if (!authz_on(r->r_w) || mm->mm_action == MCP_ACTION_NONE)
 		return PIPELINE_NEXT;
 	if ((rc = pipeline_view_fetch(r)) != PIPELINE_NEXT)
@@ -198,6 +202,8 @@ pipeline_ratelimit(struct request *r)
 {
 	unsigned int retry;
 
+	if (r->r_codec->rc_ratelimit != NULL)
+		return r->r_codec->rc_ratelimit(r);
 	switch (ratelimit_call(r->r_w, r->r_req, r->r_msg.jm_mm,
 	    r->r_fast.rf_params != NULL ? r->r_fast.rf_name : NULL,
 	    r->r_fast.rf_namelen, r->r_msg.jm_params, &retry,
@@ -248,25 +254,17 @@ pipeline_resolve(struct request *r)
 {
 	const struct request_codec	*c = r->r_codec;
 	const struct mcp_method		*mm = r->r_msg.jm_mm;
-	const struct composite		*co;
 	struct core_err			 cerr;
 	enum pipeline_rc		 rc;
 	json_t				*params;
 	const char			*err;
 	char				 msg[600];
 
-	if ((co = composite_tool_call(r->r_w, r->r_view, mm,
-	    r->r_fast.rf_params != NULL ? r->r_fast.rf_name : NULL,
-	    r->r_fast.rf_namelen, r->r_msg.jm_params)) != NULL) {
-		if (c->rc_load(r) == -1) {
-			c->rc_error(r, 200, JSONRPC_INTERNAL_ERROR,
-			    "Internal error: cannot parse the request again",
-			    NULL);
-			return PIPELINE_DONE;
-		}
-		c->rc_composite(r, co);
-		return PIPELINE_DONE;
-	}
+	if (r->r_be != NULL)
+		return PIPELINE_NEXT;	/* routed already */
+	if (c->rc_composite != NULL && (rc = c->rc_composite(r)) !=
+	    PIPELINE_NEXT)
+		return rc;
 	if (r->r_fast.rf_params != NULL &&
 	    (rc = c->rc_route_fast(r)) != PIPELINE_NEXT)
 		return rc;
@@ -320,7 +318,7 @@ pipeline_forward(struct request *r, int flags)
 	uq.uq_method = r->r_msg.jm_method;
 	/* the principal's backend session; a subscription over the shared
 	 * scope's (backend_session.h) */
-	uq.uq_scope = bsession_scope(auth_principal(r->r_req), r->r_be,
+	uq.uq_scope = bsession_scope(r->r_principal, r->r_be,
 	    (flags & UPSTREAM_F_SUBSCRIPTION) ? BSESSION_FOR_SHARED :
 	    BSESSION_FOR_USER);
 	uq.uq_client = (flags & UPSTREAM_F_SUBSCRIPTION) ? ERA_LISTING :
@@ -329,7 +327,8 @@ pipeline_forward(struct request *r, int flags)
 	if (r->r_codec->rc_upstream != NULL &&
 	    r->r_codec->rc_upstream(r, &uq) == PIPELINE_DONE)
 		return;
-	audit_set_backend(r->r_w, r->r_req, r->r_be->cb_name);
+	if (r->r_req != NULL)
+		audit_set_backend(r->r_w, r->r_req, r->r_be->cb_name);
 	if ((r->r_up = upstream_call(r->r_w, r->r_be, &uq, r->r_codec->rc_cbs,
 	    r)) == NULL)
 		r->r_codec->rc_error(r, 200, JSONRPC_INTERNAL_ERROR,
@@ -352,7 +351,6 @@ pipeline_clear(struct request *r)
 	if (r->r_req != NULL)
 		httpd_req_set_close_cb(r->r_req, NULL, NULL);
 	upstream_cancel(r->r_up);
-	composite_run_cancel(r->r_run, "the request ended");
 	view_get_cancel(r->r_w, r);
 	ratelimit_cancel(r);
 	json_decref(r->r_view);

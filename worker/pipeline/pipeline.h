@@ -14,7 +14,8 @@
  *			call takes none)
  *	resolve		a composite tool, the hot path's route by name, a
  *			method answered from the view, a list's page, or
- *			the backend and its params
+ *			the backend and its params (a request routed
+ *			already goes on)
  *	upstream	the call through the upstream edge; its answer is
  *			rendered by the codec (rc_cbs)
  *
@@ -23,6 +24,10 @@
  * (the request answered, or handed on: its holds are no longer the
  * pipeline's) or WAIT (its callback resumes the pipeline at that same
  * phase: pipeline_resume()).
+ *
+ * The pipeline sits below the composite tools (worker/composite/), whose
+ * steps run through it too (composite_step.c): what a client's call to a
+ * composite tool does is its codec's (rc_composite).
  */
 #ifndef VMCPD_PIPELINE_H
 #define VMCPD_PIPELINE_H
@@ -32,7 +37,6 @@
 #include "proto/proto.h"
 #include "worker/process/request.h"
 
-struct composite;
 struct upstream_cbs;
 struct upstream_req;
 struct worker;
@@ -63,6 +67,11 @@ struct request_codec {
 	enum proto_era	 rc_era;
 	/* closing the connection cancels the call (2026-07-28) */
 	int		 rc_close_cancels;
+	/* the authorize and ratelimit phases of its own instead of the
+	 * pipeline's (a composite's step: under the run's principal, its
+	 * tool resolved to authorize it); NULL: the pipeline's */
+	enum pipeline_rc (*rc_authorize)(struct request *);
+	enum pipeline_rc (*rc_ratelimit)(struct request *);
 	/* the session phase: the client's session; NULL: stateless */
 	enum pipeline_rc (*rc_session)(struct request *);
 	/* the hot path's params as a tree (the body parsed again): -1
@@ -81,9 +90,9 @@ struct request_codec {
 	/* the params as routed (a new reference): the client's, or
 	 * without the revision's envelope; NULL: no memory */
 	json_t		*(*rc_route_params)(struct request *);
-	/* a composite tool's run (composite_run_start()) */
-	void		(*rc_composite)(struct request *,
-			    const struct composite *);
+	/* a composite tool's call, its run started (composite_run.h):
+	 * DONE; NEXT: not a composite tool; NULL: none */
+	enum pipeline_rc (*rc_composite)(struct request *);
 	/* the backend call's request filled in by the codec (session,
 	 * capabilities); DONE: taken instead (a subscription) */
 	enum pipeline_rc (*rc_upstream)(struct request *,
@@ -99,7 +108,8 @@ struct request_codec {
 
 /*
  * r, started (request_start()) with codec and its fast path's spans if
- * any, runs from the first phase; it holds the connection's close.
+ * any, runs from the first phase; it watches its connection's close (a
+ * composite's step has none: r_req NULL, r_principal, r_view set).
  */
 void	pipeline_run(struct request *, const struct request_codec *);
 /* r's connection watched: its close ends r (a request outside the
