@@ -167,17 +167,17 @@ crun_relay(struct crun *cr, const struct crun_call *c, json_t *result,
 
 	if (c->cc_rounds >= MRTR_ROUNDS) {
 		(void)snprintf(why, whylen, "backend %s still asks for input "
-		    "after %d rounds", c->cc_be->cb_name, MRTR_ROUNDS);
+		    "after %d rounds", c->cc_r.r_be->cb_name, MRTR_ROUNDS);
 		return -1;
 	}
 	if (mrtr_input_required(result, &ir, &state) == -1) {
 		(void)snprintf(why, whylen, "backend %s sent an invalid "
-		    "input_required result", c->cc_be->cb_name);
+		    "input_required result", c->cc_r.r_be->cb_name);
 		return -1;
 	}
 	if (cr->cr_cc.cc_request == NULL || cr->cr_cc.cc_sid == NULL) {
 		(void)snprintf(why, whylen, "backend %s asked for input: the "
-		    "client cannot be asked", c->cc_be->cb_name);
+		    "client cannot be asked", c->cc_r.r_be->cb_name);
 		return -1;
 	}
 	if ((params = json_copy(c->cc_params)) == NULL)
@@ -191,7 +191,7 @@ crun_relay(struct crun *cr, const struct crun_call *c, json_t *result,
 	}
 	if (json_object_size(ir) == 0) {
 		/* load shedding: the state alone, again */
-		crun_call_send(cr, c->cc_id, c->cc_be, params,
+		crun_call_send(cr, c->cc_id, c->cc_r.r_be, params,
 		    c->cc_rounds + 1);
 		return 0;
 	}
@@ -201,7 +201,7 @@ crun_relay(struct crun *cr, const struct crun_call *c, json_t *result,
 	}
 	ce->ce_run = cr;
 	ce->ce_id = c->cc_id;
-	ce->ce_be = c->cc_be;
+	ce->ce_be = c->cc_r.r_be;
 	ce->ce_params = params;
 	ce->ce_rounds = c->cc_rounds + 1;
 	TAILQ_INSERT_TAIL(&cr->cr_elicits, ce, ce_entry);
@@ -210,7 +210,7 @@ crun_relay(struct crun *cr, const struct crun_call *c, json_t *result,
 	if (ce->ce_wait == NULL) {
 		crun_elicit_free(cr, ce);
 		(void)snprintf(why, whylen, "backend %s asked for input: %s",
-		    c->cc_be->cb_name, err);
+		    c->cc_r.r_be->cb_name, err);
 		return -1;
 	}
 	return 0;

@@ -15,7 +15,9 @@
 #include "shared/composite.h"
 #include "shared/composite_sched.h"
 #include "worker/auth/auth.h"
+#include "worker/auth/ratelimit.h"
 #include "worker/composite/composite_run.h"
+#include "worker/process/request.h"
 
 struct event;
 struct mrtr_wait;
@@ -23,16 +25,22 @@ struct ratelimit_wait;
 struct upstream;
 struct config_backend;
 
+/* a tool call of the run: a request of the pipeline (composite_step.c) */
 struct crun_call {
+	struct request			 cc_r;		/* r_be, r_up, r_view */
 	TAILQ_ENTRY(crun_call)		 cc_entry;
 	struct crun			*cc_run;
 	uint64_t			 cc_id;
-	const struct config_backend	*cc_be;
-	struct upstream			*cc_up;
+	char				*cc_tool;	/* as the step names it */
+	json_t				*cc_args;	/* the step's arguments */
+	json_t				*cc_extra;	/* a resumed call's */
 	json_t				*cc_params;	/* name, arguments */
 	int				 cc_rounds;	/* of input asked */
+	int				 cc_retry;	/* sent before */
 	struct ratelimit_wait		*cc_rl;		/* waits on Redis */
-	char				*cc_tool;	/* the same: its tool */
+	int				 cc_decided;	/* ... answered: */
+	enum ratelimit_verdict		 cc_verdict;
+	unsigned int			 cc_retry_s;
 	struct session			*cc_sess;	/* a Legacy caller's */
 };
 
@@ -98,6 +106,9 @@ void	 crun_leave(struct crun *);
 void	 crun_audit(struct crun *, const char *type, const char *outcome,
 	    const struct composite_step *, const char *tool,
 	    const char *error);
+/* composite_step.c: the run's tool calls */
+void	 crun_call_free(struct crun *, struct crun_call *,
+	    const char *abort_why);
 void	 crun_call_send(struct crun *, uint64_t call,
 	    const struct config_backend *, json_t *params, int rounds);
 void	 crun_call_start(struct crun *, uint64_t call, const char *tool,
