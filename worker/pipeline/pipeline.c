@@ -73,7 +73,8 @@ pipeline_on_close(struct httpd_req *hr, void *arg)
 {
 	struct request *r = arg;
 
-	log_debug("client went away during %s", r->r_msg.jm_method);
+	log_debug("%s client went away during %s", r->r_codec != NULL ?
+	    r->r_codec->rc_name : "a", r->r_msg.jm_method);
 	r->r_req = NULL;
 	httpd_send_end(hr);	/* frees it */
 	/* closing the stream cancels the call in 2026-07-28 (Streamable
@@ -137,10 +138,14 @@ pipeline_view_fetch(struct request *r)
 	if (r->r_view != NULL)
 		return PIPELINE_NEXT;
 	if (view_get_scope(r->r_w, texch_view_scope(r->r_req),
-	    pipeline_resume, r) == -1 ||
-	    r->r_stepping == PIPELINE_STEP_FAILED) {
+	    pipeline_resume, r) == -1) {
 		r->r_codec->rc_error(r, 500, JSONRPC_INTERNAL_ERROR,
 		    "Internal error: out of memory", NULL);
+		return PIPELINE_DONE;
+	}
+	if (r->r_stepping == PIPELINE_STEP_FAILED) {
+		r->r_codec->rc_error(r, 200, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: the view can't be read", NULL);
 		return PIPELINE_DONE;
 	}
 	/* answered at once from the stored view, as a rule (inside

@@ -74,9 +74,6 @@ struct request_codec {
 	enum pipeline_rc (*rc_ratelimit)(struct request *);
 	/* the session phase: the client's session; NULL: stateless */
 	enum pipeline_rc (*rc_session)(struct request *);
-	/* the hot path's params as a tree (the body parsed again): -1
-	 * fails (the body is gone, or no memory) */
-	int		(*rc_load)(struct request *);
 	/* the hot path's tools/call, routed by its name alone: DONE (on its
 	 * way or answered), NEXT (it takes the tree path, loaded now) */
 	enum pipeline_rc (*rc_route_fast)(struct request *);

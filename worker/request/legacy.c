@@ -723,12 +723,6 @@ legacy_session_phase(struct request *r)
 	return PIPELINE_NEXT;
 }
 
-static int
-legacy_load(struct request *r)
-{
-	return legacy_params_load((struct mcp_req *)r);
-}
-
 /* routed as the client sent them */
 static json_t *
 legacy_route_params(struct request *r)
@@ -956,7 +950,6 @@ const struct request_codec legacy_codec = {
 	.rc_era = PROTO_ERA_LEGACY,
 	.rc_close_cancels = 0,
 	.rc_session = legacy_session_phase,
-	.rc_load = legacy_load,
 	.rc_route_fast = legacy_route_fast,
 	.rc_local = NULL,
 	.rc_check = NULL,

@@ -692,12 +692,6 @@ modern_check(struct request *r)
 	return PIPELINE_NEXT;
 }
 
-static int
-modern_load(struct request *r)
-{
-	return modern_fast_load((struct mreq *)r);
-}
-
 static json_t *
 modern_route_params(struct request *r)
 {
@@ -735,7 +729,6 @@ const struct request_codec modern_codec = {
 	.rc_era = PROTO_ERA_MODERN,
 	.rc_close_cancels = 1,
 	.rc_session = NULL,
-	.rc_load = modern_load,
 	.rc_route_fast = modern_route_fast,
 	.rc_local = modern_discover,
 	.rc_check = modern_check,
