@@ -12,8 +12,14 @@ set -u
 root=$(cd "$(dirname "$0")/.." && pwd) || exit 2
 cd "$root" || exit 2
 era=${1:-legacy}
-vmcpd=${VMCPD_BIN:-$root/build/vmcpd}
 command -v gdb >/dev/null || { echo "walk: no gdb" >&2; exit 2; }
+# a build whose stacks are the source's: no tail calls, no inlining
+# (build-walk/; VMCPD_BIN: another binary)
+if [ -z "${VMCPD_BIN:-}" ]; then
+	make -s BUILD=build-walk OPT='-O1 -g -fno-optimize-sibling-calls -fno-inline' \
+	    build-walk/vmcpd >/dev/null || exit 2
+fi
+vmcpd=${VMCPD_BIN:-$root/build-walk/vmcpd}
 make -s -f tests/bench/Makefile >/dev/null || exit 2
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/vmcpd-walk.XXXXXX") || exit 2
 pids=""
@@ -88,9 +94,24 @@ nm -l --defined-only "$vmcpd" | awk '$2 ~ /^[tT]$/ && $4 ~ /\/worker\// {
 cat >"$tmp/walk.py" <<EOP
 import gdb
 log = open("$tmp/trace", "w")
+def wfile(f):
+	try:
+		n = f.find_sal().symtab.filename
+	except Exception:
+		return '-'
+	i = n.find('worker/')
+	return n[i:] if i >= 0 else '-'
 class B(gdb.Breakpoint):
 	def stop(self):
-		log.write(self.location.split(':')[0] + ' ' + self.location.split(':')[1] + '\n')
+		# the worker/ files of the callers, innermost first
+		st = []
+		f = gdb.newest_frame().older()
+		while f is not None:
+			st.append(wfile(f))
+			f = f.older()
+		log.write(self.location.split(':')[0] + ' ' +
+		    self.location.split(':')[1] + ' ' + str(len(st)) + ' ' +
+		    ','.join(st) + '\n')
 		log.flush()
 		return False
 for l in open("$tmp/funcs"):
@@ -113,6 +134,38 @@ sleep 1
 grep -q '"text":"hi"' "$tmp/answer.txt" ||
     { echo "walk: no answer: $(cat "$tmp/answer.txt")" >&2; exit 1; }
 tail -n +$(($(wc -l <"$tmp/trace.before") + 1)) "$tmp/trace" |
-    awk 'done { exit } $2 == "front_on_complete" { done = 1 }
-	{ if ($1 != last) { n++; if (seen[$1]++) back++; print n ". " $1 " (" $2 ")"; last = $1 } }
-	END { printf "%d stays in %d files, %d returns to a file already left\n", n, length(seen), back }'
+    awk 'done { exit } $2 == "front_on_complete" { done = 1 } { print }' \
+    >"$tmp/walk"
+# every function entered: a file named once per stay
+awk '{ if ($1 != last) { n++; if (seen[$1]++) back++; print n ". " $1 " (" $2 ")"; last = $1 } }
+	END { printf "%d stays in %d files, %d returns to a file already left\n", n, length(seen), back }' "$tmp/walk"
+# the request's way: a function that enters no other worker/ function
+# (an accessor: httpd_req_known(), worker_zalloc(), a counter) is left
+# out; a file is doubled back to when it is entered again while none of
+# its functions is on the stack, on the way out (until the backend's
+# request is sent) or on the way back (from the backend's answer)
+python3 - "$tmp/walk" <<'EOW'
+import sys
+ev = []
+for l in open(sys.argv[1]):
+	p = l.split()
+	ev.append((p[0], p[1], int(p[2]), p[3].split(',') if len(p) > 3 else []))
+way, seen, back, last, half = [], {}, 0, None, 'out'
+for i, (f, fn, d, st) in enumerate(ev):
+	leaf = i + 1 >= len(ev) or ev[i + 1][2] <= d
+	if fn in ('backend_on_head', 'backend_on_data', 'upstream_on_raw'):
+		if half == 'out':
+			half, seen, last = 'back', {}, None
+			way.append('--- the backend answers ---')
+	if leaf or f == last:
+		continue
+	again = f in seen and f not in st
+	back += again
+	seen[f] = 1
+	way.append('%s %s (%s)' % ('<<' if again else '  ', f, fn))
+	last = f
+print('the way of the request (accessors left out):')
+for w in way:
+	print('  ' + w)
+print('%d files on the way, %d doubled back to' % (len([w for w in way if not w.startswith('---')]), back))
+EOW
