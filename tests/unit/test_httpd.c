@@ -12,19 +12,14 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include <sys/socket.h>
-
-#include <arpa/inet.h>
-#include <netinet/in.h>
-
 #include <signal.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
 
 #include "worker/http/httpd.h"
+#include "unit.h"
 
 enum when {
 	CB_BEFORE,		/* set before the writes */
@@ -77,57 +72,16 @@ t_on_request(struct httpd_req *req, void *arg)
 	}
 }
 
-static int
-t_listener(uint16_t *port)
-{
-	struct sockaddr_in	 sin;
-	socklen_t		 len = sizeof(sin);
-	int			 fd;
-
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0)) == -1 ||
-	    bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == -1 ||
-	    listen(fd, 8) == -1 ||
-	    getsockname(fd, (struct sockaddr *)&sin, &len) == -1)
-		fail_msg("listener");
-	*port = ntohs(sin.sin_port);
-	return fd;
-}
-
 /* a GET, then the client closes at once */
 static void
 t_client(uint16_t port)
 {
 	static const char	 get[] = "GET /mcp HTTP/1.1\r\nHost: x\r\n\r\n";
-	struct sockaddr_in	 sin;
-	int			 fd;
+	int			 fd = unit_connect_loopback(port);
 
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	sin.sin_port = htons(port);
-	if ((fd = socket(AF_INET, SOCK_STREAM, 0)) == -1 ||
-	    connect(fd, (struct sockaddr *)&sin, sizeof(sin)) == -1 ||
-	    write(fd, get, sizeof(get) - 1) != (ssize_t)(sizeof(get) - 1))
+	if (write(fd, get, sizeof(get) - 1) != (ssize_t)(sizeof(get) - 1))
 		fail_msg("client");
 	close(fd);
-}
-
-/* loop turns until cond holds, 5 s at most */
-static int
-t_loop_until(struct event_base *base, const int *v, int want)
-{
-	struct timespec	 ts = { 0, 1000 * 1000 };
-	int		 i;
-
-	for (i = 0; i < 5000 && *v < want; i++) {
-		(void)event_base_loop(base, EVLOOP_NONBLOCK);
-		if (*v < want)
-			(void)nanosleep(&ts, NULL);
-	}
-	return *v >= want;
 }
 
 static void
@@ -145,15 +99,15 @@ t_run(enum when when)
 	st.when = when;
 	(void)signal(SIGPIPE, SIG_IGN);
 	assert_non_null(base = event_base_new());
-	lfd = t_listener(&port);
+	lfd = unit_listen_loopback(&port);
 	assert_non_null(h = httpd_new(base, lfd, &lim, t_on_request, &st));
 	t_client(port);
-	assert_true(t_loop_until(base, &st.requests, 1));
+	assert_true(unit_loop_until(base, &st.requests, 1));
 	if (when != CB_NONE) {
 		assert_int_equal(st.closed_in_send, 0);
 		assert_int_equal(st.gone_after_send, 1);
 	}
-	assert_true(t_loop_until(base, &st.closed, 1));
+	assert_true(unit_loop_until(base, &st.closed, 1));
 	/* once: the request ended in the callback; the connection goes */
 	for (i = 0; i < 10; i++)
 		(void)event_base_loop(base, EVLOOP_NONBLOCK);

@@ -6,7 +6,9 @@
  * are handed up as they come, and the final response completes the
  * call.  Request ids are ours ("vmcpd-<pid>-<seq>"), unique across
  * workers sharing a backend session.  Which revision, which session,
- * what to resend: upstream.c.
+ * what to resend: upstream.c.  The HTTP requests themselves (URL or
+ * bridge socket, credentials, headers) and those whose answer nobody
+ * reads are made in backend_http.c.
  */
 #include <sys/queue.h>
 #include <sys/types.h>
@@ -22,7 +24,6 @@
 
 #include "shared/config.h"
 #include "shared/log.h"
-#include "shared/paths.h"
 #include "shared/store.h"
 #include "shared/http_client.h"
 #include "worker/upstream/flow.h"
@@ -36,6 +37,7 @@
 #include "worker/process/counters.h"
 #include "worker/process/process.h"
 #include "worker/upstream/backend.h"
+#include "worker/upstream/backend_int.h"
 
 #define BACKEND_BODY_MAX	(64 * 1024 * 1024)
 #define BACKEND_EVENT_MAX	(16 * 1024 * 1024)
@@ -180,170 +182,6 @@ backend_refusal(const struct backend_call *bc, char *msg, size_t len)
 	    "%s (%zu %s)", bc->bc_be->cb_name, worker ? "perWorker" :
 	    "perBackend", lim % (1024 * 1024) == 0 ? lim / (1024 * 1024) :
 	    lim, lim % (1024 * 1024) == 0 ? "MiB" : "bytes");
-}
-
-/*
- * What every request to a streamable-http backend gets (they all start
- * here or in the era probe): its caBundlePath for https:// (else the
- * system's; certificates are always verified), and the header of
- * outgoingAuth header_injection (config_outauth.c allows it only for
- * these backends).
- */
-static const char *backend_cred;
-
-/*
- * The Authorization of the next request made (token_exchange's, per
- * principal: the upstream edge sets it around each call it makes, and
- * clears it).  Taken by that request: a request to a token_exchange
- * backend without one is not made at all.
- */
-void
-backend_cred_set(const char *authz)
-{
-	backend_cred = authz;
-}
-
-const char *
-backend_cred_get(void)
-{
-	return backend_cred;
-}
-
-int
-backend_http_setup(struct http_call *hc, const struct config_backend *be)
-{
-	const char	*cred = backend_cred;
-
-	backend_cred = NULL;
-	if (be->cb_ca_bundle != NULL &&
-	    http_call_set_ca_file(hc, be->cb_ca_bundle) == -1)
-		return -1;
-	if (be->cb_outauth == NULL)
-		return 0;
-	switch (be->cb_outauth->oa_type) {
-	case CONFIG_OUTAUTH_HEADER:
-		return http_call_add_header(hc,
-		    be->cb_outauth->oa_header_name,
-		    be->cb_outauth->oa_header_value);
-	case CONFIG_OUTAUTH_EXCHANGE:
-		if (cred == NULL)
-			return -1;
-		return http_call_add_header(hc, "Authorization", cred);
-	default:
-		return 0;
-	}
-}
-
-/* an HTTP call to the backend: its URL, or (stdio, legacy SSE) its
- * bridge's Unix socket */
-static struct http_call *
-backend_http_new(struct worker *w, const struct config_backend *be,
-    const char *method)
-{
-	struct http_call	*hc;
-	char			 path[256];
-
-	if (be->cb_transport == TRANSPORT_STREAMABLE_HTTP) {
-		if ((hc = http_call_new(w->w_hc, method, be->cb_url)) == NULL)
-			return NULL;
-		if (backend_http_setup(hc, be) == -1) {
-			http_call_cancel(hc);
-			return NULL;
-		}
-		return hc;
-	}
-	if (paths_bridge_socket(w->w_conf, be->cb_name, path,
-	    sizeof(path)) == -1 ||
-	    (hc = http_call_new(w->w_hc, method, "http://bridge/mcp")) == NULL)
-		return NULL;
-	if (http_call_set_unix_socket(hc, path) == -1) {
-		http_call_cancel(hc);
-		return NULL;
-	}
-	return hc;
-}
-
-struct http_call *
-backend_get_stream(struct worker *w, const struct config_backend *be,
-    const char *bsid, const char *version, const char *last_event_id)
-{
-	struct http_call *hc;
-
-	if ((hc = backend_http_new(w, be, "GET")) == NULL)
-		return NULL;
-	(void)http_call_add_header(hc, "Accept", "text/event-stream");
-	if (bsid != NULL)
-		(void)http_call_add_header(hc, "Mcp-Session-Id", bsid);
-	if (version != NULL)
-		(void)http_call_add_header(hc, "MCP-Protocol-Version", version);
-	if (last_event_id != NULL)
-		(void)http_call_add_header(hc, "Last-Event-ID", last_event_id);
-	http_call_set_timeout(hc, 0);
-	return hc;
-}
-
-static void
-backend_add_headers(struct http_call *hc, const char *bsid,
-    const char *version)
-{
-	/* MCP 2025-11-25, Transports: a POST's two fixed headers, in one;
-	 * a 2026-07-28 one's version with them */
-	static const char lines[] = "Content-Type: application/json\r\n"
-	    "Accept: application/json, text/event-stream\r\n";
-	static const char modern[] = "Content-Type: application/json\r\n"
-	    "Accept: application/json, text/event-stream\r\n"
-	    "MCP-Protocol-Version: " MCP_VERSION_MODERN "\r\n";
-
-	if (bsid == NULL && version != NULL &&
-	    strcmp(version, MCP_VERSION_MODERN) == 0) {
-		(void)http_call_add_lines(hc, modern, sizeof(modern) - 1,
-		    HTTP_LINES_CTYPE | HTTP_LINES_ACCEPT);
-		return;
-	}
-	(void)http_call_add_lines(hc, lines, sizeof(lines) - 1,
-	    HTTP_LINES_CTYPE | HTTP_LINES_ACCEPT);
-	if (bsid != NULL)
-		(void)http_call_add_header(hc, "Mcp-Session-Id", bsid);
-	if (version != NULL)
-		(void)http_call_add_header(hc, "MCP-Protocol-Version", version);
-}
-
-/* a POST of one message whose answer carries nothing for us; cbs
- * (if any) learn when it is through */
-struct http_call *
-backend_post_start(struct worker *w, const struct config_backend *be,
-    const char *bsid, const char *version, json_t *msg,
-    const struct http_call_cbs *cbs, void *arg)
-{
-	struct http_call	*hc;
-	char			*body;
-	size_t			 len;
-
-	if ((body = jsonrpc_dump(msg, &len)) == NULL)
-		return NULL;
-	if ((hc = backend_http_new(w, be, "POST")) == NULL) {
-		free(body);
-		return NULL;
-	}
-	backend_add_headers(hc, bsid, version);
-	if (http_call_set_body(hc, body, len) == -1) {
-		free(body);
-		http_call_cancel(hc);
-		return NULL;
-	}
-	free(body);
-	http_call_set_timeout(hc, be->cb_timeout_ms);
-	if (http_call_start(hc, cbs, arg) == -1)
-		return NULL;	/* freed by the client */
-	return hc;
-}
-
-/* fire and forget: a response to a backend's request, a notification */
-void
-backend_post_nowait(struct worker *w, const struct config_backend *be,
-    const char *bsid, const char *version, json_t *msg)
-{
-	(void)backend_post_start(w, be, bsid, version, msg, NULL, NULL);
 }
 
 /*
@@ -809,40 +647,6 @@ backend_next_id(struct worker *w, char *buf, size_t size)
 	    (unsigned long long)++w->w_rpc_seq);
 }
 
-/* a POST with its headers; the credentials of later issues go here */
-static struct http_call *
-backend_post_new(struct worker *w, const struct config_backend *be,
-    const struct backend_req *br)
-{
-	struct http_call	*hc;
-	size_t			 i;
-
-	if ((hc = backend_http_new(w, be, "POST")) == NULL)
-		return NULL;
-	backend_add_headers(hc, br->br_bsid, br->br_version);
-	for (i = 0; i < br->br_nhdrs; i++)
-		if (http_call_add_header(hc, br->br_hdrs[i].bh_name,
-		    br->br_hdrs[i].bh_value) == -1)
-			goto fail;
-	if (http_call_set_body(hc, br->br_body, br->br_len) == -1)
-		goto fail;
-	return hc;
-fail:
-	http_call_cancel(hc);
-	return NULL;
-}
-
-struct http_call *
-backend_post_stream(struct worker *w, const struct config_backend *be,
-    const struct backend_req *br)
-{
-	struct http_call *hc;
-
-	if ((hc = backend_post_new(w, be, br)) != NULL)
-		http_call_set_timeout(hc, 0);
-	return hc;
-}
-
 const char *
 backend_call_session(const struct backend_call *bc)
 {
@@ -894,21 +698,6 @@ fail:
 	    be->cb_name);
 	backend_call_free(bc);
 	return NULL;
-}
-
-int
-backend_notify(struct worker *w, const struct config_backend *be,
-    const char *bsid, const char *version, const char *method,
-    json_t *params)
-{
-	json_t *n;
-
-	if ((n = jsonrpc_notification_new(method, json_incref(params))) ==
-	    NULL)
-		return -1;
-	backend_post_nowait(w, be, bsid, version, n);
-	json_decref(n);
-	return 0;
 }
 
 /* at exit: what is still in flight goes without a callback */
@@ -991,25 +780,6 @@ backend_call_abort(struct backend_call *bc, const char *reason)
 	bc->bc_finished = 1;	/* no callback: the caller is gone */
 	if (bc->bc_timer != NULL)
 		(void)evtimer_del(bc->bc_timer);
-}
-
-/* 0 once started: then cbs->hc_done (if any) runs exactly once */
-int
-backend_session_delete(struct worker *w, const struct config_backend *be,
-    const char *bsid, const char *version, uint64_t timeout_ms,
-    const struct http_call_cbs *cbs, void *arg)
-{
-	struct http_call *hc;
-
-	if (bsid == NULL)
-		return -1;
-	if ((hc = backend_http_new(w, be, "DELETE")) == NULL)
-		return -1;
-	(void)http_call_add_header(hc, "Mcp-Session-Id", bsid);
-	if (version != NULL)
-		(void)http_call_add_header(hc, "MCP-Protocol-Version", version);
-	http_call_set_timeout(hc, timeout_ms);
-	return http_call_start(hc, cbs, arg);
 }
 
 json_t *

@@ -1,9 +1,10 @@
 /*
- * backend.c: the transport to backends.  POST a JSON-RPC body with
- * these headers to a backend (its URL, or its bridge's Unix socket),
- * read the answer (JSON or an SSE stream, resumed after a cut), GET its
- * standalone stream, DELETE a session.  Which revision, which session
- * and what to do when it fails is upstream.c's.
+ * backend.c, backend_http.c: the transport to backends.  POST a
+ * JSON-RPC body with these headers to a backend (its URL, or its
+ * bridge's Unix socket), read the answer (JSON or an SSE stream,
+ * resumed after a cut), GET its standalone stream, DELETE a session.
+ * Which revision, which session and what to do when it fails is
+ * upstream.c's.
  */
 #ifndef VMCPD_BACKEND_H
 #define VMCPD_BACKEND_H
