@@ -139,33 +139,56 @@ tail -n +$(($(wc -l <"$tmp/trace.before") + 1)) "$tmp/trace" |
 # every function entered: a file named once per stay
 awk '{ if ($1 != last) { n++; if (seen[$1]++) back++; print n ". " $1 " (" $2 ")"; last = $1 } }
 	END { printf "%d stays in %d files, %d returns to a file already left\n", n, length(seen), back }' "$tmp/walk"
-# the request's way: a function that enters no other worker/ function
-# (an accessor: httpd_req_known(), worker_zalloc(), a counter) is left
+# the request's way: a function that enters no other file's function (an
+# accessor: httpd_req_known(), worker_zalloc(), a counter's add) is left
 # out; a file is doubled back to when it is entered again while none of
 # its functions is on the stack, on the way out (until the backend's
-# request is sent) or on the way back (from the backend's answer)
+# request is sent) or on the way back (from the backend's answer), but
+# for the same file entered again from the event loop (an answer's head,
+# then its body).  The recorders (process/counters.c, auth/audit.c:
+# metrics and audit, written at several points as nginx's log phase
+# reads them) are counted apart.
 python3 - "$tmp/walk" <<'EOW'
 import sys
+RECORDERS = ('worker/process/counters.c', 'worker/auth/audit.c')
 ev = []
 for l in open(sys.argv[1]):
 	p = l.split()
-	ev.append((p[0], p[1], int(p[2]), p[3].split(',') if len(p) > 3 else []))
-way, seen, back, last, half = [], {}, 0, None, 'out'
+	ev.append((p[0], p[1], int(p[2]),
+	    [x for x in (p[3].split(',') if len(p) > 3 else []) if x != '-']))
+while ev and ev[0][1] != 'httpd_on_accept':
+	ev.pop(0)
+def accessor(i):
+	f, d = ev[i][0], ev[i][2]
+	for g, _, e, _ in ev[i + 1:]:
+		if e <= d:
+			break
+		if g != f:
+			return False
+	return True
+way, seen, last, half, loopf = [], {}, None, 'out', None
+back = {'out': [0, 0], 'back': [0, 0]}
 for i, (f, fn, d, st) in enumerate(ev):
-	leaf = i + 1 >= len(ev) or ev[i + 1][2] <= d
-	if fn in ('backend_on_head', 'backend_on_data', 'upstream_on_raw'):
-		if half == 'out':
-			half, seen, last = 'back', {}, None
-			way.append('--- the backend answers ---')
-	if leaf or f == last:
+	if fn in ('backend_on_head', 'backend_on_data', 'upstream_on_raw') \
+	    and half == 'out':
+		half, seen, last = 'back', {}, None
+		way.append('--- the backend answers ---')
+	fromloop = not st
+	cont = fromloop and f == loopf
+	if fromloop:
+		loopf = f
+	if accessor(i) or f == last:
 		continue
-	again = f in seen and f not in st
-	back += again
+	again = f in seen and f not in st and not cont
+	if again:
+		back[half][f in RECORDERS] += 1
 	seen[f] = 1
 	way.append('%s %s (%s)' % ('<<' if again else '  ', f, fn))
 	last = f
 print('the way of the request (accessors left out):')
 for w in way:
 	print('  ' + w)
-print('%d files on the way, %d doubled back to' % (len([w for w in way if not w.startswith('---')]), back))
+print('%d stays; doubled back to: out %d (+%d recorders), back %d (+%d '
+    'recorders)' % (len([w for w in way if not w.startswith('---')]),
+    back['out'][0], back['out'][1], back['back'][0], back['back'][1]))
 EOW

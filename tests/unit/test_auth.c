@@ -1,6 +1,6 @@
 /*
  * Unit tests for worker/auth/auth.c's principal scope: what binds a session
- * to its principal (iss, sub).
+ * to its principal (iss, sub); and auth_keys.c's JWKS refresh schedule.
  */
 #include <stdarg.h>
 #include <stddef.h>

@@ -20,6 +20,8 @@
 #include "worker/http/httpd.h"
 #include "proto/proto.h"
 #include "proto/jsonrpc.h"
+#include "proto/headers.h"
+#include "proto/http_req.h"
 #include "worker/http/http_reply.h"
 #include "worker/process/process.h"
 #include "worker/request/cancel.h"
@@ -94,25 +96,6 @@ legacy_set_level(struct worker *w, struct httpd_req *req,
 	json_decref(resp);
 }
 
-/*
- * The lists and the routed calls: through the request pipeline
- * (pipeline.h), whose session phase finds the session after the
- * authorization gate (s is NULL: the row's REQUEST_M_NO_SESSION).
- */
-void
-legacy_viewed(struct worker *w, struct httpd_req *req,
-    struct jsonrpc_msg *msg, const struct request_fast *fast,
-    struct session *s)
-{
-	struct mcp_req *mr;
-
-	(void)s;
-	if ((mr = legacy_req_new(w, req, msg)) == NULL)
-		return;
-	mr->mr_r.r_fast = *fast;
-	pipeline_run(&mr->mr_r, &legacy_codec);
-}
-
 void
 legacy_initialized(struct worker *w, struct httpd_req *req,
     struct jsonrpc_msg *msg, const struct request_fast *fast,
@@ -158,6 +141,27 @@ legacy_roots_changed(struct worker *w, struct httpd_req *req,
 			    s->s_backends[i].sb_version, msg->jm_method, NULL);
 }
 
+/* MCP-Protocol-Version, when present, must be one vmcpd serves */
+static int
+legacy_version_header(struct httpd_req *req, json_t *id)
+{
+	const char	*v = httpd_req_known(req,
+	    HTTP_H_MCP_PROTOCOL_VERSION);
+	char		 msg[300];
+
+	if (v == NULL)
+		return 0;
+	if (proto_legacy_version_pick(v) == NULL ||
+	    strcmp(proto_legacy_version_pick(v), v) != 0) {
+		(void)snprintf(msg, sizeof(msg), "Bad Request: unsupported "
+		    "MCP-Protocol-Version: %.64s (supported: 2025-11-25, "
+		    "2025-06-18, 2025-03-26, 2024-11-05)", v);
+		front_reply_error(req, 400, id, MCP_ERR_TRANSPORT, msg);
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * A POST the front classified as Legacy (or any era's response or
  * notification): msg and fast are the front's; a request that goes on
@@ -171,18 +175,18 @@ legacy_post(struct worker *w, struct httpd_req *req, struct jsonrpc_msg *msg,
 	struct session			 s;
 	char				 emsg[300];
 
-	if (legacy_version_header(w, req, msg->jm_id) == -1)
+	if (legacy_version_header(req, msg->jm_id) == -1)
 		return;
 	if (rm->rm_flags & REQUEST_M_NO_SESSION) {
 		rm->rm_legacy(w, req, msg, fast, NULL);
 		return;
 	}
 	memset(&s, 0, sizeof(s));
-	if (legacy_session(w, req, msg->jm_id, &s) == -1)
+	if (legacy_session(w, req, msg->jm_id, &s,
+	    msg->jm_kind == JSONRPC_REQUEST) == -1)
 		return;
 	switch (msg->jm_kind) {
 	case JSONRPC_REQUEST:
-		legacy_session_touch(w, &s);
 		if (rm->rm_legacy != NULL) {
 			rm->rm_legacy(w, req, msg, fast, &s);
 			break;

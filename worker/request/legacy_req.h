@@ -76,19 +76,27 @@ void	 legacy_cancelled(struct worker *, struct httpd_req *,
 void	 legacy_roots_changed(struct worker *, struct httpd_req *,
 	    struct jsonrpc_msg *, const struct request_fast *, struct session *);
 
-/* legacy.c: a client's answer to a request vmcpd relayed to it; 0: the
- * caller answers 202, 1: answered here, later */
+/* legacy_relay.c */
+/* a client's answer to a request vmcpd relayed to it; 0: the caller
+ * answers 202, 1: answered here, later */
 int	 legacy_client_answer(struct worker *, struct httpd_req *,
 	    struct jsonrpc_msg *, struct session *);
+/* a backend's request mid-call (uc_push), to the client on the call's
+ * stream: 0, or -1 and why the backend is refused */
+int	 legacy_relay_request(struct mcp_req *, json_t *msg, const char *bsid,
+	    const char *version, char *why, size_t whylen);
+/* a request for the client on the call's stream (an MRTR input
+ * request, a composite's elicitation): 0 or -1 */
+int	 legacy_mrtr_send(void *mr, json_t *msg);
+/* a 2026-07-28 backend's input_required result: the client asked, the
+ * call retried; or the request answered with why not */
+void	 legacy_mrtr_round(struct mcp_req *, json_t *result);
 
 /* legacy_session.c */
 /* initialize, with no session (the last argument is NULL) */
 void	 legacy_initialize(struct worker *, struct httpd_req *,
 	    struct jsonrpc_msg *, const struct request_fast *, struct session *);
 int	 legacy_session(struct worker *, struct httpd_req *, json_t *id,
-	    struct session *);
-void	 legacy_session_touch(struct worker *, struct session *);
-int	 legacy_version_header(struct worker *, struct httpd_req *,
-	    json_t *id);
+	    struct session *, int touch);
 
 #endif /* VMCPD_LEGACY_REQ_H */

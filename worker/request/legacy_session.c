@@ -119,7 +119,7 @@ legacy_touch_later(struct session *s, uint64_t seen_ms, uint64_t now)
 }
 
 /* touch the session: sliding expiry, written at most once a second */
-void
+static void
 legacy_session_touch(struct worker *w, struct session *s)
 {
 	uint64_t now = store_now_ms(), seen = s->s_seen_ms;
@@ -331,10 +331,13 @@ legacy_initialize(struct worker *w, struct httpd_req *req,
 		    "Internal error: out of memory", NULL);
 }
 
-/* the session named by the request, or an answer and -1 */
+/*
+ * The session named by the request, or an answer and -1; touched (its
+ * sliding expiry) for a request.
+ */
 int
 legacy_session(struct worker *w, struct httpd_req *req, json_t *id,
-    struct session *s)
+    struct session *s, int touch)
 {
 	const char	*sid = httpd_req_known(req,
 	    HTTP_H_MCP_SESSION_ID);
@@ -370,29 +373,8 @@ legacy_session(struct worker *w, struct httpd_req *req, json_t *id,
 		    "initialize without Mcp-Session-Id to start a new one");
 		return -1;
 	}
-	return 0;
-}
-
-/* MCP-Protocol-Version, when present, must be one vmcpd serves */
-int
-legacy_version_header(struct worker *w, struct httpd_req *req,
-    json_t *id)
-{
-	const char	*v = httpd_req_known(req,
-	    HTTP_H_MCP_PROTOCOL_VERSION);
-	char		 msg[300];
-
-	(void)w;
-	if (v == NULL)
-		return 0;
-	if (proto_legacy_version_pick(v) == NULL ||
-	    strcmp(proto_legacy_version_pick(v), v) != 0) {
-		(void)snprintf(msg, sizeof(msg), "Bad Request: unsupported "
-		    "MCP-Protocol-Version: %.64s (supported: 2025-11-25, "
-		    "2025-06-18, 2025-03-26, 2024-11-05)", v);
-		front_reply_error(req, 400, id, MCP_ERR_TRANSPORT, msg);
-		return -1;
-	}
+	if (touch)
+		legacy_session_touch(w, s);
 	return 0;
 }
 
@@ -455,7 +437,7 @@ legacy_delete(struct worker *w, struct httpd_req *req)
 	struct legacy_del	*ld;
 
 	memset(&s, 0, sizeof(s));
-	if (legacy_session(w, req, NULL, &s) == -1)
+	if (legacy_session(w, req, NULL, &s, 0) == -1)
 		return;
 	if ((ld = calloc(1, sizeof(*ld))) == NULL) {
 		session_clear(&s);
@@ -486,7 +468,7 @@ legacy_get(struct worker *w, struct httpd_req *req)
 	struct session	 s;
 
 	memset(&s, 0, sizeof(s));
-	if (legacy_session(w, req, NULL, &s) == -1)
+	if (legacy_session(w, req, NULL, &s, 0) == -1)
 		return;
 	stream_get(w, req, &s);
 	session_clear(&s);
