@@ -156,8 +156,10 @@ for l in open(sys.argv[1]):
 	p = l.split()
 	ev.append((p[0], p[1], int(p[2]),
 	    [x for x in (p[3].split(',') if len(p) > 3 else []) if x != '-']))
-while ev and ev[0][1] != 'httpd_on_accept':
+while ev and ev[0][1] not in ('httpd_on_accept', 'conn_on_read'):
 	ev.pop(0)
+# the loop's timers that fire meanwhile are not the request's
+ev = [e for e in ev if not (e[1].endswith('_on_tick') and not e[3])]
 def accessor(i):
 	f, d = ev[i][0], ev[i][2]
 	for g, _, e, _ in ev[i + 1:]:
