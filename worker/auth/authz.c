@@ -2,7 +2,7 @@
  * The worker's authorization glue (authz.h): the 403 gate and the list
  * filter, over the worker's cache of decisions (authz_rule.c).
  *
- * The gate runs where the view arrives (legacy.c, modern.c), before a
+ * The gate is the request pipeline's first phase (pipeline.c), before a
  * Legacy session is looked up, before the rate limit and before
  * routing: a denied call takes no token, and a forbidden, a hidden and
  * a nonexistent item get the same 403 (MCP 2025-11-25, Authorization;

@@ -153,7 +153,7 @@ crun_relay_done(void *arg, json_t *responses, const char *err)
 /*
  * A 2026-07-28 backend's input_required in a 2025-11-25 client's run:
  * its input requests are put to the client over its session (mrtr.c,
- * as legacy.c does for a call) and the call retried with the answers
+ * as legacy_relay.c does for a call) and the call retried with the answers
  * and the backend's requestState, a bounded number of rounds.  0 when
  * asked (or retried at once: a requestState alone), -1 and why.
  */

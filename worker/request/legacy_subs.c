@@ -1,8 +1,9 @@
 /*
  * A Legacy session's resources/subscribe and resources/unsubscribe
  * (MCP 2025-11-25, Resources, Subscriptions), routed and authorized
- * (legacy_gate.c) on the view.  The session lists its URIs (s_subs:
- * what it asked for, bounded by sessions.maxSubscriptions) and holds
+ * on the view by the pipeline (worker/pipeline/).  The session lists
+ * its URIs (s_subs: what it asked for, bounded by
+ * sessions.maxSubscriptions) and holds
  * each (backend, URI) in the store (subs.c), where every stream and
  * session that wants one counts, under the principal's cap: the one
  * backend subscription of a pair is made once, on the backend's scope
