@@ -4,7 +4,8 @@
  * and /metrics are on the diagnostics listener, diag.c), /mcp's
  * transport checks, body scan and era classification, done once before
  * the request goes to the Legacy entry (legacy_methods.c) or the Modern
- * one (modern.c), and on to the pipeline.  The reply helpers they share are in http_reply.c.
+ * one (modern.c), and on to the pipeline.  The reply helpers they share
+ * are in http_reply.c.
  */
 #include <sys/queue.h>
 #include <sys/types.h>
