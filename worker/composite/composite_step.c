@@ -19,28 +19,19 @@
 #include <jansson.h>
 
 #include "shared/cedar_request.h"
-#include "shared/composite.h"
 #include "shared/composite_io.h"
-#include "shared/composite_sched.h"
 #include "shared/config.h"
 #include "shared/log.h"
 #include "shared/store.h"
-#include "proto/jsonrpc.h"
-#include "proto/method.h"
-#include "proto/proto.h"
 #include "worker/auth/authz.h"
-#include "worker/auth/ratelimit.h"
-#include "worker/composite/composite_run.h"
 #include "worker/composite/composite_run_int.h"
 #include "worker/pipeline/pipeline.h"
 #include "worker/process/process.h"
-#include "worker/process/request.h"
 #include "worker/state/session.h"
 #include "worker/upstream/backend_session.h"
 #include "worker/upstream/upstream.h"
 #include "worker/upstream/upstream_result.h"
 #include "worker/view/view_int.h"
-#include "worker/view/view_read.h"
 
 static const struct request_codec crun_step_codec;
 

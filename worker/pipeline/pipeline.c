@@ -9,7 +9,6 @@
 
 #include "shared/config.h"
 #include "shared/log.h"
-#include "proto/jsonrpc.h"
 #include "proto/method.h"
 #include "worker/auth/audit.h"
 #include "worker/auth/auth.h"
@@ -24,7 +23,6 @@
 #include "worker/upstream/eras.h"
 #include "worker/upstream/token_exchange.h"
 #include "worker/upstream/upstream.h"
-#include "worker/upstream/upstream_result.h"
 #include "worker/view/core.h"
 #include "worker/view/view_get.h"
 

@@ -1,12 +1,14 @@
 /*
- * The Legacy client edge: MCP 2025-11-25 Streamable HTTP with sessions
- * (MCP 2025-11-25, Transports, Streamable HTTP).  vmcpd answers
- * initialize itself, keeps the
- * session in the store, and forwards requests to the backend over a
- * Legacy backend session opened lazily and recorded in the session, so
- * any worker can carry on where another left off.  This file dispatches,
- * forwards and relays; initialize, the session's lookup and expiry, GET
- * and DELETE are in legacy_session.c.
+ * The 2025-11-25 client's codec (pipeline.h): MCP 2025-11-25 Streamable
+ * HTTP with sessions (MCP 2025-11-25, Transports, Streamable HTTP).  Its
+ * request (struct mcp_req) runs through the pipeline with the session
+ * phase (the session validated after the authorization gate, as the
+ * request found it), the hot path's route by the name's text, the
+ * backend call over the client session's backend session, and the
+ * answers: the backend's under the client's id (on the call's SSE
+ * stream once one is open), errors, the rate limit's tool result.  What
+ * client and backend ask each other mid-call is legacy_relay.c's;
+ * initialize, GET and DELETE legacy_session.c's.
  */
 #include <sys/queue.h>
 #include <sys/random.h>
@@ -21,38 +23,21 @@
 
 #include <event2/buffer.h>
 
-#include "shared/config.h"
 #include "shared/log.h"
-#include "shared/store.h"
-#include "worker/auth/auth.h"
 #include "worker/http/httpd.h"
-#include "proto/proto.h"
-#include "proto/method.h"
-#include "proto/jsonrpc.h"
-#include "proto/mrequest.h"
 #include "proto/meta.h"
 #include "worker/http/http_reply.h"
-#include "worker/process/process.h"
 #include "worker/relay/mrtr.h"
-#include "worker/request/cancel.h"
 #include "worker/request/legacy.h"
-#include "worker/state/session.h"
-#include "worker/upstream/backend_session.h"
-#include "worker/upstream/eras.h"
 #include "worker/upstream/upstream.h"
 #include "worker/upstream/upstream_result.h"
 #include "worker/view/core.h"
 #include "worker/view/view_get.h"
-#include "worker/upstream/token_exchange.h"
 #include "worker/request/legacy_req.h"
 #include "worker/pipeline/pipeline.h"
 #include "worker/composite/composite_run.h"
 #include "worker/auth/ratelimit.h"
-#include "worker/auth/authz.h"
-#include "worker/auth/authz_rule.h"
-#include "worker/auth/audit.h"
 #include "worker/state/session_redis.h"
-#include "worker/relay/pending_redis.h"
 
 static int	legacy_params_load(struct mcp_req *);
 

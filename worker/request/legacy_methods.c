@@ -18,21 +18,12 @@
 #include "shared/log.h"
 #include "shared/store.h"
 #include "worker/http/httpd.h"
-#include "proto/proto.h"
-#include "proto/jsonrpc.h"
 #include "proto/headers.h"
 #include "proto/http_req.h"
 #include "worker/http/http_reply.h"
-#include "worker/process/process.h"
 #include "worker/request/cancel.h"
-#include "worker/request/legacy.h"
-#include "worker/process/request.h"
-#include "worker/state/session.h"
 #include "worker/upstream/upstream.h"
-#include "worker/view/view_get.h"
-#include "worker/upstream/token_exchange.h"
 #include "worker/request/legacy_req.h"
-#include "worker/pipeline/pipeline.h"
 
 static const char *const legacy_log_levels[] = {
 	"debug", "info", "notice", "warning", "error", "critical", "alert",

@@ -1,8 +1,10 @@
 /*
- * The Modern client edge: MCP 2026-07-28, stateless (Overview, section
- * Statelessness).  The request was classified and its envelope and headers
- * checked by proto_classify(); here it is answered from the same
- * era-free core as the Legacy edge: lists from the shared view with
+ * The 2026-07-28 client's codec (pipeline.h) and entry: MCP 2026-07-28,
+ * stateless (Overview, section Statelessness).  The request was
+ * classified and its envelope and headers checked by proto_classify()
+ * (or the hot path's scan); it runs through the pipeline without a
+ * session phase and is answered from the same era-free core as a
+ * 2025-11-25 client's: lists from the shared view with
  * self-describing cursors, calls routed to a backend under its own
  * name.  A 2026-07-28 backend gets the request as it came (its
  * input_required, MRTR, relayed as it is); a 2025-11-25 one is reached
@@ -23,34 +25,20 @@
 #include "worker/http/httpd.h"
 
 #include "shared/config.h"
-#include "shared/log.h"
-#include "proto/proto.h"
-#include "proto/method.h"
-#include "proto/jsonrpc.h"
 #include "proto/http_req.h"
 #include "proto/classify.h"
 #include "proto/mheaders.h"
 #include "proto/mrequest.h"
 #include "proto/meta.h"
-#include "proto/jsonspan.h"
 #include "shared/version.h"
-#include "worker/events/listen_stream.h"
 #include "worker/http/http_reply.h"
-#include "worker/process/process.h"
 #include "worker/request/modern.h"
-#include "worker/upstream/backend_session.h"
-#include "worker/upstream/upstream.h"
-#include "worker/upstream/upstream_result.h"
 #include "worker/view/core.h"
-#include "worker/view/view_get.h"
-#include "worker/auth/auth.h"
 #include "worker/composite/composite_run.h"
-#include "worker/upstream/token_exchange.h"
 #include "worker/auth/ratelimit.h"
 #include "worker/auth/authz.h"
 #include "worker/auth/authz_rule.h"
 #include "worker/auth/audit.h"
-#include "worker/process/request.h"
 #include "worker/request/modern_req.h"
 #include "worker/pipeline/pipeline.h"
 
