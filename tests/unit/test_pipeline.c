@@ -567,6 +567,7 @@ static enum pipeline_rc
 fake_upstream(struct request *r, struct upstream_req *uq)
 {
 	assert_ptr_equal(uq->uq_method, r->r_msg.jm_method);
+	uq->uq_caps = caps_obj;		/* filled in: sent as filled */
 	return fake_op(r, F.f_row->upstream, "rc_upstream");
 }
 
@@ -789,6 +790,8 @@ row_run(const struct row *rw)
 		assert_int_equal(F.f_uq.uq_client, rw->legacy ?
 		    PROTO_ERA_LEGACY : PROTO_ERA_MODERN);
 		assert_int_equal(F.f_uq.uq_flags, UPSTREAM_F_TEXT);
+		assert_ptr_equal(F.f_uq.uq_caps, rw->upstream ? caps_obj :
+		    NULL);
 		/* audited with its backend when it has a connection */
 		assert_string_equal(F.f_audit, rw->step ? "" : "b1");
 	}
