@@ -818,9 +818,10 @@ static const struct row rows[] = {
 	{ .name = "a view that cannot be asked for: 500",
 	  .view = V_FAIL, .session = OP_NEXT,
 	  .trace = "session view error 500 -32603 free" },
-	{ .name = "a view that fails inside the call: 500, nothing after",
+	{ .name = "a view that fails inside the call: 200 -32603, nothing "
+	  "after",
 	  .authz = 1, .view = V_SYNC_ERR, .session = OP_NEXT,
-	  .trace = "view error 500 -32603 free" },
+	  .trace = "view error 200 -32603 free" },
 	{ .name = "a view later, for the gate: resumes at the gate",
 	  .authz = 1, .view = V_LATER, .session = OP_NEXT,
 	  .waits = "view",
