@@ -342,9 +342,11 @@ pipeline_forward(struct request *r, int flags)
 void
 pipeline_answer_text(struct request *r, const char *text, size_t len)
 {
-	httpd_req_set_close_cb(r->r_req, NULL, NULL);
-	front_reply_result(r->r_req, r->r_msg.jm_id, text, len);
-	r->r_req = NULL;
+	if (r->r_req != NULL) {		/* a composite's step has none */
+		httpd_req_set_close_cb(r->r_req, NULL, NULL);
+		front_reply_result(r->r_req, r->r_msg.jm_id, text, len);
+		r->r_req = NULL;
+	}
 	(void)request_finalize(r, __func__);
 }
 
