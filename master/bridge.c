@@ -63,7 +63,7 @@
 #include "proto/jsonrpc.h"
 #include "shared/ipc.h"
 #include "shared/log.h"
-#include "bridge.h"
+#include "bridge_int.h"
 
 static struct bridge	 the_bridge;
 

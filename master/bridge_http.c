@@ -33,7 +33,7 @@
 #include "proto/sse.h"
 #include "shared/httpcheck.h"
 #include "shared/log.h"
-#include "bridge.h"
+#include "bridge_int.h"
 
 /*
  * HTTP replies

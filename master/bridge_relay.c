@@ -16,7 +16,7 @@
 #include "proto/method.h"
 #include "proto/jsonrpc.h"
 #include "shared/log.h"
-#include "bridge.h"
+#include "bridge_int.h"
 
 static void	bridge_breq_free(struct breq *);
 

@@ -19,7 +19,7 @@
 #include "proto/sse.h"
 #include "shared/log.h"
 #include "shared/http_client.h"
-#include "bridge.h"
+#include "bridge_int.h"
 
 static void	bridge_sse_lost(struct bridge *, int expected,
 		    const char *fmt, ...)

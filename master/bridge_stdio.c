@@ -21,7 +21,7 @@
 #include <event2/event.h>
 
 #include "shared/log.h"
-#include "bridge.h"
+#include "bridge_int.h"
 
 /*
  * The server process
