@@ -1,7 +1,9 @@
 /*
  * The vmcpd.yaml loader's internals, shared by the loader (config.c: the
- * YAML tree, messages, value parsers, the generic field walk) and the
- * section loaders (config_sections.c); config.h is the API.
+ * top level and the API; config_tree.c: the YAML tree and messages;
+ * config_fields.c: value parsers and the generic field walk) and the
+ * section loaders (config_sections.c and its siblings); config.h is the
+ * API.
  */
 #ifndef VMCPD_CONFIG_LOAD_H
 #define VMCPD_CONFIG_LOAD_H
@@ -87,7 +89,11 @@ struct field {
 	uint64_t	 f_max;
 };
 
-/* config.c: messages, nodes, values, the field walk */
+/* config_tree.c: messages, the YAML tree */
+int	 config_tree_parse(struct loader *, const char *, size_t,
+	    struct cnode **rootp);
+void	 cnode_free(struct cnode *);
+int	 cnode_is_null(const struct cnode *);
 int	 config_errorat(struct loader *, size_t line, size_t col,
 	    const char *, ...) __attribute__((format(printf, 4, 5)));
 int	 config_error(struct loader *, const struct cnode *, const char *,
@@ -99,12 +105,13 @@ int	 config_expected(struct loader *, const struct cnode *,
 	    const char *path, const char *what);
 void	 config_path(char *, size_t, const char *path,
 	    const struct cnode *key);
+/* config_fields.c: values, the field walk */
 int	 config_parse_uint(const char *, uint64_t *);
+void	 config_strv_free(char **);
 void	 config_find_dup(struct cnode **, size_t, struct cnode **dupp,
 	    struct cnode **firstp);
 int	 config_require(struct loader *, struct cnode *, const char *path,
 	    const char *key);
-int	 cnode_is_null(const struct cnode *);
 struct cnode *cnode_get(const struct cnode *, const char *key);
 struct cnode *cnode_get_key(const struct cnode *, const char *key);
 int	 load_string(struct loader *, struct cnode *, const char *path,
@@ -121,6 +128,7 @@ int	 load_duration(struct loader *, struct cnode *, const char *path,
 int	 load_map_check(struct loader *, struct cnode *, const char *path);
 int	 load_fields(struct loader *, struct cnode *, const char *path,
 	    const struct field *, size_t);
+/* config.c */
 int	 config_load_section(const char *name, const char *buf, size_t len,
 	    const char *key, int (*)(struct loader *, struct cnode *,
 	    const char *, void *), void *, char *err, size_t errlen);
