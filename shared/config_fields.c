@@ -285,6 +285,21 @@ load_plain(struct loader *ld, struct cnode *v, const char *path,
 	return 0;
 }
 
+int
+load_choice(struct loader *ld, struct cnode *v, const char *path,
+    const struct choice *ch, size_t nch, const char *what, int *dst)
+{
+	size_t	 i;
+
+	if (v->cn_type == CN_SCALAR && !cnode_is_null(v))
+		for (i = 0; i < nch; i++)
+			if (strcmp(v->cn_str, ch[i].ch_name) == 0) {
+				*dst = ch[i].ch_value;
+				return 0;
+			}
+	return config_expected(ld, v, path, what);
+}
+
 static int
 load_bool(struct loader *ld, struct cnode *v, const char *path, int *dst)
 {
