@@ -34,7 +34,7 @@
 #define COMPOSITE_ANSWER_DEPTH		10
 #define COMPOSITE_FP_LEN		64	/* hex SHA-256 */
 
-/* a composite's route in the view: never a backend name (config_sections.c
+/* a composite's route in the view: never a backend name (config_backends.c
  * allows no ':' in those) */
 #define COMPOSITE_ROUTE			":composite"
 

@@ -1,7 +1,9 @@
 /*
  * The vmcpd.yaml loader's internals, shared by the loader (config.c: the
- * YAML tree, messages, value parsers, the generic field walk) and the
- * section loaders (config_sections.c); config.h is the API.
+ * top level and the API; config_tree.c: the YAML tree and messages;
+ * config_fields.c: value parsers and the generic field walk) and the
+ * section loaders (config_sections.c and its siblings); config.h is the
+ * API.
  */
 #ifndef VMCPD_CONFIG_LOAD_H
 #define VMCPD_CONFIG_LOAD_H
@@ -87,7 +89,17 @@ struct field {
 	uint64_t	 f_max;
 };
 
-/* config.c: messages, nodes, values, the field walk */
+/* choices of an enumerated key, for load_choice() */
+struct choice {
+	const char	*ch_name;
+	int		 ch_value;
+};
+
+/* config_tree.c: messages, the YAML tree */
+int	 config_tree_parse(struct loader *, const char *, size_t,
+	    struct cnode **rootp);
+void	 cnode_free(struct cnode *);
+int	 cnode_is_null(const struct cnode *);
 int	 config_errorat(struct loader *, size_t line, size_t col,
 	    const char *, ...) __attribute__((format(printf, 4, 5)));
 int	 config_error(struct loader *, const struct cnode *, const char *,
@@ -99,12 +111,13 @@ int	 config_expected(struct loader *, const struct cnode *,
 	    const char *path, const char *what);
 void	 config_path(char *, size_t, const char *path,
 	    const struct cnode *key);
+/* config_fields.c: values, the field walk */
 int	 config_parse_uint(const char *, uint64_t *);
+void	 config_strv_free(char **);
 void	 config_find_dup(struct cnode **, size_t, struct cnode **dupp,
 	    struct cnode **firstp);
 int	 config_require(struct loader *, struct cnode *, const char *path,
 	    const char *key);
-int	 cnode_is_null(const struct cnode *);
 struct cnode *cnode_get(const struct cnode *, const char *key);
 struct cnode *cnode_get_key(const struct cnode *, const char *key);
 int	 load_string(struct loader *, struct cnode *, const char *path,
@@ -121,30 +134,37 @@ int	 load_duration(struct loader *, struct cnode *, const char *path,
 int	 load_map_check(struct loader *, struct cnode *, const char *path);
 int	 load_fields(struct loader *, struct cnode *, const char *path,
 	    const struct field *, size_t);
+int	 load_choice(struct loader *, struct cnode *, const char *path,
+	    const struct choice *, size_t, const char *what, int *);
+/* config.c */
 int	 config_load_section(const char *name, const char *buf, size_t len,
 	    const char *key, int (*)(struct loader *, struct cnode *,
 	    const char *, void *), void *, char *err, size_t errlen);
 
-/* config_sections.c: the sections (struct field f_fn) and the checks
- * across them, once every section is loaded */
+/* config_sections.c: daemon, http, sessions, metadata, operational (struct
+ * field f_fn), and the checks after them once every section is loaded */
 int	 load_metadata(struct loader *, struct cnode *, const char *, void *);
 int	 load_daemon(struct loader *, struct cnode *, const char *, void *);
 int	 load_http(struct loader *, struct cnode *, const char *, void *);
 int	 load_sessions(struct loader *, struct cnode *, const char *, void *);
-int	 load_backends(struct loader *, struct cnode *, const char *, void *);
 int	 load_operational(struct loader *, struct cnode *, const char *,
 	    void *);
 int	 load_incoming_auth(struct loader *, struct cnode *, const char *,
 	    void *);
-int	 load_outgoing_auth(struct loader *, struct cnode *, const char *,
-	    void *);
-int	 load_aggregation(struct loader *, struct cnode *, const char *,
-	    void *);
+int	 config_resolve_timeouts(struct loader *);
+void	 config_resolve_sessions(struct config *);
+/* config_backends.c: backends */
+int	 load_backends(struct loader *, struct cnode *, const char *, void *);
 /* a C identifier: an environment variable's name, a forEach itemVar */
 int	 config_env_name(const char *);
+/* "a, b, c" for a message */
+void	 config_backend_names(const struct config *, char *, size_t);
+/* config_aggregation.c: aggregation */
+int	 load_aggregation(struct loader *, struct cnode *, const char *,
+	    void *);
 int	 load_annotations(struct loader *, struct cnode *, const char *,
 	    void *);	/* arg: struct config_override */
-int	 config_resolve_timeouts(struct loader *);
+int	 config_resolve_aggregation(struct loader *);
 /* config_auth.c: incomingAuth, and its checks against daemon.listen */
 int	 config_auth_load(struct loader *, struct cnode *, const char *,
 	    void *);
@@ -155,16 +175,16 @@ void	 config_auth_free(struct config_inauth *);
 int	 load_ca_path(struct loader *, struct cnode *, const char *path,
 	    char **);
 /* config_outauth.c: outgoingAuth, and each backend's strategy */
+int	 load_outgoing_auth(struct loader *, struct cnode *, const char *,
+	    void *);
 int	 config_outauth_resolve(struct loader *);
 void	 config_outauth_free(struct config *);
-void	 config_resolve_sessions(struct config *);
 /* config_policy.c: rateLimiting and audit */
 int	 load_rate_limiting(struct loader *, struct cnode *, const char *,
 	    void *);
 int	 load_audit(struct loader *, struct cnode *, const char *, void *);
 int	 config_policy_defaults(struct config *);
 void	 config_policy_free(struct config *);
-int	 config_resolve_aggregation(struct loader *);
 
 /* config_sstore.c: sessionStorage */
 int	 load_session_storage(struct loader *, struct cnode *, const char *,
