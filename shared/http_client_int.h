@@ -1,8 +1,8 @@
 /*
  * The insides of the outbound HTTP client (http_client.h), shared by its
- * files alone: the client and a call's life (http_client.c), what a call
- * sends and receives (http_call.c), calls through http_h1.c
- * (http_client_h1.c) and through libcurl (http_client_curl.c).
+ * files alone: the client and a call's life (http_client.c), calls
+ * through http_h1.c (http_client_h1.c) and through libcurl
+ * (http_client_curl.c); a call itself is http_call_int.h's.
  */
 #ifndef VMCPD_HTTP_CLIENT_INT_H
 #define VMCPD_HTTP_CLIENT_INT_H
@@ -22,72 +22,7 @@
 #define HTTP_SPARE_BUF		4096	/* buffers a spare call keeps */
 #define HTTP_TARGETS_MAX	8
 
-enum http_call_state {
-	HC_NEW,		/* not started */
-	HC_PENDING,	/* started inside socket_action; not yet added */
-	HC_ACTIVE,	/* in the multi handle */
-	HC_ZOMBIE,	/* cancelled inside socket_action; still added */
-	HC_DONE,	/* transfer over, on the done queue */
-	HC_FINISHING	/* being reported */
-};
-
-/* a response header: offsets of its name and value in c_hbuf */
-struct http_hdr {
-	size_t	h_name;
-	size_t	h_value;
-};
-
-TAILQ_HEAD(http_call_list, http_call);
-
-struct http_call {
-	TAILQ_ENTRY(http_call)	 c_entry;
-	struct http_client	*c_client;
-	CURL			*c_easy;
-	enum http_call_state	 c_state;
-	char			*c_method;
-	char			*c_url;
-	char			*c_target;	/* host:port, for messages */
-	int			 c_target_kept;	/* the split cache's */
-	char			*c_unix;	/* Unix socket path */
-	char			*c_cafile;	/* CA bundle, or NULL */
-	int			 c_public_only;	/* no private addresses */
-	/* the request head as sent by http_h1.c: the request line and
-	 * Host (when the URL suits it), then every added header */
-	char			*c_req;
-	size_t			 c_reqlen;
-	size_t			 c_reqcap;
-	size_t			 c_req_hdrs;	/* where added headers start */
-	int			 c_h1_url;	/* URL parsed for http_h1.c */
-	int			 c_h1;		/* going through http_h1.c */
-	int			 c_in_cb;	/* in an http_h1.c callback */
-	struct h1_exchange	 c_x;
-	struct curl_slist	*c_reqhdrs;
-	int			 c_has_ctype;
-	int			 c_has_accept;
-	char			*c_body;
-	size_t			 c_bodylen;
-	int			 c_has_body;
-	uint64_t		 c_timeout_ms;
-	struct http_call_cbs	 c_cbs;
-	void			*c_arg;
-	struct http_hdr		*c_hdrs;
-	size_t			 c_nhdrs;
-	size_t			 c_hdrcap;
-	size_t			 c_hdrbytes;
-	/* every name and value, NUL-terminated, in one buffer: two
-	 * allocations a header cost more than the rest of keeping it */
-	char			*c_hbuf;
-	size_t			 c_hlen;
-	size_t			 c_hcap;
-	long			 c_status;
-	int			 c_head_done;
-	int			 c_cancelled;
-	int			 c_aborted;	/* a callback said stop */
-	CURLcode		 c_result;
-	/* last: a reused call clears only their first bytes */
-	char			 c_errbuf[CURL_ERROR_SIZE];
-	char			 c_errmsg[CURL_ERROR_SIZE + 256];
-};
+#include "shared/http_call_int.h"
 
 struct http_sock;
 
@@ -136,15 +71,6 @@ struct http_client {
 
 /* http_client.c: a call's life */
 void	 http_call_free(struct http_call *);
-
-/* http_call.c: the request head, the response head */
-size_t	 http_token_valid(const char *);
-char	*http_call_req_grow(struct http_call *, size_t);
-int	 http_call_req_add(struct http_call *, const char *, size_t);
-int	 http_call_req_str(struct http_call *, const char *);
-void	 http_call_clear_headers(struct http_call *);
-int	 http_call_store_header(struct http_call *, const char *, size_t);
-const char *http_call_framing_problem(const struct http_call *);
 
 /* http_client_h1.c: calls through http_h1.c */
 void	 http_h1_free(struct http_client *);
