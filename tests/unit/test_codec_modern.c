@@ -330,7 +330,6 @@ test_modern_errors(void **state)
 			    json_object_get(e, "message")));
 		assert_int_equal(json_object_get(e, "data") != NULL,
 		    rows[i].e_data);
-		m->m_r.r_be = NULL;
 		fake_reset();
 	}
 }
@@ -419,6 +418,8 @@ test_modern_streamed(void **state)
 	assert_int_equal(fake.f_sse_ended, 1);
 	assert_int_equal(fake.f_replies, 0);
 	assert_int_equal(destroyed, 1);
+	assert_true(json_is_string(json_object_get(json_object_get(
+	    fake.f_body, "result"), "resultType")));
 	assert_string_equal(json_string_value(json_object_get(json_object_get(
 	    fake.f_body, "result"), "resultType")), "complete");
 	fake_reset();
