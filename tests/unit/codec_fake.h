@@ -205,73 +205,302 @@ front_param_header(void *req, const char *name)
  * here (their members would clash with the fakes above) */
 #define FAKE_NOT_HERE()	fail_msg("%s: not expected here", __func__)
 
-void front_reply_init(const struct config *c, int slot, pid_t pid)
-{ (void)c; (void)slot; (void)pid; FAKE_NOT_HERE(); }
-int front_host_ok(const struct config *c, struct httpd_req *req)
-{ (void)c; (void)req; FAKE_NOT_HERE(); return 0; }
-int front_host_check(const struct config *c, struct httpd_req *req)
-{ (void)c; (void)req; FAKE_NOT_HERE(); return 0; }
-void front_sse_keepalive(struct httpd_req *req)
-{ (void)req; FAKE_NOT_HERE(); }
-const char *front_header(struct httpd_req *req, const char *name)
-{ (void)req; (void)name; return NULL; }
-int front_get_only(struct httpd_req *req)
-{ (void)req; FAKE_NOT_HERE(); return -1; }
-struct httpd *httpd_new(struct event_base *b, int fd,
-    const struct httpd_limits *l, httpd_req_cb cb, void *arg)
-{ (void)b; (void)fd; (void)l; (void)cb; (void)arg; FAKE_NOT_HERE();
-  return NULL; }
-void httpd_stop_accepting(struct httpd *h) { (void)h; FAKE_NOT_HERE(); }
-void httpd_drain(struct httpd *h, httpd_idle_cb cb, void *arg)
-{ (void)h; (void)cb; (void)arg; FAKE_NOT_HERE(); }
-void httpd_close_idle(struct httpd *h) { (void)h; FAKE_NOT_HERE(); }
-size_t httpd_nconns(const struct httpd *h) { (void)h; return 0; }
-void httpd_free(struct httpd *h) { (void)h; FAKE_NOT_HERE(); }
-int httpd_req_method(const struct httpd_req *req) { (void)req; return 0; }
-const char *httpd_req_path(const struct httpd_req *req)
-{ (void)req; return "/mcp"; }
-const char *httpd_req_host(const struct httpd_req *req)
-{ (void)req; return NULL; }
-const char *httpd_req_header(const struct httpd_req *req, const char *n)
-{ (void)req; (void)n; return NULL; }
-const char *httpd_req_known(const struct httpd_req *req, int f)
-{ (void)req; (void)f; return NULL; }
-/* no body: a reparse is not expected (the tests start on a tree) */
-const char *httpd_req_body(const struct httpd_req *req, size_t *len)
-{ (void)req; *len = 0; FAKE_NOT_HERE(); return NULL; }
-int httpd_req_gone(const struct httpd_req *req) { (void)req; return 0; }
-int httpd_req_peer(const struct httpd_req *req, struct sockaddr_storage *ss,
+void
+front_reply_init(const struct config *c, int slot, pid_t pid)
+{
+	(void)c;
+	(void)slot;
+	(void)pid;
+	FAKE_NOT_HERE();
+}
+
+int
+front_host_ok(const struct config *c, struct httpd_req *req)
+{
+	(void)c;
+	(void)req;
+	FAKE_NOT_HERE();
+	return 0;
+}
+
+int
+front_host_check(const struct config *c, struct httpd_req *req)
+{
+	(void)c;
+	(void)req;
+	FAKE_NOT_HERE();
+	return 0;
+}
+
+void
+front_sse_keepalive(struct httpd_req *req)
+{
+	(void)req;
+	FAKE_NOT_HERE();
+}
+
+const char *
+front_header(struct httpd_req *req, const char *name)
+{
+	(void)req;
+	(void)name;
+	return NULL;
+}
+
+int
+front_get_only(struct httpd_req *req)
+{
+	(void)req;
+	FAKE_NOT_HERE();
+	return -1;
+}
+
+struct httpd *
+httpd_new(struct event_base *b, int fd, const struct httpd_limits *l,
+    httpd_req_cb cb, void *arg)
+{
+	(void)b;
+	(void)fd;
+	(void)l;
+	(void)cb;
+	(void)arg;
+	FAKE_NOT_HERE();
+	return NULL;
+}
+
+void
+httpd_stop_accepting(struct httpd *h)
+{
+	(void)h;
+	FAKE_NOT_HERE();
+}
+
+void
+httpd_drain(struct httpd *h, httpd_idle_cb cb, void *arg)
+{
+	(void)h;
+	(void)cb;
+	(void)arg;
+	FAKE_NOT_HERE();
+}
+
+void
+httpd_close_idle(struct httpd *h)
+{
+	(void)h;
+	FAKE_NOT_HERE();
+}
+
+size_t
+httpd_nconns(const struct httpd *h)
+{
+	(void)h;
+	return 0;
+}
+
+void
+httpd_free(struct httpd *h)
+{
+	(void)h;
+	FAKE_NOT_HERE();
+}
+
+int
+httpd_req_method(const struct httpd_req *req)
+{
+	(void)req;
+	return 0;
+}
+
+const char *
+httpd_req_path(const struct httpd_req *req)
+{
+	(void)req;
+	return "/mcp";
+}
+
+const char *
+httpd_req_host(const struct httpd_req *req)
+{
+	(void)req;
+	return NULL;
+}
+
+const char *
+httpd_req_header(const struct httpd_req *req, const char *n)
+{
+	(void)req;
+	(void)n;
+	return NULL;
+}
+
+const char *
+httpd_req_known(const struct httpd_req *req, int f)
+{
+	(void)req;
+	(void)f;
+	return NULL;
+}
+
+/* no body: the tests start on a tree, a reparse is not expected */
+const char *
+httpd_req_body(const struct httpd_req *req, size_t *len)
+{
+	(void)req;
+	*len = 0;
+	FAKE_NOT_HERE();
+	return NULL;
+}
+
+int
+httpd_req_gone(const struct httpd_req *req)
+{
+	(void)req;
+	return 0;
+}
+
+int
+httpd_req_peer(const struct httpd_req *req, struct sockaddr_storage *ss,
     socklen_t *len)
-{ (void)req; (void)ss; (void)len; return -1; }
-void httpd_req_set_done_cb(struct httpd_req *req, httpd_req_cb cb, void *arg)
-{ (void)req; (void)cb; (void)arg; }
-void *httpd_req_done_arg(const struct httpd_req *req)
-{ (void)req; return NULL; }
-int httpd_req_status(const struct httpd_req *req) { (void)req; return 0; }
-const char *httpd_req_query(const struct httpd_req *req)
-{ (void)req; return NULL; }
-void httpd_req_set_data(struct httpd_req *req, void *d, void (*fn)(void *))
-{ (void)req; (void)d; (void)fn; }
-void *httpd_req_data(const struct httpd_req *req) { (void)req; return NULL; }
-int httpd_req_peer_uid(const struct httpd_req *req, uid_t *uid)
-{ (void)req; (void)uid; return -1; }
-int httpd_add_header(struct httpd_req *req, const char *n, const char *v)
-{ (void)req; (void)n; (void)v; FAKE_NOT_HERE(); return -1; }
-void httpd_send_reply(struct httpd_req *req, int status, struct evbuffer *b)
-{ (void)req; (void)status; (void)b; FAKE_NOT_HERE(); }
-void httpd_send_reply_iov(struct httpd_req *req, int status,
+{
+	(void)req;
+	(void)ss;
+	(void)len;
+	return -1;
+}
+
+void
+httpd_req_set_done_cb(struct httpd_req *req, httpd_req_cb cb, void *arg)
+{
+	(void)req;
+	(void)cb;
+	(void)arg;
+}
+
+void *
+httpd_req_done_arg(const struct httpd_req *req)
+{
+	(void)req;
+	return NULL;
+}
+
+int
+httpd_req_status(const struct httpd_req *req)
+{
+	(void)req;
+	return 0;
+}
+
+const char *
+httpd_req_query(const struct httpd_req *req)
+{
+	(void)req;
+	return NULL;
+}
+
+void
+httpd_req_set_data(struct httpd_req *req, void *d, void (*fn)(void *))
+{
+	(void)req;
+	(void)d;
+	(void)fn;
+}
+
+void *
+httpd_req_data(const struct httpd_req *req)
+{
+	(void)req;
+	return NULL;
+}
+
+int
+httpd_req_peer_uid(const struct httpd_req *req, uid_t *uid)
+{
+	(void)req;
+	(void)uid;
+	return -1;
+}
+
+int
+httpd_add_header(struct httpd_req *req, const char *n, const char *v)
+{
+	(void)req;
+	(void)n;
+	(void)v;
+	FAKE_NOT_HERE();
+	return -1;
+}
+
+void
+httpd_send_reply(struct httpd_req *req, int status, struct evbuffer *b)
+{
+	(void)req;
+	(void)status;
+	(void)b;
+	FAKE_NOT_HERE();
+}
+
+void
+httpd_send_reply_iov(struct httpd_req *req, int status,
     const struct iovec *iov, int n)
-{ (void)req; (void)status; (void)iov; (void)n; FAKE_NOT_HERE(); }
-void httpd_send_start(struct httpd_req *req, int status)
-{ (void)req; (void)status; FAKE_NOT_HERE(); }
-int httpd_send_chunk(struct httpd_req *req, const void *p, size_t n)
-{ (void)req; (void)p; (void)n; FAKE_NOT_HERE(); return -1; }
-void httpd_send_end(struct httpd_req *req) { (void)req; FAKE_NOT_HERE(); }
-size_t httpd_req_unsent(const struct httpd_req *req) { (void)req; return 0; }
-unsigned int httpd_req_tag(const struct httpd_req *req)
-{ (void)req; return 0; }
-void httpd_req_set_tag(struct httpd_req *req, unsigned int t)
-{ (void)req; (void)t; }
-void httpd_req_tag_error(struct httpd_req *req) { (void)req; }
+{
+	(void)req;
+	(void)status;
+	(void)iov;
+	(void)n;
+	FAKE_NOT_HERE();
+}
+
+void
+httpd_send_start(struct httpd_req *req, int status)
+{
+	(void)req;
+	(void)status;
+	FAKE_NOT_HERE();
+}
+
+int
+httpd_send_chunk(struct httpd_req *req, const void *p, size_t n)
+{
+	(void)req;
+	(void)p;
+	(void)n;
+	FAKE_NOT_HERE();
+	return -1;
+}
+
+void
+httpd_send_end(struct httpd_req *req)
+{
+	(void)req;
+	FAKE_NOT_HERE();
+}
+
+size_t
+httpd_req_unsent(const struct httpd_req *req)
+{
+	(void)req;
+	return 0;
+}
+
+unsigned int
+httpd_req_tag(const struct httpd_req *req)
+{
+	(void)req;
+	return 0;
+}
+
+void
+httpd_req_set_tag(struct httpd_req *req, unsigned int t)
+{
+	(void)req;
+	(void)t;
+}
+
+void
+httpd_req_tag_error(struct httpd_req *req)
+{
+	(void)req;
+}
 
 #endif /* VMCPD_TEST_CODEC_FAKE_H */
