@@ -1,6 +1,7 @@
 /*
- * Unit tests for shared/template.c: the reference's template forms, typed
- * results, strict missing keys, compile errors with their offsets.
+ * Unit tests for shared/template_parse.c and template_eval.c: the
+ * reference's template forms, typed results, strict missing keys, compile
+ * errors with their offsets.
  */
 #include <stdarg.h>
 #include <stddef.h>
