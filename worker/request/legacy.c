@@ -59,12 +59,6 @@ legacy_req_new(struct worker *w, struct httpd_req *req,
 	return mr;
 }
 
-void
-legacy_req_watch(struct mcp_req *mr)
-{
-	pipeline_watch(&mr->mr_r);
-}
-
 /* the request is answered (or abandoned): forget it */
 void
 legacy_req_free(struct mcp_req *mr)

@@ -48,7 +48,6 @@ extern const struct request_codec legacy_codec;
 struct mcp_req *legacy_req_new(struct worker *, struct httpd_req *,
 	    struct jsonrpc_msg *);
 void	 legacy_req_free(struct mcp_req *);
-void	 legacy_req_watch(struct mcp_req *);
 void	 legacy_req_reply(struct mcp_req *, json_t *msg);
 void	 legacy_req_refuse(struct mcp_req *, int status, int code,
 	    const char *message, json_t *data);

@@ -30,6 +30,7 @@
 #include "worker/view/core.h"
 #include "worker/view/view_get.h"
 #include "worker/request/legacy_req.h"
+#include "worker/pipeline/pipeline.h"
 #include "worker/state/session_redis.h"
 #include "worker/events/subs.h"
 
@@ -318,7 +319,7 @@ legacy_initialize(struct worker *w, struct httpd_req *req,
 		    "Internal error: out of memory", NULL);
 		return;
 	}
-	legacy_req_watch(mr);
+	pipeline_watch(&mr->mr_r);
 	if (view_get_scope(w, texch_view_scope(req), legacy_initialize_view,
 	    mr) == -1)
 		legacy_req_refuse(mr, 500, JSONRPC_INTERNAL_ERROR,

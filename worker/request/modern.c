@@ -686,12 +686,6 @@ modern_route_params(struct request *r)
 	return modern_backend_params(r->r_msg.jm_params);
 }
 
-static json_t *
-modern_list_info(struct worker *w)
-{
-	return modern_server_info(w);
-}
-
 static void
 modern_codec_error(struct request *r, int status, int code,
     const char *message, json_t *data)
@@ -720,7 +714,7 @@ const struct request_codec modern_codec = {
 	.rc_route_fast = modern_route_fast,
 	.rc_local = modern_discover,
 	.rc_check = modern_check,
-	.rc_list_info = modern_list_info,
+	.rc_list_info = modern_server_info,
 	.rc_route_params = modern_route_params,
 	.rc_composite = modern_composite,
 	.rc_upstream = NULL,
