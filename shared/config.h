@@ -28,6 +28,7 @@
 #include "shared/config_agg.h"
 #include "shared/config_access.h"
 #include "shared/config_sstore.h"
+#include "shared/config_telemetry.h"
 #include "shared/config_value.h"
 
 struct config {
@@ -99,6 +100,9 @@ struct config {
 	/* rateLimiting:, audit: (config_policy.c) */
 	struct config_ratelimit	 cf_ratelimit;
 	struct config_audit	 cf_audit;
+
+	/* telemetry: (config_telemetry.c) */
+	struct config_telemetry	 cf_telemetry;
 
 	/* sessionStorage: (config_sstore.c) */
 	struct config_sstore	 cf_sstore;
