@@ -28,8 +28,6 @@
 #include "worker/trace/trace.h"
 #include "worker/trace/trace_int.h"
 
-#define TRACE_RES_ATTRS	(5 + 32)	/* ours and customAttributes */
-
 struct trace_export {
 	struct worker		*te_w;
 	const struct config_telemetry *te_ct;
@@ -45,9 +43,7 @@ struct trace_export {
 	int			 te_failing;	/* the last one failed */
 	char			*te_url;	/* .../v1/traces */
 	struct otlp_buf		 te_buf;
-	struct otlp_attr	 te_attrs[TRACE_RES_ATTRS];
-	struct otlp_resource	 te_res;
-	char			 te_instance[300];
+	struct trace_resource	 te_res;
 };
 
 static struct trace_export	*te;
@@ -62,13 +58,13 @@ trace_export_count(struct trace_export *e, uint64_t exported,
 }
 
 static void
-trace_export_attr(struct trace_export *e, const char *key, const char *v)
+trace_resource_attr(struct trace_resource *r, const char *key, const char *v)
 {
 	struct otlp_attr	*a;
 
-	if (e->te_res.or_nattrs >= TRACE_RES_ATTRS || v == NULL)
+	if (r->tr_res.or_nattrs >= TRACE_RES_ATTRS || v == NULL)
 		return;
-	a = &e->te_attrs[e->te_res.or_nattrs++];
+	a = &r->tr_attrs[r->tr_res.or_nattrs++];
 	memset(a, 0, sizeof(*a));
 	a->oa_key = key;
 	a->oa_type = OTLP_V_STR;
@@ -76,38 +72,39 @@ trace_export_attr(struct trace_export *e, const char *key, const char *v)
 	a->oa_len = strlen(v);
 }
 
-/* the Resource every span of this process is under */
-static void
-trace_export_resource(struct trace_export *e, const char *role)
+void
+trace_resource_init(struct trace_resource *r, struct worker *w,
+    const char *role)
 {
-	const struct config_telemetry	*ct = e->te_ct;
+	const struct config_telemetry	*ct = &w->w_conf->cf_telemetry;
 	char				 host[256];
 	struct otlp_attr		*a;
 	size_t				 i;
 
+	memset(r, 0, sizeof(*r));
 	if (gethostname(host, sizeof(host)) == -1)
 		(void)snprintf(host, sizeof(host), "localhost");
 	host[sizeof(host) - 1] = '\0';
-	(void)snprintf(e->te_instance, sizeof(e->te_instance), "%s:%ld",
+	(void)snprintf(r->tr_instance, sizeof(r->tr_instance), "%s:%ld",
 	    host, (long)getpid());
-	e->te_res.or_attrs = e->te_attrs;
-	e->te_res.or_scope_name = "vmcpd";
-	e->te_res.or_scope_version = VMCPD_VERSION;
-	trace_export_attr(e, "service.name", ct->ct_service_name != NULL ?
-	    ct->ct_service_name : e->te_w->w_conf->cf_name);
-	trace_export_attr(e, "service.version", ct->ct_service_version !=
+	r->tr_res.or_attrs = r->tr_attrs;
+	r->tr_res.or_scope_name = "vmcpd";
+	r->tr_res.or_scope_version = VMCPD_VERSION;
+	trace_resource_attr(r, "service.name", ct->ct_service_name != NULL ?
+	    ct->ct_service_name : w->w_conf->cf_name);
+	trace_resource_attr(r, "service.version", ct->ct_service_version !=
 	    NULL ? ct->ct_service_version : VMCPD_VERSION);
-	trace_export_attr(e, "service.instance.id", e->te_instance);
-	trace_export_attr(e, "vmcpd.process", role);
-	if (e->te_res.or_nattrs < TRACE_RES_ATTRS) {
-		a = &e->te_attrs[e->te_res.or_nattrs++];
+	trace_resource_attr(r, "service.instance.id", r->tr_instance);
+	trace_resource_attr(r, "vmcpd.process", role);
+	if (r->tr_res.or_nattrs < TRACE_RES_ATTRS) {
+		a = &r->tr_attrs[r->tr_res.or_nattrs++];
 		memset(a, 0, sizeof(*a));
 		a->oa_key = "process.pid";
 		a->oa_type = OTLP_V_INT;
 		a->oa_int = (int64_t)getpid();
 	}
 	for (i = 0; i < ct->ct_nattrs; i++)
-		trace_export_attr(e, ct->ct_attrs[i].oa_key,
+		trace_resource_attr(r, ct->ct_attrs[i].oa_key,
 		    ct->ct_attrs[i].oa_value);
 }
 
@@ -147,7 +144,7 @@ trace_export_init(struct worker *w, const char *role)
 		tv.tv_sec = 1;
 	if (event_add(e->te_tick, &tv) == -1)
 		goto fail;
-	trace_export_resource(e, role);
+	trace_resource_init(&e->te_res, w, role);
 	te = e;
 	return 0;
 fail:
@@ -307,7 +304,7 @@ trace_export_flush(struct trace_export *e)
 	for (i = 0; i < n; i++)
 		batch[i] = &e->te_q[(e->te_head + i) % e->te_cap]->ts_os;
 	otlp_buf_reset(&e->te_buf);
-	rc = otlp_encode_traces(&e->te_buf, &e->te_res, batch, n,
+	rc = otlp_encode_traces(&e->te_buf, &e->te_res.tr_res, batch, n,
 	    e->te_ct->ct_protocol == CONFIG_OTLP_JSON ? OTLP_JSON :
 	    OTLP_PROTOBUF);
 	for (i = 0; i < n; i++) {

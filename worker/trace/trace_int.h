@@ -14,10 +14,22 @@ struct worker;
 /* baggage passed on (W3C Baggage: 8192 bytes at most) */
 #define TRACE_BAGGAGE_MAX	8192
 
+#include "shared/otlp.h"
+
 struct config_telemetry;
 struct http_call;
 struct http_call_cbs;
 struct otlp_buf;
+
+/* the Resource every span and metric of this process is under */
+#define TRACE_RES_ATTRS	(5 + 32)	/* ours and customAttributes */
+struct trace_resource {
+	struct otlp_attr	 tr_attrs[TRACE_RES_ATTRS];
+	struct otlp_resource	 tr_res;
+	char			 tr_instance[300];
+};
+void	 trace_resource_init(struct trace_resource *, struct worker *,
+	    const char *role);
 
 uint64_t trace_now_ns(void);
 /* a started POST of body to the collector's url, with telemetry's
