@@ -20,44 +20,7 @@
 #include "shared/cedar.h"
 #include "shared/composite.h"
 #include "shared/config.h"
-
-#define BACKEND \
-	"backends:\n" \
-	"  - name: a\n" \
-	"    url: http://127.0.0.1:3001/mcp\n" \
-	"    transport: streamable-http\n"
-
-static struct config *
-load_ok(const char *yaml)
-{
-	struct config	*cf;
-	char		 err[CONFIG_ERR_MAX];
-
-	err[0] = '\0';
-	cf = config_load_buffer("t.yaml", yaml, strlen(yaml), err,
-	    sizeof(err));
-	if (cf == NULL)
-		fail_msg("unexpected error: %s", err);
-	return cf;
-}
-
-/* the load fails with exactly this message */
-static void
-load_bad(const char *yaml, const char *msg)
-{
-	struct config	*cf;
-	char		 err[CONFIG_ERR_MAX];
-
-	memset(err, 'x', sizeof(err));
-	err[sizeof(err) - 1] = '\0';
-	cf = config_load_buffer("t.yaml", yaml, strlen(yaml), err,
-	    sizeof(err));
-	if (cf != NULL) {
-		config_free(cf);
-		fail_msg("loaded, expected: %s", msg);
-	}
-	assert_string_equal(err, msg);
-}
+#include "config_unit.h"
 
 /* the multi-backend tests need a build without a limit, or a high one */
 #ifdef CONFIG_BACKENDS_MAX
