@@ -496,6 +496,28 @@ load_telemetry(struct loader *ld, struct cnode *n, const char *path,
 	return 0;
 }
 
+/* what a valid section should tell an operator (config_warn()) */
+void
+config_telemetry_warn(const struct config *cf, FILE *f)
+{
+	const struct config_telemetry	*ct = &cf->cf_telemetry;
+	const char			*a, *e;
+
+	if (ct->ct_url == NULL || (a = strstr(ct->ct_url, "://")) == NULL)
+		return;
+	if (!ct->ct_enabled)
+		(void)fprintf(f, "%s: warning: telemetry.endpoint is set but "
+		    "tracingEnabled and metricsEnabled are not: nothing is "
+		    "exported\n", cf->cf_file);
+	/* the reference's own example has it */
+	a += 3;
+	e = a + strcspn(a, "/");
+	if (e - a > 5 && memcmp(e - 5, ":4317", 5) == 0)
+		(void)fprintf(f, "%s: warning: telemetry.endpoint: port 4317 "
+		    "is OTLP/gRPC's by convention; vmcpd exports OTLP/HTTP "
+		    "(port 4318 by convention)\n", cf->cf_file);
+}
+
 int
 config_telemetry_defaults(struct config *cf)
 {

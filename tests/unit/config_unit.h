@@ -6,6 +6,8 @@
 #ifndef VMCPD_CONFIG_UNIT_H
 #define VMCPD_CONFIG_UNIT_H
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define BACKEND \
@@ -51,6 +53,21 @@ load_bad(const char *yaml, const char *msg)
 
 	load_err(yaml, msg, err, sizeof(err));
 	assert_string_equal(err, msg);
+}
+
+/* cf's warnings (config_warn(), as with -n), as one string (freed by
+ * the caller) */
+static inline char *
+warnings(const struct config *cf)
+{
+	char	*s = NULL;
+	size_t	 len = 0;
+	FILE	*f;
+
+	assert_non_null(f = open_memstream(&s, &len));
+	config_warn(cf, f, 1);
+	assert_int_equal(fclose(f), 0);
+	return s;
 }
 
 #endif /* VMCPD_CONFIG_UNIT_H */

@@ -919,20 +919,6 @@ test_err_size(void **state)
 	    "\"99999999999999999999\"");
 }
 
-/* cf's warnings (config_warn()), as one string (freed by the caller) */
-static char *
-warnings(const struct config *cf)
-{
-	char	*s = NULL;
-	size_t	 len = 0;
-	FILE	*f;
-
-	assert_non_null(f = open_memstream(&s, &len));
-	config_warn(cf, f, 1);
-	assert_int_equal(fclose(f), 0);
-	return s;
-}
-
 /* what a valid file is warned of: listeners off loopback */
 static void
 test_warnings(void **state)

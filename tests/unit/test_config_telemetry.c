@@ -629,6 +629,44 @@ test_refused(void **state)
 	    "expected a mapping, found \"true\"");
 }
 
+/* vmcpd -n's warnings: an endpoint that exports nothing, gRPC's port */
+static void
+test_warnings(void **state)
+{
+	static const struct {
+		const char	*body;
+		const char	*want;
+	} cases[] = {
+		{ "", "" },
+		{ "endpoint: \"h:4318\", tracingEnabled: true", "" },
+		{ "endpoint: \"https://h:43170/x:4317\", metricsEnabled: true",
+		    "" },
+		{ "endpoint: \"h:4318\"", "t.yaml: warning: "
+		    "telemetry.endpoint is set but tracingEnabled and "
+		    "metricsEnabled are not: nothing is exported\n" },
+		{ "endpoint: \"127.0.0.1:4317\", insecure: true, "
+		    "tracingEnabled: true", "t.yaml: warning: telemetry."
+		    "endpoint: port 4317 is OTLP/gRPC's by convention; vmcpd "
+		    "exports OTLP/HTTP (port 4318 by convention)\n" },
+		{ "endpoint: \"https://[::1]:4317/\", metricsEnabled: true",
+		    "t.yaml: warning: telemetry.endpoint: port 4317 is "
+		    "OTLP/gRPC's by convention; vmcpd exports OTLP/HTTP (port "
+		    "4318 by convention)\n" },
+	};
+	struct config	*cf;
+	char		*w;
+	size_t		 i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		cf = tel_ok(cases[i].body);
+		w = warnings(cf);
+		assert_string_equal(w, cases[i].want);
+		free(w);
+		config_free(cf);
+	}
+}
+
 int
 main(void)
 {
@@ -644,6 +682,7 @@ main(void)
 		cmocka_unit_test(test_ca_protocol),
 		cmocka_unit_test(test_bounds),
 		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_warnings),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
