@@ -228,10 +228,17 @@ test_endpoint(void **state)
 	tel_bad("endpoint: \"h:4318/v1\"", "t.yaml:1:23: telemetry.endpoint: "
 	    "expected host:port (a path needs the URL form, such as "
 	    "https://otel.example.com/otlp), found \"h:4318/v1\"");
-	tel_bad("endpoint: \"https://h/x?a=1\"", "t.yaml:1:23: "
+	/* a query may hold a credential: refused, and not quoted */
+	tel_bad("endpoint: \"https://h/x?token=" SECRET "\"", "t.yaml:1:23: "
 	    "telemetry.endpoint: expected a URL without a query or fragment "
-	    "(vmcpd appends /v1/traces and /v1/metrics), found "
-	    "\"https://h/x?a=1\"");
+	    "(vmcpd appends /v1/traces and /v1/metrics; give credentials in "
+	    "headers or headersFromEnv)");
+	tel_bad("endpoint: \"h:4318?k=" SECRET "\"", "t.yaml:1:23: "
+	    "telemetry.endpoint: expected a URL without a query or fragment "
+	    "(vmcpd appends /v1/traces and /v1/metrics; give credentials in "
+	    "headers or headersFromEnv)");
+	tel_bad_prefix("endpoint: \"https://h/#frag\"", "t.yaml:1:23: "
+	    "telemetry.endpoint: expected a URL without a query");
 	tel_bad("endpoint: 4318", "t.yaml:1:23: telemetry.endpoint: "
 	    "expected host:port or an http:// or https:// URL (such as "
 	    "127.0.0.1:4318, [::1]:4318 or https://otel.example.com:4318), "
