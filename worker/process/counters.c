@@ -63,8 +63,8 @@ diag_slot_at(const struct worker *w, int slot)
 }
 
 /* this worker's own slot, or NULL */
-static struct diag_slot *
-diag_self(struct worker *w)
+struct diag_slot *
+diag_slot_self(struct worker *w)
 {
 	if (w->w_stats == NULL || w->w_stat_slot < 0 ||
 	    w->w_stat_slot > w->w_nstats)
@@ -79,7 +79,7 @@ diag_load(const uint64_t *p)
 }
 
 /* one writer per slot: no locked add needed, only untorn words */
-static void
+void
 diag_add(uint64_t *p, uint64_t n)
 {
 	__atomic_store_n(p, __atomic_load_n(p, __ATOMIC_RELAXED) + n,
@@ -91,7 +91,7 @@ diag_count_request(struct worker *w, int mcp)
 {
 	struct diag_slot *ds;
 
-	if ((ds = diag_self(w)) == NULL)
+	if ((ds = diag_slot_self(w)) == NULL)
 		return;
 	diag_add(&ds->ds_requests, 1);
 	if (mcp)
@@ -103,7 +103,7 @@ diag_count_view_build(struct worker *w)
 {
 	struct diag_slot *ds;
 
-	if ((ds = diag_self(w)) != NULL)
+	if ((ds = diag_slot_self(w)) != NULL)
 		diag_add(&ds->ds_view_builds, 1);
 }
 
@@ -112,7 +112,7 @@ diag_count_era_change(struct worker *w)
 {
 	struct diag_slot *ds;
 
-	if ((ds = diag_self(w)) != NULL)
+	if ((ds = diag_slot_self(w)) != NULL)
 		diag_add(&ds->ds_era_changes, 1);
 }
 
@@ -121,7 +121,7 @@ diag_count_ratelimit_fail_open(struct worker *w)
 {
 	struct diag_slot *ds;
 
-	if ((ds = diag_self(w)) != NULL)
+	if ((ds = diag_slot_self(w)) != NULL)
 		diag_add(&ds->ds_rl_fail_open, 1);
 }
 
@@ -130,7 +130,7 @@ diag_count_redis_error(struct worker *w)
 {
 	struct diag_slot *ds;
 
-	if ((ds = diag_self(w)) != NULL)
+	if ((ds = diag_slot_self(w)) != NULL)
 		diag_add(&ds->ds_redis_errors, 1);
 }
 
@@ -139,7 +139,7 @@ diag_count_session_check(struct worker *w, int sent)
 {
 	struct diag_slot *ds;
 
-	if ((ds = diag_self(w)) != NULL)
+	if ((ds = diag_slot_self(w)) != NULL)
 		diag_add(sent ? &ds->ds_sess_checks : &ds->ds_sess_local, 1);
 }
 
@@ -148,7 +148,7 @@ diag_count_session_inval(struct worker *w)
 {
 	struct diag_slot *ds;
 
-	if ((ds = diag_self(w)) != NULL)
+	if ((ds = diag_slot_self(w)) != NULL)
 		diag_add(&ds->ds_sess_invals, 1);
 }
 
@@ -162,6 +162,7 @@ diag_count_session_inval(struct worker *w)
  * 0: counted as "other"; made once, so tagging a request is a load
  */
 static uint8_t	diag_method_slot[MCP_M_COUNT];
+static int	diag_method_made;
 
 void
 diag_counters_init(void)
@@ -172,6 +173,27 @@ diag_counters_init(void)
 	for (i = 0; i < DIAG_METHODS - 5; i++)
 		if ((mm = mcp_method_find(diag_methods[i])) != NULL)
 			diag_method_slot[mm->mm_id] = (uint8_t)(i + 1);
+	diag_method_made = 1;
+}
+
+/* a method's index in the operation figures (DIAG_OP_OTHER: not one
+ * of diag_methods[], or NULL) */
+int
+diag_op_method(const struct mcp_method *mm)
+{
+	if (!diag_method_made)
+		diag_counters_init();	/* the builder's first */
+	return mm != NULL && diag_method_slot[mm->mm_id] != 0 ?
+	    diag_method_slot[mm->mm_id] - 1 : DIAG_OP_OTHER;
+}
+
+/* the request's method tag is this method's */
+int
+diag_tag_is(unsigned int tag, enum mcp_method_id id)
+{
+	unsigned int	i = diag_method_slot[id];
+
+	return i != 0 && (tag & DIAG_TAG_METHOD) == i;
 }
 
 /*
@@ -217,7 +239,7 @@ diag_count_mcp(struct worker *w, struct httpd_req *req)
 	int			 st = httpd_req_status(req);
 	enum diag_outcome	 o;
 
-	if ((ds = diag_self(w)) == NULL)
+	if ((ds = diag_slot_self(w)) == NULL)
 		return;
 	m = tag & DIAG_TAG_METHOD;
 	m = m == 0 || m > DIAG_METHODS ? DIAG_METHODS - 2 : m - 1;
@@ -232,6 +254,7 @@ diag_count_mcp(struct worker *w, struct httpd_req *req)
 	else
 		o = DIAG_OK;
 	diag_add(&ds->ds_calls[m][o], 1);
+	diag_op_done(ds, req, m, o);
 }
 
 uint64_t
@@ -243,13 +266,6 @@ diag_now_us(void)
 	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
-/* a backend request leaves: its start, for diag_backend_done() */
-uint64_t
-diag_backend_start(void)
-{
-	return diag_now_us();
-}
-
 static struct diag_backend *
 diag_backend_self(struct worker *w, const struct config_backend *be)
 {
@@ -257,7 +273,7 @@ diag_backend_self(struct worker *w, const struct config_backend *be)
 	size_t			 i;
 
 	i = (size_t)(be - w->w_conf->cf_backends);
-	if ((ds = diag_self(w)) == NULL || i >= w->w_conf->cf_nbackends)
+	if ((ds = diag_slot_self(w)) == NULL || i >= w->w_conf->cf_nbackends)
 		return NULL;
 	return &ds->ds_backends[i];
 }
@@ -352,11 +368,14 @@ diag_backend_done(struct worker *w, const struct config_backend *be,
 	enum diag_berr		 k;
 	uint64_t		 now, us, seq;
 	size_t			 i;
+	int			 m;
 
 	if ((db = diag_backend_self(w, be)) == NULL || start == 0)
 		return;
+	start = diag_backend_started(start, &m);
 	now = diag_now_us();
-	us = now - start;
+	us = now > start ? now - start : 0;
+	diag_hist_add(&db->db_ops[m], us);
 	if (rc == 0) {
 		for (i = 0; i < DIAG_LAT_BUCKETS - 1 && us > diag_lat_us[i];
 		    i++)
