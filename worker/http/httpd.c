@@ -274,12 +274,6 @@ httpd_now_ms(void)
 	return httpd_now_us() / 1000;
 }
 
-uint64_t
-httpd_req_arrived(const struct httpd_req *req)
-{
-	return req->r_arrived;
-}
-
 /*
  * Connections are scarce once a worker holds more than half of
  * http.maxConnections: then an idle keep-alive connection, too, has
