@@ -82,9 +82,15 @@ describe('MCP operation durations in /metrics', () => {
     assert.equal(p.status, 200, p.text);
     assert.ok(p.json.result?.messages, p.text);
 
-    const r = await httpRequest(diag, { method: 'GET', path: '/metrics', timeout: 10000 });
-    assert.equal(r.status, 200, r.text);
-    const m = parseMetrics(r.text);
+    // a reply is counted just after it is written: the last one may be
+    // a moment behind the client that read it
+    let r, m;
+    await waitFor('the last call counted', async () => {
+      r = await httpRequest(diag, { method: 'GET', path: '/metrics', timeout: 10000 });
+      assert.equal(r.status, 200, r.text);
+      m = parseMetrics(r.text);
+      return count(m, SERVER, op('prompts/get', '', 'one_greet', 'one', 'ok')) === 1;
+    }, { timeout: 5000 });
     assert.equal(m.types.get(SERVER), 'histogram');
     assert.equal(m.types.get(CLIENT), 'histogram');
     // every server series has the same five labels; no name outside the view
