@@ -4,6 +4,9 @@
  * per series with a count, the conventions' names, unit, attributes and
  * bounds, bucket counts as the slot holds them (not cumulative), the
  * sum in seconds; and a backend request's method read off its body.
+ * A request's target tagged (only a tools/call's or a prompts/get's),
+ * the same key found again, the table's bound and long names folded
+ * into "_other", and the request's duration counted under its target.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +21,8 @@
 #include "shared/config.h"
 #include "shared/otlp.h"
 #include "shared/stats.h"
+#include "worker/http/httpd.h"
+#include "worker/http/httpd_int.h"
 #include "worker/process/counters.h"
 #include "worker/process/process.h"
 
@@ -255,6 +260,113 @@ test_no_slot(void **state)
 	w.w_stats = keep;
 }
 
+/* a request of method, arrived ago_us before now (a real struct) */
+static void
+req_make(struct httpd_req *req, const char *method, uint64_t ago_us)
+{
+	memset(req, 0, sizeof(*req));
+	diag_tag_method(req, mcp_method_find(method));
+	req->r_arrived = diag_now_us() - ago_us;
+}
+
+static int
+target_of(const struct httpd_req *req)
+{
+	return (int)(httpd_req_tag(req) >> 20) - 1;
+}
+
+static void
+test_tag(void **state)
+{
+	struct diag_slot	*ds = slot(1);
+	struct httpd_req	 req, req2;
+	const struct diag_target *dt;
+	char			 name[100];
+	int			 i, t, other;
+
+	(void)state;
+	/* a tool of backend one, found again by a second call */
+	req_make(&req, "tools/call", 15000);
+	diag_tag_target(&w, &req, "echo", 4, &bes[0]);
+	t = target_of(&req);
+	assert_true(t >= 0 && t < DIAG_TARGETS);
+	dt = &ds->ds_targets[t];
+	assert_int_equal(dt->dt_ready, 1);
+	assert_string_equal(dt->dt_name, "echo");
+	assert_int_equal(dt->dt_kind, DIAG_TARGET_TOOL);
+	assert_int_equal(dt->dt_backend, 1);
+	/* a second tag (the pipeline after the fast route) keeps the first */
+	diag_tag_target(&w, &req, "other", 5, &bes[1]);
+	assert_int_equal(target_of(&req), t);
+	req_make(&req2, "tools/call", 0);
+	diag_tag_target(&w, &req2, "echo", 4, &bes[0]);
+	assert_int_equal(target_of(&req2), t);
+	/* the same name of another backend, or a prompt's, is another */
+	req_make(&req2, "tools/call", 0);
+	diag_tag_target(&w, &req2, "echo", 4, &bes[1]);
+	assert_int_not_equal(target_of(&req2), t);
+	req_make(&req2, "prompts/get", 0);
+	diag_tag_target(&w, &req2, "echo", 4, &bes[0]);
+	assert_int_not_equal(target_of(&req2), t);
+	assert_int_equal(ds->ds_targets[target_of(&req2)].dt_kind,
+	    DIAG_TARGET_PROMPT);
+	/* other methods are not tagged */
+	req_make(&req2, "tools/list", 0);
+	diag_tag_target(&w, &req2, "echo", 4, &bes[0]);
+	assert_int_equal(target_of(&req2), -1);
+
+	/* its duration: 15 ms, the second bucket (0.01, 0.02] */
+	req.r_status = 200;
+	diag_count_mcp(&w, &req);
+	assert_int_equal(dt->dt_ops[DIAG_OK].dh_n[1], 1);
+	assert_true(dt->dt_ops[DIAG_OK].dh_sum_us >= 15000);
+	assert_int_equal(diag_hist_count(&ds->ds_ops[op_index("tools/call")]
+	    [DIAG_OK]), 0);
+	/* an untagged one: by method; a GET stream is no operation */
+	req_make(&req2, "tools/list", 0);
+	req2.r_status = 200;
+	diag_count_mcp(&w, &req2);
+	assert_int_equal(diag_hist_count(&ds->ds_ops[op_index("tools/list")]
+	    [DIAG_OK]), 1);
+	memset(&req2, 0, sizeof(req2));
+	diag_tag_kind(&req2, "stream");
+	req2.r_arrived = diag_now_us();
+	req2.r_status = 200;
+	diag_count_mcp(&w, &req2);
+
+	/* a name too long for the table: "_other", no backend */
+	memset(name, 'n', sizeof(name));
+	req_make(&req2, "tools/call", 0);
+	diag_tag_target(&w, &req2, name, DIAG_TARGET_NAME, &bes[0]);
+	other = target_of(&req2);
+	assert_true(other >= 0);
+	assert_string_equal(ds->ds_targets[other].dt_name, "_other");
+	assert_int_equal(ds->ds_targets[other].dt_backend, 0);
+	req_make(&req2, "tools/call", 0);
+	diag_tag_target(&w, &req2, name, DIAG_TARGET_NAME - 1, &bes[0]);
+	assert_int_not_equal(target_of(&req2), other);
+	/* the table full: new names fold, known ones are still found */
+	for (i = 0; i < 2 * DIAG_TARGETS; i++) {
+		(void)snprintf(name, sizeof(name), "t%d", i);
+		req_make(&req2, "tools/call", 0);
+		diag_tag_target(&w, &req2, name, strlen(name), &bes[1]);
+		assert_true(target_of(&req2) >= 0);
+	}
+	assert_int_equal(target_of(&req2), other);
+	assert_true(ds->ds_ntargets <= DIAG_TARGETS);
+	req_make(&req2, "tools/call", 0);
+	diag_tag_target(&w, &req2, "echo", 4, &bes[0]);
+	assert_int_equal(target_of(&req2), t);
+	/* and a prompt past it: the prompts' "_other" (kept room) */
+	req_make(&req2, "prompts/get", 0);
+	diag_tag_target(&w, &req2, "new", 3, &bes[0]);
+	assert_true(target_of(&req2) >= 0);
+	assert_string_equal(ds->ds_targets[target_of(&req2)].dt_name,
+	    "_other");
+	assert_int_equal(ds->ds_targets[target_of(&req2)].dt_kind,
+	    DIAG_TARGET_PROMPT);
+}
+
 int
 main(void)
 {
@@ -262,6 +374,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_empty, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_collect, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_slot, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tag, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
