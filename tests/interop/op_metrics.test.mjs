@@ -2,9 +2,10 @@
 // mcp_server_operation_duration_seconds{method, tool, prompt, backend,
 // outcome} and mcp_client_operation_duration_seconds{backend, method},
 // with the OpenTelemetry MCP conventions' buckets.  Two backends behind
-// two workers: calls to a tool of each (over both revisions), an
-// unknown tool and a prompt; their series counted exactly, summed over
-// the workers' slots, the unknown name in no label, and promtool's lint.
+// two workers: calls to a tool of each (over both revisions), a
+// composite tool, an unknown tool and a prompt; their series counted
+// exactly, summed over the workers' slots, the unknown name in no
+// label, and promtool's lint.
 import { describe, test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -33,6 +34,16 @@ const count = (m, name, labels) => {
   assert.ok(s.length <= 1);
   return s[0]?.value ?? 0;
 };
+// a composite tool: vmcpd's own, no backend; its step is a backend call
+const COMPOSITE = `
+compositeTools:
+  - name: combo
+    description: one step on backend one
+    steps:
+      - id: a
+        tool: one.alpha
+        arguments: {x: "c"}
+`;
 const op = (method, tool, prompt, backend, outcome) =>
   ({ method, tool, prompt, backend, outcome });
 
@@ -48,6 +59,7 @@ describe('MCP operation durations in /metrics', () => {
     await daemon.writeConfig(multiConfig({
       portFile: daemon.portFile, stateDir: daemon.stateDir, workers: 2,
       backends: [{ name: 'one', url: one.url }, { name: 'two', url: two.url }],
+      extra: COMPOSITE,
     }).replace('daemon:\n', `daemon:\n  diagnostics: ${HOST}:${diag}\n`));
     await daemon.start();
   });
@@ -60,7 +72,7 @@ describe('MCP operation durations in /metrics', () => {
     await waitFor('both tools listed', async () => {
       const l = await rpc(daemon.port, sid, 'tools/list', {});
       const names = (l.json?.result?.tools ?? []).map((t) => t.name);
-      return names.includes('one_alpha') && names.includes('two_beta');
+      return ['one_alpha', 'two_beta', 'combo'].every((n) => names.includes(n));
     });
     const call = async (name, expect = 200) => {
       const r = await rpc(daemon.port, sid, 'tools/call', { name, arguments: { x: 'y' } });
@@ -76,6 +88,8 @@ describe('MCP operation durations in /metrics', () => {
       { 'Mcp-Name': 'two_beta' });
     assert.equal(mr.status, 200, mr.text);
     assert.equal(mr.json.result?.content?.[0]?.text, 'two:beta:{"x":"z"}', mr.text);
+    const c = await call('combo');
+    assert.ok(!c.json.result?.isError && c.json.result, c.text);
     const bad = await call('no_such_tool');
     assert.ok(bad.json.error, bad.text);
     const p = await rpc(daemon.port, sid, 'prompts/get', { name: 'one_greet', arguments: { who: 'ann' } });
@@ -102,11 +116,12 @@ describe('MCP operation durations in /metrics', () => {
     assert.equal(count(m, SERVER, op('tools/call', 'one_alpha', '', 'one', 'ok')), 3, r.text);
     assert.equal(count(m, SERVER, op('tools/call', 'two_beta', '', 'two', 'ok')), 3, r.text);
     assert.equal(count(m, SERVER, op('tools/call', '', '', '', 'rpc_error')), 1, r.text);
+    assert.equal(count(m, SERVER, op('tools/call', 'combo', '', '', 'ok')), 1, r.text);
     assert.equal(count(m, SERVER, op('prompts/get', '', 'one_greet', 'one', 'ok')), 1, r.text);
     assert.equal(series(m, `${SERVER}_count`, {}).length, 0);
     const toolSeries = m.samples.filter((x) => x.name === `${SERVER}_count` &&
       x.labels.get('method') === 'tools/call');
-    assert.equal(toolSeries.length, 3, r.text);
+    assert.equal(toolSeries.length, 4, r.text);
     assert.equal(count(m, SERVER, op('initialize', '', '', '', 'ok')), 1, r.text);
     assert.equal(count(m, SERVER, op('notifications/initialized', '', '', '', 'ok')), 1, r.text);
     // the buckets: OpenTelemetry's bounds, cumulative, +Inf the count
@@ -119,7 +134,8 @@ describe('MCP operation durations in /metrics', () => {
 
     // the backend requests: the calls by backend and method, and the
     // builder's lists (its own slot) among them
-    assert.equal(count(m, CLIENT, { backend: 'one', method: 'tools/call' }), 3, r.text);
+    // with the composite's step
+    assert.equal(count(m, CLIENT, { backend: 'one', method: 'tools/call' }), 4, r.text);
     assert.equal(count(m, CLIENT, { backend: 'two', method: 'tools/call' }), 3, r.text);
     assert.equal(count(m, CLIENT, { backend: 'one', method: 'prompts/get' }), 1, r.text);
     assert.equal(count(m, CLIENT, { backend: 'two', method: 'prompts/get' }), 0, r.text);
