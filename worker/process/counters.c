@@ -63,13 +63,20 @@ diag_slot_at(const struct worker *w, int slot)
 }
 
 /* this worker's own slot, or NULL */
-struct diag_slot *
-diag_slot_self(struct worker *w)
+static struct diag_slot *
+diag_self(struct worker *w)
 {
 	if (w->w_stats == NULL || w->w_stat_slot < 0 ||
 	    w->w_stat_slot > w->w_nstats)
 		return NULL;
 	return diag_stats_slot(w->w_stats, w->w_conf, w->w_stat_slot);
+}
+
+/* the same for counters_op.c */
+struct diag_slot *
+diag_slot_self(struct worker *w)
+{
+	return diag_self(w);
 }
 
 uint64_t
@@ -91,7 +98,7 @@ diag_count_request(struct worker *w, int mcp)
 {
 	struct diag_slot *ds;
 
-	if ((ds = diag_slot_self(w)) == NULL)
+	if ((ds = diag_self(w)) == NULL)
 		return;
 	diag_add(&ds->ds_requests, 1);
 	if (mcp)
@@ -103,7 +110,7 @@ diag_count_view_build(struct worker *w)
 {
 	struct diag_slot *ds;
 
-	if ((ds = diag_slot_self(w)) != NULL)
+	if ((ds = diag_self(w)) != NULL)
 		diag_add(&ds->ds_view_builds, 1);
 }
 
@@ -112,7 +119,7 @@ diag_count_era_change(struct worker *w)
 {
 	struct diag_slot *ds;
 
-	if ((ds = diag_slot_self(w)) != NULL)
+	if ((ds = diag_self(w)) != NULL)
 		diag_add(&ds->ds_era_changes, 1);
 }
 
@@ -121,7 +128,7 @@ diag_count_ratelimit_fail_open(struct worker *w)
 {
 	struct diag_slot *ds;
 
-	if ((ds = diag_slot_self(w)) != NULL)
+	if ((ds = diag_self(w)) != NULL)
 		diag_add(&ds->ds_rl_fail_open, 1);
 }
 
@@ -130,7 +137,7 @@ diag_count_redis_error(struct worker *w)
 {
 	struct diag_slot *ds;
 
-	if ((ds = diag_slot_self(w)) != NULL)
+	if ((ds = diag_self(w)) != NULL)
 		diag_add(&ds->ds_redis_errors, 1);
 }
 
@@ -139,7 +146,7 @@ diag_count_session_check(struct worker *w, int sent)
 {
 	struct diag_slot *ds;
 
-	if ((ds = diag_slot_self(w)) != NULL)
+	if ((ds = diag_self(w)) != NULL)
 		diag_add(sent ? &ds->ds_sess_checks : &ds->ds_sess_local, 1);
 }
 
@@ -148,7 +155,7 @@ diag_count_session_inval(struct worker *w)
 {
 	struct diag_slot *ds;
 
-	if ((ds = diag_slot_self(w)) != NULL)
+	if ((ds = diag_self(w)) != NULL)
 		diag_add(&ds->ds_sess_invals, 1);
 }
 
@@ -239,7 +246,7 @@ diag_count_mcp(struct worker *w, struct httpd_req *req)
 	int			 st = httpd_req_status(req);
 	enum diag_outcome	 o;
 
-	if ((ds = diag_slot_self(w)) == NULL)
+	if ((ds = diag_self(w)) == NULL)
 		return;
 	m = tag & DIAG_TAG_METHOD;
 	m = m == 0 || m > DIAG_METHODS ? DIAG_METHODS - 2 : m - 1;
@@ -273,7 +280,7 @@ diag_backend_self(struct worker *w, const struct config_backend *be)
 	size_t			 i;
 
 	i = (size_t)(be - w->w_conf->cf_backends);
-	if ((ds = diag_slot_self(w)) == NULL || i >= w->w_conf->cf_nbackends)
+	if ((ds = diag_self(w)) == NULL || i >= w->w_conf->cf_nbackends)
 		return NULL;
 	return &ds->ds_backends[i];
 }
