@@ -79,7 +79,10 @@ uint64_t diag_hist_count(const struct diag_hist *);
  * This process's own operation durations as OTLP histograms
  * (shared/otlp.h): do_hist[0] mcp.server.operation.duration,
  * do_hist[1] mcp.client.operation.duration, cumulative since the
- * first collect (its start time), the series with a count only.
+ * first collect (its start time), the series with a count only;
+ * attributes mcp.method.name, gen_ai.tool.name or gen_ai.prompt.name
+ * and vmcpd.backend.name when known, error.type (the outcome's name:
+ * rpc_error, rejected, failed, aborted) when not ok.
  * Everything they point to is out's: diag_otlp_free().  0, or -1 (out
  * of memory: out empty).
  */
