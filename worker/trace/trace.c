@@ -24,7 +24,7 @@
 int		 trace_enabled;
 
 static uint64_t	 trace_threshold;	/* samplingRate's */
-static int	 trace_baggage;		/* propagateBaggage */
+int		 trace_baggage;		/* propagateBaggage */
 static uint64_t	 trace_rng[4];		/* xoshiro256** */
 
 static uint64_t
@@ -263,33 +263,60 @@ trace_begin(const struct trace_ref *parent, enum otlp_span_kind kind,
 	return s;
 }
 
+/*
+ * len bytes of v (and a NUL) kept with s: in its own buffer while there
+ * is room (a span's strings cost no allocation of their own), else on
+ * the heap, *owned set.  NULL: no memory.
+ */
+static char *
+trace_keep(struct trace_span *s, const char *v, size_t len, int *owned)
+{
+	char	*c;
+
+	*owned = 0;
+	if (len < sizeof(s->ts_buf) - s->ts_buflen) {
+		c = s->ts_buf + s->ts_buflen;
+		s->ts_buflen += len + 1;
+	} else if ((c = malloc(len + 1)) != NULL)
+		*owned = 1;
+	else
+		return NULL;
+	memcpy(c, v, len);
+	c[len] = '\0';
+	return c;
+}
+
 void
 trace_set_name(struct trace_span *s, const char *method, const char *target,
     size_t tlen)
 {
 	size_t	 mlen;
 	char	*n;
+	int	 owned;
 
 	if (s == NULL || !s->ts_recording)
 		return;
 	mlen = strlen(method);
 	if (target == NULL)
 		tlen = 0;
-	if ((n = malloc(mlen + tlen + 2)) == NULL)
+	if (tlen > TRACE_VALUE_MAX)
+		tlen = TRACE_VALUE_MAX;
+	if ((n = trace_keep(s, method, mlen + (tlen > 0 ? 1 + tlen : 0),
+	    &owned)) == NULL)
 		return;
-	memcpy(n, method, mlen);
 	if (tlen > 0) {
 		n[mlen] = ' ';
 		memcpy(n + mlen + 1, target, tlen);
-		n[mlen + 1 + tlen] = '\0';
-	} else
-		n[mlen] = '\0';
+	}
 	free(s->ts_name);
-	s->ts_name = n;
+	s->ts_name = owned ? n : NULL;
 	s->ts_os.os_name = n;
 }
 
-/* the attribute key's slot: its earlier one (set again), or a new one */
+/*
+ * The attribute key's slot: its earlier one (set again), or a new one.
+ * Keys are the callers' literals: one key is one pointer.
+ */
 static struct otlp_attr *
 trace_attr(struct trace_span *s, const char *key)
 {
@@ -298,10 +325,12 @@ trace_attr(struct trace_span *s, const char *key)
 	if (s == NULL || !s->ts_recording)
 		return NULL;
 	for (i = 0; i < s->ts_os.os_nattrs; i++)
-		if (strcmp(s->ts_attrs[i].oa_key, key) == 0) {
+		if (s->ts_attrs[i].oa_key == key) {
 			if (s->ts_owned & (1U << i))
 				free((char *)s->ts_attrs[i].oa_str);
 			s->ts_owned &= ~(1U << i);
+			s->ts_attrs[i].oa_type = OTLP_V_INT;
+			s->ts_attrs[i].oa_str = NULL;
 			return &s->ts_attrs[i];
 		}
 	if (i == TRACE_ATTRS_MAX)
@@ -309,6 +338,7 @@ trace_attr(struct trace_span *s, const char *key)
 	s->ts_os.os_nattrs++;
 	memset(&s->ts_attrs[i], 0, sizeof(s->ts_attrs[i]));
 	s->ts_attrs[i].oa_key = key;
+	s->ts_attrs[i].oa_type = OTLP_V_INT;
 	return &s->ts_attrs[i];
 }
 
@@ -318,19 +348,19 @@ trace_set_str(struct trace_span *s, const char *key, const char *v,
 {
 	struct otlp_attr	*a;
 	char			*c;
+	int			 owned;
 
 	if (v == NULL || (a = trace_attr(s, key)) == NULL)
 		return;
 	if (len > TRACE_VALUE_MAX)
 		len = TRACE_VALUE_MAX;
-	if ((c = trace_strndup(v, len)) == NULL) {
-		s->ts_os.os_nattrs--;	/* the last slot: taken back */
-		return;
-	}
+	if ((c = trace_keep(s, v, len, &owned)) == NULL)
+		return;		/* left an integer 0 */
 	a->oa_type = OTLP_V_STR;
 	a->oa_str = c;
 	a->oa_len = len;
-	s->ts_owned |= 1U << (a - s->ts_attrs);
+	if (owned)
+		s->ts_owned |= 1U << (a - s->ts_attrs);
 }
 
 void

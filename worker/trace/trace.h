@@ -37,8 +37,10 @@ struct trace_span {
 	uint32_t		 ts_owned;	/* attrs whose value is owned */
 	int			 ts_recording;	/* else only passes tr on */
 	struct trace_ref	 ts_ref;	/* children's context */
-	char			*ts_name;
+	char			*ts_name;	/* owned, or NULL */
 	char			*ts_msg;
+	size_t			 ts_buflen;
+	char			 ts_buf[512];	/* its strings, mostly */
 	/* a SERVER span's INTERNAL child of the phase that waits now */
 	struct trace_span	*ts_phase;
 };

@@ -31,6 +31,9 @@ struct trace_resource {
 void	 trace_resource_init(struct trace_resource *, struct worker *,
 	    const char *role);
 
+/* telemetry.propagateBaggage */
+extern int	 trace_baggage;
+
 uint64_t trace_now_ns(void);
 /* a started POST of body to the collector's url, with telemetry's
  * headers, CA and timeout; NULL: not sent (cbs never called) */

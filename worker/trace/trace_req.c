@@ -11,6 +11,7 @@
 #include "proto/meta_trace.h"
 #include "worker/http/httpd.h"
 #include "worker/trace/trace.h"
+#include "worker/trace/trace_int.h"
 
 void
 trace_request_begin(struct httpd_req *req)
@@ -21,10 +22,14 @@ trace_request_begin(struct httpd_req *req)
 	size_t			 tplen = 0, tslen = 0, bglen = 0, blen;
 
 	memset(&tm, 0, sizeof(tm));
-	body = httpd_req_body(req, &blen);
-	if (body != NULL && proto_meta_trace_find(body, blen, &tm) == -1)
+	tp = httpd_req_header(req, "traceparent");
+	bg = trace_baggage ? httpd_req_header(req, "baggage") : NULL;
+	/* the body's _meta only when a header does not say it already */
+	if ((tp == NULL || (bg == NULL && trace_baggage)) &&
+	    (body = httpd_req_body(req, &blen)) != NULL &&
+	    proto_meta_trace_find(body, blen, &tm) == -1)
 		memset(&tm, 0, sizeof(tm));
-	if ((tp = httpd_req_header(req, "traceparent")) != NULL) {
+	if (tp != NULL) {
 		tplen = strlen(tp);
 		if ((ts = httpd_req_header(req, "tracestate")) != NULL)
 			tslen = strlen(ts);
@@ -33,7 +38,7 @@ trace_request_begin(struct httpd_req *req)
 		ts = tm.tm_state;
 		tslen = tm.tm_statelen;
 	}
-	if ((bg = httpd_req_header(req, "baggage")) != NULL)
+	if (bg != NULL)
 		bglen = strlen(bg);
 	else if ((bg = tm.tm_baggage) != NULL)
 		bglen = tm.tm_baggagelen;
