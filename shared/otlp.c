@@ -110,9 +110,13 @@ otlp_utf8_seq(const uint8_t *p, const uint8_t *end)
 void
 otlp_buf_add_utf8(struct otlp_buf *b, const char *s, size_t len)
 {
-	const uint8_t	*p = (const uint8_t *)s, *end = p + len, *run = p;
+	const uint8_t	*p, *end, *run;
 	size_t		 n;
 
+	if (len == 0)
+		return;		/* s may be NULL */
+	p = run = (const uint8_t *)s;
+	end = p + len;
 	while (p < end) {
 		if ((n = otlp_utf8_seq(p, end)) > 0) {
 			p += n;

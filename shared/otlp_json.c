@@ -40,6 +40,8 @@ oj_arr_end(struct oj *j)
 static void
 oj_strn(struct oj *j, const char *key, const char *s, size_t len)
 {
+	if (len == 0)
+		s = "";		/* may have been NULL */
 	if (jsonw_strn(&j->oj_w, key, s, len) == 0 || j->oj_w.jw_failed)
 		return;
 	otlp_buf_reset(&j->oj_fix);

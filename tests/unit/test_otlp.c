@@ -341,6 +341,7 @@ test_empty(void **state)
 	const struct otlp_span	*sp = &s;
 	struct otlp_histogram	 h;
 	struct otlp_buf		 b = { 0 };
+	struct otlp_attr	 nul = { "k", OTLP_V_STR, NULL, 0, 0, 0 };
 	static const uint8_t	 bare[] = {
 		0x0a, 0x26,		/* resource_spans, 38 */
 		0x0a, 0x00,		/* resource: empty */
@@ -381,6 +382,18 @@ test_empty(void **state)
 	assert_int_equal(otlp_encode_traces(&b, NULL, &sp, 1, OTLP_JSON), 0);
 	assert_true(HAS(&b,
 	    "{\"resource\":{},\"scopeSpans\":[{\"scope\":{},\"spans\":"));
+
+	/* a string value of no bytes, NULL: "" (the oneof's value) */
+	s.os_attrs = &nul;
+	s.os_nattrs = 1;
+	otlp_buf_reset(&b);
+	assert_int_equal(otlp_encode_traces(&b, NULL, &sp, 1, OTLP_PROTOBUF),
+	    0);
+	assert_true(HAS(&b, "\x4a\x07\x0a\x01k\x12\x02\x0a\x00"));
+	otlp_buf_reset(&b);
+	assert_int_equal(otlp_encode_traces(&b, NULL, &sp, 1, OTLP_JSON), 0);
+	assert_true(HAS(&b,
+	    "{\"key\":\"k\",\"value\":{\"stringValue\":\"\"}}"));
 
 	/* a histogram without points */
 	memset(&h, 0, sizeof(h));
