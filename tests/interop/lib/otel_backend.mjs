@@ -22,7 +22,7 @@
 // The records: GET /seen (HTTP), or the tool "seen" (any transport; its
 // own calls are not recorded).  Tools: echo {message} -> "Echo: <message>",
 // fail {message} -> an isError result, seen.  Prompt greet {who}; resource
-// test://doc.
+// test://<LABEL>/doc.
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
@@ -60,7 +60,7 @@ const TOOLS = {
   seen: { props: {}, run: () => ({ content: [text(JSON.stringify(records))] }) },
 };
 const greet = ({ who }) => ({ messages: [{ role: 'user', content: text(`hello ${who}`) }] });
-const doc = { uri: 'test://doc', text: 'the doc' };
+const doc = { uri: `test://${LABEL}/doc`, text: 'the doc' };
 const readDoc = async () => ({ contents: [{ uri: doc.uri, mimeType: 'text/plain', text: doc.text }] });
 
 function serverV1() {
