@@ -21,7 +21,10 @@
 //   hang     reads the body, never answers (the socket stays open)
 //   slow     answers 200 after ms milliseconds
 //   garbage  200 with bytes that are no Export*ServiceResponse
+//   junk     bytes that are not HTTP at all, then the connection closed
 //   reset    resets the connection once the body is in
+// receiver.down() closes the port (connections refused) and
+// receiver.up() listens on it again.
 // Spans and metrics are kept only from requests answered 200 (ok, slow).
 import http from 'node:http';
 import { createRequire } from 'node:module';
@@ -187,10 +190,10 @@ export class OtlpReceiver {
     });
   }
 
-  listen() {
+  listen(port = 0) {
     return new Promise((resolve, reject) => {
       this.server.once('error', reject);
-      this.server.listen(0, '127.0.0.1', () => {
+      this.server.listen(port, '127.0.0.1', () => {
         this.port = this.server.address().port;
         resolve(this);
       });
@@ -202,7 +205,7 @@ export class OtlpReceiver {
   get url() { return `http://127.0.0.1:${this.port}`; }
 
   setMode(mode, { ms = 0 } = {}) {
-    if (!['ok', '500', 'hang', 'slow', 'garbage', 'reset'].includes(mode))
+    if (!['ok', '500', 'hang', 'slow', 'garbage', 'junk', 'reset'].includes(mode))
       throw new Error(`unknown receiver mode ${mode}`);
     this.mode = mode;
     this.slowMs = ms;
@@ -263,6 +266,9 @@ export class OtlpReceiver {
       res.writeHead(200, { 'Content-Type': isJson ? 'application/json' : 'application/x-protobuf' })
         .end(Buffer.from('\xff\xfe\x00 not an OTLP response {{{ \x07\x08\x09'.repeat(50), 'latin1'));
       return;
+    case 'junk':
+      req.socket.end('\x16\x03\x01 this is no HTTP answer\r\n\r\n\x00\xff');
+      return;
     case 'reset':
       req.socket.resetAndDestroy();
       return;
@@ -314,11 +320,22 @@ export class OtlpReceiver {
     return this.spans.filter((s) => s.traceId === traceId);
   }
 
-  async close() {
+  /* stop listening (its port then refuses connections); up() again */
+  async down() {
     this.releaseHung();
+    const closed = new Promise((r) => this.server.close(r));
     for (const s of this.sockets)
       s.destroy();
-    await new Promise((r) => this.server.close(r));
+    await closed;
+  }
+
+  up() {
+    return this.listen(this.port);
+  }
+
+  async close() {
+    if (this.server.listening)
+      await this.down();
   }
 }
 
