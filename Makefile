@@ -154,6 +154,8 @@ chaos: all
 # then a shared rate limit against none (tests/bench/ratelimit.sh), then
 # oidc, Cedar, rate limits and audit together against none, both
 # revisions (tests/bench/authz.sh; make bench-authz alone), then
+# tracing at samplingRate 1.0 and 0.05 against none (tests/bench/trace.sh;
+# make bench-trace alone), then
 # a 10-step composite's cost per step (tests/bench/composite.sh)
 # its buckets in Redis against the state directory (tests/bench/redis.sh)
 bench:
@@ -162,6 +164,7 @@ bench:
 	sh tests/bench/auth.sh
 	sh tests/bench/ratelimit.sh
 	sh tests/bench/authz.sh
+	sh tests/bench/trace.sh
 	sh tests/bench/composite.sh
 	sh tests/bench/redis.sh
 
@@ -170,6 +173,9 @@ bench-authz:
 
 bench-redis:
 	sh tests/bench/redis.sh
+
+bench-trace:
+	sh tests/bench/trace.sh
 
 bench-scale:
 	sh tests/bench/scale.sh
@@ -196,6 +202,6 @@ clean:
 	rm -rf build build-san build-fuzz
 
 .PHONY: all unit deps check check-unit check-interop check-man fuzz fuzz-smoke \
-	bench bench-scale bench-redis bench-authz install run clean fuzz-long chaos
+	bench bench-scale bench-redis bench-authz bench-trace install run clean fuzz-long chaos
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

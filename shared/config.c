@@ -48,7 +48,7 @@ load_root(struct loader *ld, struct cnode *root)
 		{ "compositeToolRefs", F_NOTYET, NULL, NULL, 0, 0 },
 		{ "rateLimiting", F_FN, cf, load_rate_limiting, 0, 0 },
 		{ "audit", F_FN, cf, load_audit, 0, 0 },
-		{ "telemetry", F_NOTYET, NULL, NULL, 0, 0 },
+		{ "telemetry", F_FN, cf, load_telemetry, 0, 0 },
 		{ "optimizer", F_NOTYET, NULL, NULL, 0, 0 },
 		{ "codeMode", F_NOTYET, NULL, NULL, 0, 0 },
 		{ "sessionStorage", F_FN, cf, load_session_storage, 0, 0 },
@@ -67,7 +67,7 @@ load_root(struct loader *ld, struct cnode *root)
 		return -1;
 	config_resolve_sessions(ld->ld_cf);
 	if (config_auth_resolve(ld) == -1 || config_outauth_resolve(ld) == -1 ||
-	    config_sstore_resolve(ld) == -1)
+	    config_sstore_resolve(ld) == -1 || config_telemetry_resolve(ld) == -1)
 		return -1;
 	return config_resolve_aggregation(ld);
 }
@@ -89,6 +89,7 @@ config_new(const char *file)
 	    (cf->cf_state_dir = strdup("./var")) == NULL ||
 	    (cf->cf_agg.ca_prefix_format = strdup("{workload}_")) == NULL ||
 	    config_policy_defaults(cf) == -1 ||
+	    config_telemetry_defaults(cf) == -1 ||
 	    config_sstore_defaults(cf) == -1) {
 		config_free(cf);
 		return NULL;
@@ -321,6 +322,7 @@ config_free(struct config *cf)
 	config_auth_free(&cf->cf_inauth);
 	config_outauth_free(cf);
 	config_policy_free(cf);
+	config_telemetry_free(cf);
 	if (cf->cf_composites != NULL)
 		composite_list_free(cf->cf_composites);
 	free(cf->cf_composites);

@@ -110,12 +110,25 @@ int	 load_outgoing_auth(struct loader *, struct cnode *, const char *,
 	    void *);
 int	 config_outauth_resolve(struct loader *);
 void	 config_outauth_free(struct config *);
+/* HTTP fields a configuration sets (RFC 9110): a token, a field value
+ * (visible, not empty, no line breaks), a header that frames the message
+ * (Host, Content-Length, Connection, ...) and may not be set */
+int	 config_http_token(const char *);
+int	 config_http_value(const char *);
+int	 config_http_framing(const char *);
 /* config_policy.c: rateLimiting and audit */
 int	 load_rate_limiting(struct loader *, struct cnode *, const char *,
 	    void *);
 int	 load_audit(struct loader *, struct cnode *, const char *, void *);
 int	 config_policy_defaults(struct config *);
 void	 config_policy_free(struct config *);
+
+/* config_telemetry.c: telemetry (arg: struct config); the defaults once
+ * name: is known */
+int	 load_telemetry(struct loader *, struct cnode *, const char *, void *);
+int	 config_telemetry_defaults(struct config *);
+int	 config_telemetry_resolve(struct loader *);
+void	 config_telemetry_free(struct config *);
 
 /* config_sstore.c: sessionStorage */
 int	 load_session_storage(struct loader *, struct cnode *, const char *,

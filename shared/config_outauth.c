@@ -95,8 +95,8 @@ load_outauth_type(struct loader *ld, struct cnode *v, const char *path,
 }
 
 /* RFC 9110 5.6.2: token = 1*tchar */
-static int
-outauth_token(const char *s)
+int
+config_http_token(const char *s)
 {
 	if (*s == '\0')
 		return 0;
@@ -109,8 +109,8 @@ outauth_token(const char *s)
 
 /* RFC 9110 5.5: field-value, visible characters, spaces and tabs, no
  * leading or trailing whitespace; not empty */
-static int
-outauth_field_value(const char *s)
+int
+config_http_value(const char *s)
 {
 	size_t	 n = strlen(s), i;
 
@@ -124,20 +124,36 @@ outauth_field_value(const char *s)
 	return 1;
 }
 
-/*
- * Headers vmcpd writes itself or that frame the message: a credential
- * may not replace them (hop-by-hop ones as RFC 9110 7.6.1).
- */
+/* headers that frame the message or that vmcpd's HTTP client writes:
+ * a configured header may not replace them (hop-by-hop ones as RFC 9110
+ * 7.6.1) */
+int
+config_http_framing(const char *name)
+{
+	static const char *const framing[] = { "Host", "Content-Length",
+	    "Content-Type", "Accept", "Transfer-Encoding", "Connection",
+	    "Keep-Alive", "TE", "Trailer", "Upgrade", "Expect",
+	    "Proxy-Connection", NULL };
+	size_t	 i;
+
+	for (i = 0; framing[i] != NULL; i++)
+		if (strcasecmp(name, framing[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* and the MCP headers vmcpd writes itself: a credential may not
+ * replace them */
 static int
 outauth_reserved(const char *name)
 {
-	static const char *const reserved[] = { "Host", "Content-Length",
-	    "Content-Type", "Accept", "Transfer-Encoding", "Connection",
-	    "Keep-Alive", "TE", "Trailer", "Upgrade", "Expect",
-	    "Proxy-Connection", "Mcp-Session-Id", "MCP-Protocol-Version",
-	    "Last-Event-ID", "Mcp-Method", "Mcp-Name", NULL };
+	static const char *const reserved[] = { "Mcp-Session-Id",
+	    "MCP-Protocol-Version", "Last-Event-ID", "Mcp-Method", "Mcp-Name",
+	    NULL };
 	size_t	 i;
 
+	if (config_http_framing(name))
+		return 1;
 	for (i = 0; reserved[i] != NULL; i++)
 		if (strcasecmp(name, reserved[i]) == 0)
 			return 1;
@@ -152,7 +168,7 @@ load_header_name(struct loader *ld, struct cnode *v, const char *path,
 
 	if (load_string(ld, v, path, &oa->oa_header_name) == -1)
 		return -1;
-	if (!outauth_token(oa->oa_header_name))
+	if (!config_http_token(oa->oa_header_name))
 		return config_expected(ld, v, path, "an HTTP header name "
 		    "(RFC 9110 token)");
 	if (outauth_reserved(oa->oa_header_name))
@@ -166,7 +182,7 @@ static int
 outauth_set_value(struct loader *ld, struct cnode *v, const char *path,
     struct config_outauth *oa, const char *val)
 {
-	if (!outauth_field_value(val))
+	if (!config_http_value(val))
 		return config_error(ld, v, "%s: expected an HTTP header value "
 		    "(visible characters and spaces, not empty, no line "
 		    "breaks)", path);

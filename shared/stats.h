@@ -81,6 +81,10 @@ struct diag_slot {
 	uint64_t	 ds_sess_local;		/* session checks not sent */
 	uint64_t	 ds_sess_checks;	/* session checks sent */
 	uint64_t	 ds_sess_invals;	/* Redis's invalidations */
+	/* the span exporter's (worker/trace/trace_export.c) */
+	uint64_t	 ds_otel_exported;	/* spans a collector took */
+	uint64_t	 ds_otel_dropped;	/* spans dropped */
+	uint64_t	 ds_otel_failures;	/* exports failed */
 	uint64_t	 ds_calls[DIAG_METHODS][DIAG_NOUTCOMES];
 	struct diag_backend ds_backends[];	/* one per backend */
 };

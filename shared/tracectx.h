@@ -37,8 +37,9 @@ void	tracectx_format(const struct tracectx *,
 	    char out[TRACECTX_HEADER_LEN + 1]);
 /*
  * 0 if tracestate (len bytes) is a list vmcpd may pass on: at most 32
- * members of key=value, keys and values per 3.3.1, at most
- * TRACECTX_STATE_MAX bytes; -1: drop it.
+ * members of key=value (empty and OWS-only members allowed, counted),
+ * keys and values per 3.3.1, no key twice, at least one key=value, at
+ * most TRACECTX_STATE_MAX bytes; -1: drop it.
  */
 int	tracectx_state_check(const char *s, size_t len);
 /*

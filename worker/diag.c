@@ -754,6 +754,16 @@ diag_metrics_text(struct worker *w, struct evbuffer *b)
 	    "Keys Redis said were written since this node read them "
 	    "(client-side caching; a flush counts one).",
 	    diag_slots_sum(w, offsetof(struct diag_slot, ds_sess_invals))) ==
+	    -1 || diag_metric(b, "vmcpd_otel_spans_exported_total", "counter",
+	    "Spans an OpenTelemetry collector took (telemetry:).",
+	    diag_slots_sum(w, offsetof(struct diag_slot, ds_otel_exported))) ==
+	    -1 || diag_metric(b, "vmcpd_otel_spans_dropped_total", "counter",
+	    "Spans dropped: the export queue full, or their export failed.",
+	    diag_slots_sum(w, offsetof(struct diag_slot, ds_otel_dropped))) ==
+	    -1 || diag_metric(b, "vmcpd_otel_export_failures_total", "counter",
+	    "Exports to the collector that failed: refused, timed out, or "
+	    "answered other than 2xx.",
+	    diag_slots_sum(w, offsetof(struct diag_slot, ds_otel_failures))) ==
 	    -1 || diag_requests_by_method(b, w) == -1 ||
 	    diag_backend_metrics(b, w) == -1 ||
 	    diag_backend_flow(b, w) == -1 || diag_breakers(w, b) == -1 ||

@@ -38,6 +38,7 @@
 #include "worker/request/legacy.h"
 #include "worker/request/modern.h"
 #include "worker/state/session_store.h"
+#include "worker/trace/trace.h"
 #include "worker/process/request.h"
 
 static void	front_on_request(struct httpd_req *, void *);
@@ -206,8 +207,20 @@ static void	front_mcp_session(struct worker *, struct httpd_req *);
 static void
 front_mcp_texch(struct worker *w, struct httpd_req *req)
 {
-	if (texch_request(w, req, front_mcp_session) == TEXCH_GO)
+	if (trace_enabled)	/* the key fetch's span, if it waited */
+		trace_phase_end(httpd_req_trace(req), NULL);
+	switch (texch_request(w, req, front_mcp_session)) {
+	case TEXCH_GO:
 		front_mcp_session(w, req);
+		break;
+	case TEXCH_LATER:
+		if (trace_enabled)
+			trace_phase_begin(httpd_req_trace(req),
+			    "vmcpd.token_exchange");
+		break;
+	default:
+		break;
+	}
 }
 
 /* /mcp: Host/Origin first (DNS rebinding), then who is asking
@@ -217,14 +230,26 @@ front_mcp(struct worker *w, struct httpd_req *req)
 {
 	if (!front_host_check(w->w_conf, req))
 		return;
-	if (auth_request(w, req, front_mcp_texch) == AUTH_GO)
+	switch (auth_request(w, req, front_mcp_texch)) {
+	case AUTH_GO:
 		front_mcp_texch(w, req);
+		break;
+	case AUTH_LATER:	/* a JWKS or an introspection fetch */
+		if (trace_enabled)
+			trace_phase_begin(httpd_req_trace(req),
+			    "vmcpd.authenticate");
+		break;
+	default:
+		break;
+	}
 }
 
 /* the session's host copy made current first (shared: from Redis) */
 static void
 front_mcp_session(struct worker *w, struct httpd_req *req)
 {
+	if (trace_enabled)	/* the token exchange's, if it waited */
+		trace_phase_end(httpd_req_trace(req), NULL);
 	if (session_store->ss_sync(w, req, front_mcp_method) ==
 	    SESSION_SYNC_GO)
 		front_mcp_method(w, req);
@@ -268,6 +293,8 @@ static void
 front_on_complete(struct httpd_req *req, void *arg)
 {
 	diag_count_mcp(arg, req);
+	if (trace_enabled)
+		trace_request_end(req);
 	worker_reply_flushed(arg);
 }
 
@@ -282,6 +309,8 @@ front_on_request(struct httpd_req *req, void *arg)
 	if (mcp) {
 		worker_request_hold(w);
 		w->w_unflushed++;
+		if (trace_enabled && httpd_req_method(req) == HTTP_M_POST)
+			trace_request_begin(req);
 		/* front_on_complete(), with audit on after its line */
 		audit_begin(w, req, front_on_complete);
 		front_mcp(w, req);

@@ -19,6 +19,7 @@
 #include "shared/log.h"
 #include "shared/store.h"
 #include "shared/http_client.h"
+#include "worker/trace/trace.h"
 #include "worker/process/wake.h"
 #include "worker/auth/auth.h"
 #include "worker/upstream/token_exchange.h"
@@ -201,6 +202,7 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 		fatalx("cannot set up token exchange");
 	if (audit_init(w) == -1)
 		fatalx("cannot open the audit log");
+	(void)trace_init(w, "worker");
 	if (authz_init(w) == -1)
 		fatalx("cannot set up authorization");
 	/* the Vmcpd-Worker header of every reply, /mcp's and /status's */
@@ -251,6 +253,7 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 	auth_free();
 	texch_free();
 	audit_free();
+	trace_fini();
 	authz_free();
 	diag_free(w);
 	upstream_free_all(w);

@@ -13,6 +13,7 @@
 
 #include "worker/http/http_reply.h"
 #include "worker/http/httpd.h"
+#include "worker/pipeline/pipeline_int.h"
 #include "worker/upstream/upstream_result.h"
 
 #define FAKE_REQ	((struct httpd_req *)(uintptr_t)0x1000)
@@ -498,9 +499,58 @@ httpd_req_set_tag(struct httpd_req *req, unsigned int t)
 }
 
 void
-httpd_req_tag_error(struct httpd_req *req)
+httpd_req_tag_error(struct httpd_req *req, int code)
 {
 	(void)req;
+	(void)code;
+}
+
+void *
+httpd_req_trace(const struct httpd_req *req)
+{
+	(void)req;
+	return NULL;
+}
+
+void
+httpd_req_set_trace(struct httpd_req *req, void *span)
+{
+	(void)req;
+	(void)span;
+}
+
+/* the request's spans (pipeline_trace.c): tracing off */
+void
+pipeline_trace_start(struct request *r)
+{
+	(void)r;
+}
+
+void
+pipeline_trace_backend(struct request *r)
+{
+	(void)r;
+}
+
+void
+pipeline_trace_session(struct request *r, const char *sid)
+{
+	(void)r;
+	(void)sid;
+}
+
+void
+pipeline_trace_wait(struct request *r, const char *name)
+{
+	(void)r;
+	(void)name;
+}
+
+void
+pipeline_trace_resumed(struct request *r, const char *err)
+{
+	(void)r;
+	(void)err;
 }
 
 #endif /* VMCPD_TEST_CODEC_FAKE_H */

@@ -660,7 +660,8 @@ test_err_unknown_key(void **state)
 	    "t.yaml:5:1: listen: unknown key, expected one of: name, "
 	    "groupRef, metadata, daemon, http, sessions, backends, "
 	    "operational, incomingAuth, outgoingAuth, aggregation, "
-	    "compositeTools, rateLimiting, audit, sessionStorage");
+	    "compositeTools, rateLimiting, audit, telemetry, "
+	    "sessionStorage");
 	load_bad("backends:\n  - name: a\n    url: http://x/\n"
 	    "    transport: streamable-http\n    headers: {}\n",
 	    "t.yaml:5:5: backends[0].headers: unknown key, expected one of: "
@@ -818,8 +819,6 @@ test_err_not_supported(void **state)
 	/* every other reference key */
 	load_bad("compositeToolRefs: []\n" BACKEND, "t.yaml:1:1: "
 	    "compositeToolRefs is not supported yet by this version of vmcpd");
-	load_bad("telemetry: {}\n" BACKEND, "t.yaml:1:1: "
-	    "telemetry is not supported yet by this version of vmcpd");
 	load_bad("optimizer: {}\n" BACKEND, "t.yaml:1:1: "
 	    "optimizer is not supported yet by this version of vmcpd");
 	load_bad("codeMode: {}\n" BACKEND, "t.yaml:1:1: "
@@ -2412,7 +2411,7 @@ test_examples(void **state)
 	int		 n = 0, aggregate = 0, oidc = 0, limits = 0;
 	int		 composite = 0;
 	int		 outgoing = 0;
-	int		 authz = 0;
+	int		 authz = 0, telemetry = 0;
 
 	(void)state;
 	/* outgoing.yaml's header value comes from the environment */
@@ -2486,6 +2485,12 @@ test_examples(void **state)
 			assert_string_equal(co->co_steps[4].cs_tool,
 			    "slack.post_message");
 		}
+		if (strcmp(de->d_name, "telemetry.yaml") == 0) {
+			telemetry = 1;
+			assert_true(cf->cf_telemetry.ct_enabled);
+			assert_string_equal(cf->cf_telemetry.ct_url,
+			    "http://127.0.0.1:4318");
+		}
 		if (strcmp(de->d_name, "oidc.yaml") == 0) {
 			oidc = 1;
 			assert_int_equal(cf->cf_inauth.ci_type,
@@ -2522,6 +2527,7 @@ test_examples(void **state)
 	assert_true(outgoing);
 	assert_true(authz);
 	assert_true(composite);
+	assert_true(telemetry);
 }
 
 /*

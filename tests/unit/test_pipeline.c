@@ -33,6 +33,7 @@
 #include "worker/http/http_reply.h"
 #include "worker/http/httpd.h"
 #include "worker/pipeline/pipeline.h"
+#include "worker/pipeline/pipeline_int.h"
 #include "worker/process/process.h"
 #include "worker/process/request.h"
 #include "worker/upstream/backend_session.h"
@@ -489,6 +490,40 @@ front_reply_result(struct httpd_req *req, const json_t *id,
 	F.f_reply_id = id;
 	(void)snprintf(F.f_reply, sizeof(F.f_reply), "%.*s", (int)len,
 	    result);
+}
+
+/* the request's spans (pipeline_trace.c): tracing off */
+void
+pipeline_trace_start(struct request *r)
+{
+	(void)r;
+}
+
+void
+pipeline_trace_backend(struct request *r)
+{
+	(void)r;
+}
+
+void
+pipeline_trace_session(struct request *r, const char *sid)
+{
+	(void)r;
+	(void)sid;
+}
+
+void
+pipeline_trace_wait(struct request *r, const char *name)
+{
+	(void)r;
+	(void)name;
+}
+
+void
+pipeline_trace_resumed(struct request *r, const char *err)
+{
+	(void)r;
+	(void)err;
 }
 
 /* ---- the fake codec ---- */

@@ -31,6 +31,7 @@
 #include "shared/store.h"
 #include "proto/jsonw.h"
 #include "proto/method.h"
+#include "worker/trace/trace.h"
 #include "worker/auth/audit.h"
 #include "worker/auth/auth.h"
 #include "worker/http/httpd.h"
@@ -485,7 +486,7 @@ audit_write(struct audit_ev *ae, struct httpd_req *req)
 {
 	const struct config_audit	*ca = &ae->ae_w->w_conf->cf_audit;
 	struct audit_line		 al;
-	char				 id[37], when[40];
+	char				 id[37], when[40], tid[33], sid[17];
 	int				 status = httpd_req_status(req);
 
 	audit_note_kept(ae);
@@ -513,6 +514,11 @@ audit_write(struct audit_ev *ae, struct httpd_req *req)
 	al.al_duration_ms = (long long)(store_now_ms() - ae->ae_start_ms);
 	al.al_status = status;
 	al.al_backend = ae->ae_backend;
+	/* its trace, to join the line with the spans (trace.h) */
+	if (trace_enabled && trace_ids(httpd_req_trace(req), tid, sid) == 0) {
+		al.al_trace_id = tid;
+		al.al_span_id = sid[0] != '\0' ? sid : NULL;
+	}
 	if (ae->ae_data != NULL)
 		al.al_data = audit_data(ca, ae->ae_data, &al.al_datalen);
 	audit_emit(&al);

@@ -95,6 +95,8 @@ struct audit_line {
 	long long	 al_duration_ms;	/* metadata.extra's */
 	int		 al_status;
 	const char	*al_backend;		/* or NULL */
+	const char	*al_trace_id;		/* hex, or NULL */
+	const char	*al_span_id;		/* hex, or NULL */
 	const char	*al_data;		/* data.request, or NULL */
 	size_t		 al_datalen;
 };

@@ -66,6 +66,10 @@ audit_line_write(struct jsonw *jw, const struct audit_line *al)
 		jsonw_int(jw, "status_code", al->al_status);
 		if (al->al_backend != NULL)
 			(void)jsonw_str(jw, "backend_name", al->al_backend);
+		if (al->al_trace_id != NULL)
+			(void)jsonw_str(jw, "trace_id", al->al_trace_id);
+		if (al->al_span_id != NULL)
+			(void)jsonw_str(jw, "span_id", al->al_span_id);
 		jsonw_end(jw);
 	}
 	jsonw_end(jw);

@@ -25,6 +25,7 @@
 #include "shared/ipc.h"
 #include "shared/log.h"
 #include "shared/store.h"
+#include "worker/trace/trace.h"
 #include "worker/process/wake.h"
 #include "worker/redis/redis.h"
 #include "worker/redis/redis_sub.h"
@@ -118,6 +119,7 @@ builder_main(const struct config *conf, unsigned int gen,
 	    builder_on_channel, w)) == NULL || event_add(chan_ev, NULL) == -1)
 		fatalx("cannot watch the master channel");
 	views_builder_init(w);
+	(void)trace_init(w, "builder");
 	/* the lists it announces go to the sessions' events in Redis; and
 	 * it says, once a node, when Redis would lose them at a restart */
 	if (redis_init(w) == 0)
@@ -135,6 +137,7 @@ builder_main(const struct config *conf, unsigned int gen,
 	(void)event_base_dispatch(w->w_base);
 
 	log_debug("exiting");
+	trace_fini();
 	redis_sub_free();
 	redis_free();
 	verdict_redis_free();

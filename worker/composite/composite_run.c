@@ -33,6 +33,7 @@
 #include "shared/config.h"
 #include "shared/log.h"
 #include "shared/store.h"
+#include "worker/trace/trace.h"
 #include "worker/auth/audit.h"
 #include "worker/composite/composite_run.h"
 #include "proto/classify.h"
@@ -80,7 +81,8 @@ void
 crun_audit(struct crun *cr, const char *type, const char *outcome,
     const struct composite_step *cs, const char *tool, const char *error)
 {
-	json_t *target, *extra;
+	json_t	*target, *extra;
+	char	 tid[33], sid[17];
 
 	if (!cr->cr_w->w_conf->cf_audit.ca_enabled)
 		return;
@@ -103,6 +105,10 @@ crun_audit(struct crun *cr, const char *type, const char *outcome,
 		    json_string(tool));
 	if (extra != NULL && error != NULL)
 		(void)json_object_set_new(extra, "error", json_string(error));
+	if (extra != NULL && trace_ids(cr->cr_span, tid, sid) == 0) {
+		(void)json_object_set_new(extra, "trace_id", json_string(tid));
+		(void)json_object_set_new(extra, "span_id", json_string(sid));
+	}
 	audit_workflow(cr->cr_w, cr->cr_p, type, outcome, target, extra);
 }
 
@@ -133,6 +139,7 @@ crun_free(struct crun *cr, const char *abort_why)
 	}
 	if (cr->cr_deadline != NULL)
 		event_free(cr->cr_deadline);
+	crun_trace_end(cr, abort_why);
 	wf_run_free(cr->cr_run);
 	auth_principal_drop(cr->cr_p);
 	json_decref(cr->cr_view);
@@ -209,7 +216,11 @@ static void
 cd_call(void *arg, uint64_t call, const struct composite_step *cs,
     json_t *args)
 {
-	crun_call_start(arg, call, cs->cs_tool, args, NULL);
+	struct crun	*cr = arg;
+
+	cr->cr_calling = cs;	/* its span's parent: the step's */
+	crun_call_start(cr, call, cs->cs_tool, args, NULL);
+	cr->cr_calling = NULL;
 }
 
 
@@ -299,6 +310,7 @@ cd_step(void *arg, size_t i, enum wf_state st)
 	char				 type[64], msg[300];
 	json_t				*n;
 
+	crun_trace_step(cr, i, st);
 	(void)snprintf(type, sizeof(type), "vmcp_workflow_step_%s", what);
 	crun_audit(cr, type, st == WF_FAILED ? "failure" : "success", cs,
 	    cs->cs_kind == COMPOSITE_TOOL ? cs->cs_tool :
@@ -341,6 +353,7 @@ cd_done(void *arg, json_t *ctx, const char *error)
 	    strstr(error, "timed out") != NULL && strncmp(error, "step ", 5) !=
 	    0 ? "vmcp_workflow_timed_out" : "vmcp_workflow_failed",
 	    error == NULL ? "success" : "failure", NULL, NULL, error);
+	crun_trace_end(cr, error);
 	/* the edge forgets the run before it is answered (and freed) */
 	if (cr->cr_slot != NULL)
 		*cr->cr_slot = NULL;
@@ -405,6 +418,7 @@ crun_new(struct worker *w, json_t *view, struct httpd_req *req,
 		cr->cr_caps = json_incref(json_object_get(json_object_get(
 		    params, "_meta"), MCP_META_CLIENT_CAPABILITIES));
 	cr->cr_start_ms = store_now_ms();
+	crun_trace_begin(cr, req);
 	TAILQ_INIT(&cr->cr_calls);
 	TAILQ_INIT(&cr->cr_elicits);
 	TAILQ_INIT(&cr->cr_timers);

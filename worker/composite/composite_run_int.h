@@ -91,7 +91,20 @@ struct crun {
 	int				 cr_ended;	/* cd_done came */
 	char				 cr_id[33];
 	char				 cr_owner[AUTH_SCOPE_LEN + 1];
+	/* its spans (composite_trace.c): the workflow's, its steps', and
+	 * the step whose call is being started */
+	struct trace_span		*cr_span;
+	struct trace_span		**cr_steps;
+	const struct composite_step	*cr_calling;
 };
+
+/* composite_trace.c */
+struct request;
+void	crun_trace_begin(struct crun *, struct httpd_req *);
+void	crun_trace_step(struct crun *, size_t, enum wf_state);
+void	crun_trace_call(struct crun *, struct request *);
+/* error NULL: completed */
+void	crun_trace_end(struct crun *, const char *error);
 
 /* composite_run.c */
 extern const struct wf_driver crun_driver;

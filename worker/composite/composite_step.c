@@ -320,6 +320,7 @@ crun_call_new(struct crun *cr, uint64_t call, const char *tool, json_t *args,
 	request_start(&c->cc_r, cr->cr_w, NULL, &msg, crun_call_destroy);
 	c->cc_r.r_principal = cr->cr_p;
 	c->cc_r.r_view = json_incref(cr->cr_view);
+	crun_trace_call(cr, &c->cc_r);
 	c->cc_r.r_be = be;
 	c->cc_run = cr;
 	c->cc_id = call;

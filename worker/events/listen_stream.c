@@ -193,7 +193,6 @@ listen_refuse(struct listener_stream *ls, int status, int code,
 		json_decref(data);
 	else {
 		e = jsonrpc_error_new(ls->ls_msg.jm_id, code, message, data);
-		httpd_req_tag_error(ls->ls_req);
 		httpd_req_set_close_cb(ls->ls_req, NULL, NULL);
 		front_reply_json(ls->ls_req, status, e, NULL);
 		json_decref(e);

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +113,50 @@ front_send_json(struct httpd_req *req, int status, struct evbuffer *buf,
 	evbuffer_free(buf);
 }
 
+/*
+ * What an answer says for the request's figures and span: a JSON-RPC
+ * error and its code; with a span, a tool's result with isError true.
+ */
+static void
+front_note_answer(struct httpd_req *req, const json_t *msg)
+{
+	const json_t	*e = json_object_get(msg, "error");
+
+	if (e != NULL)
+		httpd_req_tag_error(req, (int)json_integer_value(
+		    json_object_get(e, "code")));
+	else if (httpd_req_trace(req) != NULL && json_is_true(
+	    json_object_get(json_object_get(msg, "result"), "isError")))
+		httpd_req_set_tag(req, httpd_req_tag(req) |
+		    HTTPD_TAG_TOOL_ERROR);
+}
+
+/* the same for a member's text (kind "result" or "error") */
+static void
+front_note_member(struct httpd_req *req, const char *kind, const char *json,
+    size_t len)
+{
+	const char	*p, *end = json + len;
+	long		 code = 0;
+
+	if (strcmp(kind, "error") == 0) {
+		/* the code's value, as "code": -32602 (its text is valid
+		 * JSON; a "code" inside a string is past the first) */
+		if ((p = memmem(json, len, "\"code\"", 6)) != NULL) {
+			for (p += 6; p < end && (*p == ' ' || *p == ':' ||
+			    *p == '\t' || *p == '\n' || *p == '\r'); p++)
+				;
+			if (p < end && (*p == '-' || (*p >= '0' && *p <= '9')))
+				code = strtol(p, NULL, 10);
+		}
+		httpd_req_tag_error(req, code >= INT32_MIN &&
+		    code <= INT32_MAX ? (int)code : 0);
+	} else if (httpd_req_trace(req) != NULL &&
+	    memmem(json, len, "\"isError\":true", 14) != NULL)
+		httpd_req_set_tag(req, httpd_req_tag(req) |
+		    HTTPD_TAG_TOOL_ERROR);
+}
+
 void
 front_reply_json(struct httpd_req *req, int status, json_t *body,
     const char *session_id)
@@ -121,8 +166,7 @@ front_reply_json(struct httpd_req *req, int status, json_t *body,
 	size_t		 len = 0;
 
 	front_common_headers(req, session_id);
-	if (json_object_get(body, "error") != NULL)
-		httpd_req_tag_error(req);
+	front_note_answer(req, body);
 	/* dumped whole, then handed over: a callback per token into an
 	 * evbuffer costs several times the dump itself */
 	if ((buf = evbuffer_new()) == NULL || (body != NULL &&
@@ -230,8 +274,7 @@ front_reply_member(struct httpd_req *req, const json_t *id,
 	size_t		 hlen;
 
 	front_common_headers(req, NULL);
-	if (strcmp(kind, "error") == 0)
-		httpd_req_tag_error(req);
+	front_note_member(req, kind, json, len);
 	if (front_head(head, id, kind, &hlen) == 0) {
 		iov[0].iov_base = head;
 		iov[0].iov_len = hlen;
@@ -281,7 +324,6 @@ front_reply_error(struct httpd_req *req, int status, json_t *id,
 	json_t *e;
 
 	e = jsonrpc_error_new(id, code, message, NULL);
-	httpd_req_tag_error(req);
 	front_reply_json(req, status, e, NULL);
 	json_decref(e);
 }
@@ -339,9 +381,8 @@ front_sse_send(struct httpd_req *req, const char *id, const json_t *msg)
 
 	if ((data = jsonrpc_dump(msg, &dlen)) == NULL)
 		return -1;
-	if (json_object_get(msg, "error") != NULL &&
-	    json_object_get(msg, "id") != NULL)
-		httpd_req_tag_error(req);
+	if (json_object_get(msg, "id") != NULL)
+		front_note_answer(req, msg);
 	rc = front_sse_send_text(req, id, data, dlen);
 	free(data);
 	return rc;

@@ -94,8 +94,17 @@ size_t		 httpd_req_unsent(const struct httpd_req *);
  * request until its done callback has returned; HTTPD_TAG_ERROR is the
  * reply helpers' mark of a JSON-RPC error answered, the rest the owner's */
 #define HTTPD_TAG_ERROR	0x10000u
+/* a tools/call result with isError true answered (noted only while
+ * the request carries a span: httpd_req_trace()) */
+#define HTTPD_TAG_TOOL_ERROR	0x20000u
 unsigned int	 httpd_req_tag(const struct httpd_req *);
 void		 httpd_req_set_tag(struct httpd_req *, unsigned int);
-void		 httpd_req_tag_error(struct httpd_req *);
+/* a JSON-RPC error answered: its code (0: not known) */
+void		 httpd_req_tag_error(struct httpd_req *, int code);
+int		 httpd_req_error_code(const struct httpd_req *);
+/* the owner's span (worker/trace/), kept until its done callback has
+ * returned: the owner ends it there */
+void		*httpd_req_trace(const struct httpd_req *);
+void		 httpd_req_set_trace(struct httpd_req *, void *);
 
 #endif

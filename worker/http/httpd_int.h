@@ -60,6 +60,8 @@ struct httpd_req {
 	int			 r_status;	/* the reply's, for the audit */
 	void			(*r_data_free)(void *);
 	unsigned int		 r_tag;		/* the owner's, for its done cb */
+	int			 r_rpc_code;	/* a JSON-RPC error's, or 0 */
+	void			*r_trace;	/* the owner's span */
 };
 
 struct httpd_conn {

@@ -132,9 +132,29 @@ httpd_req_set_tag(struct httpd_req *req, unsigned int tag)
 }
 
 void
-httpd_req_tag_error(struct httpd_req *req)
+httpd_req_tag_error(struct httpd_req *req, int code)
 {
 	httpd_req_set_tag(req, httpd_req_tag(req) | HTTPD_TAG_ERROR);
+	if (code != 0)
+		req->r_rpc_code = code;
+}
+
+int
+httpd_req_error_code(const struct httpd_req *req)
+{
+	return req->r_rpc_code;
+}
+
+void *
+httpd_req_trace(const struct httpd_req *req)
+{
+	return req->r_trace;
+}
+
+void
+httpd_req_set_trace(struct httpd_req *req, void *span)
+{
+	req->r_trace = span;
 }
 
 const char *

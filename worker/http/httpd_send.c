@@ -116,6 +116,8 @@ httpd_conn_finish(struct httpd_conn *c)
 	req->r_status = 0;
 	httpd_req_set_data(req, NULL, NULL);
 	req->r_tag = 0;
+	req->r_rpc_code = 0;
+	req->r_trace = NULL;
 	if (c->c_rpaused && c->c_fd != -1) {
 		(void)event_add(c->c_rev, NULL);
 		c->c_rpaused = 0;

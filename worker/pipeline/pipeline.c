@@ -19,6 +19,7 @@
 #include "worker/http/httpd.h"
 #include "worker/process/process.h"
 #include "worker/pipeline/pipeline.h"
+#include "worker/pipeline/pipeline_int.h"
 #include "worker/upstream/backend_session.h"
 #include "worker/upstream/eras.h"
 #include "worker/upstream/token_exchange.h"
@@ -99,6 +100,7 @@ pipeline_run(struct request *r, const struct request_codec *codec)
 	r->r_phase = 0;
 	if (r->r_req != NULL)
 		r->r_principal = auth_principal(r->r_req);
+	pipeline_trace_start(r);
 	pipeline_watch(r);
 	pipeline_step(r);
 }
@@ -118,6 +120,7 @@ pipeline_resume(void *arg, json_t *view, const char *err)
 		return;
 	}
 	r->r_stepping = 0;
+	pipeline_trace_resumed(r, view == NULL ? err : NULL);
 	if (view == NULL) {
 		(void)snprintf(msg, sizeof(msg), "Internal error: %s", err);
 		r->r_codec->rc_error(r, 200, JSONRPC_INTERNAL_ERROR, msg,
@@ -212,6 +215,7 @@ pipeline_ratelimit(struct request *r)
 	    r->r_fast.rf_namelen, r->r_msg.jm_params, &retry,
 	    pipeline_resume, r, r->r_view)) {
 	case RATELIMIT_PENDING:
+		pipeline_trace_wait(r, "vmcpd.ratelimit");
 		return PIPELINE_WAIT;
 	case RATELIMIT_LIMITED:
 		r->r_codec->rc_limited(r, retry);
@@ -327,11 +331,13 @@ pipeline_forward(struct request *r, int flags)
 	uq.uq_client = (flags & UPSTREAM_F_SUBSCRIPTION) ? ERA_LISTING :
 	    r->r_codec->rc_era;
 	uq.uq_flags = UPSTREAM_F_TEXT | flags;
+	uq.uq_trace = &r->r_trace;
 	if (r->r_codec->rc_upstream != NULL &&
 	    r->r_codec->rc_upstream(r, &uq) == PIPELINE_DONE)
 		return;
 	if (r->r_req != NULL)
 		audit_set_backend(r->r_w, r->r_req, r->r_be->cb_name);
+	pipeline_trace_backend(r);
 	if ((r->r_up = upstream_call(r->r_w, r->r_be, &uq, r->r_codec->rc_cbs,
 	    r)) == NULL)
 		r->r_codec->rc_error(r, 200, JSONRPC_INTERNAL_ERROR,

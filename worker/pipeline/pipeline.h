@@ -121,6 +121,8 @@ void	pipeline_forward(struct request *, int flags);
 /* a result whose text the caller has, and r finalized */
 void	pipeline_answer_text(struct request *, const char *text,
 	    size_t len);
+/* a 2025-11-25 request's session, noted on its span (pipeline_trace.c) */
+void	pipeline_trace_session(struct request *, const char *sid);
 /* what the pipeline holds, released (the codec's r_free calls it) */
 void	pipeline_clear(struct request *);
 

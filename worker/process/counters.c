@@ -126,6 +126,19 @@ diag_count_ratelimit_fail_open(struct worker *w)
 }
 
 void
+diag_count_otel(struct worker *w, uint64_t exported, uint64_t dropped,
+    uint64_t failures)
+{
+	struct diag_slot *ds;
+
+	if ((ds = diag_self(w)) == NULL)
+		return;
+	diag_add(&ds->ds_otel_exported, exported);
+	diag_add(&ds->ds_otel_dropped, dropped);
+	diag_add(&ds->ds_otel_failures, failures);
+}
+
+void
 diag_count_redis_error(struct worker *w)
 {
 	struct diag_slot *ds;

@@ -36,6 +36,9 @@ void	 diag_count_view_build(struct worker *);
 void	 diag_count_era_change(struct worker *);
 void	 diag_count_ratelimit_fail_open(struct worker *);
 void	 diag_count_redis_error(struct worker *);
+/* the span exporter's: spans exported and dropped, exports failed */
+void	 diag_count_otel(struct worker *, uint64_t exported,
+	    uint64_t dropped, uint64_t failures);
 void	 diag_count_session_check(struct worker *, int sent);
 void	 diag_count_session_inval(struct worker *);
 /* a principal's backend session closed: evicted by the cap, or idle */

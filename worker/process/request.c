@@ -49,6 +49,7 @@ request_finalize(struct request *r, const char *where)
 		return 0;
 	/* the owner's state first: it may still read the message */
 	m = r->r_msg;
+	trace_ref_clear(&r->r_trace);
 	r->r_free(r);
 	request_msg_release(&m);
 	worker_request_release(w, where);

@@ -15,6 +15,7 @@
 #include <stddef.h>
 
 #include "proto/jsonrpc.h"
+#include "shared/trace_ref.h"
 
 struct worker;
 struct httpd_req;
@@ -62,6 +63,9 @@ struct request {
 	struct upstream		*r_up;		/* the backend call */
 	struct crun		*r_run;		/* a composite's run */
 	int			 r_streaming;	/* an SSE answer begun */
+	/* the context its backend requests are made under (the SERVER
+	 * span's, a composite step's: worker/trace/trace.h) */
+	struct trace_ref	 r_trace;
 };
 
 /*

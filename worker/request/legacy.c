@@ -403,6 +403,7 @@ legacy_session_phase(struct request *r)
 	mr->mr_sid[n] = '\0';
 	mr->mr_sess = s;
 	r->r_caps = json_incref(s.s_client_caps);
+	pipeline_trace_session(r, mr->mr_sid);
 	return PIPELINE_NEXT;
 }
 

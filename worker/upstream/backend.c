@@ -36,6 +36,7 @@
 #include "shared/stats.h"
 #include "worker/process/counters.h"
 #include "worker/process/process.h"
+#include "worker/trace/trace.h"
 #include "worker/upstream/backend.h"
 #include "worker/upstream/backend_int.h"
 
@@ -71,6 +72,7 @@ struct backend_call {
 	char				 bc_last_id[128]; /* its last event id */
 	char				 bc_version[32];
 	uint64_t			 bc_t0;		/* sent at, for diag */
+	struct trace_span		*bc_span;	/* its CLIENT span */
 	struct event			*bc_timer;	/* resume after retry */
 	struct http_call		*bc_abort;	/* its cancellation */
 	const struct backend_call_cbs	*bc_cbs;
@@ -270,6 +272,7 @@ backend_on_answer_raw(struct backend_call *bc, const char *data, size_t len)
 	bc->bc_finished = 1;
 	diag_backend_done(bc->bc_w, bc->bc_be, bc->bc_t0, 0, bc->bc_status,
 	    NULL);
+	backend_trace_done(bc->bc_span, 0, bc->bc_status, NULL);
 	bc->bc_cbs->bc_done_raw(bc->bc_arg, r != NULL ? "result" : "error",
 	    (r != NULL ? r : e)->ps_val, (r != NULL ? r : e)->ps_vallen, mem,
 	    rs.pm_n);
@@ -613,6 +616,7 @@ backend_finish(struct backend_call *bc, int rc, json_t *response, int flags,
 	else
 		diag_backend_done(bc->bc_w, bc->bc_be, bc->bc_t0, rc,
 		    bc->bc_status, errmsg);
+	backend_trace_done(bc->bc_span, rc, bc->bc_status, errmsg);
 	if (bc->bc_cbs != NULL && bc->bc_cbs->bc_done != NULL)
 		bc->bc_cbs->bc_done(bc->bc_arg, rc, response, flags, errmsg);
 }
@@ -623,6 +627,9 @@ backend_call_free(struct backend_call *bc)
 	if (bc == NULL)
 		return;
 	TAILQ_REMOVE(&backend_calls, bc, bc_entry);
+	if (bc->bc_span != NULL && !bc->bc_finished)
+		trace_set_error(bc->bc_span, "cancelled", NULL);
+	trace_end(bc->bc_span);
 	if (bc->bc_http != NULL)
 		http_call_cancel(bc->bc_http);
 	if (bc->bc_abort != NULL)
@@ -663,14 +670,22 @@ backend_post(struct worker *w, const struct config_backend *be,
 		backend_on_head, backend_on_data, backend_on_done
 	};
 	struct backend_call	*bc;
+	struct trace_span	*span = br->br_span;
 
+	if (trace_enabled && span == NULL && br->br_method != NULL)
+		span = backend_trace_begin(be, br->br_trace, br->br_method,
+		    NULL, NULL, 0);
 	if (!backend_budget_set && abudget_init(&backend_budget,
 	    w->w_conf->cf_nbackends, w->w_conf->cf_answer_buf,
 	    w->w_conf->cf_answer_buf_backend) == 0)
 		backend_budget_set = 1;
-	if ((bc = worker_zalloc(sizeof(*bc))) == NULL)
+	if ((bc = worker_zalloc(sizeof(*bc))) == NULL) {
+		trace_discard(span);
 		goto fail;
+	}
 	TAILQ_INSERT_TAIL(&backend_calls, bc, bc_entry);
+	bc->bc_span = span;
+	backend_trace_note(span, br);
 	bc->bc_w = w;
 	bc->bc_be = be;
 	bc->bc_cbs = cbs;
@@ -685,7 +700,9 @@ backend_post(struct worker *w, const struct config_backend *be,
 		backend_copy(bc->bc_resp_sid, sizeof(bc->bc_resp_sid),
 		    br->br_bsid);
 	backend_copy(bc->bc_id, sizeof(bc->bc_id), br->br_id);
-	if ((bc->bc_http = backend_post_new(w, be, br)) == NULL)
+	if ((bc->bc_http = backend_post_new(w, be, br)) == NULL ||
+	    (trace_enabled && backend_trace_headers(bc->bc_http, span,
+	    br->br_trace) == -1))
 		goto fail;
 	http_call_set_timeout(bc->bc_http, be->cb_timeout_ms);
 	if (http_call_start(bc->bc_http, &hcbs, bc) == -1) {

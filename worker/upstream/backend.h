@@ -20,6 +20,8 @@ struct backend_call;
 struct http_call;
 struct http_call_cbs;
 struct proto_span;
+struct trace_span;
+struct trace_ref;
 
 struct backend_call_cbs {
 	/* a notification the backend sent mid-call (borrowed) */
@@ -111,7 +113,29 @@ struct backend_req {
 	const char			*br_version;	/* MCP-Protocol-Version */
 	const struct backend_hdr	*br_hdrs;
 	size_t				 br_nhdrs;
+	/*
+	 * Tracing (worker/trace/trace.h): its CLIENT span, taken by
+	 * backend_post() (ended with the call), or NULL: one is made
+	 * under br_trace (NULL: a new trace) for br_method (NULL: none).
+	 */
+	struct trace_span		*br_span;
+	const struct trace_ref		*br_trace;
+	const char			*br_method;
 };
+
+/*
+ * A CLIENT span for a request of method to be (NULL: not sampled),
+ * under parent; target (tlen bytes, or NULL) in its name and as key.
+ */
+struct trace_span *backend_trace_begin(const struct config_backend *,
+	    const struct trace_ref *parent, const char *method,
+	    const char *key, const char *target, size_t tlen);
+/* the trace context's headers on hc (s's, else parent's; none: none) */
+int	 backend_trace_headers(struct http_call *, const struct trace_span *,
+	    const struct trace_ref *parent);
+/* a span's outcome: rc -1 a failure (errmsg), else the HTTP status */
+void	 backend_trace_done(struct trace_span *, int rc, long status,
+	    const char *errmsg);
 
 #define BACKEND_ID_MAX	64
 /* our next request id, "vmcpd-<pid>-<seq>": unique across workers */

@@ -26,6 +26,7 @@
 #include "shared/log.h"
 #include "shared/store.h"
 #include "shared/http_client.h"
+#include "worker/trace/trace.h"
 #include "worker/upstream/backend.h"
 #include "proto/proto.h"
 #include "proto/jsonrpc.h"
@@ -61,6 +62,7 @@ struct era_probe {
 	int				 ep_init;	/* the initialize */
 	char				*ep_cred;	/* token_exchange's */
 	char				*ep_sid;	/* its session */
+	struct trace_span		*ep_span;	/* its request's */
 	TAILQ_HEAD(, era_waiter)	 ep_waiters;
 };
 
@@ -225,6 +227,9 @@ era_probe_free(struct era_probe *ep)
 	}
 	if (ep->ep_http != NULL)
 		http_call_cancel(ep->ep_http);
+	if (ep->ep_span != NULL)
+		trace_set_error(ep->ep_span, "cancelled", NULL);
+	trace_end(ep->ep_span);
 	/* the initialize's session: not wanted, whatever came of it */
 	if (ep->ep_sid != NULL) {
 		backend_cred_set(ep->ep_cred);
@@ -331,6 +336,9 @@ era_on_done(void *arg, struct http_call *hc, int result, const char *errmsg)
 
 	(void)hc;
 	ep->ep_http = NULL;
+	backend_trace_done(ep->ep_span, result, ep->ep_status, errmsg);
+	trace_end(ep->ep_span);
+	ep->ep_span = NULL;
 	msg = result == 0 ? era_answer(ep) : NULL;
 	era = ep->ep_init ? proto_probe_initialize(result == 0, ep->ep_status,
 	    msg, why, sizeof(why)) : proto_probe_outcome(result == 0,
@@ -412,6 +420,11 @@ era_probe_post(struct era_probe *ep, const char *method, json_t *params)
 	    (ep->ep_http = http_call_new(w->w_hc, "POST", be->cb_url)) ==
 	    NULL)
 		goto fail;
+	/* a new trace: a probe serves every call waiting on it */
+	if (trace_enabled && (ep->ep_span = backend_trace_begin(be, NULL,
+	    method, NULL, NULL, 0)) != NULL &&
+	    backend_trace_headers(ep->ep_http, ep->ep_span, NULL) == -1)
+		goto fail;
 	/* initialize goes without MCP-Protocol-Version (2025-11-25) */
 	backend_cred_set(ep->ep_cred);
 	if (backend_http_setup(ep->ep_http, be) == -1 ||
@@ -438,6 +451,8 @@ fail:
 	if (ep->ep_http != NULL)
 		http_call_cancel(ep->ep_http);
 	ep->ep_http = NULL;
+	trace_discard(ep->ep_span);
+	ep->ep_span = NULL;
 	free(body);
 	json_decref(req);
 	return -1;

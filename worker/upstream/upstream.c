@@ -41,6 +41,7 @@
 #include "proto/jsonspan.h"
 #include "shared/version.h"
 #include "worker/process/process.h"
+#include "worker/trace/trace.h"
 #include "worker/upstream/backend.h"
 #include "worker/upstream/backend_session.h"
 #include "worker/upstream/eras.h"
@@ -76,6 +77,7 @@ upstream_free(struct upstream *u)
 	}
 	free(u->u_own[0]);
 	free(u->u_own[1]);
+	trace_ref_clear(&u->u_trace);
 	free(u);
 }
 
@@ -631,6 +633,8 @@ upstream_call(struct worker *w, const struct config_backend *be,
 	u->u_caps = uq->uq_caps;
 	u->u_client = uq->uq_client;
 	u->u_flags = uq->uq_flags;
+	if (trace_enabled)
+		trace_ref_of(&u->u_trace, NULL, uq->uq_trace);
 	if (upstream_authz(u) == -1)
 		upstream_defer(u);
 	else if ((u->u_flags & UPSTREAM_F_PROBE) || upstream_admit(u) == 0)

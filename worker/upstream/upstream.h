@@ -23,6 +23,7 @@ struct config_backend;
 struct session;
 struct upstream;
 struct upstream_cbs;	/* upstream_result.h */
+struct trace_ref;
 
 /* an identity scope: "anon", or a principal's (hex, auth.h) */
 #define UPSTREAM_SCOPE_MAX	64
@@ -39,6 +40,9 @@ struct upstream_req {
 	 * session is opened (what vmcpd can relay to it) */
 	const json_t		*uq_caps;
 	int			 uq_flags;
+	/* the trace context its CLIENT span is made under (copied), or
+	 * NULL: a new trace (worker/trace/trace.h) */
+	const struct trace_ref	*uq_trace;
 };
 
 #define UPSTREAM_F_TEXT		0x01	/* the answer as text if it can */

@@ -10,6 +10,8 @@
 #ifndef VMCPD_UPSTREAM_INT_H
 #define VMCPD_UPSTREAM_INT_H
 
+#include "shared/trace_ref.h"
+
 #include <sys/queue.h>
 
 #include <stddef.h>
@@ -76,6 +78,7 @@ struct upstream {
 	struct http_call		*u_http;
 	struct event			*u_defer;
 	char				 u_id[BACKEND_ID_MAX];
+	struct trace_ref		 u_trace;	/* its CLIENT spans' */
 };
 
 /* the per-revision hooks (nginx's create_request, process_header...) */
@@ -97,6 +100,15 @@ void	 upstream_fail(struct upstream *, const char *fmt, ...)
 void	 upstream_defer(struct upstream *);
 /* the session known (or none needed): on with the request */
 void	 upstream_ready(struct upstream *);
+/*
+ * upstream_body() for u, traced (upstream_trace.c): its CLIENT span
+ * made into *span (NULL: not sampled), its context in params._meta.
+ * p (or NULL) names the target, else tree does.
+ */
+struct trace_span;
+char	*upstream_trace_body(struct upstream *, const char *method,
+	    const struct upstream_params *p, json_t *tree, const char *ptext,
+	    size_t plen, size_t *lenp, struct trace_span **span);
 char	*upstream_body(const char *id, const char *method, json_t *tree,
 	    const char *ptext, size_t plen, size_t *lenp);
 const struct backend_call_cbs *upstream_bcbs_of(const struct upstream *);

@@ -315,6 +315,9 @@ uopen_start(struct uopen *uo)
 	br.br_id = id;
 	br.br_body = body;
 	br.br_len = len;
+	/* a span under the call that opens the session (trace.h) */
+	br.br_method = "initialize";
+	br.br_trace = &u->u_trace;
 	backend_cred_set(u->u_authz);
 	uo->uo_call = body != NULL ? backend_post(uo->uo_w, uo->uo_be, &br,
 	    &cbs, uo) : NULL;

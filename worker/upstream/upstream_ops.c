@@ -20,6 +20,7 @@
 #include "proto/mheaders.h"
 #include "proto/mrequest.h"
 #include "worker/process/process.h"
+#include "worker/trace/trace.h"
 #include "worker/upstream/backend.h"
 #include "worker/upstream/backend_session.h"
 #include "worker/upstream/eras.h"
@@ -41,10 +42,11 @@ legacy_ops_send(struct upstream *u, const struct upstream_params *p)
 	size_t			 len;
 
 	backend_next_id(u->u_w, u->u_id, sizeof(u->u_id));
-	if ((body = upstream_body(u->u_id, u->u_method, p->up_tree, ptext,
-	    p->up_len, &len)) == NULL)
-		return -1;
 	memset(&br, 0, sizeof(br));
+	if ((body = upstream_trace_body(u, u->u_method, p, p->up_tree, ptext,
+	    p->up_len, &len, &br.br_span)) == NULL)
+		return -1;
+	br.br_trace = &u->u_trace;
 	br.br_id = u->u_id;
 	br.br_body = body;
 	br.br_len = len;
@@ -160,9 +162,11 @@ modern_ops_build(struct upstream *u, const struct upstream_params *p,
 		ptext = dumped;
 	}
 	backend_next_id(u->u_w, u->u_id, sizeof(u->u_id));
-	if ((o->mo_body = upstream_body(u->u_id, method, tree, ptext, plen,
-	    &br->br_len)) == NULL)
+	if ((o->mo_body = upstream_trace_body(u, method, p, tree != NULL ?
+	    tree : p->up_tree, ptext, plen, &br->br_len, &br->br_span)) ==
+	    NULL)
 		goto done;
+	br->br_trace = &u->u_trace;
 	hdrs[n].bh_name = "Mcp-Method";
 	hdrs[n++].bh_value = method;
 	if (p->up_name != NULL && p->up_namelen < sizeof(o->mo_name) &&
@@ -200,6 +204,10 @@ modern_ops_build(struct upstream *u, const struct upstream_params *p,
 	/* (later, per-principal credentials: their headers go in br) */
 	rc = 0;
 done:
+	if (rc == -1) {
+		trace_discard(br->br_span);	/* never sent */
+		br->br_span = NULL;
+	}
 	free(nbuf);
 	free(dumped);
 	json_decref(tree);

@@ -1,0 +1,76 @@
+/*
+ * A client's POST /mcp as a SERVER span (trace.h): begun when the
+ * request arrives, before its authentication, under the caller's
+ * context (the traceparent header, else params._meta.traceparent: a
+ * 2026-07-28 client may send only that); ended when its reply is
+ * written, with the HTTP status and, on error, error.type.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "proto/meta_trace.h"
+#include "worker/http/httpd.h"
+#include "worker/trace/trace.h"
+
+void
+trace_request_begin(struct httpd_req *req)
+{
+	struct proto_trace_meta	 tm;
+	struct trace_span	*s;
+	const char		*tp, *ts = NULL, *bg, *body;
+	size_t			 tplen = 0, tslen = 0, bglen = 0, blen;
+
+	memset(&tm, 0, sizeof(tm));
+	body = httpd_req_body(req, &blen);
+	if (body != NULL && proto_meta_trace_find(body, blen, &tm) == -1)
+		memset(&tm, 0, sizeof(tm));
+	if ((tp = httpd_req_header(req, "traceparent")) != NULL) {
+		tplen = strlen(tp);
+		if ((ts = httpd_req_header(req, "tracestate")) != NULL)
+			tslen = strlen(ts);
+	} else if ((tp = tm.tm_parent) != NULL) {
+		tplen = tm.tm_parentlen;
+		ts = tm.tm_state;
+		tslen = tm.tm_statelen;
+	}
+	if ((bg = httpd_req_header(req, "baggage")) != NULL)
+		bglen = strlen(bg);
+	else if ((bg = tm.tm_baggage) != NULL)
+		bglen = tm.tm_baggagelen;
+	if ((s = trace_server_begin(tp, tplen, ts, tslen, bg, bglen)) == NULL)
+		return;
+	trace_set_name(s, "mcp", NULL, 0);
+	trace_set_str(s, "network.protocol.name", "http", 4);
+	httpd_req_set_trace(req, s);
+}
+
+void
+trace_request_end(struct httpd_req *req)
+{
+	struct trace_span	*s = httpd_req_trace(req);
+	unsigned int		 tag = httpd_req_tag(req);
+	int			 st = httpd_req_status(req), code;
+	char			 t[16];
+
+	if (s == NULL)
+		return;
+	/* a phase the answer cut short (a refusal) ends with it */
+	trace_phase_end(s, s->ts_phase != NULL ? "answered before it "
+	    "ended" : NULL);
+	httpd_req_set_trace(req, NULL);
+	if (st != 0)
+		trace_set_int(s, "http.response.status_code", st);
+	if (tag & HTTPD_TAG_ERROR) {
+		code = httpd_req_error_code(req);
+		(void)snprintf(t, sizeof(t), "%d", code != 0 ? code : st);
+		trace_set_error(s, t, NULL);
+	} else if (st == 0)
+		trace_set_error(s, "aborted", "the client left before the "
+		    "answer");
+	else if (st >= 400) {
+		(void)snprintf(t, sizeof(t), "%d", st);
+		trace_set_error(s, t, NULL);
+	} else if (tag & HTTPD_TAG_TOOL_ERROR)
+		trace_set_error(s, "tool_error", NULL);
+	trace_end(s);
+}

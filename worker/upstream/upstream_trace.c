@@ -1,0 +1,89 @@
+/*
+ * A request the upstream edge sends, traced (worker/trace/trace.h): its
+ * CLIENT span made before its body, so that the body's params._meta
+ * carries the span's context (traceparent, tracestate; baggage only
+ * with propagateBaggage) as the headers do: a stdio backend reads
+ * only _meta, and an MCP server may read either (MCP 2026-07-28,
+ * _meta: the keys reserved for W3C Trace Context).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "proto/jsonrpc.h"
+#include "proto/meta_trace.h"
+#include "proto/method.h"
+#include "shared/trace_ref.h"
+#include "worker/trace/trace.h"
+#include "worker/upstream/backend.h"
+#include "worker/upstream/upstream.h"
+#include "worker/upstream/upstream_result.h"
+#include "worker/upstream/upstream_int.h"
+
+/* the backend's own name of the request's target, or NULL */
+static const char *
+upstream_trace_target(const struct upstream_params *p, json_t *tree,
+    const struct mcp_method *mm, size_t *lenp)
+{
+	const json_t	*v;
+
+	if (p != NULL && p->up_name != NULL) {
+		*lenp = p->up_namelen;
+		return p->up_name;
+	}
+	if (mm == NULL || mm->mm_route_key == NULL || !json_is_string(v =
+	    json_object_get(tree, mm->mm_route_key)))
+		return NULL;
+	*lenp = json_string_length(v);
+	return json_string_value(v);
+}
+
+char *
+upstream_trace_body(struct upstream *u, const char *method,
+    const struct upstream_params *p, json_t *tree, const char *ptext,
+    size_t plen, size_t *lenp, struct trace_span **spanp)
+{
+	const struct mcp_method	*mm;
+	struct trace_ref	 ref;
+	const char		*target;
+	char			 tp[TRACECTX_HEADER_LEN + 1];
+	char			*dumped = NULL, *spliced, *body;
+	size_t			 tlen = 0, slen;
+
+	*spanp = NULL;
+	/* a stream open for good (subscriptions/listen) is no span */
+	if (!trace_enabled || u->u_stream)
+		return upstream_body(u->u_id, method, tree, ptext, plen, lenp);
+	mm = mcp_method_find(method);
+	target = upstream_trace_target(p, tree, mm, &tlen);
+	*spanp = backend_trace_begin(u->u_be, &u->u_trace, method,
+	    trace_target_key(mm), target, tlen);
+	trace_ref_of(&ref, *spanp, &u->u_trace);
+	if (trace_ref_header(&ref, tp) == -1) {
+		trace_ref_clear(&ref);
+		return upstream_body(u->u_id, method, tree, ptext, plen, lenp);
+	}
+	if (ptext == NULL && tree != NULL) {
+		if ((dumped = jsonrpc_dump(tree, &plen)) == NULL)
+			goto fail;
+		ptext = dumped;
+	}
+	spliced = proto_params_trace_text(ptext, ptext != NULL ? plen : 0,
+	    tp, ref.tr_state, ref.tr_baggage, &slen);
+	free(dumped);
+	trace_ref_clear(&ref);
+	if (spliced == NULL)
+		goto fail_span;
+	body = upstream_body(u->u_id, method, NULL, spliced, slen, lenp);
+	free(spliced);
+	if (body == NULL)
+		goto fail_span;
+	return body;
+fail:
+	trace_ref_clear(&ref);
+fail_span:
+	trace_discard(*spanp);
+	*spanp = NULL;
+	return NULL;
+}
