@@ -40,6 +40,7 @@ describe('a hostile collector', () => {
     backend = await startTestBackend();
     daemon = await startTracedDaemon(recv, {
       backends: [{ name: 'b', url: backend.url }],
+      aggregation: 'conflictResolution: prefix\nconflictResolutionConfig:\n  prefixMode: onConflict',
       diag: await freePort(),
       telemetry: { maxQueueSize: QUEUE, maxExportBatchSize: 8,
         exportTimeout: `${EXPORT_TIMEOUT_MS}ms` },
