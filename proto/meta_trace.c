@@ -187,7 +187,8 @@ proto_params_trace_text(const char *params, size_t plen,
 	for (i = 0; i < pm.pm_n; i++) {
 		if (p[i].ps_key == NULL)
 			goto tree;
-		if (p[i].ps_keylen == 5 && memcmp(p[i].ps_key, "_meta", 5) == 0) {
+		if (p[i].ps_keylen == 5 &&
+		    memcmp(p[i].ps_key, "_meta", 5) == 0) {
 			if (meta != NULL)
 				goto tree;
 			meta = &p[i];

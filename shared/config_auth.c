@@ -483,6 +483,7 @@ config_warn(const struct config *cf, FILE *f, int check)
 		    "behind a firewall (requests must be addressed to a "
 		    "loopback name or one in http.allowedHosts)\n",
 		    cf->cf_file, d);
+	config_telemetry_warn(cf, f);
 	/* what no file can check: how the Redis there is run (at start,
 	 * the builder asks Redis itself) */
 	if (check && cf->cf_sstore.css_provider == CONFIG_SSTORE_REDIS)

@@ -9,6 +9,7 @@
 #define VMCPD_CONFIG_LOAD_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "config.h"
@@ -128,6 +129,7 @@ void	 config_policy_free(struct config *);
 int	 load_telemetry(struct loader *, struct cnode *, const char *, void *);
 int	 config_telemetry_defaults(struct config *);
 int	 config_telemetry_resolve(struct loader *);
+void	 config_telemetry_warn(const struct config *, FILE *);
 void	 config_telemetry_free(struct config *);
 
 /* config_sstore.c: sessionStorage */

@@ -22,7 +22,7 @@
 #include "shared/version.h"
 
 #define TEL_HEADERS_MAX		64	/* headers + headersFromEnv */
-#define TEL_ATTRS_MAX		128	/* OpenTelemetry's attribute count limit */
+#define TEL_ATTRS_MAX		128	/* OpenTelemetry's attribute limit */
 #define TEL_ATTR_KEY_MAX	256
 #define TEL_ATTR_VALUE_MAX	4096
 #define TEL_QUEUE_MAX		1000000
@@ -357,18 +357,23 @@ tel_endpoint(struct loader *ld, struct cnode *n, const char *path,
 	int		 https;
 
 	(void)snprintf(epath, sizeof(epath), "%s.endpoint", path);
-	/* user info may hold a password: not quoted */
+	/* user info or a query may hold a credential: not quoted */
 	if (strchr(ep, '@') != NULL)
 		return config_error(ld, v, "%s: expected %s, without user "
 		    "info (give the collector's credentials in headers or "
 		    "headersFromEnv)", epath, ENDPOINT_WHAT);
+	if (strpbrk(ep, "?#") != NULL)
+		return config_error(ld, v, "%s: expected a URL without a "
+		    "query or fragment (vmcpd appends /v1/traces and "
+		    "/v1/metrics; give credentials in headers or "
+		    "headersFromEnv)", epath);
 	for (i = 0; ep[i] != '\0'; i++)
 		if (isspace((unsigned char)ep[i]) ||
 		    iscntrl((unsigned char)ep[i]) ||
 		    strchr("\"\\<>`{}|^", ep[i]) != NULL)
 			return config_expected(ld, v, epath, ENDPOINT_WHAT);
 	if (strstr(ep, "://") == NULL) {
-		if (strpbrk(ep, "/?#") != NULL)
+		if (strchr(ep, '/') != NULL)
 			return config_expected(ld, v, epath, "host:port "
 			    "(a path needs the URL form, such as "
 			    "https://otel.example.com/otlp)");
@@ -392,17 +397,14 @@ tel_endpoint(struct loader *ld, struct cnode *n, const char *path,
 	alen = strcspn(a, "/?#");
 	if (tel_authority(a, alen, 0) == -1)
 		return config_expected(ld, v, epath, ENDPOINT_WHAT);
-	if (strpbrk(a, "?#") != NULL)
-		return config_expected(ld, v, epath, "a URL without a query "
-		    "or fragment (vmcpd appends /v1/traces and /v1/metrics)");
 	if (!https && !ct->ct_insecure)
 		return config_error(ld, v, "%s: an http:// URL sends spans "
-		    "and headers unencrypted; set telemetry.insecure: true to "
-		    "allow it, or use https://", epath);
+		    "and headers unencrypted; set %s.insecure: true to allow "
+		    "it, or use https://", epath, path);
 	if (https && ct->ct_insecure)
-		return config_error(ld, cnode_get(n, "insecure"), "%s.insecure: "
-		    "true with an https:// endpoint; remove insecure, or use "
-		    "an http:// URL", path);
+		return config_error(ld, cnode_get(n, "insecure"),
+		    "%s.insecure: true with an https:// endpoint; remove "
+		    "insecure, or use an http:// URL", path);
 	len = strlen(ep);
 	while (len > (size_t)(a - ep) + alen && ep[len - 1] == '/')
 		len--;
@@ -494,6 +496,28 @@ load_telemetry(struct loader *ld, struct cnode *n, const char *path,
 		    "%s.caCertPath: only with an https endpoint", path);
 	ct->ct_enabled = ct->ct_tracing || ct->ct_metrics;
 	return 0;
+}
+
+/* what a valid section should tell an operator (config_warn()) */
+void
+config_telemetry_warn(const struct config *cf, FILE *f)
+{
+	const struct config_telemetry	*ct = &cf->cf_telemetry;
+	const char			*a, *e;
+
+	if (ct->ct_url == NULL || (a = strstr(ct->ct_url, "://")) == NULL)
+		return;
+	if (!ct->ct_enabled)
+		(void)fprintf(f, "%s: warning: telemetry.endpoint is set but "
+		    "tracingEnabled and metricsEnabled are not: nothing is "
+		    "exported\n", cf->cf_file);
+	/* the reference's own example has it */
+	a += 3;
+	e = a + strcspn(a, "/");
+	if (e - a > 5 && memcmp(e - 5, ":4317", 5) == 0)
+		(void)fprintf(f, "%s: warning: telemetry.endpoint: port 4317 "
+		    "is OTLP/gRPC's by convention; vmcpd exports OTLP/HTTP "
+		    "(port 4318 by convention)\n", cf->cf_file);
 }
 
 int

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "shared/config.h"
 
@@ -98,6 +99,35 @@ check_aggregation(const struct config *cf)
 	}
 }
 
+/* telemetry: a usable collector URL and bounds as documented */
+static void
+check_telemetry(const struct config *cf)
+{
+	const struct config_telemetry	*ct = &cf->cf_telemetry;
+	const char			*u = ct->ct_url;
+	size_t				 i;
+
+	if (ct->ct_service_name == NULL || ct->ct_service_version == NULL ||
+	    !(ct->ct_sampling_rate >= 0.0 && ct->ct_sampling_rate <= 1.0) ||
+	    ct->ct_queue_max < 1 || ct->ct_batch_max < 1 ||
+	    ct->ct_batch_max > ct->ct_queue_max ||
+	    ct->ct_interval_ms < 100 || ct->ct_timeout_ms < 100 ||
+	    ct->ct_metrics_interval_ms < 1000)
+		abort();
+	if (ct->ct_enabled != (u != NULL && (ct->ct_tracing ||
+	    ct->ct_metrics)) || (u == NULL && (ct->ct_tracing ||
+	    ct->ct_metrics || ct->ct_insecure)))
+		abort();
+	if (u != NULL && (strncasecmp(u, ct->ct_insecure ? "http://" :
+	    "https://", ct->ct_insecure ? 7 : 8) != 0 ||
+	    u[strlen(u) - 1] == '/' || strpbrk(u, " ?#@\r\n") != NULL))
+		abort();
+	for (i = 0; i < ct->ct_nheaders; i++)
+		if (ct->ct_headers[i].oh_name[0] == '\0' ||
+		    strpbrk(ct->ct_headers[i].oh_value, "\r\n") != NULL)
+			abort();
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -131,6 +161,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 	}
 	check_aggregation(cf);
+	check_telemetry(cf);
 	if (cf->cf_event_buffer < 16 || cf->cf_event_buffer > 100000 ||
 	    cf->cf_pending_timeout_ms == 0 ||
 	    cf->cf_session_max_ms < cf->cf_session_ttl_ms)

@@ -20,44 +20,7 @@
 #include "shared/cedar.h"
 #include "shared/composite.h"
 #include "shared/config.h"
-
-#define BACKEND \
-	"backends:\n" \
-	"  - name: a\n" \
-	"    url: http://127.0.0.1:3001/mcp\n" \
-	"    transport: streamable-http\n"
-
-static struct config *
-load_ok(const char *yaml)
-{
-	struct config	*cf;
-	char		 err[CONFIG_ERR_MAX];
-
-	err[0] = '\0';
-	cf = config_load_buffer("t.yaml", yaml, strlen(yaml), err,
-	    sizeof(err));
-	if (cf == NULL)
-		fail_msg("unexpected error: %s", err);
-	return cf;
-}
-
-/* the load fails with exactly this message */
-static void
-load_bad(const char *yaml, const char *msg)
-{
-	struct config	*cf;
-	char		 err[CONFIG_ERR_MAX];
-
-	memset(err, 'x', sizeof(err));
-	err[sizeof(err) - 1] = '\0';
-	cf = config_load_buffer("t.yaml", yaml, strlen(yaml), err,
-	    sizeof(err));
-	if (cf != NULL) {
-		config_free(cf);
-		fail_msg("loaded, expected: %s", msg);
-	}
-	assert_string_equal(err, msg);
-}
+#include "config_unit.h"
 
 /* the multi-backend tests need a build without a limit, or a high one */
 #ifdef CONFIG_BACKENDS_MAX
@@ -954,20 +917,6 @@ test_err_size(void **state)
 	    "t.yaml:2:16: http.maxBodySize: expected a size from 1KiB to "
 	    "256MiB (bytes, or a number with a K, M, G or T suffix), found "
 	    "\"99999999999999999999\"");
-}
-
-/* cf's warnings (config_warn()), as one string (freed by the caller) */
-static char *
-warnings(const struct config *cf)
-{
-	char	*s = NULL;
-	size_t	 len = 0;
-	FILE	*f;
-
-	assert_non_null(f = open_memstream(&s, &len));
-	config_warn(cf, f, 1);
-	assert_int_equal(fclose(f), 0);
-	return s;
 }
 
 /* what a valid file is warned of: listeners off loopback */

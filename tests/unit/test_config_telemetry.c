@@ -17,29 +17,10 @@
 
 #include "shared/config.h"
 #include "shared/version.h"
-
-#define BACKEND \
-	"backends:\n" \
-	"  - name: a\n" \
-	"    url: http://127.0.0.1:3001/mcp\n" \
-	"    transport: streamable-http\n"
+#include "config_unit.h"
 
 /* a secret that no message may quote */
 #define SECRET	"s3cr3t-t0ken-value"
-
-static struct config *
-load_ok(const char *yaml)
-{
-	struct config	*cf;
-	char		 err[CONFIG_ERR_MAX];
-
-	err[0] = '\0';
-	cf = config_load_buffer("t.yaml", yaml, strlen(yaml), err,
-	    sizeof(err));
-	if (cf == NULL)
-		fail_msg("unexpected error: %s", err);
-	return cf;
-}
 
 /* "telemetry: {<body>}" and a backend */
 static struct config *
@@ -51,17 +32,11 @@ tel_ok(const char *body)
 	return load_ok(yaml);
 }
 
-/* the load fails; the message into err */
+/* the load fails, and its message quotes no secret */
 static void
-load_err(const char *yaml, char *err, size_t errlen)
+tel_err(const char *yaml, char *err, size_t errlen)
 {
-	struct config	*cf;
-
-	cf = config_load_buffer("t.yaml", yaml, strlen(yaml), err, errlen);
-	if (cf != NULL) {
-		config_free(cf);
-		fail_msg("loaded, expected an error: %s", yaml);
-	}
+	load_err(yaml, "an error", err, errlen);
 	if (strstr(err, SECRET) != NULL)
 		fail_msg("the message quotes a secret: %s", err);
 }
@@ -73,7 +48,7 @@ tel_bad(const char *body, const char *msg)
 	char	 yaml[12288], err[CONFIG_ERR_MAX];
 
 	(void)snprintf(yaml, sizeof(yaml), "telemetry: {%s}\n" BACKEND, body);
-	load_err(yaml, err, sizeof(err));
+	tel_err(yaml, err, sizeof(err));
 	assert_string_equal(err, msg);
 }
 
@@ -84,7 +59,7 @@ tel_bad_prefix(const char *body, const char *prefix)
 	char	 yaml[12288], err[CONFIG_ERR_MAX];
 
 	(void)snprintf(yaml, sizeof(yaml), "telemetry: {%s}\n" BACKEND, body);
-	load_err(yaml, err, sizeof(err));
+	tel_err(yaml, err, sizeof(err));
 	if (strncmp(err, prefix, strlen(prefix)) != 0)
 		fail_msg("for {%s}: \"%s\" does not start with \"%s\"", body,
 		    err, prefix);
@@ -253,10 +228,17 @@ test_endpoint(void **state)
 	tel_bad("endpoint: \"h:4318/v1\"", "t.yaml:1:23: telemetry.endpoint: "
 	    "expected host:port (a path needs the URL form, such as "
 	    "https://otel.example.com/otlp), found \"h:4318/v1\"");
-	tel_bad("endpoint: \"https://h/x?a=1\"", "t.yaml:1:23: "
+	/* a query may hold a credential: refused, and not quoted */
+	tel_bad("endpoint: \"https://h/x?token=" SECRET "\"", "t.yaml:1:23: "
 	    "telemetry.endpoint: expected a URL without a query or fragment "
-	    "(vmcpd appends /v1/traces and /v1/metrics), found "
-	    "\"https://h/x?a=1\"");
+	    "(vmcpd appends /v1/traces and /v1/metrics; give credentials in "
+	    "headers or headersFromEnv)");
+	tel_bad("endpoint: \"h:4318?k=" SECRET "\"", "t.yaml:1:23: "
+	    "telemetry.endpoint: expected a URL without a query or fragment "
+	    "(vmcpd appends /v1/traces and /v1/metrics; give credentials in "
+	    "headers or headersFromEnv)");
+	tel_bad_prefix("endpoint: \"https://h/#frag\"", "t.yaml:1:23: "
+	    "telemetry.endpoint: expected a URL without a query");
 	tel_bad("endpoint: 4318", "t.yaml:1:23: telemetry.endpoint: "
 	    "expected host:port or an http:// or https:// URL (such as "
 	    "127.0.0.1:4318, [::1]:4318 or https://otel.example.com:4318), "
@@ -477,7 +459,7 @@ test_headers_env(void **state)
 	(void)snprintf(body + o, sizeof(body) - o, "}, headersFromEnv: "
 	    "{X-Key: TEL_TEST_A}");
 	(void)snprintf(yaml, sizeof(yaml), "telemetry: {%s}\n" BACKEND, body);
-	load_err(yaml, err, sizeof(err));
+	tel_err(yaml, err, sizeof(err));
 	assert_non_null(strstr(err, ": telemetry.headersFromEnv: more than 64 "
 	    "headers in headers and headersFromEnv together"));
 	unsetenv("TEL_TEST_A");
@@ -650,12 +632,45 @@ test_refused(void **state)
 	    "useLegacyAttributes");
 	tel_bad("serviceName: \"\"", "t.yaml:1:26: telemetry.serviceName: "
 	    "expected a non-empty string, found \"\"");
-	{
-		char	 err[CONFIG_ERR_MAX];
+	load_bad("telemetry: true\n" BACKEND, "t.yaml:1:12: telemetry: "
+	    "expected a mapping, found \"true\"");
+}
 
-		load_err("telemetry: true\n" BACKEND, err, sizeof(err));
-		assert_string_equal(err, "t.yaml:1:12: telemetry: expected a "
-		    "mapping, found \"true\"");
+/* vmcpd -n's warnings: an endpoint that exports nothing, gRPC's port */
+static void
+test_warnings(void **state)
+{
+	static const struct {
+		const char	*body;
+		const char	*want;
+	} cases[] = {
+		{ "", "" },
+		{ "endpoint: \"h:4318\", tracingEnabled: true", "" },
+		{ "endpoint: \"https://h:43170/x:4317\", metricsEnabled: true",
+		    "" },
+		{ "endpoint: \"h:4318\"", "t.yaml: warning: "
+		    "telemetry.endpoint is set but tracingEnabled and "
+		    "metricsEnabled are not: nothing is exported\n" },
+		{ "endpoint: \"127.0.0.1:4317\", insecure: true, "
+		    "tracingEnabled: true", "t.yaml: warning: telemetry."
+		    "endpoint: port 4317 is OTLP/gRPC's by convention; vmcpd "
+		    "exports OTLP/HTTP (port 4318 by convention)\n" },
+		{ "endpoint: \"https://[::1]:4317/\", metricsEnabled: true",
+		    "t.yaml: warning: telemetry.endpoint: port 4317 is "
+		    "OTLP/gRPC's by convention; vmcpd exports OTLP/HTTP (port "
+		    "4318 by convention)\n" },
+	};
+	struct config	*cf;
+	char		*w;
+	size_t		 i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		cf = tel_ok(cases[i].body);
+		w = warnings(cf);
+		assert_string_equal(w, cases[i].want);
+		free(w);
+		config_free(cf);
 	}
 }
 
@@ -674,6 +689,7 @@ main(void)
 		cmocka_unit_test(test_ca_protocol),
 		cmocka_unit_test(test_bounds),
 		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_warnings),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

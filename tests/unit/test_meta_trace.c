@@ -238,6 +238,8 @@ test_text_no_meta(void **state)
 	    NULL, NULL, "{\"_meta\":{" TPJ "},\"name\":\"echo\","
 	    "\"arguments\":{\"a\":[1,2.50,null]}}", "{\"_meta\":{" TPJ "},"
 	    "\"name\":\"echo\",\"arguments\":{\"a\":[1,2.5,null]}}");
+	text_is("{\"a\":1}", NULL, NULL, "{\"_meta\":{" TPJ "},\"a\":1}",
+	    "{\"_meta\":{" TPJ "},\"a\":1}");
 	/* whitespace kept; a _meta deeper down is not params' own */
 	text_is("{ \"name\" : \"x\" ,\n \"arguments\" : { \"_meta\" : "
 	    "{\"traceparent\":\"" TP2 "\"} } }", "a=1", NULL,

@@ -275,9 +275,13 @@ test_ratio(void **state)
 	assert_int_equal(tracectx_ratio_threshold(INFINITY), one);
 	assert_int_equal(tracectx_ratio_threshold(0.5), one / 2);
 	assert_int_equal(tracectx_ratio_threshold(0.25), one / 4);
-	/* 0.05 * 2^56 = 3602879701896396.8: rounded to nearest */
+	/* the double nearest 0.05 times 2^56 is a whole number; that of
+	 * 0.001 is 72057594037927.9375: rounded to the nearest */
 	assert_int_equal(tracectx_ratio_threshold(0.05),
 	    UINT64_C(3602879701896397));
+	assert_int_equal(tracectx_ratio_threshold(0.001),
+	    UINT64_C(72057594037928));
+	assert_int_equal(tracectx_ratio_threshold(ldexp(3, -58)), 1);
 	/* the smallest rates round to one trace id value, or to none */
 	assert_int_equal(tracectx_ratio_threshold(ldexp(1, -56)), 1);
 	assert_int_equal(tracectx_ratio_threshold(ldexp(1, -58)), 0);

@@ -163,6 +163,9 @@ trace_span_new(const struct trace_ref *parent, enum otlp_span_kind kind,
 	s->ts_recording = recording;
 	if (parent != NULL && parent->tr_set) {
 		s->ts_ref.tr_ctx = parent->tr_ctx;
+		/* flags this version does not know go out as zero (W3C
+		 * 3.2.2.5) */
+		s->ts_ref.tr_ctx.tc_flags &= TRACECTX_SAMPLED;
 		if ((parent->tr_state != NULL && (s->ts_ref.tr_state =
 		    strdup(parent->tr_state)) == NULL) ||
 		    (parent->tr_baggage != NULL && (s->ts_ref.tr_baggage =

@@ -22,7 +22,7 @@ struct http_call_cbs;
 struct otlp_buf;
 
 /* the Resource every span and metric of this process is under */
-#define TRACE_RES_ATTRS	(5 + 32)	/* ours and customAttributes */
+#define TRACE_RES_ATTRS	(5 + 128)	/* ours, customAttributes (128) */
 struct trace_resource {
 	struct otlp_attr	 tr_attrs[TRACE_RES_ATTRS];
 	struct otlp_resource	 tr_res;
