@@ -33,6 +33,7 @@ useMulti();
 const SERVICE = 'vmcpd-trace';
 const AGG = 'conflictResolution: prefix\nconflictResolutionConfig:\n  prefixMode: always\n  prefixFormat: "{workload}_"';
 const SECRET = 'collector-s3cret-from-env';
+const SPAN_WAIT = 6000;	// ms: exportInterval is 200ms
 
 /* a 2026-07-28 request over raw HTTP, with its Mcp-Name header */
 const mreq = (d, method, params, headers = {}) => modern(d.port, method, params,
@@ -117,7 +118,7 @@ describe('tracing through vmcpd', () => {
 
   /* what the backend recorded for the requests of trace traceId */
   async function seenOf(backend, traceId, d = daemon) {
-    const deadline = Date.now() + 10000;
+    const deadline = Date.now() + 5000;
     for (;;) {
       let records;
       if (backend === 'web')
@@ -150,7 +151,7 @@ describe('tracing through vmcpd', () => {
         s.parentSpanId === server.spanId);
       const backend = client && t.find((s) => isBackend(s) && s.parentSpanId === client.spanId);
       return backend ? { server, client, backend, all: t } : null;
-    }, 10000, `the trace ${traceId} from span ${callerSpanId} through vmcpd into the backend`);
+    }, SPAN_WAIT, `the trace ${traceId} from span ${callerSpanId} through vmcpd into the backend`);
   }
 
   function checkResource(s, service = SERVICE) {
@@ -166,6 +167,17 @@ describe('tracing through vmcpd', () => {
   /* the spans of one tools/call, checked against what vmcpd promises */
   async function checkToolCall({ r = recv, d = daemon, service = SERVICE, traceId, callerSpanId,
     backend, tool, rev, id, session, backendPort }) {
+    // what the backend got: vmcpd's own span in the caller's trace, as the
+    // traceparent header and in params._meta alike
+    const rec = (await seenOf(backend, traceId, d)).find((x) => x.target === tool);
+    assert.ok(rec, `the backend recorded the call of ${tool}`);
+    const tp = /^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/.exec(rec.meta?.traceparent ?? '');
+    assert.ok(tp, `params._meta.traceparent reached the backend: ${JSON.stringify(rec)}`);
+    assert.equal(tp[1], traceId, 'the backend request is in the caller\'s trace');
+    assert.notEqual(tp[2], callerSpanId, 'the backend request names a span of vmcpd\'s as its parent');
+    if (backendPort)
+      assert.equal(rec.header.traceparent, rec.meta.traceparent, 'the header and _meta agree');
+
     const { server, client, backend: bs } = await chain(r, traceId, callerSpanId);
     checkResource(server, service);
     checkResource(client, service);
@@ -210,13 +222,8 @@ describe('tracing through vmcpd', () => {
     assert.ok(client.start >= server.start && client.end <= server.end,
       'the CLIENT span lies within the SERVER span');
 
-    // what the backend got: the CLIENT span as its parent, header and _meta
-    const want = `00-${traceId}-${client.spanId}-01`;
-    const rec = (await seenOf(backend, traceId, d)).find((x) => x.target === tool);
-    assert.ok(rec, `the backend recorded the call of ${tool}`);
-    if (backendPort)
-      assert.equal(rec.header.traceparent, want, 'the traceparent header names the CLIENT span');
-    assert.equal(rec.meta?.traceparent, want, 'params._meta.traceparent names the CLIENT span');
+    // ... and that span is the CLIENT span
+    assert.equal(tp[2], client.spanId, 'the backend request\'s parent is the CLIENT span');
     assert.equal(c['jsonrpc.request.id'], String(rec.id));
     if (rec.sessionId)
       assert.equal(c['mcp.session.id'], rec.sessionId);
@@ -276,12 +283,17 @@ describe('tracing through vmcpd', () => {
         name: 'web_echo', arguments: { message: 'both' }, _meta: { ...modernMeta(), traceparent: m.header },
       }, { traceparent: h.header });
       assert.equal(r.status, 200, r.text);
+      const rec = (await seenOf('web', h.traceId)).find((x) => x.target === 'echo');
+      assert.ok(rec.meta.traceparent.startsWith(`00-${h.traceId}-`), 'the header\'s trace went on');
       await chain(recv, h.traceId, h.spanId);
       const m2 = callerContext();
       r = await mreq(daemon, 'tools/call', {
         name: 'web_echo', arguments: { message: 'bad header' }, _meta: { ...modernMeta(), traceparent: m2.header },
       }, { traceparent: '00-not-a-trace-01' });
       assert.equal(r.status, 200, r.text);
+      const rec2 = (await seenOf('web', m2.traceId)).find((x) => x.target === 'echo');
+      assert.ok(rec2?.header.traceparent.startsWith(`00-${m2.traceId}-`),
+        `the _meta's trace went on past an invalid header: ${JSON.stringify(rec2)}`);
       await chain(recv, m2.traceId, m2.spanId);
       assert.equal(recv.trace(m.traceId).filter(isVmcpd).length, 0,
         'no vmcpd span in the trace of the _meta the header overrode');
@@ -341,7 +353,7 @@ describe('tracing through vmcpd', () => {
     const code = r.json?.error?.code;
     assert.equal(typeof code, 'number', r.text);
     const s = await recv.waitForSpans((sp) => sp.find((x) => isVmcpd(x) && x.traceId === bad.traceId &&
-      x.kind === 'SERVER'), 10000, 'the SERVER span of the failed call');
+      x.kind === 'SERVER'), SPAN_WAIT, 'the SERVER span of the failed call');
     assert.equal(s.name, 'tools/call no_such_tool');
     assert.equal(s.attributes['error.type'], String(code));
     assert.equal(s.status.code, 'ERROR');
@@ -370,14 +382,14 @@ describe('tracing through vmcpd', () => {
   test('the builder\'s list fetches are root CLIENT spans of its own', guarded(async () => {
     const s = await recv.waitForSpans((sp) => sp.find((x) => isVmcpd(x) && x.kind === 'CLIENT' &&
       x.resource['vmcpd.process'] === 'builder' && x.attributes['mcp.method.name'] === 'tools/list' &&
-      x.attributes['vmcpd.backend.name'] === 'web'), 10000, 'a tools/list CLIENT span of the builder');
+      x.attributes['vmcpd.backend.name'] === 'web'), SPAN_WAIT, 'a tools/list CLIENT span of the builder');
     assert.equal(s.parentSpanId, '');
     assert.equal(s.name, 'tools/list');
   }));
 
   test('the collector gets the configured headers, protobuf, and the custom attributes',
     guarded(async () => {
-      await recv.waitForSpans((sp) => sp.some(isVmcpd), 10000, 'any vmcpd span');
+      await recv.waitForSpans((sp) => sp.some(isVmcpd), SPAN_WAIT, 'any vmcpd span');
       const reqs = recv.requests.filter((x) => x.path === '/v1/traces' &&
         x.headers['x-collector-tenant'] !== undefined);
       assert.ok(reqs.length > 0, 'vmcpd\'s exports carry X-Collector-Tenant');
