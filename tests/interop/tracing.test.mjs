@@ -98,14 +98,11 @@ describe('tracing through vmcpd', () => {
     return {
       client, transport, state,
       /* a tools/call under the test client's span; its JSON-RPC id */
-      async call(name, args, { meta } = {}) {
+      async call(name, args) {
         return ct.span(`call ${name}`, async (carrier) => {
           state.headers = carrier;
           try {
-            const params = { name, arguments: args };
-            if (meta)
-              params._meta = meta(carrier);
-            const result = await client.callTool(params);
+            const result = await client.callTool({ name, arguments: args });
             const sent = state.sent.filter((m) => m.method === 'tools/call' && m.params?.name === name).at(-1);
             return { result, id: sent?.id };
           } finally {
