@@ -34,6 +34,43 @@ enum diag_berr {
 	DIAG_NBERR
 };
 
+/*
+ * The MCP operation durations (mcp_server_operation_duration_seconds,
+ * mcp_client_operation_duration_seconds and their OTLP twins): the
+ * bounds the OpenTelemetry MCP semantic conventions advise, 0.01 s to
+ * 300 s (counters_op.c's diag_op_us[]); by the methods of diag_methods[]
+ * and "other" (DIAG_OP_OTHER), not response, stream, delete, invalid.
+ */
+#define DIAG_OP_BOUNDS		14
+#define DIAG_OP_METHODS		(DIAG_METHODS - 4)
+#define DIAG_OP_OTHER		(DIAG_OP_METHODS - 1)
+
+struct diag_hist {
+	uint64_t	 dh_n[DIAG_OP_BOUNDS + 1];	/* not cumulative */
+	uint64_t	 dh_sum_us;
+};
+
+/*
+ * A tool or prompt of the view a client called (diag_tag_target()),
+ * with its backend: its calls' durations by outcome.  A slot has
+ * DIAG_TARGETS of them, found by a hash of the key and probed on
+ * (never removed: a respawned worker finds its predecessor's); one
+ * past the table or a name longer than DIAG_TARGET_NAME - 1 is counted
+ * under "_other" of its kind with no backend.
+ */
+#define DIAG_TARGETS		128
+#define DIAG_TARGET_NAME	64
+#define DIAG_TARGET_TOOL	0
+#define DIAG_TARGET_PROMPT	1
+
+struct diag_target {
+	uint32_t	 dt_ready;	/* the key is written (release) */
+	uint16_t	 dt_kind;	/* DIAG_TARGET_* */
+	uint16_t	 dt_backend;	/* its index + 1; 0: none */
+	char		 dt_name[DIAG_TARGET_NAME];
+	struct diag_hist dt_ops[DIAG_NOUTCOMES];
+};
+
 /* one backend's figures in one worker slot */
 struct diag_backend {
 	uint64_t	 db_lat[DIAG_LAT_BUCKETS];	/* not cumulative */
@@ -56,6 +93,8 @@ struct diag_backend {
 	uint64_t	 db_ans_refused[2];
 	/* a principal's backend sessions closed: [0] idle, [1] evicted */
 	uint64_t	 db_bs_ended[2];
+	/* every request's time to its answer or failure, by method */
+	struct diag_hist db_ops[DIAG_OP_METHODS];
 };
 
 #define DIAG_BUDGET_WORKER	0
@@ -86,6 +125,10 @@ struct diag_slot {
 	uint64_t	 ds_otel_dropped;	/* spans dropped */
 	uint64_t	 ds_otel_failures;	/* exports failed */
 	uint64_t	 ds_calls[DIAG_METHODS][DIAG_NOUTCOMES];
+	/* requests to /mcp with no target tagged, by method, outcome */
+	struct diag_hist ds_ops[DIAG_OP_METHODS][DIAG_NOUTCOMES];
+	uint64_t	 ds_ntargets;	/* of ds_targets[] in use */
+	struct diag_target ds_targets[DIAG_TARGETS];
 	struct diag_backend ds_backends[];	/* one per backend */
 };
 

@@ -348,7 +348,7 @@ fail:
 }
 
 /* one metric family: HELP and TYPE lines */
-static int
+int
 diag_family(struct evbuffer *b, const char *name, const char *type,
     const char *help)
 {
@@ -765,6 +765,7 @@ diag_metrics_text(struct worker *w, struct evbuffer *b)
 	    "answered other than 2xx.",
 	    diag_slots_sum(w, offsetof(struct diag_slot, ds_otel_failures))) ==
 	    -1 || diag_requests_by_method(b, w) == -1 ||
+	    diag_op_metrics(b, w) == -1 ||
 	    diag_backend_metrics(b, w) == -1 ||
 	    diag_backend_flow(b, w) == -1 || diag_breakers(w, b) == -1 ||
 	    diag_healths(w, b) == -1)

@@ -11,11 +11,17 @@
 #include <stdint.h>
 
 #include <jansson.h>
+struct evbuffer;
 struct worker;
 
 /* diag.c: the diagnostics listener, /status and /metrics */
 int	 diag_init(struct worker *);
 void	 diag_drain(struct worker *);
 void	 diag_free(struct worker *);
+/* a metric family's HELP and TYPE lines */
+int	 diag_family(struct evbuffer *, const char *name, const char *type,
+	    const char *help);
+/* diag_op.c: the MCP operation duration histograms */
+int	 diag_op_metrics(struct evbuffer *, const struct worker *);
 
 #endif

@@ -392,6 +392,13 @@ httpd_req_status(const struct httpd_req *req)
 	return 0;
 }
 
+uint64_t
+httpd_req_arrived(const struct httpd_req *req)
+{
+	(void)req;
+	return 0;
+}
+
 const char *
 httpd_req_query(const struct httpd_req *req)
 {

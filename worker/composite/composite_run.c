@@ -37,6 +37,7 @@
 #include "worker/auth/audit.h"
 #include "worker/composite/composite_run.h"
 #include "proto/classify.h"
+#include "worker/process/counters.h"
 #include "worker/process/process.h"
 #include "worker/relay/mrtr.h"
 #include "worker/view/view_int.h"
@@ -451,6 +452,7 @@ composite_run_start(struct worker *w, json_t *view, struct httpd_req *req,
 	uint8_t		 rnd[16];
 	size_t		 i;
 
+	diag_tag_target(w, req, co->co_name, strlen(co->co_name), NULL);
 	/* a 2026-07-28 retry carrying a handle vmcpd minted: the retry
 	 * of a composite is never a backend's, which never sees its
 	 * requestState */

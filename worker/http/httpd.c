@@ -260,12 +260,18 @@ httpd_on_resume(evutil_socket_t fd, short ev, void *arg)
 }
 
 uint64_t
-httpd_now_ms(void)
+httpd_now_us(void)
 {
 	struct timespec	ts;
 
 	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+uint64_t
+httpd_now_ms(void)
+{
+	return httpd_now_us() / 1000;
 }
 
 /*
@@ -662,6 +668,7 @@ conn_process(struct httpd_conn *c)
 	    c->c_inlen > 0 && conn_take(c) == 1) {
 		c->c_state = CONN_ACTIVE;
 		req->r_dispatched = 1;
+		req->r_arrived = httpd_now_us();
 		httpd_conn_timer(c, 0);
 		h->h_cb(req, h->h_arg);
 	}

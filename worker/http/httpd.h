@@ -67,6 +67,8 @@ void		 httpd_req_set_done_cb(struct httpd_req *, httpd_req_cb,
 /* the done callback's argument; the status of the reply (0: none yet) */
 void		*httpd_req_done_arg(const struct httpd_req *);
 int		 httpd_req_status(const struct httpd_req *);
+/* when the request was read whole and handed over: CLOCK_MONOTONIC, us */
+uint64_t	 httpd_req_arrived(const struct httpd_req *);
 /* the target's query (after '?', up to a '#'), or NULL */
 const char	*httpd_req_query(const struct httpd_req *);
 /* what the owner hangs on the request (the caller's identity): freed

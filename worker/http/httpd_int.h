@@ -46,6 +46,7 @@ struct httpd_req {
 	size_t			 r_bodylen;
 	size_t			 r_len;		/* the request's bytes */
 	int			 r_dispatched;	/* the owner got it */
+	uint64_t		 r_arrived;	/* monotonic us: handed over */
 	int			 r_close;	/* close after the reply */
 	int			 r_ctype;	/* a Content-Type was given */
 	int			 r_nobody;	/* HEAD: no body bytes */
@@ -120,6 +121,7 @@ struct httpd {
 
 /* httpd.c */
 uint64_t httpd_now_ms(void);
+uint64_t httpd_now_us(void);
 /* a connection is freed only once no httpd frame is using it */
 void	 httpd_conn_hold(struct httpd_conn *);
 void	 httpd_conn_unhold(struct httpd_conn *);

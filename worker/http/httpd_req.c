@@ -119,6 +119,12 @@ httpd_req_status(const struct httpd_req *req)
 	return req->r_status;
 }
 
+uint64_t
+httpd_req_arrived(const struct httpd_req *req)
+{
+	return req->r_arrived;
+}
+
 unsigned int
 httpd_req_tag(const struct httpd_req *req)
 {

@@ -17,6 +17,7 @@
 #include "worker/auth/ratelimit.h"
 #include "worker/http/http_reply.h"
 #include "worker/http/httpd.h"
+#include "worker/process/counters.h"
 #include "worker/process/process.h"
 #include "worker/pipeline/pipeline.h"
 #include "worker/pipeline/pipeline_int.h"
@@ -321,6 +322,7 @@ pipeline_forward(struct request *r, int flags)
 {
 	struct upstream_req uq;
 
+	diag_tag_route(r);
 	memset(&uq, 0, sizeof(uq));
 	uq.uq_method = r->r_msg.jm_method;
 	/* the principal's backend session; a subscription over the shared

@@ -72,6 +72,13 @@ diag_self(struct worker *w)
 	return diag_stats_slot(w->w_stats, w->w_conf, w->w_stat_slot);
 }
 
+/* the same for counters_op.c */
+struct diag_slot *
+diag_slot_self(struct worker *w)
+{
+	return diag_self(w);
+}
+
 uint64_t
 diag_load(const uint64_t *p)
 {
@@ -79,7 +86,7 @@ diag_load(const uint64_t *p)
 }
 
 /* one writer per slot: no locked add needed, only untorn words */
-static void
+void
 diag_add(uint64_t *p, uint64_t n)
 {
 	__atomic_store_n(p, __atomic_load_n(p, __ATOMIC_RELAXED) + n,
@@ -175,6 +182,7 @@ diag_count_session_inval(struct worker *w)
  * 0: counted as "other"; made once, so tagging a request is a load
  */
 static uint8_t	diag_method_slot[MCP_M_COUNT];
+static int	diag_method_made;
 
 void
 diag_counters_init(void)
@@ -185,6 +193,27 @@ diag_counters_init(void)
 	for (i = 0; i < DIAG_METHODS - 5; i++)
 		if ((mm = mcp_method_find(diag_methods[i])) != NULL)
 			diag_method_slot[mm->mm_id] = (uint8_t)(i + 1);
+	diag_method_made = 1;
+}
+
+/* a method's index in the operation figures (DIAG_OP_OTHER: not one
+ * of diag_methods[], or NULL) */
+int
+diag_op_method(const struct mcp_method *mm)
+{
+	if (!diag_method_made)
+		diag_counters_init();	/* the builder's first */
+	return mm != NULL && diag_method_slot[mm->mm_id] != 0 ?
+	    diag_method_slot[mm->mm_id] - 1 : DIAG_OP_OTHER;
+}
+
+/* the request's method tag is this method's */
+int
+diag_tag_is(unsigned int tag, enum mcp_method_id id)
+{
+	unsigned int	i = diag_method_slot[id];
+
+	return i != 0 && (tag & DIAG_TAG_METHOD) == i;
 }
 
 /*
@@ -245,6 +274,7 @@ diag_count_mcp(struct worker *w, struct httpd_req *req)
 	else
 		o = DIAG_OK;
 	diag_add(&ds->ds_calls[m][o], 1);
+	diag_op_done(ds, req, m, o);
 }
 
 uint64_t
@@ -254,13 +284,6 @@ diag_now_us(void)
 
 	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
-
-/* a backend request leaves: its start, for diag_backend_done() */
-uint64_t
-diag_backend_start(void)
-{
-	return diag_now_us();
 }
 
 static struct diag_backend *
@@ -365,11 +388,14 @@ diag_backend_done(struct worker *w, const struct config_backend *be,
 	enum diag_berr		 k;
 	uint64_t		 now, us, seq;
 	size_t			 i;
+	int			 m;
 
 	if ((db = diag_backend_self(w, be)) == NULL || start == 0)
 		return;
+	start = diag_backend_started(start, &m);
 	now = diag_now_us();
-	us = now - start;
+	us = now > start ? now - start : 0;
+	diag_hist_add(&db->db_ops[m], us);
 	if (rc == 0) {
 		for (i = 0; i < DIAG_LAT_BUCKETS - 1 && us > diag_lat_us[i];
 		    i++)

@@ -5,14 +5,18 @@
 #ifndef VMCPD_COUNTERS_H
 #define VMCPD_COUNTERS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
+#include "proto/method_id.h"
+#include "shared/otlp.h"
 #include "shared/stats.h"
 
 struct config_backend;
 struct diag_slot;
 struct httpd_req;
 struct mcp_method;
+struct request;
 struct worker;
 
 /* the names the counters are reported under, in their index's order */
@@ -44,7 +48,9 @@ void	 diag_count_session_inval(struct worker *);
 /* a principal's backend session closed: evicted by the cap, or idle */
 void	 diag_count_bsession_end(struct worker *,
 	    const struct config_backend *, int evicted);
-uint64_t diag_backend_start(void);
+/* a backend request leaves with this body: its start and method, for
+ * diag_backend_done() */
+uint64_t diag_backend_start(const char *body, size_t len);
 void	 diag_count_list_changed(struct worker *,
 	    const struct config_backend *);
 uint64_t diag_list_changes(struct worker *, const struct config_backend *);
@@ -56,5 +62,54 @@ void	 diag_count_answer_refused(struct worker *,
 	    const struct config_backend *, int budget);
 void	 diag_backend_done(struct worker *, const struct config_backend *,
 	    uint64_t start, int rc, long status, const char *errmsg);
+
+/*
+ * The MCP operation durations (counters_op.c).  diag_tag_target(): the
+ * request (a tools/call or prompts/get) was routed to the view's tool
+ * or prompt name (len bytes) of backend be (NULL: vmcpd's own, a
+ * composite tool); diag_tag_route() the same for a routed request.
+ */
+extern const uint64_t diag_op_us[DIAG_OP_BOUNDS];
+extern const char *const diag_op_le[DIAG_OP_BOUNDS + 1];
+void	 diag_tag_target(struct worker *, struct httpd_req *,
+	    const char *name, size_t len, const struct config_backend *be);
+void	 diag_tag_route(struct request *);
+/* the name of an operation method index ("other" for DIAG_OP_OTHER) */
+const char *diag_op_method_name(int);
+uint64_t diag_hist_count(const struct diag_hist *);
+
+/*
+ * This process's own operation durations as OTLP histograms
+ * (shared/otlp.h): do_hist[0] mcp.server.operation.duration,
+ * do_hist[1] mcp.client.operation.duration, cumulative since the
+ * first collect (its start time), the series with a count only;
+ * attributes mcp.method.name, gen_ai.tool.name or gen_ai.prompt.name
+ * and vmcpd.backend.name when known, error.type (the outcome's name:
+ * rpc_error, rejected, failed, aborted) when not ok.
+ * Everything they point to is out's: diag_otlp_free().  0, or -1 (out
+ * of memory: out empty).
+ */
+#define DIAG_OTLP_ATTRS	4
+struct diag_otlp {
+	struct otlp_histogram	 do_hist[2];
+	struct otlp_hist_point	*do_points;
+	size_t			 do_npoints;
+	size_t			 do_nserver;	/* of them, do_hist[0]'s */
+	struct otlp_attr	*do_attrs;	/* DIAG_OTLP_ATTRS a point */
+	uint64_t		*do_buckets;	/* DIAG_OP_BOUNDS + 1 a point */
+	char			*do_names;	/* DIAG_TARGET_NAME a target */
+};
+int	 diag_otlp_collect(struct worker *, struct diag_otlp *out);
+void	 diag_otlp_free(struct diag_otlp *);
+
+/* counters.c and counters_op.c only */
+struct diag_slot *diag_slot_self(struct worker *);
+void	 diag_add(uint64_t *, uint64_t);
+void	 diag_hist_add(struct diag_hist *, uint64_t us);
+int	 diag_op_method(const struct mcp_method *);
+int	 diag_tag_is(unsigned int tag, enum mcp_method_id);
+void	 diag_op_done(struct diag_slot *, struct httpd_req *, unsigned int m,
+	    enum diag_outcome);
+uint64_t diag_backend_started(uint64_t start, int *m);
 
 #endif

@@ -25,6 +25,7 @@
 
 #include "shared/log.h"
 #include "worker/http/httpd.h"
+#include "worker/process/counters.h"
 #include "proto/meta.h"
 #include "worker/http/http_reply.h"
 #include "worker/relay/mrtr.h"
@@ -487,6 +488,7 @@ legacy_route_fast(struct request *r)
 		legacy_req_error(mr, cerr.ce_code, cerr.ce_msg);
 		return PIPELINE_DONE;
 	}
+	diag_tag_route(r);	/* its name, before a rename */
 	if ((strlen(own) == r->r_fast.rf_namelen &&
 	    memcmp(own, r->r_fast.rf_name, r->r_fast.rf_namelen) == 0) ||
 	    legacy_fast_rename(mr, own) == 0) {

@@ -692,7 +692,7 @@ backend_post(struct worker *w, const struct config_backend *be,
 	bc->bc_arg = arg;
 	bc->bc_sent_sid = br->br_bsid != NULL;
 	bc->bc_retry_ms = -1;
-	bc->bc_t0 = diag_backend_start();
+	bc->bc_t0 = diag_backend_start(br->br_body, br->br_len);
 	if (br->br_version != NULL)
 		backend_copy(bc->bc_version, sizeof(bc->bc_version),
 		    br->br_version);
