@@ -107,6 +107,19 @@ describe('a hostile collector', () => {
     return out;
   }
 
+  /* the counters once the last test's exports are over (stable 600 ms) */
+  async function settled() {
+    let last = await otelCounters(daemon.diag);
+    for (let i = 0; i < 10; i++) {
+      await new Promise((r) => setTimeout(r, 600));
+      const c = await otelCounters(daemon.diag);
+      if (c.failures === last.failures && c.dropped === last.dropped && c.exported === last.exported)
+        return c;
+      last = c;
+    }
+    return last;
+  }
+
   async function stillUp(what) {
     assert.equal((await daemon.health()).status, 200, `${what}: /healthz`);
     assert.deepEqual(await daemon.workerPids(), pids, `${what}: the same workers (none died)`);
@@ -145,7 +158,7 @@ describe('a hostile collector', () => {
   for (const [what, set, unset] of failing) {
     test(`a collector ${what}: calls unaffected, failures counted`, guarded(async () => {
       assert.ok(baseline, 'the baseline test ran');
-      const before = await otelCounters(daemon.diag);
+      const before = await settled();
       await set();
       try {
         await calls(30, what);
@@ -163,7 +176,7 @@ describe('a hostile collector', () => {
   }
 
   test('a slow collector: calls unaffected, the full queue drops the oldest', guarded(async () => {
-    const before = await otelCounters(daemon.diag);
+    const before = await settled();
     recv.setMode('slow', { ms: SLOW_MS });
     try {
       await calls(60, 'slow');
@@ -176,7 +189,7 @@ describe('a hostile collector', () => {
   }));
 
   test('a collector answering 200 with garbage: calls unaffected, vmcpd unharmed', guarded(async () => {
-    const before = await otelCounters(daemon.diag);
+    const before = await settled();
     recv.setMode('garbage');
     try {
       await calls(30, 'garbage');
@@ -199,7 +212,7 @@ describe('a hostile collector', () => {
   test('a hanging collector and thousands of calls: the queue stays bounded, so does RSS',
     guarded(async () => {
       const N = 2000;
-      const before = await otelCounters(daemon.diag);
+      const before = await settled();
       const rss0 = Object.fromEntries(pids.map((p) => [p, rssKiB(p)]));
       recv.setMode('hang');
       // a long tracestate (the W3C maximum is 512 characters): bigger spans
