@@ -26,6 +26,7 @@ request_start(struct request *r, struct worker *w, struct httpd_req *req,
 	memset(msg, 0, sizeof(*msg));
 	r->r_count = 1;
 	r->r_free = free_fn;
+	memset(&r->r_trace, 0, sizeof(r->r_trace));
 	worker_request_hold(w);
 }
 

@@ -100,7 +100,10 @@ trace_init(struct worker *w, const char *role)
 	const struct config_telemetry *ct = &w->w_conf->cf_telemetry;
 
 	trace_enabled = 0;
-	if (!ct->ct_enabled || !ct->ct_tracing)
+	if (!ct->ct_enabled)
+		return 0;
+	(void)trace_metrics_init(w, role);
+	if (!ct->ct_tracing)
 		return 0;
 	if (RAND_bytes((unsigned char *)trace_rng, sizeof(trace_rng)) != 1 ||
 	    trace_id_zero((uint8_t *)trace_rng, sizeof(trace_rng))) {
@@ -120,6 +123,7 @@ trace_init(struct worker *w, const char *role)
 void
 trace_fini(void)
 {
+	trace_metrics_fini();
 	if (!trace_enabled)
 		return;
 	trace_enabled = 0;

@@ -46,10 +46,11 @@ struct trace_span {
 /* tracing on in this process: callers test it before any work */
 extern int trace_enabled;
 
-/* this process's tracer and exporter, from cf_telemetry (role: its
- * vmcpd.process attribute); 0, or -1 (logged: tracing stays off) */
+/* this process's tracer and span exporter, and its metrics exporter,
+ * from cf_telemetry (role: its vmcpd.process attribute); 0, or -1
+ * (logged: tracing stays off) */
 int	trace_init(struct worker *, const char *role);
-/* spans not yet sent dropped, the exporter stopped */
+/* spans not yet sent dropped, the exporters stopped */
 void	trace_fini(void);
 
 /*

@@ -39,6 +39,9 @@ struct http_call *trace_export_call(struct worker *,
 	    const struct otlp_buf *body, const struct http_call_cbs *,
 	    void *arg);
 int	 trace_export_init(struct worker *, const char *role);
+/* trace_metrics.c: metricsEnabled's exporter */
+int	 trace_metrics_init(struct worker *, const char *role);
+void	 trace_metrics_fini(void);
 void	 trace_export_fini(void);
 
 #endif /* VMCPD_TRACE_INT_H */
