@@ -20,7 +20,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
 
-import { guarded, httpRequest, mcpHeaders, nextId, openSession, sleep, LEGACY_VERSION } from './lib/harness.mjs';
+import { guarded, httpRequest, mcpHeaders, nextId, openSession, sleep, waitFor, LEGACY_VERSION } from './lib/harness.mjs';
 import { useMulti, MODERN, modern, modernMeta, textOf } from './lib/multi.mjs';
 import { startReceiver } from './lib/otlp_receiver.mjs';
 import {
@@ -64,7 +64,7 @@ describe('tracing through vmcpd', () => {
       backends: [{ name: 'web', url: web.url }],
       aggregation: AGG,
       telemetry: { serviceName: `${SERVICE}-b`, protocol: 'http/json', samplingRate: '0',
-        propagateBaggage: true },
+        propagateBaggage: true, metricsEnabled: true, metricsInterval: '1s' },
     });
   });
 
@@ -455,6 +455,24 @@ describe('tracing through vmcpd', () => {
       assert.equal(x.contentType, 'application/json');
     assert.ok(recvB.spans.filter(isVmcpd).every((s) => s.format === 'json'));
     assert.deepEqual(recvB.problems, [], 'OTLP/JSON as the specification has it');
+  }));
+
+  test('metricsEnabled: the operation durations go to /v1/metrics (OTLP/JSON)', guarded(async () => {
+    const c = await sdkClient(MODERN, daemonB);
+    assert.equal(textOf(await c.client.callTool({ name: 'web_echo', arguments: { message: 'm' } })), 'Echo: m');
+    const hist = (name) => recvB.metrics.find((m) => m.name === name && m.type === 'histogram' &&
+      m.points.some((p) => Number(p.count) > 0));
+    const server = await waitFor('mcp.server.operation.duration on /v1/metrics', () =>
+      hist('mcp.server.operation.duration'), { timeout: 8000 });
+    assert.equal(server.unit, 's');
+    assert.equal(server.resource['service.name'], `${SERVICE}-b`);
+    assert.ok(server.points.some((p) => p.attributes['mcp.method.name'] === 'tools/call'),
+      JSON.stringify(server.points.map((p) => p.attributes)));
+    await waitFor('mcp.client.operation.duration on /v1/metrics', () =>
+      hist('mcp.client.operation.duration'), { timeout: 8000 });
+    assert.ok(recvB.requests.filter((x) => x.path === '/v1/metrics').every((x) =>
+      x.contentType === 'application/json'));
+    assert.deepEqual(recvB.problems, []);
   }));
 
   test('propagateBaggage: true passes a caller\'s baggage on', guarded(async () => {
