@@ -5,6 +5,12 @@
  * 2026-07-28 client may send only that); ended when its reply is
  * written, with the HTTP status and, on error, error.type.
  */
+#include <sys/types.h>
+#include <sys/socket.h>
+
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
 #include <stdio.h>
 #include <string.h>
 
@@ -13,16 +19,41 @@
 #include "worker/trace/trace.h"
 #include "worker/trace/trace_int.h"
 
+/* client.address: the peer's IP address (a Unix socket's: none) */
+static void
+trace_request_peer(struct httpd_req *req, struct trace_span *s)
+{
+	struct sockaddr_storage	 ss;
+	socklen_t		 sl = sizeof(ss);
+	char			 a[INET6_ADDRSTRLEN];
+	const void		*p;
+
+	if (!s->ts_recording || httpd_req_peer(req, &ss, &sl) == -1)
+		return;
+	if (ss.ss_family == AF_INET)
+		p = &((struct sockaddr_in *)&ss)->sin_addr;
+	else if (ss.ss_family == AF_INET6)
+		p = &((struct sockaddr_in6 *)&ss)->sin6_addr;
+	else
+		return;
+	if (inet_ntop(ss.ss_family, p, a, sizeof(a)) != NULL)
+		trace_set_str(s, "client.address", a, strlen(a));
+}
+
 void
 trace_request_begin(struct httpd_req *req)
 {
 	struct proto_trace_meta	 tm;
+	struct tracectx		 ctx;
 	struct trace_span	*s;
 	const char		*tp, *ts = NULL, *bg, *body;
 	size_t			 tplen = 0, tslen = 0, bglen = 0, blen;
 
 	memset(&tm, 0, sizeof(tm));
-	tp = httpd_req_header(req, "traceparent");
+	/* a header that does not parse gives way to _meta's */
+	if ((tp = httpd_req_header(req, "traceparent")) != NULL &&
+	    tracectx_parse(&ctx, tp, strlen(tp)) == -1)
+		tp = NULL;
 	bg = trace_baggage ? httpd_req_header(req, "baggage") : NULL;
 	/* the body's _meta only when a header does not say it already */
 	if ((tp == NULL || (bg == NULL && trace_baggage)) &&
@@ -46,6 +77,7 @@ trace_request_begin(struct httpd_req *req)
 		return;
 	trace_set_name(s, "mcp", NULL, 0);
 	trace_set_str(s, "network.protocol.name", "http", 4);
+	trace_request_peer(req, s);
 	httpd_req_set_trace(req, s);
 }
 

@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "proto/jsonrpc.h"
+#include "proto/jsonspan.h"
 #include "proto/meta_trace.h"
 #include "proto/method.h"
 #include "shared/trace_ref.h"
@@ -21,22 +22,35 @@
 #include "worker/upstream/upstream_result.h"
 #include "worker/upstream/upstream_int.h"
 
-/* the backend's own name of the request's target, or NULL */
+/* the backend's own name of the request's target (Mcp-Name's, the
+ * tree's, or the params text's route member), or NULL */
 static const char *
 upstream_trace_target(const struct upstream_params *p, json_t *tree,
-    const struct mcp_method *mm, size_t *lenp)
+    const char *ptext, size_t plen, const struct mcp_method *mm,
+    size_t *lenp)
 {
 	const json_t	*v;
+	const char	*t;
+	size_t		 vlen;
 
 	if (p != NULL && p->up_name != NULL) {
 		*lenp = p->up_namelen;
 		return p->up_name;
 	}
-	if (mm == NULL || mm->mm_route_key == NULL || !json_is_string(v =
-	    json_object_get(tree, mm->mm_route_key)))
+	if (mm == NULL || mm->mm_route_key == NULL)
 		return NULL;
-	*lenp = json_string_length(v);
-	return json_string_value(v);
+	if (json_is_string(v = json_object_get(tree, mm->mm_route_key))) {
+		*lenp = json_string_length(v);
+		return json_string_value(v);
+	}
+	/* a string without escapes, as a name or URI usually is */
+	if (ptext != NULL && (t = proto_json_value(ptext, plen,
+	    mm->mm_route_key, &vlen)) != NULL && vlen >= 2 && t[0] == '"' &&
+	    memchr(t, '\\', vlen) == NULL) {
+		*lenp = vlen - 2;
+		return t + 1;
+	}
+	return NULL;
 }
 
 char *
@@ -56,9 +70,15 @@ upstream_trace_body(struct upstream *u, const char *method,
 	if (!trace_enabled || u->u_stream)
 		return upstream_body(u->u_id, method, tree, ptext, plen, lenp);
 	mm = mcp_method_find(method);
-	target = upstream_trace_target(p, tree, mm, &tlen);
-	*spanp = backend_trace_begin(u->u_be, &u->u_trace, method,
-	    trace_target_key(mm), target, tlen);
+	*spanp = backend_trace_begin(u->u_be, &u->u_trace, method, NULL,
+	    NULL, 0);
+	if (*spanp != NULL && (target = upstream_trace_target(p, tree, ptext,
+	    plen, mm, &tlen)) != NULL) {
+		trace_set_name(*spanp, method, target, tlen);
+		if (trace_target_key(mm) != NULL)
+			trace_set_str(*spanp, trace_target_key(mm), target,
+			    tlen);
+	}
 	trace_ref_of(&ref, *spanp, &u->u_trace);
 	if (trace_ref_header(&ref, tp) == -1) {
 		trace_ref_clear(&ref);
