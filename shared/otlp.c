@@ -47,7 +47,7 @@ otlp_buf_free(struct otlp_buf *b)
 }
 
 int
-otlp_buf_room(struct otlp_buf *b, size_t n)
+otlp_buf_grow(struct otlp_buf *b, size_t n)
 {
 	size_t	 cap;
 	uint8_t	*p;
@@ -70,15 +70,6 @@ otlp_buf_room(struct otlp_buf *b, size_t n)
 	b->ob_buf = p;
 	b->ob_cap = cap;
 	return 0;
-}
-
-void
-otlp_buf_add(struct otlp_buf *b, const void *p, size_t len)
-{
-	if (len == 0 || otlp_buf_room(b, len) == -1)
-		return;
-	memcpy(b->ob_buf + b->ob_len, p, len);
-	b->ob_len += len;
 }
 
 /* the length of the well-formed UTF-8 sequence at p (before end), or 0 */
@@ -107,6 +98,24 @@ otlp_utf8_seq(const uint8_t *p, const uint8_t *end)
 	return len;
 }
 
+/* the first byte at or past p (before end) that is not ASCII: eight at
+ * a time (names, ids and URIs are ASCII as a rule) */
+static const uint8_t *
+otlp_ascii_end(const uint8_t *p, const uint8_t *end)
+{
+	uint64_t	 w;
+
+	while (end - p >= 8) {
+		memcpy(&w, p, sizeof(w));
+		if (w & 0x8080808080808080ULL)
+			break;
+		p += 8;
+	}
+	while (p < end && *p < 0x80)
+		p++;
+	return p;
+}
+
 void
 otlp_buf_add_utf8(struct otlp_buf *b, const char *s, size_t len)
 {
@@ -117,7 +126,7 @@ otlp_buf_add_utf8(struct otlp_buf *b, const char *s, size_t len)
 		return;		/* s may be NULL */
 	p = run = (const uint8_t *)s;
 	end = p + len;
-	while (p < end) {
+	while ((p = otlp_ascii_end(p, end)) < end) {
 		if ((n = otlp_utf8_seq(p, end)) > 0) {
 			p += n;
 			continue;
@@ -138,15 +147,17 @@ otlp_content_type(enum otlp_format f)
 static void
 pb_varint(struct otlp_buf *b, uint64_t v)
 {
-	uint8_t	 t[10];
-	size_t	 n = 0;
+	uint8_t	*o;
 
+	if (otlp_buf_room(b, 10) == -1)
+		return;
+	o = b->ob_buf + b->ob_len;
 	while (v >= 0x80) {
-		t[n++] = (uint8_t)(v | 0x80);
+		*o++ = (uint8_t)(v | 0x80);
 		v >>= 7;
 	}
-	t[n++] = (uint8_t)v;
-	otlp_buf_add(b, t, n);
+	*o++ = (uint8_t)v;
+	b->ob_len = (size_t)(o - b->ob_buf);
 }
 
 static void
@@ -183,20 +194,41 @@ pb_dbits(double d)
 	return u;
 }
 
-/* a length-delimited field opened: where its body starts, for
- * pb_close(); its length byte a placeholder */
+/*
+ * A length-delimited field opened: where its body starts, for
+ * pb_close(), after a placeholder of width bytes for its length.  A
+ * message that usually passes 127 bytes (a span, the lists of them)
+ * gets a wider one, so that its body need not move once written.
+ */
+#define PB_MOVE_MAX	4096	/* moved down to a short length below */
+
 static size_t
-pb_open(struct otlp_buf *b, unsigned field)
+pb_open_w(struct otlp_buf *b, unsigned field, size_t width)
 {
+	static const uint8_t	 zero[5];
+
 	pb_tag(b, field, PB_LEN);
-	otlp_buf_add(b, "", 1);
+	otlp_buf_add(b, zero, width);
 	return b->ob_len;
 }
 
-static void
-pb_close(struct otlp_buf *b, size_t body)
+static size_t
+pb_open(struct otlp_buf *b, unsigned field)
 {
-	size_t	 len, k, v;
+	return pb_open_w(b, field, 1);
+}
+
+/*
+ * Its length written into the placeholder of width bytes before body:
+ * the body moved up when the length needs more, down when it needs
+ * fewer and is short, else the length padded to the placeholder's
+ * width (an overlong varint, which protobuf parsers read: it spares
+ * moving a whole batch).
+ */
+static void
+pb_close_w(struct otlp_buf *b, size_t body, size_t width)
+{
+	size_t	 len, k, v, i;
 	uint8_t	*o;
 
 	if (b->ob_failed)
@@ -204,16 +236,26 @@ pb_close(struct otlp_buf *b, size_t body)
 	len = b->ob_len - body;
 	for (k = 1, v = len; v >= 0x80; v >>= 7)
 		k++;
-	if (k > 1) {
-		if (otlp_buf_room(b, k - 1) == -1)
+	if (k > width) {
+		if (otlp_buf_room(b, k - width) == -1)
 			return;
-		memmove(b->ob_buf + body + k - 1, b->ob_buf + body, len);
-		b->ob_len += k - 1;
-	}
-	o = b->ob_buf + body - 1;
-	for (v = len; v >= 0x80; v >>= 7)
-		*o++ = (uint8_t)(v | 0x80);
+		memmove(b->ob_buf + body + k - width, b->ob_buf + body, len);
+		b->ob_len += k - width;
+	} else if (k < width && len <= PB_MOVE_MAX) {
+		memmove(b->ob_buf + body - (width - k), b->ob_buf + body, len);
+		b->ob_len -= width - k;
+	} else
+		k = width;	/* padded */
+	o = b->ob_buf + body - width;
+	for (i = 1, v = len; i < k; i++, v >>= 7)
+		*o++ = (uint8_t)((v & 0x7f) | 0x80);
 	*o = (uint8_t)v;
+}
+
+static void
+pb_close(struct otlp_buf *b, size_t body)
+{
+	pb_close_w(b, body, 1);
 }
 
 static void
@@ -227,8 +269,16 @@ pb_bytes(struct otlp_buf *b, unsigned field, const void *p, size_t len)
 static void
 pb_string(struct otlp_buf *b, unsigned field, const char *s, size_t len)
 {
-	size_t	 body;
+	const uint8_t	*p = (const uint8_t *)s;
+	size_t		 body;
 
+	/* ASCII (the rule): its length known, no placeholder to fix */
+	if (len == 0 || otlp_ascii_end(p, p + len) == p + len) {
+		pb_tag(b, field, PB_LEN);
+		pb_varint(b, len);
+		otlp_buf_add(b, s, len);
+		return;
+	}
 	body = pb_open(b, field);
 	otlp_buf_add_utf8(b, s, len);
 	pb_close(b, body);
@@ -311,7 +361,7 @@ pb_span(struct otlp_buf *b, const struct otlp_span *s)
 
 	if (s == NULL)
 		return -1;
-	m = pb_open(b, 2);		/* ScopeSpans.spans */
+	m = pb_open_w(b, 2, 2);		/* ScopeSpans.spans */
 	pb_bytes(b, 1, s->os_trace_id, sizeof(s->os_trace_id));
 	pb_bytes(b, 2, s->os_span_id, sizeof(s->os_span_id));
 	pb_cstr(b, 3, s->os_trace_state);
@@ -342,7 +392,7 @@ pb_span(struct otlp_buf *b, const struct otlp_span *s)
 		pb_tag(b, 16, PB_I32);
 		pb_le(b, s->os_flags, 4);
 	}
-	pb_close(b, m);
+	pb_close_w(b, m, 2);
 	return 0;
 }
 
@@ -424,16 +474,16 @@ pb_request(struct otlp_buf *out, const struct otlp_resource *r,
 
 	if (n == 0)
 		return out->ob_failed ? -1 : 0;
-	rs = pb_open(out, 1);		/* resource_{spans,metrics} */
+	rs = pb_open_w(out, 1, 5);	/* resource_{spans,metrics} */
 	if (pb_resource(out, r) == -1)
 		return -1;
-	ss = pb_open(out, 2);		/* scope_{spans,metrics} */
+	ss = pb_open_w(out, 2, 5);	/* scope_{spans,metrics} */
 	pb_scope(out, r);
 	for (i = 0; i < n; i++)
 		if (item(out, items, i) == -1)
 			return -1;
-	pb_close(out, ss);
-	pb_close(out, rs);
+	pb_close_w(out, ss, 5);
+	pb_close_w(out, rs, 5);
 	return out->ob_failed ? -1 : 0;
 }
 

@@ -18,6 +18,9 @@ struct trace_ref {
 	char		*tr_state;	/* tracestate (owned), or NULL */
 	char		*tr_baggage;	/* passed on (owned), or NULL */
 	int		 tr_set;	/* a context to pass on */
+	/* none, and none wanted: the request it is made for was not
+	 * sampled (work under it starts no trace of its own) */
+	int		 tr_unsampled;
 };
 
 /* what r holds freed, r emptied */

@@ -145,6 +145,9 @@ front_mcp_post(struct worker *w, struct httpd_req *req)
 	 * body names its method */
 	diag_tag_method_header(req, httpd_req_known(req,
 	    HTTP_H_MCP_METHOD));
+	if (trace_enabled && httpd_req_trace(req) != NULL)
+		trace_request_method(req, mcp_method_find(
+		    httpd_req_known(req, HTTP_H_MCP_METHOD)));
 	/* the hot paths: the gate reads what it needs off the params'
 	 * text (authz_gate_text()) */
 	if (modern_scan_post(w, req, body, len) == 0)
@@ -161,8 +164,11 @@ front_mcp_post(struct worker *w, struct httpd_req *req)
 	}
 	if (msg.jm_method == NULL)
 		diag_tag_kind(req, "response");
-	else
+	else {
 		diag_tag_method(req, msg.jm_mm);
+		if (trace_enabled)
+			trace_request_method(req, msg.jm_mm);
+	}
 	/* which era: per request, body first (MCP 2026-07-28, Versioning) */
 	memset(&hdrs, 0, sizeof(hdrs));
 	hdrs.rh_protocol_version = httpd_req_known(req,

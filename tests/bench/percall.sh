@@ -15,7 +15,8 @@
 # deps does not install them).  KEEP=1 keeps the temporary directory with
 # the callgrind file (callgrind_annotate it for the profile).
 # PERCALL_STRACE=0 skips the system calls (strace) part.  VMCPD_BIN:
-# this binary.
+# this binary.  PERCALL_CONFIG: config text added to vmcpd's (trace.sh's
+# tracing on, for instance).
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd) || exit 2
 cd "$root" || exit 2
@@ -145,6 +146,7 @@ aggregation:
   conflictResolutionConfig:
     prefixMode: onConflict
 $more
+${PERCALL_CONFIG:-}
 EOC
 valgrind --tool=callgrind --trace-children=yes \
     --callgrind-out-file="$tmp/callgrind.%p" "$vmcpd" -d \

@@ -20,7 +20,10 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
 
-import { guarded, httpRequest, mcpHeaders, nextId, openSession, sleep, waitFor, LEGACY_VERSION } from './lib/harness.mjs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+
+import { guarded, httpRequest, mcpHeaders, nextId, openSession, sleep, tmpDir, waitFor, LEGACY_VERSION } from './lib/harness.mjs';
 import { useMulti, MODERN, modern, modernMeta, textOf } from './lib/multi.mjs';
 import { startReceiver } from './lib/otlp_receiver.mjs';
 import {
@@ -40,10 +43,11 @@ const mreq = (d, method, params, headers = {}) => modern(d.port, method, params,
   { 'Mcp-Name': params.name ?? params.uri, ...headers });
 
 describe('tracing through vmcpd', () => {
-  let recv, recvB, web, daemon, daemonB, ct;
+  let recv, recvB, web, daemon, daemonB, ct, auditLog;
   const closers = [];
 
   before(async () => {
+    auditLog = path.join(await tmpDir('vmcpd-trace-audit-'), 'audit.jsonl');
     recv = await startReceiver();
     recvB = await startReceiver();
     ct = clientTracer(recv);
@@ -51,6 +55,7 @@ describe('tracing through vmcpd', () => {
     daemon = await startTracedDaemon(recv, {
       backends: [{ name: 'web', url: web.url }, stdioOtelBackend(recv, 'pipe')],
       aggregation: AGG,
+      extra: `audit:\n  enabled: true\n  logFile: ${auditLog}\n`,
       env: { OTEL_TEST_SECRET: SECRET },
       telemetry: {
         serviceName: SERVICE, serviceVersion: '9.9.9-test',
@@ -277,6 +282,25 @@ describe('tracing through vmcpd', () => {
         }));
     }
   }
+
+  test('the audit line of a traced call names its trace, its SERVER span and its backend', guarded(async () => {
+    const caller = callerContext();
+    const r = await mreq(daemon, 'tools/call', { name: 'web_echo', arguments: { message: 'audited' } },
+      { traceparent: caller.header });
+    assert.equal(r.status, 200, r.text);
+    const { server } = await checkToolCall({
+      traceId: caller.traceId, callerSpanId: caller.spanId, backend: 'web', tool: 'echo', rev: MODERN,
+      id: 1, backendPort: web.port,
+    });
+    const line = await waitFor('the audit line of the traced call', async () => {
+      const text = await fs.readFile(auditLog, 'utf8').catch(() => '');
+      return text.split('\n').filter(Boolean).map((l) => JSON.parse(l))
+        .find((e) => e.metadata?.extra?.trace_id === caller.traceId);
+    }, { timeout: 5000 });
+    assert.equal(line.type, 'mcp_tool_call');
+    assert.equal(line.metadata.extra.span_id, server.spanId);
+    assert.equal(line.metadata.extra.backend_name, 'web');
+  }));
 
   test('a 2026-07-28 request with only params._meta.traceparent: that is the parent', guarded(async () => {
     const caller = callerContext();

@@ -14,6 +14,7 @@
 
 #include "shared/composite.h"
 #include "shared/composite_sched.h"
+#include "shared/trace_ref.h"
 #include "worker/auth/auth.h"
 #include "worker/auth/ratelimit.h"
 #include "worker/composite/composite_run.h"
@@ -94,6 +95,8 @@ struct crun {
 	/* its spans (composite_trace.c): the workflow's, its steps', and
 	 * the step whose call is being started */
 	struct trace_span		*cr_span;
+	struct trace_ref		 cr_ref;	/* untraced: the
+							 * caller's context */
 	struct trace_span		**cr_steps;
 	const struct composite_step	*cr_calling;
 };

@@ -21,14 +21,21 @@ crun_trace_begin(struct crun *cr, struct httpd_req *req)
 	struct trace_ref	 parent;
 	struct trace_span	*s;
 
-	if (!trace_enabled || req == NULL || (s = httpd_req_trace(req)) ==
-	    NULL)
+	if (!trace_enabled)
 		return;
+	/* the context its steps go under when the run is not traced: the
+	 * caller's to pass on, or none wanted */
+	if (req == NULL || (s = httpd_req_trace(req)) == NULL) {
+		cr->cr_ref.tr_unsampled = 1;
+		return;
+	}
 	trace_ref_of(&parent, s, NULL);
 	cr->cr_span = trace_begin(&parent, OTLP_KIND_INTERNAL, NULL);
-	trace_ref_clear(&parent);
-	if (cr->cr_span == NULL)
+	if (cr->cr_span == NULL) {
+		cr->cr_ref = parent;	/* taken */
 		return;
+	}
+	trace_ref_clear(&parent);
 	trace_set_name(cr->cr_span, "vmcpd.workflow", cr->cr_co->co_name,
 	    strlen(cr->cr_co->co_name));
 	trace_set_str(cr->cr_span, "gen_ai.tool.name", cr->cr_co->co_name,
@@ -76,8 +83,11 @@ crun_trace_call(struct crun *cr, struct request *r)
 	struct trace_span		*s = cr->cr_span;
 	size_t				 i;
 
-	if (cr->cr_span == NULL)
+	trace_ref_clear(&r->r_trace);
+	if (cr->cr_span == NULL) {
+		trace_ref_of(&r->r_trace, NULL, &cr->cr_ref);
 		return;
+	}
 	for (i = 0; cs != NULL && cr->cr_steps != NULL &&
 	    i < cr->cr_co->co_nsteps; i++)
 		if ((&cr->cr_co->co_steps[i] == cs ||
@@ -86,7 +96,6 @@ crun_trace_call(struct crun *cr, struct request *r)
 			s = cr->cr_steps[i];
 			break;
 		}
-	trace_ref_clear(&r->r_trace);
 	trace_ref_of(&r->r_trace, s, NULL);
 }
 
@@ -95,6 +104,7 @@ crun_trace_end(struct crun *cr, const char *error)
 {
 	size_t	 i;
 
+	trace_ref_clear(&cr->cr_ref);
 	for (i = 0; cr->cr_steps != NULL && i < cr->cr_co->co_nsteps; i++)
 		if (cr->cr_steps[i] != NULL) {
 			trace_set_error(cr->cr_steps[i], "cancelled", error);

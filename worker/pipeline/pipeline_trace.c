@@ -51,11 +51,9 @@ pipeline_trace_name(struct request *r, struct trace_span *s)
 		trace_set_str(s, "jsonrpc.request.id",
 		    json_string_value(r->r_msg.jm_id),
 		    json_string_length(r->r_msg.jm_id));
-	else if (json_is_integer(r->r_msg.jm_id)) {
-		(void)snprintf(id, sizeof(id), "%lld",
-		    (long long)json_integer_value(r->r_msg.jm_id));
-		trace_set_str(s, "jsonrpc.request.id", id, strlen(id));
-	}
+	else if (json_is_integer(r->r_msg.jm_id))
+		trace_set_str(s, "jsonrpc.request.id", id, trace_itoa(id,
+		    json_integer_value(r->r_msg.jm_id)));
 	if (r->r_codec != NULL)
 		trace_set_str(s, "mcp.protocol.version",
 		    r->r_codec->rc_era == PROTO_ERA_MODERN ?
@@ -72,10 +70,14 @@ pipeline_trace_start(struct request *r)
 {
 	struct trace_span	*s;
 
-	if (!trace_enabled || r->r_req == NULL ||
-	    (s = httpd_req_trace(r->r_req)) == NULL)
+	if (!trace_enabled || r->r_req == NULL)
 		return;		/* a composite's step has its context */
 	trace_ref_clear(&r->r_trace);
+	if ((s = httpd_req_trace(r->r_req)) == NULL) {
+		/* not sampled: its backend requests start no trace */
+		r->r_trace.tr_unsampled = 1;
+		return;
+	}
 	trace_ref_of(&r->r_trace, s, NULL);
 	if (s->ts_recording)
 		pipeline_trace_name(r, s);

@@ -211,7 +211,7 @@ trace_sampled(const struct trace_ref *parent,
 {
 	if (parent != NULL && parent->tr_set)
 		return (parent->tr_ctx.tc_flags & TRACECTX_SAMPLED) != 0;
-	if (trace_threshold == 0)
+	if (trace_threshold == 0 || (parent != NULL && parent->tr_unsampled))
 		return 0;
 	trace_new_id(root, TRACECTX_TRACE_LEN);
 	return tracectx_ratio_sampled(root, trace_threshold);
@@ -322,9 +322,13 @@ trace_attr(struct trace_span *s, const char *key)
 {
 	size_t	 i;
 
+	uint32_t bit = 1U << (((uintptr_t)key >> 2) & 31);
+
 	if (s == NULL || !s->ts_recording)
 		return NULL;
-	for (i = 0; i < s->ts_os.os_nattrs; i++)
+	/* a key not set before (the rule) costs no search */
+	for (i = (s->ts_keys & bit) ? 0 : s->ts_os.os_nattrs;
+	    i < s->ts_os.os_nattrs; i++)
 		if (s->ts_attrs[i].oa_key == key) {
 			if (s->ts_owned & (1U << i))
 				free((char *)s->ts_attrs[i].oa_str);
@@ -336,6 +340,7 @@ trace_attr(struct trace_span *s, const char *key)
 	if (i == TRACE_ATTRS_MAX)
 		return NULL;
 	s->ts_os.os_nattrs++;
+	s->ts_keys |= bit;
 	memset(&s->ts_attrs[i], 0, sizeof(s->ts_attrs[i]));
 	s->ts_attrs[i].oa_key = key;
 	s->ts_attrs[i].oa_type = OTLP_V_INT;
@@ -439,6 +444,8 @@ trace_ref_of(struct trace_ref *out, const struct trace_span *s,
 	const struct trace_ref	*src = s != NULL ? &s->ts_ref : parent;
 
 	memset(out, 0, sizeof(*out));
+	if (src != NULL && src->tr_unsampled)
+		out->tr_unsampled = 1;
 	if (src == NULL || !src->tr_set)
 		return;
 	out->tr_ctx = src->tr_ctx;
@@ -487,4 +494,22 @@ trace_ids(const struct trace_span *s, char trace[33], char span[17])
 	else
 		span[0] = '\0';
 	return 0;
+}
+
+size_t
+trace_itoa(char out[24], int64_t v)
+{
+	char		 t[24];
+	uint64_t	 u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+	size_t		 n = 0, len = 0;
+
+	do
+		t[n++] = (char)('0' + u % 10);
+	while ((u /= 10) != 0);
+	if (v < 0)
+		out[len++] = '-';
+	while (n > 0)
+		out[len++] = t[--n];
+	out[len] = '\0';
+	return len;
 }

@@ -35,6 +35,7 @@ struct trace_span {
 	struct otlp_span	 ts_os;
 	struct otlp_attr	 ts_attrs[TRACE_ATTRS_MAX];
 	uint32_t		 ts_owned;	/* attrs whose value is owned */
+	uint32_t		 ts_keys;	/* a filter of the keys set */
 	int			 ts_recording;	/* else only passes tr on */
 	struct trace_ref	 ts_ref;	/* children's context */
 	char			*ts_name;	/* owned, or NULL */
@@ -69,6 +70,9 @@ struct trace_span *trace_server_begin(const char *traceparent,
 struct httpd_req;
 void	trace_request_begin(struct httpd_req *);
 void	trace_request_end(struct httpd_req *);
+/* its method, once the front knows it (the pipeline adds the target) */
+struct mcp_method;
+void	trace_request_method(struct httpd_req *, const struct mcp_method *);
 /*
  * An INTERNAL span name under a SERVER span s for a phase that waits
  * (authentication's key fetch, token exchange, a rate limit's Redis
@@ -111,13 +115,16 @@ void	trace_ref_of(struct trace_ref *out, const struct trace_span *s,
 int	trace_ref_header(const struct trace_ref *,
 	    char out[TRACECTX_HEADER_LEN + 1]);
 
+/* v in decimal into out, NUL-terminated: its length (an attribute's
+ * number as a string, without printf's cost) */
+size_t	trace_itoa(char out[24], int64_t v);
+
 /* s's trace id and, recording, its span id (else ""), in hex; -1:
  * s is NULL */
 int	trace_ids(const struct trace_span *, char trace[33], char span[17]);
 
 /* the attribute a method's target is named by (gen_ai.tool.name,
  * gen_ai.prompt.name, mcp.resource.uri), or NULL: it has none */
-struct mcp_method;
 const char *trace_target_key(const struct mcp_method *);
 
 /* the exporter's figures (trace_export.c), for /metrics */

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "proto/meta_trace.h"
+#include "proto/method.h"
 #include "worker/http/httpd.h"
 #include "worker/trace/trace.h"
 #include "worker/trace/trace_int.h"
@@ -30,9 +31,21 @@ trace_request_peer(struct httpd_req *req, struct trace_span *s)
 
 	if (!s->ts_recording || httpd_req_peer(req, &ss, &sl) == -1)
 		return;
-	if (ss.ss_family == AF_INET)
-		p = &((struct sockaddr_in *)&ss)->sin_addr;
-	else if (ss.ss_family == AF_INET6)
+	if (ss.ss_family == AF_INET) {
+		/* dotted quad by hand: inet_ntop() goes through sprintf */
+		const uint8_t	*q = (const uint8_t *)
+				    &((struct sockaddr_in *)&ss)->sin_addr;
+		size_t		 n = 0, i;
+
+		for (i = 0; i < 4; i++) {
+			if (i > 0)
+				a[n++] = '.';
+			n += trace_itoa(a + n, q[i]);
+		}
+		trace_set_str(s, "client.address", a, n);
+		return;
+	}
+	if (ss.ss_family == AF_INET6)
 		p = &((struct sockaddr_in6 *)&ss)->sin6_addr;
 	else
 		return;
@@ -79,6 +92,17 @@ trace_request_begin(struct httpd_req *req)
 	trace_set_str(s, "network.protocol.name", "http", 4);
 	trace_request_peer(req, s);
 	httpd_req_set_trace(req, s);
+}
+
+void
+trace_request_method(struct httpd_req *req, const struct mcp_method *mm)
+{
+	struct trace_span	*s = httpd_req_trace(req);
+
+	if (s == NULL || mm == NULL)
+		return;
+	trace_set_name(s, mm->mm_name, NULL, 0);
+	trace_set_str(s, "mcp.method.name", mm->mm_name, mm->mm_len);
 }
 
 void

@@ -6,6 +6,7 @@
  * propagateBaggage passes it); ended with the call, with its HTTP
  * status and, on failure, error.type.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -15,13 +16,51 @@
 #include "worker/upstream/backend.h"
 #include "worker/upstream/backend_int.h"
 
+/* a backend's server.address and server.port, its URL read once */
+struct backend_addr {
+	const struct config_backend	*ba_be;
+	char				 ba_host[256];
+	size_t				 ba_hostlen;
+	unsigned long			 ba_port;
+};
+
+static const struct backend_addr *
+backend_trace_addr(const struct config_backend *be)
+{
+	static struct backend_addr	 cache[16];
+	struct backend_addr		*a;
+	struct http_url			 u;
+	const char			*h;
+	size_t				 n;
+
+	a = &cache[((uintptr_t)be >> 4) % (sizeof(cache) / sizeof(cache[0]))];
+	if (a->ba_be == be)
+		return a;
+	if (be->cb_url == NULL || http_url_split(be->cb_url, &u) == -1)
+		return NULL;
+	/* the host as written, brackets of an IPv6 one off */
+	h = u.hu_auth;
+	n = u.hu_hostlen;
+	if (n >= 2 && h[0] == '[') {
+		h++;
+		n -= 2;
+	}
+	if (n >= sizeof(a->ba_host))
+		return NULL;
+	memcpy(a->ba_host, h, n);
+	a->ba_hostlen = n;
+	a->ba_port = u.hu_port;
+	a->ba_be = be;
+	return a;
+}
+
 struct trace_span *
 backend_trace_begin(const struct config_backend *be,
     const struct trace_ref *parent, const char *method, const char *key,
     const char *target, size_t tlen)
 {
-	struct trace_span	*s;
-	struct http_url		 u;
+	struct trace_span		*s;
+	const struct backend_addr	*a;
 
 	if ((s = trace_begin(parent, OTLP_KIND_CLIENT, NULL)) == NULL)
 		return NULL;
@@ -33,15 +72,9 @@ backend_trace_begin(const struct config_backend *be,
 	    strlen(be->cb_name));
 	if (be->cb_transport == TRANSPORT_STDIO)
 		trace_set_str(s, "network.transport", "pipe", 4);
-	else if (be->cb_url != NULL && http_url_split(be->cb_url, &u) == 0) {
-		/* the host as written, brackets of an IPv6 one off */
-		if (u.hu_hostlen >= 2 && u.hu_auth[0] == '[')
-			trace_set_str(s, "server.address", u.hu_auth + 1,
-			    u.hu_hostlen - 2);
-		else
-			trace_set_str(s, "server.address", u.hu_auth,
-			    u.hu_hostlen);
-		trace_set_int(s, "server.port", (int64_t)u.hu_port);
+	else if ((a = backend_trace_addr(be)) != NULL) {
+		trace_set_str(s, "server.address", a->ba_host, a->ba_hostlen);
+		trace_set_int(s, "server.port", (int64_t)a->ba_port);
 	}
 	return s;
 }
