@@ -314,8 +314,16 @@ describe('the figures an operator watches', () => {
     assert.equal(mc.status, 200, mc.text);
     const mm = await modern(daemon.port, 'tools/list', {}, { 'Mcp-Method': 'prompts/list' });
     assert.equal(mm.status, 400, mm.text);
-    const m = await scrape();
+    // a reply is counted once written, so the last one may still be
+    // uncounted when its answer is read: wait for it
+    let m;
     const d = (name, labels) => (value(m, name, labels) ?? 0) - (value(m0, name, labels) ?? 0);
+    await waitFor('the last reply counted', async () => {
+      m = await scrape();
+      return d('vmcpd_requests_total', { method: 'tools/list', outcome: 'rejected' }) +
+        d('vmcpd_requests_total', { method: 'prompts/list', outcome: 'rejected' }) >= 1 &&
+        d('vmcpd_requests_total', { method: 'tools/call', outcome: 'ok' }) >= N + 1;
+    }, { timeout: 3000 }).catch(() => {});
     assert.equal(m.types.get('vmcpd_requests_total'), 'counter');
     assert.equal(d('vmcpd_requests_total', { method: 'tools/call', outcome: 'ok' }), N + 1, 'tools/call ok');
     assert.equal(d('vmcpd_requests_total', { method: 'tools/call', outcome: 'rpc_error' }), 1);

@@ -55,7 +55,12 @@ describe('tracing through vmcpd', () => {
     daemon = await startTracedDaemon(recv, {
       backends: [{ name: 'web', url: web.url }, stdioOtelBackend(recv, 'pipe')],
       aggregation: AGG,
-      extra: `audit:\n  enabled: true\n  logFile: ${auditLog}\n`,
+      extra: `audit:\n  enabled: true\n  logFile: ${auditLog}\n` +
+        'compositeTools:\n  - name: twice\n    description: echo twice\n' +
+        '    parameters: {type: object, properties: {m: {type: string}}}\n    steps:\n' +
+        '      - id: first\n        tool: web.echo\n        arguments: {message: "{{.params.m}}"}\n' +
+        '      - id: second\n        tool: web.echo\n        dependsOn: [first]\n' +
+        '        arguments: {message: "again"}\n',
       env: { OTEL_TEST_SECRET: SECRET },
       telemetry: {
         serviceName: SERVICE, serviceVersion: '9.9.9-test',
@@ -300,6 +305,35 @@ describe('tracing through vmcpd', () => {
     assert.equal(line.type, 'mcp_tool_call');
     assert.equal(line.metadata.extra.span_id, server.spanId);
     assert.equal(line.metadata.extra.backend_name, 'web');
+  }));
+
+  test('a composite tool: its workflow and each step a span, each step\'s backend request under its step', guarded(async () => {
+    const caller = callerContext();
+    const r = await mreq(daemon, 'tools/call', { name: 'twice', arguments: { m: 'wf' } },
+      { traceparent: caller.header });
+    assert.equal(r.status, 200, r.text);
+    assert.ok(!r.json.result.isError, r.text);
+    const got = await recv.waitForSpans((spans) => {
+      const t = spans.filter((s) => s.traceId === caller.traceId);
+      const server = t.find((s) => isVmcpd(s) && s.kind === 'SERVER' && s.parentSpanId === caller.spanId);
+      const wf = server && t.find((s) => s.kind === 'INTERNAL' && s.parentSpanId === server.spanId &&
+        s.name === 'vmcpd.workflow twice');
+      const steps = wf ? t.filter((s) => s.kind === 'INTERNAL' && s.parentSpanId === wf.spanId) : [];
+      const clients = t.filter((s) => isVmcpd(s) && s.kind === 'CLIENT' &&
+        steps.some((st) => st.spanId === s.parentSpanId));
+      const backends = t.filter((s) => isBackend(s) && clients.some((c) => c.spanId === s.parentSpanId));
+      return backends.length === 2 ? { server, wf, steps, clients, backends } : null;
+    }, SPAN_WAIT, 'the composite tool\'s spans');
+    assert.equal(got.server.name, 'tools/call twice');
+    assert.deepEqual(got.steps.map((s) => s.name).sort(),
+      ['vmcpd.workflow.step first', 'vmcpd.workflow.step second']);
+    for (const c of got.clients) {
+      assert.equal(c.name, 'tools/call echo');
+      assert.equal(c.attributes['vmcpd.backend.name'], 'web');
+    }
+    // each step's request under its own step
+    assert.notEqual(got.clients[0].parentSpanId, got.clients[1].parentSpanId);
+    assert.ok(got.wf.attributes['vmcpd.workflow.id'], 'the workflow span names its run');
   }));
 
   test('a 2026-07-28 request with only params._meta.traceparent: that is the parent', guarded(async () => {

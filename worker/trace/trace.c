@@ -264,12 +264,14 @@ trace_begin(const struct trace_ref *parent, enum otlp_span_kind kind,
 }
 
 /*
- * len bytes of v (and a NUL) kept with s: in its own buffer while there
- * is room (a span's strings cost no allocation of their own), else on
- * the heap, *owned set.  NULL: no memory.
+ * Room for len bytes (and a NUL) kept with s, the first vlen of them
+ * v's: in its own buffer while there is room (a span's strings cost no
+ * allocation of their own), else on the heap, *owned set.  NULL: no
+ * memory.
  */
 static char *
-trace_keep(struct trace_span *s, const char *v, size_t len, int *owned)
+trace_keep(struct trace_span *s, const char *v, size_t vlen, size_t len,
+    int *owned)
 {
 	char	*c;
 
@@ -281,7 +283,7 @@ trace_keep(struct trace_span *s, const char *v, size_t len, int *owned)
 		*owned = 1;
 	else
 		return NULL;
-	memcpy(c, v, len);
+	memcpy(c, v, vlen);
 	c[len] = '\0';
 	return c;
 }
@@ -301,8 +303,8 @@ trace_set_name(struct trace_span *s, const char *method, const char *target,
 		tlen = 0;
 	if (tlen > TRACE_VALUE_MAX)
 		tlen = TRACE_VALUE_MAX;
-	if ((n = trace_keep(s, method, mlen + (tlen > 0 ? 1 + tlen : 0),
-	    &owned)) == NULL)
+	if ((n = trace_keep(s, method, mlen, mlen + (tlen > 0 ? 1 + tlen :
+	    0), &owned)) == NULL)
 		return;
 	if (tlen > 0) {
 		n[mlen] = ' ';
@@ -359,7 +361,7 @@ trace_set_str(struct trace_span *s, const char *key, const char *v,
 		return;
 	if (len > TRACE_VALUE_MAX)
 		len = TRACE_VALUE_MAX;
-	if ((c = trace_keep(s, v, len, &owned)) == NULL)
+	if ((c = trace_keep(s, v, len, len, &owned)) == NULL)
 		return;		/* left an integer 0 */
 	a->oa_type = OTLP_V_STR;
 	a->oa_str = c;
