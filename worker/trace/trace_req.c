@@ -68,9 +68,13 @@ trace_request_begin(struct httpd_req *req)
 	    tracectx_parse(&ctx, tp, strlen(tp)) == -1)
 		tp = NULL;
 	bg = trace_baggage ? httpd_req_header(req, "baggage") : NULL;
-	/* the body's _meta only when a header does not say it already */
+	/* the body's _meta only when a header does not say it already,
+	 * and only if the body names a member it could be (a 2026-07-28
+	 * request always has a _meta: no scan of it for nothing) */
 	if ((tp == NULL || (bg == NULL && trace_baggage)) &&
 	    (body = httpd_req_body(req, &blen)) != NULL &&
+	    (memmem(body, blen, "\"traceparent\"", 13) != NULL ||
+	    (trace_baggage && memmem(body, blen, "\"baggage\"", 9) != NULL)) &&
 	    proto_meta_trace_find(body, blen, &tm) == -1)
 		memset(&tm, 0, sizeof(tm));
 	if (tp != NULL) {
