@@ -58,7 +58,7 @@ upstream_trace_body(struct upstream *u, const char *method,
     const struct upstream_params *p, json_t *tree, const char *ptext,
     size_t plen, size_t *lenp, struct trace_span **spanp)
 {
-	const struct mcp_method	*mm;
+	const struct mcp_method	*mm = NULL;
 	struct trace_ref	 ref;
 	const char		*target;
 	char			 tp[TRACECTX_HEADER_LEN + 1];
@@ -69,11 +69,11 @@ upstream_trace_body(struct upstream *u, const char *method,
 	/* a stream open for good (subscriptions/listen) is no span */
 	if (!trace_enabled || u->u_stream)
 		return upstream_body(u->u_id, method, tree, ptext, plen, lenp);
-	mm = mcp_method_find(method);
 	*spanp = backend_trace_begin(u->u_be, &u->u_trace, method, NULL,
 	    NULL, 0);
+	/* its target looked for only when it is recorded */
 	if (*spanp != NULL && (target = upstream_trace_target(p, tree, ptext,
-	    plen, mm, &tlen)) != NULL) {
+	    plen, mm = mcp_method_find(method), &tlen)) != NULL) {
 		trace_set_name(*spanp, method, target, tlen);
 		if (trace_target_key(mm) != NULL)
 			trace_set_str(*spanp, trace_target_key(mm), target,
