@@ -293,6 +293,68 @@ pb_cstr(struct otlp_buf *b, unsigned field, const char *s)
 }
 
 /* repeated KeyValue, each {key = 1, value = 2: AnyValue} */
+/* a varint's length */
+static size_t
+pb_vlen(uint64_t v)
+{
+	size_t	 n = 1;
+
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * A KeyValue of an ASCII key and a string or integer value, written at
+ * once: its lengths are known before, so nothing is opened and fixed
+ * after (the common attribute).  -1: not such an attribute, nothing
+ * written.
+ */
+static int
+pb_attr_direct(struct otlp_buf *b, unsigned field, const struct otlp_attr *a)
+{
+	const uint8_t	*k = (const uint8_t *)a->oa_key;
+	const uint8_t	*v = (const uint8_t *)a->oa_str;
+	size_t		 klen = strlen(a->oa_key), av, kv;
+
+	if (klen == 0 || otlp_ascii_end(k, k + klen) != k + klen)
+		return -1;
+	switch (a->oa_type) {
+	case OTLP_V_STR:
+		if (a->oa_len > 0 &&
+		    otlp_ascii_end(v, v + a->oa_len) != v + a->oa_len)
+			return -1;
+		av = pb_vlen(1 << 3 | PB_LEN) + pb_vlen(a->oa_len) +
+		    a->oa_len;
+		break;
+	case OTLP_V_INT:
+		av = pb_vlen(3 << 3 | PB_VARINT) + pb_vlen((uint64_t)a->oa_int);
+		break;
+	default:
+		return -1;
+	}
+	kv = pb_vlen(1 << 3 | PB_LEN) + pb_vlen(klen) + klen +
+	    pb_vlen(2 << 3 | PB_LEN) + pb_vlen(av) + av;
+	pb_tag(b, field, PB_LEN);
+	pb_varint(b, kv);
+	pb_tag(b, 1, PB_LEN);
+	pb_varint(b, klen);
+	otlp_buf_add(b, k, klen);
+	pb_tag(b, 2, PB_LEN);
+	pb_varint(b, av);
+	if (a->oa_type == OTLP_V_STR) {
+		pb_tag(b, 1, PB_LEN);
+		pb_varint(b, a->oa_len);
+		otlp_buf_add(b, v, a->oa_len);
+	} else {
+		pb_tag(b, 3, PB_VARINT);
+		pb_varint(b, (uint64_t)a->oa_int);
+	}
+	return 0;
+}
+
 static int
 pb_attrs(struct otlp_buf *b, unsigned field, const struct otlp_attr *a,
     size_t n)
@@ -302,6 +364,8 @@ pb_attrs(struct otlp_buf *b, unsigned field, const struct otlp_attr *a,
 	for (i = 0; i < n; i++, a++) {
 		if (a->oa_key == NULL)
 			return -1;
+		if (pb_attr_direct(b, field, a) == 0)
+			continue;
 		kv = pb_open(b, field);
 		pb_cstr(b, 1, a->oa_key);
 		av = pb_open(b, 2);
