@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proto/hex.h"
 #include "proto/jsonw.h"
 #include "shared/otlp.h"
 #include "shared/otlp_int.h"
@@ -105,15 +106,10 @@ oj_double(struct oj *j, const char *key, double d)
 static void
 oj_hex(struct oj *j, const char *key, const uint8_t *p, size_t len)
 {
-	static const char hex[] = "0123456789abcdef";
-	char		 b[2 * 16 + 2];
-	size_t		 i;
+	char		 b[2 * 16 + 3];
 
 	b[0] = '"';
-	for (i = 0; i < len; i++) {
-		b[1 + 2 * i] = hex[p[i] >> 4];
-		b[2 + 2 * i] = hex[p[i] & 0xf];
-	}
+	proto_hex(p, len, b + 1);
 	b[1 + 2 * len] = '"';
 	jsonw_raw(&j->oj_w, key, b, 2 * len + 2);
 }

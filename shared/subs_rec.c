@@ -13,21 +13,16 @@
 #include <jansson.h>
 #include <openssl/sha.h>
 
+#include "proto/hex.h"
 #include "subs_rec.h"
 
 static void
 subs_hex(const char *s, char *out, size_t hexlen)
 {
-	static const char	 hex[] = "0123456789abcdef";
 	unsigned char		 md[SHA256_DIGEST_LENGTH];
-	size_t			 i;
 
 	(void)SHA256((const unsigned char *)s, strlen(s), md);
-	for (i = 0; i < hexlen / 2; i++) {
-		out[2 * i] = hex[md[i] >> 4];
-		out[2 * i + 1] = hex[md[i] & 0xf];
-	}
-	out[hexlen] = '\0';
+	proto_hex(md, hexlen / 2, out);
 }
 
 void

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "proto/hex.h"
 #include "shared/tracectx.h"
 
 #define TC_STATE_MEMBERS	32	/* list-member 0*31(...) */
@@ -95,29 +96,16 @@ tracectx_parse(struct tracectx *tc, const char *s, size_t len)
 }
 
 void
-tracectx_hex(const uint8_t *b, size_t len, char *out)
-{
-	static const char	hex[] = "0123456789abcdef";
-	size_t			i;
-
-	for (i = 0; i < len; i++) {
-		out[2 * i] = hex[b[i] >> 4];
-		out[2 * i + 1] = hex[b[i] & 0x0f];
-	}
-	out[2 * len] = '\0';
-}
-
-void
 tracectx_format(const struct tracectx *tc, char out[TRACECTX_HEADER_LEN + 1])
 {
 	out[0] = '0';
 	out[1] = '0';
 	out[2] = '-';
-	tracectx_hex(tc->tc_trace, TRACECTX_TRACE_LEN, out + 3);
+	proto_hex(tc->tc_trace, TRACECTX_TRACE_LEN, out + 3);
 	out[35] = '-';
-	tracectx_hex(tc->tc_span, TRACECTX_SPAN_LEN, out + 36);
+	proto_hex(tc->tc_span, TRACECTX_SPAN_LEN, out + 36);
 	out[52] = '-';
-	tracectx_hex(&tc->tc_flags, 1, out + 53);
+	proto_hex(&tc->tc_flags, 1, out + 53);
 }
 
 static int

@@ -51,7 +51,5 @@ int	tracectx_state_check(const char *s, size_t len);
 uint64_t tracectx_ratio_threshold(double rate);
 int	tracectx_ratio_sampled(const uint8_t trace[TRACECTX_TRACE_LEN],
 	    uint64_t threshold);
-/* 2*len lower-case hex digits of b into out, NUL-terminated */
-void	tracectx_hex(const uint8_t *b, size_t len, char *out);
 
 #endif /* VMCPD_TRACECTX_H */

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proto/hex.h"
 #include "shared/tracectx.h"
 
 #define TP	"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
@@ -142,7 +143,7 @@ test_hex_format(void **state)
 	char			out[TRACECTX_HEADER_LEN + 1], h[7];
 
 	(void)state;
-	tracectx_hex(b, 3, h);
+	proto_hex(b, 3, h);
 	assert_string_equal(h, "00abff");
 	memset(&tc, 0, sizeof(tc));
 	tc.tc_trace[0] = 0x80;

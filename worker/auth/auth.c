@@ -28,6 +28,7 @@
 #include "shared/jwt.h"
 #include "shared/store.h"
 #include "proto/proto.h"
+#include "proto/hex.h"
 #include "proto/headers.h"
 #include "worker/auth/auth.h"
 #include "worker/auth/auth_int.h"
@@ -54,10 +55,8 @@ auth_now(void)
 void
 auth_scope_of(const char *iss, const char *sub, char out[AUTH_SCOPE_LEN + 1])
 {
-	static const char	 hex[] = "0123456789abcdef";
 	unsigned char		 md[SHA256_DIGEST_LENGTH];
 	EVP_MD_CTX		*m;
-	size_t			 i;
 
 	memset(md, 0, sizeof(md));
 	if ((m = EVP_MD_CTX_new()) != NULL) {
@@ -67,11 +66,7 @@ auth_scope_of(const char *iss, const char *sub, char out[AUTH_SCOPE_LEN + 1])
 		(void)EVP_DigestFinal_ex(m, md, NULL);
 		EVP_MD_CTX_free(m);
 	}
-	for (i = 0; i < AUTH_SCOPE_LEN / 2; i++) {
-		out[2 * i] = hex[md[i] >> 4];
-		out[2 * i + 1] = hex[md[i] & 15];
-	}
-	out[AUTH_SCOPE_LEN] = '\0';
+	proto_hex(md, AUTH_SCOPE_LEN / 2, out);
 }
 
 int

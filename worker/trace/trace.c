@@ -12,6 +12,7 @@
 
 #include <openssl/rand.h>
 
+#include "proto/hex.h"
 #include "proto/method.h"
 #include "shared/config.h"
 #include "shared/log.h"
@@ -490,9 +491,9 @@ trace_ids(const struct trace_span *s, char trace[33], char span[17])
 {
 	if (s == NULL)
 		return -1;
-	tracectx_hex(s->ts_ref.tr_ctx.tc_trace, TRACECTX_TRACE_LEN, trace);
+	proto_hex(s->ts_ref.tr_ctx.tc_trace, TRACECTX_TRACE_LEN, trace);
 	if (s->ts_recording)
-		tracectx_hex(s->ts_ref.tr_ctx.tc_span, TRACECTX_SPAN_LEN, span);
+		proto_hex(s->ts_ref.tr_ctx.tc_span, TRACECTX_SPAN_LEN, span);
 	else
 		span[0] = '\0';
 	return 0;

@@ -11,20 +11,8 @@
 #include <jansson.h>
 #include <openssl/sha.h>
 
+#include "proto/hex.h"
 #include "worker/upstream/token_exchange.h"
-
-static void
-texch_hex(const unsigned char *d, size_t n, char *out)
-{
-	static const char	 hex[] = "0123456789abcdef";
-	size_t			 i;
-
-	for (i = 0; i < n; i++) {
-		out[2 * i] = hex[d[i] >> 4];
-		out[2 * i + 1] = hex[d[i] & 15];
-	}
-	out[2 * n] = '\0';
-}
 
 /*
  * The cache key: the principal, the backend, the audience and the
@@ -42,10 +30,10 @@ texch_key(char *buf, size_t len, const char *scope, const char *backend,
 
 	(void)SHA256((const unsigned char *)(scopes != NULL ? scopes : ""),
 	    scopes != NULL ? strlen(scopes) : 0, d);
-	texch_hex(d, 8, sh);
+	proto_hex(d, 8, sh);
 	if (strlen(aud) > 96 || strchr(aud, '|') != NULL || *aud == '\0') {
 		(void)SHA256((const unsigned char *)aud, strlen(aud), d);
-		texch_hex(d, 16, ah);
+		proto_hex(d, 16, ah);
 		aud = ah;
 	}
 	n = snprintf(buf, len, "%s|%s|%s|%s", scope, backend, aud, sh);
