@@ -13,8 +13,8 @@
 
 #include "worker/http/http_reply.h"
 #include "worker/http/httpd.h"
-#include "worker/pipeline/pipeline_int.h"
 #include "worker/upstream/upstream_result.h"
+#include "trace_fake.h"
 
 #define FAKE_REQ	((struct httpd_req *)(uintptr_t)0x1000)
 
@@ -524,40 +524,6 @@ httpd_req_set_trace(struct httpd_req *req, void *span)
 {
 	(void)req;
 	(void)span;
-}
-
-/* the request's spans (pipeline_trace.c): tracing off */
-void
-pipeline_trace_start(struct request *r)
-{
-	(void)r;
-}
-
-void
-pipeline_trace_backend(struct request *r)
-{
-	(void)r;
-}
-
-void
-pipeline_trace_session(struct request *r, const char *sid)
-{
-	(void)r;
-	(void)sid;
-}
-
-void
-pipeline_trace_wait(struct request *r, const char *name)
-{
-	(void)r;
-	(void)name;
-}
-
-void
-pipeline_trace_resumed(struct request *r, const char *err)
-{
-	(void)r;
-	(void)err;
 }
 
 #endif /* VMCPD_TEST_CODEC_FAKE_H */

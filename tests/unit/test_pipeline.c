@@ -33,7 +33,6 @@
 #include "worker/http/http_reply.h"
 #include "worker/http/httpd.h"
 #include "worker/pipeline/pipeline.h"
-#include "worker/pipeline/pipeline_int.h"
 #include "worker/process/process.h"
 #include "worker/process/request.h"
 #include "worker/process/counters.h"
@@ -45,6 +44,7 @@
 #include "worker/view/core.h"
 #include "worker/view/view_get.h"
 #include "unit.h"
+#include "trace_fake.h"
 
 static const char CALL[] = "{\"jsonrpc\":\"2.0\",\"id\":7,"
     "\"method\":\"tools/call\",\"params\":{\"name\":\"echo\","
@@ -498,40 +498,6 @@ front_reply_result(struct httpd_req *req, const json_t *id,
 	F.f_reply_id = id;
 	(void)snprintf(F.f_reply, sizeof(F.f_reply), "%.*s", (int)len,
 	    result);
-}
-
-/* the request's spans (pipeline_trace.c): tracing off */
-void
-pipeline_trace_start(struct request *r)
-{
-	(void)r;
-}
-
-void
-pipeline_trace_backend(struct request *r)
-{
-	(void)r;
-}
-
-void
-pipeline_trace_session(struct request *r, const char *sid)
-{
-	(void)r;
-	(void)sid;
-}
-
-void
-pipeline_trace_wait(struct request *r, const char *name)
-{
-	(void)r;
-	(void)name;
-}
-
-void
-pipeline_trace_resumed(struct request *r, const char *err)
-{
-	(void)r;
-	(void)err;
 }
 
 /* ---- the fake codec ---- */
