@@ -136,19 +136,15 @@ static void
 front_note_member(struct httpd_req *req, const char *kind, const char *json,
     size_t len)
 {
-	const char	*p, *end = json + len;
+	const char	*v;
+	size_t		 vlen;
 	long		 code = 0;
 
 	if (strcmp(kind, "error") == 0) {
-		/* the code's value, as "code": -32602 (its text is valid
-		 * JSON; a "code" inside a string is past the first) */
-		if ((p = memmem(json, len, "\"code\"", 6)) != NULL) {
-			for (p += 6; p < end && (*p == ' ' || *p == ':' ||
-			    *p == '\t' || *p == '\n' || *p == '\r'); p++)
-				;
-			if (p < end && (*p == '-' || (*p >= '0' && *p <= '9')))
-				code = strtol(p, NULL, 10);
-		}
+		/* the error object's "code" member (its value's text) */
+		if ((v = proto_json_value(json, len, "code", &vlen)) != NULL &&
+		    vlen > 0 && (*v == '-' || (*v >= '0' && *v <= '9')))
+			code = strtol(v, NULL, 10);
 		httpd_req_tag_error(req, code >= INT32_MIN &&
 		    code <= INT32_MAX ? (int)code : 0);
 	} else if (httpd_req_trace(req) != NULL &&

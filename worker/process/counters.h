@@ -48,9 +48,9 @@ void	 diag_count_session_inval(struct worker *);
 /* a principal's backend session closed: evicted by the cap, or idle */
 void	 diag_count_bsession_end(struct worker *,
 	    const struct config_backend *, int evicted);
-/* a backend request leaves with this body: its start and method, for
- * diag_backend_done() */
-uint64_t diag_backend_start(const char *body, size_t len);
+/* a backend request of this method (NULL: not known) leaves: its
+ * start and method, for diag_backend_done() */
+uint64_t diag_backend_start(const char *method);
 void	 diag_count_list_changed(struct worker *,
 	    const struct config_backend *);
 uint64_t diag_list_changes(struct worker *, const struct config_backend *);

@@ -205,32 +205,13 @@ diag_op_done(struct diag_slot *ds, struct httpd_req *req, unsigned int m,
 		diag_hist_add(&ds->ds_ops[m][o], now > t0 ? now - t0 : 0);
 }
 
-/* the method of a request body vmcpd wrote ({"jsonrpc":..,"id":..,
- * "method":..}: near its start) */
-static int
-diag_body_method(const char *body, size_t len)
-{
-	static const char	 key[] = "\"method\":\"";
-	const char		*p, *q;
-
-	if (body == NULL)
-		return DIAG_OP_OTHER;
-	if (len > 256)
-		len = 256;
-	if ((p = memmem(body, len, key, sizeof(key) - 1)) == NULL)
-		return DIAG_OP_OTHER;
-	p += sizeof(key) - 1;
-	if ((q = memchr(p, '"', len - (size_t)(p - body))) == NULL)
-		return DIAG_OP_OTHER;
-	return diag_op_method(mcp_method_lookup(p, (size_t)(q - p)));
-}
-
 /* a backend request leaves: its start and method, for
  * diag_backend_done() */
 uint64_t
-diag_backend_start(const char *body, size_t len)
+diag_backend_start(const char *method)
 {
-	return (uint64_t)diag_body_method(body, len) << DIAG_START_SHIFT |
+	return (uint64_t)diag_op_method(mcp_method_find(method)) <<
+	    DIAG_START_SHIFT |
 	    (diag_now_us() & DIAG_START_US);
 }
 

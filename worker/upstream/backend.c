@@ -627,9 +627,7 @@ backend_call_free(struct backend_call *bc)
 	if (bc == NULL)
 		return;
 	TAILQ_REMOVE(&backend_calls, bc, bc_entry);
-	if (bc->bc_span != NULL && !bc->bc_finished)
-		trace_set_error(bc->bc_span, "cancelled", NULL);
-	trace_end(bc->bc_span);
+	backend_trace_end(bc->bc_span, bc->bc_finished);
 	if (bc->bc_http != NULL)
 		http_call_cancel(bc->bc_http);
 	if (bc->bc_abort != NULL)
@@ -672,7 +670,8 @@ backend_post(struct worker *w, const struct config_backend *be,
 	struct backend_call	*bc;
 	struct trace_span	*span = br->br_span;
 
-	if (trace_enabled && span == NULL && br->br_method != NULL)
+	if (trace_enabled && span == NULL && !br->br_spanned &&
+	    br->br_method != NULL)
 		span = backend_trace_begin(be, br->br_trace, br->br_method,
 		    NULL, NULL, 0);
 	if (!backend_budget_set && abudget_init(&backend_budget,
@@ -692,7 +691,7 @@ backend_post(struct worker *w, const struct config_backend *be,
 	bc->bc_arg = arg;
 	bc->bc_sent_sid = br->br_bsid != NULL;
 	bc->bc_retry_ms = -1;
-	bc->bc_t0 = diag_backend_start(br->br_body, br->br_len);
+	bc->bc_t0 = diag_backend_start(br->br_method);
 	if (br->br_version != NULL)
 		backend_copy(bc->bc_version, sizeof(bc->bc_version),
 		    br->br_version);

@@ -113,14 +113,16 @@ struct backend_req {
 	const char			*br_version;	/* MCP-Protocol-Version */
 	const struct backend_hdr	*br_hdrs;
 	size_t				 br_nhdrs;
+	const char			*br_method;	/* the body's */
 	/*
 	 * Tracing (worker/trace/trace.h): its CLIENT span, taken by
-	 * backend_post() (ended with the call), or NULL: one is made
-	 * under br_trace (NULL: a new trace) for br_method (NULL: none).
+	 * backend_post() (ended with the call); with none, and
+	 * br_spanned not set, one is made under br_trace (NULL: a new
+	 * trace).  br_spanned: the caller made the span (or wanted none).
 	 */
 	struct trace_span		*br_span;
 	const struct trace_ref		*br_trace;
-	const char			*br_method;
+	int				 br_spanned;
 };
 
 /*
@@ -136,6 +138,8 @@ int	 backend_trace_headers(struct http_call *, const struct trace_span *,
 /* a span's outcome: rc -1 a failure (errmsg), else the HTTP status */
 void	 backend_trace_done(struct trace_span *, int rc, long status,
 	    const char *errmsg);
+/* its end (NULL: none); not finished: cancelled */
+void	 backend_trace_end(struct trace_span *, int finished);
 
 #define BACKEND_ID_MAX	64
 /* our next request id, "vmcpd-<pid>-<seq>": unique across workers */

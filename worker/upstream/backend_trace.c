@@ -129,3 +129,11 @@ backend_trace_done(struct trace_span *s, int rc, long status,
 		trace_set_error(s, status >= 400 ? (snprintf(t, sizeof(t),
 		    "%ld", status), t) : "transport", errmsg);
 }
+
+void
+backend_trace_end(struct trace_span *s, int finished)
+{
+	if (s != NULL && !finished)
+		trace_set_error(s, "cancelled", NULL);
+	trace_end(s);
+}

@@ -227,9 +227,7 @@ era_probe_free(struct era_probe *ep)
 	}
 	if (ep->ep_http != NULL)
 		http_call_cancel(ep->ep_http);
-	if (ep->ep_span != NULL)
-		trace_set_error(ep->ep_span, "cancelled", NULL);
-	trace_end(ep->ep_span);
+	backend_trace_end(ep->ep_span, 0);	/* still out: cancelled */
 	/* the initialize's session: not wanted, whatever came of it */
 	if (ep->ep_sid != NULL) {
 		backend_cred_set(ep->ep_cred);
@@ -337,7 +335,7 @@ era_on_done(void *arg, struct http_call *hc, int result, const char *errmsg)
 	(void)hc;
 	ep->ep_http = NULL;
 	backend_trace_done(ep->ep_span, result, ep->ep_status, errmsg);
-	trace_end(ep->ep_span);
+	backend_trace_end(ep->ep_span, 1);
 	ep->ep_span = NULL;
 	msg = result == 0 ? era_answer(ep) : NULL;
 	era = ep->ep_init ? proto_probe_initialize(result == 0, ep->ep_status,

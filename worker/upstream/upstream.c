@@ -797,6 +797,8 @@ upstream_request_nowait(struct worker *w, const struct config_backend *be,
 	br.br_len = len;
 	br.br_bsid = bsid;
 	br.br_version = version;
+	br.br_method = method;
+	br.br_spanned = 1;	/* nobody waits: no span */
 	upstream_cred_for(w, be, bsid);
 	if (backend_post(w, be, &br, NULL, NULL) != NULL)
 		rc = 0;

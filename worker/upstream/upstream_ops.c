@@ -47,6 +47,8 @@ legacy_ops_send(struct upstream *u, const struct upstream_params *p)
 	    p->up_len, &len, &br.br_span)) == NULL)
 		return -1;
 	br.br_trace = &u->u_trace;
+	br.br_spanned = 1;
+	br.br_method = u->u_method;
 	br.br_id = u->u_id;
 	br.br_body = body;
 	br.br_len = len;
@@ -167,6 +169,8 @@ modern_ops_build(struct upstream *u, const struct upstream_params *p,
 	    NULL)
 		goto done;
 	br->br_trace = &u->u_trace;
+	br->br_spanned = 1;
+	br->br_method = method;
 	hdrs[n].bh_name = "Mcp-Method";
 	hdrs[n++].bh_value = method;
 	if (p->up_name != NULL && p->up_namelen < sizeof(o->mo_name) &&
