@@ -123,6 +123,8 @@ fuzz:
 
 # two fuzzers at a time: the machines this runs on have two cores
 FUZZ_JOBS	?= 2
+# seconds per target (tests/run.sh passes its own; empty would mean forever)
+FUZZ_TIME	?= 10
 fuzz-smoke:
 	$(MAKE) -j$(FUZZ_JOBS) -f tests/fuzz/Makefile run FUZZ_TIME=$(FUZZ_TIME)
 
