@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // compare.mjs DIRECT_DIR THROUGH_DIR [--expected-failures FILE]
+//     [--expected-check-losses FILE]
 //   Compares two conformance runs (tests/conformance/run.sh output folders)
 //   of the same requirements set: the suite run against the fixture
 //   directly and through vmcpd.  A scenario passes when none of the checks
@@ -8,10 +9,18 @@
 //   it is expected when FILE lists it (one scenario name per line, `#`
 //   starts a comment, conventionally the reason).  A listed scenario that
 //   no longer mismatches is stale: the file must stay true.
+//   With --expected-check-losses, the checks too: every check that is
+//   SUCCESS directly must be SUCCESS through the gateway (a check id that
+//   repeats within a scenario is compared occurrence by occurrence, in
+//   order).  A lost check is expected when that FILE lists it
+//   ("scenario check-id  # why", one a line; the entry covers every
+//   occurrence of the id) or its scenario is an expected failure; a
+//   listed check that is not lost is stale.
 //   Prints a table and ends with "N passed, N failed": passed = scenarios
 //   whose through result matches (or beats) the direct one; failed =
-//   unexpected mismatches plus stale entries.  Expected mismatches are
-//   counted on a line of their own.  Exit 1 if failed > 0.
+//   unexpected mismatches, unexpected lost checks and stale entries.
+//   Expected mismatches and the checks' figures are counted on lines of
+//   their own.  Exit 1 if failed > 0.
 //
 // compare.mjs --show DIR
 //   Prints one run's per-scenario table, marking the scenarios its
@@ -28,7 +37,8 @@ const REQ_DIR = path.join(ROOT,
 
 function usage() {
   console.error('usage: compare.mjs DIRECT_DIR THROUGH_DIR ' +
-    '[--expected-failures FILE]\n       compare.mjs --show DIR');
+    '[--expected-failures FILE] [--expected-check-losses FILE]\n' +
+    '       compare.mjs --show DIR');
   process.exit(2);
 }
 
@@ -70,6 +80,7 @@ function loadRun(dir) {
       succeeded: count('SUCCESS'),
       warned: count('WARNING'),
       messages: failures.map((c) => `${c.id}: ${c.errorMessage ?? ''}`),
+      checks,
     });
   }
   return runs;
@@ -123,8 +134,9 @@ function readRevision(dir) {
   }
 }
 
-/* Scenario names, one a line; '#' comments and blank lines ignored. */
-function loadExpected(file) {
+/* Entries, one a line (a scenario name, or "scenario check-id" with
+ * words = 2); '#' comments and blank lines ignored.  Map entry -> why. */
+function loadExpected(file, words = 1) {
   const names = new Map();	// name -> reason
   let text;
   try {
@@ -136,10 +148,87 @@ function loadExpected(file) {
   for (const raw of text.split('\n')) {
     const hash = raw.indexOf('#');
     const name = (hash >= 0 ? raw.slice(0, hash) : raw).trim();
-    if (name !== '')
-      names.set(name, hash >= 0 ? raw.slice(hash + 1).trim() : '');
+    if (name === '')
+      continue;
+    const parts = name.split(/\s+/);
+    if (parts.length !== words) {
+      console.error(`compare.mjs: ${file}: "${name}": expected ` +
+        (words === 1 ? 'a scenario name' : '"scenario check-id"'));
+      process.exit(2);
+    }
+    names.set(parts.join(' '), hash >= 0 ? raw.slice(hash + 1).trim() : '');
   }
   return names;
+}
+
+/*
+ * The checks of one scenario that are SUCCESS directly and not through:
+ * [{ id, status }] (status: the through run's, or "missing").  The k-th
+ * occurrence of an id directly is compared with its k-th through.
+ */
+function lostChecks(d, t) {
+  const seen = new Map();	// id -> occurrences so far
+  const through = new Map();	// id -> [status...] in order
+  for (const c of t?.checks ?? []) {
+    if (!through.has(c.id))
+      through.set(c.id, []);
+    through.get(c.id).push(c.status);
+  }
+  const lost = [];
+  for (const c of d.checks) {
+    const k = seen.get(c.id) ?? 0;
+    seen.set(c.id, k + 1);
+    if (c.status !== 'SUCCESS')
+      continue;
+    const st = through.get(c.id)?.[k] ?? 'missing';
+    if (st !== 'SUCCESS')
+      lost.push({ id: c.id, status: st });
+  }
+  return lost;
+}
+
+/*
+ * The check-level comparison: figures, problems (pushed), and the
+ * number of failures (unexpected losses and stale entries).
+ */
+function compareChecks(direct, through, expectedScenarios, losses, file,
+    problems) {
+  let succeeded = 0;
+  let expectedLost = 0;
+  let unexpected = 0;
+  const lostKeys = new Set();
+  const lines = [];
+  for (const name of [...direct.keys()].sort()) {
+    const d = direct.get(name);
+    succeeded += d.checks.filter((c) => c.status === 'SUCCESS').length;
+    for (const l of lostChecks(d, through.get(name))) {
+      const key = `${name} ${l.id}`;
+      lostKeys.add(key);
+      if (losses.has(key) || expectedScenarios.has(name)) {
+        expectedLost++;
+        lines.push(`lost ${key}: ${l.status} through (expected: ` +
+          `${losses.has(key) ? 'listed' : 'scenario listed'})`);
+      } else {
+        unexpected++;
+        problems.push(`${key}: SUCCESS directly, ${l.status} through`);
+      }
+    }
+  }
+  let stale = 0;
+  for (const key of losses.keys()) {
+    if (!lostKeys.has(key)) {
+      stale++;
+      problems.push(`${key}: listed in ${file} but not lost (STALE)`);
+    }
+  }
+  const lost = expectedLost + unexpected;
+  for (const l of lines)
+    console.log(l);
+  console.log(`checks: ${succeeded} SUCCESS directly, ` +
+    `${succeeded - lost} kept through, ${lost} lost ` +
+    `(${expectedLost} expected, ${unexpected} unexpected)` +
+    (stale > 0 ? `, ${stale} stale entr${stale === 1 ? 'y' : 'ies'}` : ''));
+  return unexpected + stale;
 }
 
 /* "pass 3/10": 3 of the 10 checks succeeded, none failed (the rest are
@@ -198,10 +287,11 @@ function show(dir) {
   return failed === 0 ? 0 : 1;
 }
 
-function compare(directDir, throughDir, expectedFile) {
+function compare(directDir, throughDir, expectedFile, lossesFile) {
   const direct = loadRun(directDir);
   const through = loadRun(throughDir);
   const expected = expectedFile ? loadExpected(expectedFile) : new Map();
+  const losses = lossesFile ? loadExpected(lossesFile, 2) : null;
   if (direct.size === 0) {
     console.error(`compare.mjs: no scenario results in ${directDir}`);
     return 2;
@@ -253,6 +343,9 @@ function compare(directDir, throughDir, expectedFile) {
         'ignored (no direct result)']);
   }
   table(rows, ['scenario', 'direct', 'through', 'verdict']);
+  if (losses !== null)
+    failed += compareChecks(direct, through, expected, losses, lossesFile,
+      problems);
   for (const p of problems)
     console.log(`FAILED ${p}`);
   if (expectedFile)
@@ -269,12 +362,17 @@ if (args[0] === '--show') {
   process.exit(show(args[1]));
 }
 let expectedFile = null;
+let lossesFile = null;
 const dirs = [];
 for (let i = 0; i < args.length; i++) {
   if (args[i] === '--expected-failures') {
     if (i + 1 >= args.length)
       usage();
     expectedFile = args[++i];
+  } else if (args[i] === '--expected-check-losses') {
+    if (i + 1 >= args.length)
+      usage();
+    lossesFile = args[++i];
   } else if (args[i].startsWith('-'))
     usage();
   else
@@ -282,4 +380,4 @@ for (let i = 0; i < args.length; i++) {
 }
 if (dirs.length !== 2)
   usage();
-process.exit(compare(dirs[0], dirs[1], expectedFile));
+process.exit(compare(dirs[0], dirs[1], expectedFile, lossesFile));

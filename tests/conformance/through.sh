@@ -12,8 +12,11 @@
 # and meets the suite's client in its own) is the era: setting vmcpd
 # gets for the fixture.  Pinned to the other era, the expected failures
 # are those of expected-failures-<revision>-via-<era>.txt: scenarios
-# that cannot cross that cell of the era bridge, each with why.  Results
-# go to
+# that cannot cross that cell of the era bridge, each with why.  At the
+# default era the checks are compared too: every check SUCCESS directly
+# must be SUCCESS through vmcpd, but those that
+# expected-check-losses-<revision>.txt lists ("scenario check-id  # why").
+# Results go to
 # OUTDIR/{direct,through}-<revision>, with
 # vmcpd.yaml, vmcpd.log and fixture.log beside them (default OUTDIR: a
 # temporary directory, removed afterwards unless KEEP=1 or something
@@ -37,17 +40,21 @@ case $rev in
 *)		own=modern ;;
 esac
 era=${CONFORMANCE_BACKEND_ERA:-auto}
+checks=
 case $era in
-auto|$own)	expected=$conf/expected-failures-$rev.txt ;;
+auto|$own)	expected=$conf/expected-failures-$rev.txt
+		checks=$conf/expected-check-losses-$rev.txt ;;
 legacy|modern)	expected=$conf/expected-failures-$rev-via-$era.txt ;;
 *)	echo "through.sh: CONFORMANCE_BACKEND_ERA is auto, legacy or" \
 	    "modern" >&2
 	exit 2 ;;
 esac
-if [ ! -f "$expected" ]; then
-	echo "through.sh: $expected is missing" >&2
-	exit 2
-fi
+for f in "$expected" $checks; do
+	if [ ! -f "$f" ]; then
+		echo "through.sh: $f is missing" >&2
+		exit 2
+	fi
+done
 if [ $# -eq 2 ]; then
 	out=$2
 	keep=1
@@ -130,7 +137,8 @@ fi
 echo "direct $(cat "$out/direct-$rev/elapsed") s," \
     "through vmcpd $(cat "$out/through-$rev/elapsed") s"
 node "$conf/compare.mjs" "$out/direct-$rev" "$out/through-$rev" \
-    --expected-failures "$expected" || rc=1
+    --expected-failures "$expected" \
+    ${checks:+--expected-check-losses "$checks"} || rc=1
 
 if [ $rc -eq 0 ] && [ "$keep" = 0 ]; then
 	rm -rf "$out"
