@@ -78,6 +78,14 @@ const stateCodec = createRequestStateCodec({ key: randomBytes(32) });
 const subscriptions = new Map();
 let watchedVersion = 1;
 
+// The lists the test_trigger_*_change tools change before they notify:
+// SEP-2575's list-changed checks expect a real change ("Mutated the tool
+// list"), and a gateway that relists a backend on list_changed tells its
+// own clients only when what it serves differs.  Each trigger bumps its
+// list's generation, which a description in that list carries (servers
+// built afterwards: every Modern request, new Legacy sessions).
+const listGeneration = { tools: 0, prompts: 0 };
+
 // ---------------------------------------------------------------------------
 // Resumable SSE streams (SEP-1699): a bounded in-memory event log per
 // session (the SDK names every session's GET stream alike, so a shared
@@ -485,17 +493,21 @@ function registerTools(server, era) {
   });
 
   server.registerTool('test_trigger_tool_change', {
-    description: 'Publishes notifications/tools/list_changed',
+    description: 'Changes the tools list (this description: generation ' +
+        `${listGeneration.tools}), publishes notifications/tools/list_changed`,
     inputSchema: objectSchema()
   }, async () => {
+    listGeneration.tools++;
     modern.notify.toolsChanged();
     return { content: [text('tools list_changed published')] };
   });
 
   server.registerTool('test_trigger_prompt_change', {
-    description: 'Publishes notifications/prompts/list_changed',
+    description: 'Changes the prompts list (test_changing_prompt), ' +
+        'publishes notifications/prompts/list_changed',
     inputSchema: objectSchema()
   }, async () => {
+    listGeneration.prompts++;
     modern.notify.promptsChanged();
     return { content: [text('prompts list_changed published')] };
   });
@@ -766,6 +778,15 @@ function registerResources(server, log) {
 }
 
 function registerPrompts(server) {
+  server.registerPrompt('test_changing_prompt', {
+    title: 'Changing prompt',
+    description: `Generation ${listGeneration.prompts} of the prompts list ` +
+        '(test_trigger_prompt_change changes it)'
+  }, async () => ({
+    messages: [{ role: 'user', content: text(
+        `Prompts list generation ${listGeneration.prompts}.`) }]
+  }));
+
   server.registerPrompt('test_simple_prompt', {
     title: 'Simple prompt',
     description: 'A prompt without arguments'
