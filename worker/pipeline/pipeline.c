@@ -299,7 +299,13 @@ pipeline_resolve(struct request *r)
 	rc = PIPELINE_NEXT;
 	if (core_route(r->r_view, r->r_w->w_conf, r->r_msg.jm_method, params,
 	    &r->r_be, &r->r_bparams, &cerr) == -1) {
-		c->rc_error(r, 200, cerr.ce_code, cerr.ce_msg, NULL);
+		/* a resource no backend serves: its URI in the error's
+		 * data (MCP 2025-11-25 and 2026-07-28, Resources, Error
+		 * Handling); the codec words the code for its revision */
+		c->rc_error(r, 200, cerr.ce_code, cerr.ce_msg,
+		    cerr.ce_code == MCP_ERR_RESOURCE_NOT_FOUND ?
+		    json_pack("{s:O}", "uri", json_object_get(params, "uri")) :
+		    NULL);
 		rc = PIPELINE_DONE;
 	} else
 		/* what a 2026-07-28 backend needs (the view is here) */
