@@ -3,15 +3,20 @@
 // 2025-11-25 backends (server-everything and server-memory over stdio),
 // plus the status codes of the Modern edge on raw HTTP.  Both eras on
 // the same endpoint at once: a v1 (Legacy) client works beside them.
+// subscriptions/listen in front of a Legacy and of a Modern backend
+// whose lists change (each worker's streams told within a bound, under
+// load); a missing resource's error naming its URI.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { guarded, connectClient, httpRequest, tmpDir, waitFor, MCP_ACCEPT } from './lib/harness.mjs';
 import {
-  useMulti, startMulti, startSpec, openStream, openUnwatched, modern, modernMeta, MODERN, EVERYTHING, MEMORY,
-  textOf,
+  guarded, connectClient, httpRequest, tmpDir, waitFor, openSession, rpc, MCP_ACCEPT,
+} from './lib/harness.mjs';
+import {
+  useMulti, startMulti, startSpec, startModern, openStream, openUnwatched, modern, modernMeta, MODERN, EVERYTHING,
+  MEMORY, textOf,
 } from './lib/multi.mjs';
 
 useMulti();
@@ -316,3 +321,127 @@ describe('subscriptions/listen through vmcpd (2 workers)', () => {
     assert.equal(r.json.error.code, -32602, r.text);
   }));
 });
+
+// A 2026-07-28 backend (SDK v2) whose lists change: worker 0 listens to
+// it with subscriptions/listen, the builder relists it, and every
+// worker's listen streams are told promptly (SEP-2575, MCP 2026-07-28
+// Subscriptions; the conformance suite waits 1.5 s).  And resources no
+// one serves: the error names the URI (MCP Resources, Error Handling).
+describe('a 2026-07-28 backend through vmcpd (2 workers): list changes on listen streams, missing resources',
+  () => {
+    let mb, daemon;
+    const BOUND = 3000;	// ms from the change to the notification: generous
+
+    before(async () => {
+      mb = await startModern({ label: 'mb', modernOnly: true, dynamic: true, tools: ['keep'],
+        prompts: ['greet'], templates: [{ name: 'items', uriTemplate: 'test://mb/items/{id}' }] });
+      daemon = await startMulti({ backends: [{ name: 'mb', url: mb.url }],
+        aggregation: 'conflictResolutionConfig:\n  prefixMode: onConflict' });
+    });
+
+    after(async () => {
+      if (daemon)
+        await daemon.stop();
+    });
+
+    const msgs = (g, method) => g.events.filter((e) => e.msg?.method === method);
+    const slotOf = (g) => Number(String(g.headers['vmcpd-worker']).split(' ')[0]);
+
+    /* one listen stream on each worker (slot 0 listens to the backend) */
+    async function listenOnEach() {
+      const bySlot = new Map();
+      for (let i = 0; i < 40 && bySlot.size < 2; i++) {
+        const g = await openStream(daemon.port, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', Accept: MCP_ACCEPT,
+            'MCP-Protocol-Version': MODERN, 'Mcp-Method': 'subscriptions/listen' },
+          body: { jsonrpc: '2.0', id: `W${i}`, method: 'subscriptions/listen',
+            params: { _meta: meta(), notifications: { toolsListChanged: true, promptsListChanged: true } } },
+          timeout: 30000,
+        });
+        await g.until('acknowledged', (s) => s.events.length >= 1, 10000);
+        assert.equal(g.events[0].msg.method, 'notifications/subscriptions/acknowledged');
+        if (bySlot.has(slotOf(g)))
+          g.close();
+        else
+          bySlot.set(slotOf(g), g);
+      }
+      assert.deepEqual([...bySlot.keys()].sort(), [0, 1], 'a listen stream on each worker');
+      return [...bySlot.values()];
+    }
+
+    /* the change made (the backend notifies before it answers), then
+     * each stream told within BOUND, and the list has the new item */
+    async function changeAndWait(streams, kind, name) {
+      const method = `notifications/${kind}s/list_changed`;
+      const before = streams.map((g) => msgs(g, method).length);
+      const t0 = Date.now();
+      const add = await modern(daemon.port, 'tools/call', { name: `add_${kind}`, arguments: { name } },
+        { 'Mcp-Name': `add_${kind}` });
+      assert.equal(add.json?.result?.content?.[0]?.text, `added ${kind} ${name}`, add.text);
+      for (const [i, g] of streams.entries()) {
+        await g.until(method, () => msgs(g, method).length > before[i], 15000);
+        const at = msgs(g, method)[before[i]].at;
+        assert.ok(at - t0 <= BOUND, `${method} on worker ${slotOf(g)} ${at - t0} ms after the change`);
+      }
+      const l = await modern(daemon.port, `${kind}s/list`);
+      assert.ok(l.json.result[`${kind}s`].some((x) => x.name === name), l.text);
+    }
+
+    test('list_changed reaches the listen streams of both workers promptly, under load too',
+      guarded(async () => {
+        const l = await modern(daemon.port, 'tools/list');
+        assert.equal(l.status, 200, l.text);
+        await waitFor('vmcpd listening to mb', async () => (await mb.stats()).methods['modern subscriptions/listen'] >= 1,
+          { timeout: 20000, interval: 100 });
+        const streams = await listenOnEach();
+        await changeAndWait(streams, 'tool', 'fresh');
+        // a second change right after the first, while clients keep
+        // both workers busy
+        let stop = false;
+        const load = Array.from({ length: 8 }, async () => {
+          for (let i = 0; !stop; i++) {
+            const r = await modern(daemon.port, 'tools/call', { name: 'keep', arguments: { x: `${i}` } },
+              { 'Mcp-Name': 'keep' });
+            assert.equal(r.status, 200, r.text);
+          }
+        });
+        try {
+          await changeAndWait(streams, 'prompt', 'fresh_prompt');
+          await changeAndWait(streams, 'tool', 'fresher');
+        } finally {
+          stop = true;
+          await Promise.all(load);
+        }
+        // a stream asked for tools and prompts: nothing else came
+        for (const g of streams) {
+          assert.equal(msgs(g, 'notifications/resources/list_changed').length, 0);
+          g.close();
+        }
+      }));
+
+    /* a read of uri answered with code (each revision's) and data {uri} */
+    async function readMissing(uri, modernCode, legacyCode) {
+      const m = await modern(daemon.port, 'resources/read', { uri }, { 'Mcp-Name': uri });
+      assert.equal(m.json?.error?.code, modernCode, m.text);
+      assert.deepEqual(m.json.error.data, { uri });
+      const { sid } = await openSession(daemon.port);
+      const l = await rpc(daemon.port, sid, 'resources/read', { uri });
+      assert.equal(l.json?.error?.code, legacyCode, l.text);
+      assert.deepEqual(l.json.error.data, { uri });
+    }
+
+    test('a resource no backend serves: -32602 (2026-07-28) or -32002 (2025-11-25) with data.uri',
+      guarded(async () => {
+        await readMissing('test://nowhere/doc', -32602, -32002);
+      }));
+
+    test("the backend's own not-found passes through with its data, to both revisions",
+      guarded(async () => {
+        await readMissing('test://mb/items/missing', -32602, -32602);
+        // and a template's item that exists is read
+        const ok = await modern(daemon.port, 'resources/read', { uri: 'test://mb/items/7' },
+          { 'Mcp-Name': 'test://mb/items/7' });
+        assert.equal(ok.json?.result?.contents?.[0]?.text, 'mb:test://mb/items/7', ok.text);
+      }));
+  });

@@ -107,7 +107,7 @@ describe('a backend that storms and answers big', () => {
       await pump;
       const during = all.map((x, i) => x.lists() - lists0[i]);
       // before: a relist for each (hundreds a second); now one under
-      // way and one pending, a second apart at least, then further
+      // way and one pending, half a second apart at least, then further
       assert.ok(during.every((n) => n <= 5), `${during} relists for ${sent} list_changed ` +
         'each in 2.5 s');
       // a new layout is stored before the one it replaces goes; before,

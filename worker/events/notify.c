@@ -60,8 +60,10 @@
 
 #define NOTIFY_EVENT_MAX	(1024 * 1024)
 
-/* worker 0: a backend's changes go to the builder this far apart */
-#define NOTIFY_FORWARD_MS	250
+/* worker 0: a backend's changes go to the builder this far apart (a
+ * fifth of the builder's least interval between relists, so that a
+ * storm folds changes there) */
+#define NOTIFY_FORWARD_MS	100
 
 static const int notify_backoff_ms[] = { 500, 1000, 2000, 5000, 10000, 30000 };
 

@@ -18,6 +18,13 @@
 //   prompts     [name]: each takes a required "who" and answers
 //               "<label>:<name>:<who>"
 //   resources   [{uri, text}]: readable
+//   templates   [{name, uriTemplate}]: a read answers "<label>:<the uri
+//               read>", but a uri ending in /missing: the SDK's
+//               ResourceNotFoundError (-32602, data {uri}), the backend's
+//               own not-found
+//   dynamic     true: tools add_tool {name} and add_prompt {name} add to
+//               the lists (listChanged offered) and publish the list's
+//               list_changed on the subscriptions/listen streams
 //   subscribe   true: resources.subscribe is offered, so a
 //               subscriptions/listen's resourceSubscriptions are honoured
 //   noListen    true: a 2026-07-28 subscriptions/listen gets 404 and
@@ -55,8 +62,8 @@ import { randomUUID, randomBytes } from 'node:crypto';
 
 import { NodeStreamableHTTPServerTransport, toNodeHandler } from '@modelcontextprotocol/node';
 import {
-  CLIENT_CAPABILITIES_META_KEY, McpServer, acceptedContent, classifyInboundRequest, createMcpHandler, fromJsonSchema, inputRequired,
-  isInitializeRequest,
+  CLIENT_CAPABILITIES_META_KEY, McpServer, ResourceNotFoundError, ResourceTemplate, acceptedContent, classifyInboundRequest,
+  createMcpHandler, fromJsonSchema, inputRequired, isInitializeRequest,
 } from '@modelcontextprotocol/server';
 
 const spec = JSON.parse(process.env.SPEC || '{}');
@@ -71,6 +78,8 @@ const issued = new Set();		// requestStates this process minted
 const listens = new Map();		// open listen streams -> their URIs
 let listenSeq = 0;
 const sessions = new Map();		// Legacy session id -> transport
+const dynTools = new Set();		// spec.dynamic: added by add_tool
+const dynPrompts = new Set();		// ...and add_prompt
 
 const text = (t) => ({ type: 'text', text: t });
 const objectSchema = (properties = {}, required = []) =>
@@ -109,10 +118,10 @@ const askString = (message, field) => inputRequired.elicit({
 });
 
 function buildServer() {
-  const caps = { tools: {} };
-  if (spec.prompts?.length)
-    caps.prompts = {};
-  if (spec.resources?.length)
+  const caps = { tools: spec.dynamic ? { listChanged: true } : {} };
+  if (spec.prompts?.length || spec.dynamic)
+    caps.prompts = spec.dynamic ? { listChanged: true } : {};
+  if (spec.resources?.length || spec.templates?.length)
     caps.resources = spec.subscribe ? { subscribe: true } : {};
   if (spec.rogue)
     caps.completions = {};
@@ -128,7 +137,7 @@ function buildServer() {
     },
   });
 
-  for (const name of spec.tools || [])
+  for (const name of [...spec.tools || [], ...dynTools])
     server.registerTool(name, {
       description: `tool ${name} of ${label}`,
       inputSchema: objectSchema({ x: { type: 'string' } }),
@@ -143,7 +152,7 @@ function buildServer() {
       _meta: { 'com.example/label': label },
     }));
 
-  for (const name of spec.prompts || [])
+  for (const name of [...spec.prompts || [], ...dynPrompts])
     server.registerPrompt(name, {
       description: `prompt ${name}`,
       argsSchema: objectSchema({ who: { type: 'string' } }, ['who']),
@@ -155,6 +164,27 @@ function buildServer() {
     server.registerResource(r.uri, r.uri, { mimeType: 'text/plain' }, async () => ({
       contents: [{ uri: r.uri, mimeType: 'text/plain', text: r.text ?? `${label}:${r.uri}` }],
     }));
+
+  for (const t of spec.templates || [])
+    server.registerResource(t.name, new ResourceTemplate(t.uriTemplate, { list: undefined }),
+      { mimeType: 'text/plain' }, async (uri) => {
+        if (uri.href.endsWith('/missing'))
+          throw new ResourceNotFoundError(uri.href);
+        return { contents: [{ uri: uri.href, mimeType: 'text/plain', text: `${label}:${uri.href}` }] };
+      });
+
+  if (spec.dynamic) {
+    const adder = (kind, set, notify) => server.registerTool(`add_${kind}`, {
+      description: `adds a ${kind} to the list`,
+      inputSchema: objectSchema({ name: { type: 'string' } }, ['name']),
+    }, async ({ name }) => {
+      set.add(name);
+      notify();
+      return { content: [text(`added ${kind} ${name}`)] };
+    });
+    adder('tool', dynTools, () => modern.notify.toolsChanged());
+    adder('prompt', dynPrompts, () => modern.notify.promptsChanged());
+  }
 
   if (spec.rogue)	// its calls are answered in rogue() below
     server.registerTool('rogue_type', {
