@@ -92,6 +92,7 @@ worker_drain(struct worker *w, int stop)
 	diag_drain(w);
 	stream_drain(w);
 	listen_drain(w);
+	trace_drain();
 	notify_stop(w);
 	subs_stop(w);
 	tv.tv_sec = w->w_conf->cf_drain_timeout_ms / 1000;

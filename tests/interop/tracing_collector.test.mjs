@@ -243,3 +243,50 @@ describe('a hostile collector', () => {
       }
     }));
 });
+
+// A stopping vmcpd sends the spans it still holds: with an export
+// interval longer than the test and a batch it never fills, the last
+// call's spans reach the collector only through the drain's flush.
+describe('the spans of the last calls when vmcpd stops', () => {
+  let recv, backend, daemon;
+
+  before(async () => {
+    recv = await startReceiver();
+    backend = await startTestBackend();
+    daemon = await startTracedDaemon(recv, {
+      backends: [{ name: 'b', url: backend.url }],
+      aggregation: 'conflictResolution: prefix\nconflictResolutionConfig:\n  prefixMode: onConflict',
+      telemetry: { exportInterval: '600s', maxExportBatchSize: 512 },
+    });
+  });
+
+  after(async () => {
+    if (daemon && !daemon.stopped)
+      await daemon.stop();
+    await recv?.close();
+  });
+
+  test('sent before the workers exit', guarded(async () => {
+    const caller = callerContext();
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call',
+      params: { name: 'echo', arguments: { message: 'last' }, _meta: modernMeta() } });
+    const res = await fetch(`http://127.0.0.1:${daemon.port}/mcp`, { method: 'POST', body,
+      headers: { 'Content-Type': 'application/json', Accept: MCP_ACCEPT,
+        'MCP-Protocol-Version': MODERN, 'Mcp-Method': 'tools/call', 'Mcp-Name': 'echo',
+        traceparent: caller.header } });
+    const text = await res.text();
+    assert.equal(res.status, 200, text);
+    assert.deepEqual(JSON.parse(text).result?.content, [{ type: 'text', text: 'Echo: last' }], text);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(recv.spans.filter((s) => s.traceId === caller.traceId).length, 0,
+      'nothing exported before the stop (the interval is 600 s)');
+    await daemon.stop();
+    const spans = await recv.waitForSpans((s) => {
+      const mine = s.filter((x) => isVmcpd(x) && x.traceId === caller.traceId);
+      return mine.some((x) => x.kind === 'SERVER') && mine.some((x) => x.kind === 'CLIENT') ?
+        mine : null;
+    }, 10000, 'the last call\'s SERVER and CLIENT spans after the stop');
+    const server = spans.find((x) => x.kind === 'SERVER');
+    assert.equal(server.parentSpanId, caller.spanId, `the SERVER span's parent: ${server.parentSpanId}`);
+  }));
+});

@@ -131,6 +131,13 @@ trace_fini(void)
 	trace_export_fini();
 }
 
+void
+trace_drain(void)
+{
+	if (trace_enabled)
+		trace_export_drain();
+}
+
 static char *
 trace_strndup(const char *s, size_t len)
 {

@@ -55,6 +55,10 @@ extern int trace_enabled;
 int	trace_init(struct worker *, const char *role);
 /* spans not yet sent dropped, the exporters stopped */
 void	trace_fini(void);
+/* the process drains: the spans queued, and those of the requests
+ * still to end, are sent before it exits (it is held while any wait or
+ * one is in flight, within the drain's deadline) */
+void	trace_drain(void);
 
 /*
  * A client request's SERVER span, under the caller's traceparent and

@@ -6,6 +6,9 @@
  * (trace_post.c).  One export is in flight at a time, bounded by
  * exportTimeout; its spans are freed once encoded, so a slow or dead
  * collector costs the ring and one encoded batch, never the calls.
+ * A draining process is held (as a request holds it) while spans wait
+ * or a batch is in flight, so the last calls' spans are sent before it
+ * exits; the drain's deadline bounds that as it bounds the requests.
  */
 #include <sys/types.h>
 
@@ -33,12 +36,16 @@ struct trace_export {
 	struct event		*te_tick;	/* every exportInterval */
 	struct event		*te_kick;	/* a batch is waiting */
 	unsigned int		 te_sending;	/* spans in flight */
+	int			 te_draining;
+	int			 te_held;	/* the worker, while draining */
 	struct trace_post	 te_post;	/* to /v1/traces */
 };
 
 static struct trace_export	*te;
 
 static void	trace_export_flush(struct trace_export *);
+static void	trace_export_batch(struct trace_export *);
+static void	trace_export_hold(struct trace_export *);
 
 static void
 trace_export_on_tick(evutil_socket_t fd, short ev, void *arg)
@@ -60,7 +67,37 @@ trace_export_done(void *arg, int taken)
 		diag_count_otel(e->te_w, n, 0, 0);
 	else
 		diag_count_otel(e->te_w, 0, n, 1);
-	if (e->te_n >= e->te_batch)
+	if (e->te_n >= e->te_batch || (e->te_draining && e->te_n > 0))
+		event_active(e->te_kick, 0, 0);
+	trace_export_hold(e);
+}
+
+/* draining: the worker held while spans wait or are in flight, let go
+ * once none do */
+static void
+trace_export_hold(struct trace_export *e)
+{
+	int	 busy = e->te_n > 0 || e->te_post.tp_call != NULL;
+
+	if (!e->te_draining || busy == e->te_held)
+		return;
+	e->te_held = busy;
+	if (busy)
+		worker_request_hold(e->te_w);
+	else
+		worker_request_release(e->te_w, "trace_export");
+}
+
+void
+trace_export_drain(void)
+{
+	struct trace_export	*e = te;
+
+	if (e == NULL || e->te_draining)
+		return;
+	e->te_draining = 1;
+	trace_export_hold(e);
+	if (e->te_n > 0 && e->te_post.tp_call == NULL)
 		event_active(e->te_kick, 0, 0);
 }
 
@@ -138,12 +175,24 @@ trace_export_push(struct trace_span *s)
 	}
 	e->te_q[(e->te_head + e->te_n) % e->te_cap] = s;
 	e->te_n++;
-	if (e->te_n >= e->te_batch && e->te_post.tp_call == NULL)
+	if ((e->te_n >= e->te_batch || e->te_draining) &&
+	    e->te_post.tp_call == NULL)
 		event_active(e->te_kick, 0, 0);
+	trace_export_hold(e);
 }
 
 static void
 trace_export_flush(struct trace_export *e)
+{
+	trace_export_batch(e);
+	/* draining: batch after batch, whatever became of this one */
+	if (e->te_draining && e->te_n > 0 && e->te_post.tp_call == NULL)
+		event_active(e->te_kick, 0, 0);
+	trace_export_hold(e);
+}
+
+static void
+trace_export_batch(struct trace_export *e)
 {
 	const struct otlp_span	*batch[1024];
 	struct trace_post	*p = &e->te_post;

@@ -68,6 +68,7 @@ uint64_t trace_now_ns(void);
 /* trace_export.c: the spans' exporter */
 int	 trace_export_init(struct worker *, const char *role);
 void	 trace_export_fini(void);
+void	 trace_export_drain(void);
 /* trace_metrics.c: metricsEnabled's exporter */
 int	 trace_metrics_init(struct worker *, const char *role);
 void	 trace_metrics_fini(void);

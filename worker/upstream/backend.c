@@ -227,6 +227,16 @@ backend_id_matches(const struct backend_call *bc, json_t *id)
 	    bc->bc_id) == 0;
 }
 
+/* the CLIENT span ends with the answer, not with a stream the backend
+ * keeps open after it (that transfer's end may come much later) */
+static void
+backend_span_answered(struct backend_call *bc, int rc, const char *errmsg)
+{
+	backend_trace_done(bc->bc_span, rc, bc->bc_status, errmsg);
+	backend_trace_end(bc->bc_span, 1);
+	bc->bc_span = NULL;
+}
+
 /*
  * The common case, cheaply: the final answer to our request, passed on
  * as text.  Only a well-formed answer to our id qualifies; anything
@@ -272,7 +282,7 @@ backend_on_answer_raw(struct backend_call *bc, const char *data, size_t len)
 	bc->bc_finished = 1;
 	diag_backend_done(bc->bc_w, bc->bc_be, bc->bc_t0, 0, bc->bc_status,
 	    NULL);
-	backend_trace_done(bc->bc_span, 0, bc->bc_status, NULL);
+	backend_span_answered(bc, 0, NULL);
 	bc->bc_cbs->bc_done_raw(bc->bc_arg, r != NULL ? "result" : "error",
 	    (r != NULL ? r : e)->ps_val, (r != NULL ? r : e)->ps_vallen, mem,
 	    rs.pm_n);
@@ -616,7 +626,7 @@ backend_finish(struct backend_call *bc, int rc, json_t *response, int flags,
 	else
 		diag_backend_done(bc->bc_w, bc->bc_be, bc->bc_t0, rc,
 		    bc->bc_status, errmsg);
-	backend_trace_done(bc->bc_span, rc, bc->bc_status, errmsg);
+	backend_span_answered(bc, rc, errmsg);
 	if (bc->bc_cbs != NULL && bc->bc_cbs->bc_done != NULL)
 		bc->bc_cbs->bc_done(bc->bc_arg, rc, response, flags, errmsg);
 }
