@@ -100,9 +100,10 @@ proto_modern_name(const char *method, const json_t *params)
 {
 	const struct mcp_method *mm = mcp_method_find(method);
 
-	/* a routed call's name or URI; completion/complete has none */
-	if (mm == NULL || mm->mm_route == MCP_ROUTE_NONE ||
-	    mm->mm_route == MCP_ROUTE_REF || mm->mm_hname == NULL)
+	/* a routed call's name or URI, a task's id (the tasks extension:
+	 * Mcp-Name is params.taskId); completion/complete has none */
+	if (mm == NULL || mm->mm_route == MCP_ROUTE_REF ||
+	    mm->mm_hname == NULL)
 		return NULL;
 	return json_string_value(json_object_get(params, mm->mm_hname));
 }

@@ -119,8 +119,7 @@ const PLANS = {
 
 // The tools that cannot run without a task (taskSupport "required"): a
 // request that did not declare the extension gets -32021 before the SDK.
-const REQUIRED = ['failing_job', 'confirm_delete', 'multi_input',
-    'test_tool_with_task'];
+const REQUIRED = ['failing_job', 'test_tool_with_task'];
 
 // Does this tools/call become a task?  test_tool_with_task only on its
 // final MRTR round (the name gathered); the others always.
@@ -258,7 +257,8 @@ function fail(res, id, e) {
   const error = { code: e.code ?? -32603, message: e.message };
   if (e.data !== undefined)
     error.data = e.data;
-  answer(res, e.code === HEADER_MISMATCH ? 400 : 200, id, { error });
+  answer(res, e.code === HEADER_MISMATCH ||
+      e.code === MISSING_CAPABILITY ? 400 : 200, id, { error });
 }
 
 // The routing headers of SEP-2243 and SEP-2663 (Mcp-Method, Mcp-Name =
@@ -321,9 +321,9 @@ export function taskStats() {
 }
 
 // The same tools for the SDK, reached by the requests that did not
-// declare the extension (slow_compute and protocol_error_job run at once;
-// serveTasks() answers -32021 for the others) and by test_tool_with_task's
-// first MRTR round.
+// declare the extension (slow_compute and protocol_error_job run at once,
+// confirm_delete and multi_input ask through MRTR; serveTasks() answers
+// -32021 for the others) and by test_tool_with_task's first MRTR round.
 export function registerTaskTools(server) {
   server.registerTool('greet', {
     description: 'Says hello (never a task)',
@@ -347,12 +347,32 @@ export function registerTaskTools(server) {
     throw new ProtocolError(e.code, e.message);
   });
 
-  for (const name of ['failing_job', 'confirm_delete', 'multi_input']) {
+  server.registerTool('failing_job', {
+    description: `Task only (${TASKS_EXTENSION} required)`,
+    inputSchema: objectSchema()
+  }, async () => {
+    throw missingCapability('failing_job');	// not reached: serveTasks()
+  });
+
+  // Without a task, the same questions through MRTR.
+  for (const name of ['confirm_delete', 'multi_input']) {
     server.registerTool(name, {
-      description: `Task only (${TASKS_EXTENSION} required)`,
+      description: 'Asks for input; a task when it can be',
       inputSchema: objectSchema({ filename: { type: 'string' } })
-    }, async () => {
-      throw missingCapability(name);	// not reached: serveTasks()
+    }, async (args, ctx) => {
+      const plan = PLANS[name](args);
+      const r = ctx.mcpReq.inputResponses ?? {};
+      const missing = Object.keys(plan.asks).filter((k) =>
+        acceptedContent(r, k) === undefined);
+      if (missing.length === 0)
+        return plan.settle(r).result;
+      const asks = {};
+      for (const k of missing)
+        asks[k] = inputRequired.elicit({
+          message: plan.asks[k].params.message,
+          requestedSchema: plan.asks[k].params.requestedSchema
+        });
+      return inputRequired({ inputRequests: asks });
     });
   }
 

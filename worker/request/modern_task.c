@@ -1,0 +1,281 @@
+/*
+ * The tasks extension (io.modelcontextprotocol/tasks, SEP-2663) for
+ * 2026-07-28 clients: a tools/call a backend answers with a task
+ * (CreateTaskResult, resultType "task") gets a task id of vmcpd's own,
+ * 128 random bits, mapped in the store's tasks db (shared/task_rec.h) to
+ * the backend, the backend's id, the owner (the identity scope, as a
+ * workflow handle's) and the tool, before the client has the answer:
+ * tasks/get, tasks/update and tasks/cancel then work on any worker.
+ * Those three are resolved here (modern.c's rc_check): the request must
+ * declare the extension (-32021), the id must be a live task of this
+ * principal (-32602, the same answer for an unknown, an expired and
+ * another principal's id, and no backend asked), the call is authorized
+ * as the call of the tool that made the task, then sent to the backend
+ * under the backend's id (Mcp-Name follows params.taskId), and the
+ * answer's id mapped back.  The extension is declared to a backend only
+ * if it advertises it (the view's taskBackends).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/rand.h>
+
+#include "proto/classify.h"
+#include "proto/hex.h"
+#include "proto/jsonrpc.h"
+#include "proto/method.h"
+#include "proto/proto.h"
+#include "shared/config.h"
+#include "shared/config_backend.h"
+#include "shared/store.h"
+#include "shared/task_rec.h"
+#include "worker/auth/auth.h"
+#include "worker/auth/authz.h"
+#include "worker/auth/authz_rule.h"
+#include "worker/http/httpd.h"
+#include "worker/request/modern_req.h"
+
+int
+modern_task_caps_declare(const json_t *caps)
+{
+	return json_is_object(json_object_get(json_object_get(caps,
+	    "extensions"), MCP_TASKS_EXTENSION));
+}
+
+int
+modern_task_declared(struct mreq *m)
+{
+	const struct modern_fast	*f = &m->m_fast;
+	json_t				*caps;
+	int				 rc;
+
+	if (m->m_r.r_caps != NULL || f->mf_caps == NULL)
+		return modern_task_caps_declare(m->m_r.r_caps);
+	/* the hot path's text: parsed only if it names the extension */
+	if (memmem(f->mf_caps, f->mf_capslen, MCP_TASKS_EXTENSION,
+	    sizeof(MCP_TASKS_EXTENSION) - 1) == NULL)
+		return 0;
+	caps = json_loadb(f->mf_caps, f->mf_capslen, JSON_ALLOW_NUL, NULL);
+	rc = modern_task_caps_declare(caps);
+	json_decref(caps);
+	return rc;
+}
+
+int
+modern_task_backend(json_t *view, const char *backend)
+{
+	json_t	*v;
+	size_t	 i;
+
+	json_array_foreach(json_object_get(view, "taskBackends"), i, v)
+		if (json_is_string(v) && strcmp(json_string_value(v),
+		    backend) == 0)
+			return 1;
+	return 0;
+}
+
+json_t *
+modern_task_caps_strip(const json_t *caps)
+{
+	json_t *c, *ext;
+
+	if ((c = json_deep_copy(caps)) == NULL)
+		return NULL;
+	if ((ext = json_object_get(c, "extensions")) != NULL)
+		(void)json_object_del(ext, MCP_TASKS_EXTENSION);
+	return c;
+}
+
+static void
+modern_task_fail(struct modern_task_err *te, int status, int code,
+    const char *msg, json_t *data)
+{
+	te->te_status = status;
+	te->te_code = code;
+	(void)snprintf(te->te_msg, sizeof(te->te_msg), "%s", msg);
+	te->te_data = data;
+}
+
+json_t *
+modern_task_required(void)
+{
+	return json_pack("{s:{s:{s:{}}}}", "requiredCapabilities",
+	    "extensions", MCP_TASKS_EXTENSION);
+}
+
+/*
+ * A live task of this principal's, by the id the client holds: 0, or
+ * -1 for every way it is not one (unknown, expired, another's, or its
+ * backend gone from the configuration).
+ */
+static int
+modern_task_find(struct mreq *m, const char *id, size_t idlen,
+    struct task_rec *tr)
+{
+	struct store_rec	 rec;
+	int			 rc;
+
+	if (!task_id_valid(id, idlen))
+		return -1;
+	memset(&rec, 0, sizeof(rec));
+	if (store_get(m->m_r.r_w->w_store, STORE_TASKS, id, idlen,
+	    store_now_ms(), &rec) != 0)
+		return -1;
+	rc = task_rec_decode(rec.sr_data, rec.sr_len, tr);
+	free(rec.sr_data);
+	if (rc == -1 || !auth_scope_eq(tr->tr_owner,
+	    auth_scope(m->m_r.r_req)))
+		return -1;
+	return 0;
+}
+
+int
+modern_task_route(struct mreq *m, struct modern_task_err *te)
+{
+	struct request		*r = &m->m_r;
+	struct task_rec		 tr;
+	const json_t		*idv;
+	json_t			*p, *call;
+	const char		*id;
+	char			 msg[300];
+	int			 allow;
+
+	if (!modern_task_declared(m)) {
+		(void)snprintf(msg, sizeof(msg), "Missing required client "
+		    "capability: %s needs the %s extension declared on the "
+		    "request", r->r_msg.jm_method, MCP_TASKS_EXTENSION);
+		modern_task_fail(te, 400, MCP_ERR_MISSING_CAPABILITY, msg,
+		    modern_task_required());
+		return -1;
+	}
+	idv = json_object_get(r->r_msg.jm_params, "taskId");
+	id = json_string_value(idv);
+	if (id == NULL || modern_task_find(m, id, json_string_length(idv),
+	    &tr) == -1 || (r->r_be = config_backend_find(r->r_w->w_conf,
+	    tr.tr_backend)) == NULL) {
+		r->r_be = NULL;
+		modern_task_fail(te, 200, JSONRPC_INVALID_PARAMS,
+		    "Invalid params: unknown taskId", NULL);
+		return -1;
+	}
+	/* the call of the tool that made it, as authz_gate() has a
+	 * tools/call without its arguments */
+	if (authz_on(r->r_w)) {
+		if ((call = json_pack("{s:s}", "name", tr.tr_tool)) == NULL)
+			goto oom;
+		allow = authz_gate(r->r_w, r->r_req, mcp_method_get(
+		    MCP_M_TOOLS_CALL), call, r->r_view);
+		if (allow == -1) {
+			modern_task_fail(te, AUTHZ_HTTP, AUTHZ_CODE,
+			    authz_message(mcp_method_get(MCP_M_TOOLS_CALL),
+			    call), NULL);
+			json_decref(call);
+			r->r_be = NULL;
+			return -1;
+		}
+		json_decref(call);
+	}
+	(void)snprintf(m->m_task, sizeof(m->m_task), "%s", id);
+	if ((p = json_copy(r->r_msg.jm_params)) == NULL ||
+	    json_object_del(p, "_meta") == -1 ||
+	    json_object_set_new(p, "taskId", json_string(tr.tr_bid)) == -1) {
+		json_decref(p);
+		goto oom;
+	}
+	json_decref(r->r_bparams);
+	r->r_bparams = p;
+	return 0;
+oom:
+	r->r_be = NULL;
+	modern_task_fail(te, 200, JSONRPC_INTERNAL_ERROR,
+	    "Internal error: out of memory", NULL);
+	return -1;
+}
+
+/* a backend's CreateTaskResult: mapped, then its id is vmcpd's */
+static int
+modern_task_created(struct mreq *m, json_t *result, char *err,
+    size_t errlen)
+{
+	struct request		*r = &m->m_r;
+	struct task_rec		 tr;
+	unsigned char		 rb[TASK_RAND_BYTES];
+	char			 id[TASK_ID_LEN + 1], *buf;
+	const char		*bid, *tool;
+	size_t			 len;
+	uint64_t		 now;
+	int			 rc, tries;
+
+	if (!modern_task_declared(m)) {
+		(void)snprintf(err, errlen, "backend %s answered with a task "
+		    "a request that did not declare the %s extension",
+		    r->r_be->cb_name, MCP_TASKS_EXTENSION);
+		return -1;
+	}
+	bid = json_string_value(json_object_get(result, "taskId"));
+	tool = json_string_value(json_object_get(r->r_msg.jm_params, "name"));
+	if (tool == NULL)
+		tool = r->r_fast.rf_name;
+	memset(&tr, 0, sizeof(tr));
+	if (bid == NULL || *bid == '\0' || strlen(bid) > TASK_BID_MAX ||
+	    tool == NULL || strlen(tool) > TASK_NAME_MAX) {
+		(void)snprintf(err, errlen, "backend %s answered with a task "
+		    "without a usable taskId", r->r_be->cb_name);
+		return -1;
+	}
+	(void)snprintf(tr.tr_owner, sizeof(tr.tr_owner), "%s",
+	    auth_scope(r->r_req));
+	(void)snprintf(tr.tr_backend, sizeof(tr.tr_backend), "%s",
+	    r->r_be->cb_name);
+	(void)snprintf(tr.tr_tool, sizeof(tr.tr_tool), "%s", tool);
+	(void)snprintf(tr.tr_bid, sizeof(tr.tr_bid), "%s", bid);
+	if ((buf = task_rec_encode(&tr, &len)) == NULL)
+		goto oom;
+	now = store_now_ms();
+	/* 128 random bits do not collide; store_add() makes sure */
+	for (rc = -1, tries = 0; tries < 2 && rc != 0; tries++) {
+		if (RAND_bytes(rb, sizeof(rb)) != 1)
+			break;
+		memcpy(id, TASK_PREFIX, sizeof(TASK_PREFIX) - 1);
+		proto_hex(rb, sizeof(rb), id + sizeof(TASK_PREFIX) - 1);
+		id[TASK_ID_LEN] = '\0';
+		rc = store_add(r->r_w->w_store, STORE_TASKS, id, TASK_ID_LEN,
+		    buf, len, now + task_ttl_ms(json_object_get(result,
+		    "ttlMs")), now);
+		if (rc != STORE_EXISTS && rc != 0)
+			break;
+	}
+	free(buf);
+	if (rc != 0) {
+		(void)snprintf(err, errlen, "the task of backend %s could "
+		    "not be recorded", r->r_be->cb_name);
+		return -1;
+	}
+	if (json_object_set_new(result, "taskId", json_string(id)) == -1)
+		goto oom;
+	return 0;
+oom:
+	(void)snprintf(err, errlen, "out of memory");
+	return -1;
+}
+
+int
+modern_task_result(struct mreq *m, json_t *result, const char *type,
+    char *err, size_t errlen)
+{
+	if (m->m_task[0] != '\0') {
+		/* a tasks/get, update or cancel answer: the backend's id
+		 * is not the client's */
+		if (json_object_get(result, "taskId") != NULL &&
+		    json_object_set_new(result, "taskId",
+		    json_string(m->m_task)) == -1) {
+			(void)snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		return 0;
+	}
+	if (strcmp(type, "task") == 0)
+		return modern_task_created(m, result, err, errlen);
+	return 0;
+}
