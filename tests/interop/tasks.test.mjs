@@ -6,17 +6,21 @@
 // hands out task ids of its own mapped in the store, so a task is polled
 // to completion on both workers; another principal's tasks/get answers as
 // an unknown id does and never reaches the backend; tasks/cancel does;
-// a request without the extension gets -32021 and never a task.
+// a request without the extension gets -32021 and never a task.  A
+// 2025-11-25 client gets -32601 for the experimental tasks, and a task it
+// asks for (params.task) never reaches a 2025-11-25 backend.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import path from 'node:path';
 
 import {
-  guarded, vmcpctl, Daemon, startProc, tmpDir, waitFor, workerOf, sleep, ROOT,
+  guarded, vmcpctl, rpc, Daemon, tmpDir, waitFor, workerOf, sleep,
 } from './lib/harness.mjs';
-import { startIdp, oidcConfig } from './lib/oidc.mjs';
-import { useMulti, modern, modernMeta, multiConfig } from './lib/multi.mjs';
+import { startIdp, oidcConfig, sessionAs } from './lib/oidc.mjs';
+import {
+  useMulti, modern, modernMeta, multiConfig, startFixture, rawBackend, serve,
+} from './lib/multi.mjs';
 
 useMulti();
 
@@ -40,6 +44,7 @@ function fixtureStats(port) {
 describe('tasks through vmcpd (2 workers, OIDC)', () => {
   let idp, fixture, fport, daemon;
   const tokens = {};
+  const legacyCalls = [];	// the 2025-11-25 backend's tools/call params
 
   /* a 2026-07-28 request as who, declaring the extension unless caps */
   const req = (who, method, params, { caps = declared, name } = {}) =>
@@ -54,15 +59,18 @@ describe('tasks through vmcpd (2 workers, OIDC)', () => {
 
   before(async () => {
     idp = await startIdp();
-    fixture = startProc('fixture', process.execPath,
-      [path.join(ROOT, 'tests/conformance/fixture.mjs'), '0']);
-    await waitFor('the fixture', () => /^PORT (\d+)$/m.test(fixture.output));
-    fport = Number(/^PORT (\d+)$/m.exec(fixture.output)[1]);
+    fixture = await startFixture();
+    fport = fixture.port;
+    const lport = await serve(rawBackend('lg', ['legacy_echo'], (m, res, json) => {
+      legacyCalls.push(m.params);
+      json({ jsonrpc: '2.0', id: m.id, result: { content: [{ type: 'text', text: 'ok' }] } });
+    }));
     const dir = await tmpDir('vmcpd-tasks-');
     daemon = new Daemon(dir, path.join(dir, 'vmcpd.yaml'), { workers: 2 });
     await daemon.writeConfig(multiConfig({
       portFile: daemon.portFile, stateDir: daemon.stateDir,
-      backends: [{ name: 'fx', url: `http://127.0.0.1:${fport}/mcp`, era: 'modern' }],
+      backends: [{ name: 'fx', url: fixture.url, era: 'modern' },
+        { name: 'lg', url: `http://127.0.0.1:${lport}/mcp`, era: 'legacy' }],
       aggregation: 'conflictResolutionConfig:\n  prefixMode: onConflict',
       extra: oidcConfig(idp),
     }));
@@ -176,5 +184,23 @@ describe('tasks through vmcpd (2 workers, OIDC)', () => {
         const r = await req('alice', m, { taskId: id });
         assert.equal(r.json.error?.code, -32601, r.text);
       }
+    }));
+
+  test('2025-11-25: the experimental tasks are refused, and a task asked for is not passed on',
+    guarded(async () => {
+      const auth = { headers: bearer(tokens.alice) };
+      const sid = await sessionAs(daemon.port, tokens.alice, 'legacy-tasks');
+      for (const m of ['tasks/get', 'tasks/result', 'tasks/list', 'tasks/cancel']) {
+        const r = await rpc(daemon.port, sid, m, { taskId: 'x' }, auth);
+        assert.equal(r.json?.error?.code, -32601, r.text);
+        assert.match(r.json.error.message, /experimental 2025-11-25 tasks/, r.text);
+      }
+      const n = legacyCalls.length;
+      const c = await rpc(daemon.port, sid, 'tools/call',
+        { name: 'legacy_echo', arguments: {}, task: { ttl: 60000 } }, auth);
+      assert.equal(c.json?.result?.content?.[0]?.text, 'ok', c.text);
+      assert.equal(legacyCalls.length, n + 1);
+      assert.equal(legacyCalls[n].task, undefined, JSON.stringify(legacyCalls[n]));
+      assert.equal(legacyCalls[n].name, 'legacy_echo');
     }));
 });

@@ -231,14 +231,32 @@ legacy_params_text(struct mcp_req *mr, size_t *len)
 }
 
 
-/* the request for a 2025-11-25 backend: the client's text if it has it */
+/*
+ * The request for a 2025-11-25 backend: the client's text if it has it.
+ * vmcpd serves no experimental 2025-11-25 tasks (it could not poll one
+ * for the client: tasks/get and the rest are -32601), so a task asked
+ * for (params.task) is not passed on and the call runs as a plain one:
+ * text that may hold one takes the tree, without it.
+ */
 static int
 legacy_params_legacy(struct mcp_req *mr, struct upstream_params *up)
 {
+	json_t	*p;
+
 	if ((up->up_text = legacy_params_text(mr, &up->up_len)) == NULL &&
 	    mr->mr_r.r_fast.rf_params != NULL)
 		return -1;	/* the request's body is gone */
-	up->up_tree = json_incref(mr->mr_r.r_bparams);
+	if (up->up_text == NULL || memmem(up->up_text, up->up_len,
+	    "\"task\"", 6) == NULL) {
+		up->up_tree = json_incref(mr->mr_r.r_bparams);
+		return 0;
+	}
+	up->up_text = NULL;
+	if (legacy_params_load(mr) == -1 ||
+	    (p = json_copy(mr->mr_r.r_bparams)) == NULL)
+		return -1;
+	(void)json_object_del(p, "task");
+	up->up_tree = p;
 	return 0;
 }
 
@@ -263,6 +281,7 @@ legacy_params_modern(struct mcp_req *mr, struct upstream_params *up)
 	if ((p = json_copy(mr->mr_r.r_bparams)) == NULL)
 		return -1;
 	up->up_tree = p;
+	(void)json_object_del(p, "task");	/* as legacy_params_legacy() */
 	if ((mr->mr_responses != NULL && json_object_set(p, "inputResponses",
 	    mr->mr_responses) == -1) || (mr->mr_state != NULL &&
 	    json_object_set(p, "requestState", mr->mr_state) == -1))
