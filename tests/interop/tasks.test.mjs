@@ -15,7 +15,8 @@ import http from 'node:http';
 import path from 'node:path';
 
 import {
-  guarded, vmcpctl, rpc, Daemon, tmpDir, waitFor, workerOf, sleep,
+  guarded, vmcpctl, rpc, mcpPost, nextId, Daemon, tmpDir, waitFor, workerOf, sleep,
+  LEGACY_VERSION,
 } from './lib/harness.mjs';
 import { startIdp, oidcConfig, sessionAs } from './lib/oidc.mjs';
 import {
@@ -202,5 +203,24 @@ describe('tasks through vmcpd (2 workers, OIDC)', () => {
       assert.equal(legacyCalls.length, n + 1);
       assert.equal(legacyCalls[n].task, undefined, JSON.stringify(legacyCalls[n]));
       assert.equal(legacyCalls[n].name, 'legacy_echo');
+    }));
+
+  test('2025-11-25: a client declaring the extension still never gets a task',
+    guarded(async () => {
+      const auth = { Authorization: `Bearer ${tokens.alice}` };
+      const init = await mcpPost(daemon.port, {
+        jsonrpc: '2.0', id: nextId(), method: 'initialize',
+        params: { protocolVersion: LEGACY_VERSION, capabilities: declared,
+          clientInfo: { name: 'legacy-declares', version: '1' } },
+      }, { version: null, headers: auth });
+      assert.equal(init.status, 200, init.text);
+      const sid = init.headers['mcp-session-id'];
+      await mcpPost(daemon.port, { jsonrpc: '2.0', method: 'notifications/initialized' },
+        { session: sid, headers: auth });
+      const c = await rpc(daemon.port, sid, 'tools/call',
+        { name: 'slow_compute', arguments: { seconds: 0, label: 'legacy' } }, { headers: auth });
+      assert.equal(c.json?.error, undefined, c.text);
+      assert.equal(c.json.result.taskId, undefined, c.text);
+      assert.match(c.json.result.content[0].text, /computed legacy/, c.text);
     }));
 });

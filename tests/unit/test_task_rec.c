@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "proto/mrequest.h"
 #include "shared/task_rec.h"
 
 static void
@@ -132,6 +133,32 @@ test_task_dump(void **state)
 	free(buf);
 }
 
+/* the extension declared, and taken out of a copy (the rest kept) */
+static void
+test_caps_tasks(void **state)
+{
+	json_t *caps, *c;
+
+	(void)state;
+	caps = json_loads("{\"elicitation\":{},\"extensions\":{"
+	    "\"io.modelcontextprotocol/tasks\":{},\"x/y\":{}}}", 0, NULL);
+	assert_non_null(caps);
+	assert_true(proto_caps_tasks(caps));
+	assert_non_null(c = proto_caps_without_tasks(caps));
+	assert_false(proto_caps_tasks(c));
+	assert_true(proto_caps_tasks(caps));	/* a copy */
+	assert_non_null(json_object_get(json_object_get(c, "extensions"),
+	    "x/y"));
+	assert_non_null(json_object_get(c, "elicitation"));
+	json_decref(c);
+	json_decref(caps);
+	assert_false(proto_caps_tasks(NULL));
+	caps = json_loads("{\"extensions\":{\"io.modelcontextprotocol/"
+	    "tasks\":true}}", 0, NULL);
+	assert_false(proto_caps_tasks(caps));
+	json_decref(caps);
+}
+
 int
 main(void)
 {
@@ -141,6 +168,7 @@ main(void)
 		cmocka_unit_test(test_task_id),
 		cmocka_unit_test(test_task_ttl),
 		cmocka_unit_test(test_task_dump),
+		cmocka_unit_test(test_caps_tasks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -27,6 +27,7 @@
 #include "worker/http/httpd.h"
 #include "worker/process/counters.h"
 #include "proto/meta.h"
+#include "proto/mrequest.h"
 #include "worker/http/http_reply.h"
 #include "worker/relay/mrtr.h"
 #include "worker/request/legacy.h"
@@ -278,10 +279,18 @@ legacy_params_modern(struct mcp_req *mr, struct upstream_params *up)
 		    mr->mr_r.r_msg.jm_params, mr->mr_r.r_bparams);
 		json_decref(view);
 	}
+	/* no task for a 2025-11-25 client, which could not poll it:
+	 * neither asked for (as legacy_params_legacy()) nor declared */
+	if (proto_caps_tasks(mr->mr_r.r_caps)) {
+		if ((p = proto_caps_without_tasks(mr->mr_r.r_caps)) == NULL)
+			return -1;
+		json_decref(mr->mr_r.r_caps);
+		mr->mr_r.r_caps = p;
+	}
 	if ((p = json_copy(mr->mr_r.r_bparams)) == NULL)
 		return -1;
 	up->up_tree = p;
-	(void)json_object_del(p, "task");	/* as legacy_params_legacy() */
+	(void)json_object_del(p, "task");
 	if ((mr->mr_responses != NULL && json_object_set(p, "inputResponses",
 	    mr->mr_responses) == -1) || (mr->mr_state != NULL &&
 	    json_object_set(p, "requestState", mr->mr_state) == -1))

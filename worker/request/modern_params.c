@@ -209,7 +209,7 @@ modern_params_modern(struct mreq *m, struct upstream_params *up)
 			return -1;
 	}
 	if (strip && m->m_bcaps == NULL &&
-	    (m->m_bcaps = modern_task_caps_strip(m->m_r.r_caps)) == NULL)
+	    (m->m_bcaps = proto_caps_without_tasks(m->m_r.r_caps)) == NULL)
 		return -1;
 	if ((p = json_copy(m->m_r.r_bparams)) == NULL)
 		return -1;

@@ -56,14 +56,10 @@ struct modern_task_err {
 int	 modern_fast_load(struct mreq *);
 
 /* modern_task.c: the tasks extension (2026-07-28) */
-/* capabilities that declare the extension */
-int	 modern_task_caps_declare(const json_t *caps);
 /* this request declared the extension (its tree or the hot path's text) */
 int	 modern_task_declared(struct mreq *);
 /* the view's backend advertises the extension */
 int	 modern_task_backend(json_t *view, const char *backend);
-/* caps without the extension (a new reference), NULL: no memory */
-json_t	*modern_task_caps_strip(const json_t *caps);
 /* -32021's data: requiredCapabilities naming the extension */
 json_t	*modern_task_required(void);
 /* tasks/get|update|cancel resolved to the task's backend and params

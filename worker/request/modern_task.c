@@ -25,6 +25,7 @@
 #include "proto/hex.h"
 #include "proto/jsonrpc.h"
 #include "proto/method.h"
+#include "proto/mrequest.h"
 #include "proto/proto.h"
 #include "shared/config.h"
 #include "shared/config_backend.h"
@@ -37,13 +38,6 @@
 #include "worker/request/modern_req.h"
 
 int
-modern_task_caps_declare(const json_t *caps)
-{
-	return json_is_object(json_object_get(json_object_get(caps,
-	    "extensions"), MCP_TASKS_EXTENSION));
-}
-
-int
 modern_task_declared(struct mreq *m)
 {
 	const struct modern_fast	*f = &m->m_fast;
@@ -51,13 +45,13 @@ modern_task_declared(struct mreq *m)
 	int				 rc;
 
 	if (m->m_r.r_caps != NULL || f->mf_caps == NULL)
-		return modern_task_caps_declare(m->m_r.r_caps);
+		return proto_caps_tasks(m->m_r.r_caps);
 	/* the hot path's text: parsed only if it names the extension */
 	if (memmem(f->mf_caps, f->mf_capslen, MCP_TASKS_EXTENSION,
 	    sizeof(MCP_TASKS_EXTENSION) - 1) == NULL)
 		return 0;
 	caps = json_loadb(f->mf_caps, f->mf_capslen, JSON_ALLOW_NUL, NULL);
-	rc = modern_task_caps_declare(caps);
+	rc = proto_caps_tasks(caps);
 	json_decref(caps);
 	return rc;
 }
@@ -73,18 +67,6 @@ modern_task_backend(json_t *view, const char *backend)
 		    backend) == 0)
 			return 1;
 	return 0;
-}
-
-json_t *
-modern_task_caps_strip(const json_t *caps)
-{
-	json_t *c, *ext;
-
-	if ((c = json_deep_copy(caps)) == NULL)
-		return NULL;
-	if ((ext = json_object_get(c, "extensions")) != NULL)
-		(void)json_object_del(ext, MCP_TASKS_EXTENSION);
-	return c;
 }
 
 static void
