@@ -41,6 +41,7 @@
 #include "worker/auth/audit.h"
 #include "worker/request/modern_req.h"
 #include "worker/pipeline/pipeline.h"
+#include "worker/request/task_store.h"
 
 
 static json_t *
@@ -63,8 +64,10 @@ modern_destroy(struct request *r)
 	struct mreq *m = (struct mreq *)r;	/* m_r is its head */
 
 	composite_run_cancel(m->m_r.r_run, "the request ended");
+	task_store->ts_cancel(m);
 	pipeline_clear(&m->m_r);
 	json_decref(m->m_bcaps);
+	json_decref(m->m_tresult);
 	free(m->m_fast.mf_name);
 	free(m->m_fast.mf_own);
 	free(m);
@@ -377,7 +380,7 @@ modern_modern_done(struct mreq *m, json_t *response, int rc,
 {
 	json_t		*err, *result, *rt;
 	const char	*emsg, *type;
-	char		 msg[600];
+	char		 msg[600], tmsg[700];
 	json_int_t	 code;
 
 	err = json_object_get(response, "error");
@@ -419,12 +422,29 @@ modern_modern_done(struct mreq *m, json_t *response, int rc,
 		(void)json_object_del(result, "ttlMs");
 		(void)json_object_del(result, "cacheScope");
 	}
-	if (modern_task_result(m, result, type, msg, sizeof(msg)) == -1) {
+	switch (modern_task_result(m, result, type, msg, sizeof(msg))) {
+	case -1:
 		json_decref(result);
+		(void)snprintf(tmsg, sizeof(tmsg), "Internal error: %s", msg);
+		modern_error(m, 200, JSONRPC_INTERNAL_ERROR, tmsg, NULL);
+		return;
+	case 1:
+		return;		/* answered once the task is recorded */
+	}
+	modern_result_out(m, result, type);
+}
+
+void
+modern_task_answer(struct mreq *m, json_t *result, const char *err)
+{
+	char msg[300];
+
+	if (result == NULL) {
+		(void)snprintf(msg, sizeof(msg), "Internal error: %s", err);
 		modern_error(m, 200, JSONRPC_INTERNAL_ERROR, msg, NULL);
 		return;
 	}
-	modern_result_out(m, result, type);
+	modern_result_out(m, result, "task");
 }
 
 /* vmcpd's serverInfo as JSON text, made once */
@@ -687,11 +707,15 @@ modern_check(struct request *r)
 
 	/* the tasks extension's methods: routed by the task's record */
 	if (mm->mm_cap == MCP_CAP_TASKS) {
-		if (modern_task_route(m, &te) == -1)
+		switch (modern_task_route(m, &te)) {
+		case -1:
 			modern_error(m, te.te_status, te.te_code, te.te_msg,
 			    te.te_data);
-		else
-			pipeline_forward(r, 0);
+			return PIPELINE_DONE;
+		case 1:
+			return PIPELINE_WAIT;
+		}
+		pipeline_forward(r, 0);
 		return PIPELINE_DONE;
 	}
 	if (mm->mm_cap != MCP_CAP_TOOLS &&

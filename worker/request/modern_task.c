@@ -5,7 +5,8 @@
  * 128 random bits, mapped in the store's tasks db (shared/task_rec.h) to
  * the backend, the backend's id, the owner (the identity scope, as a
  * workflow handle's) and the tool, before the client has the answer:
- * tasks/get, tasks/update and tasks/cancel then work on any worker.
+ * tasks/get, tasks/update and tasks/cancel then work on any worker (and
+ * any node, with the records in Redis: task_store.h, task_redis.c).
  * Those three are resolved here (modern.c's rc_check): the request must
  * declare the extension (-32021), the id must be a live task of this
  * principal (-32602, the same answer for an unknown, an expired and
@@ -35,7 +36,63 @@
 #include "worker/auth/authz.h"
 #include "worker/auth/authz_rule.h"
 #include "worker/http/httpd.h"
+#include "worker/pipeline/pipeline.h"
+#include "worker/process/process.h"
 #include "worker/request/modern_req.h"
+#include "worker/request/task_store.h"
+
+/* this host's store: the tasks db */
+static int
+task_lmdb_put(struct worker *w, const char *id, const struct task_rec *tr,
+    uint64_t ttl_ms, task_put_cb cb, void *arg)
+{
+	char		*buf;
+	size_t		 len;
+	uint64_t	 now = store_now_ms();
+	int		 rc;
+
+	if ((buf = task_rec_encode(tr, &len)) == NULL)
+		return -1;
+	/* 128 random bits do not collide: a live id is a failure */
+	rc = store_add(w->w_store, STORE_TASKS, id, strlen(id), buf, len,
+	    now + ttl_ms, now);
+	free(buf);
+	cb(arg, rc == 0 ? 0 : -1);
+	return 0;
+}
+
+static int
+task_lmdb_get(struct worker *w, const char *id, task_get_cb cb, void *arg)
+{
+	struct store_rec	 rec;
+	struct task_rec		 tr;
+	int			 rc;
+
+	memset(&rec, 0, sizeof(rec));
+	rc = store_get(w->w_store, STORE_TASKS, id, strlen(id),
+	    store_now_ms(), &rec);
+	if (rc == 0) {
+		rc = task_rec_decode(rec.sr_data, rec.sr_len, &tr) == 0 ? 0 :
+		    STORE_NOTFOUND;
+		free(rec.sr_data);
+	} else if (rc != STORE_NOTFOUND)
+		rc = -1;
+	cb(arg, rc, rc == 0 ? &tr : NULL);
+	return 0;
+}
+
+static void
+task_lmdb_cancel(void *arg)
+{
+	(void)arg;	/* never waits */
+}
+
+static const struct task_store task_store_lmdb = {
+	task_lmdb_put,
+	task_lmdb_get,
+	task_lmdb_cancel
+};
+const struct task_store *task_store = &task_store_lmdb;
 
 int
 modern_task_declared(struct mreq *m)
@@ -86,65 +143,72 @@ modern_task_required(void)
 	    "extensions", MCP_TASKS_EXTENSION);
 }
 
-/*
- * A live task of this principal's, by the id the client holds: 0, or
- * -1 for every way it is not one (unknown, expired, another's, or its
- * backend gone from the configuration).
- */
-static int
-modern_task_find(struct mreq *m, const char *id, size_t idlen,
-    struct task_rec *tr)
+/* the record read (task_store.h): at once, or later (Redis), when the
+ * resolve phase runs again */
+static void
+modern_task_got(void *arg, int rc, const struct task_rec *tr)
 {
-	struct store_rec	 rec;
-	int			 rc;
+	struct mreq *m = arg;
 
-	if (!task_id_valid(id, idlen))
-		return -1;
-	memset(&rec, 0, sizeof(rec));
-	if (store_get(m->m_r.r_w->w_store, STORE_TASKS, id, idlen,
-	    store_now_ms(), &rec) != 0)
-		return -1;
-	rc = task_rec_decode(rec.sr_data, rec.sr_len, tr);
-	free(rec.sr_data);
-	if (rc == -1 || !auth_scope_eq(tr->tr_owner,
-	    auth_scope(m->m_r.r_req)))
-		return -1;
-	return 0;
+	m->m_tgot = rc;
+	if (rc == 0)
+		m->m_trec = *tr;
+	m->m_tstate = MODERN_TASK_GOT;
+	pipeline_resume(&m->m_r, m->m_r.r_view, NULL);
 }
 
 int
 modern_task_route(struct mreq *m, struct modern_task_err *te)
 {
 	struct request		*r = &m->m_r;
-	struct task_rec		 tr;
+	const struct task_rec	*tr = &m->m_trec;
 	const json_t		*idv;
 	json_t			*p, *call;
 	const char		*id;
 	char			 msg[300];
 	int			 allow;
 
-	if (!modern_task_declared(m)) {
-		(void)snprintf(msg, sizeof(msg), "Missing required client "
-		    "capability: %s needs the %s extension declared on the "
-		    "request", r->r_msg.jm_method, MCP_TASKS_EXTENSION);
-		modern_task_fail(te, 400, MCP_ERR_MISSING_CAPABILITY, msg,
-		    modern_task_required());
+	if (m->m_tstate == MODERN_TASK_NONE) {
+		if (!modern_task_declared(m)) {
+			(void)snprintf(msg, sizeof(msg), "Missing required "
+			    "client capability: %s needs the %s extension "
+			    "declared on the request", r->r_msg.jm_method,
+			    MCP_TASKS_EXTENSION);
+			modern_task_fail(te, 400, MCP_ERR_MISSING_CAPABILITY,
+			    msg, modern_task_required());
+			return -1;
+		}
+		idv = json_object_get(r->r_msg.jm_params, "taskId");
+		if ((id = json_string_value(idv)) == NULL ||
+		    !task_id_valid(id, json_string_length(idv)))
+			goto unknown;
+		(void)snprintf(m->m_task, sizeof(m->m_task), "%s", id);
+		m->m_tstate = MODERN_TASK_WAIT;
+		if (task_store->ts_get(r->r_w, m->m_task, modern_task_got,
+		    m) == -1) {
+			m->m_tstate = MODERN_TASK_NONE;
+			modern_task_fail(te, 200, JSONRPC_INTERNAL_ERROR,
+			    "Internal error: the task store can't be read",
+			    NULL);
+			return -1;
+		}
+		if (m->m_tstate == MODERN_TASK_WAIT)
+			return 1;
+	}
+	if (m->m_tgot == -1) {
+		modern_task_fail(te, 200, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: the task store did not answer", NULL);
 		return -1;
 	}
-	idv = json_object_get(r->r_msg.jm_params, "taskId");
-	id = json_string_value(idv);
-	if (id == NULL || modern_task_find(m, id, json_string_length(idv),
-	    &tr) == -1 || (r->r_be = config_backend_find(r->r_w->w_conf,
-	    tr.tr_backend)) == NULL) {
-		r->r_be = NULL;
-		modern_task_fail(te, 200, JSONRPC_INVALID_PARAMS,
-		    "Invalid params: unknown taskId", NULL);
-		return -1;
-	}
+	/* unknown, expired, another's, or its backend gone: alike */
+	if (m->m_tgot != 0 || !auth_scope_eq(tr->tr_owner,
+	    auth_scope(r->r_req)) || (r->r_be = config_backend_find(
+	    r->r_w->w_conf, tr->tr_backend)) == NULL)
+		goto unknown;
 	/* the call of the tool that made it, as authz_gate() has a
 	 * tools/call without its arguments */
 	if (authz_on(r->r_w)) {
-		if ((call = json_pack("{s:s}", "name", tr.tr_tool)) == NULL)
+		if ((call = json_pack("{s:s}", "name", tr->tr_tool)) == NULL)
 			goto oom;
 		allow = authz_gate(r->r_w, r->r_req, mcp_method_get(
 		    MCP_M_TOOLS_CALL), call, r->r_view);
@@ -158,16 +222,20 @@ modern_task_route(struct mreq *m, struct modern_task_err *te)
 		}
 		json_decref(call);
 	}
-	(void)snprintf(m->m_task, sizeof(m->m_task), "%s", id);
 	if ((p = json_copy(r->r_msg.jm_params)) == NULL ||
 	    json_object_del(p, "_meta") == -1 ||
-	    json_object_set_new(p, "taskId", json_string(tr.tr_bid)) == -1) {
+	    json_object_set_new(p, "taskId", json_string(tr->tr_bid)) == -1) {
 		json_decref(p);
 		goto oom;
 	}
 	json_decref(r->r_bparams);
 	r->r_bparams = p;
 	return 0;
+unknown:
+	r->r_be = NULL;
+	modern_task_fail(te, 200, JSONRPC_INVALID_PARAMS,
+	    "Invalid params: unknown taskId", NULL);
+	return -1;
 oom:
 	r->r_be = NULL;
 	modern_task_fail(te, 200, JSONRPC_INTERNAL_ERROR,
@@ -175,7 +243,26 @@ oom:
 	return -1;
 }
 
-/* a backend's CreateTaskResult: mapped, then its id is vmcpd's */
+/* the new task's record written (or not): the client's answer */
+static void
+modern_task_put(void *arg, int rc)
+{
+	struct mreq	*m = arg;
+	json_t		*result = m->m_tresult;
+
+	m->m_tresult = NULL;
+	if (rc == 0 && json_object_set_new(result, "taskId",
+	    json_string(m->m_tnew)) == 0) {
+		modern_task_answer(m, result, NULL);
+		return;
+	}
+	json_decref(result);
+	modern_task_answer(m, NULL, rc == 0 ? "out of memory" :
+	    "the task could not be recorded");
+}
+
+/* a backend's CreateTaskResult: mapped (the record written first),
+ * then its id is vmcpd's: 1, answered by modern_task_put() */
 static int
 modern_task_created(struct mreq *m, json_t *result, char *err,
     size_t errlen)
@@ -183,11 +270,7 @@ modern_task_created(struct mreq *m, json_t *result, char *err,
 	struct request		*r = &m->m_r;
 	struct task_rec		 tr;
 	unsigned char		 rb[TASK_RAND_BYTES];
-	char			 id[TASK_ID_LEN + 1], *buf;
 	const char		*bid, *tool;
-	size_t			 len;
-	uint64_t		 now;
-	int			 rc, tries;
 
 	if (!modern_task_declared(m)) {
 		(void)snprintf(err, errlen, "backend %s answered with a task "
@@ -212,34 +295,22 @@ modern_task_created(struct mreq *m, json_t *result, char *err,
 	    r->r_be->cb_name);
 	(void)snprintf(tr.tr_tool, sizeof(tr.tr_tool), "%s", tool);
 	(void)snprintf(tr.tr_bid, sizeof(tr.tr_bid), "%s", bid);
-	if ((buf = task_rec_encode(&tr, &len)) == NULL)
-		goto oom;
-	now = store_now_ms();
-	/* 128 random bits do not collide; store_add() makes sure */
-	for (rc = -1, tries = 0; tries < 2 && rc != 0; tries++) {
-		if (RAND_bytes(rb, sizeof(rb)) != 1)
-			break;
-		memcpy(id, TASK_PREFIX, sizeof(TASK_PREFIX) - 1);
-		proto_hex(rb, sizeof(rb), id + sizeof(TASK_PREFIX) - 1);
-		id[TASK_ID_LEN] = '\0';
-		rc = store_add(r->r_w->w_store, STORE_TASKS, id, TASK_ID_LEN,
-		    buf, len, now + task_ttl_ms(json_object_get(result,
-		    "ttlMs")), now);
-		if (rc != STORE_EXISTS && rc != 0)
-			break;
+	if (RAND_bytes(rb, sizeof(rb)) != 1) {
+		(void)snprintf(err, errlen, "no random bits for a task id");
+		return -1;
 	}
-	free(buf);
-	if (rc != 0) {
+	memcpy(m->m_tnew, TASK_PREFIX, sizeof(TASK_PREFIX) - 1);
+	proto_hex(rb, sizeof(rb), m->m_tnew + sizeof(TASK_PREFIX) - 1);
+	m->m_tnew[TASK_ID_LEN] = '\0';
+	m->m_tresult = result;
+	if (task_store->ts_put(r->r_w, m->m_tnew, &tr, task_ttl_ms(
+	    json_object_get(result, "ttlMs")), modern_task_put, m) == -1) {
+		m->m_tresult = NULL;
 		(void)snprintf(err, errlen, "the task of backend %s could "
 		    "not be recorded", r->r_be->cb_name);
 		return -1;
 	}
-	if (json_object_set_new(result, "taskId", json_string(id)) == -1)
-		goto oom;
-	return 0;
-oom:
-	(void)snprintf(err, errlen, "out of memory");
-	return -1;
+	return 1;	/* m may be gone */
 }
 
 int
