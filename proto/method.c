@@ -98,21 +98,28 @@ static const struct mcp_method mcp_methods[MCP_M_COUNT] = {
 	    MO, MCP_CAP_NONE, MCP_ROUTE_NONE, NULL, NULL, NULL,
 	    MCP_ACTION_NONE, "mcp_subscriptions_listen",
 	    MCP_MF_BACKEND | MCP_MF_NOGATE),
-	E(MCP_M_TASKS_GET, "tasks/get", REQ, BOTH, LM, 0, MCP_CAP_TASKS,
+	/*
+	 * The tasks extension's methods (2026-07-28): routed by the task's
+	 * record, not by a name, and authorized there as the call of the
+	 * tool that made the task (worker/request/modern_task.c), so not
+	 * by authz_gate().  The 2025-11-25 experimental tasks are not
+	 * served: -32601.
+	 */
+	E(MCP_M_TASKS_GET, "tasks/get", REQ, BOTH, LM, MO, MCP_CAP_TASKS,
 	    MCP_ROUTE_NONE, NULL, NULL, "taskId",
-	    MCP_ACTION_NONE, "mcp_task_get", 0),
+	    MCP_ACTION_NONE, "mcp_task_get", MCP_MF_BACKEND | MCP_MF_NOGATE),
 	E(MCP_M_TASKS_RESULT, "tasks/result", REQ, BOTH, L, 0,
 	    MCP_CAP_TASKS, MCP_ROUTE_NONE, NULL, NULL, NULL,
 	    MCP_ACTION_NONE, "mcp_task_result", 0),
 	E(MCP_M_TASKS_LIST, "tasks/list", REQ, BOTH, L, 0, MCP_CAP_TASKS,
 	    MCP_ROUTE_NONE, NULL, "tasks", NULL,
 	    MCP_ACTION_NONE, "mcp_tasks_list", 0),
-	E(MCP_M_TASKS_CANCEL, "tasks/cancel", REQ, BOTH, LM, 0,
+	E(MCP_M_TASKS_CANCEL, "tasks/cancel", REQ, BOTH, LM, MO,
 	    MCP_CAP_TASKS, MCP_ROUTE_NONE, NULL, NULL, "taskId",
-	    MCP_ACTION_NONE, "mcp_task_cancel", 0),
-	E(MCP_M_TASKS_UPDATE, "tasks/update", REQ, C2S, MO, 0,
+	    MCP_ACTION_NONE, "mcp_task_cancel", MCP_MF_BACKEND | MCP_MF_NOGATE),
+	E(MCP_M_TASKS_UPDATE, "tasks/update", REQ, C2S, MO, MO,
 	    MCP_CAP_TASKS, MCP_ROUTE_NONE, NULL, NULL, "taskId",
-	    MCP_ACTION_NONE, "mcp_task_update", 0),
+	    MCP_ACTION_NONE, "mcp_task_update", MCP_MF_BACKEND | MCP_MF_NOGATE),
 
 	E(MCP_M_SAMPLING_CREATE_MESSAGE, "sampling/createMessage", REQ, S2C,
 	    LM, 0, MCP_CAP_SAMPLING, MCP_ROUTE_NONE, NULL, NULL, NULL,

@@ -95,14 +95,34 @@ done:
 	return text;
 }
 
+int
+proto_caps_tasks(const json_t *caps)
+{
+	return json_is_object(json_object_get(json_object_get(caps,
+	    "extensions"), MCP_TASKS_EXTENSION));
+}
+
+json_t *
+proto_caps_without_tasks(const json_t *caps)
+{
+	json_t *c, *ext;
+
+	if ((c = json_deep_copy(caps)) == NULL)
+		return NULL;
+	if ((ext = json_object_get(c, "extensions")) != NULL)
+		(void)json_object_del(ext, MCP_TASKS_EXTENSION);
+	return c;
+}
+
 const char *
 proto_modern_name(const char *method, const json_t *params)
 {
 	const struct mcp_method *mm = mcp_method_find(method);
 
-	/* a routed call's name or URI; completion/complete has none */
-	if (mm == NULL || mm->mm_route == MCP_ROUTE_NONE ||
-	    mm->mm_route == MCP_ROUTE_REF || mm->mm_hname == NULL)
+	/* a routed call's name or URI, a task's id (the tasks extension:
+	 * Mcp-Name is params.taskId); completion/complete has none */
+	if (mm == NULL || mm->mm_route == MCP_ROUTE_REF ||
+	    mm->mm_hname == NULL)
 		return NULL;
 	return json_string_value(json_object_get(params, mm->mm_hname));
 }

@@ -21,6 +21,11 @@ json_t	*proto_modern_params(const json_t *params, const json_t *caps,
 char	*proto_modern_meta_text(const json_t *params, const json_t *caps,
 	    const json_t *client_info, const char *log_level, size_t *len);
 const char *proto_modern_name(const char *method, const json_t *params);
+/* caps declare the tasks extension (MCP_TASKS_EXTENSION) */
+int	 proto_caps_tasks(const json_t *caps);
+/* a copy of caps without the tasks extension (NULL: no memory): what a
+ * hop that cannot carry a task declares */
+json_t	*proto_caps_without_tasks(const json_t *caps);
 /* the client capability a server-to-client request (or input request)
  * needs: "elicitation", "sampling", "roots", or NULL for another method */
 const char *proto_request_capability(const char *method);

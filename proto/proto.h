@@ -19,6 +19,8 @@
 #define MCP_ERR_RESOURCE_NOT_FOUND	-32002	/* Legacy */
 #define MCP_ERR_HEADER_MISMATCH		-32020	/* Modern */
 #define MCP_ERR_MISSING_CAPABILITY	-32021	/* Modern */
+/* the tasks extension's id (SEP-2663), in capabilities' extensions */
+#define MCP_TASKS_EXTENSION	"io.modelcontextprotocol/tasks"
 #define MCP_ERR_UNSUPPORTED_VERSION	-32022	/* Modern */
 #define MCP_ERR_URL_ELICITATION		-32042	/* Legacy */
 

@@ -35,6 +35,7 @@ enum store_db {
 	STORE_CLOSING,		/* ended record's key -> its payload, to close */
 	STORE_KEYS,		/* issuer -> its JWKS; fetch locks, refetch guard */
 	STORE_SUBS,		/* resource subscriptions: holdings, made */
+	STORE_TASKS,		/* vmcpd's task id -> backend, its id, owner */
 	STORE_NDB
 };
 

@@ -31,6 +31,7 @@ const char *const store_db_names[STORE_NDB] = {
 	[STORE_CLOSING] = "closing",
 	[STORE_KEYS] = "keys",
 	[STORE_SUBS] = "subs",
+	[STORE_TASKS] = "tasks",
 };
 
 /* --- codec --- */

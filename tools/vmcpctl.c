@@ -18,6 +18,7 @@
 
 #include "shared/config.h"
 #include "shared/handle_rec.h"
+#include "shared/task_rec.h"
 #include "shared/http_client.h"
 #include "shared/log.h"
 #include "shared/store.h"
@@ -345,7 +346,10 @@ ctl_dump_handle(struct ctl_dump *cd, const void *key, size_t klen,
 	char	*s;
 	int	 rc = -1;
 
-	if ((o = handle_rec_dump(key, klen, rec->sr_data,
+	/* a task (shared/task_rec.h) alike: never its whole id */
+	if ((o = strcmp(cd->cd_db, store_db_name(STORE_TASKS)) == 0 ?
+	    task_rec_dump(key, klen, rec->sr_data, rec->sr_len) :
+	    handle_rec_dump(key, klen, rec->sr_data,
 	    rec->sr_len)) == NULL ||
 	    json_object_set_new(o, "db", json_string(cd->cd_db)) == -1 ||
 	    (json_object_get(o, "created") != NULL &&
@@ -404,7 +408,8 @@ ctl_dump_cb(void *arg, const void *key, size_t klen,
 	size_t		 hlen;
 	int		 rc = -1;
 
-	if (strcmp(cd->cd_db, store_db_name(STORE_HANDLES)) == 0)
+	if (strcmp(cd->cd_db, store_db_name(STORE_HANDLES)) == 0 ||
+	    strcmp(cd->cd_db, store_db_name(STORE_TASKS)) == 0)
 		return ctl_dump_handle(cd, key, klen, rec);
 	if ((o = json_object()) == NULL)
 		goto done;

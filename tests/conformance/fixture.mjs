@@ -13,7 +13,9 @@
 //
 // The port comes from argv[2] or $PORT (default 0 = any free port); the
 // first stdout line is "PORT <n>".  Binds 127.0.0.1 only.  SIGTERM/SIGINT
-// end it.  $FIXTURE_VERBOSE=1 logs each request to stderr.
+// end it.  $FIXTURE_VERBOSE=1 logs each request to stderr.  The tasks
+// extension (2026-07-28) is fixture_tasks.mjs; GET /tasks-stats counts the
+// tasks/* requests it served.
 
 import { randomUUID, randomBytes } from 'node:crypto';
 import http from 'node:http';
@@ -37,6 +39,13 @@ import {
   inputRequired,
   isInitializeRequest
 } from '@modelcontextprotocol/server';
+
+import {
+  TASKS_EXTENSION,
+  registerTaskTools,
+  serveTasks,
+  taskStats
+} from './fixture_tasks.mjs';
 
 const verbose = process.env.FIXTURE_VERBOSE === '1';
 const MAX_SESSIONS = 4096;
@@ -144,7 +153,10 @@ function buildServer(era) {
       // Deprecated in 2026-07-28 but still negotiated by 2025-11-25
       // sessions (logging/setLevel).
       logging: {},
-      completions: {}
+      completions: {},
+      // The tasks extension, served by fixture_tasks.mjs (2026-07-28).
+      ...(era === 'modern' ?
+          { extensions: { [TASKS_EXTENSION]: {} } } : {})
     },
     requestState: { verify: stateCodec.verify },
     // 2026-07-28 caching hints (SEP-2549); 2025 answers never carry them.
@@ -169,6 +181,8 @@ function buildServer(era) {
 
   registerTools(server, era);
   registerInputRequiredTools(server);
+  if (era === 'modern')
+    registerTaskTools(server);
   registerResources(server, log);
   registerPrompts(server);
 
@@ -958,6 +972,11 @@ async function serve(req, res) {
   const path = new URL(req.url ?? '/', 'http://x').pathname;
   debug(req.method, path, header(req, 'mcp-method') ?? '',
       header(req, 'mcp-session-id') ?? '');
+  if (path === '/tasks-stats' && req.method === 'GET') {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(taskStats()));
+    return;
+  }
   if (path !== '/mcp') {
     res.writeHead(404, { 'content-type': 'text/plain' });
     res.end('not found\n');
@@ -996,7 +1015,7 @@ async function serve(req, res) {
   });
   if (route.kind === 'legacy')
     await serveLegacy(req, res, body);
-  else
+  else if (!serveTasks(req, res, body))
     await serveModern(req, res, body);
 }
 

@@ -157,15 +157,17 @@ test_method_entries(void **state)
 		    MCP_KIND_REQUEST, MO, NULL, MCP_ROUTE_NONE, NULL, NULL,
 		    NULL, MCP_ACTION_NONE, "mcp_subscriptions_listen",
 		    MCP_MF_BACKEND | MCP_MF_NOGATE },
-		{ "tasks/get", MCP_M_TASKS_GET, MCP_KIND_REQUEST, 0, "tasks",
+		{ "tasks/get", MCP_M_TASKS_GET, MCP_KIND_REQUEST, MO, "tasks",
 		    MCP_ROUTE_NONE, NULL, NULL, "taskId", MCP_ACTION_NONE,
-		    "mcp_task_get", 0 },
-		{ "tasks/update", MCP_M_TASKS_UPDATE, MCP_KIND_REQUEST, 0,
+		    "mcp_task_get", MCP_MF_BACKEND | MCP_MF_NOGATE },
+		{ "tasks/update", MCP_M_TASKS_UPDATE, MCP_KIND_REQUEST, MO,
 		    "tasks", MCP_ROUTE_NONE, NULL, NULL, "taskId",
-		    MCP_ACTION_NONE, "mcp_task_update", 0 },
-		{ "tasks/cancel", MCP_M_TASKS_CANCEL, MCP_KIND_REQUEST, 0,
+		    MCP_ACTION_NONE, "mcp_task_update",
+		    MCP_MF_BACKEND | MCP_MF_NOGATE },
+		{ "tasks/cancel", MCP_M_TASKS_CANCEL, MCP_KIND_REQUEST, MO,
 		    "tasks", MCP_ROUTE_NONE, NULL, NULL, "taskId",
-		    MCP_ACTION_NONE, "mcp_task_cancel", 0 },
+		    MCP_ACTION_NONE, "mcp_task_cancel",
+		    MCP_MF_BACKEND | MCP_MF_NOGATE },
 		{ "elicitation/create", MCP_M_ELICITATION_CREATE,
 		    MCP_KIND_REQUEST, 0, "elicitation", MCP_ROUTE_NONE, NULL,
 		    NULL, NULL, MCP_ACTION_NONE, NULL, 0 },
@@ -250,6 +252,8 @@ test_method_gated(void **state)
 		"subscriptions/listen",	/* each URI, in listen_stream.c */
 		"notifications/cancelled", /* the session's own request */
 		"notifications/roots/list_changed", /* its own sessions */
+		/* as the call of the task's tool, in modern_task.c */
+		"tasks/get", "tasks/update", "tasks/cancel",
 	};
 	const struct mcp_method	*mm;
 	size_t			 i, j;

@@ -140,8 +140,11 @@ test_classify(void **state)
 		/* a resultType vmcpd does not know is no complete result */
 		{ M, 0, NULL, "result", "\"bogus\"", NULL, UPSTREAM_FAILED, 0,
 		    1 },
-		{ M, 0, NULL, "result", "\"task\"", NULL, UPSTREAM_FAILED, 0,
-		    1 },
+		/* a task (the tasks extension) is a tools/call's final answer */
+		{ M, 0, NULL, "result", "\"task\"", NULL, UPSTREAM_COMPLETE, 0,
+		    0 },
+		{ M, 0, NULL, "result", "\"task\"", "prompts/get",
+		    UPSTREAM_FAILED, 0, 1 },
 		{ M, 0, NULL, "result", "\"Complete\"", NULL, UPSTREAM_FAILED,
 		    0, 1 },
 		{ M, 0, NULL, "result", "\"complete \"", NULL,

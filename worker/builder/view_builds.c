@@ -16,6 +16,7 @@
 
 #include <event2/event.h>
 
+#include "proto/proto.h"
 #include "shared/config.h"
 #include "shared/health.h"
 #include "shared/health_probe.h"
@@ -56,6 +57,16 @@ views_caps_merge(json_t *into, json_t *caps)
 			if (json_is_true(v2))
 				(void)json_object_set(have, k2, v2);
 	}
+}
+
+/* the backend offers the tasks extension (2026-07-28): named in the
+ * view's taskBackends, which discover and the calls read */
+static void
+views_caps_tasks(json_t *tasks, const char *backend, json_t *caps)
+{
+	if (json_is_object(json_object_get(json_object_get(caps,
+	    "extensions"), MCP_TASKS_EXTENSION)))
+		(void)json_array_append_new(tasks, json_string(backend));
 }
 
 void
@@ -121,6 +132,7 @@ vbuild_publish(struct vbuild *b, int final, char *err, size_t errlen)
 	struct view_clock	 c;
 	struct view_resolved	 vs;
 	json_t			*view = NULL, *hdr = NULL, *caps, *src;
+	json_t			*tasks;
 	size_t			 i, nuse = 0;
 	uint64_t		 fresh;
 	int			 k;
@@ -128,7 +140,8 @@ vbuild_publish(struct vbuild *b, int final, char *err, size_t errlen)
 	memset(&vs, 0, sizeof(vs));
 	views_clock(w, &c);
 	caps = json_object();
-	if (caps == NULL || (in = calloc(b->vb_nfetch + 1, sizeof(*in))) ==
+	tasks = json_array();
+	if (caps == NULL || tasks == NULL || (in = calloc(b->vb_nfetch + 1, sizeof(*in))) ==
 	    NULL || (use = calloc(b->vb_nfetch + 1, sizeof(*use))) == NULL)
 		goto oom;
 	for (i = 0; i < b->vb_nfetch; i++) {
@@ -158,6 +171,7 @@ vbuild_publish(struct vbuild *b, int final, char *err, size_t errlen)
 			vi->vi_templates = f->vf_lists[VK_TEMPLATES];
 			vi->vi_prompts = f->vf_lists[VK_PROMPTS];
 			views_caps_merge(caps, f->vf_caps);
+			views_caps_tasks(tasks, f->vf_be->cb_name, f->vf_caps);
 			if (f->vf_stale && f->vf_tried && final)
 				log_warnx("view: %s; its lists of %llu s ago "
 				    "stand in", f->vf_err, (unsigned long long)
@@ -177,6 +191,8 @@ vbuild_publish(struct vbuild *b, int final, char *err, size_t errlen)
 				vi->vi_listed_ms = views_stamp(src, "listed");
 				views_caps_merge(caps, json_object_get(src,
 				    "capabilities"));
+				views_caps_tasks(tasks, f->vf_be->cb_name,
+				    json_object_get(src, "capabilities"));
 			}
 			log_warnx("view: %s; published without %s", f->vf_err,
 			    src != NULL ? "its fresh lists" : "it");
@@ -193,7 +209,8 @@ vbuild_publish(struct vbuild *b, int final, char *err, size_t errlen)
 			use[nuse++] = *vi;
 	}
 	/* the header: capabilities, freshness marks; the layout's key */
-	if ((hdr = json_pack("{s:O}", "capabilities", caps)) == NULL ||
+	if ((hdr = json_pack("{s:O, s:O}", "capabilities", caps,
+	    "taskBackends", tasks)) == NULL ||
 	    view_mark(hdr, in, b->vb_nfetch, &c) == -1 ||
 	    view_resolve(views_policy(w), use, nuse, &vs) == -1 ||
 	    composite_view_add(w->w_conf, &vs) == -1)
@@ -214,6 +231,7 @@ done:
 	view_resolved_free(&vs);
 	json_decref(hdr);
 	json_decref(caps);
+	json_decref(tasks);
 	free(in);
 	free(use);
 	return view;

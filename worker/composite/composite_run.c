@@ -37,6 +37,7 @@
 #include "worker/auth/audit.h"
 #include "worker/composite/composite_run.h"
 #include "proto/classify.h"
+#include "proto/mrequest.h"
 #include "worker/process/counters.h"
 #include "worker/process/process.h"
 #include "worker/relay/mrtr.h"
@@ -415,9 +416,11 @@ crun_new(struct worker *w, json_t *view, struct httpd_req *req,
 	    auth_scope(req));
 	cr->cr_token = json_incref(json_object_get(json_object_get(params,
 	    "_meta"), "progressToken"));
+	/* a step cannot carry a task back (not a tasks extension hop) */
 	if (era == PROTO_ERA_MODERN)
-		cr->cr_caps = json_incref(json_object_get(json_object_get(
-		    params, "_meta"), MCP_META_CLIENT_CAPABILITIES));
+		cr->cr_caps = proto_caps_without_tasks(json_object_get(
+		    json_object_get(params, "_meta"),
+		    MCP_META_CLIENT_CAPABILITIES));
 	cr->cr_start_ms = store_now_ms();
 	crun_trace_begin(cr, req);
 	TAILQ_INIT(&cr->cr_calls);

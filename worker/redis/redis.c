@@ -669,6 +669,7 @@ static struct {
 	[REDIS_USER_TOKEN] = { "exchanged tokens", "", 0 },
 	[REDIS_USER_BSESSION] = { "backend sessions",
 	    "; each node opens its own", 0 },
+	[REDIS_USER_TASK] = { "tasks", "", 0 },
 };
 
 const char *

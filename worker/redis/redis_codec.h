@@ -31,6 +31,7 @@ const char *redis_script_sha(const char *text);
 #define REDIS_KIND_VERDICT	"verdict"	/* the probes' verdicts */
 #define REDIS_KIND_TOKEN	"tok"
 #define REDIS_KIND_BSESSION	"bs"	/* principals' backend sessions */
+#define REDIS_KIND_TASK		"task"	/* the tasks extension's records */
 
 /*
  * "<prefix><kind>[:<part>...]", the parts strings ended by NULL

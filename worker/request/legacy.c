@@ -27,6 +27,7 @@
 #include "worker/http/httpd.h"
 #include "worker/process/counters.h"
 #include "proto/meta.h"
+#include "proto/mrequest.h"
 #include "worker/http/http_reply.h"
 #include "worker/relay/mrtr.h"
 #include "worker/request/legacy.h"
@@ -231,14 +232,32 @@ legacy_params_text(struct mcp_req *mr, size_t *len)
 }
 
 
-/* the request for a 2025-11-25 backend: the client's text if it has it */
+/*
+ * The request for a 2025-11-25 backend: the client's text if it has it.
+ * vmcpd serves no experimental 2025-11-25 tasks (it could not poll one
+ * for the client: tasks/get and the rest are -32601), so a task asked
+ * for (params.task) is not passed on and the call runs as a plain one:
+ * text that may hold one takes the tree, without it.
+ */
 static int
 legacy_params_legacy(struct mcp_req *mr, struct upstream_params *up)
 {
+	json_t	*p;
+
 	if ((up->up_text = legacy_params_text(mr, &up->up_len)) == NULL &&
 	    mr->mr_r.r_fast.rf_params != NULL)
 		return -1;	/* the request's body is gone */
-	up->up_tree = json_incref(mr->mr_r.r_bparams);
+	if (up->up_text == NULL || memmem(up->up_text, up->up_len,
+	    "\"task\"", 6) == NULL) {
+		up->up_tree = json_incref(mr->mr_r.r_bparams);
+		return 0;
+	}
+	up->up_text = NULL;
+	if (legacy_params_load(mr) == -1 ||
+	    (p = json_copy(mr->mr_r.r_bparams)) == NULL)
+		return -1;
+	(void)json_object_del(p, "task");
+	up->up_tree = p;
 	return 0;
 }
 
@@ -260,9 +279,18 @@ legacy_params_modern(struct mcp_req *mr, struct upstream_params *up)
 		    mr->mr_r.r_msg.jm_params, mr->mr_r.r_bparams);
 		json_decref(view);
 	}
+	/* no task for a 2025-11-25 client, which could not poll it:
+	 * neither asked for (as legacy_params_legacy()) nor declared */
+	if (proto_caps_tasks(mr->mr_r.r_caps)) {
+		if ((p = proto_caps_without_tasks(mr->mr_r.r_caps)) == NULL)
+			return -1;
+		json_decref(mr->mr_r.r_caps);
+		mr->mr_r.r_caps = p;
+	}
 	if ((p = json_copy(mr->mr_r.r_bparams)) == NULL)
 		return -1;
 	up->up_tree = p;
+	(void)json_object_del(p, "task");
 	if ((mr->mr_responses != NULL && json_object_set(p, "inputResponses",
 	    mr->mr_responses) == -1) || (mr->mr_state != NULL &&
 	    json_object_set(p, "requestState", mr->mr_state) == -1))

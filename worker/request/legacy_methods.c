@@ -19,6 +19,7 @@
 #include "shared/store.h"
 #include "worker/http/httpd.h"
 #include "proto/headers.h"
+#include "proto/method.h"
 #include "proto/http_req.h"
 #include "worker/http/http_reply.h"
 #include "worker/request/cancel.h"
@@ -182,9 +183,13 @@ legacy_post(struct worker *w, struct httpd_req *req, struct jsonrpc_msg *msg,
 			rm->rm_legacy(w, req, msg, fast, &s);
 			break;
 		}
-		/* not a request of 2025-11-25 that vmcpd serves */
-		(void)snprintf(emsg, sizeof(emsg), "Method not found: %.200s",
-		    msg->jm_method);
+		/* not a request of 2025-11-25 that vmcpd serves; the
+		 * experimental tasks, by name (legacy_params_legacy()) */
+		(void)snprintf(emsg, sizeof(emsg), "Method not found: %.150s%s",
+		    msg->jm_method, msg->jm_mm != NULL &&
+		    msg->jm_mm->mm_cap == MCP_CAP_TASKS ? " (vmcpd does not "
+		    "serve the experimental 2025-11-25 tasks; a call asking "
+		    "for a task runs as a plain one)" : "");
 		front_reply_error(req, 200, msg->jm_id,
 		    JSONRPC_METHOD_NOT_FOUND, emsg);
 		break;

@@ -41,6 +41,7 @@
 #include "worker/auth/audit.h"
 #include "worker/request/modern_req.h"
 #include "worker/pipeline/pipeline.h"
+#include "worker/request/task_store.h"
 
 
 static json_t *
@@ -63,7 +64,10 @@ modern_destroy(struct request *r)
 	struct mreq *m = (struct mreq *)r;	/* m_r is its head */
 
 	composite_run_cancel(m->m_r.r_run, "the request ended");
+	task_store->ts_cancel(m);
 	pipeline_clear(&m->m_r);
+	json_decref(m->m_bcaps);
+	json_decref(m->m_tresult);
 	free(m->m_fast.mf_name);
 	free(m->m_fast.mf_own);
 	free(m);
@@ -139,6 +143,11 @@ modern_discover(struct request *rq)
 	f = authz_list_filter(m->m_r.r_w, m->m_r.r_req, &af);
 	if ((caps = core_capabilities(view, 0)) != NULL)
 		core_capabilities_shown(caps, view, f);
+	/* the tasks extension, when a backend offers it */
+	if (caps != NULL && json_array_size(json_object_get(view,
+	    "taskBackends")) > 0)
+		(void)json_object_set_new(caps, "extensions", json_pack(
+		    "{s:{}}", MCP_TASKS_EXTENSION));
 	r = json_pack("{s:[s], s:o}", "supportedVersions", MCP_VERSION_MODERN,
 	    "capabilities", caps);
 	modern_result(m, r, 0, f != NULL ? "private" : "public");
@@ -371,7 +380,7 @@ modern_modern_done(struct mreq *m, json_t *response, int rc,
 {
 	json_t		*err, *result, *rt;
 	const char	*emsg, *type;
-	char		 msg[600];
+	char		 msg[600], tmsg[700];
 	json_int_t	 code;
 
 	err = json_object_get(response, "error");
@@ -407,9 +416,35 @@ modern_modern_done(struct mreq *m, json_t *response, int rc,
 		return;
 	rt = json_object_get(result, "resultType");
 	type = json_is_string(rt) ? json_string_value(rt) : "complete";
-	(void)json_object_del(result, "ttlMs");
-	(void)json_object_del(result, "cacheScope");
+	/* a task's ttlMs is its own (CreateTaskResult, DetailedTask), not
+	 * a cache hint */
+	if (strcmp(type, "task") != 0 && m->m_task[0] == '\0') {
+		(void)json_object_del(result, "ttlMs");
+		(void)json_object_del(result, "cacheScope");
+	}
+	switch (modern_task_result(m, result, type, msg, sizeof(msg))) {
+	case -1:
+		json_decref(result);
+		(void)snprintf(tmsg, sizeof(tmsg), "Internal error: %s", msg);
+		modern_error(m, 200, JSONRPC_INTERNAL_ERROR, tmsg, NULL);
+		return;
+	case 1:
+		return;		/* answered once the task is recorded */
+	}
 	modern_result_out(m, result, type);
+}
+
+void
+modern_task_answer(struct mreq *m, json_t *result, const char *err)
+{
+	char msg[300];
+
+	if (result == NULL) {
+		(void)snprintf(msg, sizeof(msg), "Internal error: %s", err);
+		modern_error(m, 200, JSONRPC_INTERNAL_ERROR, msg, NULL);
+		return;
+	}
+	modern_result_out(m, result, "task");
 }
 
 /* vmcpd's serverInfo as JSON text, made once */
@@ -466,6 +501,10 @@ modern_backend_text(struct mreq *m, const struct upstream_result *r,
 	rt = proto_json_member(mem, n, "resultType");
 	mt = proto_json_member(mem, n, "_meta");
 	if (rt != NULL && rt->ps_val[0] != '"')
+		return -1;
+	/* a task's id is mapped on the tree (modern_task.c) */
+	if (m->m_task[0] != '\0' || (rt != NULL && rt->ps_vallen == 6 &&
+	    memcmp(rt->ps_val, "\"task\"", 6) == 0))
 		return -1;
 	if ((si = modern_server_info_text(m->m_r.r_w, &silen)) == NULL)
 		return -1;
@@ -662,9 +701,23 @@ modern_check(struct request *r)
 {
 	struct mreq		*m = (struct mreq *)r;	/* m_r is its head */
 	const struct mcp_method	*mm = r->r_msg.jm_mm;
+	struct modern_task_err	 te;
 	const char		*cap;
 	char			 msg[300];
 
+	/* the tasks extension's methods: routed by the task's record */
+	if (mm->mm_cap == MCP_CAP_TASKS) {
+		switch (modern_task_route(m, &te)) {
+		case -1:
+			modern_error(m, te.te_status, te.te_code, te.te_msg,
+			    te.te_data);
+			return PIPELINE_DONE;
+		case 1:
+			return PIPELINE_WAIT;
+		}
+		pipeline_forward(r, 0);
+		return PIPELINE_DONE;
+	}
 	if (mm->mm_cap != MCP_CAP_TOOLS &&
 	    (cap = mcp_cap_name(mm->mm_cap)) != NULL &&
 	    !json_is_object(json_object_get(json_object_get(r->r_view,

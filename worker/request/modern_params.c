@@ -20,6 +20,7 @@
 #include "worker/request/modern.h"
 #include "worker/upstream/upstream.h"
 #include "worker/upstream/upstream_result.h"
+#include "shared/config_backend.h"
 #include "worker/request/modern_req.h"
 
 /* s as a JSON string's text, or NULL */
@@ -194,13 +195,22 @@ modern_params_modern(struct mreq *m, struct upstream_params *up)
 {
 	json_t		*p, *v;
 	const char	*level;
+	int		 strip;
 
+	/* the tasks extension is declared only to a backend that offers
+	 * it: for one that does not, the tree, without the hop's cache
+	 * (keyed by the client's _meta alone) */
+	strip = modern_task_declared(m) &&
+	    !modern_task_backend(m->m_r.r_view, m->m_r.r_be->cb_name);
 	if (m->m_r.r_fast.rf_params != NULL) {
-		if (modern_params_fast(m, up) == 0)
+		if (!strip && modern_params_fast(m, up) == 0)
 			return 0;
 		if (modern_fast_load(m) == -1)
 			return -1;
 	}
+	if (strip && m->m_bcaps == NULL &&
+	    (m->m_bcaps = proto_caps_without_tasks(m->m_r.r_caps)) == NULL)
+		return -1;
 	if ((p = json_copy(m->m_r.r_bparams)) == NULL)
 		return -1;
 	up->up_tree = p;
@@ -212,12 +222,12 @@ modern_params_modern(struct mreq *m, struct upstream_params *up)
 		return -1;
 	level = json_string_value(json_object_get(json_object_get(
 	    m->m_r.r_msg.jm_params, "_meta"), "io.modelcontextprotocol/logLevel"));
-	up->up_caps = m->m_r.r_caps;
+	up->up_caps = strip ? m->m_bcaps : m->m_r.r_caps;
 	up->up_level = level;
 	up->up_phdrs = m->m_r.r_phdrs;
 	/* not renamed: the client's own text goes on, its _meta replaced;
 	 * renamed: this hop's _meta is cached for the hot path */
-	if (m->m_r.r_req != NULL)
+	if (m->m_r.r_req != NULL && !strip)
 		up->up_owned = modern_params_text(m, p, level,
 		    modern_same_target(m), &up->up_len);
 	return 0;

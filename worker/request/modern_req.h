@@ -11,6 +11,7 @@
 #include "worker/process/process.h"
 #include "worker/upstream/upstream_result.h"
 #include "worker/process/request.h"
+#include "shared/task_rec.h"
 
 /*
  * What the hot path's call (its spans in the request's r_fast) adds in
@@ -34,12 +35,56 @@ struct mreq {
 	int				 m_log;		/* logLevel was set */
 	char				 m_needcap[32];	/* lacked by client */
 	char				 m_refused[64];	/* method refused */
+	/* tasks/get, update, cancel: the client's task id, which the
+	 * backend's answer maps back to */
+	char				 m_task[TASK_ID_LEN + 1];
+	/* the capabilities a backend without the tasks extension gets */
+	json_t				*m_bcaps;
+	/* its task record, read (task_store.h) */
+	int				 m_tstate;	/* MODERN_TASK_* */
+	int				 m_tgot;	/* 0, STORE_NOTFOUND, -1 */
+	struct task_rec			 m_trec;
+	/* a new task: its id, and the result held while it is written */
+	char				 m_tnew[TASK_ID_LEN + 1];
+	json_t				*m_tresult;
+};
+#define MODERN_TASK_NONE	0
+#define MODERN_TASK_WAIT	1	/* the record asked for */
+#define MODERN_TASK_GOT		2
+
+/* why vmcpd answers a tasks/get, update or cancel itself: the error */
+struct modern_task_err {
+	int		 te_status;	/* HTTP */
+	int		 te_code;
+	char		 te_msg[300];
+	json_t		*te_data;	/* the caller's to send, or NULL */
 };
 
 /* modern.c */
 /* the hot path's call as a tree, from the body parsed again; a call
  * routed already gets its backend params (-1: it cannot) */
 int	 modern_fast_load(struct mreq *);
+
+/* modern_task.c: the tasks extension (2026-07-28) */
+/* this request declared the extension (its tree or the hot path's text) */
+int	 modern_task_declared(struct mreq *);
+/* the view's backend advertises the extension */
+int	 modern_task_backend(json_t *view, const char *backend);
+/* -32021's data: requiredCapabilities naming the extension */
+json_t	*modern_task_required(void);
+/* tasks/get|update|cancel resolved to the task's backend and params
+ * (r_be, r_bparams): 0; -1 and te, the answer; 1: waiting for the
+ * record (the resolve phase runs again) */
+int	 modern_task_route(struct mreq *, struct modern_task_err *te);
+/* a backend's result of type: a tasks/get, update or cancel answer's
+ * id mapped back (0: go on); a new task's mapped, 1: result taken, the
+ * answer is modern_task_answer()'s once the record is written; -1 with
+ * err (the client gets an internal error) */
+int	 modern_task_result(struct mreq *, json_t *result, const char *type,
+	    char *err, size_t errlen);
+
+/* modern.c: a new task's answer (result taken; NULL: err) */
+void	 modern_task_answer(struct mreq *, json_t *result, const char *err);
 
 /* modern_params.c */
 /* the request in the revision the backend is met in (create_request

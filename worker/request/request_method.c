@@ -39,6 +39,10 @@ static const struct request_method request_methods[MCP_M_COUNT] = {
 	[MCP_M_COMPLETION_COMPLETE] = VIEWED,
 	[MCP_M_LOGGING_SET_LEVEL] = LEGACY_ONLY(legacy_set_level),
 	[MCP_M_SUBSCRIPTIONS_LISTEN] = { NULL, listen_start, 0 },
+	/* the tasks extension: on the view, routed by the task's record */
+	[MCP_M_TASKS_GET] = { NULL, modern_viewed, 0 },
+	[MCP_M_TASKS_UPDATE] = { NULL, modern_viewed, 0 },
+	[MCP_M_TASKS_CANCEL] = { NULL, modern_viewed, 0 },
 	[MCP_M_N_INITIALIZED] = LEGACY_ONLY(legacy_initialized),
 	[MCP_M_N_CANCELLED] = LEGACY_ONLY(legacy_cancelled),
 	[MCP_M_N_ROOTS_LIST_CHANGED] = LEGACY_ONLY(legacy_roots_changed),

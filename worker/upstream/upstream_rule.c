@@ -47,7 +47,9 @@ upstream_next_step(enum proto_era era, int failed, int flags,
  * the method may carry an MRTR round (its table entry's MCP_MF_MRTR:
  * tools/call, prompts/get, resources/read); any other value is invalid
  * (*invalid says why), as the revision has a client treat one it does
- * not know: "task" too, as vmcpd serves no tasks.
+ * not know; "task" is a tools/call's CreateTaskResult (the tasks
+ * extension), final as a complete one is: the Modern codec maps its
+ * task id (worker/request/modern_task.c).
  */
 static enum upstream_status
 upstream_rtype(const char *v, size_t len, const char *method,
@@ -56,6 +58,10 @@ upstream_rtype(const char *v, size_t len, const char *method,
 	const struct mcp_method *mm;
 
 	if (len == 8 && memcmp(v, "complete", 8) == 0)
+		return UPSTREAM_COMPLETE;
+	if (len == 4 && memcmp(v, "task", 4) == 0 &&
+	    (mm = mcp_method_find(method)) != NULL &&
+	    mm->mm_id == MCP_M_TOOLS_CALL)
 		return UPSTREAM_COMPLETE;
 	if (len == 14 && memcmp(v, "input_required", 14) == 0) {
 		if ((mm = mcp_method_find(method)) != NULL &&
@@ -66,7 +72,7 @@ upstream_rtype(const char *v, size_t len, const char *method,
 		return UPSTREAM_FAILED;
 	}
 	*invalid = "a resultType that is neither complete nor "
-	    "input_required";
+	    "input_required (nor a tools/call's task)";
 	return UPSTREAM_FAILED;
 }
 

@@ -1,0 +1,57 @@
+/*
+ * A task's record in the store's tasks db (the tasks extension,
+ * io.modelcontextprotocol/tasks, of MCP 2026-07-28): the task id vmcpd
+ * hands a client is its own, and the record maps it to the backend
+ * that made the task and the backend's own id, with whose it is (the
+ * identity scope, as a workflow handle's owner) and the tool that made
+ * it (a tasks/get, update or cancel is authorized as that tool's
+ * call).  Written by
+ * worker/request/modern_task.c, dumped by vmcpctl.  Pure: no I/O.
+ */
+#ifndef VMCPD_TASK_REC_H
+#define VMCPD_TASK_REC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#define TASK_PREFIX		"vmcpd-t-"
+#define TASK_RAND_BYTES		16	/* 128 random bits */
+#define TASK_ID_LEN		(8 + 32)	/* prefix, lower-case hex */
+#define TASK_OWNER_MAX		64
+#define TASK_NAME_MAX		128	/* a backend's or a tool's name */
+#define TASK_BID_MAX		256	/* the backend's task id */
+/* a task whose backend gave no ttlMs (null): kept this long */
+#define TASK_TTL_DEFAULT_MS	(24ULL * 60 * 60 * 1000)
+/* and no task longer than this, whatever its backend says */
+#define TASK_TTL_MAX_MS		(7ULL * 24 * 60 * 60 * 1000)
+
+struct task_rec {
+	char	tr_owner[TASK_OWNER_MAX + 1];	/* "" anonymous */
+	char	tr_backend[TASK_NAME_MAX + 1];
+	char	tr_tool[TASK_NAME_MAX + 1];	/* as the client named it */
+	char	tr_bid[TASK_BID_MAX + 1];	/* the backend's task id */
+};
+
+/* the record's payload, one line of JSON (malloc'd; NULL: too long or
+ * no memory) */
+char	*task_rec_encode(const struct task_rec *, size_t *len);
+/* a payload read back: 0, or -1 if it is no task record */
+int	 task_rec_decode(const void *data, size_t len, struct task_rec *);
+/* TASK_PREFIX and 32 lower-case hex digits */
+int	 task_id_valid(const char *id, size_t len);
+/* how long a task is kept, from its backend's ttlMs (NULL or null:
+ * TASK_TTL_DEFAULT_MS; at most TASK_TTL_MAX_MS) */
+uint64_t task_ttl_ms(const json_t *ttl);
+/*
+ * What vmcpctl dump tasks shows of a record: the id's first characters
+ * only (the whole id is what a client polls with), the owner's scope, the
+ * backend, the tool, the backend's id's start; a record that is no
+ * task's shows its key's start.
+ */
+#define TASK_DUMP_ID	14
+json_t	*task_rec_dump(const void *key, size_t klen, const void *data,
+	    size_t len);
+
+#endif /* VMCPD_TASK_REC_H */

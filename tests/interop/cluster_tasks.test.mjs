@@ -1,0 +1,97 @@
+// Tasks of the tasks extension shared through Redis
+// (sessionStorage.provider redis; worker/request/task_redis.c): two vmcpd
+// nodes in front of the conformance fixture (which serves the extension),
+// OIDC principals.  A task made through one node is polled to completion
+// and cancelled through the other (its record <prefix>task:<id> in Redis,
+// with the task's TTL, none in either node's LMDB); another principal's
+// id answers -32602 on every node without reaching the backend.
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+
+import { guarded, vmcpctl, httpRequest, sleep } from './lib/harness.mjs';
+import { startIdp, oidcConfig } from './lib/oidc.mjs';
+import { useMulti, modern, modernMeta, startFixture } from './lib/multi.mjs';
+import { startRedis, startNode } from './lib/cluster.mjs';
+
+useMulti();
+
+const EXT = 'io.modelcontextprotocol/tasks';
+const PREFIX = 'thv:vmcp:session:';
+const declared = { extensions: { [EXT]: {} } };
+
+describe('tasks across two nodes with Redis', () => {
+  let idp, fixture, redis;
+  const nodes = [];
+  const tokens = {};
+
+  const req = (node, who, method, params, name) =>
+    modern(nodes[node].port, method, { ...params, _meta: modernMeta(declared) },
+      { Authorization: `Bearer ${tokens[who]}`, 'Mcp-Name': name });
+  const stats = async () => (await httpRequest(fixture.port,
+    { method: 'GET', path: '/tasks-stats' })).json;
+
+  before(async () => {
+    idp = await startIdp();
+    fixture = await startFixture();
+    redis = await startRedis();
+    for (let i = 0; i < 2; i++)
+      nodes.push(await startNode({ redis, backendUrl: fixture.url, backendName: 'fx',
+        name: 'tasks', extra: oidcConfig(idp) }));
+    for (const u of ['alice', 'bob'])
+      tokens[u] = idp.forge(idp.claims({ sub: u, client_id: u }));
+  });
+
+  after(async () => {
+    for (const d of nodes)
+      await d.stop();
+    await idp?.stop();
+  });
+
+  test('made on one node, polled and cancelled on the other', guarded(async () => {
+    const c = await req(0, 'alice', 'tools/call',
+      { name: 'slow_compute', arguments: { seconds: 1, label: 'across' } }, 'slow_compute');
+    assert.equal(c.json?.error, undefined, c.text);
+    const id = c.json.result.taskId;
+    assert.match(id, /^vmcpd-t-[0-9a-f]{32}$/, c.text);
+    const ttl = Number(await redis.cli('PTTL', `${PREFIX}task:${id}`));
+    assert.ok(ttl > 0 && ttl <= 60000, `the record's TTL in Redis: ${ttl}`);
+    for (const d of nodes) {
+      const dump = await vmcpctl(['dump', 'tasks'], { stateDir: d.stateDir });
+      assert.equal(dump.code, 0, dump.stderr);
+      assert.equal(dump.stdout.trim(), '', 'a task record in a node\'s LMDB');
+    }
+    let g;
+    for (let i = 0; i < 60; i++) {
+      g = await req(1, 'alice', 'tasks/get', { taskId: id }, id);
+      assert.equal(g.json?.error, undefined, g.text);
+      assert.equal(g.json.result.taskId, id);
+      if (g.json.result.status === 'completed')
+        break;
+      await sleep(100);
+    }
+    assert.equal(g.json.result.status, 'completed', g.text);
+
+    const long = await req(1, 'alice', 'tools/call',
+      { name: 'slow_compute', arguments: { seconds: 60, label: 'stop' } }, 'slow_compute');
+    const lid = long.json.result.taskId;
+    const x = await req(0, 'alice', 'tasks/cancel', { taskId: lid }, lid);
+    assert.equal(x.json?.result?.resultType, 'complete', x.text);
+    const after0 = await req(1, 'alice', 'tasks/get', { taskId: lid }, lid);
+    assert.equal(after0.json.result.status, 'cancelled', after0.text);
+  }));
+
+  test('another principal\'s task is unknown on every node', guarded(async () => {
+    const c = await req(0, 'alice', 'tools/call',
+      { name: 'slow_compute', arguments: { seconds: 60, label: 'mine' } }, 'slow_compute');
+    const id = c.json.result.taskId;
+    const before0 = await stats();
+    assert.equal(typeof before0.get, 'number', JSON.stringify(before0));
+    for (const n of [0, 1]) {
+      const r = await req(n, 'bob', 'tasks/get', { taskId: id }, id);
+      assert.equal(r.json?.error?.code, -32602, r.text);
+      assert.equal(r.json.error.message, 'Invalid params: unknown taskId');
+    }
+    assert.equal((await stats()).get, before0.get, 'a tasks/get reached the backend');
+    await req(1, 'alice', 'tasks/cancel', { taskId: id }, id);
+  }));
+});

@@ -1,0 +1,188 @@
+/*
+ * The tasks extension's task records in Redis (sessionStorage.provider
+ * redis; task_store.h): <prefix>task:<id> holds the record's JSON
+ * (shared/task_rec.c) with the task's TTL, written with SET NX PX before
+ * the client has its task, read with GET by whichever node the client
+ * polls.  Asynchronous on the loop; a command not answered fails the
+ * request (no task is ever answered unwritten).
+ */
+#include <sys/queue.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <hiredis/hiredis.h>
+
+#include "shared/config.h"
+#include "shared/store.h"
+#include "worker/process/process.h"
+#include "worker/redis/redis.h"
+#include "worker/redis/redis_codec.h"
+#include "worker/request/task_store.h"
+
+#define TASK_RKEY_MAX	256
+
+static struct worker *task_redis_w;
+
+struct task_rcmd {
+	TAILQ_ENTRY(task_rcmd)	 tc_entry;
+	struct redis_cmd	*tc_cmd;
+	task_put_cb		 tc_put;
+	task_get_cb		 tc_get;
+	void			*tc_arg;
+};
+
+static TAILQ_HEAD(, task_rcmd) task_rcmds =
+    TAILQ_HEAD_INITIALIZER(task_rcmds);
+
+static int	task_redis_put(struct worker *, const char *,
+		    const struct task_rec *, uint64_t, task_put_cb, void *);
+static int	task_redis_get(struct worker *, const char *, task_get_cb,
+		    void *);
+static void	task_redis_cancel(void *);
+
+static const struct task_store task_store_redis = {
+	task_redis_put,
+	task_redis_get,
+	task_redis_cancel
+};
+
+void
+task_redis_init(struct worker *w)
+{
+	if (w->w_conf->cf_sstore.css_provider != CONFIG_SSTORE_REDIS)
+		return;
+	task_redis_w = w;
+	task_store = &task_store_redis;
+}
+
+static size_t
+task_redis_key(const char *id, char *key, size_t len)
+{
+	return redis_key(key, len, task_redis_w->w_conf->cf_sstore.css_prefix,
+	    REDIS_KIND_TASK, id, NULL);
+}
+
+/* the command's entry, off the list (cb may cancel others) */
+static struct task_rcmd *
+task_redis_take(struct task_rcmd *tc)
+{
+	TAILQ_REMOVE(&task_rcmds, tc, tc_entry);
+	return tc;
+}
+
+static void
+task_redis_on_put(void *arg, const redisReply *reply, const char *err)
+{
+	struct task_rcmd	*tc = task_redis_take(arg);
+	int			 rc = -1;
+
+	if (err == NULL && reply != NULL && reply->type == REDIS_REPLY_STATUS)
+		rc = 0;
+	else if (err != NULL || reply == NULL ||
+	    reply->type == REDIS_REPLY_ERROR)
+		redis_failed(REDIS_USER_TASK, "a task not written", reply, err);
+	tc->tc_put(tc->tc_arg, rc);
+	free(tc);
+}
+
+static void
+task_redis_on_get(void *arg, const redisReply *reply, const char *err)
+{
+	struct task_rcmd	*tc = task_redis_take(arg);
+	struct task_rec		 tr;
+	int			 rc = -1;
+
+	memset(&tr, 0, sizeof(tr));
+	if (err == NULL && reply != NULL && reply->type == REDIS_REPLY_NIL)
+		rc = STORE_NOTFOUND;
+	else if (err == NULL && reply != NULL &&
+	    reply->type == REDIS_REPLY_STRING)
+		rc = task_rec_decode(reply->str, reply->len, &tr) == 0 ? 0 :
+		    STORE_NOTFOUND;
+	else
+		redis_failed(REDIS_USER_TASK, "a task not read", reply, err);
+	tc->tc_get(tc->tc_arg, rc, rc == 0 ? &tr : NULL);
+	free(tc);
+}
+
+static int
+task_redis_send(struct redis_args *a, struct task_rcmd *tc, redis_cb cb)
+{
+	if ((tc->tc_cmd = redis_send(a, cb, tc)) == NULL) {
+		redis_failed(REDIS_USER_TASK, tc->tc_put != NULL ?
+		    "a task not written" : "a task not read", NULL,
+		    "not connected");
+		free(tc);
+		return -1;
+	}
+	TAILQ_INSERT_TAIL(&task_rcmds, tc, tc_entry);
+	return 0;
+}
+
+static int
+task_redis_put(struct worker *w, const char *id, const struct task_rec *tr,
+    uint64_t ttl_ms, task_put_cb cb, void *arg)
+{
+	struct task_rcmd	*tc;
+	struct redis_args	 a;
+	char			 key[TASK_RKEY_MAX], *buf;
+	size_t			 klen, len;
+	int			 rc;
+
+	(void)w;
+	if ((klen = task_redis_key(id, key, sizeof(key))) == 0 ||
+	    (buf = task_rec_encode(tr, &len)) == NULL)
+		return -1;
+	if ((tc = calloc(1, sizeof(*tc))) == NULL) {
+		free(buf);
+		return -1;
+	}
+	tc->tc_put = cb;
+	tc->tc_arg = arg;
+	redis_args_init(&a);
+	redis_args_push(&a, "SET");
+	redis_args_pushn(&a, key, klen);
+	redis_args_pushn(&a, buf, len);
+	redis_args_push(&a, "PX");
+	redis_args_push_u64(&a, ttl_ms > 0 ? ttl_ms : 1);
+	redis_args_push(&a, "NX");
+	rc = task_redis_send(&a, tc, task_redis_on_put);
+	free(buf);
+	return rc;
+}
+
+static int
+task_redis_get(struct worker *w, const char *id, task_get_cb cb, void *arg)
+{
+	struct task_rcmd	*tc;
+	struct redis_args	 a;
+	char			 key[TASK_RKEY_MAX];
+	size_t			 klen;
+
+	(void)w;
+	if ((klen = task_redis_key(id, key, sizeof(key))) == 0 ||
+	    (tc = calloc(1, sizeof(*tc))) == NULL)
+		return -1;
+	tc->tc_get = cb;
+	tc->tc_arg = arg;
+	redis_args_init(&a);
+	redis_args_push(&a, "GET");
+	redis_args_pushn(&a, key, klen);
+	return task_redis_send(&a, tc, task_redis_on_get);
+}
+
+static void
+task_redis_cancel(void *arg)
+{
+	struct task_rcmd *tc, *next;
+
+	for (tc = TAILQ_FIRST(&task_rcmds); tc != NULL; tc = next) {
+		next = TAILQ_NEXT(tc, tc_entry);
+		if (tc->tc_arg == arg) {
+			redis_cancel(tc->tc_cmd);
+			TAILQ_REMOVE(&task_rcmds, tc, tc_entry);
+			free(tc);
+		}
+	}
+}
