@@ -240,6 +240,45 @@ proto_accept_has(const char *accept, const char *type)
 	return best != MATCH_NONE && best_ok;
 }
 
+/*
+ * Does an Accept value name type before other?  The first range of the
+ * two exact types acceptable (q > 0) that is listed decides; vmcpd goes
+ * by order, not by q-value (RFC 9110 12.5.1 leaves a tie to the server).
+ */
+int
+proto_accept_prefers(const char *accept, const char *type, const char *other)
+{
+	const char		*p, *q, *s1, *s2;
+	enum proto_match	 m;
+	int			 zero;
+	size_t			 t1, t2;
+
+	if (accept == NULL || (s1 = strchr(type, '/')) == NULL ||
+	    (s2 = strchr(other, '/')) == NULL)
+		return 0;
+	t1 = (size_t)(s1 - type);
+	t2 = (size_t)(s2 - other);
+	for (p = accept; *p != '\0';) {
+		p = proto_skip_ows(p);
+		if (*p == ',') {
+			p++;
+			continue;
+		}
+		if (*p == '\0')
+			break;
+		q = proto_range_parse(p, type, t1, s1 + 1, strlen(s1 + 1), &m,
+		    &zero);
+		if (m == MATCH_EXACT && !zero)
+			return 1;
+		(void)proto_range_parse(p, other, t2, s2 + 1, strlen(s2 + 1),
+		    &m, &zero);
+		if (m == MATCH_EXACT && !zero)
+			return 0;
+		p = q;
+	}
+	return 0;
+}
+
 int
 proto_content_type_is_json(const char *ctype)
 {

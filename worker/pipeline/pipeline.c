@@ -350,6 +350,10 @@ pipeline_forward(struct request *r, int flags)
 void
 pipeline_answer_text(struct request *r, const char *text, size_t len)
 {
+	if (r->r_codec->rc_answer_text != NULL) {
+		r->r_codec->rc_answer_text(r, text, len);
+		return;
+	}
 	if (r->r_req != NULL) {		/* a composite's step has none */
 		httpd_req_set_close_cb(r->r_req, NULL, NULL);
 		front_reply_result(r->r_req, r->r_msg.jm_id, text, len);

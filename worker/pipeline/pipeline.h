@@ -101,6 +101,10 @@ struct request_codec {
 			    const char *message, json_t *data);
 	/* the rate limit's refusal */
 	void		(*rc_limited)(struct request *, unsigned int retry_s);
+	/* optional: a result the pipeline has as text (a list's page),
+	 * answered and the request finalized; NULL: as JSON */
+	void		(*rc_answer_text)(struct request *, const char *text,
+			    size_t len);
 };
 
 /*
