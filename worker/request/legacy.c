@@ -287,7 +287,8 @@ legacy_on_backend_done_raw(struct mcp_req *mr, const char *kind,
 
 	if (mr->mr_sse)
 		(void)legacy_stream_open(mr);
-	httpd_req_set_close_cb(mr->mr_r.r_req, NULL, NULL);
+	if (!mr->mr_cut)
+		httpd_req_set_close_cb(mr->mr_r.r_req, NULL, NULL);
 	if (mr->mr_r.r_streaming || mr->mr_cut) {
 		if ((msg = front_compose(mr->mr_r.r_msg.jm_id, kind, json, len,
 		    &mlen)) != NULL) {
