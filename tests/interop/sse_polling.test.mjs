@@ -5,16 +5,49 @@
 // retry, the stream ended), resumes the backend itself, and keeps the
 // response for the client's GET with Last-Event-ID, on any worker.
 // Another session's stream id gets nothing; a garbage id is refused.
+// With sessionStorage.provider redis the stream ended on one node is
+// resumed on another.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { guarded, rpc, sleep, waitFor, workerOf, mcpHeaders, freshFetch, connectClient, LEGACY_VERSION } from './lib/harness.mjs';
 import { useMulti, startMulti, startFixture, openStream, openGet, openSessionCaps } from './lib/multi.mjs';
+import { startRedis, startNode } from './lib/cluster.mjs';
 
 useMulti();
 
 const DONE = 'Reconnection test completed successfully';
 const TAG_ID = /^[0-9a-f]{16}-0$/;
+
+/* a POST whose client would rather stream (Accept lists SSE first) */
+const reconnect = (port, sid, id = 1) => openStream(port, {
+  method: 'POST',
+  headers: { ...mcpHeaders({ session: sid }), Accept: 'text/event-stream, application/json' },
+  body: { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'test_reconnection', arguments: {} } },
+});
+
+/* until the view lists test_reconnection */
+async function viewReady(port) {
+  const { sid } = await openSessionCaps(port);
+  await waitFor('the view lists test_reconnection', async () => {
+    const r = await rpc(port, sid, 'tools/list', {});
+    return r.json?.result?.tools?.some((t) => t.name === 'test_reconnection');
+  }, { timeout: 20000, interval: 200 });
+}
+
+/* the POST's stream: primed, a retry, ended without the response */
+async function cutStream(p) {
+  assert.equal(p.status, 200, p.text);
+  assert.match(p.headers['content-type'], /^text\/event-stream/);
+  await p.until('the POST stream ended', (s) => s.ended, 15000);
+  assert.ok(p.events.length >= 1, p.text);
+  const prime = p.events[0];
+  assert.match(String(prime.id), TAG_ID, `the priming event's id: ${p.text}`);
+  assert.equal(prime.data, '', 'the priming event has no data');
+  assert.match(p.text, /^retry: \d+$/m, `a retry field: ${p.text}`);
+  assert.equal(p.messages().length, 0, `no response on the POST stream: ${p.text}`);
+  return prime.id;
+}
 
 describe('SSE polling through vmcpd (2 workers)', () => {
   let fixture, daemon;
@@ -25,23 +58,12 @@ describe('SSE polling through vmcpd (2 workers)', () => {
       backends: [{ name: 'fx', url: fixture.url, era: 'legacy' }],
       aggregation: 'conflictResolution: priority\nconflictResolutionConfig:\n  priorityOrder: [fx]',
     });
-    const { sid } = await openSessionCaps(daemon.port);
-    await waitFor('the view lists test_reconnection', async () => {
-      const r = await rpc(daemon.port, sid, 'tools/list', {});
-      return r.json?.result?.tools?.some((t) => t.name === 'test_reconnection');
-    }, { timeout: 20000, interval: 200 });
+    await viewReady(daemon.port);
   });
 
   after(async () => {
     if (daemon)
       await daemon.stop();
-  });
-
-  /* a POST whose client would rather stream (Accept lists SSE first) */
-  const reconnect = (sid, id = 1) => openStream(daemon.port, {
-    method: 'POST',
-    headers: { ...mcpHeaders({ session: sid }), Accept: 'text/event-stream, application/json' },
-    body: { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'test_reconnection', arguments: {} } },
   });
 
   /* a resumption landing on another worker than avoid (the kernel
@@ -60,16 +82,8 @@ describe('SSE polling through vmcpd (2 workers)', () => {
 
   test('the stream is ended after priming and resumed on the other worker, once', guarded(async () => {
     const { sid } = await openSessionCaps(daemon.port);
-    const p = await reconnect(sid, 7);
-    assert.equal(p.status, 200, p.text);
-    assert.match(p.headers['content-type'], /^text\/event-stream/);
-    await p.until('the POST stream ended', (s) => s.ended, 15000);
-    assert.ok(p.events.length >= 1, p.text);
-    const prime = p.events[0];
-    assert.match(String(prime.id), TAG_ID, `the priming event's id: ${p.text}`);
-    assert.equal(prime.data, '', 'the priming event has no data');
-    assert.match(p.text, /^retry: \d+$/m, `a retry field: ${p.text}`);
-    assert.equal(p.messages().length, 0, `no response on the POST stream: ${p.text}`);
+    const p = await reconnect(daemon.port, sid, 7);
+    const prime = { id: await cutStream(p) };
 
     const g = await resumeElsewhere(sid, prime.id, workerOf(p));
     await g.until('the response on the resumed stream', (s) => s.ended, 15000);
@@ -114,5 +128,33 @@ describe('SSE polling through vmcpd (2 workers)', () => {
     assert.equal(r.content[0].text, DONE);
     assert.ok(gets.some((id) => TAG_ID.test(id ?? '')), `a GET resumed the POST stream: ${gets}`);
     await client.close();
+  }));
+});
+
+describe('SSE polling across nodes (sessionStorage.provider redis)', () => {
+  let fixture, redis, a, b;
+
+  before(async () => {
+    fixture = await startFixture();
+    redis = await startRedis();
+    [a, b] = await Promise.all([1, 2].map(() => startNode({
+      redis, backendUrl: fixture.url, backendName: 'fx', workers: 1,
+    })));
+    await Promise.all([viewReady(a.port), viewReady(b.port)]);
+  });
+
+  after(async () => {
+    await Promise.all([a, b].filter(Boolean).map((d) => d.stop()));
+  });
+
+  test('cut on one node, resumed on the other, once', guarded(async () => {
+    const { sid } = await openSessionCaps(a.port);
+    const id = await cutStream(await reconnect(a.port, sid, 9));
+    const g = await openGet(b.port, sid, { lastEventId: id });
+    assert.equal(g.status, 200, g.text);
+    await g.until('the response on the other node', (s) => s.ended, 15000);
+    const answers = g.messages().filter((m) => m.id === 9);
+    assert.equal(answers.length, 1, `the response once: ${g.text}`);
+    assert.equal(answers[0].result.content[0].text, DONE);
   }));
 });
