@@ -57,6 +57,7 @@
 #include "proto/hex.h"
 #include "proto/jsonrpc.h"
 #include "proto/jsonspan.h"
+#include "proto/sse.h"
 #include "worker/events/stream.h"
 #include "worker/http/http_reply.h"
 #include "worker/process/process.h"
@@ -475,36 +476,6 @@ stream_set_expiry(struct gstream *gs, struct httpd_req *req)
 		(void)evtimer_add(gs->gs_expire, &tv);
 }
 
-/*
- * An event id as issued: "<seq>" (the GET stream's) or "<tag>-<seq>" (a
- * POST stream's), seq decimal without sign, space or leading zero; tag
- * (STREAM_TAG_LEN + 1 bytes) gets the tag or "".  0, or -1.
- */
-static int
-stream_id_parse(const char *lei, char *tag, unsigned long long *seq)
-{
-	const char	*p = lei;
-	char		*end;
-	size_t		 i;
-
-	tag[0] = '\0';
-	if (strlen(lei) > STREAM_TAG_LEN && lei[STREAM_TAG_LEN] == '-') {
-		for (i = 0; i < STREAM_TAG_LEN; i++)
-			if (!((lei[i] >= '0' && lei[i] <= '9') ||
-			    (lei[i] >= 'a' && lei[i] <= 'f')))
-				return -1;
-		memcpy(tag, lei, STREAM_TAG_LEN);
-		tag[STREAM_TAG_LEN] = '\0';
-		p = lei + STREAM_TAG_LEN + 1;
-	}
-	errno = 0;
-	*seq = strtoull(p, &end, 10);
-	if (*p < '0' || *p > '9' || (*p == '0' && p[1] != '\0') ||
-	    *end != '\0' || errno != 0)
-		return -1;
-	return 0;
-}
-
 void
 stream_get(struct worker *w, struct httpd_req *req, struct session *s)
 {
@@ -517,7 +488,8 @@ stream_get(struct worker *w, struct httpd_req *req, struct session *s)
 	pid_t			 pid;
 
 	tag[0] = '\0';
-	if (lei != NULL && stream_id_parse(lei, tag, &after) == -1) {
+	if (lei != NULL && sse_id_parse(lei, tag, STREAM_TAG_LEN,
+	    &after) == -1) {
 		front_reply_error(req, 400, NULL, MCP_ERR_TRANSPORT,
 		    "Bad Request: Last-Event-ID is not an event id of "
 		    "this session");
