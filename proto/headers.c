@@ -202,6 +202,19 @@ skip:
 	return *p == ',' ? p + 1 : p;
 }
 
+/* *p moved to the next range of a list (past OWS and empty elements):
+ * 1, or 0 at its end */
+static int
+proto_range_next(const char **p)
+{
+	for (;;) {
+		*p = proto_skip_ows(*p);
+		if (**p != ',')
+			return **p != '\0';
+		(*p)++;
+	}
+}
+
 int
 proto_accept_has(const char *accept, const char *type)
 {
@@ -218,14 +231,7 @@ proto_accept_has(const char *accept, const char *type)
 	 * RFC 9110 12.5.1: the most specific matching range decides;
 	 * among equally specific ones any q > 0 makes it acceptable.
 	 */
-	for (p = accept; *p != '\0';) {
-		p = proto_skip_ows(p);
-		if (*p == ',') {
-			p++;
-			continue;
-		}
-		if (*p == '\0')
-			break;
+	for (p = accept; proto_range_next(&p);) {
 		p = proto_range_parse(p, type, tlen, slash + 1,
 		    strlen(slash + 1), &m, &zero);
 		if (m == MATCH_NONE || m < best)
@@ -258,14 +264,7 @@ proto_accept_prefers(const char *accept, const char *type, const char *other)
 		return 0;
 	t1 = (size_t)(s1 - type);
 	t2 = (size_t)(s2 - other);
-	for (p = accept; *p != '\0';) {
-		p = proto_skip_ows(p);
-		if (*p == ',') {
-			p++;
-			continue;
-		}
-		if (*p == '\0')
-			break;
+	for (p = accept; proto_range_next(&p);) {
 		q = proto_range_parse(p, type, t1, s1 + 1, strlen(s1 + 1), &m,
 		    &zero);
 		if (m == MATCH_EXACT && !zero)
