@@ -477,15 +477,16 @@ legacy_upstream(struct request *r, struct upstream_req *uq)
 /*
  * Does the client list text/event-stream before application/json?  It
  * is then answered with an SSE stream (docs/ARCHITECTURE.md, SSE
- * answers); the SDKs' value, JSON first, costs one comparison.
+ * answers); a value that begins with application/json and no
+ * parameter (the SDKs') costs one comparison of its first bytes.
  */
 static int
 legacy_wants_sse(struct httpd_req *req)
 {
-	static const char	 sdk[] = "application/json, text/event-stream";
+	static const char	 json[] = "application/json,";
 	const char		*accept = httpd_req_known(req, HTTP_H_ACCEPT);
 
-	if (accept == NULL || strcmp(accept, sdk) == 0)
+	if (accept == NULL || strncmp(accept, json, sizeof(json) - 1) == 0)
 		return 0;
 	return proto_accept_prefers(accept, "text/event-stream",
 	    "application/json");
