@@ -527,7 +527,11 @@ legacy_session_phase(struct request *r)
 static void
 legacy_answer_text(struct request *r, const char *text, size_t len)
 {
-	legacy_on_backend_done_raw((struct mcp_req *)r, "result", text, len);
+	if (r->r_req == NULL)
+		(void)request_finalize(r, __func__);
+	else
+		legacy_on_backend_done_raw((struct mcp_req *)r, "result",
+		    text, len);
 }
 
 /* routed as the client sent them */
