@@ -5,13 +5,15 @@
 // retry, the stream ended), resumes the backend itself, and keeps the
 // response for the client's GET with Last-Event-ID, on any worker.
 // Another session's stream id gets nothing; a garbage id is refused.
+// A stream the client closes itself while the call is under way is kept
+// the same way.
 // With sessionStorage.provider redis the stream ended on one node is
 // resumed on another.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { guarded, rpc, sleep, waitFor, workerOf, mcpHeaders, freshFetch, connectClient, LEGACY_VERSION } from './lib/harness.mjs';
-import { useMulti, startMulti, startFixture, openStream, openGet, openSessionCaps } from './lib/multi.mjs';
+import { useMulti, startMulti, startFixture, startSpec, openStream, openGet, openSessionCaps } from './lib/multi.mjs';
 import { startRedis, startNode } from './lib/cluster.mjs';
 
 useMulti();
@@ -50,13 +52,13 @@ async function cutStream(p) {
 }
 
 describe('SSE polling through vmcpd (2 workers)', () => {
-  let fixture, daemon;
+  let fixture, spec, daemon;
 
   before(async () => {
-    fixture = await startFixture();
+    [fixture, spec] = await Promise.all([startFixture(), startSpec({ label: 'sp', slow: true })]);
     daemon = await startMulti({
-      backends: [{ name: 'fx', url: fixture.url, era: 'legacy' }],
-      aggregation: 'conflictResolution: priority\nconflictResolutionConfig:\n  priorityOrder: [fx]',
+      backends: [{ name: 'fx', url: fixture.url, era: 'legacy' }, { name: 'sp', url: spec.url }],
+      aggregation: 'conflictResolution: priority\nconflictResolutionConfig:\n  priorityOrder: [fx, sp]',
     });
     await viewReady(daemon.port);
   });
@@ -104,6 +106,26 @@ describe('SSE polling through vmcpd (2 workers)', () => {
     const g3 = await openGet(daemon.port, sid, { lastEventId: prime.id });
     await g3.until('replayed', (s) => s.ended, 10000);
     assert.equal(g3.messages().filter((m) => m.id === 7).length, 1, g3.text);
+  }));
+
+  test('a stream the client closes mid-call is resumed with its answer', guarded(async () => {
+    const { sid } = await openSessionCaps(daemon.port);
+    const p = await openStream(daemon.port, {
+      method: 'POST',
+      headers: { ...mcpHeaders({ session: sid }), Accept: 'text/event-stream, application/json' },
+      body: { jsonrpc: '2.0', id: 11, method: 'tools/call', params: { name: 'slow', arguments: { ms: 1500 } } },
+    });
+    assert.equal(p.status, 200, p.text);
+    await p.until('the priming event', (s) => s.events.length >= 1, 5000);
+    const id = p.events[0].id;
+    assert.match(String(id), TAG_ID, p.text);
+    p.close();
+    const g = await openGet(daemon.port, sid, { lastEventId: id });
+    assert.equal(g.status, 200, g.text);
+    await g.until('the answer on the resumed stream', (s) => s.ended, 15000);
+    const answers = g.messages().filter((m) => m.id === 11);
+    assert.equal(answers.length, 1, `the answer once: ${g.text}`);
+    assert.equal(answers[0].result.content[0].text, 'slept 1500');
   }));
 
   test('a Last-Event-ID that is no id vmcpd issues is refused', guarded(async () => {

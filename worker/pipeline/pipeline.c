@@ -75,6 +75,13 @@ pipeline_on_close(struct httpd_req *hr, void *arg)
 
 	log_debug("%s client went away during %s", r->r_codec != NULL ?
 	    r->r_codec->rc_name : "a", r->r_msg.jm_method);
+	/* asked while the request can still be read */
+	if (r->r_codec != NULL && r->r_codec->rc_detach != NULL &&
+	    r->r_codec->rc_detach(r)) {
+		r->r_req = NULL;
+		httpd_send_end(hr);
+		return;
+	}
 	r->r_req = NULL;
 	httpd_send_end(hr);	/* frees it */
 	/* closing the stream cancels the call in 2026-07-28 (Streamable

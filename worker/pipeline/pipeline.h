@@ -67,6 +67,10 @@ struct request_codec {
 	enum proto_era	 rc_era;
 	/* closing the connection cancels the call (2026-07-28) */
 	int		 rc_close_cancels;
+	/* optional, when the client closed the connection (r_req still
+	 * readable): 1 if the call goes on without it (its answer kept),
+	 * else the request ends */
+	int		(*rc_detach)(struct request *);
 	/* the authorize and ratelimit phases of its own instead of the
 	 * pipeline's (a composite's step: under the run's principal, its
 	 * tool resolved to authorize it); NULL: the pipeline's */

@@ -155,8 +155,9 @@ legacy_on_cut(void *arg, long retry_ms)
 	struct mcp_req		*mr = arg;
 	struct httpd_req	*req = mr->mr_r.r_req;
 
+	/* the params as a tree: the body goes with the connection */
 	if (mr->mr_cut || req == NULL || legacy_stream_open(mr) == -1 ||
-	    mr->mr_tag[0] == '\0')
+	    mr->mr_tag[0] == '\0' || legacy_params_load(mr) == -1)
 		return;
 	(void)front_sse_prime(req, NULL, retry_ms);
 	httpd_req_set_close_cb(req, NULL, NULL);
@@ -166,6 +167,28 @@ legacy_on_cut(void *arg, long retry_ms)
 	log_debug("session %.8s...: the backend cut the stream of its %s; "
 	    "so did vmcpd (stream %s)", mr->mr_sid, mr->mr_r.r_msg.jm_method,
 	    mr->mr_tag);
+}
+
+/*
+ * The client closed a primed stream while its call is under way (to a
+ * backend, or a composite's run): the call goes on and what it sends is
+ * kept as after a cut, for a GET with Last-Event-ID.  0: the request
+ * ends, as any whose client is gone.
+ */
+static int
+legacy_detach(struct request *r)
+{
+	struct mcp_req *mr = (struct mcp_req *)r;	/* mr_r is its head */
+
+	/* the params as a tree: the body goes with the connection */
+	if (!r->r_streaming || mr->mr_tag[0] == '\0' || mr->mr_cut ||
+	    (r->r_up == NULL && r->r_run == NULL) ||
+	    legacy_params_load(mr) == -1)
+		return 0;
+	mr->mr_cut = 1;
+	log_debug("session %.8s... closed the stream of its %s; kept as "
+	    "stream %s", mr->mr_sid, r->r_msg.jm_method, mr->mr_tag);
+	return 1;
 }
 
 /* answer with a JSON-RPC message; on the SSE stream if one is open */
@@ -761,6 +784,7 @@ const struct request_codec legacy_codec = {
 	.rc_name = "2025-11-25",
 	.rc_era = PROTO_ERA_LEGACY,
 	.rc_close_cancels = 0,
+	.rc_detach = legacy_detach,
 	.rc_session = legacy_session_phase,
 	.rc_route_fast = legacy_route_fast,
 	.rc_local = NULL,
