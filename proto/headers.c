@@ -202,6 +202,19 @@ skip:
 	return *p == ',' ? p + 1 : p;
 }
 
+/* *p moved to the next range of a list (past OWS and empty elements):
+ * 1, or 0 at its end */
+static int
+proto_range_next(const char **p)
+{
+	for (;;) {
+		*p = proto_skip_ows(*p);
+		if (**p != ',')
+			return **p != '\0';
+		(*p)++;
+	}
+}
+
 int
 proto_accept_has(const char *accept, const char *type)
 {
@@ -218,14 +231,7 @@ proto_accept_has(const char *accept, const char *type)
 	 * RFC 9110 12.5.1: the most specific matching range decides;
 	 * among equally specific ones any q > 0 makes it acceptable.
 	 */
-	for (p = accept; *p != '\0';) {
-		p = proto_skip_ows(p);
-		if (*p == ',') {
-			p++;
-			continue;
-		}
-		if (*p == '\0')
-			break;
+	for (p = accept; proto_range_next(&p);) {
 		p = proto_range_parse(p, type, tlen, slash + 1,
 		    strlen(slash + 1), &m, &zero);
 		if (m == MATCH_NONE || m < best)
@@ -238,6 +244,38 @@ proto_accept_has(const char *accept, const char *type)
 			best_ok = 1;
 	}
 	return best != MATCH_NONE && best_ok;
+}
+
+/*
+ * Does an Accept value name type before other?  The first range of the
+ * two exact types acceptable (q > 0) that is listed decides; vmcpd goes
+ * by order, not by q-value (RFC 9110 12.5.1 leaves a tie to the server).
+ */
+int
+proto_accept_prefers(const char *accept, const char *type, const char *other)
+{
+	const char		*p, *q, *s1, *s2;
+	enum proto_match	 m;
+	int			 zero;
+	size_t			 t1, t2;
+
+	if (accept == NULL || (s1 = strchr(type, '/')) == NULL ||
+	    (s2 = strchr(other, '/')) == NULL)
+		return 0;
+	t1 = (size_t)(s1 - type);
+	t2 = (size_t)(s2 - other);
+	for (p = accept; proto_range_next(&p);) {
+		q = proto_range_parse(p, type, t1, s1 + 1, strlen(s1 + 1), &m,
+		    &zero);
+		if (m == MATCH_EXACT && !zero)
+			return 1;
+		(void)proto_range_parse(p, other, t2, s2 + 1, strlen(s2 + 1),
+		    &m, &zero);
+		if (m == MATCH_EXACT && !zero)
+			return 0;
+		p = q;
+	}
+	return 0;
 }
 
 int

@@ -11,6 +11,9 @@
 /* 1 if an Accept header value lists the media type (or a wildcard that
  * covers it, with q > 0), else 0 */
 int	 proto_accept_has(const char *accept, const char *type);
+/* 1 if Accept lists type (exactly, q > 0) before other, else 0 */
+int	 proto_accept_prefers(const char *accept, const char *type,
+	    const char *other);
 /* narrow [*v, *e) to the field value without leading/trailing OWS */
 void	 proto_ows_trim(const char **v, const char **e);
 /*

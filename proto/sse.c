@@ -413,3 +413,30 @@ sse_format_event(const char *id, const char *event, const char *data,
 		*len = (size_t)(o - out);
 	return out;
 }
+
+int
+sse_id_parse(const char *s, char *tag, size_t taglen, unsigned long long *seq)
+{
+	const char	*p = s;
+	char		*end;
+	size_t		 i, n = 0;
+
+	tag[0] = '\0';
+	if (taglen > 0 && strlen(s) > taglen && s[taglen] == '-') {
+		for (i = 0; i < taglen; i++)
+			if (!((s[i] >= '0' && s[i] <= '9') ||
+			    (s[i] >= 'a' && s[i] <= 'f')))
+				return -1;
+		n = taglen;
+		p = s + taglen + 1;
+	}
+	if (*p < '0' || *p > '9' || (*p == '0' && p[1] != '\0'))
+		return -1;
+	errno = 0;
+	*seq = strtoull(p, &end, 10);
+	if (*end != '\0' || errno != 0)
+		return -1;
+	memcpy(tag, s, n);
+	tag[n] = '\0';
+	return 0;
+}

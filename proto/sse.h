@@ -42,4 +42,13 @@ void	 sse_parser_free(struct sse_parser *);
 char	*sse_format_event(const char *id, const char *event, const char *data,
 	    size_t datalen, size_t *len);
 
+/*
+ * An event id vmcpd issues, as a client sends it back in Last-Event-ID:
+ * "<seq>" or "<tag>-<seq>", seq decimal without sign, space or leading
+ * zero, tag taglen lower-case hex digits (tag: taglen + 1 bytes, "" for
+ * none).  0, or -1 for anything else.
+ */
+int	 sse_id_parse(const char *s, char *tag, size_t taglen,
+	    unsigned long long *seq);
+
 #endif /* VMCPD_SSE_H */

@@ -153,7 +153,7 @@ worker_on_wake(void *arg, const struct wake_msg *m)
 
 	switch (m->wm_type) {
 	case WAKE_STREAM:
-		stream_wake(w, m->wm_a);
+		stream_wake(w, m->wm_a, m->wm_b);
 		break;
 	case WAKE_LISTEN:
 		listen_deliver(w, m->wm_a, m->wm_b[0] != '\0' ? m->wm_b :

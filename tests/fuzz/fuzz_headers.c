@@ -72,6 +72,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	r = proto_accept_has(a, t);
 	if (r != 0 && r != 1)
 		abort();
+	/* listed first, exactly and acceptable: acceptable */
+	r = proto_accept_prefers(a, "text/event-stream", "application/json");
+	if (r != 0 && r != 1)
+		abort();
+	if (r == 1 && !proto_accept_has(a, "text/event-stream"))
+		abort();
+	r = proto_accept_has(a, t);
 	/* an added any-type range is the least specific: it can only add */
 	if ((both = malloc(alen + 6)) == NULL)
 		abort();

@@ -168,6 +168,15 @@ front_sse_send_text(struct httpd_req *req, const char *id, const char *data,
 	return 0;
 }
 
+int
+front_sse_prime(struct httpd_req *req, const char *id, long retry_ms)
+{
+	(void)id;
+	(void)retry_ms;
+	assert_ptr_equal(req, FAKE_REQ);
+	return 0;
+}
+
 void
 front_sse_end(struct httpd_req *req)
 {

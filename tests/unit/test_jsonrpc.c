@@ -761,6 +761,40 @@ test_accept(void **state)
 	assert_int_equal(proto_accept_has("*/*", NULL), 0);
 }
 
+/* which of the two a client lists first (the SSE answers' choice) */
+static void
+test_accept_prefers(void **state)
+{
+	static const struct {
+		const char	*accept;
+		int		 want;
+	} t[] = {
+		{ "text/event-stream, application/json", 1 },
+		{ "application/json, text/event-stream", 0 },
+		{ "TEXT/EVENT-STREAM;charset=utf-8 ,application/json", 1 },
+		{ "text/event-stream", 1 },
+		{ "application/json", 0 },
+		/* only exact, acceptable ranges count */
+		{ "text/*, application/json, text/event-stream", 0 },
+		{ "text/event-stream;q=0, application/json, text/event-stream",
+		    0 },
+		{ "*/*, text/event-stream", 1 },
+		{ "text/event-streamx, application/json", 0 },
+		{ "text/html;x=\"text/event-stream\", application/json", 0 },
+		{ "", 0 },
+	};
+	size_t	i;
+
+	(void)state;
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (proto_accept_prefers(t[i].accept, "text/event-stream",
+		    "application/json") != t[i].want)
+			fail_msg("accept \"%s\" prefers SSE: want %d",
+			    t[i].accept, t[i].want);
+	assert_int_equal(proto_accept_prefers(NULL, "text/event-stream",
+	    "application/json"), 0);
+}
+
 static void
 test_content_type(void **state)
 {
@@ -935,6 +969,7 @@ main(void)
 		cmocka_unit_test(test_builders),
 		cmocka_unit_test(test_roundtrip),
 		cmocka_unit_test(test_accept),
+		cmocka_unit_test(test_accept_prefers),
 		cmocka_unit_test(test_content_type),
 		cmocka_unit_test(test_session_id),
 		cmocka_unit_test(test_versions),

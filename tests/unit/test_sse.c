@@ -691,6 +691,38 @@ test_eol_scan(void **state)
 	rec_free(&r);
 }
 
+/* Last-Event-ID: the ids vmcpd issues, and nothing else */
+static void
+test_id_parse(void **state)
+{
+	static const char *bad[] = {
+		"", "-1", "+1", " 1", "1 ", "01", "1a", "x",
+		"0123456789abcdef-", "0123456789abcdef-01",
+		"0123456789ABCDEF-1", "0123456789abcde-1", "0123456789abcdefg-1",
+		"0123456789abcdef--1", "99999999999999999999999",
+	};
+	char			tag[17];
+	unsigned long long	seq;
+	size_t			i;
+
+	(void)state;
+	assert_int_equal(sse_id_parse("0", tag, 16, &seq), 0);
+	assert_string_equal(tag, "");
+	assert_true(seq == 0);
+	assert_int_equal(sse_id_parse("42", tag, 16, &seq), 0);
+	assert_true(seq == 42);
+	assert_int_equal(sse_id_parse("0123456789abcdef-0", tag, 16, &seq), 0);
+	assert_string_equal(tag, "0123456789abcdef");
+	assert_true(seq == 0);
+	assert_int_equal(sse_id_parse("ffffffffffffffff-17", tag, 16, &seq),
+	    0);
+	assert_true(seq == 17);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(sse_id_parse(bad[i], tag, 16, &seq), -1);
+		assert_string_equal(tag, "");
+	}
+}
+
 int
 main(void)
 {
@@ -709,6 +741,7 @@ main(void)
 		cmocka_unit_test(test_callback_stop),
 		cmocka_unit_test(test_format),
 		cmocka_unit_test(test_format_roundtrip),
+		cmocka_unit_test(test_id_parse),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

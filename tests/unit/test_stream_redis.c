@@ -27,14 +27,19 @@ test_keys(void **state)
 
 	(void)state;
 	assert_int_equal(stream_redis_keys(ev, seq, sizeof(ev),
-	    "thv:vmcp:session:", "abc", &seqlen),
+	    "thv:vmcp:session:", "abc", "", &seqlen),
 	    strlen("thv:vmcp:session:sess:abc:ev"));
 	assert_string_equal(ev, "thv:vmcp:session:sess:abc:ev");
 	assert_string_equal(seq, "thv:vmcp:session:sess:abc:ev:seq");
 	assert_int_equal(seqlen, strlen(seq));
+	/* a POST stream's, beside the GET stream's */
+	assert_int_equal(stream_redis_keys(ev, seq, sizeof(ev), "p:", "abc",
+	    "00ff", &seqlen), strlen("p:sess:abc:ev:00ff"));
+	assert_string_equal(ev, "p:sess:abc:ev:00ff");
+	assert_string_equal(seq, "p:sess:abc:ev:00ff:seq");
 	/* the record's key fits, its events' do not: refused, never cut */
 	assert_int_equal(stream_redis_keys(small, small, sizeof(small), "p:",
-	    "0123456789", &seqlen), 0);
+	    "0123456789", NULL, &seqlen), 0);
 }
 
 static void

@@ -40,7 +40,7 @@ test_roundtrip(void **state)
 		/* refused: no a, a b where the type takes none, no type */
 		{ WAKE_STREAM, "", NULL, 0 },
 		{ WAKE_STREAM, NULL, NULL, 0 },
-		{ WAKE_STREAM, "sid", "extra", 0 },
+		{ WAKE_STREAM, "sid", "0123456789abcdef", 1 },	/* a POST's */
 		{ WAKE_MRTR, "id", "extra", 0 },
 		{ WAKE_RESUBSCRIBE, "be", "extra", 0 },
 		{ WAKE_VIEW_READY, "view|1.2|anon|", "extra", 0 },
@@ -132,7 +132,7 @@ test_malformed(void **state)
 	BREAK(wh_version, WAKE_VERSION + 1);
 	BREAK(wh_type, 0);
 	BREAK(wh_type, WAKE_VIEW_READY + 1);
-	BREAK(wh_type, WAKE_STREAM);	/* takes no b */
+	BREAK(wh_type, WAKE_MRTR);	/* takes no b */
 	BREAK(wh_pad, 1);
 	BREAK(wh_alen, 0);
 #undef BREAK

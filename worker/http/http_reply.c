@@ -384,6 +384,30 @@ front_sse_send(struct httpd_req *req, const char *id, const json_t *msg)
 	return rc;
 }
 
+/*
+ * SEP-1699 (MCP 2025-11-25, Transports, Resumability): a priming event,
+ * an event id (id NULL: none) with empty data, and the time a client
+ * waits before it reconnects (retry_ms < 0: none).
+ */
+int
+front_sse_prime(struct httpd_req *req, const char *id, long retry_ms)
+{
+	char	buf[256], rbuf[40];
+	int	n;
+
+	rbuf[0] = '\0';
+	if (retry_ms >= 0)
+		(void)snprintf(rbuf, sizeof(rbuf), "retry: %ld\n", retry_ms);
+	if (id != NULL)
+		n = snprintf(buf, sizeof(buf), "id: %s\n%sdata: \n\n", id,
+		    rbuf);
+	else
+		n = snprintf(buf, sizeof(buf), "%s\n", rbuf);
+	if (n <= 0 || (size_t)n >= sizeof(buf))
+		return -1;
+	return httpd_send_chunk(req, buf, (size_t)n);
+}
+
 /* a comment line: keeps a quiet stream (and its proxies) alive */
 void
 front_sse_keepalive(struct httpd_req *req)

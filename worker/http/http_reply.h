@@ -31,6 +31,8 @@ void	 front_reply_member(struct httpd_req *, const json_t *id,
 int	 front_sse_send_text(struct httpd_req *, const char *id,
 	    const char *data, size_t len);
 void	 front_sse_keepalive(struct httpd_req *);
+/* a priming event (id NULL: none) and retry (< 0: none), SEP-1699 */
+int	 front_sse_prime(struct httpd_req *, const char *id, long retry_ms);
 void	 front_reply_empty(struct httpd_req *, int status);
 /* start an SSE response (200, text/event-stream) with stream timeouts */
 void	 front_sse_start(struct httpd_req *, const char *session_id);

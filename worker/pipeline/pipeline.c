@@ -75,6 +75,13 @@ pipeline_on_close(struct httpd_req *hr, void *arg)
 
 	log_debug("%s client went away during %s", r->r_codec != NULL ?
 	    r->r_codec->rc_name : "a", r->r_msg.jm_method);
+	/* asked while the request can still be read */
+	if (r->r_codec != NULL && r->r_codec->rc_detach != NULL &&
+	    r->r_codec->rc_detach(r)) {
+		r->r_req = NULL;
+		httpd_send_end(hr);
+		return;
+	}
 	r->r_req = NULL;
 	httpd_send_end(hr);	/* frees it */
 	/* closing the stream cancels the call in 2026-07-28 (Streamable
@@ -356,6 +363,10 @@ pipeline_forward(struct request *r, int flags)
 void
 pipeline_answer_text(struct request *r, const char *text, size_t len)
 {
+	if (r->r_codec->rc_answer_text != NULL) {
+		r->r_codec->rc_answer_text(r, text, len);
+		return;
+	}
 	if (r->r_req != NULL) {		/* a composite's step has none */
 		httpd_req_set_close_cb(r->r_req, NULL, NULL);
 		front_reply_result(r->r_req, r->r_msg.jm_id, text, len);

@@ -67,6 +67,10 @@ struct request_codec {
 	enum proto_era	 rc_era;
 	/* closing the connection cancels the call (2026-07-28) */
 	int		 rc_close_cancels;
+	/* optional, when the client closed the connection (r_req still
+	 * readable): 1 if the call goes on without it (its answer kept),
+	 * else the request ends */
+	int		(*rc_detach)(struct request *);
 	/* the authorize and ratelimit phases of its own instead of the
 	 * pipeline's (a composite's step: under the run's principal, its
 	 * tool resolved to authorize it); NULL: the pipeline's */
@@ -101,6 +105,10 @@ struct request_codec {
 			    const char *message, json_t *data);
 	/* the rate limit's refusal */
 	void		(*rc_limited)(struct request *, unsigned int retry_s);
+	/* optional: a result the pipeline has as text (a list's page),
+	 * answered and the request finalized; NULL: as JSON */
+	void		(*rc_answer_text)(struct request *, const char *text,
+			    size_t len);
 };
 
 /*

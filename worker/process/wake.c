@@ -38,12 +38,12 @@ static int
 wake_arity(int type, int *b)
 {
 	switch (type) {
-	case WAKE_STREAM:
 	case WAKE_MRTR:
 	case WAKE_RESUBSCRIBE:
 	case WAKE_VIEW_READY:
 		*b = 0;
 		return 0;
+	case WAKE_STREAM:
 	case WAKE_LISTEN:
 	case WAKE_VIEW_BUILD:
 		*b = 2;

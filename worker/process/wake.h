@@ -19,7 +19,8 @@ struct event_base;
 
 enum wake_type {
 	WAKE_STREAM = 1,	/* a session's GET stream has events in the
-				 * store; a = session id */
+				 * store; a = session id, b = a POST
+				 * stream's tag (absent: the GET stream) */
 	WAKE_LISTEN,		/* a change for subscriptions/listen streams;
 				 * a = "tools", "prompts", "resources" or
 				 * "updated", b = the URI ("updated" only) */

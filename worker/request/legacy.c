@@ -27,6 +27,8 @@
 #include "worker/http/httpd.h"
 #include "worker/process/counters.h"
 #include "proto/meta.h"
+#include "proto/headers.h"
+#include "proto/http_req.h"
 #include "proto/mrequest.h"
 #include "worker/http/http_reply.h"
 #include "worker/relay/mrtr.h"
@@ -88,10 +90,118 @@ legacy_req_destroy(struct request *r)
 	free(mr);
 }
 
+/*
+ * The request's SSE stream, begun with a priming event (SEP-1699: MCP
+ * 2025-11-25, Transports, Resumability): "<tag>-0", the tag naming the
+ * stream within the session (stream.c), from which a GET resumes it
+ * once vmcpd ended it (legacy_on_cut()).  No tag (no randomness): no
+ * priming, and the stream is never cut.
+ */
+int
+legacy_stream_open(struct mcp_req *mr)
+{
+	char	id[STREAM_TAG_LEN + 8];
+
+	if (mr->mr_r.r_streaming)
+		return 0;
+	if (mr->mr_r.r_req == NULL)
+		return -1;
+	front_sse_start(mr->mr_r.r_req, NULL);
+	mr->mr_r.r_streaming = 1;
+	if (stream_post_tag(mr->mr_tag) == -1) {
+		mr->mr_tag[0] = '\0';
+		return 0;
+	}
+	(void)snprintf(id, sizeof(id), "%s-0", mr->mr_tag);
+	(void)front_sse_prime(mr->mr_r.r_req, id, -1);
+	return 0;
+}
+
+/* text of a message on the stream; once cut, kept for its resumption */
+static int
+legacy_stream_text(struct mcp_req *mr, const char *text, size_t len)
+{
+	if (mr->mr_cut)
+		return stream_post_publish(mr->mr_r.r_w, mr->mr_sid,
+		    mr->mr_tag, text, len);
+	return front_sse_send_text(mr->mr_r.r_req, NULL, text, len);
+}
+
+int
+legacy_stream_send(struct mcp_req *mr, const json_t *msg)
+{
+	char	*text;
+	size_t	 len;
+	int	 rc;
+
+	if (!mr->mr_cut)
+		return front_sse_send(mr->mr_r.r_req, NULL, msg);
+	if ((text = jsonrpc_dump(msg, &len)) == NULL)
+		return -1;
+	rc = legacy_stream_text(mr, text, len);
+	free(text);
+	return rc;
+}
+
+/*
+ * The backend ended its stream before its response (SEP-1699 polling)
+ * and is resumed by the upstream edge after retry_ms: the client's
+ * stream ends likewise, after its priming event and that retry, and
+ * what the call still sends is kept in the session's store for the
+ * client's GET with Last-Event-ID (stream.c), on any worker.
+ */
+static void
+legacy_on_cut(void *arg, long retry_ms)
+{
+	struct mcp_req		*mr = arg;
+	struct httpd_req	*req = mr->mr_r.r_req;
+
+	/* the params as a tree: the body goes with the connection */
+	if (mr->mr_cut || req == NULL || legacy_stream_open(mr) == -1 ||
+	    mr->mr_tag[0] == '\0' || legacy_params_load(mr) == -1)
+		return;
+	(void)front_sse_prime(req, NULL, retry_ms);
+	httpd_req_set_close_cb(req, NULL, NULL);
+	front_sse_end(req);
+	mr->mr_r.r_req = NULL;
+	mr->mr_cut = 1;
+	log_debug("session %.8s...: the backend cut the stream of its %s; "
+	    "so did vmcpd (stream %s)", mr->mr_sid, mr->mr_r.r_msg.jm_method,
+	    mr->mr_tag);
+}
+
+/*
+ * The client closed a primed stream while its call is under way (to a
+ * backend, or a composite's run): the call goes on and what it sends is
+ * kept as after a cut, for a GET with Last-Event-ID.  0: the request
+ * ends, as any whose client is gone.
+ */
+static int
+legacy_detach(struct request *r)
+{
+	struct mcp_req *mr = (struct mcp_req *)r;	/* mr_r is its head */
+
+	/* the params as a tree: the body goes with the connection */
+	if (!r->r_streaming || mr->mr_tag[0] == '\0' || mr->mr_cut ||
+	    (r->r_up == NULL && r->r_run == NULL) ||
+	    legacy_params_load(mr) == -1)
+		return 0;
+	mr->mr_cut = 1;
+	log_debug("session %.8s... closed the stream of its %s; kept as "
+	    "stream %s", mr->mr_sid, r->r_msg.jm_method, mr->mr_tag);
+	return 1;
+}
+
 /* answer with a JSON-RPC message; on the SSE stream if one is open */
 void
 legacy_req_reply(struct mcp_req *mr, json_t *msg)
 {
+	if (mr->mr_cut) {
+		(void)legacy_stream_send(mr, msg);
+		return;
+	}
+	if (mr->mr_sse && !mr->mr_initialize)
+		(void)legacy_stream_open(mr);
 	httpd_req_set_close_cb(mr->mr_r.r_req, NULL, NULL);
 	if (mr->mr_r.r_streaming) {
 		(void)front_sse_send(mr->mr_r.r_req, NULL, msg);
@@ -110,6 +220,12 @@ legacy_req_refuse(struct mcp_req *mr, int status, int code,
 {
 	json_t *e;
 
+	if (mr->mr_r.r_streaming || mr->mr_cut) {
+		/* its status is sent: on the stream */
+		legacy_req_answer(mr, jsonrpc_error_new(mr->mr_r.r_msg.jm_id,
+		    code, message, data));
+		return;
+	}
 	e = jsonrpc_error_new(mr->mr_r.r_msg.jm_id, code, message, data);
 	httpd_req_set_close_cb(mr->mr_r.r_req, NULL, NULL);
 	front_reply_json(mr->mr_r.r_req, status, e, NULL);
@@ -146,13 +262,9 @@ legacy_req_answer(struct mcp_req *mr, json_t *msg)
 static void
 legacy_on_backend_message(struct mcp_req *mr, json_t *msg)
 {
-	if (!request_note_relayed(msg, 1))
+	if (!request_note_relayed(msg, 1) || legacy_stream_open(mr) == -1)
 		return;
-	if (!mr->mr_r.r_streaming) {
-		front_sse_start(mr->mr_r.r_req, NULL);
-		mr->mr_r.r_streaming = 1;
-	}
-	(void)front_sse_send(mr->mr_r.r_req, NULL, msg);
+	(void)legacy_stream_send(mr, msg);
 }
 
 /* a 2025-11-25 backend's answer, as a tree */
@@ -197,15 +309,18 @@ legacy_on_backend_done_raw(struct mcp_req *mr, const char *kind,
 	char	*msg;
 	size_t	 mlen;
 
-	httpd_req_set_close_cb(mr->mr_r.r_req, NULL, NULL);
-	if (mr->mr_r.r_streaming) {
+	if (mr->mr_sse)
+		(void)legacy_stream_open(mr);
+	if (!mr->mr_cut)
+		httpd_req_set_close_cb(mr->mr_r.r_req, NULL, NULL);
+	if (mr->mr_r.r_streaming || mr->mr_cut) {
 		if ((msg = front_compose(mr->mr_r.r_msg.jm_id, kind, json, len,
 		    &mlen)) != NULL) {
-			(void)front_sse_send_text(mr->mr_r.r_req, NULL, msg,
-			    mlen);
+			(void)legacy_stream_text(mr, msg, mlen);
 			free(msg);
 		}
-		front_sse_end(mr->mr_r.r_req);
+		if (!mr->mr_cut)
+			front_sse_end(mr->mr_r.r_req);
 	} else
 		front_reply_member(mr->mr_r.r_req, mr->mr_r.r_msg.jm_id, kind, json,
 		    len);
@@ -403,7 +518,29 @@ legacy_upstream(struct request *r, struct upstream_req *uq)
 	}
 	uq->uq_sess = &mr->mr_sess;
 	uq->uq_caps = r->r_caps;
+	uq->uq_cut = legacy_on_cut;
+	/* a client that would rather stream: primed before the call */
+	if (mr->mr_sse)
+		(void)legacy_stream_open(mr);
 	return PIPELINE_NEXT;
+}
+
+/*
+ * Does the client list text/event-stream before application/json?  It
+ * is then answered with an SSE stream (docs/ARCHITECTURE.md, SSE
+ * answers); a value that begins with application/json and no
+ * parameter (the SDKs') costs one comparison of its first bytes.
+ */
+static int
+legacy_wants_sse(struct httpd_req *req)
+{
+	static const char	 json[] = "application/json,";
+	const char		*accept = httpd_req_known(req, HTTP_H_ACCEPT);
+
+	if (accept == NULL || strncmp(accept, json, sizeof(json) - 1) == 0)
+		return 0;
+	return proto_accept_prefers(accept, "text/event-stream",
+	    "application/json");
 }
 
 /*
@@ -431,9 +568,21 @@ legacy_session_phase(struct request *r)
 	memcpy(mr->mr_sid, s.s_id, n);
 	mr->mr_sid[n] = '\0';
 	mr->mr_sess = s;
+	mr->mr_sse = legacy_wants_sse(r->r_req);
 	r->r_caps = json_incref(s.s_client_caps);
 	pipeline_trace_session(r, mr->mr_sid);
 	return PIPELINE_NEXT;
+}
+
+/* a list's page: on an SSE stream if the client would rather */
+static void
+legacy_answer_text(struct request *r, const char *text, size_t len)
+{
+	if (r->r_req == NULL)
+		(void)request_finalize(r, __func__);
+	else
+		legacy_on_backend_done_raw((struct mcp_req *)r, "result",
+		    text, len);
 }
 
 /* routed as the client sent them */
@@ -663,6 +812,7 @@ const struct request_codec legacy_codec = {
 	.rc_name = "2025-11-25",
 	.rc_era = PROTO_ERA_LEGACY,
 	.rc_close_cancels = 0,
+	.rc_detach = legacy_detach,
 	.rc_session = legacy_session_phase,
 	.rc_route_fast = legacy_route_fast,
 	.rc_local = NULL,
@@ -674,6 +824,7 @@ const struct request_codec legacy_codec = {
 	.rc_cbs = &legacy_cbs,
 	.rc_error = legacy_codec_error,
 	.rc_limited = legacy_limited,
+	.rc_answer_text = legacy_answer_text,
 };
 
 /*

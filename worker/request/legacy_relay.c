@@ -86,11 +86,8 @@ legacy_relay_request(struct mcp_req *mr, json_t *msg, const char *bsid,
 		(void)snprintf(why, whylen, "out of memory");
 		goto done;
 	}
-	if (!mr->mr_r.r_streaming) {
-		front_sse_start(mr->mr_r.r_req, NULL);
-		mr->mr_r.r_streaming = 1;
-	}
-	(void)front_sse_send(mr->mr_r.r_req, NULL, out);
+	(void)legacy_stream_open(mr);
+	(void)legacy_stream_send(mr, out);
 	log_debug("relayed %s from %s to session %.8s... as %s", method,
 	    mr->mr_r.r_be->cb_name, mr->mr_sid, id);
 	rc = 0;
@@ -244,13 +241,9 @@ legacy_mrtr_send(void *arg, json_t *msg)
 {
 	struct mcp_req *mr = arg;
 
-	if (mr->mr_r.r_req == NULL)
+	if (legacy_stream_open(mr) == -1 || mr->mr_cut)
 		return -1;
-	if (!mr->mr_r.r_streaming) {
-		front_sse_start(mr->mr_r.r_req, NULL);
-		mr->mr_r.r_streaming = 1;
-	}
-	return front_sse_send(mr->mr_r.r_req, NULL, msg);
+	return legacy_stream_send(mr, msg);
 }
 
 static void

@@ -14,6 +14,7 @@
 #include "worker/process/process.h"
 #include "worker/request/legacy.h"
 #include "worker/state/session.h"
+#include "worker/events/stream.h"
 #include "worker/process/request.h"
 
 /* a client POST being served asynchronously */
@@ -36,6 +37,13 @@ struct mcp_req {
 	int				 mr_sheds;	/* ... with no inputs */
 	json_t				*mr_result;	/* initialize's, while
 							 * Redis stores it */
+	/* its SSE stream (SEP-1699): the client's Accept lists
+	 * text/event-stream first; the stream's tag once primed; ended
+	 * by vmcpd before the response (what follows is kept in the
+	 * session's store for a GET with Last-Event-ID) */
+	int				 mr_sse;
+	int				 mr_cut;
+	char				 mr_tag[STREAM_TAG_LEN + 1];
 };
 
 struct request_codec;
@@ -55,6 +63,10 @@ void	 legacy_req_refuse(struct mcp_req *, int status, int code,
  * of memory), and the request forgotten */
 void	 legacy_req_error(struct mcp_req *, int code, const char *message);
 void	 legacy_req_answer(struct mcp_req *, json_t *msg);
+/* the request's SSE stream begun and primed (once); -1: the client is
+ * gone.  An event on it (or kept, once cut); -1: not sent */
+int	 legacy_stream_open(struct mcp_req *);
+int	 legacy_stream_send(struct mcp_req *, const json_t *msg);
 
 /* legacy_subs.c */
 /* resources/subscribe and unsubscribe, routed (r_be, r_bparams) */

@@ -202,7 +202,7 @@ session_redis_del_args(struct session_rdel *d, const char *id)
 	if ((klen = redis_key(d->sd_key, sizeof(d->sd_key), prefix,
 	    REDIS_KIND_SESSION, id, NULL)) == 0 ||
 	    (evlen = stream_redis_keys(d->sd_ev, d->sd_seq, sizeof(d->sd_ev),
-	    prefix, id, &seqlen)) == 0)
+	    prefix, id, "", &seqlen)) == 0)
 		return -1;
 	redis_args_init(&d->sd_args);
 	redis_args_push(&d->sd_args, "DEL");

@@ -38,8 +38,10 @@ stream_redis_on(void)
 
 struct stream_rappend {
 	struct worker	*ra_w;
-	void		(*ra_done)(struct worker *, const char *, uint64_t);
+	void		(*ra_done)(struct worker *, const char *, const char *,
+			    uint64_t);
 	char		 ra_sid[SESSION_ID_LEN + 1];
+	char		 ra_tag[24];
 };
 
 static void
@@ -50,13 +52,14 @@ stream_redis_on_append(void *arg, const redisReply *reply, const char *err)
 
 	if ((id = err == NULL ? stream_redis_appended(reply) : 0) == 0)
 		session_redis_failed("an event not kept", reply, err);
-	ra->ra_done(ra->ra_w, ra->ra_sid, id);
+	ra->ra_done(ra->ra_w, ra->ra_sid, ra->ra_tag, id);
 	free(ra);
 }
 
 int
-stream_redis_append(struct worker *w, const char *sid, const char *msg,
-    size_t mlen, void (*done)(struct worker *, const char *, uint64_t))
+stream_redis_append(struct worker *w, const char *sid, const char *tag,
+    const char *msg, size_t mlen, void (*done)(struct worker *,
+    const char *, const char *, uint64_t))
 {
 	struct stream_rappend	*ra;
 	struct redis_args	 a;
@@ -64,12 +67,14 @@ stream_redis_append(struct worker *w, const char *sid, const char *msg,
 	size_t			 evlen, seqlen;
 
 	if ((evlen = stream_redis_keys(ev, seq, sizeof(ev),
-	    w->w_conf->cf_sstore.css_prefix, sid, &seqlen)) == 0 ||
+	    w->w_conf->cf_sstore.css_prefix, sid, tag, &seqlen)) == 0 ||
+	    strlen(tag) >= sizeof(ra->ra_tag) ||
 	    (ra = calloc(1, sizeof(*ra))) == NULL)
 		return -1;
 	ra->ra_w = w;
 	ra->ra_done = done;
 	(void)snprintf(ra->ra_sid, sizeof(ra->ra_sid), "%s", sid);
+	(void)snprintf(ra->ra_tag, sizeof(ra->ra_tag), "%s", tag);
 	stream_redis_append_args(&a, ev, evlen, seq, seqlen, msg, mlen,
 	    w->w_conf->cf_event_buffer, w->w_conf->cf_session_max_ms);
 	if (redis_send(&a, stream_redis_on_append, ra) == NULL) {
@@ -82,8 +87,8 @@ stream_redis_append(struct worker *w, const char *sid, const char *msg,
 }
 
 struct redis_cmd *
-stream_redis_read(struct worker *w, const char *sid, int64_t after,
-    redis_cb cb, void *arg)
+stream_redis_read(struct worker *w, const char *sid, const char *tag,
+    int64_t after, redis_cb cb, void *arg)
 {
 	struct redis_args	 a;
 	struct redis_cmd	*cmd;
@@ -91,7 +96,7 @@ stream_redis_read(struct worker *w, const char *sid, int64_t after,
 	size_t			 evlen, seqlen;
 
 	if ((evlen = stream_redis_keys(ev, seq, sizeof(ev),
-	    w->w_conf->cf_sstore.css_prefix, sid, &seqlen)) == 0)
+	    w->w_conf->cf_sstore.css_prefix, sid, tag, &seqlen)) == 0)
 		return NULL;
 	stream_redis_read_args(&a, ev, evlen, seq, seqlen, after);
 	if ((cmd = redis_send(&a, cb, arg)) == NULL)

@@ -25,9 +25,14 @@ struct redis_args;
 extern const char stream_redis_append_lua[];
 extern const char stream_redis_read_lua[];
 
-/* "<prefix>sess:<id>:ev" and "…:ev:seq": 0 if they do not fit */
+/*
+ * "<prefix>sess:<id>:ev" and "…:ev:seq" (tag ""), a POST stream's
+ * "<prefix>sess:<id>:ev:<tag>" and "…:ev:<tag>:seq": 0 if they do not
+ * fit
+ */
 size_t	 stream_redis_keys(char *ev, char *seq, size_t buflen,
-	    const char *prefix, const char *id, size_t *seqlen);
+	    const char *prefix, const char *id, const char *tag,
+	    size_t *seqlen);
 
 /* EVALSHA's arguments (the strings stay the caller's) */
 void	 stream_redis_append_args(struct redis_args *, const char *ev,
@@ -58,11 +63,12 @@ int	 stream_redis_on(void);
  * (never within this call).  -1: not sent (not connected).
  */
 int	 stream_redis_append(struct worker *, const char *sid,
-	    const char *msg, size_t mlen,
-	    void (*done)(struct worker *, const char *, uint64_t));
+	    const char *tag, const char *msg, size_t mlen,
+	    void (*done)(struct worker *, const char *sid, const char *tag,
+	    uint64_t));
 /* the read (cb: redis.h's, its reply read by stream_redis_answer()) */
 struct redis_cmd *stream_redis_read(struct worker *, const char *sid,
-	    int64_t after, void (*cb)(void *, const struct redisReply *,
+	    const char *tag, int64_t after, void (*cb)(void *, const struct redisReply *,
 	    const char *), void *arg);
 
 #endif /* VMCPD_STREAM_REDIS_H */

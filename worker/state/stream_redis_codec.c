@@ -48,14 +48,22 @@ const char stream_redis_read_lua[] =
 
 size_t
 stream_redis_keys(char *ev, char *seq, size_t buflen, const char *prefix,
-    const char *id, size_t *seqlen)
+    const char *id, const char *tag, size_t *seqlen)
 {
-	/* the longer first: both fit, or neither is made */
+	/* a tag is hex digits, never "seq"; the longer first: both fit,
+	 * or neither is made */
+	if (tag == NULL || tag[0] == '\0') {
+		if ((*seqlen = redis_key(seq, buflen, prefix,
+		    REDIS_KIND_SESSION, id, "ev", "seq", NULL)) == 0)
+			return 0;
+		return redis_key(ev, buflen, prefix, REDIS_KIND_SESSION, id,
+		    "ev", NULL);
+	}
 	if ((*seqlen = redis_key(seq, buflen, prefix, REDIS_KIND_SESSION, id,
-	    "ev", "seq", NULL)) == 0)
+	    "ev", tag, "seq", NULL)) == 0)
 		return 0;
 	return redis_key(ev, buflen, prefix, REDIS_KIND_SESSION, id, "ev",
-	    NULL);
+	    tag, NULL);
 }
 
 /* EVALSHA script 2 ev seq */

@@ -530,6 +530,8 @@ backend_resume(struct backend_call *bc)
 	bc->bc_resumes++;
 	log_debug("backend %s cut the stream of %s; resuming after event %s",
 	    bc->bc_be->cb_name, bc->bc_id, bc->bc_last_id);
+	if (bc->bc_cbs != NULL && bc->bc_cbs->bc_cut != NULL)
+		bc->bc_cbs->bc_cut(bc->bc_arg, ms);
 	return 0;
 }
 

@@ -56,6 +56,11 @@ struct backend_call_cbs {
 		    size_t len, const struct proto_span *mem, size_t nmem);
 	/* 1: the result's members are read, found in the answer's scan */
 	int	bc_raw_members;
+	/*
+	 * Optional: the backend ended its SSE stream before the response
+	 * (SEP-1699 polling); the call resumes it after retry_ms itself.
+	 */
+	void	(*bc_cut)(void *arg, long retry_ms);
 };
 
 #define BACKEND_F_LOST		0x01

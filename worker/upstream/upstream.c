@@ -418,16 +418,27 @@ upstream_on_raw(void *arg, const char *kind, const char *json, size_t len,
 	upstream_deliver(u, &r);
 }
 
+/* the backend ended its stream early: the caller may do likewise */
+static void
+upstream_on_cut(void *arg, long retry_ms)
+{
+	struct upstream *u = arg;
+
+	if (u->u_cut != NULL)
+		u->u_cut(u->u_arg, retry_ms);
+}
+
 static const struct backend_call_cbs upstream_bcbs = {
-	upstream_on_message, upstream_on_request, upstream_on_done, NULL, 0
+	upstream_on_message, upstream_on_request, upstream_on_done, NULL, 0,
+	upstream_on_cut
 };
 static const struct backend_call_cbs upstream_bcbs_text = {
 	upstream_on_message, upstream_on_request, upstream_on_done,
-	upstream_on_raw, 0
+	upstream_on_raw, 0, upstream_on_cut
 };
 static const struct backend_call_cbs upstream_bcbs_members = {
 	upstream_on_message, upstream_on_request, upstream_on_done,
-	upstream_on_raw, 1
+	upstream_on_raw, 1, upstream_on_cut
 };
 
 const struct backend_call_cbs *
@@ -633,6 +644,7 @@ upstream_call(struct worker *w, const struct config_backend *be,
 	u->u_caps = uq->uq_caps;
 	u->u_client = uq->uq_client;
 	u->u_flags = uq->uq_flags;
+	u->u_cut = uq->uq_cut;
 	if (trace_enabled)
 		trace_ref_of(&u->u_trace, NULL, uq->uq_trace);
 	if (upstream_authz(u) == -1)

@@ -43,6 +43,9 @@ struct upstream_req {
 	/* the trace context its CLIENT span is made under (copied), or
 	 * NULL: a new trace (worker/trace/trace.h) */
 	const struct trace_ref	*uq_trace;
+	/* optional: the backend ended its stream before answering and is
+	 * resumed after retry_ms (backend.h, bc_cut); called with arg */
+	void			(*uq_cut)(void *arg, long retry_ms);
 };
 
 #define UPSTREAM_F_TEXT		0x01	/* the answer as text if it can */

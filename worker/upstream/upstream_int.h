@@ -45,6 +45,7 @@ struct upstream {
 	struct worker			*u_w;
 	const struct config_backend	*u_be;
 	const struct upstream_cbs	*u_cbs;
+	void				(*u_cut)(void *, long);	/* uq_cut */
 	const struct http_call_cbs	*u_hcbs;	/* a stream's */
 	void				*u_arg;
 	const char			*u_method;

@@ -291,7 +291,7 @@ static int
 uopen_start(struct uopen *uo)
 {
 	static const struct backend_call_cbs cbs = {
-		NULL, NULL, uopen_on_done, NULL, 0
+		NULL, NULL, uopen_on_done, NULL, 0, NULL
 	};
 	struct upstream		*u = TAILQ_FIRST(&uo->uo_waiters);
 	struct backend_req	 br;
