@@ -436,9 +436,10 @@ describe('a 2026-07-28 backend through vmcpd (2 workers): list changes on listen
         await readMissing('test://nowhere/doc', -32602, -32002);
       }));
 
-    test("the backend's own not-found passes through with its data, to both revisions",
+    test("the backend's own not-found passes through with its data, in each revision's code",
       guarded(async () => {
-        await readMissing('test://mb/items/missing', -32602, -32602);
+        // the 2026-07-28 backend's -32602 is -32002 to a 2025-11-25 client
+        await readMissing('test://mb/items/missing', -32602, -32002);
         // and a template's item that exists is read
         const ok = await modern(daemon.port, 'resources/read', { uri: 'test://mb/items/7' },
           { 'Mcp-Name': 'test://mb/items/7' });

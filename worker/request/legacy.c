@@ -424,6 +424,28 @@ legacy_params(void *arg, enum proto_era era, struct upstream_params *up)
 	    legacy_params_legacy(arg, up);
 }
 
+/*
+ * A 2026-07-28 backend's error as a 2025-11-25 client knows it: a
+ * resource not found is -32602 with data.uri there, -32002 here (MCP
+ * 2025-11-25 and 2026-07-28, Resources, Error Handling).  A new
+ * reference.
+ */
+static json_t *
+legacy_error_of_modern(const struct jsonrpc_msg *msg, json_t *err)
+{
+	json_t	*e, *data = json_object_get(err, "data");
+
+	if (msg->jm_mm == NULL || msg->jm_mm->mm_id != MCP_M_RESOURCES_READ ||
+	    json_integer_value(json_object_get(err, "code")) !=
+	    JSONRPC_INVALID_PARAMS ||
+	    !json_is_string(json_object_get(data, "uri")) ||
+	    (e = json_copy(err)) == NULL)
+		return json_incref(err);
+	(void)json_object_set_new(e, "code",
+	    json_integer(MCP_ERR_RESOURCE_NOT_FOUND));
+	return e;
+}
+
 /* the answer of a 2026-07-28 backend, for a 2025-11-25 client */
 static void
 legacy_modern_done(struct mcp_req *mr, enum upstream_status status,
@@ -442,8 +464,9 @@ legacy_modern_done(struct mcp_req *mr, enum upstream_status status,
 		return;
 	}
 	if (status == UPSTREAM_ERROR) {
-		legacy_req_answer(mr, json_pack("{s:s, s:O, s:O}", "jsonrpc",
-		    "2.0", "id", mr->mr_r.r_msg.jm_id, "error", err));
+		legacy_req_answer(mr, json_pack("{s:s, s:O, s:o}", "jsonrpc",
+		    "2.0", "id", mr->mr_r.r_msg.jm_id, "error",
+		    legacy_error_of_modern(&mr->mr_r.r_msg, err)));
 		return;
 	}
 	result = json_object_get(response, "result");
