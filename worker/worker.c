@@ -52,7 +52,7 @@
 #include "worker/state/session_redis.h"
 #include "worker/relay/pending_redis.h"
 #include "worker/composite/handle_redis.h"
-#include "worker/request/task_store.h"
+#include "worker/state/task_store.h"
 #include "worker/upstream/health_redis.h"
 #include "worker/redis/redis_flight.h"
 #include "shared/seal.h"

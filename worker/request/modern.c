@@ -41,7 +41,7 @@
 #include "worker/auth/audit.h"
 #include "worker/request/modern_req.h"
 #include "worker/pipeline/pipeline.h"
-#include "worker/request/task_store.h"
+#include "worker/state/task_store.h"
 
 
 static json_t *

@@ -6,7 +6,7 @@
  * the backend, the backend's id, the owner (the identity scope, as a
  * workflow handle's) and the tool, before the client has the answer:
  * tasks/get, tasks/update and tasks/cancel then work on any worker (and
- * any node, with the records in Redis: task_store.h, task_redis.c).
+ * any node, with the records in Redis: worker/state/task_store.h).
  * Those three are resolved here (modern.c's rc_check): the request must
  * declare the extension (-32021), the id must be a live task of this
  * principal (-32602, the same answer for an unknown, an expired and
@@ -39,60 +39,7 @@
 #include "worker/pipeline/pipeline.h"
 #include "worker/process/process.h"
 #include "worker/request/modern_req.h"
-#include "worker/request/task_store.h"
-
-/* this host's store: the tasks db */
-static int
-task_lmdb_put(struct worker *w, const char *id, const struct task_rec *tr,
-    uint64_t ttl_ms, task_put_cb cb, void *arg)
-{
-	char		*buf;
-	size_t		 len;
-	uint64_t	 now = store_now_ms();
-	int		 rc;
-
-	if ((buf = task_rec_encode(tr, &len)) == NULL)
-		return -1;
-	/* 128 random bits do not collide: a live id is a failure */
-	rc = store_add(w->w_store, STORE_TASKS, id, strlen(id), buf, len,
-	    now + ttl_ms, now);
-	free(buf);
-	cb(arg, rc == 0 ? 0 : -1);
-	return 0;
-}
-
-static int
-task_lmdb_get(struct worker *w, const char *id, task_get_cb cb, void *arg)
-{
-	struct store_rec	 rec;
-	struct task_rec		 tr;
-	int			 rc;
-
-	memset(&rec, 0, sizeof(rec));
-	rc = store_get(w->w_store, STORE_TASKS, id, strlen(id),
-	    store_now_ms(), &rec);
-	if (rc == 0) {
-		rc = task_rec_decode(rec.sr_data, rec.sr_len, &tr) == 0 ? 0 :
-		    STORE_NOTFOUND;
-		free(rec.sr_data);
-	} else if (rc != STORE_NOTFOUND)
-		rc = -1;
-	cb(arg, rc, rc == 0 ? &tr : NULL);
-	return 0;
-}
-
-static void
-task_lmdb_cancel(void *arg)
-{
-	(void)arg;	/* never waits */
-}
-
-static const struct task_store task_store_lmdb = {
-	task_lmdb_put,
-	task_lmdb_get,
-	task_lmdb_cancel
-};
-const struct task_store *task_store = &task_store_lmdb;
+#include "worker/state/task_store.h"
 
 int
 modern_task_declared(struct mreq *m)

@@ -18,7 +18,7 @@
 #include "worker/process/process.h"
 #include "worker/redis/redis.h"
 #include "worker/redis/redis_codec.h"
-#include "worker/request/task_store.h"
+#include "worker/state/task_store.h"
 
 #define TASK_RKEY_MAX	256
 

@@ -1,7 +1,7 @@
 /*
  * Where the tasks extension's task records live (shared/task_rec.h),
  * chosen once at start by sessionStorage.provider: this host's store
- * (modern_task.c) or Redis (task_redis.c, installed by task_redis_init()),
+ * (task.c) or Redis (task_redis.c, installed by task_redis_init()),
  * so that a task made on one node is polled on any.  ts_put: the record
  * written before the client has its task (SET NX: 0 written, else -1);
  * ts_get: the record of an id (0 found, STORE_NOTFOUND, -1 failed).
