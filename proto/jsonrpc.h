@@ -92,6 +92,9 @@ struct jsonrpc_scan {
 	 * era (proto_classify) turns on it */
 	const char	*js_meta;
 	size_t		 js_metalen;
+	/* params has a top-level "task" (2025-11-25's experimental tasks,
+	 * which vmcpd does not pass on) */
+	int		 js_task;
 };
 /*
  * 1 only if jsonrpc_parse() would surely accept buf as a request (id

@@ -129,6 +129,8 @@ jsonrpc_scan_sub(const char *buf, size_t len, struct jsonrpc_scan *out,
 				out->js_meta = m->ps_val;
 				out->js_metalen = m->ps_vallen;
 			}
+			if (jsonrpc_scan_key(m, "task"))
+				out->js_task = 1;
 		}
 		*nsub = ps.pm_n;
 	}

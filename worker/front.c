@@ -93,7 +93,7 @@ front_scan_call(const char *body, size_t len, struct jsonrpc_msg *msg,
 	    sc.js_idkind == JSONRPC_SCAN_ID_NONE || sc.js_mm == NULL ||
 	    sc.js_mm->mm_id != MCP_M_TOOLS_CALL ||
 	    sc.js_params == NULL || sc.js_name == NULL || sc.js_meta != NULL ||
-	    (id = jsonrpc_scan_id(&sc)) == NULL)
+	    sc.js_task || (id = jsonrpc_scan_id(&sc)) == NULL)
 		return -1;
 	memset(msg, 0, sizeof(*msg));
 	msg->jm_kind = JSONRPC_REQUEST;

@@ -241,6 +241,27 @@ test_meta(void **state)
 	assert_null(s.js_meta);
 }
 
+/* params.task (2025-11-25's experimental tasks) is flagged, deeper
+ * ones are not: the front's hot path declines the first */
+static void
+test_task(void **state)
+{
+	const char		*b;
+	struct jsonrpc_scan	 s;
+
+	(void)state;
+	b = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+	    "\"params\":{\"name\":\"echo\",\"task\":{\"ttl\":1000}}}";
+	assert_int_equal(jsonrpc_scan(b, strlen(b), &s), 1);
+	assert_int_equal(s.js_task, 1);
+	b = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+	    "\"params\":{\"name\":\"echo\",\"arguments\":{\"task\":1}}}";
+	assert_int_equal(jsonrpc_scan(b, strlen(b), &s), 1);
+	assert_int_equal(s.js_task, 0);
+	assert_int_equal(jsonrpc_scan(BENCH, strlen(BENCH), &s), 1);
+	assert_int_equal(s.js_task, 0);
+}
+
 /* not JSON as jansson sees it */
 static void
 test_not_json(void **state)
@@ -662,6 +683,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bench),
+		cmocka_unit_test(test_task),
 		cmocka_unit_test(test_ids),
 		cmocka_unit_test(test_whitespace),
 		cmocka_unit_test(test_meta),

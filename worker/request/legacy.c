@@ -352,7 +352,8 @@ legacy_params_text(struct mcp_req *mr, size_t *len)
  * vmcpd serves no experimental 2025-11-25 tasks (it could not poll one
  * for the client: tasks/get and the rest are -32601), so a task asked
  * for (params.task) is not passed on and the call runs as a plain one:
- * text that may hold one takes the tree, without it.
+ * params holding one go as the tree, without it.  The hot path's
+ * params hold none (the front's scan declines those).
  */
 static int
 legacy_params_legacy(struct mcp_req *mr, struct upstream_params *up)
@@ -362,8 +363,8 @@ legacy_params_legacy(struct mcp_req *mr, struct upstream_params *up)
 	if ((up->up_text = legacy_params_text(mr, &up->up_len)) == NULL &&
 	    mr->mr_r.r_fast.rf_params != NULL)
 		return -1;	/* the request's body is gone */
-	if (up->up_text == NULL || memmem(up->up_text, up->up_len,
-	    "\"task\"", 6) == NULL) {
+	if (mr->mr_r.r_fast.rf_params != NULL ||
+	    json_object_get(mr->mr_r.r_bparams, "task") == NULL) {
 		up->up_tree = json_incref(mr->mr_r.r_bparams);
 		return 0;
 	}

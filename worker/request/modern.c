@@ -68,6 +68,7 @@ modern_destroy(struct request *r)
 	pipeline_clear(&m->m_r);
 	json_decref(m->m_bcaps);
 	json_decref(m->m_tresult);
+	free(m->m_trec);
 	free(m->m_fast.mf_name);
 	free(m->m_fast.mf_own);
 	free(m);

@@ -43,7 +43,7 @@ struct mreq {
 	/* its task record, read (task_store.h) */
 	int				 m_tstate;	/* MODERN_TASK_* */
 	int				 m_tgot;	/* 0, STORE_NOTFOUND, -1 */
-	struct task_rec			 m_trec;
+	struct task_rec			*m_trec;
 	/* a new task: its id, and the result held while it is written */
 	char				 m_tnew[TASK_ID_LEN + 1];
 	json_t				*m_tresult;

@@ -97,9 +97,12 @@ modern_task_got(void *arg, int rc, const struct task_rec *tr)
 {
 	struct mreq *m = arg;
 
-	m->m_tgot = rc;
+	/* kept apart: a record is large, and most requests have none */
+	if (rc == 0 && (m->m_trec = malloc(sizeof(*tr))) == NULL)
+		rc = -1;
 	if (rc == 0)
-		m->m_trec = *tr;
+		*m->m_trec = *tr;
+	m->m_tgot = rc;
 	m->m_tstate = MODERN_TASK_GOT;
 	pipeline_resume(&m->m_r, m->m_r.r_view, NULL);
 }
@@ -108,7 +111,7 @@ int
 modern_task_route(struct mreq *m, struct modern_task_err *te)
 {
 	struct request		*r = &m->m_r;
-	const struct task_rec	*tr = &m->m_trec;
+	const struct task_rec	*tr;
 	const json_t		*idv;
 	json_t			*p, *call;
 	const char		*id;
@@ -148,6 +151,7 @@ modern_task_route(struct mreq *m, struct modern_task_err *te)
 		return -1;
 	}
 	/* unknown, expired, another's, or its backend gone: alike */
+	tr = m->m_trec;
 	if (m->m_tgot != 0 || !auth_scope_eq(tr->tr_owner,
 	    auth_scope(r->r_req)) || (r->r_be = config_backend_find(
 	    r->r_w->w_conf, tr->tr_backend)) == NULL)

@@ -232,6 +232,8 @@ backend_id_matches(const struct backend_call *bc, json_t *id)
 static void
 backend_span_answered(struct backend_call *bc, int rc, const char *errmsg)
 {
+	if (bc->bc_span == NULL)
+		return;
 	backend_trace_done(bc->bc_span, rc, bc->bc_status, errmsg);
 	backend_trace_end(bc->bc_span, 1);
 	bc->bc_span = NULL;
