@@ -40,6 +40,7 @@
 #include "worker/auth/auth.h"
 #include "worker/auth/authz.h"
 #include "worker/auth/authz_rule.h"
+#include "worker/events/bstream.h"
 #include "worker/events/listen_tasks.h"
 #include "worker/process/process.h"
 #include "worker/state/task_store.h"
@@ -47,20 +48,12 @@
 #include "worker/upstream/upstream.h"
 #include "worker/upstream/upstream_stream.h"
 
-#define LTASK_EVENT_MAX		(1024 * 1024)
-
-static const int ltask_backoff_ms[] = { 500, 1000, 2000, 5000, 10000, 30000 };
-
 /* one backend's stream for a listen's tasks */
 struct ltask_be {
 	struct listen_tasks		*b_lt;
 	const struct config_backend	*b_be;
-	struct upstream			*b_up;
-	struct sse_parser		*b_sse;
-	struct event			*b_timer;
+	struct bstream			 b_bs;	/* its stream */
 	json_t				*b_ids;	/* the backend's -> vmcpd's */
-	long				 b_status;
-	int				 b_fails;
 	char				 b_scope[UPSTREAM_SCOPE_MAX + 1];
 };
 
@@ -333,34 +326,6 @@ listen_tasks_ids(const struct listen_tasks *lt)
 
 /* --- the backend streams --------------------------------------------- */
 
-static void	ltask_connect(struct ltask_be *);
-
-static void
-ltask_hangup(struct ltask_be *b)
-{
-	upstream_cancel(b->b_up);
-	b->b_up = NULL;
-	if (b->b_sse != NULL)
-		sse_parser_free(b->b_sse);
-	b->b_sse = NULL;
-}
-
-static void
-ltask_retry(struct ltask_be *b, int ms)
-{
-	struct timeval tv;
-
-	if (b->b_timer == NULL)
-		return;
-	if (ms < 0) {
-		ms = ltask_backoff_ms[b->b_fails < 5 ? b->b_fails : 5];
-		b->b_fails++;
-	}
-	tv.tv_sec = ms / 1000;
-	tv.tv_usec = (ms % 1000) * 1000;
-	(void)evtimer_add(b->b_timer, &tv);
-}
-
 static int
 ltask_terminal(const char *status)
 {
@@ -391,7 +356,8 @@ ltask_relay(struct ltask_be *b, const json_t *params)
 	if (ltask_terminal(json_string_value(json_object_get(params,
 	    "status"))) && json_object_del(b->b_ids, bid) == 0 &&
 	    json_object_size(b->b_ids) == 0)
-		ltask_retry(b, 0);	/* closed there, not in its callback */
+		bstream_retry(&b->b_bs, 0);	/* closed there, not in its
+						 * callback */
 }
 
 static int
@@ -416,66 +382,30 @@ ltask_on_event(void *arg, const struct sse_event *ev)
 	return 0;
 }
 
+/* ended or never started: the client's stream goes on; again later,
+ * unless no task of it is left to hear of */
 static int
-ltask_on_head(void *arg, struct http_call *hc, long status)
-{
-	struct ltask_be	*b = arg;
-	const char	*ct = http_call_header(hc, "Content-Type");
-
-	b->b_status = status;
-	if (status != 200 || ct == NULL ||
-	    strncasecmp(ct, "text/event-stream", 17) != 0)
-		return -1;
-	b->b_fails = 0;
-	if ((b->b_sse = sse_parser_new(LTASK_EVENT_MAX, ltask_on_event,
-	    b)) == NULL)
-		return -1;
-	return 0;
-}
-
-static int
-ltask_on_data(void *arg, struct http_call *hc, const char *buf, size_t len)
+ltask_down(void *arg)
 {
 	struct ltask_be *b = arg;
 
-	(void)hc;
-	return sse_parser_feed(b->b_sse, buf, len) == -1 ? -1 : 0;
+	return json_object_size(b->b_ids) > 0;
 }
 
-/* ended or never started: the client's stream goes on; again later,
- * unless no task of it is left to hear of */
+/* the stream opened, or closed once every task of it is over */
 static void
-ltask_on_done(void *arg, struct http_call *hc, int result, const char *err)
+ltask_open(void *arg)
 {
 	struct ltask_be	*b = arg;
-	struct upstream	*u = b->b_up;
-
-	(void)hc;
-	b->b_up = NULL;
-	if (b->b_sse != NULL)
-		sse_parser_free(b->b_sse);
-	b->b_sse = NULL;
-	if (result == -1)
-		log_debug("task listen on backend %s: %s", b->b_be->cb_name,
-		    err);
-	if (upstream_stream_ended(u, b->b_status) == UPSTREAM_END_NO_STREAM)
-		ltask_retry(b, 60000);
-	else if (json_object_size(b->b_ids) > 0)
-		ltask_retry(b, -1);
-	b->b_status = 0;
-}
-
-static void
-ltask_connect(struct ltask_be *b)
-{
-	static const struct http_call_cbs cbs = {
-		ltask_on_head, ltask_on_data, ltask_on_done
-	};
 	json_t		*ids, *params, *caps;
 	const char	*bid;
 	json_t		*v;
 
-	if (json_object_size(b->b_ids) == 0)
+	if (json_object_size(b->b_ids) == 0) {
+		bstream_hangup(&b->b_bs);
+		return;
+	}
+	if (b->b_bs.bs_up != NULL)
 		return;
 	ids = json_array();
 	json_object_foreach(b->b_ids, bid, v)
@@ -483,25 +413,16 @@ ltask_connect(struct ltask_be *b)
 	params = json_pack("{s:{s:o}}", "notifications", "taskIds", ids);
 	caps = json_pack("{s:{s:{}}}", "extensions", MCP_TASKS_EXTENSION);
 	if (params == NULL || caps == NULL ||
-	    (b->b_up = upstream_stream_modern(b->b_lt->lt_w, b->b_be,
-	    b->b_scope, params, caps, &cbs, b)) == NULL)
-		ltask_retry(b, -1);
+	    (b->b_bs.bs_up = upstream_stream_modern(b->b_lt->lt_w, b->b_be,
+	    b->b_scope, params, caps, &bstream_cbs, &b->b_bs)) == NULL)
+		bstream_retry(&b->b_bs, -1);
 	json_decref(params);
 	json_decref(caps);
 }
 
-static void
-ltask_on_timer(evutil_socket_t fd, short ev, void *arg)
-{
-	struct ltask_be *b = arg;
-
-	(void)fd;
-	(void)ev;
-	if (json_object_size(b->b_ids) == 0)
-		ltask_hangup(b);	/* every task of it is over */
-	else if (b->b_up == NULL)
-		ltask_connect(b);
-}
+static const struct bstream_ops ltask_bs_ops = {
+	ltask_open, ltask_on_event, NULL, ltask_down
+};
 
 void
 listen_tasks_open(struct listen_tasks *lt, ltask_send_cb send, void *arg)
@@ -512,9 +433,10 @@ listen_tasks_open(struct listen_tasks *lt, ltask_send_cb send, void *arg)
 	lt->lt_arg = arg;
 	for (i = 0; i < lt->lt_nbes; i++) {
 		lt->lt_bes[i].b_lt = lt;
-		lt->lt_bes[i].b_timer = evtimer_new(lt->lt_w->w_base,
-		    ltask_on_timer, &lt->lt_bes[i]);
-		ltask_connect(&lt->lt_bes[i]);
+		if (bstream_init(&lt->lt_bes[i].b_bs, lt->lt_w,
+		    lt->lt_bes[i].b_be, "task listen", &ltask_bs_ops,
+		    &lt->lt_bes[i]) == 0)
+			ltask_open(&lt->lt_bes[i]);
 	}
 }
 
@@ -528,9 +450,7 @@ listen_tasks_free(struct listen_tasks *lt)
 	if (lt->lt_waiting)
 		task_store->ts_cancel(lt);
 	for (i = 0; i < lt->lt_nbes; i++) {
-		ltask_hangup(&lt->lt_bes[i]);
-		if (lt->lt_bes[i].b_timer != NULL)
-			event_free(lt->lt_bes[i].b_timer);
+		bstream_free(&lt->lt_bes[i].b_bs);
 		json_decref(lt->lt_bes[i].b_ids);
 	}
 	free(lt->lt_bes);
