@@ -18,7 +18,8 @@
 //
 // taskStats() counts the tasks/* requests served and the task listen
 // streams open (the interop tests read it at GET /tasks-stats to see what
-// reached the backend).
+// reached the backend); dropTaskListens() ends those streams (POST
+// /tasks-drop-listens).
 
 import { randomUUID } from 'node:crypto';
 
@@ -370,6 +371,16 @@ export function serveTasks(req, res, body) {
     fail(res, id, e);
   }
   return true;
+}
+
+// Ends every task listen stream (the interop tests: a backend stream
+// that ends under vmcpd); returns how many.
+export function dropTaskListens() {
+  const n = listens.size;
+  for (const l of listens)
+    l.res.end();
+  listens.clear();
+  return n;
 }
 
 export function taskStats() {

@@ -12,7 +12,8 @@
 // notifications/tasks under vmcpd's id as it goes working -> completed
 // (vmcpd listens to the backend for it); another principal's listen
 // naming it is acknowledged without it and hears nothing; without the
-// extension the listen is -32021.  A
+// extension the listen is -32021; a backend stream that ends leaves the
+// client's open and is opened again.  A
 // 2025-11-25 client gets -32601 for the experimental tasks, and a task it
 // asks for (params.task) never reaches a 2025-11-25 backend.
 import { describe, test, before, after } from 'node:test';
@@ -22,7 +23,7 @@ import path from 'node:path';
 
 import {
   guarded, vmcpctl, rpc, mcpPost, nextId, Daemon, tmpDir, waitFor, workerOf, sleep,
-  LEGACY_VERSION, MCP_ACCEPT,
+  LEGACY_VERSION, MCP_ACCEPT, httpRequest,
 } from './lib/harness.mjs';
 import { startIdp, oidcConfig, sessionAs } from './lib/oidc.mjs';
 import {
@@ -268,6 +269,32 @@ describe('tasks through vmcpd (2 workers, OIDC)', () => {
       assert.deepEqual(err.data, { requiredCapabilities: { extensions: { [EXT]: {} } } });
       t.diagnostic(`task ${id.slice(0, 14)}... made on ${made}, heard on ${workerOf(g).pid}`);
     }));
+
+  test('a backend stream that ends: the client\'s goes on, and vmcpd listens again', guarded(async () => {
+    const c = await call('alice', 'confirm_delete', { filename: 'r.txt' });
+    const id = c.json?.result?.taskId;
+    assert.match(String(id), TASK_ID, c.text);
+    const g = await listen('alice', [id]);
+    assert.deepEqual(await acknowledged(g), { taskIds: [id] });
+    await waitFor('vmcpd listening to the task at the backend',
+      async () => (await fixtureStats(fport)).listening === 1, { timeout: 10000 });
+    const opened = (await fixtureStats(fport)).listens;
+    const d = await httpRequest(fport, { method: 'POST', path: '/tasks-drop-listens' });
+    assert.equal(d.json?.dropped, 1, d.text);
+    await waitFor('vmcpd listening again', async () => {
+      const s = await fixtureStats(fport);
+      return s.listening === 1 && s.listens > opened;
+    }, { timeout: 10000 });
+    assert.equal(g.ended, false, 'the client\'s stream ended with the backend\'s');
+    const u = await task('alice', 'tasks/update', id, { inputResponses: {
+      confirm: { action: 'accept', content: { confirm: true } } } });
+    assert.equal(u.json?.result?.resultType, 'complete', u.text);
+    await g.until('completed', (s) => s.messages('notifications/tasks')
+      .some((m) => m.params.status === 'completed'), 15000);
+    assert.deepEqual(g.messages('notifications/tasks').map((m) => m.params.status),
+      ['working', 'completed'], g.text);
+    g.close();
+  }));
 
   test('2025-11-25: the experimental tasks are refused, and a task asked for is not passed on',
     guarded(async () => {
