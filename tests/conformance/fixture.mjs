@@ -15,7 +15,8 @@
 // first stdout line is "PORT <n>".  Binds 127.0.0.1 only.  SIGTERM/SIGINT
 // end it.  $FIXTURE_VERBOSE=1 logs each request to stderr.  The tasks
 // extension (2026-07-28) is fixture_tasks.mjs; GET /tasks-stats counts the
-// tasks/* requests it served.
+// tasks/* requests it served and its task listen streams, POST
+// /tasks-drop-listens ends those streams.
 
 import { randomUUID, randomBytes } from 'node:crypto';
 import http from 'node:http';
@@ -43,6 +44,7 @@ import {
 import {
   TASKS_EXTENSION,
   registerTaskTools,
+  dropTaskListens,
   serveTasks,
   taskStats
 } from './fixture_tasks.mjs';
@@ -975,6 +977,11 @@ async function serve(req, res) {
   if (path === '/tasks-stats' && req.method === 'GET') {
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify(taskStats()));
+    return;
+  }
+  if (path === '/tasks-drop-listens' && req.method === 'POST') {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ dropped: dropTaskListens() }));
     return;
   }
   if (path !== '/mcp') {

@@ -10,8 +10,16 @@
 // with the SDK for the requests that did not declare the extension (the
 // synchronous path, or -32021 for the tools that need a task).
 //
-// taskStats() counts the tasks/* requests served (the interop tests read
-// it at GET /tasks-stats to see what reached the backend).
+// A subscriptions/listen naming notifications.taskIds is served here too
+// (the SDK's handler knows no taskIds): acknowledged with the ids of live
+// tasks, then a notifications/tasks (the DetailedTask) each time one of
+// them changes status; the other kinds such a listen asks for are not
+// served (its acknowledgement leaves them out).
+//
+// taskStats() counts the tasks/* requests served and the task listen
+// streams open (the interop tests read it at GET /tasks-stats to see what
+// reached the backend); dropTaskListens() ends those streams (POST
+// /tasks-drop-listens).
 
 import { randomUUID } from 'node:crypto';
 
@@ -34,7 +42,8 @@ const HEADER_MISMATCH = -32020;
 const TERMINAL = ['completed', 'failed', 'cancelled'];
 
 const tasks = new Map();	// taskId -> task
-const stats = { create: 0, get: 0, update: 0, cancel: 0 };
+const listens = new Set();	// { res, ids, subId }: task listen streams
+const stats = { create: 0, get: 0, update: 0, cancel: 0, listens: 0 };
 
 function text(t) {
   return { type: 'text', text: t };
@@ -145,6 +154,7 @@ function sweep() {
 function touch(task, status) {
   task.status = status;
   task.lastUpdatedAt = now();
+  notifyListens(task);
 }
 
 function settle(task) {
@@ -200,6 +210,45 @@ function detailed(task) {
   else if (task.status === 'failed')
     d.error = task.outcome.error;
   return d;
+}
+
+// notifications/tasks: the DetailedTask, to the listens naming the task
+function notifyListens(task) {
+  const { resultType: _, ...params } = detailed(task);
+  for (const l of listens) {
+    if (!l.ids.includes(task.taskId))
+      continue;
+    l.res.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0',
+        method: 'notifications/tasks', params: { ...params,
+        _meta: { 'io.modelcontextprotocol/subscriptionId': l.subId } } })}\n\n`);
+  }
+}
+
+// A subscriptions/listen naming taskIds (SEP-2663, Task Status
+// Notifications): refused without the extension (-32021), else its SSE
+// stream, acknowledged with the live ones among them.
+function listenTasks(req, res, id, params) {
+  const m = req.headers['mcp-method'];
+  if (m !== undefined && m !== 'subscriptions/listen')
+    throw new ProtocolError(HEADER_MISMATCH,
+        `Mcp-Method header ${m} does not match the body's subscriptions/listen`);
+  if (!declared(params))
+    throw missingCapability('notifications.taskIds');
+  const asked = params.notifications.taskIds;
+  if (!Array.isArray(asked))
+    throw new ProtocolError(-32602, 'notifications.taskIds must be an array');
+  sweep();
+  const l = { res, subId: id,
+    ids: asked.filter((t) => typeof t === 'string' && tasks.has(t)) };
+  res.writeHead(200, { 'content-type': 'text/event-stream',
+    'cache-control': 'no-cache' });
+  res.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0',
+      method: 'notifications/subscriptions/acknowledged',
+      params: { notifications: { taskIds: l.ids },
+        _meta: { 'io.modelcontextprotocol/subscriptionId': id } } })}\n\n`);
+  listens.add(l);
+  stats.listens++;
+  res.on('close', () => listens.delete(l));
 }
 
 function lookup(params) {
@@ -298,6 +347,14 @@ export function serveTasks(req, res, body) {
     } else {
       return false;
     }
+  } else if (method === 'subscriptions/listen' &&
+      params.notifications?.taskIds !== undefined) {
+    try {
+      listenTasks(req, res, id, params);
+    } catch (e) {
+      fail(res, id, e);
+    }
+    return true;
   } else if (Object.hasOwn(METHODS, method)) {
     serve = () => {
       if (!declared(params))
@@ -316,8 +373,18 @@ export function serveTasks(req, res, body) {
   return true;
 }
 
+// Ends every task listen stream (the interop tests: a backend stream
+// that ends under vmcpd); returns how many.
+export function dropTaskListens() {
+  const n = listens.size;
+  for (const l of listens)
+    l.res.end();
+  listens.clear();
+  return n;
+}
+
 export function taskStats() {
-  return { ...stats, live: tasks.size };
+  return { ...stats, live: tasks.size, listening: listens.size };
 }
 
 // The same tools for the SDK, reached by the requests that did not

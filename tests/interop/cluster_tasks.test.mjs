@@ -4,13 +4,19 @@
 // OIDC principals.  A task made through one node is polled to completion
 // and cancelled through the other (its record <prefix>task:<id> in Redis,
 // with the task's TTL, none in either node's LMDB); another principal's
-// id answers -32602 on every node without reaching the backend.
+// id answers -32602 on every node without reaching the backend; a
+// subscriptions/listen on one node naming a task made on the other (its
+// record read from Redis) gets the task's notifications/tasks.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { guarded, vmcpctl, httpRequest, sleep } from './lib/harness.mjs';
+import {
+  guarded, vmcpctl, httpRequest, sleep, nextId, MCP_ACCEPT,
+} from './lib/harness.mjs';
 import { startIdp, oidcConfig } from './lib/oidc.mjs';
-import { useMulti, modern, modernMeta, startFixture } from './lib/multi.mjs';
+import {
+  useMulti, modern, modernMeta, startFixture, openStream, MODERN,
+} from './lib/multi.mjs';
 import { startRedis, startNode } from './lib/cluster.mjs';
 
 useMulti();
@@ -78,6 +84,34 @@ describe('tasks across two nodes with Redis', () => {
     assert.equal(x.json?.result?.resultType, 'complete', x.text);
     const after0 = await req(1, 'alice', 'tasks/get', { taskId: lid }, lid);
     assert.equal(after0.json.result.status, 'cancelled', after0.text);
+  }));
+
+  test('a listen on one node hears of a task made on the other', guarded(async () => {
+    const c = await req(0, 'alice', 'tools/call',
+      { name: 'confirm_delete', arguments: { filename: 'x.txt' } }, 'confirm_delete');
+    const id = c.json?.result?.taskId;
+    assert.match(String(id), /^vmcpd-t-[0-9a-f]{32}$/, c.text);
+    const g = await openStream(nodes[1].port, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: MCP_ACCEPT,
+        'MCP-Protocol-Version': MODERN, 'Mcp-Method': 'subscriptions/listen',
+        Authorization: `Bearer ${tokens.alice}` },
+      body: { jsonrpc: '2.0', id: `L${nextId()}`, method: 'subscriptions/listen',
+        params: { _meta: modernMeta(declared), notifications: { taskIds: [id] } } },
+    });
+    assert.equal(g.status, 200, g.text);
+    await g.until('acknowledged', (s) => s.events.length >= 1, 15000);
+    assert.deepEqual(g.events[0].msg.params.notifications, { taskIds: [id] }, g.text);
+    for (let i = 0; i < 100 && (await stats()).listening < 1; i++)
+      await sleep(50);
+    const u = await req(0, 'alice', 'tasks/update', { taskId: id, inputResponses: {
+      confirm: { action: 'accept', content: { confirm: true } } } }, id);
+    assert.equal(u.json?.result?.resultType, 'complete', u.text);
+    await g.until('completed', (s) => s.messages('notifications/tasks')
+      .some((m) => m.params.status === 'completed'), 15000);
+    for (const m of g.messages('notifications/tasks'))
+      assert.equal(m.params.taskId, id, 'vmcpd\'s id');
+    g.close();
   }));
 
   test('another principal\'s task is unknown on every node', guarded(async () => {

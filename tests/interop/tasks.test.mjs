@@ -7,6 +7,13 @@
 // to completion on both workers; another principal's tasks/get answers as
 // an unknown id does and never reaches the backend; tasks/cancel does;
 // a request without the extension gets -32021 and never a task.  A
+// subscriptions/listen naming a task's id (notifications.taskIds), on the
+// other worker than the one that made the task, gets its
+// notifications/tasks under vmcpd's id as it goes working -> completed
+// (vmcpd listens to the backend for it); another principal's listen
+// naming it is acknowledged without it and hears nothing; without the
+// extension the listen is -32021; a backend stream that ends leaves the
+// client's open and is opened again.  A
 // 2025-11-25 client gets -32601 for the experimental tasks, and a task it
 // asks for (params.task) never reaches a 2025-11-25 backend.
 import { describe, test, before, after } from 'node:test';
@@ -16,11 +23,12 @@ import path from 'node:path';
 
 import {
   guarded, vmcpctl, rpc, mcpPost, nextId, Daemon, tmpDir, waitFor, workerOf, sleep,
-  LEGACY_VERSION,
+  LEGACY_VERSION, MCP_ACCEPT, httpRequest,
 } from './lib/harness.mjs';
 import { startIdp, oidcConfig, sessionAs } from './lib/oidc.mjs';
 import {
-  useMulti, modern, modernMeta, multiConfig, startFixture, rawBackend, serve,
+  useMulti, modern, modernMeta, multiConfig, startFixture, rawBackend, serve, openStream,
+  MODERN,
 } from './lib/multi.mjs';
 
 useMulti();
@@ -57,6 +65,26 @@ describe('tasks through vmcpd (2 workers, OIDC)', () => {
     req(who, 'tools/call', { name: tool, arguments: args }, { name: tool, ...opts });
   const task = (who, method, taskId, extra = {}, opts) =>
     req(who, method, { taskId, ...extra }, { name: taskId, ...opts });
+
+  /* a subscriptions/listen of who naming taskIds: its stream */
+  const listen = (who, taskIds, { caps = declared, id = `L${nextId()}` } = {}) =>
+    openStream(daemon.port, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: MCP_ACCEPT,
+        'MCP-Protocol-Version': MODERN, 'Mcp-Method': 'subscriptions/listen',
+        ...bearer(tokens[who]) },
+      body: { jsonrpc: '2.0', id, method: 'subscriptions/listen',
+        params: { _meta: modernMeta(caps), notifications: { taskIds } } },
+      timeout: 15000,
+    });
+  /* its acknowledgement's notifications */
+  const acknowledged = async (g) => {
+    assert.equal(g.status, 200, g.text);
+    await g.until('acknowledged', (s) => s.events.length >= 1, 15000);
+    const ack = g.events[0].msg;
+    assert.equal(ack.method, 'notifications/subscriptions/acknowledged', g.text);
+    return ack.params.notifications;
+  };
 
   before(async () => {
     idp = await startIdp();
@@ -186,6 +214,87 @@ describe('tasks through vmcpd (2 workers, OIDC)', () => {
         assert.equal(r.json.error?.code, -32601, r.text);
       }
     }));
+
+  test('notifications/tasks on a listen stream of the other worker, ids vmcpd\'s; not another\'s; -32021 without the extension',
+    guarded(async (t) => {
+      const c = await call('alice', 'confirm_delete', { filename: 'n.txt' });
+      assert.equal(c.json?.result?.resultType, 'task', c.text);
+      const id = c.json.result.taskId;
+      assert.match(id, TASK_ID, c.text);
+      assert.equal(c.json.result.status, 'input_required', c.text);
+      const made = workerOf(c).pid;
+      // a listen on the worker that did not make the task
+      let g;
+      for (let i = 0; i < 50 && g === undefined; i++) {
+        const s = await listen('alice', [id], { id: `La${i}` });
+        if (workerOf(s)?.pid !== made)
+          g = s;
+        else
+          s.close();
+      }
+      assert.ok(g !== undefined, 'no listen landed on the other worker');
+      assert.deepEqual(await acknowledged(g), { taskIds: [id] });
+      // bob names alice's task: acknowledged without it
+      const b = await listen('bob', [id]);
+      assert.deepEqual(await acknowledged(b), {});
+      // vmcpd's own listen to the backend, for alice's task alone
+      await waitFor('vmcpd listening to the task at the backend',
+        async () => (await fixtureStats(fport)).listening === 1, { timeout: 10000 });
+      const u = await task('alice', 'tasks/update', id, { inputResponses: {
+        confirm: { action: 'accept', content: { confirm: true } } } });
+      assert.equal(u.json?.result?.resultType, 'complete', u.text);
+      await g.until('completed', (s) => s.messages('notifications/tasks')
+        .some((m) => m.params.status === 'completed'), 15000);
+      const notes = g.messages('notifications/tasks');
+      assert.deepEqual(notes.map((m) => m.params.status), ['working', 'completed'], g.text);
+      for (const m of notes) {
+        assert.equal(m.params.taskId, id, 'vmcpd\'s id');
+        assert.equal(m.params._meta['io.modelcontextprotocol/subscriptionId'], g.events[0].msg
+          .params._meta['io.modelcontextprotocol/subscriptionId'], 'the client\'s subscription');
+      }
+      assert.match(notes[1].params.result.content[0].text, /deleted n\.txt/, g.text);
+      // the backend's stream closes once its task is over
+      await waitFor('vmcpd\'s listen at the backend closed',
+        async () => (await fixtureStats(fport)).listening === 0, { timeout: 10000 });
+      await sleep(200);
+      assert.equal(b.messages('notifications/tasks').length, 0, b.text);
+      g.close();
+      b.close();
+      // without the extension: -32021, before any stream
+      const x = await listen('alice', [id], { caps: {} });
+      await x.until('the answer', (s) => s.ended, 15000);
+      assert.equal(x.status, 400, x.text);
+      const err = JSON.parse(x.text).error;
+      assert.equal(err.code, -32021, x.text);
+      assert.deepEqual(err.data, { requiredCapabilities: { extensions: { [EXT]: {} } } });
+      t.diagnostic(`task ${id.slice(0, 14)}... made on ${made}, heard on ${workerOf(g).pid}`);
+    }));
+
+  test('a backend stream that ends: the client\'s goes on, and vmcpd listens again', guarded(async () => {
+    const c = await call('alice', 'confirm_delete', { filename: 'r.txt' });
+    const id = c.json?.result?.taskId;
+    assert.match(String(id), TASK_ID, c.text);
+    const g = await listen('alice', [id]);
+    assert.deepEqual(await acknowledged(g), { taskIds: [id] });
+    await waitFor('vmcpd listening to the task at the backend',
+      async () => (await fixtureStats(fport)).listening === 1, { timeout: 10000 });
+    const opened = (await fixtureStats(fport)).listens;
+    const d = await httpRequest(fport, { method: 'POST', path: '/tasks-drop-listens' });
+    assert.equal(d.json?.dropped, 1, d.text);
+    await waitFor('vmcpd listening again', async () => {
+      const s = await fixtureStats(fport);
+      return s.listening === 1 && s.listens > opened;
+    }, { timeout: 10000 });
+    assert.equal(g.ended, false, 'the client\'s stream ended with the backend\'s');
+    const u = await task('alice', 'tasks/update', id, { inputResponses: {
+      confirm: { action: 'accept', content: { confirm: true } } } });
+    assert.equal(u.json?.result?.resultType, 'complete', u.text);
+    await g.until('completed', (s) => s.messages('notifications/tasks')
+      .some((m) => m.params.status === 'completed'), 15000);
+    assert.deepEqual(g.messages('notifications/tasks').map((m) => m.params.status),
+      ['working', 'completed'], g.text);
+    g.close();
+  }));
 
   test('2025-11-25: the experimental tasks are refused, and a task asked for is not passed on',
     guarded(async () => {

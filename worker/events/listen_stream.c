@@ -39,9 +39,11 @@
 #include "worker/auth/auth.h"
 #include "worker/auth/authz.h"
 #include "worker/auth/authz_rule.h"
+#include "worker/events/listen_tasks.h"
 #include "worker/events/subs.h"
 #include "worker/upstream/token_exchange.h"
 #include "worker/process/wake.h"
+#include "proto/classify.h"
 #include "proto/proto.h"
 #include "proto/method.h"
 #include "proto/jsonrpc.h"
@@ -74,6 +76,9 @@ struct listener_stream {
 	size_t				 ls_nwants;
 	size_t				 ls_held;	/* of those */
 	json_t				*ls_uris;	/* honoured: uri -> true */
+	struct listen_tasks		*ls_tasks;	/* its taskIds */
+	json_t				*ls_tview;	/* ... looked up on */
+	int				 ls_tasked;	/* ... once */
 	char				 ls_holder[SUBS_HOLDER_MAX + 1];
 	char				 ls_group[SUBS_GROUP_MAX + 1];
 	int				 ls_started;
@@ -105,6 +110,8 @@ listen_free(struct listener_stream *ls)
 	json_decref(ls->ls_view);
 	free(ls->ls_wants);
 	json_decref(ls->ls_uris);
+	listen_tasks_free(ls->ls_tasks);
+	json_decref(ls->ls_tview);
 	worker_request_release(ls->ls_w, __func__);
 	free(ls);
 }
@@ -119,23 +126,51 @@ listen_on_close(struct httpd_req *hr, void *arg)
 	listen_free(ls);
 }
 
-/* a notification of this subscription, tagged with its id */
+/* a notification of this subscription with params (taken), tagged
+ * with its id */
+static void
+listen_send_params(struct listener_stream *ls, const char *method,
+    json_t *params)
+{
+	json_t *meta, *n;
+
+	if (params == NULL || ls->ls_req == NULL || !ls->ls_started) {
+		json_decref(params);
+		return;
+	}
+	if (!json_is_object(meta = json_object_get(params, "_meta")) &&
+	    json_object_set_new(params, "_meta", meta = json_object()) == -1) {
+		json_decref(params);
+		return;
+	}
+	if (json_object_set(meta, MCP_META_SUBSCRIPTION_ID,
+	    ls->ls_msg.jm_id) == -1) {
+		json_decref(params);
+		return;
+	}
+	if ((n = jsonrpc_notification_new(method, params)) == NULL)
+		return;	/* params taken */
+	(void)front_sse_send(ls->ls_req, NULL, n);
+	json_decref(n);
+}
+
 static void
 listen_send(struct listener_stream *ls, const char *method, const char *uri)
 {
-	json_t *params, *n;
+	json_t *params;
 
-	if (ls->ls_req == NULL || !ls->ls_started)
-		return;
-	params = json_pack("{s:{s:O}}", "_meta", MCP_META_SUBSCRIPTION_ID,
-	    ls->ls_msg.jm_id);
+	params = json_object();
 	if (params != NULL && uri != NULL)
 		(void)json_object_set_new(params, "uri", json_string(uri));
-	if (params == NULL || (n = jsonrpc_notification_new(method,
-	    params)) == NULL)
-		return;
-	(void)front_sse_send(ls->ls_req, NULL, n);
-	json_decref(n);
+	listen_send_params(ls, method, params);
+}
+
+/* a backend's notifications/tasks, its id vmcpd's (listen_tasks.c) */
+static void
+listen_send_task(void *arg, json_t *params)
+{
+	listen_send_params(arg, mcp_method_get(MCP_M_N_TASKS)->mm_name,
+	    params);
 }
 
 static void
@@ -243,6 +278,12 @@ listen_ack(struct listener_stream *ls)
 	}
 	if (json_array_size(uris) > 0)
 		(void)json_object_set(honoured, "resourceSubscriptions", uris);
+	/* the task ids it will hear of: the others are left out, as the
+	 * tasks extension's Task Status Notifications has it */
+	if (ls->ls_tasks != NULL &&
+	    json_array_size(listen_tasks_ids(ls->ls_tasks)) > 0)
+		(void)json_object_set(honoured, "taskIds",
+		    (json_t *)listen_tasks_ids(ls->ls_tasks));
 	ack = jsonrpc_notification_new("notifications/subscriptions/acknowledged",
 	    json_pack("{s:O, s:{s:O}}", "notifications", honoured, "_meta",
 	    MCP_META_SUBSCRIPTION_ID, ls->ls_msg.jm_id));
@@ -255,6 +296,9 @@ listen_ack(struct listener_stream *ls)
 	json_decref(ack);
 	json_decref(honoured);
 	json_decref(uris);
+	/* after the acknowledgement: the backends' streams */
+	if (ls->ls_tasks != NULL)
+		listen_tasks_open(ls->ls_tasks, listen_send_task, ls);
 	return;
 fail:
 	json_decref(honoured);
@@ -271,6 +315,19 @@ listen_again(struct listener_stream *ls)
 	struct timeval tv = { 0, 0 };
 
 	(void)evtimer_add(ls->ls_step, &tv);
+}
+
+/* its task ids looked up: refused, or acknowledged */
+static void
+listen_on_tasks(void *arg, int rc, struct ltask_err *e)
+{
+	struct listener_stream *ls = arg;
+
+	if (rc == -1)
+		listen_refuse(ls, e->le_status, e->le_code, e->le_msg,
+		    e->le_data);	/* data taken */
+	else
+		listen_ack(ls);
 }
 
 /*
@@ -356,6 +413,13 @@ listen_on_step(evutil_socket_t fd, short ev, void *arg)
 			return;
 		}
 	}
+	if (ls->ls_tasks != NULL && !ls->ls_tasked) {
+		/* then its task ids, each looked up (listen_tasks.c) */
+		ls->ls_tasked = 1;
+		listen_tasks_resolve(ls->ls_tasks, ls->ls_req, ls->ls_tview,
+		    listen_on_tasks, ls);
+		return;
+	}
 	listen_ack(ls);
 }
 
@@ -370,6 +434,9 @@ listen_on_view(void *arg, json_t *view, const char *err)
 		listen_refuse(ls, 200, JSONRPC_INTERNAL_ERROR, msg, NULL);
 		return;
 	}
+	/* task ids are authorized on it */
+	if (ls->ls_tasks != NULL)
+		ls->ls_tview = json_incref(view);
 	/* URIs are honoured where a backend takes subscriptions */
 	if (json_is_true(json_object_get(json_object_get(json_object_get(view,
 	    "capabilities"), "resources"), "subscribe")))
@@ -439,6 +506,7 @@ listen_start(struct worker *w, struct httpd_req *req,
 	uint64_t		 now = store_now_ms(), left;
 	struct listener_stream	*ls;
 	struct timeval		 tv;
+	struct ltask_err	 te;
 	char			 emsg[300];
 	size_t			 held = 0;
 
@@ -468,6 +536,14 @@ listen_start(struct worker *w, struct httpd_req *req,
 	    "resourcesListChanged"));
 	if (listen_asked(ls, want, emsg, sizeof(emsg)) == -1) {
 		listen_refuse(ls, 200, JSONRPC_INVALID_PARAMS, emsg, NULL);
+		return;
+	}
+	/* its task ids (the tasks extension): their caps and declaration */
+	if (listen_tasks_new(w, want, json_object_get(json_object_get(
+	    ls->ls_msg.jm_params, "_meta"), MCP_META_CLIENT_CAPABILITIES),
+	    &ls->ls_tasks, &te) == -1) {
+		listen_refuse(ls, te.le_status, te.le_code, te.le_msg,
+		    te.le_data);	/* data taken */
 		return;
 	}
 	/* the caps first, before any work: the principal's is checked

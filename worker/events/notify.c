@@ -39,6 +39,7 @@
 #include "shared/store_stat.h"
 #include "shared/http_client.h"
 #include "worker/upstream/flow.h"
+#include "worker/events/bstream.h"
 #include "worker/events/subs.h"
 #include "worker/process/wake.h"
 #include "proto/proto.h"
@@ -58,46 +59,24 @@
 #include "worker/view/view_get.h"
 #include "worker/upstream/token_exchange.h"
 
-#define NOTIFY_EVENT_MAX	(1024 * 1024)
-
 /* worker 0: a backend's changes go to the builder this far apart (a
  * fifth of the builder's least interval between relists, so that a
  * storm folds changes there) */
 #define NOTIFY_FORWARD_MS	100
 
-static const int notify_backoff_ms[] = { 500, 1000, 2000, 5000, 10000, 30000 };
-
 struct listener {
 	struct worker			*l_w;
 	const struct config_backend	*l_be;
-	struct upstream			*l_up;		/* its stream */
-	struct sse_parser		*l_sse;
-	struct event			*l_timer;
+	struct bstream			 l_bs;		/* its stream */
 	struct lcgate			 l_gate;	/* its list changes */
 	struct event			*l_fwd;		/* ...sent then */
-	long				 l_status;
-	int				 l_fails;
 };
 
 static struct listener	*listeners;
 static size_t		 nlisteners;
 static int		 notify_stopped;
 
-static void	notify_connect(struct listener *);
-
-static void
-notify_retry(struct listener *l, int ms)
-{
-	struct timeval tv;
-
-	if (ms < 0) {
-		ms = notify_backoff_ms[l->l_fails < 5 ? l->l_fails : 5];
-		l->l_fails++;
-	}
-	tv.tv_sec = ms / 1000;
-	tv.tv_usec = (ms % 1000) * 1000;
-	(void)evtimer_add(l->l_timer, &tv);
-}
+static void	notify_connect(void *);
 
 /* sessions collected first: publishing writes, iteration only reads */
 struct notify_sessions {
@@ -279,7 +258,7 @@ notify_on_event(void *arg, const struct sse_event *ev)
 		    jsonrpc_error_new(m.jm_id, JSONRPC_METHOD_NOT_FOUND,
 		    "vmcpd has no client to ask outside a request", NULL);
 		if (reply != NULL)
-			upstream_stream_reply(l->l_up, reply);
+			upstream_stream_reply(l->l_bs.bs_up, reply);
 		json_decref(reply);
 	} else if (m.jm_kind == JSONRPC_NOTIFICATION) {
 		id = m.jm_mm != NULL ? m.jm_mm->mm_id : MCP_M_COUNT;
@@ -299,9 +278,10 @@ notify_on_event(void *arg, const struct sse_event *ev)
 
 /* the stream is up: subs.c makes the subscriptions on its session */
 static void
-notify_listening(struct listener *l)
+notify_listening(void *arg)
 {
-	enum proto_era	 era = upstream_era(l->l_up);
+	struct listener	*l = arg;
+	enum proto_era	 era = upstream_era(l->l_bs.bs_up);
 	char		*sid = NULL, *ver = NULL;
 
 	if (era == PROTO_ERA_LEGACY && bsession_load(l->l_w,
@@ -312,56 +292,14 @@ notify_listening(struct listener *l)
 	free(ver);
 }
 
+/* the stream ended (or never started): reconnected later */
 static int
-notify_on_head(void *arg, struct http_call *hc, long status)
-{
-	struct listener	*l = arg;
-	const char	*ct = http_call_header(hc, "Content-Type");
-
-	l->l_status = status;
-	if (status != 200 || ct == NULL ||
-	    strncasecmp(ct, "text/event-stream", 17) != 0)
-		return -1;
-	l->l_fails = 0;
-	log_debug("listening to backend %s", l->l_be->cb_name);
-	if ((l->l_sse = sse_parser_new(NOTIFY_EVENT_MAX, notify_on_event,
-	    l)) == NULL)
-		return -1;
-	notify_listening(l);
-	return 0;
-}
-
-static int
-notify_on_data(void *arg, struct http_call *hc, const char *buf, size_t len)
+notify_down(void *arg)
 {
 	struct listener *l = arg;
 
-	(void)hc;
-	return sse_parser_feed(l->l_sse, buf, len) == -1 ? -1 : 0;
-}
-
-/* the stream ended (or never started): what that means is the upstream
- * edge's (a session forgotten, an era probed again); reconnect later */
-static void
-notify_on_done(void *arg, struct http_call *hc, int result, const char *err)
-{
-	struct listener	*l = arg;
-	struct upstream	*u = l->l_up;
-
-	(void)hc;
-	l->l_up = NULL;
-	if (l->l_sse != NULL)
-		sse_parser_free(l->l_sse);
-	l->l_sse = NULL;
 	subs_listener_down(l->l_w, l->l_be);
-	if (result == -1)
-		log_debug("notification stream of %s: %s", l->l_be->cb_name,
-		    err);
-	if (upstream_stream_ended(u, l->l_status) == UPSTREAM_END_NO_STREAM)
-		notify_retry(l, 60000);	/* nothing to listen to a while */
-	else
-		notify_retry(l, -1);
-	l->l_status = 0;
+	return 1;
 }
 
 /*
@@ -371,12 +309,10 @@ notify_on_done(void *arg, struct http_call *hc, int result, const char *err)
  * sessions subscribed to.
  */
 static void
-notify_connect(struct listener *l)
+notify_connect(void *arg)
 {
-	static const struct http_call_cbs cbs = {
-		notify_on_head, notify_on_data, notify_on_done
-	};
-	json_t *params;
+	struct listener	*l = arg;
+	json_t		*params;
 
 	/* token_exchange: a backend opened only with a client's token has
 	 * no shared listener (its lists follow cacheTtl) */
@@ -388,19 +324,16 @@ notify_connect(struct listener *l)
 	    "resourcesListChanged", 1, "resourceSubscriptions",
 	    era_for(l->l_w, l->l_be, ERA_LISTING) == PROTO_ERA_LEGACY ?
 	    json_array() : subs_wanted(l->l_w, l->l_be));
-	if (params == NULL || (l->l_up = upstream_stream(l->l_w, l->l_be,
-	    BSESSION_SCOPE_ANON, params, &cbs, l)) == NULL)
-		notify_retry(l, -1);
+	if (params == NULL || (l->l_bs.bs_up = upstream_stream(l->l_w,
+	    l->l_be, BSESSION_SCOPE_ANON, params, &bstream_cbs,
+	    &l->l_bs)) == NULL)
+		bstream_retry(&l->l_bs, -1);
 	json_decref(params);
 }
 
-static void
-notify_on_timer(evutil_socket_t fd, short ev, void *arg)
-{
-	(void)fd;
-	(void)ev;
-	notify_connect(arg);
-}
+static const struct bstream_ops notify_bs_ops = {
+	notify_connect, notify_on_event, notify_listening, notify_down
+};
 
 void
 notify_init(struct worker *w)
@@ -420,13 +353,14 @@ notify_init(struct worker *w)
 		listeners[i].l_be = &w->w_conf->cf_backends[i];
 		lcgate_init(&listeners[i].l_gate, NOTIFY_FORWARD_MS,
 		    NOTIFY_FORWARD_MS, 0);
-		if ((listeners[i].l_timer = evtimer_new(w->w_base,
-		    notify_on_timer, &listeners[i])) == NULL ||
+		if (bstream_init(&listeners[i].l_bs, w, listeners[i].l_be,
+		    "notification stream", &notify_bs_ops,
+		    &listeners[i]) == -1 ||
 		    (listeners[i].l_fwd = evtimer_new(w->w_base,
 		    notify_on_forward, &listeners[i])) == NULL)
 			continue;
 		/* let the first client's view build open the sessions */
-		notify_retry(&listeners[i], 200);
+		bstream_retry(&listeners[i].l_bs, 200);
 	}
 }
 
@@ -434,11 +368,7 @@ notify_init(struct worker *w)
 static void
 notify_hangup(struct listener *l)
 {
-	upstream_cancel(l->l_up);
-	l->l_up = NULL;
-	if (l->l_sse != NULL)
-		sse_parser_free(l->l_sse);
-	l->l_sse = NULL;
+	bstream_hangup(&l->l_bs);
 	subs_listener_down(l->l_w, l->l_be);
 }
 
@@ -454,9 +384,7 @@ notify_stop(struct worker *w)
 		struct listener *l = &listeners[i];
 
 		notify_hangup(l);
-		if (l->l_timer != NULL)
-			event_free(l->l_timer);
-		l->l_timer = NULL;
+		bstream_free(&l->l_bs);
 		if (l->l_fwd != NULL)
 			event_free(l->l_fwd);
 		l->l_fwd = NULL;
@@ -484,11 +412,12 @@ notify_relisten(struct worker *w, const struct config_backend *be)
 	for (i = 0; i < nlisteners; i++) {
 		l = &listeners[i];
 		if (l->l_be != be ||
-		    upstream_era(l->l_up) != PROTO_ERA_MODERN || notify_stopped)
+		    upstream_era(l->l_bs.bs_up) != PROTO_ERA_MODERN ||
+		    notify_stopped)
 			continue;
 		notify_hangup(l);
-		l->l_status = 0;
-		evtimer_del(l->l_timer);
+		l->l_bs.bs_status = 0;
+		evtimer_del(l->l_bs.bs_timer);
 		notify_connect(l);
 	}
 }

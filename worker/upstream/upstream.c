@@ -69,6 +69,7 @@ upstream_free(struct upstream *u)
 	if (u->u_defer != NULL)
 		event_free(u->u_defer);
 	json_decref(u->u_sparams);
+	json_decref(u->u_scaps);
 	json_decref(u->u_info);
 	free(u->u_refused);
 	if (u->u_authz != NULL) {
@@ -501,6 +502,11 @@ upstream_on_era(void *arg, enum proto_era era)
 
 	u->u_era = era == PROTO_ERA_MODERN ? PROTO_ERA_MODERN :
 	    PROTO_ERA_LEGACY;
+	if (u->u_modern_only && u->u_era != PROTO_ERA_MODERN) {
+		upstream_fail(u, "backend %s is no 2026-07-28 server",
+		    u->u_be->cb_name);
+		return;
+	}
 	if (upstream_ops_of(u->u_era)->uo_session)
 		upstream_acquire(u);
 	else
@@ -654,10 +660,10 @@ upstream_call(struct worker *w, const struct config_backend *be,
 	return upstream_started(u);
 }
 
-struct upstream *
-upstream_stream(struct worker *w, const struct config_backend *be,
-    const char *scope, const json_t *params, const struct http_call_cbs *cbs,
-    void *arg)
+static struct upstream *
+upstream_stream_open(struct worker *w, const struct config_backend *be,
+    const char *scope, const json_t *params, const json_t *caps,
+    const struct http_call_cbs *cbs, void *arg)
 {
 	struct upstream *u;
 
@@ -666,12 +672,32 @@ upstream_stream(struct worker *w, const struct config_backend *be,
 	u->u_stream = 1;
 	u->u_hcbs = cbs;
 	u->u_sparams = json_incref((json_t *)params);
+	if (caps != NULL) {
+		u->u_modern_only = 1;
+		u->u_scaps = json_incref((json_t *)caps);
+	}
 	u->u_client = ERA_LISTING;
 	if (upstream_authz(u) == -1)
 		upstream_fail(u, "%s", u->u_refused);
 	else
 		upstream_resolve(u);
 	return upstream_started(u);
+}
+
+struct upstream *
+upstream_stream(struct worker *w, const struct config_backend *be,
+    const char *scope, const json_t *params, const struct http_call_cbs *cbs,
+    void *arg)
+{
+	return upstream_stream_open(w, be, scope, params, NULL, cbs, arg);
+}
+
+struct upstream *
+upstream_stream_modern(struct worker *w, const struct config_backend *be,
+    const char *scope, const json_t *params, const json_t *caps,
+    const struct http_call_cbs *cbs, void *arg)
+{
+	return upstream_stream_open(w, be, scope, params, caps, cbs, arg);
 }
 
 enum upstream_stream_end

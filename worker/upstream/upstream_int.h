@@ -53,6 +53,10 @@ struct upstream {
 	struct session			*u_sess;
 	const json_t			*u_caps;
 	json_t				*u_sparams;	/* a stream's params */
+	/* a stream's clientCapabilities (2026-07-28 only, with
+	 * u_modern_only: upstream_stream_modern()) */
+	json_t				*u_scaps;
+	int				 u_modern_only;
 	json_t				*u_info;	/* a describe's answer */
 	enum proto_era			 u_client;
 	enum proto_era			 u_era;

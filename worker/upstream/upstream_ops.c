@@ -273,6 +273,7 @@ modern_ops_stream(struct upstream *u)
 
 	memset(&p, 0, sizeof(p));
 	p.up_tree = u->u_sparams;
+	p.up_caps = u->u_scaps;
 	backend_cred_set(u->u_authz);
 	if (modern_ops_build(u, &p, "subscriptions/listen", &o) == 0 &&
 	    (u->u_http = backend_post_stream(u->u_w, u->u_be, &o.mo_br)) !=

@@ -25,6 +25,12 @@ enum upstream_stream_end {
 struct upstream *upstream_stream(struct worker *,
 	    const struct config_backend *, const char *scope,
 	    const json_t *params, const struct http_call_cbs *, void *arg);
+/* the same, to a 2026-07-28 backend only (any other fails), declaring
+ * caps (kept) in the listen's clientCapabilities */
+struct upstream *upstream_stream_modern(struct worker *,
+	    const struct config_backend *, const char *scope,
+	    const json_t *params, const json_t *caps,
+	    const struct http_call_cbs *, void *arg);
 /* from hc_done: what the end means; frees the stream's upstream */
 enum upstream_stream_end upstream_stream_ended(struct upstream *,
 	    long status);
