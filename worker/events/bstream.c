@@ -12,6 +12,7 @@
 #include "shared/config.h"
 #include "shared/http_client.h"
 #include "shared/log.h"
+#include "proto/jsonrpc.h"
 #include "proto/sse.h"
 #include "worker/events/bstream.h"
 #include "worker/process/process.h"
@@ -23,6 +24,8 @@
 
 static const int bstream_backoff_ms[] = { 500, 1000, 2000, 5000, 10000,
     30000 };
+
+static int	bstream_on_event(void *, const struct sse_event *);
 
 static void
 bstream_on_timer(evutil_socket_t fd, short ev, void *arg)
@@ -105,10 +108,31 @@ bstream_on_head(void *arg, struct http_call *hc, long status)
 	bs->bs_fails = 0;
 	log_debug("%s of backend %s open", bs->bs_what, bs->bs_be->cb_name);
 	if ((bs->bs_sse = sse_parser_new(BSTREAM_EVENT_MAX,
-	    bs->bs_ops->bo_event, bs->bs_arg)) == NULL)
+	    bstream_on_event, bs)) == NULL)
 		return -1;
 	if (bs->bs_ops->bo_up != NULL)
 		bs->bs_ops->bo_up(bs->bs_arg);
+	return 0;
+}
+
+/* a message event, parsed once for whichever stream this is */
+static int
+bstream_on_event(void *arg, const struct sse_event *ev)
+{
+	struct bstream		*bs = arg;
+	struct jsonrpc_msg	 m;
+	struct jsonrpc_err	 err;
+
+	if (ev->se_data_len == 0 || (ev->se_event[0] != '\0' &&
+	    strcmp(ev->se_event, "message") != 0))
+		return 0;
+	if (jsonrpc_parse(ev->se_data, ev->se_data_len, &m, &err) == -1) {
+		log_warnx("backend %s sent an invalid message on its %s: %s",
+		    bs->bs_be->cb_name, bs->bs_what, err.je_msg);
+		return 0;
+	}
+	bs->bs_ops->bo_message(bs->bs_arg, &m);
+	jsonrpc_msg_clear(&m);
 	return 0;
 }
 

@@ -2,8 +2,10 @@
  * A backend's notification stream held open (bstream.c): worker 0's
  * listener of each backend (notify.c) and a client's task listens
  * (listen_tasks.c).  The opener starts the stream with
- * upstream_stream*() and bstream_cbs, bs as their arg, into bs_up; its
- * SSE events go to bo_event; when it ends, or never started, bo_down
+ * upstream_stream*() and bstream_cbs, bs as their arg, into bs_up; each
+ * message event's JSON-RPC message goes to bo_message (parsed here, once,
+ * and released when it returns; one that does not parse is logged and
+ * skipped); when it ends, or never started, bo_down
  * says whether it is opened again (bo_open) after a backoff of 0.5 to 30
  * s, or 60 s if the backend offers none.
  */
@@ -11,6 +13,8 @@
 #define VMCPD_BSTREAM_H
 
 #include "proto/sse.h"
+
+struct jsonrpc_msg;
 
 struct worker;
 struct config_backend;
@@ -20,7 +24,7 @@ struct event;
 
 struct bstream_ops {
 	void	(*bo_open)(void *arg);		/* upstream_stream*() */
-	int	(*bo_event)(void *arg, const struct sse_event *);
+	void	(*bo_message)(void *arg, const struct jsonrpc_msg *);
 	void	(*bo_up)(void *arg);		/* or NULL */
 	/* ended or failed (the upstream not yet freed): 1 again, 0 not */
 	int	(*bo_down)(void *arg);

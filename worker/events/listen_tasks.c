@@ -360,26 +360,14 @@ ltask_relay(struct ltask_be *b, const json_t *params)
 						 * callback */
 }
 
-static int
-ltask_on_event(void *arg, const struct sse_event *ev)
+static void
+ltask_on_message(void *arg, const struct jsonrpc_msg *m)
 {
-	struct ltask_be		*b = arg;
-	struct jsonrpc_msg	 m;
-	struct jsonrpc_err	 err;
+	struct ltask_be	*b = arg;
 
-	if (ev->se_data_len == 0 || (ev->se_event[0] != '\0' &&
-	    strcmp(ev->se_event, "message") != 0))
-		return 0;
-	if (jsonrpc_parse(ev->se_data, ev->se_data_len, &m, &err) == -1) {
-		log_debug("backend %s sent an invalid message on a task "
-		    "listen: %s", b->b_be->cb_name, err.je_msg);
-		return 0;
-	}
-	if (m.jm_kind == JSONRPC_NOTIFICATION &&
-	    MCP_METHOD_IS(m.jm_mm, MCP_M_N_TASKS))
-		ltask_relay(b, m.jm_params);
-	jsonrpc_msg_clear(&m);
-	return 0;
+	if (m->jm_kind == JSONRPC_NOTIFICATION &&
+	    MCP_METHOD_IS(m->jm_mm, MCP_M_N_TASKS))
+		ltask_relay(b, m->jm_params);
 }
 
 /* ended or never started: the client's stream goes on; again later,
@@ -421,7 +409,7 @@ ltask_open(void *arg)
 }
 
 static const struct bstream_ops ltask_bs_ops = {
-	ltask_open, ltask_on_event, NULL, ltask_down
+	ltask_open, ltask_on_message, NULL, ltask_down
 };
 
 void

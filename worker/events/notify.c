@@ -233,47 +233,35 @@ notify_list_changed(struct listener *l)
 	notify_gate(act, now, due, l->l_fwd, notify_forward, l);
 }
 
-static int
-notify_on_event(void *arg, const struct sse_event *ev)
+static void
+notify_on_message(void *arg, const struct jsonrpc_msg *m)
 {
 	struct listener		*l = arg;
-	struct jsonrpc_msg	 m;
-	struct jsonrpc_err	 err;
 	json_t			*reply;
 	const char		*uri;
 	enum mcp_method_id	 id;
 
-	if (ev->se_data_len == 0 || (ev->se_event[0] != '\0' &&
-	    strcmp(ev->se_event, "message") != 0))
-		return 0;
-	if (jsonrpc_parse(ev->se_data, ev->se_data_len, &m, &err) == -1) {
-		log_warnx("backend %s sent an invalid notification: %s",
-		    l->l_be->cb_name, err.je_msg);
-		return 0;
-	}
-	if (m.jm_kind == JSONRPC_REQUEST) {
+	if (m->jm_kind == JSONRPC_REQUEST) {
 		/* nobody to ask on this stream: only ping is answered */
-		reply = MCP_METHOD_IS(m.jm_mm, MCP_M_PING) ?
-		    jsonrpc_result_new(m.jm_id, json_object()) :
-		    jsonrpc_error_new(m.jm_id, JSONRPC_METHOD_NOT_FOUND,
+		reply = MCP_METHOD_IS(m->jm_mm, MCP_M_PING) ?
+		    jsonrpc_result_new(m->jm_id, json_object()) :
+		    jsonrpc_error_new(m->jm_id, JSONRPC_METHOD_NOT_FOUND,
 		    "vmcpd has no client to ask outside a request", NULL);
 		if (reply != NULL)
 			upstream_stream_reply(l->l_bs.bs_up, reply);
 		json_decref(reply);
-	} else if (m.jm_kind == JSONRPC_NOTIFICATION) {
-		id = m.jm_mm != NULL ? m.jm_mm->mm_id : MCP_M_COUNT;
+	} else if (m->jm_kind == JSONRPC_NOTIFICATION) {
+		id = m->jm_mm != NULL ? m->jm_mm->mm_id : MCP_M_COUNT;
 		if (id == MCP_M_N_TOOLS_LIST_CHANGED ||
 		    id == MCP_M_N_PROMPTS_LIST_CHANGED ||
 		    id == MCP_M_N_RESOURCES_LIST_CHANGED)
 			notify_list_changed(l);
 		else if (id == MCP_M_N_RESOURCES_UPDATED && (uri = json_string_value(json_object_get(
-		    m.jm_params, "uri"))) != NULL) {
-			notify_fanout(l->l_w, m.jm_root, uri);
+		    m->jm_params, "uri"))) != NULL) {
+			notify_fanout(l->l_w, m->jm_root, uri);
 			listen_broadcast(l->l_w, "updated", uri);
 		}
 	}
-	jsonrpc_msg_clear(&m);
-	return 0;
 }
 
 /* the stream is up: subs.c makes the subscriptions on its session */
@@ -332,7 +320,7 @@ notify_connect(void *arg)
 }
 
 static const struct bstream_ops notify_bs_ops = {
-	notify_connect, notify_on_event, notify_listening, notify_down
+	notify_connect, notify_on_message, notify_listening, notify_down
 };
 
 void
