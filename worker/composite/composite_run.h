@@ -72,6 +72,27 @@ void	 composite_run_start(struct worker *, json_t *view,
 void	 composite_run_cancel(struct crun *, const char *why);
 
 /*
+ * composite_task.c: a composite run as a task (tasks extension) for a
+ * 2026-07-28 call that declared it.  composite_task_wanted(): co is
+ * one (longRunning, or its timeout) and params are no handle's retry.
+ * composite_task_start(): the task's record written, the run started
+ * detached, and answer called once (maybe from in here) with the
+ * CreateTaskResult (taken) or a JSON-RPC error; *slot holds the task
+ * until then, and composite_task_detach() forgets a request that went
+ * first.
+ */
+struct ctask;
+typedef void	(*composite_task_answer)(void *arg, json_t *result, int code,
+		    const char *message);
+int	 composite_task_wanted(const struct composite *, const json_t *params);
+/* the view advertises a composite that runs as a task */
+int	 composite_tasks_offered(struct worker *, json_t *view);
+void	 composite_task_start(struct worker *, json_t *view,
+	    struct httpd_req *req, const struct composite *co, json_t *params,
+	    composite_task_answer, void *arg, struct ctask **slot);
+void	 composite_task_detach(struct ctask *);
+
+/*
  * The authorization of one step under the run's principal (NULL:
  * anonymous), before its call, as a call_tool of its tool with its
  * arguments (docs/ARCHITECTURE.md, Composite tools): the advertised
