@@ -5,8 +5,11 @@
 // CreateTaskResult at once and runs on, detached; tasks/get answers from the
 // task's record on either worker (working, then completed with the result);
 // tasks/cancel cancels the steps (the backend's call is cancelled); a kill -9
-// of the worker running it reads failed once its lease runs out; another
-// principal's id answers as an unknown one.  A client without the extension,
+// of the worker running it reads failed once its lease runs out; an
+// elicitation step reads input_required with its inputRequests, and
+// tasks/update with the answers resumes the workflow on any worker, even
+// after the worker that suspended it was killed (the state is the workflow
+// handle); another principal's id answers as an unknown one.  A client without the extension,
 // or a composite that is not long, is answered as before.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -51,6 +54,26 @@ compositeTools:
       - id: say
         tool: spec.echo
         arguments: {x: "deploy"}
+  - name: approve
+    description: Ask the user, then echo the choice
+    longRunning: true
+    steps:
+      - id: confirm
+        type: elicitation
+        message: "Ship it?"
+        schema:
+          type: object
+          properties:
+            where: {type: string}
+          required: [where]
+        onCancel: {action: abort}
+      - id: say
+        tool: spec.echo
+        dependsOn: [confirm]
+        arguments: {x: "{{.steps.confirm.output.content.where}}"}
+    output:
+      properties:
+        said: {type: string, value: "{{.steps.say.output.text}}"}
   - name: quick
     description: Neither marked nor long
     steps:
@@ -63,7 +86,7 @@ describe('composite tools as tasks (2 workers, OIDC)', () => {
   let d, spec, idp;
   const tokens = {};
 
-  const req = (who, method, params, { caps = { extensions: { [EXT]: {} } }, name } = {}) =>
+  const req = (who, method, params, { caps = { elicitation: {}, extensions: { [EXT]: {} } }, name } = {}) =>
     modern(d.port, method, { ...params, _meta: modernMeta(caps) }, {
       Authorization: `Bearer ${tokens[who]}`,
       ...(name !== undefined ? { 'Mcp-Name': name } : {}),
@@ -225,5 +248,54 @@ describe('composite tools as tasks (2 workers, OIDC)', () => {
       const pids = await d.workerPids();
       return pids.length === 2 && !pids.includes(c.pid);
     }, { timeout: 20000, interval: 200 });
+  }));
+
+  test('an elicitation step: input_required, answered by tasks/update, after a kill -9 too', guarded(async (t) => {
+    const c = created(await call('alice', 'approve', {}));
+    let { t: st } = await settle('alice', c.id);
+    assert.equal(st.status, 'input_required', JSON.stringify(st));
+    assert.deepEqual(Object.keys(st.inputRequests), ['confirm']);
+    assert.equal(st.inputRequests.confirm.method, 'elicitation/create');
+    assert.equal(st.inputRequests.confirm.params.message, 'Ship it?');
+    // the suspended run lives in its handle, not in a worker
+    process.kill(c.pid, 'SIGKILL');
+    await waitFor('a new worker', async () => {
+      const pids = await d.workerPids();
+      return pids.length === 2 && !pids.includes(c.pid);
+    }, { timeout: 20000, interval: 200 });
+    const g = await task('alice', 'tasks/get', c.id);
+    assert.equal(g.json?.result?.status, 'input_required', g.text);
+    // another principal cannot answer it
+    const theirs = await task('bob', 'tasks/update', c.id,
+      { inputResponses: { confirm: { action: 'accept', content: { where: 'bob' } } } });
+    assert.equal(theirs.json?.error?.code, -32602, theirs.text);
+    const u = await task('alice', 'tasks/update', c.id,
+      { inputResponses: { confirm: { action: 'accept', content: { where: 'prod' } } } });
+    assert.equal(u.json?.error, undefined, u.text);
+    assert.equal(u.json.result.resultType, 'complete', u.text);
+    ({ t: st } = await settle('alice', c.id));
+    assert.equal(st.status, 'completed', JSON.stringify(st));
+    assert.deepEqual(st.result.structuredContent, { said: 'S:echo:{"x":"prod"}' });
+    // a second update changes nothing
+    const again = await task('alice', 'tasks/update', c.id,
+      { inputResponses: { confirm: { action: 'accept', content: { where: 'x' } } } });
+    assert.equal(again.json?.error, undefined, again.text);
+    assert.equal((await task('alice', 'tasks/get', c.id)).json.result.status, 'completed');
+
+    // an update without the answer asks again; a cancel while waiting
+    // ends it, and a later update resumes nothing
+    const c2 = created(await call('alice', 'approve', {}));
+    assert.equal((await settle('alice', c2.id)).t.status, 'input_required');
+    await task('alice', 'tasks/update', c2.id, { inputResponses: {} });
+    ({ t: st } = await settle('alice', c2.id));
+    assert.equal(st.status, 'input_required', JSON.stringify(st));
+    const x = await task('alice', 'tasks/cancel', c2.id);
+    assert.equal(x.json?.error, undefined, x.text);
+    await task('alice', 'tasks/update', c2.id,
+      { inputResponses: { confirm: { action: 'accept', content: { where: 'late' } } } });
+    await sleep(300);
+    st = (await task('alice', 'tasks/get', c2.id)).json.result;
+    assert.equal(st.status, 'cancelled', JSON.stringify(st));
+    t.diagnostic('resumed after the kill of ' + c.pid);
   }));
 });

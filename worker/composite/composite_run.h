@@ -55,6 +55,8 @@ struct composite_client {
 	/* the 2025-11-25 client's session and capabilities, or NULL */
 	const char	*cc_sid;
 	const json_t	*cc_caps;
+	/* a suspended run restored from its handle (NULL: not told) */
+	void	(*cc_resumed)(void *arg);
 };
 
 /*
@@ -91,6 +93,18 @@ void	 composite_task_start(struct worker *, json_t *view,
 	    struct httpd_req *req, const struct composite *co, json_t *params,
 	    composite_task_answer, void *arg, struct ctask **slot);
 void	 composite_task_detach(struct ctask *);
+/*
+ * A task suspended for its client's input (rec, status input_required,
+ * its handle in tr_bid) resumed by a tasks/update: params are the
+ * composite's retry (requestState the handle, inputResponses, _meta);
+ * the record says working again, the run goes on detached as
+ * composite_task_start()'s, and answer gets the update's empty result.
+ */
+struct task_rec;
+void	 composite_task_resume(struct worker *, json_t *view,
+	    struct httpd_req *req, const struct composite *co, const char *id,
+	    const struct task_rec *rec, json_t *params,
+	    composite_task_answer, void *arg, struct ctask **slot);
 
 /*
  * The authorization of one step under the run's principal (NULL:

@@ -36,6 +36,7 @@
 #include "shared/task_rec.h"
 #include "worker/auth/auth.h"
 #include "worker/composite/composite_run.h"
+#include "worker/composite/handle.h"
 #include "worker/process/process.h"
 #include "worker/state/task_store.h"
 
@@ -63,6 +64,7 @@ struct ctask {
 	int			 ct_busy;	/* a store call out */
 	int			 ct_starting;	/* in composite_run_start() */
 	int			 ct_ended;	/* nothing more to write */
+	int			 ct_resumed;	/* by a tasks/update */
 };
 
 int
@@ -170,6 +172,20 @@ ctask_done(void *arg, json_t *result, int code, const char *message)
 	ct->ct_run = NULL;	/* the run cleared its slot */
 	if (ct->ct_tick != NULL)
 		evtimer_del(ct->ct_tick);
+	/* a tasks/update not acknowledged yet: whatever its claim's
+	 * verdict, the record tells the outcome */
+	if (ct->ct_resumed)
+		ctask_answer(ct, json_object(), JSONRPC_INTERNAL_ERROR,
+		    "Internal error: out of memory");
+	if (ct->ct_resumed && result == NULL && code ==
+	    JSONRPC_INVALID_PARAMS && message != NULL &&
+	    strcmp(message, HANDLE_CLIENT_MESSAGE) == 0) {
+		/* its handle taken by another tasks/update, whose run
+		 * writes the outcome */
+		ct->ct_ended = 1;
+		ctask_settle(ct);
+		return;
+	}
 	type = json_string_value(json_object_get(result, "resultType"));
 	state = json_string_value(json_object_get(result, "requestState"));
 	task_rec_clear(tr);
@@ -200,6 +216,17 @@ ctask_done(void *arg, json_t *result, int code, const char *message)
 	log_debug("composite %s: task %.16s... %s", ct->ct_co->co_name,
 	    ct->ct_id, task_status_name(tr->tr_status));
 	ctask_write(ct, 1);
+}
+
+/* a tasks/update's run restored from its handle: acknowledged (the
+ * request is needed no more) */
+static void
+ctask_resumed(void *arg)
+{
+	struct ctask *ct = arg;
+
+	ctask_answer(ct, json_object(), JSONRPC_INTERNAL_ERROR,
+	    "Internal error: out of memory");
 }
 
 static void
@@ -258,7 +285,8 @@ static void
 ctask_recorded(void *arg, int rc)
 {
 	static const struct composite_client cc0 = {
-		ctask_drop_notify, NULL, ctask_done, NULL, NULL, NULL
+		ctask_drop_notify, NULL, ctask_done, NULL, NULL, NULL,
+		ctask_resumed
 	};
 	struct ctask		*ct = arg;
 	struct composite_client	 cc = cc0;
@@ -279,10 +307,21 @@ ctask_recorded(void *arg, int rc)
 	if ((ct->ct_tick = event_new(ct->ct_w->w_base, -1, EV_PERSIST,
 	    ctask_on_tick, ct)) != NULL)
 		(void)evtimer_add(ct->ct_tick, &tv);
+	ct->ct_starting = 1;
+	if (ct->ct_resumed) {
+		/* acknowledged once the handle's claim restored the run
+		 * (ctask_resumed()), or it ended (ctask_done()): the
+		 * claim, later with Redis, needs the request */
+		composite_run_start(ct->ct_w, ct->ct_view, ct->ct_req,
+		    PROTO_ERA_MODERN, ct->ct_co, ct->ct_params, &cc,
+		    &ct->ct_run);
+		ct->ct_starting = 0;
+		ctask_settle(ct);
+		return;
+	}
 	/* the task as created; a run that ends at once has written its
 	 * outcome by the time a tasks/get comes */
 	res = task_rec_detailed(&ct->ct_rec, ct->ct_id, store_now_ms());
-	ct->ct_starting = 1;
 	composite_run_start(ct->ct_w, ct->ct_view, ct->ct_req,
 	    PROTO_ERA_MODERN, ct->ct_co, ct->ct_params, &cc, &ct->ct_run);
 	ct->ct_starting = 0;
@@ -292,6 +331,50 @@ ctask_recorded(void *arg, int rc)
 	ctask_answer(ct, res, JSONRPC_INTERNAL_ERROR,
 	    "Internal error: out of memory");
 	ctask_settle(ct);
+}
+
+/* a task's shell, working under the runner's lease from now */
+static struct ctask *
+ctask_new(struct worker *w, json_t *view, struct httpd_req *req,
+    const struct composite *co, json_t *params, composite_task_answer answer,
+    void *arg)
+{
+	struct ctask	*ct;
+
+	if ((ct = calloc(1, sizeof(*ct))) == NULL) {
+		answer(arg, NULL, JSONRPC_INTERNAL_ERROR,
+		    "Internal error: out of memory");
+		return NULL;
+	}
+	worker_request_hold(w);
+	ct->ct_w = w;
+	ct->ct_co = co;
+	ct->ct_answer = answer;
+	ct->ct_arg = arg;
+	ct->ct_view = json_incref(view);
+	ct->ct_params = json_incref(params);
+	ct->ct_req = req;
+	return ct;
+}
+
+/* the record written (put: a new one), then the run started */
+static void
+ctask_record(struct ctask *ct, int put, struct ctask **slot)
+{
+	struct task_rec	*tr = &ct->ct_rec;
+	uint64_t	 now = store_now_ms();
+
+	tr->tr_status = TASK_ST_WORKING;
+	tr->tr_updated_ms = now;
+	tr->tr_lease_ms = now + CTASK_LEASE_MS;
+	(void)snprintf(tr->tr_bid, sizeof(tr->tr_bid), "run");
+	task_rec_clear(tr);
+	ct->ct_slot = slot;
+	*slot = ct;
+	ct->ct_busy = 1;
+	if ((put ? task_store->ts_put : task_store->ts_set)(ct->ct_w,
+	    ct->ct_id, tr, ctask_ttl_left(ct), ctask_recorded, ct) == -1)
+		ctask_recorded(ct, -1);
 }
 
 void
@@ -304,19 +387,8 @@ composite_task_start(struct worker *w, json_t *view, struct httpd_req *req,
 	unsigned char	 rb[TASK_RAND_BYTES];
 	uint64_t	 now = store_now_ms(), ttl;
 
-	if ((ct = calloc(1, sizeof(*ct))) == NULL) {
-		answer(arg, NULL, JSONRPC_INTERNAL_ERROR,
-		    "Internal error: out of memory");
+	if ((ct = ctask_new(w, view, req, co, params, answer, arg)) == NULL)
 		return;
-	}
-	worker_request_hold(w);
-	ct->ct_w = w;
-	ct->ct_co = co;
-	ct->ct_answer = answer;
-	ct->ct_arg = arg;
-	ct->ct_view = json_incref(view);
-	ct->ct_params = json_incref(params);
-	ct->ct_req = req;
 	ttl = co->co_timeout_ms + CTASK_KEEP_MS;
 	if (ttl > TASK_TTL_MAX_MS)
 		ttl = TASK_TTL_MAX_MS;
@@ -327,10 +399,7 @@ composite_task_start(struct worker *w, json_t *view, struct httpd_req *req,
 	(void)snprintf(tr->tr_backend, sizeof(tr->tr_backend), "%s",
 	    TASK_WORKFLOW);
 	(void)snprintf(tr->tr_tool, sizeof(tr->tr_tool), "%s", co->co_name);
-	(void)snprintf(tr->tr_bid, sizeof(tr->tr_bid), "run");
-	tr->tr_status = TASK_ST_WORKING;
-	tr->tr_created_ms = tr->tr_updated_ms = now;
-	tr->tr_lease_ms = now + CTASK_LEASE_MS;
+	tr->tr_created_ms = now;
 	tr->tr_ttl_ms = ttl;
 	if (RAND_bytes(rb, sizeof(rb)) != 1) {
 		ct->ct_ended = 1;
@@ -342,12 +411,26 @@ composite_task_start(struct worker *w, json_t *view, struct httpd_req *req,
 	memcpy(ct->ct_id, TASK_PREFIX, sizeof(TASK_PREFIX) - 1);
 	proto_hex(rb, sizeof(rb), ct->ct_id + sizeof(TASK_PREFIX) - 1);
 	ct->ct_id[TASK_ID_LEN] = '\0';
-	ct->ct_slot = slot;
-	*slot = ct;
-	ct->ct_busy = 1;
-	if (task_store->ts_put(w, ct->ct_id, tr, ttl, ctask_recorded,
-	    ct) == -1)
-		ctask_recorded(ct, -1);
+	ctask_record(ct, 1, slot);
+}
+
+void
+composite_task_resume(struct worker *w, json_t *view, struct httpd_req *req,
+    const struct composite *co, const char *id, const struct task_rec *rec,
+    json_t *params, composite_task_answer answer, void *arg,
+    struct ctask **slot)
+{
+	struct ctask	*ct;
+
+	if ((ct = ctask_new(w, view, req, co, params, answer, arg)) == NULL)
+		return;
+	ct->ct_resumed = 1;
+	(void)snprintf(ct->ct_id, sizeof(ct->ct_id), "%s", id);
+	ct->ct_rec = *rec;
+	ct->ct_rec.tr_out = NULL;	/* the caller's */
+	ct->ct_rec.tr_cancel = 0;
+	ct->ct_expires_ms = rec->tr_created_ms + rec->tr_ttl_ms;
+	ctask_record(ct, 0, slot);
 }
 
 void

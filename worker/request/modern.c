@@ -700,7 +700,7 @@ modern_composite(struct request *r)
 {
 	static const struct composite_client cc0 = {
 		modern_composite_notify, NULL, modern_composite_done, NULL,
-		NULL, NULL
+		NULL, NULL, NULL
 	};
 	struct composite_client	 cc = cc0;
 	const struct composite	*co;
