@@ -278,6 +278,11 @@ task_rec_dump(const void *key, size_t klen, const void *data, size_t len)
 	char		 id[TASK_DUMP_ID + 4], bid[12 + 4];
 
 	task_dump_start(key, klen, TASK_DUMP_ID, id, sizeof(id));
+	/* a composite's task's cancel mark (task_store.h), beside it */
+	if (klen == TASK_ID_LEN + sizeof(TASK_MARK_SUFFIX) - 1 &&
+	    memcmp((const char *)key + TASK_ID_LEN, TASK_MARK_SUFFIX,
+	    sizeof(TASK_MARK_SUFFIX) - 1) == 0)
+		return json_pack("{s:s, s:b}", "key", id, "cancelled", 1);
 	if (task_rec_decode(data, len, &tr) == -1)
 		return json_pack("{s:s, s:b, s:I}", "key", id, "valid", 0,
 		    "bytes", (json_int_t)len);

@@ -22,6 +22,9 @@
 #define TASK_OWNER_MAX		64
 #define TASK_NAME_MAX		128	/* a backend's or a tool's name */
 #define TASK_BID_MAX		256	/* the backend's task id */
+/* a composite's task's cancel mark: the id and this, beside its record
+ * (worker/state/task_store.h) */
+#define TASK_MARK_SUFFIX	"/cancel"
 /* a task whose backend gave no ttlMs (null): kept this long */
 #define TASK_TTL_DEFAULT_MS	(24ULL * 60 * 60 * 1000)
 /* and no task longer than this, whatever its backend says */
@@ -97,8 +100,9 @@ uint64_t task_ttl_ms(const json_t *ttl);
 /*
  * What vmcpctl dump tasks shows of a record: the id's first characters
  * only (the whole id is what a client polls with), the owner's scope, the
- * backend, the tool, the backend's id's start; a record that is no
- * task's shows its key's start.
+ * backend, the tool, the backend's id's start (a composite's: its
+ * status); a cancel mark shows as one; a record that is no task's
+ * shows its key's start.
  */
 #define TASK_DUMP_ID	14
 json_t	*task_rec_dump(const void *key, size_t klen, const void *data,

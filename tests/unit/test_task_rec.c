@@ -108,6 +108,8 @@ test_task_ttl(void **state)
 	json_decref(v);
 }
 
+static void	wf_fill(struct task_rec *, enum task_status, json_t *);
+
 static void
 test_task_dump(void **state)
 {
@@ -131,6 +133,24 @@ test_task_dump(void **state)
 	assert_true(json_is_false(json_object_get(o, "valid")));
 	json_decref(o);
 	free(buf);
+
+	/* a composite's task shows its status, never its outcome; its
+	 * cancel mark shows as one */
+	wf_fill(&tr, TASK_ST_COMPLETED, json_pack("{s:s}", "secret", "s3"));
+	assert_non_null(buf = task_rec_encode(&tr, &len));
+	assert_non_null(o = task_rec_dump(id, strlen(id), buf, len));
+	assert_non_null(s = json_dumps(o, JSON_COMPACT));
+	assert_non_null(strstr(s, "\"status\":\"completed\""));
+	assert_null(strstr(s, "s3"));
+	free(s);
+	json_decref(o);
+	free(buf);
+	task_rec_clear(&tr);
+	assert_non_null(o = task_rec_dump(TASK_PREFIX "0123456789abcdef"
+	    "0123456789abcdef" TASK_MARK_SUFFIX, TASK_ID_LEN +
+	    strlen(TASK_MARK_SUFFIX), "1", 1));
+	assert_true(json_is_true(json_object_get(o, "cancelled")));
+	json_decref(o);
 }
 
 /* a workflow's task: its state written reads back */

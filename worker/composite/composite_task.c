@@ -436,12 +436,22 @@ composite_task_resume(struct worker *w, json_t *view, struct httpd_req *req,
 void
 composite_task_detach(struct ctask *ct)
 {
+	struct crun *run;
+
 	if (ct == NULL)
 		return;
 	/* the request is gone before its answer: a run not yet started
-	 * never starts */
+	 * never starts, and a tasks/update's claim still out (it reads
+	 * the request) is dropped: its record reads failed once the
+	 * lease runs out */
 	ct->ct_answer = NULL;
 	ct->ct_slot = NULL;
 	ct->ct_req = NULL;
+	if (ct->ct_run != NULL) {
+		run = ct->ct_run;
+		ct->ct_run = NULL;
+		ct->ct_ended = 1;
+		composite_run_cancel(run, "the request ended");
+	}
 	ctask_settle(ct);
 }

@@ -39,8 +39,7 @@ struct task_store {
 	int	(*ts_mark)(struct worker *, const char *id, uint64_t ttl_ms,
 		    task_put_cb, void *arg);
 };
-/* the cancel mark's key: the id and this */
-#define TASK_MARK_SUFFIX	"/cancel"
+
 extern const struct task_store *task_store;
 
 /* task_redis.c: Redis's, with sessionStorage.provider redis */
