@@ -11,7 +11,7 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { guarded, vmcpctl, httpRequest, sleep } from './lib/harness.mjs';
+import { guarded, vmcpctl, httpRequest, sleep, waitFor } from './lib/harness.mjs';
 import { startIdp, oidcConfig } from './lib/oidc.mjs';
 import { useMulti, modern, modernMeta, startFixture } from './lib/multi.mjs';
 import { startRedis, startNode } from './lib/cluster.mjs';
@@ -48,7 +48,7 @@ describe('tasks across two nodes with Redis', () => {
 
   const req = (node, who, method, params, name) =>
     modern(nodes[node].port, method, { ...params, _meta: modernMeta(declared) },
-      { Authorization: `Bearer ${tokens[who]}`, 'Mcp-Name': name });
+      { Authorization: `Bearer ${tokens[who]}`, ...(name !== undefined ? { 'Mcp-Name': name } : {}) });
   const stats = async () => (await httpRequest(fixture.port,
     { method: 'GET', path: '/tasks-stats' })).json;
 
@@ -120,13 +120,12 @@ describe('tasks across two nodes with Redis', () => {
   test('a composite\'s task: made on one node, completed and cancelled through the other', guarded(async () => {
     const call = (node, seconds) => req(node, 'alice', 'tools/call',
       { name: 'wf_long', arguments: { seconds } }, 'wf_long');
-    let c;
-    for (let i = 0; i < 100; i++) {
-      c = await call(0, 1);
-      if (c.json?.result?.resultType === 'task')
-        break;
-      await sleep(100);	// the view with the composite
-    }
+    for (const n of [0, 1])
+      await waitFor(`the composite in node ${n}'s view`, async () => {
+        const r = await req(n, 'alice', 'tools/list', {});
+        return (r.json?.result?.tools ?? []).some((t) => t.name === 'wf_long');
+      }, { timeout: 20000, interval: 200 });
+    const c = await call(0, 1);
     assert.equal(c.json?.result?.resultType, 'task', c.text);
     const id = c.json.result.taskId;
     const rec = JSON.parse(await redis.cli('GET', `${PREFIX}task:${id}`));
