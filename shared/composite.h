@@ -24,6 +24,9 @@
 #define COMPOSITE_ITERATIONS_MAX	1000
 #define COMPOSITE_OUTPUT_DEPTH		10
 #define COMPOSITE_TIMEOUT_MS		(30 * 60 * 1000ULL)
+/* without longRunning, a timeout written at least this long makes the
+ * composite a task for a client that declared the tasks extension */
+#define COMPOSITE_TASK_TIMEOUT_MS	(60 * 1000ULL)
 #define COMPOSITE_STEP_TIMEOUT_MS	(5 * 60 * 1000ULL)
 #define COMPOSITE_ELICIT_TIMEOUT_MAX_MS	(10 * 60 * 1000ULL)
 #define COMPOSITE_RETRY_DELAY_MS	1000ULL
@@ -109,6 +112,9 @@ struct composite {
 	char			*co_desc;
 	json_t			*co_params;	/* a JSON Schema object */
 	uint64_t		 co_timeout_ms;
+	/* a task for a client that declared the tasks extension:
+	 * longRunning, or else a timeout of COMPOSITE_TASK_TIMEOUT_MS */
+	int			 co_long;
 	json_t			*co_annotations; /* as written, or NULL */
 	struct composite_step	*co_steps;
 	size_t			 co_nsteps;

@@ -472,6 +472,7 @@ load_composite(struct loader *ld, struct cnode *n, const char *path,
 		{ "description", F_FN, &desc, cload_grab, 0, 0 },
 		{ "parameters", F_FN, &params, cload_grab, 0, 0 },
 		{ "timeout", F_FN, &timeout, cload_grab, 0, 0 },
+		{ "longRunning", F_BOOL, &co->co_long, NULL, 0, 0 },
 		{ "annotations", F_FN, &annot, cload_grab, 0, 0 },
 		{ "steps", F_FN, &steps, cload_grab, 0, 0 },
 		{ "output", F_FN, &output, cload_grab, 0, 0 },
@@ -483,6 +484,7 @@ load_composite(struct loader *ld, struct cnode *n, const char *path,
 	co->co_line = n->cn_line;
 	co->co_col = n->cn_col;
 	co->co_timeout_ms = COMPOSITE_TIMEOUT_MS;
+	co->co_long = -1;
 	if (load_fields(ld, n, path, fields, nitems(fields)) == -1 ||
 	    config_require(ld, n, path, "name") == -1 ||
 	    config_require(ld, n, path, "description") == -1 ||
@@ -504,6 +506,9 @@ load_composite(struct loader *ld, struct cnode *n, const char *path,
 	if (timeout != NULL && load_duration(ld, timeout, kpath, 1,
 	    &co->co_timeout_ms) == -1)
 		return -1;
+	if (co->co_long == -1)
+		co->co_long = timeout != NULL &&
+		    co->co_timeout_ms >= COMPOSITE_TASK_TIMEOUT_MS;
 	cload_subpath(kpath, sizeof(kpath), path, "annotations");
 	memset(&ov, 0, sizeof(ov));
 	if (annot != NULL) {

@@ -1,17 +1,20 @@
 // Tasks of the tasks extension shared through Redis
-// (sessionStorage.provider redis; worker/request/task_redis.c): two vmcpd
+// (sessionStorage.provider redis; worker/state/task_redis.c): two vmcpd
 // nodes in front of the conformance fixture (which serves the extension),
 // OIDC principals.  A task made through one node is polled to completion
 // and cancelled through the other (its record <prefix>task:<id> in Redis,
 // with the task's TTL, none in either node's LMDB); another principal's
 // id answers -32602 on every node without reaching the backend; a
 // subscriptions/listen on one node naming a task made on the other (its
-// record read from Redis) gets the task's notifications/tasks.
+// record read from Redis) gets the task's notifications/tasks.  A
+// composite run as a task (worker/composite/composite_task.c) keeps its
+// state in the same record: made on one node, polled to completed and
+// cancelled through the other.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 
 import {
-  guarded, vmcpctl, httpRequest, sleep, nextId, MCP_ACCEPT,
+  guarded, vmcpctl, httpRequest, sleep, waitFor, nextId, MCP_ACCEPT,
 } from './lib/harness.mjs';
 import { startIdp, oidcConfig } from './lib/oidc.mjs';
 import {
@@ -24,6 +27,25 @@ useMulti();
 const EXT = 'io.modelcontextprotocol/tasks';
 const PREFIX = 'thv:vmcp:session:';
 const declared = { extensions: { [EXT]: {} } };
+const COMPOSITE = `
+compositeTools:
+  - name: wf_long
+    description: A slow step, then a greeting
+    longRunning: true
+    parameters:
+      type: object
+      properties:
+        seconds: {type: number}
+      required: [seconds]
+    steps:
+      - id: slow
+        tool: fx.slow_compute
+        arguments: {seconds: "{{.params.seconds}}", label: wf}
+      - id: hi
+        tool: fx.greet
+        dependsOn: [slow]
+        arguments: {name: wf}
+`;
 
 describe('tasks across two nodes with Redis', () => {
   let idp, fixture, redis;
@@ -32,7 +54,7 @@ describe('tasks across two nodes with Redis', () => {
 
   const req = (node, who, method, params, name) =>
     modern(nodes[node].port, method, { ...params, _meta: modernMeta(declared) },
-      { Authorization: `Bearer ${tokens[who]}`, 'Mcp-Name': name });
+      { Authorization: `Bearer ${tokens[who]}`, ...(name !== undefined ? { 'Mcp-Name': name } : {}) });
   const stats = async () => (await httpRequest(fixture.port,
     { method: 'GET', path: '/tasks-stats' })).json;
 
@@ -42,7 +64,7 @@ describe('tasks across two nodes with Redis', () => {
     redis = await startRedis();
     for (let i = 0; i < 2; i++)
       nodes.push(await startNode({ redis, backendUrl: fixture.url, backendName: 'fx',
-        name: 'tasks', extra: oidcConfig(idp) }));
+        name: 'tasks', extra: oidcConfig(idp) + COMPOSITE }));
     for (const u of ['alice', 'bob'])
       tokens[u] = idp.forge(idp.claims({ sub: u, client_id: u }));
   });
@@ -127,5 +149,44 @@ describe('tasks across two nodes with Redis', () => {
     }
     assert.equal((await stats()).get, before0.get, 'a tasks/get reached the backend');
     await req(1, 'alice', 'tasks/cancel', { taskId: id }, id);
+  }));
+
+  test('a composite\'s task: made on one node, completed and cancelled through the other', guarded(async () => {
+    const call = (node, seconds) => req(node, 'alice', 'tools/call',
+      { name: 'wf_long', arguments: { seconds } }, 'wf_long');
+    for (const n of [0, 1])
+      await waitFor(`the composite in node ${n}'s view`, async () => {
+        const r = await req(n, 'alice', 'tools/list', {});
+        return (r.json?.result?.tools ?? []).some((t) => t.name === 'wf_long');
+      }, { timeout: 20000, interval: 200 });
+    const c = await call(0, 1);
+    assert.equal(c.json?.result?.resultType, 'task', c.text);
+    const id = c.json.result.taskId;
+    const rec = JSON.parse(await redis.cli('GET', `${PREFIX}task:${id}`));
+    assert.equal(rec.backend, ':composite');
+    let g;
+    for (let i = 0; i < 100; i++) {
+      g = await req(1, 'alice', 'tasks/get', { taskId: id }, id);
+      assert.equal(g.json?.error, undefined, g.text);
+      if (g.json.result.status !== 'working')
+        break;
+      await sleep(100);
+    }
+    assert.equal(g.json.result.status, 'completed', g.text);
+    assert.match(g.json.result.result.content[0].text, /Hello, wf!/);
+
+    const l = await call(0, 60);
+    const lid = l.json.result.taskId;
+    const x = await req(1, 'alice', 'tasks/cancel', { taskId: lid }, lid);
+    assert.equal(x.json?.result?.resultType, 'complete', x.text);
+    assert.equal((await req(0, 'alice', 'tasks/get', { taskId: lid }, lid)).json.result.status,
+      'cancelled');
+    // the runner on node 0 saw the mark and wrote the end
+    for (let i = 0; i < 50; i++) {
+      if (JSON.parse(await redis.cli('GET', `${PREFIX}task:${lid}`)).status === 'cancelled')
+        break;
+      await sleep(100);
+    }
+    assert.equal(JSON.parse(await redis.cli('GET', `${PREFIX}task:${lid}`)).status, 'cancelled');
   }));
 });

@@ -335,6 +335,40 @@ test_errors(void **state)
 	    "        timeout: 11m\n",
 	    "t.yaml:9:18: compositeTools[0].steps[0].timeout: at most 10m "
 	    "for an elicitation step");
+	load_bad(HEAD "    longRunning: yes please\n"
+	    "    steps:\n      - {id: a, tool: x.y}\n",
+	    "t.yaml:4:18: compositeTools[0].longRunning: expected true or "
+	    "false, found \"yes please\"");
+}
+
+/* a task for a client that declared the tasks extension: longRunning,
+ * or else a timeout written of at least a minute */
+static void
+test_composite_long_running(void **state)
+{
+	static const struct {
+		const char	*yaml;
+		int		 want;
+	} cases[] = {
+		{ HEAD "    steps:\n      - {id: a, tool: x.y}\n", 0 },
+		{ HEAD "    longRunning: true\n"
+		    "    steps:\n      - {id: a, tool: x.y}\n", 1 },
+		{ HEAD "    timeout: 59s\n"
+		    "    steps:\n      - {id: a, tool: x.y}\n", 0 },
+		{ HEAD "    timeout: 60s\n"
+		    "    steps:\n      - {id: a, tool: x.y}\n", 1 },
+		{ HEAD "    timeout: 2h\n    longRunning: false\n"
+		    "    steps:\n      - {id: a, tool: x.y}\n", 0 },
+	};
+	struct composite_list	cl;
+	size_t			i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		load_ok(cases[i].yaml, &cl);
+		assert_int_equal(cl.cl_items[0]->co_long, cases[i].want);
+		composite_list_free(&cl);
+	}
 }
 
 
@@ -1177,6 +1211,7 @@ main(void)
 		cmocka_unit_test(test_triage),
 		cmocka_unit_test(test_expand),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_composite_long_running),
 		cmocka_unit_test(test_sched_diamond),
 		cmocka_unit_test(test_sched_bound),
 		cmocka_unit_test(test_sched_foreach_partial),

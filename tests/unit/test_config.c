@@ -2429,6 +2429,7 @@ test_examples(void **state)
 			assert_non_null(co = composite_find(cf, "triage_issue",
 			    12));
 			assert_int_equal(co->co_nsteps, 5);
+			assert_int_equal(co->co_long, 1);
 			assert_int_equal(co->co_steps[2].cs_kind,
 			    COMPOSITE_FOREACH);
 			assert_string_equal(co->co_steps[4].cs_tool,

@@ -422,6 +422,8 @@ crun_resume_snap(struct worker *w, json_t *view, struct httpd_req *req,
 	log_debug("composite %s: run %s resumed", co->co_name, cr->cr_id);
 	cr->cr_slot = slot;
 	*slot = cr;
+	if (cr->cr_cc.cc_resumed != NULL)
+		cr->cr_cc.cc_resumed(cr->cr_cc.cc_arg);
 	resp = json_object_get(params, "inputResponses");
 	json_array_foreach(pending, i, e) {
 		if ((a = wf_input_response(e, resp)) == NULL) {

@@ -55,6 +55,8 @@ struct composite_client {
 	/* the 2025-11-25 client's session and capabilities, or NULL */
 	const char	*cc_sid;
 	const json_t	*cc_caps;
+	/* a suspended run restored from its handle (NULL: not told) */
+	void	(*cc_resumed)(void *arg);
 };
 
 /*
@@ -70,6 +72,39 @@ void	 composite_run_start(struct worker *, json_t *view,
 	    const struct composite_client *, struct crun **slot);
 /* the client cancelled or went away (NULL: nothing) */
 void	 composite_run_cancel(struct crun *, const char *why);
+
+/*
+ * composite_task.c: a composite run as a task (tasks extension) for a
+ * 2026-07-28 call that declared it.  composite_task_wanted(): co is
+ * one (longRunning, or its timeout) and params are no handle's retry.
+ * composite_task_start(): the task's record written, the run started
+ * detached, and answer called once (maybe from in here) with the
+ * CreateTaskResult (taken) or a JSON-RPC error; *slot holds the task
+ * until then, and composite_task_detach() forgets a request that went
+ * first.
+ */
+struct ctask;
+typedef void	(*composite_task_answer)(void *arg, json_t *result, int code,
+		    const char *message);
+int	 composite_task_wanted(const struct composite *, const json_t *params);
+/* the view advertises a composite that runs as a task */
+int	 composite_tasks_offered(struct worker *, json_t *view);
+void	 composite_task_start(struct worker *, json_t *view,
+	    struct httpd_req *req, const struct composite *co, json_t *params,
+	    composite_task_answer, void *arg, struct ctask **slot);
+void	 composite_task_detach(struct ctask *);
+/*
+ * A task suspended for its client's input (rec, status input_required,
+ * its handle in tr_bid) resumed by a tasks/update: params are the
+ * composite's retry (requestState the handle, inputResponses, _meta);
+ * the record says working again, the run goes on detached as
+ * composite_task_start()'s, and answer gets the update's empty result.
+ */
+struct task_rec;
+void	 composite_task_resume(struct worker *, json_t *view,
+	    struct httpd_req *req, const struct composite *co, const char *id,
+	    const struct task_rec *rec, json_t *params,
+	    composite_task_answer, void *arg, struct ctask **slot);
 
 /*
  * The authorization of one step under the run's principal (NULL:

@@ -731,7 +731,7 @@ legacy_composite(struct request *r)
 {
 	static const struct composite_client cc0 = {
 		legacy_composite_notify, legacy_mrtr_send,
-		legacy_composite_done, NULL, NULL, NULL
+		legacy_composite_done, NULL, NULL, NULL, NULL
 	};
 	struct mcp_req		*mr = (struct mcp_req *)r;
 	struct composite_client	 cc = cc0;

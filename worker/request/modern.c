@@ -64,10 +64,13 @@ modern_destroy(struct request *r)
 	struct mreq *m = (struct mreq *)r;	/* m_r is its head */
 
 	composite_run_cancel(m->m_r.r_run, "the request ended");
+	composite_task_detach(m->m_ctask);
 	task_store->ts_cancel(m);
 	pipeline_clear(&m->m_r);
 	json_decref(m->m_bcaps);
 	json_decref(m->m_tresult);
+	if (m->m_trec != NULL)
+		task_rec_clear(m->m_trec);
 	free(m->m_trec);
 	free(m->m_fast.mf_name);
 	free(m->m_fast.mf_own);
@@ -144,9 +147,10 @@ modern_discover(struct request *rq)
 	f = authz_list_filter(m->m_r.r_w, m->m_r.r_req, &af);
 	if ((caps = core_capabilities(view, 0)) != NULL)
 		core_capabilities_shown(caps, view, f);
-	/* the tasks extension, when a backend offers it */
-	if (caps != NULL && json_array_size(json_object_get(view,
-	    "taskBackends")) > 0)
+	/* the tasks extension, when a backend offers it or a composite
+	 * runs as a task */
+	if (caps != NULL && (json_array_size(json_object_get(view,
+	    "taskBackends")) > 0 || composite_tasks_offered(rq->r_w, view)))
 		(void)json_object_set_new(caps, "extensions", json_pack(
 		    "{s:{}}", MCP_TASKS_EXTENSION));
 	r = json_pack("{s:[s], s:o}", "supportedVersions", MCP_VERSION_MODERN,
@@ -448,6 +452,16 @@ modern_task_answer(struct mreq *m, json_t *result, const char *err)
 	modern_result_out(m, result, "task");
 }
 
+void
+modern_task_local(struct mreq *m, json_t *result, int code,
+    const char *message)
+{
+	if (result == NULL)
+		modern_error(m, 200, code, message, NULL);
+	else
+		modern_result_out(m, result, "complete");
+}
+
 /* vmcpd's serverInfo as JSON text, made once */
 static const char *
 modern_server_info_text(struct worker *w, size_t *len)
@@ -667,13 +681,28 @@ modern_composite_done(void *arg, json_t *result, int code,
 		    "complete");
 }
 
-/* a composite tool's call (rc_composite): run here (composite_run.c) */
+/* a composite run as a task: the client's CreateTaskResult */
+static void
+modern_composite_task(void *arg, json_t *result, int code,
+    const char *message)
+{
+	struct mreq *m = arg;
+
+	m->m_ctask = NULL;
+	if (result == NULL)
+		modern_error(m, 200, code, message, NULL);
+	else
+		modern_result_out(m, result, "task");
+}
+
+/* a composite tool's call (rc_composite): run here (composite_run.c),
+ * or as a task (composite_task.c) */
 static enum pipeline_rc
 modern_composite(struct request *r)
 {
 	static const struct composite_client cc0 = {
 		modern_composite_notify, NULL, modern_composite_done, NULL,
-		NULL, NULL
+		NULL, NULL, NULL
 	};
 	struct composite_client	 cc = cc0;
 	const struct composite	*co;
@@ -683,6 +712,13 @@ modern_composite(struct request *r)
 	if (modern_fast_load((struct mreq *)r) == -1) {
 		modern_error((struct mreq *)r, 200, JSONRPC_INTERNAL_ERROR,
 		    "Internal error: out of memory", NULL);
+		return PIPELINE_DONE;
+	}
+	if (composite_task_wanted(co, r->r_msg.jm_params) &&
+	    modern_task_declared((struct mreq *)r)) {
+		composite_task_start(r->r_w, r->r_view, r->r_req, co,
+		    r->r_msg.jm_params, modern_composite_task, r,
+		    &((struct mreq *)r)->m_ctask);
 		return PIPELINE_DONE;
 	}
 	cc.cc_arg = r;
@@ -715,6 +751,8 @@ modern_check(struct request *r)
 			return PIPELINE_DONE;
 		case 1:
 			return PIPELINE_WAIT;
+		case MODERN_TASK_ANSWERED:
+			return PIPELINE_DONE;
 		}
 		pipeline_forward(r, 0);
 		return PIPELINE_DONE;

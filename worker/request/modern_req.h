@@ -47,6 +47,8 @@ struct mreq {
 	/* a new task: its id, and the result held while it is written */
 	char				 m_tnew[TASK_ID_LEN + 1];
 	json_t				*m_tresult;
+	/* a composite run as a task, until its client is answered */
+	struct ctask			*m_ctask;
 };
 #define MODERN_TASK_NONE	0
 #define MODERN_TASK_WAIT	1	/* the record asked for */
@@ -76,6 +78,7 @@ json_t	*modern_task_required(void);
  * (r_be, r_bparams): 0; -1 and te, the answer; 1: waiting for the
  * record (the resolve phase runs again) */
 int	 modern_task_route(struct mreq *, struct modern_task_err *te);
+#define MODERN_TASK_ANSWERED	2	/* modern_task_route(): by vmcpd */
 /* a backend's result of type: a tasks/get, update or cancel answer's
  * id mapped back (0: go on); a new task's mapped, 1: result taken, the
  * answer is modern_task_answer()'s once the record is written; -1 with
@@ -85,6 +88,16 @@ int	 modern_task_result(struct mreq *, json_t *result, const char *type,
 
 /* modern.c: a new task's answer (result taken; NULL: err) */
 void	 modern_task_answer(struct mreq *, json_t *result, const char *err);
+/* modern.c: vmcpd's own answer to a tasks/get, update or cancel
+ * (result taken, of resultType complete; NULL: the error code and
+ * message) */
+void	 modern_task_local(struct mreq *, json_t *result, int code,
+	    const char *message);
+
+/* modern_ctask.c: tasks/get, update, cancel of a composite's task
+ * (m_trec a TASK_WORKFLOW record of this principal, authorized): 0,
+ * answered (maybe later); -1 and te */
+int	 modern_ctask(struct mreq *, struct modern_task_err *te);
 
 /* modern_params.c */
 /* the request in the revision the backend is met in (create_request

@@ -100,8 +100,10 @@ modern_task_got(void *arg, int rc, const struct task_rec *tr)
 	/* kept apart: a record is large, and most requests have none */
 	if (rc == 0 && (m->m_trec = malloc(sizeof(*tr))) == NULL)
 		rc = -1;
-	if (rc == 0)
+	if (rc == 0) {
 		*m->m_trec = *tr;
+		m->m_trec->tr_out = json_incref(tr->tr_out);
+	}
 	m->m_tgot = rc;
 	m->m_tstate = MODERN_TASK_GOT;
 	pipeline_resume(&m->m_r, m->m_r.r_view, NULL);
@@ -116,7 +118,7 @@ modern_task_route(struct mreq *m, struct modern_task_err *te)
 	json_t			*p, *call;
 	const char		*id;
 	char			 msg[300];
-	int			 allow;
+	int			 allow, wf;
 
 	if (m->m_tstate == MODERN_TASK_NONE) {
 		if (!modern_task_declared(m)) {
@@ -150,11 +152,15 @@ modern_task_route(struct mreq *m, struct modern_task_err *te)
 		    "Internal error: the task store did not answer", NULL);
 		return -1;
 	}
-	/* unknown, expired, another's, or its backend gone: alike */
+	/* unknown, expired, another's, or its backend gone: alike; a
+	 * composite's task is vmcpd's own (modern_ctask.c) */
 	tr = m->m_trec;
 	if (m->m_tgot != 0 || !auth_scope_eq(tr->tr_owner,
-	    auth_scope(r->r_req)) || (r->r_be = config_backend_find(
-	    r->r_w->w_conf, tr->tr_backend)) == NULL)
+	    auth_scope(r->r_req)))
+		goto unknown;
+	wf = strcmp(tr->tr_backend, TASK_WORKFLOW) == 0;
+	if (wf ? tr->tr_status == TASK_ST_NONE : (r->r_be =
+	    config_backend_find(r->r_w->w_conf, tr->tr_backend)) == NULL)
 		goto unknown;
 	/* the call of the tool that made it, as authz_gate() has a
 	 * tools/call without its arguments */
@@ -173,6 +179,8 @@ modern_task_route(struct mreq *m, struct modern_task_err *te)
 		}
 		json_decref(call);
 	}
+	if (wf)
+		return modern_ctask(m, te) == -1 ? -1 : MODERN_TASK_ANSWERED;
 	if ((p = json_copy(r->r_msg.jm_params)) == NULL ||
 	    json_object_del(p, "_meta") == -1 ||
 	    json_object_set_new(p, "taskId", json_string(tr->tr_bid)) == -1) {

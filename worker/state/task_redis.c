@@ -8,6 +8,7 @@
  */
 #include <sys/queue.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +31,7 @@ struct task_rcmd {
 	task_put_cb		 tc_put;
 	task_get_cb		 tc_get;
 	void			*tc_arg;
+	int			 tc_mark;	/* a cancel mark's SET */
 };
 
 static TAILQ_HEAD(, task_rcmd) task_rcmds =
@@ -40,11 +42,17 @@ static int	task_redis_put(struct worker *, const char *,
 static int	task_redis_get(struct worker *, const char *, task_get_cb,
 		    void *);
 static void	task_redis_cancel(void *);
+static int	task_redis_set(struct worker *, const char *,
+		    const struct task_rec *, uint64_t, task_put_cb, void *);
+static int	task_redis_mark(struct worker *, const char *, uint64_t,
+		    task_put_cb, void *);
 
 static const struct task_store task_store_redis = {
 	task_redis_put,
 	task_redis_get,
-	task_redis_cancel
+	task_redis_cancel,
+	task_redis_set,
+	task_redis_mark
 };
 
 void
@@ -77,7 +85,10 @@ task_redis_on_put(void *arg, const redisReply *reply, const char *err)
 	struct task_rcmd	*tc = task_redis_take(arg);
 	int			 rc = -1;
 
-	if (err == NULL && reply != NULL && reply->type == REDIS_REPLY_STATUS)
+	/* OK, or nil: a cancel mark that is there already */
+	if (err == NULL && reply != NULL && (reply->type ==
+	    REDIS_REPLY_STATUS || (reply->type == REDIS_REPLY_NIL &&
+	    tc->tc_mark)))
 		rc = 0;
 	else if (err != NULL || reply == NULL ||
 	    reply->type == REDIS_REPLY_ERROR)
@@ -93,16 +104,25 @@ task_redis_on_get(void *arg, const redisReply *reply, const char *err)
 	struct task_rec		 tr;
 	int			 rc = -1;
 
+	const redisReply	*rec = NULL;
+
 	memset(&tr, 0, sizeof(tr));
-	if (err == NULL && reply != NULL && reply->type == REDIS_REPLY_NIL)
+	/* MGET: the record, and a workflow's cancel mark */
+	if (err == NULL && reply != NULL && reply->type ==
+	    REDIS_REPLY_ARRAY && reply->elements == 2)
+		rec = reply->element[0];
+	if (rec != NULL && rec->type == REDIS_REPLY_NIL)
 		rc = STORE_NOTFOUND;
-	else if (err == NULL && reply != NULL &&
-	    reply->type == REDIS_REPLY_STRING)
-		rc = task_rec_decode(reply->str, reply->len, &tr) == 0 ? 0 :
+	else if (rec != NULL && rec->type == REDIS_REPLY_STRING)
+		rc = task_rec_decode(rec->str, rec->len, &tr) == 0 ? 0 :
 		    STORE_NOTFOUND;
 	else
 		redis_failed(REDIS_USER_TASK, "a task not read", reply, err);
+	if (rc == 0 && tr.tr_status != TASK_ST_NONE)
+		tr.tr_cancel = reply->element[1]->type == REDIS_REPLY_STRING;
 	tc->tc_get(tc->tc_arg, rc, rc == 0 ? &tr : NULL);
+	if (rc == 0)
+		task_rec_clear(&tr);
 	free(tc);
 }
 
@@ -120,36 +140,73 @@ task_redis_send(struct redis_args *a, struct task_rcmd *tc, redis_cb cb)
 	return 0;
 }
 
+/* SET the payload (NX if nx), with the task's TTL */
 static int
-task_redis_put(struct worker *w, const char *id, const struct task_rec *tr,
-    uint64_t ttl_ms, task_put_cb cb, void *arg)
+task_redis_write(const char *id, const char *buf, size_t len,
+    uint64_t ttl_ms, int nx, int mark, task_put_cb cb, void *arg)
 {
 	struct task_rcmd	*tc;
 	struct redis_args	 a;
-	char			 key[TASK_RKEY_MAX], *buf;
-	size_t			 klen, len;
-	int			 rc;
+	char			 key[TASK_RKEY_MAX];
+	size_t			 klen;
 
-	(void)w;
 	if ((klen = task_redis_key(id, key, sizeof(key))) == 0 ||
-	    (buf = task_rec_encode(tr, &len)) == NULL)
+	    (tc = calloc(1, sizeof(*tc))) == NULL)
 		return -1;
-	if ((tc = calloc(1, sizeof(*tc))) == NULL) {
-		free(buf);
-		return -1;
-	}
 	tc->tc_put = cb;
 	tc->tc_arg = arg;
+	tc->tc_mark = mark;
 	redis_args_init(&a);
 	redis_args_push(&a, "SET");
 	redis_args_pushn(&a, key, klen);
 	redis_args_pushn(&a, buf, len);
 	redis_args_push(&a, "PX");
 	redis_args_push_u64(&a, ttl_ms > 0 ? ttl_ms : 1);
-	redis_args_push(&a, "NX");
-	rc = task_redis_send(&a, tc, task_redis_on_put);
+	if (nx)
+		redis_args_push(&a, "NX");
+	return task_redis_send(&a, tc, task_redis_on_put);
+}
+
+static int
+task_redis_rec(const char *id, const struct task_rec *tr, uint64_t ttl_ms,
+    int nx, task_put_cb cb, void *arg)
+{
+	char	*buf;
+	size_t	 len;
+	int	 rc;
+
+	if ((buf = task_rec_encode(tr, &len)) == NULL)
+		return -1;
+	rc = task_redis_write(id, buf, len, ttl_ms, nx, 0, cb, arg);
 	free(buf);
 	return rc;
+}
+
+static int
+task_redis_put(struct worker *w, const char *id, const struct task_rec *tr,
+    uint64_t ttl_ms, task_put_cb cb, void *arg)
+{
+	(void)w;
+	return task_redis_rec(id, tr, ttl_ms, 1, cb, arg);
+}
+
+static int
+task_redis_set(struct worker *w, const char *id, const struct task_rec *tr,
+    uint64_t ttl_ms, task_put_cb cb, void *arg)
+{
+	(void)w;
+	return task_redis_rec(id, tr, ttl_ms, 0, cb, arg);
+}
+
+static int
+task_redis_mark(struct worker *w, const char *id, uint64_t ttl_ms,
+    task_put_cb cb, void *arg)
+{
+	char mid[TASK_ID_LEN + sizeof(TASK_MARK_SUFFIX)];
+
+	(void)w;
+	(void)snprintf(mid, sizeof(mid), "%s%s", id, TASK_MARK_SUFFIX);
+	return task_redis_write(mid, "1", 1, ttl_ms, 1, 1, cb, arg);
 }
 
 static int
@@ -157,18 +214,22 @@ task_redis_get(struct worker *w, const char *id, task_get_cb cb, void *arg)
 {
 	struct task_rcmd	*tc;
 	struct redis_args	 a;
-	char			 key[TASK_RKEY_MAX];
-	size_t			 klen;
+	char			 key[TASK_RKEY_MAX], mkey[TASK_RKEY_MAX];
+	char			 mid[TASK_ID_LEN + sizeof(TASK_MARK_SUFFIX)];
+	size_t			 klen, mlen;
 
 	(void)w;
+	(void)snprintf(mid, sizeof(mid), "%s%s", id, TASK_MARK_SUFFIX);
 	if ((klen = task_redis_key(id, key, sizeof(key))) == 0 ||
+	    (mlen = task_redis_key(mid, mkey, sizeof(mkey))) == 0 ||
 	    (tc = calloc(1, sizeof(*tc))) == NULL)
 		return -1;
 	tc->tc_get = cb;
 	tc->tc_arg = arg;
 	redis_args_init(&a);
-	redis_args_push(&a, "GET");
+	redis_args_push(&a, "MGET");
 	redis_args_pushn(&a, key, klen);
+	redis_args_pushn(&a, mkey, mlen);
 	return task_redis_send(&a, tc, task_redis_on_get);
 }
 
