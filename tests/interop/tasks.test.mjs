@@ -333,3 +333,72 @@ describe('tasks through vmcpd (2 workers, OIDC)', () => {
       assert.match(c.json.result.content[0].text, /computed legacy/, c.text);
     }));
 });
+
+// Authorization on every tasks/* call: a task's polls are the call of
+// the tool that made it, under the policies in force now.  alice makes a
+// task while slow_compute is permitted; after a reload permits only
+// greet, her tasks/get and tasks/cancel of that task are 403 and never
+// reach the backend, and a listen naming it is the same 403.
+describe('tasks through vmcpd: authorized under the policies of the time', () => {
+  let idp, fixture, d, alice;
+  const policies = (tool) => oidcConfig(idp) + [
+    '  authz:',
+    '    type: cedar',
+    '    policies:',
+    `      - permit(principal, action == Action::"call_tool", resource == Tool::"${tool}");`,
+    '',
+  ].join('\n');
+  const config = (tool) => multiConfig({ portFile: d.portFile, stateDir: d.stateDir,
+    backends: [{ name: 'fx', url: fixture.url, era: 'modern' }],
+    aggregation: 'conflictResolutionConfig:\n  prefixMode: onConflict', extra: policies(tool) });
+  const req = (method, params, name) => modern(d.port, method,
+    { ...params, _meta: modernMeta(declared) }, { ...alice, 'Mcp-Name': name });
+
+  before(async () => {
+    idp = await startIdp();
+    fixture = await startFixture();
+    const dir = await tmpDir('vmcpd-tasks-authz-');
+    d = new Daemon(dir, path.join(dir, 'vmcpd.yaml'), { workers: 2 });
+    await d.writeConfig(config('slow_compute'));
+    await d.start();
+    alice = bearer(idp.forge(idp.claims({ sub: 'alice', client_id: 'alice' })));
+  });
+
+  after(async () => {
+    if (d)
+      await d.stop();
+    await idp?.stop();
+  });
+
+  test('a reload that withdraws the tool withdraws its tasks', guarded(async () => {
+    let c;
+    await waitFor('slow_compute served', async () => {
+      c = await req('tools/call', { name: 'slow_compute', arguments: { seconds: 30, label: 'authz' } },
+        'slow_compute');
+      return c.json?.result?.resultType === 'task';
+    }, { timeout: 15000 });
+    const id = c.json.result.taskId;
+    const g = await req('tasks/get', { taskId: id }, id);
+    assert.equal(g.json?.result?.status, 'working', g.text);
+
+    await d.writeConfig(config('greet'));
+    process.kill(d.pid, 'SIGHUP');
+    await waitFor('the new policies', async () => {
+      const r = await req('tools/call', { name: 'slow_compute', arguments: { seconds: 0 } },
+        'slow_compute');
+      return r.status === 403;
+    }, { timeout: 20000 });
+    const before0 = await fixtureStats(fixture.port);
+    for (const [method, extra] of [['tasks/get', {}], ['tasks/cancel', {}],
+      ['tasks/update', { inputResponses: {} }]]) {
+      const r = await req(method, { taskId: id, ...extra }, id);
+      assert.equal(r.status, 403, `${method}: ${r.text}`);
+      assert.equal(r.json?.error?.code, 403, r.text);
+      assert.match(r.json.error.message, /^Forbidden: /, r.text);
+    }
+    const after0 = await fixtureStats(fixture.port);
+    assert.equal(after0.get, before0.get, 'a denied tasks/get reached the backend');
+    assert.equal(after0.cancel, before0.cancel, 'a denied tasks/cancel reached the backend');
+    assert.equal(after0.update, before0.update, 'a denied tasks/update reached the backend');
+  }));
+});
