@@ -244,6 +244,22 @@ authz_list_filter(struct worker *w, struct httpd_req *req,
  * the caller answers as for authz_gate().
  */
 int
+authz_gate_task(struct worker *w, struct httpd_req *req, const char *tool,
+    json_t *view)
+{
+	json_t	*call;
+	int	 rc;
+
+	if (!authz_enabled)
+		return 0;
+	if ((call = json_pack("{s:s}", "name", tool)) == NULL)
+		return -2;
+	rc = authz_gate(w, req, mcp_method_get(MCP_M_TOOLS_CALL), call, view);
+	json_decref(call);
+	return rc;
+}
+
+int
 authz_gate_uri(struct worker *w, struct httpd_req *req, const char *uri)
 {
 	struct cedar_call	 call;

@@ -38,6 +38,14 @@ int	 authz_gate(struct worker *, struct httpd_req *,
 /* one resource by its URI (a subscriptions/listen's): as authz_gate() */
 int	 authz_gate_uri(struct worker *, struct httpd_req *, const char *uri);
 /*
+ * A task's (tasks/get, update, cancel, a listen naming it): the call of
+ * the tool that made it, without its arguments, on the view.  As
+ * authz_gate() (a denial is a tools/call's: authz_message()), or -2: out
+ * of memory.
+ */
+int	 authz_gate_task(struct worker *, struct httpd_req *, const char *tool,
+	    json_t *view);
+/*
  * The gate's decision for who (NULL: denied), without the log and the
  * audit: 1 allowed, 0 denied with why.  w and view are read for a
  * tool's annotations only.

@@ -195,8 +195,7 @@ ltask_take(struct listen_tasks *lt, struct ltask_err *e)
 	const struct task_rec		*tr = &lt->lt_rec;
 	const struct config_backend	*be;
 	struct ltask_be			*b;
-	json_t				*id, *call;
-	int				 allow;
+	json_t				*id;
 
 	id = json_array_get(lt->lt_asked, lt->lt_next);
 	if (lt->lt_rc == -1) {
@@ -209,20 +208,15 @@ ltask_take(struct listen_tasks *lt, struct ltask_err *e)
 	    (be = config_backend_find(lt->lt_w->w_conf, tr->tr_backend)) ==
 	    NULL)
 		return 0;
-	/* as a tasks/get of it: the call of the tool that made it */
-	if (authz_on(lt->lt_w)) {
-		if ((call = json_pack("{s:s}", "name", tr->tr_tool)) == NULL)
-			goto oom;
-		allow = authz_gate(lt->lt_w, lt->lt_req, mcp_method_get(
-		    MCP_M_TOOLS_CALL), call, lt->lt_view);
-		if (allow == -1) {
-			ltask_err(e, AUTHZ_HTTP, AUTHZ_CODE, NULL,
-			    authz_message(mcp_method_get(MCP_M_TOOLS_CALL),
-			    call));
-			json_decref(call);
-			return -1;
-		}
-		json_decref(call);
+	/* as a tasks/get of it */
+	switch (authz_gate_task(lt->lt_w, lt->lt_req, tr->tr_tool,
+	    lt->lt_view)) {
+	case -2:
+		goto oom;
+	case -1:
+		ltask_err(e, AUTHZ_HTTP, AUTHZ_CODE, NULL, authz_message(
+		    mcp_method_get(MCP_M_TOOLS_CALL), NULL));
+		return -1;
 	}
 	if ((b = ltask_be_of(lt, be)) == NULL ||
 	    json_object_set(b->b_ids, tr->tr_bid, id) == -1 ||

@@ -115,10 +115,10 @@ modern_task_route(struct mreq *m, struct modern_task_err *te)
 	struct request		*r = &m->m_r;
 	const struct task_rec	*tr;
 	const json_t		*idv;
-	json_t			*p, *call;
+	json_t			*p;
 	const char		*id;
 	char			 msg[300];
-	int			 allow, wf;
+	int			 wf;
 
 	if (m->m_tstate == MODERN_TASK_NONE) {
 		if (!modern_task_declared(m)) {
@@ -162,22 +162,14 @@ modern_task_route(struct mreq *m, struct modern_task_err *te)
 	if (wf ? tr->tr_status == TASK_ST_NONE : (r->r_be =
 	    config_backend_find(r->r_w->w_conf, tr->tr_backend)) == NULL)
 		goto unknown;
-	/* the call of the tool that made it, as authz_gate() has a
-	 * tools/call without its arguments */
-	if (authz_on(r->r_w)) {
-		if ((call = json_pack("{s:s}", "name", tr->tr_tool)) == NULL)
-			goto oom;
-		allow = authz_gate(r->r_w, r->r_req, mcp_method_get(
-		    MCP_M_TOOLS_CALL), call, r->r_view);
-		if (allow == -1) {
-			modern_task_fail(te, AUTHZ_HTTP, AUTHZ_CODE,
-			    authz_message(mcp_method_get(MCP_M_TOOLS_CALL),
-			    call), NULL);
-			json_decref(call);
-			r->r_be = NULL;
-			return -1;
-		}
-		json_decref(call);
+	switch (authz_gate_task(r->r_w, r->r_req, tr->tr_tool, r->r_view)) {
+	case -2:
+		goto oom;
+	case -1:
+		modern_task_fail(te, AUTHZ_HTTP, AUTHZ_CODE, authz_message(
+		    mcp_method_get(MCP_M_TOOLS_CALL), NULL), NULL);
+		r->r_be = NULL;
+		return -1;
 	}
 	if (wf)
 		return modern_ctask(m, te) == -1 ? -1 : MODERN_TASK_ANSWERED;
