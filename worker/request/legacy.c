@@ -368,9 +368,9 @@ legacy_params_legacy(struct mcp_req *mr, struct upstream_params *up)
 		up->up_tree = json_incref(mr->mr_r.r_bparams);
 		return 0;
 	}
+	/* off the hot path: the tree is here */
 	up->up_text = NULL;
-	if (legacy_params_load(mr) == -1 ||
-	    (p = json_copy(mr->mr_r.r_bparams)) == NULL)
+	if ((p = json_copy(mr->mr_r.r_bparams)) == NULL)
 		return -1;
 	(void)json_object_del(p, "task");
 	up->up_tree = p;
