@@ -63,7 +63,6 @@
 #include "worker/process/process.h"
 #include "worker/state/session.h"
 
-#define STREAM_KEY_LEN	(SESSION_ID_LEN + 8)
 #define STREAM_PREFIX_MAX (1 + SESSION_ID_LEN + STREAM_TAG_LEN)
 #define STREAM_POST_TICK_MS 1000	/* a resumed POST stream's look */
 
