@@ -7,6 +7,9 @@
 #include <string.h>
 #include <time.h>
 
+#include <openssl/rand.h>
+
+#include "proto/hex.h"
 #include "shared/task_rec.h"
 
 static const char *const task_status_names[] = {
@@ -242,6 +245,19 @@ task_id_valid(const char *id, size_t len)
 		    (id[i] >= 'a' && id[i] <= 'f')))
 			return 0;
 	return 1;
+}
+
+int
+task_id_new(char id[TASK_ID_LEN + 1])
+{
+	unsigned char	rb[TASK_RAND_BYTES];
+
+	if (RAND_bytes(rb, sizeof(rb)) != 1)
+		return -1;
+	memcpy(id, TASK_PREFIX, sizeof(TASK_PREFIX) - 1);
+	proto_hex(rb, sizeof(rb), id + sizeof(TASK_PREFIX) - 1);
+	id[TASK_ID_LEN] = '\0';
+	return 0;
 }
 
 uint64_t

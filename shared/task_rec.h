@@ -94,6 +94,8 @@ json_t	*task_rec_detailed(const struct task_rec *, const char *id,
 enum task_status task_rec_status(const struct task_rec *, uint64_t now_ms);
 /* TASK_PREFIX and 32 lower-case hex digits */
 int	 task_id_valid(const char *id, size_t len);
+/* a new one, of TASK_RAND_BYTES random bytes: 0, or -1 (no randomness) */
+int	 task_id_new(char id[TASK_ID_LEN + 1]);
 /* how long a task is kept, from its backend's ttlMs (NULL or null:
  * TASK_TTL_DEFAULT_MS; at most TASK_TTL_MAX_MS) */
 uint64_t task_ttl_ms(const json_t *ttl);

@@ -25,9 +25,7 @@
 
 #include <event2/event.h>
 #include <jansson.h>
-#include <openssl/rand.h>
 
-#include "proto/hex.h"
 #include "proto/jsonrpc.h"
 #include "shared/composite.h"
 #include "shared/config.h"
@@ -384,7 +382,6 @@ composite_task_start(struct worker *w, json_t *view, struct httpd_req *req,
 {
 	struct ctask	*ct;
 	struct task_rec	*tr;
-	unsigned char	 rb[TASK_RAND_BYTES];
 	uint64_t	 now = store_now_ms(), ttl;
 
 	if ((ct = ctask_new(w, view, req, co, params, answer, arg)) == NULL)
@@ -401,16 +398,13 @@ composite_task_start(struct worker *w, json_t *view, struct httpd_req *req,
 	(void)snprintf(tr->tr_tool, sizeof(tr->tr_tool), "%s", co->co_name);
 	tr->tr_created_ms = now;
 	tr->tr_ttl_ms = ttl;
-	if (RAND_bytes(rb, sizeof(rb)) != 1) {
+	if (task_id_new(ct->ct_id) == -1) {
 		ct->ct_ended = 1;
 		ctask_answer(ct, NULL, JSONRPC_INTERNAL_ERROR,
 		    "Internal error: no random bits for a task id");
 		ctask_settle(ct);
 		return;
 	}
-	memcpy(ct->ct_id, TASK_PREFIX, sizeof(TASK_PREFIX) - 1);
-	proto_hex(rb, sizeof(rb), ct->ct_id + sizeof(TASK_PREFIX) - 1);
-	ct->ct_id[TASK_ID_LEN] = '\0';
 	ctask_record(ct, 1, slot);
 }
 

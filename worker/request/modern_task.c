@@ -20,10 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/rand.h>
-
 #include "proto/classify.h"
-#include "proto/hex.h"
 #include "proto/jsonrpc.h"
 #include "proto/method.h"
 #include "proto/mrequest.h"
@@ -220,7 +217,6 @@ modern_task_created(struct mreq *m, json_t *result, char *err,
 {
 	struct request		*r = &m->m_r;
 	struct task_rec		 tr;
-	unsigned char		 rb[TASK_RAND_BYTES];
 	const char		*bid, *tool;
 
 	if (!modern_task_declared(m)) {
@@ -246,13 +242,10 @@ modern_task_created(struct mreq *m, json_t *result, char *err,
 	    r->r_be->cb_name);
 	(void)snprintf(tr.tr_tool, sizeof(tr.tr_tool), "%s", tool);
 	(void)snprintf(tr.tr_bid, sizeof(tr.tr_bid), "%s", bid);
-	if (RAND_bytes(rb, sizeof(rb)) != 1) {
+	if (task_id_new(m->m_tnew) == -1) {
 		(void)snprintf(err, errlen, "no random bits for a task id");
 		return -1;
 	}
-	memcpy(m->m_tnew, TASK_PREFIX, sizeof(TASK_PREFIX) - 1);
-	proto_hex(rb, sizeof(rb), m->m_tnew + sizeof(TASK_PREFIX) - 1);
-	m->m_tnew[TASK_ID_LEN] = '\0';
 	m->m_tresult = result;
 	if (task_store->ts_put(r->r_w, m->m_tnew, &tr, task_ttl_ms(
 	    json_object_get(result, "ttlMs")), modern_task_put, m) == -1) {
