@@ -13,8 +13,13 @@
 // - a success resets the fleet's count of failures, as a node's;
 // - Redis killed: each node keeps its own breaker, the errors are
 //   counted in /metrics, and calls go on.
+// Node A reaches Redis through a proxy that holds each answer 300 ms,
+// so its builder's probe is answered before the fleet read sent with
+// it: a read older than the probe's close must not open A's breaker
+// again.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import { Readable } from 'node:stream';
 
 import {
@@ -59,8 +64,23 @@ function flakyBackend() {
   return { srv, st };
 }
 
+/* a TCP proxy to port that holds what the server sends for ms */
+function slowAnswers(port, ms) {
+  const srv = net.createServer((c) => {
+    const u = net.connect(port, HOST);
+    u.on('data', (d) => setTimeout(() => c.destroyed || c.write(d), ms));
+    c.pipe(u);
+    const end = () => { c.destroy(); u.destroy(); };
+    u.on('close', () => setTimeout(end, ms));
+    c.on('close', end);
+    u.on('error', end);
+    c.on('error', end);
+  });
+  return new Promise((resolve) => srv.listen(0, HOST, () => resolve(srv)));
+}
+
 describe('circuit breakers shared through Redis', () => {
-  let redis, a, b, be, url, sa, sb;
+  let redis, slow, a, b, be, url, sa, sb;
 
   before(async () => {
     be = flakyBackend();
@@ -78,7 +98,9 @@ describe('circuit breakers shared through Redis', () => {
       `    circuitBreaker: {enabled: true, failureThreshold: ${THRESHOLD}, timeout: 60s}`,
       '',
     ].join('\n');
-    a = await startNode({ redis, backendUrl: url, backendName: 'flaky', extra });
+    slow = await slowAnswers(redis.port, 300);
+    a = await startNode({ redis: { port: slow.address().port }, backendUrl: url,
+      backendName: 'flaky', extra });
     b = await startNode({ redis, backendUrl: url, backendName: 'flaky', extra });
     sa = (await openSession(a.port)).sid;
     sb = (await openSession(b.port)).sid;
@@ -92,6 +114,7 @@ describe('circuit breakers shared through Redis', () => {
       await redis.kill();
     be?.srv.closeAllConnections();
     be?.srv.close();
+    slow?.close();
   });
 
   const call = (d, sid) => rpc(d.port, sid, 'tools/call', { name: 'f_tool', arguments: {} },
@@ -136,6 +159,10 @@ describe('circuit breakers shared through Redis', () => {
     const hits = be.st.hits;
     assert.equal(message(await call(b, sb)), 'flaky:ok');
     assert.equal(be.st.hits, hits + 1);
+    // A opened its breaker itself; a stale fleet read never reopened it
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.doesNotMatch(a.proc.output, /circuit open on another node/);
+    assert.equal(message(await call(a, sa)), 'flaky:ok');
   }));
 
   test('a success resets the fleet\'s count, as it does a node\'s', guarded(async () => {

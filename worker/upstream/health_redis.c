@@ -27,6 +27,8 @@ static struct {
 	struct worker	*hh_w;
 	int		 hh_on;
 	size_t		 hh_pulling;	/* reads out */
+	uint64_t	 hh_sent;	/* records sent by this process */
+	uint64_t	 hh_round;	/* hh_sent when the reads out were */
 } HH;
 
 /* the probes' verdicts for the other nodes: verdict_redis_put(), which
@@ -113,6 +115,7 @@ health_redis_record(const char *backend, int failed)
 {
 	if (!HH.hh_on)
 		return;
+	HH.hh_sent++;
 	if (health_redis_send(backend, failed ? HEALTH_ROP_FAIL :
 	    HEALTH_ROP_CLOSE, health_redis_on_record, NULL) == NULL)
 		redis_failed(REDIS_USER_HEALTH, NULL, NULL, "not connected");
@@ -137,6 +140,15 @@ health_redis_on_pull(void *arg, const redisReply *reply, const char *err)
 		redis_failed(REDIS_USER_HEALTH, NULL, reply, err);
 		return;
 	}
+	/*
+	 * A record this process sent after the read (the builder's probe
+	 * closing the breaker) reaches Redis after it on the one
+	 * connection: the read is older than our copy, and adopting it
+	 * would open again the breaker just closed.  The next round reads
+	 * after the record.
+	 */
+	if (HH.hh_sent != HH.hh_round)
+		return;
 	st = health_breaker_adopt(w->w_store, be->cb_name,
 	    &w->w_conf->cf_health, f, age, store_now_ms());
 	/* the backend's part of the view goes or comes back */
@@ -157,6 +169,7 @@ health_redis_pull(void)
 		return;
 	}
 	cf = HH.hh_w->w_conf;
+	HH.hh_round = HH.hh_sent;
 	for (i = 0; i < cf->cf_nbackends; i++) {
 		if (health_redis_send(cf->cf_backends[i].cb_name,
 		    HEALTH_ROP_READ, health_redis_on_pull,
