@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 PKGS="build-essential pkg-config libevent-dev libjansson-dev liblmdb-dev
 lmdb-utils libyaml-dev libssl-dev libcurl4-openssl-dev libcmocka-dev mandoc
 clang libclang-rt-14-dev curl ca-certificates procps prometheus
-libhiredis-dev redis-server haproxy"
+libhiredis-dev redis-server haproxy chromium"
 
 missing=""
 for p in $PKGS; do
