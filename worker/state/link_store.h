@@ -1,0 +1,69 @@
+/*
+ * Where per-user upstream accounts live (shared/link_rec.h), chosen once
+ * at start by sessionStorage.provider: this host's store (link.c, the
+ * links and consents dbs) or Redis (link_redis.c, installed by
+ * link_redis_init()), so that a consent opened on one node completes
+ * on any and a link made on one is used by every node.
+ *
+ * Links, keyed (scope, backend):
+ *	ls_get	the link: cb(arg, 0, rec), cb(arg, STORE_NOTFOUND, NULL)
+ *		or cb(arg, -1, NULL); with Redis, the host's copy (what
+ *		link_credential() reads) is made current first
+ *	ls_put	written (a consent completed, a refresh): cb(arg, 0|-1)
+ *	ls_del	dropped (revoked, or refused by the upstream server)
+ * Consents, keyed by their id:
+ *	ls_cput	a new consent, or the next leg's (no NX: the id is ours)
+ *	ls_cget	read, not used up
+ *	ls_ctake read and dropped at once: of two takers one gets it
+ *		(the upstream callback, once; a replay finds nothing)
+ * Each calls cb once, at once (this host) or later (Redis), unless it
+ * returns -1 itself; ls_cancel(arg) drops arg's pending cb.  The record
+ * a cb is handed is valid during the call only.
+ */
+#ifndef VMCPD_LINK_STORE_H
+#define VMCPD_LINK_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shared/link_rec.h"
+
+struct worker;
+struct config_backend;
+
+typedef void	(*link_done_cb)(void *arg, int rc);
+typedef void	(*link_get_cb)(void *arg, int rc, const struct link_rec *);
+typedef void	(*consent_get_cb)(void *arg, int rc,
+		    const struct consent_rec *);
+
+struct link_store {
+	int	(*ls_get)(struct worker *, const char *scope,
+		    const char *backend, link_get_cb, void *arg);
+	int	(*ls_put)(struct worker *, const char *scope,
+		    const struct link_rec *, link_done_cb, void *arg);
+	int	(*ls_del)(struct worker *, const char *scope,
+		    const char *backend, link_done_cb, void *arg);
+	int	(*ls_cput)(struct worker *, const struct consent_rec *,
+		    link_done_cb, void *arg);
+	int	(*ls_cget)(struct worker *, const char *id, consent_get_cb,
+		    void *arg);
+	int	(*ls_ctake)(struct worker *, const char *id, consent_get_cb,
+		    void *arg);
+	void	(*ls_cancel)(void *arg);
+};
+
+extern const struct link_store *link_store;
+
+/* link_redis.c: Redis's, with sessionStorage.provider redis */
+void	link_redis_init(struct worker *);
+
+/*
+ * The upstream edge's credential for be under scope, from the host's
+ * copy (synchronous, as texch_credential()): "Bearer <token>" in authz,
+ * 0; or -1 with why (names the backend, never a token).
+ */
+int	link_credential(struct worker *, const struct config_backend *,
+	    const char *scope, char *authz, size_t len, char *why,
+	    size_t whylen);
+
+#endif /* VMCPD_LINK_STORE_H */
