@@ -66,7 +66,8 @@ struct config_backend {
 enum config_outauth_type {
 	CONFIG_OUTAUTH_UNAUTHENTICATED = 0,
 	CONFIG_OUTAUTH_HEADER,
-	CONFIG_OUTAUTH_EXCHANGE		/* token_exchange (RFC 8693) */
+	CONFIG_OUTAUTH_EXCHANGE,	/* token_exchange (RFC 8693) */
+	CONFIG_OUTAUTH_CODE		/* authorization_code: per user */
 };
 
 /* RFC 8693 2.1 subject_token_type: the URN of a short form */
@@ -87,6 +88,20 @@ struct config_outauth {
 	char			*oa_tx_audience;	/* or NULL */
 	char			*oa_tx_scopes;		/* space-joined, or NULL */
 	const char		*oa_tx_subject_type;	/* a URN */
+	/* authorization_code: each principal's own tokens from the
+	 * backend's authorization server (worker/link/link.h); the two
+	 * URLs given, or found from oa_ac_issuer's metadata (RFC 8414) */
+	char			*oa_ac_issuer;		/* or NULL */
+	char			*oa_ac_authorize_url;	/* or NULL: issuer's */
+	char			*oa_ac_token_url;	/* or NULL: issuer's */
+	char			*oa_ac_client_id;
+	char			*oa_ac_secret;		/* secret, or NULL */
+	char			*oa_ac_secret_env;	/* or NULL */
+	char			*oa_ac_scopes;		/* space-joined, or NULL */
+	char			*oa_ac_callback_url;	/* .../oauth/callback */
+	int			 oa_ac_secret_post;	/* in the body, not Basic */
+	/* extraAuthorizeParams: NULL-terminated name, value pairs */
+	char			**oa_ac_extra;
 };
 
 /* operational.failureHandling: backends' health and circuit breakers */

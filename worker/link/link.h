@@ -38,6 +38,18 @@ enum link_state {
 
 typedef void	(*link_state_cb)(void *arg, enum link_state);
 
+/* what /metrics counts (vmcpd_link_*_total{outcome}) */
+enum link_count {
+	LINKC_CONSENT_STARTED = 0,	/* an elicitation sent */
+	LINKC_CONSENT_COMPLETED,	/* a link stored */
+	LINKC_CONSENT_REFUSED,		/* denied, wrong person, bad state */
+	LINKC_REFRESH_OK,
+	LINKC_REFRESH_REFUSED,		/* invalid_grant: consent anew */
+	LINKC_REFRESH_FAILED,		/* the server down or garbled */
+	LINKC_N
+};
+void	 link_count(struct worker *, enum link_count);
+
 /* be's outgoingAuth is authorization_code */
 int	 link_backend(const struct config_backend *);
 int	 link_init(struct worker *);
