@@ -96,13 +96,16 @@ breaker_outcome_step(struct breaker *b, unsigned int threshold, int failed,
 
 int
 breaker_adopt_step(struct breaker *b, uint32_t fails, uint64_t open_age_ms,
-    uint64_t now_ms)
+    uint64_t now_ms, uint64_t read_ms)
 {
 	uint64_t opened;
 
 	if (open_age_ms == BREAKER_SHARED_CLOSED) {
-		/* closed on the fleet: a breaker opened here closes too */
-		if (b->bk_state == BREAKER_CLOSED)
+		/* closed on the fleet: a breaker opened here closes too,
+		 * unless it opened after the read left (a failure of ours
+		 * the read did not see yet) */
+		if (b->bk_state == BREAKER_CLOSED ||
+		    b->bk_opened_ms >= read_ms)
 			return 0;
 		memset(b, 0, sizeof(*b));
 		return 1;
@@ -181,6 +184,7 @@ struct health_upd {
 	int				 hu_adopt;	/* or the fleet's */
 	uint32_t			 hu_sfails;
 	uint64_t			 hu_sage;
+	uint64_t			 hu_read;	/* the read left */
 	enum breaker_verdict		 hu_verdict;
 	struct breaker			 hu_old;
 	struct breaker			 hu_new;
@@ -202,7 +206,7 @@ health_on_update(void *arg, const void *data, size_t len, void *out,
 		b->bk_lease_ms = 0;
 	} else if (hu->hu_adopt)
 		changed = breaker_adopt_step(b, hu->hu_sfails, hu->hu_sage,
-		    hu->hu_now);
+		    hu->hu_now, hu->hu_read);
 	else if (hu->hu_admit)
 		changed = breaker_admit_step(b, hu->hu_ch->ch_cb_timeout_ms,
 		    hu->hu_lease, hu->hu_now, &hu->hu_verdict);
@@ -323,13 +327,14 @@ health_breaker_release(struct store *s, const char *backend,
 int
 health_breaker_adopt(struct store *s, const char *backend,
     const struct config_health *ch, uint32_t fails, uint64_t open_age_ms,
-    uint64_t now_ms)
+    uint64_t now_ms, uint64_t read_ms)
 {
 	struct health_upd hu;
 
 	memset(&hu, 0, sizeof(hu));
 	hu.hu_ch = ch;
 	hu.hu_now = now_ms;
+	hu.hu_read = read_ms;
 	hu.hu_adopt = 1;
 	hu.hu_sfails = fails;
 	hu.hu_sage = open_age_ms;

@@ -42,15 +42,16 @@ const char *breaker_state_name(enum breaker_state);
 /*
  * The fleet's breaker (sessionStorage redis, worker/upstream/health_redis.c)
  * taken into the local copy: open for open_age_ms already, with fails,
- * or BREAKER_SHARED_CLOSED.  A breaker opened here later than the
- * fleet's stays as it is.
+ * or BREAKER_SHARED_CLOSED, read from the fleet at read_ms (this
+ * host's clock).  A breaker opened here later than the fleet's stays
+ * as it is, and so does one opened here after the read left.
  */
 #define BREAKER_SHARED_CLOSED	UINT64_MAX
 /* two openings closer than this are one (the fleet's clock is read
  * across a round trip) */
 #define BREAKER_ADOPT_SLACK_MS	1000
 int	 breaker_adopt_step(struct breaker *b, uint32_t fails,
-	    uint64_t open_age_ms, uint64_t now_ms);
+	    uint64_t open_age_ms, uint64_t now_ms, uint64_t read_ms);
 
 /* the backend's breaker (closed when there is no record): 0 or -1 */
 int	 health_breaker_get(struct store *, const char *backend,
@@ -74,7 +75,7 @@ int	 health_breaker_record(struct store *, const char *backend,
  * state if it changed, else -1 */
 int	 health_breaker_adopt(struct store *, const char *backend,
 	    const struct config_health *, uint32_t fails,
-	    uint64_t open_age_ms, uint64_t now_ms);
+	    uint64_t open_age_ms, uint64_t now_ms, uint64_t read_ms);
 /* the half-open trial sent nothing (answered from a cache): its lease
  * goes back */
 void	 health_breaker_release(struct store *, const char *backend,

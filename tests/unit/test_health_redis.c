@@ -98,40 +98,45 @@ test_adopt(void **state)
 	memset(&b, 0, sizeof(b));
 	/* closed everywhere: nothing */
 	assert_int_equal(breaker_adopt_step(&b, 0, BREAKER_SHARED_CLOSED,
-	    10000), 0);
+	    10000, 0), 0);
 	/* open on the fleet for 2 s: open here since then */
-	assert_int_equal(breaker_adopt_step(&b, 4, 2000, 10000), 1);
+	assert_int_equal(breaker_adopt_step(&b, 4, 2000, 10000, 0), 1);
 	assert_int_equal(b.bk_state, BREAKER_OPEN);
 	assert_int_equal(b.bk_fails, 4);
 	assert_int_equal(b.bk_opened_ms, 8000);
 	/* the same open read again: no change */
-	assert_int_equal(breaker_adopt_step(&b, 4, 2500, 10500), 0);
+	assert_int_equal(breaker_adopt_step(&b, 4, 2500, 10500, 0), 0);
 	/* read again a little later on another clock: the same opening,
 	 * a half-open trial under way kept */
 	b.bk_state = BREAKER_HALF_OPEN;
 	b.bk_lease_ms = 12345;
 	assert_int_equal(breaker_adopt_step(&b, 4, 2000, 10000 +
-	    BREAKER_ADOPT_SLACK_MS - 1), 0);
+	    BREAKER_ADOPT_SLACK_MS - 1, 0), 0);
 	assert_int_equal(b.bk_state, BREAKER_HALF_OPEN);
 	assert_int_equal(b.bk_lease_ms, 12345);
 	/* half-open here, opened again on the fleet later: open again */
 	b.bk_state = BREAKER_HALF_OPEN;
 	b.bk_lease_ms = 99999;
-	assert_int_equal(breaker_adopt_step(&b, 5, 100, 20000), 1);
+	assert_int_equal(breaker_adopt_step(&b, 5, 100, 20000, 0), 1);
 	assert_int_equal(b.bk_state, BREAKER_OPEN);
 	assert_int_equal(b.bk_opened_ms, 19900);
 	assert_int_equal(b.bk_lease_ms, 0);
 	/* opened here later than on the fleet: kept */
 	b.bk_opened_ms = 30000;
-	assert_int_equal(breaker_adopt_step(&b, 5, 100, 30050), 0);
+	assert_int_equal(breaker_adopt_step(&b, 5, 100, 30050, 0), 0);
 	assert_int_equal(b.bk_opened_ms, 30000);
-	/* closed on the fleet: closes here */
+	/* closed on the fleet as read before this host opened it (the
+	 * read left at 29 s): kept */
 	assert_int_equal(breaker_adopt_step(&b, 0, BREAKER_SHARED_CLOSED,
-	    31000), 1);
+	    31000, 29000), 0);
+	assert_int_equal(b.bk_state, BREAKER_OPEN);
+	/* closed on the fleet, read since: closes here */
+	assert_int_equal(breaker_adopt_step(&b, 0, BREAKER_SHARED_CLOSED,
+	    31000, 30500), 1);
 	assert_int_equal(b.bk_state, BREAKER_CLOSED);
 	assert_int_equal(b.bk_fails, 0);
 	/* an age past the clock: opened at 0 */
-	assert_int_equal(breaker_adopt_step(&b, 3, 50000, 1000), 1);
+	assert_int_equal(breaker_adopt_step(&b, 3, 50000, 1000, 0), 1);
 	assert_int_equal(b.bk_opened_ms, 0);
 }
 

@@ -29,6 +29,7 @@ static struct {
 	size_t		 hh_pulling;	/* reads out */
 	uint64_t	 hh_sent;	/* records sent by this process */
 	uint64_t	 hh_round;	/* hh_sent when the reads out were */
+	uint64_t	 hh_read_ms;	/* and when they left */
 } HH;
 
 /* the probes' verdicts for the other nodes: verdict_redis_put(), which
@@ -150,7 +151,7 @@ health_redis_on_pull(void *arg, const redisReply *reply, const char *err)
 	if (HH.hh_sent != HH.hh_round)
 		return;
 	st = health_breaker_adopt(w->w_store, be->cb_name,
-	    &w->w_conf->cf_health, f, age, store_now_ms());
+	    &w->w_conf->cf_health, f, age, store_now_ms(), HH.hh_read_ms);
 	/* the backend's part of the view goes or comes back */
 	if (st == BREAKER_OPEN || st == BREAKER_CLOSED)
 		view_changed_soon(w, be);
@@ -170,6 +171,7 @@ health_redis_pull(void)
 	}
 	cf = HH.hh_w->w_conf;
 	HH.hh_round = HH.hh_sent;
+	HH.hh_read_ms = store_now_ms();
 	for (i = 0; i < cf->cf_nbackends; i++) {
 		if (health_redis_send(cf->cf_backends[i].cb_name,
 		    HEALTH_ROP_READ, health_redis_on_pull,
