@@ -3,7 +3,12 @@
 // drive_links.c stores two users' links as the workers do
 // (worker/state/link.c); vmcpctl lists them (text and -j), dumps them,
 // revokes one by its subject and one by its scope, and never shows a
-// token, sealed or not.  No daemon: the store alone.
+// token, sealed or not.  No daemon: the store alone.  And the store's
+// Redis side (worker/state/link_redis.c) on a real Redis, driven by
+// tests/unit/drive_links_redis.c on a worker's event loop: a consent
+// taken once of two takers (GETDEL), a link put, read back into the
+// host's copy, dropped from both; vmcpctl links revoke deletes a
+// link's Redis key too.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -13,10 +18,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { vmcpctl } from './lib/harness.mjs';
+import { startRedis } from './lib/cluster.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const BUILD = path.dirname(path.resolve(ROOT, process.env.VMCPD_BIN || 'build/vmcpd'));
 const DRIVER = path.join(BUILD, 'tests', 'drive_links');
+const DRIVER_REDIS = path.join(BUILD, 'tests', 'drive_links_redis');
 const ALICE = '0123456789abcdef0123456789abcdef';
 const BOB = 'fedcba9876543210fedcba9876543210';
 
@@ -80,6 +87,39 @@ test('vmcpctl links revoke drops one link, by subject or by scope', async () => 
   r = await vmcpctl(['links', 'revoke', 'alice'], { stateDir: dir });
   assert.equal(r.code, 1);
   assert.match(r.stderr, /usage:/);
+});
+
+test('the Redis side: a consent taken once, a link copied and dropped; revoke deletes it', async () => {
+  const redis = await startRedis();
+  try {
+    const rdir = fs.mkdtempSync(path.join(os.tmpdir(), 'links-redis-'));
+    const r = spawnSync(DRIVER_REDIS, [String(redis.port), rdir], { encoding: 'utf8', timeout: 30000 });
+    assert.equal(r.status, 0, r.stdout + r.stderr);
+    assert.ok(!/FAIL/.test(r.stdout), r.stdout);
+    assert.equal(r.stdout.trim().split('\n').filter((l) => l.startsWith('ok ')).length, 8, r.stdout);
+    // the consent was taken: gone from Redis; the link dropped
+    const id = /consent (vmcpd-e-[0-9a-f]{32})/.exec(r.stdout)[1];
+    assert.equal(await redis.cli('EXISTS', `thv:vmcp:session:consent:${id}`), '0');
+    assert.equal(await redis.cli('EXISTS', `thv:vmcp:session:link:${ALICE}|github`), '0');
+
+    // revoke on a Redis fleet: this host's copy and the Redis key
+    const d2 = fs.mkdtempSync(path.join(os.tmpdir(), 'links-redis-ctl-'));
+    assert.equal(spawnSync(DRIVER, [d2], { encoding: 'utf8' }).status, 0);
+    const key = `thv:vmcp:session:link:${ALICE}|github`;
+    assert.equal(await redis.cli('SET', key, 'x'), 'OK');
+    const cfg = path.join(d2, 'vmcpd.yaml');
+    fs.writeFileSync(cfg, `daemon: {stateDir: ${d2}}\nbackends:\n` +
+      '  - {name: github, url: http://127.0.0.1:9/mcp, transport: streamable-http}\n' +
+      `sessionStorage: {provider: redis, address: "127.0.0.1:${redis.port}"}\n`);
+    const v = await vmcpctl(['-f', cfg, 'links', 'revoke', 'alice', 'github']);
+    assert.equal(v.code, 0, v.stderr);
+    assert.match(v.stdout, new RegExp(`Redis 127\\.0\\.0\\.1:${redis.port}: .*link:${ALICE}\\|github deleted`));
+    assert.equal(await redis.cli('EXISTS', key), '0');
+    fs.rmSync(rdir, { recursive: true, force: true });
+    fs.rmSync(d2, { recursive: true, force: true });
+  } finally {
+    await redis.kill();
+  }
 });
 
 test.after(() => fs.rmSync(dir, { recursive: true, force: true }));
