@@ -1247,7 +1247,8 @@ test_err_auth(void **state)
 	    "yet by this version of vmcpd");
 	load_bad(BACKEND "outgoingAuth:\n  default:\n    type: basic\n",
 	    "t.yaml:7:11: outgoingAuth.default.type: expected "
-	    "unauthenticated, header_injection or token_exchange, found "
+	    "unauthenticated, header_injection, token_exchange or "
+	    "authorization_code, found "
 	    "\"basic\"");
 	load_bad(BACKEND "outgoingAuth:\n  default:\n"
 	    "    tokenExchange: {tokenUrl: https://idp/token}\n",
@@ -2359,13 +2360,17 @@ test_examples(void **state)
 	size_t		 i, len;
 	int		 n = 0, aggregate = 0, oidc = 0, limits = 0;
 	int		 composite = 0;
-	int		 outgoing = 0;
+	int		 outgoing = 0, links = 0;
 	int		 authz = 0, telemetry = 0;
+	const struct config_outauth *oa;
 
 	(void)state;
 	/* outgoing.yaml's header value comes from the environment */
 	setenv("GITHUB_TOKEN", "Bearer example", 1);
 	setenv("JIRA_EXCHANGE_SECRET", "example", 1);
+	/* github-links.yaml's: vmcpd's client secrets at both servers */
+	setenv("GITHUB_CLIENT_SECRET", "example", 1);
+	setenv("IDP_CLIENT_SECRET", "example", 1);
 	for (i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
 		(void)snprintf(path, sizeof(path), "%s/shared/config.h",
 		    roots[i]);
@@ -2464,10 +2469,21 @@ test_examples(void **state)
 			assert_string_equal(config_backend_find(cf,
 			    "jira")->cb_outauth->oa_tx_audience, "jira-mcp");
 		}
+		if (strcmp(de->d_name, "github-links.yaml") == 0) {
+			links = 1;
+			oa = config_backend_find(cf, "github")->cb_outauth;
+			assert_int_equal(oa->oa_type, CONFIG_OUTAUTH_CODE);
+			assert_string_equal(oa->oa_ac_token_url,
+			    "https://github.com/login/oauth/access_token");
+			assert_int_equal(oa->oa_ac_secret_post, 1);
+			assert_string_equal(oa->oa_ac_scopes, "repo read:org");
+		}
 		config_free(cf);
 		n++;
 	}
 	closedir(d);
+	unsetenv("GITHUB_CLIENT_SECRET");
+	unsetenv("IDP_CLIENT_SECRET");
 	unsetenv("GITHUB_TOKEN");
 	unsetenv("JIRA_EXCHANGE_SECRET");
 	assert_true(n >= 1);
@@ -2475,6 +2491,7 @@ test_examples(void **state)
 	assert_true(oidc);
 	assert_true(limits);
 	assert_true(outgoing);
+	assert_true(links);
 	assert_true(authz);
 	assert_true(composite);
 	assert_true(telemetry);
@@ -3198,13 +3215,20 @@ test_session_storage_seal_key(void **state)
 	(void)snprintf(msg, sizeof(msg), "t.yaml:19:16: "
 	    "sessionStorage.sealKeyFile: %s is not a regular file", dir);
 	load_bad(yaml, msg);
-	/* a relative path; only with provider redis */
+	/* a relative path */
 	load_bad(SEAL_HEAD "  sealKeyFile: seal.key\n", "t.yaml:19:16: "
 	    "sessionStorage.sealKeyFile: expected an absolute path, found "
 	    "\"seal.key\"");
-	load_bad(BACKEND "sessionStorage: {provider: lmdb, "
-	    "sealKeyFile: /etc/passwd}\n", "t.yaml:5:34: "
-	    "sessionStorage.sealKeyFile: only with provider redis");
+	/* with lmdb too (users' links outlive a restart) */
+	seal_key_write(path, sizeof(path), dir, "k", hex, sizeof(hex) - 1,
+	    0600);
+	(void)snprintf(yaml, sizeof(yaml), BACKEND "sessionStorage: "
+	    "{provider: lmdb, sealKeyFile: %s}\n", path);
+	cf = load_ok(yaml);
+	assert_int_equal(cf->cf_sstore.css_have_seal_key, 1);
+	assert_memory_equal(cf->cf_sstore.css_seal_key, want, 32);
+	config_free(cf);
+	assert_int_equal(unlink(path), 0);
 	assert_int_equal(rmdir(dir), 0);
 }
 
