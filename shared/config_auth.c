@@ -467,6 +467,7 @@ void
 config_warn(const struct config *cf, FILE *f, int check)
 {
 	const char	*h = cf->cf_listen_host, *d = cf->cf_diag_host;
+	size_t		 i;
 
 	/* DNS rebinding: off loopback, only loopback names are served */
 	if (!config_host_loopback(h, strlen(h)) &&
@@ -484,6 +485,19 @@ config_warn(const struct config *cf, FILE *f, int check)
 		    "loopback name or one in http.allowedHosts)\n",
 		    cf->cf_file, d);
 	config_telemetry_warn(cf, f);
+	/* links are sealed under a key made at each start without one */
+	for (i = 0; i < cf->cf_nbackends; i++)
+		if (cf->cf_backends[i].cb_outauth != NULL &&
+		    cf->cf_backends[i].cb_outauth->oa_type ==
+		    CONFIG_OUTAUTH_CODE && !cf->cf_sstore.css_have_seal_key) {
+			(void)fprintf(f, "%s: warning: backend %s uses "
+			    "authorization_code without "
+			    "sessionStorage.sealKeyFile: users' links are "
+			    "sealed under a key made at each start, so every "
+			    "restart loses them and each user consents "
+			    "again\n", cf->cf_file, cf->cf_backends[i].cb_name);
+			break;
+		}
 	/* what no file can check: how the Redis there is run (at start,
 	 * the builder asks Redis itself) */
 	if (check && cf->cf_sstore.css_provider == CONFIG_SSTORE_REDIS)

@@ -111,6 +111,24 @@ int	 load_outgoing_auth(struct loader *, struct cnode *, const char *,
 	    void *);
 int	 config_outauth_resolve(struct loader *);
 void	 config_outauth_free(struct config *);
+/* what the strategies share: an authorization server's URL (https, or
+ * http to loopback), scopes space-joined, a client secret inline or
+ * from the environment (the old one zeroed) */
+int	 config_outauth_url(struct loader *, struct cnode *, const char *path,
+	    char **);
+int	 config_outauth_scopes(struct loader *, struct cnode *,
+	    const char *path, char **);
+int	 config_outauth_secret_str(struct loader *, struct cnode *,
+	    const char *path, char **);
+int	 config_outauth_secret_env(struct loader *, struct cnode *,
+	    const char *path, char **env, char **);
+/* config_outauth_code.c: type authorization_code's section, its needs
+ * (incomingAuth oidc with a client) once all is loaded, its fields freed */
+int	 load_authorization_code(struct loader *, struct cnode *,
+	    const char *path, void *);
+int	 config_outauth_code_check(struct loader *, struct cnode *at,
+	    const char *backend);
+void	 config_outauth_code_free(struct config_outauth *);
 /* HTTP fields a configuration sets (RFC 9110): a token, a field value
  * (visible, not empty, no line breaks), a header that frames the message
  * (Host, Content-Length, Connection, ...) and may not be set */

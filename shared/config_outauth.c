@@ -24,6 +24,8 @@ config_outauth_name(enum config_outauth_type t)
 		return "header_injection";
 	case CONFIG_OUTAUTH_EXCHANGE:
 		return "token_exchange";
+	case CONFIG_OUTAUTH_CODE:
+		return "authorization_code";
 	case CONFIG_OUTAUTH_UNAUTHENTICATED:
 	default:
 		return "unauthenticated";
@@ -85,13 +87,18 @@ load_outauth_type(struct loader *ld, struct cnode *v, const char *path,
 		oa->oa_type = CONFIG_OUTAUTH_EXCHANGE;
 		return 0;
 	}
+	if (v->cn_type == CN_SCALAR && strcmp(v->cn_str,
+	    "authorization_code") == 0) {
+		oa->oa_type = CONFIG_OUTAUTH_CODE;
+		return 0;
+	}
 	if (v->cn_type == CN_SCALAR)
 		for (i = 0; later[i] != NULL; i++)
 			if (strcmp(v->cn_str, later[i]) == 0)
 				return config_error(ld, v, "outgoingAuth type "
 				    "%s " NOTYET, later[i]);
 	return config_expected(ld, v, path, "unauthenticated, "
-	    "header_injection or token_exchange");
+	    "header_injection, token_exchange or authorization_code");
 }
 
 /* RFC 9110 5.6.2: token = 1*tchar */
@@ -246,18 +253,18 @@ load_header_injection(struct loader *ld, struct cnode *n, const char *path,
 }
 
 /*
- * tokenUrl: https://, or http:// to a loopback host only (the client
- * secret and the tokens travel on it)
+ * An authorization server's URL: https://, or http:// to a loopback
+ * host only (client secrets and tokens travel on it)
  */
-static int
-load_tx_url(struct loader *ld, struct cnode *v, const char *path, void *arg)
+int
+config_outauth_url(struct loader *ld, struct cnode *v, const char *path,
+    char **dst)
 {
-	struct config_outauth	*oa = arg;
-	const char		*u;
+	const char	*u;
 
-	if (load_string(ld, v, path, &oa->oa_tx_url) == -1)
+	if (load_string(ld, v, path, dst) == -1)
 		return -1;
-	u = oa->oa_tx_url;
+	u = *dst;
 	if (strncasecmp(u, "https://", 8) == 0 && u[8] != '\0' &&
 	    u[8] != '/')
 		return 0;
@@ -265,6 +272,14 @@ load_tx_url(struct loader *ld, struct cnode *v, const char *path, void *arg)
 		return 0;
 	return config_expected(ld, v, path, "an https:// URL (http:// only "
 	    "to 127.0.0.1, [::1] or localhost)");
+}
+
+static int
+load_tx_url(struct loader *ld, struct cnode *v, const char *path, void *arg)
+{
+	struct config_outauth	*oa = arg;
+
+	return config_outauth_url(ld, v, path, &oa->oa_tx_url);
 }
 
 /* "127.x.y.z", "[::1]" or "localhost", then ':', '/' or the end */
@@ -284,29 +299,52 @@ config_outauth_loopback(const char *host)
 	return host[n] == '\0' || host[n] == ':' || host[n] == '/';
 }
 
+/* a client secret into *dst (the one before, if any, zeroed) */
 static int
-tx_set_secret(struct loader *ld, struct cnode *v, const char *path,
-    struct config_outauth *oa, const char *val)
+config_outauth_secret(struct loader *ld, struct cnode *v, const char *path,
+    char **dst, const char *val)
 {
 	if (*val == '\0')
 		return config_error(ld, v, "%s: expected a non-empty secret",
 		    path);
-	if (oa->oa_tx_secret != NULL) {
-		explicit_bzero(oa->oa_tx_secret, strlen(oa->oa_tx_secret));
-		free(oa->oa_tx_secret);
+	if (*dst != NULL) {
+		explicit_bzero(*dst, strlen(*dst));
+		free(*dst);
 	}
-	if ((oa->oa_tx_secret = strdup(val)) == NULL)
+	if ((*dst = strdup(val)) == NULL)
 		return config_error(ld, NULL, "out of memory");
 	return 0;
+}
+
+/* clientSecret: inline */
+int
+config_outauth_secret_str(struct loader *ld, struct cnode *v,
+    const char *path, char **dst)
+{
+	if (v->cn_type != CN_SCALAR || cnode_is_null(v))
+		return config_error(ld, v, "%s: expected a string", path);
+	return config_outauth_secret(ld, v, path, dst, v->cn_str);
+}
+
+/* clientSecretEnv: the variable's name into *env, its value into *dst */
+int
+config_outauth_secret_env(struct loader *ld, struct cnode *v,
+    const char *path, char **env, char **dst)
+{
+	const char	*val;
+
+	if (load_env_ref(ld, v, path, env, &val) == -1)
+		return -1;
+	return config_outauth_secret(ld, v, path, dst, val);
 }
 
 static int
 load_tx_secret(struct loader *ld, struct cnode *v, const char *path,
     void *arg)
 {
-	if (v->cn_type != CN_SCALAR || cnode_is_null(v))
-		return config_error(ld, v, "%s: expected a string", path);
-	return tx_set_secret(ld, v, path, arg, v->cn_str);
+	struct config_outauth	*oa = arg;
+
+	return config_outauth_secret_str(ld, v, path, &oa->oa_tx_secret);
 }
 
 static int
@@ -314,11 +352,9 @@ load_tx_secret_env(struct loader *ld, struct cnode *v, const char *path,
     void *arg)
 {
 	struct config_outauth	*oa = arg;
-	const char		*val;
 
-	if (load_env_ref(ld, v, path, &oa->oa_tx_secret_env, &val) == -1)
-		return -1;
-	return tx_set_secret(ld, v, path, oa, val);
+	return config_outauth_secret_env(ld, v, path, &oa->oa_tx_secret_env,
+	    &oa->oa_tx_secret);
 }
 
 /* RFC 6749 3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ) */
@@ -333,11 +369,11 @@ tx_scope_token(const char *s)
 	return 1;
 }
 
-static int
-load_tx_scopes(struct loader *ld, struct cnode *v, const char *path,
-    void *arg)
+/* a sequence of scopes, space-joined into *dst (NULL if empty) */
+int
+config_outauth_scopes(struct loader *ld, struct cnode *v, const char *path,
+    char **dst)
 {
-	struct config_outauth	*oa = arg;
 	char			**sv = NULL, *j = NULL;
 	size_t			 n = 0, i, len = 0;
 	int			 rc = -1;
@@ -367,14 +403,23 @@ load_tx_scopes(struct loader *ld, struct cnode *v, const char *path,
 		}
 		j[len] = '\0';
 	}
-	free(oa->oa_tx_scopes);
-	oa->oa_tx_scopes = j;
+	free(*dst);
+	*dst = j;
 	rc = 0;
  done:
 	for (i = 0; sv != NULL && sv[i] != NULL; i++)
 		free(sv[i]);
 	free(sv);
 	return rc;
+}
+
+static int
+load_tx_scopes(struct loader *ld, struct cnode *v, const char *path,
+    void *arg)
+{
+	struct config_outauth	*oa = arg;
+
+	return config_outauth_scopes(ld, v, path, &oa->oa_tx_scopes);
 }
 
 /* RFC 8693 3: the URN, or the reference's short forms */
@@ -432,15 +477,32 @@ load_token_exchange(struct loader *ld, struct cnode *n, const char *path,
 	return 0;
 }
 
+/* each type's section: given with that type only, and needed by it */
+static const struct {
+	enum config_outauth_type	 t;
+	const char			*key;
+	const char			*what;
+} outauth_sections[] = {
+	{ CONFIG_OUTAUTH_HEADER, "headerInjection", "headerName, "
+	    "headerValue or headerValueEnv" },
+	{ CONFIG_OUTAUTH_EXCHANGE, "tokenExchange", "tokenUrl, clientId, "
+	    "..." },
+	{ CONFIG_OUTAUTH_CODE, "authorizationCode", "clientId, callbackUrl, "
+	    "issuer or authorizationUrl and tokenUrl, ..." },
+};
+
 static int
 load_strategy(struct loader *ld, struct cnode *n, const char *path,
     struct config_outauth *oa)
 {
-	struct cnode	*hi, *tx;
+	struct cnode	*sec;
+	size_t		 i;
 	const struct field fields[] = {
 		{ "type", F_FN, oa, load_outauth_type, 0, 0 },
 		{ "headerInjection", F_FN, oa, load_header_injection, 0, 0 },
 		{ "tokenExchange", F_FN, oa, load_token_exchange, 0, 0 },
+		{ "authorizationCode", F_FN, oa, load_authorization_code,
+		    0, 0 },
 		{ "upstreamInject", F_NOTYET, NULL, NULL, 0, 0 },
 		{ "awsSts", F_NOTYET, NULL, NULL, 0, 0 },
 		{ "obo", F_NOTYET, NULL, NULL, 0, 0 },
@@ -449,22 +511,19 @@ load_strategy(struct loader *ld, struct cnode *n, const char *path,
 
 	if (load_fields(ld, n, path, fields, nitems(fields)) == -1)
 		return -1;
-	hi = cnode_get_key(n, "headerInjection");
-	if (oa->oa_type == CONFIG_OUTAUTH_HEADER && hi == NULL)
-		return config_error(ld, cnode_get(n, "type"), "%s: type "
-		    "header_injection needs a headerInjection section "
-		    "(headerName, headerValue or headerValueEnv)", path);
-	if (oa->oa_type != CONFIG_OUTAUTH_HEADER && hi != NULL)
-		return config_error(ld, hi, "%s.headerInjection: only with "
-		    "type header_injection", path);
-	tx = cnode_get_key(n, "tokenExchange");
-	if (oa->oa_type == CONFIG_OUTAUTH_EXCHANGE && tx == NULL)
-		return config_error(ld, cnode_get(n, "type"), "%s: type "
-		    "token_exchange needs a tokenExchange section (tokenUrl, "
-		    "clientId, ...)", path);
-	if (oa->oa_type != CONFIG_OUTAUTH_EXCHANGE && tx != NULL)
-		return config_error(ld, tx, "%s.tokenExchange: only with "
-		    "type token_exchange", path);
+	for (i = 0; i < nitems(outauth_sections); i++) {
+		sec = cnode_get_key(n, outauth_sections[i].key);
+		if (oa->oa_type == outauth_sections[i].t && sec == NULL)
+			return config_error(ld, cnode_get(n, "type"), "%s: "
+			    "type %s needs %s %s section (%s)", path,
+			    config_outauth_name(oa->oa_type),
+			    outauth_sections[i].key[0] == 'a' ? "an" : "a",
+			    outauth_sections[i].key, outauth_sections[i].what);
+		if (oa->oa_type != outauth_sections[i].t && sec != NULL)
+			return config_error(ld, sec, "%s.%s: only with type "
+			    "%s", path, outauth_sections[i].key,
+			    config_outauth_name(outauth_sections[i].t));
+	}
 	return 0;
 }
 
@@ -575,6 +634,11 @@ config_outauth_resolve(struct loader *ld)
 			    "outgoingAuth: backend %s uses token_exchange, "
 			    "which needs incomingAuth type oidc (the client's "
 			    "access token is what is exchanged)", be->cb_name);
+		if (oa->oa_type == CONFIG_OUTAUTH_CODE &&
+		    config_outauth_code_check(ld, oa->oa_backend != NULL ?
+		    cnode_get_key(ld->ld_outauth_backends, be->cb_name) :
+		    ld->ld_outauth_default, be->cb_name) == -1)
+			return -1;
 		be->cb_outauth = oa;
 	}
 	return 0;
@@ -606,6 +670,7 @@ config_outauth_free(struct config *cf)
 			    strlen(oa->oa_tx_secret));
 			free(oa->oa_tx_secret);
 		}
+		config_outauth_code_free(oa);
 	}
 	free(cf->cf_outauth);
 	cf->cf_outauth = NULL;

@@ -256,20 +256,8 @@ load_session_storage(struct loader *ld, struct cnode *n, const char *path,
 		return -1;
 	if (config_require(ld, n, path, "provider") == -1)
 		return -1;
-	if (ss->css_provider == CONFIG_SSTORE_LMDB) {
-		if (ss->css_host != NULL)
-			return config_error(ld, cnode_get_key(n, "address"),
-			    "%s.address: only with provider redis", path);
-		/* one host keeps its in-memory key: a copied state file
-		 * holds no usable token */
-		if (ss->css_seal_key_file != NULL)
-			return config_error(ld, cnode_get_key(n,
-			    "sealKeyFile"), "%s.sealKeyFile: only with "
-			    "provider redis", path);
-		return 0;
-	}
-	if (config_require(ld, n, path, "address") == -1)
-		return -1;
+	/* with lmdb too: without it a host's key is made at each start
+	 * and users' links (authorization_code) do not outlive it */
 	if (ss->css_seal_key_file != NULL) {
 		config_path(kpath, sizeof(kpath), path, cnode_get_key(n,
 		    "sealKeyFile"));
@@ -277,6 +265,14 @@ load_session_storage(struct loader *ld, struct cnode *n, const char *path,
 		    ss) == -1)
 			return -1;
 	}
+	if (ss->css_provider == CONFIG_SSTORE_LMDB) {
+		if (ss->css_host != NULL)
+			return config_error(ld, cnode_get_key(n, "address"),
+			    "%s.address: only with provider redis", path);
+		return 0;
+	}
+	if (config_require(ld, n, path, "address") == -1)
+		return -1;
 	/* read here, so that a reload picks a changed one up */
 	free(ss->css_password);
 	ss->css_password = NULL;
@@ -299,14 +295,16 @@ config_sstore_resolve(struct loader *ld)
 	for (i = 0; i < cf->cf_nbackends; i++) {
 		be = &cf->cf_backends[i];
 		if (be->cb_outauth == NULL ||
-		    be->cb_outauth->oa_type != CONFIG_OUTAUTH_EXCHANGE)
+		    (be->cb_outauth->oa_type != CONFIG_OUTAUTH_EXCHANGE &&
+		    be->cb_outauth->oa_type != CONFIG_OUTAUTH_CODE))
 			continue;
 		return config_error(ld, ld->ld_sstore, "sessionStorage: "
-		    "backend %s uses token_exchange, and with provider redis "
-		    "its tokens are shared sealed: set "
+		    "backend %s uses %s, and with provider redis its tokens "
+		    "are shared sealed: set "
 		    "sessionStorage.sealKeyFile to a file of 32 random bytes, "
 		    "the same on every node (openssl rand -base64 32 > FILE; "
-		    "chmod 600 FILE)", be->cb_name);
+		    "chmod 600 FILE)", be->cb_name,
+		    config_outauth_name(be->cb_outauth->oa_type));
 	}
 	return 0;
 }

@@ -1247,7 +1247,8 @@ test_err_auth(void **state)
 	    "yet by this version of vmcpd");
 	load_bad(BACKEND "outgoingAuth:\n  default:\n    type: basic\n",
 	    "t.yaml:7:11: outgoingAuth.default.type: expected "
-	    "unauthenticated, header_injection or token_exchange, found "
+	    "unauthenticated, header_injection, token_exchange or "
+	    "authorization_code, found "
 	    "\"basic\"");
 	load_bad(BACKEND "outgoingAuth:\n  default:\n"
 	    "    tokenExchange: {tokenUrl: https://idp/token}\n",
@@ -3198,13 +3199,20 @@ test_session_storage_seal_key(void **state)
 	(void)snprintf(msg, sizeof(msg), "t.yaml:19:16: "
 	    "sessionStorage.sealKeyFile: %s is not a regular file", dir);
 	load_bad(yaml, msg);
-	/* a relative path; only with provider redis */
+	/* a relative path */
 	load_bad(SEAL_HEAD "  sealKeyFile: seal.key\n", "t.yaml:19:16: "
 	    "sessionStorage.sealKeyFile: expected an absolute path, found "
 	    "\"seal.key\"");
-	load_bad(BACKEND "sessionStorage: {provider: lmdb, "
-	    "sealKeyFile: /etc/passwd}\n", "t.yaml:5:34: "
-	    "sessionStorage.sealKeyFile: only with provider redis");
+	/* with lmdb too (users' links outlive a restart) */
+	seal_key_write(path, sizeof(path), dir, "k", hex, sizeof(hex) - 1,
+	    0600);
+	(void)snprintf(yaml, sizeof(yaml), BACKEND "sessionStorage: "
+	    "{provider: lmdb, sealKeyFile: %s}\n", path);
+	cf = load_ok(yaml);
+	assert_int_equal(cf->cf_sstore.css_have_seal_key, 1);
+	assert_memory_equal(cf->cf_sstore.css_seal_key, want, 32);
+	config_free(cf);
+	assert_int_equal(unlink(path), 0);
 	assert_int_equal(rmdir(dir), 0);
 }
 

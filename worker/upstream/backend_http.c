@@ -64,6 +64,7 @@ backend_http_setup(struct http_call *hc, const struct config_backend *be)
 		    be->cb_outauth->oa_header_name,
 		    be->cb_outauth->oa_header_value);
 	case CONFIG_OUTAUTH_EXCHANGE:
+	case CONFIG_OUTAUTH_CODE:
 		if (cred == NULL)
 			return -1;
 		return http_call_add_header(hc, "Authorization", cred);
