@@ -424,3 +424,16 @@ link_caps_url(const json_t *caps)
 	return json_is_object(json_object_get(json_object_get(caps,
 	    "elicitation"), "url"));
 }
+
+int
+link_held(struct worker *w, const struct config_backend *be,
+    const char *scope)
+{
+	char	 authz[LINK_TOKEN_MAX + 16], why[256];
+	int	 rc;
+
+	rc = link_credential(w, be, scope, authz, sizeof(authz), why,
+	    sizeof(why)) == 0;
+	OPENSSL_cleanse(authz, sizeof(authz));
+	return rc;
+}
