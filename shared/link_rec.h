@@ -84,8 +84,8 @@ int	 consent_rec_decode(const void *, size_t, struct consent_rec *);
 int	 consent_id_new(char id[CONSENT_ID_LEN + 1]);
 /* s is shaped as a consent id: 1, else 0 */
 int	 consent_id_valid(const char *s);
-/* a random URL-safe string of len characters (a nonce, a verifier): 0,
- * or -1 */
+/* a random URL-safe string of len characters (a nonce, a verifier;
+ * len at most 256) and a NUL into buf: 0, or -1 */
 int	 link_random(char *buf, size_t len);
 /* the PKCE S256 challenge of verifier (RFC 7636 4.2), base64url: 0, or
  * -1 */

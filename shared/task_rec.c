@@ -7,9 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include <openssl/rand.h>
-
-#include "proto/hex.h"
+#include "shared/rand_id.h"
 #include "shared/task_rec.h"
 
 static const char *const task_status_names[] = {
@@ -236,28 +234,13 @@ task_rec_detailed(const struct task_rec *tr, const char *id, uint64_t now_ms)
 int
 task_id_valid(const char *id, size_t len)
 {
-	size_t i, p = sizeof(TASK_PREFIX) - 1;
-
-	if (id == NULL || len != TASK_ID_LEN || memcmp(id, TASK_PREFIX, p) != 0)
-		return 0;
-	for (i = p; i < len; i++)
-		if (!((id[i] >= '0' && id[i] <= '9') ||
-		    (id[i] >= 'a' && id[i] <= 'f')))
-			return 0;
-	return 1;
+	return rand_id_valid(TASK_PREFIX, TASK_RAND_BYTES, id, len);
 }
 
 int
 task_id_new(char id[TASK_ID_LEN + 1])
 {
-	unsigned char	rb[TASK_RAND_BYTES];
-
-	if (RAND_bytes(rb, sizeof(rb)) != 1)
-		return -1;
-	memcpy(id, TASK_PREFIX, sizeof(TASK_PREFIX) - 1);
-	proto_hex(rb, sizeof(rb), id + sizeof(TASK_PREFIX) - 1);
-	id[TASK_ID_LEN] = '\0';
-	return 0;
+	return rand_id_new(TASK_PREFIX, TASK_RAND_BYTES, id);
 }
 
 uint64_t

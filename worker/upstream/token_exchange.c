@@ -22,13 +22,13 @@
 #include <unistd.h>
 
 #include <event2/event.h>
-#include <jansson.h>
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
 
 #include "shared/config.h"
 #include "shared/http_client.h"
 #include "shared/log.h"
+#include "shared/oauth_token.h"
 #include "shared/seal.h"
 #include "shared/store.h"
 #include "shared/store_limit.h"
@@ -280,20 +280,11 @@ texch_on_data(void *arg, struct http_call *hc, const char *buf, size_t len)
 static void
 texch_oauth_error(const struct texch_call *tc, char *out, size_t len)
 {
-	json_t		*doc;
-	const char	*e = NULL;
-	size_t		 i;
+	char	 e[OAUTH_ERROR_MAX + 1];
 
-	doc = tc->tc_buf != NULL ? json_loadb(tc->tc_buf, tc->tc_len, 0,
-	    NULL) : NULL;
-	if (doc != NULL)
-		e = json_string_value(json_object_get(doc, "error"));
-	(void)snprintf(out, len, "the token endpoint answered HTTP %ld%s%.40s",
-	    tc->tc_status, e != NULL ? ": " : "", e != NULL ? e : "");
-	for (i = 0; out[i] != '\0'; i++)
-		if ((unsigned char)out[i] < 0x20 || out[i] == 0x7f)
-			out[i] = '?';
-	json_decref(doc);
+	oauth_token_error(tc->tc_buf, tc->tc_len, e, sizeof(e));
+	(void)snprintf(out, len, "the token endpoint answered HTTP %ld%s%s",
+	    tc->tc_status, *e != '\0' ? ": " : "", e);
 }
 
 static void
