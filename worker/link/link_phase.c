@@ -64,6 +64,13 @@ static TAILQ_HEAD(, link_cnew) link_cnews =
     TAILQ_HEAD_INITIALIZER(link_cnews);
 
 int
+link_backend(const struct config_backend *be)
+{
+	return be->cb_outauth != NULL &&
+	    be->cb_outauth->oa_type == CONFIG_OUTAUTH_CODE;
+}
+
+int
 link_consent_url(const struct config_backend *be, const char *id, char *url,
     size_t len)
 {

@@ -5,13 +5,8 @@
 #include "shared/link_rec.h"
 #include "worker/link/link.h"
 #include "worker/state/link_store.h"
-int link_backend(const struct config_backend *be) { return be->cb_outauth != NULL && be->cb_outauth->oa_type == CONFIG_OUTAUTH_CODE; }
 void link_count(struct worker *w, enum link_count c) { (void)w; (void)c; }
-int link_refresh(struct worker *w, const struct config_backend *be, const char *s, link_state_cb cb, void *a) { (void)w;(void)be;(void)s;(void)cb;(void)a; return -1; }
-void link_refresh_cancel(void *a) { (void)a; }
 int link_credential(struct worker *w, const struct config_backend *be, const char *scope, char *authz, size_t len, char *why, size_t whylen) { (void)w;(void)scope;(void)authz;(void)len; snprintf(why, whylen, "backend %s: no link", be->cb_name); return -1; }
-int consent_id_new(char id[CONSENT_ID_LEN + 1]) { snprintf(id, CONSENT_ID_LEN + 1, "%s%032x", CONSENT_PREFIX, 7); return 0; }
-int consent_id_valid(const char *s) { return strncmp(s, CONSENT_PREFIX, 8) == 0 && strlen(s) == CONSENT_ID_LEN; }
 static int sget(struct worker *w, const char *s, const char *b, link_get_cb cb, void *a) { (void)w;(void)s;(void)b; cb(a, 1, NULL); return 0; }
 static int sput(struct worker *w, const char *s, const struct link_rec *r, link_done_cb cb, void *a) { (void)w;(void)s;(void)r; cb(a, 0); return 0; }
 static int sdel(struct worker *w, const char *s, const char *b, link_done_cb cb, void *a) { (void)w;(void)s;(void)b; cb(a, 0); return 0; }
