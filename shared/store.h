@@ -36,6 +36,8 @@ enum store_db {
 	STORE_KEYS,		/* issuer -> its JWKS; fetch locks, refetch guard */
 	STORE_SUBS,		/* resource subscriptions: holdings, made */
 	STORE_TASKS,		/* vmcpd's task id -> backend, its id, owner */
+	STORE_LINKS,		/* scope|backend -> a user's upstream tokens */
+	STORE_CONSENTS,		/* consent id -> a pending consent */
 	STORE_NDB
 };
 

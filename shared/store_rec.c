@@ -32,6 +32,8 @@ const char *const store_db_names[STORE_NDB] = {
 	[STORE_KEYS] = "keys",
 	[STORE_SUBS] = "subs",
 	[STORE_TASKS] = "tasks",
+	[STORE_LINKS] = "links",
+	[STORE_CONSENTS] = "consents",
 };
 
 /* --- codec --- */

@@ -52,6 +52,7 @@
 #include "worker/state/session_redis.h"
 #include "worker/relay/pending_redis.h"
 #include "worker/composite/handle_redis.h"
+#include "worker/state/link_store.h"
 #include "worker/state/task_store.h"
 #include "worker/upstream/health_redis.h"
 #include "worker/redis/redis_flight.h"
@@ -222,6 +223,7 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 	texch_init_redis(w);
 	bsession_redis_init(w);
 	task_redis_init(w);
+	link_redis_init(w);
 	stream_init(w);
 	mrtr_init(w);
 	if ((w->w_chan_ev = event_new(w->w_base, chan_fd, EV_READ | EV_PERSIST,

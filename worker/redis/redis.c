@@ -670,6 +670,7 @@ static struct {
 	[REDIS_USER_BSESSION] = { "backend sessions",
 	    "; each node opens its own", 0 },
 	[REDIS_USER_TASK] = { "tasks", "", 0 },
+	[REDIS_USER_LINK] = { "linked accounts", "", 0 },
 };
 
 const char *

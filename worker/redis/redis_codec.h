@@ -32,6 +32,8 @@ const char *redis_script_sha(const char *text);
 #define REDIS_KIND_TOKEN	"tok"
 #define REDIS_KIND_BSESSION	"bs"	/* principals' backend sessions */
 #define REDIS_KIND_TASK		"task"	/* the tasks extension's records */
+#define REDIS_KIND_LINK		"link"	/* users' upstream accounts */
+#define REDIS_KIND_CONSENT	"consent"	/* their pending consents */
 
 /*
  * "<prefix><kind>[:<part>...]", the parts strings ended by NULL

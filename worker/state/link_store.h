@@ -54,6 +54,34 @@ struct link_store {
 
 extern const struct link_store *link_store;
 
+/*
+ * The stored form (link.c), alike in this host's store and in Redis: a
+ * link is its clear line (link_rec_encode() without the tokens: what
+ * vmcpctl shows), a newline, then the whole record sealed bound to its
+ * key; a consent is sealed whole, bound to its id.  Malloc'd, *len
+ * set; NULL: no key, no memory.  Opened: 0, or -1 (not ours: damaged,
+ * moved, sealed under another run's key).
+ *
+ * A link's key is "<scope>|<backend>".  It is kept while its refresh
+ * token may still serve: with a refresh token, or no expiry said, until
+ * it is revoked, refused upstream or replaced; without one, until its
+ * access token expires (link_expiry()).  A consent expires at its
+ * cr_expires_ms.
+ */
+#define LINK_KEY_MAX	(LINK_SCOPE_MAX + 1 + LINK_NAME_MAX)
+int	 link_key(char key[LINK_KEY_MAX + 1], const char *scope,
+	    const char *backend);
+char	*link_seal(const char *key, const struct link_rec *, size_t *len);
+int	 link_unseal(const char *key, const void *, size_t, struct link_rec *);
+char	*consent_seal(const struct consent_rec *, size_t *len);
+int	 consent_unseal(const char *id, const void *, size_t,
+	    struct consent_rec *);
+/* the record's expiry in the store: 0 for none */
+uint64_t link_expiry(const struct link_rec *);
+/* a link's stored form into this host's store (link_redis.c's copy) */
+int	 link_lmdb_write(struct worker *, const char *key, const void *,
+	    size_t, uint64_t expires_ms);
+
 /* link_redis.c: Redis's, with sessionStorage.provider redis */
 void	link_redis_init(struct worker *);
 
