@@ -38,6 +38,7 @@
 #include "proto/proto.h"
 #include "worker/process/request_hold.h"
 #include "worker/upstream/token_exchange.h"
+#include "worker/link/link.h"
 #include "worker/upstream/token_exchange_redis.h"
 #include "worker/http/http_reply.h"
 #include "worker/process/process.h"
@@ -75,6 +76,9 @@ struct texch_call {
 
 static struct {
 	int			 t_on;		/* a token_exchange backend */
+	/* views per principal: t_on, or an authorization_code backend
+	 * (its lists made with each principal's link, worker/link/) */
+	int			 t_views;
 	struct event		*t_tick;
 	TAILQ_HEAD(, texch_wait) t_waits;
 	TAILQ_HEAD(, texch_call) t_calls;
@@ -92,7 +96,7 @@ texch_view_scope(const struct httpd_req *req)
 {
 	const struct principal *p;
 
-	if (!T.t_on || req == NULL || (p = auth_principal(req)) == NULL)
+	if (!T.t_views || req == NULL || (p = auth_principal(req)) == NULL)
 		return BSESSION_SCOPE_ANON;
 	return p->p_scope;
 }
@@ -677,7 +681,9 @@ texch_init(struct worker *w)
 	TAILQ_INIT(&T.t_calls);
 	for (i = 0; i < cf->cf_nbackends; i++)
 		if (texch_backend(&cf->cf_backends[i]))
-			T.t_on = 1;
+			T.t_on = T.t_views = 1;
+		else if (link_backend(&cf->cf_backends[i]))
+			T.t_views = 1;
 	if (T.t_on && (T.t_tick = evtimer_new(w->w_base, texch_on_tick,
 	    w)) == NULL)
 		return -1;
