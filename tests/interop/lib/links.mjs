@@ -4,7 +4,8 @@
 //
 //   startLinks({ workers })   everything below, and a vmcpd in front of
 //                             the upstream backend "up" (one daemon per
-//                             test file: reuse it).  Returns
+//                             test file: reuse it; daemon.diag is its
+//                             diagnostics port).  Returns
 //                             { idp, as, upstream, daemon, callbackUrl,
 //                               tokens: { alice, bob } }.
 //   idp        the clients' OpenID provider (lib/oidc.mjs Idp), whose
@@ -25,8 +26,9 @@
 //              token endpoint call; as.issued = access tokens issued.
 //   upstream   an MCP backend (official SDK v1, stateless) whose tool
 //              whoami answers "user <sub>" for the bearer token, checked
-//              by introspection at `as` (401 without a valid one);
-//              upstream.seen = the Authorization headers it got.
+//              by introspection at `as`; it lists without a token, a
+//              tools/call without a valid one is 401; upstream.seen =
+//              [{ method, authorization }] of every request.
 //   consent(url, { as: 'alice', dir })  a real browser (Debian chromium,
 //              headless, via playwright-core; a fresh profile each call
 //              unless { context } is passed, see browser()) opens url
@@ -170,16 +172,24 @@ export class UpstreamAs {
 }
 
 
-/* the upstream MCP backend: whoami names the bearer token's subject */
+/* the upstream MCP backend: whoami names the bearer token's subject;
+ * it lists without a token (as many servers do), a tools/call without a
+ * valid one is 401 */
 export async function startUpstream(as) {
   const seen = [];
   const server = http.createServer(async (req, res) => {
+    const chunks = [];
+    for await (const c of req)
+      chunks.push(c);
+    let body;
+    try {
+      body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString()) : undefined;
+    } catch { body = undefined; }
     const authz = req.headers.authorization ?? null;
-    seen.push(authz);
+    seen.push({ method: body?.method ?? req.method, authorization: authz });
     const tok = authz && /^Bearer (\S+)$/.exec(authz)?.[1];
     const sub = tok ? await as.introspect(tok).catch(() => null) : null;
-    if (!sub) {
-      req.resume();
+    if (!sub && body?.method === 'tools/call') {
       res.writeHead(401, { 'WWW-Authenticate': 'Bearer error="invalid_token"',
         'Content-Type': 'application/json' });
       res.end(JSON.stringify({ error: 'invalid_token' }));
@@ -189,10 +199,11 @@ export async function startUpstream(as) {
     mcp.tool('whoami', 'the upstream account this call acts as', async () => ({
       content: [{ type: 'text', text: `user ${sub}` }],
     }));
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined,
+      enableJsonResponse: true });
     res.on('close', () => { transport.close(); mcp.close(); });
     await mcp.connect(transport);
-    await transport.handleRequest(req, res);
+    await transport.handleRequest(req, res, body);
   });
   await new Promise((resolve) => server.listen(0, HOST, resolve));
   const port = server.address().port;
@@ -228,6 +239,7 @@ export function linkConfig(idp, as, name, callbackUrl, { scopes = ['api'] } = {}
  */
 export async function startLinks({ workers = 2, extra = '', daemonOpts = {} } = {}) {
   const port = await freePort();
+  const diag = await freePort();
   const callbackUrl = `http://${HOST}:${port}/oauth/callback`;
   const idp = await startIdp({ webRedirect: callbackUrl });
   const as = await new UpstreamAs({ redirectUri: callbackUrl }).start();
@@ -239,8 +251,9 @@ export async function startLinks({ workers = 2, extra = '', daemonOpts = {} } = 
   const daemon = new Daemon(dir, cfg, opts);
   daemon.configOpts = { portFile: daemon.portFile, stateDir: daemon.stateDir, ...opts };
   await daemon.writeConfig(configText(daemon.configOpts)
-    .replace(`listen: ${HOST}:0`, `listen: ${HOST}:${port}`));
+    .replace(`listen: ${HOST}:0`, `listen: ${HOST}:${port}\n  diagnostics: ${HOST}:${diag}`));
   await daemon.start();
+  daemon.diag = diag;
   const tokens = { alice: await idp.token('alice'), bob: await idp.token('bob') };
   return {
     idp, as, upstream, daemon, callbackUrl, tokens,
