@@ -76,9 +76,22 @@ describe('linking a user\'s upstream account, the web leg', () => {
     await L?.stop();
   });
 
-  test('browser: alice consents; the link is stored and used, the session told, no token shown or logged', guarded(async () => {
-    const sid = await session(port, L.tokens.alice);
-    const { id, url } = await elicit(port, L.tokens.alice, sid);
+  let sid, elicited;
+
+  test('browser: alice\'s link opened by a browser logged in as bob links nothing', guarded(async () => {
+    sid = await session(port, L.tokens.alice);
+    elicited = await elicit(port, L.tokens.alice, sid);
+    const wrong = await consent(elicited.url, { as: 'bob', name: 'wrong-person' });
+    assert.equal(wrong.status, 403, wrong.text);
+    assert.match(wrong.text, /signed in as someone other than the person who asked/);
+    assert.match(wrong.text, /nothing was linked/);
+    assertPageHeaders(wrong.headers);
+    assert.equal(L.as.count('authorization_code'), 0, 'the upstream server was reached');
+    assert.equal((await whoami(port, L.tokens.alice, sid)).error?.code, -32042);
+  }));
+
+  test('browser: alice consents (the same link); the link is stored and used, the session told, no token shown or logged', guarded(async () => {
+    const { id, url } = elicited;
     // the session's GET stream, for notifications/elicitation/complete
     const stream = await openStream(port, { headers: { ...bearer(L.tokens.alice),
       'Mcp-Session-Id': sid, 'MCP-Protocol-Version': LEGACY_VERSION, Accept: 'text/event-stream' } });
@@ -95,32 +108,18 @@ describe('linking a user\'s upstream account, the web leg', () => {
     // the call now goes, as alice's upstream account
     const a = await whoami(port, L.tokens.alice, sid);
     assert.equal(a.result?.content?.[0]?.text, 'user alice', JSON.stringify(a));
+    // bob is not linked by it
+    const bsid = await session(port, L.tokens.bob);
+    assert.equal((await whoami(port, L.tokens.bob, bsid)).error?.code, -32042);
     // no token in the dump, /status, the log, or the page
     const dump = await vmcpctl(['dump', '-a'], { stateDir: L.daemon.stateDir });
     const status = await httpRequest(L.daemon.diag, { method: 'GET', path: '/status', timeout: 5000 });
+    assert.equal(status.status, 200);
     assert.ok(L.as.issued.length >= 1);
     for (const t of L.as.issued)
       for (const [where, text] of [['dump', dump.stdout], ['/status', status.text],
         ['log', L.daemon.proc.output], ['page', page.text]])
         assert.ok(!text.includes(t), `an upstream token in ${where}`);
-  }));
-
-  test('browser: alice\'s link opened by bob links nothing; alice can still use it', guarded(async () => {
-    const sid = await session(port, L.tokens.bob);
-    const { url } = await elicit(port, L.tokens.bob, sid);
-    const issued = L.as.count('authorization_code');
-    // alice's browser opens bob's link
-    const wrong = await consent(url, { as: 'alice', name: 'wrong-person' });
-    assert.equal(wrong.status, 403, wrong.text);
-    assert.match(wrong.text, /signed in as someone other than the person who asked/);
-    assert.match(wrong.text, /nothing was linked/);
-    assertPageHeaders(wrong.headers);
-    assert.equal(L.as.count('authorization_code'), issued, 'the upstream server was reached');
-    assert.equal((await whoami(port, L.tokens.bob, sid)).error?.code, -32042);
-    // the consent stays usable by the right person
-    const right = await consent(url, { as: 'bob', name: 'bob-linked' });
-    assert.equal(right.status, 200, right.text);
-    assert.equal((await whoami(port, L.tokens.bob, sid)).result?.content?.[0]?.text, 'user bob');
   }));
 
   test('jar: the upstream callback replayed is refused; so is one from another browser', guarded(async () => {

@@ -29,13 +29,14 @@
 //              by introspection at `as`; it lists without a token, a
 //              tools/call without a valid one is 401; upstream.seen =
 //              [{ method, authorization }] of every request.
-//   consent(url, { as: 'alice', dir })  a real browser (Debian chromium,
-//              headless, via playwright-core; a fresh profile each call
-//              unless { context } is passed, see browser()) opens url
-//              (an elicitation's), logs in as that name at both
-//              providers and consents; resolves { status, url, text,
-//              screenshot } of the final page (vmcpd's), the screenshot
-//              kept under build/interop-artefacts/.
+//   consent(url, { as: 'alice' })  a real browser (Debian chromium,
+//              headless, via playwright-core: one per test file, its
+//              cookies cleared first unless { keepCookies: true }; call
+//              closeBrowsers() in after()) opens url (an elicitation's),
+//              logs in as that name at both providers and consents;
+//              resolves { status, url, text, headers, screenshot } of
+//              the final page (vmcpd's), the screenshot kept under
+//              build/interop-artefacts/ (build-san/ for that build).
 //   walk(url, { as })         the same with an HTTP client and a cookie
 //              jar (for cases a browser adds nothing to); also
 //              { stopAt: 'upstream-callback' } returns the callback URL
@@ -270,26 +271,28 @@ export async function startLinks({ workers = 2, extra = '', daemonOpts = {} } = 
  */
 
 let pw = null;
-const contexts = new Set();
+let shared = null;
 
-/* a fresh headless chromium profile (Debian's; never a download) */
+/* a headless chromium (Debian's; never a download) on a fresh profile
+ * under a temp dir: one per test file (launching costs seconds), its
+ * cookies cleared before each consent() */
 export async function browser() {
+  if (shared)
+    return shared;
   pw ??= (await import('playwright-core')).chromium;
   const dir = await tmpDir('vmcpd-chromium-');
-  const ctx = await pw.launchPersistentContext(path.join(dir, 'profile'), {
+  shared = await pw.launchPersistentContext(path.join(dir, 'profile'), {
     executablePath: '/usr/bin/chromium',
     headless: true,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
       '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
-  contexts.add(ctx);
-  return ctx;
+  return shared;
 }
 
 export async function closeBrowsers() {
-  for (const c of contexts)
-    await c.close().catch(() => {});
-  contexts.clear();
+  await shared?.close().catch(() => {});
+  shared = null;
 }
 
 let shots = 0;
@@ -299,8 +302,10 @@ let shots = 0;
  * an oidc-provider login form, consents at its consent form, until a
  * page of neither (vmcpd's own).
  */
-export async function consent(url, { as = 'alice', context, name } = {}) {
-  const ctx = context ?? await browser();
+export async function consent(url, { as = 'alice', keepCookies = false, name } = {}) {
+  const ctx = await browser();
+  if (!keepCookies)
+    await ctx.clearCookies();
   const page = await ctx.newPage();
   let last = null;
   page.on('response', (r) => {
@@ -328,8 +333,6 @@ export async function consent(url, { as = 'alice', context, name } = {}) {
       headers: last ? await last.allHeaders() : {}, screenshot };
   } finally {
     await page.close();
-    if (!context)
-      await ctx.close().then(() => contexts.delete(ctx));
   }
 }
 
