@@ -175,4 +175,27 @@ describe('linking a user\'s upstream account, the web leg', () => {
     }
     assert.equal((await whoami(port, tok, s2)).error?.code, -32042);
   }));
+
+  test('jar: a token near its expiry is refreshed at the token endpoint; a refused refresh asks again', guarded(async () => {
+    const tok = L.idp.forge(L.idp.claims({ sub: 'frank' }));
+    const s = await session(port, tok);
+    const { url } = await elicit(port, tok, s);
+    // within LINK_MARGIN_MS (a minute) of its expiry from the start
+    L.as.accessTtl = 30;
+    try {
+      const r = await walk(url, { as: 'frank' });
+      assert.equal(r.status, 200, r.text);
+      const before = L.as.count('refresh_token');
+      const a = await whoami(port, tok, s);
+      assert.equal(a.result?.content?.[0]?.text, 'user frank', JSON.stringify(a));
+      assert.ok(L.as.count('refresh_token') > before, 'no refresh');
+      assert.ok(L.as.grants.filter((g) => g.grant_type === 'refresh_token').every((g) => g.status === 200));
+      L.as.refuseRefresh = true;
+      const b = await whoami(port, tok, s);
+      assert.equal(b.error?.code, -32042, JSON.stringify(b));
+    } finally {
+      L.as.accessTtl = 600;
+      L.as.refuseRefresh = false;
+    }
+  }));
 });
