@@ -84,17 +84,22 @@ test_cookie(void **state)
 static void
 test_escape(void **state)
 {
-	char	*e, o[64];
+	char	*e;
+	size_t	 n;
 
 	(void)state;
 	e = link_html_escape("<b a=\"x\">'&'</b>");
 	assert_string_equal(e, "&lt;b a=&quot;x&quot;&gt;&#39;&amp;&#39;"
 	    "&lt;/b&gt;");
 	free(e);
-	assert_int_equal(link_origin("https://vmcpd.example:8443/oauth/"
-	    "callback?x", o, sizeof(o)), 0);
-	assert_string_equal(o, "https://vmcpd.example:8443");
-	assert_int_equal(link_origin("nourl", o, sizeof(o)), -1);
+	e = NULL;
+	n = 0;
+	assert_int_equal(link_body_add(&e, &n, "ab", 2, 4), 0);
+	assert_int_equal(link_body_add(&e, &n, "cd", 2, 4), 0);
+	assert_string_equal(e, "abcd");
+	assert_int_equal(link_body_add(&e, &n, "e", 1, 4), 1);
+	assert_int_equal(n, 4);
+	free(e);
 }
 
 int

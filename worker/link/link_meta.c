@@ -85,17 +85,10 @@ static int
 link_meta_data(void *arg, struct http_call *hc, const char *buf, size_t len)
 {
 	struct link_meta	*lm = arg;
-	char			*n;
 
 	(void)hc;
-	if (lm->lm_len + len > LINK_META_MAX ||
-	    (n = realloc(lm->lm_buf, lm->lm_len + len + 1)) == NULL)
-		return 1;
-	memcpy(n + lm->lm_len, buf, len);
-	lm->lm_buf = n;
-	lm->lm_len += len;
-	n[lm->lm_len] = '\0';
-	return 0;
+	return link_body_add(&lm->lm_buf, &lm->lm_len, buf, len,
+	    LINK_META_MAX);
 }
 
 /* the document read: 0, or -1 */

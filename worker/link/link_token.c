@@ -76,22 +76,10 @@ static int
 link_tok_data(void *arg, struct http_call *hc, const char *buf, size_t len)
 {
 	struct link_tok	*lt = arg;
-	char		*n;
 
 	(void)hc;
-	if (lt->lt_len + len > LINK_TOK_BODY_MAX ||
-	    (n = malloc(lt->lt_len + len + 1)) == NULL)
-		return 1;
-	if (lt->lt_buf != NULL) {
-		memcpy(n, lt->lt_buf, lt->lt_len);
-		OPENSSL_cleanse(lt->lt_buf, lt->lt_len);
-		free(lt->lt_buf);
-	}
-	memcpy(n + lt->lt_len, buf, len);
-	lt->lt_buf = n;
-	lt->lt_len += len;
-	n[lt->lt_len] = '\0';
-	return 0;
+	return link_body_add(&lt->lt_buf, &lt->lt_len, buf, len,
+	    LINK_TOK_BODY_MAX);
 }
 
 static void
