@@ -111,13 +111,19 @@ describe('linking a user\'s upstream account, the web leg', () => {
     // bob is not linked by it
     const bsid = await session(port, L.tokens.bob);
     assert.equal((await whoami(port, L.tokens.bob, bsid)).error?.code, -32042);
-    // no token in the dump, /status, the log, or the page
+    // vmcpctl links lists it (principal, backend, expiry)
+    const links = await vmcpctl(['links', '-j'], { stateDir: L.daemon.stateDir });
+    assert.equal(links.code, 0, links.stderr);
+    const mine = JSON.parse(links.stdout).filter((l) => l.sub === 'alice');
+    assert.equal(mine.length, 1, links.stdout);
+    assert.equal(mine[0].backend, 'up');
+    // no token in it, the dump, /status, the log, or the page
     const dump = await vmcpctl(['dump', '-a'], { stateDir: L.daemon.stateDir });
     const status = await httpRequest(L.daemon.diag, { method: 'GET', path: '/status', timeout: 5000 });
     assert.equal(status.status, 200);
     assert.ok(L.as.issued.length >= 1);
     for (const t of L.as.issued)
-      for (const [where, text] of [['dump', dump.stdout], ['/status', status.text],
+      for (const [where, text] of [['links', links.stdout], ['dump', dump.stdout], ['/status', status.text],
         ['log', L.daemon.proc.output], ['page', page.text]])
         assert.ok(!text.includes(t), `an upstream token in ${where}`);
   }));
