@@ -19,6 +19,7 @@ import {
 } from './lib/harness.mjs';
 import { useMulti, openStream } from './lib/multi.mjs';
 import { startLinks, consent, walk, get, Jar, closeBrowsers } from './lib/links.mjs';
+import { startRedis } from './lib/cluster.mjs';
 
 useMulti();
 
@@ -203,5 +204,36 @@ describe('linking a user\'s upstream account, the web leg', () => {
       L.as.accessTtl = 600;
       L.as.refuseRefresh = false;
     }
+  }));
+});
+
+describe('two nodes on one Redis: one refresh of a link for the fleet', () => {
+  let L, a, b;
+
+  before(async () => {
+    const redis = await startRedis();
+    L = await startLinks({ redis, workers: 1 });
+    a = L.daemon;
+    b = await L.node();
+  });
+
+  after(async () => {
+    await L?.stop();
+  });
+
+  test('jar: a link near its expiry used on both nodes at once is refreshed once', guarded(async () => {
+    const tok = L.idp.forge(L.idp.claims({ sub: 'gina' }));
+    const sa = await session(a.port, tok);
+    const { url } = await elicit(a.port, tok, sa);
+    L.as.accessTtl = 30;	// within LINK_MARGIN_MS: the next use refreshes
+    const r = await walk(url, { as: 'gina' });
+    assert.equal(r.status, 200, r.text);
+    L.as.accessTtl = 600;	// the refreshed one is not
+    const sb = await session(b.port, tok);
+    const before = L.as.count('refresh_token');
+    const [x, y] = await Promise.all([whoami(a.port, tok, sa), whoami(b.port, tok, sb)]);
+    assert.equal(x.result?.content?.[0]?.text, 'user gina', JSON.stringify(x));
+    assert.equal(y.result?.content?.[0]?.text, 'user gina', JSON.stringify(y));
+    assert.equal(L.as.count('refresh_token') - before, 1, JSON.stringify(L.as.grants));
   }));
 });

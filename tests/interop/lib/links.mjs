@@ -2,12 +2,16 @@
 // docs/ARCHITECTURE.md "Linking users' accounts"): the real parts a
 // consent walks through.
 //
-//   startLinks({ workers })   everything below, and a vmcpd in front of
-//                             the upstream backend "up" (one daemon per
-//                             test file: reuse it; daemon.diag is its
-//                             diagnostics port).  Returns
+//   startLinks({ workers, redis })  everything below, and a vmcpd in
+//                             front of the upstream backend "up" (one
+//                             daemon per test file: reuse it; daemon.diag
+//                             is its diagnostics port).  Returns
 //                             { idp, as, upstream, daemon, callbackUrl,
-//                               tokens: { alice, bob } }.
+//                               tokens: { alice, bob }, node(), stop() }.
+//                             With redis (lib/cluster.mjs startRedis()),
+//                             sessionStorage on it with a sealKeyFile, and
+//                             L.node() starts another node of the same
+//                             config (callbackUrl stays the first's).
 //   idp        the clients' OpenID provider (lib/oidc.mjs Idp), whose
 //              client "vmcpd" also logs the person in at vmcpd's
 //              /oauth/start (authorization_code, redirect URI =
@@ -238,32 +242,41 @@ export function linkConfig(idp, as, name, callbackUrl, { scopes = ['api'] } = {}
  * The whole set, one vmcpd listening on a port chosen first (the
  * callbackUrl is its own, and both providers must know it).
  */
-export async function startLinks({ workers = 2, extra = '', daemonOpts = {} } = {}) {
+export async function startLinks({ workers = 2, extra = '', daemonOpts = {}, redis } = {}) {
   const port = await freePort();
-  const diag = await freePort();
   const callbackUrl = `http://${HOST}:${port}/oauth/callback`;
   const idp = await startIdp({ webRedirect: callbackUrl });
   const as = await new UpstreamAs({ redirectUri: callbackUrl }).start();
   const upstream = await startUpstream(as);
-  const dir = await tmpDir();
-  const cfg = path.join(dir, 'vmcpd.yaml');
-  const opts = { backendUrl: upstream.url, backendName: 'up', workers,
-    extra: linkConfig(idp, as, 'up', callbackUrl) + extra, ...daemonOpts };
-  const daemon = new Daemon(dir, cfg, opts);
-  daemon.configOpts = { portFile: daemon.portFile, stateDir: daemon.stateDir, ...opts };
-  await daemon.writeConfig(configText(daemon.configOpts)
-    .replace(`listen: ${HOST}:0`, `listen: ${HOST}:${port}\n  diagnostics: ${HOST}:${diag}`));
-  await daemon.start();
-  daemon.diag = diag;
-  const tokens = { alice: await idp.token('alice'), bob: await idp.token('bob') };
-  return {
-    idp, as, upstream, daemon, callbackUrl, tokens,
-    async stop() {
-      await upstream.stop();
-      await as.stop();
-      await idp.stop();
-    },
+  let storage = '';
+  if (redis) {
+    const key = path.join(await tmpDir(), 'seal.key');
+    await fsp.writeFile(key, `${crypto.randomBytes(32).toString('base64')}\n`, { mode: 0o600 });
+    storage = ['sessionStorage:', '  provider: redis', `  address: ${HOST}:${redis.port}`,
+      `  sealKeyFile: ${key}`, ''].join('\n');
+  }
+  const L = { idp, as, upstream, callbackUrl, nodes: [] };
+  L.node = async (listen = 0) => {
+    const dir = await tmpDir();
+    const opts = { backendUrl: upstream.url, backendName: 'up', workers,
+      extra: storage + linkConfig(idp, as, 'up', callbackUrl) + extra, ...daemonOpts };
+    const d = new Daemon(dir, path.join(dir, 'vmcpd.yaml'), opts);
+    d.configOpts = { portFile: d.portFile, stateDir: d.stateDir, ...opts };
+    d.diag = await freePort();
+    await d.writeConfig(configText(d.configOpts)
+      .replace(`listen: ${HOST}:0`, `listen: ${HOST}:${listen}\n  diagnostics: ${HOST}:${d.diag}`));
+    await d.start();
+    L.nodes.push(d);
+    return d;
   };
+  L.daemon = await L.node(port);
+  L.tokens = { alice: await idp.token('alice'), bob: await idp.token('bob') };
+  L.stop = async () => {
+    await upstream.stop();
+    await as.stop();
+    await idp.stop();
+  };
+  return L;
 }
 
 /*
