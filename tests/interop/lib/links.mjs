@@ -271,7 +271,11 @@ export async function startLinks({ workers = 2, extra = '', daemonOpts = {}, red
   };
   L.daemon = await L.node(port);
   L.tokens = { alice: await idp.token('alice'), bob: await idp.token('bob') };
+  /* every node stopped (exit 0, no sanitizer report), then the rest */
   L.stop = async () => {
+    for (const d of L.nodes)
+      if (!d.stopped)
+        await d.stop();
     await upstream.stop();
     await as.stop();
     await idp.stop();
