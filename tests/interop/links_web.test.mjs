@@ -207,12 +207,14 @@ describe('linking a user\'s upstream account, the web leg', () => {
   }));
 });
 
+// here the upstream server is configured by its issuer alone: its
+// endpoints come from its metadata (RFC 8414, then OpenID's document)
 describe('two nodes on one Redis: one refresh of a link for the fleet', () => {
   let L, a, b;
 
   before(async () => {
     const redis = await startRedis();
-    L = await startLinks({ redis, workers: 1 });
+    L = await startLinks({ redis, workers: 1, issuerOnly: true });
     a = L.daemon;
     b = await L.node();
   });
@@ -228,6 +230,10 @@ describe('two nodes on one Redis: one refresh of a link for the fleet', () => {
     L.as.accessTtl = 30;	// within LINK_MARGIN_MS: the next use refreshes
     const r = await walk(url, { as: 'gina' });
     assert.equal(r.status, 200, r.text);
+    // the endpoints from the metadata, RFC 8414's document first (each
+    // node's worker fetched it once)
+    const wk = L.as.paths.filter((p) => p.startsWith('/.well-known/'));
+    assert.deepEqual([...new Set(wk)], ['/.well-known/oauth-authorization-server']);
     L.as.accessTtl = 600;	// the refreshed one is not
     const sb = await session(b.port, tok);
     const before = L.as.count('refresh_token');

@@ -12,6 +12,8 @@
 //                             sessionStorage on it with a sealKeyFile, and
 //                             L.node() starts another node of the same
 //                             config (callbackUrl stays the first's).
+//                             issuerOnly: the upstream server named by
+//                             its issuer alone (its metadata fetched).
 //   idp        the clients' OpenID provider (lib/oidc.mjs Idp), whose
 //              client "vmcpd" also logs the person in at vmcpd's
 //              /oauth/start (authorization_code, redirect URI =
@@ -27,7 +29,8 @@
 //                as.denyConsent = true       /authorize -> the callback
 //                                            with error=access_denied
 //              Record: as.grants = [{ grant_type, status, sub }] per
-//              token endpoint call; as.issued = access tokens issued.
+//              token endpoint call; as.issued = access tokens issued;
+//              as.paths = every path asked for.
 //   upstream   an MCP backend (official SDK v1, stateless) whose tool
 //              whoami answers "user <sub>" for the bearer token, checked
 //              by introspection at `as`; it lists without a token, a
@@ -85,12 +88,14 @@ export class UpstreamAs {
     this.denyConsent = false;
     this.grants = [];
     this.issued = [];
+    this.paths = [];	// every path asked for, in order
   }
 
   async start() {
     let handler = null;
     this.server = http.createServer((req, res) => {
       const u = new URL(req.url, 'http://x');
+      this.paths.push(u.pathname);
       if (u.pathname === '/auth' && this.denyConsent) {
         const loc = new URL(u.searchParams.get('redirect_uri'));
         loc.searchParams.set('error', 'access_denied');
@@ -220,7 +225,7 @@ export async function startUpstream(as) {
 
 /* incomingAuth on idp (with its client for the person's login) and
  * authorization_code for backend name at as */
-export function linkConfig(idp, as, name, callbackUrl, { scopes = ['api'] } = {}) {
+export function linkConfig(idp, as, name, callbackUrl, { scopes = ['api'], issuerOnly = false } = {}) {
   return oidcConfig(idp, { extra: ['    clientId: vmcpd',
     '    clientSecretEnv: VMCPD_TEST_INTROSPECTION_SECRET'] }) + [
     'outgoingAuth:',
@@ -229,8 +234,9 @@ export function linkConfig(idp, as, name, callbackUrl, { scopes = ['api'] } = {}
     `    ${name}:`,
     '      type: authorization_code',
     '      authorizationCode:',
-    `        authorizationUrl: ${as.issuer}/auth`,
-    `        tokenUrl: ${as.issuer}/token`,
+    ...(issuerOnly ? [`        issuer: ${as.issuer}`] : [
+      `        authorizationUrl: ${as.issuer}/auth`,
+      `        tokenUrl: ${as.issuer}/token`]),
     `        clientId: ${UP_CLIENT}`,
     '        clientSecretEnv: VMCPD_TEST_UP_SECRET',
     `        scopes: [${scopes.join(', ')}]`,
@@ -242,7 +248,8 @@ export function linkConfig(idp, as, name, callbackUrl, { scopes = ['api'] } = {}
  * The whole set, one vmcpd listening on a port chosen first (the
  * callbackUrl is its own, and both providers must know it).
  */
-export async function startLinks({ workers = 2, extra = '', daemonOpts = {}, redis } = {}) {
+export async function startLinks({ workers = 2, extra = '', daemonOpts = {}, redis,
+  issuerOnly = false } = {}) {
   const port = await freePort();
   const callbackUrl = `http://${HOST}:${port}/oauth/callback`;
   const idp = await startIdp({ webRedirect: callbackUrl });
@@ -259,7 +266,8 @@ export async function startLinks({ workers = 2, extra = '', daemonOpts = {}, red
   L.node = async (listen = 0) => {
     const dir = await tmpDir();
     const opts = { backendUrl: upstream.url, backendName: 'up', workers,
-      extra: storage + linkConfig(idp, as, 'up', callbackUrl) + extra, ...daemonOpts };
+      extra: storage + linkConfig(idp, as, 'up', callbackUrl, { issuerOnly }) + extra,
+      ...daemonOpts };
     const d = new Daemon(dir, path.join(dir, 'vmcpd.yaml'), opts);
     d.configOpts = { portFile: d.portFile, stateDir: d.stateDir, ...opts };
     d.diag = await freePort();
