@@ -34,7 +34,8 @@ link_query_get(const char *q, const char *name, char *out, size_t outlen)
 			if (c == '+')
 				c = ' ';
 			else if (c == '%') {
-				if (end - p < 3 || (hi = proto_hex_digit(p[1])) < 0 ||
+				if (end - p < 3 ||
+				    (hi = proto_hex_digit(p[1])) < 0 ||
 				    (lo = proto_hex_digit(p[2])) < 0)
 					return -1;
 				c = (char)(hi << 4 | lo);
@@ -57,8 +58,9 @@ link_urlsafe(const char *s, size_t n)
 	size_t	 i;
 
 	for (i = 0; i < n; i++)
-		if (strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-		    "0123456789-_", s[i]) == NULL || s[i] == '\0')
+		if (strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+		    "abcdefghijklmnopqrstuvwxyz0123456789-_", s[i]) == NULL ||
+		    s[i] == '\0')
 			return 0;
 	return 1;
 }

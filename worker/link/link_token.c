@@ -174,7 +174,8 @@ link_tok_post(struct worker *w, const struct link_tok_client *c,
 		if (proto_form_add(&body, &blen, form[i], form[i + 1]) == -1)
 			goto fail;
 	if (c->ltc_post || c->ltc_secret == NULL) {
-		if (proto_form_add(&body, &blen, "client_id", c->ltc_id) == -1 ||
+		if (proto_form_add(&body, &blen, "client_id",
+		    c->ltc_id) == -1 ||
 		    (c->ltc_secret != NULL && proto_form_add(&body, &blen,
 		    "client_secret", c->ltc_secret) == -1))
 			goto fail;

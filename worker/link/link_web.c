@@ -66,7 +66,7 @@ struct lw {
 	char			*lw_authorize;	/* the next leg's */
 	struct link_tok		*lw_tok;
 	int			 lw_store;	/* a link_store call pending */
-	int			 lw_wrong;	/* the wrong person: page after */
+	int			 lw_wrong;	/* another person: a page */
 };
 
 static void	lw_page(struct lw *, int status, const char *title,
@@ -271,11 +271,17 @@ lw_redirect(struct lw *lw, const char *endpoint, const char *client_id,
  * /oauth/start
  */
 
+static const struct config_oidc *
+lw_oidc(const struct lw *lw)
+{
+	return &lw->lw_hold.rh_w->w_conf->cf_inauth.ci_oidc;
+}
+
 static void
 lw_start_on_put(void *arg, int rc)
 {
 	struct lw		*lw = arg;
-	const struct config_oidc *oi = &lw->lw_hold.rh_w->w_conf->cf_inauth.ci_oidc;
+	const struct config_oidc *oi = lw_oidc(lw);
 
 	lw->lw_store = 0;
 	if (rc != 0) {
@@ -310,7 +316,7 @@ lw_start_on_meta(void *arg, int rc, const char *authorize, const char *token)
 static int
 lw_idp(struct lw *lw, link_meta_cb cb)
 {
-	const struct config_oidc *oi = &lw->lw_hold.rh_w->w_conf->cf_inauth.ci_oidc;
+	const struct config_oidc *oi = lw_oidc(lw);
 
 	return link_meta_get(lw->lw_hold.rh_w, oi->oi_issuer, 1,
 	    oi->oi_ca_bundle, !oi->oi_jwks_private_ip, cb, lw);
@@ -600,7 +606,7 @@ static void
 lw_login_on_meta(void *arg, int rc, const char *authorize, const char *token)
 {
 	struct lw		*lw = arg;
-	const struct config_oidc *oi = &lw->lw_hold.rh_w->w_conf->cf_inauth.ci_oidc;
+	const struct config_oidc *oi = lw_oidc(lw);
 	struct link_tok_client	 c;
 	const char		*form[] = { "grant_type", "authorization_code",
 	    "code", lw->lw_code, "redirect_uri",
