@@ -7,7 +7,8 @@
 //                             daemon per test file: reuse it; daemon.diag
 //                             is its diagnostics port).  Returns
 //                             { idp, as, upstream, daemon, callbackUrl,
-//                               tokens: { alice, bob }, node(), stop() }.
+//                               tokens: { alice, bob }, node(), stop() }
+//                             (stop(): every node stopped and checked).
 //                             With redis (lib/cluster.mjs startRedis()),
 //                             sessionStorage on it with a sealKeyFile, and
 //                             L.node() starts another node of the same
@@ -28,7 +29,7 @@
 //                as.refuseRefresh = true     refresh -> invalid_grant
 //                as.denyConsent = true       /authorize -> the callback
 //                                            with error=access_denied
-//              Record: as.grants = [{ grant_type, status, sub }] per
+//              Record: as.grants = [{ grant_type, status }] per
 //              token endpoint call; as.issued = access tokens issued;
 //              as.paths = every path asked for.
 //   upstream   an MCP backend (official SDK v1, stateless) whose tool
