@@ -22,6 +22,7 @@
 #include "shared/config.h"
 #include "shared/log.h"
 #include "worker/auth/auth.h"
+#include "worker/link/link.h"
 #include "worker/upstream/token_exchange.h"
 #include "worker/auth/audit.h"
 #include "worker/http/httpd.h"
@@ -329,6 +330,9 @@ front_on_request(struct httpd_req *req, void *arg)
 		return;
 	}
 	if (auth_well_known(w, req, path))
+		return;
+	/* a person's browser linking an account (worker/link) */
+	if (strncmp(path, "/oauth/", 7) == 0 && link_web(w, req, path))
 		return;
 	front_reply_error(req, 404, NULL, JSONRPC_INVALID_REQUEST,
 	    "Not Found: the MCP endpoint is /mcp");

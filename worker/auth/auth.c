@@ -519,6 +519,44 @@ auth_check(struct worker *w, struct httpd_req *req, auth_cont_fn cont,
 	*verdict = AUTH_GO;
 }
 
+int
+auth_id_token(struct worker *w, const char *tok, const char *client_id,
+    char scope[AUTH_SCOPE_LEN + 1], const char **why)
+{
+	struct jwt_policy	 pol;
+	struct jwt		 t;
+	const struct jwt_key	*k;
+	int64_t			 exp;
+	int			 rc = -1;
+
+	if (!auth.a_on || client_id == NULL) {
+		*why = "incomingAuth is not oidc with a clientId";
+		return -1;
+	}
+	if (jwt_parse(tok, strlen(tok), &t, why) != 0)
+		return -1;
+	auth_keys_load(w);
+	if ((k = jwks_find(&auth.a_jwks, t.jt_kid)) == NULL) {
+		(void)(auth.a_jwks.jw_nkeys == 0 ? auth_keys_kick(w) :
+		    auth_keys_unknown_kid(w));
+		*why = "the issuer's keys are not here yet";
+		jwt_clear(&t);
+		return -2;
+	}
+	pol.jp_issuer = auth.a_oi->oi_issuer;
+	pol.jp_audience = client_id;
+	pol.jp_now = auth_now();
+	pol.jp_skew = (int64_t)(auth.a_oi->oi_skew_ms / 1000);
+	if (jwt_verify_sig(&t, k, why) == 0 &&
+	    jwt_check_claims(t.jt_claims, &pol, &exp, why) == 0) {
+		auth_scope_of(pol.jp_issuer, json_string_value(
+		    json_object_get(t.jt_claims, "sub")), scope);
+		rc = 0;
+	}
+	jwt_clear(&t);
+	return rc;
+}
+
 /*
  * local: the peer's user on the Unix socket (SO_PEERCRED), issuer
  * "local"; the name looked up once per uid and worker (the cache).

@@ -48,6 +48,15 @@ int	 auth_request(struct worker *, struct httpd_req *, auth_cont_fn);
 /* the RFC 9728 documents: 1 if path is one (answered), else 0 */
 int	 auth_well_known(struct worker *, struct httpd_req *,
 	    const char *path);
+/*
+ * An OpenID Connect ID token (Core 3.1.3.7) of the clients' issuer, got
+ * by vmcpd's own login of a person (worker/link): its signature under
+ * the issuer's keys, iss, aud holding client_id, exp; 0 with its
+ * principal scope, or -1 with why (a fixed text; -2: no keys yet, try
+ * again).
+ */
+int	 auth_id_token(struct worker *, const char *tok, const char *client_id,
+	    char scope[AUTH_SCOPE_LEN + 1], const char **why);
 /* the request's principal, or NULL (anonymous) */
 const struct principal *auth_principal(const struct httpd_req *);
 /* the request's principal held past the request (a composite run's),

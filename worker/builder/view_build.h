@@ -54,6 +54,8 @@ struct vfetch {
 	int				 vf_tried;	/* listed, not stored */
 	int				 vf_force;	/* list, fresh or not */
 	int				 vf_again;	/* changed: list again */
+	int				 vf_linked;	/* listed with the build's
+							 * principal's link */
 	unsigned int			 vf_redos;
 	char				 vf_err[512];
 };

@@ -22,6 +22,7 @@
 #include "worker/upstream/upstream.h"
 #include "worker/upstream/upstream_result.h"
 #include "worker/upstream/token_exchange.h"
+#include "worker/link/link.h"
 #include "worker/view/view_int.h"
 #include "worker/builder/view_build.h"
 
@@ -57,15 +58,39 @@ vfetch_take(struct vfetch *f, json_t *raw)
 
 /*
  * The scope a backend is listed in: a principal's view lists its
- * token_exchange backends as that principal, the others as everyone
- * (their lists, stored once, serve every principal's view)
+ * token_exchange backends as that principal, its authorization_code
+ * ones as that principal if it holds a link (else as everyone, without
+ * credentials: many servers list without a token), the others as
+ * everyone (their lists, stored once, serve every principal's view)
  */
 static const char *
 vfetch_scope(const struct vfetch *f)
 {
 	/* lists are no one's: the shared scope (backend_session.h) */
 	return bsession_scope_pick(f->vf_build->vb_scope,
-	    texch_backend(f->vf_be), BSESSION_FOR_SHARED);
+	    texch_backend(f->vf_be) || f->vf_linked, BSESSION_FOR_SHARED);
+}
+
+/*
+ * An authorization_code backend's lists, last listed with anyone's
+ * link: what a principal without one is shown when the backend will
+ * not list without a token, so that the person sees its tools and a
+ * call asks for the consent.  Per backend, in this pseudo-scope.
+ */
+#define VFETCH_LINKED_SCOPE	"linked"
+
+static int
+vfetch_linked_stand_in(struct vfetch *f)
+{
+	json_t *raw;
+
+	if (!link_backend(f->vf_be) || f->vf_linked || (raw = view_load(
+	    f->vf_build->vb_w, "raw", VFETCH_LINKED_SCOPE, f->vf_be->cb_name,
+	    NULL)) == NULL)
+		return 0;
+	vfetch_take(f, raw);
+	json_decref(raw);
+	return 1;
 }
 
 /*
@@ -110,6 +135,10 @@ vfetch_save(struct vfetch *f)
 	if (raw != NULL)
 		view_save(b->vb_w, "raw", vfetch_scope(f), f->vf_be->cb_name,
 		    raw, views_ttl(b->vb_w) + VIEW_STALE_MS, 0, &f->vf_rec);
+	/* kept longer: it stands in until someone lists with a link */
+	if (raw != NULL && f->vf_linked)
+		view_save(b->vb_w, "raw", VFETCH_LINKED_SCOPE,
+		    f->vf_be->cb_name, raw, LINK_LISTED_TTL_MS, 0, NULL);
 	json_decref(raw);
 }
 
@@ -126,7 +155,8 @@ vfetch_fail(struct vfetch *f, const char *fmt, ...)
 	if (f->vf_old != NULL) {
 		vfetch_take(f, f->vf_old);
 		f->vf_ok = f->vf_stale = 1;
-	}
+	} else if (vfetch_linked_stand_in(f))
+		f->vf_ok = f->vf_stale = 1;
 	f->vf_done = 1;
 	vbuild_fetched(f);
 }
@@ -307,6 +337,9 @@ vfetch_start(struct vfetch *f)
 	}
 	views_clock(b->vb_w, &c);
 	f->vf_started = c.vl_now;
+	f->vf_linked = link_backend(f->vf_be) &&
+	    strcmp(b->vb_scope, VIEW_SCOPE_ANON) != 0 &&
+	    link_held(b->vb_w, f->vf_be, b->vb_scope);
 	if ((raw = view_load(b->vb_w, "raw", vfetch_scope(f),
 	    f->vf_be->cb_name, &f->vf_rec)) != NULL) {
 		age = view_part_age(&c, views_stamp(raw, "listed"));

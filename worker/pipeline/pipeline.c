@@ -17,6 +17,7 @@
 #include "worker/auth/ratelimit.h"
 #include "worker/http/http_reply.h"
 #include "worker/http/httpd.h"
+#include "worker/link/link.h"
 #include "worker/process/counters.h"
 #include "worker/process/process.h"
 #include "worker/pipeline/pipeline.h"
@@ -39,6 +40,7 @@ static enum pipeline_rc	pipeline_session(struct request *);
 static enum pipeline_rc	pipeline_view(struct request *);
 static enum pipeline_rc	pipeline_ratelimit(struct request *);
 static enum pipeline_rc	pipeline_resolve(struct request *);
+static enum pipeline_rc	pipeline_credential(struct request *);
 static enum pipeline_rc	pipeline_upstream(struct request *);
 
 /* in the order they run (pipeline.h) */
@@ -48,6 +50,7 @@ static const pipeline_phase_fn pipeline_phases[PIPELINE_NPHASES] = {
 	[PIPELINE_VIEW] = pipeline_view,
 	[PIPELINE_RATELIMIT] = pipeline_ratelimit,
 	[PIPELINE_RESOLVE] = pipeline_resolve,
+	[PIPELINE_CREDENTIAL] = pipeline_credential,
 	[PIPELINE_UPSTREAM] = pipeline_upstream,
 };
 
@@ -281,7 +284,7 @@ pipeline_resolve(struct request *r)
 	    PIPELINE_NEXT)
 		return rc;
 	if (r->r_fast.rf_params != NULL &&
-	    (rc = c->rc_route_fast(r)) != PIPELINE_NEXT)
+	    ((rc = c->rc_route_fast(r)) != PIPELINE_NEXT || r->r_be != NULL))
 		return rc;
 	if ((mm->mm_flags & MCP_MF_LOCAL) && c->rc_local != NULL) {
 		c->rc_local(r);
@@ -320,6 +323,13 @@ pipeline_resolve(struct request *r)
 		    r->r_msg.jm_params, r->r_bparams);
 	json_decref(params);
 	return rc;
+}
+
+/* a backend acting as each user: the principal's link (link_phase.c) */
+static enum pipeline_rc
+pipeline_credential(struct request *r)
+{
+	return (enum pipeline_rc)link_phase(r);
 }
 
 static enum pipeline_rc
@@ -383,6 +393,7 @@ pipeline_clear(struct request *r)
 	upstream_cancel(r->r_up);
 	view_get_cancel(r->r_w, r);
 	ratelimit_cancel(r);
+	link_phase_cancel(r);
 	json_decref(r->r_view);
 	json_decref(r->r_bparams);
 	json_decref(r->r_phdrs);

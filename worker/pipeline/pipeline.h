@@ -16,6 +16,10 @@
  *			method answered from the view, a list's page, or
  *			the backend and its params (a request routed
  *			already goes on)
+ *	credential	a backend that acts as each user (outgoingAuth
+ *			authorization_code): the principal's link, refreshed
+ *			if it is about to expire, or a consent asked of the
+ *			person (rc_consent; worker/link/link_phase.c)
  *	upstream	the call through the upstream edge; its answer is
  *			rendered by the codec (rc_cbs)
  *
@@ -53,6 +57,7 @@ enum pipeline_phase {
 	PIPELINE_VIEW,
 	PIPELINE_RATELIMIT,
 	PIPELINE_RESOLVE,
+	PIPELINE_CREDENTIAL,
 	PIPELINE_UPSTREAM,
 	PIPELINE_NPHASES
 };
@@ -78,8 +83,9 @@ struct request_codec {
 	enum pipeline_rc (*rc_ratelimit)(struct request *);
 	/* the session phase: the client's session; NULL: stateless */
 	enum pipeline_rc (*rc_session)(struct request *);
-	/* the hot path's tools/call, routed by its name alone: DONE (on its
-	 * way or answered), NEXT (it takes the tree path, loaded now) */
+	/* the hot path's tools/call, routed by its name alone: NEXT with
+	 * r_be set (routed: on to the credential phase), DONE (answered),
+	 * NEXT without r_be (it takes the tree path, loaded now) */
 	enum pipeline_rc (*rc_route_fast)(struct request *);
 	/* a method answered from the view (MCP_MF_LOCAL); NULL: none */
 	void		(*rc_local)(struct request *);
@@ -105,6 +111,24 @@ struct request_codec {
 			    const char *message, json_t *data);
 	/* the rate limit's refusal */
 	void		(*rc_limited)(struct request *, unsigned int retry_s);
+	/*
+	 * The credential phase's: the principal holds no usable link to
+	 * r_be, so the person must consent at url (id: the consent's, the
+	 * elicitationId; round: 1, or the retry's count in 2026-07-28).
+	 * The codec answers: an elicitation if the client declared URL
+	 * mode, else a message naming the backend and the URL.  NULL: an
+	 * error through rc_error that names both (a composite's step).
+	 */
+	void		(*rc_consent)(struct request *, const char *id,
+			    const char *url, int round);
+	/*
+	 * Optional: a retry answering an earlier consent (2026-07-28: its
+	 * requestState, checked, and its inputResponses): LINK_ANSWER_*
+	 * (worker/link/link.h), with the consent's id and round when
+	 * ACCEPTED; DONE: answered (declined, or a state refused).
+	 */
+	int		(*rc_consent_answer)(struct request *, char *id,
+			    size_t idlen, int *round);
 	/* optional: a result the pipeline has as text (a list's page),
 	 * answered and the request finalized; NULL: as JSON */
 	void		(*rc_answer_text)(struct request *, const char *text,

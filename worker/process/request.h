@@ -24,6 +24,7 @@ struct config_backend;
 struct upstream;
 struct crun;
 struct principal;
+struct link_wait;
 
 /*
  * The hot path's call, read off a scan of the body instead of a tree:
@@ -62,6 +63,10 @@ struct request {
 	json_t			*r_caps;	/* the client's capabilities */
 	struct upstream		*r_up;		/* the backend call */
 	struct crun		*r_run;		/* a composite's run */
+	/* the credential phase's wait (worker/link/link_phase.c), and the
+	 * 2025-11-25 session a consent's completion is told to (or NULL) */
+	struct link_wait	*r_link;
+	const char		*r_sid;
 	int			 r_streaming;	/* an SSE answer begun */
 	/* the context its backend requests are made under (the SERVER
 	 * span's, a composite step's: worker/trace/trace.h) */

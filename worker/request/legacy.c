@@ -591,6 +591,7 @@ legacy_session_phase(struct request *r)
 	n = strnlen(s.s_id, sizeof(mr->mr_sid) - 1);
 	memcpy(mr->mr_sid, s.s_id, n);
 	mr->mr_sid[n] = '\0';
+	r->r_sid = mr->mr_sid;
 	mr->mr_sess = s;
 	mr->mr_sse = legacy_wants_sse(r->r_req);
 	r->r_caps = json_incref(s.s_client_caps);
@@ -672,7 +673,8 @@ legacy_fast_rename(struct mcp_req *mr, const char *own)
 
 /*
  * The fast path's tools/call, routed by its name alone (rc_route_fast):
- * DONE when it is on its way (or answered with an error); NEXT when
+ * NEXT with r_be set when it is routed (on to the credential phase),
+ * DONE when answered with an error; NEXT without r_be when
  * the call needs its params as a tree after all, now loaded: a backend
  * that may speak 2026-07-28, or a renamed tool whose name needs
  * escaping.
@@ -692,10 +694,8 @@ legacy_route_fast(struct request *r)
 	diag_tag_route(r);	/* its name, before a rename */
 	if ((strlen(own) == r->r_fast.rf_namelen &&
 	    memcmp(own, r->r_fast.rf_name, r->r_fast.rf_namelen) == 0) ||
-	    legacy_fast_rename(mr, own) == 0) {
-		pipeline_forward(r, 0);
-		return PIPELINE_DONE;
-	}
+	    legacy_fast_rename(mr, own) == 0)
+		return PIPELINE_NEXT;	/* routed */
 	r->r_be = NULL;
 	if (legacy_params_load(mr) == -1) {
 		legacy_req_error(mr, JSONRPC_INTERNAL_ERROR,
@@ -848,6 +848,7 @@ const struct request_codec legacy_codec = {
 	.rc_cbs = &legacy_cbs,
 	.rc_error = legacy_codec_error,
 	.rc_limited = legacy_limited,
+	.rc_consent = legacy_consent,
 	.rc_answer_text = legacy_answer_text,
 };
 

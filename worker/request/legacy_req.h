@@ -103,6 +103,10 @@ int	 legacy_mrtr_send(void *mr, json_t *msg);
  * call retried; or the request answered with why not */
 void	 legacy_mrtr_round(struct mcp_req *, json_t *result);
 
+/* legacy_consent.c: the credential phase's consent (rc_consent) */
+void	 legacy_consent(struct request *, const char *id, const char *url,
+	    int round);
+
 /* legacy_session.c */
 /* initialize, with no session (the last argument is NULL) */
 void	 legacy_initialize(struct worker *, struct httpd_req *,

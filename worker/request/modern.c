@@ -92,7 +92,7 @@ modern_reply(struct mreq *m, int status, json_t *msg)
 }
 
 /* an error; 2026-07-28 has no -32002: resource not found is -32602 */
-static void
+void
 modern_error(struct mreq *m, int status, int code, const char *message,
     json_t *data)
 {
@@ -263,7 +263,7 @@ modern_backend_result(struct mreq *m, json_t *response)
 }
 
 /* a routed request's result (taken): only a complete read is cacheable */
-static void
+void
 modern_result_out(struct mreq *m, json_t *result, const char *type)
 {
 	if (strcmp(type, "complete") == 0 &&
@@ -628,9 +628,9 @@ modern_on_done(void *arg, const struct upstream_result *r)
 
 /*
  * The hot path's route (rc_route_fast): a tool without x-mcp-header
- * arguments (so no Mcp-Param-* to check or send), sent on.  Anything
- * else takes the tree path, which also words every error: NEXT, the
- * call loaded as a tree.
+ * arguments (so no Mcp-Param-* to check or send): NEXT with r_be set,
+ * routed.  Anything else takes the tree path, which also words every
+ * error: NEXT without r_be, the call loaded as a tree.
  */
 static enum pipeline_rc
 modern_route_fast(struct request *r)
@@ -647,8 +647,7 @@ modern_route_fast(struct request *r)
 	    ((strlen(own) == n && memcmp(own, r->r_fast.rf_name, n) == 0) ||
 	    (m->m_fast.mf_own = strdup(own)) != NULL)) {
 		r->r_be = be;
-		pipeline_forward(r, 0);
-		return PIPELINE_DONE;
+		return PIPELINE_NEXT;	/* routed */
 	}
 	if (modern_fast_load(m) == -1) {
 		modern_error(m, 200, JSONRPC_INTERNAL_ERROR,
@@ -813,6 +812,8 @@ const struct request_codec modern_codec = {
 	.rc_cbs = &modern_cbs,
 	.rc_error = modern_codec_error,
 	.rc_limited = modern_limited,
+	.rc_consent = modern_consent,
+	.rc_consent_answer = modern_consent_answer,
 };
 
 /* dispatched through the Modern column of the method table */

@@ -63,6 +63,11 @@ struct modern_task_err {
 };
 
 /* modern.c */
+/* an error (data taken), or a result (taken) of resultType type: the
+ * request answered */
+void	 modern_error(struct mreq *, int status, int code,
+	    const char *message, json_t *data);
+void	 modern_result_out(struct mreq *, json_t *result, const char *type);
 /* the hot path's call as a tree, from the body parsed again; a call
  * routed already gets its backend params (-1: it cannot) */
 int	 modern_fast_load(struct mreq *);
@@ -98,6 +103,13 @@ void	 modern_task_local(struct mreq *, json_t *result, int code,
  * (m_trec a TASK_WORKFLOW record of this principal, authorized): 0,
  * answered (maybe later); -1 and te */
 int	 modern_ctask(struct mreq *, struct modern_task_err *te);
+
+/* modern_consent.c: the credential phase's consent (rc_consent) and a
+ * retry's answer to it (rc_consent_answer), pipeline.h */
+void	 modern_consent(struct request *, const char *id, const char *url,
+	    int round);
+int	 modern_consent_answer(struct request *, char *id, size_t idlen,
+	    int *round);
 
 /* modern_params.c */
 /* the request in the revision the backend is met in (create_request

@@ -64,9 +64,14 @@ backend_http_setup(struct http_call *hc, const struct config_backend *be)
 		    be->cb_outauth->oa_header_name,
 		    be->cb_outauth->oa_header_value);
 	case CONFIG_OUTAUTH_EXCHANGE:
-	case CONFIG_OUTAUTH_CODE:
 		if (cred == NULL)
 			return -1;
+		return http_call_add_header(hc, "Authorization", cred);
+	case CONFIG_OUTAUTH_CODE:
+		/* a principal's link (upstream_authz() refuses a call
+		 * without one); the shared scope's lists go without */
+		if (cred == NULL)
+			return 0;
 		return http_call_add_header(hc, "Authorization", cred);
 	default:
 		return 0;

@@ -22,13 +22,13 @@
 #include <unistd.h>
 
 #include <event2/event.h>
-#include <jansson.h>
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
 
 #include "shared/config.h"
 #include "shared/http_client.h"
 #include "shared/log.h"
+#include "shared/oauth_token.h"
 #include "shared/seal.h"
 #include "shared/store.h"
 #include "shared/store_limit.h"
@@ -38,6 +38,7 @@
 #include "proto/proto.h"
 #include "worker/process/request_hold.h"
 #include "worker/upstream/token_exchange.h"
+#include "worker/link/link.h"
 #include "worker/upstream/token_exchange_redis.h"
 #include "worker/http/http_reply.h"
 #include "worker/process/process.h"
@@ -75,6 +76,9 @@ struct texch_call {
 
 static struct {
 	int			 t_on;		/* a token_exchange backend */
+	/* views per principal: t_on, or an authorization_code backend
+	 * (its lists made with each principal's link, worker/link/) */
+	int			 t_views;
 	struct event		*t_tick;
 	TAILQ_HEAD(, texch_wait) t_waits;
 	TAILQ_HEAD(, texch_call) t_calls;
@@ -92,7 +96,7 @@ texch_view_scope(const struct httpd_req *req)
 {
 	const struct principal *p;
 
-	if (!T.t_on || req == NULL || (p = auth_principal(req)) == NULL)
+	if (!T.t_views || req == NULL || (p = auth_principal(req)) == NULL)
 		return BSESSION_SCOPE_ANON;
 	return p->p_scope;
 }
@@ -276,20 +280,11 @@ texch_on_data(void *arg, struct http_call *hc, const char *buf, size_t len)
 static void
 texch_oauth_error(const struct texch_call *tc, char *out, size_t len)
 {
-	json_t		*doc;
-	const char	*e = NULL;
-	size_t		 i;
+	char	 e[OAUTH_ERROR_MAX + 1];
 
-	doc = tc->tc_buf != NULL ? json_loadb(tc->tc_buf, tc->tc_len, 0,
-	    NULL) : NULL;
-	if (doc != NULL)
-		e = json_string_value(json_object_get(doc, "error"));
-	(void)snprintf(out, len, "the token endpoint answered HTTP %ld%s%.40s",
-	    tc->tc_status, e != NULL ? ": " : "", e != NULL ? e : "");
-	for (i = 0; out[i] != '\0'; i++)
-		if ((unsigned char)out[i] < 0x20 || out[i] == 0x7f)
-			out[i] = '?';
-	json_decref(doc);
+	oauth_token_error(tc->tc_buf, tc->tc_len, e, sizeof(e));
+	(void)snprintf(out, len, "the token endpoint answered HTTP %ld%s%s",
+	    tc->tc_status, *e != '\0' ? ": " : "", e);
 }
 
 static void
@@ -686,7 +681,9 @@ texch_init(struct worker *w)
 	TAILQ_INIT(&T.t_calls);
 	for (i = 0; i < cf->cf_nbackends; i++)
 		if (texch_backend(&cf->cf_backends[i]))
-			T.t_on = 1;
+			T.t_on = T.t_views = 1;
+		else if (link_backend(&cf->cf_backends[i]))
+			T.t_views = 1;
 	if (T.t_on && (T.t_tick = evtimer_new(w->w_base, texch_on_tick,
 	    w)) == NULL)
 		return -1;

@@ -52,7 +52,8 @@ void	 texch_free(void);
 int	 texch_request(struct worker *, struct httpd_req *,
 	    void (*cont)(struct worker *, struct httpd_req *));
 /* the scope of req's view: the principal's when some backend needs
- * its own token, else the shared one (no cost without such backends) */
+ * its own token (token_exchange, or authorization_code: the person's
+ * link), else the shared one (no cost without such backends) */
 const char *texch_view_scope(const struct httpd_req *);
 /* the backend uses token_exchange */
 int	 texch_backend(const struct config_backend *);

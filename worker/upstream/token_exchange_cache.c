@@ -1,6 +1,7 @@
 /*
  * token_exchange's pure parts (token_exchange.h): the cache key, when a token
- * stops being used, and the token endpoint's answer (RFC 8693 2.2.1).
+ * stops being used, and the token endpoint's answer (RFC 8693 2.2.1,
+ * read by shared/oauth_token.c).
  * No store, no I/O: unit tested (test_texch.c) and fuzzed (fuzz_texch.c).
  */
 #include <stdio.h>
@@ -8,10 +9,10 @@
 #include <string.h>
 #include <strings.h>
 
-#include <jansson.h>
 #include <openssl/sha.h>
 
 #include "proto/hex.h"
+#include "shared/oauth_token.h"
 #include "worker/upstream/token_exchange.h"
 
 /*
@@ -78,65 +79,16 @@ int
 texch_parse(const char *body, size_t len, char **token, int64_t *expires_in,
     char *why, size_t whylen)
 {
-	json_t		*doc, *v;
-	const char	*tok, *tt;
-	size_t		 i, n;
+	struct oauth_token	 t;
 
 	*token = NULL;
 	*expires_in = 0;
-	if ((doc = json_loadb(body, len, JSON_REJECT_DUPLICATES, NULL)) ==
-	    NULL || !json_is_object(doc)) {
-		(void)snprintf(why, whylen, "the token endpoint's answer is "
-		    "not a JSON object");
-		json_decref(doc);
+	if (oauth_token_parse(body, len, OAUTH_EXCHANGE, TEXCH_TOKEN_MAX, &t,
+	    why, whylen) == -1)
 		return -1;
-	}
-	tok = json_string_value(json_object_get(doc, "access_token"));
-	tt = json_string_value(json_object_get(doc, "token_type"));
-	n = tok != NULL ? json_string_length(json_object_get(doc,
-	    "access_token")) : 0;
-	if (tok == NULL || n == 0 || n > TEXCH_TOKEN_MAX ||
-	    strlen(tok) != n) {
-		(void)snprintf(why, whylen, "the token endpoint's answer has "
-		    "no usable access_token");
-		goto fail;
-	}
-	/* it goes into a header: RFC 6750 2.1 b64token characters */
-	for (i = 0; i < n; i++)
-		if (strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-		    "0123456789-._~+/=", tok[i]) == NULL) {
-			(void)snprintf(why, whylen, "the token endpoint's "
-			    "access_token is not a bearer token");
-			goto fail;
-		}
-	if (json_string_value(json_object_get(doc, "issued_token_type")) ==
-	    NULL) {
-		(void)snprintf(why, whylen, "the token endpoint's answer has "
-		    "no issued_token_type (RFC 8693 2.2.1)");
-		goto fail;
-	}
-	if (tt != NULL && strcasecmp(tt, "Bearer") != 0 &&
-	    strcasecmp(tt, "N_A") != 0) {
-		(void)snprintf(why, whylen, "the token endpoint issued a "
-		    "token of type %.32s, not Bearer", tt);
-		goto fail;
-	}
-	v = json_object_get(doc, "expires_in");
-	if (v != NULL) {
-		if (!json_is_integer(v) || json_integer_value(v) <= 0) {
-			(void)snprintf(why, whylen, "the token endpoint's "
-			    "expires_in is not a positive integer");
-			goto fail;
-		}
-		*expires_in = json_integer_value(v);
-	}
-	if ((*token = strdup(tok)) == NULL) {
-		(void)snprintf(why, whylen, "out of memory");
-		goto fail;
-	}
-	json_decref(doc);
+	*token = t.ot_access;
+	*expires_in = t.ot_expires_in;
+	t.ot_access = NULL;
+	oauth_token_clear(&t);
 	return 0;
- fail:
-	json_decref(doc);
-	return -1;
 }

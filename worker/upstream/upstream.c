@@ -611,19 +611,20 @@ upstream_admit(struct upstream *u)
 }
 
 /*
- * outgoingAuth token_exchange: the scope's exchanged token (token_exchange.c),
- * or the call fails (u_refused says why): never sent without it
+ * outgoingAuth token_exchange: the scope's exchanged token (token_exchange.c);
+ * authorization_code: the principal's link (worker/link/): or the call
+ * fails (u_refused says why): never sent without it
  */
 static int
 upstream_authz(struct upstream *u)
 {
 	char	 why[256];
 
-	if (!texch_backend(u->u_be))
+	if (!upstream_cred_needed(u->u_be, u->u_scope))
 		return 0;
-	if ((u->u_authz = malloc(TEXCH_AUTHZ_MAX)) != NULL &&
-	    texch_credential(u->u_w, u->u_be, u->u_scope, u->u_authz,
-	    TEXCH_AUTHZ_MAX, why, sizeof(why)) == 0)
+	if ((u->u_authz = malloc(UPSTREAM_AUTHZ_MAX)) != NULL &&
+	    upstream_cred_of(u->u_w, u->u_be, u->u_scope, u->u_authz,
+	    UPSTREAM_AUTHZ_MAX, why, sizeof(why)) == 0)
 		return 0;
 	if (u->u_authz == NULL)
 		(void)snprintf(why, sizeof(why), "backend %s: out of memory",

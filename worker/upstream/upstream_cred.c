@@ -1,5 +1,6 @@
 /*
- * token_exchange credentials on the backend edge (RFC 8693): which
+ * Per-principal credentials on the backend edge (token_exchange, RFC
+ * 8693; authorization_code, worker/link/): which
  * principal's token goes with a message sent on a backend session
  * outside a call.  Split from upstream.c; see upstream_int.h.
  */
@@ -20,10 +21,14 @@
 #include "worker/upstream/backend.h"
 #include "worker/upstream/upstream.h"
 #include "worker/upstream/token_exchange.h"
+#include "worker/upstream/backend_session.h"
+#include "worker/link/link.h"
+#include "worker/state/link_store.h"
 #include "worker/upstream/upstream_int.h"
 
 /*
- * token_exchange: the credential last used on each backend session,
+ * token_exchange and authorization_code: the credential last used on
+ * each backend session,
  * for the messages sent on it outside a call (answers to the backend's
  * requests, cancellations, logging/setLevel).  A backend session of
  * such a backend belongs to one principal (its client session's or its
@@ -112,6 +117,22 @@ upstream_cred_note(struct upstream *u)
 	uc->uc_used = ++ucred_clock;
 }
 
+int
+upstream_cred_needed(const struct config_backend *be, const char *scope)
+{
+	return texch_backend(be) || (link_backend(be) &&
+	    bsession_per_principal(scope));
+}
+
+int
+upstream_cred_of(struct worker *w, const struct config_backend *be,
+    const char *scope, char *authz, size_t len, char *why, size_t whylen)
+{
+	if (link_backend(be))
+		return link_credential(w, be, scope, authz, len, why, whylen);
+	return texch_credential(w, be, scope, authz, len, why, whylen);
+}
+
 static char	*ucred_buf;	/* one read from the store, for one message */
 
 /* the credential of a message on bsid, set for the next request;
@@ -124,7 +145,7 @@ upstream_cred_for(struct worker *w, const struct config_backend *be,
 	struct store_rec	 rec;
 	char			 key[STORE_KEY_MAX], why[256];
 
-	if (!texch_backend(be) || bsid == NULL)
+	if ((!texch_backend(be) && !link_backend(be)) || bsid == NULL)
 		return;
 	if ((uc = upstream_cred_find(be, bsid)) != NULL) {
 		backend_cred_set(uc->uc_authz);
@@ -135,9 +156,10 @@ upstream_cred_for(struct worker *w, const struct config_backend *be,
 	if (store_get(w->w_store, STORE_TOKENS, key, strlen(key),
 	    store_now_ms(), &rec) != 0)
 		return;
-	if ((ucred_buf = malloc(TEXCH_AUTHZ_MAX)) != NULL &&
-	    texch_credential(w, be, rec.sr_data, ucred_buf, TEXCH_AUTHZ_MAX,
-	    why, sizeof(why)) == 0)
+	if ((ucred_buf = malloc(UPSTREAM_AUTHZ_MAX)) != NULL &&
+	    upstream_cred_needed(be, rec.sr_data) &&
+	    upstream_cred_of(w, be, rec.sr_data, ucred_buf,
+	    UPSTREAM_AUTHZ_MAX, why, sizeof(why)) == 0)
 		backend_cred_set(ucred_buf);
 	else
 		log_debug("%s", ucred_buf != NULL ? why : "out of memory");
@@ -149,7 +171,7 @@ upstream_cred_done(void)
 {
 	backend_cred_set(NULL);
 	if (ucred_buf != NULL) {
-		OPENSSL_cleanse(ucred_buf, TEXCH_AUTHZ_MAX);
+		OPENSSL_cleanse(ucred_buf, UPSTREAM_AUTHZ_MAX);
 		free(ucred_buf);
 		ucred_buf = NULL;
 	}

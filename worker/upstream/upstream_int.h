@@ -4,7 +4,7 @@
  * its params and result; upstream_stream.h, upstream_hooks.h,
  * upstream_rule.h): upstream.c walks a call, upstream_open.c finds or
  * opens the 2025-11-25 backend session it goes over, upstream_ops.c holds the per-revision hooks,
- * upstream_cred.c the token_exchange credentials of messages sent
+ * upstream_cred.c the per-principal credentials of messages sent
  * outside a call.
  */
 #ifndef VMCPD_UPSTREAM_INT_H
@@ -22,6 +22,7 @@
 #include "worker/process/process.h"
 #include "worker/state/session.h"
 #include "worker/upstream/backend.h"
+#include "worker/upstream/token_exchange.h"
 #include "worker/upstream/upstream.h"
 #include "worker/upstream/upstream_result.h"
 #include "worker/upstream/upstream_stream.h"
@@ -132,6 +133,16 @@ void	 upstream_open_free_all(void);
 const struct upstream_ops *upstream_ops_of(enum proto_era);
 
 /* upstream_cred.c */
+/* "Bearer " and a token, either kind's */
+#define UPSTREAM_AUTHZ_MAX	TEXCH_AUTHZ_MAX
+/* a message to be under scope goes with the principal's credential
+ * (token_exchange; authorization_code, outside the shared scope, where
+ * lists are made without one) */
+int	 upstream_cred_needed(const struct config_backend *, const char *scope);
+/* that credential, in authz: 0, or -1 and why */
+int	 upstream_cred_of(struct worker *, const struct config_backend *,
+	    const char *scope, char *authz, size_t len, char *why,
+	    size_t whylen);
 void	 upstream_cred_note(struct upstream *);
 void	 upstream_cred_free(void);
 

@@ -26,7 +26,12 @@ export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
 const b64 = (o) => Buffer.from(typeof o === 'string' ? o : JSON.stringify(o)).toString('base64url');
 
 export class Idp {
-  constructor() {
+  /* webRedirect: vmcpd's callbackUrl; client "vmcpd" then also logs a
+   * person in there (authorization_code, the dev login form: any login
+   * is its sub, so "alice" and "bob" are the subjects of the client
+   * tokens of CLIENTS alice and bob) */
+  constructor({ webRedirect } = {}) {
+    this.webRedirect = webRedirect;
     const { privateKey, publicKey } = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
     this.privateKey = privateKey;
     this.publicKey = publicKey;
@@ -90,6 +95,11 @@ export class Idp {
       client_id: id, client_secret: secret, grant_types: ['client_credentials'],
       redirect_uris: [], response_types: [], token_endpoint_auth_method: 'client_secret_basic',
     }));
+    if (this.webRedirect)
+      Object.assign(clients.find((c) => c.client_id === 'vmcpd'), {
+        grant_types: ['client_credentials', 'authorization_code'],
+        redirect_uris: [this.webRedirect], response_types: ['code'],
+      });
     clients.push({ client_id: TX_CLIENT, client_secret: TX_SECRET, grant_types: [TOKEN_EXCHANGE],
       redirect_uris: [], response_types: [], token_endpoint_auth_method: 'client_secret_post' });
     this.provider = new Provider(this.issuer, {
@@ -100,7 +110,7 @@ export class Idp {
       // claims such as groups, per client (tokenClaims)
       extraTokenClaims: (ctx, token) => this.tokenClaims[token.clientId],
       features: {
-        devInteractions: { enabled: false },
+        devInteractions: { enabled: !!this.webRedirect },
         clientCredentials: { enabled: true },
         introspection: { enabled: true, allowedPolicy: () => true },
         resourceIndicators: {
@@ -189,8 +199,8 @@ export class Idp {
   }
 }
 
-export async function startIdp() {
-  return new Idp().start();
+export async function startIdp(opts) {
+  return new Idp(opts).start();
 }
 
 /* incomingAuth YAML for vmcpd against idp (extra: more oidc lines) */
