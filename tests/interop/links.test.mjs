@@ -12,12 +12,11 @@
 // headless chromium (alice: the browser is what a person uses) or an
 // HTTP client with a cookie jar (bob, inside the SDK v2 client's
 // elicitation handler, where a browser adds nothing).  The upstream MCP
-// backend here lists without a token (as many servers do) and answers
-// whoami with the subject of the bearer token it introspects; a call
-// without a valid one is 401.
+// backend lists without a token here (openLists, as many servers do) and
+// answers whoami with the subject of the bearer token it introspects; a
+// call without a valid one is 401.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
 
 import { useHarness, guarded, withTimeout, mcpPost, nextId, workerOf, waitFor } from './lib/harness.mjs';
 import { sessionAs } from './lib/oidc.mjs';
@@ -28,54 +27,12 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import {
   UrlElicitationRequiredError, ElicitationCompleteNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { Client as V2Client, StreamableHTTPClientTransport as V2Transport } from '@modelcontextprotocol/client';
 
 useHarness();
 useMulti();
 const bearer = (t) => ({ Authorization: `Bearer ${t}` });
 const MESSAGE = 'up needs your consent: open the link to connect your account';
-
-/*
- * The upstream MCP backend (stateless, SDK v1): lists open, whoami
- * "user <sub>" of the bearer token, introspected at the upstream AS
- * (links.as, set once it runs); seen: [{ rpc, authz, sub }].
- */
-async function startOpenUpstream(ref) {
-  const seen = [];
-  const server = http.createServer(async (req, res) => {
-    const chunks = [];
-    for await (const c of req)
-      chunks.push(c);
-    const body = chunks.length > 0 ? JSON.parse(Buffer.concat(chunks).toString()) : undefined;
-    const authz = req.headers.authorization ?? null;
-    const tok = authz && /^Bearer (\S+)$/.exec(authz)?.[1];
-    const sub = tok ? await ref.as.introspect(tok).catch(() => null) : null;
-    seen.push({ rpc: body?.method ?? req.method, authz, sub });
-    if (!sub && (tok || body?.method === 'tools/call')) {
-      res.writeHead(401, { 'WWW-Authenticate': 'Bearer error="invalid_token"',
-        'Content-Type': 'application/json' });
-      res.end(JSON.stringify({ error: 'invalid_token' }));
-      return;
-    }
-    const mcp = new McpServer({ name: 'upstream', version: '1.0.0' });
-    mcp.tool('whoami', 'the upstream account this call acts as', async () => ({
-      content: [{ type: 'text', text: `user ${sub}` }],
-    }));
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-    res.on('close', () => { transport.close(); mcp.close(); });
-    await mcp.connect(transport);
-    await transport.handleRequest(req, res, body);
-  });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = server.address().port;
-  return {
-    seen, url: `http://127.0.0.1:${port}/mcp`,
-    calls: () => seen.filter((e) => e.rpc === 'tools/call'),
-    stop: () => { server.closeAllConnections?.(); return new Promise((r) => server.close(r)); },
-  };
-}
 
 async function v1Client(L, token, capabilities) {
   const client = new Client({ name: 'links-v1', version: '1.0.0' }, { capabilities });
@@ -102,12 +59,11 @@ const URLMODE = { elicitation: { url: {} } };
 
 describe('per-user upstream accounts: the call side', () => {
   let L, up, start;
-  const ref = {};
 
   before(async () => {
-    up = await startOpenUpstream(ref);
-    L = await startLinks({ daemonOpts: { backendUrl: up.url } });
-    ref.as = L.as;
+    L = await startLinks({ openLists: true });
+    up = L.upstream;
+    up.toolCalls = () => up.calls.filter((e) => e.rpc === 'tools/call');
     const origin = new URL(L.callbackUrl).origin.replace(/\./g, '\\.');
     start = new RegExp(`^${origin}/oauth/start\\?consent=(vmcpd-e-[0-9a-f]{32})$`);
   });
@@ -118,7 +74,6 @@ describe('per-user upstream accounts: the call side', () => {
       await L.daemon.stop();
       await L.stop();
     }
-    await up?.stop();
   });
 
   test('not linked: SDK v1 with elicitation.url gets -32042, one consent per call and per person', guarded(async () => {
@@ -139,7 +94,7 @@ describe('per-user upstream accounts: the call side', () => {
       }
     }
     assert.equal(new Set(ids).size, 3, ids.join(' '));
-    assert.deepEqual(up.calls(), [], 'a call reached the backend without a link');
+    assert.deepEqual(up.toolCalls(), [], 'a call reached the backend without a link');
   }));
 
   test('not linked: a client without URL elicitation gets a tool error naming the backend and the URL', guarded(async () => {
@@ -159,7 +114,7 @@ describe('per-user upstream accounts: the call side', () => {
     assert.equal(n.json?.result?.isError, true, n.text);
     assert.equal(n.json.result.resultType, 'complete');
     assert.match(n.json.result.content[0].text, /^Backend up acts as your own account there/);
-    assert.deepEqual(up.calls(), []);
+    assert.deepEqual(up.toolCalls(), []);
   }));
 
   test('not linked, 2026-07-28: input_required with a URL elicitation; the requestState sealed and checked', guarded(async () => {
@@ -196,7 +151,7 @@ describe('per-user upstream accounts: the call side', () => {
       inputResponses: { 'vmcpd-consent': { action: 'decline' } } });
     assert.equal(d.json?.result?.isError, true, d.text);
     assert.match(d.json.result.content[0].text, /^Backend up: the consent to link your account was declined/);
-    assert.deepEqual(up.calls(), []);
+    assert.deepEqual(up.toolCalls(), []);
   }));
 
   test('alice (SDK v1, a browser) consents: told so on her session, and her retry carries her own token', guarded(async () => {
@@ -215,7 +170,7 @@ describe('per-user upstream accounts: the call side', () => {
     } finally {
       await client.close();
     }
-    const calls = up.calls();
+    const calls = up.toolCalls();
     assert.equal(calls.length, 1);
     assert.equal(calls[0].sub, 'alice');
     assert.ok(L.as.issued.some((t) => calls[0].authz === `Bearer ${t}`));
@@ -234,7 +189,7 @@ describe('per-user upstream accounts: the call side', () => {
     });
     await withTimeout(c.connect(new V2Transport(new URL(L.daemon.url),
       { requestInit: { headers: bearer(L.tokens.bob) } })), 20000, 'v2 connect');
-    const before = up.calls().length;
+    const before = up.toolCalls().length;
     try {
       const r = await c.callTool({ name: 'whoami', arguments: {} });
       assert.deepEqual(r.content, [{ type: 'text', text: 'user bob' }], JSON.stringify(r));
@@ -245,9 +200,9 @@ describe('per-user upstream accounts: the call side', () => {
     } finally {
       await c.close().catch(() => {});
     }
-    const bobs = up.calls().slice(before);
+    const bobs = up.toolCalls().slice(before);
     assert.deepEqual(bobs.map((e) => e.sub), ['bob']);
-    const alices = new Set(up.calls().filter((e) => e.sub === 'alice').map((e) => e.authz));
+    const alices = new Set(up.toolCalls().filter((e) => e.sub === 'alice').map((e) => e.authz));
     assert.ok(!alices.has(bobs[0].authz), 'bob was sent alice\'s token');
   }));
 

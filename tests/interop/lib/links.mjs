@@ -2,7 +2,7 @@
 // docs/ARCHITECTURE.md "Linking users' accounts"): the real parts a
 // consent walks through.
 //
-//   startLinks({ workers })   everything below, and a vmcpd in front of
+//   startLinks({ workers, openLists })   everything below, and a vmcpd in front of
 //                             the upstream backend "up" (one daemon per
 //                             test file: reuse it).  Returns
 //                             { idp, as, upstream, daemon, callbackUrl,
@@ -26,7 +26,9 @@
 //   upstream   an MCP backend (official SDK v1, stateless) whose tool
 //              whoami answers "user <sub>" for the bearer token, checked
 //              by introspection at `as` (401 without a valid one);
-//              upstream.seen = the Authorization headers it got.
+//              upstream.seen = the Authorization headers it got,
+//              upstream.calls = [{ rpc, authz, sub }]; with openLists
+//              it answers all but tools/call without a token too.
 //   consent(url, { as: 'alice', dir })  a real browser (Debian chromium,
 //              headless, via playwright-core; a fresh profile each call
 //              unless { context } is passed, see browser()) opens url
@@ -170,16 +172,26 @@ export class UpstreamAs {
 }
 
 
-/* the upstream MCP backend: whoami names the bearer token's subject */
-export async function startUpstream(as) {
+/* the upstream MCP backend: whoami names the bearer token's subject;
+ * openLists: what is not a tools/call is answered without a token too
+ * (as servers that list for anyone do); calls: [{ rpc, authz, sub }] */
+export async function startUpstream(as, { openLists = false } = {}) {
   const seen = [];
+  const calls = [];
   const server = http.createServer(async (req, res) => {
     const authz = req.headers.authorization ?? null;
     seen.push(authz);
+    const chunks = [];
+    for await (const c of req)
+      chunks.push(c);
+    let body;
+    try {
+      body = chunks.length > 0 ? JSON.parse(Buffer.concat(chunks).toString()) : undefined;
+    } catch { /* the transport answers it */ }
     const tok = authz && /^Bearer (\S+)$/.exec(authz)?.[1];
     const sub = tok ? await as.introspect(tok).catch(() => null) : null;
-    if (!sub) {
-      req.resume();
+    calls.push({ rpc: body?.method ?? req.method, authz, sub });
+    if (!sub && (!openLists || tok || body?.method === 'tools/call')) {
       res.writeHead(401, { 'WWW-Authenticate': 'Bearer error="invalid_token"',
         'Content-Type': 'application/json' });
       res.end(JSON.stringify({ error: 'invalid_token' }));
@@ -192,12 +204,12 @@ export async function startUpstream(as) {
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     res.on('close', () => { transport.close(); mcp.close(); });
     await mcp.connect(transport);
-    await transport.handleRequest(req, res);
+    await transport.handleRequest(req, res, body);
   });
   await new Promise((resolve) => server.listen(0, HOST, resolve));
   const port = server.address().port;
   return {
-    seen, port, url: `http://${HOST}:${port}/mcp`,
+    seen, calls, port, url: `http://${HOST}:${port}/mcp`,
     stop: () => { server.closeAllConnections?.(); return new Promise((r) => server.close(r)); },
   };
 }
@@ -226,12 +238,12 @@ export function linkConfig(idp, as, name, callbackUrl, { scopes = ['api'] } = {}
  * The whole set, one vmcpd listening on a port chosen first (the
  * callbackUrl is its own, and both providers must know it).
  */
-export async function startLinks({ workers = 2, extra = '', daemonOpts = {} } = {}) {
+export async function startLinks({ workers = 2, extra = '', daemonOpts = {}, openLists = false } = {}) {
   const port = await freePort();
   const callbackUrl = `http://${HOST}:${port}/oauth/callback`;
   const idp = await startIdp({ webRedirect: callbackUrl });
   const as = await new UpstreamAs({ redirectUri: callbackUrl }).start();
-  const upstream = await startUpstream(as);
+  const upstream = await startUpstream(as, { openLists });
   const dir = await tmpDir();
   const cfg = path.join(dir, 'vmcpd.yaml');
   const opts = { backendUrl: upstream.url, backendName: 'up', workers,
