@@ -100,6 +100,9 @@ struct diag_backend {
 #define DIAG_BUDGET_WORKER	0
 #define DIAG_BUDGET_BACKEND	1
 
+/* consents started, completed, refused; refreshes ok, refused, failed */
+#define DIAG_LINKC		6
+
 /*
  * One worker slot's figures, in memory the master maps shared before
  * forking a generation: the worker counts, the master sets the pid and
@@ -124,6 +127,8 @@ struct diag_slot {
 	uint64_t	 ds_otel_exported;	/* spans a collector took */
 	uint64_t	 ds_otel_dropped;	/* spans dropped */
 	uint64_t	 ds_otel_failures;	/* exports failed */
+	/* users' links (worker/link/link.h's enum link_count) */
+	uint64_t	 ds_links[DIAG_LINKC];
 	uint64_t	 ds_calls[DIAG_METHODS][DIAG_NOUTCOMES];
 	/* requests to /mcp with no target tagged, by method, outcome */
 	struct diag_hist ds_ops[DIAG_OP_METHODS][DIAG_NOUTCOMES];

@@ -56,7 +56,10 @@ ctl_usage(void)
 	    "       vmcpctl [-q] [-d statedir] [-f file] reprobe backend\n"
 	    "       vmcpctl [-q] [-d statedir] [-f file] rebuild-views\n"
 	    "       vmcpctl [-q] [-d statedir] [-f file] drop-sessions "
-	    "backend\n");
+	    "backend\n"
+	    "       vmcpctl [-q] [-d statedir] [-f file] links [-j]\n"
+	    "       vmcpctl [-q] [-d statedir] [-f file] links revoke "
+	    "scope|sub backend\n");
 }
 
 static void
@@ -100,6 +103,7 @@ ctl_env_resolve(struct ctl_env *ce, const char *dir, const char *file)
 		ctl_session_cap = cf->cf_session_cap;
 		ctl_session_cap_addr = cf->cf_session_cap_addr;
 		ctl_bsession_cap = cf->cf_bsession_cap;
+		ctl_links_config(cf);
 		if (cf->cf_diag_host != NULL)
 			(void)snprintf(ctl_diag_addr, 300, strchr(
 			    cf->cf_diag_host, ':') != NULL ? "[%s]:%u" :
@@ -232,8 +236,7 @@ ctl_text(const void *buf, size_t len)
 	return ctl_hex(buf, len);
 }
 
-/* an RFC 3339 UTC stamp with milliseconds, or null for 0 */
-static json_t *
+json_t *
 ctl_time(uint64_t ms)
 {
 	struct tm	 tm;
@@ -398,6 +401,21 @@ ctl_dump_bsession(json_t *o, const void *key, size_t klen,
 	return 0;
 }
 
+/* a user's link: its clear part (who, which backend, when), never a
+ * token, sealed or not; a consent not at all */
+static char *
+ctl_dump_link(const struct store_rec *rec)
+{
+	json_t	*v;
+	char	*s;
+
+	if ((v = ctl_link_value(rec)) == NULL)
+		return NULL;
+	s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+	json_decref(v);
+	return s;
+}
+
 static int
 ctl_dump_cb(void *arg, const void *key, size_t klen,
     const struct store_rec *rec)
@@ -426,12 +444,16 @@ ctl_dump_cb(void *arg, const void *key, size_t klen,
 	if (strcmp(cd->cd_db, store_db_name(STORE_BSESSIONS)) == 0 &&
 	    ctl_dump_bsession(o, key, klen, rec) == -1)
 		goto done;
-	/* exchanged tokens: their keys and expiry, never their values
-	 * (sealed, but shown nowhere all the same) */
+	/* exchanged tokens, users' links and consents: their keys and
+	 * expiry, never their values (sealed, but shown nowhere all the
+	 * same) */
 	if ((head = json_dumps(o, JSON_COMPACT)) == NULL)
 		goto done;
-	if (strcmp(cd->cd_db, "tokens") == 0)
+	if (strcmp(cd->cd_db, "tokens") == 0 || strcmp(cd->cd_db,
+	    store_db_name(STORE_CONSENTS)) == 0)
 		value = strdup("\"(not shown)\"");
+	else if (strcmp(cd->cd_db, store_db_name(STORE_LINKS)) == 0)
+		value = ctl_dump_link(rec);
 	else if (strcmp(cd->cd_db, store_db_name(STORE_ERAS)) == 0)
 		value = ctl_value_era(rec->sr_data, rec->sr_len);
 	else
@@ -776,6 +798,7 @@ static const struct ctl_cmd {
 	{ "reprobe", ctl_reprobe, NULL, 1 },
 	{ "rebuild-views", ctl_rebuild_views, NULL, 1 },
 	{ "drop-sessions", ctl_drop_sessions, NULL, 1 },
+	{ "links", ctl_links, NULL, 0 },
 };
 
 int
@@ -833,7 +856,8 @@ main(int argc, char *argv[])
 		rc = cmd->cc_direct(argc, argv);
 		goto out;
 	}
-	if (ctl_env_open(&ce, &st, cmd->cc_write) == -1) {
+	if (ctl_env_open(&ce, &st, cmd->cc_write || (cmd->cc_run ==
+	    ctl_links && ctl_links_writes(argc, argv))) == -1) {
 		free(ce.ce_dir);
 		return 1;
 	}

@@ -29,8 +29,7 @@
 
 char	ctl_diag_addr[300];
 
-/* only -j (JSON) takes options; *json set */
-static int
+int
 ctl_opt_json(int argc, char *argv[], int *json, int nargs)
 {
 	int ch;

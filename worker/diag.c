@@ -392,6 +392,38 @@ diag_worker_counter(struct evbuffer *b, const struct worker *w,
 	return 0;
 }
 
+/* vmcpd_link_consents_total and vmcpd_link_refreshes_total{outcome}:
+ * users' links (outgoingAuth authorization_code), in enum link_count's
+ * order */
+static int
+diag_links(struct evbuffer *b, const struct worker *w)
+{
+	static const char *const outcome[DIAG_LINKC] = { "started",
+	    "completed", "refused", "ok", "refused", "failed" };
+	size_t	 i;
+
+	for (i = 0; i < DIAG_LINKC; i++) {
+		if ((i == 0 && diag_family(b, "vmcpd_link_consents_total",
+		    "counter", "Users' consents to link an upstream account "
+		    "(outgoingAuth authorization_code): started (a client "
+		    "sent to the consent URL), completed (a link stored), "
+		    "refused (denied, another person, a bad or spent "
+		    "state).") == -1) ||
+		    (i == 3 && diag_family(b, "vmcpd_link_refreshes_total",
+		    "counter", "Linked upstream tokens refreshed: ok, refused "
+		    "by the authorization server (the user consents again), "
+		    "failed (it was down or answered garbage).") == -1))
+			return -1;
+		if (evbuffer_add_printf(b, "%s{outcome=\"%s\"} %llu\n", i < 3 ?
+		    "vmcpd_link_consents_total" : "vmcpd_link_refreshes_total",
+		    outcome[i], (unsigned long long)diag_slots_sum(w,
+		    offsetof(struct diag_slot, ds_links) + i *
+		    sizeof(uint64_t))) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* vmcpd_backend_health{backend,state}: 1 for its state, 0 for others */
 static int
 diag_healths(struct worker *w, struct evbuffer *b)
@@ -764,7 +796,8 @@ diag_metrics_text(struct worker *w, struct evbuffer *b)
 	    "Exports to the collector that failed: refused, timed out, or "
 	    "answered other than 2xx.",
 	    diag_slots_sum(w, offsetof(struct diag_slot, ds_otel_failures))) ==
-	    -1 || diag_requests_by_method(b, w) == -1 ||
+	    -1 || diag_links(b, w) == -1 ||
+	    diag_requests_by_method(b, w) == -1 ||
 	    diag_op_metrics(b, w) == -1 ||
 	    diag_backend_metrics(b, w) == -1 ||
 	    diag_backend_flow(b, w) == -1 || diag_breakers(w, b) == -1 ||

@@ -154,6 +154,14 @@ describe('the diagnostics listener', () => {
       assert.equal(value(m, 'vmcpd_workers'), 2);
       assert.equal(value(m, 'vmcpd_backends'), 1);
       assert.equal(sum(m, 'vmcpd_worker_restarts_total'), 0);
+      // users' links (outgoingAuth authorization_code): every outcome
+      // there from the start, at 0 with no such backend
+      assert.equal(m.types.get('vmcpd_link_consents_total'), 'counter');
+      assert.equal(m.types.get('vmcpd_link_refreshes_total'), 'counter');
+      for (const outcome of ['started', 'completed', 'refused'])
+        assert.equal(value(m, 'vmcpd_link_consents_total', { outcome }), 0);
+      for (const outcome of ['ok', 'refused', 'failed'])
+        assert.equal(value(m, 'vmcpd_link_refreshes_total', { outcome }), 0);
     }
     // promtool (Debian's prometheus, from tools/deps.sh) lints it too
     const tool = promtool();

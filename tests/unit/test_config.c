@@ -2360,13 +2360,17 @@ test_examples(void **state)
 	size_t		 i, len;
 	int		 n = 0, aggregate = 0, oidc = 0, limits = 0;
 	int		 composite = 0;
-	int		 outgoing = 0;
+	int		 outgoing = 0, links = 0;
 	int		 authz = 0, telemetry = 0;
+	const struct config_outauth *oa;
 
 	(void)state;
 	/* outgoing.yaml's header value comes from the environment */
 	setenv("GITHUB_TOKEN", "Bearer example", 1);
 	setenv("JIRA_EXCHANGE_SECRET", "example", 1);
+	/* github-links.yaml's: vmcpd's client secrets at both servers */
+	setenv("GITHUB_CLIENT_SECRET", "example", 1);
+	setenv("IDP_CLIENT_SECRET", "example", 1);
 	for (i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
 		(void)snprintf(path, sizeof(path), "%s/shared/config.h",
 		    roots[i]);
@@ -2465,10 +2469,21 @@ test_examples(void **state)
 			assert_string_equal(config_backend_find(cf,
 			    "jira")->cb_outauth->oa_tx_audience, "jira-mcp");
 		}
+		if (strcmp(de->d_name, "github-links.yaml") == 0) {
+			links = 1;
+			oa = config_backend_find(cf, "github")->cb_outauth;
+			assert_int_equal(oa->oa_type, CONFIG_OUTAUTH_CODE);
+			assert_string_equal(oa->oa_ac_token_url,
+			    "https://github.com/login/oauth/access_token");
+			assert_int_equal(oa->oa_ac_secret_post, 1);
+			assert_string_equal(oa->oa_ac_scopes, "repo read:org");
+		}
 		config_free(cf);
 		n++;
 	}
 	closedir(d);
+	unsetenv("GITHUB_CLIENT_SECRET");
+	unsetenv("IDP_CLIENT_SECRET");
 	unsetenv("GITHUB_TOKEN");
 	unsetenv("JIRA_EXCHANGE_SECRET");
 	assert_true(n >= 1);
@@ -2476,6 +2491,7 @@ test_examples(void **state)
 	assert_true(oidc);
 	assert_true(limits);
 	assert_true(outgoing);
+	assert_true(links);
 	assert_true(authz);
 	assert_true(composite);
 	assert_true(telemetry);

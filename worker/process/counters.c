@@ -20,6 +20,7 @@
 #include "shared/stats.h"
 #include "shared/store.h"
 #include "worker/http/httpd.h"
+#include "worker/link/link.h"
 #include "worker/process/counters.h"
 #include "worker/process/process.h"
 
@@ -170,6 +171,17 @@ diag_count_session_inval(struct worker *w)
 
 	if ((ds = diag_self(w)) != NULL)
 		diag_add(&ds->ds_sess_invals, 1);
+}
+
+_Static_assert(LINKC_N == DIAG_LINKC, "link counts and their slots");
+
+void
+link_count(struct worker *w, enum link_count c)
+{
+	struct diag_slot *ds;
+
+	if ((unsigned int)c < LINKC_N && (ds = diag_self(w)) != NULL)
+		diag_add(&ds->ds_links[c], 1);
 }
 
 /*
