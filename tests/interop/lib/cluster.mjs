@@ -108,10 +108,11 @@ export class HAProxy {
 
 /*
  * A node: a Daemon with a diagnostics port and sessionStorage on redis
- * (opts.redis: the Redis, or null for provider lmdb).
+ * (opts.redis: the Redis, or null for provider lmdb); port: the one it
+ * listens on (its own URLs in the config), else any.
  */
 export async function startNode({ redis, backendUrl, backendName, workers = 1, name = 'cluster',
-  extra = '', env, args }) {
+  extra = '', env, args, port = 0 }) {
   const dir = await tmpDir('vmcpd-node-');
   const d = new Daemon(dir, path.join(dir, 'vmcpd.yaml'), { workers, env });
   d.diagPort = await freePort();
@@ -124,7 +125,8 @@ export async function startNode({ redis, backendUrl, backendName, workers = 1, n
   d.configOpts = { name, portFile: d.portFile, stateDir: d.stateDir, backendUrl, backendName,
     workers, extra: storage + extra };
   await d.writeConfig(configText(d.configOpts).replace('daemon:\n',
-    `daemon:\n  diagnostics: ${HOST}:${d.diagPort}\n`));
+    `daemon:\n  diagnostics: ${HOST}:${d.diagPort}\n`)
+    .replace(`listen: ${HOST}:0`, `listen: ${HOST}:${port}`));
   await d.start(args ? { args } : undefined);
   return d;
 }
