@@ -56,12 +56,22 @@ const call = (L, token, caps, extra = {}) => modern(L.daemon.port, 'tools/call',
   { _meta: modernMeta(caps), name: 'whoami', arguments: {}, ...extra },
   { ...bearer(token), 'Mcp-Name': 'whoami' });
 const URLMODE = { elicitation: { url: {} } };
+const COMPOSITE = `
+compositeTools:
+  - name: who
+    description: whoami through a workflow
+    parameters: {type: object, properties: {}}
+    steps:
+      - id: w
+        tool: up.whoami
+        arguments: {}
+`;
 
 describe('per-user upstream accounts: the call side', () => {
   let L, up, start;
 
   before(async () => {
-    L = await startLinks({ openLists: true });
+    L = await startLinks({ openLists: true, extra: COMPOSITE });
     up = L.upstream;
     up.toolCalls = () => up.calls.filter((e) => e.rpc === 'tools/call');
     const origin = new URL(L.callbackUrl).origin.replace(/\./g, '\\.');
@@ -151,6 +161,22 @@ describe('per-user upstream accounts: the call side', () => {
       inputResponses: { 'vmcpd-consent': { action: 'decline' } } });
     assert.equal(d.json?.result?.isError, true, d.text);
     assert.match(d.json.result.content[0].text, /^Backend up: the consent to link your account was declined/);
+    assert.deepEqual(up.toolCalls(), []);
+  }));
+
+  test('not linked: a composite tool\'s step to the backend fails naming the backend and the URL', guarded(async () => {
+    const dave = L.idp.forge(L.idp.claims({ sub: 'dave', client_id: 'dave' }));
+    const client = await v1Client(L, dave, URLMODE);
+    try {
+      const r = await client.callTool({ name: 'who', arguments: {} });
+      assert.equal(r.isError, true, JSON.stringify(r));
+      const m = /^composite tool who failed: step w: backend up: Backend up acts as your own account there, which is not linked yet: open (\S+) to connect it, then try again$/
+        .exec(r.content[0].text);
+      assert.ok(m, r.content[0].text);
+      assert.match(m[1], start);
+    } finally {
+      await client.close();
+    }
     assert.deepEqual(up.toolCalls(), []);
   }));
 
