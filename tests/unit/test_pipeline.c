@@ -32,7 +32,6 @@
 #include "worker/auth/ratelimit.h"
 #include "worker/http/http_reply.h"
 #include "worker/http/httpd.h"
-#include "worker/link/link.h"
 #include "worker/pipeline/pipeline.h"
 #include "worker/process/process.h"
 #include "worker/process/request.h"
@@ -180,20 +179,6 @@ tr(const char *fmt, ...)
 }
 
 /* ---- the fake neighbours ---- */
-
-/* the credential phase (link_phase.c): no backend here needs a link */
-int
-link_phase(struct request *r)
-{
-	(void)r;
-	return PIPELINE_NEXT;
-}
-
-void
-link_phase_cancel(struct request *r)
-{
-	(void)r;
-}
 
 void
 worker_request_hold(struct worker *w)

@@ -64,13 +64,6 @@ static TAILQ_HEAD(, link_cnew) link_cnews =
     TAILQ_HEAD_INITIALIZER(link_cnews);
 
 int
-link_backend(const struct config_backend *be)
-{
-	return be->cb_outauth != NULL &&
-	    be->cb_outauth->oa_type == CONFIG_OUTAUTH_CODE;
-}
-
-int
 link_consent_url(const struct config_backend *be, const char *id, char *url,
     size_t len)
 {
@@ -430,17 +423,4 @@ link_caps_url(const json_t *caps)
 {
 	return json_is_object(json_object_get(json_object_get(caps,
 	    "elicitation"), "url"));
-}
-
-int
-link_held(struct worker *w, const struct config_backend *be,
-    const char *scope)
-{
-	char	 authz[LINK_TOKEN_MAX + 16], why[256];
-	int	 rc;
-
-	rc = link_credential(w, be, scope, authz, sizeof(authz), why,
-	    sizeof(why)) == 0;
-	OPENSSL_cleanse(authz, sizeof(authz));
-	return rc;
 }
