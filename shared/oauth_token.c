@@ -83,12 +83,10 @@ oauth_token_more(const json_t *doc, size_t max, struct oauth_token *t,
 		    "is not a JWT");
 		return -1;
 	}
-	/* RFC 6749 A.4: scope-tokens of NQSCHARs, space-separated; ""
-	 * (oidc-provider's for an access token of no resource scope) is
-	 * taken as none */
+	/* RFC 6749 A.4: scope-tokens of NQSCHARs, space-separated ("":
+	 * none, as some servers say it) */
 	if (json_object_get(doc, "scope") != NULL &&
-	    !(json_is_string(json_object_get(doc, "scope")) &&
-	    json_string_length(json_object_get(doc, "scope")) == 0) &&
+	    json_string_length(json_object_get(doc, "scope")) > 0 &&
 	    ((s = oauth_str(doc, "scope", OAUTH_SCOPE_MAX)) == NULL ||
 	    !oauth_chars(s, NULL, 0x20, 0x7e) || strchr(s, '"') != NULL ||
 	    strchr(s, '\\') != NULL)) {

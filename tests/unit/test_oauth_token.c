@@ -22,7 +22,7 @@ test_code_answer(void **state)
 	    "\"bearer\",\"expires_in\":3600,\"refresh_token\":\"rt 1/+\","
 	    "\"scope\":\"repo read:user\",\"id_token\":\"h.p.s\"}";
 	const char		*bare = "{\"access_token\":\"at\",\"token_type\":"
-	    "\"Bearer\"}";
+	    "\"Bearer\",\"scope\":\"\"}";
 
 	(void)state;
 	assert_int_equal(oauth_token_parse(ok, strlen(ok), 0, 4096, &t, why,

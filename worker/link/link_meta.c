@@ -34,6 +34,7 @@ struct link_meta_wait {
 
 struct link_meta {
 	TAILQ_ENTRY(link_meta)		 lm_entry;
+	struct worker			*lm_w;
 	char				*lm_issuer;
 	int				 lm_oidc;
 	char				*lm_cafile;
@@ -85,17 +86,10 @@ static int
 link_meta_data(void *arg, struct http_call *hc, const char *buf, size_t len)
 {
 	struct link_meta	*lm = arg;
-	char			*n;
 
 	(void)hc;
-	if (lm->lm_len + len > LINK_META_MAX ||
-	    (n = realloc(lm->lm_buf, lm->lm_len + len + 1)) == NULL)
-		return 1;
-	memcpy(n + lm->lm_len, buf, len);
-	lm->lm_buf = n;
-	lm->lm_len += len;
-	n[lm->lm_len] = '\0';
-	return 0;
+	return link_body_add(&lm->lm_buf, &lm->lm_len, buf, len,
+	    LINK_META_MAX);
 }
 
 /* the document read: 0, or -1 */
@@ -127,7 +121,7 @@ static void
 link_meta_done(void *arg, struct http_call *hc, int result, const char *err)
 {
 	struct link_meta	*lm = arg;
-	struct worker		*w = worker_self();
+	struct worker		*w = lm->lm_w;
 
 	(void)hc;
 	lm->lm_call = NULL;
@@ -216,6 +210,7 @@ link_meta_get(struct worker *w, const char *issuer, int oidc,
 			free(lm);
 			return -1;
 		}
+		lm->lm_w = w;
 		lm->lm_oidc = oidc;
 		lm->lm_public_only = public_only;
 		TAILQ_INIT(&lm->lm_waits);

@@ -10,20 +10,9 @@
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
 
+#include "proto/headers.h"
 #include "shared/link_rec.h"
 #include "worker/link/link_int.h"
-
-static int
-link_hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 int
 link_query_get(const char *q, const char *name, char *out, size_t outlen)
@@ -45,8 +34,8 @@ link_query_get(const char *q, const char *name, char *out, size_t outlen)
 			if (c == '+')
 				c = ' ';
 			else if (c == '%') {
-				if (end - p < 3 || (hi = link_hexval(p[1])) < 0 ||
-				    (lo = link_hexval(p[2])) < 0)
+				if (end - p < 3 || (hi = proto_hex_digit(p[1])) < 0 ||
+				    (lo = proto_hex_digit(p[2])) < 0)
 					return -1;
 				c = (char)(hi << 4 | lo);
 				p += 2;
@@ -186,18 +175,22 @@ link_html_escape(const char *s)
 }
 
 int
-link_origin(const char *url, char *out, size_t len)
+link_body_add(char **buf, size_t *len, const char *data, size_t n,
+    size_t max)
 {
-	const char	*p;
-	size_t		 n;
+	char	*b;
 
-	if ((p = strstr(url, "://")) == NULL)
-		return -1;
-	p += 3;
-	n = (size_t)(p - url) + strcspn(p, "/?#");
-	if (n >= len || n == (size_t)(p - url))
-		return -1;
-	memcpy(out, url, n);
-	out[n] = '\0';
+	/* a copy, not realloc: what a token endpoint says is wiped */
+	if (*len + n > max || (b = malloc(*len + n + 1)) == NULL)
+		return 1;
+	if (*buf != NULL) {
+		memcpy(b, *buf, *len);
+		OPENSSL_cleanse(*buf, *len);
+		free(*buf);
+	}
+	memcpy(b + *len, data, n);
+	*buf = b;
+	*len += n;
+	b[*len] = '\0';
 	return 0;
 }

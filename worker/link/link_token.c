@@ -8,9 +8,12 @@
  * adds "link|<scope>|<backend>" to the store's tokens db refreshes;
  * the others poll that record until it goes (the link is read again)
  * or says how the refresh ended ("needed", "failed", kept
- * LINK_FAIL_MS).  Across nodes (Redis) two nodes may refresh the same
- * link at once; an upstream server that rotates refresh tokens then
- * refuses the later one, and the person is asked to consent again.
+ * LINK_FAIL_MS).  Across nodes (sessionStorage.provider redis) that
+ * worker then asks Redis's flight (worker/redis/redis_flight.h) under
+ * "<prefix>linkrf:<scope>|<backend>": one node refreshes and writes how
+ * it ended ("ok", "needed", "failed") for LINK_FAIL_MS; the others read
+ * that and the link again (ls_get makes the host's copy current), so an
+ * upstream server that rotates refresh tokens sees one refresh.
  */
 #include <sys/queue.h>
 
@@ -31,6 +34,7 @@
 #include "worker/link/link.h"
 #include "worker/link/link_int.h"
 #include "worker/process/process.h"
+#include "worker/redis/redis_flight.h"
 #include "worker/state/link_store.h"
 
 #define LINK_TOK_MS		(10ULL * 1000)	/* one request */
@@ -76,22 +80,10 @@ static int
 link_tok_data(void *arg, struct http_call *hc, const char *buf, size_t len)
 {
 	struct link_tok	*lt = arg;
-	char		*n;
 
 	(void)hc;
-	if (lt->lt_len + len > LINK_TOK_BODY_MAX ||
-	    (n = malloc(lt->lt_len + len + 1)) == NULL)
-		return 1;
-	if (lt->lt_buf != NULL) {
-		memcpy(n, lt->lt_buf, lt->lt_len);
-		OPENSSL_cleanse(lt->lt_buf, lt->lt_len);
-		free(lt->lt_buf);
-	}
-	memcpy(n + lt->lt_len, buf, len);
-	lt->lt_buf = n;
-	lt->lt_len += len;
-	n[lt->lt_len] = '\0';
-	return 0;
+	return link_body_add(&lt->lt_buf, &lt->lt_len, buf, len,
+	    LINK_TOK_BODY_MAX);
 }
 
 static void
@@ -264,6 +256,10 @@ struct link_rf {
 	struct event		*rf_timer;
 	struct link_rec		*rf_rec;	/* the link refreshed */
 	enum link_state		 rf_end;
+	struct redis_flight	*rf_flight;	/* Redis asked */
+	int			 rf_fleet;	/* the fleet's: tell it */
+	int			 rf_remote;	/* another node's refresh */
+	char			 rf_rkey[LINK_SCOPE_MAX + LINK_NAME_MAX + 160];
 };
 
 static TAILQ_HEAD(, link_rf) rfs = TAILQ_HEAD_INITIALIZER(rfs);
@@ -276,6 +272,8 @@ link_rf_free(struct link_rf *rf)
 		link_store->ls_cancel(rf);
 	link_meta_cancel(rf);
 	link_tok_cancel(rf->rf_tok);
+	if (rf->rf_flight != NULL)
+		redis_flight_cancel(rf->rf_flight);
 	if (rf->rf_timer != NULL)
 		event_free(rf->rf_timer);
 	if (rf->rf_rec != NULL) {
@@ -301,9 +299,14 @@ link_rf_end(struct link_rf *rf, enum link_state st)
 			(void)store_put(s, STORE_TOKENS, rf->rf_lock,
 			    strlen(rf->rf_lock), say, strlen(say),
 			    now + LINK_FAIL_MS, now);
-		link_count(rf->rf_w, st == LINK_OK ? LINKC_REFRESH_OK :
-		    st == LINK_NEEDED ? LINKC_REFRESH_REFUSED :
-		    LINKC_REFRESH_FAILED);
+		if (rf->rf_fleet)
+			redis_flight_done(rf->rf_rkey, st == LINK_OK ? "ok" :
+			    say, st == LINK_OK ? 2 : strlen(say), LINK_FAIL_MS,
+			    REDIS_USER_LINK, "a link's refresh");
+		if (!rf->rf_remote)
+			link_count(rf->rf_w, st == LINK_OK ?
+			    LINKC_REFRESH_OK : st == LINK_NEEDED ?
+			    LINKC_REFRESH_REFUSED : LINKC_REFRESH_FAILED);
 	}
 	if (rf->rf_cb != NULL)
 		rf->rf_cb(rf->rf_arg, st);
@@ -487,6 +490,49 @@ link_rf_poll(evutil_socket_t fd, short ev, void *arg)
 	}
 }
 
+/* this node refreshes: the link read first; 0, or -1 (cb not called) */
+static int
+link_rf_read(struct link_rf *rf)
+{
+	rf->rf_store = 1;
+	if (link_store->ls_get(rf->rf_w, rf->rf_scope, rf->rf_be->cb_name,
+	    link_rf_on_link, rf) == -1) {
+		rf->rf_store = 0;
+		return -1;
+	}
+	return 0;
+}
+
+/* Redis answered: another node's refresh ended, or this one's to make */
+static void
+link_rf_on_flight(void *arg, enum redis_flight_got got, const char *val,
+    size_t len, uint64_t ttl_ms)
+{
+	struct link_rf	*rf = arg;
+
+	(void)ttl_ms;
+	rf->rf_flight = NULL;
+	if (got == REDIS_FLIGHT_HIT) {
+		rf->rf_remote = 1;
+		if (len == 6 && memcmp(val, "needed", 6) == 0)
+			link_rf_end(rf, LINK_NEEDED);
+		else if (len == 2 && memcmp(val, "ok", 2) == 0) {
+			/* the link as that node left it, made current here */
+			rf->rf_store = 1;
+			if (link_store->ls_get(rf->rf_w, rf->rf_scope,
+			    rf->rf_be->cb_name, link_rf_on_seen, rf) == -1) {
+				rf->rf_store = 0;
+				link_rf_end(rf, LINK_FAILED);
+			}
+		} else
+			link_rf_end(rf, LINK_FAILED);
+		return;
+	}
+	rf->rf_fleet = got == REDIS_FLIGHT_MINE;
+	if (link_rf_read(rf) == -1)
+		link_rf_end(rf, LINK_FAILED);
+}
+
 int
 link_refresh(struct worker *w, const struct config_backend *be,
     const char *scope, link_state_cb cb, void *arg)
@@ -526,10 +572,16 @@ link_refresh(struct worker *w, const struct config_backend *be,
 		return -1;
 	}
 	rf->rf_mine = 1;
-	rf->rf_store = 1;
-	if (link_store->ls_get(w, scope, be->cb_name, link_rf_on_link,
-	    rf) == -1) {
-		rf->rf_store = 0;
+	/* the other nodes: Redis's flight first, with provider redis */
+	redis_flight_init(w);
+	if (snprintf(rf->rf_rkey, sizeof(rf->rf_rkey), "%slinkrf:%s|%s",
+	    w->w_conf->cf_sstore.css_prefix != NULL ?
+	    w->w_conf->cf_sstore.css_prefix : "", scope, be->cb_name) <
+	    (int)sizeof(rf->rf_rkey) && (rf->rf_flight = redis_flight_fetch(
+	    rf->rf_rkey, LINK_LOCK_MS, LINK_LOCK_MS, REDIS_USER_LINK,
+	    "a link's refresh", link_rf_on_flight, rf)) != NULL)
+		return 0;
+	if (link_rf_read(rf) == -1) {
 		rf->rf_cb = NULL;
 		link_rf_end(rf, LINK_FAILED);
 		return -1;

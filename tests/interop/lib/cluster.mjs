@@ -108,11 +108,10 @@ export class HAProxy {
 
 /*
  * A node: a Daemon with a diagnostics port and sessionStorage on redis
- * (opts.redis: the Redis, or null for provider lmdb); port: the one it
- * listens on (its own URLs in the config), else any.
+ * (opts.redis: the Redis, or null for provider lmdb).
  */
 export async function startNode({ redis, backendUrl, backendName, workers = 1, name = 'cluster',
-  extra = '', env, args, port = 0 }) {
+  extra = '', env, args }) {
   const dir = await tmpDir('vmcpd-node-');
   const d = new Daemon(dir, path.join(dir, 'vmcpd.yaml'), { workers, env });
   d.diagPort = await freePort();
@@ -125,8 +124,7 @@ export async function startNode({ redis, backendUrl, backendName, workers = 1, n
   d.configOpts = { name, portFile: d.portFile, stateDir: d.stateDir, backendUrl, backendName,
     workers, extra: storage + extra };
   await d.writeConfig(configText(d.configOpts).replace('daemon:\n',
-    `daemon:\n  diagnostics: ${HOST}:${d.diagPort}\n`)
-    .replace(`listen: ${HOST}:0`, `listen: ${HOST}:${port}`));
+    `daemon:\n  diagnostics: ${HOST}:${d.diagPort}\n`));
   await d.start(args ? { args } : undefined);
   return d;
 }

@@ -2,11 +2,18 @@
 // docs/ARCHITECTURE.md "Linking users' accounts"): the real parts a
 // consent walks through.
 //
-//   startLinks({ workers, openLists })   everything below, and a vmcpd in front of
-//                             the upstream backend "up" (one daemon per
-//                             test file: reuse it).  Returns
+//   startLinks({ workers, redis })  everything below, and a vmcpd in
+//                             front of the upstream backend "up" (one
+//                             daemon per test file: reuse it; daemon.diag
+//                             is its diagnostics port).  Returns
 //                             { idp, as, upstream, daemon, callbackUrl,
-//                               tokens: { alice, bob } }.
+//                               tokens: { alice, bob }, node(), stop() }.
+//                             With redis (lib/cluster.mjs startRedis()),
+//                             sessionStorage on it with a sealKeyFile, and
+//                             L.node() starts another node of the same
+//                             config (callbackUrl stays the first's).
+//                             issuerOnly: the upstream server named by
+//                             its issuer alone (its metadata fetched).
 //   idp        the clients' OpenID provider (lib/oidc.mjs Idp), whose
 //              client "vmcpd" also logs the person in at vmcpd's
 //              /oauth/start (authorization_code, redirect URI =
@@ -22,20 +29,21 @@
 //                as.denyConsent = true       /authorize -> the callback
 //                                            with error=access_denied
 //              Record: as.grants = [{ grant_type, status, sub }] per
-//              token endpoint call; as.issued = access tokens issued.
+//              token endpoint call; as.issued = access tokens issued;
+//              as.paths = every path asked for.
 //   upstream   an MCP backend (official SDK v1, stateless) whose tool
 //              whoami answers "user <sub>" for the bearer token, checked
-//              by introspection at `as` (401 without a valid one);
-//              upstream.seen = the Authorization headers it got,
-//              upstream.calls = [{ rpc, authz, sub }]; with openLists
-//              it answers all but tools/call without a token too.
-//   consent(url, { as: 'alice', dir })  a real browser (Debian chromium,
-//              headless, via playwright-core; a fresh profile each call
-//              unless { context } is passed, see browser()) opens url
-//              (an elicitation's), logs in as that name at both
-//              providers and consents; resolves { status, url, text,
-//              screenshot } of the final page (vmcpd's), the screenshot
-//              kept under build/interop-artefacts/.
+//              by introspection at `as`; it lists without a token, a
+//              tools/call without a valid one is 401; upstream.seen =
+//              [{ method, authorization }] of every request.
+//   consent(url, { as: 'alice' })  a real browser (Debian chromium,
+//              headless, via playwright-core: one per test file, its
+//              cookies cleared first unless { keepCookies: true }; call
+//              closeBrowsers() in after()) opens url (an elicitation's),
+//              logs in as that name at both providers and consents;
+//              resolves { status, url, text, headers, screenshot } of
+//              the final page (vmcpd's), the screenshot kept under
+//              build/interop-artefacts/ (build-san/ for that build).
 //   walk(url, { as })         the same with an HTTP client and a cookie
 //              jar (for cases a browser adds nothing to); also
 //              { stopAt: 'upstream-callback' } returns the callback URL
@@ -80,12 +88,14 @@ export class UpstreamAs {
     this.denyConsent = false;
     this.grants = [];
     this.issued = [];
+    this.paths = [];	// every path asked for, in order
   }
 
   async start() {
     let handler = null;
     this.server = http.createServer((req, res) => {
       const u = new URL(req.url, 'http://x');
+      this.paths.push(u.pathname);
       if (u.pathname === '/auth' && this.denyConsent) {
         const loc = new URL(u.searchParams.get('redirect_uri'));
         loc.searchParams.set('error', 'access_denied');
@@ -173,25 +183,23 @@ export class UpstreamAs {
 
 
 /* the upstream MCP backend: whoami names the bearer token's subject;
- * openLists: what is not a tools/call is answered without a token too
- * (as servers that list for anyone do); calls: [{ rpc, authz, sub }] */
-export async function startUpstream(as, { openLists = false } = {}) {
+ * it lists without a token (as many servers do), a tools/call without a
+ * valid one is 401 */
+export async function startUpstream(as) {
   const seen = [];
-  const calls = [];
   const server = http.createServer(async (req, res) => {
-    const authz = req.headers.authorization ?? null;
-    seen.push(authz);
     const chunks = [];
     for await (const c of req)
       chunks.push(c);
     let body;
     try {
-      body = chunks.length > 0 ? JSON.parse(Buffer.concat(chunks).toString()) : undefined;
-    } catch { /* the transport answers it */ }
+      body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString()) : undefined;
+    } catch { body = undefined; }
+    const authz = req.headers.authorization ?? null;
+    seen.push({ method: body?.method ?? req.method, authorization: authz });
     const tok = authz && /^Bearer (\S+)$/.exec(authz)?.[1];
     const sub = tok ? await as.introspect(tok).catch(() => null) : null;
-    calls.push({ rpc: body?.method ?? req.method, authz, sub });
-    if (!sub && (!openLists || tok || body?.method === 'tools/call')) {
+    if (!sub && body?.method === 'tools/call') {
       res.writeHead(401, { 'WWW-Authenticate': 'Bearer error="invalid_token"',
         'Content-Type': 'application/json' });
       res.end(JSON.stringify({ error: 'invalid_token' }));
@@ -201,7 +209,8 @@ export async function startUpstream(as, { openLists = false } = {}) {
     mcp.tool('whoami', 'the upstream account this call acts as', async () => ({
       content: [{ type: 'text', text: `user ${sub}` }],
     }));
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined,
+      enableJsonResponse: true });
     res.on('close', () => { transport.close(); mcp.close(); });
     await mcp.connect(transport);
     await transport.handleRequest(req, res, body);
@@ -209,14 +218,14 @@ export async function startUpstream(as, { openLists = false } = {}) {
   await new Promise((resolve) => server.listen(0, HOST, resolve));
   const port = server.address().port;
   return {
-    seen, calls, port, url: `http://${HOST}:${port}/mcp`,
+    seen, port, url: `http://${HOST}:${port}/mcp`,
     stop: () => { server.closeAllConnections?.(); return new Promise((r) => server.close(r)); },
   };
 }
 
 /* incomingAuth on idp (with its client for the person's login) and
  * authorization_code for backend name at as */
-export function linkConfig(idp, as, name, callbackUrl, { scopes = ['api'] } = {}) {
+export function linkConfig(idp, as, name, callbackUrl, { scopes = ['api'], issuerOnly = false } = {}) {
   return oidcConfig(idp, { extra: ['    clientId: vmcpd',
     '    clientSecretEnv: VMCPD_TEST_INTROSPECTION_SECRET'] }) + [
     'outgoingAuth:',
@@ -225,8 +234,9 @@ export function linkConfig(idp, as, name, callbackUrl, { scopes = ['api'] } = {}
     `    ${name}:`,
     '      type: authorization_code',
     '      authorizationCode:',
-    `        authorizationUrl: ${as.issuer}/auth`,
-    `        tokenUrl: ${as.issuer}/token`,
+    ...(issuerOnly ? [`        issuer: ${as.issuer}`] : [
+      `        authorizationUrl: ${as.issuer}/auth`,
+      `        tokenUrl: ${as.issuer}/token`]),
     `        clientId: ${UP_CLIENT}`,
     '        clientSecretEnv: VMCPD_TEST_UP_SECRET',
     `        scopes: [${scopes.join(', ')}]`,
@@ -238,30 +248,47 @@ export function linkConfig(idp, as, name, callbackUrl, { scopes = ['api'] } = {}
  * The whole set, one vmcpd listening on a port chosen first (the
  * callbackUrl is its own, and both providers must know it).
  */
-export async function startLinks({ workers = 2, extra = '', daemonOpts = {}, openLists = false } = {}) {
+export async function startLinks({ workers = 2, extra = '', daemonOpts = {}, redis,
+  issuerOnly = false } = {}) {
   const port = await freePort();
   const callbackUrl = `http://${HOST}:${port}/oauth/callback`;
   const idp = await startIdp({ webRedirect: callbackUrl });
   const as = await new UpstreamAs({ redirectUri: callbackUrl }).start();
-  const upstream = await startUpstream(as, { openLists });
-  const dir = await tmpDir();
-  const cfg = path.join(dir, 'vmcpd.yaml');
-  const opts = { backendUrl: upstream.url, backendName: 'up', workers,
-    extra: linkConfig(idp, as, 'up', callbackUrl) + extra, ...daemonOpts };
-  const daemon = new Daemon(dir, cfg, opts);
-  daemon.configOpts = { portFile: daemon.portFile, stateDir: daemon.stateDir, ...opts };
-  await daemon.writeConfig(configText(daemon.configOpts)
-    .replace(`listen: ${HOST}:0`, `listen: ${HOST}:${port}`));
-  await daemon.start();
-  const tokens = { alice: await idp.token('alice'), bob: await idp.token('bob') };
-  return {
-    idp, as, upstream, daemon, callbackUrl, tokens,
-    async stop() {
-      await upstream.stop();
-      await as.stop();
-      await idp.stop();
-    },
+  const upstream = await startUpstream(as);
+  let storage = '';
+  if (redis) {
+    const key = path.join(await tmpDir(), 'seal.key');
+    await fsp.writeFile(key, `${crypto.randomBytes(32).toString('base64')}\n`, { mode: 0o600 });
+    storage = ['sessionStorage:', '  provider: redis', `  address: ${HOST}:${redis.port}`,
+      `  sealKeyFile: ${key}`, ''].join('\n');
+  }
+  const L = { idp, as, upstream, callbackUrl, nodes: [] };
+  L.node = async (listen = 0) => {
+    const dir = await tmpDir();
+    const opts = { backendUrl: upstream.url, backendName: 'up', workers,
+      extra: storage + linkConfig(idp, as, 'up', callbackUrl, { issuerOnly }) + extra,
+      ...daemonOpts };
+    const d = new Daemon(dir, path.join(dir, 'vmcpd.yaml'), opts);
+    d.configOpts = { portFile: d.portFile, stateDir: d.stateDir, ...opts };
+    d.diag = await freePort();
+    await d.writeConfig(configText(d.configOpts)
+      .replace(`listen: ${HOST}:0`, `listen: ${HOST}:${listen}\n  diagnostics: ${HOST}:${d.diag}`));
+    await d.start();
+    L.nodes.push(d);
+    return d;
   };
+  L.daemon = await L.node(port);
+  L.tokens = { alice: await idp.token('alice'), bob: await idp.token('bob') };
+  /* every node stopped (exit 0, no sanitizer report), then the rest */
+  L.stop = async () => {
+    for (const d of L.nodes)
+      if (!d.stopped)
+        await d.stop();
+    await upstream.stop();
+    await as.stop();
+    await idp.stop();
+  };
+  return L;
 }
 
 /*
@@ -269,26 +296,28 @@ export async function startLinks({ workers = 2, extra = '', daemonOpts = {}, ope
  */
 
 let pw = null;
-const contexts = new Set();
+let shared = null;
 
-/* a fresh headless chromium profile (Debian's; never a download) */
+/* a headless chromium (Debian's; never a download) on a fresh profile
+ * under a temp dir: one per test file (launching costs seconds), its
+ * cookies cleared before each consent() */
 export async function browser() {
+  if (shared)
+    return shared;
   pw ??= (await import('playwright-core')).chromium;
   const dir = await tmpDir('vmcpd-chromium-');
-  const ctx = await pw.launchPersistentContext(path.join(dir, 'profile'), {
+  shared = await pw.launchPersistentContext(path.join(dir, 'profile'), {
     executablePath: '/usr/bin/chromium',
     headless: true,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
       '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
-  contexts.add(ctx);
-  return ctx;
+  return shared;
 }
 
 export async function closeBrowsers() {
-  for (const c of contexts)
-    await c.close().catch(() => {});
-  contexts.clear();
+  await shared?.close().catch(() => {});
+  shared = null;
 }
 
 let shots = 0;
@@ -298,8 +327,10 @@ let shots = 0;
  * an oidc-provider login form, consents at its consent form, until a
  * page of neither (vmcpd's own).
  */
-export async function consent(url, { as = 'alice', context, name } = {}) {
-  const ctx = context ?? await browser();
+export async function consent(url, { as = 'alice', keepCookies = false, name } = {}) {
+  const ctx = await browser();
+  if (!keepCookies)
+    await ctx.clearCookies();
   const page = await ctx.newPage();
   let last = null;
   page.on('response', (r) => {
@@ -327,8 +358,6 @@ export async function consent(url, { as = 'alice', context, name } = {}) {
       headers: last ? await last.allHeaders() : {}, screenshot };
   } finally {
     await page.close();
-    if (!context)
-      await ctx.close().then(() => contexts.delete(ctx));
   }
 }
 
