@@ -340,9 +340,14 @@ pipeline_credential_set(int (*phase)(struct request *),
 static enum pipeline_rc
 pipeline_credential(struct request *r)
 {
+	enum pipeline_rc rc;
+
 	if (pipeline_cred_phase == NULL)
 		return PIPELINE_NEXT;
-	return (enum pipeline_rc)pipeline_cred_phase(r);
+	/* the store (Redis) or a refresh: a span while it waits */
+	if ((rc = (enum pipeline_rc)pipeline_cred_phase(r)) == PIPELINE_WAIT)
+		pipeline_trace_wait(r, "vmcpd.link");
+	return rc;
 }
 
 static enum pipeline_rc
