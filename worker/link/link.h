@@ -13,7 +13,10 @@
  *	link_token.c	the token endpoint: a code's exchange, a refresh
  *			(one in flight per link across workers and nodes)
  *	link_phase.c	the pipeline's credential phase: a link, or a
- *			consent (the codec's rc_consent)
+ *			consent (the codec's rc_consent); set on the
+ *			pipeline by worker.c (pipeline_credential_set())
+ *	link_answer.c	what the codecs answer a consent with
+ *	link_state.c	a 2026-07-28 consent round's sealed requestState
  */
 #ifndef VMCPD_LINK_H
 #define VMCPD_LINK_H
