@@ -53,6 +53,8 @@
 #include "worker/relay/pending_redis.h"
 #include "worker/composite/handle_redis.h"
 #include "worker/state/link_store.h"
+#include "worker/link/link.h"
+#include "worker/pipeline/pipeline.h"
 #include "worker/state/task_store.h"
 #include "worker/upstream/health_redis.h"
 #include "worker/redis/redis_flight.h"
@@ -203,6 +205,7 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 		fatalx("cannot set up incoming authentication");
 	if (texch_init(w) == -1)
 		fatalx("cannot set up token exchange");
+	pipeline_credential_set(link_phase, link_phase_cancel);
 	if (audit_init(w) == -1)
 		fatalx("cannot open the audit log");
 	(void)trace_init(w, "worker");

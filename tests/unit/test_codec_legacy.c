@@ -20,7 +20,9 @@
 #include "proto/proto.h"
 #include "proto/jsonrpc.h"
 #include "proto/classify.h"
+#include "shared/config.h"
 #include "worker/auth/ratelimit.h"
+#include "worker/link/link.h"
 #include "worker/pipeline/pipeline.h"
 #include "worker/process/process.h"
 #include "worker/request/legacy_req.h"
@@ -33,14 +35,14 @@
 static struct worker	w;
 
 static struct mcp_req *
-mr_new(const char *params)
+mr_new_method(const char *method, const char *params)
 {
 	char			 body[2048];
 	struct jsonrpc_msg	 msg;
 	struct mcp_req		*mr;
 
 	(void)snprintf(body, sizeof(body), "{\"jsonrpc\":\"2.0\",\"id\":"
-	    "\"c-7\",\"method\":\"tools/call\",\"params\":%s}", params);
+	    "\"c-7\",\"method\":\"%s\",\"params\":%s}", method, params);
 	assert_int_equal(jsonrpc_parse(body, strlen(body), &msg, NULL), 0);
 	TAILQ_INIT(&w.w_reqs);
 	w.w_inflight = 0;
@@ -48,6 +50,12 @@ mr_new(const char *params)
 	assert_non_null(mr = legacy_req_new(&w, FAKE_REQ, &msg));
 	assert_int_equal(w.w_inflight, 1);
 	return mr;
+}
+
+static struct mcp_req *
+mr_new(const char *params)
+{
+	return mr_new_method("tools/call", params);
 }
 
 #define CALL_P	"{\"name\":\"echo\",\"arguments\":{\"x\":1}}"
@@ -307,6 +315,68 @@ test_legacy_params(void **state)
 	fake_reset();
 }
 
+
+/*
+ * rc_consent (the credential phase's): -32042 with the elicitation for
+ * a session that declared elicitation.url; else a tool result with
+ * isError (tools/call) or -32000 (another method), naming the backend
+ * and the URL
+ */
+#define CONSENT_URL	"https://v.example/oauth/start?consent=" CONSENT_ID
+#define CONSENT_ID	"vmcpd-e-0123456789abcdef0123456789abcdef"
+
+static void
+test_legacy_consent(void **state)
+{
+	static struct config_backend	 be = { .cb_name = "github" };
+	struct mcp_req			*mr;
+	json_t				*e, *el, *res;
+	const char			*text;
+
+	(void)state;
+	mr = mr_new(CALL_P);
+	mr->mr_r.r_be = &be;
+	mr->mr_r.r_caps = json_pack("{s:{s:{}}}", "elicitation", "url");
+	legacy_codec.rc_consent(&mr->mr_r, CONSENT_ID, CONSENT_URL, 1);
+	e = expect_error(200, MCP_ERR_URL_ELICITATION);
+	assert_int_equal(json_array_size(json_object_get(json_object_get(e,
+	    "data"), "elicitations")), 1);
+	el = json_array_get(json_object_get(json_object_get(e, "data"),
+	    "elicitations"), 0);
+	assert_string_equal(json_string_value(json_object_get(el, "mode")),
+	    "url");
+	assert_string_equal(json_string_value(json_object_get(el,
+	    "elicitationId")), CONSENT_ID);
+	assert_string_equal(json_string_value(json_object_get(el, "url")),
+	    CONSENT_URL);
+	assert_string_equal(json_string_value(json_object_get(el, "message")),
+	    "github needs your consent: open the link to connect your "
+	    "account");
+	fake_reset();
+
+	/* elicitation without url: form mode only, no URL elicitation */
+	mr = mr_new(CALL_P);
+	mr->mr_r.r_be = &be;
+	mr->mr_r.r_caps = json_pack("{s:{}}", "elicitation");
+	legacy_codec.rc_consent(&mr->mr_r, CONSENT_ID, CONSENT_URL, 1);
+	res = json_object_get(expect_reply(200), "result");
+	assert_true(json_is_true(json_object_get(res, "isError")));
+	text = json_string_value(json_object_get(json_array_get(
+	    json_object_get(res, "content"), 0), "text"));
+	assert_non_null(strstr(text, "Backend github "));
+	assert_non_null(strstr(text, "open " CONSENT_URL " to connect"));
+	fake_reset();
+
+	mr = mr_new_method("resources/read", "{\"uri\":\"gh://x\"}");
+	mr->mr_r.r_be = &be;
+	legacy_codec.rc_consent(&mr->mr_r, CONSENT_ID, CONSENT_URL, 1);
+	e = expect_error(200, MCP_ERR_TRANSPORT);
+	text = json_string_value(json_object_get(e, "message"));
+	assert_non_null(strstr(text, "Backend github "));
+	assert_non_null(strstr(text, CONSENT_URL));
+	fake_reset();
+}
+
 int
 main(void)
 {
@@ -317,6 +387,7 @@ main(void)
 		cmocka_unit_test(test_legacy_failed),
 		cmocka_unit_test(test_legacy_codec_errors),
 		cmocka_unit_test(test_legacy_params),
+		cmocka_unit_test(test_legacy_consent),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -21,7 +21,11 @@
 #include "proto/classify.h"
 #include "proto/meta.h"
 #include "shared/config.h"
+#include "shared/link_rec.h"
+#include "shared/seal.h"
+#include "worker/auth/auth.h"
 #include "worker/auth/ratelimit.h"
+#include "worker/link/link.h"
 #include "worker/http/http_reply.h"
 #include "worker/http/httpd.h"
 #include "worker/pipeline/pipeline.h"
@@ -506,6 +510,125 @@ test_modern_params(void **state)
 	fake_reset();
 }
 
+/*
+ * rc_consent with URL mode declared in the request: input_required, a
+ * URL-mode elicitation/create (no elicitationId) and a sealed
+ * requestState; rc_consent_answer on its retry: accepted (the state and
+ * the answers taken off the params), declined (a tool error), altered
+ * (-32602); no URL mode on another method: 400 -32021
+ */
+#define CONSENT_ID	"vmcpd-e-0123456789abcdef0123456789abcdef"
+#define CONSENT_URL	"https://v.example/oauth/start?consent=" CONSENT_ID
+#define URL_CAPS	"\"io.modelcontextprotocol/clientCapabilities\":" \
+	"{\"elicitation\":{\"url\":{}}}"
+
+static struct config_backend	 consent_be = { .cb_name = "github" };
+static struct principal		 consent_p = { .p_scope = "scope-a" };
+
+static struct mreq *
+consent_req(const char *method, const char *params)
+{
+	struct mreq *m;
+
+	m = mreq_new(method, params);
+	m->m_r.r_be = &consent_be;
+	m->m_r.r_principal = &consent_p;
+	return m;
+}
+
+/* a retry of the call with state and answer action */
+static struct mreq *
+consent_retry(const char *state, const char *action)
+{
+	char body[LINK_STATE_MAX + 512];
+
+	(void)snprintf(body, sizeof(body), "{\"name\":\"echo\","
+	    "\"requestState\":\"%s\",\"inputResponses\":{\"" LINK_INPUT_KEY
+	    "\":{\"action\":\"%s\"}},\"_meta\":{" URL_CAPS "}}", state,
+	    action);
+	return consent_req("tools/call", body);
+}
+
+static void
+test_modern_consent(void **state)
+{
+	struct mreq	*m;
+	json_t		*res, *ir, *e;
+	char		 st[LINK_STATE_MAX], id[CONSENT_ID_LEN + 1];
+	int		 round = 0;
+
+	(void)state;
+	assert_int_equal(seal_key_generate(), 0);
+	m = consent_req("tools/call", "{\"name\":\"echo\",\"_meta\":{"
+	    URL_CAPS "}}");
+	modern_codec.rc_consent(&m->m_r, CONSENT_ID, CONSENT_URL, 1);
+	res = expect_result();
+	assert_string_equal(json_string_value(json_object_get(res,
+	    "resultType")), "input_required");
+	ir = json_object_get(json_object_get(res, "inputRequests"),
+	    LINK_INPUT_KEY);
+	assert_string_equal(json_string_value(json_object_get(ir, "method")),
+	    "elicitation/create");
+	ir = json_object_get(ir, "params");
+	assert_string_equal(json_string_value(json_object_get(ir, "mode")),
+	    "url");
+	assert_string_equal(json_string_value(json_object_get(ir, "url")),
+	    CONSENT_URL);
+	assert_null(json_object_get(ir, "elicitationId"));
+	assert_true(link_state_ours(json_string_value(json_object_get(res,
+	    "requestState"))));
+	(void)snprintf(st, sizeof(st), "%s", json_string_value(
+	    json_object_get(res, "requestState")));
+	fake_reset();
+
+	/* accepted: not answered here, the retry's envelope gone */
+	m = consent_retry(st, "accept");
+	assert_int_equal(modern_codec.rc_consent_answer(&m->m_r, id,
+	    sizeof(id), &round), LINK_ANSWER_ACCEPTED);
+	assert_string_equal(id, CONSENT_ID);
+	assert_int_equal(round, 1);
+	assert_int_equal(fake.f_replies, 0);
+	assert_null(json_object_get(m->m_r.r_msg.jm_params, "requestState"));
+	assert_null(json_object_get(m->m_r.r_msg.jm_params,
+	    "inputResponses"));
+	(void)request_finalize(&m->m_r, __func__);
+	fake_reset();
+
+	m = consent_retry(st, "decline");
+	assert_int_equal(modern_codec.rc_consent_answer(&m->m_r, id,
+	    sizeof(id), &round), LINK_ANSWER_DONE);
+	res = expect_result();
+	assert_true(json_is_true(json_object_get(res, "isError")));
+	fake_reset();
+
+	st[strlen(st) - 1] = st[strlen(st) - 1] == '0' ? '1' : '0';
+	m = consent_retry(st, "accept");
+	assert_int_equal(modern_codec.rc_consent_answer(&m->m_r, id,
+	    sizeof(id), &round), LINK_ANSWER_DONE);
+	e = expect_error(200, JSONRPC_INVALID_PARAMS);
+	assert_string_equal(json_string_value(json_object_get(e, "message")),
+	    "invalid or expired requestState");
+	fake_reset();
+
+	/* another's state is no answer at all: it goes to the backend */
+	m = consent_retry("backend-state", "accept");
+	assert_int_equal(modern_codec.rc_consent_answer(&m->m_r, id,
+	    sizeof(id), &round), LINK_ANSWER_NONE);
+	(void)request_finalize(&m->m_r, __func__);
+	fake_reset();
+
+	m = consent_req("resources/read", "{\"uri\":\"gh://x\",\"_meta\":{"
+	    "\"io.modelcontextprotocol/clientCapabilities\":{}}}");
+	modern_codec.rc_consent(&m->m_r, CONSENT_ID, CONSENT_URL, 1);
+	e = expect_error(400, MCP_ERR_MISSING_CAPABILITY);
+	assert_non_null(json_object_get(json_object_get(json_object_get(
+	    json_object_get(e, "data"), "requiredCapabilities"),
+	    "elicitation"), "url"));
+	assert_non_null(strstr(json_string_value(json_object_get(e,
+	    "message")), CONSENT_URL));
+	fake_reset();
+}
+
 int
 main(void)
 {
@@ -520,6 +643,7 @@ main(void)
 		cmocka_unit_test(test_modern_streamed),
 		cmocka_unit_test(test_modern_missing_capability),
 		cmocka_unit_test(test_modern_params),
+		cmocka_unit_test(test_modern_consent),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -22,7 +22,7 @@
 #include "worker/upstream/upstream.h"
 #include "worker/upstream/upstream_result.h"
 #include "worker/upstream/token_exchange.h"
-#include "worker/link/link.h"
+#include "worker/state/link_store.h"
 #include "worker/view/view_int.h"
 #include "worker/builder/view_build.h"
 
@@ -78,6 +78,7 @@ vfetch_scope(const struct vfetch *f)
  * call asks for the consent.  Per backend, in this pseudo-scope.
  */
 #define VFETCH_LINKED_SCOPE	"linked"
+#define VFETCH_LINKED_TTL_MS	(24ULL * 60 * 60 * 1000)
 
 static int
 vfetch_linked_stand_in(struct vfetch *f)
@@ -138,7 +139,7 @@ vfetch_save(struct vfetch *f)
 	/* kept longer: it stands in until someone lists with a link */
 	if (raw != NULL && f->vf_linked)
 		view_save(b->vb_w, "raw", VFETCH_LINKED_SCOPE,
-		    f->vf_be->cb_name, raw, LINK_LISTED_TTL_MS, 0, NULL);
+		    f->vf_be->cb_name, raw, VFETCH_LINKED_TTL_MS, 0, NULL);
 	json_decref(raw);
 }
 

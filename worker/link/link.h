@@ -13,7 +13,10 @@
  *	link_token.c	the token endpoint: a code's exchange, a refresh
  *			(one in flight per link across workers and nodes)
  *	link_phase.c	the pipeline's credential phase: a link, or a
- *			consent (the codec's rc_consent)
+ *			consent (the codec's rc_consent); set on the
+ *			pipeline by worker.c (pipeline_credential_set())
+ *	link_answer.c	what the codecs answer a consent with
+ *	link_state.c	a 2026-07-28 consent round's sealed requestState
  */
 #ifndef VMCPD_LINK_H
 #define VMCPD_LINK_H
@@ -52,15 +55,9 @@ enum link_count {
 };
 void	 link_count(struct worker *, enum link_count);
 
-/* be's outgoingAuth is authorization_code */
+/* be's outgoingAuth is authorization_code (worker/state/link_backend.c,
+ * declared in link_store.h too, for the rooms below this one) */
 int	 link_backend(const struct config_backend *);
-/* link_phase.c: scope holds a usable link to be (the host's copy, as
- * link_credential() reads it): 1, else 0.  The view builder lists be
- * with it (worker/builder/view_fetch.c), and keeps that list
- * LINK_LISTED_TTL_MS for principals without one */
-int	 link_held(struct worker *, const struct config_backend *,
-	    const char *scope);
-#define LINK_LISTED_TTL_MS	(24ULL * 60 * 60 * 1000)
 int	 link_init(struct worker *);
 void	 link_free(void);
 

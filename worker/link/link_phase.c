@@ -64,13 +64,6 @@ static TAILQ_HEAD(, link_cnew) link_cnews =
     TAILQ_HEAD_INITIALIZER(link_cnews);
 
 int
-link_backend(const struct config_backend *be)
-{
-	return be->cb_outauth != NULL &&
-	    be->cb_outauth->oa_type == CONFIG_OUTAUTH_CODE;
-}
-
-int
 link_consent_url(const struct config_backend *be, const char *id, char *url,
     size_t len)
 {
@@ -390,57 +383,4 @@ link_phase_cancel(struct request *r)
 	link_consent_cancel(lw);
 	r->r_link = NULL;
 	free(lw);
-}
-
-json_t *
-link_consent_elicit(const char *backend, const char *id, const char *url)
-{
-	char	 msg[LINK_NAME_MAX + 100];
-	json_t	*e;
-
-	(void)snprintf(msg, sizeof(msg), LINK_CONSENT_FMT, backend);
-	if ((e = json_pack("{s:s, s:s, s:s}", "mode", "url", "message", msg,
-	    "url", url)) != NULL && id != NULL &&
-	    json_object_set_new(e, "elicitationId", json_string(id)) == -1) {
-		json_decref(e);
-		e = NULL;
-	}
-	return e;
-}
-
-void
-link_consent_text(const char *backend, const char *url, char *buf,
-    size_t len)
-{
-	(void)snprintf(buf, len, LINK_CONSENT_TEXT_FMT, backend, url);
-}
-
-json_t *
-link_consent_result(const char *backend, const char *url)
-{
-	char text[LINK_URL_MAX + LINK_NAME_MAX + 200];
-
-	link_consent_text(backend, url, text, sizeof(text));
-	return json_pack("{s:[{s:s, s:s}], s:b}", "content", "type", "text",
-	    "text", text, "isError", 1);
-}
-
-int
-link_caps_url(const json_t *caps)
-{
-	return json_is_object(json_object_get(json_object_get(caps,
-	    "elicitation"), "url"));
-}
-
-int
-link_held(struct worker *w, const struct config_backend *be,
-    const char *scope)
-{
-	char	 authz[LINK_TOKEN_MAX + 16], why[256];
-	int	 rc;
-
-	rc = link_credential(w, be, scope, authz, sizeof(authz), why,
-	    sizeof(why)) == 0;
-	OPENSSL_cleanse(authz, sizeof(authz));
-	return rc;
 }

@@ -17,7 +17,6 @@
 #include "worker/auth/ratelimit.h"
 #include "worker/http/http_reply.h"
 #include "worker/http/httpd.h"
-#include "worker/link/link.h"
 #include "worker/process/counters.h"
 #include "worker/process/process.h"
 #include "worker/pipeline/pipeline.h"
@@ -325,11 +324,30 @@ pipeline_resolve(struct request *r)
 	return rc;
 }
 
+/* the credential phase's, set from above (pipeline_credential_set()) */
+static int	(*pipeline_cred_phase)(struct request *);
+static void	(*pipeline_cred_cancel)(struct request *);
+
+void
+pipeline_credential_set(int (*phase)(struct request *),
+    void (*cancel)(struct request *))
+{
+	pipeline_cred_phase = phase;
+	pipeline_cred_cancel = cancel;
+}
+
 /* a backend acting as each user: the principal's link (link_phase.c) */
 static enum pipeline_rc
 pipeline_credential(struct request *r)
 {
-	return (enum pipeline_rc)link_phase(r);
+	enum pipeline_rc rc;
+
+	if (pipeline_cred_phase == NULL)
+		return PIPELINE_NEXT;
+	/* the store (Redis) or a refresh: a span while it waits */
+	if ((rc = (enum pipeline_rc)pipeline_cred_phase(r)) == PIPELINE_WAIT)
+		pipeline_trace_wait(r, "vmcpd.link");
+	return rc;
 }
 
 static enum pipeline_rc
@@ -393,7 +411,8 @@ pipeline_clear(struct request *r)
 	upstream_cancel(r->r_up);
 	view_get_cancel(r->r_w, r);
 	ratelimit_cancel(r);
-	link_phase_cancel(r);
+	if (pipeline_cred_cancel != NULL)
+		pipeline_cred_cancel(r);
 	json_decref(r->r_view);
 	json_decref(r->r_bparams);
 	json_decref(r->r_phdrs);

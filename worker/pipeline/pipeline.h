@@ -157,5 +157,13 @@ void	pipeline_answer_text(struct request *, const char *text,
 void	pipeline_trace_session(struct request *, const char *sid);
 /* what the pipeline holds, released (the codec's r_free calls it) */
 void	pipeline_clear(struct request *);
+/*
+ * The credential phase, set from above at start (worker.c: worker/link's
+ * link_phase() and link_phase_cancel(), a hook as docs/ARCHITECTURE.md's
+ * Layering has them): phase answers a pipeline_rc, cancel drops its
+ * wait; unset, the phase goes on.
+ */
+void	pipeline_credential_set(int (*phase)(struct request *),
+	    void (*cancel)(struct request *));
 
 #endif /* VMCPD_PIPELINE_H */

@@ -94,4 +94,14 @@ int	link_credential(struct worker *, const struct config_backend *,
 	    const char *scope, char *authz, size_t len, char *why,
 	    size_t whylen);
 
+/*
+ * link_backend.c, for the rooms below worker/link (the upstream edge,
+ * the builder), which do not call up into it: be's outgoingAuth is
+ * authorization_code (as link.h declares it); scope holds a usable link
+ * to be, read as link_credential() reads it: 1, else 0.
+ */
+int	link_backend(const struct config_backend *);
+int	link_held(struct worker *, const struct config_backend *,
+	    const char *scope);
+
 #endif /* VMCPD_LINK_STORE_H */

@@ -38,7 +38,7 @@
 #include "proto/proto.h"
 #include "worker/process/request_hold.h"
 #include "worker/upstream/token_exchange.h"
-#include "worker/link/link.h"
+#include "worker/state/link_store.h"
 #include "worker/upstream/token_exchange_redis.h"
 #include "worker/http/http_reply.h"
 #include "worker/process/process.h"

@@ -22,7 +22,6 @@
 #include "worker/upstream/upstream.h"
 #include "worker/upstream/token_exchange.h"
 #include "worker/upstream/backend_session.h"
-#include "worker/link/link.h"
 #include "worker/state/link_store.h"
 #include "worker/upstream/upstream_int.h"
 
