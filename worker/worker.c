@@ -260,6 +260,7 @@ worker_main(const struct config *conf, int slot, unsigned int gen,
 	front_free(w);
 	auth_free();
 	texch_free();
+	link_free();
 	audit_free();
 	trace_fini();
 	authz_free();

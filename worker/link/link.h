@@ -26,6 +26,8 @@
 
 #include <jansson.h>
 
+#include "worker/process/counters.h"
+
 struct config_backend;
 struct httpd_req;
 struct principal;
@@ -43,22 +45,11 @@ enum link_state {
 
 typedef void	(*link_state_cb)(void *arg, enum link_state);
 
-/* what /metrics counts (vmcpd_link_*_total{outcome}) */
-enum link_count {
-	LINKC_CONSENT_STARTED = 0,	/* an elicitation sent */
-	LINKC_CONSENT_COMPLETED,	/* a link stored */
-	LINKC_CONSENT_REFUSED,		/* denied, wrong person, bad state */
-	LINKC_REFRESH_OK,
-	LINKC_REFRESH_REFUSED,		/* invalid_grant: consent anew */
-	LINKC_REFRESH_FAILED,		/* the server down or garbled */
-	LINKC_N
-};
-void	 link_count(struct worker *, enum link_count);
 
 /* be's outgoingAuth is authorization_code (worker/state/link_backend.c,
  * declared in link_store.h too, for the rooms below this one) */
 int	 link_backend(const struct config_backend *);
-int	 link_init(struct worker *);
+/* the worker's end: what the room keeps (metadata, refreshes) freed */
 void	 link_free(void);
 
 /* link_web.c: 1 if path is /oauth/start or /oauth/callback (answered),

@@ -19,6 +19,7 @@
 #include "shared/http_client.h"
 #include "shared/log.h"
 #include "shared/store.h"
+#include "worker/link/link.h"
 #include "worker/link/link_int.h"
 #include "worker/process/process.h"
 
@@ -293,4 +294,11 @@ link_meta_free_all(void)
 		free(lm->lm_token);
 		free(lm);
 	}
+}
+
+void
+link_free(void)
+{
+	link_meta_free_all();
+	link_refresh_free_all();
 }

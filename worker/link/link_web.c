@@ -36,7 +36,6 @@
 #include "shared/store.h"
 #include "worker/auth/auth.h"
 #include "worker/events/stream.h"
-#include "worker/front.h"
 #include "worker/http/http_reply.h"
 #include "worker/http/httpd.h"
 #include "worker/link/link.h"

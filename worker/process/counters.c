@@ -20,7 +20,6 @@
 #include "shared/stats.h"
 #include "shared/store.h"
 #include "worker/http/httpd.h"
-#include "worker/link/link.h"
 #include "worker/process/counters.h"
 #include "worker/process/process.h"
 

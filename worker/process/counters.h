@@ -27,6 +27,19 @@ extern const uint64_t diag_lat_us[DIAG_LAT_BUCKETS - 1];
 extern const char *const diag_lat_le[DIAG_LAT_BUCKETS];
 
 /* once per process, before the first diag_tag_method() */
+/* per-user accounts (worker/link/): what /metrics counts as
+ * vmcpd_link_*_total{outcome} */
+enum link_count {
+	LINKC_CONSENT_STARTED = 0,	/* an elicitation sent */
+	LINKC_CONSENT_COMPLETED,	/* a link stored */
+	LINKC_CONSENT_REFUSED,		/* denied, wrong person, bad state */
+	LINKC_REFRESH_OK,
+	LINKC_REFRESH_REFUSED,		/* invalid_grant: consent anew */
+	LINKC_REFRESH_FAILED,		/* the server down or garbled */
+	LINKC_N
+};
+void	 link_count(struct worker *, enum link_count);
+
 void	 diag_counters_init(void);
 const struct diag_slot *diag_slot_at(const struct worker *, int slot);
 uint64_t diag_load(const uint64_t *);
