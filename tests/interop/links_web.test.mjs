@@ -18,7 +18,7 @@ import {
   guarded, mcpPost, nextId, httpRequest, vmcpctl, waitFor, LEGACY_VERSION, HOST,
 } from './lib/harness.mjs';
 import { useMulti, openStream } from './lib/multi.mjs';
-import { startLinks, consent, walk, get, Jar, closeBrowsers } from './lib/links.mjs';
+import { startLinks, consent, walk, get, Jar, closeBrowsers, AS_HOST } from './lib/links.mjs';
 import { startRedis } from './lib/cluster.mjs';
 
 useMulti();
@@ -147,6 +147,23 @@ describe('linking a user\'s upstream account, the web leg', () => {
     assert.equal(again.status, 410, again.text);
     assert.match(again.text, /unknown, used already or expired/);
     assert.doesNotMatch(again.text, /code=|access_token/);
+  }));
+
+  test('jar: a sign-in answer naming another issuer is refused (RFC 9207); the genuine one goes on', guarded(async () => {
+    const dave = L.idp.forge(L.idp.claims({ sub: 'dave' }));
+    const sid = await session(port, dave);
+    const { url } = await elicit(port, dave, sid);
+    const w = await walk(url, { as: 'dave', stopAt: 'login-callback' });
+    assert.ok(w.callback, `no callback: ${w.status} ${w.text}`);
+    const cb = new URL(w.callback);
+    assert.equal(cb.searchParams.get('iss'), L.idp.issuer);
+    cb.searchParams.set('iss', `http://${HOST}:1`);
+    const mixed = await get(w.jar, cb.href);
+    assert.equal(mixed.status, 400, mixed.text);
+    assert.match(mixed.text, /names another server/);
+    const genuine = await get(w.jar, w.callback);
+    assert.equal(genuine.status, 302, genuine.text);
+    assert.equal(new URL(genuine.location).hostname, AS_HOST);
   }));
 
   test('jar: an unknown, used or malformed consent or state is refused', guarded(async () => {

@@ -62,6 +62,7 @@ struct lw {
 	char			 lw_nonce[CONSENT_NONCE_LEN + 1];
 	char			*lw_code;	/* the callback's, or NULL */
 	char			 lw_error[LINK_PARAM_MAX];
+	char			 lw_iss[LINK_PARAM_MAX];	/* RFC 9207, or "" */
 	char			*lw_authorize;	/* the next leg's */
 	struct link_tok		*lw_tok;
 	int			 lw_store;	/* a link_store call pending */
@@ -630,6 +631,26 @@ lw_login_on_meta(void *arg, int rc, const char *authorize, const char *token)
 		    "cannot send the request");
 }
 
+/*
+ * RFC 9207 (mix-up defence): an answer that names its issuer names the
+ * one this leg went to, when vmcpd knows it (the IdP's always; the
+ * upstream server's when configured by its issuer)
+ */
+static int
+lw_iss_ok(const struct lw *lw)
+{
+	const struct config	*cf = lw->lw_hold.rh_w->w_conf;
+	const char		*want;
+
+	if (*lw->lw_iss == '\0')
+		return 1;
+	if (lw->lw_cr.cr_leg == CONSENT_UPSTREAM)
+		want = lw->lw_be->cb_outauth->oa_ac_issuer;
+	else
+		want = cf->cf_inauth.ci_oidc.oi_issuer;
+	return want == NULL || strcmp(want, lw->lw_iss) == 0;
+}
+
 static void
 lw_callback_on_consent(void *arg, int rc, const struct consent_rec *cr)
 {
@@ -649,6 +670,13 @@ lw_callback_on_consent(void *arg, int rc, const struct consent_rec *cr)
 		    "started in another browser (or its cookie is gone): "
 		    "nothing was linked. Go back to your client and try "
 		    "again.");
+		return;
+	}
+	if (!lw_iss_ok(lw)) {
+		lw_refused(lw, 400, "Answer from another server", "This "
+		    "sign-in answer names another server than the one vmcpd "
+		    "sent you to: nothing was linked. Go back to your client "
+		    "and try again.");
 		return;
 	}
 	if (lw->lw_cr.cr_leg == CONSENT_UPSTREAM) {
@@ -705,6 +733,8 @@ lw_callback(struct lw *lw, const char *q)
 		}
 		lw->lw_code = code;
 	}
+	if (link_query_get(q, "iss", lw->lw_iss, sizeof(lw->lw_iss)) == -1)
+		*lw->lw_iss = '\0';
 	lw->lw_store = 1;
 	if (link_store->ls_cget(lw->lw_hold.rh_w, lw->lw_id,
 	    lw_callback_on_consent, lw) == -1) {

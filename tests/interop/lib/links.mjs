@@ -49,7 +49,7 @@
 //              jar (for cases a browser adds nothing to); also
 //              { stopAt: 'upstream-callback' } returns the callback URL
 //              the upstream server redirected to instead of following
-//              it (to replay it).
+//              it (to replay it); 'login-callback' the IdP's.
 //   linkConfig(...)           the incomingAuth and outgoingAuth YAML.
 //
 // A consent's URL comes from an elicitation (-32042's
@@ -411,8 +411,9 @@ export async function walk(url, { as = 'alice', jar = new Jar(), stopAt } = {}) 
   for (let step = 0; step < 20; step++) {
     if (r.status >= 300 && r.status < 400 && r.location) {
       const next = new URL(r.location, r.url).href;
-      if (stopAt === 'upstream-callback' && new URL(next).pathname === '/oauth/callback' &&
-          new URL(r.url).hostname === AS_HOST)
+      if (new URL(next).pathname === '/oauth/callback' &&
+          ((stopAt === 'upstream-callback' && new URL(r.url).hostname === AS_HOST) ||
+           (stopAt === 'login-callback' && new URL(r.url).hostname !== AS_HOST)))
         return { ...r, callback: next, jar };
       r = await get(jar, next);
       continue;
