@@ -26,6 +26,7 @@
 
 #include <jansson.h>
 
+#include "worker/pipeline/pipeline.h"
 #include "worker/process/counters.h"
 
 struct config_backend;
@@ -94,8 +95,7 @@ int	 link_consent_url(const struct config_backend *, const char *id,
  * the codec's rc_consent, or an error).  link_phase_cancel(): r's wait
  * dropped (the request ends).
  */
-struct request;
-int	 link_phase(struct request *);
+enum pipeline_rc link_phase(struct request *);
 void	 link_phase_cancel(struct request *);
 
 /* a codec's rc_consent_answer() */

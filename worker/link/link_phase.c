@@ -221,7 +221,7 @@ link_phase_consented(void *arg, int rc, const char *id, const char *url)
 
 /* the link could not be told: an error naming the backend, never a
  * token */
-static int
+static enum pipeline_rc
 link_phase_fail(struct request *r, const char *what)
 {
 	char msg[300];
@@ -233,7 +233,7 @@ link_phase_fail(struct request *r, const char *what)
 }
 
 /* the person must consent: the codec answers */
-static int
+static enum pipeline_rc
 link_phase_consent(struct request *r, struct link_wait *lw)
 {
 	char msg[LINK_URL_MAX + LINK_NAME_MAX + 200];
@@ -255,7 +255,7 @@ link_phase_consent(struct request *r, struct link_wait *lw)
  * done, but no link yet) the same one asked again, a bounded number of
  * rounds
  */
-static int
+static enum pipeline_rc
 link_phase_ask(struct request *r, struct link_wait *lw)
 {
 	if (lw->lw_round > 0) {
@@ -277,7 +277,7 @@ link_phase_ask(struct request *r, struct link_wait *lw)
 	return link_phase(r);
 }
 
-static int
+static enum pipeline_rc
 link_phase_look(struct request *r, struct link_wait *lw)
 {
 	lw->lw_state = LW_LOOKING;
@@ -289,7 +289,7 @@ link_phase_look(struct request *r, struct link_wait *lw)
 	return link_phase(r);
 }
 
-static int
+static enum pipeline_rc
 link_phase_start(struct request *r)
 {
 	const struct request_codec	*c = r->r_codec;
@@ -325,7 +325,7 @@ link_phase_start(struct request *r)
 	return link_phase_look(r, lw);
 }
 
-int
+enum pipeline_rc
 link_phase(struct request *r)
 {
 	struct link_wait	*lw = r->r_link;

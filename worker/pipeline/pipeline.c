@@ -325,11 +325,11 @@ pipeline_resolve(struct request *r)
 }
 
 /* the credential phase's, set from above (pipeline_credential_set()) */
-static int	(*pipeline_cred_phase)(struct request *);
+static enum pipeline_rc (*pipeline_cred_phase)(struct request *);
 static void	(*pipeline_cred_cancel)(struct request *);
 
 void
-pipeline_credential_set(int (*phase)(struct request *),
+pipeline_credential_set(enum pipeline_rc (*phase)(struct request *),
     void (*cancel)(struct request *))
 {
 	pipeline_cred_phase = phase;
@@ -345,7 +345,7 @@ pipeline_credential(struct request *r)
 	if (pipeline_cred_phase == NULL)
 		return PIPELINE_NEXT;
 	/* the store (Redis) or a refresh: a span while it waits */
-	if ((rc = (enum pipeline_rc)pipeline_cred_phase(r)) == PIPELINE_WAIT)
+	if ((rc = pipeline_cred_phase(r)) == PIPELINE_WAIT)
 		pipeline_trace_wait(r, "vmcpd.link");
 	return rc;
 }

@@ -163,7 +163,7 @@ void	pipeline_clear(struct request *);
  * Layering has them): phase answers a pipeline_rc, cancel drops its
  * wait; unset, the phase goes on.
  */
-void	pipeline_credential_set(int (*phase)(struct request *),
+void	pipeline_credential_set(enum pipeline_rc (*phase)(struct request *),
 	    void (*cancel)(struct request *));
 
 #endif /* VMCPD_PIPELINE_H */
