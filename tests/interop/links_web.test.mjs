@@ -8,20 +8,26 @@
 // is said in its name: "browser" is Debian's chromium (headless,
 // playwright-core), "jar" an HTTP client with a cookie jar, where a
 // browser adds nothing (a replay, a forged or stale link, a refusal).
-// A consent's expiry (CONSENT_TTL_MS, ten minutes, no knob) is not
-// waited for: an expired consent is read as absent, so the cases of
-// an id that never existed and of one used already stand for it.
+// A consent's expiry (CONSENT_TTL_MS, ten minutes, no knob) is walked
+// with a consent of 6 s that tests/unit/drive_consent.c writes into the
+// node's state as a worker does (sealed under its sealKeyFile).
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import crypto from 'node:crypto';
+import path from 'node:path';
 
 import {
-  guarded, mcpPost, nextId, httpRequest, vmcpctl, waitFor, LEGACY_VERSION, HOST,
+  guarded, mcpPost, nextId, httpRequest, vmcpctl, waitFor, LEGACY_VERSION, HOST, ROOT,
 } from './lib/harness.mjs';
 import { useMulti, openStream } from './lib/multi.mjs';
 import { startLinks, consent, walk, get, Jar, closeBrowsers, AS_HOST } from './lib/links.mjs';
 import { startRedis } from './lib/cluster.mjs';
 
 useMulti();
+
+const DRIVE_CONSENT = path.join(path.dirname(path.resolve(ROOT,
+  process.env.VMCPD_BIN || 'build/vmcpd')), 'tests', 'drive_consent');
 
 const bearer = (t) => ({ Authorization: `Bearer ${t}` });
 
@@ -68,7 +74,7 @@ describe('linking a user\'s upstream account, the web leg', () => {
   let L, port;
 
   before(async () => {
-    L = await startLinks();
+    L = await startLinks({ sealKey: true });
     port = L.daemon.port;
   });
 
@@ -164,6 +170,28 @@ describe('linking a user\'s upstream account, the web leg', () => {
     const genuine = await get(w.jar, w.callback);
     assert.equal(genuine.status, 302, genuine.text);
     assert.equal(new URL(genuine.location).hostname, AS_HOST);
+  }));
+
+  test('jar: a consent past its expiry is refused at the callback, though it was good at the start', guarded(async () => {
+    // drive_consent writes alice's consent as a worker does, sealed
+    // under the node's sealKeyFile, expiring in 6 s (a worker's last
+    // CONSENT_TTL_MS, 10 min): started in time, answered too late
+    const iss = L.idp.issuer;
+    const grants0 = L.as.grants.length;
+    const scope = crypto.createHash('sha256').update(`${iss}\0alice`).digest('hex').slice(0, 32);
+    const d = spawnSync(DRIVE_CONSENT, [L.daemon.stateDir, L.sealKeyFile, scope, iss, 'alice',
+      'up', '6000'], { encoding: 'utf8' });
+    assert.equal(d.status, 0, d.stderr);
+    const [id, until] = d.stdout.trim().split(' ');
+    const w = await walk(`http://${HOST}:${port}/oauth/start?consent=${id}`,
+      { as: 'alice', stopAt: 'login-callback' });
+    assert.ok(w.callback, `no callback: ${w.status} ${w.text}`);
+    assert.ok(Date.now() < Number(until), 'the login took longer than the consent lasts');
+    await new Promise((r) => setTimeout(r, Number(until) - Date.now() + 500));
+    const late = await get(w.jar, w.callback);
+    assert.equal(late.status, 410, late.text);
+    assert.match(late.text, /unknown, used already or expired/);
+    assert.equal(L.as.grants.length, grants0, 'the upstream server was reached');
   }));
 
   test('jar: an unknown, used or malformed consent or state is refused', guarded(async () => {

@@ -15,6 +15,9 @@
 //                             config (callbackUrl stays the first's).
 //                             issuerOnly: the upstream server named by
 //                             its issuer alone (its metadata fetched).
+//                             sealKey: a sealKeyFile without Redis too
+//                             (L.sealKeyFile), for a driver that writes
+//                             sealed records into a node's state.
 //   idp        the clients' OpenID provider (lib/oidc.mjs Idp), whose
 //              client "vmcpd" also logs the person in at vmcpd's
 //              /oauth/start (authorization_code, redirect URI =
@@ -250,20 +253,22 @@ export function linkConfig(idp, as, name, callbackUrl, { scopes = ['api'], issue
  * callbackUrl is its own, and both providers must know it).
  */
 export async function startLinks({ workers = 2, extra = '', daemonOpts = {}, redis,
-  issuerOnly = false } = {}) {
+  issuerOnly = false, sealKey = false } = {}) {
   const port = await freePort();
   const callbackUrl = `http://${HOST}:${port}/oauth/callback`;
   const idp = await startIdp({ webRedirect: callbackUrl });
   const as = await new UpstreamAs({ redirectUri: callbackUrl }).start();
   const upstream = await startUpstream(as);
   let storage = '';
-  if (redis) {
-    const key = path.join(await tmpDir(), 'seal.key');
+  let key = null;
+  if (redis || sealKey) {
+    key = path.join(await tmpDir(), 'seal.key');
     await fsp.writeFile(key, `${crypto.randomBytes(32).toString('base64')}\n`, { mode: 0o600 });
-    storage = ['sessionStorage:', '  provider: redis', `  address: ${HOST}:${redis.port}`,
-      `  sealKeyFile: ${key}`, ''].join('\n');
+    storage = ['sessionStorage:', ...(redis ? ['  provider: redis',
+      `  address: ${HOST}:${redis.port}`] : ['  provider: lmdb']), `  sealKeyFile: ${key}`,
+    ''].join('\n');
   }
-  const L = { idp, as, upstream, callbackUrl, nodes: [] };
+  const L = { idp, as, upstream, callbackUrl, nodes: [], sealKeyFile: key };
   L.node = async (listen = 0) => {
     const dir = await tmpDir();
     const opts = { backendUrl: upstream.url, backendName: 'up', workers,
