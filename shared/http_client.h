@@ -24,7 +24,8 @@ struct http_call_cbs {
 	 * an error).  May be NULL.
 	 */
 	int	(*hc_head)(void *arg, struct http_call *, long status);
-	/* body bytes as they arrive; non-zero aborts.  May be NULL. */
+	/* body bytes as they arrive (http_body_add() gathers them);
+	 * non-zero aborts.  May be NULL. */
 	int	(*hc_data)(void *arg, struct http_call *, const char *buf,
 		    size_t len);
 	/*
@@ -108,6 +109,13 @@ int	 http_call_start(struct http_call *, const struct http_call_cbs *,
 	    void *arg);
 /* a response header (case-insensitive, last one wins), or NULL;
  * valid from hc_head until the call is freed */
+/*
+ * http_body.c: data (n bytes) added to the body *buf of *len bytes, kept
+ * NUL-terminated, at most max bytes in all, the old copy wiped: 0, or 1
+ * (too long, no memory: an hc_data's abort)
+ */
+int	 http_body_add(char **buf, size_t *len, const char *data, size_t n,
+	    size_t max);
 const char *http_call_header(struct http_call *, const char *name);
 long	 http_call_status(struct http_call *);
 /* stop and free; no callback runs after this returns.  Safe to call

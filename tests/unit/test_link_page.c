@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "shared/link_rec.h"
+#include "shared/http_client.h"
 #include "worker/link/link_int.h"
 
 #define ID	"vmcpd-e-0123456789abcdef0123456789abcdef"
@@ -94,10 +95,10 @@ test_escape(void **state)
 	free(e);
 	e = NULL;
 	n = 0;
-	assert_int_equal(link_body_add(&e, &n, "ab", 2, 4), 0);
-	assert_int_equal(link_body_add(&e, &n, "cd", 2, 4), 0);
+	assert_int_equal(http_body_add(&e, &n, "ab", 2, 4), 0);
+	assert_int_equal(http_body_add(&e, &n, "cd", 2, 4), 0);
 	assert_string_equal(e, "abcd");
-	assert_int_equal(link_body_add(&e, &n, "e", 1, 4), 1);
+	assert_int_equal(http_body_add(&e, &n, "e", 1, 4), 1);
 	assert_int_equal(n, 4);
 	free(e);
 }

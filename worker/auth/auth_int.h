@@ -76,8 +76,6 @@ struct http_call *auth_call_new(struct worker *, const char *method,
 	    const char *url);
 void	 auth_keys_load(struct worker *);
 int	 auth_refresh_due(struct worker *, uint64_t now);
-int	 auth_body_add(char **body, size_t *blen, const char *buf, size_t len,
-	    size_t max);
 int	 auth_keys_kick(struct worker *);
 int	 auth_keys_unknown_kid(struct worker *);
 

@@ -27,7 +27,7 @@ auth_intro_data(void *arg, struct http_call *c, const char *buf, size_t len)
 	struct auth_wait	*aw = arg;
 
 	(void)c;
-	return auth_body_add(&aw->aw_buf, &aw->aw_len, buf, len,
+	return http_body_add(&aw->aw_buf, &aw->aw_len, buf, len,
 	    AUTH_INTRO_MAX);
 }
 

@@ -194,29 +194,12 @@ auth_fetch_head(void *arg, struct http_call *c, long status)
 	return status != 200;
 }
 
-/* a response body, NUL-terminated, within max bytes: non-zero aborts */
-int
-auth_body_add(char **body, size_t *blen, const char *buf, size_t len,
-    size_t max)
-{
-	char	*n;
-
-	if (*blen + len > max || (n = realloc(*body, *blen + len + 1)) ==
-	    NULL)
-		return 1;
-	memcpy(n + *blen, buf, len);
-	*body = n;
-	*blen += len;
-	n[*blen] = '\0';
-	return 0;
-}
-
 static int
 auth_fetch_data(void *arg, struct http_call *c, const char *buf, size_t len)
 {
 	(void)arg;
 	(void)c;
-	return auth_body_add(&auth.a_buf, &auth.a_len, buf, len, JWKS_BODY_MAX);
+	return http_body_add(&auth.a_buf, &auth.a_len, buf, len, JWKS_BODY_MAX);
 }
 
 static void

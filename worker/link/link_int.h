@@ -82,10 +82,6 @@ int	 link_cookie_value(const char *verifier, char *out, size_t len);
 /* the value of cookie name in a Cookie header: 0, or -1 */
 int	 link_cookie_get(const char *hdr, const char *name, char *out,
 	    size_t outlen);
-/* an answer's body grown by data, NUL-terminated, within max bytes, the
- * old copy wiped: 0, or 1 (too long, no memory: the call aborts) */
-int	 link_body_add(char **buf, size_t *len, const char *data, size_t n,
-	    size_t max);
 /* s HTML-escaped (& < > " ' ), malloc'd; NULL: no memory */
 char	*link_html_escape(const char *s);
 

@@ -89,7 +89,7 @@ link_meta_data(void *arg, struct http_call *hc, const char *buf, size_t len)
 	struct link_meta	*lm = arg;
 
 	(void)hc;
-	return link_body_add(&lm->lm_buf, &lm->lm_len, buf, len,
+	return http_body_add(&lm->lm_buf, &lm->lm_len, buf, len,
 	    LINK_META_MAX);
 }
 

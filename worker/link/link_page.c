@@ -175,24 +175,3 @@ link_html_escape(const char *s)
 	*o = '\0';
 	return out;
 }
-
-int
-link_body_add(char **buf, size_t *len, const char *data, size_t n,
-    size_t max)
-{
-	char	*b;
-
-	/* a copy, not realloc: what a token endpoint says is wiped */
-	if (*len + n > max || (b = malloc(*len + n + 1)) == NULL)
-		return 1;
-	if (*buf != NULL) {
-		memcpy(b, *buf, *len);
-		OPENSSL_cleanse(*buf, *len);
-		free(*buf);
-	}
-	memcpy(b + *len, data, n);
-	*buf = b;
-	*len += n;
-	b[*len] = '\0';
-	return 0;
-}

@@ -82,7 +82,7 @@ link_tok_data(void *arg, struct http_call *hc, const char *buf, size_t len)
 	struct link_tok	*lt = arg;
 
 	(void)hc;
-	return link_body_add(&lt->lt_buf, &lt->lt_len, buf, len,
+	return http_body_add(&lt->lt_buf, &lt->lt_len, buf, len,
 	    LINK_TOK_BODY_MAX);
 }
 

@@ -308,18 +308,10 @@ static int
 era_on_data(void *arg, struct http_call *hc, const char *buf, size_t len)
 {
 	struct era_probe	*ep = arg;
-	char			*nb;
 
 	(void)hc;
-	if (ep->ep_len + len > ERAS_BODY_MAX)
-		return -1;
-	if ((nb = realloc(ep->ep_body, ep->ep_len + len + 1)) == NULL)
-		return -1;
-	ep->ep_body = nb;
-	memcpy(ep->ep_body + ep->ep_len, buf, len);
-	ep->ep_len += len;
-	ep->ep_body[ep->ep_len] = '\0';
-	return 0;
+	return http_body_add(&ep->ep_body, &ep->ep_len, buf, len,
+	    ERAS_BODY_MAX);
 }
 
 static void

@@ -263,17 +263,10 @@ static int
 texch_on_data(void *arg, struct http_call *hc, const char *buf, size_t len)
 {
 	struct texch_call	*tc = arg;
-	char			*n;
 
 	(void)hc;
-	if (tc->tc_len + len > TEXCH_BODY_MAX ||
-	    (n = realloc(tc->tc_buf, tc->tc_len + len + 1)) == NULL)
-		return 1;
-	memcpy(n + tc->tc_len, buf, len);
-	tc->tc_buf = n;
-	tc->tc_len += len;
-	n[tc->tc_len] = '\0';
-	return 0;
+	return http_body_add(&tc->tc_buf, &tc->tc_len, buf, len,
+	    TEXCH_BODY_MAX);
 }
 
 /* an RFC 6749 5.2 error answer: its error code, short and printable */
