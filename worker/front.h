@@ -13,12 +13,10 @@
 
 #include <jansson.h>
 struct config;
-struct httpd_limits;
 struct worker;
 
 /* front.c: the HTTP server (httpd.c) set up, the routes */
 int	 front_init(struct worker *);
-void	 front_limits(const struct config *, struct httpd_limits *);
 void	 front_drain(struct worker *, int stop);
 size_t	 front_nconns(struct worker *);
 void	 front_free(struct worker *);

@@ -29,7 +29,7 @@
 #include "worker/redis/redis.h"
 #include "worker/redis/redis_sub.h"
 #include "shared/stats.h"
-#include "worker/diag.h"
+#include "worker/diag/diag.h"
 #include "worker/events/listen_stream.h"
 #include "worker/events/notify.h"
 #include "worker/events/stream.h"

@@ -520,3 +520,19 @@ front_get_only(struct httpd_req *req)
 	front_reply_empty(req, 405);
 	return -1;
 }
+
+/* the http.* limits, whole: every listener of the worker takes them */
+void
+front_limits(const struct config *conf, struct httpd_limits *lim)
+{
+	memset(lim, 0, sizeof(*lim));
+	lim->hl_max_head = conf->cf_max_header_size;
+	lim->hl_max_body = conf->cf_max_body_size;
+	lim->hl_timeout_ms = conf->cf_http_timeout_ms;
+	lim->hl_head_ms = conf->cf_header_timeout_ms > INT_MAX ? INT_MAX :
+	    (int)conf->cf_header_timeout_ms;
+	lim->hl_request_ms = conf->cf_request_timeout_ms > INT_MAX ? INT_MAX :
+	    (int)conf->cf_request_timeout_ms;
+	lim->hl_max_conns = conf->cf_max_conns;
+	lim->hl_max_conns_client = conf->cf_max_conns_client;
+}

@@ -11,7 +11,10 @@
 
 struct httpd_req;
 struct config;
+struct httpd_limits;
 
+/* the http.* limits, whole: every listener of the worker takes them */
+void	 front_limits(const struct config *, struct httpd_limits *);
 /* once per process: the Vmcpd-Worker header each reply carries */
 void	 front_reply_init(const struct config *, int slot, pid_t pid);
 int	 front_host_ok(const struct config *, struct httpd_req *);

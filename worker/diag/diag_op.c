@@ -25,7 +25,7 @@
 #include "proto/method.h"
 #include "shared/config.h"
 #include "shared/stats.h"
-#include "worker/diag.h"
+#include "worker/diag/diag.h"
 #include "worker/process/counters.h"
 #include "worker/process/process.h"
 

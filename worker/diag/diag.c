@@ -38,8 +38,8 @@
 #include "worker/process/counters.h"
 #include "proto/proto.h"
 #include "shared/version.h"
-#include "worker/diag.h"
-#include "worker/front.h"
+#include "worker/diag/console.h"
+#include "worker/diag/diag.h"
 #include "worker/http/http_reply.h"
 #include "worker/process/process.h"
 #include "worker/upstream/backend_session.h"
@@ -890,6 +890,8 @@ diag_on_request(struct httpd_req *req, void *arg)
 	/* a page that rebinds its name to this address reads nothing */
 	if (!front_host_check(w->w_conf, req))
 		return;
+	if (console_on_request(w, req))
+		return;
 	if (strcmp(path, "/status") == 0) {
 		if (front_get_only(req) == 0)
 			diag_status(w, req);
@@ -935,4 +937,5 @@ diag_free(struct worker *w)
 	(void)w;
 	httpd_free(diag_httpd);
 	diag_httpd = NULL;
+	console_free();
 }

@@ -1,0 +1,55 @@
+/*
+ * Pinned definitions in this host's store (the pins db), for every
+ * process that holds a struct store: the builder's check
+ * (worker/state/pin_store.h), the console, and vmcpctl, which links
+ * only shared/ and proto/.  Synchronous, each call its own short
+ * transaction.  With sessionStorage.provider redis the pins are
+ * shared through Redis (worker/state/pin_redis.c); this is then the
+ * host's copy, which the builder keeps current.
+ */
+#ifndef VMCPD_PIN_DB_H
+#define VMCPD_PIN_DB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shared/pin_rec.h"
+
+struct store;
+
+/* rec of (backend, kind, name): 0 (rec filled; pin_rec_clear() it),
+ * STORE_NOTFOUND, or -1 */
+int	 pin_db_get(struct store *, const char *backend, enum pin_kind,
+	    const char *name, struct pin_rec *rec);
+/* written, never expiring: 0, or -1 */
+int	 pin_db_put(struct store *, const struct pin_rec *);
+/* dropped: 0, STORE_NOTFOUND, or -1 */
+int	 pin_db_del(struct store *, const char *backend, enum pin_kind,
+	    const char *name);
+
+/*
+ * Each record of backend (NULL: every backend's), in key order, handed
+ * to cb (valid during the call only; a non-zero return stops): how many
+ * were handed, or -1.
+ */
+typedef int	(*pin_db_cb)(void *arg, const struct pin_rec *);
+int	 pin_db_list(struct store *, const char *backend, pin_db_cb,
+	    void *arg);
+/* the pending changes of backend (NULL: all), for /status and /metrics */
+long	 pin_db_pending(struct store *, const char *backend);
+
+/*
+ * An operator's word on a pending (or rejected) change: approve makes
+ * pr_new the pin (PIN_PINNED), reject marks it PIN_REJECTED.  name
+ * NULL: every pending change of backend (approve-all).  How many
+ * records changed (0: nothing pending by that name), or -1.  Each
+ * change bumps the backend's decision stamp (pin_db_decided()), which
+ * the builder watches to list the backend again, so that clients get
+ * list_changed.
+ */
+long	 pin_db_decide(struct store *, const char *backend, enum pin_kind,
+	    const char *name, int approve);
+/* the backend's last decision, ms (0: none): the builder's watch */
+uint64_t pin_db_decided(struct store *, const char *backend);
+
+#endif /* VMCPD_PIN_DB_H */
