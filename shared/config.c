@@ -67,7 +67,8 @@ load_root(struct loader *ld, struct cnode *root)
 		return -1;
 	config_resolve_sessions(ld->ld_cf);
 	if (config_auth_resolve(ld) == -1 || config_outauth_resolve(ld) == -1 ||
-	    config_sstore_resolve(ld) == -1 || config_telemetry_resolve(ld) == -1)
+	    config_sstore_resolve(ld) == -1 || config_telemetry_resolve(ld) == -1 ||
+	    config_console_resolve(ld) == -1)
 		return -1;
 	return config_resolve_aggregation(ld);
 }
@@ -327,6 +328,7 @@ config_free(struct config *cf)
 		composite_list_free(cf->cf_composites);
 	free(cf->cf_composites);
 	config_sstore_free(cf);
+	config_console_free(cf);
 	free(cf->cf_file);
 	free(cf->cf_name);
 	free(cf->cf_group_ref);

@@ -27,6 +27,7 @@
 #include "shared/config_backend.h"
 #include "shared/config_agg.h"
 #include "shared/config_access.h"
+#include "shared/config_console.h"
 #include "shared/config_sstore.h"
 #include "shared/config_telemetry.h"
 #include "shared/config_value.h"
@@ -51,6 +52,7 @@ struct config {
 	unsigned int		 cf_max_readers;	/* default 512 */
 	uint64_t		 cf_drain_timeout_ms;	/* default 30 s */
 	int			 cf_worker_header;	/* add Vmcpd-Worker header */
+	struct config_console	 cf_console;		/* daemon.console */
 
 	/* http: */
 	size_t			 cf_max_header_size;	/* default 16 KiB */

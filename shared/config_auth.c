@@ -466,7 +466,7 @@ config_listen_unix_path(const struct config *cf)
 void
 config_warn(const struct config *cf, FILE *f, int check)
 {
-	const char	*h = cf->cf_listen_host, *d = cf->cf_diag_host;
+	const char	*h = cf->cf_listen_host;
 	size_t		 i;
 
 	/* DNS rebinding: off loopback, only loopback names are served */
@@ -475,15 +475,6 @@ config_warn(const struct config *cf, FILE *f, int check)
 		(void)fprintf(f, "%s: warning: listening on %s with no "
 		    "http.allowedHosts: only requests addressed to localhost, "
 		    "127.0.0.0/8 or [::1] are served\n", cf->cf_file, h);
-	/* the diagnostics have no authentication of their own */
-	if (d != NULL && !config_host_loopback(d, strlen(d)))
-		(void)fprintf(f, "%s: warning: daemon.diagnostics on %s is "
-		    "not a loopback address: /status and /metrics (backends, "
-		    "health, sessions, workers) answer whoever reaches it, "
-		    "without authentication; bind it to 127.0.0.1 or keep it "
-		    "behind a firewall (requests must be addressed to a "
-		    "loopback name or one in http.allowedHosts)\n",
-		    cf->cf_file, d);
 	config_telemetry_warn(cf, f);
 	/* links are sealed under a key made at each start without one */
 	for (i = 0; i < cf->cf_nbackends; i++)

@@ -77,6 +77,10 @@ int	 config_load_section(const char *name, const char *buf, size_t len,
  * field f_fn), and the checks after them once every section is loaded */
 int	 load_metadata(struct loader *, struct cnode *, const char *, void *);
 int	 load_daemon(struct loader *, struct cnode *, const char *, void *);
+/* config_console.c: daemon.console, and the diagnostics' address */
+int	 load_console(struct loader *, struct cnode *, const char *, void *);
+int	 config_console_resolve(struct loader *);
+void	 config_console_free(struct config *);
 int	 load_http(struct loader *, struct cnode *, const char *, void *);
 int	 load_sessions(struct loader *, struct cnode *, const char *, void *);
 int	 load_operational(struct loader *, struct cnode *, const char *,

@@ -100,6 +100,7 @@ load_diagnostics(struct loader *ld, struct cnode *v, const char *path,
 {
 	struct config *cf = arg;
 
+	ld->ld_diag = v;
 	return load_hostport(ld, v, path, &cf->cf_diag_host,
 	    &cf->cf_diag_port);
 }
@@ -140,6 +141,7 @@ load_daemon(struct loader *ld, struct cnode *n, const char *path, void *arg)
 		    0, 0 },
 		{ "workerHeader", F_BOOL, &cf->cf_worker_header, NULL, 0, 0 },
 		{ "diagnostics", F_FN, cf, load_diagnostics, 0, 0 },
+		{ "console", F_FN, &cf->cf_console, load_console, 0, 0 },
 	};
 	const struct cnode	*d;
 	size_t			 i;

@@ -63,6 +63,8 @@ struct loader {
 	struct cnode	*ld_outauth_default;	/* outgoingAuth.default */
 	struct cnode	*ld_outauth_backends;	/* outgoingAuth.backends */
 	struct cnode	*ld_sstore;		/* sessionStorage */
+	struct cnode	*ld_diag;		/* daemon.diagnostics */
+	struct cnode	*ld_console;		/* daemon.console */
 };
 
 /* config_tree.c: messages, the YAML tree */

@@ -19,6 +19,7 @@
 #include <curl/curl.h>
 #include <jansson.h>
 
+#include "shared/backend_ops.h"
 #include "shared/health.h"
 #include "shared/health_probe.h"
 #include "shared/store.h"
@@ -242,64 +243,6 @@ ctl_status_show(int argc, char *argv[])
 	return 0;
 }
 
-/* the keys of db that match, collected first: no store call inside an
- * iteration (its read transaction) */
-struct ctl_keys {
-	const char	*ck_suffix;	/* "|name", or NULL: every key */
-	char		**ck_keys;
-	size_t		 ck_n;
-	int		 ck_err;
-};
-
-static int
-ctl_keys_cb(void *arg, const void *key, size_t klen,
-    const struct store_rec *rec)
-{
-	struct ctl_keys	 *ck = arg;
-	char		**k, *p;
-	size_t		  sl;
-
-	(void)rec;
-	if (ck->ck_suffix != NULL && ((sl = strlen(ck->ck_suffix)) > klen ||
-	    memcmp((const char *)key + klen - sl, ck->ck_suffix, sl) != 0))
-		return 0;
-	if ((k = reallocarray(ck->ck_keys, ck->ck_n + 1, sizeof(*k))) ==
-	    NULL || (p = malloc(klen + 1)) == NULL) {
-		if (k != NULL)
-			ck->ck_keys = k;
-		ck->ck_err = 1;
-		return 1;
-	}
-	memcpy(p, key, klen);
-	p[klen] = '\0';
-	ck->ck_keys = k;
-	ck->ck_keys[ck->ck_n++] = p;
-	return 0;
-}
-
-/* delete db's records whose key ends in suffix (NULL: all); how many */
-static long
-ctl_delete(struct store *st, enum store_db db, const char *suffix)
-{
-	struct ctl_keys	 ck = { suffix, NULL, 0, 0 };
-	size_t		 i;
-	long		 n = 0;
-
-	if (store_iter(st, db, store_now_ms(), 1, ctl_keys_cb, &ck) == -1 ||
-	    ck.ck_err)
-		n = -1;
-	for (i = 0; i < ck.ck_n; i++) {
-		if (n != -1 && store_del(st, db, ck.ck_keys[i],
-		    strlen(ck.ck_keys[i])) == 0)
-			n++;
-		free(ck.ck_keys[i]);
-	}
-	free(ck.ck_keys);
-	if (n == -1)
-		warnx("cannot read or change the %s db", store_db_name(db));
-	return n;
-}
-
 static int
 ctl_backend_arg(int argc, char *argv[], const char **name)
 {
@@ -311,7 +254,7 @@ ctl_backend_arg(int argc, char *argv[], const char **name)
 		return 1;
 	}
 	*name = argv[optind];
-	if (**name == '\0' || strchr(*name, '|') != NULL) {
+	if (!backend_ops_name_ok(*name)) {
 		warnx("%s: not a backend name", *name);
 		return 1;
 	}
@@ -322,24 +265,20 @@ int
 ctl_reprobe(struct store *st, int argc, char *argv[])
 {
 	const char	*name;
-	int		 era, info, health;
+	int		 dropped;
 
 	if (ctl_backend_arg(argc, argv, &name) != 0)
 		return 1;
 	if (st == NULL)
 		return 0;
-	era = store_del(st, STORE_ERAS, name, strlen(name));
-	info = store_del(st, STORE_BACKENDS, name, strlen(name));
-	/* its health starts over: unknown until the next health check */
-	health = health_probe_clear(st, name);
-	if (era == -1 && info == -1 && health == -1) {
+	if (backend_ops_reprobe(st, name, &dropped) == -1) {
 		warnx("backend %s: cannot change the store", name);
 		return 1;
 	}
 	printf("backend %s: %s%s; the next request to it probes it again\n",
-	    name, era == 0 ? "era record dropped" :
+	    name, dropped & BOPS_ERA ? "era record dropped" :
 	    "no era record (not probed yet, or its era is pinned)",
-	    health == 1 ? ", health record dropped" : "");
+	    dropped & BOPS_HEALTH ? ", health record dropped" : "");
 	return 0;
 }
 
@@ -356,8 +295,10 @@ ctl_rebuild_views(struct store *st, int argc, char *argv[])
 	}
 	if (st == NULL)
 		return 0;
-	if ((n = ctl_delete(st, STORE_VIEWS, NULL)) == -1)
+	if ((n = backend_ops_delete(st, STORE_VIEWS, NULL)) == -1) {
+		warnx("cannot read or change the views db");
 		return 1;
+	}
 	printf("%ld view records dropped; the next list rebuilds the views "
 	    "from the backends\n", n);
 	return 0;
@@ -367,16 +308,16 @@ int
 ctl_drop_sessions(struct store *st, int argc, char *argv[])
 {
 	const char	*name;
-	char		 suffix[300];
 	long		 n;
 
 	if (ctl_backend_arg(argc, argv, &name) != 0)
 		return 1;
 	if (st == NULL)
 		return 0;
-	(void)snprintf(suffix, sizeof(suffix), "|%s", name);
-	if ((n = ctl_delete(st, STORE_BSESSIONS, suffix)) == -1)
+	if ((n = backend_ops_drop_sessions(st, name)) == -1) {
+		warnx("cannot read or change the bsessions db");
 		return 1;
+	}
 	printf("backend %s: %ld identity scope sessions dropped; the next "
 	    "listing opens a new one\n", name, n);
 	return 0;

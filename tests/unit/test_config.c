@@ -618,7 +618,7 @@ test_err_unknown_key(void **state)
 	load_bad("daemon:\n  colour: red\n" BACKEND,
 	    "t.yaml:2:3: daemon.colour: unknown key, expected one of: "
 	    "listen, workers, stateDir, user, logFile, portFile, mapSize, "
-	    "maxReaders, drainTimeout, workerHeader, diagnostics");
+	    "maxReaders, drainTimeout, workerHeader, diagnostics, console");
 	load_bad(BACKEND "listen: 1.2.3.4:5\n",
 	    "t.yaml:5:1: listen: unknown key, expected one of: name, "
 	    "groupRef, metadata, daemon, http, sessions, backends, "
@@ -862,7 +862,7 @@ test_err_escape(void **state)
 	load_bad("daemon:\n  \"a\\tb\": 1\n" BACKEND,
 	    "t.yaml:2:3: daemon.a\\tb: unknown key, expected one of: "
 	    "listen, workers, stateDir, user, logFile, portFile, mapSize, "
-	    "maxReaders, drainTimeout, workerHeader, diagnostics");
+	    "maxReaders, drainTimeout, workerHeader, diagnostics, console");
 }
 
 static void
@@ -930,13 +930,6 @@ test_warnings(void **state)
 		{ "daemon:\n  diagnostics: 127.0.0.1:9100\n", "" },
 		{ "daemon:\n  diagnostics: \"[::1]:9100\"\n", "" },
 		{ "daemon:\n  diagnostics: localhost:9100\n", "" },
-		{ "daemon:\n  diagnostics: 0.0.0.0:9100\n",
-		    "t.yaml: warning: daemon.diagnostics on 0.0.0.0 is not a "
-		    "loopback address: /status and /metrics (backends, health, "
-		    "sessions, workers) answer whoever reaches it, without "
-		    "authentication; bind it to 127.0.0.1 or keep it behind a "
-		    "firewall (requests must be addressed to a loopback name or "
-		    "one in http.allowedHosts)\n" },
 		{ "daemon:\n  listen: 0.0.0.0:4483\nincomingAuth:\n  type: "
 		    "anonymous\n  allowAnonymousRemote: true\n",
 		    "t.yaml: warning: listening on 0.0.0.0 with no "
