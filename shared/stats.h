@@ -71,6 +71,20 @@ struct diag_target {
 	struct diag_hist dt_ops[DIAG_NOUTCOMES];
 };
 
+/*
+ * One second of a backend's answers in one slot (the console's chart
+ * and /status's last minute): a ring of DIAG_SECS of them, indexed by
+ * the monotonic second.  dc_sec is 0 while the slot's one writer
+ * clears the entry for a new second; a reader takes an entry whose
+ * dc_sec it finds the same before and after reading it.
+ */
+#define DIAG_SECS		180	/* three minutes */
+struct diag_sec {
+	uint64_t	 dc_sec;			/* monotonic s */
+	uint32_t	 dc_lat[DIAG_LAT_BUCKETS];	/* answers */
+	uint32_t	 dc_errors;			/* failures */
+};
+
 /* one backend's figures in one worker slot */
 struct diag_backend {
 	uint64_t	 db_lat[DIAG_LAT_BUCKETS];	/* not cumulative */
@@ -95,6 +109,35 @@ struct diag_backend {
 	uint64_t	 db_bs_ended[2];
 	/* every request's time to its answer or failure, by method */
 	struct diag_hist db_ops[DIAG_OP_METHODS];
+	/* its answers and failures by the second */
+	struct diag_sec	 db_secs[DIAG_SECS];
+	/* its lists' lengths as this process last listed them (the
+	 * builder, a worker's own build): wall ms (0: never), and the
+	 * counts of DIAG_LIST_* */
+	uint64_t	 db_lists_ms;
+	uint64_t	 db_lists[4];
+};
+
+#define DIAG_LIST_TOOLS		0
+#define DIAG_LIST_PROMPTS	1
+#define DIAG_LIST_RESOURCES	2
+#define DIAG_LIST_TEMPLATES	3
+
+/*
+ * A request the audit found denied (401, 403, or refused by a
+ * policy), for the console's recent denials: a ring of DIAG_DENIALS a
+ * slot, the next at ds_ndenials % DIAG_DENIALS, each under its own
+ * sequence count (odd while written).
+ */
+#define DIAG_DENIALS		8
+struct diag_denial {
+	uint64_t	 dd_seq;
+	uint64_t	 dd_ms;		/* wall time */
+	uint64_t	 dd_status;	/* HTTP */
+	char		 dd_user[64];
+	char		 dd_method[40];
+	char		 dd_name[64];
+	char		 dd_backend[64];
 };
 
 #define DIAG_BUDGET_WORKER	0
@@ -138,6 +181,8 @@ struct diag_slot {
 	struct diag_hist ds_ops[DIAG_OP_METHODS][DIAG_NOUTCOMES];
 	uint64_t	 ds_ntargets;	/* of ds_targets[] in use */
 	struct diag_target ds_targets[DIAG_TARGETS];
+	uint64_t	 ds_ndenials;	/* written so far */
+	struct diag_denial ds_denials[DIAG_DENIALS];
 	struct diag_backend ds_backends[];	/* one per backend */
 };
 

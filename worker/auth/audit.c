@@ -37,6 +37,7 @@
 #include "worker/http/httpd.h"
 #include "proto/jsonrpc.h"
 #include "proto/http_req.h"
+#include "worker/process/counters.h"
 #include "worker/process/process.h"
 
 struct audit_ev {
@@ -490,9 +491,16 @@ audit_write(struct audit_ev *ae, struct httpd_req *req)
 	int				 status = httpd_req_status(req);
 
 	audit_note_kept(ae);
+	memset(&al, 0, sizeof(al));
+	/* every denial, written or not, for the console's recent ones */
+	if (strcmp(audit_outcome_name(ae->ae_outcome, status), "denied") ==
+	    0) {
+		audit_subjects(auth_principal(req), &al);
+		diag_note_denial(ae->ae_w, status, al.al_user, ae->ae_method,
+		    ae->ae_name, ae->ae_backend);
+	}
 	if (!audit_wanted(ca, ae->ae_type) || audit_fd == -1)
 		return;
-	memset(&al, 0, sizeof(al));
 	audit_uuid(id);
 	audit_when(when);
 	al.al_id = id;

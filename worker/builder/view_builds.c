@@ -170,6 +170,12 @@ vbuild_publish(struct vbuild *b, int final, char *err, size_t errlen)
 			vi->vi_resources = f->vf_lists[VK_RESOURCES];
 			vi->vi_templates = f->vf_lists[VK_TEMPLATES];
 			vi->vi_prompts = f->vf_lists[VK_PROMPTS];
+			if (strcmp(b->vb_scope, VIEW_SCOPE_ANON) == 0)
+				diag_count_lists(w, f->vf_be,
+				    json_array_size(vi->vi_tools),
+				    json_array_size(vi->vi_prompts),
+				    json_array_size(vi->vi_resources),
+				    json_array_size(vi->vi_templates));
 			views_caps_merge(caps, f->vf_caps);
 			views_caps_tasks(tasks, f->vf_be->cb_name, f->vf_caps);
 			if (f->vf_stale && f->vf_tried && final)

@@ -388,6 +388,84 @@ diag_count_bsession_end(struct worker *w, const struct config_backend *be,
 }
 
 /*
+ * The second of now (monotonic us) in the backend's ring: an answer in
+ * latency bucket i, or a failure (i DIAG_LAT_BUCKETS).  The entry of an
+ * older second is cleared first, its dc_sec 0 meanwhile so that no
+ * reader mixes the two seconds.
+ */
+static void
+diag_sec_count(struct diag_backend *db, uint64_t now, size_t i)
+{
+	struct diag_sec	*dc;
+	uint64_t	 sec = now / 1000000 + 1;	/* never 0 */
+	uint32_t	*p;
+
+	dc = &db->db_secs[sec % DIAG_SECS];
+	if (__atomic_load_n(&dc->dc_sec, __ATOMIC_RELAXED) != sec) {
+		__atomic_store_n(&dc->dc_sec, 0, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+		for (p = dc->dc_lat; p < dc->dc_lat + DIAG_LAT_BUCKETS; p++)
+			__atomic_store_n(p, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&dc->dc_errors, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&dc->dc_sec, sec, __ATOMIC_RELEASE);
+	}
+	p = i < DIAG_LAT_BUCKETS ? &dc->dc_lat[i] : &dc->dc_errors;
+	__atomic_store_n(p, __atomic_load_n(p, __ATOMIC_RELAXED) + 1,
+	    __ATOMIC_RELAXED);
+}
+
+/* the lengths of the backend's lists, as this process listed them */
+void
+diag_count_lists(struct worker *w, const struct config_backend *be,
+    size_t tools, size_t prompts, size_t resources, size_t templates)
+{
+	struct diag_backend	*db;
+
+	if ((db = diag_backend_self(w, be)) == NULL)
+		return;
+	__atomic_store_n(&db->db_lists[DIAG_LIST_TOOLS], tools,
+	    __ATOMIC_RELAXED);
+	__atomic_store_n(&db->db_lists[DIAG_LIST_PROMPTS], prompts,
+	    __ATOMIC_RELAXED);
+	__atomic_store_n(&db->db_lists[DIAG_LIST_RESOURCES], resources,
+	    __ATOMIC_RELAXED);
+	__atomic_store_n(&db->db_lists[DIAG_LIST_TEMPLATES], templates,
+	    __ATOMIC_RELAXED);
+	__atomic_store_n(&db->db_lists_ms, store_now_ms(), __ATOMIC_RELEASE);
+}
+
+/* a request the audit found denied: into the slot's ring */
+void
+diag_note_denial(struct worker *w, int status, const char *user,
+    const char *method, const char *name, const char *backend)
+{
+	struct diag_slot	*ds;
+	struct diag_denial	*dd;
+	uint64_t		 n, seq;
+
+	if ((ds = diag_self(w)) == NULL)
+		return;
+	n = __atomic_load_n(&ds->ds_ndenials, __ATOMIC_RELAXED);
+	dd = &ds->ds_denials[n % DIAG_DENIALS];
+	seq = __atomic_load_n(&dd->dd_seq, __ATOMIC_RELAXED);
+	__atomic_store_n(&dd->dd_seq, seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	(void)snprintf(dd->dd_user, sizeof(dd->dd_user), "%s",
+	    user != NULL ? user : "");
+	(void)snprintf(dd->dd_method, sizeof(dd->dd_method), "%s",
+	    method != NULL ? method : "");
+	(void)snprintf(dd->dd_name, sizeof(dd->dd_name), "%s",
+	    name != NULL ? name : "");
+	(void)snprintf(dd->dd_backend, sizeof(dd->dd_backend), "%s",
+	    backend != NULL ? backend : "");
+	__atomic_store_n(&dd->dd_status, (uint64_t)status, __ATOMIC_RELAXED);
+	__atomic_store_n(&dd->dd_ms, store_now_ms(), __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	__atomic_store_n(&dd->dd_seq, seq + 2, __ATOMIC_RELAXED);
+	__atomic_store_n(&ds->ds_ndenials, n + 1, __ATOMIC_RELEASE);
+}
+
+/*
  * A backend request ended: rc 0 with an answer (a JSON-RPC error is
  * an answer), or -1 with the HTTP status seen (0: none) and why.
  */
@@ -413,6 +491,7 @@ diag_backend_done(struct worker *w, const struct config_backend *be,
 			;
 		diag_add(&db->db_lat[i], 1);
 		diag_add(&db->db_lat_sum_us, us);
+		diag_sec_count(db, now, i);
 		__atomic_store_n(&db->db_last_us, us, __ATOMIC_RELAXED);
 		/* monotonic, one clock read per answer: made wall time when
 		 * read (diag_backend_sum()) */
@@ -428,6 +507,7 @@ diag_backend_done(struct worker *w, const struct config_backend *be,
 	else
 		k = DIAG_BERR_TRANSPORT;
 	diag_add(&db->db_errors[k], 1);
+	diag_sec_count(db, now, DIAG_LAT_BUCKETS);
 	/* the message under a sequence count: a reader retries a torn one */
 	seq = __atomic_load_n(&db->db_err_seq, __ATOMIC_RELAXED);
 	__atomic_store_n(&db->db_err_seq, seq + 1, __ATOMIC_RELAXED);

@@ -75,6 +75,13 @@ void	 diag_count_answer_refused(struct worker *,
 	    const struct config_backend *, int budget);
 void	 diag_backend_done(struct worker *, const struct config_backend *,
 	    uint64_t start, int rc, long status, const char *errmsg);
+/* the lengths of a backend's lists as this process listed them (the
+ * console's counts) */
+void	 diag_count_lists(struct worker *, const struct config_backend *,
+	    size_t tools, size_t prompts, size_t resources, size_t templates);
+/* a request the audit found denied (the console's recent denials) */
+void	 diag_note_denial(struct worker *, int status, const char *user,
+	    const char *method, const char *name, const char *backend);
 
 /*
  * The MCP operation durations (counters_op.c).  diag_tag_target(): the

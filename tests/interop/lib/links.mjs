@@ -68,17 +68,16 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 
 import {
-  HOST, ROOT, Daemon, configText, freePort, tmpDir,
+  HOST, Daemon, configText, freePort, tmpDir,
 } from './harness.mjs';
 import { startIdp, oidcConfig, CLIENTS } from './oidc.mjs';
+import { browser, closeBrowsers, screenshot, ARTEFACTS } from './browser.mjs';
 
 export const AS_HOST = '127.0.0.2';
 export const UP_CLIENT = 'vmcpd-up';
 export const UP_SECRET = 'up-secret-5d1f0a9e3c';
 const RS_CLIENT = 'upstream-rs';	// the backend's, for introspection
 const RS_SECRET = 'rs-secret-77a1c2e0';
-export const ARTEFACTS = path.join(ROOT, process.env.VMCPD_BIN &&
-  process.env.VMCPD_BIN.includes('build-san') ? 'build-san' : 'build', 'interop-artefacts');
 
 process.env.VMCPD_TEST_INTROSPECTION_SECRET = CLIENTS.vmcpd;
 process.env.VMCPD_TEST_UP_SECRET = UP_SECRET;
@@ -297,36 +296,6 @@ export async function startLinks({ workers = 2, extra = '', daemonOpts = {}, red
   return L;
 }
 
-/*
- * Browsers
- */
-
-let pw = null;
-let shared = null;
-
-/* a headless chromium (Debian's; never a download) on a fresh profile
- * under a temp dir: one per test file (launching costs seconds), its
- * cookies cleared before each consent() */
-export async function browser() {
-  if (shared)
-    return shared;
-  pw ??= (await import('playwright-core')).chromium;
-  const dir = await tmpDir('vmcpd-chromium-');
-  shared = await pw.launchPersistentContext(path.join(dir, 'profile'), {
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  return shared;
-}
-
-export async function closeBrowsers() {
-  await shared?.close().catch(() => {});
-  shared = null;
-}
-
-let shots = 0;
 
 /*
  * A person opens url and does what each page asks: logs in as `as` at
@@ -357,11 +326,9 @@ export async function consent(url, { as = 'alice', keepCookies = false, name } =
       } else
         break;
     }
-    await fsp.mkdir(ARTEFACTS, { recursive: true });
-    const screenshot = path.join(ARTEFACTS, `links-${name ?? as}-${process.pid}-${++shots}.png`);
-    await page.screenshot({ path: screenshot });
+    const shot = await screenshot(page, `links-${name ?? as}`);
     return { status: last?.status() ?? 0, url: page.url(), text: await page.innerText('body'),
-      headers: last ? await last.allHeaders() : {}, screenshot };
+      headers: last ? await last.allHeaders() : {}, screenshot: shot };
   } finally {
     await page.close();
   }
@@ -434,4 +401,4 @@ export async function walk(url, { as = 'alice', jar = new Jar(), stopAt } = {}) 
   return { ...r, jar };
 }
 
-export { oidcErrors, crypto, fs };
+export { oidcErrors, crypto, fs, browser, closeBrowsers, ARTEFACTS };
