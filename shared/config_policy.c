@@ -22,6 +22,8 @@ static const char *const audit_types[] = {
 	"mcp_prompts_list", "mcp_notification", "mcp_ping", "mcp_logging",
 	"mcp_completion", "mcp_roots_list_changed", "sse_connection",
 	"mcp_request", "http_request",
+	/* the console's actions (worker/diag/console_action.c) */
+	"vmcp_console_action",
 	/* composite tools' runs (worker/composite/composite_run.c) */
 	"vmcp_workflow_started", "vmcp_workflow_completed",
 	"vmcp_workflow_failed", "vmcp_workflow_timed_out",

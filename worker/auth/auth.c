@@ -523,6 +523,13 @@ int
 auth_id_token(struct worker *w, const char *tok, const char *client_id,
     char scope[AUTH_SCOPE_LEN + 1], const char **why)
 {
+	return auth_id_claims(w, tok, client_id, scope, NULL, why);
+}
+
+int
+auth_id_claims(struct worker *w, const char *tok, const char *client_id,
+    char scope[AUTH_SCOPE_LEN + 1], json_t **claims, const char **why)
+{
 	struct jwt_policy	 pol;
 	struct jwt		 t;
 	const struct jwt_key	*k;
@@ -551,6 +558,8 @@ auth_id_token(struct worker *w, const char *tok, const char *client_id,
 	    jwt_check_claims(t.jt_claims, &pol, &exp, why) == 0) {
 		auth_scope_of(pol.jp_issuer, json_string_value(
 		    json_object_get(t.jt_claims, "sub")), scope);
+		if (claims != NULL)
+			*claims = json_incref(t.jt_claims);
 		rc = 0;
 	}
 	jwt_clear(&t);

@@ -57,6 +57,10 @@ int	 auth_well_known(struct worker *, struct httpd_req *,
  */
 int	 auth_id_token(struct worker *, const char *tok, const char *client_id,
 	    char scope[AUTH_SCOPE_LEN + 1], const char **why);
+/* the same, and its verified claims (a new reference) into *claims */
+int	 auth_id_claims(struct worker *, const char *tok,
+	    const char *client_id, char scope[AUTH_SCOPE_LEN + 1],
+	    json_t **claims, const char **why);
 /* the request's principal, or NULL (anonymous) */
 const struct principal *auth_principal(const struct httpd_req *);
 /* the request's principal held past the request (a composite run's),

@@ -197,7 +197,7 @@ diag_init(struct worker *w)
 	if (w->w_diag_fd == -1)
 		return 0;
 	front_limits(w->w_conf, &lim);
-	lim.hl_max_body = 1024;	/* GET and HEAD only */
+	lim.hl_max_body = 4096;	/* GETs, and the console's small forms */
 	if ((diag_httpd = httpd_new(w->w_base, w->w_diag_fd, &lim,
 	    diag_on_request, w)) == NULL)
 		return -1;

@@ -30,8 +30,9 @@ export class Idp {
    * person in there (authorization_code, the dev login form: any login
    * is its sub, so "alice" and "bob" are the subjects of the client
    * tokens of CLIENTS alice and bob) */
-  constructor({ webRedirect } = {}) {
-    this.webRedirect = webRedirect;
+  constructor({ webRedirect, accounts } = {}) {
+    this.webRedirect = webRedirect;	// a URL, or a list of them
+    this.accounts = accounts;	// login -> claims its ID tokens carry too (groups)
     const { privateKey, publicKey } = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
     this.privateKey = privateKey;
     this.publicKey = publicKey;
@@ -98,7 +99,7 @@ export class Idp {
     if (this.webRedirect)
       Object.assign(clients.find((c) => c.client_id === 'vmcpd'), {
         grant_types: ['client_credentials', 'authorization_code'],
-        redirect_uris: [this.webRedirect], response_types: ['code'],
+        redirect_uris: [].concat(this.webRedirect), response_types: ['code'],
       });
     clients.push({ client_id: TX_CLIENT, client_secret: TX_SECRET, grant_types: [TOKEN_EXCHANGE],
       redirect_uris: [], response_types: [], token_endpoint_auth_method: 'client_secret_post' });
@@ -109,6 +110,13 @@ export class Idp {
       ttl: { ClientCredentials: 600 },
       // claims such as groups, per client (tokenClaims)
       extraTokenClaims: (ctx, token) => this.tokenClaims[token.clientId],
+      // a person's claims (accounts) in the ID token of a login
+      ...(this.accounts ? {
+        findAccount: (ctx, id) => ({ accountId: id,
+          claims: () => ({ sub: id, ...(this.accounts[id] ?? {}) }) }),
+        claims: { openid: ['sub', 'groups', 'preferred_username'] },
+        conformIdTokenClaims: false,
+      } : {}),
       features: {
         devInteractions: { enabled: !!this.webRedirect },
         clientCredentials: { enabled: true },

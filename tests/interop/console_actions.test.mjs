@@ -1,0 +1,255 @@
+// The console's actions (daemon.console; worker/diag/console_auth.c,
+// console_action.c): taken only with the console's token or an admin's
+// login at a real OpenID provider (lib/oidc.mjs), with the session's
+// CSRF token, from the console's own origin; each audited and working.
+// A person's way (a login, a form POST) runs in headless chromium; the
+// attacks are plain requests.  One daemon for the file, its reads
+// behind the login too (authenticateReads).
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+
+import {
+  useHarness, guarded, startTestBackend, configText, Daemon, tmpDir, freePort, waitFor,
+  httpRequest, rpc, HOST,
+} from './lib/harness.mjs';
+import { Idp, CLIENTS, oidcConfig, sessionAs } from './lib/oidc.mjs';
+import { browser, closeBrowsers, consent } from './lib/links.mjs';
+import { screenshot } from './lib/browser.mjs';
+
+useHarness();
+
+const TOKEN = 'console-token-0123456789abcdef0123456789';
+const ADMINS = 'vmcpd-admins';
+
+describe('the console\'s actions', () => {
+  let backend, daemon, diag, idp, auditFile, base;
+
+  before(async () => {
+    backend = await startTestBackend();
+    diag = await freePort();
+    base = `http://${HOST}:${diag}`;
+    idp = await new Idp({ webRedirect: `${base}/console/callback`, accounts: {
+      alice: { groups: ['staff', ADMINS], preferred_username: 'alice' },
+      bob: { groups: ['staff'], preferred_username: 'bob' },
+    } }).start();
+    const dir = await tmpDir('vmcpd-console-');
+    auditFile = path.join(dir, 'audit.jsonl');
+    daemon = new Daemon(dir, path.join(dir, 'vmcpd.yaml'), { workers: 2, env: {
+      VMCPD_TEST_CONSOLE_TOKEN: TOKEN, VMCPD_TEST_CONSOLE_SECRET: CLIENTS.vmcpd } });
+    const text = configText({
+      portFile: daemon.portFile, stateDir: daemon.stateDir,
+      backendUrl: `http://${HOST}:${backend.port}/mcp`, backendName: 'b',
+    }).replace('daemon:\n', [
+      'daemon:',
+      `  diagnostics: ${HOST}:${diag}`,
+      '  console:',
+      '    tokenEnv: VMCPD_TEST_CONSOLE_TOKEN',
+      '    authenticateReads: true',
+      '    login:',
+      '      clientId: vmcpd',
+      '      clientSecretEnv: VMCPD_TEST_CONSOLE_SECRET',
+      `      callbackUrl: ${base}/console/callback`,
+      `      adminGroup: ${ADMINS}`,
+      '',
+    ].join('\n')) + oidcConfig(idp) + `audit:\n  enabled: true\n  logFile: ${auditFile}\n`;
+    await daemon.writeConfig(text);
+    await daemon.start();
+  });
+
+  after(async () => {
+    await closeBrowsers();
+    if (daemon)
+      await daemon.stop();
+    await idp?.stop();
+  });
+
+  const bearer = { Authorization: `Bearer ${TOKEN}` };
+  const get = (p, headers = {}) => httpRequest(diag, { method: 'GET', path: p, headers, timeout: 10000 });
+  const post = (p, fields, headers = {}) => httpRequest(diag, { method: 'POST', path: p,
+    body: new URLSearchParams(fields).toString(), timeout: 10000,
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded', ...headers } });
+  // the sign-out form of a signed-in page carries the session's CSRF token
+  const csrfOf = (html) => /name="csrf" value="([A-Za-z0-9_-]{43})"/.exec(html)?.[1];
+  // a form of the console's origin POSTed by the browser, as a person's
+  // click would: the page it leads to
+  const submit = async (page, fields) => {
+    const [res] = await Promise.all([page.waitForNavigation({ timeout: 15000 }),
+      page.evaluate((f) => {
+        const form = document.createElement('form');
+        form.method = 'post';
+        form.action = '/console/action';
+        for (const [n, v] of Object.entries(f)) {
+          const i = document.createElement('input');
+          i.type = 'hidden'; i.name = n; i.value = v;
+          form.appendChild(i);
+        }
+        document.body.appendChild(form);
+        form.submit();
+      }, fields)]);
+    return { status: res.status(), text: await page.innerText('body') };
+  };
+  const audits = async () => (await fsp.readFile(auditFile, 'utf8').catch(() => ''))
+    .split('\n').filter(Boolean).map((l) => JSON.parse(l))
+    .filter((e) => e.type === 'vmcp_console_action');
+
+  test('reads need the token or a login; a browser is sent to the login', guarded(async () => {
+    for (const p of ['/status', '/metrics']) {
+      const r = await get(p);
+      assert.equal(r.status, 401, `${p}: ${r.text}`);
+      assert.match(r.headers['www-authenticate'], /^Bearer/);
+      assert.equal((await get(p, { Authorization: 'Bearer wrong-token-0123456789abcdef0123' })).status, 401);
+      assert.equal((await get(p, bearer)).status, 200, p);
+    }
+    const r = await get('/', { Accept: 'text/html' });
+    assert.equal(r.status, 303);
+    assert.equal(r.headers.location, '/console/login');
+    const login = await get('/console/login');
+    assert.equal(login.status, 200);
+    assert.match(login.text, /name="token"/);
+    assert.match(login.text, /with=oidc/);
+    assert.equal(login.headers['cache-control'], 'no-store');
+  }));
+
+  test('browser, the token: signed in by its form; a reprobe works and is audited', guarded(async () => {
+    // the backend's era, probed at the start
+    const eraOf = async () => (await get('/status', bearer)).json.backends[0].era;
+    await waitFor('the era record', async () => (await eraOf()) !== null);
+    const ctx = await browser();
+    await ctx.clearCookies();
+    const page = await ctx.newPage();
+    try {
+      await page.goto(`${base}/`, { waitUntil: 'load', timeout: 15000 });
+      assert.equal(new URL(page.url()).pathname, '/console/login');
+      await page.fill('input[name="token"]', TOKEN);
+      await Promise.all([page.waitForNavigation({ timeout: 15000 }), page.click('button[type="submit"]')]);
+      assert.match(await page.innerText('body'), /Signed in as console token/);
+      const cookies = await ctx.cookies(base);
+      const c = cookies.find((x) => x.name === 'vmcpd_console');
+      assert.ok(c, JSON.stringify(cookies));
+      assert.equal(c.httpOnly, true);
+      assert.equal(c.sameSite, 'Strict');
+      assert.ok(!c.value.includes(TOKEN));
+      // a form of the console's origin with the session's CSRF token
+      const csrf = await page.getAttribute('input[name="csrf"]', 'value');
+      const r = await submit(page, { action: 'reprobe', backend: 'b', csrf });
+      assert.equal(r.status, 200, r.text);
+      assert.match(r.text, /Done/);
+      assert.match(r.text, /backend b: era record dropped/);
+      await screenshot(page, 'console-action-token');
+    } finally {
+      await page.close();
+    }
+    // it worked: the era is forgotten until the next request probes again
+    assert.equal(await eraOf(), null);
+    const auth = { Authorization: `Bearer ${idp.forge(idp.claims({ sub: 'carol' }))}` };
+    const sid = await sessionAs(daemon.port, auth.Authorization.slice(7), 'console-test');
+    const call = await rpc(daemon.port, sid, 'tools/call', { name: 'echo', arguments: { message: 'hi' } },
+      { headers: auth });
+    assert.equal(call.status, 200, call.text);
+    await waitFor('the era probed again', async () => (await eraOf()) !== null);
+    const ev = await waitFor('the audit event', async () =>
+      (await audits()).find((e) => e.metadata?.extra?.via === 'session'));
+    assert.equal(ev.outcome, 'success');
+    assert.equal(ev.subjects.user, 'console token');
+    assert.equal(ev.target.method, 'reprobe');
+    assert.equal(ev.target.backend, 'b');
+  }));
+
+  test('attacks: no token, a wrong one, a forged or missing CSRF token, another origin', guarded(async () => {
+    const signedIn = await get('/console/login', bearer);
+    assert.equal(signedIn.status, 200);
+    const csrf = csrfOf(signedIn.text);
+    assert.ok(csrf, signedIn.text);
+    const act = { action: 'reprobe', backend: 'b' };
+    const before = (await audits()).length;
+    // no credentials at all, and a wrong token
+    let r = await post('/console/action', { ...act, csrf });
+    assert.equal(r.status, 401, r.text);
+    r = await post('/console/action', { ...act, csrf }, { Authorization: 'Bearer x'.padEnd(40, 'y') });
+    assert.equal(r.status, 401, r.text);
+    // a forged CSRF token, and none
+    r = await post('/console/action', { ...act, csrf: 'A'.repeat(43) }, bearer);
+    assert.equal(r.status, 403, r.text);
+    assert.match(r.text, /CSRF token is missing or wrong/);
+    r = await post('/console/action', act, bearer);
+    assert.equal(r.status, 403, r.text);
+    // another site's page: by its Origin, and by Sec-Fetch-Site
+    r = await post('/console/action', { ...act, csrf }, { ...bearer, Origin: 'http://evil.example' });
+    assert.equal(r.status, 403, r.text);	// the listener's DNS rebinding check
+    r = await post('/console/action', { ...act, csrf }, { ...bearer, Origin: `${base}`,
+      'Sec-Fetch-Site': 'cross-site' });
+    assert.equal(r.status, 403, r.text);
+    assert.match(r.text, /sent from another site/);
+    r = await post('/console/action', { ...act, csrf }, { ...bearer, Origin: 'null' });
+    assert.equal(r.status, 403, r.text);
+    // a session cookie forged (not sealed here) is nobody's
+    r = await post('/console/action', { ...act, csrf }, { Cookie: `vmcpd_console=${'ab'.repeat(80)}` });
+    assert.equal(r.status, 401, r.text);
+    // a GET does nothing
+    assert.equal((await get('/console/action', bearer)).status, 405);
+    // none of them acted
+    assert.equal((await audits()).length, before);
+    // the token's own request, from the console's origin, acts
+    r = await post('/console/action', { ...act, csrf }, { ...bearer, Origin: base });
+    assert.equal(r.status, 200, r.text);
+    assert.match(r.text, /backend b: .*the next request to it probes it again/);
+    // no secret in a page or the log
+    for (const t of [signedIn.text, r.text, daemon.proc.output])
+      assert.ok(!t.includes(TOKEN), 'the console token shown');
+  }));
+
+  test('browser, an admin\'s login (alice): signed in; her action audited as hers', guarded(async () => {
+    const ctx = await browser();
+    await ctx.clearCookies();
+    const signed = await consent(`${base}/console/login?with=oidc`, { as: 'alice', name: 'console-alice',
+      keepCookies: true });
+    assert.equal(signed.status, 200, signed.text);
+    assert.match(signed.text, /Signed in as alice/);
+    const page = await ctx.newPage();
+    try {
+      await page.goto(`${base}/console/login`, { waitUntil: 'load', timeout: 15000 });
+      const csrf = await page.getAttribute('input[name="csrf"]', 'value');
+      assert.ok(csrf);
+      const res = await submit(page, { action: 'drop-sessions', backend: 'b', csrf });
+      assert.equal(res.status, 200, res.text);
+      assert.match(res.text, /identity scope sessions dropped/);
+      await screenshot(page, 'console-action-alice');
+      // a forged CSRF token in her browser
+      const forged = await submit(page, { action: 'reprobe', backend: 'b', csrf: 'B'.repeat(43) });
+      assert.equal(forged.status, 403, forged.text);
+    } finally {
+      await page.close();
+    }
+    const ev = await waitFor('alice\'s audit event', async () =>
+      (await audits()).find((e) => e.subjects?.user === 'alice'));
+    assert.equal(ev.target.method, 'drop-sessions');
+    assert.equal(ev.outcome, 'success');
+    assert.equal(ev.subjects.user_id ?? ev.subjects.userId ?? 'alice', 'alice');
+  }));
+
+  test('browser, a non-admin\'s login (bob) is refused; he cannot act', guarded(async () => {
+    const ctx = await browser();
+    await ctx.clearCookies();
+    const r = await consent(`${base}/console/login?with=oidc`, { as: 'bob', name: 'console-bob', keepCookies: true });
+    assert.equal(r.status, 403, r.text);
+    assert.match(r.text, /not in the console's admin group/);
+    assert.ok(!(await ctx.cookies(base)).some((c) => c.name === 'vmcpd_console'));
+    const page = await ctx.newPage();
+    try {
+      await page.goto(`${base}/console/login`, { waitUntil: 'load', timeout: 15000 });
+      const r2 = await submit(page, { action: 'reprobe', backend: 'b', csrf: 'C'.repeat(43) });
+      assert.equal(r2.status, 401, r2.text);
+    } finally {
+      await page.close();
+    }
+    assert.ok(!(await audits()).some((e) => e.subjects?.user === 'bob'));
+  }));
+
+  test('a login callback not started in this browser is refused', guarded(async () => {
+    const r = await get('/console/callback?code=abc&state=' + 'x'.repeat(32));
+    assert.equal(r.status, 400, r.text);
+    assert.match(r.text, /not started here/);
+  }));
+});
