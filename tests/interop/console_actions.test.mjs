@@ -9,16 +9,27 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
+import { spawnSync } from 'node:child_process';
 
 import {
   useHarness, guarded, startTestBackend, configText, Daemon, tmpDir, freePort, waitFor,
-  httpRequest, rpc, HOST,
+  httpRequest, rpc, HOST, VMCPD_BIN,
 } from './lib/harness.mjs';
 import { Idp, CLIENTS, oidcConfig, sessionAs } from './lib/oidc.mjs';
 import { browser, closeBrowsers, consent } from './lib/links.mjs';
 import { screenshot } from './lib/browser.mjs';
 
 useHarness();
+
+// tests/unit/drive_pins.c: a pinned tool with a pending change, as the
+// builder would leave it; and its state
+const DRIVER = path.join(path.dirname(VMCPD_BIN), 'tests', 'drive_pins');
+function pins(dir, verb, backend, tool) {
+  const r = spawnSync(DRIVER, [dir, verb, backend, tool], { encoding: 'utf8' });
+  assert.equal(r.status, 0, `drive_pins ${verb}: ${r.stderr}`);
+  const [state, pin, next] = r.stdout.trim().split(' ');
+  return { state, pin, next };
+}
 
 const TOKEN = 'console-token-0123456789abcdef0123456789';
 const ADMINS = 'vmcpd-admins';
@@ -195,6 +206,13 @@ describe('the console\'s actions', () => {
     r = await post('/console/action', { ...act, csrf }, { ...bearer, Origin: base });
     assert.equal(r.status, 200, r.text);
     assert.match(r.text, /backend b: .*the next request to it probes it again/);
+    // a rejection, by a script with the token
+    pins(daemon.stateDir, 'pend', 'b', 'ghost2');
+    r = await post('/console/action', { action: 'reject', backend: 'b', kind: 'tool', name: 'ghost2', csrf },
+      bearer);
+    assert.equal(r.status, 200, r.text);
+    assert.match(r.text, /1 change rejected/);
+    assert.equal(pins(daemon.stateDir, 'show', 'b', 'ghost2').state, 'rejected');
     // no secret in a page or the log
     for (const t of [signedIn.text, r.text, daemon.proc.output])
       assert.ok(!t.includes(TOKEN), 'the console token shown');
@@ -212,6 +230,17 @@ describe('the console\'s actions', () => {
       await page.goto(`${base}/console/login`, { waitUntil: 'load', timeout: 15000 });
       const csrf = await page.getAttribute('input[name="csrf"]', 'value');
       assert.ok(csrf);
+      // a pinned tool's pending change, approved by her form
+      pins(daemon.stateDir, 'pend', 'b', 'ghost');
+      const ok = await submit(page, { action: 'approve', backend: 'b', kind: 'tool', name: 'ghost', csrf });
+      assert.equal(ok.status, 200, ok.text);
+      assert.match(ok.text, /backend b: 1 change approved/);
+      assert.deepEqual(pins(daemon.stateDir, 'show', 'b', 'ghost'),
+        { state: 'pinned', pin: 'b'.repeat(64), next: '-' });
+      // nothing left to approve
+      const again = await submit(page, { action: 'approve', backend: 'b', kind: 'tool', name: 'ghost', csrf });
+      assert.equal(again.status, 404, again.text);
+      assert.match(again.text, /no pending change of ghost/);
       const res = await submit(page, { action: 'drop-sessions', backend: 'b', csrf });
       assert.equal(res.status, 200, res.text);
       assert.match(res.text, /identity scope sessions dropped/);
@@ -222,11 +251,12 @@ describe('the console\'s actions', () => {
     } finally {
       await page.close();
     }
-    const ev = await waitFor('alice\'s audit event', async () =>
-      (await audits()).find((e) => e.subjects?.user === 'alice'));
-    assert.equal(ev.target.method, 'drop-sessions');
-    assert.equal(ev.outcome, 'success');
-    assert.equal(ev.subjects.user_id ?? ev.subjects.userId ?? 'alice', 'alice');
+    const mine = await waitFor('alice\'s audit events', async () => {
+      const a = (await audits()).filter((e) => e.subjects?.user === 'alice');
+      return a.length === 3 ? a : null;
+    });
+    assert.deepEqual(mine.map((e) => [e.target.method, e.target.name ?? null, e.outcome]), [
+      ['approve', 'ghost', 'success'], ['approve', 'ghost', 'failure'], ['drop-sessions', null, 'success']]);
   }));
 
   test('browser, a non-admin\'s login (bob) is refused; he cannot act', guarded(async () => {
