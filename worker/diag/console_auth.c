@@ -607,6 +607,7 @@ cl_cb_on_token(void *arg, enum link_tok_rc rc, struct oauth_token *t,
 	const struct config_console *cc = ca_conf(w);
 	char		 scope[AUTH_SCOPE_LEN + 1], user[CONSOLE_USER_MAX + 1];
 	const char	*iwhy, *u, *sub;
+	char		*lc;
 	json_t		*claims = NULL;
 	int		 v;
 
@@ -644,6 +645,11 @@ cl_cb_on_token(void *arg, enum link_tok_rc rc, struct oauth_token *t,
 		return;
 	}
 	reqhold_detach(&cl->cl_hold);
+	/* the login's leg is spent: its cookie goes */
+	if ((lc = ca_cookie(w, CONSOLE_LOGIN_COOKIE, "/console", NULL, 0,
+	    "Lax")) != NULL)
+		(void)httpd_add_header(cl->cl_hold.rh_req, "Set-Cookie", lc);
+	free(lc);
 	ca_session_start(w, cl->cl_hold.rh_req, "login", user,
 	    sub != NULL ? sub : "");
 	worker_request_release(w, __func__);
