@@ -239,22 +239,31 @@ test('a diagnostics listener on the main listener\'s address is refused', guarde
   assert.match(r.stderr, new RegExp(`daemon.diagnostics localhost:${port}: the main listener's address`));
 }));
 
-/* the diagnostics have no authentication: off loopback, vmcpd -n says so */
-test('vmcpd -n warns about a diagnostics address off loopback', guarded(async () => {
+/* the diagnostics off loopback need daemon.console's authentication */
+test('vmcpd -n refuses a diagnostics address off loopback without daemon.console', guarded(async () => {
   const dir = await tmpDir('vmcpd-diag-warn-');
   const cfg = path.join(dir, 'vmcpd.yaml');
   const base = configText({ portFile: path.join(dir, 'port'), stateDir: path.join(dir, 'state'),
     backendUrl: `http://${HOST}:9/mcp`, backendName: 'b' });
-  for (const [addr, warned] of [['0.0.0.0:9100', true], ['"[::]:9100"', true],
+  const env = { ...process.env, VMCPD_TEST_CONSOLE: 'console-token-0123456789abcdef0123456789' };
+  const withConsole = '  console:\n    tokenEnv: VMCPD_TEST_CONSOLE\n';
+  for (const [addr, off] of [['0.0.0.0:9100', true], ['"[::]:9100"', true],
     ['192.0.2.7:9100', true], ['127.0.0.1:9100', false], ['"[::1]:9100"', false],
     ['localhost:9100', false]]) {
     fs.writeFileSync(cfg, base.replace('daemon:\n', `daemon:\n  diagnostics: ${addr}\n`));
-    const r = await run(VMCPD_BIN, ['-n', '-f', cfg]);
-    assert.equal(r.code, 0, r.stderr);
-    if (warned)
-      assert.match(r.stderr, /warning: daemon\.diagnostics on \S+ is not a loopback address: \/status and \/metrics .* answer whoever reaches it, without authentication/, addr);
-    else
+    let r = await run(VMCPD_BIN, ['-n', '-f', cfg]);
+    if (off) {
+      assert.notEqual(r.code, 0, addr);
+      assert.match(r.stderr, /daemon\.diagnostics: \S+ is not a loopback address and the listener has no authentication: set daemon\.console/, addr);
+    } else {
+      assert.equal(r.code, 0, r.stderr);
       assert.doesNotMatch(r.stderr, /warning/, addr);
+    }
+    // with the console's token it loads, and warns of nothing
+    fs.writeFileSync(cfg, base.replace('daemon:\n', `daemon:\n  diagnostics: ${addr}\n${withConsole}`));
+    r = await run(VMCPD_BIN, ['-n', '-f', cfg], { env });
+    assert.equal(r.code, 0, r.stderr);
+    assert.doesNotMatch(r.stderr, /warning/, addr);
   }
 }));
 
