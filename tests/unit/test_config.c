@@ -2467,6 +2467,9 @@ test_examples(void **state)
 			    CONFIG_INAUTH_OIDC);
 			assert_string_equal(cf->cf_inauth.ci_oidc.oi_audience,
 			    "https://mcp.example.com/mcp");
+			assert_true(cf->cf_console.cc_login);
+			assert_string_equal(cf->cf_console.cc_admin_group,
+			    "vmcpd-admins");
 		}
 		if (strcmp(de->d_name, "outgoing.yaml") == 0) {
 			outgoing = 1;
