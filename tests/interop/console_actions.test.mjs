@@ -13,7 +13,7 @@ import { spawnSync } from 'node:child_process';
 
 import {
   useHarness, guarded, startTestBackend, configText, Daemon, tmpDir, freePort, waitFor,
-  httpRequest, rpc, HOST, VMCPD_BIN,
+  httpRequest, rpc, vmcpctl, HOST, VMCPD_BIN,
 } from './lib/harness.mjs';
 import { Idp, CLIENTS, oidcConfig, sessionAs } from './lib/oidc.mjs';
 import { browser, closeBrowsers, consent } from './lib/links.mjs';
@@ -21,14 +21,21 @@ import { screenshot } from './lib/browser.mjs';
 
 useHarness();
 
-// tests/unit/drive_pins.c: a pinned tool with a pending change, as the
-// builder would leave it; and its state
+// tests/unit/drive_pins.c stores pinned definitions as the builder's
+// check does, among them backend weather's tool forecast with a pending
+// change (its new hash printed); vmcpctl pins -j shows the records
 const DRIVER = path.join(path.dirname(VMCPD_BIN), 'tests', 'drive_pins');
-function pins(dir, verb, backend, tool) {
-  const r = spawnSync(DRIVER, [dir, verb, backend, tool], { encoding: 'utf8' });
-  assert.equal(r.status, 0, `drive_pins ${verb}: ${r.stderr}`);
-  const [state, pin, next] = r.stdout.trim().split(' ');
-  return { state, pin, next };
+function pend(dir) {
+  const r = spawnSync(DRIVER, [dir], { encoding: 'utf8' });
+  assert.equal(r.status, 0, `drive_pins: ${r.stderr}`);
+  const line = r.stdout.split('\n').find((l) => l.startsWith('weather|tool|forecast '));
+  const [, pin, next] = line.split(' ');
+  return { pin, next };
+}
+async function forecast(dir) {
+  const r = await vmcpctl(['pins', '-j'], { stateDir: dir });
+  assert.equal(r.code, 0, r.stderr);
+  return JSON.parse(r.stdout).find((p) => p.backend === 'weather' && p.name === 'forecast');
 }
 
 const TOKEN = 'console-token-0123456789abcdef0123456789';
@@ -51,7 +58,7 @@ describe('the console\'s actions', () => {
       VMCPD_TEST_CONSOLE_TOKEN: TOKEN, VMCPD_TEST_CONSOLE_SECRET: CLIENTS.vmcpd } });
     const text = configText({
       portFile: daemon.portFile, stateDir: daemon.stateDir,
-      backendUrl: `http://${HOST}:${backend.port}/mcp`, backendName: 'b',
+      backendUrl: `http://${HOST}:${backend.port}/mcp`, backendName: 'weather',
     }).replace('daemon:\n', [
       'daemon:',
       `  diagnostics: ${HOST}:${diag}`,
@@ -144,10 +151,10 @@ describe('the console\'s actions', () => {
       assert.ok(!c.value.includes(TOKEN));
       // a form of the console's origin with the session's CSRF token
       const csrf = await page.getAttribute('input[name="csrf"]', 'value');
-      const r = await submit(page, { action: 'reprobe', backend: 'b', csrf });
+      const r = await submit(page, { action: 'reprobe', backend: 'weather', csrf });
       assert.equal(r.status, 200, r.text);
       assert.match(r.text, /Done/);
-      assert.match(r.text, /backend b: era record dropped/);
+      assert.match(r.text, /backend weather: era record dropped/);
       await screenshot(page, 'console-action-token');
     } finally {
       await page.close();
@@ -165,7 +172,7 @@ describe('the console\'s actions', () => {
     assert.equal(ev.outcome, 'success');
     assert.equal(ev.subjects.user, 'console token');
     assert.equal(ev.target.method, 'reprobe');
-    assert.equal(ev.target.backend, 'b');
+    assert.equal(ev.target.backend, 'weather');
   }));
 
   test('attacks: no token, a wrong one, a forged or missing CSRF token, another origin', guarded(async () => {
@@ -173,7 +180,7 @@ describe('the console\'s actions', () => {
     assert.equal(signedIn.status, 200);
     const csrf = csrfOf(signedIn.text);
     assert.ok(csrf, signedIn.text);
-    const act = { action: 'reprobe', backend: 'b' };
+    const act = { action: 'reprobe', backend: 'weather' };
     const before = (await audits()).length;
     // no credentials at all, and a wrong token
     let r = await post('/console/action', { ...act, csrf });
@@ -205,14 +212,14 @@ describe('the console\'s actions', () => {
     // the token's own request, from the console's origin, acts
     r = await post('/console/action', { ...act, csrf }, { ...bearer, Origin: base });
     assert.equal(r.status, 200, r.text);
-    assert.match(r.text, /backend b: .*the next request to it probes it again/);
+    assert.match(r.text, /backend weather: .*the next request to it probes it again/);
     // a rejection, by a script with the token
-    pins(daemon.stateDir, 'pend', 'b', 'ghost2');
-    r = await post('/console/action', { action: 'reject', backend: 'b', kind: 'tool', name: 'ghost2', csrf },
-      bearer);
+    pend(daemon.stateDir);
+    r = await post('/console/action', { action: 'reject', backend: 'weather', kind: 'tool', name: 'forecast',
+      csrf }, bearer);
     assert.equal(r.status, 200, r.text);
     assert.match(r.text, /1 change rejected/);
-    assert.equal(pins(daemon.stateDir, 'show', 'b', 'ghost2').state, 'rejected');
+    assert.equal((await forecast(daemon.stateDir)).state, 'rejected');
     // no secret in a page or the log
     for (const t of [signedIn.text, r.text, daemon.proc.output])
       assert.ok(!t.includes(TOKEN), 'the console token shown');
@@ -230,23 +237,27 @@ describe('the console\'s actions', () => {
       await page.goto(`${base}/console/login`, { waitUntil: 'load', timeout: 15000 });
       const csrf = await page.getAttribute('input[name="csrf"]', 'value');
       assert.ok(csrf);
-      // a pinned tool's pending change, approved by her form
-      pins(daemon.stateDir, 'pend', 'b', 'ghost');
-      const ok = await submit(page, { action: 'approve', backend: 'b', kind: 'tool', name: 'ghost', csrf });
+      // a pinned tool's pending change (its description now asks for
+      // ~/.ssh/id_rsa), approved by her form
+      const { next } = pend(daemon.stateDir);
+      assert.equal((await forecast(daemon.stateDir)).state, 'pending');
+      const ok = await submit(page, { action: 'approve', backend: 'weather', kind: 'tool', name: 'forecast', csrf });
       assert.equal(ok.status, 200, ok.text);
-      assert.match(ok.text, /backend b: 1 change approved/);
-      assert.deepEqual(pins(daemon.stateDir, 'show', 'b', 'ghost'),
-        { state: 'pinned', pin: 'b'.repeat(64), next: '-' });
+      assert.match(ok.text, /backend weather: 1 change approved/);
+      const now = await forecast(daemon.stateDir);
+      assert.equal(now.state, 'pinned');
+      assert.equal(now.hash, next);
       // nothing left to approve
-      const again = await submit(page, { action: 'approve', backend: 'b', kind: 'tool', name: 'ghost', csrf });
+      const again = await submit(page, { action: 'approve', backend: 'weather', kind: 'tool', name: 'forecast',
+        csrf });
       assert.equal(again.status, 404, again.text);
-      assert.match(again.text, /no pending change of ghost/);
-      const res = await submit(page, { action: 'drop-sessions', backend: 'b', csrf });
+      assert.match(again.text, /no pending change of forecast/);
+      const res = await submit(page, { action: 'drop-sessions', backend: 'weather', csrf });
       assert.equal(res.status, 200, res.text);
       assert.match(res.text, /identity scope sessions dropped/);
       await screenshot(page, 'console-action-alice');
       // a forged CSRF token in her browser
-      const forged = await submit(page, { action: 'reprobe', backend: 'b', csrf: 'B'.repeat(43) });
+      const forged = await submit(page, { action: 'reprobe', backend: 'weather', csrf: 'B'.repeat(43) });
       assert.equal(forged.status, 403, forged.text);
     } finally {
       await page.close();
@@ -256,7 +267,7 @@ describe('the console\'s actions', () => {
       return a.length === 3 ? a : null;
     });
     assert.deepEqual(mine.map((e) => [e.target.method, e.target.name ?? null, e.outcome]), [
-      ['approve', 'ghost', 'success'], ['approve', 'ghost', 'failure'], ['drop-sessions', null, 'success']]);
+      ['approve', 'forecast', 'success'], ['approve', 'forecast', 'failure'], ['drop-sessions', null, 'success']]);
   }));
 
   test('browser, a non-admin\'s login (bob) is refused; he cannot act', guarded(async () => {
@@ -269,7 +280,7 @@ describe('the console\'s actions', () => {
     const page = await ctx.newPage();
     try {
       await page.goto(`${base}/console/login`, { waitUntil: 'load', timeout: 15000 });
-      const r2 = await submit(page, { action: 'reprobe', backend: 'b', csrf: 'C'.repeat(43) });
+      const r2 = await submit(page, { action: 'reprobe', backend: 'weather', csrf: 'C'.repeat(43) });
       assert.equal(r2.status, 401, r2.text);
     } finally {
       await page.close();
