@@ -4,7 +4,7 @@
 // health; the row changes, without a reload (the page's script reads
 // /status), when a backend goes down and when it comes back; HTML and
 // script a backend puts in its error texts and a client puts in a tool
-// name show as text, and none of it runs.  One daemon for the file;
+// name (a denial, a bucket near empty) show as text, and none of it runs.  One daemon for the file;
 // screenshots under build/interop-artefacts/ (build-san/ for that build).
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -62,13 +62,14 @@ describe('the console in a browser', () => {
         `  healthCheckInterval: ${INTERVAL_MS}ms\n  healthCheckTimeout: ${INTERVAL_MS - 200}ms\n` +
         `  unhealthyThreshold: ${UNHEALTHY}\n  statusReportingInterval: 1s`,
       extra: `audit:\n  enabled: true\n  logFile: ${path.join(dir, 'audit.jsonl')}\n` +
-        'rateLimiting:\n  tools:\n' +
+        'rateLimiting:\n  tools:\n    - name: steady_ok\n      shared: {maxTokens: 5, refillPeriod: 1h}\n' +
         `    - name: ${JSON.stringify(XSS_TOOL)}\n      shared: {maxTokens: 1, refillPeriod: 1h}\n`,
     }).replace('daemon:\n', `daemon:\n  diagnostics: ${HOST}:${diag}\n`));
     await daemon.start({ timeout: 30000 });
     ({ sid } = await openSessionCaps(daemon.port));
-    // answers for the chart, a failure with markup for the last error,
-    // and a denial (rate-limited) of a tool named with markup
+    // answers for the chart (which spend steady_ok's bucket), a failure
+    // with markup for the last error, and a denial (rate-limited) of a
+    // tool named with markup
     for (let i = 0; i < 5; i++)
       assert.equal((await rpc(daemon.port, sid, 'tools/call', { name: 'steady_ok', arguments: {} })).status, 200);
     await rpc(daemon.port, sid, 'tools/call', { name: 'steady_boom', arguments: {} });
@@ -106,6 +107,12 @@ describe('the console in a browser', () => {
     assert.ok(!r.text.includes('<svg onload'), 'the tool name is not markup');
     assert.ok(r.text.includes('&lt;img src=x onerror=&quot;'), 'the error text is shown escaped');
     assert.ok(r.text.includes('&lt;svg onload='), 'the denied tool name is shown escaped');
+    const st = (await httpRequest(diag, { method: 'GET', path: '/status', timeout: 10000 })).json;
+    assert.deepEqual(st.rateLimits.sort((a, b) => a.max - b.max), [
+      { bucket: 'tool', tool: XSS_TOOL, tokens: 0, max: 1 },
+      { bucket: 'tool', tool: 'steady_ok', tokens: 0, max: 5 }]);
+    assert.ok(st.denials[0].name.startsWith('<svg onload='), st.denials[0].name);
+    assert.equal(st.denials[0].method, 'tools/call');
     // the assets, embedded
     for (const [p, type] of [['/console.js', /^text\/javascript/], ['/console.css', /^text\/css/]]) {
       const a = await httpRequest(diag, { method: 'GET', path: p, timeout: 10000 });
@@ -132,9 +139,13 @@ describe('the console in a browser', () => {
     // the texts as text: no element made of them, nothing ran
     assert.equal(await cell('steady', 'lastError').innerText(), `backend steady answered HTTP 500: ${XSS_ERR}`);
     assert.ok((await page.locator('#denials tbody').innerText()).includes(XSS_TOOL));
+    // the buckets spent: near empty
+    const limits = await page.locator('#limits tbody').innerText();
+    assert.ok(limits.includes('tool\tsteady_ok\t0\t5'), limits);
+    assert.ok(limits.includes(`tool\t${XSS_TOOL}\t0\t1`), limits);
     assert.equal(await page.locator('main img').count(), 0);
     assert.equal(await page.locator('main script').count(), 0);
-    assert.equal(await page.locator('#denials svg').count(), 0);
+    assert.equal(await page.locator('#denials svg, #limits svg').count(), 0);
     assert.equal(await page.evaluate(() => window.__pwned), undefined);
     await screenshot(page, 'console-healthy', { fullPage: true });
   }));

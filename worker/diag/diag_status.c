@@ -23,6 +23,7 @@
 #include "shared/store.h"
 #include "shared/store_stat.h"
 #include "worker/http/httpd.h"
+#include "worker/auth/ratelimit.h"
 #include "worker/upstream/token_exchange.h"
 #include "worker/process/counters.h"
 #include "proto/proto.h"
@@ -304,6 +305,45 @@ fail:
 	return NULL;
 }
 
+/* the buckets near empty: a few, of the first records read */
+#define DIAG_LIMITS_SHOWN	20
+#define DIAG_LIMITS_READ	4096
+
+static int
+diag_limit_one(void *arg, char kind, const char *tool, size_t toollen,
+    unsigned int tokens, unsigned int max)
+{
+	json_t		*a = arg, *t;
+	const char	*bucket;
+
+	if (json_array_size(a) >= DIAG_LIMITS_SHOWN)
+		return 1;
+	bucket = kind == 'S' ? "shared" : kind == 'U' ? "perUser" :
+	    kind == 'T' ? "tool" : "toolPerUser";
+	/* a tool's name as configured (null if it were no UTF-8) */
+	if (tool == NULL || (t = json_stringn(tool, toollen)) == NULL)
+		t = json_null();
+	return json_array_append_new(a, json_pack("{s:s, s:o, s:i, s:i}",
+	    "bucket", bucket, "tool", t, "tokens", (int)tokens, "max",
+	    (int)max)) == -1;
+}
+
+/* rateLimits: the buckets near empty, null when none are read here
+ * (no limit set, or Redis holds them) */
+static json_t *
+diag_limits_json(struct worker *w)
+{
+	json_t	*a;
+
+	if ((a = json_array()) == NULL)
+		return NULL;
+	if (ratelimit_scan(w, DIAG_LIMITS_READ, diag_limit_one, a) == -1) {
+		json_decref(a);
+		return json_null();
+	}
+	return a;
+}
+
 /* the store's figures: sessions, relays, principals, the LMDB map */
 static int
 diag_status_store(struct worker *w, json_t *body)
@@ -315,7 +355,8 @@ diag_status_store(struct worker *w, json_t *body)
 	    strlen(TEXCH_PRINCIPALS), &n) == -1)
 		n = 0;
 	if (json_object_set_new(body, "principals", json_integer(
-	    (json_int_t)n)) == -1)
+	    (json_int_t)n)) == -1 || json_object_set_new(body, "rateLimits",
+	    diag_limits_json(w)) == -1)
 		return -1;
 	if (store_envstat(w->w_store, &es) == -1)
 		return 0;
