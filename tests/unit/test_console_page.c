@@ -32,7 +32,7 @@ status(void)
 	    " s:[{s:s, s:s, s:s, s:s, s:s, s:{s:s}, s:{s:i, s:i, s:f, s:f,"
 	    " s:f}, s:{s:i, s:i, s:i, s:i}, s:{s:[i, i, i, i], s:[n, f, f, n]}}],"
 	    " s:[{s:s, s:i, s:s, s:s, s:s}],"
-	    " s:{s:i, s:[{s:s, s:s, s:s, s:s, s:s}]}}",
+	    " s:{s:i, s:[{s:s, s:s, s:s, s:s, s:s, s:s, s:s}]}}",
 	    "name", EVIL, "version", EVIL, "generation", 3, "now", EVIL,
 	    "sessions", 12, "principals", 4, "workers", "slot", 0,
 	    "backends", "name", EVIL, "transport", EVIL, "mcpRevision", EVIL,
@@ -46,7 +46,8 @@ status(void)
 	    "denials", "at", EVIL, "status", 403, "user", EVIL, "method",
 	    EVIL, "name", EVIL,
 	    "pins", "pending", 1, "changes", "backend", EVIL, "kind", "tool",
-	    "name", EVIL, "state", "pending", "since", EVIL);
+	    "name", EVIL, "state", "pending", "since", EVIL, "pinned", EVIL,
+	    "new", EVIL);
 	if (st == NULL)
 		fail_msg("json_pack: %s", err.text);
 	return st;
@@ -87,7 +88,10 @@ test_escaped(void **state)
 	assert_null(strstr(h, "alert(1)</script>"));
 	assert_null(strstr(h, "\"'&<"));
 	/* every text: title, header, the row, its error, a denial, a pin */
-	assert_true(count(h, EVIL_E) >= 12);
+	assert_true(count(h, EVIL_E) >= 14);
+	/* how to decide, for who may not act here */
+	assert_non_null(strstr(h, "<code>vmcpctl pins approve " EVIL_E " "
+	    EVIL_E "</code>"));
 	/* a state's class is one of the page's: markup is "unknown" */
 	assert_non_null(strstr(h, "<tr data-i=\"0\" class=\"h-unknown\">"));
 	assert_non_null(strstr(h, "<span class=\"st open\">open</span>"));
@@ -136,6 +140,7 @@ test_forms(void **state)
 	(void)state;
 	/* an admin: each backend's and each pin's forms carry the token */
 	h = render(st, "tok\"en", 0);
+	assert_null(strstr(h, "vmcpctl pins"));
 	assert_int_equal(count(h, "<form method=\"post\" action=\""
 	    CONSOLE_ACTION_PATH "\">"), 4);
 	assert_int_equal(count(h, "name=\"csrf\" value=\"tok&quot;en\""), 4);

@@ -311,7 +311,37 @@ cp_table_end(struct jsonw *jw, size_t rows, size_t n, const char *none)
 
 #define CP_NCOLS(c)	(sizeof(c) / sizeof((c)[0]))
 
-/* pins: { pending, changes: [{ backend, kind, name, state, since }] } */
+/* the decision's cell: an admin's forms, else how to decide */
+static void
+cp_pin_decision(struct jsonw *jw, const json_t *c, const char *csrf)
+{
+	const char	*be = cp_str(c, "backend"), *kind = cp_str(c, "kind");
+	const char	*name = cp_str(c, "name");
+
+	if (be == NULL || kind == NULL || name == NULL) {
+		cp_raw(jw, "<td></td>");
+		return;
+	}
+	if (csrf != NULL) {
+		cp_raw(jw, "<td class=\"act\">");
+		cp_form(jw, csrf, CONSOLE_ACT_APPROVE, "Approve", be, kind,
+		    name);
+		cp_form(jw, csrf, CONSOLE_ACT_REJECT, "Reject", be, kind, name);
+		cp_raw(jw, "</td>");
+		return;
+	}
+	cp_raw(jw, "<td><code>vmcpctl pins");
+	if (strcmp(kind, "tool") == 0) {
+		cp_raw(jw, " approve ");
+		html_escape(jw, be);
+		cp_raw(jw, " ");
+		html_escape(jw, name);
+	}
+	cp_raw(jw, "</code></td>");
+}
+
+/* pins: { pending, changes: [{ backend, kind, name, state, since,
+ * pinned, new }] } */
 static void
 cp_pins(struct jsonw *jw, const json_t *st, const char *csrf)
 {
@@ -325,26 +355,23 @@ cp_pins(struct jsonw *jw, const json_t *st, const char *csrf)
 	if (!json_is_object(pins))
 		return;
 	cp_table(jw, "pins", "Pending pinned changes", cols, CP_NCOLS(cols),
-	    csrf != NULL ? "Decision" : NULL);
+	    "Definition</th><th scope=\"col\">Decision");
 	for (i = 0; i < json_array_size(ch); i++) {
 		c = json_array_get(ch, i);
 		cp_fmt(jw, "<tr class=\"p-%s\">",
 		    cp_class(cp_str(c, "state")));
 		cp_cells(jw, c, cols, CP_NCOLS(cols));
-		if (csrf != NULL && cp_str(c, "backend") != NULL &&
-		    cp_str(c, "kind") != NULL && cp_str(c, "name") != NULL) {
-			cp_raw(jw, "<td class=\"act\">");
-			cp_form(jw, csrf, CONSOLE_ACT_APPROVE, "Approve",
-			    cp_str(c, "backend"), cp_str(c, "kind"),
-			    cp_str(c, "name"));
-			cp_form(jw, csrf, CONSOLE_ACT_REJECT, "Reject",
-			    cp_str(c, "backend"), cp_str(c, "kind"),
-			    cp_str(c, "name"));
-			cp_raw(jw, "</td>");
-		}
+		/* the texts an operator decides on, side by side */
+		cp_raw(jw, "<td><details><summary>pinned / new</summary>"
+		    "<div class=\"defs\"><pre>");
+		cp_text(jw, c, "pinned");
+		cp_raw(jw, "</pre><pre>");
+		cp_text(jw, c, "new");
+		cp_raw(jw, "</pre></div></details></td>");
+		cp_pin_decision(jw, c, csrf);
 		cp_raw(jw, "</tr>\n");
 	}
-	cp_table_end(jw, json_array_size(ch), CP_NCOLS(cols), "None.");
+	cp_table_end(jw, json_array_size(ch), CP_NCOLS(cols) + 2, "None.");
 }
 
 /* rateLimits: [{ bucket, tool, tokens, max }], the buckets near empty */
