@@ -62,7 +62,10 @@ MANPAGES	= man/vmcpd.8 man/vmcpd.yaml.5 man/vmcpctl.8
 
 all: $(BUILD)/vmcpd $(BUILD)/vmcpctl
 
-$(BUILD)/vmcpd: $(VMCPD_OBJS) $(COMMON_OBJS)
+# the console's script and style (worker/diag/console.c), compiled in
+CONSOLE_ASSETS	= $(BUILD)/obj/console_js.o $(BUILD)/obj/console_css.o
+
+$(BUILD)/vmcpd: $(VMCPD_OBJS) $(COMMON_OBJS) $(CONSOLE_ASSETS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/vmcpctl: $(VMCPCTL_OBJS) $(COMMON_OBJS)
@@ -80,13 +83,20 @@ $(BUILD)/obj/config_embedded.c: etc/vmcpd.yaml tools/embed.sh
 $(BUILD)/obj/config_embedded.o: $(BUILD)/obj/config_embedded.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
+$(BUILD)/obj/console_%.c: worker/diag/console.% tools/embed.sh
+	@mkdir -p $(@D)
+	sh tools/embed.sh console_$* $< > $@
+
+$(BUILD)/obj/console_%.o: $(BUILD)/obj/console_%.c
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
 # unit tests: each links its test file with the objects it exercises,
 # taken from one archive of the shared, proto and worker objects: the
 # linker pulls in only the members a test needs, so a new test_*.c needs
 # no rule of its own
 o = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 UNIT_LIB	= $(BUILD)/unit.a
-$(UNIT_LIB): $(COMMON_OBJS) $(WORKER_OBJS)
+$(UNIT_LIB): $(COMMON_OBJS) $(WORKER_OBJS) $(CONSOLE_ASSETS)
 	rm -f $@
 	$(AR) rcs $@ $^
 $(BUILD)/tests/%: tests/unit/%.c $(UNIT_LIB)

@@ -135,6 +135,20 @@ enum ratelimit_verdict ratelimit_redis_verdict(const struct redisReply *,
 	    unsigned int want, unsigned int *granted, uint64_t *retry_ms,
 	    uint64_t *leased);
 
+/*
+ * The buckets near empty now (ratelimit_scan.c, for the console):
+ * every bucket of the store read (up to max_visit) whose tokens,
+ * refilled to now, are under a tenth of its limit or under one:
+ * cb(arg, kind, tool, toollen, tokens, max) (kind 'S', 'U', 'T', 'V'
+ * as ratelimit_key()'s; tool NULL for S and U; non-zero stops).
+ * 0; -1: no limit set, or the buckets are Redis's (not read), or the
+ * store failed.
+ */
+typedef int	(*ratelimit_scan_cb)(void *arg, char kind, const char *tool,
+		    size_t toollen, unsigned int tokens, unsigned int max);
+int	 ratelimit_scan(struct worker *, size_t max_visit,
+	    ratelimit_scan_cb, void *arg);
+
 /* a rejection's data member {"retryAfterSeconds": n} (new reference) */
 json_t	*ratelimit_data(unsigned int retry_s);
 

@@ -22,7 +22,10 @@
 
 #include <stddef.h>
 
+#include <jansson.h>
+
 struct httpd_req;
+struct jsonw;
 struct worker;
 
 /*
@@ -60,6 +63,25 @@ int	 console_auth_route(struct worker *, struct httpd_req *);
 /* console_action.c: POST /console/action (form fields "action",
  * "backend", "kind", "name", "csrf"): handled 1, else 0 */
 int	 console_action_route(struct worker *, struct httpd_req *);
+/* the values of "action" the page's forms send (console_page.c) and
+ * "kind" one of pin_kind_name()'s */
+#define CONSOLE_ACT_REPROBE	"reprobe"
+#define CONSOLE_ACT_DROP	"drop-sessions"
+#define CONSOLE_ACT_APPROVE	"approve"
+#define CONSOLE_ACT_REJECT	"reject"
+#define CONSOLE_ACTION_PATH	"/console/action"
+#define CONSOLE_LOGIN_PATH	"/console/login"
+
+/*
+ * console_page.c, pure (fuzzed: tests/fuzz/fuzz_console_page.c): the
+ * page for /status's object st (diag_status_json()) appended to jw,
+ * every text taken from st escaped (proto/html.h).  csrf: the admin's token, which
+ * the action forms carry (NULL: none shown); login: actions are
+ * configured and the reader is no admin, a link to log in is shown.
+ * 0, or -1 (no memory: jw holds part of it).
+ */
+int	 console_page_render(struct jsonw *, const json_t *st,
+	    const char *csrf, int login);
 
 void	 console_free(void);
 

@@ -19,10 +19,12 @@
 #include "shared/health.h"
 #include "shared/health_probe.h"
 #include "shared/log.h"
+#include "shared/pin_db.h"
 #include "shared/stats.h"
 #include "shared/store.h"
 #include "shared/store_stat.h"
 #include "worker/http/httpd.h"
+#include "worker/auth/ratelimit.h"
 #include "worker/upstream/token_exchange.h"
 #include "worker/process/counters.h"
 #include "proto/proto.h"
@@ -304,6 +306,114 @@ fail:
 	return NULL;
 }
 
+/*
+ * The pending (and rejected) pinned changes, for the console: the
+ * first DIAG_PINS_SHOWN of them, each with its pinned and its new
+ * definition cut at DIAG_PIN_TEXT bytes (on a character's start).
+ */
+#define DIAG_PINS_SHOWN		50
+#define DIAG_PIN_TEXT		2048
+
+struct diag_pins {
+	json_t	*dp_changes;
+	long	 dp_pending;
+};
+
+static json_t *
+diag_pin_text(const char *text)
+{
+	size_t	len;
+
+	if (text == NULL)
+		return json_null();
+	if ((len = strlen(text)) > DIAG_PIN_TEXT) {
+		len = DIAG_PIN_TEXT;
+		while (len > 0 && ((unsigned char)text[len] & 0xc0) == 0x80)
+			len--;
+	}
+	return json_stringn(text, len);
+}
+
+static int
+diag_pin_one(void *arg, const struct pin_rec *pr)
+{
+	struct diag_pins	*dp = arg;
+
+	if (pr->pr_state == PIN_PINNED)
+		return 0;
+	if (pr->pr_state == PIN_PENDING)
+		dp->dp_pending++;
+	if (json_array_size(dp->dp_changes) >= DIAG_PINS_SHOWN)
+		return 0;
+	(void)json_array_append_new(dp->dp_changes, json_pack("{s:s, s:s, "
+	    "s:s, s:s, s:o, s:o, s:o?, s:o?}", "backend", pr->pr_backend,
+	    "kind", pin_kind_name(pr->pr_kind), "name", pr->pr_name,
+	    "state", pin_state_name(pr->pr_state), "since",
+	    diag_time(pr->pr_new_ms), "pinnedAt", diag_time(pr->pr_pinned_ms),
+	    "pinned", diag_pin_text(pr->pr_text), "new",
+	    diag_pin_text(pr->pr_new_text)));
+	return 0;
+}
+
+/* pins: the mode, how many changes are pending, the first of them */
+static json_t *
+diag_pins_json(struct worker *w)
+{
+	static const char *const modes[] = { "off", "warn", "enforce" };
+	struct diag_pins	 dp;
+	enum config_pin_mode	 m = w->w_conf->cf_agg.ca_pin_mode;
+
+	memset(&dp, 0, sizeof(dp));
+	if ((dp.dp_changes = json_array()) == NULL)
+		return NULL;
+	if (pin_db_list(w->w_store, NULL, diag_pin_one, &dp) == -1) {
+		json_decref(dp.dp_changes);
+		return json_null();
+	}
+	return json_pack("{s:s, s:I, s:o}", "mode", (size_t)m <
+	    sizeof(modes) / sizeof(modes[0]) ? modes[m] : "unknown",
+	    "pending", (json_int_t)dp.dp_pending, "changes", dp.dp_changes);
+}
+
+/* the buckets near empty: a few, of the first records read */
+#define DIAG_LIMITS_SHOWN	20
+#define DIAG_LIMITS_READ	4096
+
+static int
+diag_limit_one(void *arg, char kind, const char *tool, size_t toollen,
+    unsigned int tokens, unsigned int max)
+{
+	json_t		*a = arg, *t;
+	const char	*bucket;
+
+	if (json_array_size(a) >= DIAG_LIMITS_SHOWN)
+		return 1;
+	bucket = kind == 'S' ? "shared" : kind == 'U' ? "perUser" :
+	    kind == 'T' ? "tool" : "toolPerUser";
+	/* a tool's name as configured (null if it were no UTF-8) */
+	if (tool == NULL || (t = json_stringn(tool, toollen)) == NULL)
+		t = json_null();
+	return json_array_append_new(a, json_pack("{s:s, s:o, s:i, s:i}",
+	    "bucket", bucket, "tool", t, "tokens", (int)tokens, "max",
+	    (int)max)) == -1;
+}
+
+/* rateLimits: the buckets near empty, null when none are read here
+ * (no limit set, or Redis holds them) */
+static json_t *
+diag_limits_json(struct worker *w)
+{
+	json_t	*a;
+
+	if ((a = json_array()) == NULL)
+		return NULL;
+	if (ratelimit_scan(w, DIAG_LIMITS_READ, diag_limit_one, a) == -1) {
+		json_decref(a);
+		return json_null();
+	}
+	return a;
+}
+
 /* the store's figures: sessions, relays, principals, the LMDB map */
 static int
 diag_status_store(struct worker *w, json_t *body)
@@ -315,7 +425,9 @@ diag_status_store(struct worker *w, json_t *body)
 	    strlen(TEXCH_PRINCIPALS), &n) == -1)
 		n = 0;
 	if (json_object_set_new(body, "principals", json_integer(
-	    (json_int_t)n)) == -1)
+	    (json_int_t)n)) == -1 || json_object_set_new(body, "rateLimits",
+	    diag_limits_json(w)) == -1 || json_object_set_new(body, "pins",
+	    diag_pins_json(w)) == -1)
 		return -1;
 	if (store_envstat(w->w_store, &es) == -1)
 		return 0;

@@ -11,6 +11,8 @@
 #include <openssl/sha.h>
 
 #include "proto/headers.h"
+#include "proto/html.h"
+#include "proto/jsonw.h"
 #include "shared/link_rec.h"
 #include "worker/link/link_int.h"
 
@@ -138,40 +140,13 @@ link_cookie_get(const char *hdr, const char *name, char *out, size_t outlen)
 char *
 link_html_escape(const char *s)
 {
-	size_t		 n = 0;
-	const char	*p;
-	char		*out, *o;
+	struct jsonw	 jw;
 
-	for (p = s; *p != '\0'; p++)
-		n += strchr("&<>\"'", *p) != NULL ? 6 : 1;
-	if ((out = malloc(n + 1)) == NULL)
+	memset(&jw, 0, sizeof(jw));
+	html_escape(&jw, s);
+	if (jw.jw_failed) {
+		jsonw_free(&jw);
 		return NULL;
-	for (p = s, o = out; *p != '\0'; p++) {
-		const char	*e = NULL;
-
-		switch (*p) {
-		case '&':
-			e = "&amp;";
-			break;
-		case '<':
-			e = "&lt;";
-			break;
-		case '>':
-			e = "&gt;";
-			break;
-		case '"':
-			e = "&quot;";
-			break;
-		case '\'':
-			e = "&#39;";
-			break;
-		default:
-			*o++ = *p;
-			continue;
-		}
-		memcpy(o, e, strlen(e));
-		o += strlen(e);
 	}
-	*o = '\0';
-	return out;
+	return jw.jw_buf != NULL ? jw.jw_buf : strdup("");
 }
