@@ -78,7 +78,7 @@ act_do(struct worker *w, const struct console_act *a, char *msg,
 	long		 n;
 	int		 dropped, approve;
 
-	if (strcmp(a->ca_action, "reprobe") == 0) {
+	if (strcmp(a->ca_action, CONSOLE_ACT_REPROBE) == 0) {
 		if (backend_ops_reprobe(w->w_store, a->ca_backend,
 		    &dropped) == -1) {
 			(void)snprintf(msg, len, "backend %s: the store "
@@ -91,7 +91,7 @@ act_do(struct worker *w, const struct console_act *a, char *msg,
 		    dropped & BOPS_HEALTH ? ", health record dropped" : "");
 		return 0;
 	}
-	if (strcmp(a->ca_action, "drop-sessions") == 0) {
+	if (strcmp(a->ca_action, CONSOLE_ACT_DROP) == 0) {
 		if ((n = backend_ops_drop_sessions(w->w_store,
 		    a->ca_backend)) == -1) {
 			(void)snprintf(msg, len, "backend %s: the store "
@@ -103,8 +103,8 @@ act_do(struct worker *w, const struct console_act *a, char *msg,
 		    a->ca_backend, n);
 		return 0;
 	}
-	approve = strcmp(a->ca_action, "reject") != 0;
-	if (strcmp(a->ca_action, "approve-all") == 0)
+	approve = strcmp(a->ca_action, CONSOLE_ACT_REJECT) != 0;
+	if (strcmp(a->ca_action, CONSOLE_ACT_APPROVE_ALL) == 0)
 		kind = PIN_TOOL;
 	else if (pin_kind_parse(a->ca_kind, &kind) == -1 ||
 	    a->ca_name[0] == '\0') {
@@ -113,7 +113,7 @@ act_do(struct worker *w, const struct console_act *a, char *msg,
 		return 400;
 	}
 	if ((n = pin_decide(w, a->ca_backend, kind, strcmp(a->ca_action,
-	    "approve-all") == 0 ? NULL : a->ca_name, approve)) == -1) {
+	    CONSOLE_ACT_APPROVE_ALL) == 0 ? NULL : a->ca_name, approve)) == -1) {
 		(void)snprintf(msg, len, "backend %s: the pins could not be "
 		    "changed", a->ca_backend);
 		return 500;
@@ -133,8 +133,9 @@ act_do(struct worker *w, const struct console_act *a, char *msg,
 static int
 act_known(const char *action)
 {
-	static const char *const acts[] = { "reprobe", "drop-sessions",
-	    "approve", "approve-all", "reject" };
+	static const char *const acts[] = { CONSOLE_ACT_REPROBE,
+	    CONSOLE_ACT_DROP, CONSOLE_ACT_APPROVE, CONSOLE_ACT_APPROVE_ALL,
+	    CONSOLE_ACT_REJECT };
 	size_t	i;
 
 	for (i = 0; i < sizeof(acts) / sizeof(acts[0]); i++)
@@ -151,7 +152,7 @@ console_action_route(struct worker *w, struct httpd_req *req)
 	char			 csrf[CONSOLE_CSRF_LEN + 2], msg[512];
 	int			 st;
 
-	if (strcmp(httpd_req_path(req), "/console/action") != 0)
+	if (strcmp(httpd_req_path(req), CONSOLE_ACTION_PATH) != 0)
 		return 0;
 	if (httpd_req_method(req) != HTTP_M_POST) {
 		(void)httpd_add_header(req, "Allow", "POST");
