@@ -283,16 +283,25 @@ core_route_named(json_t *view, const char *kind, json_t *params,
 /*
  * An unknown name; when a backend's part of the view is missing (it
  * could not be listed, e.g. its token exchange failed), the name may
- * be one of its: the message says which backend and why.
+ * be one of its: the message says which backend and why.  A definition
+ * withheld by its pin (worker/builder/view_pins.c) has its own message,
+ * written when the view was built.
  */
 static void
 core_unknown(struct core_err *err, json_t *view, const char *kind,
     const char *name, size_t namelen)
 {
 	json_t		*missing = json_object_get(view, "missing"), *why;
-	const char	*be;
+	const char	*be, *msg;
 	void		*it;
 
+	msg = json_string_value(json_object_get(json_object_getn(
+	    json_object_get(json_object_get(view, "withheld"), strcmp(kind,
+	    "tool") == 0 ? "tools" : "prompts"), name, namelen), "m"));
+	if (msg != NULL) {
+		core_error(err, JSONRPC_INVALID_PARAMS, "%s", msg);
+		return;
+	}
 	if ((it = json_object_iter(missing)) == NULL) {
 		core_error(err, JSONRPC_INVALID_PARAMS, "Unknown %s: %.*s",
 		    kind, namelen > 200 ? 200 : (int)namelen, name);
