@@ -320,6 +320,26 @@ core_unknown(struct core_err *err, json_t *view, const char *kind,
 		    namelen > 200 ? 200 : (int)namelen, name, be);
 }
 
+/* a URI no resource nor template serves: one of a template withheld
+ * by its pin (worker/builder/view_pins.c) says so */
+static void
+core_uri_unknown(struct core_err *err, json_t *view, const char *uri)
+{
+	const char	*tmpl;
+	json_t		*w;
+
+	json_object_foreach(json_object_get(json_object_get(view, "withheld"),
+	    "resourceTemplates"), tmpl, w)
+		if (uritemplate_match(tmpl, uri) == 1 && json_is_string(
+		    json_object_get(w, "m"))) {
+			core_error(err, MCP_ERR_RESOURCE_NOT_FOUND, "%s",
+			    json_string_value(json_object_get(w, "m")));
+			return;
+		}
+	core_error(err, MCP_ERR_RESOURCE_NOT_FOUND, "Resource not found: %s",
+	    uri);
+}
+
 /* name need not be NUL-terminated: the fast path has it in the body */
 static int
 core_route_name(json_t *view, const char *kind, const char *name,
@@ -450,8 +470,7 @@ core_route(json_t *view, const struct config *conf, const char *method,
 			return -1;
 		}
 		if ((backend = core_route_uri(view, uri)) == NULL) {
-			core_error(err, MCP_ERR_RESOURCE_NOT_FOUND,
-			    "Resource not found: %s", uri);
+			core_uri_unknown(err, view, uri);
 			return -1;
 		}
 		p = json_incref(params);

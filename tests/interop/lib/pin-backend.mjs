@@ -2,12 +2,13 @@
 // test changes (tests/interop/pins.test.mjs, cluster_pins.test.mjs): in
 // this process, on a free loopback port.
 //
-// - tools "calc" and "stable", prompt "greet"; b.tools.calc and
-//   b.prompts.greet are the objects listed: a test changes them
-//   (b.tools.calc.description = ...) and calls b.notify(), which writes
-//   notifications/tools/list_changed and prompts/list_changed on every
-//   GET stream open;
-// - tools/call answers "<name> ran"; prompts/get a one-message prompt.
+// - tools "calc" and "stable", prompt "greet", resource template
+//   "notes://{id}"; b.tools.calc, b.prompts.greet, b.templates.notes are
+//   the objects listed: a test changes them (b.tools.calc.description =
+//   ...) and calls b.notify(), which writes the tools, prompts and
+//   resources list_changed on every GET stream open;
+// - tools/call answers "<name> ran"; prompts/get a one-message prompt;
+//   resources/read "a note".
 import http from 'node:http';
 
 import { HOST, LEGACY_VERSION } from './harness.mjs';
@@ -24,14 +25,21 @@ export async function startPinBackend({ name = 'pinned' } = {}) {
     prompts: {
       greet: { name: 'greet', description: 'Says hello', arguments: [] },
     },
+    templates: {
+      notes: { uriTemplate: 'notes://{id}', name: 'notes', description: 'A note by id' },
+    },
   };
   /* the result of each method served, from the request */
   const results = {
     initialize: () => ({ protocolVersion: LEGACY_VERSION,
-      capabilities: { tools: { listChanged: true }, prompts: { listChanged: true } },
+      capabilities: { tools: { listChanged: true }, prompts: { listChanged: true },
+        resources: { listChanged: true } },
       serverInfo: { name, version: '1' } }),
     'tools/list': () => ({ tools: Object.values(b.tools) }),
     'prompts/list': () => ({ prompts: Object.values(b.prompts) }),
+    'resources/list': () => ({ resources: [] }),
+    'resources/templates/list': () => ({ resourceTemplates: Object.values(b.templates) }),
+    'resources/read': (m) => ({ contents: [{ uri: m.params?.uri, text: 'a note' }] }),
     'tools/call': (m) => ({ content: [{ type: 'text', text: `${m.params?.name} ran` }] }),
     'prompts/get': () => ({ messages: [{ role: 'user', content: { type: 'text', text: 'hello' } }] }),
   };
@@ -53,7 +61,7 @@ export async function startPinBackend({ name = 'pinned' } = {}) {
   b.url = `http://${HOST}:${port}/mcp`;
   b.notify = () => {
     for (const method of ['notifications/tools/list_changed',
-      'notifications/prompts/list_changed'])
+      'notifications/prompts/list_changed', 'notifications/resources/list_changed'])
       for (const s of b.streams)
         s.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', method })}\n\n`);
   };
