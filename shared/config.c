@@ -123,6 +123,7 @@ config_new(const char *file)
 	cf->cf_answer_buf_backend = 128 * MIB;
 	cf->cf_agg.ca_max_desc = 16384;
 	cf->cf_agg.ca_max_title = 256;
+	cf->cf_agg.ca_pin_mode = CONFIG_PIN_WARN;
 	cf->cf_timeout_default_ms = 30 * MS_SEC;
 	cf->cf_partial_failure = CONFIG_PARTIAL_FAIL;
 	cf->cf_health.ch_interval_ms = 30 * MS_SEC;

@@ -21,6 +21,13 @@ enum config_prefix_mode {
 	CONFIG_PREFIX_ON_CONFLICT	/* only names claimed twice */
 };
 
+/* aggregation.pinning.mode (worker/state/pin_store.h) */
+enum config_pin_mode {
+	CONFIG_PIN_OFF = 0,		/* nothing pinned, nothing checked */
+	CONFIG_PIN_WARN,		/* a change is served, flagged */
+	CONFIG_PIN_ENFORCE		/* a change is withheld until approved */
+};
+
 enum config_partial_failure {
 	CONFIG_PARTIAL_FAIL = 0,	/* one backend failing fails a list */
 	CONFIG_PARTIAL_BEST_EFFORT	/* leave the failing backend out */
@@ -73,6 +80,7 @@ struct config_aggregation {
 	size_t			 ca_max_backend_list;	/* bytes, 32 MiB */
 	unsigned int		 ca_max_desc;		/* characters, 16384 */
 	unsigned int		 ca_max_title;		/* characters, 256 */
+	enum config_pin_mode	 ca_pin_mode;		/* default warn */
 };
 
 #endif /* VMCPD_CONFIG_AGG_H */

@@ -69,6 +69,38 @@ load_prefix_mode(struct loader *ld, struct cnode *v, const char *path,
 	return 0;
 }
 
+static int
+load_pin_mode(struct loader *ld, struct cnode *v, const char *path,
+    void *arg)
+{
+	static const struct choice ch[] = {
+		{ "off", CONFIG_PIN_OFF },
+		{ "warn", CONFIG_PIN_WARN },
+		{ "enforce", CONFIG_PIN_ENFORCE },
+	};
+	struct config_aggregation	*ca = arg;
+	int				 m = 0;
+
+	if (load_choice(ld, v, path, ch, nitems(ch), "off, warn or enforce",
+	    &m) == -1)
+		return -1;
+	ca->ca_pin_mode = (enum config_pin_mode)m;
+	return 0;
+}
+
+/* aggregation.pinning: definitions pinned against silent change */
+static int
+load_pinning(struct loader *ld, struct cnode *n, const char *path,
+    void *arg)
+{
+	struct config_aggregation	*ca = arg;
+	const struct field fields[] = {
+		{ "mode", F_FN, ca, load_pin_mode, 0, 0 },
+	};
+
+	return load_fields(ld, n, path, fields, nitems(fields));
+}
+
 /* "" is the reference's spelling of the default */
 static int
 load_visibility(struct loader *ld, struct cnode *v, const char *path,
@@ -389,6 +421,7 @@ load_aggregation(struct loader *ld, struct cnode *n, const char *path,
 		    16777216 },
 		{ "maxTitleLength", F_UINT, &ca->ca_max_title, NULL, 16,
 		    65536 },
+		{ "pinning", F_FN, ca, load_pinning, 0, 0 },
 	};
 
 	if (load_fields(ld, n, path, fields, nitems(fields)) == -1)

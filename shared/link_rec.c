@@ -16,6 +16,7 @@
 #include "proto/mheaders.h"
 #include "shared/link_rec.h"
 #include "shared/rand_id.h"
+#include "shared/rec_json.h"
 
 #define LINK_REC_V	1
 /* a record's line at most: two tokens, escaped, and the rest */
@@ -68,34 +69,6 @@ consent_rec_encode(const struct consent_rec *cr, size_t *len)
 	    cr->cr_verifier), len);
 }
 
-/* a string member copied into dst[max + 1]: no NUL inside, empty only
- * if may_empty */
-static int
-link_copy(json_t *o, const char *key, char *dst, size_t max, int may_empty)
-{
-	json_t		*v = json_object_get(o, key);
-	const char	*s = json_string_value(v);
-	size_t		 n;
-
-	if (s == NULL || (n = json_string_length(v)) > max ||
-	    strlen(s) != n || (n == 0 && !may_empty))
-		return -1;
-	memcpy(dst, s, n + 1);
-	return 0;
-}
-
-/* a stamp: an integer from 0 */
-static int
-link_stamp(json_t *o, const char *key, uint64_t *out)
-{
-	json_t	*v = json_object_get(o, key);
-
-	if (!json_is_integer(v) || json_integer_value(v) < 0)
-		return -1;
-	*out = (uint64_t)json_integer_value(v);
-	return 0;
-}
-
 /* the line parsed, if it is an object of this version */
 static json_t *
 link_load(const void *data, size_t len)
@@ -124,14 +97,15 @@ link_rec_decode(const void *data, size_t len, struct link_rec *lr)
 	memset(lr, 0, sizeof(*lr));
 	if ((o = link_load(data, len)) == NULL)
 		return -1;
-	if (link_copy(o, "backend", lr->lr_backend, LINK_NAME_MAX, 0) == 0 &&
-	    link_copy(o, "iss", lr->lr_iss, LINK_ISS_MAX, 1) == 0 &&
-	    link_copy(o, "sub", lr->lr_sub, LINK_SUB_MAX, 1) == 0 &&
-	    link_stamp(o, "linked", &lr->lr_linked_ms) == 0 &&
-	    link_stamp(o, "refreshed", &lr->lr_refreshed_ms) == 0 &&
-	    link_stamp(o, "expires", &lr->lr_expires_ms) == 0 &&
-	    link_copy(o, "access", lr->lr_access, LINK_TOKEN_MAX, 1) == 0 &&
-	    link_copy(o, "refresh", lr->lr_refresh, LINK_TOKEN_MAX, 1) == 0)
+	if (rec_json_copy(o, "backend", lr->lr_backend, LINK_NAME_MAX,
+	    0) == 0 &&
+	    rec_json_copy(o, "iss", lr->lr_iss, LINK_ISS_MAX, 1) == 0 &&
+	    rec_json_copy(o, "sub", lr->lr_sub, LINK_SUB_MAX, 1) == 0 &&
+	    rec_json_stamp(o, "linked", &lr->lr_linked_ms) == 0 &&
+	    rec_json_stamp(o, "refreshed", &lr->lr_refreshed_ms) == 0 &&
+	    rec_json_stamp(o, "expires", &lr->lr_expires_ms) == 0 &&
+	    rec_json_copy(o, "access", lr->lr_access, LINK_TOKEN_MAX, 1) == 0 &&
+	    rec_json_copy(o, "refresh", lr->lr_refresh, LINK_TOKEN_MAX, 1) == 0)
 		rc = 0;
 	json_decref(o);
 	if (rc == -1)
@@ -159,17 +133,19 @@ consent_rec_decode(const void *data, size_t len, struct consent_rec *cr)
 		}
 	if (leg != NULL && i < sizeof(consent_legs) /
 	    sizeof(consent_legs[0]) &&
-	    link_copy(o, "id", cr->cr_id, CONSENT_ID_LEN, 0) == 0 &&
+	    rec_json_copy(o, "id", cr->cr_id, CONSENT_ID_LEN, 0) == 0 &&
 	    consent_id_valid(cr->cr_id) &&
-	    link_copy(o, "scope", cr->cr_scope, LINK_SCOPE_MAX, 0) == 0 &&
-	    link_copy(o, "iss", cr->cr_iss, LINK_ISS_MAX, 1) == 0 &&
-	    link_copy(o, "sub", cr->cr_sub, LINK_SUB_MAX, 1) == 0 &&
-	    link_copy(o, "backend", cr->cr_backend, LINK_NAME_MAX, 0) == 0 &&
-	    link_copy(o, "sid", cr->cr_sid, LINK_SID_MAX, 1) == 0 &&
-	    link_stamp(o, "created", &cr->cr_created_ms) == 0 &&
-	    link_stamp(o, "expires", &cr->cr_expires_ms) == 0 &&
-	    link_copy(o, "nonce", cr->cr_nonce, CONSENT_NONCE_LEN, 1) == 0 &&
-	    link_copy(o, "verifier", cr->cr_verifier, CONSENT_VERIFIER_LEN,
+	    rec_json_copy(o, "scope", cr->cr_scope, LINK_SCOPE_MAX, 0) == 0 &&
+	    rec_json_copy(o, "iss", cr->cr_iss, LINK_ISS_MAX, 1) == 0 &&
+	    rec_json_copy(o, "sub", cr->cr_sub, LINK_SUB_MAX, 1) == 0 &&
+	    rec_json_copy(o, "backend", cr->cr_backend, LINK_NAME_MAX,
+	    0) == 0 &&
+	    rec_json_copy(o, "sid", cr->cr_sid, LINK_SID_MAX, 1) == 0 &&
+	    rec_json_stamp(o, "created", &cr->cr_created_ms) == 0 &&
+	    rec_json_stamp(o, "expires", &cr->cr_expires_ms) == 0 &&
+	    rec_json_copy(o, "nonce", cr->cr_nonce, CONSENT_NONCE_LEN,
+	    1) == 0 &&
+	    rec_json_copy(o, "verifier", cr->cr_verifier, CONSENT_VERIFIER_LEN,
 	    1) == 0)
 		rc = 0;
 	json_decref(o);

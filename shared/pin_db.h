@@ -52,4 +52,15 @@ long	 pin_db_decide(struct store *, const char *backend, enum pin_kind,
 /* the backend's last decision, ms (0: none): the builder's watch */
 uint64_t pin_db_decided(struct store *, const char *backend);
 
+/*
+ * pin_db_decide(), handing each changed record, as written, to cb (NULL:
+ * none), for a copy elsewhere (Redis).  pin_db_stamp() moves backend's
+ * decision stamp on by itself (a decision learnt from another node): 0,
+ * or -1.
+ */
+long	 pin_db_decide_each(struct store *, const char *backend,
+	    enum pin_kind, const char *name, int approve, pin_db_cb,
+	    void *arg);
+int	 pin_db_stamp(struct store *, const char *backend);
+
 #endif /* VMCPD_PIN_DB_H */

@@ -83,6 +83,15 @@ char	*pin_rec_encode(const struct pin_rec *, size_t *len);
 int	 pin_rec_decode(const void *, size_t, struct pin_rec *);
 void	 pin_rec_clear(struct pin_rec *);
 
+/*
+ * An operator's word on one record (pure; pin_db_decide() and Redis
+ * use it): approve makes the change the pin, reject marks it rejected.
+ * all: approve-all or its reject, which touch pending changes only.  1
+ * if rec changed, 0 if there was nothing to decide.
+ */
+int	 pin_rec_decide(struct pin_rec *, int approve, int all,
+	    uint64_t now_ms);
+
 /* the record's key, "<backend>|<kind>|<name>": its length, or -1 */
 #define PIN_KEY_MAX	(PIN_BACKEND_MAX + 10 + PIN_NAME_MAX)
 int	 pin_key(char key[PIN_KEY_MAX + 1], const char *backend,

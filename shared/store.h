@@ -38,6 +38,7 @@ enum store_db {
 	STORE_TASKS,		/* vmcpd's task id -> backend, its id, owner */
 	STORE_LINKS,		/* scope|backend -> a user's upstream tokens */
 	STORE_CONSENTS,		/* consent id -> a pending consent */
+	STORE_PINS,		/* backend|kind|name -> a pinned definition */
 	STORE_NDB
 };
 

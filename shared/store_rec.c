@@ -34,6 +34,7 @@ const char *const store_db_names[STORE_NDB] = {
 	[STORE_TASKS] = "tasks",
 	[STORE_LINKS] = "links",
 	[STORE_CONSENTS] = "consents",
+	[STORE_PINS] = "pins",
 };
 
 /* --- codec --- */

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "shared/rand_id.h"
+#include "shared/rec_json.h"
 #include "shared/task_rec.h"
 
 static const char *const task_status_names[] = {
@@ -72,32 +73,6 @@ task_rec_encode(const struct task_rec *tr, size_t *len)
 	return s;
 }
 
-/* a string member copied into dst[max + 1]; empty only if may_empty */
-static int
-task_copy(json_t *o, const char *key, char *dst, size_t max, int may_empty)
-{
-	const char	*s = json_string_value(json_object_get(o, key));
-	size_t		 n;
-
-	if (s == NULL || (n = json_string_length(json_object_get(o, key))) >
-	    max || strlen(s) != n || (n == 0 && !may_empty))
-		return -1;
-	memcpy(dst, s, n + 1);
-	return 0;
-}
-
-/* a stamp: an integer from 0 */
-static int
-task_stamp(json_t *o, const char *key, uint64_t *out)
-{
-	json_t *v = json_object_get(o, key);
-
-	if (!json_is_integer(v) || json_integer_value(v) < 0)
-		return -1;
-	*out = (uint64_t)json_integer_value(v);
-	return 0;
-}
-
 /* a workflow's state, if the record has one: 0, or -1 if it is bad */
 static int
 task_state_decode(json_t *o, struct task_rec *tr)
@@ -115,10 +90,10 @@ task_state_decode(json_t *o, struct task_rec *tr)
 		if (strcmp(name, task_status_names[i]) == 0)
 			tr->tr_status = (enum task_status)i;
 	if (tr->tr_status == TASK_ST_NONE ||
-	    task_stamp(o, "created", &tr->tr_created_ms) == -1 ||
-	    task_stamp(o, "updated", &tr->tr_updated_ms) == -1 ||
-	    task_stamp(o, "lease", &tr->tr_lease_ms) == -1 ||
-	    task_stamp(o, "ttl", &tr->tr_ttl_ms) == -1)
+	    rec_json_stamp(o, "created", &tr->tr_created_ms) == -1 ||
+	    rec_json_stamp(o, "updated", &tr->tr_updated_ms) == -1 ||
+	    rec_json_stamp(o, "lease", &tr->tr_lease_ms) == -1 ||
+	    rec_json_stamp(o, "ttl", &tr->tr_ttl_ms) == -1)
 		return -1;
 	if ((out = json_object_get(o, "out")) != NULL) {
 		if (!json_is_object(out))
@@ -140,10 +115,11 @@ task_rec_decode(const void *data, size_t len, struct task_rec *tr)
 	    JSON_REJECT_DUPLICATES, &je)) == NULL)
 		return -1;
 	if (json_is_object(o) &&
-	    task_copy(o, "owner", tr->tr_owner, TASK_OWNER_MAX, 1) == 0 &&
-	    task_copy(o, "backend", tr->tr_backend, TASK_NAME_MAX, 0) == 0 &&
-	    task_copy(o, "tool", tr->tr_tool, TASK_NAME_MAX, 0) == 0 &&
-	    task_copy(o, "taskId", tr->tr_bid, TASK_BID_MAX, 0) == 0 &&
+	    rec_json_copy(o, "owner", tr->tr_owner, TASK_OWNER_MAX, 1) == 0 &&
+	    rec_json_copy(o, "backend", tr->tr_backend, TASK_NAME_MAX,
+	    0) == 0 &&
+	    rec_json_copy(o, "tool", tr->tr_tool, TASK_NAME_MAX, 0) == 0 &&
+	    rec_json_copy(o, "taskId", tr->tr_bid, TASK_BID_MAX, 0) == 0 &&
 	    task_state_decode(o, tr) == 0)
 		rc = 0;
 	json_decref(o);

@@ -50,6 +50,7 @@ check_agg_defaults(const struct config_aggregation *ca)
 	assert_int_equal(ca->ca_max_backend_list, 32 * 1024 * 1024);
 	assert_int_equal(ca->ca_max_desc, 16384);
 	assert_int_equal(ca->ca_max_title, 256);
+	assert_int_equal(ca->ca_pin_mode, CONFIG_PIN_WARN);
 }
 
 /* every default, as documented in vmcpd.yaml(5) */
@@ -1667,6 +1668,15 @@ test_aggregation(void **state)
 	    "  conflictResolutionConfig: {prefixMode: always}\n");
 	check_agg_defaults(&cf->cf_agg);
 	config_free(cf);
+	cf = load_ok(BACKENDS3 "aggregation:\n  pinning: {mode: warn}\n");
+	check_agg_defaults(&cf->cf_agg);
+	config_free(cf);
+	cf = load_ok(BACKENDS3 "aggregation:\n  pinning: {mode: enforce}\n");
+	assert_int_equal(cf->cf_agg.ca_pin_mode, CONFIG_PIN_ENFORCE);
+	config_free(cf);
+	cf = load_ok(BACKENDS3 "aggregation:\n  pinning:\n    mode: off\n");
+	assert_int_equal(cf->cf_agg.ca_pin_mode, CONFIG_PIN_OFF);
+	config_free(cf);
 	cf = load_ok(BACKENDS3 "aggregation:\n  defaultToolVisibility: allow\n"
 	    "  conflictResolutionConfig: {prefixFormat: x}\n");
 	assert_int_equal(cf->cf_agg.ca_default_deny, 0);
@@ -1951,7 +1961,19 @@ test_err_aggregation(void **state)
 	    "conflictResolution, conflictResolutionConfig, excludeAllTools, "
 	    "defaultToolVisibility, tools, cacheTtl, pageSize, "
 	    "maxBackendPages, maxBackendListSize, maxDescriptionLength, "
-	    "maxTitleLength");
+	    "maxTitleLength, pinning");
+	load_bad(BACKENDS3 "aggregation:\n  pinning: {mode: strict}\n",
+	    "t.yaml:6:19: aggregation.pinning.mode: expected off, warn or "
+	    "enforce, found \"strict\"");
+	load_bad(BACKENDS3 "aggregation:\n  pinning: {mode: [warn]}\n",
+	    "t.yaml:6:19: aggregation.pinning.mode: expected off, warn or "
+	    "enforce, found a sequence");
+	load_bad(BACKENDS3 "aggregation:\n  pinning: {modes: warn}\n",
+	    "t.yaml:6:13: aggregation.pinning.modes: unknown key, did you "
+	    "mean \"mode\"?");
+	load_bad(BACKENDS3 "aggregation:\n  pinning: enforce\n",
+	    "t.yaml:6:12: aggregation.pinning: expected a mapping, found "
+	    "\"enforce\"");
 	load_bad(BACKENDS3 "aggregation:\n  conflictResolution: first\n",
 	    "t.yaml:6:23: aggregation.conflictResolution: expected prefix, "
 	    "priority or manual, found \"first\"");
