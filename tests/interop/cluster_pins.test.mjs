@@ -71,6 +71,7 @@ describe('pinned definitions on two nodes with Redis', () => {
   test('the first pin wins: node B, started after a change, holds node A\'s pin and withholds',
     guarded(async () => {
       const pinned = (await pinOf(na, 'stable')).hash;
+      assert.match(pinned, /^[0-9a-f]{64}$/);
       b.tools.stable.description = 'Changed before node B started';
       nb = await startPinNode(redis, b);
       ({ sid: sb } = await openSessionCaps(nb.port));

@@ -27,7 +27,6 @@
 #include "shared/store.h"
 #include "worker/trace/trace.h"
 #include "worker/auth/audit.h"
-#include "worker/state/pin_store.h"
 #include "worker/builder/view_build.h"
 #include "worker/process/wake.h"
 #include "worker/redis/redis.h"
