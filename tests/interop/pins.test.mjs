@@ -101,6 +101,14 @@ async function metric(d, name) {
   return m ? Number(m[1]) : null;
 }
 
+/* what() done, and a view published after it (its definitions checked) */
+async function rebuilt(d, what) {
+  const builds = await metric(d, 'vmcpd_view_builds_total');
+  what();
+  await waitFor('a view rebuilt', async () => await metric(d, 'vmcpd_view_builds_total') > builds,
+    { timeout: 15000 });
+}
+
 describe('pinning: enforce', () => {
   let b, d, c;
 
@@ -142,9 +150,8 @@ describe('pinning: enforce', () => {
     const pins = await pinsJson(d);
     assert.equal(pins.find((p) => p.name === 'calc').state, 'pending');
     // another listing of the same change says nothing new
-    b.notify();
     await waitFor('audited', () => pinEvents(d).length > 0);
-    await new Promise((r) => setTimeout(r, 1500));
+    await rebuilt(d, () => b.notify());
     const ev = pinEvents(d);
     assert.equal(ev.length, 1, JSON.stringify(ev));
     assert.equal(ev[0].target.name, 'calc');
@@ -171,12 +178,13 @@ describe('pinning: enforce', () => {
       !(await c.rpc('prompts/list', {})).result.prompts.some((p) => p.name === 'greet'), { timeout: 15000 });
     assert.match((await c.rpc('prompts/get', { name: 'greet' })).error?.message ?? '',
       /^Prompt greet of backend pinned changed since it was pinned/);
+    const builds = await metric(d, 'vmcpd_view_builds_total');
     const r = await vmcpctl(['pins', 'reject', 'pinned', 'greet'], { stateDir: d.stateDir });
     assert.equal(r.code, 0, r.stderr);
-    await waitFor('rejected', async () =>
-      (await pinsJson(d)).find((p) => p.name === 'greet').state === 'rejected');
+    assert.equal((await pinsJson(d)).find((p) => p.name === 'greet').state, 'rejected');
     // relisted after the decision: still withheld
-    await new Promise((res) => setTimeout(res, 2500));
+    await waitFor('the view rebuilt after the decision', async () =>
+      await metric(d, 'vmcpd_view_builds_total') > builds, { timeout: 15000 });
     assert.ok(!(await c.rpc('prompts/list', {})).result.prompts.some((p) => p.name === 'greet'));
     b.prompts.greet.description = 'Says hello';
     b.notify();
