@@ -150,11 +150,11 @@ builder_main(const struct config *conf, unsigned int gen,
 
 	log_debug("exiting");
 	trace_fini();
-	pin_free();
 	audit_free();
 	redis_sub_free();
 	redis_free();
 	verdict_redis_free();
+	pin_free();	/* after Redis: its callbacks ran */
 	wake_free();
 	probe_free();
 	upstream_free_all(w);
