@@ -162,6 +162,13 @@ describe('the diagnostics listener', () => {
         assert.equal(value(m, 'vmcpd_link_consents_total', { outcome }), 0);
       for (const outcome of ['ok', 'refused', 'failed'])
         assert.equal(value(m, 'vmcpd_link_refreshes_total', { outcome }), 0);
+      // pinned definitions (aggregation.pinning, warn by default): one
+      // gauge a backend, nothing pending, nothing decided
+      assert.equal(m.types.get('vmcpd_pins_pending'), 'gauge');
+      assert.equal(r.text.match(/^vmcpd_pins_pending\{backend="[^"]+"\} 0$/mg).length, 1, r.text);
+      assert.equal(value(m, 'vmcpd_pin_changes_total'), 0);
+      for (const decision of ['approved', 'rejected'])
+        assert.equal(value(m, 'vmcpd_pin_decisions_total', { decision }), 0);
     }
     // promtool (Debian's prometheus, from tools/deps.sh) lints it too
     const tool = promtool();

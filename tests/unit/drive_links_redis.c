@@ -19,24 +19,16 @@
 #include "worker/process/process.h"
 #include "worker/redis/redis.h"
 #include "worker/state/link_store.h"
+#include "drive_redis.h"
 
 #define SCOPE	"0123456789abcdef0123456789abcdef"
 
 static struct worker		 w;
 static struct config_backend	 be;
 static struct consent_rec	 cr;
-static struct event		*tick;
-static int			 step, taken, missed, bad;
+static int			 step, taken, missed;
 
 static void	drive_next(void);
-
-static void
-drive_check(int ok, const char *what)
-{
-	printf("%s %s\n", ok ? "ok" : "FAIL", what);
-	if (!ok)
-		bad = 1;
-}
 
 static void
 on_done(void *arg, int rc)
@@ -143,67 +135,20 @@ drive_next(void)
 	}
 }
 
-/* wait for the connection, then go */
-static void
-on_tick(evutil_socket_t fd, short ev, void *arg)
-{
-	static int	 n;
-	struct timeval	 tv = { 0, 50000 };
-
-	(void)fd;
-	(void)ev;
-	(void)arg;
-	if (redis_up()) {
-		drive_next();
-		return;
-	}
-	if (++n > 100) {
-		drive_check(0, "connected to Redis");
-		(void)event_base_loopexit(w.w_base, NULL);
-		return;
-	}
-	(void)evtimer_add(tick, &tv);
-}
-
 int
 main(int argc, char *argv[])
 {
-	struct config	*cf;
-	char		 yaml[512], err[CONFIG_ERR_MAX];
-	struct timeval	 tv = { 0, 0 }, limit = { 20, 0 };
-
 	if (argc != 3) {
 		fprintf(stderr, "usage: drive_links_redis port statedir\n");
 		return 2;
 	}
-	(void)snprintf(yaml, sizeof(yaml), "backends:\n  - {name: github, "
-	    "url: http://127.0.0.1:9/mcp, transport: streamable-http}\n"
-	    "sessionStorage: {provider: redis, address: \"127.0.0.1:%s\"}\n",
-	    argv[1]);
-	if ((cf = config_load_buffer("drive.yaml", yaml, strlen(yaml), err,
-	    sizeof(err))) == NULL) {
-		fprintf(stderr, "%s\n", err);
-		return 1;
-	}
-	memset(&w, 0, sizeof(w));
-	w.w_conf = cf;
 	be.cb_name = "github";
 	if (seal_key_generate() == -1 ||
-	    (w.w_base = event_base_new()) == NULL ||
-	    store_open(&w.w_store, argv[2], 16 << 20, 126, 0) == -1 ||
-	    redis_init(&w) == -1)
+	    drive_redis_open(&w, "github", argv[1], argv[2]) == -1)
 		return 1;
 	link_redis_init(&w);
-	tick = evtimer_new(w.w_base, on_tick, NULL);
-	(void)evtimer_add(tick, &tv);
-	(void)event_base_loopexit(w.w_base, &limit);
-	(void)event_base_dispatch(w.w_base);
+	drive_redis_run(&w, drive_next, NULL);
 	if (step < 6)
 		drive_check(0, "every step done in time");
-	redis_free();
-	event_free(tick);
-	store_close(w.w_store);
-	event_base_free(w.w_base);
-	config_free(cf);
-	return bad;
+	return drive_bad;
 }
