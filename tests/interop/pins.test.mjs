@@ -4,7 +4,8 @@
 // withheld under enforce (a call to it answers an error naming the
 // approval) or served flagged under warn (_meta["vmcpd/pin"]), logged,
 // audited and counted once; vmcpctl pins approve / reject decide, and
-// the clients get list_changed; the pins survive a restart, and a change
+// the clients get list_changed; a change made while the backend was down
+// is caught when it is back; the pins survive a restart, and a change
 // made while vmcpd was down is caught at its first listing; both workers
 // serve the same view.  Off: nothing pinned, nothing withheld.
 //
@@ -35,6 +36,10 @@ async function startPinDaemon(b, mode, { dir } = {}) {
     `  diagnostics: ${HOST}:${d.diag}`,
     'backends:', '  - name: pinned', `    url: ${b.url}`, '    transport: streamable-http',
     ...KEEP_NAMES, '  pinning:', `    mode: ${mode}`,
+    // a backend down is out of the view, and listed again when back
+    'operational:', '  failureHandling:', '    partialFailureMode: best_effort',
+    '    healthCheckInterval: 300ms', '    healthCheckTimeout: 250ms',
+    '    unhealthyThreshold: 1',
     'audit:', '  enabled: true', `  logFile: ${d.audit}`].join('\n') + '\n');
   await d.start({ timeout: 30000 });
   // worker 0 hears the backend's list_changed on its GET stream
@@ -205,20 +210,36 @@ describe('pinning: enforce', () => {
         + 'notes://\\{id\\} of backend pinned changed since it was pinned'));
     }));
 
+  test('a description changed while the backend was down: withheld once it is back',
+    guarded(async () => {
+      const names = async () => (await c.rpc('tools/list', {})).result.tools.map((t) => t.name);
+      await b.stop();
+      await waitFor('the backend out of the view', async () => (await names()).length === 0,
+        { timeout: 15000 });
+      b.tools.stable.description = 'Changed while the backend was down';
+      await b.start();
+      await waitFor('the backend back, its change withheld', async () =>
+        (await names()).join() === 'calc', { timeout: 15000 });
+      assert.equal((await pinsJson(d)).find((p) => p.name === 'stable').state, 'pending');
+    }));
+
   test('the pins survive a restart; a change made while vmcpd was down is withheld at once',
     guarded(async () => {
+      const before = await pinsJson(d);
       c.close();
       c = null;
       await d.stop();
-      b.tools.stable.description = 'Changed while vmcpd was down';
+      b.tools.calc.description = 'Changed while vmcpd was down';
       d = await startPinDaemon(b, 'enforce', { dir: d.dir });
-      for (const tools of await toolsOnBothWorkers(d)) {
-        assert.equal(tool(tools, 'stable'), undefined, 'withheld at the first listing');
-        assert.match(tool(tools, 'calc')?.description ?? '', /id_rsa/, 'the approved pin kept');
-      }
+      for (const tools of await toolsOnBothWorkers(d))
+        assert.deepEqual(tools.map((t) => t.name), [], 'withheld at the first listing');
       const pins = await pinsJson(d);
-      assert.equal(pins.find((p) => p.name === 'stable').state, 'pending');
-      assert.equal(pins.find((p) => p.name === 'greet').state, 'rejected');
+      const of = (l, name) => l.find((p) => p.name === name);
+      assert.equal(of(pins, 'calc').state, 'pending');
+      assert.equal(of(pins, 'calc').hash, of(before, 'calc').hash, 'the approved pin kept');
+      assert.equal(of(pins, 'stable').state, 'pending');
+      assert.equal(of(pins, 'greet').state, 'rejected');
+      assert.equal(of(pins, 'notes://{id}').state, 'pending');
     }));
 });
 

@@ -8,7 +8,8 @@
 //   ...) and calls b.notify(), which writes the tools, prompts and
 //   resources list_changed on every GET stream open;
 // - tools/call answers "<name> ran"; prompts/get a one-message prompt;
-//   resources/read "a note".
+//   resources/read "a note";
+// - b.stop() takes it down, b.start() brings it back on its port.
 import http from 'node:http';
 
 import { HOST, LEGACY_VERSION } from './harness.mjs';
@@ -59,6 +60,15 @@ export async function startPinBackend({ name = 'pinned' } = {}) {
   });
   const port = await serve(srv);
   b.url = `http://${HOST}:${port}/mcp`;
+  /* down (every connection cut) and up again on its port */
+  b.stop = async () => {
+    srv.closeAllConnections();
+    await new Promise((r) => srv.close(r));
+  };
+  b.start = () => new Promise((resolve, reject) => {
+    srv.once('error', reject);
+    srv.listen(port, HOST, resolve);
+  });
   b.notify = () => {
     for (const method of ['notifications/tools/list_changed',
       'notifications/prompts/list_changed', 'notifications/resources/list_changed'])
