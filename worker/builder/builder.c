@@ -26,6 +26,8 @@
 #include "shared/log.h"
 #include "shared/store.h"
 #include "worker/trace/trace.h"
+#include "worker/auth/audit.h"
+#include "worker/builder/view_build.h"
 #include "worker/process/wake.h"
 #include "worker/redis/redis.h"
 #include "worker/redis/redis_sub.h"
@@ -82,6 +84,7 @@ builder_on_channel(evutil_socket_t fd, short ev, void *arg)
 		case IPC_REOPEN:
 			if (log_reopen() == -1)
 				log_warn("reopening the log file");
+			audit_reopen(w);
 			break;
 		default:
 			break;
@@ -120,6 +123,10 @@ builder_main(const struct config *conf, unsigned int gen,
 	    builder_on_channel, w)) == NULL || event_add(chan_ev, NULL) == -1)
 		fatalx("cannot watch the master channel");
 	views_builder_init(w);
+	/* the pinned definitions' changes are audited here, where seen */
+	if (audit_init(w) == -1)
+		fatalx("cannot open the audit log");
+	pin_on_change(vpins_audit);
 	(void)trace_init(w, "builder");
 	/* the lists it announces go to the sessions' events in Redis; and
 	 * it says, once a node, when Redis would lose them at a restart */
@@ -134,6 +141,8 @@ builder_main(const struct config *conf, unsigned int gen,
 	verdict_redis_init(w);
 	if (probe_init(w) == -1)
 		fatalx("cannot set up the health checks");
+	/* an operator's decision on a backend's pins: listed again */
+	pin_watch(w, relist_backend);
 	(void)ipc_send(chan_fd, IPC_READY, NULL, 0);
 	log_debug("building views (nice %d)", BUILDER_NICE);
 
@@ -141,9 +150,11 @@ builder_main(const struct config *conf, unsigned int gen,
 
 	log_debug("exiting");
 	trace_fini();
+	audit_free();
 	redis_sub_free();
 	redis_free();
 	verdict_redis_free();
+	pin_free();	/* after Redis: its callbacks ran */
 	wake_free();
 	probe_free();
 	upstream_free_all(w);

@@ -92,6 +92,23 @@ void	 vfetch_reset(struct vfetch *, struct vbuild *,
 int	 vfetch_per_principal(const struct vfetch *);
 void	 vfetch_newer(struct vfetch *, const struct view_clock *);
 
+/* view_pins.c: the pins' part of a build */
+struct pin_rec;
+struct view_input;
+struct view_resolved;
+struct vpins {
+	json_t	*vp_lists;	/* the flagged copies of lists, held */
+	json_t	*vp_withheld;	/* pin_key()s of the withheld */
+};
+int	 vpins_init(struct vpins *);
+void	 vpins_clear(struct vpins *);
+/* a backend's input checked: its lists of flagged items replaced */
+int	 vpins_check(struct worker *, const struct config_backend *,
+	    struct view_input *, struct vpins *);
+/* the withheld cut from the resolved view, noted in hdr's "withheld" */
+int	 vpins_cut(const struct vpins *, struct view_resolved *, json_t *hdr);
+void	 vpins_audit(struct worker *, const struct pin_rec *);
+
 /* view_builds.c */
 void	 vbuild_fetched(struct vfetch *);
 void	 vbuild_free(struct vbuild *);

@@ -131,6 +131,7 @@ vbuild_publish(struct vbuild *b, int final, char *err, size_t errlen)
 	struct view_input	*in = NULL, *use = NULL;
 	struct view_clock	 c;
 	struct view_resolved	 vs;
+	struct vpins		 vp;
 	json_t			*view = NULL, *hdr = NULL, *caps, *src;
 	json_t			*tasks;
 	size_t			 i, nuse = 0;
@@ -141,8 +142,9 @@ vbuild_publish(struct vbuild *b, int final, char *err, size_t errlen)
 	views_clock(w, &c);
 	caps = json_object();
 	tasks = json_array();
-	if (caps == NULL || tasks == NULL || (in = calloc(b->vb_nfetch + 1, sizeof(*in))) ==
-	    NULL || (use = calloc(b->vb_nfetch + 1, sizeof(*use))) == NULL)
+	if (vpins_init(&vp) == -1 || caps == NULL || tasks == NULL ||
+	    (in = calloc(b->vb_nfetch + 1, sizeof(*in))) == NULL ||
+	    (use = calloc(b->vb_nfetch + 1, sizeof(*use))) == NULL)
 		goto oom;
 	for (i = 0; i < b->vb_nfetch; i++) {
 		struct vfetch		*f = &b->vb_fetch[i];
@@ -211,14 +213,18 @@ vbuild_publish(struct vbuild *b, int final, char *err, size_t errlen)
 
 			*l[k] = json_object_get(src, vkinds[k].vk_field);
 		}
-		if (vi->vi_part != VIEW_PART_MISSING)
-			use[nuse++] = *vi;
+		/* what it listed, checked against its pins */
+		if (vi->vi_part != VIEW_PART_MISSING) {
+			use[nuse] = *vi;
+			(void)vpins_check(w, f->vf_be, &use[nuse++], &vp);
+		}
 	}
 	/* the header: capabilities, freshness marks; the layout's key */
 	if ((hdr = json_pack("{s:O, s:O}", "capabilities", caps,
 	    "taskBackends", tasks)) == NULL ||
 	    view_mark(hdr, in, b->vb_nfetch, &c) == -1 ||
 	    view_resolve(views_policy(w), use, nuse, &vs) == -1 ||
+	    vpins_cut(&vp, &vs, hdr) == -1 ||
 	    composite_view_add(w->w_conf, &vs) == -1)
 		goto oom;
 	diag_count_view_build(w);
@@ -235,6 +241,7 @@ oom:
 	(void)snprintf(err, errlen, "out of memory");
 done:
 	view_resolved_free(&vs);
+	vpins_clear(&vp);
 	json_decref(hdr);
 	json_decref(caps);
 	json_decref(tasks);

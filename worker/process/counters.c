@@ -115,6 +115,15 @@ diag_count_view_build(struct worker *w)
 }
 
 void
+diag_count_pin_change(struct worker *w)
+{
+	struct diag_slot *ds;
+
+	if ((ds = diag_self(w)) != NULL)
+		diag_add(&ds->ds_pin_changes, 1);
+}
+
+void
 diag_count_era_change(struct worker *w)
 {
 	struct diag_slot *ds;

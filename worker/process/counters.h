@@ -50,6 +50,8 @@ void	 diag_tag_method(struct httpd_req *, const struct mcp_method *);
 void	 diag_tag_method_header(struct httpd_req *, const char *name);
 void	 diag_tag_kind(struct httpd_req *, const char *kind);
 void	 diag_count_view_build(struct worker *);
+/* a pinned definition's new pending change (ds_pin_changes) */
+void	 diag_count_pin_change(struct worker *);
 void	 diag_count_era_change(struct worker *);
 void	 diag_count_ratelimit_fail_open(struct worker *);
 void	 diag_count_redis_error(struct worker *);

@@ -53,6 +53,13 @@ void	 pin_watch(struct worker *, pin_changed_cb);
 void	 pin_free(void);
 
 /*
+ * A hook set from above (the builder: the audit sits above this room):
+ * a pending change seen for the first time, rec its record as stored.
+ */
+typedef void	(*pin_change_cb)(struct worker *, const struct pin_rec *rec);
+void	 pin_on_change(pin_change_cb);
+
+/*
  * The client's error for a call to a withheld definition: a message
  * naming the backend, the definition and how to approve it ("... tool
  * X of backend B changed since it was pinned and awaits an operator's

@@ -283,16 +283,25 @@ core_route_named(json_t *view, const char *kind, json_t *params,
 /*
  * An unknown name; when a backend's part of the view is missing (it
  * could not be listed, e.g. its token exchange failed), the name may
- * be one of its: the message says which backend and why.
+ * be one of its: the message says which backend and why.  A definition
+ * withheld by its pin (worker/builder/view_pins.c) has its own message,
+ * written when the view was built.
  */
 static void
 core_unknown(struct core_err *err, json_t *view, const char *kind,
     const char *name, size_t namelen)
 {
 	json_t		*missing = json_object_get(view, "missing"), *why;
-	const char	*be;
+	const char	*be, *msg;
 	void		*it;
 
+	msg = json_string_value(json_object_get(json_object_getn(
+	    json_object_get(json_object_get(view, "withheld"), strcmp(kind,
+	    "tool") == 0 ? "tools" : "prompts"), name, namelen), "m"));
+	if (msg != NULL) {
+		core_error(err, JSONRPC_INVALID_PARAMS, "%s", msg);
+		return;
+	}
 	if ((it = json_object_iter(missing)) == NULL) {
 		core_error(err, JSONRPC_INVALID_PARAMS, "Unknown %s: %.*s",
 		    kind, namelen > 200 ? 200 : (int)namelen, name);
@@ -309,6 +318,26 @@ core_unknown(struct core_err *err, json_t *view, const char *kind,
 		core_error(err, JSONRPC_INVALID_PARAMS, "Unknown %s: %.*s "
 		    "(not listed now: backend %.64s: its lists failed)", kind,
 		    namelen > 200 ? 200 : (int)namelen, name, be);
+}
+
+/* a URI no resource nor template serves: one of a template withheld
+ * by its pin (worker/builder/view_pins.c) says so */
+static void
+core_uri_unknown(struct core_err *err, json_t *view, const char *uri)
+{
+	const char	*tmpl;
+	json_t		*w;
+
+	json_object_foreach(json_object_get(json_object_get(view, "withheld"),
+	    "resourceTemplates"), tmpl, w)
+		if (uritemplate_match(tmpl, uri) == 1 && json_is_string(
+		    json_object_get(w, "m"))) {
+			core_error(err, MCP_ERR_RESOURCE_NOT_FOUND, "%s",
+			    json_string_value(json_object_get(w, "m")));
+			return;
+		}
+	core_error(err, MCP_ERR_RESOURCE_NOT_FOUND, "Resource not found: %s",
+	    uri);
 }
 
 /* name need not be NUL-terminated: the fast path has it in the body */
@@ -441,8 +470,7 @@ core_route(json_t *view, const struct config *conf, const char *method,
 			return -1;
 		}
 		if ((backend = core_route_uri(view, uri)) == NULL) {
-			core_error(err, MCP_ERR_RESOURCE_NOT_FOUND,
-			    "Resource not found: %s", uri);
+			core_uri_unknown(err, view, uri);
 			return -1;
 		}
 		p = json_incref(params);
