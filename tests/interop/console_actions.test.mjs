@@ -43,7 +43,7 @@ const TOKEN = 'console-token-0123456789abcdef0123456789';
 const ADMINS = 'vmcpd-admins';
 
 describe('the console\'s actions', () => {
-  let backend, pinned, daemon, diag, idp, auditFile, base;
+  let backend, pinned, daemon, diag, idp, auditFile, tokenFile, base;
 
   before(async () => {
     backend = await startTestBackend();
@@ -57,8 +57,10 @@ describe('the console\'s actions', () => {
     } }).start();
     const dir = await tmpDir('vmcpd-console-');
     auditFile = path.join(dir, 'audit.jsonl');
+    tokenFile = path.join(dir, 'console.token');
+    await fsp.writeFile(tokenFile, `${TOKEN}\n`, { mode: 0o600 });
     daemon = new Daemon(dir, path.join(dir, 'vmcpd.yaml'), { workers: 2, env: {
-      VMCPD_TEST_CONSOLE_TOKEN: TOKEN, VMCPD_TEST_CONSOLE_SECRET: CLIENTS.vmcpd } });
+      VMCPD_TEST_CONSOLE_SECRET: CLIENTS.vmcpd } });
     const text = configText({
       portFile: daemon.portFile, stateDir: daemon.stateDir,
       backendUrl: `http://${HOST}:${backend.port}/mcp`, backendName: 'weather',
@@ -69,7 +71,7 @@ describe('the console\'s actions', () => {
       'daemon:',
       `  diagnostics: ${HOST}:${diag}`,
       '  console:',
-      '    tokenEnv: VMCPD_TEST_CONSOLE_TOKEN',
+      `    tokenFile: ${tokenFile}`,
       '    authenticateReads: true',
       '    login:',
       '      clientId: vmcpd',
@@ -345,6 +347,24 @@ describe('the console\'s actions', () => {
       assert.deepEqual(ev.map((e) => [e.target.method, e.target.backend, e.outcome]),
         [['approve', 'pinned', 'success']]);
     }));
+
+  test('a new token (a reload) signs out the old one\'s sessions and scripts', guarded(async () => {
+    const login = await post('/console/login', { token: TOKEN });
+    assert.equal(login.status, 200, login.text);
+    const cookie = [].concat(login.headers['set-cookie']).find((c) => c.startsWith('vmcpd_console='))
+      .split(';')[0];
+    assert.match((await get('/console/login', { Cookie: cookie })).text, /Signed in as console token/);
+    const fresh = 'console-token-fedcba9876543210fedcba9876543210';
+    await fsp.writeFile(tokenFile, `${fresh}\n`, { mode: 0o600 });
+    process.kill(daemon.pid, 'SIGHUP');
+    await waitFor('the new token taken', async () =>
+      (await get('/status', { Authorization: `Bearer ${fresh}` })).status === 200, { timeout: 15000 });
+    assert.equal((await get('/status', bearer)).status, 401);
+    assert.equal((await get('/status', { Cookie: cookie })).status, 401);
+    const r = await post('/console/action', { action: 'reprobe', backend: 'weather',
+      csrf: csrfOf(login.text) }, { Cookie: cookie });
+    assert.equal(r.status, 401, r.text);
+  }));
 
   test('a login callback not started in this browser is refused', guarded(async () => {
     const r = await get('/console/callback?code=abc&state=' + 'x'.repeat(32));

@@ -14,9 +14,11 @@
  * SameSite=Strict, sealed with the daemon's key (shared/seal.h: any
  * worker, and with sealKeyFile any node, opens it; altered, it does
  * not) over who, how, its expiry and the session's CSRF token, which
- * every form carries and every POST must show.  A Bearer request's
- * CSRF token is derived from the token: a browser never sends the
- * header on its own, and the forms of a page read with it still work.
+ * every form carries and every POST must show; a token's session also
+ * holds a hash of the token, so that a new token (a reload) signs it
+ * out.  A Bearer request's CSRF token is derived from the token: a
+ * browser never sends the header on its own, and the forms of a page
+ * read with it still work.
  * Nothing secret (the token, a code, a cookie) reaches a page or a log.
  */
 #include <stdio.h>
@@ -187,21 +189,40 @@ ca_token_ok(const struct worker *w, const char *s)
 	return CRYPTO_memcmp(a, b, sizeof(a)) == 0;
 }
 
-/* the forms' CSRF token of a Bearer request: derived from the token */
+/* a hash of the token under domain (43 characters): the forms' CSRF
+ * token of a Bearer request; the token's mark in its sessions */
 static void
-ca_token_csrf(const struct worker *w, char out[CONSOLE_CSRF_LEN + 1])
+ca_token_hash(const struct worker *w, const char *domain,
+    char out[CONSOLE_CSRF_LEN + 1])
 {
 	char		 in[32 + CONSOLE_TOKEN_MAX];
 	unsigned char	 d[SHA256_DIGEST_LENGTH];
 	int		 n;
 
-	n = snprintf(in, sizeof(in), "vmcpd console csrf\n%s",
+	n = snprintf(in, sizeof(in), "vmcpd console %s\n%s", domain,
 	    ca_conf(w)->cc_token);
 	(void)SHA256((const unsigned char *)in, n > 0 && (size_t)n <
 	    sizeof(in) ? (size_t)n : 0, d);
 	ca_b64url(d, out);
 	OPENSSL_cleanse(in, sizeof(in));
 	OPENSSL_cleanse(d, sizeof(d));
+}
+
+/* a token's session holds its mark: another token (a reload that
+ * changed it) signs it out */
+static int
+ca_token_mark_ok(const struct worker *w, const char *mark)
+{
+	char	want[CONSOLE_CSRF_LEN + 1];
+	int	ok;
+
+	if (ca_conf(w)->cc_token == NULL)
+		return 0;
+	ca_token_hash(w, "session", want);
+	ok = strlen(mark) == CONSOLE_CSRF_LEN &&
+	    CRYPTO_memcmp(want, mark, CONSOLE_CSRF_LEN) == 0;
+	OPENSSL_cleanse(want, sizeof(want));
+	return ok;
 }
 
 /*
@@ -225,19 +246,20 @@ console_who(struct worker *w, struct httpd_req *req, struct console_who *who)
 		who->cw_via = CONSOLE_VIA_TOKEN;
 		(void)snprintf(who->cw_user, sizeof(who->cw_user),
 		    "console token");
-		ca_token_csrf(w, who->cw_csrf);
+		ca_token_hash(w, "csrf", who->cw_csrf);
 		return 1;
 	}
 	if ((o = ca_open(req, CONSOLE_COOKIE, CONSOLE_AD_SESSION)) == NULL)
 		return 0;
 	if (json_unpack(o, "{s:s, s:s, s:s, s:s}", "u", &u, "d", &s, "c", &c,
 	    "v", &v) == 0 && strlen(c) == CONSOLE_CSRF_LEN &&
-	    /* a token's session ends with the token (a reload) */
-	    (strcmp(v, "token") != 0 || ca_conf(w)->cc_token != NULL) &&
-	    (strcmp(v, "login") != 0 || ca_conf(w)->cc_login)) {
+	    (strcmp(v, "token") == 0 ? ca_token_mark_ok(w, s) :
+	    strcmp(v, "login") == 0 && ca_conf(w)->cc_login)) {
 		who->cw_via = CONSOLE_VIA_SESSION;
 		(void)snprintf(who->cw_user, sizeof(who->cw_user), "%s", u);
-		(void)snprintf(who->cw_sub, sizeof(who->cw_sub), "%s", s);
+		if (strcmp(v, "login") == 0)
+			(void)snprintf(who->cw_sub, sizeof(who->cw_sub), "%s",
+			    s);
 		memcpy(who->cw_csrf, c, CONSOLE_CSRF_LEN + 1);
 	}
 	json_decref(o);
@@ -384,8 +406,8 @@ console_page(struct httpd_req *req, int status, const char *title,
 	free(body);
 }
 
-/* the session cookie for user (sub: the login's, or ""), and a page
- * that takes the browser on to the console */
+/* the session cookie for user (sub: the login's, or the token's mark),
+ * and a page that takes the browser on to the console */
 static void
 ca_session_start(struct worker *w, struct httpd_req *req, const char *via,
     const char *user, const char *sub)
@@ -449,7 +471,7 @@ ca_login_page(struct worker *w, struct httpd_req *req, int status,
 static void
 ca_login_token(struct worker *w, struct httpd_req *req)
 {
-	char	tok[CONSOLE_TOKEN_MAX + 1];
+	char	tok[CONSOLE_TOKEN_MAX + 1], mark[CONSOLE_CSRF_LEN + 1];
 
 	if (!console_origin_ok(req)) {
 		console_page(req, 403, "Refused", "This form was sent from "
@@ -464,7 +486,8 @@ ca_login_token(struct worker *w, struct httpd_req *req)
 		return;
 	}
 	OPENSSL_cleanse(tok, sizeof(tok));
-	ca_session_start(w, req, "token", "console token", "");
+	ca_token_hash(w, "session", mark);
+	ca_session_start(w, req, "token", "console token", mark);
 }
 
 /*
