@@ -54,14 +54,14 @@ main(int argc, char *argv[])
 	int		 i, rc = 0;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: drive_pins statedir change ...\n");
+		fprintf(stderr, "usage: drive_console_pins statedir change ...\n");
 		return 2;
 	}
 	if (store_open(&s, argv[1], 64 << 20, 126, 0) == -1)
 		return 1;
 	for (i = 2; i < argc; i++)
 		if (drive_one(s, argv[i]) == -1) {
-			fprintf(stderr, "drive_pins: %s: not stored\n", argv[i]);
+			fprintf(stderr, "drive_console_pins: %s: not stored\n", argv[i]);
 			rc = 1;
 		}
 	store_close(s);
