@@ -49,7 +49,8 @@ COMMON_OBJS	= $(COMMON_SRCS:%.c=$(BUILD)/obj/%.o) \
 VMCPD_OBJS	= $(VMCPD_SRCS:%.c=$(BUILD)/obj/%.o)
 WORKER_OBJS	= $(filter $(BUILD)/obj/worker/%,$(VMCPD_OBJS))
 VMCPCTL_OBJS	= $(BUILD)/obj/tools/vmcpctl.o $(BUILD)/obj/tools/vmcpctl_ops.o \
-		  $(BUILD)/obj/tools/vmcpctl_links.o
+		  $(BUILD)/obj/tools/vmcpctl_links.o \
+		  $(BUILD)/obj/tools/vmcpctl_pins.o
 
 UNIT_SRCS	= $(wildcard tests/unit/test_*.c)
 UNIT_BINS	= $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)

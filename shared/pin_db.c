@@ -316,6 +316,9 @@ pin_db_decide_each(struct store *s, const char *backend, enum pin_kind kind,
 	}
 	if (pd.pd_n > 0 && pin_db_stamp(s, backend) == -1)
 		log_warn("pin_db_decide: %s: the decision stamp", backend);
+	if (pd.pd_n > 0 && store_gauge_add(s, approve ? PIN_DB_APPROVED :
+	    PIN_DB_REJECTED, (int)pd.pd_n) == -1)
+		log_warn("pin_db_decide: the decisions' count");
 	return pd.pd_fail ? -1 : pd.pd_n;
 }
 
@@ -324,4 +327,27 @@ pin_db_decide(struct store *s, const char *backend, enum pin_kind kind,
     const char *name, int approve)
 {
 	return pin_db_decide_each(s, backend, kind, name, approve, NULL, NULL);
+}
+
+int
+pin_db_take(struct store *s, const void *data, size_t len,
+    char backend[PIN_BACKEND_MAX + 1])
+{
+	struct pin_rec	rec, have;
+	int		rc;
+
+	if (pin_rec_decode(data, len, &rec) == -1)
+		return -1;
+	memcpy(backend, rec.pr_backend, sizeof(rec.pr_backend));
+	/* pin_db_get() leaves have empty on any answer but 0 */
+	if (pin_db_get(s, rec.pr_backend, rec.pr_kind, rec.pr_name,
+	    &have) == 0 && have.pr_state == rec.pr_state &&
+	    strcmp(have.pr_hash, rec.pr_hash) == 0 &&
+	    strcmp(have.pr_new, rec.pr_new) == 0)
+		rc = 0;
+	else
+		rc = pin_db_put(s, &rec) == 0 ? 1 : -1;
+	pin_rec_clear(&have);
+	pin_rec_clear(&rec);
+	return rc;
 }

@@ -63,4 +63,16 @@ long	 pin_db_decide_each(struct store *, const char *backend,
 	    void *arg);
 int	 pin_db_stamp(struct store *, const char *backend);
 
+/*
+ * A record as Redis holds it (the fleet's) into this host's copy if it
+ * says otherwise (its pin, state or change), its backend's name into
+ * backend: 1 taken, 0 the same, -1 not a record or not written.
+ */
+int	 pin_db_take(struct store *, const void *, size_t,
+	    char backend[PIN_BACKEND_MAX + 1]);
+
+/* the decisions taken on this host (any process), ever: /metrics */
+#define PIN_DB_APPROVED	"pins|approved"		/* store gauges */
+#define PIN_DB_REJECTED	"pins|rejected"
+
 #endif /* VMCPD_PIN_DB_H */

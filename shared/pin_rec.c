@@ -180,6 +180,26 @@ pin_rec_decide(struct pin_rec *pr, int approve, int all, uint64_t now_ms)
 	return 1;
 }
 
+const char pin_redis_lua[] =
+"local cur = redis.call('HGET', KEYS[1], ARGV[2])\n"
+"local c = nil\n"
+"if cur then\n"
+"  local ok, v = pcall(cjson.decode, cur)\n"
+"  if ok and type(v) == 'table' then c = v end\n"
+"end\n"
+"if ARGV[1] == 'put' then\n"
+"  if c and c.hash ~= ARGV[4] then return {0, cur} end\n"
+"  if c and ARGV[5] == 'pending' and c.state ~= 'pinned' and\n"
+"      c.new == ARGV[6] then return {0, cur} end\n"
+"  redis.call('HSET', KEYS[1], ARGV[2], ARGV[3])\n"
+"  return {1}\n"
+"end\n"
+"if c and (c.state == 'pinned' or c.new ~= ARGV[4]) then\n"
+"  return {0, cur}\n"
+"end\n"
+"redis.call('HSET', KEYS[1], ARGV[2], ARGV[3])\n"
+"return {1, redis.call('INCR', KEYS[2])}\n";
+
 /* --- codec --- */
 
 char *

@@ -97,4 +97,24 @@ int	 pin_rec_decide(struct pin_rec *, int approve, int all,
 int	 pin_key(char key[PIN_KEY_MAX + 1], const char *backend,
 	    enum pin_kind, const char *name);
 
+/*
+ * With sessionStorage.provider redis, the fleet's pins (the worker's
+ * pin_redis.c and vmcpctl pins): "<keyPrefix>pin:<backend>" a hash of
+ * "<kind>|<name>" to a record as pin_rec_encode() writes it, and
+ * "<keyPrefix>pinstamp:<backend>" a counter every decision bumps,
+ * which each node's builder polls.  pin_redis_lua writes one record,
+ * KEYS[1] the hash, KEYS[2] the stamp, ARGV[1] the op, ARGV[2] the
+ * field, ARGV[3] the record:
+ *   "put" (a node's check), ARGV[4] its pin's hash, ARGV[5] its state,
+ *	ARGV[6] its change: written unless Redis holds another pin (another
+ *	node's first pin wins) or a word on this very change; {1}, or
+ *	{0, Redis's record} for the host's copy to take;
+ *   "decide" (an operator's word), ARGV[4] the change decided on:
+ *	written if Redis still holds that change pending or rejected (or
+ *	nothing), and the stamp bumped: {1, stamp}; else {0, Redis's}.
+ */
+#define PIN_REDIS_KIND		"pin"
+#define PIN_REDIS_STAMP		"pinstamp"
+extern const char	pin_redis_lua[];
+
 #endif /* VMCPD_PIN_REC_H */

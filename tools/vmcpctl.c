@@ -59,7 +59,12 @@ ctl_usage(void)
 	    "backend\n"
 	    "       vmcpctl [-q] [-d statedir] [-f file] links [-j]\n"
 	    "       vmcpctl [-q] [-d statedir] [-f file] links revoke "
-	    "scope|sub backend\n");
+	    "scope|sub backend\n"
+	    "       vmcpctl [-q] [-d statedir] [-f file] pins [-j] [-v]\n"
+	    "       vmcpctl [-q] [-d statedir] [-f file] pins approve | reject "
+	    "backend name\n"
+	    "       vmcpctl [-q] [-d statedir] [-f file] pins approve-all "
+	    "backend\n");
 }
 
 static void
@@ -799,6 +804,7 @@ static const struct ctl_cmd {
 	{ "rebuild-views", ctl_rebuild_views, NULL, 1 },
 	{ "drop-sessions", ctl_drop_sessions, NULL, 1 },
 	{ "links", ctl_links, NULL, 0 },
+	{ "pins", ctl_pins, NULL, 0 },
 };
 
 int
@@ -857,7 +863,8 @@ main(int argc, char *argv[])
 		goto out;
 	}
 	if (ctl_env_open(&ce, &st, cmd->cc_write || (cmd->cc_run ==
-	    ctl_links && ctl_links_writes(argc, argv))) == -1) {
+	    ctl_links && ctl_links_writes(argc, argv)) || (cmd->cc_run ==
+	    ctl_pins && ctl_pins_writes(argc, argv))) == -1) {
 		free(ce.ce_dir);
 		return 1;
 	}

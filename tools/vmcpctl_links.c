@@ -6,11 +6,12 @@
  * in Redis too: revoke deletes it there as well when Redis answers,
  * else says which key to delete.
  */
+#include <sys/time.h>
+
 #include <err.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include <hiredis/hiredis.h>
@@ -143,14 +144,6 @@ ctl_links_read(struct store *st, const char *who, const char *backend)
 	return cl.cl_list;
 }
 
-static const char *
-ctl_links_str(const json_t *o, const char *key)
-{
-	const char	*s = json_string_value(json_object_get(o, key));
-
-	return s != NULL ? s : "-";
-}
-
 static int
 ctl_links_list(struct store *st, int json)
 {
@@ -172,45 +165,75 @@ ctl_links_list(struct store *st, int json)
 		printf("no linked accounts\n");
 	json_array_foreach(list, i, o)
 		printf("%s %s %s\n  scope %s linked %s refreshed %s expires "
-		    "%s\n", ctl_links_str(o, "backend"), ctl_links_str(o, "iss"),
-		    ctl_links_str(o, "sub"), ctl_links_str(o, "scope"),
-		    ctl_links_str(o, "linked"), ctl_links_str(o, "refreshed"),
-		    ctl_links_str(o, "expires"));
+		    "%s\n", ctl_str(o, "backend", "-"), ctl_str(o, "iss", "-"),
+		    ctl_str(o, "sub", "-"), ctl_str(o, "scope", "-"),
+		    ctl_str(o, "linked", "-"), ctl_str(o, "refreshed", "-"),
+		    ctl_str(o, "expires", "-"));
 	json_decref(list);
 	return 0;
+}
+
+redisContext *
+ctl_redis_open(void)
+{
+	struct timeval	 tv = { 2, 0 };
+	redisContext	*c;
+	redisReply	*r = NULL;
+
+	if (ctl_redis_host == NULL || (c = redisConnectWithTimeout(
+	    ctl_redis_host, (int)ctl_redis_port, tv)) == NULL)
+		return NULL;
+	if (c->err)
+		goto fail;
+	(void)redisSetTimeout(c, tv);
+	if (ctl_redis_pass != NULL) {
+		r = redisCommand(c, "AUTH %s", ctl_redis_pass);
+		if (r == NULL || r->type == REDIS_REPLY_ERROR)
+			goto fail;
+		freeReplyObject(r);
+	}
+	r = redisCommand(c, "SELECT %u", ctl_redis_db);
+	if (r == NULL || r->type == REDIS_REPLY_ERROR)
+		goto fail;
+	freeReplyObject(r);
+	return c;
+ fail:
+	if (r != NULL)
+		freeReplyObject(r);
+	redisFree(c);
+	return NULL;
+}
+
+const char *
+ctl_redis_where(const char **prefix)
+{
+	static char	where[300];
+
+	if (ctl_redis_host == NULL)
+		return NULL;
+	if (prefix != NULL)
+		*prefix = ctl_redis_prefix;
+	(void)snprintf(where, sizeof(where), "%s:%u", ctl_redis_host,
+	    ctl_redis_port);
+	return where;
 }
 
 /* DEL of key in Redis: 1 deleted, 0 not there, -1 not reached */
 static int
 ctl_links_redis_del(const char *key)
 {
-	struct timeval	 tv = { 2, 0 };
 	redisContext	*c;
-	redisReply	*r = NULL;
+	redisReply	*r;
 	int		 rc = -1;
 
-	if ((c = redisConnectWithTimeout(ctl_redis_host, (int)ctl_redis_port,
-	    tv)) == NULL || c->err)
-		goto done;
-	(void)redisSetTimeout(c, tv);
-	if (ctl_redis_pass != NULL) {
-		r = redisCommand(c, "AUTH %s", ctl_redis_pass);
-		if (r == NULL || r->type == REDIS_REPLY_ERROR)
-			goto done;
-		freeReplyObject(r);
-	}
-	r = redisCommand(c, "SELECT %u", ctl_redis_db);
-	if (r == NULL || r->type == REDIS_REPLY_ERROR)
-		goto done;
-	freeReplyObject(r);
+	if ((c = ctl_redis_open()) == NULL)
+		return -1;
 	r = redisCommand(c, "DEL %s", key);
 	if (r != NULL && r->type == REDIS_REPLY_INTEGER)
 		rc = r->integer > 0;
- done:
 	if (r != NULL)
 		freeReplyObject(r);
-	if (c != NULL)
-		redisFree(c);
+	redisFree(c);
 	return rc;
 }
 

@@ -134,7 +134,7 @@ ctl_int(const json_t *o, const char *key)
 	return json_integer_value(json_object_get(o, key));
 }
 
-static const char *
+const char *
 ctl_str(const json_t *o, const char *key, const char *dflt)
 {
 	const char *s = json_string_value(json_object_get(o, key));

@@ -32,6 +32,7 @@
 #include "worker/state/stream_redis.h"
 #include "worker/upstream/health_redis.h"
 #include "worker/builder/verdict_redis.h"
+#include "worker/state/pin_store.h"
 #include "worker/builder/relist.h"
 #include "shared/stats.h"
 #include "worker/builder/builder.h"
@@ -126,6 +127,8 @@ builder_main(const struct config *conf, unsigned int gen,
 		redis_persist_watch();
 	stream_redis_init(w);
 	stream_init(w);
+	/* the fleet's pins, into this host's copy */
+	pin_redis_init(w);
 	health_redis_init(w);
 	health_redis_verdicts(verdict_redis_put);
 	verdict_redis_init(w);

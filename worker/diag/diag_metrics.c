@@ -18,6 +18,7 @@
 #include "shared/health.h"
 #include "shared/health_probe.h"
 #include "shared/log.h"
+#include "shared/pin_db.h"
 #include "shared/stats.h"
 #include "shared/store.h"
 #include "shared/store_stat.h"
@@ -107,6 +108,52 @@ diag_links(struct evbuffer *b, const struct worker *w)
 		    sizeof(uint64_t))) < 0)
 			return -1;
 	}
+	return 0;
+}
+
+/*
+ * Pinned definitions (aggregation.pinning): vmcpd_pins_pending{backend}
+ * from this host's copy, vmcpd_pin_changes_total (the builders' count of
+ * new pending changes), vmcpd_pin_decisions_total{decision} (the store's
+ * count: the console's and vmcpctl's, on this host).
+ */
+static int
+diag_pins(struct evbuffer *b, struct worker *w)
+{
+	static const char *const gauge[2] = { PIN_DB_APPROVED,
+	    PIN_DB_REJECTED };
+	static const char *const word[2] = { "approved", "rejected" };
+	const char	*name;
+	uint64_t	 n;
+	long		 p;
+	size_t		 i;
+
+	if (w->w_conf->cf_agg.ca_pin_mode == CONFIG_PIN_OFF)
+		return 0;
+	if (diag_family(b, "vmcpd_pins_pending", "gauge",
+	    "Pinned definitions of a backend whose change awaits an "
+	    "operator's word (vmcpctl pins).") == -1)
+		return -1;
+	for (i = 0; i < w->w_conf->cf_nbackends; i++) {
+		name = w->w_conf->cf_backends[i].cb_name;
+		if ((p = pin_db_pending(w->w_store, name)) >= 0 &&
+		    evbuffer_add_printf(b, "vmcpd_pins_pending{backend=\"%s\"} "
+		    "%ld\n", name, p) < 0)
+			return -1;
+	}
+	if (diag_metric(b, "vmcpd_pin_changes_total", "counter",
+	    "Pinned definitions seen changed (each new definition once).",
+	    diag_slots_sum(w, offsetof(struct diag_slot, ds_pin_changes))) ==
+	    -1 || diag_family(b, "vmcpd_pin_decisions_total", "counter",
+	    "Operators' words on pending changes taken on this host (the "
+	    "console, vmcpctl pins): approved, rejected.") == -1)
+		return -1;
+	for (i = 0; i < 2; i++)
+		if (evbuffer_add_printf(b, "vmcpd_pin_decisions_total"
+		    "{decision=\"%s\"} %llu\n", word[i],
+		    store_gauge_get(w->w_store, gauge[i], &n) == 0 ?
+		    (unsigned long long)n : 0ULL) < 0)
+			return -1;
 	return 0;
 }
 
@@ -482,7 +529,7 @@ diag_metrics_text(struct worker *w, struct evbuffer *b)
 	    "Exports to the collector that failed: refused, timed out, or "
 	    "answered other than 2xx.",
 	    diag_slots_sum(w, offsetof(struct diag_slot, ds_otel_failures))) ==
-	    -1 || diag_links(b, w) == -1 ||
+	    -1 || diag_links(b, w) == -1 || diag_pins(b, w) == -1 ||
 	    diag_requests_by_method(b, w) == -1 ||
 	    diag_op_metrics(b, w) == -1 ||
 	    diag_backend_metrics(b, w) == -1 ||

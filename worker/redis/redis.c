@@ -671,6 +671,8 @@ static struct {
 	    "; each node opens its own", 0 },
 	[REDIS_USER_TASK] = { "tasks", "", 0 },
 	[REDIS_USER_LINK] = { "linked accounts", "", 0 },
+	[REDIS_USER_PIN] = { "pinned definitions",
+	    "; this node goes by its own copy", 0 },
 };
 
 const char *

@@ -81,6 +81,7 @@ enum redis_user {
 	REDIS_USER_BSESSION,	/* principals' backend sessions */
 	REDIS_USER_TASK,	/* the tasks extension's task records */
 	REDIS_USER_LINK,	/* users' upstream accounts, consents */
+	REDIS_USER_PIN,		/* pinned definitions */
 	REDIS_USER_COUNT
 };
 

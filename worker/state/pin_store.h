@@ -86,5 +86,13 @@ extern const struct pin_remote *pin_remote;
 long	 pin_decide(struct worker *, const char *backend, enum pin_kind,
 	    const char *name, int approve);	/* NULL: this host only */
 void	 pin_redis_init(struct worker *);
+/*
+ * pin_decide()'s Redis side (pin_redis.c): rec, as decided on the
+ * change whose hash is change, written to Redis if Redis still holds
+ * that change undecided (else Redis's record comes into the host's
+ * copy).  0 (sent, or no Redis), or -1.
+ */
+int	 pin_redis_decided(struct worker *, const struct pin_rec *rec,
+	    const char *change);
 
 #endif /* VMCPD_PIN_STORE_H */
