@@ -159,6 +159,8 @@ describe('the console in a browser', () => {
     assert.match(await cell('steady', 'p99').innerText(), /ms$/);
     assert.match(await cell('steady', 'errorRate').innerText(), /%$/);
     assert.ok(await cell('steady', 'chart').locator('svg rect').count() > 0, 'the chart has bars');
+    assert.match(await cell('steady', 'chart').locator('svg title').textContent(),
+      /^peak [1-9]\d* requests\/s, p99 up to \d+\.\d ms$/);
     // the texts as text: no element made of them, nothing ran
     assert.equal(await cell('steady', 'lastError').innerText(), `backend steady answered HTTP 500: ${XSS_ERR}`);
     assert.ok((await page.locator('#denials tbody').innerText()).includes(XSS_TOOL));

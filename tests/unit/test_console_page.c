@@ -123,6 +123,8 @@ test_chart(void **state)
 	 * 2; the p99 line through the two seconds that have one */
 	assert_int_equal(count(h, "<rect class=\"rq\""), 3);
 	assert_non_null(strstr(h, "viewBox=\"0 0 4 36\""));
+	assert_non_null(strstr(h, "<title>peak 4 requests/s, p99 up to 20.0 "
+	    "ms</title>"));
 	assert_non_null(strstr(h, "<rect class=\"rq\" x=\"2\" y=\"2.0\" "
 	    "width=\"1\" height=\"34.0\"/>"));
 	assert_non_null(strstr(h, "<polyline class=\"p99\" points=\"1.5,18.0 "

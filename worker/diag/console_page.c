@@ -124,6 +124,8 @@ cp_chart(struct jsonw *jw, const json_t *series)
 	    "role=\"img\" aria-label=\"requests a second and p99 over the "
 	    "last %zu s\">", CP_CHART_W, CP_CHART_H, n > 0 ? n : 1, CP_CHART_H,
 	    n);
+	cp_fmt(jw, "<title>peak %.0f requests/s, p99 up to %.1f ms</title>",
+	    maxr, maxp);
 	for (i = 0; maxr > 0 && i < n; i++) {
 		v = json_number_value(json_array_get(req, i));
 		if (v <= 0)
