@@ -39,7 +39,9 @@ console_headers(struct httpd_req *req, const char *type)
 	    "frame-ancestors 'none'; base-uri 'none'");
 	(void)httpd_add_header(req, "X-Content-Type-Options", "nosniff");
 	(void)httpd_add_header(req, "X-Frame-Options", "DENY");
-	(void)httpd_add_header(req, "Referrer-Policy", "no-referrer");
+	/* not no-referrer: its forms would send Origin: null, which the
+	 * listener's Origin check refuses */
+	(void)httpd_add_header(req, "Referrer-Policy", "same-origin");
 	(void)httpd_add_header(req, "Cache-Control", "no-store");
 }
 

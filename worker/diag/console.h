@@ -69,6 +69,8 @@ int	 console_action_route(struct worker *, struct httpd_req *);
 #define CONSOLE_ACT_DROP	"drop-sessions"
 #define CONSOLE_ACT_APPROVE	"approve"
 #define CONSOLE_ACT_REJECT	"reject"
+#define CONSOLE_ACT_APPROVE_ALL	"approve-all"	/* every pending change of
+						 * the backend */
 #define CONSOLE_ACTION_PATH	"/console/action"
 #define CONSOLE_LOGIN_PATH	"/console/login"
 
