@@ -144,8 +144,11 @@ test_forms(void **state)
 	h = render(st, "tok\"en", 0);
 	assert_null(strstr(h, "vmcpctl pins"));
 	assert_int_equal(count(h, "<form method=\"post\" action=\""
-	    CONSOLE_ACTION_PATH "\">"), 4);
-	assert_int_equal(count(h, "name=\"csrf\" value=\"tok&quot;en\""), 4);
+	    CONSOLE_ACTION_PATH "\">"), 5);
+	assert_int_equal(count(h, "name=\"csrf\" value=\"tok&quot;en\""), 5);
+	assert_int_equal(count(h, "name=\"action\" value=\""
+	    CONSOLE_ACT_APPROVE_ALL "\"><input type=\"hidden\" "
+	    "name=\"backend\" value=\"" EVIL_E "\">"), 1);
 	assert_non_null(strstr(h, "name=\"action\" value=\"" CONSOLE_ACT_REPROBE
 	    "\""));
 	assert_non_null(strstr(h, "name=\"action\" value=\"" CONSOLE_ACT_DROP
