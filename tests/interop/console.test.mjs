@@ -23,7 +23,7 @@ import { browser, closeBrowsers, screenshot } from './lib/browser.mjs';
 
 useMulti();
 
-const INTERVAL_MS = 1000;
+const INTERVAL_MS = 500;
 const UNHEALTHY = 2;
 /* what an attacker would run: each sets window.__pwned if it ran */
 const XSS_ERR = '<img src=x onerror="window.__pwned=\'error\'"><script>window.__pwned=\'error2\'</script>';
@@ -67,7 +67,7 @@ describe('the console in a browser', () => {
       ],
       aggregation: 'conflictResolutionConfig:\n  prefixMode: onConflict\ncacheTtl: 60s',
       operational: 'failureHandling:\n  partialFailureMode: best_effort\n' +
-        `  healthCheckInterval: ${INTERVAL_MS}ms\n  healthCheckTimeout: ${INTERVAL_MS - 200}ms\n` +
+        `  healthCheckInterval: ${INTERVAL_MS}ms\n  healthCheckTimeout: ${INTERVAL_MS - 100}ms\n` +
         `  unhealthyThreshold: ${UNHEALTHY}\n  statusReportingInterval: 1s`,
       extra: `audit:\n  enabled: true\n  logFile: ${path.join(dir, 'audit.jsonl')}\n` +
         'rateLimiting:\n  tools:\n    - name: steady_ok\n      shared: {maxTokens: 5, refillPeriod: 1h}\n' +
@@ -159,6 +159,8 @@ describe('the console in a browser', () => {
     assert.match(await cell('steady', 'p99').innerText(), /ms$/);
     assert.match(await cell('steady', 'errorRate').innerText(), /%$/);
     assert.ok(await cell('steady', 'chart').locator('svg rect').count() > 0, 'the chart has bars');
+    assert.match(await cell('steady', 'chart').locator('svg title').textContent(),
+      /^peak [1-9]\d* requests\/s, p99 up to \d+\.\d ms$/);
     // the texts as text: no element made of them, nothing ran
     assert.equal(await cell('steady', 'lastError').innerText(), `backend steady answered HTTP 500: ${XSS_ERR}`);
     assert.ok((await page.locator('#denials tbody').innerText()).includes(XSS_TOOL));
@@ -185,14 +187,14 @@ describe('the console in a browser', () => {
     flakySrv.closeAllConnections();
     await new Promise((r) => flakySrv.close(r));
     await waitFor('flaky unhealthy on the page', async () =>
-      await cell('flaky', 'health').innerText() === 'unhealthy', { timeout: INTERVAL_MS * (UNHEALTHY + 15), interval: 250 });
+      await cell('flaky', 'health').innerText() === 'unhealthy', { timeout: 30000, interval: 250 });
     assert.equal(await row('flaky').getAttribute('class'), 'h-unhealthy');
     assert.equal(await cell('flaky', 'health').locator('span').getAttribute('class'), 'st unhealthy');
     assert.equal(await cell('steady', 'health').innerText(), 'healthy');
     await screenshot(page, 'console-down', { fullPage: true });
     await new Promise((r) => flakySrv.listen(flakyPort, HOST, r));
     await waitFor('flaky healthy again on the page', async () =>
-      await cell('flaky', 'health').innerText() === 'healthy', { timeout: INTERVAL_MS * 20, interval: 250 });
+      await cell('flaky', 'health').innerText() === 'healthy', { timeout: 30000, interval: 250 });
     assert.equal(await row('flaky').getAttribute('class'), 'h-healthy');
     assert.equal(await page.evaluate(() => window.__same), true, 'the same page: no reload');
     assert.equal(await page.evaluate(() => window.__pwned), undefined);

@@ -123,6 +123,8 @@ test_chart(void **state)
 	 * 2; the p99 line through the two seconds that have one */
 	assert_int_equal(count(h, "<rect class=\"rq\""), 3);
 	assert_non_null(strstr(h, "viewBox=\"0 0 4 36\""));
+	assert_non_null(strstr(h, "<title>peak 4 requests/s, p99 up to 20.0 "
+	    "ms</title>"));
 	assert_non_null(strstr(h, "<rect class=\"rq\" x=\"2\" y=\"2.0\" "
 	    "width=\"1\" height=\"34.0\"/>"));
 	assert_non_null(strstr(h, "<polyline class=\"p99\" points=\"1.5,18.0 "
@@ -142,8 +144,11 @@ test_forms(void **state)
 	h = render(st, "tok\"en", 0);
 	assert_null(strstr(h, "vmcpctl pins"));
 	assert_int_equal(count(h, "<form method=\"post\" action=\""
-	    CONSOLE_ACTION_PATH "\">"), 4);
-	assert_int_equal(count(h, "name=\"csrf\" value=\"tok&quot;en\""), 4);
+	    CONSOLE_ACTION_PATH "\">"), 5);
+	assert_int_equal(count(h, "name=\"csrf\" value=\"tok&quot;en\""), 5);
+	assert_int_equal(count(h, "name=\"action\" value=\""
+	    CONSOLE_ACT_APPROVE_ALL "\"><input type=\"hidden\" "
+	    "name=\"backend\" value=\"" EVIL_E "\">"), 1);
 	assert_non_null(strstr(h, "name=\"action\" value=\"" CONSOLE_ACT_REPROBE
 	    "\""));
 	assert_non_null(strstr(h, "name=\"action\" value=\"" CONSOLE_ACT_DROP

@@ -46,6 +46,9 @@
     svg.setAttribute('aria-label', `requests a second and p99 over the last ${n} s`);
     const maxr = Math.max(0, ...req.filter((v) => typeof v === 'number'));
     const maxp = Math.max(0, ...p99.filter((v) => typeof v === 'number'));
+    const title = document.createElementNS(SVG, 'title');
+    title.textContent = `peak ${maxr.toFixed(0)} requests/s, p99 up to ${maxp.toFixed(1)} ms`;
+    svg.appendChild(title);
     req.forEach((v, i) => {
       if (!(v > 0) || !(maxr > 0))
         return;

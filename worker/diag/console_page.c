@@ -124,6 +124,8 @@ cp_chart(struct jsonw *jw, const json_t *series)
 	    "role=\"img\" aria-label=\"requests a second and p99 over the "
 	    "last %zu s\">", CP_CHART_W, CP_CHART_H, n > 0 ? n : 1, CP_CHART_H,
 	    n);
+	cp_fmt(jw, "<title>peak %.0f requests/s, p99 up to %.1f ms</title>",
+	    maxr, maxp);
 	for (i = 0; maxr > 0 && i < n; i++) {
 		v = json_number_value(json_array_get(req, i));
 		if (v <= 0)
@@ -340,6 +342,34 @@ cp_pin_decision(struct jsonw *jw, const json_t *c, const char *csrf)
 	cp_raw(jw, "</code></td>");
 }
 
+/* an admin's approve-all, once for each backend with a pending change
+ * (the changes come in key order: a backend's together) */
+static void
+cp_pins_all(struct jsonw *jw, const json_t *ch, const char *csrf,
+    size_t ncols)
+{
+	const char	*be, *last = NULL, *state;
+	size_t		 i;
+
+	if (csrf == NULL)
+		return;
+	for (i = 0; i < json_array_size(ch); i++) {
+		be = cp_str(json_array_get(ch, i), "backend");
+		state = cp_str(json_array_get(ch, i), "state");
+		if (be == NULL || state == NULL ||
+		    strcmp(state, "pending") != 0 ||
+		    (last != NULL && strcmp(be, last) == 0))
+			continue;
+		last = be;
+		cp_fmt(jw, "<tr><td colspan=\"%zu\" class=\"act\">", ncols);
+		cp_form(jw, csrf, CONSOLE_ACT_APPROVE_ALL, "Approve all", be,
+		    NULL, NULL);
+		cp_raw(jw, " the pending changes of ");
+		html_escape(jw, be);
+		cp_raw(jw, "</td></tr>\n");
+	}
+}
+
 /* pins: { pending, changes: [{ backend, kind, name, state, since,
  * pinned, new }] } */
 static void
@@ -371,6 +401,7 @@ cp_pins(struct jsonw *jw, const json_t *st, const char *csrf)
 		cp_pin_decision(jw, c, csrf);
 		cp_raw(jw, "</tr>\n");
 	}
+	cp_pins_all(jw, ch, csrf, CP_NCOLS(cols) + 2);
 	cp_table_end(jw, json_array_size(ch), CP_NCOLS(cols) + 2, "None.");
 }
 
