@@ -715,6 +715,58 @@ test_unknown_missing(void **state)
 	assert_string_equal(be->cb_name, "alpha");
 }
 
+/*
+ * A definition withheld by its pin (worker/builder/view_pins.c): a call
+ * by its advertised name, a prompts/get, a read of a URI of its template
+ * answer the error the view's header keeps for it; other unknown names
+ * and URIs keep theirs.
+ */
+static void
+test_unknown_withheld(void **state)
+{
+	json_t				*view = *state, *params, *bp;
+	const struct config_backend	*be;
+	const char			*own;
+	struct core_err			 err;
+
+	assert_int_equal(json_object_set_new(view, "withheld", json_pack(
+	    "{s:{s:{s:s, s:s, s:s}}, s:{s:{s:s, s:s, s:s}},"
+	    " s:{s:{s:s, s:s, s:s}}}",
+	    "tools", "a_calc", "b", "alpha", "n", "calc", "m", "Tool calc of "
+	    "backend alpha changed since it was pinned",
+	    "prompts", "ask", "b", "beta", "n", "ask", "m", "Prompt ask of "
+	    "backend beta changed",
+	    "resourceTemplates", "notes://{id}", "b", "beta", "n",
+	    "notes://{id}", "m", "Resource template notes://{id} changed")), 0);
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(core_route_tool(view, &conf, "a_calc\"}", 6, &be,
+	    &own, &err), -1);
+	assert_int_equal(err.ce_code, JSONRPC_INVALID_PARAMS);
+	assert_string_equal(err.ce_msg, "Tool calc of backend alpha changed "
+	    "since it was pinned");
+	/* its name cut short is another name */
+	assert_int_equal(core_route_tool(view, &conf, "a_calc\"}", 5, &be,
+	    &own, &err), -1);
+	assert_string_equal(err.ce_msg, "Unknown tool: a_cal");
+	params = json_pack("{s:s}", "name", "ask");
+	assert_int_equal(core_route(view, &conf, "prompts/get", params, &be,
+	    &bp, &err), -1);
+	assert_string_equal(err.ce_msg, "Prompt ask of backend beta changed");
+	json_decref(params);
+	params = json_pack("{s:s}", "uri", "notes://7");
+	assert_int_equal(core_route(view, &conf, "resources/read", params,
+	    &be, &bp, &err), -1);
+	assert_int_equal(err.ce_code, MCP_ERR_RESOURCE_NOT_FOUND);
+	assert_string_equal(err.ce_msg, "Resource template notes://{id} "
+	    "changed");
+	json_decref(params);
+	params = json_pack("{s:s}", "uri", "other://7");
+	assert_int_equal(core_route(view, &conf, "resources/read", params,
+	    &be, &bp, &err), -1);
+	assert_string_equal(err.ce_msg, "Resource not found: other://7");
+	json_decref(params);
+}
+
 /* hidden tools: routed for nobody, listed to nobody */
 static void
 test_hidden(void **state)
@@ -985,6 +1037,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_route_tool, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_missing, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_unknown_withheld, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_hidden, setup, teardown),
 		cmocka_unit_test(test_capabilities),
