@@ -2,7 +2,9 @@
  * The pins db (pin_db.h): one record a definition under pin_key()'s
  * "<backend>|<kind>|<name>", never expiring, and one decision stamp a
  * backend under "<backend>|*" (no kind is "*"), bumped by every
- * decision so that a watch reads one small record.  Synchronous, each
+ * decision so that a watch reads one small record.  A pending change's
+ * record is in its backend's group, which the store counts, so that
+ * /metrics and /status count them with one read.  Synchronous, each
  * call its own short transactions; a page of records is copied out
  * before any callback runs (store_range(), store_iter()).
  */

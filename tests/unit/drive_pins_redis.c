@@ -7,7 +7,8 @@
  * and the decision stamp at 1.  Here: tool a is pinned first (it goes
  * to Redis), tool b is pinned at 2..2 (Redis's pin wins and comes back
  * into the host's copy), the first poll brings c's rejection into the
- * host's copy and moves the host's decision stamp; then tool d's
+ * host's copy and moves the host's decision stamp and sends tool e,
+ * which this host pinned before it shared its pins; then tool d's
  * change 7..7 is noticed and approved here (pin_decide()), which goes
  * to Redis; then, another node having seen d change again, a word on
  * a change Redis no longer holds is not written, and Redis's record
@@ -184,12 +185,17 @@ drive_fini(void)
 int
 main(int argc, char *argv[])
 {
+	struct pin_rec	rec;
+
 	if (argc != 3) {
 		fprintf(stderr, "usage: drive_pins_redis port statedir\n");
 		return 2;
 	}
 	if (drive_redis_open(&w, "weather", argv[1], argv[2]) == -1)
 		return 1;
+	/* pinned before this node shared its pins */
+	drive_rec(&rec, "e", 'e', 0);
+	drive_check(pin_db_put(w.w_store, &rec) == 0, "e pinned alone");
 	pin_redis_init(&w);
 	tick = evtimer_new(w.w_base, on_step, NULL);
 	drive_redis_run(&w, drive_next, drive_fini);
