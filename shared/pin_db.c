@@ -2,7 +2,9 @@
  * The pins db (pin_db.h): one record a definition under pin_key()'s
  * "<backend>|<kind>|<name>", never expiring, and one decision stamp a
  * backend under "<backend>|*" (no kind is "*"), bumped by every
- * decision so that a watch reads one small record.  Synchronous, each
+ * decision so that a watch reads one small record.  A pending change's
+ * record is in its backend's group, which the store counts, so that
+ * /metrics and /status count them with one read.  Synchronous, each
  * call its own short transactions; a page of records is copied out
  * before any callback runs (store_range(), store_iter()).
  */
@@ -20,6 +22,7 @@
 #include "shared/store_update.h"
 
 #define PIN_DB_PAGE	64	/* records copied out at a time */
+#define PIN_DB_PINNED	",\"state\":\"pinned\","
 #define PIN_STAMP	"*"
 
 int
@@ -47,6 +50,23 @@ pin_db_get(struct store *s, const char *backend, enum pin_kind kind,
 	return rc;
 }
 
+/*
+ * A record's group, which the store counts: a pending change's is its
+ * backend's name (a configured name fits STORE_GROUP_MAX), the rest's
+ * PIN_GROUP_OTHER (no backend's name), so that pin_db_pending() is one
+ * read.
+ */
+#define PIN_GROUP_OTHER	"|"
+
+static const char *
+pin_db_group(const struct pin_rec *pr)
+{
+	if (pr->pr_state != PIN_PENDING ||
+	    strlen(pr->pr_backend) > STORE_GROUP_MAX)
+		return PIN_GROUP_OTHER;
+	return pr->pr_backend;
+}
+
 int
 pin_db_put(struct store *s, const struct pin_rec *pr)
 {
@@ -62,8 +82,8 @@ pin_db_put(struct store *s, const struct pin_rec *pr)
 	}
 	if ((data = pin_rec_encode(pr, &len)) == NULL)
 		return -1;
-	rc = store_put(s, STORE_PINS, key, (size_t)klen, data, len, 0,
-	    store_now_ms());
+	rc = store_put_ext(s, STORE_PINS, key, (size_t)klen, data, len, 0,
+	    store_now_ms(), 0, pin_db_group(pr), strlen(pin_db_group(pr)));
 	free(data);
 	return rc;
 }
@@ -101,6 +121,7 @@ pin_db_prefix(char buf[PIN_BACKEND_MAX + 3], const char *backend,
 struct pin_walk {
 	pin_db_cb	 pw_cb;
 	int		(*pw_mut)(void *, struct pin_rec *);	/* or */
+	int		 pw_changes;	/* pending and rejected ones only */
 	void		*pw_arg;
 	long		 pw_n;
 	int		 pw_stop;
@@ -123,6 +144,14 @@ pin_db_on_rec(void *arg, const void *key, size_t klen,
 	/* a decision stamp: "<backend>|*" */
 	if ((bar = memchr(key, '|', klen)) != NULL &&
 	    (size_t)(bar - (const char *)key) + 2 == klen && bar[1] == '*')
+		return 0;
+	/*
+	 * A pin without a change, told apart before it is parsed: every
+	 * string inside is escaped, so only the record's own member reads
+	 * so (pin_rec_encode(), compact)
+	 */
+	if (pw->pw_changes && memmem(rec->sr_data, rec->sr_len,
+	    PIN_DB_PINNED, sizeof(PIN_DB_PINNED) - 1) != NULL)
 		return 0;
 	if (pin_rec_decode(rec->sr_data, rec->sr_len, &pr) == -1) {
 		log_warnx("pin_db_list: %.*s: not a pin record",
@@ -179,6 +208,19 @@ pin_db_list(struct store *s, const char *backend, pin_db_cb cb, void *arg)
 	return pin_db_walk(s, backend, &pw);
 }
 
+int
+pin_db_list_changes(struct store *s, const char *backend, pin_db_cb cb,
+    void *arg)
+{
+	struct pin_walk	 pw;
+
+	memset(&pw, 0, sizeof(pw));
+	pw.pw_cb = cb;
+	pw.pw_arg = arg;
+	pw.pw_changes = 1;
+	return pin_db_walk(s, backend, &pw);
+}
+
 static int
 pin_db_on_pending(void *arg, const struct pin_rec *pr)
 {
@@ -189,11 +231,30 @@ pin_db_on_pending(void *arg, const struct pin_rec *pr)
 	return 0;
 }
 
+static int
+pin_db_on_group(void *arg, const char *name, size_t nlen, uint64_t n)
+{
+	long	*sum = arg;
+
+	if (nlen != strlen(PIN_GROUP_OTHER) ||
+	    memcmp(name, PIN_GROUP_OTHER, nlen) != 0)
+		*sum += (long)n;
+	return 0;
+}
+
 long
 pin_db_pending(struct store *s, const char *backend)
 {
+	size_t	c;
 	long	n = 0;
 
+	if (backend == NULL)
+		return store_groups(s, STORE_PINS, pin_db_on_group, &n) == -1 ?
+		    -1 : n;
+	if (strlen(backend) <= STORE_GROUP_MAX)
+		return store_group_count(s, STORE_PINS, backend,
+		    strlen(backend), &c) == -1 ? -1 : (long)c;
+	/* a name past the groups' bound (not a configured one): a walk */
 	if (pin_db_list(s, backend, pin_db_on_pending, &n) == -1)
 		return -1;
 	return n;

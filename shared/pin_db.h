@@ -35,7 +35,15 @@ int	 pin_db_del(struct store *, const char *backend, enum pin_kind,
 typedef int	(*pin_db_cb)(void *arg, const struct pin_rec *);
 int	 pin_db_list(struct store *, const char *backend, pin_db_cb,
 	    void *arg);
-/* the pending changes of backend (NULL: all), for /status and /metrics */
+/*
+ * pin_db_list() of the records with a change (pending or rejected)
+ * alone, the pinned ones passed over unparsed: for /status and the
+ * console, which show changes (how many handed, or -1)
+ */
+int	 pin_db_list_changes(struct store *, const char *backend, pin_db_cb,
+	    void *arg);
+/* the pending changes of backend (NULL: all), for /status and /metrics:
+ * one read (the store counts them) */
 long	 pin_db_pending(struct store *, const char *backend);
 
 /*

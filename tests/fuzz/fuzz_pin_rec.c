@@ -4,8 +4,8 @@
  * foreign Redis could hold, and what a backend could list.  A record
  * that decodes has every string bounded and NUL-ended and a state that
  * agrees with its change, and encodes again to a record that decodes
- * alike; a definition that digests has a bounded name and a 64-digit
- * hash of its text.
+ * alike, whose line says "state":"pinned" only if it is; a definition
+ * that digests has a bounded name and a 64-digit hash of its text.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -74,6 +74,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    (pr.pr_state == PIN_PINNED) != (pr.pr_new[0] == '\0') ||
 		    (pr.pr_text != NULL && strlen(pr.pr_text) > PIN_TEXT_MAX) ||
 		    (s = pin_rec_encode(&pr, &len)) == NULL)
+			abort();
+		/* pin_db_list_changes() tells a pin by this alone */
+		if ((pr.pr_state == PIN_PINNED) != (memmem(s, len,
+		    ",\"state\":\"pinned\",", 18) != NULL))
 			abort();
 		if (pin_rec_decode(s, len, &back) != 0 ||
 		    strcmp(pr.pr_backend, back.pr_backend) != 0 ||

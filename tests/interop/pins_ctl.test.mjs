@@ -9,7 +9,8 @@
 // the store alone.  And the Redis side: worker/state/pin_redis.c on a
 // real Redis, driven by tests/unit/drive_pins_redis.c on a builder's
 // event loop (another node's first pin wins, another node's rejection
-// reaches the host's copy, a decision here reaches Redis); vmcpctl pins
+// reaches the host's copy, what the host pinned before reaches Redis, a
+// decision here reaches Redis, a stale one does not); vmcpctl pins
 // approve with sessionStorage redis writes the word to Redis too.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -148,13 +149,16 @@ test('the Redis side: first pins, other nodes\' words, ours; vmcpctl writes its 
     const r = spawnSync(DRIVER_REDIS, [String(redis.port), rdir], { encoding: 'utf8', timeout: 30000 });
     assert.equal(r.status, 0, r.stdout + r.stderr);
     assert.ok(!/FAIL/.test(r.stdout), r.stdout);
-    assert.equal(r.stdout.trim().split('\n').filter((l) => l.startsWith('ok ')).length, 10, r.stdout);
+    assert.equal(r.stdout.trim().split('\n').filter((l) => l.startsWith('ok ')).length, 15, r.stdout);
     const got = async (f) => JSON.parse(await redis.cli('HGET', key, f));
     assert.equal((await got('tool|a')).hash, h('1'));		// our first pin
     assert.equal((await got('tool|b')).hash, h('3'));		// theirs stood
     assert.equal((await got('tool|c')).state, 'rejected');
-    const d = await got('tool|d');				// our word
-    assert.deepEqual([d.state, d.hash, d.new], ['pinned', h('7'), '']);
+    assert.equal((await got('tool|e')).hash, h('e'));		// pinned before
+    // our word stood until another node saw d change again; a stale
+    // word on it was not written, nor counted
+    const d = await got('tool|d');
+    assert.deepEqual([d.state, d.hash, d.new], ['pending', h('7'), h('8')]);
     assert.equal(await redis.cli('GET', stamp), '2');
 
     // vmcpctl on a Redis fleet: the host's copy made Redis's, the word

@@ -7,16 +7,20 @@
  * and the decision stamp at 1.  Here: tool a is pinned first (it goes
  * to Redis), tool b is pinned at 2..2 (Redis's pin wins and comes back
  * into the host's copy), the first poll brings c's rejection into the
- * host's copy and moves the host's decision stamp; then tool d's
+ * host's copy and moves the host's decision stamp and sends tool e,
+ * which this host pinned before it shared its pins; then tool d's
  * change 7..7 is noticed and approved here (pin_decide()), which goes
- * to Redis.  The test then reads Redis.  One line a step; exit 0 if
- * every step went as it should.
+ * to Redis; then, another node having seen d change again, a word on
+ * a change Redis no longer holds is not written, and Redis's record
+ * comes into the host's copy.  The test then reads Redis.  One line a
+ * step; exit 0 if every step went as it should.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <event2/event.h>
+#include <hiredis/hiredis.h>
 
 #include "shared/config.h"
 #include "shared/pin_db.h"
@@ -68,6 +72,39 @@ drive_write(const struct pin_rec *rec)
 }
 
 static void
+drive_on_reply(void *arg, const redisReply *reply, const char *err)
+{
+	(void)arg;
+	drive_check(err == NULL && reply != NULL, "written in Redis");
+}
+
+/* rec written in Redis as another node would */
+static void
+drive_hset(const struct pin_rec *rec)
+{
+	const char	*argv[4];
+	size_t		 lens[4];
+	char		 key[256], field[PIN_NAME_MAX + 8];
+	char		*data;
+
+	(void)snprintf(key, sizeof(key), "%spin:%s",
+	    w.w_conf->cf_sstore.css_prefix, rec->pr_backend);
+	(void)snprintf(field, sizeof(field), "tool|%s", rec->pr_name);
+	if ((data = pin_rec_encode(rec, &lens[3])) == NULL)
+		return;
+	argv[0] = "HSET";
+	argv[1] = key;
+	argv[2] = field;
+	argv[3] = data;
+	lens[0] = 4;
+	lens[1] = strlen(key);
+	lens[2] = strlen(field);
+	drive_check(redis_command(4, argv, lens, drive_on_reply, NULL) !=
+	    NULL, "HSET sent");
+	free(data);
+}
+
+static void
 drive_next(void)
 {
 	struct pin_rec	 rec;
@@ -105,6 +142,19 @@ drive_next(void)
 		drive_check(drive_host("d", PIN_PINNED, '7'),
 		    "and in the host's copy");
 		break;
+	case 4:
+		/* another node saw d change again (7 to 8); a word on a
+		 * change Redis no longer holds (9) is not written */
+		drive_rec(&rec, "d", '7', '8');
+		drive_hset(&rec);
+		drive_rec(&rec, "d", '9', 0);
+		drive_check(pin_redis_decided(&w, &rec, rec.pr_hash) == 0,
+		    "a stale word sent");
+		break;
+	case 5:
+		drive_check(drive_host("d", PIN_PENDING, '7'),
+		    "Redis's record stands, and comes into the host's copy");
+		break;
 	default:
 		goto out;
 	}
@@ -135,16 +185,21 @@ drive_fini(void)
 int
 main(int argc, char *argv[])
 {
+	struct pin_rec	rec;
+
 	if (argc != 3) {
 		fprintf(stderr, "usage: drive_pins_redis port statedir\n");
 		return 2;
 	}
 	if (drive_redis_open(&w, "weather", argv[1], argv[2]) == -1)
 		return 1;
+	/* pinned before this node shared its pins */
+	drive_rec(&rec, "e", 'e', 0);
+	drive_check(pin_db_put(w.w_store, &rec) == 0, "e pinned alone");
 	pin_redis_init(&w);
 	tick = evtimer_new(w.w_base, on_step, NULL);
 	drive_redis_run(&w, drive_next, drive_fini);
-	if (step < 5)
+	if (step < 7)
 		drive_check(0, "every step done in time");
 	return drive_bad;
 }

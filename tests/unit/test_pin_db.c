@@ -120,7 +120,17 @@ test_pin_db_records(void **state)
 	assert_int_equal(pr.pr_state, PIN_PENDING);
 	assert_string_equal(pr.pr_new_text, "{\"name\":\"new\"}");
 	pin_rec_clear(&pr);
+	/* counted pending (one read: the store's group count), and not
+	 * once written back pinned, nor once dropped */
+	assert_int_equal(pin_db_pending(f->f_st, "gh"), 1);
+	assert_int_equal(pin_db_pending(f->f_st, NULL), 1);
+	put(f->f_st, "gh", PIN_TOOL, "x", PIN_PINNED, 'a');
+	assert_int_equal(pin_db_pending(f->f_st, "gh"), 0);
+	put(f->f_st, "gh", PIN_TOOL, "x", PIN_PENDING, 'a');
+	assert_int_equal(pin_db_pending(f->f_st, NULL), 1);
 	assert_int_equal(pin_db_del(f->f_st, "gh", PIN_TOOL, "x"), 0);
+	assert_int_equal(pin_db_pending(f->f_st, "gh"), 0);
+	assert_int_equal(pin_db_pending(f->f_st, NULL), 0);
 	assert_int_equal(pin_db_del(f->f_st, "gh", PIN_TOOL, "x"),
 	    STORE_NOTFOUND);
 	/* a bad name is an error, not a miss */
@@ -173,6 +183,15 @@ test_pin_db_list(void **state)
 	assert_int_equal(pin_db_pending(f->f_st, NULL), 2);
 	assert_int_equal(pin_db_pending(f->f_st, "gh"), 1);
 	assert_int_equal(pin_db_pending(f->f_st, "gh2"), 0);
+
+	/* the changes alone: pending and rejected, in key order */
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(pin_db_list_changes(f->f_st, NULL, on_rec, &s), 3);
+	assert_string_equal(s.s_keys[0], "gh2|tool|a");
+	assert_string_equal(s.s_keys[1], "gh|prompt|a");
+	assert_string_equal(s.s_keys[2], "g|tool|z");
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(pin_db_list_changes(f->f_st, "gh", on_rec, &s), 1);
 
 	/* a stop is honoured; more than a page is walked whole */
 	s.s_stop = 1;

@@ -6,7 +6,8 @@
  * first node's wins), a pending change only if Redis holds the same pin
  * and no word on that change; what Redis holds instead comes back into
  * the host's copy.  And it polls each backend's decision stamp every
- * PIN_REDIS_POLL_MS: a stamp that moved (or the first look) reads the
+ * PIN_REDIS_POLL_MS: a stamp that moved (or the first look, which also
+ * sends what the host pinned before and Redis lacks) reads the
  * backend's hash into the host's copy, and a record that changed there
  * moves the host's decision stamp (pin_db_stamp()), which pin.c's watch
  * turns into a listing, so that clients get list_changed.  A decision
@@ -180,7 +181,30 @@ pin_redis_decided(struct worker *w, const struct pin_rec *rec,
 	    "a decision not shared");
 }
 
-/* HGETALL of backend i: every record into the host's copy */
+/* a host record Redis lacks (a node that pinned before it shared): sent */
+static int
+pin_redis_on_host(void *arg, const struct pin_rec *rec)
+{
+	const redisReply	*reply = arg;
+	char			 field[PIN_FIELD_MAX];
+	size_t			 j;
+	int			 n;
+
+	n = snprintf(field, sizeof(field), "%s|%s",
+	    pin_kind_name(rec->pr_kind), rec->pr_name);
+	for (j = 0; j + 1 < reply->elements; j += 2)
+		if (reply->element[j]->type == REDIS_REPLY_STRING &&
+		    reply->element[j]->len == (size_t)n &&
+		    memcmp(reply->element[j]->str, field, (size_t)n) == 0)
+			return 0;
+	(void)pin_redis_script(rec, "put", rec->pr_hash, "a pin not shared");
+	return 0;
+}
+
+/*
+ * HGETALL of backend i: every record into the host's copy; the first
+ * time, what the host pinned before and Redis lacks goes to Redis
+ */
 static void
 pin_redis_on_hash(void *arg, const redisReply *reply, const char *err)
 {
@@ -202,6 +226,11 @@ pin_redis_on_hash(void *arg, const redisReply *reply, const char *err)
 		    pin_redis_take(w, reply->element[j]->str,
 		    reply->element[j]->len, backend) == 1)
 			moved = 1;
+	if (!PR.pr_synced[i] && pin_db_list(w->w_store,
+	    w->w_conf->cf_backends[i].cb_name, pin_redis_on_host,
+	    (void *)(uintptr_t)reply) == -1)
+		log_warnx("pinned definitions (redis): backend %s: this "
+		    "host's pins not read", w->w_conf->cf_backends[i].cb_name);
 	PR.pr_seen[i] = PR.pr_want[i];
 	PR.pr_synced[i] = 1;
 	if (moved)
