@@ -172,10 +172,9 @@ struct diag_slot {
 	uint64_t	 ds_otel_failures;	/* exports failed */
 	/* users' links (worker/link/link.h's enum link_count) */
 	uint64_t	 ds_links[DIAG_LINKC];
-	/* pinned definitions (worker/state/pin_store.h): changes seen
-	 * (the builder), decisions taken (the console) */
+	/* pinned definitions (worker/state/pin_store.h): changes seen by
+	 * the builder (decisions are counted in the store, vmcpctl's too) */
 	uint64_t	 ds_pin_changes;
-	uint64_t	 ds_pin_decisions[2];	/* approved, rejected */
 	uint64_t	 ds_calls[DIAG_METHODS][DIAG_NOUTCOMES];
 	/* requests to /mcp with no target tagged, by method, outcome */
 	struct diag_hist ds_ops[DIAG_OP_METHODS][DIAG_NOUTCOMES];

@@ -36,12 +36,6 @@
 #define PIN_RKEY_MAX		(PIN_BACKEND_MAX + 256)
 #define PIN_FIELD_MAX		(16 + PIN_NAME_MAX)
 
-/*
- * pin_remote is pin.c's; this stands in for it in a tree without pin.c
- * (a weak definition: pin.c's wins).
- */
-__attribute__((weak)) const struct pin_remote *pin_remote;
-
 static struct {
 	struct worker	*pr_w;		/* the builder; or a worker deciding */
 	struct event	*pr_timer;
