@@ -238,7 +238,7 @@ describe('per-user upstream accounts: the call side', () => {
   test('linked: every worker sends her link; a raw 2026-07-28 call too', guarded(async () => {
     const sid = await sessionAs(L.daemon.port, L.tokens.alice, 'links-raw');
     const pids = new Set();
-    for (let i = 0; i < 8 && pids.size < 2; i++) {
+    for (let i = 0; i < 64 && pids.size < 2; i++) {
       const r = await mcpPost(L.daemon.port, { jsonrpc: '2.0', id: nextId(), method: 'tools/call',
         params: { name: 'whoami', arguments: {} } }, { session: sid, headers: bearer(L.tokens.alice) });
       assert.equal(r.status, 200, r.text);
