@@ -74,20 +74,23 @@ b64_val(char c, int url)
 	return (int)(p - (url ? b64_url : b64_std));
 }
 
-char *
-proto_b64_encode(const void *in, size_t len, int url)
+size_t
+proto_b64_encode_buf(const void *in, size_t len, int url, char *out,
+    size_t outlen)
 {
 	const unsigned char	*s = in;
 	const char		*al = url ? b64_url : b64_std;
-	char			*out, *o;
-	size_t			 i;
+	char			*o = out;
+	size_t			 i, need;
 	uint32_t		 v;
 
 	if (len > (SIZE_MAX - 1) / 4 * 3 - 3)
-		return NULL;
-	if ((out = malloc((len + 2) / 3 * 4 + 1)) == NULL)
-		return NULL;
-	o = out;
+		return 0;
+	need = (len + 2) / 3 * 4;
+	if (url && len % 3 != 0)
+		need -= 3 - len % 3;	/* no padding */
+	if (outlen < need + 1)
+		return 0;
 	for (i = 0; i + 2 < len; i += 3) {
 		v = (uint32_t)s[i] << 16 | (uint32_t)s[i + 1] << 8 | s[i + 2];
 		*o++ = al[v >> 18 & 63];
@@ -109,6 +112,21 @@ proto_b64_encode(const void *in, size_t len, int url)
 			*o++ = '=';
 	}
 	*o = '\0';
+	return (size_t)(o - out);
+}
+
+char *
+proto_b64_encode(const void *in, size_t len, int url)
+{
+	char	*out;
+	size_t	 n;
+
+	if (len > (SIZE_MAX - 1) / 4 * 3 - 3)
+		return NULL;
+	n = (len + 2) / 3 * 4 + 1;
+	if ((out = malloc(n)) == NULL)
+		return NULL;
+	(void)proto_b64_encode_buf(in, len, url, out, n);
 	return out;
 }
 

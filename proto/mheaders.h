@@ -54,6 +54,10 @@ int	 proto_param_headers_build(const json_t *map,
 /* RFC 4648 base64, strict on decode (canonical padding, zero pad bits,
  * no whitespace); url: the URL-safe alphabet without padding */
 char	*proto_b64_encode(const void *, size_t, int url);
+/* the same into out (outlen: room for it and a NUL): its length, or 0
+ * when it does not fit */
+size_t	 proto_b64_encode_buf(const void *, size_t, int url, char *out,
+	    size_t outlen);
 int	 proto_b64_decode(const char *, size_t, int url, unsigned char **out,
 	    size_t *outlen);
 

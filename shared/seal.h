@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #define SEAL_KEYID_LEN	8
 #define SEAL_NONCE_LEN	12
 #define SEAL_TAG_LEN	16
@@ -39,5 +41,16 @@ int	 seal_data(const void *ad, size_t adlen, const void *in, size_t len,
  * damaged, bound elsewhere) */
 int	 seal_open(const void *ad, size_t adlen, const uint8_t *in, size_t len,
 	    uint8_t *out, size_t outlen, size_t *plen);
+
+/*
+ * seal_json.c: a JSON object sealed under ad and written as lower-case
+ * hex, what vmcpd hands out to be handed back (a consent round's
+ * requestState, the console's cookies).  max bounds the sealed bytes.
+ * Sealed: malloc'd hex digits, or NULL (past max, no key, no memory).
+ * Opened: the object, or NULL (not lower-case hex, past max, not sealed
+ * by this key under ad, not JSON); its expiry is the caller's to check.
+ */
+char	*seal_json_hex(const char *ad, const json_t *, size_t max);
+json_t	*seal_json_open_hex(const char *ad, const char *hex, size_t max);
 
 #endif /* VMCPD_SEAL_H */

@@ -32,8 +32,8 @@
 
 #include "proto/form.h"
 #include "proto/headers.h"
-#include "proto/hex.h"
 #include "proto/http_req.h"
+#include "proto/mheaders.h"
 #include "proto/proto.h"
 #include "shared/config.h"
 #include "shared/link_rec.h"
@@ -73,59 +73,24 @@ console_actions_enabled(const struct worker *w)
 }
 
 /*
- * Sealed cookies: the JSON object o sealed under ad, in hex
+ * Sealed cookies: a JSON object sealed under ad, in hex (seal_json_hex())
  */
-
-static char *
-ca_seal(const char *ad, json_t *o)
-{
-	uint8_t	 sealed[CONSOLE_SEALED_MAX];
-	char	*text, *out = NULL;
-	size_t	 n;
-
-	if ((text = json_dumps(o, JSON_COMPACT)) == NULL)
-		return NULL;
-	n = strlen(text) + SEAL_OVERHEAD;
-	if (n <= sizeof(sealed) && seal_data(ad, strlen(ad), text,
-	    strlen(text), sealed, n) == 0 && (out = malloc(2 * n + 1)) !=
-	    NULL)
-		proto_hex(sealed, n, out);
-	OPENSSL_cleanse(text, strlen(text));
-	free(text);
-	return out;
-}
 
 /* the cookie name of req opened under ad, unexpired: its object, or
  * NULL */
 static json_t *
 ca_open(struct httpd_req *req, const char *name, const char *ad)
 {
-	uint8_t		 sealed[CONSOLE_SEALED_MAX];
 	char		 hx[2 * CONSOLE_SEALED_MAX + 1];
-	char		 text[CONSOLE_SEALED_MAX + 1];
 	json_t		*o;
 	json_int_t	 e;
-	size_t		 len, i, plen;
-	int		 hi, lo;
 
 	if (link_cookie_get(httpd_req_header(req, "Cookie"), name, hx,
-	    sizeof(hx)) == -1 || (len = strlen(hx)) % 2 != 0 ||
-	    len / 2 <= SEAL_OVERHEAD)
+	    sizeof(hx)) == -1 || (o = seal_json_open_hex(ad, hx,
+	    CONSOLE_SEALED_MAX)) == NULL)
 		return NULL;
-	for (i = 0; i < len / 2; i++) {
-		if ((hi = proto_hex_digit(hx[2 * i])) < 0 ||
-		    (lo = proto_hex_digit(hx[2 * i + 1])) < 0)
-			return NULL;
-		sealed[i] = (uint8_t)(hi << 4 | lo);
-	}
-	if (seal_open(ad, strlen(ad), sealed, len / 2, (uint8_t *)text,
-	    sizeof(text) - 1, &plen) == -1)
-		return NULL;
-	text[plen] = '\0';
-	o = json_loads(text, 0, NULL);
-	OPENSSL_cleanse(text, sizeof(text));
 	e = json_integer_value(json_object_get(o, "e"));
-	if (o != NULL && (e <= 0 || (uint64_t)e <= store_now_ms())) {
+	if (e <= 0 || (uint64_t)e <= store_now_ms()) {
 		json_decref(o);
 		return NULL;
 	}
@@ -152,27 +117,6 @@ ca_cookie(const struct worker *w, const char *name, const char *path,
 /*
  * The token
  */
-
-/* 43 base64url characters of the 32 bytes d */
-static void
-ca_b64url(const unsigned char d[SHA256_DIGEST_LENGTH],
-    char out[CONSOLE_CSRF_LEN + 1])
-{
-	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmn"
-	    "opqrstuvwxyz0123456789-_";
-	unsigned int	 acc = 0;
-	int		 bits = 0;
-	size_t		 i, o = 0;
-
-	for (i = 0; i < SHA256_DIGEST_LENGTH; i++) {
-		acc = (acc << 8) | d[i];
-		for (bits += 8; bits >= 6 && o < CONSOLE_CSRF_LEN; bits -= 6)
-			out[o++] = b64[(acc >> (bits - 6)) & 0x3f];
-	}
-	if (bits > 0 && o < CONSOLE_CSRF_LEN)
-		out[o++] = b64[(acc << (6 - bits)) & 0x3f];
-	out[o] = '\0';
-}
 
 /* s is the console's token: SHA-256 of both compared (constant time,
  * whatever their lengths) */
@@ -203,7 +147,10 @@ ca_token_hash(const struct worker *w, const char *domain,
 	    ca_conf(w)->cc_token);
 	(void)SHA256((const unsigned char *)in, n > 0 && (size_t)n <
 	    sizeof(in) ? (size_t)n : 0, d);
-	ca_b64url(d, out);
+	/* 43 base64url characters of the 32 bytes */
+	if (proto_b64_encode_buf(d, sizeof(d), 1, out, CONSOLE_CSRF_LEN + 1) !=
+	    CONSOLE_CSRF_LEN)
+		memset(out, 0, CONSOLE_CSRF_LEN + 1);	/* matches nothing */
 	OPENSSL_cleanse(in, sizeof(in));
 	OPENSSL_cleanse(d, sizeof(d));
 }
@@ -421,7 +368,8 @@ ca_session_start(struct worker *w, struct httpd_req *req, const char *via,
 	    "{s:s, s:s, s:s, s:s, s:I}", "v", via, "u", user, "d", sub, "c",
 	    csrf, "e", (json_int_t)(store_now_ms() +
 	    cc->cc_session_ttl_ms))) != NULL) {
-		sealed = ca_seal(CONSOLE_AD_SESSION, o);
+		sealed = seal_json_hex(CONSOLE_AD_SESSION, o,
+		    CONSOLE_SEALED_MAX);
 		json_decref(o);
 	}
 	if (sealed == NULL || (cookie = ca_cookie(w, CONSOLE_COOKIE, "/",
@@ -568,7 +516,8 @@ cl_start_on_meta(void *arg, int rc, const char *authorize, const char *token)
 	if ((o = json_pack("{s:s, s:s, s:I}", "n", cl->cl_nonce, "p",
 	    cl->cl_verifier, "e", (json_int_t)(store_now_ms() +
 	    CONSOLE_LOGIN_MS))) != NULL) {
-		sealed = ca_seal(CONSOLE_AD_LOGIN, o);
+		sealed = seal_json_hex(CONSOLE_AD_LOGIN, o,
+		    CONSOLE_SEALED_MAX);
 		json_decref(o);
 	}
 	if (sealed == NULL || link_pkce_challenge(cl->cl_verifier, ch) == -1 ||

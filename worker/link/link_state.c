@@ -34,78 +34,40 @@ int
 link_state_seal(const char *scope, const char *backend, const char *id,
     int round, uint64_t now_ms, char *out, size_t len)
 {
-	static const char	 hex[] = "0123456789abcdef";
-	uint8_t			 sealed[LINK_STATE_RAW];
-	json_t			*o;
-	char			*text;
-	size_t			 n, i, pre = sizeof(LINK_STATE_PREFIX) - 1;
-	int			 rc = -1;
+	json_t	*o;
+	char	*hex;
+	size_t	 pre = sizeof(LINK_STATE_PREFIX) - 1;
+	int	 rc = -1;
 
 	if ((o = json_pack("{s:s, s:s, s:s, s:i, s:I}", "s", scope, "b",
 	    backend, "c", id, "n", round, "e",
 	    (json_int_t)(now_ms + CONSENT_TTL_MS))) == NULL)
 		return -1;
-	text = json_dumps(o, JSON_COMPACT);
+	hex = seal_json_hex(LINK_STATE_AD, o, LINK_STATE_RAW);
 	json_decref(o);
-	if (text == NULL)
-		return -1;
-	n = strlen(text) + SEAL_OVERHEAD;
-	if (n <= sizeof(sealed) && pre + 2 * n < len &&
-	    seal_data(LINK_STATE_AD, sizeof(LINK_STATE_AD) - 1, text,
-	    strlen(text), sealed, n) == 0) {
+	if (hex != NULL && pre + strlen(hex) < len) {
 		memcpy(out, LINK_STATE_PREFIX, pre);
-		for (i = 0; i < n; i++) {
-			out[pre + 2 * i] = hex[sealed[i] >> 4];
-			out[pre + 2 * i + 1] = hex[sealed[i] & 0xf];
-		}
-		out[pre + 2 * n] = '\0';
+		memcpy(out + pre, hex, strlen(hex) + 1);
 		rc = 0;
 	}
-	free(text);
+	free(hex);
 	return rc;
-}
-
-static int
-link_state_nibble(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
 }
 
 int
 link_state_open(const char *s, const char *scope, const char *backend,
     uint64_t now_ms, char *id, size_t idlen, int *round)
 {
-	uint8_t		 sealed[LINK_STATE_RAW];
-	char		 text[LINK_STATE_RAW + 1];
 	json_t		*o;
-	const char	*hx, *ps, *pb, *pc;
+	const char	*ps, *pb, *pc;
 	json_int_t	 e, n;
-	size_t		 len, i, plen;
-	int		 hi, lo, rc = -1;
+	int		 rc = -1;
 
 	if (!link_state_ours(s))
 		return -1;
-	hx = s + sizeof(LINK_STATE_PREFIX) - 1;
-	len = strlen(hx);
-	if (len % 2 != 0 || len / 2 > sizeof(sealed) ||
-	    len / 2 <= SEAL_OVERHEAD)
-		return -1;
-	for (i = 0; i < len / 2; i++) {
-		if ((hi = link_state_nibble(hx[2 * i])) == -1 ||
-		    (lo = link_state_nibble(hx[2 * i + 1])) == -1)
-			return -1;
-		sealed[i] = (uint8_t)(hi << 4 | lo);
-	}
-	if (seal_open(LINK_STATE_AD, sizeof(LINK_STATE_AD) - 1, sealed,
-	    len / 2, (uint8_t *)text, sizeof(text) - 1, &plen) == -1)
-		return -1;
-	text[plen] = '\0';
-	/* ours and intact from here: still checked as bound */
-	if ((o = json_loads(text, 0, NULL)) == NULL)
+	/* ours and intact once opened: still checked as bound */
+	if ((o = seal_json_open_hex(LINK_STATE_AD, s +
+	    sizeof(LINK_STATE_PREFIX) - 1, LINK_STATE_RAW)) == NULL)
 		return -1;
 	if (json_unpack(o, "{s:s, s:s, s:s, s:I, s:I}", "s", &ps, "b", &pb,
 	    "c", &pc, "n", &n, "e", &e) == 0 && strcmp(ps, scope) == 0 &&

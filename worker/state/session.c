@@ -20,6 +20,7 @@
 #include "shared/store_codec.h"
 #include "shared/http_client.h"
 #include "proto/jsonrpc.h"
+#include "proto/mheaders.h"
 #include "worker/process/process.h"
 #include "worker/state/session.h"
 #include "worker/state/session_redis.h"
@@ -30,12 +31,10 @@
 int
 session_mint_id(char out[SESSION_ID_LEN + 1])
 {
-	static const char	b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	    "abcdefghijklmnopqrstuvwxyz0123456789-_";
 	unsigned char		r[32];
-	size_t			i, got = 0, o = 0;
+	size_t			got = 0;
 	ssize_t			n;
-	uint32_t		v;
+	int			rc = 0;
 
 	while (got < sizeof(r)) {
 		n = getrandom(r + got, sizeof(r) - got, 0);
@@ -47,20 +46,11 @@ session_mint_id(char out[SESSION_ID_LEN + 1])
 		got += (size_t)n;
 	}
 	/* 256 bits as base64url without padding: 43 characters */
-	for (i = 0; i + 3 <= sizeof(r); i += 3) {
-		v = (uint32_t)r[i] << 16 | (uint32_t)r[i + 1] << 8 | r[i + 2];
-		out[o++] = b64[(v >> 18) & 63];
-		out[o++] = b64[(v >> 12) & 63];
-		out[o++] = b64[(v >> 6) & 63];
-		out[o++] = b64[v & 63];
-	}
-	v = (uint32_t)r[30] << 16 | (uint32_t)r[31] << 8;
-	out[o++] = b64[(v >> 18) & 63];
-	out[o++] = b64[(v >> 12) & 63];
-	out[o++] = b64[(v >> 6) & 63];
-	out[o] = '\0';
+	if (proto_b64_encode_buf(r, sizeof(r), 1, out, SESSION_ID_LEN + 1) !=
+	    SESSION_ID_LEN)
+		rc = -1;
 	explicit_bzero(r, sizeof(r));
-	return 0;
+	return rc;
 }
 
 /* a string of s freed, unless it lies in session_copy()'s block */
